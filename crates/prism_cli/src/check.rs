@@ -1,0 +1,103 @@
+//! `prism check FILE...`
+
+use crate::{ColorChoice, MessageFormat};
+use prism_diag::{Color, Problems, render, render_json};
+use prism_span::SourceMap;
+use prism_types::Target;
+use std::io::IsTerminal;
+
+/// Arguments of `prism check`.
+#[derive(clap::Args)]
+pub struct CheckArgs {
+    /// The files to check.
+    #[arg(required = true)]
+    pub files: Vec<String>,
+    /// Output format for diagnostics.
+    #[arg(long, value_enum, default_value = "human")]
+    pub message_format: MessageFormat,
+    /// The target architecture (sets the shared-memory limit).
+    #[arg(long, default_value = "sm_90a")]
+    pub arch: String,
+    /// Override the target's shared-memory limit per block, in bytes.
+    #[arg(long)]
+    pub smem_limit: Option<u64>,
+    /// Colour human output.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub color: ColorChoice,
+}
+
+/// Reads a source file, or explains why it cannot.
+pub fn read_source(path: &str) -> Result<String, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read `{path}`: {e}"))?;
+    String::from_utf8(bytes)
+        .map_err(|e| format!("`{path}` is not UTF-8 text (invalid byte at offset {})", e.utf8_error().valid_up_to()))
+}
+
+/// Resolves `--arch` and `--smem-limit` into a target, or explains why not.
+pub fn target(arch: &str, smem_limit: Option<u64>) -> Result<Target, String> {
+    let mut t = Target::from_arch(arch)
+        .ok_or_else(|| format!("unknown architecture `{arch}`; known: {}", Target::KNOWN.join(", ")))?;
+    if let Some(l) = smem_limit {
+        t.smem_limit = l;
+    }
+    Ok(t)
+}
+
+/// Prints diagnostics in the chosen format.
+pub fn emit(map: &SourceMap, problems: &Problems, format: MessageFormat, color: ColorChoice) {
+    match format {
+        MessageFormat::Json => print!("{}", render_json(map, problems.diagnostics())),
+        MessageFormat::Human => {
+            let color = match color {
+                ColorChoice::Always => Color::Always,
+                ColorChoice::Never => Color::Never,
+                ColorChoice::Auto if std::io::stderr().is_terminal() => Color::Always,
+                ColorChoice::Auto => Color::Never,
+            };
+            eprint!("{}", render(map, problems.diagnostics(), color));
+        }
+    }
+}
+
+pub fn run(args: &CheckArgs) -> u8 {
+    let target = match target(&args.arch, args.smem_limit) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
+    let mut map = SourceMap::default();
+    let mut sources = Vec::new();
+    for path in &args.files {
+        match read_source(path) {
+            Ok(text) => sources.push((map.add(path.clone(), text.clone()), text)),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return 2;
+            }
+        }
+    }
+    let mut problems = Problems::default();
+    for (id, text) in &sources {
+        prism_types::check_source(*id, text, &target, &mut problems);
+    }
+    problems.sort();
+    emit(&map, &problems, args.message_format, args.color);
+    let errors = problems.error_count();
+    let warnings = problems.diagnostics().len() - errors;
+    if args.message_format == MessageFormat::Human && (errors > 0 || warnings > 0) {
+        let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+        if errors > 0 {
+            eprintln!(
+                "error: {} and {} in {}",
+                plural(errors, "error"),
+                plural(warnings, "warning"),
+                plural(sources.len(), "file")
+            );
+        } else {
+            eprintln!("warning: {} in {}", plural(warnings, "warning"), plural(sources.len(), "file"));
+        }
+    }
+    if errors > 0 { 1 } else { 0 }
+}

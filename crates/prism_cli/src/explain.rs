@@ -1,0 +1,23 @@
+//! `prism explain CODE`
+
+use prism_diag::codes;
+
+pub fn run(code: Option<&str>, list: bool) -> u8 {
+    if list || code.is_none() {
+        for c in codes::CODES {
+            println!("{:<26} {}", c.code, c.summary);
+        }
+        return if list { 0 } else { 2 };
+    }
+    let code = code.expect("checked above");
+    match codes::lookup(code) {
+        Some(info) => {
+            println!("{}", info.explanation.trim_end());
+            0
+        }
+        None => {
+            eprintln!("error: no diagnostic code `{code}`; `prism explain --list` shows them all");
+            2
+        }
+    }
+}

@@ -1,0 +1,65 @@
+//! The `prism` command line: the only part of the toolchain that reads files, prints, and
+//! chooses exit codes.
+//!
+//! Exit codes: 0 when every file is accepted (warnings allowed), 1 when a program has
+//! errors, 2 on usage or IO errors.
+
+// This crate is the one place that prints.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod check;
+mod explain;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use std::process::ExitCode;
+
+/// Prism: GPU kernels with typed perspectives.
+#[derive(Parser)]
+#[command(name = "prism", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// How diagnostics are printed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum MessageFormat {
+    /// Source excerpts with labels, on stderr.
+    Human,
+    /// One JSON object per diagnostic per line, on stdout.
+    Json,
+}
+
+/// Whether to colour human output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    /// Colour when stderr is a terminal.
+    Auto,
+    /// Always colour.
+    Always,
+    /// Never colour.
+    Never,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Parse and perspective-check `.prism` files.
+    Check(check::CheckArgs),
+    /// Print the long explanation of a diagnostic code, with examples.
+    Explain {
+        /// The code, e.g. `read-up` (`--list` prints all codes).
+        code: Option<String>,
+        /// List every code with its summary.
+        #[arg(long)]
+        list: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let code = match cli.command {
+        Command::Check(args) => check::run(&args),
+        Command::Explain { code, list } => explain::run(code.as_deref(), list),
+    };
+    ExitCode::from(code)
+}

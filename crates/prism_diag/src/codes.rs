@@ -1,0 +1,105 @@
+//! The registry of diagnostic codes.
+//!
+//! Codes are stable: tests, editors and CI scripts match on them, so a code is never renamed
+//! or reused for a different problem. Each code has a one-line summary and a long explanation
+//! (Markdown, in `explain/CODE.md`) that `prism explain CODE` prints. Every explanation holds
+//! at least one example marked ```` ```prism,reject ```` that produces the code, and usually a
+//! corrected version marked ```` ```prism,accept ````; the `prism_test` crate checks both.
+
+/// One registered diagnostic code.
+#[derive(Debug)]
+pub struct CodeInfo {
+    /// The stable kebab-case code.
+    pub code: &'static str,
+    /// Which stage emits it (`syntax`, `check`, `launch`, `run`, `build`).
+    pub stage: &'static str,
+    /// One line saying what the code means.
+    pub summary: &'static str,
+    /// The long Markdown explanation with examples.
+    pub explanation: &'static str,
+}
+
+macro_rules! codes {
+    ($( $code:literal, $stage:literal, $summary:literal; )*) => {
+        /// Every code, in the order of the explanation pages.
+        pub static CODES: &[CodeInfo] = &[
+            $( CodeInfo {
+                code: $code,
+                stage: $stage,
+                summary: $summary,
+                explanation: include_str!(concat!("../explain/", $code, ".md")),
+            }, )*
+        ];
+    };
+}
+
+codes! {
+    // Lexing and parsing.
+    "syntax-error", "syntax", "the source does not follow Prism's grammar";
+    "invalid-token", "syntax", "a character that cannot start any token";
+    "unterminated-string", "syntax", "a string literal without its closing quote";
+    "invalid-number", "syntax", "a malformed or out-of-range numeric literal";
+    "inconsistent-indent", "syntax", "a line's indentation matches no enclosing block";
+    "tab-indent", "syntax", "a tab character in indentation";
+    "unclosed-delimiter", "syntax", "a bracket that is never closed, or closed by the wrong bracket";
+    "legacy-syntax", "syntax", "an older draft's spelling, accepted and rewritten to the canonical form";
+    "top-level-statement", "syntax", "a statement outside any function";
+    "bad-decorator", "syntax", "an unknown, repeated, missing or malformed decorator";
+    "elided-code", "syntax", "a `...` or `..` placeholder where code is needed";
+    // Names and ordinary types.
+    "unknown-name", "check", "a name that is not defined in this scope";
+    "unknown-type", "check", "a type name Prism does not know";
+    "duplicate-definition", "check", "a name defined twice in the same scope";
+    "type-mismatch", "check", "a value of the wrong type";
+    "wrong-arguments", "check", "a call with the wrong number, names or kinds of arguments";
+    "bad-index", "check", "indexing something that is not an array or pointer, or with the wrong number of indices";
+    "not-constant", "check", "an expression that must be known at compile time is not";
+    "const-eval", "check", "a compile-time computation overflows or divides by zero";
+    "assign-to-const", "check", "an assignment to a const, constexpr or loop variable";
+    "unsupported", "check", "a construct Prism recognises but does not support";
+    "pointer-alias", "check", "a pointer copied into a new variable or compared as a value";
+    // Perspectives on code.
+    "invalid-perspective", "check", "a perspective that cannot exist, such as grid[2] or thread[0]";
+    "invalid-bound", "check", "a malformed `@requires` perspective bound";
+    "param-perspective", "check", "a parameter or return value broader than the function's entry perspective";
+    "group-broadens", "check", "`group` to a perspective that is not narrower than the current one";
+    "group-indivisible", "check", "`group` to a perspective whose units do not evenly divide the current one";
+    "split-exceeds", "check", "`split` cases that need more units than the current perspective has";
+    "split-misaligned", "check", "a `split` case that is not aligned to its own size";
+    "split-level", "check", "`split` on a level broader than the code's perspective";
+    // Perspectives on data.
+    "read-up", "check", "a read of data that may differ within the code's perspective where a uniform value is needed";
+    "write-down", "check", "a write that would let a value flow to a broader perspective";
+    "id-without-target", "check", "`id()` where there is no variable to take its perspective from";
+    "id-not-narrower", "check", "`id()` whose target perspective is not strictly narrower than the code";
+    "raw-index", "check", "a raw thread or block index outside `with unsafe:`";
+    // Memory.
+    "shared-outside-block", "check", "a shared-memory allocation outside `block[1]` code";
+    "smem-budget", "check", "a function needs more shared memory than its `smem=` declares";
+    "smem-device-limit", "check", "a kernel needs more shared memory than the target device has";
+    "store-perspective", "check", "a store through a pointer that is not at `thread[1]`, or from code that is not `thread[1]`";
+    "store-through-const", "check", "a store through a `const` pointer";
+    "hidden-name", "check", "a use of a name hidden by an enclosing `partition`, `claim` or `async`";
+    "not-partitionable", "check", "`partition`, `claim` or `async` on something that is not thread-shared memory";
+    "partition-perspective", "check", "a `partition` or `claim` whose perspectives do not fit the code";
+    "partition-index-fn", "check", "a malformed indexing function in a `partition`";
+    "claim-not-owned", "check", "a claimed name used where more than one unit of the claim could reach it";
+    "claim-multiple-branches", "check", "a claimed name used in more than one branch of a split";
+    "async-misuse", "check", "an `async` name used other than as an asynchronous copy operand";
+    // Functions and calls.
+    "call-perspective", "check", "a function or intrinsic called from code at the wrong perspective";
+    "argument-perspective", "check", "an argument that may differ within the units of its parameter's perspective";
+    "pointer-argument", "check", "a pointer argument whose constness, type or perspective does not fit its parameter";
+    "recursion", "check", "a function that calls itself, directly or through others";
+    "kernel-call", "check", "a call to a `@prism(\"global\")` kernel from device code";
+    "return-value", "check", "a `return` whose value does not fit the function's signature";
+    "missing-return", "check", "a function with a return type whose body can end without returning";
+    "divergent-exit", "check", "a `return`, `break` or `continue` that would leave only part of a group";
+    "break-outside-loop", "check", "a `break` or `continue` outside any loop";
+    "collective-in-condition", "check", "a collective call that only some threads would evaluate";
+}
+
+/// Looks a code up.
+pub fn lookup(code: &str) -> Option<&'static CodeInfo> {
+    CODES.iter().find(|c| c.code == code)
+}

@@ -1,0 +1,86 @@
+//! Every diagnostic code has an explanation, and every example in an explanation does what
+//! it says: a ```` ```prism,reject ```` block produces the code it explains, a
+//! ```` ```prism,accept ```` block produces no errors.
+
+use prism_diag::{Severity, codes::CODES};
+use prism_test::{check_text, repo_root};
+use prism_types::Target;
+
+/// The fenced blocks of a Markdown text with their info strings.
+fn blocks(md: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut cur: Option<(String, String)> = None;
+    for line in md.lines() {
+        match (&mut cur, line.trim_start().strip_prefix("```")) {
+            (None, Some(info)) => cur = Some((info.trim().to_string(), String::new())),
+            (Some(_), Some(_)) => out.push(cur.take().expect("open block")),
+            (Some((_, body)), None) => {
+                body.push_str(line);
+                body.push('\n');
+            }
+            (None, None) => {}
+        }
+    }
+    out
+}
+
+#[test]
+fn every_code_is_explained_with_checked_examples() {
+    let mut failures = Vec::new();
+    for info in CODES {
+        let text = info.explanation;
+        if !text.starts_with(&format!("# {}", info.code)) {
+            failures.push(format!("{}: explanation must start with `# {}`", info.code, info.code));
+        }
+        let bs = blocks(text);
+        let rejects: Vec<&String> = bs.iter().filter(|(i, _)| i == "prism,reject").map(|(_, b)| b).collect();
+        let accepts: Vec<&String> = bs.iter().filter(|(i, _)| i == "prism,accept").map(|(_, b)| b).collect();
+        if rejects.is_empty() {
+            failures.push(format!("{}: no ```prism,reject example", info.code));
+        }
+        for (n, b) in rejects.iter().enumerate() {
+            let (_, diags) = check_text("example.prism", b, &Target::default());
+            if !diags.iter().any(|d| d.code == info.code) {
+                let got: Vec<&str> = diags.iter().map(|d| d.code).collect();
+                failures.push(format!("{}: reject example {} does not produce it (got {got:?})", info.code, n + 1));
+            }
+        }
+        for (n, b) in accepts.iter().enumerate() {
+            let (_, diags) = check_text("example.prism", b, &Target::default());
+            let errors: Vec<&str> = diags.iter().filter(|d| d.severity == Severity::Error).map(|d| d.code).collect();
+            if !errors.is_empty() {
+                failures.push(format!("{}: accept example {} has errors {errors:?}", info.code, n + 1));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "explanation problems:\n  {}", failures.join("\n  "));
+}
+
+#[test]
+fn every_explanation_file_is_registered() {
+    let dir = repo_root().join("crates/prism_diag/explain");
+    for entry in std::fs::read_dir(&dir).expect("explain directory") {
+        let name = entry.expect("entry").file_name().to_string_lossy().into_owned();
+        let code = name.strip_suffix(".md").expect("only .md files");
+        assert!(CODES.iter().any(|c| c.code == code), "{name} is not a registered code");
+    }
+}
+
+/// Each code that a `.prism` program can trigger has at least one rejected program in the
+/// corpus annotated with it, so every rule has a test.
+#[test]
+fn every_code_has_a_reject_test() {
+    let root = repo_root().join("tests/ui");
+    let mut seen = std::collections::HashSet::new();
+    for dir in ["reject", "regress", "accept"] {
+        for p in prism_test::prism_files(&root.join(dir)) {
+            let src = std::fs::read_to_string(&p).expect("readable");
+            for a in prism_test::annotations(&src) {
+                seen.insert(a.code);
+            }
+        }
+    }
+    let missing: Vec<&str> =
+        CODES.iter().filter(|c| matches!(c.stage, "syntax" | "check")).map(|c| c.code).filter(|c| !seen.contains(*c)).collect();
+    assert!(missing.is_empty(), "codes with no annotated test in tests/ui: {missing:?}");
+}

@@ -1,0 +1,845 @@
+//! Calls: user functions, intrinsics and `id()`.
+//!
+//! A call from code at C to a callee whose entry perspective is E needs E ⊑ C; when E is
+//! strictly narrower the call is an implicit `group(E)` (every E-unit runs the callee). The
+//! callee's bound must be guaranteed by the caller's (threads per block and blocks per grid
+//! multiples). Scalar and const-pointer arguments may be broader than their parameters;
+//! non-const pointers must match exactly (language.md §5).
+
+use super::ctx::{Checker, Lit, Val};
+use super::expr::Resolved;
+use crate::error::TypeError;
+use crate::intrinsics::{self, CodeReq, IntrinsicId, ParamKind, RetSig, TyClass};
+use crate::perspective::Persp;
+use crate::tir::{self, CallArg, Callee, ConstValue, ExprKind, FnId, Place, VarId, VarKind};
+use crate::ty::{Scalar, Ty};
+use prism_span::Span;
+use prism_syntax::ast;
+
+/// Arguments matched to parameters by position and keyword.
+struct Matched<'e> {
+    by_param: Vec<Option<&'e ast::Arg>>,
+    ok: bool,
+}
+
+impl Checker<'_> {
+    pub fn call(&mut self, callee: &ast::Expr, args: &[ast::Arg], span: Span, target: Option<Persp>) -> Val {
+        let name = match &callee.kind {
+            ast::ExprKind::Name(n) => n.clone(),
+            ast::ExprKind::Attr { base, name } if matches!(&base.kind, ast::ExprKind::Name(b) if b == "intrinsic") => {
+                format!("intrinsic.{}", name.name)
+            }
+            _ => {
+                self.error(TypeError::Unsupported {
+                    what: "calling this expression".into(),
+                    span: callee.span,
+                    help: Some("call functions and intrinsics by name".into()),
+                });
+                return Val::error(span);
+            }
+        };
+        if name == "id" {
+            return self.rel_id(args, span, target);
+        }
+        match self.resolve(&name) {
+            Resolved::Var(_) | Resolved::Lambda | Resolved::Const(..) => {
+                self.error(TypeError::Unsupported {
+                    what: format!("calling `{name}`, which is not a function"),
+                    span: callee.span,
+                    help: None,
+                });
+                Val::error(span)
+            }
+            Resolved::Function => {
+                let id = self.g.fns[&name];
+                self.user_call(id, &name, args, span, callee.span)
+            }
+            Resolved::Intrinsic => {
+                let id = intrinsics::lookup(&name).expect("resolved intrinsic");
+                self.intrinsic_call(id, args, span, callee.span, target)
+            }
+            Resolved::Unknown => {
+                if name == "range" {
+                    self.error(TypeError::Unsupported {
+                        what: "`range` outside a `for` header".into(),
+                        span: callee.span,
+                        help: None,
+                    });
+                } else if name.starts_with("intrinsic.") {
+                    self.error(TypeError::UnknownName {
+                        name,
+                        span: callee.span,
+                        help: Some("known tensor-core intrinsics: `intrinsic.mma`, `intrinsic.mma_tf32`, `intrinsic.mma_bf16`, `intrinsic.mma_f16`".into()),
+                    });
+                } else {
+                    self.unknown_name(&name, callee.span);
+                }
+                for a in args {
+                    self.expr(&a.value, None);
+                }
+                Val::error(span)
+            }
+        }
+    }
+
+    fn rel_id(&mut self, args: &[ast::Arg], span: Span, target: Option<Persp>) -> Val {
+        if !args.is_empty() {
+            self.error(TypeError::WrongArguments {
+                callee: "id".into(),
+                problem: "it takes no arguments".into(),
+                span,
+                help: Some("its meaning comes from the perspective of the variable it is stored in".into()),
+            });
+        }
+        let Some(target) = target else {
+            self.persp_error(TypeError::IdWithoutTarget { span });
+            return Val::error(span);
+        };
+        if !self.facts.strictly_narrower(target, self.code) {
+            let e = TypeError::IdNotNarrower { target, code: self.code, span };
+            self.persp_error(e);
+        }
+        Val::new(tir::Expr {
+            kind: ExprKind::RelId { code: self.code, target },
+            ty: Ty::Scalar(Scalar::I32),
+            persp: Some(target),
+            span,
+        })
+    }
+
+    fn match_args<'e>(&mut self, callee: &str, names: &[&str], args: &'e [ast::Arg], span: Span) -> Matched<'e> {
+        let mut by_param: Vec<Option<&ast::Arg>> = vec![None; names.len()];
+        let mut ok = true;
+        let mut positional = 0;
+        for a in args {
+            match &a.name {
+                None => {
+                    if positional >= names.len() {
+                        self.error(TypeError::WrongArguments {
+                            callee: callee.to_string(),
+                            problem: format!(
+                                "it takes {} argument{} but more were given",
+                                names.len(),
+                                if names.len() == 1 { "" } else { "s" }
+                            ),
+                            span: a.span,
+                            help: None,
+                        });
+                        ok = false;
+                        break;
+                    }
+                    by_param[positional] = Some(a);
+                    positional += 1;
+                }
+                Some(k) => match names.iter().position(|n| *n == k.name) {
+                    Some(i) if by_param[i].is_none() => by_param[i] = Some(a),
+                    Some(_) => {
+                        self.error(TypeError::WrongArguments {
+                            callee: callee.to_string(),
+                            problem: format!("`{}` is given twice", k.name),
+                            span: a.span,
+                            help: None,
+                        });
+                        ok = false;
+                    }
+                    None => {
+                        self.error(TypeError::WrongArguments {
+                            callee: callee.to_string(),
+                            problem: format!("it has no parameter `{}`", k.name),
+                            span: k.span,
+                            help: Some(format!("its parameters are: {}", names.join(", "))),
+                        });
+                        ok = false;
+                    }
+                },
+            }
+        }
+        if ok {
+            let missing: Vec<&str> =
+                names.iter().zip(&by_param).filter(|(_, a)| a.is_none()).map(|(n, _)| *n).collect();
+            if !missing.is_empty() {
+                self.error(TypeError::WrongArguments {
+                    callee: callee.to_string(),
+                    problem: format!(
+                        "missing {}",
+                        missing.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ")
+                    ),
+                    span,
+                    help: None,
+                });
+                ok = false;
+            }
+        }
+        Matched { by_param, ok }
+    }
+
+    /// Checks that code at the current perspective may run a callee entered at `required`
+    /// with the bound facts `needs` (None for intrinsics), and returns the implicit group.
+    fn call_perspective(
+        &mut self,
+        callee: &str,
+        required: Persp,
+        needs: Option<crate::perspective::Facts>,
+        span: Span,
+    ) -> Option<Persp> {
+        let code = self.code;
+        if let Some(&guard) = self.guards.last()
+            && required != Persp::THREAD {
+                self.persp_error(TypeError::CollectiveInCondition { callee: callee.to_string(), span, guard });
+            }
+        if !self.facts.narrower_eq(required, code) {
+            let broadens = required.level > code.level || (required.level == code.level && required.n > code.n);
+            let (reason, help) = if broadens {
+                (
+                    format!("{code} code is narrower than {required}"),
+                    Some(format!("call it from {required} code, outside the narrower `group` or `split`")),
+                )
+            } else {
+                (
+                    format!("{code} code does not divide evenly into {required} units"),
+                    (required.level == crate::perspective::Level::Thread && code.level != crate::perspective::Level::Thread)
+                        .then(|| format!("add {required} to the function's `@requires` to guarantee threads per block is a multiple of {}", required.n)),
+                )
+            };
+            self.persp_error(TypeError::CallPerspective {
+                callee: callee.to_string(),
+                required,
+                code,
+                span,
+                reason,
+                help,
+            });
+            return None;
+        }
+        if let Some(needs) = needs {
+            for (what, need, have, level) in [
+                ("threads per block", needs.t_mult, self.facts.t_mult, "thread"),
+                ("blocks per grid", needs.b_mult, self.facts.b_mult, "block"),
+            ] {
+                if have % need != 0 {
+                    self.persp_error(TypeError::CallPerspective {
+                        callee: callee.to_string(),
+                        required,
+                        code,
+                        span,
+                        reason: format!("`{callee}` needs {what} to be a multiple of {need}, which this function's bound does not guarantee"),
+                        help: Some(format!("add {level}[{need}] to this function's `@requires`")),
+                    });
+                    return None;
+                }
+            }
+        }
+        (required != code).then_some(required)
+    }
+
+    fn user_call(&mut self, id: FnId, name: &str, args: &[ast::Arg], span: Span, callee_span: Span) -> Val {
+        let sig = self.g.sigs[id.0 as usize].clone();
+        self.calls.push((id, callee_span));
+        if sig.kind == ast::FnKind::Kernel {
+            self.error(TypeError::KernelCall { name: name.to_string(), span: callee_span, def: sig.header_span });
+        }
+        let implicit_group = self.call_perspective(name, sig.entry, Some(sig.facts), callee_span);
+        let names: Vec<&str> = sig.params.iter().map(|p| p.name.as_str()).collect();
+        let m = self.match_args(name, &names, args, span);
+        let mut out = Vec::new();
+        for (p, a) in sig.params.iter().zip(&m.by_param) {
+            let Some(a) = a else { continue };
+            match &p.ty {
+                Ty::Scalar(s) => {
+                    let v = self.expr(&a.value, Some(p.persp));
+                    let e = self.coerce(v, *s, &format!("argument for `{}`", p.name));
+                    self.check_arg_uniform(&p.name, p.persp, &e);
+                    out.push(CallArg::Value(e));
+                }
+                Ty::Ptr { elem, mutable } => {
+                    if let Some(v) = self.mem_arg(&p.name, *elem, *mutable, p.persp, &a.value) {
+                        out.push(CallArg::Mem(v));
+                    }
+                }
+                Ty::Opaque(tn) => {
+                    if let Some(v) = self.opaque_arg(&p.name, tn, p.persp, &a.value) {
+                        out.push(CallArg::Opaque(v));
+                    }
+                }
+                _ => {}
+            }
+        }
+        if !m.ok {
+            return Val::error(span);
+        }
+        let offset = align_up(self.smem_cur, 16);
+        self.smem_need = self.smem_need.max(offset + sig.smem_budget);
+        let (ty, persp) = match sig.ret {
+            Some((s, p)) => (Ty::Scalar(s), Some(p)),
+            None => (Ty::Void, None),
+        };
+        Val {
+            e: tir::Expr {
+                kind: ExprKind::Call(Box::new(tir::Call {
+                    callee: Callee::Fn(id),
+                    args: out,
+                    implicit_group,
+                    smem_offset: offset,
+                })),
+                ty,
+                persp,
+                span,
+            },
+            lit: Lit::No,
+            err: false,
+        }
+    }
+
+    fn check_arg_uniform(&mut self, param: &str, persp: Persp, e: &tir::Expr) {
+        if let Some(culprit) = self.culprit(e, persp) {
+            self.persp_error(TypeError::ArgumentPerspective {
+                param: param.to_string(),
+                param_persp: persp,
+                culprit,
+                span: e.span,
+            });
+        }
+    }
+
+    /// Resolves a name passed for a memory parameter.
+    fn memory_name(&mut self, param: &str, value: &ast::Expr) -> Option<VarId> {
+        let ast::ExprKind::Name(n) = &value.kind else {
+            self.error(TypeError::PointerArgument {
+                param: param.to_string(),
+                reason: "expected the name of a pointer, shared array or local array".into(),
+                span: value.span,
+                help: Some("pass the array itself; element addresses are not values in Prism".into()),
+            });
+            self.expr(value, None);
+            return None;
+        };
+        match self.resolve(n) {
+            Resolved::Var(v) => {
+                if !self.check_visible(v, value.span) {
+                    return None;
+                }
+                Some(v)
+            }
+            Resolved::Unknown => {
+                self.unknown_name(n, value.span);
+                None
+            }
+            _ => {
+                self.error(TypeError::PointerArgument {
+                    param: param.to_string(),
+                    reason: format!("`{n}` is not memory"),
+                    span: value.span,
+                    help: None,
+                });
+                None
+            }
+        }
+    }
+
+    /// Checks memory passed by reference to a parameter `ptr(elem)` (mutable) or
+    /// `ptr(const(elem))` at perspective `persp`.
+    pub fn mem_arg(
+        &mut self,
+        param: &str,
+        elem: Scalar,
+        mutable: bool,
+        persp: Persp,
+        value: &ast::Expr,
+    ) -> Option<VarId> {
+        let v = self.memory_name(param, value)?;
+        let var = self.var(v).clone();
+        let (arg_elem, arg_mut) = match &var.ty {
+            Ty::Ptr { elem, mutable } => (*elem, *mutable),
+            Ty::Array { elem, .. } => (*elem, !matches!(var.kind, VarKind::Const)),
+            other => {
+                self.error(TypeError::PointerArgument {
+                    param: param.to_string(),
+                    reason: format!("`{}` is a `{other}`, not memory", var.name),
+                    span: value.span,
+                    help: None,
+                });
+                return None;
+            }
+        };
+        if matches!(var.ty, Ty::Ptr { .. }) {
+            self.use_memory(v, value.span, false);
+        }
+        if arg_elem != elem {
+            self.error(TypeError::PointerArgument {
+                param: param.to_string(),
+                reason: format!(
+                    "`{}` holds `{}` but the parameter points to `{}`",
+                    var.name,
+                    arg_elem.name(),
+                    elem.name()
+                ),
+                span: value.span,
+                help: Some("memory is never converted; pass memory of the parameter's element type".into()),
+            });
+            return None;
+        }
+        if mutable && !arg_mut {
+            self.error(TypeError::PointerArgument {
+                param: param.to_string(),
+                reason: format!("`{}` is read-only but the parameter may be written", var.name),
+                span: value.span,
+                help: Some("declare the parameter `ptr(const(T))` if the callee only reads".into()),
+            });
+            return None;
+        }
+        if mutable {
+            if var.persp != persp {
+                self.persp_error(TypeError::PointerArgument {
+                    param: param.to_string(),
+                    reason: format!(
+                        "`{}` lives at {} but the parameter is a writable pointer at {persp}; writable pointers must match exactly",
+                        var.name, var.persp
+                    ),
+                    span: value.span,
+                    help: Some(if self.facts.strictly_narrower(persp, var.persp) {
+                        format!("partition it first: `with partition({}, p={persp}, f=...) as part:`", var.name)
+                    } else {
+                        "pass memory at the parameter's perspective".to_string()
+                    }),
+                });
+                return None;
+            }
+        } else if !self.facts.narrower_eq(persp, var.persp) {
+            self.persp_error(TypeError::PointerArgument {
+                param: param.to_string(),
+                reason: format!("`{}` lives at {}, narrower than the parameter's {persp}", var.name, var.persp),
+                span: value.span,
+                help: None,
+            });
+            return None;
+        }
+        Some(v)
+    }
+
+    fn opaque_arg(&mut self, param: &str, tn: &str, persp: Persp, value: &ast::Expr) -> Option<VarId> {
+        let v = self.memory_name(param, value)?;
+        let var = self.var(v).clone();
+        match &var.ty {
+            Ty::Opaque(n) if n == tn => {
+                if !self.facts.narrower_eq(persp, var.persp) {
+                    self.persp_error(TypeError::PointerArgument {
+                        param: param.to_string(),
+                        reason: format!("`{}` lives at {}, narrower than the parameter's {persp}", var.name, var.persp),
+                        span: value.span,
+                        help: None,
+                    });
+                }
+                Some(v)
+            }
+            other => {
+                self.error(TypeError::Mismatch {
+                    expected: format!("`{tn}`"),
+                    found: format!("`{other}`"),
+                    span: value.span,
+                    context: format!("argument for `{param}`"),
+                    help: None,
+                });
+                None
+            }
+        }
+    }
+
+    fn intrinsic_call(
+        &mut self,
+        id: IntrinsicId,
+        args: &[ast::Arg],
+        span: Span,
+        callee_span: Span,
+        outer: Option<Persp>,
+    ) -> Val {
+        let sig = id.sig();
+        let name = sig.name;
+        let implicit_group = match sig.code {
+            CodeReq::At(p) => self.call_perspective(name, p, None, callee_span),
+            CodeReq::Pure => None,
+            CodeReq::UnsafeOnly => {
+                if !self.in_unsafe() {
+                    self.error(TypeError::RawIndex { name: name.to_string(), span: callee_span });
+                }
+                None
+            }
+        };
+        if self.in_index_fn && sig.code != CodeReq::Pure {
+            self.error(TypeError::PartitionIndexFn {
+                reason: format!("it calls `{name}`; indexing functions must be pure arithmetic"),
+                span: callee_span,
+                culprit: None,
+            });
+        }
+        let names: Vec<&str> = sig.params.iter().map(|p| p.name).collect();
+        let m = self.match_args(name, &names, args, span);
+        let mut t: Option<Scalar> = None;
+        let mut out = Vec::new();
+        let mut persp: Option<Persp> = None;
+        let mut all_const = true;
+        for (p, a) in sig.params.iter().zip(&m.by_param) {
+            let Some(a) = a else { continue };
+            match p.kind {
+                ParamKind::Value => {
+                    // Pure intrinsics pass their caller's target through, so `min(id(), 3)`
+                    // means what it would mean outside the call.
+                    let target = if sig.code == CodeReq::Pure { outer } else { Some(p.persp) };
+                    let v = self.expr(&a.value, target);
+                    let e = match self.class_value(name, p.name, p.ty, &mut t, v) {
+                        Some(e) => e,
+                        None => return Val::error(span),
+                    };
+                    if !matches!(e.kind, ExprKind::Const(_)) {
+                        all_const = false;
+                    }
+                    if sig.code == CodeReq::Pure {
+                        persp = self.facts.meet_opt(persp, e.persp);
+                    } else {
+                        self.check_arg_uniform(p.name, p.persp, &e);
+                    }
+                    out.push(CallArg::Value(e));
+                }
+                ParamKind::OutList(n) => {
+                    let places = self.out_list(name, n, p.ty, &a.value);
+                    out.extend(places.into_iter().map(CallArg::Out));
+                }
+                ParamKind::Ref { mutable } => match self.elem_ref(name, p.name, mutable, false, p.ty, &mut t, &a.value)
+                {
+                    Some(arg) => out.push(arg),
+                    None => return Val::error(span),
+                },
+                ParamKind::AsyncRef => match self.elem_ref(name, p.name, true, true, p.ty, &mut t, &a.value) {
+                    Some(arg) => out.push(arg),
+                    None => return Val::error(span),
+                },
+                ParamKind::Mem { mutable } => {
+                    let TyClass::S(elem) = p.ty else { unreachable!("memory operands have a fixed type") };
+                    if let Some(v) = self.mem_arg(p.name, elem, mutable, p.persp, &a.value) {
+                        out.push(CallArg::Mem(v));
+                    }
+                }
+            }
+        }
+        if !m.ok {
+            return Val::error(span);
+        }
+        if name == "cp_async"
+            && let Some(CallArg::Value(e)) = out.get(2)
+                && !matches!(e.kind, ExprKind::Const(ConstValue::Int(4 | 8 | 16))) {
+                    self.error(TypeError::WrongArguments {
+                        callee: name.into(),
+                        problem: "`bytes` must be 4, 8 or 16".into(),
+                        span: e.span,
+                        help: None,
+                    });
+                }
+        let (ty, rpersp) = match sig.ret {
+            RetSig::Void => (Ty::Void, None),
+            RetSig::Value(cls, p) => {
+                let s = match cls {
+                    TyClass::S(s) => s,
+                    _ => t.unwrap_or(Scalar::I32),
+                };
+                (Ty::Scalar(s), if sig.code == CodeReq::Pure { persp } else { p })
+            }
+        };
+        let call = tir::Expr {
+            kind: ExprKind::Call(Box::new(tir::Call {
+                callee: Callee::Intrinsic(id),
+                args: out,
+                implicit_group,
+                smem_offset: 0,
+            })),
+            ty,
+            persp: rpersp,
+            span,
+        };
+        if sig.code == CodeReq::Pure && all_const
+            && let Some(folded) = self.fold_pure(name, &call) {
+                return Val::new(folded);
+            }
+        Val::new(call)
+    }
+
+    /// Checks a value operand against its class, binding the generic type `T`.
+    fn class_value(
+        &mut self,
+        callee: &str,
+        param: &str,
+        cls: TyClass,
+        t: &mut Option<Scalar>,
+        v: Val,
+    ) -> Option<tir::Expr> {
+        let ctx = format!("argument `{param}` of `{callee}`");
+        if v.err {
+            return Some(v.e);
+        }
+        let Some(s) = v.scalar() else {
+            self.error(TypeError::Mismatch {
+                expected: "a value".into(),
+                found: v.e.ty.to_string(),
+                span: v.e.span,
+                context: ctx,
+                help: None,
+            });
+            return None;
+        };
+        let fits = |c: TyClass, s: Scalar| match c {
+            TyClass::Numeric => s.is_numeric(),
+            TyClass::Int => s.is_int(),
+            TyClass::Float => s.is_float(),
+            TyClass::Atomic => {
+                matches!(s, Scalar::I32 | Scalar::U32 | Scalar::I64 | Scalar::U64 | Scalar::F32 | Scalar::F64)
+            }
+            _ => true,
+        };
+        match cls {
+            TyClass::S(want) => Some(self.coerce(v, want, &ctx)),
+            TyClass::T => {
+                let want = t.unwrap_or(Scalar::I32);
+                Some(self.coerce(v, want, &ctx))
+            }
+            TyClass::ConstInt => {
+                let e = self.coerce(v, Scalar::I32, &ctx);
+                if !matches!(e.kind, ExprKind::Const(_)) {
+                    self.error(TypeError::NotConstant {
+                        what: format!("argument `{param}` of `{callee}`"),
+                        span: e.span,
+                        culprit: None,
+                    });
+                }
+                Some(e)
+            }
+            TyClass::Opaque(_) => unreachable!("opaque operands are passed by name"),
+            c => {
+                // An untyped literal takes the class's natural type.
+                let s = match v.lit {
+                    Lit::Int if c == TyClass::Float => Scalar::F32,
+                    Lit::Int => Scalar::I32,
+                    Lit::Float => Scalar::F32,
+                    Lit::No => s,
+                };
+                if !fits(c, s) {
+                    self.error(TypeError::Mismatch {
+                        expected: match c {
+                            TyClass::Int => "an integer".into(),
+                            TyClass::Float => "a floating-point value".into(),
+                            TyClass::Atomic => "`int`, `uint`, `int64`, `uint64`, `float` or `double`".into(),
+                            _ => "a number".into(),
+                        },
+                        found: format!("`{}`", s.name()),
+                        span: v.e.span,
+                        context: ctx,
+                        help: None,
+                    });
+                    return None;
+                }
+                *t = Some(s);
+                Some(self.coerce(v, s, "argument"))
+            }
+        }
+    }
+
+    /// `out=[a, b, ...]`: places the intrinsic writes, at thread[1].
+    fn out_list(&mut self, callee: &str, n: usize, cls: TyClass, value: &ast::Expr) -> Vec<Place> {
+        let ast::ExprKind::List(items) = &value.kind else {
+            self.error(TypeError::WrongArguments {
+                callee: callee.into(),
+                problem: format!("`out=` takes a list of {n} places"),
+                span: value.span,
+                help: Some("write `out=[C[0], C[1], C[2], C[3]]`".into()),
+            });
+            return Vec::new();
+        };
+        if items.len() != n {
+            self.error(TypeError::WrongArguments {
+                callee: callee.into(),
+                problem: format!("`out=` takes {n} places, {} given", items.len()),
+                span: value.span,
+                help: None,
+            });
+            return Vec::new();
+        }
+        let TyClass::S(want) = cls else { unreachable!("outputs have a fixed type") };
+        let mut places = Vec::new();
+        for it in items {
+            let Some((place, pty, ppersp, origin)) = self.place(it, None) else { continue };
+            if pty != want {
+                self.error(TypeError::Mismatch {
+                    expected: format!("a `{}` place", want.name()),
+                    found: format!("`{}`", pty.name()),
+                    span: it.span,
+                    context: format!("output of `{callee}`"),
+                    help: None,
+                });
+                continue;
+            }
+            if !self.check_write(&place, ppersp, origin, it.span) {
+                continue;
+            }
+            // The result differs in every thread, so it must go to thread[1] places.
+            if ppersp != Persp::THREAD {
+                let name = self.place_name(&place);
+                self.persp_error(TypeError::NarrowValue {
+                    target: format!("`{name}`"),
+                    target_persp: ppersp,
+                    culprit: crate::error::Culprit {
+                        what: format!("the result of `{callee}`"),
+                        persp: Persp::THREAD,
+                        span: value.span,
+                        origin: None,
+                    },
+                    span: it.span,
+                    origin: Some(origin),
+                });
+            }
+            places.push(place);
+        }
+        places
+    }
+
+    /// `p[i]` passed as an element address (atomics, asynchronous copies).
+    #[allow(clippy::too_many_arguments)]
+    fn elem_ref(
+        &mut self,
+        callee: &str,
+        param: &str,
+        mutable: bool,
+        async_dst: bool,
+        cls: TyClass,
+        t: &mut Option<Scalar>,
+        value: &ast::Expr,
+    ) -> Option<CallArg> {
+        let ast::ExprKind::Index { base, indices } = &value.kind else {
+            self.error(TypeError::WrongArguments {
+                callee: callee.into(),
+                problem: format!("`{param}` must be an element of memory, like `buf[i]`"),
+                span: value.span,
+                help: None,
+            });
+            return None;
+        };
+        let (v, all) = self.index_base(base, indices, value.span)?;
+        let var = self.var(v).clone();
+        let Ty::Ptr { elem, mutable: is_mut } = var.ty else {
+            self.error(TypeError::WrongArguments {
+                callee: callee.into(),
+                problem: format!("`{}` is a local array; `{param}` must be thread-shared memory", var.name),
+                span: value.span,
+                help: None,
+            });
+            return None;
+        };
+        let is_async = matches!(var.kind, VarKind::View { how: tir::ViewKind::Async, .. });
+        if async_dst && !is_async {
+            self.error(TypeError::WrongArguments {
+                callee: callee.into(),
+                problem: format!("the destination `{}` must be a name made by `with async(...) as name:`", var.name),
+                span: base.span,
+                help: Some(format!("wrap the copy in `with async({}) as dst:` and copy into `dst[...]`", var.name)),
+            });
+            return None;
+        }
+        self.use_memory(v, base.span, async_dst);
+        if mutable && !is_mut {
+            self.error(TypeError::StoreThroughConst { name: var.name.clone(), span: value.span, origin: var.span });
+            return None;
+        }
+        if !async_dst && !self.facts.narrower_eq(self.code, var.persp) {
+            let e = TypeError::ReadUpMemory {
+                name: var.name.clone(),
+                persp: var.persp,
+                code: self.code,
+                span: base.span,
+                origin: var.span,
+            };
+            self.persp_error(e);
+        }
+        let rank = self.rank(v);
+        if all.len() != rank {
+            self.error(TypeError::BadIndex {
+                reason: format!("`{}` takes {rank} indices but {} were given", var.name, all.len()),
+                span: value.span,
+                help: None,
+            });
+            return None;
+        }
+        let index = all.iter().map(|i| self.int_expr(i, Some(Persp::THREAD), "index")).collect();
+        match cls {
+            TyClass::T => {
+                if let Some(want) = *t
+                    && want != elem {
+                        self.error(TypeError::Mismatch {
+                            expected: format!("memory of `{}`", want.name()),
+                            found: format!("memory of `{}`", elem.name()),
+                            span: value.span,
+                            context: format!("`{param}` of `{callee}`"),
+                            help: None,
+                        });
+                        return None;
+                    }
+            }
+            TyClass::Atomic
+                if !matches!(
+                    elem,
+                    Scalar::I32 | Scalar::U32 | Scalar::I64 | Scalar::U64 | Scalar::F32 | Scalar::F64
+                ) =>
+            {
+                self.error(TypeError::Mismatch {
+                    expected: "memory of `int`, `uint`, `int64`, `uint64`, `float` or `double`".into(),
+                    found: format!("memory of `{}`", elem.name()),
+                    span: value.span,
+                    context: format!("`{param}` of `{callee}`"),
+                    help: None,
+                });
+                return None;
+            }
+            _ => *t = Some(elem),
+        }
+        Some(CallArg::ElemRef { mem: v, index })
+    }
+
+    fn fold_pure(&mut self, name: &str, call: &tir::Expr) -> Option<tir::Expr> {
+        let ExprKind::Call(c) = &call.kind else { return None };
+        let vals: Vec<(ConstValue, Scalar)> = c
+            .args
+            .iter()
+            .map(|a| match a {
+                CallArg::Value(tir::Expr { kind: ExprKind::Const(v), ty: Ty::Scalar(s), .. }) => Some((*v, *s)),
+                _ => None,
+            })
+            .collect::<Option<_>>()?;
+        let to = call.ty.scalar()?;
+        if !crate::consts::foldable(to) || vals.iter().any(|(_, s)| !crate::consts::foldable(*s)) {
+            return None;
+        }
+        let r = match (name, vals.as_slice()) {
+            ("min", [(a, s), (b, _)]) => {
+                let lt = crate::consts::binary(ast::BinOp::Lt, *a, *b, *s).ok()?;
+                if lt == ConstValue::Bool(true) { *a } else { *b }
+            }
+            ("max", [(a, s), (b, _)]) => {
+                let gt = crate::consts::binary(ast::BinOp::Gt, *a, *b, *s).ok()?;
+                if gt == ConstValue::Bool(true) { *a } else { *b }
+            }
+            ("abs", [(ConstValue::Int(x), _)]) => ConstValue::Int(x.abs()),
+            ("abs", [(ConstValue::Float(x), _)]) => ConstValue::Float(x.abs()),
+            (_, [(v, from)]) if intrinsics::lookup(name).map(|i| i.sig().family) == Some(intrinsics::Family::Cast) => {
+                match crate::consts::cast(*v, *from, to) {
+                    Ok(r) => r,
+                    Err(reason) => {
+                        self.error(TypeError::ConstEval { reason, span: call.span });
+                        return None;
+                    }
+                }
+            }
+            _ => return None,
+        };
+        Some(super::expr::konst(r, to, call.span))
+    }
+}
+
+/// Rounds `x` up to a multiple of `a` (a power of two or any positive number).
+pub(crate) fn align_up(x: u64, a: u64) -> u64 {
+    x.div_ceil(a) * a
+}

@@ -1,0 +1,625 @@
+//! The checker: untyped AST to typed IR.
+//!
+//! It runs in three passes over a module:
+//! 1. `signatures`: evaluates file-level constants and every function's signature (bound,
+//!    facts, `smem`, parameters, return type). Calls are checked against signatures alone,
+//!    so bodies can be checked in any order (modularity, language.md §5).
+//! 2. `body`: checks each body (`ctx.rs` holds the state; `stmt.rs`, `expr.rs`, `call.rs`
+//!    and `scope.rs` the rules) and produces a [`tir::Function`].
+//! 3. whole-program rules: recursion (a cycle in the call graph) and shared-memory budgets.
+//!
+//! Every pass records errors and carries on, so one run reports every problem it can.
+
+mod call;
+mod ctx;
+mod expr;
+mod scope;
+mod stmt;
+
+use crate::consts;
+use crate::error::TypeError;
+use crate::perspective::{Facts, Level, Persp, lcm};
+use crate::tir::{self, FnId};
+use crate::ty::{Scalar, Ty};
+use prism_span::Span;
+use prism_syntax::ast::{self, FnKind};
+use std::collections::HashMap;
+
+/// What the checker needs to know about the device code will run on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Target {
+    /// The architecture name (`sm_80`, `sm_90a`).
+    pub arch: String,
+    /// The most shared memory one block may use, in bytes.
+    pub smem_limit: u64,
+}
+
+impl Target {
+    /// The target for a known architecture name.
+    pub fn from_arch(arch: &str) -> Option<Target> {
+        // Opt-in maximum dynamic shared memory per block (CUDA programming guide, table of
+        // technical specifications per compute capability).
+        let limit = match arch {
+            "sm_70" | "sm_72" => 96 * 1024,
+            "sm_75" => 64 * 1024,
+            "sm_80" | "sm_87" => 163 * 1024,
+            "sm_86" | "sm_89" => 99 * 1024,
+            "sm_90" | "sm_90a" | "sm_100" | "sm_100a" => 227 * 1024,
+            _ => return None,
+        };
+        Some(Target { arch: arch.to_string(), smem_limit: limit })
+    }
+
+    /// The architectures [`Target::from_arch`] knows.
+    pub const KNOWN: &'static [&'static str] =
+        &["sm_70", "sm_72", "sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a", "sm_100", "sm_100a"];
+}
+
+impl Default for Target {
+    /// `sm_90a` (H100), the newest architecture the paper's programs use.
+    fn default() -> Target {
+        Target::from_arch("sm_90a").expect("known arch")
+    }
+}
+
+/// A parameter of a checked signature.
+#[derive(Clone, Debug)]
+pub(crate) struct ParamInfo {
+    pub name: String,
+    pub ty: Ty,
+    pub persp: Persp,
+    /// `const(T)` on a scalar parameter.
+    pub is_const: bool,
+    pub span: Span,
+}
+
+/// A checked function signature: everything a call site may rely on.
+#[derive(Clone, Debug)]
+pub(crate) struct Sig {
+    pub name: String,
+    pub kind: FnKind,
+    pub header_span: Span,
+    pub requires_span: Option<Span>,
+    pub entry: Persp,
+    pub bound: Vec<Persp>,
+    pub facts: Facts,
+    pub smem_budget: u64,
+    pub launch_bounds: Option<u64>,
+    pub params: Vec<ParamInfo>,
+    pub ret: Option<(Scalar, Persp)>,
+}
+
+/// File-level names.
+pub(crate) struct Globals {
+    pub consts: HashMap<String, (Scalar, tir::ConstValue, Span)>,
+    pub fns: HashMap<String, FnId>,
+    pub sigs: Vec<Sig>,
+}
+
+/// Checks a module. Errors go to `errors`; the returned program is complete only when
+/// there are none.
+pub fn check_module(module: &ast::Module, target: &Target, errors: &mut Vec<TypeError>) -> tir::Program {
+    let mut g = Globals { consts: HashMap::new(), fns: HashMap::new(), sigs: Vec::new() };
+    let mut fn_asts = Vec::new();
+    // Pass 1: constants and signatures, in source order.
+    for item in &module.items {
+        match item {
+            ast::Item::Const(c) => global_const(&mut g, c, errors),
+            ast::Item::Function(f) => {
+                let sig = signature(&g, f, errors);
+                if let Some(&prev) = g.fns.get(&f.name.name) {
+                    errors.push(TypeError::Duplicate {
+                        name: f.name.name.clone(),
+                        span: f.name.span,
+                        first: g.sigs[prev.0 as usize].header_span,
+                    });
+                } else if crate::intrinsics::lookup(&f.name.name).is_some() || f.name.name == "id" {
+                    errors.push(TypeError::Duplicate {
+                        name: f.name.name.clone(),
+                        span: f.name.span,
+                        first: f.name.span,
+                    });
+                } else {
+                    g.fns.insert(f.name.name.clone(), FnId(g.sigs.len() as u32));
+                }
+                fn_asts.push((FnId(g.sigs.len() as u32), f));
+                g.sigs.push(sig);
+            }
+        }
+    }
+    // Pass 2: bodies.
+    let mut functions = Vec::new();
+    let mut edges: Vec<Vec<(FnId, Span)>> = vec![Vec::new(); g.sigs.len()];
+    for (id, f) in &fn_asts {
+        let (func, calls) = ctx::check_body(&g, *id, f, errors);
+        edges[id.0 as usize] = calls;
+        functions.push(func);
+    }
+    // Pass 3: whole-program rules.
+    recursion(&g, &edges, errors);
+    for (func, (_, f)) in functions.iter().zip(&fn_asts) {
+        let sig = &g.sigs[func.id.0 as usize];
+        if func.smem_need > sig.smem_budget {
+            errors.push(TypeError::SmemBudget {
+                function: sig.name.clone(),
+                need: func.smem_need,
+                budget: sig.smem_budget,
+                span: sig.requires_span.unwrap_or(sig.header_span),
+                biggest: None,
+            });
+        }
+        if sig.kind == FnKind::Kernel && func.smem_need > target.smem_limit {
+            errors.push(TypeError::SmemDeviceLimit {
+                function: sig.name.clone(),
+                need: func.smem_need,
+                limit: target.smem_limit,
+                arch: target.arch.clone(),
+                span: f.header_span,
+            });
+        }
+    }
+    tir::Program { functions }
+}
+
+fn global_const(g: &mut Globals, c: &ast::ConstItem, errors: &mut Vec<TypeError>) {
+    let ty = match &c.ty.kind {
+        ast::TypeKind::Constexpr(inner) => match scalar_of(inner) {
+            Some(s) => s,
+            None => {
+                errors.push(TypeError::UnknownType { name: type_text(inner), span: inner.span });
+                return;
+            }
+        },
+        _ => unreachable!("the parser only makes constexpr items"),
+    };
+    let value = match const_expr(g, &c.value, &HashMap::new()) {
+        Ok((v, vty)) => match consts::cast(v, vty, ty) {
+            Ok(v) if vty == ty || vty.converts_to(ty) || is_int_lit_fit(v, ty) => v,
+            Ok(_) | Err(_) => {
+                errors.push(TypeError::Mismatch {
+                    expected: format!("`{}`", ty.name()),
+                    found: format!("`{}`", vty.name()),
+                    span: c.value.span,
+                    context: "constant value".into(),
+                    help: Some(format!("convert explicitly: `{}(...)`", ty.name())),
+                });
+                return;
+            }
+        },
+        Err(e) => {
+            errors.push(e);
+            return;
+        }
+    };
+    if let Some((_, _, first)) = g.consts.get(&c.name.name) {
+        errors.push(TypeError::Duplicate { name: c.name.name.clone(), span: c.name.span, first: *first });
+        return;
+    }
+    g.consts.insert(c.name.name.clone(), (ty, value, c.name.span));
+}
+
+fn is_int_lit_fit(v: tir::ConstValue, ty: Scalar) -> bool {
+    matches!(v, tir::ConstValue::Int(_)) && ty.is_numeric()
+}
+
+/// The scalar a type expression names, if it is a plain scalar.
+pub(crate) fn scalar_of(t: &ast::TypeExpr) -> Option<Scalar> {
+    match &t.kind {
+        ast::TypeKind::Named(n) => Scalar::from_name(n),
+        _ => None,
+    }
+}
+
+/// A type expression as source-like text, for messages.
+pub(crate) fn type_text(t: &ast::TypeExpr) -> String {
+    match &t.kind {
+        ast::TypeKind::Named(n) => n.clone(),
+        ast::TypeKind::Array(e, dims) => format!("{}{}", type_text(e), "[..]".repeat(dims.len())),
+        ast::TypeKind::Ptr(e) => format!("ptr({})", type_text(e)),
+        ast::TypeKind::Const(e) => format!("const({})", type_text(e)),
+        ast::TypeKind::Constexpr(e) => format!("constexpr({})", type_text(e)),
+        ast::TypeKind::Shared { elem, .. } => format!("shared({})", type_text(elem)),
+    }
+}
+
+/// Evaluates a constant expression that may use file-level constants and the given local
+/// constants (used for signatures, where no function scope exists yet).
+pub(crate) fn const_expr(
+    g: &Globals,
+    e: &ast::Expr,
+    locals: &HashMap<String, (Scalar, tir::ConstValue)>,
+) -> Result<(tir::ConstValue, Scalar), TypeError> {
+    use ast::ExprKind as E;
+    use tir::ConstValue as C;
+    let not_const = |what: &str, span: Span| TypeError::NotConstant { what: what.into(), span, culprit: None };
+    Ok(match &e.kind {
+        E::Int(v) => {
+            let ty = if *v <= i32::MAX as u64 { Scalar::I32 } else { Scalar::I64 };
+            (C::Int(*v as i128), ty)
+        }
+        E::Float(v) => (C::Float(*v), Scalar::F32),
+        E::Bool(b) => (C::Bool(*b), Scalar::Bool),
+        E::Name(n) => match locals.get(n).copied().or_else(|| g.consts.get(n).map(|&(t, v, _)| (t, v))) {
+            Some((t, v)) => (v, t),
+            None => {
+                return Err(TypeError::NotConstant {
+                    what: "this value".into(),
+                    span: e.span,
+                    culprit: Some((format!("`{n}`"), e.span)),
+                });
+            }
+        },
+        E::Unary(op, x) => {
+            let (v, t) = const_expr(g, x, locals)?;
+            (consts::unary(*op, v, t).map_err(|reason| TypeError::ConstEval { reason, span: e.span })?, t)
+        }
+        E::Binary(op, a, b) => {
+            let (va, ta) = const_expr(g, a, locals)?;
+            let (vb, tb) = const_expr(g, b, locals)?;
+            let common = if op.is_logical() {
+                Scalar::Bool
+            } else if matches!(op, ast::BinOp::Shl | ast::BinOp::Shr) {
+                ta
+            } else {
+                Scalar::common(ta, tb).ok_or_else(|| TypeError::Mismatch {
+                    expected: format!("`{}`", ta.name()),
+                    found: format!("`{}`", tb.name()),
+                    span: b.span,
+                    context: "operand".into(),
+                    help: None,
+                })?
+            };
+            let va = consts::cast(va, ta, common).map_err(|reason| TypeError::ConstEval { reason, span: a.span })?;
+            let vb = if matches!(op, ast::BinOp::Shl | ast::BinOp::Shr) {
+                vb
+            } else {
+                consts::cast(vb, tb, common).map_err(|reason| TypeError::ConstEval { reason, span: b.span })?
+            };
+            let v =
+                consts::binary(*op, va, vb, common).map_err(|reason| TypeError::ConstEval { reason, span: e.span })?;
+            let t = if op.is_comparison() || op.is_logical() { Scalar::Bool } else { common };
+            (v, t)
+        }
+        E::Ternary { cond, then, otherwise } => {
+            let (c, _) = const_expr(g, cond, locals)?;
+            match c {
+                C::Bool(true) => const_expr(g, then, locals)?,
+                C::Bool(false) => const_expr(g, otherwise, locals)?,
+                _ => return Err(not_const("a condition", cond.span)),
+            }
+        }
+        _ => return Err(not_const("this value", e.span)),
+    })
+}
+
+/// Evaluates a perspective written in a signature to a [`Persp`].
+pub(crate) fn eval_persp(
+    g: &Globals,
+    p: &ast::Persp,
+    locals: &HashMap<String, (Scalar, tir::ConstValue)>,
+) -> Result<Persp, TypeError> {
+    let (v, t) = const_expr(g, &p.size, locals)?;
+    match v {
+        tir::ConstValue::Int(n) if t.is_int() => make_persp(p.level, n, p.span),
+        _ => Err(TypeError::InvalidPerspective {
+            text: format!("{}[...]", p.level.as_str()),
+            reason: "the unit count must be an integer".into(),
+            span: p.size.span,
+        }),
+    }
+}
+
+/// The perspective `level[n]`, desugaring `warp` and `warpgroup`.
+pub(crate) fn make_persp(level: ast::LevelName, n: i128, span: Span) -> Result<Persp, TypeError> {
+    let text = format!("{}[{n}]", level.as_str());
+    if n < 1 {
+        return Err(TypeError::InvalidPerspective { text, reason: "a perspective has at least one unit".into(), span });
+    }
+    let (lvl, scale) = match level {
+        ast::LevelName::Grid => (Level::Grid, 1),
+        ast::LevelName::Block => (Level::Block, 1),
+        ast::LevelName::Thread => (Level::Thread, 1),
+        ast::LevelName::Warp => (Level::Thread, 32),
+        ast::LevelName::Warpgroup => (Level::Thread, 128),
+    };
+    if lvl == Level::Grid && n != 1 {
+        return Err(TypeError::InvalidPerspective { text, reason: "a launch has exactly one grid".into(), span });
+    }
+    match (n as u64).checked_mul(scale).filter(|&m| n <= 1 << 40 && m <= 1 << 40) {
+        Some(n) => Ok(Persp { level: lvl, n }),
+        None => Err(TypeError::InvalidPerspective { text, reason: "too many units".into(), span }),
+    }
+}
+
+fn signature(g: &Globals, f: &ast::Function, errors: &mut Vec<TypeError>) -> Sig {
+    let no_locals = HashMap::new();
+    // The bound: its broadest entry is the entry perspective; the others (with it) say what
+    // T and B are multiples of.
+    let mut bound = Vec::new();
+    let mut smem_budget = 0;
+    let mut requires_span = None;
+    if let Some(r) = &f.requires {
+        requires_span = Some(r.span);
+        for e in &r.entries {
+            match eval_persp(g, e, &no_locals) {
+                Ok(p) => bound.push((p, e.span)),
+                Err(err) => errors.push(err),
+            }
+        }
+        if let Some(s) = &r.smem {
+            match const_expr(g, s, &no_locals) {
+                Ok((tir::ConstValue::Int(n), t)) if t.is_int() && n >= 0 => smem_budget = n as u64,
+                Ok(_) => errors.push(TypeError::InvalidBound {
+                    reason: "`smem=` must be a non-negative integer (bytes)".into(),
+                    span: s.span,
+                    help: None,
+                }),
+                Err(e) => errors.push(e),
+            }
+        }
+        if r.entries.is_empty() {
+            errors.push(TypeError::InvalidBound {
+                reason: "no perspectives given".into(),
+                span: r.span,
+                help: Some("list the entry perspective first: `@requires(block[1], thread[32])`".into()),
+            });
+        }
+    }
+    if bound.is_empty() {
+        // Defaults (documented in docs/language.md): a kernel starts at grid[1], a device
+        // function at thread[1].
+        let p = if f.kind == FnKind::Kernel { Persp::GRID } else { Persp::THREAD };
+        bound.push((p, f.header_span));
+    }
+    let mut facts = Facts::default();
+    for &(p, span) in &bound {
+        let slot = match p.level {
+            Level::Thread => &mut facts.t_mult,
+            Level::Block => &mut facts.b_mult,
+            Level::Grid => continue,
+        };
+        match lcm(*slot, p.n) {
+            Some(v) if v <= 1 << 40 => *slot = v,
+            _ => errors.push(TypeError::InvalidBound {
+                reason: "the perspectives' sizes are too large together".into(),
+                span,
+                help: None,
+            }),
+        }
+    }
+    let entry = bound.iter().map(|&(p, _)| p).max_by_key(|p| (p.level, p.n)).expect("bound is not empty");
+    for &(p, span) in &bound {
+        if !facts.narrower_eq(p, entry) {
+            errors.push(TypeError::InvalidBound {
+                reason: format!("{p} does not fit evenly in the entry perspective {entry}"),
+                span,
+                help: Some("each perspective of a bound must evenly divide the broadest one".into()),
+            });
+        }
+    }
+    let launch_bounds = f.launch_bounds.as_ref().and_then(|e| match const_expr(g, e, &no_locals) {
+        Ok((tir::ConstValue::Int(n), _)) if n >= 1 => {
+            if f.kind != FnKind::Kernel {
+                errors.push(TypeError::InvalidBound {
+                    reason: "launch bounds apply to kernels only".into(),
+                    span: e.span,
+                    help: None,
+                });
+            }
+            Some(n as u64)
+        }
+        Ok(_) => {
+            errors.push(TypeError::InvalidBound {
+                reason: "launch bounds must be a positive integer".into(),
+                span: e.span,
+                help: None,
+            });
+            None
+        }
+        Err(err) => {
+            errors.push(err);
+            None
+        }
+    });
+    if let Some(lb) = launch_bounds
+        && lb % facts.t_mult != 0 {
+            errors.push(TypeError::InvalidBound {
+                reason: format!(
+                    "launch bound {lb} is not a multiple of {}, which the bound requires of threads per block",
+                    facts.t_mult
+                ),
+                span: f.launch_bounds.as_ref().map(|e| e.span).unwrap_or(f.header_span),
+                help: None,
+            });
+        }
+    // Parameters.
+    let mut params = Vec::new();
+    for (i, p) in f.params.iter().enumerate() {
+        if let Some(prev) = f.params[..i].iter().find(|q| q.name.name == p.name.name) {
+            errors.push(TypeError::Duplicate { name: p.name.name.clone(), span: p.name.span, first: prev.name.span });
+        }
+        let persp = match &p.persp {
+            Some(pp) => match eval_persp(g, pp, &no_locals) {
+                Ok(x) => x,
+                Err(e) => {
+                    errors.push(e);
+                    entry
+                }
+            },
+            None => entry,
+        };
+        if !facts.narrower_eq(persp, entry) {
+            errors.push(TypeError::ParamPerspective {
+                what: format!("parameter `{}`", p.name.name),
+                persp,
+                entry,
+                span: p.persp.as_ref().map(|x| x.span).unwrap_or(p.span),
+            });
+        }
+        let (ty, is_const) = param_type(&p.ty, errors);
+        params.push(ParamInfo { name: p.name.name.clone(), ty, persp, is_const, span: p.span });
+    }
+    let ret = f.ret.as_ref().and_then(|r| {
+        let persp = match &r.persp {
+            Some(pp) => match eval_persp(g, pp, &no_locals) {
+                Ok(x) => x,
+                Err(e) => {
+                    errors.push(e);
+                    entry
+                }
+            },
+            None => entry,
+        };
+        if !facts.narrower_eq(persp, entry) {
+            errors.push(TypeError::ParamPerspective { what: "the return value".into(), persp, entry, span: r.span });
+        }
+        if f.kind == FnKind::Kernel {
+            errors.push(TypeError::ReturnValue { reason: "a kernel cannot return a value".into(), span: r.span });
+        }
+        match scalar_of(&r.ty) {
+            Some(s) => Some((s, persp)),
+            None => {
+                errors.push(TypeError::Unsupported {
+                    what: format!("returning `{}`", type_text(&r.ty)),
+                    span: r.ty.span,
+                    help: Some("functions return scalars; write results through a `ptr(T)` parameter".into()),
+                });
+                None
+            }
+        }
+    });
+    Sig {
+        name: f.name.name.clone(),
+        kind: f.kind,
+        header_span: f.header_span,
+        requires_span,
+        entry,
+        bound: bound.into_iter().map(|(p, _)| p).collect(),
+        facts,
+        smem_budget,
+        launch_bounds,
+        params,
+        ret,
+    }
+}
+
+fn param_type(t: &ast::TypeExpr, errors: &mut Vec<TypeError>) -> (Ty, bool) {
+    use ast::TypeKind as K;
+    let bad = |errors: &mut Vec<TypeError>, help: &str| {
+        errors.push(TypeError::Unsupported {
+            what: format!("a parameter of type `{}`", type_text(t)),
+            span: t.span,
+            help: Some(help.into()),
+        });
+        (Ty::Scalar(Scalar::I32), false)
+    };
+    match &t.kind {
+        K::Named(n) => match Scalar::from_name(n) {
+            Some(s) => (Ty::Scalar(s), false),
+            None if n == "CUTensorMap" => (Ty::Opaque(n.clone()), false),
+            None => {
+                errors.push(TypeError::UnknownType { name: n.clone(), span: t.span });
+                (Ty::Scalar(Scalar::I32), false)
+            }
+        },
+        K::Const(inner) => match &inner.kind {
+            K::Named(n) if n == "CUTensorMap" => (Ty::Opaque(n.clone()), true),
+            _ => match scalar_of(inner) {
+                Some(s) => (Ty::Scalar(s), true),
+                None => {
+                    bad(errors, "`const(T)` parameters take a scalar T; for read-only memory write `ptr(const(T))`")
+                }
+            },
+        },
+        K::Ptr(inner) => {
+            let (elem, mutable) = match &inner.kind {
+                K::Const(e) => (scalar_of(e), false),
+                _ => (scalar_of(inner), true),
+            };
+            match elem {
+                Some(elem) => (Ty::Ptr { elem, mutable }, false),
+                None => match &inner.kind {
+                    K::Named(n) if Scalar::from_name(n).is_none() && n != "CUTensorMap" => {
+                        errors.push(TypeError::UnknownType { name: n.clone(), span: inner.span });
+                        (Ty::Scalar(Scalar::I32), false)
+                    }
+                    _ => bad(errors, "pointers point to scalars: `ptr(float)`, `ptr(const(int))`"),
+                },
+            }
+        }
+        K::Array(..) => bad(errors, "pass arrays as `ptr(T)` (or `ptr(const(T))`)"),
+        K::Constexpr(_) => {
+            bad(errors, "parameters are run-time values; use a file-level `constexpr` for compile-time constants")
+        }
+        K::Shared { .. } => bad(
+            errors,
+            "pass shared arrays as `ptr(T)`; shared memory is allocated with `shared(...)` declarations in block[1] code",
+        ),
+    }
+}
+
+/// Reports every cycle of the call graph once, at a call inside it.
+fn recursion(g: &Globals, edges: &[Vec<(FnId, Span)>], errors: &mut Vec<TypeError>) {
+    // Tarjan's strongly connected components, iteratively; a component with more than one
+    // function, or one function calling itself, is a cycle.
+    let n = edges.len();
+    let mut index = vec![usize::MAX; n];
+    let mut low = vec![0; n];
+    let mut on_stack = vec![false; n];
+    let mut stack = Vec::new();
+    let mut next = 0;
+    for root in 0..n {
+        if index[root] != usize::MAX {
+            continue;
+        }
+        let mut work = vec![(root, 0usize)];
+        while let Some(&mut (v, ref mut i)) = work.last_mut() {
+            if *i == 0 {
+                index[v] = next;
+                low[v] = next;
+                next += 1;
+                stack.push(v);
+                on_stack[v] = true;
+            }
+            if let Some(&(w, _)) = edges[v].get(*i) {
+                *i += 1;
+                let w = w.0 as usize;
+                if index[w] == usize::MAX {
+                    work.push((w, 0));
+                } else if on_stack[w] {
+                    low[v] = low[v].min(index[w]);
+                }
+                continue;
+            }
+            work.pop();
+            if let Some(&(parent, _)) = work.last() {
+                low[parent] = low[parent].min(low[v]);
+            }
+            if low[v] == index[v] {
+                let mut comp = Vec::new();
+                loop {
+                    let w = stack.pop().expect("component on stack");
+                    on_stack[w] = false;
+                    comp.push(w);
+                    if w == v {
+                        break;
+                    }
+                }
+                let self_loop = comp.len() == 1 && edges[v].iter().any(|(t, _)| t.0 as usize == v);
+                if comp.len() > 1 || self_loop {
+                    comp.sort();
+                    let first = comp[0];
+                    let span = edges[first]
+                        .iter()
+                        .find(|(t, _)| comp.contains(&(t.0 as usize)))
+                        .map(|(_, s)| *s)
+                        .expect("a call inside the cycle");
+                    errors.push(TypeError::Recursion {
+                        cycle: comp.iter().map(|&c| g.sigs[c].name.clone()).collect(),
+                        span,
+                    });
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,484 @@
+//! Constructs that change perspectives: `group` and `split` on code, `partition`, `claim`
+//! and `async` on memory.
+
+use super::ctx::{Binding, Checker, ClaimFrame, ClaimState, Frame, HiddenEntry};
+use crate::error::TypeError;
+use crate::perspective::{Level, Persp};
+use crate::tir::{self, ExprKind, StmtKind, VarId, VarKind, ViewKind};
+use crate::ty::{Scalar, Ty};
+use prism_span::Span;
+use prism_syntax::ast;
+
+impl Checker<'_> {
+    pub fn group(&mut self, p: &ast::Persp, body: &ast::Block, span: Span) -> Option<StmtKind> {
+        let target = self.persp(p)?;
+        let code = self.code;
+        if !self.facts.narrower_eq(target, code) {
+            let broadens = target.level > code.level || (target.level == code.level && target.n > code.n);
+            if broadens {
+                self.error(TypeError::GroupBroadens { target, code, span: p.span, code_origin: self.code_origin });
+            } else {
+                let help = (target.level == Level::Thread && code.level != Level::Thread).then(|| {
+                    format!(
+                        "add thread[{}] to the function's `@requires` to guarantee threads per block is a multiple of {}",
+                        target.n, target.n
+                    )
+                });
+                let help = help.or_else(|| {
+                    (target.level == Level::Block && code.level == Level::Grid)
+                        .then(|| format!("add block[{}] to the kernel's `@requires`", target.n))
+                });
+                self.error(TypeError::GroupIndivisible {
+                    target,
+                    code,
+                    span: p.span,
+                    code_origin: self.code_origin,
+                    help,
+                });
+            }
+            // Check the body anyway, at the requested perspective, to report its problems.
+        }
+        let narrowing = target != code;
+        let saved = if narrowing { Some(self.group_claims()) } else { None };
+        self.frames.push(Frame::Group { narrowing, span });
+        let body = self.with_code(target, p.span, |cx| cx.block(body));
+        self.frames.pop();
+        if let Some(s) = saved {
+            self.restore_claims(s);
+        }
+        Some(StmtKind::Group { persp: target, body })
+    }
+
+    pub fn split(
+        &mut self,
+        level: ast::LevelName,
+        level_span: Span,
+        cases: &[ast::Case],
+        span: Span,
+    ) -> Option<StmtKind> {
+        let code = self.code;
+        let Some(unit) = Self::split_unit(level) else {
+            self.error(TypeError::SplitLevel {
+                unit: Persp::GRID,
+                code,
+                span: level_span,
+                help: Some("a launch has one grid; split `block` or `thread` instead".into()),
+            });
+            return None;
+        };
+        let available = if self.facts.narrower_eq(unit, code) { self.facts.units_in(unit, code) } else { 0 };
+        if available == 0 {
+            let help = (unit.level == Level::Thread && code.level != Level::Thread)
+                .then(|| format!("add thread[{}] to the function's `@requires`", unit.n));
+            self.error(TypeError::SplitLevel { unit, code, span: level_span, help });
+            // Check the bodies at the requested perspectives anyway.
+        }
+        let mut offset = 0u64;
+        let mut out = Vec::new();
+        let mut ok = true;
+        // Claims still unowned at the split: each may be used in one branch only.
+        let watched: Vec<VarId> =
+            self.claims.iter().filter(|c| c.state == ClaimState::Unowned).map(|c| c.view).collect();
+        let mut first_branch_use: Vec<Option<Span>> = vec![None; watched.len()];
+        if cases.is_empty() {
+            self.error(TypeError::Unsupported {
+                what: "a split with no cases".into(),
+                span,
+                help: Some("add `case n:` arms".into()),
+            });
+        }
+        for c in cases {
+            let count = match self.const_int(&c.count, "a split case") {
+                Some(n) if n >= 1 => n as u64,
+                Some(n) => {
+                    self.error(TypeError::ConstEval {
+                        reason: format!("a case takes at least one unit, not {n}"),
+                        span: c.count.span,
+                    });
+                    ok = false;
+                    continue;
+                }
+                None => {
+                    ok = false;
+                    continue;
+                }
+            };
+            let persp = match unit.n.checked_mul(count) {
+                Some(n) => Persp { level: unit.level, n },
+                None => {
+                    ok = false;
+                    continue;
+                }
+            };
+            if available > 0 {
+                if offset + count > available {
+                    if ok {
+                        self.error(TypeError::SplitExceeds {
+                            total: offset + count,
+                            available,
+                            unit,
+                            code,
+                            span: level_span,
+                            last_case: c.count.span,
+                        });
+                    }
+                    ok = false;
+                } else if available % count != 0 {
+                    self.error(TypeError::SplitMisaligned {
+                        count,
+                        offset,
+                        available,
+                        unit,
+                        span: c.count.span,
+                        size_divides: false,
+                    });
+                    ok = false;
+                } else if !offset.is_multiple_of(count) {
+                    self.error(TypeError::SplitMisaligned {
+                        count,
+                        offset,
+                        available,
+                        unit,
+                        span: c.count.span,
+                        size_divides: true,
+                    });
+                    ok = false;
+                }
+            }
+            // Branch bodies: the code perspective is the case's; claims whose unit contains
+            // the branch's become owned.
+            let saved: Vec<ClaimState> = self.claims.iter().map(|cl| cl.state).collect();
+            for cl in &mut self.claims {
+                if cl.state == ClaimState::Unowned && self.facts.narrower_eq(persp, cl.persp) {
+                    cl.state = ClaimState::Owned;
+                }
+            }
+            let uses_before: Vec<usize> =
+                watched.iter().map(|v| self.claim_uses.get(v).map_or(0, |u| u.len())).collect();
+            self.frames.push(Frame::Split { span });
+            let body = self.with_code(persp, c.span, |cx| cx.block(&c.body));
+            self.frames.pop();
+            self.restore_claims(saved);
+            for (i, v) in watched.iter().enumerate() {
+                let uses = self.claim_uses.get(v).map(|u| u[uses_before[i]..].to_vec()).unwrap_or_default();
+                if let Some(&first_here) = uses.first() {
+                    match first_branch_use[i] {
+                        None => first_branch_use[i] = Some(first_here),
+                        Some(first) => {
+                            let e = TypeError::ClaimMultipleBranches {
+                                name: self.var(*v).name.clone(),
+                                span: first_here,
+                                first,
+                            };
+                            self.persp_error(e);
+                        }
+                    }
+                }
+            }
+            out.push(tir::SplitCase { offset, count, persp, body, span: c.span });
+            offset += count;
+        }
+        let _ = ok;
+        Some(StmtKind::Split { unit, cases: out })
+    }
+
+    /// Resolves the name a partition, claim or async narrows.
+    fn scope_source(&mut self, src: &ast::Ident, construct: &'static str) -> Option<VarId> {
+        let v = match self.resolve(&src.name) {
+            super::expr::Resolved::Var(v) => v,
+            super::expr::Resolved::Unknown => {
+                self.unknown_name(&src.name, src.span);
+                return None;
+            }
+            _ => {
+                self.error(TypeError::NotPartitionable {
+                    name: src.name.clone(),
+                    construct,
+                    found: "not a variable".into(),
+                    span: src.span,
+                    origin: None,
+                });
+                return None;
+            }
+        };
+        if !self.check_visible(v, src.span) {
+            return None;
+        }
+        let var = self.var(v).clone();
+        if !matches!(var.ty, Ty::Ptr { .. }) {
+            let found = match var.ty {
+                Ty::Array { .. } => "a thread-local array".to_string(),
+                Ty::Scalar(s) => format!("a `{}` value", s.name()),
+                _ => format!("a `{}`", var.ty),
+            };
+            self.error(TypeError::NotPartitionable {
+                name: src.name.clone(),
+                construct,
+                found,
+                span: src.span,
+                origin: Some(var.span),
+            });
+            return None;
+        }
+        self.use_memory(v, src.span, construct == "async");
+        Some(v)
+    }
+
+    /// Checks that memory at `var_persp` may be narrowed to `target` by code at the current
+    /// perspective.
+    fn narrowing_fits(
+        &mut self,
+        construct: &'static str,
+        v: VarId,
+        target: Persp,
+        persp_span: Span,
+        src_span: Span,
+    ) -> bool {
+        let var = self.var(v).clone();
+        let code = self.code;
+        if var.persp != code {
+            self.persp_error(TypeError::PartitionPerspective {
+                construct,
+                reason: format!("`{}` lives at {} but the code is at {code}", var.name, var.persp),
+                span: src_span,
+                origin: Some(var.span),
+                help: Some(format!(
+                    "`{construct}` narrows memory that lives at exactly the code's perspective; {}",
+                    if self.facts.strictly_narrower(code, var.persp) {
+                        format!("narrow `{}` to {code} first", var.name)
+                    } else {
+                        format!("do this in {} code", var.persp)
+                    }
+                )),
+            });
+            return false;
+        }
+        if !self.facts.strictly_narrower(target, code) {
+            let reason = if target == code {
+                format!("{target} is the code's own perspective, so nothing is narrowed")
+            } else if self.facts.narrower_eq(code, target) || target.level > code.level {
+                format!("{target} is broader than the code's {code}")
+            } else {
+                format!("{code} does not divide evenly into {target} units")
+            };
+            let help =
+                (target.level == Level::Thread && code.level != Level::Thread && !self.facts.narrower_eq(target, code))
+                    .then(|| format!("add thread[{}] to the function's `@requires`", target.n));
+            self.persp_error(TypeError::PartitionPerspective {
+                construct,
+                reason,
+                span: persp_span,
+                origin: None,
+                help,
+            });
+            return false;
+        }
+        true
+    }
+
+    fn hide_and_bind(&mut self, src: VarId, view: VarId, at: Span, construct: &'static str, name: &ast::Ident) {
+        self.hidden.push(HiddenEntry { var: src, at, construct, new_name: name.name.clone() });
+        self.push_scope();
+        self.bind(&name.name, Binding::Var(view));
+    }
+
+    fn unhide(&mut self) {
+        self.pop_scope();
+        self.hidden.pop();
+    }
+
+    pub fn partition(
+        &mut self,
+        src: &ast::Ident,
+        persp: &ast::Persp,
+        index: &ast::IndexFn,
+        name: &ast::Ident,
+        body: &ast::Block,
+        span: Span,
+    ) -> Option<StmtKind> {
+        let v = self.scope_source(src, "partition")?;
+        let target = self.persp(persp)?;
+        self.narrowing_fits("partition", v, target, persp.span, src.span);
+        let lambda = self.index_fn(index, target)?;
+        let var = self.var(v).clone();
+        let view = self.new_var(
+            &name.name,
+            var.ty.clone(),
+            target,
+            VarKind::View { parent: v, how: ViewKind::Partition(lambda) },
+            name.span,
+        );
+        self.hide_and_bind(v, view, span, "partition", name);
+        self.frames.push(Frame::Scope { construct: "partition", span });
+        let body = self.block(body);
+        self.frames.pop();
+        self.unhide();
+        Some(StmtKind::Partition { src: v, view, body })
+    }
+
+    /// Checks an indexing function for a partition to `target`: an integer function of its
+    /// parameters that reads only values uniform over `target`.
+    fn index_fn(&mut self, f: &ast::IndexFn, target: Persp) -> Option<tir::Lambda> {
+        let (params, body, captures): (Vec<ast::Ident>, ast::Expr, Vec<(String, Binding)>) = match f {
+            ast::IndexFn::Lambda(l) => (l.params.clone(), (*l.body).clone(), Vec::new()),
+            ast::IndexFn::Name(n) => match self.lookup(&n.name) {
+                Some(Binding::Lambda(def)) => {
+                    (def.lambda.params.clone(), (*def.lambda.body).clone(), def.captures.clone())
+                }
+                Some(_) => {
+                    self.error(TypeError::PartitionIndexFn {
+                        reason: format!("`{}` is not a lambda", n.name),
+                        span: n.span,
+                        culprit: None,
+                    });
+                    return None;
+                }
+                None => {
+                    self.unknown_name(&n.name, n.span);
+                    return None;
+                }
+            },
+            ast::IndexFn::Offset(e) => {
+                // Legacy `offset=e` means `f=lambda i: e + i`.
+                let i = ast::Ident { name: "__i".into(), span: e.span };
+                let body = ast::Expr {
+                    kind: ast::ExprKind::Binary(
+                        ast::BinOp::Add,
+                        Box::new(e.clone()),
+                        Box::new(ast::Expr { kind: ast::ExprKind::Name("__i".into()), span: e.span.shrink_to_end() }),
+                    ),
+                    span: e.span,
+                };
+                (vec![i], body, Vec::new())
+            }
+        };
+        let span = match f {
+            ast::IndexFn::Lambda(l) => l.span,
+            ast::IndexFn::Name(n) => n.span,
+            ast::IndexFn::Offset(e) => e.span,
+        };
+        if params.is_empty() {
+            self.error(TypeError::PartitionIndexFn {
+                reason: "it takes no parameters; it maps the new name's indices to the old name's".into(),
+                span,
+                culprit: None,
+            });
+            return None;
+        }
+        self.push_scope();
+        for (n, b) in captures {
+            self.bind(&n, b);
+        }
+        let mut pvars = Vec::new();
+        for p in &params {
+            let pv = self.new_var(&p.name, Ty::Scalar(Scalar::I32), target, VarKind::LambdaParam, p.span);
+            self.bind(&p.name, Binding::Var(pv));
+            pvars.push(pv);
+        }
+        let was = self.in_index_fn;
+        self.in_index_fn = true;
+        let v = self.expr(&body, Some(target));
+        self.in_index_fn = was;
+        self.pop_scope();
+        if v.err {
+            return None;
+        }
+        let e = match v.scalar() {
+            Some(s) if s.is_int() => {
+                if v.lit != super::ctx::Lit::No {
+                    self.coerce(v, Scalar::I32, "index")
+                } else {
+                    v.e
+                }
+            }
+            _ => {
+                self.error(TypeError::PartitionIndexFn {
+                    reason: format!("it computes a `{}`, not an integer index", v.e.ty),
+                    span: body.span,
+                    culprit: None,
+                });
+                return None;
+            }
+        };
+        if let Some(c) = self.culprit(&e, target) {
+            self.persp_error(TypeError::PartitionIndexFn {
+                reason: format!(
+                    "each {target} unit evaluates it, but it depends on {}, which may differ within a {target} unit",
+                    c.what
+                ),
+                span: e.span,
+                culprit: Some(c),
+            });
+        }
+        if matches!(e.kind, ExprKind::Call(_)) {
+            // A call result is fine only for pure intrinsics, already enforced.
+        }
+        Some(tir::Lambda { params: pvars, body: e })
+    }
+
+    pub fn claim(
+        &mut self,
+        src: &ast::Ident,
+        persp: &ast::Persp,
+        name: &ast::Ident,
+        body: &ast::Block,
+        span: Span,
+    ) -> Option<StmtKind> {
+        let v = self.scope_source(src, "claim")?;
+        let target = self.persp(persp)?;
+        self.narrowing_fits("claim", v, target, persp.span, src.span);
+        let var = self.var(v).clone();
+        let view = self.new_var(
+            &name.name,
+            var.ty.clone(),
+            target,
+            VarKind::View { parent: v, how: ViewKind::Claim },
+            name.span,
+        );
+        self.hide_and_bind(v, view, span, "claim", name);
+        self.claims.push(ClaimFrame { view, persp: target, span, state: ClaimState::Unowned });
+        self.frames.push(Frame::Scope { construct: "claim", span });
+        let body = self.block(body);
+        self.frames.pop();
+        self.claims.pop();
+        self.unhide();
+        Some(StmtKind::Claim { src: v, view, body })
+    }
+
+    pub fn async_scope(
+        &mut self,
+        src: &ast::Ident,
+        name: &ast::Ident,
+        body: &ast::Block,
+        span: Span,
+    ) -> Option<StmtKind> {
+        let v = self.scope_source(src, "async")?;
+        let var = self.var(v).clone();
+        if let Ty::Ptr { mutable: false, .. } = var.ty {
+            self.error(TypeError::StoreThroughConst { name: var.name.clone(), span: src.span, origin: var.span });
+        }
+        if !self.facts.narrower_eq(self.code, var.persp) {
+            let e = TypeError::ReadUpMemory {
+                name: var.name.clone(),
+                persp: var.persp,
+                code: self.code,
+                span: src.span,
+                origin: var.span,
+            };
+            self.persp_error(e);
+        }
+        let view = self.new_var(
+            &name.name,
+            var.ty.clone(),
+            var.persp,
+            VarKind::View { parent: v, how: ViewKind::Async },
+            name.span,
+        );
+        self.hide_and_bind(v, view, span, "async", name);
+        self.frames.push(Frame::Scope { construct: "async", span });
+        let body = self.block(body);
+        self.frames.pop();
+        self.unhide();
+        Some(StmtKind::Async { src: v, view, body })
+    }
+}

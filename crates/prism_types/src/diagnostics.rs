@@ -1,0 +1,511 @@
+//! Conversion of [`TypeError`]s into diagnostics with stable codes.
+//!
+//! Messages say "broader" and "narrower" (never "higher"/"lower"), name perspectives in
+//! source syntax (`thread[32]`), and point secondary labels at where a variable got its
+//! perspective or where the enclosing group began.
+
+use crate::error::{Culprit, TypeError};
+use prism_diag::Diagnostic;
+
+/// Labels saying where a non-uniform value comes from: its declaration, and its use when
+/// that is only part of the flagged expression.
+fn culprit_labels(d: Diagnostic, c: &Culprit) -> Diagnostic {
+    let primary = d.primary.span;
+    let part_of_bigger = primary.len() > c.span.len() + 2;
+    let d = if part_of_bigger || c.origin.is_none() {
+        d.with_secondary(c.span, format!("{} is at {}", c.what, c.persp))
+    } else {
+        d
+    };
+    match c.origin {
+        Some(o) if o != c.span => d.with_secondary(o, format!("{} is declared at {} here", c.what, c.persp)),
+        _ => d,
+    }
+}
+
+impl TypeError {
+    /// The diagnostic users see for this error.
+    pub fn to_diagnostic(&self) -> Diagnostic {
+        use TypeError::*;
+        match self {
+            // Diagnostic: unknown-name
+            UnknownName { name, span, help } => {
+                let d = Diagnostic::error("unknown-name", format!("unknown name `{name}`"), *span)
+                    .with_label("not defined in this scope");
+                match help {
+                    Some(h) => d.with_help(h.clone()),
+                    None => d,
+                }
+            }
+            // Diagnostic: unknown-type
+            UnknownType { name, span } => Diagnostic::error("unknown-type", format!("unknown type `{name}`"), *span)
+                .with_label("not a Prism type")
+                .with_help(
+                    "scalar types are bool, int, uint, int64, uint64, half, bf16, float, double; \
+                     constructors are T[n], ptr(T), const(T), constexpr(T), shared(T[n])",
+                ),
+            // Diagnostic: duplicate-definition
+            Duplicate { name, span, first } => {
+                Diagnostic::error("duplicate-definition", format!("`{name}` is defined twice"), *span)
+                    .with_label("defined again here")
+                    .with_secondary(*first, "first defined here")
+                    .with_help("pick another name, or assign to the existing variable without `: type`")
+            }
+            // Diagnostic: type-mismatch
+            Mismatch { expected, found, span, context, help } => {
+                let d = Diagnostic::error("type-mismatch", format!("expected {expected}, found {found}"), *span)
+                    .with_label(context.clone());
+                match help {
+                    Some(h) => d.with_help(h.clone()),
+                    None => d,
+                }
+            }
+            // Diagnostic: wrong-arguments
+            WrongArguments { callee, problem, span, help } => {
+                let d = Diagnostic::error("wrong-arguments", format!("wrong arguments to `{callee}`: {problem}"), *span);
+                match help {
+                    Some(h) => d.with_help(h.clone()),
+                    None => d,
+                }
+            }
+            // Diagnostic: bad-index
+            BadIndex { reason, span, help } => {
+                let d = Diagnostic::error("bad-index", reason.clone(), *span);
+                match help {
+                    Some(h) => d.with_help(h.clone()),
+                    None => d,
+                }
+            }
+            // Diagnostic: not-constant
+            NotConstant { what, span, culprit } => {
+                let d = Diagnostic::error("not-constant", format!("{what} must be a compile-time constant"), *span)
+                    .with_label("not known at compile time");
+                match culprit {
+                    Some((w, s)) => d
+                        .with_secondary(*s, format!("{w} is a run-time value"))
+                        .with_help("use literals and `constexpr` names"),
+                    None => d.with_help("use literals and `constexpr` names"),
+                }
+            }
+            // Diagnostic: const-eval
+            ConstEval { reason, span } => {
+                Diagnostic::error("const-eval", format!("compile-time evaluation failed: {reason}"), *span)
+            }
+            // Diagnostic: assign-to-const
+            AssignToConst { name, kind, span, decl } => {
+                Diagnostic::error("assign-to-const", format!("cannot assign to {kind} `{name}`"), *span)
+                    .with_label("assignment")
+                    .with_secondary(*decl, format!("`{name}` is declared {kind} here"))
+            }
+            ConstWithoutInit { name, kind, span } => Diagnostic::error(
+                "assign-to-const",
+                format!("{kind} `{name}` must be given its value where it is declared"),
+                *span,
+            )
+            .with_label("no initialiser")
+            .with_help(format!("write `{name} : {kind}(T) = value`")),
+            // Diagnostic: unsupported
+            Unsupported { what, span, help } => {
+                let d = Diagnostic::error("unsupported", format!("{what} is not supported"), *span);
+                match help {
+                    Some(h) => d.with_help(h.clone()),
+                    None => d,
+                }
+            }
+            // Diagnostic: pointer-alias
+            PointerAlias { name, span, help } => Diagnostic::error(
+                "pointer-alias",
+                format!("`{name}` refers to memory and cannot be used as a value"),
+                *span,
+            )
+            .with_label("pointer used as a value")
+            .with_note("names of memory can be indexed, passed to functions, and narrowed with partition, claim or async; copying one would make two names for the same memory, which the synchronisation analysis cannot follow")
+            .with_help(help.clone()),
+            // Diagnostic: invalid-perspective
+            InvalidPerspective { text, reason, span } => {
+                Diagnostic::error("invalid-perspective", format!("invalid perspective `{text}`"), *span)
+                    .with_label(reason.clone())
+            }
+            // Diagnostic: invalid-bound
+            InvalidBound { reason, span, help } => {
+                let d = Diagnostic::error("invalid-bound", format!("invalid perspective bound: {reason}"), *span);
+                match help {
+                    Some(h) => d.with_help(h.clone()),
+                    None => d,
+                }
+            }
+            // Diagnostic: param-perspective
+            ParamPerspective { what, persp, entry, span } => Diagnostic::error(
+                "param-perspective",
+                format!("{what} at {persp} is broader than the function's entry perspective {entry}"),
+                *span,
+            )
+            .with_label(format!("{persp} is not narrower than {entry}"))
+            .with_note("a function runs as one unit of its entry perspective; a value uniform over a broader perspective gives it nothing more")
+            .with_help(format!("declare it `@ {entry}` or narrower")),
+            // Diagnostic: group-broadens
+            GroupBroadens { target, code, span, code_origin } => {
+                let d = Diagnostic::error(
+                    "group-broadens",
+                    format!("cannot group to {target} from {code} code"),
+                    *span,
+                )
+                .with_label(if target.level == code.level {
+                    format!("{} is not a multiple of {}: {target} is broader than {code}", code.n, target.n)
+                } else {
+                    format!("{target} is broader than {code}")
+                })
+                .with_note("`group` divides the current unit into narrower units; it cannot widen the set of threads");
+                match code_origin {
+                    Some(s) => d.with_secondary(*s, format!("the code is at {code} from here")),
+                    None => d,
+                }
+            }
+            // Diagnostic: group-indivisible
+            GroupIndivisible { target, code, span, code_origin, help } => {
+                let mut d = Diagnostic::error(
+                    "group-indivisible",
+                    format!("{code} does not divide evenly into {target} units"),
+                    *span,
+                )
+                .with_label(format!("{target} units do not evenly divide {code}"));
+                if let Some(s) = code_origin {
+                    d = d.with_secondary(*s, format!("the code is at {code} from here"));
+                }
+                match help {
+                    Some(h) => d.with_help(h.clone()),
+                    None => d,
+                }
+            }
+            // Diagnostic: split-exceeds
+            SplitExceeds { total, available, unit, code, span, last_case } => Diagnostic::error(
+                "split-exceeds",
+                format!("split cases need {total} units of {unit} but {code} code has {available}"),
+                *span,
+            )
+            .with_label(format!("{total} > {available}"))
+            .with_secondary(*last_case, "this case does not fit")
+            .with_note("all branches of a split run at the same time, so each needs its own units"),
+            // Diagnostic: split-misaligned
+            SplitMisaligned { count, offset, available, unit, span, size_divides } => {
+                let d = Diagnostic::error(
+                    "split-misaligned",
+                    format!("split case of {count} units of {unit} is not aligned"),
+                    *span,
+                );
+                if !*size_divides {
+                    d.with_label(format!("{count} does not divide the {available} available units"))
+                        .with_note("a unit of n must start at a multiple of n in every enclosing unit, so n must divide the units available")
+                } else {
+                    d.with_label(format!("starts at unit {offset}, which is not a multiple of {count}"))
+                        .with_note("each branch starts where the previous ones end, and a branch of n units must start at a multiple of n")
+                        .with_help("order the cases largest first, or pad with an unused case")
+                }
+            }
+            // Diagnostic: split-level
+            SplitLevel { unit, code, span, help } => {
+                let d = Diagnostic::error("split-level", format!("cannot split {code} code into {unit} units"), *span)
+                    .with_label(format!("{code} code holds no whole {unit} units"));
+                match help {
+                    Some(h) => d.with_help(h.clone()),
+                    None => d,
+                }
+            }
+            // Diagnostic: read-up
+            ReadUp { sink, code, culprit, span } => {
+                let d = Diagnostic::error(
+                    "read-up",
+                    format!("{} depends on {}, which may differ within a {code} unit", sink.describe(), culprit.what),
+                    *span,
+                )
+                .with_label(format!("{code} code needs a value that is the same in all its threads"));
+                culprit_labels(d, culprit)
+                    .with_note(format!(
+                        "code at {code} runs together on every thread of a {code} unit; a condition that differs between them would split the unit and make any collective inside diverge"
+                    ))
+                    .with_help(format!("decide this in code at {} (e.g. inside `with group({})`)", culprit.persp, culprit.persp))
+            }
+            ReadUpMemory { name, persp, code, span, origin } => Diagnostic::error(
+                "read-up",
+                format!("`{name}` lives at {persp} and cannot be read in {code} code"),
+                *span,
+            )
+            .with_label(format!("read in {code} code"))
+            .with_secondary(*origin, format!("`{name}` lives at {persp}"))
+            .with_help(format!("read it inside `with group({persp})`")),
+            // Diagnostic: write-down
+            WriteBroader { name, var_persp, code, span, origin } => Diagnostic::error(
+                "write-down",
+                format!("cannot write `{name}`, which lives at {var_persp}, from {code} code"),
+                *span,
+            )
+            .with_label(format!("written by each {code} unit"))
+            .with_secondary(*origin, format!("`{name}` lives at {var_persp}"))
+            .with_note(format!(
+                "every thread of a {var_persp} unit holds the same `{name}`; a write from {code} code would let the threads disagree"
+            ))
+            .with_help(format!("write it from {var_persp} code, or declare it at {code}")),
+            DeclBroader { name, var_persp, code, span } => Diagnostic::error(
+                "write-down",
+                format!("cannot declare `{name}` at {var_persp} in {code} code"),
+                *span,
+            )
+            .with_label(format!("{var_persp} is broader than the code's {code}"))
+            .with_help(format!("declare it outside the narrower scope, or at {code} or narrower")),
+            NarrowValue { target, target_persp, culprit, span, origin } => {
+                let d = Diagnostic::error(
+                    "write-down",
+                    format!("value for {target} (at {target_persp}) depends on {}, which may differ within a {target_persp} unit", culprit.what),
+                    *span,
+                )
+                .with_label(format!("must be the same in all threads of a {target_persp} unit"));
+                let d = culprit_labels(d, culprit);
+                let d = match origin {
+                    Some(o) => d.with_secondary(*o, format!("{target} lives at {target_persp}")),
+                    None => d,
+                };
+                d.with_note("information flows only from broader perspectives to narrower ones")
+                    .with_help(format!("store it in a variable at {} or narrower", culprit.persp))
+            }
+            // Diagnostic: id-without-target
+            IdWithoutTarget { span } => Diagnostic::error(
+                "id-without-target",
+                "`id()` needs a variable to take its perspective from",
+                *span,
+            )
+            .with_label("no target perspective here")
+            .with_note("`id()` is the index of the target's unit inside the code's unit, so it means nothing without a target")
+            .with_help("assign it first: `i : int @ thread[1] = id()`"),
+            // Diagnostic: id-not-narrower
+            IdNotNarrower { target, code, span } => Diagnostic::error(
+                "id-not-narrower",
+                format!("`id()` for a {target} target in {code} code"),
+                *span,
+            )
+            .with_label(format!("{target} is not strictly narrower than {code}"))
+            .with_note(format!("the code's unit holds exactly one {target} unit, so its index would always be 0"))
+            .with_help("store `id()` in a variable at a narrower perspective"),
+            // Diagnostic: raw-index
+            RawIndex { name, span } => Diagnostic::error(
+                "raw-index",
+                format!("`{name}` is only available in `with unsafe:`"),
+                *span,
+            )
+            .with_label("raw hardware access")
+            .with_help("use `id()` for indices relative to the current perspective, or wrap the code in `with unsafe:`"),
+            // Diagnostic: shared-outside-block
+            SharedOutsideBlock { code, declared, span } => {
+                let d = Diagnostic::error(
+                    "shared-outside-block",
+                    "shared memory is allocated only by block[1] code, at block[1]",
+                    *span,
+                );
+                let d = match declared {
+                    Some(p) if *p != crate::perspective::Persp::BLOCK => d.with_label(format!("declared at {p}")),
+                    _ => d.with_label(format!("allocated in {code} code")),
+                };
+                d.with_note("shared memory belongs to a block; one allocation serves all its threads")
+            }
+            // Diagnostic: smem-budget
+            SmemBudget { function, need, budget, span, biggest } => {
+                let d = Diagnostic::error(
+                    "smem-budget",
+                    format!("`{function}` needs {need} bytes of shared memory but declares smem={budget}"),
+                    *span,
+                )
+                .with_label(format!("budget {budget} bytes"));
+                let d = match biggest {
+                    Some((s, m)) => d.with_secondary(*s, m.clone()),
+                    None => d,
+                };
+                d.with_help(format!("declare `smem={need}` or more in `@requires`"))
+            }
+            // Diagnostic: smem-device-limit
+            SmemDeviceLimit { function, need, limit, arch, span } => Diagnostic::error(
+                "smem-device-limit",
+                format!("kernel `{function}` needs {need} bytes of shared memory; {arch} allows {limit}"),
+                *span,
+            )
+            .with_label("too much shared memory for the target")
+            .with_help("use less shared memory, or check for a newer `--arch`"),
+            // Diagnostic: store-perspective
+            StorePerspective { name, ptr_persp, code, span, origin } => {
+                let d = Diagnostic::error(
+                    "store-perspective",
+                    format!("store through `{name}` (at {ptr_persp}) from {code} code"),
+                    *span,
+                );
+                let d = if *ptr_persp != crate::perspective::Persp::THREAD {
+                    d.with_label(format!("`{name}` is shared by every thread of a {ptr_persp} unit"))
+                        .with_secondary(*origin, format!("`{name}` lives at {ptr_persp}"))
+                        .with_help(format!(
+                            "give each thread its own view first: `with partition({name}, p=thread[1], f=lambda i: ...) as mine:`"
+                        ))
+                } else {
+                    d.with_label(format!("stores happen only in thread[1] code, this is {code} code"))
+                        .with_help("store inside `with group(thread[1]):`")
+                };
+                d.with_note("Prism permits writes to thread-shared memory only from the view of a single thread")
+            }
+            // Diagnostic: store-through-const
+            StoreThroughConst { name, span, origin } => Diagnostic::error(
+                "store-through-const",
+                format!("cannot store through `{name}`, a pointer to const"),
+                *span,
+            )
+            .with_label("store")
+            .with_secondary(*origin, format!("`{name}` is declared read-only here")),
+            // Diagnostic: hidden-name
+            Hidden { name, span, hidden_at, construct, new_name } => Diagnostic::error(
+                "hidden-name",
+                format!("`{name}` is hidden inside this {construct}"),
+                *span,
+            )
+            .with_label("used while hidden")
+            .with_secondary(*hidden_at, format!("`{name}` is narrowed to `{new_name}` here"))
+            .with_note(format!(
+                "inside `{construct}`, the memory is reached only through `{new_name}`, so the synchronisation analysis knows every access"
+            ))
+            .with_help(format!("use `{new_name}` here")),
+            // Diagnostic: not-partitionable
+            NotPartitionable { name, construct, found, span, origin } => {
+                let d = Diagnostic::error(
+                    "not-partitionable",
+                    format!("`{construct}` needs a pointer or shared array; `{name}` is {found}"),
+                    *span,
+                )
+                .with_label("not thread-shared memory".to_string());
+                let d = match origin {
+                    Some(o) => d.with_secondary(*o, format!("`{name}` declared here")),
+                    None => d,
+                };
+                d.with_note("local variables and arrays already belong to one thread; only memory shared between threads is narrowed")
+            }
+            // Diagnostic: partition-perspective
+            PartitionPerspective { construct, reason, span, origin, help } => {
+                let mut d = Diagnostic::error("partition-perspective", format!("this `{construct}` does not fit the code: {reason}"), *span);
+                if let Some(o) = origin {
+                    d = d.with_secondary(*o, "the memory's perspective comes from here");
+                }
+                match help {
+                    Some(h) => d.with_help(h.clone()),
+                    None => d,
+                }
+            }
+            // Diagnostic: partition-index-fn
+            PartitionIndexFn { reason, span, culprit } => {
+                let d = Diagnostic::error("partition-index-fn", format!("bad indexing function: {reason}"), *span);
+                match culprit {
+                    Some(c) => culprit_labels(d, c),
+                    None => d,
+                }
+            }
+            // Diagnostic: claim-not-owned
+            ClaimNotOwned { name, persp, span, claim, reason } => Diagnostic::error(
+                "claim-not-owned",
+                format!("`{name}` is claimed by one {persp} unit, but {reason}"),
+                *span,
+            )
+            .with_label("used here")
+            .with_secondary(*claim, "claimed here")
+            .with_help(format!("use it inside one branch of `match split(...)` whose units fit in one {persp} unit")),
+            // Diagnostic: claim-multiple-branches
+            ClaimMultipleBranches { name, span, first } => Diagnostic::error(
+                "claim-multiple-branches",
+                format!("claimed `{name}` is used in two branches of one split"),
+                *span,
+            )
+            .with_label("second branch uses it")
+            .with_secondary(*first, "first branch uses it")
+            .with_note("the branches of a split run at the same time on different threads; a claim gives the memory to one unit"),
+            // Diagnostic: async-misuse
+            AsyncMisuse { name, span, origin } => Diagnostic::error(
+                "async-misuse",
+                format!("`{name}` may only be the destination of an asynchronous copy"),
+                *span,
+            )
+            .with_label("other use")
+            .with_secondary(*origin, "made by `async` here")
+            .with_help("pass it as the first argument of `cp_async(...)` or a TMA copy; read the memory after the `async` block"),
+            // Diagnostic: call-perspective
+            CallPerspective { callee, required, code, span, reason, help } => {
+                let d = Diagnostic::error(
+                    "call-perspective",
+                    format!("`{callee}` needs {required} code, but it is called from {code} code"),
+                    *span,
+                )
+                .with_label(reason.clone());
+                match help {
+                    Some(h) => d.with_help(h.clone()),
+                    None => d,
+                }
+            }
+            // Diagnostic: argument-perspective
+            ArgumentPerspective { param, param_persp, culprit, span } => {
+                let d = Diagnostic::error(
+                    "argument-perspective",
+                    format!("argument for `{param}` (at {param_persp}) depends on {}, which may differ within a {param_persp} unit", culprit.what),
+                    *span,
+                )
+                .with_label(format!("must be the same in all threads of a {param_persp} unit"));
+                culprit_labels(d, culprit).with_note("a parameter's perspective is a promise the callee relies on")
+            }
+            // Diagnostic: pointer-argument
+            PointerArgument { param, reason, span, help } => {
+                let d = Diagnostic::error("pointer-argument", format!("bad argument for `{param}`: {reason}"), *span);
+                match help {
+                    Some(h) => d.with_help(h.clone()),
+                    None => d,
+                }
+            }
+            // Diagnostic: recursion
+            Recursion { cycle, span } => Diagnostic::error(
+                "recursion",
+                if cycle.len() == 1 {
+                    format!("`{}` calls itself", cycle[0])
+                } else {
+                    format!("recursive calls: {}", cycle.iter().chain(cycle.first()).map(|n| format!("`{n}`")).collect::<Vec<_>>().join(" -> "))
+                },
+                *span,
+            )
+            .with_label("call in a cycle")
+            .with_note("GPU stacks are small and shared memory is allocated statically, so Prism rejects recursion"),
+            // Diagnostic: kernel-call
+            KernelCall { name, span, def } => Diagnostic::error("kernel-call", format!("kernel `{name}` cannot be called from device code"), *span)
+                .with_label("call to a kernel")
+                .with_secondary(*def, "declared `@prism(\"global\")` here")
+                .with_help("make it `@prism(\"device\")`, or launch it from the host"),
+            // Diagnostic: return-value
+            ReturnValue { reason, span } => Diagnostic::error("return-value", reason.clone(), *span),
+            // Diagnostic: missing-return
+            MissingReturn { function, span } => {
+                Diagnostic::error("missing-return", format!("`{function}` can end without returning a value"), *span)
+                    .with_label("declared to return a value")
+                    .with_help("end every path of the body with `return value`")
+            }
+            // Diagnostic: divergent-exit
+            DivergentExit { what, crossing, span, scope } => Diagnostic::error(
+                "divergent-exit",
+                format!("`{what}` cannot leave a `{crossing}`"),
+                *span,
+            )
+            .with_label(format!("`{what}` inside the {crossing}"))
+            .with_secondary(*scope, format!("the {crossing} starts here"))
+            .with_note("only part of the threads would leave; the rest would continue, splitting the unit the enclosing code runs on")
+            .with_help("set a flag and test it after the scope"),
+            // Diagnostic: break-outside-loop
+            BreakOutsideLoop { what, span } => {
+                Diagnostic::error("break-outside-loop", format!("`{what}` outside a loop"), *span).with_label("not in a loop")
+            }
+            // Diagnostic: collective-in-condition
+            CollectiveInCondition { callee, span, guard } => Diagnostic::error(
+                "collective-in-condition",
+                format!("collective `{callee}` is evaluated only when a condition holds"),
+                *span,
+            )
+            .with_label("collective call")
+            .with_secondary(*guard, "evaluated conditionally because of this")
+            .with_help("call it in its own statement and use the result"),
+        }
+    }
+}

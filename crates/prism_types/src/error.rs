@@ -1,0 +1,160 @@
+//! Type and perspective errors, as structured values.
+//!
+//! Each variant carries the spans and perspectives a good message needs; `diagnostics.rs`
+//! turns them into [`prism_diag::Diagnostic`]s with stable codes. The doc comment of each
+//! variant shows a minimal program that produces it.
+
+use crate::perspective::Persp;
+use prism_span::Span;
+
+/// Where a value that must be uniform is used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sink {
+    /// The condition of an `if`.
+    IfCondition,
+    /// The condition of a `while`.
+    WhileCondition,
+    /// A bound or step of a `for`.
+    LoopBound,
+    /// The condition of a `... if c else ...` that selects a collective's operand.
+    Selector,
+}
+
+impl Sink {
+    /// Words for messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Sink::IfCondition => "`if` condition",
+            Sink::WhileCondition => "`while` condition",
+            Sink::LoopBound => "loop bound",
+            Sink::Selector => "selector",
+        }
+    }
+}
+
+/// The narrowest thing an expression reads: the reason it is not uniform enough.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Culprit {
+    /// What it is, in words (``variable `tid` ``, `` `id()` ``).
+    pub what: String,
+    /// Its perspective.
+    pub persp: Persp,
+    /// Where it is read.
+    pub span: Span,
+    /// Where it got its perspective (a declaration), if elsewhere.
+    pub origin: Option<Span>,
+}
+
+/// A problem found by the checker.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TypeError {
+    /// ```text
+    /// y = x + 1      # x is not declared
+    ///     ^ unknown name
+    /// ```
+    UnknownName { name: String, span: Span, help: Option<String> },
+    /// `x : integer = 0`
+    UnknownType { name: String, span: Span },
+    /// Two definitions of one name in one scope.
+    Duplicate { name: String, span: Span, first: Span },
+    /// A value of the wrong type.
+    Mismatch { expected: String, found: String, span: Span, context: String, help: Option<String> },
+    /// A call with the wrong arguments.
+    WrongArguments { callee: String, problem: String, span: Span, help: Option<String> },
+    /// Indexing a non-array, or with the wrong number of indices.
+    BadIndex { reason: String, span: Span, help: Option<String> },
+    /// A size, bound or `constexpr` value that is not a compile-time constant.
+    NotConstant { what: String, span: Span, culprit: Option<(String, Span)> },
+    /// Compile-time arithmetic overflowed or divided by zero.
+    ConstEval { reason: String, span: Span },
+    /// Assigning a const, constexpr or loop variable.
+    AssignToConst { name: String, kind: &'static str, span: Span, decl: Span },
+    /// A `const` or `constexpr` declaration without a value.
+    ConstWithoutInit { name: String, kind: &'static str, span: Span },
+    /// A recognised construct Prism does not support.
+    Unsupported { what: String, span: Span, help: Option<String> },
+    /// Copying or comparing a pointer.
+    PointerAlias { name: String, span: Span, help: String },
+    /// `grid[2]`, `thread[0]`, ...
+    InvalidPerspective { text: String, reason: String, span: Span },
+    /// A malformed `@requires`.
+    InvalidBound { reason: String, span: Span, help: Option<String> },
+    /// A parameter or return perspective broader than the entry perspective.
+    ParamPerspective { what: String, persp: Persp, entry: Persp, span: Span },
+    /// `with group(block[1])` inside `thread[2]` code.
+    GroupBroadens { target: Persp, code: Persp, span: Span, code_origin: Option<Span> },
+    /// `with group(block[5])` inside `block[6]` code.
+    GroupIndivisible { target: Persp, code: Persp, span: Span, code_origin: Option<Span>, help: Option<String> },
+    /// Split cases need more units than there are.
+    SplitExceeds { total: u64, available: u64, unit: Persp, code: Persp, span: Span, last_case: Span },
+    /// A split case not aligned to its size.
+    SplitMisaligned { count: u64, offset: u64, available: u64, unit: Persp, span: Span, size_divides: bool },
+    /// Splitting a level the code cannot be divided into.
+    SplitLevel { unit: Persp, code: Persp, span: Span, help: Option<String> },
+    /// A non-uniform value where a uniform one is needed (read up).
+    ReadUp { sink: Sink, code: Persp, culprit: Culprit, span: Span },
+    /// Reading memory through a name that lives at a narrower perspective than the code.
+    ReadUpMemory { name: String, persp: Persp, code: Persp, span: Span, origin: Span },
+    /// Writing a variable that lives at a broader perspective than the code.
+    WriteBroader { name: String, var_persp: Persp, code: Persp, span: Span, origin: Span },
+    /// Declaring a variable at a broader perspective than the code.
+    DeclBroader { name: String, var_persp: Persp, code: Persp, span: Span },
+    /// A value that varies within the units of the variable it is written to.
+    NarrowValue { target: String, target_persp: Persp, culprit: Culprit, span: Span, origin: Option<Span> },
+    /// `id()` with no variable to give it a perspective.
+    IdWithoutTarget { span: Span },
+    /// `id()` whose target is not strictly narrower than the code.
+    IdNotNarrower { target: Persp, code: Persp, span: Span },
+    /// A raw index or volatile access outside `with unsafe:`.
+    RawIndex { name: String, span: Span },
+    /// A shared allocation outside `block[1]` code.
+    SharedOutsideBlock { code: Persp, declared: Option<Persp>, span: Span },
+    /// A function needs more shared memory than declared.
+    SmemBudget { function: String, need: u64, budget: u64, span: Span, biggest: Option<(Span, String)> },
+    /// A kernel needs more shared memory than the device has.
+    SmemDeviceLimit { function: String, need: u64, limit: u64, arch: String, span: Span },
+    /// A store through a pointer not at `thread[1]`, or from code not at `thread[1]`.
+    StorePerspective { name: String, ptr_persp: Persp, code: Persp, span: Span, origin: Span },
+    /// A store through a const pointer.
+    StoreThroughConst { name: String, span: Span, origin: Span },
+    /// A name hidden by an enclosing partition, claim or async.
+    Hidden { name: String, span: Span, hidden_at: Span, construct: &'static str, new_name: String },
+    /// partition/claim/async on something that is not thread-shared memory.
+    NotPartitionable { name: String, construct: &'static str, found: String, span: Span, origin: Option<Span> },
+    /// A partition/claim whose perspectives do not fit.
+    PartitionPerspective {
+        construct: &'static str,
+        reason: String,
+        span: Span,
+        origin: Option<Span>,
+        help: Option<String>,
+    },
+    /// A bad indexing function.
+    PartitionIndexFn { reason: String, span: Span, culprit: Option<Culprit> },
+    /// A claimed name used where several units of the claim could reach it.
+    ClaimNotOwned { name: String, persp: Persp, span: Span, claim: Span, reason: String },
+    /// A claimed name used in two branches of one split.
+    ClaimMultipleBranches { name: String, span: Span, first: Span },
+    /// An async name used other than as an async copy destination.
+    AsyncMisuse { name: String, span: Span, origin: Span },
+    /// A call from code at the wrong perspective.
+    CallPerspective { callee: String, required: Persp, code: Persp, span: Span, reason: String, help: Option<String> },
+    /// An argument that varies within its parameter's units.
+    ArgumentPerspective { param: String, param_persp: Persp, culprit: Culprit, span: Span },
+    /// A pointer argument that does not fit its parameter.
+    PointerArgument { param: String, reason: String, span: Span, help: Option<String> },
+    /// A call cycle.
+    Recursion { cycle: Vec<String>, span: Span },
+    /// Calling a kernel from device code.
+    KernelCall { name: String, span: Span, def: Span },
+    /// A `return` that does not fit the signature.
+    ReturnValue { reason: String, span: Span },
+    /// A value-returning function that can fall off its end.
+    MissingReturn { function: String, span: Span },
+    /// `return`/`break`/`continue` leaving only part of a group.
+    DivergentExit { what: &'static str, crossing: &'static str, span: Span, scope: Span },
+    /// `break`/`continue` outside a loop.
+    BreakOutsideLoop { what: &'static str, span: Span },
+    /// A collective call in a sub-expression only some threads evaluate.
+    CollectiveInCondition { callee: String, span: Span, guard: Span },
+}

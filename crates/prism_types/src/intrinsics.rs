@@ -1,0 +1,492 @@
+//! The intrinsic table: every built-in operation with its perspective signature.
+//!
+//! An intrinsic is checked exactly like a call to a Prism function: its [`CodeReq`] is the
+//! entry perspective it needs (`__syncthreads` needs `block[1]`, `shfl` needs `thread[32]`),
+//! each operand has a kind, a type class and the perspective its value must be uniform over,
+//! and the result has a type and perspective. Calling a collective from broader code is an
+//! implicit `group`, as for functions. Adding an intrinsic is adding a row to [`TABLE`]; the
+//! simulator and the CUDA backend look rows up by name.
+
+use crate::perspective::Persp;
+use crate::ty::Scalar;
+
+/// Index of a row of [`TABLE`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct IntrinsicId(pub u16);
+
+impl IntrinsicId {
+    /// The row.
+    pub fn sig(self) -> &'static IntrinsicSig {
+        &TABLE[self.0 as usize]
+    }
+}
+
+/// Which code may call an intrinsic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CodeReq {
+    /// Code at this perspective, or broader code (then every unit of it runs the intrinsic).
+    At(Persp),
+    /// Any code: a pure function of its operands; the result is as uniform as they are.
+    Pure,
+    /// Only inside `with unsafe:` (raw indices, volatile accesses).
+    UnsafeOnly,
+}
+
+/// The type an operand or result may have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TyClass {
+    /// Exactly this scalar (implicit conversions apply).
+    S(Scalar),
+    /// Any numeric scalar; the first such operand fixes the type `T` of the call.
+    Numeric,
+    /// Any integer; fixes `T`.
+    Int,
+    /// Any floating-point type; fixes `T`.
+    Float,
+    /// Any integer or float that atomics support; fixes `T`.
+    Atomic,
+    /// The type `T` fixed by an earlier operand (converted to it).
+    T,
+    /// A compile-time integer constant.
+    ConstInt,
+    /// An opaque handle with this type name.
+    Opaque(&'static str),
+}
+
+/// How an operand is passed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamKind {
+    /// A value.
+    Value,
+    /// `out=[...]` list of this many thread-local places the intrinsic writes.
+    OutList(usize),
+    /// The address of an element `p[i]` of memory; `mutable` if the intrinsic writes it.
+    Ref {
+        /// Whether the element is written.
+        mutable: bool,
+    },
+    /// The address of an element of an `async` name: the destination of an asynchronous copy.
+    AsyncRef,
+    /// Whole memory by reference (a local array or pointer).
+    Mem {
+        /// Whether it is written.
+        mutable: bool,
+    },
+}
+
+/// One operand.
+#[derive(Clone, Copy, Debug)]
+pub struct ParamSig {
+    /// Its name (keyword arguments use it).
+    pub name: &'static str,
+    /// How it is passed.
+    pub kind: ParamKind,
+    /// Its type.
+    pub ty: TyClass,
+    /// The perspective its value must be uniform over (for values), or its places must
+    /// live at (for outputs).
+    pub persp: Persp,
+}
+
+/// The result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RetSig {
+    /// No value.
+    Void,
+    /// A value of this class at this perspective (`None`: as uniform as the operands).
+    Value(TyClass, Option<Persp>),
+}
+
+/// What the simulator and backend need to know about an intrinsic's family.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Family {
+    /// A barrier over the calling unit.
+    Barrier,
+    /// A warp collective (shuffles and votes).
+    Warp,
+    /// A tensor-core matrix multiply-accumulate.
+    Mma,
+    /// Hopper warpgroup operations (wgmma, register reallocation).
+    Warpgroup,
+    /// Atomic read-modify-write.
+    Atomics,
+    /// Asynchronous copies (cp.async, TMA).
+    AsyncCopy,
+    /// Memory fences and sleeps.
+    Fence,
+    /// Pure math.
+    Math,
+    /// Conversions.
+    Cast,
+    /// Raw indices and volatile accesses (unsafe only).
+    Raw,
+}
+
+/// One intrinsic.
+#[derive(Clone, Copy, Debug)]
+pub struct IntrinsicSig {
+    /// The name as called (`__syncthreads`, `shfl`, `intrinsic.mma`).
+    pub name: &'static str,
+    /// Which code may call it.
+    pub code: CodeReq,
+    /// Operands in order.
+    pub params: &'static [ParamSig],
+    /// The result.
+    pub ret: RetSig,
+    /// Its family.
+    pub family: Family,
+    /// One line for `prism explain` and docs.
+    pub doc: &'static str,
+}
+
+const T1: Persp = Persp::THREAD;
+const W: Persp = Persp::WARP;
+
+const fn v(name: &'static str, ty: TyClass) -> ParamSig {
+    ParamSig { name, kind: ParamKind::Value, ty, persp: T1 }
+}
+
+const fn r(name: &'static str, mutable: bool, ty: TyClass) -> ParamSig {
+    ParamSig { name, kind: ParamKind::Ref { mutable }, ty, persp: T1 }
+}
+
+use Family::*;
+use Scalar::*;
+use TyClass::*;
+
+const NONE: &[ParamSig] = &[];
+const F32X4_TF32: &[ParamSig] = &[
+    v("a0", S(F32)),
+    v("a1", S(F32)),
+    v("a2", S(F32)),
+    v("a3", S(F32)),
+    v("b0", S(F32)),
+    v("b1", S(F32)),
+    v("c0", S(F32)),
+    v("c1", S(F32)),
+    v("c2", S(F32)),
+    v("c3", S(F32)),
+    ParamSig { name: "out", kind: ParamKind::OutList(4), ty: S(F32), persp: T1 },
+];
+
+macro_rules! mma16 {
+    ($t:expr) => {
+        &[
+            v("a0", S($t)),
+            v("a1", S($t)),
+            v("a2", S($t)),
+            v("a3", S($t)),
+            v("a4", S($t)),
+            v("a5", S($t)),
+            v("a6", S($t)),
+            v("a7", S($t)),
+            v("b0", S($t)),
+            v("b1", S($t)),
+            v("b2", S($t)),
+            v("b3", S($t)),
+            v("c0", S(F32)),
+            v("c1", S(F32)),
+            v("c2", S(F32)),
+            v("c3", S(F32)),
+            ParamSig { name: "out", kind: ParamKind::OutList(4), ty: S(F32), persp: T1 },
+        ]
+    };
+}
+
+const fn row(
+    name: &'static str,
+    code: CodeReq,
+    params: &'static [ParamSig],
+    ret: RetSig,
+    family: Family,
+    doc: &'static str,
+) -> IntrinsicSig {
+    IntrinsicSig { name, code, params, ret, family, doc }
+}
+
+const AT_T1: CodeReq = CodeReq::At(T1);
+const AT_W: CodeReq = CodeReq::At(W);
+const AT_WG: CodeReq = CodeReq::At(Persp::WARPGROUP);
+const ATOMIC2: &[ParamSig] = &[r("addr", true, Atomic), v("value", T)];
+const RET_T: RetSig = RetSig::Value(T, Some(T1));
+const PURE1: &[ParamSig] = &[v("x", Float)];
+const PURE_T: RetSig = RetSig::Value(T, None);
+
+/// Every intrinsic. Rows are looked up by name; order is not significant but ids are
+/// stable within one build.
+pub static TABLE: &[IntrinsicSig] = &[
+    // Barriers.
+    row("__syncthreads", CodeReq::At(Persp::BLOCK), NONE, RetSig::Void, Barrier, "barrier over the block"),
+    row("__syncwarp", AT_W, NONE, RetSig::Void, Barrier, "barrier over the warp"),
+    // Warp collectives: every lane of the warp takes part, so they need thread[32] code.
+    row(
+        "shfl",
+        AT_W,
+        &[v("value", Numeric), v("src_lane", S(I32))],
+        RET_T,
+        Warp,
+        "value of `value` in lane `src_lane`",
+    ),
+    row(
+        "shfl_up",
+        AT_W,
+        &[v("value", Numeric), v("delta", S(U32))],
+        RET_T,
+        Warp,
+        "value from lane `lane - delta` (own value in the lowest lanes)",
+    ),
+    row(
+        "shfl_down",
+        AT_W,
+        &[v("value", Numeric), v("delta", S(U32))],
+        RET_T,
+        Warp,
+        "value from lane `lane + delta` (own value in the highest lanes)",
+    ),
+    row(
+        "shfl_xor",
+        AT_W,
+        &[v("value", Numeric), v("lane_mask", S(I32))],
+        RET_T,
+        Warp,
+        "value from lane `lane ^ lane_mask`",
+    ),
+    row(
+        "ballot",
+        AT_W,
+        &[v("pred", S(Bool))],
+        RetSig::Value(S(U32), Some(W)),
+        Warp,
+        "bit i set iff `pred` holds in lane i",
+    ),
+    row(
+        "any",
+        AT_W,
+        &[v("pred", S(Bool))],
+        RetSig::Value(S(Bool), Some(W)),
+        Warp,
+        "true iff `pred` holds in some lane",
+    ),
+    row(
+        "all",
+        AT_W,
+        &[v("pred", S(Bool))],
+        RetSig::Value(S(Bool), Some(W)),
+        Warp,
+        "true iff `pred` holds in every lane",
+    ),
+    // Tensor cores: mma.sync.aligned with the PTX ISA fragment layouts.
+    row("intrinsic.mma", AT_W, F32X4_TF32, RetSig::Void, Mma, "mma.sync m16n8k8 tf32 x tf32 + f32 -> f32"),
+    row("intrinsic.mma_tf32", AT_W, F32X4_TF32, RetSig::Void, Mma, "mma.sync m16n8k8 tf32 x tf32 + f32 -> f32"),
+    row("intrinsic.mma_bf16", AT_W, mma16!(BF16), RetSig::Void, Mma, "mma.sync m16n8k16 bf16 x bf16 + f32 -> f32"),
+    row("intrinsic.mma_f16", AT_W, mma16!(F16), RetSig::Void, Mma, "mma.sync m16n8k16 f16 x f16 + f32 -> f32"),
+    // Hopper warpgroup operations.
+    row("wgmma_fence", AT_WG, NONE, RetSig::Void, Warpgroup, "wgmma.fence: order register accesses before wgmma"),
+    row(
+        "wgmma_commit_group",
+        AT_WG,
+        NONE,
+        RetSig::Void,
+        Warpgroup,
+        "wgmma.commit_group: close a group of wgmma operations",
+    ),
+    row(
+        "wgmma_wait",
+        AT_WG,
+        &[v("pending", ConstInt)],
+        RetSig::Void,
+        Warpgroup,
+        "wgmma.wait_group: wait until at most `pending` groups are in flight",
+    ),
+    row(
+        "wgmma_bf16",
+        AT_WG,
+        &[
+            ParamSig { name: "acc", kind: ParamKind::Mem { mutable: true }, ty: S(F32), persp: T1 },
+            ParamSig { name: "a", kind: ParamKind::Mem { mutable: false }, ty: S(BF16), persp: Persp::WARPGROUP },
+            ParamSig { name: "b", kind: ParamKind::Mem { mutable: false }, ty: S(BF16), persp: Persp::WARPGROUP },
+            v("n", ConstInt),
+        ],
+        RetSig::Void,
+        Warpgroup,
+        "wgmma.mma_async m64nNk16 bf16 from shared memory, f32 accumulators in `acc`",
+    ),
+    row(
+        "setmaxnreg_inc",
+        AT_WG,
+        &[v("regs", ConstInt)],
+        RetSig::Void,
+        Warpgroup,
+        "setmaxnreg.inc: raise the warpgroup's register budget",
+    ),
+    row(
+        "setmaxnreg_dec",
+        AT_WG,
+        &[v("regs", ConstInt)],
+        RetSig::Void,
+        Warpgroup,
+        "setmaxnreg.dec: lower the warpgroup's register budget",
+    ),
+    // Atomics: per thread, on memory of any perspective.
+    row("atomic_add", AT_T1, ATOMIC2, RET_T, Atomics, "atomically add; returns the old value"),
+    row("atomic_sub", AT_T1, ATOMIC2, RET_T, Atomics, "atomically subtract; returns the old value"),
+    row("atomic_min", AT_T1, ATOMIC2, RET_T, Atomics, "atomic minimum; returns the old value"),
+    row("atomic_max", AT_T1, ATOMIC2, RET_T, Atomics, "atomic maximum; returns the old value"),
+    row("atomic_and", AT_T1, ATOMIC2, RET_T, Atomics, "atomic bitwise and; returns the old value"),
+    row("atomic_or", AT_T1, ATOMIC2, RET_T, Atomics, "atomic bitwise or; returns the old value"),
+    row("atomic_xor", AT_T1, ATOMIC2, RET_T, Atomics, "atomic bitwise xor; returns the old value"),
+    row("atomic_exch", AT_T1, ATOMIC2, RET_T, Atomics, "atomic exchange; returns the old value"),
+    row(
+        "atomic_cas",
+        AT_T1,
+        &[r("addr", true, Atomic), v("compare", T), v("value", T)],
+        RET_T,
+        Atomics,
+        "compare and swap; returns the old value",
+    ),
+    row("atomic_load", AT_T1, &[r("addr", false, Atomic)], RET_T, Atomics, "atomic (relaxed) load"),
+    row(
+        "atomic_store",
+        AT_T1,
+        &[r("addr", true, Atomic), v("value", T)],
+        RetSig::Void,
+        Atomics,
+        "atomic (relaxed) store",
+    ),
+    // Asynchronous copies.
+    row(
+        "cp_async",
+        AT_T1,
+        &[
+            ParamSig { name: "dst", kind: ParamKind::AsyncRef, ty: Numeric, persp: T1 },
+            r("src", false, T),
+            v("bytes", ConstInt),
+        ],
+        RetSig::Void,
+        AsyncCopy,
+        "cp.async: copy 4, 8 or 16 bytes from `src` to `dst` asynchronously",
+    ),
+    row(
+        "tma_load_2d",
+        AT_T1,
+        &[
+            ParamSig { name: "dst", kind: ParamKind::AsyncRef, ty: Numeric, persp: T1 },
+            v("map", Opaque("CUTensorMap")),
+            v("x", S(I32)),
+            v("y", S(I32)),
+        ],
+        RetSig::Void,
+        AsyncCopy,
+        "cp.async.bulk.tensor.2d: copy a tile described by `map` at (x, y) into `dst`",
+    ),
+    // Fences.
+    row("__threadfence", AT_T1, NONE, RetSig::Void, Fence, "order this thread's memory accesses device-wide"),
+    row("__threadfence_block", AT_T1, NONE, RetSig::Void, Fence, "order this thread's memory accesses block-wide"),
+    row("__nanosleep", AT_T1, &[v("ns", S(U32))], RetSig::Void, Fence, "sleep for about `ns` nanoseconds"),
+    // Pure math: any perspective, as uniform as the operands.
+    row("sqrt", CodeReq::Pure, PURE1, PURE_T, Math, "square root"),
+    row("rsqrt", CodeReq::Pure, PURE1, PURE_T, Math, "reciprocal square root"),
+    row("exp", CodeReq::Pure, PURE1, PURE_T, Math, "e to the x"),
+    row("exp2", CodeReq::Pure, PURE1, PURE_T, Math, "2 to the x"),
+    row("log", CodeReq::Pure, PURE1, PURE_T, Math, "natural logarithm"),
+    row("log2", CodeReq::Pure, PURE1, PURE_T, Math, "base-2 logarithm"),
+    row("sin", CodeReq::Pure, PURE1, PURE_T, Math, "sine"),
+    row("cos", CodeReq::Pure, PURE1, PURE_T, Math, "cosine"),
+    row("tanh", CodeReq::Pure, PURE1, PURE_T, Math, "hyperbolic tangent"),
+    row("floor", CodeReq::Pure, PURE1, PURE_T, Math, "round down"),
+    row("ceil", CodeReq::Pure, PURE1, PURE_T, Math, "round up"),
+    row("abs", CodeReq::Pure, &[v("x", Numeric)], PURE_T, Math, "absolute value"),
+    row("min", CodeReq::Pure, &[v("a", Numeric), v("b", T)], PURE_T, Math, "minimum"),
+    row("max", CodeReq::Pure, &[v("a", Numeric), v("b", T)], PURE_T, Math, "maximum"),
+    row("pow", CodeReq::Pure, &[v("x", Float), v("y", T)], PURE_T, Math, "x to the y"),
+    row("fmod", CodeReq::Pure, &[v("x", Float), v("y", T)], PURE_T, Math, "floating-point remainder"),
+    row("fma", CodeReq::Pure, &[v("a", Float), v("b", T), v("c", T)], PURE_T, Math, "a * b + c, rounded once"),
+    // Conversions.
+    row(
+        "int",
+        CodeReq::Pure,
+        &[v("x", Numeric)],
+        RetSig::Value(S(I32), None),
+        Cast,
+        "convert to int (truncates toward zero)",
+    ),
+    row("uint", CodeReq::Pure, &[v("x", Numeric)], RetSig::Value(S(U32), None), Cast, "convert to uint"),
+    row("int64", CodeReq::Pure, &[v("x", Numeric)], RetSig::Value(S(I64), None), Cast, "convert to int64"),
+    row("uint64", CodeReq::Pure, &[v("x", Numeric)], RetSig::Value(S(U64), None), Cast, "convert to uint64"),
+    row("float", CodeReq::Pure, &[v("x", Numeric)], RetSig::Value(S(F32), None), Cast, "convert to float"),
+    row("double", CodeReq::Pure, &[v("x", Numeric)], RetSig::Value(S(F64), None), Cast, "convert to double"),
+    row(
+        "half",
+        CodeReq::Pure,
+        &[v("x", Numeric)],
+        RetSig::Value(S(F16), None),
+        Cast,
+        "convert to half (round to nearest even)",
+    ),
+    row(
+        "bf16",
+        CodeReq::Pure,
+        &[v("x", Numeric)],
+        RetSig::Value(S(BF16), None),
+        Cast,
+        "convert to bf16 (round to nearest even)",
+    ),
+    // Unsafe only: raw indices and volatile accesses.
+    row("thread_idx", CodeReq::UnsafeOnly, NONE, RetSig::Value(S(I32), Some(T1)), Raw, "threadIdx.x"),
+    row("block_idx", CodeReq::UnsafeOnly, NONE, RetSig::Value(S(I32), Some(Persp::BLOCK)), Raw, "blockIdx.x"),
+    row("block_dim", CodeReq::UnsafeOnly, NONE, RetSig::Value(S(I32), Some(Persp::GRID)), Raw, "blockDim.x"),
+    row("grid_dim", CodeReq::UnsafeOnly, NONE, RetSig::Value(S(I32), Some(Persp::GRID)), Raw, "gridDim.x"),
+    row(
+        "volatile_load",
+        CodeReq::UnsafeOnly,
+        &[r("addr", false, Numeric)],
+        RetSig::Value(T, Some(T1)),
+        Raw,
+        "volatile load (spin-waits)",
+    ),
+    row(
+        "volatile_store",
+        CodeReq::UnsafeOnly,
+        &[r("addr", true, Numeric), v("value", T)],
+        RetSig::Void,
+        Raw,
+        "volatile store",
+    ),
+];
+
+/// Looks an intrinsic up by name.
+pub fn lookup(name: &str) -> Option<IntrinsicId> {
+    TABLE.iter().position(|s| s.name == name).map(|i| IntrinsicId(i as u16))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique() {
+        for (i, a) in TABLE.iter().enumerate() {
+            for b in &TABLE[i + 1..] {
+                assert_ne!(a.name, b.name, "duplicate intrinsic");
+            }
+        }
+    }
+
+    #[test]
+    fn generic_params_bind_before_use() {
+        // A `T` operand must follow an operand that fixes `T`.
+        for s in TABLE {
+            let mut bound = false;
+            for p in s.params {
+                match p.ty {
+                    TyClass::Numeric | TyClass::Int | TyClass::Float | TyClass::Atomic => bound = true,
+                    TyClass::T => assert!(bound, "{}: `{}` uses T before it is fixed", s.name, p.name),
+                    _ => {}
+                }
+            }
+            if let RetSig::Value(TyClass::T, _) = s.ret {
+                assert!(bound, "{} returns T without fixing it", s.name);
+            }
+        }
+    }
+}

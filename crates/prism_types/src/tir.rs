@@ -1,0 +1,483 @@
+//! The typed IR (TIR): what the checker produces and the later stages consume.
+//!
+//! It is a tree, like the AST, but every name is resolved to a [`VarId`] or [`FnId`], every
+//! expression has a type and a value perspective, every statement records the code
+//! perspective it runs at, implicit conversions are explicit [`ExprKind::Cast`]s, legacy
+//! forms are gone, `elif` chains are nested `If`s, constant expressions are folded, `id()`
+//! carries the two perspectives that give it meaning, and every shared allocation has a
+//! static byte offset. A program reaches TIR only if the checker reported no errors, so
+//! consumers may assume the perspective rules hold.
+//!
+//! Invariant: `VarId`s index `Function::vars` of the function they occur in; `FnId`s index
+//! `Program::functions`.
+
+use crate::intrinsics::IntrinsicId;
+use crate::perspective::{Facts, Persp};
+use crate::ty::{Scalar, Ty};
+use prism_span::Span;
+pub use prism_syntax::ast::{BinOp, FnKind, UnOp};
+use std::fmt;
+
+/// Index of a function in [`Program::functions`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FnId(pub u32);
+
+/// Index of a variable in [`Function::vars`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct VarId(pub u32);
+
+impl fmt::Display for FnId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "fn{}", self.0)
+    }
+}
+
+impl fmt::Display for VarId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "v{}", self.0)
+    }
+}
+
+/// A checked program: every function of one file.
+#[derive(Clone, Debug, Default)]
+pub struct Program {
+    /// Functions in source order.
+    pub functions: Vec<Function>,
+}
+
+impl Program {
+    /// The function with id `id`.
+    pub fn function(&self, id: FnId) -> &Function {
+        &self.functions[id.0 as usize]
+    }
+
+    /// Looks a function up by name.
+    pub fn find(&self, name: &str) -> Option<&Function> {
+        self.functions.iter().find(|f| f.name == name)
+    }
+}
+
+/// A checked function.
+#[derive(Clone, Debug)]
+pub struct Function {
+    /// Its id.
+    pub id: FnId,
+    /// Its name.
+    pub name: String,
+    /// Kernel or device function.
+    pub kind: FnKind,
+    /// `def name(...)`.
+    pub header_span: Span,
+    /// The broadest perspective of the bound: what the body starts at.
+    pub entry: Persp,
+    /// Every perspective of the `@requires` bound (desugared).
+    pub bound: Vec<Persp>,
+    /// What the bound guarantees about threads per block and blocks per grid.
+    pub facts: Facts,
+    /// The declared shared-memory budget (`smem=`), in bytes.
+    pub smem_budget: u64,
+    /// The shared memory the body needs, in bytes (at most the budget).
+    pub smem_need: u64,
+    /// `@launch_bounds(n)`: the most threads per block a launch may use.
+    pub launch_bounds: Option<u64>,
+    /// Parameters in order.
+    pub params: Vec<VarId>,
+    /// The return type and perspective, if the function returns a value.
+    pub ret: Option<(Scalar, Persp)>,
+    /// Every variable of the function, including parameters, locals, loop variables,
+    /// shared arrays and the names made by partition, claim and async.
+    pub vars: Vec<Var>,
+    /// The body.
+    pub body: Block,
+}
+
+impl Function {
+    /// The variable with id `id`.
+    pub fn var(&self, id: VarId) -> &Var {
+        &self.vars[id.0 as usize]
+    }
+}
+
+/// A variable.
+#[derive(Clone, Debug)]
+pub struct Var {
+    /// The source name.
+    pub name: String,
+    /// Its type.
+    pub ty: Ty,
+    /// Its perspective: its value is the same in every thread of a unit of it. For memory
+    /// (`Ty::Ptr`), the perspective of the pointer: which units may use it.
+    pub persp: Persp,
+    /// What kind of variable it is.
+    pub kind: VarKind,
+    /// Where it was declared.
+    pub span: Span,
+}
+
+/// Kinds of variables.
+#[derive(Clone, Debug)]
+pub enum VarKind {
+    /// A function parameter.
+    Param,
+    /// A mutable scalar or local array.
+    Local,
+    /// A `const(T)` scalar: assigned once, by its initialiser.
+    Const,
+    /// A `constexpr(T)` scalar; its value is folded into every use.
+    Constexpr(ConstValue),
+    /// A `for` loop variable.
+    LoopVar,
+    /// A lambda parameter of a partition's indexing function.
+    LambdaParam,
+    /// A shared array.
+    Shared {
+        /// Dimensions, outermost first.
+        dims: Vec<u64>,
+        /// Byte offset from the function's shared-memory base.
+        offset: u64,
+        /// Size in bytes.
+        bytes: u64,
+    },
+    /// A name made by `partition`, `claim` or `async` from `parent`.
+    View {
+        /// The name narrowed.
+        parent: VarId,
+        /// How.
+        how: ViewKind,
+    },
+}
+
+/// How a view maps to its parent.
+#[derive(Clone, Debug)]
+pub enum ViewKind {
+    /// `partition(parent, p=P, f=index)`: `view[i...]` is `parent[index(i...)]`.
+    Partition(Lambda),
+    /// `claim(parent, p=P)`: `view[i]` is `parent[i]`.
+    Claim,
+    /// `async(parent)`: `view[i]` is `parent[i]`, usable only by asynchronous copies.
+    Async,
+}
+
+/// A partition's indexing function, inlined at every access.
+#[derive(Clone, Debug)]
+pub struct Lambda {
+    /// Parameters (variables of kind [`VarKind::LambdaParam`], type `int`).
+    pub params: Vec<VarId>,
+    /// The body, an integer expression.
+    pub body: Expr,
+}
+
+/// A compile-time constant.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ConstValue {
+    /// A boolean.
+    Bool(bool),
+    /// An integer (stored wide; its type says how to interpret it).
+    Int(i128),
+    /// A floating-point number.
+    Float(f64),
+}
+
+impl fmt::Display for ConstValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConstValue::Bool(b) => write!(f, "{b}"),
+            ConstValue::Int(i) => write!(f, "{i}"),
+            ConstValue::Float(x) => write!(f, "{x:?}"),
+        }
+    }
+}
+
+/// A sequence of statements.
+#[derive(Clone, Debug, Default)]
+pub struct Block {
+    /// The statements.
+    pub stmts: Vec<Stmt>,
+}
+
+/// A statement, with the code perspective it runs at.
+#[derive(Clone, Debug)]
+pub struct Stmt {
+    /// What it does.
+    pub kind: StmtKind,
+    /// The code perspective: the statement is executed together by every thread of a unit
+    /// of this perspective.
+    pub code: Persp,
+    /// Where it was written.
+    pub span: Span,
+}
+
+/// A place a scalar value can be stored: a scalar variable or an element of a local array.
+#[derive(Clone, Debug)]
+pub enum Place {
+    /// A scalar variable.
+    Var(VarId),
+    /// An element of a thread-local array.
+    Elem {
+        /// The array.
+        array: VarId,
+        /// One index per dimension.
+        index: Vec<Expr>,
+    },
+}
+
+/// Statement forms.
+// The tree is built once and walked a few times; boxing the larger variants would cost
+// more allocations than the padding costs memory.
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone, Debug)]
+pub enum StmtKind {
+    /// Declares a scalar, local array or shared array; without an initialiser the value is
+    /// zero (shared arrays are not initialised).
+    Decl {
+        /// The variable.
+        var: VarId,
+        /// Its initial value, converted to its type.
+        init: Option<Expr>,
+    },
+    /// `place = value` or `place op= value`.
+    Assign {
+        /// Where to.
+        place: Place,
+        /// The operator of `op=`.
+        op: Option<BinOp>,
+        /// The value (converted to the place's type for `=`; for `op=`, of the operation's
+        /// common type).
+        value: Expr,
+    },
+    /// A store through memory: `mem[index] = value` (or `op=`).
+    Store {
+        /// The pointer, shared array or view.
+        mem: VarId,
+        /// One index per dimension of the name.
+        index: Vec<Expr>,
+        /// The operator of `op=`.
+        op: Option<BinOp>,
+        /// The value.
+        value: Expr,
+    },
+    /// An expression evaluated for its effects (a call).
+    Expr(Expr),
+    /// `if cond: then else: otherwise`
+    If {
+        /// A condition uniform over the code perspective.
+        cond: Expr,
+        /// Taken when true.
+        then: Block,
+        /// Taken when false (possibly empty).
+        otherwise: Block,
+    },
+    /// `for var in range(start, end, step)`
+    For {
+        /// The loop variable.
+        var: VarId,
+        /// First value.
+        start: Expr,
+        /// Exclusive bound.
+        end: Expr,
+        /// Increment (a nonzero value; negative counts down).
+        step: Expr,
+        /// The body.
+        body: Block,
+    },
+    /// `while cond: body`
+    While {
+        /// A condition uniform over the code perspective.
+        cond: Expr,
+        /// The body.
+        body: Block,
+    },
+    /// `break`
+    Break,
+    /// `continue`
+    Continue,
+    /// `return [value]`
+    Return(Option<Expr>),
+    /// `with group(persp)`: each `persp`-unit of the current unit runs the body.
+    Group {
+        /// The new code perspective.
+        persp: Persp,
+        /// The body.
+        body: Block,
+    },
+    /// `match split(level)`: branch `i` runs on units `[offset, offset + count)`.
+    Split {
+        /// The unit the counts are measured in (`thread[1]`, `thread[32]` for `warp`, ...).
+        unit: Persp,
+        /// The branches in source order.
+        cases: Vec<SplitCase>,
+    },
+    /// `with partition(src, ...) as view`.
+    Partition {
+        /// The name partitioned (hidden in the body).
+        src: VarId,
+        /// The new name (a [`VarKind::View`]).
+        view: VarId,
+        /// The body.
+        body: Block,
+    },
+    /// `with claim(src, ...) as view`.
+    Claim {
+        /// The name claimed (hidden in the body).
+        src: VarId,
+        /// The new name.
+        view: VarId,
+        /// The body.
+        body: Block,
+    },
+    /// `with async(src) as view`: copies into `view` complete before `src` is used again.
+    Async {
+        /// The name (hidden in the body).
+        src: VarId,
+        /// The new name.
+        view: VarId,
+        /// The body.
+        body: Block,
+    },
+    /// `with unsafe[("cuda")]:` — checked for types but not perspectives.
+    Unsafe {
+        /// CUDA text the CUDA backend emits instead of `body`.
+        cuda: Option<String>,
+        /// Prism statements (what the simulator runs).
+        body: Block,
+    },
+    /// `unsafe("cuda")` — verbatim CUDA; the simulator cannot run it.
+    UnsafeText(String),
+}
+
+/// One branch of a split.
+#[derive(Clone, Debug)]
+pub struct SplitCase {
+    /// First unit of the branch (in units of the split's `unit`).
+    pub offset: u64,
+    /// Number of units.
+    pub count: u64,
+    /// The branch's code perspective.
+    pub persp: Persp,
+    /// The body.
+    pub body: Block,
+    /// The `case n:` header.
+    pub span: Span,
+}
+
+/// An expression with its type and value perspective.
+#[derive(Clone, Debug)]
+pub struct Expr {
+    /// What it computes.
+    pub kind: ExprKind,
+    /// Its type (a scalar, or `Void` for calls without a value).
+    pub ty: Ty,
+    /// Its value is the same in every thread of a unit of this perspective; `None` for
+    /// constants.
+    pub persp: Option<Persp>,
+    /// Where.
+    pub span: Span,
+}
+
+/// Expression forms.
+#[derive(Clone, Debug)]
+pub enum ExprKind {
+    /// A constant (literal or folded constexpr), of the expression's type.
+    Const(ConstValue),
+    /// Reads a scalar variable.
+    Var(VarId),
+    /// Reads an element of a thread-local array.
+    Elem {
+        /// The array.
+        array: VarId,
+        /// One index per dimension.
+        index: Vec<Expr>,
+    },
+    /// Reads through memory: a pointer, shared array or view.
+    Load {
+        /// The name.
+        mem: VarId,
+        /// One index per dimension of the name.
+        index: Vec<Expr>,
+    },
+    /// A unary operation.
+    Unary(UnOp, Box<Expr>),
+    /// A binary operation; both operands already have the operation's type (for
+    /// comparisons, the common operand type; for shifts, the left operand's type).
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    /// `then if cond else otherwise`
+    Select {
+        /// Condition.
+        cond: Box<Expr>,
+        /// Value when true.
+        then: Box<Expr>,
+        /// Value when false.
+        otherwise: Box<Expr>,
+    },
+    /// Converts the operand to the expression's type.
+    Cast(Box<Expr>),
+    /// A call.
+    Call(Box<Call>),
+    /// `id()`: the index of the `target`-unit containing this thread within its
+    /// `code`-unit, `(g mod size(code)) / size(target)` for global thread index `g`.
+    RelId {
+        /// The code perspective `id()` is relative to.
+        code: Persp,
+        /// The perspective of the variable receiving the value.
+        target: Persp,
+    },
+    /// A raw hardware index (only in `with unsafe:`).
+    Raw(RawIndex),
+}
+
+/// Raw indices available in unsafe code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RawIndex {
+    /// `thread_idx()`: thread index in the block.
+    ThreadIdx,
+    /// `block_idx()`: block index in the grid.
+    BlockIdx,
+    /// `block_dim()`: threads per block.
+    BlockDim,
+    /// `grid_dim()`: blocks per grid.
+    GridDim,
+}
+
+/// A call.
+#[derive(Clone, Debug)]
+pub struct Call {
+    /// What is called.
+    pub callee: Callee,
+    /// Arguments in parameter order.
+    pub args: Vec<CallArg>,
+    /// The callee's entry perspective when it is narrower than the calling code: every unit
+    /// of it runs the callee (an implicit `group`).
+    pub implicit_group: Option<Persp>,
+    /// For user functions: the byte offset, from the caller's shared-memory base, where the
+    /// callee's shared memory starts.
+    pub smem_offset: u64,
+}
+
+/// The target of a call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Callee {
+    /// A Prism function.
+    Fn(FnId),
+    /// An intrinsic.
+    Intrinsic(IntrinsicId),
+}
+
+/// An argument.
+#[derive(Clone, Debug)]
+pub enum CallArg {
+    /// A scalar value, converted to the parameter's type.
+    Value(Expr),
+    /// Memory passed by reference: a pointer, shared array, view or local array.
+    Mem(VarId),
+    /// A place the callee writes (`out=` operands).
+    Out(Place),
+    /// The address of one element: `mem[index]` (atomics, asynchronous copies).
+    ElemRef {
+        /// The memory.
+        mem: VarId,
+        /// One index per dimension of the name.
+        index: Vec<Expr>,
+    },
+    /// An opaque handle.
+    Opaque(VarId),
+}
