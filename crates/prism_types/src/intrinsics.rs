@@ -95,6 +95,9 @@ pub enum RetSig {
     Void,
     /// A value of this class at this perspective (`None`: as uniform as the operands).
     Value(TyClass, Option<Persp>),
+    /// A value of this class at `thread[1]`, or at the intrinsic's own perspective when the
+    /// operand with this index is uniform over it (`shfl(v, 0)` broadcasts lane 0).
+    UniformIf(TyClass, usize),
 }
 
 /// What the simulator and backend need to know about an intrinsic's family.
@@ -223,9 +226,9 @@ pub static TABLE: &[IntrinsicSig] = &[
         "shfl",
         AT_W,
         &[v("value", Numeric), v("src_lane", S(I32))],
-        RET_T,
+        RetSig::UniformIf(T, 1),
         Warp,
-        "value of `value` in lane `src_lane`",
+        "value of `value` in lane `src_lane` (warp-uniform when `src_lane` is)",
     ),
     row(
         "shfl_up",
@@ -251,6 +254,12 @@ pub static TABLE: &[IntrinsicSig] = &[
         Warp,
         "value from lane `lane ^ lane_mask`",
     ),
+    row("reduce_add", AT_W, &[v("value", Int)], RetSig::Value(T, Some(W)), Warp, "sum over the warp (integers)"),
+    row("reduce_min", AT_W, &[v("value", Int)], RetSig::Value(T, Some(W)), Warp, "minimum over the warp (integers)"),
+    row("reduce_max", AT_W, &[v("value", Int)], RetSig::Value(T, Some(W)), Warp, "maximum over the warp (integers)"),
+    row("reduce_and", AT_W, &[v("value", Int)], RetSig::Value(T, Some(W)), Warp, "bitwise and over the warp"),
+    row("reduce_or", AT_W, &[v("value", Int)], RetSig::Value(T, Some(W)), Warp, "bitwise or over the warp"),
+    row("reduce_xor", AT_W, &[v("value", Int)], RetSig::Value(T, Some(W)), Warp, "bitwise xor over the warp"),
     row(
         "ballot",
         AT_W,
@@ -484,7 +493,7 @@ mod tests {
                     _ => {}
                 }
             }
-            if let RetSig::Value(TyClass::T, _) = s.ret {
+            if let RetSig::Value(TyClass::T, _) | RetSig::UniformIf(TyClass::T, _) = s.ret {
                 assert!(bound, "{} returns T without fixing it", s.name);
             }
         }

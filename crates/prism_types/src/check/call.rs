@@ -542,6 +542,18 @@ impl Checker<'_> {
                 };
                 (Ty::Scalar(s), if sig.code == CodeReq::Pure { persp } else { p })
             }
+            RetSig::UniformIf(cls, i) => {
+                let s = match cls {
+                    TyClass::S(s) => s,
+                    _ => t.unwrap_or(Scalar::I32),
+                };
+                let CodeReq::At(own) = sig.code else { unreachable!("only collectives broadcast") };
+                let uniform = match out.get(i) {
+                    Some(CallArg::Value(e)) => self.facts.uniform_over(e.persp, own),
+                    _ => false,
+                };
+                (Ty::Scalar(s), Some(if uniform { own } else { Persp::THREAD }))
+            }
         };
         let call = tir::Expr {
             kind: ExprKind::Call(Box::new(tir::Call {
