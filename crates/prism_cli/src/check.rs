@@ -39,6 +39,7 @@ pub fn target(arch: &str, smem_limit: Option<u64>) -> Result<Target, String> {
         .ok_or_else(|| format!("unknown architecture `{arch}`; known: {}", Target::KNOWN.join(", ")))?;
     if let Some(l) = smem_limit {
         t.smem_limit = l;
+        t.smem_limit_overridden = true;
     }
     Ok(t)
 }
@@ -46,7 +47,7 @@ pub fn target(arch: &str, smem_limit: Option<u64>) -> Result<Target, String> {
 /// Prints diagnostics in the chosen format.
 pub fn emit(map: &SourceMap, problems: &Problems, format: MessageFormat, color: ColorChoice) {
     match format {
-        MessageFormat::Json => print!("{}", render_json(map, problems.diagnostics())),
+        MessageFormat::Json => crate::out(&render_json(map, problems.diagnostics())),
         MessageFormat::Human => {
             let color = match color {
                 ColorChoice::Always => Color::Always,

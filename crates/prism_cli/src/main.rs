@@ -55,6 +55,13 @@ enum Command {
     },
 }
 
+/// Writes to stdout, ignoring a closed pipe (`prism explain x | head` must not panic).
+pub fn out(text: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush());
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let code = match cli.command {

@@ -51,6 +51,14 @@ impl TypeError {
                     .with_secondary(*first, "first defined here")
                     .with_help("pick another name, or assign to the existing variable without `: type`")
             }
+            ReservedName { name, span } => Diagnostic::error(
+                "duplicate-definition",
+                format!("`{name}` is the name of a built-in"),
+                *span,
+            )
+            .with_label("already defined by Prism")
+            .with_note("intrinsics, casts and `id` are defined in every file")
+            .with_help("pick another name for the function"),
             // Diagnostic: type-mismatch
             Mismatch { expected, found, span, context, help } => {
                 let d = Diagnostic::error("type-mismatch", format!("expected {expected}, found {found}"), *span)
@@ -250,7 +258,7 @@ impl TypeError {
                 format!("cannot declare `{name}` at {var_persp} in {code} code"),
                 *span,
             )
-            .with_label(format!("{var_persp} is broader than the code's {code}"))
+            .with_label(format!("{var_persp} is not narrower than the code's {code}"))
             .with_help(format!("declare it outside the narrower scope, or at {code} or narrower")),
             NarrowValue { target, target_persp, culprit, span, origin } => {
                 let d = Diagnostic::error(
@@ -458,6 +466,15 @@ impl TypeError {
                     None => d,
                 }
             }
+            NotAPointer { param, name, span, lambda } => Diagnostic::error(
+                "pointer-argument",
+                format!("bad argument for `{param}`: `{name}` is not a pointer"),
+                *span,
+            )
+            .with_label("a partition passed as a pointer")
+            .with_secondary(*lambda, "this indexing function is not `start + i`")
+            .with_note("a pointer names consecutive elements; a partition is one only when its function is an offset, `lambda i: start + i`")
+            .with_help("pass the memory it partitions and index inside the callee, or partition with an offset function"),
             // Diagnostic: recursion
             Recursion { cycle, span } => Diagnostic::error(
                 "recursion",

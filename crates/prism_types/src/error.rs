@@ -55,6 +55,8 @@ pub enum TypeError {
     UnknownName { name: String, span: Span, help: Option<String> },
     /// `x : integer = 0`
     UnknownType { name: String, span: Span },
+    /// A function named like a built-in.
+    ReservedName { name: String, span: Span },
     /// Two definitions of one name in one scope.
     Duplicate { name: String, span: Span, first: Span },
     /// A value of the wrong type.
@@ -143,6 +145,8 @@ pub enum TypeError {
     ArgumentPerspective { param: String, param_persp: Persp, culprit: Culprit, span: Span },
     /// A pointer argument that does not fit its parameter.
     PointerArgument { param: String, reason: String, span: Span, help: Option<String> },
+    /// A partition with a non-offset indexing function passed where a pointer is needed.
+    NotAPointer { param: String, name: String, span: Span, lambda: Span },
     /// A call cycle.
     Recursion { cycle: Vec<String>, span: Span },
     /// Calling a kernel from device code.

@@ -53,11 +53,11 @@ impl Scalar {
     pub fn from_name(name: &str) -> Option<Scalar> {
         Some(match name {
             "bool" => Scalar::Bool,
-            "int" | "int32" => Scalar::I32,
-            "uint" | "uint32" => Scalar::U32,
+            "int" => Scalar::I32,
+            "uint" => Scalar::U32,
             "int64" => Scalar::I64,
             "uint64" => Scalar::U64,
-            "half" | "f16" => Scalar::F16,
+            "half" => Scalar::F16,
             "bf16" => Scalar::BF16,
             "float" => Scalar::F32,
             "double" => Scalar::F64,

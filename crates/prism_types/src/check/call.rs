@@ -184,9 +184,10 @@ impl Checker<'_> {
     ) -> Option<Persp> {
         let code = self.code;
         if let Some(&guard) = self.guards.last()
-            && required != Persp::THREAD {
-                self.persp_error(TypeError::CollectiveInCondition { callee: callee.to_string(), span, guard });
-            }
+            && required != Persp::THREAD
+        {
+            self.persp_error(TypeError::CollectiveInCondition { callee: callee.to_string(), span, guard });
+        }
         if !self.facts.narrower_eq(required, code) {
             let broadens = required.level > code.level || (required.level == code.level && required.n > code.n);
             let (reason, help) = if broadens {
@@ -363,6 +364,15 @@ impl Checker<'_> {
         };
         if matches!(var.ty, Ty::Ptr { .. }) {
             self.use_memory(v, value.span, false);
+            if let Err(lambda) = self.offset_view(v) {
+                self.error(TypeError::NotAPointer {
+                    param: param.to_string(),
+                    name: var.name.clone(),
+                    span: value.span,
+                    lambda,
+                });
+                return None;
+            }
         }
         if arg_elem != elem {
             self.error(TypeError::PointerArgument {
@@ -414,6 +424,22 @@ impl Checker<'_> {
             return None;
         }
         Some(v)
+    }
+
+    /// Whether memory name `v` is a pointer: a root, or views whose partitions all have
+    /// offset indexing functions (`lambda i: e + i`). Returns the offending function's span.
+    fn offset_view(&self, v: VarId) -> Result<(), Span> {
+        match &self.var(v).kind {
+            VarKind::View { parent, how: tir::ViewKind::Partition(l) } => {
+                if is_offset_lambda(l) {
+                    self.offset_view(*parent)
+                } else {
+                    Err(l.body.span)
+                }
+            }
+            VarKind::View { parent, .. } => self.offset_view(*parent),
+            _ => Ok(()),
+        }
     }
 
     fn opaque_arg(&mut self, param: &str, tn: &str, persp: Persp, value: &ast::Expr) -> Option<VarId> {
@@ -477,6 +503,8 @@ impl Checker<'_> {
         let mut out = Vec::new();
         let mut persp: Option<Persp> = None;
         let mut all_const = true;
+        // Keep checking the other operands after one fails, to report all their problems.
+        let mut failed = false;
         for (p, a) in sig.params.iter().zip(&m.by_param) {
             let Some(a) = a else { continue };
             match p.kind {
@@ -485,9 +513,9 @@ impl Checker<'_> {
                     // means what it would mean outside the call.
                     let target = if sig.code == CodeReq::Pure { outer } else { Some(p.persp) };
                     let v = self.expr(&a.value, target);
-                    let e = match self.class_value(name, p.name, p.ty, &mut t, v) {
-                        Some(e) => e,
-                        None => return Val::error(span),
+                    let Some(e) = self.class_value(name, p.name, p.ty, &mut t, v) else {
+                        failed = true;
+                        continue;
                     };
                     if !matches!(e.kind, ExprKind::Const(_)) {
                         all_const = false;
@@ -506,11 +534,11 @@ impl Checker<'_> {
                 ParamKind::Ref { mutable } => match self.elem_ref(name, p.name, mutable, false, p.ty, &mut t, &a.value)
                 {
                     Some(arg) => out.push(arg),
-                    None => return Val::error(span),
+                    None => failed = true,
                 },
                 ParamKind::AsyncRef => match self.elem_ref(name, p.name, true, true, p.ty, &mut t, &a.value) {
                     Some(arg) => out.push(arg),
-                    None => return Val::error(span),
+                    None => failed = true,
                 },
                 ParamKind::Mem { mutable } => {
                     let TyClass::S(elem) = p.ty else { unreachable!("memory operands have a fixed type") };
@@ -520,19 +548,20 @@ impl Checker<'_> {
                 }
             }
         }
-        if !m.ok {
+        if !m.ok || failed {
             return Val::error(span);
         }
         if name == "cp_async"
             && let Some(CallArg::Value(e)) = out.get(2)
-                && !matches!(e.kind, ExprKind::Const(ConstValue::Int(4 | 8 | 16))) {
-                    self.error(TypeError::WrongArguments {
-                        callee: name.into(),
-                        problem: "`bytes` must be 4, 8 or 16".into(),
-                        span: e.span,
-                        help: None,
-                    });
-                }
+            && !matches!(e.kind, ExprKind::Const(ConstValue::Int(4 | 8 | 16)))
+        {
+            self.error(TypeError::WrongArguments {
+                callee: name.into(),
+                problem: "`bytes` must be 4, 8 or 16".into(),
+                span: e.span,
+                help: None,
+            });
+        }
         let (ty, rpersp) = match sig.ret {
             RetSig::Void => (Ty::Void, None),
             RetSig::Value(cls, p) => {
@@ -566,10 +595,12 @@ impl Checker<'_> {
             persp: rpersp,
             span,
         };
-        if sig.code == CodeReq::Pure && all_const
-            && let Some(folded) = self.fold_pure(name, &call) {
-                return Val::new(folded);
-            }
+        if sig.code == CodeReq::Pure
+            && all_const
+            && let Some(folded) = self.fold_pure(name, &call)
+        {
+            return Val::new(folded);
+        }
         Val::new(call)
     }
 
@@ -780,16 +811,17 @@ impl Checker<'_> {
         match cls {
             TyClass::T => {
                 if let Some(want) = *t
-                    && want != elem {
-                        self.error(TypeError::Mismatch {
-                            expected: format!("memory of `{}`", want.name()),
-                            found: format!("memory of `{}`", elem.name()),
-                            span: value.span,
-                            context: format!("`{param}` of `{callee}`"),
-                            help: None,
-                        });
-                        return None;
-                    }
+                    && want != elem
+                {
+                    self.error(TypeError::Mismatch {
+                        expected: format!("memory of `{}`", want.name()),
+                        found: format!("memory of `{}`", elem.name()),
+                        span: value.span,
+                        context: format!("`{param}` of `{callee}`"),
+                        help: None,
+                    });
+                    return None;
+                }
             }
             TyClass::Atomic
                 if !matches!(
@@ -848,6 +880,42 @@ impl Checker<'_> {
             _ => return None,
         };
         Some(super::expr::konst(r, to, call.span))
+    }
+}
+
+/// Whether an indexing function is `lambda i: e + i` (or `i + e`, or `i`), with `e` not
+/// mentioning `i`: then the view is its parent advanced by `e`.
+fn is_offset_lambda(l: &tir::Lambda) -> bool {
+    if l.params.len() != 1 {
+        return false;
+    }
+    let p = l.params[0];
+    fn is_param(e: &tir::Expr, p: VarId) -> bool {
+        match &e.kind {
+            ExprKind::Var(v) => *v == p,
+            ExprKind::Cast(a) => is_param(a, p),
+            _ => false,
+        }
+    }
+    fn mentions(e: &tir::Expr, p: VarId) -> bool {
+        match &e.kind {
+            ExprKind::Var(v) => *v == p,
+            ExprKind::Unary(_, a) | ExprKind::Cast(a) => mentions(a, p),
+            ExprKind::Binary(_, a, b) => mentions(a, p) || mentions(b, p),
+            ExprKind::Select { cond, then, otherwise } => {
+                mentions(cond, p) || mentions(then, p) || mentions(otherwise, p)
+            }
+            ExprKind::Elem { index, .. } | ExprKind::Load { index, .. } => index.iter().any(|i| mentions(i, p)),
+            ExprKind::Call(c) => c.args.iter().any(|a| matches!(a, CallArg::Value(x) if mentions(x, p))),
+            _ => false,
+        }
+    }
+    match &l.body.kind {
+        _ if is_param(&l.body, p) => true,
+        ExprKind::Binary(ast::BinOp::Add, a, b) => {
+            (is_param(a, p) && !mentions(b, p)) || (is_param(b, p) && !mentions(a, p))
+        }
+        _ => false,
     }
 }
 

@@ -176,12 +176,13 @@ pub(crate) fn check_body(
     }
     let body = cx.block_no_scope(&f.body);
     if let Some((_, _)) = sig.ret
-        && !always_returns(&body) {
-            cx.errors.push(TypeError::MissingReturn {
-                function: sig.name.clone(),
-                span: f.ret.as_ref().map(|r| r.span).unwrap_or(f.header_span),
-            });
-        }
+        && !always_returns(&body)
+    {
+        cx.errors.push(TypeError::MissingReturn {
+            function: sig.name.clone(),
+            span: f.ret.as_ref().map(|r| r.span).unwrap_or(f.header_span),
+        });
+    }
     let func = tir::Function {
         id,
         name: sig.name.clone(),
@@ -305,10 +306,11 @@ impl Checker<'_> {
     pub fn use_memory(&mut self, v: VarId, span: Span, as_async_dst: bool) {
         let var = self.var(v);
         if let VarKind::View { how: tir::ViewKind::Async, .. } = var.kind
-            && !as_async_dst {
-                let e = TypeError::AsyncMisuse { name: var.name.clone(), span, origin: var.span };
-                self.error(e);
-            }
+            && !as_async_dst
+        {
+            let e = TypeError::AsyncMisuse { name: var.name.clone(), span, origin: var.span };
+            self.error(e);
+        }
         if let Some(c) = self.claims.iter().find(|c| c.view == v).cloned() {
             self.claim_uses.entry(v).or_default().push(span);
             if c.state != ClaimState::Owned {

@@ -249,17 +249,18 @@ impl Checker<'_> {
             return Val::error(span);
         }
         if let ExprKind::Const(c) = v.e.kind
-            && consts::foldable(s) {
-                match consts::unary(op, c, s) {
-                    Ok(r) => {
-                        return Val { e: konst(r, s, span), lit: v.lit, err: false };
-                    }
-                    Err(reason) => {
-                        self.error(TypeError::ConstEval { reason, span });
-                        return Val::error(span);
-                    }
+            && consts::foldable(s)
+        {
+            match consts::unary(op, c, s) {
+                Ok(r) => {
+                    return Val { e: konst(r, s, span), lit: v.lit, err: false };
+                }
+                Err(reason) => {
+                    self.error(TypeError::ConstEval { reason, span });
+                    return Val::error(span);
                 }
             }
+        }
         let persp = v.e.persp;
         Val {
             e: tir::Expr { kind: ExprKind::Unary(op, Box::new(v.e)), ty: Ty::Scalar(s), persp, span },
@@ -394,15 +395,16 @@ impl Checker<'_> {
         span: Span,
     ) -> Val {
         if let (ExprKind::Const(x), ExprKind::Const(y)) = (&a.kind, &b.kind)
-            && consts::foldable(operand) {
-                return match consts::binary(op, *x, *y, operand) {
-                    Ok(r) => Val { e: konst(r, result, span), lit, err: false },
-                    Err(reason) => {
-                        self.error(TypeError::ConstEval { reason, span });
-                        Val::error(span)
-                    }
-                };
-            }
+            && consts::foldable(operand)
+        {
+            return match consts::binary(op, *x, *y, operand) {
+                Ok(r) => Val { e: konst(r, result, span), lit, err: false },
+                Err(reason) => {
+                    self.error(TypeError::ConstEval { reason, span });
+                    Val::error(span)
+                }
+            };
+        }
         if let (BinOp::Div | BinOp::Rem, ExprKind::Const(ConstValue::Int(0))) = (op, &b.kind) {
             self.error(TypeError::ConstEval { reason: "division by zero".into(), span });
         }
@@ -469,29 +471,29 @@ impl Checker<'_> {
     /// Converts `e` from `from` to `to` (folding constants); the caller decided it is allowed.
     pub fn convert(&mut self, e: tir::Expr, from: Scalar, to: Scalar, literal: bool) -> tir::Expr {
         if let ExprKind::Const(c) = e.kind
-            && consts::foldable(from) {
-                match consts::cast(c, from, to) {
-                    Ok(r) => {
-                        if literal
-                            && let (ConstValue::Int(x), true) = (c, to.is_int()) {
-                                let (lo, hi) = consts::int_range(to);
-                                if x < lo || x > hi {
-                                    self.error(TypeError::ConstEval {
-                                        reason: format!("{x} does not fit in `{}`", to.name()),
-                                        span: e.span,
-                                    });
-                                }
-                            }
-                        if consts::foldable(to) {
-                            return konst(r, to, e.span);
+            && consts::foldable(from)
+        {
+            match consts::cast(c, from, to) {
+                Ok(r) => {
+                    if literal && let (ConstValue::Int(x), true) = (c, to.is_int()) {
+                        let (lo, hi) = consts::int_range(to);
+                        if x < lo || x > hi {
+                            self.error(TypeError::ConstEval {
+                                reason: format!("{x} does not fit in `{}`", to.name()),
+                                span: e.span,
+                            });
                         }
                     }
-                    Err(reason) => {
-                        self.error(TypeError::ConstEval { reason, span: e.span });
-                        return Val::error(e.span).e;
+                    if consts::foldable(to) {
+                        return konst(r, to, e.span);
                     }
                 }
+                Err(reason) => {
+                    self.error(TypeError::ConstEval { reason, span: e.span });
+                    return Val::error(e.span).e;
+                }
             }
+        }
         let span = e.span;
         let persp = e.persp;
         tir::Expr { kind: ExprKind::Cast(Box::new(e)), ty: Ty::Scalar(to), persp, span }
@@ -642,13 +644,14 @@ impl Checker<'_> {
     fn check_const_bounds(&mut self, name: &str, index: &[tir::Expr], dims: &[u64]) {
         for (i, d) in index.iter().zip(dims) {
             if let ExprKind::Const(ConstValue::Int(x)) = i.kind
-                && (x < 0 || x as u64 >= *d) {
-                    self.error(TypeError::BadIndex {
-                        reason: format!("index {x} is out of bounds for `{name}` (dimension {d})"),
-                        span: i.span,
-                        help: None,
-                    });
-                }
+                && (x < 0 || x as u64 >= *d)
+            {
+                self.error(TypeError::BadIndex {
+                    reason: format!("index {x} is out of bounds for `{name}` (dimension {d})"),
+                    span: i.span,
+                    help: None,
+                });
+            }
         }
     }
 }

@@ -32,6 +32,8 @@ pub struct Target {
     pub arch: String,
     /// The most shared memory one block may use, in bytes.
     pub smem_limit: u64,
+    /// Whether `smem_limit` was set explicitly rather than taken from the architecture.
+    pub smem_limit_overridden: bool,
 }
 
 impl Target {
@@ -47,7 +49,7 @@ impl Target {
             "sm_90" | "sm_90a" | "sm_100" | "sm_100a" => 227 * 1024,
             _ => return None,
         };
-        Some(Target { arch: arch.to_string(), smem_limit: limit })
+        Some(Target { arch: arch.to_string(), smem_limit: limit, smem_limit_overridden: false })
     }
 
     /// The architectures [`Target::from_arch`] knows.
@@ -114,11 +116,7 @@ pub fn check_module(module: &ast::Module, target: &Target, errors: &mut Vec<Type
                         first: g.sigs[prev.0 as usize].header_span,
                     });
                 } else if crate::intrinsics::lookup(&f.name.name).is_some() || f.name.name == "id" {
-                    errors.push(TypeError::Duplicate {
-                        name: f.name.name.clone(),
-                        span: f.name.span,
-                        first: f.name.span,
-                    });
+                    errors.push(TypeError::ReservedName { name: f.name.name.clone(), span: f.name.span });
                 } else {
                     g.fns.insert(f.name.name.clone(), FnId(g.sigs.len() as u32));
                 }
@@ -153,7 +151,11 @@ pub fn check_module(module: &ast::Module, target: &Target, errors: &mut Vec<Type
                 function: sig.name.clone(),
                 need: func.smem_need,
                 limit: target.smem_limit,
-                arch: target.arch.clone(),
+                arch: if target.smem_limit_overridden {
+                    format!("the limit set with --smem-limit for {}", target.arch)
+                } else {
+                    target.arch.clone()
+                },
                 span: f.header_span,
             });
         }
@@ -422,16 +424,17 @@ fn signature(g: &Globals, f: &ast::Function, errors: &mut Vec<TypeError>) -> Sig
         }
     });
     if let Some(lb) = launch_bounds
-        && lb % facts.t_mult != 0 {
-            errors.push(TypeError::InvalidBound {
-                reason: format!(
-                    "launch bound {lb} is not a multiple of {}, which the bound requires of threads per block",
-                    facts.t_mult
-                ),
-                span: f.launch_bounds.as_ref().map(|e| e.span).unwrap_or(f.header_span),
-                help: None,
-            });
-        }
+        && lb % facts.t_mult != 0
+    {
+        errors.push(TypeError::InvalidBound {
+            reason: format!(
+                "launch bound {lb} is not a multiple of {}, which the bound requires of threads per block",
+                facts.t_mult
+            ),
+            span: f.launch_bounds.as_ref().map(|e| e.span).unwrap_or(f.header_span),
+            help: None,
+        });
+    }
     // Parameters.
     let mut params = Vec::new();
     for (i, p) in f.params.iter().enumerate() {
@@ -479,12 +482,16 @@ fn signature(g: &Globals, f: &ast::Function, errors: &mut Vec<TypeError>) -> Sig
         match scalar_of(&r.ty) {
             Some(s) => Some((s, persp)),
             None => {
-                errors.push(TypeError::Unsupported {
-                    what: format!("returning `{}`", type_text(&r.ty)),
-                    span: r.ty.span,
-                    help: Some("functions return scalars; write results through a `ptr(T)` parameter".into()),
-                });
-                None
+                match &r.ty.kind {
+                    ast::TypeKind::Named(n) => errors.push(TypeError::UnknownType { name: n.clone(), span: r.ty.span }),
+                    _ => errors.push(TypeError::Unsupported {
+                        what: format!("returning `{}`", type_text(&r.ty)),
+                        span: r.ty.span,
+                        help: Some("functions return scalars; write results through a `ptr(T)` parameter".into()),
+                    }),
+                }
+                // Keep a placeholder so that the body's `return`s are not reported again.
+                Some((Scalar::I32, persp))
             }
         }
     });

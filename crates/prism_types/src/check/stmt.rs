@@ -586,13 +586,14 @@ impl Checker<'_> {
                     all.iter().map(|i| self.int_expr(i, target.or(Some(var.persp)), "index")).collect();
                 for (i, d) in index.iter().zip(dims) {
                     if let ExprKind::Const(ConstValue::Int(x)) = i.kind
-                        && (x < 0 || x as u64 >= *d) {
-                            self.error(TypeError::BadIndex {
-                                reason: format!("index {x} is out of bounds for `{}` (dimension {d})", var.name),
-                                span: i.span,
-                                help: None,
-                            });
-                        }
+                        && (x < 0 || x as u64 >= *d)
+                    {
+                        self.error(TypeError::BadIndex {
+                            reason: format!("index {x} is out of bounds for `{}` (dimension {d})", var.name),
+                            span: i.span,
+                            help: None,
+                        });
+                    }
                 }
                 // An element index that varies within the array's units would make the
                 // threads of a unit write different elements.

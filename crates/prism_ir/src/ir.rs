@@ -1,0 +1,609 @@
+//! The kernel IR: a structured control-flow graph with explicit barriers and collectives.
+//!
+//! Each function body is a tree of blocks: straight-line instructions plus structured
+//! instructions (`if`, `loop`, `group`, `split`, memory scopes) that own nested blocks. It is a
+//! CFG in which every branch has a known join and every loop a known exit, which is what both
+//! consumers want: the CUDA printer emits `if`/`for` directly, and the simulator compiles
+//! blocks to flat code with explicit reconvergence points. Unlike TIR, there are no names,
+//! views or nested expressions: every value is in a register, every memory access is a
+//! `load`/`store` through a pointer register and an element index computed by instructions,
+//! and synchronisation is explicit `barrier` instructions (inserted by `prism_sync`).
+//!
+//! Invariant: registers, locals, memory names and accesses index their function's tables.
+//! Invariant: `break`/`continue` appear only inside a `loop` body (not crossing a `group`,
+//! `split` or `scope`), which the verifier checks.
+
+use crate::entities::{AccessId, FuncId, LocalId, MemId, Reg};
+use prism_span::Span;
+use prism_types::intrinsics::IntrinsicId;
+use prism_types::perspective::{Facts, Persp};
+use prism_types::tir::{BinOp, ConstValue, FnKind, RawIndex, UnOp};
+use prism_types::ty::Scalar;
+
+/// A register's type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Type {
+    /// A scalar.
+    Scalar(Scalar),
+    /// A pointer to memory (global, shared or thread-local), with an element offset.
+    Ptr,
+    /// An opaque handle (`CUTensorMap`), passed through to intrinsics.
+    Opaque,
+}
+
+/// A whole program: every function of one source file.
+#[derive(Clone, Debug, Default)]
+pub struct Program {
+    /// Functions, indexed by [`FuncId`].
+    pub functions: Vec<Function>,
+}
+
+impl Program {
+    /// The function with id `id`.
+    pub fn func(&self, id: FuncId) -> &Function {
+        &self.functions[id.index()]
+    }
+
+    /// A function by name.
+    pub fn find(&self, name: &str) -> Option<(FuncId, &Function)> {
+        self.functions.iter().enumerate().find(|(_, f)| f.name == name).map(|(i, f)| (FuncId(i as u32), f))
+    }
+}
+
+/// A function.
+#[derive(Clone, Debug)]
+pub struct Function {
+    /// Its name.
+    pub name: String,
+    /// Kernel or device function.
+    pub kind: FnKind,
+    /// The perspective the body starts at.
+    pub entry: Persp,
+    /// What the bound guarantees about threads per block and blocks per grid.
+    pub facts: Facts,
+    /// Shared memory the body uses, in bytes, from the function's shared base.
+    pub smem_size: u64,
+    /// `@launch_bounds`, if given.
+    pub launch_bounds: Option<u64>,
+    /// Parameters: registers defined on entry.
+    pub params: Vec<Reg>,
+    /// The return type, if any.
+    pub ret: Option<Type>,
+    /// Register table.
+    pub regs: Vec<RegInfo>,
+    /// Thread-local arrays.
+    pub locals: Vec<LocalInfo>,
+    /// Memory names.
+    pub mems: Vec<MemInfo>,
+    /// Memory access sites.
+    pub accesses: Vec<AccessInfo>,
+    /// The body.
+    pub body: Block,
+    /// Where the function is declared.
+    pub span: Span,
+}
+
+impl Function {
+    /// The type of a register.
+    pub fn reg_ty(&self, r: Reg) -> Type {
+        self.regs[r.index()].ty
+    }
+}
+
+/// A register.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RegInfo {
+    /// Its type.
+    pub ty: Type,
+    /// The source variable it holds, if any (kept for readable output).
+    pub name: Option<String>,
+}
+
+/// A thread-local array.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LocalInfo {
+    /// Element type.
+    pub elem: Scalar,
+    /// Number of elements (dimensions flattened row-major).
+    pub len: u64,
+    /// The source name.
+    pub name: String,
+}
+
+/// What a memory name is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemKind {
+    /// A pointer parameter.
+    Param,
+    /// A shared array.
+    Shared,
+    /// A thread-local array (named as memory when passed by pointer).
+    Local,
+    /// Made by `partition`.
+    Partition,
+    /// Made by `claim`.
+    Claim,
+    /// Made by `async`.
+    Async,
+}
+
+impl MemKind {
+    /// The text-form keyword.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MemKind::Param => "param",
+            MemKind::Shared => "shared",
+            MemKind::Local => "local",
+            MemKind::Partition => "partition",
+            MemKind::Claim => "claim",
+            MemKind::Async => "async",
+        }
+    }
+}
+
+/// A name of memory: the unit the synchronisation analysis tracks.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MemInfo {
+    /// The source name.
+    pub name: String,
+    /// What it is.
+    pub kind: MemKind,
+    /// Its perspective: the units that may use it.
+    pub persp: Persp,
+    /// The name it narrows, for views.
+    pub parent: Option<MemId>,
+    /// Element type.
+    pub elem: Scalar,
+    /// Where it was declared.
+    pub span: Span,
+}
+
+/// How an access touches memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AccessKind {
+    /// A plain load.
+    Read,
+    /// A plain store.
+    Write,
+    /// An atomic read-modify-write (or atomic load/store).
+    Atomic,
+    /// The destination of an asynchronous copy.
+    AsyncWrite,
+    /// A volatile access in unsafe code (never reported as a race).
+    Volatile,
+}
+
+impl AccessKind {
+    /// The text-form keyword.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AccessKind::Read => "read",
+            AccessKind::Write => "write",
+            AccessKind::Atomic => "atomic",
+            AccessKind::AsyncWrite => "async",
+            AccessKind::Volatile => "volatile",
+        }
+    }
+
+    /// Whether the access may change memory.
+    pub fn writes(self) -> bool {
+        !matches!(self, AccessKind::Read)
+    }
+}
+
+/// A memory access site.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AccessInfo {
+    /// The name the source used.
+    pub mem: MemId,
+    /// How.
+    pub kind: AccessKind,
+    /// Where.
+    pub span: Span,
+}
+
+/// A sequence of instructions.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Block {
+    /// The instructions in order.
+    pub insts: Vec<Inst>,
+}
+
+/// An instruction with its source span.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Inst {
+    /// What it does.
+    pub kind: InstKind,
+    /// The source it came from.
+    pub span: Span,
+}
+
+/// One case of a split.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Case {
+    /// First unit (in the split's unit).
+    pub offset: u64,
+    /// Number of units.
+    pub count: u64,
+    /// The branch's code perspective.
+    pub persp: Persp,
+    /// The branch.
+    pub body: Block,
+}
+
+/// An operand of an intrinsic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IntrArg {
+    /// A value.
+    Val(Reg),
+    /// An element of memory: pointer and element index.
+    Elem {
+        /// The pointer.
+        ptr: Reg,
+        /// The element index.
+        index: Reg,
+    },
+}
+
+/// Why a barrier is there.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BarrierOrigin {
+    /// Written in the source (`__syncthreads()`, `__syncwarp()`).
+    Explicit,
+    /// Inserted by synchronisation inference: memory `mem` was accessed at `before` and is
+    /// accessed again at `after`, one of them writing.
+    Inferred {
+        /// The memory name.
+        mem: MemId,
+        /// The earlier access (or scope).
+        before: Span,
+        /// The later access (or scope).
+        after: Span,
+    },
+}
+
+/// What a memory scope does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScopeKind {
+    /// `partition`
+    Partition,
+    /// `claim`
+    Claim,
+    /// `async`: copies into `view` complete before `mem` is used again.
+    Async,
+}
+
+impl ScopeKind {
+    /// The text-form keyword.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ScopeKind::Partition => "partition",
+            ScopeKind::Claim => "claim",
+            ScopeKind::Async => "async",
+        }
+    }
+}
+
+/// Instruction forms.
+#[derive(Clone, Debug, PartialEq)]
+pub enum InstKind {
+    /// `dst = value` (of `dst`'s type).
+    Const {
+        /// Destination.
+        dst: Reg,
+        /// The constant.
+        value: ConstValue,
+    },
+    /// `dst = src`.
+    Copy {
+        /// Destination.
+        dst: Reg,
+        /// Source (same type).
+        src: Reg,
+    },
+    /// `dst = op arg` (of `dst`'s type).
+    Unary {
+        /// Destination.
+        dst: Reg,
+        /// Operator.
+        op: UnOp,
+        /// Operand.
+        arg: Reg,
+    },
+    /// `dst = lhs op rhs`. Operands have the same type (the left one's, for shifts); a
+    /// comparison's `dst` is `bool`. `and`/`or` never appear (they are lowered to `if`).
+    Binary {
+        /// Destination.
+        dst: Reg,
+        /// Operator.
+        op: BinOp,
+        /// Left operand.
+        lhs: Reg,
+        /// Right operand.
+        rhs: Reg,
+    },
+    /// `dst = cond ? then : otherwise` (both evaluated; no side effects).
+    Select {
+        /// Destination.
+        dst: Reg,
+        /// Condition (`bool`).
+        cond: Reg,
+        /// Value when true.
+        then: Reg,
+        /// Value when false.
+        otherwise: Reg,
+    },
+    /// `dst = (type of dst) arg`.
+    Cast {
+        /// Destination.
+        dst: Reg,
+        /// Operand.
+        arg: Reg,
+    },
+    /// `dst = id()`: the index of this thread's `target`-unit inside its `code`-unit.
+    RelId {
+        /// Destination (`int`).
+        dst: Reg,
+        /// The code perspective.
+        code: Persp,
+        /// The target perspective.
+        target: Persp,
+    },
+    /// `dst` = a raw hardware index (unsafe code).
+    Raw {
+        /// Destination (`int`).
+        dst: Reg,
+        /// Which index.
+        index: RawIndex,
+    },
+    /// `dst` = a pointer to `len` bytes of shared memory at `offset` from this function's
+    /// shared base.
+    SharedAddr {
+        /// Destination (`ptr`).
+        dst: Reg,
+        /// Byte offset.
+        offset: u64,
+        /// Byte length.
+        len: u64,
+        /// Element type.
+        elem: Scalar,
+    },
+    /// `dst` = a pointer to a thread-local array.
+    LocalAddr {
+        /// Destination (`ptr`).
+        dst: Reg,
+        /// The array.
+        local: LocalId,
+    },
+    /// `dst = base + offset` elements.
+    PtrOffset {
+        /// Destination (`ptr`).
+        dst: Reg,
+        /// Base pointer.
+        base: Reg,
+        /// Element offset (an integer).
+        offset: Reg,
+    },
+    /// `dst = ptr[index]`.
+    Load {
+        /// Destination (of the element type).
+        dst: Reg,
+        /// Pointer.
+        ptr: Reg,
+        /// Element index (an integer).
+        index: Reg,
+        /// The access site.
+        access: AccessId,
+    },
+    /// `ptr[index] = value`.
+    Store {
+        /// Pointer.
+        ptr: Reg,
+        /// Element index.
+        index: Reg,
+        /// Value (of the element type).
+        value: Reg,
+        /// The access site.
+        access: AccessId,
+    },
+    /// Declares a thread-local array here and sets every element to zero.
+    LocalDecl {
+        /// The array.
+        local: LocalId,
+    },
+    /// `dst = local[index]`.
+    LocalLoad {
+        /// Destination.
+        dst: Reg,
+        /// The array.
+        local: LocalId,
+        /// Element index (flattened).
+        index: Reg,
+    },
+    /// `local[index] = value`.
+    LocalStore {
+        /// The array.
+        local: LocalId,
+        /// Element index (flattened).
+        index: Reg,
+        /// Value.
+        value: Reg,
+    },
+    /// A call to a Prism function.
+    Call {
+        /// Destination for the return value.
+        dst: Option<Reg>,
+        /// Callee.
+        func: FuncId,
+        /// Arguments (scalars and pointers), in parameter order.
+        args: Vec<Reg>,
+        /// The callee's shared base, as an offset from the caller's.
+        smem_offset: u64,
+    },
+    /// An intrinsic (a collective, an atomic, math...).
+    Intrinsic {
+        /// Results (most have one or none; `mma` has four).
+        dsts: Vec<Reg>,
+        /// Which intrinsic.
+        intrinsic: IntrinsicId,
+        /// Operands in signature order.
+        args: Vec<IntrArg>,
+        /// For intrinsics that touch memory: the access site.
+        access: Option<AccessId>,
+    },
+    /// A barrier over each `scope`-unit of the executing threads.
+    Barrier {
+        /// The unit that synchronises.
+        scope: Persp,
+        /// Why.
+        origin: BarrierOrigin,
+    },
+    /// `if cond { then } else { otherwise }`. With `uniform`, the condition must be the same
+    /// in all threads of the code's unit (a source `if`); otherwise lanes may disagree (the
+    /// lowering of `and`, `or` and conditional expressions).
+    If {
+        /// Condition (`bool`).
+        cond: Reg,
+        /// Taken when true.
+        then: Block,
+        /// Taken when false.
+        otherwise: Block,
+        /// Whether the condition must be uniform over the code perspective.
+        uniform: bool,
+    },
+    /// `loop { header; if !cond break; body; latch }`; `continue` in `body` goes to `latch`.
+    Loop {
+        /// Computes `cond`.
+        header: Block,
+        /// The loop condition, uniform over the code perspective.
+        cond: Reg,
+        /// The body.
+        body: Block,
+        /// Runs after the body and after `continue` (a `for` loop's increment).
+        latch: Block,
+    },
+    /// Leaves the innermost loop.
+    Break,
+    /// Goes to the latch of the innermost loop.
+    Continue,
+    /// Returns from the function.
+    Return {
+        /// The value, if the function returns one.
+        value: Option<Reg>,
+    },
+    /// Runs `body` at the narrower code perspective `persp` (every unit of it).
+    Group {
+        /// The new code perspective.
+        persp: Persp,
+        /// The body.
+        body: Block,
+    },
+    /// Shards the current unit: case `i` runs on units `[offset, offset + count)` of `unit`.
+    Split {
+        /// The unit counts are measured in.
+        unit: Persp,
+        /// Cases in order.
+        cases: Vec<Case>,
+    },
+    /// A `partition`/`claim`/`async` scope over memory name `mem`, made `view` inside.
+    Scope {
+        /// What kind.
+        kind: ScopeKind,
+        /// The name narrowed.
+        mem: MemId,
+        /// The name inside.
+        view: MemId,
+        /// The body.
+        body: Block,
+    },
+    /// `with unsafe:`: perspective checks are off inside.
+    Unsafe {
+        /// The body.
+        body: Block,
+    },
+    /// Verbatim CUDA text; `sim` is the Prism body the simulator runs instead, if given.
+    Verbatim {
+        /// The CUDA text.
+        text: String,
+        /// What the simulator runs.
+        sim: Option<Block>,
+    },
+}
+
+impl InstKind {
+    /// The registers this instruction defines.
+    pub fn defs(&self) -> Vec<Reg> {
+        use InstKind::*;
+        match self {
+            Const { dst, .. }
+            | Copy { dst, .. }
+            | Unary { dst, .. }
+            | Binary { dst, .. }
+            | Cast { dst, .. }
+            | Select { dst, .. }
+            | RelId { dst, .. }
+            | Raw { dst, .. }
+            | SharedAddr { dst, .. }
+            | LocalAddr { dst, .. }
+            | PtrOffset { dst, .. }
+            | Load { dst, .. }
+            | LocalLoad { dst, .. } => vec![*dst],
+            Call { dst, .. } => dst.iter().copied().collect(),
+            Intrinsic { dsts, .. } => dsts.clone(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The registers this instruction reads directly (not those of nested blocks).
+    pub fn uses(&self) -> Vec<Reg> {
+        use InstKind::*;
+        match self {
+            Copy { src, .. } => vec![*src],
+            Unary { arg, .. } | Cast { arg, .. } => vec![*arg],
+            Binary { lhs, rhs, .. } => vec![*lhs, *rhs],
+            Select { cond, then, otherwise, .. } => vec![*cond, *then, *otherwise],
+            PtrOffset { base, offset, .. } => vec![*base, *offset],
+            Load { ptr, index, .. } => vec![*ptr, *index],
+            Store { ptr, index, value, .. } => vec![*ptr, *index, *value],
+            LocalLoad { index, .. } => vec![*index],
+            LocalStore { index, value, .. } => vec![*index, *value],
+            Call { args, .. } => args.clone(),
+            Intrinsic { args, .. } => args
+                .iter()
+                .flat_map(|a| match a {
+                    IntrArg::Val(r) => vec![*r],
+                    IntrArg::Elem { ptr, index } => vec![*ptr, *index],
+                })
+                .collect(),
+            If { cond, .. } => vec![*cond],
+            Return { value } => value.iter().copied().collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The nested blocks of a structured instruction.
+    pub fn blocks(&self) -> Vec<&Block> {
+        use InstKind::*;
+        match self {
+            If { then, otherwise, .. } => vec![then, otherwise],
+            Loop { header, body, latch, .. } => vec![header, body, latch],
+            Group { body, .. } | Scope { body, .. } | Unsafe { body } => vec![body],
+            Split { cases, .. } => cases.iter().map(|c| &c.body).collect(),
+            Verbatim { sim, .. } => sim.iter().collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The nested blocks, mutably.
+    pub fn blocks_mut(&mut self) -> Vec<&mut Block> {
+        use InstKind::*;
+        match self {
+            If { then, otherwise, .. } => vec![then, otherwise],
+            Loop { header, body, latch, .. } => vec![header, body, latch],
+            Group { body, .. } | Scope { body, .. } | Unsafe { body } => vec![body],
+            Split { cases, .. } => cases.iter_mut().map(|c| &mut c.body).collect(),
+            Verbatim { sim, .. } => sim.iter_mut().collect(),
+            _ => Vec::new(),
+        }
+    }
+}

@@ -1,0 +1,697 @@
+//! Lowering: typed IR (TIR) to the kernel IR.
+//!
+//! Every TIR variable becomes a register (scalars), a thread-local array (`$n`), or a memory
+//! name (`#n`) with a pointer register. Views made by `partition` have no run-time value:
+//! each access through one evaluates the indexing function on the access's indices, in
+//! place, and continues with the parent name, down to a root (a pointer parameter, a shared
+//! array or a local array) whose pointer register is known. A partition passed to a function
+//! is an offset view (`lambda i: e + i`, which the checker guarantees), so it becomes the
+//! parent's pointer advanced by `e`.
+//!
+//! `and`, `or` and conditional expressions become non-uniform `if`s, so that the unevaluated
+//! side has no effects (it may load out of bounds). `for v in range(a, b, s)` evaluates `a`,
+//! `b` and `s` once, as Python does, and counts down when the step is negative.
+//!
+//! Invariant: lowering is total on programs the checker accepted; it never reports errors.
+
+use crate::entities::{AccessId, FuncId, LocalId, MemId, Reg};
+use crate::ir::*;
+use prism_span::Span;
+use prism_types::intrinsics::{Family, IntrinsicId, lookup};
+use prism_types::perspective::Persp;
+use prism_types::tir::{self, BinOp, CallArg, Callee, ConstValue, ExprKind, StmtKind, VarId, VarKind, ViewKind};
+use prism_types::ty::{Scalar, Ty};
+use std::collections::HashMap;
+
+/// Lowers a checked program.
+pub fn lower(program: &tir::Program) -> Program {
+    Program { functions: program.functions.iter().map(|f| lower_function(program, f)).collect() }
+}
+
+struct Cx<'a> {
+    prog: &'a tir::Program,
+    tf: &'a tir::Function,
+    f: Function,
+    regs: HashMap<VarId, Reg>,
+    locals: HashMap<VarId, LocalId>,
+    mems: HashMap<VarId, MemId>,
+    /// Pointer registers of root memory names.
+    ptrs: HashMap<VarId, Reg>,
+    /// Bindings of lambda parameters while an indexing function is evaluated.
+    lambda_env: Vec<(VarId, Reg)>,
+    unsafe_depth: u32,
+}
+
+fn ir_ty(t: &Ty) -> Type {
+    match t {
+        Ty::Scalar(s) => Type::Scalar(*s),
+        Ty::Ptr { .. } => Type::Ptr,
+        Ty::Opaque(_) => Type::Opaque,
+        // Arrays are not registers; void has no value. Neither reaches here.
+        Ty::Array { .. } | Ty::Void => Type::Scalar(Scalar::I32),
+    }
+}
+
+fn lower_function(prog: &tir::Program, tf: &tir::Function) -> Function {
+    let mut cx = Cx {
+        prog,
+        tf,
+        f: Function {
+            name: tf.name.clone(),
+            kind: tf.kind,
+            entry: tf.entry,
+            facts: tf.facts,
+            smem_size: tf.smem_need,
+            launch_bounds: tf.launch_bounds,
+            params: Vec::new(),
+            ret: tf.ret.map(|(s, _)| Type::Scalar(s)),
+            regs: Vec::new(),
+            locals: Vec::new(),
+            mems: Vec::new(),
+            accesses: Vec::new(),
+            body: Block::default(),
+            span: tf.header_span,
+        },
+        regs: HashMap::new(),
+        locals: HashMap::new(),
+        mems: HashMap::new(),
+        ptrs: HashMap::new(),
+        lambda_env: Vec::new(),
+        unsafe_depth: 0,
+    };
+    for &p in &tf.params {
+        let var = tf.var(p);
+        let r = cx.new_reg(ir_ty(&var.ty), Some(&var.name));
+        cx.f.params.push(r);
+        match &var.ty {
+            Ty::Ptr { elem, .. } => {
+                let m = cx.new_mem(p, MemKind::Param, None, *elem);
+                let _ = m;
+                cx.ptrs.insert(p, r);
+            }
+            _ => {
+                cx.regs.insert(p, r);
+            }
+        }
+    }
+    let mut body = Block::default();
+    cx.block(&tf.body, &mut body);
+    cx.f.body = body;
+    cx.f
+}
+
+impl Cx<'_> {
+    fn new_reg(&mut self, ty: Type, name: Option<&str>) -> Reg {
+        let r = Reg(self.f.regs.len() as u32);
+        self.f.regs.push(RegInfo { ty, name: name.map(str::to_string) });
+        r
+    }
+
+    fn new_mem(&mut self, v: VarId, kind: MemKind, parent: Option<MemId>, elem: Scalar) -> MemId {
+        let var = self.tf.var(v);
+        let m = MemId(self.f.mems.len() as u32);
+        self.f.mems.push(MemInfo { name: var.name.clone(), kind, persp: var.persp, parent, elem, span: var.span });
+        self.mems.insert(v, m);
+        m
+    }
+
+    fn access(&mut self, mem: MemId, kind: AccessKind, span: Span) -> AccessId {
+        let a = AccessId(self.f.accesses.len() as u32);
+        self.f.accesses.push(AccessInfo { mem, kind, span });
+        a
+    }
+
+    fn emit(&mut self, out: &mut Block, kind: InstKind, span: Span) {
+        out.insts.push(Inst { kind, span });
+    }
+
+    fn konst(&mut self, out: &mut Block, s: Scalar, v: ConstValue, span: Span) -> Reg {
+        let r = self.new_reg(Type::Scalar(s), None);
+        self.emit(out, InstKind::Const { dst: r, value: v }, span);
+        r
+    }
+
+    fn block(&mut self, b: &tir::Block, out: &mut Block) {
+        for s in &b.stmts {
+            self.stmt(s, out);
+        }
+    }
+
+    fn sub(&mut self, b: &tir::Block) -> Block {
+        let mut out = Block::default();
+        self.block(b, &mut out);
+        out
+    }
+
+    fn scalar_of(&self, v: VarId) -> Scalar {
+        match &self.tf.var(v).ty {
+            Ty::Scalar(s) => *s,
+            Ty::Array { elem, .. } | Ty::Ptr { elem, .. } => *elem,
+            _ => Scalar::I32,
+        }
+    }
+
+    fn stmt(&mut self, s: &tir::Stmt, out: &mut Block) {
+        let span = s.span;
+        match &s.kind {
+            StmtKind::Decl { var, init } => {
+                let v = self.tf.var(*var);
+                match (&v.ty, &v.kind) {
+                    (Ty::Scalar(sc), _) => {
+                        let r = self.new_reg(Type::Scalar(*sc), Some(&v.name));
+                        self.regs.insert(*var, r);
+                        match init {
+                            Some(e) => self.expr_into(e, r, out),
+                            None => {
+                                let zero = zero_of(*sc);
+                                self.emit(out, InstKind::Const { dst: r, value: zero }, span);
+                            }
+                        }
+                    }
+                    (Ty::Array { elem, dims }, _) => {
+                        let l = LocalId(self.f.locals.len() as u32);
+                        self.f.locals.push(LocalInfo { elem: *elem, len: dims.iter().product(), name: v.name.clone() });
+                        self.locals.insert(*var, l);
+                        self.emit(out, InstKind::LocalDecl { local: l }, span);
+                    }
+                    (Ty::Ptr { elem, .. }, VarKind::Shared { offset, bytes, .. }) => {
+                        let (elem, offset, bytes) = (*elem, *offset, *bytes);
+                        self.new_mem(*var, MemKind::Shared, None, elem);
+                        let r = self.new_reg(Type::Ptr, Some(&self.tf.var(*var).name.clone()));
+                        self.ptrs.insert(*var, r);
+                        self.emit(out, InstKind::SharedAddr { dst: r, offset, len: bytes, elem }, span);
+                    }
+                    _ => {}
+                }
+            }
+            StmtKind::Assign { place, op, value } => match place {
+                tir::Place::Var(v) => {
+                    let r = self.regs[v];
+                    match op {
+                        None => self.expr_into(value, r, out),
+                        Some(op) => {
+                            let rhs = self.expr(value, out);
+                            self.emit(out, InstKind::Binary { dst: r, op: *op, lhs: r, rhs }, span);
+                        }
+                    }
+                }
+                tir::Place::Elem { array, index } => {
+                    let l = self.locals[array];
+                    let idx = self.local_index(*array, index, out);
+                    let val = self.expr(value, out);
+                    let val = match op {
+                        None => val,
+                        Some(op) => {
+                            let elem = self.f.locals[l.index()].elem;
+                            let old = self.new_reg(Type::Scalar(elem), None);
+                            self.emit(out, InstKind::LocalLoad { dst: old, local: l, index: idx }, span);
+                            let new = self.new_reg(Type::Scalar(elem), None);
+                            self.emit(out, InstKind::Binary { dst: new, op: *op, lhs: old, rhs: val }, span);
+                            new
+                        }
+                    };
+                    self.emit(out, InstKind::LocalStore { local: l, index: idx, value: val }, span);
+                }
+            },
+            StmtKind::Store { mem, index, op, value } => {
+                let (ptr, idx) = self.resolve(*mem, Index::Multi(index), out);
+                let m = self.mems[mem];
+                let val = self.expr(value, out);
+                let val = match op {
+                    None => val,
+                    Some(op) => {
+                        let elem = self.scalar_of(*mem);
+                        let old = self.new_reg(Type::Scalar(elem), None);
+                        let a = self.access(m, AccessKind::Read, span);
+                        self.emit(out, InstKind::Load { dst: old, ptr, index: idx, access: a }, span);
+                        let new = self.new_reg(Type::Scalar(elem), None);
+                        self.emit(out, InstKind::Binary { dst: new, op: *op, lhs: old, rhs: val }, span);
+                        new
+                    }
+                };
+                let a = self.access(m, AccessKind::Write, span);
+                self.emit(out, InstKind::Store { ptr, index: idx, value: val, access: a }, span);
+            }
+            StmtKind::Expr(e) => {
+                self.expr_effect(e, out);
+            }
+            StmtKind::If { cond, then, otherwise } => {
+                let c = self.expr(cond, out);
+                let then = self.sub(then);
+                let otherwise = self.sub(otherwise);
+                let uniform = self.unsafe_depth == 0;
+                self.emit(out, InstKind::If { cond: c, then, otherwise, uniform }, span);
+            }
+            StmtKind::For { var, start, end, step, body } => {
+                let ty = self.scalar_of(*var);
+                let name = self.tf.var(*var).name.clone();
+                let iv = self.new_reg(Type::Scalar(ty), Some(&name));
+                self.regs.insert(*var, iv);
+                self.expr_into(start, iv, out);
+                let e = self.expr(end, out);
+                let st = self.expr(step, out);
+                let mut header = Block::default();
+                let cond = self.new_reg(Type::Scalar(Scalar::Bool), None);
+                match step.kind {
+                    ExprKind::Const(ConstValue::Int(k)) => {
+                        let op = if k > 0 { BinOp::Lt } else { BinOp::Gt };
+                        self.emit(&mut header, InstKind::Binary { dst: cond, op, lhs: iv, rhs: e }, span);
+                    }
+                    _ => {
+                        let zero = self.konst(&mut header, ty, ConstValue::Int(0), span);
+                        let up = self.new_reg(Type::Scalar(Scalar::Bool), None);
+                        self.emit(&mut header, InstKind::Binary { dst: up, op: BinOp::Gt, lhs: st, rhs: zero }, span);
+                        let lt = self.new_reg(Type::Scalar(Scalar::Bool), None);
+                        self.emit(&mut header, InstKind::Binary { dst: lt, op: BinOp::Lt, lhs: iv, rhs: e }, span);
+                        let gt = self.new_reg(Type::Scalar(Scalar::Bool), None);
+                        self.emit(&mut header, InstKind::Binary { dst: gt, op: BinOp::Gt, lhs: iv, rhs: e }, span);
+                        self.emit(&mut header, InstKind::Select { dst: cond, cond: up, then: lt, otherwise: gt }, span);
+                    }
+                }
+                let body = self.sub(body);
+                let mut latch = Block::default();
+                self.emit(&mut latch, InstKind::Binary { dst: iv, op: BinOp::Add, lhs: iv, rhs: st }, span);
+                self.emit(out, InstKind::Loop { header, cond, body, latch }, span);
+            }
+            StmtKind::While { cond, body } => {
+                let mut header = Block::default();
+                let c = self.expr(cond, &mut header);
+                let body = self.sub(body);
+                self.emit(out, InstKind::Loop { header, cond: c, body, latch: Block::default() }, span);
+            }
+            StmtKind::Break => self.emit(out, InstKind::Break, span),
+            StmtKind::Continue => self.emit(out, InstKind::Continue, span),
+            StmtKind::Return(v) => {
+                let value = v.as_ref().map(|e| self.expr(e, out));
+                self.emit(out, InstKind::Return { value }, span);
+            }
+            StmtKind::Group { persp, body } => {
+                let body = self.sub(body);
+                self.emit(out, InstKind::Group { persp: *persp, body }, span);
+            }
+            StmtKind::Split { unit, cases } => {
+                let cases = cases
+                    .iter()
+                    .map(|c| Case { offset: c.offset, count: c.count, persp: c.persp, body: self.sub(&c.body) })
+                    .collect();
+                self.emit(out, InstKind::Split { unit: *unit, cases }, span);
+            }
+            StmtKind::Partition { src, view, body } => self.scope(ScopeKind::Partition, *src, *view, body, span, out),
+            StmtKind::Claim { src, view, body } => self.scope(ScopeKind::Claim, *src, *view, body, span, out),
+            StmtKind::Async { src, view, body } => self.scope(ScopeKind::Async, *src, *view, body, span, out),
+            StmtKind::Unsafe { cuda, body } => {
+                self.unsafe_depth += 1;
+                let body = self.sub(body);
+                self.unsafe_depth -= 1;
+                match cuda {
+                    Some(text) => self.emit(out, InstKind::Verbatim { text: text.clone(), sim: Some(body) }, span),
+                    None => self.emit(out, InstKind::Unsafe { body }, span),
+                }
+            }
+            StmtKind::UnsafeText(text) => self.emit(out, InstKind::Verbatim { text: text.clone(), sim: None }, span),
+        }
+    }
+
+    fn scope(&mut self, kind: ScopeKind, src: VarId, view: VarId, body: &tir::Block, span: Span, out: &mut Block) {
+        let mem = self.mem_of(src, out);
+        let kind_m = match kind {
+            ScopeKind::Partition => MemKind::Partition,
+            ScopeKind::Claim => MemKind::Claim,
+            ScopeKind::Async => MemKind::Async,
+        };
+        let elem = self.scalar_of(view);
+        let vm = self.new_mem(view, kind_m, Some(mem), elem);
+        let body = self.sub(body);
+        self.emit(out, InstKind::Scope { kind, mem, view: vm, body }, span);
+    }
+
+    /// The memory name of a variable, creating one for a local array passed by pointer.
+    fn mem_of(&mut self, v: VarId, _out: &mut Block) -> MemId {
+        if let Some(&m) = self.mems.get(&v) {
+            return m;
+        }
+        let elem = self.scalar_of(v);
+        self.new_mem(v, MemKind::Local, None, elem)
+    }
+
+    /// The flattened element index of a local array access.
+    fn local_index(&mut self, array: VarId, index: &[tir::Expr], out: &mut Block) -> Reg {
+        let dims = match &self.tf.var(array).ty {
+            Ty::Array { dims, .. } => dims.clone(),
+            _ => vec![1],
+        };
+        let regs: Vec<Reg> = index.iter().map(|e| self.expr(e, out)).collect();
+        self.linearize(&regs, &dims, index.first().map(|e| e.span).unwrap_or_default(), out)
+    }
+
+    /// Row-major linear index of `regs` in an array of `dims`.
+    fn linearize(&mut self, regs: &[Reg], dims: &[u64], span: Span, out: &mut Block) -> Reg {
+        let mut acc = regs[0];
+        for (i, &r) in regs.iter().enumerate().skip(1) {
+            let ty = self.f.reg_ty(acc);
+            let Type::Scalar(s) = ty else { unreachable!("indices are integers") };
+            let d = self.konst(out, s, ConstValue::Int(dims[i] as i128), span);
+            let m = self.new_reg(ty, None);
+            self.emit(out, InstKind::Binary { dst: m, op: BinOp::Mul, lhs: acc, rhs: d }, span);
+            let r = self.to_ty(r, s, span, out);
+            let a = self.new_reg(ty, None);
+            self.emit(out, InstKind::Binary { dst: a, op: BinOp::Add, lhs: m, rhs: r }, span);
+            acc = a;
+        }
+        acc
+    }
+
+    fn to_ty(&mut self, r: Reg, s: Scalar, span: Span, out: &mut Block) -> Reg {
+        if self.f.reg_ty(r) == Type::Scalar(s) {
+            return r;
+        }
+        let c = self.new_reg(Type::Scalar(s), None);
+        self.emit(out, InstKind::Cast { dst: c, arg: r }, span);
+        c
+    }
+
+    /// Resolves an access through memory name `v` to a root pointer and element index.
+    fn resolve(&mut self, v: VarId, index: Index<'_>, out: &mut Block) -> (Reg, Reg) {
+        let var = self.tf.var(v);
+        match &var.kind {
+            VarKind::View { parent, how: ViewKind::Partition(lambda) } => {
+                let regs: Vec<Reg> = match index {
+                    Index::Multi(es) => es.iter().map(|e| self.expr(e, out)).collect(),
+                    Index::Regs(rs) => rs,
+                };
+                let lin = self.apply_lambda(lambda, &regs, out);
+                let parent = *parent;
+                self.resolve(parent, Index::Regs(vec![lin]), out)
+            }
+            VarKind::View { parent, .. } => {
+                let parent = *parent;
+                self.resolve(parent, index, out)
+            }
+            _ => {
+                let ptr = self.pointer_of(v, out);
+                let dims = match &var.kind {
+                    VarKind::Shared { dims, .. } => dims.clone(),
+                    _ => match &var.ty {
+                        Ty::Array { dims, .. } => dims.clone(),
+                        _ => vec![u64::MAX],
+                    },
+                };
+                let regs: Vec<Reg> = match index {
+                    Index::Multi(es) => es.iter().map(|e| self.expr(e, out)).collect(),
+                    Index::Regs(rs) => rs,
+                };
+                let span = var.span;
+                let idx = if regs.len() == 1 { regs[0] } else { self.linearize(&regs, &dims, span, out) };
+                (ptr, idx)
+            }
+        }
+    }
+
+    /// Evaluates a partition's indexing function on index registers.
+    fn apply_lambda(&mut self, l: &tir::Lambda, args: &[Reg], out: &mut Block) -> Reg {
+        let n = self.lambda_env.len();
+        for (&p, &a) in l.params.iter().zip(args) {
+            let a = self.to_ty(a, Scalar::I32, l.body.span, out);
+            self.lambda_env.push((p, a));
+        }
+        let r = self.expr(&l.body, out);
+        self.lambda_env.truncate(n);
+        r
+    }
+
+    /// The pointer a memory name passes as an argument: its root's pointer, advanced by the
+    /// offsets of the (offset) partitions in between.
+    fn pointer_of(&mut self, v: VarId, out: &mut Block) -> Reg {
+        let var = self.tf.var(v);
+        match &var.kind {
+            VarKind::View { parent, how } => {
+                let parent = *parent;
+                let base = self.pointer_of(parent, out);
+                match how {
+                    ViewKind::Partition(l) => {
+                        let zero = self.konst(out, Scalar::I32, ConstValue::Int(0), l.body.span);
+                        let off = self.apply_lambda(l, &[zero], out);
+                        let p = self.new_reg(Type::Ptr, Some(&self.tf.var(v).name.clone()));
+                        self.emit(out, InstKind::PtrOffset { dst: p, base, offset: off }, l.body.span);
+                        p
+                    }
+                    _ => base,
+                }
+            }
+            _ => match self.ptrs.get(&v) {
+                Some(&p) => p,
+                None => {
+                    // A thread-local array passed by pointer: take its address where it is
+                    // used (a cached register might be defined only on another path).
+                    self.mem_of(v, out);
+                    let l = self.locals[&v];
+                    let r = self.new_reg(Type::Ptr, Some(&var.name.clone()));
+                    self.emit(out, InstKind::LocalAddr { dst: r, local: l }, var.span);
+                    r
+                }
+            },
+        }
+    }
+
+    fn expr_into(&mut self, e: &tir::Expr, dst: Reg, out: &mut Block) {
+        let r = self.expr(e, out);
+        if r != dst {
+            self.emit(out, InstKind::Copy { dst, src: r }, e.span);
+        }
+    }
+
+    fn expr_effect(&mut self, e: &tir::Expr, out: &mut Block) {
+        self.expr_opt(e, out);
+    }
+
+    fn expr(&mut self, e: &tir::Expr, out: &mut Block) -> Reg {
+        match self.expr_opt(e, out) {
+            Some(r) => r,
+            // Only calls without a value produce none, and they are never operands.
+            None => self.konst(out, Scalar::I32, ConstValue::Int(0), e.span),
+        }
+    }
+
+    fn expr_opt(&mut self, e: &tir::Expr, out: &mut Block) -> Option<Reg> {
+        let span = e.span;
+        let ty = ir_ty(&e.ty);
+        Some(match &e.kind {
+            ExprKind::Const(c) => {
+                let r = self.new_reg(ty, None);
+                self.emit(out, InstKind::Const { dst: r, value: *c }, span);
+                r
+            }
+            ExprKind::Var(v) => {
+                if let Some(&(_, r)) = self.lambda_env.iter().rev().find(|(p, _)| p == v) {
+                    return Some(r);
+                }
+                self.regs[v]
+            }
+            ExprKind::Elem { array, index } => {
+                let l = self.locals[array];
+                let idx = self.local_index(*array, index, out);
+                let r = self.new_reg(ty, None);
+                self.emit(out, InstKind::LocalLoad { dst: r, local: l, index: idx }, span);
+                r
+            }
+            ExprKind::Load { mem, index } => {
+                let (ptr, idx) = self.resolve(*mem, Index::Multi(index), out);
+                let m = self.mems[mem];
+                let a = self.access(m, AccessKind::Read, span);
+                let r = self.new_reg(ty, None);
+                self.emit(out, InstKind::Load { dst: r, ptr, index: idx, access: a }, span);
+                r
+            }
+            ExprKind::Unary(op, a) => {
+                let a = self.expr(a, out);
+                let r = self.new_reg(ty, None);
+                self.emit(out, InstKind::Unary { dst: r, op: *op, arg: a }, span);
+                r
+            }
+            ExprKind::Binary(op @ (BinOp::And | BinOp::Or), a, b) => {
+                let r = self.new_reg(ty, None);
+                self.expr_into(a, r, out);
+                let mut rhs = Block::default();
+                self.expr_into(b, r, &mut rhs);
+                let (then, otherwise) =
+                    if *op == BinOp::And { (rhs, Block::default()) } else { (Block::default(), rhs) };
+                self.emit(out, InstKind::If { cond: r, then, otherwise, uniform: false }, span);
+                r
+            }
+            ExprKind::Binary(op, a, b) => {
+                let a = self.expr(a, out);
+                let b = self.expr(b, out);
+                let r = self.new_reg(ty, None);
+                self.emit(out, InstKind::Binary { dst: r, op: *op, lhs: a, rhs: b }, span);
+                r
+            }
+            ExprKind::Select { cond, then, otherwise } => {
+                let c = self.expr(cond, out);
+                let r = self.new_reg(ty, None);
+                let mut t = Block::default();
+                self.expr_into(then, r, &mut t);
+                let mut o = Block::default();
+                self.expr_into(otherwise, r, &mut o);
+                self.emit(out, InstKind::If { cond: c, then: t, otherwise: o, uniform: false }, span);
+                r
+            }
+            ExprKind::Cast(a) => {
+                let a = self.expr(a, out);
+                let r = self.new_reg(ty, None);
+                self.emit(out, InstKind::Cast { dst: r, arg: a }, span);
+                r
+            }
+            ExprKind::RelId { code, target } => {
+                let r = self.new_reg(ty, None);
+                self.emit(out, InstKind::RelId { dst: r, code: *code, target: *target }, span);
+                r
+            }
+            ExprKind::Raw(which) => {
+                let r = self.new_reg(ty, None);
+                self.emit(out, InstKind::Raw { dst: r, index: *which }, span);
+                r
+            }
+            ExprKind::Call(c) => return self.call(c, e, out),
+        })
+    }
+
+    fn call(&mut self, c: &tir::Call, e: &tir::Expr, out: &mut Block) -> Option<Reg> {
+        let span = e.span;
+        match c.callee {
+            Callee::Fn(fid) => {
+                let mut args = Vec::new();
+                for a in &c.args {
+                    args.push(match a {
+                        CallArg::Value(x) => self.expr(x, out),
+                        CallArg::Mem(v) => self.pointer_of(*v, out),
+                        CallArg::Opaque(v) => self.regs[v],
+                        CallArg::Out(_) | CallArg::ElemRef { .. } => {
+                            unreachable!("user functions take values and memory")
+                        }
+                    });
+                }
+                let dst = match &e.ty {
+                    Ty::Scalar(s) => Some(self.new_reg(Type::Scalar(*s), None)),
+                    _ => None,
+                };
+                let _ = self.prog;
+                self.emit(out, InstKind::Call { dst, func: FuncId(fid.0), args, smem_offset: c.smem_offset }, span);
+                dst
+            }
+            Callee::Intrinsic(id) => self.intrinsic(id, c, e, out),
+        }
+    }
+
+    fn intrinsic(&mut self, id: IntrinsicId, c: &tir::Call, e: &tir::Expr, out: &mut Block) -> Option<Reg> {
+        let span = e.span;
+        let sig = id.sig();
+        match sig.name {
+            "__syncthreads" => {
+                self.emit(out, InstKind::Barrier { scope: Persp::BLOCK, origin: BarrierOrigin::Explicit }, span);
+                return None;
+            }
+            "__syncwarp" => {
+                self.emit(out, InstKind::Barrier { scope: Persp::WARP, origin: BarrierOrigin::Explicit }, span);
+                return None;
+            }
+            "thread_idx" | "block_idx" | "block_dim" | "grid_dim" => {
+                let which = match sig.name {
+                    "thread_idx" => tir::RawIndex::ThreadIdx,
+                    "block_idx" => tir::RawIndex::BlockIdx,
+                    "block_dim" => tir::RawIndex::BlockDim,
+                    _ => tir::RawIndex::GridDim,
+                };
+                let r = self.new_reg(Type::Scalar(Scalar::I32), None);
+                self.emit(out, InstKind::Raw { dst: r, index: which }, span);
+                return Some(r);
+            }
+            _ => {}
+        }
+        let mut args = Vec::new();
+        let mut outs: Vec<&tir::Place> = Vec::new();
+        let mut access = None;
+        let kind = match (sig.family, sig.name) {
+            (Family::Raw, _) => AccessKind::Volatile,
+            (Family::AsyncCopy, _) => AccessKind::AsyncWrite,
+            (Family::Atomics, _) => AccessKind::Atomic,
+            _ => AccessKind::Read,
+        };
+        for a in &c.args {
+            match a {
+                CallArg::Value(x) => {
+                    let r = self.expr(x, out);
+                    args.push(IntrArg::Val(r));
+                }
+                CallArg::Mem(v) => {
+                    let p = self.pointer_of(*v, out);
+                    args.push(IntrArg::Val(p));
+                }
+                CallArg::Opaque(v) => args.push(IntrArg::Val(self.regs[v])),
+                CallArg::Out(p) => outs.push(p),
+                CallArg::ElemRef { mem, index } => {
+                    let (ptr, idx) = self.resolve(*mem, Index::Multi(index), out);
+                    // The first memory operand is the access the race checks track (the
+                    // destination of a copy; an atomic's target); a copy's source is a read.
+                    let m = self.mems[mem];
+                    if access.is_none() {
+                        access = Some(self.access(m, kind, span));
+                    } else {
+                        self.access(m, AccessKind::Read, span);
+                    }
+                    args.push(IntrArg::Elem { ptr, index: idx });
+                }
+            }
+        }
+        let mut dsts = Vec::new();
+        let mut result = None;
+        if let Ty::Scalar(s) = &e.ty {
+            let r = self.new_reg(Type::Scalar(*s), None);
+            dsts.push(r);
+            result = Some(r);
+        }
+        let out_regs: Vec<Reg> = outs
+            .iter()
+            .map(|p| {
+                let s = self.place_scalar(p);
+                self.new_reg(Type::Scalar(s), None)
+            })
+            .collect();
+        dsts.extend(&out_regs);
+        self.emit(out, InstKind::Intrinsic { dsts, intrinsic: id, args, access }, span);
+        for (p, r) in outs.into_iter().zip(out_regs) {
+            match p {
+                tir::Place::Var(v) => {
+                    let d = self.regs[v];
+                    self.emit(out, InstKind::Copy { dst: d, src: r }, span);
+                }
+                tir::Place::Elem { array, index } => {
+                    let l = self.locals[array];
+                    let idx = self.local_index(*array, index, out);
+                    self.emit(out, InstKind::LocalStore { local: l, index: idx, value: r }, span);
+                }
+            }
+        }
+        let _ = lookup;
+        result
+    }
+
+    fn place_scalar(&self, p: &tir::Place) -> Scalar {
+        match p {
+            tir::Place::Var(v) | tir::Place::Elem { array: v, .. } => self.scalar_of(*v),
+        }
+    }
+}
+
+/// Indices of an access: expressions to evaluate, or registers already computed.
+enum Index<'e> {
+    Multi(&'e [tir::Expr]),
+    Regs(Vec<Reg>),
+}
+
+fn zero_of(s: Scalar) -> ConstValue {
+    match s {
+        Scalar::Bool => ConstValue::Bool(false),
+        s if s.is_float() => ConstValue::Float(0.0),
+        _ => ConstValue::Int(0),
+    }
+}

@@ -1,0 +1,349 @@
+//! The IR text form.
+//!
+//! Deterministic and complete except for source spans, so that
+//! `print(parse(print(p))) == print(p)`. Example:
+//!
+//! ```text
+//! device @f(%0, %1) entry thread[32] facts 32 1 smem 0 {
+//!   reg %0: ptr "a"
+//!   reg %1: i32 "n"
+//!   reg %2: i32
+//!   mem #0 param "a" thread[32] f32
+//!   access !0 read #0
+//!   body {
+//!     %2 = relid thread[1] in thread[32]
+//!     %3 = load %0[%2] !0
+//!   }
+//! }
+//! ```
+
+use crate::entities::FuncId;
+use crate::ir::*;
+use prism_types::tir::{BinOp, ConstValue, FnKind, RawIndex, UnOp};
+use prism_types::ty::Scalar;
+use std::fmt::Write;
+
+/// The text name of a type.
+pub fn type_name(t: Type) -> &'static str {
+    match t {
+        Type::Scalar(s) => scalar_name(s),
+        Type::Ptr => "ptr",
+        Type::Opaque => "tmap",
+    }
+}
+
+/// The text name of a scalar type.
+pub fn scalar_name(s: Scalar) -> &'static str {
+    match s {
+        Scalar::Bool => "bool",
+        Scalar::I32 => "i32",
+        Scalar::U32 => "u32",
+        Scalar::I64 => "i64",
+        Scalar::U64 => "u64",
+        Scalar::F16 => "f16",
+        Scalar::BF16 => "bf16",
+        Scalar::F32 => "f32",
+        Scalar::F64 => "f64",
+    }
+}
+
+/// The text name of a binary operator.
+pub fn binop_name(op: BinOp) -> &'static str {
+    match op {
+        BinOp::Add => "add",
+        BinOp::Sub => "sub",
+        BinOp::Mul => "mul",
+        BinOp::Div => "div",
+        BinOp::Rem => "rem",
+        BinOp::BitAnd => "band",
+        BinOp::BitOr => "bor",
+        BinOp::BitXor => "bxor",
+        BinOp::Shl => "shl",
+        BinOp::Shr => "shr",
+        BinOp::Eq => "eq",
+        BinOp::Ne => "ne",
+        BinOp::Lt => "lt",
+        BinOp::Le => "le",
+        BinOp::Gt => "gt",
+        BinOp::Ge => "ge",
+        BinOp::And => "and",
+        BinOp::Or => "or",
+    }
+}
+
+/// The text name of a unary operator.
+pub fn unop_name(op: UnOp) -> &'static str {
+    match op {
+        UnOp::Neg => "neg",
+        UnOp::BitNot => "bnot",
+        UnOp::Not => "not",
+    }
+}
+
+/// The text name of a raw index.
+pub fn raw_name(r: RawIndex) -> &'static str {
+    match r {
+        RawIndex::ThreadIdx => "thread_idx",
+        RawIndex::BlockIdx => "block_idx",
+        RawIndex::BlockDim => "block_dim",
+        RawIndex::GridDim => "grid_dim",
+    }
+}
+
+/// Prints a constant so that it reads back exactly.
+pub fn const_text(v: ConstValue) -> String {
+    match v {
+        ConstValue::Bool(b) => b.to_string(),
+        ConstValue::Int(i) => i.to_string(),
+        ConstValue::Float(x) => {
+            if x.is_nan() {
+                "nan".into()
+            } else if x.is_infinite() {
+                if x > 0.0 { "inf".into() } else { "-inf".into() }
+            } else {
+                format!("{x:?}")
+            }
+        }
+    }
+}
+
+/// Prints a whole program.
+pub fn print(p: &Program) -> String {
+    let mut out = String::new();
+    for (i, f) in p.functions.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        print_function(p, f, &mut out);
+    }
+    out
+}
+
+/// Prints one function.
+pub fn print_function(p: &Program, f: &Function, out: &mut String) {
+    let kind = match f.kind {
+        FnKind::Kernel => "kernel",
+        FnKind::Device => "device",
+    };
+    let params: Vec<String> = f.params.iter().map(|r| r.to_string()).collect();
+    let _ = write!(
+        out,
+        "{kind} @{}({}) entry {} facts {} {} smem {}",
+        f.name,
+        params.join(", "),
+        f.entry,
+        f.facts.t_mult,
+        f.facts.b_mult,
+        f.smem_size
+    );
+    if let Some(lb) = f.launch_bounds {
+        let _ = write!(out, " launch_bounds {lb}");
+    }
+    if let Some(t) = f.ret {
+        let _ = write!(out, " -> {}", type_name(t));
+    }
+    out.push_str(" {\n");
+    for (i, r) in f.regs.iter().enumerate() {
+        let _ = write!(out, "  reg %{i}: {}", type_name(r.ty));
+        if let Some(n) = &r.name {
+            let _ = write!(out, " {n:?}");
+        }
+        out.push('\n');
+    }
+    for (i, l) in f.locals.iter().enumerate() {
+        let _ = writeln!(out, "  local ${i}: {}[{}] {:?}", scalar_name(l.elem), l.len, l.name);
+    }
+    for (i, m) in f.mems.iter().enumerate() {
+        let _ = write!(out, "  mem #{i} {} {:?} {} {}", m.kind.as_str(), m.name, m.persp, scalar_name(m.elem));
+        if let Some(parent) = m.parent {
+            let _ = write!(out, " of {parent}");
+        }
+        out.push('\n');
+    }
+    for (i, a) in f.accesses.iter().enumerate() {
+        let _ = writeln!(out, "  access !{i} {} {}", a.kind.as_str(), a.mem);
+    }
+    out.push_str("  body {\n");
+    block(p, &f.body, 2, out);
+    out.push_str("  }\n}\n");
+}
+
+fn indent(depth: usize, out: &mut String) {
+    for _ in 0..depth {
+        out.push_str("  ");
+    }
+}
+
+fn block(p: &Program, b: &Block, depth: usize, out: &mut String) {
+    for i in &b.insts {
+        inst(p, &i.kind, depth, out);
+    }
+}
+
+fn func_name(p: &Program, id: FuncId) -> String {
+    p.functions.get(id.index()).map(|f| format!("@{}", f.name)).unwrap_or_else(|| format!("@{id}"))
+}
+
+fn intr_arg(a: &IntrArg) -> String {
+    match a {
+        IntrArg::Val(r) => r.to_string(),
+        IntrArg::Elem { ptr, index } => format!("{ptr}[{index}]"),
+    }
+}
+
+fn inst(p: &Program, k: &InstKind, depth: usize, out: &mut String) {
+    use InstKind::*;
+    indent(depth, out);
+    match k {
+        Const { dst, value } => {
+            let _ = writeln!(out, "{dst} = const {}", const_text(*value));
+        }
+        Copy { dst, src } => {
+            let _ = writeln!(out, "{dst} = copy {src}");
+        }
+        Unary { dst, op, arg } => {
+            let _ = writeln!(out, "{dst} = {} {arg}", unop_name(*op));
+        }
+        Binary { dst, op, lhs, rhs } => {
+            let _ = writeln!(out, "{dst} = {} {lhs}, {rhs}", binop_name(*op));
+        }
+        Select { dst, cond, then, otherwise } => {
+            let _ = writeln!(out, "{dst} = select {cond}, {then}, {otherwise}");
+        }
+        Cast { dst, arg } => {
+            let _ = writeln!(out, "{dst} = cast {arg}");
+        }
+        RelId { dst, code, target } => {
+            let _ = writeln!(out, "{dst} = relid {target} in {code}");
+        }
+        Raw { dst, index } => {
+            let _ = writeln!(out, "{dst} = raw {}", raw_name(*index));
+        }
+        SharedAddr { dst, offset, len, elem } => {
+            let _ = writeln!(out, "{dst} = shared {offset} {len} {}", scalar_name(*elem));
+        }
+        LocalAddr { dst, local } => {
+            let _ = writeln!(out, "{dst} = localaddr {local}");
+        }
+        PtrOffset { dst, base, offset } => {
+            let _ = writeln!(out, "{dst} = ptradd {base}, {offset}");
+        }
+        Load { dst, ptr, index, access } => {
+            let _ = writeln!(out, "{dst} = load {ptr}[{index}] {access}");
+        }
+        Store { ptr, index, value, access } => {
+            let _ = writeln!(out, "store {ptr}[{index}], {value} {access}");
+        }
+        LocalDecl { local } => {
+            let _ = writeln!(out, "decl {local}");
+        }
+        LocalLoad { dst, local, index } => {
+            let _ = writeln!(out, "{dst} = lload {local}[{index}]");
+        }
+        LocalStore { local, index, value } => {
+            let _ = writeln!(out, "lstore {local}[{index}], {value}");
+        }
+        Call { dst, func, args, smem_offset } => {
+            if let Some(d) = dst {
+                let _ = write!(out, "{d} = ");
+            }
+            let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+            let _ = writeln!(out, "call {}({}) smem {smem_offset}", func_name(p, *func), args.join(", "));
+        }
+        Intrinsic { dsts, intrinsic, args, access } => {
+            if !dsts.is_empty() {
+                let d: Vec<String> = dsts.iter().map(|r| r.to_string()).collect();
+                let _ = write!(out, "{} = ", d.join(", "));
+            }
+            let a: Vec<String> = args.iter().map(intr_arg).collect();
+            let _ = write!(out, "intrinsic {}({})", intrinsic.sig().name, a.join(", "));
+            if let Some(acc) = access {
+                let _ = write!(out, " {acc}");
+            }
+            out.push('\n');
+        }
+        Barrier { scope, origin } => match origin {
+            BarrierOrigin::Explicit => {
+                let _ = writeln!(out, "barrier {scope} explicit");
+            }
+            BarrierOrigin::Inferred { mem, .. } => {
+                let _ = writeln!(out, "barrier {scope} inferred {mem}");
+            }
+        },
+        If { cond, then, otherwise, uniform } => {
+            let _ = writeln!(out, "{} {cond} {{", if *uniform { "if" } else { "if.any" });
+            block(p, then, depth + 1, out);
+            indent(depth, out);
+            if otherwise.insts.is_empty() {
+                out.push_str("}\n");
+            } else {
+                out.push_str("} else {\n");
+                block(p, otherwise, depth + 1, out);
+                indent(depth, out);
+                out.push_str("}\n");
+            }
+        }
+        Loop { header, cond, body, latch } => {
+            out.push_str("loop {\n");
+            block(p, header, depth + 1, out);
+            indent(depth, out);
+            let _ = writeln!(out, "}} while {cond} {{");
+            block(p, body, depth + 1, out);
+            indent(depth, out);
+            out.push_str("} latch {\n");
+            block(p, latch, depth + 1, out);
+            indent(depth, out);
+            out.push_str("}\n");
+        }
+        Break => out.push_str("break\n"),
+        Continue => out.push_str("continue\n"),
+        Return { value } => match value {
+            Some(v) => {
+                let _ = writeln!(out, "return {v}");
+            }
+            None => out.push_str("return\n"),
+        },
+        Group { persp, body } => {
+            let _ = writeln!(out, "group {persp} {{");
+            block(p, body, depth + 1, out);
+            indent(depth, out);
+            out.push_str("}\n");
+        }
+        Split { unit, cases } => {
+            let _ = writeln!(out, "split {unit} {{");
+            for c in cases {
+                indent(depth + 1, out);
+                let _ = writeln!(out, "case {} {} {} {{", c.offset, c.count, c.persp);
+                block(p, &c.body, depth + 2, out);
+                indent(depth + 1, out);
+                out.push_str("}\n");
+            }
+            indent(depth, out);
+            out.push_str("}\n");
+        }
+        Scope { kind, mem, view, body } => {
+            let _ = writeln!(out, "scope {} {mem} -> {view} {{", kind.as_str());
+            block(p, body, depth + 1, out);
+            indent(depth, out);
+            out.push_str("}\n");
+        }
+        Unsafe { body } => {
+            out.push_str("unsafe {\n");
+            block(p, body, depth + 1, out);
+            indent(depth, out);
+            out.push_str("}\n");
+        }
+        Verbatim { text, sim } => {
+            let _ = write!(out, "verbatim {text:?}");
+            match sim {
+                Some(b) => {
+                    out.push_str(" {\n");
+                    block(p, b, depth + 1, out);
+                    indent(depth, out);
+                    out.push_str("}\n");
+                }
+                None => out.push('\n'),
+            }
+        }
+    }
+}

@@ -1,0 +1,417 @@
+//! The IR verifier: checks the invariants every pass after lowering relies on.
+//!
+//! Lowering and the synchronisation pass run it in tests and debug builds; a failure is a
+//! compiler bug, reported with the function and entity (`@f: %3: ...`).
+
+use crate::entities::Reg;
+use crate::ir::*;
+use prism_types::intrinsics::ParamKind;
+use prism_types::perspective::Persp;
+use prism_types::tir::{BinOp, ConstValue, UnOp};
+use prism_types::ty::Scalar;
+use std::fmt;
+
+/// A broken invariant.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VerifyError {
+    /// The function.
+    pub function: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for VerifyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "@{}: {}", self.function, self.message)
+    }
+}
+
+/// Checks a program; returns every problem found.
+pub fn verify(p: &Program) -> Vec<VerifyError> {
+    let mut errors = Vec::new();
+    for f in &p.functions {
+        let mut v = V { p, f, errors: Vec::new(), loops: Vec::new(), unsafe_depth: 0 };
+        v.function();
+        errors.extend(v.errors.into_iter().map(|message| VerifyError { function: f.name.clone(), message }));
+    }
+    errors
+}
+
+struct V<'a> {
+    p: &'a Program,
+    f: &'a Function,
+    errors: Vec<String>,
+    /// For each enclosing loop: whether a `break`/`continue` may reach it from here.
+    loops: Vec<bool>,
+    /// Inside `unsafe` or a verbatim block's simulation body, perspectives are unchecked.
+    unsafe_depth: u32,
+}
+
+fn is_int(t: Type) -> bool {
+    matches!(t, Type::Scalar(s) if s.is_int())
+}
+
+impl V<'_> {
+    fn err(&mut self, m: String) {
+        self.errors.push(m);
+    }
+
+    fn ty(&mut self, r: Reg) -> Option<Type> {
+        match self.f.regs.get(r.index()) {
+            Some(i) => Some(i.ty),
+            None => {
+                self.err(format!("{r} is not a register of this function"));
+                None
+            }
+        }
+    }
+
+    fn function(&mut self) {
+        for &p in &self.f.params {
+            self.ty(p);
+        }
+        for (i, m) in self.f.mems.iter().enumerate() {
+            if let Some(parent) = m.parent {
+                if parent.index() >= i {
+                    self.err(format!("#{i}: parent {parent} is not declared before it"));
+                }
+            }
+        }
+        for (i, a) in self.f.accesses.iter().enumerate() {
+            if a.mem.index() >= self.f.mems.len() {
+                self.err(format!("!{i}: {} is not a memory name", a.mem));
+            }
+        }
+        let body = &self.f.body;
+        self.block(body, self.f.entry);
+    }
+
+    fn block(&mut self, b: &Block, code: Persp) {
+        for i in &b.insts {
+            self.inst(&i.kind, code);
+        }
+    }
+
+    /// Runs `f` with `break`/`continue` blocked (inside a group, split or scope).
+    fn sealed(&mut self, f: impl FnOnce(&mut Self)) {
+        let saved: Vec<bool> = self.loops.clone();
+        for l in &mut self.loops {
+            *l = false;
+        }
+        f(self);
+        self.loops = saved;
+    }
+
+    fn access(&mut self, a: crate::entities::AccessId, writes: Option<bool>) {
+        match self.f.accesses.get(a.index()) {
+            None => self.err(format!("{a} is not an access of this function")),
+            Some(info) => {
+                if let Some(w) = writes {
+                    if info.kind.writes() != w && info.kind != AccessKind::Volatile {
+                        self.err(format!(
+                            "{a}: a {} access used for a {}",
+                            info.kind.as_str(),
+                            if w { "store" } else { "load" }
+                        ));
+                    }
+                }
+            }
+        }
+    }
+
+    fn inst(&mut self, k: &InstKind, code: Persp) {
+        use InstKind::*;
+        let facts = self.f.facts;
+        match k {
+            Const { dst, value } => {
+                if let Some(t) = self.ty(*dst) {
+                    let ok = matches!(
+                        (t, value),
+                        (Type::Scalar(Scalar::Bool), ConstValue::Bool(_))
+                            | (Type::Scalar(_), ConstValue::Int(_))
+                            | (Type::Scalar(_), ConstValue::Float(_))
+                    ) && !(matches!(value, ConstValue::Float(_))
+                        && !matches!(t, Type::Scalar(s) if s.is_float()));
+                    if !ok {
+                        self.err(format!("{dst}: constant {value} does not fit its type"));
+                    }
+                }
+            }
+            Copy { dst, src } => {
+                if self.ty(*dst) != self.ty(*src) {
+                    self.err(format!("{dst} = copy {src}: types differ"));
+                }
+            }
+            Unary { dst, op, arg } => {
+                let (d, a) = (self.ty(*dst), self.ty(*arg));
+                let ok = d == a
+                    && match (op, d) {
+                        (UnOp::Neg, Some(Type::Scalar(s))) => s.is_numeric(),
+                        (UnOp::BitNot, Some(Type::Scalar(s))) => s.is_int(),
+                        (UnOp::Not, Some(Type::Scalar(s))) => s == Scalar::Bool,
+                        _ => false,
+                    };
+                if !ok {
+                    self.err(format!("{dst}: bad operand type for {op:?}"));
+                }
+            }
+            Binary { dst, op, lhs, rhs } => {
+                let (d, l, r) = (self.ty(*dst), self.ty(*lhs), self.ty(*rhs));
+                let ok = match op {
+                    BinOp::Shl | BinOp::Shr => d == l && l.is_some_and(is_int) && r.is_some_and(is_int),
+                    op if op.is_comparison() => l == r && d == Some(Type::Scalar(Scalar::Bool)),
+                    BinOp::And | BinOp::Or => false,
+                    _ => d == l && l == r && matches!(l, Some(Type::Scalar(_))),
+                };
+                if !ok {
+                    self.err(format!("{dst} = {op:?} {lhs}, {rhs}: operand types do not fit"));
+                }
+            }
+            Select { dst, cond, then, otherwise } => {
+                if self.ty(*cond) != Some(Type::Scalar(Scalar::Bool)) {
+                    self.err(format!("{dst}: select condition {cond} is not bool"));
+                }
+                let (d, t, o) = (self.ty(*dst), self.ty(*then), self.ty(*otherwise));
+                if d != t || t != o {
+                    self.err(format!("{dst}: select operand types differ"));
+                }
+            }
+            Cast { dst, arg } => {
+                let (d, a) = (self.ty(*dst), self.ty(*arg));
+                if !matches!((d, a), (Some(Type::Scalar(_)), Some(Type::Scalar(_)))) {
+                    self.err(format!("{dst}: cast between non-scalars"));
+                }
+            }
+            RelId { dst, code: c, target } => {
+                if self.ty(*dst) != Some(Type::Scalar(Scalar::I32)) {
+                    self.err(format!("{dst}: relid defines an i32"));
+                }
+                if !facts.narrower_eq(*target, *c) {
+                    self.err(format!("{dst}: relid target {target} is not narrower than {c}"));
+                }
+            }
+            Raw { dst, .. } => {
+                if self.ty(*dst) != Some(Type::Scalar(Scalar::I32)) {
+                    self.err(format!("{dst}: raw index defines an i32"));
+                }
+            }
+            SharedAddr { dst, offset, len, .. } => {
+                if self.ty(*dst) != Some(Type::Ptr) {
+                    self.err(format!("{dst}: shared address defines a ptr"));
+                }
+                if offset + len > self.f.smem_size {
+                    self.err(format!(
+                        "{dst}: shared bytes {offset}..{} exceed the function's {}",
+                        offset + len,
+                        self.f.smem_size
+                    ));
+                }
+            }
+            LocalAddr { dst, local } => {
+                if self.ty(*dst) != Some(Type::Ptr) {
+                    self.err(format!("{dst}: local address defines a ptr"));
+                }
+                if local.index() >= self.f.locals.len() {
+                    self.err(format!("{local} is not a local array"));
+                }
+            }
+            PtrOffset { dst, base, offset } => {
+                if self.ty(*dst) != Some(Type::Ptr) || self.ty(*base) != Some(Type::Ptr) {
+                    self.err(format!("{dst}: ptradd needs pointers"));
+                }
+                if !self.ty(*offset).is_some_and(is_int) {
+                    self.err(format!("{dst}: ptradd offset {offset} is not an integer"));
+                }
+            }
+            Load { dst, ptr, index, access } => {
+                if !matches!(self.ty(*dst), Some(Type::Scalar(_))) {
+                    self.err(format!("{dst}: load defines a scalar"));
+                }
+                if self.ty(*ptr) != Some(Type::Ptr) {
+                    self.err(format!("{dst}: load through {ptr}, which is not a ptr"));
+                }
+                if !self.ty(*index).is_some_and(is_int) {
+                    self.err(format!("{dst}: load index {index} is not an integer"));
+                }
+                self.access(*access, Some(false));
+            }
+            Store { ptr, index, value, access } => {
+                if self.ty(*ptr) != Some(Type::Ptr) {
+                    self.err(format!("store through {ptr}, which is not a ptr"));
+                }
+                if !self.ty(*index).is_some_and(is_int) {
+                    self.err(format!("store index {index} is not an integer"));
+                }
+                self.ty(*value);
+                self.access(*access, Some(true));
+            }
+            LocalDecl { local } => {
+                if local.index() >= self.f.locals.len() {
+                    self.err(format!("{local} is not a local array"));
+                }
+            }
+            LocalLoad { dst, local, index } | LocalStore { value: dst, local, index } => {
+                match self.f.locals.get(local.index()) {
+                    None => self.err(format!("{local} is not a local array")),
+                    Some(l) => {
+                        let elem = l.elem;
+                        if self.ty(*dst) != Some(Type::Scalar(elem)) {
+                            self.err(format!("{dst}: type differs from {local}'s elements"));
+                        }
+                    }
+                }
+                if !self.ty(*index).is_some_and(is_int) {
+                    self.err(format!("{local}: index {index} is not an integer"));
+                }
+            }
+            Call { dst, func, args, .. } => match self.p.functions.get(func.index()) {
+                None => self.err(format!("call to unknown function {func}")),
+                Some(callee) => {
+                    if callee.params.len() != args.len() {
+                        self.err(format!(
+                            "call @{}: {} arguments for {} parameters",
+                            callee.name,
+                            args.len(),
+                            callee.params.len()
+                        ));
+                    } else {
+                        for (a, p) in args.iter().zip(&callee.params) {
+                            let want = callee.regs.get(p.index()).map(|r| r.ty);
+                            if self.ty(*a) != want {
+                                self.err(format!("call @{}: argument {a} has the wrong type", callee.name));
+                            }
+                        }
+                    }
+                    let got = dst.and_then(|d| self.ty(d));
+                    if got != callee.ret {
+                        self.err(format!("call @{}: result type mismatch", callee.name));
+                    }
+                    if !facts.narrower_eq(callee.entry, code) && !self.in_unsafe_code() {
+                        self.err(format!("call @{} ({}) from {code} code", callee.name, callee.entry));
+                    }
+                }
+            },
+            Intrinsic { dsts, intrinsic, args, access } => {
+                let sig = intrinsic.sig();
+                let outs: usize =
+                    sig.params.iter().map(|p| if let ParamKind::OutList(n) = p.kind { n } else { 0 }).sum();
+                let ins = sig.params.iter().filter(|p| !matches!(p.kind, ParamKind::OutList(_))).count();
+                if args.len() != ins {
+                    self.err(format!("intrinsic {}: {} operands for {ins}", sig.name, args.len()));
+                }
+                let has_ret = !matches!(sig.ret, prism_types::intrinsics::RetSig::Void);
+                if dsts.len() != outs + usize::from(has_ret) {
+                    self.err(format!(
+                        "intrinsic {}: {} results, expected {}",
+                        sig.name,
+                        dsts.len(),
+                        outs + usize::from(has_ret)
+                    ));
+                }
+                for d in dsts {
+                    self.ty(*d);
+                }
+                for a in args {
+                    match a {
+                        IntrArg::Val(r) => {
+                            self.ty(*r);
+                        }
+                        IntrArg::Elem { ptr, index } => {
+                            if self.ty(*ptr) != Some(Type::Ptr) || !self.ty(*index).is_some_and(is_int) {
+                                self.err(format!(
+                                    "intrinsic {}: element operand {ptr}[{index}] is malformed",
+                                    sig.name
+                                ));
+                            }
+                        }
+                    }
+                }
+                if let Some(a) = access {
+                    self.access(*a, None);
+                }
+            }
+            Barrier { scope, .. } => {
+                if !facts.narrower_eq(*scope, code) && !self.in_unsafe_code() {
+                    self.err(format!("barrier over {scope} in {code} code"));
+                }
+            }
+            If { cond, then, otherwise, .. } => {
+                if self.ty(*cond) != Some(Type::Scalar(Scalar::Bool)) {
+                    self.err(format!("if condition {cond} is not bool"));
+                }
+                self.block(then, code);
+                self.block(otherwise, code);
+            }
+            Loop { header, cond, body, latch } => {
+                self.block(header, code);
+                if self.ty(*cond) != Some(Type::Scalar(Scalar::Bool)) {
+                    self.err(format!("loop condition {cond} is not bool"));
+                }
+                self.loops.push(true);
+                self.block(body, code);
+                self.loops.pop();
+                self.block(latch, code);
+            }
+            Break | Continue => match self.loops.last() {
+                None => self.err(format!("{k:?} outside a loop")),
+                Some(false) => self.err(format!("{k:?} leaves a group, split or scope")),
+                Some(true) => {}
+            },
+            Return { value } => {
+                let got = value.and_then(|v| self.ty(v));
+                if got != self.f.ret {
+                    self.err("return value does not match the function's type".into());
+                }
+            }
+            Group { persp, body } => {
+                if !facts.narrower_eq(*persp, code) {
+                    self.err(format!("group {persp} in {code} code"));
+                }
+                if *persp == code {
+                    self.block(body, *persp);
+                } else {
+                    self.sealed(|v| v.block(body, *persp));
+                }
+            }
+            Split { unit, cases } => {
+                let avail = if facts.narrower_eq(*unit, code) { facts.units_in(*unit, code) } else { 0 };
+                let mut next = 0;
+                for c in cases {
+                    if c.offset != next
+                        || c.count == 0
+                        || c.offset + c.count > avail
+                        || avail % c.count != 0
+                        || c.offset % c.count != 0
+                    {
+                        self.err(format!("split case {} {} does not fit {avail} units of {unit}", c.offset, c.count));
+                    }
+                    next = c.offset + c.count;
+                    self.sealed(|v| v.block(&c.body, c.persp));
+                }
+            }
+            Scope { mem, view, body, .. } => {
+                match self.f.mems.get(view.index()) {
+                    Some(m) if m.parent == Some(*mem) => {}
+                    _ => self.err(format!("scope {mem} -> {view}: {view} is not a view of {mem}")),
+                }
+                self.sealed(|v| v.block(body, code));
+            }
+            Unsafe { body } => self.unsafe_block(body, code),
+            Verbatim { sim, .. } => {
+                if let Some(b) = sim {
+                    self.unsafe_block(b, code);
+                }
+            }
+        }
+    }
+
+    fn unsafe_block(&mut self, b: &Block, code: Persp) {
+        self.unsafe_depth += 1;
+        self.block(b, code);
+        self.unsafe_depth -= 1;
+    }
+
+    fn in_unsafe_code(&self) -> bool {
+        self.unsafe_depth > 0
+    }
+}
