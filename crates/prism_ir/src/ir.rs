@@ -439,6 +439,9 @@ pub enum InstKind {
         args: Vec<Reg>,
         /// The callee's shared base, as an offset from the caller's.
         smem_offset: u64,
+        /// One access per pointer argument, in order (a write when the parameter is
+        /// writable), so that synchronisation sees what the callee may do to the memory.
+        accesses: Vec<AccessId>,
     },
     /// An intrinsic (a collective, an atomic, math...).
     Intrinsic {
@@ -448,9 +451,12 @@ pub enum InstKind {
         intrinsic: IntrinsicId,
         /// Operands in signature order.
         args: Vec<IntrArg>,
-        /// For intrinsics that touch memory: the access site.
-        access: Option<AccessId>,
+        /// One access per memory operand (element or whole memory), in order.
+        accesses: Vec<AccessId>,
     },
+    /// Waits until every asynchronous copy this thread issued has completed (the end of an
+    /// `async` scope).
+    AsyncWait,
     /// A barrier over each `scope`-unit of the executing threads.
     Barrier {
         /// The unit that synchronises.

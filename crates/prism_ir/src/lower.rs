@@ -312,6 +312,17 @@ impl Cx<'_> {
         }
     }
 
+    /// The memory name of a variable that may be a view, a root or a local array.
+    fn mem_of_any(&mut self, v: VarId) -> MemId {
+        match self.mems.get(&v) {
+            Some(&m) => m,
+            None => {
+                let elem = self.scalar_of(v);
+                self.new_mem(v, MemKind::Local, None, elem)
+            }
+        }
+    }
+
     fn scope(&mut self, kind: ScopeKind, src: VarId, view: VarId, body: &tir::Block, span: Span, out: &mut Block) {
         let mem = self.mem_of(src, out);
         let kind_m = match kind {
@@ -321,7 +332,11 @@ impl Cx<'_> {
         };
         let elem = self.scalar_of(view);
         let vm = self.new_mem(view, kind_m, Some(mem), elem);
-        let body = self.sub(body);
+        let mut body = self.sub(body);
+        if kind == ScopeKind::Async {
+            // The copies are complete before the memory is used again (language.md §5).
+            body.insts.push(Inst { kind: InstKind::AsyncWait, span });
+        }
         self.emit(out, InstKind::Scope { kind, mem, view: vm, body }, span);
     }
 
@@ -353,7 +368,7 @@ impl Cx<'_> {
             let d = self.konst(out, s, ConstValue::Int(dims[i] as i128), span);
             let m = self.new_reg(ty, None);
             self.emit(out, InstKind::Binary { dst: m, op: BinOp::Mul, lhs: acc, rhs: d }, span);
-            let r = self.to_ty(r, s, span, out);
+            let r = self.as_ty(r, s, span, out);
             let a = self.new_reg(ty, None);
             self.emit(out, InstKind::Binary { dst: a, op: BinOp::Add, lhs: m, rhs: r }, span);
             acc = a;
@@ -361,7 +376,7 @@ impl Cx<'_> {
         acc
     }
 
-    fn to_ty(&mut self, r: Reg, s: Scalar, span: Span, out: &mut Block) -> Reg {
+    fn as_ty(&mut self, r: Reg, s: Scalar, span: Span, out: &mut Block) -> Reg {
         if self.f.reg_ty(r) == Type::Scalar(s) {
             return r;
         }
@@ -411,7 +426,7 @@ impl Cx<'_> {
     fn apply_lambda(&mut self, l: &tir::Lambda, args: &[Reg], out: &mut Block) -> Reg {
         let n = self.lambda_env.len();
         for (&p, &a) in l.params.iter().zip(args) {
-            let a = self.to_ty(a, Scalar::I32, l.body.span, out);
+            let a = self.as_ty(a, Scalar::I32, l.body.span, out);
             self.lambda_env.push((p, a));
         }
         let r = self.expr(&l.body, out);
@@ -560,10 +575,18 @@ impl Cx<'_> {
         match c.callee {
             Callee::Fn(fid) => {
                 let mut args = Vec::new();
-                for a in &c.args {
+                let mut accesses = Vec::new();
+                let callee = self.prog.function(fid);
+                for (i, a) in c.args.iter().enumerate() {
                     args.push(match a {
                         CallArg::Value(x) => self.expr(x, out),
-                        CallArg::Mem(v) => self.pointer_of(*v, out),
+                        CallArg::Mem(v) => {
+                            let writable = matches!(callee.var(callee.params[i]).ty, Ty::Ptr { mutable: true, .. });
+                            let kind = if writable { AccessKind::Write } else { AccessKind::Read };
+                            let m = self.mem_of_any(*v);
+                            accesses.push(self.access(m, kind, span));
+                            self.pointer_of(*v, out)
+                        }
                         CallArg::Opaque(v) => self.regs[v],
                         CallArg::Out(_) | CallArg::ElemRef { .. } => {
                             unreachable!("user functions take values and memory")
@@ -574,8 +597,11 @@ impl Cx<'_> {
                     Ty::Scalar(s) => Some(self.new_reg(Type::Scalar(*s), None)),
                     _ => None,
                 };
-                let _ = self.prog;
-                self.emit(out, InstKind::Call { dst, func: FuncId(fid.0), args, smem_offset: c.smem_offset }, span);
+                self.emit(
+                    out,
+                    InstKind::Call { dst, func: FuncId(fid.0), args, smem_offset: c.smem_offset, accesses },
+                    span,
+                );
                 dst
             }
             Callee::Intrinsic(id) => self.intrinsic(id, c, e, out),
@@ -609,7 +635,7 @@ impl Cx<'_> {
         }
         let mut args = Vec::new();
         let mut outs: Vec<&tir::Place> = Vec::new();
-        let mut access = None;
+        let mut accesses = Vec::new();
         let kind = match (sig.family, sig.name) {
             (Family::Raw, _) => AccessKind::Volatile,
             (Family::AsyncCopy, _) => AccessKind::AsyncWrite,
@@ -623,6 +649,15 @@ impl Cx<'_> {
                     args.push(IntrArg::Val(r));
                 }
                 CallArg::Mem(v) => {
+                    let writable = matches!(self.tf.var(*v).ty, Ty::Ptr { mutable: true, .. } | Ty::Array { .. })
+                        && accesses.is_empty()
+                        && sig
+                            .params
+                            .iter()
+                            .any(|p| matches!(p.kind, prism_types::intrinsics::ParamKind::Mem { mutable: true }));
+                    let m = self.mem_of_any(*v);
+                    let k = if writable { AccessKind::Write } else { AccessKind::Read };
+                    accesses.push(self.access(m, k, span));
                     let p = self.pointer_of(*v, out);
                     args.push(IntrArg::Val(p));
                 }
@@ -630,14 +665,11 @@ impl Cx<'_> {
                 CallArg::Out(p) => outs.push(p),
                 CallArg::ElemRef { mem, index } => {
                     let (ptr, idx) = self.resolve(*mem, Index::Multi(index), out);
-                    // The first memory operand is the access the race checks track (the
-                    // destination of a copy; an atomic's target); a copy's source is a read.
+                    // The first element operand is the destination of a copy or an atomic's
+                    // target; a copy's source is a read.
                     let m = self.mems[mem];
-                    if access.is_none() {
-                        access = Some(self.access(m, kind, span));
-                    } else {
-                        self.access(m, AccessKind::Read, span);
-                    }
+                    let k = if accesses.is_empty() { kind } else { AccessKind::Read };
+                    accesses.push(self.access(m, k, span));
                     args.push(IntrArg::Elem { ptr, index: idx });
                 }
             }
@@ -657,7 +689,7 @@ impl Cx<'_> {
             })
             .collect();
         dsts.extend(&out_regs);
-        self.emit(out, InstKind::Intrinsic { dsts, intrinsic: id, args, access }, span);
+        self.emit(out, InstKind::Intrinsic { dsts, intrinsic: id, args, accesses }, span);
         for (p, r) in outs.into_iter().zip(out_regs) {
             match p {
                 tir::Place::Var(v) => {

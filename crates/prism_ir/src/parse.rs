@@ -341,11 +341,11 @@ pub fn parse(src: &str) -> Result<Program, ParseError> {
     let mut fn_ids = HashMap::new();
     let mut n = 0;
     for w in toks.windows(2) {
-        if let (Tok::Word(k), Tok::Func(name)) = (&w[0].0, &w[1].0) {
-            if k == "kernel" || k == "device" {
-                fn_ids.insert(name.clone(), FuncId(n));
-                n += 1;
-            }
+        if let (Tok::Word(k), Tok::Func(name)) = (&w[0].0, &w[1].0)
+            && (k == "kernel" || k == "device")
+        {
+            fn_ids.insert(name.clone(), FuncId(n));
+            n += 1;
         }
     }
     let mut p = P { toks, pos: 0, fn_ids, regs: Vec::new() };
@@ -524,6 +524,14 @@ impl P {
         }
     }
 
+    fn accs(&mut self) -> R<Vec<AccessId>> {
+        let mut out = Vec::new();
+        while let Some(Tok::Acc(_)) = self.peek() {
+            out.push(self.acc()?);
+        }
+        Ok(out)
+    }
+
     fn local(&mut self) -> R<LocalId> {
         match self.next()? {
             Tok::Local(n) => Ok(LocalId(n)),
@@ -620,6 +628,7 @@ impl P {
                 InstKind::Loop { header, cond, body, latch }
             }
             "break" => InstKind::Break,
+            "asyncwait" => InstKind::AsyncWait,
             "continue" => InstKind::Continue,
             "return" => {
                 let value = if let Some(Tok::Reg(_)) = self.peek() { Some(self.reg()?) } else { None };
@@ -682,7 +691,8 @@ impl P {
         }
         self.expect_word("smem")?;
         let smem_offset = self.u64()?;
-        Ok(InstKind::Call { dst, func, args, smem_offset })
+        let accesses = self.accs()?;
+        Ok(InstKind::Call { dst, func, args, smem_offset, accesses })
     }
 
     fn intrinsic(&mut self, dsts: Vec<Reg>) -> R<InstKind> {
@@ -701,8 +711,8 @@ impl P {
             }
             self.eat_p(',');
         }
-        let access = if let Some(Tok::Acc(_)) = self.peek() { Some(self.acc()?) } else { None };
-        Ok(InstKind::Intrinsic { dsts, intrinsic, args, access })
+        let accesses = self.accs()?;
+        Ok(InstKind::Intrinsic { dsts, intrinsic, args, accesses })
     }
 
     fn valued(&mut self, dsts: Vec<Reg>) -> R<InstKind> {

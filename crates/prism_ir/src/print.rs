@@ -243,25 +243,30 @@ fn inst(p: &Program, k: &InstKind, depth: usize, out: &mut String) {
         LocalStore { local, index, value } => {
             let _ = writeln!(out, "lstore {local}[{index}], {value}");
         }
-        Call { dst, func, args, smem_offset } => {
+        Call { dst, func, args, smem_offset, accesses } => {
             if let Some(d) = dst {
                 let _ = write!(out, "{d} = ");
             }
             let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-            let _ = writeln!(out, "call {}({}) smem {smem_offset}", func_name(p, *func), args.join(", "));
+            let _ = write!(out, "call {}({}) smem {smem_offset}", func_name(p, *func), args.join(", "));
+            for a in accesses {
+                let _ = write!(out, " {a}");
+            }
+            out.push('\n');
         }
-        Intrinsic { dsts, intrinsic, args, access } => {
+        Intrinsic { dsts, intrinsic, args, accesses } => {
             if !dsts.is_empty() {
                 let d: Vec<String> = dsts.iter().map(|r| r.to_string()).collect();
                 let _ = write!(out, "{} = ", d.join(", "));
             }
             let a: Vec<String> = args.iter().map(intr_arg).collect();
             let _ = write!(out, "intrinsic {}({})", intrinsic.sig().name, a.join(", "));
-            if let Some(acc) = access {
-                let _ = write!(out, " {acc}");
+            for a in accesses {
+                let _ = write!(out, " {a}");
             }
             out.push('\n');
         }
+        AsyncWait => out.push_str("asyncwait\n"),
         Barrier { scope, origin } => match origin {
             BarrierOrigin::Explicit => {
                 let _ = writeln!(out, "barrier {scope} explicit");

@@ -71,10 +71,10 @@ impl V<'_> {
             self.ty(p);
         }
         for (i, m) in self.f.mems.iter().enumerate() {
-            if let Some(parent) = m.parent {
-                if parent.index() >= i {
-                    self.err(format!("#{i}: parent {parent} is not declared before it"));
-                }
+            if let Some(parent) = m.parent
+                && parent.index() >= i
+            {
+                self.err(format!("#{i}: parent {parent} is not declared before it"));
             }
         }
         for (i, a) in self.f.accesses.iter().enumerate() {
@@ -106,14 +106,15 @@ impl V<'_> {
         match self.f.accesses.get(a.index()) {
             None => self.err(format!("{a} is not an access of this function")),
             Some(info) => {
-                if let Some(w) = writes {
-                    if info.kind.writes() != w && info.kind != AccessKind::Volatile {
-                        self.err(format!(
-                            "{a}: a {} access used for a {}",
-                            info.kind.as_str(),
-                            if w { "store" } else { "load" }
-                        ));
-                    }
+                if let Some(w) = writes
+                    && info.kind.writes() != w
+                    && info.kind != AccessKind::Volatile
+                {
+                    self.err(format!(
+                        "{a}: a {} access used for a {}",
+                        info.kind.as_str(),
+                        if w { "store" } else { "load" }
+                    ));
                 }
             }
         }
@@ -125,13 +126,12 @@ impl V<'_> {
         match k {
             Const { dst, value } => {
                 if let Some(t) = self.ty(*dst) {
-                    let ok = matches!(
-                        (t, value),
-                        (Type::Scalar(Scalar::Bool), ConstValue::Bool(_))
-                            | (Type::Scalar(_), ConstValue::Int(_))
-                            | (Type::Scalar(_), ConstValue::Float(_))
-                    ) && !(matches!(value, ConstValue::Float(_))
-                        && !matches!(t, Type::Scalar(s) if s.is_float()));
+                    let ok = match (t, value) {
+                        (Type::Scalar(Scalar::Bool), ConstValue::Bool(_)) => true,
+                        (Type::Scalar(s), ConstValue::Int(_)) => s != Scalar::Bool,
+                        (Type::Scalar(s), ConstValue::Float(_)) => s.is_float(),
+                        _ => false,
+                    };
                     if !ok {
                         self.err(format!("{dst}: constant {value} does not fit its type"));
                     }
@@ -264,7 +264,7 @@ impl V<'_> {
                     self.err(format!("{local}: index {index} is not an integer"));
                 }
             }
-            Call { dst, func, args, .. } => match self.p.functions.get(func.index()) {
+            Call { dst, func, args, accesses, .. } => match self.p.functions.get(func.index()) {
                 None => self.err(format!("call to unknown function {func}")),
                 Some(callee) => {
                     if callee.params.len() != args.len() {
@@ -289,9 +289,21 @@ impl V<'_> {
                     if !facts.narrower_eq(callee.entry, code) && !self.in_unsafe_code() {
                         self.err(format!("call @{} ({}) from {code} code", callee.name, callee.entry));
                     }
+                    let ptrs =
+                        args.iter().filter(|a| self.f.regs.get(a.index()).map(|r| r.ty) == Some(Type::Ptr)).count();
+                    if ptrs != accesses.len() {
+                        self.err(format!(
+                            "call @{}: {} accesses for {ptrs} pointer arguments",
+                            callee.name,
+                            accesses.len()
+                        ));
+                    }
+                    for a in accesses {
+                        self.access(*a, None);
+                    }
                 }
             },
-            Intrinsic { dsts, intrinsic, args, access } => {
+            Intrinsic { dsts, intrinsic, args, accesses } => {
                 let sig = intrinsic.sig();
                 let outs: usize =
                     sig.params.iter().map(|p| if let ParamKind::OutList(n) = p.kind { n } else { 0 }).sum();
@@ -326,7 +338,7 @@ impl V<'_> {
                         }
                     }
                 }
-                if let Some(a) = access {
+                for a in accesses {
                     self.access(*a, None);
                 }
             }
@@ -397,6 +409,7 @@ impl V<'_> {
                 self.sealed(|v| v.block(body, code));
             }
             Unsafe { body } => self.unsafe_block(body, code),
+            AsyncWait => {}
             Verbatim { sim, .. } => {
                 if let Some(b) = sim {
                     self.unsafe_block(b, code);

@@ -283,13 +283,15 @@ impl Lexer<'_, '_> {
         let span = self.span(start, self.pos);
         if suffix_start != self.pos {
             let suffix = &self.src[suffix_start..self.pos];
-            self.errors.push(SyntaxError::InvalidNumber {
-                reason: format!(
+            let reason = if radix == 10 && matches!(suffix.as_bytes()[0], b'e' | b'E') && suffix.len() == 1 {
+                "the exponent has no digits (write `1e3`, `1e-3`)".to_string()
+            } else {
+                format!(
                     "unexpected suffix `{suffix}`; Prism literals have no C suffixes, use a cast such as `float(1)`"
-                ),
-                span,
-            });
-            self.token(TokenKind::Int(0), start);
+                )
+            };
+            self.errors.push(SyntaxError::InvalidNumber { reason, span });
+            self.token(TokenKind::Invalid, start);
             return;
         }
         let kind = if is_float {
@@ -297,7 +299,7 @@ impl Lexer<'_, '_> {
                 Ok(v) if v.is_finite() => TokenKind::Float(v),
                 _ => {
                     self.errors.push(SyntaxError::InvalidNumber { reason: "not a finite number".into(), span });
-                    TokenKind::Float(0.0)
+                    TokenKind::Invalid
                 }
             }
         } else {
@@ -313,7 +315,7 @@ impl Lexer<'_, '_> {
                         format!("not a valid base-{radix} integer")
                     };
                     self.errors.push(SyntaxError::InvalidNumber { reason, span });
-                    TokenKind::Int(0)
+                    TokenKind::Invalid
                 }
             }
         };
@@ -338,6 +340,9 @@ impl Lexer<'_, '_> {
             }
             if c == b'\n' && !triple {
                 self.errors.push(SyntaxError::UnterminatedString { span: self.span(start, self.pos) });
+                // The line is broken anyway; closing its brackets keeps the rest of the file
+                // from being swallowed into them (and reported as unclosed).
+                self.brackets.clear();
                 break;
             }
             if c == b'\\' && self.pos + 1 < self.bytes.len() {
@@ -460,8 +465,13 @@ impl Lexer<'_, '_> {
                 self.errors.push(SyntaxError::UnclosedDelimiter { open, open_span, span, found: Some(closer) });
                 // If a deeper bracket matches, the ones above it were left open; close them all
                 // so one typo does not swallow the rest of the file into a bracket.
-                if let Some(i) = self.brackets.iter().rposition(|&(o, _)| wanted(o) == closer) {
-                    self.brackets.truncate(i);
+                match self.brackets.iter().rposition(|&(o, _)| wanted(o) == closer) {
+                    Some(i) => self.brackets.truncate(i),
+                    // No opener matches: take the closer as a misspelt close of the innermost
+                    // bracket, which has been reported now and must not be reported again.
+                    None => {
+                        self.brackets.pop();
+                    }
                 }
             }
             None => self.errors.push(SyntaxError::UnmatchedCloser { punct: closer, span }),
@@ -489,6 +499,7 @@ mod tests {
                 TokenKind::Indent => "IN".into(),
                 TokenKind::Dedent => "DE".into(),
                 TokenKind::Eof => "EOF".into(),
+                TokenKind::Invalid => "INVALID".into(),
             })
             .collect::<Vec<_>>()
             .join(" ");

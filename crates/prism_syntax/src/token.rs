@@ -30,6 +30,8 @@ pub enum TokenKind {
     Dedent,
     /// End of input.
     Eof,
+    /// A malformed literal, already reported by the lexer.
+    Invalid,
 }
 
 /// Reserved words.
@@ -315,6 +317,7 @@ impl fmt::Display for TokenKind {
             TokenKind::Indent => write!(f, "indentation"),
             TokenKind::Dedent => write!(f, "end of block"),
             TokenKind::Eof => write!(f, "end of file"),
+            TokenKind::Invalid => write!(f, "malformed literal"),
         }
     }
 }

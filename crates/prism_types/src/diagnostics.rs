@@ -448,6 +448,25 @@ impl TypeError {
                     None => d,
                 }
             }
+                        CallGuarantee { callee, what, need, span, help } => Diagnostic::error(
+                "call-perspective",
+                format!("`{callee}` needs {what} to be a multiple of {need}"),
+                *span,
+            )
+            .with_label("this function's bound does not guarantee it")
+            .with_note("a function's `@requires` entries are promises about the launch that every caller must keep")
+            .with_help(help.clone()),
+            DivByZero { span } => {
+                Diagnostic::error("const-eval", "division by zero", *span).with_label("the divisor is the constant 0")
+            }
+            SplitStraddles { persp, span, help } => {
+                let d = Diagnostic::error("split-misaligned", format!("a {persp} unit of this split may span two blocks"), *span)
+                    .with_label(format!("the bound does not guarantee that {persp} units fit in a block"));
+                match help {
+                    Some(h) => d.with_help(h.clone()),
+                    None => d,
+                }
+            }
             // Diagnostic: argument-perspective
             ArgumentPerspective { param, param_persp, culprit, span } => {
                 let d = Diagnostic::error(
@@ -503,7 +522,7 @@ impl TypeError {
             // Diagnostic: divergent-exit
             DivergentExit { what, crossing, span, scope } => Diagnostic::error(
                 "divergent-exit",
-                format!("`{what}` cannot leave a `{crossing}`"),
+                format!("`{what}` cannot leave the enclosing `{crossing}`"),
                 *span,
             )
             .with_label(format!("`{what}` inside the {crossing}"))

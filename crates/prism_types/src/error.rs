@@ -141,6 +141,12 @@ pub enum TypeError {
     AsyncMisuse { name: String, span: Span, origin: Span },
     /// A call from code at the wrong perspective.
     CallPerspective { callee: String, required: Persp, code: Persp, span: Span, reason: String, help: Option<String> },
+    /// A callee whose bound the caller's bound does not guarantee.
+    CallGuarantee { callee: String, what: &'static str, need: u64, span: Span, help: String },
+    /// A division by a literal zero at run time.
+    DivByZero { span: Span },
+    /// A split case whose units may span two blocks.
+    SplitStraddles { persp: Persp, span: Span, help: Option<String> },
     /// An argument that varies within its parameter's units.
     ArgumentPerspective { param: String, param_persp: Persp, culprit: Culprit, span: Span },
     /// A pointer argument that does not fit its parameter.

@@ -40,7 +40,35 @@ pub fn check(module: &ast::Module, target: &Target, problems: &mut Problems) -> 
 }
 
 /// Parses and checks one source file: the whole front end.
+///
+/// Checker errors inside a function that also has syntax errors are dropped: the statements
+/// that failed to parse are missing from it, so what the checker says there (a missing
+/// `return`, an unknown name whose declaration did not parse) would mislead.
 pub fn check_source(file: prism_span::FileId, src: &str, target: &Target, problems: &mut Problems) -> tir::Program {
-    let module = prism_syntax::parse(file, src, problems);
-    check(&module, target, problems)
+    let mut syntax = Problems::default();
+    let module = prism_syntax::parse(file, src, &mut syntax);
+    let mut checked = Problems::default();
+    let program = check(&module, target, &mut checked);
+    let broken: Vec<prism_span::Span> = module
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            ast::Item::Function(f)
+                if syntax.diagnostics().iter().any(|d| {
+                    d.is_error() && f.span.start <= d.primary.span.start && d.primary.span.start <= f.span.end
+                }) =>
+            {
+                Some(f.span)
+            }
+            _ => None,
+        })
+        .collect();
+    problems.extend(syntax);
+    for d in checked.into_vec() {
+        let s = d.primary.span.start;
+        if !broken.iter().any(|f| f.start <= s && s <= f.end) {
+            problems.push(d);
+        }
+    }
+    program
 }

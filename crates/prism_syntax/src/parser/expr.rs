@@ -98,7 +98,7 @@ impl Parser<'_> {
 
     fn not_expr(&mut self) -> PResult<Expr> {
         if self.at_kw(Keyword::Not) {
-            let start = self.bump().span;
+            let start = self.bump();
             self.enter()?;
             let inner = self.not_expr();
             self.leave();
@@ -179,7 +179,7 @@ impl Parser<'_> {
             _ => None,
         };
         if let Some(op) = op {
-            let start = self.bump().span;
+            let start = self.bump();
             self.enter()?;
             let inner = self.unary();
             self.leave();
@@ -256,15 +256,17 @@ impl Parser<'_> {
 
     fn atom(&mut self) -> PResult<Expr> {
         let span = self.span();
-        let kind = match self.peek().clone() {
-            TokenKind::Int(v) => ExprKind::Int(v),
-            TokenKind::Float(v) => ExprKind::Float(v),
-            TokenKind::Str(s) => ExprKind::Str(s),
+        let kind = match self.peek() {
+            TokenKind::Int(v) => ExprKind::Int(*v),
+            TokenKind::Float(v) => ExprKind::Float(*v),
+            TokenKind::Str(s) => ExprKind::Str(s.clone()),
             TokenKind::Kw(Keyword::True) => ExprKind::Bool(true),
             TokenKind::Kw(Keyword::False) => ExprKind::Bool(false),
-            TokenKind::Ident(name) => ExprKind::Name(name),
+            TokenKind::Ident(name) => ExprKind::Name(name.clone()),
             // `unsafe` is a keyword, but `unsafe("...")` is written like a call.
             TokenKind::Kw(Keyword::Unsafe) => ExprKind::Name("unsafe".into()),
+            // A malformed literal was already reported by the lexer.
+            TokenKind::Invalid => ExprKind::Error,
             TokenKind::Punct(Punct::Ellipsis) | TokenKind::Punct(Punct::DotDot) => {
                 self.bump();
                 self.error(SyntaxError::Elided { span });
@@ -307,11 +309,12 @@ impl Parser<'_> {
     pub(crate) fn expr_to_persp(&mut self, e: Expr) -> PResult<Persp> {
         if let ExprKind::Index { base, mut indices } = e.kind
             && let ExprKind::Name(word) = &base.kind
-                && let Some(level) = LevelName::from_word(word)
-                    && indices.len() == 1 {
-                        let size = indices.pop().expect("one index");
-                        return Ok(Persp { level, size: Box::new(size), span: e.span });
-                    }
+            && let Some(level) = LevelName::from_word(word)
+            && indices.len() == 1
+        {
+            let size = indices.pop().expect("one index");
+            return Ok(Persp { level, size: Box::new(size), span: e.span });
+        }
         self.error(SyntaxError::Misplaced {
             expected: "a perspective such as `thread[32]` or `block[1]`".into(),
             span: e.span,

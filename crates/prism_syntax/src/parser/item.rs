@@ -113,7 +113,7 @@ impl Parser<'_> {
         }
         self.expect_punct(Punct::RParen)?;
         let ret = if self.at_punct(Punct::Arrow) {
-            let rs = self.bump().span;
+            let rs = self.bump();
             let ty = self.ty()?;
             let persp = if self.eat_punct(Punct::At) { Some(self.persp()?) } else { None };
             Some(RetType { ty, persp, span: self.since(rs) })

@@ -63,12 +63,14 @@ impl Parser<'_> {
         if self.pos == 0 { self.tokens[0].span } else { self.tokens[self.pos - 1].span }
     }
 
-    pub(crate) fn bump(&mut self) -> Token {
-        let t = self.tokens[self.pos].clone();
+    /// Moves past the current token (but never past `Eof`) and returns its span. The token
+    /// itself is not returned: cloning it would copy identifier strings on every step.
+    pub(crate) fn bump(&mut self) -> Span {
+        let span = self.tokens[self.pos].span;
         if self.pos + 1 < self.tokens.len() {
             self.pos += 1;
         }
-        t
+        span
     }
 
     pub(crate) fn at_punct(&self, p: Punct) -> bool {
@@ -120,17 +122,18 @@ impl Parser<'_> {
     }
 
     pub(crate) fn expect_punct(&mut self, p: Punct) -> PResult<Span> {
-        if self.at_punct(p) { Ok(self.bump().span) } else { self.expected(&format!("`{}`", p.as_str())) }
+        if self.at_punct(p) { Ok(self.bump()) } else { self.expected(&format!("`{}`", p.as_str())) }
     }
 
     pub(crate) fn expect_kw(&mut self, k: Keyword) -> PResult<Span> {
-        if self.at_kw(k) { Ok(self.bump().span) } else { self.expected(&format!("`{}`", k.as_str())) }
+        if self.at_kw(k) { Ok(self.bump()) } else { self.expected(&format!("`{}`", k.as_str())) }
     }
 
     pub(crate) fn expect_ident(&mut self, what: &str) -> PResult<crate::ast::Ident> {
-        match self.peek().clone() {
+        match self.peek() {
             TokenKind::Ident(name) => {
-                let span = self.bump().span;
+                let name = name.clone();
+                let span = self.bump();
                 Ok(crate::ast::Ident { name, span })
             }
             _ => self.expected(what),

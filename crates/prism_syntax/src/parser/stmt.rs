@@ -145,7 +145,7 @@ impl Parser<'_> {
     pub(crate) fn str_lit(&mut self, what: &str) -> PResult<StrLit> {
         match self.peek().clone() {
             TokenKind::Str(value) => {
-                let span = self.bump().span;
+                let span = self.bump();
                 Ok(StrLit { value, span })
             }
             _ => self.expected(what),
@@ -230,7 +230,7 @@ impl Parser<'_> {
             return self
                 .expected_with_help("`range(...)`", Some("Prism loops are `for i in range(start, end, step)`".into()));
         }
-        let range_span = self.bump().span;
+        let range_span = self.bump();
         let args = self.call_args()?;
         let call_span = range_span.to(self.prev_span());
         if let Some(kw) = args.iter().find_map(|a| a.name.as_ref()) {
@@ -461,10 +461,11 @@ impl Parser<'_> {
 
     fn level_word(&mut self) -> PResult<(LevelName, Span)> {
         if let TokenKind::Ident(w) = self.peek()
-            && let Some(l) = LevelName::from_word(w) {
-                let span = self.bump().span;
-                return Ok((l, span));
-            }
+            && let Some(l) = LevelName::from_word(w)
+        {
+            let span = self.bump();
+            return Ok((l, span));
+        }
         self.expected("a level (`grid`, `block`, `thread`, `warp` or `warpgroup`)")
     }
 

@@ -42,6 +42,12 @@ impl Checker<'_> {
             return self.rel_id(args, span, target);
         }
         match self.resolve(&name) {
+            Resolved::Poisoned => {
+                for a in args {
+                    self.expr(&a.value, None);
+                }
+                Val::error(span)
+            }
             Resolved::Var(_) | Resolved::Lambda | Resolved::Const(..) => {
                 self.error(TypeError::Unsupported {
                     what: format!("calling `{name}`, which is not a function"),
@@ -218,13 +224,12 @@ impl Checker<'_> {
                 ("blocks per grid", needs.b_mult, self.facts.b_mult, "block"),
             ] {
                 if have % need != 0 {
-                    self.persp_error(TypeError::CallPerspective {
+                    self.persp_error(TypeError::CallGuarantee {
                         callee: callee.to_string(),
-                        required,
-                        code,
+                        what,
+                        need,
                         span,
-                        reason: format!("`{callee}` needs {what} to be a multiple of {need}, which this function's bound does not guarantee"),
-                        help: Some(format!("add {level}[{need}] to this function's `@requires`")),
+                        help: format!("add {level}[{need}] to this function's `@requires`"),
                     });
                     return None;
                 }
@@ -238,6 +243,11 @@ impl Checker<'_> {
         self.calls.push((id, callee_span));
         if sig.kind == ast::FnKind::Kernel {
             self.error(TypeError::KernelCall { name: name.to_string(), span: callee_span, def: sig.header_span });
+            // Nothing else about the call means anything: kernels are launched, not called.
+            for a in args {
+                self.expr(&a.value, None);
+            }
+            return Val::error(span);
         }
         let implicit_group = self.call_perspective(name, sig.entry, Some(sig.facts), callee_span);
         let names: Vec<&str> = sig.params.iter().map(|p| p.name.as_str()).collect();
@@ -325,6 +335,7 @@ impl Checker<'_> {
                 self.unknown_name(n, value.span);
                 None
             }
+            Resolved::Poisoned => None,
             _ => {
                 self.error(TypeError::PointerArgument {
                     param: param.to_string(),
@@ -508,6 +519,13 @@ impl Checker<'_> {
         for (p, a) in sig.params.iter().zip(&m.by_param) {
             let Some(a) = a else { continue };
             match p.kind {
+                ParamKind::Value if matches!(p.ty, TyClass::Opaque(_)) => {
+                    let TyClass::Opaque(tn) = p.ty else { unreachable!("matched above") };
+                    match self.opaque_arg(p.name, tn, p.persp, &a.value) {
+                        Some(v) => out.push(CallArg::Opaque(v)),
+                        None => failed = true,
+                    }
+                }
                 ParamKind::Value => {
                     // Pure intrinsics pass their caller's target through, so `min(id(), 3)`
                     // means what it would mean outside the call.

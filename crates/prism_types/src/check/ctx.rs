@@ -19,6 +19,8 @@ pub(crate) enum Binding {
     /// `name = lambda ...`: checked where it is used as an indexing function, with the names
     /// it reads resolved where it was defined.
     Lambda(Rc<LambdaDef>),
+    /// A name whose declaration had an error: uses are not reported again.
+    Poisoned(Span),
 }
 
 #[derive(Debug)]

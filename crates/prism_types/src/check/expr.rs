@@ -22,6 +22,8 @@ pub(crate) enum Resolved {
     Function,
     Intrinsic,
     Unknown,
+    /// A name whose declaration failed: uses are silently errors.
+    Poisoned,
 }
 
 impl Checker<'_> {
@@ -29,6 +31,8 @@ impl Checker<'_> {
         match self.lookup(name) {
             Some(Binding::Var(v)) => Resolved::Var(v),
             Some(Binding::Lambda(_)) => Resolved::Lambda,
+            Some(Binding::Poisoned(_)) => Resolved::Poisoned,
+            None if self.g.failed_consts.contains(name) => Resolved::Poisoned,
             None => {
                 if let Some((t, v, _)) = self.g.consts.get(name) {
                     Resolved::Const(*t, *v)
@@ -218,6 +222,7 @@ impl Checker<'_> {
                 self.unknown_name(n, span);
                 Val::error(span)
             }
+            Resolved::Poisoned => Val::error(span),
         }
     }
 
@@ -395,6 +400,24 @@ impl Checker<'_> {
         span: Span,
     ) -> Val {
         if let (ExprKind::Const(x), ExprKind::Const(y)) = (&a.kind, &b.kind)
+            && let (Lit::Int, ConstValue::Int(_), ConstValue::Int(_), false) = (lit, x, y, op.is_comparison())
+        {
+            // Literal integer arithmetic is exact, as at file level: `4 * 1024 * 1024 * 1024`
+            // is an `int64` literal, not an overflowing `int`.
+            let wide = consts::binary(op, *x, *y, Scalar::I64).or_else(|_| consts::binary(op, *x, *y, Scalar::U64));
+            return match wide {
+                Ok(ConstValue::Int(v)) => {
+                    let ty = if v >= i32::MIN as i128 && v <= i32::MAX as i128 { Scalar::I32 } else { Scalar::I64 };
+                    Val { e: konst(ConstValue::Int(v), ty, span), lit, err: false }
+                }
+                Ok(other) => Val { e: konst(other, result, span), lit, err: false },
+                Err(reason) => {
+                    self.error(TypeError::ConstEval { reason, span });
+                    Val::error(span)
+                }
+            };
+        }
+        if let (ExprKind::Const(x), ExprKind::Const(y)) = (&a.kind, &b.kind)
             && consts::foldable(operand)
         {
             return match consts::binary(op, *x, *y, operand) {
@@ -406,7 +429,7 @@ impl Checker<'_> {
             };
         }
         if let (BinOp::Div | BinOp::Rem, ExprKind::Const(ConstValue::Int(0))) = (op, &b.kind) {
-            self.error(TypeError::ConstEval { reason: "division by zero".into(), span });
+            self.error(TypeError::DivByZero { span: b.span });
         }
         let persp = self.facts.meet_opt(a.persp, b.persp);
         Val {
@@ -605,6 +628,7 @@ impl Checker<'_> {
                 self.unknown_name(n, b.span);
                 return None;
             }
+            Resolved::Poisoned => return None,
             _ => {
                 self.error(TypeError::BadIndex {
                     reason: format!("`{n}` is not an array or pointer"),

@@ -96,12 +96,15 @@ pub(crate) struct Globals {
     pub consts: HashMap<String, (Scalar, tir::ConstValue, Span)>,
     pub fns: HashMap<String, FnId>,
     pub sigs: Vec<Sig>,
+    /// File-level constants whose value could not be computed (uses are not reported again).
+    pub failed_consts: std::collections::HashSet<String>,
 }
 
 /// Checks a module. Errors go to `errors`; the returned program is complete only when
 /// there are none.
 pub fn check_module(module: &ast::Module, target: &Target, errors: &mut Vec<TypeError>) -> tir::Program {
-    let mut g = Globals { consts: HashMap::new(), fns: HashMap::new(), sigs: Vec::new() };
+    let mut g =
+        Globals { consts: HashMap::new(), fns: HashMap::new(), sigs: Vec::new(), failed_consts: Default::default() };
     let mut fn_asts = Vec::new();
     // Pass 1: constants and signatures, in source order.
     for item in &module.items {
@@ -166,42 +169,78 @@ pub fn check_module(module: &ast::Module, target: &Target, errors: &mut Vec<Type
 fn global_const(g: &mut Globals, c: &ast::ConstItem, errors: &mut Vec<TypeError>) {
     let ty = match &c.ty.kind {
         ast::TypeKind::Constexpr(inner) => match scalar_of(inner) {
-            Some(s) => s,
+            Some(s) => Some(s),
             None => {
                 errors.push(TypeError::UnknownType { name: type_text(inner), span: inner.span });
-                return;
+                None
             }
         },
         _ => unreachable!("the parser only makes constexpr items"),
     };
-    let value = match const_expr(g, &c.value, &HashMap::new()) {
-        Ok((v, vty)) => match consts::cast(v, vty, ty) {
-            Ok(v) if vty == ty || vty.converts_to(ty) || is_int_lit_fit(v, ty) => v,
-            Ok(_) | Err(_) => {
-                errors.push(TypeError::Mismatch {
-                    expected: format!("`{}`", ty.name()),
-                    found: format!("`{}`", vty.name()),
-                    span: c.value.span,
-                    context: "constant value".into(),
-                    help: Some(format!("convert explicitly: `{}(...)`", ty.name())),
-                });
-                return;
+    let value = ty.and_then(|ty| match const_expr(g, &c.value, &HashMap::new()) {
+        Ok(k) => match fit_const(k, ty, c.value.span) {
+            Ok(v) => Some((ty, v)),
+            Err(e) => {
+                errors.push(e);
+                None
             }
         },
         Err(e) => {
             errors.push(e);
-            return;
+            None
         }
-    };
+    });
     if let Some((_, _, first)) = g.consts.get(&c.name.name) {
         errors.push(TypeError::Duplicate { name: c.name.name.clone(), span: c.name.span, first: *first });
         return;
     }
-    g.consts.insert(c.name.name.clone(), (ty, value, c.name.span));
+    match value {
+        Some((ty, v)) => {
+            g.consts.insert(c.name.name.clone(), (ty, v, c.name.span));
+        }
+        None => {
+            g.failed_consts.insert(c.name.name.clone());
+        }
+    }
 }
 
-fn is_int_lit_fit(v: tir::ConstValue, ty: Scalar) -> bool {
-    matches!(v, tir::ConstValue::Int(_)) && ty.is_numeric()
+/// A constant computed in a signature or at file level: its value, its type, and whether it
+/// is untyped literal arithmetic (which adapts to the type it is stored as).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Konst {
+    pub value: tir::ConstValue,
+    pub ty: Scalar,
+    pub literal: bool,
+}
+
+/// Converts a constant to `ty`: typed values by implicit conversion only; literals if their
+/// value fits.
+pub(crate) fn fit_const(k: Konst, ty: Scalar, span: Span) -> Result<tir::ConstValue, TypeError> {
+    let implicit = if k.literal {
+        match k.value {
+            tir::ConstValue::Int(_) => ty.is_numeric(),
+            tir::ConstValue::Float(_) => ty.is_float(),
+            tir::ConstValue::Bool(_) => ty == Scalar::Bool,
+        }
+    } else {
+        k.ty == ty || k.ty.converts_to(ty)
+    };
+    if !implicit {
+        return Err(TypeError::Mismatch {
+            expected: format!("`{}`", ty.name()),
+            found: format!("`{}`", k.ty.name()),
+            span,
+            context: "constant value".into(),
+            help: Some(format!("convert explicitly: `{}(...)`", ty.name())),
+        });
+    }
+    if let (tir::ConstValue::Int(v), true) = (k.value, ty.is_int()) {
+        let (lo, hi) = consts::int_range(ty);
+        if v < lo || v > hi {
+            return Err(TypeError::ConstEval { reason: format!("{v} does not fit in `{}`", ty.name()), span });
+        }
+    }
+    consts::cast(k.value, k.ty, ty).map_err(|reason| TypeError::ConstEval { reason, span })
 }
 
 /// The scalar a type expression names, if it is a plain scalar.
@@ -225,72 +264,145 @@ pub(crate) fn type_text(t: &ast::TypeExpr) -> String {
 }
 
 /// Evaluates a constant expression that may use file-level constants and the given local
-/// constants (used for signatures, where no function scope exists yet).
+/// constants (used for signatures and file-level constants, where no function scope exists).
+/// Literal integer arithmetic is exact (in 128 bits) and typed `int`, or `int64` when the
+/// value needs it, as in C.
 pub(crate) fn const_expr(
     g: &Globals,
     e: &ast::Expr,
     locals: &HashMap<String, (Scalar, tir::ConstValue)>,
-) -> Result<(tir::ConstValue, Scalar), TypeError> {
+) -> Result<Konst, TypeError> {
     use ast::ExprKind as E;
     use tir::ConstValue as C;
-    let not_const = |what: &str, span: Span| TypeError::NotConstant { what: what.into(), span, culprit: None };
+    let not_const = |what: &str, span: Span, culprit: Option<(String, Span)>| TypeError::NotConstant {
+        what: what.into(),
+        span,
+        culprit,
+    };
+    let lit_int = |v: i128| Konst {
+        value: C::Int(v),
+        ty: if v >= i32::MIN as i128 && v <= i32::MAX as i128 { Scalar::I32 } else { Scalar::I64 },
+        literal: true,
+    };
+    let eval_err = |reason: String, span: Span| TypeError::ConstEval { reason, span };
     Ok(match &e.kind {
-        E::Int(v) => {
-            let ty = if *v <= i32::MAX as u64 { Scalar::I32 } else { Scalar::I64 };
-            (C::Int(*v as i128), ty)
+        E::Int(v) => lit_int(*v as i128),
+        E::Float(v) => Konst { value: C::Float(*v), ty: Scalar::F32, literal: true },
+        E::Bool(b) => Konst { value: C::Bool(*b), ty: Scalar::Bool, literal: false },
+        E::Str(_) => {
+            return Err(TypeError::Mismatch {
+                expected: "a value".into(),
+                found: "a string".into(),
+                span: e.span,
+                context: "strings appear only in decorators and `unsafe(...)`".into(),
+                help: None,
+            });
         }
-        E::Float(v) => (C::Float(*v), Scalar::F32),
-        E::Bool(b) => (C::Bool(*b), Scalar::Bool),
         E::Name(n) => match locals.get(n).copied().or_else(|| g.consts.get(n).map(|&(t, v, _)| (t, v))) {
-            Some((t, v)) => (v, t),
+            Some((t, v)) => Konst { value: v, ty: t, literal: false },
             None => {
-                return Err(TypeError::NotConstant {
-                    what: "this value".into(),
-                    span: e.span,
-                    culprit: Some((format!("`{n}`"), e.span)),
-                });
+                return Err(not_const("this value", e.span, Some((format!("`{n}`"), e.span))));
             }
         },
         E::Unary(op, x) => {
-            let (v, t) = const_expr(g, x, locals)?;
-            (consts::unary(*op, v, t).map_err(|reason| TypeError::ConstEval { reason, span: e.span })?, t)
+            let k = const_expr(g, x, locals)?;
+            if k.literal
+                && *op == ast::UnOp::Neg
+                && let C::Int(v) = k.value
+            {
+                return Ok(lit_int(-v));
+            }
+            Konst { value: consts::unary(*op, k.value, k.ty).map_err(|r| eval_err(r, e.span))?, ..k }
         }
         E::Binary(op, a, b) => {
-            let (va, ta) = const_expr(g, a, locals)?;
-            let (vb, tb) = const_expr(g, b, locals)?;
+            let ka = const_expr(g, a, locals)?;
+            let kb = const_expr(g, b, locals)?;
+            if let (true, true, C::Int(x), C::Int(y)) = (ka.literal, kb.literal, ka.value, kb.value) {
+                // Literal arithmetic is exact; only the final store checks the range.
+                let v = consts::binary(*op, C::Int(x), C::Int(y), Scalar::I64)
+                    .or_else(|_| consts::binary(*op, C::Int(x), C::Int(y), Scalar::U64))
+                    .map_err(|r| eval_err(r, e.span))?;
+                return Ok(match v {
+                    C::Int(v) => lit_int(v),
+                    other => Konst { value: other, ty: Scalar::Bool, literal: false },
+                });
+            }
             let common = if op.is_logical() {
                 Scalar::Bool
             } else if matches!(op, ast::BinOp::Shl | ast::BinOp::Shr) {
-                ta
+                ka.ty
+            } else if ka.literal && !kb.literal && kb.ty.is_numeric() {
+                kb.ty
+            } else if kb.literal && !ka.literal && ka.ty.is_numeric() {
+                ka.ty
             } else {
-                Scalar::common(ta, tb).ok_or_else(|| TypeError::Mismatch {
-                    expected: format!("`{}`", ta.name()),
-                    found: format!("`{}`", tb.name()),
+                Scalar::common(ka.ty, kb.ty).ok_or_else(|| TypeError::Mismatch {
+                    expected: format!("`{}`", ka.ty.name()),
+                    found: format!("`{}`", kb.ty.name()),
                     span: b.span,
                     context: "operand".into(),
                     help: None,
                 })?
             };
-            let va = consts::cast(va, ta, common).map_err(|reason| TypeError::ConstEval { reason, span: a.span })?;
+            let va = consts::cast(ka.value, ka.ty, common).map_err(|r| eval_err(r, a.span))?;
             let vb = if matches!(op, ast::BinOp::Shl | ast::BinOp::Shr) {
-                vb
+                kb.value
             } else {
-                consts::cast(vb, tb, common).map_err(|reason| TypeError::ConstEval { reason, span: b.span })?
+                consts::cast(kb.value, kb.ty, common).map_err(|r| eval_err(r, b.span))?
             };
-            let v =
-                consts::binary(*op, va, vb, common).map_err(|reason| TypeError::ConstEval { reason, span: e.span })?;
+            let v = consts::binary(*op, va, vb, common).map_err(|r| eval_err(r, e.span))?;
             let t = if op.is_comparison() || op.is_logical() { Scalar::Bool } else { common };
-            (v, t)
+            Konst { value: v, ty: t, literal: false }
         }
         E::Ternary { cond, then, otherwise } => {
-            let (c, _) = const_expr(g, cond, locals)?;
-            match c {
+            let c = const_expr(g, cond, locals)?;
+            match c.value {
                 C::Bool(true) => const_expr(g, then, locals)?,
                 C::Bool(false) => const_expr(g, otherwise, locals)?,
-                _ => return Err(not_const("a condition", cond.span)),
+                _ => return Err(not_const("a condition", cond.span, None)),
             }
         }
-        _ => return Err(not_const("this value", e.span)),
+        E::Call { callee, args } => {
+            let E::Name(name) = &callee.kind else { return Err(not_const("this value", e.span, None)) };
+            let vals = args
+                .iter()
+                .map(|a| {
+                    if a.name.is_some() {
+                        Err(not_const("this value", a.span, None))
+                    } else {
+                        const_expr(g, &a.value, locals)
+                    }
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            match (name.as_str(), vals.as_slice()) {
+                (cast, [k]) if Scalar::from_name(cast).is_some() => {
+                    let to = Scalar::from_name(cast).expect("checked");
+                    Konst {
+                        value: consts::cast(k.value, k.ty, to).map_err(|r| eval_err(r, e.span))?,
+                        ty: to,
+                        literal: false,
+                    }
+                }
+                ("abs", [k]) => Konst {
+                    value: match k.value {
+                        C::Int(v) => C::Int(v.abs()),
+                        C::Float(v) => C::Float(v.abs()),
+                        other => other,
+                    },
+                    ..*k
+                },
+                (op @ ("min" | "max"), [x, y]) => {
+                    let ty = if x.literal { y.ty } else { x.ty };
+                    let vx = consts::cast(x.value, x.ty, ty).map_err(|r| eval_err(r, e.span))?;
+                    let vy = consts::cast(y.value, y.ty, ty).map_err(|r| eval_err(r, e.span))?;
+                    let lt = consts::binary(ast::BinOp::Lt, vx, vy, ty).map_err(|r| eval_err(r, e.span))?;
+                    let pick_x = (lt == C::Bool(true)) == (op == "min");
+                    Konst { value: if pick_x { vx } else { vy }, ty, literal: x.literal && y.literal }
+                }
+                _ => return Err(not_const("this value", e.span, Some((format!("`{name}(...)`"), callee.span)))),
+            }
+        }
+        _ => return Err(not_const("this value", e.span, None)),
     })
 }
 
@@ -300,9 +412,9 @@ pub(crate) fn eval_persp(
     p: &ast::Persp,
     locals: &HashMap<String, (Scalar, tir::ConstValue)>,
 ) -> Result<Persp, TypeError> {
-    let (v, t) = const_expr(g, &p.size, locals)?;
-    match v {
-        tir::ConstValue::Int(n) if t.is_int() => make_persp(p.level, n, p.span),
+    let k = const_expr(g, &p.size, locals)?;
+    match k.value {
+        tir::ConstValue::Int(n) if k.ty.is_int() => make_persp(p.level, n, p.span),
         _ => Err(TypeError::InvalidPerspective {
             text: format!("{}[...]", p.level.as_str()),
             reason: "the unit count must be an integer".into(),
@@ -313,9 +425,14 @@ pub(crate) fn eval_persp(
 
 /// The perspective `level[n]`, desugaring `warp` and `warpgroup`.
 pub(crate) fn make_persp(level: ast::LevelName, n: i128, span: Span) -> Result<Persp, TypeError> {
-    let text = format!("{}[{n}]", level.as_str());
+    // Only errors need the text; formatting it eagerly cost 3% of checking time.
+    let text = || format!("{}[{n}]", level.as_str());
     if n < 1 {
-        return Err(TypeError::InvalidPerspective { text, reason: "a perspective has at least one unit".into(), span });
+        return Err(TypeError::InvalidPerspective {
+            text: text(),
+            reason: "a perspective has at least one unit".into(),
+            span,
+        });
     }
     let (lvl, scale) = match level {
         ast::LevelName::Grid => (Level::Grid, 1),
@@ -325,11 +442,15 @@ pub(crate) fn make_persp(level: ast::LevelName, n: i128, span: Span) -> Result<P
         ast::LevelName::Warpgroup => (Level::Thread, 128),
     };
     if lvl == Level::Grid && n != 1 {
-        return Err(TypeError::InvalidPerspective { text, reason: "a launch has exactly one grid".into(), span });
+        return Err(TypeError::InvalidPerspective {
+            text: text(),
+            reason: "a launch has exactly one grid".into(),
+            span,
+        });
     }
     match (n as u64).checked_mul(scale).filter(|&m| n <= 1 << 40 && m <= 1 << 40) {
         Some(n) => Ok(Persp { level: lvl, n }),
-        None => Err(TypeError::InvalidPerspective { text, reason: "too many units".into(), span }),
+        None => Err(TypeError::InvalidPerspective { text: text(), reason: "too many units".into(), span }),
     }
 }
 
@@ -350,7 +471,7 @@ fn signature(g: &Globals, f: &ast::Function, errors: &mut Vec<TypeError>) -> Sig
         }
         if let Some(s) = &r.smem {
             match const_expr(g, s, &no_locals) {
-                Ok((tir::ConstValue::Int(n), t)) if t.is_int() && n >= 0 => smem_budget = n as u64,
+                Ok(Konst { value: tir::ConstValue::Int(n), ty, .. }) if ty.is_int() && n >= 0 => smem_budget = n as u64,
                 Ok(_) => errors.push(TypeError::InvalidBound {
                     reason: "`smem=` must be a non-negative integer (bytes)".into(),
                     span: s.span,
@@ -400,7 +521,7 @@ fn signature(g: &Globals, f: &ast::Function, errors: &mut Vec<TypeError>) -> Sig
         }
     }
     let launch_bounds = f.launch_bounds.as_ref().and_then(|e| match const_expr(g, e, &no_locals) {
-        Ok((tir::ConstValue::Int(n), _)) if n >= 1 => {
+        Ok(Konst { value: tir::ConstValue::Int(n), .. }) if n >= 1 => {
             if f.kind != FnKind::Kernel {
                 errors.push(TypeError::InvalidBound {
                     reason: "launch bounds apply to kernels only".into(),
@@ -462,7 +583,7 @@ fn signature(g: &Globals, f: &ast::Function, errors: &mut Vec<TypeError>) -> Sig
         let (ty, is_const) = param_type(&p.ty, errors);
         params.push(ParamInfo { name: p.name.name.clone(), ty, persp, is_const, span: p.span });
     }
-    let ret = f.ret.as_ref().and_then(|r| {
+    let ret = f.ret.as_ref().map(|r| {
         let persp = match &r.persp {
             Some(pp) => match eval_persp(g, pp, &no_locals) {
                 Ok(x) => x,
@@ -473,14 +594,19 @@ fn signature(g: &Globals, f: &ast::Function, errors: &mut Vec<TypeError>) -> Sig
             },
             None => entry,
         };
-        if !facts.narrower_eq(persp, entry) {
+        // A return perspective that is too broad is reported once; the body is then checked
+        // against the entry perspective, so its `return`s are not reported again.
+        let persp = if facts.narrower_eq(persp, entry) {
+            persp
+        } else {
             errors.push(TypeError::ParamPerspective { what: "the return value".into(), persp, entry, span: r.span });
-        }
+            entry
+        };
         if f.kind == FnKind::Kernel {
             errors.push(TypeError::ReturnValue { reason: "a kernel cannot return a value".into(), span: r.span });
         }
         match scalar_of(&r.ty) {
-            Some(s) => Some((s, persp)),
+            Some(s) => (s, persp),
             None => {
                 match &r.ty.kind {
                     ast::TypeKind::Named(n) => errors.push(TypeError::UnknownType { name: n.clone(), span: r.ty.span }),
@@ -491,7 +617,7 @@ fn signature(g: &Globals, f: &ast::Function, errors: &mut Vec<TypeError>) -> Sig
                     }),
                 }
                 // Keep a placeholder so that the body's `return`s are not reported again.
-                Some((Scalar::I32, persp))
+                (Scalar::I32, persp)
             }
         }
     });
@@ -545,16 +671,17 @@ fn param_type(t: &ast::TypeExpr, errors: &mut Vec<TypeError>) -> (Ty, bool) {
             };
             match elem {
                 Some(elem) => (Ty::Ptr { elem, mutable }, false),
-                None => match &inner.kind {
-                    K::Named(n) if Scalar::from_name(n).is_none() && n != "CUTensorMap" => {
-                        errors.push(TypeError::UnknownType { name: n.clone(), span: inner.span });
+                None => match unknown_named(inner) {
+                    Some(n) => {
+                        errors.push(TypeError::UnknownType { name: n.name.clone(), span: n.span });
                         (Ty::Scalar(Scalar::I32), false)
                     }
-                    _ => bad(errors, "pointers point to scalars: `ptr(float)`, `ptr(const(int))`"),
+                    None => bad(errors, "pointers point to scalars: `ptr(float)`, `ptr(const(int))`"),
                 },
             }
         }
         K::Array(..) => bad(errors, "pass arrays as `ptr(T)` (or `ptr(const(T))`)"),
+
         K::Constexpr(_) => {
             bad(errors, "parameters are run-time values; use a file-level `constexpr` for compile-time constants")
         }
@@ -562,6 +689,17 @@ fn param_type(t: &ast::TypeExpr, errors: &mut Vec<TypeError>) -> (Ty, bool) {
             errors,
             "pass shared arrays as `ptr(T)`; shared memory is allocated with `shared(...)` declarations in block[1] code",
         ),
+    }
+}
+
+/// A named type inside `ptr(...)`/`const(...)` that is not a scalar: an unknown type name.
+fn unknown_named(t: &ast::TypeExpr) -> Option<ast::Ident> {
+    match &t.kind {
+        ast::TypeKind::Named(n) if Scalar::from_name(n).is_none() && n != "CUTensorMap" => {
+            Some(ast::Ident { name: n.clone(), span: t.span })
+        }
+        ast::TypeKind::Const(inner) => unknown_named(inner),
+        _ => None,
     }
 }
 

@@ -88,6 +88,7 @@ impl Checker<'_> {
             });
         }
         for c in cases {
+            let errors_before = self.errors.len();
             let count = match self.const_int(&c.count, "a split case") {
                 Some(n) if n >= 1 => n as u64,
                 Some(n) => {
@@ -110,7 +111,13 @@ impl Checker<'_> {
                     continue;
                 }
             };
-            if available > 0 {
+            // Thread units split from block or grid code must also fit in one block.
+            if available > 0 && persp.level != code.level && !self.facts.narrower_eq(persp, code) {
+                let help = (persp.level == Level::Thread)
+                    .then(|| format!("add thread[{}] to the function's `@requires`", persp.n));
+                self.error(TypeError::SplitStraddles { persp, span: c.count.span, help });
+                ok = false;
+            } else if available > 0 {
                 if offset + count > available {
                     if ok {
                         self.error(TypeError::SplitExceeds {
@@ -156,7 +163,12 @@ impl Checker<'_> {
             let uses_before: Vec<usize> =
                 watched.iter().map(|v| self.claim_uses.get(v).map_or(0, |u| u.len())).collect();
             self.frames.push(Frame::Split { span });
+            // The body of a case that was just reported is checked without perspective
+            // errors: they would follow from the bad case, not from the body.
+            let bad_case = self.errors.len() > errors_before;
+            self.unsafe_depth += u32::from(bad_case);
             let body = self.with_code(persp, c.span, |cx| cx.block(&c.body));
+            self.unsafe_depth -= u32::from(bad_case);
             self.frames.pop();
             self.restore_claims(saved);
             for (i, v) in watched.iter().enumerate() {
@@ -190,6 +202,7 @@ impl Checker<'_> {
                 self.unknown_name(&src.name, src.span);
                 return None;
             }
+            super::expr::Resolved::Poisoned => return None,
             _ => {
                 self.error(TypeError::NotPartitionable {
                     name: src.name.clone(),
@@ -208,7 +221,7 @@ impl Checker<'_> {
         if !matches!(var.ty, Ty::Ptr { .. }) {
             let found = match var.ty {
                 Ty::Array { .. } => "a thread-local array".to_string(),
-                Ty::Scalar(s) => format!("a `{}` value", s.name()),
+                Ty::Scalar(s) => format!("a scalar of type `{}`", s.name()),
                 _ => format!("a `{}`", var.ty),
             };
             self.error(TypeError::NotPartitionable {
@@ -325,6 +338,7 @@ impl Checker<'_> {
                 Some(Binding::Lambda(def)) => {
                     (def.lambda.params.clone(), (*def.lambda.body).clone(), def.captures.clone())
                 }
+                Some(Binding::Poisoned(_)) => return None,
                 Some(_) => {
                     self.error(TypeError::PartitionIndexFn {
                         reason: format!("`{}` is not a lambda", n.name),

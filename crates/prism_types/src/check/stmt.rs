@@ -305,6 +305,7 @@ impl Checker<'_> {
             let first = match b {
                 Binding::Var(v) => self.var(*v).span,
                 Binding::Lambda(l) => l.lambda.span,
+                Binding::Poisoned(s) => *s,
             };
             self.error(TypeError::Duplicate { name: name.name.clone(), span: name.span, first });
         }
@@ -335,11 +336,15 @@ impl Checker<'_> {
                 help: "pointers are parameters; narrow them with `partition`, `claim` or `async` instead of copying"
                     .into(),
             });
+            self.bind(&name.name, Binding::Poisoned(name.span));
             return;
         }
         let dty = self.decl_ty(ty);
+        // A declaration broader than the code is one mistake: report it, then check the
+        // initialiser without perspective errors, which would only restate it.
+        let too_broad = !self.facts.narrower_eq(p, self.code);
         let broader = |cx: &mut Self| {
-            if !cx.facts.narrower_eq(p, cx.code) {
+            if too_broad {
                 let e = TypeError::DeclBroader {
                     name: name.name.clone(),
                     var_persp: p,
@@ -347,6 +352,12 @@ impl Checker<'_> {
                     span: persp.map(|x| x.span).unwrap_or(name.span),
                 };
                 cx.persp_error(e);
+                cx.unsafe_depth += 1;
+            }
+        };
+        let unbroader = |cx: &mut Self| {
+            if too_broad {
+                cx.unsafe_depth -= 1;
             }
         };
         let (v, init) = match dty {
@@ -354,6 +365,7 @@ impl Checker<'_> {
                 if let Some(i) = init {
                     self.expr(i, Some(p));
                 }
+                self.bind(&name.name, Binding::Poisoned(name.span));
                 return;
             }
             DeclTy::Scalar(s) | DeclTy::Const(s) => {
@@ -377,6 +389,7 @@ impl Checker<'_> {
                         None
                     }
                 };
+                unbroader(self);
                 let kind = if is_const { VarKind::Const } else { VarKind::Local };
                 (self.new_var(&name.name, Ty::Scalar(s), p, kind, name.span), e)
             }
@@ -409,6 +422,7 @@ impl Checker<'_> {
             }
             DeclTy::Array(s, dims) => {
                 broader(self);
+                unbroader(self);
                 if let Some(i) = init {
                     self.error(TypeError::Unsupported {
                         what: "initialising a local array in its declaration".into(),
@@ -419,7 +433,8 @@ impl Checker<'_> {
                 (self.new_var(&name.name, Ty::Array { elem: s, dims }, p, VarKind::Local, name.span), None)
             }
             DeclTy::Shared { elem, dims, align } => {
-                if self.code != Persp::BLOCK || declared.is_some_and(|d| d != Persp::BLOCK) {
+                let misplaced = self.code != Persp::BLOCK || declared.is_some_and(|d| d != Persp::BLOCK);
+                if misplaced {
                     self.error(TypeError::SharedOutsideBlock {
                         code: self.code,
                         declared,
@@ -435,8 +450,11 @@ impl Checker<'_> {
                 }
                 let bytes = dims.iter().product::<u64>() * elem.size();
                 let offset = super::call::align_up(self.smem_cur, align);
-                self.smem_cur = offset + bytes;
-                self.smem_need = self.smem_need.max(self.smem_cur);
+                // A misplaced allocation is one mistake; do not also charge it to the budget.
+                if !misplaced {
+                    self.smem_cur = offset + bytes;
+                    self.smem_need = self.smem_need.max(self.smem_cur);
+                }
                 let v = self.new_var(
                     &name.name,
                     Ty::Ptr { elem, mutable: true },
@@ -794,6 +812,9 @@ impl Checker<'_> {
 
     /// Finds the frame a `break`/`continue` leaves through and reports crossings.
     fn exit_loop(&mut self, what: &'static str, span: Span) {
+        if !self.frames.iter().any(|f| matches!(f, Frame::Loop)) {
+            return self.error(TypeError::BreakOutsideLoop { what, span });
+        }
         for f in self.frames.iter().rev() {
             match *f {
                 Frame::Loop => return,
@@ -833,7 +854,7 @@ impl Checker<'_> {
             }
             (Some((s, _)), None) => {
                 self.error(TypeError::ReturnValue {
-                    reason: format!("`{}` must return a `{}`", self.sig.name, s.name()),
+                    reason: format!("`{}` must return a value of type `{}`", self.sig.name, s.name()),
                     span,
                 });
                 StmtKind::Return(None)
