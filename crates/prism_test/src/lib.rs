@@ -21,6 +21,10 @@
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+/// Large generated programs for the checking-speed benchmark and scale tests. Spelled
+/// `r#gen` because `gen` is reserved in Rust 2024.
+pub mod r#gen;
+
 use prism_diag::{Color, Diagnostic, Problems, Severity, render};
 use prism_span::SourceMap;
 use prism_types::Target;

@@ -80,7 +80,11 @@ fn every_code_has_a_reject_test() {
             }
         }
     }
-    let missing: Vec<&str> =
-        CODES.iter().filter(|c| matches!(c.stage, "syntax" | "check")).map(|c| c.code).filter(|c| !seen.contains(*c)).collect();
+    let missing: Vec<&str> = CODES
+        .iter()
+        .filter(|c| matches!(c.stage, "syntax" | "check"))
+        .map(|c| c.code)
+        .filter(|c| !seen.contains(*c))
+        .collect();
     assert!(missing.is_empty(), "codes with no annotated test in tests/ui: {missing:?}");
 }

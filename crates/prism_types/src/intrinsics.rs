@@ -37,6 +37,8 @@ pub enum CodeReq {
 pub enum TyClass {
     /// Exactly this scalar (implicit conversions apply).
     S(Scalar),
+    /// Any scalar, `bool` included (explicit conversions).
+    AnyScalar,
     /// Any numeric scalar; the first such operand fixes the type `T` of the call.
     Numeric,
     /// Any integer; fixes `T`.
@@ -404,6 +406,17 @@ pub static TABLE: &[IntrinsicSig] = &[
     row("tanh", CodeReq::Pure, PURE1, PURE_T, Math, "hyperbolic tangent"),
     row("floor", CodeReq::Pure, PURE1, PURE_T, Math, "round down"),
     row("ceil", CodeReq::Pure, PURE1, PURE_T, Math, "round up"),
+    row("popc", CodeReq::Pure, &[v("x", Int)], RetSig::Value(S(I32), None), Math, "number of set bits"),
+    row("clz", CodeReq::Pure, &[v("x", Int)], RetSig::Value(S(I32), None), Math, "number of leading zero bits"),
+    row(
+        "ffs",
+        CodeReq::Pure,
+        &[v("x", Int)],
+        RetSig::Value(S(I32), None),
+        Math,
+        "1 + index of the lowest set bit, or 0",
+    ),
+    row("brev", CodeReq::Pure, &[v("x", Int)], PURE_T, Math, "bits in reverse order"),
     row("abs", CodeReq::Pure, &[v("x", Numeric)], PURE_T, Math, "absolute value"),
     row("min", CodeReq::Pure, &[v("a", Numeric), v("b", T)], PURE_T, Math, "minimum"),
     row("max", CodeReq::Pure, &[v("a", Numeric), v("b", T)], PURE_T, Math, "maximum"),
@@ -414,20 +427,20 @@ pub static TABLE: &[IntrinsicSig] = &[
     row(
         "int",
         CodeReq::Pure,
-        &[v("x", Numeric)],
+        &[v("x", AnyScalar)],
         RetSig::Value(S(I32), None),
         Cast,
         "convert to int (truncates toward zero)",
     ),
-    row("uint", CodeReq::Pure, &[v("x", Numeric)], RetSig::Value(S(U32), None), Cast, "convert to uint"),
-    row("int64", CodeReq::Pure, &[v("x", Numeric)], RetSig::Value(S(I64), None), Cast, "convert to int64"),
-    row("uint64", CodeReq::Pure, &[v("x", Numeric)], RetSig::Value(S(U64), None), Cast, "convert to uint64"),
-    row("float", CodeReq::Pure, &[v("x", Numeric)], RetSig::Value(S(F32), None), Cast, "convert to float"),
-    row("double", CodeReq::Pure, &[v("x", Numeric)], RetSig::Value(S(F64), None), Cast, "convert to double"),
+    row("uint", CodeReq::Pure, &[v("x", AnyScalar)], RetSig::Value(S(U32), None), Cast, "convert to uint"),
+    row("int64", CodeReq::Pure, &[v("x", AnyScalar)], RetSig::Value(S(I64), None), Cast, "convert to int64"),
+    row("uint64", CodeReq::Pure, &[v("x", AnyScalar)], RetSig::Value(S(U64), None), Cast, "convert to uint64"),
+    row("float", CodeReq::Pure, &[v("x", AnyScalar)], RetSig::Value(S(F32), None), Cast, "convert to float"),
+    row("double", CodeReq::Pure, &[v("x", AnyScalar)], RetSig::Value(S(F64), None), Cast, "convert to double"),
     row(
         "half",
         CodeReq::Pure,
-        &[v("x", Numeric)],
+        &[v("x", AnyScalar)],
         RetSig::Value(S(F16), None),
         Cast,
         "convert to half (round to nearest even)",
@@ -435,7 +448,7 @@ pub static TABLE: &[IntrinsicSig] = &[
     row(
         "bf16",
         CodeReq::Pure,
-        &[v("x", Numeric)],
+        &[v("x", AnyScalar)],
         RetSig::Value(S(BF16), None),
         Cast,
         "convert to bf16 (round to nearest even)",
@@ -488,7 +501,9 @@ mod tests {
             let mut bound = false;
             for p in s.params {
                 match p.ty {
-                    TyClass::Numeric | TyClass::Int | TyClass::Float | TyClass::Atomic => bound = true,
+                    TyClass::Numeric | TyClass::Int | TyClass::Float | TyClass::Atomic | TyClass::AnyScalar => {
+                        bound = true
+                    }
                     TyClass::T => assert!(bound, "{}: `{}` uses T before it is fixed", s.name, p.name),
                     _ => {}
                 }

@@ -160,14 +160,15 @@ impl Facts {
     /// (exact within a level; a guaranteed multiple across levels).
     pub fn units_in(self, unit: Persp, of: Persp) -> u64 {
         use Level::*;
+        // In `u128`, where a product of two `u64`s always fits; a count past `u64` saturates.
         let of_units = match (unit.level, of.level) {
-            (Thread, Thread) | (Block, Block) | (Grid, Grid) => of.n,
-            (Thread, Block) => of.n * self.t_mult,
-            (Thread, Grid) => self.b_mult * self.t_mult,
-            (Block, Grid) => self.b_mult,
+            (Thread, Thread) | (Block, Block) | (Grid, Grid) => u128::from(of.n),
+            (Thread, Block) => u128::from(of.n) * u128::from(self.t_mult),
+            (Thread, Grid) => u128::from(self.b_mult) * u128::from(self.t_mult),
+            (Block, Grid) => u128::from(self.b_mult),
             _ => 0,
         };
-        of_units / unit.n
+        u64::try_from(of_units / u128::from(unit.n)).unwrap_or(u64::MAX)
     }
 }
 

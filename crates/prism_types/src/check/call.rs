@@ -279,7 +279,7 @@ impl Checker<'_> {
             return Val::error(span);
         }
         let offset = align_up(self.smem_cur, 16);
-        self.smem_need = self.smem_need.max(offset + sig.smem_budget);
+        self.smem_need = self.smem_need.max(offset.saturating_add(sig.smem_budget));
         let (ty, persp) = match sig.ret {
             Some((s, p)) => (Ty::Scalar(s), Some(p)),
             None => (Ty::Void, None),
@@ -647,6 +647,7 @@ impl Checker<'_> {
         };
         let fits = |c: TyClass, s: Scalar| match c {
             TyClass::Numeric => s.is_numeric(),
+            TyClass::AnyScalar => true,
             TyClass::Int => s.is_int(),
             TyClass::Float => s.is_float(),
             TyClass::Atomic => {
@@ -939,5 +940,5 @@ fn is_offset_lambda(l: &tir::Lambda) -> bool {
 
 /// Rounds `x` up to a multiple of `a` (a power of two or any positive number).
 pub(crate) fn align_up(x: u64, a: u64) -> u64 {
-    x.div_ceil(a) * a
+    x.div_ceil(a).saturating_mul(a)
 }

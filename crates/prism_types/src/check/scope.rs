@@ -118,10 +118,11 @@ impl Checker<'_> {
                 self.error(TypeError::SplitStraddles { persp, span: c.count.span, help });
                 ok = false;
             } else if available > 0 {
-                if offset + count > available {
+                // Saturating: a case may be as large as `uint64` allows.
+                if offset.saturating_add(count) > available {
                     if ok {
                         self.error(TypeError::SplitExceeds {
-                            total: offset + count,
+                            total: offset.saturating_add(count),
                             available,
                             unit,
                             code,
@@ -188,7 +189,7 @@ impl Checker<'_> {
                 }
             }
             out.push(tir::SplitCase { offset, count, persp, body, span: c.span });
-            offset += count;
+            offset = offset.saturating_add(count);
         }
         let _ = ok;
         Some(StmtKind::Split { unit, cases: out })

@@ -223,9 +223,11 @@ impl Checker<'_> {
                 let Some(s) = self.elem_scalar(elem) else { return DeclTy::Bad };
                 match self.dims(dims) {
                     Some(d) => {
-                        if d.iter().product::<u64>() > MAX_LOCAL_ELEMS {
+                        // Saturating: sizes go up to 2^32, so two of them can overflow `u64`.
+                        let elems = d.iter().fold(1u64, |n, &k| n.saturating_mul(k));
+                        if elems > MAX_LOCAL_ELEMS {
                             self.error(TypeError::Unsupported {
-                                what: format!("a local array of {} elements", d.iter().product::<u64>()),
+                                what: format!("a local array of {elems} elements"),
                                 span: t.span,
                                 help: Some(format!("local arrays live in registers and local memory; keep them under {MAX_LOCAL_ELEMS} elements, or use shared memory")),
                             });
@@ -448,11 +450,13 @@ impl Checker<'_> {
                         help: Some("write it through a `partition(..., p=thread[1], ...)` view".into()),
                     });
                 }
-                let bytes = dims.iter().product::<u64>() * elem.size();
+                // Saturating, here and in the sum below: an absurd size must fail the budget
+                // check, not overflow (a panic in debug builds, a wrap past it in release).
+                let bytes = dims.iter().fold(elem.size(), |n, &k| n.saturating_mul(k));
                 let offset = super::call::align_up(self.smem_cur, align);
                 // A misplaced allocation is one mistake; do not also charge it to the budget.
                 if !misplaced {
-                    self.smem_cur = offset + bytes;
+                    self.smem_cur = offset.saturating_add(bytes);
                     self.smem_need = self.smem_need.max(self.smem_cur);
                 }
                 let v = self.new_var(
