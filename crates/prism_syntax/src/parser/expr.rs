@@ -61,22 +61,18 @@ impl Parser<'_> {
         Ok(then)
     }
 
-    /// Parses a left-associative chain `operand (op operand)*`, counting the chain against
-    /// the nesting limit because it becomes a tree that deep.
+    /// Parses a left-associative chain `operand (op operand)*`, counting the height of the
+    /// tree it builds against the nesting limit.
     fn chain(&mut self, operand: fn(&mut Self) -> PResult<Expr>, op: fn(&TokenKind) -> Option<BinOp>) -> PResult<Expr> {
         let mut lhs = operand(self)?;
-        let mut links = 0;
+        // The height of `lhs`, computed when the first link needs it.
+        let mut lhs_height = None;
         while let Some(o) = op(self.peek()) {
             self.bump();
-            links += 1;
-            if links > super::MAX_DEPTH {
-                // Reuse the standard nesting error.
-                self.depth += super::MAX_DEPTH;
-                let r = self.enter();
-                self.depth -= super::MAX_DEPTH;
-                r?;
-            }
             let rhs = operand(self)?;
+            let h = lhs_height.unwrap_or_else(|| height(&lhs)).max(height(&rhs)) + 1;
+            self.check_height(h)?;
+            lhs_height = Some(h);
             let span = lhs.span.to(rhs.span);
             lhs = Expr { kind: ExprKind::Binary(o, Box::new(lhs), Box::new(rhs)), span };
         }
@@ -192,17 +188,20 @@ impl Parser<'_> {
 
     fn postfix(&mut self) -> PResult<Expr> {
         let mut e = self.atom()?;
-        let mut links = 0u32;
+        // The height of `e`, computed when the first call, index or attribute needs it; each
+        // one adds a level above `e` and its arguments.
+        let mut e_height = None;
         loop {
-            links += 1;
-            if links > super::MAX_DEPTH {
-                self.depth += super::MAX_DEPTH;
-                let r = self.enter();
-                self.depth -= super::MAX_DEPTH;
-                r?;
+            if self.at_punct(Punct::LParen) || self.at_punct(Punct::LBracket) || self.at_punct(Punct::Dot) {
+                let h = *e_height.get_or_insert_with(|| height(&e)) + 1;
+                self.check_height(h)?;
+                e_height = Some(h);
             }
             if self.at_punct(Punct::LParen) {
                 let args = self.call_args()?;
+                let h = args.iter().map(|a| height(&a.value) + 1).fold(e_height.unwrap_or(0), u32::max);
+                self.check_height(h)?;
+                e_height = Some(h);
                 let span = e.span.to(self.prev_span());
                 e = Expr { kind: ExprKind::Call { callee: Box::new(e), args }, span };
             } else if self.at_punct(Punct::LBracket) {
@@ -215,6 +214,9 @@ impl Parser<'_> {
                     }
                 }
                 self.expect_punct(Punct::RBracket)?;
+                let h = indices.iter().map(|i| height(i) + 1).fold(e_height.unwrap_or(0), u32::max);
+                self.check_height(h)?;
+                e_height = Some(h);
                 let span = e.span.to(self.prev_span());
                 e = Expr { kind: ExprKind::Index { base: Box::new(e), indices }, span };
             } else if self.at_punct(Punct::Dot) {
@@ -392,6 +394,29 @@ impl Parser<'_> {
     pub(crate) fn since(&self, start: Span) -> Span {
         start.to(self.prev_span())
     }
+}
+
+/// The height of `e`'s tree, 1 for a leaf, counted no higher than one past the nesting
+/// limit: the parser rejects taller trees, and this walk must not recurse without bound
+/// itself.
+fn height(e: &Expr) -> u32 {
+    fn walk(e: &Expr, budget: u32) -> u32 {
+        if budget == 0 {
+            return 0;
+        }
+        let sub = |x: &Expr| walk(x, budget - 1);
+        1 + match &e.kind {
+            ExprKind::Unary(_, a) | ExprKind::Attr { base: a, .. } => sub(a),
+            ExprKind::Binary(_, a, b) => sub(a).max(sub(b)),
+            ExprKind::Ternary { cond, then, otherwise } => sub(cond).max(sub(then)).max(sub(otherwise)),
+            ExprKind::Call { callee, args } => args.iter().map(|a| sub(&a.value)).fold(sub(callee), u32::max),
+            ExprKind::Index { base, indices } => indices.iter().map(sub).fold(sub(base), u32::max),
+            ExprKind::List(items) => items.iter().map(sub).max().unwrap_or(0),
+            ExprKind::Lambda(l) => sub(&l.body),
+            _ => 0,
+        }
+    }
+    walk(e, super::MAX_DEPTH + 1)
 }
 
 fn cmp_op(t: &TokenKind) -> Option<BinOp> {

@@ -161,6 +161,21 @@ impl Parser<'_> {
         self.depth -= 1;
     }
 
+    /// Fails (with the nesting error) if a tree `height` levels tall, built at the current
+    /// depth, would pass [`MAX_DEPTH`]. Chains such as `a + b + ...` and `f(x)[i].y` are
+    /// parsed in a loop, not by recursion, but build trees as tall as they are long, so
+    /// [`Parser::enter`] alone does not see them.
+    pub(crate) fn check_height(&mut self, height: u32) -> PResult<()> {
+        if self.depth + height <= MAX_DEPTH {
+            return Ok(());
+        }
+        let depth = self.depth;
+        self.depth = MAX_DEPTH;
+        let r = self.enter();
+        self.depth = depth;
+        r
+    }
+
     /// Skips to the start of the next statement after a parse error: past the end of the
     /// current logical line, and past an indented block that follows it.
     pub(crate) fn recover_line(&mut self) {

@@ -205,21 +205,32 @@ impl Parser<'_> {
         self.expect_punct(Punct::Colon)?;
         branches.push((cond, self.block()?));
         let mut else_block = None;
+        // Each `elif` is an `if` nested in the `else` before it, and later stages build it
+        // that way, so each one counts as a level of nesting for the arms after it.
+        let depth = self.depth;
+        let r = self.elif_arms(&mut branches, &mut else_block);
+        self.depth = depth;
+        r?;
+        Ok(StmtKind::If { branches, else_block })
+    }
+
+    fn elif_arms(&mut self, branches: &mut Vec<(Expr, Block)>, else_block: &mut Option<Block>) -> PResult<()> {
         loop {
-            if self.eat_kw(Keyword::Elif) {
+            if self.at_kw(Keyword::Elif) {
+                self.enter()?;
+                self.eat_kw(Keyword::Elif);
                 let cond = self.expr()?;
                 self.expect_punct(Punct::Colon)?;
                 branches.push((cond, self.block()?));
             } else if self.at_kw(Keyword::Else) {
                 self.bump();
                 self.expect_punct(Punct::Colon)?;
-                else_block = Some(self.block()?);
-                break;
+                *else_block = Some(self.block()?);
+                return Ok(());
             } else {
-                break;
+                return Ok(());
             }
         }
-        Ok(StmtKind::If { branches, else_block })
     }
 
     fn for_stmt(&mut self) -> PResult<StmtKind> {
