@@ -24,6 +24,10 @@ pub struct CheckArgs {
     /// Colour human output.
     #[arg(long, value_enum, default_value = "auto")]
     pub color: ColorChoice,
+    /// After a clean check, print a note for every barrier synchronisation inference
+    /// inserts, with the two accesses it orders.
+    #[arg(long)]
+    pub explain_sync: bool,
 }
 
 /// Reads a source file, or explains why it cannot.
@@ -81,12 +85,20 @@ pub fn run(args: &CheckArgs) -> u8 {
     }
     let mut problems = Problems::default();
     for (id, text) in &sources {
-        prism_types::check_source(*id, text, &target, &mut problems);
+        let errors_before = problems.error_count();
+        let tir = prism_types::check_source(*id, text, &target, &mut problems);
+        // Inference runs only on programs the checker accepted (its input must be trusted).
+        if args.explain_sync && problems.error_count() == errors_before {
+            let (ir, report) = prism_sync::lower_and_sync(&tir, &prism_sync::Options::default());
+            for d in prism_sync::diagnostics(&ir, &report, &map) {
+                problems.push(d);
+            }
+        }
     }
     problems.sort();
     emit(&map, &problems, args.message_format, args.color);
     let errors = problems.error_count();
-    let warnings = problems.diagnostics().len() - errors;
+    let warnings = problems.diagnostics().iter().filter(|d| d.severity == prism_diag::Severity::Warning).count();
     if args.message_format == MessageFormat::Human && (errors > 0 || warnings > 0) {
         let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
         if errors > 0 {

@@ -1,14 +1,16 @@
 //! The `prism` command line: the only part of the toolchain that reads files, prints, and
 //! chooses exit codes.
 //!
-//! Exit codes: 0 when every file is accepted (warnings allowed), 1 when a program has
-//! errors, 2 on usage or IO errors.
+//! Exit codes: 0 when every file is accepted (warnings allowed) or a run is clean, 1 when a
+//! program has errors, 2 on usage or IO errors (including a bad launch or bad arguments), 3
+//! when a run's dynamic checks fired.
 
 // This crate is the one place that prints.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod check;
 mod explain;
+mod run;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::process::ExitCode;
@@ -45,6 +47,8 @@ pub enum ColorChoice {
 enum Command {
     /// Parse and perspective-check `.prism` files.
     Check(check::CheckArgs),
+    /// Run a kernel on the CPU simulator, with dynamic checks.
+    Run(run::RunArgs),
     /// Print the long explanation of a diagnostic code, with examples.
     Explain {
         /// The code, e.g. `read-up` (`--list` prints all codes).
@@ -66,6 +70,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let code = match cli.command {
         Command::Check(args) => check::run(&args),
+        Command::Run(args) => run::run(&args),
         Command::Explain { code, list } => explain::run(code.as_deref(), list),
     };
     ExitCode::from(code)

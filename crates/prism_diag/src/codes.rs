@@ -5,13 +5,16 @@
 //! (Markdown, in `explain/CODE.md`) that `prism explain CODE` prints. Every explanation holds
 //! at least one example marked ```` ```prism,reject ```` that produces the code, and usually a
 //! corrected version marked ```` ```prism,accept ````; the `prism_test` crate checks both.
+//! Codes of synchronisation inference (stage `sync`) have instead an example marked
+//! ```` ```prism,sync ````, a program that checks cleanly and for which inference reports
+//! the code.
 
 /// One registered diagnostic code.
 #[derive(Debug)]
 pub struct CodeInfo {
     /// The stable kebab-case code.
     pub code: &'static str,
-    /// Which stage emits it (`syntax`, `check`, `launch`, `run`, `build`).
+    /// Which stage emits it (`syntax`, `check`, `sync`, `launch`, `run`, `build`).
     pub stage: &'static str,
     /// One line saying what the code means.
     pub summary: &'static str,
@@ -97,6 +100,19 @@ codes! {
     "divergent-exit", "check", "a `return`, `break` or `continue` that would leave only part of a group";
     "break-outside-loop", "check", "a `break` or `continue` outside any loop";
     "collective-in-condition", "check", "a collective call that only some threads would evaluate";
+    // Synchronisation inference, shown by `prism check --explain-sync`.
+    "inferred-barrier", "sync", "a barrier that synchronisation inference inserted, with the accesses it orders";
+    "unplaceable-barrier", "sync", "two accesses that need a barrier where no barrier can be placed (unsafe code)";
+    "bad-launch", "launch", "a launch whose kernel name or sizes do not fit the kernel's bound";
+    "bad-argument", "launch", "a kernel argument that is missing, unknown, malformed or of the wrong type, or an unusable input or output file";
+    "data-race", "run", "two unordered accesses to one element by different threads, at least one a write";
+    "barrier-divergence", "run", "a barrier or warp collective reached by only part of its unit, or by a unit at different barriers";
+    "out-of-bounds", "run", "a memory access outside its allocation";
+    "deadlock", "run", "every remaining thread waits for something that never happens";
+    "non-uniform", "run", "a condition that must be the same across a unit differs between its threads";
+    "division-by-zero", "run", "an integer division or remainder by zero";
+    "not-simulated", "run", "a construct the CPU simulator cannot run (verbatim CUDA, Hopper warpgroup operations, TMA)";
+    "fuel-exhausted", "run", "a block ran longer than the step limit: an endless loop or spin";
 }
 
 /// Looks a code up.

@@ -26,14 +26,18 @@ pub enum Severity {
     Error,
     /// The program is accepted, but something deserves attention (e.g. a legacy spelling).
     Warning,
+    /// Information about what the compiler did (e.g. a barrier synchronisation inference
+    /// inserted); never a problem.
+    Note,
 }
 
 impl Severity {
-    /// The lowercase name used in output (`error`, `warning`).
+    /// The lowercase name used in output (`error`, `warning`, `note`).
     pub fn as_str(self) -> &'static str {
         match self {
             Severity::Error => "error",
             Severity::Warning => "warning",
+            Severity::Note => "note",
         }
     }
 }
@@ -82,6 +86,11 @@ impl Diagnostic {
     /// A warning with code `code` and title `message`, pointing at `span`.
     pub fn warning(code: &'static str, message: impl Into<String>, span: Span) -> Diagnostic {
         Diagnostic::new(Severity::Warning, code, message, span)
+    }
+
+    /// A note with code `code` and title `message`, pointing at `span`.
+    pub fn note(code: &'static str, message: impl Into<String>, span: Span) -> Diagnostic {
+        Diagnostic::new(Severity::Note, code, message, span)
     }
 
     fn new(severity: Severity, code: &'static str, message: impl Into<String>, span: Span) -> Diagnostic {

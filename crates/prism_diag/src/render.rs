@@ -55,6 +55,7 @@ fn to_codespan(d: &Diagnostic) -> cs::Diagnostic<FileId> {
     let severity = match d.severity {
         Severity::Error => cs::Severity::Error,
         Severity::Warning => cs::Severity::Warning,
+        Severity::Note => cs::Severity::Note,
     };
     let range = |s: prism_span::Span| s.start as usize..s.end as usize;
     let mut labels =

@@ -25,6 +25,9 @@
 /// `r#gen` because `gen` is reserved in Rust 2024.
 pub mod r#gen;
 
+/// Running programs on the simulator: launch headers and expected reports.
+pub mod run;
+
 use prism_diag::{Color, Diagnostic, Problems, Severity, render};
 use prism_span::SourceMap;
 use prism_types::Target;

@@ -1,6 +1,9 @@
 //! Every diagnostic code has an explanation, and every example in an explanation does what
 //! it says: a ```` ```prism,reject ```` block produces the code it explains, a
-//! ```` ```prism,accept ```` block produces no errors.
+//! ```` ```prism,accept ```` block produces no errors (and, given a `# launch:` line, runs
+//! clean on the simulator), a ```` ```prism,run ```` block is accepted but its run
+//! reports the code, and a ```` ```prism,sync ```` block is accepted and synchronisation
+//! inference reports the code (an accept example of a `sync` code must not report it).
 
 use prism_diag::{Severity, codes::CODES};
 use prism_test::{check_text, repo_root};
@@ -35,8 +38,47 @@ fn every_code_is_explained_with_checked_examples() {
         let bs = blocks(text);
         let rejects: Vec<&String> = bs.iter().filter(|(i, _)| i == "prism,reject").map(|(_, b)| b).collect();
         let accepts: Vec<&String> = bs.iter().filter(|(i, _)| i == "prism,accept").map(|(_, b)| b).collect();
-        if rejects.is_empty() {
-            failures.push(format!("{}: no ```prism,reject example", info.code));
+        let runs: Vec<&String> = bs.iter().filter(|(i, _)| i == "prism,run").map(|(_, b)| b).collect();
+        let syncs: Vec<&String> = bs.iter().filter(|(i, _)| i == "prism,sync").map(|(_, b)| b).collect();
+        match info.stage {
+            "syntax" | "check" if rejects.is_empty() => {
+                failures.push(format!("{}: no ```prism,reject example", info.code))
+            }
+            "run" if runs.is_empty() => failures.push(format!("{}: no ```prism,run example", info.code)),
+            "sync" if syncs.is_empty() => failures.push(format!("{}: no ```prism,sync example", info.code)),
+            _ => {}
+        }
+        for (n, b) in runs.iter().enumerate() {
+            match run_example(b) {
+                Ok(codes) if codes.contains(&info.code) => {}
+                Ok(codes) => failures.push(format!("{}: run example {} reports {codes:?}", info.code, n + 1)),
+                Err(e) => failures.push(format!("{}: run example {}: {e}", info.code, n + 1)),
+            }
+        }
+        for (n, b) in accepts.iter().enumerate().filter(|(_, b)| b.contains("# launch:")) {
+            match run_example(b) {
+                Ok(codes) if codes.is_empty() => {}
+                Ok(codes) => {
+                    failures.push(format!("{}: accept example {} reports {codes:?} when run", info.code, n + 1))
+                }
+                Err(e) => failures.push(format!("{}: accept example {}: {e}", info.code, n + 1)),
+            }
+        }
+        for (n, b) in syncs.iter().enumerate() {
+            match sync_example(b) {
+                Ok(codes) if codes.contains(&info.code) => {}
+                Ok(codes) => failures.push(format!("{}: sync example {} reports {codes:?}", info.code, n + 1)),
+                Err(e) => failures.push(format!("{}: sync example {}: {e}", info.code, n + 1)),
+            }
+        }
+        if info.stage == "sync" {
+            for (n, b) in accepts.iter().enumerate() {
+                match sync_example(b) {
+                    Ok(codes) if !codes.contains(&info.code) => {}
+                    Ok(codes) => failures.push(format!("{}: accept example {} reports {codes:?}", info.code, n + 1)),
+                    Err(e) => failures.push(format!("{}: accept example {}: {e}", info.code, n + 1)),
+                }
+            }
         }
         for (n, b) in rejects.iter().enumerate() {
             let (_, diags) = check_text("example.prism", b, &Target::default());
@@ -54,6 +96,30 @@ fn every_code_is_explained_with_checked_examples() {
         }
     }
     assert!(failures.is_empty(), "explanation problems:\n  {}", failures.join("\n  "));
+}
+
+/// Checks an example, which must have no errors, and infers its synchronisation; the codes
+/// of what `prism check --explain-sync` would print about it.
+fn sync_example(src: &str) -> Result<Vec<&'static str>, String> {
+    let mut map = prism_span::SourceMap::default();
+    let id = map.add("example.prism", src);
+    let mut problems = prism_diag::Problems::default();
+    let tir = prism_types::check_source(id, src, &Target::default(), &mut problems);
+    if problems.has_errors() {
+        let codes: Vec<&str> = problems.diagnostics().iter().map(|d| d.code).collect();
+        return Err(format!("has errors {codes:?}"));
+    }
+    let (ir, report) = prism_sync::lower_and_sync(&tir, &prism_sync::Options::default());
+    Ok(prism_sync::diagnostics(&ir, &report, &map).iter().map(|d| d.code).collect())
+}
+
+/// Compiles an example and runs its `# launch:` line; the codes of the reports.
+fn run_example(src: &str) -> Result<Vec<&'static str>, String> {
+    let m = prism_test::run::compile(src)?;
+    let launches = prism_test::run::launches(src)?;
+    let launch = launches.first().ok_or("no `# launch:` line")?;
+    let (_, out) = prism_test::run::run(&m, launch, &repo_root(), prism_interp::Config::default())?;
+    Ok(out.reports.iter().map(|r| r.kind.code()).collect())
 }
 
 #[test]

@@ -1,0 +1,347 @@
+//! `prism run FILE --kernel NAME --grid B --block T [--arg NAME=VALUE]... [--out NAME=PATH]...`
+//!
+//! Runs a kernel on the CPU simulator. Exit codes: 0 for a clean run, 1 when the program has
+//! compile errors, 2 for usage and IO errors (a bad launch, bad arguments, unreadable or
+//! malformed `.npy` files, unwritable outputs), 3 when a dynamic check fired. Outputs are
+//! written only after a clean run, each to a temporary file renamed into place, so no
+//! partial output file is ever left behind.
+
+use crate::check::{emit, read_source, target};
+use crate::{ColorChoice, MessageFormat};
+use prism_diag::{Diagnostic, Problems};
+use prism_interp::args::{self, Source};
+use prism_interp::{Arg, Checks, Config, KernelInfo, Module, ParamKind};
+use prism_span::{SourceMap, Span};
+use std::path::{Path, PathBuf};
+
+/// Where the kernel runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Device {
+    /// The CPU simulator, with dynamic checks (the reference semantics).
+    Sim,
+    /// An NVIDIA GPU through the CUDA driver.
+    Cuda,
+}
+
+/// Which dynamic checks run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CheckSet {
+    /// Races and uniformity too (bounds, divergence and deadlock are always checked).
+    All,
+    /// Data races, but not uniformity.
+    Races,
+    /// Uniformity, but not data races.
+    Uniformity,
+    /// Only what the run needs: bounds, divergence, deadlock. Fastest; uses every core.
+    None,
+}
+
+/// Arguments of `prism run`.
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// The `.prism` file.
+    pub file: String,
+    /// The kernel to launch.
+    #[arg(long)]
+    pub kernel: String,
+    /// Number of blocks.
+    #[arg(long)]
+    pub grid: u32,
+    /// Threads per block.
+    #[arg(long)]
+    pub block: u32,
+    /// A kernel argument: a literal for scalars; `zeros:DTYPE:N`, `iota:DTYPE:N`,
+    /// `rand:DTYPE:N[:SEED]` or a `.npy` path for pointers.
+    #[arg(long = "arg", value_name = "NAME=VALUE")]
+    pub args: Vec<String>,
+    /// Write a pointer argument's buffer after the run, as `.npy`.
+    #[arg(long = "out", value_name = "NAME=PATH")]
+    pub outs: Vec<String>,
+    /// Print a pointer argument's buffer after the run.
+    #[arg(long = "print", value_name = "NAME")]
+    pub prints: Vec<String>,
+    /// Randomise the schedule (warp interleaving, block order, atomic order) with this seed.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Which dynamic checks run.
+    #[arg(long, value_enum, default_value = "all")]
+    pub checks: CheckSet,
+    /// The most warp instructions one block may execute before the run is stopped.
+    #[arg(long)]
+    pub fuel: Option<u64>,
+    /// Where to run.
+    #[arg(long, value_enum, default_value = "sim")]
+    pub device: Device,
+    /// Output format for diagnostics.
+    #[arg(long, value_enum, default_value = "human")]
+    pub message_format: MessageFormat,
+    /// The target architecture (sets the shared-memory limit).
+    #[arg(long, default_value = "sm_90a")]
+    pub arch: String,
+    /// Override the target's shared-memory limit per block, in bytes.
+    #[arg(long)]
+    pub smem_limit: Option<u64>,
+    /// Colour human output.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub color: ColorChoice,
+}
+
+/// A failure before or after the run: usage, IO, launch or argument problems (exit 2).
+struct Fail(Vec<Diagnostic>, Vec<String>);
+
+impl Fail {
+    fn plain(msg: impl Into<String>) -> Fail {
+        Fail(Vec::new(), vec![msg.into()])
+    }
+    fn diag(d: Diagnostic) -> Fail {
+        Fail(vec![d], Vec::new())
+    }
+}
+
+pub fn run(a: &RunArgs) -> u8 {
+    let target = match target(&a.arch, a.smem_limit) {
+        Ok(t) => t,
+        Err(e) => return usage(&e),
+    };
+    let text = match read_source(&a.file) {
+        Ok(t) => t,
+        Err(e) => return usage(&e),
+    };
+    let mut map = SourceMap::default();
+    let file = map.add(a.file.clone(), text.clone());
+    let mut problems = Problems::default();
+    let module = Module::compile(file, &text, &target, &mut problems);
+    problems.sort();
+    let Some(module) = module else {
+        emit(&map, &problems, a.message_format, a.color);
+        if a.message_format == MessageFormat::Human {
+            eprintln!("error: `{}` has {} error(s); nothing ran", a.file, problems.error_count());
+        }
+        return 1;
+    };
+    // Warnings from checking are shown but do not stop the run.
+    emit(&map, &problems, a.message_format, a.color);
+    if a.device == Device::Cuda {
+        return usage(
+            "`--device cuda` needs the CUDA backend, which this build does not have yet; run on the simulator (`--device sim`)",
+        );
+    }
+    match prepare(a, &module, file) {
+        Err(Fail(diags, msgs)) => {
+            report(&map, diags, a);
+            for m in msgs {
+                eprintln!("error: {m}");
+            }
+            2
+        }
+        Ok(prep) => execute(a, &module, &map, prep),
+    }
+}
+
+fn usage(msg: &str) -> u8 {
+    eprintln!("error: {msg}");
+    2
+}
+
+fn report(map: &SourceMap, diags: Vec<Diagnostic>, a: &RunArgs) {
+    let mut p = Problems::default();
+    for d in diags {
+        p.push(d);
+    }
+    emit(map, &p, a.message_format, a.color);
+}
+
+/// Everything the run needs, validated.
+struct Prepared {
+    kernel: KernelInfo,
+    args: Vec<Arg>,
+    shapes: Vec<Vec<usize>>,
+    outs: Vec<(usize, PathBuf)>,
+    prints: Vec<usize>,
+}
+
+fn prepare(a: &RunArgs, m: &Module, file: prism_span::FileId) -> Result<Prepared, Fail> {
+    let Some(k) = m.kernel(&a.kernel) else {
+        let names: Vec<String> = m.kernels().iter().map(|k| format!("`{}`", k.name)).collect();
+        let d = Diagnostic::error(
+            "bad-launch",
+            format!("no kernel named `{}` in this file", a.kernel),
+            Span::new(file, 0, 0),
+        )
+        .with_label("the file")
+        .with_note(if names.is_empty() {
+            "the file defines no `@prism(\"global\")` kernels".to_string()
+        } else {
+            format!("kernels: {}", names.join(", "))
+        });
+        return Err(Fail::diag(d));
+    };
+    let at_kernel = |code: &'static str, msg: String| {
+        Fail::diag(Diagnostic::error(code, msg, k.span).with_label(format!("`{}` is declared here", k.name)))
+    };
+    // Arguments by name.
+    let mut given: Vec<(String, String)> = Vec::new();
+    for s in &a.args {
+        let Some((n, v)) = s.split_once('=') else {
+            return Err(at_kernel("bad-argument", format!("`--arg {s}`: expected NAME=VALUE")));
+        };
+        if given.iter().any(|(g, _)| g == n) {
+            return Err(at_kernel("bad-argument", format!("argument `{n}` is given twice")));
+        }
+        if !k.params.iter().any(|p| p.name == n) {
+            let names: Vec<&str> = k.params.iter().map(|p| p.name.as_str()).collect();
+            return Err(at_kernel(
+                "bad-argument",
+                format!("`{}` has no parameter `{n}` (its parameters: {})", k.name, names.join(", ")),
+            ));
+        }
+        given.push((n.to_string(), v.to_string()));
+    }
+    let mut args = Vec::new();
+    let mut shapes = Vec::new();
+    for p in &k.params {
+        let Some((_, v)) = given.iter().find(|(n, _)| *n == p.name) else {
+            let hint = match &p.kind {
+                ParamKind::Scalar(t) => format!("a `{}` literal", t.name()),
+                ParamKind::Pointer(t) => format!("e.g. `zeros:{}:N` or a .npy file", args::dtype_name(*t)),
+                ParamKind::Opaque => "a TMA descriptor".into(),
+            };
+            return Err(at_kernel("bad-argument", format!("missing `--arg {}=...` ({hint})", p.name)));
+        };
+        match &p.kind {
+            ParamKind::Scalar(t) => {
+                let arg = args::parse_scalar(v, *t)
+                    .map_err(|e| at_kernel("bad-argument", format!("argument `{}`: {e}", p.name)))?;
+                args.push(arg);
+                shapes.push(Vec::new());
+            }
+            ParamKind::Pointer(_) | ParamKind::Opaque => {
+                let source = args::parse_source(v)
+                    .map_err(|e| at_kernel("bad-argument", format!("argument `{}`: {e}", p.name)))?;
+                let (buffer, shape) = match source {
+                    Source::Gen { kind, elem, shape, seed } => {
+                        (args::generate(kind, elem, shape.iter().product(), seed), shape)
+                    }
+                    Source::Npy(path) => {
+                        let bytes = std::fs::read(&path).map_err(|e| {
+                            at_kernel("bad-argument", format!("argument `{}`: cannot read `{path}`: {e}", p.name))
+                        })?;
+                        let arr = prism_interp::npy::parse(&bytes)
+                            .map_err(|e| at_kernel("bad-argument", format!("argument `{}`: `{path}`: {e}", p.name)))?;
+                        (arr.buffer, arr.shape)
+                    }
+                };
+                args::check_buffer(&p.name, &p.kind, &buffer, v).map_err(|e| at_kernel("bad-argument", e))?;
+                args.push(Arg::Buffer(buffer));
+                shapes.push(shape);
+            }
+        }
+    }
+    // Outputs: pointer parameters, each written once, to a directory that exists.
+    let mut outs = Vec::new();
+    for s in &a.outs {
+        let Some((n, path)) = s.split_once('=') else {
+            return Err(at_kernel("bad-argument", format!("`--out {s}`: expected NAME=PATH")));
+        };
+        let i = pointer_param(&k, n).map_err(|e| at_kernel("bad-argument", format!("`--out {s}`: {e}")))?;
+        let path = PathBuf::from(path);
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        if !dir.is_dir() {
+            return Err(Fail::plain(format!("`--out {s}`: the directory `{}` does not exist", dir.display())));
+        }
+        if outs.iter().any(|(_, p)| *p == path) {
+            return Err(at_kernel("bad-argument", format!("`{}` is written by two `--out`s", path.display())));
+        }
+        outs.push((i, path));
+    }
+    let mut prints = Vec::new();
+    for n in &a.prints {
+        prints.push(pointer_param(&k, n).map_err(|e| at_kernel("bad-argument", format!("`--print {n}`: {e}")))?);
+    }
+    m.validate(&k.name, a.grid, a.block, &args).map_err(|e| at_kernel(e.code, e.message))?;
+    Ok(Prepared { kernel: k, args, shapes, outs, prints })
+}
+
+fn pointer_param(k: &KernelInfo, name: &str) -> Result<usize, String> {
+    match k.params.iter().position(|p| p.name == name) {
+        Some(i) if matches!(k.params[i].kind, ParamKind::Pointer(_)) => Ok(i),
+        Some(_) => Err(format!("`{name}` is not a pointer parameter")),
+        None => Err(format!("`{}` has no parameter `{name}`", k.name)),
+    }
+}
+
+fn execute(a: &RunArgs, m: &Module, map: &SourceMap, p: Prepared) -> u8 {
+    let checks = match a.checks {
+        CheckSet::All => Checks::ALL,
+        CheckSet::Races => Checks { races: true, uniformity: false },
+        CheckSet::Uniformity => Checks { races: false, uniformity: true },
+        CheckSet::None => Checks::NONE,
+    };
+    let defaults = Config::default();
+    let cfg = Config { checks, seed: a.seed, fuel: a.fuel.unwrap_or(defaults.fuel), ..defaults };
+    let start = std::time::Instant::now();
+    let outcome = match m.launch(&p.kernel.name, a.grid, a.block, &p.args, cfg) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("error[{}]: {}", e.code, e.message);
+            return 2;
+        }
+    };
+    let elapsed = start.elapsed();
+    if !outcome.is_clean() {
+        let diags: Vec<Diagnostic> = outcome.reports.iter().map(|r| r.to_diagnostic()).collect();
+        let n = diags.len();
+        report(map, diags, a);
+        if a.message_format == MessageFormat::Human {
+            eprintln!("error: the run of `{}` failed {n} dynamic check(s); no outputs were written", p.kernel.name);
+        }
+        return 3;
+    }
+    // Write every output to a temporary file first, then move them all into place.
+    let mut temps = Vec::new();
+    for (i, path) in &p.outs {
+        let buffer = p.args[*i].as_buffer().expect("validated pointer argument");
+        let shape = if p.shapes[*i].iter().product::<usize>() == buffer.len() {
+            p.shapes[*i].clone()
+        } else {
+            vec![buffer.len()]
+        };
+        let bytes = prism_interp::npy::write(buffer, &shape);
+        let tmp = path.with_extension(format!("npy.tmp{}", std::process::id()));
+        if let Err(e) = std::fs::write(&tmp, bytes) {
+            let _ = std::fs::remove_file(&tmp);
+            for (t, _) in &temps {
+                let _ = std::fs::remove_file(t);
+            }
+            return usage(&format!("cannot write `{}`: {e}", path.display()));
+        }
+        temps.push((tmp, path.clone()));
+    }
+    for (tmp, path) in &temps {
+        if let Err(e) = std::fs::rename(tmp, path) {
+            for (t, _) in &temps {
+                let _ = std::fs::remove_file(t);
+            }
+            return usage(&format!("cannot write `{}`: {e}", path.display()));
+        }
+    }
+    for &i in &p.prints {
+        let b = p.args[i].as_buffer().expect("validated pointer argument");
+        crate::out(&format!("{} = {}\n", p.kernel.params[i].name, show_buffer(b)));
+    }
+    if a.message_format == MessageFormat::Human {
+        eprintln!(
+            "ran `{}` on {} block(s) of {} thread(s): clean, {} warp instructions in {:.2?}",
+            p.kernel.name, a.grid, a.block, outcome.steps, elapsed
+        );
+    }
+    0
+}
+
+/// A buffer as text, like numpy prints it (elided past 1000 elements).
+fn show_buffer(b: &prism_interp::Buffer) -> String {
+    let bits = b.to_bits();
+    let shown: Vec<String> = bits.iter().take(1000).map(|&v| prism_interp::value::show(b.elem, v)).collect();
+    let more = if bits.len() > 1000 { format!(", ... ({} more)", bits.len() - 1000) } else { String::new() };
+    format!("[{}{more}]", shown.join(", "))
+}

@@ -1,0 +1,602 @@
+//! Compilation of IR functions to flat code for the interpreter.
+//!
+//! The structured IR becomes a vector of [`Op`]s with explicit jumps. Every construct that
+//! can split a warp (an `if`, a loop, a `split`) names its reconvergence point, a [`Op::Join`]:
+//! lanes that take different paths continue as separate fragments and merge again there.
+//! Types are resolved here, so each op knows the scalar type it works on.
+//!
+//! Invariant: join points of nested constructs come before the join points of the constructs
+//! that enclose them. The scheduler relies on it to unwind reconvergence records on `break`,
+//! `continue` and `return` (a jump to `t` leaves every record whose join is before `t`).
+
+use prism_ir::ir::{self, InstKind, IntrArg, Type};
+use prism_ir::{FuncId, Reg};
+use prism_span::Span;
+use prism_types::intrinsics::{Family, IntrinsicId};
+use prism_types::perspective::Persp;
+use prism_types::tir::{BinOp, RawIndex, UnOp};
+use prism_types::ty::Scalar;
+
+/// A register index.
+pub type R = u32;
+
+/// An intrinsic, resolved to what the interpreter does.
+#[derive(Clone, Debug)]
+pub enum Intr {
+    /// `shfl*`: kind 0 = index, 1 = up, 2 = down, 3 = xor.
+    Shfl { kind: u8, ty: Scalar, dst: R, value: R, lane: R, lane_ty: Scalar },
+    /// `ballot`, `any`, `all`.
+    Vote { kind: u8, dst: R, pred: R },
+    /// `reduce_*` over the warp: op 0 add, 1 min, 2 max, 3 and, 4 or, 5 xor.
+    Reduce { op: u8, ty: Scalar, dst: R, value: R },
+    /// Tensor-core `mma`: `shape` 0 = m16n8k8 tf32, 1 = m16n8k16 bf16, 2 = m16n8k16 f16.
+    Mma { shape: u8, a: Vec<R>, b: Vec<R>, c: Vec<R>, d: Vec<R> },
+    /// Atomic read-modify-write: op 0 add, 1 sub, 2 min, 3 max, 4 and, 5 or, 6 xor, 7 exch.
+    Atomic { op: u8, ty: Scalar, dst: R, ptr: R, index: R, index_ty: Scalar, value: R, access: u32 },
+    /// `atomic_cas`.
+    Cas { ty: Scalar, dst: R, ptr: R, index: R, index_ty: Scalar, compare: R, value: R, access: u32 },
+    /// `atomic_load` / `volatile_load`.
+    AtomicLoad { ty: Scalar, dst: R, ptr: R, index: R, index_ty: Scalar, access: u32 },
+    /// `atomic_store` / `volatile_store`.
+    AtomicStore { ty: Scalar, ptr: R, index: R, index_ty: Scalar, value: R, access: u32 },
+    /// `cp_async(dst[i], src[j], bytes)`.
+    CpAsync {
+        elem: Scalar,
+        dst: R,
+        dst_index: R,
+        dst_index_ty: Scalar,
+        src: R,
+        src_index: R,
+        src_index_ty: Scalar,
+        bytes: R,
+        access: u32,
+        src_access: u32,
+    },
+    /// Fences and sleeps: no effect on the simulated result.
+    Nop,
+    /// A pure math function on `ty` values.
+    Math { name: &'static str, ty: Scalar, dst: R, args: Vec<R>, arg_ty: Scalar },
+}
+
+/// A flat instruction.
+#[derive(Clone, Debug)]
+pub enum Op {
+    /// `dst = bits`.
+    Const { dst: R, bits: u64 },
+    /// `dst = src`.
+    Copy { dst: R, src: R },
+    /// Unary operation on `ty`.
+    Un { dst: R, op: UnOp, ty: Scalar, a: R },
+    /// Binary operation with operands of type `ty` (result bool for comparisons).
+    Bin { dst: R, op: BinOp, ty: Scalar, a: R, b: R, b_ty: Scalar },
+    /// `dst = c ? a : b`.
+    Select { dst: R, c: R, a: R, b: R },
+    /// Conversion.
+    Cast { dst: R, from: Scalar, to: Scalar, a: R },
+    /// `id()`.
+    RelId { dst: R, code: Persp, target: Persp },
+    /// Raw hardware index.
+    Raw { dst: R, which: RawIndex },
+    /// Pointer to this function's shared memory at `offset`, `len` bytes.
+    SharedAddr { dst: R, offset: u64, len: u64 },
+    /// Pointer to a thread-local array of the current frame.
+    LocalAddr { dst: R, local: u32 },
+    /// Pointer plus element offset.
+    PtrAdd { dst: R, base: R, off: R, off_ty: Scalar },
+    /// `dst = ptr[index]`.
+    Load { dst: R, ty: Scalar, ptr: R, index: R, index_ty: Scalar, access: u32 },
+    /// `ptr[index] = value`.
+    Store { ty: Scalar, ptr: R, index: R, index_ty: Scalar, value: R, access: u32 },
+    /// Zeroes a local array.
+    LocalDecl { local: u32 },
+    /// `dst = local[index]`.
+    LocalLoad { dst: R, local: u32, index: R, index_ty: Scalar },
+    /// `local[index] = value`.
+    LocalStore { local: u32, index: R, index_ty: Scalar, value: R },
+    /// Calls `func`.
+    Call { func: u32, args: Box<[R]>, dst: Option<R>, smem_offset: u64 },
+    /// Returns from the function.
+    Ret { value: Option<R> },
+    /// An intrinsic.
+    Intr(Box<Intr>),
+    /// A barrier over each `scope`-unit.
+    Barrier { scope: Persp },
+    /// Completes this thread's outstanding asynchronous copies.
+    AsyncWait,
+    /// Goes to `target`, leaving reconvergence records of constructs it jumps out of.
+    Jump { target: u32 },
+    /// Goes to the next op if `cond`, else to `else_pc`; lanes that disagree split and
+    /// rejoin at `join`.
+    Branch { cond: R, else_pc: u32, join: u32, uniform: bool },
+    /// Enters a loop whose exit (a join) is `exit`.
+    LoopEnter { exit: u32 },
+    /// Lanes whose `cond` is false leave the loop for `exit`.
+    LoopTest { cond: R, exit: u32, uniform: bool },
+    /// Sends each lane to the case containing its position, or to `end`.
+    Split { unit: Persp, cases: Box<[(u64, u64, u32)]>, end: u32 },
+    /// A reconvergence point.
+    Join,
+    /// Something the simulator cannot run.
+    NotSimulated { what: Box<str> },
+    /// The end of the function body.
+    End,
+}
+
+/// What the checks need to know about an op.
+#[derive(Clone, Copy, Debug)]
+pub struct OpInfo {
+    /// Its source span.
+    pub span: Span,
+    /// The code perspective it runs at.
+    pub code: Persp,
+    /// Whether it is inside `with unsafe:` (no uniformity checks).
+    pub in_unsafe: bool,
+}
+
+/// One compiled function.
+#[derive(Clone, Debug)]
+pub struct FuncCode {
+    /// Its name.
+    pub name: String,
+    /// The ops.
+    pub ops: Vec<Op>,
+    /// One entry per op.
+    pub info: Vec<OpInfo>,
+    /// Number of registers.
+    pub nregs: usize,
+    /// Register types.
+    pub reg_tys: Vec<Type>,
+    /// Parameter registers.
+    pub params: Vec<R>,
+    /// Local arrays: element type and length.
+    pub locals: Vec<(Scalar, u64)>,
+    /// Local array names (for messages).
+    pub local_names: Vec<String>,
+    /// Access sites: memory name, whether it writes, span.
+    pub accesses: Vec<ir::AccessInfo>,
+    /// Memory names (for messages).
+    pub mems: Vec<ir::MemInfo>,
+    /// The entry perspective.
+    pub entry: Persp,
+    /// The function's span.
+    pub span: Span,
+}
+
+/// A compiled program.
+#[derive(Clone, Debug)]
+pub struct Code {
+    /// Functions by [`FuncId`].
+    pub funcs: Vec<FuncCode>,
+}
+
+/// Compiles every function of a program.
+pub fn compile(p: &ir::Program) -> Code {
+    Code { funcs: p.functions.iter().map(|f| compile_function(p, f)).collect() }
+}
+
+struct Cx<'a> {
+    f: &'a ir::Function,
+    ops: Vec<Op>,
+    info: Vec<OpInfo>,
+    /// Enclosing loops: (latch pc placeholders to patch, exit pc placeholders).
+    loops: Vec<LoopCx>,
+    unsafe_depth: u32,
+}
+
+struct LoopCx {
+    continues: Vec<usize>,
+    breaks: Vec<usize>,
+}
+
+fn compile_function(_p: &ir::Program, f: &ir::Function) -> FuncCode {
+    let mut cx = Cx { f, ops: Vec::new(), info: Vec::new(), loops: Vec::new(), unsafe_depth: 0 };
+    cx.block(&f.body, f.entry);
+    cx.push(Op::End, f.span, f.entry);
+    FuncCode {
+        name: f.name.clone(),
+        ops: cx.ops,
+        info: cx.info,
+        nregs: f.regs.len(),
+        reg_tys: f.regs.iter().map(|r| r.ty).collect(),
+        params: f.params.iter().map(|r| r.0).collect(),
+        locals: f.locals.iter().map(|l| (l.elem, l.len)).collect(),
+        local_names: f.locals.iter().map(|l| l.name.clone()).collect(),
+        accesses: f.accesses.clone(),
+        mems: f.mems.clone(),
+        entry: f.entry,
+        span: f.span,
+    }
+}
+
+impl Cx<'_> {
+    fn pc(&self) -> u32 {
+        self.ops.len() as u32
+    }
+
+    fn push(&mut self, op: Op, span: Span, code: Persp) -> usize {
+        self.ops.push(op);
+        self.info.push(OpInfo { span, code, in_unsafe: self.unsafe_depth > 0 });
+        self.ops.len() - 1
+    }
+
+    fn scalar(&self, r: Reg) -> Scalar {
+        match self.f.reg_ty(r) {
+            Type::Scalar(s) => s,
+            // Pointers and handles are 64-bit values.
+            _ => Scalar::U64,
+        }
+    }
+
+    fn block(&mut self, b: &ir::Block, code: Persp) {
+        for i in &b.insts {
+            self.inst(i, code);
+        }
+    }
+
+    fn patch(&mut self, at: usize, target: u32) {
+        match &mut self.ops[at] {
+            Op::Jump { target: t } => *t = target,
+            Op::Branch { else_pc, .. } => *else_pc = target,
+            _ => unreachable!("only jumps and branches are patched"),
+        }
+    }
+
+    fn inst(&mut self, i: &ir::Inst, code: Persp) {
+        let span = i.span;
+        use InstKind as K;
+        match &i.kind {
+            K::Const { dst, value } => {
+                let bits = crate::value::const_bits(self.scalar(*dst), *value);
+                self.push(Op::Const { dst: dst.0, bits }, span, code);
+            }
+            K::Copy { dst, src } => {
+                self.push(Op::Copy { dst: dst.0, src: src.0 }, span, code);
+            }
+            K::Unary { dst, op, arg } => {
+                let ty = self.scalar(*arg);
+                self.push(Op::Un { dst: dst.0, op: *op, ty, a: arg.0 }, span, code);
+            }
+            K::Binary { dst, op, lhs, rhs } => {
+                let (ty, b_ty) = (self.scalar(*lhs), self.scalar(*rhs));
+                self.push(Op::Bin { dst: dst.0, op: *op, ty, a: lhs.0, b: rhs.0, b_ty }, span, code);
+            }
+            K::Select { dst, cond, then, otherwise } => {
+                self.push(Op::Select { dst: dst.0, c: cond.0, a: then.0, b: otherwise.0 }, span, code);
+            }
+            K::Cast { dst, arg } => {
+                let (from, to) = (self.scalar(*arg), self.scalar(*dst));
+                self.push(Op::Cast { dst: dst.0, from, to, a: arg.0 }, span, code);
+            }
+            K::RelId { dst, code: c, target } => {
+                self.push(Op::RelId { dst: dst.0, code: *c, target: *target }, span, code);
+            }
+            K::Raw { dst, index } => {
+                self.push(Op::Raw { dst: dst.0, which: *index }, span, code);
+            }
+            K::SharedAddr { dst, offset, len, .. } => {
+                self.push(Op::SharedAddr { dst: dst.0, offset: *offset, len: *len }, span, code);
+            }
+            K::LocalAddr { dst, local } => {
+                self.push(Op::LocalAddr { dst: dst.0, local: local.0 }, span, code);
+            }
+            K::PtrOffset { dst, base, offset } => {
+                let off_ty = self.scalar(*offset);
+                self.push(Op::PtrAdd { dst: dst.0, base: base.0, off: offset.0, off_ty }, span, code);
+            }
+            K::Load { dst, ptr, index, access } => {
+                let (ty, index_ty) = (self.scalar(*dst), self.scalar(*index));
+                self.push(
+                    Op::Load { dst: dst.0, ty, ptr: ptr.0, index: index.0, index_ty, access: access.0 },
+                    span,
+                    code,
+                );
+            }
+            K::Store { ptr, index, value, access } => {
+                let (ty, index_ty) = (self.scalar(*value), self.scalar(*index));
+                let op = Op::Store { ty, ptr: ptr.0, index: index.0, index_ty, value: value.0, access: access.0 };
+                self.push(op, span, code);
+            }
+            K::LocalDecl { local } => {
+                self.push(Op::LocalDecl { local: local.0 }, span, code);
+            }
+            K::LocalLoad { dst, local, index } => {
+                let index_ty = self.scalar(*index);
+                self.push(Op::LocalLoad { dst: dst.0, local: local.0, index: index.0, index_ty }, span, code);
+            }
+            K::LocalStore { local, index, value } => {
+                let index_ty = self.scalar(*index);
+                self.push(Op::LocalStore { local: local.0, index: index.0, index_ty, value: value.0 }, span, code);
+            }
+            K::Call { dst, func, args, smem_offset, .. } => {
+                let op = Op::Call {
+                    func: func.0,
+                    args: args.iter().map(|r| r.0).collect(),
+                    dst: dst.map(|d| d.0),
+                    smem_offset: *smem_offset,
+                };
+                self.push(op, span, code);
+            }
+            K::Intrinsic { dsts, intrinsic, args, accesses } => {
+                self.intrinsic(*intrinsic, dsts, args, accesses, span, code)
+            }
+            K::Barrier { scope, .. } => {
+                self.push(Op::Barrier { scope: *scope }, span, code);
+            }
+            K::AsyncWait => {
+                self.push(Op::AsyncWait, span, code);
+            }
+            K::If { cond, then, otherwise, uniform } => {
+                let uniform = *uniform && self.unsafe_depth == 0;
+                let br = self.push(Op::Branch { cond: cond.0, else_pc: 0, join: 0, uniform }, span, code);
+                self.block(then, code);
+                let jump = self.push(Op::Jump { target: 0 }, span, code);
+                let else_pc = self.pc();
+                self.block(otherwise, code);
+                let join = self.pc();
+                self.push(Op::Join, span, code);
+                self.patch(br, else_pc);
+                if let Op::Branch { join: j, .. } = &mut self.ops[br] {
+                    *j = join;
+                }
+                self.patch(jump, join);
+            }
+            K::Loop { header, cond, body, latch } => {
+                let enter = self.push(Op::LoopEnter { exit: 0 }, span, code);
+                let head = self.pc();
+                self.block(header, code);
+                let uniform = self.unsafe_depth == 0;
+                let test = self.push(Op::LoopTest { cond: cond.0, exit: 0, uniform }, span, code);
+                self.loops.push(LoopCx { continues: Vec::new(), breaks: Vec::new() });
+                self.block(body, code);
+                let l = self.loops.pop().expect("pushed above");
+                let latch_pc = self.pc();
+                self.block(latch, code);
+                self.push(Op::Jump { target: head }, span, code);
+                let exit = self.pc();
+                self.push(Op::Join, span, code);
+                if let Op::LoopEnter { exit: e } = &mut self.ops[enter] {
+                    *e = exit;
+                }
+                if let Op::LoopTest { exit: e, .. } = &mut self.ops[test] {
+                    *e = exit;
+                }
+                for c in l.continues {
+                    self.patch(c, latch_pc);
+                }
+                for b in l.breaks {
+                    self.patch(b, exit);
+                }
+            }
+            K::Break => {
+                let at = self.push(Op::Jump { target: 0 }, span, code);
+                self.loops.last_mut().expect("verified: break inside a loop").breaks.push(at);
+            }
+            K::Continue => {
+                let at = self.push(Op::Jump { target: 0 }, span, code);
+                self.loops.last_mut().expect("verified: continue inside a loop").continues.push(at);
+            }
+            K::Return { value } => {
+                self.push(Op::Ret { value: value.map(|v| v.0) }, span, code);
+            }
+            K::Group { persp, body } => self.block(body, *persp),
+            K::Split { unit, cases } => {
+                let at = self.push(Op::Split { unit: *unit, cases: Box::new([]), end: 0 }, span, code);
+                let mut targets = Vec::new();
+                let mut jumps = Vec::new();
+                for c in cases {
+                    targets.push((c.offset, c.count, self.pc()));
+                    self.block(&c.body, c.persp);
+                    jumps.push(self.push(Op::Jump { target: 0 }, span, code));
+                }
+                let end = self.pc();
+                self.push(Op::Join, span, code);
+                for j in jumps {
+                    self.patch(j, end);
+                }
+                self.ops[at] = Op::Split { unit: *unit, cases: targets.into_boxed_slice(), end };
+            }
+            K::Scope { body, .. } => self.block(body, code),
+            K::Unsafe { body } => {
+                self.unsafe_depth += 1;
+                self.block(body, code);
+                self.unsafe_depth -= 1;
+            }
+            K::Verbatim { text, sim } => match sim {
+                Some(b) => {
+                    self.unsafe_depth += 1;
+                    self.block(b, code);
+                    self.unsafe_depth -= 1;
+                }
+                None => {
+                    let what = format!("verbatim CUDA `unsafe(\"{}\")`", text.escape_debug());
+                    self.push(Op::NotSimulated { what: what.into_boxed_str() }, span, code);
+                }
+            },
+        }
+    }
+
+    fn intrinsic(
+        &mut self,
+        id: IntrinsicId,
+        dsts: &[Reg],
+        args: &[IntrArg],
+        accesses: &[prism_ir::AccessId],
+        span: Span,
+        code: Persp,
+    ) {
+        let sig = id.sig();
+        let val = |i: usize| match args[i] {
+            IntrArg::Val(r) => r,
+            IntrArg::Elem { ptr, .. } => ptr,
+        };
+        let elem = |i: usize| match args[i] {
+            IntrArg::Elem { ptr, index } => (ptr, index),
+            IntrArg::Val(r) => (r, r),
+        };
+        let acc = |i: usize| accesses.get(i).map(|a| a.0).unwrap_or(0);
+        let intr = match (sig.family, sig.name) {
+            (Family::Cast, _) => {
+                let (from, to) = (self.scalar(val(0)), self.scalar(dsts[0]));
+                self.push(Op::Cast { dst: dsts[0].0, from, to, a: val(0).0 }, span, code);
+                return;
+            }
+            (Family::Warp, name @ ("shfl" | "shfl_up" | "shfl_down" | "shfl_xor")) => {
+                let kind = match name {
+                    "shfl" => 0,
+                    "shfl_up" => 1,
+                    "shfl_down" => 2,
+                    _ => 3,
+                };
+                Intr::Shfl {
+                    kind,
+                    ty: self.scalar(dsts[0]),
+                    dst: dsts[0].0,
+                    value: val(0).0,
+                    lane: val(1).0,
+                    lane_ty: self.scalar(val(1)),
+                }
+            }
+            (Family::Warp, name @ ("ballot" | "any" | "all")) => {
+                let kind = match name {
+                    "ballot" => 0,
+                    "any" => 1,
+                    _ => 2,
+                };
+                Intr::Vote { kind, dst: dsts[0].0, pred: val(0).0 }
+            }
+            (Family::Warp, name) => {
+                let op = match name {
+                    "reduce_add" => 0,
+                    "reduce_min" => 1,
+                    "reduce_max" => 2,
+                    "reduce_and" => 3,
+                    "reduce_or" => 4,
+                    _ => 5,
+                };
+                Intr::Reduce { op, ty: self.scalar(dsts[0]), dst: dsts[0].0, value: val(0).0 }
+            }
+            (Family::Mma, name) => {
+                let (shape, na, nb) = match name {
+                    "intrinsic.mma" | "intrinsic.mma_tf32" => (0, 4, 2),
+                    "intrinsic.mma_bf16" => (1, 8, 4),
+                    _ => (2, 8, 4),
+                };
+                let regs: Vec<R> = (0..args.len()).map(|i| val(i).0).collect();
+                Intr::Mma {
+                    shape,
+                    a: regs[..na].to_vec(),
+                    b: regs[na..na + nb].to_vec(),
+                    c: regs[na + nb..na + nb + 4].to_vec(),
+                    d: dsts.iter().map(|r| r.0).collect(),
+                }
+            }
+            (Family::Atomics, name) => {
+                let (ptr, index) = elem(0);
+                let ty = self.scalar(dsts.first().copied().unwrap_or_else(|| val(1)));
+                let index_ty = self.scalar(index);
+                match name {
+                    "atomic_cas" => Intr::Cas {
+                        ty,
+                        dst: dsts[0].0,
+                        ptr: ptr.0,
+                        index: index.0,
+                        index_ty,
+                        compare: val(1).0,
+                        value: val(2).0,
+                        access: acc(0),
+                    },
+                    "atomic_load" => {
+                        Intr::AtomicLoad { ty, dst: dsts[0].0, ptr: ptr.0, index: index.0, index_ty, access: acc(0) }
+                    }
+                    "atomic_store" => {
+                        let ty = self.scalar(val(1));
+                        Intr::AtomicStore { ty, ptr: ptr.0, index: index.0, index_ty, value: val(1).0, access: acc(0) }
+                    }
+                    _ => {
+                        let op = match name {
+                            "atomic_add" => 0,
+                            "atomic_sub" => 1,
+                            "atomic_min" => 2,
+                            "atomic_max" => 3,
+                            "atomic_and" => 4,
+                            "atomic_or" => 5,
+                            "atomic_xor" => 6,
+                            _ => 7,
+                        };
+                        Intr::Atomic {
+                            op,
+                            ty,
+                            dst: dsts[0].0,
+                            ptr: ptr.0,
+                            index: index.0,
+                            index_ty,
+                            value: val(1).0,
+                            access: acc(0),
+                        }
+                    }
+                }
+            }
+            (Family::Raw, "volatile_load") => {
+                let (ptr, index) = elem(0);
+                let index_ty = self.scalar(index);
+                Intr::AtomicLoad {
+                    ty: self.scalar(dsts[0]),
+                    dst: dsts[0].0,
+                    ptr: ptr.0,
+                    index: index.0,
+                    index_ty,
+                    access: acc(0),
+                }
+            }
+            (Family::Raw, "volatile_store") => {
+                let (ptr, index) = elem(0);
+                let index_ty = self.scalar(index);
+                let ty = self.scalar(val(1));
+                Intr::AtomicStore { ty, ptr: ptr.0, index: index.0, index_ty, value: val(1).0, access: acc(0) }
+            }
+            (Family::AsyncCopy, "cp_async") => {
+                let (dst, dst_index) = elem(0);
+                let (src, src_index) = elem(1);
+                let elem_ty = self.f.mems[self.f.accesses[acc(0) as usize].mem.index()].elem;
+                Intr::CpAsync {
+                    elem: elem_ty,
+                    dst: dst.0,
+                    dst_index: dst_index.0,
+                    dst_index_ty: self.scalar(dst_index),
+                    src: src.0,
+                    src_index: src_index.0,
+                    src_index_ty: self.scalar(src_index),
+                    bytes: val(2).0,
+                    access: acc(0),
+                    src_access: acc(1),
+                }
+            }
+            (Family::Fence, _) => Intr::Nop,
+            (Family::Math, name) => {
+                let arg_ty = self.scalar(val(0));
+                Intr::Math {
+                    name,
+                    ty: self.scalar(dsts[0]),
+                    dst: dsts[0].0,
+                    args: (0..args.len()).map(|i| val(i).0).collect(),
+                    arg_ty,
+                }
+            }
+            (family, name) => {
+                let what = match family {
+                    Family::Warpgroup => format!("the Hopper warpgroup operation `{name}`"),
+                    Family::AsyncCopy => format!("the TMA copy `{name}`"),
+                    _ => format!("the intrinsic `{name}`"),
+                };
+                self.push(Op::NotSimulated { what: what.into_boxed_str() }, span, code);
+                return;
+            }
+        };
+        self.push(Op::Intr(Box::new(intr)), span, code);
+    }
+}
+
+/// The function id of a compiled function (for messages).
+pub fn func_id(i: u32) -> FuncId {
+    FuncId(i)
+}

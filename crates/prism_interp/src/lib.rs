@@ -1,0 +1,364 @@
+//! The Prism CPU simulator: the reference semantics of a kernel launch.
+//!
+//! ```text
+//! ir::Program (after prism_sync) --code::compile--> Code --sim::run--> buffers + reports
+//! ```
+//!
+//! [`Module`] is the API: build one from synchronised IR (or from source with
+//! [`Module::compile`]), then [`Module::launch`] a kernel with typed [`Buffer`]s and scalar
+//! arguments. The launch is validated against the kernel's signature and bound first; a
+//! bad launch is a [`LaunchError`], never a panic. The run itself yields an [`Outcome`]
+//! whose reports are the dynamic-check findings (races, barrier divergence, out-of-bounds
+//! accesses, deadlock, non-uniform values), each convertible to a diagnostic.
+//!
+//! How execution works is described in [`sim`]; the arithmetic in [`ops`] and [`value`].
+
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+pub mod args;
+pub mod code;
+pub mod memory;
+pub mod npy;
+pub mod ops;
+pub mod report;
+pub mod shadow;
+pub mod sim;
+pub mod value;
+
+pub use memory::Buffer;
+pub use report::{Report, ReportKind, Thread};
+pub use sim::{Checks, Config, Outcome};
+
+use memory::Ptr;
+use prism_ir::ir::{self, MemKind, Type};
+use prism_types::tir::FnKind;
+use prism_types::ty::Scalar;
+
+/// A Rust type that can be a buffer element or a scalar argument.
+pub trait Elem: Copy {
+    /// The Prism scalar type.
+    const SCALAR: Scalar;
+    /// Register bits.
+    fn to_bits(self) -> u64;
+    /// From register bits.
+    fn from_bits(bits: u64) -> Self;
+}
+
+macro_rules! elem {
+    ($t:ty, $s:expr, |$x:ident| $to:expr, |$b:ident| $from:expr) => {
+        impl Elem for $t {
+            const SCALAR: Scalar = $s;
+            fn to_bits(self) -> u64 {
+                let $x = self;
+                $to
+            }
+            fn from_bits($b: u64) -> Self {
+                $from
+            }
+        }
+    };
+}
+
+elem!(f32, Scalar::F32, |x| x.to_bits() as u64, |b| f32::from_bits(b as u32));
+elem!(f64, Scalar::F64, |x| x.to_bits(), |b| f64::from_bits(b));
+elem!(i32, Scalar::I32, |x| x as i64 as u64, |b| b as i32);
+elem!(u32, Scalar::U32, |x| x as u64, |b| b as u32);
+elem!(i64, Scalar::I64, |x| x as u64, |b| b as i64);
+elem!(u64, Scalar::U64, |x| x, |b| b);
+elem!(bool, Scalar::Bool, |x| x as u64, |b| b != 0);
+elem!(half::f16, Scalar::F16, |x| x.to_bits() as u64, |b| half::f16::from_bits(b as u16));
+elem!(half::bf16, Scalar::BF16, |x| x.to_bits() as u64, |b| half::bf16::from_bits(b as u16));
+
+impl Buffer {
+    /// A buffer holding `values`.
+    pub fn from_slice<T: Elem>(values: &[T]) -> Buffer {
+        let bits: Vec<u64> = values.iter().map(|v| v.to_bits()).collect();
+        Buffer::from_bits(T::SCALAR, &bits)
+    }
+
+    /// The contents as `T`, or `None` if the element type is not `T`.
+    pub fn to_vec<T: Elem>(&self) -> Option<Vec<T>> {
+        (self.elem == T::SCALAR).then(|| self.to_bits().into_iter().map(T::from_bits).collect())
+    }
+}
+
+/// A kernel argument.
+#[derive(Debug)]
+pub enum Arg {
+    /// A scalar of the given type, as register bits.
+    Scalar(Scalar, u64),
+    /// Global memory for a pointer parameter.
+    Buffer(Buffer),
+}
+
+impl Arg {
+    /// A scalar argument.
+    pub fn value<T: Elem>(v: T) -> Arg {
+        Arg::Scalar(T::SCALAR, v.to_bits())
+    }
+
+    /// A buffer argument.
+    pub fn buffer<T: Elem>(values: &[T]) -> Arg {
+        Arg::Buffer(Buffer::from_slice(values))
+    }
+
+    /// The buffer, if this is one.
+    pub fn as_buffer(&self) -> Option<&Buffer> {
+        match self {
+            Arg::Buffer(b) => Some(b),
+            Arg::Scalar(..) => None,
+        }
+    }
+}
+
+/// What a kernel parameter is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ParamKind {
+    /// A scalar of this type.
+    Scalar(Scalar),
+    /// A pointer to elements of this type.
+    Pointer(Scalar),
+    /// An opaque handle (a TMA descriptor), which the simulator cannot take.
+    Opaque,
+}
+
+/// A kernel's parameter.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Param {
+    /// Its name.
+    pub name: String,
+    /// What it is.
+    pub kind: ParamKind,
+}
+
+/// What a launch needs to know about a kernel.
+#[derive(Clone, Debug)]
+pub struct KernelInfo {
+    /// Its name.
+    pub name: String,
+    /// Parameters in order.
+    pub params: Vec<Param>,
+    /// Threads per block must be a multiple of this.
+    pub t_mult: u64,
+    /// Blocks per grid must be a multiple of this.
+    pub b_mult: u64,
+    /// `@launch_bounds`, if any.
+    pub launch_bounds: Option<u64>,
+    /// Static shared memory per block, in bytes.
+    pub smem: u64,
+    /// Where the kernel is declared.
+    pub span: prism_span::Span,
+}
+
+/// A launch that does not fit the kernel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LaunchError {
+    /// `bad-launch` (kernel name or sizes) or `bad-argument`.
+    pub code: &'static str,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl std::fmt::Display for LaunchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for LaunchError {}
+
+fn launch_error(message: impl Into<String>) -> LaunchError {
+    LaunchError { code: "bad-launch", message: message.into() }
+}
+
+fn argument_error(message: impl Into<String>) -> LaunchError {
+    LaunchError { code: "bad-argument", message: message.into() }
+}
+
+/// The most threads a block may have (every CUDA architecture since Fermi).
+pub const MAX_BLOCK: u32 = 1024;
+
+/// A program ready to run.
+#[derive(Clone, Debug)]
+pub struct Module {
+    /// The IR it runs (after synchronisation inference).
+    pub ir: ir::Program,
+    code: code::Code,
+}
+
+impl Module {
+    /// A module running `ir`, which must be verified IR of a checked program, after
+    /// synchronisation inference.
+    pub fn new(ir: ir::Program) -> Module {
+        let code = code::compile(&ir);
+        Module { ir, code }
+    }
+
+    /// The whole pipeline for one source file: parse, check, lower, infer synchronisation.
+    /// Diagnostics go to `problems`; `None` when there are errors.
+    pub fn compile(
+        file: prism_span::FileId,
+        src: &str,
+        target: &prism_types::Target,
+        problems: &mut prism_diag::Problems,
+    ) -> Option<Module> {
+        Module::compile_with(file, src, target, &prism_sync::Options::default(), problems)
+    }
+
+    /// [`Module::compile`] with synchronisation options (tests remove single barriers).
+    pub fn compile_with(
+        file: prism_span::FileId,
+        src: &str,
+        target: &prism_types::Target,
+        sync: &prism_sync::Options,
+        problems: &mut prism_diag::Problems,
+    ) -> Option<Module> {
+        let tir = prism_types::check_source(file, src, target, problems);
+        if problems.has_errors() {
+            return None;
+        }
+        let (ir, _) = prism_sync::lower_and_sync(&tir, sync);
+        Some(Module::new(ir))
+    }
+
+    /// The kernels.
+    pub fn kernels(&self) -> Vec<KernelInfo> {
+        self.ir.functions.iter().filter(|f| f.kind == FnKind::Kernel).map(kernel_info).collect()
+    }
+
+    /// The kernel called `name`.
+    pub fn kernel(&self, name: &str) -> Option<KernelInfo> {
+        self.ir.functions.iter().find(|f| f.kind == FnKind::Kernel && f.name == name).map(kernel_info)
+    }
+
+    /// Checks that a launch fits the kernel's signature and bound.
+    pub fn validate(&self, kernel: &str, grid: u32, block: u32, args: &[Arg]) -> Result<KernelInfo, LaunchError> {
+        let k = self.kernel(kernel).ok_or_else(|| {
+            let names: Vec<String> = self.kernels().into_iter().map(|k| format!("`{}`", k.name)).collect();
+            let known = if names.is_empty() {
+                "the file has no kernels".to_string()
+            } else {
+                format!("kernels: {}", names.join(", "))
+            };
+            launch_error(format!("no kernel named `{kernel}` ({known})"))
+        })?;
+        if grid == 0 || block == 0 {
+            return Err(launch_error("a launch needs at least one block of at least one thread"));
+        }
+        if block > MAX_BLOCK {
+            return Err(launch_error(format!("{block} threads per block is more than the hardware's {MAX_BLOCK}")));
+        }
+        if u64::from(block) % k.t_mult != 0 {
+            return Err(launch_error(format!(
+                "`{}` needs a multiple of {} threads per block (its `@requires` bound), not {block}",
+                k.name, k.t_mult
+            )));
+        }
+        if u64::from(grid) % k.b_mult != 0 {
+            return Err(launch_error(format!(
+                "`{}` needs a multiple of {} blocks (its `@requires` bound), not {grid}",
+                k.name, k.b_mult
+            )));
+        }
+        if let Some(lb) = k.launch_bounds
+            && u64::from(block) > lb
+        {
+            return Err(launch_error(format!(
+                "`{}` has `@launch_bounds({lb})`: {block} threads per block is too many",
+                k.name
+            )));
+        }
+        if args.len() != k.params.len() {
+            return Err(argument_error(format!(
+                "`{}` takes {} arguments, but {} were given",
+                k.name,
+                k.params.len(),
+                args.len()
+            )));
+        }
+        for (p, a) in k.params.iter().zip(args) {
+            match (&p.kind, a) {
+                (ParamKind::Scalar(t), Arg::Scalar(s, _)) if t == s => {}
+                (ParamKind::Pointer(t), Arg::Buffer(b)) if *t == b.elem => {}
+                (ParamKind::Scalar(t), _) => {
+                    return Err(argument_error(format!("argument `{}` must be a `{}` scalar", p.name, t.name())));
+                }
+                (ParamKind::Pointer(t), Arg::Buffer(b)) => {
+                    return Err(argument_error(format!(
+                        "argument `{}` is a pointer to `{}`, but the buffer holds `{}`",
+                        p.name,
+                        t.name(),
+                        b.elem.name()
+                    )));
+                }
+                (ParamKind::Pointer(t), _) => {
+                    return Err(argument_error(format!("argument `{}` must be a buffer of `{}`", p.name, t.name())));
+                }
+                (ParamKind::Opaque, _) => {
+                    return Err(argument_error(format!(
+                        "argument `{}` is an opaque handle (a TMA descriptor); the simulator cannot run TMA yet",
+                        p.name
+                    )));
+                }
+            }
+        }
+        Ok(k)
+    }
+
+    /// Runs `kernel` over `grid` blocks of `block` threads. Buffers in `args` are updated in
+    /// place.
+    pub fn launch(
+        &self,
+        kernel: &str,
+        grid: u32,
+        block: u32,
+        args: &[Arg],
+        cfg: Config,
+    ) -> Result<Outcome, LaunchError> {
+        let k = self.validate(kernel, grid, block, args)?;
+        let (id, _) = self.ir.find(&k.name).expect("validated kernel");
+        let mut buffers: Vec<&Buffer> = Vec::new();
+        let mut params = Vec::new();
+        let mut names = Vec::new();
+        for (p, a) in k.params.iter().zip(args) {
+            match a {
+                Arg::Scalar(_, bits) => params.push(*bits),
+                Arg::Buffer(b) => {
+                    params.push(Ptr::global(buffers.len(), 0).encode());
+                    buffers.push(b);
+                    names.push(p.name.clone());
+                }
+            }
+        }
+        if buffers.len() > (1 << 22) {
+            return Err(argument_error("too many buffers"));
+        }
+        Ok(sim::run(&self.code, id.0, grid, block, &params, &buffers, &names, cfg))
+    }
+}
+
+fn kernel_info(f: &ir::Function) -> KernelInfo {
+    let mut ptr_elems = f.mems.iter().filter(|m| m.kind == MemKind::Param).map(|m| m.elem);
+    let params = f
+        .params
+        .iter()
+        .map(|&r| {
+            let info = &f.regs[r.index()];
+            let kind = match info.ty {
+                Type::Scalar(s) => ParamKind::Scalar(s),
+                Type::Ptr => ParamKind::Pointer(ptr_elems.next().expect("a memory name per pointer parameter")),
+                Type::Opaque => ParamKind::Opaque,
+            };
+            Param { name: info.name.clone().unwrap_or_default(), kind }
+        })
+        .collect();
+    KernelInfo {
+        name: f.name.clone(),
+        params,
+        t_mult: f.facts.t_mult,
+        b_mult: f.facts.b_mult,
+        launch_bounds: f.launch_bounds,
+        smem: f.smem_size,
+        span: f.span,
+    }
+}

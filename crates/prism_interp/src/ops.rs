@@ -1,0 +1,306 @@
+//! Scalar arithmetic on register bits: operators, math functions and atomic updates.
+//!
+//! These define the arithmetic of the reference semantics; the CUDA backend must emit code
+//! that computes the same values:
+//! - Integers wrap (two's complement); `/` truncates toward zero and `%` takes the sign of
+//!   the dividend, as in C. Division by zero has no value (the caller reports it).
+//! - Shifts by an amount at least the operand's width (or negative) give 0, or the sign for
+//!   `>>` of a negative signed value: PTX's `shl`/`shr` clamp the amount, and the backend
+//!   emits the same clamp.
+//! - Floating point is IEEE with round-to-nearest-even. `half` and `bf16` arithmetic is done
+//!   exactly in `f64` and rounded once, which is what the hardware's 16-bit instructions do.
+//!   Math functions use the host's libm and may differ from CUDA's in the last bits.
+
+use crate::value::{from_f64, norm, to_f64};
+use prism_types::tir::{BinOp, UnOp};
+use prism_types::ty::Scalar;
+
+/// `a op b` for operands of type `ty` (`b` of type `b_ty` for shifts). Comparisons give a
+/// `bool`. `None` for an integer division by zero.
+#[inline(always)]
+pub fn bin(op: BinOp, ty: Scalar, a: u64, b: u64, b_ty: Scalar) -> Option<u64> {
+    use BinOp::*;
+    Some(match ty {
+        Scalar::F32 => {
+            let (x, y) = (f32::from_bits(a as u32), f32::from_bits(b as u32));
+            match op {
+                Add => (x + y).to_bits() as u64,
+                Sub => (x - y).to_bits() as u64,
+                Mul => (x * y).to_bits() as u64,
+                Div => (x / y).to_bits() as u64,
+                Rem => (x % y).to_bits() as u64,
+                _ => fcmp(op, x as f64, y as f64),
+            }
+        }
+        Scalar::F64 | Scalar::F16 | Scalar::BF16 => {
+            let (x, y) = (to_f64(ty, a), to_f64(ty, b));
+            match op {
+                Add => from_f64(ty, x + y),
+                Sub => from_f64(ty, x - y),
+                Mul => from_f64(ty, x * y),
+                Div => from_f64(ty, x / y),
+                Rem => from_f64(ty, x % y),
+                _ => fcmp(op, x, y),
+            }
+        }
+        Scalar::Bool => match op {
+            And | BitAnd => a & b & 1,
+            Or | BitOr => (a | b) & 1,
+            BitXor | Ne => (a ^ b) & 1,
+            Eq => (a == b) as u64,
+            Lt => (a < b) as u64,
+            Le => (a <= b) as u64,
+            Gt => (a > b) as u64,
+            Ge => (a >= b) as u64,
+            _ => 0,
+        },
+        _ => {
+            let signed = ty.is_signed_int();
+            match op {
+                Add => norm(ty, a.wrapping_add(b)),
+                Sub => norm(ty, a.wrapping_sub(b)),
+                Mul => norm(ty, a.wrapping_mul(b)),
+                Div | Rem if b == 0 => return None,
+                Div if signed => norm(ty, (a as i64).wrapping_div(b as i64) as u64),
+                Div => norm(ty, a / b),
+                Rem if signed => norm(ty, (a as i64).wrapping_rem(b as i64) as u64),
+                Rem => norm(ty, a % b),
+                BitAnd | And => a & b,
+                BitOr | Or => a | b,
+                BitXor => a ^ b,
+                Shl | Shr => {
+                    let width = ty.size() * 8;
+                    // A negative amount is huge once read as unsigned, like PTX's `.u32` shift operand.
+                    let amount = if b_ty.is_signed_int() && (b as i64) < 0 { u64::MAX } else { b };
+                    match (op, amount >= width) {
+                        (Shl, true) => 0,
+                        (Shl, false) => norm(ty, a << amount),
+                        (_, true) if signed => norm(ty, ((a as i64) >> 63) as u64),
+                        (_, true) => 0,
+                        (_, false) if signed => norm(ty, ((a as i64) >> amount) as u64),
+                        (_, false) => a >> amount,
+                    }
+                }
+                Eq => (a == b) as u64,
+                Ne => (a != b) as u64,
+                Lt | Le | Gt | Ge if signed => icmp(op, (a as i64).cmp(&(b as i64))),
+                Lt | Le | Gt | Ge => icmp(op, a.cmp(&b)),
+            }
+        }
+    })
+}
+
+#[inline(always)]
+fn fcmp(op: BinOp, x: f64, y: f64) -> u64 {
+    use BinOp::*;
+    (match op {
+        Eq => x == y,
+        Ne => x != y,
+        Lt => x < y,
+        Le => x <= y,
+        Gt => x > y,
+        Ge => x >= y,
+        _ => false,
+    }) as u64
+}
+
+#[inline(always)]
+fn icmp(op: BinOp, o: std::cmp::Ordering) -> u64 {
+    use std::cmp::Ordering::*;
+    (match op {
+        BinOp::Lt => o == Less,
+        BinOp::Le => o != Greater,
+        BinOp::Gt => o == Greater,
+        _ => o != Less,
+    }) as u64
+}
+
+/// `op a` for an operand of type `ty`.
+#[inline(always)]
+pub fn un(op: UnOp, ty: Scalar, a: u64) -> u64 {
+    match op {
+        UnOp::Not => (a ^ 1) & 1,
+        UnOp::BitNot => norm(ty, !a),
+        UnOp::Neg => match ty {
+            Scalar::F32 => a ^ 0x8000_0000,
+            Scalar::F64 => a ^ (1 << 63),
+            Scalar::F16 | Scalar::BF16 => a ^ 0x8000,
+            _ => norm(ty, a.wrapping_neg()),
+        },
+    }
+}
+
+/// An atomic operation's new value from the old one: op 0 add, 1 sub, 2 min, 3 max, 4 and,
+/// 5 or, 6 xor, 7 exchange.
+pub fn atomic_apply(op: u8, ty: Scalar, old: u64, v: u64) -> u64 {
+    match op {
+        0 => bin(BinOp::Add, ty, old, v, ty).unwrap_or(old),
+        1 => bin(BinOp::Sub, ty, old, v, ty).unwrap_or(old),
+        2 | 3 => min_max(op == 3, ty, old, v),
+        4 => old & v,
+        5 => old | v,
+        6 => old ^ v,
+        _ => v,
+    }
+}
+
+/// `min(a, b)` or `max(a, b)`; for floats a NaN operand gives the other (CUDA's `fminf`).
+fn min_max(max: bool, ty: Scalar, a: u64, b: u64) -> u64 {
+    if ty.is_float() {
+        let (x, y) = (to_f64(ty, a), to_f64(ty, b));
+        // Converting through f64 is exact for every float type.
+        return from_f64(ty, if max { x.max(y) } else { x.min(y) });
+    }
+    let less = if ty.is_signed_int() { (a as i64) < (b as i64) } else { a < b };
+    if less == max { b } else { a }
+}
+
+/// A pure math intrinsic applied to `args` (of type `arg_ty`); the result has type `ty`.
+pub fn math(name: &str, ty: Scalar, arg_ty: Scalar, args: &[u64]) -> u64 {
+    let a = args.first().copied().unwrap_or(0);
+    match name {
+        "popc" => norm(ty, u64::from(norm_width(arg_ty, a).count_ones())),
+        "clz" => {
+            let width = arg_ty.size() as u32 * 8;
+            norm(ty, u64::from(norm_width(arg_ty, a).leading_zeros() - (64 - width)))
+        }
+        "ffs" => {
+            let x = norm_width(arg_ty, a);
+            norm(ty, if x == 0 { 0 } else { u64::from(x.trailing_zeros() + 1) })
+        }
+        "brev" => {
+            let width = arg_ty.size() as u32 * 8;
+            norm(ty, norm_width(arg_ty, a).reverse_bits() >> (64 - width))
+        }
+        "abs" if !ty.is_float() => {
+            if ty.is_signed_int() {
+                norm(ty, (a as i64).wrapping_abs() as u64)
+            } else {
+                a
+            }
+        }
+        "min" | "max" => min_max(name == "max", ty, a, args[1]),
+        _ if ty == Scalar::F32 => {
+            let x = f32::from_bits(a as u32);
+            let y = || f32::from_bits(args[1] as u32);
+            let r = match name {
+                "sqrt" => x.sqrt(),
+                "rsqrt" => 1.0 / x.sqrt(),
+                "exp" => x.exp(),
+                "exp2" => x.exp2(),
+                "log" => x.ln(),
+                "log2" => x.log2(),
+                "sin" => x.sin(),
+                "cos" => x.cos(),
+                "tanh" => x.tanh(),
+                "floor" => x.floor(),
+                "ceil" => x.ceil(),
+                "abs" => x.abs(),
+                "pow" => x.powf(y()),
+                "fmod" => x % y(),
+                "fma" => x.mul_add(y(), f32::from_bits(args[2] as u32)),
+                _ => f32::NAN,
+            };
+            r.to_bits() as u64
+        }
+        _ => {
+            // f64 directly; half and bf16 through f32, as CUDA's half math does.
+            let wide = ty == Scalar::F64;
+            let x = to_f64(arg_ty, a);
+            let y = || to_f64(arg_ty, args[1]);
+            let narrow = |v: f64| if wide { v } else { v as f32 as f64 };
+            let r = match name {
+                "sqrt" => x.sqrt(),
+                "rsqrt" => 1.0 / x.sqrt(),
+                "exp" => x.exp(),
+                "exp2" => x.exp2(),
+                "log" => x.ln(),
+                "log2" => x.log2(),
+                "sin" => x.sin(),
+                "cos" => x.cos(),
+                "tanh" => x.tanh(),
+                "floor" => x.floor(),
+                "ceil" => x.ceil(),
+                "abs" => x.abs(),
+                "pow" => x.powf(y()),
+                "fmod" => x % y(),
+                "fma" => x.mul_add(y(), to_f64(arg_ty, args[2])),
+                _ => f64::NAN,
+            };
+            from_f64(ty, narrow(r))
+        }
+    }
+}
+
+/// The bits of an integer as an unsigned value of its own width.
+fn norm_width(ty: Scalar, v: u64) -> u64 {
+    match ty.size() {
+        1 => v & 0xFF,
+        2 => v & 0xFFFF,
+        4 => v & 0xFFFF_FFFF,
+        _ => v,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::{from_f64, to_i128};
+
+    fn i32b(x: i32) -> u64 {
+        x as i64 as u64
+    }
+
+    #[test]
+    fn integer_division_follows_c() {
+        let d = bin(BinOp::Div, Scalar::I32, i32b(-7), i32b(2), Scalar::I32).expect("nonzero");
+        assert_eq!(to_i128(Scalar::I32, d), -3);
+        let r = bin(BinOp::Rem, Scalar::I32, i32b(-7), i32b(2), Scalar::I32).expect("nonzero");
+        assert_eq!(to_i128(Scalar::I32, r), -1);
+        assert_eq!(bin(BinOp::Div, Scalar::I32, 1, 0, Scalar::I32), None);
+        let m = bin(BinOp::Div, Scalar::I32, i32b(i32::MIN), i32b(-1), Scalar::I32).expect("nonzero");
+        assert_eq!(to_i128(Scalar::I32, m), i32::MIN as i128);
+    }
+
+    #[test]
+    fn arithmetic_wraps_at_the_type_width() {
+        let s = bin(BinOp::Add, Scalar::I32, i32b(i32::MAX), 1, Scalar::I32).expect("add");
+        assert_eq!(to_i128(Scalar::I32, s), i32::MIN as i128);
+        let u = bin(BinOp::Sub, Scalar::U32, 0, 1, Scalar::U32).expect("sub");
+        assert_eq!(u, 0xFFFF_FFFF);
+        assert_eq!(bin(BinOp::Lt, Scalar::I32, i32b(-1), 1, Scalar::I32), Some(1));
+        assert_eq!(bin(BinOp::Lt, Scalar::U32, 0xFFFF_FFFF, 1, Scalar::U32), Some(0));
+    }
+
+    #[test]
+    fn shifts_clamp() {
+        assert_eq!(bin(BinOp::Shl, Scalar::U32, 1, 31, Scalar::I32), Some(0x8000_0000));
+        assert_eq!(bin(BinOp::Shl, Scalar::U32, 1, 32, Scalar::I32), Some(0));
+        let neg = bin(BinOp::Shr, Scalar::I32, i32b(-8), 40, Scalar::I32).expect("shift");
+        assert_eq!(to_i128(Scalar::I32, neg), -1);
+        let s = bin(BinOp::Shr, Scalar::I32, i32b(-8), 1, Scalar::I32).expect("shift");
+        assert_eq!(to_i128(Scalar::I32, s), -4);
+        assert_eq!(bin(BinOp::Shl, Scalar::I32, 1, i32b(-1), Scalar::I32), Some(0));
+    }
+
+    #[test]
+    fn half_arithmetic_rounds_once() {
+        let a = from_f64(Scalar::F16, 1.0);
+        let b = from_f64(Scalar::F16, 0.0004);
+        let s = bin(BinOp::Add, Scalar::F16, a, b, Scalar::F16).expect("add");
+        assert_eq!(to_f64(Scalar::F16, s), 1.0);
+    }
+
+    #[test]
+    fn math_and_bits() {
+        assert_eq!(math("popc", Scalar::I32, Scalar::U32, &[0xF0F0]), 8);
+        assert_eq!(math("clz", Scalar::I32, Scalar::U32, &[1]), 31);
+        assert_eq!(math("ffs", Scalar::I32, Scalar::I32, &[8]), 4);
+        assert_eq!(math("brev", Scalar::U32, Scalar::U32, &[1]), 0x8000_0000);
+        assert_eq!(to_i128(Scalar::I32, math("max", Scalar::I32, Scalar::I32, &[i32b(-3), i32b(2)])), 2);
+        let nan = f32::NAN.to_bits() as u64;
+        let one = 1f32.to_bits() as u64;
+        assert_eq!(math("min", Scalar::F32, Scalar::F32, &[nan, one]), one);
+        assert_eq!(atomic_apply(3, Scalar::U32, 5, 0xFFFF_FFFF), 0xFFFF_FFFF);
+    }
+}

@@ -1,0 +1,381 @@
+//! Race detection: shadow state per memory location (KPL's rules, seed 004; see
+//! `../shared/research/kpl-gpuverify.md` §1.8).
+//!
+//! Two accesses by different threads of one block conflict when at least one writes, they
+//! are not both atomic, and no barrier whose unit contains both threads separates them.
+//! Barrier scopes form levels (the distinct unit sizes the kernel synchronises: a warp, named
+//! sub-block groups, the block), and every thread counts the barriers it has passed at each
+//! level. For two threads, only barriers at levels whose units contain both count; the
+//! accesses are ordered iff the later thread has passed more of those barriers than the
+//! earlier one had (the barriers are collective, so both threads pass the same ones).
+//! Accesses by different blocks to global memory conflict at any time in the run (there is
+//! no inter-block ordering besides atomics), unless a grid barrier separates them.
+//!
+//! Per location the shadow keeps the last write, the last atomic, and up to [`READS`] reads:
+//! a thread's latest read replaces its earlier one, and each warp keeps at most two reads
+//! from different lanes, so a write by any lane still meets a read by another lane of its
+//! warp. Keeping a bounded read history can miss a write-after-read race in a pattern where
+//! more warps read a location than the history holds and only the dropped reads are
+//! unordered with the write; every other race is reported. Volatile
+//! accesses (unsafe code) are trusted and never checked.
+
+/// How many reads each location remembers.
+pub const READS: usize = 4;
+/// How many barrier levels are counted (more are merged into the block level).
+pub const LEVELS: usize = 4;
+
+/// One recorded access. Kept small: the shadow holds several per memory element.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Acc {
+    /// Thread index in its block.
+    pub tid: u32,
+    /// Barriers passed at each level when it happened.
+    pub counts: [u32; LEVELS],
+    /// The function (for the report).
+    pub func: u16,
+    /// The access site in that function (for the report).
+    pub site: u16,
+}
+
+impl Acc {
+    /// Where an access happened, without its barrier counts.
+    pub fn at(&self) -> Site {
+        Site { tid: self.tid, func: self.func, site: self.site }
+    }
+}
+
+/// A thread and an access site: what a report needs about an earlier access.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Site {
+    /// Thread index in its block.
+    pub tid: u32,
+    /// The function.
+    pub func: u16,
+    /// The access site.
+    pub site: u16,
+}
+
+/// What a conflicting pair was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RaceKind {
+    /// Two writes.
+    WriteWrite,
+    /// A read, then a write.
+    ReadWrite,
+    /// A write, then a read.
+    WriteRead,
+    /// An atomic and a plain access.
+    AtomicPlain,
+}
+
+impl RaceKind {
+    /// Words for messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            RaceKind::WriteWrite => "write-write",
+            RaceKind::ReadWrite => "read-write",
+            RaceKind::WriteRead => "write-read",
+            RaceKind::AtomicPlain => "atomic-plain",
+        }
+    }
+}
+
+/// A race found by the shadow: the earlier access and what kind of pair it is.
+#[derive(Clone, Copy, Debug)]
+pub struct Conflict {
+    /// The earlier access.
+    pub earlier: Site,
+    /// Its block (for inter-block races).
+    pub earlier_block: u32,
+    /// The kind of pair.
+    pub kind: RaceKind,
+}
+
+/// Kinds of access as far as races are concerned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Plain load.
+    Read,
+    /// Plain store (or an asynchronous copy's write).
+    Write,
+    /// Atomic.
+    Atomic,
+}
+
+/// The unit sizes barriers synchronise, smallest first, and how to compare two threads.
+#[derive(Clone, Debug)]
+pub struct Levels {
+    /// Unit sizes in threads; the last is the block.
+    pub sizes: Vec<u64>,
+}
+
+impl Levels {
+    /// Levels for barrier scopes of the given sizes in a block of `t` threads.
+    pub fn new(mut scopes: Vec<u64>, t: u64) -> Levels {
+        scopes.retain(|&s| s > 1 && s < t);
+        scopes.push(32.min(t));
+        scopes.sort_unstable();
+        scopes.dedup();
+        // Keep the largest LEVELS-1 sub-block sizes; the block is always the last level.
+        let keep = LEVELS - 1;
+        if scopes.len() > keep {
+            scopes.drain(..scopes.len() - keep);
+        }
+        scopes.push(t);
+        scopes.dedup();
+        Levels { sizes: scopes }
+    }
+
+    /// The level index a barrier over `size` threads counts at.
+    pub fn level_of(&self, size: u64) -> usize {
+        self.sizes.iter().position(|&s| s >= size).unwrap_or(self.sizes.len() - 1)
+    }
+
+    /// Whether an access by `t2` with `counts2` is ordered after `earlier`.
+    pub fn ordered(&self, earlier: &Acc, t2: u32, counts2: &[u32; LEVELS]) -> bool {
+        if earlier.tid == t2 {
+            return true;
+        }
+        let l = self
+            .sizes
+            .iter()
+            .position(|&s| u64::from(earlier.tid) / s == u64::from(t2) / s)
+            .unwrap_or(self.sizes.len() - 1);
+        let a: u64 = earlier.counts[l..self.sizes.len()].iter().map(|&c| u64::from(c)).sum();
+        let b: u64 = counts2[l..self.sizes.len()].iter().map(|&c| u64::from(c)).sum();
+        a < b
+    }
+}
+
+/// Intra-block shadow of one location.
+#[derive(Clone, Debug, Default)]
+pub struct Cell {
+    write: Option<Acc>,
+    atomic: Option<Acc>,
+    reads: [Option<Acc>; READS],
+    next_read: u8,
+}
+
+impl Cell {
+    /// Records an access by `now` (of `kind`) and returns a conflict with an earlier access
+    /// of another thread of the block, if any.
+    #[inline]
+    pub fn access(&mut self, lv: &Levels, now: Acc, kind: Kind) -> Option<(Acc, RaceKind)> {
+        let unordered = |a: &Option<Acc>| a.filter(|a| !lv.ordered(a, now.tid, &now.counts));
+        let conflict = match kind {
+            Kind::Write => unordered(&self.write)
+                .map(|a| (a, RaceKind::WriteWrite))
+                .or_else(|| self.reads.iter().find_map(|r| unordered(r).map(|a| (a, RaceKind::ReadWrite))))
+                .or_else(|| unordered(&self.atomic).map(|a| (a, RaceKind::AtomicPlain))),
+            Kind::Read => unordered(&self.write)
+                .map(|a| (a, RaceKind::WriteRead))
+                .or_else(|| unordered(&self.atomic).map(|a| (a, RaceKind::AtomicPlain))),
+            Kind::Atomic => unordered(&self.write)
+                .map(|a| (a, RaceKind::AtomicPlain))
+                .or_else(|| self.reads.iter().find_map(|r| unordered(r).map(|a| (a, RaceKind::AtomicPlain)))),
+        };
+        match kind {
+            Kind::Write => {
+                self.write = Some(now);
+                self.reads = [None; READS];
+                self.atomic = None;
+            }
+            Kind::Atomic => self.atomic = Some(now),
+            Kind::Read => {
+                // Which read to keep: the same thread's earlier read is superseded; otherwise
+                // keep at most two reads per warp, from different lanes, so that a later
+                // write by any lane still meets a read by another lane of its warp.
+                let warp = now.tid / 32;
+                let same_warp = self.reads.iter().filter(|r| r.is_some_and(|r| r.tid / 32 == warp)).count();
+                let slot = self
+                    .reads
+                    .iter()
+                    .position(|r| r.is_some_and(|r| r.tid == now.tid))
+                    .or_else(|| {
+                        (same_warp >= 2)
+                            .then(|| self.reads.iter().position(|r| r.is_some_and(|r| r.tid / 32 == warp)))
+                            .flatten()
+                    })
+                    .or_else(|| self.reads.iter().position(Option::is_none))
+                    .unwrap_or_else(|| {
+                        self.next_read = (self.next_read + 1) % READS as u8;
+                        self.next_read as usize
+                    });
+                self.reads[slot] = Some(now);
+            }
+        }
+        conflict
+    }
+}
+
+/// Inter-block summary of one global location: which blocks wrote, read and updated it
+/// atomically (block index + 1; [`MULTI`] for several).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Blocks {
+    /// Grid-barrier epoch the fields belong to.
+    pub epoch: u32,
+    /// Block that wrote it (plainly).
+    pub write: u32,
+    /// Block(s) that read it.
+    pub read: u32,
+    /// Block(s) that updated it atomically.
+    pub atomic: u32,
+    /// The write access, for the report.
+    pub write_acc: Option<Site>,
+    /// A read access, for the report.
+    pub read_acc: Option<Site>,
+    /// An atomic access, for the report.
+    pub atomic_acc: Option<Site>,
+}
+
+/// Several blocks.
+pub const MULTI: u32 = u32::MAX;
+
+impl Blocks {
+    /// Records an access by block `b` in grid epoch `epoch`; returns the conflicting earlier
+    /// access of another block, if any.
+    #[inline]
+    pub fn access(&mut self, b: u32, epoch: u32, now: Site, kind: Kind) -> Option<Conflict> {
+        // The common case, a block touching an element again the same way, changes nothing.
+        let me = b + 1;
+        if self.epoch == epoch {
+            match kind {
+                Kind::Read if self.read == me && (self.write == 0 || self.write == me) && self.atomic == 0 => {
+                    return None;
+                }
+                Kind::Write if self.write == me && (self.read == 0 || self.read == me) && self.atomic == 0 => {
+                    return None;
+                }
+                _ => {}
+            }
+        }
+        if self.epoch != epoch {
+            *self = Blocks { epoch, ..Blocks::default() };
+        }
+        let other = |x: u32| x != 0 && x != me;
+        let block_of = |x: u32| if x == MULTI { u32::MAX } else { x - 1 };
+        let conflict = match kind {
+            Kind::Write if other(self.write) => self.write_acc.map(|a| Conflict {
+                earlier: a,
+                earlier_block: block_of(self.write),
+                kind: RaceKind::WriteWrite,
+            }),
+            Kind::Write if other(self.read) => self.read_acc.map(|a| Conflict {
+                earlier: a,
+                earlier_block: block_of(self.read),
+                kind: RaceKind::ReadWrite,
+            }),
+            Kind::Write | Kind::Read if other(self.atomic) => self.atomic_acc.map(|a| Conflict {
+                earlier: a,
+                earlier_block: block_of(self.atomic),
+                kind: RaceKind::AtomicPlain,
+            }),
+            Kind::Read if other(self.write) => self.write_acc.map(|a| Conflict {
+                earlier: a,
+                earlier_block: block_of(self.write),
+                kind: RaceKind::WriteRead,
+            }),
+            Kind::Atomic if other(self.write) => self.write_acc.map(|a| Conflict {
+                earlier: a,
+                earlier_block: block_of(self.write),
+                kind: RaceKind::AtomicPlain,
+            }),
+            Kind::Atomic if other(self.read) => self.read_acc.map(|a| Conflict {
+                earlier: a,
+                earlier_block: block_of(self.read),
+                kind: RaceKind::AtomicPlain,
+            }),
+            _ => None,
+        };
+        let merge = |x: u32| if x == 0 || x == me { me } else { MULTI };
+        match kind {
+            Kind::Write => {
+                self.write = me;
+                self.write_acc = Some(now);
+            }
+            Kind::Read => {
+                self.read = merge(self.read);
+                self.read_acc = Some(now);
+            }
+            Kind::Atomic => {
+                self.atomic = merge(self.atomic);
+                self.atomic_acc = Some(now);
+            }
+        }
+        conflict
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn acc(tid: u32, block_barriers: u32) -> Acc {
+        Acc { tid, counts: [0, block_barriers, 0, 0], func: 0, site: 0 }
+    }
+
+    #[test]
+    fn barrier_orders_block_accesses() {
+        let lv = Levels::new(vec![], 64);
+        assert_eq!(lv.sizes, vec![32, 64]);
+        let mut c = Cell::default();
+        assert!(c.access(&lv, acc(0, 0), Kind::Write).is_none());
+        // Thread 40 (another warp) reads in the same interval: a race.
+        assert_eq!(c.access(&lv, acc(40, 0), Kind::Read).map(|x| x.1), Some(RaceKind::WriteRead));
+        // After a block barrier it is ordered.
+        let mut c = Cell::default();
+        c.access(&lv, acc(0, 0), Kind::Write);
+        assert!(c.access(&lv, acc(40, 1), Kind::Read).is_none());
+    }
+
+    #[test]
+    fn warp_barrier_orders_only_its_warp() {
+        let lv = Levels::new(vec![], 64);
+        let w = |tid, warp_b| Acc { tid, counts: [warp_b, 0, 0, 0], func: 0, site: 0 };
+        let mut c = Cell::default();
+        c.access(&lv, w(1, 0), Kind::Write);
+        assert!(c.access(&lv, w(2, 1), Kind::Read).is_none(), "same warp, after __syncwarp");
+        let mut c = Cell::default();
+        c.access(&lv, w(1, 0), Kind::Write);
+        assert!(c.access(&lv, w(33, 1), Kind::Read).is_some(), "other warp: a warp barrier does not order it");
+    }
+
+    /// Lanes 0..32 of one warp read an element; then lane 5 writes it: a race with the
+    /// other lanes' reads, although lane 5 read it too.
+    #[test]
+    fn a_write_meets_reads_by_other_lanes_of_its_warp() {
+        let lv = Levels::new(vec![], 64);
+        let mut c = Cell::default();
+        for t in 0..32 {
+            assert!(c.access(&lv, acc(t, 0), Kind::Read).is_none());
+        }
+        assert!(c.access(&lv, acc(5, 0), Kind::Write).is_some());
+    }
+
+    #[test]
+    fn atomics_do_not_race_with_atomics() {
+        let lv = Levels::new(vec![], 64);
+        let mut c = Cell::default();
+        assert!(c.access(&lv, acc(0, 0), Kind::Atomic).is_none());
+        assert!(c.access(&lv, acc(40, 0), Kind::Atomic).is_none());
+        assert!(c.access(&lv, acc(41, 0), Kind::Read).is_some());
+    }
+
+    #[test]
+    fn blocks_race_on_writes() {
+        let mut b = Blocks::default();
+        let s = acc(0, 0).at();
+        assert!(b.access(0, 0, s, Kind::Read).is_none());
+        assert!(b.access(0, 0, s, Kind::Read).is_none());
+        assert!(b.access(1, 0, s, Kind::Read).is_none());
+        assert!(b.access(2, 0, s, Kind::Write).is_some());
+        let mut b = Blocks::default();
+        b.access(0, 0, s, Kind::Write);
+        assert!(b.access(0, 0, s, Kind::Read).is_none(), "its own block");
+        assert!(b.access(1, 0, s, Kind::Read).is_some());
+        let mut b = Blocks::default();
+        b.access(0, 0, s, Kind::Write);
+        // A grid barrier (new epoch) orders it.
+        assert!(b.access(1, 1, s, Kind::Read).is_none());
+    }
+}

@@ -1,0 +1,675 @@
+//! One block: its warps, fragments, reconvergence records, barriers and scheduler.
+
+use super::{GCtx, Shared};
+use crate::code::R;
+use crate::report::{Report, ReportKind, Thread};
+use crate::shadow::{Cell, LEVELS};
+use prism_span::Span;
+use std::collections::{HashMap, VecDeque};
+
+/// All lanes of a warp.
+pub const FULL: u32 = u32::MAX;
+/// The join of a call record (returns are not at a pc of the caller).
+pub const RET: u32 = u32::MAX;
+
+/// A call frame: one function's registers and local arrays for the 32 lanes of a warp.
+#[derive(Debug)]
+pub struct Frame {
+    pub func: u32,
+    /// `regs[r * 32 + lane]`.
+    pub regs: Vec<u64>,
+    /// `locals[l][i * 32 + lane]`.
+    pub locals: Vec<Vec<u64>>,
+    pub smem_base: u64,
+    /// Return values, per lane.
+    pub ret: [u64; 32],
+}
+
+/// A warp: its frames (shared by its fragments) and per-lane barrier counts.
+pub struct Warp {
+    pub frames: Vec<Option<Frame>>,
+    pub free: Vec<u32>,
+    /// Lanes that exist (all 32 unless the block size is not a multiple of 32).
+    pub live: u32,
+    /// Lanes that have finished the kernel.
+    pub exited: u32,
+    /// Barriers passed per lane and level.
+    pub counts: [[u32; LEVELS]; 32],
+    /// How often each (function, pc) branch ran, for the cross-warp uniformity check.
+    pub occ: HashMap<(u32, u32), u32>,
+}
+
+impl Warp {
+    pub fn alloc(&mut self, frame: Frame) -> u32 {
+        match self.free.pop() {
+            Some(i) => {
+                self.frames[i as usize] = Some(frame);
+                i
+            }
+            None => {
+                self.frames.push(Some(frame));
+                self.frames.len() as u32 - 1
+            }
+        }
+    }
+
+    pub fn release(&mut self, id: u32) {
+        self.frames[id as usize] = None;
+        self.free.push(id);
+    }
+}
+
+/// Why a fragment is not running.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wait {
+    /// Runnable.
+    None,
+    /// Parked at a reconvergence record until the rest of its lanes arrive.
+    Join(u32),
+    /// At a barrier, waiting for this many units to complete.
+    Barrier(u32),
+    /// At a warp collective, waiting for the rest of the warp.
+    Collective,
+    /// At a grid barrier.
+    Grid,
+}
+
+/// Lanes of one warp at one point of the program.
+#[derive(Clone, Debug)]
+pub struct Frag {
+    pub warp: u32,
+    pub mask: u32,
+    pub pc: u32,
+    /// Call stack (frame ids in the warp's arena); the last is current.
+    pub frames: Vec<u32>,
+    /// Reconvergence records this fragment will arrive at, innermost last.
+    pub recs: Vec<u32>,
+    pub wait: Wait,
+    /// The memory-write count when this fragment last polled memory, and how many polls in
+    /// a row saw no write anywhere: a fragment that keeps polling unchanged memory spins.
+    pub poll: (u64, u32),
+}
+
+/// A reconvergence record: the lanes that split at a branch (or entered a loop or a call)
+/// and where they meet again.
+#[derive(Debug)]
+pub struct Rec {
+    pub join: u32,
+    pub frame: u32,
+    pub expected: u32,
+    pub arrived: u32,
+    pub parked: Vec<u32>,
+    /// For call records: the caller's call op pc and result register.
+    pub call: Option<(u32, Option<R>)>,
+}
+
+/// A unit waiting at a barrier.
+#[derive(Debug)]
+pub struct BarState {
+    pub site: (u32, u32),
+    pub span: Span,
+    pub first: Thread,
+    pub arrived: u64,
+    pub expected: u64,
+    pub parked: Vec<u32>,
+    /// Lanes of each warp that arrived (to count their barriers when it releases).
+    pub lanes: Vec<(u32, u32)>,
+}
+
+/// A warp waiting at a collective.
+#[derive(Debug)]
+pub struct CollState {
+    pub site: (u32, u32),
+    pub arrived: u32,
+    pub parked: Vec<u32>,
+}
+
+/// Where an element lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Loc {
+    /// Buffer and element index.
+    Global(usize, usize),
+    /// Byte address in the block's shared memory.
+    Shared(usize),
+    /// Frame (in the warp's arena), array and element index; the lane is the accessing one.
+    Local(u32, u32, usize),
+}
+
+impl Loc {
+    /// The location `k` elements of `size` bytes further on.
+    pub fn advance(self, k: usize, size: u64) -> Loc {
+        match self {
+            Loc::Global(b, i) => Loc::Global(b, i + k),
+            Loc::Shared(at) => Loc::Shared(at + k * size as usize),
+            Loc::Local(f, a, i) => Loc::Local(f, a, i + k),
+        }
+    }
+}
+
+/// An asynchronous copy not yet complete: the source was read when it was issued; the
+/// destination is written when the thread waits for it (the end of the `async` scope).
+#[derive(Clone, Copy, Debug)]
+pub struct PendingCopy {
+    /// The first destination element.
+    pub dst: Loc,
+    /// Number of elements.
+    pub count: u8,
+    /// Element type.
+    pub elem: prism_types::ty::Scalar,
+    /// The values read from the source.
+    pub vals: [u64; 16],
+    /// The thread's barrier counts when it issued the copy.
+    pub counts: [u32; LEVELS],
+    /// The function and access site of the destination.
+    pub func: u32,
+    /// The destination's access site.
+    pub access: u32,
+}
+
+pub struct BlockSim<'a> {
+    pub s: &'a Shared<'a>,
+    pub block: u32,
+    pub warps: Vec<Warp>,
+    pub frags: Vec<Option<Frag>>,
+    pub free_frags: Vec<u32>,
+    pub runnable: VecDeque<u32>,
+    pub recs: Vec<Option<Rec>>,
+    pub free_recs: Vec<u32>,
+    /// Units at a barrier: (unit size in threads, unit index) -> state.
+    pub barriers: HashMap<(u64, u64), BarState>,
+    pub colls: Vec<Option<CollState>>,
+    pub shared: Vec<u8>,
+    /// Race shadow of shared memory, one cell per byte (allocated on first use).
+    pub sshadow: Vec<Cell>,
+    /// Cross-warp uniformity checks in progress: (unit size, unit, function, pc, occurrence)
+    /// -> (value, warps that reported, first thread).
+    #[allow(clippy::type_complexity)]
+    pub utable: HashMap<(u64, u64, u32, u32, u32), (bool, u32, Thread)>,
+    /// Outstanding asynchronous copies per thread.
+    pub pending: Vec<Vec<PendingCopy>>,
+    pub steps: u64,
+    pub alive: u32,
+    pub stopped: bool,
+    /// Set by a fragment that polled memory (an atomic or volatile load) in its slice.
+    pub polled: bool,
+}
+
+impl<'a> BlockSim<'a> {
+    pub fn new(s: &'a Shared<'a>, block: u32, g: &mut GCtx) -> BlockSim<'a> {
+        let t = s.block;
+        let nwarps = t.div_ceil(32);
+        let kf = &s.code.funcs[s.kernel as usize];
+        let mut sim = BlockSim {
+            s,
+            block,
+            warps: Vec::with_capacity(nwarps as usize),
+            frags: Vec::new(),
+            free_frags: Vec::new(),
+            runnable: VecDeque::new(),
+            recs: Vec::new(),
+            free_recs: Vec::new(),
+            barriers: HashMap::new(),
+            colls: (0..nwarps).map(|_| None).collect(),
+            shared: vec![0; s.smem_bytes as usize],
+            sshadow: Vec::new(),
+            utable: HashMap::new(),
+            pending: vec![Vec::new(); t as usize],
+            steps: 0,
+            alive: 0,
+            stopped: false,
+            polled: false,
+        };
+        for w in 0..nwarps {
+            let lanes = (t - w * 32).min(32);
+            let live = if lanes == 32 { FULL } else { (1u32 << lanes) - 1 };
+            let mut regs = vec![0u64; kf.nregs * 32];
+            for (i, &p) in kf.params.iter().enumerate() {
+                let base = p as usize * 32;
+                regs[base..base + 32].fill(s.params[i]);
+            }
+            let frame = Frame {
+                func: s.kernel,
+                regs,
+                locals: kf.locals.iter().map(|&(_, n)| vec![0; n as usize * 32]).collect(),
+                smem_base: 0,
+                ret: [0; 32],
+            };
+            let mut warp = Warp {
+                frames: Vec::new(),
+                free: Vec::new(),
+                live,
+                exited: 0,
+                counts: [[0; LEVELS]; 32],
+                occ: HashMap::new(),
+            };
+            let fid = warp.alloc(frame);
+            sim.warps.push(warp);
+            let id = sim.add_frag(Frag {
+                warp: w,
+                mask: live,
+                pc: 0,
+                frames: vec![fid],
+                recs: Vec::new(),
+                wait: Wait::None,
+                poll: (0, 0),
+            });
+            sim.runnable.push_back(id);
+        }
+        let _ = g;
+        sim
+    }
+
+    pub fn add_frag(&mut self, f: Frag) -> u32 {
+        self.alive += 1;
+        match self.free_frags.pop() {
+            Some(i) => {
+                self.frags[i as usize] = Some(f);
+                i
+            }
+            None => {
+                self.frags.push(Some(f));
+                self.frags.len() as u32 - 1
+            }
+        }
+    }
+
+    pub fn drop_frag(&mut self, id: u32) {
+        if self.frags[id as usize].take().is_some() {
+            self.alive -= 1;
+            self.free_frags.push(id);
+        }
+    }
+
+    pub fn add_rec(&mut self, r: Rec) -> u32 {
+        match self.free_recs.pop() {
+            Some(i) => {
+                self.recs[i as usize] = Some(r);
+                i
+            }
+            None => {
+                self.recs.push(Some(r));
+                self.recs.len() as u32 - 1
+            }
+        }
+    }
+
+    pub fn rec(&mut self, id: u32) -> &mut Rec {
+        self.recs[id as usize].as_mut().expect("live record")
+    }
+
+    pub fn free_rec(&mut self, id: u32) {
+        self.recs[id as usize] = None;
+        self.free_recs.push(id);
+    }
+
+    pub fn thread(&self, warp: u32, lane: u32) -> Thread {
+        Thread { block: self.block, thread: warp * 32 + lane }
+    }
+
+    pub fn finished(&self) -> bool {
+        self.alive == 0 || self.stopped
+    }
+
+    /// Runs until every thread has finished, or a fatal report.
+    pub fn run_to_end(&mut self, g: &mut GCtx) {
+        while !self.finished() {
+            if !self.step_slice(g) {
+                if self.alive > 0 && !self.stopped {
+                    self.report_deadlock(g);
+                }
+                return;
+            }
+            if self.spinning(g) {
+                self.report_spin(g);
+                return;
+            }
+        }
+    }
+
+    /// Whether every fragment is blocked or spins on memory nobody has written since it last
+    /// looked: nothing can change any more. Only meaningful when no other block runs
+    /// concurrently (the co-resident and sequential modes).
+    pub fn spinning(&self, g: &GCtx) -> bool {
+        if self.s.parallel {
+            return false;
+        }
+        let mut any = false;
+        for f in self.frags.iter().flatten() {
+            if f.wait == Wait::None {
+                if f.poll.0 != g.writes || f.poll.1 < 3 {
+                    return false;
+                }
+                any = true;
+            }
+        }
+        any
+    }
+
+    /// Reports threads that spin forever.
+    pub fn report_spin(&self, g: &mut GCtx) {
+        let f = self.frags.iter().flatten().find(|f| f.wait == Wait::None).expect("a spinning fragment");
+        let span = self.s.code.funcs[self.func_of(f) as usize].info[f.pc.saturating_sub(1) as usize].span;
+        let thread = self.thread(f.warp, f.mask.trailing_zeros());
+        g.report(
+            self.s,
+            Report {
+                kind: ReportKind::Deadlock,
+                message: "deadlock: threads spin-wait on memory that no running thread will change".into(),
+                span,
+                thread,
+                other: None,
+                notes: vec![
+                    "every thread that could still run is polling memory that has not changed since it last looked"
+                        .into(),
+                ],
+            },
+        );
+    }
+
+    /// Runs one time slice of one runnable fragment; false when none can run.
+    pub fn step_slice(&mut self, g: &mut GCtx) -> bool {
+        if self.stopped || self.s.stop.load(std::sync::atomic::Ordering::Relaxed) {
+            self.stopped = true;
+            return false;
+        }
+        let id = match self.s.cfg.seed {
+            None => self.runnable.pop_front(),
+            Some(_) => {
+                if self.runnable.is_empty() {
+                    None
+                } else {
+                    let i = g.rng.below(self.runnable.len() as u64) as usize;
+                    self.runnable.swap_remove_back(i)
+                }
+            }
+        };
+        let Some(id) = id else { return false };
+        // A fragment may have been merged away while queued.
+        if self.frags[id as usize].is_none() {
+            return true;
+        }
+        let budget = match self.s.cfg.seed {
+            None => 4096,
+            Some(_) => 1 + g.rng.below(64) as u32,
+        };
+        let before = self.steps;
+        self.run_frag(g, id, budget);
+        g.clock += self.steps - before;
+        if std::mem::take(&mut self.polled)
+            && let Some(f) = self.frags[id as usize].as_mut()
+        {
+            f.poll = if f.poll.0 == g.writes { (g.writes, f.poll.1 + 1) } else { (g.writes, 1) };
+        }
+        true
+    }
+
+    pub fn make_runnable(&mut self, id: u32) {
+        if let Some(f) = self.frags[id as usize].as_mut() {
+            f.wait = Wait::None;
+            self.runnable.push_back(id);
+        }
+    }
+
+    /// Whether every unfinished fragment waits at a grid barrier.
+    pub fn waiting_only_at_grid_barrier(&self) -> bool {
+        self.runnable.is_empty() && self.frags.iter().flatten().all(|f| f.wait == Wait::Grid)
+    }
+
+    /// Lets every thread past the grid barrier they wait at. A grid barrier orders all
+    /// memory accesses, so it counts as a barrier at the block level too.
+    pub fn release_grid_barrier(&mut self) {
+        let top = self.s.levels.sizes.len() - 1;
+        let ids: Vec<u32> = self
+            .frags
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.as_ref().is_some_and(|f| f.wait == Wait::Grid))
+            .map(|(i, _)| i as u32)
+            .collect();
+        for id in ids {
+            if let Some(f) = self.frags[id as usize].as_mut() {
+                f.pc += 1;
+                let (w, mask) = (f.warp as usize, f.mask);
+                for l in lanes_of(mask) {
+                    self.warps[w].counts[l][top] += 1;
+                }
+            }
+            self.make_runnable(id);
+        }
+    }
+
+    /// Whether every thread waiting at a grid barrier waits at the same one, and none has
+    /// left the kernel: otherwise the grid barrier diverged.
+    pub fn grid_barrier_consistent(&self) -> Option<(u32, u32)> {
+        let mut site = None;
+        for f in self.frags.iter().flatten() {
+            let here = (self.func_of(f), f.pc);
+            if *site.get_or_insert(here) != here {
+                return None;
+            }
+        }
+        if self.warps.iter().any(|w| w.exited != 0) {
+            return None;
+        }
+        site
+    }
+
+    /// Leaves a reconvergence record early (a `break`, `continue` or `return` jumped out of
+    /// its construct): the record stops expecting these lanes, and may complete.
+    pub fn leave(&mut self, rec: u32, mask: u32) {
+        let r = self.rec(rec);
+        r.expected &= !mask;
+        if r.expected == 0 {
+            self.free_rec(rec);
+        } else if r.arrived == r.expected {
+            self.complete(rec);
+        }
+    }
+
+    /// A record whose lanes have all arrived: the first parked fragment continues with all of
+    /// them; the others are merged into it.
+    pub fn complete(&mut self, rec: u32) {
+        let r = self.recs[rec as usize].take().expect("live record");
+        self.free_recs.push(rec);
+        let mut parked = r.parked.into_iter();
+        let Some(keep) = parked.next() else { return };
+        for other in parked {
+            self.drop_frag(other);
+        }
+        match r.call {
+            None => {
+                let f = self.frags[keep as usize].as_mut().expect("parked fragment");
+                f.mask = r.arrived;
+                f.recs.pop();
+                f.pc = r.join + 1;
+            }
+            Some((call_pc, dst)) => self.finish_call(keep, r.arrived, call_pc, dst),
+        }
+        self.make_runnable(keep);
+    }
+
+    /// Pops a call frame for `lanes`, delivering the callee's return values.
+    pub fn finish_call(&mut self, id: u32, lanes: u32, call_pc: u32, dst: Option<R>) {
+        let f = self.frags[id as usize].as_mut().expect("fragment");
+        f.recs.pop();
+        let callee = f.frames.pop().expect("callee frame");
+        let caller = *f.frames.last().expect("caller frame");
+        f.mask = lanes;
+        f.pc = call_pc + 1;
+        let w = f.warp as usize;
+        let warp = &mut self.warps[w];
+        let ret = warp.frames[callee as usize].as_ref().expect("callee frame").ret;
+        if let Some(d) = dst {
+            let regs = &mut warp.frames[caller as usize].as_mut().expect("caller frame").regs;
+            for l in lanes_of(lanes) {
+                regs[d as usize * 32 + l] = ret[l];
+            }
+        }
+        warp.release(callee);
+    }
+
+    /// Threads of a fragment leave the kernel. A unit they belong to that waits at a barrier,
+    /// or their warp waiting at a collective, can never complete: barrier divergence.
+    pub fn exit_lanes(&mut self, g: &mut GCtx, warp: u32, mask: u32, pc: u32) {
+        self.warps[warp as usize].exited |= mask;
+        let first = self.thread(warp, mask.trailing_zeros());
+        let waiting = self
+            .barriers
+            .iter()
+            .find(|((size, unit), _)| lanes_of(mask).any(|l| u64::from(warp * 32 + l as u32) / (*size).max(1) == *unit))
+            .map(|(_, b)| (b.span, b.first, "a barrier"));
+        let waiting = waiting.or_else(|| {
+            self.colls[warp as usize].as_ref().map(|c| {
+                let span = self.s.code.funcs[c.site.0 as usize].info[c.site.1 as usize].span;
+                (span, self.thread(warp, c.arrived.trailing_zeros()), "a warp collective")
+            })
+        });
+        if let Some((span, waiter, what)) = waiting {
+            let f = &self.s.code.funcs[self.s.kernel as usize];
+            let exit_span = f.info.get(pc as usize).map(|i| i.span).unwrap_or(f.span);
+            g.report(
+                self.s,
+                Report {
+                    kind: ReportKind::Divergence,
+                    message: format!("a thread left the kernel while the rest of its unit waits at {what}"),
+                    span,
+                    thread: waiter,
+                    other: Some((exit_span, Some(first), "this thread returned here".into())),
+                    notes: vec!["every thread of a barrier's unit must reach it".into()],
+                },
+            );
+            self.stopped = true;
+        }
+    }
+
+    /// Reports that nothing can run. A unit that is partly at a barrier (or a warp partly at
+    /// a collective) is barrier divergence: the missing threads are blocked somewhere else.
+    /// Otherwise it is a deadlock.
+    pub fn report_deadlock(&self, g: &mut GCtx) {
+        let s = self.s;
+        let span_at = |f: &Frag| s.code.funcs[self.func_of(f) as usize].info[f.pc as usize].span;
+        // Where the threads that are not at the partial barrier wait.
+        let elsewhere = |skip: &dyn Fn(&Frag) -> bool| -> Option<(Span, Option<Thread>, String)> {
+            self.frags.iter().flatten().find(|f| !skip(f)).map(|f| {
+                let what = match f.wait {
+                    Wait::Barrier(_) => "waits at this barrier instead",
+                    Wait::Collective => "waits at this warp collective instead",
+                    Wait::Grid => "waits at this grid barrier instead",
+                    _ => "is blocked here",
+                };
+                (span_at(f), Some(self.thread(f.warp, f.mask.trailing_zeros())), what.to_string())
+            })
+        };
+        let mut bars: Vec<(&(u64, u64), &BarState)> = self.barriers.iter().collect();
+        bars.sort_by_key(|(k, _)| **k);
+        if let Some((k, b)) = bars.first() {
+            let (size, unit) = **k;
+            let site = b.site;
+            let other = elsewhere(&|f: &Frag| f.wait != Wait::Collective && (self.func_of(f), f.pc) == site);
+            let report = Report {
+                kind: ReportKind::Divergence,
+                message: format!("only {} of the {} threads of a unit reached this barrier", b.arrived, b.expected),
+                span: b.span,
+                thread: b.first,
+                other,
+                notes: vec![format!(
+                    "the unit is threads {}..{} of block {}; a barrier must be reached by every thread of its unit",
+                    unit * size,
+                    (unit + 1) * size,
+                    self.block
+                )],
+            };
+            g.report(s, report);
+            return;
+        }
+        for (w, c) in self.colls.iter().enumerate() {
+            if let Some(c) = c {
+                let span = s.code.funcs[c.site.0 as usize].info[c.site.1 as usize].span;
+                let other = elsewhere(&|f: &Frag| f.warp != w as u32 || f.wait == Wait::Collective);
+                let report = Report {
+                    kind: ReportKind::Divergence,
+                    message: format!(
+                        "only {} of the {} lanes of warp {w} reached this warp collective",
+                        c.arrived.count_ones(),
+                        self.warps[w].live.count_ones()
+                    ),
+                    span,
+                    thread: self.thread(w as u32, c.arrived.trailing_zeros()),
+                    other,
+                    notes: vec!["a warp collective must be reached by every lane of the warp".into()],
+                };
+                g.report(s, report);
+                return;
+            }
+        }
+        let (span, thread) = match self.frags.iter().flatten().next() {
+            Some(f) => (span_at(f), self.thread(f.warp, f.mask.trailing_zeros())),
+            None => (s.code.funcs[s.kernel as usize].span, Thread { block: self.block, thread: 0 }),
+        };
+        let grid = self.frags.iter().flatten().any(|f| f.wait == Wait::Grid);
+        let notes = if grid {
+            vec!["threads wait at a grid barrier that the other blocks never reach".into()]
+        } else {
+            vec!["every remaining thread waits for another that never arrives".into()]
+        };
+        g.report(
+            s,
+            Report {
+                kind: ReportKind::Deadlock,
+                message: "deadlock: no thread can make progress".into(),
+                span,
+                thread,
+                other: None,
+                notes,
+            },
+        );
+    }
+
+    pub fn report_grid_divergence(&self, g: &mut GCtx) {
+        let f = self.frags.iter().flatten().next();
+        let (span, thread) = match f {
+            Some(f) => (
+                self.s.code.funcs[self.func_of(f) as usize].info[f.pc as usize].span,
+                self.thread(f.warp, f.mask.trailing_zeros()),
+            ),
+            None => (self.s.code.funcs[self.s.kernel as usize].span, Thread { block: self.block, thread: 0 }),
+        };
+        g.report(
+            self.s,
+            Report {
+                kind: ReportKind::Divergence,
+                message: "a grid barrier was reached by some blocks while others had finished".into(),
+                span,
+                thread,
+                other: None,
+                notes: vec!["a grid barrier must be reached by every thread of the grid".into()],
+            },
+        );
+    }
+
+    pub fn func_of(&self, f: &Frag) -> u32 {
+        let frame = *f.frames.last().expect("a frame");
+        self.warps[f.warp as usize].frames[frame as usize].as_ref().expect("live frame").func
+    }
+
+    /// Number of threads of the block in unit `unit` of `size` threads.
+    pub fn unit_threads(&self, size: u64, unit: u64) -> u64 {
+        let t = u64::from(self.s.block);
+        let start = unit * size;
+        (start + size).min(t).saturating_sub(start)
+    }
+}
+
+/// The lanes set in `mask`.
+pub fn lanes_of(mask: u32) -> impl Iterator<Item = usize> {
+    let mut m = mask;
+    std::iter::from_fn(move || {
+        if m == 0 {
+            None
+        } else {
+            let l = m.trailing_zeros();
+            m &= m - 1;
+            Some(l as usize)
+        }
+    })
+}

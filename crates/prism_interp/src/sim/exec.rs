@@ -1,0 +1,1404 @@
+//! Executing a fragment: one op at a time for all its lanes, with the dynamic checks.
+//!
+//! The hot loop keeps the fragment and its current frame out of the block's tables, so the
+//! straight-line ops touch only locals. Ops that involve other fragments (joins that park,
+//! barriers, collectives that wait for the rest of the warp, calls and returns) put them
+//! back first and continue through the block's bookkeeping.
+
+use super::block::{BarState, BlockSim, CollState, FULL, Frame, Loc, PendingCopy, RET, Rec, Wait, lanes_of};
+use super::intr;
+use super::{GCtx, Shared};
+use crate::code::{FuncCode, Intr, Op, R};
+use crate::memory::{Ptr, Space};
+use crate::ops;
+use crate::report::{Report, ReportKind, Thread};
+use crate::shadow::{Acc, Kind, LEVELS};
+use crate::value::{self, to_i128};
+use prism_ir::ir::AccessKind;
+use prism_span::Span;
+use prism_types::perspective::{Level, Persp};
+use prism_types::tir::BinOp;
+use prism_types::ty::Scalar;
+
+/// Runs `f(lane)` for each lane of `mask`.
+#[inline(always)]
+fn each(mask: u32, mut f: impl FnMut(usize)) {
+    if mask == FULL {
+        for l in 0..32 {
+            f(l);
+        }
+    } else {
+        for l in lanes_of(mask) {
+            f(l);
+        }
+    }
+}
+
+/// `dst = a op b` over the lanes of `mask`; the lane of a division by zero if any. The
+/// common operations get a straight 32-lane loop the compiler can vectorise; the rest go
+/// through [`ops::bin`] lane by lane.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn bin_lanes(regs: &mut [u64], mask: u32, op: BinOp, ty: Scalar, b_ty: Scalar, dst: R, a: R, b: R) -> Option<usize> {
+    let mut x = [0u64; 32];
+    let mut y = [0u64; 32];
+    x.copy_from_slice(lanes(regs, a));
+    y.copy_from_slice(lanes(regs, b));
+    let mut out = [0u64; 32];
+    #[inline(always)]
+    fn map(out: &mut [u64; 32], x: &[u64; 32], y: &[u64; 32], f: impl Fn(u64, u64) -> u64) {
+        for l in 0..32 {
+            out[l] = f(x[l], y[l]);
+        }
+    }
+    let f32of = |v: u64| f32::from_bits(v as u32);
+    let i32of = |v: u64| v as u32 as i32;
+    let sext = |v: i32| v as i64 as u64;
+    use BinOp::*;
+    match (ty, op) {
+        (Scalar::F32, Add) => map(&mut out, &x, &y, |a, b| (f32of(a) + f32of(b)).to_bits() as u64),
+        (Scalar::F32, Sub) => map(&mut out, &x, &y, |a, b| (f32of(a) - f32of(b)).to_bits() as u64),
+        (Scalar::F32, Mul) => map(&mut out, &x, &y, |a, b| (f32of(a) * f32of(b)).to_bits() as u64),
+        (Scalar::F32, Lt) => map(&mut out, &x, &y, |a, b| (f32of(a) < f32of(b)) as u64),
+        (Scalar::I32, Add) => map(&mut out, &x, &y, |a, b| sext(i32of(a).wrapping_add(i32of(b)))),
+        (Scalar::I32, Sub) => map(&mut out, &x, &y, |a, b| sext(i32of(a).wrapping_sub(i32of(b)))),
+        (Scalar::I32, Mul) => map(&mut out, &x, &y, |a, b| sext(i32of(a).wrapping_mul(i32of(b)))),
+        (Scalar::I32, Lt) => map(&mut out, &x, &y, |a, b| (i32of(a) < i32of(b)) as u64),
+        (Scalar::I32, Le) => map(&mut out, &x, &y, |a, b| (i32of(a) <= i32of(b)) as u64),
+        (Scalar::I32, Gt) => map(&mut out, &x, &y, |a, b| (i32of(a) > i32of(b)) as u64),
+        (Scalar::I32, Ge) => map(&mut out, &x, &y, |a, b| (i32of(a) >= i32of(b)) as u64),
+        (Scalar::I32, Eq) | (Scalar::U32, Eq) => map(&mut out, &x, &y, |a, b| (a == b) as u64),
+        (Scalar::I32, Ne) | (Scalar::U32, Ne) => map(&mut out, &x, &y, |a, b| (a != b) as u64),
+        (Scalar::I32 | Scalar::U32, BitAnd) => map(&mut out, &x, &y, |a, b| a & b),
+        (Scalar::U32, Add) => map(&mut out, &x, &y, |a, b| (a as u32).wrapping_add(b as u32) as u64),
+        (Scalar::U32, Mul) => map(&mut out, &x, &y, |a, b| (a as u32).wrapping_mul(b as u32) as u64),
+        _ => {
+            let mut zero = None;
+            for l in lanes_of(mask) {
+                match ops::bin(op, ty, x[l], y[l], b_ty) {
+                    Some(v) => out[l] = v,
+                    None => {
+                        zero.get_or_insert(l);
+                    }
+                }
+            }
+            if zero.is_some() {
+                return zero;
+            }
+        }
+    }
+    let d = &mut regs[dst as usize * 32..dst as usize * 32 + 32];
+    if mask == FULL {
+        d.copy_from_slice(&out);
+    } else {
+        for l in lanes_of(mask) {
+            d[l] = out[l];
+        }
+    }
+    None
+}
+
+/// The buffer every lane of `mask` points into, if they all point into the same global one.
+#[inline(always)]
+fn same_global<'s>(s: &'s Shared<'_>, ptrs: &[u64], mask: u32) -> Option<&'s crate::memory::Buffer> {
+    let first = ptrs[mask.trailing_zeros() as usize] >> 40;
+    if first >> 22 != 1 {
+        return None;
+    }
+    let mut same = true;
+    for l in lanes_of(mask) {
+        same &= ptrs[l] >> 40 == first;
+    }
+    if !same {
+        return None;
+    }
+    s.buffers.get((first & ((1 << 22) - 1)) as usize).copied()
+}
+
+/// Loads `dst = ptr[index]` for the lanes of `mask`, all pointing into `buf`. `Err` if a
+/// lane is out of bounds (nothing is written then).
+#[inline(always)]
+fn load_global(
+    buf: &crate::memory::Buffer,
+    regs: &mut [u64],
+    mask: u32,
+    p: usize,
+    x: usize,
+    d: usize,
+    index_ty: Scalar,
+) -> Result<(), ()> {
+    use crate::memory::Storage;
+    use std::sync::atomic::Ordering::Relaxed;
+    let n = buf.len() as i64;
+    let mut at = [0usize; 32];
+    let mut ok = true;
+    for l in lanes_of(mask) {
+        let off = ((regs[p + l] << 24) as i64) >> 24;
+        let idx = value::norm(index_ty, regs[x + l]) as i64;
+        let e = off.wrapping_add(idx);
+        ok &= (0..n).contains(&e);
+        at[l] = e as usize;
+    }
+    if !ok {
+        return Err(());
+    }
+    let elem = buf.elem;
+    match &buf.data {
+        Storage::B4(v) => {
+            for l in lanes_of(mask) {
+                regs[d + l] = value::norm(elem, u64::from(v[at[l]].load(Relaxed)));
+            }
+        }
+        _ => {
+            for l in lanes_of(mask) {
+                regs[d + l] = buf.load(at[l]);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The lanes of register `r`.
+#[inline(always)]
+fn lanes(regs: &[u64], r: R) -> &[u64] {
+    &regs[r as usize * 32..r as usize * 32 + 32]
+}
+
+impl<'a> BlockSim<'a> {
+    /// Runs fragment `id` for at most `budget` ops, then requeues it if it can still run.
+    pub fn run_frag(&mut self, g: &mut GCtx, id: u32, mut budget: u32) {
+        let s: &'a Shared<'a> = self.s;
+        'outer: loop {
+            let Some(mut f) = self.frags[id as usize].take() else { return };
+            let w = f.warp as usize;
+            let fid = *f.frames.last().expect("a fragment has a frame");
+            let mut fr = self.warps[w].frames[fid as usize].take().expect("the current frame is live");
+            let func = fr.func;
+            let fc: &'a FuncCode = &s.code.funcs[func as usize];
+            let tid0 = f.warp * 32;
+            macro_rules! put_back {
+                () => {{
+                    self.warps[w].frames[fid as usize] = Some(fr);
+                    self.frags[id as usize] = Some(f);
+                }};
+            }
+            macro_rules! fatal {
+                ($kind:expr, $msg:expr, $lane:expr) => {{
+                    let span = fc.info[f.pc as usize].span;
+                    let thread = self.thread(f.warp, $lane as u32);
+                    put_back!();
+                    self.fatal(g, Report { kind: $kind, message: $msg, span, thread, other: None, notes: Vec::new() });
+                    return;
+                }};
+            }
+            loop {
+                if budget == 0 || self.stopped {
+                    put_back!();
+                    if !self.stopped {
+                        self.runnable.push_back(id);
+                    }
+                    return;
+                }
+                budget -= 1;
+                self.steps += 1;
+                if self.steps > s.cfg.fuel {
+                    let msg = format!(
+                        "the block ran more than {} steps without finishing: an endless loop, or a spin-wait whose condition never changes",
+                        s.cfg.fuel
+                    );
+                    fatal!(ReportKind::FuelExhausted, msg, f.mask.trailing_zeros());
+                }
+                let pc = f.pc;
+                let mask = f.mask;
+                let regs = &mut fr.regs;
+                match &fc.ops[pc as usize] {
+                    Op::Const { dst, bits } => {
+                        let d = *dst as usize * 32;
+                        each(mask, |l| regs[d + l] = *bits);
+                    }
+                    Op::Copy { dst, src } => {
+                        let (d, a) = (*dst as usize * 32, *src as usize * 32);
+                        each(mask, |l| regs[d + l] = regs[a + l]);
+                    }
+                    Op::Un { dst, op, ty, a } => {
+                        let (d, a) = (*dst as usize * 32, *a as usize * 32);
+                        each(mask, |l| regs[d + l] = ops::un(*op, *ty, regs[a + l]));
+                    }
+                    Op::Bin { dst, op, ty, a, b, b_ty } => {
+                        if let Some(l) = bin_lanes(regs, mask, *op, *ty, *b_ty, *dst, *a, *b) {
+                            fatal!(ReportKind::DivisionByZero, "integer division by zero".into(), l);
+                        }
+                    }
+                    Op::Select { dst, c, a, b } => {
+                        let (d, c, a, b) = (*dst as usize * 32, *c as usize * 32, *a as usize * 32, *b as usize * 32);
+                        each(mask, |l| regs[d + l] = if regs[c + l] != 0 { regs[a + l] } else { regs[b + l] });
+                    }
+                    Op::Cast { dst, from, to, a } => {
+                        let (d, a) = (*dst as usize * 32, *a as usize * 32);
+                        each(mask, |l| regs[d + l] = value::cast(*from, *to, regs[a + l]));
+                    }
+                    Op::RelId { dst, code, target } => {
+                        let (t, b) = (u64::from(s.block), u64::from(s.grid));
+                        let (cs, ts) = (code.threads(t, b).max(1), target.threads(t, b).max(1));
+                        let base = u64::from(self.block) * t + u64::from(tid0);
+                        let d = *dst as usize * 32;
+                        each(mask, |l| regs[d + l] = value::norm(Scalar::I32, ((base + l as u64) % cs) / ts));
+                    }
+                    Op::Raw { dst, which } => {
+                        use prism_types::tir::RawIndex::*;
+                        let d = *dst as usize * 32;
+                        let block = self.block;
+                        each(mask, |l| {
+                            regs[d + l] = u64::from(match which {
+                                ThreadIdx => tid0 + l as u32,
+                                BlockIdx => block,
+                                BlockDim => s.block,
+                                GridDim => s.grid,
+                            })
+                        });
+                    }
+                    Op::SharedAddr { dst, offset, len } => {
+                        let p = Ptr { space: Space::Shared, a: fr.smem_base + offset, b: *len, offset: 0 }.encode();
+                        let d = *dst as usize * 32;
+                        each(mask, |l| regs[d + l] = p);
+                    }
+                    Op::LocalAddr { dst, local } => {
+                        let p =
+                            Ptr { space: Space::Local, a: u64::from(fid), b: u64::from(*local), offset: 0 }.encode();
+                        let d = *dst as usize * 32;
+                        each(mask, |l| regs[d + l] = p);
+                    }
+                    Op::PtrAdd { dst, base, off, off_ty } => {
+                        let (d, b, o) = (*dst as usize * 32, *base as usize * 32, *off as usize * 32);
+                        each(mask, |l| {
+                            let delta = to_i128(*off_ty, regs[o + l]) as i64;
+                            regs[d + l] = Ptr::decode(regs[b + l]).offset_by(delta).encode();
+                        });
+                    }
+                    Op::Load { dst, ty, ptr, index, index_ty, access } => {
+                        let (d, p, x) = (*dst as usize * 32, *ptr as usize * 32, *index as usize * 32);
+                        let kind = race_kind(fc, *access, false);
+                        if kind.is_none() || !s.cfg.checks.races {
+                            // The common case: every lane reads one global buffer.
+                            // When a lane is out of bounds, the general path below says where.
+                            if let Some(buf) = same_global(s, &fr.regs[p..p + 32], mask)
+                                && load_global(buf, &mut fr.regs, mask, p, x, d, *index_ty).is_ok()
+                            {
+                                f.pc += 1;
+                                continue;
+                            }
+                        }
+                        for l in lanes_of(mask) {
+                            let idx = to_i128(*index_ty, fr.regs[x + l]);
+                            let loc = match self.locate(&fr, fid, w, fr.regs[p + l], idx, ty.size()) {
+                                Ok(loc) => loc,
+                                Err(why) => fatal!(ReportKind::OutOfBounds, oob(fc, *access, "read", &why), l),
+                            };
+                            if let Some(k) = kind {
+                                self.race(g, loc, k, w, l, func, *access, None);
+                            }
+                            fr.regs[d + l] = self.read_loc(&fr, fid, w, l, loc, *ty);
+                        }
+                    }
+                    Op::Store { ty, ptr, index, index_ty, value, access } => {
+                        g.writes += 1;
+                        let (v, p, x) = (*value as usize * 32, *ptr as usize * 32, *index as usize * 32);
+                        let kind = race_kind(fc, *access, true);
+                        for l in lanes_of(mask) {
+                            let idx = to_i128(*index_ty, fr.regs[x + l]);
+                            let loc = match self.locate(&fr, fid, w, fr.regs[p + l], idx, ty.size()) {
+                                Ok(loc) => loc,
+                                Err(why) => fatal!(ReportKind::OutOfBounds, oob(fc, *access, "write", &why), l),
+                            };
+                            if let Some(k) = kind {
+                                self.race(g, loc, k, w, l, func, *access, None);
+                            }
+                            let bits = fr.regs[v + l];
+                            self.write_loc(&mut fr, fid, w, l, loc, *ty, bits);
+                        }
+                    }
+                    Op::LocalDecl { local } => {
+                        let arr = &mut fr.locals[*local as usize];
+                        let n = arr.len() / 32;
+                        for i in 0..n {
+                            each(mask, |l| arr[i * 32 + l] = 0);
+                        }
+                    }
+                    Op::LocalLoad { dst, local, index, index_ty } => {
+                        let (d, x) = (*dst as usize * 32, *index as usize * 32);
+                        let arr = &fr.locals[*local as usize];
+                        let n = (arr.len() / 32) as i128;
+                        for l in lanes_of(mask) {
+                            let i = to_i128(*index_ty, fr.regs[x + l]);
+                            if !(0..n).contains(&i) {
+                                let msg = local_oob(fc, *local, "read", i, n);
+                                fatal!(ReportKind::OutOfBounds, msg, l);
+                            }
+                            fr.regs[d + l] = arr[i as usize * 32 + l];
+                        }
+                    }
+                    Op::LocalStore { local, index, index_ty, value } => {
+                        let (v, x) = (*value as usize * 32, *index as usize * 32);
+                        let n = (fr.locals[*local as usize].len() / 32) as i128;
+                        for l in lanes_of(mask) {
+                            let i = to_i128(*index_ty, fr.regs[x + l]);
+                            if !(0..n).contains(&i) {
+                                let msg = local_oob(fc, *local, "write", i, n);
+                                fatal!(ReportKind::OutOfBounds, msg, l);
+                            }
+                            fr.locals[*local as usize][i as usize * 32 + l] = fr.regs[v + l];
+                        }
+                    }
+                    Op::Intr(ins) => match &**ins {
+                        Intr::Shfl { .. } | Intr::Vote { .. } | Intr::Reduce { .. } | Intr::Mma { .. } => {
+                            let warp = &self.warps[w];
+                            if mask == warp.live && warp.exited == 0 && self.colls[w].is_none() {
+                                let regs = &fr.regs;
+                                let mut read = |r: R| -> intr::Lanes {
+                                    let mut out = [0; 32];
+                                    out.copy_from_slice(lanes(regs, r));
+                                    out
+                                };
+                                let outs = intr::collective(ins, mask, &mut read);
+                                for (d, vals) in outs {
+                                    let d = d as usize * 32;
+                                    each(mask, |l| fr.regs[d + l] = vals[l]);
+                                }
+                            } else {
+                                put_back!();
+                                self.collective_arrive(g, id);
+                                return;
+                            }
+                        }
+                        Intr::Atomic { op, ty, dst, ptr, index, index_ty, value, access } => {
+                            g.writes += 1;
+                            for l in self.lane_order(g, mask) {
+                                let idx = to_i128(*index_ty, fr.regs[*index as usize * 32 + l]);
+                                let loc =
+                                    match self.locate(&fr, fid, w, fr.regs[*ptr as usize * 32 + l], idx, ty.size()) {
+                                        Ok(loc) => loc,
+                                        Err(why) => {
+                                            fatal!(ReportKind::OutOfBounds, oob(fc, *access, "atomic", &why), l)
+                                        }
+                                    };
+                                if let Some(k) = race_kind(fc, *access, true) {
+                                    self.race(g, loc, k, w, l, func, *access, None);
+                                }
+                                let v = fr.regs[*value as usize * 32 + l];
+                                let old = self.update_loc(&mut fr, fid, w, l, loc, *ty, &|old| {
+                                    ops::atomic_apply(*op, *ty, old, v)
+                                });
+                                fr.regs[*dst as usize * 32 + l] = old;
+                            }
+                        }
+                        Intr::Cas { ty, dst, ptr, index, index_ty, compare, value, access } => {
+                            g.writes += 1;
+                            for l in self.lane_order(g, mask) {
+                                let idx = to_i128(*index_ty, fr.regs[*index as usize * 32 + l]);
+                                let loc =
+                                    match self.locate(&fr, fid, w, fr.regs[*ptr as usize * 32 + l], idx, ty.size()) {
+                                        Ok(loc) => loc,
+                                        Err(why) => {
+                                            fatal!(ReportKind::OutOfBounds, oob(fc, *access, "atomic", &why), l)
+                                        }
+                                    };
+                                if let Some(k) = race_kind(fc, *access, true) {
+                                    self.race(g, loc, k, w, l, func, *access, None);
+                                }
+                                let (c, v) = (fr.regs[*compare as usize * 32 + l], fr.regs[*value as usize * 32 + l]);
+                                let old = self
+                                    .update_loc(&mut fr, fid, w, l, loc, *ty, &|old| if old == c { v } else { old });
+                                fr.regs[*dst as usize * 32 + l] = old;
+                            }
+                        }
+                        Intr::AtomicLoad { ty, dst, ptr, index, index_ty, access } => {
+                            for l in lanes_of(mask) {
+                                let idx = to_i128(*index_ty, fr.regs[*index as usize * 32 + l]);
+                                let loc =
+                                    match self.locate(&fr, fid, w, fr.regs[*ptr as usize * 32 + l], idx, ty.size()) {
+                                        Ok(loc) => loc,
+                                        Err(why) => fatal!(ReportKind::OutOfBounds, oob(fc, *access, "read", &why), l),
+                                    };
+                                if let Some(k) = race_kind(fc, *access, false) {
+                                    self.race(g, loc, k, w, l, func, *access, None);
+                                }
+                                fr.regs[*dst as usize * 32 + l] = self.read_loc(&fr, fid, w, l, loc, *ty);
+                            }
+                            // A thread polling memory lets the others run: spin-waits make progress.
+                            budget = 0;
+                            self.polled = true;
+                        }
+                        Intr::AtomicStore { ty, ptr, index, index_ty, value, access } => {
+                            g.writes += 1;
+                            for l in lanes_of(mask) {
+                                let idx = to_i128(*index_ty, fr.regs[*index as usize * 32 + l]);
+                                let loc =
+                                    match self.locate(&fr, fid, w, fr.regs[*ptr as usize * 32 + l], idx, ty.size()) {
+                                        Ok(loc) => loc,
+                                        Err(why) => fatal!(ReportKind::OutOfBounds, oob(fc, *access, "write", &why), l),
+                                    };
+                                if let Some(k) = race_kind(fc, *access, true) {
+                                    self.race(g, loc, k, w, l, func, *access, None);
+                                }
+                                let bits = value::norm(*ty, fr.regs[*value as usize * 32 + l]);
+                                self.write_loc(&mut fr, fid, w, l, loc, *ty, bits);
+                            }
+                        }
+                        Intr::CpAsync {
+                            elem,
+                            dst,
+                            dst_index,
+                            dst_index_ty,
+                            src,
+                            src_index,
+                            src_index_ty,
+                            bytes,
+                            access,
+                            src_access,
+                        } => {
+                            let size = elem.size();
+                            for l in lanes_of(mask) {
+                                let n = fr.regs[*bytes as usize * 32 + l];
+                                if !matches!(n, 4 | 8 | 16) || !n.is_multiple_of(size) {
+                                    let msg = format!("`cp_async` copies 4, 8 or 16 bytes of whole elements, not {n}");
+                                    fatal!(ReportKind::OutOfBounds, msg, l);
+                                }
+                                let count = (n / size) as i128;
+                                let di = to_i128(*dst_index_ty, fr.regs[*dst_index as usize * 32 + l]);
+                                let si = to_i128(*src_index_ty, fr.regs[*src_index as usize * 32 + l]);
+                                let (dp, sp) = (fr.regs[*dst as usize * 32 + l], fr.regs[*src as usize * 32 + l]);
+                                let mut vals = [0u64; 16];
+                                let mut first = None;
+                                for k in 0..count {
+                                    let dloc = match self.locate(&fr, fid, w, dp, di + k, size) {
+                                        Ok(loc) => loc,
+                                        Err(why) => fatal!(
+                                            ReportKind::OutOfBounds,
+                                            oob(fc, *access, "asynchronous copy to", &why),
+                                            l
+                                        ),
+                                    };
+                                    first.get_or_insert(dloc);
+                                    let sloc = match self.locate(&fr, fid, w, sp, si + k, size) {
+                                        Ok(loc) => loc,
+                                        Err(why) => {
+                                            fatal!(
+                                                ReportKind::OutOfBounds,
+                                                oob(fc, *src_access, "asynchronous copy from", &why),
+                                                l
+                                            )
+                                        }
+                                    };
+                                    if let Some(kind) = race_kind(fc, *src_access, false) {
+                                        self.race(g, sloc, kind, w, l, func, *src_access, None);
+                                    }
+                                    vals[k as usize] = self.read_loc(&fr, fid, w, l, sloc, *elem);
+                                }
+                                let dst = first.expect("at least one element");
+                                let counts = self.warps[w].counts[l];
+                                self.pending[tid0 as usize + l].push(PendingCopy {
+                                    dst,
+                                    count: count as u8,
+                                    elem: *elem,
+                                    vals,
+                                    counts,
+                                    func,
+                                    access: *access,
+                                });
+                            }
+                        }
+                        Intr::Nop => {}
+                        Intr::Math { name, ty, dst, args, arg_ty } => {
+                            let d = *dst as usize * 32;
+                            let mut vals = [0u64; 3];
+                            for l in lanes_of(mask) {
+                                for (k, a) in args.iter().enumerate() {
+                                    vals[k] = fr.regs[*a as usize * 32 + l];
+                                }
+                                fr.regs[d + l] = ops::math(name, *ty, *arg_ty, &vals[..args.len()]);
+                            }
+                        }
+                    },
+                    Op::AsyncWait => {
+                        g.writes += 1;
+                        for l in lanes_of(mask) {
+                            let copies = std::mem::take(&mut self.pending[tid0 as usize + l]);
+                            for c in copies {
+                                for k in 0..c.count as usize {
+                                    let loc = c.dst.advance(k, c.elem.size());
+                                    if let Some(kind) = race_kind(&s.code.funcs[c.func as usize], c.access, true) {
+                                        self.race(g, loc, kind, w, l, c.func, c.access, Some(c.counts));
+                                    }
+                                    self.write_loc(&mut fr, fid, w, l, loc, c.elem, c.vals[k]);
+                                }
+                            }
+                        }
+                    }
+                    Op::Jump { target } => {
+                        self.unwind(&mut f, fid, *target);
+                        f.pc = *target;
+                        continue;
+                    }
+                    Op::Branch { cond, else_pc, join, uniform } => {
+                        let c = *cond as usize * 32;
+                        let mut taken = 0u32;
+                        each(mask, |l| taken |= ((fr.regs[c + l] != 0) as u32) << l);
+                        if *uniform
+                            && s.cfg.checks.uniformity
+                            && !self.uniform(g, &f, &fr.regs[c..c + 32], fc, func, "condition")
+                        {
+                            put_back!();
+                            return;
+                        }
+                        if taken == mask {
+                            f.pc += 1;
+                        } else if taken == 0 {
+                            f.pc = *else_pc;
+                        } else {
+                            let rec = self.add_rec(Rec {
+                                join: *join,
+                                frame: fid,
+                                expected: mask,
+                                arrived: 0,
+                                parked: Vec::new(),
+                                call: None,
+                            });
+                            f.recs.push(rec);
+                            self.fork(&f, mask & !taken, *else_pc);
+                            f.mask = taken;
+                            f.pc += 1;
+                        }
+                        continue;
+                    }
+                    Op::LoopEnter { exit } => {
+                        let rec = self.add_rec(Rec {
+                            join: *exit,
+                            frame: fid,
+                            expected: mask,
+                            arrived: 0,
+                            parked: Vec::new(),
+                            call: None,
+                        });
+                        f.recs.push(rec);
+                    }
+                    Op::LoopTest { cond, exit, uniform } => {
+                        let c = *cond as usize * 32;
+                        let mut stay = 0u32;
+                        each(mask, |l| stay |= ((fr.regs[c + l] != 0) as u32) << l);
+                        if *uniform
+                            && s.cfg.checks.uniformity
+                            && !self.uniform(g, &f, &fr.regs[c..c + 32], fc, func, "loop condition")
+                        {
+                            put_back!();
+                            return;
+                        }
+                        if stay == mask {
+                            f.pc += 1;
+                        } else if stay == 0 {
+                            f.pc = *exit;
+                        } else {
+                            self.fork(&f, mask & !stay, *exit);
+                            f.mask = stay;
+                            f.pc += 1;
+                        }
+                        continue;
+                    }
+                    Op::Split { unit, cases, end } => {
+                        let code = fc.info[pc as usize].code;
+                        let (t, b) = (u64::from(s.block), u64::from(s.grid));
+                        let (cs, us) = (code.threads(t, b).max(1), unit.threads(t, b).max(1));
+                        let base = u64::from(self.block) * t + u64::from(tid0);
+                        // Lanes grouped by destination, in case order.
+                        let mut groups: Vec<(u32, u32)> = Vec::new();
+                        for l in lanes_of(mask) {
+                            let pos = ((base + l as u64) % cs) / us;
+                            let to =
+                                cases.iter().find(|c| (c.0..c.0 + c.1).contains(&pos)).map(|c| c.2).unwrap_or(*end);
+                            match groups.iter_mut().find(|g| g.0 == to) {
+                                Some(g) => g.1 |= 1 << l,
+                                None => groups.push((to, 1 << l)),
+                            }
+                        }
+                        if groups.len() > 1 {
+                            let rec = self.add_rec(Rec {
+                                join: *end,
+                                frame: fid,
+                                expected: mask,
+                                arrived: 0,
+                                parked: Vec::new(),
+                                call: None,
+                            });
+                            f.recs.push(rec);
+                            for &(to, m) in &groups[1..] {
+                                self.fork(&f, m, to);
+                            }
+                        }
+                        f.mask = groups[0].1;
+                        f.pc = groups[0].0;
+                        continue;
+                    }
+                    Op::Join => {
+                        let top = f.recs.last().copied();
+                        if let Some(top) = top {
+                            let r = self.recs[top as usize].as_mut().expect("live record");
+                            if r.frame == fid && r.call.is_none() && r.join == pc {
+                                r.arrived |= mask;
+                                if r.arrived == r.expected && r.parked.is_empty() {
+                                    f.recs.pop();
+                                    self.free_rec(top);
+                                } else {
+                                    f.wait = Wait::Join(top);
+                                    put_back!();
+                                    self.park_at(top, id);
+                                    return;
+                                }
+                            }
+                        }
+                    }
+                    Op::Call { func: callee, args, dst, smem_offset } => {
+                        if f.frames.len() >= 256 {
+                            fatal!(
+                                ReportKind::FuelExhausted,
+                                "calls nest deeper than 256 frames".into(),
+                                mask.trailing_zeros()
+                            );
+                        }
+                        let cc = &s.code.funcs[*callee as usize];
+                        let mut regs = vec![0u64; cc.nregs * 32];
+                        for (p, a) in cc.params.iter().zip(args.iter()) {
+                            let (d, a) = (*p as usize * 32, *a as usize * 32);
+                            each(mask, |l| regs[d + l] = fr.regs[a + l]);
+                        }
+                        let frame = Frame {
+                            func: *callee,
+                            regs,
+                            locals: cc.locals.iter().map(|&(_, n)| vec![0; n as usize * 32]).collect(),
+                            smem_base: fr.smem_base + smem_offset,
+                            ret: [0; 32],
+                        };
+                        let new = self.warps[w].alloc(frame);
+                        let rec = self.add_rec(Rec {
+                            join: RET,
+                            frame: fid,
+                            expected: mask,
+                            arrived: 0,
+                            parked: Vec::new(),
+                            call: Some((pc, *dst)),
+                        });
+                        f.recs.push(rec);
+                        f.frames.push(new);
+                        f.pc = 0;
+                        put_back!();
+                        continue 'outer;
+                    }
+                    Op::Ret { value } => {
+                        if let Some(v) = value {
+                            let v = *v as usize * 32;
+                            each(mask, |l| fr.ret[l] = fr.regs[v + l]);
+                        }
+                        put_back!();
+                        if self.ret(g, id) {
+                            continue 'outer;
+                        }
+                        return;
+                    }
+                    Op::End => {
+                        put_back!();
+                        if self.ret(g, id) {
+                            continue 'outer;
+                        }
+                        return;
+                    }
+                    Op::Barrier { scope } => {
+                        let scope = *scope;
+                        put_back!();
+                        if self.barrier(g, id, scope, func, pc) {
+                            continue 'outer;
+                        }
+                        return;
+                    }
+                    Op::NotSimulated { what } => {
+                        let msg = format!("{what} is not simulated yet");
+                        fatal!(ReportKind::NotSimulated, msg, mask.trailing_zeros());
+                    }
+                }
+                f.pc += 1;
+            }
+        }
+    }
+
+    /// Files a report that ends the run.
+    pub fn fatal(&mut self, g: &mut GCtx, r: Report) {
+        g.report(self.s, r);
+        self.stopped = true;
+    }
+
+    /// Lanes of `mask` in the order an atomic applies them: lane order, or a random order
+    /// under a seeded schedule.
+    fn lane_order(&self, g: &mut GCtx, mask: u32) -> Vec<usize> {
+        let mut v: Vec<usize> = lanes_of(mask).collect();
+        if self.s.cfg.seed.is_some() {
+            for i in (1..v.len()).rev() {
+                let j = g.rng.below(i as u64 + 1) as usize;
+                v.swap(i, j);
+            }
+        }
+        v
+    }
+
+    /// A new fragment with the lanes `mask` of `f`, at `pc`, in the same constructs.
+    fn fork(&mut self, f: &super::block::Frag, mask: u32, pc: u32) {
+        let new = super::block::Frag {
+            warp: f.warp,
+            mask,
+            pc,
+            frames: f.frames.clone(),
+            recs: f.recs.clone(),
+            wait: Wait::None,
+            poll: (0, 0),
+        };
+        let id = self.add_frag(new);
+        self.runnable.push_back(id);
+    }
+
+    /// Leaves the reconvergence records of constructs that a jump to `target` exits.
+    fn unwind(&mut self, f: &mut super::block::Frag, fid: u32, target: u32) {
+        while let Some(&top) = f.recs.last() {
+            let r = self.recs[top as usize].as_ref().expect("live record");
+            if r.frame == fid && r.call.is_none() && r.join < target {
+                f.recs.pop();
+                self.leave(top, f.mask);
+            } else {
+                break;
+            }
+        }
+    }
+
+    /// Parks fragment `id` (already marked waiting) at record `rec`; completes it if all its
+    /// lanes are there.
+    fn park_at(&mut self, rec: u32, id: u32) {
+        let r = self.rec(rec);
+        r.parked.push(id);
+        if r.arrived == r.expected {
+            self.complete(rec);
+        }
+    }
+
+    /// Returns from the current function of fragment `id` (its return values are in the
+    /// frame). True when the fragment can go on running at once.
+    fn ret(&mut self, g: &mut GCtx, id: u32) -> bool {
+        let f = self.frags[id as usize].as_mut().expect("fragment");
+        let (mask, w, pc) = (f.mask, f.warp, f.pc);
+        let fid = *f.frames.last().expect("frame");
+        let mut left = Vec::new();
+        while let Some(&top) = f.recs.last() {
+            let r = self.recs[top as usize].as_ref().expect("live record");
+            if r.frame == fid && r.call.is_none() {
+                f.recs.pop();
+                left.push(top);
+            } else {
+                break;
+            }
+        }
+        let depth = f.frames.len();
+        for r in left {
+            self.leave(r, mask);
+        }
+        if depth == 1 {
+            // The kernel's own frame: these threads are done.
+            self.drop_frag(id);
+            self.exit_lanes(g, w, mask, pc);
+            return false;
+        }
+        let f = self.frags[id as usize].as_mut().expect("fragment");
+        let top = *f.recs.last().expect("a call record below the callee's records");
+        f.wait = Wait::Join(top);
+        let r = self.rec(top);
+        debug_assert!(r.call.is_some(), "the record below a callee's is its call");
+        r.arrived |= mask;
+        if r.arrived == r.expected && r.parked.is_empty() {
+            let (call_pc, dst) = r.call.expect("call record");
+            self.free_rec(top);
+            let f = self.frags[id as usize].as_mut().expect("fragment");
+            f.wait = Wait::None;
+            // finish_call pops the record id from the fragment's list.
+            self.finish_call(id, mask, call_pc, dst);
+            return true;
+        }
+        self.park_at(top, id);
+        false
+    }
+
+    /// Fragment `id` reached a barrier over `scope`. True when it passes at once.
+    fn barrier(&mut self, g: &mut GCtx, id: u32, scope: Persp, func: u32, pc: u32) -> bool {
+        let s = self.s;
+        let f = self.frags[id as usize].as_ref().expect("fragment");
+        let (mask, w) = (f.mask, f.warp);
+        let t = u64::from(s.block);
+        let size = match scope.level {
+            Level::Thread => scope.n.min(t),
+            Level::Block if scope.n == 1 => t,
+            _ => {
+                let f = self.frags[id as usize].as_mut().expect("fragment");
+                f.wait = Wait::Grid;
+                return false;
+            }
+        };
+        if size <= 1 {
+            self.frags[id as usize].as_mut().expect("fragment").pc += 1;
+            return true;
+        }
+        let level = s.levels.level_of(size);
+        // The units this fragment's lanes belong to, with their lanes.
+        let mut units: Vec<(u64, u32)> = Vec::new();
+        for l in lanes_of(mask) {
+            let unit = u64::from(w * 32 + l as u32) / size;
+            match units.last_mut() {
+                Some(u) if u.0 == unit => u.1 |= 1 << l,
+                _ => units.push((unit, 1 << l)),
+            }
+        }
+        let span = s.code.funcs[func as usize].info[pc as usize].span;
+        for &(unit, lm) in &units {
+            if let Some(b) = self.barriers.get(&(size, unit))
+                && b.site != (func, pc)
+            {
+                let other = (b.span, Some(b.first), "other threads of the unit wait at this barrier".to_string());
+                let thread = self.thread(w, lm.trailing_zeros());
+                self.fatal(
+                    g,
+                    Report {
+                        kind: ReportKind::Divergence,
+                        message: "threads of one unit reached different barriers".into(),
+                        span,
+                        thread,
+                        other: Some(other),
+                        notes: vec![format!("the unit is threads {}..{} of the block", unit * size, (unit + 1) * size)],
+                    },
+                );
+                return false;
+            }
+            if let Some(gone) = self.exited_in(size, unit) {
+                let thread = self.thread(w, lm.trailing_zeros());
+                self.fatal(
+                    g,
+                    Report {
+                        kind: ReportKind::Divergence,
+                        message: "a barrier was reached after other threads of its unit left the kernel".into(),
+                        span,
+                        thread,
+                        other: None,
+                        notes: vec![format!(
+                            "{gone} had already returned; every thread of the unit must reach the barrier"
+                        )],
+                    },
+                );
+                return false;
+            }
+        }
+        let whole = units.iter().all(|&(unit, lm)| {
+            !self.barriers.contains_key(&(size, unit)) && u64::from(lm.count_ones()) == self.unit_threads(size, unit)
+        });
+        if whole {
+            let warp = &mut self.warps[w as usize];
+            for l in lanes_of(mask) {
+                warp.counts[l][level] += 1;
+            }
+            self.frags[id as usize].as_mut().expect("fragment").pc += 1;
+            return true;
+        }
+        self.frags[id as usize].as_mut().expect("fragment").wait = Wait::Barrier(units.len() as u32);
+        let mut done = Vec::new();
+        for &(unit, lm) in &units {
+            let expected = self.unit_threads(size, unit);
+            let first = self.thread(w, lm.trailing_zeros());
+            let b = self.barriers.entry((size, unit)).or_insert_with(|| BarState {
+                site: (func, pc),
+                span,
+                first,
+                arrived: 0,
+                expected,
+                parked: Vec::new(),
+                lanes: Vec::new(),
+            });
+            b.arrived += u64::from(lm.count_ones());
+            b.lanes.push((w, lm));
+            b.parked.push(id);
+            if b.arrived == b.expected {
+                done.push(unit);
+            }
+        }
+        for unit in done {
+            self.release_barrier(size, unit, level);
+        }
+        false
+    }
+
+    /// A thread of unit `unit` (of `size` threads) that has left the kernel, if any.
+    fn exited_in(&self, size: u64, unit: u64) -> Option<Thread> {
+        let (start, end) = (unit * size, (unit + 1) * size);
+        for w in (start / 32)..end.div_ceil(32).min(self.warps.len() as u64) {
+            let warp = &self.warps[w as usize];
+            for l in lanes_of(warp.exited) {
+                let tid = w * 32 + l as u64;
+                if (start..end).contains(&tid) {
+                    return Some(self.thread(w as u32, l as u32));
+                }
+            }
+        }
+        None
+    }
+
+    /// Every thread of a unit has arrived: count the barrier and let them go.
+    fn release_barrier(&mut self, size: u64, unit: u64, level: usize) {
+        let b = self.barriers.remove(&(size, unit)).expect("a waiting unit");
+        for (w, lm) in b.lanes {
+            let warp = &mut self.warps[w as usize];
+            for l in lanes_of(lm) {
+                warp.counts[l][level] += 1;
+            }
+        }
+        for p in b.parked {
+            let Some(f) = self.frags[p as usize].as_mut() else { continue };
+            if let Wait::Barrier(n) = f.wait {
+                if n <= 1 {
+                    f.pc += 1;
+                    self.make_runnable(p);
+                } else {
+                    f.wait = Wait::Barrier(n - 1);
+                }
+            }
+        }
+    }
+
+    /// Fragment `id` reached a warp collective without the rest of its warp: it waits for
+    /// the other lanes, which must reach the same collective.
+    fn collective_arrive(&mut self, g: &mut GCtx, id: u32) {
+        let f = self.frags[id as usize].as_mut().expect("fragment");
+        let (w, mask, pc) = (f.warp as usize, f.mask, f.pc);
+        f.wait = Wait::Collective;
+        let func = self.func_of(self.frags[id as usize].as_ref().expect("fragment"));
+        let site = (func, pc);
+        let span = self.s.code.funcs[func as usize].info[pc as usize].span;
+        let thread = self.thread(w as u32, mask.trailing_zeros());
+        let live = self.warps[w].live;
+        if self.warps[w].exited & live != 0 {
+            let gone = self.thread(w as u32, (self.warps[w].exited & live).trailing_zeros());
+            self.fatal(
+                g,
+                Report {
+                    kind: ReportKind::Divergence,
+                    message: "a warp collective was reached after other lanes of the warp left the kernel".into(),
+                    span,
+                    thread,
+                    other: None,
+                    notes: vec![format!("{gone} had already returned; all 32 lanes must take part")],
+                },
+            );
+            return;
+        }
+        let clash = self.colls[w].as_ref().filter(|c| c.site != site).map(|c| {
+            let other_span = self.s.code.funcs[c.site.0 as usize].info[c.site.1 as usize].span;
+            (other_span, self.thread(w as u32, c.arrived.trailing_zeros()))
+        });
+        match &mut self.colls[w] {
+            Some(_) if clash.is_some() => {
+                let (other_span, other_thread) = clash.expect("checked");
+                self.fatal(
+                    g,
+                    Report {
+                        kind: ReportKind::Divergence,
+                        message: "lanes of one warp reached different warp collectives".into(),
+                        span,
+                        thread,
+                        other: Some((other_span, Some(other_thread), "other lanes wait here".into())),
+                        notes: Vec::new(),
+                    },
+                );
+                return;
+            }
+            Some(c) => {
+                c.arrived |= mask;
+                c.parked.push(id);
+            }
+            None => self.colls[w] = Some(CollState { site, arrived: mask, parked: vec![id] }),
+        }
+        if self.colls[w].as_ref().is_some_and(|c| c.arrived == live) {
+            self.finish_collective(w);
+        }
+    }
+
+    /// Runs a collective whose lanes all arrived, possibly in several fragments.
+    fn finish_collective(&mut self, w: usize) {
+        let c = self.colls[w].take().expect("a waiting collective");
+        let Op::Intr(ins) = &self.s.code.funcs[c.site.0 as usize].ops[c.site.1 as usize] else {
+            unreachable!("collectives are intrinsics")
+        };
+        let mut frame_of = [u32::MAX; 32];
+        for &p in &c.parked {
+            let f = self.frags[p as usize].as_ref().expect("parked fragment");
+            let fid = *f.frames.last().expect("frame");
+            for l in lanes_of(f.mask) {
+                frame_of[l] = fid;
+            }
+        }
+        let warp = &mut self.warps[w];
+        let outs = {
+            let frames = &warp.frames;
+            let mut read = |r: R| -> intr::Lanes {
+                let mut out = [0; 32];
+                for (l, &fid) in frame_of.iter().enumerate() {
+                    if fid != u32::MAX {
+                        out[l] = frames[fid as usize].as_ref().expect("frame").regs[r as usize * 32 + l];
+                    }
+                }
+                out
+            };
+            intr::collective(ins, c.arrived, &mut read)
+        };
+        for (d, vals) in outs {
+            for (l, &fid) in frame_of.iter().enumerate() {
+                if fid != u32::MAX {
+                    warp.frames[fid as usize].as_mut().expect("frame").regs[d as usize * 32 + l] = vals[l];
+                }
+            }
+        }
+        for p in c.parked {
+            if let Some(f) = self.frags[p as usize].as_mut() {
+                f.pc += 1;
+            }
+            self.make_runnable(p);
+        }
+    }
+
+    /// Checks that a condition is the same in every thread of each unit of the code
+    /// perspective (within this fragment, and across the warps of units wider than a
+    /// warp). Reports and returns false if not.
+    #[allow(clippy::too_many_arguments)]
+    fn uniform(
+        &mut self,
+        g: &mut GCtx,
+        f: &super::block::Frag,
+        cond: &[u64],
+        fc: &FuncCode,
+        func: u32,
+        what: &str,
+    ) -> bool {
+        let s = self.s;
+        let info = fc.info[f.pc as usize];
+        let t = u64::from(s.block);
+        // Uniformity across blocks is not checked: each block runs on its own.
+        let n = info.code.threads(t, u64::from(s.grid)).clamp(1, t);
+        if n == 1 {
+            return true;
+        }
+        let w = f.warp;
+        let mut first: Option<(u64, usize)> = None;
+        for l in lanes_of(f.mask) {
+            let unit = u64::from(w * 32 + l as u32) / n;
+            match first {
+                Some((u, fl)) if u == unit => {
+                    if (cond[l] != 0) != (cond[fl] != 0) {
+                        self.non_uniform(
+                            g,
+                            info.span,
+                            info.code,
+                            what,
+                            (self.thread(w, fl as u32), cond[fl] != 0),
+                            (self.thread(w, l as u32), cond[l] != 0),
+                        );
+                        return false;
+                    }
+                }
+                _ => first = Some((unit, l)),
+            }
+        }
+        // Units spanning several whole warps: compare with the other warps' values.
+        let live = self.warps[w as usize].live;
+        if n > 32 && n % 32 == 0 && f.mask == live {
+            let key = (func, f.pc);
+            let occ = {
+                let c = self.warps[w as usize].occ.entry(key).or_insert(0);
+                *c += 1;
+                *c
+            };
+            let unit = u64::from(w * 32) / n;
+            let lane = f.mask.trailing_zeros() as usize;
+            let value = cond[lane] != 0;
+            let me = self.thread(w, lane as u32);
+            let expected = self.unit_threads(n, unit).div_ceil(32) as u32;
+            let k = (n, unit, key.0, key.1, occ);
+            match self.utable.get_mut(&k) {
+                None => {
+                    if expected > 1 {
+                        self.utable.insert(k, (value, 1, me));
+                    }
+                }
+                Some(e) => {
+                    if e.0 != value {
+                        let other = (e.2, e.0);
+                        self.non_uniform(g, info.span, info.code, what, other, (me, value));
+                        return false;
+                    }
+                    e.1 += 1;
+                    if e.1 >= expected {
+                        self.utable.remove(&k);
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn non_uniform(&mut self, g: &mut GCtx, span: Span, code: Persp, what: &str, a: (Thread, bool), b: (Thread, bool)) {
+        self.fatal(
+            g,
+            Report {
+                kind: ReportKind::NonUniform,
+                message: format!("this {what} differs between threads of one `{}` unit", persp_text(code)),
+                span,
+                thread: b.0,
+                other: None,
+                notes: vec![
+                    format!("{} has `{}` but {} has `{}`", a.0, a.1, b.0, b.1),
+                    format!("code at `{}` must take the same path in all threads of each unit", persp_text(code)),
+                ],
+            },
+        );
+    }
+
+    /// Resolves pointer `bits` plus `index` elements of `size` bytes to a location, or says
+    /// why it is out of bounds.
+    pub(crate) fn locate(
+        &self,
+        fr: &Frame,
+        fid: u32,
+        w: usize,
+        bits: u64,
+        index: i128,
+        size: u64,
+    ) -> Result<Loc, String> {
+        let p = Ptr::decode(bits);
+        let e = i128::from(p.offset) + index;
+        match p.space {
+            Space::Null => Err("the pointer is null".into()),
+            Space::Global => {
+                let n = self.s.buffers.get(p.a as usize).map(|b| b.len()).unwrap_or(0) as i128;
+                if (0..n).contains(&e) {
+                    Ok(Loc::Global(p.a as usize, e as usize))
+                } else {
+                    let name = self.s.buffer_names.get(p.a as usize).map(String::as_str).unwrap_or("?");
+                    Err(format!("element {e} is outside the {n} elements of the buffer `{name}`"))
+                }
+            }
+            Space::Shared => {
+                let n = (p.b / size.max(1)) as i128;
+                if (0..n).contains(&e) {
+                    Ok(Loc::Shared((p.a + e as u64 * size) as usize))
+                } else {
+                    Err(format!("element {e} is outside the {n} elements of the shared array"))
+                }
+            }
+            Space::Local => {
+                let frame = if p.a == u64::from(fid) {
+                    Some(fr)
+                } else {
+                    self.warps[w].frames.get(p.a as usize).and_then(|f| f.as_ref())
+                };
+                let n = frame.and_then(|f| f.locals.get(p.b as usize)).map(|a| a.len() / 32).unwrap_or(0) as i128;
+                if (0..n).contains(&e) {
+                    Ok(Loc::Local(p.a as u32, p.b as u32, e as usize))
+                } else {
+                    Err(format!("element {e} is outside the {n} elements of the local array"))
+                }
+            }
+        }
+    }
+
+    pub(crate) fn read_loc(&self, fr: &Frame, fid: u32, w: usize, lane: usize, loc: Loc, ty: Scalar) -> u64 {
+        match loc {
+            Loc::Global(b, i) => self.s.buffers[b].load(i),
+            Loc::Shared(at) => {
+                let mut bytes = [0u8; 8];
+                let n = ty.size() as usize;
+                bytes[..n].copy_from_slice(&self.shared[at..at + n]);
+                value::norm(ty, u64::from_le_bytes(bytes))
+            }
+            Loc::Local(f, a, i) => {
+                let frame = if f == fid { fr } else { self.warps[w].frames[f as usize].as_ref().expect("live frame") };
+                frame.locals[a as usize][i * 32 + lane]
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn write_loc(
+        &mut self,
+        fr: &mut Frame,
+        fid: u32,
+        w: usize,
+        lane: usize,
+        loc: Loc,
+        ty: Scalar,
+        bits: u64,
+    ) {
+        match loc {
+            Loc::Global(b, i) => self.s.buffers[b].store(i, bits),
+            Loc::Shared(at) => {
+                let n = ty.size() as usize;
+                self.shared[at..at + n].copy_from_slice(&bits.to_le_bytes()[..n]);
+            }
+            Loc::Local(f, a, i) => {
+                let frame = if f == fid { fr } else { self.warps[w].frames[f as usize].as_mut().expect("live frame") };
+                frame.locals[a as usize][i * 32 + lane] = bits;
+            }
+        }
+    }
+
+    /// Atomically replaces the element at `loc` by `op(old)`; returns the old value.
+    #[allow(clippy::too_many_arguments)]
+    fn update_loc(
+        &mut self,
+        fr: &mut Frame,
+        fid: u32,
+        w: usize,
+        lane: usize,
+        loc: Loc,
+        ty: Scalar,
+        op: &dyn Fn(u64) -> u64,
+    ) -> u64 {
+        match loc {
+            Loc::Global(b, i) => self.s.buffers[b].update(i, op),
+            _ => {
+                let old = self.read_loc(fr, fid, w, lane, loc, ty);
+                let new = value::norm(ty, op(old));
+                self.write_loc(fr, fid, w, lane, loc, ty, new);
+                old
+            }
+        }
+    }
+
+    /// Records an access for race detection and reports a conflict. `counts` overrides the
+    /// thread's barrier counts (an asynchronous copy's write belongs to when it was issued).
+    #[allow(clippy::too_many_arguments)]
+    fn race(
+        &mut self,
+        g: &mut GCtx,
+        loc: Loc,
+        kind: Kind,
+        w: usize,
+        lane: usize,
+        func: u32,
+        site: u32,
+        counts: Option<[u32; LEVELS]>,
+    ) {
+        let s = self.s;
+        if !s.cfg.checks.races {
+            return;
+        }
+        let tid = w as u32 * 32 + lane as u32;
+        let now =
+            Acc { tid, counts: counts.unwrap_or(self.warps[w].counts[lane]), func: func as u16, site: site as u16 };
+        let (conflict, other_block) = match loc {
+            Loc::Global(b, i) => {
+                let Some(shadow) = g.shadow.as_mut() else { return };
+                let cell = &mut shadow[b][i];
+                if cell.cell_block != self.block + 1 {
+                    cell.cell_block = self.block + 1;
+                    cell.cell = Default::default();
+                }
+                match cell.blocks.access(self.block, g.grid_epoch, now.at(), kind) {
+                    Some(c) => (Some((c.earlier, c.kind)), Some(c.earlier_block)),
+                    None => (cell.cell.access(&s.levels, now, kind).map(|(a, k)| (a.at(), k)), None),
+                }
+            }
+            Loc::Shared(at) => {
+                if self.sshadow.is_empty() {
+                    self.sshadow = vec![Default::default(); self.shared.len()];
+                }
+                (self.sshadow[at].access(&s.levels, now, kind).map(|(a, k)| (a.at(), k)), None)
+            }
+            Loc::Local(..) => return,
+        };
+        let Some((earlier, rk)) = conflict else { return };
+        let fc = &s.code.funcs[func as usize];
+        let ef = &s.code.funcs[earlier.func as usize];
+        let a = &fc.accesses[site as usize];
+        let e = &ef.accesses[earlier.site as usize];
+        let name = &fc.mems[a.mem.index()].name;
+        let earlier_thread = match other_block {
+            Some(u32::MAX) => None,
+            Some(b) => Some(Thread { block: b, thread: earlier.tid }),
+            None => Some(Thread { block: self.block, thread: earlier.tid }),
+        };
+        let scope = if other_block.is_some() { "different blocks" } else { "threads of one block" };
+        let what = if matches!(kind, Kind::Read) { "read" } else { "write" };
+        let report = Report {
+            kind: ReportKind::Race(rk),
+            message: format!(
+                "data race on `{name}`: {} accesses by {scope} with no barrier between them",
+                rk.describe()
+            ),
+            span: a.span,
+            thread: Thread { block: self.block, thread: tid },
+            other: Some((e.span, earlier_thread, format!("conflicts with this earlier access (before this {what})"))),
+            notes: race_notes(rk, other_block.is_some()),
+        };
+        g.report(s, report);
+        if s.stop.load(std::sync::atomic::Ordering::Relaxed) {
+            self.stopped = true;
+        }
+    }
+}
+
+/// What kind of access a site makes, for race detection (`None`: never checked).
+fn race_kind(fc: &FuncCode, access: u32, writes: bool) -> Option<Kind> {
+    match fc.accesses.get(access as usize).map(|a| a.kind) {
+        Some(AccessKind::Volatile) => None,
+        Some(AccessKind::Atomic) => Some(Kind::Atomic),
+        Some(AccessKind::Read) => Some(Kind::Read),
+        Some(AccessKind::Write | AccessKind::AsyncWrite) => Some(Kind::Write),
+        None => Some(if writes { Kind::Write } else { Kind::Read }),
+    }
+}
+
+fn race_notes(kind: crate::shadow::RaceKind, blocks: bool) -> Vec<String> {
+    let mut notes = Vec::new();
+    if blocks {
+        notes.push(
+            "blocks are not ordered with each other: only atomics (or a grid barrier) may share memory between them"
+                .into(),
+        );
+    } else {
+        notes.push(
+            "accesses by different threads must be separated by a barrier whose unit contains both threads".into(),
+        );
+    }
+    if kind == crate::shadow::RaceKind::AtomicPlain {
+        notes.push("an atomic access is not ordered with a plain access to the same element".into());
+    }
+    notes
+}
+
+/// The message for an out-of-bounds access.
+fn oob(fc: &FuncCode, access: u32, what: &str, why: &str) -> String {
+    match fc.accesses.get(access as usize) {
+        Some(a) => format!("out-of-bounds {what} of `{}`: {why}", fc.mems[a.mem.index()].name),
+        None => format!("out-of-bounds {what}: {why}"),
+    }
+}
+
+fn local_oob(fc: &FuncCode, local: u32, what: &str, i: i128, n: i128) -> String {
+    let name = fc.local_names.get(local as usize).map(String::as_str).unwrap_or("?");
+    format!("out-of-bounds {what} of the local array `{name}`: index {i} is outside 0..{n}")
+}
+
+fn persp_text(p: Persp) -> String {
+    let level = match p.level {
+        Level::Thread => "thread",
+        Level::Block => "block",
+        Level::Grid => "grid",
+    };
+    format!("{level}[{}]", p.n)
+}

@@ -1,0 +1,268 @@
+//! Warp collectives: shuffles, votes, reductions and tensor-core `mma`, over the 32 lanes of
+//! a warp at once. Inputs are per-lane register bits; `present` is the mask of lanes that
+//! take part (every live lane of the warp: the scheduler only runs a collective once all of
+//! them have arrived).
+
+use crate::code::Intr;
+use crate::ops;
+use crate::value::{from_f64, round_tf32, to_f64};
+use prism_types::tir::BinOp;
+use prism_types::ty::Scalar;
+
+/// Per-lane values of one register.
+pub type Lanes = [u64; 32];
+
+/// Runs collective `intr`; `read(r)` gives the lanes of register `r`. Returns the values to
+/// write, per destination register.
+pub fn collective(intr: &Intr, present: u32, read: &mut dyn FnMut(u32) -> Lanes) -> Vec<(u32, Lanes)> {
+    match intr {
+        Intr::Shfl { kind, dst, value, lane, lane_ty, .. } => {
+            let (v, l) = (read(*value), read(*lane));
+            vec![(*dst, shfl(*kind, &v, &l, *lane_ty, present))]
+        }
+        Intr::Vote { kind, dst, pred } => vec![(*dst, vote(*kind, &read(*pred), present))],
+        Intr::Reduce { op, ty, dst, value } => vec![(*dst, reduce(*op, *ty, &read(*value), present))],
+        Intr::Mma { shape, a, b, c, d } => {
+            let a: Vec<Lanes> = a.iter().map(|&r| read(r)).collect();
+            let b: Vec<Lanes> = b.iter().map(|&r| read(r)).collect();
+            let c: Vec<Lanes> = c.iter().map(|&r| read(r)).collect();
+            let out = mma(*shape, &a, &b, &c);
+            d.iter().copied().zip(out).collect()
+        }
+        _ => unreachable!("only warp collectives reach the rendezvous"),
+    }
+}
+
+/// `shfl` (kind 0: from lane `l & 31`), `shfl_up` (1: from `lane - l`), `shfl_down` (2: from
+/// `lane + l`), `shfl_xor` (3: from `lane ^ l`), with CUDA's width of 32. A lane whose source
+/// is outside the warp, or not taking part, gets its own value (what `shfl.sync` does for an
+/// out-of-range source; for an absent source CUDA leaves the value undefined).
+pub fn shfl(kind: u8, v: &Lanes, l: &Lanes, lane_ty: Scalar, present: u32) -> Lanes {
+    let mut out = *v;
+    for lane in 0..32i64 {
+        let raw = l[lane as usize];
+        let arg = if lane_ty.is_signed_int() { raw as i64 } else { raw.min(i64::MAX as u64) as i64 };
+        let src = match kind {
+            0 => arg & 31,
+            1 => lane - arg,
+            2 => lane + arg,
+            _ => lane ^ arg,
+        };
+        if (0..32).contains(&src) && present & (1 << src) != 0 {
+            out[lane as usize] = v[src as usize];
+        }
+    }
+    out
+}
+
+/// `ballot` (0), `any` (1), `all` (2) over the lanes taking part.
+pub fn vote(kind: u8, p: &Lanes, present: u32) -> Lanes {
+    let mut ballot = 0u32;
+    for (lane, &x) in p.iter().enumerate() {
+        if present & (1 << lane) != 0 && x != 0 {
+            ballot |= 1 << lane;
+        }
+    }
+    let r = match kind {
+        0 => u64::from(ballot),
+        1 => u64::from(ballot != 0),
+        _ => u64::from(ballot == present),
+    };
+    [r; 32]
+}
+
+/// `reduce_*` over the lanes taking part: op 0 add, 1 min, 2 max, 3 and, 4 or, 5 xor. Every
+/// lane gets the result. The combination order is a butterfly (`shfl_xor` by 16, 8, 4, 2, 1),
+/// the same as the CUDA backend emits, so floating-point sums agree bit for bit.
+pub fn reduce(op: u8, ty: Scalar, v: &Lanes, present: u32) -> Lanes {
+    let combine = |a: u64, b: u64| match op {
+        0 => ops::bin(BinOp::Add, ty, a, b, ty).unwrap_or(a),
+        1 => ops::atomic_apply(2, ty, a, b),
+        2 => ops::atomic_apply(3, ty, a, b),
+        3 => a & b,
+        4 => a | b,
+        _ => a ^ b,
+    };
+    if present == u32::MAX {
+        let mut x = *v;
+        for off in [16, 8, 4, 2, 1] {
+            let prev = x;
+            for lane in 0..32 {
+                x[lane] = combine(prev[lane], prev[lane ^ off]);
+            }
+        }
+        return x;
+    }
+    // A partial warp (a block size that is not a multiple of 32, in unsafe code): combine the
+    // lanes that exist in lane order.
+    let mut acc: Option<u64> = None;
+    for (lane, &x) in v.iter().enumerate() {
+        if present & (1 << lane) != 0 {
+            acc = Some(match acc {
+                None => x,
+                Some(a) => combine(a, x),
+            });
+        }
+    }
+    [acc.unwrap_or(0); 32]
+}
+
+/// Tensor-core `mma.sync.aligned` with the PTX ISA's fragment layouts (§9.7.14.5). `shape` 0
+/// is m16n8k8 with tf32 inputs (given as f32, rounded to tf32 with `cvt.rna`, which the
+/// CUDA backend emits too); 1 is m16n8k16 bf16; 2 is m16n8k16 f16. Accumulators are f32.
+/// Each product is exact in f64; the sum over k runs in f64 from the accumulator in k order
+/// and is rounded to f32 once. (The hardware's internal order and precision are not
+/// specified; results may differ from it in the last bits.)
+pub fn mma(shape: u8, a: &[Lanes], b: &[Lanes], c: &[Lanes]) -> Vec<Lanes> {
+    let k = if shape == 0 { 8 } else { 16 };
+    let in_ty = match shape {
+        0 => Scalar::F32,
+        1 => Scalar::BF16,
+        _ => Scalar::F16,
+    };
+    let input = |bits: u64| {
+        if shape == 0 { f64::from(round_tf32(f32::from_bits(bits as u32))) } else { to_f64(in_ty, bits) }
+    };
+    let mut am = vec![[0f64; 16]; 16];
+    let mut bm = vec![[0f64; 8]; 16];
+    let mut cm = [[0f64; 8]; 16];
+    for lane in 0..32usize {
+        let (g, q) = (lane / 4, lane % 4);
+        for (i, r) in a.iter().enumerate() {
+            let (row, col) = a_pos(shape, i, g, q);
+            am[row][col] = input(r[lane]);
+        }
+        for (i, r) in b.iter().enumerate() {
+            let (row, col) = b_pos(shape, i, g, q);
+            bm[row][col] = input(r[lane]);
+        }
+        for (i, r) in c.iter().enumerate() {
+            let (row, col) = c_pos(i, g, q);
+            cm[row][col] = f64::from(f32::from_bits(r[lane] as u32));
+        }
+    }
+    let mut d = vec![[0u64; 32]; 4];
+    for lane in 0..32usize {
+        let (g, q) = (lane / 4, lane % 4);
+        for (i, out) in d.iter_mut().enumerate() {
+            let (row, col) = c_pos(i, g, q);
+            let mut acc = cm[row][col];
+            for (kk, brow) in bm.iter().enumerate().take(k) {
+                acc += am[row][kk] * brow[col];
+            }
+            out[lane] = from_f64(Scalar::F32, acc);
+        }
+    }
+    d
+}
+
+/// Row and column of A element `i` held by lane (g = lane / 4, q = lane % 4).
+pub fn a_pos(shape: u8, i: usize, g: usize, q: usize) -> (usize, usize) {
+    if shape == 0 {
+        // m16n8k8 tf32: a0 (g, q), a1 (g + 8, q), a2 (g, q + 4), a3 (g + 8, q + 4).
+        (g + 8 * (i & 1), q + 4 * (i >> 1))
+    } else {
+        // m16n8k16: pairs a0a1 (g, 2q..), a2a3 (g + 8, 2q..), a4a5 (g, 2q + 8..), a6a7 (g + 8, 2q + 8..).
+        (g + 8 * ((i >> 1) & 1), 2 * q + (i & 1) + 8 * (i >> 2))
+    }
+}
+
+/// Row (k) and column (n) of B element `i`.
+pub fn b_pos(shape: u8, i: usize, g: usize, q: usize) -> (usize, usize) {
+    if shape == 0 {
+        // m16n8k8 tf32: b0 (q, g), b1 (q + 4, g).
+        (q + 4 * i, g)
+    } else {
+        // m16n8k16: b0b1 (2q.., g), b2b3 (2q + 8.., g).
+        (2 * q + (i & 1) + 8 * (i >> 1), g)
+    }
+}
+
+/// Row and column of C/D element `i`: c0c1 (g, 2q..), c2c3 (g + 8, 2q..).
+pub fn c_pos(i: usize, g: usize, q: usize) -> (usize, usize) {
+    (g + 8 * (i >> 1), 2 * q + (i & 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(x: f32) -> u64 {
+        x.to_bits() as u64
+    }
+
+    #[test]
+    fn shuffles() {
+        let v: Lanes = std::array::from_fn(|i| i as u64 * 10);
+        let d: Lanes = [1; 32];
+        let down = shfl(2, &v, &d, Scalar::I32, u32::MAX);
+        assert_eq!(down[0], 10);
+        assert_eq!(down[31], 310, "out of range keeps its own value");
+        let up = shfl(1, &v, &d, Scalar::I32, u32::MAX);
+        assert_eq!(up[0], 0);
+        assert_eq!(up[5], 40);
+        let x = shfl(3, &v, &[16; 32], Scalar::I32, u32::MAX);
+        assert_eq!(x[3], 190);
+        let b = shfl(0, &v, &[7; 32], Scalar::I32, u32::MAX);
+        assert!(b.iter().all(|&y| y == 70));
+    }
+
+    #[test]
+    fn votes_and_reductions() {
+        let p: Lanes = std::array::from_fn(|i| (i % 2) as u64);
+        assert_eq!(vote(0, &p, u32::MAX)[0], 0xAAAA_AAAA);
+        assert_eq!(vote(1, &p, u32::MAX)[0], 1);
+        assert_eq!(vote(2, &p, u32::MAX)[0], 0);
+        let v: Lanes = std::array::from_fn(|i| i as u64);
+        assert_eq!(reduce(0, Scalar::I32, &v, u32::MAX)[7], 496);
+        assert_eq!(reduce(2, Scalar::I32, &v, u32::MAX)[0], 31);
+        assert_eq!(reduce(0, Scalar::I32, &v, 0xF)[0], 6);
+    }
+
+    /// D = A·B + C with A[r][k] = r + k, B[k][n] = k - n, C = 1, against a direct product.
+    #[test]
+    fn mma_layouts_compute_the_product() {
+        for shape in [0u8, 1] {
+            let (na, nb, k) = if shape == 0 { (4, 2, 8) } else { (8, 4, 16) };
+            let enc = |x: f64| if shape == 0 { f(x as f32) } else { from_f64(Scalar::BF16, x) };
+            let mut a = vec![[0u64; 32]; na];
+            let mut b = vec![[0u64; 32]; nb];
+            let c = vec![[f(1.0); 32]; 4];
+            for lane in 0..32 {
+                let (g, q) = (lane / 4, lane % 4);
+                for (i, r) in a.iter_mut().enumerate() {
+                    let (row, col) = a_pos(shape, i, g, q);
+                    r[lane] = enc((row + col) as f64);
+                }
+                for (i, r) in b.iter_mut().enumerate() {
+                    let (row, col) = b_pos(shape, i, g, q);
+                    r[lane] = enc(row as f64 - col as f64);
+                }
+            }
+            let d = mma(shape, &a, &b, &c);
+            for lane in 0..32 {
+                let (g, q) = (lane / 4, lane % 4);
+                for (i, out) in d.iter().enumerate() {
+                    let (row, col) = c_pos(i, g, q);
+                    let want: f64 = 1.0 + (0..k).map(|kk| ((row + kk) as f64) * (kk as f64 - col as f64)).sum::<f64>();
+                    assert_eq!(f32::from_bits(out[lane] as u32) as f64, want, "shape {shape} lane {lane} d{i}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_matrix_element_has_one_owner() {
+        for shape in [0u8, 1] {
+            let (na, rows, cols) = if shape == 0 { (4, 16, 8) } else { (8, 16, 16) };
+            let mut seen = vec![vec![0; cols]; rows];
+            for lane in 0..32 {
+                for i in 0..na {
+                    let (r, c) = a_pos(shape, i, lane / 4, lane % 4);
+                    seen[r][c] += 1;
+                }
+            }
+            assert!(seen.iter().flatten().all(|&n| n == 1), "shape {shape}");
+        }
+    }
+}

@@ -1,0 +1,382 @@
+//! The simulator: runs a kernel of compiled code over a launch.
+//!
+//! Semantics (seed 003 §4, seed 004): every thread runs the kernel independently; there is
+//! no implicit lock-step, not even within a warp. For speed the interpreter executes one op
+//! for all lanes of a *fragment* (lanes of one warp at the same point) under a mask. Lanes
+//! that disagree at a branch split into fragments that rejoin at the branch's join point.
+//! Barriers and warp collectives wait until their whole unit has arrived, with exact
+//! arrival counts and phases; a unit that arrives at different barriers, or a thread that
+//! leaves while its unit waits, is barrier divergence. When no fragment can run, the
+//! remaining threads are deadlocked.
+//!
+//! Schedules: the default is deterministic (fragments in order, blocks in order). With a
+//! seed, the scheduler picks fragments at random, preempts them after random time slices,
+//! runs blocks in a random order and applies the lanes of an atomic in a random order.
+//! Results of race-free programs do not depend on the schedule; the tests check that.
+//!
+//! Without race checks and without a seed, blocks run on all cores. A kernel that uses a
+//! grid-wide barrier runs all its blocks co-resident, interleaved on one core.
+
+mod block;
+mod exec;
+pub mod intr;
+
+use crate::code::{Code, Op};
+use crate::memory::Buffer;
+use crate::report::{Report, ReportKind};
+use crate::shadow::{Blocks, Cell, Levels};
+use block::BlockSim;
+use prism_types::perspective::Level;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+
+/// Which dynamic checks run. Bounds, divergence and deadlock are always checked: the run
+/// cannot continue meaningfully past them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Checks {
+    /// Data races (intra-block per barrier interval, inter-block over the run).
+    pub races: bool,
+    /// Conditions and variables that must be uniform over a unit.
+    pub uniformity: bool,
+}
+
+impl Checks {
+    /// Every check on.
+    pub const ALL: Checks = Checks { races: true, uniformity: true };
+    /// Only the checks the run needs to stay meaningful.
+    pub const NONE: Checks = Checks { races: false, uniformity: false };
+}
+
+/// How to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// Which checks run.
+    pub checks: Checks,
+    /// A seed for a randomised schedule; `None` for the deterministic one.
+    pub seed: Option<u64>,
+    /// The most ops one block may execute (per lane group), to turn hangs into a report.
+    pub fuel: u64,
+    /// Worker threads for independent blocks (used only without race checks and seed).
+    pub workers: usize,
+    /// How many race reports to collect before stopping.
+    pub max_races: usize,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            checks: Checks::ALL,
+            seed: None,
+            fuel: 500_000_000,
+            workers: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+            max_races: 10,
+        }
+    }
+}
+
+/// The outcome of a launch.
+#[derive(Clone, Debug, Default)]
+pub struct Outcome {
+    /// Dynamic-check findings (empty for a clean run).
+    pub reports: Vec<Report>,
+    /// Ops executed (each counts once per fragment, whatever its lane count).
+    pub steps: u64,
+}
+
+impl Outcome {
+    /// True when no check fired.
+    pub fn is_clean(&self) -> bool {
+        self.reports.is_empty()
+    }
+}
+
+/// Everything a launch shares between blocks (read-only).
+pub(crate) struct Shared<'a> {
+    pub code: &'a Code,
+    pub kernel: u32,
+    pub grid: u32,
+    pub block: u32,
+    pub buffers: &'a [&'a Buffer],
+    /// Names of the buffers (the kernel parameters), for messages.
+    pub buffer_names: &'a [String],
+    /// Register bits of each kernel parameter.
+    pub params: &'a [u64],
+    pub smem_bytes: u64,
+    pub levels: Levels,
+    pub cfg: Config,
+    /// Set when a worker found a fatal problem: the others stop too.
+    pub stop: AtomicBool,
+    /// Whether blocks run on several workers at once (then a block cannot tell whether
+    /// another block will still write the memory it polls, so spin-waits are not judged).
+    pub parallel: bool,
+}
+
+/// Shadow of one global element: the inter-block summary, and an intra-block cell for the
+/// block that touched it last.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct GCell {
+    pub blocks: Blocks,
+    pub cell_block: u32,
+    pub cell: Cell,
+}
+
+/// Per-worker mutable state.
+pub(crate) struct GCtx {
+    /// Global shadow (only with race checks, which run on one worker).
+    pub shadow: Option<Vec<Vec<GCell>>>,
+    pub reports: Vec<Report>,
+    pub grid_epoch: u32,
+    pub rng: Rng,
+    races: usize,
+    /// Ops run so far by this worker.
+    pub clock: u64,
+    /// Memory-writing ops run so far by this worker (spin-wait detection).
+    pub writes: u64,
+}
+
+impl GCtx {
+    pub fn report(&mut self, s: &Shared<'_>, r: Report) {
+        if let ReportKind::Race(_) = r.kind {
+            // One report per pair of sites is enough.
+            let dup = self.reports.iter().any(|x| {
+                x.kind == r.kind && x.span == r.span && x.other.as_ref().map(|o| o.0) == r.other.as_ref().map(|o| o.0)
+            });
+            if dup {
+                return;
+            }
+            self.races += 1;
+            if self.races >= s.cfg.max_races {
+                s.stop.store(true, Ordering::Relaxed);
+            }
+        } else {
+            s.stop.store(true, Ordering::Relaxed);
+        }
+        self.reports.push(r);
+    }
+}
+
+/// A small deterministic PRNG (xorshift64*), so schedules are reproducible from a seed.
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator seeded with `seed`.
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// A number in `0..n` (0 when n is 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        if n <= 1 { 0 } else { self.next_u64() % n }
+    }
+}
+
+/// Runs `kernel` of `code` over `grid` blocks of `block` threads. `params` holds the
+/// register bits of each kernel parameter (pointers made with [`crate::memory::Ptr::global`]).
+/// The caller has validated the launch against the kernel's bound.
+#[allow(clippy::too_many_arguments)]
+pub fn run(
+    code: &Code,
+    kernel: u32,
+    grid: u32,
+    block: u32,
+    params: &[u64],
+    buffers: &[&Buffer],
+    buffer_names: &[String],
+    cfg: Config,
+) -> Outcome {
+    let f = &code.funcs[kernel as usize];
+    let smem_bytes = smem_of(code, kernel);
+    let mut scopes = Vec::new();
+    let mut grid_sync = false;
+    collect_scopes(code, kernel, block, &mut scopes, &mut grid_sync, &mut vec![false; code.funcs.len()]);
+    let _ = f;
+    let shared = Shared {
+        code,
+        kernel,
+        grid,
+        block,
+        buffers,
+        buffer_names,
+        params,
+        smem_bytes,
+        levels: Levels::new(scopes, u64::from(block)),
+        cfg,
+        stop: AtomicBool::new(false),
+        parallel: false,
+    };
+    let single = cfg.checks.races || cfg.seed.is_some() || cfg.workers <= 1 || grid_sync || grid == 1;
+    let shared = Shared { parallel: !single, ..shared };
+    if single {
+        let mut g = GCtx {
+            shadow: cfg.checks.races.then(|| buffers.iter().map(|b| vec![GCell::default(); b.len()]).collect()),
+            reports: Vec::new(),
+            grid_epoch: 0,
+            rng: Rng::new(cfg.seed.unwrap_or(0)),
+            races: 0,
+            clock: 0,
+            writes: 0,
+        };
+        // Blocks that poll memory another block writes (the look-back scan) need the other
+        // block to make progress while they spin, as on a GPU where both are resident.
+        if grid_sync || (grid > 1 && polls(code, kernel)) {
+            run_coresident(&shared, &mut g);
+        } else {
+            let mut order: Vec<u32> = (0..grid).collect();
+            if cfg.seed.is_some() {
+                for i in (1..order.len()).rev() {
+                    let j = g.rng.below(i as u64 + 1) as usize;
+                    order.swap(i, j);
+                }
+            }
+            for b in order {
+                if shared.stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let mut sim = BlockSim::new(&shared, b, &mut g);
+                sim.run_to_end(&mut g);
+            }
+        }
+        Outcome { reports: g.reports, steps: g.clock }
+    } else {
+        let next = AtomicU32::new(0);
+        let results = Mutex::new(Outcome::default());
+        std::thread::scope(|scope| {
+            for _ in 0..cfg.workers.min(grid as usize) {
+                scope.spawn(|| {
+                    let mut g = GCtx {
+                        shadow: None,
+                        reports: Vec::new(),
+                        grid_epoch: 0,
+                        rng: Rng::new(0),
+                        races: 0,
+                        clock: 0,
+                        writes: 0,
+                    };
+                    loop {
+                        let b = next.fetch_add(1, Ordering::Relaxed);
+                        if b >= grid || shared.stop.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        let mut sim = BlockSim::new(&shared, b, &mut g);
+                        sim.run_to_end(&mut g);
+                    }
+                    let mut r = results.lock().expect("no worker panics while holding the lock");
+                    r.reports.extend(g.reports);
+                    r.steps += g.clock;
+                });
+            }
+        });
+        let mut out = results.into_inner().expect("workers finished");
+        // Workers finish in any order; sort so the report is stable.
+        out.reports.sort_by_key(|r| (r.thread.block, r.thread.thread, r.span.start));
+        out
+    }
+}
+
+/// Runs every block interleaved on one core, for kernels with grid-wide barriers.
+fn run_coresident(s: &Shared<'_>, g: &mut GCtx) {
+    let mut sims: Vec<BlockSim<'_>> = (0..s.grid).map(|b| BlockSim::new(s, b, g)).collect();
+    loop {
+        if s.stop.load(Ordering::Relaxed) {
+            return;
+        }
+        let mut progressed = false;
+        for sim in &mut sims {
+            progressed |= sim.step_slice(g);
+        }
+        if sims.iter().all(|b| b.finished()) {
+            return;
+        }
+        // A grid barrier completes when every block's threads wait at it.
+        if sims.iter().all(|b| b.finished() || b.waiting_only_at_grid_barrier()) && sims.iter().any(|b| !b.finished()) {
+            let sites: Vec<Option<(u32, u32)>> = sims.iter().map(|b| b.grid_barrier_consistent()).collect();
+            if sims.iter().any(|b| b.finished()) || sites.iter().any(|x| x.is_none() || *x != sites[0]) {
+                let waiting = sims.iter().find(|b| !b.finished()).expect("some block waits");
+                waiting.report_grid_divergence(g);
+                return;
+            }
+            g.grid_epoch += 1;
+            for sim in &mut sims {
+                sim.release_grid_barrier();
+            }
+            continue;
+        }
+        if !progressed {
+            let stuck = sims.iter().find(|b| !b.finished()).expect("some block is not finished");
+            stuck.report_deadlock(g);
+            return;
+        }
+        // Every block blocked or spinning on memory nobody writes: nothing can change.
+        if sims.iter().all(|b| b.finished() || b.spinning(g) || b.runnable.is_empty())
+            && let Some(b) = sims.iter().find(|b| !b.finished() && b.spinning(g))
+        {
+            b.report_spin(g);
+            return;
+        }
+    }
+}
+
+/// The shared memory a kernel needs: the largest extent of any shared allocation of any
+/// function it reaches, at the offsets its calls give.
+fn smem_of(code: &Code, f: u32) -> u64 {
+    fn walk(code: &Code, f: u32, base: u64, depth: u32) -> u64 {
+        if depth > 64 {
+            return base;
+        }
+        let mut need = base;
+        for op in &code.funcs[f as usize].ops {
+            match op {
+                Op::SharedAddr { offset, len, .. } => need = need.max(base + offset + len),
+                Op::Call { func, smem_offset, .. } => need = need.max(walk(code, *func, base + smem_offset, depth + 1)),
+                _ => {}
+            }
+        }
+        need
+    }
+    walk(code, f, 0, 0)
+}
+
+/// Whether a kernel (or a function it calls) polls memory with atomic or volatile loads.
+fn polls(code: &Code, f: u32) -> bool {
+    fn walk(code: &Code, f: u32, seen: &mut Vec<bool>) -> bool {
+        if std::mem::replace(&mut seen[f as usize], true) {
+            return false;
+        }
+        code.funcs[f as usize].ops.iter().any(|op| match op {
+            Op::Intr(i) => matches!(**i, crate::code::Intr::AtomicLoad { .. }),
+            Op::Call { func, .. } => walk(code, *func, seen),
+            _ => false,
+        })
+    }
+    walk(code, f, &mut vec![false; code.funcs.len()])
+}
+
+/// The barrier scopes (in threads) a kernel can reach, and whether it has grid barriers.
+fn collect_scopes(code: &Code, f: u32, t: u32, out: &mut Vec<u64>, grid: &mut bool, seen: &mut Vec<bool>) {
+    if seen[f as usize] {
+        return;
+    }
+    seen[f as usize] = true;
+    for op in &code.funcs[f as usize].ops {
+        match op {
+            Op::Barrier { scope } => match scope.level {
+                Level::Thread => out.push(scope.n),
+                Level::Block if scope.n == 1 => out.push(u64::from(t)),
+                _ => *grid = true,
+            },
+            Op::Call { func, .. } => collect_scopes(code, *func, t, out, grid, seen),
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! Scalar values as register bits, and the conversions between them.
+//!
+//! A register lane holds 64 bits. Each scalar type keeps its natural bit pattern in the low
+//! bits: signed integers sign-extended to 64 bits, unsigned ones zero-extended, `float` as its
+//! IEEE bits, `half` and `bf16` as their 16-bit patterns, `bool` as 0 or 1. Arithmetic on
+//! integers wraps (two's complement), as on the GPU.
+
+use half::{bf16, f16};
+use prism_types::tir::ConstValue;
+use prism_types::ty::Scalar;
+
+/// Normalises bits to the canonical form of `ty` (sign- or zero-extension).
+#[inline(always)]
+pub fn norm(ty: Scalar, v: u64) -> u64 {
+    match ty {
+        Scalar::I32 => v as i32 as i64 as u64,
+        Scalar::U32 | Scalar::F32 => v & 0xFFFF_FFFF,
+        Scalar::F16 | Scalar::BF16 => v & 0xFFFF,
+        Scalar::Bool => (v != 0) as u64,
+        Scalar::I64 | Scalar::U64 | Scalar::F64 => v,
+    }
+}
+
+/// The value of a float-typed register as `f64`.
+#[inline(always)]
+pub fn to_f64(ty: Scalar, v: u64) -> f64 {
+    match ty {
+        Scalar::F32 => f32::from_bits(v as u32) as f64,
+        Scalar::F64 => f64::from_bits(v),
+        Scalar::F16 => f16::from_bits(v as u16).to_f64(),
+        Scalar::BF16 => bf16::from_bits(v as u16).to_f64(),
+        Scalar::I32 | Scalar::I64 => v as i64 as f64,
+        Scalar::U32 | Scalar::U64 => v as f64,
+        Scalar::Bool => (v != 0) as u8 as f64,
+    }
+}
+
+/// Bits of a float value of type `ty` (rounding to nearest even).
+#[inline(always)]
+pub fn from_f64(ty: Scalar, x: f64) -> u64 {
+    match ty {
+        Scalar::F32 => (x as f32).to_bits() as u64,
+        Scalar::F64 => x.to_bits(),
+        Scalar::F16 => f16::from_f64(x).to_bits() as u64,
+        Scalar::BF16 => bf16::from_f64(x).to_bits() as u64,
+        _ => from_f64_int(ty, x),
+    }
+}
+
+/// Float to integer, truncating toward zero and saturating (what `cvt.rzi` does on the GPU
+/// for out-of-range values; NaN becomes 0).
+fn from_f64_int(ty: Scalar, x: f64) -> u64 {
+    match ty {
+        Scalar::I32 => (x as i32) as i64 as u64,
+        Scalar::U32 => (x as u32) as u64,
+        Scalar::I64 => (x as i64) as u64,
+        Scalar::U64 => x as u64,
+        Scalar::Bool => (x != 0.0) as u64,
+        _ => unreachable!("float types handled by from_f64"),
+    }
+}
+
+/// The value of an integer register as `i128` (exact for every integer type).
+#[inline(always)]
+pub fn to_i128(ty: Scalar, v: u64) -> i128 {
+    match ty {
+        Scalar::I32 | Scalar::I64 => v as i64 as i128,
+        _ => v as i128,
+    }
+}
+
+/// Converts bits of type `from` to type `to` with C's conversions.
+pub fn cast(from: Scalar, to: Scalar, v: u64) -> u64 {
+    if from == to {
+        return v;
+    }
+    if to == Scalar::Bool {
+        return if from.is_float() { (to_f64(from, v) != 0.0) as u64 } else { (norm(from, v) != 0) as u64 };
+    }
+    if from.is_float() || to.is_float() {
+        if from.is_float() {
+            return from_f64(to, to_f64(from, v));
+        }
+        // Integer to float: exact through i128/f64 for 64-bit values is close enough except
+        // past 2^53; use the correctly rounded path for the 32-bit float.
+        let i = to_i128(from, norm(from, v));
+        return match to {
+            Scalar::F32 => (i as f32).to_bits() as u64,
+            Scalar::F64 => (i as f64).to_bits(),
+            _ => from_f64(to, i as f64),
+        };
+    }
+    // Integer to integer: wrap to the target width.
+    norm(to, to_i128(from, norm(from, v)) as u64)
+}
+
+/// The register bits of a constant of type `ty`.
+pub fn const_bits(ty: Scalar, c: ConstValue) -> u64 {
+    match c {
+        ConstValue::Bool(b) => b as u64,
+        ConstValue::Int(i) => {
+            if ty.is_float() {
+                from_f64(ty, i as f64)
+            } else {
+                norm(ty, i as u64)
+            }
+        }
+        ConstValue::Float(x) => from_f64(ty, x),
+    }
+}
+
+/// Rounds an `f32` to tf32 (10 mantissa bits), to nearest with ties away from zero, as
+/// `cvt.rna.tf32.f32` does before a tensor-core multiply.
+pub fn round_tf32(x: f32) -> f32 {
+    if !x.is_finite() {
+        return x;
+    }
+    let bits = x.to_bits();
+    let rounded = bits.wrapping_add(0x1000) & !0x1FFF;
+    f32::from_bits(rounded)
+}
+
+/// Renders register bits of type `ty` for messages.
+pub fn show(ty: Scalar, v: u64) -> String {
+    match ty {
+        Scalar::Bool => ((v != 0) as u8 != 0).to_string(),
+        Scalar::F64 => format!("{:?}", f64::from_bits(v)),
+        t if t.is_float() => format!("{:?}", to_f64(t, v) as f32),
+        t => to_i128(t, v).to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn casts_follow_c() {
+        let m1 = norm(Scalar::I32, (-1i64) as u64);
+        assert_eq!(cast(Scalar::I32, Scalar::U32, m1), 0xFFFF_FFFF);
+        assert_eq!(cast(Scalar::U32, Scalar::I64, 0xFFFF_FFFF), 0xFFFF_FFFF);
+        assert_eq!(to_i128(Scalar::I64, cast(Scalar::I32, Scalar::I64, m1)), -1);
+        let f = from_f64(Scalar::F32, -2.7);
+        assert_eq!(to_i128(Scalar::I32, cast(Scalar::F32, Scalar::I32, f)), -2);
+        assert_eq!(to_f64(Scalar::BF16, cast(Scalar::F32, Scalar::BF16, from_f64(Scalar::F32, 1.5))), 1.5);
+    }
+
+    #[test]
+    fn tf32_rounding() {
+        assert_eq!(round_tf32(1.0), 1.0);
+        // 1 + 2^-11 is exactly halfway between tf32 neighbours 1 and 1 + 2^-10: ties go away.
+        assert_eq!(round_tf32(1.0 + f32::EPSILON * 4096.0), 1.0 + 2f32.powi(-10));
+        assert_eq!(round_tf32(1.0 + f32::EPSILON), 1.0);
+    }
+}

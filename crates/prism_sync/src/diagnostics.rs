@@ -1,0 +1,108 @@
+//! What inference did, as diagnostics for `prism check --explain-sync`.
+//!
+//! Each inserted barrier becomes a note (`inferred-barrier`) pointing at the instruction the
+//! barrier goes before, with the two accesses it orders as secondary labels. Each ordering no
+//! barrier could provide becomes a warning (`unplaceable-barrier`). Labels on multi-line
+//! statements (a loop, a scope) are cut to their first line, which names the construct.
+
+use crate::{SyncReport, Use, describe_scope};
+use prism_diag::Diagnostic;
+use prism_ir::ir::Program;
+use prism_span::{SourceMap, Span};
+use prism_types::perspective::{Level, Persp};
+
+/// The diagnostics describing `report`, an inference over `ir` whose spans lie in `map`.
+pub fn diagnostics(ir: &Program, report: &SyncReport, map: &SourceMap) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for b in &report.barriers {
+        let f = &ir.functions[b.func.index()];
+        let mem = mem_name(&f.mems[b.mem.index()].name);
+        let (before, after) = (first_line(map, b.before), first_line(map, b.after));
+        let mut d = Diagnostic::note(
+            "inferred-barrier",
+            format!("{} barrier inserted for {mem}", describe_scope(b.scope)),
+            first_line(map, b.at),
+        )
+        .with_label(format!("{} inserted before this", primitive(b.scope)));
+        d = if before == after {
+            d.with_secondary(before, format!("{mem} {} here, and again on a later iteration", verb(b.after_use)))
+        } else if b.before_mem == b.mem {
+            d.with_secondary(before, format!("{mem} {} here", verb(b.before_use)))
+                .with_secondary(after, format!("{} again here", verb(b.after_use)))
+        } else {
+            // Different arrays may occupy the same bytes: the allocator reuses shared memory.
+            let other = mem_name(&f.mems[b.before_mem.index()].name);
+            d.with_secondary(before, format!("{other} {} here", verb(b.before_use)))
+                .with_secondary(after, format!("{mem}, in the same shared memory, {} here", verb(b.after_use)))
+        };
+        let unit = match (b.scope.level, b.scope.n) {
+            (Level::Grid, _) => "the grid".to_string(),
+            _ => format!("every {} unit", b.scope),
+        };
+        let mem = if b.before_mem == b.mem { mem } else { "the shared memory".to_string() };
+        let why = match (b.before_use, b.after_use) {
+            (Use::Read, _) => format!("{unit} finishes reading {mem} before any of its threads changes it"),
+            (_, Use::Read) => format!("{unit} completes its changes to {mem} before any of its threads reads it"),
+            _ => format!("the changes {unit} makes to {mem} are ordered"),
+        };
+        out.push(d.with_note(format!("in `{}`: {why}", f.name)));
+    }
+    for u in &report.unresolved {
+        let f = &ir.functions[u.func.index()];
+        let mem = match u.mem {
+            Some(m) => mem_name(&f.mems[m.index()].name),
+            None => "a callee's shared memory".to_string(),
+        };
+        out.push(
+            Diagnostic::warning(
+                "unplaceable-barrier",
+                format!("{mem} needs a {} barrier that cannot be placed", describe_scope(u.scope)),
+                first_line(map, u.after),
+            )
+            .with_label("this access may conflict with an earlier one by another thread")
+            .with_secondary(first_line(map, u.before), "the earlier access")
+            .with_note(format!(
+                "in `{}`: every place between the two accesses is reached by only part of each {} unit",
+                f.name, u.scope
+            ))
+            .with_help("order the accesses where the whole unit runs together, outside `unsafe` and narrower groups"),
+        );
+    }
+    out
+}
+
+/// How the memory is named in messages: `` `A_smem` ``, or the shared memory of a callee.
+fn mem_name(name: &str) -> String {
+    match name.strip_prefix('@').and_then(|n| n.strip_suffix(".smem")) {
+        Some(callee) => format!("the shared memory of `{callee}`"),
+        None => format!("`{name}`"),
+    }
+}
+
+/// The CUDA spelling of a barrier over `scope` units, for labels.
+fn primitive(scope: Persp) -> String {
+    match (scope.level, scope.n) {
+        (Level::Block, 1) => "`__syncthreads()`".into(),
+        (Level::Thread, 32) => "`__syncwarp()`".into(),
+        (Level::Grid, _) => "a grid-wide barrier".into(),
+        _ => format!("a barrier over each {scope} unit"),
+    }
+}
+
+fn verb(u: Use) -> &'static str {
+    match u {
+        Use::Read => "read",
+        Use::Write => "written",
+        Use::Atomic => "updated atomically",
+    }
+}
+
+/// `span` cut at the end of its first line.
+fn first_line(map: &SourceMap, span: Span) -> Span {
+    let text = map.file(span.file).text();
+    let (start, end) = (span.start as usize, (span.end as usize).min(text.len()));
+    match text.get(start..end).and_then(|s| s.find('\n')) {
+        Some(n) => Span::new(span.file, span.start, span.start + n as u32),
+        None => span,
+    }
+}

@@ -1,0 +1,530 @@
+//! What the analysis tracks: memory items, regions, nodes, and who takes part in a node.
+//!
+//! **Items.** Synchronisation is about memory, and the unit of memory is an *item*: a shared
+//! array, a pointer parameter, or the shared memory a callee uses at a call (its
+//! *footprint*). Names made by `partition`, `claim` and `async` belong to the item of their
+//! root (rules.md §5.10.2 item 1). Thread-local arrays are private to a thread and are not
+//! items. Pointer parameters never alias one another (the language has no pointer
+//! arithmetic and no aliasing of names; a caller passing overlapping buffers to a kernel is
+//! outside the model). Shared memory is different: the allocator reuses bytes between
+//! sequential scopes and gives every callee the caller's current offset, so two shared items
+//! whose byte ranges overlap are the same memory. Each item is therefore analysed together
+//! with every item that overlaps it.
+//!
+//! **Regions.** A `partition` or `claim` scope is one node where it is opened, and its body
+//! is analysed on its own: the scope's own barriers (before it starts, after it ends) order
+//! everything inside against everything outside, so inside only the accesses through the new
+//! name need ordering against each other. A region is the function body for a set of
+//! overlapping items, or the body of one `partition`/`claim` scope for its name. Within a
+//! region, conflicts only happen inside one *sharing unit* `D`: a shared array is per block;
+//! a parameter is shared by the units of its perspective; a partition gives each unit of its
+//! perspective its own elements (the language leaves non-injective index functions to the
+//! simulator, rules.md §6 A16); a claimed name may be used by any unit of the code that
+//! claimed it, since two different splits may hand it to two different units. An `async`
+//! scope's body is not a region: its only uses are asynchronous copies, which complete at
+//! the scope's end, and no barrier inside could order them.
+//!
+//! **Nodes** (rules.md §5.10.2 item 2). In a region, a node is a memory scope on the region's
+//! memory, or one instruction that accesses it directly (a load, a store, an intrinsic's
+//! memory operand, a call's pointer argument or shared footprint) outside such scopes. The
+//! rules name maximal straight-line runs of direct accesses; one node per instruction is the
+//! same graph cut finer, and it also separates an atomic from a plain access in one run,
+//! which race. Volatile accesses are never nodes: unsafe code that uses them synchronises by
+//! itself.
+//!
+//! **Participants.** A node is executed by the threads that reach it, described by the
+//! `group`s and `split` cases between the region's start and the node: an [`Elem`] chain. The
+//! barrier for an edge synchronises the smallest aligned unit that holds the participants of
+//! both ends, within one sharing unit ([`barrier_scope`]).
+
+use crate::Key;
+use crate::cfg::{Cfg, FrameId, FrameKind, InstId, PointId};
+use prism_ir::ir::{AccessKind, Function, InstKind, IntrArg, MemKind, Program, ScopeKind, Type};
+use prism_ir::{AccessId, FuncId, MemId, Reg};
+use prism_span::Span;
+use prism_types::perspective::{Facts, Level, Persp, lcm};
+use std::collections::{BTreeSet, HashMap};
+
+/// A unit of memory the analysis tracks.
+#[derive(Clone, Debug)]
+pub(crate) struct Item {
+    /// Whether it is shared memory (and may overlap other shared items).
+    pub shared: bool,
+    /// Its bytes from the function's shared base, when known (shared items only).
+    pub range: Option<(u64, u64)>,
+    /// The units that share it.
+    pub persp: Persp,
+}
+
+/// Which memory a region analyses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum RegionKind {
+    /// The function body, for a set of mutually relevant items.
+    Top(Vec<usize>),
+    /// The body of the `partition` or `claim` scope that made this name.
+    View(MemId),
+}
+
+/// A part of the function analysed on its own.
+#[derive(Clone, Debug)]
+pub(crate) struct Region {
+    /// Which memory.
+    pub kind: RegionKind,
+    /// The block the region is (the function body, or a scope body).
+    pub base: FrameId,
+    /// Where paths leave the region: the function's exit or the scope's end.
+    pub stop: PointId,
+    /// The code perspective at the region's start.
+    pub c0: Persp,
+    /// The sharing unit: threads in different `d`-units never touch the same elements here.
+    pub d: Persp,
+    /// For a scope's region: the scope instruction.
+    pub scope: Option<InstId>,
+}
+
+/// How a node touches its memory.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Mode {
+    /// Some plain read.
+    pub read: bool,
+    /// Some plain write (a store, an asynchronous copy, a writable argument, a footprint).
+    pub write: bool,
+    /// Some atomic.
+    pub atomic: bool,
+}
+
+impl Mode {
+    /// Whether the node touches memory at all.
+    pub fn is_empty(self) -> bool {
+        !(self.read || self.write || self.atomic)
+    }
+
+    fn add(&mut self, kind: AccessKind) {
+        match kind {
+            AccessKind::Read => self.read = true,
+            AccessKind::Write | AccessKind::AsyncWrite => self.write = true,
+            AccessKind::Atomic => self.atomic = true,
+            AccessKind::Volatile => {}
+        }
+    }
+
+    /// Whether an edge from a node like `self` to a node like `other` needs a barrier: two
+    /// reads never conflict, and neither do two atomics; anything else with a write
+    /// (atomics included: an atomic against a plain access is a race) does.
+    pub fn conflicts(self, other: Mode) -> bool {
+        let pure_read = |m: Mode| !m.write && !m.atomic;
+        let pure_atomic = |m: Mode| m.atomic && !m.write && !m.read;
+        let harmless = (pure_read(self) && pure_read(other)) || (pure_atomic(self) && pure_atomic(other));
+        !harmless
+    }
+}
+
+/// Which memory a node is reported against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MemRef {
+    /// A root memory name.
+    Mem(MemId),
+    /// A callee's shared memory.
+    Callee(FuncId),
+}
+
+/// One step narrowing a node's participants: a `group` (every unit of `persp` runs the body:
+/// `index` is `None`) or a `split` case (unit number `index` of `persp` runs it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Elem {
+    /// The perspective of the units.
+    pub persp: Persp,
+    /// Which unit, counted in units of `persp` from the start of the enclosing unit.
+    pub index: Option<u64>,
+}
+
+/// A node of the data-control-flow graph.
+#[derive(Clone, Debug)]
+pub(crate) struct Node {
+    /// The region it belongs to.
+    pub region: usize,
+    /// The scope or accessing instruction.
+    pub inst: InstId,
+    /// Where it ends.
+    pub end: PointId,
+    /// What it does to the region's memory.
+    pub mode: Mode,
+    /// Its participants, from the region's start.
+    pub chain: Vec<Elem>,
+    /// The memory to name in reports.
+    pub mem: MemRef,
+    /// The source of the scope or access.
+    pub span: Span,
+    /// For a call: the callee and which of its memories this node stands for.
+    pub calls: Vec<(FuncId, Key)>,
+    /// For a `partition` or `claim` scope: the instructions inside it that touch the memory.
+    /// Empty for a single instruction and for an `async` scope, which act as one step (the
+    /// copies of an `async` scope are complete only at its end).
+    pub inner: Vec<InstId>,
+}
+
+/// Items, regions and nodes of one function.
+#[derive(Debug, Default)]
+pub(crate) struct Graph {
+    /// Every item.
+    pub items: Vec<Item>,
+    /// The item of each root memory name.
+    pub item_of: HashMap<MemId, usize>,
+    /// The footprint item of each call with one.
+    pub footprint_of: HashMap<InstId, usize>,
+    /// Every region.
+    pub regions: Vec<Region>,
+    /// Every node; those of one region are contiguous.
+    pub nodes: Vec<Node>,
+    /// For each region, its nodes by start point.
+    pub starts: Vec<HashMap<PointId, usize>>,
+}
+
+/// The root of a memory name (following the names it narrows).
+pub(crate) fn root(f: &Function, m: MemId) -> MemId {
+    let mut m = m;
+    while let Some(p) = f.mems[m.index()].parent {
+        m = p;
+    }
+    m
+}
+
+/// Registers with their defining instructions.
+pub(crate) type Defs = HashMap<Reg, Vec<InstId>>;
+
+/// Collects the defining instructions of every register.
+pub(crate) fn defs(cfg: &Cfg<'_>) -> Defs {
+    let mut out: Defs = HashMap::new();
+    for (id, info) in cfg.insts.iter().enumerate() {
+        for r in info.inst.kind.defs() {
+            out.entry(r).or_default().push(id);
+        }
+    }
+    out
+}
+
+/// The memory operands of an instruction: each access with its pointer register and, for an
+/// element operand, its index register.
+pub(crate) fn operands(f: &Function, kind: &InstKind) -> Vec<(AccessId, Reg, Option<Reg>)> {
+    match kind {
+        InstKind::Load { ptr, index, access, .. } | InstKind::Store { ptr, index, access, .. } => {
+            vec![(*access, *ptr, Some(*index))]
+        }
+        InstKind::Intrinsic { args, accesses, .. } => {
+            let mem = args.iter().filter_map(|a| match a {
+                IntrArg::Elem { ptr, index } => Some((*ptr, Some(*index))),
+                IntrArg::Val(r) if f.reg_ty(*r) == Type::Ptr => Some((*r, None)),
+                IntrArg::Val(_) => None,
+            });
+            accesses.iter().zip(mem).map(|(a, (p, i))| (*a, p, i)).collect()
+        }
+        InstKind::Call { args, accesses, .. } => {
+            let ptrs = args.iter().filter(|r| f.reg_ty(**r) == Type::Ptr);
+            accesses.iter().zip(ptrs).map(|(a, p)| (*a, *p, None)).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// The shared bytes a pointer register points into, when it comes from a shared address.
+fn shared_range(cfg: &Cfg<'_>, defs: &Defs, mut r: Reg) -> Option<(u64, u64)> {
+    for _ in 0..64 {
+        let [d] = defs.get(&r)?.as_slice() else { return None };
+        match &cfg.insts[*d].inst.kind {
+            InstKind::SharedAddr { offset, len, .. } => return Some((*offset, offset + len)),
+            InstKind::PtrOffset { base, .. } => r = *base,
+            InstKind::Copy { src, .. } => r = *src,
+            _ => return None,
+        }
+    }
+    None
+}
+
+impl Graph {
+    /// Builds the items, regions and nodes of function `f`.
+    pub fn build(p: &Program, f: &Function, cfg: &Cfg<'_>, defs: &Defs) -> Graph {
+        let mut g = Graph::default();
+        g.items_of(p, f, cfg, defs);
+        g.regions_of(f, cfg);
+        for r in 0..g.regions.len() {
+            g.nodes_of(r, f, cfg);
+        }
+        g
+    }
+
+    fn items_of(&mut self, p: &Program, f: &Function, cfg: &Cfg<'_>, defs: &Defs) {
+        for (i, m) in f.mems.iter().enumerate() {
+            let shared = match m.kind {
+                MemKind::Shared => true,
+                MemKind::Param => false,
+                _ => continue,
+            };
+            let persp = if shared { Persp::BLOCK } else { m.persp };
+            self.item_of.insert(MemId(i as u32), self.items.len());
+            self.items.push(Item { shared, range: None, persp });
+        }
+        for (id, info) in cfg.insts.iter().enumerate() {
+            // The bytes of a shared array are those of the shared address its accesses use.
+            for (a, ptr, _) in operands(f, &info.inst.kind) {
+                let r = root(f, f.accesses[a.index()].mem);
+                if let Some(&it) = self.item_of.get(&r)
+                    && self.items[it].shared
+                    && self.items[it].range.is_none()
+                {
+                    self.items[it].range = shared_range(cfg, defs, ptr);
+                }
+            }
+            if let InstKind::Call { func, smem_offset, .. } = &info.inst.kind {
+                let size = p.func(*func).smem_size;
+                if size > 0 {
+                    self.footprint_of.insert(id, self.items.len());
+                    self.items.push(Item {
+                        shared: true,
+                        range: Some((*smem_offset, smem_offset + size)),
+                        persp: Persp::BLOCK,
+                    });
+                }
+            }
+        }
+    }
+
+    fn overlap(&self, a: usize, b: usize) -> bool {
+        let (x, y) = (&self.items[a], &self.items[b]);
+        a == b
+            || (x.shared
+                && y.shared
+                && match (x.range, y.range) {
+                    (Some((s1, e1)), Some((s2, e2))) => s1 < e2 && s2 < e1,
+                    // A shared array whose bytes are unknown may be any shared memory.
+                    _ => true,
+                })
+    }
+
+    fn regions_of(&mut self, f: &Function, cfg: &Cfg<'_>) {
+        let mut sets = BTreeSet::new();
+        for a in 0..self.items.len() {
+            let set: Vec<usize> = (0..self.items.len()).filter(|&b| self.overlap(a, b)).collect();
+            sets.insert(set);
+        }
+        for set in sets {
+            let d = self.items[set[0]].persp;
+            let (base, stop, c0) = (0, cfg.exit, f.entry);
+            self.regions.push(Region { kind: RegionKind::Top(set), base, stop, c0, d, scope: None });
+        }
+        for (id, info) in cfg.insts.iter().enumerate() {
+            if let InstKind::Scope { kind, mem, view, .. } = &info.inst.kind {
+                if *kind == ScopeKind::Async || !self.item_of.contains_key(&root(f, *mem)) {
+                    continue;
+                }
+                let c0 = cfg.frames[info.frame].code;
+                let d = if *kind == ScopeKind::Partition { f.mems[view.index()].persp } else { c0 };
+                self.regions.push(Region {
+                    kind: RegionKind::View(*view),
+                    base: info.children[0],
+                    stop: info.exit,
+                    c0,
+                    d,
+                    scope: Some(id),
+                });
+            }
+        }
+    }
+
+    /// The item of the root of memory name `m`, if it is tracked.
+    pub fn item(&self, f: &Function, m: MemId) -> Option<usize> {
+        self.item_of.get(&root(f, m)).copied()
+    }
+
+    /// Whether access `a` is one region `r` orders directly (when not inside a nested scope
+    /// on the same memory).
+    pub fn touches(&self, f: &Function, r: usize, a: AccessId) -> bool {
+        let info = &f.accesses[a.index()];
+        if info.kind == AccessKind::Volatile {
+            return false;
+        }
+        match &self.regions[r].kind {
+            RegionKind::Top(set) => self.item(f, info.mem).is_some_and(|i| set.contains(&i)),
+            RegionKind::View(v) => info.mem == *v,
+        }
+    }
+
+    /// Whether a scope on `mem` is a node of region `r`.
+    fn scope_in(&self, f: &Function, r: usize, mem: MemId) -> bool {
+        match &self.regions[r].kind {
+            RegionKind::Top(set) => self.item(f, mem).is_some_and(|i| set.contains(&i)),
+            RegionKind::View(v) => mem == *v,
+        }
+    }
+
+    /// Whether access `a` inside a scope node of region `r` counts for the node: any access to
+    /// the region's memory, through any name.
+    fn counts_inside(&self, f: &Function, r: usize, a: AccessId) -> bool {
+        let info = &f.accesses[a.index()];
+        if info.kind == AccessKind::Volatile {
+            return false;
+        }
+        match &self.regions[r].kind {
+            RegionKind::Top(set) => self.item(f, info.mem).is_some_and(|i| set.contains(&i)),
+            RegionKind::View(v) => root(f, info.mem) == root(f, *v),
+        }
+    }
+
+    /// Whether instruction `d` inside a scope node of region `r` touches the region's memory.
+    fn touches_inside(&self, f: &Function, r: usize, d: InstId, cfg: &Cfg<'_>) -> bool {
+        self.footprint_in(r, d)
+            || operands(f, &cfg.insts[d].inst.kind).iter().any(|(a, _, _)| self.counts_inside(f, r, *a))
+    }
+
+    /// Whether the call at `inst` has a footprint in region `r`.
+    fn footprint_in(&self, r: usize, inst: InstId) -> bool {
+        match (&self.regions[r].kind, self.footprint_of.get(&inst)) {
+            (RegionKind::Top(set), Some(i)) => set.contains(i),
+            _ => false,
+        }
+    }
+
+    fn nodes_of(&mut self, r: usize, f: &Function, cfg: &Cfg<'_>) {
+        let region = self.regions[r].clone();
+        let mut starts = HashMap::new();
+        let range = match region.scope {
+            Some(s) => cfg.descendants(s),
+            None => 0..cfg.insts.len(),
+        };
+        for id in range {
+            let info = &cfg.insts[id];
+            if !cfg.frame_within(info.frame, region.base) || self.nested(f, r, cfg, info.frame, region.base) {
+                continue;
+            }
+            let mut mode = Mode::default();
+            let mut mem = None;
+            let mut calls = Vec::new();
+            let mut inner = Vec::new();
+            let (start, end) = match &info.inst.kind {
+                InstKind::Scope { kind, mem: m, .. } if self.scope_in(f, r, *m) => {
+                    for d in cfg.descendants(id) {
+                        let k = &cfg.insts[d].inst.kind;
+                        for (a, _, _) in operands(f, k) {
+                            if self.counts_inside(f, r, a) {
+                                mode.add(f.accesses[a.index()].kind);
+                            }
+                        }
+                        if self.footprint_in(r, d) {
+                            mode.write = true;
+                        }
+                        if self.touches_inside(f, r, d, cfg) {
+                            inner.push(d);
+                        }
+                    }
+                    if *kind == ScopeKind::Async {
+                        mode.write = true;
+                        inner.clear();
+                    }
+                    mem = Some(MemRef::Mem(root(f, *m)));
+                    (info.enter, info.exit)
+                }
+                k => {
+                    for (n, (a, _, _)) in operands(f, k).into_iter().enumerate() {
+                        if self.touches(f, r, a) {
+                            let acc = &f.accesses[a.index()];
+                            mode.add(acc.kind);
+                            mem.get_or_insert(MemRef::Mem(root(f, acc.mem)));
+                            if let InstKind::Call { func, .. } = k {
+                                calls.push((*func, Key::Param(n)));
+                            }
+                        }
+                    }
+                    if let (true, InstKind::Call { func, .. }) = (self.footprint_in(r, id), k) {
+                        mode.write = true;
+                        mem.get_or_insert(MemRef::Callee(*func));
+                        calls.push((*func, Key::Smem));
+                    }
+                    (info.enter, info.exit)
+                }
+            };
+            let Some(mem) = mem else { continue };
+            if mode.is_empty() {
+                continue;
+            }
+            let chain = chain(cfg, info.frame, region.base);
+            starts.insert(start, self.nodes.len());
+            self.nodes.push(Node { region: r, inst: id, end, mode, chain, mem, span: info.inst.span, calls, inner });
+        }
+        self.starts.push(starts);
+    }
+
+    /// Whether a frame lies inside a scope that is itself a node of region `r` (its accesses
+    /// belong to that node).
+    fn nested(&self, f: &Function, r: usize, cfg: &Cfg<'_>, frame: FrameId, base: FrameId) -> bool {
+        cfg.ancestors(frame).take_while(|&a| a != base).any(|a| match cfg.frames[a].kind {
+            FrameKind::Scope { mem, .. } => self.scope_in(f, r, mem),
+            _ => false,
+        })
+    }
+}
+
+/// The participants of code in `frame`, from the start of the region whose block is `base`.
+pub(crate) fn chain(cfg: &Cfg<'_>, frame: FrameId, base: FrameId) -> Vec<Elem> {
+    let mut out = Vec::new();
+    for a in cfg.ancestors(frame).take_while(|&a| a != base) {
+        let fr = &cfg.frames[a];
+        let parent_code = fr.parent.map(|p| cfg.frames[p].code);
+        match fr.kind {
+            FrameKind::Group if parent_code != Some(fr.code) => out.push(Elem { persp: fr.code, index: None }),
+            FrameKind::Case { offset, count } => out.push(Elem { persp: fr.code, index: Some(offset / count) }),
+            _ => {}
+        }
+    }
+    out.reverse();
+    out
+}
+
+/// The barrier perspective for an edge between nodes with participants `a` and `b` in a
+/// region starting at code `c0` whose sharing unit is `d`.
+///
+/// Walk both chains from the region's start while they agree: the same split case narrows
+/// both to one unit; the same `group` replicates both over its units, which keeps conflicts
+/// inside one unit only when the sharing unit already lies within it. Where the chains part,
+/// the smallest aligned unit holding both positions is the answer; when one chain ends first,
+/// its node involves the whole current unit. Finally, conflicts never cross a sharing unit,
+/// so when `d` fits inside the answer, `d` is enough.
+pub(crate) fn barrier_scope(facts: Facts, c0: Persp, d: Persp, a: &[Elem], b: &[Elem]) -> Persp {
+    let mut unit = c0;
+    for (x, y) in a.iter().zip(b) {
+        if x == y {
+            if x.index.is_none() && !facts.narrower_eq(d, x.persp) {
+                break;
+            }
+            unit = x.persp;
+            continue;
+        }
+        if let Some(u) = smallest_aligned(facts, unit, x, y) {
+            unit = u;
+        }
+        break;
+    }
+    if facts.narrower_eq(d, unit) { d } else { unit }
+}
+
+/// The smallest unit inside `unit` that holds both split cases `x` and `y` (units of one
+/// level), if one narrower than `unit` exists.
+fn smallest_aligned(facts: Facts, unit: Persp, x: &Elem, y: &Elem) -> Option<Persp> {
+    let (Some(i), Some(j)) = (x.index, y.index) else { return None };
+    if x.persp.level != y.persp.level || x.persp.level == Level::Grid {
+        return None;
+    }
+    let level = x.persp.level;
+    let (nx, ny) = (u128::from(x.persp.n), u128::from(y.persp.n));
+    let lo = (u128::from(i) * nx).min(u128::from(j) * ny);
+    let hi = ((u128::from(i) + 1) * nx).max((u128::from(j) + 1) * ny);
+    let step = u128::from(lcm(x.persp.n, y.persp.n)?);
+    let limit = u128::from(facts.units_in(Persp { level, n: 1 }, unit)).min(1 << 24);
+    let mut m = step;
+    while m <= limit {
+        let p = Persp { level, n: u64::try_from(m).ok()? };
+        if lo / m == (hi - 1) / m && facts.narrower_eq(p, unit) {
+            return (p != unit).then_some(p);
+        }
+        m += step;
+    }
+    None
+}

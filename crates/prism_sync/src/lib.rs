@@ -1,0 +1,414 @@
+//! Synchronisation inference: the barriers that `partition`, `claim` and `async` imply.
+//!
+//! ```text
+//! tir::Program --prism_ir::lower--> ir::Program --infer--> ir::Program with barriers
+//! ```
+//!
+//! Prism programs do not write barriers: a thread writes shared or global memory only
+//! through a name that `partition`, `claim` or `async` gave it, and the compiler orders those
+//! writes against the next use of the memory (rules.md §5.10). [`infer`] inserts
+//! `InstKind::Barrier { origin: BarrierOrigin::Inferred { .. } }` instructions into a lowered
+//! program so that the simulator and the CUDA backend, which both consume the IR afterwards,
+//! see every ordering explicitly. It follows rules.md §5.10.2 with the naive placement
+//! (a full barrier per edge, no split arrive/wait), correct before fast:
+//!
+//! 1. **Memory** (`graph.rs`): items are shared arrays, pointer parameters and callees' shared
+//!    footprints; views belong to their root. Shared items whose bytes overlap are analysed
+//!    together, because the allocator reuses shared memory between sequential scopes and
+//!    between calls. Thread-local arrays need nothing.
+//! 2. **Nodes**: each memory scope, and each instruction accessing the memory directly, in a
+//!    region: the function body, or the body of a `partition`/`claim` scope for its new name
+//!    (the scope's own barriers order its inside against its outside).
+//! 3. **Edges** (`paths.rs`): `A → B` when a path leads from the end of `A` to the start of
+//!    `B` through no other node of the region, loop back edges included. It needs a barrier
+//!    when either end writes, unless both are atomics only.
+//! 4. **Scope**: the smallest aligned unit holding the threads that run `A` and `B`, within
+//!    one sharing unit of the memory: `block[1]` for shared memory staged by a whole block,
+//!    `thread[32]` for a warp's claim, `grid[1]` for global memory reused across a launch. A
+//!    single thread needs no barrier; nor do two nodes (or a loop repeating one node) in
+//!    which every thread provably touches only its own elements (`owner.rs`).
+//! 5. **Placement** (`place.rs`): immediately before `B`, moved out of code that not every
+//!    thread of the unit runs (narrower `group`s and `split` cases, non-uniform `if`s, unsafe
+//!    code) and out of constructs that do not contain `A` (so that a barrier before a loop
+//!    runs once). An explicit `__syncthreads()`/`__syncwarp()`, a barrier planned for an
+//!    earlier edge, or a callee's barriers (`summary.rs`) on every path from `A`'s last
+//!    accesses to `B`'s first cover an edge; every barrier no edge needs is dropped at the end.
+//!
+//! A barrier over `S`-units placed in code at perspective `C ⊒ S` means every `S`-unit of the
+//! `C`-unit synchronises: `__syncthreads()` for `block[1]`, `__syncwarp()` for `thread[32]`,
+//! a named barrier for other thread counts, a grid barrier for `grid[1]` (the backends decide
+//! how to run it).
+//!
+//! **What is assumed, not checked** (the simulator reports the races these leave): a
+//! partition's units use only their own elements, as the language trusts its index functions
+//! (rules.md §6 A16), so accesses through a partition to other units' elements need written
+//! barriers; pointer parameters do not alias each other; concurrent branches of one `split`
+//! share no memory (no barrier could order them); verbatim CUDA text without a simulated body
+//! touches nothing; the source of an asynchronous copy is not written inside the `async`
+//! scope that reads it. Orderings that only a barrier in divergent code could provide are
+//! reported as [`Unresolved`], not synchronised.
+//!
+//! **What is imprecise, on the safe side**: paths are those of the structured control flow,
+//! so a loop whose bounds are not constants may run zero times; the ownership proof knows
+//! only affine indices with constant ranges; barriers go before the later node whole (no
+//! split arrive/wait, no motion towards the first access).
+//!
+//! Invariant: the result passes `prism_ir::verify` whenever the input did: barriers are only
+//! placed where their unit is narrower than or equal to the code perspective, outside unsafe
+//! code.
+
+#![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+mod cfg;
+mod diagnostics;
+mod graph;
+mod owner;
+mod paths;
+mod place;
+mod summary;
+
+pub use diagnostics::diagnostics;
+
+use cfg::Cfg;
+use graph::{Defs, Graph, MemRef, Mode};
+use prism_ir::ir::{BarrierOrigin, Function, Inst, InstKind, MemInfo, MemKind, Program};
+use prism_ir::{FuncId, MemId};
+use prism_span::Span;
+use prism_types::perspective::{Facts, Level, Persp};
+use prism_types::tir;
+pub(crate) use summary::Key;
+use summary::Summary;
+
+/// Options of [`infer`].
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Test and debug switch: do not insert the inferred barrier with this index (in the
+    /// order of [`SyncReport::barriers`]). The report still lists it. Used to check that every
+    /// inferred barrier matters: without it, the simulator should see a race.
+    pub skip: Option<usize>,
+}
+
+/// How a node uses its memory, for messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Use {
+    /// Only plain reads.
+    Read,
+    /// Some plain write (a store, an asynchronous copy, a writable argument).
+    Write,
+    /// Atomics (and perhaps reads), no plain write.
+    Atomic,
+}
+
+impl Use {
+    fn of(m: Mode) -> Use {
+        if m.write {
+            Use::Write
+        } else if m.atomic {
+            Use::Atomic
+        } else {
+            Use::Read
+        }
+    }
+}
+
+/// One barrier [`infer`] inserted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InsertedBarrier {
+    /// The function it is in.
+    pub func: FuncId,
+    /// The unit that synchronises.
+    pub scope: Persp,
+    /// The memory it orders, as the later node names it (a root name; for a callee's shared
+    /// memory, a name [`infer`] added to the function's memory table).
+    pub mem: MemId,
+    /// The memory as the earlier node names it: `mem`, or another shared array (or callee
+    /// footprint) occupying the same bytes.
+    pub before_mem: MemId,
+    /// The earlier access or scope.
+    pub before: Span,
+    /// How the earlier node uses the memory.
+    pub before_use: Use,
+    /// The later access or scope.
+    pub after: Span,
+    /// How the later node uses the memory.
+    pub after_use: Use,
+    /// The instruction the barrier was placed immediately before.
+    pub at: Span,
+}
+
+/// An ordering no legal barrier could provide, left to the programmer (and the simulator).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unresolved {
+    /// The function.
+    pub func: FuncId,
+    /// The unit that would have to synchronise.
+    pub scope: Persp,
+    /// The memory (none for a callee's shared memory).
+    pub mem: Option<MemId>,
+    /// The earlier access or scope.
+    pub before: Span,
+    /// The later access or scope.
+    pub after: Span,
+}
+
+/// What [`infer`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SyncReport {
+    /// Inserted barriers, by function and then in program order.
+    pub barriers: Vec<InsertedBarrier>,
+    /// Edges that needed a barrier no legal placement could provide (only unsafe code or
+    /// atomics mixed with plain accesses in one narrow block produce these).
+    pub unresolved: Vec<Unresolved>,
+}
+
+/// Inserts the inferred barriers into `p` and says where they went.
+///
+/// Functions are analysed callees first, each on its own: a function starts with its memory
+/// synchronised by its caller, and a call is a node of the caller for the memory it touches.
+pub fn infer(p: &mut Program, opts: &Options) -> SyncReport {
+    let n = p.functions.len();
+    let mut summaries: Vec<Option<Summary>> = vec![None; n];
+    let mut plans: Vec<Vec<Pending>> = vec![Vec::new(); n];
+    let mut unresolved: Vec<Vec<(Persp, MemRef, Span, Span)>> = vec![Vec::new(); n];
+    for fid in callees_first(p) {
+        let f = &p.functions[fid];
+        let cfg = Cfg::build(f);
+        let defs = graph::defs(&cfg);
+        let graph = Graph::build(p, f, &cfg, &defs);
+        let mut cx = Ctx { f, facts: f.facts, cfg, defs, graph, summaries: &summaries };
+        cx.counted_loops_run();
+        let plan = cx.plan();
+        let summary = cx.summarise(&plan.planned());
+        plans[fid] = plan.barriers.iter().map(|b| cx.pending(b)).collect();
+        unresolved[fid] = plan
+            .unresolved
+            .iter()
+            .map(|e| {
+                let (a, b) = (&cx.graph.nodes[e.a], &cx.graph.nodes[e.b]);
+                (e.scope, pick(b.mem, a.mem), a.span, b.span)
+            })
+            .collect();
+        summaries[fid] = Some(summary);
+    }
+    let names: Vec<String> = p.functions.iter().map(|f| f.name.clone()).collect();
+    let mut report = SyncReport::default();
+    for (fid, mut pending) in plans.into_iter().enumerate() {
+        pending.sort_by_key(|b| b.order);
+        let func = FuncId(fid as u32);
+        let mut inserts = Vec::new();
+        for b in pending {
+            let mem = mem_id(&mut p.functions[fid], b.mem, &names, b.span_at);
+            let before_mem = mem_id(&mut p.functions[fid], b.mem_before, &names, b.span_at);
+            let index = report.barriers.len();
+            report.barriers.push(InsertedBarrier {
+                func,
+                scope: b.scope,
+                mem,
+                before_mem,
+                before: b.before,
+                before_use: b.before_use,
+                after: b.after,
+                after_use: b.after_use,
+                at: b.span_at,
+            });
+            if opts.skip != Some(index) {
+                let origin = BarrierOrigin::Inferred { mem, before: b.before, after: b.after };
+                let inst = Inst { kind: InstKind::Barrier { scope: b.scope, origin }, span: b.span_at };
+                inserts.push((b.key, inst));
+            }
+        }
+        insert(&mut p.functions[fid], inserts);
+        for (scope, mem, before, after) in std::mem::take(&mut unresolved[fid]) {
+            let mem = match mem {
+                MemRef::Mem(m) => Some(m),
+                MemRef::Callee(_) => None,
+            };
+            report.unresolved.push(Unresolved { func, scope, mem, before, after });
+        }
+    }
+    report
+}
+
+/// Lowers a checked program and infers its synchronisation: the IR the simulator and the
+/// CUDA backend consume.
+pub fn lower_and_sync(program: &tir::Program, opts: &Options) -> (Program, SyncReport) {
+    let mut ir = prism_ir::lower(program);
+    let report = infer(&mut ir, opts);
+    (ir, report)
+}
+
+/// A short description of a barrier's unit, for messages: `block` (`__syncthreads()`),
+/// `warp` (`__syncwarp()`), `grid`, or the perspective.
+pub fn describe_scope(scope: Persp) -> String {
+    match (scope.level, scope.n) {
+        (Level::Block, 1) => "block".into(),
+        (Level::Thread, 32) => "warp".into(),
+        (Level::Grid, _) => "grid".into(),
+        _ => format!("{scope}"),
+    }
+}
+
+/// What the analysis of one function works with.
+pub(crate) struct Ctx<'a> {
+    /// The function.
+    pub f: &'a Function,
+    /// What its bound guarantees.
+    pub facts: Facts,
+    /// Its control-flow graph.
+    pub cfg: Cfg<'a>,
+    /// Its registers' definitions.
+    pub defs: Defs,
+    /// Its memory, regions and nodes.
+    pub graph: Graph,
+    /// Summaries of the functions analysed so far (every callee).
+    pub summaries: &'a [Option<Summary>],
+}
+
+/// A planned barrier, detached from the analysis so the program can be changed.
+#[derive(Clone, Debug)]
+struct Pending {
+    /// Program order of the instruction it goes before.
+    order: usize,
+    /// Where it goes: the block's path flattened, then the index in the block.
+    key: Vec<usize>,
+    scope: Persp,
+    mem: MemRef,
+    mem_before: MemRef,
+    before: Span,
+    before_use: Use,
+    after: Span,
+    after_use: Use,
+    span_at: Span,
+}
+
+impl Ctx<'_> {
+    /// A `for` loop with constant bounds that admit an iteration runs its body at least once,
+    /// so the path that skips the body (the first test of the condition failing) does not
+    /// exist. Without this, a staging loop followed by `for kk in range(32): ... As[...]`
+    /// would seem to let the next tile's writes follow the last ones without the reads in
+    /// between. The header of such a loop only compares the counter, so the first iteration
+    /// goes straight to the body.
+    fn counted_loops_run(&mut self) {
+        let loops: Vec<cfg::InstId> = (0..self.cfg.insts.len())
+            .filter(|&l| match &self.cfg.insts[l].inst.kind {
+                InstKind::Loop { header, .. } => {
+                    header
+                        .insts
+                        .iter()
+                        .all(|i| i.kind.blocks().is_empty() && graph::operands(self.f, &i.kind).is_empty())
+                        && self.counter(l).is_some()
+                }
+                _ => false,
+            })
+            .collect();
+        for l in loops {
+            let info = &self.cfg.insts[l];
+            let cond = info.cond.expect("loops have a condition point");
+            let body = self.cfg.succ[cond][0];
+            self.cfg.succ[info.enter] = vec![body];
+        }
+    }
+
+    fn pending(&self, b: &place::PlannedBarrier) -> Pending {
+        let info = &self.cfg.insts[b.before];
+        let mut key: Vec<usize> = self.cfg.frames[info.frame].path.iter().flat_map(|&(i, s)| [i, s]).collect();
+        key.push(info.index);
+        let (na, nb) = (&self.graph.nodes[b.edge.a], &self.graph.nodes[b.edge.b]);
+        Pending {
+            order: b.before,
+            key,
+            scope: b.scope,
+            mem: pick(nb.mem, na.mem),
+            mem_before: pick(na.mem, nb.mem),
+            before: na.span,
+            before_use: Use::of(na.mode),
+            after: nb.span,
+            after_use: Use::of(nb.mode),
+            span_at: info.inst.span,
+        }
+    }
+}
+
+/// The memory to report for an edge: a real name when either end has one.
+fn pick(b: MemRef, a: MemRef) -> MemRef {
+    match (b, a) {
+        (MemRef::Mem(_), _) => b,
+        (_, MemRef::Mem(_)) => a,
+        _ => b,
+    }
+}
+
+/// The memory name for a report; a callee's shared memory gets a name of its own, added to
+/// the function's memory table once.
+fn mem_id(f: &mut Function, m: MemRef, names: &[String], span: Span) -> MemId {
+    match m {
+        MemRef::Mem(id) => id,
+        MemRef::Callee(callee) => {
+            let name = format!("@{}.smem", names[callee.index()]);
+            if let Some(i) = f.mems.iter().position(|x| x.name == name && x.kind == MemKind::Shared) {
+                return MemId(i as u32);
+            }
+            f.mems.push(MemInfo {
+                name,
+                kind: MemKind::Shared,
+                persp: Persp::BLOCK,
+                parent: None,
+                elem: prism_types::ty::Scalar::U32,
+                span,
+            });
+            MemId(f.mems.len() as u32 - 1)
+        }
+    }
+}
+
+/// Inserts barriers at their places. Later places go first, so that no insertion moves an
+/// instruction a later one still has to find (a place is the flattened path of its block and
+/// its index: a deeper or later place compares greater).
+fn insert(f: &mut Function, mut inserts: Vec<(Vec<usize>, Inst)>) {
+    inserts.sort_by(|a, b| b.0.cmp(&a.0));
+    for (key, inst) in inserts {
+        let (index, path) = key.split_last().expect("a place has an index");
+        let mut block = &mut f.body;
+        for step in path.chunks(2) {
+            block = block.insts[step[0]].kind.blocks_mut().swap_remove(step[1]);
+        }
+        block.insts.insert(*index, inst);
+    }
+}
+
+/// Function indices with every callee before its callers.
+fn callees_first(p: &Program) -> Vec<usize> {
+    fn visit(p: &Program, i: usize, state: &mut [u8], out: &mut Vec<usize>) {
+        if state[i] != 0 {
+            return;
+        }
+        state[i] = 1;
+        let mut callees = Vec::new();
+        collect_calls(&p.functions[i].body, &mut callees);
+        for c in callees {
+            if c < state.len() {
+                visit(p, c, state, out);
+            }
+        }
+        state[i] = 2;
+        out.push(i);
+    }
+    let mut state = vec![0u8; p.functions.len()];
+    let mut out = Vec::new();
+    for i in 0..p.functions.len() {
+        visit(p, i, &mut state, &mut out);
+    }
+    out
+}
+
+fn collect_calls(b: &prism_ir::ir::Block, out: &mut Vec<usize>) {
+    for i in &b.insts {
+        if let InstKind::Call { func, .. } = &i.kind {
+            out.push(func.index());
+        }
+        for sub in i.kind.blocks() {
+            collect_calls(sub, out);
+        }
+    }
+}

@@ -1,0 +1,410 @@
+//! Proving that a node repeated by a loop touches, in each thread, only that thread's elements.
+//!
+//! A node inside a loop is its own successor through the loop's back edge. Staging a tile
+//! with `for j in range(4): with partition(S, p=thread[1], f=lambda x: id() * 4 + j + x) ...`
+//! makes every iteration a write node, and the naive rule puts a block barrier inside the
+//! loop. It is not needed when no element one thread touches in any iteration is touched by
+//! another thread in any iteration: then the iterations of different threads never conflict,
+//! and each thread orders its own iterations.
+//!
+//! The proof is deliberately narrow. Every access of the node (loads, stores and atomics on
+//! one element; anything else gives up) must compute its element index, through the root
+//! pointer, as the affine form `W·u + base + r` where
+//! - `u` is `id()` of a single thread inside a unit `K` with `S ⊑ K` (`S` the barrier scope),
+//!   so distinct participants have distinct `u`;
+//! - `W > 0` is the same constant for every access;
+//! - `base` is the same sum for every access of values uniform over `S` and fixed while the
+//!   loop repeats the node: constants, `id()` of units broader than `S`, and counters of
+//!   loops outside the repeating ones;
+//! - `r` is everything else: constants and counters of the repeating loops (and of loops
+//!   inside the node), whose value range comes from constant `for` bounds.
+//!
+//! Each thread then owns its elements when every `r` lies in `[0, W)` (blocked layouts,
+//! `4·t + j`) or when `r` moves only in steps of some `g > W·(n − 1)`, `n` the threads of an
+//! `S`-unit (interleaved layouts, `t + 32·j` with 32 threads). An element then determines
+//! `u`, hence the thread, and the edge needs no barrier. The same proof serves an edge
+//! between two different nodes whose accesses have the same shape (two partitions with one
+//! index function), with the counters of loops around only one of them counted in `r`.
+//! Values are followed through registers with a single definition (a source variable assigned
+//! once, or a temporary), so a value read at the access is the one computed there in the same
+//! iteration. Anything else (parameters, loads, divisions, registers assigned twice) makes the
+//! proof fail, and the barrier stays.
+
+use crate::Ctx;
+use crate::cfg::{FrameId, InstId};
+use crate::graph::{operands, root};
+use prism_ir::Reg;
+use prism_ir::ir::{InstKind, ScopeKind, Type};
+use prism_types::intrinsics::Family;
+use prism_types::perspective::{Level, Persp};
+use prism_types::tir::{BinOp, ConstValue};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A symbolic value in an index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Term {
+    /// `id()` of `target` (level, count) inside `code` (level, count).
+    Rel((Level, u64), (Level, u64)),
+    /// The counter of a loop.
+    Iv(InstId),
+}
+
+/// `Σ coefficient · term + constant`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Affine {
+    terms: BTreeMap<Term, i128>,
+    c: i128,
+}
+
+impl Affine {
+    fn constant(c: i128) -> Affine {
+        Affine { terms: BTreeMap::new(), c }
+    }
+
+    fn term(t: Term) -> Affine {
+        Affine { terms: BTreeMap::from([(t, 1)]), c: 0 }
+    }
+
+    fn add(mut self, o: &Affine, sign: i128) -> Option<Affine> {
+        for (t, k) in &o.terms {
+            let e = self.terms.entry(*t).or_insert(0);
+            *e = e.checked_add(k.checked_mul(sign)?)?;
+        }
+        self.terms.retain(|_, k| *k != 0);
+        self.c = self.c.checked_add(o.c.checked_mul(sign)?)?;
+        Some(self)
+    }
+
+    fn scale(mut self, k: i128) -> Option<Affine> {
+        for v in self.terms.values_mut() {
+            *v = v.checked_mul(k)?;
+        }
+        self.terms.retain(|_, v| *v != 0);
+        self.c = self.c.checked_mul(k)?;
+        Some(self)
+    }
+
+    fn as_const(&self) -> Option<i128> {
+        self.terms.is_empty().then_some(self.c)
+    }
+}
+
+/// A counted loop: its counter register and the counter's range inside the body.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Counter {
+    reg: Reg,
+    lo: i128,
+    hi: i128,
+}
+
+/// Where loop counters were read: (loop, block of the reading instruction).
+type Reads = Vec<(InstId, FrameId)>;
+
+fn key(p: Persp) -> (Level, u64) {
+    (p.level, p.n)
+}
+
+/// What every access of an owned node must agree on: the root, the unit `K` of `u`, the
+/// stride `W` and the base.
+type Shape = (prism_ir::MemId, (Level, u64), i128, BTreeMap<Term, i128>);
+
+/// The rest `r` of one access's index: its constant, and the coefficients and ranges of the
+/// varying counters in it.
+#[derive(Clone, Debug)]
+struct Rest {
+    c: i128,
+    terms: Vec<(i128, i128, i128)>,
+}
+
+impl Ctx<'_> {
+    /// Whether, on the edge from node `a` to node `b` (paths from `a` take the back edges of
+    /// `loops`), each thread of an `s`-unit touches only elements no other thread of that
+    /// unit touches in either node.
+    ///
+    /// With the indices `W·u + base + r` of all accesses of both nodes, two threads `u ≠ u'`
+    /// meet when `W·(u − u') = r' − r`. That is impossible when every `r` lies in `[0, W)`
+    /// (each thread owns a block of `W` elements), or when every difference `r' − r` is a
+    /// multiple of some `g` larger than `W·(n − 1)`, `n` the threads of an `s`-unit (the
+    /// threads interleave with stride `W` inside blocks of `g`, as in `t + 32·j`).
+    pub(crate) fn owned(&self, a: usize, b: usize, s: Persp, loops: &BTreeSet<InstId>) -> bool {
+        let Some((shape, mut rests)) = self.shape(a, (a, b), s, loops) else { return false };
+        if a != b {
+            match self.shape(b, (a, b), s, loops) {
+                Some((sb, rb)) if sb == shape => rests.extend(rb),
+                _ => return false,
+            }
+        }
+        let w = shape.2;
+        let blocked = rests.iter().all(|r| {
+            let (mut lo, mut hi) = (r.c, r.c);
+            for &(k, l, h) in &r.terms {
+                lo += (k * l).min(k * h);
+                hi += (k * l).max(k * h);
+            }
+            lo >= 0 && hi < w
+        });
+        if blocked {
+            return true;
+        }
+        // A counter with one value is a constant; the others move `r` by multiples of their
+        // coefficient.
+        let fixed = |r: &Rest| r.c + r.terms.iter().filter(|t| t.1 == t.2).map(|t| t.0 * t.1).sum::<i128>();
+        let c0 = rests.first().map_or(0, fixed);
+        let g = rests.iter().fold(0u128, |g, r| {
+            let g = gcd(g, (fixed(r) - c0).unsigned_abs());
+            r.terms.iter().filter(|t| t.1 != t.2).fold(g, |g, t| gcd(g, t.0.unsigned_abs()))
+        });
+        let threads = match s.level {
+            Level::Thread => Some(u128::from(s.n)),
+            Level::Block => self.f.launch_bounds.map(|t| u128::from(t) * u128::from(s.n)),
+            Level::Grid => None,
+        };
+        // A constant rest (no counter moves, every access the same offset) needs only `W > 0`.
+        g == 0 || threads.is_some_and(|n| g > w.unsigned_abs() * (n.max(1) - 1))
+    }
+
+    /// The shape of node `n`'s accesses and the rest of each, if every access has the form.
+    fn shape(
+        &self,
+        n: usize,
+        (a, b): (usize, usize),
+        s: Persp,
+        loops: &BTreeSet<InstId>,
+    ) -> Option<(Shape, Vec<Rest>)> {
+        let node = &self.graph.nodes[n];
+        let info = &self.cfg.insts[node.inst];
+        // The access sites, each with the register holding its element index.
+        let mut sites = Vec::new();
+        let candidates: Vec<InstId> = match &info.inst.kind {
+            InstKind::Scope { kind, .. } => {
+                if *kind == ScopeKind::Async {
+                    return None;
+                }
+                self.cfg.descendants(node.inst).collect()
+            }
+            _ => vec![node.inst],
+        };
+        let root_of_node = match node.mem {
+            crate::graph::MemRef::Mem(m) => m,
+            crate::graph::MemRef::Callee(_) => return None,
+        };
+        for id in candidates {
+            let kind = &self.cfg.insts[id].inst.kind;
+            if self.graph.footprint_of.contains_key(&id) && matches!(kind, InstKind::Call { .. }) {
+                let fp = self.graph.footprint_of[&id];
+                if matches!(&self.graph.regions[node.region].kind, crate::graph::RegionKind::Top(set) if set.contains(&fp))
+                {
+                    return None;
+                }
+            }
+            for (a, ptr, index) in operands(self.f, kind) {
+                let acc = &self.f.accesses[a.index()];
+                if acc.kind == prism_ir::ir::AccessKind::Volatile {
+                    continue;
+                }
+                let r = root(self.f, acc.mem);
+                let relevant = match &self.graph.regions[node.region].kind {
+                    crate::graph::RegionKind::Top(set) => {
+                        self.graph.item(self.f, acc.mem).is_some_and(|i| set.contains(&i))
+                    }
+                    crate::graph::RegionKind::View(v) => r == root(self.f, *v),
+                };
+                if !relevant {
+                    continue;
+                }
+                // One element per access: loads, stores and atomics.
+                let single = match kind {
+                    InstKind::Load { .. } | InstKind::Store { .. } => true,
+                    InstKind::Intrinsic { intrinsic, .. } => intrinsic.sig().family == Family::Atomics,
+                    _ => false,
+                };
+                if !single || r != root_of_node {
+                    return None;
+                }
+                sites.push((id, ptr, index?));
+            }
+        }
+        let (ia, ib) = (self.graph.nodes[a].inst, self.graph.nodes[b].inst);
+        // A counter keeps its value from `a` to `b` only when its loop encloses both and no path
+        // between them takes the back edge of that loop or of a loop around it. Every other
+        // counter (of a loop repeating the nodes, or inside one of them) varies.
+        let varying = |l: InstId| {
+            !(self.cfg.inside(ia, l) && self.cfg.inside(ib, l))
+                || loops.iter().any(|&m| m == l || self.cfg.inside(l, m))
+        };
+        let mut shape: Option<Shape> = None;
+        let mut rests = Vec::new();
+        for (id, ptr, index) in sites {
+            let frame = self.cfg.insts[id].frame;
+            let mut reads = Vec::new();
+            let off = self.pointer_offset(ptr, &mut reads, 0)?;
+            let idx = self.eval(index, frame, &mut reads, 0)?.add(&off, 1)?;
+            let mut unit = None;
+            let mut base = BTreeMap::new();
+            let mut rest = Rest { c: idx.c, terms: Vec::new() };
+            for (t, k) in idx.terms {
+                match t {
+                    Term::Rel(code, (Level::Thread, 1)) => {
+                        if unit.is_some() {
+                            return None;
+                        }
+                        unit = Some((code, k));
+                    }
+                    Term::Rel(_, target) => {
+                        (self.facts.narrower_eq(s, Persp { level: target.0, n: target.1 })).then_some(())?;
+                        base.insert(t, k);
+                    }
+                    Term::Iv(l) if varying(l) => {
+                        let c = self.counter(l)?;
+                        // The counter's range holds inside the loop's body only.
+                        let body = self.cfg.insts[l].children[1];
+                        reads.iter().all(|&(m, at)| m != l || self.cfg.frame_within(at, body)).then_some(())?;
+                        // Keep the products small enough to add without overflow.
+                        (k.checked_mul(c.lo)?.abs() < 1 << 60 && k.checked_mul(c.hi)?.abs() < 1 << 60).then_some(())?;
+                        rest.terms.push((k, c.lo, c.hi));
+                    }
+                    Term::Iv(l) => {
+                        let code = self.cfg.frames[self.cfg.insts[l].frame].code;
+                        self.facts.narrower_eq(s, code).then_some(())?;
+                        base.insert(t, k);
+                    }
+                }
+            }
+            let (code, w) = unit?;
+            if w <= 0 || rest.c.abs() >= 1 << 60 || !self.facts.narrower_eq(s, Persp { level: code.0, n: code.1 }) {
+                return None;
+            }
+            let this = (root_of_node, code, w, base);
+            match &shape {
+                None => shape = Some(this),
+                Some(sh) => (*sh == this).then_some(())?,
+            }
+            rests.push(rest);
+        }
+        Some((shape?, rests))
+    }
+
+    /// The element offset of a pointer from its root's pointer.
+    fn pointer_offset(&self, r: Reg, reads: &mut Reads, depth: u32) -> Option<Affine> {
+        if depth > 64 {
+            return None;
+        }
+        match self.defs.get(&r).map(Vec::as_slice) {
+            None if self.f.params.contains(&r) && self.f.reg_ty(r) == Type::Ptr => Some(Affine::constant(0)),
+            Some([d]) => match &self.cfg.insts[*d].inst.kind {
+                InstKind::SharedAddr { .. } => Some(Affine::constant(0)),
+                InstKind::PtrOffset { base, offset, .. } => {
+                    let at = self.cfg.insts[*d].frame;
+                    let b = self.pointer_offset(*base, reads, depth + 1)?;
+                    b.add(&self.eval(*offset, at, reads, depth + 1)?, 1)
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The affine form of an integer register read at `frame`; records where loop counters
+    /// are read in `reads`.
+    fn eval(&self, r: Reg, frame: FrameId, reads: &mut Reads, depth: u32) -> Option<Affine> {
+        if depth > 64 {
+            return None;
+        }
+        if let Some(l) = self.counter_of(r) {
+            reads.push((l, frame));
+            return Some(Affine::term(Term::Iv(l)));
+        }
+        let [d] = self.defs.get(&r)?.as_slice() else { return None };
+        let at = self.cfg.insts[*d].frame;
+        let int = |x: Reg| matches!(self.f.reg_ty(x), Type::Scalar(s) if s.is_int());
+        match &self.cfg.insts[*d].inst.kind {
+            InstKind::Const { value: ConstValue::Int(v), .. } => Some(Affine::constant(*v)),
+            InstKind::Copy { src, .. } => self.eval(*src, at, reads, depth + 1),
+            InstKind::Cast { dst, arg } if int(*dst) && int(*arg) => self.eval(*arg, at, reads, depth + 1),
+            InstKind::RelId { code, target, .. } => Some(Affine::term(Term::Rel(key(*code), key(*target)))),
+            InstKind::Binary { op, lhs, rhs, .. } => {
+                let a = self.eval(*lhs, at, reads, depth + 1)?;
+                let b = self.eval(*rhs, at, reads, depth + 1)?;
+                match op {
+                    BinOp::Add => a.add(&b, 1),
+                    BinOp::Sub => a.add(&b, -1),
+                    BinOp::Mul => match (a.as_const(), b.as_const()) {
+                        (Some(k), _) => b.scale(k),
+                        (_, Some(k)) => a.scale(k),
+                        _ => None,
+                    },
+                    BinOp::Shl => match b.as_const() {
+                        Some(k) if (0..31).contains(&k) => a.scale(1 << k),
+                        _ => None,
+                    },
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// The loop whose counter `r` is, if any.
+    fn counter_of(&self, r: Reg) -> Option<InstId> {
+        let ds = self.defs.get(&r)?;
+        ds.iter()
+            .copied()
+            .find(|&d| {
+                let fr = self.cfg.insts[d].frame;
+                self.cfg.frames[fr].owner.is_some_and(|l| {
+                    matches!(self.cfg.insts[l].inst.kind, InstKind::Loop { .. })
+                        && self.cfg.insts[l].children.get(2) == Some(&fr)
+                        && self.counter(l).is_some_and(|c| c.reg == r)
+                })
+            })
+            .and_then(|d| self.cfg.frames[self.cfg.insts[d].frame].owner)
+    }
+
+    /// The counter of a `for` loop with constant bounds and step: `header` tests
+    /// `i < end` (or `i > end` counting down), `latch` adds the step, and `i` is set once
+    /// before the loop.
+    pub(crate) fn counter(&self, l: InstId) -> Option<Counter> {
+        let InstKind::Loop { header, cond, latch, .. } = &self.cfg.insts[l].inst.kind else { return None };
+        let (op, iv, end) = header.insts.iter().find_map(|i| match &i.kind {
+            InstKind::Binary { dst, op: op @ (BinOp::Lt | BinOp::Gt), lhs, rhs } if dst == cond => {
+                Some((*op, *lhs, *rhs))
+            }
+            _ => None,
+        })?;
+        let step = latch.insts.iter().find_map(|i| match &i.kind {
+            InstKind::Binary { dst, op: BinOp::Add, lhs, rhs } if *dst == iv && *lhs == iv => Some(*rhs),
+            _ => None,
+        })?;
+        let defs = self.defs.get(&iv)?;
+        if defs.len() != 2 {
+            return None;
+        }
+        let init = defs.iter().copied().find(|&d| !self.cfg.inside(d, l))?;
+        let init = match &self.cfg.insts[init].inst.kind {
+            InstKind::Copy { src, .. } => self.konst(*src)?,
+            InstKind::Const { value: ConstValue::Int(v), .. } => *v,
+            _ => return None,
+        };
+        let (end, step) = (self.konst(end)?, self.konst(step)?);
+        let (lo, hi) = match op {
+            BinOp::Lt if step > 0 && init < end => (init, init + (end - 1 - init) / step * step),
+            BinOp::Gt if step < 0 && init > end => (init - (init - end - 1) / -step * -step, init),
+            _ => return None,
+        };
+        Some(Counter { reg: iv, lo, hi })
+    }
+
+    /// The value of a register defined once by an integer constant.
+    fn konst(&self, r: Reg) -> Option<i128> {
+        let [d] = self.defs.get(&r)?.as_slice() else { return None };
+        match &self.cfg.insts[*d].inst.kind {
+            InstKind::Const { value: ConstValue::Int(v), .. } => Some(*v),
+            InstKind::Copy { src, .. } => self.konst(*src),
+            _ => None,
+        }
+    }
+}
+
+fn gcd(a: u128, b: u128) -> u128 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}

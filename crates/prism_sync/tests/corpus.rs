@@ -1,0 +1,161 @@
+//! Synchronisation inference over every accepted program in `tests/ui/accept`: the result
+//! passes the IR verifier, is deterministic, and inserts the number of barriers recorded in
+//! `tests/corpus_barriers.txt` (a snapshot, so that a change in what the pass does shows up
+//! in review). `PRISM_BLESS=1 cargo test -p prism_sync --test corpus` rewrites the snapshot.
+//!
+//! Many corpus kernels write their barriers out. For those, the snapshot also counts what
+//! inference inserts once every statement `__syncthreads()` or `__syncwarp()` is replaced by
+//! `pass`: the inferred barriers should then take the written ones' places.
+
+use prism_sync::{Options, SyncReport};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("repository root")
+}
+
+/// Every `.prism` file under `dir`, sorted.
+fn prism_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("readable directory").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "prism") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The target a file's `# arch:` directive selects.
+fn target_for(src: &str) -> prism_types::Target {
+    src.lines()
+        .take_while(|l| l.starts_with('#') || l.trim().is_empty())
+        .find_map(|l| l.strip_prefix("# arch:"))
+        .and_then(|a| prism_types::Target::from_arch(a.trim()))
+        .unwrap_or_default()
+}
+
+/// The source with every barrier statement replaced by `pass`, if it has any.
+fn without_barriers(src: &str) -> Option<String> {
+    let mut changed = false;
+    let out: Vec<String> = src
+        .lines()
+        .map(|l| match l.trim() {
+            "__syncthreads()" | "__syncwarp()" => {
+                changed = true;
+                format!("{}pass", &l[..l.len() - l.trim_start().len()])
+            }
+            _ => l.to_string(),
+        })
+        .collect();
+    changed.then(|| out.join("\n") + "\n")
+}
+
+/// `N (scope xK, ...)` and the unresolved edges, for the snapshot.
+fn counts(report: &SyncReport) -> String {
+    let mut scopes: BTreeMap<String, usize> = BTreeMap::new();
+    for b in &report.barriers {
+        *scopes.entry(b.scope.to_string()).or_default() += 1;
+    }
+    let mut out = report.barriers.len().to_string();
+    if !scopes.is_empty() {
+        let parts: Vec<String> = scopes.iter().map(|(s, n)| format!("{s} x{n}")).collect();
+        out.push_str(&format!(" ({})", parts.join(", ")));
+    }
+    if !report.unresolved.is_empty() {
+        out.push_str(&format!(", {} unresolved", report.unresolved.len()));
+    }
+    out
+}
+
+fn infer(tir: &prism_types::tir::Program) -> (String, SyncReport) {
+    let (ir, report) = prism_sync::lower_and_sync(tir, &Options::default());
+    let errors = prism_ir::verify(&ir);
+    assert!(errors.is_empty(), "verifier: {errors:?}");
+    (prism_ir::print(&ir), report)
+}
+
+#[test]
+fn corpus_verifies_is_deterministic_and_matches_the_snapshot() {
+    let root = repo_root();
+    let accept = root.join("tests/ui/accept");
+    let mut lines = Vec::new();
+    let (mut total, mut files) = (0, 0);
+    let mut failures = Vec::new();
+    for path in prism_files(&accept) {
+        let rel = path.strip_prefix(&accept).expect("under accept").to_string_lossy().replace('\\', "/");
+        let src = std::fs::read_to_string(&path).expect("readable");
+        let mut problems = prism_diag::Problems::default();
+        let tir = prism_types::check_source(prism_span::FileId(0), &src, &target_for(&src), &mut problems);
+        if problems.has_errors() {
+            failures.push(format!("{rel}: does not check"));
+            continue;
+        }
+        let result = std::panic::catch_unwind(|| (infer(&tir), infer(&tir)));
+        let ((first, report), (second, again)) = match result {
+            Ok(r) => r,
+            Err(_) => {
+                failures.push(format!("{rel}: inference panicked or failed verification"));
+                continue;
+            }
+        };
+        if first != second || report != again {
+            failures.push(format!("{rel}: two runs differ"));
+        }
+        let mut line = format!("{rel}: {}", counts(&report));
+        if let Some(stripped) = without_barriers(&src) {
+            let mut problems = prism_diag::Problems::default();
+            let tir = prism_types::check_source(prism_span::FileId(0), &stripped, &target_for(&src), &mut problems);
+            if !problems.has_errors() {
+                match std::panic::catch_unwind(|| infer(&tir)) {
+                    Ok((_, r)) => line.push_str(&format!("; without its written barriers: {}", counts(&r))),
+                    Err(_) => failures.push(format!("{rel}: inference failed without written barriers")),
+                }
+            }
+        }
+        lines.push(line);
+        total += report.barriers.len();
+        files += 1;
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(files > 100, "the corpus went missing: {files} files");
+    let mut text = String::from(
+        "# Barriers inferred per accepted program (tests/ui/accept), with their scopes.\n\
+         # Rewrite with `PRISM_BLESS=1 cargo test -p prism_sync --test corpus`.\n",
+    );
+    for l in lines {
+        text.push_str(&l);
+        text.push('\n');
+    }
+    text.push_str(&format!("total: {total} barriers in {files} programs\n"));
+    let snap = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus_barriers.txt");
+    let bless = std::env::var_os("PRISM_BLESS").is_some_and(|v| v != "0" && !v.is_empty());
+    if bless {
+        std::fs::write(&snap, &text).expect("writable snapshot");
+        return;
+    }
+    let expected = std::fs::read_to_string(&snap).unwrap_or_default();
+    if expected != text {
+        let old: Vec<&str> = expected.lines().collect();
+        let new: Vec<&str> = text.lines().collect();
+        let mut diff = String::new();
+        for l in &old {
+            if !new.contains(l) {
+                diff.push_str(&format!("-{l}\n"));
+            }
+        }
+        for l in &new {
+            if !old.contains(l) {
+                diff.push_str(&format!("+{l}\n"));
+            }
+        }
+        panic!("{} differs (rerun with PRISM_BLESS=1 to accept):\n{diff}", snap.display());
+    }
+}

@@ -1,0 +1,618 @@
+//! Where synchronisation inference puts barriers, and with what scope, on small programs and
+//! on the paper's kernels. Each test shows one inferred barrier per line:
+//! `@function: scope barrier before line L: memory, how the earlier node uses it (line), how
+//! the later one does (line)`. Line numbers count from the first line of the program text.
+
+use expect_test::{Expect, expect};
+use prism_ir::ir::Program;
+use prism_sync::{Options, SyncReport, Use};
+
+/// Checks `src`, lowers it, infers barriers and verifies the result.
+fn run(src: &str, opts: &Options) -> (Program, SyncReport) {
+    let mut problems = prism_diag::Problems::default();
+    let tir = prism_types::check_source(prism_span::FileId(0), src, &prism_types::Target::default(), &mut problems);
+    assert!(!problems.has_errors(), "the program has errors: {:#?}", problems.diagnostics());
+    let (ir, report) = prism_sync::lower_and_sync(&tir, opts);
+    let errors = prism_ir::verify(&ir);
+    assert!(errors.is_empty(), "verifier: {errors:?}\n{}", prism_ir::print(&ir));
+    (ir, report)
+}
+
+fn line(src: &str, s: prism_span::Span) -> usize {
+    src[..s.start as usize].matches('\n').count() + 1
+}
+
+fn used(u: Use) -> &'static str {
+    match u {
+        Use::Read => "read",
+        Use::Write => "written",
+        Use::Atomic => "updated atomically",
+    }
+}
+
+/// One line per inferred barrier and per unresolved edge.
+fn summary(src: &str, ir: &Program, report: &SyncReport) -> String {
+    let mut out = String::new();
+    for b in &report.barriers {
+        let f = &ir.functions[b.func.index()];
+        let mem = match b.before_mem == b.mem {
+            true => f.mems[b.mem.index()].name.clone(),
+            false => format!("{}` and `{}", f.mems[b.before_mem.index()].name, f.mems[b.mem.index()].name),
+        };
+        out.push_str(&format!(
+            "@{}: {} barrier before line {}: `{}` {} (line {}), {} (line {})\n",
+            f.name,
+            b.scope,
+            line(src, b.at),
+            mem,
+            used(b.before_use),
+            line(src, b.before),
+            used(b.after_use),
+            line(src, b.after)
+        ));
+    }
+    for u in &report.unresolved {
+        let f = &ir.functions[u.func.index()];
+        out.push_str(&format!(
+            "@{}: unresolved {} ordering: line {} and line {}\n",
+            f.name,
+            u.scope,
+            line(src, u.before),
+            line(src, u.after)
+        ));
+    }
+    if out.is_empty() {
+        out.push_str("no barriers\n");
+    }
+    out
+}
+
+fn check(src: &str, expect: Expect) {
+    let src = src.strip_prefix('\n').unwrap_or(src);
+    let (ir, report) = run(src, &Options::default());
+    expect.assert_eq(&summary(src, &ir, &report));
+}
+
+/// The IR text around each inferred barrier: the barrier line and the next instruction.
+fn barrier_context(ir: &Program) -> Vec<(String, String)> {
+    let text = prism_ir::print(ir);
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        if l.contains(" inferred ") {
+            out.push((l.trim().to_string(), lines.get(i + 1).map(|n| n.trim().to_string()).unwrap_or_default()));
+        }
+    }
+    out
+}
+
+const SGEMM_SMEM: &str = include_str!("../../../tests/ui/accept/kernels/05_sgemm_3_smem_tiling.prism");
+const FIG6: &str = include_str!("../../../tests/ui/accept/seeds/041_prism_fig6_mma_tf32_naive.prism");
+const LAYERNORM: &str = include_str!("../../../tests/ui/accept/kernels/27_layernorm_rows_block.prism");
+
+#[test]
+fn sgemm_smem_tiling_explicit_barriers_cover_everything() {
+    // The kernel writes its two `__syncthreads()` out; they are the barriers inference places.
+    check(
+        SGEMM_SMEM,
+        expect![[r#"
+            no barriers
+        "#]],
+    );
+}
+
+#[test]
+fn sgemm_smem_tiling_without_explicit_barriers() {
+    // Without them: a block barrier before the tile writes (the K loop's back edge: the reads
+    // of the previous step) and one before the reads (after the writes). `Bs` is ordered by
+    // the same two barriers.
+    let src = SGEMM_SMEM.replace("__syncthreads()", "pass");
+    check(
+        &src,
+        expect![[r#"
+            @sgemm_smem: block[1] barrier before line 39: `As` read (line 58), written (line 39)
+            @sgemm_smem: block[1] barrier before line 56: `As` written (line 39), read (line 58)
+        "#]],
+    );
+}
+
+#[test]
+fn fig6_sync_points() {
+    // rules.md §5.10.1 item 8: the paper's sync points are at figure lines 40 (before the
+    // A_smem writes, back edge of the K loop), 48 (B_smem, the same), 56 (before the claim of
+    // C_smem) and 63 (before C_smem is read in the write-back loop). In this port those are
+    // lines 90, 101, 112 and 120. The barrier at 90 also lies on every path to the B_smem
+    // writes, so 101 needs none of its own; the write-back loop gets a block barrier inside,
+    // before its partition of `C_blk` (the loop writes `C` at `row_c * N + col_c`, which the
+    // ownership proof cannot show disjoint across iterations), and that barrier orders the
+    // C_smem reads too. `simple_mma` reads `c` in all lanes before its lanes overwrite it: a
+    // warp barrier.
+    check(
+        FIG6,
+        expect![[r#"
+            @simple_mma: thread[32] barrier before line 41: `c` read (line 34), written (line 41)
+            @mmaTF32NaiveKernel: block[1] barrier before line 90: `A_smem` read (line 117), written (line 96)
+            @mmaTF32NaiveKernel: block[1] barrier before line 112: `A_smem` written (line 96), read (line 117)
+            @mmaTF32NaiveKernel: block[1] barrier before line 125: `C` written (line 125), written (line 125)
+        "#]],
+    );
+}
+
+#[test]
+fn fig6_staging_loops_need_no_barrier_inside() {
+    // `for j in range(4): partition(A_smem, f=lambda x: id() * 4 + j + x)`: each thread owns
+    // elements 4t..4t+3, so the loop's back edge needs no barrier; the barrier before the loop
+    // is outside it.
+    let (ir, _) = run(FIG6, &Options::default());
+    let ctx = barrier_context(&ir);
+    assert_eq!(ctx[1].1, "loop {", "{ctx:?}");
+    assert_eq!(ctx[2].1, "scope claim #6 -> #10 {", "{ctx:?}");
+}
+
+#[test]
+fn two_read_partitions_in_a_row_need_no_barrier() {
+    check(
+        r#"
+@prism("global")
+@requires(grid[1], block[1], thread[32], smem=128)
+def reads(src : ptr(const(float)) @ grid[1], out : ptr(float) @ grid[1]):
+    g : int @ thread[1] = id()
+    with partition(out, p=thread[1], f=lambda i: g + i) as mine:
+        with group(block[1]):
+            S : shared(float[32]) @ block[1]
+            t : int @ thread[1] = id()
+            with partition(S, p=thread[1], f=lambda i: t + i) as s_w:
+                with group(thread[1]):
+                    s_w[0] = src[g]
+            a : float @ thread[1] = 0.0
+            with partition(S, p=thread[1], f=lambda i: (t + 1) % 32 + i) as r1:
+                with group(thread[1]):
+                    a = r1[0]
+            with partition(S, p=thread[1], f=lambda i: (t + 3) % 32 + i) as r2:
+                with group(thread[1]):
+                    mine[0] = a + r2[0]
+"#,
+        expect![[r#"
+            @reads: block[1] barrier before line 13: `S` written (line 9), read (line 13)
+        "#]],
+    );
+}
+
+#[test]
+fn a_thread_reading_its_own_element_needs_no_barrier() {
+    // The write and the read both use element `t` of thread `t`.
+    check(
+        r#"
+@prism("global")
+@requires(grid[1], block[1], thread[32], smem=128)
+def own(out : ptr(float) @ grid[1]):
+    g : int @ thread[1] = id()
+    with partition(out, p=thread[1], f=lambda i: g + i) as mine:
+        with group(block[1]):
+            S : shared(float[32]) @ block[1]
+            t : int @ thread[1] = id()
+            with partition(S, p=thread[1], f=lambda i: t + i) as s_t:
+                with group(thread[1]):
+                    s_t[0] = float(t)
+            with group(thread[1]):
+                mine[0] = S[t]
+"#,
+        expect![[r#"
+            no barriers
+        "#]],
+    );
+}
+
+#[test]
+fn warp_claimed_region_gets_a_warp_barrier() {
+    // Warp 0 claims the array, writes it lane by lane and reads its neighbour's element: the
+    // participants are one warp, so `__syncwarp()` inside the warp's branch.
+    check(
+        r#"
+@prism("global")
+@requires(grid[1], block[1], thread[64], smem=128)
+def warp_claim(out : ptr(float) @ grid[1]):
+    g : int @ thread[1] = id()
+    with partition(out, p=thread[1], f=lambda i: g + i) as mine:
+        with group(block[1]):
+            S : shared(float[32]) @ block[1]
+            with claim(S, p=warp[1]) as w:
+                match split(warp):
+                    case 1:
+                        lane : int @ thread[1] = id()
+                        with partition(w, p=thread[1], f=lambda i: lane + i) as w_t:
+                            with group(thread[1]):
+                                w_t[0] = float(lane)
+                        with partition(w, p=thread[1], f=lambda i: (lane + 1) % 32 + i) as r_t:
+                            with group(thread[1]):
+                                mine[0] = r_t[0]
+"#,
+        expect![[r#"
+            @warp_claim: thread[32] barrier before line 15: `S` written (line 12), read (line 15)
+        "#]],
+    );
+}
+
+#[test]
+fn warp_partition_orders_its_lanes_with_a_warp_barrier() {
+    // Each warp gets its own 32 elements; a lane reading its neighbour's element only needs
+    // the warp's lanes to synchronise.
+    check(
+        r#"
+@prism("global")
+@requires(grid[1], block[1], thread[64], smem=256)
+def per_warp(out : ptr(float) @ grid[1]):
+    g : int @ thread[1] = id()
+    with partition(out, p=thread[1], f=lambda i: g + i) as mine:
+        with group(block[1]):
+            S : shared(float[64]) @ block[1]
+            w : int @ thread[32] = id()
+            with partition(S, p=warp[1], f=lambda i: w * 32 + i) as s_w:
+                with group(warp[1]):
+                    lane : int @ thread[1] = id()
+                    with partition(s_w, p=thread[1], f=lambda i: lane + i) as s_t:
+                        with group(thread[1]):
+                            s_t[0] = float(lane)
+                    with group(thread[1]):
+                        mine[0] = s_w[(lane + 1) % 32]
+"#,
+        expect![[r#"
+            @per_warp: thread[32] barrier before line 15: `S` written (line 12), read (line 16)
+        "#]],
+    );
+}
+
+#[test]
+fn loops_with_break_order_both_directions() {
+    // Writes then reads in a `while` loop that may leave between them: a barrier before the
+    // reads, and one before the writes for the reads of the previous iteration.
+    check(
+        r#"
+@prism("global")
+@requires(grid[1], block[1], thread[32], smem=128)
+def rounds(src : ptr(const(float)) @ grid[1], out : ptr(float) @ grid[1], n : int @ grid[1]):
+    g : int @ thread[1] = id()
+    with partition(out, p=thread[1], f=lambda i: g + i) as mine:
+        with group(block[1]):
+            S : shared(float[32]) @ block[1]
+            t : int @ thread[1] = id()
+            acc : float @ thread[1] = 0.0
+            k : int @ block[1] = 0
+            while k < n:
+                with partition(S, p=thread[1], f=lambda i: (t + k) % 32 + i) as s_t:
+                    with group(thread[1]):
+                        s_t[0] = src[g]
+                if k > 4:
+                    break
+                with group(thread[1]):
+                    acc += S[t]
+                k += 1
+            with group(thread[1]):
+                mine[0] = acc
+"#,
+        expect![[r#"
+            @rounds: block[1] barrier before line 12: `S` read (line 18), written (line 12)
+            @rounds: block[1] barrier before line 17: `S` written (line 12), read (line 18)
+        "#]],
+    );
+}
+
+#[test]
+fn block_barrier_never_goes_inside_a_split_branch() {
+    // The read is in warp 1's branch; a block barrier there would leave warp 0 out, so it goes
+    // before the split.
+    let src = r#"@prism("global")
+@requires(grid[1], block[1], thread[64], smem=256)
+def halves(src : ptr(const(float)) @ grid[1]):
+    g : int @ thread[1] = id()
+    with group(block[1]):
+        S : shared(float[64]) @ block[1]
+        t : int @ thread[1] = id()
+        with partition(S, p=thread[1], f=lambda i: t + i) as s_t:
+            with group(thread[1]):
+                s_t[0] = src[g]
+        x : float @ thread[1] = 0.0
+        match split(warp):
+            case 1:
+                pass
+            case 1:
+                lane : int @ thread[1] = id()
+                with group(thread[1]):
+                    x = S[lane]
+"#;
+    let (ir, report) = run(src, &Options::default());
+    expect![[r#"
+        @halves: block[1] barrier before line 12: `S` written (line 8), read (line 18)
+    "#]]
+    .assert_eq(&summary(src, &ir, &report));
+    assert_eq!(barrier_context(&ir)[0].1, "split thread[32] {");
+}
+
+#[test]
+fn atomics_are_ordered_against_plain_accesses_but_not_each_other() {
+    check(
+        r#"
+@prism("global")
+@requires(grid[1], block[1], thread[32], smem=128)
+def hist(data : ptr(const(int)) @ grid[1], out : ptr(int) @ grid[1]):
+    g : int @ thread[1] = id()
+    with partition(out, p=thread[1], f=lambda i: g + i) as mine:
+        with group(block[1]):
+            H : shared(int[32]) @ block[1]
+            t : int @ thread[1] = id()
+            with partition(H, p=thread[1], f=lambda i: t + i) as h_t:
+                with group(thread[1]):
+                    h_t[0] = 0
+            with group(thread[1]):
+                for k in range(4):
+                    atomic_add(H[data[g * 4 + k] % 32], 1)
+            with group(thread[1]):
+                mine[0] = H[(t + 1) % 32]
+"#,
+        expect![[r#"
+            @hist: block[1] barrier before line 12: `H` written (line 9), updated atomically (line 14)
+            @hist: block[1] barrier before line 15: `H` updated atomically (line 14), read (line 16)
+        "#]],
+    );
+}
+
+#[test]
+fn global_memory_reused_across_the_grid_gets_a_grid_barrier() {
+    check(
+        r#"
+@prism("global")
+@requires(grid[1], block[1], thread[32])
+def shift(out : ptr(float) @ grid[1], n : int @ grid[1]):
+    g : int @ thread[1] = id()
+    with partition(out, p=thread[1], f=lambda i: g + i) as a:
+        with group(thread[1]):
+            a[0] = 1.0
+    with partition(out, p=thread[1], f=lambda i: (g + 1) % n + i) as b:
+        with group(thread[1]):
+            b[0] = b[0] + 1.0
+"#,
+        expect![[r#"
+            @shift: grid[1] barrier before line 8: `out` written (line 5), written (line 8)
+        "#]],
+    );
+}
+
+#[test]
+fn the_same_index_function_twice_needs_no_barrier() {
+    check(
+        r#"
+@prism("global")
+@requires(grid[1], block[1], thread[32])
+def twice(out : ptr(float) @ grid[1]):
+    g : int @ thread[1] = id()
+    with partition(out, p=thread[1], f=lambda i: g + i) as a:
+        with group(thread[1]):
+            a[0] = 1.0
+    with partition(out, p=thread[1], f=lambda i: g + i) as b:
+        with group(thread[1]):
+            b[0] = b[0] + 1.0
+"#,
+        expect![[r#"
+            no barriers
+        "#]],
+    );
+}
+
+#[test]
+fn staging_loops_owned_blocked_and_interleaved_but_not_unknown_strides() {
+    // Blocked (`4t + j`) and interleaved (`t + 32j`, 32 threads per block) staging loops need
+    // no barrier on their back edge; a stride the proof cannot see (`t * n`) does.
+    check(
+        r#"
+@prism("global")
+@requires(grid[1], block[1], thread[32], smem=1024)
+@launch_bounds(32)
+def stage(src : ptr(const(float)) @ grid[1], n : int @ grid[1]):
+    g : int @ thread[1] = id()
+    with group(block[1]):
+        S : shared(float[128]) @ block[1]
+        t : int @ thread[1] = id()
+        for j in range(4):
+            with partition(S, p=thread[1], f=lambda x: t * 4 + j + x) as blocked:
+                with group(thread[1]):
+                    blocked[0] = src[g]
+        for j in range(4):
+            with partition(S, p=thread[1], f=lambda x: t + 32 * j + x) as strided:
+                with group(thread[1]):
+                    strided[0] = src[g]
+        for j in range(4):
+            with partition(S, p=thread[1], f=lambda x: t * n + j + x) as unknown:
+                with group(thread[1]):
+                    unknown[0] = src[g]
+"#,
+        expect![[r#"
+            @stage: block[1] barrier before line 13: `S` written (line 10), written (line 14)
+            @stage: block[1] barrier before line 18: `S` written (line 18), written (line 18)
+        "#]],
+    );
+}
+
+#[test]
+fn a_read_feeding_a_condition_is_ordered_after_the_write() {
+    // rules.md §6 A16: a block-uniform value read from shared memory is uniform only if no
+    // write races with it.
+    check(
+        r#"
+@prism("global")
+@requires(grid[1], block[1], thread[32], smem=128)
+def flag(src : ptr(const(float)) @ grid[1], out : ptr(float) @ grid[1]):
+    g : int @ thread[1] = id()
+    with partition(out, p=thread[1], f=lambda i: g + i) as mine:
+        with group(block[1]):
+            S : shared(float[32]) @ block[1]
+            t : int @ thread[1] = id()
+            with partition(S, p=thread[1], f=lambda i: t + i) as s_t:
+                with group(thread[1]):
+                    s_t[0] = src[g]
+            first : float @ block[1] = S[0]
+            if first > 0.0:
+                with group(thread[1]):
+                    mine[0] = first
+"#,
+        expect![[r#"
+            @flag: block[1] barrier before line 12: `S` written (line 9), read (line 12)
+        "#]],
+    );
+}
+
+#[test]
+fn a_read_in_a_short_circuit_operand_is_synchronised_before_the_condition() {
+    // `n > 0 and S[0] > 0.0` evaluates the load in a non-uniform `if`; the barrier goes before it.
+    let src = r#"@prism("global")
+@requires(grid[1], block[1], thread[32], smem=128)
+def guard(src : ptr(const(float)) @ grid[1], n : int @ grid[1]):
+    g : int @ thread[1] = id()
+    with group(block[1]):
+        S : shared(float[32]) @ block[1]
+        t : int @ thread[1] = id()
+        with partition(S, p=thread[1], f=lambda i: t + i) as s_t:
+            with group(thread[1]):
+                s_t[0] = src[g]
+        ok : bool @ block[1] = n > 0 and S[0] > 0.0
+"#;
+    let (ir, report) = run(src, &Options::default());
+    assert_eq!(report.barriers.len(), 1);
+    assert!(barrier_context(&ir)[0].1.starts_with("if.any"), "{:?}", barrier_context(&ir));
+}
+
+#[test]
+fn callee_barriers_count_for_the_caller() {
+    // `block_sum` ends with `__syncthreads()`, so two calls reusing its shared memory need
+    // nothing between them.
+    check(
+        LAYERNORM,
+        expect![[r#"
+            no barriers
+        "#]],
+    );
+    // Without its explicit barriers, the callee gets its own and the caller orders the two
+    // calls: both use the same shared bytes.
+    let src = LAYERNORM.replace("__syncthreads()", "pass");
+    check(
+        &src,
+        expect![[r#"
+            @block_sum: block[1] barrier before line 32: `warp_sums` written (line 25), written (line 32)
+            @block_sum: block[1] barrier before line 39: `warp_sums` written (line 32), read (line 40)
+            @layernorm_rows: block[1] barrier before line 66: `@block_sum.smem` written (line 60), written (line 66)
+        "#]],
+    );
+}
+
+#[test]
+fn shared_arrays_reusing_the_same_bytes_are_one_memory() {
+    // `A` and `B` live in sequential scopes, so the allocator gives them the same bytes: the
+    // reads of `A` must finish before `B` is written.
+    check(
+        r#"
+@prism("global")
+@requires(grid[1], block[1], thread[32], smem=128)
+def reuse(src : ptr(const(float)) @ grid[1], out : ptr(float) @ grid[1]):
+    g : int @ thread[1] = id()
+    with partition(out, p=thread[1], f=lambda i: g + i) as mine:
+        with group(block[1]):
+            t : int @ thread[1] = id()
+            acc : float @ thread[1] = 0.0
+            if true:
+                A : shared(float[32]) @ block[1]
+                with partition(A, p=thread[1], f=lambda i: t + i) as a_t:
+                    with group(thread[1]):
+                        a_t[0] = src[g]
+                with group(thread[1]):
+                    acc = A[(t + 1) % 32]
+            if true:
+                B : shared(int[32]) @ block[1]
+                with partition(B, p=thread[1], f=lambda i: t + i) as b_t:
+                    with group(thread[1]):
+                        b_t[0] = g
+                with group(thread[1]):
+                    mine[0] = acc + float(B[(t + 1) % 32])
+"#,
+        expect![[r#"
+            @reuse: block[1] barrier before line 14: `A` written (line 11), read (line 15)
+            @reuse: block[1] barrier before line 16: `A` and `B` read (line 15), written (line 18)
+            @reuse: block[1] barrier before line 21: `B` written (line 18), read (line 22)
+        "#]],
+    );
+}
+
+#[test]
+fn unsafe_code_that_no_barrier_can_order_is_reported() {
+    // A store and a read of other threads' elements in one thread's unsafe code: no barrier
+    // can sit between them (only part of a block would reach it), so the edge is reported.
+    check(
+        r#"
+@prism("global")
+@requires(grid[1], block[1], thread[32], smem=128)
+def racy(out : ptr(float) @ grid[1]):
+    with group(block[1]):
+        S : shared(float[32]) @ block[1]
+        with group(thread[1]):
+            with unsafe:
+                S[thread_idx()] = 1.0
+                x : float = S[(thread_idx() + 1) % 32]
+"#,
+        expect![[r#"
+            @racy: unresolved block[1] ordering: line 8 and line 9
+        "#]],
+    );
+}
+
+#[test]
+fn skip_leaves_one_barrier_out_of_the_ir_but_in_the_report() {
+    let src = SGEMM_SMEM.replace("__syncthreads()", "pass");
+    let (all, full) = run(&src, &Options::default());
+    let (ir, report) = run(&src, &Options { skip: Some(0) });
+    assert_eq!(report, full);
+    let count = |p: &Program| barrier_context(p).len();
+    assert_eq!(count(&all), 2);
+    assert_eq!(count(&ir), 1);
+    // The one left out is the first in the report: the barrier before the tile writes.
+    assert_eq!(barrier_context(&ir)[0], barrier_context(&all)[1]);
+}
+
+#[test]
+fn explain_sync_notes() {
+    // What `prism check --explain-sync` prints: the barrier's place, the accesses it orders.
+    let src = r#"@prism("global")
+@requires(grid[1], block[1], thread[32], smem=128)
+def rotate(src : ptr(const(float)) @ grid[1], out : ptr(float) @ grid[1]):
+    g : int @ thread[1] = id()
+    with partition(out, p=thread[1], f=lambda i: g + i) as mine:
+        with group(block[1]):
+            tile : shared(float[32]) @ block[1]
+            t : int @ thread[1] = id()
+            with partition(tile, p=thread[1], f=lambda i: t + i) as slot:
+                with group(thread[1]):
+                    slot[0] = src[g]
+            with group(thread[1]):
+                mine[0] = tile[(t + 1) % 32]
+"#;
+    let mut map = prism_span::SourceMap::default();
+    let id = map.add("rotate.prism", src);
+    let mut problems = prism_diag::Problems::default();
+    let tir = prism_types::check_source(id, src, &prism_types::Target::default(), &mut problems);
+    assert!(!problems.has_errors());
+    let (ir, report) = prism_sync::lower_and_sync(&tir, &Options::default());
+    let diags = prism_sync::diagnostics(&ir, &report, &map);
+    expect![[r#"
+        note[inferred-barrier]: block barrier inserted for `tile`
+           ┌─ rotate.prism:12:13
+           │
+         9 │             with partition(tile, p=thread[1], f=lambda i: t + i) as slot:
+           │             ------------------------------------------------------------- `tile` written here
+           ·
+        12 │             with group(thread[1]):
+           │             ^^^^^^^^^^^^^^^^^^^^^^ `__syncthreads()` inserted before this
+        13 │                 mine[0] = tile[(t + 1) % 32]
+           │                           ------------------ read again here
+           │
+           = note: in `rotate`: every block[1] unit completes its changes to `tile` before any of its threads reads it
+
+    "#]]
+    .assert_eq(&prism_diag::render(&map, &diags, prism_diag::Color::Never));
+}
