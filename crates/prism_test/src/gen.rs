@@ -451,9 +451,10 @@ def mma_tile_{k}(
         A : float[4] @ thread[1]
         B : float[2] @ thread[1]
         C : float[4] @ thread[1]
+        # a0 (g, q), a1 (g + 8, q), a2 (g, q + 4), a3 (g + 8, q + 4) with g = x / 4, q = x % 4.
         A[0] = a[(x / 4) * ka + (x % 4)]
-        A[1] = a[(x / 4) * ka + (x % 4) + 4]
-        A[2] = a[(x / 4 + 8) * ka + (x % 4)]
+        A[1] = a[(x / 4 + 8) * ka + (x % 4)]
+        A[2] = a[(x / 4) * ka + (x % 4) + 4]
         A[3] = a[(x / 4 + 8) * ka + (x % 4) + 4]
         B[0] = b[(x % 4) * n + (x / 4)]
         B[1] = b[(x % 4 + 4) * n + (x / 4)]

@@ -1,0 +1,641 @@
+//! The 31 kernels of `tests/ui/accept/kernels/`, each against a plain-Rust reference of what
+//! its header comment says it computes.
+//!
+//! Float inputs are multiples of 1/8 (`Rng::eighths`) wherever the kernel only adds and
+//! multiplies: every partial sum is then representable in f32, so results are exact whatever
+//! the order of operations, and are compared exactly. Kernels with `exp`, `sqrt` of inexact
+//! values or tensor cores are compared with the tolerance stated in the case.
+
+use crate::support::{Rng, assert_close, assert_same, assert_tf32_gemm, bf16_buffer, program, sgemm, to_bf16};
+use prism_interp::Arg;
+
+const K: &str = "accept/kernels/";
+
+fn file(name: &str) -> String {
+    format!("{K}{name}")
+}
+
+#[test]
+fn k01_saxpy_grid_stride() {
+    // n = 1000 over 3 x 64 threads: each thread loops 5 or 6 times.
+    let (n, a) = (1000, 1.5f32);
+    let mut rng = Rng::new(1);
+    let (x, y) = (rng.eighths(n, -4, 4), rng.eighths(n, -4, 4));
+    let p = program(&file("01_saxpy_grid_stride.prism"));
+    let out = p.launch("saxpy", 3, 64, || vec![Arg::value(n as i32), Arg::value(a), Arg::buffer(&x), Arg::buffer(&y)]);
+    let want: Vec<f32> = (0..n).map(|i| a * x[i] + y[i]).collect();
+    assert_same("y", &out.f32("y"), &want);
+}
+
+#[test]
+fn k02_axpby_blocked() {
+    // n = 2500: three tiles (the last one partial) plus a surplus fourth block; `out` has 16
+    // extra elements that must stay untouched.
+    let (n, alpha, beta) = (2500, 0.75f32, -1.25f32);
+    let mut rng = Rng::new(2);
+    let (x, y) = (rng.eighths(n, -4, 4), rng.eighths(n, -4, 4));
+    let p = program(&file("02_axpby_blocked.prism"));
+    let out = p.launch("axpby", 4, 256, || {
+        vec![
+            Arg::value(n as i32),
+            Arg::value(alpha),
+            Arg::buffer(&x),
+            Arg::value(beta),
+            Arg::buffer(&y),
+            Arg::buffer(&vec![-7.0f32; n + 16]),
+        ]
+    });
+    let mut want: Vec<f32> = (0..n).map(|i| alpha * x[i] + beta * y[i]).collect();
+    want.extend([-7.0; 16]);
+    assert_same("out", &out.f32("out"), &want);
+}
+
+/// The sgemm variants share a signature: `(M, N, K, alpha, A, B, beta, C)`. Inputs are
+/// multiples of 1/8 in [-2, 2], so every result is exact. Each variant runs the case's shape
+/// and two edge shapes: a 1 x 1 x 1 product, and a 3 x 70 x 5 one (one row of partial tiles
+/// across three tile columns, a single partial K step).
+fn check_sgemm(name: &str, kernel: &str, shape: (usize, usize, usize), tile: (usize, usize), block: u32) {
+    let p = program(&file(name));
+    let (alpha, beta) = (1.5f32, -0.5f32);
+    for (m, n, k) in [shape, (1, 1, 1), (3, 70, 5)] {
+        let mut rng = Rng::new((m * 1000 + n * 10 + k) as u64);
+        let (a, b, c) = (rng.eighths(m * k, -2, 2), rng.eighths(k * n, -2, 2), rng.eighths(m * n, -2, 2));
+        let grid = (m.div_ceil(tile.0) * n.div_ceil(tile.1)) as u32;
+        let out = p.launch(kernel, grid, block, || {
+            vec![
+                Arg::value(m as i32),
+                Arg::value(n as i32),
+                Arg::value(k as i32),
+                Arg::value(alpha),
+                Arg::buffer(&a),
+                Arg::buffer(&b),
+                Arg::value(beta),
+                Arg::buffer(&c),
+            ]
+        });
+        let what = format!("C ({m} x {n} x {k})");
+        assert_same(&what, &out.f32("C"), &sgemm((m, n, k), alpha, &a, &b, beta, &c));
+    }
+}
+
+#[test]
+fn k03_sgemm_naive() {
+    // 40 x 36 x 20: 2 x 2 tiles of 32 x 32, three of them partial.
+    check_sgemm("03_sgemm_1_naive.prism", "sgemm_naive", (40, 36, 20), (32, 32), 1024);
+}
+
+#[test]
+fn k04_sgemm_coalesced() {
+    check_sgemm("04_sgemm_2_coalesced.prism", "sgemm_coalesced", (40, 36, 20), (32, 32), 1024);
+}
+
+#[test]
+fn k05_sgemm_smem_tiling() {
+    // K = 40: two K steps of 32, the second partial.
+    check_sgemm("05_sgemm_3_smem_tiling.prism", "sgemm_smem", (40, 36, 40), (32, 32), 1024);
+}
+
+#[test]
+fn k06_sgemm_register_tiling() {
+    // 80 x 72 x 20: 2 x 2 tiles of 64 x 64 (partial), three K steps of 8 (the last partial).
+    check_sgemm("06_sgemm_4_register_tiling.prism", "sgemm_register_tiles", (80, 72, 20), (64, 64), 256);
+}
+
+#[test]
+fn k07_sgemm_warp_tiling() {
+    check_sgemm("07_sgemm_5_warp_tiling.prism", "sgemm_warp_tiles", (80, 72, 20), (64, 64), 128);
+}
+
+#[test]
+fn k08_block_sum_smem_tree() {
+    // n = 3000 over 4 blocks: tile 2 is partial, block 3 has no items and writes 0.
+    let n = 3000;
+    let x = Rng::new(8).eighths(n, -4, 4);
+    let p = program(&file("08_block_sum_smem_tree.prism"));
+    let out =
+        p.launch("block_sum_tree", 4, 256, || vec![Arg::value(n as i32), Arg::buffer(&x), Arg::buffer(&[9.0f32; 4])]);
+    let want: Vec<f32> = (0..4).map(|b| x.iter().skip(b * 1024).take(1024).sum()).collect();
+    assert_same("partial", &out.f32("partial"), &want);
+}
+
+#[test]
+fn k09_warp_mean_m2_shfl() {
+    // 3 segments over 2 x 64 threads (4 warps, the last idle). The mean is exact (a multiple
+    // of 1/8 over 256); M2's squares are not, and the kernel sums them in a tree while the
+    // reference sums them in order: relative tolerance 1e-6.
+    let n = 768;
+    let x = Rng::new(9).eighths(n, -2, 2);
+    let p = program(&file("09_warp_mean_m2_shfl.prism"));
+    let out = p.launch("warp_mean_m2", 2, 64, || {
+        vec![Arg::value(n as i32), Arg::buffer(&x), Arg::buffer(&[0.0f32; 3]), Arg::buffer(&[0.0f32; 3])]
+    });
+    let seg = |w: usize| &x[w * 256..(w + 1) * 256];
+    let mean: Vec<f32> = (0..3).map(|w| seg(w).iter().sum::<f32>() / 256.0).collect();
+    let m2: Vec<f64> =
+        (0..3).map(|w| seg(w).iter().map(|&v| (f64::from(v) - f64::from(mean[w])).powi(2)).sum()).collect();
+    assert_same("mean", &out.f32("mean"), &mean);
+    assert_close("m2", &out.f32("m2"), &m2, 1e-6, 0.0);
+}
+
+#[test]
+fn k10_block_sum_return_normalize() {
+    // n = 2500, 3 blocks. The sums of squares are exact; sqrt and the division are correctly
+    // rounded f32 operations on the same values in kernel and reference, so the result is
+    // compared exactly.
+    let (n, eps) = (2500, 0.5f32);
+    let x = Rng::new(10).eighths(n, -2, 2);
+    let p = program(&file("10_block_sum_return_normalize.prism"));
+    let out = p.launch("tile_l2_normalize", 3, 256, || {
+        vec![Arg::value(n as i32), Arg::value(eps), Arg::buffer(&x), Arg::buffer(&vec![0.0f32; n])]
+    });
+    let want: Vec<f32> = (0..n)
+        .map(|i| {
+            let tile = &x[i / 1024 * 1024..((i / 1024 + 1) * 1024).min(n)];
+            x[i] / (eps + tile.iter().map(|v| v * v).sum::<f32>()).sqrt()
+        })
+        .collect();
+    assert_same("out", &out.f32("out"), &want);
+}
+
+#[test]
+fn k11_grid_dot_atomic() {
+    // n = 3000 over 4 blocks (one surplus). About a quarter of the products are zero. The
+    // per-block float sums reach `atomic_add` in a schedule-dependent order, but every partial
+    // sum is exact, so the result is exact and the same under every schedule.
+    let n = 3000;
+    let mut rng = Rng::new(11);
+    let x: Vec<f32> = rng.eighths(n, -2, 2).into_iter().map(|v| if rng.int(0, 3) == 0 { 0.0 } else { v }).collect();
+    let y = rng.eighths(n, -2, 2);
+    let p = program(&file("11_grid_dot_atomic.prism"));
+    let out = p.launch("grid_dot", 4, 256, || {
+        vec![Arg::value(n as i32), Arg::buffer(&x), Arg::buffer(&y), Arg::buffer(&[0.0f32]), Arg::buffer(&[0i32])]
+    });
+    let dot: f32 = (0..n).map(|i| x[i] * y[i]).sum();
+    let nonzero = (0..n).filter(|&i| x[i] * y[i] != 0.0).count() as i32;
+    assert_same("result", &out.f32("result"), &[dot]);
+    assert_same("nonzero", &out.i32("nonzero"), &[nonzero]);
+}
+
+#[test]
+fn k12_minmax_negcount_int() {
+    // n = 1000 over 3 x 64 threads: 6 grid-stride passes, the last partial.
+    let (n, grid, block) = (1000, 3, 64);
+    let x = Rng::new(12).ints(n, -1_000_000, 1_000_000);
+    let p = program(&file("12_minmax_negcount_int.prism"));
+    let out = p.launch("minmax_negcount", grid, block, || {
+        vec![
+            Arg::value(n as i32),
+            Arg::buffer(&x),
+            Arg::value((grid * block) as i32),
+            Arg::buffer(&[i32::MAX, i32::MIN, 0]),
+        ]
+    });
+    let want = [*x.iter().min().unwrap(), *x.iter().max().unwrap(), x.iter().filter(|&&v| v < 0).count() as i32];
+    assert_same("stats", &out.i32("stats"), &want);
+}
+
+#[test]
+fn k13_row_argmax_warp() {
+    // 10 rows of 70 columns (3 columns per lane for some lanes) over 3 x 128 threads (12
+    // warps, 2 idle). Values are small integers, so rows have ties: the smallest index wins.
+    let (rows, cols) = (10, 70);
+    let x: Vec<f32> = Rng::new(13).ints(rows * cols, -20, 20).into_iter().map(|v| v as f32).collect();
+    let p = program(&file("13_row_argmax_warp.prism"));
+    let out = p.launch("row_argmax", 3, 128, || {
+        vec![
+            Arg::value(rows as i32),
+            Arg::value(cols as i32),
+            Arg::buffer(&x),
+            Arg::buffer(&vec![0.0f32; rows]),
+            Arg::buffer(&vec![0i32; rows]),
+        ]
+    });
+    let row = |r: usize| &x[r * cols..(r + 1) * cols];
+    let max: Vec<f32> = (0..rows).map(|r| row(r).iter().copied().fold(f32::MIN, f32::max)).collect();
+    let arg: Vec<i32> = (0..rows).map(|r| row(r).iter().position(|&v| v == max[r]).unwrap() as i32).collect();
+    assert_same("row_max", &out.f32("row_max"), &max);
+    assert_same("row_arg", &out.i32("row_arg"), &arg);
+}
+
+/// Values large enough that 32-bit sums wrap.
+fn wrapping_ints(seed: u64, n: usize) -> Vec<i32> {
+    Rng::new(seed).ints(n, -(1 << 30), 1 << 30)
+}
+
+/// Exclusive scan within tiles of `tile` items, wrapping.
+fn tile_exclusive_scan(x: &[i32], tile: usize) -> Vec<i32> {
+    let mut out = vec![0; x.len()];
+    for (t, chunk) in x.chunks(tile).enumerate() {
+        let mut acc = 0i32;
+        for (i, v) in chunk.iter().enumerate() {
+            out[t * tile + i] = acc;
+            acc = acc.wrapping_add(*v);
+        }
+    }
+    out
+}
+
+fn tile_sums(x: &[i32], tile: usize) -> Vec<i32> {
+    x.chunks(tile).map(|c| c.iter().fold(0i32, |a, v| a.wrapping_add(*v))).collect()
+}
+
+#[test]
+fn k14_warp_inclusive_scan() {
+    // n = 200 over 4 x 64 threads: the 7th warp is partial, the 8th has no items.
+    let n = 200;
+    let x = wrapping_ints(14, n);
+    let p = program(&file("14_warp_inclusive_scan.prism"));
+    let out = p
+        .launch("segmented_scan32", 4, 64, || vec![Arg::value(n as i32), Arg::buffer(&x), Arg::buffer(&vec![0i32; n])]);
+    let want: Vec<i32> = x
+        .chunks(32)
+        .flat_map(|c| {
+            c.iter().scan(0i32, |acc, v| {
+                *acc = acc.wrapping_add(*v);
+                Some(*acc)
+            })
+        })
+        .collect();
+    assert_same("out", &out.i32("out"), &want);
+}
+
+#[test]
+fn k15_block_exclusive_scan() {
+    // n = 2500: 3 tiles of 1024, the last partial.
+    let n = 2500;
+    let x = wrapping_ints(15, n);
+    let p = program(&file("15_block_exclusive_scan.prism"));
+    let out = p.launch("tile_exclusive_scan", 3, 256, || {
+        vec![Arg::value(n as i32), Arg::buffer(&x), Arg::buffer(&vec![0i32; n]), Arg::buffer(&[0i32; 3])]
+    });
+    assert_same("out", &out.i32("out"), &tile_exclusive_scan(&x, 1024));
+    assert_same("totals", &out.i32("totals"), &tile_sums(&x, 1024));
+}
+
+#[test]
+fn k16_scan_decoupled_lookback() {
+    // n = 5000: 5 tiles (the last partial), so four blocks look back, some over several
+    // predecessors depending on the schedule. `aggregates` starts as -1: tile 0 never
+    // publishes one.
+    let (n, blocks) = (5000, 5);
+    let x = wrapping_ints(16, n);
+    let p = program(&file("16_scan_decoupled_lookback.prism"));
+    let out = p.launch("scan_decoupled_lookback", blocks as u32, 256, || {
+        vec![
+            Arg::value(n as i32),
+            Arg::buffer(&x),
+            Arg::buffer(&vec![0i32; n]),
+            Arg::buffer(&[0i32]),
+            Arg::buffer(&vec![0i32; blocks]),
+            Arg::buffer(&vec![-1i32; blocks]),
+            Arg::buffer(&vec![0i32; blocks]),
+        ]
+    });
+    let scan: Vec<i32> = x
+        .iter()
+        .scan(0i32, |acc, v| {
+            *acc = acc.wrapping_add(*v);
+            Some(*acc)
+        })
+        .collect();
+    let sums = tile_sums(&x, 1024);
+    let mut aggregates = sums.clone();
+    aggregates[0] = -1;
+    let inclusive: Vec<i32> = (0..blocks).map(|j| scan[((j + 1) * 1024).min(n) - 1]).collect();
+    assert_same("out", &out.i32("out"), &scan);
+    assert_same("tile_counter", &out.i32("tile_counter"), &[blocks as i32]);
+    assert_same("flags", &out.i32("flags"), &vec![2; blocks]);
+    assert_same("aggregates", &out.i32("aggregates"), &aggregates);
+    assert_same("inclusive", &out.i32("inclusive"), &inclusive);
+}
+
+#[test]
+fn k17_transpose_smem_padded() {
+    // 40 x 70: 2 x 3 tiles of 32 x 32, all but one partial.
+    let (rows, cols) = (40, 70);
+    let a = Rng::new(17).eighths(rows * cols, -8, 8);
+    let p = program(&file("17_transpose_smem_padded.prism"));
+    let out = p.launch("transpose", 6, 256, || {
+        vec![Arg::value(rows as i32), Arg::value(cols as i32), Arg::buffer(&a), Arg::buffer(&vec![0.0f32; rows * cols])]
+    });
+    let mut want = vec![0.0f32; rows * cols];
+    for r in 0..rows {
+        for c in 0..cols {
+            want[c * rows + r] = a[r * cols + c];
+        }
+    }
+    assert_same("at", &out.f32("at"), &want);
+}
+
+#[test]
+fn k18_histogram_smem_atomics() {
+    // n = 3000 over 3 x 256 threads (4 grid-stride passes); half the values fall in 8 bins,
+    // so the atomics contend.
+    let (n, grid) = (3000usize, 3);
+    let mut rng = Rng::new(18);
+    let data: Vec<i32> =
+        (0..n).map(|_| if rng.int(0, 1) == 0 { rng.int(100, 107) } else { rng.int(0, 255) } as i32).collect();
+    let p = program(&file("18_histogram_smem_atomics.prism"));
+    let out = p.launch("histogram256", grid, 256, || {
+        vec![Arg::value(n as i32), Arg::buffer(&data), Arg::value((grid * 256) as i32), Arg::buffer(&[0i32; 256])]
+    });
+    let mut want = vec![0i32; 256];
+    for v in &data {
+        want[*v as usize] += 1;
+    }
+    assert_same("hist", &out.i32("hist"), &want);
+}
+
+#[test]
+fn k19_stencil1d_halo() {
+    // n = 600: 3 blocks, the last partial; both ends exercise the zero padding.
+    let n = 600;
+    let mut rng = Rng::new(19);
+    let (inp, w) = (rng.eighths(n, -4, 4), rng.eighths(9, -1, 1));
+    let p = program(&file("19_stencil1d_halo.prism"));
+    let out = p.launch("stencil9", 3, 256, || {
+        vec![Arg::value(n as i32), Arg::buffer(&inp), Arg::buffer(&w), Arg::buffer(&vec![0.0f32; n])]
+    });
+    let at = |j: i64| if (0..n as i64).contains(&j) { inp[j as usize] } else { 0.0 };
+    let want: Vec<f32> = (0..n as i64).map(|i| (0..9).map(|k| w[k as usize] * at(i + k - 4)).sum()).collect();
+    assert_same("out", &out.f32("out"), &want);
+}
+
+#[test]
+fn k20_softmax_rows_warp() {
+    // 5 rows of 100 columns over 3 x 64 threads (6 warps, 1 idle). `exp` and the butterfly
+    // sum round differently from the f64 reference: relative tolerance 1e-5.
+    let (rows, cols) = (5, 100);
+    let x = Rng::new(20).eighths(rows * cols, -3, 3);
+    let p = program(&file("20_softmax_rows_warp.prism"));
+    let out = p.launch("softmax_rows", 3, 64, || {
+        vec![Arg::value(rows as i32), Arg::value(cols as i32), Arg::buffer(&x), Arg::buffer(&vec![0.0f32; rows * cols])]
+    });
+    let mut want = vec![0.0f64; rows * cols];
+    for r in 0..rows {
+        let row: Vec<f64> = x[r * cols..(r + 1) * cols].iter().map(|&v| f64::from(v)).collect();
+        let m = row.iter().copied().fold(f64::MIN, f64::max);
+        let s: f64 = row.iter().map(|v| (v - m).exp()).sum();
+        for c in 0..cols {
+            want[r * cols + c] = (row[c] - m).exp() / s;
+        }
+    }
+    assert_close("y", &out.f32("y"), &want, 1e-5, 0.0);
+}
+
+#[test]
+fn k21_gemv_warp_specialized_cp_async() {
+    // K = 768: 3 chunks, so the pipeline's guards for a missing odd chunk run. Inputs in
+    // [-1, 1] by 1/8 keep every partial sum exact.
+    let (rows, k) = (3, 768);
+    let mut rng = Rng::new(21);
+    let (a, v) = (rng.eighths(rows * k, -1, 1), rng.eighths(k, -1, 1));
+    let p = program(&file("21_gemv_warp_specialized_cp_async.prism"));
+    let out = p.launch("gemv_pipelined", rows as u32, 64, || {
+        vec![Arg::value(k as i32), Arg::buffer(&a), Arg::buffer(&v), Arg::buffer(&vec![0.0f32; rows])]
+    });
+    let want: Vec<f32> = (0..rows).map(|r| (0..k).map(|j| a[r * k + j] * v[j]).sum()).collect();
+    assert_same("y", &out.f32("y"), &want);
+}
+
+#[test]
+fn k22_cub_like_library_tile_scan() {
+    // n = 1200: 3 tiles of 512, the last partial (`valid` < a tile inside one warp).
+    let n = 1200;
+    let x = wrapping_ints(22, n);
+    let p = program(&file("22_cub_like_library_tile_scan.prism"));
+    let out = p.launch("tile_scan", 3, 128, || {
+        vec![Arg::value(n as i32), Arg::buffer(&x), Arg::buffer(&vec![0i32; n]), Arg::buffer(&[0i32; 3])]
+    });
+    assert_same("out", &out.i32("out"), &tile_exclusive_scan(&x, 512));
+    assert_same("totals", &out.i32("totals"), &tile_sums(&x, 512));
+}
+
+#[test]
+fn k23_gemm_mma_bf16() {
+    // 40 x 20 x 40: 2 x 2 block tiles of 32 x 16 (partial) and 3 K steps of 16 (the last
+    // partial). Inputs are random bf16 values in [-1, 1): products are exact, and each mma
+    // rounds its 16-term sum to f32, which the f64 reference does not: tolerance
+    // 1e-6 * sum |alpha * a * b| + 1e-6.
+    let (m, n, k, alpha, beta) = (40, 20, 40, 1.5f32, -0.5f32);
+    let mut rng = Rng::new(23);
+    let a: Vec<f32> = rng.uniform(m * k, -1.0, 1.0).into_iter().map(to_bf16).collect();
+    let b: Vec<f32> = rng.uniform(k * n, -1.0, 1.0).into_iter().map(to_bf16).collect();
+    let c = rng.eighths(m * n, -2, 2);
+    let p = program(&file("23_gemm_mma_bf16.prism"));
+    let out = p.launch("gemm_bf16_mma", 4, 128, || {
+        vec![
+            Arg::value(m as i32),
+            Arg::value(n as i32),
+            Arg::value(k as i32),
+            Arg::value(alpha),
+            bf16_buffer(&a),
+            bf16_buffer(&b),
+            Arg::value(beta),
+            Arg::buffer(&c),
+        ]
+    });
+    let want: Vec<f64> = sgemm((m, n, k), alpha, &a, &b, beta, &c).iter().map(|&v| f64::from(v)).collect();
+    let got = out.f32("C");
+    let scale = |i: usize, j: usize| (0..k).map(|kk| f64::from(a[i * k + kk] * b[kk * n + j]).abs()).sum::<f64>();
+    for i in 0..m {
+        for j in 0..n {
+            let tol = 1e-6 * (1.5 * scale(i, j)) + 1e-6;
+            let (g, w) = (f64::from(got[i * n + j]), want[i * n + j]);
+            assert!((g - w).abs() <= tol, "C[{i}, {j}]: got {g}, want {w} (tolerance {tol})");
+        }
+    }
+}
+
+#[test]
+fn k24_binary_search_while_break() {
+    // 100 sorted keys with random gaps; 150 queries over 3 x 64 threads, half of them hits.
+    let (n, m) = (100, 150);
+    let mut rng = Rng::new(24);
+    let mut keys = Vec::with_capacity(n);
+    let mut k = -300i32;
+    for _ in 0..n {
+        k += rng.int(1, 6) as i32;
+        keys.push(k);
+    }
+    let queries: Vec<i32> = (0..m)
+        .map(|_| if rng.int(0, 1) == 0 { keys[rng.int(0, n as i64 - 1) as usize] } else { rng.int(-310, 300) as i32 })
+        .collect();
+    let p = program(&file("24_binary_search_while_break.prism"));
+    let out = p.launch("batched_search", 3, 64, || {
+        vec![
+            Arg::value(n as i32),
+            Arg::buffer(&keys),
+            Arg::value(m as i32),
+            Arg::buffer(&queries),
+            Arg::buffer(&vec![7i32; m]),
+        ]
+    });
+    let want: Vec<i32> = queries.iter().map(|q| keys.iter().position(|k| k == q).map_or(-1, |i| i as i32)).collect();
+    assert_same("pos", &out.i32("pos"), &want);
+}
+
+#[test]
+fn k25_row_col_sums_block_pairs() {
+    // 20 x 300: 3 block pairs (ceil(20 / 8) = 3 >= ceil(300 / 256) = 2); the last row block
+    // and the last column block are partial, and pair 2's column block has no columns.
+    let (rows, cols) = (20, 300);
+    let x = Rng::new(25).eighths(rows * cols, -4, 4);
+    let p = program(&file("25_row_col_sums_block_pairs.prism"));
+    let out = p.launch("row_col_sums", 6, 256, || {
+        vec![
+            Arg::value(rows as i32),
+            Arg::value(cols as i32),
+            Arg::buffer(&x),
+            Arg::buffer(&vec![0.0f32; rows]),
+            Arg::buffer(&vec![0.0f32; cols]),
+        ]
+    });
+    let row: Vec<f32> = (0..rows).map(|r| x[r * cols..(r + 1) * cols].iter().sum()).collect();
+    let col: Vec<f32> = (0..cols).map(|c| (0..rows).map(|r| x[r * cols + c]).sum()).collect();
+    assert_same("row_sum", &out.f32("row_sum"), &row);
+    assert_same("col_sum", &out.f32("col_sum"), &col);
+}
+
+#[test]
+fn k26_stream_compaction_ballot() {
+    // n = 2500: 3 tiles, the last partial. `out` starts as i32::MIN, which must survive past
+    // each tile's kept items.
+    let (n, blocks) = (2500, 3);
+    let x = Rng::new(26).ints(n, -50, 50);
+    let p = program(&file("26_stream_compaction_ballot.prism"));
+    let out = p.launch("compact_positive", blocks as u32, 256, || {
+        vec![
+            Arg::value(n as i32),
+            Arg::buffer(&x),
+            Arg::buffer(&vec![i32::MIN; blocks * 1024]),
+            Arg::buffer(&vec![-1i32; blocks]),
+        ]
+    });
+    let mut want = vec![i32::MIN; blocks * 1024];
+    let mut count = vec![0i32; blocks];
+    for (b, tile) in x.chunks(1024).enumerate() {
+        for v in tile.iter().filter(|&&v| v > 0) {
+            want[b * 1024 + count[b] as usize] = *v;
+            count[b] += 1;
+        }
+    }
+    assert_same("out", &out.i32("out"), &want);
+    assert_same("count", &out.i32("count"), &count);
+}
+
+#[test]
+fn k27_layernorm_rows_block() {
+    // 4 rows of 300 columns, 128 threads per block (each thread loops 2 or 3 times). The mean
+    // (a division by 300), sqrt and the products round differently from the f64 reference:
+    // relative tolerance 1e-5, plus 1e-5 absolute for outputs near zero.
+    let (rows, cols, eps) = (4, 300, 1e-3f32);
+    let mut rng = Rng::new(27);
+    let x = rng.eighths(rows * cols, -3, 3);
+    let (gamma, beta) = (rng.eighths(cols, -2, 2), rng.eighths(cols, -1, 1));
+    let p = program(&file("27_layernorm_rows_block.prism"));
+    let out = p.launch("layernorm_rows", rows as u32, 128, || {
+        vec![
+            Arg::value(rows as i32),
+            Arg::value(cols as i32),
+            Arg::value(eps),
+            Arg::buffer(&x),
+            Arg::buffer(&gamma),
+            Arg::buffer(&beta),
+            Arg::buffer(&vec![0.0f32; rows * cols]),
+        ]
+    });
+    let mut want = vec![0.0f64; rows * cols];
+    for r in 0..rows {
+        let row: Vec<f64> = x[r * cols..(r + 1) * cols].iter().map(|&v| f64::from(v)).collect();
+        let mean = row.iter().sum::<f64>() / cols as f64;
+        let var = row.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / cols as f64;
+        for c in 0..cols {
+            want[r * cols + c] =
+                (row[c] - mean) / (var + f64::from(eps)).sqrt() * f64::from(gamma[c]) + f64::from(beta[c]);
+        }
+    }
+    assert_close("y", &out.f32("y"), &want, 1e-5, 1e-5);
+}
+
+#[test]
+fn k28_persistent_work_queue() {
+    // n = 5000: 5 tiles (the last partial) for 2 persistent blocks. Every block draws one
+    // ticket past the end, so the queue ends at tiles + blocks.
+    let (n, blocks, tiles) = (5000, 2, 5);
+    let x = wrapping_ints(28, n);
+    let p = program(&file("28_persistent_work_queue.prism"));
+    let out = p.launch("persistent_tile_stats", blocks, 256, || {
+        vec![
+            Arg::value(n as i32),
+            Arg::buffer(&x),
+            Arg::buffer(&[0i32]),
+            Arg::buffer(&vec![0i32; tiles]),
+            Arg::buffer(&vec![0i32; tiles]),
+        ]
+    });
+    let max: Vec<i32> = x.chunks(1024).map(|c| *c.iter().max().unwrap()).collect();
+    assert_same("tile_sum", &out.i32("tile_sum"), &tile_sums(&x, 1024));
+    assert_same("tile_max", &out.i32("tile_max"), &max);
+    assert_same("queue", &out.i32("queue"), &[tiles as i32 + blocks as i32]);
+}
+
+#[test]
+fn k29_sgemm_cp_async_double_buffer() {
+    // 128 x 64 x 48: 2 blocks, 3 K steps of 16 (an odd count, so the second half of the last
+    // pipeline iteration is skipped).
+    // The kernel needs M, N multiples of 64 and K a multiple of 16, so no edge shapes.
+    let (m, n, k, alpha, beta) = (128, 64, 48, 1.5f32, -0.5f32);
+    let mut rng = Rng::new(29);
+    let (a, b, c) = (rng.eighths(m * k, -2, 2), rng.eighths(k * n, -2, 2), rng.eighths(m * n, -2, 2));
+    let p = program(&file("29_sgemm_cp_async_double_buffer.prism"));
+    let out = p.launch("sgemm_cp_async", 2, 256, || {
+        vec![
+            Arg::value(m as i32),
+            Arg::value(n as i32),
+            Arg::value(k as i32),
+            Arg::value(alpha),
+            Arg::buffer(&a),
+            Arg::buffer(&b),
+            Arg::value(beta),
+            Arg::buffer(&c),
+        ]
+    });
+    assert_same("C", &out.f32("C"), &sgemm((m, n, k), alpha, &a, &b, beta, &c));
+}
+
+#[test]
+fn k30_bitonic_sort_block_entry() {
+    // 1000 keys (24 padding slots), with duplicates and negatives.
+    let n = 1000;
+    let keys = Rng::new(30).ints(n, -500, 500);
+    let p = program(&file("30_bitonic_sort_block_entry.prism"));
+    let out = p.launch("bitonic_sort_1024", 1, 512, || {
+        vec![Arg::value(n as i32), Arg::buffer(&keys), Arg::buffer(&vec![0i32; n])]
+    });
+    let mut want = keys.clone();
+    want.sort();
+    assert_same("out", &out.i32("out"), &want);
+}
+
+#[test]
+fn k31_gemm_mma_tf32_warp_tiles() {
+    // 32 x 24 x 24: 6 warp tiles over 2 x 128 threads (8 warps, 2 idle), 3 K steps. Inputs
+    // have full f32 mantissas, so the tf32 rounding matters (an unrounded product differs by
+    // ~1e-3): tolerance as in `assert_tf32_gemm`.
+    let (m, n, k) = (32, 24, 24);
+    let mut rng = Rng::new(31);
+    let (a, b) = (rng.uniform(m * k, -1.0, 1.0), rng.uniform(k * n, -1.0, 1.0));
+    let p = program(&file("31_gemm_mma_tf32_warp_tiles.prism"));
+    let out = p.launch("gemm_tf32_warp_tiles", 2, 128, || {
+        vec![
+            Arg::value(m as i32),
+            Arg::value(n as i32),
+            Arg::value(k as i32),
+            Arg::buffer(&a),
+            Arg::buffer(&b),
+            Arg::buffer(&vec![f32::NAN; m * n]),
+        ]
+    });
+    assert_tf32_gemm(&out.f32("C"), m, n, k, &a, &b);
+}

@@ -1,0 +1,140 @@
+//! A handful of rule-by-rule programs (`tests/ui/accept/rules/`) whose kernels compute
+//! something meaningful, and the run-only programs of `tests/ui/run/`.
+
+use crate::support::{Rng, assert_same, program};
+use prism_interp::Arg;
+
+fn file(name: &str) -> String {
+    format!("accept/rules/{name}")
+}
+
+#[test]
+fn r_corner_block_reduction() {
+    // out[b] = sum of vals[b * T .. (b + 1) * T] through warp sums staged in shared memory
+    // (the barrier between the slot writes and the reads is inferred). 3 blocks of 128
+    // threads, warps = 4.
+    let vals = Rng::new(101).ints(384, -1000, 1000);
+    let p = program(&file("corner_block_reduction.prism"));
+    let out = p.launch("reduce_kernel", 3, 128, || vec![Arg::buffer(&vals), Arg::buffer(&[0i32; 3]), Arg::value(4i32)]);
+    let want: Vec<i32> = vals.chunks(128).map(|c| c.iter().sum()).collect();
+    assert_same("out", &out.i32("out"), &want);
+}
+
+#[test]
+fn r_corner_nested_partitions() {
+    // out[b * 128 + w * 32 + l] = l through grid -> block -> warp -> thread views. 2 blocks of
+    // exactly 128 threads (the views assume 4 warps per block).
+    let p = program(&file("corner_nested_partitions.prism"));
+    let out = p.launch("nested", 2, 128, || vec![Arg::buffer(&[-1.0f32; 256])]);
+    let want: Vec<f32> = (0..256).map(|g| (g % 32) as f32).collect();
+    assert_same("out", &out.f32("out"), &want);
+}
+
+#[test]
+fn r_corner_kernel_block_entry() {
+    // A kernel entered at block[1], meant for one block: out[t] = src[(t + n) % 32] through a
+    // shared tile. 1 block of 32 threads, n = 5.
+    let src = Rng::new(102).eighths(32, -4, 4);
+    let p = program(&file("corner_kernel_block_entry.prism"));
+    let out = p.launch("per_block", 1, 32, || vec![Arg::buffer(&src), Arg::buffer(&[0.0f32; 32]), Arg::value(5i32)]);
+    let want: Vec<f32> = (0..32).map(|t| src[(t + 5) % 32]).collect();
+    assert_same("out", &out.f32("out"), &want);
+}
+
+#[test]
+fn r_corner_split_single_case() {
+    // Lane 0 of each block's first warp writes 1, then the first thread of every pair writes
+    // 2; odd threads are masked off and keep the initial -1. 2 blocks of 128 threads.
+    let p = program(&file("corner_split_single_case.prism"));
+    let out = p.launch("leaders", 2, 128, || vec![Arg::buffer(&[-1i32; 256])]);
+    let want: Vec<i32> = (0..256).map(|g| if g % 2 == 0 { 2 } else { -1 }).collect();
+    assert_same("out", &out.i32("out"), &want);
+}
+
+#[test]
+fn r_corner_local_array_ptr() {
+    // Every warp loads src[lane * 4 .. + 3] into a local array through `warp_load`, and every
+    // thread src[0..4] through `thread_load`: out[g] = src[(g % 32) * 4] + src[3]. 2 blocks
+    // of 64 threads.
+    let src = Rng::new(103).ints(128, -1000, 1000);
+    let p = program(&file("corner_local_array_ptr.prism"));
+    let out = p.launch("loads", 2, 64, || vec![Arg::buffer(&src), Arg::buffer(&[0i32; 128])]);
+    let want: Vec<i32> = (0..128).map(|g| src[(g % 32) * 4] + src[3]).collect();
+    assert_same("out", &out.i32("out"), &want);
+}
+
+#[test]
+fn r_write_down() {
+    // Thread t of a block (warp w, lane l) writes 2 * total + leader + first + vals[t], where
+    // total = sum of vals[32w .. 32w + 31], leader = vals[32w] and first = vals[0]. 2 blocks
+    // of 64 threads.
+    let vals = Rng::new(104).ints(64, -1000, 1000);
+    let p = program(&file("write-down.prism"));
+    let out = p.launch("reductions", 2, 64, || vec![Arg::buffer(&vals), Arg::buffer(&[0i32; 128])]);
+    let want: Vec<i32> = (0..128)
+        .map(|g| {
+            let t = g % 64;
+            let w = t / 32 * 32;
+            let total: i32 = vals[w..w + 32].iter().sum();
+            2 * total + vals[w] + vals[0] + vals[t]
+        })
+        .collect();
+    assert_same("out", &out.i32("out"), &want);
+}
+
+#[test]
+fn r_store_perspective() {
+    // out[g] = 2 * src[g] through a shared tile; every thread adds 1 to hist[t % 8]. 3 blocks
+    // of exactly 32 threads (the tile has 32 slots).
+    let src = Rng::new(105).eighths(96, -4, 4);
+    let p = program(&file("store-perspective.prism"));
+    let out = p.launch("fill", 3, 32, || vec![Arg::buffer(&src), Arg::buffer(&[0.0f32; 96]), Arg::buffer(&[0i32; 8])]);
+    let want: Vec<f32> = src.iter().map(|v| v * 2.0).collect();
+    assert_same("out", &out.f32("out"), &want);
+    assert_same("hist", &out.i32("hist"), &[12; 8]);
+}
+
+#[test]
+fn run_warp_collectives() {
+    // tests/ui/run/warp_collectives.prism: 2 blocks of 96 threads (6 warps). Warps cycle
+    // through all-positive, none-positive and mixed values, so the votes take both values.
+    let (blocks, threads) = (2, 96);
+    let n = blocks * threads;
+    let mut rng = Rng::new(106);
+    let v: Vec<i32> = (0..n)
+        .map(|g| match (g / 32) % 3 {
+            0 => rng.int(1, 50),
+            1 => rng.int(-30, 0),
+            _ => rng.int(-50, 50),
+        } as i32)
+        .collect();
+    let p = program("run/warp_collectives.prism");
+    let out = p.launch("warp_collectives", blocks as u32, threads as u32, || {
+        vec![Arg::buffer(&v), Arg::buffer(&vec![0i32; n * 16])]
+    });
+    let mut want = Vec::with_capacity(n * 16);
+    for g in 0..n {
+        let (l, w) = (g % 32, g - g % 32);
+        let warp = &v[w..w + 32];
+        let mask = (0..32).filter(|&i| warp[i] > 0).fold(0u32, |m, i| m | 1 << i);
+        want.extend([
+            warp[0],
+            warp[(l + 3) % 32],
+            if l >= 1 { v[g - 1] } else { v[g] },
+            if l < 16 { v[g + 16] } else { v[g] },
+            warp[l ^ 5],
+            mask as i32,
+            warp.iter().any(|&x| x > 0) as i32,
+            warp.iter().all(|&x| x > -40) as i32,
+            warp.iter().sum(),
+            *warp.iter().min().unwrap(),
+            *warp.iter().max().unwrap(),
+            warp.iter().fold(-1, |a, x| a & x),
+            warp.iter().fold(0, |a, x| a | x),
+            warp.iter().fold(0, |a, x| a ^ x),
+            mask.count_ones() as i32,
+            if mask == 0 { 0 } else { mask.trailing_zeros() as i32 + 1 },
+        ]);
+    }
+    assert_same("out", &out.i32("out"), &want);
+}
