@@ -327,7 +327,7 @@ fn execute(a: &RunArgs, m: &Module, map: &SourceMap, p: Prepared) -> u8 {
     }
     for &i in &p.prints {
         let b = p.args[i].as_buffer().expect("validated pointer argument");
-        crate::out(&format!("{} = {}\n", p.kernel.params[i].name, show_buffer(b)));
+        crate::out(&format!("{} = {}\n", p.kernel.params[i].name, show_buffer(b, &p.shapes[i])));
     }
     if a.message_format == MessageFormat::Human {
         eprintln!(
@@ -338,10 +338,17 @@ fn execute(a: &RunArgs, m: &Module, map: &SourceMap, p: Prepared) -> u8 {
     0
 }
 
-/// A buffer as text, like numpy prints it (elided past 1000 elements).
-fn show_buffer(b: &prism_interp::Buffer) -> String {
+/// A buffer as text, like numpy prints it: one row per line for a 2-D shape, elided past
+/// 1000 elements.
+fn show_buffer(b: &prism_interp::Buffer, shape: &[usize]) -> String {
     let bits = b.to_bits();
-    let shown: Vec<String> = bits.iter().take(1000).map(|&v| prism_interp::value::show(b.elem, v)).collect();
+    let text: Vec<String> = bits.iter().take(1000).map(|&v| prism_interp::value::show(b.elem, v)).collect();
     let more = if bits.len() > 1000 { format!(", ... ({} more)", bits.len() - 1000) } else { String::new() };
-    format!("[{}{more}]", shown.join(", "))
+    match shape {
+        [rows, cols] if rows * cols == bits.len() && *cols > 0 && bits.len() <= 1000 => {
+            let lines: Vec<String> = text.chunks(*cols).map(|r| format!("[{}]", r.join(", "))).collect();
+            format!("[{}]", lines.join(",\n "))
+        }
+        _ => format!("[{}{more}]", text.join(", ")),
+    }
 }

@@ -1,0 +1,232 @@
+//! The `prism` binary end to end: exit codes, output files, and the errors users see.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn prism(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_prism"))
+        .args(args)
+        .current_dir(root())
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the binary runs")
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// A scratch directory of this test's own.
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("prism-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("temp dir");
+    d
+}
+
+const SAXPY: &str = "tests/ui/accept/kernels/01_saxpy_grid_stride.prism";
+
+fn saxpy(extra: &[&str]) -> Output {
+    let mut args = vec!["run", SAXPY, "--kernel", "saxpy", "--grid", "2", "--block", "64", "--color", "never"];
+    args.extend_from_slice(extra);
+    prism(&args)
+}
+
+#[test]
+fn a_clean_run_writes_outputs_that_numpy_can_read() {
+    let d = scratch("clean");
+    let out = d.join("y.npy");
+    let o = saxpy(&[
+        "--arg",
+        "n=100",
+        "--arg",
+        "a=2",
+        "--arg",
+        "x=iota:f32:100",
+        "--arg",
+        "y=iota:f32:100",
+        "--out",
+        &format!("y={}", out.display()),
+        "--print",
+        "y",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).starts_with("y = [0.0, 3.0, 6.0, 9.0,"), "{}", stdout(&o));
+    let bytes = std::fs::read(&out).expect("the output exists");
+    let arr = prism_interp::npy::parse(&bytes).expect("a valid .npy");
+    assert_eq!(arr.shape, vec![100]);
+    let y = arr.buffer.to_vec::<f32>().expect("f32");
+    assert!(y.iter().enumerate().all(|(i, &v)| v == 3.0 * i as f32));
+    // Reading it back as an input works too.
+    let o = saxpy(&[
+        "--arg",
+        "n=100",
+        "--arg",
+        "a=1",
+        "--arg",
+        "x=zeros:f32:100",
+        "--arg",
+        &format!("y={}", out.display()),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_failed_check_exits_3_and_writes_nothing() {
+    let d = scratch("oob");
+    let out = d.join("y.npy");
+    // n is larger than the buffers: the kernel reads past the end of `x`.
+    let o = saxpy(&[
+        "--arg",
+        "n=200",
+        "--arg",
+        "a=2",
+        "--arg",
+        "x=iota:f32:100",
+        "--arg",
+        "y=iota:f32:100",
+        "--out",
+        &format!("y={}", out.display()),
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(stderr(&o).contains("error[out-of-bounds]"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("element 128 is outside the 100 elements"), "{}", stderr(&o));
+    assert!(!out.exists(), "no output after a failed run");
+    assert_eq!(std::fs::read_dir(&d).expect("dir").count(), 0, "no temporary files either");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn json_reports_carry_code_and_position() {
+    let o = saxpy(&[
+        "--message-format",
+        "json",
+        "--arg",
+        "n=200",
+        "--arg",
+        "a=2",
+        "--arg",
+        "x=iota:f32:100",
+        "--arg",
+        "y=iota:f32:100",
+    ]);
+    assert_eq!(o.status.code(), Some(3));
+    let line = stdout(&o).lines().next().expect("one diagnostic").to_string();
+    assert!(line.contains(r#""code":"out-of-bounds""#), "{line}");
+    assert!(line.contains(r#""line":18"#), "{line}");
+}
+
+#[test]
+fn bad_launches_and_arguments_exit_2_with_a_span() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["--arg", "n=1", "--arg", "a=1", "--arg", "x=zeros:f32:1"], "missing `--arg y=...`"),
+        (&["--arg", "n=1.5", "--arg", "a=1", "--arg", "x=zeros:f32:1", "--arg", "y=zeros:f32:1"], "not an integer"),
+        (&["--arg", "n=1", "--arg", "a=1", "--arg", "x=zeros:f64:1", "--arg", "y=zeros:f32:1"], "holds f64"),
+        (
+            &["--arg", "n=1", "--arg", "a=1", "--arg", "x=zeros:f32:1", "--arg", "y=zeros:f32:1", "--arg", "z=1"],
+            "no parameter `z`",
+        ),
+        (&["--arg", "n=1", "--arg", "a=1", "--arg", "x=/nonexistent.npy", "--arg", "y=zeros:f32:1"], "cannot read"),
+        (
+            &["--arg", "n=1", "--arg", "n=2", "--arg", "a=1", "--arg", "x=zeros:f32:1", "--arg", "y=zeros:f32:1"],
+            "twice",
+        ),
+    ];
+    for (extra, want) in cases {
+        let o = saxpy(extra);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{extra:?}: expected `{want}` in\n{}", stderr(&o));
+        assert!(stderr(&o).contains("error[bad-argument]"), "{extra:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("01_saxpy_grid_stride.prism:9:1"), "{extra:?}: points at the kernel");
+    }
+    // A block size the bound does not admit.
+    let o = prism(&[
+        "run",
+        "tests/ui/run/checks/barrier_divergence.prism",
+        "--kernel",
+        "fixed_partial",
+        "--grid",
+        "1",
+        "--block",
+        "48",
+        "--arg",
+        "out=zeros:i32:64",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("error[bad-launch]") && stderr(&o).contains("multiple of 32"), "{}", stderr(&o));
+    // An unknown kernel.
+    let o = saxpy(&["--kernel", "nope"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn malformed_npy_inputs_are_rejected() {
+    let d = scratch("npy");
+    let bad = d.join("bad.npy");
+    std::fs::write(&bad, b"\x93NUMPY\x01\x00garbage").expect("write");
+    let o =
+        saxpy(&["--arg", "n=1", "--arg", "a=1", "--arg", &format!("x={}", bad.display()), "--arg", "y=zeros:f32:1"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("bad.npy"), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn compile_errors_exit_1_and_missing_files_exit_2() {
+    let d = scratch("compile");
+    let f = d.join("bad.prism");
+    std::fs::write(&f, "@prism(\"global\")\ndef k(x : ptr(float)):\n    y = 1 +\n").expect("write");
+    let o = prism(&["run", f.to_str().expect("utf-8"), "--kernel", "k", "--grid", "1", "--block", "1"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let o = prism(&["run", "/nonexistent.prism", "--kernel", "k", "--grid", "1", "--block", "1"]);
+    assert_eq!(o.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn seeds_do_not_change_the_result_of_a_race_free_kernel() {
+    let d = scratch("seeds");
+    let mut outputs = Vec::new();
+    for seed in ["1", "2", "3"] {
+        let out = d.join(format!("c{seed}.npy"));
+        let o = prism(&[
+            "run",
+            "examples/mma_tf32.prism",
+            "--kernel",
+            "mmaTF32NaiveKernel",
+            "--grid",
+            "2",
+            "--block",
+            "32",
+            "--seed",
+            seed,
+            "--arg",
+            "A=rand:f32:16x16:7",
+            "--arg",
+            "B=rand:f32:16x16:8",
+            "--arg",
+            "C=zeros:f32:16x16",
+            "--arg",
+            "M=16",
+            "--arg",
+            "N=16",
+            "--arg",
+            "K=16",
+            "--out",
+            &format!("C={}", out.display()),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        outputs.push(std::fs::read(&out).expect("output"));
+    }
+    assert!(outputs.windows(2).all(|w| w[0] == w[1]));
+    let _ = std::fs::remove_dir_all(&d);
+}
