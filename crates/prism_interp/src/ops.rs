@@ -155,6 +155,32 @@ fn min_max(max: bool, ty: Scalar, a: u64, b: u64) -> u64 {
     if less == max { b } else { a }
 }
 
+/// The math function `name` of `$t` applied to the operands `$arg(0)`, `$arg(1)`, ...
+macro_rules! float_fn {
+    ($name:expr, $arg:expr, $t:ty) => {{
+        let arg = $arg;
+        let x: $t = arg(0);
+        match $name {
+            "sqrt" => x.sqrt(),
+            "rsqrt" => 1.0 / x.sqrt(),
+            "exp" => x.exp(),
+            "exp2" => x.exp2(),
+            "log" => x.ln(),
+            "log2" => x.log2(),
+            "sin" => x.sin(),
+            "cos" => x.cos(),
+            "tanh" => x.tanh(),
+            "floor" => x.floor(),
+            "ceil" => x.ceil(),
+            "abs" => x.abs(),
+            "pow" => x.powf(arg(1)),
+            "fmod" => x % arg(1),
+            "fma" => x.mul_add(arg(1), arg(2)),
+            _ => <$t>::NAN,
+        }
+    }};
+}
+
 /// A pure math intrinsic applied to `args` (of type `arg_ty`); the result has type `ty`.
 pub fn math(name: &str, ty: Scalar, arg_ty: Scalar, args: &[u64]) -> u64 {
     let a = args.first().copied().unwrap_or(0);
@@ -181,53 +207,13 @@ pub fn math(name: &str, ty: Scalar, arg_ty: Scalar, args: &[u64]) -> u64 {
         }
         "min" | "max" => min_max(name == "max", ty, a, args[1]),
         _ if ty == Scalar::F32 => {
-            let x = f32::from_bits(a as u32);
-            let y = || f32::from_bits(args[1] as u32);
-            let r = match name {
-                "sqrt" => x.sqrt(),
-                "rsqrt" => 1.0 / x.sqrt(),
-                "exp" => x.exp(),
-                "exp2" => x.exp2(),
-                "log" => x.ln(),
-                "log2" => x.log2(),
-                "sin" => x.sin(),
-                "cos" => x.cos(),
-                "tanh" => x.tanh(),
-                "floor" => x.floor(),
-                "ceil" => x.ceil(),
-                "abs" => x.abs(),
-                "pow" => x.powf(y()),
-                "fmod" => x % y(),
-                "fma" => x.mul_add(y(), f32::from_bits(args[2] as u32)),
-                _ => f32::NAN,
-            };
-            r.to_bits() as u64
+            let f = |i: usize| f32::from_bits(args[i] as u32);
+            float_fn!(name, f, f32).to_bits() as u64
         }
         _ => {
             // f64 directly; half and bf16 through f32, as CUDA's half math does.
-            let wide = ty == Scalar::F64;
-            let x = to_f64(arg_ty, a);
-            let y = || to_f64(arg_ty, args[1]);
-            let narrow = |v: f64| if wide { v } else { v as f32 as f64 };
-            let r = match name {
-                "sqrt" => x.sqrt(),
-                "rsqrt" => 1.0 / x.sqrt(),
-                "exp" => x.exp(),
-                "exp2" => x.exp2(),
-                "log" => x.ln(),
-                "log2" => x.log2(),
-                "sin" => x.sin(),
-                "cos" => x.cos(),
-                "tanh" => x.tanh(),
-                "floor" => x.floor(),
-                "ceil" => x.ceil(),
-                "abs" => x.abs(),
-                "pow" => x.powf(y()),
-                "fmod" => x % y(),
-                "fma" => x.mul_add(y(), to_f64(arg_ty, args[2])),
-                _ => f64::NAN,
-            };
-            from_f64(ty, narrow(r))
+            let x = float_fn!(name, |i: usize| to_f64(arg_ty, args[i]), f64);
+            from_f64(ty, if ty == Scalar::F64 { x } else { x as f32 as f64 })
         }
     }
 }
@@ -302,5 +288,19 @@ mod tests {
         let one = 1f32.to_bits() as u64;
         assert_eq!(math("min", Scalar::F32, Scalar::F32, &[nan, one]), one);
         assert_eq!(atomic_apply(3, Scalar::U32, 5, 0xFFFF_FFFF), 0xFFFF_FFFF);
+    }
+
+    #[test]
+    fn float_math() {
+        let f = |x: f32| x.to_bits() as u64;
+        assert_eq!(math("sqrt", Scalar::F32, Scalar::F32, &[f(4.0)]), f(2.0));
+        assert_eq!(math("fma", Scalar::F32, Scalar::F32, &[f(2.0), f(3.0), f(1.0)]), f(7.0));
+        assert_eq!(math("pow", Scalar::F64, Scalar::F64, &[2f64.to_bits(), 10f64.to_bits()]), 1024f64.to_bits());
+        let h = |x: f64| from_f64(Scalar::F16, x);
+        assert_eq!(math("floor", Scalar::F16, Scalar::F16, &[h(2.75)]), h(2.0));
+        assert_eq!(
+            math("abs", Scalar::BF16, Scalar::BF16, &[from_f64(Scalar::BF16, -3.0)]),
+            from_f64(Scalar::BF16, 3.0)
+        );
     }
 }

@@ -103,6 +103,13 @@ pub struct Rec {
     pub call: Option<(u32, Option<R>)>,
 }
 
+impl Rec {
+    /// A record for lanes `expected` that split inside a construct joining at `join`.
+    pub fn open(join: u32, frame: u32, expected: u32) -> Rec {
+        Rec { join, frame, expected, arrived: 0, parked: Vec::new(), call: None }
+    }
+}
+
 /// A unit waiting at a barrier.
 #[derive(Debug)]
 pub struct BarState {

@@ -158,6 +158,14 @@ fn load_global(
     Ok(())
 }
 
+/// The lanes of `mask` where a `bool` register is true.
+#[inline(always)]
+fn true_lanes(cond: &[u64], mask: u32) -> u32 {
+    let mut m = 0u32;
+    each(mask, |l| m |= ((cond[l] != 0) as u32) << l);
+    m
+}
+
 /// The lanes of register `r`.
 #[inline(always)]
 fn lanes(regs: &[u64], r: R) -> &[u64] {
@@ -190,6 +198,15 @@ impl<'a> BlockSim<'a> {
                     self.fatal(g, Report { kind: $kind, message: $msg, span, thread, other: None, notes: Vec::new() });
                     return;
                 }};
+            }
+            // The element lane `$l` accesses, checked for bounds and recorded for races.
+            macro_rules! elem {
+                ($ptr:expr, $index:expr, $index_ty:expr, $size:expr, $access:expr, $writes:expr, $what:expr, $l:expr) => {
+                    match self.access(g, &fr, fid, w, $l, fc, func, $ptr, $index, $index_ty, $size, $access, $writes) {
+                        Ok(loc) => loc,
+                        Err(why) => fatal!(ReportKind::OutOfBounds, oob(fc, $access, $what, &why), $l),
+                    }
+                };
             }
             loop {
                 if budget == 0 || self.stopped {
@@ -289,30 +306,15 @@ impl<'a> BlockSim<'a> {
                             }
                         }
                         for l in lanes_of(mask) {
-                            let idx = to_i128(*index_ty, fr.regs[x + l]);
-                            let loc = match self.locate(&fr, fid, w, fr.regs[p + l], idx, ty.size()) {
-                                Ok(loc) => loc,
-                                Err(why) => fatal!(ReportKind::OutOfBounds, oob(fc, *access, "read", &why), l),
-                            };
-                            if let Some(k) = kind {
-                                self.race(g, loc, k, w, l, func, *access, None);
-                            }
+                            let loc = elem!(*ptr, *index, *index_ty, ty.size(), *access, false, "read", l);
                             fr.regs[d + l] = self.read_loc(&fr, fid, w, l, loc, *ty);
                         }
                     }
                     Op::Store { ty, ptr, index, index_ty, value, access } => {
                         g.writes += 1;
-                        let (v, p, x) = (*value as usize * 32, *ptr as usize * 32, *index as usize * 32);
-                        let kind = race_kind(fc, *access, true);
+                        let v = *value as usize * 32;
                         for l in lanes_of(mask) {
-                            let idx = to_i128(*index_ty, fr.regs[x + l]);
-                            let loc = match self.locate(&fr, fid, w, fr.regs[p + l], idx, ty.size()) {
-                                Ok(loc) => loc,
-                                Err(why) => fatal!(ReportKind::OutOfBounds, oob(fc, *access, "write", &why), l),
-                            };
-                            if let Some(k) = kind {
-                                self.race(g, loc, k, w, l, func, *access, None);
-                            }
+                            let loc = elem!(*ptr, *index, *index_ty, ty.size(), *access, true, "write", l);
                             let bits = fr.regs[v + l];
                             self.write_loc(&mut fr, fid, w, l, loc, *ty, bits);
                         }
@@ -373,17 +375,7 @@ impl<'a> BlockSim<'a> {
                         Intr::Atomic { op, ty, dst, ptr, index, index_ty, value, access } => {
                             g.writes += 1;
                             for l in self.lane_order(g, mask) {
-                                let idx = to_i128(*index_ty, fr.regs[*index as usize * 32 + l]);
-                                let loc =
-                                    match self.locate(&fr, fid, w, fr.regs[*ptr as usize * 32 + l], idx, ty.size()) {
-                                        Ok(loc) => loc,
-                                        Err(why) => {
-                                            fatal!(ReportKind::OutOfBounds, oob(fc, *access, "atomic", &why), l)
-                                        }
-                                    };
-                                if let Some(k) = race_kind(fc, *access, true) {
-                                    self.race(g, loc, k, w, l, func, *access, None);
-                                }
+                                let loc = elem!(*ptr, *index, *index_ty, ty.size(), *access, true, "atomic", l);
                                 let v = fr.regs[*value as usize * 32 + l];
                                 let old = self.update_loc(&mut fr, fid, w, l, loc, *ty, &|old| {
                                     ops::atomic_apply(*op, *ty, old, v)
@@ -394,17 +386,7 @@ impl<'a> BlockSim<'a> {
                         Intr::Cas { ty, dst, ptr, index, index_ty, compare, value, access } => {
                             g.writes += 1;
                             for l in self.lane_order(g, mask) {
-                                let idx = to_i128(*index_ty, fr.regs[*index as usize * 32 + l]);
-                                let loc =
-                                    match self.locate(&fr, fid, w, fr.regs[*ptr as usize * 32 + l], idx, ty.size()) {
-                                        Ok(loc) => loc,
-                                        Err(why) => {
-                                            fatal!(ReportKind::OutOfBounds, oob(fc, *access, "atomic", &why), l)
-                                        }
-                                    };
-                                if let Some(k) = race_kind(fc, *access, true) {
-                                    self.race(g, loc, k, w, l, func, *access, None);
-                                }
+                                let loc = elem!(*ptr, *index, *index_ty, ty.size(), *access, true, "atomic", l);
                                 let (c, v) = (fr.regs[*compare as usize * 32 + l], fr.regs[*value as usize * 32 + l]);
                                 let old = self
                                     .update_loc(&mut fr, fid, w, l, loc, *ty, &|old| if old == c { v } else { old });
@@ -413,15 +395,7 @@ impl<'a> BlockSim<'a> {
                         }
                         Intr::AtomicLoad { ty, dst, ptr, index, index_ty, access } => {
                             for l in lanes_of(mask) {
-                                let idx = to_i128(*index_ty, fr.regs[*index as usize * 32 + l]);
-                                let loc =
-                                    match self.locate(&fr, fid, w, fr.regs[*ptr as usize * 32 + l], idx, ty.size()) {
-                                        Ok(loc) => loc,
-                                        Err(why) => fatal!(ReportKind::OutOfBounds, oob(fc, *access, "read", &why), l),
-                                    };
-                                if let Some(k) = race_kind(fc, *access, false) {
-                                    self.race(g, loc, k, w, l, func, *access, None);
-                                }
+                                let loc = elem!(*ptr, *index, *index_ty, ty.size(), *access, false, "read", l);
                                 fr.regs[*dst as usize * 32 + l] = self.read_loc(&fr, fid, w, l, loc, *ty);
                             }
                             // A thread polling memory lets the others run: spin-waits make progress.
@@ -431,15 +405,7 @@ impl<'a> BlockSim<'a> {
                         Intr::AtomicStore { ty, ptr, index, index_ty, value, access } => {
                             g.writes += 1;
                             for l in lanes_of(mask) {
-                                let idx = to_i128(*index_ty, fr.regs[*index as usize * 32 + l]);
-                                let loc =
-                                    match self.locate(&fr, fid, w, fr.regs[*ptr as usize * 32 + l], idx, ty.size()) {
-                                        Ok(loc) => loc,
-                                        Err(why) => fatal!(ReportKind::OutOfBounds, oob(fc, *access, "write", &why), l),
-                                    };
-                                if let Some(k) = race_kind(fc, *access, true) {
-                                    self.race(g, loc, k, w, l, func, *access, None);
-                                }
+                                let loc = elem!(*ptr, *index, *index_ty, ty.size(), *access, true, "write", l);
                                 let bits = value::norm(*ty, fr.regs[*value as usize * 32 + l]);
                                 self.write_loc(&mut fr, fid, w, l, loc, *ty, bits);
                             }
@@ -541,8 +507,7 @@ impl<'a> BlockSim<'a> {
                     }
                     Op::Branch { cond, else_pc, join, uniform } => {
                         let c = *cond as usize * 32;
-                        let mut taken = 0u32;
-                        each(mask, |l| taken |= ((fr.regs[c + l] != 0) as u32) << l);
+                        let taken = true_lanes(&fr.regs[c..c + 32], mask);
                         if *uniform
                             && s.cfg.checks.uniformity
                             && !self.uniform(g, &f, &fr.regs[c..c + 32], fc, func, "condition")
@@ -555,14 +520,7 @@ impl<'a> BlockSim<'a> {
                         } else if taken == 0 {
                             f.pc = *else_pc;
                         } else {
-                            let rec = self.add_rec(Rec {
-                                join: *join,
-                                frame: fid,
-                                expected: mask,
-                                arrived: 0,
-                                parked: Vec::new(),
-                                call: None,
-                            });
+                            let rec = self.add_rec(Rec::open(*join, fid, mask));
                             f.recs.push(rec);
                             self.fork(&f, mask & !taken, *else_pc);
                             f.mask = taken;
@@ -571,20 +529,12 @@ impl<'a> BlockSim<'a> {
                         continue;
                     }
                     Op::LoopEnter { exit } => {
-                        let rec = self.add_rec(Rec {
-                            join: *exit,
-                            frame: fid,
-                            expected: mask,
-                            arrived: 0,
-                            parked: Vec::new(),
-                            call: None,
-                        });
+                        let rec = self.add_rec(Rec::open(*exit, fid, mask));
                         f.recs.push(rec);
                     }
                     Op::LoopTest { cond, exit, uniform } => {
                         let c = *cond as usize * 32;
-                        let mut stay = 0u32;
-                        each(mask, |l| stay |= ((fr.regs[c + l] != 0) as u32) << l);
+                        let stay = true_lanes(&fr.regs[c..c + 32], mask);
                         if *uniform
                             && s.cfg.checks.uniformity
                             && !self.uniform(g, &f, &fr.regs[c..c + 32], fc, func, "loop condition")
@@ -620,14 +570,7 @@ impl<'a> BlockSim<'a> {
                             }
                         }
                         if groups.len() > 1 {
-                            let rec = self.add_rec(Rec {
-                                join: *end,
-                                frame: fid,
-                                expected: mask,
-                                arrived: 0,
-                                parked: Vec::new(),
-                                call: None,
-                            });
+                            let rec = self.add_rec(Rec::open(*end, fid, mask));
                             f.recs.push(rec);
                             for &(to, m) in &groups[1..] {
                                 self.fork(&f, m, to);
@@ -1166,6 +1109,34 @@ impl<'a> BlockSim<'a> {
                 ],
             },
         );
+    }
+
+    /// The element lane `l` accesses through pointer register `ptr` at index register
+    /// `index`, recorded for race detection; `Err` says why it is out of bounds.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn access(
+        &mut self,
+        g: &mut GCtx,
+        fr: &Frame,
+        fid: u32,
+        w: usize,
+        l: usize,
+        fc: &FuncCode,
+        func: u32,
+        ptr: R,
+        index: R,
+        index_ty: Scalar,
+        size: u64,
+        access: u32,
+        writes: bool,
+    ) -> Result<Loc, String> {
+        let idx = to_i128(index_ty, fr.regs[index as usize * 32 + l]);
+        let loc = self.locate(fr, fid, w, fr.regs[ptr as usize * 32 + l], idx, size)?;
+        if let Some(k) = race_kind(fc, access, writes) {
+            self.race(g, loc, k, w, l, func, access, None);
+        }
+        Ok(loc)
     }
 
     /// Resolves pointer `bits` plus `index` elements of `size` bytes to a location, or says
