@@ -305,8 +305,22 @@ impl<'a> BlockSim<'a> {
                                 continue;
                             }
                         }
+                        // Lanes reading the element the previous two lanes read (a broadcast)
+                        // need no race bookkeeping: any earlier write that conflicts with
+                        // them conflicts with one of those two, which are different threads.
+                        let mut prev: (Option<Loc>, u32) = (None, 0);
                         for l in lanes_of(mask) {
-                            let loc = elem!(*ptr, *index, *index_ty, ty.size(), *access, false, "read", l);
+                            let idx = to_i128(*index_ty, fr.regs[x + l]);
+                            let loc = match self.locate(&fr, fid, w, fr.regs[p + l], idx, ty.size()) {
+                                Ok(loc) => loc,
+                                Err(why) => fatal!(ReportKind::OutOfBounds, oob(fc, *access, "read", &why), l),
+                            };
+                            prev = if prev.0 == Some(loc) { (prev.0, prev.1 + 1) } else { (Some(loc), 1) };
+                            if let Some(k) = kind
+                                && prev.1 <= 2
+                            {
+                                self.race(g, loc, k, w, l, func, *access, None);
+                            }
                             fr.regs[d + l] = self.read_loc(&fr, fid, w, l, loc, *ty);
                         }
                     }
