@@ -1,0 +1,327 @@
+//! Every barrier synchronisation inference inserts is needed.
+//!
+//! For every program of the corpus (`tests/ui/accept/**`, `tests/ui/run/**`) with launches and
+//! inferred barriers, and for each of its inferred barriers in turn: compile the program
+//! without that barrier (`prism_sync::Options::skip`), run each launch under the
+//! deterministic schedule and a few random ones, and compare with the whole program. The
+//! barrier is needed when some run reports a dynamic check (a `data-race`, mostly) or leaves
+//! different buffers.
+//!
+//! Every inferred barrier must be needed, except the few in [`REDUNDANT`], which the analysis
+//! inserts because it is conservative. A listed barrier must go unnoticed on its own, and all
+//! the listed barriers of a program together too; an entry that turns out to be needed fails
+//! the test, so the list stays honest. Since a redundant barrier can do the work of another
+//! (a warp barrier in a callee orders a block of one warp), every other barrier is removed
+//! together with the program's listed ones: it must be needed once only the redundant ones
+//! are gone.
+//!
+//! A barrier that no run misses can also mean the launch is too small to exercise it (a loop
+//! that runs once never takes its back edge): fix the launch, not the list.
+//!
+//! Most accepted kernels write their barriers out, and inference adds none where a written
+//! one already orders the accesses; `tests/ui/run/inferred/` holds copies of some of them
+//! with the written barriers removed, so that this test exercises real inferred barriers.
+
+use prism_interp::{Config, Module};
+use prism_ir::ir::{BarrierOrigin, Block, InstKind};
+use prism_sync::InsertedBarrier;
+use prism_test::repo_root;
+use prism_test::run::{
+    Launch, LaunchLine, buffer_bits, corpus_files, describe_report, first_difference, is_buggy, launch_lines, line_of,
+    par_map, run, schedule_dependent,
+};
+use std::path::{Path, PathBuf};
+
+/// Random schedules each launch runs under without a barrier, besides the deterministic one.
+const SEEDS: [u64; 5] = [1, 2, 3, 4, 5];
+
+/// Inferred barriers known to be redundant: (file, line of the instruction the barrier is
+/// placed before, why it is not needed although the analysis cannot tell).
+const REDUNDANT: &[(&str, usize, &str)] = &[
+    ("tests/ui/accept/seeds/005_snap_fig6_mma_tf32_naive.prism", 38, FIG6_WARP_BARRIER),
+    ("tests/ui/accept/seeds/019_parallax_fig6_mma_tf32_naive_partial.prism", 37, FIG6_WARP_BARRIER),
+    ("tests/ui/accept/seeds/041_prism_fig6_mma_tf32_naive.prism", 41, FIG6_WARP_BARRIER),
+    (
+        "tests/ui/accept/seeds/014_snap_s64_load_signature.prism",
+        35,
+        "`load` reads back exactly the elements each thread wrote (`t * 2 + i`, `i < 2`); the \
+         analysis sees the call as a read of the whole tile",
+    ),
+];
+
+const FIG6_WARP_BARRIER: &str = "the `__syncwarp()` in `simple_mma` between loading the C fragment from `c` and \
+     storing it back: each lane reads and writes the same four elements of `c` (`(x/4 + ro) * n + 2 * (x % 4) + co`), \
+     but the ownership proof cannot follow `/` and `%`";
+
+/// The fewest inferred barriers the corpus must exercise, so that the test cannot pass by
+/// finding nothing to remove.
+const AT_LEAST: usize = 50;
+
+/// A program's path relative to the repository root.
+fn rel(root: &Path, path: &Path) -> String {
+    path.strip_prefix(root).unwrap_or(path).to_string_lossy().replace('\\', "/")
+}
+
+/// A program with inferred barriers and launches.
+struct Program {
+    path: PathBuf,
+    name: String,
+    src: String,
+    launches: Vec<Launch>,
+    barriers: Vec<InsertedBarrier>,
+    /// Indices (into `barriers`) of the ones [`REDUNDANT`] lists.
+    redundant: Vec<usize>,
+}
+
+impl Program {
+    /// The line of the instruction barrier `i` is placed before.
+    fn line(&self, i: usize) -> usize {
+        line_of(&self.src, self.barriers[i].at.start)
+    }
+
+    /// Barrier `i`, for messages.
+    fn describe(&self, i: usize) -> String {
+        let b = &self.barriers[i];
+        format!(
+            "barrier {i} ({} barrier before line {}, ordering line {} -> line {})",
+            prism_sync::describe_scope(b.scope),
+            self.line(i),
+            line_of(&self.src, b.before.start),
+            line_of(&self.src, b.after.start)
+        )
+    }
+
+    /// The program compiled without the inferred barriers `removed` (the first by
+    /// `Options::skip`, the others taken out of the synchronised IR).
+    fn without(&self, removed: &[usize]) -> Result<Module, String> {
+        let target = prism_test::target_for(&self.src)?;
+        let mut problems = prism_diag::Problems::default();
+        let tir = prism_types::check_source(prism_span::FileId(0), &self.src, &target, &mut problems);
+        if problems.has_errors() {
+            return Err("does not check".into());
+        }
+        let (mut ir, report) =
+            prism_sync::lower_and_sync(&tir, &prism_sync::Options { skip: removed.first().copied() });
+        if report.barriers != self.barriers {
+            return Err("synchronisation inference is not deterministic".into());
+        }
+        for &i in removed.iter().skip(1) {
+            let b = &self.barriers[i];
+            let f = &mut ir.functions[b.func.index()];
+            let n = strip(&mut f.body, b);
+            if n != 1 {
+                return Err(format!("{} matches {n} barrier instructions, not one", self.describe(i)));
+            }
+        }
+        let errors = prism_ir::verify(&ir);
+        if !errors.is_empty() {
+            return Err(format!("the IR without barriers {removed:?} does not verify: {errors:?}"));
+        }
+        Ok(Module::new(ir))
+    }
+}
+
+/// Removes the instruction of inferred barrier `b` from `block`; how many it removed.
+fn strip(block: &mut Block, b: &InsertedBarrier) -> usize {
+    let is_b = |kind: &InstKind, span| match kind {
+        InstKind::Barrier { scope, origin: BarrierOrigin::Inferred { mem, before, after } } => {
+            (*scope, *mem, *before, *after, span) == (b.scope, b.mem, b.before, b.after, b.at)
+        }
+        _ => false,
+    };
+    let before = block.insts.len();
+    block.insts.retain(|inst| !is_b(&inst.kind, inst.span));
+    let mut n = before - block.insts.len();
+    for inst in &mut block.insts {
+        for inner in inst.kind.blocks_mut() {
+            n += strip(inner, b);
+        }
+    }
+    n
+}
+
+/// The program at `path`, if it has runnable launches and inferred barriers.
+fn program(root: &Path, path: &Path) -> Result<Option<Program>, String> {
+    let name = rel(root, path);
+    let src = std::fs::read_to_string(path).map_err(|e| format!("{name}: {e}"))?;
+    let launches: Vec<Launch> = launch_lines(&src)
+        .map_err(|e| format!("{name}: {e}"))?
+        .into_iter()
+        .filter_map(|l| match l {
+            LaunchLine::Run(l) if !is_buggy(&l) => Some(l),
+            _ => None,
+        })
+        .collect();
+    if launches.is_empty() {
+        return Ok(None);
+    }
+    let target = prism_test::target_for(&src)?;
+    let mut problems = prism_diag::Problems::default();
+    let tir = prism_types::check_source(prism_span::FileId(0), &src, &target, &mut problems);
+    if problems.has_errors() {
+        return Err(format!("{name}: does not check"));
+    }
+    let (_, report) = prism_sync::lower_and_sync(&tir, &prism_sync::Options::default());
+    if report.barriers.is_empty() {
+        return Ok(None);
+    }
+    let mut p = Program { path: path.to_path_buf(), name, src, launches, barriers: report.barriers, redundant: vec![] };
+    p.redundant = (0..p.barriers.len())
+        .filter(|&i| REDUNDANT.iter().any(|(f, line, _)| *f == p.name && *line == p.line(i)))
+        .collect();
+    Ok(Some(p))
+}
+
+/// What removing some barriers did.
+enum Verdict {
+    /// Some run noticed, as this says.
+    Needed(String),
+    /// Every run was clean and left the same buffers.
+    Unnoticed,
+    /// The test could not run (a compile or launch error).
+    Broken(String),
+}
+
+/// Runs every launch of `p` without the barriers `removed` and compares with the whole
+/// program.
+fn verdict(p: &Program, removed: &[usize]) -> Verdict {
+    let dir = p.path.parent().expect("a file has a directory");
+    let (whole, without) = match (p.without(&[]), p.without(removed)) {
+        (Ok(w), Ok(o)) => (w, o),
+        (Err(e), _) | (_, Err(e)) => return Verdict::Broken(e),
+    };
+    let funcs: Vec<usize> = removed.iter().map(|&i| p.barriers[i].func.index()).collect();
+    let mut exercised = false;
+    for launch in &p.launches {
+        let k = &launch.kernel;
+        let Some(kernel) = whole.ir.functions.iter().position(|f| f.name == *k) else {
+            return Verdict::Broken(format!("no kernel `{k}`"));
+        };
+        // Only launches of kernels that can reach a removed barrier can miss it.
+        if !funcs.iter().any(|&f| reaches(&whole.ir, kernel, f)) {
+            continue;
+        }
+        exercised = true;
+        let Some(info) = whole.kernel(k) else { return Verdict::Broken(format!("no kernel `{k}`")) };
+        let compare = !schedule_dependent(&p.name, launch);
+        let (expected, steps) = match run(&whole, launch, dir, Config::default()) {
+            Ok((args, out)) if out.is_clean() => (buffer_bits(&info, &args), out.steps),
+            Ok((_, out)) => return Verdict::Broken(format!("`{k}`: {}", describe_report(&p.src, &out.reports[0]))),
+            Err(e) => return Verdict::Broken(format!("`{k}`: {e}")),
+        };
+        // A missing barrier may turn a wait into an endless loop: bound the work generously.
+        let fuel = steps.saturating_mul(50).max(1_000_000);
+        for seed in std::iter::once(None).chain(SEEDS.map(Some)) {
+            let sched = seed.map_or("the deterministic schedule".to_string(), |s| format!("seed {s}"));
+            let (args, out) = match run(&without, launch, dir, Config { seed, fuel, ..Config::default() }) {
+                Ok(r) => r,
+                Err(e) => return Verdict::Broken(format!("`{k}`: {e}")),
+            };
+            if let Some(r) = out.reports.first() {
+                return Verdict::Needed(format!("`{k}` under {sched}: {}", describe_report(&p.src, r)));
+            }
+            if let Some(d) = first_difference(&expected, &buffer_bits(&info, &args)).filter(|_| compare) {
+                return Verdict::Needed(format!("`{k}` under {sched}: {d}"));
+            }
+        }
+    }
+    if !exercised {
+        return Verdict::Broken("no launch runs a kernel that reaches the barrier".into());
+    }
+    Verdict::Unnoticed
+}
+
+/// Whether function `from` is, or calls (directly or not), function `to`.
+fn reaches(ir: &prism_ir::ir::Program, from: usize, to: usize) -> bool {
+    fn calls(block: &Block, out: &mut Vec<usize>) {
+        for inst in &block.insts {
+            if let InstKind::Call { func, .. } = &inst.kind {
+                out.push(func.index());
+            }
+            for inner in inst.kind.blocks() {
+                calls(inner, out);
+            }
+        }
+    }
+    let mut seen = vec![false; ir.functions.len()];
+    let mut stack = vec![from];
+    while let Some(f) = stack.pop() {
+        if f == to {
+            return true;
+        }
+        if !std::mem::replace(&mut seen[f], true) {
+            calls(&ir.functions[f].body, &mut stack);
+        }
+    }
+    false
+}
+
+/// One experiment: a program without some of its barriers.
+struct Job {
+    program: usize,
+    removed: Vec<usize>,
+}
+
+#[test]
+fn every_inferred_barrier_is_needed() {
+    let root = repo_root();
+    let mut failures = Vec::new();
+    let mut programs = Vec::new();
+    for path in corpus_files(&root) {
+        match program(&root, &path) {
+            Ok(Some(p)) => programs.push(p),
+            Ok(None) => {}
+            Err(e) => failures.push(e),
+        }
+    }
+    // Each barrier alone; each unlisted one also with the program's listed ones; the listed
+    // ones all together.
+    let mut jobs = Vec::new();
+    for (pi, p) in programs.iter().enumerate() {
+        for i in 0..p.barriers.len() {
+            jobs.push(Job { program: pi, removed: vec![i] });
+            if !p.redundant.is_empty() && !p.redundant.contains(&i) {
+                jobs.push(Job { program: pi, removed: [vec![i], p.redundant.clone()].concat() });
+            }
+        }
+        if p.redundant.len() > 1 {
+            jobs.push(Job { program: pi, removed: p.redundant.clone() });
+        }
+    }
+    let verdicts = par_map(&jobs, |j| verdict(&programs[j.program], &j.removed));
+    for (j, v) in jobs.iter().zip(&verdicts) {
+        let p = &programs[j.program];
+        let what = if j.removed.len() == 1 {
+            p.describe(j.removed[0])
+        } else if p.redundant.contains(&j.removed[0]) {
+            format!("the redundant barriers {:?} together", j.removed)
+        } else {
+            format!("{} with the redundant barriers {:?}", p.describe(j.removed[0]), p.redundant)
+        };
+        let listed = j.removed.iter().all(|i| p.redundant.contains(i));
+        let alone = j.removed.len() == 1 && !listed && !p.redundant.is_empty();
+        match v {
+            Verdict::Broken(e) => failures.push(format!("{}: {what}: {e}", p.name)),
+            Verdict::Needed(how) if listed => {
+                failures.push(format!("{}: {what} is listed as redundant, but it is needed: {how}", p.name))
+            }
+            // Another, redundant barrier may do its work: the job with those removed decides.
+            Verdict::Needed(_) | Verdict::Unnoticed if alone => {}
+            Verdict::Needed(_) => {}
+            Verdict::Unnoticed if listed => {}
+            Verdict::Unnoticed => failures.push(format!(
+                "{}: {what} is not needed: every run without it was clean and left the same buffers (a launch \
+                 too small to exercise it, a redundant barrier, or a race the simulator misses)",
+                p.name
+            )),
+        }
+    }
+    for (f, line, _) in REDUNDANT {
+        if !programs.iter().any(|p| p.name == *f && p.redundant.iter().any(|&i| p.line(i) == *line)) {
+            failures.push(format!("{f}:{line}: listed as a redundant barrier, but no inferred barrier is there"));
+        }
+    }
+    assert!(failures.is_empty(), "{} problems:\n  {}", failures.len(), failures.join("\n  "));
+    let total: usize = programs.iter().map(|p| p.barriers.len()).sum();
+    assert!(total >= AT_LEAST, "only {total} inferred barriers in the corpus (at least {AT_LEAST} expected)");
+}
