@@ -8,6 +8,7 @@
 // This crate is the one place that prints.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod build;
 mod check;
 mod explain;
 mod run;
@@ -47,8 +48,10 @@ pub enum ColorChoice {
 enum Command {
     /// Parse and perspective-check `.prism` files.
     Check(check::CheckArgs),
-    /// Run a kernel on the CPU simulator, with dynamic checks.
+    /// Run a kernel on the CPU simulator, with dynamic checks (or on a GPU).
     Run(run::RunArgs),
+    /// Generate CUDA C++ (and, with nvcc, PTX or a cubin).
+    Build(build::BuildArgs),
     /// Print the long explanation of a diagnostic code, with examples.
     Explain {
         /// The code, e.g. `read-up` (`--list` prints all codes).
@@ -71,6 +74,7 @@ fn main() -> ExitCode {
     let code = match cli.command {
         Command::Check(args) => check::run(&args),
         Command::Run(args) => run::run(&args),
+        Command::Build(args) => build::run(&args),
         Command::Explain { code, list } => explain::run(code.as_deref(), list),
     };
     ExitCode::from(code)

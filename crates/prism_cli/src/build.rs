@@ -1,0 +1,154 @@
+//! `prism build FILE [-o OUT.cu] [--arch sm_80|sm_90a|...] [--ptx|--cubin] [--emit-host]`
+//!
+//! Checks the file, infers synchronisation and writes the CUDA C++ the backend generates
+//! (`docs/cuda.md`). With `--ptx` or `--cubin` it also runs nvcc (`$PRISM_NVCC`, `nvcc` on
+//! `PATH`, or the cache `scripts/install-nvcc.sh` fills) and writes `OUT.ptx`/`OUT.cubin`.
+//! Exit codes as `prism check`: 1 for compile errors, 2 for usage, IO or nvcc failures.
+//! Every output is written to a temporary file and renamed into place, so a failure never
+//! leaves a partial file.
+
+use crate::check::{emit, read_source, target};
+use crate::{ColorChoice, MessageFormat};
+use prism_diag::Problems;
+use prism_span::SourceMap;
+use std::path::{Path, PathBuf};
+
+/// Arguments of `prism build`.
+#[derive(clap::Args)]
+pub struct BuildArgs {
+    /// The `.prism` file.
+    pub file: String,
+    /// Where to write the CUDA (default: the input with `.cu`).
+    #[arg(short = 'o', long = "output")]
+    pub output: Option<String>,
+    /// The target architecture (shared-memory limit; nvcc's `-arch`).
+    #[arg(long, default_value = "sm_90a")]
+    pub arch: String,
+    /// Also compile to PTX with nvcc (`OUT.ptx`).
+    #[arg(long, conflicts_with = "cubin")]
+    pub ptx: bool,
+    /// Also compile to a cubin with nvcc (`OUT.cubin`).
+    #[arg(long)]
+    pub cubin: bool,
+    /// Append host launchers (one C++ function per kernel that checks the launch).
+    #[arg(long)]
+    pub emit_host: bool,
+    /// Keep every barrier inference inserted (no barrier optimisation).
+    #[arg(long)]
+    pub no_opt: bool,
+    /// Override the target's shared-memory limit per block, in bytes.
+    #[arg(long)]
+    pub smem_limit: Option<u64>,
+    /// Output format for diagnostics.
+    #[arg(long, value_enum, default_value = "human")]
+    pub message_format: MessageFormat,
+    /// Colour human output.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub color: ColorChoice,
+}
+
+fn fail(msg: &str) -> u8 {
+    eprintln!("error: {msg}");
+    2
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same directory.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    let tmp = temp_path(path);
+    if let Err(e) = std::fs::write(&tmp, bytes) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(format!("cannot write `{}`: {e}", path.display()));
+    }
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("cannot write `{}`: {e}", path.display())
+    })
+}
+
+fn temp_path(path: &Path) -> PathBuf {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    path.with_file_name(format!(".{name}.tmp{}", std::process::id()))
+}
+
+pub fn run(a: &BuildArgs) -> u8 {
+    let target = match target(&a.arch, a.smem_limit) {
+        Ok(t) => t,
+        Err(e) => return fail(&e),
+    };
+    let text = match read_source(&a.file) {
+        Ok(t) => t,
+        Err(e) => return fail(&e),
+    };
+    let mut map = SourceMap::default();
+    let file = map.add(a.file.clone(), text.clone());
+    let mut problems = Problems::default();
+    let tir = prism_types::check_source(file, &text, &target, &mut problems);
+    problems.sort();
+    emit(&map, &problems, a.message_format, a.color);
+    if problems.has_errors() {
+        if a.message_format == MessageFormat::Human {
+            eprintln!("error: `{}` has {} error(s); nothing was written", a.file, problems.error_count());
+        }
+        return 1;
+    }
+    let (ir, _) = prism_sync::lower_and_sync(&tir, &prism_sync::Options::default());
+    let opts = prism_cuda::Options {
+        file_name: Path::new(&a.file).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+        source: Some(text),
+        extern_c: true,
+        prelude: true,
+        host: a.emit_host,
+        optimize: !a.no_opt,
+    };
+    let out = prism_cuda::emit(&ir, &opts);
+    if !out.errors.is_empty() {
+        for e in &out.errors {
+            eprintln!("error[cuda-unsupported]: {e}");
+        }
+        eprintln!("error: `{}` cannot be lowered to CUDA; nothing was written", a.file);
+        return 1;
+    }
+    let cu = match &a.output {
+        Some(o) => PathBuf::from(o),
+        None => Path::new(&a.file).with_extension("cu"),
+    };
+    if let Err(e) = write_atomic(&cu, out.text.as_bytes()) {
+        return fail(&e);
+    }
+    if !(a.ptx || a.cubin) {
+        return 0;
+    }
+    if out.needs_sm90a && !a.arch.starts_with("sm_90") && !a.arch.starts_with("sm_1") {
+        return fail(&format!(
+            "`{}` uses Hopper features (wgmma, setmaxnreg or TMA) that `{}` does not have; build with `--arch sm_90a`",
+            a.file, a.arch
+        ));
+    }
+    let Some(nvcc) = prism_gpu::toolchain::find_nvcc() else {
+        return fail(prism_gpu::toolchain::NO_NVCC);
+    };
+    let (emit_kind, ext) =
+        if a.ptx { (prism_gpu::toolchain::Emit::Ptx, "ptx") } else { (prism_gpu::toolchain::Emit::Cubin, "cubin") };
+    let dest = cu.with_extension(ext);
+    let tmp = temp_path(&dest);
+    let res = prism_gpu::toolchain::compile(&nvcc, &cu, &tmp, &a.arch, emit_kind);
+    match res {
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            fail(&format!("cannot run `{}`: {e}", nvcc.display()))
+        }
+        Ok(c) if !c.ok => {
+            let _ = std::fs::remove_file(&tmp);
+            eprint!("{}", c.log);
+            fail(&format!("nvcc failed on `{}`", cu.display()))
+        }
+        Ok(c) => {
+            eprint!("{}", c.log);
+            if let Err(e) = std::fs::rename(&tmp, &dest) {
+                let _ = std::fs::remove_file(&tmp);
+                return fail(&format!("cannot write `{}`: {e}", dest.display()));
+            }
+            0
+        }
+    }
+}

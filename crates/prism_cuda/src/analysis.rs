@@ -1,0 +1,620 @@
+//! What the printer needs to know about a function before emitting it: where each register
+//! is defined and used, which registers fold into the expression that uses them, where each
+//! remaining register is declared and under which C++ name, and what each pointer points to.
+//!
+//! Positions number instructions in pre-order (a structured instruction before the
+//! instructions of its blocks; a loop's header, then body, then latch). A register folds into
+//! its use ("inlining") when it has no source name, one definition and one use, and moving
+//! the computation to the use cannot change its value: no operand it reads is redefined in
+//! between, and for loads, collectives, atomics and calls nothing with an effect lies in
+//! between. Constants fold into every use.
+//!
+//! Invariant: a register that is not inlined and has a definition is declared exactly once,
+//! in the innermost block that contains all its definitions and uses.
+
+use prism_ir::ir::{Block, Function, InstKind, IntrArg, Type};
+use prism_ir::{LocalId, Reg};
+use prism_types::intrinsics::CodeReq;
+use prism_types::ty::Scalar;
+use std::collections::{HashMap, HashSet};
+
+/// A definition or use of a register.
+#[derive(Clone, Copy, Debug)]
+pub struct Site {
+    /// The block (index into [`Analysis::blocks`]).
+    pub block: usize,
+    /// Index of the instruction in that block.
+    pub idx: usize,
+    /// Pre-order position of the instruction.
+    pub pos: usize,
+    /// A definition (else a use).
+    pub def: bool,
+}
+
+/// Where a register is declared.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decl {
+    /// At its first definition, which is instruction `idx` of `block`: `T x = e;`.
+    AtDef { block: usize, idx: usize },
+    /// Before instruction `idx` of `block`, zero-initialised.
+    Before { block: usize, idx: usize },
+}
+
+/// A block of the function.
+#[derive(Clone, Debug)]
+pub struct BlockMeta {
+    /// The enclosing block.
+    pub parent: Option<usize>,
+    /// Nesting depth (the body is 0).
+    pub depth: usize,
+}
+
+/// The analysis of one function.
+#[derive(Debug, Default)]
+pub struct Analysis {
+    /// Blocks by index.
+    pub blocks: Vec<BlockMeta>,
+    /// Block index by address.
+    pub block_ids: HashMap<*const Block, usize>,
+    /// Sites per register.
+    pub sites: Vec<Vec<Site>>,
+    /// Position range `[pos, end)` of each instruction, by (block, idx).
+    pub ranges: HashMap<(usize, usize), (usize, usize)>,
+    /// Registers folded into their uses.
+    pub inlined: HashSet<Reg>,
+    /// Declaration of each declared register.
+    pub decls: HashMap<Reg, Decl>,
+    /// C++ names of registers.
+    pub names: HashMap<Reg, String>,
+    /// C++ names of thread-local arrays.
+    pub local_names: HashMap<LocalId, String>,
+    /// Element type of pointer registers.
+    pub ptr_elem: HashMap<Reg, Scalar>,
+    /// Pointer registers that are never written through.
+    pub ptr_const: HashSet<Reg>,
+    /// Registers never read whose definitions have no effect (not emitted).
+    pub dead: HashSet<Reg>,
+    /// The defining instruction of each register defined by a simple instruction.
+    pub def_inst: HashMap<Reg, InstKind>,
+}
+
+impl Analysis {
+    /// The block index of `b`.
+    pub fn block_id(&self, b: &Block) -> usize {
+        self.block_ids[&(b as *const Block)]
+    }
+
+    fn is_ancestor(&self, a: usize, mut b: usize) -> bool {
+        loop {
+            if a == b {
+                return true;
+            }
+            match self.blocks[b].parent {
+                Some(p) => b = p,
+                None => return false,
+            }
+        }
+    }
+
+    fn lca(&self, mut a: usize, mut b: usize) -> usize {
+        while self.blocks[a].depth > self.blocks[b].depth {
+            a = self.blocks[a].parent.expect("deeper block has a parent");
+        }
+        while self.blocks[b].depth > self.blocks[a].depth {
+            b = self.blocks[b].parent.expect("deeper block has a parent");
+        }
+        while a != b {
+            a = self.blocks[a].parent.expect("blocks share the root");
+            b = self.blocks[b].parent.expect("blocks share the root");
+        }
+        a
+    }
+}
+
+/// How an instruction may be moved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Purity {
+    /// No effect and reads no memory: may move anywhere its operands are unchanged.
+    Pure,
+    /// Reads memory (a load): may move past instructions that write nothing.
+    Reads,
+    /// Has an effect or is a collective (atomics, shuffles, calls): may move only past pure
+    /// instructions, to a use in the same block.
+    Effect,
+    /// Never folded.
+    Fixed,
+}
+
+/// The purity of an instruction.
+pub fn purity(k: &InstKind) -> Purity {
+    use InstKind::*;
+    match k {
+        Const { .. }
+        | Copy { .. }
+        | Unary { .. }
+        | Binary { .. }
+        | Select { .. }
+        | Cast { .. }
+        | RelId { .. }
+        | Raw { .. }
+        | SharedAddr { .. }
+        | LocalAddr { .. }
+        | PtrOffset { .. } => Purity::Pure,
+        Load { .. } | LocalLoad { .. } => Purity::Reads,
+        Intrinsic { dsts, intrinsic, .. } if dsts.len() == 1 => {
+            if intrinsic.sig().code == CodeReq::Pure {
+                Purity::Pure
+            } else if matches!(intrinsic.sig().name, "volatile_load" | "volatile_store") {
+                Purity::Fixed
+            } else {
+                Purity::Effect
+            }
+        }
+        Call { dst: Some(_), .. } => Purity::Effect,
+        _ => Purity::Fixed,
+    }
+}
+
+/// Whether an instruction writes memory or synchronises (what a load may not move past).
+fn writes(k: &InstKind) -> bool {
+    !matches!(purity(k), Purity::Pure | Purity::Reads)
+}
+
+/// Analyses `f`. `reserved` are names taken function-wide (parameters are added).
+pub fn analyse(f: &Function, reserved: &[&str], param_names: &[String]) -> Analysis {
+    let mut a = Analysis { sites: vec![Vec::new(); f.regs.len()], ..Analysis::default() };
+    let mut pos = 0;
+    number(&mut a, &f.body, None, 0, &mut pos);
+    pointers(&mut a, f);
+    inline(&mut a, f, &f.body);
+    a.dead = dead_registers(f);
+    declare(&mut a, f);
+    name(&mut a, f, reserved, param_names);
+    a
+}
+
+fn number(a: &mut Analysis, b: &Block, parent: Option<usize>, depth: usize, pos: &mut usize) {
+    let id = a.blocks.len();
+    a.blocks.push(BlockMeta { parent, depth });
+    a.block_ids.insert(b as *const Block, id);
+    for (idx, inst) in b.insts.iter().enumerate() {
+        let p = *pos;
+        *pos += 1;
+        for r in inst.kind.uses() {
+            a.sites[r.index()].push(Site { block: id, idx, pos: p, def: false });
+        }
+        for r in inst.kind.defs() {
+            a.sites[r.index()].push(Site { block: id, idx, pos: p, def: true });
+            if inst.kind.blocks().is_empty() {
+                a.def_inst.insert(r, inst.kind.clone());
+            }
+        }
+        match &inst.kind {
+            InstKind::Loop { header, cond, body, latch } => {
+                number(a, header, Some(id), depth + 1, pos);
+                let hid = a.block_ids[&(header as *const Block)];
+                a.sites[cond.index()].push(Site { block: hid, idx: header.insts.len(), pos: *pos, def: false });
+                *pos += 1;
+                number(a, body, Some(id), depth + 1, pos);
+                number(a, latch, Some(id), depth + 1, pos);
+            }
+            k => {
+                for nb in k.blocks() {
+                    number(a, nb, Some(id), depth + 1, pos);
+                }
+            }
+        }
+        a.ranges.insert((id, idx), (p, *pos));
+    }
+}
+
+/// Element types and const-ness of pointer registers.
+fn pointers(a: &mut Analysis, f: &Function) {
+    let mut elems = f.mems.iter().filter(|m| m.kind == prism_ir::ir::MemKind::Param).map(|m| m.elem);
+    for &p in &f.params {
+        if f.reg_ty(p) == Type::Ptr
+            && let Some(e) = elems.next()
+        {
+            a.ptr_elem.insert(p, e);
+        }
+    }
+    // Propagate through the instructions until nothing changes (copies may come before
+    // their sources in a loop).
+    let mut written: HashSet<Reg> = HashSet::new();
+    for _ in 0..4 {
+        walk(&f.body, &mut |k| match k {
+            InstKind::SharedAddr { dst, elem, .. } => {
+                a.ptr_elem.insert(*dst, *elem);
+            }
+            InstKind::LocalAddr { dst, local } => {
+                a.ptr_elem.insert(*dst, f.locals[local.index()].elem);
+                written.insert(*dst);
+            }
+            InstKind::PtrOffset { dst, base, .. } | InstKind::Copy { dst, src: base } => {
+                if let Some(&e) = a.ptr_elem.get(base) {
+                    a.ptr_elem.insert(*dst, e);
+                }
+            }
+            _ => {}
+        });
+    }
+    // A pointer is written through if any access through it (or a pointer derived from it)
+    // is not a plain read.
+    let mut derived: Vec<(Reg, Reg)> = Vec::new();
+    walk(&f.body, &mut |k| match k {
+        InstKind::Store { ptr, .. } => {
+            written.insert(*ptr);
+        }
+        InstKind::Intrinsic { args, intrinsic, .. } => {
+            let sig = intrinsic.sig();
+            for (i, arg) in args.iter().enumerate() {
+                let p = match arg {
+                    IntrArg::Elem { ptr, .. } => *ptr,
+                    IntrArg::Val(r) if f.reg_ty(*r) == Type::Ptr => *r,
+                    _ => continue,
+                };
+                let read_only = sig.params.get(i).is_some_and(|ps| {
+                    matches!(
+                        ps.kind,
+                        prism_types::intrinsics::ParamKind::Ref { mutable: false }
+                            | prism_types::intrinsics::ParamKind::Mem { mutable: false }
+                    )
+                }) && !matches!(sig.name, "atomic_load" | "volatile_load");
+                if !read_only {
+                    written.insert(p);
+                }
+            }
+        }
+        InstKind::Call { args, .. } => {
+            for r in args {
+                if f.reg_ty(*r) == Type::Ptr {
+                    written.insert(*r);
+                }
+            }
+        }
+        InstKind::PtrOffset { dst, base, .. } | InstKind::Copy { dst, src: base } => derived.push((*dst, *base)),
+        _ => {}
+    });
+    // Calls pass pointers on: a callee's parameter is const when it writes nothing, but the
+    // caller's pointer stays writable unless the callee's parameter is const. Without
+    // callee information here, pointers passed to calls count as written.
+    for _ in 0..derived.len().min(16) + 1 {
+        for &(d, b) in &derived {
+            if written.contains(&d) {
+                written.insert(b);
+            }
+        }
+    }
+    for (&r, _) in a.ptr_elem.iter() {
+        if !written.contains(&r) {
+            a.ptr_const.insert(r);
+        }
+    }
+}
+
+/// Calls `visit` on every instruction, nested ones included.
+pub fn walk(b: &Block, visit: &mut dyn FnMut(&InstKind)) {
+    for i in &b.insts {
+        visit(&i.kind);
+        for nb in i.kind.blocks() {
+            walk(nb, visit);
+        }
+    }
+}
+
+fn inline(a: &mut Analysis, f: &Function, b: &Block) {
+    let bid = a.block_id(b);
+    for (k, inst) in b.insts.iter().enumerate() {
+        for nb in inst.kind.blocks() {
+            inline(a, f, nb);
+        }
+        let defs = inst.kind.defs();
+        let [r] = defs.as_slice() else { continue };
+        let r = *r;
+        if f.regs[r.index()].name.is_some() || f.params.contains(&r) {
+            continue;
+        }
+        let sites = &a.sites[r.index()];
+        if sites.iter().filter(|s| s.def).count() != 1 {
+            continue;
+        }
+        let p = purity(&inst.kind);
+        if p == Purity::Fixed {
+            continue;
+        }
+        if matches!(inst.kind, InstKind::Const { .. }) {
+            a.inlined.insert(r);
+            continue;
+        }
+        let uses: Vec<Site> = sites.iter().filter(|s| !s.def).copied().collect();
+        let [u] = uses.as_slice() else { continue };
+        let (pk, _) = a.ranges[&(bid, k)];
+        if u.pos <= pk {
+            continue;
+        }
+        // The instruction of this block containing the use.
+        let found = (k + 1..b.insts.len()).find(|&m| {
+            let (s, e) = a.ranges[&(bid, m)];
+            (s..e).contains(&u.pos)
+        });
+        // A loop condition is used at the end of the loop's header.
+        let (m, (pm, em)) = match found {
+            Some(m) => (m, a.ranges[&(bid, m)]),
+            None if u.block == bid && u.idx == b.insts.len() => (b.insts.len(), (u.pos, u.pos + 1)),
+            None => continue,
+        };
+        let direct = u.pos == pm && u.block == bid;
+        if p != Purity::Pure && !direct {
+            continue;
+        }
+        // Operands after folding: none may be redefined between here and the use.
+        let leaves = leaves(a, f, &inst.kind);
+        let redefined = leaves
+            .iter()
+            .any(|l| a.sites[l.index()].iter().any(|s| s.def && s.pos > pk && s.pos < em && !(direct && s.pos == pm)));
+        if redefined {
+            continue;
+        }
+        let between = &b.insts[k + 1..m];
+        let ok = match p {
+            Purity::Pure => true,
+            Purity::Reads => !between.iter().any(|i| writes(&i.kind)),
+            _ => between.iter().all(|i| purity(&i.kind) == Purity::Pure),
+        };
+        if ok {
+            a.inlined.insert(r);
+        }
+    }
+}
+
+/// The registers an instruction reads once its inlined operands are expanded.
+fn leaves(a: &Analysis, _f: &Function, k: &InstKind) -> Vec<Reg> {
+    let mut out = Vec::new();
+    let mut stack = k.uses();
+    while let Some(r) = stack.pop() {
+        if a.inlined.contains(&r) {
+            if let Some(def) = a.def_inst.get(&r) {
+                stack.extend(def.uses());
+            }
+        } else {
+            out.push(r);
+        }
+    }
+    out
+}
+
+/// Registers whose values nothing with an effect ever needs: every definition is pure (or a
+/// load) and every use is in the definition of another such register. Their definitions are
+/// not emitted (nvcc would warn about unused variables).
+fn dead_registers(f: &Function) -> HashSet<Reg> {
+    let n = f.regs.len();
+    let mut removable = vec![true; n];
+    let mut feeds: Vec<Vec<Reg>> = vec![Vec::new(); n];
+    let mut live = vec![false; n];
+    let mut work = Vec::new();
+    walk(&f.body, &mut |k| {
+        let defs = k.defs();
+        let pure = matches!(purity(k), Purity::Pure | Purity::Reads) && defs.len() == 1;
+        if pure {
+            for u in k.uses() {
+                feeds[defs[0].index()].push(u);
+            }
+        } else {
+            for d in &defs {
+                removable[d.index()] = false;
+            }
+            for u in k.uses() {
+                work.push(u);
+            }
+        }
+        if let InstKind::Loop { cond, .. } = k {
+            work.push(*cond);
+        }
+    });
+    for &p in &f.params {
+        live[p.index()] = true;
+    }
+    for (i, r) in removable.iter().enumerate() {
+        if !r {
+            work.push(Reg(i as u32));
+        }
+    }
+    while let Some(r) = work.pop() {
+        if std::mem::replace(&mut live[r.index()], true) {
+            continue;
+        }
+        work.extend(feeds[r.index()].iter().copied());
+    }
+    (0..n).filter(|&i| !live[i]).map(|i| Reg(i as u32)).collect()
+}
+
+fn declare(a: &mut Analysis, f: &Function) {
+    for (i, sites) in a.sites.iter().enumerate() {
+        let r = Reg(i as u32);
+        if f.params.contains(&r) || a.inlined.contains(&r) || a.dead.contains(&r) || !sites.iter().any(|s| s.def) {
+            continue;
+        }
+        let mut l = sites[0].block;
+        for s in &sites[1..] {
+            l = a.lca(l, s.block);
+        }
+        let first = sites.iter().min_by_key(|s| (s.pos, !s.def)).expect("a site");
+        let decl = if first.def && first.block == l {
+            Decl::AtDef { block: l, idx: first.idx }
+        } else {
+            // Before the instruction of `l` that contains the first site.
+            let idx = (0..)
+                .find(|&idx| a.ranges.get(&(l, idx)).is_none_or(|&(s, e)| (s..e).contains(&first.pos)))
+                .expect("an instruction contains the site");
+            Decl::Before { block: l, idx }
+        };
+        a.decls.insert(r, decl);
+    }
+}
+
+/// C++ keywords and CUDA names a Prism identifier must not take.
+const RESERVED: &[&str] = &[
+    "alignas",
+    "alignof",
+    "asm",
+    "auto",
+    "bool",
+    "break",
+    "case",
+    "catch",
+    "char",
+    "class",
+    "const",
+    "constexpr",
+    "continue",
+    "default",
+    "delete",
+    "do",
+    "double",
+    "else",
+    "enum",
+    "explicit",
+    "export",
+    "extern",
+    "false",
+    "float",
+    "for",
+    "friend",
+    "goto",
+    "if",
+    "inline",
+    "int",
+    "long",
+    "mutable",
+    "namespace",
+    "new",
+    "noexcept",
+    "nullptr",
+    "operator",
+    "private",
+    "protected",
+    "public",
+    "register",
+    "return",
+    "short",
+    "signed",
+    "sizeof",
+    "static",
+    "struct",
+    "switch",
+    "template",
+    "this",
+    "throw",
+    "true",
+    "try",
+    "typedef",
+    "typename",
+    "union",
+    "unsigned",
+    "using",
+    "virtual",
+    "void",
+    "volatile",
+    "while",
+    "and",
+    "or",
+    "not",
+    "xor",
+    "threadIdx",
+    "blockIdx",
+    "blockDim",
+    "gridDim",
+    "warpSize",
+    "min",
+    "max",
+    "abs",
+    "memcpy",
+    "half",
+    "dim3",
+    "main",
+    "assert",
+    "printf",
+];
+
+/// A C++ identifier for a Prism name: reserved words, the `prism_` prefix of generated names
+/// and names with `__` get a trailing `_`.
+pub fn sanitize(name: &str) -> String {
+    let ok = !name.is_empty()
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !name.starts_with(|c: char| c.is_ascii_digit());
+    let mut s = if ok {
+        name.to_string()
+    } else {
+        name.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect()
+    };
+    if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit()) {
+        s.insert(0, 'v');
+    }
+    if RESERVED.contains(&s.as_str()) || s.starts_with("prism") || s.contains("__") || s.starts_with('_') {
+        s.push('_');
+    }
+    s
+}
+
+fn name(a: &mut Analysis, f: &Function, reserved: &[&str], param_names: &[String]) {
+    // (name, declaring block); the root block is 0.
+    let mut taken: HashMap<String, Vec<usize>> = HashMap::new();
+    for r in reserved {
+        taken.entry(r.to_string()).or_default().push(0);
+    }
+    for (p, n) in f.params.iter().zip(param_names) {
+        taken.entry(n.clone()).or_default().push(0);
+        a.names.insert(*p, n.clone());
+    }
+    // Locals, then registers, in order of declaration position.
+    let mut items: Vec<(usize, usize, Result<LocalId, Reg>)> = Vec::new();
+    let mut local_blocks: HashMap<LocalId, (usize, usize)> = HashMap::new();
+    collect_locals(a, &f.body, &mut local_blocks);
+    for (l, (block, pos)) in &local_blocks {
+        items.push((*pos, *block, Ok(*l)));
+    }
+    for (r, d) in &a.decls {
+        let (block, idx) = match *d {
+            Decl::AtDef { block, idx } | Decl::Before { block, idx } => (block, idx),
+        };
+        let pos = a.ranges.get(&(block, idx)).map(|r| r.0).unwrap_or(usize::MAX);
+        items.push((pos, block, Err(*r)));
+    }
+    items.sort_by_key(|(pos, _, it)| (*pos, it.map_or_else(|r| r.0 + (1 << 31), |l| l.0)));
+    for (_, block, it) in items {
+        let base = match it {
+            Ok(l) => sanitize(&f.locals[l.index()].name),
+            Err(r) => match &f.regs[r.index()].name {
+                Some(n) => sanitize(n),
+                None => format!("t{}", r.0),
+            },
+        };
+        let mut n = base.clone();
+        let mut k = 0;
+        while taken.get(&n).is_some_and(|bs| bs.iter().any(|&b| a.is_ancestor(b, block) || a.is_ancestor(block, b))) {
+            k += 1;
+            n = format!("{base}_{k}");
+        }
+        taken.entry(n.clone()).or_default().push(block);
+        match it {
+            Ok(l) => {
+                a.local_names.insert(l, n);
+            }
+            Err(r) => {
+                a.names.insert(r, n);
+            }
+        }
+    }
+}
+
+fn collect_locals(a: &Analysis, b: &Block, out: &mut HashMap<LocalId, (usize, usize)>) {
+    let bid = a.block_id(b);
+    for (idx, i) in b.insts.iter().enumerate() {
+        if let InstKind::LocalDecl { local } = &i.kind {
+            out.entry(*local).or_insert((bid, a.ranges[&(bid, idx)].0));
+        }
+        for nb in i.kind.blocks() {
+            collect_locals(a, nb, out);
+        }
+    }
+}

@@ -1,0 +1,1109 @@
+//! Kernel IR (after synchronisation inference) to the C++ tree.
+//!
+//! One C++ function per IR function, in source order after prototypes. Kernels are
+//! `extern "C" __global__`; device functions are `__device__ __forceinline__` and
+//! take three extra leading parameters (seed 003 §5): `prism_tid`, the thread's index
+//! relative to the function's entry unit (its index in the block when the entry is a block
+//! or the grid), `prism_bid`, the block index, and `prism_smem`, the function's shared-memory
+//! base. `id()` and `split` positions are computed from them. Perspectives are erased:
+//! `group` is a C++ scope, `split` an `if` chain on the thread's unit position, memory scopes
+//! are scopes, and barriers are the primitives of [`crate::barrier`].
+
+use crate::abi::{AbiParam, KernelAbi, STATIC_SMEM_LIMIT};
+use crate::analysis::{self, Analysis, Decl, Purity};
+use crate::barrier::{self, NamedBarriers};
+use crate::cpp::{Expr, Func, Init, Item, Stmt};
+use crate::intrinsics::{self, Operand};
+use crate::ops::{self, c_type};
+use prism_ir::ir::{BarrierOrigin, Block, Function, Inst, InstKind, IntrArg, MemKind, Program, ScopeKind, Type};
+use prism_ir::{FuncId, Reg};
+use prism_types::intrinsics::Family;
+use prism_types::perspective::{Level, Persp};
+use prism_types::tir::{FnKind, RawIndex};
+use prism_types::ty::Scalar;
+use std::collections::{HashMap, HashSet};
+
+/// Program-wide facts the functions share.
+pub struct Global<'a> {
+    /// The program.
+    pub program: &'a Program,
+    /// Named barrier plan.
+    pub named: NamedBarriers,
+    /// C++ names of functions.
+    pub fn_names: Vec<String>,
+    /// Functions that (transitively) contain a grid barrier.
+    pub cooperative: Vec<bool>,
+    /// Functions that (transitively) issue TMA copies.
+    pub tma: Vec<bool>,
+    /// Functions that (transitively) use sm_90a-only features.
+    pub sm90: Vec<bool>,
+    /// Source lines, for comments.
+    pub lines: Option<Lines>,
+    /// Whether kernels are `extern "C"`.
+    pub extern_c: bool,
+}
+
+/// The lines of the source file, for `// line N` notes and copied comments.
+pub struct Lines {
+    starts: Vec<u32>,
+    text: Vec<String>,
+}
+
+impl Lines {
+    /// Splits `src` into lines.
+    pub fn new(src: &str) -> Lines {
+        let mut starts = vec![0];
+        for (i, c) in src.char_indices() {
+            if c == '\n' {
+                starts.push(i as u32 + 1);
+            }
+        }
+        Lines { starts, text: src.lines().map(str::to_string).collect() }
+    }
+
+    /// The 1-based line of a byte offset.
+    pub fn line_of(&self, offset: u32) -> u32 {
+        self.starts.partition_point(|&s| s <= offset) as u32
+    }
+
+    /// The comment of line `n` (1-based) if the line holds only a comment.
+    pub fn comment(&self, n: u32) -> Option<String> {
+        let t = self.text.get(n as usize - 1)?.trim();
+        t.strip_prefix('#').map(|c| c.strip_prefix(' ').unwrap_or(c).trim_end().to_string())
+    }
+}
+
+/// Emits one function; returns its definition (and the kernel's ABI for kernels).
+pub fn function(g: &Global, id: FuncId, first_line: u32) -> (Func, Option<KernelAbi>, Vec<String>, u32) {
+    let f = g.program.func(id);
+    let kernel = f.kind == FnKind::Kernel;
+    let param_names: Vec<String> =
+        f.params.iter().map(|&r| analysis::sanitize(f.regs[r.index()].name.as_deref().unwrap_or("arg"))).collect();
+    let reserved = ["prism_tid", "prism_bid", "prism_smem", "prism_pos"];
+    let a = analysis::analyse(f, &reserved, &param_names);
+    let mut before: HashMap<(usize, usize), Vec<Reg>> = HashMap::new();
+    for (r, d) in &a.decls {
+        if let Decl::Before { block, idx } = d {
+            before.entry((*block, *idx)).or_default().push(*r);
+        }
+    }
+    for v in before.values_mut() {
+        v.sort();
+    }
+    let header_line = g.lines.as_ref().map(|l| l.line_of(f.span.start)).unwrap_or(0);
+    let mut fx = Fx {
+        g,
+        f,
+        a,
+        before,
+        pending: HashMap::new(),
+        skip: HashSet::new(),
+        used_tid: false,
+        used_bid: false,
+        used_smem: false,
+        last_line: header_line,
+        max_line: header_line.max(first_line),
+        loops: Vec::new(),
+        labels: 0,
+        positions: 0,
+        async_tma: Vec::new(),
+        errors: Vec::new(),
+    };
+    let mut body = fx.block(&f.body, f.entry);
+    // Parameters and the prologue.
+    let mut params = Vec::new();
+    let mut abi_params = Vec::new();
+    if !kernel {
+        params.push(("int".to_string(), "prism_tid".to_string()));
+        params.push(("int".to_string(), "prism_bid".to_string()));
+        params.push(("unsigned char*".to_string(), "prism_smem".to_string()));
+    }
+    for (&r, n) in f.params.iter().zip(&param_names) {
+        let src_name = f.regs[r.index()].name.clone().unwrap_or_default();
+        match f.reg_ty(r) {
+            Type::Scalar(s) => {
+                params.push((c_type(s).to_string(), n.clone()));
+                abi_params.push(AbiParam::Scalar { name: src_name, ty: s });
+            }
+            Type::Ptr => {
+                let elem = fx.a.ptr_elem.get(&r).copied().unwrap_or(Scalar::F32);
+                let ro = fx.a.ptr_const.contains(&r);
+                let konst = if ro { "const " } else { "" };
+                let restrict = if kernel { " __restrict__" } else { "" };
+                params.push((format!("{konst}{}*{restrict}", c_type(elem)), n.clone()));
+                abi_params.push(AbiParam::Pointer { name: src_name, elem, read_only: ro });
+            }
+            Type::Opaque => {
+                let ty = if kernel { "const __grid_constant__ prism_tensor_map" } else { "const prism_tensor_map&" };
+                params.push((ty.to_string(), n.clone()));
+                abi_params.push(AbiParam::TensorMap { name: src_name });
+            }
+        }
+    }
+    // The prologue declares only what the body mentions (nvcc warns about unused variables).
+    let printed = crate::cpp::print(&crate::cpp::Unit {
+        items: vec![Item::Func(Func {
+            head: String::new(),
+            name: String::new(),
+            params: vec![],
+            body: Some(body.clone()),
+        })],
+    });
+    fx.used_tid = printed.contains("prism_tid");
+    fx.used_bid = printed.contains("prism_bid");
+    fx.used_smem = printed.contains("prism_smem");
+    let mut prologue = Vec::new();
+    let dynamic = f.smem_size > STATIC_SMEM_LIMIT;
+    if kernel {
+        let facts = format!(
+            "launch: threads per block a multiple of {}, blocks a multiple of {}{}",
+            f.facts.t_mult,
+            f.facts.b_mult,
+            f.launch_bounds.map(|n| format!(", at most {n} threads per block")).unwrap_or_default()
+        );
+        prologue.push(Stmt::Comment(facts));
+        if fx.used_tid {
+            prologue.push(decl_const("int", "prism_tid", Expr::id("threadIdx.x")));
+        }
+        if fx.used_bid {
+            prologue.push(decl_const("int", "prism_bid", Expr::id("blockIdx.x")));
+        }
+        if f.smem_size > 0 && fx.used_smem {
+            if dynamic {
+                prologue.push(Stmt::Raw("extern __shared__ __align__(128) unsigned char prism_smem[];".into()));
+            } else {
+                prologue
+                    .push(Stmt::Raw(format!("__shared__ __align__(128) unsigned char prism_smem[{}];", f.smem_size)));
+            }
+        }
+        if g.tma[id.index()] {
+            prologue.push(Stmt::Comment(
+                "the mbarrier TMA copies complete on: every thread of the block waits on it".into(),
+            ));
+            prologue.push(Stmt::If {
+                cond: Expr::bin("==", Expr::id("threadIdx.x"), Expr::id("0")),
+                then: vec![Stmt::Asm(crate::cpp::Asm {
+                    volatile: true,
+                    lines: vec![
+                        "mbarrier.init.shared::cta.b64 [%0], %1;\\n".into(),
+                        "fence.mbarrier_init.release.cluster;\\n".into(),
+                    ],
+                    outputs: Vec::new(),
+                    inputs: vec![
+                        ("r".into(), Expr::call("prism_smem_addr", vec![Expr::id("&prism_tma_bar")])),
+                        ("r".into(), Expr::id("blockDim.x")),
+                    ],
+                    clobbers: vec!["memory".into()],
+                })],
+                otherwise: Vec::new(),
+            });
+            prologue.push(Stmt::Expr(Expr::call("__syncthreads", vec![])));
+        }
+    }
+    prologue.append(&mut body);
+    let body = prologue;
+    let name = g.fn_names[id.index()].clone();
+    let head = if kernel {
+        let ext = if g.extern_c { "extern \"C\" " } else { "" };
+        let lb = f.launch_bounds.map(|n| format!(" __launch_bounds__({n})")).unwrap_or_default();
+        format!("{ext}__global__ void{lb}")
+    } else {
+        let ret = match f.ret {
+            Some(Type::Scalar(s)) => c_type(s),
+            _ => "void",
+        };
+        format!("__device__ __forceinline__ {ret}")
+    };
+    let abi = kernel.then(|| KernelAbi {
+        name: f.name.clone(),
+        symbol: name.clone(),
+        params: abi_params,
+        smem_bytes: f.smem_size,
+        dynamic_smem: dynamic,
+        cooperative: g.cooperative[id.index()],
+        t_mult: f.facts.t_mult,
+        b_mult: f.facts.b_mult,
+        launch_bounds: f.launch_bounds,
+        needs_sm90a: g.sm90[id.index()],
+    });
+    let max_line = fx.max_line;
+    (Func { head, name, params, body: Some(body) }, abi, fx.errors, max_line)
+}
+
+fn decl_const(ty: &str, name: &str, e: Expr) -> Stmt {
+    Stmt::Decl { quals: "const".into(), ty: ty.into(), name: name.into(), dims: vec![], init: Some(Init::Expr(e)) }
+}
+
+struct LoopCx {
+    label: Option<String>,
+    used: bool,
+}
+
+struct Fx<'a> {
+    g: &'a Global<'a>,
+    f: &'a Function,
+    a: Analysis,
+    before: HashMap<(usize, usize), Vec<Reg>>,
+    /// Expressions of inlined registers, waiting for their use.
+    pending: HashMap<Reg, Expr>,
+    /// Positions of instructions folded into an earlier one.
+    skip: HashSet<usize>,
+    used_tid: bool,
+    used_bid: bool,
+    used_smem: bool,
+    last_line: u32,
+    max_line: u32,
+    loops: Vec<LoopCx>,
+    labels: u32,
+    positions: u32,
+    async_tma: Vec<bool>,
+    errors: Vec<String>,
+}
+
+impl Fx<'_> {
+    fn scalar(&self, r: Reg) -> Scalar {
+        match self.f.reg_ty(r) {
+            Type::Scalar(s) => s,
+            _ => Scalar::I32,
+        }
+    }
+
+    fn c_ty(&self, r: Reg) -> String {
+        match self.f.reg_ty(r) {
+            Type::Scalar(s) => c_type(s).to_string(),
+            Type::Ptr => {
+                let e = self.a.ptr_elem.get(&r).copied().unwrap_or(Scalar::F32);
+                let k = if self.a.ptr_const.contains(&r) { "const " } else { "" };
+                format!("{k}{}*", c_type(e))
+            }
+            Type::Opaque => "const prism_tensor_map&".into(),
+        }
+    }
+
+    fn name(&self, r: Reg) -> String {
+        self.a.names.get(&r).cloned().unwrap_or_else(|| format!("t{}", r.0))
+    }
+
+    fn val(&mut self, r: Reg) -> Expr {
+        if self.a.inlined.contains(&r) {
+            let is_const = matches!(self.a.def_inst.get(&r), Some(InstKind::Const { .. }));
+            if is_const {
+                if let Some(e) = self.pending.get(&r) {
+                    return e.clone();
+                }
+            } else if let Some(e) = self.pending.remove(&r) {
+                return e;
+            }
+        }
+        Expr::id(self.name(r))
+    }
+
+    fn tid(&mut self) -> Expr {
+        self.used_tid = true;
+        Expr::id("prism_tid")
+    }
+
+    fn bid(&mut self) -> Expr {
+        self.used_bid = true;
+        Expr::id("prism_bid")
+    }
+
+    /// `id()` with code perspective `c` and target `p`: `(g mod size(c)) / size(p)`.
+    fn rel(&mut self, c: Persp, p: Persp) -> Expr {
+        let lit = |n: u64| Expr::id(n.to_string());
+        let entry = self.f.entry;
+        match (c.level, p.level) {
+            (Level::Thread, _) => {
+                let tid = self.tid();
+                let inner =
+                    if entry.level == Level::Thread && entry.n == c.n { tid } else { Expr::bin("%", tid, lit(c.n)) };
+                if p.n == 1 { inner } else { Expr::bin("/", inner, lit(p.n)) }
+            }
+            (Level::Block, Level::Thread) if c.n == 1 => {
+                let tid = self.tid();
+                if p.n == 1 { tid } else { Expr::bin("/", tid, lit(p.n)) }
+            }
+            (Level::Block | Level::Grid, Level::Thread) => {
+                let b = if c.level == Level::Block { Expr::bin("%", self.bid(), lit(c.n)) } else { self.bid() };
+                let g = Expr::bin("+", Expr::bin("*", b, Expr::id("blockDim.x")), self.tid());
+                let g = if p.n == 1 { g } else { Expr::bin("/", g, Expr::id(format!("{}u", p.n))) };
+                Expr::cast("int", g)
+            }
+            (Level::Block, _) => {
+                let b = Expr::bin("%", self.bid(), lit(c.n));
+                if p.n == 1 { b } else { Expr::bin("/", b, lit(p.n)) }
+            }
+            (Level::Grid, _) => {
+                let b = self.bid();
+                if p.n == 1 { b } else { Expr::bin("/", b, lit(p.n)) }
+            }
+        }
+    }
+
+    fn note(&mut self, inst: &Inst) -> Option<String> {
+        let lines = self.g.lines.as_ref()?;
+        let line = lines.line_of(inst.span.start);
+        if line == self.last_line || inst.span.start == 0 && inst.span.end == 0 {
+            return None;
+        }
+        self.last_line = line;
+        Some(format!("line {line}"))
+    }
+
+    /// Comment lines of the source between the last statement and `inst`.
+    fn comments(&mut self, inst: &Inst, out: &mut Vec<Stmt>) {
+        let Some(lines) = self.g.lines.as_ref() else { return };
+        let line = lines.line_of(inst.span.start);
+        if line <= self.max_line {
+            return;
+        }
+        for n in self.max_line + 1..line {
+            if let Some(c) = lines.comment(n) {
+                out.push(Stmt::Comment(c));
+            }
+        }
+        self.max_line = line;
+    }
+
+    fn block(&mut self, b: &Block, code: Persp) -> Vec<Stmt> {
+        let bid = self.a.block_id(b);
+        let mut out = Vec::new();
+        for (idx, inst) in b.insts.iter().enumerate() {
+            self.declare_before(bid, idx, &mut out);
+            let pos = self.a.ranges[&(bid, idx)].0;
+            if self.skip.contains(&pos) {
+                continue;
+            }
+            let start = out.len();
+            self.comments(inst, &mut out);
+            let n_comments = out.len() - start;
+            self.inst(inst, b, bid, idx, code, &mut out);
+            // Note the source line on the first statement this instruction produced.
+            if out.len() > start + n_comments
+                && let Some(n) = self.note(inst)
+            {
+                let i = start + n_comments;
+                let s = std::mem::replace(&mut out[i], Stmt::Break);
+                out[i] = match s {
+                    Stmt::Comment(_) | Stmt::Noted(..) => s,
+                    s => Stmt::Noted(Box::new(s), n),
+                };
+            }
+        }
+        self.declare_before(bid, b.insts.len(), &mut out);
+        out
+    }
+
+    fn declare_before(&mut self, bid: usize, idx: usize, out: &mut Vec<Stmt>) {
+        if let Some(rs) = self.before.get(&(bid, idx)).cloned() {
+            for r in rs {
+                out.push(Stmt::Decl {
+                    quals: String::new(),
+                    ty: self.c_ty(r),
+                    name: self.name(r),
+                    dims: vec![],
+                    init: Some(Init::Zero),
+                });
+            }
+        }
+    }
+
+    /// Emits `dst = e` (declaring `dst` here if this is its declaration), or keeps `e` for
+    /// the use when `dst` is inlined.
+    fn define(&mut self, dst: Reg, e: Expr, bid: usize, idx: usize, out: &mut Vec<Stmt>) {
+        if self.a.inlined.contains(&dst) {
+            self.pending.insert(dst, e);
+            return;
+        }
+        if self.a.dead.contains(&dst) {
+            return;
+        }
+        match self.a.decls.get(&dst) {
+            Some(Decl::AtDef { block, idx: i }) if *block == bid && *i == idx => {
+                let single = self.a.sites[dst.index()].iter().filter(|s| s.def).count() == 1;
+                let ty = self.c_ty(dst);
+                // `const` for values assigned once; pointers stay plain (`const T*` would
+                // make the elements read-only).
+                out.push(Stmt::Decl {
+                    quals: if single && !ty.ends_with('*') { "const".into() } else { String::new() },
+                    ty,
+                    name: self.name(dst),
+                    dims: vec![],
+                    init: Some(Init::Expr(e)),
+                });
+            }
+            Some(_) => out.push(Stmt::Assign { lhs: Expr::id(self.name(dst)), op: None, rhs: e }),
+            // Never read: keep the effect only (a pure value is dropped).
+            None => {
+                let pure = self
+                    .a
+                    .def_inst
+                    .get(&dst)
+                    .is_some_and(|k| matches!(analysis::purity(k), Purity::Pure | Purity::Reads));
+                if !pure {
+                    out.push(Stmt::Expr(e));
+                }
+            }
+        }
+    }
+
+    fn operands(&mut self, args: &[IntrArg], elem_of: &dyn Fn(&Self, Reg) -> Scalar) -> Vec<Operand> {
+        args.iter()
+            .map(|a| match a {
+                IntrArg::Val(r) => {
+                    let ty = elem_of(self, *r);
+                    Operand::Val(self.val(*r), ty)
+                }
+                IntrArg::Elem { ptr, index } => {
+                    let ty = self.a.ptr_elem.get(ptr).copied().unwrap_or(Scalar::F32);
+                    let p = self.val(*ptr);
+                    let i = self.val(*index);
+                    Operand::Elem(Expr::index(p, i), ty)
+                }
+            })
+            .collect()
+    }
+
+    fn inst(&mut self, inst: &Inst, b: &Block, bid: usize, idx: usize, code: Persp, out: &mut Vec<Stmt>) {
+        use InstKind as K;
+        match &inst.kind {
+            K::Const { dst, value } => {
+                let e = ops::literal(self.scalar(*dst), *value);
+                self.define(*dst, e, bid, idx, out);
+            }
+            K::Copy { dst, src } => {
+                let e = self.val(*src);
+                self.define(*dst, e, bid, idx, out);
+            }
+            K::Unary { dst, op, arg } => {
+                let ty = self.scalar(*arg);
+                let a = self.val(*arg);
+                self.define(*dst, ops::unary(*op, ty, a), bid, idx, out);
+            }
+            K::Binary { dst, op, lhs, rhs } => {
+                let (ty, b_ty) = (self.scalar(*lhs), self.scalar(*rhs));
+                let l = self.val(*lhs);
+                let r = self.val(*rhs);
+                self.define(*dst, ops::binary(*op, ty, l, r, b_ty), bid, idx, out);
+            }
+            K::Select { dst, cond, then, otherwise } => {
+                let c = self.val(*cond);
+                let t = self.val(*then);
+                let o = self.val(*otherwise);
+                self.define(*dst, Expr::Cond(Box::new(c), Box::new(t), Box::new(o)), bid, idx, out);
+            }
+            K::Cast { dst, arg } => {
+                let (from, to) = (self.scalar(*arg), self.scalar(*dst));
+                let a = self.val(*arg);
+                self.define(*dst, ops::cast(from, to, a), bid, idx, out);
+            }
+            K::RelId { dst, code, target } => {
+                let e = self.rel(*code, *target);
+                self.define(*dst, e, bid, idx, out);
+            }
+            K::Raw { dst, index } => {
+                let e = Expr::cast(
+                    "int",
+                    Expr::id(match index {
+                        RawIndex::ThreadIdx => "threadIdx.x",
+                        RawIndex::BlockIdx => "blockIdx.x",
+                        RawIndex::BlockDim => "blockDim.x",
+                        RawIndex::GridDim => "gridDim.x",
+                    }),
+                );
+                self.define(*dst, e, bid, idx, out);
+            }
+            K::SharedAddr { dst, offset, elem, .. } => {
+                self.used_smem = true;
+                let base = if *offset == 0 {
+                    Expr::id("prism_smem")
+                } else {
+                    Expr::bin("+", Expr::id("prism_smem"), Expr::id(offset.to_string()))
+                };
+                let e = Expr::call(format!("reinterpret_cast<{}*>", c_type(*elem)), vec![base]);
+                self.define(*dst, e, bid, idx, out);
+            }
+            K::LocalAddr { dst, local } => {
+                let e = Expr::id(self.a.local_names[local].clone());
+                self.define(*dst, e, bid, idx, out);
+            }
+            K::PtrOffset { dst, base, offset } => {
+                let b = self.val(*base);
+                let o = self.val(*offset);
+                let e = if ops::literal_value(&o) == Some(0) { b } else { Expr::bin("+", b, o) };
+                self.define(*dst, e, bid, idx, out);
+            }
+            K::Load { dst, ptr, index, .. } => {
+                let p = self.val(*ptr);
+                let i = self.val(*index);
+                self.define(*dst, Expr::index(p, i), bid, idx, out);
+            }
+            K::Store { ptr, index, value, .. } => {
+                let p = self.val(*ptr);
+                let i = self.val(*index);
+                let v = self.val(*value);
+                out.push(Stmt::Assign { lhs: Expr::index(p, i), op: None, rhs: v });
+            }
+            K::LocalDecl { local } => {
+                let info = &self.f.locals[local.index()];
+                out.push(Stmt::Decl {
+                    quals: String::new(),
+                    ty: c_type(info.elem).into(),
+                    name: self.a.local_names[local].clone(),
+                    dims: vec![info.len],
+                    init: Some(Init::Zero),
+                });
+            }
+            K::LocalLoad { dst, local, index } => {
+                let i = self.val(*index);
+                let e = Expr::index(Expr::id(self.a.local_names[local].clone()), i);
+                self.define(*dst, e, bid, idx, out);
+            }
+            K::LocalStore { local, index, value } => {
+                let i = self.val(*index);
+                let v = self.val(*value);
+                out.push(Stmt::Assign {
+                    lhs: Expr::index(Expr::id(self.a.local_names[local].clone()), i),
+                    op: None,
+                    rhs: v,
+                });
+            }
+            K::Call { dst, func, args, smem_offset, .. } => {
+                let callee = self.g.program.func(*func);
+                let tid = self.tid();
+                let tid = match callee.entry.level {
+                    Level::Thread if !(self.f.entry.level == Level::Thread && self.f.entry.n == callee.entry.n) => {
+                        Expr::bin("%", tid, Expr::id(callee.entry.n.to_string()))
+                    }
+                    _ => tid,
+                };
+                let smem = if self.f.kind == FnKind::Kernel && self.f.smem_size == 0 {
+                    Expr::id("nullptr")
+                } else {
+                    self.used_smem = true;
+                    if *smem_offset == 0 {
+                        Expr::id("prism_smem")
+                    } else {
+                        Expr::bin("+", Expr::id("prism_smem"), Expr::id(smem_offset.to_string()))
+                    }
+                };
+                let bidx = self.bid();
+                let mut cargs = vec![tid, bidx, smem];
+                for r in args {
+                    cargs.push(self.val(*r));
+                }
+                let e = Expr::call(self.g.fn_names[func.index()].clone(), cargs);
+                match dst {
+                    Some(d) => self.define(*d, e, bid, idx, out),
+                    None => out.push(Stmt::Expr(e)),
+                }
+            }
+            K::Intrinsic { dsts, intrinsic, args, .. } => self.intrinsic(dsts, *intrinsic, args, b, bid, idx, out),
+            K::AsyncWait => {
+                if self.async_tma.last().copied().unwrap_or(false) {
+                    out.push(Stmt::Expr(Expr::call(
+                        "prism_mbar_arrive_wait",
+                        vec![Expr::call("prism_smem_addr", vec![Expr::id("&prism_tma_bar")])],
+                    )));
+                }
+                out.push(Stmt::Asm(crate::cpp::Asm {
+                    volatile: true,
+                    lines: vec!["cp.async.wait_all;".into()],
+                    clobbers: vec!["memory".into()],
+                    ..Default::default()
+                }));
+            }
+            K::Barrier { scope, origin } => {
+                let mut stmts = barrier::lower(*scope, &self.g.named);
+                if let BarrierOrigin::Inferred { mem, before, after } = origin {
+                    let name = &self.f.mems[mem.index()].name;
+                    let why = match &self.g.lines {
+                        Some(l) => format!(
+                            "inferred {scope} barrier: `{name}` is used at line {} and again at line {}",
+                            l.line_of(before.start),
+                            l.line_of(after.start)
+                        ),
+                        None => format!("inferred {scope} barrier for `{name}`"),
+                    };
+                    out.push(Stmt::Comment(why));
+                }
+                out.append(&mut stmts);
+            }
+            K::If { cond, then, otherwise, .. } => {
+                let c = self.val(*cond);
+                let t = self.block(then, code);
+                let o = self.block(otherwise, code);
+                if t.is_empty() && !o.is_empty() {
+                    out.push(Stmt::If { cond: Expr::Un("!", Box::new(c)), then: o, otherwise: Vec::new() });
+                } else {
+                    out.push(Stmt::If { cond: c, then: t, otherwise: o });
+                }
+            }
+            K::Loop { header, cond, body, latch } => self.emit_loop(header, *cond, body, latch, bid, idx, code, out),
+            K::Break => out.push(Stmt::Break),
+            K::Continue => {
+                let target = self.loops.last_mut().and_then(|l| {
+                    l.used = true;
+                    l.label.clone()
+                });
+                out.push(match target {
+                    Some(l) => Stmt::Goto(l),
+                    None => Stmt::Continue,
+                });
+            }
+            K::Return { value } => {
+                let v = value.map(|r| self.val(r));
+                out.push(Stmt::Return(v));
+            }
+            K::Group { persp, body } => {
+                let body = self.block(body, *persp);
+                out.push(Stmt::Block { note: Some(format!("group({persp})")), body });
+            }
+            K::Split { unit, cases } => {
+                let pos = self.rel(code, *unit);
+                let pos = if cases.len() > 1 {
+                    self.positions += 1;
+                    let n = if self.positions == 1 {
+                        "prism_pos".to_string()
+                    } else {
+                        format!("prism_pos{}", self.positions)
+                    };
+                    out.push(decl_const("int", &n, pos));
+                    Expr::id(n)
+                } else {
+                    pos
+                };
+                let level = match unit.level {
+                    Level::Thread if unit.n == 32 => "warp".to_string(),
+                    Level::Thread if unit.n == 128 => "warpgroup".to_string(),
+                    l => l.as_str().to_string(),
+                };
+                let mut chain: Option<Stmt> = None;
+                let mut prev_end = 0;
+                let mut built: Vec<(Expr, Vec<Stmt>, String)> = Vec::new();
+                for c in cases {
+                    let end = c.offset + c.count;
+                    let hi = Expr::bin("<", pos.clone(), Expr::id(end.to_string()));
+                    let cond = if c.offset == 0 || c.offset == prev_end {
+                        hi
+                    } else {
+                        Expr::bin("&&", Expr::bin(">=", pos.clone(), Expr::id(c.offset.to_string())), hi)
+                    };
+                    prev_end = end;
+                    let body = self.block(&c.body, c.persp);
+                    built.push((cond, body, format!("split({level}) case {}: {}", c.count, c.persp)));
+                }
+                for (cond, body, note) in built.into_iter().rev() {
+                    let otherwise = chain.take().map(|s| vec![s]).unwrap_or_default();
+                    let s = Stmt::If { cond, then: body, otherwise };
+                    chain = Some(if otherwise_is_empty(&s) { Stmt::Noted(Box::new(s), note) } else { s });
+                }
+                if let Some(s) = chain {
+                    out.push(s);
+                }
+            }
+            K::Scope { kind, mem, view, body } => {
+                let has_tma = *kind == ScopeKind::Async && issues_tma(body);
+                self.async_tma.push(has_tma);
+                let body = self.block(body, code);
+                self.async_tma.pop();
+                let (m, v) = (&self.f.mems[mem.index()], &self.f.mems[view.index()]);
+                let note = format!("{} `{}` as `{}` at {}", kind.as_str(), m.name, v.name, v.persp);
+                out.push(Stmt::Block { note: Some(note), body });
+            }
+            K::Unsafe { body } => {
+                let body = self.block(body, code);
+                out.push(Stmt::Block { note: Some("with unsafe".into()), body });
+            }
+            K::Verbatim { text, .. } => out.push(Stmt::Raw(text.clone())),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn intrinsic(
+        &mut self,
+        dsts: &[Reg],
+        id: prism_types::intrinsics::IntrinsicId,
+        args: &[IntrArg],
+        b: &Block,
+        bid: usize,
+        idx: usize,
+        out: &mut Vec<Stmt>,
+    ) {
+        let sig = id.sig();
+        let elem_of = |s: &Self, r: Reg| s.scalar(r);
+        // The result type fixes the operand type of generic math (the first operand's).
+        let ops = self.operands(args, &elem_of);
+        if dsts.len() == 1 {
+            let ty = self.scalar(dsts[0]);
+            if let Some(e) = intrinsics::value(sig.name, ty, &ops) {
+                self.define(dsts[0], e, bid, idx, out);
+                return;
+            }
+        }
+        if (dsts.is_empty() && sig.family == Family::Atomics || matches!(sig.name, "atomic_store" | "volatile_store"))
+            && let Some(e) = intrinsics::value(sig.name, Scalar::I32, &ops)
+        {
+            out.push(Stmt::Expr(e));
+            return;
+        }
+        // Results written through places: the instructions right after that store each
+        // result (`C[0] = %d0`, ...) become the asm's outputs.
+        let mut outs = Vec::new();
+        if !dsts.is_empty() {
+            let places = self.result_places(dsts, b, bid, idx);
+            match places {
+                Some(p) => outs = p,
+                None => {
+                    for &d in dsts {
+                        out.push(Stmt::Decl {
+                            quals: String::new(),
+                            ty: self.c_ty(d),
+                            name: self.name(d),
+                            dims: vec![],
+                            init: None,
+                        });
+                        outs.push(Expr::id(self.name(d)));
+                    }
+                }
+            }
+        }
+        let tma_bytes = if sig.name == "tma_load_2d" { self.tma_bytes(args) } else { None };
+        out.extend(intrinsics::statements(sig.name, &ops, &outs, tma_bytes));
+    }
+
+    /// For a multi-result intrinsic at `idx`: the places its results are stored to by the
+    /// following instructions, which are then skipped.
+    fn result_places(&mut self, dsts: &[Reg], b: &Block, bid: usize, idx: usize) -> Option<Vec<Expr>> {
+        let mut places: Vec<Option<Expr>> = vec![None; dsts.len()];
+        let mut skipped = Vec::new();
+        for (j, inst) in b.insts.iter().enumerate().skip(idx + 1) {
+            if places.iter().all(Option::is_some) {
+                break;
+            }
+            let pos = self.a.ranges[&(bid, j)].0;
+            match &inst.kind {
+                InstKind::Const { dst, .. } if self.a.inlined.contains(dst) => {}
+                InstKind::LocalStore { local, index, value } if dsts.contains(value) => {
+                    let k = dsts.iter().position(|d| d == value)?;
+                    if !matches!(self.a.def_inst.get(index), Some(InstKind::Const { .. })) || places[k].is_some() {
+                        return None;
+                    }
+                    let InstKind::Const { value: c, .. } = self.a.def_inst[index] else { return None };
+                    let i = ops::literal(self.scalar(*index), c);
+                    places[k] = Some(Expr::index(Expr::id(self.a.local_names[local].clone()), i));
+                    skipped.push(pos);
+                }
+                InstKind::Copy { dst, src } if dsts.contains(src) => {
+                    let k = dsts.iter().position(|d| d == src)?;
+                    let declared_here =
+                        matches!(self.a.decls.get(dst), Some(Decl::AtDef { block, idx }) if *block == bid && *idx == j);
+                    if declared_here || places[k].is_some() {
+                        return None;
+                    }
+                    places[k] = Some(Expr::id(self.name(*dst)));
+                    skipped.push(pos);
+                }
+                _ => return None,
+            }
+        }
+        let places: Option<Vec<Expr>> = places.into_iter().collect();
+        if places.is_some() {
+            self.skip.extend(skipped);
+        }
+        places
+    }
+
+    /// The bytes a TMA copy into `dst[i]` brings: the rest of the destination's shared array.
+    fn tma_bytes(&mut self, args: &[IntrArg]) -> Option<Expr> {
+        let IntrArg::Elem { ptr, .. } = args.first()? else { return None };
+        let mut r = *ptr;
+        for _ in 0..16 {
+            match self.a.def_inst.get(&r) {
+                Some(InstKind::SharedAddr { len, elem, .. }) => {
+                    let _ = elem;
+                    return Some(Expr::id(format!("{len}u")));
+                }
+                Some(InstKind::Copy { src, .. }) | Some(InstKind::PtrOffset { base: src, .. }) => r = *src,
+                _ => break,
+            }
+        }
+        self.errors.push(format!(
+            "`tma_load_2d` in `{}`: the destination must be a shared array (its size is the copy's byte count)",
+            self.f.name
+        ));
+        None
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn emit_loop(
+        &mut self,
+        header: &Block,
+        cond: Reg,
+        body: &Block,
+        latch: &Block,
+        bid: usize,
+        idx: usize,
+        code: Persp,
+        out: &mut Vec<Stmt>,
+    ) {
+        let head = self.block(header, code);
+        let c = self.val(cond);
+        let mut latch_s = self.block(latch, code);
+        // A single assignment `x = x + s` in the latch becomes the `for` step `x += s`.
+        let step = match latch_s.as_slice() {
+            [s] => match strip(s) {
+                Stmt::Assign { lhs, op: None, rhs } => Some(compound(lhs, rhs, self.native_step(header, latch, cond))),
+                _ => None,
+            },
+            _ => None,
+        };
+        let in_head = head.is_empty();
+        let step_in_head = in_head && step.is_some();
+        let need_label = !latch_s.is_empty() && !step_in_head;
+        let label = need_label.then(|| {
+            self.labels += 1;
+            format!("prism_continue_{}", self.labels)
+        });
+        self.loops.push(LoopCx { label, used: false });
+        let mut body_s = self.block(body, code);
+        let lc = self.loops.pop().expect("pushed above");
+        if lc.used
+            && let Some(l) = lc.label
+        {
+            body_s = vec![Stmt::Block { note: None, body: body_s }, Stmt::Label(l)];
+        }
+        let stmt = if in_head {
+            if step_in_head {
+                let step = step.expect("checked");
+                // Fold the loop variable's declaration into the `for` when only the loop uses it.
+                let init = self.take_init(out, latch, bid, idx);
+                Stmt::For { init: init.map(Box::new), cond: Some(c), step: Some(Box::new(step)), body: body_s }
+            } else {
+                body_s.append(&mut latch_s);
+                Stmt::While { cond: c, body: body_s }
+            }
+        } else {
+            let mut all = head;
+            all.push(Stmt::If { cond: Expr::Un("!", Box::new(c)), then: vec![Stmt::Break], otherwise: Vec::new() });
+            all.append(&mut body_s);
+            all.append(&mut latch_s);
+            Stmt::For { init: None, cond: None, step: None, body: all }
+        };
+        out.push(stmt);
+    }
+
+    /// Whether a `for` loop's wrapping increment can be C's native `+=`: a literal step of
+    /// the sign the comparison needs and a bound the step cannot overflow past.
+    fn native_step(&self, header: &Block, latch: &Block, cond: Reg) -> bool {
+        let [Inst { kind: InstKind::Binary { dst: iv, op: prism_types::tir::BinOp::Add, lhs, rhs: st }, .. }] =
+            latch.insts.as_slice()
+        else {
+            return false;
+        };
+        if iv != lhs {
+            return false;
+        }
+        let ty = self.scalar(*iv);
+        if !ty.is_signed_int() {
+            return true;
+        }
+        let konst = |r: &Reg| match self.a.def_inst.get(r) {
+            Some(InstKind::Const { value: prism_types::tir::ConstValue::Int(v), .. }) => Some(*v),
+            _ => None,
+        };
+        let Some(s) = konst(st) else { return false };
+        let Some(InstKind::Binary { op, lhs: l, rhs: e, .. }) =
+            header.insts.iter().map(|i| &i.kind).find(|k| k.defs() == vec![cond])
+        else {
+            return false;
+        };
+        if l != iv {
+            return false;
+        }
+        let max: i128 = if ty.size() == 4 { i32::MAX as i128 } else { i64::MAX as i128 };
+        use prism_types::tir::BinOp::*;
+        match (op, konst(e)) {
+            (Lt, _) if s == 1 => true,
+            (Gt, _) if s == -1 => true,
+            (Lt, Some(e)) if s > 0 => e - 1 + s <= max,
+            (Gt, Some(e)) if s < 0 => e + 1 + s >= -max - 1,
+            _ => false,
+        }
+    }
+
+    /// Pops the loop variable's declaration off `out` if it is the last statement and every
+    /// other use of the variable is inside the loop.
+    fn take_init(&mut self, out: &mut Vec<Stmt>, latch: &Block, bid: usize, idx: usize) -> Option<Stmt> {
+        let [Inst { kind: InstKind::Binary { dst: iv, .. }, .. }] = latch.insts.as_slice() else { return None };
+        let name = self.name(*iv);
+        let (s, e) = self.a.ranges[&(bid, idx)];
+        let decl_pos = match self.a.decls.get(iv) {
+            Some(Decl::AtDef { block, idx }) => self.a.ranges[&(*block, *idx)].0,
+            _ => return None,
+        };
+        let inside = self.a.sites[iv.index()].iter().all(|site| (s..e).contains(&site.pos) || site.pos == decl_pos);
+        let last_is_decl = matches!(out.last().map(strip), Some(Stmt::Decl { name: n, .. }) if *n == name);
+        if inside && last_is_decl {
+            return out.pop().map(|s| match s {
+                Stmt::Noted(s, _) => *s,
+                s => s,
+            });
+        }
+        None
+    }
+}
+
+fn strip(s: &Stmt) -> &Stmt {
+    match s {
+        Stmt::Noted(s, _) => strip(s),
+        s => s,
+    }
+}
+
+fn otherwise_is_empty(s: &Stmt) -> bool {
+    matches!(s, Stmt::If { otherwise, .. } if otherwise.is_empty())
+}
+
+/// `x = x + s` as `x += s` (or `x -= s` for a negative literal); a wrapping helper call is
+/// unwrapped when `native` says the increment cannot overflow.
+fn compound(lhs: &Expr, rhs: &Expr, native: bool) -> Stmt {
+    let keep = || Stmt::Assign { lhs: lhs.clone(), op: None, rhs: rhs.clone() };
+    let (a, b) = match rhs {
+        Expr::Bin("+", a, b) => (a.as_ref(), b.as_ref()),
+        Expr::Call(f, args) if f == "prism_add" && native && args.len() == 2 => (&args[0], &args[1]),
+        _ => return keep(),
+    };
+    if a != lhs {
+        return keep();
+    }
+    if let Expr::Id(s) = b
+        && let Some(pos) = s.strip_prefix('-')
+    {
+        return Stmt::Assign { lhs: lhs.clone(), op: Some("-"), rhs: Expr::id(pos) };
+    }
+    Stmt::Assign { lhs: lhs.clone(), op: Some("+"), rhs: b.clone() }
+}
+
+fn issues_tma(b: &Block) -> bool {
+    let mut found = false;
+    analysis::walk(b, &mut |k| {
+        if let InstKind::Intrinsic { intrinsic, .. } = k
+            && intrinsic.sig().name == "tma_load_2d"
+        {
+            found = true;
+        }
+    });
+    found
+}
+
+/// Program-wide facts: names, and which functions need cooperative launches, TMA, sm_90a.
+pub fn global<'a>(p: &'a Program, lines: Option<Lines>, extern_c: bool) -> (Global<'a>, Vec<String>) {
+    let (named, errors) = barrier::plan(p);
+    let mut fn_names: Vec<String> = Vec::new();
+    for f in &p.functions {
+        let mut n = analysis::sanitize(&f.name);
+        while fn_names.contains(&n) {
+            n.push('_');
+        }
+        fn_names.push(n);
+    }
+    let n = p.functions.len();
+    let mut coop = vec![false; n];
+    let mut tma = vec![false; n];
+    let mut sm90 = vec![false; n];
+    let mut calls: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (i, f) in p.functions.iter().enumerate() {
+        analysis::walk(&f.body, &mut |k| match k {
+            InstKind::Barrier { scope, .. } if barrier::is_grid(*scope) => coop[i] = true,
+            InstKind::Intrinsic { intrinsic, .. } => {
+                let s = intrinsic.sig();
+                if s.name == "tma_load_2d" {
+                    tma[i] = true;
+                }
+                if s.family == Family::Warpgroup || s.name == "tma_load_2d" {
+                    sm90[i] = true;
+                }
+            }
+            InstKind::Call { func, .. } => calls[i].push(func.index()),
+            _ => {}
+        });
+        if f.params.iter().any(|&r| f.reg_ty(r) == Type::Opaque) {
+            sm90[i] = true;
+        }
+        let _ = MemKind::Param;
+        let _ = Purity::Pure;
+    }
+    // Close over calls (no recursion: at most n rounds).
+    for _ in 0..n {
+        let mut changed = false;
+        for i in 0..n {
+            for &c in &calls[i] {
+                for v in [&mut coop, &mut tma, &mut sm90] {
+                    if v[c] && !v[i] {
+                        v[i] = true;
+                        changed = true;
+                    }
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    (Global { program: p, named, fn_names, cooperative: coop, tma, sm90, lines, extern_c }, errors)
+}
+
+/// Items for the whole program: prototypes of device functions, then every function.
+pub fn program_items(g: &Global) -> (Vec<Item>, Vec<KernelAbi>, Vec<String>) {
+    let mut items = Vec::new();
+    let mut abis = Vec::new();
+    let mut errors = Vec::new();
+    let p = g.program;
+    if g.tma.iter().any(|&t| t) {
+        items.push(Item::Raw(
+            "// The mbarrier that TMA copies of `async` scopes complete on.\nstatic __shared__ __align__(8) unsigned long long prism_tma_bar;\n".into(),
+        ));
+        items.push(Item::Blank);
+    }
+    let protos: Vec<FuncId> =
+        (0..p.functions.len()).map(|i| FuncId(i as u32)).filter(|&i| p.func(i).kind == FnKind::Device).collect();
+    let mut defs = Vec::new();
+    let mut line = 0;
+    for i in 0..p.functions.len() {
+        let id = FuncId(i as u32);
+        // Comments between the previous function and this one's header.
+        let mut pre = Vec::new();
+        if let Some(lines) = &g.lines {
+            let header = lines.line_of(p.func(id).span.start);
+            for n in line + 1..header {
+                if let Some(c) = lines.comment(n) {
+                    pre.push(c);
+                }
+            }
+        }
+        let (func, abi, errs, last) = function(g, id, line);
+        line = last;
+        errors.extend(errs);
+        abis.extend(abi);
+        defs.push((pre, func));
+    }
+    if !protos.is_empty() {
+        items.push(Item::Comment("Device functions (defined below in source order).".into()));
+        for (pre, f) in &defs {
+            let _ = pre;
+            if f.head.contains("__device__") {
+                items.push(Item::Func(Func { body: None, ..f.clone() }));
+            }
+        }
+        items.push(Item::Blank);
+    }
+    for (pre, f) in defs {
+        if !pre.is_empty() {
+            items.push(Item::Comment(pre.join("\n")));
+        }
+        items.push(Item::Func(f));
+        items.push(Item::Blank);
+    }
+    (items, abis, errors)
+}

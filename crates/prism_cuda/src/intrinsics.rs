@@ -1,0 +1,237 @@
+//! Intrinsics of the checker's table (`prism_types::intrinsics::TABLE`) as CUDA.
+//!
+//! Warp collectives use the full mask (every lane of the warp takes part: the checker puts
+//! them in `thread[32]` code). `mma` is inline PTX `mma.sync.aligned` with the PTX ISA's
+//! fragment order, tf32 operands rounded with `cvt.rna.tf32.f32` and 16-bit operands packed
+//! in pairs (the lower index in the lower half). Atomics go through the prelude's
+//! `prism_atomic_*` overloads. Hopper operations (`wgmma_*`, `setmaxnreg_*`, TMA) are inline
+//! PTX for `sm_90a`.
+
+use crate::cpp::{Asm, Expr, Stmt};
+use crate::ops::{self, c_type};
+use prism_types::ty::Scalar;
+
+/// An operand, evaluated.
+#[derive(Clone, Debug)]
+pub enum Operand {
+    /// A value of this type.
+    Val(Expr, Scalar),
+    /// An element `ptr[index]` of memory with elements of this type.
+    Elem(Expr, Scalar),
+}
+
+impl Operand {
+    fn expr(&self) -> Expr {
+        match self {
+            Operand::Val(e, _) | Operand::Elem(e, _) => e.clone(),
+        }
+    }
+    fn ty(&self) -> Scalar {
+        match self {
+            Operand::Val(_, t) | Operand::Elem(_, t) => *t,
+        }
+    }
+    fn addr(&self) -> Expr {
+        Expr::AddrOf(Box::new(self.expr()))
+    }
+}
+
+const FULL: &str = "0xffffffffu";
+
+/// The value of a single-result intrinsic (`ty` is the result type), or `None` if it has
+/// no expression form.
+pub fn value(name: &str, ty: Scalar, ops: &[Operand]) -> Option<Expr> {
+    let v = |i: usize| ops[i].expr();
+    let full = || Expr::id(FULL);
+    Some(match name {
+        "shfl" => Expr::call("__shfl_sync", vec![full(), v(0), v(1)]),
+        "shfl_up" => Expr::call("__shfl_up_sync", vec![full(), v(0), v(1)]),
+        "shfl_down" => Expr::call("__shfl_down_sync", vec![full(), v(0), v(1)]),
+        "shfl_xor" => Expr::call("__shfl_xor_sync", vec![full(), v(0), v(1)]),
+        "ballot" => Expr::call("__ballot_sync", vec![full(), v(0)]),
+        "any" => Expr::bin("!=", Expr::call("__any_sync", vec![full(), v(0)]), Expr::id("0")),
+        "all" => Expr::bin("!=", Expr::call("__all_sync", vec![full(), v(0)]), Expr::id("0")),
+        n if n.starts_with("reduce_") => Expr::call(format!("prism_{n}"), vec![v(0)]),
+        "atomic_add" | "atomic_sub" | "atomic_min" | "atomic_max" | "atomic_and" | "atomic_or" | "atomic_xor"
+        | "atomic_exch" => Expr::call(format!("prism_{name}"), vec![ops[0].addr(), v(1)]),
+        "atomic_cas" => Expr::call("prism_atomic_cas", vec![ops[0].addr(), v(1), v(2)]),
+        "atomic_load" | "volatile_load" => Expr::call("prism_atomic_load", vec![ops[0].addr()]),
+        _ => {
+            let sig = prism_types::intrinsics::lookup(name)?.sig();
+            match sig.family {
+                prism_types::intrinsics::Family::Math => {
+                    let arg_ty = ops.first().map(Operand::ty).unwrap_or(ty);
+                    ops::math(name, ty, arg_ty, ops.iter().map(Operand::expr).collect())
+                }
+                prism_types::intrinsics::Family::Cast => ops::cast(ops[0].ty(), ty, v(0)),
+                _ => return None,
+            }
+        }
+    })
+}
+
+/// The statements of an intrinsic without a single result; `outs` are the places written
+/// (the four accumulators of `mma`). `smem_bytes` is, for a TMA copy, the byte count the
+/// copy brings in.
+pub fn statements(name: &str, ops: &[Operand], outs: &[Expr], tma_bytes: Option<Expr>) -> Vec<Stmt> {
+    let v = |i: usize| ops[i].expr();
+    let asm = |lines: &[&str], inputs: Vec<(&str, Expr)>| {
+        Stmt::Asm(Asm {
+            volatile: true,
+            lines: lines.iter().map(|s| s.to_string()).collect(),
+            outputs: Vec::new(),
+            inputs: inputs.into_iter().map(|(c, e)| (c.to_string(), e)).collect(),
+            clobbers: vec!["memory".into()],
+        })
+    };
+    match name {
+        "atomic_store" | "volatile_store" => {
+            vec![Stmt::Expr(Expr::call("prism_atomic_store", vec![ops[0].addr(), v(1)]))]
+        }
+        "__threadfence" | "__threadfence_block" => vec![Stmt::Expr(Expr::call(name, vec![]))],
+        "__nanosleep" => vec![Stmt::Expr(Expr::call("__nanosleep", vec![v(0)]))],
+        "cp_async" => {
+            let bytes = ops::literal_value(&v(2)).unwrap_or(16);
+            let line = if bytes == 16 {
+                "cp.async.cg.shared.global [%0], [%1], 16;".to_string()
+            } else {
+                format!("cp.async.ca.shared.global [%0], [%1], {bytes};")
+            };
+            vec![Stmt::Asm(Asm {
+                volatile: true,
+                lines: vec![line],
+                outputs: Vec::new(),
+                inputs: vec![
+                    ("r".into(), Expr::call("prism_smem_addr", vec![ops[0].addr()])),
+                    ("l".into(), ops[1].addr()),
+                ],
+                clobbers: vec!["memory".into()],
+            })]
+        }
+        "tma_load_2d" => {
+            let bytes = tma_bytes.unwrap_or_else(|| Expr::id("0"));
+            vec![
+                asm(
+                    &["mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;"],
+                    vec![("r", Expr::call("prism_smem_addr", vec![Expr::id("&prism_tma_bar")])), ("r", bytes)],
+                ),
+                asm(
+                    &[
+                        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];",
+                    ],
+                    vec![
+                        ("r", Expr::call("prism_smem_addr", vec![ops[0].addr()])),
+                        ("l", Expr::AddrOf(Box::new(v(1)))),
+                        ("r", v(2)),
+                        ("r", v(3)),
+                        ("r", Expr::call("prism_smem_addr", vec![Expr::id("&prism_tma_bar")])),
+                    ],
+                ),
+            ]
+        }
+        "wgmma_fence" => vec![asm(&["wgmma.fence.sync.aligned;"], vec![])],
+        "wgmma_commit_group" => vec![asm(&["wgmma.commit_group.sync.aligned;"], vec![])],
+        "wgmma_wait" => vec![asm(&["wgmma.wait_group.sync.aligned %0;"], vec![("n", v(0))])],
+        "setmaxnreg_inc" => vec![asm(&["setmaxnreg.inc.sync.aligned.u32 %0;"], vec![("n", v(0))])],
+        "setmaxnreg_dec" => vec![asm(&["setmaxnreg.dec.sync.aligned.u32 %0;"], vec![("n", v(0))])],
+        "wgmma_bf16" => wgmma_bf16(ops),
+        "intrinsic.mma" | "intrinsic.mma_tf32" => mma_tf32(ops, outs),
+        "intrinsic.mma_bf16" => mma_16(ops, outs, "bf16"),
+        "intrinsic.mma_f16" => mma_16(ops, outs, "f16"),
+        _ => vec![Stmt::Comment(format!("unsupported intrinsic `{name}`"))],
+    }
+}
+
+fn out_ops(outs: &[Expr], c: &str) -> Vec<(String, Expr)> {
+    outs.iter().map(|o| (c.to_string(), o.clone())).collect()
+}
+
+/// `mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32`: operands 0..4 are A, 4..6 B,
+/// 6..10 C; A and B are rounded to tf32 first.
+fn mma_tf32(ops: &[Operand], outs: &[Expr]) -> Vec<Stmt> {
+    let lines = [
+        "{",
+        ".reg .b32 a<4>, b<2>;",
+        "cvt.rna.tf32.f32 a0, %4;",
+        "cvt.rna.tf32.f32 a1, %5;",
+        "cvt.rna.tf32.f32 a2, %6;",
+        "cvt.rna.tf32.f32 a3, %7;",
+        "cvt.rna.tf32.f32 b0, %8;",
+        "cvt.rna.tf32.f32 b1, %9;",
+        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {a0, a1, a2, a3}, {b0, b1}, {%10, %11, %12, %13};",
+        "}",
+    ];
+    vec![Stmt::Asm(Asm {
+        volatile: true,
+        lines: lines.iter().map(|l| format!("{l}\\n")).collect(),
+        outputs: out_ops(outs, "=f"),
+        inputs: ops[..10].iter().map(|o| ("f".to_string(), o.expr())).collect(),
+        clobbers: Vec::new(),
+    })]
+}
+
+/// `mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}.{bf16,f16}.f32`: operands 0..8 are A,
+/// 8..12 B, 12..16 C. Pairs pack into `.b32` registers with the lower index in the lower
+/// half: a0a1, a2a3, a4a5, a6a7, b0b1, b2b3.
+fn mma_16(ops: &[Operand], outs: &[Expr], ty: &str) -> Vec<Stmt> {
+    let bits = if ty == "bf16" { "__bfloat16_as_ushort" } else { "__half_as_ushort" };
+    let mut lines = vec!["{".to_string(), ".reg .b32 a<4>, b<2>;".to_string()];
+    for i in 0..4 {
+        lines.push(format!("mov.b32 a{i}, {{%{}, %{}}};", 4 + 2 * i, 5 + 2 * i));
+    }
+    for i in 0..2 {
+        lines.push(format!("mov.b32 b{i}, {{%{}, %{}}};", 12 + 2 * i, 13 + 2 * i));
+    }
+    lines.push(format!(
+        "mma.sync.aligned.m16n8k16.row.col.f32.{ty}.{ty}.f32 {{%0, %1, %2, %3}}, {{a0, a1, a2, a3}}, {{b0, b1}}, {{%16, %17, %18, %19}};"
+    ));
+    lines.push("}".into());
+    let mut inputs: Vec<(String, Expr)> =
+        ops[..12].iter().map(|o| ("h".to_string(), Expr::call(bits, vec![o.expr()]))).collect();
+    inputs.extend(ops[12..16].iter().map(|o| ("f".to_string(), o.expr())));
+    vec![Stmt::Asm(Asm {
+        volatile: true,
+        lines: lines.into_iter().map(|l| format!("{l}\\n")).collect(),
+        outputs: out_ops(outs, "=f"),
+        inputs,
+        clobbers: Vec::new(),
+    })]
+}
+
+/// `wgmma.mma_async m64nNk16` bf16 with f32 accumulators in the local array `acc`: A and B
+/// are shared-memory tiles in the canonical K-major layout without swizzling (8x8 core
+/// matrices of 128 contiguous bytes; core matrices adjacent in K 128 bytes apart, in M/N 256
+/// bytes apart). See docs/cuda.md.
+fn wgmma_bf16(ops: &[Operand]) -> Vec<Stmt> {
+    let n = ops::literal_value(&ops[3].expr()).unwrap_or(64).clamp(8, 256) as usize;
+    let n_acc = n / 2;
+    let acc = ops[0].expr();
+    let mut regs: Vec<String> = (0..n_acc).map(|i| format!("%{i}")).collect();
+    let d = regs.join(", ");
+    regs.clear();
+    let lines = vec![
+        "{\\n".to_string(),
+        ".reg .pred p;\\n".to_string(),
+        "setp.ne.b32 p, 1, 0;\\n".to_string(),
+        format!(
+            "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.bf16.bf16 {{{d}}}, %{}, %{}, p, 1, 1, 0, 0;\\n",
+            n_acc,
+            n_acc + 1
+        ),
+        "}\\n".to_string(),
+    ];
+    let outputs = (0..n_acc).map(|i| ("+f".to_string(), Expr::index(acc.clone(), Expr::id(i.to_string())))).collect();
+    let desc = |e: Expr| Expr::call("prism_wgmma_desc", vec![e]);
+    vec![Stmt::Asm(Asm {
+        volatile: true,
+        lines,
+        outputs,
+        inputs: vec![("l".into(), desc(ops[1].expr())), ("l".into(), desc(ops[2].expr()))],
+        clobbers: vec!["memory".into()],
+    })]
+}
+
+/// The C++ type of an operand's element, for declarations.
+pub fn elem_type(o: &Operand) -> &'static str {
+    c_type(o.ty())
+}

@@ -1,0 +1,183 @@
+//! The helper functions every generated file starts with.
+//!
+//! They pin down the arithmetic the simulator defines (`prism_interp::ops`) where C++ leaves
+//! it undefined or different: signed integers wrap (computed in unsigned arithmetic), signed
+//! division by -1 wraps, shifts clamp like PTX's `shl`/`shr`, integer `abs` wraps, and the
+//! warp reductions combine in the butterfly order the simulator uses. Atomics without a
+//! native CUDA overload are compare-and-swap loops. Everything is `__device__
+//! __forceinline__` (not `static`, so unused helpers draw no warning). The text uses no host headers, so NVRTC
+//! compiles it too.
+
+/// The includes and helpers, printed once at the top of every translation unit.
+pub const PRELUDE: &str = r#"#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <cooperative_groups.h>
+
+// ---- Prism helpers: the simulator's arithmetic (see docs/cuda.md) -------------------------
+#ifndef PRISM_HELPERS
+#define PRISM_HELPERS
+#define PRISM_DEV __device__ __forceinline__
+// Signed integers wrap: compute in the unsigned type of the same width.
+PRISM_DEV int prism_add(int a, int b) { return (int)((unsigned)a + (unsigned)b); }
+PRISM_DEV int prism_sub(int a, int b) { return (int)((unsigned)a - (unsigned)b); }
+PRISM_DEV int prism_mul(int a, int b) { return (int)((unsigned)a * (unsigned)b); }
+PRISM_DEV int prism_neg(int a) { return (int)(0u - (unsigned)a); }
+PRISM_DEV long long prism_add(long long a, long long b) { return (long long)((unsigned long long)a + (unsigned long long)b); }
+PRISM_DEV long long prism_sub(long long a, long long b) { return (long long)((unsigned long long)a - (unsigned long long)b); }
+PRISM_DEV long long prism_mul(long long a, long long b) { return (long long)((unsigned long long)a * (unsigned long long)b); }
+PRISM_DEV long long prism_neg(long long a) { return (long long)(0ull - (unsigned long long)a); }
+// Division truncates; the most negative value divided by -1 wraps to itself.
+PRISM_DEV int prism_div(int a, int b) { return b == -1 ? prism_neg(a) : a / b; }
+PRISM_DEV int prism_rem(int a, int b) { return b == -1 ? 0 : a % b; }
+PRISM_DEV long long prism_div(long long a, long long b) { return b == -1 ? prism_neg(a) : a / b; }
+PRISM_DEV long long prism_rem(long long a, long long b) { return b == -1 ? 0 : a % b; }
+// Shifts clamp like PTX: an amount of at least the width (or negative) gives 0, or the sign.
+template <typename B> PRISM_DEV bool prism_big_shift(B b, int width) { return b < (B)0 || (unsigned long long)b >= (unsigned long long)width; }
+template <typename B> PRISM_DEV int prism_shl(int a, B b) { return prism_big_shift(b, 32) ? 0 : (int)((unsigned)a << (int)b); }
+template <typename B> PRISM_DEV unsigned prism_shl(unsigned a, B b) { return prism_big_shift(b, 32) ? 0u : a << (int)b; }
+template <typename B> PRISM_DEV long long prism_shl(long long a, B b) { return prism_big_shift(b, 64) ? 0ll : (long long)((unsigned long long)a << (int)b); }
+template <typename B> PRISM_DEV unsigned long long prism_shl(unsigned long long a, B b) { return prism_big_shift(b, 64) ? 0ull : a << (int)b; }
+template <typename B> PRISM_DEV int prism_shr(int a, B b) { return a >> (prism_big_shift(b, 32) ? 31 : (int)b); }
+template <typename B> PRISM_DEV unsigned prism_shr(unsigned a, B b) { return prism_big_shift(b, 32) ? 0u : a >> (int)b; }
+template <typename B> PRISM_DEV long long prism_shr(long long a, B b) { return a >> (prism_big_shift(b, 64) ? 63 : (int)b); }
+template <typename B> PRISM_DEV unsigned long long prism_shr(unsigned long long a, B b) { return prism_big_shift(b, 64) ? 0ull : a >> (int)b; }
+// Integer min, max and abs (abs of the most negative value wraps to itself).
+template <typename T> PRISM_DEV T prism_min(T a, T b) { return b < a ? b : a; }
+template <typename T> PRISM_DEV T prism_max(T a, T b) { return a < b ? b : a; }
+PRISM_DEV int prism_abs(int a) { return a < 0 ? prism_neg(a) : a; }
+PRISM_DEV long long prism_abs(long long a) { return a < 0 ? prism_neg(a) : a; }
+PRISM_DEV unsigned prism_abs(unsigned a) { return a; }
+PRISM_DEV unsigned long long prism_abs(unsigned long long a) { return a; }
+// Warp reductions: a butterfly over lanes 16, 8, 4, 2, 1 (the simulator's order).
+#define PRISM_REDUCE(NAME, EXPR) \
+    template <typename T> PRISM_DEV T NAME(T v) { \
+        for (int o = 16; o > 0; o >>= 1) { T w = __shfl_xor_sync(0xffffffffu, v, o); v = EXPR; } \
+        return v; \
+    }
+PRISM_DEV int prism_wrap_add(int a, int b) { return prism_add(a, b); }
+PRISM_DEV long long prism_wrap_add(long long a, long long b) { return prism_add(a, b); }
+PRISM_DEV unsigned prism_wrap_add(unsigned a, unsigned b) { return a + b; }
+PRISM_DEV unsigned long long prism_wrap_add(unsigned long long a, unsigned long long b) { return a + b; }
+PRISM_REDUCE(prism_reduce_add, prism_wrap_add(v, w))
+PRISM_REDUCE(prism_reduce_min, prism_min(v, w))
+PRISM_REDUCE(prism_reduce_max, prism_max(v, w))
+PRISM_REDUCE(prism_reduce_and, v & w)
+PRISM_REDUCE(prism_reduce_or, v | w)
+PRISM_REDUCE(prism_reduce_xor, v ^ w)
+#undef PRISM_REDUCE
+// Bit patterns, for atomics done by compare-and-swap.
+template <typename T> struct prism_bits;
+template <> struct prism_bits<int> { typedef unsigned U; };
+template <> struct prism_bits<unsigned> { typedef unsigned U; };
+template <> struct prism_bits<float> { typedef unsigned U; };
+template <> struct prism_bits<long long> { typedef unsigned long long U; };
+template <> struct prism_bits<unsigned long long> { typedef unsigned long long U; };
+template <> struct prism_bits<double> { typedef unsigned long long U; };
+template <> struct prism_bits<__half> { typedef unsigned short U; };
+template <> struct prism_bits<__nv_bfloat16> { typedef unsigned short U; };
+template <typename T> PRISM_DEV typename prism_bits<T>::U prism_to_bits(T v) { typename prism_bits<T>::U u; __builtin_memcpy(&u, &v, sizeof u); return u; }
+template <typename T> PRISM_DEV T prism_from_bits(typename prism_bits<T>::U u) { T v; __builtin_memcpy(&v, &u, sizeof v); return v; }
+// `atomic_cas` on any supported type, through the unsigned bits of its width.
+template <typename T> PRISM_DEV T prism_atomic_cas(T* p, T cmp, T v) {
+    typedef typename prism_bits<T>::U U;
+    return prism_from_bits<T>(atomicCAS((U*)p, prism_to_bits(cmp), prism_to_bits(v)));
+}
+// A read-modify-write as a compare-and-swap loop (for types CUDA has no native atomic for).
+template <typename T, typename F> PRISM_DEV T prism_atomic_rmw(T* p, F f) {
+    typedef typename prism_bits<T>::U U;
+    U old = prism_to_bits(*(volatile T*)p), seen;
+    do {
+        seen = old;
+        old = atomicCAS((U*)p, seen, prism_to_bits(f(prism_from_bits<T>(seen))));
+    } while (old != seen);
+    return prism_from_bits<T>(old);
+}
+#define PRISM_RMW(NAME, BODY) \
+    template <typename T> PRISM_DEV T NAME(T* p, T v) { return prism_atomic_rmw(p, [v](T old) -> T { return BODY; }); }
+PRISM_RMW(prism_atomic_add_cas, old + v)
+PRISM_RMW(prism_atomic_sub_cas, old - v)
+PRISM_RMW(prism_atomic_and_cas, old & v)
+PRISM_RMW(prism_atomic_or_cas, old | v)
+PRISM_RMW(prism_atomic_xor_cas, old ^ v)
+PRISM_RMW(prism_atomic_exch_cas, v)
+#undef PRISM_RMW
+PRISM_DEV float prism_atomic_min(float* p, float v) { return prism_atomic_rmw(p, [v](float o) { return fminf(o, v); }); }
+PRISM_DEV float prism_atomic_max(float* p, float v) { return prism_atomic_rmw(p, [v](float o) { return fmaxf(o, v); }); }
+PRISM_DEV double prism_atomic_min(double* p, double v) { return prism_atomic_rmw(p, [v](double o) { return fmin(o, v); }); }
+PRISM_DEV double prism_atomic_max(double* p, double v) { return prism_atomic_rmw(p, [v](double o) { return fmax(o, v); }); }
+PRISM_DEV __half prism_atomic_min(__half* p, __half v) { return prism_atomic_rmw(p, [v](__half o) { return __float2half_rn(fminf(__half2float(o), __half2float(v))); }); }
+PRISM_DEV __half prism_atomic_max(__half* p, __half v) { return prism_atomic_rmw(p, [v](__half o) { return __float2half_rn(fmaxf(__half2float(o), __half2float(v))); }); }
+PRISM_DEV __nv_bfloat16 prism_atomic_min(__nv_bfloat16* p, __nv_bfloat16 v) { return prism_atomic_rmw(p, [v](__nv_bfloat16 o) { return __float2bfloat16_rn(fminf(__bfloat162float(o), __bfloat162float(v))); }); }
+PRISM_DEV __nv_bfloat16 prism_atomic_max(__nv_bfloat16* p, __nv_bfloat16 v) { return prism_atomic_rmw(p, [v](__nv_bfloat16 o) { return __float2bfloat16_rn(fmaxf(__bfloat162float(o), __bfloat162float(v))); }); }
+// Native atomics where CUDA has them.
+PRISM_DEV int prism_atomic_add(int* p, int v) { return atomicAdd(p, v); }
+PRISM_DEV unsigned prism_atomic_add(unsigned* p, unsigned v) { return atomicAdd(p, v); }
+PRISM_DEV unsigned long long prism_atomic_add(unsigned long long* p, unsigned long long v) { return atomicAdd(p, v); }
+PRISM_DEV long long prism_atomic_add(long long* p, long long v) { return (long long)atomicAdd((unsigned long long*)p, (unsigned long long)v); }
+PRISM_DEV float prism_atomic_add(float* p, float v) { return atomicAdd(p, v); }
+PRISM_DEV double prism_atomic_add(double* p, double v) { return atomicAdd(p, v); }
+PRISM_DEV __half prism_atomic_add(__half* p, __half v) { return prism_atomic_rmw(p, [v](__half o) { return __hadd(o, v); }); }
+PRISM_DEV __nv_bfloat16 prism_atomic_add(__nv_bfloat16* p, __nv_bfloat16 v) { return prism_atomic_rmw(p, [v](__nv_bfloat16 o) { return __hadd(o, v); }); }
+PRISM_DEV int prism_atomic_sub(int* p, int v) { return atomicSub(p, v); }
+PRISM_DEV unsigned prism_atomic_sub(unsigned* p, unsigned v) { return atomicSub(p, v); }
+PRISM_DEV unsigned long long prism_atomic_sub(unsigned long long* p, unsigned long long v) { return atomicAdd(p, 0ull - v); }
+PRISM_DEV long long prism_atomic_sub(long long* p, long long v) { return (long long)atomicAdd((unsigned long long*)p, 0ull - (unsigned long long)v); }
+PRISM_DEV float prism_atomic_sub(float* p, float v) { return prism_atomic_rmw(p, [v](float o) { return o - v; }); }
+PRISM_DEV double prism_atomic_sub(double* p, double v) { return prism_atomic_rmw(p, [v](double o) { return o - v; }); }
+PRISM_DEV __half prism_atomic_sub(__half* p, __half v) { return prism_atomic_rmw(p, [v](__half o) { return __hsub(o, v); }); }
+PRISM_DEV __nv_bfloat16 prism_atomic_sub(__nv_bfloat16* p, __nv_bfloat16 v) { return prism_atomic_rmw(p, [v](__nv_bfloat16 o) { return __hsub(o, v); }); }
+#define PRISM_INT_ATOMICS(NAME, NATIVE) \
+    PRISM_DEV int NAME(int* p, int v) { return NATIVE(p, v); } \
+    PRISM_DEV unsigned NAME(unsigned* p, unsigned v) { return NATIVE(p, v); } \
+    PRISM_DEV long long NAME(long long* p, long long v) { return NATIVE(p, v); } \
+    PRISM_DEV unsigned long long NAME(unsigned long long* p, unsigned long long v) { return NATIVE(p, v); }
+PRISM_INT_ATOMICS(prism_atomic_min, atomicMin)
+PRISM_INT_ATOMICS(prism_atomic_max, atomicMax)
+#undef PRISM_INT_ATOMICS
+#define PRISM_BIT_ATOMICS(NAME, NATIVE) \
+    PRISM_DEV int NAME(int* p, int v) { return NATIVE(p, v); } \
+    PRISM_DEV unsigned NAME(unsigned* p, unsigned v) { return NATIVE(p, v); } \
+    PRISM_DEV long long NAME(long long* p, long long v) { return (long long)NATIVE((unsigned long long*)p, (unsigned long long)v); } \
+    PRISM_DEV unsigned long long NAME(unsigned long long* p, unsigned long long v) { return NATIVE(p, v); }
+PRISM_BIT_ATOMICS(prism_atomic_and, atomicAnd)
+PRISM_BIT_ATOMICS(prism_atomic_or, atomicOr)
+PRISM_BIT_ATOMICS(prism_atomic_xor, atomicXor)
+#undef PRISM_BIT_ATOMICS
+template <typename T> PRISM_DEV T prism_atomic_exch(T* p, T v) {
+    typedef typename prism_bits<T>::U U;
+    if constexpr (sizeof(U) == 2) {
+        return prism_atomic_exch_cas(p, v);
+    } else {
+        return prism_from_bits<T>(atomicExch((U*)p, prism_to_bits(v)));
+    }
+}
+// Relaxed atomic loads and stores; volatile accesses in unsafe code use the same form.
+template <typename T> PRISM_DEV T prism_atomic_load(const T* p) { return *(const volatile T*)p; }
+template <typename T> PRISM_DEV void prism_atomic_store(T* p, T v) { *(volatile T*)p = v; }
+// Shared-memory address of a generic pointer, for PTX operands.
+PRISM_DEV unsigned prism_smem_addr(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+// A TMA descriptor (`CUTensorMap`), passed by value to kernels as a `__grid_constant__`.
+struct __align__(64) prism_tensor_map { unsigned long long opaque[16]; };
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+// A wgmma shared-memory matrix descriptor for the canonical K-major layout without
+// swizzling: core matrices adjacent in K are 128 bytes apart, adjacent in M/N 256 bytes.
+PRISM_DEV unsigned long long prism_wgmma_desc(const void* p) {
+    unsigned long long a = prism_smem_addr(p);
+    return ((a & 0x3FFFFull) >> 4) | ((128ull >> 4) << 16) | ((256ull >> 4) << 32);
+}
+// Every thread of the block arrives at an mbarrier and waits for its phase to complete
+// (the end of an `async` scope with TMA copies).
+PRISM_DEV void prism_mbar_arrive_wait(unsigned bar) {
+    unsigned long long state;
+    asm volatile("mbarrier.arrive.shared::cta.b64 %0, [%1];" : "=l"(state) : "r"(bar) : "memory");
+    unsigned done = 0;
+    while (!done) {
+        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done) : "r"(bar), "l"(state) : "memory");
+    }
+}
+#endif
+#undef PRISM_DEV
+#endif
+// ---------------------------------------------------------------------------------------------
+"#;

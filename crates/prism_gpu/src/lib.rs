@@ -1,0 +1,10 @@
+//! Running Prism kernels on NVIDIA GPUs, and the CUDA toolchain around it.
+//!
+//! - [`toolchain`]: finding `nvcc` (`$PRISM_NVCC`, `nvcc` on `PATH`, or the cache that
+//!   `scripts/install-nvcc.sh` fills) and compiling generated `.cu` text to PTX or cubin.
+//!
+//! Like `prism_cli` and `prism_test`, this crate does IO (files, processes, the driver).
+
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+pub mod toolchain;

@@ -1,0 +1,76 @@
+//! Finding `nvcc` and compiling generated CUDA with it.
+//!
+//! The search order is `$PRISM_NVCC`, then `nvcc` on `PATH`, then the cache
+//! `${PRISM_CACHE:-$HOME/.cache/prism}/nvcc` that `scripts/install-nvcc.sh` installs NVIDIA's
+//! PyPI wheels into. Every compile passes `--fmad=false`, so `a * b + c` rounds twice as the
+//! simulator does (only the `fma` intrinsic fuses).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// What nvcc produces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Emit {
+    /// PTX text.
+    Ptx,
+    /// A cubin for one architecture.
+    Cubin,
+}
+
+/// The cache directory of the install script.
+pub fn cache_dir() -> Option<PathBuf> {
+    if let Some(c) = std::env::var_os("PRISM_CACHE").filter(|c| !c.is_empty()) {
+        return Some(PathBuf::from(c));
+    }
+    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/prism"))
+}
+
+/// Where `nvcc` is, if anywhere.
+pub fn find_nvcc() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("PRISM_NVCC").filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(p));
+    }
+    if let Some(path) = std::env::var_os("PATH") {
+        for dir in std::env::split_paths(&path) {
+            let c = dir.join("nvcc");
+            if c.is_file() {
+                return Some(c);
+            }
+        }
+    }
+    let cached = cache_dir()?.join("nvcc/nvidia/cu13/bin/nvcc");
+    cached.is_file().then_some(cached)
+}
+
+/// The message for a missing nvcc.
+pub const NO_NVCC: &str =
+    "nvcc not found: set PRISM_NVCC, put nvcc on PATH, or run scripts/install-nvcc.sh (installs it from PyPI)";
+
+/// The result of one nvcc run.
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    /// Whether nvcc succeeded.
+    pub ok: bool,
+    /// What it printed (warnings, errors).
+    pub log: String,
+}
+
+/// The flags every compile uses.
+pub fn flags(arch: &str) -> Vec<String> {
+    vec![format!("-arch={arch}"), "--fmad=false".into(), "-std=c++17".into(), "-lineinfo".into()]
+}
+
+/// Compiles the `.cu` file at `input` to `output`.
+pub fn compile(nvcc: &Path, input: &Path, output: &Path, arch: &str, emit: Emit) -> std::io::Result<Compiled> {
+    let mut cmd = Command::new(nvcc);
+    cmd.args(flags(arch));
+    cmd.arg(match emit {
+        Emit::Ptx => "-ptx",
+        Emit::Cubin => "-cubin",
+    });
+    cmd.arg("-o").arg(output).arg(input);
+    let out = cmd.output()?;
+    let mut log = String::from_utf8_lossy(&out.stdout).into_owned();
+    log.push_str(&String::from_utf8_lossy(&out.stderr));
+    Ok(Compiled { ok: out.status.success(), log })
+}

@@ -1,0 +1,138 @@
+//! nvcc compiles the CUDA of every accepted program of `tests/ui/accept` to cubins for
+//! `sm_80` and `sm_90a`, with zero errors. Programs using Hopper-only features (wgmma,
+//! setmaxnreg, TMA: `KernelAbi::needs_sm90a`) compile for `sm_90a` only. Programs are
+//! batched one translation unit per corpus directory and architecture (each program in its
+//! own namespace, kernels without `extern "C"`, the helper prelude once), and nvcc runs two
+//! at a time: the whole corpus takes well under a minute on two cores, where a process per
+//! file takes several. `#line` directives map every message to the program's `.cu`
+//! snapshot, and the warnings are snapshotted in `tests/nvcc_warnings.txt`
+//! (`PRISM_BLESS=1` rewrites it).
+//!
+//! Without nvcc the test prints `skipped: nvcc not found (run scripts/install-nvcc.sh)` and
+//! passes, except under CI (`CI` set), where it fails: CI installs nvcc first.
+
+#![allow(clippy::print_stdout)]
+
+use prism_gpu::toolchain::{self, Emit};
+use prism_test::{prism_files, repo_root, snapshot, target_for};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// Programs whose CUDA cannot compile, with the reason. Each is verbatim `unsafe("...")`
+/// text that is not valid CUDA on its own.
+const EXPECTED_ERRORS: &[(&str, &str)] = &[(
+    "seeds/036_parallax_appB_hgemm_h100_partial.prism",
+    "its verbatim `unsafe(\"assert(CEIL_DIV(M, BM)*TM == 0 ...)\")` names a macro and constants C++ never sees",
+)];
+
+fn emit(path: &Path, root: &Path) -> (String, prism_cuda::Output) {
+    let rel = path.strip_prefix(root).unwrap_or(path).to_string_lossy().replace('\\', "/");
+    let src = std::fs::read_to_string(path).expect("readable source");
+    let target = target_for(&src).expect("valid arch directive");
+    let mut map = prism_span::SourceMap::default();
+    let file = map.add(rel.clone(), src.clone());
+    let mut problems = prism_diag::Problems::default();
+    let tir = prism_types::check_source(file, &src, &target, &mut problems);
+    assert!(!problems.has_errors(), "{rel} has errors");
+    let (ir, _) = prism_sync::lower_and_sync(&tir, &prism_sync::Options::default());
+    let opts = prism_cuda::Options {
+        file_name: path.file_name().expect("a file").to_string_lossy().into_owned(),
+        source: Some(src),
+        extern_c: false,
+        prelude: false,
+        ..prism_cuda::Options::default()
+    };
+    (rel, prism_cuda::emit(&ir, &opts))
+}
+
+#[test]
+fn nvcc_compiles_the_corpus_for_sm80_and_sm90a() {
+    let Some(nvcc) = toolchain::find_nvcc() else {
+        println!("skipped: nvcc not found (run scripts/install-nvcc.sh)");
+        assert!(std::env::var_os("CI").is_none(), "nvcc not found under CI: .ci/run must install it first");
+        return;
+    };
+    let root = repo_root();
+    let accept = root.join("tests/ui/accept");
+    let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("nvcc-corpus");
+    std::fs::create_dir_all(&tmp).expect("temporary directory");
+    let mut dirs: Vec<PathBuf> =
+        std::fs::read_dir(&accept).expect("corpus").flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
+    dirs.sort();
+    // One job per directory and architecture.
+    let mut jobs: Vec<(String, PathBuf, &str)> = Vec::new();
+    for dir in &dirs {
+        let name = dir.file_name().expect("a name").to_string_lossy().into_owned();
+        for arch in ["sm_80", "sm_90a"] {
+            let mut text = String::from(prism_cuda::prelude::PRELUDE);
+            let mut n = 0;
+            for (i, path) in prism_files(dir).iter().enumerate() {
+                let short = path.strip_prefix(&accept).expect("under accept").to_string_lossy().replace('\\', "/");
+                if EXPECTED_ERRORS.iter().any(|(f, _)| *f == short) {
+                    continue;
+                }
+                let (rel, out) = emit(path, &root);
+                assert!(out.errors.is_empty(), "{rel}: {:?}", out.errors);
+                if out.needs_sm90a && arch == "sm_80" {
+                    continue;
+                }
+                let cu = rel.trim_end_matches(".prism").to_string() + ".cu";
+                text.push_str(&format!("namespace prism_test_{i} {{\n#line 1 \"{cu}\"\n{}\n}}\n", out.text));
+                n += 1;
+            }
+            let file = tmp.join(format!("{name}_{arch}.cu"));
+            std::fs::write(&file, text).expect("write batch");
+            jobs.push((format!("{name} ({n} programs) for {arch}"), file, arch));
+        }
+    }
+    // Two nvcc processes at a time.
+    let results: Vec<(String, toolchain::Compiled)> = std::thread::scope(|s| {
+        let chunks: Vec<Vec<&(String, PathBuf, &str)>> =
+            (0..2).map(|k| jobs.iter().skip(k).step_by(2).collect()).collect();
+        let handles: Vec<_> = chunks
+            .into_iter()
+            .map(|chunk| {
+                let nvcc = nvcc.clone();
+                s.spawn(move || {
+                    chunk
+                        .into_iter()
+                        .map(|(what, file, arch)| {
+                            let out = file.with_extension("cubin");
+                            let c = toolchain::compile(&nvcc, file, &out, arch, Emit::Cubin).expect("run nvcc");
+                            (what.clone(), c)
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().expect("nvcc thread")).collect()
+    });
+    let mut failures = Vec::new();
+    let mut warnings = BTreeSet::new();
+    for (what, c) in &results {
+        if !c.ok {
+            failures.push(format!("nvcc failed on {what}:\n{}", c.log));
+        }
+        for line in c.log.lines() {
+            if line.contains("warning") {
+                warnings.insert(line.trim().to_string());
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    let mut record = String::from(
+        "# nvcc warnings compiling tests/ui/accept for sm_80 and sm_90a (crates/prism_gpu/tests/nvcc.rs).\n\
+         # Rewrite with `PRISM_BLESS=1 cargo test -p prism_gpu --test nvcc`.\n",
+    );
+    for (f, why) in EXPECTED_ERRORS {
+        record.push_str(&format!("# not compiled: {f}: {why}\n"));
+    }
+    for w in &warnings {
+        record.push_str(w);
+        record.push('\n');
+    }
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/nvcc_warnings.txt");
+    if let Err(e) = snapshot(&path, &record) {
+        panic!("{e}");
+    }
+}

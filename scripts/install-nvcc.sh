@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs nvcc (CUDA 13) from NVIDIA's PyPI wheels into ${PRISM_CACHE:-$HOME/.cache/prism}/nvcc
+# when it is not there yet, and prints the path of nvcc on stdout. Idempotent: when nvcc is
+# already installed and runs, it only prints the path. No GPU is needed to compile CUDA.
+# See ../shared/research/toolchain.md for why these three wheels.
+set -euo pipefail
+cache="${PRISM_CACHE:-$HOME/.cache/prism}"
+dir="$cache/nvcc"
+nvcc="$dir/nvidia/cu13/bin/nvcc"
+if [ -x "$nvcc" ] && "$nvcc" --version >/dev/null 2>&1; then
+    echo "$nvcc"
+    exit 0
+fi
+mkdir -p "$cache"
+# Install into a fresh directory and move it into place only once it works, so an
+# interrupted install never leaves a half-filled cache behind.
+tmp="$(mktemp -d "$cache/nvcc.tmp.XXXXXX")"
+trap 'rm -rf "$tmp"' EXIT
+echo "installing nvcc from PyPI into $dir ..." >&2
+python3 -m pip install --quiet --disable-pip-version-check --no-warn-script-location --target "$tmp" \
+    "nvidia-cuda-nvcc>=13,<14" "nvidia-cuda-cccl>=13,<14" "nvidia-cuda-runtime>=13,<14" >&2
+"$tmp/nvidia/cu13/bin/nvcc" --version >/dev/null
+rm -rf "$dir"
+mv "$tmp" "$dir"
+trap - EXIT
+echo "$nvcc"
