@@ -121,11 +121,6 @@ pub fn run(a: &RunArgs) -> u8 {
     };
     // Warnings from checking are shown but do not stop the run.
     emit(&map, &problems, a.message_format, a.color);
-    if a.device == Device::Cuda {
-        return usage(
-            "`--device cuda` needs the CUDA backend, which this build does not have yet; run on the simulator (`--device sim`)",
-        );
-    }
     match prepare(a, &module, file) {
         Err(Fail(diags, msgs)) => {
             report(&map, diags, a);
@@ -134,6 +129,7 @@ pub fn run(a: &RunArgs) -> u8 {
             }
             2
         }
+        Ok(prep) if a.device == Device::Cuda => execute_cuda(a, &module, prep),
         Ok(prep) => execute(a, &module, &map, prep),
     }
 }
@@ -297,7 +293,43 @@ fn execute(a: &RunArgs, m: &Module, map: &SourceMap, p: Prepared) -> u8 {
         }
         return 3;
     }
-    // Write every output to a temporary file first, then move them all into place.
+    let code = write_outputs(&p);
+    if code != 0 {
+        return code;
+    }
+    if a.message_format == MessageFormat::Human {
+        eprintln!(
+            "ran `{}` on {} block(s) of {} thread(s): clean, {} warp instructions in {:.2?}",
+            p.kernel.name, a.grid, a.block, outcome.steps, elapsed
+        );
+    }
+    0
+}
+
+/// Runs the kernel on GPU 0 through the CUDA backend; outputs as for the simulator.
+fn execute_cuda(a: &RunArgs, m: &Module, mut p: Prepared) -> u8 {
+    let work = std::env::temp_dir().join(format!("prism-cuda-{}", std::process::id()));
+    let start = std::time::Instant::now();
+    let res = prism_gpu::device::launch(&m.ir, &p.kernel.name, a.grid, a.block, &mut p.args, &work);
+    let _ = std::fs::remove_dir_all(&work);
+    if let Err(e) = res {
+        eprintln!("error: {e}");
+        return 2;
+    }
+    let elapsed = start.elapsed();
+    let code = write_outputs(&p);
+    if code == 0 && a.message_format == MessageFormat::Human {
+        eprintln!(
+            "ran `{}` on the GPU on {} block(s) of {} thread(s) in {:.2?} (compile included); no dynamic checks",
+            p.kernel.name, a.grid, a.block, elapsed
+        );
+    }
+    code
+}
+
+/// Writes the `--out` buffers (each to a temporary file first, then all moved into place)
+/// and prints the `--print` ones. Returns the exit code.
+fn write_outputs(p: &Prepared) -> u8 {
     let mut temps = Vec::new();
     for (i, path) in &p.outs {
         let buffer = p.args[*i].as_buffer().expect("validated pointer argument");
@@ -328,12 +360,6 @@ fn execute(a: &RunArgs, m: &Module, map: &SourceMap, p: Prepared) -> u8 {
     for &i in &p.prints {
         let b = p.args[i].as_buffer().expect("validated pointer argument");
         crate::out(&format!("{} = {}\n", p.kernel.params[i].name, show_buffer(b, &p.shapes[i])));
-    }
-    if a.message_format == MessageFormat::Human {
-        eprintln!(
-            "ran `{}` on {} block(s) of {} thread(s): clean, {} warp instructions in {:.2?}",
-            p.kernel.name, a.grid, a.block, outcome.steps, elapsed
-        );
     }
     0
 }

@@ -3,8 +3,12 @@
 //! - [`toolchain`]: finding `nvcc` (`$PRISM_NVCC`, `nvcc` on `PATH`, or the cache that
 //!   `scripts/install-nvcc.sh` fills) and compiling generated `.cu` text to PTX or cubin.
 //!
+//! - [`device`]: running a kernel on a GPU through the CUDA driver (cudarc with dynamic
+//!   loading, so the crate builds and its tests run where there is no CUDA).
+//!
 //! Like `prism_cli` and `prism_test`, this crate does IO (files, processes, the driver).
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod device;
 pub mod toolchain;

@@ -1,0 +1,262 @@
+//! Running a kernel on an NVIDIA GPU: generate CUDA for the program, compile it with nvcc to
+//! a cubin for the device's architecture, load it through the CUDA driver (cudarc, loaded at
+//! run time), upload the arguments the simulator would get (`prism_interp::Arg`, built by
+//! `prism_interp::args`), launch (cooperatively when the kernel has a grid barrier), and
+//! download every buffer back into the arguments.
+//!
+//! A machine without the driver library or without a GPU gets a [`DeviceError`], never a
+//! panic: the driver's presence is checked before cudarc touches it.
+
+use crate::toolchain::{self, Emit};
+use prism_cuda::{AbiParam, KernelAbi};
+use prism_interp::{Arg, Buffer};
+use prism_types::ty::Scalar;
+use std::path::PathBuf;
+
+/// Why a run on the GPU did not happen or failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DeviceError {
+    /// The CUDA driver library (`libcuda`) cannot be loaded.
+    NoDriver,
+    /// The driver loads but reports no usable GPU (or fails to start).
+    NoDevice(String),
+    /// nvcc is missing or failed.
+    Compile(String),
+    /// The launch does not fit the kernel, or the program cannot run on a GPU.
+    Launch(String),
+    /// The driver reported an error while loading, copying or running.
+    Driver(String),
+}
+
+impl std::fmt::Display for DeviceError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DeviceError::NoDriver => write!(
+                f,
+                "no CUDA driver found (libcuda could not be loaded); run on the simulator with `--device sim`"
+            ),
+            DeviceError::NoDevice(e) => write!(f, "no usable CUDA device: {e}"),
+            DeviceError::Compile(e) => write!(f, "cannot compile the generated CUDA: {e}"),
+            DeviceError::Launch(e) => write!(f, "{e}"),
+            DeviceError::Driver(e) => write!(f, "CUDA driver error: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for DeviceError {}
+
+/// Whether the CUDA driver library can be loaded on this machine.
+pub fn driver_present() -> bool {
+    #[allow(unsafe_code)]
+    // SAFETY: `is_culib_present` only tries to open the driver library with libloading; it
+    // calls no driver function and has no precondition.
+    unsafe {
+        cudarc::driver::sys::is_culib_present()
+    }
+}
+
+/// The nvcc `-arch` for a compute capability: the `a` variant on Hopper, so that wgmma,
+/// setmaxnreg and TMA are available.
+pub fn arch_for(major: i32, minor: i32) -> String {
+    if major == 9 && minor == 0 { "sm_90a".to_string() } else { format!("sm_{major}{minor}") }
+}
+
+/// The bytes of a buffer as the GPU stores it (little-endian, the element's size).
+pub fn to_bytes(b: &Buffer) -> Vec<u8> {
+    let size = b.elem.size() as usize;
+    b.to_bits().iter().flat_map(|v| v.to_le_bytes().into_iter().take(size)).collect()
+}
+
+/// A buffer of `elem` from device bytes.
+pub fn from_bytes(elem: Scalar, bytes: &[u8]) -> Buffer {
+    let size = elem.size() as usize;
+    let bits: Vec<u64> = bytes
+        .chunks_exact(size)
+        .map(|c| {
+            let mut w = [0u8; 8];
+            w[..size].copy_from_slice(c);
+            prism_interp::value::norm(elem, u64::from_le_bytes(w))
+        })
+        .collect();
+    Buffer::from_bits(elem, &bits)
+}
+
+/// Runs `kernel` of `program` on GPU 0 over `grid` blocks of `block` threads; buffers in
+/// `args` are replaced by their contents after the run. `work` is a directory for the
+/// generated files.
+pub fn launch(
+    program: &prism_ir::ir::Program,
+    kernel: &str,
+    grid: u32,
+    block: u32,
+    args: &mut [Arg],
+    work: &std::path::Path,
+) -> Result<(), DeviceError> {
+    if !driver_present() {
+        return Err(DeviceError::NoDriver);
+    }
+    let out = prism_cuda::emit(program, &prism_cuda::Options::default());
+    if !out.errors.is_empty() {
+        return Err(DeviceError::Launch(out.errors.join("; ")));
+    }
+    let abi = out
+        .kernels
+        .iter()
+        .find(|k| k.name == kernel)
+        .ok_or_else(|| DeviceError::Launch(format!("no kernel named `{kernel}`")))?
+        .clone();
+    abi.check_launch(grid, block).map_err(DeviceError::Launch)?;
+    let ctx = cudarc::driver::CudaContext::new(0).map_err(|e| DeviceError::NoDevice(e.to_string()))?;
+    let (major, minor) = ctx.compute_capability().map_err(|e| DeviceError::NoDevice(e.to_string()))?;
+    let arch = arch_for(major, minor);
+    let cubin = compile(&out.text, &arch, work)?;
+    run_cubin(&ctx, &cubin, &abi, grid, block, args)
+}
+
+fn compile(text: &str, arch: &str, work: &std::path::Path) -> Result<PathBuf, DeviceError> {
+    let nvcc = toolchain::find_nvcc().ok_or_else(|| DeviceError::Compile(toolchain::NO_NVCC.into()))?;
+    std::fs::create_dir_all(work).map_err(|e| DeviceError::Compile(e.to_string()))?;
+    let cu = work.join("kernel.cu");
+    std::fs::write(&cu, text).map_err(|e| DeviceError::Compile(e.to_string()))?;
+    let cubin = work.join(format!("kernel.{arch}.cubin"));
+    let c =
+        toolchain::compile(&nvcc, &cu, &cubin, arch, Emit::Cubin).map_err(|e| DeviceError::Compile(e.to_string()))?;
+    if !c.ok {
+        return Err(DeviceError::Compile(c.log));
+    }
+    Ok(cubin)
+}
+
+/// A scalar argument with the width the kernel takes it at.
+enum Scalar_ {
+    B8(u8),
+    B16(u16),
+    B32(u32),
+    B64(u64),
+}
+
+fn run_cubin(
+    ctx: &std::sync::Arc<cudarc::driver::CudaContext>,
+    cubin: &std::path::Path,
+    abi: &KernelAbi,
+    grid: u32,
+    block: u32,
+    args: &mut [Arg],
+) -> Result<(), DeviceError> {
+    use cudarc::driver::{LaunchConfig, PushKernelArg};
+    let drv = |e: cudarc::driver::DriverError| DeviceError::Driver(e.to_string());
+    let module = ctx.load_module(cudarc::nvrtc::Ptx::from_file(cubin)).map_err(drv)?;
+    let func = module.load_function(&abi.symbol).map_err(drv)?;
+    if abi.dynamic_smem {
+        func.set_attribute(
+            cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            abi.smem_bytes as i32,
+        )
+        .map_err(drv)?;
+    }
+    let stream = ctx.default_stream();
+    let mut slices = Vec::new();
+    let mut scalars = Vec::new();
+    for (p, a) in abi.params.iter().zip(args.iter()) {
+        match (p, a) {
+            (AbiParam::Pointer { .. }, Arg::Buffer(b)) => {
+                let bytes = to_bytes(b);
+                // A zero-length buffer still needs a valid pointer.
+                let bytes = if bytes.is_empty() { vec![0u8; 1] } else { bytes };
+                slices.push(stream.clone_htod(&bytes).map_err(drv)?);
+            }
+            (AbiParam::Scalar { ty, .. }, Arg::Scalar(_, bits)) => scalars.push(match ty.size() {
+                1 => Scalar_::B8(*bits as u8),
+                2 => Scalar_::B16(*bits as u16),
+                4 => Scalar_::B32(*bits as u32),
+                _ => Scalar_::B64(*bits),
+            }),
+            (p, _) => {
+                return Err(DeviceError::Launch(format!(
+                    "argument `{}` cannot be passed to the GPU (TMA descriptors are not supported yet)",
+                    p.name()
+                )));
+            }
+        }
+    }
+    let mut builder = stream.launch_builder(&func);
+    let (mut si, mut ki) = (0, 0);
+    for p in &abi.params {
+        match p {
+            AbiParam::Pointer { .. } => {
+                builder.arg(&slices[si]);
+                si += 1;
+            }
+            _ => {
+                match &scalars[ki] {
+                    Scalar_::B8(v) => builder.arg(v),
+                    Scalar_::B16(v) => builder.arg(v),
+                    Scalar_::B32(v) => builder.arg(v),
+                    Scalar_::B64(v) => builder.arg(v),
+                };
+                ki += 1;
+            }
+        }
+    }
+    let cfg = LaunchConfig {
+        grid_dim: (grid, 1, 1),
+        block_dim: (block, 1, 1),
+        shared_mem_bytes: if abi.dynamic_smem { abi.smem_bytes as u32 } else { 0 },
+    };
+    #[allow(unsafe_code)]
+    // SAFETY: the kernel's parameters are exactly `abi.params` in order (the backend
+    // generated both), each pointer argument is a device allocation of the buffer's full
+    // size, and each scalar has the parameter's width. Out-of-bounds accesses by the kernel
+    // are the program's own (the simulator checks bounds; CUDA does not).
+    let launched = unsafe {
+        if abi.cooperative { builder.launch_cooperative(cfg).map(|_| ()) } else { builder.launch(cfg).map(|_| ()) }
+    };
+    launched.map_err(drv)?;
+    stream.synchronize().map_err(drv)?;
+    let mut si = 0;
+    for (p, a) in abi.params.iter().zip(args.iter_mut()) {
+        if let (AbiParam::Pointer { elem, .. }, Arg::Buffer(b)) = (p, &*a) {
+            let len = b.len();
+            let bytes = stream.clone_dtoh(&slices[si]).map_err(drv)?;
+            let bytes = &bytes[..len * elem.size() as usize];
+            *a = Arg::Buffer(from_bytes(*elem, bytes));
+            si += 1;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buffers_round_trip_through_device_bytes() {
+        let b = Buffer::from_slice(&[-1i32, 2, i32::MIN]);
+        let bytes = to_bytes(&b);
+        assert_eq!(bytes.len(), 12);
+        assert_eq!(from_bytes(Scalar::I32, &bytes).to_vec::<i32>(), Some(vec![-1, 2, i32::MIN]));
+        let h = Buffer::from_slice(&[half::f16::from_f32(1.5), half::f16::from_f32(-2.0)]);
+        assert_eq!(from_bytes(Scalar::F16, &to_bytes(&h)).to_bits(), h.to_bits());
+        let t = Buffer::from_slice(&[true, false]);
+        assert_eq!(to_bytes(&t), vec![1, 0]);
+    }
+
+    #[test]
+    fn architectures() {
+        assert_eq!(arch_for(9, 0), "sm_90a");
+        assert_eq!(arch_for(8, 0), "sm_80");
+        assert_eq!(arch_for(8, 9), "sm_89");
+    }
+
+    #[test]
+    fn a_missing_driver_is_an_error_not_a_panic() {
+        if driver_present() {
+            return;
+        }
+        let p = prism_ir::ir::Program::default();
+        let err = launch(&p, "k", 1, 32, &mut [], std::path::Path::new("/nonexistent")).unwrap_err();
+        assert_eq!(err, DeviceError::NoDriver);
+        assert!(err.to_string().contains("no CUDA driver found"));
+    }
+}
