@@ -1,8 +1,23 @@
 //! Barrier optimisations after synchronisation inference.
 //!
-//! For now only counting: the optimisation passes are added below.
+//! Implemented (clearly correct, local): a barrier is **redundant** when an earlier barrier
+//! of the same block of instructions covers its unit (the same or a broader one, by the
+//! function's bound) and nothing between them touches memory other than thread-local arrays
+//! or calls anything: every thread of the later barrier's unit then passed the earlier one
+//! with nothing to order since. Such barriers arise where inferred and written barriers meet
+//! (`__syncthreads(); __syncwarp()`, or a written barrier right after an inferred one).
+//!
+//! Not implemented yet (seed 003 §5), left for later work: split barriers (`bar.arrive` /
+//! `bar.sync` on named barriers, or `cuda::barrier` arrive/wait) with arrive-motion (arrive
+//! right after the last access before the barrier) and wait-motion (wait right before the
+//! first access after it), and removal across control flow. `prism_sync` already drops
+//! barriers no edge needs; what is left here is what its per-edge view cannot see.
+//!
+//! The counts before and after are snapshotted for the corpus in
+//! `tests/corpus_barriers.txt`, so that a regression shows.
 
-use prism_ir::ir::{InstKind, Program};
+use prism_ir::ir::{Block, InstKind, Program};
+use prism_types::perspective::Facts;
 
 /// Barrier counts of a program, before and after optimisation.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -36,5 +51,94 @@ pub fn count(p: &Program) -> usize {
 
 /// Optimises barriers in place; returns the counts.
 pub fn optimize(p: &mut Program) -> Counts {
-    Counts::of(p)
+    let before = count(p);
+    for f in &mut p.functions {
+        let facts = f.facts;
+        remove_redundant(&mut f.body, facts);
+    }
+    Counts { before, after: count(p) }
+}
+
+/// Whether an instruction leaves shared and global memory alone (and calls nothing).
+fn quiet(k: &InstKind) -> bool {
+    use InstKind::*;
+    matches!(
+        k,
+        Const { .. }
+            | Copy { .. }
+            | Unary { .. }
+            | Binary { .. }
+            | Select { .. }
+            | Cast { .. }
+            | RelId { .. }
+            | Raw { .. }
+            | SharedAddr { .. }
+            | LocalAddr { .. }
+            | PtrOffset { .. }
+            | LocalDecl { .. }
+            | LocalLoad { .. }
+            | LocalStore { .. }
+    )
+}
+
+fn remove_redundant(b: &mut Block, facts: Facts) {
+    for inst in &mut b.insts {
+        for nb in inst.kind.blocks_mut() {
+            remove_redundant(nb, facts);
+        }
+    }
+    // The scope of the last barrier with only quiet instructions since.
+    let mut covering = None;
+    b.insts.retain(|inst| match &inst.kind {
+        InstKind::Barrier { scope, .. } => match covering {
+            Some(c) if facts.narrower_eq(*scope, c) => false,
+            _ => {
+                covering = Some(*scope);
+                true
+            }
+        },
+        k if quiet(k) => true,
+        _ => {
+            covering = None;
+            true
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prism_ir::ir::{BarrierOrigin, Function, Inst};
+    use prism_types::perspective::Persp;
+
+    fn barrier(scope: Persp) -> Inst {
+        Inst { kind: InstKind::Barrier { scope, origin: BarrierOrigin::Explicit }, span: Default::default() }
+    }
+
+    fn program(insts: Vec<Inst>) -> Program {
+        let text = "kernel @k() entry block[1] facts 32 1 smem 0 {\n  body {\n  }\n}\n";
+        let mut p = prism_ir::parse(text).expect("valid IR");
+        let f: &mut Function = &mut p.functions[0];
+        f.body.insts = insts;
+        p
+    }
+
+    #[test]
+    fn a_covered_barrier_goes() {
+        let mut p = program(vec![barrier(Persp::BLOCK), barrier(Persp::WARP), barrier(Persp::BLOCK)]);
+        assert_eq!(optimize(&mut p), Counts { before: 3, after: 1 });
+    }
+
+    #[test]
+    fn a_broader_barrier_after_a_narrower_one_stays() {
+        let mut p = program(vec![barrier(Persp::WARP), barrier(Persp::BLOCK)]);
+        assert_eq!(optimize(&mut p), Counts { before: 2, after: 2 });
+    }
+
+    #[test]
+    fn memory_in_between_keeps_both() {
+        let ret = Inst { kind: InstKind::AsyncWait, span: Default::default() };
+        let mut p = program(vec![barrier(Persp::BLOCK), ret, barrier(Persp::BLOCK)]);
+        assert_eq!(optimize(&mut p), Counts { before: 2, after: 2 });
+    }
 }

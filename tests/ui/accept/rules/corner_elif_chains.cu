@@ -16,7 +16,6 @@ extern "C" __global__ void modes(int mode, int* __restrict__ out)
                 if (!(mode == 1)) {  // line 11
                     if (mode == 2) {  // line 13
                         __syncthreads();  // line 14
-                        __syncthreads();  // line 15
                     }
                 }
             }
