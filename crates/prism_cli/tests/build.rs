@@ -1,0 +1,113 @@
+//! `prism build` and `prism run --device cuda` end to end: outputs, exit codes, and the
+//! errors users see on a machine without nvcc or a CUDA driver.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn prism(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_prism"));
+    c.args(args).current_dir(root()).env("NO_COLOR", "1");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().expect("the binary runs")
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("prism-build-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("temp dir");
+    d
+}
+
+const SAXPY: &str = "tests/ui/accept/kernels/01_saxpy_grid_stride.prism";
+
+#[test]
+fn build_writes_the_snapshotted_cuda() {
+    let d = scratch("ok");
+    let out = d.join("saxpy.cu");
+    let o = prism(&["build", SAXPY, "-o", out.to_str().expect("utf-8")], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&out).expect("written");
+    assert!(text.contains("#include <cuda_fp16.h>"));
+    assert!(text.contains("extern \"C\" __global__ void saxpy("));
+    // The snapshot is the same text after the prelude.
+    let snap =
+        std::fs::read_to_string(root().join("tests/ui/accept/kernels/01_saxpy_grid_stride.cu")).expect("snapshot");
+    let body = snap.split_once("\n\n").expect("header").1;
+    assert!(text.ends_with(body), "prism build differs from the snapshot");
+    let names: Vec<_> = std::fs::read_dir(&d).expect("dir").flatten().map(|e| e.file_name()).collect();
+    assert_eq!(names.len(), 1, "no temporary files are left: {names:?}");
+}
+
+#[test]
+fn host_launchers_check_the_bound() {
+    let d = scratch("host");
+    let out = d.join("k.cu");
+    let file = "tests/ui/accept/seeds/041_prism_fig6_mma_tf32_naive.prism";
+    let o = prism(&["build", file, "-o", out.to_str().expect("utf-8"), "--emit-host"], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&out).expect("written");
+    assert!(text.contains("inline cudaError_t prism_launch_mmaTF32NaiveKernel(unsigned grid, unsigned block"));
+    assert!(text.contains("block % 32 != 0"));
+}
+
+#[test]
+fn a_program_with_errors_writes_nothing() {
+    let d = scratch("err");
+    let out = d.join("x.cu");
+    let o = prism(&["build", "tests/ui/reject/rules/read-up.prism", "-o", out.to_str().expect("utf-8")], &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(!out.exists());
+}
+
+#[test]
+fn a_missing_nvcc_is_a_clear_error() {
+    let d = scratch("nvcc");
+    let out = d.join("s.cu");
+    let o =
+        prism(&["build", SAXPY, "-o", out.to_str().expect("utf-8"), "--cubin"], &[("PRISM_NVCC", "/nonexistent/nvcc")]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("cannot run `/nonexistent/nvcc`"), "{}", stderr(&o));
+    assert!(!d.join("s.cubin").exists());
+}
+
+#[test]
+fn running_on_cuda_without_a_driver_exits_2() {
+    let o = prism(
+        &[
+            "run",
+            SAXPY,
+            "--kernel",
+            "saxpy",
+            "--grid",
+            "2",
+            "--block",
+            "64",
+            "--arg",
+            "n=100",
+            "--arg",
+            "a=2",
+            "--arg",
+            "x=iota:f32:100",
+            "--arg",
+            "y=zeros:f32:100",
+            "--device",
+            "cuda",
+        ],
+        &[],
+    );
+    if prism_gpu::device::driver_present() {
+        return;
+    }
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no CUDA driver found"), "{}", stderr(&o));
+}
