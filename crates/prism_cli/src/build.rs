@@ -7,8 +7,8 @@
 //! Every output is written to a temporary file and renamed into place, so a failure never
 //! leaves a partial file.
 
+use crate::MessageFormat;
 use crate::check::{emit, read_source, target};
-use crate::{ColorChoice, MessageFormat};
 use prism_diag::Problems;
 use prism_span::SourceMap;
 use std::path::{Path, PathBuf};
@@ -21,9 +21,6 @@ pub struct BuildArgs {
     /// Where to write the CUDA (default: the input with `.cu`).
     #[arg(short = 'o', long = "output")]
     pub output: Option<String>,
-    /// The target architecture (shared-memory limit; nvcc's `-arch`).
-    #[arg(long, default_value = "sm_90a")]
-    pub arch: String,
     /// Also compile to PTX with nvcc (`OUT.ptx`).
     #[arg(long, conflicts_with = "cubin")]
     pub ptx: bool,
@@ -36,15 +33,8 @@ pub struct BuildArgs {
     /// Keep every barrier inference inserted (no barrier optimisation).
     #[arg(long)]
     pub no_opt: bool,
-    /// Override the target's shared-memory limit per block, in bytes.
-    #[arg(long)]
-    pub smem_limit: Option<u64>,
-    /// Output format for diagnostics.
-    #[arg(long, value_enum, default_value = "human")]
-    pub message_format: MessageFormat,
-    /// Colour human output.
-    #[arg(long, value_enum, default_value = "auto")]
-    pub color: ColorChoice,
+    #[command(flatten)]
+    pub common: crate::check::Common,
 }
 
 fn fail(msg: &str) -> u8 {
@@ -71,7 +61,7 @@ fn temp_path(path: &Path) -> PathBuf {
 }
 
 pub fn run(a: &BuildArgs) -> u8 {
-    let target = match target(&a.arch, a.smem_limit) {
+    let target = match target(&a.common.arch, a.common.smem_limit) {
         Ok(t) => t,
         Err(e) => return fail(&e),
     };
@@ -84,9 +74,9 @@ pub fn run(a: &BuildArgs) -> u8 {
     let mut problems = Problems::default();
     let tir = prism_types::check_source(file, &text, &target, &mut problems);
     problems.sort();
-    emit(&map, &problems, a.message_format, a.color);
+    emit(&map, &problems, a.common.message_format, a.common.color);
     if problems.has_errors() {
-        if a.message_format == MessageFormat::Human {
+        if a.common.message_format == MessageFormat::Human {
             eprintln!("error: `{}` has {} error(s); nothing was written", a.file, problems.error_count());
         }
         return 1;
@@ -102,9 +92,11 @@ pub fn run(a: &BuildArgs) -> u8 {
     };
     let out = prism_cuda::emit(&ir, &opts);
     if !out.errors.is_empty() {
+        let mut p = Problems::default();
         for e in &out.errors {
-            eprintln!("error[cuda-unsupported]: {e}");
+            p.push(prism_diag::Diagnostic::error("cuda-unsupported", e.message.clone(), e.span));
         }
+        emit(&map, &p, a.common.message_format, a.common.color);
         eprintln!("error: `{}` cannot be lowered to CUDA; nothing was written", a.file);
         return 1;
     }
@@ -118,10 +110,10 @@ pub fn run(a: &BuildArgs) -> u8 {
     if !(a.ptx || a.cubin) {
         return 0;
     }
-    if out.needs_sm90a && !a.arch.starts_with("sm_90") && !a.arch.starts_with("sm_1") {
+    if out.needs_sm90a && !a.common.arch.starts_with("sm_90") && !a.common.arch.starts_with("sm_1") {
         return fail(&format!(
             "`{}` uses Hopper features (wgmma, setmaxnreg or TMA) that `{}` does not have; build with `--arch sm_90a`",
-            a.file, a.arch
+            a.file, a.common.arch
         ));
     }
     let Some(nvcc) = prism_gpu::toolchain::find_nvcc() else {
@@ -131,7 +123,7 @@ pub fn run(a: &BuildArgs) -> u8 {
         if a.ptx { (prism_gpu::toolchain::Emit::Ptx, "ptx") } else { (prism_gpu::toolchain::Emit::Cubin, "cubin") };
     let dest = cu.with_extension(ext);
     let tmp = temp_path(&dest);
-    let res = prism_gpu::toolchain::compile(&nvcc, &cu, &tmp, &a.arch, emit_kind);
+    let res = prism_gpu::toolchain::compile(&nvcc, &cu, &tmp, &a.common.arch, emit_kind);
     match res {
         Err(e) => {
             let _ = std::fs::remove_file(&tmp);

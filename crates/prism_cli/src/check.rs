@@ -6,16 +6,13 @@ use prism_span::SourceMap;
 use prism_types::Target;
 use std::io::IsTerminal;
 
-/// Arguments of `prism check`.
+/// Options every command that compiles shares: the target and how diagnostics look.
 #[derive(clap::Args)]
-pub struct CheckArgs {
-    /// The files to check.
-    #[arg(required = true)]
-    pub files: Vec<String>,
+pub struct Common {
     /// Output format for diagnostics.
     #[arg(long, value_enum, default_value = "human")]
     pub message_format: MessageFormat,
-    /// The target architecture (sets the shared-memory limit).
+    /// The target architecture (sets the shared-memory limit; nvcc's `-arch` for builds).
     #[arg(long, default_value = "sm_90a")]
     pub arch: String,
     /// Override the target's shared-memory limit per block, in bytes.
@@ -24,6 +21,16 @@ pub struct CheckArgs {
     /// Colour human output.
     #[arg(long, value_enum, default_value = "auto")]
     pub color: ColorChoice,
+}
+
+/// Arguments of `prism check`.
+#[derive(clap::Args)]
+pub struct CheckArgs {
+    /// The files to check.
+    #[arg(required = true)]
+    pub files: Vec<String>,
+    #[command(flatten)]
+    pub common: crate::check::Common,
     /// After a clean check, print a note for every barrier synchronisation inference
     /// inserts, with the two accesses it orders.
     #[arg(long)]
@@ -65,7 +72,7 @@ pub fn emit(map: &SourceMap, problems: &Problems, format: MessageFormat, color: 
 }
 
 pub fn run(args: &CheckArgs) -> u8 {
-    let target = match target(&args.arch, args.smem_limit) {
+    let target = match target(&args.common.arch, args.common.smem_limit) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("error: {e}");
@@ -96,10 +103,10 @@ pub fn run(args: &CheckArgs) -> u8 {
         }
     }
     problems.sort();
-    emit(&map, &problems, args.message_format, args.color);
+    emit(&map, &problems, args.common.message_format, args.common.color);
     let errors = problems.error_count();
     let warnings = problems.diagnostics().iter().filter(|d| d.severity == prism_diag::Severity::Warning).count();
-    if args.message_format == MessageFormat::Human && (errors > 0 || warnings > 0) {
+    if args.common.message_format == MessageFormat::Human && (errors > 0 || warnings > 0) {
         let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
         if errors > 0 {
             eprintln!(

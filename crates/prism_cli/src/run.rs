@@ -6,8 +6,8 @@
 //! written only after a clean run, each to a temporary file renamed into place, so no
 //! partial output file is ever left behind.
 
+use crate::MessageFormat;
 use crate::check::{emit, read_source, target};
-use crate::{ColorChoice, MessageFormat};
 use prism_diag::{Diagnostic, Problems};
 use prism_interp::args::{self, Source};
 use prism_interp::{Arg, Checks, Config, KernelInfo, Module, ParamKind};
@@ -72,18 +72,8 @@ pub struct RunArgs {
     /// Where to run.
     #[arg(long, value_enum, default_value = "sim")]
     pub device: Device,
-    /// Output format for diagnostics.
-    #[arg(long, value_enum, default_value = "human")]
-    pub message_format: MessageFormat,
-    /// The target architecture (sets the shared-memory limit).
-    #[arg(long, default_value = "sm_90a")]
-    pub arch: String,
-    /// Override the target's shared-memory limit per block, in bytes.
-    #[arg(long)]
-    pub smem_limit: Option<u64>,
-    /// Colour human output.
-    #[arg(long, value_enum, default_value = "auto")]
-    pub color: ColorChoice,
+    #[command(flatten)]
+    pub common: crate::check::Common,
 }
 
 /// A failure before or after the run: usage, IO, launch or argument problems (exit 2).
@@ -99,7 +89,7 @@ impl Fail {
 }
 
 pub fn run(a: &RunArgs) -> u8 {
-    let target = match target(&a.arch, a.smem_limit) {
+    let target = match target(&a.common.arch, a.common.smem_limit) {
         Ok(t) => t,
         Err(e) => return usage(&e),
     };
@@ -113,14 +103,14 @@ pub fn run(a: &RunArgs) -> u8 {
     let module = Module::compile(file, &text, &target, &mut problems);
     problems.sort();
     let Some(module) = module else {
-        emit(&map, &problems, a.message_format, a.color);
-        if a.message_format == MessageFormat::Human {
+        emit(&map, &problems, a.common.message_format, a.common.color);
+        if a.common.message_format == MessageFormat::Human {
             eprintln!("error: `{}` has {} error(s); nothing ran", a.file, problems.error_count());
         }
         return 1;
     };
     // Warnings from checking are shown but do not stop the run.
-    emit(&map, &problems, a.message_format, a.color);
+    emit(&map, &problems, a.common.message_format, a.common.color);
     match prepare(a, &module, file) {
         Err(Fail(diags, msgs)) => {
             report(&map, diags, a);
@@ -144,7 +134,7 @@ fn report(map: &SourceMap, diags: Vec<Diagnostic>, a: &RunArgs) {
     for d in diags {
         p.push(d);
     }
-    emit(map, &p, a.message_format, a.color);
+    emit(map, &p, a.common.message_format, a.common.color);
 }
 
 /// Everything the run needs, validated.
@@ -288,7 +278,7 @@ fn execute(a: &RunArgs, m: &Module, map: &SourceMap, p: Prepared) -> u8 {
         let diags: Vec<Diagnostic> = outcome.reports.iter().map(|r| r.to_diagnostic()).collect();
         let n = diags.len();
         report(map, diags, a);
-        if a.message_format == MessageFormat::Human {
+        if a.common.message_format == MessageFormat::Human {
             eprintln!("error: the run of `{}` failed {n} dynamic check(s); no outputs were written", p.kernel.name);
         }
         return 3;
@@ -297,7 +287,7 @@ fn execute(a: &RunArgs, m: &Module, map: &SourceMap, p: Prepared) -> u8 {
     if code != 0 {
         return code;
     }
-    if a.message_format == MessageFormat::Human {
+    if a.common.message_format == MessageFormat::Human {
         eprintln!(
             "ran `{}` on {} block(s) of {} thread(s): clean, {} warp instructions in {:.2?}",
             p.kernel.name, a.grid, a.block, outcome.steps, elapsed
@@ -318,7 +308,7 @@ fn execute_cuda(a: &RunArgs, m: &Module, mut p: Prepared) -> u8 {
     }
     let elapsed = start.elapsed();
     let code = write_outputs(&p);
-    if code == 0 && a.message_format == MessageFormat::Human {
+    if code == 0 && a.common.message_format == MessageFormat::Human {
         eprintln!(
             "ran `{}` on the GPU on {} block(s) of {} thread(s) in {:.2?} (compile included); no dynamic checks",
             p.kernel.name, a.grid, a.block, elapsed

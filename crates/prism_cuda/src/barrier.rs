@@ -30,17 +30,24 @@ pub struct NamedBarriers {
 }
 
 /// Plans named barrier ids; returns the plan and an error for sizes that cannot be served.
-pub fn plan(p: &Program) -> (NamedBarriers, Vec<String>) {
-    let mut sizes = std::collections::BTreeSet::new();
-    for f in &p.functions {
-        crate::analysis::walk(&f.body, &mut |k| {
-            if let InstKind::Barrier { scope, .. } = k
+pub fn plan(p: &Program) -> (NamedBarriers, Vec<crate::Unsupported>) {
+    // Each unit size wider than a warp, with the first barrier that uses it (for messages).
+    fn sizes_in(b: &prism_ir::ir::Block, out: &mut std::collections::BTreeMap<u64, prism_span::Span>) {
+        for i in &b.insts {
+            if let InstKind::Barrier { scope, .. } = &i.kind
                 && scope.level == Level::Thread
                 && scope.n > 32
             {
-                sizes.insert(scope.n);
+                out.entry(scope.n).or_insert(i.span);
             }
-        });
+            for nb in i.kind.blocks() {
+                sizes_in(nb, out);
+            }
+        }
+    }
+    let mut sizes = std::collections::BTreeMap::new();
+    for f in &p.functions {
+        sizes_in(&f.body, &mut sizes);
     }
     let t_max = p
         .functions
@@ -53,18 +60,18 @@ pub fn plan(p: &Program) -> (NamedBarriers, Vec<String>) {
     let mut plan = NamedBarriers::default();
     let mut errors = Vec::new();
     let mut next = 1;
-    for n in sizes {
+    for (n, span) in sizes {
         if n % 32 != 0 {
-            errors.push(format!(
+            errors.push(crate::Unsupported { span, message: format!(
                 "a barrier over `thread[{n}]` units cannot be lowered: named barriers synchronise whole warps, so the unit must be a multiple of 32 threads or divide 32"
-            ));
+            )});
             continue;
         }
         let units = t_max.div_ceil(n);
         if next + units > 16 {
-            errors.push(format!(
+            errors.push(crate::Unsupported { span, message: format!(
                 "barriers over `thread[{n}]` units need {units} named barrier ids for blocks of up to {t_max} threads, more than the 15 left; declare `@launch_bounds` with fewer threads"
-            ));
+            )});
             continue;
         }
         plan.base.insert(n, next);

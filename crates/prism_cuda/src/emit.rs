@@ -74,7 +74,7 @@ impl Lines {
 }
 
 /// Emits one function; returns its definition (and the kernel's ABI for kernels).
-pub fn function(g: &Global, id: FuncId, first_line: u32) -> (Func, Option<KernelAbi>, Vec<String>, u32) {
+pub fn function(g: &Global, id: FuncId, first_line: u32) -> (Func, Option<KernelAbi>, Vec<crate::Unsupported>, u32) {
     let f = g.program.func(id);
     let kernel = f.kind == FnKind::Kernel;
     let param_names: Vec<String> =
@@ -257,7 +257,7 @@ struct Fx<'a> {
     labels: u32,
     positions: u32,
     async_tma: Vec<bool>,
-    errors: Vec<String>,
+    errors: Vec<crate::Unsupported>,
 }
 
 impl Fx<'_> {
@@ -768,7 +768,7 @@ impl Fx<'_> {
                 }
             }
         }
-        let tma_bytes = if sig.name == "tma_load_2d" { self.tma_bytes(args) } else { None };
+        let tma_bytes = if sig.name == "tma_load_2d" { self.tma_bytes(args, b.insts[idx].span) } else { None };
         out.extend(intrinsics::statements(sig.name, &ops, &outs, tma_bytes));
     }
 
@@ -815,7 +815,7 @@ impl Fx<'_> {
     }
 
     /// The bytes a TMA copy into `dst[i]` brings: the rest of the destination's shared array.
-    fn tma_bytes(&mut self, args: &[IntrArg]) -> Option<Expr> {
+    fn tma_bytes(&mut self, args: &[IntrArg], span: prism_span::Span) -> Option<Expr> {
         let IntrArg::Elem { ptr, .. } = args.first()? else { return None };
         let mut r = *ptr;
         for _ in 0..16 {
@@ -828,10 +828,13 @@ impl Fx<'_> {
                 _ => break,
             }
         }
-        self.errors.push(format!(
-            "`tma_load_2d` in `{}`: the destination must be a shared array (its size is the copy's byte count)",
-            self.f.name
-        ));
+        self.errors.push(crate::Unsupported {
+            span,
+            message: format!(
+                "`tma_load_2d` in `{}`: the destination must be a shared array (its size is the copy's byte count)",
+                self.f.name
+            ),
+        });
         None
     }
 
@@ -998,7 +1001,7 @@ fn issues_tma(b: &Block) -> bool {
 }
 
 /// Program-wide facts: names, and which functions need cooperative launches, TMA, sm_90a.
-pub fn global<'a>(p: &'a Program, lines: Option<Lines>, extern_c: bool) -> (Global<'a>, Vec<String>) {
+pub fn global<'a>(p: &'a Program, lines: Option<Lines>, extern_c: bool) -> (Global<'a>, Vec<crate::Unsupported>) {
     let (named, errors) = barrier::plan(p);
     let mut fn_names: Vec<String> = Vec::new();
     for f in &p.functions {
@@ -1055,7 +1058,7 @@ pub fn global<'a>(p: &'a Program, lines: Option<Lines>, extern_c: bool) -> (Glob
 }
 
 /// Items for the whole program: prototypes of device functions, then every function.
-pub fn program_items(g: &Global) -> (Vec<Item>, Vec<KernelAbi>, Vec<String>) {
+pub fn program_items(g: &Global) -> (Vec<Item>, Vec<KernelAbi>, Vec<crate::Unsupported>) {
     let mut items = Vec::new();
     let mut abis = Vec::new();
     let mut errors = Vec::new();

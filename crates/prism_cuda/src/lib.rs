@@ -67,6 +67,21 @@ impl Default for Options {
     }
 }
 
+/// A construct the backend cannot lower (the `cuda-unsupported` diagnostic).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unsupported {
+    /// Where it is.
+    pub span: prism_span::Span,
+    /// What cannot be done, and what to do instead.
+    pub message: String,
+}
+
+impl std::fmt::Display for Unsupported {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
 /// The result of [`emit`].
 #[derive(Clone, Debug)]
 pub struct Output {
@@ -75,7 +90,7 @@ pub struct Output {
     /// One entry per kernel, in source order.
     pub kernels: Vec<KernelAbi>,
     /// Constructs that could not be lowered (the text then does not compile).
-    pub errors: Vec<String>,
+    pub errors: Vec<Unsupported>,
     /// True when some kernel uses `sm_90a`-only features.
     pub needs_sm90a: bool,
     /// Barrier counts before and after optimisation.
@@ -105,7 +120,7 @@ pub fn emit(program: &Program, opts: &Options) -> Output {
     }
     unit.items.push(cpp::Item::Blank);
     for e in &errors {
-        unit.items.push(cpp::Item::Raw(format!("#error \"{}\"", e.replace('"', "'"))));
+        unit.items.push(cpp::Item::Raw(format!("#error \"{}\"", e.message.replace('"', "'"))));
     }
     unit.items.extend(items);
     let mut text = cpp::print(&unit);

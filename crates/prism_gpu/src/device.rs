@@ -97,7 +97,8 @@ pub fn launch(
     }
     let out = prism_cuda::emit(program, &prism_cuda::Options::default());
     if !out.errors.is_empty() {
-        return Err(DeviceError::Launch(out.errors.join("; ")));
+        let msgs: Vec<String> = out.errors.iter().map(|e| e.message.clone()).collect();
+        return Err(DeviceError::Launch(msgs.join("; ")));
     }
     let abi = out
         .kernels

@@ -2,7 +2,8 @@
 //! it says: a ```` ```prism,reject ```` block produces the code it explains, a
 //! ```` ```prism,accept ```` block produces no errors (and, given a `# launch:` line, runs
 //! clean on the simulator), a ```` ```prism,run ```` block is accepted but its run
-//! reports the code, and a ```` ```prism,sync ```` block is accepted and synchronisation
+//! reports the code, a ```` ```prism,build ```` block is accepted but the CUDA backend
+//! refuses it, and a ```` ```prism,sync ```` block is accepted and synchronisation
 //! inference reports the code (an accept example of a `sync` code must not report it).
 
 use prism_diag::{Severity, codes::CODES};
@@ -40,12 +41,14 @@ fn every_code_is_explained_with_checked_examples() {
         let accepts: Vec<&String> = bs.iter().filter(|(i, _)| i == "prism,accept").map(|(_, b)| b).collect();
         let runs: Vec<&String> = bs.iter().filter(|(i, _)| i == "prism,run").map(|(_, b)| b).collect();
         let syncs: Vec<&String> = bs.iter().filter(|(i, _)| i == "prism,sync").map(|(_, b)| b).collect();
+        let builds: Vec<&String> = bs.iter().filter(|(i, _)| i == "prism,build").map(|(_, b)| b).collect();
         match info.stage {
             "syntax" | "check" if rejects.is_empty() => {
                 failures.push(format!("{}: no ```prism,reject example", info.code))
             }
             "run" if runs.is_empty() => failures.push(format!("{}: no ```prism,run example", info.code)),
             "sync" if syncs.is_empty() => failures.push(format!("{}: no ```prism,sync example", info.code)),
+            "build" if builds.is_empty() => failures.push(format!("{}: no ```prism,build example", info.code)),
             _ => {}
         }
         for (n, b) in runs.iter().enumerate() {
@@ -62,6 +65,13 @@ fn every_code_is_explained_with_checked_examples() {
                     failures.push(format!("{}: accept example {} reports {codes:?} when run", info.code, n + 1))
                 }
                 Err(e) => failures.push(format!("{}: accept example {}: {e}", info.code, n + 1)),
+            }
+        }
+        for (n, b) in builds.iter().enumerate() {
+            match build_example(b) {
+                Ok(true) => {}
+                Ok(false) => failures.push(format!("{}: build example {} lowers to CUDA", info.code, n + 1)),
+                Err(e) => failures.push(format!("{}: build example {}: {e}", info.code, n + 1)),
             }
         }
         for (n, b) in syncs.iter().enumerate() {
@@ -111,6 +121,12 @@ fn sync_example(src: &str) -> Result<Vec<&'static str>, String> {
     }
     let (ir, report) = prism_sync::lower_and_sync(&tir, &prism_sync::Options::default());
     Ok(prism_sync::diagnostics(&ir, &report, &map).iter().map(|d| d.code).collect())
+}
+
+/// Whether the CUDA backend refuses an accepted example.
+fn build_example(src: &str) -> Result<bool, String> {
+    let m = prism_test::run::compile(src)?;
+    Ok(!prism_cuda::emit(&m.ir, &prism_cuda::Options::default()).errors.is_empty())
 }
 
 /// Compiles an example and runs its `# launch:` line; the codes of the reports.
