@@ -74,6 +74,23 @@ impl Lines {
 }
 
 /// Emits one function; returns its definition (and the kernel's ABI for kernels).
+/// The ids of a function's split barriers, in order.
+fn split_ids(b: &Block) -> Vec<u32> {
+    let mut ids = Vec::new();
+    analysis::walk(b, &mut |k| {
+        if let InstKind::BarrierArrive { id, .. } = k {
+            ids.push(*id);
+        }
+    });
+    ids.sort_unstable();
+    ids.dedup();
+    ids
+}
+
+fn is_block(p: Persp) -> bool {
+    p.level == prism_types::perspective::Level::Block && p.n == 1
+}
+
 pub fn function(g: &Global, id: FuncId, first_line: u32) -> (Func, Option<KernelAbi>, Vec<crate::Unsupported>, u32) {
     let f = g.program.func(id);
     let kernel = f.kind == FnKind::Kernel;
@@ -108,6 +125,7 @@ pub fn function(g: &Global, id: FuncId, first_line: u32) -> (Func, Option<Kernel
         positions: 0,
         async_tma: Vec::new(),
         errors: Vec::new(),
+        splits: if kernel { split_ids(&f.body) } else { Vec::new() },
     };
     let mut body = fx.block(&f.body, f.entry);
     // Parameters and the prologue.
@@ -175,6 +193,37 @@ pub fn function(g: &Global, id: FuncId, first_line: u32) -> (Func, Option<Kernel
                 prologue
                     .push(Stmt::Raw(format!("__shared__ __align__(128) unsigned char prism_smem[{}];", f.smem_size)));
             }
+        }
+        let splits = split_ids(&f.body);
+        if !splits.is_empty() {
+            prologue.push(Stmt::Comment(format!(
+                "{} split barrier(s) over the block: mbarriers, and this thread's token for each",
+                splits.len()
+            )));
+            prologue
+                .push(Stmt::Raw(format!("__shared__ __align__(8) unsigned long long prism_split[{}];", splits.len())));
+            for &s in &splits {
+                prologue.push(Stmt::Raw(format!("unsigned long long prism_tok{s} = 0;")));
+            }
+            let inits = splits
+                .iter()
+                .enumerate()
+                .map(|(k, _)| {
+                    Stmt::Expr(Expr::call(
+                        "prism_split_init",
+                        vec![
+                            Expr::call("prism_smem_addr", vec![Expr::id(format!("&prism_split[{k}]"))]),
+                            Expr::id("blockDim.x"),
+                        ],
+                    ))
+                })
+                .collect();
+            prologue.push(Stmt::If {
+                cond: Expr::bin("==", Expr::id("threadIdx.x"), Expr::id("0")),
+                then: inits,
+                otherwise: Vec::new(),
+            });
+            prologue.push(Stmt::Expr(Expr::call("__syncthreads", vec![])));
         }
         if g.tma[id.index()] {
             prologue.push(Stmt::Comment(
@@ -258,9 +307,16 @@ struct Fx<'a> {
     positions: u32,
     async_tma: Vec<bool>,
     errors: Vec<crate::Unsupported>,
+    /// The kernel's split barrier ids; an id's index is its mbarrier's slot.
+    splits: Vec<u32>,
 }
 
 impl Fx<'_> {
+    /// The mbarrier slot of split barrier `id` (none outside kernels).
+    fn split_slot(&self, id: u32) -> Option<usize> {
+        self.splits.iter().position(|&s| s == id)
+    }
+
     fn scalar(&self, r: Reg) -> Scalar {
         match self.f.reg_ty(r) {
             Type::Scalar(s) => s,
@@ -612,6 +668,40 @@ impl Fx<'_> {
                     clobbers: vec!["memory".into()],
                     ..Default::default()
                 }));
+            }
+            K::BarrierArrive { scope, id, .. } | K::BarrierWait { scope, id }
+                if self.split_slot(*id).is_none() || !is_block(*scope) =>
+            {
+                self.errors.push(crate::Unsupported {
+                    span: inst.span,
+                    message: format!(
+                        "a split barrier over {scope} in `{}`: only kernels' block barriers are split",
+                        self.f.name
+                    ),
+                });
+            }
+            K::BarrierArrive { id, origin, .. } => {
+                if let BarrierOrigin::Inferred { mem, before, after } = origin {
+                    let name = &self.f.mems[mem.index()].name;
+                    let why = match &self.g.lines {
+                        Some(l) => format!(
+                            "split block barrier s{id}, arrive: `{name}` was last used at line {}; its next use (line {}) waits",
+                            l.line_of(before.start),
+                            l.line_of(after.start)
+                        ),
+                        None => format!("split block barrier s{id}, arrive (for `{name}`)"),
+                    };
+                    out.push(Stmt::Comment(why));
+                }
+                let slot = self.split_slot(*id).expect("checked above");
+                out.push(Stmt::Raw(format!(
+                    "prism_tok{id} = prism_split_arrive(prism_smem_addr(&prism_split[{slot}]));"
+                )));
+            }
+            K::BarrierWait { id, .. } => {
+                let slot = self.split_slot(*id).expect("checked above");
+                out.push(Stmt::Comment(format!("split block barrier s{id}, wait")));
+                out.push(Stmt::Raw(format!("prism_split_wait(prism_smem_addr(&prism_split[{slot}]), prism_tok{id});")));
             }
             K::Barrier { scope, origin } => {
                 let mut stmts = barrier::lower(*scope, &self.g.named);

@@ -7,11 +7,10 @@
 //! with nothing to order since. Such barriers arise where inferred and written barriers meet
 //! (`__syncthreads(); __syncwarp()`, or a written barrier right after an inferred one).
 //!
-//! Not implemented yet (seed 003 §5), left for later work: split barriers (`bar.arrive` /
-//! `bar.sync` on named barriers, or `cuda::barrier` arrive/wait) with arrive-motion (arrive
-//! right after the last access before the barrier) and wait-motion (wait right before the
-//! first access after it), and removal across control flow. `prism_sync` already drops
-//! barriers no edge needs; what is left here is what its per-edge view cannot see.
+//! Split barriers with arrive- and wait-motion (seed 003 §5) are made earlier, by
+//! `prism_sync::motion`, so that the simulator runs them too. Not implemented: removal
+//! across control flow. `prism_sync` already drops barriers no edge needs; what is left here
+//! is what its per-edge view cannot see.
 //!
 //! The counts before and after are snapshotted for the corpus in
 //! `tests/corpus_barriers.txt`, so that a regression shows.
@@ -41,7 +40,7 @@ pub fn count(p: &Program) -> usize {
     let mut n = 0;
     for f in &p.functions {
         crate::analysis::walk(&f.body, &mut |k| {
-            if matches!(k, InstKind::Barrier { .. }) {
+            if matches!(k, InstKind::Barrier { .. } | InstKind::BarrierArrive { .. }) {
                 n += 1;
             }
         });

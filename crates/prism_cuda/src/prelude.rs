@@ -156,6 +156,24 @@ template <typename T> PRISM_DEV T prism_atomic_load(const T* p) { return *(const
 template <typename T> PRISM_DEV void prism_atomic_store(T* p, T v) { *(volatile T*)p = v; }
 // Shared-memory address of a generic pointer, for PTX operands.
 PRISM_DEV unsigned prism_smem_addr(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+// Split barriers over the block (sm_80 mbarriers): arrive releases this thread's accesses
+// and returns the phase's token without blocking; wait spins until that phase completes and
+// acquires the other threads' accesses.
+PRISM_DEV void prism_split_init(unsigned bar, unsigned count) {
+    asm volatile("mbarrier.init.shared.b64 [%0], %1;" : : "r"(bar), "r"(count) : "memory");
+}
+PRISM_DEV unsigned long long prism_split_arrive(unsigned bar) {
+    unsigned long long state;
+    asm volatile("mbarrier.arrive.shared.b64 %0, [%1];" : "=l"(state) : "r"(bar) : "memory");
+    return state;
+}
+PRISM_DEV void prism_split_wait(unsigned bar, unsigned long long state) {
+    unsigned done = 0;
+    while (!done) {
+        asm volatile("{\n.reg .pred p;\nmbarrier.test_wait.shared.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done) : "r"(bar), "l"(state) : "memory");
+    }
+}
 // A TMA descriptor (`CUTensorMap`), passed by value to kernels as a `__grid_constant__`.
 struct __align__(64) prism_tensor_map { unsigned long long opaque[16]; };
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900

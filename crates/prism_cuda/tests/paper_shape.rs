@@ -167,7 +167,12 @@ fn figure_5_has_the_shape_of_figure_4() {
 
 #[test]
 fn figure_6_has_the_paper_sync_points() {
-    let ours = emitted("seeds/041_prism_fig6_mma_tf32_naive.prism");
+    // Without barrier motion, the inferred barriers are whole `__syncthreads()`.
+    let rel = "tests/ui/accept/seeds/041_prism_fig6_mma_tf32_naive.prism";
+    let src = std::fs::read_to_string(repo_root().join(rel)).expect("readable");
+    let whole = common::sync_ir_with(rel, &src, &prism_sync::Options { no_motion: true, ..Default::default() });
+    let opts = prism_cuda::Options { source: Some(src), ..prism_cuda::Options::default() };
+    let ours = prism_cuda::emit(&whole, &opts).text;
     let mma = function(&ours, "simple_mma");
     assert!(mma.contains("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"));
     // The warp reads its C fragment and then writes it back through a partition: the
@@ -191,6 +196,19 @@ fn figure_6_has_the_paper_sync_points() {
         assert!(sync < access, "no barrier between the mark and the next access:\n{after}");
     }
     assert_eq!(kernel.matches("__syncthreads();").count(), 3, "{kernel}");
+
+    // With motion (the default), each of those barriers is split: an arrive right at the
+    // mark, and its wait still before the next shared-memory access.
+    let moved = emitted("seeds/041_prism_fig6_mma_tf32_naive.prism");
+    let kernel = function(&moved, "mmaTF32NaiveKernel");
+    let marks: Vec<usize> = kernel.match_indices("// --- Sync point ---").map(|(i, _)| i).collect();
+    for &i in [marks[0], marks[2], marks[3]].iter() {
+        let after = &kernel[i..];
+        let arrive = after.find("prism_split_arrive(").expect("an arrive after the mark");
+        let wait = after.find("prism_split_wait(").expect("a wait after the mark");
+        let access = after.find("_smem[").expect("a shared access after the mark");
+        assert!(arrive < wait && wait < access, "no split barrier between the mark and the next access:\n{after}");
+    }
 }
 
 #[test]

@@ -101,6 +101,10 @@ pub enum Op {
     Intr(Box<Intr>),
     /// A barrier over each `scope`-unit.
     Barrier { scope: Persp },
+    /// A split barrier's arrive (never blocks).
+    Arrive { scope: Persp, id: u32 },
+    /// A split barrier's wait.
+    Wait { scope: Persp, id: u32 },
     /// Completes this thread's outstanding asynchronous copies.
     AsyncWait,
     /// Goes to `target`, leaving reconvergence records of constructs it jumps out of.
@@ -321,6 +325,12 @@ impl Cx<'_> {
             }
             K::Barrier { scope, .. } => {
                 self.push(Op::Barrier { scope: *scope }, span, code);
+            }
+            K::BarrierArrive { scope, id, .. } => {
+                self.push(Op::Arrive { scope: *scope, id: *id }, span, code);
+            }
+            K::BarrierWait { scope, id } => {
+                self.push(Op::Wait { scope: *scope, id: *id }, span, code);
             }
             K::AsyncWait => {
                 self.push(Op::AsyncWait, span, code);

@@ -24,7 +24,11 @@ pub const READS: usize = 4;
 /// How many barrier levels are counted (more are merged into the block level).
 pub const LEVELS: usize = 4;
 
-/// One recorded access. Kept small: the shadow holds several per memory element.
+/// One recorded access. Kept small: the shadow holds several per memory element. Its
+/// `counts` are the barriers the thread had *arrived* at: what orders the access before other
+/// threads' later accesses (with full barriers, arriving and passing are one event; a split
+/// barrier's arrive comes first, and an access between a thread's arrive and its wait is not
+/// ordered by that barrier).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Acc {
     /// Thread index in its block.
@@ -131,7 +135,9 @@ impl Levels {
         self.sizes.iter().position(|&s| s >= size).unwrap_or(self.sizes.len() - 1)
     }
 
-    /// Whether an access by `t2` with `counts2` is ordered after `earlier`.
+    /// Whether an access by `t2`, which has passed `counts2` barriers, is ordered after
+    /// `earlier`: `t2` passed a barrier (at a level whose units hold both threads) that the
+    /// earlier thread arrived at after its access.
     pub fn ordered(&self, earlier: &Acc, t2: u32, counts2: &[u32; LEVELS]) -> bool {
         if earlier.tid == t2 {
             return true;
@@ -157,11 +163,12 @@ pub struct Cell {
 }
 
 impl Cell {
-    /// Records an access by `now` (of `kind`) and returns a conflict with an earlier access
-    /// of another thread of the block, if any.
+    /// Records an access by `now` (of `kind`; `passed` are the barriers its thread has
+    /// passed, that is waited at) and returns a conflict with an earlier access of another
+    /// thread of the block, if any.
     #[inline]
-    pub fn access(&mut self, lv: &Levels, now: Acc, kind: Kind) -> Option<(Acc, RaceKind)> {
-        let unordered = |a: &Option<Acc>| a.filter(|a| !lv.ordered(a, now.tid, &now.counts));
+    pub fn access(&mut self, lv: &Levels, now: Acc, passed: &[u32; LEVELS], kind: Kind) -> Option<(Acc, RaceKind)> {
+        let unordered = |a: &Option<Acc>| a.filter(|a| !lv.ordered(a, now.tid, passed));
         let conflict = match kind {
             Kind::Write => unordered(&self.write)
                 .map(|a| (a, RaceKind::WriteWrite))
@@ -319,13 +326,13 @@ mod tests {
         let lv = Levels::new(vec![], 64);
         assert_eq!(lv.sizes, vec![32, 64]);
         let mut c = Cell::default();
-        assert!(c.access(&lv, acc(0, 0), Kind::Write).is_none());
+        assert!(c.access(&lv, acc(0, 0), &acc(0, 0).counts, Kind::Write).is_none());
         // Thread 40 (another warp) reads in the same interval: a race.
-        assert_eq!(c.access(&lv, acc(40, 0), Kind::Read).map(|x| x.1), Some(RaceKind::WriteRead));
+        assert_eq!(c.access(&lv, acc(40, 0), &acc(40, 0).counts, Kind::Read).map(|x| x.1), Some(RaceKind::WriteRead));
         // After a block barrier it is ordered.
         let mut c = Cell::default();
-        c.access(&lv, acc(0, 0), Kind::Write);
-        assert!(c.access(&lv, acc(40, 1), Kind::Read).is_none());
+        c.access(&lv, acc(0, 0), &acc(0, 0).counts, Kind::Write);
+        assert!(c.access(&lv, acc(40, 1), &acc(40, 1).counts, Kind::Read).is_none());
     }
 
     #[test]
@@ -333,11 +340,14 @@ mod tests {
         let lv = Levels::new(vec![], 64);
         let w = |tid, warp_b| Acc { tid, counts: [warp_b, 0, 0, 0], func: 0, site: 0 };
         let mut c = Cell::default();
-        c.access(&lv, w(1, 0), Kind::Write);
-        assert!(c.access(&lv, w(2, 1), Kind::Read).is_none(), "same warp, after __syncwarp");
+        c.access(&lv, w(1, 0), &w(1, 0).counts, Kind::Write);
+        assert!(c.access(&lv, w(2, 1), &w(2, 1).counts, Kind::Read).is_none(), "same warp, after __syncwarp");
         let mut c = Cell::default();
-        c.access(&lv, w(1, 0), Kind::Write);
-        assert!(c.access(&lv, w(33, 1), Kind::Read).is_some(), "other warp: a warp barrier does not order it");
+        c.access(&lv, w(1, 0), &w(1, 0).counts, Kind::Write);
+        assert!(
+            c.access(&lv, w(33, 1), &w(33, 1).counts, Kind::Read).is_some(),
+            "other warp: a warp barrier does not order it"
+        );
     }
 
     /// Lanes 0..32 of one warp read an element; then lane 5 writes it: a race with the
@@ -347,18 +357,18 @@ mod tests {
         let lv = Levels::new(vec![], 64);
         let mut c = Cell::default();
         for t in 0..32 {
-            assert!(c.access(&lv, acc(t, 0), Kind::Read).is_none());
+            assert!(c.access(&lv, acc(t, 0), &acc(t, 0).counts, Kind::Read).is_none());
         }
-        assert!(c.access(&lv, acc(5, 0), Kind::Write).is_some());
+        assert!(c.access(&lv, acc(5, 0), &acc(5, 0).counts, Kind::Write).is_some());
     }
 
     #[test]
     fn atomics_do_not_race_with_atomics() {
         let lv = Levels::new(vec![], 64);
         let mut c = Cell::default();
-        assert!(c.access(&lv, acc(0, 0), Kind::Atomic).is_none());
-        assert!(c.access(&lv, acc(40, 0), Kind::Atomic).is_none());
-        assert!(c.access(&lv, acc(41, 0), Kind::Read).is_some());
+        assert!(c.access(&lv, acc(0, 0), &acc(0, 0).counts, Kind::Atomic).is_none());
+        assert!(c.access(&lv, acc(40, 0), &acc(40, 0).counts, Kind::Atomic).is_none());
+        assert!(c.access(&lv, acc(41, 0), &acc(41, 0).counts, Kind::Read).is_some());
     }
 
     #[test]

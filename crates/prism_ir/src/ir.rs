@@ -464,6 +464,29 @@ pub enum InstKind {
         /// Why.
         origin: BarrierOrigin,
     },
+    /// The first half of a split barrier over each `scope`-unit: this thread's memory accesses
+    /// before it are ordered before the accesses of every thread of its unit after the
+    /// matching [`InstKind::BarrierWait`]. It never blocks. Barrier motion makes split
+    /// barriers from inferred ones (`prism_sync::motion`); `id` pairs the halves and is
+    /// unique in its function.
+    BarrierArrive {
+        /// The unit that synchronises.
+        scope: Persp,
+        /// Pairs it with its wait.
+        id: u32,
+        /// Why (the inferred barrier it came from).
+        origin: BarrierOrigin,
+    },
+    /// The second half of a split barrier: blocks until every thread of the unit has passed
+    /// the [`InstKind::BarrierArrive`] with the same `id` (as many times as this thread has
+    /// now waited). Invariant: the arrive comes before the wait in the same straight-line
+    /// code, reached only through `group` and memory scopes, which every thread runs.
+    BarrierWait {
+        /// The unit that synchronises.
+        scope: Persp,
+        /// Pairs it with its arrive.
+        id: u32,
+    },
     /// `if cond { then } else { otherwise }`. With `uniform`, the condition must be the same
     /// in all threads of the code's unit (a source `if`); otherwise lanes may disagree (the
     /// lowering of `and`, `or` and conditional expressions).

@@ -254,6 +254,15 @@ impl P {
         u64::try_from(v).or_else(|_| self.err("expected a non-negative integer"))
     }
 
+    /// A split barrier's id: `s3`.
+    fn split_id(&mut self) -> R<u32> {
+        let w = self.word()?;
+        match w.strip_prefix('s').and_then(|n| n.parse::<u32>().ok()) {
+            Some(id) => Ok(id),
+            None => self.err(format!("expected a split barrier id like `s3`, found `{w}`")),
+        }
+    }
+
     fn reg(&mut self) -> R<Reg> {
         match self.next()? {
             Tok::Reg(n) => Ok(Reg(n)),
@@ -606,6 +615,24 @@ impl P {
                     }
                     w => return self.err(format!("expected `explicit` or `inferred`, found `{w}`")),
                 }
+            }
+            "arrive" => {
+                let scope = self.persp()?;
+                let id = self.split_id()?;
+                let origin = match self.word()?.as_str() {
+                    "explicit" => BarrierOrigin::Explicit,
+                    "inferred" => {
+                        let mem = self.mem()?;
+                        BarrierOrigin::Inferred { mem, before: Span::default(), after: Span::default() }
+                    }
+                    w => return self.err(format!("expected `explicit` or `inferred`, found `{w}`")),
+                };
+                InstKind::BarrierArrive { scope, id, origin }
+            }
+            "wait" => {
+                let scope = self.persp()?;
+                let id = self.split_id()?;
+                InstKind::BarrierWait { scope, id }
             }
             "if" | "if.any" => {
                 let cond = self.reg()?;

@@ -275,6 +275,17 @@ fn inst(p: &Program, k: &InstKind, depth: usize, out: &mut String) {
                 let _ = writeln!(out, "barrier {scope} inferred {mem}");
             }
         },
+        BarrierArrive { scope, id, origin } => match origin {
+            BarrierOrigin::Explicit => {
+                let _ = writeln!(out, "arrive {scope} s{id} explicit");
+            }
+            BarrierOrigin::Inferred { mem, .. } => {
+                let _ = writeln!(out, "arrive {scope} s{id} inferred {mem}");
+            }
+        },
+        BarrierWait { scope, id } => {
+            let _ = writeln!(out, "wait {scope} s{id}");
+        }
         If { cond, then, otherwise, uniform } => {
             let _ = writeln!(out, "{} {cond} {{", if *uniform { "if" } else { "if.any" });
             block(p, then, depth + 1, out);

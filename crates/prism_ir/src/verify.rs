@@ -47,6 +47,52 @@ struct V<'a> {
     unsafe_depth: u32,
 }
 
+/// One step from a block into an instruction: (instruction index, nested block index,
+/// whether every thread passes it (a `group` or memory scope, or the half itself), the code
+/// perspective of the block).
+type Step = (usize, usize, bool, Persp);
+
+/// Where a split barrier's half stands.
+struct Half {
+    scope: Persp,
+    path: Vec<Step>,
+}
+
+fn collect_halves(
+    b: &Block,
+    code: Persp,
+    path: &mut Vec<Step>,
+    out: &mut std::collections::BTreeMap<u32, [Vec<Half>; 2]>,
+) {
+    for (i, inst) in b.insts.iter().enumerate() {
+        match &inst.kind {
+            InstKind::BarrierArrive { scope, id, .. } | InstKind::BarrierWait { scope, id } => {
+                let mut p = path.clone();
+                p.push((i, 0, true, code));
+                let which = usize::from(matches!(inst.kind, InstKind::BarrierWait { .. }));
+                out.entry(*id).or_default()[which].push(Half { scope: *scope, path: p });
+            }
+            k => {
+                let (all, inner) = match k {
+                    InstKind::Group { persp, .. } => (true, *persp),
+                    InstKind::Scope { .. } => (true, code),
+                    InstKind::Split { cases, .. } => (false, cases.first().map(|c| c.persp).unwrap_or(code)),
+                    _ => (false, code),
+                };
+                for (j, nb) in k.blocks().into_iter().enumerate() {
+                    let inner = match k {
+                        InstKind::Split { cases, .. } => cases[j].persp,
+                        _ => inner,
+                    };
+                    path.push((i, j, all, code));
+                    collect_halves(nb, inner, path, out);
+                    path.pop();
+                }
+            }
+        }
+    }
+}
+
 fn is_int(t: Type) -> bool {
     matches!(t, Type::Scalar(s) if s.is_int())
 }
@@ -84,6 +130,40 @@ impl V<'_> {
         }
         let body = &self.f.body;
         self.block(body, self.f.entry);
+        self.split_barriers();
+    }
+
+    /// Every split barrier id has one arrive and one wait over the same unit; the arrive
+    /// comes first in the same straight-line code, and below the block they share each is
+    /// reached only through `group` bodies and memory scopes (which every thread of the
+    /// unit runs), in code where a barrier over the unit could stand.
+    fn split_barriers(&mut self) {
+        let mut halves: std::collections::BTreeMap<u32, [Vec<Half>; 2]> = Default::default();
+        collect_halves(&self.f.body, self.f.entry, &mut Vec::new(), &mut halves);
+        for (id, [arrives, waits]) in halves {
+            let ([a], [w]) = (&arrives[..], &waits[..]) else {
+                self.err(format!("split barrier s{id} has {} arrives and {} waits", arrives.len(), waits.len()));
+                continue;
+            };
+            if a.scope != w.scope {
+                self.err(format!("split barrier s{id}: arrive over {} but wait over {}", a.scope, w.scope));
+            }
+            let d = a.path.iter().zip(&w.path).take_while(|(x, y)| x.0 == y.0 && x.1 == y.1).count();
+            let (Some(pa), Some(pw)) = (a.path.get(d), w.path.get(d)) else {
+                self.err(format!("split barrier s{id}: the halves are nested in one another"));
+                continue;
+            };
+            if pa.0 >= pw.0 {
+                self.err(format!("split barrier s{id}: the wait does not come after the arrive"));
+            }
+            // Below the shared block, only constructs every thread passes.
+            if a.path[d..].iter().chain(&w.path[d..]).any(|s| !s.2) {
+                self.err(format!("split barrier s{id}: a half is inside a branch, loop, split or unsafe code"));
+            }
+            if !self.f.facts.narrower_eq(a.scope, pa.3) {
+                self.err(format!("split barrier s{id} over {} in {} code", a.scope, pa.3));
+            }
+        }
     }
 
     fn block(&mut self, b: &Block, code: Persp) {
@@ -345,6 +425,12 @@ impl V<'_> {
             Barrier { scope, .. } => {
                 if !facts.narrower_eq(*scope, code) && !self.in_unsafe_code() {
                     self.err(format!("barrier over {scope} in {code} code"));
+                }
+            }
+            // Checked as pairs by `split_barriers`.
+            BarrierArrive { .. } | BarrierWait { .. } => {
+                if self.in_unsafe_code() {
+                    self.err("a split barrier in unsafe code".into());
                 }
             }
             If { cond, then, otherwise, .. } => {

@@ -63,6 +63,7 @@
 mod cfg;
 mod diagnostics;
 mod graph;
+pub mod motion;
 mod owner;
 mod paths;
 mod place;
@@ -83,10 +84,13 @@ use summary::Summary;
 /// Options of [`infer`].
 #[derive(Clone, Debug, Default)]
 pub struct Options {
-    /// Test and debug switch: do not insert the inferred barrier with this index (in the
-    /// order of [`SyncReport::barriers`]). The report still lists it. Used to check that every
-    /// inferred barrier matters: without it, the simulator should see a race.
-    pub skip: Option<usize>,
+    /// Test and debug switch: do not insert the inferred barriers with these indices (in the
+    /// order of [`SyncReport::barriers`]). The report still lists them. Used to check that
+    /// every inferred barrier matters: without it, the simulator should see a race.
+    pub skip: Vec<usize>,
+    /// Keep inferred barriers whole instead of splitting them into an arrive and a wait
+    /// moved towards the accesses they order ([`motion`](mod@motion)).
+    pub no_motion: bool,
 }
 
 /// How a node uses its memory, for messages.
@@ -160,6 +164,8 @@ pub struct SyncReport {
     /// Edges that needed a barrier no legal placement could provide (only unsafe code or
     /// atomics mixed with plain accesses in one narrow block produce these).
     pub unresolved: Vec<Unresolved>,
+    /// What barrier motion did (after inference, in [`lower_and_sync`]).
+    pub motion: motion::MotionReport,
 }
 
 /// Inserts the inferred barriers into `p` and says where they went.
@@ -212,7 +218,7 @@ pub fn infer(p: &mut Program, opts: &Options) -> SyncReport {
                 after_use: b.after_use,
                 at: b.span_at,
             });
-            if opts.skip != Some(index) {
+            if !opts.skip.contains(&index) {
                 let origin = BarrierOrigin::Inferred { mem, before: b.before, after: b.after };
                 let inst = Inst { kind: InstKind::Barrier { scope: b.scope, origin }, span: b.span_at };
                 inserts.push((b.key, inst));
@@ -234,7 +240,10 @@ pub fn infer(p: &mut Program, opts: &Options) -> SyncReport {
 /// CUDA backend consume.
 pub fn lower_and_sync(program: &tir::Program, opts: &Options) -> (Program, SyncReport) {
     let mut ir = prism_ir::lower(program);
-    let report = infer(&mut ir, opts);
+    let mut report = infer(&mut ir, opts);
+    if !opts.no_motion {
+        report.motion = motion::motion(&mut ir);
+    }
     (ir, report)
 }
 

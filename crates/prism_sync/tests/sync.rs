@@ -8,7 +8,13 @@ use prism_ir::ir::Program;
 use prism_sync::{Options, SyncReport, Use};
 
 /// Checks `src`, lowers it, infers barriers and verifies the result.
+/// Lowers and synchronises a program without barrier motion: most tests here are about
+/// where inference places barriers. [`run_with`] keeps the options as given.
 fn run(src: &str, opts: &Options) -> (Program, SyncReport) {
+    run_with(src, &Options { no_motion: true, ..opts.clone() })
+}
+
+fn run_with(src: &str, opts: &Options) -> (Program, SyncReport) {
     let mut problems = prism_diag::Problems::default();
     let tir = prism_types::check_source(prism_span::FileId(0), src, &prism_types::Target::default(), &mut problems);
     assert!(!problems.has_errors(), "the program has errors: {:#?}", problems.diagnostics());
@@ -566,7 +572,7 @@ def racy(out : ptr(float) @ grid[1]):
 fn skip_leaves_one_barrier_out_of_the_ir_but_in_the_report() {
     let src = SGEMM_SMEM.replace("__syncthreads()", "pass");
     let (all, full) = run(&src, &Options::default());
-    let (ir, report) = run(&src, &Options { skip: Some(0) });
+    let (ir, report) = run(&src, &Options { skip: vec![0], ..Options::default() });
     assert_eq!(report, full);
     let count = |p: &Program| barrier_context(p).len();
     assert_eq!(count(&all), 2);
@@ -615,4 +621,77 @@ def rotate(src : ptr(const(float)) @ grid[1], out : ptr(float) @ grid[1]):
 
     "#]]
     .assert_eq(&prism_diag::render(&map, &diags, prism_diag::Color::Never));
+}
+
+/// A tile staged from a read-only input in a loop: the back-edge barrier is split, its wait
+/// moved into the staging scope past the global load (which then overlaps the barrier) to
+/// just before the shared store, and the read-after-write barrier's halves around the
+/// other scope.
+#[test]
+fn motion_moves_the_wait_past_loads_of_read_only_inputs() {
+    let src = r#"
+@prism("global")
+@requires(grid[1], block[1], thread[1], smem=128)
+def stage(x : ptr(const(float)), out : ptr(float), n : int):
+    b : int @ block[1] = id()
+    with partition(out, p=block[1], f=lambda i: b * 32 + i) as out_b:
+        with group(block[1]):
+            tile : shared(float[32]) @ block[1]
+            t : int @ thread[1] = id()
+            for k in range(0, n, 1):
+                with partition(tile, p=thread[1], f=lambda i: t + i) as mine:
+                    with group(thread[1]):
+                        v : float = x[k * 32 + t]
+                        mine[0] = v
+                with partition(out_b, p=thread[1], f=lambda i: t + i) as o:
+                    with group(thread[1]):
+                        o[0] = o[0] + tile[31 - t]
+"#;
+    let (ir, report) = run_with(src, &Options::default());
+    assert_eq!(report.motion, prism_sync::motion::MotionReport { split: 2, kept: 0 });
+    let text = prism_ir::print(&ir);
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    let at = |p: &dyn Fn(&str) -> bool| lines.iter().position(|l| p(l)).unwrap_or_else(|| panic!("{text}"));
+    let x_load = at(&|l| l.contains("= load %0["));
+    let store = x_load + lines[x_load..].iter().position(|l| l.starts_with("store ")).expect("the tile store");
+    let waits: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].starts_with("wait block[1]")).collect();
+    let arrives: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].starts_with("arrive block[1]")).collect();
+    assert_eq!((waits.len(), arrives.len()), (2, 2), "{text}");
+    // The back edge: arrive before the load, wait after it and before the store.
+    assert!(arrives[0] < x_load && x_load < waits[0] && waits[0] < store, "{text}");
+    // No whole barrier is left.
+    assert!(!text.contains("barrier block[1]"), "{text}");
+}
+
+/// Motion never enters a loop: with the accesses on both sides inside loops, the halves stay
+/// between the loops (past the loop set-up arithmetic only).
+#[test]
+fn motion_does_not_enter_loops() {
+    let src = r#"
+@prism("global")
+@requires(grid[1], block[1], thread[1], smem=128)
+def swap(out : ptr(int)):
+    b : int @ block[1] = id()
+    with partition(out, p=block[1], f=lambda i: b * 32 + i) as out_b:
+        with group(block[1]):
+            tile : shared(int[32]) @ block[1]
+            t : int @ thread[1] = id()
+            for k in range(0, 2, 1):
+                with partition(tile, p=thread[1], f=lambda i: t + i) as mine:
+                    with group(thread[1]):
+                        mine[0] = t + k
+            for k in range(0, 2, 1):
+                with partition(out_b, p=thread[1], f=lambda i: t + i) as o:
+                    with group(thread[1]):
+                        o[0] = tile[31 - t] + k
+"#;
+    let (ir, report) = run_with(src, &Options::default());
+    let text = prism_ir::print(&ir);
+    assert_eq!(report.motion.split, 1, "{text}");
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    let at = |p: &str| lines.iter().position(|l| l.starts_with(p)).unwrap_or_else(|| panic!("{text}"));
+    let loops: Vec<usize> = (0..lines.len()).filter(|&i| lines[i] == "loop {").collect();
+    let latches: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].starts_with("} latch {")).collect();
+    let (arrive, wait) = (at("arrive block[1]"), at("wait block[1]"));
+    assert!(latches[0] < arrive && arrive < wait && wait < loops[1], "{text}");
 }

@@ -1,15 +1,17 @@
-//! The kernel IR over the whole accepted corpus: lowering produces IR the verifier accepts,
-//! and the text form round-trips (`print(parse(print(ir))) == print(ir)`).
+//! The kernel IR over the whole accepted corpus (and the run corpus): lowering, and lowering
+//! plus synchronisation inference and barrier motion, produce IR the verifier accepts, and the
+//! text form round-trips (`print(parse(print(ir))) == print(ir)`).
 
 use prism_diag::Problems;
 use prism_test::{prism_files, repo_root, target_for};
 
 #[test]
 fn lowering_verifies_and_round_trips() {
-    let root = repo_root().join("tests/ui/accept");
     let mut failures = Vec::new();
     let mut n = 0;
-    for path in prism_files(&root) {
+    let mut files = prism_files(&repo_root().join("tests/ui/accept"));
+    files.extend(prism_files(&repo_root().join("tests/ui/run")));
+    for path in files {
         let src = std::fs::read_to_string(&path).expect("readable");
         let target = target_for(&src).expect("directive");
         let mut problems = Problems::default();
@@ -18,17 +20,27 @@ fn lowering_verifies_and_round_trips() {
             continue;
         }
         n += 1;
-        let ir = prism_ir::lower(&tir);
-        let errs = prism_ir::verify(&ir);
+        let synced = prism_sync::lower_and_sync(&tir, &prism_sync::Options::default()).0;
+        for ir in [prism_ir::lower(&tir), synced] {
+            check(&path, &ir, &mut failures);
+        }
+    }
+    assert!(n > 0, "no accepted programs found");
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+fn check(path: &std::path::Path, ir: &prism_ir::ir::Program, failures: &mut Vec<String>) {
+    {
+        let errs = prism_ir::verify(ir);
         if !errs.is_empty() {
             failures.push(format!(
                 "{}: verifier: {}",
                 path.display(),
                 errs.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; ")
             ));
-            continue;
+            return;
         }
-        let text = prism_ir::print(&ir);
+        let text = prism_ir::print(ir);
         match prism_ir::parse(&text) {
             Err(e) => failures.push(format!("{}: parse: {e}", path.display())),
             Ok(back) => {
@@ -47,6 +59,4 @@ fn lowering_verifies_and_round_trips() {
             }
         }
     }
-    assert!(n > 0, "no accepted programs found");
-    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }

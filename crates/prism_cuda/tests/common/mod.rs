@@ -7,13 +7,18 @@ use std::path::Path;
 
 /// The IR of an accepted program after synchronisation inference.
 pub fn sync_ir(rel: &str, src: &str) -> prism_ir::ir::Program {
+    sync_ir_with(rel, src, &prism_sync::Options::default())
+}
+
+/// [`sync_ir`] with synchronisation options (without barrier motion, say).
+pub fn sync_ir_with(rel: &str, src: &str, opts: &prism_sync::Options) -> prism_ir::ir::Program {
     let target = target_for(src).expect("valid arch directive");
     let mut map = prism_span::SourceMap::default();
     let file = map.add(rel, src);
     let mut problems = prism_diag::Problems::default();
     let tir = prism_types::check_source(file, src, &target, &mut problems);
     assert!(!problems.has_errors(), "{rel} has errors");
-    prism_sync::lower_and_sync(&tir, &prism_sync::Options::default()).0
+    prism_sync::lower_and_sync(&tir, opts).0
 }
 
 /// Emits a corpus file the way the snapshots are made; returns its path relative to the

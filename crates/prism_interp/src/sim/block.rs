@@ -33,8 +33,13 @@ pub struct Warp {
     pub live: u32,
     /// Lanes that have finished the kernel.
     pub exited: u32,
-    /// Barriers passed per lane and level.
+    /// Barriers passed (waited at) per lane and level.
     pub counts: [[u32; LEVELS]; 32],
+    /// Barriers arrived at per lane and level: as `counts`, but a split barrier's arrive
+    /// counts here before its wait counts there.
+    pub arrived: [[u32; LEVELS]; 32],
+    /// Split barriers: for each (function, id), each lane's arrives and waits so far.
+    pub splits: HashMap<(u32, u32), [(u32, u32); 32]>,
     /// How often each (function, pc) branch ran, for the cross-warp uniformity check.
     pub occ: HashMap<(u32, u32), u32>,
 }
@@ -72,6 +77,8 @@ pub enum Wait {
     Collective,
     /// At a grid barrier.
     Grid,
+    /// At a split barrier's wait, until its unit's arrivals are complete.
+    Split,
 }
 
 /// Lanes of one warp at one point of the program.
@@ -123,6 +130,17 @@ pub struct BarState {
     pub lanes: Vec<(u32, u32)>,
 }
 
+/// One unit's progress through a split barrier.
+#[derive(Debug, Default)]
+pub struct SplitUnit {
+    /// Arrivals per phase (the k-th arrive of each thread is phase k).
+    pub arrived: HashMap<u32, u64>,
+    /// Waits completed per phase, to forget phases everyone has passed.
+    pub passed: HashMap<u32, u64>,
+    /// Fragments waiting for a phase to complete.
+    pub waiters: Vec<u32>,
+}
+
 /// A warp waiting at a collective.
 #[derive(Debug)]
 pub struct CollState {
@@ -165,8 +183,8 @@ pub struct PendingCopy {
     pub elem: prism_types::ty::Scalar,
     /// The values read from the source.
     pub vals: [u64; 16],
-    /// The thread's barrier counts when it issued the copy.
-    pub counts: [u32; LEVELS],
+    /// The thread's barrier counts (passed, arrived) when it issued the copy.
+    pub counts: ([u32; LEVELS], [u32; LEVELS]),
     /// The function and access site of the destination.
     pub func: u32,
     /// The destination's access site.
@@ -192,6 +210,8 @@ pub struct BlockSim<'a> {
     /// -> (value, warps that reported, first thread).
     #[allow(clippy::type_complexity)]
     pub utable: HashMap<(u64, u64, u32, u32, u32), (bool, u32, Thread)>,
+    /// Split barriers in progress, per (unit size, unit, function, id).
+    pub split_units: HashMap<(u64, u64, u32, u32), SplitUnit>,
     /// Outstanding asynchronous copies per thread.
     pub pending: Vec<Vec<PendingCopy>>,
     pub steps: u64,
@@ -220,6 +240,7 @@ impl<'a> BlockSim<'a> {
             shared: vec![0; s.smem_bytes as usize],
             sshadow: Vec::new(),
             utable: HashMap::new(),
+            split_units: HashMap::new(),
             pending: vec![Vec::new(); t as usize],
             steps: 0,
             alive: 0,
@@ -247,6 +268,8 @@ impl<'a> BlockSim<'a> {
                 live,
                 exited: 0,
                 counts: [[0; LEVELS]; 32],
+                arrived: [[0; LEVELS]; 32],
+                splits: HashMap::new(),
                 occ: HashMap::new(),
             };
             let fid = warp.alloc(frame);
@@ -439,6 +462,7 @@ impl<'a> BlockSim<'a> {
                 let (w, mask) = (f.warp as usize, f.mask);
                 for l in lanes_of(mask) {
                     self.warps[w].counts[l][top] += 1;
+                    self.warps[w].arrived[l][top] += 1;
                 }
             }
             self.make_runnable(id);

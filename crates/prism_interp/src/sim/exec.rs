@@ -475,7 +475,7 @@ impl<'a> BlockSim<'a> {
                                     vals[k as usize] = self.read_loc(&fr, fid, w, l, sloc, *elem);
                                 }
                                 let dst = first.expect("at least one element");
-                                let counts = self.warps[w].counts[l];
+                                let counts = (self.warps[w].counts[l], self.warps[w].arrived[l]);
                                 self.pending[tid0 as usize + l].push(PendingCopy {
                                     dst,
                                     count: count as u8,
@@ -674,6 +674,19 @@ impl<'a> BlockSim<'a> {
                         }
                         return;
                     }
+                    Op::Arrive { scope, id: sid } => {
+                        let size = self.unit_size(*scope);
+                        self.split_arrive(size, func, *sid, w, mask);
+                    }
+                    Op::Wait { scope, id: sid } => {
+                        let size = self.unit_size(*scope);
+                        if !self.split_wait(size, func, *sid, w, mask) {
+                            f.wait = Wait::Split;
+                            put_back!();
+                            self.split_park(size, func, *sid, w, mask, id);
+                            return;
+                        }
+                    }
                     Op::NotSimulated { what } => {
                         let msg = format!("{what} is not simulated yet");
                         fatal!(ReportKind::NotSimulated, msg, mask.trailing_zeros());
@@ -860,6 +873,7 @@ impl<'a> BlockSim<'a> {
             let warp = &mut self.warps[w as usize];
             for l in lanes_of(mask) {
                 warp.counts[l][level] += 1;
+                warp.arrived[l][level] += 1;
             }
             self.frags[id as usize].as_mut().expect("fragment").pc += 1;
             return true;
@@ -891,6 +905,95 @@ impl<'a> BlockSim<'a> {
         false
     }
 
+    /// The threads in one unit of a barrier over `scope` (the block for block and grid
+    /// scopes, which split barriers never have).
+    fn unit_size(&self, scope: Persp) -> u64 {
+        let t = u64::from(self.s.block);
+        match scope.level {
+            Level::Thread => scope.n.clamp(1, t),
+            _ => t,
+        }
+    }
+
+    /// Lanes `mask` of warp `w` arrive at split barrier `id` of `func`: each lane's next
+    /// phase gains an arrival, and waiters whose phase is now complete wake up.
+    fn split_arrive(&mut self, size: u64, func: u32, id: u32, w: usize, mask: u32) {
+        let level = self.s.levels.level_of(size);
+        let mut touched = Vec::new();
+        for l in lanes_of(mask) {
+            let warp = &mut self.warps[w];
+            warp.arrived[l][level] += 1;
+            let phase = {
+                let st = warp.splits.entry((func, id)).or_insert([(0, 0); 32]);
+                st[l].0 += 1;
+                st[l].0
+            };
+            let unit = (w as u64 * 32 + l as u64) / size;
+            *self.split_units.entry((size, unit, func, id)).or_default().arrived.entry(phase).or_insert(0) += 1;
+            if touched.last() != Some(&unit) {
+                touched.push(unit);
+            }
+        }
+        for unit in touched {
+            let waiters = self.split_units.get_mut(&(size, unit, func, id)).map(|u| std::mem::take(&mut u.waiters));
+            // Waiters re-run their wait, and park again if their phase is still incomplete. A
+            // fragment parked at several units may already have been woken by another.
+            for f in waiters.unwrap_or_default() {
+                if self.frags[f as usize].as_ref().is_some_and(|x| x.wait == Wait::Split) {
+                    self.make_runnable(f);
+                }
+            }
+        }
+    }
+
+    /// Lanes `mask` of warp `w` wait at split barrier `id`: if every lane's phase has all its
+    /// unit's arrivals, they pass (true); otherwise nothing changes (false).
+    fn split_wait(&mut self, size: u64, func: u32, id: u32, w: usize, mask: u32) -> bool {
+        let st = self.warps[w].splits.get(&(func, id)).copied().unwrap_or([(0, 0); 32]);
+        for l in lanes_of(mask) {
+            let unit = (w as u64 * 32 + l as u64) / size;
+            let phase = st[l].1 + 1;
+            let arrived =
+                self.split_units.get(&(size, unit, func, id)).and_then(|u| u.arrived.get(&phase)).copied().unwrap_or(0);
+            if arrived < self.unit_threads(size, unit) {
+                return false;
+            }
+        }
+        let level = self.s.levels.level_of(size);
+        for l in lanes_of(mask) {
+            let unit = (w as u64 * 32 + l as u64) / size;
+            let warp = &mut self.warps[w];
+            warp.counts[l][level] += 1;
+            let phase = {
+                let st = warp.splits.entry((func, id)).or_insert([(0, 0); 32]);
+                st[l].1 += 1;
+                st[l].1
+            };
+            let expected = self.unit_threads(size, unit);
+            if let Some(u) = self.split_units.get_mut(&(size, unit, func, id)) {
+                let passed = u.passed.entry(phase).or_insert(0);
+                *passed += 1;
+                if *passed == expected {
+                    u.passed.remove(&phase);
+                    u.arrived.remove(&phase);
+                }
+            }
+        }
+        true
+    }
+
+    /// Parks fragment `frag` until an arrival at a unit of its lanes.
+    fn split_park(&mut self, size: u64, func: u32, id: u32, w: usize, mask: u32, frag: u32) {
+        let mut last = None;
+        for l in lanes_of(mask) {
+            let unit = (w as u64 * 32 + l as u64) / size;
+            if last != Some(unit) {
+                self.split_units.entry((size, unit, func, id)).or_default().waiters.push(frag);
+                last = Some(unit);
+            }
+        }
+    }
+
     /// A thread of unit `unit` (of `size` threads) that has left the kernel, if any.
     fn exited_in(&self, size: u64, unit: u64) -> Option<Thread> {
         let (start, end) = (unit * size, (unit + 1) * size);
@@ -913,6 +1016,7 @@ impl<'a> BlockSim<'a> {
             let warp = &mut self.warps[w as usize];
             for l in lanes_of(lm) {
                 warp.counts[l][level] += 1;
+                warp.arrived[l][level] += 1;
             }
         }
         for p in b.parked {
@@ -1276,15 +1380,20 @@ impl<'a> BlockSim<'a> {
         lane: usize,
         func: u32,
         site: u32,
-        counts: Option<[u32; LEVELS]>,
+        counts: Option<([u32; LEVELS], [u32; LEVELS])>,
     ) {
         let s = self.s;
         if !s.cfg.checks.races {
             return;
         }
         let tid = w as u32 * 32 + lane as u32;
-        let now =
-            Acc { tid, counts: counts.unwrap_or(self.warps[w].counts[lane]), func: func as u16, site: site as u16 };
+        let now = Acc {
+            tid,
+            counts: counts.map_or(self.warps[w].arrived[lane], |c| c.1),
+            func: func as u16,
+            site: site as u16,
+        };
+        let passed = counts.map_or(self.warps[w].counts[lane], |c| c.0);
         let (conflict, other_block) = match loc {
             Loc::Global(b, i) => {
                 let Some(shadow) = g.shadow.as_mut() else { return };
@@ -1295,14 +1404,14 @@ impl<'a> BlockSim<'a> {
                 }
                 match cell.blocks.access(self.block, g.grid_epoch, now.at(), kind) {
                     Some(c) => (Some((c.earlier, c.kind)), Some(c.earlier_block)),
-                    None => (cell.cell.access(&s.levels, now, kind).map(|(a, k)| (a.at(), k)), None),
+                    None => (cell.cell.access(&s.levels, now, &passed, kind).map(|(a, k)| (a.at(), k)), None),
                 }
             }
             Loc::Shared(at) => {
                 if self.sshadow.is_empty() {
                     self.sshadow = vec![Default::default(); self.shared.len()];
                 }
-                (self.sshadow[at].access(&s.levels, now, kind).map(|(a, k)| (a.at(), k)), None)
+                (self.sshadow[at].access(&s.levels, now, &passed, kind).map(|(a, k)| (a.at(), k)), None)
             }
             Loc::Local(..) => return,
         };

@@ -79,6 +79,17 @@ extern "C" __global__ void mmaTF32NaiveKernel(const float* __restrict__ A,
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __shared__ __align__(128) unsigned char prism_smem[1280];
+    // 3 split barrier(s) over the block: mbarriers, and this thread's token for each
+    __shared__ __align__(8) unsigned long long prism_split[3];
+    unsigned long long prism_tok0 = 0;
+    unsigned long long prism_tok1 = 0;
+    unsigned long long prism_tok2 = 0;
+    if (threadIdx.x == 0) {
+        prism_split_init(prism_smem_addr(&prism_split[0]), blockDim.x);
+        prism_split_init(prism_smem_addr(&prism_split[1]), blockDim.x);
+        prism_split_init(prism_smem_addr(&prism_split[2]), blockDim.x);
+    }
+    __syncthreads();
     // Replicate this code across 1 grid.
     {  // group(grid[1])
         // @grid[1] inferred from compute privilege
@@ -108,13 +119,15 @@ extern "C" __global__ void mmaTF32NaiveKernel(const float* __restrict__ A,
                 }
                 const int K_tiles = K / 8;  // line 87
                 for (int i_1 = 0; i_1 < K_tiles; i_1 += 1) {
-                    const int a_idx = prism_mul(prism_tid, 4);  // line 89
                     // <-- Name will insert a sync point
                     // because this partition is a parent partition
                     // of itself (back edge from for loop)
+                    // split block barrier s2, arrive: `A_smem` was last used at line 123; its next use (line 98) waits
+                    prism_tok2 = prism_split_arrive(prism_smem_addr(&prism_split[2]));
+                    const int a_idx = prism_mul(prism_tid, 4);  // line 89
                     int j = 0;  // line 93
-                    // inferred block[1] barrier: `A_smem` is used at line 123 and again at line 98
-                    __syncthreads();
+                    // split block barrier s2, wait
+                    prism_split_wait(prism_smem_addr(&prism_split[2]), prism_tok2);
                     for (; j < 4; j += 1) {  // line 93
                         const int row = prism_add(a_idx, j) / 8;  // line 94
                         const int col = prism_add(a_idx, j) % 8;  // line 95
@@ -142,9 +155,11 @@ extern "C" __global__ void mmaTF32NaiveKernel(const float* __restrict__ A,
                     // <-- Name will insert a sync point
                     // (back edge from for loop)
                     // Give each warp an offset into C_smem
-                    // inferred block[1] barrier: `A_smem` is used at line 98 and again at line 123
-                    __syncthreads();
+                    // split block barrier s1, arrive: `A_smem` was last used at line 98; its next use (line 123) waits
+                    prism_tok1 = prism_split_arrive(prism_smem_addr(&prism_split[1]));
                     {  // claim `C_smem` as `Cs_warp` at thread[32]
+                        // split block barrier s1, wait
+                        prism_split_wait(prism_smem_addr(&prism_split[1]), prism_tok1);
                         if (prism_tid < 32) {  // split(thread) case 32: thread[32]
                             // Can pass A_smem and B_smem
                             // as arguments to simple_mma for
@@ -156,13 +171,15 @@ extern "C" __global__ void mmaTF32NaiveKernel(const float* __restrict__ A,
                 }
                 // Write back final result to C
                 for (int j_2 = 0; j_2 < 4; j_2 += 1) {
+                    // split block barrier s0, arrive: `C` was last used at line 131; its next use (line 131) waits
+                    prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
                     const int flat_idx_c = prism_add(prism_mul(prism_tid, 4), j_2);  // line 127
                     const int row_c = flat_idx_c / 8;  // line 128
                     const int col_c = flat_idx_c % 8;  // line 129
-                    // inferred block[1] barrier: `C` is used at line 131 and again at line 131
-                    __syncthreads();
                     {  // partition `C_blk` as `C_thrd` at thread[1]
                         {  // group(thread[1])
+                            // split block barrier s0, wait
+                            prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
                             C[prism_add(prism_add(prism_mul(warp_row, N), warp_col), prism_add(prism_mul(row_c, N), col_c))] = C_smem[prism_add(prism_mul(row_c, 8), col_c)];  // line 133
                         }
                     }

@@ -42,6 +42,13 @@ extern "C" __global__ void stage_and_load(const int* __restrict__ input, int* __
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __shared__ __align__(128) unsigned char prism_smem[512];
+    // 1 split barrier(s) over the block: mbarriers, and this thread's token for each
+    __shared__ __align__(8) unsigned long long prism_split[1];
+    unsigned long long prism_tok0 = 0;
+    if (threadIdx.x == 0) {
+        prism_split_init(prism_smem_addr(&prism_split[0]), blockDim.x);
+    }
+    __syncthreads();
     {  // group(grid[1])
         const int g = (int)(prism_bid * blockDim.x + prism_tid);  // line 25
         {  // partition `out` as `mine` at thread[1]
@@ -52,12 +59,14 @@ extern "C" __global__ void stage_and_load(const int* __restrict__ input, int* __
                     {  // group(thread[1])
                         tile[prism_mul(t, 2)] = input[prism_mul(g, 2)];  // line 32
                         tile[prism_add(prism_mul(t, 2), 1)] = input[prism_add(prism_mul(g, 2), 1)];  // line 33
+                        // split block barrier s0, arrive: `tile` was last used at line 30; its next use (line 35) waits
+                        prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
                     }
                 }
                 int regs[2] = {};  // line 34
                 int* regs_1 = regs;
-                // inferred block[1] barrier: `tile` is used at line 30 and again at line 35
-                __syncthreads();
+                // split block barrier s0, wait
+                prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
                 load(prism_tid, prism_bid, prism_smem + 512, tile, 2, 128, regs_1);
                 {  // group(thread[1])
                     out[prism_mul(g, 2)] = regs[0];  // line 37

@@ -83,6 +83,17 @@ extern "C" __global__ void mmaTF32NaiveKernel(const float* __restrict__ A,
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __shared__ __align__(128) unsigned char prism_smem[1280];
+    // 3 split barrier(s) over the block: mbarriers, and this thread's token for each
+    __shared__ __align__(8) unsigned long long prism_split[3];
+    unsigned long long prism_tok0 = 0;
+    unsigned long long prism_tok1 = 0;
+    unsigned long long prism_tok2 = 0;
+    if (threadIdx.x == 0) {
+        prism_split_init(prism_smem_addr(&prism_split[0]), blockDim.x);
+        prism_split_init(prism_smem_addr(&prism_split[1]), blockDim.x);
+        prism_split_init(prism_smem_addr(&prism_split[2]), blockDim.x);
+    }
+    __syncthreads();
     // Starts out with grid[1] perspective.
     {  // group(grid[1])
         // @ grid[1] inferred from current perspective
@@ -111,9 +122,11 @@ extern "C" __global__ void mmaTF32NaiveKernel(const float* __restrict__ A,
                 }
                 for (int kt = 0; kt < K / 8; kt += 1) {
                     // --- Sync point --- (backedge from for loop)
-                    int j = 0;  // line 90
-                    // inferred block[1] barrier: `A_smem` is used at line 117 and again at line 96
-                    __syncthreads();
+                    // split block barrier s2, arrive: `A_smem` was last used at line 117; its next use (line 96) waits
+                    prism_tok2 = prism_split_arrive(prism_smem_addr(&prism_split[2]));
+                    int j = 0;
+                    // split block barrier s2, wait
+                    prism_split_wait(prism_smem_addr(&prism_split[2]), prism_tok2);
                     for (; j < 4; j += 1) {  // line 90
                         const int flat_a = prism_add(prism_mul(prism_tid, 4), j);  // line 91
                         const int row = flat_a / 8;  // line 92
@@ -140,9 +153,11 @@ extern "C" __global__ void mmaTF32NaiveKernel(const float* __restrict__ A,
                     }
                     // Give each warp an offset into C_smem.
                     // --- Sync point --- (backedge from for loop)
-                    // inferred block[1] barrier: `A_smem` is used at line 96 and again at line 117
-                    __syncthreads();
+                    // split block barrier s1, arrive: `A_smem` was last used at line 96; its next use (line 117) waits
+                    prism_tok1 = prism_split_arrive(prism_smem_addr(&prism_split[1]));
                     {  // claim `C_smem` as `Cs_warp` at thread[32]
+                        // split block barrier s1, wait
+                        prism_split_wait(prism_smem_addr(&prism_split[1]), prism_tok1);
                         if (prism_tid < 32) {  // split(thread) case 32: thread[32]
                             // Call function that performs a
                             // Tensor Core instruction.
@@ -152,13 +167,15 @@ extern "C" __global__ void mmaTF32NaiveKernel(const float* __restrict__ A,
                 }
                 // --- Sync point ---
                 for (int j_2 = 0; j_2 < 4; j_2 += 1) {
+                    // split block barrier s0, arrive: `C` was last used at line 125; its next use (line 125) waits
+                    prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
                     const int flat_idx_c = prism_add(prism_mul(prism_tid, 4), j_2);  // line 121
                     const int row_c = flat_idx_c / 8;  // line 122
                     const int col_c = flat_idx_c % 8;  // line 123
-                    // inferred block[1] barrier: `C` is used at line 125 and again at line 125
-                    __syncthreads();
                     {  // partition `C_blk` as `C_th` at thread[1]
                         {  // group(thread[1])
+                            // split block barrier s0, wait
+                            prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
                             C[prism_add(prism_add(prism_mul(blk_row, N), blk_col), prism_add(prism_mul(row_c, N), col_c))] = C_smem[prism_add(prism_mul(row_c, 8), col_c)];  // line 127
                         }
                     }

@@ -13,6 +13,13 @@ extern "C" __global__ void fig13_async(const float* __restrict__ src, float* __r
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __shared__ __align__(128) unsigned char prism_smem[64];
+    // 1 split barrier(s) over the block: mbarriers, and this thread's token for each
+    __shared__ __align__(8) unsigned long long prism_split[1];
+    unsigned long long prism_tok0 = 0;
+    if (threadIdx.x == 0) {
+        prism_split_init(prism_smem_addr(&prism_split[0]), blockDim.x);
+    }
+    __syncthreads();
     {  // group(grid[1])
         const int g = (int)(prism_bid * blockDim.x + prism_tid);  // line 12
         {  // partition `out` as `mine` at thread[1]
@@ -27,11 +34,13 @@ extern "C" __global__ void fig13_async(const float* __restrict__ src, float* __r
                             : "memory");
                     }
                     asm volatile("cp.async.wait_all;" :  :  : "memory");  // line 16
+                    // split block barrier s0, arrive: `smem` was last used at line 16; its next use (line 22) waits
+                    prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
                 }
                 const int t = prism_tid;  // line 20
-                // inferred block[1] barrier: `smem` is used at line 16 and again at line 22
-                __syncthreads();
                 {  // group(thread[1])
+                    // split block barrier s0, wait
+                    prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
                     out[g] = smem[t % 4];  // line 22
                 }
             }
