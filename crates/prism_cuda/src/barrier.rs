@@ -12,40 +12,49 @@
 //! | `block[1]` | `__syncthreads()` |
 //! | `block[k]`, `grid[1]` | `cooperative_groups::this_grid().sync()` (cooperative launch) |
 //!
+//! | other `thread[n]` (units straddling warps), or named ids exhausted | one mbarrier per unit: arrive, then wait for the phase |
+//!
 //! Named barrier ids are planned for the whole program: each unit size `32k` used anywhere
 //! gets a range of `ceil(T_max / 32k)` ids, where `T_max` is the largest `@launch_bounds`
 //! of the program's kernels (1024 without one). Id 0 is `__syncthreads()`'s, so at most 15
-//! ids exist; a program needing more is an error that names the fix (`@launch_bounds`).
+//! ids exist; sizes that do not get ids use mbarriers, declared at file scope and
+//! initialised in every kernel's prologue.
 
 use crate::cpp::{Asm, Expr, Stmt};
 use prism_ir::ir::{InstKind, Program};
 use prism_types::perspective::{Level, Persp};
 use std::collections::BTreeMap;
 
-/// The named barrier ids of a program.
+/// The named barrier ids and unit mbarriers of a program.
 #[derive(Clone, Debug, Default)]
 pub struct NamedBarriers {
     /// First id per unit size (in threads).
     pub base: BTreeMap<u64, u64>,
+    /// Unit sizes served by mbarriers, with the number of units of the largest block.
+    pub mbar: BTreeMap<u64, u64>,
 }
 
-/// Plans named barrier ids; returns the plan and an error for sizes that cannot be served.
+/// Plans named barrier ids and unit mbarriers for every barrier unit size the program uses.
+/// Sizes that are multiples of 32 get named barriers while ids last; sizes whose units
+/// straddle warps (neither dividing 32 nor a multiple of it) and sizes left without ids get
+/// one mbarrier per unit instead. Nothing here fails any more; the `Vec` stays for symmetry
+/// with the other planning steps.
 pub fn plan(p: &Program) -> (NamedBarriers, Vec<crate::Unsupported>) {
-    // Each unit size wider than a warp, with the first barrier that uses it (for messages).
-    fn sizes_in(b: &prism_ir::ir::Block, out: &mut std::collections::BTreeMap<u64, prism_span::Span>) {
+    fn sizes_in(b: &prism_ir::ir::Block, out: &mut std::collections::BTreeSet<u64>) {
         for i in &b.insts {
             if let InstKind::Barrier { scope, .. } = &i.kind
                 && scope.level == Level::Thread
-                && scope.n > 32
+                && scope.n > 1
+                && 32 % scope.n != 0
             {
-                out.entry(scope.n).or_insert(i.span);
+                out.insert(scope.n);
             }
             for nb in i.kind.blocks() {
                 sizes_in(nb, out);
             }
         }
     }
-    let mut sizes = std::collections::BTreeMap::new();
+    let mut sizes = std::collections::BTreeSet::new();
     for f in &p.functions {
         sizes_in(&f.body, &mut sizes);
     }
@@ -58,26 +67,42 @@ pub fn plan(p: &Program) -> (NamedBarriers, Vec<crate::Unsupported>) {
         .unwrap_or(1024)
         .min(1024);
     let mut plan = NamedBarriers::default();
-    let mut errors = Vec::new();
     let mut next = 1;
-    for (n, span) in sizes {
-        if n % 32 != 0 {
-            errors.push(crate::Unsupported { span, message: format!(
-                "a barrier over `thread[{n}]` units cannot be lowered: named barriers synchronise whole warps, so the unit must be a multiple of 32 threads or divide 32"
-            )});
-            continue;
-        }
+    for n in sizes {
         let units = t_max.div_ceil(n);
-        if next + units > 16 {
-            errors.push(crate::Unsupported { span, message: format!(
-                "barriers over `thread[{n}]` units need {units} named barrier ids for blocks of up to {t_max} threads, more than the 15 left; declare `@launch_bounds` with fewer threads"
-            )});
-            continue;
+        if n % 32 == 0 && next + units <= 16 {
+            plan.base.insert(n, next);
+            next += units;
+        } else {
+            plan.mbar.insert(n, units);
         }
-        plan.base.insert(n, next);
-        next += units;
     }
-    (plan, errors)
+    (plan, Vec::new())
+}
+
+/// The file-scope declarations of the unit mbarriers a plan needs.
+pub fn mbar_decls(named: &NamedBarriers) -> String {
+    let mut out = String::new();
+    for (n, units) in &named.mbar {
+        out.push_str(&format!(
+            "// Barriers over units of {n} threads: one mbarrier per unit of the block.\nstatic __shared__ __align__(8) unsigned long long prism_ubar{n}[{units}];\n"
+        ));
+    }
+    out
+}
+
+/// The kernel prologue that initialises the unit mbarriers: each expects the threads of its
+/// unit that the launch has (the last unit may be partial).
+pub fn mbar_init(named: &NamedBarriers) -> Vec<Stmt> {
+    named
+        .mbar
+        .iter()
+        .map(|(n, units)| {
+            Stmt::Raw(format!(
+                "for (unsigned u = 0; u < {units}u && u * {n}u < blockDim.x; ++u) prism_split_init(prism_smem_addr(&prism_ubar{n}[u]), min({n}u, blockDim.x - u * {n}u));"
+            ))
+        })
+        .collect()
 }
 
 /// The statements of a barrier over `scope`-units.
@@ -92,6 +117,9 @@ pub fn lower(scope: Persp, named: &NamedBarriers) -> Vec<Stmt> {
                 "__syncwarp",
                 vec![Expr::bin("<<", Expr::id(format!("0x{mask:x}u")), lane_base)],
             ))]
+        }
+        (Level::Thread, n) if named.mbar.contains_key(&n) => {
+            vec![Stmt::Raw(format!("prism_unit_sync(prism_smem_addr(&prism_ubar{n}[threadIdx.x / {n}u]));"))]
         }
         (Level::Thread, n) => {
             let base = named.base.get(&n).copied().unwrap_or(1);

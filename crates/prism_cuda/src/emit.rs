@@ -194,6 +194,15 @@ pub fn function(g: &Global, id: FuncId, first_line: u32) -> (Func, Option<Kernel
                     .push(Stmt::Raw(format!("__shared__ __align__(128) unsigned char prism_smem[{}];", f.smem_size)));
             }
         }
+        if !g.named.mbar.is_empty() {
+            prologue.push(Stmt::Comment("the unit mbarriers of sub-block barriers".into()));
+            prologue.push(Stmt::If {
+                cond: Expr::bin("==", Expr::id("threadIdx.x"), Expr::id("0")),
+                then: barrier::mbar_init(&g.named),
+                otherwise: Vec::new(),
+            });
+            prologue.push(Stmt::Expr(Expr::call("__syncthreads", vec![])));
+        }
         let splits = split_ids(&f.body);
         if !splits.is_empty() {
             prologue.push(Stmt::Comment(format!(
@@ -1153,6 +1162,10 @@ pub fn program_items(g: &Global) -> (Vec<Item>, Vec<KernelAbi>, Vec<crate::Unsup
     let mut abis = Vec::new();
     let mut errors = Vec::new();
     let p = g.program;
+    if !g.named.mbar.is_empty() {
+        items.push(Item::Raw(barrier::mbar_decls(&g.named)));
+        items.push(Item::Blank);
+    }
     if g.tma.iter().any(|&t| t) {
         items.push(Item::Raw(
             "// The mbarrier that TMA copies of `async` scopes complete on.\nstatic __shared__ __align__(8) unsigned long long prism_tma_bar;\n".into(),

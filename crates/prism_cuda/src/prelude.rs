@@ -174,6 +174,8 @@ PRISM_DEV void prism_split_wait(unsigned bar, unsigned long long state) {
                      : "=r"(done) : "r"(bar), "l"(state) : "memory");
     }
 }
+// A whole barrier on an mbarrier: arrive, then wait for that phase (units of any size).
+PRISM_DEV void prism_unit_sync(unsigned bar) { prism_split_wait(bar, prism_split_arrive(bar)); }
 // A TMA descriptor (`CUTensorMap`), passed by value to kernels as a `__grid_constant__`.
 struct __align__(64) prism_tensor_map { unsigned long long opaque[16]; };
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
