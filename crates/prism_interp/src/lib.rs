@@ -178,6 +178,14 @@ fn argument_error(message: impl Into<String>) -> LaunchError {
 /// The most threads a block may have (every CUDA architecture since Fermi).
 pub const MAX_BLOCK: u32 = 1024;
 
+/// The most blocks a grid may have (CUDA's limit for `gridDim.x`).
+pub const MAX_GRID: u32 = (1 << 31) - 1;
+
+/// The most blocks of a kernel with grid-wide barriers. Its blocks must all be resident at
+/// once: a GPU limits such cooperative launches to what fits on its multiprocessors (a few
+/// thousand small blocks on an H100), and the simulator keeps every block in memory.
+pub const MAX_COOPERATIVE_GRID: u32 = 1024;
+
 /// A program ready to run.
 #[derive(Clone, Debug)]
 pub struct Module {
@@ -247,6 +255,16 @@ impl Module {
         }
         if block > MAX_BLOCK {
             return Err(launch_error(format!("{block} threads per block is more than the hardware's {MAX_BLOCK}")));
+        }
+        if grid > MAX_GRID {
+            return Err(launch_error(format!("{grid} blocks is more than CUDA's {MAX_GRID}")));
+        }
+        let (id, _) = self.ir.find(&k.name).expect("a kernel of this module");
+        if grid > MAX_COOPERATIVE_GRID && sim::has_grid_barrier(&self.code, id.0, block) {
+            return Err(launch_error(format!(
+                "`{}` has a grid-wide barrier, so all its blocks must be resident at once: at most {MAX_COOPERATIVE_GRID} blocks, not {grid}",
+                k.name
+            )));
         }
         if u64::from(block) % k.t_mult != 0 {
             return Err(launch_error(format!(

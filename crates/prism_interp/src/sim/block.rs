@@ -350,7 +350,7 @@ impl<'a> BlockSim<'a> {
                 return;
             }
             if self.spinning(g) {
-                self.report_spin(g);
+                self.report_spin(g, 0);
                 return;
             }
         }
@@ -376,7 +376,8 @@ impl<'a> BlockSim<'a> {
     }
 
     /// Reports threads that spin forever.
-    pub fn report_spin(&self, g: &mut GCtx) {
+    /// `not_started` blocks are waiting for a resident slot.
+    pub fn report_spin(&self, g: &mut GCtx, not_started: usize) {
         let f = self.frags.iter().flatten().find(|f| f.wait == Wait::None).expect("a spinning fragment");
         let span = self.s.code.funcs[self.func_of(f) as usize].info[f.pc.saturating_sub(1) as usize].span;
         let thread = self.thread(f.warp, f.mask.trailing_zeros());
@@ -388,10 +389,7 @@ impl<'a> BlockSim<'a> {
                 span,
                 thread,
                 other: None,
-                notes: vec![
-                    "every thread that could still run is polling memory that has not changed since it last looked"
-                        .into(),
-                ],
+                notes: spin_notes(not_started),
             },
         );
     }
@@ -703,4 +701,16 @@ pub fn lanes_of(mask: u32) -> impl Iterator<Item = usize> {
             Some(l as usize)
         }
     })
+}
+
+fn spin_notes(not_started: usize) -> Vec<String> {
+    let mut notes =
+        vec!["every thread that could still run is polling memory that has not changed since it last looked".into()];
+    if not_started > 0 {
+        notes.push(format!(
+            "{not_started} block(s) have not started: like a GPU, the simulator keeps at most {} blocks resident, so a block must not wait for one that may start later (take a ticket with `atomic_add` rather than trusting the block index order)",
+            super::RESIDENT_BLOCKS
+        ));
+    }
+    notes
 }

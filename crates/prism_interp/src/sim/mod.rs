@@ -227,18 +227,20 @@ pub fn run(
             clock: 0,
             writes: 0,
         };
+        let mut order: Vec<u32> = (0..grid).collect();
+        if cfg.seed.is_some() {
+            for i in (1..order.len()).rev() {
+                let j = g.rng.below(i as u64 + 1) as usize;
+                order.swap(i, j);
+            }
+        }
         // Blocks that poll memory another block writes (the look-back scan) need the other
         // block to make progress while they spin, as on a GPU where both are resident.
-        if grid_sync || (grid > 1 && polls(code, kernel)) {
-            run_coresident(&shared, &mut g);
+        if grid_sync {
+            run_coresident(&shared, &mut g, order, grid as usize);
+        } else if grid > 1 && polls(code, kernel) {
+            run_coresident(&shared, &mut g, order, RESIDENT_BLOCKS);
         } else {
-            let mut order: Vec<u32> = (0..grid).collect();
-            if cfg.seed.is_some() {
-                for i in (1..order.len()).rev() {
-                    let j = g.rng.below(i as u64 + 1) as usize;
-                    order.swap(i, j);
-                }
-            }
             for b in order {
                 if shared.stop.load(Ordering::Relaxed) {
                     break;
@@ -284,11 +286,28 @@ pub fn run(
     }
 }
 
-/// Runs every block interleaved on one core, for kernels with grid-wide barriers.
-fn run_coresident(s: &Shared<'_>, g: &mut GCtx) {
-    let mut sims: Vec<BlockSim<'_>> = (0..s.grid).map(|b| BlockSim::new(s, b, g)).collect();
+/// How many blocks a polling kernel keeps resident at once, as a GPU would: enough for
+/// spin-waits on earlier blocks to make progress, few enough that any grid fits in memory.
+pub const RESIDENT_BLOCKS: usize = 64;
+
+/// Runs blocks interleaved on one core: all of them for kernels with grid-wide barriers
+/// (`window` is the grid), or a window of resident blocks for kernels that poll memory,
+/// admitting the next block in `order` whenever one finishes.
+fn run_coresident(s: &Shared<'_>, g: &mut GCtx, order: Vec<u32>, window: usize) {
+    let all = window >= order.len();
+    let mut pending = order.into_iter();
+    let mut sims: Vec<BlockSim<'_>> = Vec::new();
     loop {
-        if s.stop.load(Ordering::Relaxed) {
+        if !all {
+            sims.retain(|b| !b.finished());
+        }
+        while sims.len() < window {
+            match pending.next() {
+                Some(b) => sims.push(BlockSim::new(s, b, g)),
+                None => break,
+            }
+        }
+        if s.stop.load(Ordering::Relaxed) || sims.iter().all(|b| b.finished()) {
             return;
         }
         let mut progressed = false;
@@ -296,10 +315,10 @@ fn run_coresident(s: &Shared<'_>, g: &mut GCtx) {
             progressed |= sim.step_slice(g);
         }
         if sims.iter().all(|b| b.finished()) {
-            return;
+            continue;
         }
         // A grid barrier completes when every block's threads wait at it.
-        if sims.iter().all(|b| b.finished() || b.waiting_only_at_grid_barrier()) && sims.iter().any(|b| !b.finished()) {
+        if all && sims.iter().all(|b| b.finished() || b.waiting_only_at_grid_barrier()) {
             let sites: Vec<Option<(u32, u32)>> = sims.iter().map(|b| b.grid_barrier_consistent()).collect();
             if sims.iter().any(|b| b.finished()) || sites.iter().any(|x| x.is_none() || *x != sites[0]) {
                 let waiting = sims.iter().find(|b| !b.finished()).expect("some block waits");
@@ -321,7 +340,8 @@ fn run_coresident(s: &Shared<'_>, g: &mut GCtx) {
         if sims.iter().all(|b| b.finished() || b.spinning(g) || b.runnable.is_empty())
             && let Some(b) = sims.iter().find(|b| !b.finished() && b.spinning(g))
         {
-            b.report_spin(g);
+            let waiting_to_start = pending.len();
+            b.report_spin(g, waiting_to_start);
             return;
         }
     }
@@ -345,6 +365,13 @@ fn smem_of(code: &Code, f: u32) -> u64 {
         need
     }
     walk(code, f, 0, 0)
+}
+
+/// Whether a kernel (or a function it calls) has a grid-wide barrier.
+pub fn has_grid_barrier(code: &Code, kernel: u32, block: u32) -> bool {
+    let mut grid = false;
+    collect_scopes(code, kernel, block, &mut Vec::new(), &mut grid, &mut vec![false; code.funcs.len()]);
+    grid
 }
 
 /// Whether a kernel (or a function it calls) polls memory with atomic or volatile loads.
