@@ -351,6 +351,14 @@ impl Module {
         if buffers.len() > (1 << 22) {
             return Err(argument_error("too many buffers"));
         }
+        let elements: u64 = buffers.iter().map(|b| b.len() as u64).sum();
+        if cfg.checks.races && sim::shadow_bytes(elements) > sim::MAX_SHADOW_BYTES {
+            return Err(argument_error(format!(
+                "race checking these buffers ({elements} elements) would need {} GiB of shadow memory, more than {} GiB; run with `--checks uniformity` or `--checks none`, or smaller buffers",
+                sim::shadow_bytes(elements) >> 30,
+                sim::MAX_SHADOW_BYTES >> 30
+            )));
+        }
         Ok(sim::run(&self.code, id.0, grid, block, &params, &buffers, &names, cfg))
     }
 }

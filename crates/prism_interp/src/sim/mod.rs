@@ -407,3 +407,11 @@ fn collect_scopes(code: &Code, f: u32, t: u32, out: &mut Vec<u64>, grid: &mut bo
         }
     }
 }
+
+/// The most memory the race shadow of global buffers may take (about 230 bytes per element).
+pub const MAX_SHADOW_BYTES: u64 = 4 << 30;
+
+/// The bytes race checking needs for buffers of `elements` elements in all.
+pub fn shadow_bytes(elements: u64) -> u64 {
+    elements.saturating_mul(std::mem::size_of::<GCell>() as u64)
+}
