@@ -678,6 +678,8 @@ impl Fx<'_> {
                     ..Default::default()
                 }));
             }
+            // A check for the simulator only.
+            K::AssertUniform { .. } => {}
             K::BarrierArrive { scope, id, .. } | K::BarrierWait { scope, id }
                 if self.split_slot(*id).is_none() || !is_block(*scope) =>
             {

@@ -101,6 +101,8 @@ pub enum Op {
     Intr(Box<Intr>),
     /// A barrier over each `scope`-unit.
     Barrier { scope: Persp },
+    /// Checks that variable register `reg` is uniform over `persp`-units.
+    AssertUniform { reg: R, persp: Persp, ty: Scalar },
     /// A split barrier's arrive (never blocks).
     Arrive { scope: Persp, id: u32 },
     /// A split barrier's wait.
@@ -156,6 +158,8 @@ pub struct FuncCode {
     pub locals: Vec<(Scalar, u64)>,
     /// Local array names (for messages).
     pub local_names: Vec<String>,
+    /// Register names: the source variable a register holds, if any (for messages).
+    pub reg_names: Vec<Option<String>>,
     /// Access sites: memory name, whether it writes, span.
     pub accesses: Vec<ir::AccessInfo>,
     /// Memory names (for messages).
@@ -205,6 +209,7 @@ fn compile_function(_p: &ir::Program, f: &ir::Function) -> FuncCode {
         params: f.params.iter().map(|r| r.0).collect(),
         locals: f.locals.iter().map(|l| (l.elem, l.len)).collect(),
         local_names: f.locals.iter().map(|l| l.name.clone()).collect(),
+        reg_names: f.regs.iter().map(|r| r.name.clone()).collect(),
         accesses: f.accesses.clone(),
         mems: f.mems.clone(),
         entry: f.entry,
@@ -325,6 +330,10 @@ impl Cx<'_> {
             }
             K::Barrier { scope, .. } => {
                 self.push(Op::Barrier { scope: *scope }, span, code);
+            }
+            K::AssertUniform { reg, persp } => {
+                let ty = self.scalar(*reg);
+                self.push(Op::AssertUniform { reg: reg.0, persp: *persp, ty }, span, code);
             }
             K::BarrierArrive { scope, id, .. } => {
                 self.push(Op::Arrive { scope: *scope, id: *id }, span, code);

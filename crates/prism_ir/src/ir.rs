@@ -464,6 +464,16 @@ pub enum InstKind {
         /// Why.
         origin: BarrierOrigin,
     },
+    /// A promise the simulator checks: `reg`, a variable at perspective `persp`, holds the
+    /// same value in every thread of each `persp`-unit. Placed after `with unsafe:` blocks
+    /// that assign such variables, where the checker's guarantee of uniformity ends. The
+    /// CUDA backend emits nothing for it.
+    AssertUniform {
+        /// The variable's register.
+        reg: Reg,
+        /// Its perspective.
+        persp: Persp,
+    },
     /// The first half of a split barrier over each `scope`-unit: this thread's memory accesses
     /// before it are ordered before the accesses of every thread of its unit after the
     /// matching [`InstKind::BarrierWait`]. It never blocks. Barrier motion makes split
@@ -605,6 +615,7 @@ impl InstKind {
                 })
                 .collect(),
             If { cond, .. } => vec![*cond],
+            AssertUniform { reg, .. } => vec![*reg],
             Return { value } => value.iter().copied().collect(),
             _ => Vec::new(),
         }

@@ -299,13 +299,26 @@ impl Cx<'_> {
             StmtKind::Partition { src, view, body } => self.scope(ScopeKind::Partition, *src, *view, body, span, out),
             StmtKind::Claim { src, view, body } => self.scope(ScopeKind::Claim, *src, *view, body, span, out),
             StmtKind::Async { src, view, body } => self.scope(ScopeKind::Async, *src, *view, body, span, out),
-            StmtKind::Unsafe { cuda, body } => {
+            StmtKind::Unsafe { cuda, body: tbody } => {
                 self.unsafe_depth += 1;
-                let body = self.sub(body);
+                let body = self.sub(tbody);
                 self.unsafe_depth -= 1;
                 match cuda {
                     Some(text) => self.emit(out, InstKind::Verbatim { text: text.clone(), sim: Some(body) }, span),
                     None => self.emit(out, InstKind::Unsafe { body }, span),
+                }
+                // Where the trust ends, the simulator checks that variables this unsafe code
+                // assigned are as uniform as their perspectives say.
+                if self.unsafe_depth == 0 {
+                    let mut assigned = Vec::new();
+                    assigned_in(tbody, &mut std::collections::HashSet::new(), &mut assigned);
+                    for (v, at) in assigned {
+                        let var = self.tf.var(v);
+                        let narrow = var.persp.level == prism_types::perspective::Level::Thread && var.persp.n == 1;
+                        if let (Some(&reg), false) = (self.regs.get(&v), narrow) {
+                            self.emit(out, InstKind::AssertUniform { reg, persp: var.persp }, at);
+                        }
+                    }
                 }
             }
             StmtKind::UnsafeText(text) => self.emit(out, InstKind::Verbatim { text: text.clone(), sim: None }, span),
@@ -725,5 +738,43 @@ fn zero_of(s: Scalar) -> ConstValue {
         Scalar::Bool => ConstValue::Bool(false),
         s if s.is_float() => ConstValue::Float(0.0),
         _ => ConstValue::Int(0),
+    }
+}
+
+/// The scalar variables declared outside `b` that statements in it assign, each with the
+/// span of its last assignment, in order of first assignment.
+fn assigned_in(b: &tir::Block, declared: &mut std::collections::HashSet<VarId>, out: &mut Vec<(VarId, Span)>) {
+    for s in &b.stmts {
+        match &s.kind {
+            StmtKind::Decl { var, .. } => {
+                declared.insert(*var);
+            }
+            StmtKind::For { var, body, .. } => {
+                declared.insert(*var);
+                assigned_in(body, declared, out);
+            }
+            StmtKind::Assign { place: tir::Place::Var(v), .. } if !declared.contains(v) => {
+                match out.iter_mut().find(|(x, _)| x == v) {
+                    Some(e) => e.1 = s.span,
+                    None => out.push((*v, s.span)),
+                }
+            }
+            StmtKind::If { then, otherwise, .. } => {
+                assigned_in(then, declared, out);
+                assigned_in(otherwise, declared, out);
+            }
+            StmtKind::While { body, .. }
+            | StmtKind::Group { body, .. }
+            | StmtKind::Partition { body, .. }
+            | StmtKind::Claim { body, .. }
+            | StmtKind::Async { body, .. }
+            | StmtKind::Unsafe { body, .. } => assigned_in(body, declared, out),
+            StmtKind::Split { cases, .. } => {
+                for c in cases {
+                    assigned_in(&c.body, declared, out);
+                }
+            }
+            _ => {}
+        }
     }
 }

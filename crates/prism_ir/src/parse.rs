@@ -616,6 +616,11 @@ impl P {
                     w => return self.err(format!("expected `explicit` or `inferred`, found `{w}`")),
                 }
             }
+            "assert.uniform" => {
+                let reg = self.reg()?;
+                let persp = self.persp()?;
+                InstKind::AssertUniform { reg, persp }
+            }
             "arrive" => {
                 let scope = self.persp()?;
                 let id = self.split_id()?;

@@ -283,6 +283,9 @@ fn inst(p: &Program, k: &InstKind, depth: usize, out: &mut String) {
                 let _ = writeln!(out, "arrive {scope} s{id} inferred {mem}");
             }
         },
+        AssertUniform { reg, persp } => {
+            let _ = writeln!(out, "assert.uniform {reg} {persp}");
+        }
         BarrierWait { scope, id } => {
             let _ = writeln!(out, "wait {scope} s{id}");
         }

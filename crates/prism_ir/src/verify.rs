@@ -427,6 +427,11 @@ impl V<'_> {
                     self.err(format!("barrier over {scope} in {code} code"));
                 }
             }
+            AssertUniform { reg, .. } => {
+                if !matches!(self.ty(*reg), Some(Type::Scalar(_))) {
+                    self.err(format!("assert.uniform of {reg}, which is not a scalar"));
+                }
+            }
             // Checked as pairs by `split_barriers`.
             BarrierArrive { .. } | BarrierWait { .. } => {
                 if self.in_unsafe_code() {

@@ -209,7 +209,7 @@ pub struct BlockSim<'a> {
     /// Cross-warp uniformity checks in progress: (unit size, unit, function, pc, occurrence)
     /// -> (value, warps that reported, first thread).
     #[allow(clippy::type_complexity)]
-    pub utable: HashMap<(u64, u64, u32, u32, u32), (bool, u32, Thread)>,
+    pub utable: HashMap<(u64, u64, u32, u32, u32), (u64, u32, Thread)>,
     /// Split barriers in progress, per (unit size, unit, function, id).
     pub split_units: HashMap<(u64, u64, u32, u32), SplitUnit>,
     /// Outstanding asynchronous copies per thread.

@@ -158,6 +158,20 @@ fn load_global(
     Ok(())
 }
 
+/// What a uniformity check is about, for its report.
+#[derive(Clone, Copy)]
+enum Uniform<'n> {
+    /// A branch or loop condition.
+    Condition(&'n str),
+    /// A variable (its name and type) after unsafe code assigned it.
+    Variable(&'n str, Scalar),
+}
+
+/// A condition register's lanes as 0 or 1.
+fn bools(cond: &[u64]) -> [u64; 32] {
+    std::array::from_fn(|l| u64::from(cond[l] != 0))
+}
+
 /// The lanes of `mask` where a `bool` register is true.
 #[inline(always)]
 fn true_lanes(cond: &[u64], mask: u32) -> u32 {
@@ -524,7 +538,14 @@ impl<'a> BlockSim<'a> {
                         let taken = true_lanes(&fr.regs[c..c + 32], mask);
                         if *uniform
                             && s.cfg.checks.uniformity
-                            && !self.uniform(g, &f, &fr.regs[c..c + 32], fc, func, "condition")
+                            && !self.uniform(
+                                g,
+                                &f,
+                                &bools(&fr.regs[c..c + 32]),
+                                fc.info[pc as usize].code,
+                                func,
+                                Uniform::Condition("condition"),
+                            )
                         {
                             put_back!();
                             return;
@@ -551,7 +572,14 @@ impl<'a> BlockSim<'a> {
                         let stay = true_lanes(&fr.regs[c..c + 32], mask);
                         if *uniform
                             && s.cfg.checks.uniformity
-                            && !self.uniform(g, &f, &fr.regs[c..c + 32], fc, func, "loop condition")
+                            && !self.uniform(
+                                g,
+                                &f,
+                                &bools(&fr.regs[c..c + 32]),
+                                fc.info[pc as usize].code,
+                                func,
+                                Uniform::Condition("loop condition"),
+                            )
                         {
                             put_back!();
                             return;
@@ -673,6 +701,16 @@ impl<'a> BlockSim<'a> {
                             continue 'outer;
                         }
                         return;
+                    }
+                    Op::AssertUniform { reg, persp, ty } => {
+                        let r = *reg as usize * 32;
+                        let name = fc.reg_names.get(*reg as usize).and_then(|n| n.as_deref()).unwrap_or("?");
+                        if s.cfg.checks.uniformity
+                            && !self.uniform(g, &f, &fr.regs[r..r + 32], *persp, func, Uniform::Variable(name, *ty))
+                        {
+                            put_back!();
+                            return;
+                        }
                     }
                     Op::Arrive { scope, id: sid } => {
                         let size = self.unit_size(*scope);
@@ -1132,24 +1170,24 @@ impl<'a> BlockSim<'a> {
         }
     }
 
-    /// Checks that a condition is the same in every thread of each unit of the code
-    /// perspective (within this fragment, and across the warps of units wider than a
-    /// warp). Reports and returns false if not.
+    /// Checks that `vals` (a condition, or a variable) are the same in every thread of each
+    /// `persp`-unit, within this fragment and across the warps of units wider than a warp.
+    /// Reports with `what` and returns false if not.
     #[allow(clippy::too_many_arguments)]
     fn uniform(
         &mut self,
         g: &mut GCtx,
         f: &super::block::Frag,
-        cond: &[u64],
-        fc: &FuncCode,
+        vals: &[u64],
+        persp: Persp,
         func: u32,
-        what: &str,
+        what: Uniform<'_>,
     ) -> bool {
         let s = self.s;
-        let info = fc.info[f.pc as usize];
+        let span = s.code.funcs[func as usize].info[f.pc as usize].span;
         let t = u64::from(s.block);
         // Uniformity across blocks is not checked: each block runs on its own.
-        let n = info.code.threads(t, u64::from(s.grid)).clamp(1, t);
+        let n = persp.threads(t, u64::from(s.grid)).clamp(1, t);
         if n == 1 {
             return true;
         }
@@ -1159,22 +1197,17 @@ impl<'a> BlockSim<'a> {
             let unit = u64::from(w * 32 + l as u32) / n;
             match first {
                 Some((u, fl)) if u == unit => {
-                    if (cond[l] != 0) != (cond[fl] != 0) {
-                        self.non_uniform(
-                            g,
-                            info.span,
-                            info.code,
-                            what,
-                            (self.thread(w, fl as u32), cond[fl] != 0),
-                            (self.thread(w, l as u32), cond[l] != 0),
-                        );
+                    if vals[l] != vals[fl] {
+                        let (a, b) = ((self.thread(w, fl as u32), vals[fl]), (self.thread(w, l as u32), vals[l]));
+                        self.non_uniform(g, span, persp, what, a, b);
                         return false;
                     }
                 }
                 _ => first = Some((unit, l)),
             }
         }
-        // Units spanning several whole warps: compare with the other warps' values.
+        // Units spanning several whole warps: compare with the other warps' values at the
+        // same evaluation (the k-th time each warp gets here).
         let live = self.warps[w as usize].live;
         if n > 32 && n % 32 == 0 && f.mask == live {
             let key = (func, f.pc);
@@ -1185,7 +1218,7 @@ impl<'a> BlockSim<'a> {
             };
             let unit = u64::from(w * 32) / n;
             let lane = f.mask.trailing_zeros() as usize;
-            let value = cond[lane] != 0;
+            let value = vals[lane];
             let me = self.thread(w, lane as u32);
             let expected = self.unit_threads(n, unit).div_ceil(32) as u32;
             let k = (n, unit, key.0, key.1, occ);
@@ -1198,7 +1231,7 @@ impl<'a> BlockSim<'a> {
                 Some(e) => {
                     if e.0 != value {
                         let other = (e.2, e.0);
-                        self.non_uniform(g, info.span, info.code, what, other, (me, value));
+                        self.non_uniform(g, span, persp, what, other, (me, value));
                         return false;
                     }
                     e.1 += 1;
@@ -1212,19 +1245,39 @@ impl<'a> BlockSim<'a> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn non_uniform(&mut self, g: &mut GCtx, span: Span, code: Persp, what: &str, a: (Thread, bool), b: (Thread, bool)) {
+    fn non_uniform(
+        &mut self,
+        g: &mut GCtx,
+        span: Span,
+        persp: Persp,
+        what: Uniform<'_>,
+        a: (Thread, u64),
+        b: (Thread, u64),
+    ) {
+        let p = persp_text(persp);
+        let (message, show, rule): (String, &dyn Fn(u64) -> String, String) = match what {
+            Uniform::Condition(kind) => (
+                format!("this {kind} differs between threads of one `{p}` unit"),
+                &|v| (v != 0).to_string(),
+                format!("code at `{p}` must take the same path in all threads of each unit"),
+            ),
+            Uniform::Variable(name, ty) => (
+                format!("`{name}` is at `{p}`, but this `with unsafe:` code left it different in threads of one unit"),
+                &move |v| value::show(ty, v),
+                format!(
+                    "a variable at `{p}` holds one value per `{p}` unit; unsafe code is trusted to keep that promise"
+                ),
+            ),
+        };
         self.fatal(
             g,
             Report {
                 kind: ReportKind::NonUniform,
-                message: format!("this {what} differs between threads of one `{}` unit", persp_text(code)),
+                message,
                 span,
                 thread: b.0,
                 other: None,
-                notes: vec![
-                    format!("{} has `{}` but {} has `{}`", a.0, a.1, b.0, b.1),
-                    format!("code at `{}` must take the same path in all threads of each unit", persp_text(code)),
-                ],
+                notes: vec![format!("{} has `{}` but {} has `{}`", a.0, show(a.1), b.0, show(b.1)), rule],
             },
         );
     }
