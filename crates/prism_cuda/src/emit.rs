@@ -678,7 +678,7 @@ impl Fx<'_> {
                     ..Default::default()
                 }));
             }
-            // A check for the simulator only.
+            // A check for the simulator only (`emit` removes them first).
             K::AssertUniform { .. } => {}
             K::BarrierArrive { scope, id, .. } | K::BarrierWait { scope, id }
                 if self.split_slot(*id).is_none() || !is_block(*scope) =>

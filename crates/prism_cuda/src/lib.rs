@@ -100,6 +100,11 @@ pub struct Output {
 /// Emits CUDA for a program that passed checking, lowering and synchronisation inference.
 pub fn emit(program: &Program, opts: &Options) -> Output {
     let mut program = program.clone();
+    // The simulator's uniformity checks are no code on the GPU, and must not keep variables
+    // alive that nothing else reads.
+    for f in &mut program.functions {
+        strip_asserts(&mut f.body);
+    }
     let barriers = if opts.optimize { opt::optimize(&mut program) } else { opt::Counts::of(&program) };
     let lines = opts.source.as_deref().map(emit::Lines::new);
     let (g, mut errors) = emit::global(&program, lines, opts.extern_c);
@@ -133,4 +138,13 @@ pub fn emit(program: &Program, opts: &Options) -> Output {
     }
     let needs_sm90a = g.sm90.iter().any(|&b| b);
     Output { text, kernels, errors, needs_sm90a, barriers }
+}
+
+fn strip_asserts(b: &mut prism_ir::ir::Block) {
+    b.insts.retain(|i| !matches!(i.kind, prism_ir::ir::InstKind::AssertUniform { .. }));
+    for i in &mut b.insts {
+        for nb in i.kind.blocks_mut() {
+            strip_asserts(nb);
+        }
+    }
 }

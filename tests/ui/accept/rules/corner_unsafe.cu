@@ -11,14 +11,12 @@ extern "C" __global__ void trusted(int* __restrict__ out, const bool* __restrict
     const int prism_tid = threadIdx.x;
     {  // group(block[1])
         const int t = prism_tid;  // line 10
-        int total = 0;  // line 11
         {  // with unsafe
             if (flags[t]) {  // line 13
                 __syncthreads();  // line 14
             }
             out[t] = t;  // line 15
             {  // group(thread[1])
-                total = t;  // line 17
             }
         }
         __threadfence_block();  // line 19
