@@ -9,6 +9,8 @@
 
 use crate::MessageFormat;
 use crate::check::{emit, read_source, target};
+use crate::files::{temp_path, write_atomic};
+use crate::usage as fail;
 use prism_diag::Problems;
 use prism_span::SourceMap;
 use std::path::{Path, PathBuf};
@@ -35,29 +37,6 @@ pub struct BuildArgs {
     pub no_opt: bool,
     #[command(flatten)]
     pub common: crate::check::Common,
-}
-
-fn fail(msg: &str) -> u8 {
-    eprintln!("error: {msg}");
-    2
-}
-
-/// Writes `bytes` to `path` through a temporary file in the same directory.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    let tmp = temp_path(path);
-    if let Err(e) = std::fs::write(&tmp, bytes) {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(format!("cannot write `{}`: {e}", path.display()));
-    }
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        format!("cannot write `{}`: {e}", path.display())
-    })
-}
-
-fn temp_path(path: &Path) -> PathBuf {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    path.with_file_name(format!(".{name}.tmp{}", std::process::id()))
 }
 
 pub fn run(a: &BuildArgs) -> u8 {

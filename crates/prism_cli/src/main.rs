@@ -11,6 +11,7 @@
 mod build;
 mod check;
 mod explain;
+mod files;
 mod run;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -60,6 +61,12 @@ enum Command {
         #[arg(long)]
         list: bool,
     },
+}
+
+/// Prints a usage or IO error; its exit code, 2.
+pub fn usage(msg: &str) -> u8 {
+    eprintln!("error: {msg}");
+    2
 }
 
 /// Writes to stdout, ignoring a closed pipe (`prism explain x | head` must not panic).

@@ -6,10 +6,10 @@
 //! written only after a clean run, each to a temporary file renamed into place, so no
 //! partial output file is ever left behind.
 
-use crate::MessageFormat;
 use crate::check::{emit, read_source, target};
+use crate::{MessageFormat, usage};
 use prism_diag::{Diagnostic, Problems};
-use prism_interp::args::{self, Source};
+use prism_interp::args;
 use prism_interp::{Arg, Checks, Config, KernelInfo, Module, ParamKind};
 use prism_span::{SourceMap, Span};
 use std::path::{Path, PathBuf};
@@ -124,11 +124,6 @@ pub fn run(a: &RunArgs) -> u8 {
     }
 }
 
-fn usage(msg: &str) -> u8 {
-    eprintln!("error: {msg}");
-    2
-}
-
 fn report(map: &SourceMap, diags: Vec<Diagnostic>, a: &RunArgs) {
     let mut p = Problems::default();
     for d in diags {
@@ -194,34 +189,10 @@ fn prepare(a: &RunArgs, m: &Module, file: prism_span::FileId) -> Result<Prepared
             };
             return Err(at_kernel("bad-argument", format!("missing `--arg {}=...` ({hint})", p.name)));
         };
-        match &p.kind {
-            ParamKind::Scalar(t) => {
-                let arg = args::parse_scalar(v, *t)
-                    .map_err(|e| at_kernel("bad-argument", format!("argument `{}`: {e}", p.name)))?;
-                args.push(arg);
-                shapes.push(Vec::new());
-            }
-            ParamKind::Pointer(_) | ParamKind::Opaque => {
-                let source = args::parse_source(v)
-                    .map_err(|e| at_kernel("bad-argument", format!("argument `{}`: {e}", p.name)))?;
-                let (buffer, shape) = match source {
-                    Source::Gen { kind, elem, shape, seed } => {
-                        (args::generate(kind, elem, shape.iter().product(), seed), shape)
-                    }
-                    Source::Npy(path) => {
-                        let bytes = std::fs::read(&path).map_err(|e| {
-                            at_kernel("bad-argument", format!("argument `{}`: cannot read `{path}`: {e}", p.name))
-                        })?;
-                        let arr = prism_interp::npy::parse(&bytes)
-                            .map_err(|e| at_kernel("bad-argument", format!("argument `{}`: `{path}`: {e}", p.name)))?;
-                        (arr.buffer, arr.shape)
-                    }
-                };
-                args::check_buffer(&p.name, &p.kind, &buffer, v).map_err(|e| at_kernel("bad-argument", e))?;
-                args.push(Arg::Buffer(buffer));
-                shapes.push(shape);
-            }
-        }
+        let mut read = |path: &str| std::fs::read(path).map_err(|e| format!("cannot read `{path}`: {e}"));
+        let (arg, shape) = args::build(p, v, &mut read).map_err(|e| at_kernel("bad-argument", e))?;
+        args.push(arg);
+        shapes.push(shape);
     }
     // Outputs: pointer parameters, each written once, to a directory that exists.
     let mut outs = Vec::new();
@@ -328,24 +299,11 @@ fn write_outputs(p: &Prepared) -> u8 {
         } else {
             vec![buffer.len()]
         };
-        let bytes = prism_interp::npy::write(buffer, &shape);
-        let tmp = path.with_extension(format!("npy.tmp{}", std::process::id()));
-        if let Err(e) = std::fs::write(&tmp, bytes) {
-            let _ = std::fs::remove_file(&tmp);
-            for (t, _) in &temps {
-                let _ = std::fs::remove_file(t);
-            }
-            return usage(&format!("cannot write `{}`: {e}", path.display()));
-        }
-        temps.push((tmp, path.clone()));
+        temps.push((path.as_path(), prism_interp::npy::write(buffer, &shape)));
     }
-    for (tmp, path) in &temps {
-        if let Err(e) = std::fs::rename(tmp, path) {
-            for (t, _) in &temps {
-                let _ = std::fs::remove_file(t);
-            }
-            return usage(&format!("cannot write `{}`: {e}", path.display()));
-        }
+    let files: Vec<(&Path, &[u8])> = temps.iter().map(|(p, b)| (*p, b.as_slice())).collect();
+    if let Err(e) = crate::files::write_all_atomic(&files) {
+        return usage(&e);
     }
     for &i in &p.prints {
         let b = p.args[i].as_buffer().expect("validated pointer argument");

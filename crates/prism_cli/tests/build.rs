@@ -1,34 +1,9 @@
 //! `prism build` and `prism run --device cuda` end to end: outputs, exit codes, and the
 //! errors users see on a machine without nvcc or a CUDA driver.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn prism(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_prism"));
-    c.args(args).current_dir(root()).env("NO_COLOR", "1");
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    c.output().expect("the binary runs")
-}
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("prism-build-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temp dir");
-    d
-}
-
-const SAXPY: &str = "tests/ui/accept/kernels/01_saxpy_grid_stride.prism";
+use common::{SAXPY, prism_env as prism, root, scratch, stderr};
 
 #[test]
 fn build_writes_the_snapshotted_cuda() {

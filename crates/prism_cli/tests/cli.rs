@@ -1,38 +1,9 @@
 //! The `prism` binary end to end: exit codes, output files, and the errors users see.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn prism(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_prism"))
-        .args(args)
-        .current_dir(root())
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("the binary runs")
-}
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-/// A scratch directory of this test's own.
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("prism-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temp dir");
-    d
-}
-
-const SAXPY: &str = "tests/ui/accept/kernels/01_saxpy_grid_stride.prism";
+use common::{SAXPY, prism, scratch, stderr, stdout};
+use std::process::Output;
 
 fn saxpy(extra: &[&str]) -> Output {
     let mut args = vec!["run", SAXPY, "--kernel", "saxpy", "--grid", "2", "--block", "64", "--color", "never"];

@@ -129,17 +129,7 @@ pub enum Purity {
 pub fn purity(k: &InstKind) -> Purity {
     use InstKind::*;
     match k {
-        Const { .. }
-        | Copy { .. }
-        | Unary { .. }
-        | Binary { .. }
-        | Select { .. }
-        | Cast { .. }
-        | RelId { .. }
-        | Raw { .. }
-        | SharedAddr { .. }
-        | LocalAddr { .. }
-        | PtrOffset { .. } => Purity::Pure,
+        k if k.is_register_only() => Purity::Pure,
         Load { .. } | LocalLoad { .. } => Purity::Reads,
         Intrinsic { dsts, intrinsic, .. } if dsts.len() == 1 => {
             if intrinsic.sig().code == CodeReq::Pure {

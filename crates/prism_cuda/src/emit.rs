@@ -87,10 +87,6 @@ fn split_ids(b: &Block) -> Vec<u32> {
     ids
 }
 
-fn is_block(p: Persp) -> bool {
-    p.level == prism_types::perspective::Level::Block && p.n == 1
-}
-
 pub fn function(g: &Global, id: FuncId, first_line: u32) -> (Func, Option<KernelAbi>, Vec<crate::Unsupported>, u32) {
     let f = g.program.func(id);
     let kernel = f.kind == FnKind::Kernel;
@@ -681,7 +677,7 @@ impl Fx<'_> {
             // A check for the simulator only (`emit` removes them first).
             K::AssertUniform { .. } => {}
             K::BarrierArrive { scope, id, .. } | K::BarrierWait { scope, id }
-                if self.split_slot(*id).is_none() || !is_block(*scope) =>
+                if self.split_slot(*id).is_none() || *scope != Persp::BLOCK =>
             {
                 self.errors.push(crate::Unsupported {
                     span: inst.span,

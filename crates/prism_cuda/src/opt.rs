@@ -58,28 +58,6 @@ pub fn optimize(p: &mut Program) -> Counts {
     Counts { before, after: count(p) }
 }
 
-/// Whether an instruction leaves shared and global memory alone (and calls nothing).
-fn quiet(k: &InstKind) -> bool {
-    use InstKind::*;
-    matches!(
-        k,
-        Const { .. }
-            | Copy { .. }
-            | Unary { .. }
-            | Binary { .. }
-            | Select { .. }
-            | Cast { .. }
-            | RelId { .. }
-            | Raw { .. }
-            | SharedAddr { .. }
-            | LocalAddr { .. }
-            | PtrOffset { .. }
-            | LocalDecl { .. }
-            | LocalLoad { .. }
-            | LocalStore { .. }
-    )
-}
-
 fn remove_redundant(b: &mut Block, facts: Facts) {
     for inst in &mut b.insts {
         for nb in inst.kind.blocks_mut() {
@@ -96,7 +74,8 @@ fn remove_redundant(b: &mut Block, facts: Facts) {
                 true
             }
         },
-        k if quiet(k) => true,
+        // Nothing another thread can see happens between the barriers.
+        k if k.is_thread_private() => true,
         _ => {
             covering = None;
             true

@@ -16,9 +16,7 @@ fn module() -> Module {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/ui/accept/kernels/03_sgemm_1_naive.prism");
     let src = std::fs::read_to_string(path).expect("the corpus is there");
     let mut problems = prism_diag::Problems::default();
-    let tir = prism_types::check_source(prism_span::FileId(0), &src, &prism_types::Target::default(), &mut problems);
-    assert!(!problems.has_errors());
-    Module::new(prism_ir::lower(&tir))
+    Module::compile(prism_span::FileId(0), &src, &prism_types::Target::default(), &mut problems).expect("it checks")
 }
 
 fn inputs() -> (Vec<f32>, Vec<f32>, Vec<f32>) {

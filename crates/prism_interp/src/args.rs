@@ -15,7 +15,7 @@
 
 use crate::memory::Buffer;
 use crate::value::{from_f64, norm};
-use crate::{Arg, ParamKind};
+use crate::{Arg, Param, ParamKind};
 use prism_types::ty::Scalar;
 
 /// A pointer argument's contents before the file is read.
@@ -47,20 +47,8 @@ pub enum GenKind {
     Rand,
 }
 
-/// The numpy-style name of a type (`f32`, `i32`, ...).
-pub fn dtype_name(s: Scalar) -> &'static str {
-    match s {
-        Scalar::F32 => "f32",
-        Scalar::F64 => "f64",
-        Scalar::I32 => "i32",
-        Scalar::U32 => "u32",
-        Scalar::I64 => "i64",
-        Scalar::U64 => "u64",
-        Scalar::F16 => "f16",
-        Scalar::BF16 => "bf16",
-        Scalar::Bool => "bool",
-    }
-}
+/// The numpy-style name of a type (`f32`, `i32`, ...): the IR's names are numpy's.
+pub use prism_ir::print::scalar_name as dtype_name;
 
 fn dtype(name: &str) -> Option<Scalar> {
     Some(match name {
@@ -198,6 +186,35 @@ fn parse_int(t: &str) -> Option<i128> {
         return None;
     };
     Some(if neg { -v } else { v })
+}
+
+/// Builds the argument for parameter `p` from its text, as `prism run --arg` takes it,
+/// with the buffer's shape (empty for scalars). `read` reads a `.npy` file's bytes (the
+/// caller does the IO). Errors are complete sentences naming the parameter.
+pub fn build(
+    p: &Param,
+    value: &str,
+    read: &mut dyn FnMut(&str) -> Result<Vec<u8>, String>,
+) -> Result<(Arg, Vec<usize>), String> {
+    match &p.kind {
+        ParamKind::Scalar(t) => {
+            let arg = parse_scalar(value, *t).map_err(|e| format!("argument `{}`: {e}", p.name))?;
+            Ok((arg, Vec::new()))
+        }
+        ParamKind::Pointer(_) | ParamKind::Opaque => {
+            let source = parse_source(value).map_err(|e| format!("argument `{}`: {e}", p.name))?;
+            let (buffer, shape) = match source {
+                Source::Gen { kind, elem, shape, seed } => (generate(kind, elem, shape.iter().product(), seed), shape),
+                Source::Npy(path) => {
+                    let bytes = read(&path).map_err(|e| format!("argument `{}`: {e}", p.name))?;
+                    let arr = crate::npy::parse(&bytes).map_err(|e| format!("argument `{}`: `{path}`: {e}", p.name))?;
+                    (arr.buffer, arr.shape)
+                }
+            };
+            check_buffer(&p.name, &p.kind, &buffer, value)?;
+            Ok((Arg::Buffer(buffer), shape))
+        }
+    }
 }
 
 /// Checks that generated or loaded data fits a pointer parameter.

@@ -5,9 +5,8 @@ use prism_interp::{Arg, Config, Module};
 fn module(path: &str) -> Module {
     let src = std::fs::read_to_string(format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR"))).expect("readable");
     let mut problems = prism_diag::Problems::default();
-    let tir = prism_types::check_source(prism_span::FileId(0), &src, &prism_types::Target::default(), &mut problems);
-    assert!(!problems.has_errors(), "{path} has errors");
-    Module::new(prism_ir::lower(&tir))
+    let m = Module::compile(prism_span::FileId(0), &src, &prism_types::Target::default(), &mut problems);
+    m.unwrap_or_else(|| panic!("{path} has errors"))
 }
 
 #[test]

@@ -570,6 +570,33 @@ pub enum InstKind {
 }
 
 impl InstKind {
+    /// Whether the instruction only computes a register from registers: no memory, no
+    /// control flow, no effect (pointer arithmetic and `id()` included).
+    pub fn is_register_only(&self) -> bool {
+        use InstKind::*;
+        matches!(
+            self,
+            Const { .. }
+                | Copy { .. }
+                | Unary { .. }
+                | Binary { .. }
+                | Select { .. }
+                | Cast { .. }
+                | RelId { .. }
+                | Raw { .. }
+                | SharedAddr { .. }
+                | LocalAddr { .. }
+                | PtrOffset { .. }
+        )
+    }
+
+    /// Whether the instruction touches nothing other threads can see: it is register-only,
+    /// or it uses this thread's local arrays.
+    pub fn is_thread_private(&self) -> bool {
+        use InstKind::*;
+        self.is_register_only() || matches!(self, LocalDecl { .. } | LocalLoad { .. } | LocalStore { .. })
+    }
+
     /// The registers this instruction defines.
     pub fn defs(&self) -> Vec<Reg> {
         use InstKind::*;

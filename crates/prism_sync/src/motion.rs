@@ -22,7 +22,7 @@
 
 use prism_ir::MemId;
 use prism_ir::ir::{AccessKind, BarrierOrigin, Block, Function, Inst, InstKind, MemKind, Program, ScopeKind};
-use prism_types::perspective::{Level, Persp};
+use prism_types::perspective::Persp;
 use prism_types::tir::FnKind;
 use std::collections::HashSet;
 
@@ -120,20 +120,7 @@ impl Cx<'_> {
     fn passable(&self, k: &InstKind) -> bool {
         use InstKind::*;
         match k {
-            Const { .. }
-            | Copy { .. }
-            | Unary { .. }
-            | Binary { .. }
-            | Select { .. }
-            | Cast { .. }
-            | RelId { .. }
-            | Raw { .. }
-            | SharedAddr { .. }
-            | LocalAddr { .. }
-            | PtrOffset { .. }
-            | LocalDecl { .. }
-            | LocalLoad { .. }
-            | LocalStore { .. } => true,
+            k if k.is_thread_private() => true,
             Load { access, .. } => {
                 let a = &self.f.accesses[access.index()];
                 a.kind == AccessKind::Read && !self.written.contains(&root(self.f, a.mem))
@@ -205,7 +192,7 @@ fn enterable(k: &InstKind) -> Option<&Block> {
 fn find_barriers(b: &Block, path: &mut Vec<(usize, usize)>, out: &mut Vec<Vec<(usize, usize)>>) {
     for (i, inst) in b.insts.iter().enumerate() {
         match &inst.kind {
-            InstKind::Barrier { scope, origin: BarrierOrigin::Inferred { .. } } if is_block(*scope) => {
+            InstKind::Barrier { scope, origin: BarrierOrigin::Inferred { .. } } if *scope == Persp::BLOCK => {
                 let mut p = path.clone();
                 p.push((i, 0));
                 out.push(p);
@@ -221,10 +208,6 @@ fn find_barriers(b: &Block, path: &mut Vec<(usize, usize)>, out: &mut Vec<Vec<(u
             }
         }
     }
-}
-
-fn is_block(p: Persp) -> bool {
-    p.level == Level::Block && p.n == 1
 }
 
 fn block_at<'b>(mut b: &'b Block, path: &[(usize, usize)]) -> &'b Block {

@@ -8,38 +8,13 @@
 //! `pass`: the inferred barriers should then take the written ones' places.
 
 use prism_sync::{Options, SyncReport};
+use prism_test::{prism_files, repo_root};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("repository root")
-}
-
-/// Every `.prism` file under `dir`, sorted.
-fn prism_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).expect("readable directory").flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "prism") {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
-/// The target a file's `# arch:` directive selects.
+/// The target a file's `# arch:` directive selects (the default when it names none).
 fn target_for(src: &str) -> prism_types::Target {
-    src.lines()
-        .take_while(|l| l.starts_with('#') || l.trim().is_empty())
-        .find_map(|l| l.strip_prefix("# arch:"))
-        .and_then(|a| prism_types::Target::from_arch(a.trim()))
-        .unwrap_or_default()
+    prism_test::target_for(src).unwrap_or_default()
 }
 
 /// The source with every barrier statement replaced by `pass`, if it has any.

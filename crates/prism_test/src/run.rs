@@ -17,8 +17,8 @@
 //! A line where the run must report a dynamic check carries `# report: [code]`.
 
 use prism_diag::Problems;
-use prism_interp::args::{self, Source};
-use prism_interp::{Arg, Config, KernelInfo, Module, Outcome, ParamKind};
+use prism_interp::args;
+use prism_interp::{Arg, Config, KernelInfo, Module, Outcome};
 use prism_types::Target;
 use std::path::Path;
 
@@ -104,6 +104,12 @@ pub fn launches(src: &str) -> Result<Vec<Launch>, String> {
         .collect())
 }
 
+/// The launches of a source file that must run clean: all but `none` lines and `buggy_*`
+/// kernels.
+pub fn clean_launches(src: &str) -> Result<Vec<Launch>, String> {
+    Ok(launches(src)?.into_iter().filter(|l| !is_buggy(l)).collect())
+}
+
 /// Lines (1-based) annotated `# report: [code]`, with their codes.
 pub fn report_annotations(src: &str) -> Vec<(u32, String)> {
     let mut out = Vec::new();
@@ -145,20 +151,8 @@ pub fn build_args(k: &KernelInfo, launch: &Launch, dir: &Path) -> Result<Vec<Arg
         let [value] = given[..] else {
             return Err(format!("parameter `{}` needs exactly one `--arg {}=...`", p.name, p.name));
         };
-        out.push(match &p.kind {
-            ParamKind::Scalar(t) => args::parse_scalar(value, *t)?,
-            ParamKind::Pointer(_) | ParamKind::Opaque => {
-                let buffer = match args::parse_source(value)? {
-                    Source::Gen { kind, elem, shape, seed } => args::generate(kind, elem, shape.iter().product(), seed),
-                    Source::Npy(path) => {
-                        let bytes = std::fs::read(dir.join(&path)).map_err(|e| format!("{path}: {e}"))?;
-                        prism_interp::npy::parse(&bytes).map_err(|e| format!("{path}: {e}"))?.buffer
-                    }
-                };
-                args::check_buffer(&p.name, &p.kind, &buffer, value)?;
-                Arg::Buffer(buffer)
-            }
-        });
+        let mut read = |path: &str| std::fs::read(dir.join(path)).map_err(|e| format!("{path}: {e}"));
+        out.push(args::build(p, value, &mut read)?.0);
     }
     for (n, _) in &launch.args {
         if !k.params.iter().any(|p| &p.name == n) {

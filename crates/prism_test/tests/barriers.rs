@@ -27,8 +27,8 @@ use prism_ir::ir::{Block, InstKind};
 use prism_sync::InsertedBarrier;
 use prism_test::repo_root;
 use prism_test::run::{
-    Launch, LaunchLine, buffer_bits, corpus_files, describe_report, first_difference, is_buggy, launch_lines, line_of,
-    par_map, run, schedule_dependent,
+    Launch, buffer_bits, clean_launches, corpus_files, describe_report, first_difference, line_of, par_map, run,
+    schedule_dependent,
 };
 use std::path::{Path, PathBuf};
 
@@ -116,14 +116,7 @@ impl Program {
 fn program(root: &Path, path: &Path) -> Result<Option<Program>, String> {
     let name = rel(root, path);
     let src = std::fs::read_to_string(path).map_err(|e| format!("{name}: {e}"))?;
-    let launches: Vec<Launch> = launch_lines(&src)
-        .map_err(|e| format!("{name}: {e}"))?
-        .into_iter()
-        .filter_map(|l| match l {
-            LaunchLine::Run(l) if !is_buggy(&l) => Some(l),
-            _ => None,
-        })
-        .collect();
+    let launches: Vec<Launch> = clean_launches(&src).map_err(|e| format!("{name}: {e}"))?;
     if launches.is_empty() {
         return Ok(None);
     }

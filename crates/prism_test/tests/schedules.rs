@@ -18,8 +18,8 @@
 use prism_interp::{Config, Module};
 use prism_test::repo_root;
 use prism_test::run::{
-    LaunchLine, buffer_bits, compile, corpus_files, describe_report, first_difference, is_buggy, launch_lines, par_map,
-    run, schedule_dependent,
+    LaunchLine, buffer_bits, clean_launches, compile, corpus_files, describe_report, first_difference, launch_lines,
+    par_map, run, schedule_dependent,
 };
 use std::path::{Path, PathBuf};
 
@@ -125,20 +125,13 @@ fn check_program(root: &Path, path: &PathBuf) -> Found {
     let src = std::fs::read_to_string(path).expect("readable");
     let mut found = Found::default();
     let fail = |found: &mut Found, msg: String| found.failures.push(format!("{name}: {msg}"));
-    let launches = match launch_lines(&src) {
-        Ok(lines) => lines,
+    let launches = match clean_launches(&src) {
+        Ok(l) => l,
         Err(e) => {
             fail(&mut found, e);
             return found;
         }
     };
-    let launches: Vec<_> = launches
-        .into_iter()
-        .filter_map(|l| match l {
-            LaunchLine::Run(l) if !is_buggy(&l) => Some(l),
-            _ => None,
-        })
-        .collect();
     if launches.is_empty() {
         return found;
     }

@@ -536,17 +536,7 @@ impl<'a> BlockSim<'a> {
                     Op::Branch { cond, else_pc, join, uniform } => {
                         let c = *cond as usize * 32;
                         let taken = true_lanes(&fr.regs[c..c + 32], mask);
-                        if *uniform
-                            && s.cfg.checks.uniformity
-                            && !self.uniform(
-                                g,
-                                &f,
-                                &bools(&fr.regs[c..c + 32]),
-                                fc.info[pc as usize].code,
-                                func,
-                                Uniform::Condition("condition"),
-                            )
-                        {
+                        if *uniform && !self.condition_uniform(g, &f, &fr.regs[c..c + 32], fc, func, "condition") {
                             put_back!();
                             return;
                         }
@@ -570,17 +560,7 @@ impl<'a> BlockSim<'a> {
                     Op::LoopTest { cond, exit, uniform } => {
                         let c = *cond as usize * 32;
                         let stay = true_lanes(&fr.regs[c..c + 32], mask);
-                        if *uniform
-                            && s.cfg.checks.uniformity
-                            && !self.uniform(
-                                g,
-                                &f,
-                                &bools(&fr.regs[c..c + 32]),
-                                fc.info[pc as usize].code,
-                                func,
-                                Uniform::Condition("loop condition"),
-                            )
-                        {
+                        if *uniform && !self.condition_uniform(g, &f, &fr.regs[c..c + 32], fc, func, "loop condition") {
                             put_back!();
                             return;
                         }
@@ -842,10 +822,9 @@ impl<'a> BlockSim<'a> {
         let s = self.s;
         let f = self.frags[id as usize].as_ref().expect("fragment");
         let (mask, w) = (f.mask, f.warp);
-        let t = u64::from(s.block);
         let size = match scope.level {
-            Level::Thread => scope.n.min(t),
-            Level::Block if scope.n == 1 => t,
+            Level::Thread => self.unit_size(scope),
+            Level::Block if scope.n == 1 => u64::from(s.block),
             _ => {
                 let f = self.frags[id as usize].as_mut().expect("fragment");
                 f.wait = Wait::Grid;
@@ -1242,6 +1221,21 @@ impl<'a> BlockSim<'a> {
             }
         }
         true
+    }
+
+    /// Checks (when uniformity checks are on) that a condition of code at its perspective is
+    /// the same in every thread of each unit; reports and returns false if not.
+    fn condition_uniform(
+        &mut self,
+        g: &mut GCtx,
+        f: &super::block::Frag,
+        cond: &[u64],
+        fc: &FuncCode,
+        func: u32,
+        kind: &str,
+    ) -> bool {
+        !self.s.cfg.checks.uniformity
+            || self.uniform(g, f, &bools(cond), fc.info[f.pc as usize].code, func, Uniform::Condition(kind))
     }
 
     #[allow(clippy::too_many_arguments)]
