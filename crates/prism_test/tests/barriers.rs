@@ -35,8 +35,10 @@ use std::path::{Path, PathBuf};
 /// Random schedules each launch runs under without a barrier, besides the deterministic one.
 const SEEDS: [u64; 5] = [1, 2, 3, 4, 5];
 
-/// Inferred barriers known to be redundant: (file, line of the instruction the barrier is
-/// placed before, why it is not needed although the analysis cannot tell).
+/// Inferred barriers known to be redundant in the corpus: (file, line of the instruction the
+/// barrier is placed before, why). Each is needed by the function it stands in for some
+/// call its signature allows, since functions are analysed on their own (docs/language.md,
+/// "Synchronisation inference"), but not for the calls the corpus makes.
 const REDUNDANT: &[(&str, usize, &str)] = &[
     ("tests/ui/accept/seeds/005_snap_fig6_mma_tf32_naive.prism", 38, FIG6_WARP_BARRIER),
     ("tests/ui/accept/seeds/019_parallax_fig6_mma_tf32_naive_partial.prism", 37, FIG6_WARP_BARRIER),
@@ -45,13 +47,15 @@ const REDUNDANT: &[(&str, usize, &str)] = &[
         "tests/ui/accept/seeds/014_snap_s64_load_signature.prism",
         35,
         "`load` reads back exactly the elements each thread wrote (`t * 2 + i`, `i < 2`); the \
-         analysis sees the call as a read of the whole tile",
+         caller is analysed against `load`'s signature, which allows reading any element of \
+         the tile",
     ),
 ];
 
 const FIG6_WARP_BARRIER: &str = "the `__syncwarp()` in `simple_mma` between loading the C fragment from `c` and \
-     storing it back: each lane reads and writes the same four elements of `c` (`(x/4 + ro) * n + 2 * (x % 4) + co`), \
-     but the ownership proof cannot follow `/` and `%`";
+     storing it back: with the `n` = 8 the kernel passes, each lane reads and writes only its own four elements of \
+     `c` (`(x/4 + ro) * n + 2 * (x % 4) + co`), but `simple_mma` is analysed on its own, and for a smaller `n` \
+     lanes would share elements (the ownership proof does not follow `/` and `%` either)";
 
 /// The fewest inferred barriers the corpus must exercise, so that the test cannot pass by
 /// finding nothing to remove.
