@@ -18,13 +18,6 @@ use prism_test::{prism_files, repo_root, snapshot, target_for};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-/// Programs whose CUDA cannot compile, with the reason. Each is verbatim `unsafe("...")`
-/// text that is not valid CUDA on its own.
-const EXPECTED_ERRORS: &[(&str, &str)] = &[(
-    "seeds/036_parallax_appB_hgemm_h100_partial.prism",
-    "its verbatim `unsafe(\"assert(CEIL_DIV(M, BM)*TM == 0 ...)\")` names a macro and constants C++ never sees",
-)];
-
 fn emit(path: &Path, root: &Path) -> (String, prism_cuda::Output) {
     let rel = path.strip_prefix(root).unwrap_or(path).to_string_lossy().replace('\\', "/");
     let src = std::fs::read_to_string(path).expect("readable source");
@@ -67,10 +60,6 @@ fn nvcc_compiles_the_corpus_for_sm80_and_sm90a() {
             let mut text = String::from(prism_cuda::prelude::PRELUDE);
             let mut n = 0;
             for (i, path) in prism_files(dir).iter().enumerate() {
-                let short = path.strip_prefix(&accept).expect("under accept").to_string_lossy().replace('\\', "/");
-                if EXPECTED_ERRORS.iter().any(|(f, _)| *f == short) {
-                    continue;
-                }
                 let (rel, out) = emit(path, &root);
                 assert!(out.errors.is_empty(), "{rel}: {:?}", out.errors);
                 if out.needs_sm90a && arch == "sm_80" {
@@ -124,9 +113,6 @@ fn nvcc_compiles_the_corpus_for_sm80_and_sm90a() {
         "# nvcc warnings compiling tests/ui/accept for sm_80 and sm_90a (crates/prism_gpu/tests/nvcc.rs).\n\
          # Rewrite with `PRISM_BLESS=1 cargo test -p prism_gpu --test nvcc`.\n",
     );
-    for (f, why) in EXPECTED_ERRORS {
-        record.push_str(&format!("# not compiled: {f}: {why}\n"));
-    }
     for w in &warnings {
         record.push_str(w);
         record.push('\n');

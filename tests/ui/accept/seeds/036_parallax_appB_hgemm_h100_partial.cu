@@ -11,7 +11,10 @@
 // Kept as OCR'd but read as `thread[1]`: the three `thread[4]` perspectives (the same OCR shows
 // `thread[4]` where two other sources give `thread[1]`). The accumulators are zeroed with a
 // loop instead of `unsafe("d_ptr = (float *)d;")` and `memset_wrapper`, which alias registers
-// through a pointer.
+// through a pointer. The verbatim assertion `assert(CEIL_DIV(M, BM)*TM == 0 & total_blocks_n%TN
+// == 0)` names the paper's `CEIL_DIV` macro and constants that C++ never sees (Prism folds its
+// constexprs), so it is written with their values, reading `*` and `&` as the OCR of `%` and
+// `&&` (the tile counts must divide by TM and TN).
 extern "C" __global__ void __launch_bounds__(384) cutlase_my_h100_match_no_tail(int M,
                                                                                 int N,
                                                                                 int K,
@@ -23,42 +26,42 @@ extern "C" __global__ void __launch_bounds__(384) cutlase_my_h100_match_no_tail(
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     {  // group(grid[1])
-        const int schedule_block = prism_bid;  // line 40
+        const int schedule_block = prism_bid;  // line 43
         {  // partition `C` as `block_C` at block[1]
             {  // group(block[1])
                 // Allocate SA
                 // sA[QSIZE][BK*BM]
                 // Allocate SB
                 // sB[QSIZE][BK*BN]
-                int wg_idx = prism_tid / 128;  // line 61
-                const bool is_producer = wg_idx == 0;  // line 66
+                int wg_idx = prism_tid / 128;  // line 64
+                const bool is_producer = wg_idx == 0;  // line 69
                 {  // group(thread[128])
-                    if (!is_producer) {  // line 72
-                        wg_idx = prism_sub(wg_idx, 1);  // line 75
+                    if (!is_producer) {  // line 75
+                        wg_idx = prism_sub(wg_idx, 1);  // line 78
                     }
                 }
-                int schedule_it = 0;  // line 77
-                const int total_blocks_m = prism_sub(prism_add(M, 128), 1) / 128;  // line 78
-                const int total_blocks_n = prism_sub(prism_add(N, 256), 1) / 256;  // line 79
-                assert(CEIL_DIV(M, BM)*TM == 0 & total_blocks_n%TN == 0);  // line 80
-                while (true) {  // line 82
-                    const int num = prism_add(prism_mul(schedule_it, 128), schedule_block);  // line 83
-                    if (num >= prism_mul(total_blocks_m, total_blocks_n)) {  // line 84
-                        break;  // line 85
+                int schedule_it = 0;  // line 80
+                const int total_blocks_m = prism_sub(prism_add(M, 128), 1) / 128;  // line 81
+                const int total_blocks_n = prism_sub(prism_add(N, 256), 1) / 256;  // line 82
+                assert(((M + 127) / 128) % 16 == 0 && total_blocks_n % 8 == 0);  // line 83
+                while (true) {  // line 85
+                    const int num = prism_add(prism_mul(schedule_it, 128), schedule_block);  // line 86
+                    if (num >= prism_mul(total_blocks_m, total_blocks_n)) {  // line 87
+                        break;  // line 88
                     }
-                    schedule_it = prism_add(schedule_it, 1);  // line 92
-                    float d[128] = {};  // line 93
+                    schedule_it = prism_add(schedule_it, 1);  // line 95
+                    float d[128] = {};  // line 96
                     {  // group(thread[1])
                         for (int i = 0; i < 16; i += 1) {
                             for (int j = 0; j < 8; j += 1) {
-                                d[prism_add(prism_mul(prism_add(0 * 16, i), 8), j)] = 0.0f;  // line 98
+                                d[prism_add(prism_mul(prism_add(0 * 16, i), 8), j)] = 0.0f;  // line 101
                             }
                         }
                     }
                     // Now remove these registers...
                     {  // group(thread[128])
-                        if (is_producer) {  // line 102
-                            asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :  : "n"(24) : "memory");  // line 104
+                        if (is_producer) {  // line 105
+                            asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :  : "n"(24) : "memory");  // line 107
                         }
                     }
                 }
