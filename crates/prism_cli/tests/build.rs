@@ -36,6 +36,17 @@ fn host_launchers_check_the_bound() {
 }
 
 #[test]
+fn host_launchers_run_block_entered_writers_as_one_block() {
+    let d = scratch("host1");
+    let out = d.join("k.cu");
+    let file = "tests/ui/accept/kernels/30_bitonic_sort_block_entry.prism";
+    let o = prism(&["build", file, "-o", out.to_str().expect("utf-8"), "--emit-host"], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&out).expect("written");
+    assert!(text.contains("|| grid != 1)"), "the launcher refuses more than one block");
+}
+
+#[test]
 fn a_program_with_errors_writes_nothing() {
     let d = scratch("err");
     let out = d.join("x.cu");

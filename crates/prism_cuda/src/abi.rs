@@ -63,6 +63,10 @@ pub struct KernelAbi {
     pub launch_bounds: Option<u64>,
     /// True when the kernel uses features only `sm_90a` has (wgmma, setmaxnreg, TMA).
     pub needs_sm90a: bool,
+    /// For a kernel entered below `grid[1]` that writes through a pointer parameter: the one
+    /// launch it allows, as (blocks, threads per block if fixed); see
+    /// `prism_ir::ir::Function::exact_launch`.
+    pub exact_launch: Option<(u64, Option<u64>)>,
 }
 
 /// The largest static shared-memory allocation a kernel may have.
@@ -87,6 +91,10 @@ impl KernelAbi {
         {
             return Err(format!("`{}` has `@launch_bounds({lb})`: {block} threads per block is too many", self.name));
         }
+        if let Some(shape) = self.exact_launch {
+            prism_ir::ir::check_exact_launch(&self.name, shape, grid, block)?;
+        }
         Ok(())
     }
 }
+

@@ -47,6 +47,13 @@ pub fn launchers(kernels: &[KernelAbi]) -> String {
         if let Some(lb) = k.launch_bounds {
             conds.push(format!("block > {lb}"));
         }
+        // A kernel entered below grid[1] that writes memory allows one entry unit only.
+        if let Some((blocks, threads)) = k.exact_launch {
+            conds.push(format!("grid != {blocks}"));
+            if let Some(t) = threads {
+                conds.push(format!("block != {t}"));
+            }
+        }
         s.push_str(&format!(
             "    if ({}) {{\n        return cudaErrorInvalidConfiguration;\n    }}\n",
             conds.join(" || ")

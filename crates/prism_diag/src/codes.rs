@@ -93,6 +93,7 @@ codes! {
     "call-perspective", "check", "a function or intrinsic called from code at the wrong perspective";
     "argument-perspective", "check", "an argument that may differ within the units of its parameter's perspective";
     "pointer-argument", "check", "a pointer argument whose constness, type or perspective does not fit its parameter";
+    "argument-alias", "check", "one memory passed for two pointer parameters of a call, at least one of them writable";
     "recursion", "check", "a function that calls itself, directly or through others";
     "kernel-call", "check", "a call to a `@prism(\"global\")` kernel from device code";
     "return-value", "check", "a `return` whose value does not fit the function's signature";

@@ -144,6 +144,9 @@ pub struct KernelInfo {
     pub b_mult: u64,
     /// `@launch_bounds`, if any.
     pub launch_bounds: Option<u64>,
+    /// The one launch a kernel entered below `grid[1]` that writes memory allows (blocks,
+    /// threads per block if fixed): `prism_ir::ir::Function::exact_launch`.
+    pub exact_launch: Option<(u64, Option<u64>)>,
     /// Static shared memory per block, in bytes.
     pub smem: u64,
     /// Where the kernel is declared.
@@ -286,6 +289,9 @@ impl Module {
                 k.name
             )));
         }
+        if let Some(shape) = k.exact_launch {
+            ir::check_exact_launch(&k.name, shape, grid, block).map_err(launch_error)?;
+        }
         if args.len() != k.params.len() {
             return Err(argument_error(format!(
                 "`{}` takes {} arguments, but {} were given",
@@ -384,6 +390,7 @@ fn kernel_info(f: &ir::Function) -> KernelInfo {
         t_mult: f.facts.t_mult,
         b_mult: f.facts.b_mult,
         launch_bounds: f.launch_bounds,
+        exact_launch: f.exact_launch(),
         smem: f.smem_size,
         span: f.span,
     }

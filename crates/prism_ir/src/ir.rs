@@ -16,7 +16,7 @@
 use crate::entities::{AccessId, FuncId, LocalId, MemId, Reg};
 use prism_span::Span;
 use prism_types::intrinsics::IntrinsicId;
-use prism_types::perspective::{Facts, Persp};
+use prism_types::perspective::{Facts, Level, Persp};
 use prism_types::tir::{BinOp, ConstValue, FnKind, RawIndex, UnOp};
 use prism_types::ty::Scalar;
 
@@ -88,6 +88,61 @@ impl Function {
     pub fn reg_ty(&self, r: Reg) -> Type {
         self.regs[r.index()].ty
     }
+
+    /// The root of a memory name (following the names it narrows).
+    pub fn mem_root(&self, m: MemId) -> MemId {
+        let mut m = m;
+        while let Some(p) = self.mems[m.index()].parent {
+            m = p;
+        }
+        m
+    }
+
+    /// Whether the function may change memory behind one of its pointer parameters (a store,
+    /// an atomic, an asynchronous copy, a volatile access or a writable argument of a call).
+    pub fn writes_params(&self) -> bool {
+        self.accesses
+            .iter()
+            .any(|a| a.kind != AccessKind::Read && self.mems[self.mem_root(a.mem).index()].kind == MemKind::Param)
+    }
+
+    /// The one launch shape a kernel entered below `grid[1]` allows, as (blocks, threads per
+    /// block if fixed), when it may write through a pointer parameter.
+    ///
+    /// Such a kernel is launched as if every unit of its entry perspective called it, and
+    /// every unit receives the same pointers: with two units, both would write the same
+    /// memory with nothing to tell them apart (safe code has no block or thread index
+    /// broader than its entry) and nothing to order them. One unit in the whole launch is
+    /// the only launch whose writes the checker's reasoning covers: exactly `n` blocks for a
+    /// kernel entered at `block[n]`, one block of exactly `n` threads for `thread[n]`.
+    pub fn exact_launch(&self) -> Option<(u64, Option<u64>)> {
+        if self.kind != FnKind::Kernel || !self.writes_params() {
+            return None;
+        }
+        match self.entry.level {
+            Level::Grid => None,
+            Level::Block => Some((self.entry.n, None)),
+            Level::Thread => Some((1, Some(self.entry.n))),
+        }
+    }
+}
+
+/// Checks a launch of a kernel entered below `grid[1]` that writes through a pointer
+/// parameter against the one shape it allows (`prism_ir::ir::Function::exact_launch`); the
+/// message says why and what to write instead. Shared by every launcher.
+pub fn check_exact_launch(name: &str, (blocks, threads): (u64, Option<u64>), grid: u32, block: u32) -> Result<(), String> {
+    let fits = u64::from(grid) == blocks && threads.is_none_or(|t| u64::from(block) == t);
+    if fits {
+        return Ok(());
+    }
+    let want = match threads {
+        Some(t) => format!("exactly {blocks} block of exactly {t} threads"),
+        None if blocks == 1 => "exactly 1 block".to_string(),
+        None => format!("exactly {blocks} blocks"),
+    };
+    Err(format!(
+        "`{name}` is entered below `grid[1]` and writes through a pointer parameter, so it must be launched as one unit of its entry perspective ({want}), not {grid} x {block}: every unit would get the same pointers and write the same memory; to use more blocks, enter the kernel at `grid[1]` and `partition` the memory between blocks"
+    ))
 }
 
 /// A register.

@@ -478,6 +478,15 @@ impl TypeError {
                 culprit_labels(d, culprit).with_note("a parameter's perspective is a promise the callee relies on")
             }
             // Diagnostic: pointer-argument
+            ArgumentAlias { callee, root, written, params: (pa, pb), span, first } => Diagnostic::error(
+                "argument-alias",
+                format!("`{callee}` gets `{root}` for both `{pa}` and `{pb}`, and may write `{written}`"),
+                *span,
+            )
+            .with_label(format!("`{root}` again, for `{pb}`"))
+            .with_secondary(*first, format!("`{root}` for `{pa}`"))
+            .with_note(format!("`{callee}` is checked and synchronised on its own, assuming its pointer parameters name different memory; a write through one and an access through the other would not be ordered"))
+            .with_help("pass different memory, or declare the parameters `ptr(const(T))` if the callee only reads them"),
             PointerArgument { param, reason, span, help } => {
                 let d = Diagnostic::error("pointer-argument", format!("bad argument for `{param}`: {reason}"), *span);
                 match help {

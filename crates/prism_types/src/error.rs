@@ -49,6 +49,11 @@ pub struct Culprit {
 #[derive(Clone, Debug, PartialEq)]
 pub enum TypeError {
     /// ```text
+    /// swap_halves(s, s)     # both parameters name `s`, one is written
+    ///                ^ the same memory as the first argument
+    /// ```
+    ArgumentAlias { callee: String, root: String, written: String, params: (String, String), span: Span, first: Span },
+    /// ```text
     /// y = x + 1      # x is not declared
     ///     ^ unknown name
     /// ```

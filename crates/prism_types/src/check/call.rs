@@ -253,6 +253,8 @@ impl Checker<'_> {
         let names: Vec<&str> = sig.params.iter().map(|p| p.name.as_str()).collect();
         let m = self.match_args(name, &names, args, span);
         let mut out = Vec::new();
+        // Memory arguments with their parameter's name and whether the callee may write it.
+        let mut mems: Vec<(VarId, &str, bool, Span)> = Vec::new();
         for (p, a) in sig.params.iter().zip(&m.by_param) {
             let Some(a) = a else { continue };
             match &p.ty {
@@ -264,6 +266,7 @@ impl Checker<'_> {
                 }
                 Ty::Ptr { elem, mutable } => {
                     if let Some(v) = self.mem_arg(&p.name, *elem, *mutable, p.persp, &a.value) {
+                        mems.push((v, &p.name, *mutable, a.value.span));
                         out.push(CallArg::Mem(v));
                     }
                 }
@@ -275,6 +278,7 @@ impl Checker<'_> {
                 _ => {}
             }
         }
+        self.check_no_alias(name, &mems);
         if !m.ok {
             return Val::error(span);
         }
@@ -298,6 +302,44 @@ impl Checker<'_> {
             },
             lit: Lit::No,
             err: false,
+        }
+    }
+
+    /// A callee is analysed on its own, assuming its pointer parameters name different
+    /// memory: synchronisation inference orders accesses through one parameter against
+    /// later accesses through the same parameter only. So two arguments of one call may
+    /// name the same memory (the same root: a parameter, a shared or local array, or any
+    /// view of one) only when the callee reads both; otherwise a write through one and an
+    /// access through the other would be unordered.
+    fn check_no_alias(&mut self, callee: &str, mems: &[(VarId, &str, bool, Span)]) {
+        for (j, &(vb, pb, mut_b, span_b)) in mems.iter().enumerate() {
+            for &(va, pa, mut_a, span_a) in &mems[..j] {
+                if !(mut_a || mut_b) || self.mem_root(va) != self.mem_root(vb) {
+                    continue;
+                }
+                let root = self.var(self.mem_root(va)).name.clone();
+                let written = if mut_b { pb } else { pa };
+                // Point at the later of the two in the source, whatever the parameter order.
+                let ((p1, s1), (p2, s2)) =
+                    if span_a.start <= span_b.start { ((pa, span_a), (pb, span_b)) } else { ((pb, span_b), (pa, span_a)) };
+                self.error(TypeError::ArgumentAlias {
+                    callee: callee.to_string(),
+                    root,
+                    written: written.to_string(),
+                    params: (p1.to_string(), p2.to_string()),
+                    span: s2,
+                    first: s1,
+                });
+                return;
+            }
+        }
+    }
+
+    /// The root memory a name narrows: itself unless it is a view.
+    fn mem_root(&self, v: VarId) -> VarId {
+        match &self.var(v).kind {
+            VarKind::View { parent, .. } => self.mem_root(*parent),
+            _ => v,
         }
     }
 

@@ -1,0 +1,84 @@
+//! Launch validation: what a launch must satisfy before anything runs.
+
+use prism_interp::{Arg, Config, Module};
+
+fn module(src: &str) -> Module {
+    let mut problems = prism_diag::Problems::default();
+    let m = Module::compile(prism_span::FileId(0), src, &prism_types::Target::default(), &mut problems);
+    m.unwrap_or_else(|| panic!("errors: {problems:?}"))
+}
+
+/// Kernels entered below `grid[1]` (issue 7, hole 3): every unit of the entry perspective
+/// gets the same pointers, so a kernel that writes through one may run as one unit only.
+const BELOW_GRID: &str = r#"
+@prism("global")
+@requires(block[1], thread[1])
+def fill_block(out : ptr(int)):
+    t : int @ thread[1] = id()
+    with partition(out, p=thread[1], f=lambda i: t + i) as o:
+        with group(thread[1]):
+            o[0] = t
+
+@prism("global")
+@requires(block[2], thread[1])
+def fill_pair(out : ptr(int)):
+    b : int @ block[1] = id()
+    with partition(out, p=block[1], f=lambda i: b * 32 + i) as ob:
+        with group(block[1]):
+            t : int @ thread[1] = id()
+            with partition(ob, p=thread[1], f=lambda i: t + i) as o:
+                with group(thread[1]):
+                    o[0] = b
+
+@prism("global")
+@requires(thread[32])
+def fill_warp(out : ptr(int)):
+    l : int @ thread[1] = id()
+    with partition(out, p=thread[1], f=lambda i: l + i) as o:
+        with group(thread[1]):
+            o[0] = l
+
+@prism("global")
+@requires(block[1], thread[1])
+def count_block(counter : ptr(int)):
+    with group(thread[1]):
+        atomic_add(counter[0], 1)
+
+@prism("global")
+@requires(block[1], thread[1])
+def read_only(x : ptr(const(int)), n : int):
+    with group(thread[1]):
+        v : int = x[0] + n
+"#;
+
+fn launch(m: &Module, kernel: &str, grid: u32, block: u32, args: &[Arg]) -> Result<(), String> {
+    m.launch(kernel, grid, block, args, Config::default()).map(|o| assert!(o.is_clean(), "{:?}", o.reports)).map_err(|e| e.message)
+}
+
+#[test]
+fn kernels_entered_below_grid_that_write_run_as_one_unit() {
+    let m = module(BELOW_GRID);
+    let buf = || [Arg::buffer(&[0i32; 64])];
+    launch(&m, "fill_block", 1, 64, &buf()).expect("one block is the one launch allowed");
+    let e = launch(&m, "fill_block", 2, 64, &buf()).expect_err("two blocks write the same memory");
+    assert!(e.contains("exactly 1 block") && e.contains("partition"), "{e}");
+
+    launch(&m, "fill_pair", 2, 32, &buf()).expect("block[2]: two blocks are one unit");
+    let e = launch(&m, "fill_pair", 4, 32, &buf()).expect_err("two block[2] units");
+    assert!(e.contains("exactly 2 blocks"), "{e}");
+
+    launch(&m, "fill_warp", 1, 32, &buf()).expect("one warp");
+    for (g, t) in [(1, 64), (2, 32)] {
+        let e = launch(&m, "fill_warp", g, t, &buf()).expect_err("two warps write the same memory");
+        assert!(e.contains("exactly 1 block of exactly 32 threads"), "{e}");
+    }
+    // Atomics change memory too: two blocks would count into one counter unordered against
+    // whatever the caller reads afterwards, and nothing in the kernel can tell them apart.
+    assert!(launch(&m, "count_block", 2, 32, &[Arg::buffer(&[0i32])]).is_err());
+}
+
+#[test]
+fn read_only_kernels_entered_below_grid_may_run_on_many_units() {
+    let m = module(BELOW_GRID);
+    launch(&m, "read_only", 3, 32, &[Arg::buffer(&[1i32]), Arg::value(2i32)]).expect("reads never conflict");
+}
