@@ -85,6 +85,7 @@ codes! {
     "hidden-name", "check", "a use of a name hidden by an enclosing `partition`, `claim` or `async`";
     "not-partitionable", "check", "`partition`, `claim` or `async` on something that is not thread-shared memory";
     "partition-perspective", "check", "a `partition` or `claim` whose perspectives do not fit the code";
+    "capture-assigned", "check", "a variable a live partition's indexing function reads is assigned";
     "partition-index-fn", "check", "a malformed indexing function in a `partition`";
     "claim-not-owned", "check", "a claimed name used where more than one unit of the claim could reach it";
     "claim-multiple-branches", "check", "a claimed name used in more than one branch of a split";

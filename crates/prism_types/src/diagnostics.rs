@@ -478,6 +478,16 @@ impl TypeError {
                 culprit_labels(d, culprit).with_note("a parameter's perspective is a promise the callee relies on")
             }
             // Diagnostic: pointer-argument
+            CaptureAssigned { name, view, span, lambda, decl } => Diagnostic::error(
+                "capture-assigned",
+                format!("`{name}` is assigned while `{view}` lives, but `{view}`'s indexing function reads it"),
+                *span,
+            )
+            .with_label(format!("`{name}` changes here"))
+            .with_secondary(*lambda, format!("`{view}`'s indexing function reads `{name}`"))
+            .with_secondary(*decl, format!("`{name}` is declared here"))
+            .with_note(format!("the indexing function is evaluated again at every access through `{view}`, so a change to `{name}` would move the elements each unit owns in the middle of the scope"))
+            .with_help(format!("copy `{name}` into a `const` variable before the partition and index with that, or assign `{name}` after the scope ends")),
             ArgumentAlias { callee, root, written, params: (pa, pb), span, first } => Diagnostic::error(
                 "argument-alias",
                 format!("`{callee}` gets `{root}` for both `{pa}` and `{pb}`, and may write `{written}`"),

@@ -49,6 +49,11 @@ pub struct Culprit {
 #[derive(Clone, Debug, PartialEq)]
 pub enum TypeError {
     /// ```text
+    /// with partition(s, p=thread[1], f=lambda i: k + i) as v:
+    ///     k += 1      # the view's elements would move
+    /// ```
+    CaptureAssigned { name: String, view: String, span: Span, lambda: Span, decl: Span },
+    /// ```text
     /// swap_halves(s, s)     # both parameters name `s`, one is written
     ///                ^ the same memory as the first argument
     /// ```

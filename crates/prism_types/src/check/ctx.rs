@@ -135,6 +135,9 @@ pub(crate) struct Checker<'a> {
     pub guards: Vec<Span>,
     /// Inside a partition's indexing function.
     pub in_index_fn: bool,
+    /// Variables read by the indexing functions of the enclosing partitions, with the
+    /// function's span and the view's name: they may not change while the view lives.
+    pub frozen: Vec<(VarId, Span, String)>,
     pub smem_cur: u64,
     pub smem_need: u64,
     pub calls: Vec<(FnId, Span)>,
@@ -164,6 +167,7 @@ pub(crate) fn check_body(
         unsafe_depth: 0,
         guards: Vec::new(),
         in_index_fn: false,
+        frozen: Vec::new(),
         smem_cur: 0,
         smem_need: 0,
         calls: Vec::new(),

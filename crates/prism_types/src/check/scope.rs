@@ -314,6 +314,18 @@ impl Checker<'_> {
         let target = self.persp(persp)?;
         self.narrowing_fits("partition", v, target, persp.span, src.span);
         let lambda = self.index_fn(index, target)?;
+        // The function is evaluated again at every access through the view, so what it reads
+        // must keep its value while the view lives: otherwise the elements a unit owns would
+        // change mid-scope, and the ownership the synchronisation analysis relies on with it.
+        let mut captured = Vec::new();
+        reads(&lambda.body, &mut captured);
+        let fn_span = match index {
+            ast::IndexFn::Lambda(l) => l.span,
+            ast::IndexFn::Name(n) => n.span,
+            ast::IndexFn::Offset(e) => e.span,
+        };
+        let frozen_before = self.frozen.len();
+        self.frozen.extend(captured.into_iter().map(|c| (c, fn_span, name.name.clone())));
         let var = self.var(v).clone();
         let view = self.new_var(
             &name.name,
@@ -326,6 +338,7 @@ impl Checker<'_> {
         self.frames.push(Frame::Scope { construct: "partition", span });
         let body = self.block(body);
         self.frames.pop();
+        self.frozen.truncate(frozen_before);
         self.unhide();
         Some(StmtKind::Partition { src: v, view, body })
     }
@@ -425,8 +438,16 @@ impl Checker<'_> {
                 culprit: Some(c),
             });
         }
-        if matches!(e.kind, ExprKind::Call(_)) {
-            // A call result is fine only for pure intrinsics, already enforced.
+        if let Some((mem, at)) = first_load(&e) {
+            // Memory may change while the view lives (other threads write it), and the
+            // function is evaluated at every access: the elements a unit owns would move.
+            let name = self.var(mem).name.clone();
+            self.error(TypeError::PartitionIndexFn {
+                reason: format!("it reads memory (`{name}`), which other threads may change while the view lives; read it into a `const` variable before the partition"),
+                span: at,
+                culprit: None,
+            });
+            return None;
         }
         Some(tir::Lambda { params: pvars, body: e })
     }
@@ -495,5 +516,55 @@ impl Checker<'_> {
         self.frames.pop();
         self.unhide();
         Some(StmtKind::Async { src: v, view, body })
+    }
+}
+
+/// The variables (scalars and local arrays) an expression reads.
+fn reads(e: &tir::Expr, out: &mut Vec<VarId>) {
+    match &e.kind {
+        ExprKind::Var(v) => out.push(*v),
+        ExprKind::Elem { array, index } => {
+            out.push(*array);
+            index.iter().for_each(|i| reads(i, out));
+        }
+        ExprKind::Load { index, .. } => index.iter().for_each(|i| reads(i, out)),
+        ExprKind::Unary(_, a) | ExprKind::Cast(a) => reads(a, out),
+        ExprKind::Binary(_, a, b) => {
+            reads(a, out);
+            reads(b, out);
+        }
+        ExprKind::Select { cond, then, otherwise } => {
+            reads(cond, out);
+            reads(then, out);
+            reads(otherwise, out);
+        }
+        ExprKind::Call(c) => {
+            for a in &c.args {
+                match a {
+                    tir::CallArg::Value(e) => reads(e, out),
+                    tir::CallArg::ElemRef { index, .. } => index.iter().for_each(|i| reads(i, out)),
+                    _ => {}
+                }
+            }
+        }
+        ExprKind::Const(_) | ExprKind::RelId { .. } | ExprKind::Raw(_) => {}
+    }
+}
+
+/// The first read of memory in an expression, with its span.
+fn first_load(e: &tir::Expr) -> Option<(VarId, Span)> {
+    match &e.kind {
+        ExprKind::Load { mem, .. } => Some((*mem, e.span)),
+        ExprKind::Elem { index, .. } => index.iter().find_map(first_load),
+        ExprKind::Unary(_, a) | ExprKind::Cast(a) => first_load(a),
+        ExprKind::Binary(_, a, b) => first_load(a).or_else(|| first_load(b)),
+        ExprKind::Select { cond, then, otherwise } => {
+            first_load(cond).or_else(|| first_load(then)).or_else(|| first_load(otherwise))
+        }
+        ExprKind::Call(c) => c.args.iter().find_map(|a| match a {
+            tir::CallArg::Value(e) => first_load(e),
+            _ => None,
+        }),
+        ExprKind::Const(_) | ExprKind::Var(_) | ExprKind::RelId { .. } | ExprKind::Raw(_) => None,
     }
 }

@@ -522,6 +522,16 @@ impl Checker<'_> {
         true
     }
 
+    /// A variable an enclosing partition's indexing function reads may not be assigned
+    /// while the view lives (see `partition` in scope.rs).
+    fn check_not_frozen(&mut self, v: VarId, span: Span) {
+        if let Some((_, lambda, view)) = self.frozen.iter().find(|(f, _, _)| *f == v).cloned() {
+            let name = self.var(v).name.clone();
+            let decl = self.var(v).span;
+            self.error(TypeError::CaptureAssigned { name, view, span, lambda, decl });
+        }
+    }
+
     pub fn place_name(&self, p: &Place) -> String {
         match p {
             Place::Var(v) | Place::Elem { array: v, .. } => self.var(*v).name.clone(),
@@ -563,6 +573,7 @@ impl Checker<'_> {
                     self.error(TypeError::AssignToConst { name: n.clone(), kind, span: e.span, decl: var.span });
                     return None;
                 }
+                self.check_not_frozen(v, e.span);
                 match var.ty {
                     Ty::Scalar(s) => Some((Place::Var(v), s, var.persp, var.span)),
                     Ty::Array { .. } => {
@@ -588,6 +599,9 @@ impl Checker<'_> {
             ast::ExprKind::Index { base, indices } => {
                 let (v, all) = self.index_base(base, indices, e.span)?;
                 let var = self.var(v).clone();
+                if matches!(var.ty, Ty::Array { .. }) {
+                    self.check_not_frozen(v, e.span);
+                }
                 let Ty::Array { elem, dims } = &var.ty else {
                     self.error(TypeError::Unsupported {
                         what: "an output into memory".into(),
