@@ -93,7 +93,7 @@ fn json_reports_carry_code_and_position() {
     assert_eq!(o.status.code(), Some(3));
     let line = stdout(&o).lines().next().expect("one diagnostic").to_string();
     assert!(line.contains(r#""code":"out-of-bounds""#), "{line}");
-    assert!(line.contains(r#""line":18"#), "{line}");
+    assert!(line.contains(r#""line":16"#), "{line}");
 }
 
 #[test]

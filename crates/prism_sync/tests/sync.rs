@@ -504,7 +504,7 @@ fn callee_barriers_count_for_the_caller() {
         expect![[r#"
             @block_sum: block[1] barrier before line 32: `warp_sums` written (line 25), written (line 32)
             @block_sum: block[1] barrier before line 39: `warp_sums` written (line 32), read (line 40)
-            @layernorm_rows: block[1] barrier before line 66: `@block_sum.smem` written (line 60), written (line 66)
+            @layernorm_rows: block[1] barrier before line 64: `@block_sum.smem` written (line 58), written (line 64)
         "#]],
     );
 }

@@ -456,8 +456,11 @@ pub static TABLE: &[IntrinsicSig] = &[
     // Unsafe only: raw indices and volatile accesses.
     row("thread_idx", CodeReq::UnsafeOnly, NONE, RetSig::Value(S(I32), Some(T1)), Raw, "threadIdx.x"),
     row("block_idx", CodeReq::UnsafeOnly, NONE, RetSig::Value(S(I32), Some(Persp::BLOCK)), Raw, "blockIdx.x"),
-    row("block_dim", CodeReq::UnsafeOnly, NONE, RetSig::Value(S(I32), Some(Persp::GRID)), Raw, "blockDim.x"),
-    row("grid_dim", CodeReq::UnsafeOnly, NONE, RetSig::Value(S(I32), Some(Persp::GRID)), Raw, "gridDim.x"),
+    // The launch's sizes are the same in every thread of the launch, so they are safe
+    // anywhere (a grid-stride loop needs them); as pure functions without operands they are
+    // uniform over every perspective.
+    row("block_dim", CodeReq::Pure, NONE, RetSig::Value(S(I32), Some(Persp::GRID)), Raw, "blockDim.x"),
+    row("grid_dim", CodeReq::Pure, NONE, RetSig::Value(S(I32), Some(Persp::GRID)), Raw, "gridDim.x"),
     row(
         "volatile_load",
         CodeReq::UnsafeOnly,

@@ -138,3 +138,24 @@ fn run_warp_collectives() {
     }
     assert_same("out", &out.i32("out"), &want);
 }
+
+#[test]
+fn r_minmax_conversions() {
+    // min/max of an int and a uint compute in uint whatever the operand order; int with
+    // int64 computes in int64 (issue 7: the first operand used to decide the type). 2 blocks
+    // of 32 threads, n = 64, with negative ints so that the conversion matters.
+    let a = Rng::new(105).ints(64, -1000, 1000);
+    let b: Vec<u32> = Rng::new(106).ints(64, 0, 2000).into_iter().map(|x| x as u32).collect();
+    let p = program("accept/soundness/minmax_conversions.prism");
+    let out = p.launch("minmax", 2, 32, || {
+        vec![Arg::value(64i32), Arg::buffer(&a), Arg::buffer(&b), Arg::buffer(&[0u32; 256]), Arg::buffer(&[0i64; 64])]
+    });
+    let mut want = Vec::new();
+    for i in 0..64 {
+        let (x, y) = (a[i] as u32, b[i]);
+        want.extend([x.min(y), x.min(y), x.max(y), x.max(y)]);
+    }
+    assert_same("out", &out.get::<u32>("out"), &want);
+    let wide: Vec<i64> = a.iter().map(|&x| (x as i64).max(x as i64 * 3)).collect();
+    assert_same("wide", &out.get::<i64>("wide"), &wide);
+}

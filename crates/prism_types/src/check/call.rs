@@ -558,7 +558,33 @@ impl Checker<'_> {
         let mut all_const = true;
         // Keep checking the other operands after one fails, to report all their problems.
         let mut failed = false;
-        for (p, a) in sig.params.iter().zip(&m.by_param) {
+        // Generic pure functions (`min`, `max`, `pow`, `fmod`, `fma`) take the usual
+        // arithmetic conversions over all their operands, as `a + b` does, so that
+        // `min(i, u)` and `min(u, i)` have one type: typed operands are checked first and
+        // their common type binds `T` before any operand is converted.
+        let mut pre: Vec<Option<Val>> = sig.params.iter().map(|_| None).collect();
+        if sig.code == CodeReq::Pure && sig.params.iter().any(|p| p.ty == TyClass::T) {
+            let mut common: Option<Scalar> = None;
+            let mut clash = false;
+            for (i, (p, a)) in sig.params.iter().zip(&m.by_param).enumerate() {
+                let (ParamKind::Value, Some(a)) = (p.kind, a) else { continue };
+                let v = self.expr(&a.value, outer);
+                if let (Lit::No, false, Some(s)) = (v.lit, v.err, v.scalar()) {
+                    match common {
+                        None => common = Some(s),
+                        Some(c) => match Scalar::common(c, s) {
+                            Some(x) => common = Some(x),
+                            None => clash = true,
+                        },
+                    }
+                }
+                pre[i] = Some(v);
+            }
+            if !clash {
+                t = common;
+            }
+        }
+        for (i, (p, a)) in sig.params.iter().zip(&m.by_param).enumerate() {
             let Some(a) = a else { continue };
             match p.kind {
                 ParamKind::Value if matches!(p.ty, TyClass::Opaque(_)) => {
@@ -572,7 +598,10 @@ impl Checker<'_> {
                     // Pure intrinsics pass their caller's target through, so `min(id(), 3)`
                     // means what it would mean outside the call.
                     let target = if sig.code == CodeReq::Pure { outer } else { Some(p.persp) };
-                    let v = self.expr(&a.value, target);
+                    let v = match pre[i].take() {
+                        Some(v) => v,
+                        None => self.expr(&a.value, target),
+                    };
                     let Some(e) = self.class_value(name, p.name, p.ty, &mut t, v) else {
                         failed = true;
                         continue;
@@ -722,6 +751,12 @@ impl Checker<'_> {
                     Lit::Int => Scalar::I32,
                     Lit::Float => Scalar::F32,
                     Lit::No => s,
+                };
+                // The operand's own type must fit the class; it then converts to the common
+                // type of all operands when the caller computed one.
+                let s = match *t {
+                    Some(common) if fits(c, s) && fits(c, common) => common,
+                    _ => s,
                 };
                 if !fits(c, s) {
                     self.error(TypeError::Mismatch {

@@ -5,22 +5,19 @@
 // In/out:  y (float[n]), updated in place.
 // Launch:  any B >= 1 blocks of any T >= 1 threads. Thread g (global index, 0 <= g < B*T)
 //          handles i = g, g + B*T, g + 2*B*T, ... The stride B*T is read from the launch
-//          with the raw `grid_dim()`/`block_dim()` intrinsics, which only `unsafe` allows.
+//          with `grid_dim()` and `block_dim()`, the same in every thread of the launch.
 extern "C" __global__ void saxpy(int n, float a, const float* __restrict__ x, float* __restrict__ y)
 {
     // launch: threads per block a multiple of 1, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
-    int stride = 0;  // line 10
-    {  // with unsafe
-        stride = prism_mul((int)gridDim.x, (int)blockDim.x);  // line 12
-    }
-    const int g = (int)(prism_bid * blockDim.x + prism_tid);  // line 13
+    const int stride = prism_mul((int)gridDim.x, (int)blockDim.x);  // line 10
+    const int g = (int)(prism_bid * blockDim.x + prism_tid);  // line 11
     // Each thread sees y shifted to its first element.
     {  // partition `y` as `y_t` at thread[1]
         {  // group(thread[1])
             for (int i = g; stride > 0 ? i < n : i > n; i = prism_add(i, stride)) {
-                y[prism_add(g, prism_sub(i, g))] = a * x[i] + y[prism_add(g, prism_sub(i, g))];  // line 18
+                y[prism_add(g, prism_sub(i, g))] = a * x[i] + y[prism_add(g, prism_sub(i, g))];  // line 16
             }
         }
     }

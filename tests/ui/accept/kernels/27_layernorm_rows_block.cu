@@ -16,7 +16,7 @@ __device__ __forceinline__ float block_sum(int prism_tid, int prism_bid, unsigne
 //          y[r, c] = (x[r, c] - mean_r) / sqrt(var_r + eps) * gamma[c] + beta[c].
 // Launch:  T a multiple of 32 with 32 <= T <= 1024 (e.g. 256), B = rows blocks; block r
 //          normalises row r, thread t handles columns t, t + T, ... (the stride T is read
-//          from the launch with `block_dim()` in `unsafe`).
+//          from the launch with `block_dim()`).
 __device__ __forceinline__ float warp_allreduce_sum(int prism_tid,
                                                     int prism_bid,
                                                     unsigned char* prism_smem,
@@ -71,34 +71,31 @@ extern "C" __global__ void __launch_bounds__(1024) layernorm_rows(int rows,
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __shared__ __align__(128) unsigned char prism_smem[128];
-    int threads = 0;  // line 49
-    {  // with unsafe
-        threads = (int)blockDim.x;  // line 51
-    }
-    const int r = prism_bid;  // line 52
+    const int threads = (int)blockDim.x;  // line 49
+    const int r = prism_bid;  // line 50
     {  // partition `y` as `y_row` at block[1]
         {  // group(block[1])
-            const int t = prism_tid;  // line 55
-            float s = 0.0f;  // line 56
+            const int t = prism_tid;  // line 53
+            float s = 0.0f;  // line 54
             {  // group(thread[1])
                 for (int c = t; threads > 0 ? c < cols : c > cols; c = prism_add(c, threads)) {
-                    s = s + x[prism_add(prism_mul(r, cols), c)];  // line 59
+                    s = s + x[prism_add(prism_mul(r, cols), c)];  // line 57
                 }
             }
-            const float mean = block_sum(prism_tid, prism_bid, prism_smem, s) / (float)cols;  // line 60
-            float d2 = 0.0f;  // line 61
+            const float mean = block_sum(prism_tid, prism_bid, prism_smem, s) / (float)cols;  // line 58
+            float d2 = 0.0f;  // line 59
             {  // group(thread[1])
                 for (int c = t; threads > 0 ? c < cols : c > cols; c = prism_add(c, threads)) {
-                    const float d = x[prism_add(prism_mul(r, cols), c)] - mean;  // line 64
-                    d2 = d2 + d * d;  // line 65
+                    const float d = x[prism_add(prism_mul(r, cols), c)] - mean;  // line 62
+                    d2 = d2 + d * d;  // line 63
                 }
             }
-            const float var = block_sum(prism_tid, prism_bid, prism_smem, d2) / (float)cols;  // line 66
-            const float inv_std = 1.0f / sqrtf(var + eps);  // line 67
+            const float var = block_sum(prism_tid, prism_bid, prism_smem, d2) / (float)cols;  // line 64
+            const float inv_std = 1.0f / sqrtf(var + eps);  // line 65
             {  // partition `y_row` as `y_t` at thread[1]
                 {  // group(thread[1])
                     for (int c = t; threads > 0 ? c < cols : c > cols; c = prism_add(c, threads)) {
-                        y[prism_add(prism_mul(r, cols), c)] = (x[prism_add(prism_mul(r, cols), c)] - mean) * inv_std * gamma[c] + beta[c];  // line 71
+                        y[prism_add(prism_mul(r, cols), c)] = (x[prism_add(prism_mul(r, cols), c)] - mean) * inv_std * gamma[c] + beta[c];  // line 69
                     }
                 }
             }
