@@ -51,25 +51,24 @@ pub fn run(a: &BuildArgs) -> u8 {
     let mut map = SourceMap::default();
     let file = map.add(a.file.clone(), text.clone());
     let mut problems = Problems::default();
-    let tir = prism_types::check_source(file, &text, &target, &mut problems);
+    let opts = prism_driver::Options { target, optimize: !a.no_opt, ..prism_driver::Options::default() };
+    let synced = prism_driver::compile(&map, file, &opts, &mut problems);
     problems.sort();
     emit(&map, &problems, a.common.message_format, a.common.color);
-    if problems.has_errors() {
+    let Some(synced) = synced else {
         if a.common.message_format == MessageFormat::Human {
             eprintln!("error: `{}` has {} error(s); nothing was written", a.file, problems.error_count());
         }
         return 1;
-    }
-    let (ir, _) = prism_sync::lower_and_sync(&tir, &prism_sync::Options::default());
+    };
     let opts = prism_cuda::Options {
         file_name: Path::new(&a.file).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
         source: Some(text),
         extern_c: true,
         prelude: true,
         host: a.emit_host,
-        optimize: !a.no_opt,
     };
-    let out = prism_cuda::emit(&ir, &opts);
+    let out = prism_cuda::emit(&synced, &opts);
     if !out.errors.is_empty() {
         let mut p = Problems::default();
         for e in &out.errors {

@@ -91,16 +91,11 @@ pub fn run(args: &CheckArgs) -> u8 {
         }
     }
     let mut problems = Problems::default();
-    for (id, text) in &sources {
-        let errors_before = problems.error_count();
-        let tir = prism_types::check_source(*id, text, &target, &mut problems);
-        // Inference runs only on programs the checker accepted (its input must be trusted).
-        if args.explain_sync && problems.error_count() == errors_before {
-            let (ir, report) = prism_sync::lower_and_sync(&tir, &prism_sync::Options::default());
-            for d in prism_sync::diagnostics(&ir, &report, &map) {
-                problems.push(d);
-            }
-        }
+    let opts = prism_driver::Options { target, explain_sync: args.explain_sync, ..prism_driver::Options::default() };
+    for (id, _) in &sources {
+        // The whole pipeline: synchronisation inference can reject a program too (an
+        // ordering no barrier can provide).
+        prism_driver::compile(&map, *id, &opts, &mut problems);
     }
     problems.sort();
     emit(&map, &problems, args.common.message_format, args.common.color);

@@ -100,9 +100,10 @@ pub fn run(a: &RunArgs) -> u8 {
     let mut map = SourceMap::default();
     let file = map.add(a.file.clone(), text.clone());
     let mut problems = Problems::default();
-    let module = Module::compile(file, &text, &target, &mut problems);
+    let opts = prism_driver::Options { target, ..prism_driver::Options::default() };
+    let synced = prism_driver::compile(&map, file, &opts, &mut problems);
     problems.sort();
-    let Some(module) = module else {
+    let Some(synced) = synced else {
         emit(&map, &problems, a.common.message_format, a.common.color);
         if a.common.message_format == MessageFormat::Human {
             eprintln!("error: `{}` has {} error(s); nothing ran", a.file, problems.error_count());
@@ -111,6 +112,7 @@ pub fn run(a: &RunArgs) -> u8 {
     };
     // Warnings from checking are shown but do not stop the run.
     emit(&map, &problems, a.common.message_format, a.common.color);
+    let module = Module::new(&synced);
     match prepare(a, &module, file) {
         Err(Fail(diags, msgs)) => {
             report(&map, diags, a);
@@ -119,7 +121,7 @@ pub fn run(a: &RunArgs) -> u8 {
             }
             2
         }
-        Ok(prep) if a.device == Device::Cuda => execute_cuda(a, &module, prep),
+        Ok(prep) if a.device == Device::Cuda => execute_cuda(a, &synced, prep),
         Ok(prep) => execute(a, &module, &map, prep),
     }
 }
@@ -268,10 +270,10 @@ fn execute(a: &RunArgs, m: &Module, map: &SourceMap, p: Prepared) -> u8 {
 }
 
 /// Runs the kernel on GPU 0 through the CUDA backend; outputs as for the simulator.
-fn execute_cuda(a: &RunArgs, m: &Module, mut p: Prepared) -> u8 {
+fn execute_cuda(a: &RunArgs, synced: &prism_driver::Synced, mut p: Prepared) -> u8 {
     let work = std::env::temp_dir().join(format!("prism-cuda-{}", std::process::id()));
     let start = std::time::Instant::now();
-    let res = prism_gpu::device::launch(&m.ir, &p.kernel.name, a.grid, a.block, &mut p.args, &work);
+    let res = prism_gpu::device::launch(synced, &p.kernel.name, a.grid, a.block, &mut p.args, &work);
     let _ = std::fs::remove_dir_all(&work);
     if let Err(e) = res {
         eprintln!("error: {e}");

@@ -212,7 +212,7 @@ fn pointers(a: &mut Analysis, f: &Function) {
     // their sources in a loop).
     let mut written: HashSet<Reg> = HashSet::new();
     for _ in 0..4 {
-        walk(&f.body, &mut |k| match k {
+        f.body.walk(&mut |k| match k {
             InstKind::SharedAddr { dst, elem, .. } => {
                 a.ptr_elem.insert(*dst, *elem);
             }
@@ -231,7 +231,7 @@ fn pointers(a: &mut Analysis, f: &Function) {
     // A pointer is written through if any access through it (or a pointer derived from it)
     // is not a plain read.
     let mut derived: Vec<(Reg, Reg)> = Vec::new();
-    walk(&f.body, &mut |k| match k {
+    f.body.walk(&mut |k| match k {
         InstKind::Store { ptr, .. } => {
             written.insert(*ptr);
         }
@@ -278,16 +278,6 @@ fn pointers(a: &mut Analysis, f: &Function) {
     for (&r, _) in a.ptr_elem.iter() {
         if !written.contains(&r) {
             a.ptr_const.insert(r);
-        }
-    }
-}
-
-/// Calls `visit` on every instruction, nested ones included.
-pub fn walk(b: &Block, visit: &mut dyn FnMut(&InstKind)) {
-    for i in &b.insts {
-        visit(&i.kind);
-        for nb in i.kind.blocks() {
-            walk(nb, visit);
         }
     }
 }
@@ -382,7 +372,7 @@ fn dead_registers(f: &Function) -> HashSet<Reg> {
     let mut feeds: Vec<Vec<Reg>> = vec![Vec::new(); n];
     let mut live = vec![false; n];
     let mut work = Vec::new();
-    walk(&f.body, &mut |k| {
+    f.body.walk(&mut |k| {
         let defs = k.defs();
         let pure = matches!(purity(k), Purity::Pure | Purity::Reads) && defs.len() == 1;
         if pure {

@@ -77,7 +77,7 @@ impl Lines {
 /// The ids of a function's split barriers, in order.
 fn split_ids(b: &Block) -> Vec<u32> {
     let mut ids = Vec::new();
-    analysis::walk(b, &mut |k| {
+    b.walk(&mut |k| {
         if let InstKind::BarrierArrive { id, .. } = k {
             ids.push(*id);
         }
@@ -1088,7 +1088,7 @@ fn compound(lhs: &Expr, rhs: &Expr, native: bool) -> Stmt {
 
 fn issues_tma(b: &Block) -> bool {
     let mut found = false;
-    analysis::walk(b, &mut |k| {
+    b.walk(&mut |k| {
         if let InstKind::Intrinsic { intrinsic, .. } = k
             && intrinsic.sig().name == "tma_load_2d"
         {
@@ -1115,7 +1115,7 @@ pub fn global<'a>(p: &'a Program, lines: Option<Lines>, extern_c: bool) -> (Glob
     let mut sm90 = vec![false; n];
     let mut calls: Vec<Vec<usize>> = vec![Vec::new(); n];
     for (i, f) in p.functions.iter().enumerate() {
-        analysis::walk(&f.body, &mut |k| match k {
+        f.body.walk(&mut |k| match k {
             InstKind::Barrier { scope, .. } if barrier::is_grid(*scope) => coop[i] = true,
             InstKind::Intrinsic { intrinsic, .. } => {
                 let s = intrinsic.sig();

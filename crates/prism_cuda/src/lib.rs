@@ -1,7 +1,7 @@
 //! The CUDA backend: synchronised kernel IR to readable CUDA C++.
 //!
 //! ```text
-//! ir::Program (after prism_sync) --emit--> cpp::Unit --cpp::print--> .cu text
+//! prism_driver::Synced --emit--> cpp::Unit --cpp::print--> .cu text
 //!                                     └--> KernelAbi per kernel (for launchers and the runtime)
 //! ```
 //!
@@ -11,7 +11,6 @@
 //!   arithmetic; [`prelude`]: the helpers the generated code calls for it.
 //! - [`intrinsics`]: shuffles, votes, reductions, `mma.sync`, atomics, `cp.async`, fences,
 //!   Hopper operations; [`barrier`]: barrier lowering and named barrier ids.
-//! - [`opt`]: barrier optimisations after inference (redundant barriers).
 //! - [`abi`]: what a launcher needs to know; [`host`]: C++ launchers.
 //!
 //! Perspectives are erased and the output has no run-time checks (seed 003 §5). It is meant
@@ -28,12 +27,9 @@ pub mod emit;
 pub mod host;
 pub mod intrinsics;
 pub mod ops;
-pub mod opt;
 pub mod prelude;
 
 pub use abi::{AbiParam, KernelAbi};
-
-use prism_ir::ir::Program;
 
 /// Options of [`emit`].
 #[derive(Clone, Debug)]
@@ -50,20 +46,11 @@ pub struct Options {
     pub prelude: bool,
     /// Append host launchers.
     pub host: bool,
-    /// Remove barriers the analysis proves redundant (see [`opt`]).
-    pub optimize: bool,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options {
-            file_name: "input.prism".into(),
-            source: None,
-            extern_c: true,
-            prelude: true,
-            host: false,
-            optimize: true,
-        }
+        Options { file_name: "input.prism".into(), source: None, extern_c: true, prelude: true, host: false }
     }
 }
 
@@ -93,19 +80,15 @@ pub struct Output {
     pub errors: Vec<Unsupported>,
     /// True when some kernel uses `sm_90a`-only features.
     pub needs_sm90a: bool,
-    /// Barrier counts before and after optimisation.
-    pub barriers: opt::Counts,
+    /// Barrier counts before and after optimisation (`prism_sync::opt`).
+    pub barriers: prism_driver::Counts,
 }
 
-/// Emits CUDA for a program that passed checking, lowering and synchronisation inference.
-pub fn emit(program: &Program, opts: &Options) -> Output {
-    let mut program = program.clone();
-    // The simulator's uniformity checks are no code on the GPU, and must not keep variables
-    // alive that nothing else reads.
-    for f in &mut program.functions {
-        strip_asserts(&mut f.body);
-    }
-    let barriers = if opts.optimize { opt::optimize(&mut program) } else { opt::Counts::of(&program) };
+/// Emits CUDA for a program that went through the whole pipeline (`prism_driver`): the
+/// same optimised IR the simulator runs, less its uniformity assertions.
+pub fn emit(synced: &prism_driver::Synced, opts: &Options) -> Output {
+    let program = synced.for_cuda();
+    let barriers = synced.barrier_counts();
     let lines = opts.source.as_deref().map(emit::Lines::new);
     let (g, mut errors) = emit::global(&program, lines, opts.extern_c);
     let (items, kernels, errs) = emit::program_items(&g);
@@ -138,13 +121,4 @@ pub fn emit(program: &Program, opts: &Options) -> Output {
     }
     let needs_sm90a = g.sm90.iter().any(|&b| b);
     Output { text, kernels, errors, needs_sm90a, barriers }
-}
-
-fn strip_asserts(b: &mut prism_ir::ir::Block) {
-    b.insts.retain(|i| !matches!(i.kind, prism_ir::ir::InstKind::AssertUniform { .. }));
-    for i in &mut b.insts {
-        for nb in i.kind.blocks_mut() {
-            strip_asserts(nb);
-        }
-    }
 }

@@ -170,7 +170,7 @@ fn figure_6_has_the_paper_sync_points() {
     // Without barrier motion, the inferred barriers are whole `__syncthreads()`.
     let rel = "tests/ui/accept/seeds/041_prism_fig6_mma_tf32_naive.prism";
     let src = std::fs::read_to_string(repo_root().join(rel)).expect("readable");
-    let whole = common::sync_ir_with(rel, &src, &prism_sync::Options { no_motion: true, ..Default::default() });
+    let whole = common::synced_with(rel, &src, &prism_driver::Options { motion: false, ..Default::default() });
     let opts = prism_cuda::Options { source: Some(src), ..prism_cuda::Options::default() };
     let ours = prism_cuda::emit(&whole, &opts).text;
     let mma = function(&ours, "simple_mma");

@@ -85,7 +85,7 @@ pub fn from_bytes(elem: Scalar, bytes: &[u8]) -> Buffer {
 /// `args` are replaced by their contents after the run. `work` is a directory for the
 /// generated files.
 pub fn launch(
-    program: &prism_ir::ir::Program,
+    program: &prism_driver::Synced,
     kernel: &str,
     grid: u32,
     block: u32,
@@ -255,7 +255,7 @@ mod tests {
         if driver_present() {
             return;
         }
-        let p = prism_ir::ir::Program::default();
+        let p = prism_driver::assemble("").expect("an empty program");
         let err = launch(&p, "k", 1, 32, &mut [], std::path::Path::new("/nonexistent")).unwrap_err();
         assert_eq!(err, DeviceError::NoDriver);
         assert!(err.to_string().contains("no CUDA driver found"));

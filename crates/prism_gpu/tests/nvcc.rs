@@ -14,20 +14,14 @@
 #![allow(clippy::print_stdout)]
 
 use prism_gpu::toolchain::{self, Emit};
-use prism_test::{prism_files, repo_root, snapshot, target_for};
+use prism_test::{prism_files, repo_root, snapshot};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 fn emit(path: &Path, root: &Path) -> (String, prism_cuda::Output) {
     let rel = path.strip_prefix(root).unwrap_or(path).to_string_lossy().replace('\\', "/");
     let src = std::fs::read_to_string(path).expect("readable source");
-    let target = target_for(&src).expect("valid arch directive");
-    let mut map = prism_span::SourceMap::default();
-    let file = map.add(rel.clone(), src.clone());
-    let mut problems = prism_diag::Problems::default();
-    let tir = prism_types::check_source(file, &src, &target, &mut problems);
-    assert!(!problems.has_errors(), "{rel} has errors");
-    let (ir, _) = prism_sync::lower_and_sync(&tir, &prism_sync::Options::default());
+    let synced = prism_test::synced(&rel, &src, &prism_driver::Options::default()).unwrap_or_else(|e| panic!("{e}"));
     let opts = prism_cuda::Options {
         file_name: path.file_name().expect("a file").to_string_lossy().into_owned(),
         source: Some(src),
@@ -35,7 +29,7 @@ fn emit(path: &Path, root: &Path) -> (String, prism_cuda::Output) {
         prelude: false,
         ..prism_cuda::Options::default()
     };
-    (rel, prism_cuda::emit(&ir, &opts))
+    (rel, prism_cuda::emit(&synced, &opts))
 }
 
 #[test]

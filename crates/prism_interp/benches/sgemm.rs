@@ -15,8 +15,8 @@ const N: usize = 256;
 fn module() -> Module {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/ui/accept/kernels/03_sgemm_1_naive.prism");
     let src = std::fs::read_to_string(path).expect("the corpus is there");
-    let mut problems = prism_diag::Problems::default();
-    Module::compile(prism_span::FileId(0), &src, &prism_types::Target::default(), &mut problems).expect("it checks")
+    let (_, _, synced) = prism_driver::compile_text("03_sgemm_1_naive.prism", &src, &prism_driver::Options::default());
+    Module::new(&synced.expect("it checks"))
 }
 
 fn inputs() -> (Vec<f32>, Vec<f32>, Vec<f32>) {

@@ -1,11 +1,11 @@
 //! The Prism CPU simulator: the reference semantics of a kernel launch.
 //!
 //! ```text
-//! ir::Program (after prism_sync) --code::compile--> Code --sim::run--> buffers + reports
+//! prism_driver::Synced --code::compile--> Code --sim::run--> buffers + reports
 //! ```
 //!
-//! [`Module`] is the API: build one from synchronised IR (or from source with
-//! [`Module::compile`]), then [`Module::launch`] a kernel with typed [`Buffer`]s and scalar
+//! [`Module`] is the API: build one from the pipeline's output (`prism_driver::compile`),
+//! then [`Module::launch`] a kernel with typed [`Buffer`]s and scalar
 //! arguments. The launch is validated against the kernel's signature and bound first; a
 //! bad launch is a [`LaunchError`], never a panic. The run itself yields an [`Outcome`]
 //! whose reports are the dynamic-check findings (races, barrier divergence, out-of-bounds
@@ -192,44 +192,20 @@ pub const MAX_COOPERATIVE_GRID: u32 = 1024;
 /// A program ready to run.
 #[derive(Clone, Debug)]
 pub struct Module {
-    /// The IR it runs (after synchronisation inference).
+    /// The IR it runs: the pipeline's output (`prism_driver`), optimised, with the
+    /// uniformity assertions the CUDA backend drops.
     pub ir: ir::Program,
     code: code::Code,
 }
 
 impl Module {
-    /// A module running `ir`, which must be verified IR of a checked program, after
-    /// synchronisation inference.
-    pub fn new(ir: ir::Program) -> Module {
+    /// A module running a program that went through the whole pipeline. Nothing else is
+    /// accepted: IR that skipped a pass would make the simulator check something other than
+    /// what becomes CUDA.
+    pub fn new(program: &prism_driver::Synced) -> Module {
+        let ir = program.ir().clone();
         let code = code::compile(&ir);
         Module { ir, code }
-    }
-
-    /// The whole pipeline for one source file: parse, check, lower, infer synchronisation.
-    /// Diagnostics go to `problems`; `None` when there are errors.
-    pub fn compile(
-        file: prism_span::FileId,
-        src: &str,
-        target: &prism_types::Target,
-        problems: &mut prism_diag::Problems,
-    ) -> Option<Module> {
-        Module::compile_with(file, src, target, &prism_sync::Options::default(), problems)
-    }
-
-    /// [`Module::compile`] with synchronisation options (tests remove single barriers).
-    pub fn compile_with(
-        file: prism_span::FileId,
-        src: &str,
-        target: &prism_types::Target,
-        sync: &prism_sync::Options,
-        problems: &mut prism_diag::Problems,
-    ) -> Option<Module> {
-        let tir = prism_types::check_source(file, src, target, problems);
-        if problems.has_errors() {
-            return None;
-        }
-        let (ir, _) = prism_sync::lower_and_sync(&tir, sync);
-        Some(Module::new(ir))
     }
 
     /// The kernels.

@@ -3,9 +3,8 @@
 use prism_interp::{Arg, Config, Module};
 
 fn module(src: &str) -> Module {
-    let mut problems = prism_diag::Problems::default();
-    let m = Module::compile(prism_span::FileId(0), src, &prism_types::Target::default(), &mut problems);
-    m.unwrap_or_else(|| panic!("errors: {problems:?}"))
+    let (_, problems, synced) = prism_driver::compile_text("test.prism", src, &prism_driver::Options::default());
+    Module::new(&synced.unwrap_or_else(|| panic!("errors: {problems:?}")))
 }
 
 /// Kernels entered below `grid[1]` (issue 7, hole 3): every unit of the entry perspective
@@ -52,7 +51,9 @@ def read_only(x : ptr(const(int)), n : int):
 "#;
 
 fn launch(m: &Module, kernel: &str, grid: u32, block: u32, args: &[Arg]) -> Result<(), String> {
-    m.launch(kernel, grid, block, args, Config::default()).map(|o| assert!(o.is_clean(), "{:?}", o.reports)).map_err(|e| e.message)
+    m.launch(kernel, grid, block, args, Config::default())
+        .map(|o| assert!(o.is_clean(), "{:?}", o.reports))
+        .map_err(|e| e.message)
 }
 
 #[test]

@@ -4,9 +4,8 @@ use prism_interp::{Arg, Config, Module};
 
 fn module(path: &str) -> Module {
     let src = std::fs::read_to_string(format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR"))).expect("readable");
-    let mut problems = prism_diag::Problems::default();
-    let m = Module::compile(prism_span::FileId(0), &src, &prism_types::Target::default(), &mut problems);
-    m.unwrap_or_else(|| panic!("{path} has errors"))
+    let (_, _, synced) = prism_driver::compile_text(path, &src, &prism_driver::Options::default());
+    Module::new(&synced.unwrap_or_else(|| panic!("{path} has errors")))
 }
 
 #[test]

@@ -7,19 +7,16 @@ use prism_interp::{Arg, Config, Module, ReportKind};
 fn ir_text() -> String {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/ui/run/split_barrier.prism");
     let src = std::fs::read_to_string(path).expect("the run corpus is there");
-    let mut problems = prism_diag::Problems::default();
-    let tir = prism_types::check_source(prism_span::FileId(0), &src, &prism_types::Target::default(), &mut problems);
-    assert!(!problems.has_errors());
-    let (ir, report) = prism_sync::lower_and_sync(&tir, &prism_sync::Options::default());
-    assert_eq!(report.motion.split, 1, "{}", prism_ir::print(&ir));
-    prism_ir::print(&ir)
+    let (_, problems, synced) =
+        prism_driver::compile_text("split_barrier.prism", &src, &prism_driver::Options::default());
+    let synced = synced.unwrap_or_else(|| panic!("{problems:?}"));
+    assert_eq!(synced.report().motion.split, 1, "{}", prism_ir::print(synced.ir()));
+    prism_ir::print(synced.ir())
 }
 
 /// Runs IR text; the kinds of the reports under a few schedules, and the output.
 fn run(text: &str) -> (Vec<ReportKind>, Vec<i32>) {
-    let ir = prism_ir::parse(text).expect("valid IR");
-    assert!(prism_ir::verify(&ir).is_empty(), "{:?}", prism_ir::verify(&ir));
-    let m = Module::new(ir);
+    let m = Module::new(&prism_driver::assemble(text).expect("valid IR"));
     let mut kinds = Vec::new();
     let mut out = Vec::new();
     for seed in [None, Some(1), Some(2), Some(3)] {

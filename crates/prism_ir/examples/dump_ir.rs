@@ -1,17 +1,15 @@
-//! Developer tool: prints the IR of a `.prism` file.
+//! Developer tool: prints the IR of a `.prism` file as lowering makes it, before
+//! synchronisation inference (`cargo run -p prism_sync --example sync_ir` shows it after).
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 fn main() {
     let path = std::env::args().nth(1).expect("a .prism file");
     let src = std::fs::read_to_string(&path).expect("readable");
+    let mut map = prism_span::SourceMap::default();
+    let file = map.add(path.clone(), src);
     let mut problems = prism_diag::Problems::default();
-    let tir = prism_types::check_source(prism_span::FileId(0), &src, &prism_types::Target::default(), &mut problems);
-    if problems.has_errors() {
-        eprintln!("the program has errors");
+    let Some(ir) = prism_driver::lowered(&map, file, &prism_types::Target::default(), &mut problems) else {
+        eprint!("{}", prism_diag::render(&map, problems.diagnostics(), prism_diag::Color::Never));
         std::process::exit(1);
-    }
-    let ir = prism_ir::lower(&tir);
+    };
     print!("{}", prism_ir::print(&ir));
-    for e in prism_ir::verify(&ir) {
-        eprintln!("verify: {e}");
-    }
 }

@@ -130,7 +130,12 @@ impl Function {
 /// Checks a launch of a kernel entered below `grid[1]` that writes through a pointer
 /// parameter against the one shape it allows (`prism_ir::ir::Function::exact_launch`); the
 /// message says why and what to write instead. Shared by every launcher.
-pub fn check_exact_launch(name: &str, (blocks, threads): (u64, Option<u64>), grid: u32, block: u32) -> Result<(), String> {
+pub fn check_exact_launch(
+    name: &str,
+    (blocks, threads): (u64, Option<u64>),
+    grid: u32,
+    block: u32,
+) -> Result<(), String> {
     let fits = u64::from(grid) == blocks && threads.is_none_or(|t| u64::from(block) == t);
     if fits {
         return Ok(());
@@ -262,6 +267,19 @@ pub struct AccessInfo {
 pub struct Block {
     /// The instructions in order.
     pub insts: Vec<Inst>,
+}
+
+impl Block {
+    /// Calls `visit` on every instruction of the block and its nested blocks, in program
+    /// order (an instruction before the blocks it holds).
+    pub fn walk(&self, visit: &mut dyn FnMut(&InstKind)) {
+        for i in &self.insts {
+            visit(&i.kind);
+            for nb in i.kind.blocks() {
+                nb.walk(visit);
+            }
+        }
+    }
 }
 
 /// An instruction with its source span.

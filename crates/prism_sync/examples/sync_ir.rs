@@ -1,5 +1,5 @@
-//! Developer tool: prints the IR of a `.prism` file after synchronisation inference, then
-//! each inferred barrier with the source lines it orders.
+//! Developer tool: prints the IR of a `.prism` file as the backends get it (after the whole
+//! pipeline), then each inferred barrier with the source lines it orders.
 //!
 //! `cargo run -p prism_sync --example sync_ir -- FILE`
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -7,14 +7,13 @@
 fn main() {
     let path = std::env::args().nth(1).expect("usage: sync_ir FILE.prism");
     let src = std::fs::read_to_string(&path).expect("readable");
-    let mut problems = prism_diag::Problems::default();
-    let tir = prism_types::check_source(prism_span::FileId(0), &src, &prism_types::Target::default(), &mut problems);
-    if problems.has_errors() {
-        eprintln!("the program has errors; run `prism check {path}`");
+    let (map, problems, synced) = prism_driver::compile_text(&path, &src, &prism_driver::Options::default());
+    let Some(synced) = synced else {
+        eprint!("{}", prism_diag::render(&map, problems.diagnostics(), prism_diag::Color::Never));
         std::process::exit(1);
-    }
-    let (ir, report) = prism_sync::lower_and_sync(&tir, &prism_sync::Options::default());
-    print!("{}", prism_ir::print(&ir));
+    };
+    let (ir, report) = (synced.ir(), synced.report());
+    print!("{}", prism_ir::print(ir));
     let line = |s: prism_span::Span| src[..s.start as usize].matches('\n').count() + 1;
     for (i, b) in report.barriers.iter().enumerate() {
         let f = &ir.functions[b.func.index()];
@@ -34,8 +33,5 @@ fn main() {
     for u in &report.unresolved {
         let f = &ir.functions[u.func.index()];
         println!("; unresolved: @{} {} between line {} and line {}", f.name, u.scope, line(u.before), line(u.after));
-    }
-    for e in prism_ir::verify(&ir) {
-        eprintln!("verify: {e}");
     }
 }

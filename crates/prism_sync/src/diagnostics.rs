@@ -1,9 +1,16 @@
-//! What inference did, as diagnostics for `prism check --explain-sync`.
+//! What inference did and could not do, as diagnostics.
 //!
-//! Each inserted barrier becomes a note (`inferred-barrier`) pointing at the instruction the
-//! barrier goes before, with the two accesses it orders as secondary labels. Each ordering no
-//! barrier could provide becomes a warning (`unplaceable-barrier`). Labels on multi-line
-//! statements (a loop, a scope) are cut to their first line, which names the construct.
+//! [`notes`]: each inserted barrier becomes a note (`inferred-barrier`, printed by
+//! `prism check --explain-sync`) pointing at the instruction the barrier goes before, with
+//! the two accesses it orders as secondary labels.
+//!
+//! [`problems`]: each ordering no barrier could provide is `unplaceable-barrier`, always
+//! reported: an error when both accesses are safe code (the program would race, and safe
+//! code is promised not to), a warning when one is in unsafe code (which is trusted to order
+//! its own accesses, and the simulator reports the race if it happens).
+//!
+//! Labels on multi-line statements (a loop, a scope) are cut to their first line, which
+//! names the construct.
 
 use crate::{SyncReport, Use, describe_scope};
 use prism_diag::Diagnostic;
@@ -11,8 +18,9 @@ use prism_ir::ir::Program;
 use prism_span::{SourceMap, Span};
 use prism_types::perspective::{Level, Persp};
 
-/// The diagnostics describing `report`, an inference over `ir` whose spans lie in `map`.
-pub fn diagnostics(ir: &Program, report: &SyncReport, map: &SourceMap) -> Vec<Diagnostic> {
+/// The notes describing the barriers of `report`, an inference over `ir` whose spans lie
+/// in `map`.
+pub fn notes(ir: &Program, report: &SyncReport, map: &SourceMap) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for b in &report.barriers {
         let f = &ir.functions[b.func.index()];
@@ -47,28 +55,47 @@ pub fn diagnostics(ir: &Program, report: &SyncReport, map: &SourceMap) -> Vec<Di
         };
         out.push(d.with_note(format!("in `{}`: {why}", f.name)));
     }
+    out
+}
+
+/// The errors and warnings of `report`: orderings no barrier could provide.
+pub fn problems(ir: &Program, report: &SyncReport, map: &SourceMap) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
     for u in &report.unresolved {
         let f = &ir.functions[u.func.index()];
         let mem = match u.mem {
             Some(m) => mem_name(&f.mems[m.index()].name),
             None => "a callee's shared memory".to_string(),
         };
+        let message = format!("{mem} needs a {} barrier here, but none can be placed", describe_scope(u.scope));
+        let at = first_line(map, u.after);
+        let d = if u.in_unsafe {
+            Diagnostic::warning("unplaceable-barrier", message, at)
+        } else {
+            Diagnostic::error("unplaceable-barrier", message, at)
+        };
         out.push(
-            Diagnostic::warning(
-                "unplaceable-barrier",
-                format!("{mem} needs a {} barrier that cannot be placed", describe_scope(u.scope)),
-                first_line(map, u.after),
-            )
-            .with_label("this access may conflict with an earlier one by another thread")
-            .with_secondary(first_line(map, u.before), "the earlier access")
-            .with_note(format!(
-                "in `{}`: every place between the two accesses is reached by only part of each {} unit",
-                f.name, u.scope
-            ))
-            .with_help("order the accesses where the whole unit runs together, outside `unsafe` and narrower groups"),
+            d.with_label("this access may conflict with an earlier one by another thread")
+                .with_secondary(first_line(map, u.before), "the earlier access")
+                .with_note(format!(
+                    "in `{}`: every place between the two accesses is reached by only part of each {} unit (inside a narrower `group`, a `split` case, a branch only some threads take, or unsafe code), so no barrier there can order them",
+                    f.name, u.scope
+                ))
+                .with_help(help(u.scope)),
         );
     }
     out
+}
+
+/// How to restructure code whose ordering needs a barrier over `scope` units.
+fn help(scope: Persp) -> String {
+    match scope.level {
+        Level::Block if scope.n > 1 => format!(
+            "barriers over groups of blocks ({scope}) exist only where every block of the grid runs them: move the accesses out of the `split(block)`, or order them with a grid-wide phase"
+        ),
+        Level::Grid => "a grid-wide barrier must be reached by every thread: move the accesses out of the narrower code".into(),
+        _ => "end the narrower code (`group`, `split` case or branch) between the two accesses so that the barrier can stand where the whole unit runs, or make both accesses atomic".into(),
+    }
 }
 
 /// How the memory is named in messages: `` `A_smem` ``, or the shared memory of a callee.

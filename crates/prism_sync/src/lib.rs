@@ -64,12 +64,13 @@ mod cfg;
 mod diagnostics;
 mod graph;
 pub mod motion;
+pub mod opt;
 mod owner;
 mod paths;
 mod place;
 mod summary;
 
-pub use diagnostics::diagnostics;
+pub use diagnostics::{notes, problems};
 
 use cfg::Cfg;
 use graph::{Defs, Graph, MemRef, Mode};
@@ -77,9 +78,12 @@ use prism_ir::ir::{BarrierOrigin, Function, Inst, InstKind, MemInfo, MemKind, Pr
 use prism_ir::{FuncId, MemId};
 use prism_span::Span;
 use prism_types::perspective::{Facts, Level, Persp};
-use prism_types::tir;
 pub(crate) use summary::Key;
 use summary::Summary;
+
+/// An edge no barrier could cover, detached from the analysis: (unit, memory, earlier span,
+/// later span, whether either end is unsafe code).
+type UnresolvedEdge = (Persp, MemRef, Span, Span, bool);
 
 /// Options of [`infer`].
 #[derive(Clone, Debug, Default)]
@@ -88,9 +92,6 @@ pub struct Options {
     /// order of [`SyncReport::barriers`]). The report still lists them. Used to check that
     /// every inferred barrier matters: without it, the simulator should see a race.
     pub skip: Vec<usize>,
-    /// Keep inferred barriers whole instead of splitting them into an arrive and a wait
-    /// moved towards the accesses they order ([`motion`](mod@motion)).
-    pub no_motion: bool,
 }
 
 /// How a node uses its memory, for messages.
@@ -154,6 +155,9 @@ pub struct Unresolved {
     pub before: Span,
     /// The later access or scope.
     pub after: Span,
+    /// Whether either access is in unsafe code, which is trusted to order its own accesses
+    /// (a warning); otherwise safe code needs an ordering no barrier can give (an error).
+    pub in_unsafe: bool,
 }
 
 /// What [`infer`] did.
@@ -164,7 +168,7 @@ pub struct SyncReport {
     /// Edges that needed a barrier no legal placement could provide (only unsafe code or
     /// atomics mixed with plain accesses in one narrow block produce these).
     pub unresolved: Vec<Unresolved>,
-    /// What barrier motion did (after inference, in [`lower_and_sync`]).
+    /// What barrier motion did (after inference, when the pipeline runs [`motion`](mod@motion)).
     pub motion: motion::MotionReport,
 }
 
@@ -176,7 +180,7 @@ pub fn infer(p: &mut Program, opts: &Options) -> SyncReport {
     let n = p.functions.len();
     let mut summaries: Vec<Option<Summary>> = vec![None; n];
     let mut plans: Vec<Vec<Pending>> = vec![Vec::new(); n];
-    let mut unresolved: Vec<Vec<(Persp, MemRef, Span, Span)>> = vec![Vec::new(); n];
+    let mut unresolved: Vec<Vec<UnresolvedEdge>> = vec![Vec::new(); n];
     for fid in callees_first(p) {
         let f = &p.functions[fid];
         let cfg = Cfg::build(f);
@@ -192,7 +196,8 @@ pub fn infer(p: &mut Program, opts: &Options) -> SyncReport {
             .iter()
             .map(|e| {
                 let (a, b) = (&cx.graph.nodes[e.a], &cx.graph.nodes[e.b]);
-                (e.scope, pick(b.mem, a.mem), a.span, b.span)
+                let in_unsafe = [a.inst, b.inst].iter().any(|&i| cx.cfg.frames[cx.cfg.insts[i].frame].in_unsafe);
+                (e.scope, pick(b.mem, a.mem), a.span, b.span, in_unsafe)
             })
             .collect();
         summaries[fid] = Some(summary);
@@ -225,26 +230,15 @@ pub fn infer(p: &mut Program, opts: &Options) -> SyncReport {
             }
         }
         insert(&mut p.functions[fid], inserts);
-        for (scope, mem, before, after) in std::mem::take(&mut unresolved[fid]) {
+        for (scope, mem, before, after, in_unsafe) in std::mem::take(&mut unresolved[fid]) {
             let mem = match mem {
                 MemRef::Mem(m) => Some(m),
                 MemRef::Callee(_) => None,
             };
-            report.unresolved.push(Unresolved { func, scope, mem, before, after });
+            report.unresolved.push(Unresolved { func, scope, mem, before, after, in_unsafe });
         }
     }
     report
-}
-
-/// Lowers a checked program and infers its synchronisation: the IR the simulator and the
-/// CUDA backend consume.
-pub fn lower_and_sync(program: &tir::Program, opts: &Options) -> (Program, SyncReport) {
-    let mut ir = prism_ir::lower(program);
-    let mut report = infer(&mut ir, opts);
-    if !opts.no_motion {
-        report.motion = motion::motion(&mut ir);
-    }
-    (ir, report)
 }
 
 /// A short description of a barrier's unit, for messages: `block` (`__syncthreads()`),

@@ -4,24 +4,20 @@
 //! the later one does (line)`. Line numbers count from the first line of the program text.
 
 use expect_test::{Expect, expect};
+use prism_driver::Options;
 use prism_ir::ir::Program;
-use prism_sync::{Options, SyncReport, Use};
+use prism_sync::{SyncReport, Use};
 
-/// Checks `src`, lowers it, infers barriers and verifies the result.
-/// Lowers and synchronises a program without barrier motion: most tests here are about
-/// where inference places barriers. [`run_with`] keeps the options as given.
+/// Compiles `src` through the pipeline without barrier motion or optimisation: most tests
+/// here are about where inference places barriers. [`run_with`] keeps the options as given.
 fn run(src: &str, opts: &Options) -> (Program, SyncReport) {
-    run_with(src, &Options { no_motion: true, ..opts.clone() })
+    run_with(src, &Options { motion: false, optimize: false, ..opts.clone() })
 }
 
 fn run_with(src: &str, opts: &Options) -> (Program, SyncReport) {
-    let mut problems = prism_diag::Problems::default();
-    let tir = prism_types::check_source(prism_span::FileId(0), src, &prism_types::Target::default(), &mut problems);
-    assert!(!problems.has_errors(), "the program has errors: {:#?}", problems.diagnostics());
-    let (ir, report) = prism_sync::lower_and_sync(&tir, opts);
-    let errors = prism_ir::verify(&ir);
-    assert!(errors.is_empty(), "verifier: {errors:?}\n{}", prism_ir::print(&ir));
-    (ir, report)
+    let (_, problems, synced) = prism_driver::compile_text("test.prism", src, opts);
+    let synced = synced.unwrap_or_else(|| panic!("the program has errors: {:#?}", problems.diagnostics()));
+    (synced.ir().clone(), synced.report().clone())
 }
 
 fn line(src: &str, s: prism_span::Span) -> usize {
@@ -572,7 +568,7 @@ def racy(out : ptr(float) @ grid[1]):
 fn skip_leaves_one_barrier_out_of_the_ir_but_in_the_report() {
     let src = SGEMM_SMEM.replace("__syncthreads()", "pass");
     let (all, full) = run(&src, &Options::default());
-    let (ir, report) = run(&src, &Options { skip: vec![0], ..Options::default() });
+    let (ir, report) = run(&src, &Options { skip_barriers: vec![0], ..Options::default() });
     assert_eq!(report, full);
     let count = |p: &Program| barrier_context(p).len();
     assert_eq!(count(&all), 2);
@@ -598,13 +594,10 @@ def rotate(src : ptr(const(float)) @ grid[1], out : ptr(float) @ grid[1]):
             with group(thread[1]):
                 mine[0] = tile[(t + 1) % 32]
 "#;
-    let mut map = prism_span::SourceMap::default();
-    let id = map.add("rotate.prism", src);
-    let mut problems = prism_diag::Problems::default();
-    let tir = prism_types::check_source(id, src, &prism_types::Target::default(), &mut problems);
-    assert!(!problems.has_errors());
-    let (ir, report) = prism_sync::lower_and_sync(&tir, &Options::default());
-    let diags = prism_sync::diagnostics(&ir, &report, &map);
+    let opts = Options { explain_sync: true, ..Options::default() };
+    let (map, problems, synced) = prism_driver::compile_text("rotate.prism", src, &opts);
+    assert!(synced.is_some());
+    let diags = problems.diagnostics();
     expect![[r#"
         note[inferred-barrier]: block barrier inserted for `tile`
            ┌─ rotate.prism:12:13
@@ -620,7 +613,7 @@ def rotate(src : ptr(const(float)) @ grid[1], out : ptr(float) @ grid[1]):
            = note: in `rotate`: every block[1] unit completes its changes to `tile` before any of its threads reads it
 
     "#]]
-    .assert_eq(&prism_diag::render(&map, &diags, prism_diag::Color::Never));
+    .assert_eq(&prism_diag::render(&map, diags, prism_diag::Color::Never));
 }
 
 /// A tile staged from a read-only input in a loop: the back-edge barrier is split, its wait

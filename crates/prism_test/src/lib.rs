@@ -28,7 +28,7 @@ pub mod r#gen;
 /// Running programs on the simulator: launch headers and expected reports.
 pub mod run;
 
-use prism_diag::{Color, Diagnostic, Problems, Severity, render};
+use prism_diag::{Color, Diagnostic, Severity, render};
 use prism_span::SourceMap;
 use prism_types::Target;
 use std::path::{Path, PathBuf};
@@ -117,15 +117,29 @@ pub fn target_for(src: &str) -> Result<Target, String> {
     Ok(Target::default())
 }
 
-/// Runs the front end on one source text, returning the sorted diagnostics and the source
-/// map they refer to.
+/// Runs the whole pipeline (`prism_driver`) on one source text, as `prism check` does,
+/// returning the sorted diagnostics and the source map they refer to.
 pub fn check_text(display_name: &str, src: &str, target: &Target) -> (SourceMap, Vec<Diagnostic>) {
-    let mut map = SourceMap::default();
-    let id = map.add(display_name, src);
-    let mut problems = Problems::default();
-    prism_types::check_source(id, src, target, &mut problems);
+    let opts = prism_driver::Options { target: target.clone(), ..prism_driver::Options::default() };
+    let (map, mut problems, _) = prism_driver::compile_text(display_name, src, &opts);
     problems.sort();
     (map, problems.into_vec())
+}
+
+/// Compiles a source text through the whole pipeline with the target its `# arch:`
+/// directive selects (`opts.target` is replaced); `Err` lists the errors.
+pub fn synced(display_name: &str, src: &str, opts: &prism_driver::Options) -> Result<prism_driver::Synced, String> {
+    let opts = prism_driver::Options { target: target_for(src)?, ..opts.clone() };
+    let (_, problems, synced) = prism_driver::compile_text(display_name, src, &opts);
+    synced.ok_or_else(|| {
+        let msgs: Vec<String> = problems
+            .diagnostics()
+            .iter()
+            .filter(|d| d.severity == prism_diag::Severity::Error)
+            .map(|d| format!("[{}] {}", d.code, d.message))
+            .collect();
+        format!("{display_name} does not compile: {}", msgs.join("; "))
+    })
 }
 
 /// Compares diagnostics with annotations; returns a description of every mismatch.

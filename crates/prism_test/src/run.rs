@@ -16,7 +16,6 @@
 //!
 //! A line where the run must report a dynamic check carries `# report: [code]`.
 
-use prism_diag::Problems;
 use prism_interp::args;
 use prism_interp::{Arg, Config, KernelInfo, Module, Outcome};
 use prism_types::Target;
@@ -124,23 +123,14 @@ pub fn report_annotations(src: &str) -> Vec<(u32, String)> {
     out
 }
 
-/// Checks, lowers and synchronises a program; `Err` holds the rendered errors.
+/// Compiles a program through the whole pipeline; `Err` holds the errors.
 pub fn compile(src: &str) -> Result<Module, String> {
-    compile_with(src, &prism_sync::Options::default())
+    compile_with(src, &prism_driver::Options::default())
 }
 
-/// [`compile`] with synchronisation options (`skip` leaves one inferred barrier out).
-pub fn compile_with(src: &str, sync: &prism_sync::Options) -> Result<Module, String> {
-    let mut problems = Problems::default();
-    let target = crate::target_for(src)?;
-    match Module::compile_with(prism_span::FileId(0), src, &target, sync, &mut problems) {
-        Some(m) => Ok(m),
-        None => {
-            let msgs: Vec<String> =
-                problems.diagnostics().iter().map(|d| format!("[{}] {}", d.code, d.message)).collect();
-            Err(format!("the program does not compile: {}", msgs.join("; ")))
-        }
-    }
+/// [`compile`] with pipeline options (`skip_barriers` leaves inferred barriers out).
+pub fn compile_with(src: &str, opts: &prism_driver::Options) -> Result<Module, String> {
+    crate::synced("program", src, opts).map(|s| Module::new(&s))
 }
 
 /// Builds the arguments of a launch, in parameter order. `.npy` paths are relative to `dir`.

@@ -2,7 +2,7 @@
 //!
 //! For every program of the corpus (`tests/ui/accept/**`, `tests/ui/run/**`) with launches and
 //! inferred barriers, and for each of its inferred barriers in turn: compile the program
-//! without that barrier (`prism_sync::Options::skip`), run each launch under the
+//! without that barrier (`prism_driver::Options::skip_barriers`), run each launch under the
 //! deterministic schedule and a few random ones, and compare with the whole program. The
 //! barrier is needed when some run reports a dynamic check (a `data-race`, mostly) or leaves
 //! different buffers.
@@ -97,22 +97,12 @@ impl Program {
 
     /// The program compiled without the inferred barriers `removed`.
     fn without(&self, removed: &[usize]) -> Result<Module, String> {
-        let target = prism_test::target_for(&self.src)?;
-        let mut problems = prism_diag::Problems::default();
-        let tir = prism_types::check_source(prism_span::FileId(0), &self.src, &target, &mut problems);
-        if problems.has_errors() {
-            return Err("does not check".into());
-        }
-        let opts = prism_sync::Options { skip: removed.to_vec(), ..Default::default() };
-        let (ir, report) = prism_sync::lower_and_sync(&tir, &opts);
-        if report.barriers != self.barriers {
+        let opts = prism_driver::Options { skip_barriers: removed.to_vec(), ..Default::default() };
+        let synced = prism_test::synced(&self.name, &self.src, &opts)?;
+        if synced.report().barriers != self.barriers {
             return Err("synchronisation inference is not deterministic".into());
         }
-        let errors = prism_ir::verify(&ir);
-        if !errors.is_empty() {
-            return Err(format!("the IR without barriers {removed:?} does not verify: {errors:?}"));
-        }
-        Ok(Module::new(ir))
+        Ok(Module::new(&synced))
     }
 }
 
@@ -124,17 +114,12 @@ fn program(root: &Path, path: &Path) -> Result<Option<Program>, String> {
     if launches.is_empty() {
         return Ok(None);
     }
-    let target = prism_test::target_for(&src)?;
-    let mut problems = prism_diag::Problems::default();
-    let tir = prism_types::check_source(prism_span::FileId(0), &src, &target, &mut problems);
-    if problems.has_errors() {
-        return Err(format!("{name}: does not check"));
-    }
-    let (_, report) = prism_sync::lower_and_sync(&tir, &prism_sync::Options::default());
-    if report.barriers.is_empty() {
+    let synced = prism_test::synced(&name, &src, &prism_driver::Options::default())?;
+    let barriers = synced.report().barriers.clone();
+    if barriers.is_empty() {
         return Ok(None);
     }
-    let mut p = Program { path: path.to_path_buf(), name, src, launches, barriers: report.barriers, redundant: vec![] };
+    let mut p = Program { path: path.to_path_buf(), name, src, launches, barriers, redundant: vec![] };
     p.redundant = (0..p.barriers.len())
         .filter(|&i| REDUNDANT.iter().any(|(f, line, _)| *f == p.name && *line == p.line(i)))
         .collect();

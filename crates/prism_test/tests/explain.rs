@@ -111,22 +111,19 @@ fn every_code_is_explained_with_checked_examples() {
 /// Checks an example, which must have no errors, and infers its synchronisation; the codes
 /// of what `prism check --explain-sync` would print about it.
 fn sync_example(src: &str) -> Result<Vec<&'static str>, String> {
-    let mut map = prism_span::SourceMap::default();
-    let id = map.add("example.prism", src);
-    let mut problems = prism_diag::Problems::default();
-    let tir = prism_types::check_source(id, src, &Target::default(), &mut problems);
-    if problems.has_errors() {
-        let codes: Vec<&str> = problems.diagnostics().iter().map(|d| d.code).collect();
+    let opts = prism_driver::Options { explain_sync: true, ..prism_driver::Options::default() };
+    let (_, problems, synced) = prism_driver::compile_text("example.prism", src, &opts);
+    let codes: Vec<&'static str> = problems.diagnostics().iter().map(|d| d.code).collect();
+    if synced.is_none() {
         return Err(format!("has errors {codes:?}"));
     }
-    let (ir, report) = prism_sync::lower_and_sync(&tir, &prism_sync::Options::default());
-    Ok(prism_sync::diagnostics(&ir, &report, &map).iter().map(|d| d.code).collect())
+    Ok(codes)
 }
 
 /// Whether the CUDA backend refuses an accepted example.
 fn build_example(src: &str) -> Result<bool, String> {
-    let m = prism_test::run::compile(src)?;
-    Ok(!prism_cuda::emit(&m.ir, &prism_cuda::Options::default()).errors.is_empty())
+    let synced = prism_test::synced("example.prism", src, &prism_driver::Options::default())?;
+    Ok(!prism_cuda::emit(&synced, &prism_cuda::Options::default()).errors.is_empty())
 }
 
 /// Compiles an example and runs its `# launch:` line; the codes of the reports.

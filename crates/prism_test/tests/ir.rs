@@ -14,14 +14,14 @@ fn lowering_verifies_and_round_trips() {
     for path in files {
         let src = std::fs::read_to_string(&path).expect("readable");
         let target = target_for(&src).expect("directive");
+        let mut map = prism_span::SourceMap::default();
+        let file = map.add(path.display().to_string(), src.clone());
         let mut problems = Problems::default();
-        let tir = prism_types::check_source(prism_span::FileId(0), &src, &target, &mut problems);
-        if problems.has_errors() {
-            continue;
-        }
+        let Some(lowered) = prism_driver::lowered(&map, file, &target, &mut problems) else { continue };
+        let opts = prism_driver::Options { target, ..prism_driver::Options::default() };
+        let Some(synced) = prism_driver::compile(&map, file, &opts, &mut problems) else { continue };
         n += 1;
-        let synced = prism_sync::lower_and_sync(&tir, &prism_sync::Options::default()).0;
-        for ir in [prism_ir::lower(&tir), synced] {
+        for ir in [lowered, synced.ir().clone()] {
             check(&path, &ir, &mut failures);
         }
     }

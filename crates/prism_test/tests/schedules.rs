@@ -244,13 +244,12 @@ fn copies_without_written_barriers_rely_on_inferred_ones() {
         if prism_test::run::launches(&src).map_or(true, |l| l.is_empty()) {
             failures.push(format!("{name}: no `# launch:` line"));
         }
-        let mut problems = prism_diag::Problems::default();
-        let target = prism_test::target_for(&src).expect("a known arch");
-        let tir = prism_types::check_source(prism_span::FileId(0), &src, &target, &mut problems);
-        if problems.has_errors() {
-            failures.push(format!("{name}: does not check"));
-        } else if prism_sync::lower_and_sync(&tir, &prism_sync::Options::default()).1.barriers.is_empty() {
-            failures.push(format!("{name}: inference inserts no barrier, so the copy tests nothing"));
+        match prism_test::synced(&name, &src, &prism_driver::Options::default()) {
+            Err(e) => failures.push(e),
+            Ok(s) if s.report().barriers.is_empty() => {
+                failures.push(format!("{name}: inference inserts no barrier, so the copy tests nothing"))
+            }
+            Ok(_) => {}
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

@@ -6,7 +6,7 @@
 //! back clean, and must leave the same bits in every buffer under every schedule; only then
 //! are the results compared with a reference.
 
-use prism_diag::{Color, Diagnostic, Problems, render};
+use prism_diag::{Color, Diagnostic, render};
 use prism_interp::{Arg, Buffer, Config, Elem, Module};
 use prism_span::SourceMap;
 use prism_types::ty::Scalar;
@@ -44,15 +44,13 @@ pub fn program(rel: &str) -> Program {
     let path = prism_test::repo_root().join("tests/ui").join(rel);
     let src = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let target = prism_test::target_for(&src).unwrap_or_else(|e| panic!("{rel}: {e}"));
-    let mut map = SourceMap::default();
-    let file = map.add(rel, src.clone());
-    let mut problems = Problems::default();
-    let module = Module::compile(file, &src, &target, &mut problems);
+    let opts = prism_driver::Options { target, ..prism_driver::Options::default() };
+    let (map, mut problems, synced) = prism_driver::compile_text(rel, &src, &opts);
     problems.sort();
-    let Some(module) = module else {
+    let Some(synced) = synced else {
         panic!("{rel} does not compile:\n{}", render(&map, problems.diagnostics(), Color::Never));
     };
-    Program { path: rel.to_string(), map, module }
+    Program { path: rel.to_string(), map, module: Module::new(&synced) }
 }
 
 impl Program {

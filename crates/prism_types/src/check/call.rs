@@ -320,8 +320,11 @@ impl Checker<'_> {
                 let root = self.var(self.mem_root(va)).name.clone();
                 let written = if mut_b { pb } else { pa };
                 // Point at the later of the two in the source, whatever the parameter order.
-                let ((p1, s1), (p2, s2)) =
-                    if span_a.start <= span_b.start { ((pa, span_a), (pb, span_b)) } else { ((pb, span_b), (pa, span_a)) };
+                let ((p1, s1), (p2, s2)) = if span_a.start <= span_b.start {
+                    ((pa, span_a), (pb, span_b))
+                } else {
+                    ((pb, span_b), (pa, span_a))
+                };
                 self.error(TypeError::ArgumentAlias {
                     callee: callee.to_string(),
                     root,

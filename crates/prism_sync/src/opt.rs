@@ -13,7 +13,10 @@
 //! is what its per-edge view cannot see.
 //!
 //! The counts before and after are snapshotted for the corpus in
-//! `tests/corpus_barriers.txt`, so that a regression shows.
+//! `crates/prism_cuda/tests/corpus_barriers.txt`, so that a regression shows.
+//!
+//! [`strip_asserts`] is the one step that differs between the backends: the simulator
+//! keeps the uniformity assertions after unsafe code, the CUDA backend drops them.
 
 use prism_ir::ir::{Block, InstKind, Program};
 use prism_types::perspective::Facts;
@@ -39,13 +42,29 @@ impl Counts {
 pub fn count(p: &Program) -> usize {
     let mut n = 0;
     for f in &p.functions {
-        crate::analysis::walk(&f.body, &mut |k| {
+        f.body.walk(&mut |k| {
             if matches!(k, InstKind::Barrier { .. } | InstKind::BarrierArrive { .. }) {
                 n += 1;
             }
         });
     }
     n
+}
+
+/// Removes the uniformity assertions (`assert.uniform`) the simulator checks after unsafe
+/// code: they are no code on the GPU, and must not keep variables alive there.
+pub fn strip_asserts(p: &mut Program) {
+    fn block(b: &mut Block) {
+        b.insts.retain(|i| !matches!(i.kind, InstKind::AssertUniform { .. }));
+        for i in &mut b.insts {
+            for nb in i.kind.blocks_mut() {
+                block(nb);
+            }
+        }
+    }
+    for f in &mut p.functions {
+        block(&mut f.body);
+    }
 }
 
 /// Optimises barriers in place; returns the counts.

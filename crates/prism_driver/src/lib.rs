@@ -1,0 +1,180 @@
+//! The one Prism pipeline, from source text to the IR both backends consume.
+//!
+//! ```text
+//! .prism text --prism_types::check_source--> tir::Program   (stop on errors)
+//!             --prism_ir::lower------------> ir::Program    verify
+//!             --prism_sync::infer----------> + barriers     verify   (sync errors: stop)
+//!             --prism_sync::motion---------> split barriers verify
+//!             --prism_sync::opt::optimize--> fewer barriers verify
+//!             = Synced
+//! ```
+//!
+//! [`compile`] is the only function that makes a [`Synced`], and the backends
+//! (`prism_interp::Module::new`, `prism_cuda::emit`) take nothing else, so IR that skipped
+//! a pass cannot reach either of them: the type system enforces the pipeline. Every caller
+//! (the CLI, the tests, the benchmarks, the examples) goes through here.
+//!
+//! The simulator runs exactly what the CUDA backend prints: the optimised IR. The one step
+//! in which they differ is explicit: [`Synced::for_cuda`] drops the uniformity assertions
+//! the simulator checks after unsafe code.
+//!
+//! ```compile_fail
+//! // IR that did not go through the pipeline is not a `Synced`.
+//! let ir = prism_ir::ir::Program::default();
+//! let _ = prism_driver::Synced::from(ir);
+//! ```
+//!
+//! The IR verifier runs after every pass that changes the IR. It is cheap (linear in the
+//! IR), so it stays on in release builds; a failure is a compiler bug, not a user error,
+//! and panics with the pass and the broken invariant, like an internal compiler error.
+
+#![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+use prism_diag::Problems;
+use prism_ir::ir::Program;
+use prism_span::{FileId, SourceMap};
+pub use prism_sync::SyncReport;
+pub use prism_sync::opt::Counts;
+use prism_types::Target;
+
+/// Everything that changes what the pipeline produces. One struct, so that every caller
+/// states its choices in one place.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The device the program is checked for (shared-memory limit, Hopper features).
+    pub target: Target,
+    /// Split inferred block barriers into arrive/wait halves moved towards their accesses.
+    pub motion: bool,
+    /// Remove barriers that an earlier one covers (`prism_sync::opt`).
+    pub optimize: bool,
+    /// Also report every inferred barrier as an `inferred-barrier` note
+    /// (`prism check --explain-sync`).
+    pub explain_sync: bool,
+    /// Test-only: leave out the inferred barriers with these indices (in the order of
+    /// [`SyncReport::barriers`]), to check that each one matters.
+    pub skip_barriers: Vec<usize>,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            target: Target::default(),
+            motion: true,
+            optimize: true,
+            explain_sync: false,
+            skip_barriers: Vec::new(),
+        }
+    }
+}
+
+/// A program that went through the whole pipeline: checked, lowered, synchronised,
+/// optimised and verified. Only [`compile`] makes one.
+#[derive(Clone, Debug)]
+pub struct Synced {
+    ir: Program,
+    report: SyncReport,
+    barriers: Counts,
+}
+
+impl Synced {
+    /// The IR the simulator runs (with its uniformity assertions).
+    pub fn ir(&self) -> &Program {
+        &self.ir
+    }
+
+    /// What synchronisation inference and barrier motion did.
+    pub fn report(&self) -> &SyncReport {
+        &self.report
+    }
+
+    /// Barrier counts before and after optimisation.
+    pub fn barrier_counts(&self) -> Counts {
+        self.barriers
+    }
+
+    /// The IR the CUDA backend prints: [`Synced::ir`] without the simulator's uniformity
+    /// assertions, which are no code on the GPU.
+    pub fn for_cuda(&self) -> Program {
+        let mut ir = self.ir.clone();
+        prism_sync::opt::strip_asserts(&mut ir);
+        ir
+    }
+}
+
+/// Runs the whole pipeline on file `file` of `map`. Diagnostics go to `problems`; `None`
+/// when there are errors (from the checker, or orderings synchronisation cannot provide).
+pub fn compile(map: &SourceMap, file: FileId, opts: &Options, problems: &mut Problems) -> Option<Synced> {
+    let errors_before = problems.error_count();
+    let mut ir = lowered(map, file, &opts.target, problems)?;
+    let sync_opts = prism_sync::Options { skip: opts.skip_barriers.clone() };
+    let mut report = prism_sync::infer(&mut ir, &sync_opts);
+    verify(&ir, "synchronisation inference");
+    for d in prism_sync::problems(&ir, &report, map) {
+        problems.push(d);
+    }
+    if opts.explain_sync {
+        for d in prism_sync::notes(&ir, &report, map) {
+            problems.push(d);
+        }
+    }
+    if problems.error_count() > errors_before {
+        return None;
+    }
+    if opts.motion {
+        report.motion = prism_sync::motion::motion(&mut ir);
+        verify(&ir, "barrier motion");
+    }
+    let barriers = if opts.optimize { prism_sync::opt::optimize(&mut ir) } else { Counts::of(&ir) };
+    verify(&ir, "barrier optimisation");
+    Some(Synced { ir, report, barriers })
+}
+
+/// [`compile`] for a source text that is not in a map yet (tests, the Rust API): adds it
+/// under `name` and returns the map too, for rendering the diagnostics.
+pub fn compile_text(name: &str, src: &str, opts: &Options) -> (SourceMap, Problems, Option<Synced>) {
+    let mut map = SourceMap::default();
+    let file = map.add(name, src);
+    let mut problems = Problems::default();
+    let synced = compile(&map, file, opts, &mut problems);
+    (map, problems, synced)
+}
+
+/// The IR of a checked program before synchronisation inference, for IR dumps and pass
+/// tests. No backend takes it: only [`compile`]'s [`Synced`] runs.
+pub fn lowered(map: &SourceMap, file: FileId, target: &Target, problems: &mut Problems) -> Option<Program> {
+    let errors_before = problems.error_count();
+    let tir = prism_types::check_source(file, map.file(file).text(), target, problems);
+    if problems.error_count() > errors_before {
+        return None;
+    }
+    let ir = prism_ir::lower(&tir);
+    verify(&ir, "lowering");
+    Some(ir)
+}
+
+/// IR written as text (`prism_ir::parse`), verified, and taken as it is: no pass runs.
+///
+/// This is for tests of the backends themselves, which need IR no pass would produce (a
+/// split barrier's half moved past the access it orders, to see the simulator catch the
+/// race) and for IR filetests. It still has to pass the verifier; what it skips is
+/// inference, so a program assembled this way carries no guarantee from the checker.
+pub fn assemble(text: &str) -> Result<Synced, String> {
+    let ir = prism_ir::parse(text).map_err(|e| e.to_string())?;
+    let errors = prism_ir::verify(&ir);
+    if !errors.is_empty() {
+        return Err(errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"));
+    }
+    let barriers = Counts::of(&ir);
+    Ok(Synced { ir, report: SyncReport::default(), barriers })
+}
+
+/// Checks the IR's invariants after a pass (see `prism_ir::verify` for the list).
+fn verify(ir: &Program, after: &str) {
+    let errors = prism_ir::verify(ir);
+    assert!(
+        errors.is_empty(),
+        "internal compiler error: the IR is malformed after {after}:\n  {}",
+        errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n  ")
+    );
+}
