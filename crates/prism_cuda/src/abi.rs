@@ -67,6 +67,8 @@ pub struct KernelAbi {
     /// launch it allows, as (blocks, threads per block if fixed); see
     /// `prism_ir::ir::Function::exact_launch`.
     pub exact_launch: Option<(u64, Option<u64>)>,
+    /// The most blocks a launch may have (`prism_ir::ir::Function::max_blocks`).
+    pub max_blocks: Option<u64>,
 }
 
 /// The largest static shared-memory allocation a kernel may have.
@@ -80,6 +82,8 @@ impl KernelAbi {
                 "a launch needs 1 to 1024 threads per block and at least one block, not {grid} x {block}"
             ));
         }
+        prism_ir::ir::check_launch_threads(grid, block)?;
+        prism_ir::ir::check_max_blocks(&self.name, self.max_blocks, grid)?;
         if u64::from(block) % self.t_mult != 0 {
             return Err(format!("`{}` needs a multiple of {} threads per block, not {block}", self.name, self.t_mult));
         }

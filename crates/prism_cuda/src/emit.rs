@@ -280,6 +280,7 @@ pub fn function(g: &Global, id: FuncId, first_line: u32) -> (Func, Option<Kernel
         launch_bounds: f.launch_bounds,
         needs_sm90a: g.sm90[id.index()],
         exact_launch: f.exact_launch(),
+        max_blocks: f.max_blocks,
     });
     let max_line = fx.max_line;
     (Func { head, name, params, body: Some(body) }, abi, fx.errors, max_line)

@@ -37,7 +37,13 @@ pub fn launchers(kernels: &[KernelAbi]) -> String {
         sig.extend(params);
         sig.push("cudaStream_t stream = 0".into());
         s.push_str(&format!("inline cudaError_t prism_launch_{sym}({})\n{{\n", sig.join(", ")));
-        let mut conds = vec!["grid == 0".to_string(), "block == 0".into(), "block > 1024".into()];
+        let mut conds = vec![
+            "grid == 0".to_string(),
+            "block == 0".into(),
+            "block > 1024".into(),
+            // `id()` over the grid is an `int`: at most 2^31 - 1 threads.
+            format!("(unsigned long long)grid * block > {}ull", prism_ir::ir::MAX_LAUNCH_THREADS),
+        ];
         if k.t_mult > 1 {
             conds.push(format!("block % {} != 0", k.t_mult));
         }
@@ -46,6 +52,11 @@ pub fn launchers(kernels: &[KernelAbi]) -> String {
         }
         if let Some(lb) = k.launch_bounds {
             conds.push(format!("block > {lb}"));
+        }
+        // Index arithmetic the synchronisation relies on stays in its type up to this many
+        // blocks.
+        if let Some(max) = k.max_blocks {
+            conds.push(format!("grid > {max}u"));
         }
         // A kernel entered below grid[1] that writes memory allows one entry unit only.
         if let Some((blocks, threads)) = k.exact_launch {

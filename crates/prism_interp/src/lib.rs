@@ -147,6 +147,8 @@ pub struct KernelInfo {
     /// The one launch a kernel entered below `grid[1]` that writes memory allows (blocks,
     /// threads per block if fixed): `prism_ir::ir::Function::exact_launch`.
     pub exact_launch: Option<(u64, Option<u64>)>,
+    /// The most blocks a launch may have (`prism_ir::ir::Function::max_blocks`).
+    pub max_blocks: Option<u64>,
     /// Static shared memory per block, in bytes.
     pub smem: u64,
     /// Where the kernel is declared.
@@ -238,6 +240,8 @@ impl Module {
         if grid > MAX_GRID {
             return Err(launch_error(format!("{grid} blocks is more than CUDA's {MAX_GRID}")));
         }
+        ir::check_launch_threads(grid, block).map_err(launch_error)?;
+        ir::check_max_blocks(&k.name, k.max_blocks, grid).map_err(launch_error)?;
         let (id, _) = self.ir.find(&k.name).expect("a kernel of this module");
         if grid > MAX_COOPERATIVE_GRID && sim::has_grid_barrier(&self.code, id.0, block) {
             return Err(launch_error(format!(
@@ -367,6 +371,7 @@ fn kernel_info(f: &ir::Function) -> KernelInfo {
         b_mult: f.facts.b_mult,
         launch_bounds: f.launch_bounds,
         exact_launch: f.exact_launch(),
+        max_blocks: f.max_blocks,
         smem: f.smem_size,
         span: f.span,
     }

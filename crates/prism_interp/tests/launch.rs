@@ -83,3 +83,32 @@ fn read_only_kernels_entered_below_grid_may_run_on_many_units() {
     let m = module(BELOW_GRID);
     launch(&m, "read_only", 3, 32, &[Arg::buffer(&[1i32]), Arg::value(2i32)]).expect("reads never conflict");
 }
+
+/// A kernel whose synchronisation relies on `b * 32 + t` staying inside its `int` records
+/// how many blocks that holds for (issue 7, hole 2); the launch validation refuses more,
+/// before anything runs. So does any launch of more than 2^31 - 1 threads, whose global
+/// thread index would not fit `id()`'s `int`.
+#[test]
+fn launches_beyond_the_limits_the_proofs_assume_are_refused() {
+    let m = module(
+        r#"
+@prism("global")
+@requires(grid[1], block[1], thread[1], smem=128)
+def rewrite(out : ptr(int)):
+    b : int @ block[1] = id()
+    with partition(out, p=block[1], f=lambda i: b * 32 + i) as out_b:
+        with group(block[1]):
+            t : int @ thread[1] = id()
+            for k in range(2):
+                with partition(out_b, p=thread[1], f=lambda i: t + i) as o:
+                    with group(thread[1]):
+                        o[0] = o[0] + k
+"#,
+    );
+    assert_eq!(m.kernel("rewrite").expect("kernel").max_blocks, Some(1 << 25));
+    launch(&m, "rewrite", 2, 32, &[Arg::buffer(&[0i32; 64])]).expect("a small grid");
+    let e = launch(&m, "rewrite", (1 << 25) + 1, 32, &[Arg::buffer(&[0i32; 64])]).expect_err("too many blocks");
+    assert!(e.contains("at most 33554432 blocks"), "{e}");
+    let e = launch(&m, "rewrite", 1 << 22, 1024, &[Arg::buffer(&[0i32; 64])]).expect_err("too many threads");
+    assert!(e.contains("more than 2147483647"), "{e}");
+}

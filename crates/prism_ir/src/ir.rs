@@ -65,6 +65,12 @@ pub struct Function {
     pub smem_size: u64,
     /// `@launch_bounds`, if given.
     pub launch_bounds: Option<u64>,
+    /// The most blocks a launch may have for the index arithmetic that synchronisation
+    /// inference proved free of wraparound (`prism_sync`'s ownership proof, when an index
+    /// like `b * 32` stays inside its `int` only for that many blocks); `None` for no limit
+    /// beyond CUDA's. For a kernel it includes every callee's limit. Launchers refuse
+    /// larger launches.
+    pub max_blocks: Option<u64>,
     /// Parameters: registers defined on entry.
     pub params: Vec<Reg>,
     /// The return type, if any.
@@ -124,6 +130,33 @@ impl Function {
             Level::Block => Some((self.entry.n, None)),
             Level::Thread => Some((1, Some(self.entry.n))),
         }
+    }
+}
+
+/// The most threads a launch may have: `id()` of a thread in the grid is an `int`, so a
+/// larger launch would give two threads the same index. Every launcher (the simulator,
+/// `--device cuda`, the emitted host launchers) refuses larger launches.
+pub const MAX_LAUNCH_THREADS: u64 = (1 << 31) - 1;
+
+/// Checks that a launch of `grid` blocks of `block` threads has at most
+/// [`MAX_LAUNCH_THREADS`] threads.
+pub fn check_launch_threads(grid: u32, block: u32) -> Result<(), String> {
+    let threads = u64::from(grid) * u64::from(block);
+    if threads > MAX_LAUNCH_THREADS {
+        return Err(format!(
+            "{grid} blocks of {block} threads is {threads} threads, more than {MAX_LAUNCH_THREADS}: `id()` of a thread in the grid is an `int`, so no launch may have more threads than an `int` counts"
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a launch's block count against a kernel's [`Function::max_blocks`].
+pub fn check_max_blocks(name: &str, max_blocks: Option<u64>, grid: u32) -> Result<(), String> {
+    match max_blocks {
+        Some(max) if u64::from(grid) > max => Err(format!(
+            "`{name}` may be launched with at most {max} blocks, not {grid}: its synchronisation relies on index arithmetic (such as a block index times a tile size) that stays inside its integer type only up to {max} blocks; compute such indices in `int64` to lift the limit"
+        )),
+        _ => Ok(()),
     }
 }
 

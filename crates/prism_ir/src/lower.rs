@@ -63,6 +63,7 @@ fn lower_function(prog: &tir::Program, tf: &tir::Function) -> Function {
             facts: tf.facts,
             smem_size: tf.smem_need,
             launch_bounds: tf.launch_bounds,
+            max_blocks: None,
             params: Vec::new(),
             ret: tf.ret.map(|(s, _)| Type::Scalar(s)),
             regs: Vec::new(),

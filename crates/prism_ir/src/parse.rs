@@ -394,6 +394,11 @@ impl P {
             self.pos += 1;
             launch_bounds = Some(self.u64()?);
         }
+        let mut max_blocks = None;
+        if self.at_word("max_blocks") {
+            self.pos += 1;
+            max_blocks = Some(self.u64()?);
+        }
         let mut ret = None;
         if self.peek() == Some(&Tok::Arrow) {
             self.pos += 1;
@@ -407,6 +412,7 @@ impl P {
             facts: Facts { t_mult, b_mult },
             smem_size,
             launch_bounds,
+            max_blocks,
             params,
             ret,
             regs: Vec::new(),

@@ -43,7 +43,7 @@ use prism_ir::ir::{AccessKind, Function, InstKind, IntrArg, MemKind, Program, Sc
 use prism_ir::{AccessId, FuncId, MemId, Reg};
 use prism_span::Span;
 use prism_types::perspective::{Facts, Level, Persp, lcm};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// A unit of memory the analysis tracks.
 #[derive(Clone, Debug)]
@@ -91,6 +91,11 @@ pub(crate) struct Mode {
     pub write: bool,
     /// Some atomic.
     pub atomic: bool,
+    /// Some atomic that changes memory (every atomic but `atomic_load`).
+    pub update: bool,
+    /// Some atomic whose result the program uses (`atomic_load`, or an update whose old
+    /// value is read): what it sees depends on which other updates came first.
+    pub observe: bool,
 }
 
 impl Mode {
@@ -99,23 +104,52 @@ impl Mode {
         !(self.read || self.write || self.atomic)
     }
 
-    fn add(&mut self, kind: AccessKind) {
+    /// Adds an access of `kind` made by instruction `inst`; `used` holds every register
+    /// the function reads.
+    fn add(&mut self, kind: AccessKind, inst: &InstKind, used: &HashSet<Reg>) {
         match kind {
             AccessKind::Read => self.read = true,
             AccessKind::Write | AccessKind::AsyncWrite => self.write = true,
-            AccessKind::Atomic => self.atomic = true,
+            AccessKind::Atomic => {
+                self.atomic = true;
+                let (update, observe) = match inst {
+                    InstKind::Intrinsic { intrinsic, dsts, .. } => {
+                        let load = intrinsic.sig().name == "atomic_load";
+                        (!load, load || dsts.iter().any(|d| used.contains(d)))
+                    }
+                    // Not produced today; the conservative reading.
+                    _ => (true, true),
+                };
+                self.update |= update;
+                self.observe |= observe;
+            }
             AccessKind::Volatile => {}
         }
     }
 
-    /// Whether an edge from a node like `self` to a node like `other` needs a barrier: two
-    /// reads never conflict, and neither do two atomics; anything else with a write
-    /// (atomics included: an atomic against a plain access is a race) does.
-    pub fn conflicts(self, other: Mode) -> bool {
-        let pure_read = |m: Mode| !m.write && !m.atomic;
-        let pure_atomic = |m: Mode| m.atomic && !m.write && !m.read;
-        let harmless = (pure_read(self) && pure_read(other)) || (pure_atomic(self) && pure_atomic(other));
-        !harmless
+    /// Whether an edge from a node like `self` to a node like `other` needs a barrier
+    /// (`same`: the edge goes from a node to itself, around a loop).
+    ///
+    /// Two plain reads never conflict. A plain write conflicts with everything, and a plain
+    /// read with any atomic that changes memory (a race). Atomics never race with atomics,
+    /// but phases of them still need ordering when one phase observes what the other
+    /// changes: a histogram's bins flushed with `atomic_exch` after being counted with
+    /// `atomic_add` must not see a bin before every count reached it. Updates whose results
+    /// are unused commute, so two phases of them need nothing. One atomic node repeated by a
+    /// loop (a work queue's ticket counter) is concurrent on purpose: its threads are
+    /// meant to interleave, and no phase boundary lies inside it.
+    pub fn conflicts(self, other: Mode, same: bool) -> bool {
+        let plain = |m: Mode| m.read || m.write;
+        if self.write || other.write {
+            return true;
+        }
+        if (self.read && other.update) || (self.update && other.read) {
+            return true;
+        }
+        if !plain(self) && !plain(other) && same {
+            return false;
+        }
+        (self.update && other.observe) || (self.observe && other.update)
     }
 }
 
@@ -178,6 +212,8 @@ pub(crate) struct Graph {
     pub nodes: Vec<Node>,
     /// For each region, its nodes by start point.
     pub starts: Vec<HashMap<PointId, usize>>,
+    /// Every register some instruction of the function reads.
+    pub used: HashSet<Reg>,
 }
 
 /// The root of a memory name (following the names it narrows).
@@ -243,7 +279,15 @@ fn shared_range(cfg: &Cfg<'_>, defs: &Defs, mut r: Reg) -> Option<(u64, u64)> {
 impl Graph {
     /// Builds the items, regions and nodes of function `f`.
     pub fn build(p: &Program, f: &Function, cfg: &Cfg<'_>, defs: &Defs) -> Graph {
-        let mut g = Graph::default();
+        // A loop's condition is read at the end of its header, so `uses` leaves it out.
+        let used = cfg.insts.iter().flat_map(|i| {
+            let mut u = i.inst.kind.uses();
+            if let InstKind::Loop { cond, .. } = &i.inst.kind {
+                u.push(*cond);
+            }
+            u
+        });
+        let mut g = Graph { used: used.collect(), ..Graph::default() };
         g.items_of(p, f, cfg, defs);
         g.regions_of(f, cfg);
         for r in 0..g.regions.len() {
@@ -405,7 +449,7 @@ impl Graph {
                         let k = &cfg.insts[d].inst.kind;
                         for (a, _, _) in operands(f, k) {
                             if self.counts_inside(f, r, a) {
-                                mode.add(f.accesses[a.index()].kind);
+                                mode.add(f.accesses[a.index()].kind, k, &self.used);
                             }
                         }
                         if self.footprint_in(r, d) {
@@ -426,7 +470,7 @@ impl Graph {
                     for (n, (a, _, _)) in operands(f, k).into_iter().enumerate() {
                         if self.touches(f, r, a) {
                             let acc = &f.accesses[a.index()];
-                            mode.add(acc.kind);
+                            mode.add(acc.kind, k, &self.used);
                             mem.get_or_insert(MemRef::Mem(root(f, acc.mem)));
                             if let InstKind::Call { func, .. } = k {
                                 calls.push((*func, Key::Param(n)));

@@ -78,8 +78,12 @@ use prism_ir::ir::{BarrierOrigin, Function, Inst, InstKind, MemInfo, MemKind, Pr
 use prism_ir::{FuncId, MemId};
 use prism_span::Span;
 use prism_types::perspective::{Facts, Level, Persp};
+use std::cell::Cell;
 pub(crate) use summary::Key;
 use summary::Summary;
+
+/// CUDA's most blocks per grid.
+const MAX_GRID: u64 = (1 << 31) - 1;
 
 /// An edge no barrier could cover, detached from the analysis: (unit, memory, earlier span,
 /// later span, whether either end is unsafe code).
@@ -181,12 +185,22 @@ pub fn infer(p: &mut Program, opts: &Options) -> SyncReport {
     let mut summaries: Vec<Option<Summary>> = vec![None; n];
     let mut plans: Vec<Vec<Pending>> = vec![Vec::new(); n];
     let mut unresolved: Vec<Vec<UnresolvedEdge>> = vec![Vec::new(); n];
+    let mut limits: Vec<Option<u64>> = vec![None; n];
     for fid in callees_first(p) {
         let f = &p.functions[fid];
         let cfg = Cfg::build(f);
         let defs = graph::defs(&cfg);
         let graph = Graph::build(p, f, &cfg, &defs);
-        let mut cx = Ctx { f, facts: f.facts, cfg, defs, graph, summaries: &summaries };
+        let mut cx = Ctx {
+            f,
+            facts: f.facts,
+            cfg,
+            defs,
+            graph,
+            summaries: &summaries,
+            blocks: Cell::new(MAX_GRID as u128),
+            max_blocks: Cell::new(None),
+        };
         cx.counted_loops_run();
         let plan = cx.plan();
         let summary = cx.summarise(&plan.planned());
@@ -200,6 +214,11 @@ pub fn infer(p: &mut Program, opts: &Options) -> SyncReport {
                 (e.scope, pick(b.mem, a.mem), a.span, b.span, in_unsafe)
             })
             .collect();
+        // A function's launch limit includes its callees' (analysed before it).
+        let mut callees = Vec::new();
+        collect_calls(&p.functions[fid].body, &mut callees);
+        let own = cx.max_blocks.get().map(|b| b as u64);
+        limits[fid] = callees.iter().filter_map(|&c| limits.get(c).copied().flatten()).chain(own).min();
         summaries[fid] = Some(summary);
     }
     let names: Vec<String> = p.functions.iter().map(|f| f.name.clone()).collect();
@@ -230,6 +249,7 @@ pub fn infer(p: &mut Program, opts: &Options) -> SyncReport {
             }
         }
         insert(&mut p.functions[fid], inserts);
+        p.functions[fid].max_blocks = limits[fid];
         for (scope, mem, before, after, in_unsafe) in std::mem::take(&mut unresolved[fid]) {
             let mem = match mem {
                 MemRef::Mem(m) => Some(m),
@@ -266,6 +286,10 @@ pub(crate) struct Ctx<'a> {
     pub graph: Graph,
     /// Summaries of the functions analysed so far (every callee).
     pub summaries: &'a [Option<Summary>],
+    /// The most blocks the ownership proof now assumes a launch has (`owner.rs`).
+    pub blocks: Cell<u128>,
+    /// The tightest such limit a successful proof needed, if any.
+    pub max_blocks: Cell<Option<u128>>,
 }
 
 /// A planned barrier, detached from the analysis so the program can be changed.

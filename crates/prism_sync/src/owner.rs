@@ -38,6 +38,7 @@ use prism_ir::ir::{InstKind, ScopeKind, Type};
 use prism_types::intrinsics::Family;
 use prism_types::perspective::{Level, Persp};
 use prism_types::tir::{BinOp, ConstValue};
+use prism_types::ty::Scalar;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A symbolic value in an index.
@@ -126,7 +127,39 @@ impl Ctx<'_> {
     /// (each thread owns a block of `W` elements), or when every difference `r' − r` is a
     /// multiple of some `g` larger than `W·(n − 1)`, `n` the threads of an `s`-unit (the
     /// threads interleave with stride `W` inside blocks of `g`, as in `t + 32·j`).
+    ///
+    /// This uses the launch limit already assumed: CUDA's, or one an earlier proof of this
+    /// function needed. [`Ctx::owned_if_limited`] tries tighter ones.
     pub(crate) fn owned(&self, a: usize, b: usize, s: Persp, loops: &BTreeSet<InstId>) -> bool {
+        let assumed = self.max_blocks.get().unwrap_or(MAX_GRID_BLOCKS as u128);
+        self.blocks.set(assumed);
+        self.owned_under(a, b, s, loops)
+    }
+
+    /// [`Ctx::owned`] under a tighter launch limit than assumed so far: an index such as
+    /// `b * 32` stays inside its `int` only for at most 2^26 blocks. A proof that needs a
+    /// limit records it, and the launchers refuse larger launches (`Function::max_blocks`).
+    /// Only worth it for an edge no written barrier already covers.
+    pub(crate) fn owned_if_limited(&self, a: usize, b: usize, s: Persp, loops: &BTreeSet<InstId>) -> bool {
+        let assumed = self.max_blocks.get().unwrap_or(MAX_GRID_BLOCKS as u128);
+        for shift in (MIN_BLOCKS_SHIFT..=30).rev() {
+            let cap = 1u128 << shift;
+            if cap >= assumed {
+                continue;
+            }
+            self.blocks.set(cap);
+            if self.owned_under(a, b, s, loops) {
+                self.max_blocks.set(Some(cap));
+                self.blocks.set(cap);
+                return true;
+            }
+        }
+        self.blocks.set(assumed);
+        false
+    }
+
+    /// [`Ctx::owned`] with block ids bounded by `self.blocks`.
+    fn owned_under(&self, a: usize, b: usize, s: Persp, loops: &BTreeSet<InstId>) -> bool {
         let Some((shape, mut rests)) = self.shape(a, (a, b), s, loops) else { return false };
         if a != b {
             match self.shape(b, (a, b), s, loops) {
@@ -171,59 +204,7 @@ impl Ctx<'_> {
         s: Persp,
         loops: &BTreeSet<InstId>,
     ) -> Option<(Shape, Vec<Rest>)> {
-        let node = &self.graph.nodes[n];
-        let info = &self.cfg.insts[node.inst];
-        // The access sites, each with the register holding its element index.
-        let mut sites = Vec::new();
-        let candidates: Vec<InstId> = match &info.inst.kind {
-            InstKind::Scope { kind, .. } => {
-                if *kind == ScopeKind::Async {
-                    return None;
-                }
-                self.cfg.descendants(node.inst).collect()
-            }
-            _ => vec![node.inst],
-        };
-        let root_of_node = match node.mem {
-            crate::graph::MemRef::Mem(m) => m,
-            crate::graph::MemRef::Callee(_) => return None,
-        };
-        for id in candidates {
-            let kind = &self.cfg.insts[id].inst.kind;
-            if self.graph.footprint_of.contains_key(&id) && matches!(kind, InstKind::Call { .. }) {
-                let fp = self.graph.footprint_of[&id];
-                if matches!(&self.graph.regions[node.region].kind, crate::graph::RegionKind::Top(set) if set.contains(&fp))
-                {
-                    return None;
-                }
-            }
-            for (a, ptr, index) in operands(self.f, kind) {
-                let acc = &self.f.accesses[a.index()];
-                if acc.kind == prism_ir::ir::AccessKind::Volatile {
-                    continue;
-                }
-                let r = root(self.f, acc.mem);
-                let relevant = match &self.graph.regions[node.region].kind {
-                    crate::graph::RegionKind::Top(set) => {
-                        self.graph.item(self.f, acc.mem).is_some_and(|i| set.contains(&i))
-                    }
-                    crate::graph::RegionKind::View(v) => r == root(self.f, *v),
-                };
-                if !relevant {
-                    continue;
-                }
-                // One element per access: loads, stores and atomics.
-                let single = match kind {
-                    InstKind::Load { .. } | InstKind::Store { .. } => true,
-                    InstKind::Intrinsic { intrinsic, .. } => intrinsic.sig().family == Family::Atomics,
-                    _ => false,
-                };
-                if !single || r != root_of_node {
-                    return None;
-                }
-                sites.push((id, ptr, index?));
-            }
-        }
+        let (root_of_node, sites) = self.sites(n)?;
         let (ia, ib) = (self.graph.nodes[a].inst, self.graph.nodes[b].inst);
         // A counter keeps its value from `a` to `b` only when its loop encloses both and no path
         // between them takes the back edge of that loop or of a loop around it. Every other
@@ -284,6 +265,87 @@ impl Ctx<'_> {
         Some((shape?, rests))
     }
 
+    /// The single-element accesses of node `n` to its memory, each with its instruction,
+    /// pointer register and index register, and the root they all use; `None` when some
+    /// access is not one element (a call, a copy) or goes to another root.
+    fn sites(&self, n: usize) -> Option<(prism_ir::MemId, Vec<(InstId, Reg, Reg)>)> {
+        let node = &self.graph.nodes[n];
+        let info = &self.cfg.insts[node.inst];
+        // The access sites, each with the register holding its element index.
+        let mut sites = Vec::new();
+        let candidates: Vec<InstId> = match &info.inst.kind {
+            InstKind::Scope { kind, .. } => {
+                if *kind == ScopeKind::Async {
+                    return None;
+                }
+                self.cfg.descendants(node.inst).collect()
+            }
+            _ => vec![node.inst],
+        };
+        let root_of_node = match node.mem {
+            crate::graph::MemRef::Mem(m) => m,
+            crate::graph::MemRef::Callee(_) => return None,
+        };
+        for id in candidates {
+            let kind = &self.cfg.insts[id].inst.kind;
+            if self.graph.footprint_of.contains_key(&id) && matches!(kind, InstKind::Call { .. }) {
+                let fp = self.graph.footprint_of[&id];
+                if matches!(&self.graph.regions[node.region].kind, crate::graph::RegionKind::Top(set) if set.contains(&fp))
+                {
+                    return None;
+                }
+            }
+            for (a, ptr, index) in operands(self.f, kind) {
+                let acc = &self.f.accesses[a.index()];
+                if acc.kind == prism_ir::ir::AccessKind::Volatile {
+                    continue;
+                }
+                let r = root(self.f, acc.mem);
+                let relevant = match &self.graph.regions[node.region].kind {
+                    crate::graph::RegionKind::Top(set) => {
+                        self.graph.item(self.f, acc.mem).is_some_and(|i| set.contains(&i))
+                    }
+                    crate::graph::RegionKind::View(v) => r == root(self.f, *v),
+                };
+                if !relevant {
+                    continue;
+                }
+                // One element per access: loads, stores and atomics.
+                let single = match kind {
+                    InstKind::Load { .. } | InstKind::Store { .. } => true,
+                    InstKind::Intrinsic { intrinsic, .. } => intrinsic.sig().family == Family::Atomics,
+                    _ => false,
+                };
+                if !single || r != root_of_node {
+                    return None;
+                }
+                sites.push((id, ptr, index?));
+            }
+        }
+        Some((root_of_node, sites))
+    }
+
+    /// Whether nodes `a` and `b` touch only elements given by constants, and no element
+    /// in both: then no thread of one can meet a thread of the other, whatever the
+    /// modes (`counters[0]` and `counters[1]`).
+    pub(crate) fn disjoint_constants(&self, a: usize, b: usize) -> bool {
+        let elements = |n: usize| -> Option<(prism_ir::MemId, BTreeSet<i128>)> {
+            let (root, sites) = self.sites(n)?;
+            let mut out = BTreeSet::new();
+            for (id, ptr, index) in sites {
+                let frame = self.cfg.insts[id].frame;
+                let mut reads = Vec::new();
+                let off = self.pointer_offset(ptr, &mut reads, 0)?;
+                out.insert(self.eval(index, frame, &mut reads, 0)?.add(&off, 1)?.as_const()?);
+            }
+            Some((root, out))
+        };
+        match (elements(a), elements(b)) {
+            (Some((ra, x)), Some((rb, y))) => ra == rb && !x.is_empty() && !y.is_empty() && x.is_disjoint(&y),
+            _ => false,
+        }
+    }
+
     /// The element offset of a pointer from its root's pointer.
     fn pointer_offset(&self, r: Reg, reads: &mut Reads, depth: u32) -> Option<Affine> {
         if depth > 64 {
@@ -317,9 +379,11 @@ impl Ctx<'_> {
         let [d] = self.defs.get(&r)?.as_slice() else { return None };
         let at = self.cfg.insts[*d].frame;
         let int = |x: Reg| matches!(self.f.reg_ty(x), Type::Scalar(s) if s.is_int());
-        match &self.cfg.insts[*d].inst.kind {
+        let form = match &self.cfg.insts[*d].inst.kind {
             InstKind::Const { value: ConstValue::Int(v), .. } => Some(Affine::constant(*v)),
             InstKind::Copy { src, .. } => self.eval(*src, at, reads, depth + 1),
+            // A cast between integer types keeps the value when the value fits the new type,
+            // which the range check below makes sure of.
             InstKind::Cast { dst, arg } if int(*dst) && int(*arg) => self.eval(*arg, at, reads, depth + 1),
             InstKind::RelId { code, target, .. } => Some(Affine::term(Term::Rel(key(*code), key(*target)))),
             InstKind::Binary { op, lhs, rhs, .. } => {
@@ -341,6 +405,61 @@ impl Ctx<'_> {
                 }
             }
             _ => None,
+        }?;
+        // The backends compute in the register's type, wrapping on overflow: the affine form
+        // is the value only when no value it can take leaves that type.
+        self.fits(&form, self.f.reg_ty(r)).then_some(form)
+    }
+
+    /// Whether every value `form` can take lies in the range of type `ty`, with every term
+    /// over its whole range (`id()` over the units of its code, a counter over its bounds).
+    fn fits(&self, form: &Affine, ty: Type) -> bool {
+        let Type::Scalar(s) = ty else { return false };
+        let Some((min, max)) = int_range(s) else { return false };
+        self.range(form).is_some_and(|(lo, hi)| min <= lo && hi <= max)
+    }
+
+    /// The least and greatest value of `form`.
+    fn range(&self, form: &Affine) -> Option<(i128, i128)> {
+        let (mut lo, mut hi) = (form.c, form.c);
+        for (t, &k) in &form.terms {
+            let (a, b) = self.term_range(*t)?;
+            let (x, y) = (k.checked_mul(a)?, k.checked_mul(b)?);
+            lo = lo.checked_add(x.min(y))?;
+            hi = hi.checked_add(x.max(y))?;
+        }
+        Some((lo, hi))
+    }
+
+    /// The values a term takes: `id()` of a target unit counts the target's units in one
+    /// unit of the code (threads per block at most `@launch_bounds`, or CUDA's 1024; blocks
+    /// per grid at most CUDA's 2^31 - 1; threads per launch at most 2^31 - 1, which every
+    /// launcher enforces so that `id()` over the grid fits its `int`); a counter its
+    /// constant bounds.
+    fn term_range(&self, t: Term) -> Option<(i128, i128)> {
+        match t {
+            Term::Iv(l) => self.counter(l).map(|c| (c.lo, c.hi)),
+            Term::Rel((cl, cn), (tl, tn)) => {
+                let threads_per_block = i128::from(self.f.launch_bounds.unwrap_or(MAX_BLOCK_THREADS));
+                let blocks = i128::try_from(self.blocks.get()).unwrap_or(MAX_GRID_BLOCKS);
+                // The threads, or blocks, in one unit of the code.
+                let size = |level: Level, n: u64| -> i128 {
+                    let n = i128::from(n);
+                    match (level, tl) {
+                        (Level::Thread, _) => n,
+                        (Level::Block, Level::Thread) => n * threads_per_block,
+                        (Level::Block, _) => n,
+                        // Launches are refused beyond 2^31 - 1 threads
+                        // (`prism_ir::ir::MAX_LAUNCH_THREADS`).
+                        (Level::Grid, Level::Thread) => {
+                            (blocks * threads_per_block).min(i128::from(prism_ir::ir::MAX_LAUNCH_THREADS))
+                        }
+                        (Level::Grid, _) => blocks,
+                    }
+                };
+                let units = size(cl, cn) / i128::from(tn.max(1));
+                Some((0, (units - 1).max(0)))
+            }
         }
     }
 
@@ -391,6 +510,15 @@ impl Ctx<'_> {
             BinOp::Gt if step < 0 && init > end => (init - (init - end - 1) / -step * -step, init),
             _ => return None,
         };
+        // The counter takes the values lo..=hi only if the step that leaves the range does
+        // not wrap around in the counter's type (`range(2147483600, 2147483647, 100)` on an
+        // `int` would wrap to a negative value and go on).
+        let Type::Scalar(s) = self.f.reg_ty(iv) else { return None };
+        let (min, max) = int_range(s)?;
+        let last = if step > 0 { hi + step } else { lo + step };
+        if !(min <= lo && hi <= max && min <= last && last <= max) {
+            return None;
+        }
         Some(Counter { reg: iv, lo, hi })
     }
 
@@ -403,6 +531,27 @@ impl Ctx<'_> {
             _ => None,
         }
     }
+}
+
+/// CUDA's most threads per block.
+const MAX_BLOCK_THREADS: u64 = 1024;
+
+/// CUDA's most blocks per grid (`gridDim.x`).
+const MAX_GRID_BLOCKS: i128 = (1 << 31) - 1;
+
+/// The tightest launch limit a proof may assume, as a power of two: 65536 blocks. Below
+/// that, a barrier is cheaper than refusing ordinary launches.
+const MIN_BLOCKS_SHIFT: u32 = 16;
+
+/// The values of an integer type.
+fn int_range(s: Scalar) -> Option<(i128, i128)> {
+    Some(match s {
+        Scalar::I32 => (i128::from(i32::MIN), i128::from(i32::MAX)),
+        Scalar::U32 => (0, i128::from(u32::MAX)),
+        Scalar::I64 => (i128::from(i64::MIN), i128::from(i64::MAX)),
+        Scalar::U64 => (0, i128::from(u64::MAX)),
+        _ => return None,
+    })
 }
 
 fn gcd(a: u128, b: u128) -> u128 {

@@ -75,7 +75,7 @@ impl Ctx<'_> {
             let region = &self.graph.regions[na.region];
             for b in succs {
                 let nb = &self.graph.nodes[b];
-                if !na.mode.conflicts(nb.mode) {
+                if !na.mode.conflicts(nb.mode, a == b) || self.disjoint_constants(a, b) {
                     continue;
                 }
                 let scope = barrier_scope(self.facts, region.c0, region.d, &na.chain, &nb.chain);
@@ -86,7 +86,11 @@ impl Ctx<'_> {
                 if self.owned(a, b, scope, &loops) {
                     continue;
                 }
-                edges.push(Edge { a, b, scope });
+                let edge = Edge { a, b, scope };
+                if !self.covered(&edge, &Planned::new()) && self.owned_if_limited(a, b, scope, &loops) {
+                    continue;
+                }
+                edges.push(edge);
             }
         }
         let nodes = &self.graph.nodes;

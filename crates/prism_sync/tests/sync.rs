@@ -688,3 +688,83 @@ def swap(out : ptr(int)):
     let (arrive, wait) = (at("arrive block[1]"), at("wait block[1]"));
     assert!(latches[0] < arrive && arrive < wait && wait < loops[1], "{text}");
 }
+
+/// The ownership proof computes in the backends' arithmetic (issue 7, hole 2): an index
+/// that wraps in its `int` does not prove anything, so the barrier stays. Each kernel would
+/// lose its barrier to a proof over unbounded integers: `t * 2^30` gives threads 0 and 4 the
+/// same element, a counter whose last step leaves `int` wraps and goes on, and a cast to
+/// `int` drops the bits that told the threads apart.
+#[test]
+fn ownership_proofs_respect_wraparound() {
+    check(
+        r#"
+@prism("global")
+@requires(grid[1], block[1], thread[8], smem=64)
+@launch_bounds(8)
+def wrap_multiplier(out : ptr(int)):
+    with group(block[1]):
+        s : shared(int[16]) @ block[1]
+        t : int @ thread[1] = id()
+        for r in range(2):
+            with partition(s, p=thread[1], f=lambda i: t * 1073741824 + i) as v:
+                with group(thread[1]):
+                    v[0] = v[0] + t
+
+@prism("global")
+@requires(grid[1], block[1], thread[8], smem=64)
+@launch_bounds(8)
+def wrap_counter(out : ptr(int)):
+    with group(block[1]):
+        s : shared(int[16]) @ block[1]
+        t : int @ thread[1] = id()
+        for j in range(2147483600, 2147483647, 100):
+            with partition(s, p=thread[1], f=lambda i: t * 2 + (j - 2147483600) + i) as v:
+                with group(thread[1]):
+                    v[0] = v[0] + t
+
+@prism("global")
+@requires(grid[1], block[1], thread[8], smem=64)
+@launch_bounds(8)
+def narrowing_cast(out : ptr(int)):
+    with group(block[1]):
+        s : shared(int[16]) @ block[1]
+        t : int @ thread[1] = id()
+        wide : int64 @ thread[1] = int64(t) * 4294967296
+        for r in range(2):
+            with partition(s, p=thread[1], f=lambda i: int(wide) + i) as v:
+                with group(thread[1]):
+                    v[0] = v[0] + t
+"#,
+        expect![[r#"
+            @wrap_multiplier: block[1] barrier before line 9: `s` written (line 9), written (line 9)
+            @wrap_counter: block[1] barrier before line 21: `s` written (line 21), written (line 21)
+            @narrowing_cast: block[1] barrier before line 34: `s` written (line 34), written (line 34)
+        "#]],
+    );
+}
+
+/// A proof that needs fewer blocks than CUDA allows records the limit, and launches beyond it
+/// are refused: `b * 32 + t` (up to 1023 threads without `@launch_bounds`) stays inside an
+/// `int` for every power-of-two grid up to 2^25 blocks.
+#[test]
+fn ownership_proofs_record_the_launch_limit_they_assume() {
+    let src = r#"
+@prism("global")
+@requires(grid[1], block[1], thread[1], smem=128)
+def rewrite(out : ptr(int)):
+    b : int @ block[1] = id()
+    with partition(out, p=block[1], f=lambda i: b * 32 + i) as out_b:
+        with group(block[1]):
+            t : int @ thread[1] = id()
+            for k in range(2):
+                with partition(out_b, p=thread[1], f=lambda i: t + i) as o:
+                    with group(thread[1]):
+                        o[0] = o[0] + k
+"#;
+    let (ir, report) = run(src, &Options::default());
+    assert!(report.barriers.is_empty(), "{}", prism_ir::print(&ir));
+    assert_eq!(ir.functions[0].max_blocks, Some(1 << 25));
+    assert!(prism_ir::ir::check_max_blocks("rewrite", ir.functions[0].max_blocks, 1 << 25).is_ok());
+    let e = prism_ir::ir::check_max_blocks("rewrite", ir.functions[0].max_blocks, (1 << 25) + 1).unwrap_err();
+    assert!(e.contains("at most 33554432 blocks"), "{e}");
+}

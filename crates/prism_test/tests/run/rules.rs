@@ -159,3 +159,21 @@ fn r_minmax_conversions() {
     let wide: Vec<i64> = a.iter().map(|&x| (x as i64).max(x as i64 * 3)).collect();
     assert_same("wide", &out.get::<i64>("wide"), &wide);
 }
+
+#[test]
+fn r_atomic_phases() {
+    // Shared-memory histogram counted with atomics in two phases and flushed with
+    // atomic_exch: out[b * 64 + v] counts data items of block b equal to v and to v - 1
+    // (mod 64). The barrier before the flush is inferred (issue 7: atomics are ordered
+    // across phases). 3 blocks of 64 threads.
+    let data = Rng::new(107).ints(768, 0, 1000);
+    let p = program("accept/soundness/atomic_phases.prism");
+    let out = p.launch("histogram64", 3, 64, || vec![Arg::buffer(&data), Arg::buffer(&[0i32; 192])]);
+    let mut want = vec![0i32; 192];
+    for (i, &x) in data.iter().enumerate() {
+        let b = i / 256;
+        want[b * 64 + (x % 64) as usize] += 1;
+        want[b * 64 + ((x + 1) % 64) as usize] += 1;
+    }
+    assert_same("out", &out.i32("out"), &want);
+}
