@@ -98,6 +98,9 @@ pub(crate) struct Counter {
     hi: i128,
 }
 
+/// A single-element access: its instruction, pointer register and index register.
+type Site = (InstId, Reg, Reg);
+
 /// Where loop counters were read: (loop, block of the reading instruction).
 type Reads = Vec<(InstId, FrameId)>;
 
@@ -268,7 +271,7 @@ impl Ctx<'_> {
     /// The single-element accesses of node `n` to its memory, each with its instruction,
     /// pointer register and index register, and the root they all use; `None` when some
     /// access is not one element (a call, a copy) or goes to another root.
-    fn sites(&self, n: usize) -> Option<(prism_ir::MemId, Vec<(InstId, Reg, Reg)>)> {
+    fn sites(&self, n: usize) -> Option<(prism_ir::MemId, Vec<Site>)> {
         let node = &self.graph.nodes[n];
         let info = &self.cfg.insts[node.inst];
         // The access sites, each with the register holding its element index.
