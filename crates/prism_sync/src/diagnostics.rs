@@ -84,7 +84,35 @@ pub fn problems(ir: &Program, report: &SyncReport, map: &SourceMap) -> Vec<Diagn
                 .with_help(help(u.scope)),
         );
     }
+    split_conflicts(ir, report, map, &mut out);
     out
+}
+
+/// The errors for branches of a split that conflict.
+fn split_conflicts(ir: &Program, report: &SyncReport, map: &SourceMap, out: &mut Vec<Diagnostic>) {
+    for c in &report.split_conflicts {
+        let f = &ir.functions[c.func.index()];
+        let mem = match c.mem {
+            Some(m) => mem_name(&f.mems[m.index()].name),
+            None => "a callee's shared memory".to_string(),
+        };
+        out.push(
+            Diagnostic::error(
+                "split-conflict",
+                format!("two branches of one `split` touch {mem}, and one of them changes it"),
+                first_line(map, c.second),
+            )
+            .with_label("this branch touches it here")
+            .with_secondary(first_line(map, c.first), "while another branch touches it here")
+            .with_note(format!(
+                "in `{}`: the branches of a `split` run at the same time, so no barrier can order their accesses",
+                f.name
+            ))
+            .with_help(
+                "give each branch its own memory (partition it before the split), or move one access after the split",
+            ),
+        );
+    }
 }
 
 /// How to restructure code whose ordering needs a barrier over `scope` units.

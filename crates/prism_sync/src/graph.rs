@@ -106,7 +106,7 @@ impl Mode {
 
     /// Adds an access of `kind` made by instruction `inst`; `used` holds every register
     /// the function reads.
-    fn add(&mut self, kind: AccessKind, inst: &InstKind, used: &HashSet<Reg>) {
+    pub(crate) fn add(&mut self, kind: AccessKind, inst: &InstKind, used: &HashSet<Reg>) {
         match kind {
             AccessKind::Read => self.read = true,
             AccessKind::Write | AccessKind::AsyncWrite => self.write = true,
@@ -332,7 +332,7 @@ impl Graph {
         }
     }
 
-    fn overlap(&self, a: usize, b: usize) -> bool {
+    pub(crate) fn overlap(&self, a: usize, b: usize) -> bool {
         let (x, y) = (&self.items[a], &self.items[b]);
         a == b
             || (x.shared

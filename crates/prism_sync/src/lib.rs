@@ -61,6 +61,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod cfg;
+mod concurrent;
 mod diagnostics;
 mod graph;
 pub mod motion;
@@ -164,6 +165,20 @@ pub struct Unresolved {
     pub in_unsafe: bool,
 }
 
+/// Two branches of one `split`, which run at the same time, touching the same memory with
+/// at least one of them changing it: no barrier can order them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SplitConflict {
+    /// The function.
+    pub func: FuncId,
+    /// The memory (none for a callee's shared memory).
+    pub mem: Option<MemId>,
+    /// The first access to it in the earlier branch.
+    pub first: Span,
+    /// The first conflicting access in the later branch.
+    pub second: Span,
+}
+
 /// What [`infer`] did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SyncReport {
@@ -172,6 +187,8 @@ pub struct SyncReport {
     /// Edges that needed a barrier no legal placement could provide (only unsafe code or
     /// atomics mixed with plain accesses in one narrow block produce these).
     pub unresolved: Vec<Unresolved>,
+    /// Branches of a split that touch the same memory, one changing it (an error).
+    pub split_conflicts: Vec<SplitConflict>,
     /// What barrier motion did (after inference, when the pipeline runs [`motion`](mod@motion)).
     pub motion: motion::MotionReport,
 }
@@ -186,6 +203,7 @@ pub fn infer(p: &mut Program, opts: &Options) -> SyncReport {
     let mut plans: Vec<Vec<Pending>> = vec![Vec::new(); n];
     let mut unresolved: Vec<Vec<UnresolvedEdge>> = vec![Vec::new(); n];
     let mut limits: Vec<Option<u64>> = vec![None; n];
+    let mut conflicts = Vec::new();
     for fid in callees_first(p) {
         let f = &p.functions[fid];
         let cfg = Cfg::build(f);
@@ -203,6 +221,10 @@ pub fn infer(p: &mut Program, opts: &Options) -> SyncReport {
         };
         cx.counted_loops_run();
         let plan = cx.plan();
+        for c in cx.concurrent_conflicts() {
+            let mem = cx.graph.item_of.iter().find(|&(_, &i)| i == c.item).map(|(&m, _)| m);
+            conflicts.push(SplitConflict { func: FuncId(fid as u32), mem, first: c.first, second: c.second });
+        }
         let summary = cx.summarise(&plan.planned());
         plans[fid] = plan.barriers.iter().map(|b| cx.pending(b)).collect();
         unresolved[fid] = plan
@@ -223,6 +245,8 @@ pub fn infer(p: &mut Program, opts: &Options) -> SyncReport {
     }
     let names: Vec<String> = p.functions.iter().map(|f| f.name.clone()).collect();
     let mut report = SyncReport::default();
+    conflicts.sort_by_key(|c: &SplitConflict| (c.func, c.second.start));
+    report.split_conflicts = conflicts;
     for (fid, mut pending) in plans.into_iter().enumerate() {
         pending.sort_by_key(|b| b.order);
         let func = FuncId(fid as u32);

@@ -47,7 +47,11 @@ fn every_code_is_explained_with_checked_examples() {
                 failures.push(format!("{}: no ```prism,reject example", info.code))
             }
             "run" if runs.is_empty() => failures.push(format!("{}: no ```prism,run example", info.code)),
-            "sync" if syncs.is_empty() => failures.push(format!("{}: no ```prism,sync example", info.code)),
+            // Synchronisation reports notes and warnings on accepted programs (a `prism,sync`
+            // example) and errors that reject a program (a `prism,reject` example).
+            "sync" if syncs.is_empty() && rejects.is_empty() => {
+                failures.push(format!("{}: no ```prism,sync or ```prism,reject example", info.code))
+            }
             "build" if builds.is_empty() => failures.push(format!("{}: no ```prism,build example", info.code)),
             _ => {}
         }

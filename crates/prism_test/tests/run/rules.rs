@@ -177,3 +177,18 @@ fn r_atomic_phases() {
     }
     assert_same("out", &out.i32("out"), &want);
 }
+
+#[test]
+fn r_split_conflict_allowed() {
+    // Branches of a split sharing memory safely: reads, commuting atomics, one per-thread
+    // partition. 2 blocks of 64 threads.
+    let p = program("accept/soundness/split_conflict.prism");
+    let out = p.launch("shared_safely", 2, 64, || vec![Arg::buffer(&[7i32, 0, 0, 0]), Arg::buffer(&[0i32; 128])]);
+    let want: Vec<i32> = (0..128)
+        .map(|g| {
+            let t = g % 64;
+            2 * t + 7 + i32::from(t < 32) + 224
+        })
+        .collect();
+    assert_same("out", &out.i32("out"), &want);
+}
