@@ -77,10 +77,17 @@ pub fn problems(ir: &Program, report: &SyncReport, map: &SourceMap) -> Vec<Diagn
         out.push(
             d.with_label("this access may conflict with an earlier one by another thread")
                 .with_secondary(first_line(map, u.before), "the earlier access")
-                .with_note(format!(
-                    "in `{}`: every place between the two accesses is reached by only part of each {} unit (inside a narrower `group`, a `split` case, a branch only some threads take, or unsafe code), so no barrier there can order them",
-                    f.name, u.scope
-                ))
+                .with_note(if grid_wide(u.scope) {
+                    format!(
+                        "in `{}`: a barrier over {} units runs as a grid-wide barrier, which every block must reach the same number of times, and no place between the two accesses is reached by every block (a `split` case, a branch, a loop or a function entered below `grid[1]` lies around them)",
+                        f.name, u.scope
+                    )
+                } else {
+                    format!(
+                        "in `{}`: every place between the two accesses is reached by only part of each {} unit (inside a narrower `group`, a `split` case, a branch only some threads take, or unsafe code), so no barrier there can order them",
+                        f.name, u.scope
+                    )
+                })
                 .with_help(help(u.scope)),
         );
     }
@@ -113,6 +120,11 @@ fn split_conflicts(ir: &Program, report: &SyncReport, map: &SourceMap, out: &mut
             ),
         );
     }
+}
+
+/// Whether a barrier over `scope` units runs as a grid-wide barrier.
+fn grid_wide(scope: Persp) -> bool {
+    scope.level == Level::Grid || (scope.level == Level::Block && scope.n > 1)
 }
 
 /// How to restructure code whose ordering needs a barrier over `scope` units.

@@ -24,7 +24,7 @@ use crate::Ctx;
 use crate::cfg::{FrameId, FrameKind, InstId};
 use crate::graph::barrier_scope;
 use crate::paths::{Edge, Planned};
-use prism_types::perspective::Persp;
+use prism_types::perspective::{Level, Persp};
 
 /// A barrier to insert.
 #[derive(Clone, Copy, Debug)]
@@ -136,11 +136,22 @@ impl Ctx<'_> {
 
     /// Whether a barrier over `s`-units cannot sit in block `fr`: not every thread of such a
     /// unit runs it together.
+    ///
+    /// A barrier over groups of blocks (`block[k]`, k > 1) is run by the backends as a
+    /// grid-wide barrier, which every thread of the launch must reach the same number of
+    /// times: it may stand only where all blocks run together, in grid code and in `group`
+    /// and memory-scope bodies (which every unit runs), never inside a `split` case, a
+    /// branch or a loop whose condition is uniform over less than the grid, or the body of
+    /// a function entered below `grid[1]`.
     fn divergent(&self, fr: FrameId, s: Persp) -> bool {
         let frame = &self.cfg.frames[fr];
+        let grid_wide = s.level == Level::Grid || (s.level == Level::Block && s.n > 1);
         frame.in_unsafe
             || matches!(frame.kind, FrameKind::Branch { uniform: false })
             || !self.facts.narrower_eq(s, frame.code)
+            || (grid_wide
+                && frame.code.level != Level::Grid
+                && !matches!(frame.kind, FrameKind::Group | FrameKind::Scope { .. }))
     }
 
     /// The instruction the barrier for edge `e` goes before, if any legal place exists.

@@ -192,3 +192,16 @@ fn r_split_conflict_allowed() {
         .collect();
     assert_same("out", &out.i32("out"), &want);
 }
+
+#[test]
+fn r_block_group_barrier() {
+    // Pairs of blocks exchange halves of a tile through global memory, ordered by an inferred
+    // barrier over block[2] units that runs as a grid barrier (issue 7, hole 7). 4 blocks of
+    // 32 threads.
+    let p = program("accept/soundness/block_group_barrier.prism");
+    let out = p.launch("swap_halves", 4, 32, || vec![Arg::buffer(&[0i32; 128]), Arg::buffer(&[0i32; 128])]);
+    let tile: Vec<i32> = (0..128).map(|g| (g / 32 % 2) * 100 + g % 32).collect();
+    let mirror: Vec<i32> = (0..128).map(|g| (1 - g / 32 % 2) * 100 + g % 32).collect();
+    assert_same("tile", &out.i32("tile"), &tile);
+    assert_same("mirror", &out.i32("mirror"), &mirror);
+}
