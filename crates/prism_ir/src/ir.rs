@@ -293,6 +293,9 @@ pub struct AccessInfo {
     pub kind: AccessKind,
     /// Where.
     pub span: Span,
+    /// For an element access through a one-dimensional partition: the register holding the
+    /// index the source wrote (`i` in `view[i]`), before the indexing function maps it.
+    pub view_index: Option<Reg>,
 }
 
 /// A sequence of instructions.

@@ -117,8 +117,12 @@ impl Cx<'_> {
     }
 
     fn access(&mut self, mem: MemId, kind: AccessKind, span: Span) -> AccessId {
+        self.access_at(mem, kind, span, None)
+    }
+
+    fn access_at(&mut self, mem: MemId, kind: AccessKind, span: Span, view_index: Option<Reg>) -> AccessId {
         let a = AccessId(self.f.accesses.len() as u32);
-        self.f.accesses.push(AccessInfo { mem, kind, span });
+        self.f.accesses.push(AccessInfo { mem, kind, span, view_index });
         a
     }
 
@@ -215,7 +219,7 @@ impl Cx<'_> {
                 }
             },
             StmtKind::Store { mem, index, op, value } => {
-                let (ptr, idx) = self.resolve(*mem, Index::Multi(index), out);
+                let (ptr, idx, user) = self.resolve(*mem, Index::Multi(index), out);
                 let m = self.mems[mem];
                 let val = self.expr(value, out);
                 let val = match op {
@@ -223,14 +227,14 @@ impl Cx<'_> {
                     Some(op) => {
                         let elem = self.scalar_of(*mem);
                         let old = self.new_reg(Type::Scalar(elem), None);
-                        let a = self.access(m, AccessKind::Read, span);
+                        let a = self.access_at(m, AccessKind::Read, span, user);
                         self.emit(out, InstKind::Load { dst: old, ptr, index: idx, access: a }, span);
                         let new = self.new_reg(Type::Scalar(elem), None);
                         self.emit(out, InstKind::Binary { dst: new, op: *op, lhs: old, rhs: val }, span);
                         new
                     }
                 };
-                let a = self.access(m, AccessKind::Write, span);
+                let a = self.access_at(m, AccessKind::Write, span, user);
                 self.emit(out, InstKind::Store { ptr, index: idx, value: val, access: a }, span);
             }
             StmtKind::Expr(e) => {
@@ -399,8 +403,11 @@ impl Cx<'_> {
         c
     }
 
-    /// Resolves an access through memory name `v` to a root pointer and element index.
-    fn resolve(&mut self, v: VarId, index: Index<'_>, out: &mut Block) -> (Reg, Reg) {
+    /// Resolves an access through memory name `v` to a root pointer and element index, and,
+    /// for an access through a one-dimensional partition, the index the source wrote (before
+    /// the indexing function): synchronisation inference asks whether it stays inside the
+    /// unit's own elements.
+    fn resolve(&mut self, v: VarId, index: Index<'_>, out: &mut Block) -> (Reg, Reg, Option<Reg>) {
         let var = self.tf.var(v);
         match &var.kind {
             VarKind::View { parent, how: ViewKind::Partition(lambda) } => {
@@ -410,11 +417,16 @@ impl Cx<'_> {
                 };
                 let lin = self.apply_lambda(lambda, &regs, out);
                 let parent = *parent;
-                self.resolve(parent, Index::Regs(vec![lin]), out)
+                let (ptr, idx, _) = self.resolve(parent, Index::Regs(vec![lin]), out);
+                let user = if regs.len() == 1 { Some(regs[0]) } else { None };
+                (ptr, idx, user)
             }
             VarKind::View { parent, .. } => {
+                // A claim or async view: the index it gets is the partition's own index only
+                // when the access names the partition itself.
                 let parent = *parent;
-                self.resolve(parent, index, out)
+                let (ptr, idx, _) = self.resolve(parent, index, out);
+                (ptr, idx, None)
             }
             _ => {
                 let ptr = self.pointer_of(v, out);
@@ -431,7 +443,7 @@ impl Cx<'_> {
                 };
                 let span = var.span;
                 let idx = if regs.len() == 1 { regs[0] } else { self.linearize(&regs, &dims, span, out) };
-                (ptr, idx)
+                (ptr, idx, None)
             }
         }
     }
@@ -524,9 +536,9 @@ impl Cx<'_> {
                 r
             }
             ExprKind::Load { mem, index } => {
-                let (ptr, idx) = self.resolve(*mem, Index::Multi(index), out);
+                let (ptr, idx, user) = self.resolve(*mem, Index::Multi(index), out);
                 let m = self.mems[mem];
-                let a = self.access(m, AccessKind::Read, span);
+                let a = self.access_at(m, AccessKind::Read, span, user);
                 let r = self.new_reg(ty, None);
                 self.emit(out, InstKind::Load { dst: r, ptr, index: idx, access: a }, span);
                 r
@@ -678,12 +690,12 @@ impl Cx<'_> {
                 CallArg::Opaque(v) => args.push(IntrArg::Val(self.regs[v])),
                 CallArg::Out(p) => outs.push(p),
                 CallArg::ElemRef { mem, index } => {
-                    let (ptr, idx) = self.resolve(*mem, Index::Multi(index), out);
+                    let (ptr, idx, user) = self.resolve(*mem, Index::Multi(index), out);
                     // The first element operand is the destination of a copy or an atomic's
                     // target; a copy's source is a read.
                     let m = self.mems[mem];
                     let k = if accesses.is_empty() { kind } else { AccessKind::Read };
-                    accesses.push(self.access(m, k, span));
+                    accesses.push(self.access_at(m, k, span, user));
                     args.push(IntrArg::Elem { ptr, index: idx });
                 }
             }

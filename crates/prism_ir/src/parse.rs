@@ -502,7 +502,12 @@ impl P {
                         Tok::Mem(n) => MemId(n),
                         t => return self.err(format!("expected a memory name, found {t:?}")),
                     };
-                    f.accesses.push(AccessInfo { mem, kind, span: Span::default() });
+                    let mut view_index = None;
+                    if self.at_word("index") {
+                        self.pos += 1;
+                        view_index = Some(self.reg()?);
+                    }
+                    f.accesses.push(AccessInfo { mem, kind, span: Span::default(), view_index });
                 }
                 "body" => {
                     self.regs = f.regs.iter().map(|r| r.ty).collect();

@@ -9,7 +9,7 @@
 //!   reg %1: i32 "n"
 //!   reg %2: i32
 //!   mem #0 param "a" thread[32] f32
-//!   access !0 read #0
+//!   access !0 read #0 index %4
 //!   body {
 //!     %2 = relid thread[1] in thread[32]
 //!     %3 = load %0[%2] !0
@@ -164,7 +164,11 @@ pub fn print_function(p: &Program, f: &Function, out: &mut String) {
         out.push('\n');
     }
     for (i, a) in f.accesses.iter().enumerate() {
-        let _ = writeln!(out, "  access !{i} {} {}", a.kind.as_str(), a.mem);
+        let _ = write!(out, "  access !{i} {} {}", a.kind.as_str(), a.mem);
+        if let Some(r) = a.view_index {
+            let _ = write!(out, " index {r}");
+        }
+        out.push('\n');
     }
     out.push_str("  body {\n");
     block(p, &f.body, 2, out);

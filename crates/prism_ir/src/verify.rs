@@ -127,6 +127,15 @@ impl V<'_> {
             if a.mem.index() >= self.f.mems.len() {
                 self.err(format!("!{i}: {} is not a memory name", a.mem));
             }
+            if let Some(r) = a.view_index {
+                match self.f.regs.get(r.index()).map(|x| x.ty) {
+                    Some(Type::Scalar(s)) if s.is_int() => {}
+                    _ => self.err(format!("!{i}: view index {r} is not an integer register")),
+                }
+                if !matches!(self.f.mems.get(a.mem.index()).map(|m| m.kind), Some(MemKind::Partition)) {
+                    self.err(format!("!{i}: a view index on an access not through a partition"));
+                }
+            }
         }
         let body = &self.f.body;
         self.block(body, self.f.entry);

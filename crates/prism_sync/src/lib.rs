@@ -62,6 +62,7 @@
 
 mod cfg;
 mod concurrent;
+mod cross;
 mod diagnostics;
 mod graph;
 pub mod motion;

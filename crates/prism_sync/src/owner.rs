@@ -43,30 +43,32 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// A symbolic value in an index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Term {
+pub(crate) enum Term {
     /// `id()` of `target` (level, count) inside `code` (level, count).
     Rel((Level, u64), (Level, u64)),
     /// The counter of a loop.
     Iv(InstId),
+    /// The index the source wrote through a partition (see `cross.rs`).
+    Sym,
 }
 
 /// `Σ coefficient · term + constant`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-struct Affine {
-    terms: BTreeMap<Term, i128>,
-    c: i128,
+pub(crate) struct Affine {
+    pub(crate) terms: BTreeMap<Term, i128>,
+    pub(crate) c: i128,
 }
 
 impl Affine {
-    fn constant(c: i128) -> Affine {
+    pub(crate) fn constant(c: i128) -> Affine {
         Affine { terms: BTreeMap::new(), c }
     }
 
-    fn term(t: Term) -> Affine {
+    pub(crate) fn term(t: Term) -> Affine {
         Affine { terms: BTreeMap::from([(t, 1)]), c: 0 }
     }
 
-    fn add(mut self, o: &Affine, sign: i128) -> Option<Affine> {
+    pub(crate) fn add(mut self, o: &Affine, sign: i128) -> Option<Affine> {
         for (t, k) in &o.terms {
             let e = self.terms.entry(*t).or_insert(0);
             *e = e.checked_add(k.checked_mul(sign)?)?;
@@ -76,7 +78,7 @@ impl Affine {
         Some(self)
     }
 
-    fn scale(mut self, k: i128) -> Option<Affine> {
+    pub(crate) fn scale(mut self, k: i128) -> Option<Affine> {
         for v in self.terms.values_mut() {
             *v = v.checked_mul(k)?;
         }
@@ -102,9 +104,9 @@ pub(crate) struct Counter {
 type Site = (InstId, Reg, Reg);
 
 /// Where loop counters were read: (loop, block of the reading instruction).
-type Reads = Vec<(InstId, FrameId)>;
+pub(crate) type Reads = Vec<(InstId, FrameId)>;
 
-fn key(p: Persp) -> (Level, u64) {
+pub(crate) fn key(p: Persp) -> (Level, u64) {
     (p.level, p.n)
 }
 
@@ -252,6 +254,7 @@ impl Ctx<'_> {
                         self.facts.narrower_eq(s, code).then_some(())?;
                         base.insert(t, k);
                     }
+                    Term::Sym => return None,
                 }
             }
             let (code, w) = unit?;
@@ -350,7 +353,7 @@ impl Ctx<'_> {
     }
 
     /// The element offset of a pointer from its root's pointer.
-    fn pointer_offset(&self, r: Reg, reads: &mut Reads, depth: u32) -> Option<Affine> {
+    pub(crate) fn pointer_offset(&self, r: Reg, reads: &mut Reads, depth: u32) -> Option<Affine> {
         if depth > 64 {
             return None;
         }
@@ -371,7 +374,7 @@ impl Ctx<'_> {
 
     /// The affine form of an integer register read at `frame`; records where loop counters
     /// are read in `reads`.
-    fn eval(&self, r: Reg, frame: FrameId, reads: &mut Reads, depth: u32) -> Option<Affine> {
+    pub(crate) fn eval(&self, r: Reg, frame: FrameId, reads: &mut Reads, depth: u32) -> Option<Affine> {
         if depth > 64 {
             return None;
         }
@@ -423,7 +426,7 @@ impl Ctx<'_> {
     }
 
     /// The least and greatest value of `form`.
-    fn range(&self, form: &Affine) -> Option<(i128, i128)> {
+    pub(crate) fn range(&self, form: &Affine) -> Option<(i128, i128)> {
         let (mut lo, mut hi) = (form.c, form.c);
         for (t, &k) in &form.terms {
             let (a, b) = self.term_range(*t)?;
@@ -442,6 +445,7 @@ impl Ctx<'_> {
     fn term_range(&self, t: Term) -> Option<(i128, i128)> {
         match t {
             Term::Iv(l) => self.counter(l).map(|c| (c.lo, c.hi)),
+            Term::Sym => None,
             Term::Rel((cl, cn), (tl, tn)) => {
                 let threads_per_block = i128::from(self.f.launch_bounds.unwrap_or(MAX_BLOCK_THREADS));
                 let blocks = i128::try_from(self.blocks.get()).unwrap_or(MAX_GRID_BLOCKS);
@@ -467,7 +471,7 @@ impl Ctx<'_> {
     }
 
     /// The loop whose counter `r` is, if any.
-    fn counter_of(&self, r: Reg) -> Option<InstId> {
+    pub(crate) fn counter_of(&self, r: Reg) -> Option<InstId> {
         let ds = self.defs.get(&r)?;
         ds.iter()
             .copied()

@@ -22,7 +22,7 @@
 
 use crate::Ctx;
 use crate::cfg::{FrameId, FrameKind, InstId};
-use crate::graph::barrier_scope;
+use crate::graph::{RegionKind, barrier_scope};
 use crate::paths::{Edge, Planned};
 use prism_types::perspective::{Level, Persp};
 
@@ -69,6 +69,7 @@ impl Ctx<'_> {
     /// Every edge that needs ordering, in program order of its later end.
     pub(crate) fn needed_edges(&self) -> Vec<Edge> {
         let mut edges = Vec::new();
+        let cross: Vec<bool> = (0..self.graph.nodes.len()).map(|n| self.cross_unit(n)).collect();
         for a in 0..self.graph.nodes.len() {
             let (succs, loops) = self.successors(a);
             let na = &self.graph.nodes[a];
@@ -78,7 +79,19 @@ impl Ctx<'_> {
                 if !na.mode.conflicts(nb.mode, a == b) || self.disjoint_constants(a, b) {
                     continue;
                 }
-                let scope = barrier_scope(self.facts, region.c0, region.d, &na.chain, &nb.chain);
+                // Accesses through a partition to other units' elements, carried by a loop
+                // several units run together, are ordered at the partition's parent
+                // (`cross.rs`).
+                let d = match region.kind {
+                    RegionKind::View(v)
+                        if (cross[a] || cross[b])
+                            && self.carried_by_shared_loop(a, b, self.f.mems[v.index()].persp) =>
+                    {
+                        region.c0
+                    }
+                    _ => region.d,
+                };
+                let scope = barrier_scope(self.facts, region.c0, d, &na.chain, &nb.chain);
                 // One thread is ordered with itself.
                 if scope == Persp::THREAD {
                     continue;

@@ -768,3 +768,77 @@ def rewrite(out : ptr(int)):
     let e = prism_ir::ir::check_max_blocks("rewrite", ir.functions[0].max_blocks, (1 << 25) + 1).unwrap_err();
     assert!(e.contains("at most 33554432 blocks"), "{e}");
 }
+
+/// Reading other units' elements through a partition, carried by a loop the whole block
+/// runs (issue 7, hole 8): the tree reduction's barrier is inferred when forgotten, for a
+/// constant index beyond the unit's block as for a variable one, and for a warp's partition
+/// too; an access that stays in its unit's own elements needs nothing.
+#[test]
+fn loops_carrying_accesses_to_other_units_elements_get_barriers() {
+    check(
+        r#"
+@prism("global")
+@requires(grid[1], block[1], thread[256], smem=1024)
+@launch_bounds(256)
+def tree(out : ptr(float)):
+    with group(block[1]):
+        s : shared(float[256]) @ block[1]
+        t : int @ thread[1] = id()
+        with partition(s, p=thread[1], f=lambda i: t + i) as s_t:
+            with group(thread[1]):
+                s_t[0] = 1.0
+            stride : int @ block[1] = 128
+            while stride > 0:
+                with group(thread[1]):
+                    if t < stride:
+                        s_t[0] += s_t[stride]
+                stride /= 2
+
+@prism("global")
+@requires(grid[1], block[1], thread[128], smem=1024)
+@launch_bounds(128)
+def neighbour(out : ptr(float)):
+    with group(block[1]):
+        s : shared(float[256]) @ block[1]
+        t : int @ thread[1] = id()
+        with partition(s, p=thread[1], f=lambda i: 2 * t + i) as s_t:
+            for k in range(4):
+                with group(thread[1]):
+                    s_t[0] = s_t[2] + 1.0
+
+@prism("global")
+@requires(grid[1], block[1], thread[128], smem=1024)
+@launch_bounds(128)
+def warps(out : ptr(float)):
+    with group(block[1]):
+        s : shared(float[256]) @ block[1]
+        w : int @ thread[32] = id()
+        with partition(s, p=thread[32], f=lambda i: w * 64 + i) as s_w:
+            for k in range(4):
+                with group(thread[32]):
+                    l : int @ thread[1] = id()
+                    with partition(s_w, p=thread[1], f=lambda i: l + i) as s_l:
+                        with group(thread[1]):
+                            s_l[0] = 2.0
+                    with group(thread[1]):
+                        v : float = s_w[64 + l]
+
+@prism("global")
+@requires(grid[1], block[1], thread[128], smem=1024)
+@launch_bounds(128)
+def own_only(out : ptr(float)):
+    with group(block[1]):
+        s : shared(float[256]) @ block[1]
+        t : int @ thread[1] = id()
+        with partition(s, p=thread[1], f=lambda i: 2 * t + i) as s_t:
+            for k in range(4):
+                with group(thread[1]):
+                    s_t[1] = s_t[0] + 1.0
+"#,
+        expect![[r#"
+            @tree: block[1] barrier before line 13: `s` written (line 15), read (line 15)
+            @neighbour: block[1] barrier before line 27: `s` written (line 28), read (line 28)
+            @warps: block[1] barrier before line 39: `s` read (line 45), written (line 41)
+        "#]],
+    );
+}

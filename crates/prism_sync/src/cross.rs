@@ -1,0 +1,188 @@
+//! Accesses through a partition to other units' elements, and the loops that carry them.
+//!
+//! Inside `with partition(x, p=P, f=fn) as y:` the language trusts each `P`-unit to use
+//! its own elements, so accesses through `y` need no ordering against each other (their
+//! region's sharing unit is one `P`-unit). A tree reduction breaks that trust on purpose:
+//!
+//! ```text
+//! with partition(s, p=thread[1], f=lambda i: t + i) as s_t:
+//!     while stride > 32:                 # block[1] code
+//!         with group(thread[1]):
+//!             if t < stride:
+//!                 s_t[0] += s_t[stride]  # s[t + stride]: another thread's element
+//!         __syncthreads()                # forgotten: the most common CUDA bug
+//!         stride /= 2
+//! ```
+//!
+//! Within one pass of the loop the read of `s_t[stride]` and the writes of `s_t[0]` do not
+//! meet (no thread writes a slot another reads in the same step; that is the partition's
+//! trust, and the simulator checks it), but the next pass reads what this pass wrote, and
+//! only a barrier between the passes orders that. So:
+//!
+//! - An access through a one-dimensional partition whose indexing function is affine,
+//!   `W·u + base + A·i` with `u` the unit's `id()` and `W > 0`, stays inside its unit's
+//!   own block of `W` elements when `A·i` provably lies in `[0, W)` (constants, counters of
+//!   constant loops). Otherwise it may reach other units' elements: it is *cross-unit*.
+//!   Indexing functions that are not of this form (non-affine, interleaved through the
+//!   index, or independent of the unit, like the bitonic sort's `lambda q: q`) are trusted,
+//!   as before: the language leaves non-injective functions to the simulator.
+//! - An edge between two accesses through the partition, one of them cross-unit, that is
+//!   carried by a loop run together by more than one unit of the partition (its code is
+//!   broader than `P`) is ordered at the partition's parent: the barrier is inferred in the
+//!   loop, or the program is rejected as unplaceable. A loop inside one unit's code (a
+//!   grid-stride loop over the unit's own interleaved elements, `y_t[i - g]`) is that unit's
+//!   business, and stays trusted.
+//! - Within one pass (no such back edge between the two accesses), cross-unit accesses stay
+//!   trusted: windows such as a stencil's `lambda k: t + k` overlap their neighbours by
+//!   design, and ordering every pass would add barriers correct kernels do not need. A race
+//!   there is the non-injective use the language leaves to the simulator.
+
+use crate::Ctx;
+use crate::cfg::{InstId, PointId};
+use crate::graph::{RegionKind, operands};
+use crate::owner::{Affine, Term, key};
+use prism_ir::Reg;
+use prism_ir::ir::{InstKind, MemKind, Type};
+use prism_types::perspective::Persp;
+use prism_types::tir::{BinOp, ConstValue};
+
+impl Ctx<'_> {
+    /// Whether node `n`, in a partition's region, may touch elements of other units of the
+    /// partition (see the module documentation).
+    pub(crate) fn cross_unit(&self, n: usize) -> bool {
+        let node = &self.graph.nodes[n];
+        let RegionKind::View(v) = self.graph.regions[node.region].kind else { return false };
+        let view = &self.f.mems[v.index()];
+        if view.kind != MemKind::Partition || !node.inner.is_empty() {
+            return false;
+        }
+        let kind = &self.cfg.insts[node.inst].inst.kind;
+        if matches!(kind, InstKind::Scope { .. }) {
+            return false;
+        }
+        operands(self.f, kind).into_iter().any(|(a, ptr, index)| {
+            let acc = &self.f.accesses[a.index()];
+            match (acc.mem == v, acc.view_index, index) {
+                (true, Some(e), Some(index)) => self.reaches_other_units(node.inst, ptr, index, e, view.persp),
+                _ => false,
+            }
+        })
+    }
+
+    /// Whether an access at root element `ptr[index]`, written `view[e]` in the source,
+    /// may leave its unit's own elements of a partition to `p`.
+    fn reaches_other_units(&self, at: InstId, ptr: Reg, index: Reg, e: Reg, p: Persp) -> bool {
+        let mut reads = Vec::new();
+        let Some(off) = self.pointer_offset(ptr, &mut reads, 0) else { return false };
+        // The root index with the source's index as a symbol: `base + W·u + A·Sym`.
+        let Some(form) = self.open(index, e, 0).and_then(|f| f.add(&off, 1)) else { return false };
+        let a = form.terms.get(&Term::Sym).copied().unwrap_or(0);
+        let mut w = None;
+        for (t, &k) in &form.terms {
+            match t {
+                Term::Sym => {}
+                Term::Rel(_, target) if *target == key(p) => {
+                    if w.is_some() {
+                        return false;
+                    }
+                    w = Some(k);
+                }
+                Term::Rel(_, target) => {
+                    // Anything else must be uniform over the unit (the checker makes
+                    // indexing functions so); a narrower term means another shape.
+                    let tp = Persp { level: target.0, n: target.1 };
+                    if !self.facts.narrower_eq(p, tp) {
+                        return false;
+                    }
+                }
+                Term::Iv(_) => {}
+            }
+        }
+        let Some(w) = w else { return false };
+        if w <= 0 || a <= 0 {
+            return false;
+        }
+        let frame = self.cfg.insts[at].frame;
+        let mut reads = Vec::new();
+        match self.eval(e, frame, &mut reads, 0).and_then(|f| self.range(&f)) {
+            Some((lo, hi)) => !(a * lo >= 0 && a * hi < w),
+            None => true,
+        }
+    }
+
+    /// The affine form of register `r` with register `e` as the symbol `Sym`; `None` when
+    /// some part is not affine.
+    fn open(&self, r: Reg, e: Reg, depth: u32) -> Option<Affine> {
+        if r == e {
+            return Some(Affine::term(Term::Sym));
+        }
+        if depth > 64 {
+            return None;
+        }
+        if let Some(l) = self.counter_of(r) {
+            return Some(Affine::term(Term::Iv(l)));
+        }
+        let [d] = self.defs.get(&r)?.as_slice() else { return None };
+        let int = |x: Reg| matches!(self.f.reg_ty(x), Type::Scalar(s) if s.is_int());
+        match &self.cfg.insts[*d].inst.kind {
+            InstKind::Const { value: ConstValue::Int(v), .. } => Some(Affine::constant(*v)),
+            InstKind::Copy { src, .. } => self.open(*src, e, depth + 1),
+            InstKind::Cast { dst, arg } if int(*dst) && int(*arg) => self.open(*arg, e, depth + 1),
+            InstKind::RelId { code, target, .. } => Some(Affine::term(Term::Rel(key(*code), key(*target)))),
+            InstKind::Binary { op, lhs, rhs, .. } => {
+                let x = self.open(*lhs, e, depth + 1)?;
+                let y = self.open(*rhs, e, depth + 1)?;
+                let konst = |f: &Affine| f.terms.is_empty().then_some(f.c);
+                match op {
+                    BinOp::Add => x.add(&y, 1),
+                    BinOp::Sub => x.add(&y, -1),
+                    BinOp::Mul => match (konst(&x), konst(&y)) {
+                        (Some(k), _) => y.scale(k),
+                        (_, Some(k)) => x.scale(k),
+                        _ => None,
+                    },
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether some path from the end of node `a` to node `b` that passes no other node of
+    /// their region takes the back edge of a loop whose code is broader than `p`: a loop run
+    /// together by several units of a partition to `p`.
+    pub(crate) fn carried_by_shared_loop(&self, a: usize, b: usize, p: Persp) -> bool {
+        let node = &self.graph.nodes[a];
+        let region = &self.graph.regions[node.region];
+        let starts = &self.graph.starts[node.region];
+        let target = self.graph.nodes[b].inst;
+        let mut seen = vec![[false; 2]; self.cfg.succ.len()];
+        let back = |from: PointId, to: PointId| -> bool {
+            match self.cfg.loop_head.get(&to) {
+                Some(&l) if self.cfg.insts[l].enter != from => {
+                    let code = self.cfg.frames[self.cfg.insts[l].frame].code;
+                    self.facts.strictly_narrower(p, code)
+                }
+                _ => false,
+            }
+        };
+        // Seed the search with the node's own successors, noting back edges taken there.
+        let mut stack: Vec<(PointId, bool)> = self.cfg.succ[node.end].iter().map(|&q| (q, back(node.end, q))).collect();
+        while let Some((pt, carried)) = stack.pop() {
+            if seen[pt][usize::from(carried)] || pt == region.stop {
+                continue;
+            }
+            seen[pt][usize::from(carried)] = true;
+            if let Some(&m) = starts.get(&pt) {
+                if self.graph.nodes[m].inst == target && carried {
+                    return true;
+                }
+                continue;
+            }
+            for &q in &self.cfg.succ[pt] {
+                stack.push((q, carried || back(pt, q)));
+            }
+        }
+        false
+    }
+}
