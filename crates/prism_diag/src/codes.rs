@@ -105,6 +105,8 @@ codes! {
     // Synchronisation inference, shown by `prism check --explain-sync`.
     "inferred-barrier", "sync", "a barrier that synchronisation inference inserted, with the accesses it orders";
     "unplaceable-barrier", "sync", "two accesses that need a barrier where no barrier can be placed (an error in safe code)";
+    "async-overlap", "sync", "asynchronous copies from different threads whose destinations may overlap";
+    "async-source-write", "sync", "a write, inside an `async` scope, to memory a copy of that scope reads";
     "split-conflict", "sync", "two branches of one `split` touch the same memory, one of them changing it";
     "cuda-unsupported", "build", "a valid program construct the CUDA backend cannot express";
     "bad-launch", "launch", "a launch whose kernel name or sizes do not fit the kernel's bound";

@@ -96,6 +96,7 @@ impl Ctx<'_> {
                     }
                 }
                 Term::Iv(_) => {}
+                Term::Quot(..) | Term::Mod(..) => return false,
             }
         }
         let Some(w) = w else { return false };

@@ -92,6 +92,37 @@ pub fn problems(ir: &Program, report: &SyncReport, map: &SourceMap) -> Vec<Diagn
         );
     }
     split_conflicts(ir, report, map, &mut out);
+    for a in &report.async_issues {
+        let f = &ir.functions[a.func.index()];
+        let mem = mem_name(&f.mems[a.mem.index()].name);
+        let d = match a.fault {
+            crate::AsyncFault::Overlap => Diagnostic::error(
+                "async-overlap",
+                format!("asynchronous copies into {mem} may write the same elements from different threads"),
+                first_line(map, a.at),
+            )
+            .with_label("this copy's destination")
+            .with_secondary(first_line(map, a.other), "may overlap this one's, issued by another thread")
+            .with_note(format!(
+                "in `{}`: the copies of an `async` scope are all in flight until the scope ends, so nothing can order two that write one element; the destinations must be provably disjoint (each thread a block of elements, `W * id() + r` with `r` in `[0, W)`, or interleaved, `id() * W + g * k`)",
+                f.name
+            ))
+            .with_help("index each thread's destination by its `id()` so that the copies tile the memory, or issue the copies from one thread"),
+            crate::AsyncFault::SourceWritten => Diagnostic::error(
+                "async-source-write",
+                format!("{mem} is written while an asynchronous copy may still read it"),
+                first_line(map, a.at),
+            )
+            .with_label("written here, inside the `async` scope")
+            .with_secondary(first_line(map, a.other), "this copy reads it, at any time until the scope ends")
+            .with_note(format!(
+                "in `{}`: the hardware may read a copy's source at any moment until the wait at the end of the `async` scope; no barrier inside the scope can order the write after it",
+                f.name
+            ))
+            .with_help("write the source after the `async` scope ends, or copy from a different buffer"),
+        };
+        out.push(d);
+    }
     out
 }
 

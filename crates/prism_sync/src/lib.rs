@@ -60,6 +60,7 @@
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod asyncs;
 mod cfg;
 mod concurrent;
 mod cross;
@@ -72,6 +73,7 @@ mod paths;
 mod place;
 mod summary;
 
+pub use asyncs::AsyncFault;
 pub use diagnostics::{notes, problems};
 
 use cfg::Cfg;
@@ -180,6 +182,21 @@ pub struct SplitConflict {
     pub second: Span,
 }
 
+/// A problem of an `async` scope's copies (`asyncs.rs`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AsyncIssue {
+    /// The function.
+    pub func: FuncId,
+    /// What is wrong.
+    pub fault: AsyncFault,
+    /// The memory.
+    pub mem: MemId,
+    /// The later access.
+    pub at: Span,
+    /// The copy (or other access) it conflicts with.
+    pub other: Span,
+}
+
 /// What [`infer`] did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SyncReport {
@@ -190,6 +207,8 @@ pub struct SyncReport {
     pub unresolved: Vec<Unresolved>,
     /// Branches of a split that touch the same memory, one changing it (an error).
     pub split_conflicts: Vec<SplitConflict>,
+    /// Problems of asynchronous copies (errors).
+    pub async_issues: Vec<AsyncIssue>,
     /// What barrier motion did (after inference, when the pipeline runs [`motion`](mod@motion)).
     pub motion: motion::MotionReport,
 }
@@ -205,6 +224,7 @@ pub fn infer(p: &mut Program, opts: &Options) -> SyncReport {
     let mut unresolved: Vec<Vec<UnresolvedEdge>> = vec![Vec::new(); n];
     let mut limits: Vec<Option<u64>> = vec![None; n];
     let mut conflicts = Vec::new();
+    let mut asyncs = Vec::new();
     for fid in callees_first(p) {
         let f = &p.functions[fid];
         let cfg = Cfg::build(f);
@@ -222,6 +242,9 @@ pub fn infer(p: &mut Program, opts: &Options) -> SyncReport {
         };
         cx.counted_loops_run();
         let plan = cx.plan();
+        for a in cx.async_problems() {
+            asyncs.push(AsyncIssue { func: FuncId(fid as u32), fault: a.fault, mem: a.mem, at: a.at, other: a.other });
+        }
         for c in cx.concurrent_conflicts() {
             let mem = cx.graph.item_of.iter().find(|&(_, &i)| i == c.item).map(|(&m, _)| m);
             conflicts.push(SplitConflict { func: FuncId(fid as u32), mem, first: c.first, second: c.second });
@@ -248,6 +271,8 @@ pub fn infer(p: &mut Program, opts: &Options) -> SyncReport {
     let mut report = SyncReport::default();
     conflicts.sort_by_key(|c: &SplitConflict| (c.func, c.second.start));
     report.split_conflicts = conflicts;
+    asyncs.sort_by_key(|a: &AsyncIssue| (a.func, a.at.start));
+    report.async_issues = asyncs;
     for (fid, mut pending) in plans.into_iter().enumerate() {
         pending.sort_by_key(|b| b.order);
         let func = FuncId(fid as u32);

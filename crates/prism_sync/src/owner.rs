@@ -50,6 +50,10 @@ pub(crate) enum Term {
     Iv(InstId),
     /// The index the source wrote through a partition (see `cross.rs`).
     Sym,
+    /// `id() / k` for `id()` of `target` inside `code` (a non-negative value, `k > 0`).
+    Quot((Level, u64), (Level, u64), i128),
+    /// `id() % k`, likewise.
+    Mod((Level, u64), (Level, u64), i128),
 }
 
 /// `Σ coefficient · term + constant`.
@@ -90,6 +94,41 @@ impl Affine {
     fn as_const(&self) -> Option<i128> {
         self.terms.is_empty().then_some(self.c)
     }
+
+    /// `id()` itself, when the form is exactly one `id()` term.
+    fn as_id(&self) -> Option<((Level, u64), (Level, u64))> {
+        match (self.c, self.terms.iter().next(), self.terms.len()) {
+            (0, Some((Term::Rel(c, t), 1)), 1) => Some((*c, *t)),
+            _ => None,
+        }
+    }
+
+    /// Folds `a·(u / k) + b·(u % k)` with `a = k·b` back into `b·u` (`u = k·(u / k) + u % k`
+    /// for `u ≥ 0`): a thread's chunk written as a row and a column of a `k`-wide tile,
+    /// `(t / 4) * 16 + (t % 4) * 4`, is `4·t`.
+    fn fold_div_mod(mut self) -> Affine {
+        let pairs: Vec<(Term, Term, i128, i128)> = self
+            .terms
+            .iter()
+            .filter_map(|(t, &a)| match t {
+                Term::Quot(c, g, k) => {
+                    let m = Term::Mod(*c, *g, *k);
+                    self.terms.get(&m).map(|&b| (*t, m, a, b))
+                }
+                _ => None,
+            })
+            .collect();
+        for (q, m, a, b) in pairs {
+            let Term::Quot(c, g, k) = q else { continue };
+            if a == k.saturating_mul(b) {
+                self.terms.remove(&q);
+                self.terms.remove(&m);
+                *self.terms.entry(Term::Rel(c, g)).or_insert(0) += b;
+                self.terms.retain(|_, v| *v != 0);
+            }
+        }
+        self
+    }
 }
 
 /// A counted loop: its counter register and the counter's range inside the body.
@@ -112,14 +151,16 @@ pub(crate) fn key(p: Persp) -> (Level, u64) {
 
 /// What every access of an owned node must agree on: the root, the unit `K` of `u`, the
 /// stride `W` and the base.
-type Shape = (prism_ir::MemId, (Level, u64), i128, BTreeMap<Term, i128>);
+pub(crate) type Shape = (prism_ir::MemId, (Level, u64), i128, BTreeMap<Term, i128>);
 
 /// The rest `r` of one access's index: its constant, and the coefficients and ranges of the
 /// varying counters in it.
 #[derive(Clone, Debug)]
-struct Rest {
+pub(crate) struct Rest {
     c: i128,
     terms: Vec<(i128, i128, i128)>,
+    /// How many consecutive elements the access touches (1, or an asynchronous copy's).
+    width: i128,
 }
 
 impl Ctx<'_> {
@@ -172,17 +213,32 @@ impl Ctx<'_> {
                 _ => return false,
             }
         }
-        let w = shape.2;
+        self.disjoint(shape.2, &rests, s)
+    }
+
+    /// Whether threads `u ≠ u'` of an `s`-unit never touch a common element, when every
+    /// access is `W·u + base + r` with the rests `rests` (each over its `width` elements).
+    ///
+    /// Blocked: every `r` and its width lie in `[0, W)`. Interleaved: every difference
+    /// `r' − r` is a multiple of some `g`; then `W·(u − u') = r' − r + j' − j` (`j`, `j'`
+    /// inside the widths) needs either `r' = r`, impossible when `W` is at least the widest
+    /// access, or `|W·(u − u')| ≥ g − (width − 1)`, impossible when that exceeds
+    /// `W·(n − 1)`, `n` the threads of an `s`-unit.
+    pub(crate) fn disjoint(&self, w: i128, rests: &[Rest], s: Persp) -> bool {
+        let width = rests.iter().map(|r| r.width).max().unwrap_or(1).max(1);
         let blocked = rests.iter().all(|r| {
             let (mut lo, mut hi) = (r.c, r.c);
             for &(k, l, h) in &r.terms {
                 lo += (k * l).min(k * h);
                 hi += (k * l).max(k * h);
             }
-            lo >= 0 && hi < w
+            lo >= 0 && hi + r.width.max(1) - 1 < w
         });
         if blocked {
             return true;
+        }
+        if w < width {
+            return false;
         }
         // A counter with one value is a constant; the others move `r` by multiples of their
         // coefficient.
@@ -197,8 +253,10 @@ impl Ctx<'_> {
             Level::Block => self.f.launch_bounds.map(|t| u128::from(t) * u128::from(s.n)),
             Level::Grid => None,
         };
-        // A constant rest (no counter moves, every access the same offset) needs only `W > 0`.
-        g == 0 || threads.is_some_and(|n| g > w.unsigned_abs() * (n.max(1) - 1))
+        // A constant rest (no counter moves, every access the same offset) needs only
+        // `W ≥ width`.
+        let reach = (width - 1).unsigned_abs();
+        g == 0 || threads.is_some_and(|n| g > reach && g - reach > w.unsigned_abs() * (n.max(1) - 1))
     }
 
     /// The shape of node `n`'s accesses and the rest of each, if every access has the form.
@@ -218,16 +276,30 @@ impl Ctx<'_> {
             !(self.cfg.inside(ia, l) && self.cfg.inside(ib, l))
                 || loops.iter().any(|&m| m == l || self.cfg.inside(l, m))
         };
+        let sites: Vec<(InstId, Reg, Reg, i128)> = sites.into_iter().map(|(i, p, x)| (i, p, x, 1)).collect();
+        self.shape_of(root_of_node, &sites, s, &varying)
+    }
+
+    /// The shape shared by accesses `sites` (instruction, pointer, index, width) to root
+    /// `root` and the rest of each, if every access has the form `W·u + base + r`;
+    /// `varying` says which loops' counters change between the accesses.
+    pub(crate) fn shape_of(
+        &self,
+        root_of_node: prism_ir::MemId,
+        sites: &[(InstId, Reg, Reg, i128)],
+        s: Persp,
+        varying: &dyn Fn(InstId) -> bool,
+    ) -> Option<(Shape, Vec<Rest>)> {
         let mut shape: Option<Shape> = None;
         let mut rests = Vec::new();
-        for (id, ptr, index) in sites {
+        for &(id, ptr, index, width) in sites {
             let frame = self.cfg.insts[id].frame;
             let mut reads = Vec::new();
             let off = self.pointer_offset(ptr, &mut reads, 0)?;
             let idx = self.eval(index, frame, &mut reads, 0)?.add(&off, 1)?;
             let mut unit = None;
             let mut base = BTreeMap::new();
-            let mut rest = Rest { c: idx.c, terms: Vec::new() };
+            let mut rest = Rest { c: idx.c, terms: Vec::new(), width };
             for (t, k) in idx.terms {
                 match t {
                     Term::Rel(code, (Level::Thread, 1)) => {
@@ -254,7 +326,7 @@ impl Ctx<'_> {
                         self.facts.narrower_eq(s, code).then_some(())?;
                         base.insert(t, k);
                     }
-                    Term::Sym => return None,
+                    Term::Sym | Term::Quot(..) | Term::Mod(..) => return None,
                 }
             }
             let (code, w) = unit?;
@@ -396,8 +468,8 @@ impl Ctx<'_> {
                 let a = self.eval(*lhs, at, reads, depth + 1)?;
                 let b = self.eval(*rhs, at, reads, depth + 1)?;
                 match op {
-                    BinOp::Add => a.add(&b, 1),
-                    BinOp::Sub => a.add(&b, -1),
+                    BinOp::Add => a.add(&b, 1).map(Affine::fold_div_mod),
+                    BinOp::Sub => a.add(&b, -1).map(Affine::fold_div_mod),
                     BinOp::Mul => match (a.as_const(), b.as_const()) {
                         (Some(k), _) => b.scale(k),
                         (_, Some(k)) => a.scale(k),
@@ -405,6 +477,15 @@ impl Ctx<'_> {
                     },
                     BinOp::Shl => match b.as_const() {
                         Some(k) if (0..31).contains(&k) => a.scale(1 << k),
+                        _ => None,
+                    },
+                    // Of an `id()`, which is never negative, by a positive constant.
+                    BinOp::Div => match (a.as_id(), b.as_const()) {
+                        (Some((c, t)), Some(k)) if k > 0 => Some(Affine::term(Term::Quot(c, t, k))),
+                        _ => None,
+                    },
+                    BinOp::Rem => match (a.as_id(), b.as_const()) {
+                        (Some((c, t)), Some(k)) if k > 0 => Some(Affine::term(Term::Mod(c, t, k))),
                         _ => None,
                     },
                     _ => None,
@@ -446,6 +527,8 @@ impl Ctx<'_> {
         match t {
             Term::Iv(l) => self.counter(l).map(|c| (c.lo, c.hi)),
             Term::Sym => None,
+            Term::Quot(c, t, k) => self.term_range(Term::Rel(c, t)).map(|(lo, hi)| (lo / k, hi / k)),
+            Term::Mod(c, t, k) => self.term_range(Term::Rel(c, t)).map(|(_, hi)| (0, hi.min(k - 1))),
             Term::Rel((cl, cn), (tl, tn)) => {
                 let threads_per_block = i128::from(self.f.launch_bounds.unwrap_or(MAX_BLOCK_THREADS));
                 let blocks = i128::try_from(self.blocks.get()).unwrap_or(MAX_GRID_BLOCKS);

@@ -205,3 +205,13 @@ fn r_block_group_barrier() {
     assert_same("tile", &out.i32("tile"), &tile);
     assert_same("mirror", &out.i32("mirror"), &mirror);
 }
+
+#[test]
+fn r_async_copies() {
+    // A copy through shared memory with asynchronous copies whose destinations are proven
+    // disjoint (issue 7, hole 5). 2 blocks of 32 threads, 260 floats each.
+    let src = Rng::new(108).eighths(520, -4, 4);
+    let p = program("accept/soundness/async_copies.prism");
+    let out = p.launch("stage_copy", 2, 32, || vec![Arg::buffer(&src), Arg::buffer(&[0.0f32; 520])]);
+    assert_same("out", &out.f32("out"), &src);
+}

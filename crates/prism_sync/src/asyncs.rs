@@ -1,0 +1,196 @@
+//! Asynchronous copies: what an `async` scope's copies may write and read while in flight.
+//!
+//! Every copy an `async` scope issues is in flight until the scope ends (the wait), all at
+//! once and unordered: no barrier inside the scope can order them against each other or
+//! against the scope's other accesses. Two rules follow, both errors in safe code:
+//!
+//! - **Destinations are disjoint** (`async-overlap`). Two copies issued by different
+//!   threads must not write a common element. Copies issued by one thread (a `split` case
+//!   of one thread, or code whose participants are one thread) are one thread's business.
+//!   Otherwise the ownership proof of `owner.rs` must show, over every counter of a loop
+//!   inside the scope (all iterations are in flight together), that the destinations
+//!   `W·u + base + r`, each `bytes / element size` elements wide, never meet.
+//! - **Sources are not changed while in flight** (`async-source-write`). The hardware may
+//!   read a copy's source at any time until the wait, so nothing inside the scope may write
+//!   memory a copy in it reads (a store, an atomic, a writable argument, a callee's shared
+//!   memory). A barrier would not help. Writes outside the scope are ordered against the
+//!   copy's read by inference, like any other access.
+//!
+//! Unsafe code is trusted (the simulator reports what it gets wrong).
+
+use crate::Ctx;
+use crate::cfg::InstId;
+use crate::graph::{barrier_scope, chain, operands, root};
+use prism_ir::ir::{AccessKind, InstKind, IntrArg};
+use prism_ir::{MemId, Reg};
+use prism_span::Span;
+use prism_types::perspective::Persp;
+use prism_types::tir::ConstValue;
+
+/// What is wrong in an `async` scope.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AsyncFault {
+    /// Two threads' copies may write a common element.
+    Overlap,
+    /// Memory a copy reads is written inside the scope.
+    SourceWritten,
+}
+
+/// One problem found, as spans: the later access and the earlier one.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct AsyncProblem {
+    pub fault: AsyncFault,
+    pub mem: MemId,
+    pub at: Span,
+    pub other: Span,
+}
+
+/// A copy's destination: the instruction, pointer and index registers, and elements.
+struct Dest {
+    inst: InstId,
+    ptr: Reg,
+    index: Reg,
+    width: Option<i128>,
+}
+
+impl Ctx<'_> {
+    /// The problems of every `async` scope of the function.
+    pub(crate) fn async_problems(&self) -> Vec<AsyncProblem> {
+        let mut out = Vec::new();
+        for (id, info) in self.cfg.insts.iter().enumerate() {
+            let InstKind::Scope { kind: prism_ir::ir::ScopeKind::Async, view, .. } = &info.inst.kind else { continue };
+            if self.cfg.frames[info.frame].in_unsafe {
+                continue;
+            }
+            self.destinations(id, *view, &mut out);
+            self.sources(id, &mut out);
+        }
+        out
+    }
+
+    fn destinations(&self, scope: InstId, view: MemId, out: &mut Vec<AsyncProblem>) {
+        let base = self.cfg.insts[scope].children[0];
+        let c0 = self.cfg.frames[base].code;
+        let d = self.f.mems[view.index()].persp;
+        let mut dests = Vec::new();
+        for id in self.cfg.descendants(scope) {
+            let info = &self.cfg.insts[id];
+            if self.cfg.frames[info.frame].in_unsafe {
+                continue;
+            }
+            let InstKind::Intrinsic { intrinsic, args, accesses, .. } = &info.inst.kind else { continue };
+            let name = intrinsic.sig().name;
+            if name != "cp_async" && name != "tma_load_2d" {
+                continue;
+            }
+            let (Some(IntrArg::Elem { ptr, index }), Some(a)) = (args.first(), accesses.first()) else { continue };
+            let elem = self.f.mems[self.f.accesses[a.index()].mem.index()].elem.size();
+            let width = match (name, args.get(2)) {
+                ("cp_async", Some(IntrArg::Val(b))) => self.constant(*b).map(|bytes| bytes / i128::from(elem.max(1))),
+                _ => None,
+            };
+            dests.push(Dest { inst: id, ptr: *ptr, index: *index, width });
+        }
+        let root_of = root(self.f, view);
+        // Every iteration of a loop inside the scope is in flight with every other.
+        let varying = |l: InstId| self.cfg.inside(l, scope);
+        for (j, y) in dests.iter().enumerate() {
+            for x in &dests[..=j] {
+                let (cx, cy) = (
+                    chain(&self.cfg, self.cfg.insts[x.inst].frame, base),
+                    chain(&self.cfg, self.cfg.insts[y.inst].frame, base),
+                );
+                let s = barrier_scope(self.facts, c0, d, &cx, &cy);
+                if s == Persp::THREAD {
+                    continue;
+                }
+                let ok = match (x.width, y.width) {
+                    (Some(wx), Some(wy)) if x.inst != y.inst && self.apart(x, wx, y, wy) => true,
+                    (Some(wx), Some(wy)) => {
+                        let sites = [(x.inst, x.ptr, x.index, wx), (y.inst, y.ptr, y.index, wy)];
+                        let sites = if x.inst == y.inst { &sites[..1] } else { &sites[..] };
+                        self.shape_of(root_of, sites, s, &varying)
+                            .is_some_and(|(shape, rests)| self.disjoint(shape.2, &rests, s))
+                    }
+                    _ => false,
+                };
+                if !ok {
+                    out.push(AsyncProblem {
+                        fault: AsyncFault::Overlap,
+                        mem: root_of,
+                        at: self.cfg.insts[y.inst].inst.span,
+                        other: self.cfg.insts[x.inst].inst.span,
+                    });
+                    return;
+                }
+            }
+        }
+    }
+
+    fn sources(&self, scope: InstId, out: &mut Vec<AsyncProblem>) {
+        // The items the scope's copies read, with the copy.
+        let mut reads: Vec<(usize, Span, MemId)> = Vec::new();
+        for id in self.cfg.descendants(scope) {
+            let info = &self.cfg.insts[id];
+            let InstKind::Intrinsic { intrinsic, accesses, .. } = &info.inst.kind else { continue };
+            if intrinsic.sig().name != "cp_async" || self.cfg.frames[info.frame].in_unsafe {
+                continue;
+            }
+            for a in accesses.iter().skip(1) {
+                let acc = &self.f.accesses[a.index()];
+                if let Some(item) = self.graph.item(self.f, acc.mem) {
+                    reads.push((item, info.inst.span, root(self.f, acc.mem)));
+                }
+            }
+        }
+        if reads.is_empty() {
+            return;
+        }
+        for id in self.cfg.descendants(scope) {
+            let info = &self.cfg.insts[id];
+            if self.cfg.frames[info.frame].in_unsafe {
+                continue;
+            }
+            let mut written: Vec<usize> = operands(self.f, &info.inst.kind)
+                .into_iter()
+                .map(|(a, _, _)| &self.f.accesses[a.index()])
+                .filter(|acc| !matches!(acc.kind, AccessKind::Read | AccessKind::Volatile))
+                .filter_map(|acc| self.graph.item(self.f, acc.mem))
+                .collect();
+            written.extend(self.graph.footprint_of.get(&id));
+            for w in written {
+                if let Some(&(_, copy, mem)) = reads.iter().find(|(r, _, _)| self.graph.overlap(*r, w)) {
+                    out.push(AsyncProblem { fault: AsyncFault::SourceWritten, mem, at: info.inst.span, other: copy });
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Whether two different copies' destinations lie in ranges of elements that do not
+    /// meet, whatever thread issues them (a single thread's tail copy past the others').
+    fn apart(&self, x: &Dest, wx: i128, y: &Dest, wy: i128) -> bool {
+        let span = |d: &Dest, w: i128| -> Option<(i128, i128)> {
+            let frame = self.cfg.insts[d.inst].frame;
+            let mut reads = Vec::new();
+            let off = self.pointer_offset(d.ptr, &mut reads, 0)?;
+            let form = self.eval(d.index, frame, &mut reads, 0)?.add(&off, 1)?;
+            let (lo, hi) = self.range(&form)?;
+            Some((lo, hi + w - 1))
+        };
+        match (span(x, wx), span(y, wy)) {
+            (Some((a0, a1)), Some((b0, b1))) => a1 < b0 || b1 < a0,
+            _ => false,
+        }
+    }
+
+    /// The value of a register defined once by an integer constant.
+    fn constant(&self, r: Reg) -> Option<i128> {
+        let [d] = self.defs.get(&r)?.as_slice() else { return None };
+        match &self.cfg.insts[*d].inst.kind {
+            InstKind::Const { value: ConstValue::Int(v), .. } => Some(*v),
+            InstKind::Copy { src, .. } => self.constant(*src),
+            _ => None,
+        }
+    }
+}
