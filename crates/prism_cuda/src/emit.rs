@@ -677,7 +677,7 @@ impl Fx<'_> {
                 }));
             }
             // A check for the simulator only (`emit` removes them first).
-            K::AssertUniform { .. } => {}
+            K::AssertUniform { .. } | K::AssertUniformLocal { .. } => {}
             K::BarrierArrive { scope, id, .. } | K::BarrierWait { scope, id }
                 if self.split_slot(*id).is_none() || *scope != Persp::BLOCK =>
             {

@@ -103,6 +103,8 @@ pub enum Op {
     Barrier { scope: Persp },
     /// Checks that variable register `reg` is uniform over `persp`-units.
     AssertUniform { reg: R, persp: Persp, ty: Scalar },
+    /// Every element of a local array is uniform over `persp`.
+    AssertUniformLocal { local: u32, persp: Persp },
     /// A split barrier's arrive (never blocks).
     Arrive { scope: Persp, id: u32 },
     /// A split barrier's wait.
@@ -334,6 +336,9 @@ impl Cx<'_> {
             K::AssertUniform { reg, persp } => {
                 let ty = self.scalar(*reg);
                 self.push(Op::AssertUniform { reg: reg.0, persp: *persp, ty }, span, code);
+            }
+            K::AssertUniformLocal { local, persp } => {
+                self.push(Op::AssertUniformLocal { local: local.0, persp: *persp }, span, code);
             }
             K::BarrierArrive { scope, id, .. } => {
                 self.push(Op::Arrive { scope: *scope, id: *id }, span, code);

@@ -583,6 +583,15 @@ pub enum InstKind {
         /// Its perspective.
         persp: Persp,
     },
+    /// The same check for every element of a thread-local array at a perspective broader
+    /// than `thread[1]` that unsafe code may have changed (an element assignment, an `out=`
+    /// operand, a writable pointer argument).
+    AssertUniformLocal {
+        /// The array.
+        local: LocalId,
+        /// Its perspective.
+        persp: Persp,
+    },
     /// The first half of a split barrier over each `scope`-unit: this thread's memory accesses
     /// before it are ordered before the accesses of every thread of its unit after the
     /// matching [`InstKind::BarrierWait`]. It never blocks. Barrier motion makes split

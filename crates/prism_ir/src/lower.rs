@@ -288,6 +288,13 @@ impl Cx<'_> {
             StmtKind::Continue => self.emit(out, InstKind::Continue, span),
             StmtKind::Return(v) => {
                 let value = v.as_ref().map(|e| self.expr(e, out));
+                // A value returned from inside unsafe code leaves the checker's guarantee
+                // there: check it is as uniform as the signature promises.
+                if let (true, Some(r), Some((_, persp))) = (self.unsafe_depth > 0, value, self.tf.ret)
+                    && !(persp.level == prism_types::perspective::Level::Thread && persp.n == 1)
+                {
+                    self.emit(out, InstKind::AssertUniform { reg: r, persp }, span);
+                }
                 self.emit(out, InstKind::Return { value }, span);
             }
             StmtKind::Group { persp, body } => {
@@ -320,8 +327,22 @@ impl Cx<'_> {
                     for (v, at) in assigned {
                         let var = self.tf.var(v);
                         let narrow = var.persp.level == prism_types::perspective::Level::Thread && var.persp.n == 1;
-                        if let (Some(&reg), false) = (self.regs.get(&v), narrow) {
-                            self.emit(out, InstKind::AssertUniform { reg, persp: var.persp }, at);
+                        if narrow {
+                            continue;
+                        }
+                        match &var.ty {
+                            Ty::Scalar(_) => {
+                                if let Some(&reg) = self.regs.get(&v) {
+                                    self.emit(out, InstKind::AssertUniform { reg, persp: var.persp }, at);
+                                }
+                            }
+                            Ty::Array { .. } if !matches!(var.kind, VarKind::Shared { .. }) => {
+                                if let Some(&local) = self.locals.get(&v) {
+                                    self.emit(out, InstKind::AssertUniformLocal { local, persp: var.persp }, at);
+                                }
+                            }
+                            // Memory is not a value: its uniformity is not a question.
+                            _ => {}
                         }
                     }
                 }
@@ -754,24 +775,30 @@ fn zero_of(s: Scalar) -> ConstValue {
     }
 }
 
-/// The scalar variables declared outside `b` that statements in it assign, each with the
-/// span of its last assignment, in order of first assignment.
+/// The variables and local arrays declared outside `b` that statements in it may change
+/// (assignments, `out=` operands, arrays passed by pointer), each with the span of its last
+/// change, in order of first change. Memory names passed by pointer come along and are
+/// skipped by the caller.
 fn assigned_in(b: &tir::Block, declared: &mut std::collections::HashSet<VarId>, out: &mut Vec<(VarId, Span)>) {
     for s in &b.stmts {
         match &s.kind {
-            StmtKind::Decl { var, .. } => {
+            StmtKind::Decl { var, init } => {
+                if let Some(e) = init {
+                    written_by_calls(e, declared, out, s.span);
+                }
                 declared.insert(*var);
             }
             StmtKind::For { var, body, .. } => {
                 declared.insert(*var);
                 assigned_in(body, declared, out);
             }
-            StmtKind::Assign { place: tir::Place::Var(v), .. } if !declared.contains(v) => {
-                match out.iter_mut().find(|(x, _)| x == v) {
-                    Some(e) => e.1 = s.span,
-                    None => out.push((*v, s.span)),
+            StmtKind::Assign { place: tir::Place::Var(v) | tir::Place::Elem { array: v, .. }, value, .. } => {
+                if !declared.contains(v) {
+                    note(out, *v, s.span);
                 }
+                written_by_calls(value, declared, out, s.span);
             }
+            StmtKind::Expr(e) | StmtKind::Store { value: e, .. } => written_by_calls(e, declared, out, s.span),
             StmtKind::If { then, otherwise, .. } => {
                 assigned_in(then, declared, out);
                 assigned_in(otherwise, declared, out);
@@ -789,5 +816,57 @@ fn assigned_in(b: &tir::Block, declared: &mut std::collections::HashSet<VarId>, 
             }
             _ => {}
         }
+    }
+}
+
+/// Records that `v` is assigned at `at` (the last assignment's span is kept).
+fn note(out: &mut Vec<(VarId, Span)>, v: VarId, at: Span) {
+    match out.iter_mut().find(|(x, _)| *x == v) {
+        Some(e) => e.1 = at,
+        None => out.push((v, at)),
+    }
+}
+
+/// Records the variables and arrays the calls in `e` write: `out=` places and local arrays
+/// passed by pointer (a callee may write through it).
+fn written_by_calls(
+    e: &tir::Expr,
+    declared: &std::collections::HashSet<VarId>,
+    out: &mut Vec<(VarId, Span)>,
+    at: Span,
+) {
+    use tir::ExprKind as E;
+    match &e.kind {
+        E::Call(c) => {
+            for a in &c.args {
+                match a {
+                    tir::CallArg::Value(x) => written_by_calls(x, declared, out, at),
+                    tir::CallArg::Out(tir::Place::Var(v) | tir::Place::Elem { array: v, .. })
+                    | tir::CallArg::Mem(v)
+                        if !declared.contains(v) =>
+                    {
+                        note(out, *v, at)
+                    }
+                    tir::CallArg::ElemRef { index, .. } => {
+                        index.iter().for_each(|i| written_by_calls(i, declared, out, at))
+                    }
+                    _ => {}
+                }
+            }
+        }
+        E::Elem { index, .. } | E::Load { index, .. } => {
+            index.iter().for_each(|i| written_by_calls(i, declared, out, at))
+        }
+        E::Unary(_, a) | E::Cast(a) => written_by_calls(a, declared, out, at),
+        E::Binary(_, a, b) => {
+            written_by_calls(a, declared, out, at);
+            written_by_calls(b, declared, out, at);
+        }
+        E::Select { cond, then, otherwise } => {
+            written_by_calls(cond, declared, out, at);
+            written_by_calls(then, declared, out, at);
+            written_by_calls(otherwise, declared, out, at);
+        }
+        E::Const(_) | E::Var(_) | E::RelId { .. } | E::Raw(_) => {}
     }
 }

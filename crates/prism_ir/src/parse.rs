@@ -632,6 +632,11 @@ impl P {
                 let persp = self.persp()?;
                 InstKind::AssertUniform { reg, persp }
             }
+            "assert.uniform.local" => {
+                let local = self.local()?;
+                let persp = self.persp()?;
+                InstKind::AssertUniformLocal { local, persp }
+            }
             "arrive" => {
                 let scope = self.persp()?;
                 let id = self.split_id()?;

@@ -293,6 +293,9 @@ fn inst(p: &Program, k: &InstKind, depth: usize, out: &mut String) {
         AssertUniform { reg, persp } => {
             let _ = writeln!(out, "assert.uniform {reg} {persp}");
         }
+        AssertUniformLocal { local, persp } => {
+            let _ = writeln!(out, "assert.uniform.local {local} {persp}");
+        }
         BarrierWait { scope, id } => {
             let _ = writeln!(out, "wait {scope} s{id}");
         }

@@ -441,6 +441,11 @@ impl V<'_> {
                     self.err(format!("assert.uniform of {reg}, which is not a scalar"));
                 }
             }
+            AssertUniformLocal { local, .. } => {
+                if local.index() >= self.f.locals.len() {
+                    self.err(format!("assert.uniform.local of {local}, which is not a local array"));
+                }
+            }
             // Checked as pairs by `split_barriers`.
             BarrierArrive { .. } | BarrierWait { .. } => {
                 if self.in_unsafe_code() {

@@ -55,7 +55,7 @@ pub fn count(p: &Program) -> usize {
 /// code: they are no code on the GPU, and must not keep variables alive there.
 pub fn strip_asserts(p: &mut Program) {
     fn block(b: &mut Block) {
-        b.insts.retain(|i| !matches!(i.kind, InstKind::AssertUniform { .. }));
+        b.insts.retain(|i| !matches!(i.kind, InstKind::AssertUniform { .. } | InstKind::AssertUniformLocal { .. }));
         for i in &mut b.insts {
             for nb in i.kind.blocks_mut() {
                 block(nb);

@@ -165,6 +165,10 @@ enum Uniform<'n> {
     Condition(&'n str),
     /// A variable (its name and type) after unsafe code assigned it.
     Variable(&'n str, Scalar),
+    /// An element of a local array (its name, element type and index) after unsafe code.
+    Element(&'n str, Scalar, usize),
+    /// A value returned from inside unsafe code.
+    Returned(Scalar),
 }
 
 /// A condition register's lanes as 0 or 1.
@@ -682,12 +686,29 @@ impl<'a> BlockSim<'a> {
                         }
                         return;
                     }
+                    Op::AssertUniformLocal { local, persp } => {
+                        if s.cfg.checks.uniformity {
+                            let (ty, len) = fc.locals[*local as usize];
+                            let name = fc.local_names[*local as usize].clone();
+                            for e in 0..len as usize {
+                                let vals: Vec<u64> = fr.locals[*local as usize][e * 32..e * 32 + 32].to_vec();
+                                let what = Uniform::Element(&name, ty, e);
+                                if !self.uniform(g, &f, &vals, *persp, func, what) {
+                                    put_back!();
+                                    return;
+                                }
+                            }
+                        }
+                    }
                     Op::AssertUniform { reg, persp, ty } => {
                         let r = *reg as usize * 32;
-                        let name = fc.reg_names.get(*reg as usize).and_then(|n| n.as_deref()).unwrap_or("?");
-                        if s.cfg.checks.uniformity
-                            && !self.uniform(g, &f, &fr.regs[r..r + 32], *persp, func, Uniform::Variable(name, *ty))
-                        {
+                        // Named registers are variables; the one unnamed kind is a value
+                        // returned from inside unsafe code.
+                        let what = match fc.reg_names.get(*reg as usize).and_then(|n| n.as_deref()) {
+                            Some(name) => Uniform::Variable(name, *ty),
+                            None => Uniform::Returned(*ty),
+                        };
+                        if s.cfg.checks.uniformity && !self.uniform(g, &f, &fr.regs[r..r + 32], *persp, func, what) {
                             put_back!();
                             return;
                         }
@@ -1254,6 +1275,22 @@ impl<'a> BlockSim<'a> {
                 format!("this {kind} differs between threads of one `{p}` unit"),
                 &|v| (v != 0).to_string(),
                 format!("code at `{p}` must take the same path in all threads of each unit"),
+            ),
+            Uniform::Element(name, ty, i) => (
+                format!(
+                    "`{name}` is at `{p}`, but this `with unsafe:` code left its element {i} different in threads of one unit"
+                ),
+                &move |v| value::show(ty, v),
+                format!(
+                    "an array at `{p}` holds the same elements in every thread of a `{p}` unit; unsafe code is trusted to keep that promise"
+                ),
+            ),
+            Uniform::Returned(ty) => (
+                format!("this `with unsafe:` code returns a value that differs between threads of one `{p}` unit"),
+                &move |v| value::show(ty, v),
+                format!(
+                    "the function's return type promises one value per `{p}` unit; unsafe code is trusted to keep that promise"
+                ),
             ),
             Uniform::Variable(name, ty) => (
                 format!("`{name}` is at `{p}`, but this `with unsafe:` code left it different in threads of one unit"),

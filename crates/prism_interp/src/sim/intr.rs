@@ -33,17 +33,21 @@ pub fn collective(intr: &Intr, present: u32, read: &mut dyn FnMut(u32) -> Lanes)
     }
 }
 
-/// `shfl` (kind 0: from lane `l & 31`), `shfl_up` (1: from `lane - l`), `shfl_down` (2: from
-/// `lane + l`), `shfl_xor` (3: from `lane ^ l`), with CUDA's width of 32. A lane whose source
-/// is outside the warp, or not taking part, gets its own value (what `shfl.sync` does for an
-/// out-of-range source; for an absent source CUDA leaves the value undefined).
-pub fn shfl(kind: u8, v: &Lanes, l: &Lanes, lane_ty: Scalar, present: u32) -> Lanes {
+/// `shfl` (kind 0: from lane `l`), `shfl_up` (1: from `lane - l`), `shfl_down` (2: from
+/// `lane + l`), `shfl_xor` (3: from `lane ^ l`), with CUDA's width of 32.
+///
+/// As `shfl.sync` does (PTX ISA, `shfl.sync`: `bval[4:0] = b[4:0]`), only the low five bits
+/// of the lane or offset operand count: `shfl_down(v, 33)` moves by 1 and `shfl_up(v, -1)`
+/// by 31, whatever the operand's type (CUDA's intrinsics take it as an `unsigned`, whose low
+/// bits are the same). A lane whose source is outside the warp, or not taking part, gets its
+/// own value (what `shfl.sync` does for an out-of-range source; for an absent source CUDA
+/// leaves the value undefined, and safe code cannot reach that).
+pub fn shfl(kind: u8, v: &Lanes, l: &Lanes, _lane_ty: Scalar, present: u32) -> Lanes {
     let mut out = *v;
     for lane in 0..32i64 {
-        let raw = l[lane as usize];
-        let arg = if lane_ty.is_signed_int() { raw as i64 } else { raw.min(i64::MAX as u64) as i64 };
+        let arg = (l[lane as usize] & 31) as i64;
         let src = match kind {
-            0 => arg & 31,
+            0 => arg,
             1 => lane - arg,
             2 => lane + arg,
             _ => lane ^ arg,
@@ -205,6 +209,25 @@ mod tests {
         assert_eq!(x[3], 190);
         let b = shfl(0, &v, &[7; 32], Scalar::I32, u32::MAX);
         assert!(b.iter().all(|&y| y == 70));
+    }
+
+    #[test]
+    fn shuffle_offsets_use_their_low_five_bits() {
+        let v: Lanes = std::array::from_fn(|i| i as u64 * 10);
+        let same = |kind: u8, a: u64, b: u64| {
+            shfl(kind, &v, &[a; 32], Scalar::I32, u32::MAX) == shfl(kind, &v, &[b; 32], Scalar::I32, u32::MAX)
+        };
+        for kind in 0..4 {
+            assert!(same(kind, 33, 1), "kind {kind}: 33 is 1");
+            assert!(same(kind, 32, 0), "kind {kind}: 32 is 0");
+            // -1 as an `int` (sign-extended in the lane value) is 31.
+            assert!(same(kind, (-1i64) as u64, 31), "kind {kind}: -1 is 31");
+            assert!(same(kind, 0xFFFF_FFE1, 1), "kind {kind}: large values keep their low bits");
+        }
+        let down = shfl(2, &v, &[33; 32], Scalar::I32, u32::MAX);
+        assert_eq!((down[0], down[31]), (10, 310));
+        let up = shfl(1, &v, &[(-1i64) as u64; 32], Scalar::I32, u32::MAX);
+        assert_eq!((up[31], up[30]), (0, 300), "up by 31: lane 31 reads lane 0, others keep");
     }
 
     #[test]
