@@ -215,3 +215,21 @@ fn r_async_copies() {
     let out = p.launch("stage_copy", 2, 32, || vec![Arg::buffer(&src), Arg::buffer(&[0.0f32; 520])]);
     assert_same("out", &out.f32("out"), &src);
 }
+
+#[test]
+fn r_shuffle_offsets() {
+    // Shuffle offsets beyond 0..31 use their low five bits, as shfl.sync does (issue 7).
+    // 2 blocks of 64 threads.
+    let p = program("accept/soundness/shuffle_offsets.prism");
+    let out = p.launch("odd_offsets", 2, 64, || vec![Arg::buffer(&[0i32; 512])]);
+    let mut want = Vec::new();
+    for g in 0..128i32 {
+        let (w, l) = (g / 32, g % 32);
+        let v = |lane: i32| 100 * w + lane;
+        want.push(if l + 1 < 32 { v(l + 1) } else { v(l) });
+        want.push(if l >= 31 { v(l - 31) } else { v(l) });
+        want.push(v(l ^ 3));
+        want.push(v(8));
+    }
+    assert_same("out", &out.i32("out"), &want);
+}
