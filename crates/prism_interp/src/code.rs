@@ -52,7 +52,10 @@ pub enum Intr {
         access: u32,
         src_access: u32,
     },
-    /// Fences and sleeps: no effect on the simulated result.
+    /// `__threadfence()` (`device`) or `__threadfence_block()`: the acquire and release
+    /// points of the race detector's message passing ([`crate::shadow::Release`]).
+    Fence { device: bool },
+    /// Sleeps: no effect on the simulated result.
     Nop,
     /// A pure math function on `ty` values.
     Math { name: &'static str, ty: Scalar, dst: R, args: Vec<R>, arg_ty: Scalar },
@@ -595,6 +598,8 @@ impl Cx<'_> {
                     src_access: acc(1),
                 }
             }
+            (Family::Fence, "__threadfence") => Intr::Fence { device: true },
+            (Family::Fence, "__threadfence_block") => Intr::Fence { device: false },
             (Family::Fence, _) => Intr::Nop,
             (Family::Math, name) => {
                 let arg_ty = self.scalar(val(0));

@@ -18,6 +18,11 @@
 //! more warps read a location than the history holds and only the dropped reads are
 //! unordered with the write; every other race is reported. Volatile
 //! accesses (unsafe code) are trusted and never checked.
+//!
+//! Fences and flags order accesses too ([`Release`]): a conflict whose earlier access was
+//! published by its thread through a fence and an atomic or volatile flag store, which the
+//! later thread observed with an atomic or volatile load followed by its own fence, is not
+//! a race. The simulator checks this where it reports a conflict (`sim/exec.rs`).
 
 /// How many reads each location remembers.
 pub const READS: usize = 4;
@@ -39,12 +44,64 @@ pub struct Acc {
     pub func: u16,
     /// The access site in that function (for the report).
     pub site: u16,
+    /// The fences the thread had executed when it made the access (see [`Fences`]).
+    pub fences: Fences,
 }
 
 impl Acc {
     /// Where an access happened, without its barrier counts.
     pub fn at(&self) -> Site {
-        Site { tid: self.tid, func: self.func, site: self.site }
+        Site { tid: self.tid, func: self.func, site: self.site, fences: self.fences }
+    }
+}
+
+/// How many fences a thread has executed: device-wide (`__threadfence()`) and of any scope
+/// (`__threadfence_block()` too), saturating. An access is ordered before a release when the
+/// releasing thread fenced after it: its count then is higher than at the access.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Fences {
+    /// Device-wide fences.
+    pub device: u16,
+    /// Fences of any scope.
+    pub any: u16,
+}
+
+impl Fences {
+    /// After a fence (`device`: `__threadfence()`, else `__threadfence_block()`).
+    pub fn bump(&mut self, device: bool) {
+        if device {
+            self.device = self.device.saturating_add(1);
+        }
+        self.any = self.any.saturating_add(1);
+    }
+}
+
+/// A write that publishes (a release): an atomic or volatile store to a flag by a thread
+/// that had fenced. A thread that reads the flag with an atomic or volatile load sees it,
+/// and after its own fence, everything the writer did before its fence is ordered before
+/// what the reader does next (message passing, as in the decoupled look-back scan).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Release {
+    /// The writer's block.
+    pub block: u32,
+    /// The writer's thread in its block.
+    pub tid: u32,
+    /// The writer's fences when it stored the flag.
+    pub fences: Fences,
+}
+
+impl Release {
+    /// Whether this release, acquired by a thread of block `reader`, orders an earlier
+    /// access `earlier` by thread `tid` of block `block`: the same writer, which fenced
+    /// (device-wide across blocks, of any scope within one) after that access.
+    pub fn orders(&self, reader: u32, block: u32, earlier: &Site) -> bool {
+        self.block == block
+            && self.tid == earlier.tid
+            && if block == reader {
+                self.fences.any > earlier.fences.any
+            } else {
+                self.fences.device > earlier.fences.device
+            }
     }
 }
 
@@ -57,6 +114,8 @@ pub struct Site {
     pub func: u16,
     /// The access site.
     pub site: u16,
+    /// The thread's fences at the access.
+    pub fences: Fences,
 }
 
 /// What a conflicting pair was.
@@ -318,7 +377,7 @@ mod tests {
     use super::*;
 
     fn acc(tid: u32, block_barriers: u32) -> Acc {
-        Acc { tid, counts: [0, block_barriers, 0, 0], func: 0, site: 0 }
+        Acc { tid, counts: [0, block_barriers, 0, 0], func: 0, site: 0, fences: Fences::default() }
     }
 
     #[test]
@@ -338,7 +397,7 @@ mod tests {
     #[test]
     fn warp_barrier_orders_only_its_warp() {
         let lv = Levels::new(vec![], 64);
-        let w = |tid, warp_b| Acc { tid, counts: [warp_b, 0, 0, 0], func: 0, site: 0 };
+        let w = |tid, warp_b| Acc { tid, counts: [warp_b, 0, 0, 0], func: 0, site: 0, fences: Fences::default() };
         let mut c = Cell::default();
         c.access(&lv, w(1, 0), &w(1, 0).counts, Kind::Write);
         assert!(c.access(&lv, w(2, 1), &w(2, 1).counts, Kind::Read).is_none(), "same warp, after __syncwarp");

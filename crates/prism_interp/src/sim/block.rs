@@ -3,7 +3,7 @@
 use super::{GCtx, Shared};
 use crate::code::R;
 use crate::report::{Report, ReportKind, Thread};
-use crate::shadow::{Cell, LEVELS};
+use crate::shadow::{Cell, Fences, LEVELS, Release};
 use prism_span::Span;
 use std::collections::{HashMap, VecDeque};
 
@@ -219,6 +219,13 @@ pub struct BlockSim<'a> {
     pub stopped: bool,
     /// Set by a fragment that polled memory (an atomic or volatile load) in its slice.
     pub polled: bool,
+    /// Fences each thread has executed.
+    pub fences: Vec<Fences>,
+    /// Releases each thread has observed and not yet acquired (its next fence does), and
+    /// those it has acquired. Only threads that read a published flag have entries.
+    pub sync: HashMap<u32, (Vec<Release>, Vec<Release>)>,
+    /// The last release stored to each shared-memory byte that holds a flag.
+    pub sflags: HashMap<usize, Release>,
 }
 
 impl<'a> BlockSim<'a> {
@@ -246,6 +253,9 @@ impl<'a> BlockSim<'a> {
             alive: 0,
             stopped: false,
             polled: false,
+            fences: vec![Fences::default(); t as usize],
+            sync: HashMap::new(),
+            sflags: HashMap::new(),
         };
         for w in 0..nwarps {
             let lanes = (t - w * 32).min(32);

@@ -12,7 +12,7 @@ use crate::code::{FuncCode, Intr, Op, R};
 use crate::memory::{Ptr, Space};
 use crate::ops;
 use crate::report::{Report, ReportKind, Thread};
-use crate::shadow::{Acc, Kind, LEVELS};
+use crate::shadow::{Acc, Kind, LEVELS, Release};
 use crate::value::{self, to_i128};
 use prism_ir::ir::AccessKind;
 use prism_span::Span;
@@ -413,6 +413,8 @@ impl<'a> BlockSim<'a> {
                                     ops::atomic_apply(*op, *ty, old, v)
                                 });
                                 fr.regs[*dst as usize * 32 + l] = old;
+                                self.observe(g, w, l, loc);
+                                self.publish(g, w, l, loc);
                             }
                         }
                         Intr::Cas { ty, dst, ptr, index, index_ty, compare, value, access } => {
@@ -423,12 +425,15 @@ impl<'a> BlockSim<'a> {
                                 let old = self
                                     .update_loc(&mut fr, fid, w, l, loc, *ty, &|old| if old == c { v } else { old });
                                 fr.regs[*dst as usize * 32 + l] = old;
+                                self.observe(g, w, l, loc);
+                                self.publish(g, w, l, loc);
                             }
                         }
                         Intr::AtomicLoad { ty, dst, ptr, index, index_ty, access } => {
                             for l in lanes_of(mask) {
                                 let loc = elem!(*ptr, *index, *index_ty, ty.size(), *access, false, "read", l);
                                 fr.regs[*dst as usize * 32 + l] = self.read_loc(&fr, fid, w, l, loc, *ty);
+                                self.observe(g, w, l, loc);
                             }
                             // A thread polling memory lets the others run: spin-waits make progress.
                             budget = 0;
@@ -440,6 +445,7 @@ impl<'a> BlockSim<'a> {
                                 let loc = elem!(*ptr, *index, *index_ty, ty.size(), *access, true, "write", l);
                                 let bits = value::norm(*ty, fr.regs[*value as usize * 32 + l]);
                                 self.write_loc(&mut fr, fid, w, l, loc, *ty, bits);
+                                self.publish(g, w, l, loc);
                             }
                         }
                         Intr::CpAsync {
@@ -503,6 +509,11 @@ impl<'a> BlockSim<'a> {
                                     func,
                                     access: *access,
                                 });
+                            }
+                        }
+                        Intr::Fence { device } => {
+                            for l in lanes_of(mask) {
+                                self.fence(w, l, *device);
                             }
                         }
                         Intr::Nop => {}
@@ -1452,6 +1463,71 @@ impl<'a> BlockSim<'a> {
         }
     }
 
+    /// A fence by lane `l` of warp `w`: counts it, and acquires the releases the thread has
+    /// observed (a block-scope fence only those of its own block).
+    fn fence(&mut self, w: usize, l: usize, device: bool) {
+        let tid = w as u32 * 32 + l as u32;
+        self.fences[tid as usize].bump(device);
+        if let Some((pending, acquired)) = self.sync.get_mut(&tid) {
+            let block = self.block;
+            let (take, keep): (Vec<Release>, Vec<Release>) =
+                pending.drain(..).partition(|r| device || r.block == block);
+            *pending = keep;
+            for r in take {
+                match acquired.iter_mut().find(|a| a.block == r.block && a.tid == r.tid) {
+                    Some(a) => a.fences = r.fences,
+                    None => acquired.push(r),
+                }
+            }
+        }
+    }
+
+    /// An atomic or volatile store (or update) to `loc` by lane `l` of warp `w`: a release
+    /// when the thread has fenced, else it overwrites any flag there with a plain value.
+    fn publish(&mut self, g: &mut GCtx, w: usize, l: usize, loc: Loc) {
+        if !self.s.cfg.checks.races {
+            return;
+        }
+        let tid = w as u32 * 32 + l as u32;
+        let fences = self.fences[tid as usize];
+        let release = (fences.any > 0).then_some(Release { block: self.block, tid, fences });
+        match (loc, release) {
+            (Loc::Global(b, i), Some(r)) => {
+                g.flags.insert((b, i), r);
+            }
+            (Loc::Global(b, i), None) => {
+                g.flags.remove(&(b, i));
+            }
+            (Loc::Shared(at), Some(r)) => {
+                self.sflags.insert(at, r);
+            }
+            (Loc::Shared(at), None) => {
+                self.sflags.remove(&at);
+            }
+            (Loc::Local(..), _) => {}
+        }
+    }
+
+    /// An atomic or volatile load (or update) of `loc` by lane `l` of warp `w`: if the value
+    /// it saw was published, the thread's next fence acquires it.
+    fn observe(&mut self, g: &mut GCtx, w: usize, l: usize, loc: Loc) {
+        if !self.s.cfg.checks.races {
+            return;
+        }
+        let seen = match loc {
+            Loc::Global(b, i) => g.flags.get(&(b, i)).copied(),
+            Loc::Shared(at) => self.sflags.get(&at).copied(),
+            Loc::Local(..) => None,
+        };
+        let Some(r) = seen else { return };
+        let tid = w as u32 * 32 + l as u32;
+        let (pending, _) = self.sync.entry(tid).or_default();
+        match pending.iter_mut().find(|p| p.block == r.block && p.tid == r.tid) {
+            Some(p) => p.fences = r.fences,
+            None => pending.push(r),
+        }
+    }
+
     /// Records an access for race detection and reports a conflict. `counts` overrides the
     /// thread's barrier counts (an asynchronous copy's write belongs to when it was issued).
     #[allow(clippy::too_many_arguments)]
@@ -1476,8 +1552,21 @@ impl<'a> BlockSim<'a> {
             counts: counts.map_or(self.warps[w].arrived[lane], |c| c.1),
             func: func as u16,
             site: site as u16,
+            fences: self.fences[tid as usize],
         };
         let passed = counts.map_or(self.warps[w].counts[lane], |c| c.0);
+        // A plain write over a flag ends what it published.
+        if kind == Kind::Write {
+            match loc {
+                Loc::Global(b, i) if !g.flags.is_empty() => {
+                    g.flags.remove(&(b, i));
+                }
+                Loc::Shared(at) if !self.sflags.is_empty() => {
+                    self.sflags.remove(&at);
+                }
+                _ => {}
+            }
+        }
         let (conflict, other_block) = match loc {
             Loc::Global(b, i) => {
                 let Some(shadow) = g.shadow.as_mut() else { return };
@@ -1500,6 +1589,16 @@ impl<'a> BlockSim<'a> {
             Loc::Local(..) => return,
         };
         let Some((earlier, rk)) = conflict else { return };
+        // Published through a fence and a flag this thread observed and then fenced for.
+        let earlier_block = match other_block {
+            Some(b) => b,
+            None => self.block,
+        };
+        if let Some((_, acquired)) = self.sync.get(&tid)
+            && acquired.iter().any(|r| r.orders(self.block, earlier_block, &earlier))
+        {
+            return;
+        }
         let fc = &s.code.funcs[func as usize];
         let ef = &s.code.funcs[earlier.func as usize];
         let a = &fc.accesses[site as usize];

@@ -24,9 +24,10 @@ pub mod intr;
 use crate::code::{Code, Op};
 use crate::memory::Buffer;
 use crate::report::{Report, ReportKind};
-use crate::shadow::{Blocks, Cell, Levels};
+use crate::shadow::{Blocks, Cell, Levels, Release};
 use block::BlockSim;
 use prism_types::perspective::Level;
+use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
@@ -132,6 +133,9 @@ pub(crate) struct GCtx {
     pub clock: u64,
     /// Memory-writing ops run so far by this worker (spin-wait detection).
     pub writes: u64,
+    /// The last release stored to each global element that holds a flag (race checks
+    /// only: they run on one worker, which sees every block).
+    pub flags: HashMap<(usize, usize), Release>,
 }
 
 impl GCtx {
@@ -226,6 +230,7 @@ pub fn run(
             races: 0,
             clock: 0,
             writes: 0,
+            flags: HashMap::new(),
         };
         let mut order: Vec<u32> = (0..grid).collect();
         if cfg.seed.is_some() {
@@ -264,6 +269,7 @@ pub fn run(
                         races: 0,
                         clock: 0,
                         writes: 0,
+                        flags: HashMap::new(),
                     };
                     loop {
                         let b = next.fetch_add(1, Ordering::Relaxed);
