@@ -189,6 +189,9 @@ pub struct PendingCopy {
     pub func: u32,
     /// The destination's access site.
     pub access: u32,
+    /// The first source element: until the copy completes, the hardware may still read it,
+    /// so writes to it are races.
+    pub src: Loc,
 }
 
 pub struct BlockSim<'a> {

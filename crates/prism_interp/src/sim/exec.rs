@@ -500,6 +500,15 @@ impl<'a> BlockSim<'a> {
                                 }
                                 let dst = first.expect("at least one element");
                                 let counts = (self.warps[w].counts[l], self.warps[w].arrived[l]);
+                                let src = match self.locate(&fr, fid, w, sp, si, size) {
+                                    Ok(loc) => loc,
+                                    Err(why) => fatal!(
+                                        ReportKind::OutOfBounds,
+                                        oob(fc, *src_access, "asynchronous copy from", &why),
+                                        l
+                                    ),
+                                };
+                                self.copy_started(g, src, count as usize, size, w, l, func, *src_access);
                                 self.pending[tid0 as usize + l].push(PendingCopy {
                                     dst,
                                     count: count as u8,
@@ -508,6 +517,7 @@ impl<'a> BlockSim<'a> {
                                     counts,
                                     func,
                                     access: *access,
+                                    src,
                                 });
                             }
                         }
@@ -533,6 +543,7 @@ impl<'a> BlockSim<'a> {
                         for l in lanes_of(mask) {
                             let copies = std::mem::take(&mut self.pending[tid0 as usize + l]);
                             for c in copies {
+                                self.copy_done(g, c.src, c.count as usize, c.elem.size());
                                 for k in 0..c.count as usize {
                                     let loc = c.dst.advance(k, c.elem.size());
                                     if let Some(kind) = race_kind(&s.code.funcs[c.func as usize], c.access, true) {
@@ -1528,6 +1539,44 @@ impl<'a> BlockSim<'a> {
         }
     }
 
+    /// An asynchronous copy by lane `l` of warp `w` reads `count` elements from `src` until it
+    /// completes: writes to them meanwhile are races (the hardware may read the source any
+    /// time until the wait; the simulator read it when the copy was issued).
+    #[allow(clippy::too_many_arguments)]
+    fn copy_started(
+        &mut self,
+        g: &mut GCtx,
+        src: Loc,
+        count: usize,
+        size: u64,
+        w: usize,
+        l: usize,
+        func: u32,
+        site: u32,
+    ) {
+        if !self.s.cfg.checks.races {
+            return;
+        }
+        let tid = w as u32 * 32 + l as u32;
+        for k in 0..count {
+            if let Loc::Global(b, i) = src.advance(k, size) {
+                g.inflight.insert((b, i), (self.block, tid, func, site));
+            }
+        }
+    }
+
+    /// The copy reading `count` elements from `src` has completed.
+    fn copy_done(&mut self, g: &mut GCtx, src: Loc, count: usize, size: u64) {
+        if g.inflight.is_empty() {
+            return;
+        }
+        for k in 0..count {
+            if let Loc::Global(b, i) = src.advance(k, size) {
+                g.inflight.remove(&(b, i));
+            }
+        }
+    }
+
     /// Records an access for race detection and reports a conflict. `counts` overrides the
     /// thread's barrier counts (an asynchronous copy's write belongs to when it was issued).
     #[allow(clippy::too_many_arguments)]
@@ -1555,6 +1604,34 @@ impl<'a> BlockSim<'a> {
             fences: self.fences[tid as usize],
         };
         let passed = counts.map_or(self.warps[w].counts[lane], |c| c.0);
+        // A write to the source of a copy still in flight.
+        if kind != Kind::Read
+            && let Loc::Global(b, i) = loc
+            && let Some(&(cblock, ctid, cfunc, csite)) = g.inflight.get(&(b, i))
+        {
+            let fc = &s.code.funcs[func as usize];
+            let name = &fc.mems[fc.accesses[site as usize].mem.index()].name;
+            let copy_span = s.code.funcs[cfunc as usize].accesses[csite as usize].span;
+            let report = Report {
+                kind: ReportKind::Race(crate::shadow::RaceKind::ReadWrite),
+                message: format!(
+                    "data race on `{name}`: a write to the source of an asynchronous copy that may not have read it yet"
+                ),
+                span: fc.accesses[site as usize].span,
+                thread: Thread { block: self.block, thread: tid },
+                other: Some((
+                    copy_span,
+                    Some(Thread { block: cblock, thread: ctid }),
+                    "this copy reads it at any time until its `async` scope ends".into(),
+                )),
+                notes: vec!["write the source after the copy's `async` scope has ended".into()],
+            };
+            g.report(s, report);
+            if s.stop.load(std::sync::atomic::Ordering::Relaxed) {
+                self.stopped = true;
+            }
+            return;
+        }
         // A plain write over a flag ends what it published.
         if kind == Kind::Write {
             match loc {

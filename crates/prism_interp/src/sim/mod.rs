@@ -136,6 +136,9 @@ pub(crate) struct GCtx {
     /// The last release stored to each global element that holds a flag (race checks
     /// only: they run on one worker, which sees every block).
     pub flags: HashMap<(usize, usize), Release>,
+    /// Global elements that asynchronous copies still in flight read: the copying thread
+    /// (block, thread) and the copy's function and source access site.
+    pub inflight: HashMap<(usize, usize), (u32, u32, u32, u32)>,
 }
 
 impl GCtx {
@@ -231,6 +234,7 @@ pub fn run(
             clock: 0,
             writes: 0,
             flags: HashMap::new(),
+            inflight: HashMap::new(),
         };
         let mut order: Vec<u32> = (0..grid).collect();
         if cfg.seed.is_some() {
@@ -270,6 +274,7 @@ pub fn run(
                         clock: 0,
                         writes: 0,
                         flags: HashMap::new(),
+                        inflight: HashMap::new(),
                     };
                     loop {
                         let b = next.fetch_add(1, Ordering::Relaxed);
