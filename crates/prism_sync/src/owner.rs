@@ -484,8 +484,17 @@ impl Ctx<'_> {
                         (Some((c, t)), Some(k)) if k > 0 => Some(Affine::term(Term::Quot(c, t, k))),
                         _ => None,
                     },
-                    BinOp::Rem => match (a.as_id(), b.as_const()) {
-                        (Some((c, t)), Some(k)) if k > 0 => Some(Affine::term(Term::Mod(c, t, k))),
+                    // `x % k` and `x & (2^j - 1)` are `x` itself when `x` already lies in
+                    // `[0, k)`: `t & 31` with at most 32 threads.
+                    BinOp::Rem => match (self.range(&a), b.as_const()) {
+                        (Some((lo, hi)), Some(k)) if k > 0 && lo >= 0 && hi < k => Some(a),
+                        _ => match (a.as_id(), b.as_const()) {
+                            (Some((c, t)), Some(k)) if k > 0 => Some(Affine::term(Term::Mod(c, t, k))),
+                            _ => None,
+                        },
+                    },
+                    BinOp::BitAnd => match (self.range(&a), b.as_const()) {
+                        (Some((lo, hi)), Some(m)) if m >= 0 && (m + 1) & m == 0 && lo >= 0 && hi <= m => Some(a),
                         _ => None,
                     },
                     _ => None,

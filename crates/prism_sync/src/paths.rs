@@ -1,8 +1,10 @@
 //! Paths between nodes: which nodes follow which, and whether a barrier lies on every path.
 //!
-//! Both questions are graph searches from the end of a node over the function's points. A
-//! search stops at the next node of the same region (rules.md §5.10.2 item 4: an edge passes
-//! no other node) and at the region's end. For coverage it also stops where a barrier orders
+//! Both questions are graph searches from the end of a node over the function's points, to
+//! the region's end. Unlike rules.md §5.10.2 item 4 (an edge passes no other node), a search
+//! goes on past other nodes: that rule relies on every consecutive pair getting a barrier,
+//! and with the ownership proof, read-read pairs and commuting atomics, some do not, so the
+//! ordering of a later pair cannot be taken from the barrier of an earlier one. For coverage it also stops where a barrier orders
 //! the participants: an inferred barrier already planned before an instruction, an explicit
 //! `__syncthreads()`/`__syncwarp()`, or a call whose callee synchronises on every path through
 //! it. A barrier over `E`-units covers an edge whose participants lie in one `S`-unit when
@@ -70,9 +72,13 @@ impl Ctx<'_> {
                     continue;
                 }
                 seen[p] = true;
+                // Keep going past the node: it orders nothing by itself. An edge to a later
+                // node through it is ordered only if a barrier lies on the way, and whether
+                // one does depends on every pair, not only on consecutive ones (a read of
+                // the thread's own element needs no barrier after a write, but the read of
+                // a neighbour's element after it does).
                 if let Some(&n) = starts.get(&p) {
                     reached.insert(n);
-                    continue;
                 }
             }
             first = false;
@@ -102,7 +108,6 @@ impl Ctx<'_> {
             return true;
         }
         let region = &self.graph.regions[a.region];
-        let starts = &self.graph.starts[a.region];
         let targets: Vec<PointId> = if b.inner.is_empty() {
             vec![self.cfg.insts[b.inst].enter]
         } else {
@@ -132,11 +137,6 @@ impl Ctx<'_> {
                     continue;
                 }
                 return false;
-            }
-            if let Some(&m) = starts.get(&p)
-                && m != e.b
-            {
-                continue;
             }
             if self.orders(p, e.scope) {
                 continue;

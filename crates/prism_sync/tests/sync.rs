@@ -132,7 +132,7 @@ fn fig6_sync_points() {
     check(
         FIG6,
         expect![[r#"
-            @simple_mma: thread[32] barrier before line 41: `c` read (line 34), written (line 41)
+            @simple_mma: thread[32] barrier before line 41: `c` read (line 31), written (line 41)
             @mmaTF32NaiveKernel: block[1] barrier before line 90: `A_smem` read (line 117), written (line 96)
             @mmaTF32NaiveKernel: block[1] barrier before line 112: `A_smem` written (line 96), read (line 117)
             @mmaTF32NaiveKernel: block[1] barrier before line 125: `C` written (line 125), written (line 125)
@@ -293,7 +293,7 @@ def rounds(src : ptr(const(float)) @ grid[1], out : ptr(float) @ grid[1], n : in
                 mine[0] = acc
 "#,
         expect![[r#"
-            @rounds: block[1] barrier before line 12: `S` read (line 18), written (line 12)
+            @rounds: block[1] barrier before line 12: `S` written (line 12), written (line 12)
             @rounds: block[1] barrier before line 17: `S` written (line 12), read (line 18)
         "#]],
     );

@@ -28,6 +28,9 @@ pub mod r#gen;
 /// Running programs on the simulator: launch headers and expected reports.
 pub mod run;
 
+/// The soundness search: random well-typed programs under many schedules.
+pub mod soundness;
+
 use prism_diag::{Color, Diagnostic, Severity, render};
 use prism_span::SourceMap;
 use prism_types::Target;

@@ -58,7 +58,7 @@ __device__ __forceinline__ void simple_mma(int prism_tid,
             "}\n"
             : "=f"(C[0]), "=f"(C[1]), "=f"(C[2]), "=f"(C[3])
             : "f"(A[0]), "f"(A[1]), "f"(A[2]), "f"(A[3]), "f"(B[0]), "f"(B[1]), "f"(C[0]), "f"(C[1]), "f"(C[2]), "f"(C[3]));
-        // inferred thread[32] barrier: `c` is used at line 34 and again at line 41
+        // inferred thread[32] barrier: `c` is used at line 31 and again at line 41
         __syncwarp();
         {  // partition `c` as `c_thrd` at thread[1]
             {  // group(thread[1])

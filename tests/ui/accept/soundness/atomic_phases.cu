@@ -50,7 +50,7 @@ extern "C" __global__ void __launch_bounds__(64) histogram64(const int* __restri
                 for (int k = 0; k < 4; k += 1) {
                     const int t43 = prism_atomic_add(&bins[prism_add(data[prism_add(prism_add(prism_mul(b, 256), prism_mul(k, 64)), t)], 1) % 64], 1);  // line 28
                 }
-                // split block barrier s0, arrive: `bins` was last used at line 28; its next use (line 31) waits
+                // split block barrier s0, arrive: `bins` was last used at line 25; its next use (line 31) waits
                 prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
             }
             {  // partition `out_b` as `o` at thread[1]

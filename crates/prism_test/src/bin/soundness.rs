@@ -1,0 +1,86 @@
+//! The long soundness search, on demand:
+//!
+//! ```text
+//! cargo run --release -p prism_test --bin soundness -- [--seconds N] [--programs N]
+//!     [--seed S] [--schedules N] [--no-mutation] [--write DIR]
+//! ```
+//!
+//! Prints programs per second, the acceptance rate, runs, mutation-testing figures, how many
+//! programs used each construct, and every finding; `--write DIR` also writes each
+//! (minimised) finding as `DIR/seed-S.prism`. Exits 1 when anything was found.
+
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use prism_test::soundness::{Options, search};
+use std::time::Duration;
+
+fn main() {
+    let mut opts = Options { programs: usize::MAX, time: Duration::from_secs(60), ..Options::default() };
+    let mut write: Option<String> = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let mut value = |what: &str| {
+            args.next().unwrap_or_else(|| {
+                eprintln!("error: `{a}` needs {what}");
+                std::process::exit(2);
+            })
+        };
+        let number = |v: String| -> u64 {
+            v.parse().unwrap_or_else(|_| {
+                eprintln!("error: `{v}` is not a number");
+                std::process::exit(2);
+            })
+        };
+        match a.as_str() {
+            "--seconds" => opts.time = Duration::from_secs(number(value("a number of seconds"))),
+            "--programs" => opts.programs = number(value("a number of programs")) as usize,
+            "--seed" => opts.seed = number(value("a seed")),
+            "--schedules" => opts.schedules = number(value("a number of schedules")),
+            "--no-mutation" => opts.mutate = false,
+            "--write" => write = Some(value("a directory")),
+            _ => {
+                eprintln!(
+                    "usage: soundness [--seconds N] [--programs N] [--seed S] [--schedules N] [--no-mutation] [--write DIR]"
+                );
+                std::process::exit(2);
+            }
+        }
+    }
+    let summary = search(&opts);
+    print!("{}", summary.render());
+    if let Some(dir) = write {
+        if let Err(e) = std::fs::create_dir_all(&dir) {
+            eprintln!("error: cannot create `{dir}`: {e}");
+            std::process::exit(2);
+        }
+        for f in &summary.findings {
+            let path = format!("{dir}/seed-{}.prism", f.seed);
+            let text = format!("# Soundness search finding, seed {}: {}\n{}", f.seed, f.failure.describe(), f.src);
+            if let Err(e) = std::fs::write(&path, text) {
+                eprintln!("error: cannot write `{path}`: {e}");
+                std::process::exit(2);
+            }
+        }
+    }
+    if std::env::var_os("PRISM_SHOW_REDUNDANT").is_some() {
+        for (seed, b) in summary.redundant.iter().take(3) {
+            let p = prism_test::soundness::r#gen::Gen::new(*seed).program();
+            println!("--- seed {seed}, barrier {b}\n{}", p.src);
+            let (_, _, s) = prism_driver::compile_text("x.prism", &p.src, &prism_driver::Options::default());
+            if let Some(s) = s {
+                let r = &s.report().barriers[*b];
+                let line = |sp: prism_span::Span| p.src[..sp.start as usize].matches('\n').count() + 1;
+                println!(
+                    "barrier {b}: {} before line {}, line {} -> line {}",
+                    r.scope,
+                    line(r.at),
+                    line(r.before),
+                    line(r.after)
+                );
+            }
+        }
+    }
+    if !summary.findings.is_empty() {
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,347 @@
+//! The soundness search: random well-typed programs, run under many schedules with every
+//! dynamic check on, looking for accepted programs that go wrong.
+//!
+//! Prism promises that a program accepted without `unsafe` never races (unless a
+//! partition's index function is non-injective), never diverges at a collective, never
+//! leaves a perspective-typed value non-uniform, and computes the same result on every
+//! schedule. The search tests that promise on programs nobody wrote by hand:
+//!
+//! 1. [`gen`] writes a random kernel that follows the typing rules; the pipeline
+//!    (`prism_driver`) checks it. Rejected programs are counted and dropped.
+//! 2. An accepted program runs on the simulator under the deterministic schedule and
+//!    [`Options::schedules`] random ones. Any dynamic-check report, or outputs that differ
+//!    between schedules, is a *finding*: a soundness bug. (A program the generator marked as
+//!    relying on a partition's trust may race: that is the documented exception, and only
+//!    its other failures count.)
+//! 3. A finding is minimised by removing statements while the program stays accepted and
+//!    keeps failing the same way ([`minimise`]).
+//! 4. Mutation testing: each barrier inference inserted into a clean program is removed in
+//!    turn; some schedule must then report a race or compute something else, or the barrier
+//!    was redundant (counted, not a bug: the optimiser could have removed it).
+//!
+//! `cargo run --release -p prism_test --bin soundness -- --seconds N --seed S` runs a long
+//! search; `crates/prism_test/tests/soundness.rs` runs a short one in CI.
+
+pub mod r#gen;
+
+use prism_interp::{Arg, Buffer, Config, Module};
+use prism_types::ty::Scalar;
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// SplitMix64, the one generator of the test crates' random choices.
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator for `seed`.
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed ^ 0x5DEE_CE66_D1CE_4E5B)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A number in `0..n` (`n > 0`).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+
+    /// True `percent` times in a hundred.
+    pub fn chance(&mut self, percent: usize) -> bool {
+        self.below(100) < percent
+    }
+}
+
+/// How to search.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The first program's seed; program `i` uses `seed + i`.
+    pub seed: u64,
+    /// Stop after this many programs.
+    pub programs: usize,
+    /// Or after this long.
+    pub time: Duration,
+    /// Random schedules per accepted program (besides the deterministic one).
+    pub schedules: u64,
+    /// Remove each inferred barrier in turn and check it mattered.
+    pub mutate: bool,
+    /// Minimise findings.
+    pub minimise: bool,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options { seed: 1, programs: 200, time: Duration::from_secs(60), schedules: 4, mutate: true, minimise: true }
+    }
+}
+
+/// How an accepted program went wrong.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Failure {
+    /// A dynamic check fired (its code).
+    Report(&'static str),
+    /// Two schedules left different outputs.
+    Nondeterministic,
+}
+
+impl Failure {
+    /// Words for a report.
+    pub fn describe(&self) -> String {
+        match self {
+            Failure::Report(code) => format!("[{code}]"),
+            Failure::Nondeterministic => "outputs differ between schedules".into(),
+        }
+    }
+}
+
+/// One soundness bug found.
+#[derive(Clone, Debug)]
+pub struct Finding {
+    /// The program's seed.
+    pub seed: u64,
+    /// What went wrong.
+    pub failure: Failure,
+    /// The (minimised) program, with its launch line.
+    pub src: String,
+}
+
+/// What a search did.
+#[derive(Clone, Debug, Default)]
+pub struct Summary {
+    /// Programs generated.
+    pub programs: usize,
+    /// Of which the pipeline accepted.
+    pub accepted: usize,
+    /// Launches run (programs times schedules, mutants included).
+    pub runs: usize,
+    /// Inferred barriers removed one at a time.
+    pub mutants: usize,
+    /// Of which no schedule noticed (redundant barriers), with the program's seed.
+    pub redundant: Vec<(u64, usize)>,
+    /// Programs whose races are the trusted exception.
+    pub trusted: usize,
+    /// How many accepted programs used each construct.
+    pub constructs: BTreeMap<&'static str, usize>,
+    /// Soundness bugs.
+    pub findings: Vec<Finding>,
+    /// Wall time.
+    pub elapsed: Duration,
+}
+
+impl Summary {
+    /// A human-readable report.
+    pub fn render(&self) -> String {
+        let secs = self.elapsed.as_secs_f64().max(1e-9);
+        let mut s = format!(
+            "{} programs in {:.1} s ({:.1} programs/s), {} accepted ({:.0}%), {} runs, {} trusted\n",
+            self.programs,
+            secs,
+            self.programs as f64 / secs,
+            self.accepted,
+            100.0 * self.accepted as f64 / self.programs.max(1) as f64,
+            self.runs,
+            self.trusted
+        );
+        s.push_str(&format!(
+            "mutation: {} inferred barriers removed one at a time, {} not noticed by any schedule\n",
+            self.mutants,
+            self.redundant.len()
+        ));
+        let per: Vec<String> = self.constructs.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        s.push_str(&format!("constructs in accepted programs: {}\n", per.join(", ")));
+        s.push_str(&format!("findings: {}\n", self.findings.len()));
+        for f in &self.findings {
+            s.push_str(&format!("  seed {}: {}\n", f.seed, f.failure.describe()));
+        }
+        s
+    }
+}
+
+/// The constructs a program uses, by the text that names them.
+const CONSTRUCTS: [(&str, &str); 14] = [
+    ("partition", "with partition("),
+    ("claim", "with claim("),
+    ("async", "with async("),
+    ("split", "match split("),
+    ("group", "with group("),
+    ("for", "for "),
+    ("while", "while "),
+    ("if", "if "),
+    ("atomic", "atomic_"),
+    ("shuffle", "shfl"),
+    ("call", "warp_total(acc)"),
+    ("call-pointers", "rotate("),
+    ("barrier", "__syncthreads()"),
+    ("half-block", "thread[64]"),
+];
+
+/// Runs a search.
+pub fn search(opts: &Options) -> Summary {
+    let start = Instant::now();
+    let mut sum = Summary::default();
+    for i in 0..opts.programs {
+        if start.elapsed() > opts.time {
+            break;
+        }
+        let seed = opts.seed.wrapping_add(i as u64);
+        let p = r#gen::Gen::new(seed).program();
+        sum.programs += 1;
+        let Some(module) = compile(&p.src) else { continue };
+        sum.accepted += 1;
+        sum.trusted += usize::from(p.trusted);
+        // The helpers mention every construct; count the kernel's own uses.
+        let kernel = p.src.split("def fuzz").nth(1).unwrap_or("");
+        for (name, text) in CONSTRUCTS {
+            if kernel.contains(text) {
+                *sum.constructs.entry(name).or_default() += 1;
+            }
+        }
+        let (failure, outputs, runs) = verdict(&module, &p, opts.schedules);
+        sum.runs += runs;
+        if let Some(failure) = failure {
+            let src = if opts.minimise { minimise(&p, &failure, opts.schedules) } else { p.src.clone() };
+            sum.findings.push(Finding { seed, failure, src });
+            continue;
+        }
+        if opts.mutate {
+            let barriers = module_barriers(&p.src);
+            for b in 0..barriers {
+                sum.mutants += 1;
+                let Some(m) = compile_with(&p.src, &[b]) else { continue };
+                let (f, outs, runs) = verdict(&m, &p, opts.schedules);
+                sum.runs += runs;
+                if f.is_none() && outs == outputs {
+                    sum.redundant.push((seed, b));
+                }
+            }
+        }
+    }
+    sum.elapsed = start.elapsed();
+    sum
+}
+
+/// The pipeline's module for a source, if it is accepted.
+fn compile(src: &str) -> Option<Module> {
+    compile_with(src, &[])
+}
+
+fn compile_with(src: &str, skip: &[usize]) -> Option<Module> {
+    let opts = prism_driver::Options { skip_barriers: skip.to_vec(), ..prism_driver::Options::default() };
+    let (_, _, synced) = prism_driver::compile_text("fuzz.prism", src, &opts);
+    synced.map(|s| Module::new(&s))
+}
+
+/// How many barriers inference inserts into an accepted program.
+fn module_barriers(src: &str) -> usize {
+    let (_, _, synced) = prism_driver::compile_text("fuzz.prism", src, &prism_driver::Options::default());
+    synced.map_or(0, |s| s.report().barriers.len())
+}
+
+/// The arguments of a generated program's launch.
+fn arguments(p: &r#gen::Program) -> Vec<Arg> {
+    let mut rng = Rng::new(7);
+    let inp: Vec<i32> = (0..r#gen::INPUT).map(|_| (rng.next_u64() % 2001) as i32 - 1000).collect();
+    vec![
+        Arg::buffer(&inp),
+        Arg::Buffer(Buffer::zeroed(Scalar::I32, (p.grid * p.block) as usize)),
+        Arg::Buffer(Buffer::zeroed(Scalar::I32, 4)),
+        Arg::value(r#gen::INPUT as i32),
+    ]
+}
+
+/// Runs a program under the deterministic schedule and `schedules` random ones: the first
+/// failure (a report, or outputs that differ), the outputs of the deterministic run, and
+/// how many runs it took.
+fn verdict(m: &Module, p: &r#gen::Program, schedules: u64) -> (Option<Failure>, Vec<Vec<i32>>, usize) {
+    let mut first: Option<Vec<Vec<i32>>> = None;
+    let mut runs = 0;
+    for seed in std::iter::once(None).chain((1..=schedules).map(Some)) {
+        let args = arguments(p);
+        let cfg = Config { seed, fuel: 20_000_000, ..Config::default() };
+        runs += 1;
+        let out = match m.launch("fuzz", p.grid, p.block, &args, cfg) {
+            Ok(o) => o,
+            Err(e) => return (Some(Failure::Report(e.code)), Vec::new(), runs),
+        };
+        let races_trusted = p.trusted;
+        if let Some(r) = out.reports.iter().find(|r| !(races_trusted && r.kind.code() == "data-race")) {
+            return (Some(Failure::Report(r.kind.code())), Vec::new(), runs);
+        }
+        if !out.reports.is_empty() {
+            // A trusted race: the outputs may differ too, and that is the same exception.
+            return (None, Vec::new(), runs);
+        }
+        let outputs: Vec<Vec<i32>> =
+            args[1..3].iter().map(|a| a.as_buffer().and_then(|b| b.to_vec::<i32>()).unwrap_or_default()).collect();
+        match &first {
+            None => first = Some(outputs),
+            Some(f) if *f != outputs && !p.trusted => return (Some(Failure::Nondeterministic), Vec::new(), runs),
+            Some(_) => {}
+        }
+    }
+    (None, first.unwrap_or_default(), runs)
+}
+
+/// Removes statements (a line with the block it opens) while the program stays accepted
+/// and fails the same way; returns the smallest program found.
+pub fn minimise(p: &r#gen::Program, failure: &Failure, schedules: u64) -> String {
+    let mut lines: Vec<String> = p.src.lines().map(str::to_string).collect();
+    let fails = |lines: &[String]| -> bool {
+        let src = lines.join("\n") + "\n";
+        let Some(m) = compile(&src) else { return false };
+        let q = r#gen::Program { src, ..p.clone() };
+        verdict(&m, &q, schedules).0.as_ref() == Some(failure)
+    };
+    loop {
+        let mut progress = false;
+        let mut i = 0;
+        while i < lines.len() {
+            let indent = lines[i].len() - lines[i].trim_start().len();
+            let text = lines[i].trim();
+            // Only statements inside function bodies; keep decorators, headers and launches.
+            if indent == 0 || text.is_empty() || text.starts_with('#') || text.starts_with("def ") {
+                i += 1;
+                continue;
+            }
+            let mut end = i + 1;
+            while end < lines.len()
+                && (lines[end].trim().is_empty() || lines[end].len() - lines[end].trim_start().len() > indent)
+            {
+                end += 1;
+            }
+            let mut candidate = lines.clone();
+            candidate.drain(i..end);
+            if fails(&candidate) {
+                lines = candidate;
+                progress = true;
+            } else {
+                i += 1;
+            }
+        }
+        if !progress {
+            break;
+        }
+    }
+    lines.join("\n") + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_generator_is_deterministic_and_mostly_accepted() {
+        let a = r#gen::Gen::new(5).program().src;
+        let b = r#gen::Gen::new(5).program().src;
+        assert_eq!(a, b);
+        let accepted = (0..40).filter(|&s| compile(&r#gen::Gen::new(s).program().src).is_some()).count();
+        assert!(accepted >= 20, "only {accepted} of 40 generated programs are accepted");
+    }
+}
