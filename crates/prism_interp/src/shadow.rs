@@ -46,6 +46,8 @@ pub struct Acc {
     pub site: u16,
     /// The fences the thread had executed when it made the access (see [`Fences`]).
     pub fences: Fences,
+    /// A read made by an atomic load: it races with plain writes only.
+    pub atomic: bool,
 }
 
 impl Acc {
@@ -161,8 +163,10 @@ pub enum Kind {
     Read,
     /// Plain store (or an asynchronous copy's write).
     Write,
-    /// Atomic.
+    /// Atomic that changes memory (an update, an exchange, an atomic store).
     Atomic,
+    /// Atomic load: it changes nothing, so it races only with plain writes.
+    AtomicRead,
 }
 
 /// The unit sizes barriers synchronise, smallest first, and how to compare two threads.
@@ -236,9 +240,13 @@ impl Cell {
             Kind::Read => unordered(&self.write)
                 .map(|a| (a, RaceKind::WriteRead))
                 .or_else(|| unordered(&self.atomic).map(|a| (a, RaceKind::AtomicPlain))),
-            Kind::Atomic => unordered(&self.write)
-                .map(|a| (a, RaceKind::AtomicPlain))
-                .or_else(|| self.reads.iter().find_map(|r| unordered(r).map(|a| (a, RaceKind::AtomicPlain)))),
+            Kind::Atomic => unordered(&self.write).map(|a| (a, RaceKind::AtomicPlain)).or_else(|| {
+                self.reads
+                    .iter()
+                    .filter(|r| r.is_some_and(|r| !r.atomic))
+                    .find_map(|r| unordered(r).map(|a| (a, RaceKind::AtomicPlain)))
+            }),
+            Kind::AtomicRead => unordered(&self.write).map(|a| (a, RaceKind::AtomicPlain)),
         };
         match kind {
             Kind::Write => {
@@ -247,7 +255,8 @@ impl Cell {
                 self.atomic = None;
             }
             Kind::Atomic => self.atomic = Some(now),
-            Kind::Read => {
+            Kind::Read | Kind::AtomicRead => {
+                let now = Acc { atomic: kind == Kind::AtomicRead, ..now };
                 // Which read to keep: the same thread's earlier read is superseded; otherwise
                 // keep at most two reads per warp, from different lanes, so that a later
                 // write by any lane still meets a read by another lane of its warp.
@@ -286,12 +295,16 @@ pub struct Blocks {
     pub read: u32,
     /// Block(s) that updated it atomically.
     pub atomic: u32,
+    /// Block(s) that loaded it atomically.
+    pub aread: u32,
     /// The write access, for the report.
     pub write_acc: Option<Site>,
     /// A read access, for the report.
     pub read_acc: Option<Site>,
     /// An atomic access, for the report.
     pub atomic_acc: Option<Site>,
+    /// An atomic load, for the report.
+    pub aread_acc: Option<Site>,
 }
 
 /// Several blocks.
@@ -331,6 +344,16 @@ impl Blocks {
                 earlier_block: block_of(self.read),
                 kind: RaceKind::ReadWrite,
             }),
+            Kind::Write if other(self.aread) => self.aread_acc.map(|a| Conflict {
+                earlier: a,
+                earlier_block: block_of(self.aread),
+                kind: RaceKind::AtomicPlain,
+            }),
+            Kind::AtomicRead if other(self.write) => self.write_acc.map(|a| Conflict {
+                earlier: a,
+                earlier_block: block_of(self.write),
+                kind: RaceKind::AtomicPlain,
+            }),
             Kind::Write | Kind::Read if other(self.atomic) => self.atomic_acc.map(|a| Conflict {
                 earlier: a,
                 earlier_block: block_of(self.atomic),
@@ -367,6 +390,10 @@ impl Blocks {
                 self.atomic = merge(self.atomic);
                 self.atomic_acc = Some(now);
             }
+            Kind::AtomicRead => {
+                self.aread = merge(self.aread);
+                self.aread_acc = Some(now);
+            }
         }
         conflict
     }
@@ -377,7 +404,7 @@ mod tests {
     use super::*;
 
     fn acc(tid: u32, block_barriers: u32) -> Acc {
-        Acc { tid, counts: [0, block_barriers, 0, 0], func: 0, site: 0, fences: Fences::default() }
+        Acc { tid, counts: [0, block_barriers, 0, 0], func: 0, site: 0, fences: Fences::default(), atomic: false }
     }
 
     #[test]
@@ -397,7 +424,14 @@ mod tests {
     #[test]
     fn warp_barrier_orders_only_its_warp() {
         let lv = Levels::new(vec![], 64);
-        let w = |tid, warp_b| Acc { tid, counts: [warp_b, 0, 0, 0], func: 0, site: 0, fences: Fences::default() };
+        let w = |tid, warp_b| Acc {
+            tid,
+            counts: [warp_b, 0, 0, 0],
+            func: 0,
+            site: 0,
+            fences: Fences::default(),
+            atomic: false,
+        };
         let mut c = Cell::default();
         c.access(&lv, w(1, 0), &w(1, 0).counts, Kind::Write);
         assert!(c.access(&lv, w(2, 1), &w(2, 1).counts, Kind::Read).is_none(), "same warp, after __syncwarp");
@@ -428,6 +462,27 @@ mod tests {
         assert!(c.access(&lv, acc(0, 0), &acc(0, 0).counts, Kind::Atomic).is_none());
         assert!(c.access(&lv, acc(40, 0), &acc(40, 0).counts, Kind::Atomic).is_none());
         assert!(c.access(&lv, acc(41, 0), &acc(41, 0).counts, Kind::Read).is_some());
+    }
+
+    #[test]
+    fn atomic_loads_race_only_with_plain_writes() {
+        let lv = Levels::new(vec![], 64);
+        let mut c = Cell::default();
+        assert!(c.access(&lv, acc(0, 0), &acc(0, 0).counts, Kind::AtomicRead).is_none());
+        assert!(c.access(&lv, acc(41, 0), &acc(41, 0).counts, Kind::Atomic).is_none(), "an update and a load");
+        assert!(c.access(&lv, acc(40, 0), &acc(40, 0).counts, Kind::Read).is_some(), "a plain read and the update");
+        let mut c = Cell::default();
+        assert!(c.access(&lv, acc(0, 0), &acc(0, 0).counts, Kind::AtomicRead).is_none());
+        assert!(c.access(&lv, acc(40, 0), &acc(40, 0).counts, Kind::Read).is_none(), "two reads");
+        assert!(c.access(&lv, acc(42, 0), &acc(42, 0).counts, Kind::Write).is_some(), "a write and the loads");
+        let mut b = Blocks::default();
+        let s = acc(0, 0).at();
+        assert!(b.access(0, 0, s, Kind::AtomicRead).is_none());
+        assert!(b.access(1, 0, s, Kind::Atomic).is_none());
+        assert!(b.access(2, 0, s, Kind::Read).is_some(), "a plain read and another block's update");
+        let mut b = Blocks::default();
+        b.access(0, 0, s, Kind::AtomicRead);
+        assert!(b.access(1, 0, s, Kind::Write).is_some());
     }
 
     #[test]

@@ -149,24 +149,28 @@ impl Ctx<'_> {
         }
     }
 
-    /// Whether some path from the end of node `a` to node `b` that passes no other node of
-    /// their region takes the back edge of a loop whose code is broader than `p`: a loop run
-    /// together by several units of a partition to `p`.
+    /// Whether the step from point `from` to point `to` is the back edge of a loop whose
+    /// code is broader than `p`.
+    pub(crate) fn shared_back_edge(&self, from: PointId, to: PointId, p: Persp) -> bool {
+        match self.cfg.loop_head.get(&to) {
+            Some(&l) if self.cfg.insts[l].enter != from => {
+                let code = self.cfg.frames[self.cfg.insts[l].frame].code;
+                self.facts.strictly_narrower(p, code)
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether some path from the end of node `a` to node `b` takes the back edge of a loop
+    /// whose code is broader than `p`: a loop run together by several units of a partition
+    /// to `p`.
     pub(crate) fn carried_by_shared_loop(&self, a: usize, b: usize, p: Persp) -> bool {
         let node = &self.graph.nodes[a];
         let region = &self.graph.regions[node.region];
         let starts = &self.graph.starts[node.region];
         let target = self.graph.nodes[b].inst;
         let mut seen = vec![[false; 2]; self.cfg.succ.len()];
-        let back = |from: PointId, to: PointId| -> bool {
-            match self.cfg.loop_head.get(&to) {
-                Some(&l) if self.cfg.insts[l].enter != from => {
-                    let code = self.cfg.frames[self.cfg.insts[l].frame].code;
-                    self.facts.strictly_narrower(p, code)
-                }
-                _ => false,
-            }
-        };
+        let back = |from: PointId, to: PointId| self.shared_back_edge(from, to, p);
         // Seed the search with the node's own successors, noting back edges taken there.
         let mut stack: Vec<(PointId, bool)> = self.cfg.succ[node.end].iter().map(|&q| (q, back(node.end, q))).collect();
         while let Some((pt, carried)) = stack.pop() {
@@ -174,11 +178,12 @@ impl Ctx<'_> {
                 continue;
             }
             seen[pt][usize::from(carried)] = true;
-            if let Some(&m) = starts.get(&pt) {
-                if self.graph.nodes[m].inst == target && carried {
-                    return true;
-                }
-                continue;
+            // Paths go on past other accesses, as edges do (`paths.rs`).
+            if let Some(&m) = starts.get(&pt)
+                && self.graph.nodes[m].inst == target
+                && carried
+            {
+                return true;
             }
             for &q in &self.cfg.succ[pt] {
                 stack.push((q, carried || back(pt, q)));

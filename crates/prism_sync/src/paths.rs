@@ -28,6 +28,10 @@ pub(crate) struct Edge {
     pub b: usize,
     /// The unit that must synchronise.
     pub scope: Persp,
+    /// For accesses through a partition to other units' elements (`cross.rs`): only the
+    /// paths that take the back edge of a loop broader than this partition perspective
+    /// need the barrier (within one pass the partition is trusted).
+    pub carried: Option<Persp>,
 }
 
 impl Ctx<'_> {
@@ -117,22 +121,25 @@ impl Ctx<'_> {
             if a.inner.is_empty() { vec![a.end] } else { a.inner.iter().map(|&i| self.cfg.insts[i].exit).collect() };
         let n = self.cfg.succ.len();
         // `left`: the path has passed the end of `A` (always, for a node of one step).
-        let mut seen = vec![[false; 2]; n];
-        let mut stack: Vec<(PointId, bool)> = Vec::new();
+        // `carried`: it has taken the back edge of a loop the edge is about (or there is none).
+        let carried0 = e.carried.is_none();
+        let back = |from: PointId, to: PointId| e.carried.is_some_and(|p| self.shared_back_edge(from, to, p));
+        let mut seen = vec![[[false; 2]; 2]; n];
+        let mut stack: Vec<(PointId, bool, bool)> = Vec::new();
         for &src in &sources {
             let left = a.inner.is_empty();
-            stack.extend(self.cfg.succ[src].iter().map(|&q| (q, left)));
+            stack.extend(self.cfg.succ[src].iter().map(|&q| (q, left, carried0 || back(src, q))));
         }
-        while let Some((p, left)) = stack.pop() {
+        while let Some((p, left, carried)) = stack.pop() {
             let left = left || p == a.end;
-            if seen[p][usize::from(left)] || p == region.stop {
+            if seen[p][usize::from(left)][usize::from(carried)] || p == region.stop {
                 continue;
             }
-            seen[p][usize::from(left)] = true;
+            seen[p][usize::from(left)][usize::from(carried)] = true;
             if self.planned_at(planned, p, e.scope) {
                 continue;
             }
-            if targets.contains(&p) && (left || e.a != e.b) {
+            if targets.contains(&p) && (left || e.a != e.b) && carried {
                 if self.call_covers(b, e.scope, true) {
                     continue;
                 }
@@ -141,7 +148,7 @@ impl Ctx<'_> {
             if self.orders(p, e.scope) {
                 continue;
             }
-            stack.extend(self.cfg.succ[p].iter().map(|&q| (q, left)));
+            stack.extend(self.cfg.succ[p].iter().map(|&q| (q, left, carried || back(p, q))));
         }
         true
     }

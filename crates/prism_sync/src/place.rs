@@ -73,6 +73,7 @@ impl Ctx<'_> {
         for a in 0..self.graph.nodes.len() {
             let (succs, loops) = self.successors(a);
             let na = &self.graph.nodes[a];
+
             let region = &self.graph.regions[na.region];
             for b in succs {
                 let nb = &self.graph.nodes[b];
@@ -82,16 +83,17 @@ impl Ctx<'_> {
                 // Accesses through a partition to other units' elements, carried by a loop
                 // several units run together, are ordered at the partition's parent
                 // (`cross.rs`).
-                let d = match region.kind {
+                let (d, carried) = match region.kind {
                     RegionKind::View(v)
                         if (cross[a] || cross[b])
                             && self.carried_by_shared_loop(a, b, self.f.mems[v.index()].persp) =>
                     {
-                        region.c0
+                        (region.c0, Some(self.f.mems[v.index()].persp))
                     }
-                    _ => region.d,
+                    _ => (region.d, None),
                 };
                 let scope = barrier_scope(self.facts, region.c0, d, &na.chain, &nb.chain);
+
                 // One thread is ordered with itself.
                 if scope == Persp::THREAD {
                     continue;
@@ -99,7 +101,7 @@ impl Ctx<'_> {
                 if self.owned(a, b, scope, &loops) {
                     continue;
                 }
-                let edge = Edge { a, b, scope };
+                let edge = Edge { a, b, scope, carried };
                 if !self.covered(&edge, &Planned::new()) && self.owned_if_limited(a, b, scope, &loops) {
                     continue;
                 }

@@ -92,9 +92,11 @@ pub struct Frag {
     /// Reconvergence records this fragment will arrive at, innermost last.
     pub recs: Vec<u32>,
     pub wait: Wait,
-    /// The memory-write count when this fragment last polled memory, and how many polls in
-    /// a row saw no write anywhere: a fragment that keeps polling unchanged memory spins.
-    pub poll: (u64, u32),
+    /// The memory-write count when this fragment last polled memory, how many polls in a
+    /// row found it in the same state with no write anywhere in between, and a hash of that
+    /// state (program point and registers): a fragment that comes back to the same state
+    /// polling unchanged memory repeats itself forever.
+    pub poll: (u64, u32, u64),
 }
 
 /// A reconvergence record: the lanes that split at a branch (or entered a loop or a call)
@@ -294,7 +296,7 @@ impl<'a> BlockSim<'a> {
                 frames: vec![fid],
                 recs: Vec::new(),
                 wait: Wait::None,
-                poll: (0, 0),
+                poll: (0, 0, 0),
             });
             sim.runnable.push_back(id);
         }
@@ -379,7 +381,7 @@ impl<'a> BlockSim<'a> {
         let mut any = false;
         for f in self.frags.iter().flatten() {
             if f.wait == Wait::None {
-                if f.poll.0 != g.writes || f.poll.1 < 3 {
+                if f.poll.0 != g.writes || f.poll.1 < 2 {
                     return false;
                 }
                 any = true;
@@ -436,12 +438,41 @@ impl<'a> BlockSim<'a> {
         let before = self.steps;
         self.run_frag(g, id, budget);
         g.clock += self.steps - before;
-        if std::mem::take(&mut self.polled)
-            && let Some(f) = self.frags[id as usize].as_mut()
-        {
-            f.poll = if f.poll.0 == g.writes { (g.writes, f.poll.1 + 1) } else { (g.writes, 1) };
+        if std::mem::take(&mut self.polled) {
+            let h = self.state_hash(id);
+            if let Some(f) = self.frags[id as usize].as_mut() {
+                f.poll =
+                    if f.poll.0 == g.writes && f.poll.2 == h { (g.writes, f.poll.1 + 1, h) } else { (g.writes, 1, h) };
+            }
         }
         true
+    }
+
+    /// A hash of what decides a fragment's future besides memory: its program point, and
+    /// the registers and local arrays of its lanes in every frame of its call stack. A loop
+    /// that polls memory but counts (a `for` loop of atomic loads) changes it every time.
+    fn state_hash(&self, id: u32) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let Some(f) = self.frags[id as usize].as_ref() else { return 0 };
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (f.pc, f.mask, &f.frames).hash(&mut h);
+        let warp = &self.warps[f.warp as usize];
+        for &fid in &f.frames {
+            let Some(fr) = warp.frames[fid as usize].as_ref() else { continue };
+            for (i, v) in fr.regs.iter().enumerate() {
+                if f.mask & (1 << (i % 32)) != 0 {
+                    v.hash(&mut h);
+                }
+            }
+            for l in &fr.locals {
+                for (i, v) in l.iter().enumerate() {
+                    if f.mask & (1 << (i % 32)) != 0 {
+                        v.hash(&mut h);
+                    }
+                }
+            }
+        }
+        h.finish()
     }
 
     pub fn make_runnable(&mut self, id: u32) {

@@ -786,7 +786,7 @@ impl<'a> BlockSim<'a> {
             frames: f.frames.clone(),
             recs: f.recs.clone(),
             wait: Wait::None,
-            poll: (0, 0),
+            poll: (0, 0, 0),
         };
         let id = self.add_frag(new);
         self.runnable.push_back(id);
@@ -1602,10 +1602,11 @@ impl<'a> BlockSim<'a> {
             func: func as u16,
             site: site as u16,
             fences: self.fences[tid as usize],
+            atomic: false,
         };
         let passed = counts.map_or(self.warps[w].counts[lane], |c| c.0);
         // A write to the source of a copy still in flight.
-        if kind != Kind::Read
+        if matches!(kind, Kind::Write | Kind::Atomic)
             && let Loc::Global(b, i) = loc
             && let Some(&(cblock, ctid, cfunc, csite)) = g.inflight.get(&(b, i))
         {
@@ -1710,7 +1711,7 @@ impl<'a> BlockSim<'a> {
 fn race_kind(fc: &FuncCode, access: u32, writes: bool) -> Option<Kind> {
     match fc.accesses.get(access as usize).map(|a| a.kind) {
         Some(AccessKind::Volatile) => None,
-        Some(AccessKind::Atomic) => Some(Kind::Atomic),
+        Some(AccessKind::Atomic) => Some(if writes { Kind::Atomic } else { Kind::AtomicRead }),
         Some(AccessKind::Read) => Some(Kind::Read),
         Some(AccessKind::Write | AccessKind::AsyncWrite) => Some(Kind::Write),
         None => Some(if writes { Kind::Write } else { Kind::Read }),

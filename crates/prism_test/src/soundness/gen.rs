@@ -156,7 +156,7 @@ impl Gen {
         let mask = len - 1;
         let id = cx.fresh;
         cx.fresh += 1;
-        match self.rng.below(16) {
+        match self.rng.below(26) {
             // Each thread writes its own elements: blocked.
             0 | 1 => {
                 let k = len / tb;
@@ -307,6 +307,115 @@ impl Gen {
                 put(&mut self.out, d + 2, "with group(thread[1]):");
                 let f = self.fold(&format!("hv{id}[(q{id} + 1) % {per}]"));
                 put(&mut self.out, d + 3, &f);
+            }
+            // A tree reduction over a per-thread view, the loop's barrier sometimes written.
+            16 => {
+                put(&mut self.out, d, &format!("with partition({name}, p=thread[1], f=lambda i: t + i) as r{id}:"));
+                put(&mut self.out, d + 1, &format!("st{id} : int @ block[1] = {}", tb / 2));
+                put(&mut self.out, d + 1, &format!("while st{id} > 0:"));
+                put(&mut self.out, d + 2, "with group(thread[1]):");
+                put(&mut self.out, d + 3, &format!("if t < st{id}:"));
+                put(&mut self.out, d + 4, &format!("r{id}[0] = r{id}[0] + r{id}[st{id}]"));
+                if self.rng.chance(30) {
+                    put(&mut self.out, d + 2, "__syncthreads()");
+                }
+                put(&mut self.out, d + 2, &format!("st{id} = st{id} / 2"));
+                put(&mut self.out, d, "with group(thread[1]):");
+                put(&mut self.out, d + 1, &format!("acc = acc + {name}[0]"));
+            }
+            // Atomics whose results are used, in a later phase than the updates.
+            17 => {
+                put(&mut self.out, d, "with group(thread[1]):");
+                let op = if self.rng.chance(50) {
+                    format!("atomic_exch({name}[t & {mask}], acc & 15)")
+                } else {
+                    format!("atomic_load({name}[(t * 5) & {mask}])")
+                };
+                let f = self.fold(&op);
+                put(&mut self.out, d + 1, &f);
+            }
+            // A loop with a uniform early exit.
+            18 if cx.depth < 2 => {
+                cx.depth += 1;
+                put(&mut self.out, d, &format!("for e{id} in range({}):", 2 + self.rng.below(3)));
+                self.phase(cx, d + 1);
+                let exit = if self.rng.chance(50) { "break" } else { "continue" };
+                put(&mut self.out, d + 1, &format!("if (u + e{id}) % 3 == 0:"));
+                put(&mut self.out, d + 2, exit);
+                self.phase(cx, d + 1);
+                cx.depth -= 1;
+            }
+            // A loop around a partition whose captured offset moves between views.
+            19 => {
+                put(&mut self.out, d, &format!("m{id} : int @ thread[1] = t"));
+                put(&mut self.out, d, &format!("for r{id} in range({}):", 1 + self.rng.below(3)));
+                put(
+                    &mut self.out,
+                    d + 1,
+                    &format!("with partition({name}, p=thread[1], f=lambda i: (m{id} + i) & {mask}) as v{id}:"),
+                );
+                put(&mut self.out, d + 2, "with group(thread[1]):");
+                put(&mut self.out, d + 3, &format!("v{id}[0] = acc + r{id}"));
+                put(&mut self.out, d + 1, &format!("m{id} += {}", tb / 2));
+                self.trusted = true;
+            }
+            // A warp's own region, specialised by warp.
+            20 if tb / 32 >= 2 => {
+                let per = len / (tb / 32);
+                put(
+                    &mut self.out,
+                    d,
+                    &format!("with partition({name}, p=thread[32], f=lambda i: w * {per} + i) as sw{id}:"),
+                );
+                put(&mut self.out, d + 1, "match split(warp):");
+                for case in 0..2 {
+                    put(&mut self.out, d + 2, "case 1:");
+                    put(&mut self.out, d + 3, &format!("l{id}_{case} : int @ thread[1] = id()"));
+                    put(
+                        &mut self.out,
+                        d + 3,
+                        &format!(
+                            "with partition(sw{id}, p=thread[1], f=lambda i: l{id}_{case} * {} + i) as lw{id}_{case}:",
+                            per / 32
+                        ),
+                    );
+                    put(&mut self.out, d + 4, "with group(thread[1]):");
+                    put(&mut self.out, d + 5, &format!("lw{id}_{case}[0] = acc + {case}"));
+                }
+                put(&mut self.out, d, "with group(thread[1]):");
+                let f = self.fold(&format!("{name}[(t * 7) & {mask}]"));
+                put(&mut self.out, d + 1, &f);
+            }
+            // Nested splits: one lane of one warp writes a claimed element.
+            21 => {
+                put(&mut self.out, d, &format!("with claim({name}, p=thread[1]) as cc{id}:"));
+                put(&mut self.out, d + 1, "match split(warp):");
+                put(&mut self.out, d + 2, "case 1:");
+                put(&mut self.out, d + 3, "match split(thread):");
+                put(&mut self.out, d + 4, &format!("case {}:", 1));
+                put(&mut self.out, d + 5, &format!("cc{id}[{}] = acc", self.rng.below(len as usize)));
+            }
+            // Asynchronous copies in a loop: every iteration in flight together.
+            22 if len >= 8 * tb => {
+                put(&mut self.out, d, &format!("with async({name}) as ca{id}:"));
+                put(&mut self.out, d + 1, "with group(thread[1]):");
+                put(&mut self.out, d + 2, "for q in range(2):");
+                put(
+                    &mut self.out,
+                    d + 3,
+                    &format!("cp_async(ca{id}[t * 4 + {} * q], inp[((b * {tb} + t) * 4 + q * 8) % n], 16)", 4 * tb),
+                );
+            }
+            // A read that only some threads make.
+            23 => {
+                put(&mut self.out, d, "with group(thread[1]):");
+                put(&mut self.out, d + 1, "if acc > 0:");
+                let f = self.fold(&format!("{name}[(acc + t) & {mask}]"));
+                put(&mut self.out, d + 2, &f);
+            }
+            // Aliased arguments (rejected: argument-alias).
+            24 if self.rng.chance(20) => {
+                put(&mut self.out, d, &format!("rotate({name}, {name}, {len})"));
             }
             _ => {
                 put(&mut self.out, d, "with group(thread[1]):");
