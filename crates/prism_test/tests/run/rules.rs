@@ -233,3 +233,15 @@ fn r_shuffle_offsets() {
     }
     assert_same("out", &out.i32("out"), &want);
 }
+
+#[test]
+fn r_search_tree_reduction() {
+    // The soundness search's tree reduction: out[b * 64 + t] = the sum of the first 64 of
+    // the block's 128 inputs (the loop starts at stride 32 over 64 slots) plus nothing else:
+    // slot 0 ends with inputs 0..64 summed. 2 blocks of 64 threads.
+    let inp = Rng::new(109).ints(4096, -1000, 1000);
+    let p = program("accept/soundness/search_tree_reduction.prism");
+    let out = p.launch("tree", 2, 64, || vec![Arg::buffer(&inp), Arg::buffer(&[0i32; 128]), Arg::value(4096i32)]);
+    let want: Vec<i32> = (0..128).map(|g| inp[(g / 64) * 128..(g / 64) * 128 + 64].iter().sum()).collect();
+    assert_same("out", &out.i32("out"), &want);
+}
