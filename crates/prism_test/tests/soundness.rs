@@ -4,6 +4,8 @@
 //! in `tests/ui/soundness/known.txt`, printing the minimised program, and on a listed one
 //! that no longer fails. The long search is the `soundness` binary.
 
+#![allow(clippy::print_stdout)]
+
 use prism_test::repo_root;
 use prism_test::soundness::{Options, search};
 use std::time::Duration;
