@@ -86,6 +86,12 @@ pub struct Output {
 
 /// Emits CUDA for a program that went through the whole pipeline (`prism_driver`): the
 /// same optimised IR the simulator runs, less its uniformity assertions.
+///
+/// ```compile_fail
+/// // IR that did not go through the pipeline cannot be printed.
+/// let ir = prism_ir::ir::Program::default();
+/// let _ = prism_cuda::emit(&ir, &prism_cuda::Options::default());
+/// ```
 pub fn emit(synced: &prism_driver::Synced, opts: &Options) -> Output {
     let program = synced.for_cuda();
     let barriers = synced.barrier_counts();

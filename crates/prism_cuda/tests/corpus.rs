@@ -18,7 +18,7 @@ fn every_accepted_program_emits_and_matches_its_snapshot() {
     let root = repo_root();
     let mut failures = Vec::new();
     let mut counts = String::from(
-        "# Barriers per accepted program (tests/ui/accept): as inferred -> after prism_cuda::opt.\n\
+        "# Barriers per accepted program (tests/ui/accept): as inferred -> after prism_sync::opt.\n\
          # Rewrite with `PRISM_BLESS=1 cargo test -p prism_cuda --test corpus`.\n",
     );
     let (mut before, mut after) = (0, 0);

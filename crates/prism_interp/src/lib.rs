@@ -204,6 +204,12 @@ impl Module {
     /// A module running a program that went through the whole pipeline. Nothing else is
     /// accepted: IR that skipped a pass would make the simulator check something other than
     /// what becomes CUDA.
+    ///
+    /// ```compile_fail
+    /// // Lowered IR that did not go through synchronisation inference does not run.
+    /// let ir = prism_ir::ir::Program::default();
+    /// let _ = prism_interp::Module::new(&ir);
+    /// ```
     pub fn new(program: &prism_driver::Synced) -> Module {
         let ir = program.ir().clone();
         let code = code::compile(&ir);

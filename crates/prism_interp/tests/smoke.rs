@@ -54,3 +54,26 @@ fn sgemm_naive() {
         }
     }
 }
+
+/// The simulator runs the optimised IR, the same the CUDA backend prints: for a program
+/// whose barrier the optimiser removes (a written `__syncthreads()` right after another),
+/// the module holds the pipeline's IR with one barrier fewer than inference left.
+#[test]
+fn the_simulator_runs_the_optimised_ir() {
+    let path = "tests/ui/accept/rules/corner_elif_chains.prism";
+    let src = std::fs::read_to_string(format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR"))).expect("readable");
+    let (_, _, synced) = prism_driver::compile_text(path, &src, &prism_driver::Options::default());
+    let synced = synced.expect("it checks");
+    let counts = synced.barrier_counts();
+    assert!(counts.after < counts.before, "{counts:?}");
+    let m = Module::new(&synced);
+    assert_eq!(prism_ir::print(&m.ir), prism_ir::print(synced.ir()));
+    let barriers = |p: &prism_ir::ir::Program| {
+        let mut n = 0;
+        for f in &p.functions {
+            f.body.walk(&mut |k| n += usize::from(matches!(k, prism_ir::ir::InstKind::Barrier { .. })));
+        }
+        n
+    };
+    assert_eq!(barriers(&m.ir), counts.after);
+}
