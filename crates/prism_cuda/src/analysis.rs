@@ -54,8 +54,6 @@ pub struct BlockMeta {
 pub struct Analysis {
     /// Blocks by index.
     pub blocks: Vec<BlockMeta>,
-    /// Block index by address.
-    pub block_ids: HashMap<*const Block, usize>,
     /// Sites per register.
     pub sites: Vec<Vec<Site>>,
     /// Position range `[pos, end)` of each instruction, by (block, idx).
@@ -79,9 +77,9 @@ pub struct Analysis {
 }
 
 impl Analysis {
-    /// The block index of `b`.
+    /// The block index of `b`: its pre-order number in the function (`Block::id`).
     pub fn block_id(&self, b: &Block) -> usize {
-        self.block_ids[&(b as *const Block)]
+        b.id as usize
     }
 
     fn is_ancestor(&self, a: usize, mut b: usize) -> bool {
@@ -165,8 +163,8 @@ pub fn analyse(f: &Function, reserved: &[&str], param_names: &[String]) -> Analy
 
 fn number(a: &mut Analysis, b: &Block, parent: Option<usize>, depth: usize, pos: &mut usize) {
     let id = a.blocks.len();
+    debug_assert_eq!(id, b.id as usize, "blocks are numbered in pre-order");
     a.blocks.push(BlockMeta { parent, depth });
-    a.block_ids.insert(b as *const Block, id);
     for (idx, inst) in b.insts.iter().enumerate() {
         let p = *pos;
         *pos += 1;
@@ -182,7 +180,7 @@ fn number(a: &mut Analysis, b: &Block, parent: Option<usize>, depth: usize, pos:
         match &inst.kind {
             InstKind::Loop { header, cond, body, latch } => {
                 number(a, header, Some(id), depth + 1, pos);
-                let hid = a.block_ids[&(header as *const Block)];
+                let hid = header.id as usize;
                 a.sites[cond.index()].push(Site { block: hid, idx: header.insts.len(), pos: *pos, def: false });
                 *pos += 1;
                 number(a, body, Some(id), depth + 1, pos);

@@ -109,6 +109,7 @@ pub fn compile(map: &SourceMap, file: FileId, opts: &Options, problems: &mut Pro
     let mut ir = lowered(map, file, &opts.target, problems)?;
     let sync_opts = prism_sync::Options { skip: opts.skip_barriers.clone() };
     let mut report = prism_sync::infer(&mut ir, &sync_opts);
+    ir.number_blocks();
     verify(&ir, "synchronisation inference");
     for d in prism_sync::problems(&ir, &report, map) {
         problems.push(d);
@@ -123,9 +124,11 @@ pub fn compile(map: &SourceMap, file: FileId, opts: &Options, problems: &mut Pro
     }
     if opts.motion {
         report.motion = prism_sync::motion::motion(&mut ir);
+        ir.number_blocks();
         verify(&ir, "barrier motion");
     }
     let barriers = if opts.optimize { prism_sync::opt::optimize(&mut ir) } else { Counts::of(&ir) };
+    ir.number_blocks();
     verify(&ir, "barrier optimisation");
     Some(Synced { ir, report, barriers })
 }

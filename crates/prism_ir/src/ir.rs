@@ -39,6 +39,13 @@ pub struct Program {
 }
 
 impl Program {
+    /// Numbers every function's blocks ([`Function::number_blocks`]).
+    pub fn number_blocks(&mut self) {
+        for f in &mut self.functions {
+            f.number_blocks();
+        }
+    }
+
     /// The function with id `id`.
     pub fn func(&self, id: FuncId) -> &Function {
         &self.functions[id.index()]
@@ -93,6 +100,21 @@ impl Function {
     /// The type of a register.
     pub fn reg_ty(&self, r: Reg) -> Type {
         self.regs[r.index()].ty
+    }
+
+    /// Numbers the function's blocks in pre-order (see [`Block::id`]).
+    pub fn number_blocks(&mut self) {
+        fn visit(b: &mut Block, next: &mut u32) {
+            b.id = *next;
+            *next += 1;
+            for i in &mut b.insts {
+                for nb in i.kind.blocks_mut() {
+                    visit(nb, next);
+                }
+            }
+        }
+        let mut next = 0;
+        visit(&mut self.body, &mut next);
     }
 
     /// The root of a memory name (following the names it narrows).
@@ -301,6 +323,11 @@ pub struct AccessInfo {
 /// A sequence of instructions.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Block {
+    /// The block's number in its function: blocks are numbered in pre-order (the body is 0,
+    /// then each instruction's blocks before those of the next), by
+    /// [`Function::number_blocks`]; passes that add or move blocks renumber. Analyses key
+    /// per-block facts by it.
+    pub id: u32,
     /// The instructions in order.
     pub insts: Vec<Inst>,
 }

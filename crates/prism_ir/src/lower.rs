@@ -25,7 +25,9 @@ use std::collections::HashMap;
 
 /// Lowers a checked program.
 pub fn lower(program: &tir::Program) -> Program {
-    Program { functions: program.functions.iter().map(|f| lower_function(program, f)).collect() }
+    let mut p = Program { functions: program.functions.iter().map(|f| lower_function(program, f)).collect() };
+    p.number_blocks();
+    p
 }
 
 struct Cx<'a> {

@@ -362,7 +362,9 @@ pub fn parse(src: &str) -> Result<Program, ParseError> {
     while p.peek().is_some() {
         functions.push(p.function()?);
     }
-    Ok(Program { functions })
+    let mut p = Program { functions };
+    p.number_blocks();
+    Ok(p)
 }
 
 impl P {

@@ -1,7 +1,36 @@
 //! The IR verifier: checks the invariants every pass after lowering relies on.
 //!
-//! Lowering and the synchronisation pass run it in tests and debug builds; a failure is a
-//! compiler bug, reported with the function and entity (`@f: %3: ...`).
+//! The pipeline (`prism_driver`) runs it after lowering and after every pass that changes the
+//! IR, in every build (it is linear in the IR); a failure is a compiler bug, reported with the
+//! function and entity (`@f: %3: ...`), and the driver stops with an internal error. What it
+//! checks, function by function:
+//!
+//! - **Entities.** Every register, local array, memory name and access an instruction names
+//!   exists in the function; a view's parent is declared before it; a call names a function
+//!   of the program.
+//! - **Blocks** are numbered in pre-order from 0 (`Block::id`), as analyses that key facts by
+//!   block expect.
+//! - **Types.** Constants fit their type; copies, selects and binary operations have operand
+//!   types that fit; casts are between scalars; `relid` and raw indices define `i32`; shared
+//!   and local addresses and `ptradd` define pointers with integer offsets; loads define
+//!   scalars through pointers at integer indices; local loads and stores match the array's
+//!   element type; call arguments and results match the callee's signature; intrinsic
+//!   operands match the intrinsic's signature; `if` and loop conditions are `bool`;
+//!   `assert.uniform` checks a scalar, `assert.uniform.local` a local array.
+//! - **Accesses.** An access's `view_index` is an integer register, only on accesses
+//!   through a partition.
+//! - **Shared memory.** A shared address's bytes lie inside the function's shared memory.
+//! - **Perspectives.** `relid` targets are narrower than their code; a call's callee is
+//!   entered at a perspective no broader than the calling code; a `group` narrows the code;
+//!   split cases fit the units available; a barrier's unit is no broader than the code where
+//!   it stands, except in unsafe code.
+//! - **Control.** `break` and `continue` are inside a loop, and neither they nor `return`
+//!   leave a `group`, split case or memory scope.
+//! - **Scopes.** A memory scope's view is a view of the memory it narrows.
+//! - **Split barriers.** Each split barrier id has one arrive and one wait over the same unit;
+//!   the arrive comes first in the same straight-line code, and below the block they share
+//!   each is reached only through `group` bodies and memory scopes (which every thread of the
+//!   unit runs), in code where a barrier over the unit could stand.
 
 use crate::entities::Reg;
 use crate::ir::*;
@@ -137,6 +166,8 @@ impl V<'_> {
                 }
             }
         }
+        let mut next = 0;
+        self.numbering(&self.f.body, &mut next);
         let body = &self.f.body;
         self.block(body, self.f.entry);
         self.split_barriers();
@@ -519,6 +550,19 @@ impl V<'_> {
                 if let Some(b) = sim {
                     self.unsafe_block(b, code);
                 }
+            }
+        }
+    }
+
+    /// Blocks carry their pre-order numbers.
+    fn numbering(&mut self, b: &Block, next: &mut u32) {
+        if b.id != *next {
+            self.err(format!("block {} where pre-order numbering gives {next}", b.id));
+        }
+        *next += 1;
+        for i in &b.insts {
+            for nb in i.kind.blocks() {
+                self.numbering(nb, next);
             }
         }
     }
