@@ -57,7 +57,7 @@ pub fn run(a: &BuildArgs) -> u8 {
     emit(&map, &problems, a.common.message_format, a.common.color);
     let Some(synced) = synced else {
         if a.common.message_format == MessageFormat::Human {
-            eprintln!("error: `{}` has {} error(s); nothing was written", a.file, problems.error_count());
+            errln!("error: `{}` has {} error(s); nothing was written", a.file, problems.error_count());
         }
         return 1;
     };
@@ -75,7 +75,7 @@ pub fn run(a: &BuildArgs) -> u8 {
             p.push(prism_diag::Diagnostic::error("cuda-unsupported", e.message.clone(), e.span));
         }
         emit(&map, &p, a.common.message_format, a.common.color);
-        eprintln!("error: `{}` cannot be lowered to CUDA; nothing was written", a.file);
+        errln!("error: `{}` cannot be lowered to CUDA; nothing was written", a.file);
         return 1;
     }
     let cu = match &a.output {
@@ -109,11 +109,11 @@ pub fn run(a: &BuildArgs) -> u8 {
         }
         Ok(c) if !c.ok => {
             let _ = std::fs::remove_file(&tmp);
-            eprint!("{}", c.log);
+            err!("{}", c.log);
             fail(&format!("nvcc failed on `{}`", cu.display()))
         }
         Ok(c) => {
-            eprint!("{}", c.log);
+            err!("{}", c.log);
             if let Err(e) = std::fs::rename(&tmp, &dest) {
                 let _ = std::fs::remove_file(&tmp);
                 return fail(&format!("cannot write `{}`: {e}", dest.display()));

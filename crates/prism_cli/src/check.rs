@@ -66,7 +66,7 @@ pub fn emit(map: &SourceMap, problems: &Problems, format: MessageFormat, color: 
                 ColorChoice::Auto if std::io::stderr().is_terminal() => Color::Always,
                 ColorChoice::Auto => Color::Never,
             };
-            eprint!("{}", render(map, problems.diagnostics(), color));
+            err!("{}", render(map, problems.diagnostics(), color));
         }
     }
 }
@@ -75,7 +75,7 @@ pub fn run(args: &CheckArgs) -> u8 {
     let target = match target(&args.common.arch, args.common.smem_limit) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             return 2;
         }
     };
@@ -85,7 +85,7 @@ pub fn run(args: &CheckArgs) -> u8 {
         match read_source(path) {
             Ok(text) => sources.push((map.add(path.clone(), text.clone()), text)),
             Err(e) => {
-                eprintln!("error: {e}");
+                errln!("error: {e}");
                 return 2;
             }
         }
@@ -104,14 +104,14 @@ pub fn run(args: &CheckArgs) -> u8 {
     if args.common.message_format == MessageFormat::Human && (errors > 0 || warnings > 0) {
         let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
         if errors > 0 {
-            eprintln!(
+            errln!(
                 "error: {} and {} in {}",
                 plural(errors, "error"),
                 plural(warnings, "warning"),
                 plural(sources.len(), "file")
             );
         } else {
-            eprintln!("warning: {} in {}", plural(warnings, "warning"), plural(sources.len(), "file"));
+            errln!("warning: {} in {}", plural(warnings, "warning"), plural(sources.len(), "file"));
         }
     }
     if errors > 0 { 1 } else { 0 }

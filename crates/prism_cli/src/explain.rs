@@ -18,7 +18,7 @@ pub fn run(code: Option<&str>, list: bool) -> u8 {
             0
         }
         None => {
-            eprintln!("error: no diagnostic code `{code}`; `prism explain --list` shows them all");
+            errln!("error: no diagnostic code `{code}`; `prism explain --list` shows them all");
             2
         }
     }

@@ -8,6 +8,17 @@
 // This crate is the one place that prints.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+/// Writes to stderr like `eprint!`, but never panics: a closed or full stderr (`2>&-`,
+/// `2>/dev/full`, `| head` on `2>&1`) loses the text, as other command-line tools do.
+macro_rules! err {
+    ($($arg:tt)*) => { $crate::write_err(&format!($($arg)*)) };
+}
+
+/// [`err!`] with a newline, like `eprintln!`.
+macro_rules! errln {
+    ($($arg:tt)*) => { $crate::write_err(&format!("{}\n", format!($($arg)*))) };
+}
+
 mod build;
 mod check;
 mod explain;
@@ -65,7 +76,7 @@ enum Command {
 
 /// Prints a usage or IO error; its exit code, 2.
 pub fn usage(msg: &str) -> u8 {
-    eprintln!("error: {msg}");
+    errln!("error: {msg}");
     2
 }
 
@@ -74,6 +85,13 @@ pub fn out(text: &str) {
     use std::io::Write;
     let mut stdout = std::io::stdout().lock();
     let _ = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush());
+}
+
+/// Writes to stderr, ignoring errors (see [`err!`]).
+pub fn write_err(text: &str) {
+    use std::io::Write;
+    let mut stderr = std::io::stderr().lock();
+    let _ = stderr.write_all(text.as_bytes()).and_then(|()| stderr.flush());
 }
 
 fn main() -> ExitCode {

@@ -106,7 +106,7 @@ pub fn run(a: &RunArgs) -> u8 {
     let Some(synced) = synced else {
         emit(&map, &problems, a.common.message_format, a.common.color);
         if a.common.message_format == MessageFormat::Human {
-            eprintln!("error: `{}` has {} error(s); nothing ran", a.file, problems.error_count());
+            errln!("error: `{}` has {} error(s); nothing ran", a.file, problems.error_count());
         }
         return 1;
     };
@@ -117,7 +117,7 @@ pub fn run(a: &RunArgs) -> u8 {
         Err(Fail(diags, msgs)) => {
             report(&map, diags, a);
             for m in msgs {
-                eprintln!("error: {m}");
+                errln!("error: {m}");
             }
             2
         }
@@ -242,7 +242,7 @@ fn execute(a: &RunArgs, m: &Module, map: &SourceMap, p: Prepared) -> u8 {
     let outcome = match m.launch(&p.kernel.name, a.grid, a.block, &p.args, cfg) {
         Ok(o) => o,
         Err(e) => {
-            eprintln!("error[{}]: {}", e.code, e.message);
+            errln!("error[{}]: {}", e.code, e.message);
             return 2;
         }
     };
@@ -252,7 +252,7 @@ fn execute(a: &RunArgs, m: &Module, map: &SourceMap, p: Prepared) -> u8 {
         let n = diags.len();
         report(map, diags, a);
         if a.common.message_format == MessageFormat::Human {
-            eprintln!("error: the run of `{}` failed {n} dynamic check(s); no outputs were written", p.kernel.name);
+            errln!("error: the run of `{}` failed {n} dynamic check(s); no outputs were written", p.kernel.name);
         }
         return 3;
     }
@@ -261,9 +261,13 @@ fn execute(a: &RunArgs, m: &Module, map: &SourceMap, p: Prepared) -> u8 {
         return code;
     }
     if a.common.message_format == MessageFormat::Human {
-        eprintln!(
+        errln!(
             "ran `{}` on {} block(s) of {} thread(s): clean, {} warp instructions in {:.2?}",
-            p.kernel.name, a.grid, a.block, outcome.steps, elapsed
+            p.kernel.name,
+            a.grid,
+            a.block,
+            outcome.steps,
+            elapsed
         );
     }
     0
@@ -276,15 +280,18 @@ fn execute_cuda(a: &RunArgs, synced: &prism_driver::Synced, mut p: Prepared) -> 
     let res = prism_gpu::device::launch(synced, &p.kernel.name, a.grid, a.block, &mut p.args, &work);
     let _ = std::fs::remove_dir_all(&work);
     if let Err(e) = res {
-        eprintln!("error: {e}");
+        errln!("error: {e}");
         return 2;
     }
     let elapsed = start.elapsed();
     let code = write_outputs(&p);
     if code == 0 && a.common.message_format == MessageFormat::Human {
-        eprintln!(
+        errln!(
             "ran `{}` on the GPU on {} block(s) of {} thread(s) in {:.2?} (compile included); no dynamic checks",
-            p.kernel.name, a.grid, a.block, elapsed
+            p.kernel.name,
+            a.grid,
+            a.block,
+            elapsed
         );
     }
     code

@@ -70,35 +70,200 @@ fn to_codespan(d: &Diagnostic) -> cs::Diagnostic<FileId> {
     cs::Diagnostic::new(severity).with_code(d.code).with_message(&d.message).with_labels(labels).with_notes(notes)
 }
 
+/// Lines longer than this are shown as a window around their labels.
+const LONG_LINE: usize = 240;
+/// Characters kept on each side of the labels in a long line.
+const CONTEXT: usize = 60;
+
+/// A source file cut down to the lines one diagnostic shows, each long line shortened to a
+/// window around its labels (with `…` where text was left out), so that a huge one-line file
+/// does not fill the terminal. Line numbers stay those of the real file.
+struct Short<'m> {
+    /// The real file's text and line starts, for real column numbers.
+    real: &'m str,
+    real_starts: &'m [u32],
+    name: String,
+    text: String,
+    /// Real line index -> the line's range in `text`.
+    lines: std::collections::BTreeMap<usize, std::ops::Range<usize>>,
+    /// Real line index -> (real byte where the kept window starts, its end, the byte in
+    /// `text` where it starts).
+    windows: std::collections::BTreeMap<usize, (usize, usize, usize)>,
+}
+
+impl<'m> Short<'m> {
+    /// The view for `d` (whose labels all lie in one file), if one of its lines is long.
+    fn of(map: &'m SourceMap, d: &Diagnostic) -> Option<Short<'m>> {
+        let spans: Vec<prism_span::Span> =
+            std::iter::once(d.primary.span).chain(d.secondary.iter().map(|l| l.span)).collect();
+        let file = spans[0].file;
+        if spans.iter().any(|s| s.file != file) {
+            return None;
+        }
+        let f = map.file(file);
+        let text = f.text();
+        let starts = f.line_starts();
+        let range = |i: usize| starts[i] as usize..starts.get(i + 1).map_or(text.len(), |&e| e as usize);
+        let mut wanted: std::collections::BTreeMap<usize, (usize, usize)> = std::collections::BTreeMap::new();
+        for s in &spans {
+            let (a, b) = (f.line_index(s.start), f.line_index(s.end.max(s.start)));
+            for i in a..=b {
+                let r = range(i);
+                let (lo, hi) = ((s.start as usize).clamp(r.start, r.end), (s.end as usize).clamp(r.start, r.end));
+                let e = wanted.entry(i).or_insert((lo, hi));
+                e.0 = e.0.min(lo);
+                e.1 = e.1.max(hi);
+            }
+        }
+        if !wanted.keys().any(|&i| range(i).len() > LONG_LINE) {
+            return None;
+        }
+        let mut out = Short {
+            real: text,
+            real_starts: starts,
+            name: f.name().to_string(),
+            text: String::new(),
+            lines: Default::default(),
+            windows: Default::default(),
+        };
+        for (&i, &(lo, hi)) in &wanted {
+            let r = range(i);
+            let line = &text[r.clone()];
+            let start = out.text.len();
+            if line.len() <= LONG_LINE {
+                out.text.push_str(line);
+                out.windows.insert(i, (r.start, r.end, start));
+            } else {
+                let floor = |mut b: usize| {
+                    while !text.is_char_boundary(b) {
+                        b -= 1;
+                    }
+                    b
+                };
+                let ws = floor(lo.saturating_sub(CONTEXT).max(r.start));
+                let we = floor((hi + CONTEXT).min(r.end));
+                if ws > r.start {
+                    out.text.push('…');
+                }
+                let at = out.text.len();
+                out.text.push_str(&text[ws..we]);
+                if we < r.end {
+                    out.text.push('…');
+                }
+                out.windows.insert(i, (ws, we, at));
+            }
+            if !out.text.ends_with('\n') {
+                out.text.push('\n');
+            }
+            out.lines.insert(i, start..out.text.len());
+        }
+        Some(out)
+    }
+
+    /// Where real byte `b` (on real line `i`) is in the shortened text.
+    fn at(&self, i: usize, b: usize) -> usize {
+        let (ws, we, at) = self.windows[&i];
+        at + b.clamp(ws, we) - ws
+    }
+
+    /// The diagnostic with its spans moved into the shortened text.
+    fn remap(&self, map: &SourceMap, d: &Diagnostic) -> cs::Diagnostic<FileId> {
+        let f = map.file(d.primary.span.file);
+        let span = |s: prism_span::Span| {
+            let (a, b) = (f.line_index(s.start), f.line_index(s.end.max(s.start)));
+            self.at(a, s.start as usize)..self.at(b, s.end as usize)
+        };
+        let mut c = to_codespan(d);
+        c.labels = std::iter::once((&d.primary, true))
+            .chain(d.secondary.iter().map(|l| (l, false)))
+            .map(|(l, primary)| {
+                let r = span(l.span);
+                let label =
+                    if primary { cs::Label::primary(l.span.file, r) } else { cs::Label::secondary(l.span.file, r) };
+                label.with_message(&l.message)
+            })
+            .collect();
+        c
+    }
+}
+
+impl<'a> Files<'a> for Short<'_> {
+    type FileId = FileId;
+    type Name = &'a str;
+    type Source = &'a str;
+
+    fn name(&'a self, _: FileId) -> Result<&'a str, FilesError> {
+        Ok(&self.name)
+    }
+
+    fn source(&'a self, _: FileId) -> Result<&'a str, FilesError> {
+        Ok(&self.text)
+    }
+
+    fn line_index(&'a self, _: FileId, byte_index: usize) -> Result<usize, FilesError> {
+        Ok(self.lines.iter().rev().find(|(_, r)| r.start <= byte_index).map_or(0, |(&i, _)| i))
+    }
+
+    fn line_range(&'a self, _: FileId, line_index: usize) -> Result<std::ops::Range<usize>, FilesError> {
+        self.lines.get(&line_index).cloned().ok_or(FilesError::LineTooLarge { given: line_index, max: line_index })
+    }
+
+    /// The column in the real line, not in the shortened one.
+    fn column_number(&'a self, _: FileId, line_index: usize, byte_index: usize) -> Result<usize, FilesError> {
+        let (ws, we, at) = self.windows[&line_index];
+        let real = (ws + byte_index.saturating_sub(at)).min(we);
+        let start = self.real_starts[line_index] as usize;
+        Ok(self.real.get(start..real).map_or(0, |t| t.chars().count()) + 1)
+    }
+}
+
 /// Renders diagnostics the way `prism check` prints them: rustc-style source excerpts with
-/// labels, then a summary line when there were errors or warnings.
+/// labels, then a summary line when there were errors or warnings. Lines longer than 240
+/// characters are cut to a window around their labels.
 pub fn render(map: &SourceMap, diagnostics: &[Diagnostic], color: Color) -> String {
     let files = Adapter(map);
     let config = term::Config::default();
     let mut out = String::new();
     for d in diagnostics {
+        if let Some(short) = Short::of(map, d) {
+            let diag = short.remap(map, d);
+            emit(&mut out, &config, &short, &diag, d, color);
+            continue;
+        }
         let diag = to_codespan(d);
-        match color {
-            Color::Never => {
-                // Rendering can only fail on spans outside their file, which the stages never
-                // produce; fall back to a one-line form rather than losing the diagnostic.
-                if term::emit_to_string(&mut out, &config, &files, &diag).is_err() {
-                    out.push_str(&format!("{}[{}]: {}\n", d.severity.as_str(), d.code, d.message));
-                }
+        emit(&mut out, &config, &files, &diag, d, color);
+    }
+    out
+}
+
+/// Prints one diagnostic through `files`, falling back to a one-line form.
+fn emit<'f, F: Files<'f, FileId = FileId>>(
+    out: &mut String,
+    config: &term::Config,
+    files: &'f F,
+    diag: &cs::Diagnostic<FileId>,
+    d: &Diagnostic,
+    color: Color,
+) {
+    match color {
+        Color::Never => {
+            // Rendering can only fail on spans outside their file, which the stages never
+            // produce; fall back to a one-line form rather than losing the diagnostic.
+            if term::emit_to_string(out, config, files, diag).is_err() {
+                out.push_str(&format!("{}[{}]: {}\n", d.severity.as_str(), d.code, d.message));
             }
-            Color::Always => {
-                let mut buf = term::termcolor::Buffer::ansi();
-                let styles = term::Styles::default();
-                let mut writer = term::StylesWriter::new(&mut buf, &styles);
-                if term::emit_to_write_style(&mut writer, &config, &files, &diag).is_ok() {
-                    out.push_str(&String::from_utf8_lossy(buf.as_slice()));
-                } else {
-                    out.push_str(&format!("{}[{}]: {}\n", d.severity.as_str(), d.code, d.message));
-                }
+        }
+        Color::Always => {
+            let mut buf = term::termcolor::Buffer::ansi();
+            let styles = term::Styles::default();
+            let mut writer = term::StylesWriter::new(&mut buf, &styles);
+            if term::emit_to_write_style(&mut writer, config, files, diag).is_ok() {
+                out.push_str(&String::from_utf8_lossy(buf.as_slice()));
+            } else {
+                out.push_str(&format!("{}[{}]: {}\n", d.severity.as_str(), d.code, d.message));
             }
         }
     }
-    out
 }
 
 /// Renders each diagnostic as one JSON object on its own line.

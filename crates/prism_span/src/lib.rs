@@ -92,8 +92,24 @@ pub struct SourceFile {
 
 impl SourceFile {
     /// Builds a file and indexes its line starts.
+    ///
+    /// Line endings are `\n`, `\r\n` or a lone `\r` (old Mac files), as Python and C
+    /// compilers accept them: a lone `\r` is stored as `\n`, which keeps every byte offset,
+    /// so the lexer and the line index see the same lines.
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> SourceFile {
-        let text = text.into();
+        let mut text = text.into();
+        if text.contains('\r') {
+            let bytes = text.as_bytes();
+            let lone: Vec<usize> =
+                (0..bytes.len()).filter(|&i| bytes[i] == b'\r' && bytes.get(i + 1) != Some(&b'\n')).collect();
+            if !lone.is_empty() {
+                let mut b = text.into_bytes();
+                for i in lone {
+                    b[i] = b'\n';
+                }
+                text = String::from_utf8(b).expect("replacing an ASCII byte keeps UTF-8");
+            }
+        }
         let mut line_starts = vec![0u32];
         for (i, b) in text.bytes().enumerate() {
             if b == b'\n' {

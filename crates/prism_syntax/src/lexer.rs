@@ -61,6 +61,10 @@ impl Lexer<'_, '_> {
     }
 
     fn run(&mut self) {
+        // A UTF-8 byte-order mark at the start is not text (editors on Windows write one).
+        if self.bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
+            self.pos = 3;
+        }
         self.start_line();
         while self.pos < self.bytes.len() {
             let c = self.bytes[self.pos];
