@@ -82,24 +82,40 @@ pub fn run(a: &BuildArgs) -> u8 {
         Some(o) => PathBuf::from(o),
         None => Path::new(&a.file).with_extension("cu"),
     };
+    // Every output is checked before anything is written.
+    let source = Path::new(&a.file);
+    let cu = match crate::files::output_path(&cu, &[source]) {
+        Ok(p) => p,
+        Err(e) => return fail(&e),
+    };
+    let ext = if a.ptx { "ptx" } else { "cubin" };
+    let dest = cu.with_extension(ext);
+    if a.ptx || a.cubin {
+        if let Err(e) = crate::files::output_path(&dest, &[source]) {
+            return fail(&e);
+        }
+        // wgmma and setmaxnreg exist only on the architecture-specific targets (`sm_90a`,
+        // not `sm_90`): say so rather than let ptxas fail.
+        if out.needs_sm90a && !(a.common.arch.starts_with("sm_") && a.common.arch.ends_with('a')) {
+            return fail(&format!(
+                "`{}` uses Hopper features (wgmma, setmaxnreg or TMA) that `{}` does not have; build with `--arch sm_90a`",
+                a.file, a.common.arch
+            ));
+        }
+    }
     if let Err(e) = write_atomic(&cu, out.text.as_bytes()) {
         return fail(&e);
+    }
+    if a.common.message_format == MessageFormat::Human {
+        errln!("wrote `{}`", cu.display());
     }
     if !(a.ptx || a.cubin) {
         return 0;
     }
-    if out.needs_sm90a && !a.common.arch.starts_with("sm_90") && !a.common.arch.starts_with("sm_1") {
-        return fail(&format!(
-            "`{}` uses Hopper features (wgmma, setmaxnreg or TMA) that `{}` does not have; build with `--arch sm_90a`",
-            a.file, a.common.arch
-        ));
-    }
     let Some(nvcc) = prism_gpu::toolchain::find_nvcc() else {
         return fail(prism_gpu::toolchain::NO_NVCC);
     };
-    let (emit_kind, ext) =
-        if a.ptx { (prism_gpu::toolchain::Emit::Ptx, "ptx") } else { (prism_gpu::toolchain::Emit::Cubin, "cubin") };
-    let dest = cu.with_extension(ext);
+    let emit_kind = if a.ptx { prism_gpu::toolchain::Emit::Ptx } else { prism_gpu::toolchain::Emit::Cubin };
     let tmp = temp_path(&dest);
     let res = prism_gpu::toolchain::compile(&nvcc, &cu, &tmp, &a.common.arch, emit_kind);
     match res {
@@ -117,6 +133,9 @@ pub fn run(a: &BuildArgs) -> u8 {
             if let Err(e) = std::fs::rename(&tmp, &dest) {
                 let _ = std::fs::remove_file(&tmp);
                 return fail(&format!("cannot write `{}`: {e}", dest.display()));
+            }
+            if a.common.message_format == MessageFormat::Human {
+                errln!("wrote `{}`", dest.display());
             }
             0
         }

@@ -1,6 +1,60 @@
-//! Writing output files so that a failure never leaves a partial one behind.
+//! Writing output files so that a failure never leaves a partial one behind, and never
+//! writes where it should not.
+//!
+//! Every output path is checked before anything is written ([`output_path`]): its directory
+//! must exist; a directory is refused; a symbolic link is followed, so the file it points to
+//! is replaced and the link stays; a device or FIFO (`/dev/null`, a pipe) is written
+//! through, never replaced; and the input source file is never an output. Then
+//! [`write_all_atomic`] writes every regular output to a temporary file beside it, writes
+//! through the special ones, and renames the temporaries into place only when all are
+//! written, so a failure leaves no partial output.
 
 use std::path::{Path, PathBuf};
+
+/// Checks an output path and returns where to write: the path itself, or the file a
+/// symbolic link points to. `inputs` are files that must not be overwritten (the source).
+pub fn output_path(path: &Path, inputs: &[&Path]) -> Result<PathBuf, String> {
+    let shown = path.display();
+    let mut real = path.to_path_buf();
+    // Follow symbolic links (a chain of them) to the file they name, so that writing
+    // replaces that file and keeps the link.
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&real) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let target = std::fs::read_link(&real).map_err(|e| format!("cannot read the link `{shown}`: {e}"))?;
+                real = match real.parent() {
+                    Some(dir) if target.is_relative() => dir.join(target),
+                    _ => target,
+                };
+            }
+            _ => break,
+        }
+    }
+    match std::fs::metadata(&real) {
+        Ok(m) if m.is_dir() => return Err(format!("`{shown}` is a directory; name a file to write")),
+        // A device or FIFO is written through (see `write_all_atomic`).
+        Ok(m) if !m.is_file() => return Ok(real),
+        _ => {}
+    }
+    let dir = real.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    if !dir.is_dir() {
+        return Err(format!("cannot write `{shown}`: the directory `{}` does not exist", dir.display()));
+    }
+    for input in inputs {
+        if same_file(&real, input) {
+            return Err(format!("`{shown}` is the input `{}`: refusing to overwrite it", input.display()));
+        }
+    }
+    Ok(real)
+}
+
+/// Whether two paths name the same existing file.
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    }
+}
 
 /// A temporary name next to `path`, for writing it before renaming it into place.
 pub fn temp_path(path: &Path) -> PathBuf {
@@ -22,7 +76,8 @@ pub fn write_all_atomic(files: &[(&Path, &[u8])]) -> Result<(), String> {
             let _ = std::fs::remove_file(t);
         }
     };
-    for (path, bytes) in files {
+    let special = |p: &Path| std::fs::metadata(p).is_ok_and(|m| !m.is_file() && !m.is_dir());
+    for (path, bytes) in files.iter().filter(|(p, _)| !special(p)) {
         let tmp = temp_path(path);
         temps.push(tmp.clone());
         if let Err(e) = std::fs::write(&tmp, bytes) {
@@ -30,7 +85,17 @@ pub fn write_all_atomic(files: &[(&Path, &[u8])]) -> Result<(), String> {
             return Err(format!("cannot write `{}`: {e}", path.display()));
         }
     }
-    for ((path, _), tmp) in files.iter().zip(&temps) {
+    // Devices and FIFOs cannot be replaced: write through them.
+    for (path, bytes) in files.iter().filter(|(p, _)| special(p)) {
+        if let Err(e) = std::fs::OpenOptions::new().write(true).open(path).and_then(|mut f| {
+            use std::io::Write;
+            f.write_all(bytes)
+        }) {
+            clean(&temps);
+            return Err(format!("cannot write `{}`: {e}", path.display()));
+        }
+    }
+    for ((path, _), tmp) in files.iter().filter(|(p, _)| !special(p)).zip(&temps) {
         if let Err(e) = std::fs::rename(tmp, path) {
             clean(&temps);
             return Err(format!("cannot write `{}`: {e}", path.display()));

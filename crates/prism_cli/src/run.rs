@@ -51,7 +51,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub block: u32,
     /// A kernel argument: a literal for scalars; `zeros:DTYPE:N`, `iota:DTYPE:N`,
-    /// `rand:DTYPE:N[:SEED]` or a `.npy` path for pointers.
+    /// `rand:DTYPE:N[:SEED]` or a `.npy` path for pointers. `N` may be a shape, `RxC` (or
+    /// `AxBxC`), which `--out` writes back. DTYPE: f32 f64 i32 u32 i64 u64 f16 bf16 bool.
     #[arg(long = "arg", value_name = "NAME=VALUE")]
     pub args: Vec<String>,
     /// Write a pointer argument's buffer after the run, as `.npy`.
@@ -66,8 +67,8 @@ pub struct RunArgs {
     /// Which dynamic checks run.
     #[arg(long, value_enum, default_value = "all")]
     pub checks: CheckSet,
-    /// The most warp instructions one block may execute before the run is stopped.
-    #[arg(long)]
+    /// The most warp instructions one block may execute before the run is stopped (at least 1).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub fuel: Option<u64>,
     /// Where to run.
     #[arg(long, value_enum, default_value = "sim")]
@@ -185,7 +186,11 @@ fn prepare(a: &RunArgs, m: &Module, file: prism_span::FileId) -> Result<Prepared
     for p in &k.params {
         let Some((_, v)) = given.iter().find(|(n, _)| *n == p.name) else {
             let hint = match &p.kind {
-                ParamKind::Scalar(t) => format!("a `{}` literal", t.name()),
+                ParamKind::Scalar(t) => {
+                    let n = t.name();
+                    let article = if n.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
+                    format!("{article} `{n}` literal")
+                }
                 ParamKind::Pointer(t) => format!("e.g. `zeros:{}:N` or a .npy file", args::dtype_name(*t)),
                 ParamKind::Opaque => "a TMA descriptor".into(),
             };
@@ -203,11 +208,8 @@ fn prepare(a: &RunArgs, m: &Module, file: prism_span::FileId) -> Result<Prepared
             return Err(at_kernel("bad-argument", format!("`--out {s}`: expected NAME=PATH")));
         };
         let i = pointer_param(&k, n).map_err(|e| at_kernel("bad-argument", format!("`--out {s}`: {e}")))?;
-        let path = PathBuf::from(path);
-        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        if !dir.is_dir() {
-            return Err(Fail::plain(format!("`--out {s}`: the directory `{}` does not exist", dir.display())));
-        }
+        let path = crate::files::output_path(Path::new(path), &[Path::new(&a.file)])
+            .map_err(|e| Fail::plain(format!("`--out {s}`: {e}")))?;
         if outs.iter().any(|(_, p)| *p == path) {
             return Err(at_kernel("bad-argument", format!("`{}` is written by two `--out`s", path.display())));
         }

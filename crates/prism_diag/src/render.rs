@@ -288,7 +288,8 @@ pub fn render_json(map: &SourceMap, diagnostics: &[Diagnostic]) -> String {
                 "column": ls.column,
                 "end_line": le.line,
                 "end_column": le.column,
-                "message": l.message,
+                // A label without words is a position only: `null`, not an empty string.
+                "message": if l.message.is_empty() { serde_json::Value::Null } else { l.message.clone().into() },
                 "primary": primary,
             }));
         }

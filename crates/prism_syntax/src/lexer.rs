@@ -167,14 +167,20 @@ impl Lexer<'_, '_> {
             self.indents.push(col);
             self.push(TokenKind::Indent, here, here);
         } else if col < top {
+            let mut last = top;
             while *self.indents.last().expect("indent stack never empty") > col {
-                self.indents.pop();
+                last = self.indents.pop().expect("indent stack never empty");
                 self.push(TokenKind::Dedent, here, here);
             }
             if *self.indents.last().expect("indent stack never empty") != col {
                 let end = self.token_end_guess(here);
                 self.errors.push(SyntaxError::InconsistentDedent { span: self.span(here, end) });
-                // Recover by treating the line as if it started at the block it fell inside.
+                // Recover by treating the line as part of the innermost block it falls
+                // inside (the one that starts to its right): undo the last dedent, so that a
+                // line between a function body's column and column 0 is not read as a
+                // top-level statement too.
+                self.indents.push(last);
+                self.tokens.pop();
             }
         }
     }
@@ -533,8 +539,10 @@ mod tests {
 
     #[test]
     fn dedent_to_unknown_column() {
+        // The line between the two columns stays in the inner block (one error, and no
+        // spurious top-level statement after it).
         let (s, e) = kinds("if a:\n    b\n  c\n");
-        assert_eq!(s, "if a : NL IN b NL DE c NL EOF");
+        assert_eq!(s, "if a : NL IN b NL c NL DE EOF");
         assert!(matches!(e[..], [SyntaxError::InconsistentDedent { .. }]), "{e:?}");
     }
 

@@ -272,8 +272,15 @@ impl TypeError {
                     Some(o) => d.with_secondary(*o, format!("{target} lives at {target_persp}")),
                     None => d,
                 };
-                d.with_note("information flows only from broader perspectives to narrower ones")
-                    .with_help(format!("store it in a variable at {} or narrower", culprit.persp))
+                let help = if target == "the return value" {
+                    format!(
+                        "return a value that is the same in every thread of the unit (reduce it, or broadcast one lane's with `shfl(v, 0)`), or declare the return type `@ {}`",
+                        culprit.persp
+                    )
+                } else {
+                    format!("store it in a variable at {} or narrower", culprit.persp)
+                };
+                d.with_note("information flows only from broader perspectives to narrower ones").with_help(help)
             }
             // Diagnostic: id-without-target
             IdWithoutTarget { span } => Diagnostic::error(
@@ -536,7 +543,7 @@ impl TypeError {
             MissingReturn { function, span } => {
                 Diagnostic::error("missing-return", format!("`{function}` can end without returning a value"), *span)
                     .with_label("declared to return a value")
-                    .with_help("end every path of the body with `return value`")
+                    .with_help("end every path of the body with a `return` of a value (`return total`)")
             }
             // Diagnostic: divergent-exit
             DivergentExit { what, crossing, span, scope } => Diagnostic::error(

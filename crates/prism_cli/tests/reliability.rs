@@ -1,0 +1,197 @@
+//! Issue 8: what a hostile or unlucky user meets. Each test checks the exit code, the
+//! message and the file system afterwards.
+
+mod common;
+
+use common::{SAXPY, prism, root, scratch, stderr, stdout};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// `prism ARGS REDIRECT` in bash (`2>&-` closes stderr).
+fn with_stderr(args: &str, redirect: &str) -> std::process::ExitStatus {
+    Command::new("bash")
+        .arg("-c")
+        .arg(format!("'{}' {args} {redirect}", env!("CARGO_BIN_EXE_prism")))
+        .current_dir(root())
+        .stdout(Stdio::null())
+        .status()
+        .expect("sh runs")
+}
+
+#[test]
+fn a_closed_or_full_stderr_is_not_a_panic() {
+    let bad = "tests/ui/reject/rules/read-up.prism";
+    for redirect in ["2>&-", "2>/dev/full", "2>&1 | head -c 1 >/dev/null; exit ${PIPESTATUS[0]}"] {
+        let status = with_stderr(&format!("check {bad}"), redirect);
+        assert_ne!(status.code(), Some(101), "`{redirect}` panicked");
+    }
+    assert_eq!(with_stderr(&format!("check {bad}"), "2>/dev/full").code(), Some(1), "errors still exit 1");
+    assert_eq!(with_stderr("explain --list", ">/dev/full").code(), Some(0));
+}
+
+/// A run of saxpy with `--out` arguments.
+fn saxpy_out(outs: &[String]) -> std::process::Output {
+    let mut args: Vec<String> = [
+        "run",
+        SAXPY,
+        "--kernel",
+        "saxpy",
+        "--grid",
+        "1",
+        "--block",
+        "32",
+        "--arg",
+        "n=8",
+        "--arg",
+        "a=2",
+        "--arg",
+        "x=iota:f32:8",
+        "--arg",
+        "y=iota:f32:8",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for o in outs {
+        args.push("--out".into());
+        args.push(o.clone());
+    }
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    prism(&refs)
+}
+
+#[test]
+fn outputs_are_validated_before_anything_is_written() {
+    let d = scratch("outs");
+    let y = d.join("y.npy");
+    let adir = d.join("adir");
+    std::fs::create_dir(&adir).expect("dir");
+    let o = saxpy_out(&[format!("y={}", y.display()), format!("x={}", adir.display())]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("is a directory"), "{}", stderr(&o));
+    assert!(!y.exists(), "nothing is written when one output is bad");
+    // A directory as the output itself: refused, and no temporary lands beside it.
+    let o = saxpy_out(&[format!("y={}", d.display())]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let parent = d.parent().expect("parent");
+    let stray = std::fs::read_dir(parent).expect("ls").flatten().any(|e| {
+        let n = e.file_name().to_string_lossy().into_owned();
+        n.starts_with('.') && n.contains(".tmp")
+    });
+    assert!(!stray, "a temporary was left beside the directory");
+    // The good case writes the file.
+    let o = saxpy_out(&[format!("y={}", y.display())]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(y.exists());
+}
+
+#[test]
+fn build_outputs_never_clobber_what_they_should_not() {
+    let d = scratch("build-out");
+    // Its own source: refused, the source unchanged.
+    let src = d.join("k.prism");
+    std::fs::copy(root().join(SAXPY), &src).expect("copy");
+    let before = std::fs::read(&src).expect("read");
+    let s = src.to_str().expect("utf-8");
+    let o = prism(&["build", s, "-o", s]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("refusing to overwrite"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&src).expect("read"), before);
+    // Through a symbolic link: the file it points to is written, the link stays a link.
+    let target = d.join("real.cu");
+    std::fs::write(&target, "old").expect("write");
+    let link = d.join("link.cu");
+    std::os::unix::fs::symlink(&target, &link).expect("symlink");
+    let o = prism(&["build", s, "-o", link.to_str().expect("utf-8")]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(std::fs::symlink_metadata(&link).expect("meta").file_type().is_symlink(), "the link is kept");
+    assert!(std::fs::read_to_string(&target).expect("read").contains("__global__"));
+    // A device is written through, not replaced.
+    let o = prism(&["build", s, "-o", "/dev/null"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(Path::new("/dev/null").exists() && !std::fs::metadata("/dev/null").expect("meta").is_file());
+    // A directory is refused.
+    let o = prism(&["build", s, "-o", d.to_str().expect("utf-8")]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    // It says what it wrote.
+    let out = d.join("named.cu");
+    let o = prism(&["build", s, "-o", out.to_str().expect("utf-8")]);
+    assert!(stderr(&o).contains(&format!("wrote `{}`", out.display())), "{}", stderr(&o));
+}
+
+#[test]
+fn a_fifo_output_is_written_through() {
+    let d = scratch("fifo");
+    let fifo = d.join("out.cu");
+    let status = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(status.success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).expect("read the fifo"))
+    };
+    let o = prism(&["build", SAXPY, "-o", fifo.to_str().expect("utf-8")]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = reader.join().expect("reader");
+    assert!(text.contains("__global__"));
+    assert!(!std::fs::metadata(&fifo).expect("meta").is_file(), "still a FIFO");
+}
+
+#[test]
+fn source_text_edge_cases() {
+    let d = scratch("text");
+    // CR-only line endings: read as lines, so the error is on line 3.
+    let cr = d.join("cr.prism");
+    std::fs::write(&cr, "@prism(\"global\")\rdef k(out : ptr(int)):\r    y : int = zz\r").expect("write");
+    let o = prism(&["check", cr.to_str().expect("utf-8")]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("cr.prism:3:15"), "{}", stderr(&o));
+    // A UTF-8 byte-order mark is not an invalid character.
+    let bom = d.join("bom.prism");
+    std::fs::write(&bom, "\u{feff}@prism(\"global\")\ndef k(out : ptr(int)):\n    pass\n").expect("write");
+    let o = prism(&["check", bom.to_str().expect("utf-8")]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // A very long line is shown as a window, not echoed whole.
+    let long = d.join("long.prism");
+    let line = format!("    y : int = {}zz\n", "1 + ".repeat(5000));
+    std::fs::write(&long, format!("@prism(\"global\")\ndef k(out : ptr(int)):\n{line}")).expect("write");
+    let o = prism(&["check", long.to_str().expect("utf-8")]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).len() < 4000, "{} bytes of diagnostics", stderr(&o).len());
+    assert!(stderr(&o).contains('…'), "{}", stderr(&o));
+}
+
+#[test]
+fn small_things_users_trip_on() {
+    // `--fuel 0` is a bad option, not a run fault.
+    let o = prism(&["run", SAXPY, "--kernel", "saxpy", "--grid", "1", "--block", "1", "--fuel", "0"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--fuel"), "{}", stderr(&o));
+    // The help shows the shape syntax the README uses.
+    let o = prism(&["run", "--help"]);
+    assert!(stdout(&o).contains("RxC"), "{}", stdout(&o));
+    // `an int literal`.
+    let o = prism(&["run", SAXPY, "--kernel", "saxpy", "--grid", "1", "--block", "1"]);
+    assert!(stderr(&o).contains("an `int` literal"), "{}", stderr(&o));
+    // Hopper code built for `sm_90` (not `sm_90a`): prism's own message, before nvcc.
+    let d = scratch("hopper");
+    let o = prism(&[
+        "build",
+        "tests/ui/accept/seeds/036_parallax_appB_hgemm_h100_partial.prism",
+        "-o",
+        d.join("h.cu").to_str().expect("utf-8"),
+        "--arch",
+        "sm_90",
+        "--ptx",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--arch sm_90a"), "{}", stderr(&o));
+    // JSON labels without words have a null message.
+    let o = prism(&["check", "--message-format", "json", "tests/ui/reject/rules/read-up.prism"]);
+    assert!(!stdout(&o).contains(r#""message":"""#), "{}", stdout(&o));
+    // An inconsistent dedent is one error, not two.
+    let ind = d.join("ind.prism");
+    std::fs::write(&ind, "@prism(\"global\")\ndef k(x : ptr(int)):\n    y : int = 1\n  z : int = 2\n").expect("write");
+    let o = prism(&["check", ind.to_str().expect("utf-8")]);
+    assert!(stderr(&o).contains("inconsistent-indent"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("top-level-statement"), "{}", stderr(&o));
+}
