@@ -2,7 +2,8 @@
 # Installs nvcc (CUDA 13) from NVIDIA's PyPI wheels into ${PRISM_CACHE:-$HOME/.cache/prism}/nvcc
 # when it is not there yet, and prints the path of nvcc on stdout. Idempotent: when nvcc is
 # already installed and runs, it only prints the path. No GPU is needed to compile CUDA.
-# See ../shared/research/toolchain.md for why these three wheels.
+# NVIDIA publishes nvcc as PyPI wheels; the unsuffixed (CUDA 13) packages ship nvcc itself,
+# the -cu12 ones only ptxas. nvcc, the runtime headers and CCCL are all a compile needs.
 set -euo pipefail
 cache="${PRISM_CACHE:-$HOME/.cache/prism}"
 dir="$cache/nvcc"

@@ -1,6 +1,6 @@
 //! The emitted CUDA of the paper's tensor-core kernels (seed 003 figures 5 and 6, corpus
-//! `seeds/040` and `seeds/041`) has the shape of the paper's CUDA (figures 1 and 4,
-//! `../shared/spec/seed-programs/037` and `039`): the same `mma.sync` instruction with tf32
+//! `seeds/040` and `seeds/041`) has the shape of the paper's CUDA (figure 4, kept in
+//! `tests/paper/039_prism_fig4_mma_from_memory.cu`): the same `mma.sync` instruction with tf32
 //! operands, the same per-thread fragment indexing, and the barriers where the paper marks
 //! sync points. Index expressions are compared by value: each is evaluated for every lane
 //! `x` of the warp (our `prism_add(a, b)` is the paper's `a + b` without overflow).
@@ -126,7 +126,7 @@ fn same_indexing(ours: &[(String, String)], paper: &[(String, String)], what: &s
 }
 
 fn paper(name: &str) -> String {
-    std::fs::read_to_string(repo_root().join("../shared/spec/seed-programs").join(name)).expect("seed listing")
+    std::fs::read_to_string(repo_root().join("tests/paper").join(name)).expect("paper listing")
 }
 
 fn emitted(rel: &str) -> String {

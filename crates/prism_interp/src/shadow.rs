@@ -1,5 +1,5 @@
 //! Race detection: shadow state per memory location (KPL's rules, seed 004; see
-//! `../shared/research/kpl-gpuverify.md` §1.8).
+//! `docs/references.md` and `docs/simulator.md`, "Races").
 //!
 //! Two accesses by different threads of one block conflict when at least one writes, they
 //! are not both atomic, and no barrier whose unit contains both threads separates them.

@@ -3,7 +3,7 @@
 //! **Items.** Synchronisation is about memory, and the unit of memory is an *item*: a shared
 //! array, a pointer parameter, or the shared memory a callee uses at a call (its
 //! *footprint*). Names made by `partition`, `claim` and `async` belong to the item of their
-//! root (rules.md §5.10.2 item 1). Thread-local arrays are private to a thread and are not
+//! root (docs/references.md S.2 item 1). Thread-local arrays are private to a thread and are not
 //! items. Pointer parameters never alias one another (the language has no pointer
 //! arithmetic and no aliasing of names; a caller passing overlapping buffers to a kernel is
 //! outside the model). Shared memory is different: the allocator reuses bytes between
@@ -19,12 +19,12 @@
 //! region, conflicts only happen inside one *sharing unit* `D`: a shared array is per block;
 //! a parameter is shared by the units of its perspective; a partition gives each unit of its
 //! perspective its own elements (the language leaves non-injective index functions to the
-//! simulator, rules.md §6 A16); a claimed name may be used by any unit of the code that
+//! simulator, docs/references.md U); a claimed name may be used by any unit of the code that
 //! claimed it, since two different splits may hand it to two different units. An `async`
 //! scope's body is not a region: its only uses are asynchronous copies, which complete at
 //! the scope's end, and no barrier inside could order them.
 //!
-//! **Nodes** (rules.md §5.10.2 item 2). In a region, a node is a memory scope on the region's
+//! **Nodes** (docs/references.md S.2 item 2). In a region, a node is a memory scope on the region's
 //! memory, or one instruction that accesses it directly (a load, a store, an intrinsic's
 //! memory operand, a call's pointer argument or shared footprint) outside such scopes. The
 //! rules name maximal straight-line runs of direct accesses; one node per instruction is the

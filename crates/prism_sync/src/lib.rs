@@ -6,11 +6,13 @@
 //!
 //! Prism programs do not write barriers: a thread writes shared or global memory only
 //! through a name that `partition`, `claim` or `async` gave it, and the compiler orders those
-//! writes against the next use of the memory (rules.md §5.10). [`infer`] inserts
+//! writes against the next use of the memory (docs/references.md S). [`infer`] inserts
 //! `InstKind::Barrier { origin: BarrierOrigin::Inferred { .. } }` instructions into a lowered
 //! program so that the simulator and the CUDA backend, which both consume the IR afterwards,
-//! see every ordering explicitly. It follows rules.md §5.10.2 with the naive placement
-//! (a full barrier per edge, no split arrive/wait), correct before fast:
+//! see every ordering explicitly. It follows docs/references.md S.2: [`infer`] places a full
+//! barrier per edge, correct before fast; [`motion`] then splits kernels' block barriers into
+//! arrive/wait pairs moved towards their accesses, and [`opt`] removes the barriers every
+//! edge can do without. The driver (`prism_driver`) runs the three in order.
 //!
 //! 1. **Memory** (`graph.rs`): items are shared arrays, pointer parameters and callees' shared
 //!    footprints; views belong to their root. Shared items whose bytes overlap are analysed
@@ -20,7 +22,8 @@
 //!    region: the function body, or the body of a `partition`/`claim` scope for its new name
 //!    (the scope's own barriers order its inside against its outside).
 //! 3. **Edges** (`paths.rs`): `A → B` when a path leads from the end of `A` to the start of
-//!    `B` through no other node of the region, loop back edges included. It needs a barrier
+//!    `B`, loop back edges included, also past other nodes of the region (a node in between
+//!    that other threads run orders nothing between `A`'s and `B`'s threads). It needs a barrier
 //!    when either end writes, unless both are atomics only.
 //! 4. **Scope**: the smallest aligned unit holding the threads that run `A` and `B`, within
 //!    one sharing unit of the memory: `block[1]` for shared memory staged by a whole block,
@@ -41,7 +44,7 @@
 //!
 //! **What is assumed, not checked** (the simulator reports the races these leave): a
 //! partition's units use only their own elements, as the language trusts its index functions
-//! (rules.md §6 A16), so accesses through a partition to other units' elements need written
+//! (docs/references.md U), so accesses through a partition to other units' elements need written
 //! barriers; pointer parameters do not alias each other; concurrent branches of one `split`
 //! share no memory (no barrier could order them); verbatim CUDA text without a simulated body
 //! touches nothing; the source of an asynchronous copy is not written inside the `async`

@@ -1,4 +1,4 @@
-//! Barrier motion (seed 003 §5, rules.md §5.10.2 item 7): an inferred block barrier becomes
+//! Barrier motion (seed 003 §5, docs/references.md S.2 item 7): an inferred block barrier becomes
 //! a split barrier whose arrive moves up to just after the last access it may order and
 //! whose wait moves down to just before the first. Work in between (index arithmetic, loads
 //! of read-only inputs into registers) then overlaps with the other threads reaching the

@@ -1,7 +1,7 @@
 //! Paths between nodes: which nodes follow which, and whether a barrier lies on every path.
 //!
 //! Both questions are graph searches from the end of a node over the function's points, to
-//! the region's end. Unlike rules.md §5.10.2 item 4 (an edge passes no other node), a search
+//! the region's end. Unlike docs/references.md S.2 item 4 (an edge passes no other node), a search
 //! goes on past other nodes: that rule relies on every consecutive pair getting a barrier,
 //! and with the ownership proof, read-read pairs and commuting atomics, some do not, so the
 //! ordering of a later pair cannot be taken from the barrier of an earlier one. For coverage it also stops where a barrier orders

@@ -1,6 +1,6 @@
 //! Which edges need a barrier, and where each barrier goes.
 //!
-//! An edge `A → B` needs a barrier when one end writes (rules.md §5.10.2 item 5) and its
+//! An edge `A → B` needs a barrier when one end writes (docs/references.md S.2 item 5) and its
 //! participants are more than one thread. The barrier's unit comes from the participants
 //! ([`crate::graph::barrier_scope`]). Edges are handled in program order of `B`; an edge
 //! already covered by an explicit barrier, a callee's barriers or a barrier planned for an

@@ -120,7 +120,7 @@ fn sgemm_smem_tiling_without_explicit_barriers() {
 
 #[test]
 fn fig6_sync_points() {
-    // rules.md §5.10.1 item 8: the paper's sync points are at figure lines 40 (before the
+    // docs/references.md S.1 item 8: the paper's sync points are at figure lines 40 (before the
     // A_smem writes, back edge of the K loop), 48 (B_smem, the same), 56 (before the claim of
     // C_smem) and 63 (before C_smem is read in the write-back loop). In this port those are
     // lines 90, 101, 112 and 120. The barrier at 90 also lies on every path to the B_smem
@@ -436,7 +436,7 @@ def stage(src : ptr(const(float)) @ grid[1], n : int @ grid[1]):
 
 #[test]
 fn a_read_feeding_a_condition_is_ordered_after_the_write() {
-    // rules.md §6 A16: a block-uniform value read from shared memory is uniform only if no
+    // docs/references.md U: a block-uniform value read from shared memory is uniform only if no
     // write races with it.
     check(
         r#"

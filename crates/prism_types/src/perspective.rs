@@ -6,7 +6,7 @@
 //! whole launch. A variable at perspective P holds the same value in every thread of a
 //! P-unit, and code at perspective C is executed by every thread of a C-unit together.
 //!
-//! The order (language.md §2, rules.md §6 A1): `P ⊑ Q` ("P is narrower than or equal to
+//! The order (docs/language.md §4, docs/references.md O): `P ⊑ Q` ("P is narrower than or equal to
 //! Q") iff every P-unit lies inside one Q-unit for *every* launch the function's bound
 //! admits. Within a level that is divisibility of the counts. Across levels it depends on
 //! the threads per block `T` and blocks per grid `B`, of which the checker only knows the
