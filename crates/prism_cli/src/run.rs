@@ -10,9 +10,10 @@ use crate::check::{emit, read_source, target};
 use crate::{MessageFormat, usage};
 use prism_diag::{Diagnostic, Problems};
 use prism_interp::args;
-use prism_interp::{Arg, Checks, Config, KernelInfo, Module, ParamKind};
+use prism_interp::{Arg, Checks, Config, KernelInfo, Module, ParamKind, Progress};
 use prism_span::{SourceMap, Span};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Where the kernel runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -70,11 +71,23 @@ pub struct RunArgs {
     /// The most warp instructions one block may execute before the run is stopped (at least 1).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub fuel: Option<u64>,
+    /// Stop the run when no block has finished for this many seconds: the wall-clock
+    /// companion of `--fuel`, so an endless loop is reported promptly (0 turns it off).
+    #[arg(long, value_name = "SECONDS", default_value_t = 20.0, value_parser = seconds)]
+    pub stall_limit: f64,
     /// Where to run.
     #[arg(long, value_enum, default_value = "sim")]
     pub device: Device,
     #[command(flatten)]
     pub common: crate::check::Common,
+}
+
+/// Parses a number of seconds: finite, not negative, at most a year.
+fn seconds(v: &str) -> Result<f64, String> {
+    match v.parse::<f64>() {
+        Ok(x) if x.is_finite() && (0.0..=31_536_000.0).contains(&x) => Ok(x),
+        _ => Err(format!("`{v}` is not a number of seconds from 0 to 31536000")),
+    }
 }
 
 /// A failure before or after the run: usage, IO, launch or argument problems (exit 2).
@@ -231,6 +244,36 @@ fn pointer_param(k: &KernelInfo, name: &str) -> Result<usize, String> {
     }
 }
 
+/// Draws `blocks done/total` on stderr while a run that has taken more than a second goes
+/// on, when stderr is a terminal (or `PRISM_PROGRESS=1` asks for it, for tests), and clears
+/// it when the run ends. The simulator only counts; drawing is the CLI's job.
+fn show_progress(progress: &Progress, finished: &AtomicBool, grid: u32) {
+    use std::io::IsTerminal;
+    let wanted = std::io::stderr().is_terminal() || std::env::var_os("PRISM_PROGRESS").is_some_and(|v| v == "1");
+    let start = std::time::Instant::now();
+    let mut drawn = false;
+    while !finished.load(Ordering::Relaxed) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        if wanted && start.elapsed() >= std::time::Duration::from_secs(1) {
+            let done = progress.blocks_done();
+            let pct = done as f64 * 100.0 / f64::from(grid.max(1));
+            crate::write_err(&format!("\rrunning: blocks {done}/{grid} ({pct:.1}%), {:.0?}\x1b[K", start.elapsed()));
+            drawn = true;
+            // Redraw four times a second: often enough to look alive, rarely enough to
+            // cost nothing.
+            for _ in 0..4 {
+                if finished.load(Ordering::Relaxed) {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+        }
+    }
+    if drawn {
+        crate::write_err("\r\x1b[K");
+    }
+}
+
 fn execute(a: &RunArgs, m: &Module, map: &SourceMap, p: Prepared) -> u8 {
     let checks = match a.checks {
         CheckSet::All => Checks::ALL,
@@ -239,9 +282,18 @@ fn execute(a: &RunArgs, m: &Module, map: &SourceMap, p: Prepared) -> u8 {
         CheckSet::None => Checks::NONE,
     };
     let defaults = Config::default();
-    let cfg = Config { checks, seed: a.seed, fuel: a.fuel.unwrap_or(defaults.fuel), ..defaults };
+    let stall_limit = (a.stall_limit > 0.0).then(|| std::time::Duration::from_secs_f64(a.stall_limit));
+    let cfg = Config { checks, seed: a.seed, fuel: a.fuel.unwrap_or(defaults.fuel), stall_limit, ..defaults };
     let start = std::time::Instant::now();
-    let outcome = match m.launch(&p.kernel.name, a.grid, a.block, &p.args, cfg) {
+    let progress = Progress::new();
+    let finished = AtomicBool::new(false);
+    let launched = std::thread::scope(|scope| {
+        scope.spawn(|| show_progress(&progress, &finished, a.grid));
+        let r = m.launch_observed(&p.kernel.name, a.grid, a.block, &p.args, cfg, &progress);
+        finished.store(true, Ordering::Relaxed);
+        r
+    });
+    let outcome = match launched {
         Ok(o) => o,
         Err(e) => {
             errln!("error[{}]: {}", e.code, e.message);

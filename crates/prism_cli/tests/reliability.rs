@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{SAXPY, prism, root, scratch, stderr, stdout};
+use common::{SAXPY, prism, prism_env, root, scratch, stderr, stdout};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -194,4 +194,146 @@ fn small_things_users_trip_on() {
     let o = prism(&["check", ind.to_str().expect("utf-8")]);
     assert!(stderr(&o).contains("inconsistent-indent"), "{}", stderr(&o));
     assert!(!stderr(&o).contains("top-level-statement"), "{}", stderr(&o));
+}
+
+/// Writes a kernel file into a scratch directory and returns its path.
+fn kernel_file(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("scratch is writable");
+    path.to_string_lossy().into_owned()
+}
+
+#[test]
+fn a_huge_grid_costs_nothing_before_its_first_block() {
+    // Block 4 writes past the end of a 4-element buffer: the run must reach it in
+    // milliseconds and in little memory, with the whole 2^31-1 block launch still ahead.
+    let dir = scratch("huge-grid");
+    let file = kernel_file(
+        &dir,
+        "huge.prism",
+        "@prism(\"global\")\n@requires(grid[1], block[1], thread[1])\ndef k(out : ptr(int)):\n    with unsafe:\n        out[block_idx()] = 1\n",
+    );
+    for extra in ["", "--checks none", "--seed 7"] {
+        let start = std::time::Instant::now();
+        let out = Command::new("bash")
+            .arg("-c")
+            .arg(format!(
+                "ulimit -v 1000000; exec '{}' run '{file}' --kernel k --grid 2147483647 --block 1 --arg out=zeros:i32:4 {extra}",
+                env!("CARGO_BIN_EXE_prism")
+            ))
+            .output()
+            .expect("bash runs");
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(3), "{extra}: {err}");
+        assert!(err.contains("error[out-of-bounds]"), "{extra}: {err}");
+        assert!(start.elapsed() < std::time::Duration::from_secs(30), "{extra}: took {:?}", start.elapsed());
+    }
+}
+
+#[test]
+fn a_spin_deadlock_is_reported_under_every_check_set() {
+    for checks in ["all", "races", "uniformity", "none"] {
+        for kernel in ["buggy_blocks", "buggy_later_blocks"] {
+            let start = std::time::Instant::now();
+            let out = prism(&[
+                "run",
+                "tests/ui/run/checks/deadlock.prism",
+                "--kernel",
+                kernel,
+                "--grid",
+                "100",
+                "--block",
+                "32",
+                "--arg",
+                "flags=zeros:i32:100",
+                "--checks",
+                checks,
+            ]);
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(3), "{kernel} --checks {checks}: {err}");
+            assert!(err.contains("error[deadlock]"), "{kernel} --checks {checks}: {err}");
+            assert!(start.elapsed() < std::time::Duration::from_secs(20), "{kernel} --checks {checks}: slow");
+        }
+    }
+}
+
+const ENDLESS: &str = "@prism(\"global\")\n@requires(grid[1], block[1], thread[1])\ndef spin(out : ptr(int)):\n    with group(thread[1]):\n        i : int @ thread[1] = 0\n        while i >= 0:\n            i = i + 1 - 1\n";
+
+#[test]
+fn an_endless_loop_is_stopped_by_the_wall_clock_and_named() {
+    let dir = scratch("endless");
+    let file = kernel_file(&dir, "endless.prism", ENDLESS);
+    let start = std::time::Instant::now();
+    let out = prism_env(
+        &[
+            "run",
+            &file,
+            "--kernel",
+            "spin",
+            "--grid",
+            "1",
+            "--block",
+            "1",
+            "--arg",
+            "out=zeros:i32:1",
+            "--stall-limit",
+            "1.5",
+        ],
+        &[("PRISM_PROGRESS", "1")],
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("error[time-limit]: no block finished for 1.5 s while block 0 ran this loop"), "{err}");
+    assert!(err.contains("endless.prism:6:9"), "the loop's line is named: {err}");
+    assert!(err.contains("--stall-limit"), "{err}");
+    assert!(err.contains("running: blocks 0/1"), "progress is drawn when asked for: {err}");
+    assert!(start.elapsed() < std::time::Duration::from_secs(15), "took {:?}", start.elapsed());
+
+    // The step limit names the loop too.
+    let out = prism(&[
+        "run",
+        &file,
+        "--kernel",
+        "spin",
+        "--grid",
+        "1",
+        "--block",
+        "1",
+        "--arg",
+        "out=zeros:i32:1",
+        "--fuel",
+        "100000",
+    ]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("error[fuel-exhausted]: the block ran more than 100000 steps (`--fuel`) in this loop"),
+        "{err}"
+    );
+    assert!(err.contains("endless.prism:6:9"), "{err}");
+
+    // Without a terminal or PRISM_PROGRESS, nothing is drawn.
+    let out = prism(&[
+        "run",
+        &file,
+        "--kernel",
+        "spin",
+        "--grid",
+        "1",
+        "--block",
+        "1",
+        "--arg",
+        "out=zeros:i32:1",
+        "--stall-limit",
+        "1.2",
+    ]);
+    assert!(!stderr(&out).contains("running: blocks"), "{}", stderr(&out));
+
+    for bad in ["inf", "-1", "NaN", "1e12", "soon"] {
+        let opt = format!("--stall-limit={bad}");
+        let out =
+            prism(&["run", &file, "--kernel", "spin", "--grid", "1", "--block", "1", "--arg", "out=zeros:i32:1", &opt]);
+        assert_eq!(out.status.code(), Some(2), "--stall-limit {bad}: {}", stderr(&out));
+        assert!(stderr(&out).contains("is not a number of seconds"), "{}", stderr(&out));
+    }
 }

@@ -27,7 +27,7 @@ pub mod value;
 
 pub use memory::Buffer;
 pub use report::{Report, ReportKind, Thread};
-pub use sim::{Checks, Config, Outcome};
+pub use sim::{Checks, Config, Outcome, Progress};
 
 use memory::Ptr;
 use prism_ir::ir::{self, MemKind, Type};
@@ -325,6 +325,20 @@ impl Module {
         args: &[Arg],
         cfg: Config,
     ) -> Result<Outcome, LaunchError> {
+        self.launch_observed(kernel, grid, block, args, cfg, &Progress::new())
+    }
+
+    /// [`Module::launch`], counting finished blocks in `progress` for a display that
+    /// another thread draws while the launch runs.
+    pub fn launch_observed(
+        &self,
+        kernel: &str,
+        grid: u32,
+        block: u32,
+        args: &[Arg],
+        cfg: Config,
+        progress: &Progress,
+    ) -> Result<Outcome, LaunchError> {
         let k = self.validate(kernel, grid, block, args)?;
         let (id, _) = self.ir.find(&k.name).expect("validated kernel");
         let mut buffers: Vec<&Buffer> = Vec::new();
@@ -351,7 +365,7 @@ impl Module {
                 sim::MAX_SHADOW_BYTES >> 30
             )));
         }
-        Ok(sim::run(&self.code, id.0, grid, block, &params, &buffers, &names, cfg))
+        Ok(sim::run(&self.code, id.0, grid, block, &params, &buffers, &names, cfg, progress))
     }
 }
 

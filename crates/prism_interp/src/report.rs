@@ -39,6 +39,8 @@ pub enum ReportKind {
     NotSimulated,
     /// The run exceeded its step budget (an infinite loop, or a spin-wait that never ends).
     FuelExhausted,
+    /// No block finished within the wall-clock stall limit.
+    TimeLimit,
 }
 
 impl ReportKind {
@@ -53,6 +55,7 @@ impl ReportKind {
             ReportKind::DivisionByZero => "division-by-zero",
             ReportKind::NotSimulated => "not-simulated",
             ReportKind::FuelExhausted => "fuel-exhausted",
+            ReportKind::TimeLimit => "time-limit",
         }
     }
 

@@ -1,7 +1,7 @@
 //! One block: its warps, fragments, reconvergence records, barriers and scheduler.
 
 use super::{GCtx, Shared};
-use crate::code::R;
+use crate::code::{FuncCode, Op, R};
 use crate::report::{Report, ReportKind, Thread};
 use crate::shadow::{Cell, Fences, LEVELS, Release};
 use prism_span::Span;
@@ -222,6 +222,8 @@ pub struct BlockSim<'a> {
     pub steps: u64,
     pub alive: u32,
     pub stopped: bool,
+    /// Whether the co-resident scheduler has counted this block as finished.
+    pub counted: bool,
     /// Set by a fragment that polled memory (an atomic or volatile load) in its slice.
     pub polled: bool,
     /// Fences each thread has executed.
@@ -257,6 +259,7 @@ impl<'a> BlockSim<'a> {
             steps: 0,
             alive: 0,
             stopped: false,
+            counted: false,
             polled: false,
             fences: vec![Fences::default(); t as usize],
             sync: HashMap::new(),
@@ -409,6 +412,31 @@ impl<'a> BlockSim<'a> {
         );
     }
 
+    /// Reports a block that has run past the stall limit without finishing, naming the loop
+    /// the fragment `id` is in.
+    fn report_stall(&mut self, g: &mut GCtx, id: u32) {
+        let Some(f) = self.frags[id as usize].as_ref().or_else(|| self.frags.iter().flatten().next()) else {
+            return;
+        };
+        let fc = &self.s.code.funcs[self.func_of(f) as usize];
+        let pc = f.pc.min(fc.ops.len() as u32 - 1);
+        let (span, what) = match loop_span(fc, pc) {
+            Some(sp) => (sp, "this loop"),
+            None => (fc.info[pc as usize].span, "this code"),
+        };
+        let thread = self.thread(f.warp, f.mask.trailing_zeros());
+        let limit = self.s.cfg.stall_limit.map_or(0.0, |d| d.as_secs_f64());
+        let msg = format!(
+            "no block finished for {limit} s while block {} ran {what}: an endless loop, or a spin-wait whose condition never changes",
+            self.block
+        );
+        let notes = vec![format!(
+            "the block had run {} steps; a run that is only slow can raise the limit with `--stall-limit SECONDS` (0 turns it off)",
+            self.steps
+        )];
+        self.fatal(g, Report { kind: ReportKind::TimeLimit, message: msg, span, thread, other: None, notes });
+    }
+
     /// Runs one time slice of one runnable fragment; false when none can run.
     pub fn step_slice(&mut self, g: &mut GCtx) -> bool {
         if self.stopped || self.s.stop.load(std::sync::atomic::Ordering::Relaxed) {
@@ -438,6 +466,12 @@ impl<'a> BlockSim<'a> {
         let before = self.steps;
         self.run_frag(g, id, budget);
         g.clock += self.steps - before;
+        // The wall clock is read every 16K steps: often enough to stop within milliseconds
+        // of the limit, rarely enough to cost nothing.
+        if (g.clock >> 14) != ((g.clock - (self.steps - before)) >> 14) && self.s.stalled() && !self.stopped {
+            self.report_stall(g, id);
+            return false;
+        }
         if std::mem::take(&mut self.polled) {
             let h = self.state_hash(id);
             if let Some(f) = self.frags[id as usize].as_mut() {
@@ -745,6 +779,22 @@ pub fn lanes_of(mask: u32) -> impl Iterator<Item = usize> {
             Some(l as usize)
         }
     })
+}
+
+/// The span of the innermost loop of `fc` around op `pc`, to name the loop a fuel or time
+/// limit stopped.
+pub(super) fn loop_span(fc: &FuncCode, pc: u32) -> Option<Span> {
+    let mut best: Option<(u32, Span)> = None;
+    for (at, op) in fc.ops.iter().enumerate() {
+        if let Op::LoopEnter { exit } = op
+            && (at as u32) < pc
+            && pc <= *exit
+            && best.is_none_or(|(b, _)| at as u32 > b)
+        {
+            best = Some((at as u32, fc.info[at].span));
+        }
+    }
+    best.map(|(_, s)| s)
 }
 
 fn spin_notes(not_started: usize) -> Vec<String> {

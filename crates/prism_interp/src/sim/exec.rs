@@ -237,11 +237,28 @@ impl<'a> BlockSim<'a> {
                 budget -= 1;
                 self.steps += 1;
                 if self.steps > s.cfg.fuel {
+                    let (what, span) = match super::block::loop_span(fc, f.pc) {
+                        Some(sp) => ("this loop", sp),
+                        None => ("this code", fc.info[f.pc as usize].span),
+                    };
                     let msg = format!(
-                        "the block ran more than {} steps without finishing: an endless loop, or a spin-wait whose condition never changes",
+                        "the block ran more than {} steps (`--fuel`) in {what} without finishing: an endless loop, or a spin-wait whose condition never changes",
                         s.cfg.fuel
                     );
-                    fatal!(ReportKind::FuelExhausted, msg, f.mask.trailing_zeros());
+                    let thread = self.thread(f.warp, f.mask.trailing_zeros());
+                    put_back!();
+                    self.fatal(
+                        g,
+                        Report {
+                            kind: ReportKind::FuelExhausted,
+                            message: msg,
+                            span,
+                            thread,
+                            other: None,
+                            notes: Vec::new(),
+                        },
+                    );
+                    return;
                 }
                 let pc = f.pc;
                 let mask = f.mask;

@@ -29,7 +29,8 @@ use block::BlockSim;
 use prism_types::perspective::Level;
 use std::collections::HashMap;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 /// Which dynamic checks run. Bounds, divergence and deadlock are always checked: the run
 /// cannot continue meaningfully past them.
@@ -61,6 +62,11 @@ pub struct Config {
     pub workers: usize,
     /// How many race reports to collect before stopping.
     pub max_races: usize,
+    /// The wall-clock companion of `fuel`: the run stops with a `time-limit` report when no
+    /// block has finished (and no grid barrier has completed) for this long. `None` waits
+    /// forever. It makes an endless loop a prompt report whatever the steps cost; a run
+    /// that is merely long keeps finishing blocks and is never stopped by it.
+    pub stall_limit: Option<Duration>,
 }
 
 impl Default for Config {
@@ -71,6 +77,7 @@ impl Default for Config {
             fuel: 500_000_000,
             workers: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
             max_races: 10,
+            stall_limit: None,
         }
     }
 }
@@ -88,6 +95,24 @@ impl Outcome {
     /// True when no check fired.
     pub fn is_clean(&self) -> bool {
         self.reports.is_empty()
+    }
+}
+
+/// How far a running launch has got, for a progress display on another thread.
+#[derive(Debug, Default)]
+pub struct Progress {
+    done: AtomicU64,
+}
+
+impl Progress {
+    /// A counter at zero.
+    pub fn new() -> Progress {
+        Progress::default()
+    }
+
+    /// Blocks that have finished so far.
+    pub fn blocks_done(&self) -> u64 {
+        self.done.load(Ordering::Relaxed)
     }
 }
 
@@ -110,6 +135,36 @@ pub(crate) struct Shared<'a> {
     /// Whether blocks run on several workers at once (then a block cannot tell whether
     /// another block will still write the memory it polls, so spin-waits are not judged).
     pub parallel: bool,
+    /// Blocks finished so far, read by a progress display.
+    pub progress: &'a Progress,
+    /// When the launch started.
+    pub start: Instant,
+    /// Milliseconds after `start` when a block last finished or a grid barrier completed.
+    pub last_progress: AtomicU64,
+}
+
+impl Shared<'_> {
+    /// Counts a finished block and restarts the stall clock.
+    pub fn block_done(&self) {
+        self.progress.done.fetch_add(1, Ordering::Relaxed);
+        self.made_progress();
+    }
+
+    /// Restarts the stall clock.
+    pub fn made_progress(&self) {
+        self.last_progress.store(self.start.elapsed().as_millis() as u64, Ordering::Relaxed);
+    }
+
+    /// Whether no block has finished for longer than the stall limit.
+    pub fn stalled(&self) -> bool {
+        match self.cfg.stall_limit {
+            None => false,
+            Some(limit) => {
+                let now = self.start.elapsed().as_millis() as u64;
+                now.saturating_sub(self.last_progress.load(Ordering::Relaxed)) > limit.as_millis() as u64
+            }
+        }
+    }
 }
 
 /// Shadow of one global element: the inter-block summary, and an intra-block cell for the
@@ -201,6 +256,7 @@ pub fn run(
     buffers: &[&Buffer],
     buffer_names: &[String],
     cfg: Config,
+    progress: &Progress,
 ) -> Outcome {
     let f = &code.funcs[kernel as usize];
     let smem_bytes = smem_of(code, kernel);
@@ -221,8 +277,15 @@ pub fn run(
         cfg,
         stop: AtomicBool::new(false),
         parallel: false,
+        progress,
+        start: Instant::now(),
+        last_progress: AtomicU64::new(0),
     };
-    let single = cfg.checks.races || cfg.seed.is_some() || cfg.workers <= 1 || grid_sync || grid == 1;
+    // A kernel that polls memory runs on one worker whatever the checks: only there can the
+    // simulator tell that a spin-wait waits on memory no running block will ever write, and
+    // report the deadlock at once instead of spinning until the fuel runs out.
+    let polling = grid > 1 && polls(code, kernel);
+    let single = cfg.checks.races || cfg.seed.is_some() || cfg.workers <= 1 || grid_sync || grid == 1 || polling;
     let shared = Shared { parallel: !single, ..shared };
     if single {
         let mut g = GCtx {
@@ -236,18 +299,14 @@ pub fn run(
             flags: HashMap::new(),
             inflight: HashMap::new(),
         };
-        let mut order: Vec<u32> = (0..grid).collect();
-        if cfg.seed.is_some() {
-            for i in (1..order.len()).rev() {
-                let j = g.rng.below(i as u64 + 1) as usize;
-                order.swap(i, j);
-            }
-        }
+        // The order is computed block by block: a launch of 2^31 blocks costs no memory
+        // before its first block runs.
+        let order = BlockOrder::new(grid, cfg.seed.map(|_| g.rng.next_u64()));
         // Blocks that poll memory another block writes (the look-back scan) need the other
         // block to make progress while they spin, as on a GPU where both are resident.
         if grid_sync {
             run_coresident(&shared, &mut g, order, grid as usize);
-        } else if grid > 1 && polls(code, kernel) {
+        } else if polling {
             run_coresident(&shared, &mut g, order, RESIDENT_BLOCKS);
         } else {
             for b in order {
@@ -256,6 +315,7 @@ pub fn run(
                 }
                 let mut sim = BlockSim::new(&shared, b, &mut g);
                 sim.run_to_end(&mut g);
+                shared.block_done();
             }
         }
         Outcome { reports: g.reports, steps: g.clock }
@@ -283,6 +343,7 @@ pub fn run(
                         }
                         let mut sim = BlockSim::new(&shared, b, &mut g);
                         sim.run_to_end(&mut g);
+                        shared.block_done();
                     }
                     let mut r = results.lock().expect("no worker panics while holding the lock");
                     r.reports.extend(g.reports);
@@ -304,11 +365,16 @@ pub const RESIDENT_BLOCKS: usize = 64;
 /// Runs blocks interleaved on one core: all of them for kernels with grid-wide barriers
 /// (`window` is the grid), or a window of resident blocks for kernels that poll memory,
 /// admitting the next block in `order` whenever one finishes.
-fn run_coresident(s: &Shared<'_>, g: &mut GCtx, order: Vec<u32>, window: usize) {
+fn run_coresident(s: &Shared<'_>, g: &mut GCtx, order: BlockOrder, window: usize) {
     let all = window >= order.len();
-    let mut pending = order.into_iter();
+    let mut pending = order;
     let mut sims: Vec<BlockSim<'_>> = Vec::new();
     loop {
+        for b in &mut sims {
+            if b.finished() && !std::mem::replace(&mut b.counted, true) {
+                s.block_done();
+            }
+        }
         if !all {
             sims.retain(|b| !b.finished());
         }
@@ -337,6 +403,7 @@ fn run_coresident(s: &Shared<'_>, g: &mut GCtx, order: Vec<u32>, window: usize) 
                 return;
             }
             g.grid_epoch += 1;
+            s.made_progress();
             for sim in &mut sims {
                 sim.release_grid_barrier();
             }
@@ -355,6 +422,65 @@ fn run_coresident(s: &Shared<'_>, g: &mut GCtx, order: Vec<u32>, window: usize) 
             b.report_spin(g, waiting_to_start);
             return;
         }
+    }
+}
+
+/// The order blocks start in: `0, 1, ...` for the deterministic schedule, a pseudo-random
+/// permutation for a seeded one. Computed one block at a time, in constant memory: the
+/// permutation is a four-round Feistel network on the smallest even-width power of two that
+/// holds the grid, walked in cycles until it lands inside the grid (a bijection on a larger
+/// set restricted this way is a bijection on the grid).
+pub(crate) struct BlockOrder {
+    grid: u32,
+    next: u64,
+    keys: Option<[u64; 4]>,
+    half: u32,
+}
+
+impl BlockOrder {
+    fn new(grid: u32, seed: Option<u64>) -> BlockOrder {
+        let bits = 64 - u64::from(grid.max(2) - 1).leading_zeros();
+        let half = bits.div_ceil(2);
+        let keys = seed.map(|s| {
+            let mut r = Rng::new(s);
+            [r.next_u64(), r.next_u64(), r.next_u64(), r.next_u64()]
+        });
+        BlockOrder { grid, next: 0, keys, half }
+    }
+
+    fn len(&self) -> usize {
+        (u64::from(self.grid) - self.next) as usize
+    }
+
+    fn permute(&self, keys: &[u64; 4], mut x: u64) -> u64 {
+        let mask = (1u64 << self.half) - 1;
+        loop {
+            let (mut l, mut r) = (x >> self.half, x & mask);
+            for k in keys {
+                let f = (r ^ k).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29) & mask;
+                (l, r) = (r, l ^ f);
+            }
+            x = (l << self.half) | r;
+            if x < u64::from(self.grid) {
+                return x;
+            }
+        }
+    }
+}
+
+impl Iterator for BlockOrder {
+    type Item = u32;
+
+    fn next(&mut self) -> Option<u32> {
+        if self.next >= u64::from(self.grid) {
+            return None;
+        }
+        let i = self.next;
+        self.next += 1;
+        Some(match &self.keys {
+            None => i as u32,
+            Some(k) => self.permute(k, i) as u32,
+        })
     }
 }
 
@@ -425,4 +551,31 @@ pub const MAX_SHADOW_BYTES: u64 = 4 << 30;
 /// The bytes race checking needs for buffers of `elements` elements in all.
 pub fn shadow_bytes(elements: u64) -> u64 {
     elements.saturating_mul(std::mem::size_of::<GCell>() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::BlockOrder;
+
+    /// Every order visits each block exactly once, for grids around powers of two and odd
+    /// half-widths, and a seed actually shuffles.
+    #[test]
+    fn block_orders_are_permutations() {
+        for grid in [1u32, 2, 3, 4, 5, 7, 8, 9, 63, 64, 65, 1000, 4095, 4096, 4097, 65_537] {
+            for seed in [None, Some(1), Some(0xDEAD_BEEF)] {
+                let order: Vec<u32> = BlockOrder::new(grid, seed).collect();
+                assert_eq!(order.len(), grid as usize);
+                let mut seen = vec![false; grid as usize];
+                for b in &order {
+                    assert!(!std::mem::replace(&mut seen[*b as usize], true), "grid {grid}: {b} twice");
+                }
+                if seed.is_some() && grid >= 64 {
+                    assert!(order.iter().enumerate().filter(|(i, b)| *i as u32 != **b).count() > grid as usize / 2);
+                }
+            }
+        }
+        // The largest grid: the first blocks come at once, without materialising the order.
+        let first: Vec<u32> = BlockOrder::new(u32::MAX, Some(3)).take(4).collect();
+        assert!(first.iter().all(|&b| b < u32::MAX));
+    }
 }
