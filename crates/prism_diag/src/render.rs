@@ -218,7 +218,7 @@ impl<'a> Files<'a> for Short<'_> {
 }
 
 /// Renders diagnostics the way `prism check` prints them: rustc-style source excerpts with
-/// labels, then a summary line when there were errors or warnings. Lines longer than 240
+/// labels, one after another (the summary line, `N error(s)`, is the CLI's). Lines longer than 240
 /// characters are cut to a window around their labels.
 pub fn render(map: &SourceMap, diagnostics: &[Diagnostic], color: Color) -> String {
     let files = Adapter(map);

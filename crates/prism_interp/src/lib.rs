@@ -21,6 +21,7 @@ pub mod memory;
 pub mod npy;
 pub mod ops;
 pub mod report;
+pub mod rng;
 pub mod shadow;
 pub mod sim;
 pub mod value;

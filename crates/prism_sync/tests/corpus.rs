@@ -124,26 +124,7 @@ fn corpus_verifies_is_deterministic_and_matches_the_snapshot() {
     }
     text.push_str(&format!("total: {total} barriers in {files} programs\n"));
     let snap = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus_barriers.txt");
-    let bless = std::env::var_os("PRISM_BLESS").is_some_and(|v| v != "0" && !v.is_empty());
-    if bless {
-        std::fs::write(&snap, &text).expect("writable snapshot");
-        return;
-    }
-    let expected = std::fs::read_to_string(&snap).unwrap_or_default();
-    if expected != text {
-        let old: Vec<&str> = expected.lines().collect();
-        let new: Vec<&str> = text.lines().collect();
-        let mut diff = String::new();
-        for l in &old {
-            if !new.contains(l) {
-                diff.push_str(&format!("-{l}\n"));
-            }
-        }
-        for l in &new {
-            if !old.contains(l) {
-                diff.push_str(&format!("+{l}\n"));
-            }
-        }
-        panic!("{} differs (rerun with PRISM_BLESS=1 to accept):\n{diff}", snap.display());
+    if let Err(e) = prism_test::snapshot(&snap, &text) {
+        panic!("{e}");
     }
 }

@@ -20,6 +20,7 @@
 
 mod kernels;
 
+use prism_interp::rng::Rng;
 use std::fmt::Write;
 
 /// Generates a Prism program of at least `target_lines` lines (a little more: the last
@@ -36,41 +37,6 @@ pub fn generate(target_lines: usize, seed: u64) -> String {
         k += 1;
     }
     g.out
-}
-
-/// SplitMix64: tiny, deterministic, and good enough to vary generated programs.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng(seed ^ 0x5DEE_CE66_D1CE_4E5B)
-    }
-
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A number in `0..n` (`n > 0`).
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    /// A number in `lo..=hi`.
-    fn range(&mut self, lo: usize, hi: usize) -> usize {
-        lo + self.below(hi - lo + 1)
-    }
-
-    fn pick<'a, T: ?Sized>(&mut self, xs: &[&'a T]) -> &'a T {
-        xs[self.below(xs.len())]
-    }
-
-    fn chance(&mut self, percent: usize) -> bool {
-        self.below(100) < percent
-    }
 }
 
 /// The kernel templates a module draws from.

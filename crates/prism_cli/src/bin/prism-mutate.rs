@@ -28,33 +28,12 @@
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+use prism_interp::rng::Rng;
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
-
-/// SplitMix64: small, fast and good enough to pick mutations reproducibly from a seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        if n == 0 { 0 } else { (self.next() % n as u64) as usize }
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
-    }
-    fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
-        &v[self.below(v.len())]
-    }
-}
 
 struct Options {
     seconds: u64,
@@ -502,7 +481,7 @@ fn main() {
         eprintln!("error: cannot create `{}`: {e}", dir.display());
         std::process::exit(2);
     }
-    let mut r = Rng(opts.seed);
+    let mut r = Rng::new(opts.seed);
     let start = Instant::now();
     let budget = Duration::from_secs(opts.seconds);
     let (mut mutants, mut commands) = (0u64, 0u64);

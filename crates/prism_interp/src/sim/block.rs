@@ -449,7 +449,7 @@ impl<'a> BlockSim<'a> {
                 if self.runnable.is_empty() {
                     None
                 } else {
-                    let i = g.rng.below(self.runnable.len() as u64) as usize;
+                    let i = g.rng.below(self.runnable.len());
                     self.runnable.swap_remove_back(i)
                 }
             }
@@ -461,7 +461,7 @@ impl<'a> BlockSim<'a> {
         }
         let budget = match self.s.cfg.seed {
             None => 4096,
-            Some(_) => 1 + g.rng.below(64) as u32,
+            Some(_) => 1 + g.rng.below_u64(64) as u32,
         };
         let before = self.steps;
         self.run_frag(g, id, budget);

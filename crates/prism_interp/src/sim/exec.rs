@@ -787,7 +787,7 @@ impl<'a> BlockSim<'a> {
         let mut v: Vec<usize> = lanes_of(mask).collect();
         if self.s.cfg.seed.is_some() {
             for i in (1..v.len()).rev() {
-                let j = g.rng.below(i as u64 + 1) as usize;
+                let j = g.rng.below(i + 1);
                 v.swap(i, j);
             }
         }

@@ -217,31 +217,7 @@ impl GCtx {
     }
 }
 
-/// A small deterministic PRNG (xorshift64*), so schedules are reproducible from a seed.
-#[derive(Clone, Debug)]
-pub struct Rng(u64);
-
-impl Rng {
-    /// A generator seeded with `seed`.
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    /// A number in `0..n` (0 when n is 0).
-    pub fn below(&mut self, n: u64) -> u64 {
-        if n <= 1 { 0 } else { self.next_u64() % n }
-    }
-}
+pub use crate::rng::Rng;
 
 /// Runs `kernel` of `code` over `grid` blocks of `block` threads. `params` holds the
 /// register bits of each kernel parameter (pointers made with [`crate::memory::Ptr::global`]).

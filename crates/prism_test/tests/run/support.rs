@@ -36,8 +36,8 @@ pub struct Outputs {
     args: Vec<Arg>,
 }
 
-/// Deterministic pseudo-random inputs (splitmix64).
-pub struct Rng(u64);
+/// Deterministic pseudo-random inputs: the project's SplitMix64, with helpers for kernel data.
+pub struct Rng(prism_interp::rng::Rng);
 
 /// Reads and compiles `tests/ui/<rel>`; panics with the rendered errors if it does not compile.
 pub fn program(rel: &str) -> Program {
@@ -121,16 +121,12 @@ impl Outputs {
 impl Rng {
     /// A generator for one case; different seeds give unrelated streams.
     pub fn new(seed: u64) -> Rng {
-        Rng(seed ^ 0x9e37_79b9_7f4a_7c15)
+        Rng(prism_interp::rng::Rng::new(seed))
     }
 
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     /// An integer in `lo..=hi`.
