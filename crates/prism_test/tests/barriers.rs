@@ -279,3 +279,56 @@ fn every_inferred_barrier_is_needed() {
     let total: usize = programs.iter().map(|p| p.barriers.len()).sum();
     assert!(total >= AT_LEAST, "only {total} inferred barriers in the corpus (at least {AT_LEAST} expected)");
 }
+
+/// Every barrier the optimiser removes is redundant: for each corpus program where
+/// `prism_sync::opt` removed some, each launch runs clean, with every check on, under the
+/// deterministic schedule and random ones, both with and without the optimiser, and leaves
+/// the same buffers. The optimiser is trusted code (the simulator and the CUDA backend both
+/// run its output), so what it removes must be shown unneeded where the corpus can show it.
+#[test]
+fn every_barrier_the_optimiser_removes_is_redundant_on_the_corpus_launches() {
+    use prism_test::run::{buffer_bits, clean_launches, compile_with, corpus_files, first_difference, run};
+    let root = repo_root();
+    let (mut programs, mut removed, mut runs) = (0, 0, 0);
+    let mut failures = Vec::new();
+    for path in corpus_files(&root) {
+        let src = std::fs::read_to_string(&path).expect("readable");
+        let name = path.strip_prefix(&root).unwrap_or(&path).display().to_string();
+        let Ok(synced) = prism_test::synced(&name, &src, &prism_driver::Options::default()) else { continue };
+        let counts = synced.barrier_counts();
+        let Ok(launches) = clean_launches(&src) else { continue };
+        if counts.before == counts.after || launches.is_empty() {
+            continue;
+        }
+        programs += 1;
+        removed += counts.before - counts.after;
+        // `.npy` arguments are relative to the program's folder.
+        let dir = path.parent().expect("a file has a folder").to_path_buf();
+        let optimised = prism_interp::Module::new(&synced);
+        let plain = compile_with(&src, &prism_driver::Options { optimize: false, ..prism_driver::Options::default() })
+            .expect("compiles without the optimiser too");
+        for launch in &launches {
+            for seed in [None, Some(1), Some(2), Some(3), Some(4), Some(5)] {
+                let cfg = prism_interp::Config { seed, ..prism_interp::Config::default() };
+                let (a, ra) = run(&optimised, launch, &dir, cfg).expect("the launch runs");
+                let (b, rb) = run(&plain, launch, &dir, cfg).expect("the launch runs");
+                runs += 1;
+                if !ra.is_clean() || !rb.is_clean() {
+                    failures.push(format!(
+                        "{name}: `{}` under {seed:?}: {:?} / {:?}",
+                        launch.kernel, ra.reports, rb.reports
+                    ));
+                    continue;
+                }
+                let k = optimised.kernel(&launch.kernel).expect("kernel");
+                if let Some(d) = first_difference(&buffer_bits(&k, &a), &buffer_bits(&k, &b)) {
+                    failures.push(format!("{name}: `{}` under {seed:?}: optimised and not differ: {d}", launch.kernel));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // The corpus has such programs (`tests/ui/accept/rules/corner_elif_chains.prism`): the
+    // test must not pass by finding nothing to check.
+    assert!(programs > 0 && removed > 0 && runs > 0, "no program lost a barrier to the optimiser");
+}
