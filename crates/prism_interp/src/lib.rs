@@ -366,7 +366,16 @@ impl Module {
                 sim::MAX_SHADOW_BYTES >> 30
             )));
         }
-        Ok(sim::run(&self.code, id.0, grid, block, &params, &buffers, &names, cfg, progress))
+        let launch = sim::Launch {
+            code: &self.code,
+            kernel: id.0,
+            grid,
+            block,
+            params: &params,
+            buffers: &buffers,
+            buffer_names: &names,
+        };
+        Ok(sim::run(launch, cfg, progress))
     }
 }
 

@@ -5,6 +5,7 @@
 //! barriers, collectives that wait for the rest of the warp, calls and returns) put them
 //! back first and continue through the block's bookkeeping.
 
+use super::access::{Lane, Operand, Site, race_kind};
 use super::block::{BarState, BlockSim, CollState, FULL, Frame, Loc, PendingCopy, RET, Rec, Wait, lanes_of};
 use super::intr;
 use super::{GCtx, Shared};
@@ -12,9 +13,7 @@ use crate::code::{FuncCode, Intr, Op, R};
 use crate::memory::{Ptr, Space};
 use crate::ops;
 use crate::report::{Report, ReportKind, Thread};
-use crate::shadow::{Acc, Kind, LEVELS, Release};
 use crate::value::{self, to_i128};
-use prism_ir::ir::AccessKind;
 use prism_span::Span;
 use prism_types::perspective::{Level, Persp};
 use prism_types::tir::BinOp;
@@ -37,9 +36,13 @@ fn each(mask: u32, mut f: impl FnMut(usize)) {
 /// `dst = a op b` over the lanes of `mask`; the lane of a division by zero if any. The
 /// common operations get a straight 32-lane loop the compiler can vectorise; the rest go
 /// through [`ops::bin`] lane by lane.
-#[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn bin_lanes(regs: &mut [u64], mask: u32, op: BinOp, ty: Scalar, b_ty: Scalar, dst: R, a: R, b: R) -> Option<usize> {
+fn bin_lanes(
+    regs: &mut [u64],
+    mask: u32,
+    (op, ty, b_ty): (BinOp, Scalar, Scalar),
+    (dst, a, b): (R, R, R),
+) -> Option<usize> {
     let mut x = [0u64; 32];
     let mut y = [0u64; 32];
     x.copy_from_slice(lanes(regs, a));
@@ -220,7 +223,14 @@ impl<'a> BlockSim<'a> {
             // The element lane `$l` accesses, checked for bounds and recorded for races.
             macro_rules! elem {
                 ($ptr:expr, $index:expr, $index_ty:expr, $size:expr, $access:expr, $writes:expr, $what:expr, $l:expr) => {
-                    match self.access(g, &fr, fid, w, $l, fc, func, $ptr, $index, $index_ty, $size, $access, $writes) {
+                    match self.access(
+                        g,
+                        &fr,
+                        Lane { fid, w, l: $l },
+                        fc,
+                        Site { func, access: $access },
+                        Operand { ptr: $ptr, index: $index, index_ty: $index_ty, size: $size, writes: $writes },
+                    ) {
                         Ok(loc) => loc,
                         Err(why) => fatal!(ReportKind::OutOfBounds, oob(fc, $access, $what, &why), $l),
                     }
@@ -277,7 +287,7 @@ impl<'a> BlockSim<'a> {
                         each(mask, |l| regs[d + l] = ops::un(*op, *ty, regs[a + l]));
                     }
                     Op::Bin { dst, op, ty, a, b, b_ty } => {
-                        if let Some(l) = bin_lanes(regs, mask, *op, *ty, *b_ty, *dst, *a, *b) {
+                        if let Some(l) = bin_lanes(regs, mask, (*op, *ty, *b_ty), (*dst, *a, *b)) {
                             fatal!(ReportKind::DivisionByZero, "integer division by zero".into(), l);
                         }
                     }
@@ -346,7 +356,7 @@ impl<'a> BlockSim<'a> {
                         let mut prev: (Option<Loc>, u32) = (None, 0);
                         for l in lanes_of(mask) {
                             let idx = to_i128(*index_ty, fr.regs[x + l]);
-                            let loc = match self.locate(&fr, fid, w, fr.regs[p + l], idx, ty.size()) {
+                            let loc = match self.locate(&fr, Lane { fid, w, l }, fr.regs[p + l], idx, ty.size()) {
                                 Ok(loc) => loc,
                                 Err(why) => fatal!(ReportKind::OutOfBounds, oob(fc, *access, "read", &why), l),
                             };
@@ -354,9 +364,9 @@ impl<'a> BlockSim<'a> {
                             if let Some(k) = kind
                                 && prev.1 <= 2
                             {
-                                self.race(g, loc, k, w, l, func, *access, None);
+                                self.race(g, loc, k, Lane { fid, w, l }, Site { func, access: *access }, None);
                             }
-                            fr.regs[d + l] = self.read_loc(&fr, fid, w, l, loc, *ty);
+                            fr.regs[d + l] = self.read_loc(&fr, Lane { fid, w, l }, loc, *ty);
                         }
                     }
                     Op::Store { ty, ptr, index, index_ty, value, access } => {
@@ -365,7 +375,7 @@ impl<'a> BlockSim<'a> {
                         for l in lanes_of(mask) {
                             let loc = elem!(*ptr, *index, *index_ty, ty.size(), *access, true, "write", l);
                             let bits = fr.regs[v + l];
-                            self.write_loc(&mut fr, fid, w, l, loc, *ty, bits);
+                            self.write_loc(&mut fr, Lane { fid, w, l }, loc, *ty, bits);
                         }
                     }
                     Op::LocalDecl { local } => {
@@ -426,7 +436,7 @@ impl<'a> BlockSim<'a> {
                             for l in self.lane_order(g, mask) {
                                 let loc = elem!(*ptr, *index, *index_ty, ty.size(), *access, true, "atomic", l);
                                 let v = fr.regs[*value as usize * 32 + l];
-                                let old = self.update_loc(&mut fr, fid, w, l, loc, *ty, &|old| {
+                                let old = self.update_loc(&mut fr, Lane { fid, w, l }, loc, *ty, &|old| {
                                     ops::atomic_apply(*op, *ty, old, v)
                                 });
                                 fr.regs[*dst as usize * 32 + l] = old;
@@ -439,8 +449,9 @@ impl<'a> BlockSim<'a> {
                             for l in self.lane_order(g, mask) {
                                 let loc = elem!(*ptr, *index, *index_ty, ty.size(), *access, true, "atomic", l);
                                 let (c, v) = (fr.regs[*compare as usize * 32 + l], fr.regs[*value as usize * 32 + l]);
-                                let old = self
-                                    .update_loc(&mut fr, fid, w, l, loc, *ty, &|old| if old == c { v } else { old });
+                                let old = self.update_loc(&mut fr, Lane { fid, w, l }, loc, *ty, &|old| {
+                                    if old == c { v } else { old }
+                                });
                                 fr.regs[*dst as usize * 32 + l] = old;
                                 self.observe(g, w, l, loc);
                                 self.publish(g, w, l, loc);
@@ -449,7 +460,7 @@ impl<'a> BlockSim<'a> {
                         Intr::AtomicLoad { ty, dst, ptr, index, index_ty, access } => {
                             for l in lanes_of(mask) {
                                 let loc = elem!(*ptr, *index, *index_ty, ty.size(), *access, false, "read", l);
-                                fr.regs[*dst as usize * 32 + l] = self.read_loc(&fr, fid, w, l, loc, *ty);
+                                fr.regs[*dst as usize * 32 + l] = self.read_loc(&fr, Lane { fid, w, l }, loc, *ty);
                                 self.observe(g, w, l, loc);
                             }
                             // A thread polling memory lets the others run: spin-waits make progress.
@@ -461,7 +472,7 @@ impl<'a> BlockSim<'a> {
                             for l in lanes_of(mask) {
                                 let loc = elem!(*ptr, *index, *index_ty, ty.size(), *access, true, "write", l);
                                 let bits = value::norm(*ty, fr.regs[*value as usize * 32 + l]);
-                                self.write_loc(&mut fr, fid, w, l, loc, *ty, bits);
+                                self.write_loc(&mut fr, Lane { fid, w, l }, loc, *ty, bits);
                                 self.publish(g, w, l, loc);
                             }
                         }
@@ -491,7 +502,7 @@ impl<'a> BlockSim<'a> {
                                 let mut vals = [0u64; 16];
                                 let mut first = None;
                                 for k in 0..count {
-                                    let dloc = match self.locate(&fr, fid, w, dp, di + k, size) {
+                                    let dloc = match self.locate(&fr, Lane { fid, w, l }, dp, di + k, size) {
                                         Ok(loc) => loc,
                                         Err(why) => fatal!(
                                             ReportKind::OutOfBounds,
@@ -500,7 +511,7 @@ impl<'a> BlockSim<'a> {
                                         ),
                                     };
                                     first.get_or_insert(dloc);
-                                    let sloc = match self.locate(&fr, fid, w, sp, si + k, size) {
+                                    let sloc = match self.locate(&fr, Lane { fid, w, l }, sp, si + k, size) {
                                         Ok(loc) => loc,
                                         Err(why) => {
                                             fatal!(
@@ -511,13 +522,20 @@ impl<'a> BlockSim<'a> {
                                         }
                                     };
                                     if let Some(kind) = race_kind(fc, *src_access, false) {
-                                        self.race(g, sloc, kind, w, l, func, *src_access, None);
+                                        self.race(
+                                            g,
+                                            sloc,
+                                            kind,
+                                            Lane { fid, w, l },
+                                            Site { func, access: *src_access },
+                                            None,
+                                        );
                                     }
-                                    vals[k as usize] = self.read_loc(&fr, fid, w, l, sloc, *elem);
+                                    vals[k as usize] = self.read_loc(&fr, Lane { fid, w, l }, sloc, *elem);
                                 }
                                 let dst = first.expect("at least one element");
                                 let counts = (self.warps[w].counts[l], self.warps[w].arrived[l]);
-                                let src = match self.locate(&fr, fid, w, sp, si, size) {
+                                let src = match self.locate(&fr, Lane { fid, w, l }, sp, si, size) {
                                     Ok(loc) => loc,
                                     Err(why) => fatal!(
                                         ReportKind::OutOfBounds,
@@ -525,7 +543,14 @@ impl<'a> BlockSim<'a> {
                                         l
                                     ),
                                 };
-                                self.copy_started(g, src, count as usize, size, w, l, func, *src_access);
+                                self.copy_started(
+                                    g,
+                                    src,
+                                    count as usize,
+                                    size,
+                                    Lane { fid, w, l },
+                                    Site { func, access: *src_access },
+                                );
                                 self.pending[tid0 as usize + l].push(PendingCopy {
                                     dst,
                                     count: count as u8,
@@ -564,9 +589,16 @@ impl<'a> BlockSim<'a> {
                                 for k in 0..c.count as usize {
                                     let loc = c.dst.advance(k, c.elem.size());
                                     if let Some(kind) = race_kind(&s.code.funcs[c.func as usize], c.access, true) {
-                                        self.race(g, loc, kind, w, l, c.func, c.access, Some(c.counts));
+                                        self.race(
+                                            g,
+                                            loc,
+                                            kind,
+                                            Lane { fid, w, l },
+                                            Site { func: c.func, access: c.access },
+                                            Some(c.counts),
+                                        );
                                     }
-                                    self.write_loc(&mut fr, fid, w, l, loc, c.elem, c.vals[k]);
+                                    self.write_loc(&mut fr, Lane { fid, w, l }, loc, c.elem, c.vals[k]);
                                 }
                             }
                         }
@@ -1212,7 +1244,6 @@ impl<'a> BlockSim<'a> {
     /// Checks that `vals` (a condition, or a variable) are the same in every thread of each
     /// `persp`-unit, within this fragment and across the warps of units wider than a warp.
     /// Reports with `what` and returns false if not.
-    #[allow(clippy::too_many_arguments)]
     fn uniform(
         &mut self,
         g: &mut GCtx,
@@ -1298,7 +1329,6 @@ impl<'a> BlockSim<'a> {
             || self.uniform(g, f, &bools(cond), fc.info[f.pc as usize].code, func, Uniform::Condition(kind))
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn non_uniform(
         &mut self,
         g: &mut GCtx,
@@ -1351,406 +1381,6 @@ impl<'a> BlockSim<'a> {
             },
         );
     }
-
-    /// The element lane `l` accesses through pointer register `ptr` at index register
-    /// `index`, recorded for race detection; `Err` says why it is out of bounds.
-    #[allow(clippy::too_many_arguments)]
-    #[inline]
-    fn access(
-        &mut self,
-        g: &mut GCtx,
-        fr: &Frame,
-        fid: u32,
-        w: usize,
-        l: usize,
-        fc: &FuncCode,
-        func: u32,
-        ptr: R,
-        index: R,
-        index_ty: Scalar,
-        size: u64,
-        access: u32,
-        writes: bool,
-    ) -> Result<Loc, String> {
-        let idx = to_i128(index_ty, fr.regs[index as usize * 32 + l]);
-        let loc = self.locate(fr, fid, w, fr.regs[ptr as usize * 32 + l], idx, size)?;
-        if let Some(k) = race_kind(fc, access, writes) {
-            self.race(g, loc, k, w, l, func, access, None);
-        }
-        Ok(loc)
-    }
-
-    /// Resolves pointer `bits` plus `index` elements of `size` bytes to a location, or says
-    /// why it is out of bounds.
-    pub(crate) fn locate(
-        &self,
-        fr: &Frame,
-        fid: u32,
-        w: usize,
-        bits: u64,
-        index: i128,
-        size: u64,
-    ) -> Result<Loc, String> {
-        let p = Ptr::decode(bits);
-        let e = i128::from(p.offset) + index;
-        match p.space {
-            Space::Null => Err("the pointer is null".into()),
-            Space::Global => {
-                let n = self.s.buffers.get(p.a as usize).map(|b| b.len()).unwrap_or(0) as i128;
-                if (0..n).contains(&e) {
-                    Ok(Loc::Global(p.a as usize, e as usize))
-                } else {
-                    let name = self.s.buffer_names.get(p.a as usize).map(String::as_str).unwrap_or("?");
-                    Err(format!("element {e} is outside the {n} elements of the buffer `{name}`"))
-                }
-            }
-            Space::Shared => {
-                let n = (p.b / size.max(1)) as i128;
-                if (0..n).contains(&e) {
-                    Ok(Loc::Shared((p.a + e as u64 * size) as usize))
-                } else {
-                    Err(format!("element {e} is outside the {n} elements of the shared array"))
-                }
-            }
-            Space::Local => {
-                let frame = if p.a == u64::from(fid) {
-                    Some(fr)
-                } else {
-                    self.warps[w].frames.get(p.a as usize).and_then(|f| f.as_ref())
-                };
-                let n = frame.and_then(|f| f.locals.get(p.b as usize)).map(|a| a.len() / 32).unwrap_or(0) as i128;
-                if (0..n).contains(&e) {
-                    Ok(Loc::Local(p.a as u32, p.b as u32, e as usize))
-                } else {
-                    Err(format!("element {e} is outside the {n} elements of the local array"))
-                }
-            }
-        }
-    }
-
-    pub(crate) fn read_loc(&self, fr: &Frame, fid: u32, w: usize, lane: usize, loc: Loc, ty: Scalar) -> u64 {
-        match loc {
-            Loc::Global(b, i) => self.s.buffers[b].load(i),
-            Loc::Shared(at) => {
-                let mut bytes = [0u8; 8];
-                let n = ty.size() as usize;
-                bytes[..n].copy_from_slice(&self.shared[at..at + n]);
-                value::norm(ty, u64::from_le_bytes(bytes))
-            }
-            Loc::Local(f, a, i) => {
-                let frame = if f == fid { fr } else { self.warps[w].frames[f as usize].as_ref().expect("live frame") };
-                frame.locals[a as usize][i * 32 + lane]
-            }
-        }
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn write_loc(
-        &mut self,
-        fr: &mut Frame,
-        fid: u32,
-        w: usize,
-        lane: usize,
-        loc: Loc,
-        ty: Scalar,
-        bits: u64,
-    ) {
-        match loc {
-            Loc::Global(b, i) => self.s.buffers[b].store(i, bits),
-            Loc::Shared(at) => {
-                let n = ty.size() as usize;
-                self.shared[at..at + n].copy_from_slice(&bits.to_le_bytes()[..n]);
-            }
-            Loc::Local(f, a, i) => {
-                let frame = if f == fid { fr } else { self.warps[w].frames[f as usize].as_mut().expect("live frame") };
-                frame.locals[a as usize][i * 32 + lane] = bits;
-            }
-        }
-    }
-
-    /// Atomically replaces the element at `loc` by `op(old)`; returns the old value.
-    #[allow(clippy::too_many_arguments)]
-    fn update_loc(
-        &mut self,
-        fr: &mut Frame,
-        fid: u32,
-        w: usize,
-        lane: usize,
-        loc: Loc,
-        ty: Scalar,
-        op: &dyn Fn(u64) -> u64,
-    ) -> u64 {
-        match loc {
-            Loc::Global(b, i) => self.s.buffers[b].update(i, op),
-            _ => {
-                let old = self.read_loc(fr, fid, w, lane, loc, ty);
-                let new = value::norm(ty, op(old));
-                self.write_loc(fr, fid, w, lane, loc, ty, new);
-                old
-            }
-        }
-    }
-
-    /// A fence by lane `l` of warp `w`: counts it, and acquires the releases the thread has
-    /// observed (a block-scope fence only those of its own block).
-    fn fence(&mut self, w: usize, l: usize, device: bool) {
-        let tid = w as u32 * 32 + l as u32;
-        self.fences[tid as usize].bump(device);
-        if let Some((pending, acquired)) = self.sync.get_mut(&tid) {
-            let block = self.block;
-            let (take, keep): (Vec<Release>, Vec<Release>) =
-                pending.drain(..).partition(|r| device || r.block == block);
-            *pending = keep;
-            for r in take {
-                match acquired.iter_mut().find(|a| a.block == r.block && a.tid == r.tid) {
-                    Some(a) => a.fences = r.fences,
-                    None => acquired.push(r),
-                }
-            }
-        }
-    }
-
-    /// An atomic or volatile store (or update) to `loc` by lane `l` of warp `w`: a release
-    /// when the thread has fenced, else it overwrites any flag there with a plain value.
-    fn publish(&mut self, g: &mut GCtx, w: usize, l: usize, loc: Loc) {
-        if !self.s.cfg.checks.races {
-            return;
-        }
-        let tid = w as u32 * 32 + l as u32;
-        let fences = self.fences[tid as usize];
-        let release = (fences.any > 0).then_some(Release { block: self.block, tid, fences });
-        match (loc, release) {
-            (Loc::Global(b, i), Some(r)) => {
-                g.flags.insert((b, i), r);
-            }
-            (Loc::Global(b, i), None) => {
-                g.flags.remove(&(b, i));
-            }
-            (Loc::Shared(at), Some(r)) => {
-                self.sflags.insert(at, r);
-            }
-            (Loc::Shared(at), None) => {
-                self.sflags.remove(&at);
-            }
-            (Loc::Local(..), _) => {}
-        }
-    }
-
-    /// An atomic or volatile load (or update) of `loc` by lane `l` of warp `w`: if the value
-    /// it saw was published, the thread's next fence acquires it.
-    fn observe(&mut self, g: &mut GCtx, w: usize, l: usize, loc: Loc) {
-        if !self.s.cfg.checks.races {
-            return;
-        }
-        let seen = match loc {
-            Loc::Global(b, i) => g.flags.get(&(b, i)).copied(),
-            Loc::Shared(at) => self.sflags.get(&at).copied(),
-            Loc::Local(..) => None,
-        };
-        let Some(r) = seen else { return };
-        let tid = w as u32 * 32 + l as u32;
-        let (pending, _) = self.sync.entry(tid).or_default();
-        match pending.iter_mut().find(|p| p.block == r.block && p.tid == r.tid) {
-            Some(p) => p.fences = r.fences,
-            None => pending.push(r),
-        }
-    }
-
-    /// An asynchronous copy by lane `l` of warp `w` reads `count` elements from `src` until it
-    /// completes: writes to them meanwhile are races (the hardware may read the source any
-    /// time until the wait; the simulator read it when the copy was issued).
-    #[allow(clippy::too_many_arguments)]
-    fn copy_started(
-        &mut self,
-        g: &mut GCtx,
-        src: Loc,
-        count: usize,
-        size: u64,
-        w: usize,
-        l: usize,
-        func: u32,
-        site: u32,
-    ) {
-        if !self.s.cfg.checks.races {
-            return;
-        }
-        let tid = w as u32 * 32 + l as u32;
-        for k in 0..count {
-            if let Loc::Global(b, i) = src.advance(k, size) {
-                g.inflight.insert((b, i), (self.block, tid, func, site));
-            }
-        }
-    }
-
-    /// The copy reading `count` elements from `src` has completed.
-    fn copy_done(&mut self, g: &mut GCtx, src: Loc, count: usize, size: u64) {
-        if g.inflight.is_empty() {
-            return;
-        }
-        for k in 0..count {
-            if let Loc::Global(b, i) = src.advance(k, size) {
-                g.inflight.remove(&(b, i));
-            }
-        }
-    }
-
-    /// Records an access for race detection and reports a conflict. `counts` overrides the
-    /// thread's barrier counts (an asynchronous copy's write belongs to when it was issued).
-    #[allow(clippy::too_many_arguments)]
-    fn race(
-        &mut self,
-        g: &mut GCtx,
-        loc: Loc,
-        kind: Kind,
-        w: usize,
-        lane: usize,
-        func: u32,
-        site: u32,
-        counts: Option<([u32; LEVELS], [u32; LEVELS])>,
-    ) {
-        let s = self.s;
-        if !s.cfg.checks.races {
-            return;
-        }
-        let tid = w as u32 * 32 + lane as u32;
-        let now = Acc {
-            tid,
-            counts: counts.map_or(self.warps[w].arrived[lane], |c| c.1),
-            func: func as u16,
-            site: site as u16,
-            fences: self.fences[tid as usize],
-            atomic: false,
-        };
-        let passed = counts.map_or(self.warps[w].counts[lane], |c| c.0);
-        // A write to the source of a copy still in flight.
-        if matches!(kind, Kind::Write | Kind::Atomic)
-            && let Loc::Global(b, i) = loc
-            && let Some(&(cblock, ctid, cfunc, csite)) = g.inflight.get(&(b, i))
-        {
-            let fc = &s.code.funcs[func as usize];
-            let name = &fc.mems[fc.accesses[site as usize].mem.index()].name;
-            let copy_span = s.code.funcs[cfunc as usize].accesses[csite as usize].span;
-            let report = Report {
-                kind: ReportKind::Race(crate::shadow::RaceKind::ReadWrite),
-                message: format!(
-                    "data race on `{name}`: a write to the source of an asynchronous copy that may not have read it yet"
-                ),
-                span: fc.accesses[site as usize].span,
-                thread: Thread { block: self.block, thread: tid },
-                other: Some((
-                    copy_span,
-                    Some(Thread { block: cblock, thread: ctid }),
-                    "this copy reads it at any time until its `async` scope ends".into(),
-                )),
-                notes: vec!["write the source after the copy's `async` scope has ended".into()],
-            };
-            g.report(s, report);
-            if s.stop.load(std::sync::atomic::Ordering::Relaxed) {
-                self.stopped = true;
-            }
-            return;
-        }
-        // A plain write over a flag ends what it published.
-        if kind == Kind::Write {
-            match loc {
-                Loc::Global(b, i) if !g.flags.is_empty() => {
-                    g.flags.remove(&(b, i));
-                }
-                Loc::Shared(at) if !self.sflags.is_empty() => {
-                    self.sflags.remove(&at);
-                }
-                _ => {}
-            }
-        }
-        let (conflict, other_block) = match loc {
-            Loc::Global(b, i) => {
-                let Some(shadow) = g.shadow.as_mut() else { return };
-                let cell = &mut shadow[b][i];
-                if cell.cell_block != self.block + 1 {
-                    cell.cell_block = self.block + 1;
-                    cell.cell = Default::default();
-                }
-                match cell.blocks.access(self.block, g.grid_epoch, now.at(), kind) {
-                    Some(c) => (Some((c.earlier, c.kind)), Some(c.earlier_block)),
-                    None => (cell.cell.access(&s.levels, now, &passed, kind).map(|(a, k)| (a.at(), k)), None),
-                }
-            }
-            Loc::Shared(at) => {
-                if self.sshadow.is_empty() {
-                    self.sshadow = vec![Default::default(); self.shared.len()];
-                }
-                (self.sshadow[at].access(&s.levels, now, &passed, kind).map(|(a, k)| (a.at(), k)), None)
-            }
-            Loc::Local(..) => return,
-        };
-        let Some((earlier, rk)) = conflict else { return };
-        // Published through a fence and a flag this thread observed and then fenced for.
-        let earlier_block = match other_block {
-            Some(b) => b,
-            None => self.block,
-        };
-        if let Some((_, acquired)) = self.sync.get(&tid)
-            && acquired.iter().any(|r| r.orders(self.block, earlier_block, &earlier))
-        {
-            return;
-        }
-        let fc = &s.code.funcs[func as usize];
-        let ef = &s.code.funcs[earlier.func as usize];
-        let a = &fc.accesses[site as usize];
-        let e = &ef.accesses[earlier.site as usize];
-        let name = &fc.mems[a.mem.index()].name;
-        let earlier_thread = match other_block {
-            Some(u32::MAX) => None,
-            Some(b) => Some(Thread { block: b, thread: earlier.tid }),
-            None => Some(Thread { block: self.block, thread: earlier.tid }),
-        };
-        let scope = if other_block.is_some() { "different blocks" } else { "threads of one block" };
-        let what = if matches!(kind, Kind::Read) { "read" } else { "write" };
-        let report = Report {
-            kind: ReportKind::Race(rk),
-            message: format!(
-                "data race on `{name}`: {} accesses by {scope} with no barrier between them",
-                rk.describe()
-            ),
-            span: a.span,
-            thread: Thread { block: self.block, thread: tid },
-            other: Some((e.span, earlier_thread, format!("conflicts with this earlier access (before this {what})"))),
-            notes: race_notes(rk, other_block.is_some()),
-        };
-        g.report(s, report);
-        if s.stop.load(std::sync::atomic::Ordering::Relaxed) {
-            self.stopped = true;
-        }
-    }
-}
-
-/// What kind of access a site makes, for race detection (`None`: never checked).
-fn race_kind(fc: &FuncCode, access: u32, writes: bool) -> Option<Kind> {
-    match fc.accesses.get(access as usize).map(|a| a.kind) {
-        Some(AccessKind::Volatile) => None,
-        Some(AccessKind::Atomic) => Some(if writes { Kind::Atomic } else { Kind::AtomicRead }),
-        Some(AccessKind::Read) => Some(Kind::Read),
-        Some(AccessKind::Write | AccessKind::AsyncWrite) => Some(Kind::Write),
-        None => Some(if writes { Kind::Write } else { Kind::Read }),
-    }
-}
-
-fn race_notes(kind: crate::shadow::RaceKind, blocks: bool) -> Vec<String> {
-    let mut notes = Vec::new();
-    if blocks {
-        notes.push(
-            "blocks are not ordered with each other: only atomics (or a grid barrier) may share memory between them"
-                .into(),
-        );
-    } else {
-        notes.push(
-            "accesses by different threads must be separated by a barrier whose unit contains both threads".into(),
-        );
-    }
-    if kind == crate::shadow::RaceKind::AtomicPlain {
-        notes.push("an atomic access is not ordered with a plain access to the same element".into());
-    }
-    notes
 }
 
 /// The message for an out-of-bounds access.

@@ -17,6 +17,7 @@
 //! Without race checks and without a seed, blocks run on all cores. A kernel that uses a
 //! grid-wide barrier runs all its blocks co-resident, interleaved on one core.
 
+mod access;
 mod block;
 mod exec;
 pub mod intr;
@@ -219,27 +220,36 @@ impl GCtx {
 
 pub use crate::rng::Rng;
 
-/// Runs `kernel` of `code` over `grid` blocks of `block` threads. `params` holds the
-/// register bits of each kernel parameter (pointers made with [`crate::memory::Ptr::global`]).
-/// The caller has validated the launch against the kernel's bound.
-#[allow(clippy::too_many_arguments)]
-pub fn run(
-    code: &Code,
-    kernel: u32,
-    grid: u32,
-    block: u32,
-    params: &[u64],
-    buffers: &[&Buffer],
-    buffer_names: &[String],
-    cfg: Config,
-    progress: &Progress,
-) -> Outcome {
-    let f = &code.funcs[kernel as usize];
+/// One launch: `kernel` of `code` over `grid` blocks of `block` threads. `params` holds the
+/// register bits of each kernel parameter (pointers made with
+/// [`crate::memory::Ptr::global`]); `buffers` are the global buffers they point into, and
+/// `buffer_names` their parameters' names, for messages.
+#[derive(Clone, Copy)]
+pub struct Launch<'a> {
+    /// The compiled program.
+    pub code: &'a Code,
+    /// The kernel's function index.
+    pub kernel: u32,
+    /// Blocks.
+    pub grid: u32,
+    /// Threads per block.
+    pub block: u32,
+    /// Register bits of each parameter.
+    pub params: &'a [u64],
+    /// Global buffers.
+    pub buffers: &'a [&'a Buffer],
+    /// Their names.
+    pub buffer_names: &'a [String],
+}
+
+/// Runs a launch the caller has validated against the kernel's bound, counting finished
+/// blocks in `progress`.
+pub fn run(launch: Launch<'_>, cfg: Config, progress: &Progress) -> Outcome {
+    let Launch { code, kernel, grid, block, params, buffers, buffer_names } = launch;
     let smem_bytes = smem_of(code, kernel);
     let mut scopes = Vec::new();
     let mut grid_sync = false;
     collect_scopes(code, kernel, block, &mut scopes, &mut grid_sync, &mut vec![false; code.funcs.len()]);
-    let _ = f;
     let shared = Shared {
         code,
         kernel,

@@ -623,12 +623,13 @@ impl Checker<'_> {
                     let places = self.out_list(name, n, p.ty, &a.value);
                     out.extend(places.into_iter().map(CallArg::Out));
                 }
-                ParamKind::Ref { mutable } => match self.elem_ref(name, p.name, mutable, false, p.ty, &mut t, &a.value)
-                {
-                    Some(arg) => out.push(arg),
-                    None => failed = true,
-                },
-                ParamKind::AsyncRef => match self.elem_ref(name, p.name, true, true, p.ty, &mut t, &a.value) {
+                ParamKind::Ref { mutable } => {
+                    match self.elem_ref(name, p.name, (mutable, false), p.ty, &mut t, &a.value) {
+                        Some(arg) => out.push(arg),
+                        None => failed = true,
+                    }
+                }
+                ParamKind::AsyncRef => match self.elem_ref(name, p.name, (true, true), p.ty, &mut t, &a.value) {
                     Some(arg) => out.push(arg),
                     None => failed = true,
                 },
@@ -840,14 +841,14 @@ impl Checker<'_> {
         places
     }
 
-    /// `p[i]` passed as an element address (atomics, asynchronous copies).
-    #[allow(clippy::too_many_arguments)]
+    /// `p[i]` passed as an element address (atomics, asynchronous copies). `(mutable,
+    /// async_dst)`: whether the intrinsic writes the element, and whether it is the
+    /// destination of an asynchronous copy.
     fn elem_ref(
         &mut self,
         callee: &str,
         param: &str,
-        mutable: bool,
-        async_dst: bool,
+        (mutable, async_dst): (bool, bool),
         cls: TyClass,
         t: &mut Option<Scalar>,
         value: &ast::Expr,

@@ -1,0 +1,405 @@
+//! Memory accesses of the simulated threads: resolving a pointer and index to a location
+//! (with the bounds check), reading, writing and atomically updating it, and recording each
+//! access for race detection, fences and flags included. `exec.rs` interprets the ops and
+//! calls these for every lane that touches memory.
+
+use super::GCtx;
+use super::block::{BlockSim, Frame, Loc};
+use crate::code::{FuncCode, R};
+use crate::memory::{Ptr, Space};
+use crate::report::{Report, ReportKind, Thread};
+use crate::shadow::{Acc, Kind, LEVELS, Release};
+use crate::value::{self, to_i128};
+use prism_ir::ir::AccessKind;
+use prism_types::ty::Scalar;
+
+/// One lane of a fragment, as the memory helpers need it: the frame it runs in, its warp
+/// and its lane in the warp.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Lane {
+    pub fid: u32,
+    pub w: usize,
+    pub l: usize,
+}
+
+/// An access site: the function, and the index of the access in its `accesses`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Site {
+    pub func: u32,
+    pub access: u32,
+}
+
+/// What an indexed access goes through: pointer and index registers, the index's type, the
+/// element size in bytes, and whether it writes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Operand {
+    pub ptr: R,
+    pub index: R,
+    pub index_ty: Scalar,
+    pub size: u64,
+    pub writes: bool,
+}
+
+impl<'a> BlockSim<'a> {
+    /// The element lane `l` accesses through pointer register `ptr` at index register
+    /// `index`, recorded for race detection; `Err` says why it is out of bounds.
+    #[inline]
+    pub(super) fn access(
+        &mut self,
+        g: &mut GCtx,
+        fr: &Frame,
+        at: Lane,
+        fc: &FuncCode,
+        site: Site,
+        op: Operand,
+    ) -> Result<Loc, String> {
+        let idx = to_i128(op.index_ty, fr.regs[op.index as usize * 32 + at.l]);
+        let loc = self.locate(fr, at, fr.regs[op.ptr as usize * 32 + at.l], idx, op.size)?;
+        if let Some(k) = race_kind(fc, site.access, op.writes) {
+            self.race(g, loc, k, at, site, None);
+        }
+        Ok(loc)
+    }
+
+    /// Resolves pointer `bits` plus `index` elements of `size` bytes to a location, or says
+    /// why it is out of bounds.
+    pub(crate) fn locate(&self, fr: &Frame, at: Lane, bits: u64, index: i128, size: u64) -> Result<Loc, String> {
+        let (fid, w) = (at.fid, at.w);
+        let p = Ptr::decode(bits);
+        let e = i128::from(p.offset) + index;
+        match p.space {
+            Space::Null => Err("the pointer is null".into()),
+            Space::Global => {
+                let n = self.s.buffers.get(p.a as usize).map(|b| b.len()).unwrap_or(0) as i128;
+                if (0..n).contains(&e) {
+                    Ok(Loc::Global(p.a as usize, e as usize))
+                } else {
+                    let name = self.s.buffer_names.get(p.a as usize).map(String::as_str).unwrap_or("?");
+                    Err(format!("element {e} is outside the {n} elements of the buffer `{name}`"))
+                }
+            }
+            Space::Shared => {
+                let n = (p.b / size.max(1)) as i128;
+                if (0..n).contains(&e) {
+                    Ok(Loc::Shared((p.a + e as u64 * size) as usize))
+                } else {
+                    Err(format!("element {e} is outside the {n} elements of the shared array"))
+                }
+            }
+            Space::Local => {
+                let frame = if p.a == u64::from(fid) {
+                    Some(fr)
+                } else {
+                    self.warps[w].frames.get(p.a as usize).and_then(|f| f.as_ref())
+                };
+                let n = frame.and_then(|f| f.locals.get(p.b as usize)).map(|a| a.len() / 32).unwrap_or(0) as i128;
+                if (0..n).contains(&e) {
+                    Ok(Loc::Local(p.a as u32, p.b as u32, e as usize))
+                } else {
+                    Err(format!("element {e} is outside the {n} elements of the local array"))
+                }
+            }
+        }
+    }
+
+    pub(crate) fn read_loc(&self, fr: &Frame, at: Lane, loc: Loc, ty: Scalar) -> u64 {
+        let (fid, w, lane) = (at.fid, at.w, at.l);
+        match loc {
+            Loc::Global(b, i) => self.s.buffers[b].load(i),
+            Loc::Shared(at) => {
+                let mut bytes = [0u8; 8];
+                let n = ty.size() as usize;
+                bytes[..n].copy_from_slice(&self.shared[at..at + n]);
+                value::norm(ty, u64::from_le_bytes(bytes))
+            }
+            Loc::Local(f, a, i) => {
+                let frame = if f == fid { fr } else { self.warps[w].frames[f as usize].as_ref().expect("live frame") };
+                frame.locals[a as usize][i * 32 + lane]
+            }
+        }
+    }
+
+    pub(crate) fn write_loc(&mut self, fr: &mut Frame, at: Lane, loc: Loc, ty: Scalar, bits: u64) {
+        let (fid, w, lane) = (at.fid, at.w, at.l);
+        match loc {
+            Loc::Global(b, i) => self.s.buffers[b].store(i, bits),
+            Loc::Shared(at) => {
+                let n = ty.size() as usize;
+                self.shared[at..at + n].copy_from_slice(&bits.to_le_bytes()[..n]);
+            }
+            Loc::Local(f, a, i) => {
+                let frame = if f == fid { fr } else { self.warps[w].frames[f as usize].as_mut().expect("live frame") };
+                frame.locals[a as usize][i * 32 + lane] = bits;
+            }
+        }
+    }
+
+    /// Atomically replaces the element at `loc` by `op(old)`; returns the old value.
+    pub(super) fn update_loc(
+        &mut self,
+        fr: &mut Frame,
+        at: Lane,
+        loc: Loc,
+        ty: Scalar,
+        op: &dyn Fn(u64) -> u64,
+    ) -> u64 {
+        match loc {
+            Loc::Global(b, i) => self.s.buffers[b].update(i, op),
+            _ => {
+                let old = self.read_loc(fr, at, loc, ty);
+                let new = value::norm(ty, op(old));
+                self.write_loc(fr, at, loc, ty, new);
+                old
+            }
+        }
+    }
+
+    /// A fence by lane `l` of warp `w`: counts it, and acquires the releases the thread has
+    /// observed (a block-scope fence only those of its own block).
+    pub(super) fn fence(&mut self, w: usize, l: usize, device: bool) {
+        let tid = w as u32 * 32 + l as u32;
+        self.fences[tid as usize].bump(device);
+        if let Some((pending, acquired)) = self.sync.get_mut(&tid) {
+            let block = self.block;
+            let (take, keep): (Vec<Release>, Vec<Release>) =
+                pending.drain(..).partition(|r| device || r.block == block);
+            *pending = keep;
+            for r in take {
+                match acquired.iter_mut().find(|a| a.block == r.block && a.tid == r.tid) {
+                    Some(a) => a.fences = r.fences,
+                    None => acquired.push(r),
+                }
+            }
+        }
+    }
+
+    /// An atomic or volatile store (or update) to `loc` by lane `l` of warp `w`: a release
+    /// when the thread has fenced, else it overwrites any flag there with a plain value.
+    pub(super) fn publish(&mut self, g: &mut GCtx, w: usize, l: usize, loc: Loc) {
+        if !self.s.cfg.checks.races {
+            return;
+        }
+        let tid = w as u32 * 32 + l as u32;
+        let fences = self.fences[tid as usize];
+        let release = (fences.any > 0).then_some(Release { block: self.block, tid, fences });
+        match (loc, release) {
+            (Loc::Global(b, i), Some(r)) => {
+                g.flags.insert((b, i), r);
+            }
+            (Loc::Global(b, i), None) => {
+                g.flags.remove(&(b, i));
+            }
+            (Loc::Shared(at), Some(r)) => {
+                self.sflags.insert(at, r);
+            }
+            (Loc::Shared(at), None) => {
+                self.sflags.remove(&at);
+            }
+            (Loc::Local(..), _) => {}
+        }
+    }
+
+    /// An atomic or volatile load (or update) of `loc` by lane `l` of warp `w`: if the value
+    /// it saw was published, the thread's next fence acquires it.
+    pub(super) fn observe(&mut self, g: &mut GCtx, w: usize, l: usize, loc: Loc) {
+        if !self.s.cfg.checks.races {
+            return;
+        }
+        let seen = match loc {
+            Loc::Global(b, i) => g.flags.get(&(b, i)).copied(),
+            Loc::Shared(at) => self.sflags.get(&at).copied(),
+            Loc::Local(..) => None,
+        };
+        let Some(r) = seen else { return };
+        let tid = w as u32 * 32 + l as u32;
+        let (pending, _) = self.sync.entry(tid).or_default();
+        match pending.iter_mut().find(|p| p.block == r.block && p.tid == r.tid) {
+            Some(p) => p.fences = r.fences,
+            None => pending.push(r),
+        }
+    }
+
+    /// An asynchronous copy by lane `l` of warp `w` reads `count` elements from `src` until it
+    /// completes: writes to them meanwhile are races (the hardware may read the source any
+    /// time until the wait; the simulator read it when the copy was issued).
+    pub(super) fn copy_started(&mut self, g: &mut GCtx, src: Loc, count: usize, size: u64, at: Lane, site: Site) {
+        if !self.s.cfg.checks.races {
+            return;
+        }
+        let tid = at.w as u32 * 32 + at.l as u32;
+        let (func, site) = (site.func, site.access);
+        for k in 0..count {
+            if let Loc::Global(b, i) = src.advance(k, size) {
+                g.inflight.insert((b, i), (self.block, tid, func, site));
+            }
+        }
+    }
+
+    /// The copy reading `count` elements from `src` has completed.
+    pub(super) fn copy_done(&mut self, g: &mut GCtx, src: Loc, count: usize, size: u64) {
+        if g.inflight.is_empty() {
+            return;
+        }
+        for k in 0..count {
+            if let Loc::Global(b, i) = src.advance(k, size) {
+                g.inflight.remove(&(b, i));
+            }
+        }
+    }
+
+    /// Records an access for race detection and reports a conflict. `counts` overrides the
+    /// thread's barrier counts (an asynchronous copy's write belongs to when it was issued).
+    pub(super) fn race(
+        &mut self,
+        g: &mut GCtx,
+        loc: Loc,
+        kind: Kind,
+        at: Lane,
+        site: Site,
+        counts: Option<([u32; LEVELS], [u32; LEVELS])>,
+    ) {
+        let (w, lane, func, site) = (at.w, at.l, site.func, site.access);
+        let s = self.s;
+        if !s.cfg.checks.races {
+            return;
+        }
+        let tid = w as u32 * 32 + lane as u32;
+        let now = Acc {
+            tid,
+            counts: counts.map_or(self.warps[w].arrived[lane], |c| c.1),
+            func: func as u16,
+            site: site as u16,
+            fences: self.fences[tid as usize],
+            atomic: false,
+        };
+        let passed = counts.map_or(self.warps[w].counts[lane], |c| c.0);
+        // A write to the source of a copy still in flight.
+        if matches!(kind, Kind::Write | Kind::Atomic)
+            && let Loc::Global(b, i) = loc
+            && let Some(&(cblock, ctid, cfunc, csite)) = g.inflight.get(&(b, i))
+        {
+            let fc = &s.code.funcs[func as usize];
+            let name = &fc.mems[fc.accesses[site as usize].mem.index()].name;
+            let copy_span = s.code.funcs[cfunc as usize].accesses[csite as usize].span;
+            let report = Report {
+                kind: ReportKind::Race(crate::shadow::RaceKind::ReadWrite),
+                message: format!(
+                    "data race on `{name}`: a write to the source of an asynchronous copy that may not have read it yet"
+                ),
+                span: fc.accesses[site as usize].span,
+                thread: Thread { block: self.block, thread: tid },
+                other: Some((
+                    copy_span,
+                    Some(Thread { block: cblock, thread: ctid }),
+                    "this copy reads it at any time until its `async` scope ends".into(),
+                )),
+                notes: vec!["write the source after the copy's `async` scope has ended".into()],
+            };
+            g.report(s, report);
+            if s.stop.load(std::sync::atomic::Ordering::Relaxed) {
+                self.stopped = true;
+            }
+            return;
+        }
+        // A plain write over a flag ends what it published.
+        if kind == Kind::Write {
+            match loc {
+                Loc::Global(b, i) if !g.flags.is_empty() => {
+                    g.flags.remove(&(b, i));
+                }
+                Loc::Shared(at) if !self.sflags.is_empty() => {
+                    self.sflags.remove(&at);
+                }
+                _ => {}
+            }
+        }
+        let (conflict, other_block) = match loc {
+            Loc::Global(b, i) => {
+                let Some(shadow) = g.shadow.as_mut() else { return };
+                let cell = &mut shadow[b][i];
+                if cell.cell_block != self.block + 1 {
+                    cell.cell_block = self.block + 1;
+                    cell.cell = Default::default();
+                }
+                match cell.blocks.access(self.block, g.grid_epoch, now.at(), kind) {
+                    Some(c) => (Some((c.earlier, c.kind)), Some(c.earlier_block)),
+                    None => (cell.cell.access(&s.levels, now, &passed, kind).map(|(a, k)| (a.at(), k)), None),
+                }
+            }
+            Loc::Shared(at) => {
+                if self.sshadow.is_empty() {
+                    self.sshadow = vec![Default::default(); self.shared.len()];
+                }
+                (self.sshadow[at].access(&s.levels, now, &passed, kind).map(|(a, k)| (a.at(), k)), None)
+            }
+            Loc::Local(..) => return,
+        };
+        let Some((earlier, rk)) = conflict else { return };
+        // Published through a fence and a flag this thread observed and then fenced for.
+        let earlier_block = match other_block {
+            Some(b) => b,
+            None => self.block,
+        };
+        if let Some((_, acquired)) = self.sync.get(&tid)
+            && acquired.iter().any(|r| r.orders(self.block, earlier_block, &earlier))
+        {
+            return;
+        }
+        let fc = &s.code.funcs[func as usize];
+        let ef = &s.code.funcs[earlier.func as usize];
+        let a = &fc.accesses[site as usize];
+        let e = &ef.accesses[earlier.site as usize];
+        let name = &fc.mems[a.mem.index()].name;
+        let earlier_thread = match other_block {
+            Some(u32::MAX) => None,
+            Some(b) => Some(Thread { block: b, thread: earlier.tid }),
+            None => Some(Thread { block: self.block, thread: earlier.tid }),
+        };
+        let scope = if other_block.is_some() { "different blocks" } else { "threads of one block" };
+        let what = if matches!(kind, Kind::Read) { "read" } else { "write" };
+        let report = Report {
+            kind: ReportKind::Race(rk),
+            message: format!(
+                "data race on `{name}`: {} accesses by {scope} with no barrier between them",
+                rk.describe()
+            ),
+            span: a.span,
+            thread: Thread { block: self.block, thread: tid },
+            other: Some((e.span, earlier_thread, format!("conflicts with this earlier access (before this {what})"))),
+            notes: race_notes(rk, other_block.is_some()),
+        };
+        g.report(s, report);
+        if s.stop.load(std::sync::atomic::Ordering::Relaxed) {
+            self.stopped = true;
+        }
+    }
+}
+
+/// What kind of access a site makes, for race detection (`None`: never checked).
+pub(super) fn race_kind(fc: &FuncCode, access: u32, writes: bool) -> Option<Kind> {
+    match fc.accesses.get(access as usize).map(|a| a.kind) {
+        Some(AccessKind::Volatile) => None,
+        Some(AccessKind::Atomic) => Some(if writes { Kind::Atomic } else { Kind::AtomicRead }),
+        Some(AccessKind::Read) => Some(Kind::Read),
+        Some(AccessKind::Write | AccessKind::AsyncWrite) => Some(Kind::Write),
+        None => Some(if writes { Kind::Write } else { Kind::Read }),
+    }
+}
+
+fn race_notes(kind: crate::shadow::RaceKind, blocks: bool) -> Vec<String> {
+    let mut notes = Vec::new();
+    if blocks {
+        notes.push(
+            "blocks are not ordered with each other: only atomics (or a grid barrier) may share memory between them"
+                .into(),
+        );
+    } else {
+        notes.push(
+            "accesses by different threads must be separated by a barrier whose unit contains both threads".into(),
+        );
+    }
+    if kind == crate::shadow::RaceKind::AtomicPlain {
+        notes.push("an atomic access is not ordered with a plain access to the same element".into());
+    }
+    notes
+}
