@@ -259,28 +259,19 @@ fn a_spin_deadlock_is_reported_under_every_check_set() {
 
 const ENDLESS: &str = "@prism(\"global\")\n@requires(grid[1], block[1], thread[1])\ndef spin(out : ptr(int)):\n    with group(thread[1]):\n        i : int @ thread[1] = 0\n        while i >= 0:\n            i = i + 1 - 1\n";
 
+/// `prism run` of the endless kernel in `file`, with extra options and environment.
+fn run_endless(file: &str, extra: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    let mut args = vec!["run", file, "--kernel", "spin", "--grid", "1", "--block", "1", "--arg", "out=zeros:i32:1"];
+    args.extend_from_slice(extra);
+    prism_env(&args, env)
+}
+
 #[test]
 fn an_endless_loop_is_stopped_by_the_wall_clock_and_named() {
     let dir = scratch("endless");
     let file = kernel_file(&dir, "endless.prism", ENDLESS);
     let start = std::time::Instant::now();
-    let out = prism_env(
-        &[
-            "run",
-            &file,
-            "--kernel",
-            "spin",
-            "--grid",
-            "1",
-            "--block",
-            "1",
-            "--arg",
-            "out=zeros:i32:1",
-            "--stall-limit",
-            "1.5",
-        ],
-        &[("PRISM_PROGRESS", "1")],
-    );
+    let out = run_endless(&file, &["--stall-limit", "1.5"], &[("PRISM_PROGRESS", "1")]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(3), "{err}");
     assert!(err.contains("error[time-limit]: no block finished for 1.5 s while block 0 ran this loop"), "{err}");
@@ -290,20 +281,7 @@ fn an_endless_loop_is_stopped_by_the_wall_clock_and_named() {
     assert!(start.elapsed() < std::time::Duration::from_secs(15), "took {:?}", start.elapsed());
 
     // The step limit names the loop too.
-    let out = prism(&[
-        "run",
-        &file,
-        "--kernel",
-        "spin",
-        "--grid",
-        "1",
-        "--block",
-        "1",
-        "--arg",
-        "out=zeros:i32:1",
-        "--fuel",
-        "100000",
-    ]);
+    let out = run_endless(&file, &["--fuel", "100000"], &[]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(3), "{err}");
     assert!(
@@ -313,26 +291,12 @@ fn an_endless_loop_is_stopped_by_the_wall_clock_and_named() {
     assert!(err.contains("endless.prism:6:9"), "{err}");
 
     // Without a terminal or PRISM_PROGRESS, nothing is drawn.
-    let out = prism(&[
-        "run",
-        &file,
-        "--kernel",
-        "spin",
-        "--grid",
-        "1",
-        "--block",
-        "1",
-        "--arg",
-        "out=zeros:i32:1",
-        "--stall-limit",
-        "1.2",
-    ]);
+    let out = run_endless(&file, &["--stall-limit", "1.2"], &[]);
     assert!(!stderr(&out).contains("running: blocks"), "{}", stderr(&out));
 
     for bad in ["inf", "-1", "NaN", "1e12", "soon"] {
         let opt = format!("--stall-limit={bad}");
-        let out =
-            prism(&["run", &file, "--kernel", "spin", "--grid", "1", "--block", "1", "--arg", "out=zeros:i32:1", &opt]);
+        let out = run_endless(&file, &[&opt], &[]);
         assert_eq!(out.status.code(), Some(2), "--stall-limit {bad}: {}", stderr(&out));
         assert!(stderr(&out).contains("is not a number of seconds"), "{}", stderr(&out));
     }
