@@ -8,7 +8,35 @@
 //! __forceinline__` (not `static`, so unused helpers draw no warning). The text uses no host headers, so NVRTC
 //! compiles it too.
 
-/// The includes and helpers, printed once at the top of every translation unit.
+/// The includes and helpers a translation unit whose kernels are `body` needs: the whole
+/// [`PRELUDE`] less the half-precision and bfloat16 headers and helpers when `body` names
+/// no such type or conversion, and less cooperative groups when it has no grid barrier.
+/// Those headers cost most of an nvcc compile of a small kernel (about 1.6 s of 2), and
+/// the body is the only thing that can need them: a helper for `__half` is only called
+/// with a `__half` the body declared.
+pub fn prelude_for(body: &str) -> String {
+    let fp16 = body.contains("__half") || body.contains("2half");
+    let bf16 = body.contains("bfloat16");
+    let grid = body.contains("cooperative_groups::");
+    let mut out = String::with_capacity(PRELUDE.len());
+    for line in PRELUDE.lines() {
+        let keep = match line {
+            "#include <cuda_fp16.h>" => fp16,
+            "#include <cuda_bf16.h>" => bf16,
+            "#include <cooperative_groups.h>" => grid,
+            // The helpers for the two 16-bit float types are one line each.
+            _ => (fp16 || !(line.contains("__half") || line.contains("2half"))) && (bf16 || !line.contains("bfloat16")),
+        };
+        if keep {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The includes and helpers for any kernel (every header, every helper); `prism build`
+/// prints [`prelude_for`] its kernels instead.
 pub const PRELUDE: &str = r#"#include <cuda_fp16.h>
 #include <cuda_bf16.h>
 #include <cooperative_groups.h>
@@ -201,3 +229,25 @@ PRISM_DEV void prism_mbar_arrive_wait(unsigned bar) {
 #endif
 // ---------------------------------------------------------------------------------------------
 "#;
+
+#[cfg(test)]
+mod tests {
+    use super::{PRELUDE, prelude_for};
+
+    #[test]
+    fn the_lean_prelude_keeps_what_the_body_names() {
+        let plain = prelude_for("__global__ void k(float* x) { x[0] = 1.0f; }");
+        assert!(!plain.contains("#include"), "{plain}");
+        assert!(!plain.contains("__half") && !plain.contains("bfloat16"));
+        assert!(plain.contains("prism_add") && plain.contains("prism_atomic_add(float*"));
+        let half = prelude_for("__half h = __float2half_rn(1.0f);");
+        assert!(half.contains("#include <cuda_fp16.h>") && half.contains("prism_atomic_add(__half*"));
+        assert!(!half.contains("bfloat16") && !half.contains("cooperative_groups"));
+        let bf = prelude_for("__nv_bfloat16 b;");
+        assert!(bf.contains("#include <cuda_bf16.h>") && bf.contains("prism_atomic_add(__nv_bfloat16*"));
+        let grid = prelude_for("cooperative_groups::this_grid().sync();");
+        assert!(grid.contains("#include <cooperative_groups.h>"));
+        // Everything named keeps everything.
+        assert_eq!(prelude_for("__half __nv_bfloat16 cooperative_groups::"), PRELUDE);
+    }
+}

@@ -84,6 +84,30 @@ fn nvcc_compiles_the_corpus_for_sm80_and_sm90a() {
             jobs.push((format!("{name} ({n} programs) for {arch}"), file, arch));
         }
     }
+    // `prism build` prints a lean prelude, just the headers and helpers its kernels use:
+    // compile whole files, one for each combination of what the prelude can leave out that
+    // the corpus has, so a helper or header dropped wrongly fails here.
+    let mut classes = BTreeSet::new();
+    for path in prism_files(&accept) {
+        let src = std::fs::read_to_string(&path).expect("readable source");
+        let rel = path.strip_prefix(&root).unwrap_or(&path).to_string_lossy().replace('\\', "/");
+        let synced =
+            prism_test::synced(&rel, &src, &prism_driver::Options::default()).unwrap_or_else(|e| panic!("{e}"));
+        let out =
+            prism_cuda::emit(&synced, &prism_cuda::Options { source: Some(src), ..prism_cuda::Options::default() });
+        let class = (
+            out.text.contains("<cuda_fp16.h>"),
+            out.text.contains("<cuda_bf16.h>"),
+            out.text.contains("<cooperative_groups.h>"),
+        );
+        if classes.insert(class) {
+            let file = tmp.join(format!("lean_{}_{}_{}.cu", class.0, class.1, class.2));
+            std::fs::write(&file, &out.text).expect("write lean file");
+            let arch = if out.needs_sm90a { "sm_90a" } else { "sm_80" };
+            jobs.push((format!("{rel} alone, with its lean prelude, for {arch}"), file, arch));
+        }
+    }
+    assert!(classes.len() >= 3, "the corpus should exercise the lean prelude's choices: {classes:?}");
     // Two nvcc processes at a time.
     let results: Vec<(String, toolchain::Compiled)> = std::thread::scope(|s| {
         let chunks: Vec<Vec<&(String, PathBuf, &str)>> =
