@@ -4,7 +4,8 @@
 //! source syntax (`thread[32]`), and point secondary labels at where a variable got its
 //! perspective or where the enclosing group began.
 
-use crate::error::{Culprit, TypeError};
+use crate::error::{Culprit, Expected, Found, TypeError};
+use crate::ty::Ty;
 use prism_diag::Diagnostic;
 
 /// Labels saying where a non-uniform value comes from: its declaration, and its use when
@@ -61,7 +62,11 @@ impl TypeError {
             .with_help("pick another name for the function"),
             // Diagnostic: type-mismatch
             Mismatch { expected, found, span, context, help } => {
-                let d = Diagnostic::error("type-mismatch", format!("expected {expected}, found {found}"), *span)
+                let d = Diagnostic::error(
+                    "type-mismatch",
+                    format!("expected {}, found {}", expected_words(expected), found_words(found)),
+                    *span,
+                )
                     .with_label(context.clone());
                 match help {
                     Some(h) => d.with_help(h.clone()),
@@ -569,5 +574,39 @@ impl TypeError {
             .with_secondary(*guard, "evaluated conditionally because of this")
             .with_help("call it in its own statement and use the result"),
         }
+    }
+}
+
+/// The words of a `type-mismatch`'s expectation.
+fn expected_words(e: &Expected) -> String {
+    const ATOMIC: &str = "`int`, `uint`, `int64`, `uint64`, `float` or `double`";
+    match e {
+        Expected::Scalar(s) => format!("`{}`", s.name()),
+        Expected::Place(s) => format!("a `{}` place", s.name()),
+        Expected::Memory(s) => format!("memory of `{}`", s.name()),
+        Expected::AtomicMemory => format!("memory of {ATOMIC}"),
+        Expected::AtomicType => ATOMIC.to_string(),
+        Expected::Opaque(n) => format!("`{n}`"),
+        Expected::Integer => "an integer".into(),
+        Expected::Integers => "integers".into(),
+        Expected::Float => "a floating-point value".into(),
+        Expected::Number => "a number".into(),
+        Expected::Numbers => "numbers".into(),
+        Expected::Value => "a value".into(),
+        Expected::ScalarValue => "a scalar value".into(),
+        Expected::ScalarPlace => "a scalar place".into(),
+        Expected::OperatorOperand => "a type the operator applies to".into(),
+    }
+}
+
+/// The words of what a `type-mismatch` found.
+fn found_words(f: &Found) -> String {
+    match f {
+        Found::Type(Ty::Void) => "no value".into(),
+        Found::Type(t) => format!("`{t}`"),
+        Found::Memory(s) => format!("memory of `{}`", s.name()),
+        Found::Str => "a string".into(),
+        Found::Array(n) => format!("the array `{n}`"),
+        Found::Handle(n) => format!("the handle `{n}`"),
     }
 }

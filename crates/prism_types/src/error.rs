@@ -5,6 +5,7 @@
 //! variant shows a minimal program that produces it.
 
 use crate::perspective::Persp;
+use crate::ty::{Scalar, Ty};
 use prism_span::Span;
 
 /// Where a value that must be uniform is used.
@@ -29,6 +30,62 @@ impl Sink {
             Sink::LoopBound => "loop bound",
             Sink::Selector => "selector",
         }
+    }
+}
+
+/// What a `type-mismatch` expected. The words for each are in `diagnostics.rs`, once.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Expected {
+    /// A value of this type.
+    Scalar(Scalar),
+    /// An assignable element of this type (an intrinsic's output).
+    Place(Scalar),
+    /// Memory whose elements have this type.
+    Memory(Scalar),
+    /// Memory of a type atomics support.
+    AtomicMemory,
+    /// A value of a type atomics support.
+    AtomicType,
+    /// An opaque handle of this kind.
+    Opaque(String),
+    /// An integer value.
+    Integer,
+    /// Integer operands.
+    Integers,
+    /// A floating-point value.
+    Float,
+    /// A numeric value.
+    Number,
+    /// Numeric operands.
+    Numbers,
+    /// Any value (not an array, a string or nothing).
+    Value,
+    /// A scalar value (not an array or a handle).
+    ScalarValue,
+    /// A scalar place (not an array).
+    ScalarPlace,
+    /// A type the compound-assignment operator applies to.
+    OperatorOperand,
+}
+
+/// What a `type-mismatch` found instead.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Found {
+    /// A value of this type.
+    Type(Ty),
+    /// Memory whose elements have this type.
+    Memory(Scalar),
+    /// A string literal.
+    Str,
+    /// The array with this name.
+    Array(String),
+    /// The opaque handle with this name.
+    Handle(String),
+}
+
+impl From<Scalar> for Found {
+    fn from(s: Scalar) -> Found {
+        Found::Type(Ty::Scalar(s))
     }
 }
 
@@ -70,7 +127,7 @@ pub enum TypeError {
     /// Two definitions of one name in one scope.
     Duplicate { name: String, span: Span, first: Span },
     /// A value of the wrong type.
-    Mismatch { expected: String, found: String, span: Span, context: String, help: Option<String> },
+    Mismatch { expected: Expected, found: Found, span: Span, context: String, help: Option<String> },
     /// A call with the wrong arguments.
     WrongArguments { callee: String, problem: String, span: Span, help: Option<String> },
     /// Indexing a non-array, or with the wrong number of indices.

@@ -8,7 +8,7 @@
 
 use super::ctx::{Checker, Lit, Val};
 use super::expr::Resolved;
-use crate::error::TypeError;
+use crate::error::{Expected, Found, TypeError};
 use crate::intrinsics::{self, CodeReq, IntrinsicId, ParamKind, RetSig, TyClass};
 use crate::perspective::Persp;
 use crate::tir::{self, CallArg, Callee, ConstValue, ExprKind, FnId, Place, VarId, VarKind};
@@ -515,8 +515,8 @@ impl Checker<'_> {
             }
             other => {
                 self.error(TypeError::Mismatch {
-                    expected: format!("`{tn}`"),
-                    found: format!("`{other}`"),
+                    expected: Expected::Opaque(tn.to_string()),
+                    found: Found::Type(other.clone()),
                     span: value.span,
                     context: format!("argument for `{param}`"),
                     help: None,
@@ -712,8 +712,8 @@ impl Checker<'_> {
         }
         let Some(s) = v.scalar() else {
             self.error(TypeError::Mismatch {
-                expected: "a value".into(),
-                found: v.e.ty.to_string(),
+                expected: Expected::Value,
+                found: Found::Type(v.e.ty.clone()),
                 span: v.e.span,
                 context: ctx,
                 help: None,
@@ -765,12 +765,12 @@ impl Checker<'_> {
                 if !fits(c, s) {
                     self.error(TypeError::Mismatch {
                         expected: match c {
-                            TyClass::Int => "an integer".into(),
-                            TyClass::Float => "a floating-point value".into(),
-                            TyClass::Atomic => "`int`, `uint`, `int64`, `uint64`, `float` or `double`".into(),
-                            _ => "a number".into(),
+                            TyClass::Int => Expected::Integer,
+                            TyClass::Float => Expected::Float,
+                            TyClass::Atomic => Expected::AtomicType,
+                            _ => Expected::Number,
                         },
-                        found: format!("`{}`", s.name()),
+                        found: s.into(),
                         span: v.e.span,
                         context: ctx,
                         help: None,
@@ -809,8 +809,8 @@ impl Checker<'_> {
             let Some((place, pty, ppersp, origin)) = self.place(it, None) else { continue };
             if pty != want {
                 self.error(TypeError::Mismatch {
-                    expected: format!("a `{}` place", want.name()),
-                    found: format!("`{}`", pty.name()),
+                    expected: Expected::Place(want),
+                    found: pty.into(),
                     span: it.span,
                     context: format!("output of `{callee}`"),
                     help: None,
@@ -914,8 +914,8 @@ impl Checker<'_> {
                     && want != elem
                 {
                     self.error(TypeError::Mismatch {
-                        expected: format!("memory of `{}`", want.name()),
-                        found: format!("memory of `{}`", elem.name()),
+                        expected: Expected::Memory(want),
+                        found: Found::Memory(elem),
                         span: value.span,
                         context: format!("`{param}` of `{callee}`"),
                         help: None,
@@ -930,8 +930,8 @@ impl Checker<'_> {
                 ) =>
             {
                 self.error(TypeError::Mismatch {
-                    expected: "memory of `int`, `uint`, `int64`, `uint64`, `float` or `double`".into(),
-                    found: format!("memory of `{}`", elem.name()),
+                    expected: Expected::AtomicMemory,
+                    found: Found::Memory(elem),
                     span: value.span,
                     context: format!("`{param}` of `{callee}`"),
                     help: None,

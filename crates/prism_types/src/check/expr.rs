@@ -7,7 +7,7 @@
 
 use super::ctx::{Binding, Checker, Lit, Val};
 use crate::consts;
-use crate::error::TypeError;
+use crate::error::{Expected, Found, TypeError};
 use crate::perspective::Persp;
 use crate::tir::{self, BinOp, ConstValue, ExprKind, UnOp, VarId, VarKind};
 use crate::ty::{Scalar, Ty};
@@ -81,8 +81,8 @@ impl Checker<'_> {
             E::Bool(b) => Val::new(konst(ConstValue::Bool(*b), Scalar::Bool, span)),
             E::Str(_) => {
                 self.error(TypeError::Mismatch {
-                    expected: "a value".into(),
-                    found: "a string".into(),
+                    expected: Expected::Value,
+                    found: Found::Str,
                     span,
                     context: "strings appear only in decorators and `unsafe(...)`".into(),
                     help: None,
@@ -173,8 +173,8 @@ impl Checker<'_> {
                     }
                     (Ty::Array { .. }, _) => {
                         self.error(TypeError::Mismatch {
-                            expected: "a scalar value".into(),
-                            found: format!("the array `{n}`"),
+                            expected: Expected::ScalarValue,
+                            found: Found::Array(n.to_string()),
                             span,
                             context: "an array is not a value".into(),
                             help: Some(format!("index it (`{n}[i]`), or pass it to a `ptr(T)` parameter")),
@@ -191,8 +191,8 @@ impl Checker<'_> {
                     }
                     _ => {
                         self.error(TypeError::Mismatch {
-                            expected: "a scalar value".into(),
-                            found: format!("the handle `{n}`"),
+                            expected: Expected::ScalarValue,
+                            found: Found::Handle(n.to_string()),
                             span,
                             context: "opaque handles can only be passed to intrinsics".into(),
                             help: None,
@@ -240,13 +240,13 @@ impl Checker<'_> {
         };
         if !ok {
             let expected = match op {
-                UnOp::Neg => "a number",
-                UnOp::BitNot => "an integer",
-                UnOp::Not => "`bool`",
+                UnOp::Neg => Expected::Number,
+                UnOp::BitNot => Expected::Integer,
+                UnOp::Not => Expected::Scalar(Scalar::Bool),
             };
             self.error(TypeError::Mismatch {
-                expected: expected.into(),
-                found: format!("`{}`", s.name()),
+                expected,
+                found: s.into(),
                 span: v.e.span,
                 context: format!("operand of `{}`", op.as_str()),
                 help: (op == UnOp::Not).then(|| "compare explicitly, e.g. `x == 0`".to_string()),
@@ -283,8 +283,8 @@ impl Checker<'_> {
         let (Some(sa), Some(sb)) = (a.scalar(), b.scalar()) else {
             let bad = if a.scalar().is_none() { &a } else { &b };
             self.error(TypeError::Mismatch {
-                expected: "a value".into(),
-                found: bad.e.ty.to_string(),
+                expected: Expected::Value,
+                found: Found::Type(bad.e.ty.clone()),
                 span: bad.e.span,
                 context: "operand".into(),
                 help: None,
@@ -300,8 +300,8 @@ impl Checker<'_> {
                 Some(c) => c,
                 None => {
                     self.error(TypeError::Mismatch {
-                        expected: format!("`{}`", sa.name()),
-                        found: format!("`{}`", sb.name()),
+                        expected: Expected::Scalar(sa),
+                        found: sb.into(),
                         span: b.e.span,
                         context: format!("operands of different types (`{}` and `{}`)", sa.name(), sb.name()),
                         help: Some("convert one explicitly".into()),
@@ -342,8 +342,8 @@ impl Checker<'_> {
             for (v, s) in [(&va, sa), (&vb, sb)] {
                 if !s.is_int() {
                     self.error(TypeError::Mismatch {
-                        expected: "an integer".into(),
-                        found: format!("`{}`", s.name()),
+                        expected: Expected::Integer,
+                        found: s.into(),
                         span: v.e.span,
                         context: format!("operand of `{}`", op.as_str()),
                         help: None,
@@ -373,10 +373,10 @@ impl Checker<'_> {
             };
             self.error(TypeError::Mismatch {
                 expected: match op {
-                    BinOp::Rem | BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => "integers".into(),
-                    _ => "numbers".into(),
+                    BinOp::Rem | BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => Expected::Integers,
+                    _ => Expected::Numbers,
                 },
-                found: format!("`{}`", common.name()),
+                found: common.into(),
                 span,
                 context: format!("operands of `{}`", op.as_str()),
                 help,
@@ -455,8 +455,8 @@ impl Checker<'_> {
         }
         let Some(from) = v.scalar() else {
             self.error(TypeError::Mismatch {
-                expected: format!("`{}`", to.name()),
-                found: v.e.ty.to_string(),
+                expected: Expected::Scalar(to),
+                found: Found::Type(v.e.ty.clone()),
                 span,
                 context: context.to_string(),
                 help: None,
@@ -480,8 +480,8 @@ impl Checker<'_> {
                 Some(format!("convert explicitly: `{}(...)`", to.name()))
             };
             self.error(TypeError::Mismatch {
-                expected: format!("`{}`", to.name()),
-                found: format!("`{}`", from.name()),
+                expected: Expected::Scalar(to),
+                found: from.into(),
                 span,
                 context: context.to_string(),
                 help,

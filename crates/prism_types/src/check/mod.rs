@@ -17,7 +17,7 @@ mod scope;
 mod stmt;
 
 use crate::consts;
-use crate::error::TypeError;
+use crate::error::{Expected, Found, TypeError};
 use crate::perspective::{Facts, Level, Persp, lcm};
 use crate::tir::{self, FnId};
 use crate::ty::{Scalar, Ty};
@@ -227,8 +227,8 @@ pub(crate) fn fit_const(k: Konst, ty: Scalar, span: Span) -> Result<tir::ConstVa
     };
     if !implicit {
         return Err(TypeError::Mismatch {
-            expected: format!("`{}`", ty.name()),
-            found: format!("`{}`", k.ty.name()),
+            expected: Expected::Scalar(ty),
+            found: k.ty.into(),
             span,
             context: "constant value".into(),
             help: Some(format!("convert explicitly: `{}(...)`", ty.name())),
@@ -291,8 +291,8 @@ pub(crate) fn const_expr(
         E::Bool(b) => Konst { value: C::Bool(*b), ty: Scalar::Bool, literal: false },
         E::Str(_) => {
             return Err(TypeError::Mismatch {
-                expected: "a value".into(),
-                found: "a string".into(),
+                expected: Expected::Value,
+                found: Found::Str,
                 span: e.span,
                 context: "strings appear only in decorators and `unsafe(...)`".into(),
                 help: None,
@@ -337,8 +337,8 @@ pub(crate) fn const_expr(
                 ka.ty
             } else {
                 Scalar::common(ka.ty, kb.ty).ok_or_else(|| TypeError::Mismatch {
-                    expected: format!("`{}`", ka.ty.name()),
-                    found: format!("`{}`", kb.ty.name()),
+                    expected: Expected::Scalar(ka.ty),
+                    found: kb.ty.into(),
                     span: b.span,
                     context: "operand".into(),
                     help: None,

@@ -7,7 +7,7 @@
 //! `thread[1]` name.
 
 use super::ctx::{Binding, Checker, ClaimState, Frame, LambdaDef, Val};
-use crate::error::{Sink, TypeError};
+use crate::error::{Expected, Found, Sink, TypeError};
 use crate::perspective::Persp;
 use crate::tir::{self, ConstValue, ExprKind, Place, StmtKind, VarId, VarKind};
 use crate::ty::{Scalar, Ty};
@@ -151,8 +151,8 @@ impl Checker<'_> {
             (ExprKind::Const(ConstValue::Int(n)), Some(s)) if s.is_int() => Some(*n),
             (ExprKind::Const(_), _) => {
                 self.error(TypeError::Mismatch {
-                    expected: "an integer".into(),
-                    found: format!("`{}`", v.e.ty),
+                    expected: Expected::Integer,
+                    found: Found::Type(v.e.ty.clone()),
                     span: e.span,
                     context: what.to_string(),
                     help: None,
@@ -578,8 +578,8 @@ impl Checker<'_> {
                     Ty::Scalar(s) => Some((Place::Var(v), s, var.persp, var.span)),
                     Ty::Array { .. } => {
                         self.error(TypeError::Mismatch {
-                            expected: "a scalar place".into(),
-                            found: format!("the array `{n}`"),
+                            expected: Expected::ScalarPlace,
+                            found: Found::Array(n.to_string()),
                             span: e.span,
                             context: "arrays are assigned element by element".into(),
                             help: Some(format!("write `{n}[i] = ...`")),
@@ -686,8 +686,8 @@ impl Checker<'_> {
         };
         if !ok {
             self.error(TypeError::Mismatch {
-                expected: "a type the operator applies to".into(),
-                found: format!("`{}`", s.name()),
+                expected: Expected::OperatorOperand,
+                found: s.into(),
                 span,
                 context: format!("`{}=`", op.as_str()),
                 help: None,
