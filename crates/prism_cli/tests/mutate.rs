@@ -30,7 +30,8 @@ fn a_misbehaving_binary_is_caught() {
         ("panics", "echo \"thread 'main' panicked at src/x.rs\" >&2; exit 101", "FAULT: panic"),
         ("silent", "exit 1", "FAULT: exit code 1 with nothing on stderr"),
         ("aborts", "kill -ABRT $$", "FAULT: killed by a signal"),
-        ("hangs", "sleep 30", "FAULT: still running after 1s (killed)"),
+        ("hangs", "sleep 30", "FAULT: still running after 1s (killed) with no block finishing"),
+        ("slow", "printf 'running: blocks 1/9\\r' >&2; sleep 0.3; printf 'running: blocks 2/9\\r' >&2; sleep 30", ""),
         ("clobbers", "for a; do :; done; printf x > \"$2\"; echo bad >&2; exit 1", "FAULT: changed its source file"),
     ] {
         let fake = dir.join(name);
@@ -39,6 +40,11 @@ fn a_misbehaving_binary_is_caught() {
         assert!(chmod.success());
         let out = mutate(&["--mutants", "1", "--timeout", "1", "--prism", fake.to_str().expect("utf-8 path")]);
         let text = stdout(&out);
+        if expect.is_empty() {
+            // A big launch still finishing blocks at the timeout is not a hang.
+            assert!(text.contains("faults: 0"), "{name}: {text}");
+            continue;
+        }
         assert_eq!(out.status.code(), Some(1), "{name}: {text}");
         assert!(text.contains(expect), "{name}: {text}");
     }

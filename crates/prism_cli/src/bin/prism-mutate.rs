@@ -16,7 +16,9 @@
 //!
 //! A *fault* is anything a serious tool must never do, whatever the input: a panic (exit 101
 //! or a panic message), death by a signal (an abort on allocation failure included), a
-//! command still running after `--timeout` seconds, an exit code outside 0-3, a failure
+//! command still running after `--timeout` seconds with no block finishing (a run whose
+//! progress line still advances is a big launch, counted but not a fault), an exit code
+//! outside 0-3, a failure
 //! with nothing said on stderr, an output file left behind by a failed command (or missing
 //! after a successful one), and a source file changed by any command. Errors for bad input
 //! are the expected outcome, not faults.
@@ -409,7 +411,8 @@ fn run_cmd(prism: &Path, args: &[String], dir: &Path, timeout: Duration) -> Ran 
     let child = Command::new(prism)
         .args(args)
         .env("NO_COLOR", "1")
-        .env_remove("PRISM_PROGRESS")
+        // The progress line tells a long run that is still finishing blocks from a hang.
+        .env("PRISM_PROGRESS", "1")
         .stdin(Stdio::null())
         .stdout(out)
         .stderr(err)
@@ -438,10 +441,22 @@ fn run_cmd(prism: &Path, args: &[String], dir: &Path, timeout: Duration) -> Ran 
     Ran { status, stderr, elapsed: start.elapsed() }
 }
 
+/// Whether a killed run's progress line shows blocks finishing: a launch that is only big
+/// (millions of threads), not a hang. The simulator's own stall limit stops a run in which
+/// no block finishes, so a run still drawing progress at the timeout is making it.
+fn progressing(stderr: &str) -> bool {
+    let counts: Vec<u64> =
+        stderr.split("running: blocks ").skip(1).filter_map(|t| t.split('/').next()?.parse().ok()).collect();
+    counts.windows(2).any(|w| w[1] > w[0])
+}
+
 /// The fault a command's outcome shows, if any.
 fn judge(ran: &Ran, timeout: Duration) -> Option<String> {
     let Some(status) = ran.status else {
-        return Some(format!("still running after {timeout:?} (killed)"));
+        if progressing(&ran.stderr) {
+            return None;
+        }
+        return Some(format!("still running after {timeout:?} (killed) with no block finishing"));
     };
     let Some(code) = status.code() else {
         return Some(format!("killed by a signal ({status})"));
@@ -541,7 +556,11 @@ fn main() {
             }
             let ran = run_cmd(&opts.prism, &c, &dir, opts.timeout);
             commands += 1;
-            let code = ran.status.and_then(|s| s.code()).map_or("none".into(), |c| c.to_string());
+            let code = match ran.status {
+                Some(s) => s.code().map_or("by a signal".into(), |c| c.to_string()),
+                None if progressing(&ran.stderr) => "none (killed at the timeout, still finishing blocks)".into(),
+                None => "none (killed at the timeout)".into(),
+            };
             *codes.entry(format!("{} exit {code}", c[0])).or_default() += 1;
             if ran.elapsed > slowest.0 {
                 slowest = (ran.elapsed, c.join(" "));
