@@ -51,7 +51,12 @@ pub fn run(a: &BuildArgs) -> u8 {
     let mut map = SourceMap::default();
     let file = map.add(a.file.clone(), text.clone());
     let mut problems = Problems::default();
-    let opts = prism_driver::Options { target, optimize: !a.no_opt, ..prism_driver::Options::default() };
+    let opts = prism_driver::Options {
+        target,
+        optimize: !a.no_opt,
+        contract: a.common.fp_contract == crate::check::Switch::On,
+        ..prism_driver::Options::default()
+    };
     let synced = prism_driver::compile(&map, file, &opts, &mut problems);
     problems.sort();
     emit(&map, &problems, a.common.message_format, a.common.color);

@@ -21,6 +21,19 @@ pub struct Common {
     /// Colour human output.
     #[arg(long, value_enum, default_value = "auto")]
     pub color: ColorChoice,
+    /// Fuse a `float`/`double` product into the addition it feeds (one rounding, the same
+    /// on the simulator and the GPU; docs/language.md), or compute both roundings.
+    #[arg(long, value_enum, default_value = "on")]
+    pub fp_contract: Switch,
+}
+
+/// On or off.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Switch {
+    /// On.
+    On,
+    /// Off.
+    Off,
 }
 
 /// Arguments of `prism check`.
@@ -91,7 +104,12 @@ pub fn run(args: &CheckArgs) -> u8 {
         }
     }
     let mut problems = Problems::default();
-    let opts = prism_driver::Options { target, explain_sync: args.explain_sync, ..prism_driver::Options::default() };
+    let opts = prism_driver::Options {
+        target,
+        explain_sync: args.explain_sync,
+        contract: args.common.fp_contract == Switch::On,
+        ..prism_driver::Options::default()
+    };
     for (id, _) in &sources {
         // The whole pipeline: synchronisation inference can reject a program too (an
         // ordering no barrier can provide).

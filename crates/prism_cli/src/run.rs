@@ -114,7 +114,8 @@ pub fn run(a: &RunArgs) -> u8 {
     let mut map = SourceMap::default();
     let file = map.add(a.file.clone(), text.clone());
     let mut problems = Problems::default();
-    let opts = prism_driver::Options { target, ..prism_driver::Options::default() };
+    let contract = a.common.fp_contract == crate::check::Switch::On;
+    let opts = prism_driver::Options { target, contract, ..prism_driver::Options::default() };
     let synced = prism_driver::compile(&map, file, &opts, &mut problems);
     problems.sort();
     let Some(synced) = synced else {

@@ -12,7 +12,9 @@ fn build_writes_the_snapshotted_cuda() {
     let o = prism(&["build", SAXPY, "-o", out.to_str().expect("utf-8")], &[]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let text = std::fs::read_to_string(&out).expect("written");
-    assert!(text.contains("#include <cuda_fp16.h>"));
+    // The prelude's helpers, without the 16-bit float headers saxpy does not use.
+    assert!(text.contains("#define PRISM_HELPERS"));
+    assert!(!text.contains("#include <cuda_fp16.h>"), "a lean prelude");
     assert!(text.contains("extern \"C\" __global__ void saxpy("));
     // The snapshot is the same text after the prelude.
     let snap =

@@ -3,6 +3,7 @@
 //! ```text
 //! .prism text --prism_types::check_source--> tir::Program   (stop on errors)
 //!             --prism_ir::lower------------> ir::Program    verify
+//!             --prism_ir::contract---------> fused fma      verify   (unless turned off)
 //!             --prism_sync::infer----------> + barriers     verify   (sync errors: stop)
 //!             --prism_sync::motion---------> split barriers verify
 //!             --prism_sync::opt::optimize--> fewer barriers verify
@@ -48,6 +49,9 @@ pub struct Options {
     pub motion: bool,
     /// Remove barriers that an earlier one covers (`prism_sync::opt`).
     pub optimize: bool,
+    /// Fuse a `float`/`double` product into the addition it feeds (`prism_ir::contract`):
+    /// one rounding, the same in the simulator and on the GPU. Off for `--fp-contract off`.
+    pub contract: bool,
     /// Also report every inferred barrier as an `inferred-barrier` note
     /// (`prism check --explain-sync`).
     pub explain_sync: bool,
@@ -62,6 +66,7 @@ impl Default for Options {
             target: Target::default(),
             motion: true,
             optimize: true,
+            contract: true,
             explain_sync: false,
             skip_barriers: Vec::new(),
         }
@@ -107,6 +112,10 @@ impl Synced {
 pub fn compile(map: &SourceMap, file: FileId, opts: &Options, problems: &mut Problems) -> Option<Synced> {
     let errors_before = problems.error_count();
     let mut ir = lowered(map, file, &opts.target, problems)?;
+    if opts.contract {
+        prism_ir::contract::contract(&mut ir);
+        verify(&ir, "floating-point contraction");
+    }
     let sync_opts = prism_sync::Options { skip: opts.skip_barriers.clone() };
     let mut report = prism_sync::infer(&mut ir, &sync_opts);
     ir.number_blocks();

@@ -72,6 +72,8 @@ pub enum Op {
     Un { dst: R, op: UnOp, ty: Scalar, a: R },
     /// Binary operation with operands of type `ty` (result bool for comparisons).
     Bin { dst: R, op: BinOp, ty: Scalar, a: R, b: R, b_ty: Scalar },
+    /// `dst = a * b + c` rounded once, for `float` or `double` `ty`.
+    Fma { dst: R, ty: Scalar, a: R, b: R, c: R },
     /// `dst = c ? a : b`.
     Select { dst: R, c: R, a: R, b: R },
     /// Conversion.
@@ -461,6 +463,17 @@ impl Cx<'_> {
             IntrArg::Val(r) => (r, r),
         };
         let acc = |i: usize| accesses.get(i).map(|a| a.0).unwrap_or(0);
+        // A fused multiply-add (contraction makes one of every product feeding an addition)
+        // is as common as a multiplication in float kernels: it gets its own op with a
+        // straight lane loop, like `Bin`, instead of the generic math path.
+        if sig.name == "fma" {
+            let ty = self.scalar(dsts[0]);
+            if matches!(ty, Scalar::F32 | Scalar::F64) && args.len() == 3 {
+                let (a, b, c) = (val(0).0, val(1).0, val(2).0);
+                self.push(Op::Fma { dst: dsts[0].0, ty, a, b, c }, span, code);
+                return;
+            }
+        }
         let intr = match (sig.family, sig.name) {
             (Family::Cast, _) => {
                 let (from, to) = (self.scalar(val(0)), self.scalar(dsts[0]));

@@ -1,5 +1,5 @@
 //! Filetests for the middle end: `tests/pir/<pass>/NAME.pir` is IR text, the pass named by
-//! the folder (`infer`, `motion`, `opt`) runs on it, and the IR after the pass, followed by
+//! the folder (`contract`, `infer`, `motion`, `opt`) runs on it, and the IR after the pass, followed by
 //! the pass's report as comments, must equal the snapshot `NAME.out` beside it
 //! (`PRISM_BLESS=1 cargo test -p prism_test --test pir` rewrites the snapshots). The IR is
 //! verified before and after the pass.
@@ -16,7 +16,7 @@ use prism_test::{repo_root, snapshot};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-const PASSES: [&str; 3] = ["infer", "motion", "opt"];
+const PASSES: [&str; 4] = ["contract", "infer", "motion", "opt"];
 
 fn main() {
     let args = Arguments::from_args();
@@ -77,6 +77,10 @@ fn verified(ir: &Program, when: &str) -> Result<(), Failed> {
 fn run_pass(pass: &str, ir: &mut Program) -> String {
     let mut out = String::new();
     match pass {
+        "contract" => {
+            let n = prism_ir::contract::contract(ir);
+            let _ = writeln!(out, "; fused {n} product(s)");
+        }
         "infer" => {
             let r = prism_sync::infer(ir, &prism_sync::Options::default());
             let _ = writeln!(out, "; inferred {} barrier(s)", r.barriers.len());

@@ -291,6 +291,21 @@ impl<'a> BlockSim<'a> {
                             fatal!(ReportKind::DivisionByZero, "integer division by zero".into(), l);
                         }
                     }
+                    Op::Fma { dst, ty, a, b, c } => {
+                        let (d, a, b, c) = (*dst as usize * 32, *a as usize * 32, *b as usize * 32, *c as usize * 32);
+                        if *ty == Scalar::F32 {
+                            let f = |v: u64| f32::from_bits(v as u32);
+                            each(mask, |l| {
+                                regs[d + l] =
+                                    ops::fma_f32(f(regs[a + l]), f(regs[b + l]), f(regs[c + l])).to_bits() as u64
+                            });
+                        } else {
+                            let f = f64::from_bits;
+                            each(mask, |l| {
+                                regs[d + l] = f(regs[a + l]).mul_add(f(regs[b + l]), f(regs[c + l])).to_bits()
+                            });
+                        }
+                    }
                     Op::Select { dst, c, a, b } => {
                         let (d, c, a, b) = (*dst as usize * 32, *c as usize * 32, *a as usize * 32, *b as usize * 32);
                         each(mask, |l| regs[d + l] = if regs[c + l] != 0 { regs[a + l] } else { regs[b + l] });

@@ -74,7 +74,7 @@ extern "C" __global__ void __launch_bounds__(1024) sgemm_smem(int M,
                 // Compute: the whole tiles are read by every thread.
                 {  // group(thread[1])
                     for (int kk = 0; kk < 32; kk += 1) {
-                        acc = acc + As[prism_add(prism_mul(r, 32), kk)] * Bs[prism_add(prism_mul(kk, 32), c)];  // line 58
+                        acc = fmaf(As[prism_add(prism_mul(r, 32), kk)], Bs[prism_add(prism_mul(kk, 32), c)], acc);  // line 58
                     }
                 }
                 __syncthreads();  // line 59
@@ -86,7 +86,7 @@ extern "C" __global__ void __launch_bounds__(1024) sgemm_smem(int M,
                         t85 = prism_add(tile_col, c) < N;
                     }
                     if (t85) {  // line 62
-                        C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_mul(r, N), c))] = alpha * acc + beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_mul(r, N), c))];  // line 63
+                        C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_mul(r, N), c))] = fmaf(alpha, acc, beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_mul(r, N), c))]);  // line 63
                     }
                 }
             }

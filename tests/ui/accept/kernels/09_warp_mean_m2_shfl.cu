@@ -80,7 +80,7 @@ extern "C" __global__ void warp_mean_m2(int n,
                     float d2 = 0.0f;  // line 54
                     {  // group(thread[1])
                         for (int k = 0; k < 8; k += 1) {
-                            d2 = d2 + (items[k] - mu) * (items[k] - mu);  // line 57
+                            d2 = fmaf(items[k] - mu, items[k] - mu, d2);  // line 57
                         }
                     }
                     const float total = warp_reduce_sum(prism_tid % 32, prism_bid, nullptr, d2);  // line 58

@@ -79,7 +79,7 @@ extern "C" __global__ void __launch_bounds__(256) tile_l2_normalize(int n,
             {  // group(thread[1])
                 for (int k = 0; k < 4; k += 1) {
                     if (prism_add(prism_add(base, prism_mul(k, 256)), t) < n) {  // line 61
-                        sq = sq + x[prism_add(prism_add(base, prism_mul(k, 256)), t)] * x[prism_add(prism_add(base, prism_mul(k, 256)), t)];  // line 62
+                        sq = fmaf(x[prism_add(prism_add(base, prism_mul(k, 256)), t)], x[prism_add(prism_add(base, prism_mul(k, 256)), t)], sq);  // line 62
                     }
                 }
             }

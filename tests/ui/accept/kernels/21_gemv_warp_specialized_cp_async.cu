@@ -92,7 +92,7 @@ extern "C" __global__ void __launch_bounds__(64) gemv_pipelined(int K,
                             const int lane = prism_tid % 32;  // line 65
                             {  // group(thread[1])
                                 for (int j = 0; j < 8; j += 1) {
-                                    acc = acc + slot0[prism_add(lane, prism_mul(32, j))] * v[prism_add(prism_add(prism_mul(c, 256), lane), prism_mul(32, j))];  // line 68
+                                    acc = fmaf(slot0[prism_add(lane, prism_mul(32, j))], v[prism_add(prism_add(prism_mul(c, 256), lane), prism_mul(32, j))], acc);  // line 68
                                 }
                             }
                         }
@@ -122,7 +122,7 @@ extern "C" __global__ void __launch_bounds__(64) gemv_pipelined(int K,
                                 const int lane = prism_tid % 32;  // line 82
                                 {  // group(thread[1])
                                     for (int j = 0; j < 8; j += 1) {
-                                        acc = acc + slot1[prism_add(lane, prism_mul(32, j))] * v[prism_add(prism_add(prism_mul(prism_add(c, 1), 256), lane), prism_mul(32, j))];  // line 85
+                                        acc = fmaf(slot1[prism_add(lane, prism_mul(32, j))], v[prism_add(prism_add(prism_mul(prism_add(c, 1), 256), lane), prism_mul(32, j))], acc);  // line 85
                                     }
                                 }
                             }

@@ -87,7 +87,7 @@ extern "C" __global__ void __launch_bounds__(1024) layernorm_rows(int rows,
             {  // group(thread[1])
                 for (int c = t; threads > 0 ? c < cols : c > cols; c = prism_add(c, threads)) {
                     const float d = x[prism_add(prism_mul(r, cols), c)] - mean;  // line 62
-                    d2 = d2 + d * d;  // line 63
+                    d2 = fmaf(d, d, d2);  // line 63
                 }
             }
             const float var = block_sum(prism_tid, prism_bid, prism_smem, d2) / (float)cols;  // line 64
@@ -95,7 +95,7 @@ extern "C" __global__ void __launch_bounds__(1024) layernorm_rows(int rows,
             {  // partition `y_row` as `y_t` at thread[1]
                 {  // group(thread[1])
                     for (int c = t; threads > 0 ? c < cols : c > cols; c = prism_add(c, threads)) {
-                        y[prism_add(prism_mul(r, cols), c)] = (x[prism_add(prism_mul(r, cols), c)] - mean) * inv_std * gamma[c] + beta[c];  // line 69
+                        y[prism_add(prism_mul(r, cols), c)] = fmaf((x[prism_add(prism_mul(r, cols), c)] - mean) * inv_std, gamma[c], beta[c]);  // line 69
                     }
                 }
             }

@@ -89,7 +89,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_cp_async(int M,
                                 for (int i = 0; i < 4; i += 1) {
                                     for (int j = 0; j < 4; j += 1) {
                                         const int t115 = prism_add(prism_mul(i, 4), j);  // line 68
-                                        acc[t115] = acc[t115] + As0[prism_add(prism_mul(prism_add(prism_mul(tr, 4), i), 16), kk)] * Bs0[prism_add(prism_add(prism_mul(kk, 64), prism_mul(tc, 4)), j)];
+                                        acc[t115] = fmaf(As0[prism_add(prism_mul(prism_add(prism_mul(tr, 4), i), 16), kk)], Bs0[prism_add(prism_add(prism_mul(kk, 64), prism_mul(tc, 4)), j)], acc[t115]);
                                     }
                                 }
                             }
@@ -120,7 +120,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_cp_async(int M,
                                     for (int i = 0; i < 4; i += 1) {
                                         for (int j = 0; j < 4; j += 1) {
                                             const int t169 = prism_add(prism_mul(i, 4), j);  // line 81
-                                            acc[t169] = acc[t169] + As1[prism_add(prism_mul(prism_add(prism_mul(tr, 4), i), 16), kk)] * Bs1[prism_add(prism_add(prism_mul(kk, 64), prism_mul(tc, 4)), j)];
+                                            acc[t169] = fmaf(As1[prism_add(prism_mul(prism_add(prism_mul(tr, 4), i), 16), kk)], Bs1[prism_add(prism_add(prism_mul(kk, 64), prism_mul(tc, 4)), j)], acc[t169]);
                                         }
                                     }
                                 }
@@ -136,7 +136,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_cp_async(int M,
                 {  // group(thread[1])
                     for (int i = 0; i < 4; i += 1) {
                         for (int j = 0; j < 4; j += 1) {
-                            C[prism_add(prism_add(prism_mul(row0, N), col0), prism_add(prism_add(prism_mul(prism_add(prism_mul(tr, 4), i), N), prism_mul(tc, 4)), j))] = alpha * acc[prism_add(prism_mul(i, 4), j)] + beta * C[prism_add(prism_add(prism_mul(row0, N), col0), prism_add(prism_add(prism_mul(prism_add(prism_mul(tr, 4), i), N), prism_mul(tc, 4)), j))];  // line 88
+                            C[prism_add(prism_add(prism_mul(row0, N), col0), prism_add(prism_add(prism_mul(prism_add(prism_mul(tr, 4), i), N), prism_mul(tc, 4)), j))] = fmaf(alpha, acc[prism_add(prism_mul(i, 4), j)], beta * C[prism_add(prism_add(prism_mul(row0, N), col0), prism_add(prism_add(prism_mul(prism_add(prism_mul(tr, 4), i), N), prism_mul(tc, 4)), j))]);  // line 88
                         }
                     }
                 }

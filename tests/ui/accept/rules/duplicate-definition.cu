@@ -18,5 +18,5 @@ __device__ __forceinline__ float dot2(int prism_tid,
     const float acc = a[0] * b[0];  // line 6
     for (int i = 1; i < 2; i += 1) {
     }
-    return acc + a[1] * b[1];  // line 12
+    return fmaf(a[1], b[1], acc);  // line 12
 }

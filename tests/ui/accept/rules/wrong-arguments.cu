@@ -17,7 +17,7 @@ __device__ __forceinline__ float axpy(int prism_tid,
                                       float x,
                                       float y)
 {
-    return a * x + y;  // line 5
+    return fmaf(a, x, y);  // line 5
 }
 
 __device__ __forceinline__ float use(int prism_tid, int prism_bid, unsigned char* prism_smem, float x)
