@@ -9,8 +9,9 @@
 //!
 //! - `m`, `a * b` and `d` have the same type, `float` or `double` (half-precision types are
 //!   computed through `float` and are left alone);
-//! - `m` is written by that multiplication only and read by that addition only, so no other
-//!   reader sees the product disappear;
+//! - `m` is an unnamed temporary (not a source variable, which `unsafe("CUDA text")` could
+//!   read by name), written by that multiplication only and read by that addition only, so
+//!   no other reader sees the product disappear;
 //! - both are in the same block, the multiplication first, and nothing between them
 //!   (nested code included) writes `a` or `b`, so the operands the fused operation reads are
 //!   the ones the product read.
@@ -106,7 +107,14 @@ fn fusable(
     };
     let ty = float_ty(regs, dst)?;
     for (m, other, m_left) in [(lhs, rhs, true), (rhs, lhs, false)] {
-        if m == other || float_ty(regs, m) != Some(ty) || counts.uses[m.index()] != 1 || counts.defs[m.index()] != 1 {
+        // A named register is a source variable, which `unsafe("CUDA text")` may read by name
+        // behind the IR's back: only unnamed temporaries fuse.
+        if m == other
+            || regs[m.index()].name.is_some()
+            || float_ty(regs, m) != Some(ty)
+            || counts.uses[m.index()] != 1
+            || counts.defs[m.index()] != 1
+        {
             continue;
         }
         let Some(j) = b.insts[..i].iter().rposition(|x| x.kind.defs().contains(&m)) else { continue };

@@ -1,7 +1,8 @@
 ; lowered IR of the contraction cases below, made with
 ; cargo run -p prism_sync --example sync_ir -- contract_cases.prism --stage lowered
 ; then edited by hand: `r8` adds the product register directly, with its operand %32
-; overwritten in between (no source program can do that; a later pass might).
+; overwritten in between, and the product of `r1` lands in a register named like a source
+; variable (no source program does either; a later pass might). Neither may fuse.
 ; # Floating-point contraction: which products fuse into the addition they feed.
 ; @prism("device")
 ; @requires(thread[1])
@@ -41,7 +42,7 @@ device @cases(%0, %1, %2, %3, %4, %5, %6, %7) entry thread[1] facts 1 1 smem 0 -
   reg %6: i32 "k"
   reg %7: bool "flag"
   reg %8: f32 "r1"
-  reg %9: f32
+  reg %9: f32 "named"
   reg %10: f32
   reg %11: f32 "r2"
   reg %12: f32
