@@ -2,8 +2,10 @@
 //!
 //! The search order is `$PRISM_NVCC`, then `nvcc` on `PATH`, then the cache
 //! `${PRISM_CACHE:-$HOME/.cache/prism}/nvcc` that `scripts/install-nvcc.sh` installs NVIDIA's
-//! PyPI wheels into. Every compile passes `--fmad=false`, so `a * b + c` rounds twice as the
-//! simulator does (only the `fma` intrinsic fuses).
+//! PyPI wheels into. Every compile passes `--fmad=false`, so nvcc contracts nothing on its
+//! own: the products Prism's contraction rule fuses are already `fmaf` calls in the text, and
+//! the simulator rounds exactly as the GPU does. `cuobjdump` (for the SASS gate) is looked for
+//! beside nvcc.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -40,6 +42,14 @@ pub fn find_nvcc() -> Option<PathBuf> {
     }
     let cached = cache_dir()?.join("nvcc/nvidia/cu13/bin/nvcc");
     cached.is_file().then_some(cached)
+}
+
+/// Where `cuobjdump` is: beside nvcc (the install script puts it there), or on `PATH`.
+pub fn find_cuobjdump() -> Option<PathBuf> {
+    let beside = find_nvcc().and_then(|n| n.parent().map(|d| d.join("cuobjdump"))).filter(|p| p.is_file());
+    beside.or_else(|| {
+        std::env::split_paths(&std::env::var_os("PATH")?).map(|d| d.join("cuobjdump")).find(|p| p.is_file())
+    })
 }
 
 /// The message for a missing nvcc.
