@@ -4,7 +4,10 @@
 //! source syntax (`thread[32]`), and point secondary labels at where a variable got its
 //! perspective or where the enclosing group began.
 
-use crate::error::{Culprit, Expected, Found, TypeError};
+use crate::error::{
+    ClaimProblem, Culprit, Expected, Found, IndexFnProblem, IndexProblem, NarrowProblem, PointerProblem, ReturnProblem,
+    TypeError,
+};
 use crate::ty::Ty;
 use prism_diag::Diagnostic;
 
@@ -82,8 +85,8 @@ impl TypeError {
                 }
             }
             // Diagnostic: bad-index
-            BadIndex { reason, span, help } => {
-                let d = Diagnostic::error("bad-index", reason.clone(), *span);
+            BadIndex { problem, span, help } => {
+                let d = Diagnostic::error("bad-index", index_words(problem), *span);
                 match help {
                     Some(h) => d.with_help(h.clone()),
                     None => d,
@@ -402,8 +405,12 @@ impl TypeError {
                 d.with_note("local variables and arrays already belong to one thread; only memory shared between threads is narrowed")
             }
             // Diagnostic: partition-perspective
-            PartitionPerspective { construct, reason, span, origin, help } => {
-                let mut d = Diagnostic::error("partition-perspective", format!("this `{construct}` does not fit the code: {reason}"), *span);
+            PartitionPerspective { construct, problem, span, origin, help } => {
+                let mut d = Diagnostic::error(
+                    "partition-perspective",
+                    format!("this `{construct}` does not fit the code: {}", narrow_words(problem)),
+                    *span,
+                );
                 if let Some(o) = origin {
                     d = d.with_secondary(*o, "the memory's perspective comes from here");
                 }
@@ -413,17 +420,23 @@ impl TypeError {
                 }
             }
             // Diagnostic: partition-index-fn
-            PartitionIndexFn { reason, span, culprit } => {
-                let d = Diagnostic::error("partition-index-fn", format!("bad indexing function: {reason}"), *span);
+            PartitionIndexFn { problem, span, culprit } => {
+                let d = Diagnostic::error("partition-index-fn", format!("bad indexing function: {}", index_fn_words(problem)), *span);
                 match culprit {
                     Some(c) => culprit_labels(d, c),
                     None => d,
                 }
             }
             // Diagnostic: claim-not-owned
-            ClaimNotOwned { name, persp, span, claim, reason } => Diagnostic::error(
+            ClaimNotOwned { name, persp, span, claim, problem } => Diagnostic::error(
                 "claim-not-owned",
-                format!("`{name}` is claimed by one {persp} unit, but {reason}"),
+                format!(
+                    "`{name}` is claimed by one {persp} unit, but {}",
+                    match problem {
+                        ClaimProblem::Grouped => "an enclosing `group` runs this in every unit of it".to_string(),
+                        ClaimProblem::EveryUnit { code } => format!("every unit of the code at {code} can reach this use"),
+                    }
+                ),
                 *span,
             )
             .with_label("used here")
@@ -448,13 +461,17 @@ impl TypeError {
             .with_secondary(*origin, "made by `async` here")
             .with_help("pass it as the first argument of `cp_async(...)` or a TMA copy; read the memory after the `async` block"),
             // Diagnostic: call-perspective
-            CallPerspective { callee, required, code, span, reason, help } => {
+            CallPerspective { callee, required, code, span, broadens, help } => {
                 let d = Diagnostic::error(
                     "call-perspective",
                     format!("`{callee}` needs {required} code, but it is called from {code} code"),
                     *span,
                 )
-                .with_label(reason.clone());
+                .with_label(if *broadens {
+                    format!("{code} code is narrower than {required}")
+                } else {
+                    format!("{code} code does not divide evenly into {required} units")
+                });
                 match help {
                     Some(h) => d.with_help(h.clone()),
                     None => d,
@@ -509,8 +526,12 @@ impl TypeError {
             .with_secondary(*first, format!("`{root}` for `{pa}`"))
             .with_note(format!("`{callee}` is checked and synchronised on its own, assuming its pointer parameters name different memory; a write through one and an access through the other would not be ordered"))
             .with_help("pass different memory, or declare the parameters `ptr(const(T))` if the callee only reads them"),
-            PointerArgument { param, reason, span, help } => {
-                let d = Diagnostic::error("pointer-argument", format!("bad argument for `{param}`: {reason}"), *span);
+            PointerArgument { param, problem, span, help } => {
+                let d = Diagnostic::error(
+                    "pointer-argument",
+                    format!("bad argument for `{param}`: {}", pointer_words(problem)),
+                    *span,
+                );
                 match help {
                     Some(h) => d.with_help(h.clone()),
                     None => d,
@@ -543,7 +564,7 @@ impl TypeError {
                 .with_secondary(*def, "declared `@prism(\"global\")` here")
                 .with_help("make it `@prism(\"device\")`, or launch it from the host"),
             // Diagnostic: return-value
-            ReturnValue { reason, span } => Diagnostic::error("return-value", reason.clone(), *span),
+            ReturnValue { problem, span } => Diagnostic::error("return-value", return_words(problem), *span),
             // Diagnostic: missing-return
             MissingReturn { function, span } => {
                 Diagnostic::error("missing-return", format!("`{function}` can end without returning a value"), *span)
@@ -608,5 +629,86 @@ fn found_words(f: &Found) -> String {
         Found::Str => "a string".into(),
         Found::Array(n) => format!("the array `{n}`"),
         Found::Handle(n) => format!("the handle `{n}`"),
+    }
+}
+
+/// The words of a `bad-index`.
+fn index_words(p: &IndexProblem) -> String {
+    match p {
+        IndexProblem::Rank { name, rank, given } => format!(
+            "`{name}` takes {rank} ind{} but {given} {} given",
+            if *rank == 1 { "ex" } else { "ices" },
+            if *given == 1 { "was" } else { "were" }
+        ),
+        IndexProblem::OutOfBounds { name, index, dim } => {
+            format!("index {index} is out of bounds for `{name}` (dimension {dim})")
+        }
+        IndexProblem::NotAName => "only named arrays and pointers can be indexed".into(),
+        IndexProblem::NotIndexable { name, ty: None } => format!("`{name}` is not an array or pointer"),
+        IndexProblem::NotIndexable { name, ty: Some(t) } => format!("`{name}` is a `{t}`, not an array or pointer"),
+    }
+}
+
+/// The words of a `pointer-argument`, after "bad argument for `p`: ".
+fn pointer_words(p: &PointerProblem) -> String {
+    match p {
+        PointerProblem::NotAName => "expected the name of a pointer, shared array or local array".into(),
+        PointerProblem::NotMemory { name, ty: None } => format!("`{name}` is not memory"),
+        PointerProblem::NotMemory { name, ty: Some(t) } => format!("`{name}` is a `{t}`, not memory"),
+        PointerProblem::Element { name, holds, wants } => {
+            format!("`{name}` holds `{}` but the parameter points to `{}`", holds.name(), wants.name())
+        }
+        PointerProblem::ReadOnly { name } => format!("`{name}` is read-only but the parameter may be written"),
+        PointerProblem::WritableElsewhere { name, lives, param } => format!(
+            "`{name}` lives at {lives} but the parameter is a writable pointer at {param}; writable pointers must match exactly"
+        ),
+        PointerProblem::Narrower { name, lives, param } => {
+            format!("`{name}` lives at {lives}, narrower than the parameter's {param}")
+        }
+    }
+}
+
+/// The words of a `return-value`.
+fn return_words(p: &ReturnProblem) -> String {
+    match p {
+        ReturnProblem::FromKernel => "a kernel cannot return a value".into(),
+        ReturnProblem::Unexpected { function } => {
+            format!("`{function}` has no return type, so `return` takes no value")
+        }
+        ReturnProblem::Missing { function, ty } => format!("`{function}` must return a value of type `{}`", ty.name()),
+    }
+}
+
+/// The words of a `partition-perspective`, after "does not fit the code: ".
+fn narrow_words(p: &NarrowProblem) -> String {
+    match p {
+        NarrowProblem::LivesElsewhere { name, lives, code } => {
+            format!("`{name}` lives at {lives} but the code is at {code}")
+        }
+        NarrowProblem::NothingNarrowed { target } => {
+            format!("{target} is the code's own perspective, so nothing is narrowed")
+        }
+        NarrowProblem::Broader { target, code } => format!("{target} is broader than the code's {code}"),
+        NarrowProblem::Indivisible { target, code } => format!("{code} does not divide evenly into {target} units"),
+    }
+}
+
+/// The words of a `partition-index-fn`, after "bad indexing function: ".
+fn index_fn_words(p: &IndexFnProblem) -> String {
+    match p {
+        IndexFnProblem::NotALambda { name } => format!("`{name}` is not a lambda"),
+        IndexFnProblem::NoParameters => {
+            "it takes no parameters; it maps the new name's indices to the old name's".into()
+        }
+        IndexFnProblem::NotInteger { ty } => format!("it computes a `{ty}`, not an integer index"),
+        IndexFnProblem::Varies { target, what } => {
+            format!(
+                "each {target} unit evaluates it, but it depends on {what}, which may differ within a {target} unit"
+            )
+        }
+        IndexFnProblem::ReadsMemory { name } => format!(
+            "it reads memory (`{name}`), which other threads may change while the view lives; read it into a `const` variable before the partition"
+        ),
+        IndexFnProblem::Calls { name } => format!("it calls `{name}`; indexing functions must be pure arithmetic"),
     }
 }

@@ -89,6 +89,86 @@ impl From<Scalar> for Found {
     }
 }
 
+/// Why indexing failed, for `bad-index`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum IndexProblem {
+    /// `name` takes `rank` indices but `given` were written.
+    Rank { name: String, rank: usize, given: usize },
+    /// A constant index outside dimension `dim` of the array `name`.
+    OutOfBounds { name: String, index: i128, dim: u64 },
+    /// Indexing an expression that is not a name.
+    NotAName,
+    /// Indexing a name that is not an array or pointer (`ty` when it is a variable).
+    NotIndexable { name: String, ty: Option<Ty> },
+}
+
+/// Why a pointer argument does not fit its parameter, for `pointer-argument`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PointerProblem {
+    /// An expression that is not a name.
+    NotAName,
+    /// The name is not memory (`ty` when it is a variable of another type).
+    NotMemory { name: String, ty: Option<Ty> },
+    /// Memory of another element type.
+    Element { name: String, holds: Scalar, wants: Scalar },
+    /// Read-only memory for a writable parameter.
+    ReadOnly { name: String },
+    /// A writable parameter at another perspective than the memory's.
+    WritableElsewhere { name: String, lives: Persp, param: Persp },
+    /// Memory at a narrower perspective than the parameter's.
+    Narrower { name: String, lives: Persp, param: Persp },
+}
+
+/// Why a `return` does not fit the signature, for `return-value`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ReturnProblem {
+    /// A kernel returning a value.
+    FromKernel,
+    /// A value returned from a function without a return type.
+    Unexpected { function: String },
+    /// A bare `return` in a function that returns a `ty`.
+    Missing { function: String, ty: Scalar },
+}
+
+/// Why a `partition`/`claim` does not fit the code, for `partition-perspective`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NarrowProblem {
+    /// The memory lives at another perspective than the code's.
+    LivesElsewhere { name: String, lives: Persp, code: Persp },
+    /// The target is the code's own perspective.
+    NothingNarrowed { target: Persp },
+    /// The target is broader than the code.
+    Broader { target: Persp, code: Persp },
+    /// The code does not divide into target units.
+    Indivisible { target: Persp, code: Persp },
+}
+
+/// What is wrong with an indexing function, for `partition-index-fn`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum IndexFnProblem {
+    /// A name that is not a lambda.
+    NotALambda { name: String },
+    /// A lambda without parameters.
+    NoParameters,
+    /// A lambda computing something other than an integer.
+    NotInteger { ty: Ty },
+    /// A value that differs within the target's units (the culprit says which).
+    Varies { target: Persp, what: String },
+    /// A read of memory.
+    ReadsMemory { name: String },
+    /// A call of a non-pure intrinsic.
+    Calls { name: String },
+}
+
+/// Why a claimed name is not owned where it is used, for `claim-not-owned`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ClaimProblem {
+    /// An enclosing `group` runs the use in every unit.
+    Grouped,
+    /// Every unit of the code can reach the use.
+    EveryUnit { code: Persp },
+}
+
 /// The narrowest thing an expression reads: the reason it is not uniform enough.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Culprit {
@@ -131,7 +211,7 @@ pub enum TypeError {
     /// A call with the wrong arguments.
     WrongArguments { callee: String, problem: String, span: Span, help: Option<String> },
     /// Indexing a non-array, or with the wrong number of indices.
-    BadIndex { reason: String, span: Span, help: Option<String> },
+    BadIndex { problem: IndexProblem, span: Span, help: Option<String> },
     /// A size, bound or `constexpr` value that is not a compile-time constant.
     NotConstant { what: String, span: Span, culprit: Option<(String, Span)> },
     /// Compile-time arithmetic overflowed or divided by zero.
@@ -193,21 +273,21 @@ pub enum TypeError {
     /// A partition/claim whose perspectives do not fit.
     PartitionPerspective {
         construct: &'static str,
-        reason: String,
+        problem: NarrowProblem,
         span: Span,
         origin: Option<Span>,
         help: Option<String>,
     },
     /// A bad indexing function.
-    PartitionIndexFn { reason: String, span: Span, culprit: Option<Culprit> },
+    PartitionIndexFn { problem: IndexFnProblem, span: Span, culprit: Option<Culprit> },
     /// A claimed name used where several units of the claim could reach it.
-    ClaimNotOwned { name: String, persp: Persp, span: Span, claim: Span, reason: String },
+    ClaimNotOwned { name: String, persp: Persp, span: Span, claim: Span, problem: ClaimProblem },
     /// A claimed name used in two branches of one split.
     ClaimMultipleBranches { name: String, span: Span, first: Span },
     /// An async name used other than as an async copy destination.
     AsyncMisuse { name: String, span: Span, origin: Span },
     /// A call from code at the wrong perspective.
-    CallPerspective { callee: String, required: Persp, code: Persp, span: Span, reason: String, help: Option<String> },
+    CallPerspective { callee: String, required: Persp, code: Persp, span: Span, broadens: bool, help: Option<String> },
     /// A callee whose bound the caller's bound does not guarantee.
     CallGuarantee { callee: String, what: &'static str, need: u64, span: Span, help: String },
     /// A division by a literal zero at run time.
@@ -217,7 +297,7 @@ pub enum TypeError {
     /// An argument that varies within its parameter's units.
     ArgumentPerspective { param: String, param_persp: Persp, culprit: Culprit, span: Span },
     /// A pointer argument that does not fit its parameter.
-    PointerArgument { param: String, reason: String, span: Span, help: Option<String> },
+    PointerArgument { param: String, problem: PointerProblem, span: Span, help: Option<String> },
     /// A partition with a non-offset indexing function passed where a pointer is needed.
     NotAPointer { param: String, name: String, span: Span, lambda: Span },
     /// A call cycle.
@@ -225,7 +305,7 @@ pub enum TypeError {
     /// Calling a kernel from device code.
     KernelCall { name: String, span: Span, def: Span },
     /// A `return` that does not fit the signature.
-    ReturnValue { reason: String, span: Span },
+    ReturnValue { problem: ReturnProblem, span: Span },
     /// A value-returning function that can fall off its end.
     MissingReturn { function: String, span: Span },
     /// `return`/`break`/`continue` leaving only part of a group.

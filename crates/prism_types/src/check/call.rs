@@ -8,7 +8,7 @@
 
 use super::ctx::{Checker, Lit, Val};
 use super::expr::Resolved;
-use crate::error::{Expected, Found, TypeError};
+use crate::error::{Expected, Found, IndexFnProblem, IndexProblem, PointerProblem, TypeError};
 use crate::intrinsics::{self, CodeReq, IntrinsicId, ParamKind, RetSig, TyClass};
 use crate::perspective::Persp;
 use crate::tir::{self, CallArg, Callee, ConstValue, ExprKind, FnId, Place, VarId, VarKind};
@@ -196,24 +196,18 @@ impl Checker<'_> {
         }
         if !self.facts.narrower_eq(required, code) {
             let broadens = required.level > code.level || (required.level == code.level && required.n > code.n);
-            let (reason, help) = if broadens {
-                (
-                    format!("{code} code is narrower than {required}"),
-                    Some(format!("call it from {required} code, outside the narrower `group` or `split`")),
-                )
+            let help = if broadens {
+                Some(format!("call it from {required} code, outside the narrower `group` or `split`"))
             } else {
-                (
-                    format!("{code} code does not divide evenly into {required} units"),
-                    (required.level == crate::perspective::Level::Thread && code.level != crate::perspective::Level::Thread)
-                        .then(|| format!("add {required} to the function's `@requires` to guarantee threads per block is a multiple of {}", required.n)),
-                )
+                (required.level == crate::perspective::Level::Thread && code.level != crate::perspective::Level::Thread)
+                    .then(|| format!("add {required} to the function's `@requires` to guarantee threads per block is a multiple of {}", required.n))
             };
             self.persp_error(TypeError::CallPerspective {
                 callee: callee.to_string(),
                 required,
                 code,
                 span,
-                reason,
+                broadens,
                 help,
             });
             return None;
@@ -362,7 +356,7 @@ impl Checker<'_> {
         let ast::ExprKind::Name(n) = &value.kind else {
             self.error(TypeError::PointerArgument {
                 param: param.to_string(),
-                reason: "expected the name of a pointer, shared array or local array".into(),
+                problem: PointerProblem::NotAName,
                 span: value.span,
                 help: Some("pass the array itself; element addresses are not values in Prism".into()),
             });
@@ -384,7 +378,7 @@ impl Checker<'_> {
             _ => {
                 self.error(TypeError::PointerArgument {
                     param: param.to_string(),
-                    reason: format!("`{n}` is not memory"),
+                    problem: PointerProblem::NotMemory { name: n.to_string(), ty: None },
                     span: value.span,
                     help: None,
                 });
@@ -411,7 +405,7 @@ impl Checker<'_> {
             other => {
                 self.error(TypeError::PointerArgument {
                     param: param.to_string(),
-                    reason: format!("`{}` is a `{other}`, not memory", var.name),
+                    problem: PointerProblem::NotMemory { name: var.name.clone(), ty: Some(other.clone()) },
                     span: value.span,
                     help: None,
                 });
@@ -433,12 +427,7 @@ impl Checker<'_> {
         if arg_elem != elem {
             self.error(TypeError::PointerArgument {
                 param: param.to_string(),
-                reason: format!(
-                    "`{}` holds `{}` but the parameter points to `{}`",
-                    var.name,
-                    arg_elem.name(),
-                    elem.name()
-                ),
+                problem: PointerProblem::Element { name: var.name.clone(), holds: arg_elem, wants: elem },
                 span: value.span,
                 help: Some("memory is never converted; pass memory of the parameter's element type".into()),
             });
@@ -447,7 +436,7 @@ impl Checker<'_> {
         if mutable && !arg_mut {
             self.error(TypeError::PointerArgument {
                 param: param.to_string(),
-                reason: format!("`{}` is read-only but the parameter may be written", var.name),
+                problem: PointerProblem::ReadOnly { name: var.name.clone() },
                 span: value.span,
                 help: Some("declare the parameter `ptr(const(T))` if the callee only reads".into()),
             });
@@ -457,10 +446,11 @@ impl Checker<'_> {
             if var.persp != persp {
                 self.persp_error(TypeError::PointerArgument {
                     param: param.to_string(),
-                    reason: format!(
-                        "`{}` lives at {} but the parameter is a writable pointer at {persp}; writable pointers must match exactly",
-                        var.name, var.persp
-                    ),
+                    problem: PointerProblem::WritableElsewhere {
+                        name: var.name.clone(),
+                        lives: var.persp,
+                        param: persp,
+                    },
                     span: value.span,
                     help: Some(if self.facts.strictly_narrower(persp, var.persp) {
                         format!("partition it first: `with partition({}, p={persp}, f=...) as part:`", var.name)
@@ -473,7 +463,7 @@ impl Checker<'_> {
         } else if !self.facts.narrower_eq(persp, var.persp) {
             self.persp_error(TypeError::PointerArgument {
                 param: param.to_string(),
-                reason: format!("`{}` lives at {}, narrower than the parameter's {persp}", var.name, var.persp),
+                problem: PointerProblem::Narrower { name: var.name.clone(), lives: var.persp, param: persp },
                 span: value.span,
                 help: None,
             });
@@ -506,7 +496,7 @@ impl Checker<'_> {
                 if !self.facts.narrower_eq(persp, var.persp) {
                     self.persp_error(TypeError::PointerArgument {
                         param: param.to_string(),
-                        reason: format!("`{}` lives at {}, narrower than the parameter's {persp}", var.name, var.persp),
+                        problem: PointerProblem::Narrower { name: var.name.clone(), lives: var.persp, param: persp },
                         span: value.span,
                         help: None,
                     });
@@ -548,7 +538,7 @@ impl Checker<'_> {
         };
         if self.in_index_fn && sig.code != CodeReq::Pure {
             self.error(TypeError::PartitionIndexFn {
-                reason: format!("it calls `{name}`; indexing functions must be pure arithmetic"),
+                problem: IndexFnProblem::Calls { name: name.to_string() },
                 span: callee_span,
                 culprit: None,
             });
@@ -901,7 +891,7 @@ impl Checker<'_> {
         let rank = self.rank(v);
         if all.len() != rank {
             self.error(TypeError::BadIndex {
-                reason: format!("`{}` takes {rank} indices but {} were given", var.name, all.len()),
+                problem: IndexProblem::Rank { name: var.name.clone(), rank, given: all.len() },
                 span: value.span,
                 help: None,
             });

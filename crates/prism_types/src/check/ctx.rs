@@ -3,7 +3,7 @@
 //! drops perspective errors inside `with unsafe:`).
 
 use super::{Globals, Sig};
-use crate::error::{Culprit, TypeError};
+use crate::error::{ClaimProblem, Culprit, TypeError};
 use crate::perspective::{Facts, Persp};
 use crate::tir::{self, ExprKind, FnId, VarId, VarKind};
 use crate::ty::{Scalar, Ty};
@@ -320,16 +320,16 @@ impl Checker<'_> {
         if let Some(c) = self.claims.iter().find(|c| c.view == v).cloned() {
             self.claim_uses.entry(v).or_default().push(span);
             if c.state != ClaimState::Owned {
-                let reason = match c.state {
-                    ClaimState::Poisoned => "an enclosing `group` runs this in every unit of it".to_string(),
-                    _ => format!("every unit of the code at {} can reach this use", self.code),
+                let problem = match c.state {
+                    ClaimState::Poisoned => ClaimProblem::Grouped,
+                    _ => ClaimProblem::EveryUnit { code: self.code },
                 };
                 let e = TypeError::ClaimNotOwned {
                     name: self.var(v).name.clone(),
                     persp: c.persp,
                     span,
                     claim: c.span,
-                    reason,
+                    problem,
                 };
                 self.persp_error(e);
             }

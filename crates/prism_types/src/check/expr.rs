@@ -7,7 +7,7 @@
 
 use super::ctx::{Binding, Checker, Lit, Val};
 use crate::consts;
-use crate::error::{Expected, Found, TypeError};
+use crate::error::{Expected, Found, IndexProblem, TypeError};
 use crate::perspective::Persp;
 use crate::tir::{self, BinOp, ConstValue, ExprKind, UnOp, VarId, VarKind};
 use crate::ty::{Scalar, Ty};
@@ -548,13 +548,7 @@ impl Checker<'_> {
         let rank = self.rank(v);
         if all_indices.len() != rank {
             self.error(TypeError::BadIndex {
-                reason: format!(
-                    "`{}` takes {rank} ind{} but {} {} given",
-                    var.name,
-                    if rank == 1 { "ex" } else { "ices" },
-                    all_indices.len(),
-                    if all_indices.len() == 1 { "was" } else { "were" }
-                ),
+                problem: IndexProblem::Rank { name: var.name.clone(), rank, given: all_indices.len() },
                 span,
                 help: (rank > 1).then(|| format!("write `{}[{}]`", var.name, vec!["i"; rank].join(", "))),
             });
@@ -615,11 +609,7 @@ impl Checker<'_> {
             b = inner;
         }
         let ast::ExprKind::Name(n) = &b.kind else {
-            self.error(TypeError::BadIndex {
-                reason: "only named arrays and pointers can be indexed".into(),
-                span,
-                help: None,
-            });
+            self.error(TypeError::BadIndex { problem: IndexProblem::NotAName, span, help: None });
             return None;
         };
         let v = match self.resolve(n) {
@@ -631,7 +621,7 @@ impl Checker<'_> {
             Resolved::Poisoned => return None,
             _ => {
                 self.error(TypeError::BadIndex {
-                    reason: format!("`{n}` is not an array or pointer"),
+                    problem: IndexProblem::NotIndexable { name: n.to_string(), ty: None },
                     span: b.span,
                     help: None,
                 });
@@ -643,7 +633,7 @@ impl Checker<'_> {
         }
         if !matches!(self.var(v).ty, Ty::Array { .. } | Ty::Ptr { .. }) {
             self.error(TypeError::BadIndex {
-                reason: format!("`{n}` is a `{}`, not an array or pointer", self.var(v).ty),
+                problem: IndexProblem::NotIndexable { name: n.to_string(), ty: Some(self.var(v).ty.clone()) },
                 span: b.span,
                 help: None,
             });
@@ -671,7 +661,7 @@ impl Checker<'_> {
                 && (x < 0 || x as u64 >= *d)
             {
                 self.error(TypeError::BadIndex {
-                    reason: format!("index {x} is out of bounds for `{name}` (dimension {d})"),
+                    problem: IndexProblem::OutOfBounds { name: name.to_string(), index: x, dim: *d },
                     span: i.span,
                     help: None,
                 });

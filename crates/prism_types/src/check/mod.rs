@@ -17,7 +17,7 @@ mod scope;
 mod stmt;
 
 use crate::consts;
-use crate::error::{Expected, Found, TypeError};
+use crate::error::{Expected, Found, ReturnProblem, TypeError};
 use crate::perspective::{Facts, Level, Persp, lcm};
 use crate::tir::{self, FnId};
 use crate::ty::{Scalar, Ty};
@@ -603,7 +603,7 @@ fn signature(g: &Globals, f: &ast::Function, errors: &mut Vec<TypeError>) -> Sig
             entry
         };
         if f.kind == FnKind::Kernel {
-            errors.push(TypeError::ReturnValue { reason: "a kernel cannot return a value".into(), span: r.span });
+            errors.push(TypeError::ReturnValue { problem: ReturnProblem::FromKernel, span: r.span });
         }
         match scalar_of(&r.ty) {
             Some(s) => (s, persp),

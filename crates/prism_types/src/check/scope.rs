@@ -2,7 +2,7 @@
 //! and `async` on memory.
 
 use super::ctx::{Binding, Checker, ClaimFrame, ClaimState, Frame, HiddenEntry};
-use crate::error::TypeError;
+use crate::error::{IndexFnProblem, NarrowProblem, TypeError};
 use crate::perspective::{Level, Persp};
 use crate::tir::{self, ExprKind, StmtKind, VarId, VarKind, ViewKind};
 use crate::ty::{Scalar, Ty};
@@ -253,7 +253,7 @@ impl Checker<'_> {
         if var.persp != code {
             self.persp_error(TypeError::PartitionPerspective {
                 construct,
-                reason: format!("`{}` lives at {} but the code is at {code}", var.name, var.persp),
+                problem: NarrowProblem::LivesElsewhere { name: var.name.clone(), lives: var.persp, code },
                 span: src_span,
                 origin: Some(var.span),
                 help: Some(format!(
@@ -268,19 +268,19 @@ impl Checker<'_> {
             return false;
         }
         if !self.facts.strictly_narrower(target, code) {
-            let reason = if target == code {
-                format!("{target} is the code's own perspective, so nothing is narrowed")
+            let problem = if target == code {
+                NarrowProblem::NothingNarrowed { target }
             } else if self.facts.narrower_eq(code, target) || target.level > code.level {
-                format!("{target} is broader than the code's {code}")
+                NarrowProblem::Broader { target, code }
             } else {
-                format!("{code} does not divide evenly into {target} units")
+                NarrowProblem::Indivisible { target, code }
             };
             let help =
                 (target.level == Level::Thread && code.level != Level::Thread && !self.facts.narrower_eq(target, code))
                     .then(|| format!("add thread[{}] to the function's `@requires`", target.n));
             self.persp_error(TypeError::PartitionPerspective {
                 construct,
-                reason,
+                problem,
                 span: persp_span,
                 origin: None,
                 help,
@@ -355,7 +355,7 @@ impl Checker<'_> {
                 Some(Binding::Poisoned(_)) => return None,
                 Some(_) => {
                     self.error(TypeError::PartitionIndexFn {
-                        reason: format!("`{}` is not a lambda", n.name),
+                        problem: IndexFnProblem::NotALambda { name: n.name.clone() },
                         span: n.span,
                         culprit: None,
                     });
@@ -386,11 +386,7 @@ impl Checker<'_> {
             ast::IndexFn::Offset(e) => e.span,
         };
         if params.is_empty() {
-            self.error(TypeError::PartitionIndexFn {
-                reason: "it takes no parameters; it maps the new name's indices to the old name's".into(),
-                span,
-                culprit: None,
-            });
+            self.error(TypeError::PartitionIndexFn { problem: IndexFnProblem::NoParameters, span, culprit: None });
             return None;
         }
         self.push_scope();
@@ -421,7 +417,7 @@ impl Checker<'_> {
             }
             _ => {
                 self.error(TypeError::PartitionIndexFn {
-                    reason: format!("it computes a `{}`, not an integer index", v.e.ty),
+                    problem: IndexFnProblem::NotInteger { ty: v.e.ty.clone() },
                     span: body.span,
                     culprit: None,
                 });
@@ -430,10 +426,7 @@ impl Checker<'_> {
         };
         if let Some(c) = self.culprit(&e, target) {
             self.persp_error(TypeError::PartitionIndexFn {
-                reason: format!(
-                    "each {target} unit evaluates it, but it depends on {}, which may differ within a {target} unit",
-                    c.what
-                ),
+                problem: IndexFnProblem::Varies { target, what: c.what.clone() },
                 span: e.span,
                 culprit: Some(c),
             });
@@ -443,7 +436,7 @@ impl Checker<'_> {
             // function is evaluated at every access: the elements a unit owns would move.
             let name = self.var(mem).name.clone();
             self.error(TypeError::PartitionIndexFn {
-                reason: format!("it reads memory (`{name}`), which other threads may change while the view lives; read it into a `const` variable before the partition"),
+                problem: IndexFnProblem::ReadsMemory { name },
                 span: at,
                 culprit: None,
             });

@@ -7,7 +7,7 @@
 //! `thread[1]` name.
 
 use super::ctx::{Binding, Checker, ClaimState, Frame, LambdaDef, Val};
-use crate::error::{Expected, Found, Sink, TypeError};
+use crate::error::{Expected, Found, IndexProblem, ReturnProblem, Sink, TypeError};
 use crate::perspective::Persp;
 use crate::tir::{self, ConstValue, ExprKind, Place, StmtKind, VarId, VarKind};
 use crate::ty::{Scalar, Ty};
@@ -612,7 +612,7 @@ impl Checker<'_> {
                 };
                 if all.len() != dims.len() {
                     self.error(TypeError::BadIndex {
-                        reason: format!("`{}` takes {} indices but {} were given", var.name, dims.len(), all.len()),
+                        problem: IndexProblem::Rank { name: var.name.clone(), rank: dims.len(), given: all.len() },
                         span: e.span,
                         help: None,
                     });
@@ -625,7 +625,7 @@ impl Checker<'_> {
                         && (x < 0 || x as u64 >= *d)
                     {
                         self.error(TypeError::BadIndex {
-                            reason: format!("index {x} is out of bounds for `{}` (dimension {d})", var.name),
+                            problem: IndexProblem::OutOfBounds { name: var.name.clone(), index: x, dim: *d },
                             span: i.span,
                             help: None,
                         });
@@ -721,13 +721,7 @@ impl Checker<'_> {
         let rank = self.rank(v);
         if all.len() != rank {
             self.error(TypeError::BadIndex {
-                reason: format!(
-                    "`{}` takes {rank} ind{} but {} {} given",
-                    var.name,
-                    if rank == 1 { "ex" } else { "ices" },
-                    all.len(),
-                    if all.len() == 1 { "was" } else { "were" }
-                ),
+                problem: IndexProblem::Rank { name: var.name.clone(), rank, given: all.len() },
                 span,
                 help: None,
             });
@@ -864,7 +858,7 @@ impl Checker<'_> {
             (None, None) => StmtKind::Return(None),
             (None, Some(v)) => {
                 self.error(TypeError::ReturnValue {
-                    reason: format!("`{}` has no return type, so `return` takes no value", self.sig.name),
+                    problem: ReturnProblem::Unexpected { function: self.sig.name.clone() },
                     span: v.span,
                 });
                 self.expr(v, None);
@@ -872,7 +866,7 @@ impl Checker<'_> {
             }
             (Some((s, _)), None) => {
                 self.error(TypeError::ReturnValue {
-                    reason: format!("`{}` must return a value of type `{}`", self.sig.name, s.name()),
+                    problem: ReturnProblem::Missing { function: self.sig.name.clone(), ty: s },
                     span,
                 });
                 StmtKind::Return(None)
