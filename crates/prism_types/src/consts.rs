@@ -10,6 +10,39 @@
 use crate::tir::{BinOp, ConstValue, UnOp};
 use crate::ty::Scalar;
 
+/// Why compile-time evaluation failed. The words are in `diagnostics.rs` (`const-eval`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum ConstError {
+    /// An integer outside the range of its type.
+    DoesNotFit { value: i128, ty: Scalar },
+    /// An infinite or NaN float converted to an integer type.
+    NotConvertible { value: f64, ty: Scalar },
+    /// Integer division or remainder by zero.
+    DivisionByZero,
+    /// A shift by a negative amount or at least the width.
+    ShiftRange { amount: i128, ty: Scalar },
+    /// `and`/`or` on non-booleans.
+    NeedsBools,
+    /// An integer-only operator on floats.
+    NotOnFloat { op: &'static str },
+    /// An arithmetic operator on booleans.
+    NotOnBool { op: &'static str },
+    /// Operands of different kinds.
+    MixedKinds,
+    /// A unary operator on an operand it does not apply to.
+    NotApplicable { op: &'static str },
+    /// `range` with a zero step.
+    ZeroStep,
+    /// A multiplication whose exact result does not fit in 128 bits.
+    MulOverflow,
+    /// A split case of fewer than one unit.
+    CaseUnits { n: i128 },
+    /// An alignment that is not a power of two from 1 to 4096.
+    Alignment,
+    /// An array size outside 1 to 2^32.
+    ArraySize { n: i128 },
+}
+
 /// The range of an integer type.
 pub fn int_range(s: Scalar) -> (i128, i128) {
     match s {
@@ -21,9 +54,9 @@ pub fn int_range(s: Scalar) -> (i128, i128) {
     }
 }
 
-fn fit(v: i128, s: Scalar) -> Result<ConstValue, String> {
+fn fit(v: i128, s: Scalar) -> Result<ConstValue, ConstError> {
     let (lo, hi) = int_range(s);
-    if v < lo || v > hi { Err(format!("{v} does not fit in `{}`", s.name())) } else { Ok(ConstValue::Int(v)) }
+    if v < lo || v > hi { Err(ConstError::DoesNotFit { value: v, ty: s }) } else { Ok(ConstValue::Int(v)) }
 }
 
 fn round(v: f64, s: Scalar) -> ConstValue {
@@ -36,15 +69,15 @@ pub fn foldable(s: Scalar) -> bool {
 }
 
 /// Folds `a op b` where both operands have type `operand` (for shifts, the left operand's).
-pub fn binary(op: BinOp, a: ConstValue, b: ConstValue, operand: Scalar) -> Result<ConstValue, String> {
+pub fn binary(op: BinOp, a: ConstValue, b: ConstValue, operand: Scalar) -> Result<ConstValue, ConstError> {
     use BinOp::*;
     use ConstValue::*;
     Ok(match (a, b) {
         (Int(x), Int(y)) => match op {
             Add => fit(x + y, operand)?,
             Sub => fit(x - y, operand)?,
-            Mul => fit(x.checked_mul(y).ok_or("multiplication overflows")?, operand)?,
-            Div | Rem if y == 0 => return Err("division by zero".into()),
+            Mul => fit(x.checked_mul(y).ok_or(ConstError::MulOverflow)?, operand)?,
+            Div | Rem if y == 0 => return Err(ConstError::DivisionByZero),
             Div => fit(x / y, operand)?,
             Rem => fit(x % y, operand)?,
             BitAnd => fit(x & y, operand)?,
@@ -53,7 +86,7 @@ pub fn binary(op: BinOp, a: ConstValue, b: ConstValue, operand: Scalar) -> Resul
             Shl | Shr => {
                 let width = operand.size() as i128 * 8;
                 if y < 0 || y >= width {
-                    return Err(format!("shift by {y} is out of range for `{}`", operand.name()));
+                    return Err(ConstError::ShiftRange { amount: y, ty: operand });
                 }
                 if op == Shl { fit(x << y, operand)? } else { Int(x >> y) }
             }
@@ -63,7 +96,7 @@ pub fn binary(op: BinOp, a: ConstValue, b: ConstValue, operand: Scalar) -> Resul
             Le => Bool(x <= y),
             Gt => Bool(x > y),
             Ge => Bool(x >= y),
-            And | Or => return Err("`and`/`or` need booleans".into()),
+            And | Or => return Err(ConstError::NeedsBools),
         },
         (Float(x), Float(y)) => match op {
             Add => round(x + y, operand),
@@ -76,7 +109,7 @@ pub fn binary(op: BinOp, a: ConstValue, b: ConstValue, operand: Scalar) -> Resul
             Le => Bool(x <= y),
             Gt => Bool(x > y),
             Ge => Bool(x >= y),
-            _ => return Err(format!("`{}` is not defined on floating point", op.as_str())),
+            _ => return Err(ConstError::NotOnFloat { op: op.as_str() }),
         },
         (Bool(x), Bool(y)) => match op {
             And => Bool(x && y),
@@ -86,14 +119,14 @@ pub fn binary(op: BinOp, a: ConstValue, b: ConstValue, operand: Scalar) -> Resul
             BitAnd => Bool(x & y),
             BitOr => Bool(x | y),
             BitXor => Bool(x ^ y),
-            _ => return Err(format!("`{}` is not defined on booleans", op.as_str())),
+            _ => return Err(ConstError::NotOnBool { op: op.as_str() }),
         },
-        _ => return Err("operands of different kinds".into()),
+        _ => return Err(ConstError::MixedKinds),
     })
 }
 
 /// Folds `op a` for an operand of type `ty`.
-pub fn unary(op: UnOp, a: ConstValue, ty: Scalar) -> Result<ConstValue, String> {
+pub fn unary(op: UnOp, a: ConstValue, ty: Scalar) -> Result<ConstValue, ConstError> {
     use ConstValue::*;
     Ok(match (op, a) {
         (UnOp::Neg, Int(x)) => {
@@ -115,13 +148,13 @@ pub fn unary(op: UnOp, a: ConstValue, ty: Scalar) -> Result<ConstValue, String> 
             }
         }
         (UnOp::Not, Bool(b)) => Bool(!b),
-        _ => return Err(format!("`{}` does not apply here", op.as_str())),
+        _ => return Err(ConstError::NotApplicable { op: op.as_str() }),
     })
 }
 
 /// Converts a constant from type `from` to type `to`, with C's conversions (float to int
 /// truncates toward zero and must fit; int to unsigned wraps modulo 2^n).
-pub fn cast(a: ConstValue, from: Scalar, to: Scalar) -> Result<ConstValue, String> {
+pub fn cast(a: ConstValue, from: Scalar, to: Scalar) -> Result<ConstValue, ConstError> {
     use ConstValue::*;
     let _ = from;
     Ok(match (a, to) {
@@ -148,7 +181,7 @@ pub fn cast(a: ConstValue, from: Scalar, to: Scalar) -> Result<ConstValue, Strin
         (Float(x), Scalar::Bool) => Bool(x != 0.0),
         (Float(x), t) if t.is_int() => {
             if !x.is_finite() {
-                return Err(format!("{x} cannot be converted to `{}`", t.name()));
+                return Err(ConstError::NotConvertible { value: x, ty: t });
             }
             fit(x.trunc() as i128, t)?
         }

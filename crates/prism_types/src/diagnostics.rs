@@ -5,8 +5,8 @@
 //! perspective or where the enclosing group began.
 
 use crate::error::{
-    ClaimProblem, Culprit, Expected, Found, IndexFnProblem, IndexProblem, NarrowProblem, PointerProblem, ReturnProblem,
-    TypeError,
+    ArgsProblem, BoundProblem, ClaimProblem, Culprit, Expected, Found, IndexFnProblem, IndexProblem, NarrowProblem,
+    PerspProblem, PointerProblem, ReturnProblem, TypeError,
 };
 use crate::ty::Ty;
 use prism_diag::Diagnostic;
@@ -78,7 +78,7 @@ impl TypeError {
             }
             // Diagnostic: wrong-arguments
             WrongArguments { callee, problem, span, help } => {
-                let d = Diagnostic::error("wrong-arguments", format!("wrong arguments to `{callee}`: {problem}"), *span);
+                let d = Diagnostic::error("wrong-arguments", format!("wrong arguments to `{callee}`: {}", args_words(problem)), *span);
                 match help {
                     Some(h) => d.with_help(h.clone()),
                     None => d,
@@ -105,7 +105,7 @@ impl TypeError {
             }
             // Diagnostic: const-eval
             ConstEval { reason, span } => {
-                Diagnostic::error("const-eval", format!("compile-time evaluation failed: {reason}"), *span)
+                Diagnostic::error("const-eval", format!("compile-time evaluation failed: {}", const_words(reason)), *span)
             }
             // Diagnostic: assign-to-const
             AssignToConst { name, kind, span, decl } => {
@@ -138,13 +138,19 @@ impl TypeError {
             .with_note("names of memory can be indexed, passed to functions, and narrowed with partition, claim or async; copying one would make two names for the same memory, which the synchronisation analysis cannot follow")
             .with_help(help.clone()),
             // Diagnostic: invalid-perspective
-            InvalidPerspective { text, reason, span } => {
-                Diagnostic::error("invalid-perspective", format!("invalid perspective `{text}`"), *span)
-                    .with_label(reason.clone())
+            InvalidPerspective { text, problem, span } => {
+                Diagnostic::error("invalid-perspective", format!("invalid perspective `{text}`"), *span).with_label(
+                    match problem {
+                        PerspProblem::NotInteger => "the unit count must be an integer",
+                        PerspProblem::NoUnits => "a perspective has at least one unit",
+                        PerspProblem::OneGrid => "a launch has exactly one grid",
+                        PerspProblem::TooMany => "too many units",
+                    },
+                )
             }
             // Diagnostic: invalid-bound
-            InvalidBound { reason, span, help } => {
-                let d = Diagnostic::error("invalid-bound", format!("invalid perspective bound: {reason}"), *span);
+            InvalidBound { problem, span, help } => {
+                let d = Diagnostic::error("invalid-bound", format!("invalid perspective bound: {}", bound_words(problem)), *span);
                 match help {
                     Some(h) => d.with_help(h.clone()),
                     None => d,
@@ -710,5 +716,70 @@ fn index_fn_words(p: &IndexFnProblem) -> String {
             "it reads memory (`{name}`), which other threads may change while the view lives; read it into a `const` variable before the partition"
         ),
         IndexFnProblem::Calls { name } => format!("it calls `{name}`; indexing functions must be pure arithmetic"),
+    }
+}
+
+/// The words of a `const-eval`, after "compile-time evaluation failed: ".
+fn const_words(e: &crate::consts::ConstError) -> String {
+    use crate::consts::ConstError::*;
+    match e {
+        DoesNotFit { value, ty } => format!("{value} does not fit in `{}`", ty.name()),
+        NotConvertible { value, ty } => format!("{value} cannot be converted to `{}`", ty.name()),
+        DivisionByZero => "division by zero".into(),
+        ShiftRange { amount, ty } => format!("shift by {amount} is out of range for `{}`", ty.name()),
+        NeedsBools => "`and`/`or` need booleans".into(),
+        NotOnFloat { op } => format!("`{op}` is not defined on floating point"),
+        NotOnBool { op } => format!("`{op}` is not defined on booleans"),
+        MixedKinds => "operands of different kinds".into(),
+        NotApplicable { op } => format!("`{op}` does not apply here"),
+        ZeroStep => "the step of `range` is zero".into(),
+        MulOverflow => "multiplication overflows".into(),
+        CaseUnits { n } => format!("a case takes at least one unit, not {n}"),
+        Alignment => "alignment must be a power of two between 1 and 4096".into(),
+        ArraySize { n } => format!("array size {n} is not between 1 and 2^32"),
+    }
+}
+
+/// The words of an `invalid-bound`, after "invalid perspective bound: ".
+fn bound_words(p: &BoundProblem) -> String {
+    match p {
+        BoundProblem::Smem => "`smem=` must be a non-negative integer (bytes)".into(),
+        BoundProblem::Empty => "no perspectives given".into(),
+        BoundProblem::TooLarge => "the perspectives' sizes are too large together".into(),
+        BoundProblem::Indivisible { persp, entry } => {
+            format!("{persp} does not fit evenly in the entry perspective {entry}")
+        }
+        BoundProblem::LaunchBoundsOnDevice => "launch bounds apply to kernels only".into(),
+        BoundProblem::LaunchBoundsValue => "launch bounds must be a positive integer".into(),
+        BoundProblem::LaunchBoundsMultiple { bound, multiple } => {
+            format!(
+                "launch bound {bound} is not a multiple of {multiple}, which the bound requires of threads per block"
+            )
+        }
+    }
+}
+
+/// The words of a `wrong-arguments`, after "wrong arguments to `f`: ".
+fn args_words(p: &ArgsProblem) -> String {
+    match p {
+        ArgsProblem::IdTakesNone => "it takes no arguments".into(),
+        ArgsProblem::TooMany { params } => {
+            format!("it takes {params} argument{} but more were given", if *params == 1 { "" } else { "s" })
+        }
+        ArgsProblem::Twice { name } => format!("`{name}` is given twice"),
+        ArgsProblem::NoSuchParameter { name } => format!("it has no parameter `{name}`"),
+        ArgsProblem::Missing { names } => {
+            format!("missing {}", names.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", "))
+        }
+        ArgsProblem::CopyBytes => "`bytes` must be 4, 8 or 16".into(),
+        ArgsProblem::OutList { n } => format!("`out=` takes a list of {n} places"),
+        ArgsProblem::OutCount { n, given } => format!("`out=` takes {n} places, {given} given"),
+        ArgsProblem::NotAnElement { param } => format!("`{param}` must be an element of memory, like `buf[i]`"),
+        ArgsProblem::LocalArray { name, param } => {
+            format!("`{name}` is a local array; `{param}` must be thread-shared memory")
+        }
+        ArgsProblem::NotAsync { name } => {
+            format!("the destination `{name}` must be a name made by `with async(...) as name:`")
+        }
     }
 }

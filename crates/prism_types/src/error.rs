@@ -169,6 +169,65 @@ pub enum ClaimProblem {
     EveryUnit { code: Persp },
 }
 
+/// What is wrong with a `@requires` bound or launch bound, for `invalid-bound`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BoundProblem {
+    /// `smem=` not a non-negative integer.
+    Smem,
+    /// `@requires()` with no perspective.
+    Empty,
+    /// Sizes whose product overflows.
+    TooLarge,
+    /// A perspective that does not divide the entry perspective.
+    Indivisible { persp: Persp, entry: Persp },
+    /// `@launch_bounds` on a device function.
+    LaunchBoundsOnDevice,
+    /// A launch bound that is not a positive integer.
+    LaunchBoundsValue,
+    /// A launch bound the bound's thread multiple does not divide.
+    LaunchBoundsMultiple { bound: u64, multiple: u64 },
+}
+
+/// What is wrong with a perspective, for `invalid-perspective`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PerspProblem {
+    /// A unit count that is not an integer.
+    NotInteger,
+    /// Zero units.
+    NoUnits,
+    /// `grid[n]` with `n != 1`.
+    OneGrid,
+    /// A unit count too large to represent.
+    TooMany,
+}
+
+/// What is wrong with a call's arguments, for `wrong-arguments`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ArgsProblem {
+    /// Arguments to `id()`.
+    IdTakesNone,
+    /// More positional arguments than parameters.
+    TooMany { params: usize },
+    /// A parameter given twice.
+    Twice { name: String },
+    /// A keyword that names no parameter.
+    NoSuchParameter { name: String },
+    /// Parameters without arguments.
+    Missing { names: Vec<String> },
+    /// `cp_async` with another byte count.
+    CopyBytes,
+    /// `out=` that is not a list of `n` places.
+    OutList { n: usize },
+    /// `out=` with another number of places.
+    OutCount { n: usize, given: usize },
+    /// A value where an element of memory is needed.
+    NotAnElement { param: String },
+    /// A local array where thread-shared memory is needed.
+    LocalArray { name: String, param: String },
+    /// An asynchronous copy into a name not made by `async`.
+    NotAsync { name: String },
+}
+
 /// The narrowest thing an expression reads: the reason it is not uniform enough.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Culprit {
@@ -209,13 +268,13 @@ pub enum TypeError {
     /// A value of the wrong type.
     Mismatch { expected: Expected, found: Found, span: Span, context: String, help: Option<String> },
     /// A call with the wrong arguments.
-    WrongArguments { callee: String, problem: String, span: Span, help: Option<String> },
+    WrongArguments { callee: String, problem: ArgsProblem, span: Span, help: Option<String> },
     /// Indexing a non-array, or with the wrong number of indices.
     BadIndex { problem: IndexProblem, span: Span, help: Option<String> },
     /// A size, bound or `constexpr` value that is not a compile-time constant.
     NotConstant { what: String, span: Span, culprit: Option<(String, Span)> },
     /// Compile-time arithmetic overflowed or divided by zero.
-    ConstEval { reason: String, span: Span },
+    ConstEval { reason: crate::consts::ConstError, span: Span },
     /// Assigning a const, constexpr or loop variable.
     AssignToConst { name: String, kind: &'static str, span: Span, decl: Span },
     /// A `const` or `constexpr` declaration without a value.
@@ -225,9 +284,9 @@ pub enum TypeError {
     /// Copying or comparing a pointer.
     PointerAlias { name: String, span: Span, help: String },
     /// `grid[2]`, `thread[0]`, ...
-    InvalidPerspective { text: String, reason: String, span: Span },
+    InvalidPerspective { text: String, problem: PerspProblem, span: Span },
     /// A malformed `@requires`.
-    InvalidBound { reason: String, span: Span, help: Option<String> },
+    InvalidBound { problem: BoundProblem, span: Span, help: Option<String> },
     /// A parameter or return perspective broader than the entry perspective.
     ParamPerspective { what: String, persp: Persp, entry: Persp, span: Span },
     /// `with group(block[1])` inside `thread[2]` code.

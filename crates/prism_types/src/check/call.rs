@@ -8,7 +8,7 @@
 
 use super::ctx::{Checker, Lit, Val};
 use super::expr::Resolved;
-use crate::error::{Expected, Found, IndexFnProblem, IndexProblem, PointerProblem, TypeError};
+use crate::error::{ArgsProblem, Expected, Found, IndexFnProblem, IndexProblem, PointerProblem, TypeError};
 use crate::intrinsics::{self, CodeReq, IntrinsicId, ParamKind, RetSig, TyClass};
 use crate::perspective::Persp;
 use crate::tir::{self, CallArg, Callee, ConstValue, ExprKind, FnId, Place, VarId, VarKind};
@@ -92,7 +92,7 @@ impl Checker<'_> {
         if !args.is_empty() {
             self.error(TypeError::WrongArguments {
                 callee: "id".into(),
-                problem: "it takes no arguments".into(),
+                problem: ArgsProblem::IdTakesNone,
                 span,
                 help: Some("its meaning comes from the perspective of the variable it is stored in".into()),
             });
@@ -123,11 +123,7 @@ impl Checker<'_> {
                     if positional >= names.len() {
                         self.error(TypeError::WrongArguments {
                             callee: callee.to_string(),
-                            problem: format!(
-                                "it takes {} argument{} but more were given",
-                                names.len(),
-                                if names.len() == 1 { "" } else { "s" }
-                            ),
+                            problem: ArgsProblem::TooMany { params: names.len() },
                             span: a.span,
                             help: None,
                         });
@@ -142,7 +138,7 @@ impl Checker<'_> {
                     Some(_) => {
                         self.error(TypeError::WrongArguments {
                             callee: callee.to_string(),
-                            problem: format!("`{}` is given twice", k.name),
+                            problem: ArgsProblem::Twice { name: k.name.clone() },
                             span: a.span,
                             help: None,
                         });
@@ -151,7 +147,7 @@ impl Checker<'_> {
                     None => {
                         self.error(TypeError::WrongArguments {
                             callee: callee.to_string(),
-                            problem: format!("it has no parameter `{}`", k.name),
+                            problem: ArgsProblem::NoSuchParameter { name: k.name.clone() },
                             span: k.span,
                             help: Some(format!("its parameters are: {}", names.join(", "))),
                         });
@@ -166,10 +162,7 @@ impl Checker<'_> {
             if !missing.is_empty() {
                 self.error(TypeError::WrongArguments {
                     callee: callee.to_string(),
-                    problem: format!(
-                        "missing {}",
-                        missing.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ")
-                    ),
+                    problem: ArgsProblem::Missing { names: missing.iter().map(|m| m.to_string()).collect() },
                     span,
                     help: None,
                 });
@@ -640,7 +633,7 @@ impl Checker<'_> {
         {
             self.error(TypeError::WrongArguments {
                 callee: name.into(),
-                problem: "`bytes` must be 4, 8 or 16".into(),
+                problem: ArgsProblem::CopyBytes,
                 span: e.span,
                 help: None,
             });
@@ -778,7 +771,7 @@ impl Checker<'_> {
         let ast::ExprKind::List(items) = &value.kind else {
             self.error(TypeError::WrongArguments {
                 callee: callee.into(),
-                problem: format!("`out=` takes a list of {n} places"),
+                problem: ArgsProblem::OutList { n },
                 span: value.span,
                 help: Some("write `out=[C[0], C[1], C[2], C[3]]`".into()),
             });
@@ -787,7 +780,7 @@ impl Checker<'_> {
         if items.len() != n {
             self.error(TypeError::WrongArguments {
                 callee: callee.into(),
-                problem: format!("`out=` takes {n} places, {} given", items.len()),
+                problem: ArgsProblem::OutCount { n, given: items.len() },
                 span: value.span,
                 help: None,
             });
@@ -846,7 +839,7 @@ impl Checker<'_> {
         let ast::ExprKind::Index { base, indices } = &value.kind else {
             self.error(TypeError::WrongArguments {
                 callee: callee.into(),
-                problem: format!("`{param}` must be an element of memory, like `buf[i]`"),
+                problem: ArgsProblem::NotAnElement { param: param.to_string() },
                 span: value.span,
                 help: None,
             });
@@ -857,7 +850,7 @@ impl Checker<'_> {
         let Ty::Ptr { elem, mutable: is_mut } = var.ty else {
             self.error(TypeError::WrongArguments {
                 callee: callee.into(),
-                problem: format!("`{}` is a local array; `{param}` must be thread-shared memory", var.name),
+                problem: ArgsProblem::LocalArray { name: var.name.clone(), param: param.to_string() },
                 span: value.span,
                 help: None,
             });
@@ -867,7 +860,7 @@ impl Checker<'_> {
         if async_dst && !is_async {
             self.error(TypeError::WrongArguments {
                 callee: callee.into(),
-                problem: format!("the destination `{}` must be a name made by `with async(...) as name:`", var.name),
+                problem: ArgsProblem::NotAsync { name: var.name.clone() },
                 span: base.span,
                 help: Some(format!("wrap the copy in `with async({}) as dst:` and copy into `dst[...]`", var.name)),
             });

@@ -502,7 +502,7 @@ impl Checker<'_> {
                         let (lo, hi) = consts::int_range(to);
                         if x < lo || x > hi {
                             self.error(TypeError::ConstEval {
-                                reason: format!("{x} does not fit in `{}`", to.name()),
+                                reason: crate::consts::ConstError::DoesNotFit { value: x, ty: to },
                                 span: e.span,
                             });
                         }

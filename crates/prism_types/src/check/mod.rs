@@ -17,7 +17,7 @@ mod scope;
 mod stmt;
 
 use crate::consts;
-use crate::error::{Expected, Found, ReturnProblem, TypeError};
+use crate::error::{BoundProblem, Expected, Found, PerspProblem, ReturnProblem, TypeError};
 use crate::perspective::{Facts, Level, Persp, lcm};
 use crate::tir::{self, FnId};
 use crate::ty::{Scalar, Ty};
@@ -237,7 +237,7 @@ pub(crate) fn fit_const(k: Konst, ty: Scalar, span: Span) -> Result<tir::ConstVa
     if let (tir::ConstValue::Int(v), true) = (k.value, ty.is_int()) {
         let (lo, hi) = consts::int_range(ty);
         if v < lo || v > hi {
-            return Err(TypeError::ConstEval { reason: format!("{v} does not fit in `{}`", ty.name()), span });
+            return Err(TypeError::ConstEval { reason: consts::ConstError::DoesNotFit { value: v, ty }, span });
         }
     }
     consts::cast(k.value, k.ty, ty).map_err(|reason| TypeError::ConstEval { reason, span })
@@ -284,7 +284,7 @@ pub(crate) fn const_expr(
         ty: if v >= i32::MIN as i128 && v <= i32::MAX as i128 { Scalar::I32 } else { Scalar::I64 },
         literal: true,
     };
-    let eval_err = |reason: String, span: Span| TypeError::ConstEval { reason, span };
+    let eval_err = |reason: consts::ConstError, span: Span| TypeError::ConstEval { reason, span };
     Ok(match &e.kind {
         E::Int(v) => lit_int(*v as i128),
         E::Float(v) => Konst { value: C::Float(*v), ty: Scalar::F32, literal: true },
@@ -417,7 +417,7 @@ pub(crate) fn eval_persp(
         tir::ConstValue::Int(n) if k.ty.is_int() => make_persp(p.level, n, p.span),
         _ => Err(TypeError::InvalidPerspective {
             text: format!("{}[...]", p.level.as_str()),
-            reason: "the unit count must be an integer".into(),
+            problem: PerspProblem::NotInteger,
             span: p.size.span,
         }),
     }
@@ -428,11 +428,7 @@ pub(crate) fn make_persp(level: ast::LevelName, n: i128, span: Span) -> Result<P
     // Only errors need the text; formatting it eagerly cost 3% of checking time.
     let text = || format!("{}[{n}]", level.as_str());
     if n < 1 {
-        return Err(TypeError::InvalidPerspective {
-            text: text(),
-            reason: "a perspective has at least one unit".into(),
-            span,
-        });
+        return Err(TypeError::InvalidPerspective { text: text(), problem: PerspProblem::NoUnits, span });
     }
     let (lvl, scale) = match level {
         ast::LevelName::Grid => (Level::Grid, 1),
@@ -442,15 +438,11 @@ pub(crate) fn make_persp(level: ast::LevelName, n: i128, span: Span) -> Result<P
         ast::LevelName::Warpgroup => (Level::Thread, 128),
     };
     if lvl == Level::Grid && n != 1 {
-        return Err(TypeError::InvalidPerspective {
-            text: text(),
-            reason: "a launch has exactly one grid".into(),
-            span,
-        });
+        return Err(TypeError::InvalidPerspective { text: text(), problem: PerspProblem::OneGrid, span });
     }
     match (n as u64).checked_mul(scale).filter(|&m| n <= 1 << 40 && m <= 1 << 40) {
         Some(n) => Ok(Persp { level: lvl, n }),
-        None => Err(TypeError::InvalidPerspective { text: text(), reason: "too many units".into(), span }),
+        None => Err(TypeError::InvalidPerspective { text: text(), problem: PerspProblem::TooMany, span }),
     }
 }
 
@@ -472,17 +464,13 @@ fn signature(g: &Globals, f: &ast::Function, errors: &mut Vec<TypeError>) -> Sig
         if let Some(s) = &r.smem {
             match const_expr(g, s, &no_locals) {
                 Ok(Konst { value: tir::ConstValue::Int(n), ty, .. }) if ty.is_int() && n >= 0 => smem_budget = n as u64,
-                Ok(_) => errors.push(TypeError::InvalidBound {
-                    reason: "`smem=` must be a non-negative integer (bytes)".into(),
-                    span: s.span,
-                    help: None,
-                }),
+                Ok(_) => errors.push(TypeError::InvalidBound { problem: BoundProblem::Smem, span: s.span, help: None }),
                 Err(e) => errors.push(e),
             }
         }
         if r.entries.is_empty() {
             errors.push(TypeError::InvalidBound {
-                reason: "no perspectives given".into(),
+                problem: BoundProblem::Empty,
                 span: r.span,
                 help: Some("list the entry perspective first: `@requires(block[1], thread[32])`".into()),
             });
@@ -503,18 +491,14 @@ fn signature(g: &Globals, f: &ast::Function, errors: &mut Vec<TypeError>) -> Sig
         };
         match lcm(*slot, p.n) {
             Some(v) if v <= 1 << 40 => *slot = v,
-            _ => errors.push(TypeError::InvalidBound {
-                reason: "the perspectives' sizes are too large together".into(),
-                span,
-                help: None,
-            }),
+            _ => errors.push(TypeError::InvalidBound { problem: BoundProblem::TooLarge, span, help: None }),
         }
     }
     let entry = bound.iter().map(|&(p, _)| p).max_by_key(|p| (p.level, p.n)).expect("bound is not empty");
     for &(p, span) in &bound {
         if !facts.narrower_eq(p, entry) {
             errors.push(TypeError::InvalidBound {
-                reason: format!("{p} does not fit evenly in the entry perspective {entry}"),
+                problem: BoundProblem::Indivisible { persp: p, entry },
                 span,
                 help: Some("each perspective of a bound must evenly divide the broadest one".into()),
             });
@@ -524,7 +508,7 @@ fn signature(g: &Globals, f: &ast::Function, errors: &mut Vec<TypeError>) -> Sig
         Ok(Konst { value: tir::ConstValue::Int(n), .. }) if n >= 1 => {
             if f.kind != FnKind::Kernel {
                 errors.push(TypeError::InvalidBound {
-                    reason: "launch bounds apply to kernels only".into(),
+                    problem: BoundProblem::LaunchBoundsOnDevice,
                     span: e.span,
                     help: None,
                 });
@@ -532,11 +516,7 @@ fn signature(g: &Globals, f: &ast::Function, errors: &mut Vec<TypeError>) -> Sig
             Some(n as u64)
         }
         Ok(_) => {
-            errors.push(TypeError::InvalidBound {
-                reason: "launch bounds must be a positive integer".into(),
-                span: e.span,
-                help: None,
-            });
+            errors.push(TypeError::InvalidBound { problem: BoundProblem::LaunchBoundsValue, span: e.span, help: None });
             None
         }
         Err(err) => {
@@ -548,10 +528,7 @@ fn signature(g: &Globals, f: &ast::Function, errors: &mut Vec<TypeError>) -> Sig
         && lb % facts.t_mult != 0
     {
         errors.push(TypeError::InvalidBound {
-            reason: format!(
-                "launch bound {lb} is not a multiple of {}, which the bound requires of threads per block",
-                facts.t_mult
-            ),
+            problem: BoundProblem::LaunchBoundsMultiple { bound: lb, multiple: facts.t_mult },
             span: f.launch_bounds.as_ref().map(|e| e.span).unwrap_or(f.header_span),
             help: None,
         });

@@ -93,7 +93,7 @@ impl Checker<'_> {
                 Some(n) if n >= 1 => n as u64,
                 Some(n) => {
                     self.error(TypeError::ConstEval {
-                        reason: format!("a case takes at least one unit, not {n}"),
+                        reason: crate::consts::ConstError::CaseUnits { n },
                         span: c.count.span,
                     });
                     ok = false;

@@ -254,7 +254,7 @@ impl Checker<'_> {
                         Some(a) if a > 0 && (a as u64).is_power_of_two() && a <= 4096 => a as u64,
                         Some(_) => {
                             self.error(TypeError::ConstEval {
-                                reason: "alignment must be a power of two between 1 and 4096".into(),
+                                reason: crate::consts::ConstError::Alignment,
                                 span: a.span,
                             });
                             16
@@ -291,10 +291,7 @@ impl Checker<'_> {
         for d in dims {
             let n = self.const_int(d, "an array size")?;
             if !(1..=(1 << 32)).contains(&n) {
-                self.error(TypeError::ConstEval {
-                    reason: format!("array size {n} is not between 1 and 2^32"),
-                    span: d.span,
-                });
+                self.error(TypeError::ConstEval { reason: crate::consts::ConstError::ArraySize { n }, span: d.span });
                 return None;
             }
             out.push(n as u64);
@@ -808,7 +805,7 @@ impl Checker<'_> {
             self.check_uniform_sink(x, Sink::LoopBound);
         }
         if let ExprKind::Const(ConstValue::Int(0)) = st.kind {
-            self.error(TypeError::ConstEval { reason: "the step of `range` is zero".into(), span: st.span });
+            self.error(TypeError::ConstEval { reason: crate::consts::ConstError::ZeroStep, span: st.span });
         }
         self.push_scope();
         let saved = self.smem_cur;
