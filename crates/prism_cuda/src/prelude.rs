@@ -55,10 +55,12 @@ PRISM_DEV long long prism_sub(long long a, long long b) { return (long long)((un
 PRISM_DEV long long prism_mul(long long a, long long b) { return (long long)((unsigned long long)a * (unsigned long long)b); }
 PRISM_DEV long long prism_neg(long long a) { return (long long)(0ull - (unsigned long long)a); }
 // Division truncates; the most negative value divided by -1 wraps to itself.
-PRISM_DEV int prism_div(int a, int b) { return b == -1 ? prism_neg(a) : a / b; }
-PRISM_DEV int prism_rem(int a, int b) { return b == -1 ? 0 : a % b; }
-PRISM_DEV long long prism_div(long long a, long long b) { return b == -1 ? prism_neg(a) : a / b; }
-PRISM_DEV long long prism_rem(long long a, long long b) { return b == -1 ? 0 : a % b; }
+// Both divide by the same safe divisor (1 for -1, where `a % 1` is the wanted 0), so nvcc
+// computes `x / n` and `x % n` with one division.
+PRISM_DEV int prism_div(int a, int b) { int q = a / (b == -1 ? 1 : b); return b == -1 ? prism_neg(a) : q; }
+PRISM_DEV int prism_rem(int a, int b) { return a % (b == -1 ? 1 : b); }
+PRISM_DEV long long prism_div(long long a, long long b) { long long q = a / (b == -1 ? 1 : b); return b == -1 ? prism_neg(a) : q; }
+PRISM_DEV long long prism_rem(long long a, long long b) { return a % (b == -1 ? 1 : b); }
 // Shifts clamp like PTX: an amount of at least the width (or negative) gives 0, or the sign.
 template <typename B> PRISM_DEV bool prism_big_shift(B b, int width) { return b < (B)0 || (unsigned long long)b >= (unsigned long long)width; }
 template <typename B> PRISM_DEV int prism_shl(int a, B b) { return prism_big_shift(b, 32) ? 0 : (int)((unsigned)a << (int)b); }
