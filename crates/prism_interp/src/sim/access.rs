@@ -107,10 +107,15 @@ impl<'a> BlockSim<'a> {
         match loc {
             Loc::Global(b, i) => self.s.buffers[b].load(i),
             Loc::Shared(at) => {
-                let mut bytes = [0u8; 8];
-                let n = ty.size() as usize;
-                bytes[..n].copy_from_slice(&self.shared[at..at + n]);
-                value::norm(ty, u64::from_le_bytes(bytes))
+                // Fixed sizes, so no call into memcpy for a 4-byte read.
+                let sh = &self.shared;
+                let bits = match ty.size() {
+                    1 => u64::from(sh[at]),
+                    2 => u64::from(u16::from_le_bytes([sh[at], sh[at + 1]])),
+                    4 => u64::from(u32::from_le_bytes(sh[at..at + 4].try_into().expect("4 bytes"))),
+                    _ => u64::from_le_bytes(sh[at..at + 8].try_into().expect("8 bytes")),
+                };
+                value::norm(ty, bits)
             }
             Loc::Local(f, a, i) => {
                 let frame = if f == fid { fr } else { self.warps[w].frames[f as usize].as_ref().expect("live frame") };
@@ -123,10 +128,12 @@ impl<'a> BlockSim<'a> {
         let (fid, w, lane) = (at.fid, at.w, at.l);
         match loc {
             Loc::Global(b, i) => self.s.buffers[b].store(i, bits),
-            Loc::Shared(at) => {
-                let n = ty.size() as usize;
-                self.shared[at..at + n].copy_from_slice(&bits.to_le_bytes()[..n]);
-            }
+            Loc::Shared(at) => match ty.size() {
+                1 => self.shared[at] = bits as u8,
+                2 => self.shared[at..at + 2].copy_from_slice(&(bits as u16).to_le_bytes()),
+                4 => self.shared[at..at + 4].copy_from_slice(&(bits as u32).to_le_bytes()),
+                _ => self.shared[at..at + 8].copy_from_slice(&bits.to_le_bytes()),
+            },
             Loc::Local(f, a, i) => {
                 let frame = if f == fid { fr } else { self.warps[w].frames[f as usize].as_mut().expect("live frame") };
                 frame.locals[a as usize][i * 32 + lane] = bits;
