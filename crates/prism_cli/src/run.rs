@@ -250,27 +250,25 @@ fn pointer_param(k: &KernelInfo, name: &str) -> Result<usize, String> {
 /// it when the run ends. The simulator only counts; drawing is the CLI's job.
 fn show_progress(progress: &Progress, finished: &AtomicBool, grid: u32) {
     use std::io::IsTerminal;
+    use std::time::{Duration, Instant};
     let wanted = std::io::stderr().is_terminal() || std::env::var_os("PRISM_PROGRESS").is_some_and(|v| v == "1");
-    let start = std::time::Instant::now();
-    let mut drawn = false;
+    let start = Instant::now();
+    let mut drawn: Option<Instant> = None;
     while !finished.load(Ordering::Relaxed) {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-        if wanted && start.elapsed() >= std::time::Duration::from_secs(1) {
+        std::thread::sleep(Duration::from_millis(50));
+        // Redraw four times a second after the first second: often enough to look alive,
+        // rarely enough to cost nothing.
+        if wanted
+            && start.elapsed() >= Duration::from_secs(1)
+            && drawn.is_none_or(|t| t.elapsed() >= Duration::from_millis(250))
+        {
             let done = progress.blocks_done();
             let pct = done as f64 * 100.0 / f64::from(grid.max(1));
             crate::write_err(&format!("\rrunning: blocks {done}/{grid} ({pct:.1}%), {:.0?}\x1b[K", start.elapsed()));
-            drawn = true;
-            // Redraw four times a second: often enough to look alive, rarely enough to
-            // cost nothing.
-            for _ in 0..4 {
-                if finished.load(Ordering::Relaxed) {
-                    break;
-                }
-                std::thread::sleep(std::time::Duration::from_millis(50));
-            }
+            drawn = Some(Instant::now());
         }
     }
-    if drawn {
+    if drawn.is_some() {
         crate::write_err("\r\x1b[K");
     }
 }

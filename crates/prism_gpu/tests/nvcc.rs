@@ -12,6 +12,8 @@
 //! `scripts/install-nvcc.sh`), so a normal run shows that it did not run; under CI (`CI`
 //! set) it fails instead: CI installs nvcc first.
 
+mod common;
+
 use prism_gpu::toolchain::{self, Emit};
 use prism_test::{prism_files, repo_root, snapshot};
 use std::collections::BTreeSet;
@@ -32,29 +34,13 @@ fn emit(path: &Path, root: &Path) -> (String, prism_cuda::Output) {
 }
 
 fn main() {
-    use std::io::Write;
-    let args = libtest_mimic::Arguments::from_args();
-    let found = toolchain::find_nvcc().is_some();
-    let ci = std::env::var_os("CI").is_some();
-    if !found && !ci {
-        // Not captured: this harness is the program, so the user sees why.
-        let _ = writeln!(
-            std::io::stderr(),
-            "nvcc not found: the corpus compile test is ignored (run scripts/install-nvcc.sh, or set PRISM_NVCC)"
-        );
-    }
-    let trial = libtest_mimic::Trial::test("nvcc_compiles_the_corpus_for_sm80_and_sm90a", || {
-        nvcc_compiles_the_corpus_for_sm80_and_sm90a();
+    common::run_with_tools("nvcc_compiles_the_corpus_for_sm80_and_sm90a", toolchain::find_nvcc(), "nvcc", |nvcc| {
+        nvcc_compiles_the_corpus_for_sm80_and_sm90a(&nvcc);
         Ok(())
     })
-    .with_ignored_flag(!found && !ci);
-    libtest_mimic::run(&args, vec![trial]).exit();
 }
 
-fn nvcc_compiles_the_corpus_for_sm80_and_sm90a() {
-    let Some(nvcc) = toolchain::find_nvcc() else {
-        panic!("nvcc not found under CI: .ci/run must install it first (scripts/install-nvcc.sh)");
-    };
+fn nvcc_compiles_the_corpus_for_sm80_and_sm90a(nvcc: &Path) {
     let root = repo_root();
     let accept = root.join("tests/ui/accept");
     let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("nvcc-corpus");
@@ -115,7 +101,7 @@ fn nvcc_compiles_the_corpus_for_sm80_and_sm90a() {
         let handles: Vec<_> = chunks
             .into_iter()
             .map(|chunk| {
-                let nvcc = nvcc.clone();
+                let nvcc = nvcc.to_path_buf();
                 s.spawn(move || {
                     chunk
                         .into_iter()

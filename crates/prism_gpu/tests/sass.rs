@@ -15,6 +15,8 @@
 //! Without nvcc and cuobjdump (`scripts/install-nvcc.sh` installs both) the test is ignored
 //! with a message, except under CI, where it fails.
 
+mod common;
+
 use prism_gpu::toolchain;
 use prism_test::{repo_root, synced};
 use std::collections::BTreeMap;
@@ -22,28 +24,13 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn main() {
-    let args = libtest_mimic::Arguments::from_args();
     let tools = toolchain::find_nvcc().zip(toolchain::find_cuobjdump());
-    let ci = std::env::var_os("CI").is_some();
-    if tools.is_none() && !ci {
-        eprintln_ignored();
-    }
-    let trial = libtest_mimic::Trial::test("generated_sass_is_no_worse_than_hand_written_cuda", move || {
-        let Some((nvcc, cuobjdump)) = toolchain::find_nvcc().zip(toolchain::find_cuobjdump()) else {
-            return Err("nvcc or cuobjdump not found under CI: .ci/run must run scripts/install-nvcc.sh first".into());
-        };
-        gate(&nvcc, &cuobjdump).map_err(Into::into)
-    })
-    .with_ignored_flag(tools.is_none() && !ci);
-    libtest_mimic::run(&args, vec![trial]).exit();
-}
-
-fn eprintln_ignored() {
-    use std::io::Write;
-    let _ = writeln!(
-        std::io::stderr(),
-        "nvcc or cuobjdump not found: the SASS gate is ignored (run scripts/install-nvcc.sh, or set PRISM_NVCC)"
-    );
+    common::run_with_tools(
+        "generated_sass_is_no_worse_than_hand_written_cuda",
+        tools,
+        "nvcc or cuobjdump",
+        |(nvcc, cuobjdump)| gate(&nvcc, &cuobjdump),
+    )
 }
 
 /// What the gate compares of one kernel.
@@ -173,13 +160,7 @@ fn gate(nvcc: &Path, cuobjdump: &Path) -> Result<(), String> {
     let root = repo_root();
     let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("sass-gate");
     std::fs::create_dir_all(&tmp).map_err(|e| e.to_string())?;
-    let mut refs: Vec<PathBuf> = std::fs::read_dir(root.join("tests/sass"))
-        .map_err(|e| e.to_string())?
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "cu"))
-        .collect();
-    refs.sort();
+    let refs = prism_test::files_with_extension(&root.join("tests/sass"), "cu");
     if refs.is_empty() {
         return Err("no hand-written references in tests/sass".into());
     }

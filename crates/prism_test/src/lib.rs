@@ -254,6 +254,11 @@ pub fn run_ui_file(root: &Path, path: &Path, expect: Expect) -> Result<(), Strin
 
 /// Every `.prism` file under `dir`, sorted.
 pub fn prism_files(dir: &Path) -> Vec<PathBuf> {
+    files_with_extension(dir, "prism")
+}
+
+/// Every file under `dir` (recursively) whose extension is `ext`, sorted.
+pub fn files_with_extension(dir: &Path, ext: &str) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -262,7 +267,7 @@ pub fn prism_files(dir: &Path) -> Vec<PathBuf> {
             let p = e.path();
             if p.is_dir() {
                 stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "prism") {
+            } else if p.extension().is_some_and(|x| x == ext) {
                 out.push(p);
             }
         }

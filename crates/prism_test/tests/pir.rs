@@ -43,11 +43,7 @@ fn main() {
 }
 
 fn pir_files(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|d| d.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "pir")).collect())
-        .unwrap_or_default();
-    v.sort();
-    v
+    prism_test::files_with_extension(dir, "pir")
 }
 
 fn stem(p: &Path) -> String {

@@ -418,12 +418,7 @@ impl<'a> BlockSim<'a> {
         let Some(f) = self.frags[id as usize].as_ref().or_else(|| self.frags.iter().flatten().next()) else {
             return;
         };
-        let fc = &self.s.code.funcs[self.func_of(f) as usize];
-        let pc = f.pc.min(fc.ops.len() as u32 - 1);
-        let (span, what) = match loop_span(fc, pc) {
-            Some(sp) => (sp, "this loop"),
-            None => (fc.info[pc as usize].span, "this code"),
-        };
+        let (what, span) = stuck_at(&self.s.code.funcs[self.func_of(f) as usize], f.pc);
         let thread = self.thread(f.warp, f.mask.trailing_zeros());
         let limit = self.s.cfg.stall_limit.map_or(0.0, |d| d.as_secs_f64());
         let msg = format!(
@@ -464,11 +459,12 @@ impl<'a> BlockSim<'a> {
             Some(_) => 1 + g.rng.below_u64(64) as u32,
         };
         let before = self.steps;
+        let clock_before = g.clock;
         self.run_frag(g, id, budget);
         g.clock += self.steps - before;
-        // The wall clock is read every 16K steps: often enough to stop within milliseconds
-        // of the limit, rarely enough to cost nothing.
-        if (g.clock >> 14) != ((g.clock - (self.steps - before)) >> 14) && self.s.stalled() && !self.stopped {
+        // The wall clock is read each time the clock passes a multiple of 16K steps: often
+        // enough to stop within milliseconds of the limit, rarely enough to cost nothing.
+        if clock_before >> 14 != g.clock >> 14 && self.s.stalled() && !self.stopped {
             self.report_stall(g, id);
             return false;
         }
@@ -781,9 +777,10 @@ pub fn lanes_of(mask: u32) -> impl Iterator<Item = usize> {
     })
 }
 
-/// The span of the innermost loop of `fc` around op `pc`, to name the loop a fuel or time
-/// limit stopped.
-pub(super) fn loop_span(fc: &FuncCode, pc: u32) -> Option<Span> {
+/// What a fuel or time limit stopped at op `pc` of `fc`, for its message: the innermost
+/// loop around the op (`"this loop"` and its span), or the op itself (`"this code"`).
+pub(super) fn stuck_at(fc: &FuncCode, pc: u32) -> (&'static str, Span) {
+    let pc = pc.min(fc.ops.len() as u32 - 1);
     let mut best: Option<(u32, Span)> = None;
     for (at, op) in fc.ops.iter().enumerate() {
         if let Op::LoopEnter { exit } = op
@@ -794,7 +791,10 @@ pub(super) fn loop_span(fc: &FuncCode, pc: u32) -> Option<Span> {
             best = Some((at as u32, fc.info[at].span));
         }
     }
-    best.map(|(_, s)| s)
+    match best {
+        Some((_, span)) => ("this loop", span),
+        None => ("this code", fc.info[pc as usize].span),
+    }
 }
 
 fn spin_notes(not_started: usize) -> Vec<String> {

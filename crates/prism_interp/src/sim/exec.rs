@@ -247,10 +247,7 @@ impl<'a> BlockSim<'a> {
                 budget -= 1;
                 self.steps += 1;
                 if self.steps > s.cfg.fuel {
-                    let (what, span) = match super::block::loop_span(fc, f.pc) {
-                        Some(sp) => ("this loop", sp),
-                        None => ("this code", fc.info[f.pc as usize].span),
-                    };
+                    let (what, span) = super::block::stuck_at(fc, f.pc);
                     let msg = format!(
                         "the block ran more than {} steps (`--fuel`) in {what} without finishing: an endless loop, or a spin-wait whose condition never changes",
                         s.cfg.fuel

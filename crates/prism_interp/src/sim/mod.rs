@@ -198,6 +198,22 @@ pub(crate) struct GCtx {
 }
 
 impl GCtx {
+    /// A worker's state: race shadows for `buffers` when race checks run, and the schedule's
+    /// random stream for `seed`.
+    fn new(cfg: &Config, buffers: &[&Buffer]) -> GCtx {
+        GCtx {
+            shadow: cfg.checks.races.then(|| buffers.iter().map(|b| vec![GCell::default(); b.len()]).collect()),
+            reports: Vec::new(),
+            grid_epoch: 0,
+            rng: Rng::new(cfg.seed.unwrap_or(0)),
+            races: 0,
+            clock: 0,
+            writes: 0,
+            flags: HashMap::new(),
+            inflight: HashMap::new(),
+        }
+    }
+
     pub fn report(&mut self, s: &Shared<'_>, r: Report) {
         if let ReportKind::Race(_) = r.kind {
             // One report per pair of sites is enough.
@@ -274,17 +290,7 @@ pub fn run(launch: Launch<'_>, cfg: Config, progress: &Progress) -> Outcome {
     let single = cfg.checks.races || cfg.seed.is_some() || cfg.workers <= 1 || grid_sync || grid == 1 || polling;
     let shared = Shared { parallel: !single, ..shared };
     if single {
-        let mut g = GCtx {
-            shadow: cfg.checks.races.then(|| buffers.iter().map(|b| vec![GCell::default(); b.len()]).collect()),
-            reports: Vec::new(),
-            grid_epoch: 0,
-            rng: Rng::new(cfg.seed.unwrap_or(0)),
-            races: 0,
-            clock: 0,
-            writes: 0,
-            flags: HashMap::new(),
-            inflight: HashMap::new(),
-        };
+        let mut g = GCtx::new(&cfg, buffers);
         // The order is computed block by block: a launch of 2^31 blocks costs no memory
         // before its first block runs.
         let order = BlockOrder::new(grid, cfg.seed.map(|_| g.rng.next_u64()));
@@ -311,17 +317,8 @@ pub fn run(launch: Launch<'_>, cfg: Config, progress: &Progress) -> Outcome {
         std::thread::scope(|scope| {
             for _ in 0..cfg.workers.min(grid as usize) {
                 scope.spawn(|| {
-                    let mut g = GCtx {
-                        shadow: None,
-                        reports: Vec::new(),
-                        grid_epoch: 0,
-                        rng: Rng::new(0),
-                        races: 0,
-                        clock: 0,
-                        writes: 0,
-                        flags: HashMap::new(),
-                        inflight: HashMap::new(),
-                    };
+                    // Parallel workers run without race checks or a seed (see `single`).
+                    let mut g = GCtx::new(&cfg, buffers);
                     loop {
                         let b = next.fetch_add(1, Ordering::Relaxed);
                         if b >= grid || shared.stop.load(Ordering::Relaxed) {
