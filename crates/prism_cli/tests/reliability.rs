@@ -301,3 +301,41 @@ fn an_endless_loop_is_stopped_by_the_wall_clock_and_named() {
         assert!(stderr(&out).contains("is not a number of seconds"), "{}", stderr(&out));
     }
 }
+
+#[test]
+fn a_long_run_that_keeps_finishing_blocks_is_not_stopped_by_the_stall_limit() {
+    // 64 blocks of about 25 ms each with every check on: the run takes far longer than the
+    // 0.4 s limit, but some block finishes every few tens of milliseconds.
+    let start = std::time::Instant::now();
+    let out = prism(&[
+        "run",
+        "tests/ui/accept/kernels/03_sgemm_1_naive.prism",
+        "--kernel",
+        "sgemm_naive",
+        "--grid",
+        "64",
+        "--block",
+        "1024",
+        "--arg",
+        "M=256",
+        "--arg",
+        "N=256",
+        "--arg",
+        "K=256",
+        "--arg",
+        "alpha=1.5",
+        "--arg",
+        "A=rand:f32:256x256:1",
+        "--arg",
+        "B=rand:f32:256x256:2",
+        "--arg",
+        "beta=0.5",
+        "--arg",
+        "C=zeros:f32:256x256",
+        "--stall-limit",
+        "0.4",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // The property is only exercised when the run outlasted the limit; say so if it did not.
+    assert!(start.elapsed() > std::time::Duration::from_millis(400), "the run was too short to test the limit");
+}
