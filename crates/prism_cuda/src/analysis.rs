@@ -230,7 +230,7 @@ fn pointers(a: &mut Analysis, f: &Function) {
     // is not a plain read.
     let mut derived: Vec<(Reg, Reg)> = Vec::new();
     f.body.walk(&mut |k| match k {
-        InstKind::Store { ptr, .. } => {
+        InstKind::Store { ptr, .. } | InstKind::StoreVec { ptr, .. } => {
             written.insert(*ptr);
         }
         InstKind::Intrinsic { args, intrinsic, .. } => {

@@ -607,10 +607,43 @@ impl Fx<'_> {
                 let v = self.val(*value);
                 out.push(Stmt::Assign { lhs: Expr::index(p, i), op: None, rhs: v });
             }
+            // One aligned access of the whole vector through `prism_vec` (the prelude's
+            // aligned array type): nvcc emits LDG.128/LDS.128/STG.128 for it, and the
+            // elements become registers.
+            K::LoadVec { dsts, ptr, index, .. } => {
+                let vty = format!("prism_vec<{}, {}>", c_type(self.scalar(dsts[0])), dsts.len());
+                let tmp = format!("prism_v{}", dsts[0].index());
+                let addr = Expr::AddrOf(Box::new(Expr::index(self.val(*ptr), self.val(*index))));
+                let load = Expr::Un("*", Box::new(Expr::cast(format!("const {vty}*"), addr)));
+                out.push(Stmt::Decl {
+                    quals: "const".into(),
+                    ty: vty,
+                    name: tmp.clone(),
+                    dims: vec![],
+                    init: Some(Init::Expr(load)),
+                });
+                for (k, d) in dsts.iter().enumerate() {
+                    self.define(*d, Expr::id(format!("{tmp}.v[{k}]")), bid, idx, out);
+                }
+            }
+            K::StoreVec { ptr, index, values, .. } => {
+                let vty = format!("prism_vec<{}, {}>", c_type(self.scalar(values[0])), values.len());
+                let addr = Expr::AddrOf(Box::new(Expr::index(self.val(*ptr), self.val(*index))));
+                let vals: Vec<String> = values.iter().map(|v| crate::cpp::expr(&self.val(*v))).collect();
+                out.push(Stmt::Assign {
+                    lhs: Expr::Un("*", Box::new(Expr::cast(format!("{vty}*"), addr))),
+                    op: None,
+                    rhs: Expr::id(format!("{vty}{{{{{}}}}}", vals.join(", "))),
+                });
+            }
             K::LocalDecl { local } => {
                 let info = &self.f.locals[local.index()];
+                // An array whose address is passed on may be the memory of a vector access in
+                // the callee, which the simulator checks against 16-byte alignment.
+                let mut addressed = false;
+                self.f.body.walk(&mut |k| addressed |= matches!(k, K::LocalAddr { local: l, .. } if l == local));
                 out.push(Stmt::Decl {
-                    quals: String::new(),
+                    quals: if addressed { "__align__(16)".into() } else { String::new() },
                     ty: c_type(info.elem).into(),
                     name: self.a.local_names[local].clone(),
                     dims: vec![info.len],

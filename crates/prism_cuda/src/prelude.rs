@@ -24,6 +24,7 @@ pub fn prelude_for(body: &str) -> String {
             "#include <cuda_fp16.h>" => fp16,
             "#include <cuda_bf16.h>" => bf16,
             "#include <cooperative_groups.h>" => grid,
+            l if l.contains("prism_vec") => body.contains("prism_vec<"),
             // The helpers for the two 16-bit float types are one line each.
             _ => (fp16 || !(line.contains("__half") || line.contains("2half"))) && (bf16 || !line.contains("bfloat16")),
         };
@@ -45,6 +46,8 @@ pub const PRELUDE: &str = r#"#include <cuda_fp16.h>
 #ifndef PRISM_HELPERS
 #define PRISM_HELPERS
 #define PRISM_DEV __device__ __forceinline__
+// prism_vec: N elements aligned to their size, so that one load or store of it is one LDG.128 etc.
+template <typename T, int N> struct __align__(sizeof(T) * N) prism_vec { T v[N]; };
 // Signed integers wrap: compute in the unsigned type of the same width.
 PRISM_DEV int prism_add(int a, int b) { return (int)((unsigned)a + (unsigned)b); }
 PRISM_DEV int prism_sub(int a, int b) { return (int)((unsigned)a - (unsigned)b); }
@@ -249,7 +252,9 @@ mod tests {
         assert!(bf.contains("#include <cuda_bf16.h>") && bf.contains("prism_atomic_add(__nv_bfloat16*"));
         let grid = prelude_for("cooperative_groups::this_grid().sync();");
         assert!(grid.contains("#include <cooperative_groups.h>"));
+        assert!(!plain.contains("prism_vec"));
+        assert!(prelude_for("prism_vec<float, 4> v;").contains("struct __align__(sizeof(T) * N) prism_vec"));
         // Everything named keeps everything.
-        assert_eq!(prelude_for("__half __nv_bfloat16 cooperative_groups::"), PRELUDE);
+        assert_eq!(prelude_for("__half __nv_bfloat16 cooperative_groups:: prism_vec<"), PRELUDE);
     }
 }

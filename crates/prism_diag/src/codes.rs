@@ -55,6 +55,7 @@ codes! {
     "duplicate-definition", "check", "a name defined twice in the same scope";
     "type-mismatch", "check", "a value of the wrong type";
     "wrong-arguments", "check", "a call with the wrong number, names or kinds of arguments";
+    "vector-access", "check", "a vector load or store of the wrong width, past a local array, or through a scattered view";
     "bad-index", "check", "indexing something that is not an array or pointer, or with the wrong number of indices";
     "not-constant", "check", "an expression that must be known at compile time is not";
     "const-eval", "check", "a compile-time computation overflows or divides by zero";
@@ -114,6 +115,7 @@ codes! {
     "data-race", "run", "two unordered accesses to one element by different threads, at least one a write";
     "barrier-divergence", "run", "a barrier or warp collective reached by only part of its unit, or by a unit at different barriers";
     "out-of-bounds", "run", "a memory access outside its allocation";
+    "misaligned-access", "run", "a vector access or asynchronous copy whose address is not a multiple of its size";
     "deadlock", "run", "every remaining thread waits for something that never happens";
     "non-uniform", "run", "a condition that must be the same across a unit differs between its threads";
     "division-by-zero", "run", "an integer division or remainder by zero";

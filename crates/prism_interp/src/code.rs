@@ -23,6 +23,10 @@ pub type R = u32;
 /// An intrinsic, resolved to what the interpreter does.
 #[derive(Clone, Debug)]
 pub enum Intr {
+    /// `dsts[k] = ptr[index + k]`: one aligned vector access.
+    LoadVec { ty: Scalar, dsts: Vec<R>, ptr: R, index: R, index_ty: Scalar, access: u32 },
+    /// `ptr[index + k] = values[k]`: one aligned vector access.
+    StoreVec { ty: Scalar, values: Vec<R>, ptr: R, index: R, index_ty: Scalar, access: u32 },
     /// `shfl*`: kind 0 = index, 1 = up, 2 = down, 3 = xor.
     Shfl { kind: u8, ty: Scalar, dst: R, value: R, lane: R, lane_ty: Scalar },
     /// `ballot`, `any`, `all`.
@@ -311,6 +315,18 @@ impl Cx<'_> {
                 let (ty, index_ty) = (self.scalar(*value), self.scalar(*index));
                 let op = Op::Store { ty, ptr: ptr.0, index: index.0, index_ty, value: value.0, access: access.0 };
                 self.push(op, span, code);
+            }
+            K::LoadVec { dsts, ptr, index, access } => {
+                let (ty, index_ty) = (self.scalar(dsts[0]), self.scalar(*index));
+                let dsts = dsts.iter().map(|r| r.0).collect();
+                let intr = Intr::LoadVec { ty, dsts, ptr: ptr.0, index: index.0, index_ty, access: access.0 };
+                self.push(Op::Intr(Box::new(intr)), span, code);
+            }
+            K::StoreVec { ptr, index, values, access } => {
+                let (ty, index_ty) = (self.scalar(values[0]), self.scalar(*index));
+                let values = values.iter().map(|r| r.0).collect();
+                let intr = Intr::StoreVec { ty, values, ptr: ptr.0, index: index.0, index_ty, access: access.0 };
+                self.push(Op::Intr(Box::new(intr)), span, code);
             }
             K::LocalDecl { local } => {
                 self.push(Op::LocalDecl { local: local.0 }, span, code);

@@ -29,6 +29,8 @@ pub enum ReportKind {
     Divergence,
     /// An access outside its allocation.
     OutOfBounds,
+    /// A vector access or asynchronous copy whose address is not a multiple of its size.
+    Misaligned,
     /// Every remaining thread is waiting and none can proceed.
     Deadlock,
     /// A value that must be the same in every thread of a unit is not.
@@ -50,6 +52,7 @@ impl ReportKind {
             ReportKind::Race(_) => "data-race",
             ReportKind::Divergence => "barrier-divergence",
             ReportKind::OutOfBounds => "out-of-bounds",
+            ReportKind::Misaligned => "misaligned-access",
             ReportKind::Deadlock => "deadlock",
             ReportKind::NonUniform => "non-uniform",
             ReportKind::DivisionByZero => "division-by-zero",

@@ -542,6 +542,30 @@ pub enum InstKind {
         /// The access site.
         access: AccessId,
     },
+    /// `dsts[k] = ptr[index + k]` for every `k`, as one vector access of `dsts.len()`
+    /// elements (`load_vec`): the first element's address is a multiple of the access's
+    /// size in bytes.
+    LoadVec {
+        /// Destinations (of the element type), one per element.
+        dsts: Vec<Reg>,
+        /// Pointer.
+        ptr: Reg,
+        /// Index of the first element.
+        index: Reg,
+        /// The access site.
+        access: AccessId,
+    },
+    /// `ptr[index + k] = values[k]` for every `k`, as one vector access (`store_vec`).
+    StoreVec {
+        /// Pointer.
+        ptr: Reg,
+        /// Index of the first element.
+        index: Reg,
+        /// Values (of the element type), one per element.
+        values: Vec<Reg>,
+        /// The access site.
+        access: AccessId,
+    },
     /// Declares a thread-local array here and sets every element to zero.
     LocalDecl {
         /// The array.
@@ -760,7 +784,7 @@ impl InstKind {
             | Load { dst, .. }
             | LocalLoad { dst, .. } => vec![*dst],
             Call { dst, .. } => dst.iter().copied().collect(),
-            Intrinsic { dsts, .. } => dsts.clone(),
+            Intrinsic { dsts, .. } | LoadVec { dsts, .. } => dsts.clone(),
             _ => Vec::new(),
         }
     }
@@ -776,6 +800,8 @@ impl InstKind {
             PtrOffset { base, offset, .. } => vec![*base, *offset],
             Load { ptr, index, .. } => vec![*ptr, *index],
             Store { ptr, index, value, .. } => vec![*ptr, *index, *value],
+            LoadVec { ptr, index, .. } => vec![*ptr, *index],
+            StoreVec { ptr, index, values, .. } => [*ptr, *index].into_iter().chain(values.iter().copied()).collect(),
             LocalLoad { index, .. } => vec![*index],
             LocalStore { index, value, .. } => vec![*index, *value],
             Call { args, .. } => args.clone(),

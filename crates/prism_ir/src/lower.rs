@@ -680,6 +680,10 @@ impl Cx<'_> {
                 self.emit(out, InstKind::Raw { dst: r, index: which }, span);
                 return Some(r);
             }
+            "load_vec" | "store_vec" => {
+                self.vector(sig.name == "store_vec", c, span, out);
+                return None;
+            }
             _ => {}
         }
         let mut args = Vec::new();
@@ -754,6 +758,65 @@ impl Cx<'_> {
         }
         let _ = lookup;
         result
+    }
+
+    /// `load_vec(v[j], m[i], n)` or `store_vec(m[i], v[j], n)`: one vector access to memory,
+    /// and `n` element accesses to the local array (registers, once nvcc has unrolled them).
+    /// Operands are evaluated in the order they are written, as for every call.
+    fn vector(&mut self, store: bool, c: &tir::Call, span: Span, out: &mut Block) {
+        let [first, second, CallArg::Value(n)] = c.args.as_slice() else {
+            unreachable!("the checker gives vector accesses three operands")
+        };
+        let ExprKind::Const(ConstValue::Int(n)) = n.kind else { unreachable!("the width is a constant") };
+        let n = n as usize;
+        let mut mem_side = None;
+        let mut local_side = None;
+        for (a, is_mem) in [(first, store), (second, !store)] {
+            let CallArg::ElemRef { mem, index } = a else { unreachable!("both operands are elements") };
+            if is_mem {
+                let (ptr, idx, user) = self.resolve(*mem, Index::Multi(index), out);
+                let kind = if store { AccessKind::Write } else { AccessKind::Read };
+                let acc = self.access_at(self.mems[mem], kind, span, user);
+                mem_side = Some((ptr, idx, acc, self.scalar_of(*mem)));
+            } else {
+                let j = self.local_index(*mem, index, out);
+                local_side = Some((self.locals[mem], j));
+            }
+        }
+        let (Some((ptr, index, access, elem)), Some((local, j))) = (mem_side, local_side) else {
+            unreachable!("one operand of each side")
+        };
+        // The local elements `j + k`.
+        let jty = self.f.reg_ty(j);
+        let Type::Scalar(js) = jty else { unreachable!("indices are integers") };
+        let elems: Vec<Reg> = (0..n)
+            .map(|k| {
+                if k == 0 {
+                    return j;
+                }
+                let kr = self.konst(out, js, ConstValue::Int(k as i128), span);
+                let r = self.new_reg(jty, None);
+                self.emit(out, InstKind::Binary { dst: r, op: BinOp::Add, lhs: j, rhs: kr }, span);
+                r
+            })
+            .collect();
+        if store {
+            let values: Vec<Reg> = elems
+                .iter()
+                .map(|&at| {
+                    let r = self.new_reg(Type::Scalar(elem), None);
+                    self.emit(out, InstKind::LocalLoad { dst: r, local, index: at }, span);
+                    r
+                })
+                .collect();
+            self.emit(out, InstKind::StoreVec { ptr, index, values, access }, span);
+        } else {
+            let dsts: Vec<Reg> = (0..n).map(|_| self.new_reg(Type::Scalar(elem), None)).collect();
+            self.emit(out, InstKind::LoadVec { dsts: dsts.clone(), ptr, index, access }, span);
+            for (at, r) in elems.into_iter().zip(dsts) {
+                self.emit(out, InstKind::LocalStore { local, index: at, value: r }, span);
+            }
+        }
     }
 
     fn place_scalar(&self, p: &tir::Place) -> Scalar {
@@ -840,6 +903,14 @@ fn written_by_calls(
     use tir::ExprKind as E;
     match &e.kind {
         E::Call(c) => {
+            // `load_vec` writes the thread-local array of its first operand.
+            if let tir::Callee::Intrinsic(id) = c.callee
+                && id.sig().name == "load_vec"
+                && let Some(tir::CallArg::ElemRef { mem, .. }) = c.args.first()
+                && !declared.contains(mem)
+            {
+                note(out, *mem, at);
+            }
             for a in &c.args {
                 match a {
                     tir::CallArg::Value(x) => written_by_calls(x, declared, out, at),

@@ -603,6 +603,15 @@ impl P {
                 let access = self.acc()?;
                 InstKind::Store { ptr, index, value, access }
             }
+            "storevec" => {
+                let (ptr, index) = self.indexed()?;
+                let mut values = Vec::new();
+                while self.eat_p(',') {
+                    values.push(self.reg()?);
+                }
+                let access = self.acc()?;
+                InstKind::StoreVec { ptr, index, values, access }
+            }
             "decl" => InstKind::LocalDecl { local: self.local()? },
             "lstore" => {
                 let local = self.local()?;
@@ -771,8 +780,13 @@ impl P {
         if w == "intrinsic" {
             return self.intrinsic(dsts);
         }
+        if w == "loadvec" {
+            let (ptr, index) = self.indexed()?;
+            let access = self.acc()?;
+            return Ok(InstKind::LoadVec { dsts, ptr, index, access });
+        }
         if dsts.len() != 1 {
-            return self.err("only intrinsics define several registers");
+            return self.err("only intrinsics and loadvec define several registers");
         }
         if let Some(op) = binop_from(&w) {
             let lhs = self.reg()?;

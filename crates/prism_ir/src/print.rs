@@ -241,6 +241,14 @@ fn inst(p: &Program, k: &InstKind, depth: usize, out: &mut String) {
         Store { ptr, index, value, access } => {
             let _ = writeln!(out, "store {ptr}[{index}], {value} {access}");
         }
+        LoadVec { dsts, ptr, index, access } => {
+            let d: Vec<String> = dsts.iter().map(|r| r.to_string()).collect();
+            let _ = writeln!(out, "{} = loadvec {ptr}[{index}] {access}", d.join(", "));
+        }
+        StoreVec { ptr, index, values, access } => {
+            let v: Vec<String> = values.iter().map(|r| r.to_string()).collect();
+            let _ = writeln!(out, "storevec {ptr}[{index}], {} {access}", v.join(", "));
+        }
         LocalDecl { local } => {
             let _ = writeln!(out, "decl {local}");
         }

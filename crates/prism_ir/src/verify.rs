@@ -365,6 +365,29 @@ impl V<'_> {
                 self.ty(*value);
                 self.access(*access, Some(true));
             }
+            LoadVec { dsts, ptr, index, access } | StoreVec { ptr, index, values: dsts, access } => {
+                let store = matches!(k, StoreVec { .. });
+                let what = if store { "storevec" } else { "loadvec" };
+                if self.ty(*ptr) != Some(Type::Ptr) {
+                    self.err(format!("{what} through {ptr}, which is not a ptr"));
+                }
+                if !self.ty(*index).is_some_and(is_int) {
+                    self.err(format!("{what} index {index} is not an integer"));
+                }
+                // Every element is of the memory's type, and together they are one access
+                // the hardware has: 4, 8 or 16 bytes of at least two elements.
+                let elem = self.f.accesses.get(access.index()).map(|a| self.f.mems[a.mem.index()].elem);
+                for r in dsts.iter() {
+                    if self.ty(*r).is_some() && elem.is_some_and(|e| self.ty(*r) != Some(Type::Scalar(e))) {
+                        self.err(format!("{what}: {r} is not of the memory's element type"));
+                    }
+                }
+                let bytes = elem.map_or(0, |e| e.size() * dsts.len() as u64);
+                if dsts.len() < 2 || !matches!(bytes, 4 | 8 | 16) {
+                    self.err(format!("{what} of {} elements ({bytes} bytes)", dsts.len()));
+                }
+                self.access(*access, Some(store));
+            }
             LocalDecl { local } => {
                 if local.index() >= self.f.locals.len() {
                     self.err(format!("{local} is not a local array"));

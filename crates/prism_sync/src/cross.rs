@@ -63,15 +63,17 @@ impl Ctx<'_> {
         operands(self.f, kind).into_iter().any(|(a, ptr, index)| {
             let acc = &self.f.accesses[a.index()];
             match (acc.mem == v, acc.view_index, index) {
-                (true, Some(e), Some(index)) => self.reaches_other_units(node.inst, ptr, index, e, view.persp),
+                (true, Some(e), Some(index)) => {
+                    self.reaches_other_units(node.inst, (ptr, index, crate::graph::width(kind)), e, view.persp)
+                }
                 _ => false,
             }
         })
     }
 
-    /// Whether an access at root element `ptr[index]`, written `view[e]` in the source,
-    /// may leave its unit's own elements of a partition to `p`.
-    fn reaches_other_units(&self, at: InstId, ptr: Reg, index: Reg, e: Reg, p: Persp) -> bool {
+    /// Whether an access at root elements `ptr[index .. index + width]`, written `view[e]`
+    /// in the source, may leave its unit's own elements of a partition to `p`.
+    fn reaches_other_units(&self, at: InstId, (ptr, index, width): (Reg, Reg, i128), e: Reg, p: Persp) -> bool {
         let mut reads = Vec::new();
         let Some(off) = self.pointer_offset(ptr, &mut reads, 0) else { return false };
         // The root index with the source's index as a symbol: `base + W·u + A·Sym`.
@@ -106,7 +108,9 @@ impl Ctx<'_> {
         let frame = self.cfg.insts[at].frame;
         let mut reads = Vec::new();
         match self.eval(e, frame, &mut reads, 0).and_then(|f| self.range(&f)) {
-            Some((lo, hi)) => !(a * lo >= 0 && a * hi < w),
+            // The unit's block is `[0, W)` from its start; a vector access covers `width`
+            // elements from its index.
+            Some((lo, hi)) => !(a * lo >= 0 && a * hi + (width - 1) < w),
             None => true,
         }
     }

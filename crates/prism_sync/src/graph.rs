@@ -243,9 +243,10 @@ pub(crate) fn defs(cfg: &Cfg<'_>) -> Defs {
 /// element operand, its index register.
 pub(crate) fn operands(f: &Function, kind: &InstKind) -> Vec<(AccessId, Reg, Option<Reg>)> {
     match kind {
-        InstKind::Load { ptr, index, access, .. } | InstKind::Store { ptr, index, access, .. } => {
-            vec![(*access, *ptr, Some(*index))]
-        }
+        InstKind::Load { ptr, index, access, .. }
+        | InstKind::Store { ptr, index, access, .. }
+        | InstKind::LoadVec { ptr, index, access, .. }
+        | InstKind::StoreVec { ptr, index, access, .. } => vec![(*access, *ptr, Some(*index))],
         InstKind::Intrinsic { args, accesses, .. } => {
             let mem = args.iter().filter_map(|a| match a {
                 IntrArg::Elem { ptr, index } => Some((*ptr, Some(*index))),
@@ -259,6 +260,15 @@ pub(crate) fn operands(f: &Function, kind: &InstKind) -> Vec<(AccessId, Reg, Opt
             accesses.iter().zip(ptrs).map(|(a, p)| (*a, *p, None)).collect()
         }
         _ => Vec::new(),
+    }
+}
+
+/// How many consecutive elements, from its index, each element access of `kind` touches:
+/// a vector access's width, 1 for every other access with an index.
+pub(crate) fn width(kind: &InstKind) -> i128 {
+    match kind {
+        InstKind::LoadVec { dsts: v, .. } | InstKind::StoreVec { values: v, .. } => v.len() as i128,
+        _ => 1,
     }
 }
 

@@ -121,7 +121,7 @@ impl Cx<'_> {
         use InstKind::*;
         match k {
             k if k.is_thread_private() => true,
-            Load { access, .. } => {
+            Load { access, .. } | LoadVec { access, .. } => {
                 let a = &self.f.accesses[access.index()];
                 a.kind == AccessKind::Read && !self.written.contains(&root(self.f, a.mem))
             }

@@ -140,7 +140,8 @@ pub(crate) struct Counter {
 }
 
 /// A single-element access: its instruction, pointer register and index register.
-type Site = (InstId, Reg, Reg);
+/// An element access: instruction, pointer, index, and the elements it touches from there.
+type Site = (InstId, Reg, Reg, i128);
 
 /// Where loop counters were read: (loop, block of the reading instruction).
 pub(crate) type Reads = Vec<(InstId, FrameId)>;
@@ -276,7 +277,6 @@ impl Ctx<'_> {
             !(self.cfg.inside(ia, l) && self.cfg.inside(ib, l))
                 || loops.iter().any(|&m| m == l || self.cfg.inside(l, m))
         };
-        let sites: Vec<(InstId, Reg, Reg, i128)> = sites.into_iter().map(|(i, p, x)| (i, p, x, 1)).collect();
         self.shape_of(root_of_node, &sites, s, &varying)
     }
 
@@ -388,16 +388,19 @@ impl Ctx<'_> {
                 if !relevant {
                     continue;
                 }
-                // One element per access: loads, stores and atomics.
+                // Element accesses: loads and stores (vector ones over their width) and atomics.
                 let single = match kind {
-                    InstKind::Load { .. } | InstKind::Store { .. } => true,
+                    InstKind::Load { .. }
+                    | InstKind::Store { .. }
+                    | InstKind::LoadVec { .. }
+                    | InstKind::StoreVec { .. } => true,
                     InstKind::Intrinsic { intrinsic, .. } => intrinsic.sig().family == Family::Atomics,
                     _ => false,
                 };
                 if !single || r != root_of_node {
                     return None;
                 }
-                sites.push((id, ptr, index?));
+                sites.push((id, ptr, index?, crate::graph::width(kind)));
             }
         }
         Some((root_of_node, sites))
@@ -410,11 +413,12 @@ impl Ctx<'_> {
         let elements = |n: usize| -> Option<(prism_ir::MemId, BTreeSet<i128>)> {
             let (root, sites) = self.sites(n)?;
             let mut out = BTreeSet::new();
-            for (id, ptr, index) in sites {
+            for (id, ptr, index, width) in sites {
                 let frame = self.cfg.insts[id].frame;
                 let mut reads = Vec::new();
                 let off = self.pointer_offset(ptr, &mut reads, 0)?;
-                out.insert(self.eval(index, frame, &mut reads, 0)?.add(&off, 1)?.as_const()?);
+                let first = self.eval(index, frame, &mut reads, 0)?.add(&off, 1)?.as_const()?;
+                out.extend((0..width).map(|k| first + k));
             }
             Some((root, out))
         };

@@ -842,3 +842,103 @@ def own_only(out : ptr(float)):
         "#]],
     );
 }
+
+/// A thread stores its block of four elements with one vector store, then reads four
+/// elements starting at `4t + OFFSET` with one vector load.
+fn vector_program(offset: u32) -> String {
+    format!(
+        r#"
+@prism("global")
+@requires(grid[1], block[1], thread[32], smem=1024)
+def vec(out : ptr(float) @ grid[1]):
+    g : int @ thread[1] = id()
+    with partition(out, p=thread[1], f=lambda i: 4 * g + i) as mine:
+        with group(block[1]):
+            S : shared(float[256]) @ block[1]
+            t : int @ thread[1] = id()
+            with partition(S, p=thread[1], f=lambda i: 4 * t + i) as s_t:
+                with group(thread[1]):
+                    v : float[4] @ thread[1]
+                    v[0] = float(t)
+                    store_vec(s_t[0], v[0], 4)
+            with group(thread[1]):
+                w : float[4] @ thread[1]
+                load_vec(w[0], S[4 * t + {offset}], 4)
+                store_vec(mine[0], w[0], 4)
+"#
+    )
+}
+
+#[test]
+fn a_vector_load_of_the_threads_own_block_needs_no_barrier() {
+    check(
+        &vector_program(0),
+        expect![[r#"
+            no barriers
+        "#]],
+    );
+}
+
+#[test]
+fn a_vector_load_reaching_the_next_threads_block_gets_a_barrier() {
+    // Elements 4t + 2 .. 4t + 5: the last two are thread t + 1's. The first element alone
+    // lies in the thread's own block, so a proof that forgot the width would see none.
+    check(
+        &vector_program(2),
+        expect![[r#"
+            @vec: block[1] barrier before line 14: `S` written (line 9), read (line 16)
+        "#]],
+    );
+}
+
+#[test]
+fn vector_stores_in_a_loop_over_the_threads_block_need_no_barrier() {
+    // Each thread owns eight elements and stores them four at a time, twice per pass of a
+    // loop over rows: 4 + 3 < 8, so no iteration of one thread meets another thread's.
+    check(
+        r#"
+@prism("global")
+@requires(grid[1], block[1], thread[32], smem=2048)
+def rows(x : ptr(const(float)) @ grid[1]):
+    with group(block[1]):
+        S : shared(float[256]) @ block[1]
+        t : int @ thread[1] = id()
+        for r in range(3):
+            with partition(S, p=thread[1], f=lambda i: 8 * t + i) as s_t:
+                with group(thread[1]):
+                    v : float[4] @ thread[1]
+                    load_vec(v[0], x[8 * t + r], 4)
+                    for k in range(2):
+                        store_vec(s_t[4 * k], v[0], 4)
+"#,
+        expect![[r#"
+            no barriers
+        "#]],
+    );
+}
+
+#[test]
+fn a_vector_access_through_a_partition_past_the_units_block_is_ordered_across_passes() {
+    // `s_t[2]` four wide reaches `4t + 5`, thread t + 1's element: cross-unit, and carried
+    // by the block's loop, so the next pass's store waits for this pass's loads. Its first
+    // element alone (`4t + 2`) lies inside the thread's block.
+    check(
+        r#"
+@prism("global")
+@requires(grid[1], block[1], thread[32], smem=1024)
+def cross(out : ptr(float) @ grid[1]):
+    with group(block[1]):
+        S : shared(float[132]) @ block[1]
+        t : int @ thread[1] = id()
+        with partition(S, p=thread[1], f=lambda i: 4 * t + i) as s_t:
+            for r in range(3):
+                with group(thread[1]):
+                    w : float[4] @ thread[1]
+                    load_vec(w[0], s_t[2], 4)
+                    store_vec(s_t[0], w[0], 4)
+"#,
+        expect![[r#"
+            @cross: block[1] barrier before line 9: `S` written (line 12), read (line 11)
+        "#]],
+    );
+}

@@ -6,7 +6,7 @@
 
 use crate::error::{
     ArgsProblem, BoundProblem, ClaimProblem, Culprit, Expected, Found, IndexFnProblem, IndexProblem, NarrowProblem,
-    PerspProblem, PointerProblem, ReturnProblem, TypeError,
+    PerspProblem, PointerProblem, ReturnProblem, TypeError, VectorProblem,
 };
 use crate::ty::Ty;
 use prism_diag::Diagnostic;
@@ -81,6 +81,53 @@ impl TypeError {
                 let d = Diagnostic::error("wrong-arguments", format!("wrong arguments to `{callee}`: {}", args_words(problem)), *span);
                 match help {
                     Some(h) => d.with_help(h.clone()),
+                    None => d,
+                }
+            }
+            // Diagnostic: vector-access
+            VectorAccess { callee, problem, span, lambda } => {
+                let d = match problem {
+                    VectorProblem::Width { n, elem } => Diagnostic::error(
+                        "vector-access",
+                        format!(
+                            "`{callee}` of {n} `{}` elements: a vector access is 4, 8 or 16 bytes of at least two elements",
+                            elem.name()
+                        ),
+                        *span,
+                    )
+                    .with_label(format!("{n} × {} bytes", elem.size()))
+                    .with_help(format!(
+                        "a `{}` vector has {}",
+                        elem.name(),
+                        [2u64, 4, 8, 16]
+                            .iter()
+                            .filter(|k| matches!(*k * elem.size(), 4 | 8 | 16))
+                            .map(|k| k.to_string())
+                            .collect::<Vec<_>>()
+                            .join(" or ")
+                            + " elements"
+                    )),
+                    VectorProblem::View { name } => Diagnostic::error(
+                        "vector-access",
+                        format!("`{callee}` through `{name}`, whose consecutive elements are not consecutive in memory"),
+                        *span,
+                    )
+                    .with_label("a vector access reaches the next elements in memory")
+                    .with_note("elements next to this one in memory may belong to another unit of the partition"),
+                    VectorProblem::Bounds { name, first, n, len } => Diagnostic::error(
+                        "vector-access",
+                        format!(
+                            "`{callee}` of elements {first}..{} of `{name}`, which has {len}",
+                            first + n
+                        ),
+                        *span,
+                    )
+                    .with_label("past the end of the array"),
+                };
+                match lambda {
+                    Some(l) => d
+                        .with_secondary(*l, "this indexing function is not `start + i`")
+                        .with_help("partition with an offset function, `lambda i: start + i`, or access element by element"),
                     None => d,
                 }
             }
@@ -780,6 +827,9 @@ fn args_words(p: &ArgsProblem) -> String {
         }
         ArgsProblem::NotAsync { name } => {
             format!("the destination `{name}` must be a name made by `with async(...) as name:`")
+        }
+        ArgsProblem::NotLocalElement { param } => {
+            format!("`{param}` must be an element of a thread-local array, like `v[0]`")
         }
     }
 }

@@ -226,6 +226,19 @@ pub enum ArgsProblem {
     LocalArray { name: String, param: String },
     /// An asynchronous copy into a name not made by `async`.
     NotAsync { name: String },
+    /// Memory or a value where an element of a thread-local array is needed.
+    NotLocalElement { param: String },
+}
+
+/// Why a vector access (`load_vec`, `store_vec`) is refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum VectorProblem {
+    /// `n` elements of `elem` are not 4, 8 or 16 bytes (or `n < 2`).
+    Width { n: i128, elem: Scalar },
+    /// Through a partition whose consecutive elements are not consecutive in memory.
+    View { name: String },
+    /// Elements `first .. first + n` of a local array of `len` elements.
+    Bounds { name: String, first: i128, n: i128, len: i128 },
 }
 
 /// The narrowest thing an expression reads: the reason it is not uniform enough.
@@ -261,6 +274,10 @@ pub enum TypeError {
     UnknownName { name: String, span: Span, help: Option<String> },
     /// `x : integer = 0`
     UnknownType { name: String, span: Span },
+    /// ```text
+    /// load_vec(v[0], x_t[0], 4)   # x_t made with `lambda i: t + 32 * i`
+    /// ```
+    VectorAccess { callee: String, problem: VectorProblem, span: Span, lambda: Option<Span> },
     /// A function named like a built-in.
     ReservedName { name: String, span: Span },
     /// Two definitions of one name in one scope.

@@ -69,6 +69,12 @@ pub enum ParamKind {
     },
     /// The address of an element of an `async` name: the destination of an asynchronous copy.
     AsyncRef,
+    /// An element `a[j]` of a thread-local array: the first of the consecutive elements a
+    /// vector access reads (`mutable: false`) or writes.
+    LocalRef {
+        /// Whether the elements are written.
+        mutable: bool,
+    },
     /// Whole memory by reference (a local array or pointer).
     Mem {
         /// Whether it is written.
@@ -117,6 +123,8 @@ pub enum Family {
     Atomics,
     /// Asynchronous copies (cp.async, TMA).
     AsyncCopy,
+    /// Vector loads and stores: several consecutive elements in one access (LDG.128).
+    Vector,
     /// Memory fences and sleeps.
     Fence,
     /// Pure math.
@@ -363,6 +371,32 @@ pub static TABLE: &[IntrinsicSig] = &[
         RetSig::Void,
         Atomics,
         "atomic (relaxed) store",
+    ),
+    // Vector memory access: `n` consecutive elements in one instruction (`n` times the
+    // element size is 4, 8 or 16 bytes, and the first element is aligned to that size).
+    row(
+        "load_vec",
+        AT_T1,
+        &[
+            ParamSig { name: "dst", kind: ParamKind::LocalRef { mutable: true }, ty: Numeric, persp: T1 },
+            r("src", false, T),
+            v("n", ConstInt),
+        ],
+        RetSig::Void,
+        Vector,
+        "vector load: `dst[j + k] = src[i + k]` for `k < n` in one 4-, 8- or 16-byte access",
+    ),
+    row(
+        "store_vec",
+        AT_T1,
+        &[
+            r("dst", true, Numeric),
+            ParamSig { name: "src", kind: ParamKind::LocalRef { mutable: false }, ty: T, persp: T1 },
+            v("n", ConstInt),
+        ],
+        RetSig::Void,
+        Vector,
+        "vector store: `dst[i + k] = src[j + k]` for `k < n` in one 4-, 8- or 16-byte access",
     ),
     // Asynchronous copies.
     row(

@@ -61,6 +61,23 @@ impl<'a> BlockSim<'a> {
         Ok(loc)
     }
 
+    /// Why an access of `bytes` bytes starting at element `index` through pointer `bits` is
+    /// not aligned to `bytes`, if it is not. Global buffers start at a multiple of 256 bytes
+    /// (as `cudaMalloc` returns them) and the CUDA backend aligns thread-local arrays to 16
+    /// bytes, so there the element offset decides; shared arrays sit at their byte offset
+    /// from the block's shared base, which is aligned to 128 bytes.
+    pub(crate) fn misaligned(bits: u64, index: i128, size: u64, bytes: u64) -> Option<String> {
+        let p = Ptr::decode(bits);
+        let e = i128::from(p.offset) + index;
+        let (addr, what) = match p.space {
+            Space::Null => return None,
+            Space::Global | Space::Local => (e * i128::from(size), "from the start of its buffer"),
+            Space::Shared => (i128::from(p.a) + e * i128::from(size), "from the start of shared memory"),
+        };
+        (addr.rem_euclid(i128::from(bytes)) != 0)
+            .then(|| format!("element {e} is at byte {addr} {what}, not a multiple of the access's {bytes} bytes"))
+    }
+
     /// Resolves pointer `bits` plus `index` elements of `size` bytes to a location, or says
     /// why it is out of bounds.
     pub(crate) fn locate(&self, fr: &Frame, at: Lane, bits: u64, index: i128, size: u64) -> Result<Loc, String> {

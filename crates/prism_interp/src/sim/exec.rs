@@ -488,6 +488,48 @@ impl<'a> BlockSim<'a> {
                                 self.publish(g, w, l, loc);
                             }
                         }
+                        Intr::LoadVec { ty, dsts, ptr, index, index_ty, access }
+                        | Intr::StoreVec { ty, values: dsts, ptr, index, index_ty, access } => {
+                            let store = matches!(&**ins, Intr::StoreVec { .. });
+                            if store {
+                                g.writes += 1;
+                            }
+                            let size = ty.size();
+                            let bytes = size * dsts.len() as u64;
+                            let kind = race_kind(fc, *access, store);
+                            for l in lanes_of(mask) {
+                                let at = Lane { fid, w, l };
+                                let i = to_i128(*index_ty, fr.regs[*index as usize * 32 + l]);
+                                let p = fr.regs[*ptr as usize * 32 + l];
+                                // Bounds first: an access past the end is that, whatever its alignment.
+                                let mut locs = [None; 16];
+                                for (k, slot) in locs.iter_mut().enumerate().take(dsts.len()) {
+                                    match self.locate(&fr, at, p, i + k as i128, size) {
+                                        Ok(loc) => *slot = Some(loc),
+                                        Err(why) => {
+                                            let what = if store { "vector write" } else { "vector read" };
+                                            fatal!(ReportKind::OutOfBounds, oob(fc, *access, what, &why), l)
+                                        }
+                                    }
+                                }
+                                if let Some(why) = BlockSim::misaligned(p, i, size, bytes) {
+                                    let what = if store { "vector write" } else { "vector read" };
+                                    fatal!(ReportKind::Misaligned, misaligned(fc, *access, what, &why), l);
+                                }
+                                for (k, &d) in dsts.iter().enumerate() {
+                                    let loc = locs[k].expect("located above");
+                                    if let Some(kind) = kind {
+                                        self.race(g, loc, kind, at, Site { func, access: *access }, None);
+                                    }
+                                    if store {
+                                        let bits = fr.regs[d as usize * 32 + l];
+                                        self.write_loc(&mut fr, at, loc, *ty, bits);
+                                    } else {
+                                        fr.regs[d as usize * 32 + l] = self.read_loc(&fr, at, loc, *ty);
+                                    }
+                                }
+                            }
+                        }
                         Intr::CpAsync {
                             elem,
                             dst,
@@ -511,6 +553,18 @@ impl<'a> BlockSim<'a> {
                                 let di = to_i128(*dst_index_ty, fr.regs[*dst_index as usize * 32 + l]);
                                 let si = to_i128(*src_index_ty, fr.regs[*src_index as usize * 32 + l]);
                                 let (dp, sp) = (fr.regs[*dst as usize * 32 + l], fr.regs[*src as usize * 32 + l]);
+                                // cp.async moves its bytes as one aligned unit at both ends.
+                                if let Some(why) = BlockSim::misaligned(dp, di, size, n) {
+                                    fatal!(
+                                        ReportKind::Misaligned,
+                                        misaligned(fc, *access, "asynchronous copy to", &why),
+                                        l
+                                    );
+                                }
+                                if let Some(why) = BlockSim::misaligned(sp, si, size, n) {
+                                    let msg = misaligned(fc, *src_access, "asynchronous copy from", &why);
+                                    fatal!(ReportKind::Misaligned, msg, l);
+                                }
                                 let mut vals = [0u64; 16];
                                 let mut first = None;
                                 for k in 0..count {
@@ -1400,6 +1454,13 @@ fn oob(fc: &FuncCode, access: u32, what: &str, why: &str) -> String {
     match fc.accesses.get(access as usize) {
         Some(a) => format!("out-of-bounds {what} of `{}`: {why}", fc.mems[a.mem.index()].name),
         None => format!("out-of-bounds {what}: {why}"),
+    }
+}
+
+fn misaligned(fc: &FuncCode, access: u32, what: &str, why: &str) -> String {
+    match fc.accesses.get(access as usize) {
+        Some(a) => format!("misaligned {what} of `{}`: {why}", fc.mems[a.mem.index()].name),
+        None => format!("misaligned {what}: {why}"),
     }
 }
 

@@ -245,3 +245,51 @@ fn r_search_tree_reduction() {
     let want: Vec<i32> = (0..128).map(|g| inp[(g / 64) * 128..(g / 64) * 128 + 64].iter().sum()).collect();
     assert_same("out", &out.i32("out"), &want);
 }
+
+/// The bits of the `half` holding the integer `k` (exact up to 2048).
+fn half_bits(k: u32) -> u64 {
+    if k == 0 {
+        return 0;
+    }
+    let e = 31 - k.leading_zeros();
+    let mantissa = (k - (1 << e)) << (10 - e);
+    u64::from(((e + 15) << 10) | mantissa)
+}
+
+#[test]
+fn r_vector_access() {
+    let p = program(&file("vector_access.prism"));
+    // scale4: y = 2x, four floats per thread; 3 blocks of 32 threads.
+    let x = Rng::new(105).eighths(384, -100, 100);
+    let out = p.launch("scale4", 3, 32, || vec![Arg::buffer(&x), Arg::buffer(&[0.0f32; 384])]);
+    let want: Vec<f32> = x.iter().map(|v| 2.0 * v).collect();
+    assert_same("y", &out.f32("y"), &want);
+    // rotate: y[256b + 4t + k] = x[256b + 4((t + 1) % 64) + k]; 2 blocks of 64 threads.
+    let x = Rng::new(106).eighths(512, -100, 100);
+    let out = p.launch("rotate", 2, 64, || vec![Arg::buffer(&x), Arg::buffer(&[0.0f32; 512])]);
+    let want: Vec<f32> = (0..512)
+        .map(|g| {
+            let (b, t, k) = (g / 256, g % 256 / 4, g % 4);
+            x[256 * b + 4 * ((t + 1) % 64) + k]
+        })
+        .collect();
+    assert_same("y", &out.f32("y"), &want);
+    // mixed: halves + 1, doubles * 2, int pairs swapped and negated; 2 blocks of 32 threads.
+    let h: Vec<u32> = Rng::new(107).ints(512, 0, 1000).into_iter().map(|v| v as u32).collect();
+    let hbits: Vec<u64> = h.iter().map(|&k| half_bits(k)).collect();
+    let d: Vec<f64> = Rng::new(108).eighths(128, -100, 100).into_iter().map(f64::from).collect();
+    let n = Rng::new(109).ints(128, -1000, 1000);
+    let out = p.launch("mixed", 2, 32, || {
+        vec![
+            Arg::Buffer(prism_interp::Buffer::from_bits(prism_types::ty::Scalar::F16, &hbits)),
+            Arg::buffer(&d),
+            Arg::buffer(&n),
+        ]
+    });
+    let want: Vec<u64> = h.iter().map(|&k| half_bits(k + 1)).collect();
+    assert_same("h", &out.bits("h"), &want);
+    let want: Vec<f64> = d.iter().map(|v| 2.0 * v).collect();
+    assert_same("d", &out.get::<f64>("d"), &want);
+    let want: Vec<i32> = (0..128).map(|g| -n[g ^ 1]).collect();
+    assert_same("n", &out.i32("n"), &want);
+}

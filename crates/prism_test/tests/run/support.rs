@@ -107,6 +107,12 @@ impl Outputs {
         buf.to_vec::<T>().unwrap_or_else(|| panic!("`{name}` holds {:?}", buf.elem))
     }
 
+    /// The raw element bits of pointer parameter `name` (for 16-bit floats).
+    pub fn bits(&self, name: &str) -> Vec<u64> {
+        let i = self.names.iter().position(|n| n == name).unwrap_or_else(|| panic!("no parameter `{name}`"));
+        self.args[i].as_buffer().unwrap_or_else(|| panic!("`{name}` is not a buffer")).to_bits()
+    }
+
     /// [`Outputs::get`] for `float` buffers.
     pub fn f32(&self, name: &str) -> Vec<f32> {
         self.get(name)

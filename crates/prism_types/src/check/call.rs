@@ -8,7 +8,9 @@
 
 use super::ctx::{Checker, Lit, Val};
 use super::expr::Resolved;
-use crate::error::{ArgsProblem, Expected, Found, IndexFnProblem, IndexProblem, PointerProblem, TypeError};
+use crate::error::{
+    ArgsProblem, Expected, Found, IndexFnProblem, IndexProblem, PointerProblem, TypeError, VectorProblem,
+};
 use crate::intrinsics::{self, CodeReq, IntrinsicId, ParamKind, RetSig, TyClass};
 use crate::perspective::Persp;
 use crate::tir::{self, CallArg, Callee, ConstValue, ExprKind, FnId, Place, VarId, VarKind};
@@ -612,6 +614,12 @@ impl Checker<'_> {
                         None => failed = true,
                     }
                 }
+                ParamKind::LocalRef { mutable } => {
+                    match self.local_ref(name, p.name, mutable, p.ty, &mut t, &a.value) {
+                        Some(arg) => out.push(arg),
+                        None => failed = true,
+                    }
+                }
                 ParamKind::AsyncRef => match self.elem_ref(name, p.name, (true, true), p.ty, &mut t, &a.value) {
                     Some(arg) => out.push(arg),
                     None => failed = true,
@@ -637,6 +645,9 @@ impl Checker<'_> {
                 span: e.span,
                 help: None,
             });
+        }
+        if sig.family == intrinsics::Family::Vector {
+            self.check_vector(name, &out, t, span);
         }
         let (ty, rpersp) = match sig.ret {
             RetSig::Void => (Ty::Void, None),
@@ -871,7 +882,10 @@ impl Checker<'_> {
             self.error(TypeError::StoreThroughConst { name: var.name.clone(), span: value.span, origin: var.span });
             return None;
         }
-        if !async_dst && !self.facts.narrower_eq(self.code, var.persp) {
+        // A vector store's destination is a store's: the store rule (`check_vector`) speaks
+        // for it.
+        let store = callee == "store_vec";
+        if !async_dst && !store && !self.facts.narrower_eq(self.code, var.persp) {
             let e = TypeError::ReadUpMemory {
                 name: var.name.clone(),
                 persp: var.persp,
@@ -924,6 +938,164 @@ impl Checker<'_> {
             _ => *t = Some(elem),
         }
         Some(CallArg::ElemRef { mem: v, index })
+    }
+
+    /// `a[j]` of a thread-local array given to a vector access: the first of the elements it
+    /// writes (`mutable`, then at `thread[1]`, as every result that differs per thread) or
+    /// reads.
+    fn local_ref(
+        &mut self,
+        callee: &str,
+        param: &str,
+        mutable: bool,
+        cls: TyClass,
+        t: &mut Option<Scalar>,
+        value: &ast::Expr,
+    ) -> Option<CallArg> {
+        let not_local = |this: &mut Self| {
+            this.error(TypeError::WrongArguments {
+                callee: callee.into(),
+                problem: ArgsProblem::NotLocalElement { param: param.to_string() },
+                span: value.span,
+                help: Some(format!("declare a thread-local array, `v : float[4]`, and pass `v[0]` as `{param}`")),
+            })
+        };
+        // Look at the base's type first, so that memory is refused with the vector
+        // operand's own message rather than as an output into memory.
+        let mut b = value;
+        while let ast::ExprKind::Index { base, .. } = &b.kind {
+            b = base;
+        }
+        let is_memory = match &b.kind {
+            ast::ExprKind::Name(n) => {
+                matches!(self.resolve(n), Resolved::Var(v) if !matches!(self.var(v).ty, Ty::Array { .. }))
+            }
+            _ => false,
+        };
+        if is_memory || !matches!(value.kind, ast::ExprKind::Index { .. }) {
+            not_local(self);
+            return None;
+        }
+        let (array, index, elem) = if mutable {
+            let (place, elem, persp, origin) = self.place(value, None)?;
+            if !self.check_write(&place, persp, origin, value.span) {
+                return None;
+            }
+            if persp != Persp::THREAD {
+                let name = self.place_name(&place);
+                self.persp_error(TypeError::NarrowValue {
+                    target: format!("`{name}`"),
+                    target_persp: persp,
+                    culprit: crate::error::Culprit {
+                        what: format!("the result of `{callee}`"),
+                        persp: Persp::THREAD,
+                        span: value.span,
+                        origin: None,
+                    },
+                    span: value.span,
+                    origin: Some(origin),
+                });
+            }
+            let Place::Elem { array, index } = place else { unreachable!("an indexed place is an element") };
+            (array, index, elem)
+        } else {
+            let v = self.expr(value, Some(Persp::THREAD));
+            if v.err {
+                return None;
+            }
+            let ExprKind::Elem { array, index } = v.e.kind else {
+                not_local(self);
+                return None;
+            };
+            let Ty::Scalar(elem) = v.e.ty else { unreachable!("an element has a scalar type") };
+            (array, index, elem)
+        };
+        match (cls, *t) {
+            (TyClass::T, Some(want)) if want != elem => {
+                self.error(TypeError::Mismatch {
+                    expected: Expected::Place(want),
+                    found: elem.into(),
+                    span: value.span,
+                    context: format!("`{param}` of `{callee}`"),
+                    help: Some("a vector access copies bits: the array and the memory hold one type".into()),
+                });
+                return None;
+            }
+            _ if !elem.is_numeric() => {
+                self.error(TypeError::Mismatch {
+                    expected: Expected::Number,
+                    found: elem.into(),
+                    span: value.span,
+                    context: format!("`{param}` of `{callee}`"),
+                    help: None,
+                });
+                return None;
+            }
+            _ => *t = Some(elem),
+        }
+        Some(CallArg::ElemRef { mem: array, index })
+    }
+
+    /// The rules of `load_vec`/`store_vec` beyond their operands' kinds: the width, the
+    /// store rule for the memory side, the array's bounds, and views whose consecutive
+    /// elements are consecutive in memory.
+    fn check_vector(&mut self, callee: &str, out: &[CallArg], t: Option<Scalar>, span: Span) {
+        let (Some(elem), [first, second, CallArg::Value(n)]) = (t, out) else { return };
+        let (mem, local) = if callee == "store_vec" { (first, second) } else { (second, first) };
+        let (CallArg::ElemRef { mem, .. }, CallArg::ElemRef { mem: array, index: lindex }) = (mem, local) else {
+            return;
+        };
+        let ExprKind::Const(ConstValue::Int(width)) = n.kind else { return };
+        let bytes = width.saturating_mul(i128::from(elem.size()));
+        if width < 2 || !matches!(bytes, 4 | 8 | 16) {
+            self.error(TypeError::VectorAccess {
+                callee: callee.into(),
+                problem: VectorProblem::Width { n: width, elem },
+                span: n.span,
+                lambda: None,
+            });
+            return;
+        }
+        let var = self.var(*mem).clone();
+        if callee == "store_vec" && (var.persp != Persp::THREAD || self.code != Persp::THREAD) {
+            self.persp_error(TypeError::StorePerspective {
+                name: var.name.clone(),
+                ptr_persp: var.persp,
+                code: self.code,
+                span,
+                origin: var.span,
+            });
+        }
+        if let Err(lambda) = self.offset_view(*mem) {
+            self.error(TypeError::VectorAccess {
+                callee: callee.into(),
+                problem: VectorProblem::View { name: var.name.clone() },
+                span,
+                lambda: Some(lambda),
+            });
+        }
+        // The array's elements `j .. j + n`, row-major, must lie inside it when `j` is known.
+        let Ty::Array { dims, .. } = &self.var(*array).ty else { return };
+        let consts: Option<Vec<i128>> = lindex
+            .iter()
+            .map(|e| match e.kind {
+                ExprKind::Const(ConstValue::Int(x)) => Some(x),
+                _ => None,
+            })
+            .collect();
+        if let Some(consts) = consts {
+            let flat = consts.iter().zip(dims).fold(0i128, |acc, (x, d)| acc * i128::from(*d) + x);
+            let len: i128 = dims.iter().map(|d| i128::from(*d)).product();
+            if flat + width > len {
+                let name = self.var(*array).name.clone();
+                self.error(TypeError::VectorAccess {
+                    callee: callee.into(),
+                    problem: VectorProblem::Bounds { name, first: flat, n: width, len },
+                    span,
+                    lambda: None,
+                });
+            }
+        }
     }
 
     fn fold_pure(&mut self, name: &str, call: &tir::Expr) -> Option<tir::Expr> {

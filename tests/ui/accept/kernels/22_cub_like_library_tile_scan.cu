@@ -332,7 +332,7 @@ extern "C" __global__ void __launch_bounds__(128) tile_scan(int n,
             {  // partition `totals` as `total_b` at block[1]
                 {  // group(block[1])
                     const int valid = prism_sub(n, prism_mul(b, 512));  // line 187
-                    int items[4] = {};  // line 188
+                    __align__(16) int items[4] = {};  // line 188
                     int* x_b = x + prism_mul(b, 512);  // line 183
                     int* items_1 = items;  // line 188
                     block_load(prism_tid, prism_bid, prism_smem, x_b, items_1, 4, valid);  // line 189

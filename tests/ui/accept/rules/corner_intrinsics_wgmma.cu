@@ -17,7 +17,7 @@ __device__ __forceinline__ void wg_mma(int prism_tid,
                                        const __nv_bfloat16* b_tile,
                                        float* out)
 {
-    float acc[32] = {};  // line 7
+    __align__(16) float acc[32] = {};  // line 7
     asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 8
     float* acc_1 = acc;  // line 7
     asm volatile(  // line 9

@@ -50,11 +50,11 @@ extern "C" __global__ void loads(int* __restrict__ src, int* __restrict__ out)
     const int g = (int)(prism_bid * blockDim.x + prism_tid);  // line 20
     {  // partition `out` as `mine` at thread[1]
         {  // group(thread[32])
-            int items[4] = {};  // line 23
+            __align__(16) int items[4] = {};  // line 23
             int* items_1 = items;
             warp_load(prism_tid % 32, prism_bid, nullptr, src, items_1);  // line 24
             {  // group(thread[1])
-                int more[4] = {};  // line 26
+                __align__(16) int more[4] = {};  // line 26
                 int* more_1 = more;
                 thread_load(prism_tid % 1, prism_bid, nullptr, src, more_1, 4);  // line 27
                 out[g] = prism_add(items[0], more[3]);  // line 28

@@ -61,7 +61,7 @@ extern "C" __global__ void fill(float* __restrict__ src, float* __restrict__ out
             float* tile = reinterpret_cast<float*>(prism_smem);  // line 26
             const float head = block_peek(prism_tid, prism_bid, prism_smem + 128, tile);  // line 27
             {  // group(thread[1])
-                float regs[4] = {};  // line 29
+                __align__(16) float regs[4] = {};  // line 29
                 float* regs_1 = regs;
                 load4(prism_tid % 1, prism_bid, prism_smem + 128, src, regs_1, prism_mul(g, 4));  // line 30
                 float* mine = out + g;  // line 24

@@ -63,7 +63,7 @@ extern "C" __global__ void stage_and_load(const int* __restrict__ input, int* __
                         prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
                     }
                 }
-                int regs[2] = {};  // line 34
+                __align__(16) int regs[2] = {};  // line 34
                 int* regs_1 = regs;
                 // split block barrier s0, wait
                 prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);

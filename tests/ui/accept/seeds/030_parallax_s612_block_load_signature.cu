@@ -87,7 +87,7 @@ extern "C" __global__ void sum_items(int* __restrict__ input, int* __restrict__ 
         {  // partition `input` as `tile` at block[1]
             {  // partition `sums` as `my_sum` at thread[1]
                 {  // group(block[1])
-                    int items[4] = {};  // line 48
+                    __align__(16) int items[4] = {};  // line 48
                     int* tile = input + prism_mul(b, block_items);  // line 45
                     int* items_1 = items;  // line 48
                     block_load(prism_tid, prism_bid, nullptr, tile, items_1, 4);  // line 49

@@ -60,7 +60,7 @@ extern "C" __global__ void warp_sums(int* __restrict__ input, int* __restrict__ 
         {  // partition `input` as `tile` at thread[32]
             {  // partition `sums` as `my_sum` at thread[1]
                 {  // group(thread[32])
-                    int items[4] = {};  // line 33
+                    __align__(16) int items[4] = {};  // line 33
                     int* tile = input + prism_mul(w, 128);  // line 30
                     int* items_1 = items;  // line 33
                     warp_load(prism_tid % 32, prism_bid, nullptr, tile, items_1, 4);  // line 34

@@ -36,7 +36,7 @@ extern "C" __global__ void store_iota(int* __restrict__ out)
         const int g = (int)(prism_bid * blockDim.x + prism_tid);  // line 19
         {  // partition `out` as `mine` at thread[1]
             {  // group(thread[1])
-                int vals[4] = {};  // line 22
+                __align__(16) int vals[4] = {};  // line 22
                 for (int i = 0; i < 4; i += 1) {
                     vals[i] = prism_add(prism_mul(g, 4), i);  // line 24
                 }
