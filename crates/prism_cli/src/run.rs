@@ -255,7 +255,9 @@ fn show_progress(progress: &Progress, finished: &AtomicBool, grid: u32) {
     let start = Instant::now();
     let mut drawn: Option<Instant> = None;
     while !finished.load(Ordering::Relaxed) {
-        std::thread::sleep(Duration::from_millis(50));
+        // Parked rather than asleep: the launcher unparks this thread when the run ends, so a
+        // short run does not wait out the interval.
+        std::thread::park_timeout(Duration::from_millis(50));
         // Redraw four times a second after the first second: often enough to look alive,
         // rarely enough to cost nothing.
         if wanted
@@ -287,9 +289,10 @@ fn execute(a: &RunArgs, m: &Module, map: &SourceMap, p: Prepared) -> u8 {
     let progress = Progress::new();
     let finished = AtomicBool::new(false);
     let launched = std::thread::scope(|scope| {
-        scope.spawn(|| show_progress(&progress, &finished, a.grid));
+        let drawer = scope.spawn(|| show_progress(&progress, &finished, a.grid));
         let r = m.launch_observed(&p.kernel.name, a.grid, a.block, &p.args, cfg, &progress);
         finished.store(true, Ordering::Relaxed);
+        drawer.thread().unpark();
         r
     });
     let outcome = match launched {
