@@ -139,17 +139,18 @@ fn profile_sass(sass: &str, ptxas: &str) -> Profile {
     p
 }
 
-fn compile(nvcc: &Path, cuobjdump: &Path, cu: &Path) -> Result<Profile, String> {
-    let cubin = cu.with_extension("cubin");
+/// Compiles `cu` to `cubin` (in the test's scratch directory, never beside the source) and
+/// profiles its SASS.
+fn compile(nvcc: &Path, cuobjdump: &Path, cu: &Path, cubin: &Path) -> Result<Profile, String> {
     let mut cmd = Command::new(nvcc);
-    cmd.args(toolchain::flags("sm_90a")).args(["-cubin", "-Xptxas", "-v", "-o"]).arg(&cubin).arg(cu);
+    cmd.args(toolchain::flags("sm_90a")).args(["-cubin", "-Xptxas", "-v", "-o"]).arg(cubin).arg(cu);
     let out = cmd.output().map_err(|e| format!("cannot run nvcc: {e}"))?;
     let log = String::from_utf8_lossy(&out.stderr).into_owned();
     if !out.status.success() {
         return Err(format!("nvcc failed on {}:\n{log}", cu.display()));
     }
     let sass =
-        Command::new(cuobjdump).arg("-sass").arg(&cubin).output().map_err(|e| format!("cannot run cuobjdump: {e}"))?;
+        Command::new(cuobjdump).arg("-sass").arg(cubin).output().map_err(|e| format!("cannot run cuobjdump: {e}"))?;
     if !sass.status.success() {
         return Err(format!("cuobjdump failed: {}", String::from_utf8_lossy(&sass.stderr)));
     }
@@ -176,8 +177,8 @@ fn gate(nvcc: &Path, cuobjdump: &Path) -> Result<(), String> {
         let out = prism_cuda::emit(&s, &prism_cuda::Options { source: Some(src), ..prism_cuda::Options::default() });
         let ours_cu = tmp.join(format!("{name}.prism.cu"));
         std::fs::write(&ours_cu, &out.text).map_err(|e| e.to_string())?;
-        let ours = compile(nvcc, cuobjdump, &ours_cu)?;
-        let hand = compile(nvcc, cuobjdump, hand_cu)?;
+        let ours = compile(nvcc, cuobjdump, &ours_cu, &tmp.join(format!("{name}.prism.cubin")))?;
+        let hand = compile(nvcc, cuobjdump, hand_cu, &tmp.join(format!("{name}.hand.cubin")))?;
         let math = |m: &BTreeMap<String, u32>| {
             m.iter().filter(|(c, _)| is_math(c)).map(|(c, n)| format!("{c} {n}")).collect::<Vec<_>>().join(", ")
         };
