@@ -639,3 +639,12 @@ fn k31_gemm_mma_tf32_warp_tiles() {
     });
     assert_tf32_gemm(&out.f32("C"), m, n, k, &a, &b);
 }
+
+#[test]
+fn k32_sgemm_vectorized() {
+    // 200 x 136 x 36: 2 x 2 tiles of 128 x 128 (three partial), the vector paths for A, B and
+    // C (K and N multiples of 4) with ragged edges; then the element-by-element paths (odd N
+    // and K), and the corner cases of `check_sgemm`.
+    check_sgemm("32_sgemm_6_vectorized.prism", "sgemm_vectorized", (200, 136, 36), (128, 128), 256);
+    check_sgemm("32_sgemm_6_vectorized.prism", "sgemm_vectorized", (130, 131, 19), (128, 128), 256);
+}

@@ -27,15 +27,16 @@ extern "C" __global__ void __launch_bounds__(1024) sgemm_smem(int M,
     // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 1024 threads per block
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
-    __shared__ __align__(128) unsigned char prism_smem[8192];
+    __shared__ __align__(128) float prism_shared0[1024];
+    __shared__ __align__(128) float prism_shared4096[1024];
     const int tiles_n = prism_sub(prism_add(N, 32), 1) / 32;  // line 24
     const int b = prism_bid;  // line 25
     const int tile_row = prism_mul(prism_div(b, tiles_n), 32);  // line 26
     const int tile_col = prism_mul(prism_rem(b, tiles_n), 32);  // line 27
     {  // partition `C` as `C_blk` at block[1]
         {  // group(block[1])
-            float* As = reinterpret_cast<float*>(prism_smem);  // line 30
-            float* Bs = reinterpret_cast<float*>(prism_smem + 4096);  // line 31
+            float* As = prism_shared0;  // line 30
+            float* Bs = prism_shared4096;  // line 31
             const int t = prism_tid;  // line 32
             const int r = t / 32;  // line 33
             const int c = t % 32;  // line 34

@@ -25,15 +25,16 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_register_tiles(int M,
     // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 256 threads per block
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
-    __shared__ __align__(128) unsigned char prism_smem[4096];
+    __shared__ __align__(128) float prism_shared0[512];
+    __shared__ __align__(128) float prism_shared2048[512];
     const int tiles_n = prism_sub(prism_add(N, 64), 1) / 64;  // line 29
     const int b = prism_bid;  // line 30
     const int tile_row = prism_mul(prism_div(b, tiles_n), 64);  // line 31
     const int tile_col = prism_mul(prism_rem(b, tiles_n), 64);  // line 32
     {  // partition `C` as `C_blk` at block[1]
         {  // group(block[1])
-            float* As = reinterpret_cast<float*>(prism_smem);  // line 35
-            float* Bs = reinterpret_cast<float*>(prism_smem + 2048);  // line 36
+            float* As = prism_shared0;  // line 35
+            float* Bs = prism_shared2048;  // line 36
             const int t = prism_tid;  // line 37
             const int thread_row = t / 16;  // line 38
             const int thread_col = t % 16;  // line 39

@@ -31,15 +31,16 @@ extern "C" __global__ void __launch_bounds__(128) sgemm_warp_tiles(int M,
     // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 128 threads per block
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
-    __shared__ __align__(128) unsigned char prism_smem[4096];
+    __shared__ __align__(128) float prism_shared0[512];
+    __shared__ __align__(128) float prism_shared2048[512];
     const int tiles_n = prism_sub(prism_add(N, 64), 1) / 64;  // line 41
     const int b = prism_bid;  // line 42
     const int tile_row = prism_mul(prism_div(b, tiles_n), 64);  // line 43
     const int tile_col = prism_mul(prism_rem(b, tiles_n), 64);  // line 44
     {  // partition `C` as `C_blk` at block[1]
         {  // group(block[1])
-            float* As = reinterpret_cast<float*>(prism_smem);  // line 47
-            float* Bs = reinterpret_cast<float*>(prism_smem + 2048);  // line 48
+            float* As = prism_shared0;  // line 47
+            float* Bs = prism_shared2048;  // line 48
             const int t = prism_tid;  // line 49
             const int w = prism_tid / 32;  // line 50
             const int warp_row = w / 2;  // line 51

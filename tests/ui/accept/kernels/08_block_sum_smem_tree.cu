@@ -17,11 +17,11 @@ extern "C" __global__ void __launch_bounds__(256) block_sum_tree(int n,
     // launch: threads per block a multiple of 256, blocks a multiple of 1, at most 256 threads per block
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
-    __shared__ __align__(128) unsigned char prism_smem[1024];
+    __shared__ __align__(128) float prism_shared0[256];
     const int b = prism_bid;  // line 18
     {  // partition `partial` as `partial_b` at block[1]
         {  // group(block[1])
-            float* s = reinterpret_cast<float*>(prism_smem);  // line 21
+            float* s = prism_shared0;  // line 21
             const int t = prism_tid;  // line 22
             const int base = prism_mul(prism_mul(b, 256), 4);  // line 23
             {  // partition `s` as `s_t` at thread[1]

@@ -17,7 +17,7 @@ extern "C" __global__ void __launch_bounds__(256) transpose(int rows,
     // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 256 threads per block
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
-    __shared__ __align__(128) unsigned char prism_smem[4224];
+    __shared__ __align__(128) float prism_shared0[1056];
     const int tiles_c = prism_sub(prism_add(cols, 32), 1) / 32;  // line 18
     const int b = prism_bid;  // line 19
     const int r0 = prism_mul(prism_div(b, tiles_c), 32);  // line 20
@@ -25,7 +25,7 @@ extern "C" __global__ void __launch_bounds__(256) transpose(int rows,
     // Each block sees `at` from the corner of its transposed tile: row c0, column r0.
     {  // partition `at` as `at_b` at block[1]
         {  // group(block[1])
-            float* tile = reinterpret_cast<float*>(prism_smem);  // line 25
+            float* tile = prism_shared0;  // line 25
             const int t = prism_tid;  // line 26
             const int tx = t % 32;  // line 27
             const int ty = t / 32;  // line 28

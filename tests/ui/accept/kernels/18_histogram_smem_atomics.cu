@@ -16,10 +16,10 @@ extern "C" __global__ void __launch_bounds__(256) histogram256(int n,
     // launch: threads per block a multiple of 256, blocks a multiple of 1, at most 256 threads per block
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
-    __shared__ __align__(128) unsigned char prism_smem[1024];
+    __shared__ __align__(128) int prism_shared0[256];
     const int g = (int)(prism_bid * blockDim.x + prism_tid);  // line 15
     {  // group(block[1])
-        int* local = reinterpret_cast<int*>(prism_smem);  // line 17
+        int* local = prism_shared0;  // line 17
         const int t = prism_tid;  // line 18
         {  // partition `local` as `bin_t` at thread[1]
             {  // group(thread[1])

@@ -18,11 +18,11 @@ extern "C" __global__ void __launch_bounds__(256) stencil9(int n,
     // launch: threads per block a multiple of 256, blocks a multiple of 1, at most 256 threads per block
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
-    __shared__ __align__(128) unsigned char prism_smem[1056];
+    __shared__ __align__(128) float prism_shared0[264];
     const int b = prism_bid;  // line 19
     {  // partition `out` as `out_b` at block[1]
         {  // group(block[1])
-            float* s = reinterpret_cast<float*>(prism_smem);  // line 22
+            float* s = prism_shared0;  // line 22
             const int base = prism_mul(b, 256);  // line 23
             const int t = prism_tid;  // line 24
             // s_t[k] is s[t + k], the window seen from thread t.

@@ -19,15 +19,17 @@ extern "C" __global__ void __launch_bounds__(256) persistent_tile_stats(int n,
 {
     // launch: threads per block a multiple of 256, blocks a multiple of 1, at most 256 threads per block
     const int prism_tid = threadIdx.x;
-    __shared__ __align__(128) unsigned char prism_smem[80];
+    __shared__ __align__(128) int prism_shared0[1];
+    __shared__ __align__(16) int prism_shared16[8];
+    __shared__ __align__(16) int prism_shared48[8];
     const int ntiles = prism_sub(prism_add(n, 1024), 1) / 1024;  // line 23
     // Tiles are assigned at run time, so every block sees the whole output arrays.
     {  // partition `tile_sum` as `sum_b` at block[1]
         {  // partition `tile_max` as `max_b` at block[1]
             {  // group(block[1])
-                int* ticket = reinterpret_cast<int*>(prism_smem);  // line 28
-                int* warp_sum = reinterpret_cast<int*>(prism_smem + 16);  // line 29
-                int* warp_max = reinterpret_cast<int*>(prism_smem + 48);  // line 30
+                int* ticket = prism_shared0;  // line 28
+                int* warp_sum = prism_shared16;  // line 29
+                int* warp_max = prism_shared48;  // line 30
                 const int t = prism_tid;  // line 31
                 const int w = prism_tid / 32;  // line 32
                 while (true) {  // line 33

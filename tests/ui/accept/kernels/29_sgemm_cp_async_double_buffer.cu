@@ -27,17 +27,20 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_cp_async(int M,
     // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 256 threads per block
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
-    __shared__ __align__(128) unsigned char prism_smem[16384];
+    __shared__ __align__(128) float prism_shared0[1024];
+    __shared__ __align__(128) float prism_shared4096[1024];
+    __shared__ __align__(128) float prism_shared8192[1024];
+    __shared__ __align__(128) float prism_shared12288[1024];
     const int tiles_n = N / 64;  // line 28
     const int b = prism_bid;  // line 29
     const int row0 = prism_mul(prism_div(b, tiles_n), 64);  // line 30
     const int col0 = prism_mul(prism_rem(b, tiles_n), 64);  // line 31
     {  // partition `C` as `C_blk` at block[1]
         {  // group(block[1])
-            float* As0 = reinterpret_cast<float*>(prism_smem);  // line 34
-            float* Bs0 = reinterpret_cast<float*>(prism_smem + 4096);  // line 35
-            float* As1 = reinterpret_cast<float*>(prism_smem + 8192);  // line 36
-            float* Bs1 = reinterpret_cast<float*>(prism_smem + 12288);  // line 37
+            float* As0 = prism_shared0;  // line 34
+            float* Bs0 = prism_shared4096;  // line 35
+            float* As1 = prism_shared8192;  // line 36
+            float* Bs1 = prism_shared12288;  // line 37
             const int t = prism_tid;  // line 38
             const int tr = t / 16;  // line 39
             const int tc = t % 16;  // line 40

@@ -11,7 +11,7 @@ extern "C" __global__ void halves(int* __restrict__ out)
     // launch: threads per block a multiple of 48, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
-    __shared__ __align__(128) unsigned char prism_smem[384];
+    __shared__ __align__(128) int prism_shared0[96];
     // the unit mbarriers of sub-block barriers
     if (threadIdx.x == 0) {
         for (unsigned u = 0; u < 22u && u * 48u < blockDim.x; ++u) prism_split_init(prism_smem_addr(&prism_ubar48[u]), min(48u, blockDim.x - u * 48u));
@@ -20,7 +20,7 @@ extern "C" __global__ void halves(int* __restrict__ out)
     const int b = prism_bid;  // line 7
     {  // partition `out` as `out_b` at block[1]
         {  // group(block[1])
-            int* tile = reinterpret_cast<int*>(prism_smem);  // line 10
+            int* tile = prism_shared0;  // line 10
             const int h = prism_tid / 48;  // line 11
             {  // partition `tile` as `half` at thread[48]
                 {  // partition `out_b` as `out_h` at thread[48]

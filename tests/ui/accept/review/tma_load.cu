@@ -10,7 +10,7 @@ extern "C" __global__ void tma_tile(const __grid_constant__ prism_tensor_map map
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __shared__ __align__(128) unsigned char prism_smem[1024];
+    __shared__ __align__(128) float prism_shared0[256];
     // the mbarrier TMA copies complete on: every thread of the block waits on it
     if (threadIdx.x == 0) {
         asm volatile(
@@ -22,7 +22,7 @@ extern "C" __global__ void tma_tile(const __grid_constant__ prism_tensor_map map
     }
     __syncthreads();
     {  // group(block[1])
-        float* tile = reinterpret_cast<float*>(prism_smem);  // line 7
+        float* tile = prism_shared0;  // line 7
         {  // async `tile` as `pending` at block[1]
             if (prism_tid < 1) {  // split(thread) case 1: thread[1]
                 asm volatile(  // line 11

@@ -10,10 +10,10 @@ extern "C" __global__ void thread_ops(int* __restrict__ counters,
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __shared__ __align__(128) unsigned char prism_smem[512];
+    __shared__ __align__(128) float prism_shared0[128];
     {  // group(block[1])
         const int t = prism_tid;  // line 9
-        float* tile = reinterpret_cast<float*>(prism_smem);  // line 10
+        float* tile = prism_shared0;  // line 10
         {  // group(thread[1])
             const int a = prism_atomic_add(&counters[0], 1);  // line 12
             const int b = prism_atomic_sub(&counters[1], 1);  // line 13

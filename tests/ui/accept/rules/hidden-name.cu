@@ -7,7 +7,7 @@ extern "C" __global__ void copy_out(const float* __restrict__ src, float* __rest
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
-    __shared__ __align__(128) unsigned char prism_smem[64];
+    __shared__ __align__(128) float prism_shared0[16];
     // 1 split barrier(s) over the block: mbarriers, and this thread's token for each
     __shared__ __align__(8) unsigned long long prism_split[1];
     unsigned long long prism_tok0 = 0;
@@ -22,7 +22,7 @@ extern "C" __global__ void copy_out(const float* __restrict__ src, float* __rest
         }
     }
     {  // group(block[1])
-        float* smem = reinterpret_cast<float*>(prism_smem);  // line 11
+        float* smem = prism_shared0;  // line 11
         {  // async `smem` as `pending` at block[1]
             if (prism_tid < 1) {  // split(thread) case 1: thread[1]
                 asm volatile(  // line 15

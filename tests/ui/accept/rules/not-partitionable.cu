@@ -7,11 +7,11 @@ extern "C" __global__ void views(float* __restrict__ out, const float* __restric
     // launch: threads per block a multiple of 64, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
-    __shared__ __align__(128) unsigned char prism_smem[512];
+    __shared__ __align__(128) float prism_shared256[64];
     const int b = prism_bid;  // line 6
     {  // partition `out` as `block_out` at block[1]
         {  // group(block[1])
-            float* staging = reinterpret_cast<float*>(prism_smem + 256);  // line 10
+            float* staging = prism_shared256;  // line 10
             const int w = prism_tid / 32;  // line 11
             {  // partition `block_out` as `warp_out` at thread[32]
                 {  // group(thread[32])

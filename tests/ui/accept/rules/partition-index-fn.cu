@@ -8,11 +8,11 @@ extern "C" __global__ void warp_rows(int n, const float* __restrict__ out)
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __shared__ __align__(128) unsigned char prism_smem[512];
+    __shared__ __align__(128) float prism_shared0[128];
     {  // partition `out` as `everyone` at thread[1]
     }
     {  // group(block[1])
-        float* tile = reinterpret_cast<float*>(prism_smem);  // line 12
+        float* tile = prism_shared0;  // line 12
         const int w = prism_tid / 32;  // line 13
         {  // partition `tile` as `warp_rows` at thread[32]
             {  // group(thread[32])

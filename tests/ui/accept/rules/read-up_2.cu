@@ -10,13 +10,13 @@ extern "C" __global__ void broad_reads(const float* __restrict__ src,
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
-    __shared__ __align__(128) unsigned char prism_smem[128];
+    __shared__ __align__(128) float prism_shared0[32];
     const int g = (int)(prism_bid * blockDim.x + prism_tid);  // line 8
     const int w = (int)((prism_bid * blockDim.x + prism_tid) / 32u);  // line 9
     {  // partition `out` as `mine` at thread[1]
         {  // partition `src` as `warp_row` at thread[32]
             {  // group(block[1])
-                const float* tile = reinterpret_cast<float*>(prism_smem);  // line 13
+                const float* tile = prism_shared0;  // line 13
                 const float head = bias[0];  // line 14
                 {  // group(thread[32])
                     const float first = src[prism_mul(w, 32)];  // line 16

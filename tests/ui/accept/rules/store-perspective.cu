@@ -10,11 +10,11 @@ extern "C" __global__ void fill(const float* __restrict__ src,
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
-    __shared__ __align__(128) unsigned char prism_smem[128];
+    __shared__ __align__(128) float prism_shared0[32];
     const int g = (int)(prism_bid * blockDim.x + prism_tid);  // line 7
     {  // partition `out` as `mine` at thread[1]
         {  // group(block[1])
-            float* tile = reinterpret_cast<float*>(prism_smem);  // line 10
+            float* tile = prism_shared0;  // line 10
             const int t = prism_tid;  // line 11
             {  // partition `tile` as `slot` at thread[1]
                 {  // group(thread[1])

@@ -37,7 +37,7 @@ extern "C" __global__ void rotate(const float* __restrict__ x, float* __restrict
     // launch: threads per block a multiple of 1, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
-    __shared__ __align__(128) unsigned char prism_smem[1024];
+    __shared__ __align__(128) float prism_shared0[256];
     // 1 split barrier(s) over the block: mbarriers, and this thread's token for each
     __shared__ __align__(8) unsigned long long prism_split[1];
     unsigned long long prism_tok0 = 0;
@@ -48,7 +48,7 @@ extern "C" __global__ void rotate(const float* __restrict__ x, float* __restrict
     const int b = prism_bid;  // line 23
     {  // partition `y` as `y_b` at block[1]
         {  // group(block[1])
-            float* S = reinterpret_cast<float*>(prism_smem);  // line 26
+            float* S = prism_shared0;  // line 26
             const int t = prism_tid;  // line 27
             {  // partition `S` as `s_t` at thread[1]
                 {  // group(thread[1])

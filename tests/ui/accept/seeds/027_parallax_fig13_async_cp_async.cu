@@ -7,7 +7,7 @@ extern "C" __global__ void fig13_async(const float* __restrict__ src, float* __r
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
-    __shared__ __align__(128) unsigned char prism_smem[64];
+    __shared__ __align__(128) float prism_shared0[16];
     // 1 split barrier(s) over the block: mbarriers, and this thread's token for each
     __shared__ __align__(8) unsigned long long prism_split[1];
     unsigned long long prism_tok0 = 0;
@@ -19,7 +19,7 @@ extern "C" __global__ void fig13_async(const float* __restrict__ src, float* __r
         const int g = (int)(prism_bid * blockDim.x + prism_tid);  // line 7
         {  // partition `out` as `mine` at thread[1]
             {  // group(block[1])
-                float* smem = reinterpret_cast<float*>(prism_smem);  // line 10
+                float* smem = prism_shared0;  // line 10
                 {  // async `smem` as `new_name` at block[1]
                     if (prism_tid < 1) {  // split(thread) case 1: thread[1]
                         asm volatile(  // line 14

@@ -13,7 +13,7 @@ extern "C" __global__ void __launch_bounds__(32) stage_copy(const float* __restr
     // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 32 threads per block
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
-    __shared__ __align__(128) unsigned char prism_smem[1040];
+    __shared__ __align__(128) float prism_shared0[260];
     // 1 split barrier(s) over the block: mbarriers, and this thread's token for each
     __shared__ __align__(8) unsigned long long prism_split[1];
     unsigned long long prism_tok0 = 0;
@@ -24,7 +24,7 @@ extern "C" __global__ void __launch_bounds__(32) stage_copy(const float* __restr
     const int b = prism_bid;  // line 12
     {  // partition `out` as `out_b` at block[1]
         {  // group(block[1])
-            float* tile = reinterpret_cast<float*>(prism_smem);  // line 15
+            float* tile = prism_shared0;  // line 15
             const int t = prism_tid;  // line 16
             {  // async `tile` as `pending` at block[1]
                 {  // group(thread[1])

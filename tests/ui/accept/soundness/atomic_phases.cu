@@ -16,7 +16,7 @@ extern "C" __global__ void __launch_bounds__(64) histogram64(const int* __restri
     // launch: threads per block a multiple of 64, blocks a multiple of 1, at most 64 threads per block
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
-    __shared__ __align__(128) unsigned char prism_smem[256];
+    __shared__ __align__(128) int prism_shared0[64];
     // 2 split barrier(s) over the block: mbarriers, and this thread's token for each
     __shared__ __align__(8) unsigned long long prism_split[2];
     unsigned long long prism_tok0 = 0;
@@ -29,7 +29,7 @@ extern "C" __global__ void __launch_bounds__(64) histogram64(const int* __restri
     const int b = prism_bid;  // line 15
     {  // partition `out` as `out_b` at block[1]
         {  // group(block[1])
-            int* bins = reinterpret_cast<int*>(prism_smem);  // line 18
+            int* bins = prism_shared0;  // line 18
             const int t = prism_tid;  // line 19
             {  // partition `bins` as `mine` at thread[1]
                 {  // group(thread[1])

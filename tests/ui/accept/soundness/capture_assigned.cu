@@ -8,7 +8,7 @@ extern "C" __global__ void __launch_bounds__(64) rotate_fill(int* __restrict__ o
     // launch: threads per block a multiple of 64, blocks a multiple of 1, at most 64 threads per block
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
-    __shared__ __align__(128) unsigned char prism_smem[1024];
+    __shared__ __align__(128) int prism_shared0[256];
     // 2 split barrier(s) over the block: mbarriers, and this thread's token for each
     __shared__ __align__(8) unsigned long long prism_split[2];
     unsigned long long prism_tok0 = 0;
@@ -21,7 +21,7 @@ extern "C" __global__ void __launch_bounds__(64) rotate_fill(int* __restrict__ o
     const int b = prism_bid;  // line 8
     {  // partition `out` as `out_b` at block[1]
         {  // group(block[1])
-            int* s = reinterpret_cast<int*>(prism_smem);  // line 11
+            int* s = prism_shared0;  // line 11
             const int t = prism_tid;  // line 12
             int k = t;  // line 13
             for (int r = 0; r < 4; r += 1) {

@@ -11,7 +11,7 @@ extern "C" __global__ void __launch_bounds__(128) loads(const int* __restrict__ 
     // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 128 threads per block
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
-    __shared__ __align__(128) unsigned char prism_smem[512];
+    __shared__ __align__(128) int prism_shared0[128];
     // 1 split barrier(s) over the block: mbarriers, and this thread's token for each
     __shared__ __align__(8) unsigned long long prism_split[1];
     unsigned long long prism_tok0 = 0;
@@ -24,7 +24,7 @@ extern "C" __global__ void __launch_bounds__(128) loads(const int* __restrict__ 
         {  // group(block[1])
             const int t = prism_tid;  // line 12
             int acc = inp[prism_rem(prism_add(prism_mul(b, 128), t), n)];  // line 13
-            int* s0 = reinterpret_cast<int*>(prism_smem);  // line 14
+            int* s0 = prism_shared0;  // line 14
             {  // partition `s0` as `z` at thread[1]
                 {  // group(thread[1])
                     s0[t] = prism_mul(t, 7);  // line 17

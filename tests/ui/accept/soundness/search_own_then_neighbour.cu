@@ -12,7 +12,7 @@ extern "C" __global__ void __launch_bounds__(64) own_then_neighbour(const int* _
     // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 64 threads per block
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
-    __shared__ __align__(128) unsigned char prism_smem[256];
+    __shared__ __align__(128) int prism_shared0[64];
     // 1 split barrier(s) over the block: mbarriers, and this thread's token for each
     __shared__ __align__(8) unsigned long long prism_split[1];
     unsigned long long prism_tok0 = 0;
@@ -25,7 +25,7 @@ extern "C" __global__ void __launch_bounds__(64) own_then_neighbour(const int* _
         {  // group(block[1])
             const int t = prism_tid;  // line 13
             int acc = inp[prism_rem(prism_add(prism_mul(b, 64), t), n)];  // line 14
-            int* s0 = reinterpret_cast<int*>(prism_smem);  // line 15
+            int* s0 = prism_shared0;  // line 15
             {  // partition `s0` as `z0` at thread[1]
                 {  // group(thread[1])
                     s0[t] = prism_add(t, acc);  // line 18

@@ -12,7 +12,7 @@ extern "C" __global__ void __launch_bounds__(64) tree(const int* __restrict__ in
     // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 64 threads per block
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
-    __shared__ __align__(128) unsigned char prism_smem[512];
+    __shared__ __align__(128) int prism_shared0[128];
     // 2 split barrier(s) over the block: mbarriers, and this thread's token for each
     __shared__ __align__(8) unsigned long long prism_split[2];
     unsigned long long prism_tok0 = 0;
@@ -26,7 +26,7 @@ extern "C" __global__ void __launch_bounds__(64) tree(const int* __restrict__ in
     {  // partition `out` as `out_b` at block[1]
         {  // group(block[1])
             const int t = prism_tid;  // line 13
-            int* s0 = reinterpret_cast<int*>(prism_smem);  // line 14
+            int* s0 = prism_shared0;  // line 14
             {  // partition `s0` as `z` at thread[1]
                 {  // group(thread[1])
                     s0[prism_mul(t, 2)] = inp[prism_rem(prism_add(prism_mul(b, 128), prism_mul(t, 2)), n)];  // line 17

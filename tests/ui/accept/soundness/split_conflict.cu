@@ -14,7 +14,8 @@ extern "C" __global__ void __launch_bounds__(64) shared_safely(const int* __rest
     // launch: threads per block a multiple of 64, blocks a multiple of 1, at most 64 threads per block
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
-    __shared__ __align__(128) unsigned char prism_smem[272];
+    __shared__ __align__(128) int prism_shared0[64];
+    __shared__ __align__(128) int prism_shared256[4];
     // 2 split barrier(s) over the block: mbarriers, and this thread's token for each
     __shared__ __align__(8) unsigned long long prism_split[2];
     unsigned long long prism_tok0 = 0;
@@ -27,8 +28,8 @@ extern "C" __global__ void __launch_bounds__(64) shared_safely(const int* __rest
     const int b = prism_bid;  // line 13
     {  // partition `out` as `out_b` at block[1]
         {  // group(block[1])
-            int* s = reinterpret_cast<int*>(prism_smem);  // line 16
-            int* c = reinterpret_cast<int*>(prism_smem + 256);  // line 17
+            int* s = prism_shared0;  // line 16
+            int* c = prism_shared256;  // line 17
             const int t = prism_tid;  // line 18
             {  // partition `s` as `s_t` at thread[1]
                 {  // group(thread[1])
