@@ -715,16 +715,27 @@ impl Fx<'_> {
                 }
             }
             K::Intrinsic { dsts, intrinsic, args, .. } => self.intrinsic(dsts, *intrinsic, args, b, bid, idx, out),
-            K::AsyncWait => {
+            K::AsyncCommit => out.push(Stmt::Asm(crate::cpp::Asm {
+                volatile: true,
+                lines: vec!["cp.async.commit_group;".into()],
+                clobbers: vec!["memory".into()],
+                ..Default::default()
+            })),
+            K::AsyncWait { pending, .. } => {
                 if self.async_tma.last().copied().unwrap_or(false) {
                     out.push(Stmt::Expr(Expr::call(
                         "prism_mbar_arrive_wait",
                         vec![Expr::call("prism_smem_addr", vec![Expr::id("&prism_tma_bar")])],
                     )));
                 }
+                let line = if *pending == 0 {
+                    "cp.async.wait_all;".to_string()
+                } else {
+                    format!("cp.async.wait_group {pending};")
+                };
                 out.push(Stmt::Asm(crate::cpp::Asm {
                     volatile: true,
-                    lines: vec!["cp.async.wait_all;".into()],
+                    lines: vec![line],
                     clobbers: vec!["memory".into()],
                     ..Default::default()
                 }));

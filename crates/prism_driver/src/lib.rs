@@ -3,6 +3,7 @@
 //! ```text
 //! .prism text --prism_types::check_source--> tir::Program   (stop on errors)
 //!             --prism_ir::lower------------> ir::Program    verify
+//!             --prism_ir::asyncwait--------> waits moved    verify
 //!             --prism_ir::contract---------> fused fma      verify   (unless turned off)
 //!             --prism_sync::infer----------> + barriers     verify   (sync errors: stop)
 //!             --prism_sync::motion---------> split barriers verify
@@ -160,8 +161,10 @@ pub fn lowered(map: &SourceMap, file: FileId, target: &Target, problems: &mut Pr
     if problems.error_count() > errors_before {
         return None;
     }
-    let ir = prism_ir::lower(&tir);
+    let mut ir = prism_ir::lower(&tir);
     verify(&ir, "lowering");
+    prism_ir::asyncwait::place_waits(&mut ir);
+    verify(&ir, "placing asynchronous waits");
     Some(ir)
 }
 

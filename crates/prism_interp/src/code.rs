@@ -118,8 +118,11 @@ pub enum Op {
     Arrive { scope: Persp, id: u32 },
     /// A split barrier's wait.
     Wait { scope: Persp, id: u32 },
-    /// Completes this thread's outstanding asynchronous copies.
-    AsyncWait,
+    /// Closes this thread's group of uncommitted asynchronous copies.
+    AsyncCommit,
+    /// Completes this thread's asynchronous copies except the `pending` most recent groups
+    /// (all of them, committed or not, for 0).
+    AsyncWait { pending: u32 },
     /// Goes to `target`, leaving reconvergence records of constructs it jumps out of.
     Jump { target: u32 },
     /// Goes to the next op if `cond`, else to `else_pc`; lanes that disagree split and
@@ -367,8 +370,11 @@ impl Cx<'_> {
             K::BarrierWait { scope, id } => {
                 self.push(Op::Wait { scope: *scope, id: *id }, span, code);
             }
-            K::AsyncWait => {
-                self.push(Op::AsyncWait, span, code);
+            K::AsyncCommit => {
+                self.push(Op::AsyncCommit, span, code);
+            }
+            K::AsyncWait { pending, .. } => {
+                self.push(Op::AsyncWait { pending: *pending }, span, code);
             }
             K::If { cond, then, otherwise, uniform } => {
                 let uniform = *uniform && self.unsafe_depth == 0;

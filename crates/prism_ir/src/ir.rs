@@ -614,9 +614,20 @@ pub enum InstKind {
         /// One access per memory operand (element or whole memory), in order.
         accesses: Vec<AccessId>,
     },
-    /// Waits until every asynchronous copy this thread issued has completed (the end of an
-    /// `async` scope).
-    AsyncWait,
+    /// Closes the group of asynchronous copies this thread issued since the last commit
+    /// (`cp.async.commit_group`): the end of an `async` scope of `cp_async` copies.
+    AsyncCommit,
+    /// Waits until all but the `pending` most recent groups of this thread's asynchronous
+    /// copies have completed (`cp.async.wait_group pending`; with 0, every copy, committed
+    /// or not). `views` are the `async` scopes whose copies it completes: synchronisation
+    /// inference takes their writes to happen here. Lowering puts it at the end of its
+    /// scope; `crate::asyncwait` moves it down to where the memory is next needed.
+    AsyncWait {
+        /// Groups that may stay in flight.
+        pending: u32,
+        /// The views of the scopes it completes.
+        views: Vec<MemId>,
+    },
     /// A barrier over each `scope`-unit of the executing threads.
     Barrier {
         /// The unit that synchronises.

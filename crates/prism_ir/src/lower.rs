@@ -375,8 +375,17 @@ impl Cx<'_> {
         let vm = self.new_mem(view, kind_m, Some(mem), elem);
         let mut body = self.sub(body);
         if kind == ScopeKind::Async {
-            // The copies are complete before the memory is used again (language.md §5).
-            body.insts.push(Inst { kind: InstKind::AsyncWait, span });
+            // The copies are complete before the memory is used again (language.md §5): the
+            // scope's `cp_async` copies are one group, waited for here; `crate::asyncwait`
+            // then moves the wait down to where the memory is next needed.
+            let mut copies = false;
+            body.walk(&mut |k| {
+                copies |= matches!(k, InstKind::Intrinsic { intrinsic, .. } if intrinsic.sig().name == "cp_async")
+            });
+            if copies {
+                body.insts.push(Inst { kind: InstKind::AsyncCommit, span });
+            }
+            body.insts.push(Inst { kind: InstKind::AsyncWait { pending: 0, views: vec![vm] }, span });
         }
         self.emit(out, InstKind::Scope { kind, mem, view: vm, body }, span);
     }

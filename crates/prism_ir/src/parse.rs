@@ -687,7 +687,17 @@ impl P {
                 InstKind::Loop { header, cond, body, latch }
             }
             "break" => InstKind::Break,
-            "asyncwait" => InstKind::AsyncWait,
+            "asynccommit" => InstKind::AsyncCommit,
+            "asyncwait" => {
+                let Ok(pending) = u32::try_from(self.int()?) else {
+                    return self.err("a wait's pending count is a u32");
+                };
+                let mut views = Vec::new();
+                while let Some(Tok::Mem(_)) = self.peek() {
+                    views.push(self.mem()?);
+                }
+                InstKind::AsyncWait { pending, views }
+            }
             "continue" => InstKind::Continue,
             "return" => {
                 let value = if let Some(Tok::Reg(_)) = self.peek() { Some(self.reg()?) } else { None };

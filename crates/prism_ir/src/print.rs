@@ -281,7 +281,14 @@ fn inst(p: &Program, k: &InstKind, depth: usize, out: &mut String) {
             }
             out.push('\n');
         }
-        AsyncWait => out.push_str("asyncwait\n"),
+        AsyncCommit => out.push_str("asynccommit\n"),
+        AsyncWait { pending, views } => {
+            let _ = write!(out, "asyncwait {pending}");
+            for v in views {
+                let _ = write!(out, " {v}");
+            }
+            out.push('\n');
+        }
         Barrier { scope, origin } => match origin {
             BarrierOrigin::Explicit => {
                 let _ = writeln!(out, "barrier {scope} explicit");

@@ -568,7 +568,14 @@ impl V<'_> {
                 self.sealed(|v| v.block(body, code));
             }
             Unsafe { body } => self.unsafe_block(body, code),
-            AsyncWait => {}
+            AsyncCommit => {}
+            AsyncWait { views, .. } => {
+                for v in views {
+                    if self.f.mems.get(v.index()).is_none_or(|m| m.kind != crate::ir::MemKind::Async) {
+                        self.err(format!("asyncwait completes {v}, which is not an async view"));
+                    }
+                }
+            }
             Verbatim { sim, .. } => {
                 if let Some(b) = sim {
                     self.unsafe_block(b, code);

@@ -469,12 +469,24 @@ impl Graph {
                             inner.push(d);
                         }
                     }
+                    let mut end = info.exit;
                     if *kind == ScopeKind::Async {
                         mode.write = true;
                         inner.clear();
+                        // The copies complete at the wait `prism_ir::asyncwait` placed for
+                        // them, which may be after the scope: the node lasts until then, so
+                        // the barriers that publish the copies come after the wait.
+                        if let InstKind::Scope { view, .. } = &info.inst.kind
+                            && let Some(w) = cfg.insts.iter().position(
+                                |w| matches!(&w.inst.kind, InstKind::AsyncWait { views, .. } if views.contains(view)),
+                            )
+                            && !cfg.inside(w, id)
+                        {
+                            end = cfg.insts[w].exit;
+                        }
                     }
                     mem = Some(MemRef::Mem(root(f, *m)));
-                    (info.enter, info.exit)
+                    (info.enter, end)
                 }
                 k => {
                     for (n, (a, _, _)) in operands(f, k).into_iter().enumerate() {

@@ -134,7 +134,7 @@ mod tests {
 
     #[test]
     fn memory_in_between_keeps_both() {
-        let ret = Inst { kind: InstKind::AsyncWait, span: Default::default() };
+        let ret = Inst { kind: InstKind::AsyncWait { pending: 0, views: Vec::new() }, span: Default::default() };
         let mut p = program(vec![barrier(Persp::BLOCK), ret, barrier(Persp::BLOCK)]);
         assert_eq!(optimize(&mut p), Counts { before: 2, after: 2 });
     }

@@ -58,10 +58,11 @@ kernel @staged(%0, %1) entry grid[1] facts 32 1 smem 64 {
               intrinsic cp_async(%4[%11], %0[%12], %13) !4 !5
             }
           }
-          asyncwait
+          asynccommit
         }
         %15 = relid thread[1] in block[1]
         %14 = copy %15
+        asyncwait 0 #4
         group thread[1] {
           %16 = const 0
           %17 = add %2, %16

@@ -185,8 +185,6 @@ pub struct PendingCopy {
     pub elem: prism_types::ty::Scalar,
     /// The values read from the source.
     pub vals: [u64; 16],
-    /// The thread's barrier counts (passed, arrived) when it issued the copy.
-    pub counts: ([u32; LEVELS], [u32; LEVELS]),
     /// The function and access site of the destination.
     pub func: u32,
     /// The destination's access site.
@@ -194,6 +192,9 @@ pub struct PendingCopy {
     /// The first source element: until the copy completes, the hardware may still read it,
     /// so writes to it are races.
     pub src: Loc,
+    /// The commit group it belongs to, numbered per thread from 0; `u32::MAX` until the
+    /// thread commits it.
+    pub group: u32,
 }
 
 pub struct BlockSim<'a> {
@@ -219,6 +220,8 @@ pub struct BlockSim<'a> {
     pub split_units: HashMap<(u64, u64, u32, u32), SplitUnit>,
     /// Outstanding asynchronous copies per thread.
     pub pending: Vec<Vec<PendingCopy>>,
+    /// Commit groups each thread has closed.
+    pub commits: Vec<u32>,
     pub steps: u64,
     pub alive: u32,
     pub stopped: bool,
@@ -256,6 +259,7 @@ impl<'a> BlockSim<'a> {
             utable: HashMap::new(),
             split_units: HashMap::new(),
             pending: vec![Vec::new(); t as usize],
+            commits: vec![0; t as usize],
             steps: 0,
             alive: 0,
             stopped: false,

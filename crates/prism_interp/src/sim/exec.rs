@@ -600,7 +600,6 @@ impl<'a> BlockSim<'a> {
                                     vals[k as usize] = self.read_loc(&fr, Lane { fid, w, l }, sloc, *elem);
                                 }
                                 let dst = first.expect("at least one element");
-                                let counts = (self.warps[w].counts[l], self.warps[w].arrived[l]);
                                 let src = match self.locate(&fr, Lane { fid, w, l }, sp, si, size) {
                                     Ok(loc) => loc,
                                     Err(why) => fatal!(
@@ -622,10 +621,10 @@ impl<'a> BlockSim<'a> {
                                     count: count as u8,
                                     elem: *elem,
                                     vals,
-                                    counts,
                                     func,
                                     access: *access,
                                     src,
+                                    group: u32::MAX,
                                 });
                             }
                         }
@@ -646,10 +645,29 @@ impl<'a> BlockSim<'a> {
                             }
                         }
                     },
-                    Op::AsyncWait => {
+                    Op::AsyncCommit => {
+                        for l in lanes_of(mask) {
+                            let t = tid0 as usize + l;
+                            let group = self.commits[t];
+                            for c in self.pending[t].iter_mut().filter(|c| c.group == u32::MAX) {
+                                c.group = group;
+                            }
+                            // An empty group is still a group: PTX counts it.
+                            self.commits[t] += 1;
+                        }
+                    }
+                    Op::AsyncWait { pending } => {
                         g.writes += 1;
                         for l in lanes_of(mask) {
-                            let copies = std::mem::take(&mut self.pending[tid0 as usize + l]);
+                            let t = tid0 as usize + l;
+                            // Groups older than the `pending` newest complete; 0 completes
+                            // every copy, committed or not.
+                            let keep_from = self.commits[t].saturating_sub(*pending);
+                            let all = std::mem::take(&mut self.pending[t]);
+                            let (copies, kept): (Vec<PendingCopy>, Vec<PendingCopy>) = all
+                                .into_iter()
+                                .partition(|c| *pending == 0 || (c.group != u32::MAX && c.group < keep_from));
+                            self.pending[t] = kept;
                             for c in copies {
                                 self.copy_done(g, c.src, c.count as usize, c.elem.size());
                                 for k in 0..c.count as usize {
@@ -661,7 +679,10 @@ impl<'a> BlockSim<'a> {
                                             kind,
                                             Lane { fid, w, l },
                                             Site { func: c.func, access: c.access },
-                                            Some(c.counts),
+                                            // The copy lands at the latest here: its write
+                                            // is ordered by the barriers the thread has
+                                            // passed at the wait, not at the issue.
+                                            None,
                                         );
                                     }
                                     self.write_loc(&mut fr, Lane { fid, w, l }, loc, c.elem, c.vals[k]);

@@ -293,3 +293,25 @@ fn r_vector_access() {
     let want: Vec<i32> = (0..128).map(|g| -n[g ^ 1]).collect();
     assert_same("n", &out.i32("n"), &want);
 }
+
+#[test]
+fn r_async_pipeline() {
+    // y[32b + t] = sum over slots s and k < 4 of x[384b + 128s + (4t + 4 + 33k) % 128], with
+    // three commit groups in flight; 3 blocks of 32 threads.
+    let x = Rng::new(110).eighths(1152, -50, 50);
+    let p = program(&file("async_pipeline.prism"));
+    let out = p.launch("pipeline3", 3, 32, || vec![Arg::buffer(&x), Arg::buffer(&[0.0f32; 96])]);
+    let want: Vec<f32> = (0..96)
+        .map(|g| {
+            let (b, t) = (g / 32, g % 32);
+            let mut acc = 0.0f32;
+            for s in 0..3 {
+                for k in 0..4 {
+                    acc += x[384 * b + 128 * s + (4 * t + 4 + 33 * k) % 128];
+                }
+            }
+            acc
+        })
+        .collect();
+    assert_same("y", &out.f32("y"), &want);
+}

@@ -67,8 +67,9 @@ extern "C" __global__ void __launch_bounds__(64) gemv_pipelined(int K,
                         }
                     }
                 }
-                asm volatile("cp.async.wait_all;" :  :  : "memory");  // line 44
+                asm volatile("cp.async.commit_group;" :  :  : "memory");  // line 44
             }
+            asm volatile("cp.async.wait_all;" :  :  : "memory");
             __syncthreads();  // line 51
             for (int c = 0; c < chunks; c = prism_add(c, 2)) {
                 // Fill slot1 with chunk c + 1 while computing on slot0 (chunk c).
@@ -97,8 +98,9 @@ extern "C" __global__ void __launch_bounds__(64) gemv_pipelined(int K,
                             }
                         }
                     }
-                    asm volatile("cp.async.wait_all;" :  :  : "memory");  // line 55
+                    asm volatile("cp.async.commit_group;" :  :  : "memory");  // line 55
                 }
+                asm volatile("cp.async.wait_all;" :  :  : "memory");
                 __syncthreads();  // line 69
                 // Fill slot0 with chunk c + 2 while computing on slot1 (chunk c + 1).
                 {  // async `slot0` as `s0` at block[1]
@@ -128,8 +130,9 @@ extern "C" __global__ void __launch_bounds__(64) gemv_pipelined(int K,
                             }
                         }
                     }
-                    asm volatile("cp.async.wait_all;" :  :  : "memory");  // line 71
+                    asm volatile("cp.async.commit_group;" :  :  : "memory");  // line 71
                 }
+                asm volatile("cp.async.wait_all;" :  :  : "memory");
                 __syncthreads();  // line 86
             }
             // The consumer warp reduces its lanes; its lane 0 writes y[b].

@@ -66,10 +66,12 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_cp_async(int M,
                             : "r"(prism_smem_addr(&Bs0[b_dst])), "l"(&B[b_src])
                             : "memory");
                     }
-                    asm volatile("cp.async.wait_all;" :  :  : "memory");  // line 51
+                    asm volatile("cp.async.commit_group;" :  :  : "memory");  // line 51
                 }
-                asm volatile("cp.async.wait_all;" :  :  : "memory");  // line 50
+                asm volatile("cp.async.wait_all;" :  :  : "memory");
+                asm volatile("cp.async.commit_group;" :  :  : "memory");  // line 50
             }
+            asm volatile("cp.async.wait_all;" :  :  : "memory");
             __syncthreads();  // line 55
             for (int s = 0; s < steps; s = prism_add(s, 2)) {
                 // Copy step s + 1 into slot 1 while computing step s from slot 0.
@@ -97,10 +99,12 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_cp_async(int M,
                                 }
                             }
                         }
-                        asm volatile("cp.async.wait_all;" :  :  : "memory");  // line 60
+                        asm volatile("cp.async.commit_group;" :  :  : "memory");  // line 60
                     }
-                    asm volatile("cp.async.wait_all;" :  :  : "memory");  // line 59
+                    asm volatile("cp.async.wait_all;" :  :  : "memory");
+                    asm volatile("cp.async.commit_group;" :  :  : "memory");  // line 59
                 }
+                asm volatile("cp.async.wait_all;" :  :  : "memory");
                 __syncthreads();  // line 69
                 // Copy step s + 2 into slot 0 while computing step s + 1 from slot 1.
                 {  // async `As0` as `a0` at block[1]
@@ -129,10 +133,12 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_cp_async(int M,
                                 }
                             }
                         }
-                        asm volatile("cp.async.wait_all;" :  :  : "memory");  // line 72
+                        asm volatile("cp.async.commit_group;" :  :  : "memory");  // line 72
                     }
-                    asm volatile("cp.async.wait_all;" :  :  : "memory");  // line 71
+                    asm volatile("cp.async.wait_all;" :  :  : "memory");
+                    asm volatile("cp.async.commit_group;" :  :  : "memory");  // line 71
                 }
+                asm volatile("cp.async.wait_all;" :  :  : "memory");
                 __syncthreads();  // line 82
             }
             {  // partition `C_blk` as `C_t` at thread[1]

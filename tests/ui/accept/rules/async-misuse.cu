@@ -37,11 +37,12 @@ extern "C" __global__ void staged(const float* __restrict__ src, float* __restri
                         : "r"(prism_smem_addr(&smem[8])), "l"(&src[8])
                         : "memory");
                 }
-                asm volatile("cp.async.wait_all;" :  :  : "memory");  // line 10
-                // split block barrier s0, arrive: `smem` was last used at line 10; its next use (line 18) waits
-                prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
+                asm volatile("cp.async.commit_group;" :  :  : "memory");  // line 10
             }
             const int t = prism_tid;  // line 16
+            asm volatile("cp.async.wait_all;" :  :  : "memory");  // line 10
+            // split block barrier s0, arrive: `smem` was last used at line 10; its next use (line 18) waits
+            prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
             {  // group(thread[1])
                 // split block barrier s0, wait
                 prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);

@@ -39,7 +39,8 @@ extern "C" __global__ void thread_ops(int* __restrict__ counters,
                     : "r"(prism_smem_addr(&tile[0])), "l"(&src[0])
                     : "memory");
             }
-            asm volatile("cp.async.wait_all;" :  :  : "memory");  // line 29
+            asm volatile("cp.async.commit_group;" :  :  : "memory");  // line 29
         }
+        asm volatile("cp.async.wait_all;" :  :  : "memory");
     }
 }

@@ -8,13 +8,6 @@ extern "C" __global__ void copy_out(const float* __restrict__ src, float* __rest
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __shared__ __align__(128) float prism_shared0[16];
-    // 1 split barrier(s) over the block: mbarriers, and this thread's token for each
-    __shared__ __align__(8) unsigned long long prism_split[1];
-    unsigned long long prism_tok0 = 0;
-    if (threadIdx.x == 0) {
-        prism_split_init(prism_smem_addr(&prism_split[0]), blockDim.x);
-    }
-    __syncthreads();
     const int g = (int)(prism_bid * blockDim.x + prism_tid);  // line 6
     {  // partition `out` as `mine` at thread[1]
         {  // group(thread[1])
@@ -31,12 +24,11 @@ extern "C" __global__ void copy_out(const float* __restrict__ src, float* __rest
                     : "r"(prism_smem_addr(&smem[0])), "l"(&src[0])
                     : "memory");
             }
-            asm volatile("cp.async.wait_all;" :  :  : "memory");  // line 12
-            // split block barrier s0, arrive: `smem` was last used at line 12; its next use (line 16) waits
-            prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
+            asm volatile("cp.async.commit_group;" :  :  : "memory");  // line 12
         }
-        // split block barrier s0, wait
-        prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
+        asm volatile("cp.async.wait_all;" :  :  : "memory");
+        // inferred block[1] barrier: `smem` is used at line 12 and again at line 16
+        __syncthreads();
     }
     {  // partition `out` as `again` at thread[1]
         {  // group(thread[1])

@@ -35,8 +35,9 @@ extern "C" __global__ void views(float* __restrict__ out, const float* __restric
                         : "r"(prism_smem_addr(&staging[0])), "l"(&src[0])
                         : "memory");
                 }
-                asm volatile("cp.async.wait_all;" :  :  : "memory");  // line 22
+                asm volatile("cp.async.commit_group;" :  :  : "memory");  // line 22
             }
+            asm volatile("cp.async.wait_all;" :  :  : "memory");
         }
     }
 }

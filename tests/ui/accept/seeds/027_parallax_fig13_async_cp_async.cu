@@ -28,11 +28,12 @@ extern "C" __global__ void fig13_async(const float* __restrict__ src, float* __r
                             : "r"(prism_smem_addr(&smem[0])), "l"(&src[0])
                             : "memory");
                     }
-                    asm volatile("cp.async.wait_all;" :  :  : "memory");  // line 11
-                    // split block barrier s0, arrive: `smem` was last used at line 11; its next use (line 17) waits
-                    prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
+                    asm volatile("cp.async.commit_group;" :  :  : "memory");  // line 11
                 }
                 const int t = prism_tid;  // line 15
+                asm volatile("cp.async.wait_all;" :  :  : "memory");  // line 11
+                // split block barrier s0, arrive: `smem` was last used at line 11; its next use (line 17) waits
+                prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
                 {  // group(thread[1])
                     // split block barrier s0, wait
                     prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);

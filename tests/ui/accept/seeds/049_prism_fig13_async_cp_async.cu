@@ -33,11 +33,12 @@ extern "C" __global__ void fig13_async(const float* __restrict__ src, float* __r
                             : "r"(prism_smem_addr(&smem[0])), "l"(&src[0])
                             : "memory");
                     }
-                    asm volatile("cp.async.wait_all;" :  :  : "memory");  // line 16
-                    // split block barrier s0, arrive: `smem` was last used at line 16; its next use (line 22) waits
-                    prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
+                    asm volatile("cp.async.commit_group;" :  :  : "memory");  // line 16
                 }
                 const int t = prism_tid;  // line 20
+                asm volatile("cp.async.wait_all;" :  :  : "memory");  // line 16
+                // split block barrier s0, arrive: `smem` was last used at line 16; its next use (line 22) waits
+                prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
                 {  // group(thread[1])
                     // split block barrier s0, wait
                     prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);

@@ -43,10 +43,11 @@ extern "C" __global__ void __launch_bounds__(32) stage_copy(const float* __restr
                         : "r"(prism_smem_addr(&tile[256])), "l"(&src[prism_add(prism_mul(b, 260), 256)])
                         : "memory");
                 }
-                asm volatile("cp.async.wait_all;" :  :  : "memory");  // line 17
-                // split block barrier s0, arrive: `tile` was last used at line 17; its next use (line 27) waits
-                prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
+                asm volatile("cp.async.commit_group;" :  :  : "memory");  // line 17
             }
+            asm volatile("cp.async.wait_all;" :  :  : "memory");
+            // split block barrier s0, arrive: `tile` was last used at line 17; its next use (line 27) waits
+            prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
             {  // partition `out_b` as `o` at thread[1]
                 {  // group(thread[1])
                     int k = 0;  // line 26
