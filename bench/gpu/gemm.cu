@@ -1,0 +1,93 @@
+// sgemm: Prism's fastest fp32 gemm (tests/ui/accept/kernels/32_sgemm_6_vectorized.prism,
+// built by `prism build --emit-host` into PRISM_SGEMM, see run.sh) against cuBLAS's SGEMM
+// (fp32 FFMA, no TF32), row-major C = A @ B, at the sizes of issue 10. Prints a Markdown table
+// of GFLOP/s; exits 1 if an output differs. Test tooling, not part of the product.
+#include "common.cuh"
+#include <cmath>
+#include <string>
+
+#if __has_include(<cublas_v2.h>)
+#include <cublas_v2.h>
+#else
+// Only for compiling without the cuBLAS headers (the no-GPU compile check in CI); the GPU
+// machine has the real header and links -lcublas. These are cuBLAS's public declarations.
+typedef struct cublasContext* cublasHandle_t;
+typedef enum { CUBLAS_STATUS_SUCCESS = 0 } cublasStatus_t;
+typedef enum { CUBLAS_OP_N = 0, CUBLAS_OP_T = 1 } cublasOperation_t;
+extern "C" cublasStatus_t cublasCreate_v2(cublasHandle_t*);
+extern "C" cublasStatus_t cublasDestroy_v2(cublasHandle_t);
+extern "C" cublasStatus_t cublasSgemm_v2(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                                         const float*, const float*, int, const float*, int, const float*, float*,
+                                         int);
+#define cublasCreate cublasCreate_v2
+#define cublasDestroy cublasDestroy_v2
+#define cublasSgemm cublasSgemm_v2
+#endif
+
+#include PRISM_SGEMM
+
+static void blas_check(cublasStatus_t s, const char* what) {
+    if (s != CUBLAS_STATUS_SUCCESS) {
+        std::fprintf(stderr, "cuBLAS %s failed: %d\n", what, int(s));
+        std::exit(2);
+    }
+}
+
+int main(int argc, char** argv) {
+    const int reps = argc > 1 ? std::atoi(argv[1]) : 20;
+    struct Shape {
+        int m, n, k;
+    };
+    const Shape shapes[] = {{1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096},
+                            {8192, 8192, 8192}, {4096, 1024, 2048}, {1000, 3000, 777}};
+    cublasHandle_t h;
+    blas_check(cublasCreate(&h), "create");
+    print_header("GFLOP/s");
+    bool all_same = true;
+    for (const Shape& s : shapes) {
+        const size_t na = size_t(s.m) * s.k, nb = size_t(s.k) * s.n, nc = size_t(s.m) * s.n;
+        std::vector<float> a(na), b(nb);
+        Rng rng(s.m * 131 + s.n * 7 + s.k);
+        for (auto& v : a) v = rng.uniform();
+        for (auto& v : b) v = rng.uniform();
+        float *da, *db, *dc_prism, *dc_blas;
+        CHECK(cudaMalloc(&da, na * 4));
+        CHECK(cudaMalloc(&db, nb * 4));
+        CHECK(cudaMalloc(&dc_prism, nc * 4));
+        CHECK(cudaMalloc(&dc_blas, nc * 4));
+        CHECK(cudaMemcpy(da, a.data(), na * 4, cudaMemcpyHostToDevice));
+        CHECK(cudaMemcpy(db, b.data(), nb * 4, cudaMemcpyHostToDevice));
+        const float alpha = 1.0f, beta = 0.0f;
+        const unsigned grid = unsigned(((s.m + 127) / 128) * ((s.n + 127) / 128));
+        auto prism = [&] { CHECK(prism_launch_sgemm_vectorized(grid, 256, s.m, s.n, s.k, alpha, da, db, beta, dc_prism)); };
+        // Row-major C = A B is column-major C^T = B^T A^T.
+        auto blas = [&] {
+            blas_check(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, s.n, s.m, s.k, &alpha, db, s.n, da, s.k, &beta,
+                                   dc_blas, s.n),
+                       "sgemm");
+        };
+        const double t_prism = time_ms(prism, 3, reps, nullptr);
+        const double t_blas = time_ms(blas, 3, reps, nullptr);
+        std::vector<float> cp(nc), cb(nc);
+        CHECK(cudaMemcpy(cp.data(), dc_prism, nc * 4, cudaMemcpyDeviceToHost));
+        CHECK(cudaMemcpy(cb.data(), dc_blas, nc * 4, cudaMemcpyDeviceToHost));
+        // The summation orders differ: compare in the Frobenius norm.
+        double diff = 0, norm = 0;
+        for (size_t i = 0; i < nc; ++i) {
+            diff += double(cp[i] - cb[i]) * double(cp[i] - cb[i]);
+            norm += double(cb[i]) * double(cb[i]);
+        }
+        const bool same = std::sqrt(diff) <= 1e-5 * std::sqrt(norm);
+        all_same = all_same && same;
+        const double flops = 2.0 * s.m * s.n * s.k;
+        const std::string size = std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+        print_row("sgemm (32_sgemm_6_vectorized)", size.c_str(), flops / (t_prism * 1e6), "cuBLAS SGEMM",
+                  flops / (t_blas * 1e6), same);
+        cudaFree(da);
+        cudaFree(db);
+        cudaFree(dc_prism);
+        cudaFree(dc_blas);
+    }
+    cublasDestroy(h);
+    return all_same ? 0 : 1;
+}
