@@ -180,11 +180,22 @@ pub fn function(g: &Global, id: FuncId, first_line: u32) -> (Func, Option<Kernel
             f.launch_bounds.map(|n| format!(", at most {n} threads per block")).unwrap_or_default()
         );
         prologue.push(Stmt::Comment(facts));
+        // The indices are `int`s (Prism's `id()` is), but never negative: saying so lets nvcc
+        // see that `prism_tid < 1` is one thread (no warp-aggregated atomic behind it) and
+        // drop sign handling from divisions by the unit sizes.
         if fx.used_tid {
             prologue.push(decl_const("int", "prism_tid", Expr::id("threadIdx.x")));
+            prologue.push(Stmt::Expr(Expr::call(
+                "__builtin_assume",
+                vec![Expr::bin(">=", Expr::id("prism_tid"), Expr::id("0"))],
+            )));
         }
         if fx.used_bid {
             prologue.push(decl_const("int", "prism_bid", Expr::id("blockIdx.x")));
+            prologue.push(Stmt::Expr(Expr::call(
+                "__builtin_assume",
+                vec![Expr::bin(">=", Expr::id("prism_bid"), Expr::id("0"))],
+            )));
         }
         for ((offset, len, elem), name) in &fx.separate {
             // Aligned at least as the simulator assumes from the offset (the block's shared

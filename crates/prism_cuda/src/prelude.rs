@@ -98,6 +98,20 @@ PRISM_REDUCE(prism_reduce_and, v & w)
 PRISM_REDUCE(prism_reduce_or, v | w)
 PRISM_REDUCE(prism_reduce_xor, v ^ w)
 #undef PRISM_REDUCE
+// 32-bit integers: one REDUX instruction (sm_80 and later). These operations are associative
+// and commutative on 32-bit integers (addition wraps), so any order gives the butterfly's bits.
+PRISM_DEV int prism_reduce_add(int v) { return __reduce_add_sync(0xffffffffu, v); }
+PRISM_DEV unsigned prism_reduce_add(unsigned v) { return __reduce_add_sync(0xffffffffu, v); }
+PRISM_DEV int prism_reduce_min(int v) { return __reduce_min_sync(0xffffffffu, v); }
+PRISM_DEV unsigned prism_reduce_min(unsigned v) { return __reduce_min_sync(0xffffffffu, v); }
+PRISM_DEV int prism_reduce_max(int v) { return __reduce_max_sync(0xffffffffu, v); }
+PRISM_DEV unsigned prism_reduce_max(unsigned v) { return __reduce_max_sync(0xffffffffu, v); }
+PRISM_DEV int prism_reduce_and(int v) { return (int)__reduce_and_sync(0xffffffffu, (unsigned)v); }
+PRISM_DEV unsigned prism_reduce_and(unsigned v) { return __reduce_and_sync(0xffffffffu, v); }
+PRISM_DEV int prism_reduce_or(int v) { return (int)__reduce_or_sync(0xffffffffu, (unsigned)v); }
+PRISM_DEV unsigned prism_reduce_or(unsigned v) { return __reduce_or_sync(0xffffffffu, v); }
+PRISM_DEV int prism_reduce_xor(int v) { return (int)__reduce_xor_sync(0xffffffffu, (unsigned)v); }
+PRISM_DEV unsigned prism_reduce_xor(unsigned v) { return __reduce_xor_sync(0xffffffffu, v); }
 // Bit patterns, for atomics done by compare-and-swap.
 template <typename T> struct prism_bits;
 template <> struct prism_bits<int> { typedef unsigned U; };

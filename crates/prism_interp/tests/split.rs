@@ -55,7 +55,7 @@ fn the_moved_halves_run_clean() {
 #[test]
 fn a_wait_after_the_read_races() {
     let text = ir_text();
-    let bad = move_line(&text, "wait block[1]", "%20 = load", false);
+    let bad = move_line(&text, "wait block[1]", "%21 = load", false);
     assert_ne!(bad, text);
     let (kinds, _) = run(&bad);
     assert!(kinds.iter().any(|k| matches!(k, ReportKind::Race(_))), "{kinds:?}\n{bad}");

@@ -18,7 +18,9 @@
 //! barrier stands in, so both halves are still reached by every thread, once per time the
 //! barrier was. Constructs that are passable as a whole are skipped over. Only kernels'
 //! block barriers are split: the CUDA backend gives each one an mbarrier in shared memory.
-//! When neither half can move, the barrier stays whole.
+//! When neither half can move, or the halves would have nothing between them but constants
+//! and register copies (the split's mbarrier, its initialisation and two instructions would
+//! then cost more than the whole barrier), the barrier stays whole.
 
 use prism_ir::MemId;
 use prism_ir::ir::{AccessKind, BarrierOrigin, Block, Function, Inst, InstKind, MemKind, Program, ScopeKind};
@@ -54,9 +56,13 @@ pub fn motion(p: &mut Program) -> MotionReport {
             let at = at[0].0;
             let cx = Cx { f, written: &written };
             let b = block_at(&f.body, block_path);
-            let arrive = cx.arrive_pos(b, at);
-            let wait = cx.wait_pos(b, at + 1);
-            if arrive == (Vec::new(), at) && wait == (Vec::new(), at + 1) {
+            let mut worth = false;
+            let arrive = cx.arrive_pos(b, at, &mut worth);
+            let wait = cx.wait_pos(b, at + 1, &mut worth);
+            // A split barrier costs an mbarrier (initialised in the prologue behind a block
+            // barrier) and two instructions instead of one: worth it only when the halves
+            // let something with latency run between them, not just a few register moves.
+            if !worth {
                 report.kept += 1;
                 continue;
             }
@@ -140,16 +146,18 @@ impl Cx<'_> {
     }
 
     /// Where the wait goes: before the first instruction from `start` on that it may not
-    /// pass, entering `group`s and memory scopes that are not passable as a whole.
-    fn wait_pos(&self, b: &Block, start: usize) -> Pos {
+    /// pass, entering `group`s and memory scopes that are not passable as a whole. Sets
+    /// `worth` when it passes work with latency ([`has_latency`]).
+    fn wait_pos(&self, b: &Block, start: usize, worth: &mut bool) -> Pos {
         let mut i = start;
         while let Some(inst) = b.insts.get(i) {
             if self.passable(&inst.kind) {
+                *worth |= has_latency(&inst.kind);
                 i += 1;
                 continue;
             }
             if let Some(body) = enterable(&inst.kind) {
-                let (mut path, at) = self.wait_pos(body, 0);
+                let (mut path, at) = self.wait_pos(body, 0, worth);
                 path.insert(0, (i, 0));
                 return (path, at);
             }
@@ -159,23 +167,36 @@ impl Cx<'_> {
     }
 
     /// Where the arrive goes: after the last instruction before `end` that it may not pass,
-    /// entering `group`s and memory scopes that are not passable as a whole.
-    fn arrive_pos(&self, b: &Block, end: usize) -> Pos {
+    /// entering `group`s and memory scopes that are not passable as a whole. Sets `worth`
+    /// like [`Cx::wait_pos`].
+    fn arrive_pos(&self, b: &Block, end: usize, worth: &mut bool) -> Pos {
         let mut i = end;
         while i > 0 {
             let inst = &b.insts[i - 1];
             if self.passable(&inst.kind) {
+                *worth |= has_latency(&inst.kind);
                 i -= 1;
                 continue;
             }
             if let Some(body) = enterable(&inst.kind) {
-                let (mut path, at) = self.arrive_pos(body, body.insts.len());
+                let (mut path, at) = self.arrive_pos(body, body.insts.len(), worth);
                 path.insert(0, (i - 1, 0));
                 return (path, at);
             }
             break;
         }
         (Vec::new(), i)
+    }
+}
+
+/// Whether `k` (or something nested in it) is work worth overlapping with a barrier:
+/// anything but setting a register to a constant or another register's value, and
+/// declaring a local array.
+fn has_latency(k: &InstKind) -> bool {
+    match k {
+        InstKind::Const { .. } | InstKind::Copy { .. } | InstKind::LocalDecl { .. } => false,
+        k if k.blocks().is_empty() => true,
+        k => k.blocks().iter().any(|b| b.insts.iter().any(|i| has_latency(&i.kind))),
     }
 }
 

@@ -166,7 +166,7 @@ kernel @sgemm_smem(%0, %1, %2, %3, %4, %5, %6, %7) entry grid[1] facts 32 1 smem
         loop {
           %40 = lt %37, %2
         } while %40 {
-          arrive block[1] s1 inferred #4
+          arrive block[1] s0 inferred #4
           scope partition #4 -> #6 {
             scope partition #5 -> #7 {
               group thread[1] {
@@ -180,7 +180,7 @@ kernel @sgemm_smem(%0, %1, %2, %3, %4, %5, %6, %7) entry grid[1] facts 32 1 smem
                   %47 = lt %43, %2
                   %45 = copy %47
                 }
-                wait block[1] s1
+                wait block[1] s0
                 if %45 {
                   %48 = const 0
                   %49 = add %27, %48
@@ -217,16 +217,15 @@ kernel @sgemm_smem(%0, %1, %2, %3, %4, %5, %6, %7) entry grid[1] facts 32 1 smem
                   %70 = const 0.0
                   store %26[%69], %70 !5
                 }
-                arrive block[1] s0 inferred #4
               }
             }
           }
+          barrier block[1] inferred #4
           group thread[1] {
             %72 = const 0
             %71 = copy %72
             %73 = const 32
             %74 = const 1
-            wait block[1] s0
             loop {
               %75 = lt %71, %73
             } while %75 {

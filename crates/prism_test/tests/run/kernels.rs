@@ -648,3 +648,17 @@ fn k32_sgemm_vectorized() {
     check_sgemm("32_sgemm_6_vectorized.prism", "sgemm_vectorized", (200, 136, 36), (128, 128), 256);
     check_sgemm("32_sgemm_6_vectorized.prism", "sgemm_vectorized", (130, 131, 19), (128, 128), 256);
 }
+
+#[test]
+fn k33_reduce_sum_vectorized() {
+    // A tail (n not a multiple of 8), fewer vectors than threads, an exact multiple, several
+    // grid-stride passes (1 block over 20,000 items), and n = 0.
+    let p = program(&file("33_reduce_sum_vectorized.prism"));
+    for (n, blocks) in [(10_003usize, 3u32), (13, 2), (4096, 1), (20_000, 1), (0, 2)] {
+        let x = Rng::new(33 + n as u64).ints(n, -(1 << 30), 1 << 30);
+        let out =
+            p.launch("reduce_sum", blocks, 256, || vec![Arg::value(n as i32), Arg::buffer(&x), Arg::buffer(&[0i32])]);
+        let want = x.iter().fold(0i32, |a, v| a.wrapping_add(*v));
+        assert_same(&format!("out (n = {n})"), &out.i32("out"), &[want]);
+    }
+}

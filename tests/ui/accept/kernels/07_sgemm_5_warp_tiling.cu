@@ -30,7 +30,9 @@ extern "C" __global__ void __launch_bounds__(128) sgemm_warp_tiles(int M,
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 128 threads per block
     const int prism_tid = threadIdx.x;
+    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) float prism_shared0[512];
     __shared__ __align__(128) float prism_shared2048[512];
     const int tiles_n = prism_sub(prism_add(N, 64), 1) / 64;  // line 41

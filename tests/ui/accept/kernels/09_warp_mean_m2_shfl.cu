@@ -57,7 +57,9 @@ extern "C" __global__ void warp_mean_m2(int n,
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
+    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
     const int gw = (int)((prism_bid * blockDim.x + prism_tid) / 32u);  // line 39
     {  // partition `mean` as `mean_w` at thread[32]
         {  // partition `m2` as `m2_w` at thread[32]

@@ -17,7 +17,9 @@ extern "C" __global__ void minmax_negcount(int n,
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
+    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
     const int g = (int)(prism_bid * blockDim.x + prism_tid);  // line 14
     // Each warp runs ceil(n / total_threads) passes together, so `ballot` sees all lanes.
     const int passes = prism_div(prism_sub(prism_add(n, total_threads), 1), total_threads);  // line 16

@@ -60,7 +60,9 @@ extern "C" __global__ void row_argmax(int rows,
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
+    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
     // In grid code, an id() aimed at thread[32] is the global warp index.
     const int r = (int)((prism_bid * blockDim.x + prism_tid) / 32u);  // line 33
     {  // partition `row_max` as `max_w` at thread[32]

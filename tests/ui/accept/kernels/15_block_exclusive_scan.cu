@@ -91,7 +91,9 @@ extern "C" __global__ void __launch_bounds__(256) tile_exclusive_scan(int n,
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 256 threads per block
     const int prism_tid = threadIdx.x;
+    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) unsigned char prism_smem[128];
     const int b = prism_bid;  // line 66
     {  // partition `out` as `out_b` at block[1]

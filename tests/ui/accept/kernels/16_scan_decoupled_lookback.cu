@@ -136,7 +136,9 @@ extern "C" __global__ void __launch_bounds__(256) scan_decoupled_lookback(int n,
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 256 threads per block
     const int prism_tid = threadIdx.x;
+    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) unsigned char prism_smem[160];
     // Which tile a block scans is only known once it has drawn its ticket, so each block
     // first sees all of `out`; the per-thread view below adds the tile offset.

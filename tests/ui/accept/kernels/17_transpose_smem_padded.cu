@@ -16,7 +16,9 @@ extern "C" __global__ void __launch_bounds__(256) transpose(int rows,
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 256 threads per block
     const int prism_tid = threadIdx.x;
+    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) float prism_shared0[1056];
     const int tiles_c = prism_sub(prism_add(cols, 32), 1) / 32;  // line 18
     const int b = prism_bid;  // line 19

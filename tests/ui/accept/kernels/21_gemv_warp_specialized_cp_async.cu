@@ -43,7 +43,9 @@ extern "C" __global__ void __launch_bounds__(64) gemv_pipelined(int K,
 {
     // launch: threads per block a multiple of 64, blocks a multiple of 1, at most 64 threads per block
     const int prism_tid = threadIdx.x;
+    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) unsigned char prism_smem[2048];
     const int b = prism_bid;  // line 34
     {  // partition `y` as `y_b` at block[1]

@@ -85,7 +85,9 @@ extern "C" __global__ void __launch_bounds__(128) gemm_bf16_mma(int M,
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 128 threads per block
     const int prism_tid = threadIdx.x;
+    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) unsigned char prism_smem[1536];
     const int tiles_n = prism_sub(prism_add(N, 16), 1) / 16;  // line 57
     const int b = prism_bid;  // line 58

@@ -37,7 +37,9 @@ extern "C" __global__ void __launch_bounds__(256) row_col_sums(int rows,
 {
     // launch: threads per block a multiple of 256, blocks a multiple of 2, at most 256 threads per block
     const int prism_tid = threadIdx.x;
+    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
     const int p = prism_bid / 2;  // line 28
     {  // partition `row_sum` as `row_p` at block[2]
         {  // partition `col_sum` as `col_p` at block[2]

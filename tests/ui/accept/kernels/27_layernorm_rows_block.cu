@@ -69,7 +69,9 @@ extern "C" __global__ void __launch_bounds__(1024) layernorm_rows(int rows,
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 1024 threads per block
     const int prism_tid = threadIdx.x;
+    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) unsigned char prism_smem[128];
     const int threads = (int)blockDim.x;  // line 49
     const int r = prism_bid;  // line 50

@@ -19,6 +19,7 @@ extern "C" __global__ void __launch_bounds__(256) persistent_tile_stats(int n,
 {
     // launch: threads per block a multiple of 256, blocks a multiple of 1, at most 256 threads per block
     const int prism_tid = threadIdx.x;
+    __builtin_assume(prism_tid >= 0);
     __shared__ __align__(128) int prism_shared0[1];
     __shared__ __align__(16) int prism_shared16[8];
     __shared__ __align__(16) int prism_shared48[8];

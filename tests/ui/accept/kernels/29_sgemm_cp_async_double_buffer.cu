@@ -26,7 +26,9 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_cp_async(int M,
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 256 threads per block
     const int prism_tid = threadIdx.x;
+    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) float prism_shared0[1024];
     __shared__ __align__(128) float prism_shared4096[1024];
     __shared__ __align__(128) float prism_shared8192[1024];

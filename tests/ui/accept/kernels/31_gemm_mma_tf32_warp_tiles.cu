@@ -25,7 +25,9 @@ extern "C" __global__ void gemm_tf32_warp_tiles(int M,
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
+    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
     const int tiles_n = N / 8;  // line 21
     const int w = (int)((prism_bid * blockDim.x + prism_tid) / 32u);  // line 22
     const int row0 = prism_mul(prism_div(w, tiles_n), 16);  // line 23

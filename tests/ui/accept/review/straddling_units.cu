@@ -10,7 +10,9 @@ extern "C" __global__ void halves(int* __restrict__ out)
 {
     // launch: threads per block a multiple of 48, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
+    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) int prism_shared0[96];
     // the unit mbarriers of sub-block barriers
     if (threadIdx.x == 0) {

@@ -36,7 +36,9 @@ extern "C" __global__ void scale(const int* __restrict__ vals, int factor)
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
+    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
     {  // group(block[1])
         block_rounds(prism_tid, prism_bid, nullptr, vals[0]);  // line 18
         block_rounds(prism_tid, prism_bid, nullptr, factor);  // line 19

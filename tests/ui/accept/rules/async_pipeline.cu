@@ -12,21 +12,12 @@ extern "C" __global__ void __launch_bounds__(32) pipeline3(const float* __restri
 {
     // launch: threads per block a multiple of 1, blocks a multiple of 1, at most 32 threads per block
     const int prism_tid = threadIdx.x;
+    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) float prism_shared0[128];
     __shared__ __align__(128) float prism_shared512[128];
     __shared__ __align__(128) float prism_shared1024[128];
-    // 3 split barrier(s) over the block: mbarriers, and this thread's token for each
-    __shared__ __align__(8) unsigned long long prism_split[3];
-    unsigned long long prism_tok0 = 0;
-    unsigned long long prism_tok1 = 0;
-    unsigned long long prism_tok2 = 0;
-    if (threadIdx.x == 0) {
-        prism_split_init(prism_smem_addr(&prism_split[0]), blockDim.x);
-        prism_split_init(prism_smem_addr(&prism_split[1]), blockDim.x);
-        prism_split_init(prism_smem_addr(&prism_split[2]), blockDim.x);
-    }
-    __syncthreads();
     const int b = prism_bid;  // line 15
     {  // partition `y` as `y_b` at block[1]
         {  // group(block[1])
@@ -67,35 +58,26 @@ extern "C" __global__ void __launch_bounds__(32) pipeline3(const float* __restri
             }
             float acc = 0.0f;  // line 32
             asm volatile("cp.async.wait_group 2;" :  :  : "memory");  // line 23
-            // split block barrier s2, arrive: `s0` was last used at line 23; its next use (line 35) waits
-            prism_tok2 = prism_split_arrive(prism_smem_addr(&prism_split[2]));
+            // inferred block[1] barrier: `s0` is used at line 23 and again at line 35
+            __syncthreads();
             {  // group(thread[1])
-                int k = 0;  // line 34
-                // split block barrier s2, wait
-                prism_split_wait(prism_smem_addr(&prism_split[2]), prism_tok2);
-                for (; k < 4; k += 1) {  // line 34
+                for (int k = 0; k < 4; k += 1) {
                     acc = acc + s0[prism_add(prism_add(prism_mul(4, t), 4), prism_mul(33, k)) % 128];  // line 35
                 }
             }
             asm volatile("cp.async.wait_group 1;" :  :  : "memory");  // line 26
-            // split block barrier s1, arrive: `s1` was last used at line 26; its next use (line 38) waits
-            prism_tok1 = prism_split_arrive(prism_smem_addr(&prism_split[1]));
+            // inferred block[1] barrier: `s1` is used at line 26 and again at line 38
+            __syncthreads();
             {  // group(thread[1])
-                int k = 0;  // line 37
-                // split block barrier s1, wait
-                prism_split_wait(prism_smem_addr(&prism_split[1]), prism_tok1);
-                for (; k < 4; k += 1) {  // line 37
+                for (int k = 0; k < 4; k += 1) {
                     acc = acc + s1[prism_add(prism_add(prism_mul(4, t), 4), prism_mul(33, k)) % 128];  // line 38
                 }
             }
             asm volatile("cp.async.wait_all;" :  :  : "memory");  // line 29
-            // split block barrier s0, arrive: `s2` was last used at line 29; its next use (line 41) waits
-            prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
+            // inferred block[1] barrier: `s2` is used at line 29 and again at line 41
+            __syncthreads();
             {  // group(thread[1])
-                int k = 0;  // line 40
-                // split block barrier s0, wait
-                prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
-                for (; k < 4; k += 1) {  // line 40
+                for (int k = 0; k < 4; k += 1) {
                     acc = acc + s2[prism_add(prism_add(prism_mul(4, t), 4), prism_mul(33, k)) % 128];  // line 41
                 }
             }

@@ -28,7 +28,9 @@ extern "C" __global__ void sums(const int* __restrict__ vals)
 {
     // launch: threads per block a multiple of 64, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
+    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
     {  // group(block[1])
         const int t = prism_tid;  // line 24
         const int s = warp_sum(prism_tid % 32, prism_bid, nullptr, vals[t]);  // line 25

@@ -20,7 +20,9 @@ extern "C" __global__ void owner(const float* __restrict__ out)
 {
     // launch: threads per block a multiple of 64, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
+    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) unsigned char prism_smem[512];
     {  // group(block[1])
         float* tile = reinterpret_cast<float*>(prism_smem);  // line 13

@@ -48,7 +48,9 @@ extern "C" __global__ void reduce_kernel(const int* __restrict__ vals, int* __re
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
+    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) unsigned char prism_smem[128];
     const int b = prism_bid;  // line 29
     const int g = (int)(prism_bid * blockDim.x + prism_tid);  // line 30

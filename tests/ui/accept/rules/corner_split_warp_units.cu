@@ -17,7 +17,9 @@ extern "C" __global__ void roles(int n)
 {
     // launch: threads per block a multiple of 256, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
+    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
     {  // group(block[1])
         const int prism_pos = prism_tid / 128;  // line 14
         if (prism_pos < 1) {

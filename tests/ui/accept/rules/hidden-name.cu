@@ -6,7 +6,9 @@ extern "C" __global__ void copy_out(const float* __restrict__ src, float* __rest
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
+    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) float prism_shared0[16];
     const int g = (int)(prism_bid * blockDim.x + prism_tid);  // line 6
     {  // partition `out` as `mine` at thread[1]

@@ -6,7 +6,9 @@ extern "C" __global__ void indices(int* __restrict__ out)
 {
     // launch: threads per block a multiple of 64, blocks a multiple of 2
     const int prism_tid = threadIdx.x;
+    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
     const int pair = prism_bid / 2;  // line 6
     const int b = prism_bid;  // line 7
     const int g = (int)(prism_bid * blockDim.x + prism_tid);  // line 8

@@ -6,6 +6,7 @@ extern "C" __global__ void staged(int n)
 {
     // launch: threads per block a multiple of 64, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
+    __builtin_assume(prism_tid >= 0);
     {  // group(block[1])
         float regs[2] = {};  // line 12
         {  // group(thread[64])

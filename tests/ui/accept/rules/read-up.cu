@@ -10,6 +10,7 @@ extern "C" __global__ void uniform_control(const int* __restrict__ counts,
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
+    __builtin_assume(prism_tid >= 0);
     {  // group(block[1])
         const int t = prism_tid;  // line 10
         const int tiles = counts[0];  // line 11

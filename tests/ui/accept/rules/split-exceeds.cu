@@ -6,7 +6,9 @@ extern "C" __global__ void producer_consumer(int n)
 {
     // launch: threads per block a multiple of 64, blocks a multiple of 2
     const int prism_tid = threadIdx.x;
+    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
     if (prism_bid < 1) {  // split(block) case 1: block[1]
     }
     {  // group(block[1])

@@ -7,7 +7,9 @@ extern "C" __global__ void roles(int n)
 {
     // launch: threads per block a multiple of 256, blocks a multiple of 2
     const int prism_tid = threadIdx.x;
+    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
     const int prism_pos = prism_bid;  // line 7
     if (prism_pos < 1) {
     } else {

@@ -6,6 +6,7 @@ extern "C" __global__ void lanes(int n)
 {
     // launch: threads per block a multiple of 128, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
+    __builtin_assume(prism_tid >= 0);
     {  // group(block[1])
         const int prism_pos = prism_tid / 32;  // line 7
         if (prism_pos < 2) {

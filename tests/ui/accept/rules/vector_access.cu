@@ -7,7 +7,9 @@ extern "C" __global__ void scale4(const float* __restrict__ x, float* __restrict
 {
     // launch: threads per block a multiple of 1, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
+    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
     const int g = (int)(prism_bid * blockDim.x + prism_tid);  // line 8
     {  // partition `y` as `y_t` at thread[1]
         {  // group(thread[1])
@@ -36,7 +38,9 @@ extern "C" __global__ void rotate(const float* __restrict__ x, float* __restrict
 {
     // launch: threads per block a multiple of 1, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
+    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) float prism_shared0[256];
     // 1 split barrier(s) over the block: mbarriers, and this thread's token for each
     __shared__ __align__(8) unsigned long long prism_split[1];
@@ -95,7 +99,9 @@ extern "C" __global__ void mixed(__half* __restrict__ h, double* __restrict__ d,
 {
     // launch: threads per block a multiple of 1, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
+    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
     const int g = (int)(prism_bid * blockDim.x + prism_tid);  // line 45
     {  // partition `h` as `h_t` at thread[1]
         {  // partition `d` as `d_t` at thread[1]

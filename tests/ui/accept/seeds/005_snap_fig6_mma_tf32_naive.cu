@@ -77,17 +77,17 @@ extern "C" __global__ void mmaTF32NaiveKernel(const float* __restrict__ A,
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
+    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) unsigned char prism_smem[1280];
-    // 3 split barrier(s) over the block: mbarriers, and this thread's token for each
-    __shared__ __align__(8) unsigned long long prism_split[3];
+    // 2 split barrier(s) over the block: mbarriers, and this thread's token for each
+    __shared__ __align__(8) unsigned long long prism_split[2];
     unsigned long long prism_tok0 = 0;
     unsigned long long prism_tok1 = 0;
-    unsigned long long prism_tok2 = 0;
     if (threadIdx.x == 0) {
         prism_split_init(prism_smem_addr(&prism_split[0]), blockDim.x);
         prism_split_init(prism_smem_addr(&prism_split[1]), blockDim.x);
-        prism_split_init(prism_smem_addr(&prism_split[2]), blockDim.x);
     }
     __syncthreads();
     // Replicate this code across 1 grid.
@@ -122,12 +122,12 @@ extern "C" __global__ void mmaTF32NaiveKernel(const float* __restrict__ A,
                     // <-- Name will insert a sync point
                     // because this partition is a parent partition
                     // of itself (back edge from for loop)
-                    // split block barrier s2, arrive: `A_smem` was last used at line 123; its next use (line 98) waits
-                    prism_tok2 = prism_split_arrive(prism_smem_addr(&prism_split[2]));
+                    // split block barrier s1, arrive: `A_smem` was last used at line 123; its next use (line 98) waits
+                    prism_tok1 = prism_split_arrive(prism_smem_addr(&prism_split[1]));
                     const int a_idx = prism_mul(prism_tid, 4);  // line 89
                     int j = 0;  // line 93
-                    // split block barrier s2, wait
-                    prism_split_wait(prism_smem_addr(&prism_split[2]), prism_tok2);
+                    // split block barrier s1, wait
+                    prism_split_wait(prism_smem_addr(&prism_split[1]), prism_tok1);
                     for (; j < 4; j += 1) {  // line 93
                         const int row = prism_add(a_idx, j) / 8;  // line 94
                         const int col = prism_add(a_idx, j) % 8;  // line 95
@@ -155,11 +155,9 @@ extern "C" __global__ void mmaTF32NaiveKernel(const float* __restrict__ A,
                     // <-- Name will insert a sync point
                     // (back edge from for loop)
                     // Give each warp an offset into C_smem
-                    // split block barrier s1, arrive: `A_smem` was last used at line 98; its next use (line 123) waits
-                    prism_tok1 = prism_split_arrive(prism_smem_addr(&prism_split[1]));
+                    // inferred block[1] barrier: `A_smem` is used at line 98 and again at line 123
+                    __syncthreads();
                     {  // claim `C_smem` as `Cs_warp` at thread[32]
-                        // split block barrier s1, wait
-                        prism_split_wait(prism_smem_addr(&prism_split[1]), prism_tok1);
                         if (prism_tid < 32) {  // split(thread) case 32: thread[32]
                             // Can pass A_smem and B_smem
                             // as arguments to simple_mma for

@@ -24,7 +24,9 @@ extern "C" __global__ void __launch_bounds__(384) cutlase_my_h100_match_no_tail(
 {
     // launch: threads per block a multiple of 384, blocks a multiple of 1, at most 384 threads per block
     const int prism_tid = threadIdx.x;
+    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
     {  // group(grid[1])
         const int schedule_block = prism_bid;  // line 43
         {  // partition `C` as `block_C` at block[1]

@@ -71,7 +71,9 @@ extern "C" __global__ void one_tile(float* __restrict__ a, float* __restrict__ b
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
+    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
     {  // partition `c` as `c_blk` at block[1]
         {  // group(block[1])
             {  // claim `c_blk` as `c_warp` at thread[32]

@@ -81,17 +81,15 @@ extern "C" __global__ void mmaTF32NaiveKernel(const float* __restrict__ A,
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
+    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) unsigned char prism_smem[1280];
-    // 3 split barrier(s) over the block: mbarriers, and this thread's token for each
-    __shared__ __align__(8) unsigned long long prism_split[3];
+    // 1 split barrier(s) over the block: mbarriers, and this thread's token for each
+    __shared__ __align__(8) unsigned long long prism_split[1];
     unsigned long long prism_tok0 = 0;
-    unsigned long long prism_tok1 = 0;
-    unsigned long long prism_tok2 = 0;
     if (threadIdx.x == 0) {
         prism_split_init(prism_smem_addr(&prism_split[0]), blockDim.x);
-        prism_split_init(prism_smem_addr(&prism_split[1]), blockDim.x);
-        prism_split_init(prism_smem_addr(&prism_split[2]), blockDim.x);
     }
     __syncthreads();
     // Starts out with grid[1] perspective.
@@ -122,11 +120,9 @@ extern "C" __global__ void mmaTF32NaiveKernel(const float* __restrict__ A,
                 }
                 for (int kt = 0; kt < K / 8; kt += 1) {
                     // --- Sync point --- (backedge from for loop)
-                    // split block barrier s2, arrive: `A_smem` was last used at line 117; its next use (line 96) waits
-                    prism_tok2 = prism_split_arrive(prism_smem_addr(&prism_split[2]));
-                    int j = 0;
-                    // split block barrier s2, wait
-                    prism_split_wait(prism_smem_addr(&prism_split[2]), prism_tok2);
+                    int j = 0;  // line 90
+                    // inferred block[1] barrier: `A_smem` is used at line 117 and again at line 96
+                    __syncthreads();
                     for (; j < 4; j += 1) {  // line 90
                         const int flat_a = prism_add(prism_mul(prism_tid, 4), j);  // line 91
                         const int row = flat_a / 8;  // line 92
@@ -153,11 +149,9 @@ extern "C" __global__ void mmaTF32NaiveKernel(const float* __restrict__ A,
                     }
                     // Give each warp an offset into C_smem.
                     // --- Sync point --- (backedge from for loop)
-                    // split block barrier s1, arrive: `A_smem` was last used at line 96; its next use (line 117) waits
-                    prism_tok1 = prism_split_arrive(prism_smem_addr(&prism_split[1]));
+                    // inferred block[1] barrier: `A_smem` is used at line 96 and again at line 117
+                    __syncthreads();
                     {  // claim `C_smem` as `Cs_warp` at thread[32]
-                        // split block barrier s1, wait
-                        prism_split_wait(prism_smem_addr(&prism_split[1]), prism_tok1);
                         if (prism_tid < 32) {  // split(thread) case 32: thread[32]
                             // Call function that performs a
                             // Tensor Core instruction.

@@ -29,7 +29,9 @@ extern "C" __global__ void copy4(int* __restrict__ input, int* __restrict__ outp
 {
     // launch: threads per block a multiple of 1, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
+    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
     {  // group(grid[1])
         const int g = (int)(prism_bid * blockDim.x + prism_tid);  // line 17
         {  // partition `input` as `src` at thread[1]

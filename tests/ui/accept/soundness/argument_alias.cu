@@ -30,15 +30,15 @@ extern "C" __global__ void __launch_bounds__(128) double_it(const int* __restric
 {
     // launch: threads per block a multiple of 128, blocks a multiple of 1, at most 128 threads per block
     const int prism_tid = threadIdx.x;
+    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) unsigned char prism_smem[1024];
-    // 2 split barrier(s) over the block: mbarriers, and this thread's token for each
-    __shared__ __align__(8) unsigned long long prism_split[2];
+    // 1 split barrier(s) over the block: mbarriers, and this thread's token for each
+    __shared__ __align__(8) unsigned long long prism_split[1];
     unsigned long long prism_tok0 = 0;
-    unsigned long long prism_tok1 = 0;
     if (threadIdx.x == 0) {
         prism_split_init(prism_smem_addr(&prism_split[0]), blockDim.x);
-        prism_split_init(prism_smem_addr(&prism_split[1]), blockDim.x);
     }
     __syncthreads();
     const int b = prism_bid;  // line 16
@@ -50,12 +50,10 @@ extern "C" __global__ void __launch_bounds__(128) double_it(const int* __restric
             {  // partition `s` as `st` at thread[1]
                 {  // group(thread[1])
                     s[t] = x[prism_add(prism_mul(b, 128), t)];  // line 24
-                    // split block barrier s1, arrive: `s` was last used at line 22; its next use (line 25) waits
-                    prism_tok1 = prism_split_arrive(prism_smem_addr(&prism_split[1]));
                 }
             }
-            // split block barrier s1, wait
-            prism_split_wait(prism_smem_addr(&prism_split[1]), prism_tok1);
+            // inferred block[1] barrier: `s` is used at line 22 and again at line 25
+            __syncthreads();
             add_into(prism_tid, prism_bid, prism_smem + 1024, s2, s, s);
             // split block barrier s0, arrive: `s2` was last used at line 25; its next use (line 26) waits
             prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));

@@ -12,15 +12,10 @@ extern "C" __global__ void __launch_bounds__(32) stage_copy(const float* __restr
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 32 threads per block
     const int prism_tid = threadIdx.x;
+    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) float prism_shared0[260];
-    // 1 split barrier(s) over the block: mbarriers, and this thread's token for each
-    __shared__ __align__(8) unsigned long long prism_split[1];
-    unsigned long long prism_tok0 = 0;
-    if (threadIdx.x == 0) {
-        prism_split_init(prism_smem_addr(&prism_split[0]), blockDim.x);
-    }
-    __syncthreads();
     const int b = prism_bid;  // line 12
     {  // partition `out` as `out_b` at block[1]
         {  // group(block[1])
@@ -46,14 +41,11 @@ extern "C" __global__ void __launch_bounds__(32) stage_copy(const float* __restr
                 asm volatile("cp.async.commit_group;" :  :  : "memory");  // line 17
             }
             asm volatile("cp.async.wait_all;" :  :  : "memory");
-            // split block barrier s0, arrive: `tile` was last used at line 17; its next use (line 27) waits
-            prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
+            // inferred block[1] barrier: `tile` is used at line 17 and again at line 27
+            __syncthreads();
             {  // partition `out_b` as `o` at thread[1]
                 {  // group(thread[1])
-                    int k = 0;  // line 26
-                    // split block barrier s0, wait
-                    prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
-                    for (; k < 8; k += 1) {  // line 26
+                    for (int k = 0; k < 8; k += 1) {
                         out[prism_add(prism_mul(b, 260), prism_add(t, prism_mul(32, k)))] = tile[prism_add(t, prism_mul(32, k))];  // line 27
                     }
                     if (t < 4) {  // line 28

@@ -15,15 +15,15 @@ extern "C" __global__ void __launch_bounds__(64) histogram64(const int* __restri
 {
     // launch: threads per block a multiple of 64, blocks a multiple of 1, at most 64 threads per block
     const int prism_tid = threadIdx.x;
+    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) int prism_shared0[64];
-    // 2 split barrier(s) over the block: mbarriers, and this thread's token for each
-    __shared__ __align__(8) unsigned long long prism_split[2];
+    // 1 split barrier(s) over the block: mbarriers, and this thread's token for each
+    __shared__ __align__(8) unsigned long long prism_split[1];
     unsigned long long prism_tok0 = 0;
-    unsigned long long prism_tok1 = 0;
     if (threadIdx.x == 0) {
         prism_split_init(prism_smem_addr(&prism_split[0]), blockDim.x);
-        prism_split_init(prism_smem_addr(&prism_split[1]), blockDim.x);
     }
     __syncthreads();
     const int b = prism_bid;  // line 15
@@ -34,15 +34,12 @@ extern "C" __global__ void __launch_bounds__(64) histogram64(const int* __restri
             {  // partition `bins` as `mine` at thread[1]
                 {  // group(thread[1])
                     bins[t] = 0;  // line 22
-                    // split block barrier s1, arrive: `bins` was last used at line 20; its next use (line 25) waits
-                    prism_tok1 = prism_split_arrive(prism_smem_addr(&prism_split[1]));
                 }
             }
+            // inferred block[1] barrier: `bins` is used at line 20 and again at line 25
+            __syncthreads();
             {  // group(thread[1])
-                int k = 0;  // line 24
-                // split block barrier s1, wait
-                prism_split_wait(prism_smem_addr(&prism_split[1]), prism_tok1);
-                for (; k < 4; k += 1) {  // line 24
+                for (int k = 0; k < 4; k += 1) {
                     const int t25 = prism_atomic_add(&bins[data[prism_add(prism_add(prism_mul(b, 256), prism_mul(k, 64)), t)] % 64], 1);  // line 25
                 }
             }

@@ -12,7 +12,9 @@ extern "C" __global__ void __launch_bounds__(32) swap_halves(int* __restrict__ t
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 2, at most 32 threads per block
     const int prism_tid = threadIdx.x;
+    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
     const int q = prism_bid / 2;  // line 13
     {  // partition `tile` as `o2` at block[2]
         {  // partition `mirror` as `m2` at block[2]

@@ -7,15 +7,15 @@ extern "C" __global__ void __launch_bounds__(64) rotate_fill(int* __restrict__ o
 {
     // launch: threads per block a multiple of 64, blocks a multiple of 1, at most 64 threads per block
     const int prism_tid = threadIdx.x;
+    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) int prism_shared0[256];
-    // 2 split barrier(s) over the block: mbarriers, and this thread's token for each
-    __shared__ __align__(8) unsigned long long prism_split[2];
+    // 1 split barrier(s) over the block: mbarriers, and this thread's token for each
+    __shared__ __align__(8) unsigned long long prism_split[1];
     unsigned long long prism_tok0 = 0;
-    unsigned long long prism_tok1 = 0;
     if (threadIdx.x == 0) {
         prism_split_init(prism_smem_addr(&prism_split[0]), blockDim.x);
-        prism_split_init(prism_smem_addr(&prism_split[1]), blockDim.x);
     }
     __syncthreads();
     const int b = prism_bid;  // line 8
@@ -25,27 +25,24 @@ extern "C" __global__ void __launch_bounds__(64) rotate_fill(int* __restrict__ o
             const int t = prism_tid;  // line 12
             int k = t;  // line 13
             for (int r = 0; r < 4; r += 1) {
-                // split block barrier s1, arrive: `s` was last used at line 15; its next use (line 15) waits
-                prism_tok1 = prism_split_arrive(prism_smem_addr(&prism_split[1]));
+                // split block barrier s0, arrive: `s` was last used at line 15; its next use (line 15) waits
+                prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
                 {  // partition `s` as `mine` at thread[1]
                     {  // group(thread[1])
                         int k2 = k;  // line 17
                         k2 = prism_add(k2, 1);  // line 18
-                        // split block barrier s1, wait
-                        prism_split_wait(prism_smem_addr(&prism_split[1]), prism_tok1);
+                        // split block barrier s0, wait
+                        prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
                         s[k] = prism_add(prism_mul(r, 1000), k2);  // line 19
                     }
                 }
                 k = prism_add(k, 32);  // line 20
             }
-            // split block barrier s0, arrive: `s` was last used at line 15; its next use (line 24) waits
-            prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
+            // inferred block[1] barrier: `s` is used at line 15 and again at line 24
+            __syncthreads();
             {  // partition `out_b` as `o` at thread[1]
                 {  // group(thread[1])
-                    int i = 0;  // line 23
-                    // split block barrier s0, wait
-                    prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
-                    for (; i < 4; i += 1) {  // line 23
+                    for (int i = 0; i < 4; i += 1) {
                         out[prism_add(prism_mul(b, 256), prism_add(prism_mul(t, 4), i))] = s[prism_add(prism_mul(t, 4), i)];  // line 24
                     }
                 }

@@ -10,15 +10,10 @@ extern "C" __global__ void __launch_bounds__(128) loads(const int* __restrict__ 
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 128 threads per block
     const int prism_tid = threadIdx.x;
+    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) int prism_shared0[128];
-    // 1 split barrier(s) over the block: mbarriers, and this thread's token for each
-    __shared__ __align__(8) unsigned long long prism_split[1];
-    unsigned long long prism_tok0 = 0;
-    if (threadIdx.x == 0) {
-        prism_split_init(prism_smem_addr(&prism_split[0]), blockDim.x);
-    }
-    __syncthreads();
     const int b = prism_bid;  // line 9
     {  // partition `out` as `out_b` at block[1]
         {  // group(block[1])
@@ -28,13 +23,11 @@ extern "C" __global__ void __launch_bounds__(128) loads(const int* __restrict__ 
             {  // partition `s0` as `z` at thread[1]
                 {  // group(thread[1])
                     s0[t] = prism_mul(t, 7);  // line 17
-                    // split block barrier s0, arrive: `s0` was last used at line 15; its next use (line 20) waits
-                    prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
                 }
             }
             int e = 0;  // line 18
-            // split block barrier s0, wait
-            prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
+            // inferred block[1] barrier: `s0` is used at line 15 and again at line 20
+            __syncthreads();
             for (; e < 4; e += 1) {  // line 18
                 {  // group(thread[1])
                     acc = prism_add(prism_mul(acc, 3), prism_atomic_load(&s0[prism_mul(t, 5) & 127]));  // line 20

@@ -13,7 +13,9 @@ extern "C" __global__ void __launch_bounds__(64) odd_offsets(int* __restrict__ o
 {
     // launch: threads per block a multiple of 64, blocks a multiple of 1, at most 64 threads per block
     const int prism_tid = threadIdx.x;
+    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
     const int g = (int)(prism_bid * blockDim.x + prism_tid);  // line 14
     const int w = (int)((prism_bid * blockDim.x + prism_tid) / 32u);  // line 15
     {  // partition `out` as `o` at thread[1]

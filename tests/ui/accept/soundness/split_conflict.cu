@@ -13,16 +13,16 @@ extern "C" __global__ void __launch_bounds__(64) shared_safely(const int* __rest
 {
     // launch: threads per block a multiple of 64, blocks a multiple of 1, at most 64 threads per block
     const int prism_tid = threadIdx.x;
+    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) int prism_shared0[64];
     __shared__ __align__(128) int prism_shared256[4];
-    // 2 split barrier(s) over the block: mbarriers, and this thread's token for each
-    __shared__ __align__(8) unsigned long long prism_split[2];
+    // 1 split barrier(s) over the block: mbarriers, and this thread's token for each
+    __shared__ __align__(8) unsigned long long prism_split[1];
     unsigned long long prism_tok0 = 0;
-    unsigned long long prism_tok1 = 0;
     if (threadIdx.x == 0) {
         prism_split_init(prism_smem_addr(&prism_split[0]), blockDim.x);
-        prism_split_init(prism_smem_addr(&prism_split[1]), blockDim.x);
     }
     __syncthreads();
     const int b = prism_bid;  // line 13
@@ -39,13 +39,11 @@ extern "C" __global__ void __launch_bounds__(64) shared_safely(const int* __rest
                     if (prism_tid < 1) {  // split(thread) case 1: thread[1]
                         c[prism_mul(0, t)] = 0;  // line 25
                     }
-                    // split block barrier s1, arrive: `c` was last used at line 22; its next use (line 31) waits
-                    prism_tok1 = prism_split_arrive(prism_smem_addr(&prism_split[1]));
                 }
             }
+            // inferred block[1] barrier: `c` is used at line 22 and again at line 31
+            __syncthreads();
             {  // partition `s` as `s_t` at thread[1]
-                // split block barrier s1, wait
-                prism_split_wait(prism_smem_addr(&prism_split[1]), prism_tok1);
                 const int prism_pos = prism_tid / 32;  // line 27
                 if (prism_pos < 1) {
                     {  // group(thread[1])
