@@ -136,6 +136,7 @@ pub fn statements(name: &str, ops: &[Operand], outs: &[Expr], tma_bytes: Option<
         "setmaxnreg_dec" => vec![asm(&["setmaxnreg.dec.sync.aligned.u32 %0;"], vec![("n", v(0))])],
         "wgmma_bf16" => wgmma_bf16(ops),
         "intrinsic.mma" | "intrinsic.mma_tf32" => mma_tf32(ops, outs),
+        n if n.starts_with("ldmatrix") => ldmatrix(n, ops, outs),
         "intrinsic.mma_bf16" => mma_16(ops, outs, "bf16"),
         "intrinsic.mma_f16" => mma_16(ops, outs, "f16"),
         _ => vec![Stmt::Comment(format!("unsupported intrinsic `{name}`"))],
@@ -167,6 +168,34 @@ fn mma_tf32(ops: &[Operand], outs: &[Expr]) -> Vec<Stmt> {
         outputs: out_ops(outs, "=f"),
         inputs: ops[..10].iter().map(|o| ("f".to_string(), o.expr())).collect(),
         clobbers: Vec::new(),
+    })]
+}
+
+/// `ldmatrix.sync.aligned.m8n8.{x4,x2.trans}.shared.b16`: each `.b32` register the
+/// instruction fills holds two 16-bit elements, the lower in the lower half, which
+/// `mov.b32 {lo, hi}` splits into the `out=` places (bound as `unsigned short`).
+fn ldmatrix(name: &str, ops: &[Operand], outs: &[Expr]) -> Vec<Stmt> {
+    let (shape, regs) = if name.starts_with("ldmatrix_x4") { ("x4", 4) } else { ("x2.trans", 2) };
+    let names: Vec<String> = (0..regs).map(|i| format!("r{i}")).collect();
+    let mut lines = vec!["{".to_string(), format!(".reg .b32 r<{regs}>;")];
+    lines.push(format!("ldmatrix.sync.aligned.m8n8.{shape}.shared.b16 {{{}}}, [%{}];", names.join(", "), 2 * regs));
+    for i in 0..regs {
+        lines.push(format!("mov.b32 {{%{}, %{}}}, r{i};", 2 * i, 2 * i + 1));
+    }
+    lines.push("}".into());
+    let outputs = outs
+        .iter()
+        .map(|o| {
+            let raw = Expr::Un("*", Box::new(Expr::cast("unsigned short*", Expr::AddrOf(Box::new(o.clone())))));
+            ("=h".to_string(), raw)
+        })
+        .collect();
+    vec![Stmt::Asm(Asm {
+        volatile: true,
+        lines: lines.into_iter().map(|l| format!("{l}\\n")).collect(),
+        outputs,
+        inputs: vec![("r".into(), Expr::call("prism_smem_addr", vec![ops[0].addr()]))],
+        clobbers: vec!["memory".into()],
     })]
 }
 

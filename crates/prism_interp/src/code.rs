@@ -23,6 +23,12 @@ pub type R = u32;
 /// An intrinsic, resolved to what the interpreter does.
 #[derive(Clone, Debug)]
 pub enum Intr {
+    /// The first half of `ldmatrix`: each lane of `lanes` that runs reads the 8 16-bit
+    /// elements of its row (16 bytes, aligned) into `rows`, two per register.
+    LdRows { ptr: R, index: R, index_ty: Scalar, rows: [R; 4], lanes: u32, access: u32 },
+    /// The second half, a warp collective: `count` matrices from the lanes' rows, plain or
+    /// transposed, into `dsts` in the mma fragment order.
+    LdMatrix { rows: [R; 4], dsts: Vec<R>, count: u8, trans: bool },
     /// `dsts[k] = ptr[index + k]`: one aligned vector access.
     LoadVec { ty: Scalar, dsts: Vec<R>, ptr: R, index: R, index_ty: Scalar, access: u32 },
     /// `ptr[index + k] = values[k]`: one aligned vector access.
@@ -203,6 +209,8 @@ struct Cx<'a> {
     /// Enclosing loops: (latch pc placeholders to patch, exit pc placeholders).
     loops: Vec<LoopCx>,
     unsafe_depth: u32,
+    /// Registers the simulator adds after the function's own (`ldmatrix`'s rows).
+    scratch: usize,
 }
 
 struct LoopCx {
@@ -211,19 +219,20 @@ struct LoopCx {
 }
 
 fn compile_function(_p: &ir::Program, f: &ir::Function) -> FuncCode {
-    let mut cx = Cx { f, ops: Vec::new(), info: Vec::new(), loops: Vec::new(), unsafe_depth: 0 };
+    let mut cx = Cx { f, ops: Vec::new(), info: Vec::new(), loops: Vec::new(), unsafe_depth: 0, scratch: 0 };
     cx.block(&f.body, f.entry);
     cx.push(Op::End, f.span, f.entry);
+    let scratch = cx.scratch;
     FuncCode {
         name: f.name.clone(),
         ops: cx.ops,
         info: cx.info,
-        nregs: f.regs.len(),
-        reg_tys: f.regs.iter().map(|r| r.ty).collect(),
+        nregs: f.regs.len() + scratch,
+        reg_tys: f.regs.iter().map(|r| r.ty).chain((0..scratch).map(|_| Type::Scalar(Scalar::U32))).collect(),
         params: f.params.iter().map(|r| r.0).collect(),
         locals: f.locals.iter().map(|l| (l.elem, l.len)).collect(),
         local_names: f.locals.iter().map(|l| l.name.clone()).collect(),
-        reg_names: f.regs.iter().map(|r| r.name.clone()).collect(),
+        reg_names: f.regs.iter().map(|r| r.name.clone()).chain((0..scratch).map(|_| None)).collect(),
         accesses: f.accesses.clone(),
         mems: f.mems.clone(),
         entry: f.entry,
@@ -240,6 +249,12 @@ impl Cx<'_> {
         self.ops.push(op);
         self.info.push(OpInfo { span, code, in_unsafe: self.unsafe_depth > 0 });
         self.ops.len() - 1
+    }
+
+    /// A new register after the function's own.
+    fn scratch(&mut self) -> R {
+        self.scratch += 1;
+        (self.f.regs.len() + self.scratch - 1) as R
     }
 
     fn scalar(&self, r: Reg) -> Scalar {
@@ -350,6 +365,21 @@ impl Cx<'_> {
                     smem_offset: *smem_offset,
                 };
                 self.push(op, span, code);
+            }
+            K::Intrinsic { dsts, intrinsic, args, accesses } if intrinsic.sig().name.starts_with("ldmatrix") => {
+                // Two ops: each lane reads its own row (memory checks per lane), then the warp
+                // exchanges rows like a shuffle (a collective over registers only). The rows
+                // travel in four scratch registers of the function.
+                let ir::IntrArg::Elem { ptr, index } = args[0] else { unreachable!("ldmatrix takes an element") };
+                let rows = [0, 1, 2, 3].map(|_| self.scratch());
+                let name = intrinsic.sig().name;
+                let (count, trans) = if name.starts_with("ldmatrix_x4") { (4u8, false) } else { (2u8, true) };
+                let lanes = if count == 4 { u32::MAX } else { 0xffff };
+                let index_ty = self.scalar(index);
+                let load = Intr::LdRows { ptr: ptr.0, index: index.0, index_ty, rows, lanes, access: accesses[0].0 };
+                self.push(Op::Intr(Box::new(load)), span, code);
+                let dsts = dsts.iter().map(|r| r.0).collect();
+                self.push(Op::Intr(Box::new(Intr::LdMatrix { rows, dsts, count, trans })), span, code);
             }
             K::Intrinsic { dsts, intrinsic, args, accesses } => {
                 self.intrinsic(*intrinsic, dsts, args, accesses, span, code)

@@ -228,6 +228,8 @@ pub enum ArgsProblem {
     NotAsync { name: String },
     /// Memory or a value where an element of a thread-local array is needed.
     NotLocalElement { param: String },
+    /// Global memory where shared memory is needed.
+    NotShared { name: String },
 }
 
 /// Why a vector access (`load_vec`, `store_vec`) is refused.

@@ -299,6 +299,41 @@ pub static TABLE: &[IntrinsicSig] = &[
     row("intrinsic.mma_tf32", AT_W, F32X4_TF32, RetSig::Void, Mma, "mma.sync m16n8k8 tf32 x tf32 + f32 -> f32"),
     row("intrinsic.mma_bf16", AT_W, mma16!(BF16), RetSig::Void, Mma, "mma.sync m16n8k16 bf16 x bf16 + f32 -> f32"),
     row("intrinsic.mma_f16", AT_W, mma16!(F16), RetSig::Void, Mma, "mma.sync m16n8k16 f16 x f16 + f32 -> f32"),
+    // Tensor-core operands from shared memory: ldmatrix.sync.aligned.m8n8 with 16-bit
+    // elements. Lane l gives the address of row l % 8 of matrix l / 8 (16 bytes, aligned);
+    // each lane receives two elements of each matrix, in the mma fragment order.
+    row(
+        "ldmatrix_x4_bf16",
+        AT_W,
+        &[r("src", false, S(BF16)), ParamSig { name: "out", kind: ParamKind::OutList(8), ty: S(BF16), persp: T1 }],
+        RetSig::Void,
+        Warp,
+        "ldmatrix .x4: four 8x8 bf16 matrices; out[2j], out[2j+1] = row l/4, columns 2(l%4), +1 of matrix j",
+    ),
+    row(
+        "ldmatrix_x4_f16",
+        AT_W,
+        &[r("src", false, S(F16)), ParamSig { name: "out", kind: ParamKind::OutList(8), ty: S(F16), persp: T1 }],
+        RetSig::Void,
+        Warp,
+        "ldmatrix .x4: four 8x8 half matrices; out[2j], out[2j+1] = row l/4, columns 2(l%4), +1 of matrix j",
+    ),
+    row(
+        "ldmatrix_x2_trans_bf16",
+        AT_W,
+        &[r("src", false, S(BF16)), ParamSig { name: "out", kind: ParamKind::OutList(4), ty: S(BF16), persp: T1 }],
+        RetSig::Void,
+        Warp,
+        "ldmatrix .x2 .trans: two 8x8 bf16 matrices transposed; out[2j], out[2j+1] = rows 2(l%4), +1, column l/4 of matrix j",
+    ),
+    row(
+        "ldmatrix_x2_trans_f16",
+        AT_W,
+        &[r("src", false, S(F16)), ParamSig { name: "out", kind: ParamKind::OutList(4), ty: S(F16), persp: T1 }],
+        RetSig::Void,
+        Warp,
+        "ldmatrix .x2 .trans: two 8x8 half matrices transposed; out[2j], out[2j+1] = rows 2(l%4), +1, column l/4 of matrix j",
+    ),
     // Hopper warpgroup operations.
     row("wgmma_fence", AT_WG, NONE, RetSig::Void, Warpgroup, "wgmma.fence: order register accesses before wgmma"),
     row(

@@ -423,7 +423,11 @@ impl<'a> BlockSim<'a> {
                         }
                     }
                     Op::Intr(ins) => match &**ins {
-                        Intr::Shfl { .. } | Intr::Vote { .. } | Intr::Reduce { .. } | Intr::Mma { .. } => {
+                        Intr::Shfl { .. }
+                        | Intr::Vote { .. }
+                        | Intr::Reduce { .. }
+                        | Intr::Mma { .. }
+                        | Intr::LdMatrix { .. } => {
                             let warp = &self.warps[w];
                             if mask == warp.live && warp.exited == 0 && self.colls[w].is_none() {
                                 let regs = &fr.regs;
@@ -486,6 +490,42 @@ impl<'a> BlockSim<'a> {
                                 let bits = value::norm(*ty, fr.regs[*value as usize * 32 + l]);
                                 self.write_loc(&mut fr, Lane { fid, w, l }, loc, *ty, bits);
                                 self.publish(g, w, l, loc);
+                            }
+                        }
+                        Intr::LdRows { ptr, index, index_ty, rows, lanes, access } => {
+                            let kind = race_kind(fc, *access, false);
+                            let elem = fc.mems[fc.accesses[*access as usize].mem.index()].elem;
+                            for l in lanes_of(mask & *lanes) {
+                                let at = Lane { fid, w, l };
+                                let i = to_i128(*index_ty, fr.regs[*index as usize * 32 + l]);
+                                let p = fr.regs[*ptr as usize * 32 + l];
+                                let mut words = [0u64; 4];
+                                for k in 0..8 {
+                                    let loc = match self.locate(&fr, at, p, i + k as i128, 2) {
+                                        Ok(loc) => loc,
+                                        Err(why) => fatal!(
+                                            ReportKind::OutOfBounds,
+                                            oob(fc, *access, "ldmatrix row read", &why),
+                                            l
+                                        ),
+                                    };
+                                    if let Some(kind) = kind {
+                                        self.race(g, loc, kind, at, Site { func, access: *access }, None);
+                                    }
+                                    let bits = self.read_loc(&fr, at, loc, elem) & 0xffff;
+                                    words[k / 2] |= bits << (16 * (k % 2));
+                                }
+                                // The hardware reads each row as one 16-byte access.
+                                if let Some(why) = BlockSim::misaligned(p, i, 2, 16) {
+                                    fatal!(
+                                        ReportKind::Misaligned,
+                                        misaligned(fc, *access, "ldmatrix row read", &why),
+                                        l
+                                    );
+                                }
+                                for (k, r) in rows.iter().enumerate() {
+                                    fr.regs[*r as usize * 32 + l] = words[k];
+                                }
                             }
                         }
                         Intr::LoadVec { ty, dsts, ptr, index, index_ty, access }

@@ -29,8 +29,36 @@ pub fn collective(intr: &Intr, present: u32, read: &mut dyn FnMut(u32) -> Lanes)
             let out = mma(*shape, &a, &b, &c);
             d.iter().copied().zip(out).collect()
         }
+        Intr::LdMatrix { rows, dsts, count, trans } => {
+            let rows = rows.map(read);
+            ldmatrix(&rows, *count, *trans).into_iter().zip(dsts).map(|(v, d)| (*d, v)).collect()
+        }
         _ => unreachable!("only warp collectives reach the rendezvous"),
     }
+}
+
+/// The second half of `ldmatrix.sync.aligned.m8n8` (PTX ISA, "Warp-level matrix load
+/// instruction: ldmatrix"): `rows[k]` holds, in each lane, elements 2k and 2k + 1 of the
+/// 8-element row that lane's address named (the lower index in the lower 16 bits). Row `r`
+/// of matrix `j` comes from lane `8j + r`. Plain: lane `l` receives elements `2(l % 4)` and
+/// `2(l % 4) + 1` of row `l / 4` of each matrix. Transposed: it receives column `l / 4` of
+/// rows `2(l % 4)` and `2(l % 4) + 1`. Outputs `2j` and `2j + 1` are matrix `j`'s, each a
+/// 16-bit value.
+pub fn ldmatrix(rows: &[Lanes; 4], count: u8, trans: bool) -> Vec<Lanes> {
+    let elem = |lane: usize, col: usize| -> u64 { (rows[col / 2][lane] >> (16 * (col % 2))) & 0xffff };
+    let mut out = vec![[0u64; 32]; 2 * count as usize];
+    for j in 0..count as usize {
+        let (first, rest) = out[2 * j..].split_at_mut(1);
+        for (l, (lo, hi)) in first[0].iter_mut().zip(rest[0].iter_mut()).enumerate() {
+            let (g, t) = (l / 4, l % 4);
+            (*lo, *hi) = if trans {
+                (elem(8 * j + 2 * t, g), elem(8 * j + 2 * t + 1, g))
+            } else {
+                (elem(8 * j + g, 2 * t), elem(8 * j + g, 2 * t + 1))
+            };
+        }
+    }
+    out
 }
 
 /// `shfl` (kind 0: from lane `l`), `shfl_up` (1: from `lane - l`), `shfl_down` (2: from

@@ -1,7 +1,7 @@
 //! A handful of rule-by-rule programs (`tests/ui/accept/rules/`) whose kernels compute
 //! something meaningful, and the run-only programs of `tests/ui/run/`.
 
-use crate::support::{Rng, assert_same, program};
+use crate::support::{Rng, assert_same, bf16_buffer, program};
 use prism_interp::Arg;
 
 fn file(name: &str) -> String {
@@ -314,4 +314,39 @@ fn r_async_pipeline() {
         })
         .collect();
     assert_same("y", &out.f32("y"), &want);
+}
+
+#[test]
+fn r_ldmatrix() {
+    // Each lane's fragments are the mma.m16n8k16 A and B operands, written here from the PTX
+    // ISA's fragment figures (not from the simulator's ldmatrix): lane l = 4g + t holds
+    // A[g][2t], A[g][2t+1], A[g+8][2t], A[g+8][2t+1], A[g][2t+8], A[g][2t+9], A[g+8][2t+8],
+    // A[g+8][2t+9] and B[2t][g], B[2t+1][g], B[2t+8][g], B[2t+9][g]. Inputs are distinct
+    // bf16-exact values, so a misplaced element shows.
+    let a: Vec<f32> = (0..256).map(|i| (i as f32) - 100.0).collect();
+    let b: Vec<f32> = (0..128).map(|i| 2.0 * i as f32 + 1.0).collect();
+    let p = program(&file("ldmatrix.prism"));
+    let out = p.launch("fragments", 1, 32, || {
+        vec![bf16_buffer(&a), bf16_buffer(&b), Arg::buffer(&[0.0f32; 256]), Arg::buffer(&[0.0f32; 128])]
+    });
+    let at = |r: usize, c: usize| a[16 * r + c];
+    let bt = |k: usize, n: usize| b[8 * k + n];
+    let mut want_a = Vec::new();
+    let mut want_b = Vec::new();
+    for l in 0..32 {
+        let (g, t) = (l / 4, l % 4);
+        want_a.extend([
+            at(g, 2 * t),
+            at(g, 2 * t + 1),
+            at(g + 8, 2 * t),
+            at(g + 8, 2 * t + 1),
+            at(g, 2 * t + 8),
+            at(g, 2 * t + 9),
+            at(g + 8, 2 * t + 8),
+            at(g + 8, 2 * t + 9),
+        ]);
+        want_b.extend([bt(2 * t, g), bt(2 * t + 1, g), bt(2 * t + 8, g), bt(2 * t + 9, g)]);
+    }
+    assert_same("out_a", &out.f32("out_a"), &want_a);
+    assert_same("out_b", &out.f32("out_b"), &want_b);
 }

@@ -649,6 +649,18 @@ impl Checker<'_> {
         if sig.family == intrinsics::Family::Vector {
             self.check_vector(name, &out, t, span);
         }
+        // ldmatrix reads shared memory only (its addresses are in the shared window).
+        if name.starts_with("ldmatrix")
+            && let Some(CallArg::ElemRef { mem, .. }) = out.first()
+            && !self.in_shared(*mem)
+        {
+            self.error(TypeError::WrongArguments {
+                callee: name.into(),
+                problem: ArgsProblem::NotShared { name: self.var(*mem).name.clone() },
+                span,
+                help: Some("stage the tile in a `shared(...)` array first".into()),
+            });
+        }
         let (ty, rpersp) = match sig.ret {
             RetSig::Void => (Ty::Void, None),
             RetSig::Value(cls, p) => {
@@ -920,6 +932,16 @@ impl Checker<'_> {
                     return None;
                 }
             }
+            TyClass::S(want) if want != elem => {
+                self.error(TypeError::Mismatch {
+                    expected: Expected::Memory(want),
+                    found: Found::Memory(elem),
+                    span: value.span,
+                    context: format!("`{param}` of `{callee}`"),
+                    help: None,
+                });
+                return None;
+            }
             TyClass::Atomic
                 if !matches!(
                     elem,
@@ -938,6 +960,15 @@ impl Checker<'_> {
             _ => *t = Some(elem),
         }
         Some(CallArg::ElemRef { mem: v, index })
+    }
+
+    /// Whether memory name `v` is (a view of) a shared array.
+    fn in_shared(&self, v: VarId) -> bool {
+        match &self.var(v).kind {
+            VarKind::Shared { .. } => true,
+            VarKind::View { parent, .. } => self.in_shared(*parent),
+            _ => false,
+        }
     }
 
     /// `a[j]` of a thread-local array given to a vector access: the first of the elements it
