@@ -662,3 +662,41 @@ fn k33_reduce_sum_vectorized() {
         assert_same(&format!("out (n = {n})"), &out.i32("out"), &[want]);
     }
 }
+
+#[test]
+fn k34_gemm_bf16_ldmatrix() {
+    // 72 x 80 x 48: 2 x 2 block tiles of 64 x 64 (three partial) with the vector staging
+    // (K and N multiples of 8); then 70 x 75 x 21 with element-by-element staging and a
+    // partial last K step. Random bf16 inputs in [-1, 1): products are exact, and each mma
+    // rounds its 16-term sum to f32: tolerance 1e-6 * sum |alpha * a * b| + 1e-6.
+    let p = program(&file("34_gemm_bf16_ldmatrix.prism"));
+    for (m, n, k, alpha, beta) in [(72usize, 80usize, 48usize, 1.5f32, -0.5f32), (70, 75, 21, 1.0, 0.25)] {
+        let mut rng = Rng::new(34 + k as u64);
+        let a: Vec<f32> = rng.uniform(m * k, -1.0, 1.0).into_iter().map(to_bf16).collect();
+        let b: Vec<f32> = rng.uniform(k * n, -1.0, 1.0).into_iter().map(to_bf16).collect();
+        let c = rng.eighths(m * n, -2, 2);
+        let grid = (m.div_ceil(64) * n.div_ceil(64)) as u32;
+        let out = p.launch("gemm_bf16_ldmatrix", grid, 128, || {
+            vec![
+                Arg::value(m as i32),
+                Arg::value(n as i32),
+                Arg::value(k as i32),
+                Arg::value(alpha),
+                bf16_buffer(&a),
+                bf16_buffer(&b),
+                Arg::value(beta),
+                Arg::buffer(&c),
+            ]
+        });
+        let want = sgemm((m, n, k), alpha, &a, &b, beta, &c);
+        let got = out.f32("C");
+        let scale = |i: usize, j: usize| (0..k).map(|kk| f64::from(a[i * k + kk] * b[kk * n + j]).abs()).sum::<f64>();
+        for i in 0..m {
+            for j in 0..n {
+                let tol = 1e-6 * (f64::from(alpha) * scale(i, j)) + 1e-6;
+                let (g, w) = (f64::from(got[i * n + j]), f64::from(want[i * n + j]));
+                assert!((g - w).abs() <= tol, "C[{i}, {j}] ({m} x {n} x {k}): got {g}, want {w} (tolerance {tol})");
+            }
+        }
+    }
+}
