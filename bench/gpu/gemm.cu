@@ -1,5 +1,5 @@
 // sgemm: Prism's fastest fp32 gemm (tests/ui/accept/kernels/32_sgemm_6_vectorized.prism,
-// built by `prism build --emit-host` into PRISM_SGEMM, see run.sh) against cuBLAS's SGEMM
+// built by `prism build --emit-host` into PRISM_KERNELS, see run.sh) against cuBLAS's SGEMM
 // (fp32 FFMA, no TF32), row-major C = A @ B, at the sizes of issue 10. Prints a Markdown table
 // of GFLOP/s; exits 1 if an output differs. Test tooling, not part of the product.
 #include "common.cuh"
@@ -24,7 +24,7 @@ extern "C" cublasStatus_t cublasSgemm_v2(cublasHandle_t, cublasOperation_t, cubl
 #define cublasSgemm cublasSgemm_v2
 #endif
 
-#include PRISM_SGEMM
+#include PRISM_KERNELS
 
 static void blas_check(cublasStatus_t s, const char* what) {
     if (s != CUBLAS_STATUS_SUCCESS) {

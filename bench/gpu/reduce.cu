@@ -1,5 +1,5 @@
 // Reduce: Prism's device-wide sum (tests/ui/accept/kernels/33_reduce_sum_vectorized.prism,
-// built by `prism build --emit-host` into PRISM_REDUCE, see run.sh) against
+// built by `prism build --emit-host` into PRISM_KERNELS, see run.sh) against
 // cub::DeviceReduce::Sum, and a device-to-device copy of the input as the bandwidth limit,
 // at 2^20 .. 2^28 ints, with the L2 flushed before every timed run. GB/s count the bytes read
 // once (4 per item; the copy's row counts its read only too). Exits 1 if a sum differs. Test
@@ -8,7 +8,7 @@
 #include <cub/device/device_reduce.cuh>
 #include <string>
 
-#include PRISM_REDUCE
+#include PRISM_KERNELS
 
 int main(int argc, char** argv) {
     const int reps = argc > 1 ? std::atoi(argv[1]) : 20;

@@ -20,6 +20,7 @@ trap 'rm -rf "$out"' EXIT
 "$prism" build tests/ui/accept/kernels/32_sgemm_6_vectorized.prism --emit-host -o "$out/sgemm.cu" >/dev/null
 "$prism" build tests/ui/accept/kernels/16_scan_decoupled_lookback.prism --emit-host -o "$out/scan.cu" >/dev/null
 "$prism" build tests/ui/accept/kernels/33_reduce_sum_vectorized.prism --emit-host -o "$out/reduce.cu" >/dev/null
+"$prism" build tests/ui/accept/kernels/34_gemm_bf16_ldmatrix.prism --emit-host -o "$out/hgemm.cu" >/dev/null
 
 if [ "$compile_only" = 1 ]; then
     arch=sm_90a
@@ -30,20 +31,24 @@ else
 fi
 flags=(-O3 -arch="$arch" --fmad=false -std=c++17 -lineinfo -Ibench/gpu)
 if [ "$compile_only" = 1 ]; then
-    "$nvcc" "${flags[@]}" -c -DPRISM_SGEMM="\"$out/sgemm.cu\"" bench/gpu/gemm.cu -o "$out/gemm.o"
-    "$nvcc" "${flags[@]}" -c -DPRISM_SCAN="\"$out/scan.cu\"" bench/gpu/scan.cu -o "$out/scan.o"
-    "$nvcc" "${flags[@]}" -c -DPRISM_REDUCE="\"$out/reduce.cu\"" bench/gpu/reduce.cu -o "$out/reduce.o"
+    "$nvcc" "${flags[@]}" -c -DPRISM_KERNELS="\"$out/sgemm.cu\"" bench/gpu/gemm.cu -o "$out/gemm.o"
+    "$nvcc" "${flags[@]}" -c -DPRISM_KERNELS="\"$out/scan.cu\"" bench/gpu/scan.cu -o "$out/scan.o"
+    "$nvcc" "${flags[@]}" -c -DPRISM_KERNELS="\"$out/reduce.cu\"" bench/gpu/reduce.cu -o "$out/reduce.o"
+    "$nvcc" "${flags[@]}" -c -DPRISM_KERNELS="\"$out/hgemm.cu\"" bench/gpu/hgemm.cu -o "$out/hgemm.o"
     echo "bench/gpu: every harness compiles for $arch"
     exit 0
 fi
-"$nvcc" "${flags[@]}" -DPRISM_SGEMM="\"$out/sgemm.cu\"" bench/gpu/gemm.cu -lcublas -o "$out/gemm"
-"$nvcc" "${flags[@]}" -DPRISM_SCAN="\"$out/scan.cu\"" bench/gpu/scan.cu -o "$out/scan"
-"$nvcc" "${flags[@]}" -DPRISM_REDUCE="\"$out/reduce.cu\"" bench/gpu/reduce.cu -o "$out/reduce"
+"$nvcc" "${flags[@]}" -DPRISM_KERNELS="\"$out/sgemm.cu\"" bench/gpu/gemm.cu -lcublas -o "$out/gemm"
+"$nvcc" "${flags[@]}" -DPRISM_KERNELS="\"$out/scan.cu\"" bench/gpu/scan.cu -o "$out/scan"
+"$nvcc" "${flags[@]}" -DPRISM_KERNELS="\"$out/reduce.cu\"" bench/gpu/reduce.cu -o "$out/reduce"
+"$nvcc" "${flags[@]}" -DPRISM_KERNELS="\"$out/hgemm.cu\"" bench/gpu/hgemm.cu -lcublas -o "$out/hgemm"
 
 echo "Device: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1), $("$nvcc" --version | grep -o 'release [0-9.]*'), $(date -u +%Y-%m-%d), median of $reps runs after 3 warm-ups"
 echo
 status=0
 "$out/gemm" "$reps" || status=1
+echo
+"$out/hgemm" "$reps" || status=1
 echo
 "$out/scan" "$reps" || status=1
 echo

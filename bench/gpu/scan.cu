@@ -1,5 +1,5 @@
 // Scan: Prism's decoupled look-back scan (tests/ui/accept/kernels/16_scan_decoupled_lookback
-// .prism, built by `prism build --emit-host` into PRISM_SCAN, see run.sh) against
+// .prism, built by `prism build --emit-host` into PRISM_KERNELS, see run.sh) against
 // cub::DeviceScan::InclusiveSum, and a device-to-device copy of the same bytes as the
 // bandwidth limit, at 2^20 .. 2^28 ints, with the L2 flushed before every timed run. GB/s
 // count the bytes read and written once (8 per item). Exits 1 if an output differs. Test
@@ -8,7 +8,7 @@
 #include <cub/device/device_scan.cuh>
 #include <string>
 
-#include PRISM_SCAN
+#include PRISM_KERNELS
 
 int main(int argc, char** argv) {
     const int reps = argc > 1 ? std::atoi(argv[1]) : 20;
