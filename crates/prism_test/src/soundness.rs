@@ -137,7 +137,7 @@ impl Summary {
 }
 
 /// The constructs a program uses, by the text that names them.
-const CONSTRUCTS: [(&str, &str); 14] = [
+const CONSTRUCTS: [(&str, &str); 17] = [
     ("partition", "with partition("),
     ("claim", "with claim("),
     ("async", "with async("),
@@ -152,6 +152,9 @@ const CONSTRUCTS: [(&str, &str); 14] = [
     ("call-pointers", "rotate("),
     ("barrier", "__syncthreads()"),
     ("half-block", "thread[64]"),
+    ("vector-store", "store_vec("),
+    ("vector-load", "load_vec("),
+    ("copy-groups", "as cg"),
 ];
 
 /// Runs a search.

@@ -6,7 +6,9 @@
 //! Every program has one kernel, `fuzz`, launched on a few blocks of 32 to 128 threads. Each
 //! block works on one or two shared arrays in *phases* drawn at random: per-thread writes
 //! through partitions (blocked and interleaved index functions), reads of other threads'
-//! elements, warp shuffles and reductions, shared and global atomics, asynchronous copies,
+//! elements, warp shuffles and reductions, shared and global atomics, asynchronous copies
+//! (also two commit groups in flight, waited for where each array is read), vector loads and
+//! stores (within the thread's block, or wider and trusted),
 //! `split`s of warps and threads, loops (`for` and `while`) and uniform branches around
 //! phases, claims, calls to device functions (a warp reduction, a block-level copy through
 //! pointer parameters), explicit barriers. Every thread keeps a value `acc` that the phases
@@ -156,7 +158,7 @@ impl Gen {
         let mask = len - 1;
         let id = cx.fresh;
         cx.fresh += 1;
-        match self.rng.below(26) {
+        match self.rng.below(30) {
             // Each thread writes its own elements: blocked.
             0 | 1 => {
                 let k = len / tb;
@@ -416,6 +418,63 @@ impl Gen {
             // Aliased arguments (rejected: argument-alias).
             24 if self.rng.chance(20) => {
                 put(&mut self.out, d, &format!("rotate({name}, {name}, {len})"));
+            }
+            // A vector store of the thread's own block (its width at most the block), or, wider
+            // than the block, into the next thread's elements: trusted then.
+            26 if len / tb >= 2 => {
+                let k = len / tb;
+                let width = if self.rng.chance(25) { (2 * k).min(4) } else { k.min(4) };
+                if width > k {
+                    self.trusted = true;
+                }
+                put(
+                    &mut self.out,
+                    d,
+                    &format!("with partition({name}, p=thread[1], f=lambda i: t * {k} + i) as vv{id}:"),
+                );
+                put(&mut self.out, d + 1, "with group(thread[1]):");
+                put(&mut self.out, d + 2, &format!("vw{id} : int[4] @ thread[1]"));
+                put(&mut self.out, d + 2, &format!("vw{id}[{}] = acc + 1", self.rng.below(width as usize)));
+                if width > k {
+                    // Even threads only (the vector's start must be a multiple of its width),
+                    // and not past the end of the array.
+                    put(&mut self.out, d + 2, &format!("if t % 2 == 0 and t * {k} + {width} <= {len}:"));
+                    put(&mut self.out, d + 3, &format!("store_vec(vv{id}[0], vw{id}[0], {width})"));
+                } else {
+                    put(&mut self.out, d + 2, &format!("store_vec(vv{id}[0], vw{id}[0], {width})"));
+                }
+            }
+            // A vector load of four elements another thread wrote.
+            27 if len >= 4 => {
+                let off = self.rng.below((len / 4) as usize);
+                put(&mut self.out, d, "with group(thread[1]):");
+                put(&mut self.out, d + 1, &format!("vl{id} : int[4] @ thread[1]"));
+                put(&mut self.out, d + 1, &format!("load_vec(vl{id}[0], {name}[((t + {off}) * 4) & {mask}], 4)"));
+                let other = 1 + self.rng.below(3);
+                let f = self.fold(&format!("vl{id}[0] + vl{id}[{other}]"));
+                put(&mut self.out, d + 1, &f);
+            }
+            // Two groups of copies in flight into both arrays, then reads of either: the waits
+            // (`wait_group 1`, `0`) go where each array is read.
+            28 if cx.shared.len() >= 2 && cx.shared.iter().all(|s| s.1 >= 4 * tb) => {
+                let order: Vec<usize> = if self.rng.chance(50) { vec![0, 1] } else { vec![1, 0] };
+                for (n, &which) in order.iter().enumerate() {
+                    let arr = cx.shared[which].0.clone();
+                    put(&mut self.out, d, &format!("with async({arr}) as cg{id}_{n}:"));
+                    put(&mut self.out, d + 1, "with group(thread[1]):");
+                    put(
+                        &mut self.out,
+                        d + 2,
+                        &format!("cp_async(cg{id}_{n}[t * 4], inp[((b * {tb} + t) * 4 + {}) % n], 16)", 8 * n),
+                    );
+                }
+                for &which in &order {
+                    let (arr, alen) = cx.shared[which].clone();
+                    put(&mut self.out, d, "with group(thread[1]):");
+                    let off = 1 + self.rng.below(7);
+                    let f = self.fold(&format!("{arr}[(t * 4 + {off}) & {}]", alen - 1));
+                    put(&mut self.out, d + 1, &f);
+                }
             }
             _ => {
                 put(&mut self.out, d, "with group(thread[1]):");
