@@ -259,6 +259,8 @@ fn passable(f: &Function, ranges: &Ranges, w: &Moving, k: &InstKind) -> bool {
 fn passable_here(f: &Function, ranges: &Ranges, w: &Moving, k: &InstKind) -> bool {
     use InstKind::*;
     let reads_ok = |ptr: Reg, a: AccessId| reads_ok(f, ranges, w, ptr, a);
+    // Every variant by name, no wildcard: an instruction added to the IR must be decided on
+    // here (the first group is `is_thread_private` and the uniformity assertions).
     match k {
         Const { .. }
         | Copy { .. }

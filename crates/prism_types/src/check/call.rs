@@ -826,22 +826,7 @@ impl Checker<'_> {
             if !self.check_write(&place, ppersp, origin, it.span) {
                 continue;
             }
-            // The result differs in every thread, so it must go to thread[1] places.
-            if ppersp != Persp::THREAD {
-                let name = self.place_name(&place);
-                self.persp_error(TypeError::NarrowValue {
-                    target: format!("`{name}`"),
-                    target_persp: ppersp,
-                    culprit: crate::error::Culprit {
-                        what: format!("the result of `{callee}`"),
-                        persp: Persp::THREAD,
-                        span: value.span,
-                        origin: None,
-                    },
-                    span: it.span,
-                    origin: Some(origin),
-                });
-            }
+            self.result_place(callee, &place, (ppersp, origin), (value.span, it.span));
             places.push(place);
         }
         places
@@ -962,6 +947,28 @@ impl Checker<'_> {
         Some(CallArg::ElemRef { mem: v, index })
     }
 
+    /// An intrinsic's per-thread result goes to `place` (at `persp`, declared at `origin`):
+    /// it differs in every thread, so the place must be at `thread[1]`. `spans` are the
+    /// operand's and the place's.
+    fn result_place(&mut self, callee: &str, place: &Place, (persp, origin): (Persp, Span), spans: (Span, Span)) {
+        if persp == Persp::THREAD {
+            return;
+        }
+        let name = self.place_name(place);
+        self.persp_error(TypeError::NarrowValue {
+            target: format!("`{name}`"),
+            target_persp: persp,
+            culprit: crate::error::Culprit {
+                what: format!("the result of `{callee}`"),
+                persp: Persp::THREAD,
+                span: spans.0,
+                origin: None,
+            },
+            span: spans.1,
+            origin: Some(origin),
+        });
+    }
+
     /// Whether memory name `v` is (a view of) a shared array.
     fn in_shared(&self, v: VarId) -> bool {
         match &self.var(v).kind {
@@ -1012,21 +1019,7 @@ impl Checker<'_> {
             if !self.check_write(&place, persp, origin, value.span) {
                 return None;
             }
-            if persp != Persp::THREAD {
-                let name = self.place_name(&place);
-                self.persp_error(TypeError::NarrowValue {
-                    target: format!("`{name}`"),
-                    target_persp: persp,
-                    culprit: crate::error::Culprit {
-                        what: format!("the result of `{callee}`"),
-                        persp: Persp::THREAD,
-                        span: value.span,
-                        origin: None,
-                    },
-                    span: value.span,
-                    origin: Some(origin),
-                });
-            }
+            self.result_place(callee, &place, (persp, origin), (value.span, value.span));
             let Place::Elem { array, index } = place else { unreachable!("an indexed place is an element") };
             (array, index, elem)
         } else {
