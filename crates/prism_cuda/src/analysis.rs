@@ -178,7 +178,7 @@ fn number(a: &mut Analysis, b: &Block, parent: Option<usize>, depth: usize, pos:
             }
         }
         match &inst.kind {
-            InstKind::Loop { header, cond, body, latch } => {
+            InstKind::Loop { header, cond, body, latch, .. } => {
                 number(a, header, Some(id), depth + 1, pos);
                 let hid = header.id as usize;
                 a.sites[cond.index()].push(Site { block: hid, idx: header.insts.len(), pos: *pos, def: false });

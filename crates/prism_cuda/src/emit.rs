@@ -813,7 +813,9 @@ impl Fx<'_> {
                     out.push(Stmt::If { cond: c, then: t, otherwise: o });
                 }
             }
-            K::Loop { header, cond, body, latch } => self.emit_loop(header, *cond, body, latch, bid, idx, code, out),
+            K::Loop { header, cond, body, latch, counter } => {
+                self.emit_loop(header, *cond, body, latch, counter.is_some(), (bid, idx), code, out)
+            }
             K::Break => out.push(Stmt::Break),
             K::Continue => {
                 let target = self.loops.last_mut().and_then(|l| {
@@ -1019,8 +1021,8 @@ impl Fx<'_> {
         cond: Reg,
         body: &Block,
         latch: &Block,
-        bid: usize,
-        idx: usize,
+        counted: bool,
+        (bid, idx): (usize, usize),
         code: Persp,
         out: &mut Vec<Stmt>,
     ) {
@@ -1030,7 +1032,9 @@ impl Fx<'_> {
         // A single assignment `x = x + s` in the latch becomes the `for` step `x += s`.
         let step = match latch_s.as_slice() {
             [s] => match strip(s) {
-                Stmt::Assign { lhs, op: None, rhs } => Some(compound(lhs, rhs, self.native_step(header, latch, cond))),
+                Stmt::Assign { lhs, op: None, rhs } => {
+                    Some(compound(lhs, rhs, counted || self.native_step(header, latch, cond)))
+                }
                 _ => None,
             },
             _ => None,
@@ -1070,8 +1074,10 @@ impl Fx<'_> {
         out.push(stmt);
     }
 
-    /// Whether a `for` loop's wrapping increment can be C's native `+=`: a literal step of
-    /// the sign the comparison needs and a bound the step cannot overflow past.
+    /// Whether a loop's wrapping increment can be C's native `+=`: a literal step of the sign
+    /// the comparison needs and a bound the step cannot overflow past. (A `range` loop's
+    /// counter is always printed with `+=`: its step does not wrap, by the language's rule,
+    /// and C's undefined signed overflow is what lets nvcc count and unroll the loop.)
     fn native_step(&self, header: &Block, latch: &Block, cond: Reg) -> bool {
         let [Inst { kind: InstKind::Binary { dst: iv, op: prism_types::tir::BinOp::Add, lhs, rhs: st }, .. }] =
             latch.insts.as_slice()

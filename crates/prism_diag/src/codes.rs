@@ -119,6 +119,7 @@ codes! {
     "deadlock", "run", "every remaining thread waits for something that never happens";
     "non-uniform", "run", "a condition that must be the same across a unit differs between its threads";
     "division-by-zero", "run", "an integer division or remainder by zero";
+    "counter-overflow", "run", "a `range` loop's counter stepped past its type's range";
     "not-simulated", "run", "a construct the CPU simulator cannot run (verbatim CUDA, Hopper warpgroup operations, TMA)";
     "fuel-exhausted", "run", "a block ran longer than the step limit: an endless loop or spin";
 }

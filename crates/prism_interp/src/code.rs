@@ -82,6 +82,9 @@ pub enum Op {
     Un { dst: R, op: UnOp, ty: Scalar, a: R },
     /// Binary operation with operands of type `ty` (result bool for comparisons).
     Bin { dst: R, op: BinOp, ty: Scalar, a: R, b: R, b_ty: Scalar },
+    /// A `range` loop's step, `iv = iv + step` on integers of type `ty`, which must not
+    /// leave the type's range.
+    Step { iv: R, step: R, ty: Scalar },
     /// `dst = a * b + c` rounded once, for `float` or `double` `ty`.
     Fma { dst: R, ty: Scalar, a: R, b: R, c: R },
     /// `dst = c ? a : b`.
@@ -421,7 +424,7 @@ impl Cx<'_> {
                 }
                 self.patch(jump, join);
             }
-            K::Loop { header, cond, body, latch } => {
+            K::Loop { header, cond, body, latch, counter } => {
                 let enter = self.push(Op::LoopEnter { exit: 0 }, span, code);
                 let head = self.pc();
                 self.block(header, code);
@@ -431,7 +434,16 @@ impl Cx<'_> {
                 self.block(body, code);
                 let l = self.loops.pop().expect("pushed above");
                 let latch_pc = self.pc();
-                self.block(latch, code);
+                for i in &latch.insts {
+                    match &i.kind {
+                        // The counter's step is checked: it must not wrap (`counter-overflow`).
+                        K::Binary { dst, op: BinOp::Add, lhs, rhs } if Some(*dst) == *counter && lhs == dst => {
+                            let ty = self.scalar(*dst);
+                            self.push(Op::Step { iv: dst.0, step: rhs.0, ty }, i.span, code);
+                        }
+                        _ => self.inst(i, code),
+                    }
+                }
                 self.push(Op::Jump { target: head }, span, code);
                 let exit = self.pc();
                 self.push(Op::Join, span, code);

@@ -37,6 +37,8 @@ pub enum ReportKind {
     NonUniform,
     /// Integer division by zero.
     DivisionByZero,
+    /// A `range` loop's counter stepped past its type's range.
+    CounterOverflow,
     /// Something the simulator cannot run.
     NotSimulated,
     /// The run exceeded its step budget (an infinite loop, or a spin-wait that never ends).
@@ -56,6 +58,7 @@ impl ReportKind {
             ReportKind::Deadlock => "deadlock",
             ReportKind::NonUniform => "non-uniform",
             ReportKind::DivisionByZero => "division-by-zero",
+            ReportKind::CounterOverflow => "counter-overflow",
             ReportKind::NotSimulated => "not-simulated",
             ReportKind::FuelExhausted => "fuel-exhausted",
             ReportKind::TimeLimit => "time-limit",

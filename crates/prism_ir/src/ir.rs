@@ -700,6 +700,12 @@ pub enum InstKind {
         body: Block,
         /// Runs after the body and after `continue` (a `for` loop's increment).
         latch: Block,
+        /// A `for ... in range` loop's counter: the register the latch steps with one
+        /// `counter = counter + step`. That step never wraps: one that would carry the
+        /// counter past its type's range is a fault (`counter-overflow`), as C leaves the
+        /// signed overflow undefined that lets nvcc count the iterations (docs/language.md
+        /// §6). `None` for `while` loops, whose arithmetic wraps like any other.
+        counter: Option<Reg>,
     },
     /// Leaves the innermost loop.
     Break,

@@ -277,14 +277,17 @@ impl Cx<'_> {
                 }
                 let body = self.sub(body);
                 let mut latch = Block::default();
-                self.emit(&mut latch, InstKind::Binary { dst: iv, op: BinOp::Add, lhs: iv, rhs: st }, span);
-                self.emit(out, InstKind::Loop { header, cond, body, latch }, span);
+                // The step's span is the loop's header (`for v in range(...)`), which a
+                // `counter-overflow` report points at.
+                let head = span.shrink_to_start().to(end.span).to(step.span);
+                self.emit(&mut latch, InstKind::Binary { dst: iv, op: BinOp::Add, lhs: iv, rhs: st }, head);
+                self.emit(out, InstKind::Loop { header, cond, body, latch, counter: Some(iv) }, span);
             }
             StmtKind::While { cond, body } => {
                 let mut header = Block::default();
                 let c = self.expr(cond, &mut header);
                 let body = self.sub(body);
-                self.emit(out, InstKind::Loop { header, cond: c, body, latch: Block::default() }, span);
+                self.emit(out, InstKind::Loop { header, cond: c, body, latch: Block::default(), counter: None }, span);
             }
             StmtKind::Break => self.emit(out, InstKind::Break, span),
             StmtKind::Continue => self.emit(out, InstKind::Continue, span),

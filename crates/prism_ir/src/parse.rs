@@ -678,13 +678,19 @@ impl P {
                 InstKind::If { cond, then, otherwise, uniform: w == "if" }
             }
             "loop" => {
+                let counter = if self.at_word("counter") {
+                    self.pos += 1;
+                    Some(self.reg()?)
+                } else {
+                    None
+                };
                 let header = self.block()?;
                 self.expect_word("while")?;
                 let cond = self.reg()?;
                 let body = self.block()?;
                 self.expect_word("latch")?;
                 let latch = self.block()?;
-                InstKind::Loop { header, cond, body, latch }
+                InstKind::Loop { header, cond, body, latch, counter }
             }
             "break" => InstKind::Break,
             "asynccommit" => InstKind::AsyncCommit,

@@ -327,8 +327,13 @@ fn inst(p: &Program, k: &InstKind, depth: usize, out: &mut String) {
                 out.push_str("}\n");
             }
         }
-        Loop { header, cond, body, latch } => {
-            out.push_str("loop {\n");
+        Loop { header, cond, body, latch, counter } => {
+            match counter {
+                Some(c) => {
+                    let _ = writeln!(out, "loop counter {c} {{");
+                }
+                None => out.push_str("loop {\n"),
+            }
             block(p, header, depth + 1, out);
             indent(depth, out);
             let _ = writeln!(out, "}} while {cond} {{");

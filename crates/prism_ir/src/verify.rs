@@ -513,10 +513,26 @@ impl V<'_> {
                 self.block(then, code);
                 self.block(otherwise, code);
             }
-            Loop { header, cond, body, latch } => {
+            Loop { header, cond, body, latch, counter } => {
                 self.block(header, code);
                 if self.ty(*cond) != Some(Type::Scalar(Scalar::Bool)) {
                     self.err(format!("loop condition {cond} is not bool"));
+                }
+                // The simulator checks the counter's step for overflow and the CUDA backend
+                // prints it as C's `+=`: both find it as the latch's one add to the counter.
+                if let Some(c) = counter {
+                    let steps = latch
+                        .insts
+                        .iter()
+                        .filter(|i| matches!(&i.kind, Binary { dst, op: BinOp::Add, lhs, .. } if dst == c && lhs == c))
+                        .count();
+                    let writes = latch.insts.iter().filter(|i| i.kind.defs().contains(c)).count();
+                    if steps != 1 || writes != 1 {
+                        self.err(format!("loop counter {c} is not stepped by one `{c} = {c} + step` in the latch"));
+                    }
+                    if !matches!(self.ty(*c), Some(Type::Scalar(s)) if s.is_int()) {
+                        self.err(format!("loop counter {c} is not an integer"));
+                    }
                 }
                 self.loops.push(true);
                 self.block(body, code);

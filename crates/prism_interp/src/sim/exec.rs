@@ -161,6 +161,19 @@ fn load_global(
     Ok(())
 }
 
+/// `iv + step` on integers of type `ty`, or `None` if it leaves the type's range.
+#[inline(always)]
+fn step_lane(ty: Scalar, iv: u64, step: u64) -> Option<u64> {
+    let (lo, hi) = match ty {
+        Scalar::I32 => (i128::from(i32::MIN), i128::from(i32::MAX)),
+        Scalar::U32 => (0, i128::from(u32::MAX)),
+        Scalar::I64 => (i128::from(i64::MIN), i128::from(i64::MAX)),
+        _ => (0, i128::from(u64::MAX)),
+    };
+    let v = to_i128(ty, iv) + to_i128(ty, step);
+    (lo..=hi).contains(&v).then(|| value::norm(ty, v as u64))
+}
+
 /// What a uniformity check is about, for its report.
 #[derive(Clone, Copy)]
 enum Uniform<'n> {
@@ -286,6 +299,27 @@ impl<'a> BlockSim<'a> {
                     Op::Bin { dst, op, ty, a, b, b_ty } => {
                         if let Some(l) = bin_lanes(regs, mask, (*op, *ty, *b_ty), (*dst, *a, *b)) {
                             fatal!(ReportKind::DivisionByZero, "integer division by zero".into(), l);
+                        }
+                    }
+                    Op::Step { iv, step, ty } => {
+                        let (d, st, ty) = (*iv as usize * 32, *step as usize * 32, *ty);
+                        let mut over = None;
+                        each(mask, |l| match step_lane(ty, regs[d + l], regs[st + l]) {
+                            Some(v) => regs[d + l] = v,
+                            None => {
+                                over.get_or_insert(l);
+                            }
+                        });
+                        if let Some(l) = over {
+                            let (v, by) = (to_i128(ty, regs[d + l]), to_i128(ty, regs[st + l]));
+                            fatal!(
+                                ReportKind::CounterOverflow,
+                                format!(
+                                    "the loop counter's step from {v} by {by} leaves `{}`'s range (a `range` loop's counter does not wrap)",
+                                    ty.name()
+                                ),
+                                l
+                            );
                         }
                     }
                     Op::Fma { dst, ty, a, b, c } => {

@@ -43,7 +43,7 @@ extern "C" __global__ void __launch_bounds__(1024) sgemm_smem(int M,
             const int r = t / 32;  // line 33
             const int c = t % 32;  // line 34
             float acc = 0.0f;  // line 35
-            for (int k0 = 0; k0 < K; k0 = prism_add(k0, 32)) {
+            for (int k0 = 0; k0 < K; k0 += 32) {
                 // Stage: thread (r, c) loads A[tile_row + r, k0 + c] and B[k0 + r, tile_col + c].
                 {  // partition `As` as `As_t` at thread[1]
                     {  // partition `Bs` as `Bs_t` at thread[1]

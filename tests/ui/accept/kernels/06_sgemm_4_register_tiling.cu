@@ -44,7 +44,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_register_tiles(int M,
             float reg_m[4] = {};  // line 41
             float reg_n[4] = {};  // line 42
             // Load s of thread t is element e = t + s * THREADS of the slab.
-            for (int k0 = 0; k0 < K; k0 = prism_add(k0, 8)) {
+            for (int k0 = 0; k0 < K; k0 += 8) {
                 {  // partition `As` as `As_t` at thread[1]
                     {  // partition `Bs` as `Bs_t` at thread[1]
                         {  // group(thread[1])

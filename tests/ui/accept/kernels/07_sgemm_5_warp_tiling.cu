@@ -50,7 +50,7 @@ extern "C" __global__ void __launch_bounds__(128) sgemm_warp_tiles(int M,
             float acc[32] = {};  // line 53
             float reg_m[8] = {};  // line 54
             float reg_n[4] = {};  // line 55
-            for (int k0 = 0; k0 < K; k0 = prism_add(k0, 8)) {
+            for (int k0 = 0; k0 < K; k0 += 8) {
                 // Block level: every thread stages 4 elements of each slab.
                 {  // partition `As` as `As_t` at thread[1]
                     {  // partition `Bs` as `Bs_t` at thread[1]

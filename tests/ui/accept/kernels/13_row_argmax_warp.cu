@@ -73,7 +73,7 @@ extern "C" __global__ void row_argmax(int rows,
                     float v = 0.0f;  // line 39
                     int i = -1;  // line 40
                     {  // group(thread[1])
-                        for (int c = lane; c < cols; c = prism_add(c, 32)) {
+                        for (int c = lane; c < cols; c += 32) {
                             bool t17 = i < 0;  // line 43
                             if (!t17) {
                                 t17 = x[prism_add(prism_mul(r, cols), c)] > v;

@@ -30,7 +30,7 @@ extern "C" __global__ void __launch_bounds__(256) histogram256(int n,
         }
         __syncthreads();  // line 22
         {  // group(thread[1])
-            for (int i = g; total_threads > 0 ? i < n : i > n; i = prism_add(i, total_threads)) {
+            for (int i = g; total_threads > 0 ? i < n : i > n; i += total_threads) {
                 const int t20 = prism_atomic_add(&local[data[i]], 1);  // line 25
             }
         }

@@ -73,7 +73,7 @@ extern "C" __global__ void __launch_bounds__(64) gemv_pipelined(int K,
             }
             asm volatile("cp.async.wait_all;" :  :  : "memory");
             __syncthreads();  // line 51
-            for (int c = 0; c < chunks; c = prism_add(c, 2)) {
+            for (int c = 0; c < chunks; c += 2) {
                 // Fill slot1 with chunk c + 1 while computing on slot0 (chunk c).
                 {  // async `slot1` as `s1` at block[1]
                     const int prism_pos = prism_tid / 32;  // line 56

@@ -102,7 +102,7 @@ extern "C" __global__ void __launch_bounds__(128) gemm_bf16_mma(int M,
             const int wr = w / 2;  // line 67
             const int wc = w % 2;  // line 68
             __align__(16) float acc[4] = {};  // line 69
-            for (int k0 = 0; k0 < K; k0 = prism_add(k0, 16)) {
+            for (int k0 = 0; k0 < K; k0 += 16) {
                 {  // partition `As` as `As_t` at thread[1]
                     {  // partition `Bs` as `Bs_t` at thread[1]
                         {  // group(thread[1])

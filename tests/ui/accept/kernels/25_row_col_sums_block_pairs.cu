@@ -57,7 +57,7 @@ extern "C" __global__ void __launch_bounds__(256) row_col_sums(int rows,
                                         const int lane = prism_tid % 32;  // line 42
                                         float s = 0.0f;  // line 43
                                         {  // group(thread[1])
-                                            for (int c = lane; c < cols; c = prism_add(c, 32)) {
+                                            for (int c = lane; c < cols; c += 32) {
                                                 s = s + x[prism_add(prism_mul(r, cols), c)];  // line 46
                                             }
                                         }

@@ -80,14 +80,14 @@ extern "C" __global__ void __launch_bounds__(1024) layernorm_rows(int rows,
             const int t = prism_tid;  // line 53
             float s = 0.0f;  // line 54
             {  // group(thread[1])
-                for (int c = t; threads > 0 ? c < cols : c > cols; c = prism_add(c, threads)) {
+                for (int c = t; threads > 0 ? c < cols : c > cols; c += threads) {
                     s = s + x[prism_add(prism_mul(r, cols), c)];  // line 57
                 }
             }
             const float mean = block_sum(prism_tid, prism_bid, prism_smem, s) / (float)cols;  // line 58
             float d2 = 0.0f;  // line 59
             {  // group(thread[1])
-                for (int c = t; threads > 0 ? c < cols : c > cols; c = prism_add(c, threads)) {
+                for (int c = t; threads > 0 ? c < cols : c > cols; c += threads) {
                     const float d = x[prism_add(prism_mul(r, cols), c)] - mean;  // line 62
                     d2 = fmaf(d, d, d2);  // line 63
                 }
@@ -96,7 +96,7 @@ extern "C" __global__ void __launch_bounds__(1024) layernorm_rows(int rows,
             const float inv_std = 1.0f / sqrtf(var + eps);  // line 65
             {  // partition `y_row` as `y_t` at thread[1]
                 {  // group(thread[1])
-                    for (int c = t; threads > 0 ? c < cols : c > cols; c = prism_add(c, threads)) {
+                    for (int c = t; threads > 0 ? c < cols : c > cols; c += threads) {
                         y[prism_add(prism_mul(r, cols), c)] = fmaf((x[prism_add(prism_mul(r, cols), c)] - mean) * inv_std, gamma[c], beta[c]);  // line 69
                     }
                 }

@@ -75,7 +75,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_cp_async(int M,
             }
             asm volatile("cp.async.wait_all;" :  :  : "memory");
             __syncthreads();  // line 55
-            for (int s = 0; s < steps; s = prism_add(s, 2)) {
+            for (int s = 0; s < steps; s += 2) {
                 // Copy step s + 1 into slot 1 while computing step s from slot 0.
                 {  // async `As1` as `a1` at block[1]
                     {  // async `Bs1` as `b1` at block[1]

@@ -41,7 +41,7 @@ extern "C" __global__ void gemm_tf32_warp_tiles(int M,
                 float acc[4] = {};  // line 31
                 float a[4] = {};  // line 32
                 float b[2] = {};  // line 33
-                for (int k0 = 0; k0 < K; k0 = prism_add(k0, 8)) {
+                for (int k0 = 0; k0 < K; k0 += 8) {
                     {  // group(thread[1])
                         a[0] = A[prism_add(prism_add(prism_mul(prism_add(row0, g), K), k0), q)];  // line 36
                         a[1] = A[prism_add(prism_add(prism_mul(prism_add(prism_add(row0, g), 8), K), k0), q)];  // line 37

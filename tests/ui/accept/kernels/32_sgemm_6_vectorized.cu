@@ -51,7 +51,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_vectorized(int M,
             const int b_k = t / 32;  // line 45
             const int b_n = prism_mul(t % 32, 4);  // line 46
             float acc[64] = {};  // line 47
-            for (int k0 = 0; k0 < K; k0 = prism_add(k0, 8)) {
+            for (int k0 = 0; k0 < K; k0 += 8) {
                 {  // partition `As` as `As_t` at thread[1]
                     {  // partition `Bs` as `Bs_t` at thread[1]
                         {  // group(thread[1])

@@ -53,7 +53,7 @@ extern "C" __global__ void __launch_bounds__(128) gemm_bf16_ldmatrix(int M,
             const int b_k = t / 8;  // line 47
             const int b_c = prism_mul(t % 8, 8);  // line 48
             float acc[32] = {};  // line 49
-            for (int k0 = 0; k0 < K; k0 = prism_add(k0, 16)) {
+            for (int k0 = 0; k0 < K; k0 += 16) {
                 {  // partition `As` as `As_t` at thread[1]
                     {  // partition `Bs` as `Bs_t` at thread[1]
                         {  // group(thread[1])
