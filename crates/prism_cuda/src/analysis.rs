@@ -74,6 +74,9 @@ pub struct Analysis {
     pub dead: HashSet<Reg>,
     /// The defining instruction of each register defined by a simple instruction.
     pub def_inst: HashMap<Reg, InstKind>,
+    /// Value ranges of integer registers that have one (`crate::interval`): signed
+    /// arithmetic on them that cannot overflow is printed natively.
+    pub values: HashMap<Reg, crate::interval::Range>,
 }
 
 impl Analysis {
@@ -156,6 +159,7 @@ pub fn analyse(f: &Function, reserved: &[&str], param_names: &[String]) -> Analy
     pointers(&mut a, f);
     inline(&mut a, f, &f.body);
     a.dead = dead_registers(f);
+    a.values = crate::interval::of(f);
     declare(&mut a, f);
     name(&mut a, f, reserved, param_names);
     a

@@ -180,15 +180,13 @@ pub fn function(g: &Global, id: FuncId, first_line: u32) -> (Func, Option<Kernel
             f.launch_bounds.map(|n| format!(", at most {n} threads per block")).unwrap_or_default()
         );
         prologue.push(Stmt::Comment(facts));
-        // The indices are `int`s (Prism's `id()` is), but never negative: saying so lets nvcc
-        // see that `prism_tid < 1` is one thread (no warp-aggregated atomic behind it) and
-        // drop sign handling from divisions by the unit sizes.
+        // The indices are `int`s (Prism's `id()` is), but never negative. Thread positions
+        // are computed on the unsigned index (see `rel`), so nvcc knows their signs without
+        // an assumption about `prism_tid`, which made it rematerialise index arithmetic in
+        // main loops (BENCHMARKS.md, SASS gate); the block index is told, which drops sign
+        // handling from divisions of it.
         if fx.used_tid {
             prologue.push(decl_const("int", "prism_tid", Expr::id("threadIdx.x")));
-            prologue.push(Stmt::Expr(Expr::call(
-                "__builtin_assume",
-                vec![Expr::bin(">=", Expr::id("prism_tid"), Expr::id("0"))],
-            )));
         }
         if fx.used_bid {
             prologue.push(decl_const("int", "prism_bid", Expr::id("blockIdx.x")));
@@ -403,15 +401,27 @@ impl Fx<'_> {
         let lit = |n: u64| Expr::id(n.to_string());
         let entry = self.f.entry;
         match (c.level, p.level) {
+            // Thread positions are computed on the unsigned index, as an expert writes
+            // `threadIdx.x % 32`: nvcc then knows the result is small and non-negative (one
+            // mask or shift, and `< 1` is `== 0`) without being told that `prism_tid` is.
             (Level::Thread, _) => {
                 let tid = self.tid();
-                let inner =
-                    if entry.level == Level::Thread && entry.n == c.n { tid } else { Expr::bin("%", tid, lit(c.n)) };
-                if p.n == 1 { inner } else { Expr::bin("/", inner, lit(p.n)) }
+                let whole = entry.level == Level::Thread && entry.n == c.n;
+                if whole && p.n == 1 {
+                    return tid;
+                }
+                let u = Expr::cast("unsigned", tid);
+                let inner = if whole { u } else { Expr::bin("%", u, Expr::id(format!("{}u", c.n))) };
+                let e = if p.n == 1 { inner } else { Expr::bin("/", inner, Expr::id(format!("{}u", p.n))) };
+                Expr::cast("int", e)
             }
             (Level::Block, Level::Thread) if c.n == 1 => {
                 let tid = self.tid();
-                if p.n == 1 { tid } else { Expr::bin("/", tid, lit(p.n)) }
+                if p.n == 1 {
+                    tid
+                } else {
+                    Expr::cast("int", Expr::bin("/", Expr::cast("unsigned", tid), Expr::id(format!("{}u", p.n))))
+                }
             }
             (Level::Block | Level::Grid, Level::Thread) => {
                 let b = if c.level == Level::Block { Expr::bin("%", self.bid(), lit(c.n)) } else { self.bid() };
@@ -572,9 +582,12 @@ impl Fx<'_> {
             }
             K::Binary { dst, op, lhs, rhs } => {
                 let (ty, b_ty) = (self.scalar(*lhs), self.scalar(*rhs));
+                // Operands in known ranges whose exact result fits: wrapping is not needed.
+                let exact = matches!((self.a.values.get(lhs), self.a.values.get(rhs)),
+                    (Some(a), Some(b)) if crate::interval::binary(*op, ty, *a, *b).is_some());
                 let l = self.val(*lhs);
                 let r = self.val(*rhs);
-                self.define(*dst, ops::binary(*op, ty, l, r, b_ty), bid, idx, out);
+                self.define(*dst, ops::binary(*op, ty, l, r, b_ty, exact), bid, idx, out);
             }
             K::Select { dst, cond, then, otherwise } => {
                 let c = self.val(*cond);
@@ -859,7 +872,14 @@ impl Fx<'_> {
                 let mut built: Vec<(Expr, Vec<Stmt>, String)> = Vec::new();
                 for c in cases {
                     let end = c.offset + c.count;
-                    let hi = Expr::bin("<", pos.clone(), Expr::id(end.to_string()));
+                    // Positions are never negative, so the first unit alone is `== 0` (what
+                    // an expert writes, and what lets nvcc see one thread, e.g. no
+                    // warp-aggregated atomic behind it).
+                    let hi = if end == 1 {
+                        Expr::bin("==", pos.clone(), Expr::id("0"))
+                    } else {
+                        Expr::bin("<", pos.clone(), Expr::id(end.to_string()))
+                    };
                     let cond = if c.offset == 0 || c.offset == prev_end {
                         hi
                     } else {

@@ -25,6 +25,7 @@ pub mod barrier;
 pub mod cpp;
 pub mod emit;
 pub mod host;
+pub mod interval;
 pub mod intrinsics;
 pub mod ops;
 pub mod prelude;

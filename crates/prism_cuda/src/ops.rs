@@ -174,8 +174,10 @@ pub fn cast(from: Scalar, to: Scalar, a: Expr) -> Expr {
     }
 }
 
-/// `a op b` for operands of type `ty` (`b` of type `b_ty` for shifts).
-pub fn binary(op: BinOp, ty: Scalar, a: Expr, b: Expr, b_ty: Scalar) -> Expr {
+/// `a op b` for operands of type `ty` (`b` of type `b_ty` for shifts). `exact`: the
+/// operands' ranges make the exact result fit the type (`crate::interval`), so signed
+/// `+ - *` need not wrap.
+pub fn binary(op: BinOp, ty: Scalar, a: Expr, b: Expr, b_ty: Scalar, exact: bool) -> Expr {
     use BinOp::*;
     let sym = match op {
         Add => "+",
@@ -218,6 +220,9 @@ pub fn binary(op: BinOp, ty: Scalar, a: Expr, b: Expr, b_ty: Scalar) -> Expr {
     let width: i128 = if ty.size() == 4 { 32 } else { 64 };
     match op {
         Add | Sub | Mul if signed => {
+            if exact {
+                return Expr::bin(sym, a, b);
+            }
             if let (Some(x), Some(y)) = (literal_value(&a), literal_value(&b)) {
                 let r = match op {
                     Add => x + y,
@@ -342,13 +347,17 @@ mod tests {
     #[test]
     fn signed_arithmetic_wraps_through_helpers() {
         let (a, b) = (Expr::id("a"), Expr::id("b"));
-        assert_eq!(expr(&binary(BinOp::Add, Scalar::I32, a.clone(), b.clone(), Scalar::I32)), "prism_add(a, b)");
-        assert_eq!(expr(&binary(BinOp::Add, Scalar::U32, a.clone(), b.clone(), Scalar::U32)), "a + b");
-        assert_eq!(expr(&binary(BinOp::Div, Scalar::I32, a.clone(), Expr::id("4"), Scalar::I32)), "a / 4");
-        assert_eq!(expr(&binary(BinOp::Div, Scalar::I32, a.clone(), b.clone(), Scalar::I32)), "prism_div(a, b)");
-        assert_eq!(expr(&binary(BinOp::Shr, Scalar::I32, a.clone(), Expr::id("3"), Scalar::I32)), "a >> 3");
-        assert_eq!(expr(&binary(BinOp::Shl, Scalar::I32, a.clone(), Expr::id("3"), Scalar::I32)), "prism_shl(a, 3)");
-        assert_eq!(expr(&binary(BinOp::Shl, Scalar::U32, a, Expr::id("40"), Scalar::I32)), "prism_shl(a, 40)");
+        assert_eq!(expr(&binary(BinOp::Add, Scalar::I32, a.clone(), b.clone(), Scalar::I32, false)), "prism_add(a, b)");
+        assert_eq!(expr(&binary(BinOp::Add, Scalar::I32, a.clone(), b.clone(), Scalar::I32, true)), "a + b");
+        assert_eq!(expr(&binary(BinOp::Add, Scalar::U32, a.clone(), b.clone(), Scalar::U32, false)), "a + b");
+        assert_eq!(expr(&binary(BinOp::Div, Scalar::I32, a.clone(), Expr::id("4"), Scalar::I32, false)), "a / 4");
+        assert_eq!(expr(&binary(BinOp::Div, Scalar::I32, a.clone(), b.clone(), Scalar::I32, false)), "prism_div(a, b)");
+        assert_eq!(expr(&binary(BinOp::Shr, Scalar::I32, a.clone(), Expr::id("3"), Scalar::I32, false)), "a >> 3");
+        assert_eq!(
+            expr(&binary(BinOp::Shl, Scalar::I32, a.clone(), Expr::id("3"), Scalar::I32, false)),
+            "prism_shl(a, 3)"
+        );
+        assert_eq!(expr(&binary(BinOp::Shl, Scalar::U32, a, Expr::id("40"), Scalar::I32, false)), "prism_shl(a, 40)");
     }
 
     #[test]

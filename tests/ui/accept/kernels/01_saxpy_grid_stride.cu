@@ -10,7 +10,6 @@ extern "C" __global__ void saxpy(int n, float a, const float* __restrict__ x, fl
 {
     // launch: threads per block a multiple of 1, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     const int stride = prism_mul((int)gridDim.x, (int)blockDim.x);  // line 10

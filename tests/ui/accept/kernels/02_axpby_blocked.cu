@@ -16,7 +16,6 @@ extern "C" __global__ void __launch_bounds__(256) axpby(int n,
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 256 threads per block
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     const int b = prism_bid;  // line 17
@@ -27,9 +26,9 @@ extern "C" __global__ void __launch_bounds__(256) axpby(int n,
             {  // partition `out_b` as `out_t` at thread[1]
                 for (int k = 0; k < 4; k += 1) {
                     {  // group(thread[1])
-                        const int i = prism_add(prism_add(base, prism_mul(k, 256)), t);  // line 25
+                        const int i = prism_add(prism_add(base, k * 256), t);  // line 25
                         if (i < n) {  // line 26
-                            out[prism_add(prism_mul(b, 1024), prism_add(t, prism_mul(k, 256)))] = fmaf(alpha, x[i], beta * y[i]);  // line 27
+                            out[prism_add(prism_mul(b, 1024), t + k * 256)] = fmaf(alpha, x[i], beta * y[i]);  // line 27
                         }
                     }
                 }

@@ -22,7 +22,6 @@ extern "C" __global__ void __launch_bounds__(1024) sgemm_coalesced(int M,
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 1024 threads per block
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     const int tiles_n = prism_sub(prism_add(N, 32), 1) / 32;  // line 20

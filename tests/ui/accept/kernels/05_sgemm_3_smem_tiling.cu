@@ -26,7 +26,6 @@ extern "C" __global__ void __launch_bounds__(1024) sgemm_smem(int M,
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 1024 threads per block
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) float prism_shared0[1024];
@@ -49,7 +48,7 @@ extern "C" __global__ void __launch_bounds__(1024) sgemm_smem(int M,
                     {  // partition `Bs` as `Bs_t` at thread[1]
                         {  // group(thread[1])
                             const int a_row = prism_add(tile_row, r);  // line 42
-                            const int a_col = prism_add(k0, c);  // line 43
+                            const int a_col = k0 + c;  // line 43
                             bool t45 = a_row < M;  // line 44
                             if (t45) {
                                 t45 = a_col < K;
@@ -59,7 +58,7 @@ extern "C" __global__ void __launch_bounds__(1024) sgemm_smem(int M,
                             } else {
                                 As[t] = 0.0f;  // line 47
                             }
-                            const int b_row = prism_add(k0, r);  // line 48
+                            const int b_row = k0 + r;  // line 48
                             const int b_col = prism_add(tile_col, c);  // line 49
                             bool t60 = b_row < K;  // line 50
                             if (t60) {
@@ -77,7 +76,7 @@ extern "C" __global__ void __launch_bounds__(1024) sgemm_smem(int M,
                 // Compute: the whole tiles are read by every thread.
                 {  // group(thread[1])
                     for (int kk = 0; kk < 32; kk += 1) {
-                        acc = fmaf(As[prism_add(prism_mul(r, 32), kk)], Bs[prism_add(prism_mul(kk, 32), c)], acc);  // line 58
+                        acc = fmaf(As[r * 32 + kk], Bs[kk * 32 + c], acc);  // line 58
                     }
                 }
                 __syncthreads();  // line 59

@@ -24,7 +24,6 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_register_tiles(int M,
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 256 threads per block
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) float prism_shared0[512];
@@ -49,31 +48,31 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_register_tiles(int M,
                     {  // partition `Bs` as `Bs_t` at thread[1]
                         {  // group(thread[1])
                             for (int s = 0; s < 2; s += 1) {
-                                const int e = prism_add(t, prism_mul(s, 256));  // line 51
+                                const int e = t + s * 256;  // line 51
                                 const int m = prism_add(tile_row, e / 8);  // line 52
-                                const int k = prism_add(k0, e % 8);  // line 53
+                                const int k = k0 + e % 8;  // line 53
                                 bool t56 = m < M;  // line 54
                                 if (t56) {
                                     t56 = k < K;
                                 }
                                 if (t56) {  // line 54
-                                    As[prism_add(prism_mul(prism_add(t, prism_mul(s, 256)) % 8, 64), prism_add(t, prism_mul(s, 256)) / 8)] = A[prism_add(prism_mul(m, K), k)];  // line 55
+                                    As[(t + s * 256) % 8 * 64 + (t + s * 256) / 8] = A[prism_add(prism_mul(m, K), k)];  // line 55
                                 } else {
-                                    As[prism_add(prism_mul(prism_add(t, prism_mul(s, 256)) % 8, 64), prism_add(t, prism_mul(s, 256)) / 8)] = 0.0f;  // line 57
+                                    As[(t + s * 256) % 8 * 64 + (t + s * 256) / 8] = 0.0f;  // line 57
                                 }
                             }
                             for (int s_1 = 0; s_1 < 2; s_1 += 1) {
-                                const int e = prism_add(t, prism_mul(s_1, 256));  // line 59
-                                const int k = prism_add(k0, e / 64);  // line 60
+                                const int e = t + s_1 * 256;  // line 59
+                                const int k = k0 + e / 64;  // line 60
                                 const int n = prism_add(tile_col, e % 64);  // line 61
                                 bool t106 = k < K;  // line 62
                                 if (t106) {
                                     t106 = n < N;
                                 }
                                 if (t106) {  // line 62
-                                    Bs[prism_add(t, prism_mul(s_1, 256))] = B[prism_add(prism_mul(k, N), n)];  // line 63
+                                    Bs[t + s_1 * 256] = B[prism_add(prism_mul(k, N), n)];  // line 63
                                 } else {
-                                    Bs[prism_add(t, prism_mul(s_1, 256))] = 0.0f;  // line 65
+                                    Bs[t + s_1 * 256] = 0.0f;  // line 65
                                 }
                             }
                         }
@@ -83,14 +82,14 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_register_tiles(int M,
                 {  // group(thread[1])
                     for (int kk = 0; kk < 8; kk += 1) {
                         for (int i = 0; i < 4; i += 1) {
-                            reg_m[i] = As[prism_add(prism_add(prism_mul(kk, 64), prism_mul(thread_row, 4)), i)];  // line 70
+                            reg_m[i] = As[kk * 64 + thread_row * 4 + i];  // line 70
                         }
                         for (int j = 0; j < 4; j += 1) {
-                            reg_n[j] = Bs[prism_add(prism_add(prism_mul(kk, 64), prism_mul(thread_col, 4)), j)];  // line 72
+                            reg_n[j] = Bs[kk * 64 + thread_col * 4 + j];  // line 72
                         }
                         for (int i_1 = 0; i_1 < 4; i_1 += 1) {
                             for (int j_1 = 0; j_1 < 4; j_1 += 1) {
-                                const int t160 = prism_add(prism_mul(i_1, 4), j_1);  // line 75
+                                const int t160 = i_1 * 4 + j_1;  // line 75
                                 acc[t160] = fmaf(reg_m[i_1], reg_n[j_1], acc[t160]);
                             }
                         }
@@ -102,12 +101,12 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_register_tiles(int M,
                 {  // group(thread[1])
                     for (int i = 0; i < 4; i += 1) {
                         for (int j = 0; j < 4; j += 1) {
-                            bool t176 = prism_add(prism_add(tile_row, prism_mul(thread_row, 4)), i) < M;  // line 82
+                            bool t176 = prism_add(prism_add(tile_row, thread_row * 4), i) < M;  // line 82
                             if (t176) {
-                                t176 = prism_add(prism_add(tile_col, prism_mul(thread_col, 4)), j) < N;
+                                t176 = prism_add(prism_add(tile_col, thread_col * 4), j) < N;
                             }
                             if (t176) {  // line 82
-                                C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(prism_add(prism_mul(thread_row, 4), i), N), prism_mul(thread_col, 4)), j))] = fmaf(alpha, acc[prism_add(prism_mul(i, 4), j)], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(prism_add(prism_mul(thread_row, 4), i), N), prism_mul(thread_col, 4)), j))]);  // line 83
+                                C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(thread_row * 4 + i, N), thread_col * 4), j))] = fmaf(alpha, acc[i * 4 + j], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(thread_row * 4 + i, N), thread_col * 4), j))]);  // line 83
                             }
                         }
                     }

@@ -30,7 +30,6 @@ extern "C" __global__ void __launch_bounds__(128) sgemm_warp_tiles(int M,
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 128 threads per block
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) float prism_shared0[512];
@@ -44,7 +43,7 @@ extern "C" __global__ void __launch_bounds__(128) sgemm_warp_tiles(int M,
             float* As = prism_shared0;  // line 47
             float* Bs = prism_shared2048;  // line 48
             const int t = prism_tid;  // line 49
-            const int w = prism_tid / 32;  // line 50
+            const int w = (int)((unsigned)prism_tid / 32u);  // line 50
             const int warp_row = w / 2;  // line 51
             const int warp_col = w % 2;  // line 52
             float acc[32] = {};  // line 53
@@ -56,31 +55,31 @@ extern "C" __global__ void __launch_bounds__(128) sgemm_warp_tiles(int M,
                     {  // partition `Bs` as `Bs_t` at thread[1]
                         {  // group(thread[1])
                             for (int s = 0; s < 4; s += 1) {
-                                const int e = prism_add(t, prism_mul(s, 128));  // line 64
+                                const int e = t + s * 128;  // line 64
                                 const int m = prism_add(tile_row, e / 8);  // line 65
-                                const int k = prism_add(k0, e % 8);  // line 66
+                                const int k = k0 + e % 8;  // line 66
                                 bool t58 = m < M;  // line 67
                                 if (t58) {
                                     t58 = k < K;
                                 }
                                 if (t58) {  // line 67
-                                    As[prism_add(prism_mul(prism_add(t, prism_mul(s, 128)) % 8, 64), prism_add(t, prism_mul(s, 128)) / 8)] = A[prism_add(prism_mul(m, K), k)];  // line 68
+                                    As[(t + s * 128) % 8 * 64 + (t + s * 128) / 8] = A[prism_add(prism_mul(m, K), k)];  // line 68
                                 } else {
-                                    As[prism_add(prism_mul(prism_add(t, prism_mul(s, 128)) % 8, 64), prism_add(t, prism_mul(s, 128)) / 8)] = 0.0f;  // line 70
+                                    As[(t + s * 128) % 8 * 64 + (t + s * 128) / 8] = 0.0f;  // line 70
                                 }
                             }
                             for (int s_1 = 0; s_1 < 4; s_1 += 1) {
-                                const int e = prism_add(t, prism_mul(s_1, 128));  // line 72
-                                const int k = prism_add(k0, e / 64);  // line 73
+                                const int e = t + s_1 * 128;  // line 72
+                                const int k = k0 + e / 64;  // line 73
                                 const int n = prism_add(tile_col, e % 64);  // line 74
                                 bool t108 = k < K;  // line 75
                                 if (t108) {
                                     t108 = n < N;
                                 }
                                 if (t108) {  // line 75
-                                    Bs[prism_add(t, prism_mul(s_1, 128))] = B[prism_add(prism_mul(k, N), n)];  // line 76
+                                    Bs[t + s_1 * 128] = B[prism_add(prism_mul(k, N), n)];  // line 76
                                 } else {
-                                    Bs[prism_add(t, prism_mul(s_1, 128))] = 0.0f;  // line 78
+                                    Bs[t + s_1 * 128] = 0.0f;  // line 78
                                 }
                             }
                         }
@@ -89,24 +88,24 @@ extern "C" __global__ void __launch_bounds__(128) sgemm_warp_tiles(int M,
                 __syncthreads();  // line 79
                 // Warp level: each warp works on its own warp tile.
                 {  // group(thread[32])
-                    const int lane = prism_tid % 32;  // line 82
+                    const int lane = (int)((unsigned)prism_tid % 32u);  // line 82
                     const int lr = lane / 8;  // line 83
                     const int lc = lane % 8;  // line 84
                     {  // group(thread[1])
                         for (int kk = 0; kk < 8; kk += 1) {
                             for (int wm = 0; wm < 2; wm += 1) {
                                 for (int i = 0; i < 4; i += 1) {
-                                    reg_m[prism_add(prism_mul(wm, 4), i)] = As[prism_add(prism_add(prism_add(prism_add(prism_mul(kk, 64), prism_mul(warp_row, 32)), prism_mul(wm, 16)), prism_mul(lr, 4)), i)];  // line 89
+                                    reg_m[wm * 4 + i] = As[kk * 64 + warp_row * 32 + wm * 16 + lr * 4 + i];  // line 89
                                 }
                             }
                             for (int wn = 0; wn < 2; wn += 1) {
                                 for (int j = 0; j < 2; j += 1) {
-                                    reg_n[prism_add(prism_mul(wn, 2), j)] = Bs[prism_add(prism_add(prism_add(prism_add(prism_mul(kk, 64), prism_mul(warp_col, 32)), prism_mul(wn, 16)), prism_mul(lc, 2)), j)];  // line 92
+                                    reg_n[wn * 2 + j] = Bs[kk * 64 + warp_col * 32 + wn * 16 + lc * 2 + j];  // line 92
                                 }
                             }
                             for (int x = 0; x < 8; x += 1) {
                                 for (int y = 0; y < 4; y += 1) {
-                                    const int t198 = prism_add(prism_mul(x, 4), y);  // line 95
+                                    const int t198 = x * 4 + y;  // line 95
                                     acc[t198] = fmaf(reg_m[x], reg_n[y], acc[t198]);
                                 }
                             }
@@ -118,7 +117,7 @@ extern "C" __global__ void __launch_bounds__(128) sgemm_warp_tiles(int M,
             // Write back: block tile -> warp tile -> lane's elements.
             {  // partition `C_blk` as `C_w` at thread[32]
                 {  // group(thread[32])
-                    const int lane = prism_tid % 32;  // line 100
+                    const int lane = (int)((unsigned)prism_tid % 32u);  // line 100
                     const int lr = lane / 8;  // line 101
                     const int lc = lane % 8;  // line 102
                     // Register (x, y) -> warp-tile row and column.
@@ -126,14 +125,14 @@ extern "C" __global__ void __launch_bounds__(128) sgemm_warp_tiles(int M,
                         {  // group(thread[1])
                             for (int x = 0; x < 8; x += 1) {
                                 for (int y = 0; y < 4; y += 1) {
-                                    const int row = prism_add(prism_add(prism_add(prism_add(tile_row, prism_mul(warp_row, 32)), prism_mul(x / 4, 16)), prism_mul(lr, 4)), x % 4);  // line 110
-                                    const int col = prism_add(prism_add(prism_add(prism_add(tile_col, prism_mul(warp_col, 32)), prism_mul(y / 2, 16)), prism_mul(lc, 2)), y % 2);  // line 111
+                                    const int row = prism_add(prism_add(prism_add(prism_add(tile_row, warp_row * 32), x / 4 * 16), lr * 4), x % 4);  // line 110
+                                    const int col = prism_add(prism_add(prism_add(prism_add(tile_col, warp_col * 32), y / 2 * 16), lc * 2), y % 2);  // line 111
                                     bool t252 = row < M;  // line 112
                                     if (t252) {
                                         t252 = col < N;
                                     }
                                     if (t252) {  // line 112
-                                        C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(prism_mul(warp_row, 32), N), prism_mul(warp_col, 32)), prism_add(prism_add(prism_add(prism_mul(prism_add(prism_add(prism_mul(x / 4, 16), prism_mul(lr, 4)), x % 4), N), prism_mul(y / 2, 16)), prism_mul(lc, 2)), y % 2)))] = fmaf(alpha, acc[prism_add(prism_mul(x, 4), y)], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(prism_mul(warp_row, 32), N), prism_mul(warp_col, 32)), prism_add(prism_add(prism_add(prism_mul(prism_add(prism_add(prism_mul(x / 4, 16), prism_mul(lr, 4)), x % 4), N), prism_mul(y / 2, 16)), prism_mul(lc, 2)), y % 2)))]);  // line 113
+                                        C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(warp_row * 32, N), warp_col * 32), prism_add(prism_add(prism_add(prism_mul(x / 4 * 16 + lr * 4 + x % 4, N), y / 2 * 16), lc * 2), y % 2)))] = fmaf(alpha, acc[x * 4 + y], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(warp_row * 32, N), warp_col * 32), prism_add(prism_add(prism_add(prism_mul(x / 4 * 16 + lr * 4 + x % 4, N), y / 2 * 16), lc * 2), y % 2)))]);  // line 113
                                     }
                                 }
                             }

@@ -16,7 +16,6 @@ extern "C" __global__ void __launch_bounds__(256) block_sum_tree(int n,
 {
     // launch: threads per block a multiple of 256, blocks a multiple of 1, at most 256 threads per block
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) float prism_shared0[256];
@@ -30,7 +29,7 @@ extern "C" __global__ void __launch_bounds__(256) block_sum_tree(int n,
                 {  // group(thread[1])
                     float v = 0.0f;  // line 26
                     for (int k = 0; k < 4; k += 1) {
-                        const int i = prism_add(prism_add(base, prism_mul(k, 256)), t);  // line 28
+                        const int i = prism_add(prism_add(base, k * 256), t);  // line 28
                         if (i < n) {  // line 29
                             v = v + x[i];  // line 30
                         }
@@ -52,13 +51,13 @@ extern "C" __global__ void __launch_bounds__(256) block_sum_tree(int n,
                 }
             }
             {  // claim `partial_b` as `out` at thread[1]
-                if (prism_tid / 32 < 1) {  // split(warp) case 1: thread[32]
-                    const int lane = prism_tid % 32;  // line 44
-                    float v = s[lane] + s[prism_add(lane, 32)];  // line 45
+                if ((int)((unsigned)prism_tid / 32u) == 0) {  // split(warp) case 1: thread[32]
+                    const int lane = (int)((unsigned)prism_tid % 32u);  // line 44
+                    float v = s[lane] + s[lane + 32];  // line 45
                     for (int d = 4; d > -1; d -= 1) {
                         v = v + __shfl_down_sync(0xffffffffu, v, (unsigned)prism_shl(1, d));  // line 47
                     }
-                    if (prism_tid % 32 < 1) {  // split(thread) case 1: thread[1]
+                    if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                         partial[b] = v;  // line 50
                     }
                 }

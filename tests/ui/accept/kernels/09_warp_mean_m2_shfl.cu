@@ -57,7 +57,6 @@ extern "C" __global__ void warp_mean_m2(int n,
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     const int gw = (int)((prism_bid * blockDim.x + prism_tid) / 32u);  // line 39
@@ -65,11 +64,11 @@ extern "C" __global__ void warp_mean_m2(int n,
         {  // partition `m2` as `m2_w` at thread[32]
             {  // group(thread[32])
                 if (gw < n / 256) {  // line 43
-                    const int lane = prism_tid % 32;  // line 44
+                    const int lane = (int)((unsigned)prism_tid % 32u);  // line 44
                     float items[8] = {};  // line 45
                     {  // group(thread[1])
                         for (int k = 0; k < 8; k += 1) {
-                            items[k] = x[prism_add(prism_add(prism_mul(gw, 256), prism_mul(k, 32)), lane)];  // line 48
+                            items[k] = x[prism_add(prism_add(prism_mul(gw, 256), k * 32), lane)];  // line 48
                         }
                     }
                     float s = 0.0f;  // line 49
@@ -88,7 +87,7 @@ extern "C" __global__ void warp_mean_m2(int n,
                     const float total = warp_reduce_sum(prism_tid % 32, prism_bid, nullptr, d2);  // line 58
                     {  // claim `mean_w` as `mean_l` at thread[1]
                         {  // claim `m2_w` as `m2_l` at thread[1]
-                            if (prism_tid % 32 < 1) {  // split(thread) case 1: thread[1]
+                            if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                                 mean[gw] = mu;  // line 63
                                 m2[gw] = total;  // line 64
                             }

@@ -34,9 +34,9 @@ __device__ __forceinline__ float block_sum(int prism_tid, int prism_bid, unsigne
 {
     float* warp_sums = reinterpret_cast<float*>(prism_smem);  // line 26
     const int t = prism_tid;  // line 27
-    const int w = prism_tid / 32;  // line 28
+    const int w = (int)((unsigned)prism_tid / 32u);  // line 28
     {  // partition `warp_sums` as `zero_t` at thread[1]
-        if (prism_tid / 32 < 1) {  // split(warp) case 1: thread[32]
+        if ((int)((unsigned)prism_tid / 32u) == 0) {  // split(warp) case 1: thread[32]
             {  // group(thread[1])
                 warp_sums[t % 32] = 0.0f;  // line 33
             }
@@ -46,7 +46,7 @@ __device__ __forceinline__ float block_sum(int prism_tid, int prism_bid, unsigne
     const float ws = warp_allreduce_sum(prism_tid % 32, prism_bid, prism_smem + 128, v);  // line 35
     {  // partition `warp_sums` as `slot_t` at thread[1]
         {  // group(thread[32])
-            if (prism_tid % 32 < 1) {  // split(thread) case 1: thread[1]
+            if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                 warp_sums[w] = ws;  // line 40
             }
         }
@@ -68,7 +68,6 @@ extern "C" __global__ void __launch_bounds__(256) tile_l2_normalize(int n,
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 256 threads per block
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) unsigned char prism_smem[128];
@@ -80,8 +79,8 @@ extern "C" __global__ void __launch_bounds__(256) tile_l2_normalize(int n,
             float sq = 0.0f;  // line 58
             {  // group(thread[1])
                 for (int k = 0; k < 4; k += 1) {
-                    if (prism_add(prism_add(base, prism_mul(k, 256)), t) < n) {  // line 61
-                        sq = fmaf(x[prism_add(prism_add(base, prism_mul(k, 256)), t)], x[prism_add(prism_add(base, prism_mul(k, 256)), t)], sq);  // line 62
+                    if (prism_add(prism_add(base, k * 256), t) < n) {  // line 61
+                        sq = fmaf(x[prism_add(prism_add(base, k * 256), t)], x[prism_add(prism_add(base, k * 256), t)], sq);  // line 62
                     }
                 }
             }
@@ -89,8 +88,8 @@ extern "C" __global__ void __launch_bounds__(256) tile_l2_normalize(int n,
             {  // partition `out_b` as `out_t` at thread[1]
                 {  // group(thread[1])
                     for (int k = 0; k < 4; k += 1) {
-                        if (prism_add(prism_add(base, prism_mul(k, 256)), t) < n) {  // line 67
-                            out[prism_add(prism_mul(prism_mul(b, 256), 4), prism_add(prism_mul(k, 256), t))] = x[prism_add(prism_add(base, prism_mul(k, 256)), t)] / norm;  // line 68
+                        if (prism_add(prism_add(base, k * 256), t) < n) {  // line 67
+                            out[prism_add(prism_mul(prism_mul(b, 256), 4), k * 256 + t)] = x[prism_add(prism_add(base, k * 256), t)] / norm;  // line 68
                         }
                     }
                 }

@@ -34,9 +34,9 @@ __device__ __forceinline__ float block_sum(int prism_tid, int prism_bid, unsigne
 {
     float* warp_sums = reinterpret_cast<float*>(prism_smem);  // line 26
     const int t = prism_tid;  // line 27
-    const int w = prism_tid / 32;  // line 28
+    const int w = (int)((unsigned)prism_tid / 32u);  // line 28
     {  // partition `warp_sums` as `zero_t` at thread[1]
-        if (prism_tid / 32 < 1) {  // split(warp) case 1: thread[32]
+        if ((int)((unsigned)prism_tid / 32u) == 0) {  // split(warp) case 1: thread[32]
             {  // group(thread[1])
                 warp_sums[t % 32] = 0.0f;  // line 33
             }
@@ -46,7 +46,7 @@ __device__ __forceinline__ float block_sum(int prism_tid, int prism_bid, unsigne
     const float ws = warp_allreduce_sum(prism_tid % 32, prism_bid, prism_smem + 128, v);  // line 35
     {  // partition `warp_sums` as `slot_t` at thread[1]
         {  // group(thread[32])
-            if (prism_tid % 32 < 1) {  // split(thread) case 1: thread[1]
+            if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                 warp_sums[w] = ws;  // line 40
             }
         }
@@ -68,7 +68,6 @@ extern "C" __global__ void __launch_bounds__(256) grid_dot(int n,
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 256 threads per block
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) unsigned char prism_smem[128];
@@ -80,7 +79,7 @@ extern "C" __global__ void __launch_bounds__(256) grid_dot(int n,
         int nz = 0;  // line 58
         {  // group(thread[1])
             for (int k = 0; k < 4; k += 1) {
-                const int i = prism_add(prism_add(base, prism_mul(k, 256)), t);  // line 61
+                const int i = prism_add(prism_add(base, k * 256), t);  // line 61
                 if (i < n) {  // line 62
                     const float p = x[i] * y[i];  // line 63
                     dot = dot + p;  // line 64
@@ -91,12 +90,12 @@ extern "C" __global__ void __launch_bounds__(256) grid_dot(int n,
             }
         }
         const float block_dot = block_sum(prism_tid, prism_bid, prism_smem, dot);  // line 67
-        if (prism_tid < 1) {  // split(thread) case 1: thread[1]
+        if (prism_tid == 0) {  // split(thread) case 1: thread[1]
             const float t39 = prism_atomic_add(&result[0], block_dot);  // line 70
         }
         {  // group(thread[32])
             const int warp_nz = prism_reduce_add(nz);  // line 72
-            if (prism_tid % 32 < 1) {  // split(thread) case 1: thread[1]
+            if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                 const int t43 = prism_atomic_add(&nonzero[0], warp_nz);  // line 75
             }
         }

@@ -17,7 +17,6 @@ extern "C" __global__ void minmax_negcount(int n,
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     const int g = (int)(prism_bid * blockDim.x + prism_tid);  // line 14
@@ -49,7 +48,7 @@ extern "C" __global__ void minmax_negcount(int n,
         }
         const int warp_lo = prism_reduce_min(lo);  // line 33
         const int warp_hi = prism_reduce_max(hi);  // line 34
-        if (prism_tid % 32 < 1) {  // split(thread) case 1: thread[1]
+        if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
             const int t50 = prism_atomic_min(&stats[0], warp_lo);  // line 37
             const int t52 = prism_atomic_max(&stats[1], warp_hi);  // line 38
             const int t54 = prism_atomic_add(&stats[2], negatives);  // line 39

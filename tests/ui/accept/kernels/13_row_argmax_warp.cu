@@ -60,7 +60,6 @@ extern "C" __global__ void row_argmax(int rows,
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     // In grid code, an id() aimed at thread[32] is the global warp index.
@@ -69,7 +68,7 @@ extern "C" __global__ void row_argmax(int rows,
         {  // partition `row_arg` as `arg_w` at thread[32]
             {  // group(thread[32])
                 if (r < rows) {  // line 37
-                    const int lane = prism_tid % 32;  // line 38
+                    const int lane = (int)((unsigned)prism_tid % 32u);  // line 38
                     float v = 0.0f;  // line 39
                     int i = -1;  // line 40
                     {  // group(thread[1])
@@ -87,7 +86,7 @@ extern "C" __global__ void row_argmax(int rows,
                     const int arg = warp_argmax(prism_tid % 32, prism_bid, nullptr, v, i);  // line 46
                     {  // claim `max_w` as `max_l` at thread[1]
                         {  // claim `arg_w` as `arg_l` at thread[1]
-                            if (prism_tid % 32 < 1) {  // split(thread) case 1: thread[1]
+                            if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                                 row_max[r] = x[prism_add(prism_mul(r, cols), arg)];  // line 51
                                 row_arg[r] = arg;  // line 52
                             }

@@ -44,11 +44,11 @@ __device__ __forceinline__ int block_exclusive_scan(int prism_tid,
 {
     int* warp_tot = reinterpret_cast<int*>(prism_smem);  // line 29
     const int t = prism_tid;  // line 30
-    const int w = prism_tid / 32;  // line 31
+    const int w = (int)((unsigned)prism_tid / 32u);  // line 31
     const int lane = t % 32;  // line 32
     // Slots of warps this block does not have must read as 0.
     {  // partition `warp_tot` as `zero_t` at thread[1]
-        if (prism_tid / 32 < 1) {  // split(warp) case 1: thread[32]
+        if ((int)((unsigned)prism_tid / 32u) == 0) {  // split(warp) case 1: thread[32]
             {  // group(thread[1])
                 warp_tot[lane] = 0;  // line 38
             }
@@ -67,7 +67,7 @@ __device__ __forceinline__ int block_exclusive_scan(int prism_tid,
     __syncthreads();  // line 46
     // The first warp turns the 32 totals into exclusive warp offsets.
     {  // partition `warp_tot` as `off_t` at thread[1]
-        if (prism_tid / 32 < 1) {  // split(warp) case 1: thread[32]
+        if ((int)((unsigned)prism_tid / 32u) == 0) {  // split(warp) case 1: thread[32]
             int tot = 0;  // line 51
             {  // group(thread[1])
                 tot = warp_tot[lane];  // line 53
@@ -91,7 +91,6 @@ extern "C" __global__ void __launch_bounds__(256) tile_exclusive_scan(int n,
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 256 threads per block
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) unsigned char prism_smem[128];
@@ -100,7 +99,7 @@ extern "C" __global__ void __launch_bounds__(256) tile_exclusive_scan(int n,
         {  // partition `totals` as `total_b` at block[1]
             {  // group(block[1])
                 const int t = prism_tid;  // line 70
-                const int first = prism_add(prism_mul(b, 1024), prism_mul(t, 4));  // line 71
+                const int first = prism_add(prism_mul(b, 1024), t * 4);  // line 71
                 int items[4] = {};  // line 72
                 {  // group(thread[1])
                     for (int k = 0; k < 4; k += 1) {
@@ -121,7 +120,7 @@ extern "C" __global__ void __launch_bounds__(256) tile_exclusive_scan(int n,
                         int running = prefix;  // line 84
                         for (int k = 0; k < 4; k += 1) {
                             if (prism_add(first, k) < n) {  // line 86
-                                out[prism_add(prism_mul(b, 1024), prism_add(prism_mul(t, 4), k))] = running;  // line 87
+                                out[prism_add(prism_mul(b, 1024), t * 4 + k)] = running;  // line 87
                             }
                             running = prism_add(running, items[k]);  // line 88
                         }

@@ -55,10 +55,10 @@ __device__ __forceinline__ int block_exclusive_scan(int prism_tid,
 {
     int* warp_tot = reinterpret_cast<int*>(prism_smem);  // line 38
     const int t = prism_tid;  // line 39
-    const int w = prism_tid / 32;  // line 40
+    const int w = (int)((unsigned)prism_tid / 32u);  // line 40
     const int lane = t % 32;  // line 41
     {  // partition `warp_tot` as `zero_t` at thread[1]
-        if (prism_tid / 32 < 1) {  // split(warp) case 1: thread[32]
+        if ((int)((unsigned)prism_tid / 32u) == 0) {  // split(warp) case 1: thread[32]
             {  // group(thread[1])
                 warp_tot[lane] = 0;  // line 46
             }
@@ -75,7 +75,7 @@ __device__ __forceinline__ int block_exclusive_scan(int prism_tid,
     }
     __syncthreads();  // line 53
     {  // partition `warp_tot` as `off_t` at thread[1]
-        if (prism_tid / 32 < 1) {  // split(warp) case 1: thread[32]
+        if ((int)((unsigned)prism_tid / 32u) == 0) {  // split(warp) case 1: thread[32]
             int tot = 0;  // line 57
             {  // group(thread[1])
                 tot = warp_tot[lane];  // line 59
@@ -100,9 +100,9 @@ __device__ __forceinline__ int block_reduce_sum(int prism_tid,
 {
     int* warp_tot = reinterpret_cast<int*>(prism_smem);  // line 72
     const int t = prism_tid;  // line 73
-    const int w = prism_tid / 32;  // line 74
+    const int w = (int)((unsigned)prism_tid / 32u);  // line 74
     {  // partition `warp_tot` as `zero_t` at thread[1]
-        if (prism_tid / 32 < 1) {  // split(warp) case 1: thread[32]
+        if ((int)((unsigned)prism_tid / 32u) == 0) {  // split(warp) case 1: thread[32]
             {  // group(thread[1])
                 warp_tot[t % 32] = 0;  // line 79
             }
@@ -112,7 +112,7 @@ __device__ __forceinline__ int block_reduce_sum(int prism_tid,
     {  // partition `warp_tot` as `tot_t` at thread[1]
         {  // group(thread[32])
             const int warp_sum = prism_reduce_add(v);  // line 83
-            if (prism_tid % 32 < 1) {  // split(thread) case 1: thread[1]
+            if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                 warp_tot[w] = warp_sum;  // line 86
             }
         }
@@ -136,7 +136,6 @@ extern "C" __global__ void __launch_bounds__(256) scan_decoupled_lookback(int n,
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 256 threads per block
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) unsigned char prism_smem[160];
@@ -147,7 +146,7 @@ extern "C" __global__ void __launch_bounds__(256) scan_decoupled_lookback(int n,
             int* ticket_s = reinterpret_cast<int*>(prism_smem);  // line 104
             int* prefix_s = reinterpret_cast<int*>(prism_smem + 16);  // line 105
             {  // claim `ticket_s` as `ticket_t` at thread[1]
-                if (prism_tid < 1) {  // split(thread) case 1: thread[1]
+                if (prism_tid == 0) {  // split(thread) case 1: thread[1]
                     ticket_s[0] = prism_atomic_add(&tile_counter[0], 1);  // line 109
                 }
             }
@@ -155,7 +154,7 @@ extern "C" __global__ void __launch_bounds__(256) scan_decoupled_lookback(int n,
             const int tile = ticket_s[0];  // line 111
             // Local scan of the tile.
             const int t = prism_tid;  // line 114
-            const int first = prism_add(prism_mul(tile, 1024), prism_mul(t, 4));  // line 115
+            const int first = prism_add(prism_mul(tile, 1024), t * 4);  // line 115
             int items[4] = {};  // line 116
             int thread_sum = 0;  // line 117
             {  // group(thread[1])
@@ -170,7 +169,7 @@ extern "C" __global__ void __launch_bounds__(256) scan_decoupled_lookback(int n,
             const int aggregate = block_reduce_sum(prism_tid, prism_bid, prism_smem + 32, thread_sum);  // line 124
             // One thread publishes and looks back.
             {  // claim `prefix_s` as `prefix_t` at thread[1]
-                if (prism_tid < 1) {  // split(thread) case 1: thread[1]
+                if (prism_tid == 0) {  // split(thread) case 1: thread[1]
                     if (tile == 0) {  // line 130
                         prism_atomic_store(&inclusive[0], aggregate);  // line 131
                         __threadfence();  // line 132

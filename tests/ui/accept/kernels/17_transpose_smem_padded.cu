@@ -16,7 +16,6 @@ extern "C" __global__ void __launch_bounds__(256) transpose(int rows,
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 256 threads per block
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) float prism_shared0[1056];
@@ -34,14 +33,14 @@ extern "C" __global__ void __launch_bounds__(256) transpose(int rows,
             {  // partition `tile` as `tile_t` at thread[1]
                 {  // group(thread[1])
                     for (int j = 0; j < 4; j += 1) {
-                        const int r = prism_add(prism_add(r0, ty), prism_mul(j, 8));  // line 32
+                        const int r = prism_add(prism_add(r0, ty), j * 8);  // line 32
                         const int c = prism_add(c0, tx);  // line 33
                         bool t42 = r < rows;  // line 34
                         if (t42) {
                             t42 = c < cols;
                         }
                         if (t42) {  // line 34
-                            tile[prism_add(prism_mul(prism_add(ty, prism_mul(j, 8)), 33), tx)] = a[prism_add(prism_mul(r, cols), c)];  // line 35
+                            tile[(ty + j * 8) * 33 + tx] = a[prism_add(prism_mul(r, cols), c)];  // line 35
                         }
                     }
                 }
@@ -51,14 +50,14 @@ extern "C" __global__ void __launch_bounds__(256) transpose(int rows,
                 {  // group(thread[1])
                     for (int j = 0; j < 4; j += 1) {
                         // Output row c0 + ty + 8j is input column c0 + ty + 8j.
-                        const int c = prism_add(prism_add(c0, ty), prism_mul(j, 8));  // line 41
+                        const int c = prism_add(prism_add(c0, ty), j * 8);  // line 41
                         const int r = prism_add(r0, tx);  // line 42
                         bool t66 = c < cols;  // line 43
                         if (t66) {
                             t66 = r < rows;
                         }
                         if (t66) {  // line 43
-                            at[prism_add(prism_add(prism_mul(c0, rows), r0), prism_add(prism_mul(prism_add(ty, prism_mul(j, 8)), rows), tx))] = tile[prism_add(prism_add(prism_mul(tx, 33), ty), prism_mul(j, 8))];  // line 44
+                            at[prism_add(prism_add(prism_mul(c0, rows), r0), prism_add(prism_mul(ty + j * 8, rows), tx))] = tile[tx * 33 + ty + j * 8];  // line 44
                         }
                     }
                 }

@@ -15,7 +15,6 @@ extern "C" __global__ void __launch_bounds__(256) histogram256(int n,
 {
     // launch: threads per block a multiple of 256, blocks a multiple of 1, at most 256 threads per block
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) int prism_shared0[256];

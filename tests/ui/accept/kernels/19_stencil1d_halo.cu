@@ -17,7 +17,6 @@ extern "C" __global__ void __launch_bounds__(256) stencil9(int n,
 {
     // launch: threads per block a multiple of 256, blocks a multiple of 1, at most 256 threads per block
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) float prism_shared0[264];
@@ -31,9 +30,9 @@ extern "C" __global__ void __launch_bounds__(256) stencil9(int n,
             {  // partition `s` as `s_t` at thread[1]
                 {  // group(thread[1])
                     if (prism_add(base, t) < n) {  // line 28
-                        s[prism_add(t, 4)] = inp[prism_add(base, t)];  // line 29
+                        s[t + 4] = inp[prism_add(base, t)];  // line 29
                     } else {
-                        s[prism_add(t, 4)] = 0.0f;  // line 31
+                        s[t + 4] = 0.0f;  // line 31
                     }
                 }
                 const int prism_pos = prism_tid;  // line 32
@@ -52,9 +51,9 @@ extern "C" __global__ void __launch_bounds__(256) stencil9(int n,
                             // Thread t = R + h loads s[THREADS + R + h] = inp[base + THREADS + h].
                             const int src = prism_sub(prism_add(prism_add(base, 256), t), 4);  // line 43
                             if (src < n) {  // line 44
-                                s[prism_add(t, 256)] = inp[src];  // line 45
+                                s[t + 256] = inp[src];  // line 45
                             } else {
-                                s[prism_add(t, 256)] = 0.0f;  // line 47
+                                s[t + 256] = 0.0f;  // line 47
                             }
                         }
                     }
@@ -66,7 +65,7 @@ extern "C" __global__ void __launch_bounds__(256) stencil9(int n,
                     if (prism_add(base, t) < n) {  // line 51
                         float acc = 0.0f;  // line 52
                         for (int k = 0; k < 9; k += 1) {
-                            acc = fmaf(w[k], s[prism_add(t, k)], acc);  // line 54
+                            acc = fmaf(w[k], s[t + k], acc);  // line 54
                         }
                         out[prism_add(prism_mul(b, 256), t)] = acc;  // line 55
                     }

@@ -49,14 +49,13 @@ extern "C" __global__ void softmax_rows(int rows,
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     const int r = (int)((prism_bid * blockDim.x + prism_tid) / 32u);  // line 28
     {  // partition `y` as `y_row` at thread[32]
         {  // group(thread[32])
             if (r < rows) {  // line 31
-                const int lane = prism_tid % 32;  // line 32
+                const int lane = (int)((unsigned)prism_tid % 32u);  // line 32
                 // Every lane has at least column 0's value to start from.
                 float m = x[prism_mul(r, cols)];  // line 34
                 {  // group(thread[1])

@@ -43,7 +43,6 @@ extern "C" __global__ void __launch_bounds__(64) gemv_pipelined(int K,
 {
     // launch: threads per block a multiple of 64, blocks a multiple of 1, at most 64 threads per block
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) unsigned char prism_smem[2048];
@@ -57,14 +56,14 @@ extern "C" __global__ void __launch_bounds__(64) gemv_pipelined(int K,
             float acc = 0.0f;  // line 41
             // Prologue: the producer fills slot0 with chunk 0; the consumer is masked off.
             {  // async `slot0` as `s0` at block[1]
-                if (prism_tid / 32 < 1) {  // split(warp) case 1: thread[32]
-                    const int lane = prism_tid % 32;  // line 47
+                if ((int)((unsigned)prism_tid / 32u) == 0) {  // split(warp) case 1: thread[32]
+                    const int lane = (int)((unsigned)prism_tid % 32u);  // line 47
                     {  // group(thread[1])
                         for (int q = 0; q < 2; q += 1) {
                             asm volatile(  // line 50
                                 "cp.async.cg.shared.global [%0], [%1], 16;"
                                 :
-                                : "r"(prism_smem_addr(&slot0[prism_add(prism_mul(q, 128), prism_mul(lane, 4))])), "l"(&A[prism_add(prism_add(row, prism_mul(q, 128)), prism_mul(lane, 4))])
+                                : "r"(prism_smem_addr(&slot0[q * 128 + lane * 4])), "l"(&A[prism_add(prism_add(row, q * 128), lane * 4)])
                                 : "memory");
                         }
                     }
@@ -76,26 +75,26 @@ extern "C" __global__ void __launch_bounds__(64) gemv_pipelined(int K,
             for (int c = 0; c < chunks; c += 2) {
                 // Fill slot1 with chunk c + 1 while computing on slot0 (chunk c).
                 {  // async `slot1` as `s1` at block[1]
-                    const int prism_pos = prism_tid / 32;  // line 56
-                    if (prism_pos < 1) {
-                        if (prism_add(c, 1) < chunks) {  // line 58
-                            const int lane = prism_tid % 32;  // line 59
+                    const int prism_pos = (int)((unsigned)prism_tid / 32u);  // line 56
+                    if (prism_pos == 0) {
+                        if (c + 1 < chunks) {  // line 58
+                            const int lane = (int)((unsigned)prism_tid % 32u);  // line 59
                             {  // group(thread[1])
                                 for (int q = 0; q < 2; q += 1) {
                                     asm volatile(  // line 62
                                         "cp.async.cg.shared.global [%0], [%1], 16;"
                                         :
-                                        : "r"(prism_smem_addr(&slot1[prism_add(prism_mul(q, 128), prism_mul(lane, 4))])), "l"(&A[prism_add(prism_add(prism_add(row, prism_mul(prism_add(c, 1), 256)), prism_mul(q, 128)), prism_mul(lane, 4))])
+                                        : "r"(prism_smem_addr(&slot1[q * 128 + lane * 4])), "l"(&A[prism_add(prism_add(prism_add(row, prism_mul(c + 1, 256)), q * 128), lane * 4)])
                                         : "memory");
                                 }
                             }
                         }
                     } else {
                         if (prism_pos < 2) {  // split(warp) case 1: thread[32]
-                            const int lane = prism_tid % 32;  // line 65
+                            const int lane = (int)((unsigned)prism_tid % 32u);  // line 65
                             {  // group(thread[1])
                                 for (int j = 0; j < 8; j += 1) {
-                                    acc = fmaf(slot0[prism_add(lane, prism_mul(32, j))], v[prism_add(prism_add(prism_mul(c, 256), lane), prism_mul(32, j))], acc);  // line 68
+                                    acc = fmaf(slot0[lane + 32 * j], v[prism_add(prism_add(prism_mul(c, 256), lane), 32 * j)], acc);  // line 68
                                 }
                             }
                         }
@@ -106,27 +105,27 @@ extern "C" __global__ void __launch_bounds__(64) gemv_pipelined(int K,
                 __syncthreads();  // line 69
                 // Fill slot0 with chunk c + 2 while computing on slot1 (chunk c + 1).
                 {  // async `slot0` as `s0` at block[1]
-                    const int prism_pos2 = prism_tid / 32;  // line 72
-                    if (prism_pos2 < 1) {
-                        if (prism_add(c, 2) < chunks) {  // line 74
-                            const int lane = prism_tid % 32;  // line 75
+                    const int prism_pos2 = (int)((unsigned)prism_tid / 32u);  // line 72
+                    if (prism_pos2 == 0) {
+                        if (c + 2 < chunks) {  // line 74
+                            const int lane = (int)((unsigned)prism_tid % 32u);  // line 75
                             {  // group(thread[1])
                                 for (int q = 0; q < 2; q += 1) {
                                     asm volatile(  // line 78
                                         "cp.async.cg.shared.global [%0], [%1], 16;"
                                         :
-                                        : "r"(prism_smem_addr(&slot0[prism_add(prism_mul(q, 128), prism_mul(lane, 4))])), "l"(&A[prism_add(prism_add(prism_add(row, prism_mul(prism_add(c, 2), 256)), prism_mul(q, 128)), prism_mul(lane, 4))])
+                                        : "r"(prism_smem_addr(&slot0[q * 128 + lane * 4])), "l"(&A[prism_add(prism_add(prism_add(row, prism_mul(c + 2, 256)), q * 128), lane * 4)])
                                         : "memory");
                                 }
                             }
                         }
                     } else {
                         if (prism_pos2 < 2) {  // split(warp) case 1: thread[32]
-                            if (prism_add(c, 1) < chunks) {  // line 81
-                                const int lane = prism_tid % 32;  // line 82
+                            if (c + 1 < chunks) {  // line 81
+                                const int lane = (int)((unsigned)prism_tid % 32u);  // line 82
                                 {  // group(thread[1])
                                     for (int j = 0; j < 8; j += 1) {
-                                        acc = fmaf(slot1[prism_add(lane, prism_mul(32, j))], v[prism_add(prism_add(prism_mul(prism_add(c, 1), 256), lane), prism_mul(32, j))], acc);  // line 85
+                                        acc = fmaf(slot1[lane + 32 * j], v[prism_add(prism_add(prism_mul(c + 1, 256), lane), 32 * j)], acc);  // line 85
                                     }
                                 }
                             }
@@ -139,12 +138,12 @@ extern "C" __global__ void __launch_bounds__(64) gemv_pipelined(int K,
             }
             // The consumer warp reduces its lanes; its lane 0 writes y[b].
             {  // claim `y_b` as `y_t` at thread[1]
-                const int prism_pos3 = prism_tid / 32;  // line 90
-                if (prism_pos3 < 1) {
+                const int prism_pos3 = (int)((unsigned)prism_tid / 32u);  // line 90
+                if (prism_pos3 == 0) {
                 } else {
                     if (prism_pos3 < 2) {  // split(warp) case 1: thread[32]
                         const float total = warp_allreduce_sum(prism_tid % 32, prism_bid, prism_smem + 2048, acc);  // line 94
-                        if (prism_tid % 32 < 1) {  // split(thread) case 1: thread[1]
+                        if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                             y[b] = total;  // line 97
                         }
                     }

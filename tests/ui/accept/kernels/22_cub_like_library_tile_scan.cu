@@ -125,11 +125,11 @@ __device__ __forceinline__ void block_load(int prism_tid,
                                            int items_per_thread,
                                            int valid)
 {
-    const int w = prism_tid / 32;  // line 46
+    const int w = (int)((unsigned)prism_tid / 32u);  // line 46
     {  // partition `input` as `input_w` at thread[32]
         {  // group(thread[32])
-            int* input_w = input + prism_mul(prism_mul(w, 32), items_per_thread);  // line 47
-            warp_load(prism_tid % 32, prism_bid, prism_smem, input_w, output, items_per_thread, prism_sub(valid, prism_mul(prism_mul(w, 32), items_per_thread)));  // line 49
+            int* input_w = input + prism_mul(w * 32, items_per_thread);  // line 47
+            warp_load(prism_tid % 32, prism_bid, prism_smem, input_w, output, items_per_thread, prism_sub(valid, prism_mul(w * 32, items_per_thread)));  // line 49
         }
     }
 }
@@ -175,11 +175,11 @@ __device__ __forceinline__ void block_store(int prism_tid,
                                             int items_per_thread,
                                             int valid)
 {
-    const int w = prism_tid / 32;  // line 73
+    const int w = (int)((unsigned)prism_tid / 32u);  // line 73
     {  // partition `output` as `output_w` at thread[32]
         {  // group(thread[32])
-            int* output_w = output + prism_mul(prism_mul(w, 32), items_per_thread);  // line 74
-            warp_store(prism_tid % 32, prism_bid, prism_smem, input, output_w, items_per_thread, prism_sub(valid, prism_mul(prism_mul(w, 32), items_per_thread)));  // line 76
+            int* output_w = output + prism_mul(w * 32, items_per_thread);  // line 74
+            warp_store(prism_tid % 32, prism_bid, prism_smem, input, output_w, items_per_thread, prism_sub(valid, prism_mul(w * 32, items_per_thread)));  // line 76
         }
     }
 }
@@ -211,9 +211,9 @@ __device__ __forceinline__ int block_reduce(int prism_tid, int prism_bid, unsign
 {
     int* warp_tot = reinterpret_cast<int*>(prism_smem);  // line 98
     const int t = prism_tid;  // line 99
-    const int w = prism_tid / 32;  // line 100
+    const int w = (int)((unsigned)prism_tid / 32u);  // line 100
     {  // partition `warp_tot` as `zero_t` at thread[1]
-        if (prism_tid / 32 < 1) {  // split(warp) case 1: thread[32]
+        if ((int)((unsigned)prism_tid / 32u) == 0) {  // split(warp) case 1: thread[32]
             {  // group(thread[1])
                 warp_tot[t % 32] = 0;  // line 105
             }
@@ -223,7 +223,7 @@ __device__ __forceinline__ int block_reduce(int prism_tid, int prism_bid, unsign
     const int ws = warp_reduce(prism_tid % 32, prism_bid, prism_smem + 128, v);  // line 107
     {  // partition `warp_tot` as `slot_t` at thread[1]
         {  // group(thread[32])
-            if (prism_tid % 32 < 1) {  // split(thread) case 1: thread[1]
+            if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                 warp_tot[w] = ws;  // line 112
             }
         }
@@ -279,10 +279,10 @@ __device__ __forceinline__ int block_exclusive_scan(int prism_tid,
 {
     int* warp_tot = reinterpret_cast<int*>(prism_smem);  // line 147
     const int t = prism_tid;  // line 148
-    const int w = prism_tid / 32;  // line 149
+    const int w = (int)((unsigned)prism_tid / 32u);  // line 149
     const int lane = t % 32;  // line 150
     {  // partition `warp_tot` as `zero_t` at thread[1]
-        if (prism_tid / 32 < 1) {  // split(warp) case 1: thread[32]
+        if ((int)((unsigned)prism_tid / 32u) == 0) {  // split(warp) case 1: thread[32]
             {  // group(thread[1])
                 warp_tot[lane] = 0;  // line 155
             }
@@ -299,7 +299,7 @@ __device__ __forceinline__ int block_exclusive_scan(int prism_tid,
     }
     __syncthreads();  // line 162
     {  // partition `warp_tot` as `off_t` at thread[1]
-        if (prism_tid / 32 < 1) {  // split(warp) case 1: thread[32]
+        if ((int)((unsigned)prism_tid / 32u) == 0) {  // split(warp) case 1: thread[32]
             int tot = 0;  // line 166
             {  // group(thread[1])
                 tot = warp_tot[lane];  // line 168
@@ -324,7 +324,6 @@ extern "C" __global__ void __launch_bounds__(128) tile_scan(int n,
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 128 threads per block
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) unsigned char prism_smem[128];
@@ -353,7 +352,7 @@ extern "C" __global__ void __launch_bounds__(128) tile_scan(int n,
                     block_store(prism_tid, prism_bid, prism_smem, items_3, out_b, 4, valid);  // line 196
                     const int tile_total = block_reduce(prism_tid, prism_bid, prism_smem, thread_sum);  // line 197
                     {  // claim `total_b` as `total_t` at thread[1]
-                        if (prism_tid < 1) {  // split(thread) case 1: thread[1]
+                        if (prism_tid == 0) {  // split(thread) case 1: thread[1]
                             totals[b] = tile_total;  // line 201
                         }
                     }

@@ -45,10 +45,10 @@ __device__ __forceinline__ void mma_16x8x16(int prism_tid,
     float fc[4] = {};  // line 34
     {  // group(thread[1])
         for (int i = 0; i < 8; i += 1) {
-            fa[i] = a[prism_add(prism_add(prism_add(prism_mul(prism_add(g, prism_mul(8, i / 2 % 2)), lda), prism_mul(2, q)), i % 2), prism_mul(8, i / 4))];  // line 37
+            fa[i] = a[prism_add(prism_add(prism_add(prism_mul(g + 8 * (i / 2 % 2), lda), 2 * q), i % 2), 8 * (i / 4))];  // line 37
         }
         for (int i_1 = 0; i_1 < 4; i_1 += 1) {
-            fb[i_1] = b[prism_add(prism_mul(prism_add(prism_add(prism_mul(2, q), i_1 % 2), prism_mul(8, i_1 / 2)), ldb), g)];  // line 39
+            fb[i_1] = b[prism_add(prism_mul(2 * q + i_1 % 2 + 8 * (i_1 / 2), ldb), g)];  // line 39
         }
         for (int i_2 = 0; i_2 < 4; i_2 += 1) {
             fc[i_2] = acc[i_2];  // line 41
@@ -85,7 +85,6 @@ extern "C" __global__ void __launch_bounds__(128) gemm_bf16_mma(int M,
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 128 threads per block
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) unsigned char prism_smem[1536];
@@ -98,7 +97,7 @@ extern "C" __global__ void __launch_bounds__(128) gemm_bf16_mma(int M,
             __nv_bfloat16* As = reinterpret_cast<__nv_bfloat16*>(prism_smem);  // line 63
             __nv_bfloat16* Bs = reinterpret_cast<__nv_bfloat16*>(prism_smem + 1024);  // line 64
             const int t = prism_tid;  // line 65
-            const int w = prism_tid / 32;  // line 66
+            const int w = (int)((unsigned)prism_tid / 32u);  // line 66
             const int wr = w / 2;  // line 67
             const int wc = w % 2;  // line 68
             __align__(16) float acc[4] = {};  // line 69
@@ -107,31 +106,31 @@ extern "C" __global__ void __launch_bounds__(128) gemm_bf16_mma(int M,
                     {  // partition `Bs` as `Bs_t` at thread[1]
                         {  // group(thread[1])
                             for (int s = 0; s < 4; s += 1) {
-                                const int e = prism_add(t, prism_mul(s, 128));  // line 75
+                                const int e = t + s * 128;  // line 75
                                 const int r = prism_add(tile_row, e / 16);  // line 76
-                                const int k = prism_add(k0, e % 16);  // line 77
+                                const int k = k0 + e % 16;  // line 77
                                 bool t58 = r < M;  // line 78
                                 if (t58) {
                                     t58 = k < K;
                                 }
                                 if (t58) {  // line 78
-                                    As[prism_add(t, prism_mul(s, 128))] = A[prism_add(prism_mul(r, K), k)];  // line 79
+                                    As[t + s * 128] = A[prism_add(prism_mul(r, K), k)];  // line 79
                                 } else {
-                                    As[prism_add(t, prism_mul(s, 128))] = __float2bfloat16_rn(0.0f);  // line 81
+                                    As[t + s * 128] = __float2bfloat16_rn(0.0f);  // line 81
                                 }
                             }
                             for (int s_1 = 0; s_1 < 2; s_1 += 1) {
-                                const int e = prism_add(t, prism_mul(s_1, 128));  // line 83
-                                const int k = prism_add(k0, e / 16);  // line 84
+                                const int e = t + s_1 * 128;  // line 83
+                                const int k = k0 + e / 16;  // line 84
                                 const int c = prism_add(tile_col, e % 16);  // line 85
                                 bool t89 = k < K;  // line 86
                                 if (t89) {
                                     t89 = c < N;
                                 }
                                 if (t89) {  // line 86
-                                    Bs[prism_add(t, prism_mul(s_1, 128))] = B[prism_add(prism_mul(k, N), c)];  // line 87
+                                    Bs[t + s_1 * 128] = B[prism_add(prism_mul(k, N), c)];  // line 87
                                 } else {
-                                    Bs[prism_add(t, prism_mul(s_1, 128))] = __float2bfloat16_rn(0.0f);  // line 89
+                                    Bs[t + s_1 * 128] = __float2bfloat16_rn(0.0f);  // line 89
                                 }
                             }
                         }
@@ -142,8 +141,8 @@ extern "C" __global__ void __launch_bounds__(128) gemm_bf16_mma(int M,
                 {  // partition `As` as `As_w` at thread[32]
                     {  // partition `Bs` as `Bs_w` at thread[32]
                         {  // group(thread[32])
-                            __nv_bfloat16* As_w = As + prism_mul(prism_mul(wr, 16), 16);  // line 92
-                            __nv_bfloat16* Bs_w = Bs + prism_mul(wc, 8);  // line 93
+                            __nv_bfloat16* As_w = As + wr * 16 * 16;  // line 92
+                            __nv_bfloat16* Bs_w = Bs + wc * 8;  // line 93
                             float* acc_1 = acc;  // line 69
                             mma_16x8x16(prism_tid % 32, prism_bid, prism_smem + 1536, As_w, 16, Bs_w, 16, acc_1);  // line 95
                         }
@@ -153,20 +152,20 @@ extern "C" __global__ void __launch_bounds__(128) gemm_bf16_mma(int M,
             }
             {  // partition `C_blk` as `C_w` at thread[32]
                 {  // group(thread[32])
-                    const int x = prism_tid % 32;  // line 99
+                    const int x = (int)((unsigned)prism_tid % 32u);  // line 99
                     const int g = x / 4;  // line 100
                     const int q = x % 4;  // line 101
                     {  // partition `C_w` as `C_t` at thread[1]
                         {  // group(thread[1])
                             for (int i = 0; i < 4; i += 1) {
-                                const int row = prism_add(prism_add(prism_add(tile_row, prism_mul(wr, 16)), g), prism_mul(8, i / 2));  // line 105
-                                const int col = prism_add(prism_add(prism_add(tile_col, prism_mul(wc, 8)), prism_mul(2, q)), i % 2);  // line 106
+                                const int row = prism_add(prism_add(prism_add(tile_row, wr * 16), g), 8 * (i / 2));  // line 105
+                                const int col = prism_add(prism_add(prism_add(tile_col, wc * 8), 2 * q), i % 2);  // line 106
                                 bool t151 = row < M;  // line 107
                                 if (t151) {
                                     t151 = col < N;
                                 }
                                 if (t151) {  // line 107
-                                    C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(prism_mul(wr, 16), N), prism_mul(wc, 8)), prism_add(prism_add(prism_mul(prism_add(g, prism_mul(8, i / 2)), N), prism_mul(2, q)), i % 2)))] = fmaf(alpha, acc[i], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(prism_mul(wr, 16), N), prism_mul(wc, 8)), prism_add(prism_add(prism_mul(prism_add(g, prism_mul(8, i / 2)), N), prism_mul(2, q)), i % 2)))]);  // line 108
+                                    C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(wr * 16, N), wc * 8), prism_add(prism_add(prism_mul(g + 8 * (i / 2), N), 2 * q), i % 2)))] = fmaf(alpha, acc[i], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(wr * 16, N), wc * 8), prism_add(prism_add(prism_mul(g + 8 * (i / 2), N), 2 * q), i % 2)))]);  // line 108
                                 }
                             }
                         }

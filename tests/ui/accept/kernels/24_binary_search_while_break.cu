@@ -49,7 +49,6 @@ extern "C" __global__ void batched_search(int n,
 {
     // launch: threads per block a multiple of 1, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     const int j = (int)(prism_bid * blockDim.x + prism_tid);  // line 29

@@ -37,7 +37,6 @@ extern "C" __global__ void __launch_bounds__(256) row_col_sums(int rows,
 {
     // launch: threads per block a multiple of 256, blocks a multiple of 2, at most 256 threads per block
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     const int p = prism_bid / 2;  // line 28
@@ -47,14 +46,14 @@ extern "C" __global__ void __launch_bounds__(256) row_col_sums(int rows,
                 {  // claim `row_p` as `row_b` at block[1]
                     {  // claim `col_p` as `col_b` at block[1]
                         const int prism_pos = prism_bid % 2;  // line 34
-                        if (prism_pos < 1) {
+                        if (prism_pos == 0) {
                             // Even block: one warp per row.
-                            const int w = prism_tid / 32;  // line 37
+                            const int w = (int)((unsigned)prism_tid / 32u);  // line 37
                             const int r = prism_add(prism_mul(p, 8), w);  // line 38
                             {  // partition `row_b` as `row_w` at thread[32]
                                 {  // group(thread[32])
                                     if (r < rows) {  // line 41
-                                        const int lane = prism_tid % 32;  // line 42
+                                        const int lane = (int)((unsigned)prism_tid % 32u);  // line 42
                                         float s = 0.0f;  // line 43
                                         {  // group(thread[1])
                                             for (int c = lane; c < cols; c += 32) {
@@ -63,7 +62,7 @@ extern "C" __global__ void __launch_bounds__(256) row_col_sums(int rows,
                                         }
                                         const float total = warp_allreduce_sum(prism_tid % 32, prism_bid, nullptr, s);  // line 47
                                         {  // claim `row_w` as `row_l` at thread[1]
-                                            if (prism_tid % 32 < 1) {  // split(thread) case 1: thread[1]
+                                            if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                                                 row_sum[prism_add(prism_mul(p, 8), w)] = total;  // line 51
                                             }
                                         }

@@ -30,7 +30,6 @@ extern "C" __global__ void __launch_bounds__(256) compact_positive(int n,
 {
     // launch: threads per block a multiple of 256, blocks a multiple of 1, at most 256 threads per block
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) unsigned char prism_smem[32];
@@ -40,11 +39,11 @@ extern "C" __global__ void __launch_bounds__(256) compact_positive(int n,
             {  // group(block[1])
                 int* warp_count = reinterpret_cast<int*>(prism_smem);  // line 33
                 const int t = prism_tid;  // line 34
-                const int w = prism_tid / 32;  // line 35
+                const int w = (int)((unsigned)prism_tid / 32u);  // line 35
                 const int lane = t % 32;  // line 36
                 int kept = 0;  // line 37
                 for (int k = 0; k < 4; k += 1) {
-                    const int i = prism_add(prism_add(prism_mul(b, 1024), prism_mul(k, 256)), t);  // line 39
+                    const int i = prism_add(prism_add(prism_mul(b, 1024), k * 256), t);  // line 39
                     int v = 0;  // line 40
                     {  // group(thread[1])
                         if (i < n) {  // line 42
@@ -67,7 +66,7 @@ extern "C" __global__ void __launch_bounds__(256) compact_positive(int n,
                                 t47 = 0;
                             }
                             const int n_keep = prism_reduce_add(t47);
-                            if (prism_tid % 32 < 1) {  // split(thread) case 1: thread[1]
+                            if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                                 warp_count[w] = n_keep;  // line 55
                             }
                         }
@@ -95,7 +94,7 @@ extern "C" __global__ void __launch_bounds__(256) compact_positive(int n,
                     __syncthreads();  // line 70
                 }
                 {  // claim `count_b` as `count_t` at thread[1]
-                    if (prism_tid < 1) {  // split(thread) case 1: thread[1]
+                    if (prism_tid == 0) {  // split(thread) case 1: thread[1]
                         count[b] = kept;  // line 74
                     }
                 }

@@ -33,9 +33,9 @@ __device__ __forceinline__ float block_sum(int prism_tid, int prism_bid, unsigne
 {
     float* warp_sums = reinterpret_cast<float*>(prism_smem);  // line 22
     const int t = prism_tid;  // line 23
-    const int w = prism_tid / 32;  // line 24
+    const int w = (int)((unsigned)prism_tid / 32u);  // line 24
     {  // partition `warp_sums` as `zero_t` at thread[1]
-        if (prism_tid / 32 < 1) {  // split(warp) case 1: thread[32]
+        if ((int)((unsigned)prism_tid / 32u) == 0) {  // split(warp) case 1: thread[32]
             {  // group(thread[1])
                 warp_sums[t % 32] = 0.0f;  // line 29
             }
@@ -45,7 +45,7 @@ __device__ __forceinline__ float block_sum(int prism_tid, int prism_bid, unsigne
     const float ws = warp_allreduce_sum(prism_tid % 32, prism_bid, prism_smem + 128, v);  // line 31
     {  // partition `warp_sums` as `slot_t` at thread[1]
         {  // group(thread[32])
-            if (prism_tid % 32 < 1) {  // split(thread) case 1: thread[1]
+            if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                 warp_sums[w] = ws;  // line 36
             }
         }
@@ -69,7 +69,6 @@ extern "C" __global__ void __launch_bounds__(1024) layernorm_rows(int rows,
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 1024 threads per block
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) unsigned char prism_smem[128];

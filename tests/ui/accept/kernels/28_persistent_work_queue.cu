@@ -19,7 +19,6 @@ extern "C" __global__ void __launch_bounds__(256) persistent_tile_stats(int n,
 {
     // launch: threads per block a multiple of 256, blocks a multiple of 1, at most 256 threads per block
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     __shared__ __align__(128) int prism_shared0[1];
     __shared__ __align__(16) int prism_shared16[8];
     __shared__ __align__(16) int prism_shared48[8];
@@ -32,10 +31,10 @@ extern "C" __global__ void __launch_bounds__(256) persistent_tile_stats(int n,
                 int* warp_sum = prism_shared16;  // line 29
                 int* warp_max = prism_shared48;  // line 30
                 const int t = prism_tid;  // line 31
-                const int w = prism_tid / 32;  // line 32
+                const int w = (int)((unsigned)prism_tid / 32u);  // line 32
                 while (true) {  // line 33
                     {  // claim `ticket` as `ticket_t` at thread[1]
-                        if (prism_tid < 1) {  // split(thread) case 1: thread[1]
+                        if (prism_tid == 0) {  // split(thread) case 1: thread[1]
                             ticket[0] = prism_atomic_add(&queue[0], 1);  // line 37
                         }
                     }
@@ -50,7 +49,7 @@ extern "C" __global__ void __launch_bounds__(256) persistent_tile_stats(int n,
                     int m = (-2147483647 - 1);  // line 45
                     {  // group(thread[1])
                         for (int k = 0; k < 4; k += 1) {
-                            const int i = prism_add(prism_add(prism_mul(tile, 1024), prism_mul(k, 256)), t);  // line 48
+                            const int i = prism_add(prism_add(prism_mul(tile, 1024), k * 256), t);  // line 48
                             if (i < n) {  // line 49
                                 s = prism_add(s, x[i]);  // line 50
                                 m = prism_max(m, x[i]);  // line 51
@@ -62,7 +61,7 @@ extern "C" __global__ void __launch_bounds__(256) persistent_tile_stats(int n,
                             {  // group(thread[32])
                                 const int ws = prism_reduce_add(s);  // line 55
                                 const int wm = prism_reduce_max(m);  // line 56
-                                if (prism_tid % 32 < 1) {  // split(thread) case 1: thread[1]
+                                if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                                     warp_sum[w] = ws;  // line 59
                                     warp_max[w] = wm;  // line 60
                                 }
@@ -78,7 +77,7 @@ extern "C" __global__ void __launch_bounds__(256) persistent_tile_stats(int n,
                     }
                     {  // claim `sum_b` as `sum_t` at thread[1]
                         {  // claim `max_b` as `max_t` at thread[1]
-                            if (prism_tid < 1) {  // split(thread) case 1: thread[1]
+                            if (prism_tid == 0) {  // split(thread) case 1: thread[1]
                                 tile_sum[tile] = total;  // line 71
                                 tile_max[tile] = best;  // line 72
                             }

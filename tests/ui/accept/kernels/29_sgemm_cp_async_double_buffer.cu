@@ -26,7 +26,6 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_cp_async(int M,
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 256 threads per block
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) float prism_shared0[1024];
@@ -47,10 +46,10 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_cp_async(int M,
             const int tr = t / 16;  // line 39
             const int tc = t % 16;  // line 40
             // This thread's 16-byte chunk of each slab: destination offsets and source offsets.
-            const int a_dst = prism_add(prism_mul(t / 4, 16), prism_mul(t % 4, 4));  // line 42
-            const int a_src = prism_add(prism_mul(prism_add(row0, t / 4), K), prism_mul(t % 4, 4));  // line 43
-            const int b_dst = prism_add(prism_mul(t / 16, 64), prism_mul(t % 16, 4));  // line 44
-            const int b_src = prism_add(prism_add(prism_mul(t / 16, N), col0), prism_mul(t % 16, 4));  // line 45
+            const int a_dst = t / 4 * 16 + t % 4 * 4;  // line 42
+            const int a_src = prism_add(prism_mul(prism_add(row0, t / 4), K), t % 4 * 4);  // line 43
+            const int b_dst = t / 16 * 64 + t % 16 * 4;  // line 44
+            const int b_src = prism_add(prism_add(prism_mul(t / 16, N), col0), t % 16 * 4);  // line 45
             const int steps = K / 16;  // line 46
             float acc[16] = {};  // line 47
             // Prologue: K step 0 into slot 0.
@@ -80,23 +79,23 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_cp_async(int M,
                 {  // async `As1` as `a1` at block[1]
                     {  // async `Bs1` as `b1` at block[1]
                         {  // group(thread[1])
-                            if (prism_add(s, 1) < steps) {  // line 62
+                            if (s + 1 < steps) {  // line 62
                                 asm volatile(  // line 63
                                     "cp.async.cg.shared.global [%0], [%1], 16;"
                                     :
-                                    : "r"(prism_smem_addr(&As1[a_dst])), "l"(&A[prism_add(a_src, prism_mul(prism_add(s, 1), 16))])
+                                    : "r"(prism_smem_addr(&As1[a_dst])), "l"(&A[prism_add(a_src, prism_mul(s + 1, 16))])
                                     : "memory");
                                 asm volatile(  // line 64
                                     "cp.async.cg.shared.global [%0], [%1], 16;"
                                     :
-                                    : "r"(prism_smem_addr(&Bs1[b_dst])), "l"(&B[prism_add(b_src, prism_mul(prism_mul(prism_add(s, 1), 16), N))])
+                                    : "r"(prism_smem_addr(&Bs1[b_dst])), "l"(&B[prism_add(b_src, prism_mul(prism_mul(s + 1, 16), N))])
                                     : "memory");
                             }
                             for (int kk = 0; kk < 16; kk += 1) {
                                 for (int i = 0; i < 4; i += 1) {
                                     for (int j = 0; j < 4; j += 1) {
-                                        const int t115 = prism_add(prism_mul(i, 4), j);  // line 68
-                                        acc[t115] = fmaf(As0[prism_add(prism_mul(prism_add(prism_mul(tr, 4), i), 16), kk)], Bs0[prism_add(prism_add(prism_mul(kk, 64), prism_mul(tc, 4)), j)], acc[t115]);
+                                        const int t115 = i * 4 + j;  // line 68
+                                        acc[t115] = fmaf(As0[(tr * 4 + i) * 16 + kk], Bs0[kk * 64 + tc * 4 + j], acc[t115]);
                                     }
                                 }
                             }
@@ -112,24 +111,24 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_cp_async(int M,
                 {  // async `As0` as `a0` at block[1]
                     {  // async `Bs0` as `b0` at block[1]
                         {  // group(thread[1])
-                            if (prism_add(s, 2) < steps) {  // line 74
+                            if (s + 2 < steps) {  // line 74
                                 asm volatile(  // line 75
                                     "cp.async.cg.shared.global [%0], [%1], 16;"
                                     :
-                                    : "r"(prism_smem_addr(&As0[a_dst])), "l"(&A[prism_add(a_src, prism_mul(prism_add(s, 2), 16))])
+                                    : "r"(prism_smem_addr(&As0[a_dst])), "l"(&A[prism_add(a_src, prism_mul(s + 2, 16))])
                                     : "memory");
                                 asm volatile(  // line 76
                                     "cp.async.cg.shared.global [%0], [%1], 16;"
                                     :
-                                    : "r"(prism_smem_addr(&Bs0[b_dst])), "l"(&B[prism_add(b_src, prism_mul(prism_mul(prism_add(s, 2), 16), N))])
+                                    : "r"(prism_smem_addr(&Bs0[b_dst])), "l"(&B[prism_add(b_src, prism_mul(prism_mul(s + 2, 16), N))])
                                     : "memory");
                             }
-                            if (prism_add(s, 1) < steps) {  // line 77
+                            if (s + 1 < steps) {  // line 77
                                 for (int kk = 0; kk < 16; kk += 1) {
                                     for (int i = 0; i < 4; i += 1) {
                                         for (int j = 0; j < 4; j += 1) {
-                                            const int t169 = prism_add(prism_mul(i, 4), j);  // line 81
-                                            acc[t169] = fmaf(As1[prism_add(prism_mul(prism_add(prism_mul(tr, 4), i), 16), kk)], Bs1[prism_add(prism_add(prism_mul(kk, 64), prism_mul(tc, 4)), j)], acc[t169]);
+                                            const int t169 = i * 4 + j;  // line 81
+                                            acc[t169] = fmaf(As1[(tr * 4 + i) * 16 + kk], Bs1[kk * 64 + tc * 4 + j], acc[t169]);
                                         }
                                     }
                                 }
@@ -147,7 +146,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_cp_async(int M,
                 {  // group(thread[1])
                     for (int i = 0; i < 4; i += 1) {
                         for (int j = 0; j < 4; j += 1) {
-                            C[prism_add(prism_add(prism_mul(row0, N), col0), prism_add(prism_add(prism_mul(prism_add(prism_mul(tr, 4), i), N), prism_mul(tc, 4)), j))] = fmaf(alpha, acc[prism_add(prism_mul(i, 4), j)], beta * C[prism_add(prism_add(prism_mul(row0, N), col0), prism_add(prism_add(prism_mul(prism_add(prism_mul(tr, 4), i), N), prism_mul(tc, 4)), j))]);  // line 88
+                            C[prism_add(prism_add(prism_mul(row0, N), col0), prism_add(prism_add(prism_mul(tr * 4 + i, N), tc * 4), j))] = fmaf(alpha, acc[i * 4 + j], beta * C[prism_add(prism_add(prism_mul(row0, N), col0), prism_add(prism_add(prism_mul(tr * 4 + i, N), tc * 4), j))]);  // line 88
                         }
                     }
                 }

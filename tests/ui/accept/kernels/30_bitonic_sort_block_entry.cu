@@ -15,17 +15,16 @@ extern "C" __global__ void __launch_bounds__(512) bitonic_sort_1024(int n,
 {
     // launch: threads per block a multiple of 512, blocks a multiple of 1, at most 512 threads per block
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     __shared__ __align__(128) int prism_shared0[1024];
     int* s = prism_shared0;  // line 18
     const int t = prism_tid;  // line 19
     {  // partition `s` as `halves` at thread[1]
         {  // group(thread[1])
             for (int h = 0; h < 2; h += 1) {
-                if (prism_add(t, prism_mul(h, 512)) < n) {  // line 23
-                    s[prism_add(t, prism_mul(h, 512))] = keys[prism_add(t, prism_mul(h, 512))];  // line 24
+                if (t + h * 512 < n) {  // line 23
+                    s[t + h * 512] = keys[t + h * 512];  // line 24
                 } else {
-                    s[prism_add(t, prism_mul(h, 512))] = 2147483647;  // line 26
+                    s[t + h * 512] = 2147483647;  // line 26
                 }
             }
         }
@@ -56,8 +55,8 @@ extern "C" __global__ void __launch_bounds__(512) bitonic_sort_1024(int n,
     {  // partition `out` as `out_t` at thread[1]
         {  // group(thread[1])
             for (int h = 0; h < 2; h += 1) {
-                if (prism_add(t, prism_mul(h, 512)) < n) {  // line 48
-                    out[prism_add(t, prism_mul(h, 512))] = s[prism_add(t, prism_mul(h, 512))];  // line 49
+                if (t + h * 512 < n) {  // line 48
+                    out[t + h * 512] = s[t + h * 512];  // line 49
                 }
             }
         }

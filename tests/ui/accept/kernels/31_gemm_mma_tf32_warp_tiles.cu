@@ -25,7 +25,6 @@ extern "C" __global__ void gemm_tf32_warp_tiles(int M,
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     const int tiles_n = N / 8;  // line 21
@@ -35,7 +34,7 @@ extern "C" __global__ void gemm_tf32_warp_tiles(int M,
     {  // partition `C` as `C_w` at thread[32]
         {  // group(thread[32])
             if (w < prism_mul(M / 16, tiles_n)) {  // line 27
-                const int x = prism_tid % 32;  // line 28
+                const int x = (int)((unsigned)prism_tid % 32u);  // line 28
                 const int g = x / 4;  // line 29
                 const int q = x % 4;  // line 30
                 float acc[4] = {};  // line 31
@@ -47,8 +46,8 @@ extern "C" __global__ void gemm_tf32_warp_tiles(int M,
                         a[1] = A[prism_add(prism_add(prism_mul(prism_add(prism_add(row0, g), 8), K), k0), q)];  // line 37
                         a[2] = A[prism_add(prism_add(prism_add(prism_mul(prism_add(row0, g), K), k0), q), 4)];  // line 38
                         a[3] = A[prism_add(prism_add(prism_add(prism_mul(prism_add(prism_add(row0, g), 8), K), k0), q), 4)];  // line 39
-                        b[0] = B[prism_add(prism_add(prism_mul(prism_add(k0, q), N), col0), g)];  // line 40
-                        b[1] = B[prism_add(prism_add(prism_mul(prism_add(prism_add(k0, q), 4), N), col0), g)];  // line 41
+                        b[0] = B[prism_add(prism_add(prism_mul(k0 + q, N), col0), g)];  // line 40
+                        b[1] = B[prism_add(prism_add(prism_mul(k0 + q + 4, N), col0), g)];  // line 41
                     }
                     asm volatile(  // line 42
                         "{\n"
@@ -66,10 +65,10 @@ extern "C" __global__ void gemm_tf32_warp_tiles(int M,
                 }
                 {  // partition `C_w` as `C_t` at thread[1]
                     {  // group(thread[1])
-                        C[prism_add(prism_add(prism_mul(row0, N), col0), prism_add(prism_mul(g, N), prism_mul(2, q)))] = acc[0];  // line 47
-                        C[prism_add(prism_add(prism_mul(row0, N), col0), prism_add(prism_add(prism_mul(g, N), prism_mul(2, q)), 1))] = acc[1];  // line 48
-                        C[prism_add(prism_add(prism_mul(row0, N), col0), prism_add(prism_mul(prism_add(g, 8), N), prism_mul(2, q)))] = acc[2];  // line 49
-                        C[prism_add(prism_add(prism_mul(row0, N), col0), prism_add(prism_add(prism_mul(prism_add(g, 8), N), prism_mul(2, q)), 1))] = acc[3];  // line 50
+                        C[prism_add(prism_add(prism_mul(row0, N), col0), prism_add(prism_mul(g, N), 2 * q))] = acc[0];  // line 47
+                        C[prism_add(prism_add(prism_mul(row0, N), col0), prism_add(prism_add(prism_mul(g, N), 2 * q), 1))] = acc[1];  // line 48
+                        C[prism_add(prism_add(prism_mul(row0, N), col0), prism_add(prism_mul(g + 8, N), 2 * q))] = acc[2];  // line 49
+                        C[prism_add(prism_add(prism_mul(row0, N), col0), prism_add(prism_add(prism_mul(g + 8, N), 2 * q), 1))] = acc[3];  // line 50
                     }
                 }
             }

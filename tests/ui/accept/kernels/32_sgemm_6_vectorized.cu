@@ -28,7 +28,6 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_vectorized(int M,
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 256 threads per block
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) float prism_shared0[1024];
@@ -47,9 +46,9 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_vectorized(int M,
             // Thread t stages A[tile_row + t / 2, k0 + (t % 2) * 4 .. + 3] and
             // B[k0 + t / 32, tile_col + (t % 32) * 4 .. + 3].
             const int a_m = t / 2;  // line 43
-            const int a_k = prism_mul(t % 2, 4);  // line 44
+            const int a_k = t % 2 * 4;  // line 44
             const int b_k = t / 32;  // line 45
-            const int b_n = prism_mul(t % 32, 4);  // line 46
+            const int b_n = t % 32 * 4;  // line 46
             float acc[64] = {};  // line 47
             for (int k0 = 0; k0 < K; k0 += 8) {
                 {  // partition `As` as `As_t` at thread[1]
@@ -63,7 +62,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_vectorized(int M,
                             }
                             bool t57 = t58;
                             if (t57) {
-                                t57 = prism_add(k0, a_k) < K;
+                                t57 = k0 + a_k < K;
                             }
                             if (t57) {  // line 54
                                 const prism_vec<float, 4> prism_v76 = *(const prism_vec<float, 4>*)&A[prism_add(prism_add(prism_mul(m, K), k0), a_k)];  // line 55
@@ -79,7 +78,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_vectorized(int M,
                                 for (int s = 0; s < 4; s += 1) {
                                     bool t85 = m < M;  // line 58
                                     if (t85) {
-                                        t85 = prism_add(prism_add(k0, a_k), s) < K;
+                                        t85 = k0 + a_k + s < K;
                                     }
                                     if (t85) {  // line 58
                                         av[s] = A[prism_add(prism_add(prism_add(prism_mul(m, K), k0), a_k), s)];  // line 59
@@ -89,10 +88,10 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_vectorized(int M,
                                 }
                             }
                             for (int s_1 = 0; s_1 < 4; s_1 += 1) {
-                                As[prism_add(prism_mul(prism_add(a_k, s_1), 128), a_m)] = av[s_1];  // line 63
+                                As[(a_k + s_1) * 128 + a_m] = av[s_1];  // line 63
                             }
                             float bv[4] = {};  // line 64
-                            const int k = prism_add(k0, b_k);  // line 65
+                            const int k = k0 + b_k;  // line 65
                             const int n = prism_add(tile_col, b_n);  // line 66
                             bool t111 = N % 4 == 0;  // line 67
                             if (t111) {
@@ -125,7 +124,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_vectorized(int M,
                                     }
                                 }
                             }
-                            *(prism_vec<float, 4>*)&Bs[prism_mul(4, t)] = prism_vec<float, 4>{{bv[0], bv[1], bv[2], bv[3]}};  // line 75
+                            *(prism_vec<float, 4>*)&Bs[4 * t] = prism_vec<float, 4>{{bv[0], bv[1], bv[2], bv[3]}};  // line 75
                         }
                     }
                 }
@@ -134,7 +133,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_vectorized(int M,
                     for (int kk = 0; kk < 8; kk += 1) {
                         float reg_m[8] = {};  // line 79
                         float reg_n[8] = {};  // line 80
-                        const prism_vec<float, 4> prism_v177 = *(const prism_vec<float, 4>*)&As[prism_add(prism_mul(kk, 128), prism_mul(thread_row, 8))];  // line 81
+                        const prism_vec<float, 4> prism_v177 = *(const prism_vec<float, 4>*)&As[kk * 128 + thread_row * 8];  // line 81
                         const float t177 = prism_v177.v[0];
                         const float t178 = prism_v177.v[1];
                         const float t179 = prism_v177.v[2];
@@ -143,7 +142,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_vectorized(int M,
                         reg_m[1] = t178;
                         reg_m[2] = t179;
                         reg_m[3] = t180;
-                        const prism_vec<float, 4> prism_v195 = *(const prism_vec<float, 4>*)&As[prism_add(prism_add(prism_mul(kk, 128), prism_mul(thread_row, 8)), 4)];  // line 82
+                        const prism_vec<float, 4> prism_v195 = *(const prism_vec<float, 4>*)&As[kk * 128 + thread_row * 8 + 4];  // line 82
                         const float t195 = prism_v195.v[0];
                         const float t196 = prism_v195.v[1];
                         const float t197 = prism_v195.v[2];
@@ -152,7 +151,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_vectorized(int M,
                         reg_m[4 + 1] = t196;
                         reg_m[4 + 2] = t197;
                         reg_m[4 + 3] = t198;
-                        const prism_vec<float, 4> prism_v211 = *(const prism_vec<float, 4>*)&Bs[prism_add(prism_mul(kk, 128), prism_mul(thread_col, 8))];  // line 83
+                        const prism_vec<float, 4> prism_v211 = *(const prism_vec<float, 4>*)&Bs[kk * 128 + thread_col * 8];  // line 83
                         const float t211 = prism_v211.v[0];
                         const float t212 = prism_v211.v[1];
                         const float t213 = prism_v211.v[2];
@@ -161,7 +160,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_vectorized(int M,
                         reg_n[1] = t212;
                         reg_n[2] = t213;
                         reg_n[3] = t214;
-                        const prism_vec<float, 4> prism_v229 = *(const prism_vec<float, 4>*)&Bs[prism_add(prism_add(prism_mul(kk, 128), prism_mul(thread_col, 8)), 4)];  // line 84
+                        const prism_vec<float, 4> prism_v229 = *(const prism_vec<float, 4>*)&Bs[kk * 128 + thread_col * 8 + 4];  // line 84
                         const float t229 = prism_v229.v[0];
                         const float t230 = prism_v229.v[1];
                         const float t231 = prism_v229.v[2];
@@ -172,7 +171,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_vectorized(int M,
                         reg_n[4 + 3] = t232;
                         for (int i = 0; i < 8; i += 1) {
                             for (int j = 0; j < 8; j += 1) {
-                                const int t245 = prism_add(prism_mul(i, 8), j);  // line 87
+                                const int t245 = i * 8 + j;  // line 87
                                 acc[t245] = fmaf(reg_m[i], reg_n[j], acc[t245]);
                             }
                         }
@@ -181,13 +180,13 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_vectorized(int M,
                 __syncthreads();  // line 88
             }
             // Row i of the thread's sub-tile is C_t[i * N .. i * N + TN - 1].
-            const int c_base = prism_add(prism_mul(prism_mul(thread_row, 8), N), prism_mul(thread_col, 8));  // line 90
+            const int c_base = prism_add(prism_mul(thread_row * 8, N), thread_col * 8);  // line 90
             {  // partition `C_blk` as `C_t` at thread[1]
                 {  // group(thread[1])
                     for (int i = 0; i < 8; i += 1) {
-                        const int r = prism_add(prism_add(tile_row, prism_mul(thread_row, 8)), i);  // line 94
+                        const int r = prism_add(prism_add(tile_row, thread_row * 8), i);  // line 94
                         for (int h = 0; h < 8; h += 4) {
-                            const int c = prism_add(prism_add(tile_col, prism_mul(thread_col, 8)), h);  // line 96
+                            const int c = prism_add(prism_add(tile_col, thread_col * 8), h);  // line 96
                             bool t279 = N % 4 == 0;  // line 97
                             if (t279) {
                                 t279 = r < M;
@@ -208,7 +207,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_vectorized(int M,
                                 cv[2] = t301;
                                 cv[3] = t302;
                                 for (int j = 0; j < 4; j += 1) {
-                                    cv[j] = fmaf(alpha, acc[prism_add(prism_mul(i, 8), prism_add(h, j))], beta * cv[j]);  // line 101
+                                    cv[j] = fmaf(alpha, acc[i * 8 + (h + j)], beta * cv[j]);  // line 101
                                 }
                                 *(prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(i, N), h)))] = prism_vec<float, 4>{{cv[0], cv[1], cv[2], cv[3]}};  // line 102
                             } else {
@@ -218,7 +217,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_vectorized(int M,
                                         t339 = prism_add(c, j) < N;
                                     }
                                     if (t339) {  // line 105
-                                        C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(i, N), h), j)))] = fmaf(alpha, acc[prism_add(prism_mul(i, 8), prism_add(h, j))], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(i, N), h), j)))]);  // line 106
+                                        C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(i, N), h), j)))] = fmaf(alpha, acc[i * 8 + (h + j)], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(i, N), h), j)))]);  // line 106
                                     }
                                 }
                             }

@@ -18,7 +18,6 @@ extern "C" __global__ void __launch_bounds__(256) reduce_sum(int n,
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 256 threads per block
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) int prism_shared0[8];
@@ -30,16 +29,16 @@ extern "C" __global__ void __launch_bounds__(256) reduce_sum(int n,
         int i = g;  // line 25
         while (i < prism_sub(n / 4, prism_mul(3, stride))) {  // line 26
             for (int u = 0; u < 4; u += 1) {
-                const int t24 = prism_mul(4, u);  // line 28
+                const int t24 = 4 * u;  // line 28
                 const prism_vec<int, 4> prism_v35 = *(const prism_vec<int, 4>*)&x[prism_mul(4, prism_add(i, prism_mul(u, stride)))];
                 const int t35 = prism_v35.v[0];
                 const int t36 = prism_v35.v[1];
                 const int t37 = prism_v35.v[2];
                 const int t38 = prism_v35.v[3];
                 v[t24] = t35;
-                v[prism_add(t24, 1)] = t36;
-                v[prism_add(t24, 2)] = t37;
-                v[prism_add(t24, 3)] = t38;
+                v[t24 + 1] = t36;
+                v[t24 + 2] = t37;
+                v[t24 + 3] = t38;
             }
             for (int k = 0; k < 16; k += 1) {
                 acc = prism_add(acc, v[k]);  // line 30
@@ -65,12 +64,12 @@ extern "C" __global__ void __launch_bounds__(256) reduce_sum(int n,
     }
     {  // group(block[1])
         int* warp_sums = prism_shared0;  // line 39
-        const int w = prism_tid / 32;  // line 40
+        const int w = (int)((unsigned)prism_tid / 32u);  // line 40
         const int s = prism_reduce_add(acc);  // line 41
         {  // partition `warp_sums` as `slot` at thread[32]
             {  // group(thread[32])
                 {  // claim `slot` as `lane0` at thread[1]
-                    if (prism_tid % 32 < 1) {  // split(thread) case 1: thread[1]
+                    if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                         warp_sums[w] = s;  // line 47
                     }
                 }
@@ -83,7 +82,7 @@ extern "C" __global__ void __launch_bounds__(256) reduce_sum(int n,
         for (; k < 8; k += 1) {  // line 49
             total = prism_add(total, warp_sums[k]);  // line 50
         }
-        if (prism_tid < 1) {  // split(thread) case 1: thread[1]
+        if (prism_tid == 0) {  // split(thread) case 1: thread[1]
             const int t102 = prism_atomic_add(&out[0], total);  // line 53
         }
     }

@@ -29,7 +29,6 @@ extern "C" __global__ void __launch_bounds__(128) gemm_bf16_ldmatrix(int M,
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 128 threads per block
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) __nv_bfloat16 prism_shared0[1536];
@@ -43,15 +42,15 @@ extern "C" __global__ void __launch_bounds__(128) gemm_bf16_ldmatrix(int M,
             __nv_bfloat16* As = prism_shared0;  // line 37
             __nv_bfloat16* Bs = prism_shared3072;  // line 38
             const int t = prism_tid;  // line 39
-            const int w = prism_tid / 32;  // line 40
+            const int w = (int)((unsigned)prism_tid / 32u);  // line 40
             const int wm = w / 2;  // line 41
             const int wn = w % 2;  // line 42
             // Thread t stages A[tile_row + t / 2, k0 + (t % 2) * 8 .. + 7] and
             // B[k0 + t / 8, tile_col + (t % 8) * 8 .. + 7].
             const int a_r = t / 2;  // line 45
-            const int a_k = prism_mul(t % 2, 8);  // line 46
+            const int a_k = t % 2 * 8;  // line 46
             const int b_k = t / 8;  // line 47
-            const int b_c = prism_mul(t % 8, 8);  // line 48
+            const int b_c = t % 8 * 8;  // line 48
             float acc[32] = {};  // line 49
             for (int k0 = 0; k0 < K; k0 += 16) {
                 {  // partition `As` as `As_t` at thread[1]
@@ -65,7 +64,7 @@ extern "C" __global__ void __launch_bounds__(128) gemm_bf16_ldmatrix(int M,
                             }
                             bool t59 = t60;
                             if (t59) {
-                                t59 = prism_add(k0, a_k) < K;
+                                t59 = k0 + a_k < K;
                             }
                             if (t59) {  // line 56
                                 const prism_vec<__nv_bfloat16, 8> prism_v86 = *(const prism_vec<__nv_bfloat16, 8>*)&A[prism_add(prism_add(prism_mul(r, K), k0), a_k)];  // line 57
@@ -89,7 +88,7 @@ extern "C" __global__ void __launch_bounds__(128) gemm_bf16_ldmatrix(int M,
                                 for (int s = 0; s < 8; s += 1) {
                                     bool t99 = r < M;  // line 60
                                     if (t99) {
-                                        t99 = prism_add(prism_add(k0, a_k), s) < K;
+                                        t99 = k0 + a_k + s < K;
                                     }
                                     if (t99) {  // line 60
                                         av[s] = A[prism_add(prism_add(prism_add(prism_mul(r, K), k0), a_k), s)];  // line 61
@@ -98,9 +97,9 @@ extern "C" __global__ void __launch_bounds__(128) gemm_bf16_ldmatrix(int M,
                                     }
                                 }
                             }
-                            *(prism_vec<__nv_bfloat16, 8>*)&As[prism_add(prism_mul(a_r, 24), a_k)] = prism_vec<__nv_bfloat16, 8>{{av[0], av[1], av[2], av[3], av[4], av[5], av[6], av[7]}};  // line 64
+                            *(prism_vec<__nv_bfloat16, 8>*)&As[a_r * 24 + a_k] = prism_vec<__nv_bfloat16, 8>{{av[0], av[1], av[2], av[3], av[4], av[5], av[6], av[7]}};  // line 64
                             __nv_bfloat16 bv[8] = {};  // line 65
-                            const int k = prism_add(k0, b_k);  // line 66
+                            const int k = k0 + b_k;  // line 66
                             const int c = prism_add(tile_col, b_c);  // line 67
                             bool t144 = N % 8 == 0;  // line 68
                             if (t144) {
@@ -141,13 +140,13 @@ extern "C" __global__ void __launch_bounds__(128) gemm_bf16_ldmatrix(int M,
                                     }
                                 }
                             }
-                            *(prism_vec<__nv_bfloat16, 8>*)&Bs[prism_add(prism_mul(b_k, 72), b_c)] = prism_vec<__nv_bfloat16, 8>{{bv[0], bv[1], bv[2], bv[3], bv[4], bv[5], bv[6], bv[7]}};  // line 76
+                            *(prism_vec<__nv_bfloat16, 8>*)&Bs[b_k * 72 + b_c] = prism_vec<__nv_bfloat16, 8>{{bv[0], bv[1], bv[2], bv[3], bv[4], bv[5], bv[6], bv[7]}};  // line 76
                         }
                     }
                 }
                 __syncthreads();  // line 77
                 {  // group(thread[32])
-                    const int l = prism_tid % 32;  // line 79
+                    const int l = (int)((unsigned)prism_tid % 32u);  // line 79
                     __nv_bfloat16 fa[16] = {};  // line 80
                     __nv_bfloat16 fb[16] = {};  // line 81
                     for (int mi = 0; mi < 2; mi += 1) {
@@ -169,16 +168,16 @@ extern "C" __global__ void __launch_bounds__(128) gemm_bf16_ldmatrix(int M,
                             "mov.b32 {%6, %7}, r3;\n"
                             "}\n"
                             : "=h"(*(unsigned short*)&t248), "=h"(*(unsigned short*)&t249), "=h"(*(unsigned short*)&t250), "=h"(*(unsigned short*)&t251), "=h"(*(unsigned short*)&t252), "=h"(*(unsigned short*)&t253), "=h"(*(unsigned short*)&t254), "=h"(*(unsigned short*)&t255)
-                            : "r"(prism_smem_addr(&As[prism_add(prism_mul(prism_add(prism_add(prism_add(prism_mul(wm, 32), prism_mul(mi, 16)), l % 8), prism_mul(8, l / 8 % 2)), 24), prism_mul(8, l / 16))]))
+                            : "r"(prism_smem_addr(&As[(wm * 32 + mi * 16 + l % 8 + 8 * (l / 8 % 2)) * 24 + 8 * (l / 16)]))
                             : "memory");
-                        fa[prism_mul(mi, 8)] = t248;
-                        fa[prism_add(prism_mul(mi, 8), 1)] = t249;
-                        fa[prism_add(prism_mul(mi, 8), 2)] = t250;
-                        fa[prism_add(prism_mul(mi, 8), 3)] = t251;
-                        fa[prism_add(prism_mul(mi, 8), 4)] = t252;
-                        fa[prism_add(prism_mul(mi, 8), 5)] = t253;
-                        fa[prism_add(prism_mul(mi, 8), 6)] = t254;
-                        fa[prism_add(prism_mul(mi, 8), 7)] = t255;
+                        fa[mi * 8] = t248;
+                        fa[mi * 8 + 1] = t249;
+                        fa[mi * 8 + 2] = t250;
+                        fa[mi * 8 + 3] = t251;
+                        fa[mi * 8 + 4] = t252;
+                        fa[mi * 8 + 5] = t253;
+                        fa[mi * 8 + 6] = t254;
+                        fa[mi * 8 + 7] = t255;
                     }
                     for (int ni = 0; ni < 4; ni += 1) {
                         __nv_bfloat16 t303;  // line 87
@@ -193,12 +192,12 @@ extern "C" __global__ void __launch_bounds__(128) gemm_bf16_ldmatrix(int M,
                             "mov.b32 {%2, %3}, r1;\n"
                             "}\n"
                             : "=h"(*(unsigned short*)&t303), "=h"(*(unsigned short*)&t304), "=h"(*(unsigned short*)&t305), "=h"(*(unsigned short*)&t306)
-                            : "r"(prism_smem_addr(&Bs[prism_add(prism_add(prism_mul(l % 16, 72), prism_mul(wn, 32)), prism_mul(ni, 8))]))
+                            : "r"(prism_smem_addr(&Bs[l % 16 * 72 + wn * 32 + ni * 8]))
                             : "memory");
-                        fb[prism_mul(ni, 4)] = t303;
-                        fb[prism_add(prism_mul(ni, 4), 1)] = t304;
-                        fb[prism_add(prism_mul(ni, 4), 2)] = t305;
-                        fb[prism_add(prism_mul(ni, 4), 3)] = t306;
+                        fb[ni * 4] = t303;
+                        fb[ni * 4 + 1] = t304;
+                        fb[ni * 4 + 2] = t305;
+                        fb[ni * 4 + 3] = t306;
                     }
                     for (int mi_1 = 0; mi_1 < 2; mi_1 += 1) {
                         for (int ni_1 = 0; ni_1 < 4; ni_1 += 1) {
@@ -218,11 +217,11 @@ extern "C" __global__ void __launch_bounds__(128) gemm_bf16_ldmatrix(int M,
                                 "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {a0, a1, a2, a3}, {b0, b1}, {%16, %17, %18, %19};\n"
                                 "}\n"
                                 : "=f"(t425), "=f"(t426), "=f"(t427), "=f"(t428)
-                                : "h"(__bfloat16_as_ushort(fa[prism_mul(mi_1, 8)])), "h"(__bfloat16_as_ushort(fa[prism_add(prism_mul(mi_1, 8), 1)])), "h"(__bfloat16_as_ushort(fa[prism_add(prism_mul(mi_1, 8), 2)])), "h"(__bfloat16_as_ushort(fa[prism_add(prism_mul(mi_1, 8), 3)])), "h"(__bfloat16_as_ushort(fa[prism_add(prism_mul(mi_1, 8), 4)])), "h"(__bfloat16_as_ushort(fa[prism_add(prism_mul(mi_1, 8), 5)])), "h"(__bfloat16_as_ushort(fa[prism_add(prism_mul(mi_1, 8), 6)])), "h"(__bfloat16_as_ushort(fa[prism_add(prism_mul(mi_1, 8), 7)])), "h"(__bfloat16_as_ushort(fb[prism_mul(ni_1, 4)])), "h"(__bfloat16_as_ushort(fb[prism_add(prism_mul(ni_1, 4), 1)])), "h"(__bfloat16_as_ushort(fb[prism_add(prism_mul(ni_1, 4), 2)])), "h"(__bfloat16_as_ushort(fb[prism_add(prism_mul(ni_1, 4), 3)])), "f"(acc[prism_mul(prism_add(prism_mul(mi_1, 4), ni_1), 4)]), "f"(acc[prism_add(prism_mul(prism_add(prism_mul(mi_1, 4), ni_1), 4), 1)]), "f"(acc[prism_add(prism_mul(prism_add(prism_mul(mi_1, 4), ni_1), 4), 2)]), "f"(acc[prism_add(prism_mul(prism_add(prism_mul(mi_1, 4), ni_1), 4), 3)]));
-                            acc[prism_mul(prism_add(prism_mul(mi_1, 4), ni_1), 4)] = t425;
-                            acc[prism_add(prism_mul(prism_add(prism_mul(mi_1, 4), ni_1), 4), 1)] = t426;
-                            acc[prism_add(prism_mul(prism_add(prism_mul(mi_1, 4), ni_1), 4), 2)] = t427;
-                            acc[prism_add(prism_mul(prism_add(prism_mul(mi_1, 4), ni_1), 4), 3)] = t428;
+                                : "h"(__bfloat16_as_ushort(fa[mi_1 * 8])), "h"(__bfloat16_as_ushort(fa[mi_1 * 8 + 1])), "h"(__bfloat16_as_ushort(fa[mi_1 * 8 + 2])), "h"(__bfloat16_as_ushort(fa[mi_1 * 8 + 3])), "h"(__bfloat16_as_ushort(fa[mi_1 * 8 + 4])), "h"(__bfloat16_as_ushort(fa[mi_1 * 8 + 5])), "h"(__bfloat16_as_ushort(fa[mi_1 * 8 + 6])), "h"(__bfloat16_as_ushort(fa[mi_1 * 8 + 7])), "h"(__bfloat16_as_ushort(fb[ni_1 * 4])), "h"(__bfloat16_as_ushort(fb[ni_1 * 4 + 1])), "h"(__bfloat16_as_ushort(fb[ni_1 * 4 + 2])), "h"(__bfloat16_as_ushort(fb[ni_1 * 4 + 3])), "f"(acc[(mi_1 * 4 + ni_1) * 4]), "f"(acc[(mi_1 * 4 + ni_1) * 4 + 1]), "f"(acc[(mi_1 * 4 + ni_1) * 4 + 2]), "f"(acc[(mi_1 * 4 + ni_1) * 4 + 3]));
+                            acc[(mi_1 * 4 + ni_1) * 4] = t425;
+                            acc[(mi_1 * 4 + ni_1) * 4 + 1] = t426;
+                            acc[(mi_1 * 4 + ni_1) * 4 + 2] = t427;
+                            acc[(mi_1 * 4 + ni_1) * 4 + 3] = t428;
                         }
                     }
                 }
@@ -231,7 +230,7 @@ extern "C" __global__ void __launch_bounds__(128) gemm_bf16_ldmatrix(int M,
             // Lane x = 4g + q holds rows g and g + 8, columns 2q and 2q + 1 of each mma tile.
             {  // partition `C_blk` as `C_w` at thread[32]
                 {  // group(thread[32])
-                    const int x = prism_tid % 32;  // line 100
+                    const int x = (int)((unsigned)prism_tid % 32u);  // line 100
                     const int g = x / 4;  // line 101
                     const int q = x % 4;  // line 102
                     {  // partition `C_w` as `C_t` at thread[1]
@@ -239,14 +238,14 @@ extern "C" __global__ void __launch_bounds__(128) gemm_bf16_ldmatrix(int M,
                             for (int mi = 0; mi < 2; mi += 1) {
                                 for (int ni = 0; ni < 4; ni += 1) {
                                     for (int e = 0; e < 4; e += 1) {
-                                        const int i = prism_add(prism_mul(mi, 16), prism_mul(8, e / 2));  // line 108
-                                        const int j = prism_add(prism_mul(ni, 8), e % 2);  // line 109
-                                        bool t494 = prism_add(prism_add(prism_add(tile_row, prism_mul(wm, 32)), g), i) < M;  // line 110
+                                        const int i = mi * 16 + 8 * (e / 2);  // line 108
+                                        const int j = ni * 8 + e % 2;  // line 109
+                                        bool t494 = prism_add(prism_add(prism_add(tile_row, wm * 32), g), i) < M;  // line 110
                                         if (t494) {
-                                            t494 = prism_add(prism_add(prism_add(tile_col, prism_mul(wn, 32)), prism_mul(2, q)), j) < N;
+                                            t494 = prism_add(prism_add(prism_add(tile_col, wn * 32), 2 * q), j) < N;
                                         }
                                         if (t494) {  // line 110
-                                            C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(prism_mul(wm, 32), N), prism_mul(wn, 32)), prism_add(prism_add(prism_mul(prism_add(g, i), N), prism_mul(2, q)), j)))] = fmaf(alpha, acc[prism_add(prism_mul(prism_add(prism_mul(mi, 4), ni), 4), e)], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(prism_mul(wm, 32), N), prism_mul(wn, 32)), prism_add(prism_add(prism_mul(prism_add(g, i), N), prism_mul(2, q)), j)))]);  // line 111
+                                            C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(wm * 32, N), wn * 32), prism_add(prism_add(prism_mul(g + i, N), 2 * q), j)))] = fmaf(alpha, acc[(mi * 4 + ni) * 4 + e], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(wm * 32, N), wn * 32), prism_add(prism_add(prism_mul(g + i, N), 2 * q), j)))]);  // line 111
                                         }
                                     }
                                 }

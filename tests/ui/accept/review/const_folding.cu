@@ -8,5 +8,5 @@ __device__ __forceinline__ void f(int prism_tid, int prism_bid, unsigned char* p
 __device__ __forceinline__ void f(int prism_tid, int prism_bid, unsigned char* prism_smem, long long* out)
 {
     const long long big = 4294967296ll;  // line 12
-    out[0] = prism_add(4294967286ll, big);  // line 13
+    out[0] = 4294967286ll + big;  // line 13
 }

@@ -10,7 +10,6 @@ extern "C" __global__ void halves(int* __restrict__ out)
 {
     // launch: threads per block a multiple of 48, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) int prism_shared0[96];
@@ -23,21 +22,21 @@ extern "C" __global__ void halves(int* __restrict__ out)
     {  // partition `out` as `out_b` at block[1]
         {  // group(block[1])
             int* tile = prism_shared0;  // line 10
-            const int h = prism_tid / 48;  // line 11
+            const int h = (int)((unsigned)prism_tid / 48u);  // line 11
             {  // partition `tile` as `half` at thread[48]
                 {  // partition `out_b` as `out_h` at thread[48]
                     {  // group(thread[48])
-                        const int t = prism_tid % 48;  // line 15
+                        const int t = (int)((unsigned)prism_tid % 48u);  // line 15
                         {  // partition `half` as `mine` at thread[1]
                             {  // group(thread[1])
-                                tile[prism_add(prism_mul(h, 48), t)] = prism_add(prism_mul(t, 10), h);  // line 18
+                                tile[h * 48 + t] = t * 10 + h;  // line 18
                             }
                         }
                         // inferred thread[48] barrier: `tile` is used at line 16 and again at line 21
                         prism_unit_sync(prism_smem_addr(&prism_ubar48[threadIdx.x / 48u]));
                         {  // partition `out_h` as `o` at thread[1]
                             {  // group(thread[1])
-                                out[prism_add(prism_mul(b, 96), prism_add(prism_mul(h, 48), t))] = tile[prism_add(prism_mul(h, 48), prism_sub(47, t))];  // line 21
+                                out[prism_add(prism_mul(b, 96), h * 48 + t)] = tile[h * 48 + (47 - t)];  // line 21
                             }
                         }
                     }

@@ -10,7 +10,6 @@ extern "C" __global__ void tma_tile(const __grid_constant__ prism_tensor_map map
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     __shared__ __align__(128) float prism_shared0[256];
     // the mbarrier TMA copies complete on: every thread of the block waits on it
     if (threadIdx.x == 0) {
@@ -25,7 +24,7 @@ extern "C" __global__ void tma_tile(const __grid_constant__ prism_tensor_map map
     {  // group(block[1])
         float* tile = prism_shared0;  // line 7
         {  // async `tile` as `pending` at block[1]
-            if (prism_tid < 1) {  // split(thread) case 1: thread[1]
+            if (prism_tid == 0) {  // split(thread) case 1: thread[1]
                 asm volatile(  // line 11
                     "mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;"
                     :

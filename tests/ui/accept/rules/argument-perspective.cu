@@ -36,15 +36,14 @@ extern "C" __global__ void scale(const int* __restrict__ vals, int factor)
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     {  // group(block[1])
         block_rounds(prism_tid, prism_bid, nullptr, vals[0]);  // line 18
         block_rounds(prism_tid, prism_bid, nullptr, factor);  // line 19
-        const int w = prism_tid / 32;  // line 20
+        const int w = (int)((unsigned)prism_tid / 32u);  // line 20
         {  // group(thread[32])
-            const int lane = prism_tid % 32;  // line 22
+            const int lane = (int)((unsigned)prism_tid % 32u);  // line 22
             const int r = warp_scale(prism_tid % 32, prism_bid, nullptr, vals[lane], factor);  // line 23
         }
     }

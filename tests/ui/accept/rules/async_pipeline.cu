@@ -12,7 +12,6 @@ extern "C" __global__ void __launch_bounds__(32) pipeline3(const float* __restri
 {
     // launch: threads per block a multiple of 1, blocks a multiple of 1, at most 32 threads per block
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) float prism_shared0[128];
@@ -25,13 +24,13 @@ extern "C" __global__ void __launch_bounds__(32) pipeline3(const float* __restri
             float* s1 = prism_shared512;  // line 19
             float* s2 = prism_shared1024;  // line 20
             const int t = prism_tid;  // line 21
-            const int base = prism_add(prism_mul(384, b), prism_mul(4, t));  // line 22
+            const int base = prism_add(prism_mul(384, b), 4 * t);  // line 22
             {  // async `s0` as `d0` at block[1]
                 {  // group(thread[1])
                     asm volatile(  // line 25
                         "cp.async.cg.shared.global [%0], [%1], 16;"
                         :
-                        : "r"(prism_smem_addr(&s0[prism_mul(4, t)])), "l"(&x[base])
+                        : "r"(prism_smem_addr(&s0[4 * t])), "l"(&x[base])
                         : "memory");
                 }
                 asm volatile("cp.async.commit_group;" :  :  : "memory");  // line 23
@@ -41,7 +40,7 @@ extern "C" __global__ void __launch_bounds__(32) pipeline3(const float* __restri
                     asm volatile(  // line 28
                         "cp.async.cg.shared.global [%0], [%1], 16;"
                         :
-                        : "r"(prism_smem_addr(&s1[prism_mul(4, t)])), "l"(&x[prism_add(base, 128)])
+                        : "r"(prism_smem_addr(&s1[4 * t])), "l"(&x[prism_add(base, 128)])
                         : "memory");
                 }
                 asm volatile("cp.async.commit_group;" :  :  : "memory");  // line 26
@@ -51,7 +50,7 @@ extern "C" __global__ void __launch_bounds__(32) pipeline3(const float* __restri
                     asm volatile(  // line 31
                         "cp.async.cg.shared.global [%0], [%1], 16;"
                         :
-                        : "r"(prism_smem_addr(&s2[prism_mul(4, t)])), "l"(&x[prism_add(base, 256)])
+                        : "r"(prism_smem_addr(&s2[4 * t])), "l"(&x[prism_add(base, 256)])
                         : "memory");
                 }
                 asm volatile("cp.async.commit_group;" :  :  : "memory");  // line 29
@@ -62,7 +61,7 @@ extern "C" __global__ void __launch_bounds__(32) pipeline3(const float* __restri
             __syncthreads();
             {  // group(thread[1])
                 for (int k = 0; k < 4; k += 1) {
-                    acc = acc + s0[prism_add(prism_add(prism_mul(4, t), 4), prism_mul(33, k)) % 128];  // line 35
+                    acc = acc + s0[(4 * t + 4 + 33 * k) % 128];  // line 35
                 }
             }
             asm volatile("cp.async.wait_group 1;" :  :  : "memory");  // line 26
@@ -70,7 +69,7 @@ extern "C" __global__ void __launch_bounds__(32) pipeline3(const float* __restri
             __syncthreads();
             {  // group(thread[1])
                 for (int k = 0; k < 4; k += 1) {
-                    acc = acc + s1[prism_add(prism_add(prism_mul(4, t), 4), prism_mul(33, k)) % 128];  // line 38
+                    acc = acc + s1[(4 * t + 4 + 33 * k) % 128];  // line 38
                 }
             }
             asm volatile("cp.async.wait_all;" :  :  : "memory");  // line 29
@@ -78,7 +77,7 @@ extern "C" __global__ void __launch_bounds__(32) pipeline3(const float* __restri
             __syncthreads();
             {  // group(thread[1])
                 for (int k = 0; k < 4; k += 1) {
-                    acc = acc + s2[prism_add(prism_add(prism_mul(4, t), 4), prism_mul(33, k)) % 128];  // line 41
+                    acc = acc + s2[(4 * t + 4 + 33 * k) % 128];  // line 41
                 }
             }
             {  // partition `y_b` as `y_t` at thread[1]

@@ -17,8 +17,8 @@ __device__ __forceinline__ void tile_sum(int prism_tid,
 {
     float acc[8] = {};  // line 6
     for (int i = 0; i < 4; i += 1) {
-        acc[prism_mul(i, 2)] = src[prism_mul(2, i)];  // line 8
-        acc[prism_add(prism_mul(i, 2), 1)] = src[prism_add(prism_mul(2, i), 1)];  // line 9
+        acc[i * 2] = src[2 * i];  // line 8
+        acc[i * 2 + 1] = src[2 * i + 1];  // line 9
     }
-    out[0] = acc[prism_add(3 * 2, 1)] + acc[0 * 2];  // line 10
+    out[0] = acc[3 * 2 + 1] + acc[0 * 2];  // line 10
 }

@@ -28,7 +28,6 @@ extern "C" __global__ void sums(const int* __restrict__ vals)
 {
     // launch: threads per block a multiple of 64, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     {  // group(block[1])

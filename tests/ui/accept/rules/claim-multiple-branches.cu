@@ -19,15 +19,14 @@ extern "C" __global__ void one_owner(int n)
 {
     // launch: threads per block a multiple of 64, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) unsigned char prism_smem[256];
     {  // group(block[1])
         float* tile = reinterpret_cast<float*>(prism_smem);  // line 12
         {  // claim `tile` as `warp_tile` at thread[32]
-            const int prism_pos = prism_tid / 32;  // line 14
-            if (prism_pos < 1) {
+            const int prism_pos = (int)((unsigned)prism_tid / 32u);  // line 14
+            if (prism_pos == 0) {
                 use_tile(prism_tid % 32, prism_bid, prism_smem + 256, tile);  // line 16
             } else {
                 if (prism_pos < 2) {  // split(warp) case 1: thread[32]
@@ -35,8 +34,8 @@ extern "C" __global__ void one_owner(int n)
             }
         }
         {  // claim `tile` as `warp_tile` at thread[32]
-            const int prism_pos2 = prism_tid / 32;  // line 20
-            if (prism_pos2 < 1) {
+            const int prism_pos2 = (int)((unsigned)prism_tid / 32u);  // line 20
+            if (prism_pos2 == 0) {
             } else {
                 if (prism_pos2 < 2) {  // split(warp) case 1: thread[32]
                     use_tile(prism_tid % 32, prism_bid, prism_smem + 256, tile);  // line 24

@@ -20,7 +20,6 @@ extern "C" __global__ void owner(const float* __restrict__ out)
 {
     // launch: threads per block a multiple of 64, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) unsigned char prism_smem[512];
@@ -28,8 +27,8 @@ extern "C" __global__ void owner(const float* __restrict__ out)
         float* tile = reinterpret_cast<float*>(prism_smem);  // line 13
         float* other = reinterpret_cast<float*>(prism_smem + 256);  // line 14
         {  // claim `tile` as `warp_tile` at thread[32]
-            const int prism_pos = prism_tid / 32;  // line 16
-            if (prism_pos < 1) {
+            const int prism_pos = (int)((unsigned)prism_tid / 32u);  // line 16
+            if (prism_pos == 0) {
                 use_tile(prism_tid % 32, prism_bid, prism_smem + 512, tile);  // line 18
             } else {
                 if (prism_pos < 2) {  // split(warp) case 1: thread[32]
@@ -38,7 +37,7 @@ extern "C" __global__ void owner(const float* __restrict__ out)
             }
         }
         {  // claim `tile` as `warp_tile` at thread[32]
-            if (prism_tid < 1) {  // split(thread) case 1: thread[1]
+            if (prism_tid == 0) {  // split(thread) case 1: thread[1]
             }
         }
     }

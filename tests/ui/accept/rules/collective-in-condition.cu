@@ -6,7 +6,6 @@ extern "C" __global__ void vote(const bool* __restrict__ flags)
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     {  // group(block[1])
         const int t = prism_tid;  // line 7
         {  // group(thread[32])

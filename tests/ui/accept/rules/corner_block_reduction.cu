@@ -23,12 +23,12 @@ __device__ __forceinline__ int block_sum(int prism_tid,
                                          int warps)
 {
     int* partial = reinterpret_cast<int*>(prism_smem);  // line 12
-    const int w = prism_tid / 32;  // line 13
+    const int w = (int)((unsigned)prism_tid / 32u);  // line 13
     {  // partition `partial` as `slot` at thread[32]
         {  // group(thread[32])
             const int s = warp_sum(prism_tid % 32, prism_bid, prism_smem + 128, v);  // line 16
             {  // claim `slot` as `lane0` at thread[1]
-                if (prism_tid % 32 < 1) {  // split(thread) case 1: thread[1]
+                if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                     partial[w] = s;  // line 20
                 }
             }
@@ -48,7 +48,6 @@ extern "C" __global__ void reduce_kernel(const int* __restrict__ vals, int* __re
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) unsigned char prism_smem[128];
@@ -58,7 +57,7 @@ extern "C" __global__ void reduce_kernel(const int* __restrict__ vals, int* __re
         {  // group(block[1])
             const int s = block_sum(prism_tid, prism_bid, prism_smem, vals[g], warps);  // line 33
             {  // claim `block_out` as `first` at thread[1]
-                if (prism_tid < 1) {  // split(thread) case 1: thread[1]
+                if (prism_tid == 0) {  // split(thread) case 1: thread[1]
                     out[b] = s;  // line 37
                 }
             }

@@ -6,10 +6,9 @@ extern "C" __global__ void __launch_bounds__(256) tiled(int n)
 {
     // launch: threads per block a multiple of 128, blocks a multiple of 1, at most 256 threads per block
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     {  // group(block[1])
         float regs[4] = {};  // line 16
-        const int prism_pos = prism_tid / 32;  // line 17
+        const int prism_pos = (int)((unsigned)prism_tid / 32u);  // line 17
         if (prism_pos < 2) {
             {  // group(thread[64])
             }

@@ -10,7 +10,6 @@ extern "C" __global__ void thread_ops(int* __restrict__ counters,
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     __shared__ __align__(128) float prism_shared0[128];
     {  // group(block[1])
         const int t = prism_tid;  // line 9
@@ -33,7 +32,7 @@ extern "C" __global__ void thread_ops(int* __restrict__ counters,
             __nanosleep(64u);  // line 27
         }
         {  // async `tile` as `pending` at block[1]
-            if (prism_tid < 1) {  // split(thread) case 1: thread[1]
+            if (prism_tid == 0) {  // split(thread) case 1: thread[1]
                 asm volatile(  // line 32
                     "cp.async.cg.shared.global [%0], [%1], 16;"
                     :

@@ -20,7 +20,7 @@ __device__ __forceinline__ void warp_ops(int prism_tid,
     const int lane = prism_tid;  // line 6
     __syncwarp();  // line 7
     const int leader = __shfl_sync(0xffffffffu, v, 0);  // line 8
-    const int from_lane = __shfl_sync(0xffffffffu, v, prism_add(lane, 1) % 32);  // line 9
+    const int from_lane = __shfl_sync(0xffffffffu, v, (lane + 1) % 32);  // line 9
     const int up = __shfl_up_sync(0xffffffffu, v, 1u);  // line 10
     const float down = __shfl_down_sync(0xffffffffu, x, 16u);  // line 11
     const int swapped = __shfl_xor_sync(0xffffffffu, v, 1);  // line 12

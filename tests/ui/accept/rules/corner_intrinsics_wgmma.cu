@@ -40,7 +40,6 @@ extern "C" __global__ void hopper(float* __restrict__ out)
 {
     // launch: threads per block a multiple of 256, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) unsigned char prism_smem[4096];
@@ -49,8 +48,8 @@ extern "C" __global__ void hopper(float* __restrict__ out)
         {  // group(block[1])
             __nv_bfloat16* a_smem = reinterpret_cast<__nv_bfloat16*>(prism_smem);  // line 21
             __nv_bfloat16* b_smem = reinterpret_cast<__nv_bfloat16*>(prism_smem + 2048);  // line 22
-            const int prism_pos = prism_tid / 128;  // line 23
-            if (prism_pos < 1) {
+            const int prism_pos = (int)((unsigned)prism_tid / 128u);  // line 23
+            if (prism_pos == 0) {
                 asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :  : "n"(40) : "memory");  // line 25
             } else {
                 if (prism_pos < 2) {  // split(warpgroup) case 1: thread[128]

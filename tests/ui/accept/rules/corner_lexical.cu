@@ -14,14 +14,13 @@ extern "C" __global__ void lexical(int* __restrict__ out)
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     const int g = (int)(prism_bid * blockDim.x + prism_tid);  // line 7
     {  // partition `out` as `mine` at thread[1]
         {  // group(thread[32])
-            const int prism_pos = prism_tid % 32;  // line 10
-            if (prism_pos < 1) {
+            const int prism_pos = (int)((unsigned)prism_tid % 32u);  // line 10
+            if (prism_pos == 0) {
                 // producer lane
                 {  // group(thread[1])
                     int* mine = out + g;  // line 8

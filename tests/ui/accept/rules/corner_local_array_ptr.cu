@@ -36,7 +36,7 @@ __device__ __forceinline__ void warp_load(int prism_tid,
     const int lane = prism_tid;  // line 12
     {  // partition `src` as `mine` at thread[1]
         {  // group(thread[1])
-            int* mine = src + prism_mul(lane, 4);  // line 13
+            int* mine = src + lane * 4;  // line 13
             thread_load(prism_tid % 1, prism_bid, prism_smem, mine, thread_data, 4);  // line 15
         }
     }
@@ -46,7 +46,6 @@ extern "C" __global__ void loads(int* __restrict__ src, int* __restrict__ out)
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     const int g = (int)(prism_bid * blockDim.x + prism_tid);  // line 20

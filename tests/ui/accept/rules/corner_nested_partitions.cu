@@ -6,19 +6,18 @@ extern "C" __global__ void nested(float* __restrict__ out)
 {
     // launch: threads per block a multiple of 128, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     const int b = prism_bid;  // line 6
     {  // partition `out` as `block_out` at block[1]
         {  // group(block[1])
-            const int w = prism_tid / 32;  // line 9
+            const int w = (int)((unsigned)prism_tid / 32u);  // line 9
             {  // partition `block_out` as `warp_out` at thread[32]
                 {  // group(thread[32])
-                    const int lane = prism_tid % 32;  // line 12
+                    const int lane = (int)((unsigned)prism_tid % 32u);  // line 12
                     {  // partition `warp_out` as `mine` at thread[1]
                         {  // group(thread[1])
-                            out[prism_add(prism_mul(b, 128), prism_add(prism_mul(w, 32), lane))] = (float)lane;  // line 15
+                            out[prism_add(prism_mul(b, 128), w * 32 + lane)] = (float)lane;  // line 15
                         }
                     }
                 }

@@ -6,21 +6,20 @@ extern "C" __global__ void leaders(int* __restrict__ out)
 {
     // launch: threads per block a multiple of 128, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     const int g = (int)(prism_bid * blockDim.x + prism_tid);  // line 6
     {  // partition `out` as `mine` at thread[1]
         {  // group(block[1])
-            if (prism_tid / 32 < 1) {  // split(warp) case 1: thread[32]
+            if ((int)((unsigned)prism_tid / 32u) == 0) {  // split(warp) case 1: thread[32]
                 {  // group(thread[32])
-                    if (prism_tid % 32 < 1) {  // split(thread) case 1: thread[1]
+                    if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                         out[g] = 1;  // line 14
                     }
                 }
             }
             {  // group(thread[2])
-                if (prism_tid % 2 < 1) {  // split(thread) case 1: thread[1]
+                if ((int)((unsigned)prism_tid % 2u) == 0) {  // split(thread) case 1: thread[1]
                     out[g] = 2;  // line 18
                 }
             }

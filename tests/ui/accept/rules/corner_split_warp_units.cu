@@ -17,14 +17,13 @@ extern "C" __global__ void roles(int n)
 {
     // launch: threads per block a multiple of 256, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     {  // group(block[1])
-        const int prism_pos = prism_tid / 128;  // line 14
-        if (prism_pos < 1) {
-            const int prism_pos2 = prism_tid % 128 / 32;  // line 16
-            if (prism_pos2 < 1) {
+        const int prism_pos = (int)((unsigned)prism_tid / 128u);  // line 14
+        if (prism_pos == 0) {
+            const int prism_pos2 = (int)((unsigned)prism_tid % 128u / 32u);  // line 16
+            if (prism_pos2 == 0) {
                 __syncwarp();  // line 18
             } else if (prism_pos2 < 2) {
             } else {
@@ -35,7 +34,7 @@ extern "C" __global__ void roles(int n)
         } else {
             if (prism_pos < 2) {  // split(warpgroup) case 1: thread[128]
                 {  // group(thread[128])
-                    if (prism_tid % 128 / 32 < 2) {  // split(warp) case 2: thread[64]
+                    if ((int)((unsigned)prism_tid % 128u / 32u) < 2) {  // split(warp) case 2: thread[64]
                         consumers(prism_tid % 64, prism_bid, nullptr, n);  // line 27
                     }
                 }

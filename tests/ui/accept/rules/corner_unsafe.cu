@@ -9,7 +9,6 @@ extern "C" __global__ void trusted(int* __restrict__ out, const bool* __restrict
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     {  // group(block[1])
         const int t = prism_tid;  // line 10
         {  // with unsafe

@@ -31,11 +31,10 @@ extern "C" __global__ void sugar(int n)
 {
     // launch: threads per block a multiple of 256, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     {  // group(block[1])
         {  // group(thread[256])
             {  // group(thread[128])
-                const int t = prism_tid % 128;  // line 22
+                const int t = (int)((unsigned)prism_tid % 128u);  // line 22
                 {  // group(thread[128])
                     {  // group(thread[32])
                     }

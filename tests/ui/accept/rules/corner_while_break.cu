@@ -6,7 +6,6 @@ extern "C" __global__ void work_loop(const int* __restrict__ queue, int n)
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     {  // group(block[1])
         int head = 0;  // line 7
         while (true) {  // line 8

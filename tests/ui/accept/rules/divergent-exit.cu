@@ -7,7 +7,6 @@ extern "C" __global__ void search(const int* __restrict__ vals, int n)
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     {  // group(block[1])
         const int t = prism_tid;  // line 8
         for (int k = 0; k < n; k += 1) {

@@ -6,7 +6,6 @@ extern "C" __global__ void indices(int* __restrict__ out)
 {
     // launch: threads per block a multiple of 64, blocks a multiple of 2
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     const int pair = prism_bid / 2;  // line 6
@@ -16,11 +15,11 @@ extern "C" __global__ void indices(int* __restrict__ out)
         {  // group(block[2])
             const int b_in_pair = prism_bid % 2;  // line 11
             {  // group(block[1])
-                const int w = prism_tid / 32;  // line 13
+                const int w = (int)((unsigned)prism_tid / 32u);  // line 13
                 {  // group(thread[32])
-                    const int lane = prism_tid % 32;  // line 15
+                    const int lane = (int)((unsigned)prism_tid % 32u);  // line 15
                     {  // group(thread[1])
-                        out[g] = prism_add(prism_add(prism_mul(prism_add(prism_mul(prism_add(prism_mul(pair, 2), b_in_pair), 2), w), 32), lane), prism_mul(0, b));  // line 17
+                        out[g] = prism_add(prism_add(prism_mul(prism_add(prism_mul(pair * 2 + b_in_pair, 2), w), 32), lane), 0 * b);  // line 17
                     }
                 }
             }

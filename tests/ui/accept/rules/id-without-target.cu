@@ -31,7 +31,6 @@ extern "C" __global__ void indices(int* __restrict__ out, int n)
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     const int b = prism_bid;  // line 18
@@ -39,16 +38,16 @@ extern "C" __global__ void indices(int* __restrict__ out, int n)
     {  // partition `out` as `mine` at thread[1]
         {  // group(block[1])
             const int t = prism_tid;  // line 22
-            const int w = prism_tid / 32;  // line 23
+            const int w = (int)((unsigned)prism_tid / 32u);  // line 23
             {  // group(thread[32])
-                const int lane = prism_tid % 32;  // line 25
-                const int first = prism_add(prism_mul(prism_tid % 32, 4), lane);  // line 26
+                const int lane = (int)((unsigned)prism_tid % 32u);  // line 25
+                const int first = (int)((unsigned)prism_tid % 32u) * 4 + lane;  // line 26
                 if (w == 0) {  // line 27
                     __syncwarp();  // line 28
                 }
                 const int l2 = lane_id(prism_tid % 32, prism_bid, nullptr);  // line 29
                 int* mine = out + (int)(prism_bid * blockDim.x + prism_tid);  // line 20
-                lane_times(prism_tid % 32, prism_bid, nullptr, prism_mul(prism_tid % 32, 2), mine);  // line 30
+                lane_times(prism_tid % 32, prism_bid, nullptr, (int)((unsigned)prism_tid % 32u) * 2, mine);  // line 30
                 {  // group(thread[1])
                     bool t28 = t == 0;  // line 32
                     if (t28) {

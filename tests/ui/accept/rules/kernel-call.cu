@@ -18,7 +18,6 @@ extern "C" __global__ void parent(int* __restrict__ out)
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     child_body(prism_tid, prism_bid, nullptr, out);  // line 13

@@ -14,7 +14,6 @@ extern "C" __global__ void __launch_bounds__(32) fragments(const __nv_bfloat16* 
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 32 threads per block
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     __shared__ __align__(128) __nv_bfloat16 prism_shared0[256];
     __shared__ __align__(128) __nv_bfloat16 prism_shared512[128];
     // 1 split barrier(s) over the block: mbarriers, and this thread's token for each
@@ -34,10 +33,10 @@ extern "C" __global__ void __launch_bounds__(32) fragments(const __nv_bfloat16* 
                     {  // partition `Bs` as `bs_t` at thread[1]
                         {  // group(thread[1])
                             for (int k = 0; k < 8; k += 1) {
-                                As[prism_add(prism_mul(8, t), k)] = a[prism_add(prism_mul(8, t), k)];  // line 22
+                                As[8 * t + k] = a[8 * t + k];  // line 22
                             }
                             for (int k_1 = 0; k_1 < 4; k_1 += 1) {
-                                Bs[prism_add(prism_mul(4, t), k_1)] = b[prism_add(prism_mul(4, t), k_1)];  // line 24
+                                Bs[4 * t + k_1] = b[4 * t + k_1];  // line 24
                             }
                             // split block barrier s0, arrive: `As` was last used at line 18; its next use (line 30) waits
                             prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
@@ -47,7 +46,7 @@ extern "C" __global__ void __launch_bounds__(32) fragments(const __nv_bfloat16* 
                 {  // partition `out_a_b` as `oa` at thread[1]
                     {  // partition `out_b_b` as `ob` at thread[1]
                         {  // group(thread[32])
-                            const int l = prism_tid % 32;  // line 28
+                            const int l = (int)((unsigned)prism_tid % 32u);  // line 28
                             __nv_bfloat16 fa[8] = {};  // line 29
                             // split block barrier s0, wait
                             prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
@@ -61,7 +60,7 @@ extern "C" __global__ void __launch_bounds__(32) fragments(const __nv_bfloat16* 
                                 "mov.b32 {%6, %7}, r3;\n"
                                 "}\n"
                                 : "=h"(*(unsigned short*)&fa[0]), "=h"(*(unsigned short*)&fa[1]), "=h"(*(unsigned short*)&fa[2]), "=h"(*(unsigned short*)&fa[3]), "=h"(*(unsigned short*)&fa[4]), "=h"(*(unsigned short*)&fa[5]), "=h"(*(unsigned short*)&fa[6]), "=h"(*(unsigned short*)&fa[7])
-                                : "r"(prism_smem_addr(&As[prism_add(prism_mul(prism_add(l % 8, prism_mul(8, l / 8 % 2)), 16), prism_mul(8, l / 16))]))
+                                : "r"(prism_smem_addr(&As[(l % 8 + 8 * (l / 8 % 2)) * 16 + 8 * (l / 16)]))
                                 : "memory");
                             __nv_bfloat16 fb[4] = {};  // line 32
                             asm volatile(  // line 33
@@ -72,14 +71,14 @@ extern "C" __global__ void __launch_bounds__(32) fragments(const __nv_bfloat16* 
                                 "mov.b32 {%2, %3}, r1;\n"
                                 "}\n"
                                 : "=h"(*(unsigned short*)&fb[0]), "=h"(*(unsigned short*)&fb[1]), "=h"(*(unsigned short*)&fb[2]), "=h"(*(unsigned short*)&fb[3])
-                                : "r"(prism_smem_addr(&Bs[prism_mul(l % 16, 8)]))
+                                : "r"(prism_smem_addr(&Bs[l % 16 * 8]))
                                 : "memory");
                             {  // group(thread[1])
                                 for (int k = 0; k < 8; k += 1) {
-                                    out_a[prism_add(prism_mul(8, t), k)] = __bfloat162float(fa[k]);  // line 36
+                                    out_a[8 * t + k] = __bfloat162float(fa[k]);  // line 36
                                 }
                                 for (int k_1 = 0; k_1 < 4; k_1 += 1) {
-                                    out_b[prism_add(prism_mul(4, t), k_1)] = __bfloat162float(fb[k_1]);  // line 38
+                                    out_b[4 * t + k_1] = __bfloat162float(fb[k_1]);  // line 38
                                 }
                             }
                         }

@@ -7,14 +7,13 @@ extern "C" __global__ void __launch_bounds__(128) legacy_fill(int* __restrict__ 
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 128 threads per block
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     {  // group(grid[1])
         const int g = (int)(prism_bid * blockDim.x + prism_tid);  // line 9
         {  // partition `out` as `mine` at thread[1]
             {  // group(thread[32])
-                const int prism_pos = prism_tid % 32;  // line 12
+                const int prism_pos = (int)((unsigned)prism_tid % 32u);  // line 12
                 if (prism_pos < 16) {
                     {  // group(thread[1])
                         out[g] = 1;  // line 15
@@ -35,14 +34,13 @@ extern "C" __global__ void legacy_match(int* __restrict__ out)
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     {  // group(grid[1])
         const int g = (int)(prism_bid * blockDim.x + prism_tid);  // line 24
         {  // partition `out` as `mine` at thread[1]
             {  // group(thread[32])
-                if (prism_tid % 32 < 1) {  // split(thread) case 1: thread[1]
+                if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                     {  // group(thread[1])
                         out[g] = 7;  // line 30
                     }

@@ -6,12 +6,11 @@ extern "C" __global__ void staged(int n)
 {
     // launch: threads per block a multiple of 64, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     {  // group(block[1])
         float regs[2] = {};  // line 12
         {  // group(thread[64])
-            const int prism_pos = prism_tid % 64 / 32;  // line 14
-            if (prism_pos < 1) {
+            const int prism_pos = (int)((unsigned)prism_tid % 64u / 32u);  // line 14
+            if (prism_pos == 0) {
             } else {
                 if (prism_pos < 2) {  // split(warp) case 1: thread[32]
                 }

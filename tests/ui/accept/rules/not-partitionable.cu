@@ -6,7 +6,6 @@ extern "C" __global__ void views(float* __restrict__ out, const float* __restric
 {
     // launch: threads per block a multiple of 64, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) float prism_shared256[64];
@@ -14,23 +13,23 @@ extern "C" __global__ void views(float* __restrict__ out, const float* __restric
     {  // partition `out` as `block_out` at block[1]
         {  // group(block[1])
             float* staging = prism_shared256;  // line 10
-            const int w = prism_tid / 32;  // line 11
+            const int w = (int)((unsigned)prism_tid / 32u);  // line 11
             {  // partition `block_out` as `warp_out` at thread[32]
                 {  // group(thread[32])
-                    const int lane = prism_tid % 32;  // line 14
+                    const int lane = (int)((unsigned)prism_tid % 32u);  // line 14
                     {  // partition `warp_out` as `mine` at thread[1]
                         {  // group(thread[1])
-                            out[prism_add(prism_mul(b, 64), prism_add(prism_mul(w, 32), lane))] = 0.0f;  // line 17
+                            out[prism_add(prism_mul(b, 64), w * 32 + lane)] = 0.0f;  // line 17
                         }
                     }
                 }
             }
             {  // claim `tile` as `warp_tile` at thread[32]
-                if (prism_tid / 32 < 1) {  // split(warp) case 1: thread[32]
+                if ((int)((unsigned)prism_tid / 32u) == 0) {  // split(warp) case 1: thread[32]
                 }
             }
             {  // async `staging` as `pending` at block[1]
-                if (prism_tid < 1) {  // split(thread) case 1: thread[1]
+                if (prism_tid == 0) {  // split(thread) case 1: thread[1]
                     asm volatile(  // line 25
                         "cp.async.cg.shared.global [%0], [%1], 16;"
                         :

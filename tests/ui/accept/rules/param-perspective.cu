@@ -22,7 +22,6 @@ extern "C" __global__ void per_block(int* __restrict__ out, int n)
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     const int t = prism_tid;  // line 11

@@ -8,19 +8,18 @@ extern "C" __global__ void warp_rows(int n, const float* __restrict__ out)
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     __shared__ __align__(128) float prism_shared0[128];
     {  // partition `out` as `everyone` at thread[1]
     }
     {  // group(block[1])
         float* tile = prism_shared0;  // line 12
-        const int w = prism_tid / 32;  // line 13
+        const int w = (int)((unsigned)prism_tid / 32u);  // line 13
         {  // partition `tile` as `warp_rows` at thread[32]
             {  // group(thread[32])
-                const int lane = prism_tid % 32;  // line 17
+                const int lane = (int)((unsigned)prism_tid % 32u);  // line 17
                 {  // partition `warp_rows` as `mine` at thread[1]
                     {  // group(thread[1])
-                        tile[prism_add(prism_mul(w, 4), prism_add(prism_add(prism_mul(prism_min(0, 3), 8), 1), lane % 8))] = 1.0f;  // line 21
+                        tile[prism_add(w * 4, prism_add(prism_add(prism_mul(prism_min(0, 3), 8), 1), lane % 8))] = 1.0f;  // line 21
                     }
                 }
             }

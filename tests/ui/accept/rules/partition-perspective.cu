@@ -7,7 +7,6 @@ extern "C" __global__ void nested(float* __restrict__ out)
 {
     // launch: threads per block a multiple of 64, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     const int b = prism_bid;  // line 7

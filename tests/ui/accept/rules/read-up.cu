@@ -10,7 +10,6 @@ extern "C" __global__ void uniform_control(const int* __restrict__ counts,
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     {  // group(block[1])
         const int t = prism_tid;  // line 10
         const int tiles = counts[0];  // line 11
@@ -30,7 +29,7 @@ extern "C" __global__ void uniform_control(const int* __restrict__ counts,
             }
         }
         {  // group(thread[32])
-            const int lane = prism_tid % 32;  // line 23
+            const int lane = (int)((unsigned)prism_tid % 32u);  // line 23
             const bool any_set = __any_sync(0xffffffffu, flags[t]) != 0;  // line 24
             if (any_set) {  // line 25
                 __syncwarp();  // line 26

@@ -9,7 +9,6 @@ extern "C" __global__ void broad_reads(const float* __restrict__ src,
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) float prism_shared0[32];
@@ -21,9 +20,9 @@ extern "C" __global__ void broad_reads(const float* __restrict__ src,
                 const float* tile = prism_shared0;  // line 13
                 const float head = bias[0];  // line 14
                 {  // group(thread[32])
-                    const float first = src[prism_mul(w, 32)];  // line 16
+                    const float first = src[w * 32];  // line 16
                     {  // group(thread[1])
-                        out[g] = head + bias[g] + tile[g % 32] + first + src[prism_add(prism_mul(w, 32), g % 32)];  // line 18
+                        out[g] = head + bias[g] + tile[g % 32] + first + src[w * 32 + g % 32];  // line 18
                     }
                 }
             }

@@ -20,20 +20,19 @@ extern "C" __global__ void warp_scratch(int n)
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) unsigned char prism_smem[768];
     {  // group(block[1])
         float* scratch = reinterpret_cast<float*>(prism_smem);  // line 13
         block_scratch(prism_tid, prism_bid, prism_smem + 640, 1.0f);  // line 15
-        const int w = prism_tid / 32;  // line 16
+        const int w = (int)((unsigned)prism_tid / 32u);  // line 16
         {  // partition `scratch` as `mine` at thread[32]
             {  // group(thread[32])
-                const int lane = prism_tid % 32;  // line 19
+                const int lane = (int)((unsigned)prism_tid % 32u);  // line 19
                 {  // partition `mine` as `slot` at thread[1]
                     {  // group(thread[1])
-                        scratch[prism_add(prism_mul(w, 32), lane)] = 0.0f;  // line 22
+                        scratch[w * 32 + lane] = 0.0f;  // line 22
                     }
                 }
             }

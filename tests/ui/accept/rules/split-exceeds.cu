@@ -6,14 +6,13 @@ extern "C" __global__ void producer_consumer(int n)
 {
     // launch: threads per block a multiple of 64, blocks a multiple of 2
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
-    if (prism_bid < 1) {  // split(block) case 1: block[1]
+    if (prism_bid == 0) {  // split(block) case 1: block[1]
     }
     {  // group(block[1])
-        const int prism_pos = prism_tid / 32;  // line 10
-        if (prism_pos < 1) {
+        const int prism_pos = (int)((unsigned)prism_tid / 32u);  // line 10
+        if (prism_pos == 0) {
             __syncwarp();  // line 12
         } else {
             if (prism_pos < 2) {  // split(warp) case 1: thread[32]
@@ -21,7 +20,7 @@ extern "C" __global__ void producer_consumer(int n)
             }
         }
         {  // group(thread[32])
-            const int prism_pos2 = prism_tid % 32;  // line 16
+            const int prism_pos2 = (int)((unsigned)prism_tid % 32u);  // line 16
             if (prism_pos2 < 16) {
             } else if (prism_pos2 < 24) {
             } else {

@@ -7,11 +7,10 @@ extern "C" __global__ void roles(int n)
 {
     // launch: threads per block a multiple of 256, blocks a multiple of 2
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     const int prism_pos = prism_bid;  // line 7
-    if (prism_pos < 1) {
+    if (prism_pos == 0) {
     } else {
         if (prism_pos < 2) {  // split(block) case 1: block[1]
         }
@@ -19,18 +18,18 @@ extern "C" __global__ void roles(int n)
     if ((int)(prism_bid * blockDim.x + prism_tid) < 128) {  // split(thread) case 128: thread[128]
     }
     {  // group(block[1])
-        const int prism_pos2 = prism_tid / 128;  // line 16
-        if (prism_pos2 < 1) {
+        const int prism_pos2 = (int)((unsigned)prism_tid / 128u);  // line 16
+        if (prism_pos2 == 0) {
             asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :  : "n"(40) : "memory");  // line 18
         } else {
             if (prism_pos2 < 2) {  // split(warpgroup) case 1: thread[128]
                 asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :  : "n"(232) : "memory");  // line 20
             }
         }
-        if (prism_tid / 32 < 4) {  // split(warp) case 4: thread[128]
+        if ((int)((unsigned)prism_tid / 32u) < 4) {  // split(warp) case 4: thread[128]
         }
         {  // group(thread[32])
-            if (prism_tid % 32 < 1) {  // split(thread) case 1: thread[1]
+            if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
             }
         }
     }

@@ -6,9 +6,8 @@ extern "C" __global__ void lanes(int n)
 {
     // launch: threads per block a multiple of 128, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     {  // group(block[1])
-        const int prism_pos = prism_tid / 32;  // line 7
+        const int prism_pos = (int)((unsigned)prism_tid / 32u);  // line 7
         if (prism_pos < 2) {
         } else if (prism_pos < 3) {
         } else {
@@ -16,7 +15,7 @@ extern "C" __global__ void lanes(int n)
             }
         }
         {  // group(thread[4])
-            const int prism_pos2 = prism_tid % 4;  // line 15
+            const int prism_pos2 = (int)((unsigned)prism_tid % 4u);  // line 15
             if (prism_pos2 < 2) {
             } else if (prism_pos2 < 3) {
             } else {
@@ -25,7 +24,7 @@ extern "C" __global__ void lanes(int n)
             }
         }
         {  // group(thread[32])
-            const int prism_pos3 = prism_tid % 32;  // line 23
+            const int prism_pos3 = (int)((unsigned)prism_tid % 32u);  // line 23
             if (prism_pos3 < 16) {
             } else if (prism_pos3 < 24) {
             } else if (prism_pos3 < 28) {

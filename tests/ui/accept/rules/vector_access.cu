@@ -7,7 +7,6 @@ extern "C" __global__ void scale4(const float* __restrict__ x, float* __restrict
 {
     // launch: threads per block a multiple of 1, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     const int g = (int)(prism_bid * blockDim.x + prism_tid);  // line 8
@@ -38,7 +37,6 @@ extern "C" __global__ void rotate(const float* __restrict__ x, float* __restrict
 {
     // launch: threads per block a multiple of 1, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) float prism_shared0[256];
@@ -57,7 +55,7 @@ extern "C" __global__ void rotate(const float* __restrict__ x, float* __restrict
             {  // partition `S` as `s_t` at thread[1]
                 {  // group(thread[1])
                     float v[4] = {};  // line 30
-                    const prism_vec<float, 4> prism_v19 = *(const prism_vec<float, 4>*)&x[prism_add(prism_mul(256, b), prism_mul(4, t))];  // line 31
+                    const prism_vec<float, 4> prism_v19 = *(const prism_vec<float, 4>*)&x[prism_add(prism_mul(256, b), 4 * t)];  // line 31
                     const float t19 = prism_v19.v[0];
                     const float t20 = prism_v19.v[1];
                     const float t21 = prism_v19.v[2];
@@ -66,7 +64,7 @@ extern "C" __global__ void rotate(const float* __restrict__ x, float* __restrict
                     v[1] = t20;
                     v[2] = t21;
                     v[3] = t22;
-                    *(prism_vec<float, 4>*)&S[prism_mul(4, t)] = prism_vec<float, 4>{{v[0], v[1], v[2], v[3]}};  // line 32
+                    *(prism_vec<float, 4>*)&S[4 * t] = prism_vec<float, 4>{{v[0], v[1], v[2], v[3]}};  // line 32
                     // split block barrier s0, arrive: `S` was last used at line 28; its next use (line 36) waits
                     prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
                 }
@@ -76,7 +74,7 @@ extern "C" __global__ void rotate(const float* __restrict__ x, float* __restrict
                     float w[4] = {};  // line 35
                     // split block barrier s0, wait
                     prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
-                    const prism_vec<float, 4> prism_v51 = *(const prism_vec<float, 4>*)&S[prism_mul(4, prism_add(t, 1) % 64)];  // line 36
+                    const prism_vec<float, 4> prism_v51 = *(const prism_vec<float, 4>*)&S[4 * ((t + 1) % 64)];  // line 36
                     const float t51 = prism_v51.v[0];
                     const float t52 = prism_v51.v[1];
                     const float t53 = prism_v51.v[2];
@@ -85,7 +83,7 @@ extern "C" __global__ void rotate(const float* __restrict__ x, float* __restrict
                     w[1] = t52;
                     w[2] = t53;
                     w[3] = t54;
-                    *(prism_vec<float, 4>*)&y[prism_add(prism_mul(256, b), prism_mul(4, t))] = prism_vec<float, 4>{{w[0], w[1], w[2], w[3]}};  // line 37
+                    *(prism_vec<float, 4>*)&y[prism_add(prism_mul(256, b), 4 * t)] = prism_vec<float, 4>{{w[0], w[1], w[2], w[3]}};  // line 37
                 }
             }
         }
@@ -99,7 +97,6 @@ extern "C" __global__ void mixed(__half* __restrict__ h, double* __restrict__ d,
 {
     // launch: threads per block a multiple of 1, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     const int g = (int)(prism_bid * blockDim.x + prism_tid);  // line 45
@@ -119,19 +116,19 @@ extern "C" __global__ void mixed(__half* __restrict__ h, double* __restrict__ d,
                     const __half t34 = prism_v28.v[6];
                     const __half t35 = prism_v28.v[7];
                     hv[t9] = t28;
-                    hv[prism_add(t9, 1)] = t29;
-                    hv[prism_add(t9, 2)] = t30;
-                    hv[prism_add(t9, 3)] = t31;
-                    hv[prism_add(t9, 4)] = t32;
-                    hv[prism_add(t9, 5)] = t33;
-                    hv[prism_add(t9, 6)] = t34;
-                    hv[prism_add(t9, 7)] = t35;
+                    hv[t9 + 1] = t29;
+                    hv[t9 + 2] = t30;
+                    hv[t9 + 3] = t31;
+                    hv[t9 + 4] = t32;
+                    hv[t9 + 5] = t33;
+                    hv[t9 + 6] = t34;
+                    hv[t9 + 7] = t35;
                     for (int k = 0; k < 4; k += 1) {
-                        hv[prism_add(0 * 4, k)] = hv[prism_add(0 * 4, k)] + __float2half_rn(1.0f);  // line 53
-                        hv[prism_add(4, k)] = hv[prism_add(4, k)] + __float2half_rn(1.0f);  // line 54
+                        hv[0 * 4 + k] = hv[0 * 4 + k] + __float2half_rn(1.0f);  // line 53
+                        hv[4 + k] = hv[4 + k] + __float2half_rn(1.0f);  // line 54
                     }
                     const int t73 = 0 * 4;  // line 55
-                    *(prism_vec<__half, 8>*)&h[prism_mul(8, g)] = prism_vec<__half, 8>{{hv[t73], hv[prism_add(t73, 1)], hv[prism_add(t73, 2)], hv[prism_add(t73, 3)], hv[prism_add(t73, 4)], hv[prism_add(t73, 5)], hv[prism_add(t73, 6)], hv[prism_add(t73, 7)]}};
+                    *(prism_vec<__half, 8>*)&h[prism_mul(8, g)] = prism_vec<__half, 8>{{hv[t73], hv[t73 + 1], hv[t73 + 2], hv[t73 + 3], hv[t73 + 4], hv[t73 + 5], hv[t73 + 6], hv[t73 + 7]}};
                     double dv[2] = {};  // line 56
                     const prism_vec<double, 2> prism_v103 = *(const prism_vec<double, 2>*)&d[prism_mul(2, g)];  // line 57
                     const double t103 = prism_v103.v[0];

@@ -7,7 +7,6 @@ extern "C" __global__ void reductions(const int* __restrict__ vals, int* __restr
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     const int g = (int)(prism_bid * blockDim.x + prism_tid);  // line 7

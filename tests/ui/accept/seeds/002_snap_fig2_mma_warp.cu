@@ -6,7 +6,6 @@ extern "C" __global__ void fig2_mma_warp(int n)
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     {  // group(block[1])
         const int tid = prism_tid;  // line 7
         {  // group(thread[32])
@@ -15,12 +14,12 @@ extern "C" __global__ void fig2_mma_warp(int n)
             float C[4] = {};  // line 11
             // Populate A with unique values
             for (int i = 0; i < 4; i += 1) {
-                A[i] = (float)prism_add(prism_mul(tid, 4), 1);  // line 15
+                A[i] = (float)(tid * 4 + 1);  // line 15
                 C[i] = 0.0f;  // line 16
             }
             // Populate B with unique values
             for (int i_1 = 0; i_1 < 2; i_1 += 1) {
-                B[i_1] = (float)prism_add(prism_mul(tid, 4), 1);  // line 19
+                B[i_1] = (float)(tid * 4 + 1);  // line 19
             }
             // Issue tensor-core op.
             asm volatile(  // line 22

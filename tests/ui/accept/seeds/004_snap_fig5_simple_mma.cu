@@ -30,11 +30,11 @@ __device__ __forceinline__ void simple_mma(int prism_tid,
         float C[4] = {};  // line 17
         // Reads do not need to be lowered.
         A[0] = a[prism_add(prism_mul(x / 4, k), x % 4)];  // line 19
-        A[1] = a[prism_add(prism_mul(prism_add(x / 4, 8), k), x % 4)];  // line 20
+        A[1] = a[prism_add(prism_mul(x / 4 + 8, k), x % 4)];  // line 20
         A[2] = a[prism_add(prism_add(prism_mul(x / 4, k), x % 4), 4)];  // line 21
-        A[3] = a[prism_add(prism_add(prism_mul(prism_add(x / 4, 8), k), x % 4), 4)];  // line 22
+        A[3] = a[prism_add(prism_add(prism_mul(x / 4 + 8, k), x % 4), 4)];  // line 22
         B[0] = b[prism_add(prism_mul(x % 4, n), x / 4)];  // line 23
-        B[1] = b[prism_add(prism_mul(prism_add(x % 4, 4), n), x / 4)];  // line 24
+        B[1] = b[prism_add(prism_mul(x % 4 + 4, n), x / 4)];  // line 24
         asm volatile(  // line 25
             "{\n"
             ".reg .b32 a<4>, b<2>;\n"
@@ -51,10 +51,10 @@ __device__ __forceinline__ void simple_mma(int prism_tid,
         // Must be at thread[1] to write.
         {  // partition `c` as `c_thrd` at thread[1]
             {  // group(thread[1])
-                c[prism_add(prism_mul(x / 4, n), prism_mul(2, x % 4))] = C[0];  // line 34
-                c[prism_add(prism_add(prism_mul(x / 4, n), prism_mul(2, x % 4)), 1)] = C[1];  // line 35
-                c[prism_add(prism_mul(prism_add(x / 4, 8), n), prism_mul(2, x % 4))] = C[2];  // line 36
-                c[prism_add(prism_add(prism_mul(prism_add(x / 4, 8), n), prism_mul(2, x % 4)), 1)] = C[3];  // line 37
+                c[prism_add(prism_mul(x / 4, n), 2 * (x % 4))] = C[0];  // line 34
+                c[prism_add(prism_add(prism_mul(x / 4, n), 2 * (x % 4)), 1)] = C[1];  // line 35
+                c[prism_add(prism_mul(x / 4 + 8, n), 2 * (x % 4))] = C[2];  // line 36
+                c[prism_add(prism_add(prism_mul(x / 4 + 8, n), 2 * (x % 4)), 1)] = C[3];  // line 37
             }
         }
     }

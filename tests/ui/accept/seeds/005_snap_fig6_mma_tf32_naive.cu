@@ -33,15 +33,15 @@ __device__ __forceinline__ void simple_mma(int prism_tid,
         float B[2] = {};  // line 20
         float C[4] = {};  // line 21
         A[0] = a[prism_add(prism_mul(x / 4, k), x % 4)];  // line 22
-        A[1] = a[prism_add(prism_mul(prism_add(x / 4, 8), k), x % 4)];  // line 23
+        A[1] = a[prism_add(prism_mul(x / 4 + 8, k), x % 4)];  // line 23
         A[2] = a[prism_add(prism_add(prism_mul(x / 4, k), x % 4), 4)];  // line 24
-        A[3] = a[prism_add(prism_add(prism_mul(prism_add(x / 4, 8), k), x % 4), 4)];  // line 25
+        A[3] = a[prism_add(prism_add(prism_mul(x / 4 + 8, k), x % 4), 4)];  // line 25
         B[0] = b[prism_add(prism_mul(x % 4, n), x / 4)];  // line 26
-        B[1] = b[prism_add(prism_mul(prism_add(x % 4, 4), n), x / 4)];  // line 27
-        C[0] = c[prism_add(prism_mul(x / 4, n), prism_mul(2, x % 4))];  // line 28
-        C[1] = c[prism_add(prism_add(prism_mul(x / 4, n), prism_mul(2, x % 4)), 1)];  // line 29
-        C[2] = c[prism_add(prism_mul(prism_add(x / 4, 8), n), prism_mul(2, x % 4))];  // line 30
-        C[3] = c[prism_add(prism_add(prism_mul(prism_add(x / 4, 8), n), prism_mul(2, x % 4)), 1)];  // line 31
+        B[1] = b[prism_add(prism_mul(x % 4 + 4, n), x / 4)];  // line 27
+        C[0] = c[prism_add(prism_mul(x / 4, n), 2 * (x % 4))];  // line 28
+        C[1] = c[prism_add(prism_add(prism_mul(x / 4, n), 2 * (x % 4)), 1)];  // line 29
+        C[2] = c[prism_add(prism_mul(x / 4 + 8, n), 2 * (x % 4))];  // line 30
+        C[3] = c[prism_add(prism_add(prism_mul(x / 4 + 8, n), 2 * (x % 4)), 1)];  // line 31
         asm volatile(  // line 32
             "{\n"
             ".reg .b32 a<4>, b<2>;\n"
@@ -59,10 +59,10 @@ __device__ __forceinline__ void simple_mma(int prism_tid,
         __syncwarp();
         {  // partition `c` as `c_thrd` at thread[1]
             {  // group(thread[1])
-                c[prism_add(prism_mul(x / 4, n), prism_mul(2, x % 4))] = C[0];  // line 40
-                c[prism_add(prism_add(prism_mul(x / 4, n), prism_mul(2, x % 4)), 1)] = C[1];  // line 41
-                c[prism_add(prism_mul(prism_add(x / 4, 8), n), prism_mul(2, x % 4))] = C[2];  // line 42
-                c[prism_add(prism_add(prism_mul(prism_add(x / 4, 8), n), prism_mul(2, x % 4)), 1)] = C[3];  // line 43
+                c[prism_add(prism_mul(x / 4, n), 2 * (x % 4))] = C[0];  // line 40
+                c[prism_add(prism_add(prism_mul(x / 4, n), 2 * (x % 4)), 1)] = C[1];  // line 41
+                c[prism_add(prism_mul(x / 4 + 8, n), 2 * (x % 4))] = C[2];  // line 42
+                c[prism_add(prism_add(prism_mul(x / 4 + 8, n), 2 * (x % 4)), 1)] = C[3];  // line 43
             }
         }
     }
@@ -77,7 +77,6 @@ extern "C" __global__ void mmaTF32NaiveKernel(const float* __restrict__ A,
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) unsigned char prism_smem[1280];
@@ -108,12 +107,12 @@ extern "C" __global__ void mmaTF32NaiveKernel(const float* __restrict__ A,
                 float* B_smem = reinterpret_cast<float*>(prism_smem + 512);  // line 77
                 float* C_smem = reinterpret_cast<float*>(prism_smem + 768);  // line 78
                 // Now, id() returns the thread id
-                const int idx = prism_mul(prism_tid, 4);  // line 80
+                const int idx = prism_tid * 4;  // line 80
                 // To write to C_smem, must drop to thread[1] privilege
                 {  // partition `C_smem` as `C_thrd` at thread[1]
                     for (int i = 0; i < 4; i += 1) {
                         {  // group(thread[1])
-                            C_smem[prism_add(idx, i)] = 0.0f;  // line 85
+                            C_smem[idx + i] = 0.0f;  // line 85
                         }
                     }
                 }
@@ -124,31 +123,31 @@ extern "C" __global__ void mmaTF32NaiveKernel(const float* __restrict__ A,
                     // of itself (back edge from for loop)
                     // split block barrier s1, arrive: `A_smem` was last used at line 123; its next use (line 98) waits
                     prism_tok1 = prism_split_arrive(prism_smem_addr(&prism_split[1]));
-                    const int a_idx = prism_mul(prism_tid, 4);  // line 89
+                    const int a_idx = prism_tid * 4;  // line 89
                     int j = 0;  // line 93
                     // split block barrier s1, wait
                     prism_split_wait(prism_smem_addr(&prism_split[1]), prism_tok1);
                     for (; j < 4; j += 1) {  // line 93
-                        const int row = prism_add(a_idx, j) / 8;  // line 94
-                        const int col = prism_add(a_idx, j) % 8;  // line 95
+                        const int row = (a_idx + j) / 8;  // line 94
+                        const int col = (a_idx + j) % 8;  // line 95
                         const int global_row = prism_add(warp_row, row);  // line 96
                         const int global_col = prism_add(prism_mul(i_1, 8), col);  // line 97
                         {  // partition `A_smem` as `As_thrd` at thread[1]
                             {  // group(thread[1])
-                                A_smem[prism_add(a_idx, j)] = A[prism_add(prism_mul(global_row, K), global_col)];  // line 100
+                                A_smem[a_idx + j] = A[prism_add(prism_mul(global_row, K), global_col)];  // line 100
                             }
                         }
                     }
-                    const int b_idx = prism_mul(prism_tid, 2);  // line 102
+                    const int b_idx = prism_tid * 2;  // line 102
                     // <-- Name will insert a sync point
                     // (back edge from for loop)
                     for (int j_1 = 0; j_1 < 2; j_1 += 1) {
                         // Similar to write into C_smem ...
-                        const int global_row_b = prism_add(prism_mul(i_1, 8), prism_add(b_idx, j_1) / 8);  // line 107
-                        const int global_col_b = prism_add(warp_col, prism_add(b_idx, j_1) % 8);  // line 108
+                        const int global_row_b = prism_add(prism_mul(i_1, 8), (b_idx + j_1) / 8);  // line 107
+                        const int global_col_b = prism_add(warp_col, (b_idx + j_1) % 8);  // line 108
                         {  // partition `B_smem` as `Bs_thrd` at thread[1]
                             {  // group(thread[1])
-                                B_smem[prism_add(b_idx, j_1)] = B[prism_add(prism_mul(global_row_b, N), global_col_b)];  // line 111
+                                B_smem[b_idx + j_1] = B[prism_add(prism_mul(global_row_b, N), global_col_b)];  // line 111
                             }
                         }
                     }
@@ -171,14 +170,14 @@ extern "C" __global__ void mmaTF32NaiveKernel(const float* __restrict__ A,
                 for (int j_2 = 0; j_2 < 4; j_2 += 1) {
                     // split block barrier s0, arrive: `C` was last used at line 131; its next use (line 131) waits
                     prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
-                    const int flat_idx_c = prism_add(prism_mul(prism_tid, 4), j_2);  // line 127
+                    const int flat_idx_c = prism_tid * 4 + j_2;  // line 127
                     const int row_c = flat_idx_c / 8;  // line 128
                     const int col_c = flat_idx_c % 8;  // line 129
                     {  // partition `C_blk` as `C_thrd` at thread[1]
                         {  // group(thread[1])
                             // split block barrier s0, wait
                             prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
-                            C[prism_add(prism_add(prism_mul(warp_row, N), warp_col), prism_add(prism_mul(row_c, N), col_c))] = C_smem[prism_add(prism_mul(row_c, 8), col_c)];  // line 133
+                            C[prism_add(prism_add(prism_mul(warp_row, N), warp_col), prism_add(prism_mul(row_c, N), col_c))] = C_smem[row_c * 8 + col_c];  // line 133
                         }
                     }
                 }

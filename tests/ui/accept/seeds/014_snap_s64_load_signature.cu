@@ -40,7 +40,6 @@ extern "C" __global__ void stage_and_load(const int* __restrict__ input, int* __
 {
     // launch: threads per block a multiple of 1, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) unsigned char prism_smem[512];
@@ -59,8 +58,8 @@ extern "C" __global__ void stage_and_load(const int* __restrict__ input, int* __
                 const int t = prism_tid;  // line 29
                 {  // partition `tile` as `slot` at thread[1]
                     {  // group(thread[1])
-                        tile[prism_mul(t, 2)] = input[prism_mul(g, 2)];  // line 32
-                        tile[prism_add(prism_mul(t, 2), 1)] = input[prism_add(prism_mul(g, 2), 1)];  // line 33
+                        tile[t * 2] = input[prism_mul(g, 2)];  // line 32
+                        tile[t * 2 + 1] = input[prism_add(prism_mul(g, 2), 1)];  // line 33
                         // split block barrier s0, arrive: `tile` was last used at line 30; its next use (line 35) waits
                         prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
                     }

@@ -32,15 +32,15 @@ __device__ __forceinline__ void simple_mma(int prism_tid,
         float B[2] = {};  // line 19
         float C[4] = {};  // line 20
         A[0] = a[prism_add(prism_mul(x / 4, k), x % 4)];  // line 21
-        A[1] = a[prism_add(prism_mul(prism_add(x / 4, 8), k), x % 4)];  // line 22
+        A[1] = a[prism_add(prism_mul(x / 4 + 8, k), x % 4)];  // line 22
         A[2] = a[prism_add(prism_add(prism_mul(x / 4, k), x % 4), 4)];  // line 23
-        A[3] = a[prism_add(prism_add(prism_mul(prism_add(x / 4, 8), k), x % 4), 4)];  // line 24
+        A[3] = a[prism_add(prism_add(prism_mul(x / 4 + 8, k), x % 4), 4)];  // line 24
         B[0] = b[prism_add(prism_mul(x % 4, n), x / 4)];  // line 25
-        B[1] = b[prism_add(prism_mul(prism_add(x % 4, 4), n), x / 4)];  // line 26
-        C[0] = c[prism_add(prism_mul(x / 4, n), prism_mul(2, x % 4))];  // line 27
-        C[1] = c[prism_add(prism_add(prism_mul(x / 4, n), prism_mul(2, x % 4)), 1)];  // line 28
-        C[2] = c[prism_add(prism_mul(prism_add(x / 4, 8), n), prism_mul(2, x % 4))];  // line 29
-        C[3] = c[prism_add(prism_add(prism_mul(prism_add(x / 4, 8), n), prism_mul(2, x % 4)), 1)];  // line 30
+        B[1] = b[prism_add(prism_mul(x % 4 + 4, n), x / 4)];  // line 26
+        C[0] = c[prism_add(prism_mul(x / 4, n), 2 * (x % 4))];  // line 27
+        C[1] = c[prism_add(prism_add(prism_mul(x / 4, n), 2 * (x % 4)), 1)];  // line 28
+        C[2] = c[prism_add(prism_mul(x / 4 + 8, n), 2 * (x % 4))];  // line 29
+        C[3] = c[prism_add(prism_add(prism_mul(x / 4 + 8, n), 2 * (x % 4)), 1)];  // line 30
         asm volatile(  // line 31
             "{\n"
             ".reg .b32 a<4>, b<2>;\n"
@@ -58,10 +58,10 @@ __device__ __forceinline__ void simple_mma(int prism_tid,
         __syncwarp();
         {  // partition `c` as `c_thrd` at thread[1]
             {  // group(thread[1])
-                c[prism_add(prism_mul(x / 4, n), prism_mul(2, x % 4))] = C[0];  // line 39
-                c[prism_add(prism_add(prism_mul(x / 4, n), prism_mul(2, x % 4)), 1)] = C[1];  // line 40
-                c[prism_add(prism_mul(prism_add(x / 4, 8), n), prism_mul(2, x % 4))] = C[2];  // line 41
-                c[prism_add(prism_add(prism_mul(prism_add(x / 4, 8), n), prism_mul(2, x % 4)), 1)] = C[3];  // line 42
+                c[prism_add(prism_mul(x / 4, n), 2 * (x % 4))] = C[0];  // line 39
+                c[prism_add(prism_add(prism_mul(x / 4, n), 2 * (x % 4)), 1)] = C[1];  // line 40
+                c[prism_add(prism_mul(x / 4 + 8, n), 2 * (x % 4))] = C[2];  // line 41
+                c[prism_add(prism_add(prism_mul(x / 4 + 8, n), 2 * (x % 4)), 1)] = C[3];  // line 42
             }
         }
     }
@@ -77,7 +77,6 @@ extern "C" __global__ void mmaTF32NaiveKernel(const float* __restrict__ A,
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) unsigned char prism_smem[1280];
@@ -110,7 +109,7 @@ extern "C" __global__ void mmaTF32NaiveKernel(const float* __restrict__ A,
                 {  // partition `C_smem` as `C_th` at thread[1]
                     for (int i = 0; i < 4; i += 1) {
                         {  // group(thread[1])
-                            C_smem[prism_add(prism_mul(prism_tid, 4), i)] = 0.0f;  // line 82
+                            C_smem[prism_tid * 4 + i] = 0.0f;  // line 82
                         }
                     }
                 }
@@ -120,7 +119,7 @@ extern "C" __global__ void mmaTF32NaiveKernel(const float* __restrict__ A,
                     // inferred block[1] barrier: `A_smem` is used at line 113 and again at line 92
                     __syncthreads();
                     for (; j < 4; j += 1) {  // line 86
-                        const int flat_a = prism_add(prism_mul(prism_tid, 4), j);  // line 87
+                        const int flat_a = prism_tid * 4 + j;  // line 87
                         const int row = flat_a / 8;  // line 88
                         const int col = flat_a % 8;  // line 89
                         const int global_row = prism_add(blk_row, row);  // line 90
@@ -134,7 +133,7 @@ extern "C" __global__ void mmaTF32NaiveKernel(const float* __restrict__ A,
                     // --- Sync point --- (backedge from for loop)
                     for (int j_1 = 0; j_1 < 2; j_1 += 1) {
                         // Similar to write into A_smem ...
-                        const int flat_b = prism_add(prism_mul(prism_tid, 2), j_1);  // line 99
+                        const int flat_b = prism_tid * 2 + j_1;  // line 99
                         const int global_row_b = prism_add(prism_mul(kt, 8), flat_b / 8);  // line 100
                         const int global_col_b = prism_add(blk_col, flat_b % 8);  // line 101
                         {  // partition `B_smem` as `B_th` at thread[1]
@@ -159,14 +158,14 @@ extern "C" __global__ void mmaTF32NaiveKernel(const float* __restrict__ A,
                 for (int j_2 = 0; j_2 < 4; j_2 += 1) {
                     // split block barrier s0, arrive: `C` was last used at line 121; its next use (line 121) waits
                     prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
-                    const int flat_idx_c = prism_add(prism_mul(prism_tid, 4), j_2);  // line 117
+                    const int flat_idx_c = prism_tid * 4 + j_2;  // line 117
                     const int row_c = flat_idx_c / 8;  // line 118
                     const int col_c = flat_idx_c % 8;  // line 119
                     {  // partition `C_blk` as `C_th` at thread[1]
                         {  // group(thread[1])
                             // split block barrier s0, wait
                             prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
-                            C[prism_add(prism_add(prism_mul(blk_row, N), blk_col), prism_add(prism_mul(row_c, N), col_c))] = C_smem[prism_add(prism_mul(row_c, 8), col_c)];  // line 123
+                            C[prism_add(prism_add(prism_mul(blk_row, N), blk_col), prism_add(prism_mul(row_c, N), col_c))] = C_smem[row_c * 8 + col_c];  // line 123
                         }
                     }
                 }

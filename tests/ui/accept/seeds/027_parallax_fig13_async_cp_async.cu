@@ -6,7 +6,6 @@ extern "C" __global__ void fig13_async(const float* __restrict__ src, float* __r
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) float prism_shared0[16];
@@ -23,7 +22,7 @@ extern "C" __global__ void fig13_async(const float* __restrict__ src, float* __r
             {  // group(block[1])
                 float* smem = prism_shared0;  // line 10
                 {  // async `smem` as `new_name` at block[1]
-                    if (prism_tid < 1) {  // split(thread) case 1: thread[1]
+                    if (prism_tid == 0) {  // split(thread) case 1: thread[1]
                         asm volatile(  // line 14
                             "cp.async.cg.shared.global [%0], [%1], 16;"
                             :

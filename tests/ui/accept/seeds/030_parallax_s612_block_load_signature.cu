@@ -64,10 +64,10 @@ __device__ __forceinline__ void block_load(int prism_tid,
                                            int items_per_thread)
 {
     {  // group(block[1])
-        const int tid = prism_tid / 32;  // line 31
+        const int tid = (int)((unsigned)prism_tid / 32u);  // line 31
         {  // partition `input` as `input_thrd` at thread[32]
             {  // group(thread[32])
-                int* input_thrd = input + prism_mul(prism_mul(tid, 32), items_per_thread);  // line 32
+                int* input_thrd = input + prism_mul(tid * 32, items_per_thread);  // line 32
                 warp_load(prism_tid % 32, prism_bid, prism_smem, input_thrd, output, items_per_thread);  // line 34
             }
         }
@@ -80,7 +80,6 @@ extern "C" __global__ void sum_items(int* __restrict__ input, int* __restrict__ 
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     {  // group(grid[1])

@@ -19,7 +19,6 @@ extern "C" __global__ void my_sgemm_kernel_1(int M,
 {
     // launch: threads per block a multiple of 1, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     {  // group(grid[1])

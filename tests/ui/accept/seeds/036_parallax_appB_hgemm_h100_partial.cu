@@ -24,7 +24,6 @@ extern "C" __global__ void __launch_bounds__(384) cutlase_my_h100_match_no_tail(
 {
     // launch: threads per block a multiple of 384, blocks a multiple of 1, at most 384 threads per block
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     {  // group(grid[1])
@@ -35,7 +34,7 @@ extern "C" __global__ void __launch_bounds__(384) cutlase_my_h100_match_no_tail(
                 // sA[QSIZE][BK*BM]
                 // Allocate SB
                 // sB[QSIZE][BK*BN]
-                int wg_idx = prism_tid / 128;  // line 64
+                int wg_idx = (int)((unsigned)prism_tid / 128u);  // line 64
                 const bool is_producer = wg_idx == 0;  // line 69
                 {  // group(thread[128])
                     if (!is_producer) {  // line 75

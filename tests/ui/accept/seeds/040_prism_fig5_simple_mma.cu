@@ -35,11 +35,11 @@ __device__ __forceinline__ void simple_mma(int prism_tid,
         float C[4] = {};  // line 22
         // Reads do not need to be lowered.
         A[0] = a[prism_add(prism_mul(x / 4, k), x % 4)];  // line 24
-        A[1] = a[prism_add(prism_mul(prism_add(x / 4, 8), k), x % 4)];  // line 25
+        A[1] = a[prism_add(prism_mul(x / 4 + 8, k), x % 4)];  // line 25
         A[2] = a[prism_add(prism_add(prism_mul(x / 4, k), x % 4), 4)];  // line 26
-        A[3] = a[prism_add(prism_add(prism_mul(prism_add(x / 4, 8), k), x % 4), 4)];  // line 27
+        A[3] = a[prism_add(prism_add(prism_mul(x / 4 + 8, k), x % 4), 4)];  // line 27
         B[0] = b[prism_add(prism_mul(x % 4, n), x / 4)];  // line 28
-        B[1] = b[prism_add(prism_mul(prism_add(x % 4, 4), n), x / 4)];  // line 29
+        B[1] = b[prism_add(prism_mul(x % 4 + 4, n), x / 4)];  // line 29
         // Skipping initialize C to 0...
         asm volatile(  // line 31
             "{\n"
@@ -57,10 +57,10 @@ __device__ __forceinline__ void simple_mma(int prism_tid,
         // Must be at thread[1] to write.
         {  // partition `c` as `c_thrd` at thread[1]
             {  // group(thread[1])
-                c[prism_add(prism_mul(x / 4, n), prism_mul(2, x % 4))] = C[0];  // line 41
-                c[prism_add(prism_add(prism_mul(x / 4, n), prism_mul(2, x % 4)), 1)] = C[1];  // line 42
-                c[prism_add(prism_mul(prism_add(x / 4, 8), n), prism_mul(2, x % 4))] = C[2];  // line 43
-                c[prism_add(prism_add(prism_mul(prism_add(x / 4, 8), n), prism_mul(2, x % 4)), 1)] = C[3];  // line 44
+                c[prism_add(prism_mul(x / 4, n), 2 * (x % 4))] = C[0];  // line 41
+                c[prism_add(prism_add(prism_mul(x / 4, n), 2 * (x % 4)), 1)] = C[1];  // line 42
+                c[prism_add(prism_mul(x / 4 + 8, n), 2 * (x % 4))] = C[2];  // line 43
+                c[prism_add(prism_add(prism_mul(x / 4 + 8, n), 2 * (x % 4)), 1)] = C[3];  // line 44
             }
         }
     }
@@ -71,7 +71,6 @@ extern "C" __global__ void one_tile(float* __restrict__ a, float* __restrict__ b
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     {  // partition `c` as `c_blk` at block[1]

@@ -6,14 +6,13 @@ extern "C" __global__ void fig8_split(int* __restrict__ out)
 {
     // launch: threads per block a multiple of 4, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     {  // group(grid[1])
         const int g = (int)(prism_bid * blockDim.x + prism_tid);  // line 7
         {  // partition `out` as `mine` at thread[1]
             {  // group(thread[4])
-                const int prism_pos = prism_tid % 4;  // line 10
+                const int prism_pos = (int)((unsigned)prism_tid % 4u);  // line 10
                 if (prism_pos < 2) {
                     {  // group(thread[1])
                         out[g] = 2;  // line 13

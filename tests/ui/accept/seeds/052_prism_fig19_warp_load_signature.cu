@@ -53,7 +53,6 @@ extern "C" __global__ void warp_sums(int* __restrict__ input, int* __restrict__ 
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     {  // group(grid[1])

@@ -21,7 +21,7 @@ __device__ __forceinline__ void add_into(int prism_tid,
     const int t = prism_tid;  // line 7
     {  // partition `dst` as `d` at thread[1]
         {  // group(thread[1])
-            dst[t] = prism_add(a[t], b[prism_sub(127, t)]);  // line 10
+            dst[t] = prism_add(a[t], b[127 - t]);  // line 10
         }
     }
 }
@@ -30,7 +30,6 @@ extern "C" __global__ void __launch_bounds__(128) double_it(const int* __restric
 {
     // launch: threads per block a multiple of 128, blocks a multiple of 1, at most 128 threads per block
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) unsigned char prism_smem[1024];

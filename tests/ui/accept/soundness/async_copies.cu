@@ -12,7 +12,6 @@ extern "C" __global__ void __launch_bounds__(32) stage_copy(const float* __restr
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 32 threads per block
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) float prism_shared0[260];
@@ -27,11 +26,11 @@ extern "C" __global__ void __launch_bounds__(32) stage_copy(const float* __restr
                         asm volatile(  // line 20
                             "cp.async.cg.shared.global [%0], [%1], 16;"
                             :
-                            : "r"(prism_smem_addr(&tile[prism_add(prism_mul(t, 4), prism_mul(128, k))])), "l"(&src[prism_add(prism_add(prism_mul(b, 260), prism_mul(t, 4)), prism_mul(128, k))])
+                            : "r"(prism_smem_addr(&tile[t * 4 + 128 * k])), "l"(&src[prism_add(prism_add(prism_mul(b, 260), t * 4), 128 * k)])
                             : "memory");
                     }
                 }
-                if (prism_tid < 1) {  // split(thread) case 1: thread[1]
+                if (prism_tid == 0) {  // split(thread) case 1: thread[1]
                     asm volatile(  // line 23
                         "cp.async.cg.shared.global [%0], [%1], 16;"
                         :
@@ -46,10 +45,10 @@ extern "C" __global__ void __launch_bounds__(32) stage_copy(const float* __restr
             {  // partition `out_b` as `o` at thread[1]
                 {  // group(thread[1])
                     for (int k = 0; k < 8; k += 1) {
-                        out[prism_add(prism_mul(b, 260), prism_add(t, prism_mul(32, k)))] = tile[prism_add(t, prism_mul(32, k))];  // line 27
+                        out[prism_add(prism_mul(b, 260), t + 32 * k)] = tile[t + 32 * k];  // line 27
                     }
                     if (t < 4) {  // line 28
-                        out[prism_add(prism_mul(b, 260), prism_add(t, 256))] = tile[prism_add(256, t)];  // line 29
+                        out[prism_add(prism_mul(b, 260), t + 256)] = tile[256 + t];  // line 29
                     }
                 }
             }

@@ -12,7 +12,6 @@ extern "C" __global__ void __launch_bounds__(32) swap_halves(int* __restrict__ t
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 2, at most 32 threads per block
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     const int q = prism_bid / 2;  // line 13
@@ -25,7 +24,7 @@ extern "C" __global__ void __launch_bounds__(32) swap_halves(int* __restrict__ t
                         const int t = prism_tid;  // line 20
                         {  // partition `o1` as `ot` at thread[1]
                             {  // group(thread[1])
-                                tile[prism_add(prism_mul(q, 64), prism_add(prism_mul(bb, 32), t))] = prism_add(prism_mul(bb, 100), t);  // line 23
+                                tile[prism_add(prism_mul(q, 64), bb * 32 + t)] = bb * 100 + t;  // line 23
                             }
                         }
                     }
@@ -37,7 +36,7 @@ extern "C" __global__ void __launch_bounds__(32) swap_halves(int* __restrict__ t
                         const int t = prism_tid;  // line 26
                         {  // partition `m1` as `mt` at thread[1]
                             {  // group(thread[1])
-                                mirror[prism_add(prism_mul(q, 64), prism_add(prism_mul(bb, 32), t))] = tile[prism_add(prism_mul(q, 64), prism_add(prism_mul(prism_sub(1, bb), 32), t))];  // line 29
+                                mirror[prism_add(prism_mul(q, 64), bb * 32 + t)] = tile[prism_add(prism_mul(q, 64), (1 - bb) * 32 + t)];  // line 29
                             }
                         }
                     }

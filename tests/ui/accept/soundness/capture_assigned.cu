@@ -7,7 +7,6 @@ extern "C" __global__ void __launch_bounds__(64) rotate_fill(int* __restrict__ o
 {
     // launch: threads per block a multiple of 64, blocks a multiple of 1, at most 64 threads per block
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) int prism_shared0[256];
@@ -33,7 +32,7 @@ extern "C" __global__ void __launch_bounds__(64) rotate_fill(int* __restrict__ o
                         k2 = prism_add(k2, 1);  // line 18
                         // split block barrier s0, wait
                         prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
-                        s[k] = prism_add(prism_mul(r, 1000), k2);  // line 19
+                        s[k] = prism_add(r * 1000, k2);  // line 19
                     }
                 }
                 k = prism_add(k, 32);  // line 20
@@ -43,7 +42,7 @@ extern "C" __global__ void __launch_bounds__(64) rotate_fill(int* __restrict__ o
             {  // partition `out_b` as `o` at thread[1]
                 {  // group(thread[1])
                     for (int i = 0; i < 4; i += 1) {
-                        out[prism_add(prism_mul(b, 256), prism_add(prism_mul(t, 4), i))] = s[prism_add(prism_mul(t, 4), i)];  // line 24
+                        out[prism_add(prism_mul(b, 256), t * 4 + i)] = s[t * 4 + i];  // line 24
                     }
                 }
             }

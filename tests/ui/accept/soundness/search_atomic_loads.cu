@@ -10,7 +10,6 @@ extern "C" __global__ void __launch_bounds__(128) loads(const int* __restrict__ 
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 128 threads per block
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) int prism_shared0[128];
@@ -22,7 +21,7 @@ extern "C" __global__ void __launch_bounds__(128) loads(const int* __restrict__ 
             int* s0 = prism_shared0;  // line 14
             {  // partition `s0` as `z` at thread[1]
                 {  // group(thread[1])
-                    s0[t] = prism_mul(t, 7);  // line 17
+                    s0[t] = t * 7;  // line 17
                 }
             }
             int e = 0;  // line 18
@@ -30,11 +29,11 @@ extern "C" __global__ void __launch_bounds__(128) loads(const int* __restrict__ 
             __syncthreads();
             for (; e < 4; e += 1) {  // line 18
                 {  // group(thread[1])
-                    acc = prism_add(prism_mul(acc, 3), prism_atomic_load(&s0[prism_mul(t, 5) & 127]));  // line 20
+                    acc = prism_add(prism_mul(acc, 3), prism_atomic_load(&s0[(t * 5) & 127]));  // line 20
                 }
             }
             {  // group(thread[1])
-                acc = prism_add(prism_max(acc, s0[prism_add(t, 66) & 127]), 1);  // line 22
+                acc = prism_add(prism_max(acc, s0[(t + 66) & 127]), 1);  // line 22
             }
             {  // partition `out_b` as `o` at thread[1]
                 {  // group(thread[1])

@@ -11,7 +11,6 @@ extern "C" __global__ void __launch_bounds__(64) own_then_neighbour(const int* _
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 64 threads per block
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) int prism_shared0[64];
@@ -42,7 +41,7 @@ extern "C" __global__ void __launch_bounds__(64) own_then_neighbour(const int* _
             {  // group(thread[1])
                 // split block barrier s0, wait
                 prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
-                acc = prism_add(prism_mul(acc, 3), s0[prism_add(t, 3) & 63]);  // line 22
+                acc = prism_add(prism_mul(acc, 3), s0[(t + 3) & 63]);  // line 22
             }
             {  // partition `out_b` as `o` at thread[1]
                 {  // group(thread[1])

@@ -11,7 +11,6 @@ extern "C" __global__ void __launch_bounds__(64) tree(const int* __restrict__ in
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 64 threads per block
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) int prism_shared0[128];
@@ -31,8 +30,8 @@ extern "C" __global__ void __launch_bounds__(64) tree(const int* __restrict__ in
             int* s0 = prism_shared0;  // line 14
             {  // partition `s0` as `z` at thread[1]
                 {  // group(thread[1])
-                    s0[prism_mul(t, 2)] = inp[prism_rem(prism_add(prism_mul(b, 128), prism_mul(t, 2)), n)];  // line 17
-                    s0[prism_add(prism_mul(t, 2), 1)] = inp[prism_rem(prism_add(prism_add(prism_mul(b, 128), prism_mul(t, 2)), 1), n)];  // line 18
+                    s0[t * 2] = inp[prism_rem(prism_add(prism_mul(b, 128), t * 2), n)];  // line 17
+                    s0[t * 2 + 1] = inp[prism_rem(prism_add(prism_add(prism_mul(b, 128), t * 2), 1), n)];  // line 18
                 }
             }
             {  // partition `s0` as `r` at thread[1]

@@ -13,17 +13,16 @@ extern "C" __global__ void __launch_bounds__(64) odd_offsets(int* __restrict__ o
 {
     // launch: threads per block a multiple of 64, blocks a multiple of 1, at most 64 threads per block
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     const int g = (int)(prism_bid * blockDim.x + prism_tid);  // line 14
     const int w = (int)((prism_bid * blockDim.x + prism_tid) / 32u);  // line 15
     {  // partition `out` as `o` at thread[1]
         {  // group(thread[32])
-            const int l = prism_tid % 32;  // line 18
+            const int l = (int)((unsigned)prism_tid % 32u);  // line 18
             const int v = prism_add(prism_mul(100, w), l);  // line 19
             const int a = __shfl_down_sync(0xffffffffu, v, 33u);  // line 20
-            const int minus_one = prism_sub(prism_sub(l, l), 1);  // line 21
+            const int minus_one = l - l - 1;  // line 21
             const int b = __shfl_up_sync(0xffffffffu, v, (unsigned)minus_one);  // line 22
             const int c = __shfl_xor_sync(0xffffffffu, v, 35);  // line 23
             const int d = __shfl_sync(0xffffffffu, v, 40);  // line 24

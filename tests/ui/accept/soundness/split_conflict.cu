@@ -13,7 +13,6 @@ extern "C" __global__ void __launch_bounds__(64) shared_safely(const int* __rest
 {
     // launch: threads per block a multiple of 64, blocks a multiple of 1, at most 64 threads per block
     const int prism_tid = threadIdx.x;
-    __builtin_assume(prism_tid >= 0);
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) int prism_shared0[64];
@@ -33,19 +32,19 @@ extern "C" __global__ void __launch_bounds__(64) shared_safely(const int* __rest
             const int t = prism_tid;  // line 18
             {  // partition `s` as `s_t` at thread[1]
                 {  // group(thread[1])
-                    s[t] = prism_mul(2, t);  // line 21
+                    s[t] = 2 * t;  // line 21
                 }
                 {  // partition `c` as `c0` at thread[1]
-                    if (prism_tid < 1) {  // split(thread) case 1: thread[1]
-                        c[prism_mul(0, t)] = 0;  // line 25
+                    if (prism_tid == 0) {  // split(thread) case 1: thread[1]
+                        c[0 * t] = 0;  // line 25
                     }
                 }
             }
             // inferred block[1] barrier: `c` is used at line 22 and again at line 31
             __syncthreads();
             {  // partition `s` as `s_t` at thread[1]
-                const int prism_pos = prism_tid / 32;  // line 27
-                if (prism_pos < 1) {
+                const int prism_pos = (int)((unsigned)prism_tid / 32u);  // line 27
+                if (prism_pos == 0) {
                     {  // group(thread[1])
                         s[t] = prism_add(prism_add(s[t], 1), src[0]);  // line 30
                         const int t29 = prism_atomic_add(&c[0], 3);  // line 31

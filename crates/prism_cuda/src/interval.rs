@@ -1,0 +1,325 @@
+//! Value ranges of integer registers, so that signed arithmetic that cannot overflow is
+//! printed as C's native operators.
+//!
+//! Prism's integer arithmetic wraps (docs/language.md §2), and C leaves signed overflow
+//! undefined, so the backend prints signed `+ - *` through the `prism_add`-style helpers,
+//! which compute in the unsigned type. That costs nvcc knowledge it uses: `e / 8` on an `int`
+//! that might be negative needs a sign fix-up, where on a value nvcc knows to be
+//! non-negative it is one shift. When both operands lie in known ranges and the exact result
+//! fits the type, wrapping and C's arithmetic give the same bits, and the native operator
+//! is exact (docs/cuda.md, "Arithmetic").
+//!
+//! The ranges are deliberately simple and sound by construction:
+//!
+//! - A register defined by exactly one instruction has the range of that instruction's
+//!   result: constants, copies, `+ - *` of ranged operands whose exact result fits,
+//!   division and remainder by a positive constant, `&` with a non-negative operand, `>>` by
+//!   a constant, conversions that keep the value, and the hardware indices, which the launch
+//!   validation bounds (at most 1024 threads per block, at most 2^31 - 1 threads per grid,
+//!   docs/simulator.md "Arguments").
+//! - A `range` loop's counter (two definitions: before the loop and the step) has, where the
+//!   loop body reads it, the values from its start to one before its end, and never more
+//!   than the type's limit minus the step: a counter does not wrap, the step after the last
+//!   iteration included (docs/language.md §6; the simulator reports `counter-overflow`
+//!   otherwise, so no accepted run leaves these bounds). Only a constant step counts; the
+//!   header reads the counter only to compare it.
+//! - Every other register (a variable assigned more than once, a load, a parameter) has no
+//!   range.
+
+use prism_ir::Reg;
+use prism_ir::ir::{Block, Function, InstKind, Type};
+use prism_types::perspective::Level;
+use prism_types::tir::{BinOp, ConstValue, FnKind, RawIndex};
+use prism_types::ty::Scalar;
+use std::collections::HashMap;
+
+/// An inclusive range of values.
+pub type Range = (i128, i128);
+
+/// Threads per block at most (CUDA's limit, checked at every launch).
+const MAX_THREADS: i128 = 1024;
+/// Threads (and blocks) per grid at most: `id()` over the grid is an `int`, and launches are
+/// validated against it.
+const MAX_GRID: i128 = (1 << 31) - 1;
+
+/// The values of an integer type.
+pub fn type_range(s: Scalar) -> Option<Range> {
+    Some(match s {
+        Scalar::I32 => (i128::from(i32::MIN), i128::from(i32::MAX)),
+        Scalar::U32 => (0, i128::from(u32::MAX)),
+        Scalar::I64 => (i128::from(i64::MIN), i128::from(i64::MAX)),
+        Scalar::U64 => (0, i128::from(u64::MAX)),
+        Scalar::Bool => (0, 1),
+        _ => return None,
+    })
+}
+
+fn within(r: Range, s: Scalar) -> Option<Range> {
+    let (lo, hi) = type_range(s)?;
+    (lo <= r.0 && r.1 <= hi).then_some(r)
+}
+
+/// The exact range of `a op b` on `ty` values in ranges `a` and `b`, if it fits `ty` (so
+/// wrapping arithmetic and C's agree on it).
+pub fn binary(op: BinOp, ty: Scalar, a: Range, b: Range) -> Option<Range> {
+    let hull = |xs: [i128; 4]| (xs.iter().copied().min().unwrap_or(0), xs.iter().copied().max().unwrap_or(0));
+    let r = match op {
+        BinOp::Add => (a.0.checked_add(b.0)?, a.1.checked_add(b.1)?),
+        BinOp::Sub => (a.0.checked_sub(b.1)?, a.1.checked_sub(b.0)?),
+        BinOp::Mul => {
+            hull([a.0.checked_mul(b.0)?, a.0.checked_mul(b.1)?, a.1.checked_mul(b.0)?, a.1.checked_mul(b.1)?])
+        }
+        // Truncating division by a positive constant is monotonic in the dividend.
+        BinOp::Div if b.0 == b.1 && b.0 > 0 => (a.0 / b.0, a.1 / b.0),
+        BinOp::Rem if b.0 == b.1 && b.0 > 0 => {
+            let d = b.0 - 1;
+            if a.0 >= 0 {
+                (0, a.1.min(d))
+            } else if a.1 <= 0 {
+                (a.0.max(-d), 0)
+            } else {
+                (-d, d)
+            }
+        }
+        // `x & y` with `y >= 0` lies in [0, y] whatever `x` is (two's complement).
+        BinOp::BitAnd if b.0 >= 0 => (0, b.1),
+        BinOp::BitAnd if a.0 >= 0 => (0, a.1),
+        BinOp::Shr if b.0 == b.1 && (0..i128::from(ty.size()) * 8).contains(&b.0) && ty.is_int() => {
+            (a.0 >> b.0, a.1 >> b.0)
+        }
+        BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => return Some((0, 1)),
+        _ => return None,
+    };
+    within(r, ty)
+}
+
+/// The ranges of the integer registers of `f` that have one (see the module documentation).
+pub fn of(f: &Function) -> HashMap<Reg, Range> {
+    // Verbatim CUDA may assign any variable behind the IR's back: no ranges at all then.
+    let mut verbatim = false;
+    f.body.walk(&mut |k| verbatim |= matches!(k, InstKind::Verbatim { .. }));
+    if verbatim {
+        return HashMap::new();
+    }
+    // A kernel's launches are validated against its `@launch_bounds`; a device function may
+    // be called from any kernel, so only CUDA's limit holds there.
+    let threads = match (f.kind, f.launch_bounds) {
+        (FnKind::Kernel, Some(n)) => i128::from(n).min(MAX_THREADS),
+        _ => MAX_THREADS,
+    };
+    let mut cx = Cx { f, threads, defs: HashMap::new(), counters: HashMap::new(), memo: HashMap::new() };
+    cx.collect(&f.body, false);
+    let regs: Vec<Reg> = cx.defs.keys().copied().collect();
+    for r in regs {
+        cx.range(r, 0);
+    }
+    cx.memo.into_iter().filter_map(|(r, v)| v.map(|v| (r, v))).collect()
+}
+
+/// A `range` loop: its counter's step and the header's comparison.
+struct Counter {
+    step: Reg,
+    /// `Lt` counting up, `Gt` counting down, with the end register.
+    test: Option<(BinOp, Reg)>,
+}
+
+struct Cx<'f> {
+    f: &'f Function,
+    /// Threads per block at most.
+    threads: i128,
+    /// Every defining instruction of each register, and whether it is a loop's step.
+    defs: HashMap<Reg, Vec<(InstKind, bool)>>,
+    counters: HashMap<Reg, Counter>,
+    memo: HashMap<Reg, Option<Range>>,
+}
+
+impl Cx<'_> {
+    fn collect(&mut self, b: &Block, in_latch: bool) {
+        for inst in &b.insts {
+            for d in inst.kind.defs() {
+                self.defs.entry(d).or_default().push((inst.kind.clone(), in_latch));
+            }
+            if let InstKind::Loop { header, cond, body, latch, counter } = &inst.kind {
+                if let Some(c) = counter {
+                    let step = latch.insts.iter().find_map(|i| match &i.kind {
+                        InstKind::Binary { dst, op: BinOp::Add, lhs, rhs } if dst == c && lhs == c => Some(*rhs),
+                        _ => None,
+                    });
+                    let test = header.insts.iter().find_map(|i| match &i.kind {
+                        InstKind::Binary { dst, op: op @ (BinOp::Lt | BinOp::Gt), lhs, rhs }
+                            if dst == cond && lhs == c =>
+                        {
+                            Some((*op, *rhs))
+                        }
+                        _ => None,
+                    });
+                    // The header must do nothing else with the counter than compare it.
+                    let only_test = header.insts.len() == 1;
+                    if let Some(step) = step {
+                        self.counters.insert(*c, Counter { step, test: test.filter(|_| only_test) });
+                    }
+                }
+                self.collect(header, false);
+                self.collect(body, false);
+                self.collect(latch, true);
+            } else {
+                for nb in inst.kind.blocks() {
+                    self.collect(nb, in_latch);
+                }
+            }
+        }
+    }
+
+    fn scalar(&self, r: Reg) -> Option<Scalar> {
+        match self.f.reg_ty(r) {
+            Type::Scalar(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    fn range(&mut self, r: Reg, depth: u32) -> Option<Range> {
+        if let Some(v) = self.memo.get(&r) {
+            return *v;
+        }
+        // A cycle (or a very deep chain) has no range; the entry is overwritten below.
+        if depth > 64 {
+            return None;
+        }
+        self.memo.insert(r, None);
+        let defs = self.defs.get(&r).cloned().unwrap_or_default();
+        let v = if self.counters.contains_key(&r) {
+            self.counter(r, &defs, depth)
+        } else {
+            match defs.as_slice() {
+                [(k, _)] => self.def(k, depth),
+                _ => None,
+            }
+        };
+        let v = v.and_then(|v| within(v, self.scalar(r)?));
+        self.memo.insert(r, v);
+        v
+    }
+
+    /// Where the body reads counter `c`: from the start to before the end, and never past
+    /// the type's limit less the step.
+    fn counter(&mut self, c: Reg, defs: &[(InstKind, bool)], depth: u32) -> Option<Range> {
+        let [init, step_def] = defs else { return None };
+        let (init, step_def) = if init.1 { (step_def, init) } else { (init, step_def) };
+        if init.1 || !step_def.1 {
+            return None;
+        }
+        let (step, test) = {
+            let k = &self.counters[&c];
+            (k.step, k.test)
+        };
+        let (op, end) = test?;
+        let s = self.range(step, depth + 1)?;
+        if s.0 != s.1 || s.0 == 0 {
+            return None;
+        }
+        let s = s.0;
+        let (tmin, tmax) = type_range(self.scalar(c)?)?;
+        let start = self.def(&init.0, depth + 1).unwrap_or((tmin, tmax));
+        let end = self.range(end, depth + 1).unwrap_or((tmin, tmax));
+        match op {
+            BinOp::Lt if s > 0 => Some((start.0, (end.1 - 1).min(tmax - s).max(start.0))),
+            BinOp::Gt if s < 0 => Some(((end.0 + 1).max(tmin - s).min(start.1), start.1)),
+            _ => None,
+        }
+    }
+
+    fn def(&mut self, k: &InstKind, depth: u32) -> Option<Range> {
+        match k {
+            InstKind::Const { value: ConstValue::Int(v), .. } => Some((*v, *v)),
+            InstKind::Const { value: ConstValue::Bool(b), .. } => Some((i128::from(*b), i128::from(*b))),
+            InstKind::Copy { src, .. } => self.range(*src, depth + 1),
+            InstKind::Binary { lhs, rhs, op, .. } => {
+                let ty = self.scalar(*lhs)?;
+                let a = self.range(*lhs, depth + 1)?;
+                let b = self.range(*rhs, depth + 1)?;
+                binary(*op, ty, a, b)
+            }
+            InstKind::Cast { dst, arg } => {
+                let to = self.scalar(*dst)?;
+                let from = self.scalar(*arg)?;
+                if from.is_float() || to.is_float() {
+                    return None;
+                }
+                within(self.range(*arg, depth + 1)?, to)
+            }
+            InstKind::Raw { index, .. } => Some(match index {
+                RawIndex::ThreadIdx => (0, self.threads - 1),
+                RawIndex::BlockIdx => (0, MAX_GRID - 1),
+                RawIndex::BlockDim => (1, self.threads),
+                RawIndex::GridDim => (1, MAX_GRID),
+            }),
+            InstKind::RelId { code, target, .. } => {
+                let n = i128::from(target.n.max(1));
+                // `id()` of a `target` unit within the `code` unit: how many fit, less one.
+                let units = match (code.level, target.level) {
+                    (Level::Thread, _) => i128::from(code.n).min(self.threads),
+                    (Level::Block, Level::Thread) if code.n == 1 => self.threads,
+                    (Level::Block | Level::Grid, Level::Thread) => MAX_GRID,
+                    (Level::Block, _) => i128::from(code.n),
+                    (Level::Grid, _) => MAX_GRID,
+                };
+                Some((0, ((units - 1) / n).max(0)))
+            }
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arithmetic_is_exact_or_nothing() {
+        let i = Scalar::I32;
+        assert_eq!(binary(BinOp::Add, i, (0, 1023), (0, 256)), Some((0, 1279)));
+        assert_eq!(binary(BinOp::Add, i, (0, i128::from(i32::MAX)), (1, 1)), None);
+        assert_eq!(binary(BinOp::Sub, i, (0, 10), (0, 20)), Some((-20, 10)));
+        assert_eq!(binary(BinOp::Mul, i, (-3, 2), (-5, 7)), Some((-21, 15)));
+        assert_eq!(binary(BinOp::Mul, i, (0, 65536), (0, 65536)), None);
+        assert_eq!(binary(BinOp::Div, i, (-17, 17), (8, 8)), Some((-2, 2)));
+        assert_eq!(binary(BinOp::Div, i, (0, 17), (0, 8)), None, "a divisor range is no constant");
+        assert_eq!(binary(BinOp::Rem, i, (0, 1279), (8, 8)), Some((0, 7)));
+        assert_eq!(binary(BinOp::Rem, i, (-9, 3), (8, 8)), Some((-7, 7)));
+        assert_eq!(binary(BinOp::Rem, i, (-9, 0), (8, 8)), Some((-7, 0)));
+        assert_eq!(binary(BinOp::BitAnd, i, (i128::from(i32::MIN), -1), (0, 31)), Some((0, 31)));
+        assert_eq!(binary(BinOp::Shr, i, (-64, 64), (3, 3)), Some((-8, 8)));
+        assert_eq!(binary(BinOp::Shl, i, (0, 1), (3, 3)), None);
+        let u = Scalar::U32;
+        assert_eq!(binary(BinOp::Sub, u, (0, 10), (0, 20)), None, "unsigned results below 0 wrap");
+    }
+
+    /// Every value the ranges promise is the value the wrapping arithmetic computes: a brute
+    /// force over small ranges of `int` and `uint` against `prism_interp`-style semantics.
+    #[test]
+    fn ranges_contain_every_result() {
+        let wrap32 = |x: i128| x as i32 as i128;
+        for op in [BinOp::Add, BinOp::Sub, BinOp::Mul, BinOp::Div, BinOp::Rem, BinOp::BitAnd, BinOp::Shr] {
+            for a in [(-5i128, 7i128), (0, 9), (-9, -1), (3, 3)] {
+                for b in [(1i128, 1i128), (3, 3), (0, 6), (-4, 4), (8, 8)] {
+                    let Some((lo, hi)) = binary(op, Scalar::I32, a, b) else { continue };
+                    for x in a.0..=a.1 {
+                        for y in b.0..=b.1 {
+                            let v = match op {
+                                BinOp::Add => wrap32(x + y),
+                                BinOp::Sub => wrap32(x - y),
+                                BinOp::Mul => wrap32(x * y),
+                                BinOp::Div if y != 0 => x / y,
+                                BinOp::Rem if y != 0 => x % y,
+                                BinOp::BitAnd => ((x as i32) & (y as i32)) as i128,
+                                BinOp::Shr => ((x as i32) >> y) as i128,
+                                _ => continue,
+                            };
+                            assert!((lo..=hi).contains(&v), "{op:?} {x} {y} = {v} outside {lo}..={hi}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
