@@ -18,7 +18,7 @@ out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 
 "$prism" build tests/ui/accept/kernels/32_sgemm_6_vectorized.prism --emit-host -o "$out/sgemm.cu" >/dev/null
-"$prism" build tests/ui/accept/kernels/16_scan_decoupled_lookback.prism --emit-host -o "$out/scan.cu" >/dev/null
+"$prism" build tests/ui/accept/kernels/35_scan_lookback_packed.prism --emit-host -o "$out/scan.cu" >/dev/null
 "$prism" build tests/ui/accept/kernels/33_reduce_sum_vectorized.prism --emit-host -o "$out/reduce.cu" >/dev/null
 "$prism" build tests/ui/accept/kernels/34_gemm_bf16_ldmatrix.prism --emit-host -o "$out/hgemm.cu" >/dev/null
 

@@ -1,6 +1,7 @@
 //! Simulator speed on more than the naive sgemm: the tiled sgemm with register tiles
 //! (`tests/ui/accept/kernels/06_sgemm_4_register_tiling.prism`, 256 x 256 x 256) and the
-//! decoupled look-back scan (`16_scan_decoupled_lookback.prism`, 2^20 items), each against
+//! decoupled look-back scans (`16_scan_decoupled_lookback.prism` and the CUB-class
+//! `35_scan_lookback_packed.prism`, 2^20 items), each against
 //! a plain-Rust version on one core (the same loop nest for the gemm, a sequential prefix
 //! sum for the scan), with checks off and on. Outputs must agree bit for bit.
 //!
@@ -128,7 +129,51 @@ fn scan() {
     row("simulator, all checks on", best(2, || run(Checks::ALL)), t_native);
 }
 
+fn scan_packed() {
+    const N: usize = 1 << 20;
+    let tiles = N.div_ceil(2048);
+    let x: Vec<i32> = (0..N).map(|i| ((i as u64).wrapping_mul(2_654_435_761) >> 7) as i32).collect();
+    let native = |out: &mut [i32]| {
+        let mut s = 0i32;
+        for (o, v) in out.iter_mut().zip(&x) {
+            s = s.wrapping_add(*v);
+            *o = s;
+        }
+    };
+    let t_native = best(5, || {
+        let mut out = vec![0i32; N];
+        let t = Instant::now();
+        native(black_box(&mut out));
+        black_box(&out);
+        t.elapsed()
+    });
+    let mut want = vec![0i32; N];
+    native(&mut want);
+    let m = module("35_scan_lookback_packed.prism");
+    let run = |checks: Checks| {
+        let args = [
+            Arg::value(N as i32),
+            Arg::buffer(&x),
+            Arg::buffer(&vec![0i32; N]),
+            Arg::buffer(&[0i32]),
+            Arg::buffer(&vec![0u64; tiles]),
+        ];
+        let cfg = Config { checks, ..Config::default() };
+        let t = Instant::now();
+        let out = m.launch("scan_lookback_packed", tiles as u32, 128, &args, cfg).expect("valid launch");
+        let d = t.elapsed();
+        assert!(out.is_clean(), "{:?}", out.reports);
+        assert_eq!(args[2].as_buffer().expect("buffer").to_vec::<i32>().expect("i32"), want);
+        d
+    };
+    println!("packed look-back scan (35), {N} items, {tiles} tiles (polling: one core, co-resident)");
+    row("native sequential prefix sum (Rust, release)", t_native, t_native);
+    row("simulator, checks off", best(3, || run(Checks::NONE)), t_native);
+    row("simulator, all checks on", best(2, || run(Checks::ALL)), t_native);
+}
+
 fn main() {
     sgemm();
     scan();
+    scan_packed();
 }

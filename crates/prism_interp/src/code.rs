@@ -214,6 +214,8 @@ struct Cx<'a> {
     unsafe_depth: u32,
     /// Registers the simulator adds after the function's own (`ldmatrix`'s rows).
     scratch: usize,
+    /// Integer constants of registers defined once, by a constant.
+    consts: std::collections::HashMap<Reg, i128>,
 }
 
 struct LoopCx {
@@ -222,7 +224,18 @@ struct LoopCx {
 }
 
 fn compile_function(_p: &ir::Program, f: &ir::Function) -> FuncCode {
-    let mut cx = Cx { f, ops: Vec::new(), info: Vec::new(), loops: Vec::new(), unsafe_depth: 0, scratch: 0 };
+    let mut defs: std::collections::HashMap<Reg, (u32, Option<i128>)> = std::collections::HashMap::new();
+    f.body.walk(&mut |k| {
+        for d in k.defs() {
+            let e = defs.entry(d).or_insert((0, None));
+            e.0 += 1;
+            if let InstKind::Const { value: prism_types::tir::ConstValue::Int(v), .. } = k {
+                e.1 = Some(*v);
+            }
+        }
+    });
+    let consts = defs.into_iter().filter_map(|(r, (n, v))| if n == 1 { v.map(|v| (r, v)) } else { None }).collect();
+    let mut cx = Cx { f, ops: Vec::new(), info: Vec::new(), loops: Vec::new(), unsafe_depth: 0, scratch: 0, consts };
     cx.block(&f.body, f.entry);
     cx.push(Op::End, f.span, f.entry);
     let scratch = cx.scratch;
@@ -258,6 +271,39 @@ impl Cx<'_> {
     fn scratch(&mut self) -> R {
         self.scratch += 1;
         (self.f.regs.len() + self.scratch - 1) as R
+    }
+
+    /// Whether counter `c`'s step can never leave its type: a constant step towards a
+    /// constant end that the step after the last iteration cannot carry past the type's
+    /// limit (`for i in range(4)`). Those steps need no check (the common case in inner
+    /// loops, where a checked step costs about 6% of a tiled gemm's run).
+    fn step_fits(&self, c: Reg, (header, cond): (&ir::Block, R), latch: &ir::Block) -> bool {
+        let Some(step) = latch.insts.iter().find_map(|i| match &i.kind {
+            InstKind::Binary { dst, op: BinOp::Add, lhs, rhs } if *dst == c && *lhs == c => self.consts.get(rhs),
+            _ => None,
+        }) else {
+            return false;
+        };
+        let Some((op, end)) = header.insts.iter().find_map(|i| match &i.kind {
+            InstKind::Binary { dst, op: op @ (BinOp::Lt | BinOp::Gt), lhs, rhs } if *lhs == c && dst.0 == cond => {
+                self.consts.get(rhs).map(|e| (*op, *e))
+            }
+            _ => None,
+        }) else {
+            return false;
+        };
+        let (lo, hi) = match self.scalar(c) {
+            Scalar::I32 => (i128::from(i32::MIN), i128::from(i32::MAX)),
+            Scalar::U32 => (0, i128::from(u32::MAX)),
+            Scalar::I64 => (i128::from(i64::MIN), i128::from(i64::MAX)),
+            Scalar::U64 => (0, i128::from(u64::MAX)),
+            _ => return false,
+        };
+        match op {
+            BinOp::Lt if *step > 0 => end - 1 + step <= hi,
+            BinOp::Gt if *step < 0 => end + 1 + step >= lo,
+            _ => false,
+        }
     }
 
     fn scalar(&self, r: Reg) -> Scalar {
@@ -434,10 +480,13 @@ impl Cx<'_> {
                 self.block(body, code);
                 let l = self.loops.pop().expect("pushed above");
                 let latch_pc = self.pc();
+                let checked = counter.is_some_and(|c| !self.step_fits(c, (header, cond.0), latch));
                 for i in &latch.insts {
                     match &i.kind {
                         // The counter's step is checked: it must not wrap (`counter-overflow`).
-                        K::Binary { dst, op: BinOp::Add, lhs, rhs } if Some(*dst) == *counter && lhs == dst => {
+                        K::Binary { dst, op: BinOp::Add, lhs, rhs }
+                            if checked && Some(*dst) == *counter && lhs == dst =>
+                        {
                             let ty = self.scalar(*dst);
                             self.push(Op::Step { iv: dst.0, step: rhs.0, ty }, i.span, code);
                         }

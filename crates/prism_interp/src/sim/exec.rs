@@ -304,12 +304,30 @@ impl<'a> BlockSim<'a> {
                     Op::Step { iv, step, ty } => {
                         let (d, st, ty) = (*iv as usize * 32, *step as usize * 32, *ty);
                         let mut over = None;
-                        each(mask, |l| match step_lane(ty, regs[d + l], regs[st + l]) {
-                            Some(v) => regs[d + l] = v,
-                            None => {
-                                over.get_or_insert(l);
+                        if ty == Scalar::I32 {
+                            // The common case, in a loop the compiler can vectorise: the sum
+                            // in 64 bits, and whether any lane left the `int` range.
+                            let mut bad = 0u32;
+                            each(mask, |l| {
+                                let v = i64::from(regs[d + l] as u32 as i32) + i64::from(regs[st + l] as u32 as i32);
+                                bad |= u32::from(v != i64::from(v as i32)) << l;
+                                regs[d + l] = v as i32 as i64 as u64;
+                            });
+                            if bad != 0 {
+                                let l = bad.trailing_zeros() as usize;
+                                // Undo the lane's step for the report.
+                                regs[d + l] =
+                                    (regs[d + l] as u32).wrapping_sub(regs[st + l] as u32) as i32 as i64 as u64;
+                                over = Some(l);
                             }
-                        });
+                        } else {
+                            each(mask, |l| match step_lane(ty, regs[d + l], regs[st + l]) {
+                                Some(v) => regs[d + l] = v,
+                                None => {
+                                    over.get_or_insert(l);
+                                }
+                            });
+                        }
                         if let Some(l) = over {
                             let (v, by) = (to_i128(ty, regs[d + l]), to_i128(ty, regs[st + l]));
                             fatal!(
