@@ -1224,7 +1224,9 @@ pub fn global<'a>(p: &'a Program, lines: Option<Lines>, extern_c: bool) -> (Glob
                 if s.name == "tma_load_2d" {
                     tma[i] = true;
                 }
-                if s.family == Family::Warpgroup || s.name == "tma_load_2d" {
+                if s.family == Family::Warpgroup
+                    || matches!(s.name, "tma_load_2d" | "mbarrier_arrive_expect_tx" | "mbarrier_complete_tx")
+                {
                     sm90[i] = true;
                 }
             }

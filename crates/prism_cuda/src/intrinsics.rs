@@ -56,6 +56,8 @@ pub fn value(name: &str, ty: Scalar, ops: &[Operand]) -> Option<Expr> {
         | "atomic_exch" => Expr::call(format!("prism_{name}"), vec![ops[0].addr(), v(1)]),
         "atomic_cas" => Expr::call("prism_atomic_cas", vec![ops[0].addr(), v(1), v(2)]),
         "atomic_load" | "volatile_load" => Expr::call("prism_atomic_load", vec![ops[0].addr()]),
+        "mbarrier_arrive" => Expr::call("prism_mbar_arrive", vec![ops[0].addr()]),
+        "mbarrier_arrive_expect_tx" => Expr::call("prism_mbar_arrive_expect_tx", vec![ops[0].addr(), v(1)]),
         _ => {
             let sig = prism_types::intrinsics::lookup(name)?.sig();
             match sig.family {
@@ -89,6 +91,16 @@ pub fn statements(name: &str, ops: &[Operand], outs: &[Expr], tma_bytes: Option<
             vec![Stmt::Expr(Expr::call("prism_atomic_store", vec![ops[0].addr(), v(1)]))]
         }
         "__threadfence" | "__threadfence_block" => vec![Stmt::Expr(Expr::call(name, vec![]))],
+        "mbarrier_init" | "mbarrier_complete_tx" | "mbarrier_wait_parity" => {
+            let helper = name.replace("mbarrier_", "prism_mbar_");
+            vec![Stmt::Expr(Expr::call(helper, vec![ops[0].addr(), v(1)]))]
+        }
+        "mbarrier_inval" => vec![Stmt::Expr(Expr::call("prism_mbar_inval", vec![ops[0].addr()]))],
+        // An arrival whose token the program does not keep.
+        "mbarrier_arrive" => vec![Stmt::Expr(Expr::call("prism_mbar_arrive", vec![ops[0].addr()]))],
+        "mbarrier_arrive_expect_tx" => {
+            vec![Stmt::Expr(Expr::call("prism_mbar_arrive_expect_tx", vec![ops[0].addr(), v(1)]))]
+        }
         "__nanosleep" => vec![Stmt::Expr(Expr::call("__nanosleep", vec![v(0)]))],
         "cp_async" => {
             let bytes = ops::literal_value(&v(2)).unwrap_or(16);

@@ -223,6 +223,31 @@ PRISM_DEV void prism_split_wait(unsigned bar, unsigned long long state) {
 }
 // A whole barrier on an mbarrier: arrive, then wait for that phase (units of any size).
 PRISM_DEV void prism_unit_sync(unsigned bar) { prism_split_wait(bar, prism_split_arrive(bar)); }
+// mbarriers written by the program (`mbarrier_*`, unsafe code), on an element of a
+// `shared(uint64[n])` array. Arrive releases, the parity wait acquires (PTX defaults).
+PRISM_DEV void prism_mbar_init(unsigned long long* b, int count) { prism_split_init(prism_smem_addr(b), (unsigned)count); }
+PRISM_DEV unsigned long long prism_mbar_arrive(unsigned long long* b) { return prism_split_arrive(prism_smem_addr(b)); }
+PRISM_DEV void prism_mbar_wait_parity(unsigned long long* b, unsigned parity) {
+    unsigned done = 0;
+    while (!done) {
+        asm volatile("{\n.reg .pred p;\nmbarrier.test_wait.parity.shared.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done) : "r"(prism_smem_addr(b)), "r"(parity & 1u) : "memory");
+    }
+}
+PRISM_DEV void prism_mbar_inval(unsigned long long* b) {
+    asm volatile("mbarrier.inval.shared.b64 [%0];" : : "r"(prism_smem_addr(b)) : "memory");
+}
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+// Transaction counts (sm_90).
+PRISM_DEV unsigned long long prism_mbar_arrive_expect_tx(unsigned long long* b, int bytes) {
+    unsigned long long state;
+    asm volatile("mbarrier.arrive.expect_tx.shared.b64 %0, [%1], %2;" : "=l"(state) : "r"(prism_smem_addr(b)), "r"(bytes) : "memory");
+    return state;
+}
+PRISM_DEV void prism_mbar_complete_tx(unsigned long long* b, int bytes) {
+    asm volatile("mbarrier.complete_tx.shared.b64 [%0], %1;" : : "r"(prism_smem_addr(b)), "r"(bytes) : "memory");
+}
+#endif
 // A TMA descriptor (`CUTensorMap`), passed by value to kernels as a `__grid_constant__`.
 struct __align__(64) prism_tensor_map { unsigned long long opaque[16]; };
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900

@@ -67,8 +67,28 @@ pub enum Intr {
     Fence { device: bool },
     /// Sleeps: no effect on the simulated result.
     Nop,
+    /// An mbarrier operation on the barrier at `ptr[index]` (shared memory), with its
+    /// operand `arg` (count, bytes or parity) and result `dst` (the token).
+    Mbar { op: MbarOp, dst: Option<R>, ptr: R, index: R, index_ty: Scalar, arg: Option<R> },
     /// A pure math function on `ty` values.
     Math { name: &'static str, ty: Scalar, dst: R, args: Vec<R>, arg_ty: Scalar },
+}
+
+/// What an [`Intr::Mbar`] does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MbarOp {
+    /// `mbarrier_init(bar, count)`.
+    Init,
+    /// `mbarrier_arrive(bar)`.
+    Arrive,
+    /// `mbarrier_arrive_expect_tx(bar, bytes)`.
+    ArriveExpectTx,
+    /// `mbarrier_complete_tx(bar, bytes)`.
+    CompleteTx,
+    /// `mbarrier_wait_parity(bar, parity)`.
+    WaitParity,
+    /// `mbarrier_inval(bar)`.
+    Inval,
 }
 
 /// A flat instruction.
@@ -722,6 +742,25 @@ impl Cx<'_> {
                     bytes: val(2).0,
                     access: acc(0),
                     src_access: acc(1),
+                }
+            }
+            (Family::Mbarrier, name) => {
+                let (ptr, index) = elem(0);
+                let op = match name {
+                    "mbarrier_init" => MbarOp::Init,
+                    "mbarrier_arrive" => MbarOp::Arrive,
+                    "mbarrier_arrive_expect_tx" => MbarOp::ArriveExpectTx,
+                    "mbarrier_complete_tx" => MbarOp::CompleteTx,
+                    "mbarrier_wait_parity" => MbarOp::WaitParity,
+                    _ => MbarOp::Inval,
+                };
+                Intr::Mbar {
+                    op,
+                    dst: dsts.first().map(|d| d.0),
+                    ptr: ptr.0,
+                    index: index.0,
+                    index_ty: self.scalar(index),
+                    arg: (args.len() > 1).then(|| val(1).0),
                 }
             }
             (Family::Fence, "__threadfence") => Intr::Fence { device: true },

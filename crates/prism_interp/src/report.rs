@@ -39,6 +39,9 @@ pub enum ReportKind {
     DivisionByZero,
     /// A `range` loop's counter stepped past its type's range.
     CounterOverflow,
+    /// An mbarrier used before `mbarrier_init`, after `mbarrier_inval`, initialised twice,
+    /// or given an arrival count out of range.
+    MbarrierMisuse,
     /// Something the simulator cannot run.
     NotSimulated,
     /// The run exceeded its step budget (an infinite loop, or a spin-wait that never ends).
@@ -59,6 +62,7 @@ impl ReportKind {
             ReportKind::NonUniform => "non-uniform",
             ReportKind::DivisionByZero => "division-by-zero",
             ReportKind::CounterOverflow => "counter-overflow",
+            ReportKind::MbarrierMisuse => "mbarrier-misuse",
             ReportKind::NotSimulated => "not-simulated",
             ReportKind::FuelExhausted => "fuel-exhausted",
             ReportKind::TimeLimit => "time-limit",

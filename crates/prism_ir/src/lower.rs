@@ -702,7 +702,7 @@ impl Cx<'_> {
         let mut outs: Vec<&tir::Place> = Vec::new();
         let mut accesses = Vec::new();
         let kind = match (sig.family, sig.name) {
-            (Family::Raw, _) => AccessKind::Volatile,
+            (Family::Raw | Family::Mbarrier, _) => AccessKind::Volatile,
             (Family::AsyncCopy, _) => AccessKind::AsyncWrite,
             (Family::Atomics, _) => AccessKind::Atomic,
             _ => AccessKind::Read,

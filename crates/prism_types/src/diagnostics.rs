@@ -831,6 +831,6 @@ fn args_words(p: &ArgsProblem) -> String {
         ArgsProblem::NotLocalElement { param } => {
             format!("`{param}` must be an element of a thread-local array, like `v[0]`")
         }
-        ArgsProblem::NotShared { name } => format!("`{name}` is not shared memory; it reads shared memory only"),
+        ArgsProblem::NotShared { name } => format!("`{name}` is not shared memory; it works on shared memory only"),
     }
 }

@@ -133,6 +133,9 @@ pub enum Family {
     Cast,
     /// Raw indices and volatile accesses (unsafe only).
     Raw,
+    /// Hopper-style `mbarrier` objects in shared memory: arrive, transaction counts, phase
+    /// waits (unsafe only: they synchronise by themselves, outside inference).
+    Mbarrier,
 }
 
 /// One intrinsic.
@@ -545,6 +548,55 @@ pub static TABLE: &[IntrinsicSig] = &[
         RetSig::Void,
         Raw,
         "volatile store",
+    ),
+    // mbarriers (unsafe only): an element of a `shared(uint64[...])` array is the barrier.
+    row(
+        "mbarrier_init",
+        CodeReq::UnsafeOnly,
+        &[r("bar", true, S(U64)), v("count", S(I32))],
+        RetSig::Void,
+        Mbarrier,
+        "mbarrier.init: a barrier expecting `count` arrivals per phase",
+    ),
+    row(
+        "mbarrier_arrive",
+        CodeReq::UnsafeOnly,
+        &[r("bar", true, S(U64))],
+        RetSig::Value(S(U64), Some(T1)),
+        Mbarrier,
+        "mbarrier.arrive (release): one arrival; returns the phase's token",
+    ),
+    row(
+        "mbarrier_arrive_expect_tx",
+        CodeReq::UnsafeOnly,
+        &[r("bar", true, S(U64)), v("bytes", S(I32))],
+        RetSig::Value(S(U64), Some(T1)),
+        Mbarrier,
+        "mbarrier.arrive.expect_tx: expect `bytes` more transaction bytes this phase, and arrive",
+    ),
+    row(
+        "mbarrier_complete_tx",
+        CodeReq::UnsafeOnly,
+        &[r("bar", true, S(U64)), v("bytes", S(I32))],
+        RetSig::Void,
+        Mbarrier,
+        "mbarrier.complete_tx: `bytes` of the phase's transactions are done",
+    ),
+    row(
+        "mbarrier_wait_parity",
+        CodeReq::UnsafeOnly,
+        &[r("bar", true, S(U64)), v("parity", S(U32))],
+        RetSig::Void,
+        Mbarrier,
+        "mbarrier.try_wait.parity in a loop (acquire): until the phase of parity `parity` has completed",
+    ),
+    row(
+        "mbarrier_inval",
+        CodeReq::UnsafeOnly,
+        &[r("bar", true, S(U64))],
+        RetSig::Void,
+        Mbarrier,
+        "mbarrier.inval: the barrier's memory may be reused",
     ),
 ];
 

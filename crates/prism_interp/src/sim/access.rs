@@ -197,6 +197,23 @@ impl<'a> BlockSim<'a> {
         }
     }
 
+    /// Lane `l` of warp `w` acquires `releases` (an mbarrier wait: acquire semantics, no
+    /// fence needed).
+    pub(super) fn acquire(&mut self, w: usize, l: usize, releases: Vec<Release>) {
+        let tid = w as u32 * 32 + l as u32;
+        let (_, acquired) = self.sync.entry(tid).or_default();
+        for r in releases {
+            match acquired.iter_mut().find(|a| a.block == r.block && a.tid == r.tid) {
+                Some(a) => {
+                    if r.fences.any > a.fences.any {
+                        a.fences = r.fences;
+                    }
+                }
+                None => acquired.push(r),
+            }
+        }
+    }
+
     /// An atomic or volatile store (or update) to `loc` by lane `l` of warp `w`: a release
     /// when the thread has fenced, else it overwrites any flag there with a plain value.
     pub(super) fn publish(&mut self, g: &mut GCtx, w: usize, l: usize, loc: Loc) {

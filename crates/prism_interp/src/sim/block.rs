@@ -79,6 +79,8 @@ pub enum Wait {
     Grid,
     /// At a split barrier's wait, until its unit's arrivals are complete.
     Split,
+    /// At an mbarrier wait, until the phase it waits for completes.
+    Mbarrier,
 }
 
 /// Lanes of one warp at one point of the program.
@@ -236,6 +238,30 @@ pub struct BlockSim<'a> {
     pub sync: HashMap<u32, (Vec<Release>, Vec<Release>)>,
     /// The last release stored to each shared-memory byte that holds a flag.
     pub sflags: HashMap<usize, Release>,
+    /// The mbarriers of the block, by the shared-memory byte they live at.
+    pub mbars: HashMap<usize, Mbar>,
+}
+
+/// One mbarrier (PTX ISA, "mbarrier"): a phase completes when its pending arrivals and its
+/// transaction count both reach zero; then the next phase expects `expected` arrivals.
+#[derive(Clone, Debug, Default)]
+pub struct Mbar {
+    /// Arrivals each phase expects.
+    pub expected: u32,
+    /// Arrivals the current phase still waits for.
+    pub pending: u32,
+    /// Transaction bytes expected and not completed (may go below zero for a while).
+    pub tx: i64,
+    /// Phases completed; the current phase's parity is `phase & 1`.
+    pub phase: u64,
+    /// The releases of the current phase's arrivals (race detection: a wait acquires them).
+    pub arrivals: Vec<Release>,
+    /// The releases of the last two completed phases, the latest first.
+    pub done: [Vec<Release>; 2],
+    /// Fragments parked at a wait on this barrier.
+    pub waiters: Vec<u32>,
+    /// Initialised and not invalidated.
+    pub valid: bool,
 }
 
 impl<'a> BlockSim<'a> {
@@ -268,6 +294,7 @@ impl<'a> BlockSim<'a> {
             fences: vec![Fences::default(); t as usize],
             sync: HashMap::new(),
             sflags: HashMap::new(),
+            mbars: HashMap::new(),
         };
         for w in 0..nwarps {
             let lanes = (t - w * 32).min(32);
@@ -714,8 +741,11 @@ impl<'a> BlockSim<'a> {
             None => (s.code.funcs[s.kernel as usize].span, Thread { block: self.block, thread: 0 }),
         };
         let grid = self.frags.iter().flatten().any(|f| f.wait == Wait::Grid);
+        let mbar = self.frags.iter().flatten().any(|f| f.wait == Wait::Mbarrier);
         let notes = if grid {
             vec!["threads wait at a grid barrier that the other blocks never reach".into()]
+        } else if mbar {
+            vec!["threads wait for an mbarrier phase that can no longer complete: its remaining arrivals or transaction bytes never come, or the parity names a phase that is not next".into()]
         } else {
             vec!["every remaining thread waits for another that never arrives".into()]
         };

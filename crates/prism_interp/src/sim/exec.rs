@@ -6,10 +6,10 @@
 //! back first and continue through the block's bookkeeping.
 
 use super::access::{Lane, Operand, Site, race_kind};
-use super::block::{BarState, BlockSim, CollState, FULL, Frame, Loc, PendingCopy, RET, Rec, Wait, lanes_of};
+use super::block::{BarState, BlockSim, CollState, FULL, Frame, Loc, Mbar, PendingCopy, RET, Rec, Wait, lanes_of};
 use super::intr;
 use super::{GCtx, Shared};
-use crate::code::{FuncCode, Intr, Op, R};
+use crate::code::{FuncCode, Intr, MbarOp, Op, R};
 use crate::memory::{Ptr, Space};
 use crate::ops;
 use crate::report::{Report, ReportKind, Thread};
@@ -172,6 +172,11 @@ fn step_lane(ty: Scalar, iv: u64, step: u64) -> Option<u64> {
     };
     let v = to_i128(ty, iv) + to_i128(ty, step);
     (lo..=hi).contains(&v).then(|| value::norm(ty, v as u64))
+}
+
+/// The report of an operation on an mbarrier that is not valid.
+fn mbar_invalid(what: &str) -> String {
+    format!("mbarrier {what} before `mbarrier_init`, or after `mbarrier_inval`")
 }
 
 /// What a uniformity check is about, for its report.
@@ -723,6 +728,147 @@ impl<'a> BlockSim<'a> {
                         Intr::Fence { device } => {
                             for l in lanes_of(mask) {
                                 self.fence(w, l, *device);
+                            }
+                        }
+                        Intr::Mbar { op, dst, ptr, index, index_ty, arg } => {
+                            // Every lane's barrier, as a shared-memory byte.
+                            let mut keys = [0usize; 32];
+                            for l in lanes_of(mask) {
+                                let at = Lane { fid, w, l };
+                                let i = to_i128(*index_ty, fr.regs[*index as usize * 32 + l]);
+                                match self.locate(&fr, at, fr.regs[*ptr as usize * 32 + l], i, 8) {
+                                    Ok(Loc::Shared(b)) => keys[l] = b,
+                                    Ok(_) => fatal!(
+                                        ReportKind::MbarrierMisuse,
+                                        "an mbarrier must live in shared memory".into(),
+                                        l
+                                    ),
+                                    Err(why) => fatal!(ReportKind::OutOfBounds, format!("mbarrier access: {why}"), l),
+                                }
+                            }
+                            let mut argvs = [0u64; 32];
+                            if let Some(a) = arg {
+                                for l in lanes_of(mask) {
+                                    argvs[l] = fr.regs[*a as usize * 32 + l];
+                                }
+                            }
+                            let argv = |l: usize| argvs[l];
+                            if *op == MbarOp::WaitParity {
+                                let mut blocked = Vec::new();
+                                for l in lanes_of(mask) {
+                                    let Some(m) = self.mbars.get(&keys[l]).filter(|m| m.valid) else {
+                                        fatal!(ReportKind::MbarrierMisuse, mbar_invalid("waited on"), l)
+                                    };
+                                    // The phase of parity `p` has completed when the current
+                                    // (incomplete) phase has the other parity.
+                                    if m.phase & 1 == argv(l) & 1 {
+                                        blocked.push(keys[l]);
+                                    }
+                                }
+                                if !blocked.is_empty() {
+                                    f.wait = Wait::Mbarrier;
+                                    put_back!();
+                                    for k in blocked {
+                                        if let Some(m) = self.mbars.get_mut(&k) {
+                                            m.waiters.push(id);
+                                        }
+                                    }
+                                    return;
+                                }
+                                // Acquire the arrivals of the phase each lane waited for: the
+                                // latest completed phase of that parity.
+                                if self.s.cfg.checks.races {
+                                    for l in lanes_of(mask) {
+                                        let m = &self.mbars[&keys[l]];
+                                        let which = usize::from((m.phase.wrapping_sub(1) & 1) != argv(l) & 1);
+                                        let rel = m.done[which].clone();
+                                        self.acquire(w, l, rel);
+                                    }
+                                }
+                            } else {
+                                for l in lanes_of(mask) {
+                                    let tid = w * 32 + l;
+                                    let v = argv(l);
+                                    let m = self.mbars.entry(keys[l]).or_default();
+                                    match op {
+                                        MbarOp::Init => {
+                                            let count = v as u32 as i32;
+                                            if m.valid {
+                                                fatal!(
+                                                    ReportKind::MbarrierMisuse,
+                                                    "mbarrier initialised again while valid (invalidate it first)"
+                                                        .into(),
+                                                    l
+                                                );
+                                            }
+                                            if !(1..(1 << 20)).contains(&count) {
+                                                fatal!(
+                                                    ReportKind::MbarrierMisuse,
+                                                    format!(
+                                                        "mbarrier arrival count {count} out of range (1 to 2^20 - 1)"
+                                                    ),
+                                                    l
+                                                );
+                                            }
+                                            let waiters = std::mem::take(&mut m.waiters);
+                                            *m = Mbar {
+                                                expected: count as u32,
+                                                pending: count as u32,
+                                                valid: true,
+                                                waiters,
+                                                ..Mbar::default()
+                                            };
+                                        }
+                                        MbarOp::Inval => {
+                                            if !m.valid {
+                                                fatal!(ReportKind::MbarrierMisuse, mbar_invalid("invalidated"), l);
+                                            }
+                                            m.valid = false;
+                                        }
+                                        _ => {
+                                            if !m.valid {
+                                                fatal!(ReportKind::MbarrierMisuse, mbar_invalid("arrived at"), l);
+                                            }
+                                            if let Some(d) = dst {
+                                                fr.regs[*d as usize * 32 + l] = m.phase;
+                                            }
+                                            let bytes = i64::from(v as u32 as i32);
+                                            match op {
+                                                MbarOp::ArriveExpectTx => m.tx += bytes,
+                                                MbarOp::CompleteTx => m.tx -= bytes,
+                                                _ => {}
+                                            }
+                                            // Arriving (and completing transactions) releases the
+                                            // thread's earlier accesses to whoever waits for the
+                                            // phase.
+                                            self.fences[tid].bump(false);
+                                            let fences = self.fences[tid];
+                                            let m = self.mbars.get_mut(&keys[l]).expect("entered above");
+                                            m.arrivals.push(crate::shadow::Release {
+                                                block: self.block,
+                                                tid: tid as u32,
+                                                fences,
+                                            });
+                                            if *op != MbarOp::CompleteTx {
+                                                m.pending -= 1;
+                                            }
+                                            if m.pending == 0 && m.tx == 0 {
+                                                m.phase += 1;
+                                                m.pending = m.expected;
+                                                m.done[1] = std::mem::take(&mut m.done[0]);
+                                                m.done[0] = std::mem::take(&mut m.arrivals);
+                                                for waiter in std::mem::take(&mut m.waiters) {
+                                                    if self.frags[waiter as usize]
+                                                        .as_ref()
+                                                        .is_some_and(|x| x.wait == Wait::Mbarrier)
+                                                    {
+                                                        self.make_runnable(waiter);
+                                                    }
+                                                }
+                                            }
+                                        }
+                                    }
+                                }
                             }
                         }
                         Intr::Nop => {}

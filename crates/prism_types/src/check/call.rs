@@ -649,16 +649,22 @@ impl Checker<'_> {
         if sig.family == intrinsics::Family::Vector {
             self.check_vector(name, &out, t, span);
         }
-        // ldmatrix reads shared memory only (its addresses are in the shared window).
-        if name.starts_with("ldmatrix")
+        // ldmatrix reads shared memory only (its addresses are in the shared window), and an
+        // mbarrier is an object in shared memory.
+        if (name.starts_with("ldmatrix") || sig.family == intrinsics::Family::Mbarrier)
             && let Some(CallArg::ElemRef { mem, .. }) = out.first()
             && !self.in_shared(*mem)
         {
+            let help = if name.starts_with("ldmatrix") {
+                "stage the tile in a `shared(...)` array first"
+            } else {
+                "declare the barriers as a `shared(uint64[n])` array"
+            };
             self.error(TypeError::WrongArguments {
                 callee: name.into(),
                 problem: ArgsProblem::NotShared { name: self.var(*mem).name.clone() },
                 span,
-                help: Some("stage the tile in a `shared(...)` array first".into()),
+                help: Some(help.into()),
             });
         }
         let (ty, rpersp) = match sig.ret {
