@@ -137,8 +137,11 @@ pub enum Op {
     Ret { value: Option<R> },
     /// An intrinsic.
     Intr(Box<Intr>),
-    /// A barrier over each `scope`-unit.
-    Barrier { scope: Persp },
+    /// A barrier over each `scope`-unit. `order`: it orders memory (a barrier); otherwise
+    /// it is a rendezvous of an aligned collective that does not (`setmaxnreg`, the wgmma
+    /// fences and groups over a warpgroup): every thread of the unit must reach the same
+    /// one, but no access is ordered by it.
+    Barrier { scope: Persp, order: bool },
     /// Checks that variable register `reg` is uniform over `persp`-units.
     AssertUniform { reg: R, persp: Persp, ty: Scalar },
     /// Every element of a local array is uniform over `persp`.
@@ -454,7 +457,7 @@ impl Cx<'_> {
                 self.intrinsic(*intrinsic, dsts, args, accesses, span, code)
             }
             K::Barrier { scope, .. } => {
-                self.push(Op::Barrier { scope: *scope }, span, code);
+                self.push(Op::Barrier { scope: *scope, order: true }, span, code);
             }
             K::AssertUniform { reg, persp } => {
                 let ty = self.scalar(*reg);
@@ -775,6 +778,13 @@ impl Cx<'_> {
                     args: (0..args.len()).map(|i| val(i).0).collect(),
                     arg_ty,
                 }
+            }
+            // Aligned warpgroup operations without a simulated effect on values: every
+            // thread of the warpgroup must reach the same one together (a partial or
+            // diverged warpgroup is `barrier-divergence`); they order no memory.
+            (Family::Warpgroup, name) if name != "wgmma_bf16" => {
+                self.push(Op::Barrier { scope: Persp::WARPGROUP, order: false }, span, code);
+                return;
             }
             (family, name) => {
                 let what = match family {

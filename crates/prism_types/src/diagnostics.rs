@@ -819,6 +819,9 @@ fn args_words(p: &ArgsProblem) -> String {
             format!("missing {}", names.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", "))
         }
         ArgsProblem::CopyBytes => "`bytes` must be 4, 8 or 16".into(),
+        ArgsProblem::RegisterCount { regs } => {
+            format!("`regs` is {regs}; setmaxnreg takes a multiple of 8 from 24 to 256 registers per thread")
+        }
         ArgsProblem::OutList { n } => format!("`out=` takes a list of {n} places"),
         ArgsProblem::OutCount { n, given } => format!("`out=` takes {n} places, {given} given"),
         ArgsProblem::NotAnElement { param } => format!("`{param}` must be an element of memory, like `buf[i]`"),

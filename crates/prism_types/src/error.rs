@@ -230,6 +230,8 @@ pub enum ArgsProblem {
     NotLocalElement { param: String },
     /// Global memory where shared memory is needed.
     NotShared { name: String },
+    /// A `setmaxnreg` register count PTX does not allow.
+    RegisterCount { regs: i128 },
 }
 
 /// Why a vector access (`load_vec`, `store_vec`) is refused.

@@ -132,6 +132,8 @@ pub struct BarState {
     pub parked: Vec<u32>,
     /// Lanes of each warp that arrived (to count their barriers when it releases).
     pub lanes: Vec<(u32, u32)>,
+    /// Whether it orders memory (a barrier, not a collective's rendezvous).
+    pub order: bool,
 }
 
 /// One unit's progress through a split barrier.

@@ -1074,10 +1074,10 @@ impl<'a> BlockSim<'a> {
                         }
                         return;
                     }
-                    Op::Barrier { scope } => {
-                        let scope = *scope;
+                    Op::Barrier { scope, order } => {
+                        let (scope, order) = (*scope, *order);
                         put_back!();
-                        if self.barrier(g, id, scope, func, pc) {
+                        if self.barrier(g, id, (scope, order), func, pc) {
                             continue 'outer;
                         }
                         return;
@@ -1235,7 +1235,7 @@ impl<'a> BlockSim<'a> {
     }
 
     /// Fragment `id` reached a barrier over `scope`. True when it passes at once.
-    fn barrier(&mut self, g: &mut GCtx, id: u32, scope: Persp, func: u32, pc: u32) -> bool {
+    fn barrier(&mut self, g: &mut GCtx, id: u32, (scope, order): (Persp, bool), func: u32, pc: u32) -> bool {
         let s = self.s;
         let f = self.frags[id as usize].as_ref().expect("fragment");
         let (mask, w) = (f.mask, f.warp);
@@ -1306,8 +1306,10 @@ impl<'a> BlockSim<'a> {
         if whole {
             let warp = &mut self.warps[w as usize];
             for l in lanes_of(mask) {
-                warp.counts[l][level] += 1;
-                warp.arrived[l][level] += 1;
+                if order {
+                    warp.counts[l][level] += 1;
+                    warp.arrived[l][level] += 1;
+                }
             }
             self.frags[id as usize].as_mut().expect("fragment").pc += 1;
             return true;
@@ -1325,6 +1327,7 @@ impl<'a> BlockSim<'a> {
                 expected,
                 parked: Vec::new(),
                 lanes: Vec::new(),
+                order,
             });
             b.arrived += u64::from(lm.count_ones());
             b.lanes.push((w, lm));
@@ -1446,7 +1449,7 @@ impl<'a> BlockSim<'a> {
     /// Every thread of a unit has arrived: count the barrier and let them go.
     fn release_barrier(&mut self, size: u64, unit: u64, level: usize) {
         let b = self.barriers.remove(&(size, unit)).expect("a waiting unit");
-        for (w, lm) in b.lanes {
+        for &(w, lm) in b.lanes.iter().filter(|_| b.order) {
             let warp = &mut self.warps[w as usize];
             for l in lanes_of(lm) {
                 warp.counts[l][level] += 1;

@@ -517,7 +517,7 @@ fn collect_scopes(code: &Code, f: u32, t: u32, out: &mut Vec<u64>, grid: &mut bo
     seen[f as usize] = true;
     for op in &code.funcs[f as usize].ops {
         match op {
-            Op::Barrier { scope } => match scope.level {
+            Op::Barrier { scope, .. } => match scope.level {
                 Level::Thread => out.push(scope.n),
                 Level::Block if scope.n == 1 => out.push(u64::from(t)),
                 _ => *grid = true,

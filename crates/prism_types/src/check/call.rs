@@ -649,6 +649,19 @@ impl Checker<'_> {
         if sig.family == intrinsics::Family::Vector {
             self.check_vector(name, &out, t, span);
         }
+        // setmaxnreg's count is an immediate PTX restricts (ptxas rejects the others).
+        if name.starts_with("setmaxnreg")
+            && let Some(CallArg::Value(e)) = out.first()
+            && let ExprKind::Const(ConstValue::Int(regs)) = e.kind
+            && !(regs % 8 == 0 && (24..=256).contains(&regs))
+        {
+            self.error(TypeError::WrongArguments {
+                callee: name.into(),
+                problem: ArgsProblem::RegisterCount { regs },
+                span: e.span,
+                help: None,
+            });
+        }
         // ldmatrix reads shared memory only (its addresses are in the shared window), and an
         // mbarrier is an object in shared memory.
         if (name.starts_with("ldmatrix") || sig.family == intrinsics::Family::Mbarrier)
