@@ -250,8 +250,12 @@ fn wgmma_bf16(ops: &[Operand]) -> Vec<Stmt> {
     let mut regs: Vec<String> = (0..n_acc).map(|i| format!("%{i}")).collect();
     let d = regs.join(", ");
     regs.clear();
+    // The tiles were written through the generic proxy (plain stores, ordered by the barrier
+    // inference put before this); wgmma reads shared memory through the async proxy, which
+    // sees those writes only after a proxy fence.
     let lines = vec![
         "{\\n".to_string(),
+        "fence.proxy.async.shared::cta;\\n".to_string(),
         ".reg .pred p;\\n".to_string(),
         "setp.ne.b32 p, 1, 0;\\n".to_string(),
         format!(

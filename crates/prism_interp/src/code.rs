@@ -67,6 +67,11 @@ pub enum Intr {
     Fence { device: bool },
     /// Sleeps: no effect on the simulated result.
     Nop,
+    /// `wgmma.mma_async.m64nNk16.f32.bf16.bf16` with A and B K-major in shared memory
+    /// without swizzling (core matrices of 8 rows of 16 bytes, 128 bytes apart along K and
+    /// 256 along M or N, as `prism_wgmma_desc` describes them), the thread's accumulator
+    /// fragment in the local array `acc`. `accesses`: acc, a, b.
+    Wgmma { n: u32, acc: R, a: R, b: R, accesses: [u32; 3] },
     /// An mbarrier operation on the barrier at `ptr[index]` (shared memory), with its
     /// operand `arg` (count, bytes or parity) and result `dst` (the token).
     Mbar { op: MbarOp, dst: Option<R>, ptr: R, index: R, index_ty: Scalar, arg: Option<R> },
@@ -782,6 +787,16 @@ impl Cx<'_> {
             // Aligned warpgroup operations without a simulated effect on values: every
             // thread of the warpgroup must reach the same one together (a partial or
             // diverged warpgroup is `barrier-divergence`); they order no memory.
+            (Family::Warpgroup, "wgmma_bf16") => {
+                // The warpgroup meets first (every thread of it must issue the same wgmma);
+                // then each thread computes its own fragment of D from shared memory.
+                let Some(&n) = self.consts.get(&val(3)) else {
+                    self.push(Op::NotSimulated { what: "a wgmma whose N is not a constant".into() }, span, code);
+                    return;
+                };
+                self.push(Op::Barrier { scope: Persp::WARPGROUP, order: false }, span, code);
+                Intr::Wgmma { n: n as u32, acc: val(0).0, a: val(1).0, b: val(2).0, accesses: [acc(0), acc(1), acc(2)] }
+            }
             (Family::Warpgroup, name) if name != "wgmma_bf16" => {
                 self.push(Op::Barrier { scope: Persp::WARPGROUP, order: false }, span, code);
                 return;

@@ -730,6 +730,99 @@ impl<'a> BlockSim<'a> {
                                 self.fence(w, l, *device);
                             }
                         }
+                        Intr::Wgmma { n, acc, a, b, accesses } => {
+                            // D fragment (CUTLASS's CLayout_64xN, the PTX ISA's figure): warp
+                            // w of the warpgroup holds rows 16w + l/4 (+ 8), columns
+                            // 8j + 2(l % 4) (+ 1), register 4j + 2 * (row half) + column.
+                            let (n, wi) = (*n as usize, w % 4);
+                            let (ka, kb, kacc) = (
+                                race_kind(fc, accesses[1], false),
+                                race_kind(fc, accesses[2], false),
+                                race_kind(fc, accesses[0], true),
+                            );
+                            // Element offsets of (row, k) in a K-major canonical tile.
+                            let off = |row: usize, k: usize| {
+                                ((row / 8) * 256 + (k / 8) * 128 + (row % 8) * 16 + (k % 8) * 2) / 2
+                            };
+                            for l in lanes_of(mask) {
+                                let at = Lane { fid, w, l };
+                                let read =
+                                    |this: &mut Self, g: &mut GCtx, p: R, i: usize, kind, access: u32, what: &str| {
+                                        let bits = fr.regs[p as usize * 32 + l];
+                                        match this.locate(&fr, at, bits, i as i128, 2) {
+                                            Ok(loc) => {
+                                                if let Some(kind) = kind {
+                                                    this.race(g, loc, kind, at, Site { func, access }, None);
+                                                }
+                                                Ok(f32::from_bits(
+                                                    (this.read_loc(&fr, at, loc, Scalar::BF16) as u32) << 16,
+                                                ))
+                                            }
+                                            Err(why) => Err(format!("wgmma {what} read: {why}")),
+                                        }
+                                    };
+                                let mut arow = [[0f32; 16]; 2];
+                                for (h, row) in arow.iter_mut().enumerate() {
+                                    for (k, x) in row.iter_mut().enumerate() {
+                                        match read(self, g, *a, off(16 * wi + l / 4 + 8 * h, k), ka, accesses[1], "A") {
+                                            Ok(v) => *x = v,
+                                            Err(m) => fatal!(ReportKind::OutOfBounds, m, l),
+                                        }
+                                    }
+                                }
+                                let mut bcols = vec![[0f32; 16]; n / 4];
+                                for (q, bcol) in bcols.iter_mut().enumerate() {
+                                    let col = 8 * (q / 2) + 2 * (l % 4) + q % 2;
+                                    for (k, x) in bcol.iter_mut().enumerate() {
+                                        match read(self, g, *b, off(col, k), kb, accesses[2], "B") {
+                                            Ok(v) => *x = v,
+                                            Err(m) => fatal!(ReportKind::OutOfBounds, m, l),
+                                        }
+                                    }
+                                }
+                                for j in 0..n / 8 {
+                                    for c in 0..2 {
+                                        let bcol = &bcols[2 * j + c];
+                                        for (h, row) in arow.iter().enumerate() {
+                                            let reg = 4 * j + 2 * h + c;
+                                            let loc = match self.locate(
+                                                &fr,
+                                                at,
+                                                fr.regs[*acc as usize * 32 + l],
+                                                reg as i128,
+                                                4,
+                                            ) {
+                                                Ok(loc) => loc,
+                                                Err(why) => {
+                                                    fatal!(
+                                                        ReportKind::OutOfBounds,
+                                                        format!("wgmma accumulator: {why}"),
+                                                        l
+                                                    )
+                                                }
+                                            };
+                                            if let Some(kind) = kacc {
+                                                self.race(g, loc, kind, at, Site { func, access: accesses[0] }, None);
+                                            }
+                                            let old = f32::from_bits(self.read_loc(&fr, at, loc, Scalar::F32) as u32);
+                                            // Products of bf16 values are exact in f64; the sum is
+                                            // rounded to f32 once, as `mma` is.
+                                            let sum = row
+                                                .iter()
+                                                .zip(bcol)
+                                                .fold(f64::from(old), |s, (x, y)| s + f64::from(*x) * f64::from(*y));
+                                            self.write_loc(
+                                                &mut fr,
+                                                at,
+                                                loc,
+                                                Scalar::F32,
+                                                u64::from((sum as f32).to_bits()),
+                                            );
+                                        }
+                                    }
+                                }
+                            }
+                        }
                         Intr::Mbar { op, dst, ptr, index, index_ty, arg } => {
                             // Every lane's barrier, as a shared-memory byte.
                             let mut keys = [0usize; 32];

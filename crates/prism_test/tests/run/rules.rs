@@ -350,3 +350,28 @@ fn r_ldmatrix() {
     assert_same("out_a", &out.f32("out_a"), &want_a);
     assert_same("out_b", &out.f32("out_b"), &want_b);
 }
+
+#[test]
+fn r_wgmma_bf16_tile() {
+    // C = A x B, 64 x 32 x 32, against a plain product. The kernel stages A and B in the
+    // canonical K-major layout and reads C back through the D fragment layout (both written
+    // in it from the PTX ISA and CUTLASS's CLayout_64xN); the simulator's wgmma reads the
+    // same layout. A misplaced element, row or column shows: the inputs are random bf16
+    // values in [-1, 1), every product is exact and each k16 step rounds once, so the result
+    // is within 1e-6 of the exact sum (tolerance: 1e-6 * sum |a * b| + 1e-6).
+    let mut rng = Rng::new(90);
+    let a: Vec<f32> = rng.uniform(64 * 32, -1.0, 1.0).into_iter().map(crate::support::to_bf16).collect();
+    let b: Vec<f32> = rng.uniform(32 * 32, -1.0, 1.0).into_iter().map(crate::support::to_bf16).collect();
+    let p = program(&file("wgmma_bf16_tile.prism"));
+    let out =
+        p.launch("wgmma_tile", 1, 128, || vec![bf16_buffer(&a), bf16_buffer(&b), Arg::buffer(&[0.0f32; 64 * 32])]);
+    let got = out.f32("c");
+    for m in 0..64 {
+        for n in 0..32 {
+            let exact: f64 = (0..32).map(|k| f64::from(a[m * 32 + k]) * f64::from(b[k * 32 + n])).sum();
+            let mag: f64 = (0..32).map(|k| (f64::from(a[m * 32 + k]) * f64::from(b[k * 32 + n])).abs()).sum();
+            let g = f64::from(got[m * 32 + n]);
+            assert!((g - exact).abs() <= 1e-6 * mag + 1e-6, "C[{m}, {n}]: got {g}, want {exact}");
+        }
+    }
+}

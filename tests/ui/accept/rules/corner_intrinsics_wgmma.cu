@@ -22,6 +22,7 @@ __device__ __forceinline__ void wg_mma(int prism_tid,
     float* acc_1 = acc;  // line 7
     asm volatile(  // line 9
         "{\n"
+        "fence.proxy.async.shared::cta;\n"
         ".reg .pred p;\n"
         "setp.ne.b32 p, 1, 0;\n"
         "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n"
