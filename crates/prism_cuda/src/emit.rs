@@ -37,6 +37,11 @@ pub struct Global<'a> {
     pub tma: Vec<bool>,
     /// Functions that (transitively) use sm_90a-only features.
     pub sm90: Vec<bool>,
+    /// Functions that (transitively) reallocate registers (`setmaxnreg`).
+    pub maxnreg: Vec<bool>,
+    /// Whether some function reads shared memory through the async proxy (`wgmma`): then
+    /// every barrier is preceded by a proxy fence (see `barrier_stmts`).
+    pub async_proxy: bool,
     /// Source lines, for comments.
     pub lines: Option<Lines>,
     /// Whether kernels are `extern "C"`.
@@ -282,7 +287,23 @@ pub fn function(g: &Global, id: FuncId, first_line: u32) -> (Func, Option<Kernel
     let name = g.fn_names[id.index()].clone();
     let head = if kernel {
         let ext = if g.extern_c { "extern \"C\" " } else { "" };
-        let lb = f.launch_bounds.map(|n| format!(" __launch_bounds__({n})")).unwrap_or_default();
+        // `setmaxnreg` takes effect only with a register cap at entry: one block per SM at
+        // the kernel's size (ptxas ignores it otherwise, warning C7508).
+        let lb = match (f.launch_bounds, g.maxnreg[id.index()]) {
+            (Some(n), true) => format!(" __launch_bounds__({n}, 1)"),
+            (Some(n), false) => format!(" __launch_bounds__({n})"),
+            (None, true) => {
+                fx.errors.push(crate::Unsupported {
+                    span: f.span,
+                    message: format!(
+                        "`{}` reallocates registers (`setmaxnreg`) without `@launch_bounds(n)`: nvcc ignores `setmaxnreg` in a kernel without a register cap at entry",
+                        f.name
+                    ),
+                });
+                String::new()
+            }
+            (None, false) => String::new(),
+        };
         format!("{ext}__global__ void{lb}")
     } else {
         let ret = match f.ret {
@@ -344,6 +365,17 @@ struct Fx<'a> {
 }
 
 impl Fx<'_> {
+    /// Before a barrier, in a program where wgmma reads shared memory: a proxy fence, so
+    /// that the plain stores each thread made before the barrier are visible to the async
+    /// proxy the tensor cores read through. The fence must be in the writing threads before
+    /// the barrier (docs/cuda.md), and any barrier may be the one before a wgmma, so every
+    /// one gets it (one `FENCE.VIEW.ASYNC.S` each; a no-op below sm_90).
+    fn proxy_fence(&self, out: &mut Vec<Stmt>) {
+        if self.g.async_proxy {
+            out.push(Stmt::Expr(Expr::call("prism_fence_proxy_async", vec![])));
+        }
+    }
+
     /// The mbarrier slot of split barrier `id` (none outside kernels).
     fn split_slot(&self, id: u32) -> Option<usize> {
         self.splits.iter().position(|&s| s == id)
@@ -791,6 +823,7 @@ impl Fx<'_> {
                     out.push(Stmt::Comment(why));
                 }
                 let slot = self.split_slot(*id).expect("checked above");
+                self.proxy_fence(out);
                 out.push(Stmt::Raw(format!(
                     "prism_tok{id} = prism_split_arrive(prism_smem_addr(&prism_split[{slot}]));"
                 )));
@@ -814,6 +847,7 @@ impl Fx<'_> {
                     };
                     out.push(Stmt::Comment(why));
                 }
+                self.proxy_fence(out);
                 out.append(&mut stmts);
             }
             K::If { cond, then, otherwise, .. } => {
@@ -1215,6 +1249,7 @@ pub fn global<'a>(p: &'a Program, lines: Option<Lines>, extern_c: bool) -> (Glob
     let mut coop = vec![false; n];
     let mut tma = vec![false; n];
     let mut sm90 = vec![false; n];
+    let mut maxnreg = vec![false; n];
     let mut calls: Vec<Vec<usize>> = vec![Vec::new(); n];
     for (i, f) in p.functions.iter().enumerate() {
         f.body.walk(&mut |k| match k {
@@ -1223,6 +1258,9 @@ pub fn global<'a>(p: &'a Program, lines: Option<Lines>, extern_c: bool) -> (Glob
                 let s = intrinsic.sig();
                 if s.name == "tma_load_2d" {
                     tma[i] = true;
+                }
+                if s.name.starts_with("setmaxnreg") {
+                    maxnreg[i] = true;
                 }
                 if s.family == Family::Warpgroup
                     || matches!(s.name, "tma_load_2d" | "mbarrier_arrive_expect_tx" | "mbarrier_complete_tx")
@@ -1244,7 +1282,7 @@ pub fn global<'a>(p: &'a Program, lines: Option<Lines>, extern_c: bool) -> (Glob
         let mut changed = false;
         for i in 0..n {
             for &c in &calls[i] {
-                for v in [&mut coop, &mut tma, &mut sm90] {
+                for v in [&mut coop, &mut tma, &mut sm90, &mut maxnreg] {
                     if v[c] && !v[i] {
                         v[i] = true;
                         changed = true;
@@ -1256,7 +1294,14 @@ pub fn global<'a>(p: &'a Program, lines: Option<Lines>, extern_c: bool) -> (Glob
             break;
         }
     }
-    (Global { program: p, named, fn_names, cooperative: coop, tma, sm90, lines, extern_c }, errors)
+    let mut async_proxy = false;
+    for f in &p.functions {
+        f.body.walk(&mut |k| {
+            async_proxy |= matches!(k, InstKind::Intrinsic { intrinsic, .. } if intrinsic.sig().name == "wgmma_bf16");
+        });
+    }
+    let g = Global { program: p, named, fn_names, cooperative: coop, tma, sm90, maxnreg, async_proxy, lines, extern_c };
+    (g, errors)
 }
 
 /// Items for the whole program: prototypes of device functions, then every function.

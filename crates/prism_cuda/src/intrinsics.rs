@@ -250,9 +250,9 @@ fn wgmma_bf16(ops: &[Operand]) -> Vec<Stmt> {
     let mut regs: Vec<String> = (0..n_acc).map(|i| format!("%{i}")).collect();
     let d = regs.join(", ");
     regs.clear();
-    // The tiles were written through the generic proxy (plain stores, ordered by the barrier
-    // inference put before this); wgmma reads shared memory through the async proxy, which
-    // sees those writes only after a proxy fence.
+    // The tiles were written through the generic proxy: the writers fenced before the
+    // barrier that ordered their stores before this (`Fx::proxy_fence`); this fence covers
+    // the issuing thread's own stores since.
     let lines = vec![
         "{\\n".to_string(),
         "fence.proxy.async.shared::cta;\\n".to_string(),

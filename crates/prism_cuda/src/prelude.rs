@@ -221,6 +221,13 @@ PRISM_DEV void prism_split_wait(unsigned bar, unsigned long long state) {
                      : "=r"(done) : "r"(bar), "l"(state) : "memory");
     }
 }
+// A proxy fence: plain shared-memory stores before it become visible to the async proxy
+// (wgmma, TMA) after the barrier that follows it. Nothing to order below sm_90.
+PRISM_DEV void prism_fence_proxy_async() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("fence.proxy.async.shared::cta;" : : : "memory");
+#endif
+}
 // A whole barrier on an mbarrier: arrive, then wait for that phase (units of any size).
 PRISM_DEV void prism_unit_sync(unsigned bar) { prism_split_wait(bar, prism_split_arrive(bar)); }
 // mbarriers written by the program (`mbarrier_*`, unsafe code), on an element of a

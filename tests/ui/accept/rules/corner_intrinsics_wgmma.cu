@@ -37,26 +37,26 @@ __device__ __forceinline__ void wg_mma(int prism_tid,
     }
 }
 
-extern "C" __global__ void hopper(float* __restrict__ out)
+extern "C" __global__ void __launch_bounds__(256, 1) hopper(float* __restrict__ out)
 {
-    // launch: threads per block a multiple of 256, blocks a multiple of 1
+    // launch: threads per block a multiple of 256, blocks a multiple of 1, at most 256 threads per block
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) unsigned char prism_smem[4096];
-    const int g = (int)(prism_bid * blockDim.x + prism_tid);  // line 18
+    const int g = (int)(prism_bid * blockDim.x + prism_tid);  // line 19
     {  // partition `out` as `mine` at thread[1]
         {  // group(block[1])
-            __nv_bfloat16* a_smem = reinterpret_cast<__nv_bfloat16*>(prism_smem);  // line 21
-            __nv_bfloat16* b_smem = reinterpret_cast<__nv_bfloat16*>(prism_smem + 2048);  // line 22
-            const int prism_pos = (int)((unsigned)prism_tid / 128u);  // line 23
+            __nv_bfloat16* a_smem = reinterpret_cast<__nv_bfloat16*>(prism_smem);  // line 22
+            __nv_bfloat16* b_smem = reinterpret_cast<__nv_bfloat16*>(prism_smem + 2048);  // line 23
+            const int prism_pos = (int)((unsigned)prism_tid / 128u);  // line 24
             if (prism_pos == 0) {
-                asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :  : "n"(40) : "memory");  // line 25
+                asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :  : "n"(40) : "memory");  // line 26
             } else {
                 if (prism_pos < 2) {  // split(warpgroup) case 1: thread[128]
-                    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :  : "n"(232) : "memory");  // line 27
-                    float* mine = out + g;  // line 19
-                    wg_mma(prism_tid % 128, prism_bid, prism_smem + 4096, a_smem, b_smem, mine);  // line 28
+                    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :  : "n"(232) : "memory");  // line 28
+                    float* mine = out + g;  // line 20
+                    wg_mma(prism_tid % 128, prism_bid, prism_smem + 4096, a_smem, b_smem, mine);  // line 29
                 }
             }
         }

@@ -3,13 +3,13 @@
 // split-level (fix): split at a level the code holds whole units of: blocks in grid code
 // (with block[2] guaranteed), warps and warpgroups in block code, threads in a warp, and
 // thread units in grid code (the bound's guarantee of threads per block).
-extern "C" __global__ void roles(int n)
+extern "C" __global__ void __launch_bounds__(256, 1) roles(int n)
 {
-    // launch: threads per block a multiple of 256, blocks a multiple of 2
+    // launch: threads per block a multiple of 256, blocks a multiple of 2, at most 256 threads per block
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
-    const int prism_pos = prism_bid;  // line 7
+    const int prism_pos = prism_bid;  // line 8
     if (prism_pos == 0) {
     } else {
         if (prism_pos < 2) {  // split(block) case 1: block[1]
@@ -18,12 +18,12 @@ extern "C" __global__ void roles(int n)
     if ((int)(prism_bid * blockDim.x + prism_tid) < 128) {  // split(thread) case 128: thread[128]
     }
     {  // group(block[1])
-        const int prism_pos2 = (int)((unsigned)prism_tid / 128u);  // line 16
+        const int prism_pos2 = (int)((unsigned)prism_tid / 128u);  // line 17
         if (prism_pos2 == 0) {
-            asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :  : "n"(40) : "memory");  // line 18
+            asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :  : "n"(40) : "memory");  // line 19
         } else {
             if (prism_pos2 < 2) {  // split(warpgroup) case 1: thread[128]
-                asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :  : "n"(232) : "memory");  // line 20
+                asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :  : "n"(232) : "memory");  // line 21
             }
         }
         if ((int)((unsigned)prism_tid / 32u) < 4) {  // split(warp) case 4: thread[128]

@@ -33,6 +33,7 @@ extern "C" __global__ void __launch_bounds__(128) wgmma_tile(const __nv_bfloat16
                 // Thread t stages elements e = t + 128 s of the 64 x 16 slab of A (row e / 16,
                 // k e % 16) and of the 16 x N slab of B (k e / N, column e % N).
                 // split block barrier s1, arrive: `a_s` was last used at line 25; its next use (line 25) waits
+                prism_fence_proxy_async();
                 prism_tok1 = prism_split_arrive(prism_smem_addr(&prism_split[1]));
                 __nv_bfloat16* a_s = prism_shared0;  // line 21
                 __nv_bfloat16* b_s = prism_shared2048;  // line 22
@@ -55,6 +56,7 @@ extern "C" __global__ void __launch_bounds__(128) wgmma_tile(const __nv_bfloat16
                 }
                 asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 33
                 // split block barrier s0, arrive: `a_s` was last used at line 25; its next use (line 34) waits
+                prism_fence_proxy_async();
                 prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
                 float* acc_1 = acc;  // line 19
                 // split block barrier s0, wait

@@ -15,12 +15,12 @@
 // == 0)` names the paper's `CEIL_DIV` macro and constants that C++ never sees (Prism folds its
 // constexprs), so it is written with their values, reading `*` and `&` as the OCR of `%` and
 // `&&` (the tile counts must divide by TM and TN).
-extern "C" __global__ void __launch_bounds__(384) cutlase_my_h100_match_no_tail(int M,
-                                                                                int N,
-                                                                                int K,
-                                                                                const __nv_bfloat16* __restrict__ C,
-                                                                                const __grid_constant__ prism_tensor_map tensorMapA,
-                                                                                const __grid_constant__ prism_tensor_map tensorMapB)
+extern "C" __global__ void __launch_bounds__(384, 1) cutlase_my_h100_match_no_tail(int M,
+                                                                                   int N,
+                                                                                   int K,
+                                                                                   const __nv_bfloat16* __restrict__ C,
+                                                                                   const __grid_constant__ prism_tensor_map tensorMapA,
+                                                                                   const __grid_constant__ prism_tensor_map tensorMapB)
 {
     // launch: threads per block a multiple of 384, blocks a multiple of 1, at most 384 threads per block
     const int prism_tid = threadIdx.x;

@@ -1,0 +1,63 @@
+//! The Hopper rules the backend enforces where nvcc is silent (docs/cuda.md, after the
+//! mapping table): register reallocation needs a register cap at entry, and a program whose
+//! wgmma reads staged tiles fences the async proxy before its barriers.
+
+mod common;
+
+fn emit(src: &str) -> prism_cuda::Output {
+    let synced = common::synced("hopper.prism", src);
+    prism_cuda::emit(&synced, &prism_cuda::Options { prelude: false, ..prism_cuda::Options::default() })
+}
+
+const ROLES: &str = r#"
+@prism("device")
+@requires(warpgroup[1])
+def give() -> int @ warpgroup[1]:
+    setmaxnreg_dec(40)
+    return 0
+
+@prism("global")
+@requires(grid[1], block[1], warpgroup[2])
+LAUNCH
+def roles(out : ptr(int)):
+    with group(block[1]):
+        match split(warpgroup):
+            case 1:
+                v : int @ warpgroup[1] = give()
+            case 1:
+                setmaxnreg_inc(232)
+"#;
+
+#[test]
+fn setmaxnreg_needs_launch_bounds_even_through_a_call() {
+    let out = emit(&ROLES.replace("LAUNCH", ""));
+    assert!(out.errors.iter().any(|e| e.message.contains("without `@launch_bounds(n)`")), "{:?}", out.errors);
+    let out = emit(&ROLES.replace("LAUNCH", "@launch_bounds(256)"));
+    assert!(out.errors.is_empty(), "{:?}", out.errors);
+    assert!(out.text.contains("__launch_bounds__(256, 1) roles"), "{}", out.text);
+}
+
+#[test]
+fn barriers_fence_the_async_proxy_only_where_wgmma_reads() {
+    let src = std::fs::read_to_string(prism_test::repo_root().join("tests/ui/accept/rules/wgmma_bf16_tile.prism"))
+        .expect("the corpus is there");
+    let text = emit(&src).text;
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    // The body's barriers (the prologue's, after initialising split barriers, follows no
+    // stores).
+    let body = lines.iter().position(|l| l.contains("// partition")).expect("a body");
+    for (i, l) in lines.iter().enumerate().skip(body) {
+        if l.starts_with("__syncthreads()") || l.contains("= prism_split_arrive(") {
+            assert_eq!(lines[i - 1], "prism_fence_proxy_async();", "barrier at line {i} without a fence:\n{text}");
+        }
+    }
+    assert!(
+        lines[body..].iter().any(|l| l.starts_with("__syncthreads()") || l.contains("prism_split_arrive")),
+        "{text}"
+    );
+    // A program without wgmma has no proxy fences.
+    let plain =
+        std::fs::read_to_string(prism_test::repo_root().join("tests/ui/accept/kernels/05_sgemm_3_smem_tiling.prism"))
+            .expect("the corpus is there");
+    assert!(!emit(&plain).text.contains("prism_fence_proxy_async"));
+}
