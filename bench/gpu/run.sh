@@ -29,7 +29,9 @@ else
     arch="sm_$cap"
     [ "$cap" = 90 ] && arch=sm_90a
 fi
-flags=(-O3 -arch="$arch" --fmad=false -std=c++17 -lineinfo -Ibench/gpu)
+# The -gencode form: nvcc 13.0's -arch=sm_90a shorthand also runs a plain sm_90 pass that
+# rejects Hopper-only instructions (crates/prism_gpu/src/toolchain.rs, `flags`).
+flags=(-O3 "-gencode=arch=compute_${arch#sm_},code=$arch" --fmad=false -std=c++17 -lineinfo -Ibench/gpu)
 if [ "$compile_only" = 1 ]; then
     "$nvcc" "${flags[@]}" -c -DPRISM_KERNELS="\"$out/sgemm.cu\"" bench/gpu/gemm.cu -o "$out/gemm.o"
     "$nvcc" "${flags[@]}" -c -DPRISM_KERNELS="\"$out/scan.cu\"" bench/gpu/scan.cu -o "$out/scan.o"

@@ -65,9 +65,16 @@ pub struct Compiled {
     pub log: String,
 }
 
-/// The flags every compile uses.
+/// The flags every compile uses. The target is named in the `-gencode` form: with the
+/// `-arch=sm_90a` shorthand, nvcc 13.0 (the GPU machines') also runs a plain `sm_90` pass
+/// that rejects wgmma and setmaxnreg; `-gencode=arch=compute_90a,code=sm_90a` assembles
+/// with every version.
 pub fn flags(arch: &str) -> Vec<String> {
-    vec![format!("-arch={arch}"), "--fmad=false".into(), "-std=c++17".into(), "-lineinfo".into()]
+    let target = match arch.strip_prefix("sm_") {
+        Some(num) => format!("-gencode=arch=compute_{num},code={arch}"),
+        None => format!("-arch={arch}"),
+    };
+    vec![target, "--fmad=false".into(), "-std=c++17".into(), "-lineinfo".into()]
 }
 
 /// Compiles the `.cu` file at `input` to `output`.
