@@ -83,9 +83,17 @@ fn sgemm() {
     row("simulator, all checks on", best(2, || run(Checks::ALL, 1)), t_native);
 }
 
-fn scan() {
+/// A look-back scan of 2^20 items (`file`'s `kernel`, `block` threads per block, one block
+/// per `tile` items) against a sequential prefix sum; `args` makes its arguments from the
+/// input, the output buffer and the tile count (the scratch layout differs between scans).
+fn scan(
+    what: &str,
+    (file, kernel): (&str, &str),
+    (tile, block): (usize, u32),
+    args: impl Fn(&[i32], usize) -> Vec<Arg>,
+) {
     const N: usize = 1 << 20;
-    let tiles = N.div_ceil(1024);
+    let tiles = N.div_ceil(tile);
     let x: Vec<i32> = (0..N).map(|i| ((i as u64).wrapping_mul(2_654_435_761) >> 7) as i32).collect();
     let native = |out: &mut [i32]| {
         let mut s = 0i32;
@@ -103,70 +111,18 @@ fn scan() {
     });
     let mut want = vec![0i32; N];
     native(&mut want);
-    let m = module("16_scan_decoupled_lookback.prism");
+    let m = module(file);
     let run = |checks: Checks| {
-        let zeros = vec![0i32; tiles];
-        let args = [
-            Arg::value(N as i32),
-            Arg::buffer(&x),
-            Arg::buffer(&vec![0i32; N]),
-            Arg::buffer(&[0i32]),
-            Arg::buffer(&zeros),
-            Arg::buffer(&zeros),
-            Arg::buffer(&zeros),
-        ];
+        let args = args(&x, tiles);
         let cfg = Config { checks, ..Config::default() };
         let t = Instant::now();
-        let out = m.launch("scan_decoupled_lookback", tiles as u32, 256, &args, cfg).expect("valid launch");
+        let out = m.launch(kernel, tiles as u32, block, &args, cfg).expect("valid launch");
         let d = t.elapsed();
         assert!(out.is_clean(), "{:?}", out.reports);
         assert_eq!(args[2].as_buffer().expect("buffer").to_vec::<i32>().expect("i32"), want);
         d
     };
-    println!("decoupled look-back scan (16), {N} items, {tiles} tiles (polling: one core, co-resident)");
-    row("native sequential prefix sum (Rust, release)", t_native, t_native);
-    row("simulator, checks off", best(3, || run(Checks::NONE)), t_native);
-    row("simulator, all checks on", best(2, || run(Checks::ALL)), t_native);
-}
-
-fn scan_packed() {
-    const N: usize = 1 << 20;
-    let tiles = N.div_ceil(2048);
-    let x: Vec<i32> = (0..N).map(|i| ((i as u64).wrapping_mul(2_654_435_761) >> 7) as i32).collect();
-    let native = |out: &mut [i32]| {
-        let mut s = 0i32;
-        for (o, v) in out.iter_mut().zip(&x) {
-            s = s.wrapping_add(*v);
-            *o = s;
-        }
-    };
-    let t_native = best(5, || {
-        let mut out = vec![0i32; N];
-        let t = Instant::now();
-        native(black_box(&mut out));
-        black_box(&out);
-        t.elapsed()
-    });
-    let mut want = vec![0i32; N];
-    native(&mut want);
-    let m = module("35_scan_lookback_packed.prism");
-    let run = |checks: Checks| {
-        let args = [
-            Arg::value(N as i32),
-            Arg::buffer(&x),
-            Arg::buffer(&vec![0i32; N]),
-            Arg::buffer(&[0i32]),
-            Arg::buffer(&vec![0u64; tiles]),
-        ];
-        let cfg = Config { checks, ..Config::default() };
-        let t = Instant::now();
-        let out = m.launch("scan_lookback_packed", tiles as u32, 128, &args, cfg).expect("valid launch");
-        let d = t.elapsed();
-        assert!(out.is_clean(), "{:?}", out.reports);
-        assert_eq!(args[2].as_buffer().expect("buffer").to_vec::<i32>().expect("i32"), want);
-        d
-    };
-    println!("packed look-back scan (35), {N} items, {tiles} tiles (polling: one core, co-resident)");
+    println!("{what}, {N} items, {tiles} tiles (polling: one core, co-resident)");
     row("native sequential prefix sum (Rust, release)", t_native, t_native);
     row("simulator, checks off", best(3, || run(Checks::NONE)), t_native);
     row("simulator, all checks on", best(2, || run(Checks::ALL)), t_native);
@@ -174,6 +130,35 @@ fn scan_packed() {
 
 fn main() {
     sgemm();
-    scan();
-    scan_packed();
+    scan(
+        "decoupled look-back scan (16)",
+        ("16_scan_decoupled_lookback.prism", "scan_decoupled_lookback"),
+        (1024, 256),
+        |x, tiles| {
+            let zeros = vec![0i32; tiles];
+            vec![
+                Arg::value(x.len() as i32),
+                Arg::buffer(x),
+                Arg::buffer(&vec![0i32; x.len()]),
+                Arg::buffer(&[0i32]),
+                Arg::buffer(&zeros),
+                Arg::buffer(&zeros),
+                Arg::buffer(&zeros),
+            ]
+        },
+    );
+    scan(
+        "packed look-back scan (35)",
+        ("35_scan_lookback_packed.prism", "scan_lookback_packed"),
+        (2048, 128),
+        |x, tiles| {
+            vec![
+                Arg::value(x.len() as i32),
+                Arg::buffer(x),
+                Arg::buffer(&vec![0i32; x.len()]),
+                Arg::buffer(&[0i32]),
+                Arg::buffer(&vec![0u64; tiles]),
+            ]
+        },
+    );
 }

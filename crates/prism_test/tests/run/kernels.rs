@@ -223,6 +223,16 @@ fn wrapping_ints(seed: u64, n: usize) -> Vec<i32> {
 }
 
 /// Exclusive scan within tiles of `tile` items, wrapping.
+/// The wrapping inclusive prefix sums of `x`, starting from `start`.
+fn inclusive_scan(start: i32, x: &[i32]) -> Vec<i32> {
+    x.iter()
+        .scan(start, |acc, v| {
+            *acc = acc.wrapping_add(*v);
+            Some(*acc)
+        })
+        .collect()
+}
+
 fn tile_exclusive_scan(x: &[i32], tile: usize) -> Vec<i32> {
     let mut out = vec![0; x.len()];
     for (t, chunk) in x.chunks(tile).enumerate() {
@@ -247,15 +257,7 @@ fn k14_warp_inclusive_scan() {
     let p = program(&file("14_warp_inclusive_scan.prism"));
     let out = p
         .launch("segmented_scan32", 4, 64, || vec![Arg::value(n as i32), Arg::buffer(&x), Arg::buffer(&vec![0i32; n])]);
-    let want: Vec<i32> = x
-        .chunks(32)
-        .flat_map(|c| {
-            c.iter().scan(0i32, |acc, v| {
-                *acc = acc.wrapping_add(*v);
-                Some(*acc)
-            })
-        })
-        .collect();
+    let want: Vec<i32> = x.chunks(32).flat_map(|c| inclusive_scan(0, c)).collect();
     assert_same("out", &out.i32("out"), &want);
 }
 
@@ -291,13 +293,7 @@ fn k16_scan_decoupled_lookback() {
             Arg::buffer(&vec![0i32; blocks]),
         ]
     });
-    let scan: Vec<i32> = x
-        .iter()
-        .scan(0i32, |acc, v| {
-            *acc = acc.wrapping_add(*v);
-            Some(*acc)
-        })
-        .collect();
+    let scan = inclusive_scan(0, &x);
     let sums = tile_sums(&x, 1024);
     let mut aggregates = sums.clone();
     aggregates[0] = -1;
@@ -721,13 +717,7 @@ fn k35_scan_lookback_packed() {
                 Arg::buffer(&vec![0u64; blocks]),
             ]
         });
-        let scan: Vec<i32> = x
-            .iter()
-            .scan(0i32, |acc, v| {
-                *acc = acc.wrapping_add(*v);
-                Some(*acc)
-            })
-            .collect();
+        let scan = inclusive_scan(0, &x);
         assert_same(&format!("out (n = {n})"), &out.i32("out"), &scan);
         let status: Vec<u64> =
             (0..blocks).map(|j| (2u64 << 32) | u64::from(scan[((j + 1) * 2048).min(n) - 1] as u32)).collect();
@@ -758,13 +748,7 @@ fn k35_scan_lookback_window_moves_back() {
         ]
     });
     let prefix = aggregates.iter().fold(0i32, |a, v| a.wrapping_add(*v));
-    let tile: Vec<i32> = x[40 * 2048..]
-        .iter()
-        .scan(prefix, |acc, v| {
-            *acc = acc.wrapping_add(*v);
-            Some(*acc)
-        })
-        .collect();
+    let tile = inclusive_scan(prefix, &x[40 * 2048..]);
     assert_same("out (tile 40)", &out.i32("out")[40 * 2048..], &tile);
     let mut want = status.clone();
     want[40] = (2u64 << 32) | u64::from(*tile.last().expect("a full tile") as u32);
