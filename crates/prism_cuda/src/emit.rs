@@ -1263,7 +1263,10 @@ pub fn global<'a>(p: &'a Program, lines: Option<Lines>, extern_c: bool) -> (Glob
                     maxnreg[i] = true;
                 }
                 if s.family == Family::Warpgroup
-                    || matches!(s.name, "tma_load_2d" | "mbarrier_arrive_expect_tx" | "mbarrier_complete_tx")
+                    || matches!(
+                        s.name,
+                        "tma_load_2d" | "mbarrier_arrive_expect_tx" | "mbarrier_complete_tx" | "elect_sync"
+                    )
                 {
                     sm90[i] = true;
                 }

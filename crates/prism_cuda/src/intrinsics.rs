@@ -49,6 +49,7 @@ pub fn value(name: &str, ty: Scalar, ops: &[Operand]) -> Option<Expr> {
         "shfl_down" => Expr::call("__shfl_down_sync", vec![full(), v(0), v(1)]),
         "shfl_xor" => Expr::call("__shfl_xor_sync", vec![full(), v(0), v(1)]),
         "ballot" => Expr::call("__ballot_sync", vec![full(), v(0)]),
+        "elect_sync" => Expr::call("prism_elect_sync", vec![]),
         "any" => Expr::bin("!=", Expr::call("__any_sync", vec![full(), v(0)]), Expr::id("0")),
         "all" => Expr::bin("!=", Expr::call("__all_sync", vec![full(), v(0)]), Expr::id("0")),
         n if n.starts_with("reduce_") => Expr::call(format!("prism_{n}"), vec![v(0)]),
@@ -91,6 +92,7 @@ pub fn statements(name: &str, ops: &[Operand], outs: &[Expr], tma_bytes: Option<
             vec![Stmt::Expr(Expr::call("prism_atomic_store", vec![ops[0].addr(), v(1)]))]
         }
         "__threadfence" | "__threadfence_block" => vec![Stmt::Expr(Expr::call(name, vec![]))],
+        "fence_proxy_async" => vec![Stmt::Expr(Expr::call("prism_fence_proxy_async", vec![]))],
         "mbarrier_init" | "mbarrier_complete_tx" | "mbarrier_wait_parity" => {
             let helper = name.replace("mbarrier_", "prism_mbar_");
             vec![Stmt::Expr(Expr::call(helper, vec![ops[0].addr(), v(1)]))]

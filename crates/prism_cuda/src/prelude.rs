@@ -228,6 +228,14 @@ PRISM_DEV void prism_fence_proxy_async() {
     asm volatile("fence.proxy.async.shared::cta;" : : : "memory");
 #endif
 }
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+// elect.sync over the whole warp (sm_90): true in the one elected lane.
+PRISM_DEV bool prism_elect_sync() {
+    unsigned elected;
+    asm volatile("{\n.reg .pred p;\nelect.sync _|p, 0xffffffff;\nselp.u32 %0, 1, 0, p;\n}\n" : "=r"(elected));
+    return elected != 0;
+}
+#endif
 // A whole barrier on an mbarrier: arrive, then wait for that phase (units of any size).
 PRISM_DEV void prism_unit_sync(unsigned bar) { prism_split_wait(bar, prism_split_arrive(bar)); }
 // mbarriers written by the program (`mbarrier_*`, unsafe code), on an element of a

@@ -645,6 +645,9 @@ impl Cx<'_> {
                 };
                 Intr::Vote { kind, dst: dsts[0].0, pred: val(0).0 }
             }
+            // The PTX ISA elects some lane, the same one every time: the simulator the
+            // lowest (kind 3; no operand).
+            (Family::Warp, "elect_sync") => Intr::Vote { kind: 3, dst: dsts[0].0, pred: dsts[0].0 },
             (Family::Warp, name) => {
                 let op = match name {
                     "reduce_add" => 0,

@@ -337,6 +337,14 @@ pub static TABLE: &[IntrinsicSig] = &[
         Warp,
         "ldmatrix .x2 .trans: two 8x8 half matrices transposed; out[2j], out[2j+1] = rows 2(l%4), +1, column l/4 of matrix j",
     ),
+    row(
+        "elect_sync",
+        AT_W,
+        NONE,
+        RetSig::Value(S(Bool), Some(T1)),
+        Warp,
+        "elect.sync: true in exactly one lane of the warp (which one is unspecified)",
+    ),
     // Hopper warpgroup operations.
     row("wgmma_fence", AT_WG, NONE, RetSig::Void, Warpgroup, "wgmma.fence: order register accesses before wgmma"),
     row(
@@ -466,6 +474,14 @@ pub static TABLE: &[IntrinsicSig] = &[
     row("__threadfence", AT_T1, NONE, RetSig::Void, Fence, "order this thread's memory accesses device-wide"),
     row("__threadfence_block", AT_T1, NONE, RetSig::Void, Fence, "order this thread's memory accesses block-wide"),
     row("__nanosleep", AT_T1, &[v("ns", S(U32))], RetSig::Void, Fence, "sleep for about `ns` nanoseconds"),
+    row(
+        "fence_proxy_async",
+        AT_T1,
+        NONE,
+        RetSig::Void,
+        Fence,
+        "fence.proxy.async.shared::cta: this thread's shared-memory stores become visible to the async proxy (wgmma, TMA)",
+    ),
     // Pure math: any perspective, as uniform as the operands.
     row("sqrt", CodeReq::Pure, PURE1, PURE_T, Math, "square root"),
     row("rsqrt", CodeReq::Pure, PURE1, PURE_T, Math, "reciprocal square root"),

@@ -98,7 +98,9 @@ pub fn vote(kind: u8, p: &Lanes, present: u32) -> Lanes {
     let r = match kind {
         0 => u64::from(ballot),
         1 => u64::from(ballot != 0),
-        _ => u64::from(ballot == present),
+        2 => u64::from(ballot == present),
+        // `elect_sync`: the lowest lane taking part.
+        _ => return std::array::from_fn(|l| u64::from(l as u32 == present.trailing_zeros())),
     };
     [r; 32]
 }
@@ -264,6 +266,8 @@ mod tests {
         assert_eq!(vote(0, &p, u32::MAX)[0], 0xAAAA_AAAA);
         assert_eq!(vote(1, &p, u32::MAX)[0], 1);
         assert_eq!(vote(2, &p, u32::MAX)[0], 0);
+        let elected = vote(3, &p, 0xF0);
+        assert_eq!((elected[4], elected.iter().sum::<u64>()), (1, 1), "one lane, the lowest present");
         let v: Lanes = std::array::from_fn(|i| i as u64);
         assert_eq!(reduce(0, Scalar::I32, &v, u32::MAX)[7], 496);
         assert_eq!(reduce(2, Scalar::I32, &v, u32::MAX)[0], 31);

@@ -375,3 +375,11 @@ fn r_wgmma_bf16_tile() {
         }
     }
 }
+
+#[test]
+fn r_elect_sync() {
+    // One lane of every warp is elected: 3 blocks of 4 warps count 12, under every schedule.
+    let p = program(&file("elect_sync.prism"));
+    let out = p.launch("count_warps", 3, 128, || vec![Arg::buffer(&[0i32])]);
+    assert_same("count", &out.i32("count"), &[12]);
+}
