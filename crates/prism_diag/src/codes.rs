@@ -120,6 +120,7 @@ codes! {
     "non-uniform", "run", "a condition that must be the same across a unit differs between its threads";
     "division-by-zero", "run", "an integer division or remainder by zero";
     "counter-overflow", "run", "a `range` loop's counter stepped past its type's range";
+    "wgmma-pending", "run", "a wgmma's accumulators used before `wgmma_wait` completed its group";
     "mbarrier-misuse", "run", "an mbarrier used before its initialisation or after its invalidation, or initialised twice";
     "not-simulated", "run", "a construct the CPU simulator cannot run (verbatim CUDA, Hopper warpgroup operations, TMA)";
     "fuel-exhausted", "run", "a block ran longer than the step limit: an endless loop or spin";

@@ -72,6 +72,10 @@ pub enum Intr {
     /// 256 along M or N, as `prism_wgmma_desc` describes them), the thread's accumulator
     /// fragment in the local array `acc`. `accesses`: acc, a, b.
     Wgmma { n: u32, acc: R, a: R, b: R, accesses: [u32; 3] },
+    /// `wgmma_commit_group`: this thread's uncommitted wgmmas become a group.
+    WgmmaCommit,
+    /// `wgmma_wait(pending)`: this thread's groups but the `pending` most recent complete.
+    WgmmaWait { pending: u32 },
     /// An mbarrier operation on the barrier at `ptr[index]` (shared memory), with its
     /// operand `arg` (count, bytes or parity) and result `dst` (the token).
     Mbar { op: MbarOp, dst: Option<R>, ptr: R, index: R, index_ty: Scalar, arg: Option<R> },
@@ -802,7 +806,15 @@ impl Cx<'_> {
             }
             (Family::Warpgroup, name) if name != "wgmma_bf16" => {
                 self.push(Op::Barrier { scope: Persp::WARPGROUP, order: false }, span, code);
-                return;
+                // Then each thread's own bookkeeping of its wgmma groups.
+                match name {
+                    "wgmma_commit_group" => Intr::WgmmaCommit,
+                    "wgmma_wait" => match self.consts.get(&val(0)) {
+                        Some(&pending) => Intr::WgmmaWait { pending: pending.max(0) as u32 },
+                        None => return,
+                    },
+                    _ => return,
+                }
             }
             (family, name) => {
                 let what = match family {

@@ -39,6 +39,8 @@ pub enum ReportKind {
     DivisionByZero,
     /// A `range` loop's counter stepped past its type's range.
     CounterOverflow,
+    /// A wgmma's accumulators used before `wgmma_wait` completed its group.
+    WgmmaPending,
     /// An mbarrier used before `mbarrier_init`, after `mbarrier_inval`, initialised twice,
     /// or given an arrival count out of range.
     MbarrierMisuse,
@@ -63,6 +65,7 @@ impl ReportKind {
             ReportKind::DivisionByZero => "division-by-zero",
             ReportKind::CounterOverflow => "counter-overflow",
             ReportKind::MbarrierMisuse => "mbarrier-misuse",
+            ReportKind::WgmmaPending => "wgmma-pending",
             ReportKind::NotSimulated => "not-simulated",
             ReportKind::FuelExhausted => "fuel-exhausted",
             ReportKind::TimeLimit => "time-limit",

@@ -242,7 +242,18 @@ pub struct BlockSim<'a> {
     pub sflags: HashMap<usize, Release>,
     /// The mbarriers of the block, by the shared-memory byte they live at.
     pub mbars: HashMap<usize, Mbar>,
+    /// Per thread, the accumulator arrays of its wgmmas not yet completed by a
+    /// `wgmma_wait`: uncommitted ones, then committed groups, oldest first. Using such an
+    /// array is `wgmma-pending` (the hardware writes it asynchronously).
+    pub wgmma: HashMap<u32, WgmmaState>,
 }
+
+/// A local array as (frame in its warp's arena, array).
+pub type LocalArray = (u32, u32);
+
+/// One thread's wgmmas in flight: the accumulators of uncommitted ones, then of its
+/// committed groups, oldest first.
+pub type WgmmaState = (Vec<LocalArray>, std::collections::VecDeque<Vec<LocalArray>>);
 
 /// One mbarrier (PTX ISA, "mbarrier"): a phase completes when its pending arrivals and its
 /// transaction count both reach zero; then the next phase expects `expected` arrivals.
@@ -297,6 +308,7 @@ impl<'a> BlockSim<'a> {
             sync: HashMap::new(),
             sflags: HashMap::new(),
             mbars: HashMap::new(),
+            wgmma: HashMap::new(),
         };
         for w in 0..nwarps {
             let lanes = (t - w * 32).min(32);

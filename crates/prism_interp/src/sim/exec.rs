@@ -174,6 +174,12 @@ fn step_lane(ty: Scalar, iv: u64, step: u64) -> Option<u64> {
     (lo..=hi).contains(&v).then(|| value::norm(ty, v as u64))
 }
 
+/// The report of a use of accumulators a wgmma still owns.
+fn wgmma_pending(fc: &FuncCode, local: u32, what: &str) -> String {
+    let name = fc.local_names.get(local as usize).map_or("the accumulators", String::as_str);
+    format!("`{name}` {what} while a wgmma still writes it: wait for its group with `wgmma_wait` first")
+}
+
 /// The report of an operation on an mbarrier that is not valid.
 fn mbar_invalid(what: &str) -> String {
     format!("mbarrier {what} before `mbarrier_init`, or after `mbarrier_inval`")
@@ -455,6 +461,11 @@ impl<'a> BlockSim<'a> {
                         }
                     }
                     Op::LocalLoad { dst, local, index, index_ty } => {
+                        if !self.wgmma.is_empty()
+                            && let Some(l) = self.wgmma_busy(w, mask, fid, *local)
+                        {
+                            fatal!(ReportKind::WgmmaPending, wgmma_pending(fc, *local, "read"), l);
+                        }
                         let (d, x) = (*dst as usize * 32, *index as usize * 32);
                         let arr = &fr.locals[*local as usize];
                         let n = (arr.len() / 32) as i128;
@@ -468,6 +479,11 @@ impl<'a> BlockSim<'a> {
                         }
                     }
                     Op::LocalStore { local, index, index_ty, value } => {
+                        if !self.wgmma.is_empty()
+                            && let Some(l) = self.wgmma_busy(w, mask, fid, *local)
+                        {
+                            fatal!(ReportKind::WgmmaPending, wgmma_pending(fc, *local, "written"), l);
+                        }
                         let (v, x) = (*value as usize * 32, *index as usize * 32);
                         let n = (fr.locals[*local as usize].len() / 32) as i128;
                         for l in lanes_of(mask) {
@@ -819,6 +835,32 @@ impl<'a> BlockSim<'a> {
                                                 u64::from((sum as f32).to_bits()),
                                             );
                                         }
+                                    }
+                                }
+                                // The accumulators stay the hardware's until `wgmma_wait`.
+                                if let Ok(Loc::Local(frame, array, _)) =
+                                    self.locate(&fr, at, fr.regs[*acc as usize * 32 + l], 0, 4)
+                                {
+                                    self.wgmma.entry((w * 32 + l) as u32).or_default().0.push((frame, array));
+                                }
+                            }
+                        }
+                        Intr::WgmmaCommit => {
+                            for l in lanes_of(mask) {
+                                if let Some((open, groups)) = self.wgmma.get_mut(&((w * 32 + l) as u32)) {
+                                    groups.push_back(std::mem::take(open));
+                                }
+                            }
+                        }
+                        Intr::WgmmaWait { pending } => {
+                            for l in lanes_of(mask) {
+                                let tid = (w * 32 + l) as u32;
+                                if let Some((open, groups)) = self.wgmma.get_mut(&tid) {
+                                    while groups.len() > *pending as usize {
+                                        groups.pop_front();
+                                    }
+                                    if open.is_empty() && groups.is_empty() {
+                                        self.wgmma.remove(&tid);
                                     }
                                 }
                             }
@@ -1443,6 +1485,16 @@ impl<'a> BlockSim<'a> {
             Level::Thread => scope.n.clamp(1, t),
             _ => t,
         }
+    }
+
+    /// The first lane of `mask` (warp `w`) whose local array `local` of frame `fid` is the
+    /// accumulator of a wgmma it has not waited for.
+    fn wgmma_busy(&self, w: usize, mask: u32, fid: u32, local: u32) -> Option<usize> {
+        lanes_of(mask).find(|&l| {
+            self.wgmma.get(&((w * 32 + l) as u32)).is_some_and(|(open, groups)| {
+                open.contains(&(fid, local)) || groups.iter().any(|g| g.contains(&(fid, local)))
+            })
+        })
     }
 
     /// Lanes `mask` of warp `w` arrive at split barrier `id` of `func`: each lane's next
