@@ -251,9 +251,20 @@ pub struct BlockSim<'a> {
 /// A local array as (frame in its warp's arena, array).
 pub type LocalArray = (u32, u32);
 
-/// One thread's wgmmas in flight: the accumulators of uncommitted ones, then of its
-/// committed groups, oldest first.
-pub type WgmmaState = (Vec<LocalArray>, std::collections::VecDeque<Vec<LocalArray>>);
+/// One wgmma a thread has issued and not waited for: its accumulator array, and the
+/// shared-memory elements it read (with their bits then, and the access site): the hardware
+/// may read them until the wait, so they are recorded for race detection there, and a
+/// change by then is reported.
+#[derive(Clone, Debug)]
+pub struct WgPending {
+    pub acc: LocalArray,
+    pub func: u32,
+    pub reads: Vec<(Loc, u64, u32)>,
+}
+
+/// One thread's wgmmas in flight: uncommitted ones, then its committed groups, oldest
+/// first.
+pub type WgmmaState = (Vec<WgPending>, std::collections::VecDeque<Vec<WgPending>>);
 
 /// One mbarrier (PTX ISA, "mbarrier"): a phase completes when its pending arrivals and its
 /// transaction count both reach zero; then the next phase expects `expected` arrivals.

@@ -6,13 +6,16 @@
 //! back first and continue through the block's bookkeeping.
 
 use super::access::{Lane, Operand, Site, race_kind};
-use super::block::{BarState, BlockSim, CollState, FULL, Frame, Loc, Mbar, PendingCopy, RET, Rec, Wait, lanes_of};
+use super::block::{
+    BarState, BlockSim, CollState, FULL, Frame, Loc, Mbar, PendingCopy, RET, Rec, Wait, WgPending, lanes_of,
+};
 use super::intr;
 use super::{GCtx, Shared};
 use crate::code::{FuncCode, Intr, MbarOp, Op, R};
 use crate::memory::{Ptr, Space};
 use crate::ops;
 use crate::report::{Report, ReportKind, Thread};
+use crate::shadow::Kind;
 use crate::value::{self, to_i128};
 use prism_span::Span;
 use prism_types::perspective::{Level, Persp};
@@ -762,17 +765,19 @@ impl<'a> BlockSim<'a> {
                             };
                             for l in lanes_of(mask) {
                                 let at = Lane { fid, w, l };
-                                let read =
-                                    |this: &mut Self, g: &mut GCtx, p: R, i: usize, kind, access: u32, what: &str| {
+                                // The reads are recorded for race detection at the wait that
+                                // completes this wgmma (the tensor cores may read until then).
+                                let mut reads: Vec<(Loc, u64, u32)> = Vec::new();
+                                let mut read =
+                                    |this: &mut Self, p: R, i: usize, kind: Option<Kind>, access: u32, what: &str| {
                                         let bits = fr.regs[p as usize * 32 + l];
                                         match this.locate(&fr, at, bits, i as i128, 2) {
                                             Ok(loc) => {
-                                                if let Some(kind) = kind {
-                                                    this.race(g, loc, kind, at, Site { func, access }, None);
+                                                let v = this.read_loc(&fr, at, loc, Scalar::BF16);
+                                                if kind.is_some() {
+                                                    reads.push((loc, v, access));
                                                 }
-                                                Ok(f32::from_bits(
-                                                    (this.read_loc(&fr, at, loc, Scalar::BF16) as u32) << 16,
-                                                ))
+                                                Ok(f32::from_bits((v as u32) << 16))
                                             }
                                             Err(why) => Err(format!("wgmma {what} read: {why}")),
                                         }
@@ -780,7 +785,7 @@ impl<'a> BlockSim<'a> {
                                 let mut arow = [[0f32; 16]; 2];
                                 for (h, row) in arow.iter_mut().enumerate() {
                                     for (k, x) in row.iter_mut().enumerate() {
-                                        match read(self, g, *a, off(16 * wi + l / 4 + 8 * h, k), ka, accesses[1], "A") {
+                                        match read(self, *a, off(16 * wi + l / 4 + 8 * h, k), ka, accesses[1], "A") {
                                             Ok(v) => *x = v,
                                             Err(m) => fatal!(ReportKind::OutOfBounds, m, l),
                                         }
@@ -790,7 +795,7 @@ impl<'a> BlockSim<'a> {
                                 for (q, bcol) in bcols.iter_mut().enumerate() {
                                     let col = 8 * (q / 2) + 2 * (l % 4) + q % 2;
                                     for (k, x) in bcol.iter_mut().enumerate() {
-                                        match read(self, g, *b, off(col, k), kb, accesses[2], "B") {
+                                        match read(self, *b, off(col, k), kb, accesses[2], "B") {
                                             Ok(v) => *x = v,
                                             Err(m) => fatal!(ReportKind::OutOfBounds, m, l),
                                         }
@@ -841,7 +846,8 @@ impl<'a> BlockSim<'a> {
                                 if let Ok(Loc::Local(frame, array, _)) =
                                     self.locate(&fr, at, fr.regs[*acc as usize * 32 + l], 0, 4)
                                 {
-                                    self.wgmma.entry((w * 32 + l) as u32).or_default().0.push((frame, array));
+                                    let pending = WgPending { acc: (frame, array), func, reads };
+                                    self.wgmma.entry((w * 32 + l) as u32).or_default().0.push(pending);
                                 }
                             }
                         }
@@ -855,12 +861,27 @@ impl<'a> BlockSim<'a> {
                         Intr::WgmmaWait { pending } => {
                             for l in lanes_of(mask) {
                                 let tid = (w * 32 + l) as u32;
+                                let mut done = Vec::new();
                                 if let Some((open, groups)) = self.wgmma.get_mut(&tid) {
                                     while groups.len() > *pending as usize {
-                                        groups.pop_front();
+                                        done.extend(groups.pop_front().unwrap_or_default());
                                     }
                                     if open.is_empty() && groups.is_empty() {
                                         self.wgmma.remove(&tid);
+                                    }
+                                }
+                                let at = Lane { fid, w, l };
+                                for p in done {
+                                    let wfc = &s.code.funcs[p.func as usize];
+                                    for (loc, bits, access) in p.reads {
+                                        self.race(g, loc, Kind::Read, at, Site { func: p.func, access }, None);
+                                        if self.read_loc(&fr, at, loc, Scalar::BF16) != bits {
+                                            let mem = &wfc.mems[wfc.accesses[access as usize].mem.index()].name;
+                                            let msg = format!(
+                                                "`{mem}` changed while a wgmma could still read it: wait for its group with `wgmma_wait` before writing the tile"
+                                            );
+                                            fatal!(ReportKind::WgmmaPending, msg, l);
+                                        }
                                     }
                                 }
                             }
@@ -1491,9 +1512,9 @@ impl<'a> BlockSim<'a> {
     /// accumulator of a wgmma it has not waited for.
     fn wgmma_busy(&self, w: usize, mask: u32, fid: u32, local: u32) -> Option<usize> {
         lanes_of(mask).find(|&l| {
-            self.wgmma.get(&((w * 32 + l) as u32)).is_some_and(|(open, groups)| {
-                open.contains(&(fid, local)) || groups.iter().any(|g| g.contains(&(fid, local)))
-            })
+            self.wgmma
+                .get(&((w * 32 + l) as u32))
+                .is_some_and(|(open, groups)| open.iter().chain(groups.iter().flatten()).any(|p| p.acc == (fid, local)))
         })
     }
 
