@@ -34,6 +34,10 @@ pub enum AsyncFault {
     Overlap,
     /// Memory a copy reads is written inside the scope.
     SourceWritten,
+    /// A wgmma that no `wgmma_wait(0)` later in its block completes.
+    WgmmaUnwaited,
+    /// A tile a wgmma reads is written before the `wgmma_wait(0)` that completes it.
+    WgmmaTileWritten,
 }
 
 /// One problem found, as spans: the later access and the earlier one.
@@ -65,7 +69,58 @@ impl Ctx<'_> {
             self.destinations(id, *view, &mut out);
             self.sources(id, &mut out);
         }
+        self.wgmmas(&mut out);
         out
+    }
+
+    /// `wgmma.mma_async` reads its shared tiles until a `wgmma.wait_group` completes its
+    /// group. Inference orders the tiles' later writes after the first `wgmma_wait(0)` that
+    /// follows the wgmma in its own block (`graph::wgmma_end`), so safe code must have one
+    /// there, and must not write the tiles before it (no barrier could order that write
+    /// after the tensor cores' reads). A wait leaving groups pending does not count: which
+    /// groups it completes depends on the count of groups in flight, which is not tracked.
+    fn wgmmas(&self, out: &mut Vec<AsyncProblem>) {
+        for (id, info) in self.cfg.insts.iter().enumerate() {
+            let InstKind::Intrinsic { intrinsic, accesses, .. } = &info.inst.kind else { continue };
+            if intrinsic.sig().name != "wgmma_bf16" || self.cfg.frames[info.frame].in_unsafe {
+                continue;
+            }
+            // The tiles: the memory of its read operands (`a`, `b`).
+            let tiles: Vec<MemId> = accesses
+                .iter()
+                .filter(|a| self.f.accesses[a.index()].kind == AccessKind::Read)
+                .map(|a| root(self.f, self.f.accesses[a.index()].mem))
+                .collect();
+            let Some(&first) = tiles.first() else { continue };
+            let wait = (id + 1..self.cfg.insts.len()).find(|&w| {
+                let wi = &self.cfg.insts[w];
+                wi.frame == info.frame && crate::graph::is_wgmma_wait_all(self.f, &wi.inst.kind)
+            });
+            let Some(wait) = wait else {
+                out.push(AsyncProblem {
+                    fault: AsyncFault::WgmmaUnwaited,
+                    mem: first,
+                    at: info.inst.span,
+                    other: info.inst.span,
+                });
+                continue;
+            };
+            for w in id + 1..wait {
+                let k = &self.cfg.insts[w].inst.kind;
+                for (a, _, _) in operands(self.f, k) {
+                    let acc = &self.f.accesses[a.index()];
+                    let writes = matches!(acc.kind, AccessKind::Write | AccessKind::AsyncWrite | AccessKind::Atomic);
+                    if writes && tiles.contains(&root(self.f, acc.mem)) {
+                        out.push(AsyncProblem {
+                            fault: AsyncFault::WgmmaTileWritten,
+                            mem: root(self.f, acc.mem),
+                            at: self.cfg.insts[w].inst.span,
+                            other: info.inst.span,
+                        });
+                    }
+                }
+            }
+        }
     }
 
     fn destinations(&self, scope: InstId, view: MemId, out: &mut Vec<AsyncProblem>) {

@@ -120,6 +120,29 @@ pub fn problems(ir: &Program, report: &SyncReport, map: &SourceMap) -> Vec<Diagn
                 f.name
             ))
             .with_help("write the source after the `async` scope ends, or copy from a different buffer"),
+            crate::AsyncFault::WgmmaUnwaited => Diagnostic::error(
+                "wgmma-unwaited",
+                format!("this wgmma reads {mem} until a `wgmma_wait(0)` completes it, and none follows it in its block"),
+                first_line(map, a.at),
+            )
+            .with_label("the tensor cores read its tiles asynchronously")
+            .with_note(format!(
+                "in `{}`: synchronisation inference orders the tiles' next writes after the first `wgmma_wait(0)` after the wgmma in its own block; a wait in an enclosing block (after a loop), or one that leaves groups pending, does not count",
+                f.name
+            ))
+            .with_help("commit the group and `wgmma_wait(0)` in the same block as the wgmma, before the tiles are written again"),
+            crate::AsyncFault::WgmmaTileWritten => Diagnostic::error(
+                "wgmma-unwaited",
+                format!("{mem} is written while a wgmma may still read it"),
+                first_line(map, a.at),
+            )
+            .with_label("written here, before the `wgmma_wait(0)` that completes the wgmma")
+            .with_secondary(first_line(map, a.other), "this wgmma reads it until then")
+            .with_note(format!(
+                "in `{}`: `wgmma.mma_async` reads its shared-memory tiles at any moment until its group is waited for; no barrier can order a write after that",
+                f.name
+            ))
+            .with_help("wait for the wgmma (`wgmma_commit_group()`, `wgmma_wait(0)`) before writing its tiles"),
         };
         out.push(d);
     }

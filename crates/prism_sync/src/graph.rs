@@ -504,7 +504,14 @@ impl Graph {
                         mem.get_or_insert(MemRef::Callee(*func));
                         calls.push((*func, Key::Smem));
                     }
-                    (info.enter, info.exit)
+                    // A wgmma's tile reads last until the tensor cores are done with them.
+                    let end = match k {
+                        InstKind::Intrinsic { intrinsic, .. } if intrinsic.sig().name == "wgmma_bf16" => {
+                            wgmma_end(f, cfg, id)
+                        }
+                        _ => info.exit,
+                    };
+                    (info.enter, end)
                 }
             };
             let Some(mem) = mem else { continue };
@@ -526,6 +533,37 @@ impl Graph {
             _ => false,
         })
     }
+}
+
+/// Where the shared-memory reads of the wgmma at instruction `id` end: `wgmma.mma_async`
+/// reads its tiles asynchronously, until a `wgmma.wait_group` completes its group. The
+/// first `wgmma_wait(0)` after it that every path from it reaches (in its block or an
+/// enclosing one) certainly does; a wait leaving groups pending is not counted (it may
+/// complete this one or not), and without such a wait the reads last to the function's
+/// end. The barriers that order the tiles' next writes after the reads are placed after that
+/// point (docs/soundness.md §4.3).
+fn wgmma_end(f: &Function, cfg: &Cfg<'_>, id: InstId) -> PointId {
+    // Only a wait in the wgmma's own block: an interval that left the block (a loop body)
+    // would hide the back edge from the analysis. Safe code without one is rejected
+    // (`asyncs.rs`, `wgmma-unwaited`).
+    let frame = cfg.insts[id].frame;
+    (id + 1..cfg.insts.len())
+        .find(|&w| cfg.insts[w].frame == frame && is_wgmma_wait_all(f, &cfg.insts[w].inst.kind))
+        .map_or(cfg.exit, |w| cfg.insts[w].exit)
+}
+
+/// Whether `k` is `wgmma_wait(0)`.
+pub(crate) fn is_wgmma_wait_all(f: &Function, k: &InstKind) -> bool {
+    let InstKind::Intrinsic { intrinsic, args, .. } = k else { return false };
+    if intrinsic.sig().name != "wgmma_wait" {
+        return false;
+    }
+    let Some(IntrArg::Val(r)) = args.first() else { return false };
+    let mut zero = false;
+    f.body.walk(&mut |k| {
+        zero |= matches!(k, InstKind::Const { dst, value: prism_types::tir::ConstValue::Int(0) } if dst == r);
+    });
+    zero
 }
 
 /// The participants of code in `frame`, from the start of the region whose block is `base`.
