@@ -44,14 +44,11 @@ const MAX_GRID: i128 = (1 << 31) - 1;
 
 /// The values of an integer type.
 pub fn type_range(s: Scalar) -> Option<Range> {
-    Some(match s {
-        Scalar::I32 => (i128::from(i32::MIN), i128::from(i32::MAX)),
-        Scalar::U32 => (0, i128::from(u32::MAX)),
-        Scalar::I64 => (i128::from(i64::MIN), i128::from(i64::MAX)),
-        Scalar::U64 => (0, i128::from(u64::MAX)),
-        Scalar::Bool => (0, 1),
-        _ => return None,
-    })
+    match s {
+        Scalar::Bool => Some((0, 1)),
+        s if s.is_int() => Some(prism_types::consts::int_range(s)),
+        _ => None,
+    }
 }
 
 fn within(r: Range, s: Scalar) -> Option<Range> {

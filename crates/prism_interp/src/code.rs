@@ -324,13 +324,11 @@ impl Cx<'_> {
         }) else {
             return false;
         };
-        let (lo, hi) = match self.scalar(c) {
-            Scalar::I32 => (i128::from(i32::MIN), i128::from(i32::MAX)),
-            Scalar::U32 => (0, i128::from(u32::MAX)),
-            Scalar::I64 => (i128::from(i64::MIN), i128::from(i64::MAX)),
-            Scalar::U64 => (0, i128::from(u64::MAX)),
-            _ => return false,
-        };
+        let ty = self.scalar(c);
+        if !ty.is_int() {
+            return false;
+        }
+        let (lo, hi) = prism_types::consts::int_range(ty);
         match op {
             BinOp::Lt if *step > 0 => end - 1 + step <= hi,
             BinOp::Gt if *step < 0 => end + 1 + step >= lo,

@@ -92,11 +92,7 @@ impl Ctx<'_> {
                 .map(|a| root(self.f, self.f.accesses[a.index()].mem))
                 .collect();
             let Some(&first) = tiles.first() else { continue };
-            let wait = (id + 1..self.cfg.insts.len()).find(|&w| {
-                let wi = &self.cfg.insts[w];
-                wi.frame == info.frame && crate::graph::is_wgmma_wait_all(self.f, &wi.inst.kind)
-            });
-            let Some(wait) = wait else {
+            let Some(wait) = crate::graph::wgmma_wait_after(self.f, &self.cfg, id) else {
                 out.push(AsyncProblem {
                     fault: AsyncFault::WgmmaUnwaited,
                     mem: first,

@@ -546,14 +546,17 @@ fn wgmma_end(f: &Function, cfg: &Cfg<'_>, id: InstId) -> PointId {
     // Only a wait in the wgmma's own block: an interval that left the block (a loop body)
     // would hide the back edge from the analysis. Safe code without one is rejected
     // (`asyncs.rs`, `wgmma-unwaited`).
+    wgmma_wait_after(f, cfg, id).map_or(cfg.exit, |w| cfg.insts[w].exit)
+}
+
+/// The first `wgmma_wait(0)` after instruction `id` in its own block, if any.
+pub(crate) fn wgmma_wait_after(f: &Function, cfg: &Cfg<'_>, id: InstId) -> Option<InstId> {
     let frame = cfg.insts[id].frame;
-    (id + 1..cfg.insts.len())
-        .find(|&w| cfg.insts[w].frame == frame && is_wgmma_wait_all(f, &cfg.insts[w].inst.kind))
-        .map_or(cfg.exit, |w| cfg.insts[w].exit)
+    (id + 1..cfg.insts.len()).find(|&w| cfg.insts[w].frame == frame && is_wgmma_wait_all(f, &cfg.insts[w].inst.kind))
 }
 
 /// Whether `k` is `wgmma_wait(0)`.
-pub(crate) fn is_wgmma_wait_all(f: &Function, k: &InstKind) -> bool {
+fn is_wgmma_wait_all(f: &Function, k: &InstKind) -> bool {
     let InstKind::Intrinsic { intrinsic, args, .. } = k else { return false };
     if intrinsic.sig().name != "wgmma_wait" {
         return false;

@@ -167,12 +167,7 @@ fn load_global(
 /// `iv + step` on integers of type `ty`, or `None` if it leaves the type's range.
 #[inline(always)]
 fn step_lane(ty: Scalar, iv: u64, step: u64) -> Option<u64> {
-    let (lo, hi) = match ty {
-        Scalar::I32 => (i128::from(i32::MIN), i128::from(i32::MAX)),
-        Scalar::U32 => (0, i128::from(u32::MAX)),
-        Scalar::I64 => (i128::from(i64::MIN), i128::from(i64::MAX)),
-        _ => (0, i128::from(u64::MAX)),
-    };
+    let (lo, hi) = prism_types::consts::int_range(ty);
     let v = to_i128(ty, iv) + to_i128(ty, step);
     (lo..=hi).contains(&v).then(|| value::norm(ty, v as u64))
 }
