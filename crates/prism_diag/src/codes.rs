@@ -91,6 +91,8 @@ codes! {
     "claim-not-owned", "check", "a claimed name used where more than one unit of the claim could reach it";
     "claim-multiple-branches", "check", "a claimed name used in more than one branch of a split";
     "async-misuse", "check", "an `async` name used other than as an asynchronous copy operand";
+    "pipeline-form", "check", "a `pipeline` loop, `fill` or `stage` written where it cannot be, or a ring of the wrong shape";
+    "pipeline-fill", "check", "a pipeline's fill that reads, writes or calls what it may not while it runs ahead of the loop";
     // Functions and calls.
     "call-perspective", "check", "a function or intrinsic called from code at the wrong perspective";
     "argument-perspective", "check", "an argument that may differ within the units of its parameter's perspective";

@@ -59,6 +59,18 @@ pub struct Options {
     /// Test-only: leave out the inferred barriers with these indices (in the order of
     /// [`SyncReport::barriers`]), to check that each one matters.
     pub skip_barriers: Vec<usize>,
+    /// Test-only: weaken every pipeline loop's synchronisation this way, to check that the
+    /// simulator notices (the pipeline's wait and barrier are all needed).
+    pub weaken_pipelines: Option<Weaken>,
+}
+
+/// A way to break a pipeline loop's synchronisation ([`Options::weaken_pipelines`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Weaken {
+    /// Leave out the barrier after the wait.
+    NoBarrier,
+    /// Wait for one group less (`wait_group S-1`): the tile used may still be in flight.
+    WaitOneLess,
 }
 
 impl Default for Options {
@@ -70,6 +82,7 @@ impl Default for Options {
             contract: true,
             explain_sync: false,
             skip_barriers: Vec::new(),
+            weaken_pipelines: None,
         }
     }
 }
@@ -117,6 +130,11 @@ pub fn compile(map: &SourceMap, file: FileId, opts: &Options, problems: &mut Pro
         prism_ir::contract::contract(&mut ir);
         verify(&ir, "floating-point contraction");
     }
+    if let Some(w) = opts.weaken_pipelines {
+        for f in &mut ir.functions {
+            weaken(&mut f.body, w, false);
+        }
+    }
     let sync_opts = prism_sync::Options { skip: opts.skip_barriers.clone() };
     let mut report = prism_sync::infer(&mut ir, &sync_opts);
     ir.number_blocks();
@@ -141,6 +159,34 @@ pub fn compile(map: &SourceMap, file: FileId, opts: &Options, problems: &mut Pro
     ir.number_blocks();
     verify(&ir, "barrier optimisation");
     Some(Synced { ir, report, barriers })
+}
+
+/// Applies `w` to the wait-and-barrier blocks of the pipeline loops in `b` (test-only).
+fn weaken(b: &mut prism_ir::ir::Block, w: Weaken, in_pipeline: bool) {
+    use prism_ir::ir::{InstKind, ScopeKind};
+    let is_pipe_wait = |b: &prism_ir::ir::Block| matches!(b.insts.as_slice(), [x, y] if matches!(x.kind, InstKind::AsyncWait { .. }) && matches!(y.kind, InstKind::Barrier { .. }));
+    for inst in &mut b.insts {
+        let inside = in_pipeline || matches!(inst.kind, InstKind::Scope { kind: ScopeKind::Pipeline, .. });
+        if let InstKind::If { then, .. } = &mut inst.kind
+            && in_pipeline
+            && is_pipe_wait(then)
+        {
+            match w {
+                Weaken::NoBarrier => {
+                    then.insts.pop();
+                }
+                Weaken::WaitOneLess => {
+                    if let InstKind::AsyncWait { pending, .. } = &mut then.insts[0].kind {
+                        *pending += 1;
+                    }
+                }
+            }
+            continue;
+        }
+        for nb in inst.kind.blocks_mut() {
+            weaken(nb, w, inside);
+        }
+    }
 }
 
 /// [`compile`] for a source text that is not in a map yet (tests, the Rust API): adds it

@@ -238,8 +238,13 @@ pub enum MemKind {
     Partition,
     /// Made by `claim`.
     Claim,
-    /// Made by `async`.
+    /// Made by `async`, or by a pipeline's `fill`.
     Async,
+    /// A ring inside its pipeline loop (the loop's accesses to it are ordered by the
+    /// pipeline's own waits and barrier).
+    Pipeline,
+    /// Made by a pipeline's `stage`: the slot of the current tile, read-only.
+    Stage,
 }
 
 impl MemKind {
@@ -252,6 +257,8 @@ impl MemKind {
             MemKind::Partition => "partition",
             MemKind::Claim => "claim",
             MemKind::Async => "async",
+            MemKind::Pipeline => "pipeline",
+            MemKind::Stage => "stage",
         }
     }
 }
@@ -405,8 +412,15 @@ pub enum ScopeKind {
     Partition,
     /// `claim`
     Claim,
-    /// `async`: copies into `view` complete before `mem` is used again.
+    /// `async`: copies into `view` complete before `mem` is used again; also a pipeline's
+    /// `fill` (whose copies its pipeline waits for).
     Async,
+    /// A pipeline loop over ring `mem`: synchronisation inference sees the whole scope as
+    /// one access that writes the ring, and the accesses inside as ordered by the
+    /// pipeline's waits and barrier (docs/soundness.md §8).
+    Pipeline,
+    /// A pipeline's `stage`: `view` is the current tile's slot, read-only.
+    Stage,
 }
 
 impl ScopeKind {
@@ -416,6 +430,8 @@ impl ScopeKind {
             ScopeKind::Partition => "partition",
             ScopeKind::Claim => "claim",
             ScopeKind::Async => "async",
+            ScopeKind::Pipeline => "pipeline",
+            ScopeKind::Stage => "stage",
         }
     }
 }

@@ -42,6 +42,13 @@ struct Cx<'a> {
     /// Bindings of lambda parameters while an indexing function is evaluated.
     lambda_env: Vec<(VarId, Reg)>,
     unsafe_depth: u32,
+    /// The tile register each ring's slot is taken from, inside its pipeline: the fill's
+    /// tile while the fill is lowered, the used tile after.
+    tile_of: HashMap<VarId, Reg>,
+    /// The element offset of each slot view's slot in its ring.
+    slot_base: HashMap<VarId, Reg>,
+    /// The fill views made since the current pipeline's fill began.
+    fill_views: Vec<MemId>,
 }
 
 fn ir_ty(t: &Ty) -> Type {
@@ -81,6 +88,9 @@ fn lower_function(prog: &tir::Program, tf: &tir::Function) -> Function {
         ptrs: HashMap::new(),
         lambda_env: Vec::new(),
         unsafe_depth: 0,
+        tile_of: HashMap::new(),
+        slot_base: HashMap::new(),
+        fill_views: Vec::new(),
     };
     for &p in &tf.params {
         let var = tf.var(p);
@@ -316,6 +326,11 @@ impl Cx<'_> {
             StmtKind::Partition { src, view, body } => self.scope(ScopeKind::Partition, *src, *view, body, span, out),
             StmtKind::Claim { src, view, body } => self.scope(ScopeKind::Claim, *src, *view, body, span, out),
             StmtKind::Async { src, view, body } => self.scope(ScopeKind::Async, *src, *view, body, span, out),
+            StmtKind::Pipeline { var, count, stages, rings, fill, body } => {
+                self.pipeline(*var, count, *stages, rings, fill, body, span, out)
+            }
+            StmtKind::Fill { ring, view, body } => self.slot(true, *ring, *view, body, span, out),
+            StmtKind::Stage { ring, view, body } => self.slot(false, *ring, *view, body, span, out),
             StmtKind::Unsafe { cuda, body: tbody } => {
                 self.unsafe_depth += 1;
                 let body = self.sub(tbody);
@@ -373,6 +388,8 @@ impl Cx<'_> {
             ScopeKind::Partition => MemKind::Partition,
             ScopeKind::Claim => MemKind::Claim,
             ScopeKind::Async => MemKind::Async,
+            ScopeKind::Pipeline => MemKind::Pipeline,
+            ScopeKind::Stage => MemKind::Stage,
         };
         let elem = self.scalar_of(view);
         let vm = self.new_mem(view, kind_m, Some(mem), elem);
@@ -391,6 +408,124 @@ impl Cx<'_> {
             body.insts.push(Inst { kind: InstKind::AsyncWait { pending: 0, views: vec![vm] }, span });
         }
         self.emit(out, InstKind::Scope { kind, mem, view: vm, body }, span);
+    }
+
+    /// A pipeline loop (docs/language.md, "Pipelines"). Iteration `i` of `0 .. n + S - 1`
+    /// runs, for the tile `j = i - (S - 1)` it uses:
+    ///
+    /// ```text
+    /// if i >= S - 1: cp.async.wait_group S-2; __syncthreads()   # tile j landed, tile j-1 used
+    /// if i < n: fill tile i into slot i % S                        # the slot of tile j - 1
+    /// cp.async.commit_group                                        # also when empty
+    /// if i >= S - 1: the body, for tile j, from slot j % S
+    /// ```
+    ///
+    /// Every iteration commits one group, so when iteration `i` waits, `i` groups are
+    /// committed and tile `j`'s is followed by `S - 2`: `wait_group S-2` completes it, and
+    /// the barrier publishes every thread's copies of it. The same barrier orders the body
+    /// of tile `j - 1` (the last reads of its slot) before the fill of tile `i`, which
+    /// reuses that slot. The proof is in docs/soundness.md §8.
+    #[allow(clippy::too_many_arguments)]
+    fn pipeline(
+        &mut self,
+        var: VarId,
+        count: &tir::Expr,
+        stages: u64,
+        rings: &[VarId],
+        fill: &tir::Block,
+        body: &tir::Block,
+        span: Span,
+        out: &mut Block,
+    ) {
+        let i32_ = Scalar::I32;
+        let mut scopes = Vec::new();
+        for &r in rings {
+            let m = self.mem_of(r, out);
+            let elem = self.scalar_of(r);
+            let rv = self.new_mem(r, MemKind::Pipeline, Some(m), elem);
+            scopes.push((r, m, rv));
+        }
+        let mut inner = Block::default();
+        let name = self.tf.var(var).name.clone();
+        let i = self.new_reg(Type::Scalar(i32_), Some(&format!("{name}_issue")));
+        self.emit(&mut inner, InstKind::Const { dst: i, value: ConstValue::Int(0) }, span);
+        let n = self.expr(count, &mut inner);
+        let n = self.as_ty(n, i32_, span, &mut inner);
+        let ahead = self.konst(&mut inner, i32_, ConstValue::Int(stages as i128 - 1), span);
+        let total = self.new_reg(Type::Scalar(i32_), None);
+        self.emit(&mut inner, InstKind::Binary { dst: total, op: BinOp::Add, lhs: n, rhs: ahead }, span);
+        let mut header = Block::default();
+        let cond = self.new_reg(Type::Scalar(Scalar::Bool), None);
+        self.emit(&mut header, InstKind::Binary { dst: cond, op: BinOp::Lt, lhs: i, rhs: total }, span);
+
+        let mut lb = Block::default();
+        let ge = self.new_reg(Type::Scalar(Scalar::Bool), None);
+        self.emit(&mut lb, InstKind::Binary { dst: ge, op: BinOp::Ge, lhs: i, rhs: ahead }, span);
+        let j = self.new_reg(Type::Scalar(i32_), Some(&name));
+        self.emit(&mut lb, InstKind::Binary { dst: j, op: BinOp::Sub, lhs: i, rhs: ahead }, span);
+        let lt = self.new_reg(Type::Scalar(Scalar::Bool), None);
+        self.emit(&mut lb, InstKind::Binary { dst: lt, op: BinOp::Lt, lhs: i, rhs: n }, span);
+        // The fill, for tile `i`.
+        self.regs.insert(var, i);
+        for &r in rings {
+            self.tile_of.insert(r, i);
+        }
+        let outer_fills = std::mem::take(&mut self.fill_views);
+        let fill_b = self.sub(fill);
+        let views = std::mem::replace(&mut self.fill_views, outer_fills);
+        let mut wait = Block::default();
+        self.emit(&mut wait, InstKind::AsyncWait { pending: stages as u32 - 2, views }, span);
+        self.emit(&mut wait, InstKind::Barrier { scope: Persp::BLOCK, origin: BarrierOrigin::Explicit }, span);
+        self.emit(&mut lb, InstKind::If { cond: ge, then: wait, otherwise: Block::default(), uniform: true }, span);
+        self.emit(&mut lb, InstKind::If { cond: lt, then: fill_b, otherwise: Block::default(), uniform: true }, span);
+        self.emit(&mut lb, InstKind::AsyncCommit, span);
+        // The body, for tile `j`.
+        self.regs.insert(var, j);
+        for &r in rings {
+            self.tile_of.insert(r, j);
+        }
+        let use_b = self.sub(body);
+        self.emit(&mut lb, InstKind::If { cond: ge, then: use_b, otherwise: Block::default(), uniform: true }, span);
+        let mut latch = Block::default();
+        let one = self.konst(&mut latch, i32_, ConstValue::Int(1), span);
+        let head = span.shrink_to_start().to(count.span);
+        self.emit(&mut latch, InstKind::Binary { dst: i, op: BinOp::Add, lhs: i, rhs: one }, head);
+        self.emit(&mut inner, InstKind::Loop { header, cond, body: lb, latch, counter: Some(i) }, span);
+        for &(r, m, rv) in scopes.iter().rev() {
+            let body = std::mem::take(&mut inner);
+            self.emit(&mut inner, InstKind::Scope { kind: ScopeKind::Pipeline, mem: m, view: rv, body }, span);
+            self.mems.insert(r, m);
+            self.tile_of.remove(&r);
+        }
+        out.insts.extend(inner.insts);
+    }
+
+    /// A pipeline's `fill` (an `async` scope over the slot, whose copies the pipeline waits
+    /// for) or `stage` (a read-only view of the slot).
+    fn slot(&mut self, fill: bool, ring: VarId, view: VarId, body: &tir::Block, span: Span, out: &mut Block) {
+        let rv = self.mems[&ring];
+        let elem = self.scalar_of(view);
+        let vm = self.new_mem(view, if fill { MemKind::Async } else { MemKind::Stage }, Some(rv), elem);
+        let (stages, slot_elems) = match (&self.tf.var(view).kind, &self.tf.var(ring).kind) {
+            (VarKind::View { how: ViewKind::Slot { stages, .. }, .. }, VarKind::Shared { dims, .. }) => {
+                (*stages, dims[1..].iter().product::<u64>())
+            }
+            _ => unreachable!("the checker makes slot views of shared rings"),
+        };
+        let t = self.tile_of[&ring];
+        let s = self.konst(out, Scalar::I32, ConstValue::Int(stages as i128), span);
+        let slot = self.new_reg(Type::Scalar(Scalar::I32), None);
+        self.emit(out, InstKind::Binary { dst: slot, op: BinOp::Rem, lhs: t, rhs: s }, span);
+        let w = self.konst(out, Scalar::I32, ConstValue::Int(slot_elems as i128), span);
+        let base = self.new_reg(Type::Scalar(Scalar::I32), None);
+        self.emit(out, InstKind::Binary { dst: base, op: BinOp::Mul, lhs: slot, rhs: w }, span);
+        self.slot_base.insert(view, base);
+        let body = self.sub(body);
+        if fill {
+            self.fill_views.push(vm);
+        }
+        let kind = if fill { ScopeKind::Async } else { ScopeKind::Stage };
+        self.emit(out, InstKind::Scope { kind, mem: rv, view: vm, body }, span);
     }
 
     /// The memory name of a variable, creating one for a local array passed by pointer.
@@ -456,6 +591,27 @@ impl Cx<'_> {
                 let user = if regs.len() == 1 { Some(regs[0]) } else { None };
                 (ptr, idx, user)
             }
+            VarKind::View { parent, how: ViewKind::Slot { .. } } => {
+                // `view[i...]` is `ring[slot, i...]`: the slot's offset plus the index within
+                // the slot, row-major over the ring's other dimensions.
+                let parent = *parent;
+                let dims = match &self.tf.var(parent).kind {
+                    VarKind::Shared { dims, .. } => dims[1..].to_vec(),
+                    _ => unreachable!("rings are shared arrays"),
+                };
+                let regs: Vec<Reg> = match index {
+                    Index::Multi(es) => es.iter().map(|e| self.expr(e, out)).collect(),
+                    Index::Regs(rs) => rs,
+                };
+                let span = var.span;
+                let lin = if regs.len() == 1 { regs[0] } else { self.linearize(&regs, &dims, span, out) };
+                let lin = self.as_ty(lin, Scalar::I32, span, out);
+                let base = self.slot_base[&v];
+                let idx = self.new_reg(Type::Scalar(Scalar::I32), None);
+                self.emit(out, InstKind::Binary { dst: idx, op: BinOp::Add, lhs: base, rhs: lin }, span);
+                let (ptr, idx, _) = self.resolve(parent, Index::Regs(vec![idx]), out);
+                (ptr, idx, None)
+            }
             VarKind::View { parent, .. } => {
                 // A claim or async view: the index it gets is the partition's own index only
                 // when the access names the partition itself.
@@ -509,6 +665,12 @@ impl Cx<'_> {
                         let off = self.apply_lambda(l, &[zero], out);
                         let p = self.new_reg(Type::Ptr, Some(&self.tf.var(v).name.clone()));
                         self.emit(out, InstKind::PtrOffset { dst: p, base, offset: off }, l.body.span);
+                        p
+                    }
+                    ViewKind::Slot { .. } => {
+                        let off = self.slot_base[&v];
+                        let p = self.new_reg(Type::Ptr, Some(&self.tf.var(v).name.clone()));
+                        self.emit(out, InstKind::PtrOffset { dst: p, base, offset: off }, self.tf.var(v).span);
                         p
                     }
                     _ => base,
@@ -885,7 +1047,14 @@ fn assigned_in(b: &tir::Block, declared: &mut std::collections::HashSet<VarId>, 
             | StmtKind::Partition { body, .. }
             | StmtKind::Claim { body, .. }
             | StmtKind::Async { body, .. }
+            | StmtKind::Fill { body, .. }
+            | StmtKind::Stage { body, .. }
             | StmtKind::Unsafe { body, .. } => assigned_in(body, declared, out),
+            StmtKind::Pipeline { var, fill, body, .. } => {
+                declared.insert(*var);
+                assigned_in(fill, declared, out);
+                assigned_in(body, declared, out);
+            }
             StmtKind::Split { cases, .. } => {
                 for c in cases {
                     assigned_in(&c.body, declared, out);

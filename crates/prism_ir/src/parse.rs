@@ -468,6 +468,8 @@ impl P {
                         "partition" => MemKind::Partition,
                         "claim" => MemKind::Claim,
                         "async" => MemKind::Async,
+                        "pipeline" => MemKind::Pipeline,
+                        "stage" => MemKind::Stage,
                         w => return self.err(format!("unknown memory kind `{w}`")),
                     };
                     let name = self.string()?;
@@ -732,6 +734,8 @@ impl P {
                     "partition" => ScopeKind::Partition,
                     "claim" => ScopeKind::Claim,
                     "async" => ScopeKind::Async,
+                    "pipeline" => ScopeKind::Pipeline,
+                    "stage" => ScopeKind::Stage,
                     w => return self.err(format!("unknown scope kind `{w}`")),
                 };
                 let mem = self.mem()?;

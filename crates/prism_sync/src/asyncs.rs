@@ -62,10 +62,16 @@ impl Ctx<'_> {
     pub(crate) fn async_problems(&self) -> Vec<AsyncProblem> {
         let mut out = Vec::new();
         for (id, info) in self.cfg.insts.iter().enumerate() {
-            let InstKind::Scope { kind: prism_ir::ir::ScopeKind::Async, view, .. } = &info.inst.kind else { continue };
             if self.cfg.frames[info.frame].in_unsafe {
                 continue;
             }
+            // A pipeline's copies are in flight across its whole loop: nothing in it may
+            // write what they read.
+            if let InstKind::Scope { kind: prism_ir::ir::ScopeKind::Pipeline, .. } = &info.inst.kind {
+                self.sources(id, &mut out);
+                continue;
+            }
+            let InstKind::Scope { kind: prism_ir::ir::ScopeKind::Async, view, .. } = &info.inst.kind else { continue };
             self.destinations(id, *view, &mut out);
             self.sources(id, &mut out);
         }
@@ -135,6 +141,12 @@ impl Ctx<'_> {
                 continue;
             }
             let (Some(IntrArg::Elem { ptr, index }), Some(a)) = (args.first(), accesses.first()) else { continue };
+            // Copies into other memory belong to the scope of their own view (nested `async`
+            // scopes, or a pipeline filling two rings), which checks them; memory names
+            // alive at once have disjoint bytes.
+            if root(self.f, self.f.accesses[a.index()].mem) != root(self.f, view) {
+                continue;
+            }
             let elem = self.f.mems[self.f.accesses[a.index()].mem.index()].elem.size();
             let width = match (name, args.get(2)) {
                 ("cp_async", Some(IntrArg::Val(b))) => self.constant(*b).map(|bytes| bytes / i128::from(elem.max(1))),

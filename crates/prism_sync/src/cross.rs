@@ -98,7 +98,7 @@ impl Ctx<'_> {
                     }
                 }
                 Term::Iv(_) => {}
-                Term::Quot(..) | Term::Mod(..) => return false,
+                Term::Quot(..) | Term::Mod(..) | Term::Ring(..) => return false,
             }
         }
         let Some(w) = w else { return false };

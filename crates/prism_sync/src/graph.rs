@@ -367,7 +367,11 @@ impl Graph {
         }
         for (id, info) in cfg.insts.iter().enumerate() {
             if let InstKind::Scope { kind, mem, view, .. } = &info.inst.kind {
-                if *kind == ScopeKind::Async || !self.item_of.contains_key(&root(f, *mem)) {
+                // Async scopes, pipelines and their stages are opaque: their insides are
+                // ordered by their waits and the pipeline's barrier, not by inference.
+                if matches!(kind, ScopeKind::Async | ScopeKind::Pipeline | ScopeKind::Stage)
+                    || !self.item_of.contains_key(&root(f, *mem))
+                {
                     continue;
                 }
                 let c0 = cfg.frames[info.frame].code;
@@ -470,6 +474,13 @@ impl Graph {
                         }
                     }
                     let mut end = info.exit;
+                    if *kind == ScopeKind::Pipeline {
+                        // The pipeline's slots are ordered inside it (docs/soundness.md §8):
+                        // to the rest of the program the loop is one access that writes
+                        // the ring, with no place for a barrier inside.
+                        mode.write = true;
+                        inner.clear();
+                    }
                     if *kind == ScopeKind::Async {
                         mode.write = true;
                         inner.clear();

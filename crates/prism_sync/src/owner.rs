@@ -54,6 +54,10 @@ pub(crate) enum Term {
     Quot((Level, u64), (Level, u64), i128),
     /// `id() % k`, likewise.
     Mod((Level, u64), (Level, u64), i128),
+    /// `i % k` for the counter `i` of a pipeline's loop (`prism_ir::lower`), which starts
+    /// at 0, steps by 1 and stops before it could overflow, and is the same in the whole
+    /// block: the current slot of a ring with `k` slots.
+    Ring(InstId, i128),
 }
 
 /// `Σ coefficient · term + constant`.
@@ -326,7 +330,14 @@ impl Ctx<'_> {
                         self.facts.narrower_eq(s, code).then_some(())?;
                         base.insert(t, k);
                     }
-                    Term::Sym | Term::Quot(..) | Term::Mod(..) => return None,
+                    // The slot is fixed while its pipeline's body runs once: a base,
+                    // like a counter of an enclosing loop.
+                    Term::Ring(l, _) if !varying(l) => {
+                        let code = self.cfg.frames[self.cfg.insts[l].frame].code;
+                        self.facts.narrower_eq(s, code).then_some(())?;
+                        base.insert(t, k);
+                    }
+                    Term::Sym | Term::Quot(..) | Term::Mod(..) | Term::Ring(..) => return None,
                 }
             }
             let (code, w) = unit?;
@@ -353,7 +364,7 @@ impl Ctx<'_> {
         let mut sites = Vec::new();
         let candidates: Vec<InstId> = match &info.inst.kind {
             InstKind::Scope { kind, .. } => {
-                if *kind == ScopeKind::Async {
+                if matches!(kind, ScopeKind::Async | ScopeKind::Pipeline) {
                     return None;
                 }
                 self.cfg.descendants(node.inst).collect()
@@ -468,6 +479,14 @@ impl Ctx<'_> {
             // which the range check below makes sure of.
             InstKind::Cast { dst, arg } if int(*dst) && int(*arg) => self.eval(*arg, at, reads, depth + 1),
             InstKind::RelId { code, target, .. } => Some(Affine::term(Term::Rel(key(*code), key(*target)))),
+            InstKind::Binary { op: BinOp::Rem, lhs, rhs, .. }
+                if let Some(l) = self.pipeline_counter(*lhs)
+                    && let Some(k) = self.eval(*rhs, at, reads, depth + 1).and_then(|b| b.as_const())
+                    && k > 0 =>
+            {
+                reads.push((l, frame));
+                Some(Affine::term(Term::Ring(l, k)))
+            }
             InstKind::Binary { op, lhs, rhs, .. } => {
                 let a = self.eval(*lhs, at, reads, depth + 1)?;
                 let b = self.eval(*rhs, at, reads, depth + 1)?;
@@ -542,6 +561,7 @@ impl Ctx<'_> {
             Term::Sym => None,
             Term::Quot(c, t, k) => self.term_range(Term::Rel(c, t)).map(|(lo, hi)| (lo / k, hi / k)),
             Term::Mod(c, t, k) => self.term_range(Term::Rel(c, t)).map(|(_, hi)| (0, hi.min(k - 1))),
+            Term::Ring(_, k) => Some((0, k - 1)),
             Term::Rel((cl, cn), (tl, tn)) => {
                 let threads_per_block = i128::from(self.f.launch_bounds.unwrap_or(MAX_BLOCK_THREADS));
                 let blocks = i128::try_from(self.blocks.get()).unwrap_or(MAX_GRID_BLOCKS);
@@ -564,6 +584,18 @@ impl Ctx<'_> {
                 Some((0, (units - 1).max(0)))
             }
         }
+    }
+
+    /// The pipeline loop whose counter `r` is, if any: the loop that is the only
+    /// instruction besides the counter's setup in a pipeline scope (`prism_ir::lower`
+    /// builds it so; nothing else makes `pipeline` scopes).
+    pub(crate) fn pipeline_counter(&self, r: Reg) -> Option<InstId> {
+        self.cfg.insts.iter().enumerate().find_map(|(id, info)| {
+            let InstKind::Loop { counter: Some(c), .. } = &info.inst.kind else { return None };
+            let owner = self.cfg.frames[info.frame].owner?;
+            let is_pipe = matches!(self.cfg.insts[owner].inst.kind, InstKind::Scope { kind: ScopeKind::Pipeline, .. });
+            (*c == r && is_pipe).then_some(id)
+        })
     }
 
     /// The loop whose counter `r` is, if any.

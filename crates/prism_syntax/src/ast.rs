@@ -315,6 +315,38 @@ pub enum StmtKind {
         /// The body.
         body: Block,
     },
+    /// `for var in pipeline(count, stages=S):` — a software pipeline over `count` tiles
+    /// whose first statement fills ring slots (`with fill(...)`) for later tiles.
+    Pipeline {
+        /// The loop variable (the tile index).
+        var: Ident,
+        /// The number of tiles.
+        count: Expr,
+        /// The number of ring slots (a constant).
+        stages: Expr,
+        /// The body: the fill first, then the code that uses the tile.
+        body: Block,
+    },
+    /// `with fill(ring) as name:` — the slot of the current tile, as the destination of
+    /// asynchronous copies (inside a pipeline).
+    Fill {
+        /// The ring (a shared array whose first dimension is the stage count).
+        src: Ident,
+        /// The new name.
+        name: Ident,
+        /// The body.
+        body: Block,
+    },
+    /// `with stage(ring) as name:` — the slot of the current tile, read-only (inside a
+    /// pipeline, after its fill).
+    Stage {
+        /// The ring.
+        src: Ident,
+        /// The new name.
+        name: Ident,
+        /// The body.
+        body: Block,
+    },
     /// `with async(src) as name:`
     Async {
         /// The memory asynchronous copies target.

@@ -513,6 +513,26 @@ impl TypeError {
             .with_label("other use")
             .with_secondary(*origin, "made by `async` here")
             .with_help("pass it as the first argument of `cp_async(...)` or a TMA copy; read the memory after the `async` block"),
+            // Diagnostic: pipeline-form
+            PipelineForm { problem, span, origin, help } => {
+                let mut d = Diagnostic::error("pipeline-form", problem.clone(), *span).with_label("here");
+                if let Some(o) = origin {
+                    d = d.with_secondary(*o, "see here");
+                }
+                match help {
+                    Some(h) => d.with_help(h.clone()),
+                    None => d,
+                }
+            }
+            // Diagnostic: pipeline-fill
+            PipelineFill { what, span, fill } => Diagnostic::error(
+                "pipeline-fill",
+                format!("a pipeline's fill {what}"),
+                *span,
+            )
+            .with_label("not allowed in a fill")
+            .with_secondary(*fill, "this fill runs ahead of the loop, for later tiles")
+            .with_help("compute the copies' addresses from constants, parameters and loop variables, and touch memory only with `cp_async` into the fill's slots"),
             // Diagnostic: call-perspective
             CallPerspective { callee, required, code, span, broadens, help } => {
                 let d = Diagnostic::error(

@@ -366,6 +366,11 @@ pub enum TypeError {
     ClaimMultipleBranches { name: String, span: Span, first: Span },
     /// An async name used other than as an async copy destination.
     AsyncMisuse { name: String, span: Span, origin: Span },
+    /// A pipeline, `fill` or `stage` written where it cannot be, or a ring of the wrong
+    /// shape.
+    PipelineForm { problem: String, span: Span, origin: Option<Span>, help: Option<String> },
+    /// A pipeline's fill doing what it may not while it runs ahead of the loop.
+    PipelineFill { what: String, span: Span, fill: Span },
     /// A call from code at the wrong perspective.
     CallPerspective { callee: String, required: Persp, code: Persp, span: Span, broadens: bool, help: Option<String> },
     /// A callee whose bound the caller's bound does not guarantee.

@@ -156,6 +156,15 @@ pub enum ViewKind {
     Claim,
     /// `async(parent)`: `view[i]` is `parent[i]`, usable only by asynchronous copies.
     Async,
+    /// `fill(parent)` / `stage(parent)` in a pipeline: `view[i...]` is
+    /// `parent[t % stages, i...]` for the current tile `t`; with `fill`, usable only by
+    /// asynchronous copies, otherwise read-only.
+    Slot {
+        /// Made by `fill`.
+        fill: bool,
+        /// The ring's slot count.
+        stages: u64,
+    },
 }
 
 /// A partition's indexing function, inlined at every access.
@@ -321,6 +330,42 @@ pub enum StmtKind {
         /// The name claimed (hidden in the body).
         src: VarId,
         /// The new name.
+        view: VarId,
+        /// The body.
+        body: Block,
+    },
+    /// `for var in pipeline(count, stages=stages)`: the fill (`Fill` statements) of tile `t`
+    /// and then the use of tile `t`, for `t` in `0 .. count`; the implementation issues each
+    /// fill `stages - 1` tiles ahead (`docs/language.md`, pipelines).
+    Pipeline {
+        /// The loop variable (the tile index, `int`).
+        var: VarId,
+        /// The tile count, uniform over the block.
+        count: Expr,
+        /// The number of ring slots.
+        stages: u64,
+        /// The rings the fill writes, outermost first.
+        rings: Vec<VarId>,
+        /// The fill: one `Fill` statement (others nested in it).
+        fill: Block,
+        /// The rest of the body: the use of the tile.
+        body: Block,
+    },
+    /// `with fill(ring) as view`: `view` is the current tile's slot of `ring`, usable only
+    /// as the destination of asynchronous copies.
+    Fill {
+        /// The ring (hidden in the pipeline).
+        ring: VarId,
+        /// The slot view ([`ViewKind::Slot`] with `fill`).
+        view: VarId,
+        /// The body.
+        body: Block,
+    },
+    /// `with stage(ring) as view`: `view` is the current tile's slot of `ring`, read-only.
+    Stage {
+        /// The ring (hidden in the pipeline).
+        ring: VarId,
+        /// The slot view ([`ViewKind::Slot`] without `fill`).
         view: VarId,
         /// The body.
         body: Block,

@@ -237,9 +237,14 @@ impl Parser<'_> {
         self.expect_kw(Keyword::For)?;
         let var = self.expect_ident("a loop variable name")?;
         self.expect_kw(Keyword::In)?;
+        if self.at_ident("pipeline") {
+            return self.pipeline(var);
+        }
         if !self.at_ident("range") {
-            return self
-                .expected_with_help("`range(...)`", Some("Prism loops are `for i in range(start, end, step)`".into()));
+            return self.expected_with_help(
+                "`range(...)` or `pipeline(...)`",
+                Some("Prism loops are `for i in range(start, end, step)`".into()),
+            );
         }
         let range_span = self.bump();
         let args = self.call_args()?;
@@ -273,6 +278,40 @@ impl Parser<'_> {
         self.expect_punct(Punct::Colon)?;
         let body = self.block()?;
         Ok(StmtKind::For { var, start, end, step, body })
+    }
+
+    /// `pipeline(count, stages=S):` after `for var in`.
+    fn pipeline(&mut self, var: Ident) -> PResult<StmtKind> {
+        let head = self.bump();
+        let args = self.call_args()?;
+        let call_span = head.to(self.prev_span());
+        let mut count = None;
+        let mut stages = None;
+        for a in args {
+            match a.name {
+                None if count.is_none() => count = Some(a.value),
+                None => {
+                    let span = a.value.span;
+                    self.error(SyntaxError::Misplaced {
+                        expected: "one positional argument to `pipeline` (the tile count)".into(),
+                        span,
+                        help: Some("`pipeline(count, stages=S)`".into()),
+                    });
+                    return Err(Failed);
+                }
+                Some(key) if key.name == "stages" => stages = Some(a.value),
+                Some(key) => return self.bad_kwarg(&key, "`pipeline` takes `stages=`"),
+            }
+        }
+        let Some(count) = count else {
+            return self.missing_kwarg(call_span, "the tile count (`pipeline(count, stages=S)`)");
+        };
+        let Some(stages) = stages else {
+            return self.missing_kwarg(call_span, "`stages=` (the number of ring slots)");
+        };
+        self.expect_punct(Punct::Colon)?;
+        let body = self.block()?;
+        Ok(StmtKind::Pipeline { var, count, stages, body })
     }
 
     fn with_stmt(&mut self) -> PResult<StmtKind> {
@@ -312,6 +351,19 @@ impl Parser<'_> {
                     Ok(StmtKind::Group { persp, body })
                 }
                 "partition" => self.partition(head),
+                "fill" | "stage" => {
+                    self.bump();
+                    self.expect_punct(Punct::LParen)?;
+                    let src = self.expect_ident("the name of a ring (a shared array of slots)")?;
+                    self.expect_punct(Punct::RParen)?;
+                    let name = self.as_name()?;
+                    let body = self.block()?;
+                    Ok(if word == "fill" {
+                        StmtKind::Fill { src, name, body }
+                    } else {
+                        StmtKind::Stage { src, name, body }
+                    })
+                }
                 "claim" => {
                     self.bump();
                     let args = self.call_args()?;

@@ -646,6 +646,35 @@ fn k32_sgemm_vectorized() {
 }
 
 #[test]
+fn k36_sgemm_pipelined() {
+    // The three-stage pipeline: 200 x 136 x 40 (five K steps, more than the three slots, so
+    // every slot is reused; ragged M and N), a single K step (the fill of the other stages
+    // empty), no K step at all (C = beta C), and 1 x 4 x 16. N must be a multiple of 4 and
+    // K of 8, so `check_sgemm`'s odd shapes do not apply.
+    let p = program(&file("36_sgemm_pipelined.prism"));
+    let (alpha, beta) = (1.5f32, -0.5f32);
+    for (m, n, k) in [(200, 136, 40), (130, 132, 8), (5, 8, 0), (1, 4, 16)] {
+        let mut rng = Rng::new((m * 1000 + n * 10 + k) as u64);
+        let (a, b, c) = (rng.eighths(m * k, -2, 2), rng.eighths(k * n, -2, 2), rng.eighths(m * n, -2, 2));
+        let grid = (m.div_ceil(128) * n.div_ceil(128)) as u32;
+        let out = p.launch("sgemm_pipelined", grid, 256, || {
+            vec![
+                Arg::value(m as i32),
+                Arg::value(n as i32),
+                Arg::value(k as i32),
+                Arg::value(alpha),
+                Arg::buffer(&a),
+                Arg::buffer(&b),
+                Arg::value(beta),
+                Arg::buffer(&c),
+            ]
+        });
+        let what = format!("C ({m} x {n} x {k})");
+        assert_same(&what, &out.f32("C"), &sgemm((m, n, k), alpha, &a, &b, beta, &c));
+    }
+}
+
+#[test]
 fn k33_reduce_sum_vectorized() {
     // A tail (n not a multiple of 8), fewer vectors than threads, an exact multiple, several
     // grid-stride passes (1 block over 20,000 items), and n = 0.

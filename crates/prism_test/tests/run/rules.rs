@@ -383,3 +383,28 @@ fn r_elect_sync() {
     let out = p.launch("count_warps", 3, 128, || vec![Arg::buffer(&[0i32])]);
     assert_same("count", &out.i32("count"), &[12]);
 }
+
+#[test]
+fn r_pipeline_ring() {
+    // y[128b + t] = sum over k < n of x[(b n + k) 128 + 127 - t] * w[(b n + k) 4 + t % 4], for
+    // rings of 2 and 4 slots, with more tiles than slots, one tile, and none (y untouched
+    // but for the zero sum). Inputs are eighths, so the sums are exact in any order.
+    let p = program(&file("pipeline_ring.prism"));
+    for (kernel, blocks, n) in
+        [("ring2", 2usize, 5usize), ("ring2", 1, 1), ("ring2", 1, 0), ("ring4", 2, 7), ("ring4", 3, 2)]
+    {
+        let mut rng = Rng::new((blocks * 100 + n) as u64);
+        let x = rng.eighths((128 * n * blocks).max(4), -4, 4);
+        let w = rng.eighths((4 * n * blocks).max(4), -4, 4);
+        let out = p.launch(kernel, blocks as u32, 128, || {
+            vec![Arg::value(n as i32), Arg::buffer(&x), Arg::buffer(&w), Arg::buffer(&vec![7.0f32; 128 * blocks])]
+        });
+        let want: Vec<f32> = (0..128 * blocks)
+            .map(|g| {
+                let (b, t) = (g / 128, g % 128);
+                (0..n).map(|k| x[(b * n + k) * 128 + 127 - t] * w[(b * n + k) * 4 + t % 4]).sum()
+            })
+            .collect();
+        assert_same(&format!("{kernel} y (n = {n}, {blocks} blocks)"), &out.f32("y"), &want);
+    }
+}

@@ -883,7 +883,10 @@ impl Checker<'_> {
             });
             return None;
         };
-        let is_async = matches!(var.kind, VarKind::View { how: tir::ViewKind::Async, .. });
+        let is_async = matches!(
+            var.kind,
+            VarKind::View { how: tir::ViewKind::Async | tir::ViewKind::Slot { fill: true, .. }, .. }
+        );
         if async_dst && !is_async {
             self.error(TypeError::WrongArguments {
                 callee: callee.into(),

@@ -141,6 +141,10 @@ pub(crate) struct Checker<'a> {
     pub smem_cur: u64,
     pub smem_need: u64,
     pub calls: Vec<(FnId, Span)>,
+    /// The enclosing pipeline loops, innermost last.
+    pub pipes: Vec<super::pipeline::PipeCtx>,
+    /// Reads, in the fill being checked, of mutable variables declared outside it.
+    pub fill_reads: std::cell::RefCell<Vec<(VarId, Span)>>,
 }
 
 /// Checks one function body.
@@ -171,6 +175,8 @@ pub(crate) fn check_body(
         smem_cur: 0,
         smem_need: 0,
         calls: Vec::new(),
+        pipes: Vec::new(),
+        fill_reads: Default::default(),
     };
     let mut params = Vec::new();
     for p in &sig.params {
@@ -311,7 +317,7 @@ impl Checker<'_> {
     /// A use of memory name `v`: checks claim ownership and async restrictions.
     pub fn use_memory(&mut self, v: VarId, span: Span, as_async_dst: bool) {
         let var = self.var(v);
-        if let VarKind::View { how: tir::ViewKind::Async, .. } = var.kind
+        if let VarKind::View { how: tir::ViewKind::Async | tir::ViewKind::Slot { fill: true, .. }, .. } = var.kind
             && !as_async_dst
         {
             let e = TypeError::AsyncMisuse { name: var.name.clone(), span, origin: var.span };

@@ -650,6 +650,9 @@ impl Checker<'_> {
             (Ty::Array { dims, .. }, _) => dims.len(),
             (_, VarKind::Shared { dims, .. }) => dims.len(),
             (_, VarKind::View { how: tir::ViewKind::Partition(l), .. }) => l.params.len(),
+            (_, VarKind::View { parent, how: tir::ViewKind::Slot { .. } }) => {
+                self.rank(*parent).saturating_sub(1).max(1)
+            }
             (_, VarKind::View { parent, .. }) => self.rank(*parent),
             _ => 1,
         }

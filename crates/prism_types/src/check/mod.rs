@@ -13,6 +13,7 @@
 mod call;
 mod ctx;
 mod expr;
+mod pipeline;
 mod scope;
 mod stmt;
 

@@ -52,7 +52,7 @@ impl Checker<'_> {
         out.push(tir::Stmt { kind, code: self.code, span });
     }
 
-    fn stmt(&mut self, s: &ast::Stmt, out: &mut Vec<tir::Stmt>) {
+    pub(crate) fn stmt(&mut self, s: &ast::Stmt, out: &mut Vec<tir::Stmt>) {
         use ast::StmtKind as A;
         let span = s.span;
         match &s.kind {
@@ -121,6 +121,13 @@ impl Checker<'_> {
             }
             A::Claim { src, persp, name, body } => {
                 if let Some(k) = self.claim(src, persp, name, body, span) {
+                    self.push(out, k, span);
+                }
+            }
+            A::Pipeline { var, count, stages, body } => self.pipeline_loop(var, count, stages, body, span, out),
+            A::Fill { src, name, body } | A::Stage { src, name, body } => {
+                let fill = matches!(s.kind, A::Fill { .. });
+                if let Some(k) = self.slot_scope(fill, src, name, body, span) {
                     self.push(out, k, span);
                 }
             }
@@ -741,7 +748,7 @@ impl Checker<'_> {
         c
     }
 
-    fn check_uniform_sink(&mut self, e: &tir::Expr, sink: Sink) {
+    pub(crate) fn check_uniform_sink(&mut self, e: &tir::Expr, sink: Sink) {
         if let Some(culprit) = self.culprit(e, self.code) {
             self.persp_error(TypeError::ReadUp { sink, code: self.code, culprit, span: e.span });
         }
@@ -821,7 +828,8 @@ impl Checker<'_> {
 
     /// Finds the frame a `break`/`continue` leaves through and reports crossings.
     fn exit_loop(&mut self, what: &'static str, span: Span) {
-        if !self.frames.iter().any(|f| matches!(f, Frame::Loop)) {
+        let pipeline = |f: &Frame| matches!(f, Frame::Scope { construct: "pipeline", .. });
+        if !self.frames.iter().any(|f| matches!(f, Frame::Loop) || pipeline(f)) {
             return self.error(TypeError::BreakOutsideLoop { what, span });
         }
         for f in self.frames.iter().rev() {
@@ -830,10 +838,25 @@ impl Checker<'_> {
                 Frame::Group { narrowing: false, .. } | Frame::Unsafe => {}
                 Frame::Group { span: scope, .. } => return self.divergent(what, "group", span, scope),
                 Frame::Split { span: scope } => return self.divergent(what, "split", span, scope),
+                Frame::Scope { construct: "pipeline", span: scope } => return self.leaves_pipeline(what, span, scope),
                 Frame::Scope { construct, span: scope } => return self.divergent(what, construct, span, scope),
             }
         }
         self.error(TypeError::BreakOutsideLoop { what, span });
+    }
+
+    /// A `break`, `continue` or `return` that would leave (or skip the rest of) a pipeline
+    /// loop's tile: the loop's waits and barrier are structured around whole tiles.
+    fn leaves_pipeline(&mut self, what: &'static str, span: Span, scope: Span) {
+        self.error(TypeError::PipelineForm {
+            problem: format!("`{what}` cannot leave a pipeline loop's body"),
+            span,
+            origin: Some(scope),
+            help: Some(
+                "the loop waits for every tile it fills; run the remaining tiles, or guard the body's work with `if`"
+                    .into(),
+            ),
+        });
     }
 
     fn divergent(&mut self, what: &'static str, crossing: &'static str, span: Span, scope: Span) {
@@ -846,6 +869,10 @@ impl Checker<'_> {
                 Frame::Loop | Frame::Unsafe | Frame::Group { narrowing: false, .. } => continue,
                 Frame::Group { span, .. } => ("group", span),
                 Frame::Split { span } => ("split", span),
+                Frame::Scope { construct: "pipeline", span: scope } => {
+                    self.leaves_pipeline("return", span, scope);
+                    break;
+                }
                 Frame::Scope { construct, span } => (construct, span),
             };
             self.divergent("return", crossing, span, scope);

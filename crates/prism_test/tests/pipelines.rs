@@ -1,0 +1,68 @@
+//! Every part of a pipeline loop's synchronisation is needed.
+//!
+//! A `for t in pipeline(n, stages=S)` loop (docs/language.md, "Pipelines") is ordered by
+//! what the lowering puts at the top of each iteration: `cp.async.wait_group S-2`, which
+//! completes the copies of the tile about to be used, and a block barrier, which makes
+//! every thread's copies visible and frees the slot the next fill reuses. Synchronisation
+//! inference does not look inside the loop, so nothing else would catch a mistake there.
+//!
+//! For every program of the corpus with a pipeline and launches: the program runs clean,
+//! and with each weakening ([`prism_driver::Weaken`]: no barrier, or a wait that leaves
+//! one more group in flight) some run, under the deterministic schedule or a random one,
+//! reports a dynamic check or leaves different buffers.
+
+use prism_driver::Weaken;
+use prism_interp::{Config, Module};
+use prism_test::repo_root;
+use prism_test::run::{buffer_bits, clean_launches, corpus_files, describe_report, first_difference, run};
+
+const SEEDS: [u64; 3] = [1, 2, 3];
+
+/// What a weakened program did on the launches of `src`: `Ok(how)` when a run noticed.
+fn noticed(name: &str, src: &str, dir: &std::path::Path, w: Weaken) -> Result<String, String> {
+    let whole = Module::new(&prism_test::synced(name, src, &prism_driver::Options::default())?);
+    let opts = prism_driver::Options { weaken_pipelines: Some(w), ..Default::default() };
+    let weak = Module::new(&prism_test::synced(name, src, &opts)?);
+    for launch in clean_launches(src)? {
+        let k = &launch.kernel;
+        let info = whole.kernel(k).ok_or_else(|| format!("no kernel `{k}`"))?;
+        let (expected, steps) = match run(&whole, &launch, dir, Config::default())? {
+            (args, out) if out.is_clean() => (buffer_bits(&info, &args), out.steps),
+            (_, out) => return Err(format!("`{k}` is not clean: {}", describe_report(src, &out.reports[0]))),
+        };
+        let fuel = steps.saturating_mul(50).max(1_000_000);
+        for seed in std::iter::once(None).chain(SEEDS.map(Some)) {
+            let (args, out) = run(&weak, &launch, dir, Config { seed, fuel, ..Config::default() })?;
+            if let Some(r) = out.reports.first() {
+                return Ok(format!("`{k}` (seed {seed:?}): {}", describe_report(src, r)));
+            }
+            if let Some(d) = first_difference(&expected, &buffer_bits(&info, &args)) {
+                return Ok(format!("`{k}` (seed {seed:?}): {d}"));
+            }
+        }
+    }
+    Err("no run noticed".into())
+}
+
+#[test]
+fn every_pipeline_wait_and_barrier_is_needed() {
+    let root = repo_root();
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for path in corpus_files(&root) {
+        let src = std::fs::read_to_string(&path).expect("corpus file");
+        if !src.contains("in pipeline(") || clean_launches(&src).map_or(true, |l| l.is_empty()) {
+            continue;
+        }
+        let name = path.strip_prefix(&root).unwrap_or(&path).display().to_string();
+        let dir = path.parent().expect("a directory");
+        for w in [Weaken::NoBarrier, Weaken::WaitOneLess] {
+            if let Err(e) = noticed(&name, &src, dir, w) {
+                failures.push(format!("{name}: {w:?}: {e}"));
+            }
+        }
+        checked += 1;
+    }
+    assert!(checked >= 2, "only {checked} corpus programs have pipelines");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

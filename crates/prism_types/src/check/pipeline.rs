@@ -1,0 +1,481 @@
+//! Software pipelines: `for t in pipeline(count, stages=S):` with `with fill(ring) as slot:`
+//! first in its body and `with stage(ring) as slot:` in the rest (docs/language.md,
+//! "Pipelines").
+//!
+//! The loop means: for each tile `t` in order, run the fill (which issues asynchronous
+//! copies into the rings' slot `t % S`), then the rest of the body, where the slot holds
+//! tile `t`. The implementation runs each fill `S - 1` tiles early, while earlier tiles are
+//! used. That is only the same program when the fill cannot observe or be observed by
+//! the code it overtakes, which the rules here make so:
+//!
+//! - the fill computes only from values that do not change during the loop (constants,
+//!   parameters, loop variables, its own locals) and touches memory only by issuing
+//!   copies into its slots: no loads, stores, calls or collectives;
+//! - the rings are hidden in the loop except through `fill` and `stage`, and `stage` views
+//!   are read-only, so nothing else in the loop reads or writes a slot;
+//! - nothing in the loop writes memory a fill's copy reads (`async-source-write`, checked
+//!   with the synchronisation analysis).
+//!
+//! The lowering (`prism_ir::lower`) places the waits and the one barrier per tile; the
+//! argument that they order every access is in docs/soundness.md §8.
+
+use super::ctx::{Binding, Checker, Frame, HiddenEntry};
+use crate::error::Sink;
+use crate::error::TypeError;
+use crate::perspective::Persp;
+use crate::tir::{self, CallArg, Callee, ExprKind, Place, StmtKind, VarId, VarKind, ViewKind};
+use crate::ty::{Scalar, Ty};
+use prism_span::Span;
+use prism_syntax::ast;
+
+/// The most slots a ring may have (`cp.async` keeps at most this many groups apart).
+pub const MAX_STAGES: i128 = 8;
+
+/// An enclosing pipeline loop.
+#[derive(Clone, Debug)]
+pub(crate) struct PipeCtx {
+    /// The slot count.
+    pub stages: u64,
+    /// Its rings.
+    pub rings: Vec<VarId>,
+    /// While its fill is being checked.
+    pub in_fill: bool,
+}
+
+impl Checker<'_> {
+    /// `for var in pipeline(count, stages=S): body`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn pipeline_loop(
+        &mut self,
+        var: &ast::Ident,
+        count: &ast::Expr,
+        stages: &ast::Expr,
+        body: &ast::Block,
+        span: Span,
+        out: &mut Vec<tir::Stmt>,
+    ) {
+        let head = span.shrink_to_start().to(stages.span);
+        if self.code != Persp::BLOCK {
+            self.form_error(
+                format!("a pipeline runs in block[1] code, not {} code", self.code),
+                head,
+                None,
+                Some("every thread of the block waits for each tile and meets at its barrier; put the loop in `with group(block[1]):`".into()),
+            );
+        }
+        let n = self.const_int(stages, "a pipeline's stage count");
+        let stages_n = match n {
+            Some(s) if (2..=MAX_STAGES).contains(&s) => s as u64,
+            Some(s) => {
+                self.form_error(format!("a pipeline has 2 to {MAX_STAGES} stages, not {s}"), stages.span, None, None);
+                2
+            }
+            None => 2,
+        };
+        let vc = self.expr(count, None);
+        let c = self.coerce(vc, Scalar::I32, "pipeline tile count");
+        self.check_uniform_sink(&c, Sink::LoopBound);
+
+        let Some(first) = body.stmts.first().filter(|s| matches!(s.kind, ast::StmtKind::Fill { .. })) else {
+            let at = body.stmts.first().map_or(head, |s| s.span);
+            self.form_error(
+                "a pipeline's body starts with `with fill(ring) as slot:`".into(),
+                at,
+                Some(head),
+                Some("the fill issues the copies of a tile; the rest of the body uses it".into()),
+            );
+            return;
+        };
+        // The rings: every `fill` in the fill statement, resolved before the body so that
+        // they are hidden in all of it.
+        let mut names = Vec::new();
+        fill_names(first, &mut names);
+        let mut rings: Vec<VarId> = Vec::new();
+        for id in names {
+            // A ring of the wrong shape is reported once and still taken as a ring, so that
+            // its `fill` and `stage` do not report again.
+            let Some(r) = self.ring(id, stages_n) else { continue };
+            if rings.contains(&r) {
+                self.form_error(format!("`{}` is filled twice in one pipeline", id.name), id.span, None, None);
+                continue;
+            }
+            rings.push(r);
+        }
+
+        self.push_scope();
+        let saved = self.smem_cur;
+        let lv = self.new_var(&var.name, Ty::Scalar(Scalar::I32), self.code, VarKind::LoopVar, var.span);
+        self.bind(&var.name, Binding::Var(lv));
+        for &r in &rings {
+            let name = self.var(r).name.clone();
+            self.hidden.push(HiddenEntry {
+                var: r,
+                at: head,
+                construct: "pipeline",
+                new_name: format!("fill({name})` and `stage({name})"),
+            });
+        }
+        self.pipes.push(PipeCtx { stages: stages_n, rings: rings.clone(), in_fill: true });
+        self.frames.push(Frame::Scope { construct: "pipeline", span: head });
+        let first_var = self.vars.len();
+        let mut fill = Vec::new();
+        self.stmt(first, &mut fill);
+        let fill = tir::Block { stmts: fill };
+        let fill_head = match &first.kind {
+            ast::StmtKind::Fill { name, .. } => first.span.shrink_to_start().to(name.span),
+            _ => first.span,
+        };
+        let outer_reads = self.fill_reads.take();
+        self.fill_pure(&fill, first_var, lv, fill_head);
+        let reads = self.fill_reads.replace(outer_reads);
+        if let Some(p) = self.pipes.last_mut() {
+            p.in_fill = false;
+        }
+        let rest = ast::Block { stmts: body.stmts[1..].to_vec(), span: body.span };
+        let body = self.block(&rest);
+        self.frames.pop();
+        self.pipes.pop();
+        // The fill may read a variable declared outside it only if the loop never changes
+        // it: it runs tiles early, before the body of the tiles between.
+        let mut assigned = Vec::new();
+        assigned_in(&fill, &mut assigned);
+        assigned_in(&body, &mut assigned);
+        for (v, at) in reads {
+            if assigned.contains(&v) {
+                let what = format!("reads `{}`, which the loop assigns", self.var(v).name);
+                self.error(TypeError::PipelineFill { what, span: at, fill: fill_head });
+            }
+        }
+        for _ in &rings {
+            self.hidden.pop();
+        }
+        self.smem_cur = saved;
+        self.pop_scope();
+        out.push(tir::Stmt {
+            kind: StmtKind::Pipeline { var: lv, count: c, stages: stages_n, rings, fill, body },
+            code: self.code,
+            span,
+        });
+    }
+
+    /// `with fill(ring) as name:` or `with stage(ring) as name:`.
+    pub fn slot_scope(
+        &mut self,
+        fill: bool,
+        src: &ast::Ident,
+        name: &ast::Ident,
+        body: &ast::Block,
+        span: Span,
+    ) -> Option<StmtKind> {
+        let construct = if fill { "fill" } else { "stage" };
+        let ring = self.resolve_var(src)?;
+        // The innermost pipeline that owns the ring.
+        let Some(pi) = self.pipes.iter().rposition(|p| p.rings.contains(&ring)) else {
+            let problem = if fill {
+                format!("`with fill({})` is only the first statement of a pipeline loop", src.name)
+            } else {
+                format!("`{}` is not a ring of an enclosing pipeline", src.name)
+            };
+            self.form_error(
+                problem,
+                span.shrink_to_start().to(src.span),
+                None,
+                Some("a ring is a shared array `s : shared(T[S, ...])` filled by the first statement of `for t in pipeline(n, stages=S):`".into()),
+            );
+            return None;
+        };
+        let p = self.pipes[pi].clone();
+        if fill != p.in_fill || (fill && pi + 1 != self.pipes.len()) {
+            let problem = if fill {
+                format!("`with fill({})` is only the first statement of its pipeline loop", src.name)
+            } else {
+                format!("the fill of a pipeline cannot read its ring `{}`", src.name)
+            };
+            self.form_error(problem, span.shrink_to_start().to(src.span), None, None);
+            return None;
+        }
+        let var = self.var(ring).clone();
+        let Ty::Ptr { elem, .. } = var.ty else { return None };
+        let view = self.new_var(
+            &name.name,
+            Ty::Ptr { elem, mutable: fill },
+            var.persp,
+            VarKind::View { parent: ring, how: ViewKind::Slot { fill, stages: p.stages } },
+            name.span,
+        );
+        self.push_scope();
+        self.bind(&name.name, Binding::Var(view));
+        self.frames.push(Frame::Scope { construct, span });
+        let body = self.block(body);
+        self.frames.pop();
+        self.pop_scope();
+        Some(if fill { StmtKind::Fill { ring, view, body } } else { StmtKind::Stage { ring, view, body } })
+    }
+
+    /// Resolves a name to a variable, reporting unknown names (hidden names are looked up
+    /// all the same: `fill` and `stage` are how the rings are reached).
+    fn resolve_var(&mut self, id: &ast::Ident) -> Option<VarId> {
+        match self.resolve(&id.name) {
+            super::expr::Resolved::Var(v) => Some(v),
+            super::expr::Resolved::Unknown => {
+                self.unknown_name(&id.name, id.span);
+                None
+            }
+            _ => {
+                self.form_error(format!("`{}` is not a shared array", id.name), id.span, None, None);
+                None
+            }
+        }
+    }
+
+    /// Checks that `id` names a ring of `stages` slots.
+    fn ring(&mut self, id: &ast::Ident, stages: u64) -> Option<VarId> {
+        let v = self.resolve_var(id)?;
+        let var = self.var(v).clone();
+        let ok = matches!(&var.kind, VarKind::Shared { dims, .. } if dims.len() >= 2 && dims[0] == stages)
+            && var.persp == Persp::BLOCK;
+        if !ok {
+            let elem = match var.ty {
+                Ty::Ptr { elem, .. } => elem.name(),
+                _ => "?",
+            };
+            let found = match &var.kind {
+                VarKind::Shared { dims, .. } => format!(
+                    "shared({elem}[{}]) @ {}",
+                    dims.iter().map(u64::to_string).collect::<Vec<_>>().join(", "),
+                    var.persp
+                ),
+                _ => format!("a {}", var.ty),
+            };
+            self.form_error(
+                format!("a ring of {stages} slots is a block[1] shared array whose first dimension is {stages}; `{}` is {found}", id.name),
+                id.span,
+                Some(var.span),
+                Some(format!("declare it `{} : shared(T[{stages}, ...]) @ block[1]`", id.name)),
+            );
+            // Pointers are still rings for the rest of the check (one error is enough);
+            // nothing is lowered after an error.
+            let rank_ok = matches!(&var.kind, VarKind::Shared { dims, .. } if dims.len() >= 2);
+            return (matches!(var.ty, Ty::Ptr { .. }) && rank_ok).then_some(v);
+        }
+        Some(v)
+    }
+
+    fn form_error(&mut self, problem: String, span: Span, origin: Option<Span>, help: Option<String>) {
+        self.error(TypeError::PipelineForm { problem, span, origin, help });
+    }
+
+    /// The fill runs tiles early: it may compute only from values that cannot change
+    /// during the loop and may touch memory only through its copies.
+    fn fill_pure(&mut self, b: &tir::Block, first_var: usize, lv: VarId, fill: Span) {
+        for s in &b.stmts {
+            let bad = |what: String| Some((what, s.span));
+            let problem: Option<(String, Span)> = match &s.kind {
+                StmtKind::Decl { var, init } => {
+                    if matches!(self.var(*var).kind, VarKind::Shared { .. }) {
+                        bad("declares shared memory".into())
+                    } else {
+                        init.as_ref().and_then(|e| self.pure_expr(e, first_var, lv))
+                    }
+                }
+                StmtKind::Assign { place, value, .. } => {
+                    let target = match place {
+                        Place::Var(v) | Place::Elem { array: v, .. } => *v,
+                    };
+                    if (target.0 as usize) < first_var {
+                        bad(format!("assigns `{}`, declared outside the fill", self.var(target).name))
+                    } else if let Place::Elem { index, .. } = place {
+                        index
+                            .iter()
+                            .find_map(|e| self.pure_expr(e, first_var, lv))
+                            .or_else(|| self.pure_expr(value, first_var, lv))
+                    } else {
+                        self.pure_expr(value, first_var, lv)
+                    }
+                }
+                StmtKind::Store { mem, .. } => bad(format!("stores through `{}`", self.var(*mem).name)),
+                StmtKind::Expr(e) => self.pure_stmt_call(e, first_var, lv),
+                StmtKind::If { cond, then, otherwise } => {
+                    self.fill_pure(then, first_var, lv, fill);
+                    self.fill_pure(otherwise, first_var, lv, fill);
+                    self.pure_expr(cond, first_var, lv)
+                }
+                StmtKind::For { start, end, step, body, .. } => {
+                    self.fill_pure(body, first_var, lv, fill);
+                    [start, end, step].into_iter().find_map(|e| self.pure_expr(e, first_var, lv))
+                }
+                StmtKind::While { cond, body } => {
+                    self.fill_pure(body, first_var, lv, fill);
+                    self.pure_expr(cond, first_var, lv)
+                }
+                StmtKind::Group { body, .. } | StmtKind::Fill { body, .. } => {
+                    self.fill_pure(body, first_var, lv, fill);
+                    None
+                }
+                StmtKind::Split { cases, .. } => {
+                    for c in cases {
+                        self.fill_pure(&c.body, first_var, lv, fill);
+                    }
+                    None
+                }
+                StmtKind::Break | StmtKind::Continue | StmtKind::Return(_) => None,
+                StmtKind::Partition { .. } => bad("opens a `partition`".into()),
+                StmtKind::Claim { .. } => bad("opens a `claim`".into()),
+                StmtKind::Async { .. } => bad("opens an `async` scope".into()),
+                StmtKind::Stage { .. } => bad("opens a `stage`".into()),
+                StmtKind::Pipeline { .. } => bad("runs a pipeline".into()),
+                StmtKind::Unsafe { .. } | StmtKind::UnsafeText(_) => bad("runs unsafe code".into()),
+            };
+            if let Some((what, span)) = problem {
+                self.error(TypeError::PipelineFill { what, span, fill });
+            }
+        }
+    }
+
+    /// A statement-level call in a fill: `cp_async` into a slot, or a pure intrinsic.
+    fn pure_stmt_call(&self, e: &tir::Expr, first_var: usize, lv: VarId) -> Option<(String, Span)> {
+        if let ExprKind::Call(c) = &e.kind
+            && let Callee::Intrinsic(id) = c.callee
+            && id.sig().name == "cp_async"
+        {
+            // The destination is a fill slot (the call's own check) and the source is read
+            // by the copy; only the indices and the byte count are computed here.
+            return c.args.iter().find_map(|a| match a {
+                CallArg::Value(v) => self.pure_expr(v, first_var, lv),
+                CallArg::ElemRef { index, .. } => index.iter().find_map(|x| self.pure_expr(x, first_var, lv)),
+                _ => None,
+            });
+        }
+        self.pure_expr(e, first_var, lv)
+    }
+
+    /// The first thing in `e` a fill may not do, if any.
+    fn pure_expr(&self, e: &tir::Expr, first_var: usize, lv: VarId) -> Option<(String, Span)> {
+        let outer_mutable =
+            |v: VarId| (v.0 as usize) < first_var && v != lv && matches!(self.var(v).kind, VarKind::Local);
+        match &e.kind {
+            ExprKind::Const(_) | ExprKind::RelId { .. } | ExprKind::Raw(_) => None,
+            ExprKind::Var(v) => {
+                if outer_mutable(*v) {
+                    self.fill_reads.borrow_mut().push((*v, e.span));
+                }
+                None
+            }
+            ExprKind::Elem { array, index } => {
+                if outer_mutable(*array) {
+                    self.fill_reads.borrow_mut().push((*array, e.span));
+                }
+                index.iter().find_map(|x| self.pure_expr(x, first_var, lv))
+            }
+            // Reading a fill's own slot is `async-misuse` already.
+            ExprKind::Load { mem, .. }
+                if matches!(self.var(*mem).kind, VarKind::View { how: ViewKind::Slot { fill: true, .. }, .. }) =>
+            {
+                None
+            }
+            ExprKind::Load { mem, .. } => Some((format!("reads memory through `{}`", self.var(*mem).name), e.span)),
+            ExprKind::Unary(_, a) | ExprKind::Cast(a) => self.pure_expr(a, first_var, lv),
+            ExprKind::Binary(_, a, b) => self.pure_expr(a, first_var, lv).or_else(|| self.pure_expr(b, first_var, lv)),
+            ExprKind::Select { cond, then, otherwise } => {
+                [cond, then, otherwise].into_iter().find_map(|x| self.pure_expr(x, first_var, lv))
+            }
+            ExprKind::Call(c) => match c.callee {
+                Callee::Intrinsic(id) if id.sig().code == crate::intrinsics::CodeReq::Pure => {
+                    c.args.iter().find_map(|a| match a {
+                        CallArg::Value(v) => self.pure_expr(v, first_var, lv),
+                        _ => Some((format!("passes memory to `{}`", id.sig().name), e.span)),
+                    })
+                }
+                Callee::Intrinsic(id) => Some((format!("calls `{}`", id.sig().name), e.span)),
+                Callee::Fn(_) => Some(("calls a function".into(), e.span)),
+            },
+        }
+    }
+}
+
+/// The variables and local arrays statements in `b` may change: assignments, `out=`
+/// operands and arrays passed by pointer.
+fn assigned_in(b: &tir::Block, out: &mut Vec<VarId>) {
+    fn expr(e: &tir::Expr, out: &mut Vec<VarId>) {
+        match &e.kind {
+            ExprKind::Call(c) => {
+                for a in &c.args {
+                    match a {
+                        CallArg::Out(Place::Var(v) | Place::Elem { array: v, .. }) | CallArg::Mem(v) => out.push(*v),
+                        CallArg::Value(x) => expr(x, out),
+                        CallArg::ElemRef { index, .. } => index.iter().for_each(|x| expr(x, out)),
+                        CallArg::Opaque(_) => {}
+                    }
+                }
+            }
+            ExprKind::Unary(_, a) | ExprKind::Cast(a) => expr(a, out),
+            ExprKind::Binary(_, a, b) => {
+                expr(a, out);
+                expr(b, out);
+            }
+            ExprKind::Select { cond, then, otherwise } => {
+                expr(cond, out);
+                expr(then, out);
+                expr(otherwise, out);
+            }
+            _ => {}
+        }
+    }
+    for s in &b.stmts {
+        match &s.kind {
+            StmtKind::Decl { init: Some(e), .. } | StmtKind::Expr(e) => expr(e, out),
+            StmtKind::Assign { place: Place::Var(v) | Place::Elem { array: v, .. }, value, .. } => {
+                out.push(*v);
+                expr(value, out);
+            }
+            StmtKind::Store { value, .. } => expr(value, out),
+            StmtKind::If { cond, then, otherwise } => {
+                expr(cond, out);
+                assigned_in(then, out);
+                assigned_in(otherwise, out);
+            }
+            StmtKind::Pipeline { fill, body, .. } => {
+                assigned_in(fill, out);
+                assigned_in(body, out);
+            }
+            StmtKind::For { body, .. }
+            | StmtKind::While { body, .. }
+            | StmtKind::Group { body, .. }
+            | StmtKind::Partition { body, .. }
+            | StmtKind::Claim { body, .. }
+            | StmtKind::Async { body, .. }
+            | StmtKind::Fill { body, .. }
+            | StmtKind::Stage { body, .. }
+            | StmtKind::Unsafe { body, .. } => assigned_in(body, out),
+            StmtKind::Split { cases, .. } => cases.iter().for_each(|c| assigned_in(&c.body, out)),
+            _ => {}
+        }
+    }
+}
+
+/// The rings named by the `fill` statements in `s` (at any depth), in order.
+fn fill_names<'a>(s: &'a ast::Stmt, out: &mut Vec<&'a ast::Ident>) {
+    use ast::StmtKind as A;
+    let blocks: Vec<&ast::Block> = match &s.kind {
+        A::Fill { src, body, .. } => {
+            out.push(src);
+            vec![body]
+        }
+        A::If { branches, else_block } => branches.iter().map(|(_, b)| b).chain(else_block).collect(),
+        A::For { body, .. }
+        | A::While { body, .. }
+        | A::Group { body, .. }
+        | A::Partition { body, .. }
+        | A::Claim { body, .. }
+        | A::Async { body, .. }
+        | A::Unsafe { body, .. }
+        | A::Stage { body, .. } => vec![body],
+        A::Split { cases, .. } => cases.iter().map(|c| &c.body).collect(),
+        _ => Vec::new(),
+    };
+    for b in blocks {
+        for t in &b.stmts {
+            fill_names(t, out);
+        }
+    }
+}

@@ -1,0 +1,91 @@
+// Hand-written CUDA reference for tests/ui/accept/kernels/36_sgemm_pipelined.prism: the
+// same algorithm, tiles and loop order, written as an expert would (test data for the SASS
+// gate, crates/prism_gpu/tests/sass.rs; not part of the product). 128 x 128 block tile,
+// BK = 8, an 8 x 8 register tile per thread, a three-stage cp.async ring in one loop: per
+// issue wait_group 1 and one __syncthreads (once two steps are in flight), the fill two
+// steps ahead (an empty commit past the end) and the computation of the step that landed.
+// A is staged m-major (cp.async cannot transpose) and read as two float4s per row.
+#define BM 128
+#define BN 128
+#define BK 8
+#define TM 8
+#define TN 8
+#define STAGES 3
+
+__device__ __forceinline__ unsigned smem_addr(const void* p)
+{
+    return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+extern "C" __global__ void __launch_bounds__(256) sgemm_pipelined(int M, int N, int K, float alpha,
+                                                                   const float* __restrict__ A,
+                                                                   const float* __restrict__ B,
+                                                                   float beta, float* __restrict__ C)
+{
+    __shared__ __align__(128) float As[STAGES][BM * BK];
+    __shared__ __align__(128) float Bs[STAGES][BK * BN];
+    const int tiles_n = (N + BN - 1) / BN;
+    const int b = blockIdx.x;
+    const int tile_row = (b / tiles_n) * BM;
+    const int tile_col = (b % tiles_n) * BN;
+    const int t = threadIdx.x;
+    const int thread_row = t / (BN / TN);
+    const int thread_col = t % (BN / TN);
+    const int a_m = t / 2;
+    const int a_k = (t % 2) * 4;
+    const int a_row = min(tile_row + a_m, M - 1);
+    const int b_k = t / 32;
+    const int b_n = (t % 32) * 4;
+    const int b_col = min(tile_col + b_n, N - 4);
+    const int steps = K / BK;
+    float acc[TM][TN] = {};
+    // Issue i fills step i and computes step i - (STAGES - 1): the fill is written once.
+    for (int i = 0; i < steps + STAGES - 1; ++i) {
+        if (i >= STAGES - 1) {
+            asm volatile("cp.async.wait_group 1;" ::: "memory");
+            __syncthreads();
+        }
+        if (i < steps) {
+            const int f = i % STAGES;
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_addr(&As[f][a_m * BK + a_k])),
+                         "l"(&A[a_row * K + i * BK + a_k])
+                         : "memory");
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_addr(&Bs[f][b_k * BN + b_n])),
+                         "l"(&B[(i * BK + b_k) * N + b_col])
+                         : "memory");
+        }
+        asm volatile("cp.async.commit_group;" ::: "memory");
+        if (i >= STAGES - 1) {
+            const int s = (i - (STAGES - 1)) % STAGES;
+            float ra[TM][BK];
+            for (int r = 0; r < TM; ++r) {
+                const float4 lo = *reinterpret_cast<const float4*>(&As[s][(thread_row * TM + r) * BK]);
+                const float4 hi = *reinterpret_cast<const float4*>(&As[s][(thread_row * TM + r) * BK + 4]);
+                ra[r][0] = lo.x; ra[r][1] = lo.y; ra[r][2] = lo.z; ra[r][3] = lo.w;
+                ra[r][4] = hi.x; ra[r][5] = hi.y; ra[r][6] = hi.z; ra[r][7] = hi.w;
+            }
+            for (int kk = 0; kk < BK; ++kk) {
+                const float4 lo = *reinterpret_cast<const float4*>(&Bs[s][kk * BN + thread_col * TN]);
+                const float4 hi = *reinterpret_cast<const float4*>(&Bs[s][kk * BN + thread_col * TN + 4]);
+                const float rb[TN] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+                for (int r = 0; r < TM; ++r)
+                    for (int j = 0; j < TN; ++j) acc[r][j] = fmaf(ra[r][kk], rb[j], acc[r][j]);
+            }
+        }
+    }
+    for (int r = 0; r < TM; ++r) {
+        const int row = tile_row + thread_row * TM + r;
+        for (int h = 0; h < TN; h += 4) {
+            const int c = tile_col + thread_col * TN + h;
+            if (row < M && c < N) {
+                float4* p = reinterpret_cast<float4*>(&C[row * N + c]);
+                float4 v = *p;
+                v.x = fmaf(alpha, acc[r][h + 0], beta * v.x);
+                v.y = fmaf(alpha, acc[r][h + 1], beta * v.y);
+                v.z = fmaf(alpha, acc[r][h + 2], beta * v.z);
+                v.w = fmaf(alpha, acc[r][h + 3], beta * v.w);
+                *p = v;
+            }
+        }
+    }
+}
