@@ -95,6 +95,20 @@ impl Checker<'_> {
             // A ring of the wrong shape is reported once and still taken as a ring, so that
             // its `fill` and `stage` do not report again.
             let Some(r) = self.ring(id, stages_n) else { continue };
+            if self.pipes.iter().any(|p| p.rings.contains(&r)) {
+                // Its slots hold the outer pipeline's tiles in flight.
+                self.form_error(
+                    format!("`{}` is already a ring of an enclosing pipeline", id.name),
+                    id.span,
+                    None,
+                    Some("give the inner pipeline a ring of its own".into()),
+                );
+                // Still this pipeline's for the rest of the check: one error is enough.
+                if !rings.contains(&r) {
+                    rings.push(r);
+                }
+                continue;
+            }
             if rings.contains(&r) {
                 self.form_error(format!("`{}` is filled twice in one pipeline", id.name), id.span, None, None);
                 continue;
@@ -351,8 +365,8 @@ impl Checker<'_> {
 
     /// The first thing in `e` a fill may not do, if any.
     fn pure_expr(&self, e: &tir::Expr, first_var: usize, lv: VarId) -> Option<(String, Span)> {
-        let outer_mutable =
-            |v: VarId| (v.0 as usize) < first_var && v != lv && matches!(self.var(v).kind, VarKind::Local);
+        // Any variable from outside the fill: reported when the loop assigns it.
+        let outer_mutable = |v: VarId| (v.0 as usize) < first_var && v != lv;
         match &e.kind {
             ExprKind::Const(_) | ExprKind::RelId { .. } | ExprKind::Raw(_) => None,
             ExprKind::Var(v) => {
