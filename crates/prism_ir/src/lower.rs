@@ -343,7 +343,7 @@ impl Cx<'_> {
                 // assigned are as uniform as their perspectives say.
                 if self.unsafe_depth == 0 {
                     let mut assigned = Vec::new();
-                    assigned_in(tbody, &mut std::collections::HashSet::new(), &mut assigned);
+                    tir::assigned_in(tbody, &mut std::collections::HashSet::new(), &mut assigned);
                     for (v, at) in assigned {
                         let var = self.tf.var(v);
                         let narrow = var.persp.level == prism_types::perspective::Level::Thread && var.persp.n == 1;
@@ -1011,116 +1011,5 @@ fn zero_of(s: Scalar) -> ConstValue {
         Scalar::Bool => ConstValue::Bool(false),
         s if s.is_float() => ConstValue::Float(0.0),
         _ => ConstValue::Int(0),
-    }
-}
-
-/// The variables and local arrays declared outside `b` that statements in it may change
-/// (assignments, `out=` operands, arrays passed by pointer), each with the span of its last
-/// change, in order of first change. Memory names passed by pointer come along and are
-/// skipped by the caller.
-fn assigned_in(b: &tir::Block, declared: &mut std::collections::HashSet<VarId>, out: &mut Vec<(VarId, Span)>) {
-    for s in &b.stmts {
-        match &s.kind {
-            StmtKind::Decl { var, init } => {
-                if let Some(e) = init {
-                    written_by_calls(e, declared, out, s.span);
-                }
-                declared.insert(*var);
-            }
-            StmtKind::For { var, body, .. } => {
-                declared.insert(*var);
-                assigned_in(body, declared, out);
-            }
-            StmtKind::Assign { place: tir::Place::Var(v) | tir::Place::Elem { array: v, .. }, value, .. } => {
-                if !declared.contains(v) {
-                    note(out, *v, s.span);
-                }
-                written_by_calls(value, declared, out, s.span);
-            }
-            StmtKind::Expr(e) | StmtKind::Store { value: e, .. } => written_by_calls(e, declared, out, s.span),
-            StmtKind::If { then, otherwise, .. } => {
-                assigned_in(then, declared, out);
-                assigned_in(otherwise, declared, out);
-            }
-            StmtKind::While { body, .. }
-            | StmtKind::Group { body, .. }
-            | StmtKind::Partition { body, .. }
-            | StmtKind::Claim { body, .. }
-            | StmtKind::Async { body, .. }
-            | StmtKind::Fill { body, .. }
-            | StmtKind::Stage { body, .. }
-            | StmtKind::Unsafe { body, .. } => assigned_in(body, declared, out),
-            StmtKind::Pipeline { var, fill, body, .. } => {
-                declared.insert(*var);
-                assigned_in(fill, declared, out);
-                assigned_in(body, declared, out);
-            }
-            StmtKind::Split { cases, .. } => {
-                for c in cases {
-                    assigned_in(&c.body, declared, out);
-                }
-            }
-            _ => {}
-        }
-    }
-}
-
-/// Records that `v` is assigned at `at` (the last assignment's span is kept).
-fn note(out: &mut Vec<(VarId, Span)>, v: VarId, at: Span) {
-    match out.iter_mut().find(|(x, _)| *x == v) {
-        Some(e) => e.1 = at,
-        None => out.push((v, at)),
-    }
-}
-
-/// Records the variables and arrays the calls in `e` write: `out=` places and local arrays
-/// passed by pointer (a callee may write through it).
-fn written_by_calls(
-    e: &tir::Expr,
-    declared: &std::collections::HashSet<VarId>,
-    out: &mut Vec<(VarId, Span)>,
-    at: Span,
-) {
-    use tir::ExprKind as E;
-    match &e.kind {
-        E::Call(c) => {
-            // `load_vec` writes the thread-local array of its first operand.
-            if let tir::Callee::Intrinsic(id) = c.callee
-                && id.sig().name == "load_vec"
-                && let Some(tir::CallArg::ElemRef { mem, .. }) = c.args.first()
-                && !declared.contains(mem)
-            {
-                note(out, *mem, at);
-            }
-            for a in &c.args {
-                match a {
-                    tir::CallArg::Value(x) => written_by_calls(x, declared, out, at),
-                    tir::CallArg::Out(tir::Place::Var(v) | tir::Place::Elem { array: v, .. })
-                    | tir::CallArg::Mem(v)
-                        if !declared.contains(v) =>
-                    {
-                        note(out, *v, at)
-                    }
-                    tir::CallArg::ElemRef { index, .. } => {
-                        index.iter().for_each(|i| written_by_calls(i, declared, out, at))
-                    }
-                    _ => {}
-                }
-            }
-        }
-        E::Elem { index, .. } | E::Load { index, .. } => {
-            index.iter().for_each(|i| written_by_calls(i, declared, out, at))
-        }
-        E::Unary(_, a) | E::Cast(a) => written_by_calls(a, declared, out, at),
-        E::Binary(_, a, b) => {
-            written_by_calls(a, declared, out, at);
-            written_by_calls(b, declared, out, at);
-        }
-        E::Select { cond, then, otherwise } => {
-            written_by_calls(cond, declared, out, at);
-            written_by_calls(then, declared, out, at);
-            written_by_calls(otherwise, declared, out, at);
-        }
-        E::Const(_) | E::Var(_) | E::RelId { .. } | E::Raw(_) => {}
     }
 }

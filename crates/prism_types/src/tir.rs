@@ -526,3 +526,106 @@ pub enum CallArg {
     /// An opaque handle.
     Opaque(VarId),
 }
+
+/// The variables and local arrays declared outside `b` that statements in it may change
+/// (assignments, `out=` operands, arrays passed by pointer), each with the span of its last
+/// change, in order of first change. Memory names passed by pointer come along and are
+/// skipped by the caller.
+pub fn assigned_in(b: &Block, declared: &mut std::collections::HashSet<VarId>, out: &mut Vec<(VarId, Span)>) {
+    for s in &b.stmts {
+        match &s.kind {
+            StmtKind::Decl { var, init } => {
+                if let Some(e) = init {
+                    written_by_calls(e, declared, out, s.span);
+                }
+                declared.insert(*var);
+            }
+            StmtKind::For { var, body, .. } => {
+                declared.insert(*var);
+                assigned_in(body, declared, out);
+            }
+            StmtKind::Assign { place: Place::Var(v) | Place::Elem { array: v, .. }, value, .. } => {
+                if !declared.contains(v) {
+                    note(out, *v, s.span);
+                }
+                written_by_calls(value, declared, out, s.span);
+            }
+            StmtKind::Expr(e) | StmtKind::Store { value: e, .. } => written_by_calls(e, declared, out, s.span),
+            StmtKind::If { then, otherwise, .. } => {
+                assigned_in(then, declared, out);
+                assigned_in(otherwise, declared, out);
+            }
+            StmtKind::While { body, .. }
+            | StmtKind::Group { body, .. }
+            | StmtKind::Partition { body, .. }
+            | StmtKind::Claim { body, .. }
+            | StmtKind::Async { body, .. }
+            | StmtKind::Fill { body, .. }
+            | StmtKind::Stage { body, .. }
+            | StmtKind::Unsafe { body, .. } => assigned_in(body, declared, out),
+            StmtKind::Pipeline { var, fill, body, .. } => {
+                declared.insert(*var);
+                assigned_in(fill, declared, out);
+                assigned_in(body, declared, out);
+            }
+            StmtKind::Split { cases, .. } => {
+                for c in cases {
+                    assigned_in(&c.body, declared, out);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Records that `v` is assigned at `at` (the last assignment's span is kept).
+fn note(out: &mut Vec<(VarId, Span)>, v: VarId, at: Span) {
+    match out.iter_mut().find(|(x, _)| *x == v) {
+        Some(e) => e.1 = at,
+        None => out.push((v, at)),
+    }
+}
+
+/// Records the variables and arrays the calls in `e` write: `out=` places and local arrays
+/// passed by pointer (a callee may write through it).
+fn written_by_calls(e: &Expr, declared: &std::collections::HashSet<VarId>, out: &mut Vec<(VarId, Span)>, at: Span) {
+    use ExprKind as E;
+    match &e.kind {
+        E::Call(c) => {
+            // `load_vec` writes the thread-local array of its first operand.
+            if let Callee::Intrinsic(id) = c.callee
+                && id.sig().name == "load_vec"
+                && let Some(CallArg::ElemRef { mem, .. }) = c.args.first()
+                && !declared.contains(mem)
+            {
+                note(out, *mem, at);
+            }
+            for a in &c.args {
+                match a {
+                    CallArg::Value(x) => written_by_calls(x, declared, out, at),
+                    CallArg::Out(Place::Var(v) | Place::Elem { array: v, .. }) | CallArg::Mem(v)
+                        if !declared.contains(v) =>
+                    {
+                        note(out, *v, at)
+                    }
+                    CallArg::ElemRef { index, .. } => index.iter().for_each(|i| written_by_calls(i, declared, out, at)),
+                    _ => {}
+                }
+            }
+        }
+        E::Elem { index, .. } | E::Load { index, .. } => {
+            index.iter().for_each(|i| written_by_calls(i, declared, out, at))
+        }
+        E::Unary(_, a) | E::Cast(a) => written_by_calls(a, declared, out, at),
+        E::Binary(_, a, b) => {
+            written_by_calls(a, declared, out, at);
+            written_by_calls(b, declared, out, at);
+        }
+        E::Select { cond, then, otherwise } => {
+            written_by_calls(cond, declared, out, at);
+            written_by_calls(then, declared, out, at);
+            written_by_calls(otherwise, declared, out, at);
+        }
+        E::Const(_) | E::Var(_) | E::RelId { .. } | E::Raw(_) => {}
+    }
+}

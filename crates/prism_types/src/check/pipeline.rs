@@ -152,10 +152,10 @@ impl Checker<'_> {
         // The fill may read a variable declared outside it only if the loop never changes
         // it: it runs tiles early, before the body of the tiles between.
         let mut assigned = Vec::new();
-        assigned_in(&fill, &mut assigned);
-        assigned_in(&body, &mut assigned);
+        tir::assigned_in(&fill, &mut Default::default(), &mut assigned);
+        tir::assigned_in(&body, &mut Default::default(), &mut assigned);
         for (v, at) in reads {
-            if assigned.contains(&v) {
+            if assigned.iter().any(|(x, _)| *x == v) {
                 let what = format!("reads `{}`, which the loop assigns", self.var(v).name);
                 self.error(TypeError::PipelineFill { what, span: at, fill: fill_head });
             }
@@ -403,66 +403,6 @@ impl Checker<'_> {
                 Callee::Intrinsic(id) => Some((format!("calls `{}`", id.sig().name), e.span)),
                 Callee::Fn(_) => Some(("calls a function".into(), e.span)),
             },
-        }
-    }
-}
-
-/// The variables and local arrays statements in `b` may change: assignments, `out=`
-/// operands and arrays passed by pointer.
-fn assigned_in(b: &tir::Block, out: &mut Vec<VarId>) {
-    fn expr(e: &tir::Expr, out: &mut Vec<VarId>) {
-        match &e.kind {
-            ExprKind::Call(c) => {
-                for a in &c.args {
-                    match a {
-                        CallArg::Out(Place::Var(v) | Place::Elem { array: v, .. }) | CallArg::Mem(v) => out.push(*v),
-                        CallArg::Value(x) => expr(x, out),
-                        CallArg::ElemRef { index, .. } => index.iter().for_each(|x| expr(x, out)),
-                        CallArg::Opaque(_) => {}
-                    }
-                }
-            }
-            ExprKind::Unary(_, a) | ExprKind::Cast(a) => expr(a, out),
-            ExprKind::Binary(_, a, b) => {
-                expr(a, out);
-                expr(b, out);
-            }
-            ExprKind::Select { cond, then, otherwise } => {
-                expr(cond, out);
-                expr(then, out);
-                expr(otherwise, out);
-            }
-            _ => {}
-        }
-    }
-    for s in &b.stmts {
-        match &s.kind {
-            StmtKind::Decl { init: Some(e), .. } | StmtKind::Expr(e) => expr(e, out),
-            StmtKind::Assign { place: Place::Var(v) | Place::Elem { array: v, .. }, value, .. } => {
-                out.push(*v);
-                expr(value, out);
-            }
-            StmtKind::Store { value, .. } => expr(value, out),
-            StmtKind::If { cond, then, otherwise } => {
-                expr(cond, out);
-                assigned_in(then, out);
-                assigned_in(otherwise, out);
-            }
-            StmtKind::Pipeline { fill, body, .. } => {
-                assigned_in(fill, out);
-                assigned_in(body, out);
-            }
-            StmtKind::For { body, .. }
-            | StmtKind::While { body, .. }
-            | StmtKind::Group { body, .. }
-            | StmtKind::Partition { body, .. }
-            | StmtKind::Claim { body, .. }
-            | StmtKind::Async { body, .. }
-            | StmtKind::Fill { body, .. }
-            | StmtKind::Stage { body, .. }
-            | StmtKind::Unsafe { body, .. } => assigned_in(body, out),
-            StmtKind::Split { cases, .. } => cases.iter().for_each(|c| assigned_in(&c.body, out)),
-            _ => {}
         }
     }
 }
