@@ -55,9 +55,14 @@ fn k02_axpby_blocked() {
 /// and two edge shapes: a 1 x 1 x 1 product, and a 3 x 70 x 5 one (one row of partial tiles
 /// across three tile columns, a single partial K step).
 fn check_sgemm(name: &str, kernel: &str, shape: (usize, usize, usize), tile: (usize, usize), block: u32) {
+    check_sgemm_shapes(name, kernel, &[shape, (1, 1, 1), (3, 70, 5)], tile, block);
+}
+
+/// [`check_sgemm`] on the given shapes only.
+fn check_sgemm_shapes(name: &str, kernel: &str, shapes: &[(usize, usize, usize)], tile: (usize, usize), block: u32) {
     let p = program(&file(name));
     let (alpha, beta) = (1.5f32, -0.5f32);
-    for (m, n, k) in [shape, (1, 1, 1), (3, 70, 5)] {
+    for &(m, n, k) in shapes {
         let mut rng = Rng::new((m * 1000 + n * 10 + k) as u64);
         let (a, b, c) = (rng.eighths(m * k, -2, 2), rng.eighths(k * n, -2, 2), rng.eighths(m * n, -2, 2));
         let grid = (m.div_ceil(tile.0) * n.div_ceil(tile.1)) as u32;
@@ -651,27 +656,8 @@ fn k36_sgemm_pipelined() {
     // every slot is reused; ragged M and N), a single K step (the fill of the other stages
     // empty), no K step at all (C = beta C), and 1 x 4 x 16. N must be a multiple of 4 and
     // K of 8, so `check_sgemm`'s odd shapes do not apply.
-    let p = program(&file("36_sgemm_pipelined.prism"));
-    let (alpha, beta) = (1.5f32, -0.5f32);
-    for (m, n, k) in [(200, 136, 40), (130, 132, 8), (5, 8, 0), (1, 4, 16)] {
-        let mut rng = Rng::new((m * 1000 + n * 10 + k) as u64);
-        let (a, b, c) = (rng.eighths(m * k, -2, 2), rng.eighths(k * n, -2, 2), rng.eighths(m * n, -2, 2));
-        let grid = (m.div_ceil(128) * n.div_ceil(128)) as u32;
-        let out = p.launch("sgemm_pipelined", grid, 256, || {
-            vec![
-                Arg::value(m as i32),
-                Arg::value(n as i32),
-                Arg::value(k as i32),
-                Arg::value(alpha),
-                Arg::buffer(&a),
-                Arg::buffer(&b),
-                Arg::value(beta),
-                Arg::buffer(&c),
-            ]
-        });
-        let what = format!("C ({m} x {n} x {k})");
-        assert_same(&what, &out.f32("C"), &sgemm((m, n, k), alpha, &a, &b, beta, &c));
-    }
+    let shapes = [(200, 136, 40), (130, 132, 8), (5, 8, 0), (1, 4, 16)];
+    check_sgemm_shapes("36_sgemm_pipelined.prism", "sgemm_pipelined", &shapes, (128, 128), 256);
 }
 
 #[test]
