@@ -842,6 +842,7 @@ fn args_words(p: &ArgsProblem) -> String {
         ArgsProblem::RegisterCount { regs } => {
             format!("`regs` is {regs}; setmaxnreg takes a multiple of 8 from 24 to 256 registers per thread")
         }
+        ArgsProblem::WgmmaN { n } => format!("`n` is {n}; wgmma takes N a multiple of 8 from 8 to 256"),
         ArgsProblem::OutList { n } => format!("`out=` takes a list of {n} places"),
         ArgsProblem::OutCount { n, given } => format!("`out=` takes {n} places, {given} given"),
         ArgsProblem::NotAnElement { param } => format!("`{param}` must be an element of memory, like `buf[i]`"),

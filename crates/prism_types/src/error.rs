@@ -232,6 +232,8 @@ pub enum ArgsProblem {
     NotShared { name: String },
     /// A `setmaxnreg` register count PTX does not allow.
     RegisterCount { regs: i128 },
+    /// A `wgmma` N that is not a multiple of 8 from 8 to 256.
+    WgmmaN { n: i128 },
 }
 
 /// Why a vector access (`load_vec`, `store_vec`) is refused.

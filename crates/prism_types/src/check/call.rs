@@ -453,7 +453,12 @@ impl Checker<'_> {
                         "pass memory at the parameter's perspective".to_string()
                     }),
                 });
-                return None;
+                // Unsafe code is trusted with perspectives: the argument stands (the
+                // simulator checks what the callee does with it), so the call keeps every
+                // operand.
+                if !self.in_unsafe() {
+                    return None;
+                }
             }
         } else if !self.facts.narrower_eq(persp, var.persp) {
             self.persp_error(TypeError::PointerArgument {
@@ -462,7 +467,9 @@ impl Checker<'_> {
                 span: value.span,
                 help: None,
             });
-            return None;
+            if !self.in_unsafe() {
+                return None;
+            }
         }
         Some(v)
     }
@@ -648,6 +655,21 @@ impl Checker<'_> {
         }
         if sig.family == intrinsics::Family::Vector {
             self.check_vector(name, &out, t, span);
+        }
+        // wgmma's N is an immediate the PTX ISA restricts, in unsafe code too: the simulator
+        // sizes the fragment by it.
+        // (A non-constant N is `not-constant` already.)
+        if name == "wgmma_bf16"
+            && let Some(CallArg::Value(e)) = out.get(3)
+            && let ExprKind::Const(ConstValue::Int(n)) = e.kind
+            && !(n % 8 == 0 && (8..=256).contains(&n))
+        {
+            self.error(TypeError::WrongArguments {
+                callee: name.into(),
+                problem: ArgsProblem::WgmmaN { n },
+                span: e.span,
+                help: None,
+            });
         }
         // setmaxnreg's count is an immediate PTX restricts (ptxas rejects the others).
         if name.starts_with("setmaxnreg")
