@@ -104,21 +104,22 @@ pub fn statements(name: &str, ops: &[Operand], outs: &[Expr], tma_bytes: Option<
             vec![Stmt::Expr(Expr::call("prism_mbar_arrive_expect_tx", vec![ops[0].addr(), v(1)]))]
         }
         "__nanosleep" => vec![Stmt::Expr(Expr::call("__nanosleep", vec![v(0)]))],
-        "cp_async" => {
+        "cp_async" | "cp_async_zfill" => {
             let bytes = ops::literal_value(&v(2)).unwrap_or(16);
-            let line = if bytes == 16 {
-                "cp.async.cg.shared.global [%0], [%1], 16;".to_string()
-            } else {
-                format!("cp.async.ca.shared.global [%0], [%1], {bytes};")
-            };
+            // 16-byte copies bypass L1 (`.cg`, as CUTLASS's); smaller ones may only `.ca`.
+            let cache = if bytes == 16 { "cg" } else { "ca" };
+            // The zero-filling form passes PTX's `src-size`: the bytes read from `src`.
+            let src_size = if name == "cp_async_zfill" { ", %2" } else { "" };
+            let mut inputs =
+                vec![("r".into(), Expr::call("prism_smem_addr", vec![ops[0].addr()])), ("l".into(), ops[1].addr())];
+            if name == "cp_async_zfill" {
+                inputs.push(("r".into(), v(3)));
+            }
             vec![Stmt::Asm(Asm {
                 volatile: true,
-                lines: vec![line],
+                lines: vec![format!("cp.async.{cache}.shared.global [%0], [%1], {bytes}{src_size};")],
                 outputs: Vec::new(),
-                inputs: vec![
-                    ("r".into(), Expr::call("prism_smem_addr", vec![ops[0].addr()])),
-                    ("l".into(), ops[1].addr()),
-                ],
+                inputs,
                 clobbers: vec!["memory".into()],
             })]
         }

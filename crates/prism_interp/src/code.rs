@@ -49,7 +49,8 @@ pub enum Intr {
     AtomicLoad { ty: Scalar, dst: R, ptr: R, index: R, index_ty: Scalar, access: u32 },
     /// `atomic_store` / `volatile_store`.
     AtomicStore { ty: Scalar, ptr: R, index: R, index_ty: Scalar, value: R, access: u32 },
-    /// `cp_async(dst[i], src[j], bytes)`.
+    /// `cp_async(dst[i], src[j], bytes)`, or `cp_async_zfill(dst[i], src[j], bytes,
+    /// src_bytes)` when `src_bytes` is set.
     CpAsync {
         elem: Scalar,
         dst: R,
@@ -59,6 +60,7 @@ pub enum Intr {
         src_index: R,
         src_index_ty: Scalar,
         bytes: R,
+        src_bytes: Option<R>,
         access: u32,
         src_access: u32,
     },
@@ -740,7 +742,7 @@ impl Cx<'_> {
                 let ty = self.scalar(val(1));
                 Intr::AtomicStore { ty, ptr: ptr.0, index: index.0, index_ty, value: val(1).0, access: acc(0) }
             }
-            (Family::AsyncCopy, "cp_async") => {
+            (Family::AsyncCopy, "cp_async" | "cp_async_zfill") => {
                 let (dst, dst_index) = elem(0);
                 let (src, src_index) = elem(1);
                 let elem_ty = self.f.mems[self.f.accesses[acc(0) as usize].mem.index()].elem;
@@ -753,6 +755,7 @@ impl Cx<'_> {
                     src_index: src_index.0,
                     src_index_ty: self.scalar(src_index),
                     bytes: val(2).0,
+                    src_bytes: (sig.name == "cp_async_zfill").then(|| val(3).0),
                     access: acc(0),
                     src_access: acc(1),
                 }

@@ -175,7 +175,7 @@ fn lift(inst: &mut Inst) -> Option<Inst> {
         && matches!(body.insts[n - 1].kind, InstKind::AsyncWait { pending: 0, .. });
     let mut tma = false;
     body.walk(&mut |k| {
-        tma |= matches!(k, InstKind::Intrinsic { intrinsic, .. } if intrinsic.sig().name != "cp_async"
+        tma |= matches!(k, InstKind::Intrinsic { intrinsic, .. } if !intrinsic.is_cp_async()
             && intrinsic.sig().family == prism_types::intrinsics::Family::AsyncCopy)
     });
     if !ends || tma {
@@ -238,7 +238,7 @@ fn sibling_passable(f: &Function, ranges: &Ranges, w: &Moving, k: &InstKind) -> 
         b.insts.iter().all(|i| match &i.kind {
             // Its copies write other bytes (checked by the caller); what they read must not
             // be ours either.
-            InstKind::Intrinsic { intrinsic, args, accesses, .. } if intrinsic.sig().name == "cp_async" => {
+            InstKind::Intrinsic { intrinsic, args, accesses, .. } if intrinsic.is_cp_async() => {
                 matches!((args.get(1), accesses.get(1)), (Some(IntrArg::Elem { ptr, .. }), Some(a)) if reads_ok(f, ranges, w, *ptr, *a))
             }
             InstKind::AsyncCommit => true,

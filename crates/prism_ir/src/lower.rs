@@ -399,9 +399,7 @@ impl Cx<'_> {
             // scope's `cp_async` copies are one group, waited for here; `crate::asyncwait`
             // then moves the wait down to where the memory is next needed.
             let mut copies = false;
-            body.walk(&mut |k| {
-                copies |= matches!(k, InstKind::Intrinsic { intrinsic, .. } if intrinsic.sig().name == "cp_async")
-            });
+            body.walk(&mut |k| copies |= matches!(k, InstKind::Intrinsic { intrinsic, .. } if intrinsic.is_cp_async()));
             if copies {
                 body.insts.push(Inst { kind: InstKind::AsyncCommit, span });
             }

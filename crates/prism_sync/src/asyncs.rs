@@ -137,7 +137,7 @@ impl Ctx<'_> {
             }
             let InstKind::Intrinsic { intrinsic, args, accesses, .. } = &info.inst.kind else { continue };
             let name = intrinsic.sig().name;
-            if name != "cp_async" && name != "tma_load_2d" {
+            if !intrinsic.is_cp_async() && name != "tma_load_2d" {
                 continue;
             }
             let (Some(IntrArg::Elem { ptr, index }), Some(a)) = (args.first(), accesses.first()) else { continue };
@@ -148,8 +148,11 @@ impl Ctx<'_> {
                 continue;
             }
             let elem = self.f.mems[self.f.accesses[a.index()].mem.index()].elem.size();
-            let width = match (name, args.get(2)) {
-                ("cp_async", Some(IntrArg::Val(b))) => self.constant(*b).map(|bytes| bytes / i128::from(elem.max(1))),
+            // A zero-filling copy writes all its bytes too (the zeros).
+            let width = match args.get(2) {
+                Some(IntrArg::Val(b)) if intrinsic.is_cp_async() => {
+                    self.constant(*b).map(|bytes| bytes / i128::from(elem.max(1)))
+                }
                 _ => None,
             };
             dests.push(Dest { inst: id, ptr: *ptr, index: *index, width });
@@ -196,7 +199,7 @@ impl Ctx<'_> {
         for id in self.cfg.descendants(scope) {
             let info = &self.cfg.insts[id];
             let InstKind::Intrinsic { intrinsic, accesses, .. } = &info.inst.kind else { continue };
-            if intrinsic.sig().name != "cp_async" || self.cfg.frames[info.frame].in_unsafe {
+            if !intrinsic.is_cp_async() || self.cfg.frames[info.frame].in_unsafe {
                 continue;
             }
             for a in accesses.iter().skip(1) {

@@ -63,9 +63,11 @@ impl Ctx<'_> {
         operands(self.f, kind).into_iter().any(|(a, ptr, index)| {
             let acc = &self.f.accesses[a.index()];
             match (acc.mem == v, acc.view_index, index) {
-                (true, Some(e), Some(index)) => {
-                    self.reaches_other_units(node.inst, (ptr, index, crate::graph::width(kind)), e, view.persp)
-                }
+                // An access whose extent is unknown may reach anything.
+                (true, Some(e), Some(index)) => match crate::graph::width(self.f, &self.cfg, &self.defs, kind) {
+                    Some(w) => self.reaches_other_units(node.inst, (ptr, index, w), e, view.persp),
+                    None => true,
+                },
                 _ => false,
             }
         })

@@ -263,13 +263,46 @@ pub(crate) fn operands(f: &Function, kind: &InstKind) -> Vec<(AccessId, Reg, Opt
     }
 }
 
-/// How many consecutive elements, from its index, each element access of `kind` touches:
-/// a vector access's width, 1 for every other access with an index.
-pub(crate) fn width(kind: &InstKind) -> i128 {
+/// How many consecutive elements, from its index, each element operand of `kind` touches:
+/// a vector access's width, the elements of a `cp.async` copy's bytes (both ends), the 16
+/// bytes of an `ldmatrix` row, 1 for every other access with an index; `None` where the
+/// count is not known (a copy whose byte count is not a constant, a TMA box).
+pub(crate) fn width(f: &Function, cfg: &Cfg<'_>, defs: &Defs, kind: &InstKind) -> Option<i128> {
     match kind {
-        InstKind::LoadVec { dsts: v, .. } | InstKind::StoreVec { values: v, .. } => v.len() as i128,
-        _ => 1,
+        InstKind::LoadVec { dsts: v, .. } | InstKind::StoreVec { values: v, .. } => Some(v.len() as i128),
+        InstKind::Intrinsic { intrinsic, args, accesses, .. } => {
+            let elem = || {
+                let a = accesses.first()?;
+                Some(i128::from(f.mems[f.accesses[a.index()].mem.index()].elem.size().max(1)))
+            };
+            let name = intrinsic.sig().name;
+            if intrinsic.is_cp_async() {
+                let Some(IntrArg::Val(b)) = args.get(2) else { return None };
+                Some(constant(cfg, defs, *b)? / elem()?)
+            } else if name.starts_with("ldmatrix") {
+                Some(16 / elem()?)
+            } else if intrinsic.sig().family == prism_types::intrinsics::Family::AsyncCopy {
+                None
+            } else {
+                Some(1)
+            }
+        }
+        _ => Some(1),
     }
+}
+
+/// The value of a register defined once by an integer constant.
+pub(crate) fn constant(cfg: &Cfg<'_>, defs: &Defs, r: Reg) -> Option<i128> {
+    let mut r = r;
+    for _ in 0..64 {
+        let [d] = defs.get(&r)?.as_slice() else { return None };
+        match &cfg.insts[*d].inst.kind {
+            InstKind::Const { value: prism_types::tir::ConstValue::Int(v), .. } => return Some(*v),
+            InstKind::Copy { src, .. } => r = *src,
+            _ => return None,
+        }
+    }
+    None
 }
 
 /// The shared bytes a pointer register points into, when it comes from a shared address.

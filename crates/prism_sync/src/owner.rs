@@ -411,7 +411,7 @@ impl Ctx<'_> {
                 if !single || r != root_of_node {
                     return None;
                 }
-                sites.push((id, ptr, index?, crate::graph::width(kind)));
+                sites.push((id, ptr, index?, crate::graph::width(self.f, &self.cfg, &self.defs, kind)?));
             }
         }
         Some((root_of_node, sites))

@@ -112,7 +112,7 @@ impl TypeError {
                         format!("`{callee}` through `{name}`, whose consecutive elements are not consecutive in memory"),
                         *span,
                     )
-                    .with_label("a vector access reaches the next elements in memory")
+                    .with_label("the access reaches the elements next to this one in memory")
                     .with_note("elements next to this one in memory may belong to another unit of the partition"),
                     VectorProblem::Bounds { name, first, n, len } => Diagnostic::error(
                         "vector-access",

@@ -19,6 +19,13 @@ impl IntrinsicId {
     pub fn sig(self) -> &'static IntrinsicSig {
         &TABLE[self.0 as usize]
     }
+
+    /// Whether this is one of the `cp.async` copies (`cp_async`, `cp_async_zfill`): a
+    /// per-thread copy of 4, 8 or 16 bytes into shared memory, committed and waited for
+    /// in groups.
+    pub fn is_cp_async(self) -> bool {
+        matches!(self.sig().name, "cp_async" | "cp_async_zfill")
+    }
 }
 
 /// Which code may call an intrinsic.
@@ -456,6 +463,19 @@ pub static TABLE: &[IntrinsicSig] = &[
         RetSig::Void,
         AsyncCopy,
         "cp.async: copy 4, 8 or 16 bytes from `src` to `dst` asynchronously",
+    ),
+    row(
+        "cp_async_zfill",
+        AT_T1,
+        &[
+            ParamSig { name: "dst", kind: ParamKind::AsyncRef, ty: Numeric, persp: T1 },
+            r("src", false, T),
+            v("bytes", ConstInt),
+            v("src_bytes", S(I32)),
+        ],
+        RetSig::Void,
+        AsyncCopy,
+        "cp.async with src-size: copy the first `src_bytes` of 4, 8 or 16 bytes from `src`, zero the rest of `dst`",
     ),
     row(
         "tma_load_2d",

@@ -196,6 +196,8 @@ pub struct PendingCopy {
     /// The first source element: until the copy completes, the hardware may still read it,
     /// so writes to it are races.
     pub src: Loc,
+    /// Number of source elements read (fewer than `count` for a zero-filling copy).
+    pub src_count: u8,
     /// The commit group it belongs to, numbered per thread from 0; `u32::MAX` until the
     /// thread commits it.
     pub group: u32,

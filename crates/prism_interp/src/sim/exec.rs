@@ -650,6 +650,7 @@ impl<'a> BlockSim<'a> {
                             src_index,
                             src_index_ty,
                             bytes,
+                            src_bytes,
                             access,
                             src_access,
                         } => {
@@ -661,6 +662,23 @@ impl<'a> BlockSim<'a> {
                                     fatal!(ReportKind::OutOfBounds, msg, l);
                                 }
                                 let count = (n / size) as i128;
+                                // `cp_async_zfill` reads its first `src_bytes` bytes and
+                                // zeroes the rest (PTX's `src-size`): only the bytes read
+                                // must lie in the source, and they are whole elements here.
+                                let read = match src_bytes {
+                                    None => count,
+                                    Some(r) => {
+                                        let s = fr.regs[*r as usize * 32 + l] as u32 as i32;
+                                        if s < 0 || s as u64 > n || !(s as u64).is_multiple_of(size) {
+                                            let msg = format!(
+                                                "`cp_async_zfill` reads 0 to {n} bytes of whole {}-byte elements from its source, not {s}",
+                                                size
+                                            );
+                                            fatal!(ReportKind::OutOfBounds, msg, l);
+                                        }
+                                        i128::from(s) / size as i128
+                                    }
+                                };
                                 let di = to_i128(*dst_index_ty, fr.regs[*dst_index as usize * 32 + l]);
                                 let si = to_i128(*src_index_ty, fr.regs[*src_index as usize * 32 + l]);
                                 let (dp, sp) = (fr.regs[*dst as usize * 32 + l], fr.regs[*src as usize * 32 + l]);
@@ -688,6 +706,9 @@ impl<'a> BlockSim<'a> {
                                         ),
                                     };
                                     first.get_or_insert(dloc);
+                                    if k >= read {
+                                        continue;
+                                    }
                                     let sloc = match self.locate(&fr, Lane { fid, w, l }, sp, si + k, size) {
                                         Ok(loc) => loc,
                                         Err(why) => {
@@ -711,18 +732,24 @@ impl<'a> BlockSim<'a> {
                                     vals[k as usize] = self.read_loc(&fr, Lane { fid, w, l }, sloc, *elem);
                                 }
                                 let dst = first.expect("at least one element");
-                                let src = match self.locate(&fr, Lane { fid, w, l }, sp, si, size) {
-                                    Ok(loc) => loc,
-                                    Err(why) => fatal!(
-                                        ReportKind::OutOfBounds,
-                                        oob(fc, *src_access, "asynchronous copy from", &why),
-                                        l
-                                    ),
+                                // A copy that reads nothing has no source location (its
+                                // address may lie anywhere); the destination stands in.
+                                let src = if read == 0 {
+                                    dst
+                                } else {
+                                    match self.locate(&fr, Lane { fid, w, l }, sp, si, size) {
+                                        Ok(loc) => loc,
+                                        Err(why) => fatal!(
+                                            ReportKind::OutOfBounds,
+                                            oob(fc, *src_access, "asynchronous copy from", &why),
+                                            l
+                                        ),
+                                    }
                                 };
                                 self.copy_started(
                                     g,
                                     src,
-                                    count as usize,
+                                    read as usize,
                                     size,
                                     Lane { fid, w, l },
                                     Site { func, access: *src_access },
@@ -735,6 +762,7 @@ impl<'a> BlockSim<'a> {
                                     func,
                                     access: *access,
                                     src,
+                                    src_count: read as u8,
                                     group: u32::MAX,
                                 });
                             }
@@ -1058,7 +1086,7 @@ impl<'a> BlockSim<'a> {
                                 .partition(|c| *pending == 0 || (c.group != u32::MAX && c.group < keep_from));
                             self.pending[t] = kept;
                             for c in copies {
-                                self.copy_done(g, c.src, c.count as usize, c.elem.size());
+                                self.copy_done(g, c.src, c.src_count as usize, c.elem.size());
                                 for k in 0..c.count as usize {
                                     let loc = c.dst.advance(k, c.elem.size());
                                     if let Some(kind) = race_kind(&s.code.funcs[c.func as usize], c.access, true) {

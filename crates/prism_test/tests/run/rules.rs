@@ -385,6 +385,23 @@ fn r_elect_sync() {
 }
 
 #[test]
+fn r_cp_async_zfill() {
+    // The chunks past `n` read nothing and land as zeros; the one that straddles `n` reads
+    // its first elements only. Sizes: a ragged end in the last block, an exact end, and
+    // nothing to read at all.
+    let p = program(&file("cp_async_zfill.prism"));
+    for (blocks, n) in [(3usize, 70usize), (2, 64), (2, 0), (1, 3)] {
+        let x = Rng::new(n as u64 + 11).eighths(n.max(1), -4, 4);
+        let out = p.launch("tail", blocks as u32, 8, || {
+            vec![Arg::value(n as i32), Arg::buffer(&x), Arg::buffer(&vec![7.0f32; 32 * blocks])]
+        });
+        let s = |b: usize, i: usize| if 32 * b + i < n { x[32 * b + i] } else { 0.0 };
+        let want: Vec<f32> = (0..32 * blocks).map(|g| s(g / 32, 31 - g % 32) + s(g / 32, g % 32)).collect();
+        assert_same(&format!("y (n = {n}, {blocks} blocks)"), &out.f32("y"), &want);
+    }
+}
+
+#[test]
 fn r_pipeline_ring() {
     // y[128b + t] = sum over k < n of x[(b n + k) 128 + 127 - t] * w[(b n + k) 4 + t % 4], for
     // rings of 2 and 4 slots, with more tiles than slots, one tile, and none (y untouched

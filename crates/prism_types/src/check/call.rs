@@ -642,7 +642,7 @@ impl Checker<'_> {
         if !m.ok || failed {
             return Val::error(span);
         }
-        if name == "cp_async"
+        if matches!(name, "cp_async" | "cp_async_zfill")
             && let Some(CallArg::Value(e)) = out.get(2)
             && !matches!(e.kind, ExprKind::Const(ConstValue::Int(4 | 8 | 16)))
         {
@@ -701,6 +701,25 @@ impl Checker<'_> {
                 span,
                 help: Some(help.into()),
             });
+        }
+        // Copies and `ldmatrix` move bytes that are consecutive in memory from each
+        // element operand on, as a vector access does (`load_vec`): every view on the way
+        // must keep consecutive elements consecutive, or the bytes after `m[i]` are not
+        // `m[i + 1 ..]` and may be another unit's.
+        if name.starts_with("ldmatrix") || sig.family == intrinsics::Family::AsyncCopy {
+            for a in &out {
+                if let CallArg::ElemRef { mem, .. } = a
+                    && let Err(lambda) = self.offset_view(*mem)
+                {
+                    self.error(TypeError::VectorAccess {
+                        callee: name.into(),
+                        problem: VectorProblem::View { name: self.var(*mem).name.clone() },
+                        span,
+                        lambda: Some(lambda),
+                    });
+                    break;
+                }
+            }
         }
         let (ty, rpersp) = match sig.ret {
             RetSig::Void => (Ty::Void, None),

@@ -350,7 +350,7 @@ impl Checker<'_> {
     fn pure_stmt_call(&self, e: &tir::Expr, first_var: usize, lv: VarId) -> Option<(String, Span)> {
         if let ExprKind::Call(c) = &e.kind
             && let Callee::Intrinsic(id) = c.callee
-            && id.sig().name == "cp_async"
+            && id.is_cp_async()
         {
             // The destination is a fill slot (the call's own check) and the source is read
             // by the copy; only the indices and the byte count are computed here.
