@@ -5,6 +5,9 @@
 // issue wait_group 1 and one __syncthreads (once two steps are in flight), the fill two
 // steps ahead (an empty commit past the end) and the computation of the step that landed.
 // A is staged m-major (cp.async cannot transpose) and read as two float4s per row.
+// Tails: every copy passes cp.async's src-size (zero fill), 16-byte copies when K (for A)
+// or N (for B) is a multiple of 4 and four 4-byte copies otherwise; C is updated as float4
+// when N is a multiple of 4 and element by element otherwise. Two blocks per SM.
 #define BM 128
 #define BN 128
 #define BK 8
@@ -17,7 +20,7 @@ __device__ __forceinline__ unsigned smem_addr(const void* p)
     return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
 
-extern "C" __global__ void __launch_bounds__(256) sgemm_pipelined(int M, int N, int K, float alpha,
+extern "C" __global__ void __launch_bounds__(256, 2) sgemm_pipelined(int M, int N, int K, float alpha,
                                                                    const float* __restrict__ A,
                                                                    const float* __restrict__ B,
                                                                    float beta, float* __restrict__ C)
@@ -36,8 +39,11 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_pipelined(int M, int N, 
     const int a_row = min(tile_row + a_m, M - 1);
     const int b_k = t / 32;
     const int b_n = (t % 32) * 4;
-    const int b_col = min(tile_col + b_n, N - 4);
-    const int steps = K / BK;
+    const int b_col = tile_col + b_n;
+    const int b_have = max(0, min(4, N - b_col));
+    const bool vec_a = K % 4 == 0;
+    const bool vec_n = N % 4 == 0;
+    const int steps = (K + BK - 1) / BK;
     float acc[TM][TN] = {};
     // Issue i fills step i and computes step i - (STAGES - 1): the fill is written once.
     for (int i = 0; i < steps + STAGES - 1; ++i) {
@@ -47,12 +53,30 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_pipelined(int M, int N, 
         }
         if (i < steps) {
             const int f = i % STAGES;
-            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_addr(&As[f][a_m * BK + a_k])),
-                         "l"(&A[a_row * K + i * BK + a_k])
-                         : "memory");
-            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_addr(&Bs[f][b_k * BN + b_n])),
-                         "l"(&B[(i * BK + b_k) * N + b_col])
-                         : "memory");
+            const int ka = i * BK + a_k;
+            const int kb = i * BK + b_k;
+            if (vec_a) {
+                asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_addr(&As[f][a_m * BK + a_k])),
+                             "l"(&A[a_row * K + ka]), "r"(4 * max(0, min(4, K - ka)))
+                             : "memory");
+            } else {
+                for (int e = 0; e < 4; ++e)
+                    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(
+                                     smem_addr(&As[f][a_m * BK + a_k + e])),
+                                 "l"(&A[a_row * K + ka + e]), "r"(ka + e < K ? 4 : 0)
+                                 : "memory");
+            }
+            if (vec_n) {
+                asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_addr(&Bs[f][b_k * BN + b_n])),
+                             "l"(&B[kb * N + b_col]), "r"(kb < K ? 4 * b_have : 0)
+                             : "memory");
+            } else {
+                for (int e = 0; e < 4; ++e)
+                    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(
+                                     smem_addr(&Bs[f][b_k * BN + b_n + e])),
+                                 "l"(&B[kb * N + b_col + e]), "r"(kb < K && e < b_have ? 4 : 0)
+                                 : "memory");
+            }
         }
         asm volatile("cp.async.commit_group;" ::: "memory");
         if (i >= STAGES - 1) {
@@ -78,13 +102,18 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_pipelined(int M, int N, 
         for (int h = 0; h < TN; h += 4) {
             const int c = tile_col + thread_col * TN + h;
             if (row < M && c < N) {
-                float4* p = reinterpret_cast<float4*>(&C[row * N + c]);
-                float4 v = *p;
-                v.x = fmaf(alpha, acc[r][h + 0], beta * v.x);
-                v.y = fmaf(alpha, acc[r][h + 1], beta * v.y);
-                v.z = fmaf(alpha, acc[r][h + 2], beta * v.z);
-                v.w = fmaf(alpha, acc[r][h + 3], beta * v.w);
-                *p = v;
+                if (vec_n) {
+                    float4* p = reinterpret_cast<float4*>(&C[row * N + c]);
+                    float4 v = *p;
+                    v.x = fmaf(alpha, acc[r][h + 0], beta * v.x);
+                    v.y = fmaf(alpha, acc[r][h + 1], beta * v.y);
+                    v.z = fmaf(alpha, acc[r][h + 2], beta * v.z);
+                    v.w = fmaf(alpha, acc[r][h + 3], beta * v.w);
+                    *p = v;
+                } else {
+                    for (int j = 0; j < 4; ++j)
+                        if (c + j < N) C[row * N + c + j] = fmaf(alpha, acc[r][h + j], beta * C[row * N + c + j]);
+                }
             }
         }
     }

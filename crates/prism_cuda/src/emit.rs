@@ -290,8 +290,22 @@ pub fn function(g: &Global, id: FuncId, first_line: u32) -> (Func, Option<Kernel
         // `setmaxnreg` takes effect only with a register cap at entry: one block per SM at
         // the kernel's size (ptxas ignores it otherwise, warning C7508).
         let lb = match (f.launch_bounds, g.maxnreg[id.index()]) {
-            (Some(n), true) => format!(" __launch_bounds__({n}, 1)"),
-            (Some(n), false) => format!(" __launch_bounds__({n})"),
+            (Some(n), true) => {
+                if f.min_blocks.is_some_and(|m| m != 1) {
+                    fx.errors.push(crate::Unsupported {
+                        span: f.span,
+                        message: format!(
+                            "`{}` reallocates registers (`setmaxnreg`), which needs one block per multiprocessor: write `@launch_bounds({n})` or `@launch_bounds({n}, 1)`",
+                            f.name
+                        ),
+                    });
+                }
+                format!(" __launch_bounds__({n}, 1)")
+            }
+            (Some(n), false) => match f.min_blocks {
+                Some(m) => format!(" __launch_bounds__({n}, {m})"),
+                None => format!(" __launch_bounds__({n})"),
+            },
             (None, true) => {
                 fx.errors.push(crate::Unsupported {
                     span: f.span,
@@ -402,6 +416,47 @@ impl Fx<'_> {
 
     fn name(&self, r: Reg) -> String {
         self.a.names.get(&r).cloned().unwrap_or_else(|| format!("t{}", r.0))
+    }
+
+    /// The element `ptr[index]`. In a kernel, an index `x + y` into a pointer parameter,
+    /// with `y` a constant or a `range` loop's counter (which nvcc unrolls into constants)
+    /// known to lie in `0 ..= INT_MAX`, is printed `ptr[(long long)x + y]` rather than
+    /// through the wrapping `prism_add`, so that nvcc can fold `y` into the address
+    /// (`[R.64 + 0x4]`) instead of computing one 64-bit address per element. (For any other
+    /// `y` the 64-bit sum costs more than it saves.) The
+    /// two differ only when `x + y` passes `INT_MAX`, and then Prism's wrapped index is
+    /// negative: an access before the start of a buffer the parameter points to the start
+    /// of, which the simulator reports (`out-of-bounds`), so no run it accepts is changed
+    /// (docs/cuda.md, "Arithmetic"). A device function's pointer may point into the middle
+    /// of a buffer, where a negative index can be valid, so it keeps the wrapping sum.
+    fn elem(&mut self, ptr: Reg, index: Reg) -> Expr {
+        let p = self.val(ptr);
+        let i = self.val(index);
+        let param = self.f.kind == prism_types::tir::FnKind::Kernel && self.f.params.contains(&ptr);
+        // A constant, or a loop counter: the only registers with a range and more than one
+        // definition (the start and the step, `crate::interval`).
+        let nonneg = |r: &Reg| {
+            let defs = self.a.sites[r.index()].iter().filter(|s| s.def).count();
+            self.a.values.get(r).is_some_and(|&(lo, hi)| lo >= 0 && hi <= i128::from(i32::MAX))
+                && (defs > 1 || matches!(self.a.def_inst.get(r), Some(InstKind::Const { .. })))
+        };
+        if param
+            && self.f.reg_ty(index) == Type::Scalar(Scalar::I32)
+            && let Some(InstKind::Binary { op: prism_types::tir::BinOp::Add, lhs, rhs, .. }) =
+                self.a.def_inst.get(&index)
+            && let Expr::Call(name, args) = &i
+            && name == "prism_add"
+            && args.len() == 2
+        {
+            let wide = |x: &Expr| Expr::cast("long long", x.clone());
+            if nonneg(rhs) {
+                return Expr::index(p, Expr::bin("+", wide(&args[0]), args[1].clone()));
+            }
+            if nonneg(lhs) {
+                return Expr::index(p, Expr::bin("+", wide(&args[1]), args[0].clone()));
+            }
+        }
+        Expr::index(p, i)
     }
 
     fn val(&mut self, r: Reg) -> Expr {
@@ -588,9 +643,7 @@ impl Fx<'_> {
                 }
                 IntrArg::Elem { ptr, index } => {
                     let ty = self.a.ptr_elem.get(ptr).copied().unwrap_or(Scalar::F32);
-                    let p = self.val(*ptr);
-                    let i = self.val(*index);
-                    Operand::Elem(Expr::index(p, i), ty)
+                    Operand::Elem(self.elem(*ptr, *index), ty)
                 }
             })
             .collect()
@@ -673,15 +726,13 @@ impl Fx<'_> {
                 self.define(*dst, e, bid, idx, out);
             }
             K::Load { dst, ptr, index, .. } => {
-                let p = self.val(*ptr);
-                let i = self.val(*index);
-                self.define(*dst, Expr::index(p, i), bid, idx, out);
+                let e = self.elem(*ptr, *index);
+                self.define(*dst, e, bid, idx, out);
             }
             K::Store { ptr, index, value, .. } => {
-                let p = self.val(*ptr);
-                let i = self.val(*index);
+                let lhs = self.elem(*ptr, *index);
                 let v = self.val(*value);
-                out.push(Stmt::Assign { lhs: Expr::index(p, i), op: None, rhs: v });
+                out.push(Stmt::Assign { lhs, op: None, rhs: v });
             }
             // One aligned access of the whole vector through `prism_vec` (the prelude's
             // aligned array type): nvcc emits LDG.128/LDS.128/STG.128 for it, and the
@@ -689,7 +740,7 @@ impl Fx<'_> {
             K::LoadVec { dsts, ptr, index, .. } => {
                 let vty = format!("prism_vec<{}, {}>", c_type(self.scalar(dsts[0])), dsts.len());
                 let tmp = format!("prism_v{}", dsts[0].index());
-                let addr = Expr::AddrOf(Box::new(Expr::index(self.val(*ptr), self.val(*index))));
+                let addr = Expr::AddrOf(Box::new(self.elem(*ptr, *index)));
                 let load = Expr::Un("*", Box::new(Expr::cast(format!("const {vty}*"), addr)));
                 out.push(Stmt::Decl {
                     quals: "const".into(),
@@ -704,7 +755,7 @@ impl Fx<'_> {
             }
             K::StoreVec { ptr, index, values, .. } => {
                 let vty = format!("prism_vec<{}, {}>", c_type(self.scalar(values[0])), values.len());
-                let addr = Expr::AddrOf(Box::new(Expr::index(self.val(*ptr), self.val(*index))));
+                let addr = Expr::AddrOf(Box::new(self.elem(*ptr, *index)));
                 let vals: Vec<String> = values.iter().map(|v| crate::cpp::expr(&self.val(*v))).collect();
                 out.push(Stmt::Assign {
                     lhs: Expr::Un("*", Box::new(Expr::cast(format!("{vty}*"), addr))),

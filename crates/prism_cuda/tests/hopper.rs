@@ -35,6 +35,12 @@ fn setmaxnreg_needs_launch_bounds_even_through_a_call() {
     let out = emit(&ROLES.replace("LAUNCH", "@launch_bounds(256)"));
     assert!(out.errors.is_empty(), "{:?}", out.errors);
     assert!(out.text.contains("__launch_bounds__(256, 1) roles"), "{}", out.text);
+    // Two blocks per multiprocessor contradict the one `setmaxnreg` needs; one is fine.
+    let out = emit(&ROLES.replace("LAUNCH", "@launch_bounds(256, 2)"));
+    assert!(out.errors.iter().any(|e| e.message.contains("needs one block per multiprocessor")), "{:?}", out.errors);
+    let out = emit(&ROLES.replace("LAUNCH", "@launch_bounds(256, 1)"));
+    assert!(out.errors.is_empty(), "{:?}", out.errors);
+    assert!(out.text.contains("__launch_bounds__(256, 1) roles"), "{}", out.text);
 }
 
 #[test]

@@ -72,6 +72,8 @@ pub struct Function {
     pub smem_size: u64,
     /// `@launch_bounds`, if given.
     pub launch_bounds: Option<u64>,
+    /// `@launch_bounds(n, m)`'s `m`, if given.
+    pub min_blocks: Option<u64>,
     /// The most blocks a launch may have for the index arithmetic that synchronisation
     /// inference proved free of wraparound (`prism_sync`'s ownership proof, when an index
     /// like `b * 32` stays inside its `int` only for that many blocks); `None` for no limit

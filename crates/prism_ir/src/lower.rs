@@ -72,6 +72,7 @@ fn lower_function(prog: &tir::Program, tf: &tir::Function) -> Function {
             facts: tf.facts,
             smem_size: tf.smem_need,
             launch_bounds: tf.launch_bounds,
+            min_blocks: tf.min_blocks,
             max_blocks: None,
             params: Vec::new(),
             ret: tf.ret.map(|(s, _)| Type::Scalar(s)),

@@ -396,6 +396,11 @@ impl P {
             self.pos += 1;
             launch_bounds = Some(self.u64()?);
         }
+        let mut min_blocks = None;
+        if self.at_word("min_blocks") {
+            self.pos += 1;
+            min_blocks = Some(self.u64()?);
+        }
         let mut max_blocks = None;
         if self.at_word("max_blocks") {
             self.pos += 1;
@@ -414,6 +419,7 @@ impl P {
             facts: Facts { t_mult, b_mult },
             smem_size,
             launch_bounds,
+            min_blocks,
             max_blocks,
             params,
             ret,

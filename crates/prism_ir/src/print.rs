@@ -139,6 +139,9 @@ pub fn print_function(p: &Program, f: &Function, out: &mut String) {
     if let Some(lb) = f.launch_bounds {
         let _ = write!(out, " launch_bounds {lb}");
     }
+    if let Some(m) = f.min_blocks {
+        let _ = write!(out, " min_blocks {m}");
+    }
     if let Some(mb) = f.max_blocks {
         let _ = write!(out, " max_blocks {mb}");
     }

@@ -70,6 +70,8 @@ pub struct Function {
     pub requires: Option<Requires>,
     /// `@launch_bounds(max_threads)`, if written.
     pub launch_bounds: Option<Expr>,
+    /// `@launch_bounds(max_threads, min_blocks)`: the second operand, if written.
+    pub min_blocks: Option<Expr>,
     /// Parameters.
     pub params: Vec<Param>,
     /// `-> T @ P`, if written.

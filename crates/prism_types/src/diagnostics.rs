@@ -818,6 +818,9 @@ fn bound_words(p: &BoundProblem) -> String {
         }
         BoundProblem::LaunchBoundsOnDevice => "launch bounds apply to kernels only".into(),
         BoundProblem::LaunchBoundsValue => "launch bounds must be a positive integer".into(),
+        BoundProblem::MinBlocksValue => {
+            "the blocks per multiprocessor of `@launch_bounds(n, m)` must be a constant from 1 to 32".into()
+        }
         BoundProblem::LaunchBoundsMultiple { bound, multiple } => {
             format!(
                 "launch bound {bound} is not a multiple of {multiple}, which the bound requires of threads per block"

@@ -184,6 +184,8 @@ pub enum BoundProblem {
     LaunchBoundsOnDevice,
     /// A launch bound that is not a positive integer.
     LaunchBoundsValue,
+    /// A second launch-bounds operand that is not a constant from 1 to 32.
+    MinBlocksValue,
     /// A launch bound the bound's thread multiple does not divide.
     LaunchBoundsMultiple { bound: u64, multiple: u64 },
 }

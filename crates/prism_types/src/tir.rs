@@ -80,6 +80,9 @@ pub struct Function {
     pub smem_need: u64,
     /// `@launch_bounds(n)`: the most threads per block a launch may use.
     pub launch_bounds: Option<u64>,
+    /// `@launch_bounds(n, m)`: `m`, the blocks that must fit on a multiprocessor at once
+    /// (a register cap for ptxas; no effect on the semantics).
+    pub min_blocks: Option<u64>,
     /// Parameters in order.
     pub params: Vec<VarId>,
     /// The return type and perspective, if the function returns a value.

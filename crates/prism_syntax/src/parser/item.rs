@@ -130,6 +130,7 @@ impl Parser<'_> {
             kind_span: header_span,
             requires: None,
             launch_bounds: None,
+            min_blocks: None,
             params,
             ret,
             body,
@@ -290,7 +291,10 @@ impl Parser<'_> {
                 }
                 _ => None,
             }
-        } else if args.len() == 1 && args[0].name.is_none() {
+        } else if (1..=2).contains(&args.len()) && args.iter().all(|a| a.name.is_none()) {
+            if args.len() == 2 {
+                f.min_blocks = args.pop().map(|a| a.value);
+            }
             args.pop().map(|a| a.value)
         } else {
             None
@@ -302,7 +306,7 @@ impl Parser<'_> {
                 span: d.span,
                 other: None,
                 help: Some(
-                    "write `@launch_bounds(N)`, N the most threads per block the kernel is launched with".into(),
+                    "write `@launch_bounds(N)` or `@launch_bounds(N, M)`: N the most threads per block the kernel is launched with, M the fewest blocks that should fit on one multiprocessor at once".into(),
                 ),
             }),
         }

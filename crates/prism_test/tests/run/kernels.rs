@@ -654,9 +654,21 @@ fn k32_sgemm_vectorized() {
 fn k36_sgemm_pipelined() {
     // The three-stage pipeline: 200 x 136 x 40 (five K steps, more than the three slots, so
     // every slot is reused; ragged M and N), a single K step (the fill of the other stages
-    // empty), no K step at all (C = beta C), and 1 x 4 x 16. N must be a multiple of 4 and
-    // K of 8, so `check_sgemm`'s odd shapes do not apply.
-    let shapes = [(200, 136, 40), (130, 132, 8), (5, 8, 0), (1, 4, 16)];
+    // empty), no K step at all (C = beta C), and 1 x 4 x 16; then the tails: K a multiple of
+    // 4 but not of 8 (16-byte copies, the last step half zero-filled), K and N odd (4-byte
+    // copies, C element by element), N smaller than one 4-column copy, K smaller than one
+    // step, and odd N with K a multiple of 4 (16-byte A copies, 4-byte B copies).
+    let shapes = [
+        (200, 136, 40),
+        (130, 132, 8),
+        (5, 8, 0),
+        (1, 4, 16),
+        (129, 8, 12),
+        (70, 131, 37),
+        (3, 2, 5),
+        (9, 130, 3),
+        (33, 45, 20),
+    ];
     check_sgemm_shapes("36_sgemm_pipelined.prism", "sgemm_pipelined", &shapes, (128, 128), 256);
 }
 

@@ -88,6 +88,7 @@ pub(crate) struct Sig {
     pub facts: Facts,
     pub smem_budget: u64,
     pub launch_bounds: Option<u64>,
+    pub min_blocks: Option<u64>,
     pub params: Vec<ParamInfo>,
     pub ret: Option<(Scalar, Persp)>,
 }
@@ -525,6 +526,19 @@ fn signature(g: &Globals, f: &ast::Function, errors: &mut Vec<TypeError>) -> Sig
             None
         }
     });
+    // The second operand is CUDA's `minBlocksPerMultiprocessor`: 1 to 32 (an H100 runs at
+    // most 32 blocks per multiprocessor).
+    let min_blocks = f.min_blocks.as_ref().and_then(|e| match const_expr(g, e, &no_locals) {
+        Ok(Konst { value: tir::ConstValue::Int(n), .. }) if (1..=32).contains(&n) => Some(n as u64),
+        Ok(_) => {
+            errors.push(TypeError::InvalidBound { problem: BoundProblem::MinBlocksValue, span: e.span, help: None });
+            None
+        }
+        Err(err) => {
+            errors.push(err);
+            None
+        }
+    });
     if let Some(lb) = launch_bounds
         && lb % facts.t_mult != 0
     {
@@ -609,6 +623,7 @@ fn signature(g: &Globals, f: &ast::Function, errors: &mut Vec<TypeError>) -> Sig
         facts,
         smem_budget,
         launch_bounds,
+        min_blocks,
         params,
         ret,
     }

@@ -75,10 +75,10 @@ extern "C" __global__ void row_argmax(int rows,
                         for (int c = lane; c < cols; c += 32) {
                             bool t17 = i < 0;  // line 43
                             if (!t17) {
-                                t17 = x[prism_add(prism_mul(r, cols), c)] > v;
+                                t17 = x[(long long)prism_mul(r, cols) + c] > v;
                             }
                             if (t17) {  // line 43
-                                v = x[prism_add(prism_mul(r, cols), c)];  // line 44
+                                v = x[(long long)prism_mul(r, cols) + c];  // line 44
                                 i = c;  // line 45
                             }
                         }

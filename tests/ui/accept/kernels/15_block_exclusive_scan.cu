@@ -104,7 +104,7 @@ extern "C" __global__ void __launch_bounds__(256) tile_exclusive_scan(int n,
                 {  // group(thread[1])
                     for (int k = 0; k < 4; k += 1) {
                         if (prism_add(first, k) < n) {  // line 75
-                            items[k] = x[prism_add(first, k)];  // line 76
+                            items[k] = x[(long long)first + k];  // line 76
                         }
                     }
                 }

@@ -160,7 +160,7 @@ extern "C" __global__ void __launch_bounds__(256) scan_decoupled_lookback(int n,
             {  // group(thread[1])
                 for (int k = 0; k < 4; k += 1) {
                     if (prism_add(first, k) < n) {  // line 120
-                        items[k] = x[prism_add(first, k)];  // line 121
+                        items[k] = x[(long long)first + k];  // line 121
                     }
                     thread_sum = prism_add(thread_sum, items[k]);  // line 122
                 }
@@ -217,7 +217,7 @@ extern "C" __global__ void __launch_bounds__(256) scan_decoupled_lookback(int n,
                     for (int k = 0; k < 4; k += 1) {
                         running = prism_add(running, items[k]);  // line 165
                         if (prism_add(first, k) < n) {  // line 166
-                            out[prism_add(first, k)] = running;  // line 167
+                            out[(long long)first + k] = running;  // line 167
                         }
                     }
                 }

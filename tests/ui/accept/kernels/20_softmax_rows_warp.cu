@@ -60,14 +60,14 @@ extern "C" __global__ void softmax_rows(int rows,
                 float m = x[prism_mul(r, cols)];  // line 34
                 {  // group(thread[1])
                     for (int c = lane; c < cols; c += 32) {
-                        m = fmaxf(m, x[prism_add(prism_mul(r, cols), c)]);  // line 37
+                        m = fmaxf(m, x[(long long)prism_mul(r, cols) + c]);  // line 37
                     }
                 }
                 const float row_max = warp_allreduce_max(prism_tid % 32, prism_bid, nullptr, m);  // line 38
                 float s = 0.0f;  // line 39
                 {  // group(thread[1])
                     for (int c = lane; c < cols; c += 32) {
-                        s = s + expf(x[prism_add(prism_mul(r, cols), c)] - row_max);  // line 42
+                        s = s + expf(x[(long long)prism_mul(r, cols) + c] - row_max);  // line 42
                     }
                 }
                 const float row_sum = warp_allreduce_sum(prism_tid % 32, prism_bid, nullptr, s);  // line 43
@@ -75,7 +75,7 @@ extern "C" __global__ void softmax_rows(int rows,
                 {  // partition `y_row` as `y_t` at thread[1]
                     {  // group(thread[1])
                         for (int c = lane; c < cols; c += 32) {
-                            y[prism_add(prism_mul(r, cols), c)] = expf(x[prism_add(prism_mul(r, cols), c)] - row_max) * inv;  // line 48
+                            y[(long long)prism_mul(r, cols) + c] = expf(x[(long long)prism_mul(r, cols) + c] - row_max) * inv;  // line 48
                         }
                     }
                 }

@@ -57,7 +57,7 @@ extern "C" __global__ void __launch_bounds__(256) row_col_sums(int rows,
                                         float s = 0.0f;  // line 43
                                         {  // group(thread[1])
                                             for (int c = lane; c < cols; c += 32) {
-                                                s = s + x[prism_add(prism_mul(r, cols), c)];  // line 46
+                                                s = s + x[(long long)prism_mul(r, cols) + c];  // line 46
                                             }
                                         }
                                         const float total = warp_allreduce_sum(prism_tid % 32, prism_bid, nullptr, s);  // line 47

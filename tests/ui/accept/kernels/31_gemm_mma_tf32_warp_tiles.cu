@@ -44,8 +44,8 @@ extern "C" __global__ void gemm_tf32_warp_tiles(int M,
                     {  // group(thread[1])
                         a[0] = A[prism_add(prism_add(prism_mul(prism_add(row0, g), K), k0), q)];  // line 36
                         a[1] = A[prism_add(prism_add(prism_mul(prism_add(prism_add(row0, g), 8), K), k0), q)];  // line 37
-                        a[2] = A[prism_add(prism_add(prism_add(prism_mul(prism_add(row0, g), K), k0), q), 4)];  // line 38
-                        a[3] = A[prism_add(prism_add(prism_add(prism_mul(prism_add(prism_add(row0, g), 8), K), k0), q), 4)];  // line 39
+                        a[2] = A[(long long)prism_add(prism_add(prism_mul(prism_add(row0, g), K), k0), q) + 4];  // line 38
+                        a[3] = A[(long long)prism_add(prism_add(prism_mul(prism_add(prism_add(row0, g), 8), K), k0), q) + 4];  // line 39
                         b[0] = B[prism_add(prism_add(prism_mul(k0 + q, N), col0), g)];  // line 40
                         b[1] = B[prism_add(prism_add(prism_mul(k0 + q + 4, N), col0), g)];  // line 41
                     }

@@ -81,7 +81,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_vectorized(int M,
                                         t85 = k0 + a_k + s < K;
                                     }
                                     if (t85) {  // line 58
-                                        av[s] = A[prism_add(prism_add(prism_add(prism_mul(m, K), k0), a_k), s)];  // line 59
+                                        av[s] = A[(long long)prism_add(prism_add(prism_mul(m, K), k0), a_k) + s];  // line 59
                                     } else {
                                         av[s] = 0.0f;  // line 61
                                     }
@@ -118,7 +118,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_vectorized(int M,
                                         t136 = prism_add(n, s) < N;
                                     }
                                     if (t136) {  // line 71
-                                        bv[s] = B[prism_add(prism_add(prism_mul(k, N), n), s)];  // line 72
+                                        bv[s] = B[(long long)prism_add(prism_mul(k, N), n) + s];  // line 72
                                     } else {
                                         bv[s] = 0.0f;  // line 74
                                     }

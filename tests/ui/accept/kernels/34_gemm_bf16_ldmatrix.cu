@@ -91,7 +91,7 @@ extern "C" __global__ void __launch_bounds__(128) gemm_bf16_ldmatrix(int M,
                                         t99 = k0 + a_k + s < K;
                                     }
                                     if (t99) {  // line 60
-                                        av[s] = A[prism_add(prism_add(prism_add(prism_mul(r, K), k0), a_k), s)];  // line 61
+                                        av[s] = A[(long long)prism_add(prism_add(prism_mul(r, K), k0), a_k) + s];  // line 61
                                     } else {
                                         av[s] = __float2bfloat16_rn(0.0f);  // line 63
                                     }
@@ -134,7 +134,7 @@ extern "C" __global__ void __launch_bounds__(128) gemm_bf16_ldmatrix(int M,
                                         t181 = prism_add(c, s) < N;
                                     }
                                     if (t181) {  // line 72
-                                        bv[s] = B[prism_add(prism_add(prism_mul(k, N), c), s)];  // line 73
+                                        bv[s] = B[(long long)prism_add(prism_mul(k, N), c) + s];  // line 73
                                     } else {
                                         bv[s] = __float2bfloat16_rn(0.0f);  // line 75
                                     }

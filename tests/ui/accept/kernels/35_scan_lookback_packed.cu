@@ -103,7 +103,7 @@ extern "C" __global__ void __launch_bounds__(128) scan_lookback_packed(int n,
                 } else {
                     for (int k = 0; k < 16; k += 1) {
                         if (prism_add(first, k) < n) {  // line 71
-                            items[k] = x[prism_add(first, k)];  // line 72
+                            items[k] = x[(long long)first + k];  // line 72
                         }
                     }
                 }
@@ -227,7 +227,7 @@ extern "C" __global__ void __launch_bounds__(128) scan_lookback_packed(int n,
                     } else {
                         for (int k_1 = 0; k_1 < 16; k_1 += 1) {
                             if (prism_add(first, k_1) < n) {  // line 168
-                                out[prism_add(first, k_1)] = items[k_1];  // line 169
+                                out[(long long)first + k_1] = items[k_1];  // line 169
                             }
                         }
                     }

@@ -7,26 +7,30 @@
 // needs (`cp.async.wait_group 1`) and meets once per step at a barrier that both publishes
 // the landed step and frees the slot the next fill overwrites. Nothing is unrolled by hand.
 //   C = alpha * A @ B + beta * C
-// Inputs:  M (int, >= 1), N (int, a positive multiple of 4), K (int, a multiple of 8, may be
-//          0); alpha, beta (float); A (M x K, row-major, read-only), B (K x N, row-major,
-//          read-only), both 16-byte aligned.
-// In/out:  C (M x N, row-major).
+// Inputs:  M, N (int, >= 1), K (int, >= 0); alpha, beta (float); A (M x K, row-major,
+//          read-only), B (K x N, row-major, read-only), C (M x N, row-major, in/out).
 // Launch:  T = 256 threads per block; B = ceil(M/128) * ceil(N/128) blocks. Block b owns
 //          rows (b / ceil(N/128)) * 128 and columns (b % ceil(N/128)) * 128. Thread t owns
 //          rows (t / 16) * 8 .. +7 and columns (t % 16) * 8 .. +7 of the tile.
 // Per K step of 8, thread t copies A[row, k0 + (t % 2) * 4 .. +3] for row tile_row + t / 2
 // into As[s][(t / 2) * 8 + (t % 2) * 4 ..] (the slab m-major) and B[k0 + t / 32, col ..
-// +3] for col tile_col + (t % 32) * 4 into Bs[s][(t / 32) * 128 + (t % 32) * 4 ..]. Ragged
-// edges: a row past M copies row M - 1 and columns past N copy columns N - 4 .. N - 1; the
-// values they produce are never written back. Products are summed in k order.
-extern "C" __global__ void __launch_bounds__(256) sgemm_pipelined(int M,
-                                                                  int N,
-                                                                  int K,
-                                                                  float alpha,
-                                                                  const float* __restrict__ A,
-                                                                  const float* __restrict__ B,
-                                                                  float beta,
-                                                                  float* __restrict__ C)
+// +3] for col tile_col + (t % 32) * 4 into Bs[s][(t / 32) * 128 + (t % 32) * 4 ..].
+// Tails: every copy is zero-filling (`cp_async_zfill`) and reads only the elements that
+// exist, so a ragged last K step and columns past N land as zeros (their products add
+// exact zeros); a row past M copies row M - 1, whose values are never written back. When K
+// (or N) is a multiple of 4, A's (B's) rows start at 16-byte boundaries and each thread
+// copies its 4 elements in one 16-byte copy (LDGSTS.128); otherwise in four 4-byte copies.
+// C is read and written 4 elements at a time when N is a multiple of 4, else one by one.
+// Products are summed in k order. `@launch_bounds(256, 2)` caps registers at 128 so that two
+// blocks share a multiprocessor (the tail paths would otherwise take the kernel to 149).
+extern "C" __global__ void __launch_bounds__(256, 2) sgemm_pipelined(int M,
+                                                                     int N,
+                                                                     int K,
+                                                                     float alpha,
+                                                                     const float* __restrict__ A,
+                                                                     const float* __restrict__ B,
+                                                                     float beta,
+                                                                     float* __restrict__ C)
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 256 threads per block
     const int prism_tid = threadIdx.x;
@@ -34,107 +38,157 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_pipelined(int M,
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(128) float prism_shared0[3072];
     __shared__ __align__(128) float prism_shared12288[3072];
-    const int tiles_n = prism_sub(prism_add(N, 128), 1) / 128;  // line 33
-    const int b = prism_bid;  // line 34
-    const int tile_row = prism_mul(prism_div(b, tiles_n), 128);  // line 35
-    const int tile_col = prism_mul(prism_rem(b, tiles_n), 128);  // line 36
+    const int tiles_n = prism_sub(prism_add(N, 128), 1) / 128;  // line 37
+    const int b = prism_bid;  // line 38
+    const int tile_row = prism_mul(prism_div(b, tiles_n), 128);  // line 39
+    const int tile_col = prism_mul(prism_rem(b, tiles_n), 128);  // line 40
     {  // partition `C` as `C_blk` at block[1]
         {  // group(block[1])
-            float* As = prism_shared0;  // line 39
-            float* Bs = prism_shared12288;  // line 40
-            const int t = prism_tid;  // line 41
-            const int thread_row = t / 16;  // line 42
-            const int thread_col = t % 16;  // line 43
-            const int a_m = t / 2;  // line 44
-            const int a_k = t % 2 * 4;  // line 45
-            const int a_row = prism_min(prism_add(tile_row, a_m), prism_sub(M, 1));  // line 46
-            const int b_k = t / 32;  // line 47
-            const int b_n = t % 32 * 4;  // line 48
-            const int b_col = prism_min(prism_add(tile_col, b_n), prism_sub(N, 4));  // line 49
-            float acc[64] = {};  // line 50
+            float* As = prism_shared0;  // line 43
+            float* Bs = prism_shared12288;  // line 44
+            const int t = prism_tid;  // line 45
+            const int thread_row = t / 16;  // line 46
+            const int thread_col = t % 16;  // line 47
+            const int a_m = t / 2;  // line 48
+            const int a_k = t % 2 * 4;  // line 49
+            const int a_row = prism_min(prism_add(tile_row, a_m), prism_sub(M, 1));  // line 50
+            const int b_k = t / 32;  // line 51
+            const int b_n = t % 32 * 4;  // line 52
+            const int b_col = prism_add(tile_col, b_n);  // line 53
+            // Columns of B's copy that exist (0 to 4).
+            const int b_have = prism_max(0, prism_min(4, prism_sub(N, b_col)));  // line 55
+            const bool vec_a = K % 4 == 0;  // line 56
+            const bool vec_n = N % 4 == 0;  // line 57
+            float acc[64] = {};  // line 58
             {  // pipeline `As` as `As` at block[1]
                 {  // pipeline `Bs` as `Bs` at block[1]
-                    int kt_issue = 0;  // line 51
-                    const int t63 = K / 8;
-                    for (; kt_issue < prism_add(t63, 2); kt_issue += 1) {
-                        const bool t67 = kt_issue >= 2;
+                    int kt_issue = 0;  // line 59
+                    const int t80 = prism_sub(prism_add(K, 8), 1) / 8;
+                    for (; kt_issue < prism_add(t80, 2); kt_issue += 1) {
+                        const bool t84 = kt_issue >= 2;
                         const int kt = kt_issue - 2;
-                        if (t67) {
+                        if (t84) {
                             asm volatile("cp.async.wait_group 1;" :  :  : "memory");
                             __syncthreads();
                         }
-                        if (kt_issue < t63) {  // line 51
+                        if (kt_issue < t80) {  // line 59
+                            const int t90 = kt_issue % 3 * 1024;  // line 60
                             {  // async `As` as `a_dst` at block[1]
+                                const int t94 = kt_issue % 3 * 1024;  // line 61
                                 {  // async `Bs` as `b_dst` at block[1]
                                     {  // group(thread[1])
-                                        asm volatile(  // line 55
-                                            "cp.async.cg.shared.global [%0], [%1], 16;"
-                                            :
-                                            : "r"(prism_smem_addr(&As[kt_issue % 3 * 1024 + (a_m * 8 + a_k)])), "l"(&A[prism_add(prism_add(prism_mul(a_row, K), prism_mul(kt_issue, 8)), a_k)])
-                                            : "memory");
-                                        asm volatile(  // line 56
-                                            "cp.async.cg.shared.global [%0], [%1], 16;"
-                                            :
-                                            : "r"(prism_smem_addr(&Bs[kt_issue % 3 * 1024 + (b_k * 128 + b_n)])), "l"(&B[prism_add(prism_mul(prism_add(prism_mul(kt_issue, 8), b_k), N), b_col)])
-                                            : "memory");
+                                        const int ka = prism_add(prism_mul(kt_issue, 8), a_k);  // line 63
+                                        const int kb = prism_add(prism_mul(kt_issue, 8), b_k);  // line 64
+                                        if (vec_a) {  // line 65
+                                            asm volatile(  // line 66
+                                                "cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                                                :
+                                                : "r"(prism_smem_addr(&As[t90 + (a_m * 8 + a_k)])), "l"(&A[prism_add(prism_mul(a_row, K), ka)]), "r"(prism_mul(4, prism_max(0, prism_min(4, prism_sub(K, ka)))))
+                                                : "memory");
+                                        } else {
+                                            for (int e = 0; e < 4; e += 1) {
+                                                int t133 = {};
+                                                if (prism_add(ka, e) < K) {
+                                                    t133 = 4;  // line 69
+                                                } else {
+                                                    t133 = 0;
+                                                }
+                                                asm volatile(
+                                                    "cp.async.ca.shared.global [%0], [%1], 4, %2;"
+                                                    :
+                                                    : "r"(prism_smem_addr(&As[t90 + (a_m * 8 + a_k + e)])), "l"(&A[(long long)prism_add(prism_mul(a_row, K), ka) + e]), "r"(t133)
+                                                    : "memory");
+                                            }
+                                        }
+                                        if (vec_n) {  // line 70
+                                            int t144 = {};
+                                            if (kb < K) {
+                                                t144 = prism_mul(4, b_have);  // line 71
+                                            } else {
+                                                t144 = 0;
+                                            }
+                                            asm volatile(
+                                                "cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                                                :
+                                                : "r"(prism_smem_addr(&Bs[t94 + (b_k * 128 + b_n)])), "l"(&B[prism_add(prism_mul(kb, N), b_col)]), "r"(t144)
+                                                : "memory");
+                                        } else {
+                                            for (int e = 0; e < 4; e += 1) {
+                                                bool t162 = kb < K;  // line 74
+                                                if (t162) {
+                                                    t162 = e < b_have;
+                                                }
+                                                int t165 = {};
+                                                if (t162) {
+                                                    t165 = 4;
+                                                } else {
+                                                    t165 = 0;
+                                                }
+                                                asm volatile(
+                                                    "cp.async.ca.shared.global [%0], [%1], 4, %2;"
+                                                    :
+                                                    : "r"(prism_smem_addr(&Bs[t94 + (b_k * 128 + b_n + e)])), "l"(&B[(long long)prism_add(prism_mul(kb, N), b_col) + e]), "r"(t165)
+                                                    : "memory");
+                                            }
+                                        }
                                     }
                                 }
                             }
                         }
                         asm volatile("cp.async.commit_group;" :  :  : "memory");
-                        if (t67) {  // line 51
-                            const int t101 = kt % 3 * 1024;  // line 57
+                        if (t84) {  // line 59
+                            const int t171 = kt % 3 * 1024;  // line 75
                             {  // stage `As` as `a_s` at block[1]
-                                const int t105 = kt % 3 * 1024;  // line 58
+                                const int t175 = kt % 3 * 1024;  // line 76
                                 {  // stage `Bs` as `b_s` at block[1]
                                     {  // group(thread[1])
-                                        float ra[64] = {};  // line 60
+                                        float ra[64] = {};  // line 78
                                         for (int i = 0; i < 8; i += 1) {
-                                            const int t114 = i * 8;  // line 62
-                                            const prism_vec<float, 4> prism_v127 = *(const prism_vec<float, 4>*)&As[t101 + (thread_row * 8 + i) * 8];
-                                            const float t127 = prism_v127.v[0];
-                                            const float t128 = prism_v127.v[1];
-                                            const float t129 = prism_v127.v[2];
-                                            const float t130 = prism_v127.v[3];
-                                            ra[t114] = t127;
-                                            ra[t114 + 1] = t128;
-                                            ra[t114 + 2] = t129;
-                                            ra[t114 + 3] = t130;
-                                            const int t134 = i * 8 + 4;  // line 63
-                                            const prism_vec<float, 4> prism_v149 = *(const prism_vec<float, 4>*)&As[t101 + ((thread_row * 8 + i) * 8 + 4)];
-                                            const float t149 = prism_v149.v[0];
-                                            const float t150 = prism_v149.v[1];
-                                            const float t151 = prism_v149.v[2];
-                                            const float t152 = prism_v149.v[3];
-                                            ra[t134] = t149;
-                                            ra[t134 + 1] = t150;
-                                            ra[t134 + 2] = t151;
-                                            ra[t134 + 3] = t152;
+                                            const int t184 = i * 8;  // line 80
+                                            const prism_vec<float, 4> prism_v197 = *(const prism_vec<float, 4>*)&As[t171 + (thread_row * 8 + i) * 8];
+                                            const float t197 = prism_v197.v[0];
+                                            const float t198 = prism_v197.v[1];
+                                            const float t199 = prism_v197.v[2];
+                                            const float t200 = prism_v197.v[3];
+                                            ra[t184] = t197;
+                                            ra[t184 + 1] = t198;
+                                            ra[t184 + 2] = t199;
+                                            ra[t184 + 3] = t200;
+                                            const int t204 = i * 8 + 4;  // line 81
+                                            const prism_vec<float, 4> prism_v219 = *(const prism_vec<float, 4>*)&As[t171 + ((thread_row * 8 + i) * 8 + 4)];
+                                            const float t219 = prism_v219.v[0];
+                                            const float t220 = prism_v219.v[1];
+                                            const float t221 = prism_v219.v[2];
+                                            const float t222 = prism_v219.v[3];
+                                            ra[t204] = t219;
+                                            ra[t204 + 1] = t220;
+                                            ra[t204 + 2] = t221;
+                                            ra[t204 + 3] = t222;
                                         }
                                         for (int kk = 0; kk < 8; kk += 1) {
-                                            float rb[8] = {};  // line 65
-                                            const prism_vec<float, 4> prism_v171 = *(const prism_vec<float, 4>*)&Bs[t105 + (kk * 128 + thread_col * 8)];  // line 66
-                                            const float t171 = prism_v171.v[0];
-                                            const float t172 = prism_v171.v[1];
-                                            const float t173 = prism_v171.v[2];
-                                            const float t174 = prism_v171.v[3];
-                                            rb[0] = t171;
-                                            rb[1] = t172;
-                                            rb[2] = t173;
-                                            rb[3] = t174;
-                                            const prism_vec<float, 4> prism_v190 = *(const prism_vec<float, 4>*)&Bs[t105 + (kk * 128 + thread_col * 8 + 4)];  // line 67
-                                            const float t190 = prism_v190.v[0];
-                                            const float t191 = prism_v190.v[1];
-                                            const float t192 = prism_v190.v[2];
-                                            const float t193 = prism_v190.v[3];
-                                            rb[4] = t190;
-                                            rb[4 + 1] = t191;
-                                            rb[4 + 2] = t192;
-                                            rb[4 + 3] = t193;
+                                            float rb[8] = {};  // line 83
+                                            const prism_vec<float, 4> prism_v241 = *(const prism_vec<float, 4>*)&Bs[t175 + (kk * 128 + thread_col * 8)];  // line 84
+                                            const float t241 = prism_v241.v[0];
+                                            const float t242 = prism_v241.v[1];
+                                            const float t243 = prism_v241.v[2];
+                                            const float t244 = prism_v241.v[3];
+                                            rb[0] = t241;
+                                            rb[1] = t242;
+                                            rb[2] = t243;
+                                            rb[3] = t244;
+                                            const prism_vec<float, 4> prism_v260 = *(const prism_vec<float, 4>*)&Bs[t175 + (kk * 128 + thread_col * 8 + 4)];  // line 85
+                                            const float t260 = prism_v260.v[0];
+                                            const float t261 = prism_v260.v[1];
+                                            const float t262 = prism_v260.v[2];
+                                            const float t263 = prism_v260.v[3];
+                                            rb[4] = t260;
+                                            rb[4 + 1] = t261;
+                                            rb[4 + 2] = t262;
+                                            rb[4 + 3] = t263;
                                             for (int i_1 = 0; i_1 < 8; i_1 += 1) {
                                                 for (int j = 0; j < 8; j += 1) {
-                                                    const int t206 = i_1 * 8 + j;  // line 70
-                                                    acc[t206] = fmaf(ra[i_1 * 8 + kk], rb[j], acc[t206]);
+                                                    const int t276 = i_1 * 8 + j;  // line 88
+                                                    acc[t276] = fmaf(ra[i_1 * 8 + kk], rb[j], acc[t276]);
                                                 }
                                             }
                                         }
@@ -146,32 +200,40 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_pipelined(int M,
                 }
             }
             // Row i of the thread's sub-tile is C_t[i * N .. i * N + TN - 1].
-            const int c_base = prism_add(prism_mul(thread_row * 8, N), thread_col * 8);  // line 72
+            const int c_base = prism_add(prism_mul(thread_row * 8, N), thread_col * 8);  // line 90
             {  // partition `C_blk` as `C_t` at thread[1]
                 {  // group(thread[1])
                     for (int i = 0; i < 8; i += 1) {
-                        const int r = prism_add(prism_add(tile_row, thread_row * 8), i);  // line 76
+                        const int r = prism_add(prism_add(tile_row, thread_row * 8), i);  // line 94
                         for (int h = 0; h < 8; h += 4) {
-                            const int c = prism_add(prism_add(tile_col, thread_col * 8), h);  // line 78
-                            bool t243 = r < M;  // line 79
-                            if (t243) {
-                                t243 = c < N;
+                            const int c = prism_add(prism_add(tile_col, thread_col * 8), h);  // line 96
+                            bool t313 = r < M;  // line 97
+                            if (t313) {
+                                t313 = c < N;
                             }
-                            if (t243) {  // line 79
-                                float cv[4] = {};  // line 80
-                                const prism_vec<float, 4> prism_v259 = *(const prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(i, N), h)))];  // line 81
-                                const float t259 = prism_v259.v[0];
-                                const float t260 = prism_v259.v[1];
-                                const float t261 = prism_v259.v[2];
-                                const float t262 = prism_v259.v[3];
-                                cv[0] = t259;
-                                cv[1] = t260;
-                                cv[2] = t261;
-                                cv[3] = t262;
-                                for (int j = 0; j < 4; j += 1) {
-                                    cv[j] = fmaf(alpha, acc[i * 8 + (h + j)], beta * cv[j]);  // line 83
+                            if (t313) {  // line 97
+                                if (vec_n) {  // line 98
+                                    float cv[4] = {};  // line 99
+                                    const prism_vec<float, 4> prism_v329 = *(const prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(i, N), h)))];  // line 100
+                                    const float t329 = prism_v329.v[0];
+                                    const float t330 = prism_v329.v[1];
+                                    const float t331 = prism_v329.v[2];
+                                    const float t332 = prism_v329.v[3];
+                                    cv[0] = t329;
+                                    cv[1] = t330;
+                                    cv[2] = t331;
+                                    cv[3] = t332;
+                                    for (int j = 0; j < 4; j += 1) {
+                                        cv[j] = fmaf(alpha, acc[i * 8 + (h + j)], beta * cv[j]);  // line 102
+                                    }
+                                    *(prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(i, N), h)))] = prism_vec<float, 4>{{cv[0], cv[1], cv[2], cv[3]}};  // line 103
+                                } else {
+                                    for (int j = 0; j < 4; j += 1) {
+                                        if (prism_add(c, j) < N) {  // line 106
+                                            C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(i, N), h), j)))] = fmaf(alpha, acc[i * 8 + (h + j)], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(i, N), h), j)))]);  // line 107
+                                        }
+                                    }
                                 }
-                                *(prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(i, N), h)))] = prism_vec<float, 4>{{cv[0], cv[1], cv[2], cv[3]}};  // line 84
                             }
                         }
                     }

@@ -40,7 +40,7 @@ extern "C" __global__ void __launch_bounds__(32) pipeline3(const float* __restri
                     asm volatile(  // line 28
                         "cp.async.cg.shared.global [%0], [%1], 16;"
                         :
-                        : "r"(prism_smem_addr(&s1[4 * t])), "l"(&x[prism_add(base, 128)])
+                        : "r"(prism_smem_addr(&s1[4 * t])), "l"(&x[(long long)base + 128])
                         : "memory");
                 }
                 asm volatile("cp.async.commit_group;" :  :  : "memory");  // line 26
@@ -50,7 +50,7 @@ extern "C" __global__ void __launch_bounds__(32) pipeline3(const float* __restri
                     asm volatile(  // line 31
                         "cp.async.cg.shared.global [%0], [%1], 16;"
                         :
-                        : "r"(prism_smem_addr(&s2[4 * t])), "l"(&x[prism_add(base, 256)])
+                        : "r"(prism_smem_addr(&s2[4 * t])), "l"(&x[(long long)base + 256])
                         : "memory");
                 }
                 asm volatile("cp.async.commit_group;" :  :  : "memory");  // line 29

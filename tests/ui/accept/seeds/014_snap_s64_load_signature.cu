@@ -59,7 +59,7 @@ extern "C" __global__ void stage_and_load(const int* __restrict__ input, int* __
                 {  // partition `tile` as `slot` at thread[1]
                     {  // group(thread[1])
                         tile[t * 2] = input[prism_mul(g, 2)];  // line 32
-                        tile[t * 2 + 1] = input[prism_add(prism_mul(g, 2), 1)];  // line 33
+                        tile[t * 2 + 1] = input[(long long)prism_mul(g, 2) + 1];  // line 33
                         // split block barrier s0, arrive: `tile` was last used at line 30; its next use (line 35) waits
                         prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
                     }
@@ -71,7 +71,7 @@ extern "C" __global__ void stage_and_load(const int* __restrict__ input, int* __
                 load(prism_tid, prism_bid, prism_smem + 512, tile, 2, 128, regs_1);
                 {  // group(thread[1])
                     out[prism_mul(g, 2)] = regs[0];  // line 37
-                    out[prism_add(prism_mul(g, 2), 1)] = regs[1];  // line 38
+                    out[(long long)prism_mul(g, 2) + 1] = regs[1];  // line 38
                 }
             }
         }

@@ -34,7 +34,7 @@ extern "C" __global__ void __launch_bounds__(32) stage_copy(const float* __restr
                     asm volatile(  // line 23
                         "cp.async.cg.shared.global [%0], [%1], 16;"
                         :
-                        : "r"(prism_smem_addr(&tile[256])), "l"(&src[prism_add(prism_mul(b, 260), 256)])
+                        : "r"(prism_smem_addr(&tile[256])), "l"(&src[(long long)prism_mul(b, 260) + 256])
                         : "memory");
                 }
                 asm volatile("cp.async.commit_group;" :  :  : "memory");  // line 17

@@ -22,9 +22,9 @@ extern "C" __global__ void minmax(int n,
             {  // group(thread[1])
                 if (g < n) {  // line 14
                     out[prism_mul(4, g)] = prism_min((unsigned)a[g], b[g]);  // line 15
-                    out[prism_add(prism_mul(4, g), 1)] = prism_min(b[g], (unsigned)a[g]);  // line 16
-                    out[prism_add(prism_mul(4, g), 2)] = prism_max((unsigned)a[g], b[g]);  // line 17
-                    out[prism_add(prism_mul(4, g), 3)] = prism_max(b[g], (unsigned)a[g]);  // line 18
+                    out[(long long)prism_mul(4, g) + 1] = prism_min(b[g], (unsigned)a[g]);  // line 16
+                    out[(long long)prism_mul(4, g) + 2] = prism_max((unsigned)a[g], b[g]);  // line 17
+                    out[(long long)prism_mul(4, g) + 3] = prism_max(b[g], (unsigned)a[g]);  // line 18
                     wide[g] = prism_max((long long)a[g], prism_mul((long long)a[g], 3ll));  // line 19
                 }
             }

@@ -28,9 +28,9 @@ extern "C" __global__ void __launch_bounds__(64) odd_offsets(int* __restrict__ o
             const int d = __shfl_sync(0xffffffffu, v, 40);  // line 24
             {  // group(thread[1])
                 out[prism_mul(g, 4)] = a;  // line 26
-                out[prism_add(prism_mul(g, 4), 1)] = b;  // line 27
-                out[prism_add(prism_mul(g, 4), 2)] = c;  // line 28
-                out[prism_add(prism_mul(g, 4), 3)] = d;  // line 29
+                out[(long long)prism_mul(g, 4) + 1] = b;  // line 27
+                out[(long long)prism_mul(g, 4) + 2] = c;  // line 28
+                out[(long long)prism_mul(g, 4) + 3] = d;  // line 29
             }
         }
     }
