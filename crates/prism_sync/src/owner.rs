@@ -166,6 +166,8 @@ pub(crate) struct Rest {
     terms: Vec<(i128, i128, i128)>,
     /// How many consecutive elements the access touches (1, or an asynchronous copy's).
     width: i128,
+    /// The unit's position is padded (see [`Ctx::shape_of`]): only the blocked proof holds.
+    padded: bool,
 }
 
 impl Ctx<'_> {
@@ -231,6 +233,7 @@ impl Ctx<'_> {
     /// `W·(n − 1)`, `n` the threads of an `s`-unit.
     pub(crate) fn disjoint(&self, w: i128, rests: &[Rest], s: Persp) -> bool {
         let width = rests.iter().map(|r| r.width).max().unwrap_or(1).max(1);
+        let padded = rests.iter().any(|r| r.padded);
         let blocked = rests.iter().all(|r| {
             let (mut lo, mut hi) = (r.c, r.c);
             for &(k, l, h) in &r.terms {
@@ -242,7 +245,7 @@ impl Ctx<'_> {
         if blocked {
             return true;
         }
-        if w < width {
+        if w < width || padded {
             return false;
         }
         // A counter with one value is a constant; the others move `r` by multiples of their
@@ -300,12 +303,37 @@ impl Ctx<'_> {
             let frame = self.cfg.insts[id].frame;
             let mut reads = Vec::new();
             let off = self.pointer_offset(ptr, &mut reads, 0)?;
-            let idx = self.eval(index, frame, &mut reads, 0)?.add(&off, 1)?;
+            let mut idx = self.eval(index, frame, &mut reads, 0)?.add(&off, 1)?;
+            // A padded tile: `a·(u / k) + b·(u % k)` with `a ≥ k·b` and `b > 0` places thread
+            // `u` at `b·u + (a − k·b)·(u / k)`, which grows by at least `b` from each thread
+            // to the next (`u ≥ 0`). So the threads' blocks `[P(u), P(u) + b)` are disjoint,
+            // and the blocked proof holds with `W = b` (the interleaved one does not). The
+            // `(a − k·b)·(u / k)` part joins the base, marking the shape as padded, so only
+            // accesses with the same padding share the shape.
+            let mut padded = false;
+            let quot = idx.terms.iter().find_map(|(t, &a)| match t {
+                Term::Quot(c, g, k) if *g == (Level::Thread, 1) => Some((*c, *g, *k, a)),
+                _ => None,
+            });
+            if let Some((c, g, k, a)) = quot
+                && let Some(&b) = idx.terms.get(&Term::Mod(c, g, k))
+                && b > 0
+                && a >= k.checked_mul(b)?
+                && !idx.terms.contains_key(&Term::Rel(c, g))
+            {
+                idx.terms.remove(&Term::Mod(c, g, k));
+                idx.terms.insert(Term::Rel(c, g), b);
+                idx.terms.insert(Term::Quot(c, g, k), a - k * b);
+                padded = true;
+            }
             let mut unit = None;
             let mut base = BTreeMap::new();
-            let mut rest = Rest { c: idx.c, terms: Vec::new(), width };
+            let mut rest = Rest { c: idx.c, terms: Vec::new(), width, padded };
             for (t, k) in idx.terms {
                 match t {
+                    Term::Quot(c, g, _) if padded && g == (Level::Thread, 1) && c == unit.map_or(c, |(u, _)| u) => {
+                        base.insert(t, k);
+                    }
                     Term::Rel(code, (Level::Thread, 1)) => {
                         if unit.is_some() {
                             return None;
