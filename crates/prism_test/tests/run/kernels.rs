@@ -690,16 +690,24 @@ fn k33_reduce_sum_vectorized() {
 fn k34_gemm_bf16_ldmatrix() {
     // 72 x 80 x 48: 2 x 2 block tiles of 64 x 64 (three partial) with the vector staging
     // (K and N multiples of 8); then 70 x 75 x 21 with element-by-element staging and a
-    // partial last K step. Random bf16 inputs in [-1, 1): products are exact, and each mma
-    // rounds its 16-term sum to f32: tolerance 1e-6 * sum |alpha * a * b| + 1e-6.
-    let p = program(&file("34_gemm_bf16_ldmatrix.prism"));
-    for (m, n, k, alpha, beta) in [(72usize, 80usize, 48usize, 1.5f32, -0.5f32), (70, 75, 21, 1.0, 0.25)] {
-        let mut rng = Rng::new(34 + k as u64);
+    // partial last K step.
+    let shapes = [(72, 80, 48, 1.5, -0.5), (70, 75, 21, 1.0, 0.25)];
+    check_bf16_gemm("34_gemm_bf16_ldmatrix.prism", "gemm_bf16_ldmatrix", &shapes, 64, 128);
+}
+
+/// Runs a bf16 gemm kernel (M, N, K, alpha, A, B, beta, C; square block tiles of `tile`,
+/// `block` threads) on each shape against the float reference. Random bf16 inputs in
+/// [-1, 1): products are exact, and each mma rounds its 16-term sum to f32: tolerance
+/// 1e-6 * sum |alpha * a * b| + 1e-6.
+fn check_bf16_gemm(name: &str, kernel: &str, shapes: &[(usize, usize, usize, f32, f32)], tile: usize, block: u32) {
+    let p = program(&file(name));
+    for &(m, n, k, alpha, beta) in shapes {
+        let mut rng = Rng::new((m * n + k) as u64 + 34);
         let a: Vec<f32> = rng.uniform(m * k, -1.0, 1.0).into_iter().map(to_bf16).collect();
         let b: Vec<f32> = rng.uniform(k * n, -1.0, 1.0).into_iter().map(to_bf16).collect();
         let c = rng.eighths(m * n, -2, 2);
-        let grid = (m.div_ceil(64) * n.div_ceil(64)) as u32;
-        let out = p.launch("gemm_bf16_ldmatrix", grid, 128, || {
+        let grid = (m.div_ceil(tile) * n.div_ceil(tile)) as u32;
+        let out = p.launch(kernel, grid, block, || {
             vec![
                 Arg::value(m as i32),
                 Arg::value(n as i32),
@@ -728,44 +736,9 @@ fn k34_gemm_bf16_ldmatrix() {
 fn k37_gemm_bf16_pipelined() {
     // The four-stage pipeline: 136 x 200 x 72 (2 x 2 block tiles of 128 x 128, three
     // partial; five K steps, more than the four slots, the last half past K), one K step,
-    // none (C = beta C), and 1 x 8 x 8. N and K are multiples of 8 (16-byte rows). Random
-    // bf16 inputs in [-1, 1): products are exact, and each mma rounds its 16-term sum to
-    // f32: tolerance 1e-6 * sum |alpha * a * b| + 1e-6.
-    let p = program(&file("37_gemm_bf16_pipelined.prism"));
-    for (m, n, k, alpha, beta) in [
-        (136usize, 200usize, 72usize, 1.5f32, -0.5f32),
-        (130, 8, 16, 1.0, 0.25),
-        (5, 16, 0, 2.0, -1.0),
-        (1, 8, 8, 1.0, 0.0),
-    ] {
-        let mut rng = Rng::new(37 + (m * n + k) as u64);
-        let a: Vec<f32> = rng.uniform(m * k, -1.0, 1.0).into_iter().map(to_bf16).collect();
-        let b: Vec<f32> = rng.uniform(k * n, -1.0, 1.0).into_iter().map(to_bf16).collect();
-        let c = rng.eighths(m * n, -2, 2);
-        let grid = (m.div_ceil(128) * n.div_ceil(128)) as u32;
-        let out = p.launch("gemm_bf16_pipelined", grid, 256, || {
-            vec![
-                Arg::value(m as i32),
-                Arg::value(n as i32),
-                Arg::value(k as i32),
-                Arg::value(alpha),
-                bf16_buffer(&a),
-                bf16_buffer(&b),
-                Arg::value(beta),
-                Arg::buffer(&c),
-            ]
-        });
-        let want = sgemm((m, n, k), alpha, &a, &b, beta, &c);
-        let got = out.f32("C");
-        let scale = |i: usize, j: usize| (0..k).map(|kk| f64::from(a[i * k + kk] * b[kk * n + j]).abs()).sum::<f64>();
-        for i in 0..m {
-            for j in 0..n {
-                let tol = 1e-6 * (f64::from(alpha) * scale(i, j)) + 1e-6;
-                let (g, w) = (f64::from(got[i * n + j]), f64::from(want[i * n + j]));
-                assert!((g - w).abs() <= tol, "C[{i}, {j}] ({m} x {n} x {k}): got {g}, want {w} (tolerance {tol})");
-            }
-        }
-    }
+    // none (C = beta C), and 1 x 8 x 8. N and K are multiples of 8 (16-byte rows).
+    let shapes = [(136, 200, 72, 1.5, -0.5), (130, 8, 16, 1.0, 0.25), (5, 16, 0, 2.0, -1.0), (1, 8, 8, 1.0, 0.0)];
+    check_bf16_gemm("37_gemm_bf16_pipelined.prism", "gemm_bf16_pipelined", &shapes, 128, 256);
 }
 
 #[test]
