@@ -25,7 +25,6 @@ use prism_ir::ir::{AccessKind, InstKind, IntrArg};
 use prism_ir::{MemId, Reg};
 use prism_span::Span;
 use prism_types::perspective::Persp;
-use prism_types::tir::ConstValue;
 
 /// What is wrong in an `async` scope.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -147,14 +146,9 @@ impl Ctx<'_> {
             if root(self.f, self.f.accesses[a.index()].mem) != root(self.f, view) {
                 continue;
             }
-            let elem = self.f.mems[self.f.accesses[a.index()].mem.index()].elem.size();
-            // A zero-filling copy writes all its bytes too (the zeros).
-            let width = match args.get(2) {
-                Some(IntrArg::Val(b)) if intrinsic.is_cp_async() => {
-                    self.constant(*b).map(|bytes| bytes / i128::from(elem.max(1)))
-                }
-                _ => None,
-            };
+            // A zero-filling copy writes all its bytes too (the zeros); a TMA box has no
+            // width here.
+            let width = crate::graph::width(self.f, &self.cfg, &self.defs, &info.inst.kind);
             dests.push(Dest { inst: id, ptr: *ptr, index: *index, width });
         }
         let root_of = root(self.f, view);
@@ -247,16 +241,6 @@ impl Ctx<'_> {
         match (span(x, wx), span(y, wy)) {
             (Some((a0, a1)), Some((b0, b1))) => a1 < b0 || b1 < a0,
             _ => false,
-        }
-    }
-
-    /// The value of a register defined once by an integer constant.
-    fn constant(&self, r: Reg) -> Option<i128> {
-        let [d] = self.defs.get(&r)?.as_slice() else { return None };
-        match &self.cfg.insts[*d].inst.kind {
-            InstKind::Const { value: ConstValue::Int(v), .. } => Some(*v),
-            InstKind::Copy { src, .. } => self.constant(*src),
-            _ => None,
         }
     }
 }

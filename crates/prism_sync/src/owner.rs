@@ -687,12 +687,7 @@ impl Ctx<'_> {
 
     /// The value of a register defined once by an integer constant.
     fn konst(&self, r: Reg) -> Option<i128> {
-        let [d] = self.defs.get(&r)?.as_slice() else { return None };
-        match &self.cfg.insts[*d].inst.kind {
-            InstKind::Const { value: ConstValue::Int(v), .. } => Some(*v),
-            InstKind::Copy { src, .. } => self.konst(*src),
-            _ => None,
-        }
+        crate::graph::constant(&self.cfg, &self.defs, r)
     }
 }
 

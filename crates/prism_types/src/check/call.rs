@@ -642,7 +642,7 @@ impl Checker<'_> {
         if !m.ok || failed {
             return Val::error(span);
         }
-        if matches!(name, "cp_async" | "cp_async_zfill")
+        if id.is_cp_async()
             && let Some(CallArg::Value(e)) = out.get(2)
             && !matches!(e.kind, ExprKind::Const(ConstValue::Int(4 | 8 | 16)))
         {
