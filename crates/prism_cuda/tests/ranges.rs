@@ -146,3 +146,55 @@ def k(out : ptr(int)):
     // In the kernel, 63 * 4194304 fits.
     assert!(text.contains("t * 4194304"), "{text}");
 }
+
+/// A kernel reading `x[n * 8 + index]` of its pointer parameter `x` in a loop over `j` from
+/// `start` to `start + 8`.
+fn offsets(start: i32, index: &str) -> String {
+    let end = start + 8;
+    format!(
+        r#"
+@prism("global")
+@requires(grid[1], block[1], thread[1])
+def k(n : int, x : ptr(const(int)), out : ptr(int)):
+    with partition(out, p=block[1], f=lambda i: i) as out_b:
+        with group(block[1]):
+            t : int @ thread[1] = id()
+            with partition(out_b, p=thread[1], f=lambda i: t + i) as out_t:
+                with group(thread[1]):
+                    s : int = 0
+                    for j in range({start}, {end}):
+                        s += x[n * 8 + {index}]
+                    out_t[0] = s
+"#
+    )
+}
+
+#[test]
+fn element_offsets_are_wide_only_where_a_wrapped_index_is_out_of_bounds() {
+    // A non-negative loop counter added to a kernel's pointer parameter: 64-bit, so nvcc
+    // folds it into the address; a wrapped sum would be negative, before the buffer.
+    let text = cuda(&offsets(0, "j"));
+    assert!(line_of(&text, "x[").contains("x[(long long)prism_mul(n, 8) + j]"), "{text}");
+    // A counter that may be negative: the wrapped sum can land inside the buffer.
+    let text = cuda(&offsets(-4, "j"));
+    assert!(line_of(&text, "x[").contains("x[prism_add(prism_mul(n, 8), j)]"), "{text}");
+    // Arithmetic on the counter, and a thread index, are not known to unroll into
+    // constants: nothing to fold, and the 64-bit sum would cost.
+    let text = cuda(&offsets(0, "(j + 4)"));
+    assert!(line_of(&text, "x[").contains("x[prism_add(prism_mul(n, 8), j + 4)]"), "{text}");
+    let text = cuda(&offsets(0, "t"));
+    assert!(line_of(&text, "x[").contains("x[prism_add(prism_mul(n, 8), t)]"), "{text}");
+    // A device function's pointer may point into the middle of a buffer.
+    let text = cuda(
+        r#"
+@prism("device")
+@requires(thread[1])
+def get(n : int, x : ptr(const(int))) -> int @ thread[1]:
+    s : int = 0
+    for j in range(4):
+        s += x[n * 8 + j]
+    return s
+"#,
+    );
+    assert!(line_of(&text, "x[").contains("x[prism_add(prism_mul(n, 8), j)]"), "{text}");
+}

@@ -871,6 +871,63 @@ def vec(out : ptr(float) @ grid[1]):
     )
 }
 
+/// Thread `t` writes the 8 elements of its chunk of a padded tile (rows of two chunks of 8,
+/// each row `row` elements apart) and reads element `offset` from the chunk's start.
+fn padded_program(row: u32, offset: u32) -> String {
+    format!(
+        r#"
+@prism("global")
+@requires(grid[1], block[1], thread[32], smem=2048)
+def pad(out : ptr(float) @ grid[1]):
+    g : int @ thread[1] = id()
+    with partition(out, p=thread[1], f=lambda i: g + i) as mine:
+        with group(block[1]):
+            S : shared(float[512]) @ block[1]
+            t : int @ thread[1] = id()
+            with partition(S, p=thread[1], f=lambda i: {row} * (t / 2) + 8 * (t % 2) + i) as s_t:
+                with group(thread[1]):
+                    for j in range(8):
+                        s_t[j] = float(t + j)
+            with group(thread[1]):
+                mine[0] = S[{row} * (t / 2) + 8 * (t % 2) + {offset}]
+"#
+    )
+}
+
+#[test]
+fn a_padded_tile_read_inside_the_threads_chunk_needs_no_barrier() {
+    // Rows of 24 hold two chunks of 8: thread t's chunk is [P(t), P(t) + 8), and P grows by
+    // at least 8 per thread.
+    check(
+        &padded_program(24, 7),
+        expect![[r#"
+            no barriers
+        "#]],
+    );
+}
+
+#[test]
+fn a_padded_tile_read_past_the_threads_chunk_gets_a_barrier() {
+    // Element 8 of an even thread's chunk is the first of thread t + 1's.
+    check(
+        &padded_program(24, 8),
+        expect![[r#"
+        @pad: block[1] barrier before line 13: `S` written (line 9), read (line 14)
+    "#]],
+    );
+}
+
+#[test]
+fn overlapping_padded_rows_get_a_barrier() {
+    // Rows 12 apart cannot hold two chunks of 8: thread 2's chunk starts inside thread 1's.
+    check(
+        &padded_program(12, 0),
+        expect![[r#"
+        @pad: block[1] barrier before line 13: `S` written (line 9), read (line 14)
+    "#]],
+    );
+}
+
 #[test]
 fn a_vector_load_of_the_threads_own_block_needs_no_barrier() {
     check(
