@@ -206,7 +206,15 @@ fn prepare(a: &RunArgs, m: &Module, file: prism_span::FileId) -> Result<Prepared
                     format!("{article} `{n}` literal")
                 }
                 ParamKind::Pointer(t) => format!("e.g. `zeros:{}:N` or a .npy file", args::dtype_name(*t)),
-                ParamKind::Opaque => "a TMA descriptor".into(),
+                ParamKind::Opaque => "an untyped `CUTensorMap`, which only the caller of the CUDA can build".into(),
+                ParamKind::TensorMap(m) => {
+                    let dims: Vec<&str> = if m.rank == 3 { vec!["D", "R", "C"] } else { vec!["R", "C"] };
+                    format!(
+                        "the array the map describes, e.g. `rand:{}:{}` or a .npy file",
+                        args::dtype_name(m.elem),
+                        dims.join("x")
+                    )
+                }
             };
             return Err(at_kernel("bad-argument", format!("missing `--arg {}=...` ({hint})", p.name)));
         };

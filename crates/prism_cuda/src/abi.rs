@@ -26,6 +26,9 @@ pub enum AbiParam {
     TensorMap {
         /// The source name.
         name: String,
+        /// What a typed map (`tensor_map(T[..][..])`) describes, from which the launcher
+        /// builds it; `None` for an untyped `CUTensorMap` the caller builds.
+        map: Option<prism_types::ty::TensorMapTy>,
     },
 }
 
@@ -33,7 +36,7 @@ impl AbiParam {
     /// The source name.
     pub fn name(&self) -> &str {
         match self {
-            AbiParam::Scalar { name, .. } | AbiParam::Pointer { name, .. } | AbiParam::TensorMap { name } => name,
+            AbiParam::Scalar { name, .. } | AbiParam::Pointer { name, .. } | AbiParam::TensorMap { name, .. } => name,
         }
     }
 }

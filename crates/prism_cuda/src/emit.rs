@@ -154,10 +154,14 @@ pub fn function(g: &Global, id: FuncId, first_line: u32) -> (Func, Option<Kernel
                 params.push((format!("{konst}{}*{restrict}", c_type(elem)), n.clone()));
                 abi_params.push(AbiParam::Pointer { name: src_name, elem, read_only: ro });
             }
-            Type::Opaque => {
+            t @ (Type::Opaque | Type::TensorMap(_)) => {
                 let ty = if kernel { "const __grid_constant__ prism_tensor_map" } else { "const prism_tensor_map&" };
                 params.push((ty.to_string(), n.clone()));
-                abi_params.push(AbiParam::TensorMap { name: src_name });
+                let map = match t {
+                    Type::TensorMap(m) => Some(m),
+                    _ => None,
+                };
+                abi_params.push(AbiParam::TensorMap { name: src_name, map });
             }
         }
     }
@@ -410,7 +414,7 @@ impl Fx<'_> {
                 let k = if self.a.ptr_const.contains(&r) { "const " } else { "" };
                 format!("{k}{}*", c_type(e))
             }
-            Type::Opaque => "const prism_tensor_map&".into(),
+            Type::Opaque | Type::TensorMap(_) => "const prism_tensor_map&".into(),
         }
     }
 
@@ -1049,7 +1053,7 @@ impl Fx<'_> {
                 }
             }
         }
-        let tma_bytes = if sig.name == "tma_load_2d" { self.tma_bytes(args, b.insts[idx].span) } else { None };
+        let tma_bytes = if id.is_tma() { self.tma_bytes(args, b.insts[idx].span) } else { None };
         out.extend(intrinsics::statements(sig.name, &ops, &outs, tma_bytes));
     }
 
@@ -1095,8 +1099,14 @@ impl Fx<'_> {
         places
     }
 
-    /// The bytes a TMA copy into `dst[i]` brings: the rest of the destination's shared array.
+    /// The bytes a TMA copy into `dst[i]` brings: a typed map's box, or for an untyped
+    /// `CUTensorMap` the rest of the destination's shared array.
     fn tma_bytes(&mut self, args: &[IntrArg], span: prism_span::Span) -> Option<Expr> {
+        if let Some(IntrArg::Val(map)) = args.get(1)
+            && let Type::TensorMap(m) = self.f.reg_ty(*map)
+        {
+            return Some(Expr::id(format!("{}u", m.box_bytes())));
+        }
         let IntrArg::Elem { ptr, .. } = args.first()? else { return None };
         let mut r = *ptr;
         for _ in 0..16 {
@@ -1277,7 +1287,7 @@ fn issues_tma(b: &Block) -> bool {
     let mut found = false;
     b.walk(&mut |k| {
         if let InstKind::Intrinsic { intrinsic, .. } = k
-            && intrinsic.sig().name == "tma_load_2d"
+            && intrinsic.is_tma()
         {
             found = true;
         }
@@ -1307,7 +1317,7 @@ pub fn global<'a>(p: &'a Program, lines: Option<Lines>, extern_c: bool) -> (Glob
             InstKind::Barrier { scope, .. } if barrier::is_grid(*scope) => coop[i] = true,
             InstKind::Intrinsic { intrinsic, .. } => {
                 let s = intrinsic.sig();
-                if s.name == "tma_load_2d" {
+                if intrinsic.is_tma() {
                     tma[i] = true;
                 }
                 if s.name.starts_with("setmaxnreg") {
@@ -1316,7 +1326,11 @@ pub fn global<'a>(p: &'a Program, lines: Option<Lines>, extern_c: bool) -> (Glob
                 if s.family == Family::Warpgroup
                     || matches!(
                         s.name,
-                        "tma_load_2d" | "mbarrier_arrive_expect_tx" | "mbarrier_complete_tx" | "elect_sync"
+                        "tma_load_2d"
+                            | "tma_load_3d"
+                            | "mbarrier_arrive_expect_tx"
+                            | "mbarrier_complete_tx"
+                            | "elect_sync"
                     )
                 {
                     sm90[i] = true;
@@ -1325,7 +1339,7 @@ pub fn global<'a>(p: &'a Program, lines: Option<Lines>, extern_c: bool) -> (Glob
             InstKind::Call { func, .. } => calls[i].push(func.index()),
             _ => {}
         });
-        if f.params.iter().any(|&r| f.reg_ty(r) == Type::Opaque) {
+        if f.params.iter().any(|&r| matches!(f.reg_ty(r), Type::Opaque | Type::TensorMap(_))) {
             sm90[i] = true;
         }
         let _ = MemKind::Param;

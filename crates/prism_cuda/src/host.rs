@@ -5,13 +5,20 @@
 
 use crate::abi::{AbiParam, KernelAbi};
 use crate::ops::c_type;
+use prism_types::ty::{Scalar, TensorMapTy};
 
 /// The launcher text for `kernels`.
 pub fn launchers(kernels: &[KernelAbi]) -> String {
     let mut s = String::new();
     s.push_str("#ifndef __CUDACC_RTC__\n");
     s.push_str("// ---- Host launchers: each checks the launch against the kernel's bound ----------------------\n");
-    s.push_str("#include <cuda_runtime.h>\n\n");
+    s.push_str("#include <cuda_runtime.h>\n");
+    let typed_maps =
+        kernels.iter().flat_map(|k| &k.params).any(|p| matches!(p, AbiParam::TensorMap { map: Some(_), .. }));
+    if typed_maps {
+        s.push_str(ENCODE);
+    }
+    s.push('\n');
     for k in kernels {
         let params: Vec<String> = k
             .params
@@ -24,10 +31,26 @@ pub fn launchers(kernels: &[KernelAbi]) -> String {
                     c_type(*elem),
                     crate::analysis::sanitize(name)
                 ),
-                AbiParam::TensorMap { name } => format!("const prism_tensor_map& {}", crate::analysis::sanitize(name)),
+                AbiParam::TensorMap { name, map: None } => {
+                    format!("const prism_tensor_map& {}", crate::analysis::sanitize(name))
+                }
+                // A typed map is built here from the array and its dimensions.
+                AbiParam::TensorMap { name, map: Some(m) } => {
+                    let n = crate::analysis::sanitize(name);
+                    let mut ps = vec![format!("const {}* {n}", c_type(m.elem))];
+                    ps.extend(dim_names(&n, m.rank).iter().map(|d| format!("unsigned long long {d}")));
+                    ps.join(", ")
+                }
             })
             .collect();
-        let names: Vec<String> = k.params.iter().map(|p| crate::analysis::sanitize(p.name())).collect();
+        let names: Vec<String> = k
+            .params
+            .iter()
+            .map(|p| match p {
+                AbiParam::TensorMap { map: Some(_), .. } => format!("{}_map", crate::analysis::sanitize(p.name())),
+                _ => crate::analysis::sanitize(p.name()),
+            })
+            .collect();
         let sym = &k.symbol;
         s.push_str(&format!(
             "// Launches `{}` on `grid` blocks of `block` threads (1-D). Returns\n// cudaErrorInvalidConfiguration when the launch breaks the kernel's bound.\n",
@@ -69,6 +92,11 @@ pub fn launchers(kernels: &[KernelAbi]) -> String {
             "    if ({}) {{\n        return cudaErrorInvalidConfiguration;\n    }}\n",
             conds.join(" || ")
         ));
+        for p in &k.params {
+            if let AbiParam::TensorMap { name, map: Some(m) } = p {
+                s.push_str(&encode_map(&crate::analysis::sanitize(name), m));
+            }
+        }
         let dyn_smem = if k.dynamic_smem { k.smem_bytes } else { 0 };
         if k.dynamic_smem {
             s.push_str(&format!(
@@ -93,3 +121,84 @@ pub fn launchers(kernels: &[KernelAbi]) -> String {
     s.push_str("#endif\n");
     s
 }
+
+/// The launcher's parameter names for a map's dimensions, outermost first.
+fn dim_names(name: &str, rank: u8) -> Vec<String> {
+    let dims: &[&str] = if rank == 3 { &["depth", "rows", "cols"] } else { &["rows", "cols"] };
+    dims.iter().map(|d| format!("{name}_{d}")).collect()
+}
+
+/// `cuTensorMapEncodeTiled`'s name for an element type.
+fn data_type(elem: Scalar) -> &'static str {
+    match elem {
+        Scalar::F16 => "CU_TENSOR_MAP_DATA_TYPE_FLOAT16",
+        Scalar::BF16 => "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16",
+        Scalar::F32 => "CU_TENSOR_MAP_DATA_TYPE_FLOAT32",
+        Scalar::F64 => "CU_TENSOR_MAP_DATA_TYPE_FLOAT64",
+        Scalar::I32 => "CU_TENSOR_MAP_DATA_TYPE_INT32",
+        Scalar::U32 => "CU_TENSOR_MAP_DATA_TYPE_UINT32",
+        Scalar::I64 => "CU_TENSOR_MAP_DATA_TYPE_INT64",
+        // The checker admits no other element type (`tensor-map`): `bool` is not copied.
+        _ => "CU_TENSOR_MAP_DATA_TYPE_UINT64",
+    }
+}
+
+/// The statements that build the typed map `name` from its array and dimensions into
+/// `name_map`, returning the encoder's error from the launcher.
+fn encode_map(name: &str, m: &TensorMapTy) -> String {
+    let dims = dim_names(name, m.rank);
+    // The driver takes dimensions innermost first and the strides of all but the innermost
+    // in bytes.
+    let inner: Vec<String> = dims.iter().rev().cloned().collect();
+    let size = m.elem.size();
+    let mut strides = Vec::new();
+    let mut stride = format!("{}ull * {}", size, inner[0]);
+    for d in &inner[1..] {
+        strides.push(stride.clone());
+        stride = format!("{stride} * {d}");
+    }
+    let boxd: Vec<String> = m.box_dims().iter().rev().map(|d| format!("{d}u")).collect();
+    let swizzle = match m.swizzle {
+        32 => "CU_TENSOR_MAP_SWIZZLE_32B",
+        64 => "CU_TENSOR_MAP_SWIZZLE_64B",
+        128 => "CU_TENSOR_MAP_SWIZZLE_128B",
+        _ => "CU_TENSOR_MAP_SWIZZLE_NONE",
+    };
+    format!(
+        "    prism_tensor_map {name}_map;\n    {{\n        const cuuint64_t dims[{r}] = {{{}}};\n        const cuuint64_t strides[{s}] = {{{}}};\n        const cuuint32_t box[{r}] = {{{}}};\n        cudaError_t err = prism_encode_tiled(&{name}_map, {}, {r}, {name}, dims, strides, box, {swizzle});\n        if (err != cudaSuccess) {{\n            return err;\n        }}\n    }}\n",
+        inner.join(", "),
+        strides.join(", "),
+        boxd.join(", "),
+        data_type(m.elem),
+        r = m.rank,
+        s = m.rank - 1,
+    )
+}
+
+/// The encoder the launchers of typed tensor maps call: `cuTensorMapEncodeTiled`, found
+/// through the runtime's driver entry points so that a program links without `-lcuda`.
+const ENCODE: &str = r#"#include <cuda.h>
+
+// Builds a tiled TMA descriptor for a row-major array: elements of one box row are
+// consecutive, out-of-bounds elements read as zero.
+inline cudaError_t prism_encode_tiled(prism_tensor_map* map, CUtensorMapDataType type, cuuint32_t rank,
+                                      const void* data, const cuuint64_t* dims, const cuuint64_t* strides,
+                                      const cuuint32_t* box, CUtensorMapSwizzle swizzle)
+{
+    static decltype(&cuTensorMapEncodeTiled) encode = nullptr;
+    if (encode == nullptr) {
+        void* fn = nullptr;
+        cudaDriverEntryPointQueryResult found;
+        cudaError_t err = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found);
+        if (err != cudaSuccess || found != cudaDriverEntryPointSuccess) {
+            return err != cudaSuccess ? err : cudaErrorNotSupported;
+        }
+        encode = reinterpret_cast<decltype(&cuTensorMapEncodeTiled)>(fn);
+    }
+    const cuuint32_t ones[5] = {1, 1, 1, 1, 1};
+    CUresult r = encode(reinterpret_cast<CUtensorMap*>(map), type, rank, const_cast<void*>(data), dims, strides, box,
+                        ones, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+}
+"#;

@@ -123,25 +123,27 @@ pub fn statements(name: &str, ops: &[Operand], outs: &[Expr], tma_bytes: Option<
                 clobbers: vec!["memory".into()],
             })]
         }
-        "tma_load_2d" => {
+        "tma_load_2d" | "tma_load_3d" => {
+            // The copy's bytes are announced on the block's TMA mbarrier first, so the wait
+            // at the end of the `async` scope completes only when they have landed.
             let bytes = tma_bytes.unwrap_or_else(|| Expr::id("0"));
+            let rank = ops.len() - 2;
+            let coords: Vec<String> = (0..rank).map(|k| format!("%{}", k + 2)).collect();
+            let mut inputs =
+                vec![("r", Expr::call("prism_smem_addr", vec![ops[0].addr()])), ("l", Expr::AddrOf(Box::new(v(1))))];
+            inputs.extend((2..ops.len()).map(|k| ("r", v(k))));
+            inputs.push(("r", Expr::call("prism_smem_addr", vec![Expr::id("&prism_tma_bar")])));
+            let line = format!(
+                "cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {{{}}}], [%{}];",
+                coords.join(", "),
+                rank + 2
+            );
             vec![
                 asm(
                     &["mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;"],
                     vec![("r", Expr::call("prism_smem_addr", vec![Expr::id("&prism_tma_bar")])), ("r", bytes)],
                 ),
-                asm(
-                    &[
-                        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];",
-                    ],
-                    vec![
-                        ("r", Expr::call("prism_smem_addr", vec![ops[0].addr()])),
-                        ("l", Expr::AddrOf(Box::new(v(1)))),
-                        ("r", v(2)),
-                        ("r", v(3)),
-                        ("r", Expr::call("prism_smem_addr", vec![Expr::id("&prism_tma_bar")])),
-                    ],
-                ),
+                asm(&[line.as_str()], inputs),
             ]
         }
         "wgmma_fence" => vec![asm(&["wgmma.fence.sync.aligned;"], vec![])],

@@ -65,6 +65,7 @@ codes! {
     // Perspectives on code.
     "invalid-perspective", "check", "a perspective that cannot exist, such as grid[2] or thread[0]";
     "invalid-bound", "check", "a malformed `@requires` perspective bound";
+    "tensor-map", "check", "a `tensor_map(...)` type whose box, swizzle or element type TMA cannot copy";
     "param-perspective", "check", "a parameter or return value broader than the function's entry perspective";
     "group-broadens", "check", "`group` to a perspective that is not narrower than the current one";
     "group-indivisible", "check", "`group` to a perspective whose units do not evenly divide the current one";

@@ -156,48 +156,72 @@ fn run_cubin(
         .map_err(drv)?;
     }
     let stream = ctx.default_stream();
+    // Every buffer is uploaded first (pointer and tensor-map arguments alike), then each
+    // typed tensor map is encoded over its array, then the arguments are pushed in order.
     let mut slices = Vec::new();
-    let mut scalars = Vec::new();
     for (p, a) in abi.params.iter().zip(args.iter()) {
         match (p, a) {
-            (AbiParam::Pointer { .. }, Arg::Buffer(b)) => {
+            (AbiParam::Pointer { .. }, Arg::Buffer(b))
+            | (AbiParam::TensorMap { map: Some(_), .. }, Arg::Tensor { buffer: b, .. }) => {
+                if let Arg::Tensor { dims, .. } = a
+                    && dims.iter().try_fold(1u64, |x, &d| x.checked_mul(d)) != Some(b.len() as u64)
+                {
+                    return Err(DeviceError::Launch(format!(
+                        "the array for tensor map `{}` has {} elements, not what its dimensions {dims:?} hold",
+                        p.name(),
+                        b.len()
+                    )));
+                }
                 let bytes = to_bytes(b);
                 // A zero-length buffer still needs a valid pointer.
                 let bytes = if bytes.is_empty() { vec![0u8; 1] } else { bytes };
                 slices.push(stream.clone_htod(&bytes).map_err(drv)?);
             }
-            (AbiParam::Scalar { ty, .. }, Arg::Scalar(_, bits)) => scalars.push(match ty.size() {
+            (AbiParam::Scalar { .. }, Arg::Scalar(..)) => {}
+            (AbiParam::TensorMap { map: None, .. }, _) => {
+                return Err(DeviceError::Launch(format!(
+                    "argument `{}` is an untyped `CUTensorMap`; declare it `tensor_map(T[rows][cols])` so the launcher builds it",
+                    p.name()
+                )));
+            }
+            (p, _) => {
+                return Err(DeviceError::Launch(format!("argument `{}` does not match its parameter", p.name())));
+            }
+        }
+    }
+    let mut values = Vec::new();
+    let mut si = 0;
+    for (p, a) in abi.params.iter().zip(args.iter()) {
+        values.push(match (p, a) {
+            (AbiParam::Pointer { .. }, _) => {
+                si += 1;
+                Value::Slice(si - 1)
+            }
+            (AbiParam::TensorMap { map: Some(m), .. }, Arg::Tensor { dims, .. }) => {
+                use cudarc::driver::DevicePtr;
+                let (ptr, _sync) = slices[si].device_ptr(&stream);
+                si += 1;
+                Value::Map(Box::new(encode_map(m, dims, ptr)?))
+            }
+            (AbiParam::Scalar { ty, .. }, Arg::Scalar(_, bits)) => Value::Scalar(match ty.size() {
                 1 => Scalar_::B8(*bits as u8),
                 2 => Scalar_::B16(*bits as u16),
                 4 => Scalar_::B32(*bits as u32),
                 _ => Scalar_::B64(*bits),
             }),
-            (p, _) => {
-                return Err(DeviceError::Launch(format!(
-                    "argument `{}` cannot be passed to the GPU (TMA descriptors are not supported yet)",
-                    p.name()
-                )));
-            }
-        }
+            (p, _) => return Err(DeviceError::Launch(format!("argument `{}` does not match its parameter", p.name()))),
+        });
     }
     let mut builder = stream.launch_builder(&func);
-    let (mut si, mut ki) = (0, 0);
-    for p in &abi.params {
-        match p {
-            AbiParam::Pointer { .. } => {
-                builder.arg(&slices[si]);
-                si += 1;
-            }
-            _ => {
-                match &scalars[ki] {
-                    Scalar_::B8(v) => builder.arg(v),
-                    Scalar_::B16(v) => builder.arg(v),
-                    Scalar_::B32(v) => builder.arg(v),
-                    Scalar_::B64(v) => builder.arg(v),
-                };
-                ki += 1;
-            }
-        }
+    for v in &values {
+        match v {
+            Value::Slice(i) => builder.arg(&slices[*i]),
+            Value::Map(m) => builder.arg(&**m),
+            Value::Scalar(Scalar_::B8(v)) => builder.arg(v),
+            Value::Scalar(Scalar_::B16(v)) => builder.arg(v),
+            Value::Scalar(Scalar_::B32(v)) => builder.arg(v),
+            Value::Scalar(Scalar_::B64(v)) => builder.arg(v),
+        };
     }
     let cfg = LaunchConfig {
         grid_dim: (grid, 1, 1),
@@ -216,15 +240,106 @@ fn run_cubin(
     stream.synchronize().map_err(drv)?;
     let mut si = 0;
     for (p, a) in abi.params.iter().zip(args.iter_mut()) {
-        if let (AbiParam::Pointer { elem, .. }, Arg::Buffer(b)) = (p, &*a) {
-            let len = b.len();
-            let bytes = stream.clone_dtoh(&slices[si]).map_err(drv)?;
-            let bytes = &bytes[..len * elem.size() as usize];
-            *a = Arg::Buffer(from_bytes(*elem, bytes));
-            si += 1;
+        match (p, &*a) {
+            (AbiParam::Pointer { elem, .. }, Arg::Buffer(b)) => {
+                let len = b.len();
+                let bytes = stream.clone_dtoh(&slices[si]).map_err(drv)?;
+                let bytes = &bytes[..len * elem.size() as usize];
+                *a = Arg::Buffer(from_bytes(*elem, bytes));
+                si += 1;
+            }
+            // A tensor map's array is only read by the kernel.
+            (AbiParam::TensorMap { map: Some(_), .. }, _) => si += 1,
+            _ => {}
         }
     }
     Ok(())
+}
+
+/// A kernel argument as it is pushed.
+enum Value {
+    /// The uploaded buffer of this index.
+    Slice(usize),
+    /// A tensor map, passed by value.
+    Map(Box<TensorMapArg>),
+    /// A scalar.
+    Scalar(Scalar_),
+}
+
+/// A `CUtensorMap` as the kernel takes it: 128 bytes, passed by value as a
+/// `__grid_constant__` parameter (`prism_tensor_map` in the generated CUDA).
+#[repr(C, align(64))]
+struct TensorMapArg(cudarc::driver::sys::CUtensorMap);
+
+#[allow(unsafe_code)]
+// SAFETY: a `CUtensorMap` is plain bytes with the C layout the kernel parameter has; the
+// driver copies the 128 bytes into the parameter space.
+unsafe impl cudarc::driver::DeviceRepr for TensorMapArg {}
+
+/// Encodes the tiled tensor map `m` over the row-major array at device address `ptr` with
+/// dimensions `dims` (outermost first), as the generated launchers do.
+fn encode_map(
+    m: &prism_types::ty::TensorMapTy,
+    dims: &[u64],
+    ptr: cudarc::driver::sys::CUdeviceptr,
+) -> Result<TensorMapArg, DeviceError> {
+    use cudarc::driver::sys::{
+        CUresult, CUtensorMapDataType as T, CUtensorMapFloatOOBfill, CUtensorMapInterleave, CUtensorMapL2promotion,
+        CUtensorMapSwizzle as S,
+    };
+    m.check_dims(dims).map_err(|e| DeviceError::Launch(format!("the tensor map's array {e}")))?;
+    let ty = match m.elem {
+        Scalar::F16 => T::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+        Scalar::BF16 => T::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+        Scalar::F32 => T::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+        Scalar::F64 => T::CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
+        Scalar::I32 => T::CU_TENSOR_MAP_DATA_TYPE_INT32,
+        Scalar::U32 => T::CU_TENSOR_MAP_DATA_TYPE_UINT32,
+        Scalar::I64 => T::CU_TENSOR_MAP_DATA_TYPE_INT64,
+        Scalar::U64 => T::CU_TENSOR_MAP_DATA_TYPE_UINT64,
+        other => return Err(DeviceError::Launch(format!("TMA cannot copy `{}`", other.name()))),
+    };
+    let swizzle = match m.swizzle {
+        32 => S::CU_TENSOR_MAP_SWIZZLE_32B,
+        64 => S::CU_TENSOR_MAP_SWIZZLE_64B,
+        128 => S::CU_TENSOR_MAP_SWIZZLE_128B,
+        _ => S::CU_TENSOR_MAP_SWIZZLE_NONE,
+    };
+    // The driver takes dimensions innermost first, and the byte strides of the others.
+    let global: Vec<u64> = dims.iter().rev().copied().collect();
+    let mut strides = Vec::new();
+    let mut stride = m.elem.size();
+    for d in &global[..global.len() - 1] {
+        stride *= d;
+        strides.push(stride);
+    }
+    let boxd: Vec<u32> = m.box_dims().iter().rev().copied().collect();
+    let ones = [1u32; 5];
+    let mut map = TensorMapArg(cudarc::driver::sys::CUtensorMap { opaque: [0; 16] });
+    #[allow(unsafe_code)]
+    // SAFETY: every array has `rank` entries (`rank - 1` for the strides), `map` is a live,
+    // 64-byte aligned `CUtensorMap`, and `ptr` is a device allocation holding the whole
+    // array (its length is the product of `dims`, checked by `Module::validate`'s rules).
+    let r = unsafe {
+        cudarc::driver::sys::cuTensorMapEncodeTiled(
+            &mut map.0,
+            ty,
+            u32::from(m.rank),
+            ptr as *mut std::ffi::c_void,
+            global.as_ptr(),
+            strides.as_ptr(),
+            boxd.as_ptr(),
+            ones.as_ptr(),
+            CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+            swizzle,
+            CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+            CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+        )
+    };
+    if r != CUresult::CUDA_SUCCESS {
+        return Err(DeviceError::Driver(format!("cuTensorMapEncodeTiled: {r:?}")));
+    }
+    Ok(map)
 }
 
 #[cfg(test)]

@@ -9,7 +9,11 @@
 //! | `rules/wgmma_bf16_tile` | `HGMMA`, and `FENCE.VIEW.ASYNC.S` (the proxy fence before its barriers) |
 //! | `rules/corner_intrinsics_wgmma` | `HGMMA`, `USETMAXREG` (both directions) |
 //! | `review/tma_load` | `UTMALDG` |
+//! | `rules/tma_tensor_map` | `UTMALDG.2D`, `UTMALDG.3D` |
 //! | `seeds/036_parallax_appB_hgemm_h100_partial` | `USETMAXREG` |
+//!
+//! The launchers `--emit-host` appends for typed tensor maps (which encode the map on the
+//! host) are compiled too, into an object file: host code nvcc never sees otherwise.
 
 mod common;
 
@@ -25,20 +29,24 @@ fn main() {
     })
 }
 
-fn sass_of(nvcc: &Path, cuobjdump: &Path, rel: &str) -> Result<(String, String), String> {
-    let root = repo_root();
-    let src = std::fs::read_to_string(root.join("tests/ui/accept").join(format!("{rel}.prism")))
+fn emitted(rel: &str, host: bool) -> Result<String, String> {
+    let src = std::fs::read_to_string(repo_root().join("tests/ui/accept").join(format!("{rel}.prism")))
         .map_err(|e| e.to_string())?;
     let s = synced(rel, &src, &prism_driver::Options::default())?;
-    let out = prism_cuda::emit(&s, &prism_cuda::Options::default());
+    let out = prism_cuda::emit(&s, &prism_cuda::Options { host, ..prism_cuda::Options::default() });
     if !out.errors.is_empty() {
         return Err(format!("{rel}: {:?}", out.errors));
     }
+    Ok(out.text)
+}
+
+fn sass_of(nvcc: &Path, cuobjdump: &Path, rel: &str) -> Result<(String, String), String> {
+    let text = emitted(rel, false)?;
     let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hopper-sass");
     std::fs::create_dir_all(&tmp).map_err(|e| e.to_string())?;
     let stem = rel.replace('/', "_");
     let (cu, cubin) = (tmp.join(format!("{stem}.cu")), tmp.join(format!("{stem}.cubin")));
-    std::fs::write(&cu, &out.text).map_err(|e| e.to_string())?;
+    std::fs::write(&cu, &text).map_err(|e| e.to_string())?;
     let built = Command::new(nvcc)
         .args(toolchain::flags("sm_90a"))
         .args(["-cubin", "-o"])
@@ -55,10 +63,11 @@ fn sass_of(nvcc: &Path, cuobjdump: &Path, rel: &str) -> Result<(String, String),
 }
 
 fn check(nvcc: &Path, cuobjdump: &Path) -> Result<(), String> {
-    let cases: [(&str, &[&str]); 4] = [
+    let cases: [(&str, &[&str]); 5] = [
         ("rules/wgmma_bf16_tile", &["HGMMA.64x32x16.F32.BF16", "FENCE.VIEW.ASYNC.S"]),
         ("rules/corner_intrinsics_wgmma", &["HGMMA.64x64x16.F32.BF16", "USETMAXREG.DEALLOC", "USETMAXREG.TRY_ALLOC"]),
         ("review/tma_load", &["UTMALDG.2D"]),
+        ("rules/tma_tensor_map", &["UTMALDG.2D", "UTMALDG.3D"]),
         ("seeds/036_parallax_appB_hgemm_h100_partial", &["USETMAXREG.DEALLOC"]),
     ];
     let mut failures = Vec::new();
@@ -72,6 +81,26 @@ fn check(nvcc: &Path, cuobjdump: &Path) -> Result<(), String> {
         if log.contains("C7508") {
             failures.push(format!("{rel}: ptxas ignored setmaxnreg:\n{log}"));
         }
+    }
+    // The host launchers of typed tensor maps compile (the map is encoded on the host).
+    let text = emitted("rules/tma_tensor_map", true)?;
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hopper-sass");
+    let (cu, obj) = (tmp.join("tma_launchers.cu"), tmp.join("tma_launchers.o"));
+    std::fs::write(&cu, &text).map_err(|e| e.to_string())?;
+    let built = Command::new(nvcc)
+        .args(toolchain::flags("sm_90a"))
+        .args(["-c", "-o"])
+        .arg(&obj)
+        .arg(&cu)
+        .output()
+        .map_err(|e| format!("cannot run nvcc: {e}"))?;
+    if !built.status.success() {
+        failures.push(format!("the tensor-map launchers do not compile:\n{}", String::from_utf8_lossy(&built.stderr)));
+    }
+    if !text.contains("prism_encode_tiled(&a_map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, a, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_NONE)")
+        || !text.contains("prism_encode_tiled(&s128_map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, s128, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B)")
+    {
+        failures.push("the launchers do not encode the maps their parameters declare".into());
     }
     if failures.is_empty() { Ok(()) } else { Err(failures.join("\n")) }
 }

@@ -10,6 +10,9 @@
 //!   generator seeded with `SEED` (default 0), so runs are reproducible. DTYPE is numpy's
 //!   name: `f32`, `f64`, `i32`, `u32`, `i64`, `u64`, `f16`, `bf16`, `bool`; it must be the
 //!   parameter's element type.
+//! - A tensor-map parameter (`tensor_map(T[r][c])`) takes the same sources; the shape is
+//!   the array's, outermost first (`rand:bf16:256x128` is 256 rows of 128), or the `.npy`
+//!   header's, and must have as many dimensions as the map's box.
 //!
 //! Parsing is pure; reading a `.npy` path is left to the caller through [`Source::Npy`].
 
@@ -201,7 +204,7 @@ pub fn build(
             let arg = parse_scalar(value, *t).map_err(|e| format!("argument `{}`: {e}", p.name))?;
             Ok((arg, Vec::new()))
         }
-        ParamKind::Pointer(_) | ParamKind::Opaque => {
+        ParamKind::Pointer(_) | ParamKind::Opaque | ParamKind::TensorMap(_) => {
             let source = parse_source(value).map_err(|e| format!("argument `{}`: {e}", p.name))?;
             let (buffer, shape) = match source {
                 Source::Gen { kind, elem, shape, seed } => (generate(kind, elem, shape.iter().product(), seed), shape),
@@ -212,6 +215,13 @@ pub fn build(
                 }
             };
             check_buffer(&p.name, &p.kind, &buffer, value)?;
+            if let ParamKind::TensorMap(m) = &p.kind {
+                // The map describes the array with the shape it was given (`64x32`, or
+                // the `.npy` header's).
+                let dims: Vec<u64> = shape.iter().map(|&d| d as u64).collect();
+                m.check_dims(&dims).map_err(|e| format!("argument `{}`: `{value}` {e}", p.name))?;
+                return Ok((Arg::Tensor { buffer, dims }, shape));
+            }
             Ok((Arg::Buffer(buffer), shape))
         }
     }
@@ -228,7 +238,16 @@ pub fn check_buffer(param: &str, kind: &ParamKind, buffer: &Buffer, what: &str) 
             dtype_name(buffer.elem)
         )),
         ParamKind::Scalar(t) => Err(format!("`{param}` is a `{}` scalar, not a pointer", t.name())),
-        ParamKind::Opaque => Err(format!("`{param}` is an opaque handle; the simulator cannot run TMA yet")),
+        ParamKind::TensorMap(m) if m.elem == buffer.elem => Ok(()),
+        ParamKind::TensorMap(m) => Err(format!(
+            "`{param}` is a tensor map of `{}` ({}), but {what} holds {}",
+            m.elem.name(),
+            dtype_name(m.elem),
+            dtype_name(buffer.elem)
+        )),
+        ParamKind::Opaque => Err(format!(
+            "`{param}` is an untyped `CUTensorMap`, which the simulator cannot build; declare it `tensor_map(T[rows][cols])`"
+        )),
     }
 }
 

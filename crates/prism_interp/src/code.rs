@@ -64,6 +64,18 @@ pub enum Intr {
         access: u32,
         src_access: u32,
     },
+    /// `tma_load_2d(dst[i], map, x, y)` / `tma_load_3d(..., z)`: the box of the typed map
+    /// `ty` at `coords` (innermost first, as PTX takes them) of the array the register `map`
+    /// points to, zero outside it, into shared memory at `dst[dst_index]`, swizzled.
+    Tma {
+        ty: prism_types::ty::TensorMapTy,
+        map: R,
+        dst: R,
+        dst_index: R,
+        dst_index_ty: Scalar,
+        coords: Vec<R>,
+        access: u32,
+    },
     /// `__threadfence()` (`device`) or `__threadfence_block()`: the acquire and release
     /// points of the race detector's message passing ([`crate::shadow::Release`]).
     Fence { device: bool },
@@ -758,6 +770,25 @@ impl Cx<'_> {
                     src_bytes: (sig.name == "cp_async_zfill").then(|| val(3).0),
                     access: acc(0),
                     src_access: acc(1),
+                }
+            }
+            (Family::AsyncCopy, "tma_load_2d" | "tma_load_3d") => {
+                // Only a typed map says what the copy moves; an untyped `CUTensorMap` is the
+                // caller's business, which the simulator cannot know.
+                let Type::TensorMap(ty) = self.f.reg_ty(val(1)) else {
+                    let what = format!("`{}` of an untyped `CUTensorMap` (declare it `tensor_map(...)`)", sig.name);
+                    self.push(Op::NotSimulated { what: what.into_boxed_str() }, span, code);
+                    return;
+                };
+                let (dst, dst_index) = elem(0);
+                Intr::Tma {
+                    ty,
+                    map: val(1).0,
+                    dst: dst.0,
+                    dst_index: dst_index.0,
+                    dst_index_ty: self.scalar(dst_index),
+                    coords: (2..args.len()).map(|i| val(i).0).collect(),
+                    access: acc(0),
                 }
             }
             (Family::Mbarrier, name) => {

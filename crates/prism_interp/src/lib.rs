@@ -90,6 +90,15 @@ pub enum Arg {
     Scalar(Scalar, u64),
     /// Global memory for a pointer parameter.
     Buffer(Buffer),
+    /// A row-major array for a tensor-map parameter (`tensor_map(T[..][..])`): its
+    /// elements and its dimensions, outermost first. The launcher builds the map from them
+    /// (`cuTensorMapEncodeTiled` on a GPU; the simulator reads the same description).
+    Tensor {
+        /// The elements, row-major.
+        buffer: Buffer,
+        /// The dimensions, outermost first; their product is the buffer's length.
+        dims: Vec<u64>,
+    },
 }
 
 impl Arg {
@@ -106,7 +115,7 @@ impl Arg {
     /// The buffer, if this is one.
     pub fn as_buffer(&self) -> Option<&Buffer> {
         match self {
-            Arg::Buffer(b) => Some(b),
+            Arg::Buffer(b) | Arg::Tensor { buffer: b, .. } => Some(b),
             Arg::Scalar(..) => None,
         }
     }
@@ -119,8 +128,12 @@ pub enum ParamKind {
     Scalar(Scalar),
     /// A pointer to elements of this type.
     Pointer(Scalar),
-    /// An opaque handle (a TMA descriptor), which the simulator cannot take.
+    /// An opaque handle (a `CUTensorMap` built by the caller), which the simulator cannot
+    /// take: it does not know what the handle describes.
     Opaque,
+    /// A typed tensor map: the launch passes an [`Arg::Tensor`] and the launcher builds the
+    /// map.
+    TensorMap(prism_types::ty::TensorMapTy),
 }
 
 /// A kernel's parameter.
@@ -305,9 +318,37 @@ impl Module {
                 (ParamKind::Pointer(t), _) => {
                     return Err(argument_error(format!("argument `{}` must be a buffer of `{}`", p.name, t.name())));
                 }
+                (ParamKind::TensorMap(m), Arg::Tensor { buffer, dims }) => {
+                    if buffer.elem != m.elem {
+                        return Err(argument_error(format!(
+                            "argument `{}` is a tensor map of `{}`, but the array holds `{}`",
+                            p.name,
+                            m.elem.name(),
+                            buffer.elem.name()
+                        )));
+                    }
+                    m.check_dims(dims)
+                        .map_err(|e| argument_error(format!("the array for tensor map `{}` {e}", p.name)))?;
+                    if dims.iter().try_fold(1u64, |a, &d| a.checked_mul(d)) != Some(buffer.len() as u64) {
+                        return Err(argument_error(format!(
+                            "the array for tensor map `{}` has {} elements, not the {} its dimensions {dims:?} hold",
+                            p.name,
+                            buffer.len(),
+                            dims.iter().map(|&d| u128::from(d)).product::<u128>()
+                        )));
+                    }
+                }
+                (ParamKind::TensorMap(m), _) => {
+                    return Err(argument_error(format!(
+                        "argument `{}` is a tensor map: pass an array of `{}` with its {} dimensions",
+                        p.name,
+                        m.elem.name(),
+                        m.rank
+                    )));
+                }
                 (ParamKind::Opaque, _) => {
                     return Err(argument_error(format!(
-                        "argument `{}` is an opaque handle (a TMA descriptor); the simulator cannot run TMA yet",
+                        "argument `{}` is an untyped `CUTensorMap`, which the simulator cannot build; declare it `tensor_map(T[rows][cols])` so the launcher makes it from an array",
                         p.name
                     )));
                 }
@@ -345,13 +386,20 @@ impl Module {
         let mut buffers: Vec<&Buffer> = Vec::new();
         let mut params = Vec::new();
         let mut names = Vec::new();
+        // A tensor map's register holds a pointer to its array, whose dimensions the TMA
+        // copies find here by buffer index.
+        let mut dims: Vec<&[u64]> = Vec::new();
         for (p, a) in k.params.iter().zip(args) {
             match a {
                 Arg::Scalar(_, bits) => params.push(*bits),
-                Arg::Buffer(b) => {
+                Arg::Buffer(b) | Arg::Tensor { buffer: b, .. } => {
                     params.push(Ptr::global(buffers.len(), 0).encode());
                     buffers.push(b);
                     names.push(p.name.clone());
+                    dims.push(match a {
+                        Arg::Tensor { dims, .. } => dims,
+                        _ => &[],
+                    });
                 }
             }
         }
@@ -374,6 +422,7 @@ impl Module {
             params: &params,
             buffers: &buffers,
             buffer_names: &names,
+            tensor_dims: &dims,
         };
         Ok(sim::run(launch, cfg, progress))
     }
@@ -390,6 +439,7 @@ fn kernel_info(f: &ir::Function) -> KernelInfo {
                 Type::Scalar(s) => ParamKind::Scalar(s),
                 Type::Ptr => ParamKind::Pointer(ptr_elems.next().expect("a memory name per pointer parameter")),
                 Type::Opaque => ParamKind::Opaque,
+                Type::TensorMap(m) => ParamKind::TensorMap(m),
             };
             Param { name: info.name.clone().unwrap_or_default(), kind }
         })

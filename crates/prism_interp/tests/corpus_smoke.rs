@@ -46,6 +46,12 @@ fn every_accepted_kernel_runs_without_panicking() {
                     ParamKind::Scalar(s) => Arg::Scalar(s, 16),
                     ParamKind::Pointer(s) => Arg::Buffer(Buffer::zeroed(s, 1 << 14)),
                     ParamKind::Opaque => Arg::Scalar(Scalar::U64, 0),
+                    // A 128 x 128 array: boxes may reach past it, which reads zeros.
+                    ParamKind::TensorMap(m) => {
+                        let dims: Vec<u64> = if m.rank == 3 { vec![2, 128, 128] } else { vec![128, 128] };
+                        let n = dims.iter().product::<u64>() as usize;
+                        Arg::Tensor { buffer: Buffer::zeroed(m.elem, n), dims }
+                    }
                 })
                 .collect();
             let cfg = Config { fuel: 2_000_000, ..Config::default() };

@@ -77,3 +77,35 @@ fn the_simulator_runs_the_optimised_ir() {
     };
     assert_eq!(barriers(&m.ir), counts.after);
 }
+
+#[test]
+fn tensor_map_arguments_are_checked_at_launch() {
+    // A typed map takes an array with the box's number of dimensions, of its element type,
+    // whose elements are all there and whose rows TMA can stride over; anything else is
+    // `bad-argument` before a thread runs.
+    let m = module("tests/ui/accept/rules/tma_tensor_map.prism");
+    let out = || Arg::buffer(&[0.0f32; 512]);
+    let tensor = |n: usize, dims: &[u64]| Arg::Tensor {
+        buffer: prism_interp::Buffer::from_slice(&vec![1.0f32; n]),
+        dims: dims.to_vec(),
+    };
+    let ok = [tensor(16 * 32, &[16, 32]), Arg::value(0i32), Arg::value(0i32), Arg::value(1i32), out()];
+    assert!(m.launch("box2d", 1, 32, &ok, Config::default()).expect("a good launch").is_clean());
+    let cases: Vec<(Arg, &str)> = vec![
+        (Arg::buffer(&[1.0f32; 512]), "pass an array of `float` with its 2 dimensions"),
+        (tensor(512, &[512]), "has 1 dimension"),
+        (tensor(16 * 30, &[16, 30]), "rows of 120 bytes"),
+        (tensor(100, &[16, 32]), "has 100 elements, not the 512"),
+        (tensor(0, &[0, 32]), "a dimension of 0 elements"),
+        (
+            Arg::Tensor { buffer: prism_interp::Buffer::from_slice(&[1i32; 512]), dims: vec![16, 32] },
+            "the array holds `int`",
+        ),
+    ];
+    for (bad, why) in cases {
+        let args = [bad, Arg::value(0i32), Arg::value(0i32), Arg::value(1i32), out()];
+        let e = m.launch("box2d", 1, 32, &args, Config::default()).expect_err("a bad tensor map argument");
+        assert_eq!(e.code, "bad-argument");
+        assert!(e.message.contains(why), "{why}: {}", e.message);
+    }
+}

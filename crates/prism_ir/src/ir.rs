@@ -29,6 +29,8 @@ pub enum Type {
     Ptr,
     /// An opaque handle (`CUTensorMap`), passed through to intrinsics.
     Opaque,
+    /// A typed TMA tensor map: the launcher builds it from an array argument.
+    TensorMap(prism_types::ty::TensorMapTy),
 }
 
 /// A whole program: every function of one source file.

@@ -56,6 +56,7 @@ fn ir_ty(t: &Ty) -> Type {
         Ty::Scalar(s) => Type::Scalar(*s),
         Ty::Ptr { .. } => Type::Ptr,
         Ty::Opaque(_) => Type::Opaque,
+        Ty::TensorMap(m) => Type::TensorMap(*m),
         // Arrays are not registers; void has no value. Neither reaches here.
         Ty::Array { .. } | Ty::Void => Type::Scalar(Scalar::I32),
     }

@@ -301,9 +301,30 @@ impl P {
         match w.as_str() {
             "ptr" => Ok(Type::Ptr),
             "tmap" => Ok(Type::Opaque),
+            _ if w.starts_with("tmap.") => {
+                tensor_map_from(&w).map_or_else(|| self.err(format!("bad tensor map type `{w}`")), Ok)
+            }
             _ => scalar_from(&w).map(Type::Scalar).map_or_else(|| self.err(format!("unknown type `{w}`")), Ok),
         }
     }
+}
+
+/// `tmap.bf16.64x64.sw128`, as `print::type_name` writes it.
+fn tensor_map_from(w: &str) -> Option<Type> {
+    let mut parts = w.split('.');
+    let (_, elem, dims, sw) = (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+    let dims: Vec<u32> = dims.split('x').map(|d| d.parse().ok()).collect::<Option<_>>()?;
+    if parts.next().is_some() || !(2..=3).contains(&dims.len()) {
+        return None;
+    }
+    let mut boxd = [1; 3];
+    boxd[..dims.len()].copy_from_slice(&dims);
+    Some(Type::TensorMap(prism_types::ty::TensorMapTy {
+        elem: scalar_from(elem)?,
+        rank: dims.len() as u8,
+        boxd,
+        swizzle: sw.strip_prefix("sw")?.parse().ok()?,
+    }))
 }
 
 fn scalar_from(w: &str) -> Option<Scalar> {

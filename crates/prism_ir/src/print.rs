@@ -23,12 +23,17 @@ use prism_types::tir::{BinOp, ConstValue, FnKind, RawIndex, UnOp};
 use prism_types::ty::Scalar;
 use std::fmt::Write;
 
-/// The text name of a type.
-pub fn type_name(t: Type) -> &'static str {
+/// The text name of a type. A typed tensor map is one word, `tmap.ELEM.BOX.swS`
+/// (`tmap.bf16.64x64.sw128`), which the IR parser reads back.
+pub fn type_name(t: Type) -> std::borrow::Cow<'static, str> {
     match t {
-        Type::Scalar(s) => scalar_name(s),
-        Type::Ptr => "ptr",
-        Type::Opaque => "tmap",
+        Type::Scalar(s) => scalar_name(s).into(),
+        Type::Ptr => "ptr".into(),
+        Type::Opaque => "tmap".into(),
+        Type::TensorMap(m) => {
+            let dims: Vec<String> = m.box_dims().iter().map(|d| d.to_string()).collect();
+            format!("tmap.{}.{}.sw{}", scalar_name(m.elem), dims.join("x"), m.swizzle).into()
+        }
     }
 }
 

@@ -135,8 +135,7 @@ impl Ctx<'_> {
                 continue;
             }
             let InstKind::Intrinsic { intrinsic, args, accesses, .. } = &info.inst.kind else { continue };
-            let name = intrinsic.sig().name;
-            if !intrinsic.is_cp_async() && name != "tma_load_2d" {
+            if !intrinsic.is_cp_async() && !intrinsic.is_tma() {
                 continue;
             }
             let (Some(IntrArg::Elem { ptr, index }), Some(a)) = (args.first(), accesses.first()) else { continue };
@@ -146,8 +145,9 @@ impl Ctx<'_> {
             if root(self.f, self.f.accesses[a.index()].mem) != root(self.f, view) {
                 continue;
             }
-            // A zero-filling copy writes all its bytes too (the zeros); a TMA box has no
-            // width here.
+            // A zero-filling copy writes all its bytes too (the zeros); a typed TMA map's
+            // box writes its elements from the destination on, swizzled among themselves,
+            // and an untyped one has no width here.
             let width = crate::graph::width(self.f, &self.cfg, &self.defs, &info.inst.kind);
             dests.push(Dest { inst: id, ptr: *ptr, index: *index, width });
         }

@@ -281,6 +281,14 @@ pub(crate) fn width(f: &Function, cfg: &Cfg<'_>, defs: &Defs, kind: &InstKind) -
                 Some(constant(cfg, defs, *b)? / elem()?)
             } else if name.starts_with("ldmatrix") {
                 Some(16 / elem()?)
+            } else if intrinsic.is_tma() {
+                // A typed map's box: its elements from the destination on (the swizzle
+                // permutes 16-byte chunks within them).
+                let Some(IntrArg::Val(map)) = args.get(1) else { return None };
+                match f.reg_ty(*map) {
+                    prism_ir::ir::Type::TensorMap(m) => Some(i128::from(m.box_bytes()) / elem()?),
+                    _ => None,
+                }
             } else if intrinsic.sig().family == prism_types::intrinsics::Family::AsyncCopy {
                 None
             } else {

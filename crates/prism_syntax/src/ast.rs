@@ -199,6 +199,13 @@ pub enum TypeKind {
         /// The alignment in bytes, if given.
         align: Option<Box<Expr>>,
     },
+    /// `tensor_map(T[r][c], swizzle=s)`: a TMA tensor map whose box is `T[r][c]`.
+    TensorMap {
+        /// The box type.
+        elem: Box<TypeExpr>,
+        /// The swizzle span in bytes, if given.
+        swizzle: Option<Box<Expr>>,
+    },
 }
 
 /// An indented block of statements.

@@ -195,6 +195,9 @@ impl TypeError {
                     },
                 )
             }
+            // Diagnostic: tensor-map
+            TensorMap { problem, span } => Diagnostic::error("tensor-map", format!("invalid tensor map: {problem}"), *span)
+                .with_note("a tensor map's box is what one TMA copy moves: 2 or 3 dimensions of 1 to 256 elements, rows of a multiple of 16 bytes, and with `swizzle=S` (32, 64 or 128) rows of exactly S bytes"),
             // Diagnostic: invalid-bound
             InvalidBound { problem, span, help } => {
                 let d = Diagnostic::error("invalid-bound", format!("invalid perspective bound: {}", bound_words(problem)), *span);
@@ -846,6 +849,15 @@ fn args_words(p: &ArgsProblem) -> String {
             format!("`regs` is {regs}; setmaxnreg takes a multiple of 8 from 24 to 256 registers per thread")
         }
         ArgsProblem::WgmmaN { n } => format!("`n` is {n}; wgmma takes N a multiple of 8 from 8 to 256"),
+        ArgsProblem::MapRank { map, rank, copy } => {
+            format!("`{map}` has a {rank}-dimensional box, but this copy takes {copy} coordinates")
+        }
+        ArgsProblem::MapElem { map, elem, dst } => {
+            format!("`{map}` holds `{}`, but the destination holds `{}`", elem.name(), dst.name())
+        }
+        ArgsProblem::TmaScope { view, code } => format!(
+            "`{view}` is an `async` scope opened at {code}; a TMA copy completes on the block's mbarrier, which every thread of the block waits on at the end of the scope, so the scope must be opened in `block[1]` code"
+        ),
         ArgsProblem::OutList { n } => format!("`out=` takes a list of {n} places"),
         ArgsProblem::OutCount { n, given } => format!("`out=` takes {n} places, {given} given"),
         ArgsProblem::NotAnElement { param } => format!("`{param}` must be an element of memory, like `buf[i]`"),

@@ -236,6 +236,12 @@ pub enum ArgsProblem {
     RegisterCount { regs: i128 },
     /// A `wgmma` N that is not a multiple of 8 from 8 to 256.
     WgmmaN { n: i128 },
+    /// A `tma_load_Nd` of a tensor map with another number of dimensions.
+    MapRank { map: String, rank: u8, copy: u8 },
+    /// A TMA copy into memory of another element type than the map's.
+    MapElem { map: String, elem: Scalar, dst: Scalar },
+    /// A TMA copy into an `async` scope opened in code narrower than `block[1]`.
+    TmaScope { view: String, code: Persp },
 }
 
 /// Why a vector access (`load_vec`, `store_vec`) is refused.
@@ -310,6 +316,8 @@ pub enum TypeError {
     PointerAlias { name: String, span: Span, help: String },
     /// `grid[2]`, `thread[0]`, ...
     InvalidPerspective { text: String, problem: PerspProblem, span: Span },
+    /// A `tensor_map(...)` type the TMA unit cannot copy (its box, swizzle or element type).
+    TensorMap { problem: String, span: Span },
     /// A malformed `@requires`.
     InvalidBound { problem: BoundProblem, span: Span, help: Option<String> },
     /// A parameter or return perspective broader than the entry perspective.

@@ -26,6 +26,12 @@ impl IntrinsicId {
     pub fn is_cp_async(self) -> bool {
         matches!(self.sig().name, "cp_async" | "cp_async_zfill")
     }
+
+    /// Whether this is a TMA tensor copy (`tma_load_2d`, `tma_load_3d`): one thread moves
+    /// a whole box described by a tensor map, completing on the block's TMA mbarrier.
+    pub fn is_tma(self) -> bool {
+        matches!(self.sig().name, "tma_load_2d" | "tma_load_3d")
+    }
 }
 
 /// Which code may call an intrinsic.
@@ -489,6 +495,20 @@ pub static TABLE: &[IntrinsicSig] = &[
         RetSig::Void,
         AsyncCopy,
         "cp.async.bulk.tensor.2d: copy a tile described by `map` at (x, y) into `dst`",
+    ),
+    row(
+        "tma_load_3d",
+        AT_T1,
+        &[
+            ParamSig { name: "dst", kind: ParamKind::AsyncRef, ty: Numeric, persp: T1 },
+            v("map", Opaque("CUTensorMap")),
+            v("x", S(I32)),
+            v("y", S(I32)),
+            v("z", S(I32)),
+        ],
+        RetSig::Void,
+        AsyncCopy,
+        "cp.async.bulk.tensor.3d: copy a box described by `map` at (x, y, z) into `dst`",
     ),
     // Fences.
     row("__threadfence", AT_T1, NONE, RetSig::Void, Fence, "order this thread's memory accesses device-wide"),

@@ -161,6 +161,98 @@ impl Scalar {
     }
 }
 
+/// A TMA tensor map: `tensor_map(T[R][C], swizzle=S)` (or `T[D][R][C]`). It describes a
+/// row-major array of `T` in global memory, whose dimensions the launcher takes from the
+/// argument, and the box one `tma_load_*d` copies into shared memory: `box` elements,
+/// outermost first, written densely in row-major order and then swizzled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TensorMapTy {
+    /// Element type.
+    pub elem: Scalar,
+    /// 2 or 3.
+    pub rank: u8,
+    /// Box dimensions, outermost first; only the first `rank` are used.
+    pub boxd: [u32; 3],
+    /// The swizzle span in bytes: 0 (none), 32, 64 or 128.
+    pub swizzle: u32,
+}
+
+impl TensorMapTy {
+    /// The box dimensions, outermost first.
+    pub fn box_dims(&self) -> &[u32] {
+        &self.boxd[..self.rank as usize]
+    }
+
+    /// Bytes one copy of the box writes (the transaction count of its mbarrier).
+    pub fn box_bytes(&self) -> u64 {
+        self.box_dims().iter().map(|&d| u64::from(d)).product::<u64>() * self.elem.size()
+    }
+
+    /// The byte offset of element `linear` (row-major in the box) in shared memory, from a
+    /// base aligned to the swizzle's repeat: the dense offset with the 16-byte chunk index
+    /// (bits 4 and up) XORed with the 128-byte row index (bits 7 and up) modulo the span's
+    /// chunks (CUTLASS's `Swizzle<B, 4, 3>`, B = 1, 2, 3 for 32, 64, 128 bytes).
+    pub fn smem_offset(&self, linear: u64) -> u64 {
+        let off = linear * self.elem.size();
+        swizzle_offset(off, self.swizzle)
+    }
+
+    /// The alignment the destination of a copy needs: 128 bytes, or the swizzle pattern's
+    /// repeat (8 rows of the span: 256, 512 or 1024 bytes), where the pattern starts.
+    pub fn dst_align(&self) -> u64 {
+        if self.swizzle == 0 { 128 } else { u64::from(self.swizzle) * 8 }
+    }
+
+    /// Checks the dimensions (outermost first) of the row-major array a map is built from
+    /// against what `cuTensorMapEncodeTiled` accepts, so the simulator refuses exactly the
+    /// arrays the GPU launcher cannot describe: one dimension per box dimension, each from 1
+    /// to 2^31 elements, and every stride (the bytes from one row, or plane, to the next) a
+    /// multiple of 16 below 2^40. The strides are multiples of the innermost row's bytes, so
+    /// that row must be a multiple of 16 bytes. The message is a sentence fragment that
+    /// starts after the parameter's name.
+    pub fn check_dims(&self, dims: &[u64]) -> Result<(), String> {
+        if dims.len() != usize::from(self.rank) {
+            return Err(format!(
+                "describes a {}-dimensional array, but the argument has {} dimension{}",
+                self.rank,
+                dims.len(),
+                if dims.len() == 1 { "" } else { "s" }
+            ));
+        }
+        if let Some(d) = dims.iter().find(|&&d| d == 0 || d > 1 << 31) {
+            return Err(format!("has a dimension of {d} elements; TMA takes 1 to 2^31"));
+        }
+        let row = dims[dims.len() - 1] * self.elem.size();
+        if !row.is_multiple_of(16) {
+            return Err(format!(
+                "has rows of {row} bytes; TMA needs a multiple of 16 (pad the rows to {} elements)",
+                row.next_multiple_of(16) / self.elem.size()
+            ));
+        }
+        let mut stride = row;
+        for &d in dims[1..dims.len() - 1].iter().rev() {
+            stride = stride.saturating_mul(d);
+        }
+        if stride >= 1 << 40 {
+            return Err(format!("has a stride of {stride} bytes; TMA takes strides below 2^40"));
+        }
+        Ok(())
+    }
+}
+
+/// A byte offset under a TMA / wgmma swizzle of `span` bytes (0: none): bits 4 .. 4 + B of
+/// the offset XORed with bits 7 .. 7 + B, B = log2(span / 16).
+pub fn swizzle_offset(off: u64, span: u32) -> u64 {
+    let b = match span {
+        32 => 1,
+        64 => 2,
+        128 => 3,
+        _ => return off,
+    };
+    let mask = ((1u64 << b) - 1) << 4;
+    off ^ ((off >> 3) & mask)
+}
+
 /// A type.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Ty {
@@ -183,6 +275,8 @@ pub enum Ty {
     },
     /// An opaque handle passed through to intrinsics (`CUTensorMap`).
     Opaque(String),
+    /// A typed TMA tensor map (`tensor_map(T[R][C], swizzle=S)`).
+    TensorMap(TensorMapTy),
     /// No value (a call to a function without a return type).
     Void,
 }
@@ -216,6 +310,16 @@ impl fmt::Display for Ty {
             Ty::Ptr { elem, mutable: true } => write!(f, "ptr({})", elem.name()),
             Ty::Ptr { elem, mutable: false } => write!(f, "ptr(const({}))", elem.name()),
             Ty::Opaque(n) => f.write_str(n),
+            Ty::TensorMap(m) => {
+                write!(f, "tensor_map({}", m.elem.name())?;
+                for d in m.box_dims() {
+                    write!(f, "[{d}]")?;
+                }
+                if m.swizzle != 0 {
+                    write!(f, ", swizzle={}", m.swizzle)?;
+                }
+                f.write_str(")")
+            }
             Ty::Void => f.write_str("no value"),
         }
     }

@@ -686,12 +686,12 @@ impl<'a> BlockSim<'a> {
                                 if let Some(why) = BlockSim::misaligned(dp, di, size, n) {
                                     fatal!(
                                         ReportKind::Misaligned,
-                                        misaligned(fc, *access, "asynchronous copy to", &why),
+                                        misaligned(fc, *access, "asynchronous copy's write", &why),
                                         l
                                     );
                                 }
                                 if let Some(why) = BlockSim::misaligned(sp, si, size, n) {
-                                    let msg = misaligned(fc, *src_access, "asynchronous copy from", &why);
+                                    let msg = misaligned(fc, *src_access, "asynchronous copy's read", &why);
                                     fatal!(ReportKind::Misaligned, msg, l);
                                 }
                                 let mut vals = [0u64; 16];
@@ -701,7 +701,7 @@ impl<'a> BlockSim<'a> {
                                         Ok(loc) => loc,
                                         Err(why) => fatal!(
                                             ReportKind::OutOfBounds,
-                                            oob(fc, *access, "asynchronous copy to", &why),
+                                            oob(fc, *access, "asynchronous copy's write", &why),
                                             l
                                         ),
                                     };
@@ -714,7 +714,7 @@ impl<'a> BlockSim<'a> {
                                         Err(why) => {
                                             fatal!(
                                                 ReportKind::OutOfBounds,
-                                                oob(fc, *src_access, "asynchronous copy from", &why),
+                                                oob(fc, *src_access, "asynchronous copy's read", &why),
                                                 l
                                             )
                                         }
@@ -741,7 +741,7 @@ impl<'a> BlockSim<'a> {
                                         Ok(loc) => loc,
                                         Err(why) => fatal!(
                                             ReportKind::OutOfBounds,
-                                            oob(fc, *src_access, "asynchronous copy from", &why),
+                                            oob(fc, *src_access, "asynchronous copy's read", &why),
                                             l
                                         ),
                                     }
@@ -765,6 +765,96 @@ impl<'a> BlockSim<'a> {
                                     src_count: read as u8,
                                     group: u32::MAX,
                                 });
+                            }
+                        }
+                        Intr::Tma { ty, map, dst, dst_index, dst_index_ty, coords, access } => {
+                            let size = ty.elem.size();
+                            let boxd = ty.box_dims();
+                            let elems: u64 = boxd.iter().map(|&d| u64::from(d)).product();
+                            let per_chunk = (16 / size) as usize;
+                            for l in lanes_of(mask) {
+                                let at = Lane { fid, w, l };
+                                let dp = fr.regs[*dst as usize * 32 + l];
+                                let di = to_i128(*dst_index_ty, fr.regs[*dst_index as usize * 32 + l]);
+                                if Ptr::decode(dp).space != Space::Shared {
+                                    let msg = format!("`tma_load_{}d` copies into shared memory only", ty.rank);
+                                    fatal!(ReportKind::OutOfBounds, msg, l);
+                                }
+                                // The copy engine writes the box whole, so the destination
+                                // starts where the swizzle pattern repeats (128 bytes without
+                                // one): only there is the layout the one Prism promises.
+                                if let Some(why) = BlockSim::misaligned(dp, di, size, ty.dst_align()) {
+                                    fatal!(
+                                        ReportKind::Misaligned,
+                                        misaligned(fc, *access, "TMA copy's write", &why),
+                                        l
+                                    );
+                                }
+                                for k in [0, elems as i128 - 1] {
+                                    if let Err(why) = self.locate(&fr, at, dp, di + k, size) {
+                                        let msg = format!(
+                                            "{} (the box of {} elements does not fit)",
+                                            oob(fc, *access, "TMA copy's write", &why),
+                                            elems
+                                        );
+                                        fatal!(ReportKind::OutOfBounds, msg, l);
+                                    }
+                                }
+                                let src = Ptr::decode(fr.regs[*map as usize * 32 + l]);
+                                let buf = src.a as usize;
+                                let dims = s.tensor_dims[buf];
+                                // Box coordinates are innermost first, as PTX takes them.
+                                let start: Vec<i64> = (0..boxd.len())
+                                    .map(|d| {
+                                        let r = coords[boxd.len() - 1 - d];
+                                        i64::from(fr.regs[r as usize * 32 + l] as u32 as i32)
+                                    })
+                                    .collect();
+                                let mut index = vec![0u64; boxd.len()];
+                                for chunk in 0..(elems as usize / per_chunk) {
+                                    let mut vals = [0u64; 16];
+                                    for (v, slot) in vals.iter_mut().enumerate().take(per_chunk) {
+                                        let e = (chunk * per_chunk + v) as u64;
+                                        let mut rest = e;
+                                        for d in (0..boxd.len()).rev() {
+                                            index[d] = rest % u64::from(boxd[d]);
+                                            rest /= u64::from(boxd[d]);
+                                        }
+                                        // Elements outside the array read as zero.
+                                        let mut linear = 0u64;
+                                        let mut inside = true;
+                                        for d in 0..boxd.len() {
+                                            let c = start[d] + index[d] as i64;
+                                            inside &= c >= 0 && (c as u64) < dims[d];
+                                            linear = linear.wrapping_mul(dims[d]).wrapping_add(c as u64);
+                                        }
+                                        if inside {
+                                            *slot = s.buffers[buf].load(linear as usize);
+                                        }
+                                    }
+                                    let off = prism_types::ty::swizzle_offset(chunk as u64 * 16, ty.swizzle);
+                                    let dloc = match self.locate(&fr, at, dp, di + i128::from(off / size), size) {
+                                        Ok(loc) => loc,
+                                        Err(why) => fatal!(
+                                            ReportKind::OutOfBounds,
+                                            oob(fc, *access, "TMA copy's write", &why),
+                                            l
+                                        ),
+                                    };
+                                    self.pending[tid0 as usize + l].push(PendingCopy {
+                                        dst: dloc,
+                                        count: per_chunk as u8,
+                                        elem: ty.elem,
+                                        vals,
+                                        func,
+                                        access: *access,
+                                        // The source cannot change: nothing in a kernel
+                                        // writes a tensor map's array.
+                                        src: dloc,
+                                        src_count: 0,
+                                        group: u32::MAX,
+                                    });
+                                }
                             }
                         }
                         Intr::Fence { device } => {

@@ -126,6 +126,8 @@ pub(crate) struct Shared<'a> {
     pub buffers: &'a [&'a Buffer],
     /// Names of the buffers (the kernel parameters), for messages.
     pub buffer_names: &'a [String],
+    /// Per buffer, a tensor map's dimensions (outermost first), or nothing.
+    pub tensor_dims: &'a [&'a [u64]],
     /// Register bits of each kernel parameter.
     pub params: &'a [u64],
     pub smem_bytes: u64,
@@ -256,12 +258,15 @@ pub struct Launch<'a> {
     pub buffers: &'a [&'a Buffer],
     /// Their names.
     pub buffer_names: &'a [String],
+    /// Per buffer, the dimensions of a tensor map's array (outermost first); empty for a
+    /// pointer's buffer.
+    pub tensor_dims: &'a [&'a [u64]],
 }
 
 /// Runs a launch the caller has validated against the kernel's bound, counting finished
 /// blocks in `progress`.
 pub fn run(launch: Launch<'_>, cfg: Config, progress: &Progress) -> Outcome {
-    let Launch { code, kernel, grid, block, params, buffers, buffer_names } = launch;
+    let Launch { code, kernel, grid, block, params, buffers, buffer_names, tensor_dims } = launch;
     let smem_bytes = smem_of(code, kernel);
     let mut scopes = Vec::new();
     let mut grid_sync = false;
@@ -273,6 +278,7 @@ pub fn run(launch: Launch<'_>, cfg: Config, progress: &Progress) -> Outcome {
         block,
         buffers,
         buffer_names,
+        tensor_dims,
         params,
         smem_bytes,
         levels: Levels::new(scopes, u64::from(block)),

@@ -335,7 +335,7 @@ impl Parser<'_> {
 
     fn ty_inner(&mut self) -> PResult<TypeExpr> {
         let name = self.expect_ident("a type")?;
-        let mut ty = if matches!(name.name.as_str(), "ptr" | "const" | "constexpr" | "shared") {
+        let mut ty = if matches!(name.name.as_str(), "ptr" | "const" | "constexpr" | "shared" | "tensor_map") {
             if !self.at_punct(Punct::LParen) {
                 return self.expected_with_help(
                     "`(`",
@@ -348,22 +348,33 @@ impl Parser<'_> {
                 "ptr" => TypeKind::Ptr(Box::new(inner)),
                 "const" => TypeKind::Const(Box::new(inner)),
                 "constexpr" => TypeKind::Constexpr(Box::new(inner)),
-                _ => {
-                    let mut align = None;
+                ctor => {
+                    // `shared(T[n], align=k)` and `tensor_map(T[r][c], swizzle=s)` take one
+                    // optional keyword each.
+                    let (keyword, usage) = if ctor == "shared" {
+                        ("align", "`shared(T[n], align=k)` takes only an alignment")
+                    } else {
+                        ("swizzle", "`tensor_map(T[r][c], swizzle=s)` takes only a swizzle span")
+                    };
+                    let mut value = None;
                     if self.eat_punct(Punct::Comma) && !self.at_punct(Punct::RParen) {
-                        let key = self.expect_ident("`align=`")?;
-                        if key.name != "align" {
+                        let key = self.expect_ident(&format!("`{keyword}=`"))?;
+                        if key.name != keyword {
                             self.error(SyntaxError::Misplaced {
-                                expected: "`align=`".into(),
+                                expected: format!("`{keyword}=`"),
                                 span: key.span,
-                                help: Some("`shared(T[n], align=k)` takes only an alignment".into()),
+                                help: Some(usage.into()),
                             });
                             return Err(Failed);
                         }
                         self.expect_punct(Punct::Eq)?;
-                        align = Some(Box::new(self.expr()?));
+                        value = Some(Box::new(self.expr()?));
                     }
-                    TypeKind::Shared { elem: Box::new(inner), align }
+                    if ctor == "shared" {
+                        TypeKind::Shared { elem: Box::new(inner), align: value }
+                    } else {
+                        TypeKind::TensorMap { elem: Box::new(inner), swizzle: value }
+                    }
                 }
             };
             self.expect_punct(Punct::RParen)?;

@@ -425,3 +425,119 @@ fn r_pipeline_ring() {
         assert_same(&format!("{kernel} y (n = {n}, {blocks} blocks)"), &out.f32("y"), &want);
     }
 }
+
+/// A tensor-map argument: the row-major array `values` with dimensions `dims`, outermost
+/// first.
+fn tensor<T: prism_interp::Elem>(values: &[T], dims: &[u64]) -> Arg {
+    Arg::Tensor { buffer: prism_interp::Buffer::from_slice(values), dims: dims.to_vec() }
+}
+
+#[test]
+fn r_tma_box2d() {
+    // Block b copies the 16 x 32 box at row y0 + 16 (b / 3), column x0 + 32 (b % 3) of a
+    // 40 x 96 array: corners before the array (x0 = -8, y0 = -4) and boxes reaching past
+    // its last row read zeros there. Then an exactly covering launch (x0 = y0 = 0 over a
+    // 32 x 96 array: every element once), and a box wholly outside the array (all zeros).
+    let p = program(&file("tma_tensor_map.prism"));
+    for (rows, x0, y0, blocks) in [(40usize, -8i32, -4i32, 9u32), (32, 0, 0, 6), (40, 200, 0, 3)] {
+        let a = Rng::new(rows as u64 + 7).eighths(rows * 96, -4, 4);
+        let out = p.launch("box2d", blocks, 32, || {
+            vec![
+                tensor(&a, &[rows as u64, 96]),
+                Arg::value(x0),
+                Arg::value(y0),
+                Arg::value(3i32),
+                Arg::buffer(&vec![f32::NAN; 512 * blocks as usize]),
+            ]
+        });
+        let want: Vec<f32> = (0..512 * blocks as usize)
+            .map(|g| {
+                let (b, r, c) = (g / 512, g % 512 / 32, g % 32);
+                let y = y0 as i64 + 16 * (b as i64 / 3) + r as i64;
+                let x = x0 as i64 + 32 * (b as i64 % 3) + c as i64;
+                if (0..rows as i64).contains(&y) && (0..96).contains(&x) {
+                    a[y as usize * 96 + x as usize]
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        assert_same(&format!("out ({rows} rows, corner {x0}, {y0})"), &out.f32("out"), &want);
+    }
+}
+
+/// Where a TMA copy with a `span`-byte swizzle puts byte `offset` of its dense box, written
+/// from the PTX ISA's description of the modes rather than from the simulator's bit masks:
+/// shared memory is seen as lines of 128 bytes holding eight 16-byte chunks, and within
+/// each line the chunk index is XORed with the line's index modulo the number of chunks a
+/// span holds (2, 4 or 8), so a pattern repeats every 2, 4 or 8 lines.
+fn swizzled_at(offset: usize, span: usize) -> usize {
+    let chunks = span / 16;
+    let (line, chunk, byte) = (offset / 128, offset % 128 / 16, offset % 16);
+    let moved = chunk ^ (line % chunks);
+    line * 128 + moved * 16 + byte
+}
+
+#[test]
+fn r_tma_swizzle() {
+    // Three boxes with the 128-, 64- and 32-byte swizzles, each written out as shared memory
+    // holds it. Element e of a box (row-major) lands at element swizzled_at(2e, span) / 2;
+    // the inputs are distinct bf16 bit patterns, so a misplaced chunk shows.
+    let p = program(&file("tma_tensor_map.prism"));
+    let pattern = |n: usize, base: u64| -> Vec<u64> { (0..n as u64).map(|i| base + i).collect() };
+    let (s128, s64, s32) = (pattern(512, 0x3c00), pattern(512, 0x4400), pattern(256, 0x4c00));
+    let bf16 = |bits: &[u64], dims: &[u64]| Arg::Tensor {
+        buffer: prism_interp::Buffer::from_bits(prism_types::ty::Scalar::BF16, bits),
+        dims: dims.to_vec(),
+    };
+    let out = p.launch("swizzled", 1, 32, || {
+        vec![
+            bf16(&s128, &[8, 64]),
+            bf16(&s64, &[16, 32]),
+            bf16(&s32, &[16, 16]),
+            Arg::Buffer(prism_interp::Buffer::from_bits(prism_types::ty::Scalar::BF16, &[0; 1280])),
+        ]
+    });
+    let place = |src: &[u64], span: usize| {
+        let mut smem = vec![0u64; src.len()];
+        for (e, v) in src.iter().enumerate() {
+            smem[swizzled_at(2 * e, span) / 2] = *v;
+        }
+        smem
+    };
+    let (t128, t64, t32) = (place(&s128, 128), place(&s64, 64), place(&s32, 32));
+    // Thread t wrote 16 elements of each big tile and 8 of the small one, 40 in all.
+    let mut want = Vec::new();
+    for t in 0..32 {
+        want.extend_from_slice(&t128[16 * t..16 * t + 16]);
+        want.extend_from_slice(&t64[16 * t..16 * t + 16]);
+        want.extend_from_slice(&t32[8 * t..8 * t + 8]);
+    }
+    assert_same("out (raw swizzled tiles)", &out.bits("out"), &want);
+    // The reference is not the identity: the 128-byte mode moves chunk 0 of line 1.
+    assert_eq!(swizzled_at(128, 128), 144);
+}
+
+#[test]
+fn r_tma_box3d() {
+    // One 2 x 4 x 8 box of a 3 x 5 x 8 int array at (x, y, z) = (0, 2, 1): the rows past the
+    // fifth and the planes past the third read zeros. Then a corner before the array.
+    let p = program(&file("tma_tensor_map.prism"));
+    let a = Rng::new(33).ints(3 * 5 * 8, -100, 100);
+    for (x0, y0, z0) in [(0i32, 2i32, 1i32), (-3, -1, -1), (0, 0, 0)] {
+        let out = p.launch("box3d", 1, 32, || {
+            vec![tensor(&a, &[3, 5, 8]), Arg::value(x0), Arg::value(y0), Arg::value(z0), Arg::buffer(&[7i32; 64])]
+        });
+        let want: Vec<i32> = (0..64)
+            .map(|g| {
+                let (z, y, x) = (z0 + g / 32, y0 + g % 32 / 8, x0 + g % 8);
+                if (0..3).contains(&z) && (0..5).contains(&y) && (0..8).contains(&x) {
+                    a[(z * 40 + y * 8 + x) as usize]
+                } else {
+                    0
+                }
+            })
+            .collect();
+        assert_same(&format!("out (corner {x0}, {y0}, {z0})"), &out.i32("out"), &want);
+    }
+}

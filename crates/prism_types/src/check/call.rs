@@ -14,7 +14,7 @@ use crate::error::{
 use crate::intrinsics::{self, CodeReq, IntrinsicId, ParamKind, RetSig, TyClass};
 use crate::perspective::Persp;
 use crate::tir::{self, CallArg, Callee, ConstValue, ExprKind, FnId, Place, VarId, VarKind};
-use crate::ty::{Scalar, Ty};
+use crate::ty::{Scalar, TensorMapTy, Ty};
 use prism_span::Span;
 use prism_syntax::ast;
 
@@ -260,11 +260,17 @@ impl Checker<'_> {
                     }
                 }
                 Ty::Opaque(tn) => {
-                    if let Some(v) = self.opaque_arg(&p.name, tn, p.persp, &a.value) {
+                    if let Some(v) = self.opaque_arg(&p.name, tn, p.persp, &a.value, false) {
                         out.push(CallArg::Opaque(v));
                     }
                 }
-                _ => {}
+                Ty::TensorMap(m) => {
+                    if let Some(v) = self.map_arg(&p.name, *m, p.persp, &a.value) {
+                        out.push(CallArg::Opaque(v));
+                    }
+                }
+                // Parameters are scalars, pointers and handles only (`param_type`).
+                Ty::Array { .. } | Ty::Void => {}
             }
         }
         self.check_no_alias(name, &mems);
@@ -490,19 +496,20 @@ impl Checker<'_> {
         }
     }
 
-    fn opaque_arg(&mut self, param: &str, tn: &str, persp: Persp, value: &ast::Expr) -> Option<VarId> {
+    /// A handle argument for a parameter of the opaque type `tn` (`CUTensorMap`). An
+    /// intrinsic (`typed_ok`) also takes a typed tensor map, whose box it reads from the
+    /// type; a function's untyped parameter does not, since the callee's copies would no
+    /// longer know the box.
+    fn opaque_arg(&mut self, param: &str, tn: &str, persp: Persp, value: &ast::Expr, typed_ok: bool) -> Option<VarId> {
         let v = self.memory_name(param, value)?;
         let var = self.var(v).clone();
         match &var.ty {
             Ty::Opaque(n) if n == tn => {
-                if !self.facts.narrower_eq(persp, var.persp) {
-                    self.persp_error(TypeError::PointerArgument {
-                        param: param.to_string(),
-                        problem: PointerProblem::Narrower { name: var.name.clone(), lives: var.persp, param: persp },
-                        span: value.span,
-                        help: None,
-                    });
-                }
+                self.handle_persp(param, persp, &var, value.span);
+                Some(v)
+            }
+            Ty::TensorMap(_) if tn == "CUTensorMap" && typed_ok => {
+                self.handle_persp(param, persp, &var, value.span);
                 Some(v)
             }
             other => {
@@ -515,6 +522,37 @@ impl Checker<'_> {
                 });
                 None
             }
+        }
+    }
+
+    /// A tensor-map argument for a parameter of exactly the map type `m`: the callee's
+    /// copies announce the box's bytes, so another box would never complete.
+    fn map_arg(&mut self, param: &str, m: TensorMapTy, persp: Persp, value: &ast::Expr) -> Option<VarId> {
+        let v = self.memory_name(param, value)?;
+        let var = self.var(v).clone();
+        if var.ty != Ty::TensorMap(m) {
+            self.error(TypeError::Mismatch {
+                expected: Expected::Opaque(Ty::TensorMap(m).to_string()),
+                found: Found::Type(var.ty.clone()),
+                span: value.span,
+                context: format!("argument for `{param}`"),
+                help: None,
+            });
+            return None;
+        }
+        self.handle_persp(param, persp, &var, value.span);
+        Some(v)
+    }
+
+    /// A handle passed for a parameter at `persp` must live at least as broadly.
+    fn handle_persp(&mut self, param: &str, persp: Persp, var: &tir::Var, span: Span) {
+        if !self.facts.narrower_eq(persp, var.persp) {
+            self.persp_error(TypeError::PointerArgument {
+                param: param.to_string(),
+                problem: PointerProblem::Narrower { name: var.name.clone(), lives: var.persp, param: persp },
+                span,
+                help: None,
+            });
         }
     }
 
@@ -584,7 +622,7 @@ impl Checker<'_> {
             match p.kind {
                 ParamKind::Value if matches!(p.ty, TyClass::Opaque(_)) => {
                     let TyClass::Opaque(tn) = p.ty else { unreachable!("matched above") };
-                    match self.opaque_arg(p.name, tn, p.persp, &a.value) {
+                    match self.opaque_arg(p.name, tn, p.persp, &a.value, true) {
                         Some(v) => out.push(CallArg::Opaque(v)),
                         None => failed = true,
                     }
@@ -670,6 +708,54 @@ impl Checker<'_> {
                 span: e.span,
                 help: None,
             });
+        }
+        // TMA copies complete on the block's one mbarrier, which every thread of the block
+        // waits on where the `async` scope ends (`prism_cuda`): a scope opened in narrower
+        // code, which only some threads may reach, would never complete on the GPU.
+        if id.is_tma()
+            && let Some(CallArg::ElemRef { mem, .. }) = out.first()
+            && let Some(&opened) = self.async_code.get(mem)
+            && opened != Persp::BLOCK
+        {
+            self.error(TypeError::WrongArguments {
+                callee: name.into(),
+                problem: ArgsProblem::TmaScope { view: self.var(*mem).name.clone(), code: opened },
+                span,
+                help: Some(
+                    "open the `async` scope in `block[1]` code and issue the copy from one thread of it, in a `split`"
+                        .into(),
+                ),
+            });
+        }
+        // A typed map's box fixes the copy's rank and element type.
+        if name.starts_with("tma_load")
+            && let (Some(CallArg::ElemRef { mem, .. }), Some(CallArg::Opaque(map))) = (out.first(), out.get(1))
+            && let Ty::TensorMap(m) = self.var(*map).ty
+        {
+            let rank = if name == "tma_load_3d" { 3 } else { 2 };
+            let dst_elem = match self.var(*mem).ty {
+                Ty::Ptr { elem, .. } => Some(elem),
+                _ => None,
+            };
+            if usize::from(m.rank) != rank {
+                self.error(TypeError::WrongArguments {
+                    callee: name.into(),
+                    problem: ArgsProblem::MapRank { map: self.var(*map).name.clone(), rank: m.rank, copy: rank as u8 },
+                    span,
+                    help: Some(format!("copy its box with `tma_load_{}d`", m.rank)),
+                });
+            } else if dst_elem.is_some_and(|e| e != m.elem) {
+                self.error(TypeError::WrongArguments {
+                    callee: name.into(),
+                    problem: ArgsProblem::MapElem {
+                        map: self.var(*map).name.clone(),
+                        elem: m.elem,
+                        dst: dst_elem.unwrap_or(m.elem),
+                    },
+                    span,
+                    help: None,
+                });
+            }
         }
         // setmaxnreg's count is an immediate PTX restricts (ptxas rejects the others).
         if name.starts_with("setmaxnreg")

@@ -145,6 +145,8 @@ pub(crate) struct Checker<'a> {
     pub pipes: Vec<super::pipeline::PipeCtx>,
     /// Reads, in the fill being checked, of mutable variables declared outside it.
     pub fill_reads: std::cell::RefCell<Vec<(VarId, Span)>>,
+    /// The code perspective each `async` scope was opened at, by its view.
+    pub async_code: HashMap<VarId, Persp>,
 }
 
 /// Checks one function body.
@@ -172,6 +174,7 @@ pub(crate) fn check_body(
         guards: Vec::new(),
         in_index_fn: false,
         frozen: Vec::new(),
+        async_code: HashMap::new(),
         smem_cur: 0,
         smem_need: 0,
         calls: Vec::new(),

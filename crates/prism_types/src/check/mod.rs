@@ -21,7 +21,7 @@ use crate::consts;
 use crate::error::{BoundProblem, Expected, Found, PerspProblem, ReturnProblem, TypeError};
 use crate::perspective::{Facts, Level, Persp, lcm};
 use crate::tir::{self, FnId};
-use crate::ty::{Scalar, Ty};
+use crate::ty::{Scalar, TensorMapTy, Ty};
 use prism_span::Span;
 use prism_syntax::ast::{self, FnKind};
 use std::collections::HashMap;
@@ -262,6 +262,7 @@ pub(crate) fn type_text(t: &ast::TypeExpr) -> String {
         ast::TypeKind::Const(e) => format!("const({})", type_text(e)),
         ast::TypeKind::Constexpr(e) => format!("constexpr({})", type_text(e)),
         ast::TypeKind::Shared { elem, .. } => format!("shared({})", type_text(elem)),
+        ast::TypeKind::TensorMap { elem, .. } => format!("tensor_map({})", type_text(elem)),
     }
 }
 
@@ -572,7 +573,7 @@ fn signature(g: &Globals, f: &ast::Function, errors: &mut Vec<TypeError>) -> Sig
                 span: p.persp.as_ref().map(|x| x.span).unwrap_or(p.span),
             });
         }
-        let (ty, is_const) = param_type(&p.ty, errors);
+        let (ty, is_const) = param_type(g, &p.ty, errors);
         params.push(ParamInfo { name: p.name.name.clone(), ty, persp, is_const, span: p.span });
     }
     let ret = f.ret.as_ref().map(|r| {
@@ -629,7 +630,7 @@ fn signature(g: &Globals, f: &ast::Function, errors: &mut Vec<TypeError>) -> Sig
     }
 }
 
-fn param_type(t: &ast::TypeExpr, errors: &mut Vec<TypeError>) -> (Ty, bool) {
+fn param_type(g: &Globals, t: &ast::TypeExpr, errors: &mut Vec<TypeError>) -> (Ty, bool) {
     use ast::TypeKind as K;
     let bad = |errors: &mut Vec<TypeError>, help: &str| {
         errors.push(TypeError::Unsupported {
@@ -648,8 +649,16 @@ fn param_type(t: &ast::TypeExpr, errors: &mut Vec<TypeError>) -> (Ty, bool) {
                 (Ty::Scalar(Scalar::I32), false)
             }
         },
+        K::TensorMap { elem, swizzle } => match tensor_map_type(g, t, elem, swizzle.as_deref()) {
+            Ok(m) => (Ty::TensorMap(m), true),
+            Err(e) => {
+                errors.push(e);
+                (Ty::Scalar(Scalar::I32), false)
+            }
+        },
         K::Const(inner) => match &inner.kind {
             K::Named(n) if n == "CUTensorMap" => (Ty::Opaque(n.clone()), true),
+            K::TensorMap { .. } => param_type(g, inner, errors),
             _ => match scalar_of(inner) {
                 Some(s) => (Ty::Scalar(s), true),
                 None => {
@@ -683,6 +692,65 @@ fn param_type(t: &ast::TypeExpr, errors: &mut Vec<TypeError>) -> (Ty, bool) {
             "pass shared arrays as `ptr(T)`; shared memory is allocated with `shared(...)` declarations in block[1] code",
         ),
     }
+}
+
+/// The tensor map `tensor_map(T[..][..], swizzle=S)` describes, checked against what TMA
+/// copies (`cuTensorMapEncodeTiled`'s limits): 2 or 3 box dimensions of 1 to 256 elements,
+/// a numeric element type, an innermost box dimension of a multiple of 16 bytes, and a
+/// swizzle span of 0, 32, 64 or 128 bytes. With a swizzle the box's rows must be exactly
+/// one span: the layout wgmma's swizzled descriptors read, and the only one Prism promises.
+fn tensor_map_type(
+    g: &Globals,
+    t: &ast::TypeExpr,
+    elem: &ast::TypeExpr,
+    swizzle: Option<&ast::Expr>,
+) -> Result<TensorMapTy, TypeError> {
+    let problem = |problem: String, span: Span| TypeError::TensorMap { problem, span };
+    let no_locals = HashMap::new();
+    let ast::TypeKind::Array(inner, dims) = &elem.kind else {
+        return Err(problem(format!("`{}` is not a box such as `bf16[64][64]`", type_text(elem)), elem.span));
+    };
+    let Some(scalar) = scalar_of(inner) else {
+        return Err(match unknown_named(inner) {
+            Some(n) => TypeError::UnknownType { name: n.name, span: n.span },
+            None => problem(format!("the elements `{}` are not a scalar type", type_text(inner)), inner.span),
+        });
+    };
+    if scalar == Scalar::Bool {
+        return Err(problem("TMA copies numbers, not `bool`".into(), inner.span));
+    }
+    if !(2..=3).contains(&dims.len()) {
+        return Err(problem(format!("a box has 2 or 3 dimensions, not {}", dims.len()), elem.span));
+    }
+    let mut boxd = [1u32; 3];
+    for (k, d) in dims.iter().enumerate() {
+        match const_expr(g, d, &no_locals)? {
+            Konst { value: tir::ConstValue::Int(n), .. } if (1..=256).contains(&n) => boxd[k] = n as u32,
+            Konst { value: tir::ConstValue::Int(n), .. } => {
+                return Err(problem(format!("a box dimension is 1 to 256 elements, not {n}"), d.span));
+            }
+            _ => return Err(problem("a box dimension is an integer".into(), d.span)),
+        }
+    }
+    let span_bytes = match swizzle {
+        None => 0,
+        Some(e) => match const_expr(g, e, &no_locals)? {
+            Konst { value: tir::ConstValue::Int(n), .. } if matches!(n, 0 | 32 | 64 | 128) => n as u32,
+            _ => return Err(problem("the swizzle span is 0, 32, 64 or 128 bytes".into(), e.span)),
+        },
+    };
+    let m = TensorMapTy { elem: scalar, rank: dims.len() as u8, boxd, swizzle: span_bytes };
+    let row = u64::from(boxd[dims.len() - 1]) * scalar.size();
+    if !row.is_multiple_of(16) {
+        return Err(problem(format!("the box's rows are {row} bytes, not a multiple of 16"), t.span));
+    }
+    if span_bytes != 0 && row != u64::from(span_bytes) {
+        return Err(problem(
+            format!("with `swizzle={span_bytes}` the box's rows must be {span_bytes} bytes, not {row}"),
+            t.span,
+        ));
+    }
+    Ok(m)
 }
 
 /// A named type inside `ptr(...)`/`const(...)` that is not a scalar: an unknown type name.

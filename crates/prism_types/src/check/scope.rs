@@ -503,6 +503,7 @@ impl Checker<'_> {
             VarKind::View { parent: v, how: ViewKind::Async },
             name.span,
         );
+        self.async_code.insert(view, self.code);
         self.hide_and_bind(v, view, span, "async", name);
         self.frames.push(Frame::Scope { construct: "async", span });
         let body = self.block(body);

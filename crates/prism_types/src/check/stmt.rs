@@ -273,6 +273,16 @@ impl Checker<'_> {
                 DeclTy::Shared { elem: s, dims: d, align }
             }
             K::Ptr(_) => DeclTy::Bad,
+            K::TensorMap { .. } => {
+                self.error(TypeError::Unsupported {
+                    what: "a local tensor map".into(),
+                    span: t.span,
+                    help: Some(
+                        "tensor maps are kernel parameters; the launcher builds them from the argument array".into(),
+                    ),
+                });
+                DeclTy::Bad
+            }
         }
     }
 
