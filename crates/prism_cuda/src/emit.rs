@@ -206,8 +206,10 @@ pub fn function(g: &Global, id: FuncId, first_line: u32) -> (Func, Option<Kernel
         }
         for ((offset, len, elem), name) in &fx.separate {
             // Aligned at least as the simulator assumes from the offset (the block's shared
-            // base is 128-byte aligned), so alignment checks agree.
-            let align = 1u64 << offset.trailing_zeros().clamp(4, 7);
+            // base is 1024-byte aligned), so alignment checks agree and the hardware's
+            // swizzles (TMA, wgmma), which act on address bits 4 to 9, see the addresses the
+            // simulator swizzles.
+            let align = 1u64 << offset.trailing_zeros().clamp(4, 10);
             prologue.push(Stmt::Raw(format!(
                 "__shared__ __align__({align}) {} {name}[{}];",
                 c_type(*elem),
@@ -216,10 +218,10 @@ pub fn function(g: &Global, id: FuncId, first_line: u32) -> (Func, Option<Kernel
         }
         if f.smem_size > 0 && fx.used_smem {
             if dynamic {
-                prologue.push(Stmt::Raw("extern __shared__ __align__(128) unsigned char prism_smem[];".into()));
+                prologue.push(Stmt::Raw("extern __shared__ __align__(1024) unsigned char prism_smem[];".into()));
             } else {
                 prologue
-                    .push(Stmt::Raw(format!("__shared__ __align__(128) unsigned char prism_smem[{}];", f.smem_size)));
+                    .push(Stmt::Raw(format!("__shared__ __align__(1024) unsigned char prism_smem[{}];", f.smem_size)));
             }
         }
         if !g.named.mbar.is_empty() {

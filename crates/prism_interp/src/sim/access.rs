@@ -65,7 +65,8 @@ impl<'a> BlockSim<'a> {
     /// not aligned to `bytes`, if it is not. Global buffers start at a multiple of 256 bytes
     /// (as `cudaMalloc` returns them) and the CUDA backend aligns thread-local arrays to 16
     /// bytes, so there the element offset decides; shared arrays sit at their byte offset
-    /// from the block's shared base, which is aligned to 128 bytes.
+    /// from the block's shared base, which is aligned to 1024 bytes (the CUDA backend declares it
+    /// so, and each separately declared array as aligned as its offset, up to 1024).
     pub(crate) fn misaligned(bits: u64, index: i128, size: u64, bytes: u64) -> Option<String> {
         let p = Ptr::decode(bits);
         let e = i128::from(p.offset) + index;

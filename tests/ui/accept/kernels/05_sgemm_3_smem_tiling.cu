@@ -28,8 +28,8 @@ extern "C" __global__ void __launch_bounds__(1024) sgemm_smem(int M,
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
-    __shared__ __align__(128) float prism_shared0[1024];
-    __shared__ __align__(128) float prism_shared4096[1024];
+    __shared__ __align__(1024) float prism_shared0[1024];
+    __shared__ __align__(1024) float prism_shared4096[1024];
     const int tiles_n = prism_sub(prism_add(N, 32), 1) / 32;  // line 24
     const int b = prism_bid;  // line 25
     const int tile_row = prism_mul(prism_div(b, tiles_n), 32);  // line 26

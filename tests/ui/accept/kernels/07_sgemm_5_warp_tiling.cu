@@ -32,8 +32,8 @@ extern "C" __global__ void __launch_bounds__(128) sgemm_warp_tiles(int M,
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
-    __shared__ __align__(128) float prism_shared0[512];
-    __shared__ __align__(128) float prism_shared2048[512];
+    __shared__ __align__(1024) float prism_shared0[512];
+    __shared__ __align__(1024) float prism_shared2048[512];
     const int tiles_n = prism_sub(prism_add(N, 64), 1) / 64;  // line 41
     const int b = prism_bid;  // line 42
     const int tile_row = prism_mul(prism_div(b, tiles_n), 64);  // line 43

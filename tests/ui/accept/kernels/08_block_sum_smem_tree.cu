@@ -18,7 +18,7 @@ extern "C" __global__ void __launch_bounds__(256) block_sum_tree(int n,
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
-    __shared__ __align__(128) float prism_shared0[256];
+    __shared__ __align__(1024) float prism_shared0[256];
     const int b = prism_bid;  // line 18
     {  // partition `partial` as `partial_b` at block[1]
         {  // group(block[1])

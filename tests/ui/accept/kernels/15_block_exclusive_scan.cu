@@ -93,7 +93,7 @@ extern "C" __global__ void __launch_bounds__(256) tile_exclusive_scan(int n,
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
-    __shared__ __align__(128) unsigned char prism_smem[128];
+    __shared__ __align__(1024) unsigned char prism_smem[128];
     const int b = prism_bid;  // line 66
     {  // partition `out` as `out_b` at block[1]
         {  // partition `totals` as `total_b` at block[1]

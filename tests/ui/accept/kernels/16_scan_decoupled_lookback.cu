@@ -138,7 +138,7 @@ extern "C" __global__ void __launch_bounds__(256) scan_decoupled_lookback(int n,
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
-    __shared__ __align__(128) unsigned char prism_smem[160];
+    __shared__ __align__(1024) unsigned char prism_smem[160];
     // Which tile a block scans is only known once it has drawn its ticket, so each block
     // first sees all of `out`; the per-thread view below adds the tile offset.
     {  // partition `out` as `out_b` at block[1]

@@ -18,7 +18,7 @@ extern "C" __global__ void __launch_bounds__(256) transpose(int rows,
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
-    __shared__ __align__(128) float prism_shared0[1056];
+    __shared__ __align__(1024) float prism_shared0[1056];
     const int tiles_c = prism_sub(prism_add(cols, 32), 1) / 32;  // line 18
     const int b = prism_bid;  // line 19
     const int r0 = prism_mul(prism_div(b, tiles_c), 32);  // line 20

@@ -17,7 +17,7 @@ extern "C" __global__ void __launch_bounds__(256) histogram256(int n,
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
-    __shared__ __align__(128) int prism_shared0[256];
+    __shared__ __align__(1024) int prism_shared0[256];
     const int g = (int)(prism_bid * blockDim.x + prism_tid);  // line 15
     {  // group(block[1])
         int* local = prism_shared0;  // line 17

@@ -19,7 +19,7 @@ extern "C" __global__ void __launch_bounds__(256) stencil9(int n,
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
-    __shared__ __align__(128) float prism_shared0[264];
+    __shared__ __align__(1024) float prism_shared0[264];
     const int b = prism_bid;  // line 19
     {  // partition `out` as `out_b` at block[1]
         {  // group(block[1])

@@ -45,7 +45,7 @@ extern "C" __global__ void __launch_bounds__(64) gemv_pipelined(int K,
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
-    __shared__ __align__(128) unsigned char prism_smem[2048];
+    __shared__ __align__(1024) unsigned char prism_smem[2048];
     const int b = prism_bid;  // line 34
     {  // partition `y` as `y_b` at block[1]
         {  // group(block[1])

@@ -87,7 +87,7 @@ extern "C" __global__ void __launch_bounds__(128) gemm_bf16_mma(int M,
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
-    __shared__ __align__(128) unsigned char prism_smem[1536];
+    __shared__ __align__(1024) unsigned char prism_smem[1536];
     const int tiles_n = prism_sub(prism_add(N, 16), 1) / 16;  // line 57
     const int b = prism_bid;  // line 58
     const int tile_row = prism_mul(prism_div(b, tiles_n), 32);  // line 59

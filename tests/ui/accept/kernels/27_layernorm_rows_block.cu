@@ -71,7 +71,7 @@ extern "C" __global__ void __launch_bounds__(1024) layernorm_rows(int rows,
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
-    __shared__ __align__(128) unsigned char prism_smem[128];
+    __shared__ __align__(1024) unsigned char prism_smem[128];
     const int threads = (int)blockDim.x;  // line 49
     const int r = prism_bid;  // line 50
     {  // partition `y` as `y_row` at block[1]

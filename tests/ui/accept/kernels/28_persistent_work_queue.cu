@@ -19,7 +19,7 @@ extern "C" __global__ void __launch_bounds__(256) persistent_tile_stats(int n,
 {
     // launch: threads per block a multiple of 256, blocks a multiple of 1, at most 256 threads per block
     const int prism_tid = threadIdx.x;
-    __shared__ __align__(128) int prism_shared0[1];
+    __shared__ __align__(1024) int prism_shared0[1];
     __shared__ __align__(16) int prism_shared16[8];
     __shared__ __align__(16) int prism_shared48[8];
     const int ntiles = prism_sub(prism_add(n, 1024), 1) / 1024;  // line 23

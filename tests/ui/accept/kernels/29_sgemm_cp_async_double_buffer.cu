@@ -28,10 +28,10 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_cp_async(int M,
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
-    __shared__ __align__(128) float prism_shared0[1024];
-    __shared__ __align__(128) float prism_shared4096[1024];
-    __shared__ __align__(128) float prism_shared8192[1024];
-    __shared__ __align__(128) float prism_shared12288[1024];
+    __shared__ __align__(1024) float prism_shared0[1024];
+    __shared__ __align__(1024) float prism_shared4096[1024];
+    __shared__ __align__(1024) float prism_shared8192[1024];
+    __shared__ __align__(1024) float prism_shared12288[1024];
     const int tiles_n = N / 64;  // line 28
     const int b = prism_bid;  // line 29
     const int row0 = prism_mul(prism_div(b, tiles_n), 64);  // line 30

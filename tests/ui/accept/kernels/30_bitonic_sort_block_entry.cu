@@ -15,7 +15,7 @@ extern "C" __global__ void __launch_bounds__(512) bitonic_sort_1024(int n,
 {
     // launch: threads per block a multiple of 512, blocks a multiple of 1, at most 512 threads per block
     const int prism_tid = threadIdx.x;
-    __shared__ __align__(128) int prism_shared0[1024];
+    __shared__ __align__(1024) int prism_shared0[1024];
     int* s = prism_shared0;  // line 18
     const int t = prism_tid;  // line 19
     {  // partition `s` as `halves` at thread[1]

@@ -30,8 +30,8 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_vectorized(int M,
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
-    __shared__ __align__(128) float prism_shared0[1024];
-    __shared__ __align__(128) float prism_shared4096[1024];
+    __shared__ __align__(1024) float prism_shared0[1024];
+    __shared__ __align__(1024) float prism_shared4096[1024];
     const int tiles_n = prism_sub(prism_add(N, 128), 1) / 128;  // line 30
     const int b = prism_bid;  // line 31
     const int tile_row = prism_mul(prism_div(b, tiles_n), 128);  // line 32

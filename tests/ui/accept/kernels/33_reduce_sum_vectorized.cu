@@ -20,7 +20,7 @@ extern "C" __global__ void __launch_bounds__(256) reduce_sum(int n,
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
-    __shared__ __align__(128) int prism_shared0[8];
+    __shared__ __align__(1024) int prism_shared0[8];
     const int g = (int)(prism_bid * blockDim.x + prism_tid);  // line 20
     const int stride = prism_mul((int)gridDim.x, (int)blockDim.x);  // line 21
     int acc = 0;  // line 22

@@ -31,8 +31,8 @@ extern "C" __global__ void __launch_bounds__(128) gemm_bf16_ldmatrix(int M,
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
-    __shared__ __align__(128) __nv_bfloat16 prism_shared0[1536];
-    __shared__ __align__(128) __nv_bfloat16 prism_shared3072[1152];
+    __shared__ __align__(1024) __nv_bfloat16 prism_shared0[1536];
+    __shared__ __align__(1024) __nv_bfloat16 prism_shared3072[1152];
     const int tiles_n = prism_sub(prism_add(N, 64), 1) / 64;  // line 31
     const int b = prism_bid;  // line 32
     const int tile_row = prism_mul(prism_div(b, tiles_n), 64);  // line 33

@@ -68,7 +68,7 @@ extern "C" __global__ void __launch_bounds__(128) scan_lookback_packed(int n,
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
-    __shared__ __align__(128) unsigned char prism_smem[48];
+    __shared__ __align__(1024) unsigned char prism_smem[48];
     {  // partition `out` as `out_b` at block[1]
         {  // group(block[1])
             int* ticket_s = reinterpret_cast<int*>(prism_smem);  // line 52

@@ -34,8 +34,8 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_pipelined(int M,
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
-    __shared__ __align__(128) __nv_bfloat16 prism_shared0[12288];
-    __shared__ __align__(128) __nv_bfloat16 prism_shared24576[8704];
+    __shared__ __align__(1024) __nv_bfloat16 prism_shared0[12288];
+    __shared__ __align__(1024) __nv_bfloat16 prism_shared24576[8704];
     const int tiles_n = prism_sub(prism_add(N, 128), 1) / 128;  // line 35
     const int b = prism_bid;  // line 36
     const int tile_row = prism_mul(prism_div(b, tiles_n), 128);  // line 37

@@ -12,7 +12,7 @@ extern "C" __global__ void halves(int* __restrict__ out)
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
-    __shared__ __align__(128) int prism_shared0[96];
+    __shared__ __align__(1024) int prism_shared0[96];
     // the unit mbarriers of sub-block barriers
     if (threadIdx.x == 0) {
         for (unsigned u = 0; u < 22u && u * 48u < blockDim.x; ++u) prism_split_init(prism_smem_addr(&prism_ubar48[u]), min(48u, blockDim.x - u * 48u));

@@ -10,7 +10,7 @@ extern "C" __global__ void tma_tile(const __grid_constant__ prism_tensor_map map
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __shared__ __align__(128) float prism_shared0[256];
+    __shared__ __align__(1024) float prism_shared0[256];
     // the mbarrier TMA copies complete on: every thread of the block waits on it
     if (threadIdx.x == 0) {
         asm volatile(

@@ -8,7 +8,7 @@ extern "C" __global__ void staged(const float* __restrict__ src, float* __restri
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
-    __shared__ __align__(128) float prism_shared0[16];
+    __shared__ __align__(1024) float prism_shared0[16];
     // 1 split barrier(s) over the block: mbarriers, and this thread's token for each
     __shared__ __align__(8) unsigned long long prism_split[1];
     unsigned long long prism_tok0 = 0;

@@ -14,9 +14,9 @@ extern "C" __global__ void __launch_bounds__(32) pipeline3(const float* __restri
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
-    __shared__ __align__(128) float prism_shared0[128];
-    __shared__ __align__(128) float prism_shared512[128];
-    __shared__ __align__(128) float prism_shared1024[128];
+    __shared__ __align__(1024) float prism_shared0[128];
+    __shared__ __align__(512) float prism_shared512[128];
+    __shared__ __align__(1024) float prism_shared1024[128];
     const int b = prism_bid;  // line 15
     {  // partition `y` as `y_b` at block[1]
         {  // group(block[1])

@@ -21,7 +21,7 @@ extern "C" __global__ void one_owner(int n)
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
-    __shared__ __align__(128) unsigned char prism_smem[256];
+    __shared__ __align__(1024) unsigned char prism_smem[256];
     {  // group(block[1])
         float* tile = reinterpret_cast<float*>(prism_smem);  // line 12
         {  // claim `tile` as `warp_tile` at thread[32]

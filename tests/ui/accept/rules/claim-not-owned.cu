@@ -22,7 +22,7 @@ extern "C" __global__ void owner(const float* __restrict__ out)
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
-    __shared__ __align__(128) unsigned char prism_smem[512];
+    __shared__ __align__(1024) unsigned char prism_smem[512];
     {  // group(block[1])
         float* tile = reinterpret_cast<float*>(prism_smem);  // line 13
         float* other = reinterpret_cast<float*>(prism_smem + 256);  // line 14

@@ -50,7 +50,7 @@ extern "C" __global__ void reduce_kernel(const int* __restrict__ vals, int* __re
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
-    __shared__ __align__(128) unsigned char prism_smem[128];
+    __shared__ __align__(1024) unsigned char prism_smem[128];
     const int b = prism_bid;  // line 29
     const int g = (int)(prism_bid * blockDim.x + prism_tid);  // line 30
     {  // partition `out` as `block_out` at block[1]

@@ -37,7 +37,7 @@ extern "C" __global__ void broad_inputs(float* __restrict__ src, float* __restri
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
-    __shared__ __align__(128) unsigned char prism_smem[128];
+    __shared__ __align__(1024) unsigned char prism_smem[128];
     const int g = (int)(prism_bid * blockDim.x + prism_tid);  // line 17
     {  // partition `out` as `mine` at thread[1]
         {  // group(block[1])

@@ -10,7 +10,7 @@ extern "C" __global__ void thread_ops(int* __restrict__ counters,
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __shared__ __align__(128) float prism_shared0[128];
+    __shared__ __align__(1024) float prism_shared0[128];
     {  // group(block[1])
         const int t = prism_tid;  // line 9
         float* tile = prism_shared0;  // line 10

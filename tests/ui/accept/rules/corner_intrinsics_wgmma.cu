@@ -43,7 +43,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) hopper(float* __restrict__ 
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
-    __shared__ __align__(128) unsigned char prism_smem[4096];
+    __shared__ __align__(1024) unsigned char prism_smem[4096];
     const int g = (int)(prism_bid * blockDim.x + prism_tid);  // line 19
     {  // partition `out` as `mine` at thread[1]
         {  // group(block[1])

@@ -7,7 +7,7 @@ extern "C" __global__ void per_block(const float* __restrict__ src, float* __res
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __shared__ __align__(128) float prism_shared0[32];
+    __shared__ __align__(1024) float prism_shared0[32];
     float* tile = prism_shared0;  // line 7
     const int t = prism_tid;  // line 8
     {  // partition `tile` as `slot` at thread[1]

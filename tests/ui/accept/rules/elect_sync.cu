@@ -8,7 +8,7 @@ extern "C" __global__ void count_warps(int* __restrict__ count)
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __shared__ __align__(128) int prism_shared0[32];
+    __shared__ __align__(1024) int prism_shared0[32];
     {  // group(block[1])
         int* staged = prism_shared0;  // line 9
         const int t = prism_tid;  // line 10

@@ -8,7 +8,7 @@ extern "C" __global__ void copy_out(const float* __restrict__ src, float* __rest
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
-    __shared__ __align__(128) float prism_shared0[16];
+    __shared__ __align__(1024) float prism_shared0[16];
     const int g = (int)(prism_bid * blockDim.x + prism_tid);  // line 6
     {  // partition `out` as `mine` at thread[1]
         {  // group(thread[1])

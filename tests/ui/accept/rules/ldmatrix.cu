@@ -14,8 +14,8 @@ extern "C" __global__ void __launch_bounds__(32) fragments(const __nv_bfloat16* 
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 32 threads per block
     const int prism_tid = threadIdx.x;
-    __shared__ __align__(128) __nv_bfloat16 prism_shared0[256];
-    __shared__ __align__(128) __nv_bfloat16 prism_shared512[128];
+    __shared__ __align__(1024) __nv_bfloat16 prism_shared0[256];
+    __shared__ __align__(512) __nv_bfloat16 prism_shared512[128];
     // 1 split barrier(s) over the block: mbarriers, and this thread's token for each
     __shared__ __align__(8) unsigned long long prism_split[1];
     unsigned long long prism_tok0 = 0;

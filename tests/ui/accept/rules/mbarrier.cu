@@ -10,7 +10,7 @@ extern "C" __global__ void two_rounds(int* __restrict__ out)
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
-    __shared__ __align__(128) unsigned long long prism_shared0[1];
+    __shared__ __align__(1024) unsigned long long prism_shared0[1];
     __shared__ __align__(16) unsigned long long prism_shared16[1];
     __shared__ __align__(32) int prism_shared32[32];
     const int b = prism_bid;  // line 9

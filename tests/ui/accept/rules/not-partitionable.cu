@@ -8,7 +8,7 @@ extern "C" __global__ void views(float* __restrict__ out, const float* __restric
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
-    __shared__ __align__(128) float prism_shared256[64];
+    __shared__ __align__(256) float prism_shared256[64];
     const int b = prism_bid;  // line 6
     {  // partition `out` as `block_out` at block[1]
         {  // group(block[1])

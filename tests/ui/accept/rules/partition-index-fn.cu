@@ -8,7 +8,7 @@ extern "C" __global__ void warp_rows(int n, const float* __restrict__ out)
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __shared__ __align__(128) float prism_shared0[128];
+    __shared__ __align__(1024) float prism_shared0[128];
     {  // partition `out` as `everyone` at thread[1]
     }
     {  // group(block[1])

@@ -17,8 +17,8 @@ extern "C" __global__ void __launch_bounds__(128) ring2(int n,
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
-    __shared__ __align__(128) float prism_shared0[256];
-    __shared__ __align__(128) float prism_shared1024[8];
+    __shared__ __align__(1024) float prism_shared0[256];
+    __shared__ __align__(1024) float prism_shared1024[8];
     const int b = prism_bid;  // line 13
     {  // partition `y` as `y_b` at block[1]
         {  // group(block[1])
@@ -89,8 +89,8 @@ extern "C" __global__ void __launch_bounds__(128) ring4(int n,
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
-    __shared__ __align__(128) float prism_shared0[512];
-    __shared__ __align__(128) float prism_shared2048[16];
+    __shared__ __align__(1024) float prism_shared0[512];
+    __shared__ __align__(1024) float prism_shared2048[16];
     const int b = prism_bid;  // line 40
     {  // partition `y` as `y_b` at block[1]
         {  // group(block[1])

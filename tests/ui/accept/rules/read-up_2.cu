@@ -11,7 +11,7 @@ extern "C" __global__ void broad_reads(const float* __restrict__ src,
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
-    __shared__ __align__(128) float prism_shared0[32];
+    __shared__ __align__(1024) float prism_shared0[32];
     const int g = (int)(prism_bid * blockDim.x + prism_tid);  // line 8
     const int w = (int)((prism_bid * blockDim.x + prism_tid) / 32u);  // line 9
     {  // partition `out` as `mine` at thread[1]

@@ -22,7 +22,7 @@ extern "C" __global__ void warp_scratch(int n)
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
-    __shared__ __align__(128) unsigned char prism_smem[768];
+    __shared__ __align__(1024) unsigned char prism_smem[768];
     {  // group(block[1])
         float* scratch = reinterpret_cast<float*>(prism_smem);  // line 13
         block_scratch(prism_tid, prism_bid, prism_smem + 640, 1.0f);  // line 15

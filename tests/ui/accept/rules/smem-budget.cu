@@ -15,7 +15,7 @@ extern "C" __global__ void scan_kernel(int n)
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
-    __shared__ __align__(128) unsigned char prism_smem[1040];
+    __shared__ __align__(1024) unsigned char prism_smem[1040];
     {  // group(block[1])
         for (int k = 0; k < n; k += 1) {
         }

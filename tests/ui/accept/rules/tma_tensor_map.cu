@@ -21,7 +21,7 @@ extern "C" __global__ void box2d(const __grid_constant__ prism_tensor_map a,
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
-    __shared__ __align__(128) float prism_shared0[512];
+    __shared__ __align__(1024) float prism_shared0[512];
     // 1 split barrier(s) over the block: mbarriers, and this thread's token for each
     __shared__ __align__(8) unsigned long long prism_split[1];
     unsigned long long prism_tok0 = 0;
@@ -88,9 +88,9 @@ extern "C" __global__ void swizzled(const __grid_constant__ prism_tensor_map s12
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __shared__ __align__(128) __nv_bfloat16 prism_shared0[512];
-    __shared__ __align__(128) __nv_bfloat16 prism_shared1024[512];
-    __shared__ __align__(128) __nv_bfloat16 prism_shared2048[256];
+    __shared__ __align__(1024) __nv_bfloat16 prism_shared0[512];
+    __shared__ __align__(1024) __nv_bfloat16 prism_shared1024[512];
+    __shared__ __align__(1024) __nv_bfloat16 prism_shared2048[256];
     // 1 split barrier(s) over the block: mbarriers, and this thread's token for each
     __shared__ __align__(8) unsigned long long prism_split[1];
     unsigned long long prism_tok0 = 0;
@@ -194,7 +194,7 @@ extern "C" __global__ void box3d(const __grid_constant__ prism_tensor_map a,
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
-    __shared__ __align__(128) int prism_shared0[64];
+    __shared__ __align__(1024) int prism_shared0[64];
     // 1 split barrier(s) over the block: mbarriers, and this thread's token for each
     __shared__ __align__(8) unsigned long long prism_split[1];
     unsigned long long prism_tok0 = 0;

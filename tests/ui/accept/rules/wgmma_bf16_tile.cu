@@ -14,8 +14,8 @@ extern "C" __global__ void __launch_bounds__(128) wgmma_tile(const __nv_bfloat16
 {
     // launch: threads per block a multiple of 128, blocks a multiple of 1, at most 128 threads per block
     const int prism_tid = threadIdx.x;
-    __shared__ __align__(128) __nv_bfloat16 prism_shared0[1024];
-    __shared__ __align__(128) __nv_bfloat16 prism_shared2048[512];
+    __shared__ __align__(1024) __nv_bfloat16 prism_shared0[1024];
+    __shared__ __align__(1024) __nv_bfloat16 prism_shared2048[512];
     // 2 split barrier(s) over the block: mbarriers, and this thread's token for each
     __shared__ __align__(8) unsigned long long prism_split[2];
     unsigned long long prism_tok0 = 0;

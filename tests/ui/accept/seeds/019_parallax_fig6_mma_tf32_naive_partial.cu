@@ -79,7 +79,7 @@ extern "C" __global__ void mmaTF32NaiveKernel(const float* __restrict__ A,
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
-    __shared__ __align__(128) unsigned char prism_smem[1280];
+    __shared__ __align__(1024) unsigned char prism_smem[1280];
     // 1 split barrier(s) over the block: mbarriers, and this thread's token for each
     __shared__ __align__(8) unsigned long long prism_split[1];
     unsigned long long prism_tok0 = 0;

@@ -14,7 +14,7 @@ extern "C" __global__ void __launch_bounds__(32) stage_copy(const float* __restr
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
-    __shared__ __align__(128) float prism_shared0[260];
+    __shared__ __align__(1024) float prism_shared0[260];
     const int b = prism_bid;  // line 12
     {  // partition `out` as `out_b` at block[1]
         {  // group(block[1])

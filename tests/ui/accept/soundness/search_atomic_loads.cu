@@ -12,7 +12,7 @@ extern "C" __global__ void __launch_bounds__(128) loads(const int* __restrict__ 
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
-    __shared__ __align__(128) int prism_shared0[128];
+    __shared__ __align__(1024) int prism_shared0[128];
     const int b = prism_bid;  // line 9
     {  // partition `out` as `out_b` at block[1]
         {  // group(block[1])

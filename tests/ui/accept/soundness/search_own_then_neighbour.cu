@@ -13,7 +13,7 @@ extern "C" __global__ void __launch_bounds__(64) own_then_neighbour(const int* _
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
-    __shared__ __align__(128) int prism_shared0[64];
+    __shared__ __align__(1024) int prism_shared0[64];
     // 1 split barrier(s) over the block: mbarriers, and this thread's token for each
     __shared__ __align__(8) unsigned long long prism_split[1];
     unsigned long long prism_tok0 = 0;
