@@ -1367,7 +1367,7 @@ pub fn global<'a>(p: &'a Program, lines: Option<Lines>, extern_c: bool) -> (Glob
     let mut async_proxy = false;
     for f in &p.functions {
         f.body.walk(&mut |k| {
-            async_proxy |= matches!(k, InstKind::Intrinsic { intrinsic, .. } if intrinsic.sig().name == "wgmma_bf16");
+            async_proxy |= matches!(k, InstKind::Intrinsic { intrinsic, .. } if intrinsic.is_wgmma());
         });
     }
     let g = Global { program: p, named, fn_names, cooperative: coop, tma, sm90, maxnreg, async_proxy, lines, extern_c };

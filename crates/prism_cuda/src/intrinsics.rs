@@ -151,7 +151,7 @@ pub fn statements(name: &str, ops: &[Operand], outs: &[Expr], tma_bytes: Option<
         "wgmma_wait" => vec![asm(&["wgmma.wait_group.sync.aligned %0;"], vec![("n", v(0))])],
         "setmaxnreg_inc" => vec![asm(&["setmaxnreg.inc.sync.aligned.u32 %0;"], vec![("n", v(0))])],
         "setmaxnreg_dec" => vec![asm(&["setmaxnreg.dec.sync.aligned.u32 %0;"], vec![("n", v(0))])],
-        "wgmma_bf16" => wgmma_bf16(ops),
+        "wgmma_bf16" | "wgmma_bf16_sw" => wgmma_bf16(ops),
         "intrinsic.mma" | "intrinsic.mma_tf32" => mma_tf32(ops, outs),
         n if n.starts_with("ldmatrix") => ldmatrix(n, ops, outs),
         "intrinsic.mma_bf16" => mma_16(ops, outs, "bf16"),
@@ -271,12 +271,21 @@ fn wgmma_bf16(ops: &[Operand]) -> Vec<Stmt> {
         "}\\n".to_string(),
     ];
     let outputs = (0..n_acc).map(|i| ("+f".to_string(), Expr::index(acc.clone(), Expr::id(i.to_string())))).collect();
-    let desc = |e: Expr| Expr::call("prism_wgmma_desc", vec![e]);
+    // `wgmma_bf16` passes whole tiles (their names), `wgmma_bf16_sw` the element where
+    // each swizzled slice starts and the span.
+    let descs = if ops.len() == 5 {
+        let desc = |o: &Operand| Expr::call("prism_wgmma_desc_sw", vec![o.addr(), ops[4].expr()]);
+        [desc(&ops[1]), desc(&ops[2])]
+    } else {
+        let desc = |e: Expr| Expr::call("prism_wgmma_desc", vec![e]);
+        [desc(ops[1].expr()), desc(ops[2].expr())]
+    };
+    let [da, db] = descs;
     vec![Stmt::Asm(Asm {
         volatile: true,
         lines,
         outputs,
-        inputs: vec![("l".into(), desc(ops[1].expr())), ("l".into(), desc(ops[2].expr()))],
+        inputs: vec![("l".into(), da), ("l".into(), db)],
         clobbers: vec!["memory".into()],
     })]
 }

@@ -272,6 +272,15 @@ PRISM_DEV unsigned long long prism_wgmma_desc(const void* p) {
     unsigned long long a = prism_smem_addr(p);
     return ((a & 0x3FFFFull) >> 4) | ((128ull >> 4) << 16) | ((256ull >> 4) << 32);
 }
+// A descriptor for a K-major tile swizzled over `span` bytes (32, 64 or 128) as TMA writes
+// it: rows of `span` bytes, 8-row groups 8 * span bytes apart (the stride offset), the
+// leading offset unused (1), no base offset (the tile's pattern starts on its own
+// boundary), and the layout code in bits 62-63 (1: 128 bytes, 2: 64, 3: 32).
+PRISM_DEV unsigned long long prism_wgmma_desc_sw(const void* p, unsigned span) {
+    unsigned long long a = prism_smem_addr(p);
+    unsigned long long layout = span == 128 ? 1ull : span == 64 ? 2ull : 3ull;
+    return ((a & 0x3FFFFull) >> 4) | (1ull << 16) | ((unsigned long long)((8u * span) >> 4) << 32) | (layout << 62);
+}
 // Every thread of the block arrives at an mbarrier and waits for its phase to complete
 // (the end of an `async` scope with TMA copies).
 PRISM_DEV void prism_mbar_arrive_wait(unsigned bar) {

@@ -10,6 +10,7 @@
 //! | `rules/corner_intrinsics_wgmma` | `HGMMA`, `USETMAXREG` (both directions) |
 //! | `review/tma_load` | `UTMALDG` |
 //! | `rules/tma_tensor_map` | `UTMALDG.2D`, `UTMALDG.3D` |
+//! | `rules/wgmma_swizzled` | `HGMMA` at N = 64, 32, 16, `UTMALDG.2D` |
 //! | `seeds/036_parallax_appB_hgemm_h100_partial` | `USETMAXREG` |
 //!
 //! The launchers `--emit-host` appends for typed tensor maps (which encode the map on the
@@ -63,11 +64,15 @@ fn sass_of(nvcc: &Path, cuobjdump: &Path, rel: &str) -> Result<(String, String),
 }
 
 fn check(nvcc: &Path, cuobjdump: &Path) -> Result<(), String> {
-    let cases: [(&str, &[&str]); 5] = [
+    let cases: [(&str, &[&str]); 6] = [
         ("rules/wgmma_bf16_tile", &["HGMMA.64x32x16.F32.BF16", "FENCE.VIEW.ASYNC.S"]),
         ("rules/corner_intrinsics_wgmma", &["HGMMA.64x64x16.F32.BF16", "USETMAXREG.DEALLOC", "USETMAXREG.TRY_ALLOC"]),
         ("review/tma_load", &["UTMALDG.2D"]),
         ("rules/tma_tensor_map", &["UTMALDG.2D", "UTMALDG.3D"]),
+        (
+            "rules/wgmma_swizzled",
+            &["HGMMA.64x64x16.F32.BF16", "HGMMA.64x32x16.F32.BF16", "HGMMA.64x16x16.F32.BF16", "UTMALDG.2D"],
+        ),
         ("seeds/036_parallax_appB_hgemm_h100_partial", &["USETMAXREG.DEALLOC"]),
     ];
     let mut failures = Vec::new();

@@ -85,7 +85,7 @@ pub enum Intr {
     /// without swizzling (core matrices of 8 rows of 16 bytes, 128 bytes apart along K and
     /// 256 along M or N, as `prism_wgmma_desc` describes them), the thread's accumulator
     /// fragment in the local array `acc`. `accesses`: acc, a, b.
-    Wgmma { n: u32, acc: R, a: R, b: R, accesses: [u32; 3] },
+    Wgmma { n: u32, acc: R, a: R, b: R, layout: WgmmaLayout, accesses: [u32; 3] },
     /// `wgmma_commit_group`: this thread's uncommitted wgmmas become a group.
     WgmmaCommit,
     /// `wgmma_wait(pending)`: this thread's groups but the `pending` most recent complete.
@@ -95,6 +95,18 @@ pub enum Intr {
     Mbar { op: MbarOp, dst: Option<R>, ptr: R, index: R, index_ty: Scalar, arg: Option<R> },
     /// A pure math function on `ty` values.
     Math { name: &'static str, ty: Scalar, dst: R, args: Vec<R>, arg_ty: Scalar },
+}
+
+/// How an [`Intr::Wgmma`]'s tiles are laid out in shared memory (K-major both).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WgmmaLayout {
+    /// `wgmma_bf16`: the canonical layout without swizzling from the start of `a` and `b`
+    /// (core matrices of 8 rows of 16 bytes, 128 bytes apart along K and 256 along M or N).
+    Interleaved,
+    /// `wgmma_bf16_sw`: rows of `span` bytes, 8-row groups `8 * span` bytes apart, from
+    /// elements `a[a_index]` and `b[b_index]`, with the hardware's swizzle of that span on
+    /// the shared address.
+    Swizzled { span: u32, a_index: R, a_ty: Scalar, b_index: R, b_ty: Scalar },
 }
 
 /// What an [`Intr::Mbar`] does.
@@ -826,17 +838,40 @@ impl Cx<'_> {
             // Aligned warpgroup operations without a simulated effect on values: every
             // thread of the warpgroup must reach the same one together (a partial or
             // diverged warpgroup is `barrier-divergence`); they order no memory.
-            (Family::Warpgroup, "wgmma_bf16") => {
+            (Family::Warpgroup, "wgmma_bf16" | "wgmma_bf16_sw") => {
                 // The warpgroup meets first (every thread of it must issue the same wgmma);
                 // then each thread computes its own fragment of D from shared memory.
                 let Some(&n) = self.consts.get(&val(3)) else {
                     self.push(Op::NotSimulated { what: "a wgmma whose N is not a constant".into() }, span, code);
                     return;
                 };
+                let layout = if sig.name == "wgmma_bf16_sw" {
+                    let Some(&span_bytes) = self.consts.get(&val(4)) else {
+                        self.push(Op::NotSimulated { what: "a wgmma whose span is not a constant".into() }, span, code);
+                        return;
+                    };
+                    let ((_, ai), (_, bi)) = (elem(1), elem(2));
+                    WgmmaLayout::Swizzled {
+                        span: span_bytes as u32,
+                        a_index: ai.0,
+                        a_ty: self.scalar(ai),
+                        b_index: bi.0,
+                        b_ty: self.scalar(bi),
+                    }
+                } else {
+                    WgmmaLayout::Interleaved
+                };
                 self.push(Op::Barrier { scope: Persp::WARPGROUP, order: false }, span, code);
-                Intr::Wgmma { n: n as u32, acc: val(0).0, a: val(1).0, b: val(2).0, accesses: [acc(0), acc(1), acc(2)] }
+                Intr::Wgmma {
+                    n: n as u32,
+                    acc: val(0).0,
+                    a: val(1).0,
+                    b: val(2).0,
+                    layout,
+                    accesses: [acc(0), acc(1), acc(2)],
+                }
             }
-            (Family::Warpgroup, name) if name != "wgmma_bf16" => {
+            (Family::Warpgroup, name) if !id.is_wgmma() => {
                 self.push(Op::Barrier { scope: Persp::WARPGROUP, order: false }, span, code);
                 // Then each thread's own bookkeeping of its wgmma groups.
                 match name {

@@ -87,7 +87,7 @@ impl Ctx<'_> {
     fn wgmmas(&self, out: &mut Vec<AsyncProblem>) {
         for (id, info) in self.cfg.insts.iter().enumerate() {
             let InstKind::Intrinsic { intrinsic, accesses, .. } = &info.inst.kind else { continue };
-            if intrinsic.sig().name != "wgmma_bf16" || self.cfg.frames[info.frame].in_unsafe {
+            if !intrinsic.is_wgmma() || self.cfg.frames[info.frame].in_unsafe {
                 continue;
             }
             // The tiles: the memory of its read operands (`a`, `b`).

@@ -558,9 +558,7 @@ impl Graph {
                     }
                     // A wgmma's tile reads last until the tensor cores are done with them.
                     let end = match k {
-                        InstKind::Intrinsic { intrinsic, .. } if intrinsic.sig().name == "wgmma_bf16" => {
-                            wgmma_end(f, cfg, id)
-                        }
+                        InstKind::Intrinsic { intrinsic, .. } if intrinsic.is_wgmma() => wgmma_end(f, cfg, id),
                         _ => info.exit,
                     };
                     (info.enter, end)

@@ -236,6 +236,8 @@ pub enum ArgsProblem {
     RegisterCount { regs: i128 },
     /// A `wgmma` N that is not a multiple of 8 from 8 to 256.
     WgmmaN { n: i128 },
+    /// A swizzled wgmma's span that is not 32, 64 or 128 bytes.
+    WgmmaSpan { span: i128 },
     /// A `tma_load_Nd` of a tensor map with another number of dimensions.
     MapRank { map: String, rank: u8, copy: u8 },
     /// A TMA copy into memory of another element type than the map's.

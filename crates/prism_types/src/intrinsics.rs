@@ -32,6 +32,12 @@ impl IntrinsicId {
     pub fn is_tma(self) -> bool {
         matches!(self.sig().name, "tma_load_2d" | "tma_load_3d")
     }
+
+    /// Whether this is a `wgmma.mma_async` (`wgmma_bf16`, `wgmma_bf16_sw`): a warpgroup's
+    /// product whose shared-memory tiles the tensor cores read until a `wgmma_wait`.
+    pub fn is_wgmma(self) -> bool {
+        matches!(self.sig().name, "wgmma_bf16" | "wgmma_bf16_sw")
+    }
 }
 
 /// Which code may call an intrinsic.
@@ -388,6 +394,20 @@ pub static TABLE: &[IntrinsicSig] = &[
         RetSig::Void,
         Warpgroup,
         "wgmma.mma_async m64nNk16 bf16 from shared memory, f32 accumulators in `acc`",
+    ),
+    row(
+        "wgmma_bf16_sw",
+        AT_WG,
+        &[
+            ParamSig { name: "acc", kind: ParamKind::Mem { mutable: true }, ty: S(F32), persp: T1 },
+            ParamSig { name: "a", kind: ParamKind::Ref { mutable: false }, ty: S(BF16), persp: Persp::WARPGROUP },
+            ParamSig { name: "b", kind: ParamKind::Ref { mutable: false }, ty: S(BF16), persp: Persp::WARPGROUP },
+            v("n", ConstInt),
+            v("span", ConstInt),
+        ],
+        RetSig::Void,
+        Warpgroup,
+        "wgmma.mma_async m64nNk16 bf16 from K-major tiles swizzled over `span` bytes (as TMA writes them), starting at `a[i]` and `b[j]`",
     ),
     row(
         "setmaxnreg_inc",

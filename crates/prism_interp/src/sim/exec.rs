@@ -11,7 +11,7 @@ use super::block::{
 };
 use super::intr;
 use super::{GCtx, Shared};
-use crate::code::{FuncCode, Intr, MbarOp, Op, R};
+use crate::code::{FuncCode, Intr, MbarOp, Op, R, WgmmaLayout};
 use crate::memory::{Ptr, Space};
 use crate::ops;
 use crate::report::{Report, ReportKind, Thread};
@@ -862,7 +862,7 @@ impl<'a> BlockSim<'a> {
                                 self.fence(w, l, *device);
                             }
                         }
-                        Intr::Wgmma { n, acc, a, b, accesses } => {
+                        Intr::Wgmma { n, acc, a, b, layout, accesses } => {
                             // D fragment (CUTLASS's CLayout_64xN, the PTX ISA's figure): warp
                             // w of the warpgroup holds rows 16w + l/4 (+ 8), columns
                             // 8j + 2(l % 4) (+ 1), register 4j + 2 * (row half) + column.
@@ -878,13 +878,63 @@ impl<'a> BlockSim<'a> {
                             };
                             for l in lanes_of(mask) {
                                 let at = Lane { fid, w, l };
+                                // A swizzled tile: element (row, k) is at shared address
+                                // S + (row / 8) 8 span + (row % 8) span + 2k from the operand's
+                                // address S, swizzled there as the hardware does (no base
+                                // offset in the descriptor, so S lies in the first row of a
+                                // pattern); as an element index from the operand's pointer.
+                                let swz = |p: R, index: R, ty: Scalar, span: u32| -> Result<(i128, i128), String> {
+                                    let ptr = Ptr::decode(fr.regs[p as usize * 32 + l]);
+                                    let i = to_i128(ty, fr.regs[index as usize * 32 + l]);
+                                    let start = i128::from(ptr.a) + (i128::from(ptr.offset) + i) * 2;
+                                    let repeat = 8 * i128::from(span);
+                                    if ptr.space != Space::Shared
+                                        || start.rem_euclid(16) != 0
+                                        || start.rem_euclid(repeat) >= i128::from(span)
+                                    {
+                                        return Err(format!(
+                                            "a swizzled tile's start is at byte {start} of shared memory, not on a 16-byte boundary within the first {span}-byte row of a {repeat}-byte swizzle pattern"
+                                        ));
+                                    }
+                                    Ok((start, i128::from(ptr.a) + i128::from(ptr.offset) * 2))
+                                };
+                                let (a_at, b_at) = match *layout {
+                                    WgmmaLayout::Interleaved => (None, None),
+                                    WgmmaLayout::Swizzled { span, a_index, a_ty, b_index, b_ty } => {
+                                        match (swz(*a, a_index, a_ty, span), swz(*b, b_index, b_ty, span)) {
+                                            (Ok(x), Ok(y)) => (Some((x, span)), Some((y, span))),
+                                            (Err(why), _) => {
+                                                fatal!(ReportKind::Misaligned, format!("wgmma A: {why}"), l)
+                                            }
+                                            (_, Err(why)) => {
+                                                fatal!(ReportKind::Misaligned, format!("wgmma B: {why}"), l)
+                                            }
+                                        }
+                                    }
+                                };
+                                // The element index, from the operand's pointer, of (row, k).
+                                let place = |at: Option<((i128, i128), u32)>, row: usize, k: usize| -> i128 {
+                                    match at {
+                                        None => off(row, k) as i128,
+                                        Some(((start, base), span)) => {
+                                            let span = i128::from(span);
+                                            let addr = start
+                                                + (row as i128 / 8) * 8 * span
+                                                + (row as i128 % 8) * span
+                                                + 2 * k as i128;
+                                            let moved =
+                                                prism_types::ty::swizzle_offset(addr as u64, span as u32) as i128;
+                                            (moved - base) / 2
+                                        }
+                                    }
+                                };
                                 // The reads are recorded for race detection at the wait that
                                 // completes this wgmma (the tensor cores may read until then).
                                 let mut reads: Vec<(Loc, u64, u32)> = Vec::new();
                                 let mut read =
-                                    |this: &mut Self, p: R, i: usize, kind: Option<Kind>, access: u32, what: &str| {
+                                    |this: &mut Self, p: R, i: i128, kind: Option<Kind>, access: u32, what: &str| {
                                         let bits = fr.regs[p as usize * 32 + l];
-                                        match this.locate(&fr, at, bits, i as i128, 2) {
+                                        match this.locate(&fr, at, bits, i, 2) {
                                             Ok(loc) => {
                                                 let v = this.read_loc(&fr, at, loc, Scalar::BF16);
                                                 if kind.is_some() {
@@ -898,7 +948,14 @@ impl<'a> BlockSim<'a> {
                                 let mut arow = [[0f32; 16]; 2];
                                 for (h, row) in arow.iter_mut().enumerate() {
                                     for (k, x) in row.iter_mut().enumerate() {
-                                        match read(self, *a, off(16 * wi + l / 4 + 8 * h, k), ka, accesses[1], "A") {
+                                        match read(
+                                            self,
+                                            *a,
+                                            place(a_at, 16 * wi + l / 4 + 8 * h, k),
+                                            ka,
+                                            accesses[1],
+                                            "A",
+                                        ) {
                                             Ok(v) => *x = v,
                                             Err(m) => fatal!(ReportKind::OutOfBounds, m, l),
                                         }
@@ -908,7 +965,7 @@ impl<'a> BlockSim<'a> {
                                 for (q, bcol) in bcols.iter_mut().enumerate() {
                                     let col = 8 * (q / 2) + 2 * (l % 4) + q % 2;
                                     for (k, x) in bcol.iter_mut().enumerate() {
-                                        match read(self, *b, off(col, k), kb, accesses[2], "B") {
+                                        match read(self, *b, place(b_at, col, k), kb, accesses[2], "B") {
                                             Ok(v) => *x = v,
                                             Err(m) => fatal!(ReportKind::OutOfBounds, m, l),
                                         }

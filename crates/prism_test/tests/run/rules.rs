@@ -541,3 +541,34 @@ fn r_tma_box3d() {
         assert_same(&format!("out (corner {x0}, {y0}, {z0})"), &out.i32("out"), &want);
     }
 }
+
+#[test]
+fn r_wgmma_swizzled() {
+    // C = A B^T (A 64 x 64, B N x 64, K-major both) from tiles TMA swizzled over 128, 64 and
+    // 32 bytes, against a plain product. TMA writes the swizzled layout (checked on its own
+    // against the PTX ISA's description in `r_tma_swizzle`) and the swizzled wgmma reads it
+    // back: a wrong row pitch, group stride, start step or swizzle in either shows as wrong
+    // products. Tolerance as in `r_wgmma_bf16_tile`: each k16 step rounds once.
+    let p = program(&file("wgmma_swizzled.prism"));
+    for (kernel, n) in [("sw128", 64usize), ("sw64", 32), ("sw32", 16)] {
+        let mut rng = Rng::new(n as u64 + 500);
+        let a: Vec<f32> = rng.uniform(64 * 64, -1.0, 1.0).into_iter().map(crate::support::to_bf16).collect();
+        let b: Vec<f32> = rng.uniform(n * 64, -1.0, 1.0).into_iter().map(crate::support::to_bf16).collect();
+        let bf16_tensor = |v: &[f32], rows: u64| {
+            let Arg::Buffer(buffer) = bf16_buffer(v) else { unreachable!("bf16_buffer makes a buffer") };
+            Arg::Tensor { buffer, dims: vec![rows, 64] }
+        };
+        let out = p.launch(kernel, 1, 128, || {
+            vec![bf16_tensor(&a, 64), bf16_tensor(&b, n as u64), Arg::buffer(&vec![0.0f32; 64 * n])]
+        });
+        let got = out.f32("c");
+        for m in 0..64 {
+            for j in 0..n {
+                let exact: f64 = (0..64).map(|k| f64::from(a[m * 64 + k]) * f64::from(b[j * 64 + k])).sum();
+                let mag: f64 = (0..64).map(|k| (f64::from(a[m * 64 + k]) * f64::from(b[j * 64 + k])).abs()).sum();
+                let g = f64::from(got[m * n + j]);
+                assert!((g - exact).abs() <= 1e-6 * mag + 1e-6, "{kernel}: C[{m}, {j}]: got {g}, want {exact}");
+            }
+        }
+    }
+}

@@ -697,7 +697,7 @@ impl Checker<'_> {
         // wgmma's N is an immediate the PTX ISA restricts, in unsafe code too: the simulator
         // sizes the fragment by it.
         // (A non-constant N is `not-constant` already.)
-        if name == "wgmma_bf16"
+        if id.is_wgmma()
             && let Some(CallArg::Value(e)) = out.get(3)
             && let ExprKind::Const(ConstValue::Int(n)) = e.kind
             && !(n % 8 == 0 && (8..=256).contains(&n))
@@ -708,6 +708,47 @@ impl Checker<'_> {
                 span: e.span,
                 help: None,
             });
+        }
+        // A swizzled wgmma's operands: the swizzle span is an immediate of the descriptor,
+        // the tiles are shared memory (descriptors address the shared window) reached through
+        // offset views (the hardware reads the bytes after `a[i]`), and one address serves the
+        // whole warpgroup, so the index must be the same in all its threads.
+        if name == "wgmma_bf16_sw" {
+            if let Some(CallArg::Value(e)) = out.get(4)
+                && let ExprKind::Const(ConstValue::Int(span_bytes)) = e.kind
+                && !matches!(span_bytes, 32 | 64 | 128)
+            {
+                self.error(TypeError::WrongArguments {
+                    callee: name.into(),
+                    problem: ArgsProblem::WgmmaSpan { span: span_bytes },
+                    span: e.span,
+                    help: None,
+                });
+            }
+            for (k, param) in [(1, "a"), (2, "b")] {
+                let Some(CallArg::ElemRef { mem, index }) = out.get(k) else { continue };
+                if !self.in_shared(*mem) {
+                    self.error(TypeError::WrongArguments {
+                        callee: name.into(),
+                        problem: ArgsProblem::NotShared { name: self.var(*mem).name.clone() },
+                        span,
+                        help: Some(
+                            "load the tile into a `shared(...)` array first (a TMA copy writes the swizzled layout)"
+                                .into(),
+                        ),
+                    });
+                } else if let Err(lambda) = self.offset_view(*mem) {
+                    self.error(TypeError::VectorAccess {
+                        callee: name.into(),
+                        problem: VectorProblem::View { name: self.var(*mem).name.clone() },
+                        span,
+                        lambda: Some(lambda),
+                    });
+                }
+                for i in index {
+                    self.check_arg_uniform(param, Persp::WARPGROUP, i);
+                }
+            }
         }
         // TMA copies complete on the block's one mbarrier, which every thread of the block
         // waits on where the `async` scope ends (`prism_cuda`): a scope opened in narrower
