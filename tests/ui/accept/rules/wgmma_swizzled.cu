@@ -36,12 +36,9 @@ extern "C" __global__ void __launch_bounds__(128) sw128(const __grid_constant__ 
             __nv_bfloat16* a_s = prism_shared0;  // line 17
             __nv_bfloat16* b_s = prism_shared8192;  // line 18
             // Box j of A (B) holds columns 64j .. 64j + 63 of K, 4096 (4096) elements apart.
-            for (int j = 0; j < 1; j += 1) {
-                // inferred block[1] barrier: `a_s` is used at line 21 and again at line 21
-                prism_fence_proxy_async();
-                __syncthreads();
-                {  // async `a_s` as `da` at block[1]
-                    if (prism_tid == 0) {  // split(thread) case 1: thread[1]
+            {  // async `a_s` as `da` at block[1]
+                if (prism_tid == 0) {  // split(thread) case 1: thread[1]
+                    for (int j = 0; j < 1; j += 1) {
                         asm volatile(  // line 24
                             "mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;"
                             :
@@ -53,12 +50,14 @@ extern "C" __global__ void __launch_bounds__(128) sw128(const __grid_constant__ 
                             : "r"(prism_smem_addr(&a_s[4096 * j])), "l"(&a), "r"(64 * j), "r"(0), "r"(prism_smem_addr(&prism_tma_bar))
                             : "memory");
                     }
-                    prism_mbar_arrive_wait(prism_smem_addr(&prism_tma_bar));  // line 21
-                    asm volatile("cp.async.wait_all;" :  :  : "memory");
                 }
-                {  // async `b_s` as `db` at block[1]
-                    if (prism_tid == 0) {  // split(thread) case 1: thread[1]
-                        asm volatile(  // line 28
+                prism_mbar_arrive_wait(prism_smem_addr(&prism_tma_bar));  // line 20
+                asm volatile("cp.async.wait_all;" :  :  : "memory");
+            }
+            {  // async `b_s` as `db` at block[1]
+                if (prism_tid == 0) {  // split(thread) case 1: thread[1]
+                    for (int j = 0; j < 1; j += 1) {
+                        asm volatile(  // line 29
                             "mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;"
                             :
                             : "r"(prism_smem_addr(&prism_tma_bar)), "r"(8192u)
@@ -69,19 +68,19 @@ extern "C" __global__ void __launch_bounds__(128) sw128(const __grid_constant__ 
                             : "r"(prism_smem_addr(&b_s[4096 * j])), "l"(&b), "r"(64 * j), "r"(0), "r"(prism_smem_addr(&prism_tma_bar))
                             : "memory");
                     }
-                    prism_mbar_arrive_wait(prism_smem_addr(&prism_tma_bar));  // line 25
-                    asm volatile("cp.async.wait_all;" :  :  : "memory");
                 }
+                prism_mbar_arrive_wait(prism_smem_addr(&prism_tma_bar));  // line 25
+                asm volatile("cp.async.wait_all;" :  :  : "memory");
             }
             // k16 step s reads box s / 4 from column 16 (s % 4).
-            int s = 0;  // line 30
-            // inferred block[1] barrier: `a_s` is used at line 21 and again at line 32
+            int s = 0;  // line 31
+            // inferred block[1] barrier: `a_s` is used at line 20 and again at line 33
             prism_fence_proxy_async();
             __syncthreads();
-            for (; s < 4; s += 1) {  // line 30
-                asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 31
+            for (; s < 4; s += 1) {  // line 31
+                asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 32
                 float* acc_1 = acc;  // line 16
-                asm volatile(  // line 32
+                asm volatile(  // line 33
                     "{\n"
                     "fence.proxy.async.shared::cta;\n"
                     ".reg .pred p;\n"
@@ -91,15 +90,15 @@ extern "C" __global__ void __launch_bounds__(128) sw128(const __grid_constant__ 
                     : "+f"(acc_1[0]), "+f"(acc_1[1]), "+f"(acc_1[2]), "+f"(acc_1[3]), "+f"(acc_1[4]), "+f"(acc_1[5]), "+f"(acc_1[6]), "+f"(acc_1[7]), "+f"(acc_1[8]), "+f"(acc_1[9]), "+f"(acc_1[10]), "+f"(acc_1[11]), "+f"(acc_1[12]), "+f"(acc_1[13]), "+f"(acc_1[14]), "+f"(acc_1[15]), "+f"(acc_1[16]), "+f"(acc_1[17]), "+f"(acc_1[18]), "+f"(acc_1[19]), "+f"(acc_1[20]), "+f"(acc_1[21]), "+f"(acc_1[22]), "+f"(acc_1[23]), "+f"(acc_1[24]), "+f"(acc_1[25]), "+f"(acc_1[26]), "+f"(acc_1[27]), "+f"(acc_1[28]), "+f"(acc_1[29]), "+f"(acc_1[30]), "+f"(acc_1[31])
                     : "l"(prism_wgmma_desc_sw(&a_s[4096 * (s / 4) + 16 * (s % 4)], 128)), "l"(prism_wgmma_desc_sw(&b_s[4096 * (s / 4) + 16 * (s % 4)], 128))
                     : "memory");
-                asm volatile("wgmma.commit_group.sync.aligned;" :  :  : "memory");  // line 33
-                asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 34
+                asm volatile("wgmma.commit_group.sync.aligned;" :  :  : "memory");  // line 34
+                asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 35
             }
-            const int w = t / 32;  // line 35
-            const int l = t % 32;  // line 36
+            const int w = t / 32;  // line 36
+            const int l = t % 32;  // line 37
             {  // partition `c_b` as `c_t` at thread[1]
                 {  // group(thread[1])
                     for (int q = 0; q < 32; q += 1) {
-                        c[(16 * w + l / 4 + 8 * (q / 2 % 2)) * 64 + 8 * (q / 4) + 2 * (l % 4) + q % 2] = acc[q];  // line 40
+                        c[(16 * w + l / 4 + 8 * (q / 2 % 2)) * 64 + 8 * (q / 4) + 2 * (l % 4) + q % 2] = acc[q];  // line 41
                     }
                 }
             }
@@ -127,18 +126,15 @@ extern "C" __global__ void __launch_bounds__(128) sw64(const __grid_constant__ p
     __syncthreads();
     {  // partition `c` as `c_b` at block[1]
         {  // group(block[1])
-            const int t = prism_tid;  // line 48
-            __align__(16) float acc[16] = {};  // line 49
-            __nv_bfloat16* a_s = prism_shared0;  // line 50
-            __nv_bfloat16* b_s = prism_shared8192;  // line 51
+            const int t = prism_tid;  // line 49
+            __align__(16) float acc[16] = {};  // line 50
+            __nv_bfloat16* a_s = prism_shared0;  // line 51
+            __nv_bfloat16* b_s = prism_shared8192;  // line 52
             // Box j of A (B) holds columns 32j .. 32j + 31 of K, 2048 (1024) elements apart.
-            for (int j = 0; j < 2; j += 1) {
-                // inferred block[1] barrier: `a_s` is used at line 54 and again at line 54
-                prism_fence_proxy_async();
-                __syncthreads();
-                {  // async `a_s` as `da` at block[1]
-                    if (prism_tid == 0) {  // split(thread) case 1: thread[1]
-                        asm volatile(  // line 57
+            {  // async `a_s` as `da` at block[1]
+                if (prism_tid == 0) {  // split(thread) case 1: thread[1]
+                    for (int j = 0; j < 2; j += 1) {
+                        asm volatile(  // line 58
                             "mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;"
                             :
                             : "r"(prism_smem_addr(&prism_tma_bar)), "r"(4096u)
@@ -149,12 +145,14 @@ extern "C" __global__ void __launch_bounds__(128) sw64(const __grid_constant__ p
                             : "r"(prism_smem_addr(&a_s[2048 * j])), "l"(&a), "r"(32 * j), "r"(0), "r"(prism_smem_addr(&prism_tma_bar))
                             : "memory");
                     }
-                    prism_mbar_arrive_wait(prism_smem_addr(&prism_tma_bar));  // line 54
-                    asm volatile("cp.async.wait_all;" :  :  : "memory");
                 }
-                {  // async `b_s` as `db` at block[1]
-                    if (prism_tid == 0) {  // split(thread) case 1: thread[1]
-                        asm volatile(  // line 61
+                prism_mbar_arrive_wait(prism_smem_addr(&prism_tma_bar));  // line 54
+                asm volatile("cp.async.wait_all;" :  :  : "memory");
+            }
+            {  // async `b_s` as `db` at block[1]
+                if (prism_tid == 0) {  // split(thread) case 1: thread[1]
+                    for (int j = 0; j < 2; j += 1) {
+                        asm volatile(  // line 63
                             "mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;"
                             :
                             : "r"(prism_smem_addr(&prism_tma_bar)), "r"(2048u)
@@ -165,19 +163,19 @@ extern "C" __global__ void __launch_bounds__(128) sw64(const __grid_constant__ p
                             : "r"(prism_smem_addr(&b_s[1024 * j])), "l"(&b), "r"(32 * j), "r"(0), "r"(prism_smem_addr(&prism_tma_bar))
                             : "memory");
                     }
-                    prism_mbar_arrive_wait(prism_smem_addr(&prism_tma_bar));  // line 58
-                    asm volatile("cp.async.wait_all;" :  :  : "memory");
                 }
+                prism_mbar_arrive_wait(prism_smem_addr(&prism_tma_bar));  // line 59
+                asm volatile("cp.async.wait_all;" :  :  : "memory");
             }
             // k16 step s reads box s / 2 from column 16 (s % 2).
-            int s = 0;  // line 63
-            // inferred block[1] barrier: `a_s` is used at line 54 and again at line 65
+            int s = 0;  // line 65
+            // inferred block[1] barrier: `a_s` is used at line 54 and again at line 67
             prism_fence_proxy_async();
             __syncthreads();
-            for (; s < 4; s += 1) {  // line 63
-                asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 64
-                float* acc_1 = acc;  // line 49
-                asm volatile(  // line 65
+            for (; s < 4; s += 1) {  // line 65
+                asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 66
+                float* acc_1 = acc;  // line 50
+                asm volatile(  // line 67
                     "{\n"
                     "fence.proxy.async.shared::cta;\n"
                     ".reg .pred p;\n"
@@ -187,15 +185,15 @@ extern "C" __global__ void __launch_bounds__(128) sw64(const __grid_constant__ p
                     : "+f"(acc_1[0]), "+f"(acc_1[1]), "+f"(acc_1[2]), "+f"(acc_1[3]), "+f"(acc_1[4]), "+f"(acc_1[5]), "+f"(acc_1[6]), "+f"(acc_1[7]), "+f"(acc_1[8]), "+f"(acc_1[9]), "+f"(acc_1[10]), "+f"(acc_1[11]), "+f"(acc_1[12]), "+f"(acc_1[13]), "+f"(acc_1[14]), "+f"(acc_1[15])
                     : "l"(prism_wgmma_desc_sw(&a_s[2048 * (s / 2) + 16 * (s % 2)], 64)), "l"(prism_wgmma_desc_sw(&b_s[1024 * (s / 2) + 16 * (s % 2)], 64))
                     : "memory");
-                asm volatile("wgmma.commit_group.sync.aligned;" :  :  : "memory");  // line 66
-                asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 67
+                asm volatile("wgmma.commit_group.sync.aligned;" :  :  : "memory");  // line 68
+                asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 69
             }
-            const int w = t / 32;  // line 68
-            const int l = t % 32;  // line 69
+            const int w = t / 32;  // line 70
+            const int l = t % 32;  // line 71
             {  // partition `c_b` as `c_t` at thread[1]
                 {  // group(thread[1])
                     for (int q = 0; q < 16; q += 1) {
-                        c[(16 * w + l / 4 + 8 * (q / 2 % 2)) * 32 + 8 * (q / 4) + 2 * (l % 4) + q % 2] = acc[q];  // line 73
+                        c[(16 * w + l / 4 + 8 * (q / 2 % 2)) * 32 + 8 * (q / 4) + 2 * (l % 4) + q % 2] = acc[q];  // line 75
                     }
                 }
             }
@@ -223,18 +221,15 @@ extern "C" __global__ void __launch_bounds__(128) sw32(const __grid_constant__ p
     __syncthreads();
     {  // partition `c` as `c_b` at block[1]
         {  // group(block[1])
-            const int t = prism_tid;  // line 81
-            __align__(16) float acc[8] = {};  // line 82
-            __nv_bfloat16* a_s = prism_shared0;  // line 83
-            __nv_bfloat16* b_s = prism_shared8192;  // line 84
+            const int t = prism_tid;  // line 83
+            __align__(16) float acc[8] = {};  // line 84
+            __nv_bfloat16* a_s = prism_shared0;  // line 85
+            __nv_bfloat16* b_s = prism_shared8192;  // line 86
             // Box j of A (B) holds columns 16j .. 16j + 15 of K, 1024 (256) elements apart.
-            for (int j = 0; j < 4; j += 1) {
-                // inferred block[1] barrier: `a_s` is used at line 87 and again at line 87
-                prism_fence_proxy_async();
-                __syncthreads();
-                {  // async `a_s` as `da` at block[1]
-                    if (prism_tid == 0) {  // split(thread) case 1: thread[1]
-                        asm volatile(  // line 90
+            {  // async `a_s` as `da` at block[1]
+                if (prism_tid == 0) {  // split(thread) case 1: thread[1]
+                    for (int j = 0; j < 4; j += 1) {
+                        asm volatile(  // line 92
                             "mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;"
                             :
                             : "r"(prism_smem_addr(&prism_tma_bar)), "r"(2048u)
@@ -245,12 +240,14 @@ extern "C" __global__ void __launch_bounds__(128) sw32(const __grid_constant__ p
                             : "r"(prism_smem_addr(&a_s[1024 * j])), "l"(&a), "r"(16 * j), "r"(0), "r"(prism_smem_addr(&prism_tma_bar))
                             : "memory");
                     }
-                    prism_mbar_arrive_wait(prism_smem_addr(&prism_tma_bar));  // line 87
-                    asm volatile("cp.async.wait_all;" :  :  : "memory");
                 }
-                {  // async `b_s` as `db` at block[1]
-                    if (prism_tid == 0) {  // split(thread) case 1: thread[1]
-                        asm volatile(  // line 94
+                prism_mbar_arrive_wait(prism_smem_addr(&prism_tma_bar));  // line 88
+                asm volatile("cp.async.wait_all;" :  :  : "memory");
+            }
+            {  // async `b_s` as `db` at block[1]
+                if (prism_tid == 0) {  // split(thread) case 1: thread[1]
+                    for (int j = 0; j < 4; j += 1) {
+                        asm volatile(  // line 97
                             "mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;"
                             :
                             : "r"(prism_smem_addr(&prism_tma_bar)), "r"(512u)
@@ -261,19 +258,19 @@ extern "C" __global__ void __launch_bounds__(128) sw32(const __grid_constant__ p
                             : "r"(prism_smem_addr(&b_s[256 * j])), "l"(&b), "r"(16 * j), "r"(0), "r"(prism_smem_addr(&prism_tma_bar))
                             : "memory");
                     }
-                    prism_mbar_arrive_wait(prism_smem_addr(&prism_tma_bar));  // line 91
-                    asm volatile("cp.async.wait_all;" :  :  : "memory");
                 }
+                prism_mbar_arrive_wait(prism_smem_addr(&prism_tma_bar));  // line 93
+                asm volatile("cp.async.wait_all;" :  :  : "memory");
             }
             // k16 step s reads box s / 1 from column 16 (s % 1).
-            int s = 0;  // line 96
-            // inferred block[1] barrier: `a_s` is used at line 87 and again at line 98
+            int s = 0;  // line 99
+            // inferred block[1] barrier: `a_s` is used at line 88 and again at line 101
             prism_fence_proxy_async();
             __syncthreads();
-            for (; s < 4; s += 1) {  // line 96
-                asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 97
-                float* acc_1 = acc;  // line 82
-                asm volatile(  // line 98
+            for (; s < 4; s += 1) {  // line 99
+                asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 100
+                float* acc_1 = acc;  // line 84
+                asm volatile(  // line 101
                     "{\n"
                     "fence.proxy.async.shared::cta;\n"
                     ".reg .pred p;\n"
@@ -283,15 +280,15 @@ extern "C" __global__ void __launch_bounds__(128) sw32(const __grid_constant__ p
                     : "+f"(acc_1[0]), "+f"(acc_1[1]), "+f"(acc_1[2]), "+f"(acc_1[3]), "+f"(acc_1[4]), "+f"(acc_1[5]), "+f"(acc_1[6]), "+f"(acc_1[7])
                     : "l"(prism_wgmma_desc_sw(&a_s[1024 * s + 16 * (s % 1)], 32)), "l"(prism_wgmma_desc_sw(&b_s[256 * s + 16 * (s % 1)], 32))
                     : "memory");
-                asm volatile("wgmma.commit_group.sync.aligned;" :  :  : "memory");  // line 99
-                asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 100
+                asm volatile("wgmma.commit_group.sync.aligned;" :  :  : "memory");  // line 102
+                asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 103
             }
-            const int w = t / 32;  // line 101
-            const int l = t % 32;  // line 102
+            const int w = t / 32;  // line 104
+            const int l = t % 32;  // line 105
             {  // partition `c_b` as `c_t` at thread[1]
                 {  // group(thread[1])
                     for (int q = 0; q < 8; q += 1) {
-                        c[(16 * w + l / 4 + 8 * (q / 2 % 2)) * 16 + 8 * (q / 4) + 2 * (l % 4) + q % 2] = acc[q];  // line 106
+                        c[(16 * w + l / 4 + 8 * (q / 2 % 2)) * 16 + 8 * (q / 4) + 2 * (l % 4) + q % 2] = acc[q];  // line 109
                     }
                 }
             }
