@@ -1055,7 +1055,7 @@ impl Fx<'_> {
                 }
             }
         }
-        let tma_bytes = if id.is_tma() { self.tma_bytes(args, b.insts[idx].span) } else { None };
+        let tma_bytes = if id.is_tma() && !id.is_tma_mbar() { self.tma_bytes(args, b.insts[idx].span) } else { None };
         out.extend(intrinsics::statements(sig.name, &ops, &outs, tma_bytes));
     }
 
@@ -1290,6 +1290,7 @@ fn issues_tma(b: &Block) -> bool {
     b.walk(&mut |k| {
         if let InstKind::Intrinsic { intrinsic, .. } = k
             && intrinsic.is_tma()
+            && !intrinsic.is_tma_mbar()
         {
             found = true;
         }
@@ -1319,7 +1320,7 @@ pub fn global<'a>(p: &'a Program, lines: Option<Lines>, extern_c: bool) -> (Glob
             InstKind::Barrier { scope, .. } if barrier::is_grid(*scope) => coop[i] = true,
             InstKind::Intrinsic { intrinsic, .. } => {
                 let s = intrinsic.sig();
-                if intrinsic.is_tma() {
+                if intrinsic.is_tma() && !intrinsic.is_tma_mbar() {
                     tma[i] = true;
                 }
                 if s.name.starts_with("setmaxnreg") {

@@ -93,7 +93,7 @@ pub fn statements(name: &str, ops: &[Operand], outs: &[Expr], tma_bytes: Option<
         }
         "__threadfence" | "__threadfence_block" => vec![Stmt::Expr(Expr::call(name, vec![]))],
         "fence_proxy_async" => vec![Stmt::Expr(Expr::call("prism_fence_proxy_async", vec![]))],
-        "mbarrier_init" | "mbarrier_complete_tx" | "mbarrier_wait_parity" => {
+        "mbarrier_init" | "mbarrier_complete_tx" | "mbarrier_expect_tx" | "mbarrier_wait_parity" => {
             let helper = name.replace("mbarrier_", "prism_mbar_");
             vec![Stmt::Expr(Expr::call(helper, vec![ops[0].addr(), v(1)]))]
         }
@@ -145,6 +145,22 @@ pub fn statements(name: &str, ops: &[Operand], outs: &[Expr], tma_bytes: Option<
                 ),
                 asm(&[line.as_str()], inputs),
             ]
+        }
+        "tma_load_2d_mbar" | "tma_load_3d_mbar" => {
+            // The program announced the bytes on `bar` (`mbarrier_expect_tx`); the copy
+            // completes them there.
+            let rank = ops.len() - 3;
+            let coords: Vec<String> = (0..rank).map(|k| format!("%{}", k + 2)).collect();
+            let mut inputs =
+                vec![("r", Expr::call("prism_smem_addr", vec![ops[0].addr()])), ("l", Expr::AddrOf(Box::new(v(1))))];
+            inputs.extend((2..2 + rank).map(|k| ("r", v(k))));
+            inputs.push(("r", Expr::call("prism_smem_addr", vec![ops[ops.len() - 1].addr()])));
+            let line = format!(
+                "cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {{{}}}], [%{}];",
+                coords.join(", "),
+                rank + 2
+            );
+            vec![asm(&[line.as_str()], inputs)]
         }
         "wgmma_fence" => vec![asm(&["wgmma.fence.sync.aligned;"], vec![])],
         "wgmma_commit_group" => vec![asm(&["wgmma.commit_group.sync.aligned;"], vec![])],

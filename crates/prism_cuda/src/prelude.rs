@@ -259,6 +259,9 @@ PRISM_DEV unsigned long long prism_mbar_arrive_expect_tx(unsigned long long* b, 
     asm volatile("mbarrier.arrive.expect_tx.shared.b64 %0, [%1], %2;" : "=l"(state) : "r"(prism_smem_addr(b)), "r"(bytes) : "memory");
     return state;
 }
+PRISM_DEV void prism_mbar_expect_tx(unsigned long long* b, int bytes) {
+    asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" : : "r"(prism_smem_addr(b)), "r"(bytes) : "memory");
+}
 PRISM_DEV void prism_mbar_complete_tx(unsigned long long* b, int bytes) {
     asm volatile("mbarrier.complete_tx.shared.b64 [%0], %1;" : : "r"(prism_smem_addr(b)), "r"(bytes) : "memory");
 }

@@ -75,6 +75,9 @@ pub enum Intr {
         dst_index_ty: Scalar,
         coords: Vec<R>,
         access: u32,
+        /// Lands at once (`tma_load_*_mbar`: the `complete_tx` that follows publishes it),
+        /// instead of at the thread's wait for its `async` scope.
+        now: bool,
     },
     /// `__threadfence()` (`device`) or `__threadfence_block()`: the acquire and release
     /// points of the race detector's message passing ([`crate::shadow::Release`]).
@@ -91,8 +94,9 @@ pub enum Intr {
     /// `wgmma_wait(pending)`: this thread's groups but the `pending` most recent complete.
     WgmmaWait { pending: u32 },
     /// An mbarrier operation on the barrier at `ptr[index]` (shared memory), with its
-    /// operand `arg` (count, bytes or parity) and result `dst` (the token).
-    Mbar { op: MbarOp, dst: Option<R>, ptr: R, index: R, index_ty: Scalar, arg: Option<R> },
+    /// operand (count, bytes or parity: the register `arg`, or the constant `bytes` of a
+    /// TMA copy's completion) and result `dst` (the token).
+    Mbar { op: MbarOp, dst: Option<R>, ptr: R, index: R, index_ty: Scalar, arg: Option<R>, bytes: Option<u64> },
     /// A pure math function on `ty` values.
     Math { name: &'static str, ty: Scalar, dst: R, args: Vec<R>, arg_ty: Scalar },
 }
@@ -118,6 +122,8 @@ pub enum MbarOp {
     Arrive,
     /// `mbarrier_arrive_expect_tx(bar, bytes)`.
     ArriveExpectTx,
+    /// `mbarrier_expect_tx(bar, bytes)`: no arrival.
+    ExpectTx,
     /// `mbarrier_complete_tx(bar, bytes)`.
     CompleteTx,
     /// `mbarrier_wait_parity(bar, parity)`.
@@ -784,23 +790,43 @@ impl Cx<'_> {
                     src_access: acc(1),
                 }
             }
-            (Family::AsyncCopy, "tma_load_2d" | "tma_load_3d") => {
+            (Family::AsyncCopy, name) if id.is_tma() => {
                 // Only a typed map says what the copy moves; an untyped `CUTensorMap` is the
                 // caller's business, which the simulator cannot know.
                 let Type::TensorMap(ty) = self.f.reg_ty(val(1)) else {
-                    let what = format!("`{}` of an untyped `CUTensorMap` (declare it `tensor_map(...)`)", sig.name);
+                    let what = format!("`{name}` of an untyped `CUTensorMap` (declare it `tensor_map(...)`)");
                     self.push(Op::NotSimulated { what: what.into_boxed_str() }, span, code);
                     return;
                 };
                 let (dst, dst_index) = elem(0);
-                Intr::Tma {
+                let now = id.is_tma_mbar();
+                let coords_end = if now { args.len() - 1 } else { args.len() };
+                let copy = Intr::Tma {
                     ty,
                     map: val(1).0,
                     dst: dst.0,
                     dst_index: dst_index.0,
                     dst_index_ty: self.scalar(dst_index),
-                    coords: (2..args.len()).map(|i| val(i).0).collect(),
+                    coords: (2..coords_end).map(|i| val(i).0).collect(),
                     access: acc(0),
+                    now,
+                };
+                if !now {
+                    copy
+                } else {
+                    // The copy lands, then completes its box's bytes on the mbarrier, which
+                    // releases the write to the barrier's waiters.
+                    self.push(Op::Intr(Box::new(copy)), span, code);
+                    let (bar, bar_index) = elem(args.len() - 1);
+                    Intr::Mbar {
+                        op: MbarOp::CompleteTx,
+                        dst: None,
+                        ptr: bar.0,
+                        index: bar_index.0,
+                        index_ty: self.scalar(bar_index),
+                        arg: None,
+                        bytes: Some(ty.box_bytes()),
+                    }
                 }
             }
             (Family::Mbarrier, name) => {
@@ -809,6 +835,7 @@ impl Cx<'_> {
                     "mbarrier_init" => MbarOp::Init,
                     "mbarrier_arrive" => MbarOp::Arrive,
                     "mbarrier_arrive_expect_tx" => MbarOp::ArriveExpectTx,
+                    "mbarrier_expect_tx" => MbarOp::ExpectTx,
                     "mbarrier_complete_tx" => MbarOp::CompleteTx,
                     "mbarrier_wait_parity" => MbarOp::WaitParity,
                     _ => MbarOp::Inval,
@@ -820,6 +847,7 @@ impl Cx<'_> {
                     index: index.0,
                     index_ty: self.scalar(index),
                     arg: (args.len() > 1).then(|| val(1).0),
+                    bytes: None,
                 }
             }
             (Family::Fence, "__threadfence") => Intr::Fence { device: true },

@@ -27,10 +27,16 @@ impl IntrinsicId {
         matches!(self.sig().name, "cp_async" | "cp_async_zfill")
     }
 
-    /// Whether this is a TMA tensor copy (`tma_load_2d`, `tma_load_3d`): one thread moves
-    /// a whole box described by a tensor map, completing on the block's TMA mbarrier.
+    /// Whether this is a TMA tensor copy (`tma_load_2d`, `tma_load_3d`, and their `_mbar`
+    /// forms): one thread moves a whole box described by a tensor map.
     pub fn is_tma(self) -> bool {
-        matches!(self.sig().name, "tma_load_2d" | "tma_load_3d")
+        matches!(self.sig().name, "tma_load_2d" | "tma_load_3d" | "tma_load_2d_mbar" | "tma_load_3d_mbar")
+    }
+
+    /// Whether this is a TMA copy that completes on an mbarrier operand of its own
+    /// (`tma_load_2d_mbar`, `tma_load_3d_mbar`) rather than on the block's.
+    pub fn is_tma_mbar(self) -> bool {
+        matches!(self.sig().name, "tma_load_2d_mbar" | "tma_load_3d_mbar")
     }
 
     /// Whether this is a `wgmma.mma_async` (`wgmma_bf16`, `wgmma_bf16_sw`): a warpgroup's
@@ -649,6 +655,46 @@ pub static TABLE: &[IntrinsicSig] = &[
         RetSig::Value(S(U64), Some(T1)),
         Mbarrier,
         "mbarrier.arrive.expect_tx: expect `bytes` more transaction bytes this phase, and arrive",
+    ),
+    row(
+        "mbarrier_expect_tx",
+        CodeReq::UnsafeOnly,
+        &[r("bar", true, S(U64)), v("bytes", S(I32))],
+        RetSig::Void,
+        Mbarrier,
+        "mbarrier.expect_tx: expect `bytes` more transaction bytes this phase, without arriving",
+    ),
+    // TMA copies that complete on an mbarrier the program manages (unsafe only): they land
+    // with `complete_tx` of the box's bytes on `bar`. Warp-specialised pipelines lower their
+    // fills' copies to these.
+    row(
+        "tma_load_2d_mbar",
+        CodeReq::UnsafeOnly,
+        &[
+            r("dst", true, Numeric),
+            v("map", Opaque("CUTensorMap")),
+            v("x", S(I32)),
+            v("y", S(I32)),
+            r("bar", true, S(U64)),
+        ],
+        RetSig::Void,
+        AsyncCopy,
+        "cp.async.bulk.tensor.2d with mbarrier::complete_tx: the box of `map` at (x, y) into `dst`, completing on `bar`",
+    ),
+    row(
+        "tma_load_3d_mbar",
+        CodeReq::UnsafeOnly,
+        &[
+            r("dst", true, Numeric),
+            v("map", Opaque("CUTensorMap")),
+            v("x", S(I32)),
+            v("y", S(I32)),
+            v("z", S(I32)),
+            r("bar", true, S(U64)),
+        ],
+        RetSig::Void,
+        AsyncCopy,
+        "cp.async.bulk.tensor.3d with mbarrier::complete_tx: the box of `map` at (x, y, z) into `dst`, completing on `bar`",
     ),
     row(
         "mbarrier_complete_tx",

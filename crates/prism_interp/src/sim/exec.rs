@@ -767,7 +767,7 @@ impl<'a> BlockSim<'a> {
                                 });
                             }
                         }
-                        Intr::Tma { ty, map, dst, dst_index, dst_index_ty, coords, access } => {
+                        Intr::Tma { ty, map, dst, dst_index, dst_index_ty, coords, access, now } => {
                             let size = ty.elem.size();
                             let boxd = ty.box_dims();
                             let elems: u64 = boxd.iter().map(|&d| u64::from(d)).product();
@@ -841,6 +841,19 @@ impl<'a> BlockSim<'a> {
                                             l
                                         ),
                                     };
+                                    if *now {
+                                        // Completing on an mbarrier, the copy is published
+                                        // by the `complete_tx` that follows: it lands now,
+                                        // as this thread's write.
+                                        for (k, &bits) in vals.iter().enumerate().take(per_chunk) {
+                                            let loc = dloc.advance(k, size);
+                                            if let Some(kind) = race_kind(fc, *access, true) {
+                                                self.race(g, loc, kind, at, Site { func, access: *access }, None);
+                                            }
+                                            self.write_loc(&mut fr, at, loc, ty.elem, bits);
+                                        }
+                                        continue;
+                                    }
                                     self.pending[tid0 as usize + l].push(PendingCopy {
                                         dst: dloc,
                                         count: per_chunk as u8,
@@ -1056,7 +1069,7 @@ impl<'a> BlockSim<'a> {
                                 }
                             }
                         }
-                        Intr::Mbar { op, dst, ptr, index, index_ty, arg } => {
+                        Intr::Mbar { op, dst, ptr, index, index_ty, arg, bytes } => {
                             // Every lane's barrier, as a shared-memory byte.
                             let mut keys = [0usize; 32];
                             for l in lanes_of(mask) {
@@ -1072,7 +1085,7 @@ impl<'a> BlockSim<'a> {
                                     Err(why) => fatal!(ReportKind::OutOfBounds, format!("mbarrier access: {why}"), l),
                                 }
                             }
-                            let mut argvs = [0u64; 32];
+                            let mut argvs = [bytes.unwrap_or(0); 32];
                             if let Some(a) = arg {
                                 for l in lanes_of(mask) {
                                     argvs[l] = fr.regs[*a as usize * 32 + l];
@@ -1150,6 +1163,18 @@ impl<'a> BlockSim<'a> {
                                                 fatal!(ReportKind::MbarrierMisuse, mbar_invalid("invalidated"), l);
                                             }
                                             m.valid = false;
+                                        }
+                                        // More bytes to come this phase, and no arrival: the
+                                        // phase cannot complete here.
+                                        MbarOp::ExpectTx => {
+                                            if !m.valid {
+                                                fatal!(
+                                                    ReportKind::MbarrierMisuse,
+                                                    mbar_invalid("expected bytes on"),
+                                                    l
+                                                );
+                                            }
+                                            m.tx += i64::from(v as u32 as i32);
                                         }
                                         _ => {
                                             if !m.valid {

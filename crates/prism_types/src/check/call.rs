@@ -773,7 +773,7 @@ impl Checker<'_> {
             && let (Some(CallArg::ElemRef { mem, .. }), Some(CallArg::Opaque(map))) = (out.first(), out.get(1))
             && let Ty::TensorMap(m) = self.var(*map).ty
         {
-            let rank = if name == "tma_load_3d" { 3 } else { 2 };
+            let rank = if name.starts_with("tma_load_3d") { 3 } else { 2 };
             let dst_elem = match self.var(*mem).ty {
                 Ty::Ptr { elem, .. } => Some(elem),
                 _ => None,
