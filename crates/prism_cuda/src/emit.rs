@@ -39,8 +39,8 @@ pub struct Global<'a> {
     pub sm90: Vec<bool>,
     /// Functions that (transitively) reallocate registers (`setmaxnreg`).
     pub maxnreg: Vec<bool>,
-    /// Whether some function reads shared memory through the async proxy (`wgmma`): then
-    /// every barrier is preceded by a proxy fence (see `barrier_stmts`).
+    /// Whether some function accesses shared memory through the async proxy (`wgmma`, TMA):
+    /// then every barrier is preceded by a proxy fence (see `barrier_stmts`).
     pub async_proxy: bool,
     /// Source lines, for comments.
     pub lines: Option<Lines>,
@@ -1368,7 +1368,10 @@ pub fn global<'a>(p: &'a Program, lines: Option<Lines>, extern_c: bool) -> (Glob
     let mut async_proxy = false;
     for f in &p.functions {
         f.body.walk(&mut |k| {
-            async_proxy |= matches!(k, InstKind::Intrinsic { intrinsic, .. } if intrinsic.is_wgmma());
+            // TMA writes shared memory through the async proxy too: plain stores to a tile
+            // before a barrier must be visible to it before a copy overwrites the tile.
+            async_proxy |=
+                matches!(k, InstKind::Intrinsic { intrinsic, .. } if intrinsic.is_wgmma() || intrinsic.is_tma());
         });
     }
     let g = Global { program: p, named, fn_names, cooperative: coop, tma, sm90, maxnreg, async_proxy, lines, extern_c };

@@ -71,6 +71,12 @@ pub enum Weaken {
     NoBarrier,
     /// Wait for one group less (`wait_group S-1`): the tile used may still be in flight.
     WaitOneLess,
+    /// A warp-specialised pipeline's consumers use a tile without waiting for its full
+    /// mbarrier: it may not have landed.
+    NoFullWait,
+    /// A warp-specialised pipeline's producer fills a slot without waiting for its empty
+    /// mbarrier: the consumers may still be using the tile it held.
+    NoEmptyWait,
 }
 
 impl Default for Options {
@@ -164,6 +170,10 @@ pub fn compile(map: &SourceMap, file: FileId, opts: &Options, problems: &mut Pro
 /// Applies `w` to the wait-and-barrier blocks of the pipeline loops in `b` (test-only).
 fn weaken(b: &mut prism_ir::ir::Block, w: Weaken, in_pipeline: bool) {
     use prism_ir::ir::{InstKind, ScopeKind};
+    if in_pipeline && matches!(w, Weaken::NoFullWait | Weaken::NoEmptyWait) {
+        weaken_roles(b, w);
+        return;
+    }
     let is_pipe_wait = |b: &prism_ir::ir::Block| matches!(b.insts.as_slice(), [x, y] if matches!(x.kind, InstKind::AsyncWait { .. }) && matches!(y.kind, InstKind::Barrier { .. }));
     for inst in &mut b.insts {
         let inside = in_pipeline || matches!(inst.kind, InstKind::Scope { kind: ScopeKind::Pipeline, .. });
@@ -180,11 +190,37 @@ fn weaken(b: &mut prism_ir::ir::Block, w: Weaken, in_pipeline: bool) {
                         *pending += 1;
                     }
                 }
+                // Handled by `weaken_roles` above.
+                Weaken::NoFullWait | Weaken::NoEmptyWait => {}
             }
             continue;
         }
         for nb in inst.kind.blocks_mut() {
             weaken(nb, w, inside);
+        }
+    }
+}
+
+/// In a warp-specialised pipeline (`prism_ir::lower`, `specialised`), drops the mbarrier
+/// wait that starts each tile of the consumers' loops (`NoFullWait`) or of the producer's,
+/// the loop that holds the fill's `async` scope (`NoEmptyWait`).
+fn weaken_roles(b: &mut prism_ir::ir::Block, w: Weaken) {
+    use prism_ir::ir::{InstKind, ScopeKind};
+    for inst in &mut b.insts {
+        if let InstKind::Loop { body, .. } = &mut inst.kind {
+            let producer = body.insts.iter().any(|i| matches!(i.kind, InstKind::Scope { kind: ScopeKind::Async, .. }));
+            let wait = body.insts.iter().position(|i| {
+                matches!(&i.kind, InstKind::Unsafe { body } if body.insts.iter().any(|x| matches!(&x.kind, InstKind::Intrinsic { intrinsic, .. } if intrinsic.sig().name == "mbarrier_wait_parity")))
+            });
+            if let Some(k) = wait
+                && producer == (w == Weaken::NoEmptyWait)
+            {
+                body.insts.remove(k);
+            }
+            continue;
+        }
+        for nb in inst.kind.blocks_mut() {
+            weaken_roles(nb, w);
         }
     }
 }

@@ -49,6 +49,9 @@ struct Cx<'a> {
     slot_base: HashMap<VarId, Reg>,
     /// The fill views made since the current pipeline's fill began.
     fill_views: Vec<MemId>,
+    /// Inside a warp-specialised pipeline's fill: the slot's full mbarrier (pointer,
+    /// element index, memory), on which the fill's TMA copies complete.
+    fill_bar: Option<(Reg, Reg, MemId)>,
 }
 
 fn ir_ty(t: &Ty) -> Type {
@@ -91,6 +94,7 @@ fn lower_function(prog: &tir::Program, tf: &tir::Function) -> Function {
         lambda_env: Vec::new(),
         unsafe_depth: 0,
         tile_of: HashMap::new(),
+        fill_bar: None,
         slot_base: HashMap::new(),
         fill_views: Vec::new(),
     };
@@ -328,8 +332,11 @@ impl Cx<'_> {
             StmtKind::Partition { src, view, body } => self.scope(ScopeKind::Partition, *src, *view, body, span, out),
             StmtKind::Claim { src, view, body } => self.scope(ScopeKind::Claim, *src, *view, body, span, out),
             StmtKind::Async { src, view, body } => self.scope(ScopeKind::Async, *src, *view, body, span, out),
-            StmtKind::Pipeline { var, count, stages, rings, fill, body } => {
+            StmtKind::Pipeline { var, count, stages, rings, fill, body, bars: None } => {
                 self.pipeline(*var, count, *stages, rings, fill, body, span, out)
+            }
+            StmtKind::Pipeline { var, count, stages, rings, body, bars: Some(bars), .. } => {
+                self.specialised(*var, count, *stages, rings, body, *bars, span, out)
             }
             StmtKind::Fill { ring, view, body } => self.slot(true, *ring, *view, body, span, out),
             StmtKind::Stage { ring, view, body } => self.slot(false, *ring, *view, body, span, out),
@@ -498,6 +505,154 @@ impl Cx<'_> {
             self.tile_of.remove(&r);
         }
         out.insts.extend(inner.insts);
+    }
+
+    /// A warp-specialised pipeline (docs/language.md, "Pipelines"; the argument is
+    /// docs/soundness.md §4.3.2). Slot `s` has a full mbarrier `bars[2s]`, which the
+    /// producer's threads arrive at once they have issued a tile's copies (each announcing
+    /// its box's bytes, which the copy completes there), and an empty one `bars[2s + 1]`,
+    /// which every consumer thread arrives at once it is done with a tile. Each case of the
+    /// split becomes a loop over the tiles: the producer waits until the slot of tile `t` is
+    /// empty (the phase of tile `t - S`; a fresh barrier's phase of parity 1 counts as
+    /// complete, so the first `S` tiles do not wait), fills it and arrives at full; a
+    /// consumer waits until it is full (parity `(t / S) & 1`), runs its body and arrives at
+    /// empty. One thread initialises the barriers between two block barriers and
+    /// invalidates them after a third, when every thread is done with them.
+    #[allow(clippy::too_many_arguments)]
+    fn specialised(
+        &mut self,
+        var: VarId,
+        count: &tir::Expr,
+        stages: u64,
+        rings: &[VarId],
+        body: &tir::Block,
+        bars: VarId,
+        span: Span,
+        out: &mut Block,
+    ) {
+        let i32_ = Scalar::I32;
+        let [tir::Stmt { kind: StmtKind::Split { unit, cases }, .. }] = body.stmts.as_slice() else {
+            unreachable!("the checker makes a warp-specialised pipeline's body one split")
+        };
+        let is_fill = |c: &tir::SplitCase| matches!(c.body.stmts.first().map(|s| &s.kind), Some(StmtKind::Fill { .. }));
+        let producer_threads: u64 = cases.iter().filter(|c| is_fill(c)).map(|c| c.persp.n).sum();
+        let consumer_threads: u64 = cases.iter().filter(|c| !is_fill(c)).map(|c| c.persp.n).sum();
+        let mut scopes = Vec::new();
+        for &r in rings {
+            let m = self.mem_of(r, out);
+            let elem = self.scalar_of(r);
+            let rv = self.new_mem(r, MemKind::Pipeline, Some(m), elem);
+            scopes.push((r, m, rv));
+        }
+        let (bar_ptr, bar_mem) = (self.ptrs[&bars], self.mems[&bars]);
+        let mut inner = Block::default();
+        let n = self.expr(count, &mut inner);
+        let n = self.as_ty(n, i32_, span, &mut inner);
+        // One thread initialises every barrier while no thread uses them.
+        let mut init = Block::default();
+        for k in 0..2 * stages {
+            let threads = if k % 2 == 0 { producer_threads } else { consumer_threads };
+            let idx = self.konst(&mut init, i32_, ConstValue::Int(k as i128), span);
+            let c = self.konst(&mut init, i32_, ConstValue::Int(threads as i128), span);
+            self.mbar(&mut init, "mbarrier_init", (bar_ptr, idx, bar_mem), Some(c), span);
+        }
+        let mut guarded = Block::default();
+        self.emit(&mut guarded, InstKind::Barrier { scope: Persp::BLOCK, origin: BarrierOrigin::Explicit }, span);
+        self.emit(&mut guarded, one_thread(init), span);
+        self.emit(&mut guarded, InstKind::Barrier { scope: Persp::BLOCK, origin: BarrierOrigin::Explicit }, span);
+        self.emit(&mut inner, InstKind::Unsafe { body: guarded }, span);
+
+        let mut new_cases = Vec::new();
+        for c in cases {
+            let producer = is_fill(c);
+            let name = self.tf.var(var).name.clone();
+            let t = self.new_reg(Type::Scalar(i32_), Some(&name));
+            let mut case = Block::default();
+            self.emit(&mut case, InstKind::Const { dst: t, value: ConstValue::Int(0) }, span);
+            let mut header = Block::default();
+            let cond = self.new_reg(Type::Scalar(Scalar::Bool), None);
+            self.emit(&mut header, InstKind::Binary { dst: cond, op: BinOp::Lt, lhs: t, rhs: n }, span);
+            let mut lb = Block::default();
+            let s_reg = self.konst(&mut lb, i32_, ConstValue::Int(stages as i128), span);
+            let slot = self.new_reg(Type::Scalar(i32_), None);
+            self.emit(&mut lb, InstKind::Binary { dst: slot, op: BinOp::Rem, lhs: t, rhs: s_reg }, span);
+            let round = self.new_reg(Type::Scalar(i32_), None);
+            self.emit(&mut lb, InstKind::Binary { dst: round, op: BinOp::Div, lhs: t, rhs: s_reg }, span);
+            let one = self.konst(&mut lb, i32_, ConstValue::Int(1), span);
+            let par = self.new_reg(Type::Scalar(i32_), None);
+            self.emit(&mut lb, InstKind::Binary { dst: par, op: BinOp::BitAnd, lhs: round, rhs: one }, span);
+            let two = self.konst(&mut lb, i32_, ConstValue::Int(2), span);
+            let full = self.new_reg(Type::Scalar(i32_), None);
+            self.emit(&mut lb, InstKind::Binary { dst: full, op: BinOp::Mul, lhs: slot, rhs: two }, span);
+            let empty = self.new_reg(Type::Scalar(i32_), None);
+            self.emit(&mut lb, InstKind::Binary { dst: empty, op: BinOp::Add, lhs: full, rhs: one }, span);
+            // The producer waits for the phase before the consumers' last use of the slot.
+            let (wait_on, arrive_at) = if producer { (empty, full) } else { (full, empty) };
+            let parity = if producer {
+                let p = self.new_reg(Type::Scalar(i32_), None);
+                self.emit(&mut lb, InstKind::Binary { dst: p, op: BinOp::BitXor, lhs: par, rhs: one }, span);
+                p
+            } else {
+                par
+            };
+            let parity = self.as_ty(parity, Scalar::U32, span, &mut lb);
+            let mut w = Block::default();
+            self.mbar(&mut w, "mbarrier_wait_parity", (bar_ptr, wait_on, bar_mem), Some(parity), span);
+            self.emit(&mut lb, InstKind::Unsafe { body: w }, span);
+            self.regs.insert(var, t);
+            for &r in rings {
+                self.tile_of.insert(r, t);
+            }
+            let outer = self.fill_bar.replace((bar_ptr, full, bar_mem));
+            if !producer {
+                self.fill_bar = outer;
+            }
+            let outer_views = std::mem::take(&mut self.fill_views);
+            let b = self.sub(&c.body);
+            self.fill_views = outer_views;
+            if producer {
+                self.fill_bar = outer;
+            }
+            lb.insts.extend(b.insts);
+            let mut a = Block::default();
+            self.mbar(&mut a, "mbarrier_arrive", (bar_ptr, arrive_at, bar_mem), None, span);
+            self.emit(&mut lb, InstKind::Unsafe { body: a }, span);
+            let mut latch = Block::default();
+            let one = self.konst(&mut latch, i32_, ConstValue::Int(1), span);
+            self.emit(&mut latch, InstKind::Binary { dst: t, op: BinOp::Add, lhs: t, rhs: one }, span);
+            self.emit(&mut case, InstKind::Loop { header, cond, body: lb, latch, counter: Some(t) }, span);
+            new_cases.push(Case { offset: c.offset, count: c.count, persp: c.persp, body: case });
+        }
+        self.emit(&mut inner, InstKind::Split { unit: *unit, cases: new_cases }, span);
+        // Every thread is done with the barriers before they are invalidated.
+        let mut fini = Block::default();
+        for k in 0..2 * stages {
+            let idx = self.konst(&mut fini, i32_, ConstValue::Int(k as i128), span);
+            self.mbar(&mut fini, "mbarrier_inval", (bar_ptr, idx, bar_mem), None, span);
+        }
+        let mut guarded = Block::default();
+        self.emit(&mut guarded, InstKind::Barrier { scope: Persp::BLOCK, origin: BarrierOrigin::Explicit }, span);
+        self.emit(&mut guarded, one_thread(fini), span);
+        self.emit(&mut inner, InstKind::Unsafe { body: guarded }, span);
+        for &(r, m, rv) in scopes.iter().rev() {
+            let body = std::mem::take(&mut inner);
+            self.emit(&mut inner, InstKind::Scope { kind: ScopeKind::Pipeline, mem: m, view: rv, body }, span);
+            self.mems.insert(r, m);
+            self.tile_of.remove(&r);
+        }
+        out.insts.extend(inner.insts);
+    }
+
+    /// An mbarrier intrinsic on `bar` (pointer, element index, memory) with an optional
+    /// operand; an arrival's token is dropped.
+    fn mbar(&mut self, out: &mut Block, name: &str, bar: (Reg, Reg, MemId), arg: Option<Reg>, span: Span) {
+        let id = prism_types::intrinsics::lookup(name).expect("an mbarrier intrinsic");
+        let (ptr, index, mem) = bar;
+        let mut args = vec![IntrArg::Elem { ptr, index }];
+        args.extend(arg.map(IntrArg::Val));
+        let access = self.access(mem, AccessKind::Volatile, span);
+        let dsts = if name == "mbarrier_arrive" { vec![self.new_reg(Type::Scalar(Scalar::U64), None)] } else { vec![] };
+        self.emit(out, InstKind::Intrinsic { dsts, intrinsic: id, args, accesses: vec![access] }, span);
     }
 
     /// A pipeline's `fill` (an `async` scope over the slot, whose copies the pipeline waits
@@ -916,6 +1071,22 @@ impl Cx<'_> {
             })
             .collect();
         dsts.extend(&out_regs);
+        // In a warp-specialised pipeline's fill, a TMA copy completes on the slot's full
+        // mbarrier: it announces its box's bytes there first.
+        let mut id = id;
+        if id.is_tma()
+            && !id.is_tma_mbar()
+            && let Some((bar, index, mem)) = self.fill_bar
+            && let Some(IntrArg::Val(map)) = args.get(1)
+            && let Type::TensorMap(m) = self.f.reg_ty(*map)
+        {
+            let bytes = self.konst(out, Scalar::I32, ConstValue::Int(i128::from(m.box_bytes() as u32)), span);
+            self.mbar(out, "mbarrier_expect_tx", (bar, index, mem), Some(bytes), span);
+            let name = if id.sig().name == "tma_load_3d" { "tma_load_3d_mbar" } else { "tma_load_2d_mbar" };
+            id = prism_types::intrinsics::lookup(name).expect("the mbarrier form of a TMA copy");
+            args.push(IntrArg::Elem { ptr: bar, index });
+            accesses.push(self.access(mem, AccessKind::Volatile, span));
+        }
         self.emit(out, InstKind::Intrinsic { dsts, intrinsic: id, args, accesses }, span);
         for (p, r) in outs.into_iter().zip(out_regs) {
             match p {
@@ -1012,4 +1183,9 @@ fn zero_of(s: Scalar) -> ConstValue {
         s if s.is_float() => ConstValue::Float(0.0),
         _ => ConstValue::Int(0),
     }
+}
+
+/// `body` run by the first thread of the current unit alone (a split of one thread).
+fn one_thread(body: Block) -> InstKind {
+    InstKind::Split { unit: Persp::THREAD, cases: vec![Case { offset: 0, count: 1, persp: Persp::THREAD, body }] }
 }

@@ -94,6 +94,22 @@ impl Ctx<'_> {
             && self.facts.narrower_eq(info.persp, pb)
     }
 
+    /// Whether `m` is a pipeline's slot view (a `fill` or a `stage`): the branches of a
+    /// warp-specialised pipeline's split fill and use the ring at once, ordered by the
+    /// pipeline's mbarriers (docs/soundness.md §4.3.2), and no other branch of any split
+    /// can reach a ring (hidden inside its loop), so such accesses never conflict here.
+    fn through_pipeline(&self, m: MemId) -> bool {
+        let mut m = Some(m);
+        while let Some(x) = m {
+            let info = &self.f.mems[x.index()];
+            if info.kind == MemKind::Pipeline {
+                return true;
+            }
+            m = info.parent;
+        }
+        false
+    }
+
     /// What the instructions of split `split`'s branch `case` do to memory.
     fn touches_in(&self, split: InstId, case: FrameId) -> Touches {
         let mut t = Touches::new();
@@ -104,7 +120,7 @@ impl Ctx<'_> {
             }
             for (a, _, _) in operands(self.f, &info.inst.kind) {
                 let acc = &self.f.accesses[a.index()];
-                if acc.kind == AccessKind::Volatile {
+                if acc.kind == AccessKind::Volatile || self.through_pipeline(acc.mem) {
                     continue;
                 }
                 if let Some(item) = self.graph.item(self.f, acc.mem) {

@@ -349,10 +349,15 @@ pub enum StmtKind {
         stages: u64,
         /// The rings the fill writes, outermost first.
         rings: Vec<VarId>,
-        /// The fill: one `Fill` statement (others nested in it).
+        /// The fill: one `Fill` statement (others nested in it); empty in a warp-specialised
+        /// pipeline, whose fill is the producer's case of `body`.
         fill: Block,
-        /// The rest of the body: the use of the tile.
+        /// The rest of the body: the use of the tile. In a warp-specialised pipeline, one
+        /// `Split` whose case beginning with a `Fill` is the producer.
         body: Block,
+        /// A warp-specialised pipeline's shared `uint64[2 * stages]` array (declared just
+        /// before it): the full (`2s`) and empty (`2s + 1`) mbarriers of slot `s`.
+        bars: Option<VarId>,
     },
     /// `with fill(ring) as view`: `view` is the current tile's slot of `ring`, usable only
     /// as the destination of asynchronous copies.

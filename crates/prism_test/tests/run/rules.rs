@@ -572,3 +572,33 @@ fn r_wgmma_swizzled() {
         }
     }
 }
+
+#[test]
+fn r_pipeline_specialised() {
+    // A producer warp fills a three-slot ring with TMA copies while two consumer warps add
+    // each tile into per-thread sums: no tiles, fewer tiles than slots, exactly a ring, and
+    // more than two rounds of the ring (so both waits wrap their parity), on 1 to 3 blocks.
+    // Inputs are eighths, so the sums are exact.
+    let p = program(&file("pipeline_specialised.prism"));
+    for (blocks, n) in [(1usize, 0usize), (2, 1), (1, 3), (3, 4), (2, 7)] {
+        let rows = (8 * n * blocks).max(8);
+        let a = Rng::new((blocks * 10 + n) as u64).eighths(rows * 32, -4, 4);
+        let out = p.launch("column_sums", blocks as u32, 96, || {
+            vec![tensor(&a, &[rows as u64, 32]), Arg::value(n as i32), Arg::buffer(&vec![7.0f32; 96 * blocks])]
+        });
+        let want: Vec<f32> = (0..96 * blocks)
+            .map(|g| {
+                let (b, i) = (g / 96, g % 96);
+                if i < 32 {
+                    return 0.0;
+                }
+                let c = i - 32;
+                (0..n)
+                    .flat_map(|t| (0..4).map(move |j| (t, 4 * c + j)))
+                    .map(|(t, e)| a[(8 * (b * n + t) + e / 32) * 32 + e % 32])
+                    .sum()
+            })
+            .collect();
+        assert_same(&format!("out ({blocks} blocks, {n} tiles)"), &out.f32("out"), &want);
+    }
+}

@@ -40,6 +40,9 @@ pub(crate) struct PipeCtx {
     pub rings: Vec<VarId>,
     /// While its fill is being checked.
     pub in_fill: bool,
+    /// For a warp-specialised pipeline, the span of its body's `match split`: the case
+    /// holding the fill is the producer (`in_fill` while it is checked).
+    pub split: Option<Span>,
 }
 
 impl Checker<'_> {
@@ -76,6 +79,12 @@ impl Checker<'_> {
         let c = self.coerce(vc, Scalar::I32, "pipeline tile count");
         self.check_uniform_sink(&c, Sink::LoopBound);
 
+        if let Some(first) = body.stmts.first()
+            && let ast::StmtKind::Split { cases, .. } = &first.kind
+        {
+            self.specialised_pipeline(var, c, stages_n, head, first, cases, body, span, out);
+            return;
+        }
         let Some(first) = body.stmts.first().filter(|s| matches!(s.kind, ast::StmtKind::Fill { .. })) else {
             let at = body.stmts.first().map_or(head, |s| s.span);
             self.form_error(
@@ -129,7 +138,7 @@ impl Checker<'_> {
                 new_name: format!("fill({name})` and `stage({name})"),
             });
         }
-        self.pipes.push(PipeCtx { stages: stages_n, rings: rings.clone(), in_fill: true });
+        self.pipes.push(PipeCtx { stages: stages_n, rings: rings.clone(), in_fill: true, split: None });
         self.frames.push(Frame::Scope { construct: "pipeline", span: head });
         let first_var = self.vars.len();
         let mut fill = Vec::new();
@@ -140,7 +149,7 @@ impl Checker<'_> {
             _ => first.span,
         };
         let outer_reads = self.fill_reads.take();
-        self.fill_pure(&fill, first_var, lv, fill_head);
+        self.fill_pure(&fill, first_var, lv, fill_head, false);
         let reads = self.fill_reads.replace(outer_reads);
         if let Some(p) = self.pipes.last_mut() {
             p.in_fill = false;
@@ -166,7 +175,198 @@ impl Checker<'_> {
         self.smem_cur = saved;
         self.pop_scope();
         out.push(tir::Stmt {
-            kind: StmtKind::Pipeline { var: lv, count: c, stages: stages_n, rings, fill, body },
+            kind: StmtKind::Pipeline { var: lv, count: c, stages: stages_n, rings, fill, body, bars: None },
+            code: self.code,
+            span,
+        });
+    }
+
+    /// The rings a fill statement names, checked as rings of `stages` slots not already
+    /// in an enclosing pipeline, each once.
+    fn rings_of(&mut self, fill: &ast::Stmt, stages: u64) -> Vec<VarId> {
+        let mut names = Vec::new();
+        fill_names(fill, &mut names);
+        let mut rings: Vec<VarId> = Vec::new();
+        for id in names {
+            let Some(r) = self.ring(id, stages) else { continue };
+            if self.pipes.iter().any(|p| p.rings.contains(&r)) {
+                self.form_error(
+                    format!("`{}` is already a ring of an enclosing pipeline", id.name),
+                    id.span,
+                    None,
+                    Some("give the inner pipeline a ring of its own".into()),
+                );
+                if !rings.contains(&r) {
+                    rings.push(r);
+                }
+                continue;
+            }
+            if rings.contains(&r) {
+                self.form_error(format!("`{}` is filled twice in one pipeline", id.name), id.span, None, None);
+                continue;
+            }
+            rings.push(r);
+        }
+        rings
+    }
+
+    /// `for t in pipeline(count, stages=S):` whose body is one `match split(...)`: a
+    /// warp-specialised pipeline. The case whose body is a `fill` is the producer: it runs
+    /// the fills of every tile in order, up to `S` tiles ahead, each once its slot is free;
+    /// the other cases are the consumers, each running its body for every tile in order once
+    /// the tile has landed. The lowering synchronises the two sides through a full and an
+    /// empty mbarrier per slot (`prism_ir::lower`, docs/soundness.md §4.3.2), so the fill's
+    /// copies must complete on an mbarrier: they are TMA copies of typed tensor maps.
+    #[allow(clippy::too_many_arguments)]
+    fn specialised_pipeline(
+        &mut self,
+        var: &ast::Ident,
+        count: tir::Expr,
+        stages: u64,
+        head: Span,
+        split: &ast::Stmt,
+        cases: &[ast::Case],
+        body: &ast::Block,
+        span: Span,
+        out: &mut Vec<tir::Stmt>,
+    ) {
+        let is_fill =
+            |c: &ast::Case| c.body.stmts.first().is_some_and(|s| matches!(s.kind, ast::StmtKind::Fill { .. }));
+        if let Some(extra) = body.stmts.get(1) {
+            self.form_error(
+                "a warp-specialised pipeline's body is one `match split(...)`: nothing may follow it".into(),
+                extra.span,
+                Some(head),
+                Some("move the statement into the consumers' case".into()),
+            );
+        }
+        let producers: Vec<&ast::Case> = cases.iter().filter(|c| is_fill(c)).collect();
+        let Some(producer) = producers.first() else {
+            self.form_error(
+                "a warp-specialised pipeline has one case whose body is `with fill(ring) as slot:`, the producer"
+                    .into(),
+                split.span,
+                Some(head),
+                Some("the producer's case issues each tile's copies; the other cases use the tile with `stage`".into()),
+            );
+            return;
+        };
+        if let Some(second) = producers.get(1) {
+            self.form_error(
+                "a warp-specialised pipeline has one producer case, not two".into(),
+                second.span,
+                Some(producer.span),
+                None,
+            );
+        }
+        if let Some(extra) = producer.body.stmts.get(1) {
+            self.form_error(
+                "the producer's case holds only its fill: it runs up to a whole ring of tiles ahead of the consumers"
+                    .into(),
+                extra.span,
+                Some(producer.span),
+                None,
+            );
+        }
+        if !cases.iter().any(|c| !is_fill(c)) {
+            self.form_error(
+                "a warp-specialised pipeline has at least one consumer case besides the producer".into(),
+                split.span,
+                Some(head),
+                None,
+            );
+        }
+        for c in cases.iter().filter(|c| !is_fill(c)) {
+            let mut names = Vec::new();
+            for st in &c.body.stmts {
+                fill_names(st, &mut names);
+            }
+            if let Some(id) = names.first() {
+                self.form_error(
+                    format!("`fill({})` outside the producer's case", id.name),
+                    id.span,
+                    Some(producer.span),
+                    Some("a warp-specialised pipeline fills its rings in the case whose body is the fill".into()),
+                );
+            }
+        }
+        let fill_stmt = &producer.body.stmts[0];
+        let rings = self.rings_of(fill_stmt, stages);
+        // A full and an empty mbarrier per slot, in shared memory the loop owns.
+        let bars_bytes = 16 * stages;
+        let offset = super::call::align_up(self.smem_cur, 16);
+        self.smem_cur = offset.saturating_add(bars_bytes);
+        self.smem_need = self.smem_need.max(self.smem_cur);
+        let bars = self.new_var(
+            "pipeline mbarriers",
+            Ty::Ptr { elem: Scalar::U64, mutable: true },
+            Persp::BLOCK,
+            VarKind::Shared { dims: vec![2 * stages], offset, bytes: bars_bytes },
+            head,
+        );
+        out.push(tir::Stmt { kind: StmtKind::Decl { var: bars, init: None }, code: self.code, span: head });
+
+        self.push_scope();
+        let saved = self.smem_cur;
+        let lv = self.new_var(&var.name, Ty::Scalar(Scalar::I32), self.code, VarKind::LoopVar, var.span);
+        self.bind(&var.name, Binding::Var(lv));
+        for &r in &rings {
+            let name = self.var(r).name.clone();
+            self.hidden.push(HiddenEntry {
+                var: r,
+                at: head,
+                construct: "pipeline",
+                new_name: format!("fill({name})` and `stage({name})"),
+            });
+        }
+        self.pipes.push(PipeCtx { stages, rings: rings.clone(), in_fill: false, split: Some(split.span) });
+        self.frames.push(Frame::Scope { construct: "pipeline", span: head });
+        let first_var = self.vars.len();
+        let mut stmts = Vec::new();
+        self.stmt(split, &mut stmts);
+        self.frames.pop();
+        self.pipes.pop();
+        // The producer's fill runs tiles ahead of the consumers: the plain pipeline's fill
+        // rules, with TMA copies in place of `cp.async` ones.
+        let fill_head = match &fill_stmt.kind {
+            ast::StmtKind::Fill { name, .. } => fill_stmt.span.shrink_to_start().to(name.span),
+            _ => fill_stmt.span,
+        };
+        let producer_index = cases.iter().position(is_fill);
+        let fill = match (stmts.first(), producer_index) {
+            (Some(tir::Stmt { kind: StmtKind::Split { cases, .. }, .. }), Some(i)) => {
+                cases.get(i).map(|c| tir::Block { stmts: c.body.stmts.iter().take(1).cloned().collect() })
+            }
+            _ => None,
+        };
+        if let Some(fill) = &fill {
+            let outer_reads = self.fill_reads.take();
+            self.fill_pure(fill, first_var, lv, fill_head, true);
+            let reads = self.fill_reads.replace(outer_reads);
+            let mut assigned = Vec::new();
+            tir::assigned_in(&tir::Block { stmts: stmts.clone() }, &mut Default::default(), &mut assigned);
+            for (v, at) in reads {
+                if assigned.iter().any(|(x, _)| *x == v) {
+                    let what = format!("reads `{}`, which the loop assigns", self.var(v).name);
+                    self.error(TypeError::PipelineFill { what, span: at, fill: fill_head });
+                }
+            }
+        }
+        for _ in &rings {
+            self.hidden.pop();
+        }
+        self.smem_cur = saved;
+        self.pop_scope();
+        out.push(tir::Stmt {
+            kind: StmtKind::Pipeline {
+                var: lv,
+                count,
+                stages,
+                rings,
+                fill: tir::Block::default(),
+                body: tir::Block { stmts },
+                bars: Some(bars),
+            },
             code: self.code,
             span,
         });
@@ -281,7 +481,7 @@ impl Checker<'_> {
 
     /// The fill runs tiles early: it may compute only from values that cannot change
     /// during the loop and may touch memory only through its copies.
-    fn fill_pure(&mut self, b: &tir::Block, first_var: usize, lv: VarId, fill: Span) {
+    fn fill_pure(&mut self, b: &tir::Block, first_var: usize, lv: VarId, fill: Span, specialised: bool) {
         for s in &b.stmts {
             let bad = |what: String| Some((what, s.span));
             let problem: Option<(String, Span)> = match &s.kind {
@@ -308,27 +508,27 @@ impl Checker<'_> {
                     }
                 }
                 StmtKind::Store { mem, .. } => bad(format!("stores through `{}`", self.var(*mem).name)),
-                StmtKind::Expr(e) => self.pure_stmt_call(e, first_var, lv),
+                StmtKind::Expr(e) => self.pure_stmt_call(e, first_var, lv, specialised),
                 StmtKind::If { cond, then, otherwise } => {
-                    self.fill_pure(then, first_var, lv, fill);
-                    self.fill_pure(otherwise, first_var, lv, fill);
+                    self.fill_pure(then, first_var, lv, fill, specialised);
+                    self.fill_pure(otherwise, first_var, lv, fill, specialised);
                     self.pure_expr(cond, first_var, lv)
                 }
                 StmtKind::For { start, end, step, body, .. } => {
-                    self.fill_pure(body, first_var, lv, fill);
+                    self.fill_pure(body, first_var, lv, fill, specialised);
                     [start, end, step].into_iter().find_map(|e| self.pure_expr(e, first_var, lv))
                 }
                 StmtKind::While { cond, body } => {
-                    self.fill_pure(body, first_var, lv, fill);
+                    self.fill_pure(body, first_var, lv, fill, specialised);
                     self.pure_expr(cond, first_var, lv)
                 }
                 StmtKind::Group { body, .. } | StmtKind::Fill { body, .. } => {
-                    self.fill_pure(body, first_var, lv, fill);
+                    self.fill_pure(body, first_var, lv, fill, specialised);
                     None
                 }
                 StmtKind::Split { cases, .. } => {
                     for c in cases {
-                        self.fill_pure(&c.body, first_var, lv, fill);
+                        self.fill_pure(&c.body, first_var, lv, fill, specialised);
                     }
                     None
                 }
@@ -346,12 +546,44 @@ impl Checker<'_> {
         }
     }
 
-    /// A statement-level call in a fill: `cp_async` into a slot, or a pure intrinsic.
-    fn pure_stmt_call(&self, e: &tir::Expr, first_var: usize, lv: VarId) -> Option<(String, Span)> {
+    /// A statement-level call in a fill: a copy into a slot (`cp_async` in a pipeline whose
+    /// barrier publishes the tile, a TMA copy of a typed tensor map in a warp-specialised
+    /// one, whose copies complete on the slot's mbarrier), or a pure intrinsic.
+    fn pure_stmt_call(&self, e: &tir::Expr, first_var: usize, lv: VarId, specialised: bool) -> Option<(String, Span)> {
         if let ExprKind::Call(c) = &e.kind
             && let Callee::Intrinsic(id) = c.callee
-            && id.is_cp_async()
+            && (id.is_cp_async() || id.is_tma())
         {
+            if specialised && !id.is_tma() {
+                return Some((
+                    format!(
+                        "calls `{}`; a warp-specialised pipeline's fill copies with TMA, whose copies complete on the slot's mbarrier",
+                        id.sig().name
+                    ),
+                    e.span,
+                ));
+            }
+            if !specialised && id.is_tma() {
+                return Some((
+                    format!(
+                        "calls `{}`; a pipeline whose fill is not in a producer's case copies with `cp_async`",
+                        id.sig().name
+                    ),
+                    e.span,
+                ));
+            }
+            if id.is_tma()
+                && let Some(CallArg::Opaque(m)) = c.args.get(1)
+                && !matches!(self.var(*m).ty, Ty::TensorMap(_))
+            {
+                return Some((
+                    format!(
+                        "copies through the untyped `{}`; the pipeline announces each box's bytes, which only a `tensor_map(...)` says",
+                        self.var(*m).name
+                    ),
+                    e.span,
+                ));
+            }
             // The destination is a fill slot (the call's own check) and the source is read
             // by the copy; only the indices and the byte count are computed here.
             return c.args.iter().find_map(|a| match a {

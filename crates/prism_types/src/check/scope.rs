@@ -163,6 +163,11 @@ impl Checker<'_> {
             }
             let uses_before: Vec<usize> =
                 watched.iter().map(|v| self.claim_uses.get(v).map_or(0, |u| u.len())).collect();
+            // The split of a warp-specialised pipeline: its producer's case is the fill.
+            let pipe_case = self.pipes.last().is_some_and(|p| p.split == Some(span));
+            if pipe_case && let Some(p) = self.pipes.last_mut() {
+                p.in_fill = c.body.stmts.first().is_some_and(|s| matches!(s.kind, ast::StmtKind::Fill { .. }));
+            }
             self.frames.push(Frame::Split { span });
             // The body of a case that was just reported is checked without perspective
             // errors: they would follow from the bad case, not from the body.
@@ -171,6 +176,9 @@ impl Checker<'_> {
             let body = self.with_code(persp, c.span, |cx| cx.block(&c.body));
             self.unsafe_depth -= u32::from(bad_case);
             self.frames.pop();
+            if pipe_case && let Some(p) = self.pipes.last_mut() {
+                p.in_fill = false;
+            }
             self.restore_claims(saved);
             for (i, v) in watched.iter().enumerate() {
                 let uses = self.claim_uses.get(v).map(|u| u[uses_before[i]..].to_vec()).unwrap_or_default();

@@ -24,7 +24,8 @@ extern "C" __global__ void handoff(const __grid_constant__ prism_tensor_map a, f
                 if (t == 0) {  // line 18
                     prism_mbar_init(&bar[0], 1);  // line 19
                 }
-                __syncthreads();  // line 20
+                prism_fence_proxy_async();  // line 20
+                __syncthreads();
                 if (t == 0) {  // line 21
                     prism_mbar_expect_tx(&bar[0], 2048);  // line 22
                     asm volatile(  // line 23
@@ -38,7 +39,8 @@ extern "C" __global__ void handoff(const __grid_constant__ prism_tensor_map a, f
                 for (int k = 0; k < 8; k += 1) {
                     out[prism_add(prism_mul(b, 512), 8 * t + k)] = tile[8 * t + k];  // line 27
                 }
-                __syncthreads();  // line 28
+                prism_fence_proxy_async();  // line 28
+                __syncthreads();
                 if (t == 0) {  // line 29
                     prism_mbar_inval(&bar[0]);  // line 30
                 }

@@ -59,6 +59,7 @@ extern "C" __global__ void box2d(const __grid_constant__ prism_tensor_map a,
                 prism_mbar_arrive_wait(prism_smem_addr(&prism_tma_bar));  // line 16
                 asm volatile("cp.async.wait_all;" :  :  : "memory");
                 // split block barrier s0, arrive: `tile` was last used at line 16; its next use (line 24) waits
+                prism_fence_proxy_async();
                 prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
             }
             const int t = prism_tid;  // line 20
@@ -161,6 +162,7 @@ extern "C" __global__ void swizzled(const __grid_constant__ prism_tensor_map s12
                 prism_mbar_arrive_wait(prism_smem_addr(&prism_tma_bar));  // line 47
                 asm volatile("cp.async.wait_all;" :  :  : "memory");
                 // split block barrier s0, arrive: `t128` was last used at line 39; its next use (line 55) waits
+                prism_fence_proxy_async();
                 prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
             }
             const int t = prism_tid;  // line 51
@@ -231,6 +233,7 @@ extern "C" __global__ void box3d(const __grid_constant__ prism_tensor_map a,
                 prism_mbar_arrive_wait(prism_smem_addr(&prism_tma_bar));  // line 69
                 asm volatile("cp.async.wait_all;" :  :  : "memory");
                 // split block barrier s0, arrive: `tile` was last used at line 69; its next use (line 77) waits
+                prism_fence_proxy_async();
                 prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
             }
             const int t = prism_tid;  // line 73
