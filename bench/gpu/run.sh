@@ -21,6 +21,7 @@ trap 'rm -rf "$out"' EXIT
 "$prism" build tests/ui/accept/kernels/35_scan_lookback_packed.prism --emit-host -o "$out/scan.cu" >/dev/null
 "$prism" build tests/ui/accept/kernels/33_reduce_sum_vectorized.prism --emit-host -o "$out/reduce.cu" >/dev/null
 "$prism" build tests/ui/accept/kernels/34_gemm_bf16_ldmatrix.prism --emit-host -o "$out/hgemm.cu" >/dev/null
+"$prism" build tests/ui/accept/kernels/38_hgemm_warp_specialised.prism --emit-host -o "$out/hgemm_ws.cu" >/dev/null
 
 if [ "$compile_only" = 1 ]; then
     arch=sm_90a
@@ -37,6 +38,7 @@ if [ "$compile_only" = 1 ]; then
     "$nvcc" "${flags[@]}" -c -DPRISM_KERNELS="\"$out/scan.cu\"" bench/gpu/scan.cu -o "$out/scan.o"
     "$nvcc" "${flags[@]}" -c -DPRISM_KERNELS="\"$out/reduce.cu\"" bench/gpu/reduce.cu -o "$out/reduce.o"
     "$nvcc" "${flags[@]}" -c -DPRISM_KERNELS="\"$out/hgemm.cu\"" bench/gpu/hgemm.cu -o "$out/hgemm.o"
+    "$nvcc" "${flags[@]}" -c -DPRISM_KERNELS="\"$out/hgemm_ws.cu\"" bench/gpu/hgemm_ws.cu -o "$out/hgemm_ws.o"
     echo "bench/gpu: every harness compiles for $arch"
     exit 0
 fi
@@ -44,6 +46,7 @@ fi
 "$nvcc" "${flags[@]}" -DPRISM_KERNELS="\"$out/scan.cu\"" bench/gpu/scan.cu -o "$out/scan"
 "$nvcc" "${flags[@]}" -DPRISM_KERNELS="\"$out/reduce.cu\"" bench/gpu/reduce.cu -o "$out/reduce"
 "$nvcc" "${flags[@]}" -DPRISM_KERNELS="\"$out/hgemm.cu\"" bench/gpu/hgemm.cu -lcublas -o "$out/hgemm"
+"$nvcc" "${flags[@]}" -DPRISM_KERNELS="\"$out/hgemm_ws.cu\"" bench/gpu/hgemm_ws.cu -lcublas -o "$out/hgemm_ws"
 
 echo "Device: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1), $("$nvcc" --version | grep -o 'release [0-9.]*'), $(date -u +%Y-%m-%d), median of $reps runs after 3 warm-ups"
 echo
@@ -51,6 +54,8 @@ status=0
 "$out/gemm" "$reps" || status=1
 echo
 "$out/hgemm" "$reps" || status=1
+echo
+"$out/hgemm_ws" "$reps" || status=1
 echo
 "$out/scan" "$reps" || status=1
 echo

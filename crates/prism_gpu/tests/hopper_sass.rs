@@ -11,6 +11,7 @@
 //! | `review/tma_load` | `UTMALDG` |
 //! | `rules/tma_tensor_map` | `UTMALDG.2D`, `UTMALDG.3D` |
 //! | `rules/wgmma_swizzled` | `HGMMA` at N = 64, 32, 16, `UTMALDG.2D` |
+//! | `kernels/38_hgemm_warp_specialised` | `HGMMA.64x256x16`, `UTMALDG.2D`, `USETMAXREG` both ways, the mbarrier waits (`SYNCS.PHASECHK`), and no spills |
 //! | `seeds/036_parallax_appB_hgemm_h100_partial` | `USETMAXREG` |
 //!
 //! The launchers `--emit-host` appends for typed tensor maps (which encode the map on the
@@ -64,11 +65,15 @@ fn sass_of(nvcc: &Path, cuobjdump: &Path, rel: &str) -> Result<(String, String),
 }
 
 fn check(nvcc: &Path, cuobjdump: &Path) -> Result<(), String> {
-    let cases: [(&str, &[&str]); 6] = [
+    let cases: [(&str, &[&str]); 7] = [
         ("rules/wgmma_bf16_tile", &["HGMMA.64x32x16.F32.BF16", "FENCE.VIEW.ASYNC.S"]),
         ("rules/corner_intrinsics_wgmma", &["HGMMA.64x64x16.F32.BF16", "USETMAXREG.DEALLOC", "USETMAXREG.TRY_ALLOC"]),
         ("review/tma_load", &["UTMALDG.2D"]),
         ("rules/tma_tensor_map", &["UTMALDG.2D", "UTMALDG.3D"]),
+        (
+            "kernels/38_hgemm_warp_specialised",
+            &["HGMMA.64x256x16.F32.BF16", "UTMALDG.2D", "USETMAXREG.DEALLOC", "USETMAXREG.TRY_ALLOC", "SYNCS.PHASECHK"],
+        ),
         (
             "rules/wgmma_swizzled",
             &["HGMMA.64x64x16.F32.BF16", "HGMMA.64x32x16.F32.BF16", "HGMMA.64x16x16.F32.BF16", "UTMALDG.2D"],
@@ -82,6 +87,12 @@ fn check(nvcc: &Path, cuobjdump: &Path) -> Result<(), String> {
             if !sass.contains(w) {
                 failures.push(format!("{rel}: no `{w}` in the SASS"));
             }
+        }
+        // A kernel whose registers were cut (setmaxnreg, launch bounds) must not spill:
+        // ptxas reports every kernel's spills with -v, which `sass_of` does not pass, so the
+        // SASS's local-memory traffic is the test.
+        if sass.contains("STL") || sass.contains("LDL") {
+            failures.push(format!("{rel}: local-memory traffic (spills) in the SASS"));
         }
         if log.contains("C7508") {
             failures.push(format!("{rel}: ptxas ignored setmaxnreg:\n{log}"));

@@ -534,7 +534,10 @@ impl Cx<'_> {
         let [tir::Stmt { kind: StmtKind::Split { unit, cases }, .. }] = body.stmts.as_slice() else {
             unreachable!("the checker makes a warp-specialised pipeline's body one split")
         };
-        let is_fill = |c: &tir::SplitCase| matches!(c.body.stmts.first().map(|s| &s.kind), Some(StmtKind::Fill { .. }));
+        // A case's leading register reallocations run once, before its loop.
+        let prologue = |c: &tir::SplitCase| c.body.stmts.iter().take_while(|s| is_realloc(s)).count();
+        let is_fill =
+            |c: &tir::SplitCase| matches!(c.body.stmts.get(prologue(c)).map(|s| &s.kind), Some(StmtKind::Fill { .. }));
         let producer_threads: u64 = cases.iter().filter(|c| is_fill(c)).map(|c| c.persp.n).sum();
         let consumer_threads: u64 = cases.iter().filter(|c| !is_fill(c)).map(|c| c.persp.n).sum();
         let mut scopes = Vec::new();
@@ -568,6 +571,9 @@ impl Cx<'_> {
             let name = self.tf.var(var).name.clone();
             let t = self.new_reg(Type::Scalar(i32_), Some(&name));
             let mut case = Block::default();
+            let lead = prologue(c);
+            let pre = self.sub(&tir::Block { stmts: c.body.stmts[..lead].to_vec() });
+            case.insts.extend(pre.insts);
             self.emit(&mut case, InstKind::Const { dst: t, value: ConstValue::Int(0) }, span);
             let mut header = Block::default();
             let cond = self.new_reg(Type::Scalar(Scalar::Bool), None);
@@ -608,7 +614,7 @@ impl Cx<'_> {
                 self.fill_bar = outer;
             }
             let outer_views = std::mem::take(&mut self.fill_views);
-            let b = self.sub(&c.body);
+            let b = self.sub(&tir::Block { stmts: c.body.stmts[lead..].to_vec() });
             self.fill_views = outer_views;
             if producer {
                 self.fill_bar = outer;
@@ -1183,6 +1189,13 @@ fn zero_of(s: Scalar) -> ConstValue {
         s if s.is_float() => ConstValue::Float(0.0),
         _ => ConstValue::Int(0),
     }
+}
+
+/// Whether `s` is a call of `setmaxnreg_inc` or `setmaxnreg_dec`.
+fn is_realloc(s: &tir::Stmt) -> bool {
+    matches!(&s.kind, StmtKind::Expr(e)
+        if matches!(&e.kind, tir::ExprKind::Call(c)
+            if matches!(c.callee, tir::Callee::Intrinsic(id) if id.sig().name.starts_with("setmaxnreg"))))
 }
 
 /// `body` run by the first thread of the current unit alone (a split of one thread).

@@ -80,9 +80,10 @@ impl Ctx<'_> {
 
     /// `wgmma.mma_async` reads its shared tiles until a `wgmma.wait_group` completes its
     /// group. Inference orders the tiles' later writes after the first `wgmma_wait(0)` that
-    /// follows the wgmma in its own block (`graph::wgmma_end`), so safe code must have one
-    /// there, and must not write the tiles before it (no barrier could order that write
-    /// after the tensor cores' reads). A wait leaving groups pending does not count: which
+    /// follows the wgmma in its own block or after the loops around it
+    /// (`graph::wgmma_wait_after`), so safe code must have one there, and must not write the
+    /// tiles before it, in those loops included (no barrier could order that write after
+    /// the tensor cores' reads). A wait leaving groups pending does not count: which
     /// groups it completes depends on the count of groups in flight, which is not tracked.
     fn wgmmas(&self, out: &mut Vec<AsyncProblem>) {
         for (id, info) in self.cfg.insts.iter().enumerate() {
@@ -97,7 +98,7 @@ impl Ctx<'_> {
                 .map(|a| root(self.f, self.f.accesses[a.index()].mem))
                 .collect();
             let Some(&first) = tiles.first() else { continue };
-            let Some(wait) = crate::graph::wgmma_wait_after(self.f, &self.cfg, id) else {
+            let Some((from, wait)) = crate::graph::wgmma_wait_after(self.f, &self.cfg, id) else {
                 out.push(AsyncProblem {
                     fault: AsyncFault::WgmmaUnwaited,
                     mem: first,
@@ -106,7 +107,9 @@ impl Ctx<'_> {
                 });
                 continue;
             };
-            for w in id + 1..wait {
+            // Every instruction that may run between the wgmma and its wait: the rest of
+            // its block, and all of each loop the wait is after (their next iterations).
+            for w in (from..wait).filter(|&w| w != id) {
                 let k = &self.cfg.insts[w].inst.kind;
                 for (a, _, _) in operands(self.f, k) {
                     let acc = &self.f.accesses[a.index()];

@@ -122,15 +122,15 @@ pub fn problems(ir: &Program, report: &SyncReport, map: &SourceMap) -> Vec<Diagn
             .with_help("write the source after the `async` scope ends, or copy from a different buffer"),
             crate::AsyncFault::WgmmaUnwaited => Diagnostic::error(
                 "wgmma-unwaited",
-                format!("this wgmma reads {mem} until a `wgmma_wait(0)` completes it, and none follows it in its block"),
+                format!("this wgmma reads {mem} until a `wgmma_wait(0)` completes it, and none follows it on every path"),
                 first_line(map, a.at),
             )
             .with_label("the tensor cores read its tiles asynchronously")
             .with_note(format!(
-                "in `{}`: synchronisation inference orders the tiles' next writes after the first `wgmma_wait(0)` after the wgmma in its own block; a wait in an enclosing block (after a loop), or one that leaves groups pending, does not count",
+                "in `{}`: synchronisation inference orders the tiles' next writes after the first `wgmma_wait(0)` after the wgmma in its own block, or after the loops around it (when they hold no `return`); a wait after a branch or a scope, or one that leaves groups pending, does not count",
                 f.name
             ))
-            .with_help("commit the group and `wgmma_wait(0)` in the same block as the wgmma, before the tiles are written again"),
+            .with_help("commit the group and `wgmma_wait(0)` in the same block as the wgmma or after its loop, before the tiles are written again"),
             crate::AsyncFault::WgmmaTileWritten => Diagnostic::error(
                 "wgmma-unwaited",
                 format!("{mem} is written while a wgmma may still read it"),

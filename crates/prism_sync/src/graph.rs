@@ -593,16 +593,36 @@ impl Graph {
 /// end. The barriers that order the tiles' next writes after the reads are placed after that
 /// point (docs/soundness.md §4.3).
 fn wgmma_end(f: &Function, cfg: &Cfg<'_>, id: InstId) -> PointId {
-    // Only a wait in the wgmma's own block: an interval that left the block (a loop body)
-    // would hide the back edge from the analysis. Safe code without one is rejected
-    // (`asyncs.rs`, `wgmma-unwaited`).
-    wgmma_wait_after(f, cfg, id).map_or(cfg.exit, |w| cfg.insts[w].exit)
+    // A wait in the wgmma's own block, or after the loops around it: an interval that
+    // leaves a loop body hides the back edge from the analysis, so safe code may not write
+    // the tiles anywhere in those loops (`asyncs.rs`, `wgmma-unwaited`, which also rejects
+    // safe code without a wait).
+    wgmma_wait_after(f, cfg, id).map_or(cfg.exit, |(_, w)| cfg.insts[w].exit)
 }
 
-/// The first `wgmma_wait(0)` after instruction `id` in its own block, if any.
-pub(crate) fn wgmma_wait_after(f: &Function, cfg: &Cfg<'_>, id: InstId) -> Option<InstId> {
-    let frame = cfg.insts[id].frame;
-    (id + 1..cfg.insts.len()).find(|&w| cfg.insts[w].frame == frame && is_wgmma_wait_all(f, &cfg.insts[w].inst.kind))
+/// The first `wgmma_wait(0)` that follows the wgmma at instruction `id` on every path: in
+/// its own block, or, when its block is a loop's with none after it, the first after that
+/// loop in the loop's block (every iteration's wgmma is complete there), and so on outwards
+/// through loops holding no `return` (a `break` still reaches the wait after its loop).
+/// With the first instruction whose writes to the tiles would land before the wait: the
+/// outermost loop crossed (later iterations run its earlier instructions again), or `id`.
+pub(crate) fn wgmma_wait_after(f: &Function, cfg: &Cfg<'_>, id: InstId) -> Option<(InstId, InstId)> {
+    let (mut frame, mut from) = (cfg.insts[id].frame, id);
+    loop {
+        if let Some(w) = (from + 1..cfg.insts.len())
+            .find(|&w| cfg.insts[w].frame == frame && is_wgmma_wait_all(f, &cfg.insts[w].inst.kind))
+        {
+            return Some((from, w));
+        }
+        let fr = &cfg.frames[frame];
+        let owner = fr.owner?;
+        if fr.kind != FrameKind::Loop
+            || cfg.descendants(owner).any(|d| matches!(cfg.insts[d].inst.kind, InstKind::Return { .. }))
+        {
+            return None;
+        }
+        (frame, from) = (cfg.insts[owner].frame, owner);
+    }
 }
 
 /// Whether `k` is `wgmma_wait(0)`.

@@ -798,3 +798,48 @@ fn k35_scan_lookback_window_moves_back() {
     want[40] = (2u64 << 32) | u64::from(*tile.last().expect("a full tile") as u32);
     assert_same("status", &out.get::<u64>("status"), &want);
 }
+
+#[test]
+fn k38_hgemm_warp_specialised() {
+    // C = A B^T in bf16 with f32 accumulation, on the warp-specialised pipeline: one tile
+    // and one K step; 2 x 2 tiles on 3 persistent blocks (block 0 does two tiles, so its
+    // pipeline crosses a tile boundary and the consumers store and clear mid-loop) with two
+    // K steps; five K steps through four slots (the ring wraps) with a second, idle block;
+    // and 2 x 1 tiles of three steps on 2 blocks. The inputs are random bf16 in [-1, 1):
+    // products are exact, each k16 step rounds the f32 sum once, and C is rounded to bf16
+    // once, so the result is within half a bf16 unit of the exact sum plus 1e-6 of the sum of
+    // magnitudes (tolerance 2^-8 |exact| + 2e-6 sum |a b| + 1e-6).
+    let p = program(&file("38_hgemm_warp_specialised.prism"));
+    for (m, n, k, blocks) in
+        [(128usize, 256usize, 64usize, 1u32), (256, 512, 128, 3), (128, 256, 320, 2), (256, 256, 192, 2)]
+    {
+        let mut rng = Rng::new((m * n + k) as u64 + 38);
+        let a: Vec<f32> = rng.uniform(m * k, -1.0, 1.0).into_iter().map(to_bf16).collect();
+        let b: Vec<f32> = rng.uniform(n * k, -1.0, 1.0).into_iter().map(to_bf16).collect();
+        let cols = k as u64;
+        let tensor = |v: &[f32], rows: usize| {
+            let Arg::Buffer(buffer) = bf16_buffer(v) else { unreachable!("bf16_buffer makes a buffer") };
+            Arg::Tensor { buffer, dims: vec![rows as u64, cols] }
+        };
+        let out = p.launch("hgemm", blocks, 384, || {
+            vec![
+                tensor(&a, m),
+                tensor(&b, n),
+                bf16_buffer(&vec![7.0; m * n]),
+                Arg::value(m as i32),
+                Arg::value(n as i32),
+                Arg::value(k as i32),
+            ]
+        });
+        let got: Vec<f32> = out.bits("c").iter().map(|&x| f32::from_bits((x as u32) << 16)).collect();
+        for i in 0..m {
+            for j in 0..n {
+                let exact: f64 = (0..k).map(|q| f64::from(a[i * k + q]) * f64::from(b[j * k + q])).sum();
+                let mag: f64 = (0..k).map(|q| (f64::from(a[i * k + q]) * f64::from(b[j * k + q])).abs()).sum();
+                let g = f64::from(got[i * n + j]);
+                let tol = exact.abs() / 256.0 + 2e-6 * mag + 1e-6;
+                assert!((g - exact).abs() <= tol, "C[{i}, {j}] ({m} x {n} x {k}): got {g}, want {exact}");
+            }
+        }
+    }
+}

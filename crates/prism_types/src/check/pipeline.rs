@@ -230,8 +230,11 @@ impl Checker<'_> {
         span: Span,
         out: &mut Vec<tir::Stmt>,
     ) {
+        // Each case may start with register reallocations (`setmaxnreg_*`), which run once
+        // before its loop (they change no value, and every thread of the case runs them).
+        let prologue = |c: &ast::Case| c.body.stmts.iter().take_while(|s| is_realloc(s)).count();
         let is_fill =
-            |c: &ast::Case| c.body.stmts.first().is_some_and(|s| matches!(s.kind, ast::StmtKind::Fill { .. }));
+            |c: &ast::Case| c.body.stmts.get(prologue(c)).is_some_and(|s| matches!(s.kind, ast::StmtKind::Fill { .. }));
         if let Some(extra) = body.stmts.get(1) {
             self.form_error(
                 "a warp-specialised pipeline's body is one `match split(...)`: nothing may follow it".into(),
@@ -259,7 +262,7 @@ impl Checker<'_> {
                 None,
             );
         }
-        if let Some(extra) = producer.body.stmts.get(1) {
+        if let Some(extra) = producer.body.stmts.get(prologue(producer) + 1) {
             self.form_error(
                 "the producer's case holds only its fill: it runs up to a whole ring of tiles ahead of the consumers"
                     .into(),
@@ -290,7 +293,7 @@ impl Checker<'_> {
                 );
             }
         }
-        let fill_stmt = &producer.body.stmts[0];
+        let fill_stmt = &producer.body.stmts[prologue(producer)];
         let rings = self.rings_of(fill_stmt, stages);
         // A full and an empty mbarrier per slot, in shared memory the loop owns.
         let bars_bytes = 16 * stages;
@@ -334,9 +337,10 @@ impl Checker<'_> {
         };
         let producer_index = cases.iter().position(is_fill);
         let fill = match (stmts.first(), producer_index) {
-            (Some(tir::Stmt { kind: StmtKind::Split { cases, .. }, .. }), Some(i)) => {
-                cases.get(i).map(|c| tir::Block { stmts: c.body.stmts.iter().take(1).cloned().collect() })
-            }
+            (Some(tir::Stmt { kind: StmtKind::Split { cases, .. }, .. }), Some(i)) => cases.get(i).and_then(|c| {
+                let fill = c.body.stmts.iter().find(|s| matches!(s.kind, StmtKind::Fill { .. }))?;
+                Some(tir::Block { stmts: vec![fill.clone()] })
+            }),
             _ => None,
         };
         if let Some(fill) = &fill {
@@ -637,6 +641,13 @@ impl Checker<'_> {
             },
         }
     }
+}
+
+/// Whether `s` is a call of `setmaxnreg_inc` or `setmaxnreg_dec`.
+pub(crate) fn is_realloc(s: &ast::Stmt) -> bool {
+    let ast::StmtKind::Expr(e) = &s.kind else { return false };
+    let ast::ExprKind::Call { callee, .. } = &e.kind else { return false };
+    matches!(&callee.kind, ast::ExprKind::Name(n) if n.starts_with("setmaxnreg"))
 }
 
 /// The rings named by the `fill` statements in `s` (at any depth), in order.

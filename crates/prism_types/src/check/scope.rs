@@ -166,7 +166,12 @@ impl Checker<'_> {
             // The split of a warp-specialised pipeline: its producer's case is the fill.
             let pipe_case = self.pipes.last().is_some_and(|p| p.split == Some(span));
             if pipe_case && let Some(p) = self.pipes.last_mut() {
-                p.in_fill = c.body.stmts.first().is_some_and(|s| matches!(s.kind, ast::StmtKind::Fill { .. }));
+                p.in_fill = c
+                    .body
+                    .stmts
+                    .iter()
+                    .find(|s| !super::pipeline::is_realloc(s))
+                    .is_some_and(|s| matches!(s.kind, ast::StmtKind::Fill { .. }));
             }
             self.frames.push(Frame::Split { span });
             // The body of a case that was just reported is checked without perspective
