@@ -6,23 +6,7 @@
 #include <cmath>
 #include <string>
 
-#if __has_include(<cublas_v2.h>)
-#include <cublas_v2.h>
-#else
-// Only for compiling without the cuBLAS headers (the no-GPU compile check in CI); the GPU
-// machine has the real header and links -lcublas. These are cuBLAS's public declarations.
-typedef struct cublasContext* cublasHandle_t;
-typedef enum { CUBLAS_STATUS_SUCCESS = 0 } cublasStatus_t;
-typedef enum { CUBLAS_OP_N = 0, CUBLAS_OP_T = 1 } cublasOperation_t;
-extern "C" cublasStatus_t cublasCreate_v2(cublasHandle_t*);
-extern "C" cublasStatus_t cublasDestroy_v2(cublasHandle_t);
-extern "C" cublasStatus_t cublasSgemm_v2(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
-                                         const float*, const float*, int, const float*, int, const float*, float*,
-                                         int);
-#define cublasCreate cublasCreate_v2
-#define cublasDestroy cublasDestroy_v2
-#define cublasSgemm cublasSgemm_v2
-#endif
+#include "blas.cuh"
 
 #include PRISM_KERNELS
 

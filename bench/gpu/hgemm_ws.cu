@@ -7,28 +7,10 @@
 // bf16). Test tooling, not part of the product.
 #include "common.cuh"
 #include <cuda_bf16.h>
-#include <library_types.h>
 #include <cmath>
 #include <string>
 
-#if __has_include(<cublas_v2.h>)
-#include <cublas_v2.h>
-#else
-// Only for compiling without the cuBLAS headers (the no-GPU compile check in CI): cuBLAS's
-// public declarations and enum values.
-typedef struct cublasContext* cublasHandle_t;
-typedef enum { CUBLAS_STATUS_SUCCESS = 0 } cublasStatus_t;
-typedef enum { CUBLAS_OP_N = 0, CUBLAS_OP_T = 1 } cublasOperation_t;
-typedef enum { CUBLAS_COMPUTE_32F = 68 } cublasComputeType_t;
-typedef enum { CUBLAS_GEMM_DEFAULT = -1 } cublasGemmAlgo_t;
-extern "C" cublasStatus_t cublasCreate_v2(cublasHandle_t*);
-extern "C" cublasStatus_t cublasDestroy_v2(cublasHandle_t);
-extern "C" cublasStatus_t cublasGemmEx(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
-                                       const void*, const void*, cudaDataType, int, const void*, cudaDataType, int,
-                                       const void*, void*, cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
-#define cublasCreate cublasCreate_v2
-#define cublasDestroy cublasDestroy_v2
-#endif
+#include "blas.cuh"
 
 #include PRISM_KERNELS
 

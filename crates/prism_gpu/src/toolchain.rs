@@ -17,6 +17,8 @@ pub enum Emit {
     Ptx,
     /// A cubin for one architecture.
     Cubin,
+    /// A host object file (device code and host code, such as `--emit-host` launchers).
+    Object,
 }
 
 /// The cache directory of the install script.
@@ -84,6 +86,7 @@ pub fn compile(nvcc: &Path, input: &Path, output: &Path, arch: &str, emit: Emit)
     cmd.arg(match emit {
         Emit::Ptx => "-ptx",
         Emit::Cubin => "-cubin",
+        Emit::Object => "-c",
     });
     cmd.arg("-o").arg(output).arg(input);
     let out = cmd.output()?;

@@ -19,7 +19,7 @@
 
 mod common;
 
-use prism_gpu::toolchain;
+use prism_gpu::toolchain::{self, Emit};
 use prism_test::{repo_root, synced};
 use std::path::Path;
 use std::process::Command;
@@ -49,15 +49,10 @@ fn sass_of(nvcc: &Path, cuobjdump: &Path, rel: &str) -> Result<(String, String),
     let stem = rel.replace('/', "_");
     let (cu, cubin) = (tmp.join(format!("{stem}.cu")), tmp.join(format!("{stem}.cubin")));
     std::fs::write(&cu, &text).map_err(|e| e.to_string())?;
-    let built = Command::new(nvcc)
-        .args(toolchain::flags("sm_90a"))
-        .args(["-cubin", "-o"])
-        .arg(&cubin)
-        .arg(&cu)
-        .output()
-        .map_err(|e| format!("cannot run nvcc: {e}"))?;
-    let log = String::from_utf8_lossy(&built.stderr).into_owned();
-    if !built.status.success() {
+    let built =
+        toolchain::compile(nvcc, &cu, &cubin, "sm_90a", Emit::Cubin).map_err(|e| format!("cannot run nvcc: {e}"))?;
+    let log = built.log;
+    if !built.ok {
         return Err(format!("nvcc failed on {rel}:\n{log}"));
     }
     let dis = Command::new(cuobjdump).arg("-sass").arg(&cubin).output().map_err(|e| e.to_string())?;
@@ -103,15 +98,10 @@ fn check(nvcc: &Path, cuobjdump: &Path) -> Result<(), String> {
     let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hopper-sass");
     let (cu, obj) = (tmp.join("tma_launchers.cu"), tmp.join("tma_launchers.o"));
     std::fs::write(&cu, &text).map_err(|e| e.to_string())?;
-    let built = Command::new(nvcc)
-        .args(toolchain::flags("sm_90a"))
-        .args(["-c", "-o"])
-        .arg(&obj)
-        .arg(&cu)
-        .output()
-        .map_err(|e| format!("cannot run nvcc: {e}"))?;
-    if !built.status.success() {
-        failures.push(format!("the tensor-map launchers do not compile:\n{}", String::from_utf8_lossy(&built.stderr)));
+    let built =
+        toolchain::compile(nvcc, &cu, &obj, "sm_90a", Emit::Object).map_err(|e| format!("cannot run nvcc: {e}"))?;
+    if !built.ok {
+        failures.push(format!("the tensor-map launchers do not compile:\n{}", built.log));
     }
     if !text.contains("prism_encode_tiled(&a_map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, a, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_NONE)")
         || !text.contains("prism_encode_tiled(&s128_map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, s128, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B)")

@@ -445,13 +445,7 @@ impl Cx<'_> {
         out: &mut Block,
     ) {
         let i32_ = Scalar::I32;
-        let mut scopes = Vec::new();
-        for &r in rings {
-            let m = self.mem_of(r, out);
-            let elem = self.scalar_of(r);
-            let rv = self.new_mem(r, MemKind::Pipeline, Some(m), elem);
-            scopes.push((r, m, rv));
-        }
+        let scopes = self.open_rings(rings, out);
         let mut inner = Block::default();
         let name = self.tf.var(var).name.clone();
         let i = self.new_reg(Type::Scalar(i32_), Some(&format!("{name}_issue")));
@@ -498,13 +492,7 @@ impl Cx<'_> {
         let head = span.shrink_to_start().to(count.span);
         self.emit(&mut latch, InstKind::Binary { dst: i, op: BinOp::Add, lhs: i, rhs: one }, head);
         self.emit(&mut inner, InstKind::Loop { header, cond, body: lb, latch, counter: Some(i) }, span);
-        for &(r, m, rv) in scopes.iter().rev() {
-            let body = std::mem::take(&mut inner);
-            self.emit(&mut inner, InstKind::Scope { kind: ScopeKind::Pipeline, mem: m, view: rv, body }, span);
-            self.mems.insert(r, m);
-            self.tile_of.remove(&r);
-        }
-        out.insts.extend(inner.insts);
+        self.close_rings(&scopes, inner, span, out);
     }
 
     /// A warp-specialised pipeline (docs/language.md, "Pipelines"; the argument is
@@ -540,13 +528,7 @@ impl Cx<'_> {
             |c: &tir::SplitCase| matches!(c.body.stmts.get(prologue(c)).map(|s| &s.kind), Some(StmtKind::Fill { .. }));
         let producer_threads: u64 = cases.iter().filter(|c| is_fill(c)).map(|c| c.persp.n).sum();
         let consumer_threads: u64 = cases.iter().filter(|c| !is_fill(c)).map(|c| c.persp.n).sum();
-        let mut scopes = Vec::new();
-        for &r in rings {
-            let m = self.mem_of(r, out);
-            let elem = self.scalar_of(r);
-            let rv = self.new_mem(r, MemKind::Pipeline, Some(m), elem);
-            scopes.push((r, m, rv));
-        }
+        let scopes = self.open_rings(rings, out);
         let (bar_ptr, bar_mem) = (self.ptrs[&bars], self.mems[&bars]);
         let mut inner = Block::default();
         let n = self.expr(count, &mut inner);
@@ -640,6 +622,24 @@ impl Cx<'_> {
         self.emit(&mut guarded, InstKind::Barrier { scope: Persp::BLOCK, origin: BarrierOrigin::Explicit }, span);
         self.emit(&mut guarded, one_thread(fini), span);
         self.emit(&mut inner, InstKind::Unsafe { body: guarded }, span);
+        self.close_rings(&scopes, inner, span, out);
+    }
+
+    /// A pipeline's memory name for each ring: (ring, its memory, the pipeline's view).
+    fn open_rings(&mut self, rings: &[VarId], out: &mut Block) -> Vec<(VarId, MemId, MemId)> {
+        let mut scopes = Vec::new();
+        for &r in rings {
+            let m = self.mem_of(r, out);
+            let elem = self.scalar_of(r);
+            let rv = self.new_mem(r, MemKind::Pipeline, Some(m), elem);
+            scopes.push((r, m, rv));
+        }
+        scopes
+    }
+
+    /// Wraps a pipeline's code in one `Pipeline` scope per ring (the node inference sees),
+    /// and gives the rings back their own memory names.
+    fn close_rings(&mut self, scopes: &[(VarId, MemId, MemId)], mut inner: Block, span: Span, out: &mut Block) {
         for &(r, m, rv) in scopes.iter().rev() {
             let body = std::mem::take(&mut inner);
             self.emit(&mut inner, InstKind::Scope { kind: ScopeKind::Pipeline, mem: m, view: rv, body }, span);

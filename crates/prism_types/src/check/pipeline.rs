@@ -97,57 +97,18 @@ impl Checker<'_> {
         };
         // The rings: every `fill` in the fill statement, resolved before the body so that
         // they are hidden in all of it.
-        let mut names = Vec::new();
-        fill_names(first, &mut names);
-        let mut rings: Vec<VarId> = Vec::new();
-        for id in names {
-            // A ring of the wrong shape is reported once and still taken as a ring, so that
-            // its `fill` and `stage` do not report again.
-            let Some(r) = self.ring(id, stages_n) else { continue };
-            if self.pipes.iter().any(|p| p.rings.contains(&r)) {
-                // Its slots hold the outer pipeline's tiles in flight.
-                self.form_error(
-                    format!("`{}` is already a ring of an enclosing pipeline", id.name),
-                    id.span,
-                    None,
-                    Some("give the inner pipeline a ring of its own".into()),
-                );
-                // Still this pipeline's for the rest of the check: one error is enough.
-                if !rings.contains(&r) {
-                    rings.push(r);
-                }
-                continue;
-            }
-            if rings.contains(&r) {
-                self.form_error(format!("`{}` is filled twice in one pipeline", id.name), id.span, None, None);
-                continue;
-            }
-            rings.push(r);
-        }
+        let rings = self.rings_of(first, stages_n);
 
-        self.push_scope();
-        let saved = self.smem_cur;
-        let lv = self.new_var(&var.name, Ty::Scalar(Scalar::I32), self.code, VarKind::LoopVar, var.span);
-        self.bind(&var.name, Binding::Var(lv));
-        for &r in &rings {
-            let name = self.var(r).name.clone();
-            self.hidden.push(HiddenEntry {
-                var: r,
-                at: head,
-                construct: "pipeline",
-                new_name: format!("fill({name})` and `stage({name})"),
-            });
-        }
-        self.pipes.push(PipeCtx { stages: stages_n, rings: rings.clone(), in_fill: true, split: None });
-        self.frames.push(Frame::Scope { construct: "pipeline", span: head });
+        let (lv, saved) = self.enter_pipeline(
+            var,
+            head,
+            PipeCtx { stages: stages_n, rings: rings.clone(), in_fill: true, split: None },
+        );
         let first_var = self.vars.len();
         let mut fill = Vec::new();
         self.stmt(first, &mut fill);
         let fill = tir::Block { stmts: fill };
-        let fill_head = match &first.kind {
-            ast::StmtKind::Fill { name, .. } => first.span.shrink_to_start().to(name.span),
-            _ => first.span,
-        };
+        let fill_head = fill_head(first);
         let outer_reads = self.fill_reads.take();
         self.fill_pure(&fill, first_var, lv, fill_head, false);
         let reads = self.fill_reads.replace(outer_reads);
@@ -158,27 +119,60 @@ impl Checker<'_> {
         let body = self.block(&rest);
         self.frames.pop();
         self.pipes.pop();
-        // The fill may read a variable declared outside it only if the loop never changes
-        // it: it runs tiles early, before the body of the tiles between.
-        let mut assigned = Vec::new();
-        tir::assigned_in(&fill, &mut Default::default(), &mut assigned);
-        tir::assigned_in(&body, &mut Default::default(), &mut assigned);
-        for (v, at) in reads {
-            if assigned.iter().any(|(x, _)| *x == v) {
-                let what = format!("reads `{}`, which the loop assigns", self.var(v).name);
-                self.error(TypeError::PipelineFill { what, span: at, fill: fill_head });
-            }
-        }
-        for _ in &rings {
-            self.hidden.pop();
-        }
-        self.smem_cur = saved;
-        self.pop_scope();
+        self.fill_reads_unassigned(reads, &[&fill, &body], fill_head);
+        self.leave_pipeline(&rings, saved);
         out.push(tir::Stmt {
             kind: StmtKind::Pipeline { var: lv, count: c, stages: stages_n, rings, fill, body, bars: None },
             code: self.code,
             span,
         });
+    }
+
+    /// Enters a pipeline loop's body: binds the loop variable, hides the rings (reachable
+    /// only through `fill` and `stage`) and pushes the pipeline. Returns the variable and
+    /// the shared-memory offset to restore.
+    fn enter_pipeline(&mut self, var: &ast::Ident, head: Span, pipe: PipeCtx) -> (VarId, u64) {
+        self.push_scope();
+        let saved = self.smem_cur;
+        let lv = self.new_var(&var.name, Ty::Scalar(Scalar::I32), self.code, VarKind::LoopVar, var.span);
+        self.bind(&var.name, Binding::Var(lv));
+        for &r in &pipe.rings {
+            let name = self.var(r).name.clone();
+            self.hidden.push(HiddenEntry {
+                var: r,
+                at: head,
+                construct: "pipeline",
+                new_name: format!("fill({name})` and `stage({name})"),
+            });
+        }
+        self.pipes.push(pipe);
+        self.frames.push(Frame::Scope { construct: "pipeline", span: head });
+        (lv, saved)
+    }
+
+    /// Leaves what [`Self::enter_pipeline`] entered (the frame and the pipeline are popped
+    /// by the caller once its body is checked).
+    fn leave_pipeline(&mut self, rings: &[VarId], saved: u64) {
+        for _ in rings {
+            self.hidden.pop();
+        }
+        self.smem_cur = saved;
+        self.pop_scope();
+    }
+
+    /// The fill may read a variable declared outside it only if the loop (`blocks`) never
+    /// changes it: it runs tiles early, before the bodies of the tiles between.
+    fn fill_reads_unassigned(&mut self, reads: Vec<(VarId, Span)>, blocks: &[&tir::Block], fill: Span) {
+        let mut assigned = Vec::new();
+        for b in blocks {
+            tir::assigned_in(b, &mut Default::default(), &mut assigned);
+        }
+        for (v, at) in reads {
+            if assigned.iter().any(|(x, _)| *x == v) {
+                let what = format!("reads `{}`, which the loop assigns", self.var(v).name);
+                self.error(TypeError::PipelineFill { what, span: at, fill });
+            }
+        }
     }
 
     /// The rings a fill statement names, checked as rings of `stages` slots not already
@@ -188,8 +182,12 @@ impl Checker<'_> {
         fill_names(fill, &mut names);
         let mut rings: Vec<VarId> = Vec::new();
         for id in names {
+            // A ring of the wrong shape is reported once and still taken as a ring, so that
+            // its `fill` and `stage` do not report again.
             let Some(r) = self.ring(id, stages) else { continue };
             if self.pipes.iter().any(|p| p.rings.contains(&r)) {
+                // Its slots hold the outer pipeline's tiles in flight; still this
+                // pipeline's ring for the rest of the check (one error is enough).
                 self.form_error(
                     format!("`{}` is already a ring of an enclosing pipeline", id.name),
                     id.span,
@@ -309,21 +307,11 @@ impl Checker<'_> {
         );
         out.push(tir::Stmt { kind: StmtKind::Decl { var: bars, init: None }, code: self.code, span: head });
 
-        self.push_scope();
-        let saved = self.smem_cur;
-        let lv = self.new_var(&var.name, Ty::Scalar(Scalar::I32), self.code, VarKind::LoopVar, var.span);
-        self.bind(&var.name, Binding::Var(lv));
-        for &r in &rings {
-            let name = self.var(r).name.clone();
-            self.hidden.push(HiddenEntry {
-                var: r,
-                at: head,
-                construct: "pipeline",
-                new_name: format!("fill({name})` and `stage({name})"),
-            });
-        }
-        self.pipes.push(PipeCtx { stages, rings: rings.clone(), in_fill: false, split: Some(split.span) });
-        self.frames.push(Frame::Scope { construct: "pipeline", span: head });
+        let (lv, saved) = self.enter_pipeline(
+            var,
+            head,
+            PipeCtx { stages, rings: rings.clone(), in_fill: false, split: Some(split.span) },
+        );
         let first_var = self.vars.len();
         let mut stmts = Vec::new();
         self.stmt(split, &mut stmts);
@@ -331,10 +319,7 @@ impl Checker<'_> {
         self.pipes.pop();
         // The producer's fill runs tiles ahead of the consumers: the plain pipeline's fill
         // rules, with TMA copies in place of `cp.async` ones.
-        let fill_head = match &fill_stmt.kind {
-            ast::StmtKind::Fill { name, .. } => fill_stmt.span.shrink_to_start().to(name.span),
-            _ => fill_stmt.span,
-        };
+        let fill_head = fill_head(fill_stmt);
         let producer_index = cases.iter().position(is_fill);
         let fill = match (stmts.first(), producer_index) {
             (Some(tir::Stmt { kind: StmtKind::Split { cases, .. }, .. }), Some(i)) => cases.get(i).and_then(|c| {
@@ -347,20 +332,9 @@ impl Checker<'_> {
             let outer_reads = self.fill_reads.take();
             self.fill_pure(fill, first_var, lv, fill_head, true);
             let reads = self.fill_reads.replace(outer_reads);
-            let mut assigned = Vec::new();
-            tir::assigned_in(&tir::Block { stmts: stmts.clone() }, &mut Default::default(), &mut assigned);
-            for (v, at) in reads {
-                if assigned.iter().any(|(x, _)| *x == v) {
-                    let what = format!("reads `{}`, which the loop assigns", self.var(v).name);
-                    self.error(TypeError::PipelineFill { what, span: at, fill: fill_head });
-                }
-            }
+            self.fill_reads_unassigned(reads, &[&tir::Block { stmts: stmts.clone() }], fill_head);
         }
-        for _ in &rings {
-            self.hidden.pop();
-        }
-        self.smem_cur = saved;
-        self.pop_scope();
+        self.leave_pipeline(&rings, saved);
         out.push(tir::Stmt {
             kind: StmtKind::Pipeline {
                 var: lv,
@@ -640,6 +614,14 @@ impl Checker<'_> {
                 Callee::Fn(_) => Some(("calls a function".into(), e.span)),
             },
         }
+    }
+}
+
+/// The head of a fill statement, `with fill(ring) as name`, for messages.
+fn fill_head(s: &ast::Stmt) -> Span {
+    match &s.kind {
+        ast::StmtKind::Fill { name, .. } => s.span.shrink_to_start().to(name.span),
+        _ => s.span,
     }
 }
 
