@@ -167,7 +167,8 @@ pub fn statements(name: &str, ops: &[Operand], outs: &[Expr], tma_bytes: Option<
         "wgmma_wait" => vec![asm(&["wgmma.wait_group.sync.aligned %0;"], vec![("n", v(0))])],
         "setmaxnreg_inc" => vec![asm(&["setmaxnreg.inc.sync.aligned.u32 %0;"], vec![("n", v(0))])],
         "setmaxnreg_dec" => vec![asm(&["setmaxnreg.dec.sync.aligned.u32 %0;"], vec![("n", v(0))])],
-        "wgmma_bf16" | "wgmma_bf16_sw" => wgmma_bf16(ops),
+        "wgmma_bf16" | "wgmma_bf16_sw" => wgmma(ops, "bf16"),
+        "wgmma_f16" | "wgmma_f16_sw" => wgmma(ops, "f16"),
         "intrinsic.mma" | "intrinsic.mma_tf32" => mma_tf32(ops, outs),
         n if n.starts_with("ldmatrix") => ldmatrix(n, ops, outs),
         "intrinsic.mma_bf16" => mma_16(ops, outs, "bf16"),
@@ -260,11 +261,12 @@ fn mma_16(ops: &[Operand], outs: &[Expr], ty: &str) -> Vec<Stmt> {
     })]
 }
 
-/// `wgmma.mma_async m64nNk16` bf16 with f32 accumulators in the local array `acc`: A and B
-/// are shared-memory tiles in the canonical K-major layout without swizzling (8x8 core
-/// matrices of 128 contiguous bytes; core matrices adjacent in K 128 bytes apart, in M/N 256
-/// bytes apart). See docs/cuda.md.
-fn wgmma_bf16(ops: &[Operand]) -> Vec<Stmt> {
+/// `wgmma.mma_async m64nNk16` with `ty` (`bf16` or `f16`) inputs and f32 accumulators in
+/// the local array `acc`: A and B are shared-memory tiles in the canonical K-major layout
+/// without swizzling (8x8 core matrices of 128 contiguous bytes; core matrices adjacent in K
+/// 128 bytes apart, in M/N 256 bytes apart), or swizzled ones from an element (`_sw`). See
+/// docs/cuda.md.
+fn wgmma(ops: &[Operand], ty: &str) -> Vec<Stmt> {
     let n = ops::literal_value(&ops[3].expr()).unwrap_or(64).clamp(8, 256) as usize;
     let n_acc = n / 2;
     let acc = ops[0].expr();
@@ -280,7 +282,7 @@ fn wgmma_bf16(ops: &[Operand]) -> Vec<Stmt> {
         ".reg .pred p;\\n".to_string(),
         "setp.ne.b32 p, 1, 0;\\n".to_string(),
         format!(
-            "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.bf16.bf16 {{{d}}}, %{}, %{}, p, 1, 1, 0, 0;\\n",
+            "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ty}.{ty} {{{d}}}, %{}, %{}, p, 1, 1, 0, 0;\\n",
             n_acc,
             n_acc + 1
         ),

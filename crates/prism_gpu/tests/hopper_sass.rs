@@ -10,7 +10,7 @@
 //! | `rules/corner_intrinsics_wgmma` | `HGMMA`, `USETMAXREG` (both directions) |
 //! | `review/tma_load` | `UTMALDG` |
 //! | `rules/tma_tensor_map` | `UTMALDG.2D`, `UTMALDG.3D` |
-//! | `rules/wgmma_swizzled` | `HGMMA` at N = 64, 32, 16, `UTMALDG.2D` |
+//! | `rules/wgmma_swizzled` | `HGMMA` at N = 64, 32, 16 for bf16 and at 64 for f16, `UTMALDG.2D` |
 //! | `kernels/38_hgemm_warp_specialised` | `HGMMA.64x256x16`, `UTMALDG.2D`, `USETMAXREG` both ways, the mbarrier waits (`SYNCS.PHASECHK`), and no spills |
 //! | `seeds/036_parallax_appB_hgemm_h100_partial` | `USETMAXREG` |
 //!
@@ -71,7 +71,14 @@ fn check(nvcc: &Path, cuobjdump: &Path) -> Result<(), String> {
         ),
         (
             "rules/wgmma_swizzled",
-            &["HGMMA.64x64x16.F32.BF16", "HGMMA.64x32x16.F32.BF16", "HGMMA.64x16x16.F32.BF16", "UTMALDG.2D"],
+            &[
+                "HGMMA.64x64x16.F32.BF16",
+                "HGMMA.64x32x16.F32.BF16",
+                "HGMMA.64x16x16.F32.BF16",
+                // f16 inputs: the type is the default, so no suffix.
+                "HGMMA.64x64x16.F32 ",
+                "UTMALDG.2D",
+            ],
         ),
         ("seeds/036_parallax_appB_hgemm_h100_partial", &["USETMAXREG.DEALLOC"]),
     ];

@@ -84,11 +84,11 @@ pub enum Intr {
     Fence { device: bool },
     /// Sleeps: no effect on the simulated result.
     Nop,
-    /// `wgmma.mma_async.m64nNk16.f32.bf16.bf16` with A and B K-major in shared memory
+    /// `wgmma.mma_async.m64nNk16.f32` with `elem` (bf16 or f16) A and B K-major in shared memory
     /// without swizzling (core matrices of 8 rows of 16 bytes, 128 bytes apart along K and
     /// 256 along M or N, as `prism_wgmma_desc` describes them), the thread's accumulator
     /// fragment in the local array `acc`. `accesses`: acc, a, b.
-    Wgmma { n: u32, acc: R, a: R, b: R, layout: WgmmaLayout, accesses: [u32; 3] },
+    Wgmma { n: u32, elem: Scalar, acc: R, a: R, b: R, layout: WgmmaLayout, accesses: [u32; 3] },
     /// `wgmma_commit_group`: this thread's uncommitted wgmmas become a group.
     WgmmaCommit,
     /// `wgmma_wait(pending)`: this thread's groups but the `pending` most recent complete.
@@ -866,14 +866,14 @@ impl Cx<'_> {
             // Aligned warpgroup operations without a simulated effect on values: every
             // thread of the warpgroup must reach the same one together (a partial or
             // diverged warpgroup is `barrier-divergence`); they order no memory.
-            (Family::Warpgroup, "wgmma_bf16" | "wgmma_bf16_sw") => {
+            (Family::Warpgroup, name) if id.is_wgmma() => {
                 // The warpgroup meets first (every thread of it must issue the same wgmma);
                 // then each thread computes its own fragment of D from shared memory.
                 let Some(&n) = self.consts.get(&val(3)) else {
                     self.push(Op::NotSimulated { what: "a wgmma whose N is not a constant".into() }, span, code);
                     return;
                 };
-                let layout = if sig.name == "wgmma_bf16_sw" {
+                let layout = if name.ends_with("_sw") {
                     let Some(&span_bytes) = self.consts.get(&val(4)) else {
                         self.push(Op::NotSimulated { what: "a wgmma whose span is not a constant".into() }, span, code);
                         return;
@@ -892,6 +892,7 @@ impl Cx<'_> {
                 self.push(Op::Barrier { scope: Persp::WARPGROUP, order: false }, span, code);
                 Intr::Wgmma {
                     n: n as u32,
+                    elem: if name.contains("f16") && !name.contains("bf16") { Scalar::F16 } else { Scalar::BF16 },
                     acc: val(0).0,
                     a: val(1).0,
                     b: val(2).0,

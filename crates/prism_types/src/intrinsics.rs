@@ -39,10 +39,11 @@ impl IntrinsicId {
         matches!(self.sig().name, "tma_load_2d_mbar" | "tma_load_3d_mbar")
     }
 
-    /// Whether this is a `wgmma.mma_async` (`wgmma_bf16`, `wgmma_bf16_sw`): a warpgroup's
+    /// Whether this is a `wgmma.mma_async` (`wgmma_bf16`, `wgmma_f16` and their `_sw`
+    /// forms): a warpgroup's
     /// product whose shared-memory tiles the tensor cores read until a `wgmma_wait`.
     pub fn is_wgmma(self) -> bool {
-        matches!(self.sig().name, "wgmma_bf16" | "wgmma_bf16_sw")
+        matches!(self.sig().name, "wgmma_bf16" | "wgmma_bf16_sw" | "wgmma_f16" | "wgmma_f16_sw")
     }
 }
 
@@ -414,6 +415,33 @@ pub static TABLE: &[IntrinsicSig] = &[
         RetSig::Void,
         Warpgroup,
         "wgmma.mma_async m64nNk16 bf16 from K-major tiles swizzled over `span` bytes (as TMA writes them), starting at `a[i]` and `b[j]`",
+    ),
+    row(
+        "wgmma_f16",
+        AT_WG,
+        &[
+            ParamSig { name: "acc", kind: ParamKind::Mem { mutable: true }, ty: S(F32), persp: T1 },
+            ParamSig { name: "a", kind: ParamKind::Mem { mutable: false }, ty: S(F16), persp: Persp::WARPGROUP },
+            ParamSig { name: "b", kind: ParamKind::Mem { mutable: false }, ty: S(F16), persp: Persp::WARPGROUP },
+            v("n", ConstInt),
+        ],
+        RetSig::Void,
+        Warpgroup,
+        "wgmma.mma_async m64nNk16 f16 from shared memory, f32 accumulators in `acc`",
+    ),
+    row(
+        "wgmma_f16_sw",
+        AT_WG,
+        &[
+            ParamSig { name: "acc", kind: ParamKind::Mem { mutable: true }, ty: S(F32), persp: T1 },
+            ParamSig { name: "a", kind: ParamKind::Ref { mutable: false }, ty: S(F16), persp: Persp::WARPGROUP },
+            ParamSig { name: "b", kind: ParamKind::Ref { mutable: false }, ty: S(F16), persp: Persp::WARPGROUP },
+            v("n", ConstInt),
+            v("span", ConstInt),
+        ],
+        RetSig::Void,
+        Warpgroup,
+        "wgmma.mma_async m64nNk16 f16 from K-major tiles swizzled over `span` bytes, starting at `a[i]` and `b[j]`",
     ),
     row(
         "setmaxnreg_inc",

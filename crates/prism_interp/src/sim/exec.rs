@@ -875,7 +875,7 @@ impl<'a> BlockSim<'a> {
                                 self.fence(w, l, *device);
                             }
                         }
-                        Intr::Wgmma { n, acc, a, b, layout, accesses } => {
+                        Intr::Wgmma { n, elem, acc, a, b, layout, accesses } => {
                             // D fragment (CUTLASS's CLayout_64xN, the PTX ISA's figure): warp
                             // w of the warpgroup holds rows 16w + l/4 (+ 8), columns
                             // 8j + 2(l % 4) (+ 1), register 4j + 2 * (row half) + column.
@@ -949,11 +949,11 @@ impl<'a> BlockSim<'a> {
                                         let bits = fr.regs[p as usize * 32 + l];
                                         match this.locate(&fr, at, bits, i, 2) {
                                             Ok(loc) => {
-                                                let v = this.read_loc(&fr, at, loc, Scalar::BF16);
+                                                let v = this.read_loc(&fr, at, loc, *elem);
                                                 if kind.is_some() {
                                                     reads.push((loc, v, access));
                                                 }
-                                                Ok(f32::from_bits((v as u32) << 16))
+                                                Ok(value::to_f64(*elem, v) as f32)
                                             }
                                             Err(why) => Err(format!("wgmma {what} read: {why}")),
                                         }

@@ -571,6 +571,19 @@ fn r_wgmma_swizzled() {
             }
         }
     }
+    // f16 tiles (`wgmma_f16_sw`): values that f16 holds exactly (multiples of 1/64 in [-1, 1)).
+    let mut rng = Rng::new(516);
+    let a: Vec<f32> = rng.ints(64 * 64, -64, 64).into_iter().map(|x| x as f32 / 64.0).collect();
+    let b: Vec<f32> = rng.ints(64 * 64, -64, 64).into_iter().map(|x| x as f32 / 64.0).collect();
+    let f16_tensor = |v: &[f32]| {
+        let bits: Vec<u64> =
+            v.iter().map(|&x| prism_interp::value::from_f64(prism_types::ty::Scalar::F16, f64::from(x))).collect();
+        Arg::Tensor { buffer: prism_interp::Buffer::from_bits(prism_types::ty::Scalar::F16, &bits), dims: vec![64, 64] }
+    };
+    let out =
+        p.launch("sw128_f16", 1, 128, || vec![f16_tensor(&a), f16_tensor(&b), Arg::buffer(&vec![0.0f32; 64 * 64])]);
+    let want: Vec<f32> = (0..64 * 64).map(|g| (0..64).map(|k| a[g / 64 * 64 + k] * b[g % 64 * 64 + k]).sum()).collect();
+    assert_same("sw128_f16: C", &out.f32("c"), &want);
 }
 
 #[test]

@@ -713,7 +713,7 @@ impl Checker<'_> {
         // the tiles are shared memory (descriptors address the shared window) reached through
         // offset views (the hardware reads the bytes after `a[i]`), and one address serves the
         // whole warpgroup, so the index must be the same in all its threads.
-        if name == "wgmma_bf16_sw" {
+        if id.is_wgmma() && name.ends_with("_sw") {
             if let Some(CallArg::Value(e)) = out.get(4)
                 && let ExprKind::Const(ConstValue::Int(span_bytes)) = e.kind
                 && !matches!(span_bytes, 32 | 64 | 128)

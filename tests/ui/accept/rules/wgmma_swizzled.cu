@@ -295,3 +295,94 @@ extern "C" __global__ void __launch_bounds__(128) sw32(const __grid_constant__ p
         }
     }
 }
+
+// The same as `sw128` with f16 inputs (`wgmma_f16_sw`): the layouts do not depend on which
+// 16-bit type the tiles hold.
+extern "C" __global__ void __launch_bounds__(128) sw128_f16(const __grid_constant__ prism_tensor_map a,
+                                                            const __grid_constant__ prism_tensor_map b,
+                                                            float* __restrict__ c)
+{
+    // launch: threads per block a multiple of 128, blocks a multiple of 1, at most 128 threads per block
+    const int prism_tid = threadIdx.x;
+    __shared__ __align__(1024) __half prism_shared0[4096];
+    __shared__ __align__(1024) __half prism_shared8192[4096];
+    // the mbarrier TMA copies complete on: every thread of the block waits on it
+    if (threadIdx.x == 0) {
+        asm volatile(
+            "mbarrier.init.shared::cta.b64 [%0], %1;\n"
+            "fence.mbarrier_init.release.cluster;\n"
+            :
+            : "r"(prism_smem_addr(&prism_tma_bar)), "r"(blockDim.x)
+            : "memory");
+    }
+    __syncthreads();
+    {  // partition `c` as `c_b` at block[1]
+        {  // group(block[1])
+            const int t = prism_tid;  // line 119
+            __align__(16) float acc[32] = {};  // line 120
+            __half* a_s = prism_shared0;  // line 121
+            __half* b_s = prism_shared8192;  // line 122
+            {  // async `a_s` as `da` at block[1]
+                if (prism_tid == 0) {  // split(thread) case 1: thread[1]
+                    asm volatile(  // line 126
+                        "mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;"
+                        :
+                        : "r"(prism_smem_addr(&prism_tma_bar)), "r"(8192u)
+                        : "memory");
+                    asm volatile(
+                        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
+                        :
+                        : "r"(prism_smem_addr(&a_s[0])), "l"(&a), "r"(0), "r"(0), "r"(prism_smem_addr(&prism_tma_bar))
+                        : "memory");
+                }
+                prism_mbar_arrive_wait(prism_smem_addr(&prism_tma_bar));  // line 123
+                asm volatile("cp.async.wait_all;" :  :  : "memory");
+            }
+            {  // async `b_s` as `db` at block[1]
+                if (prism_tid == 0) {  // split(thread) case 1: thread[1]
+                    asm volatile(  // line 130
+                        "mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;"
+                        :
+                        : "r"(prism_smem_addr(&prism_tma_bar)), "r"(8192u)
+                        : "memory");
+                    asm volatile(
+                        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
+                        :
+                        : "r"(prism_smem_addr(&b_s[0])), "l"(&b), "r"(0), "r"(0), "r"(prism_smem_addr(&prism_tma_bar))
+                        : "memory");
+                }
+                prism_mbar_arrive_wait(prism_smem_addr(&prism_tma_bar));  // line 127
+                asm volatile("cp.async.wait_all;" :  :  : "memory");
+            }
+            asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 131
+            int s = 0;  // line 132
+            // inferred block[1] barrier: `a_s` is used at line 123 and again at line 133
+            prism_fence_proxy_async();
+            __syncthreads();
+            for (; s < 4; s += 1) {  // line 132
+                float* acc_1 = acc;  // line 120
+                asm volatile(  // line 133
+                    "{\n"
+                    "fence.proxy.async.shared::cta;\n"
+                    ".reg .pred p;\n"
+                    "setp.ne.b32 p, 1, 0;\n"
+                    "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n"
+                    "}\n"
+                    : "+f"(acc_1[0]), "+f"(acc_1[1]), "+f"(acc_1[2]), "+f"(acc_1[3]), "+f"(acc_1[4]), "+f"(acc_1[5]), "+f"(acc_1[6]), "+f"(acc_1[7]), "+f"(acc_1[8]), "+f"(acc_1[9]), "+f"(acc_1[10]), "+f"(acc_1[11]), "+f"(acc_1[12]), "+f"(acc_1[13]), "+f"(acc_1[14]), "+f"(acc_1[15]), "+f"(acc_1[16]), "+f"(acc_1[17]), "+f"(acc_1[18]), "+f"(acc_1[19]), "+f"(acc_1[20]), "+f"(acc_1[21]), "+f"(acc_1[22]), "+f"(acc_1[23]), "+f"(acc_1[24]), "+f"(acc_1[25]), "+f"(acc_1[26]), "+f"(acc_1[27]), "+f"(acc_1[28]), "+f"(acc_1[29]), "+f"(acc_1[30]), "+f"(acc_1[31])
+                    : "l"(prism_wgmma_desc_sw(&a_s[16 * s], 128)), "l"(prism_wgmma_desc_sw(&b_s[16 * s], 128))
+                    : "memory");
+            }
+            asm volatile("wgmma.commit_group.sync.aligned;" :  :  : "memory");  // line 134
+            asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 135
+            const int w = t / 32;  // line 136
+            const int l = t % 32;  // line 137
+            {  // partition `c_b` as `c_t` at thread[1]
+                {  // group(thread[1])
+                    for (int q = 0; q < 32; q += 1) {
+                        c[(16 * w + l / 4 + 8 * (q / 2 % 2)) * 64 + 8 * (q / 4) + 2 * (l % 4) + q % 2] = acc[q];  // line 141
+                    }
+                }
+            }
+        }
+    }
+}
