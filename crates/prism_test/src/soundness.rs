@@ -137,7 +137,7 @@ impl Summary {
 }
 
 /// The constructs a program uses, by the text that names them.
-const CONSTRUCTS: [(&str, &str); 17] = [
+const CONSTRUCTS: [(&str, &str); 19] = [
     ("partition", "with partition("),
     ("claim", "with claim("),
     ("async", "with async("),
@@ -155,6 +155,8 @@ const CONSTRUCTS: [(&str, &str); 17] = [
     ("vector-store", "store_vec("),
     ("vector-load", "load_vec("),
     ("copy-groups", "as cg"),
+    ("tma", "tma_load_2d("),
+    ("warp-specialised-pipeline", "in pipeline("),
 ];
 
 /// Runs a search.
@@ -228,6 +230,10 @@ fn arguments(p: &r#gen::Program) -> Vec<Arg> {
         Arg::Buffer(Buffer::zeroed(Scalar::I32, (p.grid * p.block) as usize)),
         Arg::Buffer(Buffer::zeroed(Scalar::I32, 4)),
         Arg::value(r#gen::INPUT as i32),
+        Arg::Tensor {
+            buffer: Buffer::from_slice(&(0..r#gen::TILES * 32).map(|i| (i % 997) as i32 - 300).collect::<Vec<i32>>()),
+            dims: vec![u64::from(r#gen::TILES), 32],
+        },
     ]
 }
 

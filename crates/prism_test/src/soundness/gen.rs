@@ -39,6 +39,9 @@ pub struct Program {
 /// Elements of the global input (a multiple of every copy's width).
 pub const INPUT: u32 = 4096;
 
+/// Rows of the array behind the tensor map `tm` (boxes of 8 rows of 32 ints).
+pub const TILES: u32 = 64;
+
 /// What a phase may use.
 struct Cx {
     /// Threads per block.
@@ -80,9 +83,13 @@ impl Gen {
         );
         self.helpers();
         put(&mut self.out, 0, "@prism(\"global\")");
-        put(&mut self.out, 0, &format!("@requires(grid[1], block[1], thread[{narrow}], smem=4096)"));
+        put(&mut self.out, 0, &format!("@requires(grid[1], block[1], thread[{narrow}], smem=16384)"));
         put(&mut self.out, 0, &format!("@launch_bounds({tb})"));
-        put(&mut self.out, 0, "def fuzz(inp : ptr(const(int)), out : ptr(int), counters : ptr(int), n : int):");
+        put(
+            &mut self.out,
+            0,
+            "def fuzz(inp : ptr(const(int)), out : ptr(int), counters : ptr(int), n : int, tm : tensor_map(int[8][32])):",
+        );
         put(&mut self.out, 1, "b : int @ block[1] = id()");
         put(&mut self.out, 1, &format!("with partition(out, p=block[1], f=lambda i: b * {tb} + i) as out_b:"));
         put(&mut self.out, 2, "with group(block[1]):");
@@ -95,7 +102,8 @@ impl Gen {
         let arrays = 1 + self.rng.below(2);
         for k in 0..arrays {
             let len = tb * [1u32, 2, 4][self.rng.below(3)];
-            put(&mut self.out, d, &format!("s{k} : shared(int[{len}]) @ block[1]"));
+            // Aligned for TMA copies, whose destinations start on 128 bytes.
+            put(&mut self.out, d, &format!("s{k} : shared(int[{len}], align=128) @ block[1]"));
             cx.shared.push((format!("s{k}"), len));
             // Start from known contents.
             put(
@@ -116,7 +124,7 @@ impl Gen {
         put(&mut self.out, d + 2, "o[0] = acc");
         let launch = format!(
             "# launch: fuzz --grid {grid} --block {tb} --arg inp=rand:i32:{INPUT}:7 --arg out=zeros:i32:{} \
-             --arg counters=zeros:i32:4 --arg n={INPUT}",
+             --arg counters=zeros:i32:4 --arg n={INPUT} --arg tm=rand:i32:{TILES}x32:9",
             grid * tb
         );
         put(&mut self.out, 0, "");
@@ -158,7 +166,7 @@ impl Gen {
         let mask = len - 1;
         let id = cx.fresh;
         cx.fresh += 1;
-        match self.rng.below(30) {
+        match self.rng.below(32) {
             // Each thread writes its own elements: blocked.
             0 | 1 => {
                 let k = len / tb;
@@ -474,6 +482,43 @@ impl Gen {
                     let off = 1 + self.rng.below(7);
                     let f = self.fold(&format!("{arr}[(t * 4 + {off}) & {}]", alen - 1));
                     put(&mut self.out, d + 1, &f);
+                }
+            }
+            // A TMA box (8 x 32 ints) into the array, issued by one thread, then read by all.
+            30 if len >= 256 => {
+                put(&mut self.out, d, &format!("with async({name}) as ta{id}:"));
+                put(&mut self.out, d + 1, "match split(thread):");
+                put(&mut self.out, d + 2, "case 1:");
+                let back = self.rng.below(3);
+                put(&mut self.out, d + 3, &format!("tma_load_2d(ta{id}[0], tm, 0, 8 * (u & 7) - {back})"));
+                put(&mut self.out, d, "with group(thread[1]):");
+                let off = self.rng.below(8);
+                let f = self.fold(&format!("{name}[(t * 5 + {off}) & {mask}]"));
+                put(&mut self.out, d + 1, &f);
+            }
+            // A warp-specialised pipeline: one warp fills a ring by TMA while one or two
+            // others fold every tile into `acc`, in a random order of cases.
+            31 if tb >= 64 => {
+                let stages = 2 + self.rng.below(3);
+                let tiles = self.rng.below(7);
+                let consumers = if tb >= 128 && self.rng.chance(50) { 2 } else { 1 };
+                put(&mut self.out, d, &format!("ring{id} : shared(int[{stages}][256], align=128) @ block[1]"));
+                put(&mut self.out, d, &format!("for p{id} in pipeline({tiles} + (u & 1), stages={stages}):"));
+                put(&mut self.out, d + 1, "match split(warp):");
+                let producer_at = self.rng.below(consumers + 1);
+                for case in 0..=consumers {
+                    put(&mut self.out, d + 2, "case 1:");
+                    if case == producer_at {
+                        put(&mut self.out, d + 3, &format!("with fill(ring{id}) as sl{id}:"));
+                        put(&mut self.out, d + 4, "match split(thread):");
+                        put(&mut self.out, d + 5, "case 1:");
+                        put(&mut self.out, d + 6, &format!("tma_load_2d(sl{id}[0], tm, 0, 8 * (p{id} % 8))"));
+                    } else {
+                        put(&mut self.out, d + 3, &format!("with stage(ring{id}) as st{id}_{case}:"));
+                        put(&mut self.out, d + 4, "with group(thread[1]):");
+                        let f = self.fold(&format!("st{id}_{case}[(t * 3 + p{id}) & 255]"));
+                        put(&mut self.out, d + 5, &f);
+                    }
                 }
             }
             _ => {
