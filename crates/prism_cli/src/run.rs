@@ -247,8 +247,8 @@ fn prepare(a: &RunArgs, m: &Module, file: prism_span::FileId) -> Result<Prepared
 
 fn pointer_param(k: &KernelInfo, name: &str) -> Result<usize, String> {
     match k.params.iter().position(|p| p.name == name) {
-        Some(i) if matches!(k.params[i].kind, ParamKind::Pointer(_)) => Ok(i),
-        Some(_) => Err(format!("`{name}` is not a pointer parameter")),
+        Some(i) if matches!(k.params[i].kind, ParamKind::Pointer(_) | ParamKind::TensorMap(_)) => Ok(i),
+        Some(_) => Err(format!("`{name}` is not a pointer or tensor-map parameter")),
         None => Err(format!("`{}` has no parameter `{name}`", k.name)),
     }
 }

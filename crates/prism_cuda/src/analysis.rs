@@ -204,10 +204,17 @@ fn number(a: &mut Analysis, b: &Block, parent: Option<usize>, depth: usize, pos:
 fn pointers(a: &mut Analysis, f: &Function) {
     let mut elems = f.mems.iter().filter(|m| m.kind == prism_ir::ir::MemKind::Param).map(|m| m.elem);
     for &p in &f.params {
-        if f.reg_ty(p) == Type::Ptr
-            && let Some(e) = elems.next()
-        {
-            a.ptr_elem.insert(p, e);
+        match f.reg_ty(p) {
+            Type::Ptr => {
+                if let Some(e) = elems.next() {
+                    a.ptr_elem.insert(p, e);
+                }
+            }
+            // A typed tensor map has a parameter memory too, in parameter order.
+            Type::TensorMap(_) => {
+                elems.next();
+            }
+            _ => {}
         }
     }
     // Propagate through the instructions until nothing changes (copies may come before

@@ -1327,13 +1327,11 @@ pub fn global<'a>(p: &'a Program, lines: Option<Lines>, extern_c: bool) -> (Glob
                     maxnreg[i] = true;
                 }
                 if s.family == Family::Warpgroup
+                    || intrinsic.is_tma()
+                    || intrinsic.is_tma_store()
                     || matches!(
                         s.name,
-                        "tma_load_2d"
-                            | "tma_load_3d"
-                            | "mbarrier_arrive_expect_tx"
-                            | "mbarrier_complete_tx"
-                            | "elect_sync"
+                        "mbarrier_arrive_expect_tx" | "mbarrier_expect_tx" | "mbarrier_complete_tx" | "elect_sync"
                     )
                 {
                     sm90[i] = true;
@@ -1370,8 +1368,8 @@ pub fn global<'a>(p: &'a Program, lines: Option<Lines>, extern_c: bool) -> (Glob
         f.body.walk(&mut |k| {
             // TMA writes shared memory through the async proxy too: plain stores to a tile
             // before a barrier must be visible to it before a copy overwrites the tile.
-            async_proxy |=
-                matches!(k, InstKind::Intrinsic { intrinsic, .. } if intrinsic.is_wgmma() || intrinsic.is_tma());
+            async_proxy |= matches!(k, InstKind::Intrinsic { intrinsic, .. }
+                if intrinsic.is_wgmma() || intrinsic.is_tma() || intrinsic.is_tma_store());
         });
     }
     let g = Global { program: p, named, fn_names, cooperative: coop, tma, sm90, maxnreg, async_proxy, lines, extern_c };

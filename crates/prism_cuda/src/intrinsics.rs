@@ -162,6 +162,27 @@ pub fn statements(name: &str, ops: &[Operand], outs: &[Expr], tma_bytes: Option<
             );
             vec![asm(&[line.as_str()], inputs)]
         }
+        "tma_store_2d" | "tma_store_3d" => {
+            // The storing thread's own plain stores to the box reach the async proxy the copy
+            // reads through (other threads' are fenced before the barrier that ordered them);
+            // the store is complete, its reads and writes, when the call returns.
+            let rank = ops.len() - 2;
+            let coords: Vec<String> = (0..rank).map(|k| format!("%{}", k + 1)).collect();
+            let mut inputs = vec![("l", Expr::AddrOf(Box::new(v(0))))];
+            inputs.extend((1..=rank).map(|k| ("r", v(k))));
+            inputs.push(("r", Expr::call("prism_smem_addr", vec![ops[ops.len() - 1].addr()])));
+            let line = format!(
+                "cp.async.bulk.tensor.{rank}d.global.shared::cta.bulk_group [%0, {{{}}}], [%{}];",
+                coords.join(", "),
+                rank + 1
+            );
+            vec![
+                asm(&["fence.proxy.async.shared::cta;"], vec![]),
+                asm(&[line.as_str()], inputs),
+                asm(&["cp.async.bulk.commit_group;"], vec![]),
+                asm(&["cp.async.bulk.wait_group 0;"], vec![]),
+            ]
+        }
         "wgmma_fence" => vec![asm(&["wgmma.fence.sync.aligned;"], vec![])],
         "wgmma_commit_group" => vec![asm(&["wgmma.commit_group.sync.aligned;"], vec![])],
         "wgmma_wait" => vec![asm(&["wgmma.wait_group.sync.aligned %0;"], vec![("n", v(0))])],

@@ -248,8 +248,14 @@ fn run_cubin(
                 *a = Arg::Buffer(from_bytes(*elem, bytes));
                 si += 1;
             }
-            // A tensor map's array is only read by the kernel.
-            (AbiParam::TensorMap { map: Some(_), .. }, _) => si += 1,
+            // A tensor map's array, which TMA stores may have written.
+            (AbiParam::TensorMap { map: Some(m), .. }, Arg::Tensor { buffer, dims }) => {
+                let len = buffer.len();
+                let bytes = stream.clone_dtoh(&slices[si]).map_err(drv)?;
+                let bytes = &bytes[..len * m.elem.size() as usize];
+                *a = Arg::Tensor { buffer: from_bytes(m.elem, bytes), dims: dims.clone() };
+                si += 1;
+            }
             _ => {}
         }
     }

@@ -10,6 +10,7 @@
 //! | `rules/corner_intrinsics_wgmma` | `HGMMA`, `USETMAXREG` (both directions) |
 //! | `review/tma_load` | `UTMALDG` |
 //! | `rules/tma_tensor_map` | `UTMALDG.2D`, `UTMALDG.3D` |
+//! | `rules/tma_store` | `UTMASTG.2D` |
 //! | `rules/wgmma_swizzled` | `HGMMA` at N = 64, 32, 16 for bf16 and at 64 for f16, `UTMALDG.2D` |
 //! | `kernels/38_hgemm_warp_specialised` | `HGMMA.64x256x16`, `UTMALDG.2D`, `USETMAXREG` both ways, the mbarrier waits (`SYNCS.PHASECHK`), and no spills |
 //! | `seeds/036_parallax_appB_hgemm_h100_partial` | `USETMAXREG` |
@@ -60,11 +61,12 @@ fn sass_of(nvcc: &Path, cuobjdump: &Path, rel: &str) -> Result<(String, String),
 }
 
 fn check(nvcc: &Path, cuobjdump: &Path) -> Result<(), String> {
-    let cases: [(&str, &[&str]); 7] = [
+    let cases: [(&str, &[&str]); 8] = [
         ("rules/wgmma_bf16_tile", &["HGMMA.64x32x16.F32.BF16", "FENCE.VIEW.ASYNC.S"]),
         ("rules/corner_intrinsics_wgmma", &["HGMMA.64x64x16.F32.BF16", "USETMAXREG.DEALLOC", "USETMAXREG.TRY_ALLOC"]),
         ("review/tma_load", &["UTMALDG.2D"]),
         ("rules/tma_tensor_map", &["UTMALDG.2D", "UTMALDG.3D"]),
+        ("rules/tma_store", &["UTMALDG.2D", "UTMASTG.2D"]),
         (
             "kernels/38_hgemm_warp_specialised",
             &["HGMMA.64x256x16.F32.BF16", "UTMALDG.2D", "USETMAXREG.DEALLOC", "USETMAXREG.TRY_ALLOC", "SYNCS.PHASECHK"],

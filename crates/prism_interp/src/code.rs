@@ -78,6 +78,22 @@ pub enum Intr {
         /// Lands at once (`tma_load_*_mbar`: the `complete_tx` that follows publishes it),
         /// instead of at the thread's wait for its `async` scope.
         now: bool,
+        /// The read of the map's array.
+        map_access: u32,
+    },
+    /// `tma_store_2d(map, x, y, src[i])` / `tma_store_3d`: the box of the typed map `ty`,
+    /// laid out in shared memory from `src[src_index]` as a load would lay it out, written
+    /// into the array the register `map` points to at `coords` (innermost first), the
+    /// elements outside the array left alone; complete when it returns.
+    TmaStore {
+        ty: prism_types::ty::TensorMapTy,
+        map: R,
+        src: R,
+        src_index: R,
+        src_index_ty: Scalar,
+        coords: Vec<R>,
+        map_access: u32,
+        access: u32,
     },
     /// `__threadfence()` (`device`) or `__threadfence_block()`: the acquire and release
     /// points of the race detector's message passing ([`crate::shadow::Release`]).
@@ -790,6 +806,24 @@ impl Cx<'_> {
                     src_access: acc(1),
                 }
             }
+            (Family::AsyncCopy, name) if id.is_tma_store() => {
+                let Type::TensorMap(ty) = self.f.reg_ty(val(0)) else {
+                    let what = format!("`{name}` of an untyped `CUTensorMap`");
+                    self.push(Op::NotSimulated { what: what.into_boxed_str() }, span, code);
+                    return;
+                };
+                let (src, src_index) = elem(args.len() - 1);
+                Intr::TmaStore {
+                    ty,
+                    map: val(0).0,
+                    src: src.0,
+                    src_index: src_index.0,
+                    src_index_ty: self.scalar(src_index),
+                    coords: (1..args.len() - 1).map(|i| val(i).0).collect(),
+                    map_access: acc(0),
+                    access: acc(1),
+                }
+            }
             (Family::AsyncCopy, name) if id.is_tma() => {
                 // Only a typed map says what the copy moves; an untyped `CUTensorMap` is the
                 // caller's business, which the simulator cannot know.
@@ -810,6 +844,7 @@ impl Cx<'_> {
                     coords: (2..coords_end).map(|i| val(i).0).collect(),
                     access: acc(0),
                     now,
+                    map_access: acc(1),
                 };
                 if !now {
                     copy

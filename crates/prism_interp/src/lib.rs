@@ -439,7 +439,11 @@ fn kernel_info(f: &ir::Function) -> KernelInfo {
                 Type::Scalar(s) => ParamKind::Scalar(s),
                 Type::Ptr => ParamKind::Pointer(ptr_elems.next().expect("a memory name per pointer parameter")),
                 Type::Opaque => ParamKind::Opaque,
-                Type::TensorMap(m) => ParamKind::TensorMap(m),
+                Type::TensorMap(m) => {
+                    // Its parameter memory comes in parameter order too.
+                    ptr_elems.next();
+                    ParamKind::TensorMap(m)
+                }
             };
             Param { name: info.name.clone().unwrap_or_default(), kind }
         })

@@ -104,9 +104,14 @@ fn lower_function(prog: &tir::Program, tf: &tir::Function) -> Function {
         cx.f.params.push(r);
         match &var.ty {
             Ty::Ptr { elem, .. } => {
-                let m = cx.new_mem(p, MemKind::Param, None, *elem);
-                let _ = m;
+                cx.new_mem(p, MemKind::Param, None, *elem);
                 cx.ptrs.insert(p, r);
+            }
+            // A typed tensor map describes global memory its copies read (and stores
+            // write): a parameter memory like a pointer's, in parameter order.
+            Ty::TensorMap(m) => {
+                cx.new_mem(p, MemKind::Param, None, m.elem);
+                cx.regs.insert(p, r);
             }
             _ => {
                 cx.regs.insert(p, r);
@@ -170,6 +175,7 @@ impl Cx<'_> {
         match &self.tf.var(v).ty {
             Ty::Scalar(s) => *s,
             Ty::Array { elem, .. } | Ty::Ptr { elem, .. } => *elem,
+            Ty::TensorMap(m) => m.elem,
             _ => Scalar::I32,
         }
     }
@@ -381,6 +387,15 @@ impl Cx<'_> {
     }
 
     /// The memory name of a variable that may be a view, a root or a local array.
+    /// The register of a handle: a view of a tensor map (a claim or identity partition) is
+    /// the map itself.
+    fn map_reg(&self, mut v: VarId) -> Reg {
+        while let VarKind::View { parent, .. } = self.tf.var(v).kind {
+            v = parent;
+        }
+        self.regs[&v]
+    }
+
     fn mem_of_any(&mut self, v: VarId) -> MemId {
         match self.mems.get(&v) {
             Some(&m) => m,
@@ -971,7 +986,15 @@ impl Cx<'_> {
                             accesses.push(self.access(m, kind, span));
                             self.pointer_of(*v, out)
                         }
-                        CallArg::Opaque(v) => self.regs[v],
+                        // A typed map is read by the callee's copies (stores go only
+                        // through a kernel's own maps: docs/language.md §5).
+                        CallArg::Opaque(v) => {
+                            if let Ty::TensorMap(_) = self.tf.var(*v).ty {
+                                let m = self.mem_of_any(*v);
+                                accesses.push(self.access(m, AccessKind::Read, span));
+                            }
+                            self.map_reg(*v)
+                        }
                         CallArg::Out(_) | CallArg::ElemRef { .. } => {
                             unreachable!("user functions take values and memory")
                         }
@@ -1049,7 +1072,15 @@ impl Cx<'_> {
                     let p = self.pointer_of(*v, out);
                     args.push(IntrArg::Val(p));
                 }
-                CallArg::Opaque(v) => args.push(IntrArg::Val(self.regs[v])),
+                CallArg::Opaque(v) => {
+                    // A TMA copy reads its typed map's array; a TMA store writes it.
+                    if let Ty::TensorMap(_) = self.tf.var(*v).ty {
+                        let m = self.mem_of_any(*v);
+                        let k = if id.is_tma_store() { AccessKind::Write } else { AccessKind::Read };
+                        accesses.push(self.access(m, k, span));
+                    }
+                    args.push(IntrArg::Val(self.map_reg(*v)));
+                }
                 CallArg::Out(p) => outs.push(p),
                 CallArg::ElemRef { mem, index } => {
                     let (ptr, idx, user) = self.resolve(*mem, Index::Multi(index), out);

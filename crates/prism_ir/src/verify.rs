@@ -432,8 +432,13 @@ impl V<'_> {
                     if !facts.narrower_eq(callee.entry, code) && !self.in_unsafe_code() {
                         self.err(format!("call @{} ({}) from {code} code", callee.name, callee.entry));
                     }
-                    let ptrs =
-                        args.iter().filter(|a| self.f.regs.get(a.index()).map(|r| r.ty) == Some(Type::Ptr)).count();
+                    // Pointers and typed tensor maps are memory: one access each.
+                    let ptrs = args
+                        .iter()
+                        .filter(|a| {
+                            matches!(self.f.regs.get(a.index()).map(|r| r.ty), Some(Type::Ptr | Type::TensorMap(_)))
+                        })
+                        .count();
                     if ptrs != accesses.len() {
                         self.err(format!(
                             "call @{}: {} accesses for {ptrs} pointer arguments",

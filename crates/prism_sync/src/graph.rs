@@ -250,17 +250,23 @@ pub(crate) fn operands(f: &Function, kind: &InstKind) -> Vec<(AccessId, Reg, Opt
         InstKind::Intrinsic { args, accesses, .. } => {
             let mem = args.iter().filter_map(|a| match a {
                 IntrArg::Elem { ptr, index } => Some((*ptr, Some(*index))),
-                IntrArg::Val(r) if f.reg_ty(*r) == Type::Ptr => Some((*r, None)),
+                IntrArg::Val(r) if is_memory(f.reg_ty(*r)) => Some((*r, None)),
                 IntrArg::Val(_) => None,
             });
             accesses.iter().zip(mem).map(|(a, (p, i))| (*a, p, i)).collect()
         }
         InstKind::Call { args, accesses, .. } => {
-            let ptrs = args.iter().filter(|r| f.reg_ty(**r) == Type::Ptr);
+            let ptrs = args.iter().filter(|r| is_memory(f.reg_ty(**r)));
             accesses.iter().zip(ptrs).map(|(a, p)| (*a, *p, None)).collect()
         }
         _ => Vec::new(),
     }
+}
+
+/// Whether a register of this type names memory: a pointer, or a typed tensor map (the
+/// array its TMA copies read and stores write).
+fn is_memory(t: Type) -> bool {
+    matches!(t, Type::Ptr | Type::TensorMap(_))
 }
 
 /// How many consecutive elements, from its index, each element operand of `kind` touches:
@@ -281,6 +287,13 @@ pub(crate) fn width(f: &Function, cfg: &Cfg<'_>, defs: &Defs, kind: &InstKind) -
                 Some(constant(cfg, defs, *b)? / elem()?)
             } else if name.starts_with("ldmatrix") {
                 Some(16 / elem()?)
+            } else if intrinsic.is_tma_store() {
+                // The box a store reads from its source, as a load writes it.
+                let Some(IntrArg::Val(map)) = args.first() else { return None };
+                match f.reg_ty(*map) {
+                    prism_ir::ir::Type::TensorMap(m) => Some(i128::from(m.box_bytes()) / i128::from(m.elem.size())),
+                    _ => None,
+                }
             } else if intrinsic.is_tma() {
                 // A typed map's box: its elements from the destination on (the swizzle
                 // permutes 16-byte chunks within them).

@@ -786,6 +786,9 @@ fn index_fn_words(p: &IndexFnProblem) -> String {
             "it reads memory (`{name}`), which other threads may change while the view lives; read it into a `const` variable before the partition"
         ),
         IndexFnProblem::Calls { name } => format!("it calls `{name}`; indexing functions must be pure arithmetic"),
+        IndexFnProblem::MapView { name } => format!(
+            "`{name}` is a tensor map, whose stores write boxes by coordinates, not elements by index: a view of it is the whole map (`lambda i: i`), or a `claim`"
+        ),
     }
 }
 
@@ -861,6 +864,12 @@ fn args_words(p: &ArgsProblem) -> String {
         ArgsProblem::TmaScope { view, code } => format!(
             "`{view}` is an `async` scope opened at {code}; a TMA copy completes on the block's mbarrier, which every thread of the block waits on at the end of the scope, so the scope must be opened in `block[1]` code"
         ),
+        ArgsProblem::MapStoreParam { map } => format!(
+            "`{map}` is a device function's tensor-map parameter; a TMA store writes through a kernel's own map (a caller sees a call as reading its maps)"
+        ),
+        ArgsProblem::MapUntyped { map } => {
+            format!("`{map}` is an untyped `CUTensorMap`; a TMA store needs a `tensor_map(...)`, whose box it writes")
+        }
         ArgsProblem::OutList { n } => format!("`out=` takes a list of {n} places"),
         ArgsProblem::OutCount { n, given } => format!("`out=` takes {n} places, {given} given"),
         ArgsProblem::NotAnElement { param } => format!("`{param}` must be an element of memory, like `buf[i]`"),

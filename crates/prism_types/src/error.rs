@@ -158,6 +158,8 @@ pub enum IndexFnProblem {
     ReadsMemory { name: String },
     /// A call of a non-pure intrinsic.
     Calls { name: String },
+    /// A partition of a tensor map whose function is not the identity.
+    MapView { name: String },
 }
 
 /// Why a claimed name is not owned where it is used, for `claim-not-owned`.
@@ -244,6 +246,10 @@ pub enum ArgsProblem {
     MapElem { map: String, elem: Scalar, dst: Scalar },
     /// A TMA copy into an `async` scope opened in code narrower than `block[1]`.
     TmaScope { view: String, code: Persp },
+    /// A TMA store through a map rooted at a device function's parameter.
+    MapStoreParam { map: String },
+    /// A TMA store through an untyped `CUTensorMap`.
+    MapUntyped { map: String },
 }
 
 /// Why a vector access (`load_vec`, `store_vec`) is refused.

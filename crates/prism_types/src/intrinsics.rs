@@ -33,6 +33,12 @@ impl IntrinsicId {
         matches!(self.sig().name, "tma_load_2d" | "tma_load_3d" | "tma_load_2d_mbar" | "tma_load_3d_mbar")
     }
 
+    /// Whether this is a TMA store (`tma_store_2d`, `tma_store_3d`): one thread writes a
+    /// box from shared memory into a typed tensor map's array.
+    pub fn is_tma_store(self) -> bool {
+        matches!(self.sig().name, "tma_store_2d" | "tma_store_3d")
+    }
+
     /// Whether this is a TMA copy that completes on an mbarrier operand of its own
     /// (`tma_load_2d_mbar`, `tma_load_3d_mbar`) rather than on the block's.
     pub fn is_tma_mbar(self) -> bool {
@@ -563,6 +569,25 @@ pub static TABLE: &[IntrinsicSig] = &[
         RetSig::Void,
         AsyncCopy,
         "cp.async.bulk.tensor.3d: copy a box described by `map` at (x, y, z) into `dst`",
+    ),
+    // TMA stores: one thread writes a box from shared memory (laid out and swizzled as the
+    // map's loads lay it out) into the map's array, clipped to the array; complete when the
+    // call returns. The map is a view the thread owns (docs/language.md §5).
+    row(
+        "tma_store_2d",
+        AT_T1,
+        &[v("map", Opaque("CUTensorMap")), v("x", S(I32)), v("y", S(I32)), r("src", false, Numeric)],
+        RetSig::Void,
+        AsyncCopy,
+        "cp.async.bulk.tensor.2d.global.shared: store the box at `src` into `map` at (x, y)",
+    ),
+    row(
+        "tma_store_3d",
+        AT_T1,
+        &[v("map", Opaque("CUTensorMap")), v("x", S(I32)), v("y", S(I32)), v("z", S(I32)), r("src", false, Numeric)],
+        RetSig::Void,
+        AsyncCopy,
+        "cp.async.bulk.tensor.3d.global.shared: store the box at `src` into `map` at (x, y, z)",
     ),
     // Fences.
     row("__threadfence", AT_T1, NONE, RetSig::Void, Fence, "order this thread's memory accesses device-wide"),

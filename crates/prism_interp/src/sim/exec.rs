@@ -767,7 +767,7 @@ impl<'a> BlockSim<'a> {
                                 });
                             }
                         }
-                        Intr::Tma { ty, map, dst, dst_index, dst_index_ty, coords, access, now } => {
+                        Intr::Tma { ty, map, dst, dst_index, dst_index_ty, coords, access, now, map_access } => {
                             let size = ty.elem.size();
                             let boxd = ty.box_dims();
                             let elems: u64 = boxd.iter().map(|&d| u64::from(d)).product();
@@ -829,6 +829,12 @@ impl<'a> BlockSim<'a> {
                                             linear = linear.wrapping_mul(dims[d]).wrapping_add(c as u64);
                                         }
                                         if inside {
+                                            // The array may be written too (TMA stores): the
+                                            // read is checked like any other.
+                                            let loc = Loc::Global(buf, linear as usize);
+                                            if let Some(kind) = race_kind(fc, *map_access, false) {
+                                                self.race(g, loc, kind, at, Site { func, access: *map_access }, None);
+                                            }
                                             *slot = s.buffers[buf].load(linear as usize);
                                         }
                                     }
@@ -867,6 +873,74 @@ impl<'a> BlockSim<'a> {
                                         src_count: 0,
                                         group: u32::MAX,
                                     });
+                                }
+                            }
+                        }
+                        Intr::TmaStore { ty, map, src, src_index, src_index_ty, coords, map_access, access } => {
+                            let size = ty.elem.size();
+                            let boxd = ty.box_dims();
+                            let elems: u64 = boxd.iter().map(|&d| u64::from(d)).product();
+                            for l in lanes_of(mask) {
+                                let at = Lane { fid, w, l };
+                                let sp = fr.regs[*src as usize * 32 + l];
+                                let si = to_i128(*src_index_ty, fr.regs[*src_index as usize * 32 + l]);
+                                if Ptr::decode(sp).space != Space::Shared {
+                                    let msg = format!("`tma_store_{}d` stores from shared memory only", ty.rank);
+                                    fatal!(ReportKind::OutOfBounds, msg, l);
+                                }
+                                if let Some(why) = BlockSim::misaligned(sp, si, size, ty.dst_align()) {
+                                    fatal!(
+                                        ReportKind::Misaligned,
+                                        misaligned(fc, *access, "TMA store's read", &why),
+                                        l
+                                    );
+                                }
+                                let dst = Ptr::decode(fr.regs[*map as usize * 32 + l]);
+                                let buf = dst.a as usize;
+                                let dims = s.tensor_dims[buf];
+                                let start: Vec<i64> = (0..boxd.len())
+                                    .map(|d| {
+                                        i64::from(fr.regs[coords[boxd.len() - 1 - d] as usize * 32 + l] as u32 as i32)
+                                    })
+                                    .collect();
+                                let mut index = vec![0u64; boxd.len()];
+                                for e in 0..elems {
+                                    let mut rest = e;
+                                    for d in (0..boxd.len()).rev() {
+                                        index[d] = rest % u64::from(boxd[d]);
+                                        rest /= u64::from(boxd[d]);
+                                    }
+                                    // The element's place in the box as a load lays it out.
+                                    let off = prism_types::ty::swizzle_offset(e * size, ty.swizzle);
+                                    let sloc = match self.locate(&fr, at, sp, si + i128::from(off / size), size) {
+                                        Ok(loc) => loc,
+                                        Err(why) => {
+                                            let msg = format!(
+                                                "{} (the box of {elems} elements does not fit)",
+                                                oob(fc, *access, "TMA store's read", &why)
+                                            );
+                                            fatal!(ReportKind::OutOfBounds, msg, l)
+                                        }
+                                    };
+                                    if let Some(kind) = race_kind(fc, *access, false) {
+                                        self.race(g, sloc, kind, at, Site { func, access: *access }, None);
+                                    }
+                                    let bits = self.read_loc(&fr, at, sloc, ty.elem);
+                                    // Elements outside the array are not written.
+                                    let mut linear = 0u64;
+                                    let mut inside = true;
+                                    for d in 0..boxd.len() {
+                                        let c = start[d] + index[d] as i64;
+                                        inside &= c >= 0 && (c as u64) < dims[d];
+                                        linear = linear.wrapping_mul(dims[d]).wrapping_add(c as u64);
+                                    }
+                                    if inside {
+                                        let loc = Loc::Global(buf, linear as usize);
+                                        if let Some(kind) = race_kind(fc, *map_access, true) {
+                                            self.race(g, loc, kind, at, Site { func, access: *map_access }, None);
+                                        }
+                                        self.write_loc(&mut fr, at, loc, ty.elem, bits);
+                                    }
                                 }
                             }
                         }

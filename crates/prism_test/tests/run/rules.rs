@@ -615,3 +615,33 @@ fn r_pipeline_specialised() {
         assert_same(&format!("out ({blocks} blocks, {n} tiles)"), &out.f32("out"), &want);
     }
 }
+
+#[test]
+fn r_tma_store() {
+    // Each block loads a box by TMA, doubles it and stores it back into `b` at the same place:
+    // 6 blocks of 16 x 32 boxes over a 40 x 96 array (the last row of boxes reaches past the
+    // array, whose rows 40 .. 47 are not written), then 128-byte swizzled bf16 boxes, which
+    // the store reads back through the same swizzle. The rest of `b` keeps its 7s.
+    let p = program(&file("tma_store.prism"));
+    let a = Rng::new(81).eighths(40 * 96, -4, 4);
+    let out = p.launch("boxes", 6, 32, || {
+        vec![tensor(&a, &[40, 96]), tensor(&vec![7.0f32; 40 * 96], &[40, 96]), Arg::value(3i32)]
+    });
+    let want: Vec<f32> = (0..40 * 96).map(|g| if g / 96 < 32 { 2.0 * a[g] } else { 7.0 }).collect();
+    assert_same("b (boxes)", &out.f32("b"), &want);
+    // bf16: doubling is exact.
+    let bits: Vec<u64> = (0..24 * 64).map(|i| 0x3c00 + (i % 700) as u64).collect();
+    let bf16 = |bits: &[u64]| Arg::Tensor {
+        buffer: prism_interp::Buffer::from_bits(prism_types::ty::Scalar::BF16, bits),
+        dims: vec![24, 64],
+    };
+    let out = p.launch("swizzled", 2, 32, || vec![bf16(&bits), bf16(&vec![0x40e0; 24 * 64])]);
+    let want: Vec<u64> =
+        (0..24 * 64).map(|g| if g / 64 < 16 { u64::from(bf16_double(bits[g] as u16)) } else { 0x40e0 }).collect();
+    assert_same("b (swizzled)", &out.bits("b"), &want);
+}
+
+/// The bf16 with bits `x` doubled (its exponent plus one, for these normal values).
+fn bf16_double(x: u16) -> u16 {
+    x + 0x80
+}

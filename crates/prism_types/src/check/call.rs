@@ -768,6 +768,84 @@ impl Checker<'_> {
                 ),
             });
         }
+        // A TMA store writes the map's array: through a typed map the storing thread owns (a
+        // `thread[1]` view: an identity partition or a claim, checked like any store), rooted at
+        // a kernel's parameter (a caller takes a call to read its maps), from a shared box of
+        // the map's element type reached through offset views.
+        if id.is_tma_store()
+            && let Some(CallArg::Opaque(map)) = out.first()
+        {
+            let mvar = self.var(*map).clone();
+            let mut root = *map;
+            while let VarKind::View { parent, .. } = self.var(root).kind {
+                root = parent;
+            }
+            match mvar.ty {
+                Ty::TensorMap(m) => {
+                    if mvar.persp != Persp::THREAD || self.code != Persp::THREAD {
+                        self.persp_error(TypeError::StorePerspective {
+                            name: mvar.name.clone(),
+                            ptr_persp: mvar.persp,
+                            code: self.code,
+                            span,
+                            origin: mvar.span,
+                        });
+                    }
+                    // Parameters are the function's first variables.
+                    if self.sig.kind != ast::FnKind::Kernel && (root.0 as usize) < self.sig.params.len() {
+                        self.error(TypeError::WrongArguments {
+                            callee: name.into(),
+                            problem: ArgsProblem::MapStoreParam { map: self.var(root).name.clone() },
+                            span,
+                            help: Some("store in the kernel, or return the tile to it in shared memory".into()),
+                        });
+                    }
+                    let rank = if name == "tma_store_3d" { 3 } else { 2 };
+                    if usize::from(m.rank) != rank {
+                        self.error(TypeError::WrongArguments {
+                            callee: name.into(),
+                            problem: ArgsProblem::MapRank { map: mvar.name.clone(), rank: m.rank, copy: rank as u8 },
+                            span,
+                            help: Some(format!("store its box with `tma_store_{}d`", m.rank)),
+                        });
+                    }
+                    if let Some(CallArg::ElemRef { mem, .. }) = out.last() {
+                        let src = self.var(*mem).clone();
+                        if let Ty::Ptr { elem, .. } = src.ty
+                            && elem != m.elem
+                        {
+                            self.error(TypeError::WrongArguments {
+                                callee: name.into(),
+                                problem: ArgsProblem::MapElem { map: mvar.name.clone(), elem: m.elem, dst: elem },
+                                span,
+                                help: None,
+                            });
+                        }
+                        if !self.in_shared(*mem) {
+                            self.error(TypeError::WrongArguments {
+                                callee: name.into(),
+                                problem: ArgsProblem::NotShared { name: src.name.clone() },
+                                span,
+                                help: Some("stage the box in a `shared(...)` array first".into()),
+                            });
+                        } else if let Err(lambda) = self.offset_view(*mem) {
+                            self.error(TypeError::VectorAccess {
+                                callee: name.into(),
+                                problem: VectorProblem::View { name: src.name.clone() },
+                                span,
+                                lambda: Some(lambda),
+                            });
+                        }
+                    }
+                }
+                _ => self.error(TypeError::WrongArguments {
+                    callee: name.into(),
+                    problem: ArgsProblem::MapUntyped { map: mvar.name.clone() },
+                    span,
+                    help: None,
+                }),
+            }
+        }
         // A typed map's box fixes the copy's rank and element type.
         if name.starts_with("tma_load")
             && let (Some(CallArg::ElemRef { mem, .. }), Some(CallArg::Opaque(map))) = (out.first(), out.get(1))

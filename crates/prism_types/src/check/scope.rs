@@ -232,7 +232,10 @@ impl Checker<'_> {
             return None;
         }
         let var = self.var(v).clone();
-        if !matches!(var.ty, Ty::Ptr { .. }) {
+        // A typed tensor map is memory too (its array, which TMA stores write): partitions
+        // and claims of it give stores an owner.
+        let map_view = matches!(var.ty, Ty::TensorMap(_)) && construct != "async";
+        if !matches!(var.ty, Ty::Ptr { .. }) && !map_view {
             let found = match var.ty {
                 Ty::Array { .. } => "a thread-local array".to_string(),
                 Ty::Scalar(s) => format!("a scalar of type `{}`", s.name()),
@@ -327,6 +330,16 @@ impl Checker<'_> {
         let target = self.persp(persp)?;
         self.narrowing_fits("partition", v, target, persp.span, src.span);
         let lambda = self.index_fn(index, target)?;
+        if matches!(self.var(v).ty, Ty::TensorMap(_))
+            && !matches!((lambda.params.as_slice(), &lambda.body.kind), ([p], ExprKind::Var(b)) if p == b)
+        {
+            self.error(TypeError::PartitionIndexFn {
+                problem: IndexFnProblem::MapView { name: self.var(v).name.clone() },
+                span: lambda.body.span,
+                culprit: None,
+            });
+            return None;
+        }
         // The function is evaluated again at every access through the view, so what it reads
         // must keep its value while the view lives: otherwise the elements a unit owns would
         // change mid-scope, and the ownership the synchronisation analysis relies on with it.
