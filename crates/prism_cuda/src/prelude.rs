@@ -242,11 +242,19 @@ PRISM_DEV void prism_unit_sync(unsigned bar) { prism_split_wait(bar, prism_split
 // `shared(uint64[n])` array. Arrive releases, the parity wait acquires (PTX defaults).
 PRISM_DEV void prism_mbar_init(unsigned long long* b, int count) { prism_split_init(prism_smem_addr(b), (unsigned)count); }
 PRISM_DEV unsigned long long prism_mbar_arrive(unsigned long long* b) { return prism_split_arrive(prism_smem_addr(b)); }
+// On sm_90 the wait is `try_wait`, which suspends the thread until the phase completes or
+// a time limit passes, instead of spinning on `test_wait` (warp-specialised pipelines wait
+// on every tile).
 PRISM_DEV void prism_mbar_wait_parity(unsigned long long* b, unsigned parity) {
     unsigned done = 0;
     while (!done) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done) : "r"(prism_smem_addr(b)), "r"(parity & 1u) : "memory");
+#else
         asm volatile("{\n.reg .pred p;\nmbarrier.test_wait.parity.shared.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
                      : "=r"(done) : "r"(prism_smem_addr(b)), "r"(parity & 1u) : "memory");
+#endif
     }
 }
 PRISM_DEV void prism_mbar_inval(unsigned long long* b) {
