@@ -11,6 +11,7 @@ use crate::{MessageFormat, usage};
 use prism_diag::{Diagnostic, Problems};
 use prism_interp::args;
 use prism_interp::{Arg, Checks, Config, KernelInfo, Module, ParamKind, Progress};
+use prism_ir::ir::Dim3;
 use prism_span::{SourceMap, Span};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -45,12 +46,13 @@ pub struct RunArgs {
     /// The kernel to launch.
     #[arg(long)]
     pub kernel: String,
-    /// Number of blocks.
-    #[arg(long)]
-    pub grid: u32,
-    /// Threads per block.
-    #[arg(long)]
-    pub block: u32,
+    /// Blocks: a count, or `X,Y` or `X,Y,Z` for a multi-dimensional grid (only for kernels
+    /// that read coordinates with `id(x)`, `id(y)`, `id(z)`).
+    #[arg(long, value_parser = parse_dims, value_name = "X[,Y[,Z]]")]
+    pub grid: Dim3,
+    /// Threads per block: a count, or `X,Y` or `X,Y,Z`.
+    #[arg(long, value_parser = parse_dims, value_name = "X[,Y[,Z]]")]
+    pub block: Dim3,
     /// A kernel argument: a literal for scalars; `zeros:DTYPE:N`, `iota:DTYPE:N`,
     /// `rand:DTYPE:N[:SEED]` or a `.npy` path for pointers. `N` may be a shape, `RxC` (or
     /// `AxBxC`), which `--out` writes back. DTYPE: f32 f64 i32 u32 i64 u64 f16 bf16 bool.
@@ -253,6 +255,19 @@ fn pointer_param(k: &KernelInfo, name: &str) -> Result<usize, String> {
     }
 }
 
+/// `X`, `X,Y` or `X,Y,Z`: the extents of a launch, each at least 1.
+fn parse_dims(text: &str) -> Result<Dim3, String> {
+    let parts: Vec<&str> = text.split(',').map(str::trim).collect();
+    if parts.len() > 3 {
+        return Err(format!("`{text}`: at most three dimensions, `X,Y,Z`"));
+    }
+    let mut d = [1u32; 3];
+    for (k, p) in parts.iter().enumerate() {
+        d[k] = p.parse().map_err(|_| format!("`{text}`: `{p}` is not a count (expected `X`, `X,Y` or `X,Y,Z`)"))?;
+    }
+    Ok(Dim3 { x: d[0], y: d[1], z: d[2] })
+}
+
 /// Draws `blocks done/total` on stderr while a run that has taken more than a second goes
 /// on, when stderr is a terminal (or `PRISM_PROGRESS=1` asks for it, for tests), and clears
 /// it when the run ends. The simulator only counts; drawing is the CLI's job.
@@ -296,8 +311,9 @@ fn execute(a: &RunArgs, m: &Module, map: &SourceMap, p: Prepared) -> u8 {
     let start = std::time::Instant::now();
     let progress = Progress::new();
     let finished = AtomicBool::new(false);
+    let blocks = u32::try_from(a.grid.count()).unwrap_or(u32::MAX);
     let launched = std::thread::scope(|scope| {
-        let drawer = scope.spawn(|| show_progress(&progress, &finished, a.grid));
+        let drawer = scope.spawn(|| show_progress(&progress, &finished, blocks));
         let r = m.launch_observed(&p.kernel.name, a.grid, a.block, &p.args, cfg, &progress);
         finished.store(true, Ordering::Relaxed);
         drawer.thread().unpark();

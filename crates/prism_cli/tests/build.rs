@@ -33,8 +33,8 @@ fn host_launchers_check_the_bound() {
     let o = prism(&["build", file, "-o", out.to_str().expect("utf-8"), "--emit-host"], &[]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let text = std::fs::read_to_string(&out).expect("written");
-    assert!(text.contains("inline cudaError_t prism_launch_mmaTF32NaiveKernel(unsigned grid, unsigned block"));
-    assert!(text.contains("block % 32 != 0"));
+    assert!(text.contains("inline cudaError_t prism_launch_mmaTF32NaiveKernel(dim3 grid, dim3 block"));
+    assert!(text.contains("threads % 32 != 0"));
 }
 
 #[test]
@@ -45,7 +45,7 @@ fn host_launchers_run_block_entered_writers_as_one_block() {
     let o = prism(&["build", file, "-o", out.to_str().expect("utf-8"), "--emit-host"], &[]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let text = std::fs::read_to_string(&out).expect("written");
-    assert!(text.contains("|| grid != 1)"), "the launcher refuses more than one block");
+    assert!(text.contains("|| blocks != 1"), "the launcher refuses more than one block");
 }
 
 #[test]

@@ -201,3 +201,49 @@ fn seeds_do_not_change_the_result_of_a_race_free_kernel() {
     assert!(outputs.windows(2).all(|w| w[0] == w[1]));
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn multi_dimensional_launches_on_the_command_line() {
+    let d = scratch("dims");
+    let out = d.join("dims.npy");
+    let base = ["run", "tests/ui/accept/rules/launch_coords.prism", "--kernel", "coords", "--color", "never"];
+    let args = ["--arg", "out=zeros:i32:576", "--arg", "dims=zeros:i32:2304"];
+    let mut ok: Vec<&str> = base.to_vec();
+    let dims_out = format!("dims={}", out.display());
+    ok.extend(["--grid", "3,2,2", "--block", "4, 3, 2", "--out", &dims_out]);
+    ok.extend(args);
+    let o = prism(&ok);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("3x2x2 block(s) of 4x3x2 thread(s)"), "{}", stderr(&o));
+    assert!(out.exists());
+    // Malformed shapes are usage errors, before anything is read.
+    for bad in ["2,x", "1,2,3,4", "", "2,,1", "-1"] {
+        let mut a: Vec<&str> = base.to_vec();
+        a.extend(["--grid", bad, "--block", "32"]);
+        a.extend(args);
+        let o = prism(&a);
+        assert_eq!(o.status.code(), Some(2), "`{bad}`: {}", stderr(&o));
+        assert!(stderr(&o).contains("--grid"), "`{bad}`: {}", stderr(&o));
+    }
+    // A kernel that reads no coordinate refuses a 2-D launch, with the kernel's span.
+    let o = prism(&[
+        "run",
+        "tests/ui/accept/rules/launch_coords.prism",
+        "--kernel",
+        "plain",
+        "--grid",
+        "2,2",
+        "--block",
+        "32",
+        "--arg",
+        "out=zeros:i32:128",
+        "--color",
+        "never",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("error[bad-launch]") && e.contains("reads no coordinate") && e.contains("launch_coords.prism:"),
+        "{e}"
+    );
+}

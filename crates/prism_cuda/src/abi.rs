@@ -72,6 +72,9 @@ pub struct KernelAbi {
     pub exact_launch: Option<(u64, Option<u64>)>,
     /// The most blocks a launch may have (`prism_ir::ir::Function::max_blocks`).
     pub max_blocks: Option<u64>,
+    /// Whether it reads launch coordinates (`id(x)`, ...): only then may a launch have more
+    /// than one dimension.
+    pub coords: bool,
 }
 
 /// The largest static shared-memory allocation a kernel may have.
@@ -79,12 +82,12 @@ pub const STATIC_SMEM_LIMIT: u64 = 48 * 1024;
 
 impl KernelAbi {
     /// Checks a launch against the bound; the message says what is wrong.
-    pub fn check_launch(&self, grid: u32, block: u32) -> Result<(), String> {
-        if grid == 0 || block == 0 || block > 1024 {
-            return Err(format!(
-                "a launch needs 1 to 1024 threads per block and at least one block, not {grid} x {block}"
-            ));
-        }
+    pub fn check_launch(
+        &self,
+        grid: impl Into<prism_ir::ir::Dim3>,
+        block: impl Into<prism_ir::ir::Dim3>,
+    ) -> Result<(), String> {
+        let (grid, block) = prism_ir::ir::check_shape(&self.name, self.coords, grid.into(), block.into())?;
         prism_ir::ir::check_launch_threads(grid, block)?;
         prism_ir::ir::check_max_blocks(&self.name, self.max_blocks, grid)?;
         if u64::from(block) % self.t_mult != 0 {

@@ -32,6 +32,20 @@ pub struct NamedBarriers {
     pub base: BTreeMap<u64, u64>,
     /// Unit sizes served by mbarriers, with the number of units of the largest block.
     pub mbar: BTreeMap<u64, u64>,
+    /// Whether a kernel of the program takes multi-dimensional launches (`id(x)`, ...):
+    /// then the thread's index and the block's size are computed from all three dimensions
+    /// ([`tid`], [`block_threads`]).
+    pub multi_dim: bool,
+}
+
+/// The thread's linear index in its block, as C++.
+pub fn tid(named: &NamedBarriers) -> &'static str {
+    if named.multi_dim { "prism_linear_tid()" } else { "threadIdx.x" }
+}
+
+/// The threads of a block, as C++.
+pub fn block_threads(named: &NamedBarriers) -> &'static str {
+    if named.multi_dim { "prism_block_threads()" } else { "blockDim.x" }
 }
 
 /// Plans named barrier ids and unit mbarriers for every barrier unit size the program uses.
@@ -66,7 +80,14 @@ pub fn plan(p: &Program) -> (NamedBarriers, Vec<crate::Unsupported>) {
         .max()
         .unwrap_or(1024)
         .min(1024);
-    let mut plan = NamedBarriers::default();
+    let mut plan = NamedBarriers {
+        multi_dim: p
+            .functions
+            .iter()
+            .enumerate()
+            .any(|(i, f)| f.kind == prism_types::tir::FnKind::Kernel && p.uses_coords(prism_ir::FuncId(i as u32))),
+        ..NamedBarriers::default()
+    };
     let mut next = 1;
     for n in sizes {
         let units = t_max.div_ceil(n);
@@ -98,8 +119,9 @@ pub fn mbar_init(named: &NamedBarriers) -> Vec<Stmt> {
         .mbar
         .iter()
         .map(|(n, units)| {
+            let t = block_threads(named);
             Stmt::Raw(format!(
-                "for (unsigned u = 0; u < {units}u && u * {n}u < blockDim.x; ++u) prism_split_init(prism_smem_addr(&prism_ubar{n}[u]), min({n}u, blockDim.x - u * {n}u));"
+                "for (unsigned u = 0; u < {units}u && u * {n}u < {t}; ++u) prism_split_init(prism_smem_addr(&prism_ubar{n}[u]), min({n}u, {t} - u * {n}u));"
             ))
         })
         .collect()
@@ -112,21 +134,21 @@ pub fn lower(scope: Persp, named: &NamedBarriers) -> Vec<Stmt> {
         (Level::Thread, 32) => vec![Stmt::Expr(Expr::call("__syncwarp", vec![]))],
         (Level::Thread, n) if n < 32 && 32 % n == 0 => {
             let mask = (1u64 << n) - 1;
-            let lane_base = Expr::bin("&", Expr::id("threadIdx.x"), Expr::id(format!("{}u", 32 - n)));
+            let lane_base = Expr::bin("&", Expr::id(tid(named)), Expr::id(format!("{}u", 32 - n)));
             vec![Stmt::Expr(Expr::call(
                 "__syncwarp",
                 vec![Expr::bin("<<", Expr::id(format!("0x{mask:x}u")), lane_base)],
             ))]
         }
         (Level::Thread, n) if named.mbar.contains_key(&n) => {
-            vec![Stmt::Raw(format!("prism_unit_sync(prism_smem_addr(&prism_ubar{n}[threadIdx.x / {n}u]));"))]
+            vec![Stmt::Raw(format!("prism_unit_sync(prism_smem_addr(&prism_ubar{n}[{} / {n}u]));", tid(named)))]
         }
         (Level::Thread, n) => {
             let base = named.base.get(&n).copied().unwrap_or(1);
             let id = Expr::bin(
                 "+",
                 Expr::id(base.to_string()),
-                Expr::bin("/", Expr::id("threadIdx.x"), Expr::id(format!("{n}u"))),
+                Expr::bin("/", Expr::id(tid(named)), Expr::id(format!("{n}u"))),
             );
             vec![Stmt::Asm(Asm {
                 volatile: true,

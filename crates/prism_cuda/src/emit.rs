@@ -195,10 +195,11 @@ pub fn function(g: &Global, id: FuncId, first_line: u32) -> (Func, Option<Kernel
         // main loops (BENCHMARKS.md, SASS gate); the block index is told, which drops sign
         // handling from divisions of it.
         if fx.used_tid {
-            prologue.push(decl_const("int", "prism_tid", Expr::id("threadIdx.x")));
+            prologue.push(decl_const("int", "prism_tid", Expr::id(barrier::tid(&g.named))));
         }
         if fx.used_bid {
-            prologue.push(decl_const("int", "prism_bid", Expr::id("blockIdx.x")));
+            let bid = if g.named.multi_dim { "prism_linear_bid()" } else { "blockIdx.x" };
+            prologue.push(decl_const("int", "prism_bid", Expr::id(bid)));
             prologue.push(Stmt::Expr(Expr::call(
                 "__builtin_assume",
                 vec![Expr::bin(">=", Expr::id("prism_bid"), Expr::id("0"))],
@@ -227,7 +228,7 @@ pub fn function(g: &Global, id: FuncId, first_line: u32) -> (Func, Option<Kernel
         if !g.named.mbar.is_empty() {
             prologue.push(Stmt::Comment("the unit mbarriers of sub-block barriers".into()));
             prologue.push(Stmt::If {
-                cond: Expr::bin("==", Expr::id("threadIdx.x"), Expr::id("0")),
+                cond: Expr::bin("==", Expr::id(barrier::tid(&g.named)), Expr::id("0")),
                 then: barrier::mbar_init(&g.named),
                 otherwise: Vec::new(),
             });
@@ -252,13 +253,13 @@ pub fn function(g: &Global, id: FuncId, first_line: u32) -> (Func, Option<Kernel
                         "prism_split_init",
                         vec![
                             Expr::call("prism_smem_addr", vec![Expr::id(format!("&prism_split[{k}]"))]),
-                            Expr::id("blockDim.x"),
+                            Expr::id(barrier::block_threads(&g.named)),
                         ],
                     ))
                 })
                 .collect();
             prologue.push(Stmt::If {
-                cond: Expr::bin("==", Expr::id("threadIdx.x"), Expr::id("0")),
+                cond: Expr::bin("==", Expr::id(barrier::tid(&g.named)), Expr::id("0")),
                 then: inits,
                 otherwise: Vec::new(),
             });
@@ -269,7 +270,7 @@ pub fn function(g: &Global, id: FuncId, first_line: u32) -> (Func, Option<Kernel
                 "the mbarrier TMA copies complete on: every thread of the block waits on it".into(),
             ));
             prologue.push(Stmt::If {
-                cond: Expr::bin("==", Expr::id("threadIdx.x"), Expr::id("0")),
+                cond: Expr::bin("==", Expr::id(barrier::tid(&g.named)), Expr::id("0")),
                 then: vec![Stmt::Asm(crate::cpp::Asm {
                     volatile: true,
                     lines: vec![
@@ -279,7 +280,7 @@ pub fn function(g: &Global, id: FuncId, first_line: u32) -> (Func, Option<Kernel
                     outputs: Vec::new(),
                     inputs: vec![
                         ("r".into(), Expr::call("prism_smem_addr", vec![Expr::id("&prism_tma_bar")])),
-                        ("r".into(), Expr::id("blockDim.x")),
+                        ("r".into(), Expr::id(barrier::block_threads(&g.named))),
                     ],
                     clobbers: vec!["memory".into()],
                 })],
@@ -345,6 +346,7 @@ pub fn function(g: &Global, id: FuncId, first_line: u32) -> (Func, Option<Kernel
         needs_sm90a: g.sm90[id.index()],
         exact_launch: f.exact_launch(),
         max_blocks: f.max_blocks,
+        coords: g.program.uses_coords(id),
     });
     let max_line = fx.max_line;
     (Func { head, name, params, body: Some(body) }, abi, fx.errors, max_line)
@@ -518,7 +520,8 @@ impl Fx<'_> {
             }
             (Level::Block | Level::Grid, Level::Thread) => {
                 let b = if c.level == Level::Block { Expr::bin("%", self.bid(), lit(c.n)) } else { self.bid() };
-                let g = Expr::bin("+", Expr::bin("*", b, Expr::id("blockDim.x")), self.tid());
+                let threads = Expr::id(barrier::block_threads(&self.g.named));
+                let g = Expr::bin("+", Expr::bin("*", b, threads), self.tid());
                 let g = if p.n == 1 { g } else { Expr::bin("/", g, Expr::id(format!("{}u", p.n))) };
                 Expr::cast("int", g)
             }
@@ -696,13 +699,30 @@ impl Fx<'_> {
                 self.define(*dst, e, bid, idx, out);
             }
             K::Raw { dst, index } => {
+                // In a program with multi-dimensional launches the indices and sizes are the
+                // linear ones the simulator defines, computed from all three dimensions.
+                let multi = self.g.named.multi_dim;
                 let e = Expr::cast(
                     "int",
                     Expr::id(match index {
-                        RawIndex::ThreadIdx => "threadIdx.x",
+                        RawIndex::ThreadIdx => barrier::tid(&self.g.named),
+                        RawIndex::BlockIdx if multi => "prism_linear_bid()",
                         RawIndex::BlockIdx => "blockIdx.x",
-                        RawIndex::BlockDim => "blockDim.x",
+                        RawIndex::BlockDim => barrier::block_threads(&self.g.named),
+                        RawIndex::GridDim if multi => "prism_grid_blocks()",
                         RawIndex::GridDim => "gridDim.x",
+                        RawIndex::ThreadCoord(0) => "threadIdx.x",
+                        RawIndex::ThreadCoord(1) => "threadIdx.y",
+                        RawIndex::ThreadCoord(_) => "threadIdx.z",
+                        RawIndex::BlockCoord(0) => "blockIdx.x",
+                        RawIndex::BlockCoord(1) => "blockIdx.y",
+                        RawIndex::BlockCoord(_) => "blockIdx.z",
+                        RawIndex::BlockExtent(0) => "blockDim.x",
+                        RawIndex::BlockExtent(1) => "blockDim.y",
+                        RawIndex::BlockExtent(_) => "blockDim.z",
+                        RawIndex::GridExtent(0) => "gridDim.x",
+                        RawIndex::GridExtent(1) => "gridDim.y",
+                        RawIndex::GridExtent(_) => "gridDim.z",
                     }),
                 );
                 self.define(*dst, e, bid, idx, out);

@@ -52,40 +52,58 @@ pub fn launchers(kernels: &[KernelAbi]) -> String {
             })
             .collect();
         let sym = &k.symbol;
+        let dims = if k.coords {
+            "(it reads coordinates: any dimensions)"
+        } else {
+            "(1-D: it reads no coordinate, so y and z must be 1)"
+        };
         s.push_str(&format!(
-            "// Launches `{}` on `grid` blocks of `block` threads (1-D). Returns\n// cudaErrorInvalidConfiguration when the launch breaks the kernel's bound.\n",
+            "// Launches `{}` on `grid` blocks of `block` threads {dims}. Returns\n// cudaErrorInvalidConfiguration when the launch breaks the kernel's bound.\n",
             k.name
         ));
-        let mut sig = vec!["unsigned grid".to_string(), "unsigned block".to_string()];
+        let mut sig = vec!["dim3 grid".to_string(), "dim3 block".to_string()];
         sig.extend(params);
         sig.push("cudaStream_t stream = 0".into());
         s.push_str(&format!("inline cudaError_t prism_launch_{sym}({})\n{{\n", sig.join(", ")));
+        // The linear counts the bound speaks of.
+        s.push_str("    const unsigned long long blocks = (unsigned long long)grid.x * grid.y * grid.z;\n");
+        s.push_str("    const unsigned long long threads = (unsigned long long)block.x * block.y * block.z;\n");
         let mut conds = vec![
-            "grid == 0".to_string(),
-            "block == 0".into(),
-            "block > 1024".into(),
+            "blocks == 0".to_string(),
+            "threads == 0".into(),
+            "threads > 1024".into(),
+            "block.z > 64".into(),
+            "grid.x > 2147483647u".into(),
+            "grid.y > 65535".into(),
+            "grid.z > 65535".into(),
+            // With the limits above `blocks` cannot wrap, and with this one neither can the
+            // product below (the conditions are tried in order).
+            "blocks > 4294967295ull".into(),
             // `id()` over the grid is an `int`: at most 2^31 - 1 threads.
-            format!("(unsigned long long)grid * block > {}ull", prism_ir::ir::MAX_LAUNCH_THREADS),
+            format!("blocks * threads > {}ull", prism_ir::ir::MAX_LAUNCH_THREADS),
         ];
+        if !k.coords {
+            conds.push("grid.y != 1 || grid.z != 1 || block.y != 1 || block.z != 1".into());
+        }
         if k.t_mult > 1 {
-            conds.push(format!("block % {} != 0", k.t_mult));
+            conds.push(format!("threads % {} != 0", k.t_mult));
         }
         if k.b_mult > 1 {
-            conds.push(format!("grid % {} != 0", k.b_mult));
+            conds.push(format!("blocks % {} != 0", k.b_mult));
         }
         if let Some(lb) = k.launch_bounds {
-            conds.push(format!("block > {lb}"));
+            conds.push(format!("threads > {lb}"));
         }
         // Index arithmetic the synchronisation relies on stays in its type up to this many
         // blocks.
         if let Some(max) = k.max_blocks {
-            conds.push(format!("grid > {max}u"));
+            conds.push(format!("blocks > {max}u"));
         }
         // A kernel entered below grid[1] that writes memory allows one entry unit only.
-        if let Some((blocks, threads)) = k.exact_launch {
-            conds.push(format!("grid != {blocks}"));
-            if let Some(t) = threads {
-                conds.push(format!("block != {t}"));
+        if let Some((b, t)) = k.exact_launch {
+            conds.push(format!("blocks != {b}"));
+            if let Some(t) = t {
+                conds.push(format!("threads != {t}"));
             }
         }
         s.push_str(&format!(
@@ -110,7 +128,7 @@ pub fn launchers(kernels: &[KernelAbi]) -> String {
                 if args.is_empty() { "nullptr".into() } else { args.join(", ") }
             ));
             s.push_str(&format!(
-                "    return cudaLaunchCooperativeKernel((const void*){sym}, dim3(grid), dim3(block), args, {dyn_smem}, stream);\n"
+                "    return cudaLaunchCooperativeKernel((const void*){sym}, grid, block, args, {dyn_smem}, stream);\n"
             ));
         } else {
             s.push_str(&format!("    {sym}<<<grid, block, {dyn_smem}, stream>>>({});\n", names.join(", ")));

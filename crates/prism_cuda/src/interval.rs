@@ -249,6 +249,10 @@ impl Cx<'_> {
                 RawIndex::BlockIdx => (0, MAX_GRID - 1),
                 RawIndex::BlockDim => (1, self.threads),
                 RawIndex::GridDim => (1, MAX_GRID),
+                RawIndex::ThreadCoord(_) => (0, self.threads - 1),
+                RawIndex::BlockCoord(_) => (0, MAX_GRID - 1),
+                RawIndex::BlockExtent(_) => (1, self.threads),
+                RawIndex::GridExtent(_) => (1, MAX_GRID),
             }),
             InstKind::RelId { code, target, .. } => {
                 let n = i128::from(target.n.max(1));

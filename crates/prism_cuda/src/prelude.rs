@@ -48,6 +48,12 @@ pub const PRELUDE: &str = r#"#include <cuda_fp16.h>
 #define PRISM_DEV __device__ __forceinline__
 // prism_vec: N elements aligned to their size, so that one load or store of it is one LDG.128 etc.
 template <typename T, int N> struct __align__(sizeof(T) * N) prism_vec { T v[N]; };
+// Linear indices and sizes of multi-dimensional launches (x fastest, as CUDA orders threads
+// into warps): what `id()`, `block_dim()` and `grid_dim()` mean there.
+PRISM_DEV unsigned prism_linear_tid() { return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z); }
+PRISM_DEV unsigned prism_linear_bid() { return blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z); }
+PRISM_DEV unsigned prism_block_threads() { return blockDim.x * blockDim.y * blockDim.z; }
+PRISM_DEV unsigned prism_grid_blocks() { return gridDim.x * gridDim.y * gridDim.z; }
 // Signed integers wrap: compute in the unsigned type of the same width.
 PRISM_DEV int prism_add(int a, int b) { return (int)((unsigned)a + (unsigned)b); }
 PRISM_DEV int prism_sub(int a, int b) { return (int)((unsigned)a - (unsigned)b); }

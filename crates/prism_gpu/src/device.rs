@@ -87,8 +87,8 @@ pub fn from_bytes(elem: Scalar, bytes: &[u8]) -> Buffer {
 pub fn launch(
     program: &prism_driver::Synced,
     kernel: &str,
-    grid: u32,
-    block: u32,
+    grid: prism_ir::ir::Dim3,
+    block: prism_ir::ir::Dim3,
     args: &mut [Arg],
     work: &std::path::Path,
 ) -> Result<(), DeviceError> {
@@ -140,8 +140,8 @@ fn run_cubin(
     ctx: &std::sync::Arc<cudarc::driver::CudaContext>,
     cubin: &std::path::Path,
     abi: &KernelAbi,
-    grid: u32,
-    block: u32,
+    grid: prism_ir::ir::Dim3,
+    block: prism_ir::ir::Dim3,
     args: &mut [Arg],
 ) -> Result<(), DeviceError> {
     use cudarc::driver::{LaunchConfig, PushKernelArg};
@@ -224,8 +224,8 @@ fn run_cubin(
         };
     }
     let cfg = LaunchConfig {
-        grid_dim: (grid, 1, 1),
-        block_dim: (block, 1, 1),
+        grid_dim: (grid.x, grid.y, grid.z),
+        block_dim: (block.x, block.y, block.z),
         shared_mem_bytes: if abi.dynamic_smem { abi.smem_bytes as u32 } else { 0 },
     };
     #[allow(unsafe_code)]
@@ -377,7 +377,7 @@ mod tests {
             return;
         }
         let p = prism_driver::assemble("").expect("an empty program");
-        let err = launch(&p, "k", 1, 32, &mut [], std::path::Path::new("/nonexistent")).unwrap_err();
+        let err = launch(&p, "k", 1.into(), 32.into(), &mut [], std::path::Path::new("/nonexistent")).unwrap_err();
         assert_eq!(err, DeviceError::NoDriver);
         assert!(err.to_string().contains("no CUDA driver found"));
     }

@@ -19,6 +19,9 @@ pub enum Emit {
     Cubin,
     /// A host object file (device code and host code, such as `--emit-host` launchers).
     Object,
+    /// A linked host program (with the CUDA runtime linked statically, so it runs where the
+    /// toolchain was installed from wheels and no system CUDA is).
+    Executable,
 }
 
 /// The cache directory of the install script.
@@ -87,6 +90,7 @@ pub fn compile(nvcc: &Path, input: &Path, output: &Path, arch: &str, emit: Emit)
         Emit::Ptx => "-ptx",
         Emit::Cubin => "-cubin",
         Emit::Object => "-c",
+        Emit::Executable => "-cudart=static",
     });
     cmd.arg("-o").arg(output).arg(input);
     let out = cmd.output()?;

@@ -27,6 +27,9 @@ pub mod sim;
 pub mod value;
 
 pub use memory::Buffer;
+/// The shape of a launch, re-exported so that callers of [`Module::launch`] need not name
+/// the IR crate.
+pub use prism_ir::ir::Dim3;
 pub use report::{Report, ReportKind, Thread};
 pub use sim::{Checks, Config, Outcome, Progress};
 
@@ -165,6 +168,9 @@ pub struct KernelInfo {
     pub max_blocks: Option<u64>,
     /// Static shared memory per block, in bytes.
     pub smem: u64,
+    /// Whether it reads launch coordinates (`id(x)`, ...): only then may a launch have more
+    /// than one dimension.
+    pub coords: bool,
     /// Where the kernel is declared.
     pub span: prism_span::Span,
 }
@@ -232,16 +238,30 @@ impl Module {
 
     /// The kernels.
     pub fn kernels(&self) -> Vec<KernelInfo> {
-        self.ir.functions.iter().filter(|f| f.kind == FnKind::Kernel).map(kernel_info).collect()
+        self.ir
+            .functions
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.kind == FnKind::Kernel)
+            .map(|(i, f)| kernel_info(&self.ir, prism_ir::FuncId(i as u32), f))
+            .collect()
     }
 
     /// The kernel called `name`.
     pub fn kernel(&self, name: &str) -> Option<KernelInfo> {
-        self.ir.functions.iter().find(|f| f.kind == FnKind::Kernel && f.name == name).map(kernel_info)
+        let (id, f) = self.ir.find(name)?;
+        (f.kind == FnKind::Kernel).then(|| kernel_info(&self.ir, id, f))
     }
 
     /// Checks that a launch fits the kernel's signature and bound.
-    pub fn validate(&self, kernel: &str, grid: u32, block: u32, args: &[Arg]) -> Result<KernelInfo, LaunchError> {
+    pub fn validate(
+        &self,
+        kernel: &str,
+        grid: impl Into<ir::Dim3>,
+        block: impl Into<ir::Dim3>,
+        args: &[Arg],
+    ) -> Result<KernelInfo, LaunchError> {
+        let (grid_dims, block_dims) = (grid.into(), block.into());
         let k = self.kernel(kernel).ok_or_else(|| {
             let names: Vec<String> = self.kernels().into_iter().map(|k| format!("`{}`", k.name)).collect();
             let known = if names.is_empty() {
@@ -251,9 +271,7 @@ impl Module {
             };
             launch_error(format!("no kernel named `{kernel}` ({known})"))
         })?;
-        if grid == 0 || block == 0 {
-            return Err(launch_error("a launch needs at least one block of at least one thread"));
-        }
+        let (grid, block) = ir::check_shape(&k.name, k.coords, grid_dims, block_dims).map_err(launch_error)?;
         if block > MAX_BLOCK {
             return Err(launch_error(format!("{block} threads per block is more than the hardware's {MAX_BLOCK}")));
         }
@@ -362,8 +380,8 @@ impl Module {
     pub fn launch(
         &self,
         kernel: &str,
-        grid: u32,
-        block: u32,
+        grid: impl Into<ir::Dim3>,
+        block: impl Into<ir::Dim3>,
         args: &[Arg],
         cfg: Config,
     ) -> Result<Outcome, LaunchError> {
@@ -375,13 +393,15 @@ impl Module {
     pub fn launch_observed(
         &self,
         kernel: &str,
-        grid: u32,
-        block: u32,
+        grid: impl Into<ir::Dim3>,
+        block: impl Into<ir::Dim3>,
         args: &[Arg],
         cfg: Config,
         progress: &Progress,
     ) -> Result<Outcome, LaunchError> {
-        let k = self.validate(kernel, grid, block, args)?;
+        let (grid_dims, block_dims) = (grid.into(), block.into());
+        let k = self.validate(kernel, grid_dims, block_dims, args)?;
+        let (grid, block) = (grid_dims.count() as u32, block_dims.count() as u32);
         let (id, _) = self.ir.find(&k.name).expect("validated kernel");
         let mut buffers: Vec<&Buffer> = Vec::new();
         let mut params = Vec::new();
@@ -423,12 +443,14 @@ impl Module {
             buffers: &buffers,
             buffer_names: &names,
             tensor_dims: &dims,
+            grid_dims: [grid_dims.x, grid_dims.y, grid_dims.z],
+            block_dims: [block_dims.x, block_dims.y, block_dims.z],
         };
         Ok(sim::run(launch, cfg, progress))
     }
 }
 
-fn kernel_info(f: &ir::Function) -> KernelInfo {
+fn kernel_info(p: &ir::Program, id: prism_ir::FuncId, f: &ir::Function) -> KernelInfo {
     let mut ptr_elems = f.mems.iter().filter(|m| m.kind == MemKind::Param).map(|m| m.elem);
     let params = f
         .params
@@ -457,6 +479,7 @@ fn kernel_info(f: &ir::Function) -> KernelInfo {
         exact_launch: f.exact_launch(),
         max_blocks: f.max_blocks,
         smem: f.smem_size,
+        coords: p.uses_coords(id),
         span: f.span,
     }
 }

@@ -112,3 +112,70 @@ def rewrite(out : ptr(int)):
     let e = launch(&m, "rewrite", 1 << 22, 1024, &[Arg::buffer(&[0i32; 64])]).expect_err("too many threads");
     assert!(e.contains("more than 2147483647"), "{e}");
 }
+
+/// Multi-dimensional launches (issue 12): a kernel that reads a coordinate takes any shape
+/// within CUDA's limits; one that reads none computes `id()` from the x indices and takes
+/// 1-D launches only, since a 2-D launch of it would give two threads one index.
+#[test]
+fn multi_dimensional_launches_need_a_kernel_that_reads_coordinates() {
+    let m = module(
+        r#"
+@prism("global")
+@requires(grid[1], block[1], thread[1])
+def with_coords(out : ptr(int)):
+    g : int @ thread[1] = id()
+    by : int @ block[1] = id(y)
+    with partition(out, p=thread[1], f=lambda i: g + i) as o:
+        with group(thread[1]):
+            o[0] = by
+
+@prism("device")
+@requires(block[1], thread[1])
+def row() -> int @ thread[1]:
+    r : int @ thread[1] = id(y)
+    return r
+
+@prism("global")
+@requires(grid[1], block[1], thread[1])
+def through_call(out : ptr(int)):
+    g : int @ thread[1] = id()
+    with partition(out, p=thread[1], f=lambda i: g + i) as o:
+        with group(block[1]):
+            r : int @ thread[1] = row()
+            with group(thread[1]):
+                o[0] = r
+
+@prism("global")
+@requires(grid[1], block[1], thread[1])
+def plain(out : ptr(int)):
+    g : int @ thread[1] = id()
+    with partition(out, p=thread[1], f=lambda i: g + i) as o:
+        with group(thread[1]):
+            o[0] = g
+"#,
+    );
+    let buf = || [Arg::buffer(&[0i32; 4096])];
+    let go = |k: &str, grid: (u32, u32, u32), block: (u32, u32, u32)| {
+        m.launch(k, grid, block, &buf(), Config::default())
+            .map(|o| assert!(o.is_clean(), "{:?}", o.reports))
+            .map_err(|e| e.message)
+    };
+    go("with_coords", (2, 3, 1), (4, 2, 2)).expect("a kernel that reads coordinates");
+    go("with_coords", (6, 1, 1), (16, 1, 1)).expect("and 1-D");
+    // Reading a coordinate in a device function counts: the callee's `id(y)` needs it.
+    go("through_call", (1, 2, 1), (8, 4, 1)).expect("a callee reads coordinates");
+    go("plain", (4, 1, 1), (32, 1, 1)).expect("1-D");
+    for (grid, block) in [((2, 2, 1), (32, 1, 1)), ((4, 1, 1), (16, 2, 1)), ((1, 1, 2), (8, 1, 1))] {
+        let e = go("plain", grid, block).expect_err("a kernel without coordinates, launched 2-D");
+        assert!(e.contains("reads no coordinate") && e.contains("launch it with one dimension"), "{e}");
+    }
+    // CUDA's limits on each dimension.
+    let e = go("with_coords", (1, 1, 1), (1, 1, 65)).expect_err("block z");
+    assert!(e.contains("64 along z"), "{e}");
+    let e = go("with_coords", (1, 1, 1), (64, 17, 1)).expect_err("1088 threads");
+    assert!(e.contains("1024 in all"), "{e}");
+    let e = go("with_coords", (1, 65_536, 1), (1, 1, 1)).expect_err("grid y");
+    assert!(e.contains("65,535 along y and z"), "{e}");
+    let e = go("with_coords", (1, 0, 1), (1, 1, 1)).expect_err("an empty dimension");
+    assert!(e.contains("at least one block"), "{e}");
+}

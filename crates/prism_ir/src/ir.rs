@@ -57,6 +57,115 @@ impl Program {
     pub fn find(&self, name: &str) -> Option<(FuncId, &Function)> {
         self.functions.iter().enumerate().find(|(_, f)| f.name == name).map(|(i, f)| (FuncId(i as u32), f))
     }
+
+    /// Whether function `id`, or a function it calls, reads a coordinate of a
+    /// multi-dimensional launch (`id(x)`, `id(y)`, `id(z)`): only such kernels may be
+    /// launched with more than one dimension, and their generated code computes the linear
+    /// thread and block indices from all three.
+    pub fn uses_coords(&self, id: FuncId) -> bool {
+        let mut seen = vec![false; self.functions.len()];
+        let mut stack = vec![id];
+        while let Some(f) = stack.pop() {
+            if std::mem::replace(&mut seen[f.index()], true) {
+                continue;
+            }
+            let mut found = false;
+            self.functions[f.index()].body.walk(&mut |k| match k {
+                InstKind::Raw {
+                    index:
+                        RawIndex::ThreadCoord(_)
+                        | RawIndex::BlockCoord(_)
+                        | RawIndex::BlockExtent(_)
+                        | RawIndex::GridExtent(_),
+                    ..
+                } => found = true,
+                InstKind::Call { func, .. } => stack.push(*func),
+                _ => {}
+            });
+            if found {
+                return true;
+            }
+        }
+        false
+    }
+}
+
+/// The extent of a launch along its three dimensions (CUDA's `dim3`). The perspectives are
+/// defined on the linear order `x + X (y + Y z)`, which is CUDA's too: a 1-D launch is
+/// `(n, 1, 1)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Dim3 {
+    /// Along x.
+    pub x: u32,
+    /// Along y.
+    pub y: u32,
+    /// Along z.
+    pub z: u32,
+}
+
+impl Dim3 {
+    /// The number of units: `x y z` (which may exceed `u32`).
+    pub fn count(self) -> u64 {
+        u64::from(self.x) * u64::from(self.y) * u64::from(self.z)
+    }
+
+    /// Whether it has more than one dimension.
+    pub fn is_multi(self) -> bool {
+        self.y != 1 || self.z != 1
+    }
+}
+
+impl From<u32> for Dim3 {
+    fn from(x: u32) -> Dim3 {
+        Dim3 { x, y: 1, z: 1 }
+    }
+}
+
+impl From<(u32, u32)> for Dim3 {
+    fn from((x, y): (u32, u32)) -> Dim3 {
+        Dim3 { x, y, z: 1 }
+    }
+}
+
+impl From<(u32, u32, u32)> for Dim3 {
+    fn from((x, y, z): (u32, u32, u32)) -> Dim3 {
+        Dim3 { x, y, z }
+    }
+}
+
+impl std::fmt::Display for Dim3 {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.is_multi() { write!(f, "{}x{}x{}", self.x, self.y, self.z) } else { write!(f, "{}", self.x) }
+    }
+}
+
+/// Checks the shape of a launch against CUDA's limits (a block of at most 1024 threads and
+/// 64 along z; a grid of at most 2^31 - 1 blocks along x and 65,535 along y and z) and, for
+/// a kernel that reads no coordinate, that it is 1-D: `id()` is then computed from the x
+/// indices alone. Returns the linear block and thread counts.
+pub fn check_shape(name: &str, uses_coords: bool, grid: Dim3, block: Dim3) -> Result<(u32, u32), String> {
+    if grid.count() == 0 || block.count() == 0 {
+        return Err("a launch needs at least one block of at least one thread".into());
+    }
+    if block.count() > 1024 || block.z > 64 {
+        return Err(format!("a block of {block} threads is more than the hardware's limit (1024 in all, 64 along z)"));
+    }
+    if grid.x > (1 << 31) - 1 || grid.y > 65_535 || grid.z > 65_535 {
+        return Err(format!(
+            "a grid of {grid} blocks is more than CUDA's limit (2^31 - 1 along x, 65,535 along y and z)"
+        ));
+    }
+    if grid.count() > u64::from(u32::MAX) {
+        return Err(format!("a grid of {grid} blocks has more than 2^32 - 1 blocks"));
+    }
+    if !uses_coords && (grid.is_multi() || block.is_multi()) {
+        return Err(format!(
+            "`{name}` reads no coordinate (`id(x)`, `id(y)`, `id(z)`), so its code indexes threads and blocks along x only: launch it with one dimension ({} blocks of {} threads)",
+            grid.count(),
+            block.count()
+        ));
+    }
+    Ok((grid.count() as u32, block.count() as u32))
 }
 
 /// A function.

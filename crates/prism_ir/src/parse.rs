@@ -871,6 +871,18 @@ impl P {
                     "block_idx" => RawIndex::BlockIdx,
                     "block_dim" => RawIndex::BlockDim,
                     "grid_dim" => RawIndex::GridDim,
+                    "thread_x" => RawIndex::ThreadCoord(0),
+                    "thread_y" => RawIndex::ThreadCoord(1),
+                    "thread_z" => RawIndex::ThreadCoord(2),
+                    "block_x" => RawIndex::BlockCoord(0),
+                    "block_y" => RawIndex::BlockCoord(1),
+                    "block_z" => RawIndex::BlockCoord(2),
+                    "block_dim_x" => RawIndex::BlockExtent(0),
+                    "block_dim_y" => RawIndex::BlockExtent(1),
+                    "block_dim_z" => RawIndex::BlockExtent(2),
+                    "grid_dim_x" => RawIndex::GridExtent(0),
+                    "grid_dim_y" => RawIndex::GridExtent(1),
+                    "grid_dim_z" => RawIndex::GridExtent(2),
                     w => return self.err(format!("unknown raw index `{w}`")),
                 };
                 InstKind::Raw { dst, index }

@@ -92,6 +92,18 @@ pub fn raw_name(r: RawIndex) -> &'static str {
         RawIndex::BlockIdx => "block_idx",
         RawIndex::BlockDim => "block_dim",
         RawIndex::GridDim => "grid_dim",
+        RawIndex::ThreadCoord(0) => "thread_x",
+        RawIndex::ThreadCoord(1) => "thread_y",
+        RawIndex::ThreadCoord(_) => "thread_z",
+        RawIndex::BlockCoord(0) => "block_x",
+        RawIndex::BlockCoord(1) => "block_y",
+        RawIndex::BlockCoord(_) => "block_z",
+        RawIndex::BlockExtent(0) => "block_dim_x",
+        RawIndex::BlockExtent(1) => "block_dim_y",
+        RawIndex::BlockExtent(_) => "block_dim_z",
+        RawIndex::GridExtent(0) => "grid_dim_x",
+        RawIndex::GridExtent(1) => "grid_dim_y",
+        RawIndex::GridExtent(_) => "grid_dim_z",
     }
 }
 

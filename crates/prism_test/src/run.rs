@@ -26,10 +26,10 @@ use std::path::Path;
 pub struct Launch {
     /// The kernel.
     pub kernel: String,
-    /// Blocks.
-    pub grid: u32,
-    /// Threads per block.
-    pub block: u32,
+    /// Blocks (`--grid X[,Y[,Z]]`).
+    pub grid: prism_ir::ir::Dim3,
+    /// Threads per block (`--block X[,Y[,Z]]`).
+    pub block: prism_ir::ir::Dim3,
     /// `--arg NAME=VALUE`, in order.
     pub args: Vec<(String, String)>,
     /// `--fuel`.
@@ -67,13 +67,24 @@ pub fn parse_launch(text: &str) -> Result<Launch, String> {
     if kernel == "none" {
         return Err("`none` marks a program without a launch (`# launch: none -- REASON`), not a kernel".into());
     }
-    let mut l = Launch { kernel, grid: 0, block: 0, args: Vec::new(), fuel: None, seed: None };
+    let mut l = Launch { kernel, grid: 0.into(), block: 0.into(), args: Vec::new(), fuel: None, seed: None };
     while let Some(flag) = words.next() {
         let value = words.next().ok_or_else(|| format!("`{flag}` needs a value"))?;
         let num = |v: &str| v.parse::<u64>().map_err(|_| format!("`{flag} {v}`: not a number"));
+        let dims = |v: &str| -> Result<prism_ir::ir::Dim3, String> {
+            let mut d = [1u32; 3];
+            let parts: Vec<&str> = v.split(',').collect();
+            if parts.len() > 3 {
+                return Err(format!("`{flag} {v}`: at most three dimensions"));
+            }
+            for (k, p) in parts.iter().enumerate() {
+                d[k] = p.parse().map_err(|_| format!("`{flag} {v}`: not a count"))?;
+            }
+            Ok(prism_ir::ir::Dim3 { x: d[0], y: d[1], z: d[2] })
+        };
         match flag {
-            "--grid" => l.grid = num(value)? as u32,
-            "--block" => l.block = num(value)? as u32,
+            "--grid" => l.grid = dims(value)?,
+            "--block" => l.block = dims(value)?,
             "--fuel" => l.fuel = Some(num(value)?),
             "--seed" => l.seed = Some(num(value)?),
             "--arg" => {
@@ -260,7 +271,7 @@ mod tests {
         let lines = launch_lines(src).expect("valid");
         assert_eq!(lines[1], LaunchLine::None("needs TMA".into()));
         let LaunchLine::Run(l) = &lines[0] else { panic!("a launch") };
-        assert_eq!((l.kernel.as_str(), l.grid, l.block), ("k", 2, 64));
+        assert_eq!((l.kernel.as_str(), l.grid, l.block), ("k", 2.into(), 64.into()));
         assert_eq!(l.args, vec![("n".to_string(), "3".to_string())]);
         assert_eq!(launches(src).expect("valid").len(), 1);
         assert!(parse_launch_line("none").is_err());

@@ -838,7 +838,10 @@ fn bound_words(p: &BoundProblem) -> String {
 /// The words of a `wrong-arguments`, after "wrong arguments to `f`: ".
 fn args_words(p: &ArgsProblem) -> String {
     match p {
-        ArgsProblem::IdTakesNone => "it takes no arguments".into(),
+        ArgsProblem::NoneOrDimension => "it takes no arguments, or one of `x`, `y`, `z`".into(),
+        ArgsProblem::IdCoordinate { code, target } => format!(
+            "a coordinate is a thread's in its block or a block's in the grid, not a {target} unit's in {code} code"
+        ),
         ArgsProblem::TooMany { params } => {
             format!("it takes {params} argument{} but more were given", if *params == 1 { "" } else { "s" })
         }

@@ -208,8 +208,10 @@ pub enum PerspProblem {
 /// What is wrong with a call's arguments, for `wrong-arguments`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ArgsProblem {
-    /// Arguments to `id()`.
-    IdTakesNone,
+    /// Arguments to `id()`, `block_dim()` or `grid_dim()` other than one of `x`, `y`, `z`.
+    NoneOrDimension,
+    /// `id(x)` where the target and code are not a thread in a block or a block in the grid.
+    IdCoordinate { code: Persp, target: Persp },
     /// More positional arguments than parameters.
     TooMany { params: usize },
     /// A parameter given twice.

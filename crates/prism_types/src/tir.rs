@@ -489,6 +489,16 @@ pub enum RawIndex {
     BlockDim,
     /// `grid_dim()`: blocks per grid.
     GridDim,
+    /// `id(x)`, `id(y)`, `id(z)` for a `thread[1]` target in `block[1]` code: the thread's
+    /// coordinate along dimension 0, 1 or 2 of a multi-dimensional block (`threadIdx`).
+    ThreadCoord(u8),
+    /// The same for a `block[1]` target in `grid[1]` code: the block's coordinate in the
+    /// grid (`blockIdx`).
+    BlockCoord(u8),
+    /// `block_dim(x)` (`y`, `z`): the block's extent along one dimension (`blockDim`).
+    BlockExtent(u8),
+    /// `grid_dim(x)` (`y`, `z`): the grid's extent along one dimension (`gridDim`).
+    GridExtent(u8),
 }
 
 /// A call.

@@ -172,6 +172,15 @@ fn step_lane(ty: Scalar, iv: u64, step: u64) -> Option<u64> {
     (lo..=hi).contains(&v).then(|| value::norm(ty, v as u64))
 }
 
+/// Coordinate `d` of linear index `i` in extents `dims` (x fastest).
+fn coord(i: u32, dims: [u32; 3], d: u8) -> u32 {
+    match d {
+        0 => i % dims[0],
+        1 => i / dims[0] % dims[1],
+        _ => i / (dims[0] * dims[1]),
+    }
+}
+
 /// The report of a use of accumulators a wgmma still owns.
 fn wgmma_pending(fc: &FuncCode, local: u32, what: &str) -> String {
     let name = fc.local_names.get(local as usize).map_or("the accumulators", String::as_str);
@@ -389,6 +398,11 @@ impl<'a> BlockSim<'a> {
                                 BlockIdx => block,
                                 BlockDim => s.block,
                                 GridDim => s.grid,
+                                // The coordinates the linear index stands for, `x + X (y + Y z)`.
+                                ThreadCoord(d) => coord(tid0 + l as u32, s.block_dims, *d),
+                                BlockCoord(d) => coord(block, s.grid_dims, *d),
+                                BlockExtent(d) => s.block_dims[usize::from(*d)],
+                                GridExtent(d) => s.grid_dims[usize::from(*d)],
                             })
                         });
                     }

@@ -128,6 +128,9 @@ pub(crate) struct Shared<'a> {
     pub buffer_names: &'a [String],
     /// Per buffer, a tensor map's dimensions (outermost first), or nothing.
     pub tensor_dims: &'a [&'a [u64]],
+    /// The launch's extents along x, y, z: the grid's and the block's.
+    pub grid_dims: [u32; 3],
+    pub block_dims: [u32; 3],
     /// Register bits of each kernel parameter.
     pub params: &'a [u64],
     pub smem_bytes: u64,
@@ -261,12 +264,18 @@ pub struct Launch<'a> {
     /// Per buffer, the dimensions of a tensor map's array (outermost first); empty for a
     /// pointer's buffer.
     pub tensor_dims: &'a [&'a [u64]],
+    /// The grid's and the block's extents along x, y, z (their products are `grid` and
+    /// `block`).
+    pub grid_dims: [u32; 3],
+    /// See `grid_dims`.
+    pub block_dims: [u32; 3],
 }
 
 /// Runs a launch the caller has validated against the kernel's bound, counting finished
 /// blocks in `progress`.
 pub fn run(launch: Launch<'_>, cfg: Config, progress: &Progress) -> Outcome {
-    let Launch { code, kernel, grid, block, params, buffers, buffer_names, tensor_dims } = launch;
+    let Launch { code, kernel, grid, block, params, buffers, buffer_names, tensor_dims, grid_dims, block_dims } =
+        launch;
     let smem_bytes = smem_of(code, kernel);
     let mut scopes = Vec::new();
     let mut grid_sync = false;
@@ -279,6 +288,8 @@ pub fn run(launch: Launch<'_>, cfg: Config, progress: &Progress) -> Outcome {
         buffers,
         buffer_names,
         tensor_dims,
+        grid_dims,
+        block_dims,
         params,
         smem_bytes,
         levels: Levels::new(scopes, u64::from(block)),

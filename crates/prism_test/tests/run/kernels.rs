@@ -1,4 +1,4 @@
-//! The 31 kernels of `tests/ui/accept/kernels/`, each against a plain-Rust reference of what
+//! The kernels of `tests/ui/accept/kernels/`, each against a plain-Rust reference of what
 //! its header comment says it computes.
 //!
 //! Float inputs are multiples of 1/8 (`Rng::eighths`) wherever the kernel only adds and
@@ -841,5 +841,62 @@ fn k38_hgemm_warp_specialised() {
                 assert!((g - exact).abs() <= tol, "C[{i}, {j}] ({m} x {n} x {k}): got {g}, want {exact}");
             }
         }
+    }
+}
+
+#[test]
+fn k39_transpose_2d() {
+    // 40 x 70 on a 3 x 2 grid of 32 x 8 blocks: every tile on the right and bottom edge is
+    // partial. The 1-D launch of the same kernel is the case the launch check cannot refuse
+    // (a kernel that reads coordinates may be launched 1-D); the simulator reports its
+    // out-of-bounds shared read instead, in `prism_interp`'s launch tests.
+    let (rows, cols) = (40, 70);
+    let a = Rng::new(39).eighths(rows * cols, -8, 8);
+    let p = program(&file("39_transpose_2d.prism"));
+    let out = p.launch("transpose2d", (3, 2), (32, 8), || {
+        vec![Arg::buffer(&a), Arg::buffer(&vec![0.0f32; rows * cols]), Arg::value(rows as i32), Arg::value(cols as i32)]
+    });
+    let mut want = vec![0.0f32; rows * cols];
+    for r in 0..rows {
+        for c in 0..cols {
+            want[c * rows + r] = a[r * cols + c];
+        }
+    }
+    assert_same("dst", &out.f32("dst"), &want);
+}
+
+#[test]
+fn k40_stencil_2d() {
+    // 20 x 40 on a 3 x 2 grid of 16 x 16 blocks (the last block column and row are partial),
+    // 33 x 17 on 2 x 3 (a single partial column) and 33 x 17 again on 1 x 5 blocks of 32 x 8
+    // (warps that are whole block rows). Inputs are eighths: exact.
+    let p = program(&file("40_stencil_2d.prism"));
+    for (rows, cols, grid, block) in
+        [(20usize, 40usize, (3u32, 2u32), (16u32, 16u32)), (33, 17, (2, 3), (16, 16)), (33, 17, (1, 5), (32, 8))]
+    {
+        let inp = Rng::new((rows * cols) as u64).eighths(rows * cols, -8, 8);
+        let out = p.launch("stencil2d", grid, block, || {
+            vec![
+                Arg::buffer(&inp),
+                Arg::buffer(&vec![0.0f32; rows * cols]),
+                Arg::value(rows as i32),
+                Arg::value(cols as i32),
+            ]
+        });
+        let at = |r: i64, c: i64| {
+            if (0..rows as i64).contains(&r) && (0..cols as i64).contains(&c) {
+                inp[r as usize * cols + c as usize]
+            } else {
+                0.0
+            }
+        };
+        let mut want = vec![0.0f32; rows * cols];
+        for r in 0..rows as i64 {
+            for c in 0..cols as i64 {
+                want[r as usize * cols + c as usize] =
+                    4.0 * at(r, c) - at(r - 1, c) - at(r + 1, c) - at(r, c - 1) - at(r, c + 1);
+            }
+        }
+        assert_same("out", &out.f32("out"), &want);
     }
 }

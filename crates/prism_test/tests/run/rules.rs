@@ -645,3 +645,32 @@ fn r_tma_store() {
 fn bf16_double(x: u16) -> u16 {
     x + 0x80
 }
+
+#[test]
+fn r_launch_coords() {
+    // Each thread writes its coordinates and its block's at its linear index `id()`, and the
+    // extents: the linear order must be x fastest, then y, then z, for threads in blocks and
+    // blocks in grids alike, with odd extents along every dimension.
+    let p = program(&file("launch_coords.prism"));
+    for (grid, block) in [((3u32, 2u32, 2u32), (4u32, 3u32, 2u32)), ((1, 5, 1), (7, 1, 3)), ((2, 1, 3), (32, 2, 1))] {
+        let (bn, tn) = (grid.0 * grid.1 * grid.2, block.0 * block.1 * block.2);
+        let n = (bn * tn) as usize;
+        let out = p
+            .launch("coords", grid, block, || vec![Arg::buffer(&vec![-1i32; 2 * n]), Arg::buffer(&vec![-1i32; 8 * n])]);
+        let mut want = Vec::new();
+        for (bz, by, bx) in linear_order(grid) {
+            for (tz, ty, tx) in linear_order(block) {
+                want.push((tx + 100 * ty + 10000 * tz) as i32);
+                want.push((bx + 100 * by + 10000 * bz) as i32);
+            }
+        }
+        assert_same("out", &out.i32("out"), &want);
+        let extents = [block.0, block.1, block.2, grid.0, grid.1, grid.2, tn, bn].map(|v| v as i32);
+        assert_same("dims", &out.i32("dims"), &extents.repeat(n));
+    }
+}
+
+/// `(z, y, x)` over extents `(X, Y, Z)` in CUDA's linear order, x fastest.
+fn linear_order((x, y, z): (u32, u32, u32)) -> Vec<(u32, u32, u32)> {
+    (0..z).flat_map(|k| (0..y).flat_map(move |j| (0..x).map(move |i| (k, j, i)))).collect()
+}

@@ -7,7 +7,7 @@
 //! are the results compared with a reference.
 
 use prism_diag::{Color, Diagnostic, render};
-use prism_interp::{Arg, Buffer, Config, Elem, Module};
+use prism_interp::{Arg, Buffer, Config, Dim3, Elem, Module};
 use prism_span::SourceMap;
 use prism_types::ty::Scalar;
 use std::fmt::Debug;
@@ -58,7 +58,14 @@ impl Program {
     /// (called once per run), under the deterministic schedule and each of [`seeds`]. Panics
     /// unless every run is clean and all runs leave identical buffers; returns the buffers of
     /// the deterministic run.
-    pub fn launch(&self, kernel: &str, grid: u32, block: u32, args: impl Fn() -> Vec<Arg>) -> Outputs {
+    pub fn launch(
+        &self,
+        kernel: &str,
+        grid: impl Into<Dim3>,
+        block: impl Into<Dim3>,
+        args: impl Fn() -> Vec<Arg>,
+    ) -> Outputs {
+        let (grid, block): (Dim3, Dim3) = (grid.into(), block.into());
         let info = self.module.kernel(kernel).unwrap_or_else(|| panic!("{}: no kernel `{kernel}`", self.path));
         let names: Vec<String> = info.params.iter().map(|p| p.name.clone()).collect();
         let run = |seed: Option<u64>| {

@@ -13,7 +13,7 @@ use crate::error::{
 };
 use crate::intrinsics::{self, CodeReq, IntrinsicId, ParamKind, RetSig, TyClass};
 use crate::perspective::Persp;
-use crate::tir::{self, CallArg, Callee, ConstValue, ExprKind, FnId, Place, VarId, VarKind};
+use crate::tir::{self, CallArg, Callee, ConstValue, ExprKind, FnId, Place, RawIndex, VarId, VarKind};
 use crate::ty::{Scalar, TensorMapTy, Ty};
 use prism_span::Span;
 use prism_syntax::ast;
@@ -22,6 +22,18 @@ use prism_syntax::ast;
 struct Matched<'e> {
     by_param: Vec<Option<&'e ast::Arg>>,
     ok: bool,
+}
+
+/// The dimension `args` names when it is exactly one of `x`, `y`, `z` (the argument of
+/// `id(x)`, `block_dim(y)`, `grid_dim(z)`): 0, 1 or 2.
+fn dimension(args: &[ast::Arg]) -> Option<u8> {
+    match args {
+        [a] if a.name.is_none() => match &a.value.kind {
+            ast::ExprKind::Name(n) => ["x", "y", "z"].iter().position(|d| n == d).map(|d| d as u8),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 impl Checker<'_> {
@@ -42,6 +54,26 @@ impl Checker<'_> {
         };
         if name == "id" {
             return self.rel_id(args, span, target);
+        }
+        // `block_dim(x)`, `grid_dim(y)`, ...: one extent of a multi-dimensional launch. Like
+        // the linear sizes they are the same in every thread of the launch.
+        if matches!(name.as_str(), "block_dim" | "grid_dim") && !args.is_empty() {
+            let Some(d) = dimension(args) else {
+                self.error(TypeError::WrongArguments {
+                    callee: name,
+                    problem: ArgsProblem::NoneOrDimension,
+                    span,
+                    help: None,
+                });
+                return Val::error(span);
+            };
+            let index = if name == "block_dim" { RawIndex::BlockExtent(d) } else { RawIndex::GridExtent(d) };
+            return Val::new(tir::Expr {
+                kind: ExprKind::Raw(index),
+                ty: Ty::Scalar(Scalar::I32),
+                persp: Some(Persp::GRID),
+                span,
+            });
         }
         match self.resolve(&name) {
             Resolved::Poisoned => {
@@ -91,13 +123,18 @@ impl Checker<'_> {
     }
 
     fn rel_id(&mut self, args: &[ast::Arg], span: Span, target: Option<Persp>) -> Val {
-        if !args.is_empty() {
+        // `id(x)`, `id(y)`, `id(z)`: a coordinate of a multi-dimensional launch.
+        let dim = dimension(args);
+        if !args.is_empty() && dim.is_none() {
             self.error(TypeError::WrongArguments {
                 callee: "id".into(),
-                problem: ArgsProblem::IdTakesNone,
+                problem: ArgsProblem::NoneOrDimension,
                 span,
                 help: Some("its meaning comes from the perspective of the variable it is stored in".into()),
             });
+        }
+        if let Some(d) = dim {
+            return self.coord_id(d, span, target);
         }
         let Some(target) = target else {
             self.persp_error(TypeError::IdWithoutTarget { span });
@@ -113,6 +150,34 @@ impl Checker<'_> {
             persp: Some(target),
             span,
         })
+    }
+
+    /// `id(x)` (`y`, `z`): the coordinate along one dimension of a multi-dimensional launch
+    /// of the thread in its block (a `thread[1]` target in `block[1]` code) or of the block
+    /// in the grid (a `block[1]` target in `grid[1]` code): exactly where `id()` is the
+    /// linear index those coordinates make (`x + X (y + Y z)`).
+    fn coord_id(&mut self, dim: u8, span: Span, target: Option<Persp>) -> Val {
+        let Some(target) = target else {
+            self.persp_error(TypeError::IdWithoutTarget { span });
+            return Val::error(span);
+        };
+        let index = match (self.code, target) {
+            (Persp::BLOCK, Persp::THREAD) => RawIndex::ThreadCoord(dim),
+            (Persp::GRID, Persp::BLOCK) => RawIndex::BlockCoord(dim),
+            _ => {
+                self.error(TypeError::WrongArguments {
+                    callee: "id".into(),
+                    problem: ArgsProblem::IdCoordinate { code: self.code, target },
+                    span,
+                    help: Some(
+                        "store it in a `thread[1]` variable in `block[1]` code, or a `block[1]` one in `grid[1]` code"
+                            .into(),
+                    ),
+                });
+                return Val::error(span);
+            }
+        };
+        Val::new(tir::Expr { kind: ExprKind::Raw(index), ty: Ty::Scalar(Scalar::I32), persp: Some(target), span })
     }
 
     fn match_args<'e>(&mut self, callee: &str, names: &[&str], args: &'e [ast::Arg], span: Span) -> Matched<'e> {

@@ -1,0 +1,75 @@
+//! The host launchers `--emit-host` writes refuse the launches the kernel's bound, CUDA's
+//! limits and its dimensions rule out, before anything reaches the driver: a host program
+//! (no GPU needed) calls them with bad shapes and expects `cudaErrorInvalidConfiguration`
+//! from each. The simulator's launch check refuses the same shapes
+//! (`prism_interp/tests/launch.rs`); this is the same promise for programs launched from
+//! C++.
+
+mod common;
+
+use prism_gpu::toolchain::{self, Emit};
+use prism_test::{repo_root, synced};
+use std::path::Path;
+use std::process::Command;
+
+fn main() {
+    common::run_with_tools("host_launchers_refuse_bad_shapes", toolchain::find_nvcc(), "nvcc", |nvcc| check(&nvcc))
+}
+
+/// Calls of `launch_coords.prism`'s launchers that must be refused, each with why.
+const REFUSED: &[(&str, &str)] = &[
+    ("a 2-D grid of a kernel that reads no coordinate", "prism_launch_plain(dim3(2, 2), dim3(32), nullptr)"),
+    ("a 2-D block of it", "prism_launch_plain(dim3(4), dim3(16, 2), nullptr)"),
+    ("a z extent of it", "prism_launch_plain(dim3(1, 1, 2), dim3(32), nullptr)"),
+    ("threads not a whole number of warps (`thread[32]`)", "prism_launch_plain(dim3(1), dim3(48), nullptr)"),
+    ("more threads than its launch bounds", "prism_launch_plain(dim3(1), dim3(160), nullptr)"),
+    ("no threads", "prism_launch_coords(dim3(1), dim3(0, 4), nullptr, nullptr)"),
+    ("more than 1024 threads a block", "prism_launch_coords(dim3(1), dim3(64, 17), nullptr, nullptr)"),
+    ("more than 64 along z", "prism_launch_coords(dim3(1), dim3(1, 1, 65), nullptr, nullptr)"),
+    ("more than 65,535 blocks along y", "prism_launch_coords(dim3(1, 65536), dim3(1), nullptr, nullptr)"),
+    ("more than 2^31 - 1 blocks along x", "prism_launch_coords(dim3(2147483648u), dim3(1), nullptr, nullptr)"),
+    // 2^31 - 1 x 65,535 x 65,535 blocks of 1024 threads: about 2^72 threads, whose 64-bit
+    // count wraps; the block count is refused before it is multiplied.
+    (
+        "a launch whose thread count wraps 64 bits",
+        "prism_launch_coords(dim3(2147483647u, 65535, 65535), dim3(1024), nullptr, nullptr)",
+    ),
+    (
+        "more than 2^31 - 1 threads (`id()` is an `int`)",
+        "prism_launch_coords(dim3(65536, 64), dim3(1024), nullptr, nullptr)",
+    ),
+];
+
+fn check(nvcc: &Path) -> Result<(), String> {
+    let rel = "rules/launch_coords";
+    let src = std::fs::read_to_string(repo_root().join("tests/ui/accept").join(format!("{rel}.prism")))
+        .map_err(|e| e.to_string())?;
+    let s = synced(rel, &src, &prism_driver::Options::default())?;
+    let out = prism_cuda::emit(&s, &prism_cuda::Options { host: true, ..prism_cuda::Options::default() });
+    if !out.errors.is_empty() {
+        return Err(format!("{rel}: {:?}", out.errors));
+    }
+    let mut main = out.text;
+    main.push_str("\n#include <cstdio>\nint main() {\n    int bad = 0;\n");
+    for (why, call) in REFUSED {
+        main.push_str(&format!(
+            "    if (cudaError_t e = {call}; e != cudaErrorInvalidConfiguration) {{ printf(\"not refused: {why} ({call}): %d\\n\", (int)e); ++bad; }}\n"
+        ));
+    }
+    main.push_str("    return bad;\n}\n");
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("launchers");
+    std::fs::create_dir_all(&tmp).map_err(|e| e.to_string())?;
+    let (cu, exe) = (tmp.join("launchers.cu"), tmp.join("launchers"));
+    std::fs::write(&cu, &main).map_err(|e| e.to_string())?;
+    let built =
+        toolchain::compile(nvcc, &cu, &exe, "sm_90", Emit::Executable).map_err(|e| format!("cannot run nvcc: {e}"))?;
+    if !built.ok {
+        return Err(format!("the launcher test program does not compile:\n{}", built.log));
+    }
+    let run = Command::new(&exe).output().map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+    if run.status.success() {
+        Ok(())
+    } else {
+        Err(format!("{}{}", String::from_utf8_lossy(&run.stdout), String::from_utf8_lossy(&run.stderr)))
+    }
+}
