@@ -72,9 +72,9 @@ pub struct KernelAbi {
     pub exact_launch: Option<(u64, Option<u64>)>,
     /// The most blocks a launch may have (`prism_ir::ir::Function::max_blocks`).
     pub max_blocks: Option<u64>,
-    /// Whether it reads launch coordinates (`id(x)`, ...): only then may a launch have more
-    /// than one dimension.
-    pub coords: bool,
+    /// What it allows of a launch's shape: more than one dimension only when it reads
+    /// coordinates (`id(x)`, ...), and a fixed block shape if its bound gives one.
+    pub shape: prism_ir::ir::ShapeRule,
 }
 
 /// The largest static shared-memory allocation a kernel may have.
@@ -87,7 +87,7 @@ impl KernelAbi {
         grid: impl Into<prism_ir::ir::Dim3>,
         block: impl Into<prism_ir::ir::Dim3>,
     ) -> Result<(), String> {
-        let (grid, block) = prism_ir::ir::check_shape(&self.name, self.coords, grid.into(), block.into())?;
+        let (grid, block) = prism_ir::ir::check_shape(&self.name, self.shape, grid.into(), block.into())?;
         prism_ir::ir::check_launch_threads(grid, block)?;
         prism_ir::ir::check_max_blocks(&self.name, self.max_blocks, grid)?;
         if u64::from(block) % self.t_mult != 0 {

@@ -85,7 +85,7 @@ pub fn plan(p: &Program) -> (NamedBarriers, Vec<crate::Unsupported>) {
             .functions
             .iter()
             .enumerate()
-            .any(|(i, f)| f.kind == prism_types::tir::FnKind::Kernel && p.uses_coords(prism_ir::FuncId(i as u32))),
+            .any(|(i, f)| f.kind == prism_types::tir::FnKind::Kernel && p.multi_dim(prism_ir::FuncId(i as u32))),
         ..NamedBarriers::default()
     };
     let mut next = 1;

@@ -195,7 +195,15 @@ pub fn function(g: &Global, id: FuncId, first_line: u32) -> (Func, Option<Kernel
         // main loops (BENCHMARKS.md, SASS gate); the block index is told, which drops sign
         // handling from divisions of it.
         if fx.used_tid {
-            prologue.push(decl_const("int", "prism_tid", Expr::id(barrier::tid(&g.named))));
+            // A kernel with a fixed block shape computes the linear index with the extents
+            // as constants, as an expert writes `threadIdx.x + 32 * threadIdx.y`.
+            let tid = match fixed_shape(f) {
+                Some(d) if d.z > 1 => format!("threadIdx.x + {}u * (threadIdx.y + {}u * threadIdx.z)", d.x, d.y),
+                Some(d) if d.y > 1 => format!("threadIdx.x + {}u * threadIdx.y", d.x),
+                Some(_) => "threadIdx.x".into(),
+                None => barrier::tid(&g.named).into(),
+            };
+            prologue.push(decl_const("int", "prism_tid", Expr::id(tid)));
         }
         if fx.used_bid {
             let bid = if g.named.multi_dim { "prism_linear_bid()" } else { "blockIdx.x" };
@@ -346,7 +354,7 @@ pub fn function(g: &Global, id: FuncId, first_line: u32) -> (Func, Option<Kernel
         needs_sm90a: g.sm90[id.index()],
         exact_launch: f.exact_launch(),
         max_blocks: f.max_blocks,
-        coords: g.program.uses_coords(id),
+        shape: g.program.shape_rule(id),
     });
     let max_line = fx.max_line;
     (Func { head, name, params, body: Some(body) }, abi, fx.errors, max_line)
@@ -520,7 +528,10 @@ impl Fx<'_> {
             }
             (Level::Block | Level::Grid, Level::Thread) => {
                 let b = if c.level == Level::Block { Expr::bin("%", self.bid(), lit(c.n)) } else { self.bid() };
-                let threads = Expr::id(barrier::block_threads(&self.g.named));
+                let threads = match fixed_shape(self.f) {
+                    Some(d) => Expr::id(format!("{}u", d.count())),
+                    None => Expr::id(barrier::block_threads(&self.g.named)),
+                };
                 let g = Expr::bin("+", Expr::bin("*", b, threads), self.tid());
                 let g = if p.n == 1 { g } else { Expr::bin("/", g, Expr::id(format!("{}u", p.n))) };
                 Expr::cast("int", g)
@@ -702,6 +713,18 @@ impl Fx<'_> {
                 // In a program with multi-dimensional launches the indices and sizes are the
                 // linear ones the simulator defines, computed from all three dimensions.
                 let multi = self.g.named.multi_dim;
+                // A fixed block shape makes the extents constants.
+                let fixed = fixed_shape(self.f).map(|d| match index {
+                    RawIndex::BlockDim => Some(d.count()),
+                    RawIndex::BlockExtent(0) => Some(u64::from(d.x)),
+                    RawIndex::BlockExtent(1) => Some(u64::from(d.y)),
+                    RawIndex::BlockExtent(_) => Some(u64::from(d.z)),
+                    _ => None,
+                });
+                if let Some(Some(n)) = fixed {
+                    self.define(*dst, Expr::id(n.to_string()), bid, idx, out);
+                    return;
+                }
                 let e = Expr::cast(
                     "int",
                     Expr::id(match index {
@@ -1460,6 +1483,12 @@ pub fn program_items(g: &Global) -> (Vec<Item>, Vec<KernelAbi>, Vec<crate::Unsup
 /// bytes (the allocator reuses space between sequential scopes). nvcc treats distinct
 /// arrays as distinct objects, which it cannot for one byte buffer: the tiled gemms keep
 /// about 10% fewer registers that way, as hand-written CUDA does.
+/// The block shape a kernel's bound fixes (`block=`); device functions are emitted once for
+/// every caller, so they read the extents at run time.
+fn fixed_shape(f: &Function) -> Option<prism_ir::ir::Dim3> {
+    if f.kind == FnKind::Kernel { f.block_shape } else { None }
+}
+
 fn separate_arrays(f: &Function) -> BTreeMap<(u64, u64, Scalar), String> {
     let mut arrays = std::collections::BTreeSet::new();
     let mut calls = false;

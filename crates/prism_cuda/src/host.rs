@@ -52,10 +52,10 @@ pub fn launchers(kernels: &[KernelAbi]) -> String {
             })
             .collect();
         let sym = &k.symbol;
-        let dims = if k.coords {
-            "(it reads coordinates: any dimensions)"
-        } else {
-            "(1-D: it reads no coordinate, so y and z must be 1)"
+        let dims = match k.shape.block {
+            Some(b) => format!("(blocks of exactly {} x {} x {} threads)", b.x, b.y, b.z),
+            None if k.shape.multi_dim => "(it reads coordinates: any dimensions)".into(),
+            None => "(1-D: it reads no coordinate, so y and z must be 1)".into(),
         };
         s.push_str(&format!(
             "// Launches `{}` on `grid` blocks of `block` threads {dims}. Returns\n// cudaErrorInvalidConfiguration when the launch breaks the kernel's bound.\n",
@@ -82,8 +82,11 @@ pub fn launchers(kernels: &[KernelAbi]) -> String {
             // `id()` over the grid is an `int`: at most 2^31 - 1 threads.
             format!("blocks * threads > {}ull", prism_ir::ir::MAX_LAUNCH_THREADS),
         ];
-        if !k.coords {
+        if !k.shape.multi_dim {
             conds.push("grid.y != 1 || grid.z != 1 || block.y != 1 || block.z != 1".into());
+        }
+        if let Some(b) = k.shape.block {
+            conds.push(format!("block.x != {} || block.y != {} || block.z != {}", b.x, b.y, b.z));
         }
         if k.t_mult > 1 {
             conds.push(format!("threads % {} != 0", k.t_mult));

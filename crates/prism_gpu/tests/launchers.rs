@@ -23,6 +23,8 @@ const REFUSED: &[(&str, &str)] = &[
     ("a z extent of it", "prism_launch_plain(dim3(1, 1, 2), dim3(32), nullptr)"),
     ("threads not a whole number of warps (`thread[32]`)", "prism_launch_plain(dim3(1), dim3(48), nullptr)"),
     ("more threads than its launch bounds", "prism_launch_plain(dim3(1), dim3(160), nullptr)"),
+    ("another block shape than `block=[16, 4]`", "prism_launch_fixed(dim3(2), dim3(4, 16), nullptr)"),
+    ("its thread count in one dimension", "prism_launch_fixed(dim3(2), dim3(64), nullptr)"),
     ("no threads", "prism_launch_coords(dim3(1), dim3(0, 4), nullptr, nullptr)"),
     ("more than 1024 threads a block", "prism_launch_coords(dim3(1), dim3(64, 17), nullptr, nullptr)"),
     ("more than 64 along z", "prism_launch_coords(dim3(1), dim3(1, 1, 65), nullptr, nullptr)"),

@@ -168,9 +168,9 @@ pub struct KernelInfo {
     pub max_blocks: Option<u64>,
     /// Static shared memory per block, in bytes.
     pub smem: u64,
-    /// Whether it reads launch coordinates (`id(x)`, ...): only then may a launch have more
-    /// than one dimension.
-    pub coords: bool,
+    /// What it allows of a launch's shape: more than one dimension only when it reads
+    /// coordinates (`id(x)`, ...), and a fixed block shape if its bound gives one.
+    pub shape: ir::ShapeRule,
     /// Where the kernel is declared.
     pub span: prism_span::Span,
 }
@@ -271,7 +271,7 @@ impl Module {
             };
             launch_error(format!("no kernel named `{kernel}` ({known})"))
         })?;
-        let (grid, block) = ir::check_shape(&k.name, k.coords, grid_dims, block_dims).map_err(launch_error)?;
+        let (grid, block) = ir::check_shape(&k.name, k.shape, grid_dims, block_dims).map_err(launch_error)?;
         if block > MAX_BLOCK {
             return Err(launch_error(format!("{block} threads per block is more than the hardware's {MAX_BLOCK}")));
         }
@@ -479,7 +479,7 @@ fn kernel_info(p: &ir::Program, id: prism_ir::FuncId, f: &ir::Function) -> Kerne
         exact_launch: f.exact_launch(),
         max_blocks: f.max_blocks,
         smem: f.smem_size,
-        coords: p.uses_coords(id),
+        shape: p.shape_rule(id),
         span: f.span,
     }
 }

@@ -169,6 +169,30 @@ def plain(out : ptr(int)):
         let e = go("plain", grid, block).expect_err("a kernel without coordinates, launched 2-D");
         assert!(e.contains("reads no coordinate") && e.contains("launch it with one dimension"), "{e}");
     }
+    // A fixed block shape admits that shape only, whatever the thread count.
+    let fixed = module(
+        r#"
+@prism("global")
+@requires(grid[1], block[1], thread[32], block=[32, 8])
+def tile(out : ptr(int)):
+    b : int @ block[1] = id()
+    with partition(out, p=block[1], f=lambda i: b * 256 + i) as ob:
+        with group(block[1]):
+            t : int @ thread[1] = id()
+            with partition(ob, p=thread[1], f=lambda i: t + i) as o:
+                with group(thread[1]):
+                    o[0] = t
+"#,
+    );
+    let tile = |grid: (u32, u32, u32), block: (u32, u32, u32)| {
+        fixed.launch("tile", grid, block, &buf(), Config::default()).map(|_| ()).map_err(|e| e.message)
+    };
+    tile((2, 1, 1), (32, 8, 1)).expect("the shape it is written for");
+    tile((1, 2, 1), (32, 8, 1)).expect("in a 2-D grid too");
+    for block in [(256, 1, 1), (16, 16, 1), (8, 32, 1), (32, 4, 2)] {
+        let e = tile((2, 1, 1), block).expect_err("another shape");
+        assert!(e.contains("exactly 32x8x1 threads"), "{e}");
+    }
     // CUDA's limits on each dimension.
     let e = go("with_coords", (1, 1, 1), (1, 1, 65)).expect_err("block z");
     assert!(e.contains("64 along z"), "{e}");

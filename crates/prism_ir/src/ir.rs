@@ -58,10 +58,20 @@ impl Program {
         self.functions.iter().enumerate().find(|(_, f)| f.name == name).map(|(i, f)| (FuncId(i as u32), f))
     }
 
-    /// Whether function `id`, or a function it calls, reads a coordinate of a
-    /// multi-dimensional launch (`id(x)`, `id(y)`, `id(z)`): only such kernels may be
-    /// launched with more than one dimension, and their generated code computes the linear
-    /// thread and block indices from all three.
+    /// Whether kernel `id` may be launched with more than one dimension: it reads a
+    /// coordinate, or its bound fixes a multi-dimensional block shape. Then the code must
+    /// compute linear indices from all three dimensions.
+    pub fn multi_dim(&self, id: FuncId) -> bool {
+        self.uses_coords(id) || self.functions[id.index()].block_shape.is_some_and(Dim3::is_multi)
+    }
+
+    /// What kernel `id` allows of a launch's shape.
+    pub fn shape_rule(&self, id: FuncId) -> ShapeRule {
+        ShapeRule { multi_dim: self.multi_dim(id), block: self.functions[id.index()].block_shape }
+    }
+
+    /// Whether function `id`, or a function it calls, reads a coordinate or an extent of a
+    /// multi-dimensional launch (`id(x)`, `block_dim(y)`, ...).
     pub fn uses_coords(&self, id: FuncId) -> bool {
         let mut seen = vec![false; self.functions.len()];
         let mut stack = vec![id];
@@ -133,17 +143,36 @@ impl From<(u32, u32, u32)> for Dim3 {
     }
 }
 
+/// A shape written out in all three dimensions, for messages about shapes.
+struct Shape(Dim3);
+
+impl std::fmt::Display for Shape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}x{}x{}", self.0.x, self.0.y, self.0.z)
+    }
+}
+
 impl std::fmt::Display for Dim3 {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         if self.is_multi() { write!(f, "{}x{}x{}", self.x, self.y, self.z) } else { write!(f, "{}", self.x) }
     }
 }
 
+/// What a kernel allows of a launch's shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShapeRule {
+    /// Whether it may have more than one dimension ([`Program::multi_dim`]).
+    pub multi_dim: bool,
+    /// The one block shape it may have (`@requires(..., block=[X, Y, Z])`).
+    pub block: Option<Dim3>,
+}
+
 /// Checks the shape of a launch against CUDA's limits (a block of at most 1024 threads and
-/// 64 along z; a grid of at most 2^31 - 1 blocks along x and 65,535 along y and z) and, for
-/// a kernel that reads no coordinate, that it is 1-D: `id()` is then computed from the x
-/// indices alone. Returns the linear block and thread counts.
-pub fn check_shape(name: &str, uses_coords: bool, grid: Dim3, block: Dim3) -> Result<(u32, u32), String> {
+/// 64 along z; a grid of at most 2^31 - 1 blocks along x and 65,535 along y and z), against
+/// the kernel's fixed block shape if it has one and, for a kernel that reads no coordinate,
+/// that it is 1-D: `id()` is then computed from the x indices alone. Returns the linear
+/// block and thread counts.
+pub fn check_shape(name: &str, rule: ShapeRule, grid: Dim3, block: Dim3) -> Result<(u32, u32), String> {
     if grid.count() == 0 || block.count() == 0 {
         return Err("a launch needs at least one block of at least one thread".into());
     }
@@ -158,7 +187,16 @@ pub fn check_shape(name: &str, uses_coords: bool, grid: Dim3, block: Dim3) -> Re
     if grid.count() > u64::from(u32::MAX) {
         return Err(format!("a grid of {grid} blocks has more than 2^32 - 1 blocks"));
     }
-    if !uses_coords && (grid.is_multi() || block.is_multi()) {
+    if let Some(want) = rule.block
+        && want != block
+    {
+        return Err(format!(
+            "`{name}` is written for blocks of exactly {} threads (`block=` in its `@requires`), not {}",
+            Shape(want),
+            Shape(block)
+        ));
+    }
+    if !rule.multi_dim && (grid.is_multi() || block.is_multi()) {
         return Err(format!(
             "`{name}` reads no coordinate (`id(x)`, `id(y)`, `id(z)`), so its code indexes threads and blocks along x only: launch it with one dimension ({} blocks of {} threads)",
             grid.count(),
@@ -181,8 +219,10 @@ pub struct Function {
     pub facts: Facts,
     /// Shared memory the body uses, in bytes, from the function's shared base.
     pub smem_size: u64,
-    /// `@launch_bounds`, if given.
+    /// `@launch_bounds`, if given (or the block shape's threads).
     pub launch_bounds: Option<u64>,
+    /// The block shape `@requires(..., block=[X, Y, Z])` fixes, if given.
+    pub block_shape: Option<Dim3>,
     /// `@launch_bounds(n, m)`'s `m`, if given.
     pub min_blocks: Option<u64>,
     /// The most blocks a launch may have for the index arithmetic that synchronisation

@@ -76,6 +76,7 @@ fn lower_function(prog: &tir::Program, tf: &tir::Function) -> Function {
             facts: tf.facts,
             smem_size: tf.smem_need,
             launch_bounds: tf.launch_bounds,
+            block_shape: tf.block_shape.map(|[x, y, z]| Dim3 { x, y, z }),
             min_blocks: tf.min_blocks,
             max_blocks: None,
             params: Vec::new(),

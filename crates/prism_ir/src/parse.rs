@@ -417,6 +417,19 @@ impl P {
             self.pos += 1;
             launch_bounds = Some(self.u64()?);
         }
+        let mut block_shape = None;
+        if self.at_word("block_shape") {
+            self.pos += 1;
+            let mut d = [0u32; 3];
+            for v in &mut d {
+                let n = self.u64()?;
+                *v = match u32::try_from(n) {
+                    Ok(n) => n,
+                    Err(_) => return self.err(format!("block extent {n} is more than 2^32 - 1")),
+                };
+            }
+            block_shape = Some(Dim3 { x: d[0], y: d[1], z: d[2] });
+        }
         let mut min_blocks = None;
         if self.at_word("min_blocks") {
             self.pos += 1;
@@ -440,6 +453,7 @@ impl P {
             facts: Facts { t_mult, b_mult },
             smem_size,
             launch_bounds,
+            block_shape,
             min_blocks,
             max_blocks,
             params,

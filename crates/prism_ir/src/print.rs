@@ -156,6 +156,9 @@ pub fn print_function(p: &Program, f: &Function, out: &mut String) {
     if let Some(lb) = f.launch_bounds {
         let _ = write!(out, " launch_bounds {lb}");
     }
+    if let Some(d) = f.block_shape {
+        let _ = write!(out, " block_shape {} {} {}", d.x, d.y, d.z);
+    }
     if let Some(m) = f.min_blocks {
         let _ = write!(out, " min_blocks {m}");
     }

@@ -84,13 +84,15 @@ pub struct Function {
     pub span: Span,
 }
 
-/// `@requires(entry, ..., smem=N)`.
+/// `@requires(entry, ..., smem=N, block=[X, Y, Z])`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Requires {
     /// The perspectives listed.
     pub entries: Vec<Persp>,
     /// The shared-memory budget in bytes, if given.
     pub smem: Option<Expr>,
+    /// The block's shape, `[X]`, `[X, Y]` or `[X, Y, Z]`, if given.
+    pub block: Option<Expr>,
     /// The whole decorator.
     pub span: Span,
 }

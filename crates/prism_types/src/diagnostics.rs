@@ -832,6 +832,14 @@ fn bound_words(p: &BoundProblem) -> String {
                 "launch bound {bound} is not a multiple of {multiple}, which the bound requires of threads per block"
             )
         }
+        BoundProblem::BlockShape => "`block=` must be `[X]`, `[X, Y]` or `[X, Y, Z]` with positive constants, at most 1024 threads in all and 64 along z".into(),
+        BoundProblem::BlockShapeOnDevice => "a block shape (`block=`) applies to kernels only".into(),
+        BoundProblem::BlockShapeThreads { threads, multiple, launch_bounds } => match launch_bounds {
+            Some(lb) if threads > lb => format!("the block shape has {threads} threads, more than `@launch_bounds({lb})`"),
+            _ => format!(
+                "the block shape has {threads} threads, not a multiple of {multiple}, which the bound requires of threads per block"
+            ),
+        },
     }
 }
 

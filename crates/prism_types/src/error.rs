@@ -190,6 +190,13 @@ pub enum BoundProblem {
     MinBlocksValue,
     /// A launch bound the bound's thread multiple does not divide.
     LaunchBoundsMultiple { bound: u64, multiple: u64 },
+    /// `block=` that is not a list of one to three positive constants within CUDA's limits.
+    BlockShape,
+    /// `block=` on a device function.
+    BlockShapeOnDevice,
+    /// A block shape whose thread count the bound's thread multiple does not divide, or
+    /// that exceeds `@launch_bounds`.
+    BlockShapeThreads { threads: u64, multiple: u64, launch_bounds: Option<u64> },
 }
 
 /// What is wrong with a perspective, for `invalid-perspective`.

@@ -78,8 +78,11 @@ pub struct Function {
     pub smem_budget: u64,
     /// The shared memory the body needs, in bytes (at most the budget).
     pub smem_need: u64,
-    /// `@launch_bounds(n)`: the most threads per block a launch may use.
+    /// `@launch_bounds(n)`: the most threads per block a launch may use (the block shape's
+    /// threads when only `block=` is given).
     pub launch_bounds: Option<u64>,
+    /// `block=[X, Y, Z]` in `@requires`: the one block shape a launch may have.
+    pub block_shape: Option<[u32; 3]>,
     /// `@launch_bounds(n, m)`: `m`, the blocks that must fit on a multiprocessor at once
     /// (a register cap for ptxas; no effect on the semantics).
     pub min_blocks: Option<u64>,

@@ -252,15 +252,20 @@ impl Parser<'_> {
         };
         let mut entries = Vec::new();
         let mut smem = None;
+        let mut block = None;
         for a in args {
             match a.name {
                 Some(key) if key.name == "smem" => smem = Some(a.value),
+                Some(key) if key.name == "block" => block = Some(a.value),
                 Some(key) => {
                     self.error(SyntaxError::BadDecorator {
                         reason: format!("unknown `@requires` argument `{}`", key.name),
                         span: a.span,
                         other: None,
-                        help: Some("`@requires` takes perspectives and `smem=` (bytes of shared memory)".into()),
+                        help: Some(
+                            "`@requires` takes perspectives, `smem=` (bytes of shared memory) and `block=[X, Y, Z]` (the block's shape)"
+                                .into(),
+                        ),
                     });
                 }
                 None => {
@@ -270,7 +275,7 @@ impl Parser<'_> {
                 }
             }
         }
-        f.requires = Some(Requires { entries, smem, span: d.span });
+        f.requires = Some(Requires { entries, smem, block, span: d.span });
     }
 
     fn launch_bounds(&mut self, f: &mut Function, d: RawDecorator) {

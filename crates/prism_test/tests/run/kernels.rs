@@ -847,9 +847,8 @@ fn k38_hgemm_warp_specialised() {
 #[test]
 fn k39_transpose_2d() {
     // 40 x 70 on a 3 x 2 grid of 32 x 8 blocks: every tile on the right and bottom edge is
-    // partial. The 1-D launch of the same kernel is the case the launch check cannot refuse
-    // (a kernel that reads coordinates may be launched 1-D); the simulator reports its
-    // out-of-bounds shared read instead, in `prism_interp`'s launch tests.
+    // partial. Other block shapes are refused at launch (`block=[32, 8]`; see
+    // `prism_interp`'s launch tests).
     let (rows, cols) = (40, 70);
     let a = Rng::new(39).eighths(rows * cols, -8, 8);
     let p = program(&file("39_transpose_2d.prism"));

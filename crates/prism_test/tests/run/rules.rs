@@ -668,6 +668,11 @@ fn r_launch_coords() {
         let extents = [block.0, block.1, block.2, grid.0, grid.1, grid.2, tn, bn].map(|v| v as i32);
         assert_same("dims", &out.i32("dims"), &extents.repeat(n));
     }
+    // `fixed` (blocks of exactly 16 x 4) reads no coordinate: `id()` is the linear index,
+    // and its block extent, a constant in the CUDA, is the launch's.
+    let out = p.launch("fixed", 3, (16, 4), || vec![Arg::buffer(&[-1i32; 192])]);
+    let want: Vec<i32> = (0..192).map(|i| i % 64 + 1000 * (i / 64) + 400_000).collect();
+    assert_same("out", &out.i32("out"), &want);
 }
 
 /// `(z, y, x)` over extents `(X, Y, Z)` in CUDA's linear order, x fastest.

@@ -209,6 +209,7 @@ pub(crate) fn check_body(
         smem_budget: sig.smem_budget,
         smem_need: cx.smem_need,
         launch_bounds: sig.launch_bounds,
+        block_shape: sig.block_shape,
         min_blocks: sig.min_blocks,
         params,
         ret: sig.ret,

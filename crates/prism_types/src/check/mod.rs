@@ -88,6 +88,8 @@ pub(crate) struct Sig {
     pub facts: Facts,
     pub smem_budget: u64,
     pub launch_bounds: Option<u64>,
+    /// `block=[X, Y, Z]`: the one block shape the kernel may be launched with.
+    pub block_shape: Option<[u32; 3]>,
     pub min_blocks: Option<u64>,
     pub params: Vec<ParamInfo>,
     pub ret: Option<(Scalar, Persp)>,
@@ -540,6 +542,30 @@ fn signature(g: &Globals, f: &ast::Function, errors: &mut Vec<TypeError>) -> Sig
             None
         }
     });
+    let block_shape = f.requires.as_ref().and_then(|r| r.block.as_ref()).and_then(|e| {
+        let shape = block_shape(g, e, errors)?;
+        let threads = shape.iter().map(|&d| u64::from(d)).product::<u64>();
+        if f.kind != FnKind::Kernel {
+            errors.push(TypeError::InvalidBound {
+                problem: BoundProblem::BlockShapeOnDevice,
+                span: e.span,
+                help: None,
+            });
+            return None;
+        }
+        if threads % facts.t_mult != 0 || launch_bounds.is_some_and(|lb| threads > lb) {
+            errors.push(TypeError::InvalidBound {
+                problem: BoundProblem::BlockShapeThreads { threads, multiple: facts.t_mult, launch_bounds },
+                span: e.span,
+                help: None,
+            });
+            return None;
+        }
+        Some(shape)
+    });
+    // A fixed shape caps the threads per block as `@launch_bounds` does (nvcc is told, and
+    // the ownership proof bounds thread indices by it).
+    let launch_bounds = launch_bounds.or(block_shape.map(|s| s.iter().map(|&d| u64::from(d)).product()));
     if let Some(lb) = launch_bounds
         && lb % facts.t_mult != 0
     {
@@ -624,10 +650,39 @@ fn signature(g: &Globals, f: &ast::Function, errors: &mut Vec<TypeError>) -> Sig
         facts,
         smem_budget,
         launch_bounds,
+        block_shape,
         min_blocks,
         params,
         ret,
     }
+}
+
+/// The shape `block=[X, Y, Z]` gives (missing extents are 1), or `None` after reporting
+/// why it is not one: one to three positive constants, at most 1024 threads and 64 along z.
+fn block_shape(g: &Globals, e: &ast::Expr, errors: &mut Vec<TypeError>) -> Option<[u32; 3]> {
+    let bad = |errors: &mut Vec<TypeError>| {
+        errors.push(TypeError::InvalidBound { problem: BoundProblem::BlockShape, span: e.span, help: None });
+        None
+    };
+    let ast::ExprKind::List(items) = &e.kind else { return bad(errors) };
+    if items.is_empty() || items.len() > 3 {
+        return bad(errors);
+    }
+    let mut shape = [1u32; 3];
+    for (k, item) in items.iter().enumerate() {
+        match const_expr(g, item, &HashMap::new()) {
+            Ok(Konst { value: tir::ConstValue::Int(n), .. }) if (1..=1024).contains(&n) => shape[k] = n as u32,
+            Ok(_) => return bad(errors),
+            Err(err) => {
+                errors.push(err);
+                return None;
+            }
+        }
+    }
+    if shape.iter().map(|&d| u64::from(d)).product::<u64>() > 1024 || shape[2] > 64 {
+        return bad(errors);
+    }
+    Some(shape)
 }
 
 fn param_type(g: &Globals, t: &ast::TypeExpr, errors: &mut Vec<TypeError>) -> (Ty, bool) {

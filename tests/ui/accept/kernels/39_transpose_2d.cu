@@ -5,6 +5,8 @@
 // block's tile coordinates (in grid code) and the thread's coordinates in its block (in
 // block code); the linear `id()` is still `x + X y`. Each thread moves four rows of the tile
 // through shared memory (padded rows: no bank conflicts), the barrier between is inferred.
+// The tile's index functions are injective only for 32 x 8 blocks, so the bound says so
+// (`block=[32, 8]`): every launcher refuses other shapes, 256 threads as 16 x 16 included.
 //   dst[c * rows + r] = src[r * cols + c]      (src: rows x cols, dst: cols x rows)
 extern "C" __global__ void __launch_bounds__(256) transpose2d(const float* __restrict__ src,
                                                               float* __restrict__ dst,
@@ -13,41 +15,41 @@ extern "C" __global__ void __launch_bounds__(256) transpose2d(const float* __res
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 256 threads per block
     __shared__ __align__(1024) float prism_shared0[1056];
-    const int bx = (int)blockIdx.x;  // line 11
-    const int by = (int)blockIdx.y;  // line 12
+    const int bx = (int)blockIdx.x;  // line 12
+    const int by = (int)blockIdx.y;  // line 13
     // Blocks store disjoint tiles: the block view of `dst` is the identity, which the
     // language trusts (two blocks writing one element would be a race the simulator reports).
     {  // partition `dst` as `d_b` at block[1]
         {  // group(block[1])
-            float* tile = prism_shared0;  // line 17
-            const int tx = (int)threadIdx.x;  // line 18
-            const int ty = (int)threadIdx.y;  // line 19
+            float* tile = prism_shared0;  // line 18
+            const int tx = (int)threadIdx.x;  // line 19
+            const int ty = (int)threadIdx.y;  // line 20
             {  // partition `tile` as `mine` at thread[1]
                 {  // group(thread[1])
                     for (int k = 0; k < 4; k += 1) {
-                        const int r = prism_add(prism_add(prism_mul(by, 32), ty), 8 * k);  // line 23
-                        const int c = prism_add(prism_mul(bx, 32), tx);  // line 24
-                        bool t29 = r < rows;  // line 25
+                        const int r = prism_add(prism_add(prism_mul(by, 32), ty), 8 * k);  // line 24
+                        const int c = prism_add(prism_mul(bx, 32), tx);  // line 25
+                        bool t29 = r < rows;  // line 26
                         if (t29) {
                             t29 = c < cols;
                         }
-                        if (t29) {  // line 25
-                            tile[(ty + 8 * k) * 33 + tx] = src[prism_add(prism_mul(r, cols), c)];  // line 26
+                        if (t29) {  // line 26
+                            tile[(ty + 8 * k) * 33 + tx] = src[prism_add(prism_mul(r, cols), c)];  // line 27
                         }
                     }
                 }
             }
-            // inferred block[1] barrier: `tile` is used at line 20 and again at line 31
+            // inferred block[1] barrier: `tile` is used at line 21 and again at line 32
             __syncthreads();
             {  // partition `d_b` as `out` at thread[1]
                 {  // group(thread[1])
                     for (int k = 0; k < 4; k += 1) {
-                        bool t46 = prism_add(prism_add(prism_mul(bx, 32), ty), 8 * k) < cols;  // line 30
+                        bool t46 = prism_add(prism_add(prism_mul(bx, 32), ty), 8 * k) < cols;  // line 31
                         if (t46) {
                             t46 = prism_add(prism_mul(by, 32), tx) < rows;
                         }
-                        if (t46) {  // line 30
-                            dst[prism_add(prism_add(prism_mul(prism_add(prism_add(prism_mul(bx, 32), ty), 8 * k), rows), prism_mul(by, 32)), tx)] = tile[tx * 33 + (ty + 8 * k)];  // line 31
+                        if (t46) {  // line 31
+                            dst[prism_add(prism_add(prism_mul(prism_add(prism_add(prism_mul(bx, 32), ty), 8 * k), rows), prism_mul(by, 32)), tx)] = tile[tx * 33 + (ty + 8 * k)];  // line 32
                         }
                     }
                 }

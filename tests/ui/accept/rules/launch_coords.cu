@@ -56,3 +56,26 @@ extern "C" __global__ void __launch_bounds__(128) plain(int* __restrict__ out)
         }
     }
 }
+
+// A kernel written for one block shape says so in its bound (`block=[X, Y, Z]`): every
+// launcher refuses any other, the 1-D launch of the same thread count included. It reads no
+// coordinate, yet takes its 2-D launch, and `id()` is still the linear index. The extents
+// are constants in the generated code.
+extern "C" __global__ void __launch_bounds__(64) fixed(int* __restrict__ out)
+{
+    // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 64 threads per block
+    const int prism_tid = threadIdx.x + 16u * threadIdx.y;
+    const int prism_bid = prism_linear_bid();
+    __builtin_assume(prism_bid >= 0);
+    const int b = prism_bid;  // line 51
+    {  // partition `out` as `ob` at block[1]
+        {  // group(block[1])
+            const int t = prism_tid;  // line 54
+            {  // partition `ob` as `o` at thread[1]
+                {  // group(thread[1])
+                    out[prism_add(prism_mul(b, 64), t)] = prism_add(prism_add(t, prism_mul(1000, b)), 100000 * 4);  // line 57
+                }
+            }
+        }
+    }
+}
