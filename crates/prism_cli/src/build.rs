@@ -57,7 +57,7 @@ pub fn run(a: &BuildArgs) -> u8 {
         contract: a.common.fp_contract == crate::check::Switch::On,
         ..prism_driver::Options::default()
     };
-    let synced = prism_driver::compile(&map, file, &opts, &mut problems);
+    let synced = a.common.compile(&mut map, file, &opts, &mut problems);
     problems.sort();
     emit(&map, &problems, a.common.message_format, a.common.color);
     let Some(synced) = synced else {

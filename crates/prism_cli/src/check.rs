@@ -25,6 +25,43 @@ pub struct Common {
     /// on the simulator and the GPU; docs/language.md), or compute both roundings.
     #[arg(long, value_enum, default_value = "on")]
     pub fp_contract: Switch,
+    /// A directory to look for imported modules in, after the importing file's own
+    /// directory (repeatable; searched in order). `prism.std.*` is always the bundled
+    /// standard library.
+    #[arg(short = 'I', long = "include", value_name = "DIR")]
+    pub include: Vec<String>,
+}
+
+impl Common {
+    /// Runs the pipeline on `file`, finding its imports on disk (the importing file's
+    /// directory, then `-I` directories).
+    pub fn compile(
+        &self,
+        map: &mut SourceMap,
+        file: prism_span::FileId,
+        opts: &prism_driver::Options,
+        problems: &mut Problems,
+    ) -> Option<prism_driver::Synced> {
+        let mut files = DiskFiles;
+        let include = self.include.iter().map(std::path::PathBuf::from).collect();
+        let mut search = prism_driver::Search { files: &mut files, include };
+        prism_driver::compile_with(map, file, &mut search, opts, problems)
+    }
+}
+
+/// Imported modules read from the file system. A module's key is its canonical path, so
+/// one file imported by two paths is loaded once.
+struct DiskFiles;
+
+impl prism_driver::Files for DiskFiles {
+    fn read(&mut self, path: &std::path::Path) -> Result<Option<(String, String)>, String> {
+        if !path.is_file() {
+            return Ok(None);
+        }
+        let key = std::fs::canonicalize(path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+        let text = read_source(&path.display().to_string())?;
+        Ok(Some((key.display().to_string(), text)))
+    }
 }
 
 /// On or off.
@@ -113,7 +150,7 @@ pub fn run(args: &CheckArgs) -> u8 {
     for (id, _) in &sources {
         // The whole pipeline: synchronisation inference can reject a program too (an
         // ordering no barrier can provide).
-        prism_driver::compile(&map, *id, &opts, &mut problems);
+        args.common.compile(&mut map, *id, &opts, &mut problems);
     }
     problems.sort();
     emit(&map, &problems, args.common.message_format, args.common.color);

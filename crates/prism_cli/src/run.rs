@@ -118,7 +118,7 @@ pub fn run(a: &RunArgs) -> u8 {
     let mut problems = Problems::default();
     let contract = a.common.fp_contract == crate::check::Switch::On;
     let opts = prism_driver::Options { target, contract, ..prism_driver::Options::default() };
-    let synced = prism_driver::compile(&map, file, &opts, &mut problems);
+    let synced = a.common.compile(&mut map, file, &opts, &mut problems);
     problems.sort();
     let Some(synced) = synced else {
         emit(&map, &problems, a.common.message_format, a.common.color);

@@ -1344,13 +1344,18 @@ fn issues_tma(b: &Block) -> bool {
 /// Program-wide facts: names, and which functions need cooperative launches, TMA, sm_90a.
 pub fn global<'a>(p: &'a Program, lines: Option<Lines>, extern_c: bool) -> (Global<'a>, Vec<crate::Unsupported>) {
     let (named, errors) = barrier::plan(p);
-    let mut fn_names: Vec<String> = Vec::new();
-    for f in &p.functions {
-        let mut n = analysis::sanitize(&f.name);
-        while fn_names.contains(&n) {
+    // The root file's functions are named first, so that their C names (the kernels'
+    // symbols) do not depend on what it imports; imported ones (`m.f`) become `m_f`, with
+    // `_` appended while a name is taken.
+    let mut fn_names: Vec<String> = vec![String::new(); p.functions.len()];
+    let mut taken: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let root_first = (0..p.functions.len()).filter(|&i| !p.functions[i].name.contains('.'));
+    for i in root_first.chain((0..p.functions.len()).filter(|&i| p.functions[i].name.contains('.'))) {
+        let mut n = analysis::sanitize(&p.functions[i].name);
+        while !taken.insert(n.clone()) {
             n.push('_');
         }
-        fn_names.push(n);
+        fn_names[i] = n;
     }
     let n = p.functions.len();
     let mut coop = vec![false; n];

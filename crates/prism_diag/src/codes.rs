@@ -53,6 +53,7 @@ codes! {
     "unknown-name", "check", "a name that is not defined in this scope";
     "unknown-type", "check", "a type name Prism does not know";
     "duplicate-definition", "check", "a name defined twice in the same scope";
+    "unresolved-import", "check", "an import of a module that cannot be found or is part of an import cycle, or of a name the module does not define";
     "type-mismatch", "check", "a value of the wrong type";
     "wrong-arguments", "check", "a call with the wrong number, names or kinds of arguments";
     "vector-access", "check", "a vector load or store of the wrong width, past a local array, or through a scattered view";

@@ -33,6 +33,9 @@
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod modules;
+
+pub use modules::{Files, MemoryFiles, NoFiles, Search};
 use prism_diag::Problems;
 use prism_ir::ir::Program;
 use prism_span::{FileId, SourceMap};
@@ -127,11 +130,24 @@ impl Synced {
     }
 }
 
-/// Runs the whole pipeline on file `file` of `map`. Diagnostics go to `problems`; `None`
-/// when there are errors (from the checker, or orderings synchronisation cannot provide).
-pub fn compile(map: &SourceMap, file: FileId, opts: &Options, problems: &mut Problems) -> Option<Synced> {
+/// Runs the whole pipeline on file `file` of `map`, whose imports may name the standard
+/// library only ([`compile_with`] finds other files). Modules it imports are added to
+/// `map`. Diagnostics go to `problems`; `None` when there are errors (from the checker, or
+/// orderings synchronisation cannot provide).
+pub fn compile(map: &mut SourceMap, file: FileId, opts: &Options, problems: &mut Problems) -> Option<Synced> {
+    compile_with(map, file, &mut Search { files: &mut NoFiles, include: Vec::new() }, opts, problems)
+}
+
+/// [`compile`], finding imported files through `search`.
+pub fn compile_with(
+    map: &mut SourceMap,
+    file: FileId,
+    search: &mut Search<'_>,
+    opts: &Options,
+    problems: &mut Problems,
+) -> Option<Synced> {
     let errors_before = problems.error_count();
-    let mut ir = lowered(map, file, &opts.target, problems)?;
+    let mut ir = lowered_with(map, file, search, &opts.target, problems)?;
     if opts.contract {
         prism_ir::contract::contract(&mut ir);
         verify(&ir, "floating-point contraction");
@@ -231,23 +247,67 @@ pub fn compile_text(name: &str, src: &str, opts: &Options) -> (SourceMap, Proble
     let mut map = SourceMap::default();
     let file = map.add(name, src);
     let mut problems = Problems::default();
-    let synced = compile(&map, file, opts, &mut problems);
+    let synced = compile(&mut map, file, opts, &mut problems);
     (map, problems, synced)
 }
 
 /// The IR of a checked program before synchronisation inference, for IR dumps and pass
 /// tests. No backend takes it: only [`compile`]'s [`Synced`] runs.
-pub fn lowered(map: &SourceMap, file: FileId, target: &Target, problems: &mut Problems) -> Option<Program> {
-    let errors_before = problems.error_count();
-    let tir = prism_types::check_source(file, map.file(file).text(), target, problems);
-    if problems.error_count() > errors_before {
-        return None;
-    }
+pub fn lowered(map: &mut SourceMap, file: FileId, target: &Target, problems: &mut Problems) -> Option<Program> {
+    lowered_with(map, file, &mut Search { files: &mut NoFiles, include: Vec::new() }, target, problems)
+}
+
+/// [`lowered`], finding imported files through `search`: loads the modules, checks them
+/// (each after those it imports) and lowers the whole program.
+pub fn lowered_with(
+    map: &mut SourceMap,
+    file: FileId,
+    search: &mut Search<'_>,
+    target: &Target,
+    problems: &mut Problems,
+) -> Option<Program> {
+    let tir = checked_with(map, file, search, target, problems)?;
     let mut ir = prism_ir::lower(&tir);
     verify(&ir, "lowering");
     prism_ir::asyncwait::place_waits(&mut ir);
     verify(&ir, "placing asynchronous waits");
     Some(ir)
+}
+
+/// The front end: loads the modules of the program rooted at `file` through `search`,
+/// parses them and checks them, each after those it imports. `None` on errors. (The
+/// checker's benchmark times this; every other caller wants [`compile_with`].)
+pub fn checked_with(
+    map: &mut SourceMap,
+    file: FileId,
+    search: &mut Search<'_>,
+    target: &Target,
+    problems: &mut Problems,
+) -> Option<prism_types::tir::Program> {
+    let errors_before = problems.error_count();
+    let mut syntax = Problems::default();
+    let mut found = Problems::default();
+    let loaded = modules::load(map, file, search, &mut syntax, &mut found);
+    let units: Vec<prism_types::Unit<'_>> = loaded
+        .iter()
+        .map(|l| prism_types::Unit { ast: &l.ast, path: l.path.clone(), imports: l.imports.clone() })
+        .collect();
+    let mut checked = Problems::default();
+    let tir = prism_types::check_units(&units, syntax, target, &mut checked);
+    checked.extend(found);
+    // A problem in an imported module also points at the line that imported it.
+    let imported_at: std::collections::HashMap<FileId, prism_span::Span> =
+        loaded.iter().filter_map(|l| Some((l.file, l.imported_at?))).collect();
+    for mut d in checked.into_vec() {
+        if let Some(&at) = imported_at.get(&d.primary.span.file) {
+            d = d.with_secondary(at, "imported here");
+        }
+        problems.push(d);
+    }
+    if problems.error_count() > errors_before {
+        return None;
+    }
+    Some(tir)
 }
 
 /// IR written as text (`prism_ir::parse`), verified, and taken as it is: no pass runs.

@@ -94,6 +94,28 @@ fn nvcc_compiles_the_corpus_for_sm80_and_sm90a(nvcc: &Path) {
         }
     }
     assert!(classes.len() >= 3, "the corpus should exercise the lean prelude's choices: {classes:?}");
+    // The multi-file programs of `tests/modules`: one `.cu` per root file, holding every
+    // module it imports.
+    let modules = root.join("tests/modules");
+    let mut files = prism_driver::MemoryFiles::default();
+    for path in prism_files(&modules) {
+        let rel = path.strip_prefix(&root).unwrap_or(&path).to_path_buf();
+        files.add(rel, std::fs::read_to_string(&path).expect("readable source"));
+    }
+    for main in prism_files(&modules).into_iter().filter(|p| p.file_name().is_some_and(|n| n == "main.prism")) {
+        let rel = main.strip_prefix(&root).unwrap_or(&main).to_string_lossy().replace('\\', "/");
+        let mut map = prism_span::SourceMap::default();
+        let file = map.add(rel.clone(), std::fs::read_to_string(&main).expect("readable source"));
+        let mut problems = prism_diag::Problems::default();
+        let mut search = prism_driver::Search { files: &mut files, include: vec!["tests/modules/include".into()] };
+        let synced =
+            prism_driver::compile_with(&mut map, file, &mut search, &prism_driver::Options::default(), &mut problems)
+                .unwrap_or_else(|| panic!("{rel}: {:?}", problems.diagnostics()));
+        let out = prism_cuda::emit(&synced, &prism_cuda::Options::default());
+        let cu = tmp.join(format!("module_{}.cu", jobs.len()));
+        std::fs::write(&cu, &out.text).expect("write module program");
+        jobs.push((format!("{rel} with its imports, for sm_80"), cu, "sm_80"));
+    }
     // Two nvcc processes at a time.
     let results: Vec<(String, toolchain::Compiled)> = std::thread::scope(|s| {
         let chunks: Vec<Vec<&(String, PathBuf, &str)>> =

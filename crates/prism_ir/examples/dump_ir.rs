@@ -7,7 +7,7 @@ fn main() {
     let mut map = prism_span::SourceMap::default();
     let file = map.add(path.clone(), src);
     let mut problems = prism_diag::Problems::default();
-    let Some(ir) = prism_driver::lowered(&map, file, &prism_types::Target::default(), &mut problems) else {
+    let Some(ir) = prism_driver::lowered(&mut map, file, &prism_types::Target::default(), &mut problems) else {
         eprint!("{}", prism_diag::render(&map, problems.diagnostics(), prism_diag::Color::Never));
         std::process::exit(1);
     };

@@ -33,6 +33,38 @@ pub enum Item {
     Function(Box<Function>),
     /// A file-level `NAME : constexpr(T) = value`.
     Const(ConstItem),
+    /// `import a.b [as c]` or `from a.b import f [as g], ...`.
+    Import(Import),
+}
+
+/// An import of another module (file).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Import {
+    /// The module's dotted path, `prism.std.reduce`.
+    pub path: Vec<Ident>,
+    /// What it binds.
+    pub kind: ImportKind,
+    /// The whole line.
+    pub span: Span,
+}
+
+/// What an [`Import`] binds in the importing module.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ImportKind {
+    /// `import a.b` (names as `a.b.f`) or `import a.b as c` (names as `c.f`).
+    Module {
+        /// `as c`, if given.
+        alias: Option<Ident>,
+    },
+    /// `from a.b import f, g as h`: each name with its local name if renamed.
+    Names(Vec<(Ident, Option<Ident>)>),
+}
+
+impl Import {
+    /// The dotted path as text.
+    pub fn path_text(&self) -> String {
+        self.path.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join(".")
+    }
 }
 
 /// A file-level compile-time constant.

@@ -17,9 +17,9 @@ fn lowering_verifies_and_round_trips() {
         let mut map = prism_span::SourceMap::default();
         let file = map.add(path.display().to_string(), src.clone());
         let mut problems = Problems::default();
-        let Some(lowered) = prism_driver::lowered(&map, file, &target, &mut problems) else { continue };
+        let Some(lowered) = prism_driver::lowered(&mut map, file, &target, &mut problems) else { continue };
         let opts = prism_driver::Options { target, ..prism_driver::Options::default() };
-        let Some(synced) = prism_driver::compile(&map, file, &opts, &mut problems) else { continue };
+        let Some(synced) = prism_driver::compile(&mut map, file, &opts, &mut problems) else { continue };
         n += 1;
         for ir in [lowered, synced.ir().clone()] {
             check(&path, &ir, &mut failures);

@@ -55,6 +55,22 @@ impl TypeError {
                     .with_secondary(*first, "first defined here")
                     .with_help("pick another name, or assign to the existing variable without `: type`")
             }
+            // Filtered out before rendering (`check_units`); a note if it ever is shown.
+            Poisoned { span } => Diagnostic::note("unknown-name", "a name whose definition failed", *span),
+            UnresolvedImport { name, module, span, known } => {
+                let d = Diagnostic::error(
+                    "unresolved-import",
+                    format!("module `{module}` defines no `{name}`"),
+                    *span,
+                )
+                .with_label("not defined there")
+                .with_note("a module exports the functions and constants it defines itself, not the names it imports");
+                if known.is_empty() {
+                    d
+                } else {
+                    d.with_help(format!("it defines: {}", known.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")))
+                }
+            }
             ReservedName { name, span } => Diagnostic::error(
                 "duplicate-definition",
                 format!("`{name}` is the name of a built-in"),

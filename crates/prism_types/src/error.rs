@@ -313,6 +313,12 @@ pub enum TypeError {
     ReservedName { name: String, span: Span },
     /// Two definitions of one name in one scope.
     Duplicate { name: String, span: Span, first: Span },
+    /// A use of a name whose definition already failed (a constant that could not be
+    /// computed, a name from a module that could not be loaded): never shown, since the
+    /// error that caused it was.
+    Poisoned { span: Span },
+    /// `from m import x` where module `m` defines no `x` (`known`: what it defines).
+    UnresolvedImport { name: String, module: String, span: Span, known: Vec<String> },
     /// A value of the wrong type.
     Mismatch { expected: Expected, found: Found, span: Span, context: String, help: Option<String> },
     /// A call with the wrong arguments.

@@ -24,7 +24,7 @@ pub mod perspective;
 pub mod tir;
 pub mod ty;
 
-pub use check::Target;
+pub use check::{Target, Unit};
 
 use prism_diag::Problems;
 use prism_syntax::ast;
@@ -39,7 +39,9 @@ pub fn check(module: &ast::Module, target: &Target, problems: &mut Problems) -> 
     program
 }
 
-/// Parses and checks one source file: the whole front end.
+/// Parses and checks one source file on its own: the whole front end for a file without
+/// imports (each import is an `unresolved-import` error; the driver loads imported
+/// modules and calls [`check_units`]).
 ///
 /// Checker errors inside a function that also has syntax errors are dropped: the statements
 /// that failed to parse are missing from it, so what the checker says there (a missing
@@ -47,15 +49,41 @@ pub fn check(module: &ast::Module, target: &Target, problems: &mut Problems) -> 
 pub fn check_source(file: prism_span::FileId, src: &str, target: &Target, problems: &mut Problems) -> tir::Program {
     let mut syntax = Problems::default();
     let module = prism_syntax::parse(file, src, &mut syntax);
-    let mut checked = Problems::default();
-    let program = check(&module, target, &mut checked);
-    let broken: Vec<prism_span::Span> = module
-        .items
+    // Imports are the driver's to load; here each is an error, so that no program that
+    // uses an imported name can pass for checked.
+    let mut imports = Vec::new();
+    for item in &module.items {
+        if let ast::Item::Import(i) = item {
+            imports.push(None);
+            problems.push(
+                prism_diag::Diagnostic::error(
+                    "unresolved-import",
+                    format!("`{}` is not loaded: `check_source` checks one file", i.path_text()),
+                    i.span,
+                )
+                .with_help("compile through `prism_driver`, which loads imported modules"),
+            );
+        }
+    }
+    check_units(&[Unit { ast: &module, path: Vec::new(), imports }], syntax, target, problems)
+}
+
+/// Checks the parsed modules of a program (each after those it imports, the root last;
+/// see [`Unit`]) given the syntax problems of all of them, which go to `problems` first.
+/// Checker errors inside a function with a syntax error are dropped (see [`check_source`]).
+pub fn check_units(units: &[Unit<'_>], syntax: Problems, target: &Target, problems: &mut Problems) -> tir::Program {
+    let mut errors = Vec::new();
+    let program = check::check_units(units, target, &mut errors);
+    let broken: Vec<prism_span::Span> = units
         .iter()
+        .flat_map(|u| &u.ast.items)
         .filter_map(|i| match i {
             ast::Item::Function(f)
                 if syntax.diagnostics().iter().any(|d| {
-                    d.is_error() && f.span.start <= d.primary.span.start && d.primary.span.start <= f.span.end
+                    d.is_error()
+                        && d.primary.span.file == f.span.file
+                        && f.span.start <= d.primary.span.start
+                        && d.primary.span.start <= f.span.end
                 }) =>
             {
                 Some(f.span)
@@ -64,9 +92,10 @@ pub fn check_source(file: prism_span::FileId, src: &str, target: &Target, proble
         })
         .collect();
     problems.extend(syntax);
-    for d in checked.into_vec() {
-        let s = d.primary.span.start;
-        if !broken.iter().any(|f| f.start <= s && s <= f.end) {
+    for e in errors.iter().filter(|e| !matches!(e, error::TypeError::Poisoned { .. })) {
+        let d = e.to_diagnostic();
+        let s = d.primary.span;
+        if !broken.iter().any(|f| f.file == s.file && f.start <= s.start && s.start <= f.end) {
             problems.push(d);
         }
     }

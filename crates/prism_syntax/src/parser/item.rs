@@ -41,6 +41,11 @@ impl Parser<'_> {
         if self.at_punct(Punct::At) || self.at_kw(Keyword::Def) {
             return self.function().map(|f| Some(Item::Function(Box::new(f))));
         }
+        // `import` and `from` are words only here, at the start of a top-level line, so
+        // that programs may still name variables `from`.
+        if (self.at_ident("import") || self.at_ident("from")) && matches!(self.peek_at(1), TokenKind::Ident(_)) {
+            return self.import().map(|i| Some(Item::Import(i)));
+        }
         // `NAME : constexpr(T) = value` is the one statement allowed at top level.
         if matches!(self.peek(), TokenKind::Ident(_)) && matches!(self.peek_at(1), TokenKind::Punct(Punct::Colon)) {
             let start = self.span();
@@ -69,6 +74,56 @@ impl Parser<'_> {
         };
         self.error(SyntaxError::TopLevelStatement { span });
         if ok { Ok(None) } else { Err(Failed) }
+    }
+
+    /// `import a.b [as c]` or `from a.b import f [as g], ...` (parenthesised names may
+    /// span lines).
+    fn import(&mut self) -> PResult<Import> {
+        let start = self.span();
+        let from = self.at_ident("from");
+        self.bump();
+        let mut path = vec![self.expect_ident("a module name")?];
+        while self.eat_punct(Punct::Dot) {
+            path.push(self.expect_ident("a module name after `.`")?);
+        }
+        let kind = if from {
+            if !self.at_ident("import") {
+                return self
+                    .expected_with_help("`import`", Some("write `from a.b import f, g` or `import a.b`".into()));
+            }
+            self.bump();
+            let paren = self.eat_punct(Punct::LParen);
+            let mut names = Vec::new();
+            loop {
+                while paren && matches!(self.peek(), TokenKind::Newline | TokenKind::Indent | TokenKind::Dedent) {
+                    self.bump();
+                }
+                if paren && self.at_punct(Punct::RParen) && !names.is_empty() {
+                    break;
+                }
+                let name = self.expect_ident("a name to import")?;
+                let alias =
+                    if self.eat_kw(Keyword::As) { Some(self.expect_ident("the name to import it as")?) } else { None };
+                names.push((name, alias));
+                if !self.eat_punct(Punct::Comma) {
+                    break;
+                }
+            }
+            if paren {
+                while matches!(self.peek(), TokenKind::Newline | TokenKind::Indent | TokenKind::Dedent) {
+                    self.bump();
+                }
+                self.expect_punct(Punct::RParen)?;
+            }
+            ImportKind::Names(names)
+        } else {
+            let alias =
+                if self.eat_kw(Keyword::As) { Some(self.expect_ident("the name to import it as")?) } else { None };
+            ImportKind::Module { alias }
+        };
+        let span = self.since(start);
+        self.end_of_line()?;
+        Ok(Import { path, kind, span })
     }
 
     fn end_of_line(&mut self) -> PResult<()> {

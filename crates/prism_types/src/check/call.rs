@@ -43,6 +43,9 @@ impl Checker<'_> {
             ast::ExprKind::Attr { base, name } if matches!(&base.kind, ast::ExprKind::Name(b) if b == "intrinsic") => {
                 format!("intrinsic.{}", name.name)
             }
+            // A function of an imported module, `m.f(...)`; or of a module that is not
+            // imported, which `resolve` reports as an unknown name.
+            ast::ExprKind::Attr { .. } if super::dotted(callee).is_some() => super::dotted(callee).expect("checked"),
             _ => {
                 self.error(TypeError::Unsupported {
                     what: "calling this expression".into(),

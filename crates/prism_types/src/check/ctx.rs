@@ -115,7 +115,7 @@ impl Val {
 }
 
 pub(crate) struct Checker<'a> {
-    pub g: &'a Globals,
+    pub g: &'a Globals<'a>,
     pub sig: &'a Sig,
     pub errors: &'a mut Vec<TypeError>,
     pub vars: Vec<tir::Var>,

@@ -32,7 +32,7 @@ impl Checker<'_> {
             Some(Binding::Var(v)) => Resolved::Var(v),
             Some(Binding::Lambda(_)) => Resolved::Lambda,
             Some(Binding::Poisoned(_)) => Resolved::Poisoned,
-            None if self.g.failed_consts.contains(name) => Resolved::Poisoned,
+            None if self.g.poisoned(name) => Resolved::Poisoned,
             None => {
                 if let Some((t, v, _)) = self.g.consts.get(name) {
                     Resolved::Const(*t, *v)
@@ -48,6 +48,36 @@ impl Checker<'_> {
     }
 
     pub fn unknown_name(&mut self, name: &str, span: Span) {
+        if self.g.module_of(name).is_none()
+            && let Some((m, _)) = name.split_once('.')
+        {
+            self.error(TypeError::UnknownName {
+                name: name.to_string(),
+                span,
+                help: Some(format!("no module `{m}` is imported: `import {m}` or `from {m} import ...`")),
+            });
+            return;
+        }
+        if let Some(m) = self.g.module_of(name) {
+            let mut known: Vec<&str> = self
+                .g
+                .fns
+                .keys()
+                .chain(self.g.consts.keys())
+                .filter_map(|k| k.strip_prefix(m).and_then(|k| k.strip_prefix('.')))
+                .collect();
+            known.sort_unstable();
+            let help = if known.is_empty() {
+                None
+            } else {
+                Some(format!(
+                    "`{m}` defines: {}",
+                    known.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+                ))
+            };
+            self.error(TypeError::UnknownName { name: name.to_string(), span, help });
+            return;
+        }
         let help = match name {
             "threadIdx" | "blockIdx" | "blockDim" | "gridDim" | "laneid" => Some(
                 "Prism has no raw indices outside `with unsafe:`; use `id()`, whose meaning follows the perspectives"
@@ -125,6 +155,12 @@ impl Checker<'_> {
             }
             E::Call { callee, args } => self.call(callee, args, span, target),
             E::Index { base, indices } => self.index_expr(base, indices, span, target),
+            E::Attr { base, .. }
+                if super::dotted(e).is_some() && !matches!(&base.kind, E::Name(b) if b == "intrinsic") =>
+            {
+                let n = super::dotted(e).expect("checked");
+                self.name_expr(&n, span)
+            }
             E::Attr { base, name } => {
                 let what = match &base.kind {
                     E::Name(b) if b == "intrinsic" => format!("`intrinsic.{}` without a call", name.name),

@@ -95,54 +95,164 @@ pub(crate) struct Sig {
     pub ret: Option<(Scalar, Persp)>,
 }
 
-/// File-level names.
-pub(crate) struct Globals {
+/// The names visible in one module: its own file-level constants and functions and the
+/// ones it imports, by the name it uses for them (`f`, `alias.f`, `a.b.f`).
+#[derive(Default)]
+pub(crate) struct Scope {
     pub consts: HashMap<String, (Scalar, tir::ConstValue, Span)>,
     pub fns: HashMap<String, FnId>,
-    pub sigs: Vec<Sig>,
-    /// File-level constants whose value could not be computed (uses are not reported again).
+    /// Constants whose value could not be computed (uses are not reported again).
     pub failed_consts: std::collections::HashSet<String>,
+    /// The prefixes that name modules (`alias`, `a.b`), for messages about `m.x`.
+    pub modules: std::collections::HashSet<String>,
+    /// Where each imported name was bound, for `duplicate`.
+    pub bound_at: HashMap<String, Span>,
+}
+
+/// What the checker of one module sees: its scope and every signature of the program.
+pub(crate) struct Globals<'a> {
+    pub consts: &'a HashMap<String, (Scalar, tir::ConstValue, Span)>,
+    pub fns: &'a HashMap<String, FnId>,
+    pub sigs: &'a [Sig],
+    pub failed_consts: &'a std::collections::HashSet<String>,
+    pub modules: &'a std::collections::HashSet<String>,
+}
+
+impl Globals<'_> {
+    /// Whether `name` is a constant whose value could not be computed, or a name in a
+    /// module that could not be loaded: uses are errors already reported.
+    pub fn poisoned(&self, name: &str) -> bool {
+        self.failed_consts.contains(name)
+            || name.rsplit_once('.').is_some_and(|(m, _)| self.failed_consts.contains(&format!("{m}.*")))
+    }
+
+    /// The module prefix of a dotted `name` this scope imports (`m` of `m.x`), if any.
+    pub fn module_of<'n>(&self, name: &'n str) -> Option<&'n str> {
+        name.rsplit_once('.').map(|(m, _)| m).filter(|m| self.modules.contains(*m))
+    }
+}
+
+/// The dotted name `a.b.c` an expression made of names and attributes spells, if it is one.
+pub(crate) fn dotted(e: &ast::Expr) -> Option<String> {
+    match &e.kind {
+        ast::ExprKind::Name(n) => Some(n.clone()),
+        ast::ExprKind::Attr { base, name } => Some(format!("{}.{}", dotted(base)?, name.name)),
+        _ => None,
+    }
+}
+
+impl Scope {
+    fn view<'a>(&'a self, sigs: &'a [Sig]) -> Globals<'a> {
+        Globals {
+            consts: &self.consts,
+            fns: &self.fns,
+            sigs,
+            failed_consts: &self.failed_consts,
+            modules: &self.modules,
+        }
+    }
+}
+
+/// One module (file) of a program, as the driver loaded it.
+pub struct Unit<'a> {
+    /// The parsed file.
+    pub ast: &'a ast::Module,
+    /// Its dotted path (`prism.std.reduce`); empty for the root, the file being compiled,
+    /// whose functions keep their plain names.
+    pub path: Vec<String>,
+    /// For each `import` item of `ast`, in order: the index in the unit list of the module
+    /// it names, which comes before this one, or `None` when it could not be loaded (the
+    /// driver reported why; its names are then silently unknown).
+    pub imports: Vec<Option<usize>>,
 }
 
 /// Checks a module. Errors go to `errors`; the returned program is complete only when
 /// there are none.
 pub fn check_module(module: &ast::Module, target: &Target, errors: &mut Vec<TypeError>) -> tir::Program {
-    let mut g =
-        Globals { consts: HashMap::new(), fns: HashMap::new(), sigs: Vec::new(), failed_consts: Default::default() };
+    check_units(&[Unit { ast: module, path: Vec::new(), imports: Vec::new() }], target, errors)
+}
+
+/// Checks the modules of a program, each after the ones it imports (the root last).
+/// Signatures are the unit of checking across modules as within one: a call to an imported
+/// function is checked against its signature, and every body is checked once.
+pub fn check_units(units: &[Unit<'_>], target: &Target, errors: &mut Vec<TypeError>) -> tir::Program {
+    let mut sigs: Vec<Sig> = Vec::new();
+    // Per module: its scope, and what it defines (what others may import from it).
+    let mut scopes: Vec<Scope> = Vec::new();
+    let mut exports: Vec<Scope> = Vec::new();
     let mut fn_asts = Vec::new();
-    // Pass 1: constants and signatures, in source order.
-    for item in &module.items {
-        match item {
-            ast::Item::Const(c) => global_const(&mut g, c, errors),
-            ast::Item::Function(f) => {
-                let sig = signature(&g, f, errors);
-                if let Some(&prev) = g.fns.get(&f.name.name) {
-                    errors.push(TypeError::Duplicate {
-                        name: f.name.name.clone(),
-                        span: f.name.span,
-                        first: g.sigs[prev.0 as usize].header_span,
-                    });
-                } else if crate::intrinsics::lookup(&f.name.name).is_some() || f.name.name == "id" {
-                    errors.push(TypeError::ReservedName { name: f.name.name.clone(), span: f.name.span });
-                } else {
-                    g.fns.insert(f.name.name.clone(), FnId(g.sigs.len() as u32));
+    // Pass 1: imports, constants and signatures, module by module in source order.
+    for (u, unit) in units.iter().enumerate() {
+        let mut scope = Scope::default();
+        let mut own = Scope::default();
+        let mut imports = unit.imports.iter();
+        let prefix = if unit.path.is_empty() { String::new() } else { format!("{}.", unit.path.join(".")) };
+        for item in &unit.ast.items {
+            match item {
+                ast::Item::Import(imp) => {
+                    let target_unit = imports.next().copied().flatten();
+                    import(&mut scope, imp, target_unit.map(|t| &exports[t]), errors);
                 }
-                fn_asts.push((FnId(g.sigs.len() as u32), f));
-                g.sigs.push(sig);
+                ast::Item::Const(c) => {
+                    let before = scope.consts.len();
+                    if let Some(first) = scope.bound_at.get(&c.name.name) {
+                        errors.push(TypeError::Duplicate {
+                            name: c.name.name.clone(),
+                            span: c.name.span,
+                            first: *first,
+                        });
+                        continue;
+                    }
+                    global_const(&mut scope, &sigs, c, errors);
+                    if scope.consts.len() > before {
+                        let v = scope.consts[&c.name.name];
+                        own.consts.insert(c.name.name.clone(), v);
+                    } else if scope.failed_consts.contains(&c.name.name) {
+                        own.failed_consts.insert(c.name.name.clone());
+                    }
+                }
+                ast::Item::Function(f) => {
+                    let mut sig = signature(&scope.view(&sigs), f, errors);
+                    sig.name = format!("{prefix}{}", f.name.name);
+                    let id = FnId(sigs.len() as u32);
+                    if let Some(&prev) = scope.fns.get(&f.name.name) {
+                        errors.push(TypeError::Duplicate {
+                            name: f.name.name.clone(),
+                            span: f.name.span,
+                            first: scope
+                                .bound_at
+                                .get(&f.name.name)
+                                .copied()
+                                .unwrap_or(sigs[prev.0 as usize].header_span),
+                        });
+                    } else if crate::intrinsics::lookup(&f.name.name).is_some() || f.name.name == "id" {
+                        errors.push(TypeError::ReservedName { name: f.name.name.clone(), span: f.name.span });
+                    } else {
+                        scope.fns.insert(f.name.name.clone(), id);
+                        own.fns.insert(f.name.name.clone(), id);
+                    }
+                    fn_asts.push((u, id, &**f));
+                    sigs.push(sig);
+                }
             }
         }
+        scopes.push(scope);
+        exports.push(own);
     }
-    // Pass 2: bodies.
+    // Pass 2: bodies, each in its module's scope.
     let mut functions = Vec::new();
-    let mut edges: Vec<Vec<(FnId, Span)>> = vec![Vec::new(); g.sigs.len()];
-    for (id, f) in &fn_asts {
+    let mut edges: Vec<Vec<(FnId, Span)>> = vec![Vec::new(); sigs.len()];
+    for (u, id, f) in &fn_asts {
+        let g = scopes[*u].view(&sigs);
         let (func, calls) = ctx::check_body(&g, *id, f, errors);
         edges[id.0 as usize] = calls;
         functions.push(func);
     }
+    let g = Scope::default();
+    let g = g.view(&sigs);
     // Pass 3: whole-program rules.
     recursion(&g, &edges, errors);
-    for (func, (_, f)) in functions.iter().zip(&fn_asts) {
+    for (func, (_, _, f)) in functions.iter().zip(&fn_asts) {
         let sig = &g.sigs[func.id.0 as usize];
         if func.smem_need > sig.smem_budget {
             errors.push(TypeError::SmemBudget {
@@ -170,7 +280,94 @@ pub fn check_module(module: &ast::Module, target: &Target, errors: &mut Vec<Type
     tir::Program { functions }
 }
 
-fn global_const(g: &mut Globals, c: &ast::ConstItem, errors: &mut Vec<TypeError>) {
+/// Binds the names `imp` asks for in `scope`, from `from` (what the imported module
+/// defines; `None` when it could not be loaded, and the driver said why).
+fn import(scope: &mut Scope, imp: &ast::Import, from: Option<&Scope>, errors: &mut Vec<TypeError>) {
+    let path = imp.path_text();
+    let bind = |scope: &mut Scope, local: String, span: Span, what: Bound, errors: &mut Vec<TypeError>| {
+        if let Some(first) = scope.bound_at.get(&local) {
+            errors.push(TypeError::Duplicate { name: local, span, first: *first });
+            return;
+        }
+        scope.bound_at.insert(local.clone(), span);
+        match what {
+            Bound::Fn(id) => {
+                scope.fns.insert(local, id);
+            }
+            Bound::Const(v) => {
+                scope.consts.insert(local, v);
+            }
+            Bound::Failed => {
+                scope.failed_consts.insert(local);
+            }
+        }
+    };
+    match &imp.kind {
+        ast::ImportKind::Module { alias } => {
+            let prefix = alias.as_ref().map_or(path.clone(), |a| a.name.clone());
+            let span = alias.as_ref().map_or(imp.span, |a| a.span);
+            if scope.modules.contains(&prefix) {
+                let first = scope.bound_at.get(&prefix).copied().unwrap_or(imp.span);
+                errors.push(TypeError::Duplicate { name: prefix, span, first });
+                return;
+            }
+            scope.modules.insert(prefix.clone());
+            scope.bound_at.insert(prefix.clone(), span);
+            let Some(from) = from else {
+                // Every `prefix.x` is poisoned: the failed load was reported.
+                scope.failed_consts.insert(format!("{prefix}.*"));
+                return;
+            };
+            for (name, &id) in &from.fns {
+                bind(scope, format!("{prefix}.{name}"), span, Bound::Fn(id), errors);
+            }
+            for (name, &v) in &from.consts {
+                bind(scope, format!("{prefix}.{name}"), span, Bound::Const(v), errors);
+            }
+            for name in &from.failed_consts {
+                bind(scope, format!("{prefix}.{name}"), span, Bound::Failed, errors);
+            }
+        }
+        ast::ImportKind::Names(names) => {
+            for (name, alias) in names {
+                let local = alias.as_ref().unwrap_or(name);
+                let what = match from {
+                    None => Bound::Failed,
+                    Some(from) => {
+                        if let Some(&id) = from.fns.get(&name.name) {
+                            Bound::Fn(id)
+                        } else if let Some(&v) = from.consts.get(&name.name) {
+                            Bound::Const(v)
+                        } else if from.failed_consts.contains(&name.name) {
+                            Bound::Failed
+                        } else {
+                            let mut known: Vec<&str> =
+                                from.fns.keys().chain(from.consts.keys()).map(String::as_str).collect();
+                            known.sort_unstable();
+                            errors.push(TypeError::UnresolvedImport {
+                                name: name.name.clone(),
+                                module: path.clone(),
+                                span: name.span,
+                                known: known.into_iter().map(str::to_string).collect(),
+                            });
+                            Bound::Failed
+                        }
+                    }
+                };
+                bind(scope, local.name.clone(), local.span, what, errors);
+            }
+        }
+    }
+}
+
+/// What an imported name is.
+enum Bound {
+    Fn(FnId),
+    Const((Scalar, tir::ConstValue, Span)),
+    Failed,
+}
+
+fn global_const(scope: &mut Scope, sigs: &[Sig], c: &ast::ConstItem, errors: &mut Vec<TypeError>) {
     let ty = match &c.ty.kind {
         ast::TypeKind::Constexpr(inner) => match scalar_of(inner) {
             Some(s) => Some(s),
@@ -181,7 +378,8 @@ fn global_const(g: &mut Globals, c: &ast::ConstItem, errors: &mut Vec<TypeError>
         },
         _ => unreachable!("the parser only makes constexpr items"),
     };
-    let value = ty.and_then(|ty| match const_expr(g, &c.value, &HashMap::new()) {
+    let g = scope.view(sigs);
+    let value = ty.and_then(|ty| match const_expr(&g, &c.value, &HashMap::new()) {
         Ok(k) => match fit_const(k, ty, c.value.span) {
             Ok(v) => Some((ty, v)),
             Err(e) => {
@@ -194,16 +392,16 @@ fn global_const(g: &mut Globals, c: &ast::ConstItem, errors: &mut Vec<TypeError>
             None
         }
     });
-    if let Some((_, _, first)) = g.consts.get(&c.name.name) {
+    if let Some((_, _, first)) = scope.consts.get(&c.name.name) {
         errors.push(TypeError::Duplicate { name: c.name.name.clone(), span: c.name.span, first: *first });
         return;
     }
     match value {
         Some((ty, v)) => {
-            g.consts.insert(c.name.name.clone(), (ty, v, c.name.span));
+            scope.consts.insert(c.name.name.clone(), (ty, v, c.name.span));
         }
         None => {
-            g.failed_consts.insert(c.name.name.clone());
+            scope.failed_consts.insert(c.name.name.clone());
         }
     }
 }
@@ -305,9 +503,16 @@ pub(crate) fn const_expr(
         }
         E::Name(n) => match locals.get(n).copied().or_else(|| g.consts.get(n).map(|&(t, v, _)| (t, v))) {
             Some((t, v)) => Konst { value: v, ty: t, literal: false },
+            None if g.poisoned(n) => return Err(TypeError::Poisoned { span: e.span }),
             None => {
                 return Err(not_const("this value", e.span, Some((format!("`{n}`"), e.span))));
             }
+        },
+        // An imported constant, `m.TILE`.
+        E::Attr { .. } => match dotted(e).and_then(|n| g.consts.get(&n).map(|&(t, v, _)| (t, v))) {
+            Some((t, v)) => Konst { value: v, ty: t, literal: false },
+            None if dotted(e).is_some_and(|n| g.poisoned(&n)) => return Err(TypeError::Poisoned { span: e.span }),
+            None => return Err(not_const("this value", e.span, None)),
         },
         E::Unary(op, x) => {
             let k = const_expr(g, x, locals)?;
