@@ -45,7 +45,7 @@ fn a_two_file_program_checks_runs_and_builds() {
     let o = prism(&["build", MAIN, "-I", INCLUDE, "-o", out.to_str().expect("utf-8")]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let cu = std::fs::read_to_string(&out).expect("written");
-    for f in ["lib_util_scaled_sum(", "prism_std_warp_warp_sum_(", "void warp_sums("] {
+    for f in ["lib_util_scaled_sum(", "prism_std_warp_warp_sum_float_(", "void warp_sums("] {
         assert!(cu.contains(f), "no `{f}` in the CUDA");
     }
 }

@@ -65,12 +65,31 @@ fn ir_ty(t: &Ty) -> Type {
     }
 }
 
+/// A function's name in the IR: an instance of a generic function, `f[float, -2, 1.5]`,
+/// becomes `f.float.m2.1p5`, which the IR's text form reads back. No ordinary function's
+/// name ends that way: a type name cannot name a function, and a number cannot start one.
+pub fn ir_name(name: &str) -> String {
+    let Some((base, args)) = name.strip_suffix(']').and_then(|n| n.split_once('[')) else {
+        return name.to_string();
+    };
+    let mut out = base.to_string();
+    for a in args.split(", ") {
+        out.push('.');
+        out.extend(a.chars().map(|c| match c {
+            '-' => 'm',
+            '.' => 'p',
+            c => c,
+        }));
+    }
+    out
+}
+
 fn lower_function(prog: &tir::Program, tf: &tir::Function) -> Function {
     let mut cx = Cx {
         prog,
         tf,
         f: Function {
-            name: tf.name.clone(),
+            name: ir_name(&tf.name),
             kind: tf.kind,
             entry: tf.entry,
             facts: tf.facts,

@@ -92,7 +92,8 @@ fn tokenize(src: &str) -> Result<Vec<(Tok, u32)>, ParseError> {
             b'@' => {
                 let start = i + 1;
                 let mut j = start;
-                while j < b.len() && (b[j] == b'_' || b[j].is_ascii_alphanumeric()) {
+                // Names of imported functions and instances have dots: `@m.f`, `@f.int.4`.
+                while j < b.len() && (b[j] == b'_' || b[j] == b'.' || b[j].is_ascii_alphanumeric()) {
                     j += 1;
                 }
                 out.push((Tok::Func(src[start..j].to_string()), line));

@@ -10,7 +10,11 @@
 #![deny(missing_docs)]
 
 /// The modules, by their path under `prism.std`, with their source text.
-pub const MODULES: &[(&str, &str)] = &[("warp", include_str!("../std/warp.prism"))];
+pub const MODULES: &[(&str, &str)] = &[
+    ("thread", include_str!("../std/thread.prism")),
+    ("warp", include_str!("../std/warp.prism")),
+    ("block", include_str!("../std/block.prism")),
+];
 
 /// The source of module `prism.std.<path>` (`path` without the `prism.std.` prefix, its
 /// parts joined by `.`), if there is one.

@@ -94,6 +94,8 @@ pub enum FnKind {
 pub struct Function {
     /// Its name.
     pub name: Ident,
+    /// `def f[T, U](...)`: its type parameters (empty for an ordinary function).
+    pub type_params: Vec<Ident>,
     /// Kernel or device function.
     pub kind: FnKind,
     /// The `@prism(...)` decorator.

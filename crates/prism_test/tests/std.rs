@@ -12,6 +12,13 @@ fn signatures() -> Vec<(String, String)> {
         let lines: Vec<&str> = src.lines().collect();
         for (i, line) in lines.iter().enumerate() {
             let Some(def) = line.strip_prefix("def ") else { continue };
+            // A signature may continue on the following lines, up to the `:`.
+            let mut def = def.trim_end().to_string();
+            let mut k = i;
+            while !def.ends_with(':') {
+                k += 1;
+                def = format!("{def} {}", lines[k].trim());
+            }
             let requires =
                 lines[..i].iter().rev().take_while(|l| l.starts_with('@')).find(|l| l.starts_with("@requires"));
             let sig =
@@ -61,28 +68,244 @@ fn the_documentation_lists_exactly_the_functions_with_their_signatures() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-#[test]
-fn warp_sum_sums_the_warp_in_every_lane() {
+/// Every collective of `prism.std.thread`, `.warp` and `.block`, one result each per
+/// thread, for element type `T` (`int`, `float` or `double`), `ITEMS` items per thread.
+fn collectives(ty: &str, items: usize) -> String {
     let src = r#"
-from prism.std.warp import warp_sum
+from prism.std.thread import thread_sum, thread_reduce, thread_exclusive_sum, thread_inclusive_sum
+from prism.std.warp import (
+    warp_sum, warp_max, warp_min, warp_reduce, warp_inclusive_sum, warp_exclusive_sum,
+    warp_inclusive_scan, warp_exclusive_scan, warp_load_blocked, warp_store_blocked,
+)
+from prism.std.block import (
+    block_sum, block_reduce, block_inclusive_sum, block_exclusive_sum, block_inclusive_scan,
+    block_exclusive_scan, block_load_blocked, block_load_striped, block_store_blocked, block_store_striped,
+)
+
+K : constexpr(int) = 19
+
+# A non-commutative associative operator: the later operand wins unless it is negative.
+@prism("device")
+@requires(thread[1])
+def pick(a : T @ thread[1], b : T @ thread[1]) -> T @ thread[1]:
+    return b if b >= T(0) else a
+
+@prism("device")
+@requires(thread[1])
+def biggest(a : T @ thread[1], b : T @ thread[1]) -> T @ thread[1]:
+    return max(a, b)
 
 @prism("global")
-@requires(grid[1], block[1], thread[32])
-def k(x : ptr(const(float)), out : ptr(float)):
+@requires(grid[1], block[1], thread[32], smem=272)
+def k(x : ptr(const(T)), out : ptr(T), copy_b : ptr(T), copy_s : ptr(T), n : int):
+    b : int @ block[1] = id()
     g : int @ thread[1] = id()
-    with partition(out, p=thread[1], f=lambda i: g + i) as o:
-        with group(thread[32]):
-            s : float @ thread[32] = warp_sum(x[g])
-            with group(thread[1]):
-                o[0] = s
+    tile : const(int) @ block[1] = block_dim() * ITEMS
+    with partition(x, p=block[1], f=lambda i: b * tile + i) as xb:
+        with partition(copy_b, p=block[1], f=lambda i: b * tile + i) as cb:
+            with partition(copy_s, p=block[1], f=lambda i: b * tile + i) as cs:
+                with partition(out, p=thread[1], f=lambda i: g * K + i) as o:
+                    with group(block[1]):
+                        valid : const(int) @ block[1] = n - b * tile
+                        items : T[ITEMS] @ thread[1]
+                        block_load_blocked[T](xb, items, ITEMS, valid, T(0))
+                        striped : T[ITEMS] @ thread[1]
+                        block_load_striped[T](xb, striped, ITEMS, valid, T(0))
+                        block_store_blocked[T](items, cb, ITEMS, valid)
+                        block_store_striped[T](striped, cs, ITEMS, valid)
+                        v : T @ thread[1] = T(0)
+                        tr : T @ thread[1] = T(0)
+                        with group(thread[1]):
+                            v = thread_sum[T](items, ITEMS)
+                            tr = thread_reduce[T, pick](items, ITEMS)
+                        ws : T @ thread[32] = warp_sum[T](v)
+                        wmax : T @ thread[32] = warp_max[T](v)
+                        wmin : T @ thread[32] = warp_min[T](v)
+                        wred : T @ thread[32] = warp_reduce[T, pick](v)
+                        wis : T @ thread[1] = warp_inclusive_sum[T](v)
+                        wes : T @ thread[1] = warp_exclusive_sum[T](v)
+                        wisc : T @ thread[1] = warp_inclusive_scan[T, pick](v)
+                        wesc : T @ thread[1] = warp_exclusive_scan[T, biggest](v, T(-7))
+                        bs : T @ block[1] = block_sum[T](v)
+                        bred : T @ block[1] = block_reduce[T, pick](v)
+                        bis : T @ thread[1] = block_inclusive_sum[T](v)
+                        total : T[1] @ thread[1]
+                        bes : T @ thread[1] = block_exclusive_sum[T](v, total)
+                        bisc : T @ thread[1] = block_inclusive_scan[T, pick](v)
+                        total2 : T[1] @ thread[1]
+                        besc : T @ thread[1] = block_exclusive_scan[T, biggest](v, T(-7), total2)
+                        with group(thread[1]):
+                            thread_exclusive_sum[T](items, ITEMS, T(0))
+                            o[0] = v
+                            o[1] = tr
+                            o[2] = ws
+                            o[3] = wmax
+                            o[4] = wmin
+                            o[5] = wred
+                            o[6] = wis
+                            o[7] = wes
+                            o[8] = wisc
+                            o[9] = wesc
+                            o[10] = bs
+                            o[11] = bred
+                            o[12] = bis
+                            o[13] = bes
+                            o[14] = total[0]
+                            o[15] = bisc
+                            o[16] = besc
+                            o[17] = total2[0]
+                            o[18] = items[ITEMS - 1]
 "#;
-    let (_, problems, synced) = prism_driver::compile_text("main.prism", src, &prism_driver::Options::default());
-    let synced = synced.unwrap_or_else(|| panic!("{:?}", problems.diagnostics()));
-    let x: Vec<f32> = (0..96).map(|i| (i % 7) as f32 - 3.0).collect();
-    let args = [Arg::buffer(&x), Arg::buffer(&[0.0f32; 96])];
-    let o = Module::new(&synced).launch("k", 1, 96, &args, Config::default()).expect("launch");
-    assert!(o.is_clean(), "{:?}", o.reports);
-    let want: Vec<u64> =
-        (0..96).map(|i| u64::from((x[i / 32 * 32..i / 32 * 32 + 32].iter().sum::<f32>()).to_bits())).collect();
-    assert_eq!(args[1].as_buffer().expect("buffer").to_bits(), want);
+    format!(
+        "ITEMS : constexpr(int) = {items}\n{}",
+        src.replace(" T", &format!(" {ty}")).replace("[T", &format!("[{ty}")).replace("(T", &format!("({ty}"))
+    )
+}
+
+/// What `collectives` computes, in f64 (every value is a small integer, exact in all three
+/// types), for `blocks` blocks of `threads` threads over input `x` of `n` items.
+fn reference(x: &[f64], n: usize, blocks: usize, threads: usize, items: usize) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    const K: usize = 19;
+    let pick = |a: f64, b: f64| if b >= 0.0 { b } else { a };
+    let tile = threads * items;
+    let at = |i: usize| if i < n { x[i] } else { 0.0 };
+    let mut out = vec![0.0; blocks * threads * K];
+    let (mut copy_b, mut copy_s) = (vec![0.0; blocks * tile], vec![0.0; blocks * tile]);
+    for b in 0..blocks {
+        let base = b * tile;
+        let item = |t: usize, i: usize| at(base + t * items + i);
+        let v: Vec<f64> = (0..threads).map(|t| (0..items).map(|i| item(t, i)).sum()).collect();
+        let bs: f64 = v.iter().sum();
+        let bred = v.iter().copied().reduce(pick).expect("threads");
+        let btotal_max = v.iter().fold(-7.0f64, |a, &b| a.max(b));
+        for t in 0..threads {
+            let w = t / 32;
+            let lanes = &v[w * 32..w * 32 + 32];
+            let lane = t % 32;
+            let o = &mut out[(b * threads + t) * K..(b * threads + t + 1) * K];
+            o[0] = v[t];
+            o[1] = (0..items).map(|i| item(t, i)).reduce(pick).expect("items");
+            o[2] = lanes.iter().sum();
+            o[3] = lanes.iter().copied().fold(f64::MIN, f64::max);
+            o[4] = lanes.iter().copied().fold(f64::MAX, f64::min);
+            o[5] = lanes.iter().copied().reduce(pick).expect("lanes");
+            o[6] = lanes[..=lane].iter().sum();
+            o[7] = lanes[..lane].iter().sum();
+            o[8] = lanes[..=lane].iter().copied().reduce(pick).expect("lane");
+            o[9] = lanes[..lane].iter().fold(-7.0f64, |a, &b| a.max(b));
+            o[10] = bs;
+            o[11] = bred;
+            o[12] = v[..=t].iter().sum();
+            o[13] = v[..t].iter().sum();
+            o[14] = bs;
+            o[15] = v[..=t].iter().copied().reduce(pick).expect("thread");
+            o[16] = v[..t].iter().fold(-7.0f64, |a, &b| a.max(b));
+            o[17] = btotal_max;
+            // The thread's items after its exclusive sum: the last is the sum of the others.
+            o[18] = (0..items - 1).map(|i| item(t, i)).sum();
+        }
+        for t in 0..threads {
+            for i in 0..items {
+                if base + t * items + i < n {
+                    copy_b[base + t * items + i] = item(t, i);
+                }
+                if base + i * threads + t < n {
+                    copy_s[base + i * threads + t] = at(base + i * threads + t);
+                }
+            }
+        }
+    }
+    (out, copy_b, copy_s)
+}
+
+#[test]
+fn every_collective_at_three_types_and_two_sizes() {
+    // Blocks of 64 and 160 threads (2 and 5 warps), 4 and 3 items per thread, inputs that
+    // end inside the last block's tile.
+    for ty in ["int", "float", "double"] {
+        for (threads, items) in [(64usize, 4usize), (160, 3)] {
+            let src = collectives(ty, items);
+            let (map, problems, synced) =
+                prism_driver::compile_text("main.prism", &src, &prism_driver::Options::default());
+            let synced = synced.unwrap_or_else(|| {
+                panic!(
+                    "{ty} x {items}:\n{}",
+                    prism_diag::render(&map, problems.diagnostics(), prism_diag::Color::Never)
+                )
+            });
+            let blocks = 2;
+            let n = blocks * threads * items - 5;
+            let xs: Vec<f64> = (0..n).map(|i| ((i * 7919) % 23) as f64 - 11.0).collect();
+            let (want, want_b, want_s) = reference(&xs, n, blocks, threads, items);
+            let size = blocks * threads * items;
+            let args = match ty {
+                "int" => {
+                    let x: Vec<i32> = xs.iter().map(|&v| v as i32).collect();
+                    vec![
+                        Arg::buffer(&x),
+                        Arg::buffer(&vec![0i32; want.len()]),
+                        Arg::buffer(&vec![0i32; size]),
+                        Arg::buffer(&vec![0i32; size]),
+                        Arg::value(n as i32),
+                    ]
+                }
+                "float" => {
+                    let x: Vec<f32> = xs.iter().map(|&v| v as f32).collect();
+                    vec![
+                        Arg::buffer(&x),
+                        Arg::buffer(&vec![0f32; want.len()]),
+                        Arg::buffer(&vec![0f32; size]),
+                        Arg::buffer(&vec![0f32; size]),
+                        Arg::value(n as i32),
+                    ]
+                }
+                _ => vec![
+                    Arg::buffer(&xs),
+                    Arg::buffer(&vec![0f64; want.len()]),
+                    Arg::buffer(&vec![0f64; size]),
+                    Arg::buffer(&vec![0f64; size]),
+                    Arg::value(n as i32),
+                ],
+            };
+            let o = Module::new(&synced)
+                .launch("k", blocks as u32, threads as u32, &args, Config::default())
+                .expect("launch");
+            assert!(o.is_clean(), "{ty} x {threads}: {:?}", o.reports);
+            let got = |a: &Arg| -> Vec<f64> {
+                let b = a.as_buffer().expect("buffer");
+                match ty {
+                    "int" => b.to_bits().iter().map(|&v| f64::from(v as u32 as i32)).collect(),
+                    "float" => b.to_bits().iter().map(|&v| f64::from(f32::from_bits(v as u32))).collect(),
+                    _ => b.to_bits().iter().map(|&v| f64::from_bits(v)).collect(),
+                }
+            };
+            let names = [
+                "v",
+                "thread_reduce",
+                "warp_sum",
+                "warp_max",
+                "warp_min",
+                "warp_reduce",
+                "warp_inclusive_sum",
+                "warp_exclusive_sum",
+                "warp_inclusive_scan",
+                "warp_exclusive_scan",
+                "block_sum",
+                "block_reduce",
+                "block_inclusive_sum",
+                "block_exclusive_sum",
+                "block_exclusive_sum total",
+                "block_inclusive_scan",
+                "block_exclusive_scan",
+                "block_exclusive_scan total",
+                "thread_exclusive_sum",
+            ];
+            let out = got(&args[1]);
+            for (i, (g, w)) in out.iter().zip(&want).enumerate() {
+                assert_eq!(g, w, "{ty}, {threads} threads x {items}: thread {} `{}`", i / 19, names[i % 19]);
+            }
+            assert_eq!(got(&args[2]), want_b, "{ty}: blocked load and store");
+            assert_eq!(got(&args[3]), want_s, "{ty}: striped load and store");
+        }
+    }
 }

@@ -55,6 +55,9 @@ impl TypeError {
                     .with_secondary(*first, "first defined here")
                     .with_help("pick another name, or assign to the existing variable without `: type`")
             }
+            InInstance { inner, instance, call } => {
+                inner.to_diagnostic().with_secondary(*call, format!("in `{instance}`, instantiated here"))
+            }
             // Filtered out before rendering (`check_units`); a note if it ever is shown.
             Poisoned { span } => Diagnostic::note("unknown-name", "a name whose definition failed", *span),
             UnresolvedImport { name, module, span, known } => {
@@ -863,6 +866,11 @@ fn bound_words(p: &BoundProblem) -> String {
 fn args_words(p: &ArgsProblem) -> String {
     match p {
         ArgsProblem::NoneOrDimension => "it takes no arguments, or one of `x`, `y`, `z`".into(),
+        ArgsProblem::TypeArguments { params, given } => {
+            format!("it takes {params} type argument{}, not {given}", if *params == 1 { "" } else { "s" })
+        }
+        ArgsProblem::NotAType => "a type argument must be a scalar type".into(),
+        ArgsProblem::CannotInfer { param } => format!("no argument determines its type parameter `{param}`"),
         ArgsProblem::IdCoordinate { code, target } => format!(
             "a coordinate is a thread's in its block or a block's in the grid, not a {target} unit's in {code} code"
         ),

@@ -219,6 +219,12 @@ pub enum ArgsProblem {
     NoneOrDimension,
     /// `id(x)` where the target and code are not a thread in a block or a block in the grid.
     IdCoordinate { code: Persp, target: Persp },
+    /// `f[T, ...]` with the wrong number of type arguments.
+    TypeArguments { params: usize, given: usize },
+    /// A type argument that is not a scalar type.
+    NotAType,
+    /// A type parameter no argument determines.
+    CannotInfer { param: String },
     /// More positional arguments than parameters.
     TooMany { params: usize },
     /// A parameter given twice.
@@ -313,6 +319,8 @@ pub enum TypeError {
     ReservedName { name: String, span: Span },
     /// Two definitions of one name in one scope.
     Duplicate { name: String, span: Span, first: Span },
+    /// An error inside an instance of a generic function, with the call that made it.
+    InInstance { inner: Box<TypeError>, instance: String, call: Span },
     /// A use of a name whose definition already failed (a constant that could not be
     /// computed, a name from a module that could not be loaded): never shown, since the
     /// error that caused it was.
@@ -434,4 +442,21 @@ pub enum TypeError {
     BreakOutsideLoop { what: &'static str, span: Span },
     /// A collective call in a sub-expression only some threads evaluate.
     CollectiveInCondition { callee: String, span: Span, guard: Span },
+}
+
+impl TypeError {
+    /// This error as found while checking instance `instance`, made by the call at `call`.
+    pub fn in_instance(self, instance: &str, call: Span) -> TypeError {
+        match self {
+            // Poisoned uses stay silent, and an error of a nested instance keeps its own
+            // call: the outer instance's call is then a call of that one.
+            TypeError::Poisoned { .. } | TypeError::InInstance { .. } => self,
+            e => TypeError::InInstance { inner: Box::new(e), instance: instance.to_string(), call },
+        }
+    }
+
+    /// Whether it is never shown ([`TypeError::Poisoned`]).
+    pub fn is_silent(&self) -> bool {
+        matches!(self, TypeError::Poisoned { .. })
+    }
 }

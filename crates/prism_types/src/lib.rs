@@ -92,7 +92,7 @@ pub fn check_units(units: &[Unit<'_>], syntax: Problems, target: &Target, proble
         })
         .collect();
     problems.extend(syntax);
-    for e in errors.iter().filter(|e| !matches!(e, error::TypeError::Poisoned { .. })) {
+    for e in errors.iter().filter(|e| !e.is_silent()) {
         let d = e.to_diagnostic();
         let s = d.primary.span;
         if !broken.iter().any(|f| f.file == s.file && f.start <= s.start && s.start <= f.end) {

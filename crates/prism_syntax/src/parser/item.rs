@@ -158,6 +158,17 @@ impl Parser<'_> {
         }
         let def_span = self.expect_kw(Keyword::Def)?;
         let name = self.expect_ident("the function's name")?;
+        // `def f[T, U](...)`: type parameters.
+        let mut type_params = Vec::new();
+        if self.eat_punct(Punct::LBracket) {
+            loop {
+                type_params.push(self.expect_ident("a type parameter's name")?);
+                if !self.eat_punct(Punct::Comma) || self.at_punct(Punct::RBracket) {
+                    break;
+                }
+            }
+            self.expect_punct(Punct::RBracket)?;
+        }
         self.expect_punct(Punct::LParen)?;
         let mut params = Vec::new();
         while !self.at_punct(Punct::RParen) {
@@ -181,6 +192,7 @@ impl Parser<'_> {
         let span = self.since(start);
         let mut f = Function {
             name,
+            type_params,
             kind: FnKind::Device,
             kind_span: header_span,
             requires: None,

@@ -19,9 +19,9 @@ use prism_span::Span;
 use prism_syntax::ast;
 
 /// Arguments matched to parameters by position and keyword.
-struct Matched<'e> {
-    by_param: Vec<Option<&'e ast::Arg>>,
-    ok: bool,
+pub(crate) struct Matched<'e> {
+    pub by_param: Vec<Option<&'e ast::Arg>>,
+    pub ok: bool,
 }
 
 /// The dimension `args` names when it is exactly one of `x`, `y`, `z` (the argument of
@@ -46,6 +46,38 @@ impl Checker<'_> {
             // A function of an imported module, `m.f(...)`; or of a module that is not
             // imported, which `resolve` reports as an unknown name.
             ast::ExprKind::Attr { .. } if super::dotted(callee).is_some() => super::dotted(callee).expect("checked"),
+            // A generic function with its type arguments, `f[float](...)`.
+            ast::ExprKind::Index { base, indices } if super::dotted(base).is_some() => {
+                let name = super::dotted(base).expect("checked");
+                return match self.resolve(&name) {
+                    Resolved::Generic(t) => self.generic_call(t, &name, Some(indices), args, span, base.span),
+                    Resolved::Poisoned => {
+                        for a in args {
+                            self.expr(&a.value, None);
+                        }
+                        Val::error(span)
+                    }
+                    Resolved::Unknown => {
+                        self.unknown_name(&name, base.span);
+                        for a in args {
+                            self.expr(&a.value, None);
+                        }
+                        Val::error(span)
+                    }
+                    _ => {
+                        self.error(TypeError::WrongArguments {
+                            callee: name.clone(),
+                            problem: ArgsProblem::TypeArguments { params: 0, given: indices.len() },
+                            span: callee.span,
+                            help: Some("only generic functions (`def f[T](...)`) take type arguments".into()),
+                        });
+                        for a in args {
+                            self.expr(&a.value, None);
+                        }
+                        Val::error(span)
+                    }
+                };
+            }
             _ => {
                 self.error(TypeError::Unsupported {
                     what: "calling this expression".into(),
@@ -97,6 +129,7 @@ impl Checker<'_> {
                 let id = self.g.fns[&name];
                 self.user_call(id, &name, args, span, callee.span)
             }
+            Resolved::Generic(t) => self.generic_call(t, &name, None, args, span, callee.span),
             Resolved::Intrinsic => {
                 let id = intrinsics::lookup(&name).expect("resolved intrinsic");
                 self.intrinsic_call(id, args, span, callee.span, target)
@@ -183,7 +216,13 @@ impl Checker<'_> {
         Val::new(tir::Expr { kind: ExprKind::Raw(index), ty: Ty::Scalar(Scalar::I32), persp: Some(target), span })
     }
 
-    fn match_args<'e>(&mut self, callee: &str, names: &[&str], args: &'e [ast::Arg], span: Span) -> Matched<'e> {
+    pub(crate) fn match_args<'e>(
+        &mut self,
+        callee: &str,
+        names: &[&str],
+        args: &'e [ast::Arg],
+        span: Span,
+    ) -> Matched<'e> {
         let mut by_param: Vec<Option<&ast::Arg>> = vec![None; names.len()];
         let mut ok = true;
         let mut positional = 0;
@@ -295,8 +334,8 @@ impl Checker<'_> {
         (required != code).then_some(required)
     }
 
-    fn user_call(&mut self, id: FnId, name: &str, args: &[ast::Arg], span: Span, callee_span: Span) -> Val {
-        let sig = self.g.sigs[id.0 as usize].clone();
+    pub(crate) fn user_call(&mut self, id: FnId, name: &str, args: &[ast::Arg], span: Span, callee_span: Span) -> Val {
+        let sig = self.g.sig(id);
         self.calls.push((id, callee_span));
         if sig.kind == ast::FnKind::Kernel {
             self.error(TypeError::KernelCall { name: name.to_string(), span: callee_span, def: sig.header_span });

@@ -116,6 +116,8 @@ impl Val {
 
 pub(crate) struct Checker<'a> {
     pub g: &'a Globals<'a>,
+    /// How many instances deep this body is (0 for an ordinary function).
+    pub depth: u32,
     pub sig: &'a Sig,
     pub errors: &'a mut Vec<TypeError>,
     pub vars: Vec<tir::Var>,
@@ -153,12 +155,14 @@ pub(crate) struct Checker<'a> {
 pub(crate) fn check_body(
     g: &Globals,
     id: FnId,
+    sig: &Sig,
     f: &ast::Function,
+    depth: u32,
     errors: &mut Vec<TypeError>,
 ) -> (tir::Function, Vec<(FnId, Span)>) {
-    let sig = &g.sigs[id.0 as usize];
     let mut cx = Checker {
         g,
+        depth,
         sig,
         errors,
         vars: Vec::new(),
@@ -395,7 +399,7 @@ impl Checker<'_> {
                     (Some(c), tir::Callee::Intrinsic(i)) if i.sig().code == crate::intrinsics::CodeReq::Pure => c,
                     _ => {
                         let name = match c.callee {
-                            tir::Callee::Fn(f) => self.g.sigs[f.0 as usize].name.clone(),
+                            tir::Callee::Fn(f) => self.g.sig(f).name,
                             tir::Callee::Intrinsic(i) => i.sig().name.to_string(),
                         };
                         Culprit {

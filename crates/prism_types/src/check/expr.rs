@@ -20,6 +20,8 @@ pub(crate) enum Resolved {
     Lambda,
     Const(Scalar, ConstValue),
     Function,
+    /// A generic function: the index of its template.
+    Generic(usize),
     Intrinsic,
     Unknown,
     /// A name whose declaration failed: uses are silently errors.
@@ -38,6 +40,8 @@ impl Checker<'_> {
                     Resolved::Const(*t, *v)
                 } else if self.g.fns.contains_key(name) {
                     Resolved::Function
+                } else if let Some(&t) = self.g.generics.get(name) {
+                    Resolved::Generic(t)
                 } else if crate::intrinsics::lookup(name).is_some() || name == "id" {
                     Resolved::Intrinsic
                 } else {
@@ -89,6 +93,7 @@ impl Checker<'_> {
                     .visible_names()
                     .chain(self.g.consts.keys().map(|s| s.as_str()))
                     .chain(self.g.fns.keys().map(|s| s.as_str()))
+                    .chain(self.g.generics.keys().map(|s| s.as_str()))
                     .filter(|c| edit_distance(c, name) <= 2 && *c != name)
                     .min_by_key(|c| edit_distance(c, name));
                 best.map(|b| format!("did you mean `{b}`?"))
@@ -246,7 +251,7 @@ impl Checker<'_> {
                 });
                 Val::error(span)
             }
-            Resolved::Function | Resolved::Intrinsic => {
+            Resolved::Function | Resolved::Generic(_) | Resolved::Intrinsic => {
                 self.error(TypeError::Unsupported {
                     what: format!("using the function `{n}` as a value"),
                     span,

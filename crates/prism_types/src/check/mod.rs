@@ -13,6 +13,7 @@
 mod call;
 mod ctx;
 mod expr;
+mod generic;
 mod pipeline;
 mod scope;
 mod stmt;
@@ -107,18 +108,31 @@ pub(crate) struct Scope {
     pub modules: std::collections::HashSet<String>,
     /// Where each imported name was bound, for `duplicate`.
     pub bound_at: HashMap<String, Span>,
+    /// Generic functions, by the name this module uses, as indices of the templates.
+    pub generics: HashMap<String, usize>,
 }
 
 /// What the checker of one module sees: its scope and every signature of the program.
 pub(crate) struct Globals<'a> {
     pub consts: &'a HashMap<String, (Scalar, tir::ConstValue, Span)>,
     pub fns: &'a HashMap<String, FnId>,
+    pub generics: &'a HashMap<String, usize>,
     pub sigs: &'a [Sig],
     pub failed_consts: &'a std::collections::HashSet<String>,
     pub modules: &'a std::collections::HashSet<String>,
+    /// What is shared by every module: generic templates and their instances.
+    pub shared: &'a generic::Shared<'a>,
 }
 
 impl Globals<'_> {
+    /// The signature of function `id`, an ordinary function's or an instance's.
+    pub fn sig(&self, id: FnId) -> Sig {
+        match self.sigs.get(id.0 as usize) {
+            Some(s) => s.clone(),
+            None => self.shared.instance_sig(id),
+        }
+    }
+
     /// Whether `name` is a constant whose value could not be computed, or a name in a
     /// module that could not be loaded: uses are errors already reported.
     pub fn poisoned(&self, name: &str) -> bool {
@@ -142,13 +156,31 @@ pub(crate) fn dotted(e: &ast::Expr) -> Option<String> {
 }
 
 impl Scope {
-    fn view<'a>(&'a self, sigs: &'a [Sig]) -> Globals<'a> {
+    /// This scope with `fns` bound too (an instance's function parameters).
+    fn with_fns(&self, fns: &[(String, FnId)]) -> Scope {
+        let mut s = Scope {
+            consts: self.consts.clone(),
+            fns: self.fns.clone(),
+            failed_consts: self.failed_consts.clone(),
+            modules: self.modules.clone(),
+            bound_at: HashMap::new(),
+            generics: self.generics.clone(),
+        };
+        for (n, id) in fns {
+            s.fns.insert(n.clone(), *id);
+        }
+        s
+    }
+
+    pub(crate) fn view<'a>(&'a self, sigs: &'a [Sig], shared: &'a generic::Shared<'a>) -> Globals<'a> {
         Globals {
             consts: &self.consts,
             fns: &self.fns,
+            generics: &self.generics,
             sigs,
             failed_consts: &self.failed_consts,
             modules: &self.modules,
+            shared,
         }
     }
 }
@@ -177,6 +209,10 @@ pub fn check_module(module: &ast::Module, target: &Target, errors: &mut Vec<Type
 /// function is checked against its signature, and every body is checked once.
 pub fn check_units(units: &[Unit<'_>], target: &Target, errors: &mut Vec<TypeError>) -> tir::Program {
     let mut sigs: Vec<Sig> = Vec::new();
+    let mut templates: Vec<generic::Template<'_>> = Vec::new();
+    // Pass 1 sees no instances: they are made while bodies are checked.
+    let no_scopes: Vec<Scope> = Vec::new();
+    let pass1 = generic::Shared::new(&[], &no_scopes, 0);
     // Per module: its scope, and what it defines (what others may import from it).
     let mut scopes: Vec<Scope> = Vec::new();
     let mut exports: Vec<Scope> = Vec::new();
@@ -203,7 +239,7 @@ pub fn check_units(units: &[Unit<'_>], target: &Target, errors: &mut Vec<TypeErr
                         });
                         continue;
                     }
-                    global_const(&mut scope, &sigs, c, errors);
+                    global_const(&mut scope, &sigs, &pass1, c, errors);
                     if scope.consts.len() > before {
                         let v = scope.consts[&c.name.name];
                         own.consts.insert(c.name.name.clone(), v);
@@ -212,24 +248,35 @@ pub fn check_units(units: &[Unit<'_>], target: &Target, errors: &mut Vec<TypeErr
                     }
                 }
                 ast::Item::Function(f) => {
-                    let mut sig = signature(&scope.view(&sigs), f, errors);
-                    sig.name = format!("{prefix}{}", f.name.name);
+                    let name = &f.name.name;
+                    let taken = scope.fns.contains_key(name) || scope.generics.contains_key(name);
+                    if taken {
+                        let first = scope.bound_at.get(name).copied().unwrap_or(f.name.span);
+                        errors.push(TypeError::Duplicate { name: name.clone(), span: f.name.span, first });
+                    } else if crate::intrinsics::lookup(name).is_some() || name == "id" {
+                        errors.push(TypeError::ReservedName { name: name.clone(), span: f.name.span });
+                    }
+                    let fresh = !taken && crate::intrinsics::lookup(name).is_none() && name != "id";
+                    if fresh {
+                        scope.bound_at.insert(name.clone(), f.name.span);
+                    }
+                    // A generic function is a template: it is checked per instance.
+                    if generic::is_generic(f) {
+                        generic::check_template(f, errors);
+                        let t = templates.len();
+                        templates.push(generic::Template { module: u, name: format!("{prefix}{name}"), ast: f });
+                        if fresh {
+                            scope.generics.insert(name.clone(), t);
+                            own.generics.insert(name.clone(), t);
+                        }
+                        continue;
+                    }
+                    let mut sig = signature(&scope.view(&sigs, &pass1), f, &HashMap::new(), errors);
+                    sig.name = format!("{prefix}{name}");
                     let id = FnId(sigs.len() as u32);
-                    if let Some(&prev) = scope.fns.get(&f.name.name) {
-                        errors.push(TypeError::Duplicate {
-                            name: f.name.name.clone(),
-                            span: f.name.span,
-                            first: scope
-                                .bound_at
-                                .get(&f.name.name)
-                                .copied()
-                                .unwrap_or(sigs[prev.0 as usize].header_span),
-                        });
-                    } else if crate::intrinsics::lookup(&f.name.name).is_some() || f.name.name == "id" {
-                        errors.push(TypeError::ReservedName { name: f.name.name.clone(), span: f.name.span });
-                    } else {
-                        scope.fns.insert(f.name.name.clone(), id);
-                        own.fns.insert(f.name.name.clone(), id);
+                    if fresh {
+                        scope.fns.insert(name.clone(), id);
+                        own.fns.insert(name.clone(), id);
                     }
                     fn_asts.push((u, id, &**f));
                     sigs.push(sig);
@@ -239,20 +286,46 @@ pub fn check_units(units: &[Unit<'_>], target: &Target, errors: &mut Vec<TypeErr
         scopes.push(scope);
         exports.push(own);
     }
-    // Pass 2: bodies, each in its module's scope.
+    // Pass 2: bodies, each in its module's scope; then the instances of generic functions
+    // they made, which may make more.
+    let shared = generic::Shared::new(&templates, &scopes, sigs.len() as u32);
     let mut functions = Vec::new();
-    let mut edges: Vec<Vec<(FnId, Span)>> = vec![Vec::new(); sigs.len()];
+    let mut edges: Vec<Vec<(FnId, Span)>> = Vec::new();
+    let mut headers: Vec<Span> = Vec::new();
     for (u, id, f) in &fn_asts {
-        let g = scopes[*u].view(&sigs);
-        let (func, calls) = ctx::check_body(&g, *id, f, errors);
-        edges[id.0 as usize] = calls;
+        let g = scopes[*u].view(&sigs, &shared);
+        let (func, calls) = ctx::check_body(&g, *id, &sigs[id.0 as usize], f, 0, errors);
+        edges.push(calls);
+        headers.push(f.header_span);
         functions.push(func);
     }
-    let g = Scope::default();
-    let g = g.view(&sigs);
+    let mut next = 0;
+    while let Some(work) = shared.take(next) {
+        let id = FnId(sigs.len() as u32 + next as u32);
+        let sig = shared.instance_sig(id);
+        // Function parameters are names in the instance's scope, for the functions given.
+        let bound;
+        let scope = if work.funcs.is_empty() {
+            &scopes[work.module]
+        } else {
+            bound = scopes[work.module].with_fns(&work.funcs);
+            &bound
+        };
+        let g = scope.view(&sigs, &shared);
+        let mut inner = Vec::new();
+        let (func, calls) = ctx::check_body(&g, id, &sig, &work.ast, work.depth, &mut inner);
+        errors.extend(inner.into_iter().map(|e| e.in_instance(&sig.name, work.call)));
+        edges.push(calls);
+        headers.push(work.ast.header_span);
+        functions.push(func);
+        next += 1;
+    }
+    sigs.extend(shared.into_sigs());
+    let none = Scope::default();
+    let g = none.view(&sigs, &pass1);
     // Pass 3: whole-program rules.
     recursion(&g, &edges, errors);
-    for (func, (_, _, f)) in functions.iter().zip(&fn_asts) {
+    for (func, header) in functions.iter().zip(&headers) {
         let sig = &g.sigs[func.id.0 as usize];
         if func.smem_need > sig.smem_budget {
             errors.push(TypeError::SmemBudget {
@@ -273,7 +346,7 @@ pub fn check_units(units: &[Unit<'_>], target: &Target, errors: &mut Vec<TypeErr
                 } else {
                     target.arch.clone()
                 },
-                span: f.header_span,
+                span: *header,
             });
         }
     }
@@ -293,6 +366,9 @@ fn import(scope: &mut Scope, imp: &ast::Import, from: Option<&Scope>, errors: &m
         match what {
             Bound::Fn(id) => {
                 scope.fns.insert(local, id);
+            }
+            Bound::Generic(t) => {
+                scope.generics.insert(local, t);
             }
             Bound::Const(v) => {
                 scope.consts.insert(local, v);
@@ -324,6 +400,9 @@ fn import(scope: &mut Scope, imp: &ast::Import, from: Option<&Scope>, errors: &m
             for (name, &v) in &from.consts {
                 bind(scope, format!("{prefix}.{name}"), span, Bound::Const(v), errors);
             }
+            for (name, &t) in &from.generics {
+                bind(scope, format!("{prefix}.{name}"), span, Bound::Generic(t), errors);
+            }
             for name in &from.failed_consts {
                 bind(scope, format!("{prefix}.{name}"), span, Bound::Failed, errors);
             }
@@ -336,13 +415,20 @@ fn import(scope: &mut Scope, imp: &ast::Import, from: Option<&Scope>, errors: &m
                     Some(from) => {
                         if let Some(&id) = from.fns.get(&name.name) {
                             Bound::Fn(id)
+                        } else if let Some(&t) = from.generics.get(&name.name) {
+                            Bound::Generic(t)
                         } else if let Some(&v) = from.consts.get(&name.name) {
                             Bound::Const(v)
                         } else if from.failed_consts.contains(&name.name) {
                             Bound::Failed
                         } else {
-                            let mut known: Vec<&str> =
-                                from.fns.keys().chain(from.consts.keys()).map(String::as_str).collect();
+                            let mut known: Vec<&str> = from
+                                .fns
+                                .keys()
+                                .chain(from.consts.keys())
+                                .chain(from.generics.keys())
+                                .map(String::as_str)
+                                .collect();
                             known.sort_unstable();
                             errors.push(TypeError::UnresolvedImport {
                                 name: name.name.clone(),
@@ -363,11 +449,18 @@ fn import(scope: &mut Scope, imp: &ast::Import, from: Option<&Scope>, errors: &m
 /// What an imported name is.
 enum Bound {
     Fn(FnId),
+    Generic(usize),
     Const((Scalar, tir::ConstValue, Span)),
     Failed,
 }
 
-fn global_const(scope: &mut Scope, sigs: &[Sig], c: &ast::ConstItem, errors: &mut Vec<TypeError>) {
+fn global_const(
+    scope: &mut Scope,
+    sigs: &[Sig],
+    shared: &generic::Shared<'_>,
+    c: &ast::ConstItem,
+    errors: &mut Vec<TypeError>,
+) {
     let ty = match &c.ty.kind {
         ast::TypeKind::Constexpr(inner) => match scalar_of(inner) {
             Some(s) => Some(s),
@@ -378,7 +471,7 @@ fn global_const(scope: &mut Scope, sigs: &[Sig], c: &ast::ConstItem, errors: &mu
         },
         _ => unreachable!("the parser only makes constexpr items"),
     };
-    let g = scope.view(sigs);
+    let g = scope.view(sigs, shared);
     let value = ty.and_then(|ty| match const_expr(&g, &c.value, &HashMap::new()) {
         Ok(k) => match fit_const(k, ty, c.value.span) {
             Ok(v) => Some((ty, v)),
@@ -656,8 +749,14 @@ pub(crate) fn make_persp(level: ast::LevelName, n: i128, span: Span) -> Result<P
     }
 }
 
-fn signature(g: &Globals, f: &ast::Function, errors: &mut Vec<TypeError>) -> Sig {
-    let no_locals = HashMap::new();
+/// The signature of `f`, with `locals` the values of its constant parameters (an
+/// instance of a generic function; empty otherwise).
+pub(crate) fn signature(
+    g: &Globals,
+    f: &ast::Function,
+    locals: &HashMap<String, (Scalar, tir::ConstValue)>,
+    errors: &mut Vec<TypeError>,
+) -> Sig {
     // The bound: its broadest entry is the entry perspective; the others (with it) say what
     // T and B are multiples of.
     let mut bound = Vec::new();
@@ -666,13 +765,13 @@ fn signature(g: &Globals, f: &ast::Function, errors: &mut Vec<TypeError>) -> Sig
     if let Some(r) = &f.requires {
         requires_span = Some(r.span);
         for e in &r.entries {
-            match eval_persp(g, e, &no_locals) {
+            match eval_persp(g, e, locals) {
                 Ok(p) => bound.push((p, e.span)),
                 Err(err) => errors.push(err),
             }
         }
         if let Some(s) = &r.smem {
-            match const_expr(g, s, &no_locals) {
+            match const_expr(g, s, locals) {
                 Ok(Konst { value: tir::ConstValue::Int(n), ty, .. }) if ty.is_int() && n >= 0 => smem_budget = n as u64,
                 Ok(_) => errors.push(TypeError::InvalidBound { problem: BoundProblem::Smem, span: s.span, help: None }),
                 Err(e) => errors.push(e),
@@ -714,7 +813,7 @@ fn signature(g: &Globals, f: &ast::Function, errors: &mut Vec<TypeError>) -> Sig
             });
         }
     }
-    let launch_bounds = f.launch_bounds.as_ref().and_then(|e| match const_expr(g, e, &no_locals) {
+    let launch_bounds = f.launch_bounds.as_ref().and_then(|e| match const_expr(g, e, locals) {
         Ok(Konst { value: tir::ConstValue::Int(n), .. }) if n >= 1 => {
             if f.kind != FnKind::Kernel {
                 errors.push(TypeError::InvalidBound {
@@ -736,7 +835,7 @@ fn signature(g: &Globals, f: &ast::Function, errors: &mut Vec<TypeError>) -> Sig
     });
     // The second operand is CUDA's `minBlocksPerMultiprocessor`: 1 to 32 (an H100 runs at
     // most 32 blocks per multiprocessor).
-    let min_blocks = f.min_blocks.as_ref().and_then(|e| match const_expr(g, e, &no_locals) {
+    let min_blocks = f.min_blocks.as_ref().and_then(|e| match const_expr(g, e, locals) {
         Ok(Konst { value: tir::ConstValue::Int(n), .. }) if (1..=32).contains(&n) => Some(n as u64),
         Ok(_) => {
             errors.push(TypeError::InvalidBound { problem: BoundProblem::MinBlocksValue, span: e.span, help: None });
@@ -787,7 +886,7 @@ fn signature(g: &Globals, f: &ast::Function, errors: &mut Vec<TypeError>) -> Sig
             errors.push(TypeError::Duplicate { name: p.name.name.clone(), span: p.name.span, first: prev.name.span });
         }
         let persp = match &p.persp {
-            Some(pp) => match eval_persp(g, pp, &no_locals) {
+            Some(pp) => match eval_persp(g, pp, locals) {
                 Ok(x) => x,
                 Err(e) => {
                     errors.push(e);
@@ -804,12 +903,12 @@ fn signature(g: &Globals, f: &ast::Function, errors: &mut Vec<TypeError>) -> Sig
                 span: p.persp.as_ref().map(|x| x.span).unwrap_or(p.span),
             });
         }
-        let (ty, is_const) = param_type(g, &p.ty, errors);
+        let (ty, is_const) = param_type(g, &p.ty, locals, errors);
         params.push(ParamInfo { name: p.name.name.clone(), ty, persp, is_const, span: p.span });
     }
     let ret = f.ret.as_ref().map(|r| {
         let persp = match &r.persp {
-            Some(pp) => match eval_persp(g, pp, &no_locals) {
+            Some(pp) => match eval_persp(g, pp, locals) {
                 Ok(x) => x,
                 Err(e) => {
                     errors.push(e);
@@ -890,7 +989,12 @@ fn block_shape(g: &Globals, e: &ast::Expr, errors: &mut Vec<TypeError>) -> Optio
     Some(shape)
 }
 
-fn param_type(g: &Globals, t: &ast::TypeExpr, errors: &mut Vec<TypeError>) -> (Ty, bool) {
+fn param_type(
+    g: &Globals,
+    t: &ast::TypeExpr,
+    locals: &HashMap<String, (Scalar, tir::ConstValue)>,
+    errors: &mut Vec<TypeError>,
+) -> (Ty, bool) {
     use ast::TypeKind as K;
     let bad = |errors: &mut Vec<TypeError>, help: &str| {
         errors.push(TypeError::Unsupported {
@@ -909,7 +1013,7 @@ fn param_type(g: &Globals, t: &ast::TypeExpr, errors: &mut Vec<TypeError>) -> (T
                 (Ty::Scalar(Scalar::I32), false)
             }
         },
-        K::TensorMap { elem, swizzle } => match tensor_map_type(g, t, elem, swizzle.as_deref()) {
+        K::TensorMap { elem, swizzle } => match tensor_map_type(g, t, elem, swizzle.as_deref(), locals) {
             Ok(m) => (Ty::TensorMap(m), true),
             Err(e) => {
                 errors.push(e);
@@ -918,7 +1022,7 @@ fn param_type(g: &Globals, t: &ast::TypeExpr, errors: &mut Vec<TypeError>) -> (T
         },
         K::Const(inner) => match &inner.kind {
             K::Named(n) if n == "CUTensorMap" => (Ty::Opaque(n.clone()), true),
-            K::TensorMap { .. } => param_type(g, inner, errors),
+            K::TensorMap { .. } => param_type(g, inner, locals, errors),
             _ => match scalar_of(inner) {
                 Some(s) => (Ty::Scalar(s), true),
                 None => {
@@ -964,9 +1068,9 @@ fn tensor_map_type(
     t: &ast::TypeExpr,
     elem: &ast::TypeExpr,
     swizzle: Option<&ast::Expr>,
+    no_locals: &HashMap<String, (Scalar, tir::ConstValue)>,
 ) -> Result<TensorMapTy, TypeError> {
     let problem = |problem: String, span: Span| TypeError::TensorMap { problem, span };
-    let no_locals = HashMap::new();
     let ast::TypeKind::Array(inner, dims) = &elem.kind else {
         return Err(problem(format!("`{}` is not a box such as `bf16[64][64]`", type_text(elem)), elem.span));
     };
@@ -984,7 +1088,7 @@ fn tensor_map_type(
     }
     let mut boxd = [1u32; 3];
     for (k, d) in dims.iter().enumerate() {
-        match const_expr(g, d, &no_locals)? {
+        match const_expr(g, d, no_locals)? {
             Konst { value: tir::ConstValue::Int(n), .. } if (1..=256).contains(&n) => boxd[k] = n as u32,
             Konst { value: tir::ConstValue::Int(n), .. } => {
                 return Err(problem(format!("a box dimension is 1 to 256 elements, not {n}"), d.span));
@@ -994,7 +1098,7 @@ fn tensor_map_type(
     }
     let span_bytes = match swizzle {
         None => 0,
-        Some(e) => match const_expr(g, e, &no_locals)? {
+        Some(e) => match const_expr(g, e, no_locals)? {
             Konst { value: tir::ConstValue::Int(n), .. } if matches!(n, 0 | 32 | 64 | 128) => n as u32,
             _ => return Err(problem("the swizzle span is 0, 32, 64 or 128 bytes".into(), e.span)),
         },

@@ -981,7 +981,7 @@ fn free_names(e: &ast::Expr, out: &mut Vec<(String, Span)>) {
 
 impl Checker<'_> {
     /// The first run-time leaf of an expression that should have been constant, named.
-    fn first_runtime_leaf(&self, e: &tir::Expr) -> Option<(String, Span)> {
+    pub(crate) fn first_runtime_leaf(&self, e: &tir::Expr) -> Option<(String, Span)> {
         match &e.kind {
             ExprKind::Const(_) => None,
             ExprKind::Unary(_, a) | ExprKind::Cast(a) => self.first_runtime_leaf(a),
