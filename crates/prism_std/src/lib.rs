@@ -14,6 +14,7 @@ pub const MODULES: &[(&str, &str)] = &[
     ("thread", include_str!("../std/thread.prism")),
     ("warp", include_str!("../std/warp.prism")),
     ("block", include_str!("../std/block.prism")),
+    ("device", include_str!("../std/device.prism")),
 ];
 
 /// The source of module `prism.std.<path>` (`path` without the `prism.std.` prefix, its

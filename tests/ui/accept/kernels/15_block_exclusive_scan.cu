@@ -56,23 +56,17 @@ extern "C" __global__ void __launch_bounds__(256) tile_exclusive_scan(int n,
                         thread_sum = prism_add(thread_sum, items[k]);  // line 35
                     }
                 }
-                __align__(16) int tile_total[1] = {};  // line 36
-                int* tile_total_1 = tile_total;
-                const int prefix = prism_std_block_block_exclusive_sum_int_(prism_tid, prism_bid, prism_smem, thread_sum, tile_total_1);  // line 37
+                int* total_b = totals + b;  // line 23
+                const int prefix = prism_std_block_block_exclusive_sum_int_(prism_tid, prism_bid, prism_smem, thread_sum, total_b);  // line 36
                 {  // partition `out_b` as `out_t` at thread[1]
                     {  // group(thread[1])
-                        int running = prefix;  // line 40
+                        int running = prefix;  // line 39
                         for (int k = 0; k < 4; k += 1) {
-                            if (prism_add(first, k) < n) {  // line 42
-                                out[prism_add(prism_mul(b, 1024), t * 4 + k)] = running;  // line 43
+                            if (prism_add(first, k) < n) {  // line 41
+                                out[prism_add(prism_mul(b, 1024), t * 4 + k)] = running;  // line 42
                             }
-                            running = prism_add(running, items[k]);  // line 44
+                            running = prism_add(running, items[k]);  // line 43
                         }
-                    }
-                }
-                {  // claim `total_b` as `total_t` at thread[1]
-                    if (prism_tid == 0) {  // split(thread) case 1: thread[1]
-                        totals[b] = tile_total[0];  // line 48
                     }
                 }
             }
@@ -110,7 +104,11 @@ __device__ __forceinline__ int prism_std_block_block_exclusive_sum_int_(int pris
         } else if (lane > 0) {
             out = up;
         }
-        total[0] = slots[(int)blockDim.x / 32 - 1];
+    }
+    {  // claim `total` as `mine` at thread[1]
+        if (prism_tid == 0) {  // split(thread) case 1: thread[1]
+            total[0] = slots[(int)blockDim.x / 32 - 1];
+        }
     }
     __syncthreads();
     return out;
@@ -124,7 +122,7 @@ __device__ __forceinline__ int prism_std_warp_warp_inclusive_sum_int_(int prism_
     const int lane = prism_tid;  // line 39
     int acc = v;
     for (int k = 0; k < 5; k += 1) {
-        const int up = __shfl_up_sync(0xffffffffu, acc, (unsigned)prism_shl(1, k));  // line 40
+        const int up = __shfl_up_sync(0xffffffffu, acc, (unsigned)prism_shl(1, k));  // line 41
         {  // group(thread[1])
             if (lane >= prism_shl(1, k)) {  // line 42
                 acc = prism_add(acc, up);  // line 43

@@ -75,9 +75,9 @@ extern "C" __global__ void __launch_bounds__(128) tile_scan(int n,
                         int* items_2 = items;  // line 30
                         thread_total = prism_std_thread_thread_sum_int_4_(prism_tid % 1, prism_bid, prism_smem, items_2);  // line 34
                     }
-                    __align__(16) int tile_total[1] = {};  // line 35
-                    int* tile_total_1 = tile_total;
-                    const int prefix = prism_std_block_block_exclusive_sum_int_(prism_tid, prism_bid, prism_smem, thread_total, tile_total_1);  // line 36
+                    int* total_b = totals + b;  // line 27
+                    // The tile's total goes straight to the block's slot of `totals`.
+                    const int prefix = prism_std_block_block_exclusive_sum_int_(prism_tid, prism_bid, prism_smem, thread_total, total_b);  // line 36
                     {  // group(thread[1])
                         int* items_2 = items;  // line 30
                         prism_std_thread_thread_exclusive_sum_int_4_(prism_tid % 1, prism_bid, prism_smem, items_2, prefix);  // line 38
@@ -85,11 +85,6 @@ extern "C" __global__ void __launch_bounds__(128) tile_scan(int n,
                     int* items_3 = items;  // line 30
                     int* out_b = out + prism_mul(b, 512);  // line 26
                     prism_std_block_block_store_blocked_int_4_(prism_tid, prism_bid, prism_smem, items_3, out_b, valid);  // line 39
-                    {  // claim `total_b` as `total_t` at thread[1]
-                        if (prism_tid == 0) {  // split(thread) case 1: thread[1]
-                            totals[b] = tile_total[0];  // line 43
-                        }
-                    }
                 }
             }
         }
@@ -158,7 +153,11 @@ __device__ __forceinline__ int prism_std_block_block_exclusive_sum_int_(int pris
         } else if (lane > 0) {
             out = up;
         }
-        total[0] = slots[(int)blockDim.x / 32 - 1];
+    }
+    {  // claim `total` as `mine` at thread[1]
+        if (prism_tid == 0) {  // split(thread) case 1: thread[1]
+            total[0] = slots[(int)blockDim.x / 32 - 1];
+        }
     }
     __syncthreads();
     return out;
@@ -202,17 +201,17 @@ __device__ __forceinline__ int prism_std_warp_warp_inclusive_sum_int_(int prism_
                                                                       unsigned char* prism_smem,
                                                                       int v)
 {
-    const int lane = prism_tid;  // line 36
-    int acc = v;
+    const int lane = prism_tid;  // line 35
+    int acc = v;  // line 36
     for (int k = 0; k < 5; k += 1) {
-        const int up = __shfl_up_sync(0xffffffffu, acc, (unsigned)prism_shl(1, k));  // line 37
+        const int up = __shfl_up_sync(0xffffffffu, acc, (unsigned)prism_shl(1, k));
         {  // group(thread[1])
-            if (lane >= prism_shl(1, k)) {
+            if (lane >= prism_shl(1, k)) {  // line 37
                 acc = prism_add(acc, up);  // line 38
             }
         }
     }
-    return acc;  // line 39
+    return acc;  // line 38
 }
 
 __device__ __forceinline__ void prism_std_block_warp_totals_sum_int_(int prism_tid,
