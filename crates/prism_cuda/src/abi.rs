@@ -55,6 +55,9 @@ pub struct KernelAbi {
     /// True when the shared memory is dynamic (more than the 48 KiB a static allocation may
     /// have): the launch passes `smem_bytes` and raises the kernel's limit first.
     pub dynamic_smem: bool,
+    /// The kernel's dynamic shared array, if it has one: the launch's shared bytes are then
+    /// `dyn_array.offset + params[dyn_array.count] * size(elem)`, not `smem_bytes`.
+    pub dyn_array: Option<prism_ir::ir::DynSmem>,
     /// True when the kernel has a grid-wide barrier: it must be launched cooperatively (all
     /// blocks co-resident).
     pub cooperative: bool,

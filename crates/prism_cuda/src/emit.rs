@@ -109,7 +109,11 @@ pub fn function(g: &Global, id: FuncId, first_line: u32) -> (Func, Option<Kernel
         v.sort();
     }
     let header_line = g.lines.as_ref().map(|l| l.line_of(f.span.start)).unwrap_or(0);
-    let separate = if kernel && f.smem_size <= STATIC_SMEM_LIMIT { separate_arrays(f) } else { BTreeMap::new() };
+    let separate = if kernel && f.smem_size <= STATIC_SMEM_LIMIT && f.dyn_smem.is_none() {
+        separate_arrays(f)
+    } else {
+        BTreeMap::new()
+    };
     let mut fx = Fx {
         g,
         f,
@@ -180,7 +184,9 @@ pub fn function(g: &Global, id: FuncId, first_line: u32) -> (Func, Option<Kernel
     let printed_body = printed;
     fx.separate.retain(|_, name| mentions(&printed_body, name));
     let mut prologue = Vec::new();
-    let dynamic = f.smem_size > STATIC_SMEM_LIMIT;
+    // Above 48 KiB, or with a dynamic shared array, the block's shared memory is the
+    // launch's dynamic allocation.
+    let dynamic = f.smem_size > STATIC_SMEM_LIMIT || f.dyn_smem.is_some();
     if kernel {
         let facts = format!(
             "launch: threads per block a multiple of {}, blocks a multiple of {}{}",
@@ -225,7 +231,7 @@ pub fn function(g: &Global, id: FuncId, first_line: u32) -> (Func, Option<Kernel
                 len / elem.size().max(1)
             )));
         }
-        if f.smem_size > 0 && fx.used_smem {
+        if (f.smem_size > 0 || f.dyn_smem.is_some()) && fx.used_smem {
             if dynamic {
                 prologue.push(Stmt::Raw("extern __shared__ __align__(1024) unsigned char prism_smem[];".into()));
             } else {
@@ -347,6 +353,7 @@ pub fn function(g: &Global, id: FuncId, first_line: u32) -> (Func, Option<Kernel
         params: abi_params,
         smem_bytes: f.smem_size,
         dynamic_smem: dynamic,
+        dyn_array: f.dyn_smem,
         cooperative: g.cooperative[id.index()],
         t_mult: f.facts.t_mult,
         b_mult: f.facts.b_mult,
@@ -1156,8 +1163,8 @@ impl Fx<'_> {
         let mut r = *ptr;
         for _ in 0..16 {
             match self.a.def_inst.get(&r) {
-                Some(InstKind::SharedAddr { len, elem, .. }) => {
-                    let _ = elem;
+                // The dynamic array's length is the launch's: no static byte count.
+                Some(InstKind::SharedAddr { len, .. }) if *len != prism_ir::ir::DYNAMIC_LEN => {
                     return Some(Expr::id(format!("{len}u")));
                 }
                 Some(InstKind::Copy { src, .. }) | Some(InstKind::PtrOffset { base: src, .. }) => r = *src,

@@ -118,10 +118,34 @@ pub fn launchers(kernels: &[KernelAbi]) -> String {
                 s.push_str(&encode_map(&crate::analysis::sanitize(name), m));
             }
         }
-        let dyn_smem = if k.dynamic_smem { k.smem_bytes } else { 0 };
+        let dyn_smem = if let Some(d) = k.dyn_array {
+            // A dynamic shared array: its bytes come from the count argument, checked
+            // against the largest block allocation any GPU has before the device's own
+            // opt-in limit is asked (so bad counts are refused without a device).
+            let count = &names[d.count];
+            s.push_str(&format!(
+                "    if ((long long){count} < 0 || {off}ull + (unsigned long long)(long long){count} * {size}ull > {max}ull) {{\n        return cudaErrorInvalidConfiguration;\n    }}\n",
+                off = d.offset,
+                size = d.elem.size(),
+                max = prism_ir::ir::MAX_BLOCK_SMEM,
+            ));
+            s.push_str(&format!(
+                "    const size_t prism_dyn_bytes = {}ull + (size_t){count} * {}ull;\n",
+                d.offset,
+                d.elem.size()
+            ));
+            s.push_str("    int prism_dev = 0, prism_optin = 0;\n");
+            s.push_str("    cudaError_t dev_err = cudaGetDevice(&prism_dev);\n    if (dev_err == cudaSuccess) dev_err = cudaDeviceGetAttribute(&prism_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, prism_dev);\n    if (dev_err != cudaSuccess) {\n        return dev_err;\n    }\n");
+            s.push_str("    if (prism_dyn_bytes > (size_t)prism_optin) {\n        return cudaErrorInvalidConfiguration;\n    }\n");
+            "prism_dyn_bytes".to_string()
+        } else if k.dynamic_smem {
+            k.smem_bytes.to_string()
+        } else {
+            "0".to_string()
+        };
         if k.dynamic_smem {
             s.push_str(&format!(
-                "    cudaError_t err = cudaFuncSetAttribute({sym}, cudaFuncAttributeMaxDynamicSharedMemorySize, {dyn_smem});\n    if (err != cudaSuccess) {{\n        return err;\n    }}\n"
+                "    cudaError_t err = cudaFuncSetAttribute({sym}, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)({dyn_smem}));\n    if (err != cudaSuccess) {{\n        return err;\n    }}\n"
             ));
         }
         if k.cooperative {

@@ -148,10 +148,22 @@ fn run_cubin(
     let drv = |e: cudarc::driver::DriverError| DeviceError::Driver(e.to_string());
     let module = ctx.load_module(cudarc::nvrtc::Ptx::from_file(cubin)).map_err(drv)?;
     let func = module.load_function(&abi.symbol).map_err(drv)?;
+    // With a dynamic shared array the count argument sizes the block's shared memory (the
+    // simulator's launch check has refused negative and oversized counts already).
+    let smem_bytes = match abi.dyn_array {
+        Some(d) => {
+            let n = match args.get(d.count) {
+                Some(Arg::Scalar(_, bits)) => i64::from(*bits as u32 as i32),
+                _ => 0,
+            };
+            d.bytes(n, prism_ir::ir::MAX_BLOCK_SMEM).map_err(DeviceError::Launch)?
+        }
+        None => abi.smem_bytes,
+    };
     if abi.dynamic_smem {
         func.set_attribute(
             cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            abi.smem_bytes as i32,
+            smem_bytes as i32,
         )
         .map_err(drv)?;
     }
@@ -226,7 +238,7 @@ fn run_cubin(
     let cfg = LaunchConfig {
         grid_dim: (grid.x, grid.y, grid.z),
         block_dim: (block.x, block.y, block.z),
-        shared_mem_bytes: if abi.dynamic_smem { abi.smem_bytes as u32 } else { 0 },
+        shared_mem_bytes: if abi.dynamic_smem { smem_bytes as u32 } else { 0 },
     };
     #[allow(unsafe_code)]
     // SAFETY: the kernel's parameters are exactly `abi.params` in order (the backend

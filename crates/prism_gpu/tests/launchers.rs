@@ -16,6 +16,16 @@ fn main() {
     common::run_with_tools("host_launchers_refuse_bad_shapes", toolchain::find_nvcc(), "nvcc", |nvcc| check(&nvcc))
 }
 
+/// Calls of `dynamic_shared.prism`'s launcher that must be refused, each with why.
+const REFUSED_DYNAMIC: &[(&str, &str)] = &[
+    ("a negative dynamic shared count", "prism_launch_staged_sums(dim3(1), dim3(64), nullptr, nullptr, -1)"),
+    ("a dynamic shared count past 227 KiB", "prism_launch_staged_sums(dim3(1), dim3(64), nullptr, nullptr, 100000)"),
+    (
+        "a dynamic shared count whose bytes pass 2^31",
+        "prism_launch_staged_sums(dim3(1), dim3(64), nullptr, nullptr, 2147483647)",
+    ),
+];
+
 /// Calls of `launch_coords.prism`'s launchers that must be refused, each with why.
 const REFUSED: &[(&str, &str)] = &[
     ("a 2-D grid of a kernel that reads no coordinate", "prism_launch_plain(dim3(2, 2), dim3(32), nullptr)"),
@@ -43,7 +53,17 @@ const REFUSED: &[(&str, &str)] = &[
 ];
 
 fn check(nvcc: &Path) -> Result<(), String> {
-    let rel = "rules/launch_coords";
+    let mut failures = Vec::new();
+    for (rel, calls) in [("rules/launch_coords", REFUSED), ("rules/dynamic_shared", REFUSED_DYNAMIC)] {
+        if let Err(e) = refused(nvcc, rel, calls) {
+            failures.push(e);
+        }
+    }
+    if failures.is_empty() { Ok(()) } else { Err(failures.join("\n")) }
+}
+
+/// Builds a host program calling `rel`'s launchers as `calls` say, and runs it.
+fn refused(nvcc: &Path, rel: &str, calls: &[(&str, &str)]) -> Result<(), String> {
     let src = std::fs::read_to_string(repo_root().join("tests/ui/accept").join(format!("{rel}.prism")))
         .map_err(|e| e.to_string())?;
     let s = synced(rel, &src, &prism_driver::Options::default())?;
@@ -53,7 +73,7 @@ fn check(nvcc: &Path) -> Result<(), String> {
     }
     let mut main = out.text;
     main.push_str("\n#include <cstdio>\nint main() {\n    int bad = 0;\n");
-    for (why, call) in REFUSED {
+    for (why, call) in calls {
         main.push_str(&format!(
             "    if (cudaError_t e = {call}; e != cudaErrorInvalidConfiguration) {{ printf(\"not refused: {why} ({call}): %d\\n\", (int)e); ++bad; }}\n"
         ));
@@ -61,12 +81,13 @@ fn check(nvcc: &Path) -> Result<(), String> {
     main.push_str("    return bad;\n}\n");
     let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("launchers");
     std::fs::create_dir_all(&tmp).map_err(|e| e.to_string())?;
-    let (cu, exe) = (tmp.join("launchers.cu"), tmp.join("launchers"));
+    let stem = rel.replace('/', "_");
+    let (cu, exe) = (tmp.join(format!("{stem}.cu")), tmp.join(stem));
     std::fs::write(&cu, &main).map_err(|e| e.to_string())?;
     let built =
         toolchain::compile(nvcc, &cu, &exe, "sm_90", Emit::Executable).map_err(|e| format!("cannot run nvcc: {e}"))?;
     if !built.ok {
-        return Err(format!("the launcher test program does not compile:\n{}", built.log));
+        return Err(format!("the launcher test program for {rel} does not compile:\n{}", built.log));
     }
     let run = Command::new(&exe).output().map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
     if run.status.success() {

@@ -168,6 +168,8 @@ pub struct KernelInfo {
     pub max_blocks: Option<u64>,
     /// Static shared memory per block, in bytes.
     pub smem: u64,
+    /// Its dynamic shared array, sized by an argument, if it has one.
+    pub dyn_smem: Option<ir::DynSmem>,
     /// What it allows of a launch's shape: more than one dimension only when it reads
     /// coordinates (`id(x)`, ...), and a fixed block shape if its bound gives one.
     pub shape: ir::ShapeRule,
@@ -372,6 +374,12 @@ impl Module {
                 }
             }
         }
+        // The dynamic shared array's items come from its count argument.
+        if let Some(d) = k.dyn_smem
+            && let Some(Arg::Scalar(_, bits)) = args.get(d.count)
+        {
+            d.bytes(i64::from(*bits as u32 as i32), ir::MAX_BLOCK_SMEM).map_err(launch_error)?;
+        }
         Ok(k)
     }
 
@@ -445,6 +453,11 @@ impl Module {
             tensor_dims: &dims,
             grid_dims: [grid_dims.x, grid_dims.y, grid_dims.z],
             block_dims: [block_dims.x, block_dims.y, block_dims.z],
+            // Validated above.
+            dyn_smem: k.dyn_smem.map(|d| {
+                let n = i64::from(params[d.count] as u32 as i32);
+                d.bytes(n, ir::MAX_BLOCK_SMEM).expect("validated count")
+            }),
         };
         Ok(sim::run(launch, cfg, progress))
     }
@@ -479,6 +492,7 @@ fn kernel_info(p: &ir::Program, id: prism_ir::FuncId, f: &ir::Function) -> Kerne
         exact_launch: f.exact_launch(),
         max_blocks: f.max_blocks,
         smem: f.smem_size,
+        dyn_smem: f.dyn_smem,
         shape: p.shape_rule(id),
         span: f.span,
     }

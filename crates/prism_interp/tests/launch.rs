@@ -203,3 +203,35 @@ def tile(out : ptr(int)):
     let e = go("with_coords", (1, 0, 1), (1, 1, 1)).expect_err("an empty dimension");
     assert!(e.contains("at least one block"), "{e}");
 }
+
+/// A dynamic shared array's count is a launch argument: negative counts and counts whose
+/// bytes pass the largest block allocation any GPU has are refused before anything runs.
+#[test]
+fn dynamic_shared_counts_are_checked_at_launch() {
+    let m = module(
+        r#"
+@prism("global")
+@requires(grid[1], block[1], thread[32])
+def k(out : ptr(int), n : int, buf : shared(double[n])):
+    pass
+"#,
+    );
+    let go = |n: i32| {
+        m.launch("k", 1, 32, &[Arg::buffer(&[0i32; 1]), Arg::value(n)], Config::default())
+            .map(|o| assert!(o.is_clean(), "{:?}", o.reports))
+            .map_err(|e| e.message)
+    };
+    go(0).expect("an empty array");
+    go(29_056).expect("227 KiB exactly: the array starts at 0 in a kernel without static shared memory");
+    let e = go(-1).expect_err("a negative count");
+    assert!(e.contains("cannot have -1 items"), "{e}");
+    let e = go(29_057).expect_err("one item past the limit");
+    assert!(e.contains("more than the 232448 bytes"), "{e}");
+    let e = go(i32::MAX).expect_err("a count whose bytes overflow 32 bits");
+    assert!(e.contains("more than the 232448 bytes"), "{e}");
+    // The shared array is not an argument.
+    let e = m
+        .launch("k", 1, 32, &[Arg::buffer(&[0i32; 1]), Arg::value(4i32), Arg::buffer(&[0.0f64; 4])], Config::default())
+        .expect_err("three arguments");
+    assert!(e.message.contains("takes 2 arguments"), "{}", e.message);
+}

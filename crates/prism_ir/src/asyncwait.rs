@@ -66,7 +66,9 @@ impl Ranges {
     fn of_reg(&self, mut r: Reg) -> Option<(u64, u64)> {
         for _ in 0..64 {
             match self.defs.get(&r).map(Vec::as_slice) {
-                Some([InstKind::SharedAddr { offset, len, .. }]) => return Some((*offset, offset + len)),
+                Some([InstKind::SharedAddr { offset, len, .. }]) => {
+                    return Some((*offset, offset.saturating_add(*len)));
+                }
                 Some([InstKind::PtrOffset { base, .. }]) => r = *base,
                 Some([InstKind::Copy { src, .. }]) => r = *src,
                 _ => return None,

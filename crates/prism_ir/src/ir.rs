@@ -158,6 +158,43 @@ impl std::fmt::Display for Dim3 {
     }
 }
 
+/// A kernel's dynamic shared array: `params[count]` items of `elem` from byte `offset` of
+/// the block's shared memory (after every static allocation, [`DYNAMIC_ALIGN`]-aligned).
+/// Its `SharedAddr` has length [`DYNAMIC_LEN`]: the launch decides it. Every launcher
+/// sizes the block's shared memory as `offset + count * size(elem)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DynSmem {
+    /// The index of the parameter that counts its items.
+    pub count: usize,
+    /// Its element type.
+    pub elem: Scalar,
+    /// Its first byte.
+    pub offset: u64,
+}
+
+pub use prism_types::tir::{DYNAMIC_ALIGN, DYNAMIC_LEN};
+
+/// The most shared memory one block may have on any GPU Prism targets (227 KiB, sm_90's
+/// opt-in maximum): a dynamic shared array past it is refused at launch, before a device
+/// is asked for its own limit.
+pub const MAX_BLOCK_SMEM: u64 = 227 * 1024;
+
+impl DynSmem {
+    /// The block's shared bytes for a launch with `count` items, or why there are none:
+    /// a negative count, or more than `limit` bytes.
+    pub fn bytes(self, count: i64, limit: u64) -> Result<u64, String> {
+        let n = u64::try_from(count).map_err(|_| format!("the dynamic shared array cannot have {count} items"))?;
+        let total = n.checked_mul(self.elem.size()).and_then(|b| b.checked_add(self.offset));
+        match total {
+            Some(t) if t <= limit => Ok(t),
+            _ => Err(format!(
+                "{count} items of `{}` for the dynamic shared array make more than the {limit} bytes of shared memory a block may have",
+                self.elem.name()
+            )),
+        }
+    }
+}
+
 /// What a kernel allows of a launch's shape.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ShapeRule {
@@ -223,6 +260,8 @@ pub struct Function {
     pub launch_bounds: Option<u64>,
     /// The block shape `@requires(..., block=[X, Y, Z])` fixes, if given.
     pub block_shape: Option<Dim3>,
+    /// A kernel's dynamic shared array (a `shared(T[n])` parameter), if it has one.
+    pub dyn_smem: Option<DynSmem>,
     /// `@launch_bounds(n, m)`'s `m`, if given.
     pub min_blocks: Option<u64>,
     /// The most blocks a launch may have for the index arithmetic that synchronisation

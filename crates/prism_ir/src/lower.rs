@@ -96,6 +96,7 @@ fn lower_function(prog: &tir::Program, tf: &tir::Function) -> Function {
             smem_size: tf.smem_need,
             launch_bounds: tf.launch_bounds,
             block_shape: tf.block_shape.map(|[x, y, z]| Dim3 { x, y, z }),
+            dyn_smem: tf.dyn_shared.map(|d| DynSmem { count: d.count, elem: d.elem, offset: d.offset }),
             min_blocks: tf.min_blocks,
             max_blocks: None,
             params: Vec::new(),
@@ -139,6 +140,15 @@ fn lower_function(prog: &tir::Program, tf: &tir::Function) -> Function {
         }
     }
     let mut body = Block::default();
+    // The dynamic shared array's address, at its offset after the static allocations; its
+    // length is the launch's ([`DYNAMIC_LEN`]).
+    if let Some(d) = tf.dyn_shared {
+        cx.new_mem(d.var, MemKind::Shared, None, d.elem);
+        let r = cx.new_reg(Type::Ptr, Some(&tf.var(d.var).name.clone()));
+        cx.ptrs.insert(d.var, r);
+        let inst = InstKind::SharedAddr { dst: r, offset: d.offset, len: DYNAMIC_LEN, elem: d.elem };
+        cx.emit(&mut body, inst, tf.var(d.var).span);
+    }
     cx.block(&tf.body, &mut body);
     cx.f.body = body;
     cx.f

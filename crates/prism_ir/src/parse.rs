@@ -431,6 +431,14 @@ impl P {
             }
             block_shape = Some(Dim3 { x: d[0], y: d[1], z: d[2] });
         }
+        let mut dyn_smem = None;
+        if self.at_word("dyn_smem") {
+            self.pos += 1;
+            let count = self.u64()? as usize;
+            let elem = self.scalar()?;
+            let offset = self.u64()?;
+            dyn_smem = Some(DynSmem { count, elem, offset });
+        }
         let mut min_blocks = None;
         if self.at_word("min_blocks") {
             self.pos += 1;
@@ -455,6 +463,7 @@ impl P {
             smem_size,
             launch_bounds,
             block_shape,
+            dyn_smem,
             min_blocks,
             max_blocks,
             params,

@@ -159,6 +159,9 @@ pub fn print_function(p: &Program, f: &Function, out: &mut String) {
     if let Some(d) = f.block_shape {
         let _ = write!(out, " block_shape {} {} {}", d.x, d.y, d.z);
     }
+    if let Some(d) = f.dyn_smem {
+        let _ = write!(out, " dyn_smem {} {} {}", d.count, scalar_name(d.elem), d.offset);
+    }
     if let Some(m) = f.min_blocks {
         let _ = write!(out, " min_blocks {m}");
     }

@@ -319,7 +319,13 @@ impl V<'_> {
                 if self.ty(*dst) != Some(Type::Ptr) {
                     self.err(format!("{dst}: shared address defines a ptr"));
                 }
-                if offset + len > self.f.smem_size {
+                // The dynamic shared array lies past every static allocation; the launch
+                // gives its length.
+                let dynamic = *len == DYNAMIC_LEN
+                    && self.f.dyn_smem.is_some_and(|d| d.offset == *offset && d.offset >= self.f.smem_size);
+                if *len == DYNAMIC_LEN && !dynamic {
+                    self.err(format!("{dst}: a dynamic-length shared address that is not the kernel's dynamic array"));
+                } else if !dynamic && offset + len > self.f.smem_size {
                     self.err(format!(
                         "{dst}: shared bytes {offset}..{} exceed the function's {}",
                         offset + len,

@@ -331,7 +331,7 @@ fn shared_range(cfg: &Cfg<'_>, defs: &Defs, mut r: Reg) -> Option<(u64, u64)> {
     for _ in 0..64 {
         let [d] = defs.get(&r)?.as_slice() else { return None };
         match &cfg.insts[*d].inst.kind {
-            InstKind::SharedAddr { offset, len, .. } => return Some((*offset, offset + len)),
+            InstKind::SharedAddr { offset, len, .. } => return Some((*offset, offset.saturating_add(*len))),
             InstKind::PtrOffset { base, .. } => r = *base,
             InstKind::Copy { src, .. } => r = *src,
             _ => return None,

@@ -83,6 +83,8 @@ pub struct Function {
     pub launch_bounds: Option<u64>,
     /// `block=[X, Y, Z]` in `@requires`: the one block shape a launch may have.
     pub block_shape: Option<[u32; 3]>,
+    /// The kernel's dynamic shared array (a `shared(T[n])` parameter), if it has one.
+    pub dyn_shared: Option<DynShared>,
     /// `@launch_bounds(n, m)`: `m`, the blocks that must fit on a multiprocessor at once
     /// (a register cap for ptxas; no effect on the semantics).
     pub min_blocks: Option<u64>,
@@ -650,3 +652,23 @@ fn written_by_calls(e: &Expr, declared: &std::collections::HashSet<VarId>, out: 
         E::Const(_) | E::Var(_) | E::RelId { .. } | E::Raw(_) => {}
     }
 }
+
+/// A kernel's dynamic shared array: `var` (a shared array, not among the parameters: the
+/// launch gives its bytes, not a value) holds `params[count]` items of `elem`, from byte
+/// `offset` of the block's shared memory, after everything the kernel allocates
+/// statically. Its length is [`DYNAMIC_LEN`] wherever a static one would be.
+#[derive(Clone, Copy, Debug)]
+pub struct DynShared {
+    pub var: VarId,
+    pub count: usize,
+    pub elem: Scalar,
+    pub offset: u64,
+}
+
+/// The length, in bytes or items, of the dynamic shared array wherever a static array's
+/// would be: only the launch knows it.
+pub const DYNAMIC_LEN: u64 = u64::MAX;
+
+/// Where the dynamic shared array starts: aligned as the block's shared memory is, so
+/// every layout (TMA boxes, swizzled wgmma tiles) may use it.
+pub const DYNAMIC_ALIGN: u64 = 1024;

@@ -407,7 +407,14 @@ impl<'a> BlockSim<'a> {
                         });
                     }
                     Op::SharedAddr { dst, offset, len } => {
-                        let p = Ptr { space: Space::Shared, a: fr.smem_base + offset, b: *len, offset: 0 }.encode();
+                        // The dynamic array runs to the end of the block's shared memory,
+                        // which the launch sized to hold exactly its items.
+                        let len = if *len == prism_ir::ir::DYNAMIC_LEN {
+                            s.smem_bytes - (fr.smem_base + offset)
+                        } else {
+                            *len
+                        };
+                        let p = Ptr { space: Space::Shared, a: fr.smem_base + offset, b: len, offset: 0 }.encode();
                         let d = *dst as usize * 32;
                         each(mask, |l| regs[d + l] = p);
                     }

@@ -269,14 +269,27 @@ pub struct Launch<'a> {
     pub grid_dims: [u32; 3],
     /// See `grid_dims`.
     pub block_dims: [u32; 3],
+    /// With a dynamic shared array: the block's shared bytes, its end included.
+    pub dyn_smem: Option<u64>,
 }
 
 /// Runs a launch the caller has validated against the kernel's bound, counting finished
 /// blocks in `progress`.
 pub fn run(launch: Launch<'_>, cfg: Config, progress: &Progress) -> Outcome {
-    let Launch { code, kernel, grid, block, params, buffers, buffer_names, tensor_dims, grid_dims, block_dims } =
-        launch;
-    let smem_bytes = smem_of(code, kernel);
+    let Launch {
+        code,
+        kernel,
+        grid,
+        block,
+        params,
+        buffers,
+        buffer_names,
+        tensor_dims,
+        grid_dims,
+        block_dims,
+        dyn_smem,
+    } = launch;
+    let smem_bytes = smem_of(code, kernel).max(dyn_smem.unwrap_or(0));
     let mut scopes = Vec::new();
     let mut grid_sync = false;
     collect_scopes(code, kernel, block, &mut scopes, &mut grid_sync, &mut vec![false; code.funcs.len()]);
@@ -494,6 +507,10 @@ fn smem_of(code: &Code, f: u32) -> u64 {
         let mut need = base;
         for op in &code.funcs[f as usize].ops {
             match op {
+                // The dynamic array's end is the launch's (`Launch::dyn_smem`).
+                Op::SharedAddr { offset, len, .. } if *len == prism_ir::ir::DYNAMIC_LEN => {
+                    need = need.max(base + offset)
+                }
                 Op::SharedAddr { offset, len, .. } => need = need.max(base + offset + len),
                 Op::Call { func, smem_offset, .. } => need = need.max(walk(code, *func, base + smem_offset, depth + 1)),
                 _ => {}

@@ -679,3 +679,18 @@ fn r_launch_coords() {
 fn linear_order((x, y, z): (u32, u32, u32)) -> Vec<(u32, u32, u32)> {
     (0..z).flat_map(|k| (0..y).flat_map(move |j| (0..x).map(move |i| (k, j, i)))).collect()
 }
+
+#[test]
+fn r_dynamic_shared() {
+    // Tiles of 200, 37 and 1 items staged through the launch-sized shared array, at two
+    // block sizes: out[b] is the sum of tile b (eighths: exact in any order).
+    let p = program(&file("dynamic_shared.prism"));
+    for (tile, threads) in [(200usize, 64u32), (37, 96), (1, 32)] {
+        let x = Rng::new(tile as u64).eighths(3 * tile, -8, 8);
+        let out = p.launch("staged_sums", 3, threads, || {
+            vec![Arg::buffer(&x), Arg::buffer(&[0.0f32; 3]), Arg::value(tile as i32)]
+        });
+        let want: Vec<f32> = x.chunks(tile).map(|c| c.iter().sum()).collect();
+        assert_same("out", &out.f32("out"), &want);
+    }
+}

@@ -186,7 +186,17 @@ pub(crate) fn check_body(
         fill_reads: Default::default(),
     };
     let mut params = Vec::new();
-    for p in &sig.params {
+    let mut dyn_var = None;
+    for (i, p) in sig.params.iter().enumerate() {
+        // The dynamic shared array is block-shared memory, not an argument: its offset is
+        // set once the body's static shared memory is known.
+        if sig.dyn_shared.is_some_and(|d| d.param == i) {
+            let kind = VarKind::Shared { dims: vec![tir::DYNAMIC_LEN], offset: 0, bytes: tir::DYNAMIC_LEN };
+            let v = cx.new_var(&p.name, p.ty.clone(), p.persp, kind, p.span);
+            cx.bind(&p.name, Binding::Var(v));
+            dyn_var = Some(v);
+            continue;
+        }
         let kind = if p.is_const { VarKind::Const } else { VarKind::Param };
         let v = cx.new_var(&p.name, p.ty.clone(), p.persp, kind, p.span);
         // Const scalar parameters are read-only, like const locals.
@@ -194,6 +204,18 @@ pub(crate) fn check_body(
         params.push(v);
     }
     let body = cx.block_no_scope(&f.body);
+    let dyn_shared = match (sig.dyn_shared, dyn_var) {
+        (Some(d), Some(var)) => {
+            let offset = super::call::align_up(cx.smem_need, tir::DYNAMIC_ALIGN);
+            if let VarKind::Shared { offset: o, .. } = &mut cx.vars[var.0 as usize].kind {
+                *o = offset;
+            }
+            // The count's index among the parameters that are arguments.
+            let count = d.count - usize::from(d.param < d.count);
+            Some(tir::DynShared { var, count, elem: d.elem, offset })
+        }
+        _ => None,
+    };
     if let Some((_, _)) = sig.ret
         && !always_returns(&body)
     {
@@ -214,6 +236,7 @@ pub(crate) fn check_body(
         smem_need: cx.smem_need,
         launch_bounds: sig.launch_bounds,
         block_shape: sig.block_shape,
+        dyn_shared,
         min_blocks: sig.min_blocks,
         params,
         ret: sig.ret,

@@ -77,6 +77,14 @@ pub(crate) struct ParamInfo {
     pub span: Span,
 }
 
+/// A kernel's dynamic shared array: parameter `param`, of `params[count]` items of `elem`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct DynShared {
+    pub param: usize,
+    pub count: usize,
+    pub elem: Scalar,
+}
+
 /// A checked function signature: everything a call site may rely on.
 #[derive(Clone, Debug)]
 pub(crate) struct Sig {
@@ -91,6 +99,8 @@ pub(crate) struct Sig {
     pub launch_bounds: Option<u64>,
     /// `block=[X, Y, Z]`: the one block shape the kernel may be launched with.
     pub block_shape: Option<[u32; 3]>,
+    /// The kernel's dynamic shared array, `buf : shared(T[n])`.
+    pub dyn_shared: Option<DynShared>,
     pub min_blocks: Option<u64>,
     pub params: Vec<ParamInfo>,
     pub ret: Option<(Scalar, Persp)>,
@@ -881,6 +891,7 @@ pub(crate) fn signature(
     }
     // Parameters.
     let mut params = Vec::new();
+    let mut dyn_shared = None;
     for (i, p) in f.params.iter().enumerate() {
         if let Some(prev) = f.params[..i].iter().find(|q| q.name.name == p.name.name) {
             errors.push(TypeError::Duplicate { name: p.name.name.clone(), span: p.name.span, first: prev.name.span });
@@ -902,6 +913,26 @@ pub(crate) fn signature(
                 entry,
                 span: p.persp.as_ref().map(|x| x.span).unwrap_or(p.span),
             });
+        }
+        // `buf : shared(T[n])` on a kernel: dynamic shared memory of `n` items.
+        if let Some((elem, count)) = dynamic_shared(f, i, &params, errors) {
+            if dyn_shared.is_some() {
+                errors.push(TypeError::Unsupported {
+                    what: "a second dynamic shared array".into(),
+                    span: p.span,
+                    help: Some("a kernel has one; carve several arrays out of it with partitions".into()),
+                });
+            }
+            dyn_shared.get_or_insert(DynShared { param: i, count, elem });
+            let ty = Ty::Ptr { elem, mutable: true };
+            params.push(ParamInfo {
+                name: p.name.name.clone(),
+                ty,
+                persp: Persp::BLOCK,
+                is_const: false,
+                span: p.span,
+            });
+            continue;
         }
         let (ty, is_const) = param_type(g, &p.ty, locals, errors);
         params.push(ParamInfo { name: p.name.name.clone(), ty, persp, is_const, span: p.span });
@@ -958,6 +989,57 @@ pub(crate) fn signature(
         min_blocks,
         params,
         ret,
+        dyn_shared,
+    }
+}
+
+/// The parameter `f.params[i]` as a dynamic shared array, `buf : shared(T[n])` with `n` an
+/// earlier `int` parameter of a kernel: its element type and the index of `n`. `None` when
+/// it is not written that way (errors for the near misses).
+fn dynamic_shared(
+    f: &ast::Function,
+    i: usize,
+    earlier: &[ParamInfo],
+    errors: &mut Vec<TypeError>,
+) -> Option<(Scalar, usize)> {
+    let p = &f.params[i];
+    let ast::TypeKind::Shared { elem, align } = &p.ty.kind else { return None };
+    let bad = |errors: &mut Vec<TypeError>, help: &str| {
+        errors.push(TypeError::Unsupported {
+            what: format!("a parameter of type `{}`", type_text(&p.ty)),
+            span: p.ty.span,
+            help: Some(help.into()),
+        });
+        None
+    };
+    if f.kind != FnKind::Kernel {
+        return bad(
+            errors,
+            "pass shared arrays to device functions as `ptr(T)`; a kernel's `shared(T[n])` parameter is its dynamic shared memory",
+        );
+    }
+    if align.is_some() {
+        return bad(errors, "the dynamic shared array is aligned to 1024 bytes already");
+    }
+    let ast::TypeKind::Array(inner, dims) = &elem.kind else {
+        return bad(errors, "write `shared(T[n])`, with `n` an earlier `int` parameter");
+    };
+    let (Some(scalar), [dim]) = (scalar_of(inner), dims.as_slice()) else {
+        return bad(errors, "a dynamic shared array has one dimension and a scalar element type: `shared(float[n])`");
+    };
+    let count = match &dim.kind {
+        ast::ExprKind::Name(n) => earlier.iter().position(|q| q.name == *n && q.ty == Ty::Scalar(Scalar::I32)),
+        _ => None,
+    };
+    match count {
+        Some(c) if p.persp.is_none() => Some((scalar, c)),
+        Some(_) => {
+            bad(errors, "a dynamic shared array is `@ block[1]`: each block has its own; leave the perspective out")
+        }
+        None => bad(
+            errors,
+            "its length is an earlier `int` parameter of the kernel, which the launch gives: `n : int, buf : shared(float[n])`",
+        ),
     }
 }
 
