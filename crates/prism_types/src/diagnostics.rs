@@ -55,8 +55,18 @@ impl TypeError {
                     .with_secondary(*first, "first defined here")
                     .with_help("pick another name, or assign to the existing variable without `: type`")
             }
-            InInstance { inner, instance, call } => {
-                inner.to_diagnostic().with_secondary(*call, format!("in `{instance}`, instantiated here"))
+            InInstance { inner, calls } => {
+                // A long chain (a generic function instantiating itself) keeps the two ends:
+                // the instance at fault and the user's call that began it.
+                let label = |d: Diagnostic, (instance, call): &(String, prism_span::Span)| {
+                    d.with_secondary(*call, format!("in `{instance}`, instantiated here"))
+                };
+                if calls.len() <= 3 {
+                    calls.iter().fold(inner.to_diagnostic(), label)
+                } else {
+                    let d = label(label(inner.to_diagnostic(), &calls[0]), &calls[calls.len() - 1]);
+                    d.with_note(format!("made through {} more instances between these calls", calls.len() - 2))
+                }
             }
             // Filtered out before rendering (`check_units`); a note if it ever is shown.
             Poisoned { span } => Diagnostic::note("unknown-name", "a name whose definition failed", *span),

@@ -319,8 +319,11 @@ pub enum TypeError {
     ReservedName { name: String, span: Span },
     /// Two definitions of one name in one scope.
     Duplicate { name: String, span: Span, first: Span },
-    /// An error inside an instance of a generic function, with the call that made it.
-    InInstance { inner: Box<TypeError>, instance: String, call: Span },
+    /// An error inside an instance of a generic function, with the calls that made it:
+    /// the instance's own call first, then the call of the instance whose body made that
+    /// call, and so on out to code that is not generic (the user's call of a library
+    /// function whose body instantiates another).
+    InInstance { inner: Box<TypeError>, calls: Vec<(String, Span)> },
     /// A use of a name whose definition already failed (a constant that could not be
     /// computed, a name from a module that could not be loaded): never shown, since the
     /// error that caused it was.
@@ -448,10 +451,14 @@ impl TypeError {
     /// This error as found while checking instance `instance`, made by the call at `call`.
     pub fn in_instance(self, instance: &str, call: Span) -> TypeError {
         match self {
-            // Poisoned uses stay silent, and an error of a nested instance keeps its own
-            // call: the outer instance's call is then a call of that one.
-            TypeError::Poisoned { .. } | TypeError::InInstance { .. } => self,
-            e => TypeError::InInstance { inner: Box::new(e), instance: instance.to_string(), call },
+            // Poisoned uses stay silent. An error of a nested instance keeps its own call
+            // and gains the outer instance's, which made the nested one.
+            TypeError::Poisoned { .. } => self,
+            TypeError::InInstance { inner, mut calls } => {
+                calls.push((instance.to_string(), call));
+                TypeError::InInstance { inner, calls }
+            }
+            e => TypeError::InInstance { inner: Box::new(e), calls: vec![(instance.to_string(), call)] },
         }
     }
 

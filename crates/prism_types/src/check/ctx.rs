@@ -116,6 +116,9 @@ impl Val {
 
 pub(crate) struct Checker<'a> {
     pub g: &'a Globals<'a>,
+    /// The function whose body this is (an instance's id lies past the program's
+    /// functions).
+    pub fn_id: FnId,
     /// How many instances deep this body is (0 for an ordinary function).
     pub depth: u32,
     pub sig: &'a Sig,
@@ -162,6 +165,7 @@ pub(crate) fn check_body(
 ) -> (tir::Function, Vec<(FnId, Span)>) {
     let mut cx = Checker {
         g,
+        fn_id: id,
         depth,
         sig,
         errors,

@@ -47,6 +47,9 @@ pub(crate) struct Work {
     pub call: Span,
     /// How many instances deep it was made.
     pub depth: u32,
+    /// The instance (by its index among the instances) whose body made this one, if it was
+    /// made in an instance's body: errors name the calls back to non-generic code.
+    pub parent: Option<usize>,
 }
 
 /// The templates, every module's scope, and the instances made so far: shared by the
@@ -529,7 +532,15 @@ impl Checker<'_> {
         let id = FnId(shared.base + st.sigs.len() as u32);
         st.by_key.insert(key, id);
         st.sigs.push(sig);
-        st.work.push(Some(Work { module: tpl.module, funcs: funcs.to_vec(), ast, call, depth: self.depth + 1 }));
+        let parent = self.fn_id.0.checked_sub(shared.base).map(|i| i as usize);
+        st.work.push(Some(Work {
+            module: tpl.module,
+            funcs: funcs.to_vec(),
+            ast,
+            call,
+            depth: self.depth + 1,
+            parent,
+        }));
         Some(id)
     }
 

@@ -310,6 +310,7 @@ pub fn check_units(units: &[Unit<'_>], target: &Target, errors: &mut Vec<TypeErr
         functions.push(func);
     }
     let mut next = 0;
+    let mut made: Vec<(String, Span, Option<usize>)> = Vec::new();
     while let Some(work) = shared.take(next) {
         let id = FnId(sigs.len() as u32 + next as u32);
         let sig = shared.instance_sig(id);
@@ -324,7 +325,19 @@ pub fn check_units(units: &[Unit<'_>], target: &Target, errors: &mut Vec<TypeErr
         let g = scope.view(&sigs, &shared);
         let mut inner = Vec::new();
         let (func, calls) = ctx::check_body(&g, id, &sig, &work.ast, work.depth, &mut inner);
-        errors.extend(inner.into_iter().map(|e| e.in_instance(&sig.name, work.call)));
+        // Each error names the instance's call, then the calls that made the instances
+        // around it, out to the non-generic code that started the chain.
+        made.push((sig.name.clone(), work.call, work.parent));
+        errors.extend(inner.into_iter().map(|e| {
+            let mut e = e;
+            let mut at = Some(next);
+            while let Some(i) = at {
+                let (name, call, parent) = &made[i];
+                e = e.in_instance(name, *call);
+                at = *parent;
+            }
+            e
+        }));
         edges.push(calls);
         headers.push(work.ast.header_span);
         functions.push(func);
