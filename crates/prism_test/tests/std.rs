@@ -407,3 +407,352 @@ fn every_function_of_the_library_is_run_by_a_test() {
         .collect();
     assert!(uncalled.is_empty(), "no test calls: {uncalled:?}");
 }
+
+/// A buffer of `ty` (`int`, `uint`, `float` or `double`) holding `xs`, each exact in it.
+fn buffer_of(ty: &str, xs: &[f64]) -> Arg {
+    match ty {
+        "int" => Arg::buffer(&xs.iter().map(|&v| v as i32).collect::<Vec<_>>()),
+        "uint" => Arg::buffer(&xs.iter().map(|&v| v as u32).collect::<Vec<_>>()),
+        "float" => Arg::buffer(&xs.iter().map(|&v| v as f32).collect::<Vec<_>>()),
+        _ => Arg::buffer(xs),
+    }
+}
+
+/// A buffer's values, read as `ty`.
+fn values_of(ty: &str, a: &Arg) -> Vec<f64> {
+    let b = a.as_buffer().expect("buffer");
+    b.to_bits()
+        .iter()
+        .map(|&v| match ty {
+            "int" => f64::from(v as u32 as i32),
+            "uint" => f64::from(v as u32),
+            "float" => f64::from(f32::from_bits(v as u32)),
+            _ => f64::from_bits(v),
+        })
+        .collect()
+}
+
+/// Compiles `src` (errors are a test failure, with the rendered diagnostics).
+fn compiled(src: &str) -> prism_driver::Synced {
+    let (map, problems, synced) = prism_driver::compile_text("main.prism", src, &prism_driver::Options::default());
+    synced.unwrap_or_else(|| panic!("{}", prism_diag::render(&map, problems.diagnostics(), prism_diag::Color::Never)))
+}
+
+#[test]
+fn transposing_and_vectorised_loads_and_stores_keep_the_blocked_arrangement() {
+    // Each tile goes in through one load and out through another store: a transposing load
+    // and a blocked store, a blocked load and a transposing store, a vectorised load and
+    // store (whole vectors at 4 items per thread, item by item at 3 or when the thread's
+    // items pass the end). `sums[g]` is thread g's items after the transposing load, fill
+    // included, so the arrangement and the fill are both seen.
+    for ty in ["int", "float", "double"] {
+        let vec = if ty == "double" { 2 } else { 4 };
+        for (threads, items) in [(64usize, 4usize), (160, 3)] {
+            let tile = threads * items;
+            let src = format!(
+                r#"
+from prism.std.block import (
+    block_load_transpose, block_store_transpose, block_load_blocked, block_store_blocked,
+    block_load_vectorized, block_store_vectorized,
+)
+from prism.std.thread import thread_sum
+
+@prism("global")
+@requires(grid[1], block[1], thread[32], smem={smem})
+def k(x : ptr(const({ty})), a : ptr({ty}), b : ptr({ty}), c : ptr({ty}), sums : ptr({ty}), n : int):
+    blk : int @ block[1] = id()
+    g : int @ thread[1] = id()
+    with partition(x, p=block[1], f=lambda i: blk * {tile} + i) as xb:
+        with partition(a, p=block[1], f=lambda i: blk * {tile} + i) as ab:
+            with partition(b, p=block[1], f=lambda i: blk * {tile} + i) as bb:
+                with partition(c, p=block[1], f=lambda i: blk * {tile} + i) as cb:
+                    with partition(sums, p=thread[1], f=lambda i: g + i) as s:
+                        with group(block[1]):
+                            valid : const(int) @ block[1] = n - blk * {tile}
+                            ex : shared({ty}[{ex}]) @ block[1]
+                            items : {ty}[{items}] @ thread[1]
+                            block_load_transpose[{ty}](xb, items, {items}, ex, valid, {ty}(100))
+                            with group(thread[1]):
+                                s[0] = thread_sum[{ty}](items, {items})
+                            block_store_blocked[{ty}](items, ab, {items}, valid)
+                            more : {ty}[{items}] @ thread[1]
+                            block_load_blocked[{ty}](xb, more, {items}, valid, {ty}(0))
+                            block_store_transpose[{ty}](more, bb, {items}, ex, valid)
+                            wide : {ty}[{items}] @ thread[1]
+                            block_load_vectorized[{ty}](xb, wide, {items}, {vec}, valid, {ty}(0))
+                            block_store_vectorized[{ty}](wide, cb, {items}, {vec}, valid)
+"#,
+                ex = tile + tile / 32,
+                smem = ((tile + tile / 32) * if ty == "double" { 8 } else { 4 }).next_multiple_of(16),
+            );
+            let synced = compiled(&src);
+            let blocks = 3;
+            // The last tile ends inside the block's last warp; a thread's items past the end
+            // take the item-by-item paths.
+            let n = blocks * tile - 37;
+            let xs: Vec<f64> = (0..n).map(|i| ((i * 7919) % 201) as f64 - 100.0).collect();
+            let size = blocks * tile;
+            let args = [
+                buffer_of(ty, &xs),
+                buffer_of(ty, &vec![-1.0; size]),
+                buffer_of(ty, &vec![-1.0; size]),
+                buffer_of(ty, &vec![-1.0; size]),
+                buffer_of(ty, &vec![0.0; blocks * threads]),
+                Arg::value(n as i32),
+            ];
+            let o = Module::new(&synced)
+                .launch("k", blocks as u32, threads as u32, &args, Config::default())
+                .expect("launch");
+            assert!(o.is_clean(), "{ty}, {threads} x {items}: {:?}", o.reports);
+            let mut want = xs.clone();
+            want.resize(size, -1.0);
+            for (name, arg) in
+                [("transposing load", &args[1]), ("transposing store", &args[2]), ("vectorised", &args[3])]
+            {
+                assert_eq!(values_of(ty, arg), want, "{ty}, {threads} x {items}: {name}");
+            }
+            let at = |i: usize| if i < n { xs[i] } else { 100.0 };
+            let sums: Vec<f64> = (0..blocks * threads).map(|g| (0..items).map(|i| at(g * items + i)).sum()).collect();
+            assert_eq!(values_of(ty, &args[4]), sums, "{ty}, {threads} x {items}: the transposing load's items");
+        }
+    }
+}
+
+#[test]
+fn block_radix_sort_sorts_keys_and_pairs_stably() {
+    // Signed and unsigned keys, whole keys and a middle range of bits (4 .. 12, where many
+    // keys tie, so stability shows), at two block shapes. Values are each item's position
+    // in the tile, so the pairs' values say where each key came from.
+    for ty in ["int", "uint"] {
+        for (threads, items) in [(64usize, 4usize), (96, 3)] {
+            for (begin, end) in [(0u32, 32u32), (4, 12)] {
+                let tile = threads * items;
+                let src = format!(
+                    r#"
+from prism.std.block import block_radix_sort, block_radix_sort_pairs, block_load_blocked, block_store_blocked
+
+@prism("global")
+@requires(grid[1], block[1], thread[32], smem={smem})
+def k(x : ptr(const({ty})), keys_out : ptr({ty}), pair_keys : ptr({ty}), pair_values : ptr(int)):
+    blk : int @ block[1] = id()
+    with partition(x, p=block[1], f=lambda i: blk * {tile} + i) as xb:
+        with partition(keys_out, p=block[1], f=lambda i: blk * {tile} + i) as kb:
+            with partition(pair_keys, p=block[1], f=lambda i: blk * {tile} + i) as pkb:
+                with partition(pair_values, p=block[1], f=lambda i: blk * {tile} + i) as pvb:
+                    with group(block[1]):
+                        ex : shared({ty}[{ex}]) @ block[1]
+                        vex : shared(int[{ex}]) @ block[1]
+                        keys : {ty}[{items}] @ thread[1]
+                        block_load_blocked[{ty}](xb, keys, {items}, {tile}, {ty}(0))
+                        block_radix_sort[{ty}](keys, {items}, ex, {begin}, {end})
+                        block_store_blocked[{ty}](keys, kb, {items}, {tile})
+                        pkeys : {ty}[{items}] @ thread[1]
+                        block_load_blocked[{ty}](xb, pkeys, {items}, {tile}, {ty}(0))
+                        t : int @ thread[1] = id()
+                        values : int[{items}] @ thread[1]
+                        with group(thread[1]):
+                            for i in range({items}):
+                                values[i] = t * {items} + i
+                        block_radix_sort_pairs[{ty}, int](pkeys, values, {items}, ex, vex, {begin}, {end})
+                        block_store_blocked[{ty}](pkeys, pkb, {items}, {tile})
+                        block_store_blocked[int](values, pvb, {items}, {tile})
+"#,
+                    ex = tile + tile / 32,
+                    smem = ((tile + tile / 32) * 4).next_multiple_of(16) * 2 + 272,
+                );
+                let synced = compiled(&src);
+                let blocks = 2;
+                let n = blocks * tile;
+                // Keys over the whole 32-bit range, negative ones included for `int`.
+                let bits: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2_654_435_761).rotate_left(i % 7)).collect();
+                let xs: Vec<f64> =
+                    bits.iter().map(|&b| if ty == "int" { f64::from(b as i32) } else { f64::from(b) }).collect();
+                let args = [
+                    buffer_of(ty, &xs),
+                    buffer_of(ty, &vec![0.0; n]),
+                    buffer_of(ty, &vec![0.0; n]),
+                    Arg::buffer(&vec![0i32; n]),
+                ];
+                let o = Module::new(&synced)
+                    .launch("k", blocks as u32, threads as u32, &args, Config::default())
+                    .expect("launch");
+                assert!(o.is_clean(), "{ty}, {threads} x {items}, bits {begin}..{end}: {:?}", o.reports);
+                // The reference: a stable sort of each tile by the key's bits begin .. end,
+                // signed keys with their sign bit flipped.
+                let sort_key = |v: f64| {
+                    let b = if ty == "int" { (v as i32 as u32) ^ 0x8000_0000 } else { v as u32 };
+                    let width = end - begin;
+                    (u64::from(b) >> begin) & ((1u64 << width) - 1)
+                };
+                let mut want_keys = Vec::new();
+                let mut want_values = Vec::new();
+                for b in 0..blocks {
+                    let mut order: Vec<usize> = (0..tile).collect();
+                    order.sort_by_key(|&i| sort_key(xs[b * tile + i]));
+                    want_keys.extend(order.iter().map(|&i| xs[b * tile + i]));
+                    want_values.extend(order.iter().map(|&i| i as f64));
+                }
+                let what = format!("{ty}, {threads} x {items}, bits {begin}..{end}");
+                assert_eq!(values_of(ty, &args[1]), want_keys, "{what}: keys");
+                assert_eq!(values_of(ty, &args[2]), want_keys, "{what}: the pairs' keys");
+                assert_eq!(values_of("int", &args[3]), want_values, "{what}: the pairs' values");
+            }
+        }
+    }
+}
+
+#[test]
+fn device_reduce_sum_and_scan_match_references() {
+    // `device_sum` at three types and `device_reduce` with a maximum, at two launch shapes
+    // (fewer blocks than tiles, so blocks stride), launched twice on the same scratch: the
+    // counter is zero again after each launch. `device_inclusive_sum` with one block more
+    // than there are tiles. Items are small integers, exact in every type.
+    for ty in ["int", "float", "double"] {
+        let src = format!(
+            r#"
+from prism.std.device import device_reduce, device_sum, device_inclusive_sum
+
+@prism("device")
+@requires(thread[1])
+def biggest(a : {ty} @ thread[1], b : {ty} @ thread[1]) -> {ty} @ thread[1]:
+    return max(a, b)
+
+@prism("global")
+@requires(grid[1], block[1], thread[32], smem=288)
+def sum(x : ptr(const({ty})), n : int, partials : ptr({ty}), counter : ptr(int), out : ptr({ty})):
+    device_sum[{ty}](x, n, 3, partials, counter, out)
+
+@prism("global")
+@requires(grid[1], block[1], thread[32], smem=288)
+def biggest_of(x : ptr(const({ty})), n : int, partials : ptr({ty}), counter : ptr(int), out : ptr({ty})):
+    device_reduce[{ty}, biggest](x, n, 2, {ty}(-1000000), partials, counter, out)
+
+@prism("global")
+@requires(grid[1], block[1], thread[32], smem=288)
+def scan(x : ptr(const({ty})), out : ptr({ty}), n : int, counter : ptr(int), flags : ptr(int),
+         aggregates : ptr({ty}), inclusive : ptr({ty})):
+    device_inclusive_sum[{ty}](x, out, n, 4, counter, flags, aggregates, inclusive)
+"#
+        );
+        let synced = compiled(&src);
+        let module = Module::new(&synced);
+        for (blocks, threads, n) in [(3usize, 64usize, 5000usize), (5, 96, 777)] {
+            let xs: Vec<f64> = (0..n).map(|i| ((i * 7919) % 41) as f64 - 20.0).collect();
+            let what = format!("{ty}, {blocks} x {threads}, n = {n}");
+            for (kernel, want) in
+                [("sum", xs.iter().sum::<f64>()), ("biggest_of", xs.iter().copied().fold(-1_000_000.0, f64::max))]
+            {
+                let args = [
+                    buffer_of(ty, &xs),
+                    Arg::value(n as i32),
+                    buffer_of(ty, &vec![0.0; blocks]),
+                    Arg::buffer(&[0i32]),
+                    buffer_of(ty, &[7.0]),
+                ];
+                for launch in 0..2 {
+                    let o =
+                        module.launch(kernel, blocks as u32, threads as u32, &args, Config::default()).expect("launch");
+                    assert!(o.is_clean(), "{what}: {kernel}: {:?}", o.reports);
+                    assert_eq!(values_of(ty, &args[4]), [want], "{what}: {kernel}, launch {launch}");
+                    assert_eq!(values_of("int", &args[3]), [0.0], "{what}: {kernel}'s counter");
+                }
+            }
+            let tiles = n.div_ceil(threads * 4);
+            let scan_blocks = tiles + 1;
+            let args = [
+                buffer_of(ty, &xs),
+                buffer_of(ty, &vec![0.0; n]),
+                Arg::value(n as i32),
+                Arg::buffer(&[0i32]),
+                Arg::buffer(&vec![0i32; scan_blocks]),
+                buffer_of(ty, &vec![0.0; scan_blocks]),
+                buffer_of(ty, &vec![0.0; scan_blocks]),
+            ];
+            let o =
+                module.launch("scan", scan_blocks as u32, threads as u32, &args, Config::default()).expect("launch");
+            assert!(o.is_clean(), "{what}: scan: {:?}", o.reports);
+            let want: Vec<f64> = xs
+                .iter()
+                .scan(0.0, |acc, &v| {
+                    *acc += v;
+                    Some(*acc)
+                })
+                .collect();
+            assert_eq!(values_of(ty, &args[1]), want, "{what}: device_inclusive_sum");
+        }
+    }
+}
+
+#[test]
+fn a_radix_sort_of_floats_is_refused_at_the_users_call() {
+    // The library's instance fails inside `radix_rank_bit`; the error must still point the
+    // user at the line of their program that asked for float keys.
+    let src = r#"from prism.std.block import block_radix_sort
+
+@prism("global")
+@requires(grid[1], block[1], thread[32], smem=1360)
+def k(x : ptr(float)):
+    with group(block[1]):
+        ex : shared(float[264]) @ block[1]
+        keys : float[4] @ thread[1]
+        block_radix_sort(keys, 4, ex, 0, 32)
+"#;
+    let (map, problems, synced) = prism_driver::compile_text("main.prism", src, &prism_driver::Options::default());
+    assert!(synced.is_none());
+    let text = prism_diag::render(&map, problems.diagnostics(), prism_diag::Color::Never);
+    let errors = problems.diagnostics();
+    assert!(!errors.is_empty() && errors.iter().all(|d| d.code == "type-mismatch"), "{text}");
+    for d in errors {
+        let one = prism_diag::render(&map, std::slice::from_ref(d), prism_diag::Color::Never);
+        assert!(
+            one.contains("9 │         block_radix_sort(keys, 4, ex, 0, 32)")
+                && one.contains("in `prism.std.block.block_radix_sort[float, 4]`, instantiated here"),
+            "no label at the user's call:\n{one}"
+        );
+    }
+}
+
+#[test]
+fn exchange_misuse_is_reported_by_the_simulator() {
+    // An exchange array one item short of what `block_radix_sort` uses (256 items and 7
+    // padding ones, at 64 threads of 4) is out of bounds, and
+    // ranks that are not a permutation (every thread's items to the same 4 slots) make two
+    // threads write one slot of `block_scatter_to_blocked`'s exchange: a race.
+    let src = r#"
+from prism.std.block import block_radix_sort, block_scatter_to_blocked
+
+@prism("global")
+@requires(grid[1], block[1], thread[32], smem=1632)
+def short_exchange(x : ptr(const(int))):
+    with group(block[1]):
+        ex : shared(int[262]) @ block[1]
+        keys : int[4] @ thread[1]
+        t : int @ thread[1] = id()
+        with group(thread[1]):
+            for i in range(4):
+                keys[i] = x[4 * t + i]
+        block_radix_sort[int](keys, 4, ex, 0, 8)
+
+@prism("global")
+@requires(grid[1], block[1], thread[32], smem=1632)
+def same_ranks(x : ptr(const(int))):
+    with group(block[1]):
+        ex : shared(int[264]) @ block[1]
+        keys : int[4] @ thread[1]
+        ranks : int[4] @ thread[1]
+        with group(thread[1]):
+            for i in range(4):
+                keys[i] = x[i]
+                ranks[i] = i
+        block_scatter_to_blocked[int](keys, ranks, 4, ex)
+"#;
+    let synced = compiled(src);
+    let module = Module::new(&synced);
+    let x: Vec<i32> = (0..256).map(|i| (i * 37) % 256).collect();
+    let race = |k: &prism_interp::ReportKind| matches!(k, prism_interp::ReportKind::Race(_));
+    let out_of_bounds = |k: &prism_interp::ReportKind| matches!(k, prism_interp::ReportKind::OutOfBounds);
+    for (kernel, want) in [("short_exchange", &out_of_bounds as &dyn Fn(&_) -> bool), ("same_ranks", &race)] {
+        let o = module.launch(kernel, 1u32, 64u32, &[Arg::buffer(&x)], Config::default()).expect("launch");
+        assert!(o.reports.iter().any(|r| want(&r.kind)), "{kernel}: {:?}", o.reports);
+    }
+}
