@@ -46,12 +46,19 @@ pub struct Global<'a> {
     pub lines: Option<Lines>,
     /// Whether kernels are `extern "C"`.
     pub extern_c: bool,
+    /// Functions that are printed: the root file's, every kernel, and what they call. An
+    /// imported module's other functions (most of a library) would only lengthen the file
+    /// nvcc compiles.
+    pub live: Vec<bool>,
 }
 
 /// The lines of the source file, for `// line N` notes and copied comments.
 pub struct Lines {
     starts: Vec<u32>,
     text: Vec<String>,
+    /// The file they are the lines of: the root file. Imported functions lie in other
+    /// files, whose offsets mean nothing here; they get no notes and no comments.
+    file: Option<prism_span::FileId>,
 }
 
 impl Lines {
@@ -63,7 +70,18 @@ impl Lines {
                 starts.push(i as u32 + 1);
             }
         }
-        Lines { starts, text: src.lines().map(str::to_string).collect() }
+        Lines { starts, text: src.lines().map(str::to_string).collect(), file: None }
+    }
+
+    /// These lines, known to be those of `file`.
+    pub fn of_file(mut self, file: prism_span::FileId) -> Lines {
+        self.file = Some(file);
+        self
+    }
+
+    /// Whether a span lies in these lines' file.
+    pub fn holds(&self, span: prism_span::Span) -> bool {
+        self.file.is_none_or(|f| f == span.file)
     }
 
     /// The 1-based line of a byte offset.
@@ -108,7 +126,8 @@ pub fn function(g: &Global, id: FuncId, first_line: u32) -> (Func, Option<Kernel
     for v in before.values_mut() {
         v.sort();
     }
-    let header_line = g.lines.as_ref().map(|l| l.line_of(f.span.start)).unwrap_or(0);
+    let lines = g.lines.as_ref().filter(|l| l.holds(f.span));
+    let header_line = lines.map(|l| l.line_of(f.span.start)).unwrap_or(0);
     let separate = if kernel && f.smem_size <= STATIC_SMEM_LIMIT && f.dyn_smem.is_none() {
         separate_arrays(f)
     } else {
@@ -117,6 +136,7 @@ pub fn function(g: &Global, id: FuncId, first_line: u32) -> (Func, Option<Kernel
     let mut fx = Fx {
         g,
         f,
+        lines,
         a,
         before,
         pending: HashMap::new(),
@@ -379,6 +399,8 @@ struct LoopCx {
 struct Fx<'a> {
     g: &'a Global<'a>,
     f: &'a Function,
+    /// The root file's lines when this function is in the root file.
+    lines: Option<&'a Lines>,
     a: Analysis,
     before: HashMap<(usize, usize), Vec<Reg>>,
     /// Expressions of inlined registers, waiting for their use.
@@ -555,7 +577,7 @@ impl Fx<'_> {
     }
 
     fn note(&mut self, inst: &Inst) -> Option<String> {
-        let lines = self.g.lines.as_ref()?;
+        let lines = self.lines?;
         let line = lines.line_of(inst.span.start);
         if line == self.last_line || inst.span.start == 0 && inst.span.end == 0 {
             return None;
@@ -566,7 +588,7 @@ impl Fx<'_> {
 
     /// Comment lines of the source between the last statement and `inst`.
     fn comments(&mut self, inst: &Inst, out: &mut Vec<Stmt>) {
-        let Some(lines) = self.g.lines.as_ref() else { return };
+        let Some(lines) = self.lines else { return };
         let line = lines.line_of(inst.span.start);
         if line <= self.max_line {
             return;
@@ -919,7 +941,7 @@ impl Fx<'_> {
             K::BarrierArrive { id, origin, .. } => {
                 if let BarrierOrigin::Inferred { mem, before, after } = origin {
                     let name = &self.f.mems[mem.index()].name;
-                    let why = match &self.g.lines {
+                    let why = match self.lines {
                         Some(l) => format!(
                             "split block barrier s{id}, arrive: `{name}` was last used at line {}; its next use (line {}) waits",
                             l.line_of(before.start),
@@ -944,7 +966,7 @@ impl Fx<'_> {
                 let mut stmts = barrier::lower(*scope, &self.g.named);
                 if let BarrierOrigin::Inferred { mem, before, after } = origin {
                     let name = &self.f.mems[mem.index()].name;
-                    let why = match &self.g.lines {
+                    let why = match self.lines {
                         Some(l) => format!(
                             "inferred {scope} barrier: `{name}` is used at line {} and again at line {}",
                             l.line_of(before.start),
@@ -1418,6 +1440,16 @@ pub fn global<'a>(p: &'a Program, lines: Option<Lines>, extern_c: bool) -> (Glob
             break;
         }
     }
+    let mut live: Vec<bool> = p.functions.iter().map(|f| !f.name.contains('.') || f.kind == FnKind::Kernel).collect();
+    let mut stack: Vec<usize> = (0..n).filter(|&i| live[i]).collect();
+    while let Some(i) = stack.pop() {
+        for &c in &calls[i] {
+            if !live[c] {
+                live[c] = true;
+                stack.push(c);
+            }
+        }
+    }
     let mut async_proxy = false;
     for f in &p.functions {
         f.body.walk(&mut |k| {
@@ -1427,7 +1459,19 @@ pub fn global<'a>(p: &'a Program, lines: Option<Lines>, extern_c: bool) -> (Glob
                 if intrinsic.is_wgmma() || intrinsic.is_tma() || intrinsic.is_tma_store());
         });
     }
-    let g = Global { program: p, named, fn_names, cooperative: coop, tma, sm90, maxnreg, async_proxy, lines, extern_c };
+    let g = Global {
+        program: p,
+        named,
+        fn_names,
+        cooperative: coop,
+        tma,
+        sm90,
+        maxnreg,
+        async_proxy,
+        lines,
+        extern_c,
+        live,
+    };
     (g, errors)
 }
 
@@ -1447,15 +1491,18 @@ pub fn program_items(g: &Global) -> (Vec<Item>, Vec<KernelAbi>, Vec<crate::Unsup
         ));
         items.push(Item::Blank);
     }
-    let protos: Vec<FuncId> =
-        (0..p.functions.len()).map(|i| FuncId(i as u32)).filter(|&i| p.func(i).kind == FnKind::Device).collect();
+    let protos: Vec<FuncId> = (0..p.functions.len())
+        .filter(|&i| g.live[i])
+        .map(|i| FuncId(i as u32))
+        .filter(|&i| p.func(i).kind == FnKind::Device)
+        .collect();
     let mut defs = Vec::new();
     let mut line = 0;
-    for i in 0..p.functions.len() {
+    for i in (0..p.functions.len()).filter(|&i| g.live[i]) {
         let id = FuncId(i as u32);
         // Comments between the previous function and this one's header.
         let mut pre = Vec::new();
-        if let Some(lines) = &g.lines {
+        if let Some(lines) = g.lines.as_ref().filter(|l| l.holds(p.func(id).span)) {
             let header = lines.line_of(p.func(id).span.start);
             for n in line + 1..header {
                 if let Some(c) = lines.comment(n) {

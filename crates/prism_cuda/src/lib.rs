@@ -96,7 +96,11 @@ pub struct Output {
 pub fn emit(synced: &prism_driver::Synced, opts: &Options) -> Output {
     let program = synced.for_cuda();
     let barriers = synced.barrier_counts();
-    let lines = opts.source.as_deref().map(emit::Lines::new);
+    // `source` is the root file's text; the root file is the one whose functions have
+    // undotted names (imported ones are named by their module's path). A program without
+    // one gets no line notes.
+    let root = program.functions.iter().find(|f| !f.name.contains('.')).map(|f| f.span.file);
+    let lines = root.and_then(|file| opts.source.as_deref().map(|s| emit::Lines::new(s).of_file(file)));
     let (g, mut errors) = emit::global(&program, lines, opts.extern_c);
     let (items, kernels, errs) = emit::program_items(&g);
     errors.extend(errs);
