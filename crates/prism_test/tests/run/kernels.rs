@@ -899,3 +899,54 @@ fn k40_stencil_2d() {
         assert_same("out", &out.f32("out"), &want);
     }
 }
+
+#[test]
+fn k41_block_radix_sort_tiles() {
+    // 1300 keys over the whole int range, with repeats (so stability shows in `origin`): two
+    // whole tiles of 512 and a partial one whose fill must not be stored.
+    let n = 1300;
+    let mut rng = Rng::new(41);
+    let keys: Vec<i32> =
+        (0..n).map(|i| if i % 5 == 0 { rng.int(-3, 3) as i32 } else { rng.next_u64() as i32 }).collect();
+    let p = program(&file("41_block_radix_sort_tiles.prism"));
+    let out = p.launch("sort_tiles", 3, 128, || {
+        vec![Arg::value(n as i32), Arg::buffer(&keys), Arg::buffer(&vec![-7i32; 1536]), Arg::buffer(&vec![-7i32; 1536])]
+    });
+    let (mut sorted, mut origin) = (vec![-7i32; 1536], vec![-7i32; 1536]);
+    for (b, tile) in keys.chunks(512).enumerate() {
+        let mut order: Vec<usize> = (0..tile.len()).collect();
+        order.sort_by_key(|&i| tile[i]);
+        for (j, &i) in order.iter().enumerate() {
+            sorted[b * 512 + j] = tile[i];
+            origin[b * 512 + j] = i as i32;
+        }
+    }
+    assert_same("sorted", &out.i32("sorted"), &sorted);
+    assert_same("origin", &out.i32("origin"), &origin);
+}
+
+#[test]
+fn k42_device_sum_and_max() {
+    // Fewer blocks than tiles (blocks stride), a ragged end, and one item; the sums of
+    // eighths are exact. Every schedule makes a different block the last, yet the result and
+    // the counter's reset are the same.
+    let p = program(&file("42_device_sum_and_max.prism"));
+    for (n, grid, block) in [(5000usize, 4u32, 128u32), (777, 3, 64), (1, 2, 32)] {
+        let x = Rng::new(42 + n as u64).eighths(n, -8, 8);
+        let args = || {
+            vec![
+                Arg::value(n as i32),
+                Arg::buffer(&x),
+                Arg::buffer(&vec![0.0f32; grid as usize]),
+                Arg::buffer(&[0i32]),
+                Arg::buffer(&[3.0f32]),
+            ]
+        };
+        let sum = p.launch("sum_all", grid, block, args);
+        assert_same(&format!("total (n = {n})"), &sum.f32("total"), &[x.iter().sum::<f32>()]);
+        assert_same("counter", &sum.i32("counter"), &[0]);
+        let max = p.launch("max_all", grid, block, args);
+        assert_same(&format!("biggest (n = {n})"), &max.f32("biggest"), &[x.iter().copied().fold(-1e30, f32::max)]);
+        assert_same("counter", &max.i32("counter"), &[0]);
+    }
+}

@@ -74,7 +74,6 @@ extern "C" __global__ void __launch_bounds__(256) tile_exclusive_scan(int n,
     }
 }
 
-// launch: tile_exclusive_scan --grid 3 --block 256 --arg n=2500 --arg x=rand:i32:2500 --arg out=zeros:i32:2500 --arg totals=zeros:i32:3
 __device__ __forceinline__ int prism_std_block_block_exclusive_sum_int_(int prism_tid,
                                                                         int prism_bid,
                                                                         unsigned char* prism_smem,
@@ -119,17 +118,17 @@ __device__ __forceinline__ int prism_std_warp_warp_inclusive_sum_int_(int prism_
                                                                       unsigned char* prism_smem,
                                                                       int v)
 {
-    const int lane = prism_tid;  // line 39
+    const int lane = prism_tid;
     int acc = v;
     for (int k = 0; k < 5; k += 1) {
-        const int up = __shfl_up_sync(0xffffffffu, acc, (unsigned)prism_shl(1, k));  // line 41
+        const int up = __shfl_up_sync(0xffffffffu, acc, (unsigned)prism_shl(1, k));
         {  // group(thread[1])
-            if (lane >= prism_shl(1, k)) {  // line 42
-                acc = prism_add(acc, up);  // line 43
+            if (lane >= prism_shl(1, k)) {
+                acc = prism_add(acc, up);
             }
         }
     }
-    return acc;  // line 43
+    return acc;
 }
 
 __device__ __forceinline__ void prism_std_block_warp_totals_sum_int_(int prism_tid,

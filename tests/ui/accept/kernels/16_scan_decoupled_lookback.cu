@@ -28,6 +28,23 @@ __device__ __forceinline__ void prism_std_block_warp_totals_sum_int_(int prism_t
                                                                      int incl,
                                                                      int* slots);
 
+__device__ __forceinline__ int prism_std_device_tile_ticket_(int prism_tid,
+                                                             int prism_bid,
+                                                             unsigned char* prism_smem,
+                                                             int* counter)
+{
+    int* ticket_s = reinterpret_cast<int*>(prism_smem);
+    {  // claim `ticket_s` as `ticket_t` at thread[1]
+        if (prism_tid == 0) {  // split(thread) case 1: thread[1]
+            ticket_s[0] = prism_atomic_add(&counter[0], 1);
+        }
+    }
+    __syncthreads();
+    const int tile = ticket_s[0];
+    __syncthreads();
+    return tile;
+}
+
 // Single-pass inclusive prefix sum with decoupled look-back (Merrill & Garland; seed 003
 // §6.1.1), built on the standard library: each block takes a tile by ticket
 // (`prism.std.device.tile_ticket`), scans it locally (`prism.std.block.block_exclusive_sum`,
@@ -41,23 +58,6 @@ __device__ __forceinline__ void prism_std_block_warp_totals_sum_int_(int prism_t
 // Launch:  exactly T = 256 threads per block and B = ceil(n / 1024) blocks. The block that
 //          draws ticket j scans tile j = x[j*1024 .. j*1024 + 1023]; its thread t owns the
 //          4 consecutive items j*1024 + t*4 .. + 3.
-__device__ __forceinline__ int prism_std_device_tile_ticket_(int prism_tid,
-                                                             int prism_bid,
-                                                             unsigned char* prism_smem,
-                                                             int* counter)
-{
-    int* ticket_s = reinterpret_cast<int*>(prism_smem);  // line 22
-    {  // claim `ticket_s` as `ticket_t` at thread[1]
-        if (prism_tid == 0) {  // split(thread) case 1: thread[1]
-            ticket_s[0] = prism_atomic_add(&counter[0], 1);  // line 25
-        }
-    }
-    __syncthreads();  // line 26
-    const int tile = ticket_s[0];  // line 27
-    __syncthreads();
-    return tile;
-}
-
 extern "C" __global__ void __launch_bounds__(256) scan_decoupled_lookback(int n,
                                                                           const int* __restrict__ x,
                                                                           int* __restrict__ out,
@@ -71,6 +71,7 @@ extern "C" __global__ void __launch_bounds__(256) scan_decoupled_lookback(int n,
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(1024) unsigned char prism_smem[272];
+    // Which tile a block scans is only known once it has drawn its ticket, so each block
     // sees the output and the scratch whole; the per-thread view below adds the offset.
     {  // partition `out` as `out_b` at block[1]
         {  // partition `tile_counter` as `counter_b` at block[1]
@@ -118,7 +119,6 @@ extern "C" __global__ void __launch_bounds__(256) scan_decoupled_lookback(int n,
     }
 }
 
-// launch: scan_decoupled_lookback --grid 5 --block 256 --arg n=5000 --arg x=rand:i32:5000 --arg out=zeros:i32:5000 --arg tile_counter=zeros:i32:1 --arg flags=zeros:i32:5 --arg aggregates=zeros:i32:5 --arg inclusive=zeros:i32:5
 __device__ __forceinline__ int prism_std_block_block_exclusive_sum_int_(int prism_tid,
                                                                         int prism_bid,
                                                                         unsigned char* prism_smem,
@@ -167,51 +167,51 @@ __device__ __forceinline__ int prism_std_device_lookback_prefix_int_(int prism_t
                                                                      int* aggregates,
                                                                      int* inclusive)
 {
-    int* prefix_s = reinterpret_cast<int*>(prism_smem);  // line 33
+    int* prefix_s = reinterpret_cast<int*>(prism_smem);
     {  // claim `prefix_s` as `prefix_t` at thread[1]
         if (prism_tid == 0) {  // split(thread) case 1: thread[1]
-            if (tile == 0) {  // line 35
-                prism_atomic_store(&inclusive[0], aggregate);  // line 35
-                __threadfence();  // line 36
-                prism_atomic_store(&flags[0], 2);  // line 37
-                prefix_s[0] = 0;  // line 38
+            if (tile == 0) {
+                prism_atomic_store(&inclusive[0], aggregate);
+                __threadfence();
+                prism_atomic_store(&flags[0], 2);
+                prefix_s[0] = 0;
             } else {
-                prism_atomic_store(&aggregates[tile], aggregate);  // line 39
-                __threadfence();  // line 40
+                prism_atomic_store(&aggregates[tile], aggregate);
+                __threadfence();
                 prism_atomic_store(&flags[tile], 1);
-                int exclusive = 0;  // line 42
+                int exclusive = 0;
                 {  // with unsafe
-                    int j = prism_sub(tile, 1);  // line 43
-                    while (true) {  // line 44
-                        const int t21 = prism_atomic_load(&flags[j]);  // line 44
+                    int j = prism_sub(tile, 1);
+                    while (true) {
+                        const int t21 = prism_atomic_load(&flags[j]);
                         int f = t21;
-                        while (f == 0) {  // line 45
-                            __nanosleep(32u);  // line 46
+                        while (f == 0) {
+                            __nanosleep(32u);
                             const int t25 = prism_atomic_load(&flags[j]);
                             f = t25;
                         }
-                        __threadfence();  // line 48
-                        if (f == 2) {  // line 48
+                        __threadfence();
+                        if (f == 2) {
                             const int t28 = prism_atomic_load(&inclusive[j]);
                             exclusive = prism_add(t28, exclusive);
-                            break;  // line 49
+                            break;
                         }
-                        const int t30 = prism_atomic_load(&aggregates[j]);  // line 50
+                        const int t30 = prism_atomic_load(&aggregates[j]);
                         exclusive = prism_add(t30, exclusive);
-                        j = prism_sub(j, 1);  // line 51
+                        j = prism_sub(j, 1);
                     }
                 }
-                prism_atomic_store(&inclusive[tile], prism_add(exclusive, aggregate));  // line 51
-                __threadfence();  // line 52
-                prism_atomic_store(&flags[tile], 2);  // line 53
-                prefix_s[0] = exclusive;  // line 54
+                prism_atomic_store(&inclusive[tile], prism_add(exclusive, aggregate));
+                __threadfence();
+                prism_atomic_store(&flags[tile], 2);
+                prefix_s[0] = exclusive;
             }
         }
     }
-    __syncthreads();  // line 54
-    const int prefix = prefix_s[0];  // line 55
     __syncthreads();
-    return prefix;  // line 57
+    const int prefix = prefix_s[0];
+    __syncthreads();
+    return prefix;
 }
 
 __device__ __forceinline__ int prism_std_warp_warp_inclusive_sum_int_(int prism_tid,
@@ -219,17 +219,17 @@ __device__ __forceinline__ int prism_std_warp_warp_inclusive_sum_int_(int prism_
                                                                       unsigned char* prism_smem,
                                                                       int v)
 {
-    const int lane = prism_tid;  // line 33
+    const int lane = prism_tid;
     int acc = v;
     for (int k = 0; k < 5; k += 1) {
-        const int up = __shfl_up_sync(0xffffffffu, acc, (unsigned)prism_shl(1, k));  // line 34
+        const int up = __shfl_up_sync(0xffffffffu, acc, (unsigned)prism_shl(1, k));
         {  // group(thread[1])
             if (lane >= prism_shl(1, k)) {
-                acc = prism_add(acc, up);  // line 35
+                acc = prism_add(acc, up);
             }
         }
     }
-    return acc;  // line 36
+    return acc;
 }
 
 __device__ __forceinline__ void prism_std_block_warp_totals_sum_int_(int prism_tid,
@@ -238,33 +238,33 @@ __device__ __forceinline__ void prism_std_block_warp_totals_sum_int_(int prism_t
                                                                      int incl,
                                                                      int* slots)
 {
-    const int t = prism_tid;  // line 46
+    const int t = prism_tid;
     const int w = (int)((unsigned)prism_tid / 32u);
     const int lane = t % 32;
     {  // partition `slots` as `tot` at thread[1]
         {  // group(thread[1])
             if (lane == 31) {
-                slots[w] = incl;  // line 48
+                slots[w] = incl;
             }
         }
     }
-    __syncthreads();  // line 48
-    const int warps = (int)blockDim.x / 32;  // line 50
+    __syncthreads();
+    const int warps = (int)blockDim.x / 32;
     {  // partition `slots` as `mine` at thread[1]
         if ((int)((unsigned)prism_tid / 32u) == 0) {  // split(warp) case 1: thread[32]
-            int x = 0;  // line 52
-            {  // group(thread[1])
-                if (lane < warps) {  // line 53
-                    x = slots[lane];  // line 54
-                }
-            }
-            const int s = prism_std_warp_warp_inclusive_sum_int_(prism_tid % 32, prism_bid, prism_smem, x);  // line 55
+            int x = 0;
             {  // group(thread[1])
                 if (lane < warps) {
-                    slots[lane] = s;  // line 57
+                    x = slots[lane];
+                }
+            }
+            const int s = prism_std_warp_warp_inclusive_sum_int_(prism_tid % 32, prism_bid, prism_smem, x);
+            {  // group(thread[1])
+                if (lane < warps) {
+                    slots[lane] = s;
                 }
             }
         }
     }
-    __syncthreads();  // line 57
+    __syncthreads();
 }

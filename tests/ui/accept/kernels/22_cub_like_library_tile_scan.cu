@@ -91,7 +91,6 @@ extern "C" __global__ void __launch_bounds__(128) tile_scan(int n,
     }
 }
 
-// launch: tile_scan --grid 3 --block 128 --arg n=1200 --arg x=rand:i32:1200 --arg out=zeros:i32:1200 --arg totals=zeros:i32:3
 __device__ __forceinline__ void prism_std_block_block_load_blocked_int_4_(int prism_tid,
                                                                           int prism_bid,
                                                                           unsigned char* prism_smem,
@@ -117,7 +116,7 @@ __device__ __forceinline__ int prism_std_thread_thread_sum_int_4_(int prism_tid,
                                                                   unsigned char* prism_smem,
                                                                   const int* input)
 {
-    int acc = input[0];  // line 4
+    int acc = input[0];
     for (int i = 1; i < 4; i += 1) {
         acc = prism_add(acc, input[i]);
     }
@@ -169,10 +168,10 @@ __device__ __forceinline__ void prism_std_thread_thread_exclusive_sum_int_4_(int
                                                                              int* data,
                                                                              int prefix)
 {
-    int running = prefix;  // line 13
+    int running = prefix;
     for (int i = 0; i < 4; i += 1) {
         const int v = data[i];
-        data[i] = running;  // line 16
+        data[i] = running;
         running = prism_add(running, v);
     }
 }
@@ -201,17 +200,17 @@ __device__ __forceinline__ int prism_std_warp_warp_inclusive_sum_int_(int prism_
                                                                       unsigned char* prism_smem,
                                                                       int v)
 {
-    const int lane = prism_tid;  // line 35
-    int acc = v;  // line 36
+    const int lane = prism_tid;
+    int acc = v;
     for (int k = 0; k < 5; k += 1) {
         const int up = __shfl_up_sync(0xffffffffu, acc, (unsigned)prism_shl(1, k));
         {  // group(thread[1])
-            if (lane >= prism_shl(1, k)) {  // line 37
-                acc = prism_add(acc, up);  // line 38
+            if (lane >= prism_shl(1, k)) {
+                acc = prism_add(acc, up);
             }
         }
     }
-    return acc;  // line 38
+    return acc;
 }
 
 __device__ __forceinline__ void prism_std_block_warp_totals_sum_int_(int prism_tid,

@@ -6,10 +6,15 @@ __device__ __forceinline__ unsigned long long pack(int prism_tid,
                                                    unsigned char* prism_smem,
                                                    int flag,
                                                    int value);
-__device__ __forceinline__ int warp_inclusive_scan(int prism_tid,
-                                                   int prism_bid,
-                                                   unsigned char* prism_smem,
-                                                   int v);
+__device__ __forceinline__ void prism_std_thread_thread_inclusive_sum_int_16_(int prism_tid,
+                                                                              int prism_bid,
+                                                                              unsigned char* prism_smem,
+                                                                              int* data,
+                                                                              int prefix);
+__device__ __forceinline__ int prism_std_warp_warp_inclusive_sum_int_(int prism_tid,
+                                                                      int prism_bid,
+                                                                      unsigned char* prism_smem,
+                                                                      int v);
 
 // Single-pass inclusive prefix sum at CUB's design point: decoupled look-back (Merrill &
 // Garland) with packed status words and a warp-wide look-back window, 16 items per thread
@@ -37,25 +42,7 @@ __device__ __forceinline__ unsigned long long pack(int prism_tid,
                                                    int flag,
                                                    int value)
 {
-    return ((unsigned long long)flag << 32) | (unsigned long long)(unsigned)value;  // line 31
-}
-
-__device__ __forceinline__ int warp_inclusive_scan(int prism_tid,
-                                                   int prism_bid,
-                                                   unsigned char* prism_smem,
-                                                   int v)
-{
-    const int lane = prism_tid;  // line 36
-    int acc = v;  // line 37
-    for (int k = 0; k < 5; k += 1) {
-        const int up = __shfl_up_sync(0xffffffffu, acc, (unsigned)prism_shl(1, k));  // line 39
-        {  // group(thread[1])
-            if (lane >= prism_shl(1, k)) {  // line 41
-                acc = prism_add(acc, up);  // line 42
-            }
-        }
-    }
-    return acc;  // line 43
+    return ((unsigned long long)flag << 32) | (unsigned long long)(unsigned)value;  // line 34
 }
 
 extern "C" __global__ void __launch_bounds__(128) scan_lookback_packed(int n,
@@ -71,25 +58,25 @@ extern "C" __global__ void __launch_bounds__(128) scan_lookback_packed(int n,
     __shared__ __align__(1024) unsigned char prism_smem[48];
     {  // partition `out` as `out_b` at block[1]
         {  // group(block[1])
-            int* ticket_s = reinterpret_cast<int*>(prism_smem);  // line 52
-            int* prefix_s = reinterpret_cast<int*>(prism_smem + 16);  // line 53
-            int* warp_s = reinterpret_cast<int*>(prism_smem + 32);  // line 54
+            int* ticket_s = reinterpret_cast<int*>(prism_smem);  // line 43
+            int* prefix_s = reinterpret_cast<int*>(prism_smem + 16);  // line 44
+            int* warp_s = reinterpret_cast<int*>(prism_smem + 32);  // line 45
             {  // claim `ticket_s` as `ticket_t` at thread[1]
                 if (prism_tid == 0) {  // split(thread) case 1: thread[1]
-                    ticket_s[0] = prism_atomic_add(&tile_counter[0], 1);  // line 58
+                    ticket_s[0] = prism_atomic_add(&tile_counter[0], 1);  // line 49
                 }
             }
-            // inferred block[1] barrier: `ticket_s` is used at line 55 and again at line 59
+            // inferred block[1] barrier: `ticket_s` is used at line 46 and again at line 50
             __syncthreads();
             const int tile = ticket_s[0];
             // Load and scan the thread's 16 items in registers.
-            const int t = prism_tid;  // line 62
-            const int first = prism_add(prism_mul(tile, 2048), t * 16);  // line 63
-            int items[16] = {};  // line 64
+            const int t = prism_tid;  // line 53
+            const int first = prism_add(prism_mul(tile, 2048), t * 16);  // line 54
+            __align__(16) int items[16] = {};  // line 55
             {  // group(thread[1])
-                if (prism_add(first, 16) <= n) {  // line 66
+                if (prism_add(first, 16) <= n) {  // line 57
                     for (int q = 0; q < 4; q += 1) {
-                        const int t32 = 4 * q;  // line 68
+                        const int t32 = 4 * q;  // line 59
                         const prism_vec<int, 4> prism_v42 = *(const prism_vec<int, 4>*)&x[prism_add(first, 4 * q)];
                         const int t42 = prism_v42.v[0];
                         const int t43 = prism_v42.v[1];
@@ -102,24 +89,23 @@ extern "C" __global__ void __launch_bounds__(128) scan_lookback_packed(int n,
                     }
                 } else {
                     for (int k = 0; k < 16; k += 1) {
-                        if (prism_add(first, k) < n) {  // line 71
-                            items[k] = x[(long long)first + k];  // line 72
+                        if (prism_add(first, k) < n) {  // line 62
+                            items[k] = x[(long long)first + k];  // line 63
                         }
                     }
                 }
-                for (int k_1 = 1; k_1 < 16; k_1 += 1) {
-                    items[k_1] = prism_add(items[k_1], items[k_1 - 1]);  // line 74
-                }
+                int* items_1 = items;  // line 55
+                prism_std_thread_thread_inclusive_sum_int_16_(prism_tid % 1, prism_bid, prism_smem + 48, items_1, 0);  // line 64
             }
             // Warp scan of the threads' totals; each warp's total to shared memory.
-            const int w = (int)((unsigned)prism_tid / 32u);  // line 77
-            const int incl = warp_inclusive_scan(prism_tid % 32, prism_bid, prism_smem + 48, items[15]);  // line 78
+            const int w = (int)((unsigned)prism_tid / 32u);  // line 67
+            const int incl = prism_std_warp_warp_inclusive_sum_int_(prism_tid % 32, prism_bid, prism_smem + 48, items[15]);  // line 68
             {  // partition `warp_s` as `slot` at thread[32]
                 {  // group(thread[32])
                     // Lane 31 holds the warp's total (cases are aligned: 16 + 8 + 4 + 2 + 1
                     // lanes pass, the last writes).
                     {  // claim `slot` as `last` at thread[1]
-                        const int prism_pos = (int)((unsigned)prism_tid % 32u);  // line 84
+                        const int prism_pos = (int)((unsigned)prism_tid % 32u);  // line 74
                         if (prism_pos < 16) {
                         } else if (prism_pos < 24) {
                         } else if (prism_pos < 28) {
@@ -127,107 +113,107 @@ extern "C" __global__ void __launch_bounds__(128) scan_lookback_packed(int n,
                         } else if (prism_pos < 31) {
                         } else {
                             if (prism_pos < 32) {  // split(thread) case 1: thread[1]
-                                warp_s[w] = incl;  // line 96
+                                warp_s[w] = incl;  // line 86
                             }
                         }
                     }
                 }
             }
-            int aggregate = 0;  // line 97
-            int k_2 = 0;  // line 98
-            // inferred block[1] barrier: `warp_s` is used at line 79 and again at line 99
+            int aggregate = 0;  // line 87
+            int k_1 = 0;  // line 88
+            // inferred block[1] barrier: `warp_s` is used at line 69 and again at line 89
             __syncthreads();
-            for (; k_2 < 4; k_2 += 1) {  // line 98
-                aggregate = prism_add(aggregate, warp_s[k_2]);  // line 99
+            for (; k_1 < 4; k_1 += 1) {  // line 88
+                aggregate = prism_add(aggregate, warp_s[k_1]);  // line 89
             }
-            int warp_prefix = 0;  // line 100
+            int warp_prefix = 0;  // line 90
             {  // group(thread[32])
                 for (int k = 0; k < 4; k += 1) {
-                    if (k < w) {  // line 103
-                        warp_prefix = prism_add(warp_prefix, warp_s[k]);  // line 104
+                    if (k < w) {  // line 93
+                        warp_prefix = prism_add(warp_prefix, warp_s[k]);  // line 94
                     }
                 }
             }
             // Warp 0 publishes the aggregate and looks back over a window of 32 tiles.
             {  // claim `prefix_s` as `prefix_t` at thread[1]
                 if ((int)((unsigned)prism_tid / 32u) == 0) {  // split(warp) case 1: thread[32]
-                    const int l = (int)((unsigned)prism_tid % 32u);  // line 110
-                    int exclusive = 0;  // line 111
-                    if (tile == 0) {  // line 112
+                    const int l = (int)((unsigned)prism_tid % 32u);  // line 100
+                    int exclusive = 0;  // line 101
+                    if (tile == 0) {  // line 102
                         if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
-                            prism_atomic_store(&status[0], pack(prism_tid % 1, prism_bid, prism_smem + 48, 2, aggregate));  // line 115
+                            prism_atomic_store(&status[0], pack(prism_tid % 1, prism_bid, prism_smem + 48, 2, aggregate));  // line 105
                         }
                     } else {
                         if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
-                            prism_atomic_store(&status[tile], pack(prism_tid % 1, prism_bid, prism_smem + 48, 1, aggregate));  // line 119
+                            prism_atomic_store(&status[tile], pack(prism_tid % 1, prism_bid, prism_smem + 48, 1, aggregate));  // line 109
                         }
-                        int base = prism_sub(tile, 1);  // line 120
-                        while (true) {  // line 121
-                            const int j = prism_sub(base, l);  // line 122
-                            unsigned long long word = pack(prism_tid % 1, prism_bid, prism_smem + 48, 2, 0);  // line 123
+                        int base = prism_sub(tile, 1);  // line 110
+                        while (true) {  // line 111
+                            const int j = prism_sub(base, l);  // line 112
+                            unsigned long long word = pack(prism_tid % 1, prism_bid, prism_smem + 48, 2, 0);  // line 113
                             {  // group(thread[1])
                                 // Before tile 0 there is nothing: an inclusive zero.
                                 // The spin on another block's word is message passing,
                                 // which the language leaves to unsafe code (a volatile
                                 // 64-bit load reads the flag and value at once).
-                                if (j >= 0) {  // line 129
+                                if (j >= 0) {  // line 119
                                     {  // with unsafe
-                                        const unsigned long long t113 = prism_atomic_load(&status[j]);  // line 131
-                                        word = t113;
-                                        while (word == 0ull) {  // line 132
-                                            const unsigned long long t116 = prism_atomic_load(&status[j]);  // line 133
-                                            word = t116;
+                                        const unsigned long long t105 = prism_atomic_load(&status[j]);  // line 121
+                                        word = t105;
+                                        while (word == 0ull) {  // line 122
+                                            const unsigned long long t108 = prism_atomic_load(&status[j]);  // line 123
+                                            word = t108;
                                         }
                                     }
                                 }
                             }
-                            const int flag = (int)(word >> 32);  // line 134
-                            const int value = (int)(unsigned)word;  // line 135
-                            const unsigned found = __ballot_sync(0xffffffffu, flag == 2);  // line 136
-                            if (found != 0u) {  // line 137
+                            const int flag = (int)(word >> 32);  // line 124
+                            const int value = (int)(unsigned)word;  // line 125
+                            const unsigned found = __ballot_sync(0xffffffffu, flag == 2);  // line 126
+                            if (found != 0u) {  // line 127
                                 // Lane ffs - 1 saw the nearest inclusive prefix; the
                                 // lanes before it saw the aggregates of the tiles between.
-                                const int stop = prism_sub(__ffs((int)found), 1);  // line 140
-                                int take = 0;  // line 141
+                                const int stop = prism_sub(__ffs((int)found), 1);  // line 130
+                                int take = 0;  // line 131
                                 {  // group(thread[1])
-                                    if (l <= stop) {  // line 143
-                                        take = value;  // line 144
+                                    if (l <= stop) {  // line 133
+                                        take = value;  // line 134
                                     }
                                 }
-                                exclusive = prism_add(exclusive, prism_reduce_add(take));  // line 145
-                                break;  // line 146
+                                exclusive = prism_add(exclusive, prism_reduce_add(take));  // line 135
+                                break;  // line 136
                             }
-                            exclusive = prism_add(exclusive, prism_reduce_add(value));  // line 147
-                            base = prism_sub(base, 32);  // line 148
+                            exclusive = prism_add(exclusive, prism_reduce_add(value));  // line 137
+                            base = prism_sub(base, 32);  // line 138
                         }
                         if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
-                            prism_atomic_store(&status[tile], pack(prism_tid % 1, prism_bid, prism_smem + 48, 2, prism_add(exclusive, aggregate)));  // line 151
+                            prism_atomic_store(&status[tile], pack(prism_tid % 1, prism_bid, prism_smem + 48, 2, prism_add(exclusive, aggregate)));  // line 141
                         }
                     }
                     if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
-                        prefix_s[0] = exclusive;  // line 154
+                        prefix_s[0] = exclusive;  // line 144
                     }
                 }
             }
-            // inferred block[1] barrier: `prefix_s` is used at line 107 and again at line 155
+            // inferred block[1] barrier: `prefix_s` is used at line 97 and again at line 145
             __syncthreads();
             const int block_prefix = prefix_s[0];
             // Add the prefixes and store the 16 items.
             {  // partition `out_b` as `out_t` at thread[1]
                 {  // group(thread[1])
-                    const int offset = prism_sub(prism_add(prism_add(block_prefix, warp_prefix), incl), items[15]);  // line 160
+                    const int offset = prism_sub(prism_add(prism_add(block_prefix, warp_prefix), incl), items[15]);  // line 150
                     for (int k = 0; k < 16; k += 1) {
-                        items[k] = prism_add(items[k], offset);  // line 162
+                        items[k] = prism_add(items[k], offset);  // line 152
                     }
-                    if (prism_add(first, 16) <= n) {  // line 163
+                    if (prism_add(first, 16) <= n) {  // line 153
                         for (int q = 0; q < 4; q += 1) {
-                            const int t172 = 4 * q;  // line 165
-                            *(prism_vec<int, 4>*)&out[prism_add(first, 4 * q)] = prism_vec<int, 4>{{items[t172], items[t172 + 1], items[t172 + 2], items[t172 + 3]}};
+                            const int t164 = 4 * q;  // line 155
+                            *(prism_vec<int, 4>*)&out[prism_add(first, 4 * q)] = prism_vec<int, 4>{{items[t164], items[t164 + 1], items[t164 + 2], items[t164 + 3]}};
                         }
                     } else {
-                        for (int k_1 = 0; k_1 < 16; k_1 += 1) {
-                            if (prism_add(first, k_1) < n) {  // line 168
-                                out[(long long)first + k_1] = items[k_1];  // line 169
+                        for (int k_2 = 0; k_2 < 16; k_2 += 1) {
+                            if (prism_add(first, k_2) < n) {  // line 158
+                                out[(long long)first + k_2] = items[k_2];  // line 159
                             }
                         }
                     }
@@ -235,4 +221,35 @@ extern "C" __global__ void __launch_bounds__(128) scan_lookback_packed(int n,
             }
         }
     }
+}
+
+__device__ __forceinline__ void prism_std_thread_thread_inclusive_sum_int_16_(int prism_tid,
+                                                                              int prism_bid,
+                                                                              unsigned char* prism_smem,
+                                                                              int* data,
+                                                                              int prefix)
+{
+    int running = prefix;
+    for (int i = 0; i < 16; i += 1) {
+        running = prism_add(running, data[i]);
+        data[i] = running;
+    }
+}
+
+__device__ __forceinline__ int prism_std_warp_warp_inclusive_sum_int_(int prism_tid,
+                                                                      int prism_bid,
+                                                                      unsigned char* prism_smem,
+                                                                      int v)
+{
+    const int lane = prism_tid;
+    int acc = v;
+    for (int k = 0; k < 5; k += 1) {
+        const int up = __shfl_up_sync(0xffffffffu, acc, (unsigned)prism_shl(1, k));
+        {  // group(thread[1])
+            if (lane >= prism_shl(1, k)) {
+                acc = prism_add(acc, up);
+            }
+        }
+    }
+    return acc;
 }

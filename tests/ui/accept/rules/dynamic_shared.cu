@@ -76,25 +76,25 @@ __device__ __forceinline__ float prism_std_block_block_sum_float_(int prism_tid,
                                                                   unsigned char* prism_smem,
                                                                   float v)
 {
-    float* slots = reinterpret_cast<float*>(prism_smem);  // line 16
+    float* slots = reinterpret_cast<float*>(prism_smem);
     const int w = (int)((unsigned)prism_tid / 32u);
-    const float s = prism_std_warp_warp_sum_float_(prism_tid % 32, prism_bid, prism_smem + 128, v);  // line 17
+    const float s = prism_std_warp_warp_sum_float_(prism_tid % 32, prism_bid, prism_smem + 128, v);
     {  // partition `slots` as `slot` at thread[32]
         {  // group(thread[32])
             {  // claim `slot` as `mine` at thread[1]
                 if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
-                    slots[w] = s;  // line 22
+                    slots[w] = s;
                 }
             }
         }
     }
-    // inferred block[1] barrier: `slots` is used at line 17 and again at line 23
+    // inferred block[1] barrier for `slots`
     __syncthreads();
     float total = slots[0];
     for (int i = 1; i < (int)blockDim.x / 32; i += 1) {
-        total = total + slots[i];  // line 24
+        total = total + slots[i];
     }
-    __syncthreads();  // line 25
+    __syncthreads();
     return total;
 }
 
@@ -103,9 +103,9 @@ __device__ __forceinline__ float prism_std_warp_warp_sum_float_(int prism_tid,
                                                                 unsigned char* prism_smem,
                                                                 float v)
 {
-    float acc = v;  // line 12
+    float acc = v;
     for (int k = 0; k < 5; k += 1) {
-        acc = acc + __shfl_xor_sync(0xffffffffu, acc, prism_shl(1, k));  // line 15
+        acc = acc + __shfl_xor_sync(0xffffffffu, acc, prism_shl(1, k));
     }
     return __shfl_sync(0xffffffffu, acc, 0);
 }

@@ -96,7 +96,6 @@ extern "C" __global__ void tile_stats(float* __restrict__ x,
     }
 }
 
-// launch: tile_stats --grid 3 --block 64 --arg x=rand:f32:700 --arg n=700 --arg out=zeros:f32:3 --arg counts=zeros:i32:3
 __device__ __forceinline__ void prism_std_block_block_load_blocked_float_4_(int prism_tid,
                                                                             int prism_bid,
                                                                             unsigned char* prism_smem,
@@ -122,11 +121,11 @@ __device__ __forceinline__ float prism_std_thread_thread_sum_float_4_(int prism_
                                                                       unsigned char* prism_smem,
                                                                       const float* input)
 {
-    float acc = input[0];  // line 5
+    float acc = input[0];
     for (int i = 1; i < 4; i += 1) {
         acc = acc + input[i];
     }
-    return acc;  // line 6
+    return acc;
 }
 
 __device__ __forceinline__ int positives_float_4(int prism_tid,
@@ -148,31 +147,31 @@ __device__ __forceinline__ float prism_std_block_block_reduce_float_larger_(int 
                                                                             unsigned char* prism_smem,
                                                                             float v)
 {
-    float* slots = reinterpret_cast<float*>(prism_smem);  // line 40
-    const int w = (int)((unsigned)prism_tid / 32u);  // line 41
+    float* slots = reinterpret_cast<float*>(prism_smem);
+    const int w = (int)((unsigned)prism_tid / 32u);
     const float s = prism_std_warp_warp_reduce_float_larger_(prism_tid % 32, prism_bid, prism_smem + 144, v);
     {  // partition `slots` as `slot` at thread[32]
         {  // group(thread[32])
             {  // claim `slot` as `mine` at thread[1]
                 if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
-                    slots[w] = s;  // line 46
+                    slots[w] = s;
                 }
             }
         }
     }
-    const int warps = (int)blockDim.x / 32;  // line 47
-    // inferred block[1] barrier: `slots` is used at line 42 and again at line 48
+    const int warps = (int)blockDim.x / 32;
+    // inferred block[1] barrier for `slots`
     __syncthreads();
     {  // claim `slots` as `first` at thread[1]
         if (prism_tid == 0) {  // split(thread) case 1: thread[1]
-            float acc = slots[0];  // line 50
+            float acc = slots[0];
             for (int i = 1; i < warps; i += 1) {
-                acc = larger(prism_tid % 1, prism_bid, prism_smem + 144, acc, slots[i]);  // line 51
+                acc = larger(prism_tid % 1, prism_bid, prism_smem + 144, acc, slots[i]);
             }
             slots[32] = acc;
         }
     }
-    // inferred block[1] barrier: `slots` is used at line 48 and again at line 51
+    // inferred block[1] barrier for `slots`
     __syncthreads();
     const float total = slots[32];
     __syncthreads();
@@ -184,25 +183,25 @@ __device__ __forceinline__ int prism_std_block_block_sum_int_(int prism_tid,
                                                               unsigned char* prism_smem,
                                                               int v)
 {
-    int* slots = reinterpret_cast<int*>(prism_smem);  // line 26
-    const int w = (int)((unsigned)prism_tid / 32u);  // line 27
+    int* slots = reinterpret_cast<int*>(prism_smem);
+    const int w = (int)((unsigned)prism_tid / 32u);
     const int s = prism_std_warp_warp_sum_int_(prism_tid % 32, prism_bid, prism_smem + 128, v);
     {  // partition `slots` as `slot` at thread[32]
         {  // group(thread[32])
             {  // claim `slot` as `mine` at thread[1]
                 if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
-                    slots[w] = s;  // line 32
+                    slots[w] = s;
                 }
             }
         }
     }
-    // inferred block[1] barrier: `slots` is used at line 27 and again at line 32
+    // inferred block[1] barrier for `slots`
     __syncthreads();
     int total = slots[0];
     for (int i = 1; i < (int)blockDim.x / 32; i += 1) {
-        total = prism_add(total, slots[i]);  // line 33
+        total = prism_add(total, slots[i]);
     }
-    __syncthreads();  // line 34
+    __syncthreads();
     return total;
 }
 
@@ -211,9 +210,9 @@ __device__ __forceinline__ float prism_std_warp_warp_reduce_float_larger_(int pr
                                                                           unsigned char* prism_smem,
                                                                           float v)
 {
-    float acc = v;  // line 40
+    float acc = v;
     for (int k = 0; k < 5; k += 1) {
-        acc = larger(prism_tid % 1, prism_bid, prism_smem, acc, __shfl_xor_sync(0xffffffffu, acc, prism_shl(1, k)));  // line 41
+        acc = larger(prism_tid % 1, prism_bid, prism_smem, acc, __shfl_xor_sync(0xffffffffu, acc, prism_shl(1, k)));
     }
     return __shfl_sync(0xffffffffu, acc, 0);
 }
@@ -223,9 +222,9 @@ __device__ __forceinline__ int prism_std_warp_warp_sum_int_(int prism_tid,
                                                             unsigned char* prism_smem,
                                                             int v)
 {
-    int acc = v;  // line 21
+    int acc = v;
     for (int k = 0; k < 5; k += 1) {
-        acc = prism_add(acc, __shfl_xor_sync(0xffffffffu, acc, prism_shl(1, k)));  // line 23
+        acc = prism_add(acc, __shfl_xor_sync(0xffffffffu, acc, prism_shl(1, k)));
     }
-    return __shfl_sync(0xffffffffu, acc, 0);  // line 26
+    return __shfl_sync(0xffffffffu, acc, 0);
 }
