@@ -910,7 +910,7 @@ fn k41_block_radix_sort_tiles() {
         (0..n).map(|i| if i % 5 == 0 { rng.int(-3, 3) as i32 } else { rng.next_u64() as i32 }).collect();
     let p = program(&file("41_block_radix_sort_tiles.prism"));
     let out = p.launch("sort_tiles", 3, 128, || {
-        vec![Arg::value(n as i32), Arg::buffer(&keys), Arg::buffer(&vec![-7i32; 1536]), Arg::buffer(&vec![-7i32; 1536])]
+        vec![Arg::value(n), Arg::buffer(&keys), Arg::buffer(&vec![-7i32; 1536]), Arg::buffer(&vec![-7i32; 1536])]
     });
     let (mut sorted, mut origin) = (vec![-7i32; 1536], vec![-7i32; 1536]);
     for (b, tile) in keys.chunks(512).enumerate() {
