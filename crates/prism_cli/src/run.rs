@@ -412,22 +412,7 @@ fn write_outputs(p: &Prepared) -> u8 {
     }
     for &i in &p.prints {
         let b = p.args[i].as_buffer().expect("validated pointer argument");
-        crate::out(&format!("{} = {}\n", p.kernel.params[i].name, show_buffer(b, &p.shapes[i])));
+        crate::out(&crate::show::buffer(&p.kernel.params[i].name, b, &p.shapes[i]));
     }
     0
-}
-
-/// A buffer as text, like numpy prints it: one row per line for a 2-D shape, elided past
-/// 1000 elements.
-fn show_buffer(b: &prism_interp::Buffer, shape: &[usize]) -> String {
-    let bits = b.to_bits();
-    let text: Vec<String> = bits.iter().take(1000).map(|&v| prism_interp::value::show(b.elem, v)).collect();
-    let more = if bits.len() > 1000 { format!(", ... ({} more)", bits.len() - 1000) } else { String::new() };
-    match shape {
-        [rows, cols] if rows * cols == bits.len() && *cols > 0 && bits.len() <= 1000 => {
-            let lines: Vec<String> = text.chunks(*cols).map(|r| format!("[{}]", r.join(", "))).collect();
-            format!("[{}]", lines.join(",\n "))
-        }
-        _ => format!("[{}{more}]", text.join(", ")),
-    }
 }
