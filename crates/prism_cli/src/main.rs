@@ -24,6 +24,7 @@ mod check;
 mod explain;
 mod files;
 mod run;
+mod show;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::process::ExitCode;

@@ -1,6 +1,7 @@
 //! `prism run FILE --kernel NAME --grid B --block T [--arg NAME=VALUE]... [--out NAME=PATH]...`
 //!
-//! Runs a kernel on the CPU simulator. Exit codes: 0 for a clean run, 1 when the program has
+//! Runs a kernel on the CPU simulator, or with `--device cuda` on a GPU (compiled with nvcc
+//! or NVRTC, `--compiler`). Exit codes: 0 for a clean run, 1 when the program has
 //! compile errors, 2 for usage and IO errors (a bad launch, bad arguments, unreadable or
 //! malformed `.npy` files, unwritable outputs), 3 when a dynamic check fired. Outputs are
 //! written only after a clean run, each to a temporary file renamed into place, so no
@@ -80,8 +81,16 @@ pub struct RunArgs {
     /// Where to run.
     #[arg(long, value_enum, default_value = "sim")]
     pub device: Device,
+    /// With `--device cuda`: the compiler of the generated CUDA. `auto` is nvcc when found,
+    /// else NVRTC (in-process); default `$PRISM_COMPILER`, else `auto`.
+    #[arg(long, value_name = "auto|nvcc|nvrtc", value_parser = parse_compiler)]
+    pub compiler: Option<prism_gpu::toolchain::Compiler>,
     #[command(flatten)]
     pub common: crate::check::Common,
+}
+
+fn parse_compiler(v: &str) -> Result<prism_gpu::toolchain::Compiler, String> {
+    v.parse()
 }
 
 /// Parses a number of seconds: finite, not negative, at most a year.
@@ -105,6 +114,9 @@ impl Fail {
 }
 
 pub fn run(a: &RunArgs) -> u8 {
+    if a.compiler.is_some() && a.device != Device::Cuda {
+        return usage("`--compiler` chooses how `--device cuda` compiles; the simulator compiles nothing");
+    }
     let target = match target(&a.common.arch, a.common.smem_limit) {
         Ok(t) => t,
         Err(e) => return usage(&e),
@@ -357,7 +369,11 @@ fn execute(a: &RunArgs, m: &Module, map: &SourceMap, p: Prepared) -> u8 {
 fn execute_cuda(a: &RunArgs, synced: &prism_driver::Synced, mut p: Prepared) -> u8 {
     let work = std::env::temp_dir().join(format!("prism-cuda-{}", std::process::id()));
     let start = std::time::Instant::now();
-    let res = prism_gpu::device::launch(synced, &p.kernel.name, a.grid, a.block, &mut p.args, &work);
+    let compiler = match a.compiler.map_or_else(prism_gpu::toolchain::Compiler::from_env, Ok) {
+        Ok(c) => c,
+        Err(e) => return usage(&e),
+    };
+    let res = prism_gpu::device::launch_with(synced, &p.kernel.name, a.grid, a.block, &mut p.args, &work, compiler);
     let _ = std::fs::remove_dir_all(&work);
     if let Err(e) = res {
         errln!("error: {e}");
@@ -396,22 +412,7 @@ fn write_outputs(p: &Prepared) -> u8 {
     }
     for &i in &p.prints {
         let b = p.args[i].as_buffer().expect("validated pointer argument");
-        crate::out(&format!("{} = {}\n", p.kernel.params[i].name, show_buffer(b, &p.shapes[i])));
+        crate::out(&crate::show::buffer(&p.kernel.params[i].name, b, &p.shapes[i]));
     }
     0
-}
-
-/// A buffer as text, like numpy prints it: one row per line for a 2-D shape, elided past
-/// 1000 elements.
-fn show_buffer(b: &prism_interp::Buffer, shape: &[usize]) -> String {
-    let bits = b.to_bits();
-    let text: Vec<String> = bits.iter().take(1000).map(|&v| prism_interp::value::show(b.elem, v)).collect();
-    let more = if bits.len() > 1000 { format!(", ... ({} more)", bits.len() - 1000) } else { String::new() };
-    match shape {
-        [rows, cols] if rows * cols == bits.len() && *cols > 0 && bits.len() <= 1000 => {
-            let lines: Vec<String> = text.chunks(*cols).map(|r| format!("[{}]", r.join(", "))).collect();
-            format!("[{}]", lines.join(",\n "))
-        }
-        _ => format!("[{}{more}]", text.join(", ")),
-    }
 }

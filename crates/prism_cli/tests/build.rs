@@ -99,3 +99,55 @@ fn running_on_cuda_without_a_driver_exits_2() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("no CUDA driver found"), "{}", stderr(&o));
 }
+
+/// `prism run` of saxpy on the GPU with `extra` options and environment.
+fn saxpy_on_cuda(extra: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    let mut args = vec!["run", SAXPY, "--kernel", "saxpy", "--grid", "1", "--block", "32", "--arg", "n=32"];
+    args.extend_from_slice(&["--arg", "a=2", "--arg", "x=iota:f32:32", "--arg", "y=zeros:f32:32"]);
+    args.extend_from_slice(extra);
+    prism(&args, env)
+}
+
+#[test]
+fn the_compiler_is_chosen_and_a_missing_one_is_a_clear_error() {
+    // An explicit compiler is looked for before the GPU, so its absence shows everywhere.
+    let o =
+        saxpy_on_cuda(&["--device", "cuda", "--compiler", "nvrtc"], &[("PRISM_NVRTC", "/nonexistent/libnvrtc.so.13")]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "error: cannot compile the generated CUDA: PRISM_NVRTC=/nonexistent/libnvrtc.so.13 is not an NVRTC library"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    // The same choice through the environment.
+    let o = saxpy_on_cuda(
+        &["--device", "cuda"],
+        &[("PRISM_COMPILER", "nvrtc"), ("PRISM_NVRTC", "/nonexistent/libnvrtc.so.13")],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("PRISM_NVRTC=/nonexistent/libnvrtc.so.13 is not"), "{}", stderr(&o));
+    let o = saxpy_on_cuda(&["--device", "cuda", "--compiler", "nvcc"], &[("PRISM_NVCC", "/nonexistent/nvcc")]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    // Bad values, and a compiler for the simulator, are usage errors.
+    let o = saxpy_on_cuda(&["--device", "cuda"], &[("PRISM_COMPILER", "clang")]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("PRISM_COMPILER: `clang` is not a compiler (expected auto, nvcc or nvrtc)"),
+        "{}",
+        stderr(&o)
+    );
+    let o = saxpy_on_cuda(&["--device", "cuda", "--compiler", "clang"], &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("`clang` is not a compiler"), "{}", stderr(&o));
+    let o = saxpy_on_cuda(&["--compiler", "nvrtc"], &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("`--compiler` chooses how `--device cuda` compiles"), "{}", stderr(&o));
+    // With NVRTC present (CI installs it) and no GPU, the run gets as far as the driver.
+    if prism_gpu::nvrtc::load().is_ok() && !prism_gpu::device::driver_present() {
+        let o = saxpy_on_cuda(&["--device", "cuda", "--compiler", "nvrtc"], &[]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains("no CUDA driver found"), "{}", stderr(&o));
+    }
+}

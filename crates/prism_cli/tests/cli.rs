@@ -247,3 +247,48 @@ fn multi_dimensional_launches_on_the_command_line() {
         "{e}"
     );
 }
+
+#[test]
+fn print_shows_two_dimensional_buffers_as_matrices() {
+    let d = scratch("matrix");
+    let npy = d.join("y.npy");
+    let run = |y: &str, extra: &[&str]| {
+        let mut args = vec!["--arg", "n=100", "--arg", "a=1", "--arg", "x=iota:f32:100", "--arg", y, "--print", "y"];
+        args.extend_from_slice(extra);
+        saxpy(&args)
+    };
+    // A shape on the command line: the matrix under its shape, columns aligned.
+    let out_arg = format!("y={}", npy.display());
+    let o = run("y=zeros:f32:4x25", &["--out", &out_arg]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "y: f32[4x25]", "{text}");
+    assert!(lines[1].starts_with("[[ 0.0,  1.0,  2.0,"), "{text}");
+    assert!(lines[4].starts_with(" [75.0, 76.0,") && lines[4].ends_with("99.0]]"), "{text}");
+    assert_eq!(lines.len(), 5, "{text}");
+    // The 2-D `.npy` it wrote prints the same way when read back.
+    let input = format!("y={}", npy.display());
+    let o = run(&input, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).starts_with("y: f32[4x25]\n[[  0.0,   2.0,"), "{}", stdout(&o));
+    // A large matrix is elided like NumPy's: three rows and columns at each end.
+    let o = saxpy(&[
+        "--arg",
+        "n=2000",
+        "--arg",
+        "a=0",
+        "--arg",
+        "x=zeros:f32:2000",
+        "--arg",
+        "y=iota:f32:40x50",
+        "--print",
+        "y",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.starts_with("y: f32[40x50]\n[[   0.0,    1.0,    2.0, ...,   47.0,   48.0,   49.0],\n"), "{text}");
+    assert!(text.contains("\n ...,\n [1850.0,"), "{text}");
+    assert_eq!(text.lines().count(), 8, "{text}");
+    let _ = std::fs::remove_dir_all(&d);
+}

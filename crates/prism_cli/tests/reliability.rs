@@ -307,35 +307,58 @@ fn a_long_run_that_keeps_finishing_blocks_is_not_stopped_by_the_stall_limit() {
     // 64 blocks of about 25 ms each with every check on: the run takes far longer than the
     // 0.4 s limit, but some block finishes every few tens of milliseconds.
     let start = std::time::Instant::now();
-    let out = prism(&[
-        "run",
-        "tests/ui/accept/kernels/03_sgemm_1_naive.prism",
-        "--kernel",
-        "sgemm_naive",
-        "--grid",
-        "64",
-        "--block",
-        "1024",
-        "--arg",
-        "M=256",
-        "--arg",
-        "N=256",
-        "--arg",
-        "K=256",
-        "--arg",
-        "alpha=1.5",
-        "--arg",
-        "A=rand:f32:256x256:1",
-        "--arg",
-        "B=rand:f32:256x256:2",
-        "--arg",
-        "beta=0.5",
-        "--arg",
-        "C=zeros:f32:256x256",
-        "--stall-limit",
-        "0.4",
-    ]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = prism_env(
+        &[
+            "run",
+            "tests/ui/accept/kernels/03_sgemm_1_naive.prism",
+            "--kernel",
+            "sgemm_naive",
+            "--grid",
+            "64",
+            "--block",
+            "1024",
+            "--arg",
+            "M=256",
+            "--arg",
+            "N=256",
+            "--arg",
+            "K=256",
+            "--arg",
+            "alpha=1.5",
+            "--arg",
+            "A=rand:f32:256x256:1",
+            "--arg",
+            "B=rand:f32:256x256:2",
+            "--arg",
+            "beta=0.5",
+            "--arg",
+            "C=zeros:f32:256x256",
+            "--stall-limit",
+            "0.4",
+        ],
+        &[("PRISM_PROGRESS", "1")],
+    );
+    let elapsed = start.elapsed();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
     // The property is only exercised when the run outlasted the limit; say so if it did not.
-    assert!(start.elapsed() > std::time::Duration::from_millis(400), "the run was too short to test the limit");
+    assert!(elapsed > std::time::Duration::from_millis(400), "the run was too short to test the limit");
+    // The progress line, asked for: drawn in place after a second, counting finished blocks
+    // out of 64, and erased before the summary.
+    if elapsed > std::time::Duration::from_millis(1500) {
+        assert!(err.starts_with("\rrunning: blocks "), "{err:?}");
+        let (line, rest) = err.rsplit_once("\rrunning: blocks ").expect("drawn");
+        assert!(line.is_empty() || line.contains("/64 ("), "{err:?}");
+        assert!(rest.contains("/64 (") && rest.contains("\x1b[K\r\x1b[Kran `sgemm_naive`"), "{err:?}");
+    }
+}
+
+#[test]
+fn a_short_run_draws_no_progress_even_when_asked() {
+    let args = ["run", SAXPY, "--kernel", "saxpy", "--grid", "2", "--block", "64", "--arg", "n=128", "--arg", "a=2"];
+    let mut args = args.to_vec();
+    args.extend_from_slice(&["--arg", "x=iota:f32:128", "--arg", "y=zeros:f32:128"]);
+    let out = prism_env(&args, &[("PRISM_PROGRESS", "1")]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).starts_with("ran `saxpy`"), "nothing drawn within the first second: {:?}", stderr(&out));
 }

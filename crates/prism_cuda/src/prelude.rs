@@ -5,8 +5,13 @@
 //! division by -1 wraps, shifts clamp like PTX's `shl`/`shr`, integer `abs` wraps, and the
 //! warp reductions combine in the butterfly order the simulator uses. Atomics without a
 //! native CUDA overload are compare-and-swap loops. Everything is `__device__
-//! __forceinline__` (not `static`, so unused helpers draw no warning). The text uses no host headers, so NVRTC
-//! compiles it too.
+//! __forceinline__` (not `static`, so unused helpers draw no warning).
+//!
+//! Invariant: the prelude compiles under NVRTC as well as nvcc: it includes only CUDA's own
+//! device headers (`cuda_fp16.h`, `cuda_bf16.h`, `cooperative_groups.h`), never a host
+//! header such as `<cstdint>` or `<cstring>`, and calls no compiler builtin NVRTC lacks
+//! (bits are copied with `memcpy`, which both declare for device code; NVRTC has no
+//! `__builtin_memcpy`). `prism_gpu`'s `nvrtc` test compiles the whole corpus with NVRTC.
 
 /// The includes and helpers a translation unit whose kernels are `body` needs: the whole
 /// [`PRELUDE`] less the half-precision and bfloat16 headers and helpers when `body` names
@@ -128,8 +133,8 @@ template <> struct prism_bits<unsigned long long> { typedef unsigned long long U
 template <> struct prism_bits<double> { typedef unsigned long long U; };
 template <> struct prism_bits<__half> { typedef unsigned short U; };
 template <> struct prism_bits<__nv_bfloat16> { typedef unsigned short U; };
-template <typename T> PRISM_DEV typename prism_bits<T>::U prism_to_bits(T v) { typename prism_bits<T>::U u; __builtin_memcpy(&u, &v, sizeof u); return u; }
-template <typename T> PRISM_DEV T prism_from_bits(typename prism_bits<T>::U u) { T v; __builtin_memcpy(&v, &u, sizeof v); return v; }
+template <typename T> PRISM_DEV typename prism_bits<T>::U prism_to_bits(T v) { typename prism_bits<T>::U u; memcpy(&u, &v, sizeof u); return u; }
+template <typename T> PRISM_DEV T prism_from_bits(typename prism_bits<T>::U u) { T v; memcpy(&v, &u, sizeof v); return v; }
 // `atomic_cas` on any supported type, through the unsigned bits of its width.
 template <typename T> PRISM_DEV T prism_atomic_cas(T* p, T cmp, T v) {
     typedef typename prism_bits<T>::U U;
@@ -336,5 +341,14 @@ mod tests {
         assert!(prelude_for("prism_vec<float, 4> v;").contains("struct __align__(sizeof(T) * N) prism_vec"));
         // Everything named keeps everything.
         assert_eq!(prelude_for("__half __nv_bfloat16 cooperative_groups:: prism_vec<"), PRELUDE);
+    }
+
+    #[test]
+    fn the_prelude_needs_nothing_nvrtc_lacks() {
+        // NVRTC has no host headers and no `__builtin_memcpy` (it reports "identifier is
+        // undefined"); these are the only headers the prelude may include.
+        let includes: Vec<&str> = PRELUDE.lines().filter(|l| l.starts_with("#include")).collect();
+        assert_eq!(includes, ["#include <cuda_fp16.h>", "#include <cuda_bf16.h>", "#include <cooperative_groups.h>"]);
+        assert!(!PRELUDE.contains("__builtin_memcpy"), "NVRTC lacks the C library builtins");
     }
 }

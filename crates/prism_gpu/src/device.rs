@@ -1,5 +1,5 @@
-//! Running a kernel on an NVIDIA GPU: generate CUDA for the program, compile it with nvcc to
-//! a cubin for the device's architecture, load it through the CUDA driver (cudarc, loaded at
+//! Running a kernel on an NVIDIA GPU: generate CUDA for the program, compile it with nvcc or
+//! NVRTC ([`Compiler`]) to a cubin for the device's architecture, load it through the CUDA driver (cudarc, loaded at
 //! run time), upload the arguments the simulator would get (`prism_interp::Arg`, built by
 //! `prism_interp::args`), launch (cooperatively when the kernel has a grid barrier), and
 //! download every buffer back into the arguments.
@@ -7,7 +7,8 @@
 //! A machine without the driver library or without a GPU gets a [`DeviceError`], never a
 //! panic: the driver's presence is checked before cudarc touches it.
 
-use crate::toolchain::{self, Emit};
+use crate::nvrtc;
+use crate::toolchain::{self, Compiler, Emit};
 use prism_cuda::{AbiParam, KernelAbi};
 use prism_interp::{Arg, Buffer};
 use prism_types::ty::Scalar;
@@ -20,7 +21,7 @@ pub enum DeviceError {
     NoDriver,
     /// The driver loads but reports no usable GPU (or fails to start).
     NoDevice(String),
-    /// nvcc is missing or failed.
+    /// The compiler (nvcc or NVRTC) is missing or failed; its log, in nvcc's format.
     Compile(String),
     /// The launch does not fit the kernel, or the program cannot run on a GPU.
     Launch(String),
@@ -83,7 +84,7 @@ pub fn from_bytes(elem: Scalar, bytes: &[u8]) -> Buffer {
 
 /// Runs `kernel` of `program` on GPU 0 over `grid` blocks of `block` threads; buffers in
 /// `args` are replaced by their contents after the run. `work` is a directory for the
-/// generated files.
+/// generated files. The compiler is `$PRISM_COMPILER`'s (nvcc when found, else NVRTC).
 pub fn launch(
     program: &prism_driver::Synced,
     kernel: &str,
@@ -92,6 +93,23 @@ pub fn launch(
     args: &mut [Arg],
     work: &std::path::Path,
 ) -> Result<(), DeviceError> {
+    let compiler = Compiler::from_env().map_err(DeviceError::Compile)?;
+    launch_with(program, kernel, grid, block, args, work, compiler)
+}
+
+/// [`launch`] with the compiler chosen by the caller. An explicit choice (`Nvcc`, `Nvrtc`) is
+/// looked for first, so a missing compiler is reported even where there is no GPU; `Auto`
+/// looks once there is a device to compile for.
+pub fn launch_with(
+    program: &prism_driver::Synced,
+    kernel: &str,
+    grid: prism_ir::ir::Dim3,
+    block: prism_ir::ir::Dim3,
+    args: &mut [Arg],
+    work: &std::path::Path,
+    compiler: Compiler,
+) -> Result<(), DeviceError> {
+    let found = if compiler == Compiler::Auto { None } else { Some(find_compiler(compiler)?) };
     if !driver_present() {
         return Err(DeviceError::NoDriver);
     }
@@ -110,22 +128,98 @@ pub fn launch(
     let ctx = cudarc::driver::CudaContext::new(0).map_err(|e| DeviceError::NoDevice(e.to_string()))?;
     let (major, minor) = ctx.compute_capability().map_err(|e| DeviceError::NoDevice(e.to_string()))?;
     let arch = arch_for(major, minor);
-    let cubin = compile(&out.text, &arch, work)?;
+    let found = match found {
+        Some(f) => f,
+        None => find_compiler(compiler)?,
+    };
+    let cubin = found.compile(&out.text, &arch, work)?;
     run_cubin(&ctx, &cubin, &abi, grid, block, args)
 }
 
-fn compile(text: &str, arch: &str, work: &std::path::Path) -> Result<PathBuf, DeviceError> {
-    let nvcc = toolchain::find_nvcc().ok_or_else(|| DeviceError::Compile(toolchain::NO_NVCC.into()))?;
-    std::fs::create_dir_all(work).map_err(|e| DeviceError::Compile(e.to_string()))?;
-    let cu = work.join("kernel.cu");
-    std::fs::write(&cu, text).map_err(|e| DeviceError::Compile(e.to_string()))?;
-    let cubin = work.join(format!("kernel.{arch}.cubin"));
-    let c =
-        toolchain::compile(&nvcc, &cu, &cubin, arch, Emit::Cubin).map_err(|e| DeviceError::Compile(e.to_string()))?;
-    if !c.ok {
-        return Err(DeviceError::Compile(c.log));
+/// Compiles generated CUDA `text` to a cubin for `arch` in `work`, with `$PRISM_COMPILER`'s
+/// compiler ([`compile_with`]).
+pub fn compile(text: &str, arch: &str, work: &std::path::Path) -> Result<PathBuf, DeviceError> {
+    let compiler = Compiler::from_env().map_err(DeviceError::Compile)?;
+    compile_with(text, arch, work, compiler)
+}
+
+/// Compiles generated CUDA `text` to a cubin for `arch` in `work` with `compiler`
+/// ([`Found::compile`]). Needs no GPU.
+pub fn compile_with(
+    text: &str,
+    arch: &str,
+    work: &std::path::Path,
+    compiler: Compiler,
+) -> Result<PathBuf, DeviceError> {
+    find_compiler(compiler)?.compile(text, arch, work)
+}
+
+/// A compiler that was found (and, for NVRTC, loaded).
+#[derive(Clone, Debug)]
+pub enum Found {
+    /// nvcc, at this path.
+    Nvcc(PathBuf),
+    /// NVRTC, loaded.
+    Nvrtc(&'static nvrtc::Nvrtc),
+}
+
+/// Finds `compiler`: `Auto` is nvcc when found, else NVRTC; a missing one is
+/// [`DeviceError::Compile`] saying how to install it (both, under `Auto`).
+pub fn find_compiler(compiler: Compiler) -> Result<Found, DeviceError> {
+    match (compiler, toolchain::find_nvcc()) {
+        (Compiler::Nvcc | Compiler::Auto, Some(nvcc)) => Ok(Found::Nvcc(nvcc)),
+        (Compiler::Nvcc, None) => Err(DeviceError::Compile(toolchain::NO_NVCC.into())),
+        (Compiler::Nvrtc, _) | (Compiler::Auto, None) => nvrtc::load().map(Found::Nvrtc).map_err(|e| {
+            DeviceError::Compile(match compiler {
+                Compiler::Auto => format!("{}; and {e}", toolchain::NO_NVCC),
+                _ => e.to_string(),
+            })
+        }),
     }
-    Ok(cubin)
+}
+
+impl Found {
+    /// Compiles generated CUDA `text` to a cubin for `arch`: writes `work/kernel.cu` and
+    /// returns `work/kernel.ARCH.cubin`. Both compilers name the source `work/kernel.cu` in
+    /// their messages, and a failed compile is [`DeviceError::Compile`] with the log, in the
+    /// same format, either way.
+    pub fn compile(&self, text: &str, arch: &str, work: &std::path::Path) -> Result<PathBuf, DeviceError> {
+        let fail = DeviceError::Compile;
+        std::fs::create_dir_all(work).map_err(|e| fail(e.to_string()))?;
+        let cu = work.join("kernel.cu");
+        std::fs::write(&cu, text).map_err(|e| fail(e.to_string()))?;
+        let cubin = work.join(format!("kernel.{arch}.cubin"));
+        let nvrtc = match self {
+            Found::Nvrtc(nvrtc) => nvrtc,
+            Found::Nvcc(nvcc) => {
+                let c = toolchain::compile(nvcc, &cu, &cubin, arch, Emit::Cubin).map_err(|e| fail(e.to_string()))?;
+                return if c.ok { Ok(cubin) } else { Err(fail(c.log)) };
+            }
+        };
+        let c = nvrtc.compile(text, &cu.display().to_string(), arch, nvrtc::Image::Cubin).map_err(fail)?;
+        if !c.ok {
+            let mut log = c.log;
+            if log.contains("open source file") {
+                let dirs: Vec<String> = nvrtc.include.iter().map(|d| d.display().to_string()).collect();
+                log.push_str(&format!(
+                    "{} looked for CUDA headers in: {} (scripts/install-nvrtc.sh installs them beside the library)\n",
+                    nvrtc.describe(),
+                    if dirs.is_empty() { "no directory".to_string() } else { dirs.join(", ") }
+                ));
+            }
+            return Err(fail(log));
+        }
+        std::fs::write(&cubin, &c.image).map_err(|e| fail(e.to_string()))?;
+        Ok(cubin)
+    }
+
+    /// The compiler, for messages: `nvcc (PATH)` or `NVRTC 13.5 (PATH)`.
+    pub fn describe(&self) -> String {
+        match self {
+            Found::Nvcc(p) => format!("nvcc ({})", p.display()),
+            Found::Nvrtc(n) => n.describe(),
+        }
+    }
 }
 
 /// A scalar argument with the width the kernel takes it at.

@@ -1,4 +1,5 @@
-//! Finding `nvcc` and compiling generated CUDA with it.
+//! Finding `nvcc` and compiling generated CUDA with it, and choosing between nvcc and NVRTC
+//! ([`Compiler`]) for running on a GPU.
 //!
 //! The search order is `$PRISM_NVCC`, then `nvcc` on `PATH`, then the cache
 //! `${PRISM_CACHE:-$HOME/.cache/prism}/nvcc` that `scripts/install-nvcc.sh` installs NVIDIA's
@@ -70,7 +71,11 @@ pub struct Compiled {
     pub log: String,
 }
 
-/// The flags every compile uses. The target is named in the `-gencode` form: with the
+/// The flags every compile uses, nvcc's and NVRTC's alike: no contraction (see above), C++17,
+/// and line information for profilers and `compute-sanitizer`.
+pub const COMMON_FLAGS: [&str; 3] = ["--fmad=false", "-std=c++17", "-lineinfo"];
+
+/// The flags every nvcc compile uses. The target is named in the `-gencode` form: with the
 /// `-arch=sm_90a` shorthand, nvcc 13.0 (the GPU machines') also runs a plain `sm_90` pass
 /// that rejects wgmma and setmaxnreg; `-gencode=arch=compute_90a,code=sm_90a` assembles
 /// with every version.
@@ -79,7 +84,61 @@ pub fn flags(arch: &str) -> Vec<String> {
         Some(num) => format!("-gencode=arch=compute_{num},code={arch}"),
         None => format!("-arch={arch}"),
     };
-    vec![target, "--fmad=false".into(), "-std=c++17".into(), "-lineinfo".into()]
+    let mut f = vec![target];
+    f.extend(COMMON_FLAGS.iter().map(|s| s.to_string()));
+    f
+}
+
+/// Which compiler turns generated CUDA into a cubin to run (`prism run --device cuda
+/// --compiler`, `$PRISM_COMPILER`, `device::launch`). `prism build --ptx/--cubin` always
+/// uses nvcc.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Compiler {
+    /// nvcc when it is found, else NVRTC.
+    #[default]
+    Auto,
+    /// nvcc (a process per compile).
+    Nvcc,
+    /// NVRTC, in-process (`crate::nvrtc`).
+    Nvrtc,
+}
+
+impl Compiler {
+    /// The environment variable that chooses the compiler when the command line does not.
+    pub const ENV: &str = "PRISM_COMPILER";
+
+    /// `$PRISM_COMPILER`, or [`Compiler::Auto`] when unset or empty.
+    pub fn from_env() -> Result<Compiler, String> {
+        match std::env::var(Self::ENV) {
+            Ok(v) if !v.is_empty() => v.parse().map_err(|e| format!("{}: {e}", Self::ENV)),
+            Err(std::env::VarError::NotUnicode(v)) => {
+                Err(format!("{}={}: expected auto, nvcc or nvrtc", Self::ENV, v.to_string_lossy()))
+            }
+            _ => Ok(Compiler::Auto),
+        }
+    }
+}
+
+impl std::str::FromStr for Compiler {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Compiler, String> {
+        match s {
+            "auto" => Ok(Compiler::Auto),
+            "nvcc" => Ok(Compiler::Nvcc),
+            "nvrtc" => Ok(Compiler::Nvrtc),
+            _ => Err(format!("`{s}` is not a compiler (expected auto, nvcc or nvrtc)")),
+        }
+    }
+}
+
+impl std::fmt::Display for Compiler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Compiler::Auto => "auto",
+            Compiler::Nvcc => "nvcc",
+            Compiler::Nvrtc => "nvrtc",
+        })
+    }
 }
 
 /// Compiles the `.cu` file at `input` to `output`.

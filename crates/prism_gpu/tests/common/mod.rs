@@ -2,30 +2,41 @@
 //! test is reported as ignored, with a line on stderr saying why and how to install it,
 //! except under CI (`CI` set), where it runs and fails, so CI can never pass by skipping.
 
+/// A test that needs the tools: it gets them, and returns an error message or nothing.
+pub type Trial<T> = (&'static str, Box<dyn FnOnce(T) -> Result<(), String> + Send>);
+
 /// Runs one libtest-mimic trial named `name` that needs `tools` (found or not); `missing`
 /// names what is missing, for the messages.
-pub fn run_with_tools<T: Send + 'static>(
-    name: &str,
+pub fn run_with_tools<T: Clone + Send + 'static>(
+    name: &'static str,
     tools: Option<T>,
     missing: &str,
     test: impl FnOnce(T) -> Result<(), String> + Send + 'static,
 ) -> ! {
+    run_trials(tools, missing, "run scripts/install-nvcc.sh, or set PRISM_NVCC", vec![(name, Box::new(test))])
+}
+
+/// Runs libtest-mimic trials that each need `tools`; `hint` says how to get them.
+pub fn run_trials<T: Clone + Send + 'static>(tools: Option<T>, missing: &str, hint: &str, tests: Vec<Trial<T>>) -> ! {
     use std::io::Write;
     let args = libtest_mimic::Arguments::from_args();
     let ci = std::env::var_os("CI").is_some();
     let ignored = tools.is_none() && !ci;
-    if ignored {
-        // Not captured: this harness is the program, so the user sees why.
-        let _ = writeln!(
-            std::io::stderr(),
-            "{missing} not found: `{name}` is ignored (run scripts/install-nvcc.sh, or set PRISM_NVCC)"
+    let mut trials = Vec::new();
+    for (name, test) in tests {
+        if ignored {
+            // Not captured: this harness is the program, so the user sees why.
+            let _ = writeln!(std::io::stderr(), "{missing} not found: `{name}` is ignored ({hint})");
+        }
+        let (missing, hint) = (missing.to_string(), hint.to_string());
+        let tools = tools.clone();
+        trials.push(
+            libtest_mimic::Trial::test(name, move || match tools {
+                Some(t) => test(t).map_err(Into::into),
+                None => Err(format!("{missing} not found under CI: .ci/run must install it first ({hint})").into()),
+            })
+            .with_ignored_flag(ignored),
         );
     }
-    let missing = missing.to_string();
-    let trial = libtest_mimic::Trial::test(name, move || match tools {
-        Some(t) => test(t).map_err(Into::into),
-        None => Err(format!("{missing} not found under CI: .ci/run must run scripts/install-nvcc.sh first").into()),
-    })
-    .with_ignored_flag(ignored);
-    libtest_mimic::run(&args, vec![trial]).exit()
+    libtest_mimic::run(&args, trials).exit()
 }
