@@ -5,7 +5,8 @@
 //! diagnostics (also from an imported module's unsaved text), hovers, inlay hints for an
 //! inferred barrier and for a perspective left to its default, definitions and references
 //! across the import, document symbols, and that malformed requests get errors, not a
-//! crash.
+//! crash. One more test opens the whole ui corpus and checks that each document's
+//! diagnostics are `prism check`'s.
 
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
@@ -72,6 +73,10 @@ struct Server {
 
 impl Server {
     fn start(root: &Path) -> Server {
+        Server::start_with(root, json!({}))
+    }
+
+    fn start_with(root: &Path, capabilities: Value) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_prism"))
             .arg("lsp")
             .stdin(Stdio::piped())
@@ -91,7 +96,8 @@ impl Server {
             }
         });
         let mut s = Server { child, stdin, messages, pending: Vec::new(), next_id: 0 };
-        let init = s.request("initialize", json!({ "processId": null, "rootUri": uri(root), "capabilities": {} }));
+        let init =
+            s.request("initialize", json!({ "processId": null, "rootUri": uri(root), "capabilities": capabilities }));
         assert!(init["result"]["capabilities"]["hoverProvider"] == json!(true), "{init}");
         s.notify("initialized", json!({}));
         s
@@ -119,6 +125,14 @@ impl Server {
             }
             self.pending.push(m);
         }
+    }
+
+    /// The next message, or `None` after `wait` of silence.
+    fn try_recv(&mut self, wait: Duration) -> Option<Value> {
+        if !self.pending.is_empty() {
+            return Some(self.pending.remove(0));
+        }
+        self.messages.recv_timeout(wait).ok()
     }
 
     fn recv(&mut self) -> Value {
@@ -437,5 +451,98 @@ fn bad_input_gets_errors_or_empty_answers_never_a_crash() {
     let (line, col) = find(MAIN, "x : float @ thread[32]");
     let h = s.at("textDocument/hover", &main, line + 1, col);
     assert!(h.get("result").is_some(), "{h}");
+    s.stop();
+}
+
+/// A diagnostic as both sides can say it: code, title, 0-based line and column of the
+/// primary span.
+type Said = (String, String, u64, u64);
+
+/// The diagnostics of `prism check --message-format json FILE`.
+fn check_json(path: &Path) -> Vec<Said> {
+    let out = Command::new(env!("CARGO_BIN_EXE_prism"))
+        .args(["check", "--message-format", "json"])
+        .arg(path)
+        .output()
+        .expect("run prism check");
+    let mut v: Vec<_> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| {
+            let d: Value = serde_json::from_str(l).expect("a JSON line");
+            let n = |k: &str| d[k].as_u64().expect("a number") - 1;
+            (
+                d["code"].as_str().unwrap().to_string(),
+                d["message"].as_str().unwrap().to_string(),
+                n("line"),
+                n("column"),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn lsp_diagnostics(d: &[Value]) -> Vec<Said> {
+    let mut v: Vec<_> = d
+        .iter()
+        .map(|x| {
+            let title = x["message"].as_str().unwrap().lines().next().unwrap_or_default().to_string();
+            let at = |k: &str| x["range"]["start"][k].as_u64().unwrap();
+            (x["code"].as_str().unwrap().to_string(), title, at("line"), at("character"))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn diagnostics_are_those_of_prism_check_across_the_ui_corpus() {
+    // Every rejected program of the corpus, and the accepted programs of `rules/` (some with
+    // warnings): the server, once inference has run, reports what `prism check` reports.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/ui");
+    let mut files = Vec::new();
+    let mut stack = vec![root.join("reject"), root.join("accept/rules")];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("the corpus").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "prism") {
+                files.push(std::fs::canonicalize(&p).expect("a path"));
+            }
+        }
+    }
+    // Files that are not UTF-8 on purpose cannot be sent over the protocol.
+    files.retain(|p| std::fs::read_to_string(p).is_ok());
+    files.sort();
+    let expected: Vec<(String, Vec<Said>)> = files.iter().map(|p| (uri(p), check_json(p))).collect();
+    assert!(expected.len() > 200, "only {} programs", expected.len());
+    assert!(expected.iter().any(|(_, e)| e.iter().any(|d| d.0 == "unplaceable-barrier")));
+    let dir = project("corpus");
+    let caps = json!({ "workspace": { "inlayHint": { "refreshSupport": true } } });
+    let mut s = Server::start_with(&dir, caps);
+    for p in &files {
+        s.open(&uri(p), &std::fs::read_to_string(p).expect("UTF-8 text"));
+    }
+    // Publications come after the front end and again after inference, which is followed
+    // by a request to refresh the inlay hints: wait until every document's last
+    // publication is `prism check`'s, or until the server has been quiet for a while.
+    let mut last: std::collections::HashMap<String, Vec<Said>> = Default::default();
+    let mut refreshed = false;
+    let done = |last: &std::collections::HashMap<_, _>| expected.iter().all(|(u, e)| last.get(u) == Some(e));
+    while !(refreshed && done(&last)) {
+        let Some(m) = s.try_recv(Duration::from_secs(10)) else { break };
+        if m["method"] == "textDocument/publishDiagnostics" {
+            let d = m["params"]["diagnostics"].as_array().cloned().unwrap_or_default();
+            last.insert(m["params"]["uri"].as_str().unwrap().to_string(), lsp_diagnostics(&d));
+        } else if m["method"] == "workspace/inlayHint/refresh" {
+            refreshed = true;
+            s.send(&json!({ "jsonrpc": "2.0", "id": m["id"], "result": null }));
+        }
+    }
+    assert!(refreshed, "the server did not ask for the inlay hints to be refreshed");
+    for (u, e) in &expected {
+        assert_eq!(last.get(u), Some(e), "the diagnostics of {u}");
+    }
     s.stop();
 }
