@@ -343,10 +343,13 @@ fn inlay_hints_show_the_inferred_barrier_and_default_perspectives() {
     assert_eq!(barrier["position"], json!({ "line": for_line, "character": for_col }));
     assert!(barrier["tooltip"].as_str().unwrap().contains("block barrier inserted for `partial`"), "{barrier}");
     let (line, col) = find(MAIN, "total : float");
-    let persp = hints.iter().find(|h| h["label"] == "@ block[1]").expect("a perspective hint");
-    assert_eq!(persp["position"], json!({ "line": line, "character": col + "total : float".len() as u32 }));
-    // The loop variable's type and perspective.
+    let after_type = json!({ "line": line, "character": col + "total : float".len() as u32 });
+    assert!(hints.iter().any(|h| h["label"] == "@ block[1]" && h["position"] == after_type), "{hints:?}");
+    // The loop variable's type and perspective, and the perspective of a claimed view.
     assert!(hints.iter().any(|h| h["label"] == ": int @ block[1]"), "{hints:?}");
+    let (line, col) = find(MAIN, "as lane0");
+    let view = json!({ "line": line, "character": col + "as lane0".len() as u32 });
+    assert!(hints.iter().any(|h| h["label"] == "@ thread[1]" && h["position"] == view), "{hints:?}");
     s.stop();
 }
 

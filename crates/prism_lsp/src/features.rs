@@ -288,6 +288,16 @@ pub fn inlay_hints(snap: &Snapshot, range: lsp::Range) -> Vec<lsp::InlayHint> {
                     Some(pp) => (ty.span.end, format!("@ {pp}")),
                     None => return,
                 },
+                // The names `with ... as name` makes take their perspective from the
+                // construct (`p=` of a partition or a claim, the code's otherwise).
+                ast::StmtKind::Partition { name, .. }
+                | ast::StmtKind::Claim { name, .. }
+                | ast::StmtKind::Fill { name, .. }
+                | ast::StmtKind::Stage { name, .. }
+                | ast::StmtKind::Async { name, .. } => match persp_of(name) {
+                    Some(pp) => (name.span.end, format!("@ {pp}")),
+                    None => return,
+                },
                 ast::StmtKind::For { var, .. } | ast::StmtKind::Pipeline { var, .. } => {
                     match vars.get(&(var.span.file, var.span.start)) {
                         Some(v) => (var.span.end, format!(": {} @ {}", v.ty, v.persp)),
