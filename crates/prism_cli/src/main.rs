@@ -65,6 +65,12 @@ enum Command {
     Run(run::RunArgs),
     /// Generate CUDA C++ (and, with nvcc, PTX or a cubin).
     Build(build::BuildArgs),
+    /// Run the language server on stdin and stdout (for editors; `docs/editors.md`).
+    Lsp {
+        /// Accepted for clients that pass it; stdio is the only transport.
+        #[arg(long)]
+        stdio: bool,
+    },
     /// Print the long explanation of a diagnostic code, with examples.
     Explain {
         /// The code, e.g. `read-up` (`--list` prints all codes).
@@ -102,6 +108,10 @@ fn main() -> ExitCode {
         Command::Run(args) => run::run(&args),
         Command::Build(args) => build::run(&args),
         Command::Explain { code, list } => explain::run(code.as_deref(), list),
+        Command::Lsp { stdio: _ } => match prism_lsp::run_stdio() {
+            Ok(()) => 0,
+            Err(e) => usage(&format!("language server: {e}")),
+        },
     };
     ExitCode::from(code)
 }

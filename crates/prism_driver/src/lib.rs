@@ -285,6 +285,22 @@ pub fn checked_with(
     problems: &mut Problems,
 ) -> Option<prism_types::tir::Program> {
     let errors_before = problems.error_count();
+    let (_, tir) = front(map, file, search, target, problems);
+    if problems.error_count() > errors_before {
+        return None;
+    }
+    Some(tir)
+}
+
+/// Loads, parses and checks the program rooted at `file`; returns its modules and its
+/// typed IR, which is complete only when no error went to `problems`.
+fn front(
+    map: &mut SourceMap,
+    file: FileId,
+    search: &mut Search<'_>,
+    target: &Target,
+    problems: &mut Problems,
+) -> (Vec<modules::Loaded>, prism_types::tir::Program) {
     let mut syntax = Problems::default();
     let mut found = Problems::default();
     let loaded = modules::load(map, file, search, &mut syntax, &mut found);
@@ -304,10 +320,93 @@ pub fn checked_with(
         }
         problems.push(d);
     }
-    if problems.error_count() > errors_before {
+    (loaded, tir)
+}
+
+/// One module of an [`Analysis`]: a file of the program, parsed.
+#[derive(Clone, Debug)]
+pub struct Module {
+    /// Its file in the source map.
+    pub file: FileId,
+    /// Its syntax tree (what parsed of it, when it has syntax errors).
+    pub ast: prism_syntax::ast::Module,
+    /// Its dotted path; empty for the root.
+    pub path: Vec<String>,
+    /// For each `import` item of `ast`, in order: the index in [`Analysis::modules`] of the
+    /// module it names, or `None` when it could not be loaded.
+    pub imports: Vec<Option<usize>>,
+}
+
+/// Everything an editor shows about a program ([`analyse`]): its modules' syntax trees and
+/// its typed IR. Nothing here reaches a backend.
+#[derive(Clone, Debug, Default)]
+pub struct Analysis {
+    /// The modules in dependency order, the root last.
+    pub modules: Vec<Module>,
+    /// The typed IR of every function of every module (generic functions once per
+    /// instance). Complete only when [`Analysis::clean`]; with errors it still holds what
+    /// the checker made of each function, which is what an editor wants to show.
+    pub tir: prism_types::tir::Program,
+    /// Whether the front end reported no errors: only then may [`infer`] run.
+    pub clean: bool,
+}
+
+/// What synchronisation inference did to an analysed program ([`infer`]).
+#[derive(Clone, Debug)]
+pub struct Inferred {
+    /// The barriers inserted and the orderings that could not be provided.
+    pub report: SyncReport,
+    /// One `inferred-barrier` note per barrier of the report, in the same order: what
+    /// `prism check --explain-sync` prints.
+    pub notes: Vec<prism_diag::Diagnostic>,
+}
+
+/// The front end for an editor: loads, parses and checks the program rooted at `file`,
+/// and keeps the syntax trees and the typed IR whatever the errors. [`infer`] goes on to
+/// synchronisation inference; together they report exactly what [`compile_with`] does
+/// without `explain_sync` (barrier motion and the optimiser report nothing).
+pub fn analyse(
+    map: &mut SourceMap,
+    file: FileId,
+    search: &mut Search<'_>,
+    target: &Target,
+    problems: &mut Problems,
+) -> Analysis {
+    let errors_before = problems.error_count();
+    let (loaded, tir) = front(map, file, search, target, problems);
+    Analysis {
+        modules: loaded
+            .into_iter()
+            .map(|l| Module { file: l.file, ast: l.ast, path: l.path, imports: l.imports })
+            .collect(),
+        tir,
+        clean: problems.error_count() == errors_before,
+    }
+}
+
+/// Lowers an analysed program and runs synchronisation inference on it, as [`compile_with`]
+/// does: its errors go to `problems`. `None`, and nothing reported, when the program had
+/// errors ([`Analysis::clean`] is false): its typed IR is not trustworthy.
+pub fn infer(analysis: &Analysis, map: &SourceMap, opts: &Options, problems: &mut Problems) -> Option<Inferred> {
+    if !analysis.clean {
         return None;
     }
-    Some(tir)
+    let mut ir = prism_ir::lower(&analysis.tir);
+    verify(&ir, "lowering");
+    prism_ir::asyncwait::place_waits(&mut ir);
+    verify(&ir, "placing asynchronous waits");
+    if opts.contract {
+        prism_ir::contract::contract(&mut ir);
+        verify(&ir, "floating-point contraction");
+    }
+    let report = prism_sync::infer(&mut ir, &prism_sync::Options { skip: Vec::new() });
+    ir.number_blocks();
+    verify(&ir, "synchronisation inference");
+    for d in prism_sync::problems(&ir, &report, map) {
+        problems.push(d);
+    }
+    let notes = prism_sync::notes(&ir, &report, map);
+    Some(Inferred { report, notes })
 }
 
 /// IR written as text (`prism_ir::parse`), verified, and taken as it is: no pass runs.

@@ -1,0 +1,551 @@
+//! `prism lsp`: the real binary driven over stdio with JSON-RPC, as an editor drives it.
+//!
+//! Each test writes a small program to a fresh directory (a kernel that imports a user
+//! module, `lib/util.prism`), starts the server, opens documents and checks the answers:
+//! diagnostics (also from an imported module's unsaved text), hovers, inlay hints for an
+//! inferred barrier and for a perspective left to its default, definitions and references
+//! across the import, document symbols, and that malformed requests get errors, not a
+//! crash. One more test opens the whole ui corpus and checks that each document's
+//! diagnostics are `prism check`'s.
+
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::Duration;
+
+/// The user module: a warp sum.
+const UTIL: &str = "\
+# A warp sum for the kernel that imports it.
+@prism(\"device\")
+@requires(thread[32])
+def warp_total(x : float @ thread[1]) -> float @ thread[32]:
+    v : float @ thread[1] = x
+    for d in range(0, 5):
+        v += shfl_xor(v, 1 << d)
+    return shfl(v, 0)
+";
+
+/// The kernel: warp sums staged in shared memory, read back after a barrier inference
+/// inserts (before the `for` on line 23).
+const MAIN: &str = "\
+# Per-block sums of warp sums, staged in shared memory.
+import lib.util as u
+
+WARPS : constexpr(int) = 4
+
+@prism(\"global\")
+@requires(grid[1], block[1], thread[32], smem=64)
+def block_sums(vals : ptr(const(float)) @ grid[1], out : ptr(float) @ grid[1]):
+    b : int @ block[1] = id()
+    g : int @ thread[1] = id()
+    with partition(out, p=block[1], f=lambda i: b + i) as block_out:
+        with group(block[1]):
+            partial : shared(float[WARPS]) @ block[1]
+            w : int @ thread[32] = id()
+            with partition(partial, p=thread[32], f=lambda i: w + i) as slot:
+                with group(warp[1]):
+                    x : float @ thread[32] = u.warp_total(vals[g])
+                    with claim(slot, p=thread[1]) as lane0:
+                        match split(thread):
+                            case 1:
+                                lane0[0] = x
+            total : float = 0.0
+            for i in range(WARPS):
+                total += partial[i]
+            with claim(block_out, p=thread[1]) as first:
+                match split(thread):
+                    case 1:
+                        first[0] = total
+";
+
+/// A running `prism lsp` with a reader thread, so that a silent server fails the test
+/// after a timeout instead of hanging it.
+struct Server {
+    child: Child,
+    stdin: ChildStdin,
+    messages: Receiver<Value>,
+    /// Notifications received while waiting for something else.
+    pending: Vec<Value>,
+    next_id: i64,
+}
+
+impl Server {
+    fn start(root: &Path) -> Server {
+        Server::start_with(root, json!({}))
+    }
+
+    fn start_with(root: &Path, capabilities: Value) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_prism"))
+            .arg("lsp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start prism lsp");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, messages) = channel();
+        std::thread::spawn(move || {
+            let mut r = BufReader::new(stdout);
+            while let Some(m) = read_message(&mut r) {
+                if tx.send(m).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut s = Server { child, stdin, messages, pending: Vec::new(), next_id: 0 };
+        let init =
+            s.request("initialize", json!({ "processId": null, "rootUri": uri(root), "capabilities": capabilities }));
+        assert!(init["result"]["capabilities"]["hoverProvider"] == json!(true), "{init}");
+        s.notify("initialized", json!({}));
+        s
+    }
+
+    fn send(&mut self, v: &Value) {
+        let body = v.to_string();
+        write!(self.stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).expect("write to the server");
+        self.stdin.flush().expect("flush");
+    }
+
+    fn notify(&mut self, method: &str, params: Value) {
+        self.send(&json!({ "jsonrpc": "2.0", "method": method, "params": params }));
+    }
+
+    /// Sends a request and returns the whole response (`result` or `error`).
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        loop {
+            let m = self.recv();
+            if m["id"] == json!(id) && m.get("method").is_none() {
+                return m;
+            }
+            self.pending.push(m);
+        }
+    }
+
+    /// The next message, or `None` after `wait` of silence.
+    fn try_recv(&mut self, wait: Duration) -> Option<Value> {
+        if !self.pending.is_empty() {
+            return Some(self.pending.remove(0));
+        }
+        self.messages.recv_timeout(wait).ok()
+    }
+
+    fn recv(&mut self) -> Value {
+        match self.messages.recv_timeout(Duration::from_secs(60)) {
+            Ok(m) => m,
+            Err(RecvTimeoutError::Timeout) => panic!("the server said nothing for 60 s"),
+            Err(RecvTimeoutError::Disconnected) => panic!("the server closed its output"),
+        }
+    }
+
+    /// The diagnostics published for `uri`, the first publication (in order, earlier ones
+    /// already received included) that satisfies `want`. The server publishes again when
+    /// inference has run or an imported module changed, so a test waits for the state it
+    /// expects rather than counting publications.
+    fn diagnostics(&mut self, uri: &str, want: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+        let is_it = |m: &Value| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri;
+        loop {
+            let m = match self.pending.iter().position(is_it) {
+                Some(i) => self.pending.remove(i),
+                None => {
+                    let m = self.recv();
+                    if !is_it(&m) {
+                        self.pending.push(m);
+                        continue;
+                    }
+                    m
+                }
+            };
+            let d = m["params"]["diagnostics"].as_array().cloned().unwrap_or_default();
+            if want(&d) {
+                return d;
+            }
+        }
+    }
+
+    fn open(&mut self, uri: &str, text: &str) {
+        self.notify(
+            "textDocument/didOpen",
+            json!({ "textDocument": { "uri": uri, "languageId": "prism", "version": 1, "text": text } }),
+        );
+    }
+
+    fn at(&mut self, method: &str, uri: &str, line: u32, character: u32) -> Value {
+        self.request(
+            method,
+            json!({
+                "textDocument": { "uri": uri },
+                "position": { "line": line, "character": character },
+                "context": { "includeDeclaration": true }
+            }),
+        )
+    }
+
+    fn stop(mut self) {
+        let r = self.request("shutdown", json!(null));
+        assert_eq!(r["result"], json!(null), "{r}");
+        self.notify("exit", json!(null));
+        let status = self.child.wait().expect("wait for the server");
+        assert!(status.success(), "the server exited with {status}");
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        // A test that failed midway must not leave the server running.
+        let _ = self.child.kill();
+    }
+}
+
+fn read_message(r: &mut impl BufRead) -> Option<Value> {
+    let mut len = None;
+    loop {
+        let mut line = String::new();
+        if r.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some(n) = line.strip_prefix("Content-Length: ") {
+            len = n.parse::<usize>().ok();
+        }
+    }
+    let mut body = vec![0; len?];
+    r.read_exact(&mut body).ok()?;
+    serde_json::from_slice(&body).ok()
+}
+
+fn uri(path: &Path) -> String {
+    format!("file://{}", path.display())
+}
+
+/// A fresh directory holding `main.prism` and `lib/util.prism`.
+fn project(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("prism-lsp-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("lib")).expect("mkdir");
+    std::fs::write(dir.join("main.prism"), MAIN).expect("write");
+    std::fs::write(dir.join("lib/util.prism"), UTIL).expect("write");
+    dir
+}
+
+/// The line (0-based) of the first line of `text` containing `needle`, and its column.
+fn find(text: &str, needle: &str) -> (u32, u32) {
+    for (i, l) in text.lines().enumerate() {
+        if let Some(c) = l.find(needle) {
+            return (i as u32, c as u32);
+        }
+    }
+    panic!("`{needle}` is not in the text");
+}
+
+#[test]
+fn diagnostics_come_from_the_document_and_from_an_imported_module() {
+    let dir = project("diagnostics");
+    let mut s = Server::start(&dir);
+    let main = uri(&dir.join("main.prism"));
+    let util = uri(&dir.join("lib/util.prism"));
+    s.open(&main, MAIN);
+    s.diagnostics(&main, |d| d.is_empty());
+
+    // The module's unsaved text wins over the disk: the default perspective of `v` is the
+    // code's (thread[32]), and a per-lane value cannot go there.
+    let broken = UTIL.replace("v : float @ thread[1] = x", "v : float = x");
+    s.open(&util, &broken);
+    let own = s.diagnostics(&util, |d| !d.is_empty());
+    assert!(own.iter().all(|d| d["code"] == "write-down"), "{own:?}");
+    assert_eq!(own[0]["range"]["start"], json!({ "line": 4, "character": 16 }), "{own:?}");
+    assert_eq!(own[0]["severity"], json!(1));
+    assert!(own[0]["message"].as_str().unwrap().starts_with("value for `v` (at thread[32]) depends on `x`"));
+    let related = own[0]["relatedInformation"].as_array().expect("secondary labels");
+    assert!(related.iter().any(|r| r["message"] == "`x` is declared at thread[1] here"), "{related:?}");
+    // The kernel that imports it shows the module's errors on its import line.
+    let through = s.diagnostics(&main, |d| !d.is_empty());
+    assert!(through.iter().all(|d| d["code"] == "write-down"), "{through:?}");
+    assert_eq!(through[0]["range"]["start"]["line"], json!(1));
+    assert!(through[0]["message"].as_str().unwrap().starts_with("in `"), "{through:?}");
+    let related = through[0]["relatedInformation"].as_array().expect("the real place");
+    assert!(related.iter().any(|r| r["location"]["uri"] == util.as_str()), "{related:?}");
+
+    // Fixing the module clears both; breaking the kernel's own syntax reports it there.
+    s.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": { "uri": util, "version": 2 }, "contentChanges": [{ "text": UTIL }] }),
+    );
+    s.diagnostics(&util, |d| d.is_empty());
+    s.diagnostics(&main, |d| d.is_empty());
+    let typo = MAIN.replace("total += partial[i]", "total += partial[i");
+    s.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": { "uri": main, "version": 2 }, "contentChanges": [{ "text": typo }] }),
+    );
+    let d = s.diagnostics(&main, |d| !d.is_empty());
+    assert_eq!(d[0]["range"]["start"]["line"], json!(23), "{d:?}");
+    s.stop();
+}
+
+#[test]
+fn hover_shows_type_perspective_and_code_perspective() {
+    let dir = project("hover");
+    let mut s = Server::start(&dir);
+    let main = uri(&dir.join("main.prism"));
+    s.open(&main, MAIN);
+    // `x` where it is declared, and where it is used.
+    let (line, col) = find(MAIN, "x : float @ thread[32]");
+    let h = s.at("textDocument/hover", &main, line, col);
+    let text = h["result"]["contents"]["value"].as_str().expect("a hover").to_string();
+    assert!(text.contains("x : float @ thread[32]"), "{text}");
+    assert!(text.contains("code at thread[32]"), "{text}");
+    let (line, col) = find(MAIN, "= x");
+    let h = s.at("textDocument/hover", &main, line, col + 2);
+    let text = h["result"]["contents"]["value"].as_str().expect("a hover").to_string();
+    assert!(text.contains("x : float @ thread[32]") && text.contains("code at thread[1]"), "{text}");
+    // A declaration without `@` has the code's perspective; a shared array is block[1].
+    let (line, col) = find(MAIN, "total : float");
+    let text = s.at("textDocument/hover", &main, line, col)["result"]["contents"]["value"].to_string();
+    assert!(text.contains("total : float @ block[1]"), "{text}");
+    let (line, col) = find(MAIN, "partial : shared");
+    let text = s.at("textDocument/hover", &main, line, col)["result"]["contents"]["value"].to_string();
+    assert!(text.contains("partial : shared(float[4]) @ block[1]"), "{text}");
+    // A function of the imported module shows its signature.
+    let (line, col) = find(MAIN, "warp_total");
+    let text = s.at("textDocument/hover", &main, line, col + 1)["result"]["contents"]["value"].to_string();
+    assert!(text.contains("@requires(thread[32])") && text.contains("def warp_total("), "{text}");
+    s.stop();
+}
+
+#[test]
+fn inlay_hints_show_the_inferred_barrier_and_default_perspectives() {
+    let dir = project("hints");
+    let mut s = Server::start(&dir);
+    let main = uri(&dir.join("main.prism"));
+    s.open(&main, MAIN);
+    let r = s.request(
+        "textDocument/inlayHint",
+        json!({
+            "textDocument": { "uri": main },
+            "range": { "start": { "line": 0, "character": 0 }, "end": { "line": 100, "character": 0 } }
+        }),
+    );
+    let hints = r["result"].as_array().expect("hints").clone();
+    let (for_line, for_col) = find(MAIN, "for i in range(WARPS)");
+    let barrier = hints
+        .iter()
+        .find(|h| h["label"] == "__syncthreads()")
+        .unwrap_or_else(|| panic!("no barrier hint in {hints:?}"));
+    assert_eq!(barrier["position"], json!({ "line": for_line, "character": for_col }));
+    assert!(barrier["tooltip"].as_str().unwrap().contains("block barrier inserted for `partial`"), "{barrier}");
+    let (line, col) = find(MAIN, "total : float");
+    let after_type = json!({ "line": line, "character": col + "total : float".len() as u32 });
+    assert!(hints.iter().any(|h| h["label"] == "@ block[1]" && h["position"] == after_type), "{hints:?}");
+    // The loop variable's type and perspective, and the perspective of a claimed view.
+    assert!(hints.iter().any(|h| h["label"] == ": int @ block[1]"), "{hints:?}");
+    let (line, col) = find(MAIN, "as lane0");
+    let view = json!({ "line": line, "character": col + "as lane0".len() as u32 });
+    assert!(hints.iter().any(|h| h["label"] == "@ thread[1]" && h["position"] == view), "{hints:?}");
+    s.stop();
+}
+
+#[test]
+fn definition_and_references_cross_the_import() {
+    let dir = project("definition");
+    let mut s = Server::start(&dir);
+    let main = uri(&dir.join("main.prism"));
+    let util = uri(&dir.join("lib/util.prism"));
+    s.open(&main, MAIN);
+    let (line, col) = find(MAIN, "warp_total");
+    let d = s.at("textDocument/definition", &main, line, col + 3);
+    assert_eq!(d["result"]["uri"], util.as_str(), "{d}");
+    assert_eq!(d["result"]["range"]["start"], json!({ "line": 3, "character": 4 }), "{d}");
+    // References to the function, asked from its module: the kernel's call is found
+    // through the kernel's own analysis.
+    s.open(&util, UTIL);
+    let r = s.at("textDocument/references", &util, 3, 6);
+    let locs = r["result"].as_array().expect("references").clone();
+    assert!(locs.iter().any(|l| l["uri"] == util.as_str() && l["range"]["start"]["line"] == 3), "{locs:?}");
+    assert!(locs.iter().any(|l| l["uri"] == main.as_str() && l["range"]["start"]["line"] == line), "{locs:?}");
+    // A variable: its declaration, the partition of it and the read in the loop.
+    let (line, col) = find(MAIN, "partial : shared");
+    let r = s.at("textDocument/references", &main, line, col);
+    let lines: Vec<u64> =
+        r["result"].as_array().unwrap().iter().map(|l| l["range"]["start"]["line"].as_u64().unwrap()).collect();
+    assert_eq!(lines, vec![12, 14, 23], "{r}");
+    // A constant used in a type and a loop bound.
+    let (line, col) = find(MAIN, "range(WARPS)");
+    let d = s.at("textDocument/definition", &main, line, col + 7);
+    assert_eq!(d["result"]["range"]["start"], json!({ "line": 3, "character": 0 }), "{d}");
+    s.stop();
+}
+
+#[test]
+fn document_symbols_list_functions_and_constants() {
+    let dir = project("symbols");
+    let mut s = Server::start(&dir);
+    let main = uri(&dir.join("main.prism"));
+    s.open(&main, MAIN);
+    let r = s.request("textDocument/documentSymbol", json!({ "textDocument": { "uri": main } }));
+    let syms = r["result"].as_array().expect("symbols");
+    let names: Vec<(&str, u64, &str)> = syms
+        .iter()
+        .map(|x| (x["name"].as_str().unwrap(), x["kind"].as_u64().unwrap(), x["detail"].as_str().unwrap()))
+        .collect();
+    assert_eq!(names, vec![("WARPS", 14, "constexpr"), ("block_sums", 12, "kernel")]);
+    assert_eq!(syms[1]["selectionRange"]["start"], json!({ "line": 7, "character": 4 }));
+    s.stop();
+}
+
+#[test]
+fn bad_input_gets_errors_or_empty_answers_never_a_crash() {
+    let dir = project("bad");
+    let mut s = Server::start(&dir);
+    let main = uri(&dir.join("main.prism"));
+    s.open(&main, MAIN);
+    let r = s.request("textDocument/hover", json!({ "textDocument": 3 }));
+    assert_eq!(r["error"]["code"], json!(-32602), "{r}");
+    let r = s.request("textDocument/hover", json!(null));
+    assert_eq!(r["error"]["code"], json!(-32602), "{r}");
+    let r = s.request("prism/unknown", json!({}));
+    assert_eq!(r["error"]["code"], json!(-32601), "{r}");
+    let r = s.at("textDocument/hover", "file:///nowhere/unknown.prism", 0, 0);
+    assert_eq!(r["result"], json!(null), "{r}");
+    let r = s.at("textDocument/references", "untitled:x", 0, 0);
+    assert_eq!(r["result"], json!([]), "{r}");
+    for (line, ch) in [(9999, 0), (3, 9999), (u32::MAX, u32::MAX)] {
+        let r = s.at("textDocument/hover", &main, line, ch);
+        assert!(r.get("error").is_none(), "{r}");
+        let r = s.at("textDocument/definition", &main, line, ch);
+        assert!(r.get("error").is_none(), "{r}");
+    }
+    let r = s.request(
+        "textDocument/inlayHint",
+        json!({
+            "textDocument": { "uri": main },
+            "range": { "start": { "line": 50, "character": 0 }, "end": { "line": 2, "character": 0 } }
+        }),
+    );
+    assert_eq!(r["result"], json!([]), "{r}");
+    // Notifications that make no sense are dropped.
+    s.notify("textDocument/didChange", json!({ "textDocument": { "uri": "file:///x", "version": 1 } }));
+    s.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": { "uri": main, "version": 7 }, "contentChanges": [
+        { "range": { "start": { "line": 999, "character": 0 }, "end": { "line": 0, "character": 5 } }, "text": "# " }
+    ] }),
+    );
+    s.notify("textDocument/didOpen", json!({ "textDocument": "nonsense" }));
+    // A path that is not UTF-8, and a document that is not a file: analysed all the same.
+    let odd = "file:///tmp/prism-%FF%FE/k.prism";
+    s.open(odd, "@prism(\"global\")\ndef k(:\n");
+    s.diagnostics(odd, |d| !d.is_empty());
+    let untitled = "untitled:Untitled-1";
+    s.open(untitled, MAIN);
+    // Its import is looked for relative to nothing; the error says so, on the import.
+    s.diagnostics(untitled, |d| d.iter().any(|x| x["code"] == "unresolved-import"));
+    let r = s.at("textDocument/hover", odd, 1, 5);
+    assert!(r.get("error").is_none(), "{r}");
+    // The server still answers.
+    let (line, col) = find(MAIN, "x : float @ thread[32]");
+    let h = s.at("textDocument/hover", &main, line + 1, col);
+    assert!(h.get("result").is_some(), "{h}");
+    s.stop();
+}
+
+/// A diagnostic as both sides can say it: code, title, 0-based line and column of the
+/// primary span.
+type Said = (String, String, u64, u64);
+
+/// The diagnostics of `prism check --message-format json FILE`.
+fn check_json(path: &Path) -> Vec<Said> {
+    let out = Command::new(env!("CARGO_BIN_EXE_prism"))
+        .args(["check", "--message-format", "json"])
+        .arg(path)
+        .output()
+        .expect("run prism check");
+    let mut v: Vec<_> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| {
+            let d: Value = serde_json::from_str(l).expect("a JSON line");
+            let n = |k: &str| d[k].as_u64().expect("a number") - 1;
+            (
+                d["code"].as_str().unwrap().to_string(),
+                d["message"].as_str().unwrap().to_string(),
+                n("line"),
+                n("column"),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn lsp_diagnostics(d: &[Value]) -> Vec<Said> {
+    let mut v: Vec<_> = d
+        .iter()
+        .map(|x| {
+            let title = x["message"].as_str().unwrap().lines().next().unwrap_or_default().to_string();
+            let at = |k: &str| x["range"]["start"][k].as_u64().unwrap();
+            (x["code"].as_str().unwrap().to_string(), title, at("line"), at("character"))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn diagnostics_are_those_of_prism_check_across_the_ui_corpus() {
+    // Every rejected program of the corpus, and the accepted programs of `rules/` (some with
+    // warnings): the server, once inference has run, reports what `prism check` reports.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/ui");
+    let mut files = Vec::new();
+    let mut stack = vec![root.join("reject"), root.join("accept/rules")];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("the corpus").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "prism") {
+                files.push(std::fs::canonicalize(&p).expect("a path"));
+            }
+        }
+    }
+    // Files that are not UTF-8 on purpose cannot be sent over the protocol.
+    files.retain(|p| std::fs::read_to_string(p).is_ok());
+    files.sort();
+    let expected: Vec<(String, Vec<Said>)> = files.iter().map(|p| (uri(p), check_json(p))).collect();
+    assert!(expected.len() > 200, "only {} programs", expected.len());
+    assert!(expected.iter().any(|(_, e)| e.iter().any(|d| d.0 == "unplaceable-barrier")));
+    let dir = project("corpus");
+    let caps = json!({ "workspace": { "inlayHint": { "refreshSupport": true } } });
+    let mut s = Server::start_with(&dir, caps);
+    for p in &files {
+        s.open(&uri(p), &std::fs::read_to_string(p).expect("UTF-8 text"));
+    }
+    // Publications come after the front end and again after inference, which is followed
+    // by a request to refresh the inlay hints: wait until every document's last
+    // publication is `prism check`'s, or until the server has been quiet for a while.
+    let mut last: std::collections::HashMap<String, Vec<Said>> = Default::default();
+    let mut refreshed = false;
+    let done = |last: &std::collections::HashMap<_, _>| expected.iter().all(|(u, e)| last.get(u) == Some(e));
+    while !(refreshed && done(&last)) {
+        let Some(m) = s.try_recv(Duration::from_secs(10)) else { break };
+        if m["method"] == "textDocument/publishDiagnostics" {
+            let d = m["params"]["diagnostics"].as_array().cloned().unwrap_or_default();
+            last.insert(m["params"]["uri"].as_str().unwrap().to_string(), lsp_diagnostics(&d));
+        } else if m["method"] == "workspace/inlayHint/refresh" {
+            refreshed = true;
+            s.send(&json!({ "jsonrpc": "2.0", "id": m["id"], "result": null }));
+        }
+    }
+    assert!(refreshed, "the server did not ask for the inlay hints to be refreshed");
+    for (u, e) in &expected {
+        assert_eq!(last.get(u), Some(e), "the diagnostics of {u}");
+    }
+    s.stop();
+}

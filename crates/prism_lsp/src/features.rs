@@ -1,0 +1,352 @@
+//! The answers to an editor's questions, from a [`Snapshot`]: diagnostics, hovers,
+//! definitions, references, document symbols and inlay hints, as `lsp_types` values.
+//! Every function takes positions as the client sent them and clamps them ([`crate::pos`]),
+//! so no request can make one panic.
+
+use crate::analysis::Snapshot;
+use crate::index::{Def, DefKind};
+use crate::pos;
+use lsp_types as lsp;
+use lsp_types::Url;
+use prism_diag::Severity;
+use prism_span::{FileId, Span};
+use prism_syntax::ast;
+use std::path::Path;
+
+/// Where a definition is, independent of the analysis that found it: the normalised name
+/// of its file and the byte offset of its name. Two documents' analyses that load one
+/// module agree on its definitions' keys, so references can be gathered across them.
+pub type DefKey = (String, u32);
+
+/// The URI of file `file` of `snap`, whose document is `uri`: the document itself, or a
+/// module read from disk (the standard library's modules have none).
+pub fn uri_of(snap: &Snapshot, uri: &Url, file: FileId) -> Option<Url> {
+    if file == snap.root {
+        return Some(uri.clone());
+    }
+    let name = snap.map.file(file).name();
+    if Path::new(name).is_absolute() { Url::from_file_path(name).ok() } else { None }
+}
+
+fn location(snap: &Snapshot, uri: &Url, span: Span) -> Option<lsp::Location> {
+    Some(lsp::Location { uri: uri_of(snap, uri, span.file)?, range: pos::range(snap.map.file(span.file), span) })
+}
+
+/// The byte offset of `p` in the document.
+fn offset(snap: &Snapshot, p: lsp::Position) -> u32 {
+    pos::offset(snap.map.file(snap.root), p)
+}
+
+/// The document's diagnostics, as `prism check` reports them: the code, the title, the
+/// primary label, notes and help in the message; secondary labels as related information.
+/// A problem in an imported module is shown on the import that loaded it, and points at
+/// its real place as related information.
+pub fn diagnostics(snap: &Snapshot, uri: &Url) -> Vec<lsp::Diagnostic> {
+    let root = snap.map.file(snap.root);
+    snap.document_problems()
+        .into_iter()
+        .map(|(at, d)| {
+            let mut message = d.message.clone();
+            let elsewhere = d.primary.span.file != snap.root;
+            if elsewhere {
+                let file = snap.map.file(d.primary.span.file);
+                let lc = file.line_col(d.primary.span.start);
+                message = format!("in `{}` ({}:{}): {message}", file.name(), lc.line, lc.column);
+            }
+            if !d.primary.message.is_empty() {
+                message.push_str(&format!("\n{}", d.primary.message));
+            }
+            for n in &d.notes {
+                message.push_str(&format!("\nnote: {n}"));
+            }
+            if let Some(h) = &d.help {
+                message.push_str(&format!("\nhelp: {h}"));
+            }
+            let mut related = Vec::new();
+            if elsewhere && let Some(l) = location(snap, uri, d.primary.span) {
+                related.push(lsp::DiagnosticRelatedInformation { location: l, message: d.primary.message.clone() });
+            }
+            for l in &d.secondary {
+                // The import line is where the diagnostic already stands.
+                if elsewhere && l.span == at {
+                    continue;
+                }
+                if let Some(loc) = location(snap, uri, l.span) {
+                    related.push(lsp::DiagnosticRelatedInformation { location: loc, message: l.message.clone() });
+                }
+            }
+            lsp::Diagnostic {
+                range: pos::range(root, at),
+                severity: Some(match d.severity {
+                    Severity::Error => lsp::DiagnosticSeverity::ERROR,
+                    Severity::Warning => lsp::DiagnosticSeverity::WARNING,
+                    Severity::Note => lsp::DiagnosticSeverity::INFORMATION,
+                }),
+                code: Some(lsp::NumberOrString::String(d.code.to_string())),
+                source: Some("prism".into()),
+                message,
+                related_information: if related.is_empty() { None } else { Some(related) },
+                ..lsp::Diagnostic::default()
+            }
+        })
+        .collect()
+}
+
+/// The hover at `p`: a name's type and perspective (or a function's signature), and the
+/// code perspective there.
+pub fn hover(snap: &Snapshot, p: lsp::Position) -> Option<lsp::Hover> {
+    let off = offset(snap, p);
+    let code = snap.code_at(snap.root, off);
+    let found = snap.index.at(snap.root, off);
+    let mut parts = Vec::new();
+    if let Some((_, def)) = found {
+        parts.push(format!("```prism\n{}\n```", describe(snap, def)));
+    }
+    if let Some(c) = code {
+        parts.push(format!("code at {c}"));
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    Some(lsp::Hover {
+        contents: lsp::HoverContents::Markup(lsp::MarkupContent {
+            kind: lsp::MarkupKind::Markdown,
+            value: parts.join("\n\n"),
+        }),
+        range: found.map(|(s, _)| pos::range(snap.map.file(snap.root), s)),
+    })
+}
+
+/// What a hover says about a definition.
+fn describe(snap: &Snapshot, def: &Def) -> String {
+    let text = |s: Span| snap.map.file(s.file).slice(s).to_string();
+    let first_line = |s: Span| text(s).lines().next().unwrap_or_default().trim_end_matches(':').to_string();
+    match def.kind {
+        k if k.is_var() => match snap.vars_by_span().get(&(def.span.file, def.span.start)) {
+            Some(v) => Snapshot::describe_var(v),
+            // The checker made nothing of it (its declaration has an error): show what was
+            // written.
+            None => first_line(def.whole),
+        },
+        DefKind::Kernel | DefKind::Function => {
+            let Some(f) = function_ast(snap, def) else { return first_line(def.whole) };
+            let mut lines = vec![text(f.kind_span)];
+            if let Some(r) = &f.requires {
+                lines.push(text(r.span));
+            }
+            lines.push(text(f.header_span).trim_end_matches(':').to_string());
+            lines.join("\n")
+        }
+        _ => first_line(def.whole),
+    }
+}
+
+/// The syntax tree of the function `def` names.
+fn function_ast<'a>(snap: &'a Snapshot, def: &Def) -> Option<&'a ast::Function> {
+    snap.analysis.modules.get(def.module)?.ast.items.iter().find_map(|i| match i {
+        ast::Item::Function(f) if f.name.span == def.span => Some(&**f),
+        _ => None,
+    })
+}
+
+/// Where the name at `p` is defined.
+pub fn definition(snap: &Snapshot, uri: &Url, p: lsp::Position) -> Option<lsp::Location> {
+    let (_, def) = snap.index.at(snap.root, offset(snap, p))?;
+    location(snap, uri, def.span)
+}
+
+/// The key of the definition of the name at `p`, for [`references`].
+pub fn def_key_at(snap: &Snapshot, p: lsp::Position) -> Option<DefKey> {
+    let (_, def) = snap.index.at(snap.root, offset(snap, p))?;
+    Some(key(snap, def.span))
+}
+
+fn key(snap: &Snapshot, span: Span) -> DefKey {
+    let name = snap.map.file(span.file).name();
+    (crate::files::normalise(Path::new(name)).display().to_string(), span.start)
+}
+
+/// Every occurrence, in `snap`'s program, of the definition with key `k` (with its own
+/// name when `declaration` is true).
+pub fn references(snap: &Snapshot, uri: &Url, k: &DefKey, declaration: bool) -> Vec<lsp::Location> {
+    let Some(d) = snap.index.defs.iter().position(|d| key(snap, d.span) == *k) else { return Vec::new() };
+    let def_span = snap.index.defs[d].span;
+    snap.index.refs_of(d).filter(|s| declaration || *s != def_span).filter_map(|s| location(snap, uri, s)).collect()
+}
+
+/// The document's functions, kernels and file-level constants.
+#[allow(deprecated)] // `DocumentSymbol::deprecated` must be written, though it is deprecated.
+pub fn symbols(snap: &Snapshot) -> Vec<lsp::DocumentSymbol> {
+    let Some(m) = snap.root_module() else { return Vec::new() };
+    let file = snap.map.file(snap.root);
+    m.ast
+        .items
+        .iter()
+        .filter_map(|item| {
+            let (name, kind, detail, whole) = match item {
+                ast::Item::Function(f) => {
+                    let detail = if f.kind == ast::FnKind::Kernel { "kernel" } else { "device function" };
+                    (&f.name, lsp::SymbolKind::FUNCTION, detail.to_string(), f.span)
+                }
+                ast::Item::Const(c) => (&c.name, lsp::SymbolKind::CONSTANT, "constexpr".to_string(), c.span),
+                ast::Item::Import(_) => return None,
+            };
+            Some(lsp::DocumentSymbol {
+                name: name.name.clone(),
+                detail: Some(detail),
+                kind,
+                tags: None,
+                deprecated: None,
+                range: pos::range(file, whole),
+                selection_range: pos::range(file, name.span),
+                children: None,
+            })
+        })
+        .collect()
+}
+
+/// Inlay hints in `range`: each barrier inference inserted, where it goes, and the
+/// perspective of each declaration written without `@`.
+pub fn inlay_hints(snap: &Snapshot, range: lsp::Range) -> Vec<lsp::InlayHint> {
+    let file = snap.map.file(snap.root);
+    let (lo, hi) = (pos::offset(file, range.start), pos::offset(file, range.end));
+    let mut out: Vec<lsp::InlayHint> = Vec::new();
+    let hint = |at: u32, label: String, kind: Option<lsp::InlayHintKind>, tooltip: Option<String>, right: bool| {
+        lsp::InlayHint {
+            position: pos::position(file, at),
+            label: lsp::InlayHintLabel::String(label),
+            kind,
+            text_edits: None,
+            tooltip: tooltip.map(lsp::InlayHintTooltip::String),
+            padding_left: Some(!right),
+            padding_right: Some(right),
+            data: None,
+        }
+    };
+    if let Some(inferred) = &snap.sync().inferred {
+        for (i, b) in inferred.report.barriers.iter().enumerate() {
+            if b.at.file != snap.root || b.at.start < lo || b.at.start > hi {
+                continue;
+            }
+            let label = prism_sync::cuda_barrier(b.scope);
+            let tip = inferred.notes.get(i).map(|n| {
+                let mut t = n.message.clone();
+                for l in &n.secondary {
+                    let lc = file.line_col(l.span.start);
+                    t.push_str(&format!("\nline {}: {}", lc.line, l.message));
+                }
+                for note in &n.notes {
+                    t.push_str(&format!("\n{note}"));
+                }
+                t
+            });
+            // The barrier is a statement of its own before the one holding `at`: the hint
+            // stands at the start of that line's text.
+            let line = file.line_index(b.at.start);
+            let indent = file.line_text(line).len() - file.line_text(line).trim_start().len();
+            let at = file.line_starts()[line] + indent as u32;
+            let position = pos::position(file, at);
+            // Two memories ordered at one place share one barrier: one hint, both reasons.
+            if let Some(h) = out
+                .iter_mut()
+                .find(|h| h.position == position && matches!(&h.label, lsp::InlayHintLabel::String(s) if *s == label))
+            {
+                if let (Some(lsp::InlayHintTooltip::String(t)), Some(more)) = (&mut h.tooltip, tip) {
+                    t.push_str(&format!("\n\n{more}"));
+                }
+                continue;
+            }
+            out.push(hint(at, label, None, tip, true));
+        }
+    }
+    let Some(m) = snap.root_module() else { return out };
+    let vars = snap.vars_by_span();
+    let persp_of = |name: &ast::Ident| vars.get(&(name.span.file, name.span.start)).map(|v| v.persp);
+    let inside = |at: u32| lo <= at && at <= hi;
+    for item in &m.ast.items {
+        let ast::Item::Function(f) = item else { continue };
+        if f.span.end < lo || f.span.start > hi {
+            continue;
+        }
+        for p in f.params.iter().filter(|p| p.persp.is_none()) {
+            if let Some(pp) = persp_of(&p.name)
+                && inside(p.ty.span.end)
+            {
+                out.push(hint(p.ty.span.end, format!("@ {pp}"), Some(lsp::InlayHintKind::TYPE), None, false));
+            }
+        }
+        if let Some(r) = &f.ret
+            && r.persp.is_none()
+            && let Some((_, pp)) = snap.function_in(f.span).and_then(|t| t.ret)
+            && inside(r.ty.span.end)
+        {
+            out.push(hint(r.ty.span.end, format!("@ {pp}"), Some(lsp::InlayHintKind::TYPE), None, false));
+        }
+        each_stmt(&f.body, &mut |s| {
+            let (at, label) = match &s.kind {
+                ast::StmtKind::Decl { name, ty, persp: None, .. } => match persp_of(name) {
+                    Some(pp) => (ty.span.end, format!("@ {pp}")),
+                    None => return,
+                },
+                // The names `with ... as name` makes take their perspective from the
+                // construct (`p=` of a partition or a claim, the code's otherwise).
+                ast::StmtKind::Partition { name, .. }
+                | ast::StmtKind::Claim { name, .. }
+                | ast::StmtKind::Fill { name, .. }
+                | ast::StmtKind::Stage { name, .. }
+                | ast::StmtKind::Async { name, .. } => match persp_of(name) {
+                    Some(pp) => (name.span.end, format!("@ {pp}")),
+                    None => return,
+                },
+                ast::StmtKind::For { var, .. } | ast::StmtKind::Pipeline { var, .. } => {
+                    match vars.get(&(var.span.file, var.span.start)) {
+                        Some(v) => (var.span.end, format!(": {} @ {}", v.ty, v.persp)),
+                        None => return,
+                    }
+                }
+                _ => return,
+            };
+            if inside(at) {
+                out.push(hint(at, label, Some(lsp::InlayHintKind::TYPE), None, false));
+            }
+        });
+    }
+    out.sort_by_key(|h| (h.position.line, h.position.character));
+    out
+}
+
+/// Calls `f` on every statement of `b`, nested ones included.
+fn each_stmt(b: &ast::Block, f: &mut dyn FnMut(&ast::Stmt)) {
+    use ast::StmtKind as S;
+    for s in &b.stmts {
+        f(s);
+        match &s.kind {
+            S::If { branches, else_block } => {
+                branches.iter().for_each(|(_, b)| each_stmt(b, f));
+                if let Some(b) = else_block {
+                    each_stmt(b, f);
+                }
+            }
+            S::For { body, .. }
+            | S::While { body, .. }
+            | S::Group { body, .. }
+            | S::Partition { body, .. }
+            | S::Claim { body, .. }
+            | S::Pipeline { body, .. }
+            | S::Fill { body, .. }
+            | S::Stage { body, .. }
+            | S::Async { body, .. }
+            | S::Unsafe { body, .. } => each_stmt(body, f),
+            S::Split { cases, .. } => cases.iter().for_each(|c| each_stmt(&c.body, f)),
+            S::Decl { .. }
+            | S::LambdaDef { .. }
+            | S::Assign { .. }
+            | S::Expr(_)
+            | S::Break
+            | S::Continue
+            | S::Return(_)
+            | S::Pass
+            | S::UnsafeText(_) => {}
+        }
+    }
+}

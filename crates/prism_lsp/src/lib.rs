@@ -1,0 +1,34 @@
+//! The Prism language server, started by `prism lsp`: the compiler's front end and
+//! synchronisation inference, answering an editor over the Language Server Protocol.
+//!
+//! ```text
+//! client ──JSON-RPC (stdio)──► server.rs  documents, staleness, dispatch
+//!                                  │
+//!                                  ▼
+//!                            analysis.rs  prism_driver::analyse over an overlay of open
+//!                                  │      documents (files.rs) ──► Snapshot
+//!                                  ▼
+//!              index.rs (names ↔ definitions), features.rs (LSP answers), pos.rs (offsets)
+//! ```
+//!
+//! The server shows what `prism check` reports (same codes, messages and labels), the type
+//! and perspective of a name and the code perspective at the cursor, definitions and
+//! references across imports, the document's symbols, and inlay hints for every barrier
+//! synchronisation inference inserts and for the perspective of every declaration written
+//! without `@`. `docs/editors.md` describes the features and the incrementality design.
+//!
+//! Like the CLI, this crate is a front end and does IO: the protocol on stdin and stdout
+//! (through `lsp-server`, which owns those streams; this crate never prints) and the
+//! imported modules on disk ([`files`]).
+
+#![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+pub mod analysis;
+pub mod features;
+pub mod files;
+pub mod index;
+pub mod pos;
+mod server;
+
+pub use server::{run_stdio, serve};
