@@ -114,7 +114,8 @@ pub fn launch(
     run_cubin(&ctx, &cubin, &abi, grid, block, args)
 }
 
-fn compile(text: &str, arch: &str, work: &std::path::Path) -> Result<PathBuf, DeviceError> {
+/// Compiles generated CUDA `text` to a cubin for `arch` in `work`.
+pub(crate) fn compile(text: &str, arch: &str, work: &std::path::Path) -> Result<PathBuf, DeviceError> {
     let nvcc = toolchain::find_nvcc().ok_or_else(|| DeviceError::Compile(toolchain::NO_NVCC.into()))?;
     std::fs::create_dir_all(work).map_err(|e| DeviceError::Compile(e.to_string()))?;
     let cu = work.join("kernel.cu");
