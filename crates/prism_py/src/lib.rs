@@ -203,8 +203,11 @@ impl Program {
         let m = args::marshal(&k, &args, false)?;
         let Marshalled::Host(host) = m else { unreachable!("host marshalling gives host arguments") };
         self.module.validate(&k.name, grid, block, &host).map_err(launch_error)?;
-        let outcome =
-            py.detach(|| guarded(|| self.module.launch(&k.name, grid, block, &host, cfg)))?.map_err(launch_error)?;
+        // What validation let through can still be too big to check (race checking's shadow
+        // memory): a value problem, whatever its code.
+        let outcome = py
+            .detach(|| guarded(|| self.module.launch(&k.name, grid, block, &host, cfg)))?
+            .map_err(|e| PyValueError::new_err(e.message))?;
         let buffers =
             host.iter().map(|a| a.as_buffer().map(|b| PyBytes::new(py, &prism_gpu::device::to_bytes(b)))).collect();
         let (rendered, json) = self.reports(&outcome.reports);

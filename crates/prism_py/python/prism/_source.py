@@ -12,7 +12,9 @@ with everything blanked out except:
 
 Each piece keeps its line, so diagnostics and dynamic-check reports point at the real
 lines of the Python file. A function defined inside another (a test's body) is dedented by
-its own indentation; its columns are then off by that much, its lines still right.
+its own indentation; its columns are then off by that much, its lines still right. Device
+functions of the module defined in another file (a notebook's other cells) are appended
+after the file's text, without their constants; their lines are then not the cell's.
 
 Decorators written through a module, ``@prism.prism("global")`` or ``@pr.requires(...)``,
 are shortened to the bare name Prism reads (``@prism("global")``).
@@ -121,10 +123,19 @@ def module_text(file: str, module_globals, functions: list) -> str:
             if isinstance(node, ast.AnnAssign):
                 piece = _shorten_constexpr(piece, node)
             place(node.lineno, piece)
+    # Functions from another file (a notebook's other cells: one module, a file per cell)
+    # follow the file's text, so they cannot overlap its lines; their lines are then off.
+    elsewhere = []
     for fn in functions:
-        _, start, piece = function_lines(fn)
-        place(start, shorten_decorators(dedent(piece)))
-    return "".join(canvas)
+        fn_file, start, piece = function_lines(fn)
+        piece = shorten_decorators(dedent(piece))
+        if fn_file == file:
+            place(start, piece)
+        else:
+            elsewhere += ["\n", f"# {fn.__qualname__}, from {fn_file}\n"] + [
+                line if line.endswith("\n") else line + "\n" for line in piece
+            ]
+    return "".join(canvas + elsewhere)
 
 
 def _shorten_constexpr(piece: list, node) -> list:
