@@ -217,6 +217,35 @@ def test_keyword_arguments_and_non_contiguous_arrays():
     assert np.array_equal(storage[1::2], np.ones(n, np.float32))
 
 
+def test_imports_are_found_in_the_include_path(tmp_path):
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "helpers.prism").write_text(
+        "@prism(\"device\")\n"
+        "@requires(thread[1])\n"
+        "def twice(v : float) -> float:\n"
+        "    return v * 2.0\n"
+    )
+    main = (
+        "from helpers import twice\n"
+        "@prism(\"global\")\n"
+        "@requires(grid[1], block[1], thread[1])\n"
+        "def double_all(n : int, x : ptr(const(float)), out : ptr(float)):\n"
+        "    with unsafe:\n"
+        "        g : int = block_idx() * block_dim() + thread_idx()\n"
+        "        if g < n:\n"
+        "            out[g] = twice(x[g])\n"
+    )
+    with pytest.raises(prism.CompileError) as info:
+        prism.compile(text=main)
+    assert info.value.codes == ["unresolved-import"]
+    mod = prism.compile(text=main, include=[lib])
+    x = np.arange(40, dtype=np.float32)
+    out = np.zeros(40, np.float32)
+    mod.double_all[2, 32](40, x, out)
+    assert np.array_equal(out, 2 * x)
+
+
 def test_text_source_and_the_source_of_a_decorated_kernel():
     mod = prism.compile(
         "@prism(\"global\")\n"
