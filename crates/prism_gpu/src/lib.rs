@@ -10,10 +10,14 @@
 //! - [`device`]: running a kernel on a GPU through the CUDA driver (cudarc with dynamic
 //!   loading, so the crate builds and its tests run where there is no CUDA).
 //!
+//! - [`pointers`]: the same launch with arguments already on the GPU (device addresses
+//!   another library owns), for the Python package's CuPy/PyTorch/DLPack arrays.
+//!
 //! Like `prism_cli` and `prism_test`, this crate does IO (files, processes, the driver).
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod device;
 pub mod nvrtc;
+pub mod pointers;
 pub mod toolchain;
