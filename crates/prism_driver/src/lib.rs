@@ -35,7 +35,7 @@
 
 mod modules;
 
-pub use modules::{Files, MemoryFiles, NoFiles, Search};
+pub use modules::{Files, MemoryFiles, NoFiles, Search, normalise};
 use prism_diag::Problems;
 use prism_ir::ir::Program;
 use prism_span::{FileId, SourceMap};

@@ -55,8 +55,9 @@ impl Files for MemoryFiles {
     }
 }
 
-/// `path` without `.` components and with `a/..` pairs removed.
-fn normalise(path: &Path) -> PathBuf {
+/// `path` without `.` components and with `a/..` pairs removed, textually: how in-memory
+/// files (and an editor's open documents) compare paths without asking the disk.
+pub fn normalise(path: &Path) -> PathBuf {
     let mut out: Vec<Component> = Vec::new();
     for c in path.components() {
         match c {

@@ -6,7 +6,7 @@
 //! the CLI does, so one file imported by two paths is loaded once.
 
 use std::collections::HashMap;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 /// Open documents by normalised path, over the file system.
 pub struct Overlay<'a> {
@@ -40,18 +40,4 @@ impl prism_driver::Files for Overlay<'_> {
     }
 }
 
-/// `path` without `.` components and with `a/..` pairs removed, textually (as the driver's
-/// in-memory files compare paths).
-pub fn normalise(path: &Path) -> PathBuf {
-    let mut out: Vec<Component> = Vec::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir if matches!(out.last(), Some(Component::Normal(_))) => {
-                out.pop();
-            }
-            c => out.push(c),
-        }
-    }
-    out.iter().collect()
-}
+pub use prism_driver::normalise;
