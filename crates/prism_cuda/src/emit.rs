@@ -19,7 +19,7 @@ use prism_ir::ir::{BarrierOrigin, Block, Function, Inst, InstKind, IntrArg, MemK
 use prism_ir::{FuncId, Reg};
 use prism_types::intrinsics::Family;
 use prism_types::perspective::{Level, Persp};
-use prism_types::tir::{FnKind, RawIndex};
+use prism_types::tir::{BinOp, FnKind, RawIndex};
 use prism_types::ty::Scalar;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -487,7 +487,7 @@ impl Fx<'_> {
         };
         if param
             && self.f.reg_ty(index) == Type::Scalar(Scalar::I32)
-            && let Some(InstKind::Binary { op: prism_types::tir::BinOp::Add, lhs, rhs, .. }) =
+            && let Some(InstKind::Binary { op: BinOp::Add, lhs, rhs, .. }) =
                 self.a.def_inst.get(&index)
             && let Expr::Call(name, args) = &i
             && name == "prism_add"
@@ -717,10 +717,35 @@ impl Fx<'_> {
             K::Binary { dst, op, lhs, rhs } => {
                 let (ty, b_ty) = (self.scalar(*lhs), self.scalar(*rhs));
                 // Operands in known ranges whose exact result fits: wrapping is not needed.
-                let exact = matches!((self.a.values.get(lhs), self.a.values.get(rhs)),
-                    (Some(a), Some(b)) if crate::interval::binary(*op, ty, *a, *b).is_some());
+                // A register defined only here has a range exactly when its operands, read
+                // where it stands (narrowed by the guards around it), give a result that fits.
+                let single = self.a.sites[dst.index()].iter().filter(|s| s.def).count() == 1;
+                let exact = single && self.a.values.contains_key(dst)
+                    || matches!((self.a.values.get(lhs), self.a.values.get(rhs)),
+                        (Some(a), Some(b)) if crate::interval::binary(*op, ty, *a, *b).is_some());
                 let l = self.val(*lhs);
                 let r = self.val(*rhs);
+                // `/` and `%` of a dividend known not to be negative by a positive constant:
+                // on unsigned values, as an expert writes `threadIdx.x % 32`, the same
+                // quotient and remainder, and nvcc needs no sign fix-up (a shift or a mask
+                // for powers of two).
+                // Only for a difference: nvcc sees thread positions and counters from 0 to be
+                // non-negative itself, but not `i - 3` where a test before made `i >= 3`.
+                let nonneg = self.a.values.get(lhs).is_some_and(|&(lo, _)| lo >= 0) && self.difference(*lhs);
+                if matches!(op, BinOp::Div | BinOp::Rem)
+                    && ty.is_signed_int()
+                    && nonneg
+                    && let Some(d) = ops::literal_value(&r).filter(|&d| d > 0)
+                {
+                    let (s, u, suffix) = if ty.size() == 8 {
+                        ("long long", "unsigned long long", "ull")
+                    } else {
+                        ("int", "unsigned", "u")
+                    };
+                    let e = Expr::bin(op.as_str(), Expr::cast(u, l), Expr::id(format!("{d}{suffix}")));
+                    self.define(*dst, Expr::cast(s, e), bid, idx, out);
+                    return;
+                }
                 self.define(*dst, ops::binary(*op, ty, l, r, b_ty, exact), bid, idx, out);
             }
             K::Select { dst, cond, then, otherwise } => {
@@ -1131,6 +1156,22 @@ impl Fx<'_> {
         out.extend(intrinsics::statements(sig.name, &ops, &outs, tma_bytes));
     }
 
+    /// Whether `r` is defined once, by a subtraction (through copies).
+    fn difference(&self, r: Reg) -> bool {
+        let mut r = r;
+        for _ in 0..8 {
+            if self.a.sites[r.index()].iter().filter(|s| s.def).count() != 1 {
+                return false;
+            }
+            match self.a.def_inst.get(&r) {
+                Some(InstKind::Copy { src, .. }) => r = *src,
+                Some(InstKind::Binary { op: BinOp::Sub, .. }) => return true,
+                _ => return false,
+            }
+        }
+        false
+    }
+
     /// For a multi-result intrinsic at `idx`: the places its results are stored to by the
     /// following instructions, which are then skipped.
     fn result_places(&mut self, dsts: &[Reg], b: &Block, bid: usize, idx: usize) -> Option<Vec<Expr>> {
@@ -1268,7 +1309,7 @@ impl Fx<'_> {
     /// counter is always printed with `+=`: its step does not wrap, by the language's rule,
     /// and C's undefined signed overflow is what lets nvcc count and unroll the loop.)
     fn native_step(&self, header: &Block, latch: &Block, cond: Reg) -> bool {
-        let [Inst { kind: InstKind::Binary { dst: iv, op: prism_types::tir::BinOp::Add, lhs, rhs: st }, .. }] =
+        let [Inst { kind: InstKind::Binary { dst: iv, op: BinOp::Add, lhs, rhs: st }, .. }] =
             latch.insts.as_slice()
         else {
             return false;

@@ -61,9 +61,8 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_pipelined(int M,
                 {  // pipeline `Bs` as `Bs` at block[1]
                     int kt_issue = 0;  // line 56
                     const int t74 = prism_sub(prism_add(K, 16), 1) / 16;
-                    for (; kt_issue < prism_add(t74, 3); kt_issue += 1) {
+                    for (; kt_issue < t74 + 3; kt_issue += 1) {
                         const bool t78 = kt_issue >= 3;
-                        const int kt = kt_issue - 3;
                         if (t78) {
                             asm volatile("cp.async.wait_group 2;" :  :  : "memory");
                             __syncthreads();
@@ -72,8 +71,8 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_pipelined(int M,
                             {  // async `As` as `a_dst` at block[1]
                                 {  // async `Bs` as `b_dst` at block[1]
                                     {  // group(thread[1])
-                                        const int ka = prism_add(prism_mul(kt_issue, 16), a_k);  // line 60
-                                        const int kb = prism_add(prism_mul(kt_issue, 16), b_k);  // line 61
+                                        const int ka = kt_issue * 16 + a_k;  // line 60
+                                        const int kb = kt_issue * 16 + b_k;  // line 61
                                         asm volatile(  // line 62
                                             "cp.async.cg.shared.global [%0], [%1], 16, %2;"
                                             :
@@ -96,6 +95,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_pipelined(int M,
                         }
                         asm volatile("cp.async.commit_group;" :  :  : "memory");
                         if (t78) {  // line 56
+                            const int kt = kt_issue - 3;
                             {  // stage `As` as `a_s` at block[1]
                                 {  // stage `Bs` as `b_s` at block[1]
                                     {  // group(thread[32])
@@ -121,7 +121,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_pipelined(int M,
                                                 "mov.b32 {%6, %7}, r3;\n"
                                                 "}\n"
                                                 : "=h"(*(unsigned short*)&t159), "=h"(*(unsigned short*)&t160), "=h"(*(unsigned short*)&t161), "=h"(*(unsigned short*)&t162), "=h"(*(unsigned short*)&t163), "=h"(*(unsigned short*)&t164), "=h"(*(unsigned short*)&t165), "=h"(*(unsigned short*)&t166)
-                                                : "r"(prism_smem_addr(&As[kt % 4 * 3072 + ((wm * 64 + mi * 16 + l % 8 + 8 * (l / 8 % 2)) * 24 + 8 * (l / 16))]))
+                                                : "r"(prism_smem_addr(&As[(int)((unsigned)kt % 4u) * 3072 + ((wm * 64 + mi * 16 + l % 8 + 8 * (l / 8 % 2)) * 24 + 8 * (l / 16))]))
                                                 : "memory");
                                             fa[mi * 8] = t159;
                                             fa[mi * 8 + 1] = t160;
@@ -145,7 +145,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_pipelined(int M,
                                                 "mov.b32 {%2, %3}, r1;\n"
                                                 "}\n"
                                                 : "=h"(*(unsigned short*)&t215), "=h"(*(unsigned short*)&t216), "=h"(*(unsigned short*)&t217), "=h"(*(unsigned short*)&t218)
-                                                : "r"(prism_smem_addr(&Bs[kt % 4 * 2176 + (l % 16 * 136 + wn * 32 + ni * 8)]))
+                                                : "r"(prism_smem_addr(&Bs[(int)((unsigned)kt % 4u) * 2176 + (l % 16 * 136 + wn * 32 + ni * 8)]))
                                                 : "memory");
                                             fb[ni * 4] = t215;
                                             fb[ni * 4 + 1] = t216;
