@@ -153,6 +153,7 @@ pub fn function(g: &Global, id: FuncId, first_line: u32) -> (Func, Option<Kernel
         async_tma: Vec::new(),
         errors: Vec::new(),
         splits: if kernel { split_ids(&f.body) } else { Vec::new() },
+        packed: packed_locals(f),
     };
     let mut body = fx.block(&f.body, f.entry);
     // Parameters and the prologue.
@@ -421,6 +422,8 @@ struct Fx<'a> {
     errors: Vec<crate::Unsupported>,
     /// The kernel's split barrier ids; an id's index is its mbarrier's slot.
     splits: Vec<u32>,
+    /// Local arrays of 16-bit floats kept as pairs in 32-bit words (see [`packed_locals`]).
+    packed: HashSet<prism_ir::LocalId>,
 }
 
 impl Fx<'_> {
@@ -840,6 +843,42 @@ impl Fx<'_> {
             // One aligned access of the whole vector through `prism_vec` (the prelude's
             // aligned array type): nvcc emits LDG.128/LDS.128/STG.128 for it, and the
             // elements become registers.
+            K::LoadVec { dsts, ptr, index, .. } if let Some((local, first)) = self.vec_into_pairs(dsts, b, bid, idx) => {
+                // Straight into a packed array's words: one `prism_vec<unsigned, n / 2>`.
+                let vty = format!("prism_vec<unsigned, {}>", dsts.len() / 2);
+                let tmp = format!("prism_v{}", dsts[0].index());
+                let addr = Expr::AddrOf(Box::new(self.elem(*ptr, *index)));
+                let load = Expr::Un("*", Box::new(Expr::cast(format!("const {vty}*"), addr)));
+                out.push(Stmt::Decl {
+                    quals: "const".into(),
+                    ty: vty,
+                    name: tmp.clone(),
+                    dims: vec![],
+                    init: Some(Init::Expr(load)),
+                });
+                let name = self.a.local_names[&local].clone();
+                for k in 0..dsts.len() / 2 {
+                    out.push(Stmt::Assign {
+                        lhs: Expr::index(Expr::id(name.clone()), Expr::id((first / 2 + k as i128).to_string())),
+                        op: None,
+                        rhs: Expr::id(format!("{tmp}.v[{k}]")),
+                    });
+                }
+            }
+            K::StoreVec { ptr, index, values, .. } if let Some((local, first)) = self.vec_from_pairs(values) => {
+                let vty = format!("prism_vec<unsigned, {}>", values.len() / 2);
+                for v in values {
+                    self.val(*v); // the element reads, replaced by the words below
+                }
+                let name = &self.a.local_names[&local];
+                let words: Vec<String> = (0..values.len() as i128 / 2).map(|k| format!("{name}[{}]", first / 2 + k)).collect();
+                let addr = Expr::AddrOf(Box::new(self.elem(*ptr, *index)));
+                out.push(Stmt::Assign {
+                    lhs: Expr::Un("*", Box::new(Expr::cast(format!("{vty}*"), addr))),
+                    op: None,
+                    rhs: Expr::id(format!("{vty}{{{{{}}}}}", words.join(", "))),
+                });
+            }
             K::LoadVec { dsts, ptr, index, .. } => {
                 let vty = format!("prism_vec<{}, {}>", c_type(self.scalar(dsts[0])), dsts.len());
                 let tmp = format!("prism_v{}", dsts[0].index());
@@ -872,13 +911,25 @@ impl Fx<'_> {
                 // the callee, which the simulator checks against 16-byte alignment.
                 let mut addressed = false;
                 self.f.body.walk(&mut |k| addressed |= matches!(k, K::LocalAddr { local: l, .. } if l == local));
+                let packed = self.packed.contains(local);
                 out.push(Stmt::Decl {
                     quals: if addressed { "__align__(16)".into() } else { String::new() },
-                    ty: c_type(info.elem).into(),
+                    ty: if packed { "unsigned".into() } else { c_type(info.elem).into() },
                     name: self.a.local_names[local].clone(),
-                    dims: vec![info.len],
+                    dims: vec![if packed { info.len / 2 } else { info.len }],
                     init: Some(Init::Zero),
                 });
+            }
+            K::LocalLoad { dst, local, index } if self.packed.contains(local) => {
+                let i = self.val(*index);
+                let ty = c_type(self.f.locals[local.index()].elem);
+                let e = Expr::call(format!("prism_pair_get<{ty}>"), vec![Expr::id(self.a.local_names[local].clone()), i]);
+                self.define(*dst, e, bid, idx, out);
+            }
+            K::LocalStore { local, index, value } if self.packed.contains(local) => {
+                let i = self.val(*index);
+                let v = self.val(*value);
+                out.push(Stmt::Expr(Expr::call("prism_pair_set", vec![Expr::id(self.a.local_names[local].clone()), i, v])));
             }
             K::LocalLoad { dst, local, index } => {
                 let i = self.val(*index);
@@ -1153,7 +1204,43 @@ impl Fx<'_> {
             }
         }
         let tma_bytes = if id.is_tma() && !id.is_tma_mbar() { self.tma_bytes(args, b.insts[idx].span) } else { None };
-        out.extend(intrinsics::statements(sig.name, &ops, &outs, tma_bytes));
+        // A name for the call's scratch registers (`ldmatrix`'s words), unique in the function.
+        let scratch = format!("prism_w{}", dsts.first().map_or(0, |d| d.index()));
+        out.extend(intrinsics::statements(sig.name, &ops, &outs, tma_bytes, &scratch));
+    }
+
+    /// For a vector load at `idx` whose elements the next instructions store, each read
+    /// nowhere else, into consecutive elements of a packed array from an even constant
+    /// index: the array and that index. Those stores are then skipped.
+    fn vec_into_pairs(&mut self, dsts: &[Reg], b: &Block, bid: usize, idx: usize) -> Option<(prism_ir::LocalId, i128)> {
+        if dsts.len() % 2 != 0 {
+            return None;
+        }
+        let mut stores = Vec::new();
+        for (j, inst) in b.insts.iter().enumerate().skip(idx + 1) {
+            if stores.len() == dsts.len() {
+                break;
+            }
+            match &inst.kind {
+                InstKind::Const { dst, .. } if self.a.inlined.contains(dst) => {}
+                InstKind::LocalStore { local, index, value } if *value == dsts[stores.len()] => {
+                    let c = self.const_int(*index, 0)?;
+                    let once = self.a.sites[value.index()].iter().filter(|s| !s.def).count() == 1;
+                    (self.packed.contains(local) && once).then_some(())?;
+                    stores.push((*local, c, self.a.ranges[&(bid, j)].0));
+                }
+                _ => return None,
+            }
+        }
+        let &(local, first, _) = stores.first()?;
+        let ok = stores.len() == dsts.len()
+            && first % 2 == 0
+            && stores.iter().enumerate().all(|(k, &(l, c, _))| l == local && c == first + k as i128);
+        if !ok {
+            return None;
+        }
+        self.skip.extend(stores.iter().map(|s| s.2));
+        Some((local, first))
     }
 
     /// Whether `r` is defined once, by a subtraction (through copies).
@@ -1172,6 +1259,38 @@ impl Fx<'_> {
         false
     }
 
+    /// The value of `r` when it is a constant or a sum of constants defined once.
+    fn const_int(&self, r: Reg, depth: u32) -> Option<i128> {
+        if depth > 8 || self.a.sites[r.index()].iter().filter(|s| s.def).count() != 1 {
+            return None;
+        }
+        match self.a.def_inst.get(&r)? {
+            InstKind::Const { value: prism_types::tir::ConstValue::Int(c), .. } => Some(*c),
+            InstKind::Copy { src, .. } => self.const_int(*src, depth + 1),
+            InstKind::Binary { op: BinOp::Add, lhs, rhs, .. } => {
+                self.const_int(*lhs, depth + 1)?.checked_add(self.const_int(*rhs, depth + 1)?)
+            }
+            _ => None,
+        }
+    }
+
+    /// For a vector store of `values`: when each is an element read of a packed array,
+    /// inlined, at consecutive constant indices from an even one, the array and that index.
+    fn vec_from_pairs(&self, values: &[Reg]) -> Option<(prism_ir::LocalId, i128)> {
+        if values.len() % 2 != 0 {
+            return None;
+        }
+        let mut at = None;
+        for (k, v) in values.iter().enumerate() {
+            let Some(InstKind::LocalLoad { local, index, .. }) = self.a.def_inst.get(v) else { return None };
+            let c = self.const_int(*index, 0)?;
+            (self.packed.contains(local) && self.a.inlined.contains(v)).then_some(())?;
+            let (l, first) = *at.get_or_insert((*local, c));
+            (l == *local && c == first + k as i128 && first % 2 == 0).then_some(())?;
+        }
+        at
+    }
+
     /// For a multi-result intrinsic at `idx`: the places its results are stored to by the
     /// following instructions, which are then skipped.
     fn result_places(&mut self, dsts: &[Reg], b: &Block, bid: usize, idx: usize) -> Option<Vec<Expr>> {
@@ -1185,6 +1304,10 @@ impl Fx<'_> {
             match &inst.kind {
                 InstKind::Const { dst, .. } if self.a.inlined.contains(dst) => {}
                 InstKind::LocalStore { local, index, value } if dsts.contains(value) => {
+                    // A packed array's element is half a word, no place of its own.
+                    if self.packed.contains(local) {
+                        return None;
+                    }
                     let k = dsts.iter().position(|d| d == value)?;
                     if !matches!(self.a.def_inst.get(index), Some(InstKind::Const { .. })) || places[k].is_some() {
                         return None;
@@ -1587,6 +1710,29 @@ pub fn program_items(g: &Global) -> (Vec<Item>, Vec<KernelAbi>, Vec<crate::Unsup
 /// every caller, so they read the extents at run time.
 fn fixed_shape(f: &Function) -> Option<prism_ir::ir::Dim3> {
     if f.kind == FnKind::Kernel { f.block_shape } else { None }
+}
+
+/// Local arrays of `half` or `bf16` with an even length whose address is never taken:
+/// each pair of elements `2k`, `2k + 1` is kept in one 32-bit word (`unsigned a[n / 2]`,
+/// the lower element in the lower half, the layout of `T a[n]` in memory), read and
+/// written through `prism_pair_get`/`prism_pair_set`. The tensor-core instructions take
+/// and give such pairs in one register (`ldmatrix`, `mma`), and a 128-bit load is four
+/// words: with the words in the source, nvcc keeps each pair in one register instead of
+/// splitting and re-packing 16-bit values (PRMT) around every use.
+fn packed_locals(f: &Function) -> HashSet<prism_ir::LocalId> {
+    let mut addressed = HashSet::new();
+    f.body.walk(&mut |k| {
+        if let InstKind::LocalAddr { local, .. } = k {
+            addressed.insert(*local);
+        }
+    });
+    (0..f.locals.len() as u32)
+        .map(prism_ir::LocalId)
+        .filter(|l| {
+            let info = &f.locals[l.index()];
+            matches!(info.elem, Scalar::F16 | Scalar::BF16) && info.len % 2 == 0 && !addressed.contains(l)
+        })
+        .collect()
 }
 
 fn separate_arrays(f: &Function) -> BTreeMap<(u64, u64, Scalar), String> {
