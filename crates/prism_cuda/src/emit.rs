@@ -490,8 +490,7 @@ impl Fx<'_> {
         };
         if param
             && self.f.reg_ty(index) == Type::Scalar(Scalar::I32)
-            && let Some(InstKind::Binary { op: BinOp::Add, lhs, rhs, .. }) =
-                self.a.def_inst.get(&index)
+            && let Some(InstKind::Binary { op: BinOp::Add, lhs, rhs, .. }) = self.a.def_inst.get(&index)
             && let Expr::Call(name, args) = &i
             && name == "prism_add"
             && args.len() == 2
@@ -843,7 +842,9 @@ impl Fx<'_> {
             // One aligned access of the whole vector through `prism_vec` (the prelude's
             // aligned array type): nvcc emits LDG.128/LDS.128/STG.128 for it, and the
             // elements become registers.
-            K::LoadVec { dsts, ptr, index, .. } if let Some((local, first)) = self.vec_into_pairs(dsts, b, bid, idx) => {
+            K::LoadVec { dsts, ptr, index, .. }
+                if let Some((local, first)) = self.vec_into_pairs(dsts, b, bid, idx) =>
+            {
                 // Straight into a packed array's words: one `prism_vec<unsigned, n / 2>`.
                 let vty = format!("prism_vec<unsigned, {}>", dsts.len() / 2);
                 let tmp = format!("prism_v{}", dsts[0].index());
@@ -871,7 +872,8 @@ impl Fx<'_> {
                     self.val(*v); // the element reads, replaced by the words below
                 }
                 let name = &self.a.local_names[&local];
-                let words: Vec<String> = (0..values.len() as i128 / 2).map(|k| format!("{name}[{}]", first / 2 + k)).collect();
+                let words: Vec<String> =
+                    (0..values.len() as i128 / 2).map(|k| format!("{name}[{}]", first / 2 + k)).collect();
                 let addr = Expr::AddrOf(Box::new(self.elem(*ptr, *index)));
                 out.push(Stmt::Assign {
                     lhs: Expr::Un("*", Box::new(Expr::cast(format!("{vty}*"), addr))),
@@ -923,13 +925,17 @@ impl Fx<'_> {
             K::LocalLoad { dst, local, index } if self.packed.contains(local) => {
                 let i = self.val(*index);
                 let ty = c_type(self.f.locals[local.index()].elem);
-                let e = Expr::call(format!("prism_pair_get<{ty}>"), vec![Expr::id(self.a.local_names[local].clone()), i]);
+                let e =
+                    Expr::call(format!("prism_pair_get<{ty}>"), vec![Expr::id(self.a.local_names[local].clone()), i]);
                 self.define(*dst, e, bid, idx, out);
             }
             K::LocalStore { local, index, value } if self.packed.contains(local) => {
                 let i = self.val(*index);
                 let v = self.val(*value);
-                out.push(Stmt::Expr(Expr::call("prism_pair_set", vec![Expr::id(self.a.local_names[local].clone()), i, v])));
+                out.push(Stmt::Expr(Expr::call(
+                    "prism_pair_set",
+                    vec![Expr::id(self.a.local_names[local].clone()), i, v],
+                )));
             }
             K::LocalLoad { dst, local, index } => {
                 let i = self.val(*index);
@@ -1213,7 +1219,7 @@ impl Fx<'_> {
     /// nowhere else, into consecutive elements of a packed array from an even constant
     /// index: the array and that index. Those stores are then skipped.
     fn vec_into_pairs(&mut self, dsts: &[Reg], b: &Block, bid: usize, idx: usize) -> Option<(prism_ir::LocalId, i128)> {
-        if dsts.len() % 2 != 0 {
+        if !dsts.len().is_multiple_of(2) {
             return None;
         }
         let mut stores = Vec::new();
@@ -1277,7 +1283,7 @@ impl Fx<'_> {
     /// For a vector store of `values`: when each is an element read of a packed array,
     /// inlined, at consecutive constant indices from an even one, the array and that index.
     fn vec_from_pairs(&self, values: &[Reg]) -> Option<(prism_ir::LocalId, i128)> {
-        if values.len() % 2 != 0 {
+        if !values.len().is_multiple_of(2) {
             return None;
         }
         let mut at = None;
@@ -1432,8 +1438,7 @@ impl Fx<'_> {
     /// counter is always printed with `+=`: its step does not wrap, by the language's rule,
     /// and C's undefined signed overflow is what lets nvcc count and unroll the loop.)
     fn native_step(&self, header: &Block, latch: &Block, cond: Reg) -> bool {
-        let [Inst { kind: InstKind::Binary { dst: iv, op: BinOp::Add, lhs, rhs: st }, .. }] =
-            latch.insts.as_slice()
+        let [Inst { kind: InstKind::Binary { dst: iv, op: BinOp::Add, lhs, rhs: st }, .. }] = latch.insts.as_slice()
         else {
             return false;
         };
@@ -1730,7 +1735,7 @@ fn packed_locals(f: &Function) -> HashSet<prism_ir::LocalId> {
         .map(prism_ir::LocalId)
         .filter(|l| {
             let info = &f.locals[l.index()];
-            matches!(info.elem, Scalar::F16 | Scalar::BF16) && info.len % 2 == 0 && !addressed.contains(l)
+            matches!(info.elem, Scalar::F16 | Scalar::BF16) && info.len.is_multiple_of(2) && !addressed.contains(l)
         })
         .collect()
 }

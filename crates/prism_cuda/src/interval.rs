@@ -368,8 +368,7 @@ fn swapped(op: BinOp) -> BinOp {
 /// it (nested blocks included) assigns `cond` or either operand.
 fn guard(before: &[Inst], cond: Reg) -> Option<Guard> {
     let at = before.iter().rposition(|i| i.kind.defs().contains(&cond))?;
-    let InstKind::Binary { op: op @ (BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge), lhs, rhs, .. } =
-        before[at].kind
+    let InstKind::Binary { op: op @ (BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge), lhs, rhs, .. } = before[at].kind
     else {
         return None;
     };

@@ -237,7 +237,13 @@ fn ldmatrix(name: &str, ops: &[Operand], outs: &[Expr], scratch: &str) -> Vec<St
     let names: Vec<String> = (0..regs).map(|i| format!("%{i}")).collect();
     let line = format!("ldmatrix.sync.aligned.m8n8.{shape}.shared.b16 {{{}}}, [%{regs}];", names.join(", "));
     let tmp = scratch.to_string();
-    let mut out = vec![Stmt::Decl { quals: String::new(), ty: "unsigned".into(), name: tmp.clone(), dims: vec![regs as u64], init: None }];
+    let mut out = vec![Stmt::Decl {
+        quals: String::new(),
+        ty: "unsigned".into(),
+        name: tmp.clone(),
+        dims: vec![regs as u64],
+        init: None,
+    }];
     let reg = |i: usize| Expr::index(Expr::id(tmp.clone()), Expr::id(i.to_string()));
     out.push(Stmt::Asm(Asm {
         volatile: true,
