@@ -19,7 +19,7 @@ use prism_ir::ir::{BarrierOrigin, Block, Function, Inst, InstKind, IntrArg, MemK
 use prism_ir::{FuncId, Reg};
 use prism_types::intrinsics::Family;
 use prism_types::perspective::{Level, Persp};
-use prism_types::tir::{FnKind, RawIndex};
+use prism_types::tir::{BinOp, FnKind, RawIndex};
 use prism_types::ty::Scalar;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -153,6 +153,7 @@ pub fn function(g: &Global, id: FuncId, first_line: u32) -> (Func, Option<Kernel
         async_tma: Vec::new(),
         errors: Vec::new(),
         splits: if kernel { split_ids(&f.body) } else { Vec::new() },
+        packed: packed_locals(f),
     };
     let mut body = fx.block(&f.body, f.entry);
     // Parameters and the prologue.
@@ -421,6 +422,8 @@ struct Fx<'a> {
     errors: Vec<crate::Unsupported>,
     /// The kernel's split barrier ids; an id's index is its mbarrier's slot.
     splits: Vec<u32>,
+    /// Local arrays of 16-bit floats kept as pairs in 32-bit words (see [`packed_locals`]).
+    packed: HashSet<prism_ir::LocalId>,
 }
 
 impl Fx<'_> {
@@ -487,8 +490,7 @@ impl Fx<'_> {
         };
         if param
             && self.f.reg_ty(index) == Type::Scalar(Scalar::I32)
-            && let Some(InstKind::Binary { op: prism_types::tir::BinOp::Add, lhs, rhs, .. }) =
-                self.a.def_inst.get(&index)
+            && let Some(InstKind::Binary { op: BinOp::Add, lhs, rhs, .. }) = self.a.def_inst.get(&index)
             && let Expr::Call(name, args) = &i
             && name == "prism_add"
             && args.len() == 2
@@ -717,10 +719,35 @@ impl Fx<'_> {
             K::Binary { dst, op, lhs, rhs } => {
                 let (ty, b_ty) = (self.scalar(*lhs), self.scalar(*rhs));
                 // Operands in known ranges whose exact result fits: wrapping is not needed.
-                let exact = matches!((self.a.values.get(lhs), self.a.values.get(rhs)),
-                    (Some(a), Some(b)) if crate::interval::binary(*op, ty, *a, *b).is_some());
+                // A register defined only here has a range exactly when its operands, read
+                // where it stands (narrowed by the guards around it), give a result that fits.
+                let single = self.a.sites[dst.index()].iter().filter(|s| s.def).count() == 1;
+                let exact = single && self.a.values.contains_key(dst)
+                    || matches!((self.a.values.get(lhs), self.a.values.get(rhs)),
+                        (Some(a), Some(b)) if crate::interval::binary(*op, ty, *a, *b).is_some());
                 let l = self.val(*lhs);
                 let r = self.val(*rhs);
+                // `/` and `%` of a dividend known not to be negative by a positive constant:
+                // on unsigned values, as an expert writes `threadIdx.x % 32`, the same
+                // quotient and remainder, and nvcc needs no sign fix-up (a shift or a mask
+                // for powers of two).
+                // Only for a difference: nvcc sees thread positions and counters from 0 to be
+                // non-negative itself, but not `i - 3` where a test before made `i >= 3`.
+                let nonneg = self.a.values.get(lhs).is_some_and(|&(lo, _)| lo >= 0) && self.difference(*lhs);
+                if matches!(op, BinOp::Div | BinOp::Rem)
+                    && ty.is_signed_int()
+                    && nonneg
+                    && let Some(d) = ops::literal_value(&r).filter(|&d| d > 0)
+                {
+                    let (s, u, suffix) = if ty.size() == 8 {
+                        ("long long", "unsigned long long", "ull")
+                    } else {
+                        ("int", "unsigned", "u")
+                    };
+                    let e = Expr::bin(op.as_str(), Expr::cast(u, l), Expr::id(format!("{d}{suffix}")));
+                    self.define(*dst, Expr::cast(s, e), bid, idx, out);
+                    return;
+                }
                 self.define(*dst, ops::binary(*op, ty, l, r, b_ty, exact), bid, idx, out);
             }
             K::Select { dst, cond, then, otherwise } => {
@@ -815,6 +842,45 @@ impl Fx<'_> {
             // One aligned access of the whole vector through `prism_vec` (the prelude's
             // aligned array type): nvcc emits LDG.128/LDS.128/STG.128 for it, and the
             // elements become registers.
+            K::LoadVec { dsts, ptr, index, .. }
+                if let Some((local, first)) = self.vec_into_pairs(dsts, b, bid, idx) =>
+            {
+                // Straight into a packed array's words: one `prism_vec<unsigned, n / 2>`.
+                let vty = format!("prism_vec<unsigned, {}>", dsts.len() / 2);
+                let tmp = format!("prism_v{}", dsts[0].index());
+                let addr = Expr::AddrOf(Box::new(self.elem(*ptr, *index)));
+                let load = Expr::Un("*", Box::new(Expr::cast(format!("const {vty}*"), addr)));
+                out.push(Stmt::Decl {
+                    quals: "const".into(),
+                    ty: vty,
+                    name: tmp.clone(),
+                    dims: vec![],
+                    init: Some(Init::Expr(load)),
+                });
+                let name = self.a.local_names[&local].clone();
+                for k in 0..dsts.len() / 2 {
+                    out.push(Stmt::Assign {
+                        lhs: Expr::index(Expr::id(name.clone()), Expr::id((first / 2 + k as i128).to_string())),
+                        op: None,
+                        rhs: Expr::id(format!("{tmp}.v[{k}]")),
+                    });
+                }
+            }
+            K::StoreVec { ptr, index, values, .. } if let Some((local, first)) = self.vec_from_pairs(values) => {
+                let vty = format!("prism_vec<unsigned, {}>", values.len() / 2);
+                for v in values {
+                    self.val(*v); // the element reads, replaced by the words below
+                }
+                let name = &self.a.local_names[&local];
+                let words: Vec<String> =
+                    (0..values.len() as i128 / 2).map(|k| format!("{name}[{}]", first / 2 + k)).collect();
+                let addr = Expr::AddrOf(Box::new(self.elem(*ptr, *index)));
+                out.push(Stmt::Assign {
+                    lhs: Expr::Un("*", Box::new(Expr::cast(format!("{vty}*"), addr))),
+                    op: None,
+                    rhs: Expr::id(format!("{vty}{{{{{}}}}}", words.join(", "))),
+                });
+            }
             K::LoadVec { dsts, ptr, index, .. } => {
                 let vty = format!("prism_vec<{}, {}>", c_type(self.scalar(dsts[0])), dsts.len());
                 let tmp = format!("prism_v{}", dsts[0].index());
@@ -847,13 +913,29 @@ impl Fx<'_> {
                 // the callee, which the simulator checks against 16-byte alignment.
                 let mut addressed = false;
                 self.f.body.walk(&mut |k| addressed |= matches!(k, K::LocalAddr { local: l, .. } if l == local));
+                let packed = self.packed.contains(local);
                 out.push(Stmt::Decl {
                     quals: if addressed { "__align__(16)".into() } else { String::new() },
-                    ty: c_type(info.elem).into(),
+                    ty: if packed { "unsigned".into() } else { c_type(info.elem).into() },
                     name: self.a.local_names[local].clone(),
-                    dims: vec![info.len],
+                    dims: vec![if packed { info.len / 2 } else { info.len }],
                     init: Some(Init::Zero),
                 });
+            }
+            K::LocalLoad { dst, local, index } if self.packed.contains(local) => {
+                let i = self.val(*index);
+                let ty = c_type(self.f.locals[local.index()].elem);
+                let e =
+                    Expr::call(format!("prism_pair_get<{ty}>"), vec![Expr::id(self.a.local_names[local].clone()), i]);
+                self.define(*dst, e, bid, idx, out);
+            }
+            K::LocalStore { local, index, value } if self.packed.contains(local) => {
+                let i = self.val(*index);
+                let v = self.val(*value);
+                out.push(Stmt::Expr(Expr::call(
+                    "prism_pair_set",
+                    vec![Expr::id(self.a.local_names[local].clone()), i, v],
+                )));
             }
             K::LocalLoad { dst, local, index } => {
                 let i = self.val(*index);
@@ -1128,7 +1210,91 @@ impl Fx<'_> {
             }
         }
         let tma_bytes = if id.is_tma() && !id.is_tma_mbar() { self.tma_bytes(args, b.insts[idx].span) } else { None };
-        out.extend(intrinsics::statements(sig.name, &ops, &outs, tma_bytes));
+        // A name for the call's scratch registers (`ldmatrix`'s words), unique in the function.
+        let scratch = format!("prism_w{}", dsts.first().map_or(0, |d| d.index()));
+        out.extend(intrinsics::statements(sig.name, &ops, &outs, tma_bytes, &scratch));
+    }
+
+    /// For a vector load at `idx` whose elements the next instructions store, each read
+    /// nowhere else, into consecutive elements of a packed array from an even constant
+    /// index: the array and that index. Those stores are then skipped.
+    fn vec_into_pairs(&mut self, dsts: &[Reg], b: &Block, bid: usize, idx: usize) -> Option<(prism_ir::LocalId, i128)> {
+        if !dsts.len().is_multiple_of(2) {
+            return None;
+        }
+        let mut stores = Vec::new();
+        for (j, inst) in b.insts.iter().enumerate().skip(idx + 1) {
+            if stores.len() == dsts.len() {
+                break;
+            }
+            match &inst.kind {
+                InstKind::Const { dst, .. } if self.a.inlined.contains(dst) => {}
+                InstKind::LocalStore { local, index, value } if *value == dsts[stores.len()] => {
+                    let c = self.const_int(*index, 0)?;
+                    let once = self.a.sites[value.index()].iter().filter(|s| !s.def).count() == 1;
+                    (self.packed.contains(local) && once).then_some(())?;
+                    stores.push((*local, c, self.a.ranges[&(bid, j)].0));
+                }
+                _ => return None,
+            }
+        }
+        let &(local, first, _) = stores.first()?;
+        let ok = stores.len() == dsts.len()
+            && first % 2 == 0
+            && stores.iter().enumerate().all(|(k, &(l, c, _))| l == local && c == first + k as i128);
+        if !ok {
+            return None;
+        }
+        self.skip.extend(stores.iter().map(|s| s.2));
+        Some((local, first))
+    }
+
+    /// Whether `r` is defined once, by a subtraction (through copies).
+    fn difference(&self, r: Reg) -> bool {
+        let mut r = r;
+        for _ in 0..8 {
+            if self.a.sites[r.index()].iter().filter(|s| s.def).count() != 1 {
+                return false;
+            }
+            match self.a.def_inst.get(&r) {
+                Some(InstKind::Copy { src, .. }) => r = *src,
+                Some(InstKind::Binary { op: BinOp::Sub, .. }) => return true,
+                _ => return false,
+            }
+        }
+        false
+    }
+
+    /// The value of `r` when it is a constant or a sum of constants defined once.
+    fn const_int(&self, r: Reg, depth: u32) -> Option<i128> {
+        if depth > 8 || self.a.sites[r.index()].iter().filter(|s| s.def).count() != 1 {
+            return None;
+        }
+        match self.a.def_inst.get(&r)? {
+            InstKind::Const { value: prism_types::tir::ConstValue::Int(c), .. } => Some(*c),
+            InstKind::Copy { src, .. } => self.const_int(*src, depth + 1),
+            InstKind::Binary { op: BinOp::Add, lhs, rhs, .. } => {
+                self.const_int(*lhs, depth + 1)?.checked_add(self.const_int(*rhs, depth + 1)?)
+            }
+            _ => None,
+        }
+    }
+
+    /// For a vector store of `values`: when each is an element read of a packed array,
+    /// inlined, at consecutive constant indices from an even one, the array and that index.
+    fn vec_from_pairs(&self, values: &[Reg]) -> Option<(prism_ir::LocalId, i128)> {
+        if !values.len().is_multiple_of(2) {
+            return None;
+        }
+        let mut at = None;
+        for (k, v) in values.iter().enumerate() {
+            let Some(InstKind::LocalLoad { local, index, .. }) = self.a.def_inst.get(v) else { return None };
+            let c = self.const_int(*index, 0)?;
+            (self.packed.contains(local) && self.a.inlined.contains(v)).then_some(())?;
+            let (l, first) = *at.get_or_insert((*local, c));
+            (l == *local && c == first + k as i128 && first % 2 == 0).then_some(())?;
+        }
+        at
     }
 
     /// For a multi-result intrinsic at `idx`: the places its results are stored to by the
@@ -1144,6 +1310,10 @@ impl Fx<'_> {
             match &inst.kind {
                 InstKind::Const { dst, .. } if self.a.inlined.contains(dst) => {}
                 InstKind::LocalStore { local, index, value } if dsts.contains(value) => {
+                    // A packed array's element is half a word, no place of its own.
+                    if self.packed.contains(local) {
+                        return None;
+                    }
                     let k = dsts.iter().position(|d| d == value)?;
                     if !matches!(self.a.def_inst.get(index), Some(InstKind::Const { .. })) || places[k].is_some() {
                         return None;
@@ -1268,8 +1438,7 @@ impl Fx<'_> {
     /// counter is always printed with `+=`: its step does not wrap, by the language's rule,
     /// and C's undefined signed overflow is what lets nvcc count and unroll the loop.)
     fn native_step(&self, header: &Block, latch: &Block, cond: Reg) -> bool {
-        let [Inst { kind: InstKind::Binary { dst: iv, op: prism_types::tir::BinOp::Add, lhs, rhs: st }, .. }] =
-            latch.insts.as_slice()
+        let [Inst { kind: InstKind::Binary { dst: iv, op: BinOp::Add, lhs, rhs: st }, .. }] = latch.insts.as_slice()
         else {
             return false;
         };
@@ -1546,6 +1715,29 @@ pub fn program_items(g: &Global) -> (Vec<Item>, Vec<KernelAbi>, Vec<crate::Unsup
 /// every caller, so they read the extents at run time.
 fn fixed_shape(f: &Function) -> Option<prism_ir::ir::Dim3> {
     if f.kind == FnKind::Kernel { f.block_shape } else { None }
+}
+
+/// Local arrays of `half` or `bf16` with an even length whose address is never taken:
+/// each pair of elements `2k`, `2k + 1` is kept in one 32-bit word (`unsigned a[n / 2]`,
+/// the lower element in the lower half, the layout of `T a[n]` in memory), read and
+/// written through `prism_pair_get`/`prism_pair_set`. The tensor-core instructions take
+/// and give such pairs in one register (`ldmatrix`, `mma`), and a 128-bit load is four
+/// words: with the words in the source, nvcc keeps each pair in one register instead of
+/// splitting and re-packing 16-bit values (PRMT) around every use.
+fn packed_locals(f: &Function) -> HashSet<prism_ir::LocalId> {
+    let mut addressed = HashSet::new();
+    f.body.walk(&mut |k| {
+        if let InstKind::LocalAddr { local, .. } = k {
+            addressed.insert(*local);
+        }
+    });
+    (0..f.locals.len() as u32)
+        .map(prism_ir::LocalId)
+        .filter(|l| {
+            let info = &f.locals[l.index()];
+            matches!(info.elem, Scalar::F16 | Scalar::BF16) && info.len.is_multiple_of(2) && !addressed.contains(l)
+        })
+        .collect()
 }
 
 fn separate_arrays(f: &Function) -> BTreeMap<(u64, u64, Scalar), String> {

@@ -24,10 +24,17 @@
 //!   otherwise, so no accepted run leaves these bounds). Only a constant step counts; the
 //!   header reads the counter only to compare it.
 //! - Every other register (a variable assigned more than once, a load, a parameter) has no
-//!   range.
+//!   range of its own; as an operand it has its type's (every value it can hold), which is
+//!   enough for `/ c`, `% c`, `& c` and `>> c` to bound a result.
+//! - Guards: an instruction inside the branch of an `if` on `a < b` (`<=`, `>`, `>=`) reads
+//!   `a` and `b` narrowed by what the branch knows, when neither changes between the
+//!   comparison and the end of the branch: the comparison stands in the same block before
+//!   the `if`, and nothing between them or inside the branch assigns `a` or `b`. A
+//!   pipeline's fill (`if kt_issue < n`) thus knows its tile is below `n`, and its body
+//!   (`if kt_issue >= stages - 1`) that its tile `kt_issue - (stages - 1)` is not negative.
 
 use prism_ir::Reg;
-use prism_ir::ir::{Block, Function, InstKind, Type};
+use prism_ir::ir::{Block, Function, Inst, InstKind, Type};
 use prism_types::perspective::Level;
 use prism_types::tir::{BinOp, ConstValue, FnKind, RawIndex};
 use prism_types::ty::Scalar;
@@ -105,7 +112,7 @@ pub fn of(f: &Function) -> HashMap<Reg, Range> {
         _ => MAX_THREADS,
     };
     let mut cx = Cx { f, threads, defs: HashMap::new(), counters: HashMap::new(), memo: HashMap::new() };
-    cx.collect(&f.body, false);
+    cx.collect(&f.body, false, &[]);
     let regs: Vec<Reg> = cx.defs.keys().copied().collect();
     for r in regs {
         cx.range(r, 0);
@@ -120,21 +127,33 @@ struct Counter {
     test: Option<(BinOp, Reg)>,
 }
 
+/// A definition: the instruction, whether it is a loop's step, the guards around it.
+type Def = (InstKind, bool, Vec<Guard>);
+
+/// What a branch knows: `lhs op rhs` holds (both registers unchanged since the test).
+#[derive(Clone, Copy, Debug)]
+struct Guard {
+    op: BinOp,
+    lhs: Reg,
+    rhs: Reg,
+}
+
 struct Cx<'f> {
     f: &'f Function,
     /// Threads per block at most.
     threads: i128,
-    /// Every defining instruction of each register, and whether it is a loop's step.
-    defs: HashMap<Reg, Vec<(InstKind, bool)>>,
+    /// Every defining instruction of each register, whether it is a loop's step, and the
+    /// guards that hold where it stands.
+    defs: HashMap<Reg, Vec<Def>>,
     counters: HashMap<Reg, Counter>,
     memo: HashMap<Reg, Option<Range>>,
 }
 
 impl Cx<'_> {
-    fn collect(&mut self, b: &Block, in_latch: bool) {
-        for inst in &b.insts {
+    fn collect(&mut self, b: &Block, in_latch: bool, guards: &[Guard]) {
+        for (at, inst) in b.insts.iter().enumerate() {
             for d in inst.kind.defs() {
-                self.defs.entry(d).or_default().push((inst.kind.clone(), in_latch));
+                self.defs.entry(d).or_default().push((inst.kind.clone(), in_latch, guards.to_vec()));
             }
             if let InstKind::Loop { header, cond, body, latch, counter } = &inst.kind {
                 if let Some(c) = counter {
@@ -156,12 +175,27 @@ impl Cx<'_> {
                         self.counters.insert(*c, Counter { step, test: test.filter(|_| only_test) });
                     }
                 }
-                self.collect(header, false);
-                self.collect(body, false);
-                self.collect(latch, true);
+                // A loop's blocks run again after its latch: no guard from outside the loop
+                // is lost, since the guarded registers are assigned nowhere inside the
+                // guarded branch, the loop included.
+                self.collect(header, false, guards);
+                self.collect(body, false, guards);
+                self.collect(latch, true, guards);
+            } else if let InstKind::If { cond, then, otherwise, .. } = &inst.kind {
+                let test = guard(&b.insts[..at], *cond);
+                for (branch, negate) in [(then, false), (otherwise, true)] {
+                    let mut inner = guards.to_vec();
+                    if let Some(g) = test
+                        && !assigns(branch, g.lhs)
+                        && !assigns(branch, g.rhs)
+                    {
+                        inner.push(if negate { g.negated() } else { g });
+                    }
+                    self.collect(branch, in_latch, &inner);
+                }
             } else {
                 for nb in inst.kind.blocks() {
-                    self.collect(nb, in_latch);
+                    self.collect(nb, in_latch, guards);
                 }
             }
         }
@@ -188,7 +222,7 @@ impl Cx<'_> {
             self.counter(r, &defs, depth)
         } else {
             match defs.as_slice() {
-                [(k, _)] => self.def(k, depth),
+                [(k, _, guards)] => self.def(k, guards, depth),
                 _ => None,
             }
         };
@@ -199,7 +233,7 @@ impl Cx<'_> {
 
     /// Where the body reads counter `c`: from the start to before the end, and never past
     /// the type's limit less the step.
-    fn counter(&mut self, c: Reg, defs: &[(InstKind, bool)], depth: u32) -> Option<Range> {
+    fn counter(&mut self, c: Reg, defs: &[Def], depth: u32) -> Option<Range> {
         let [init, step_def] = defs else { return None };
         let (init, step_def) = if init.1 { (step_def, init) } else { (init, step_def) };
         if init.1 || !step_def.1 {
@@ -216,7 +250,7 @@ impl Cx<'_> {
         }
         let s = s.0;
         let (tmin, tmax) = type_range(self.scalar(c)?)?;
-        let start = self.def(&init.0, depth + 1).unwrap_or((tmin, tmax));
+        let start = self.def(&init.0, &init.2, depth + 1).unwrap_or((tmin, tmax));
         let end = self.range(end, depth + 1).unwrap_or((tmin, tmax));
         match op {
             BinOp::Lt if s > 0 => Some((start.0, (end.1 - 1).min(tmax - s).max(start.0))),
@@ -225,15 +259,16 @@ impl Cx<'_> {
         }
     }
 
-    fn def(&mut self, k: &InstKind, depth: u32) -> Option<Range> {
+    /// The range of what `k` defines, where `guards` hold.
+    fn def(&mut self, k: &InstKind, guards: &[Guard], depth: u32) -> Option<Range> {
         match k {
             InstKind::Const { value: ConstValue::Int(v), .. } => Some((*v, *v)),
             InstKind::Const { value: ConstValue::Bool(b), .. } => Some((i128::from(*b), i128::from(*b))),
-            InstKind::Copy { src, .. } => self.range(*src, depth + 1),
+            InstKind::Copy { src, .. } => self.operand(*src, guards, depth),
             InstKind::Binary { lhs, rhs, op, .. } => {
                 let ty = self.scalar(*lhs)?;
-                let a = self.range(*lhs, depth + 1)?;
-                let b = self.range(*rhs, depth + 1)?;
+                let a = self.operand(*lhs, guards, depth)?;
+                let b = self.operand(*rhs, guards, depth)?;
                 binary(*op, ty, a, b)
             }
             InstKind::Cast { dst, arg } => {
@@ -242,7 +277,7 @@ impl Cx<'_> {
                 if from.is_float() || to.is_float() {
                     return None;
                 }
-                within(self.range(*arg, depth + 1)?, to)
+                within(self.operand(*arg, guards, depth)?, to)
             }
             InstKind::Raw { index, .. } => Some(match index {
                 RawIndex::ThreadIdx => (0, self.threads - 1),
@@ -269,6 +304,88 @@ impl Cx<'_> {
             _ => None,
         }
     }
+}
+
+impl Cx<'_> {
+    /// The values of `r` read where `guards` hold: its range, or its type's, narrowed by
+    /// every guard on it.
+    fn operand(&mut self, r: Reg, guards: &[Guard], depth: u32) -> Option<Range> {
+        let ty = type_range(self.scalar(r)?)?;
+        let mut v = self.range(r, depth + 1).unwrap_or(ty);
+        for g in guards {
+            // `r op other` (or `other op r`, read the other way round).
+            let (op, other) = if g.lhs == r && g.rhs != r {
+                (g.op, g.rhs)
+            } else if g.rhs == r && g.lhs != r {
+                (swapped(g.op), g.lhs)
+            } else {
+                continue;
+            };
+            let Some(o_ty) = self.scalar(other).and_then(type_range) else { continue };
+            let o = self.range(other, depth + 1).unwrap_or(o_ty);
+            v = match op {
+                BinOp::Lt => (v.0, v.1.min(o.1 - 1)),
+                BinOp::Le => (v.0, v.1.min(o.1)),
+                BinOp::Gt => (v.0.max(o.0 + 1), v.1),
+                BinOp::Ge => (v.0.max(o.0), v.1),
+                _ => v,
+            };
+            // A branch no value reaches: nothing to promise (and nothing runs there).
+            if v.0 > v.1 {
+                return None;
+            }
+        }
+        Some(v)
+    }
+}
+
+impl Guard {
+    /// What the `else` branch knows.
+    fn negated(self) -> Guard {
+        let op = match self.op {
+            BinOp::Lt => BinOp::Ge,
+            BinOp::Le => BinOp::Gt,
+            BinOp::Gt => BinOp::Le,
+            _ => BinOp::Lt,
+        };
+        Guard { op, ..self }
+    }
+}
+
+/// `a op b` as `b op' a`.
+fn swapped(op: BinOp) -> BinOp {
+    match op {
+        BinOp::Lt => BinOp::Gt,
+        BinOp::Le => BinOp::Ge,
+        BinOp::Gt => BinOp::Lt,
+        BinOp::Ge => BinOp::Le,
+        op => op,
+    }
+}
+
+/// The guard an `if` on `cond` gives, where `before` is what precedes the `if` in its
+/// block: the last definition of `cond` there is an integer comparison, and nothing after
+/// it (nested blocks included) assigns `cond` or either operand.
+fn guard(before: &[Inst], cond: Reg) -> Option<Guard> {
+    let at = before.iter().rposition(|i| i.kind.defs().contains(&cond))?;
+    let InstKind::Binary { op: op @ (BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge), lhs, rhs, .. } = before[at].kind
+    else {
+        return None;
+    };
+    // Nested blocks of the comparison itself cannot exist (a `Binary` has none); everything
+    // after it up to the `if` must leave the three registers alone.
+    let rest = Block { insts: before[at + 1..].to_vec(), ..Block::default() };
+    if assigns(&rest, cond) || assigns(&rest, lhs) || assigns(&rest, rhs) {
+        return None;
+    }
+    Some(Guard { op, lhs, rhs })
+}
+
+/// Whether anything in `b`, nested blocks included, assigns `r`.
+fn assigns(b: &Block, r: Reg) -> bool {
+    let mut found = false;
+    b.walk(&mut |k| found |= k.defs().contains(&r));
+    found
 }
 
 #[cfg(test)]

@@ -75,8 +75,8 @@ pub fn value(name: &str, ty: Scalar, ops: &[Operand]) -> Option<Expr> {
 
 /// The statements of an intrinsic without a single result; `outs` are the places written
 /// (the four accumulators of `mma`). `smem_bytes` is, for a TMA copy, the byte count the
-/// copy brings in.
-pub fn statements(name: &str, ops: &[Operand], outs: &[Expr], tma_bytes: Option<Expr>) -> Vec<Stmt> {
+/// copy brings in; `scratch` names registers the statements declare (unique in the function).
+pub fn statements(name: &str, ops: &[Operand], outs: &[Expr], tma_bytes: Option<Expr>, scratch: &str) -> Vec<Stmt> {
     let v = |i: usize| ops[i].expr();
     let asm = |lines: &[&str], inputs: Vec<(&str, Expr)>| {
         Stmt::Asm(Asm {
@@ -191,7 +191,7 @@ pub fn statements(name: &str, ops: &[Operand], outs: &[Expr], tma_bytes: Option<
         "wgmma_bf16" | "wgmma_bf16_sw" => wgmma(ops, "bf16"),
         "wgmma_f16" | "wgmma_f16_sw" => wgmma(ops, "f16"),
         "intrinsic.mma" | "intrinsic.mma_tf32" => mma_tf32(ops, outs),
-        n if n.starts_with("ldmatrix") => ldmatrix(n, ops, outs),
+        n if n.starts_with("ldmatrix") => ldmatrix(n, ops, outs, scratch),
         "intrinsic.mma_bf16" => mma_16(ops, outs, "bf16"),
         "intrinsic.mma_f16" => mma_16(ops, outs, "f16"),
         _ => vec![Stmt::Comment(format!("unsupported intrinsic `{name}`"))],
@@ -226,56 +226,59 @@ fn mma_tf32(ops: &[Operand], outs: &[Expr]) -> Vec<Stmt> {
     })]
 }
 
-/// `ldmatrix.sync.aligned.m8n8.{x4,x2.trans}.shared.b16`: each `.b32` register the
-/// instruction fills holds two 16-bit elements, the lower in the lower half, which
-/// `mov.b32 {lo, hi}` splits into the `out=` places (bound as `unsigned short`).
-fn ldmatrix(name: &str, ops: &[Operand], outs: &[Expr]) -> Vec<Stmt> {
-    let (shape, regs) = if name.starts_with("ldmatrix_x4") { ("x4", 4) } else { ("x2.trans", 2) };
-    let names: Vec<String> = (0..regs).map(|i| format!("r{i}")).collect();
-    let mut lines = vec!["{".to_string(), format!(".reg .b32 r<{regs}>;")];
-    lines.push(format!("ldmatrix.sync.aligned.m8n8.{shape}.shared.b16 {{{}}}, [%{}];", names.join(", "), 2 * regs));
-    for i in 0..regs {
-        lines.push(format!("mov.b32 {{%{}, %{}}}, r{i};", 2 * i, 2 * i + 1));
-    }
-    lines.push("}".into());
-    let outputs = outs
-        .iter()
-        .map(|o| {
-            let raw = Expr::Un("*", Box::new(Expr::cast("unsigned short*", Expr::AddrOf(Box::new(o.clone())))));
-            ("=h".to_string(), raw)
-        })
-        .collect();
-    vec![Stmt::Asm(Asm {
+/// `ldmatrix.sync.aligned.m8n8.{x4,x2.trans}.shared.b16` into `.b32` registers, each
+/// holding two 16-bit elements, the lower in the lower half, which C++ then splits into the
+/// `out=` places. The split is C++, not PTX (`mov.b32 {lo, hi}`), so that nvcc sees through
+/// it: where the places are a packed local array's halves (`Fx::packed`) and go straight
+/// back into an `mma`, the register stays whole.
+fn ldmatrix(name: &str, ops: &[Operand], outs: &[Expr], scratch: &str) -> Vec<Stmt> {
+    let (shape, regs): (_, usize) = if name.starts_with("ldmatrix_x4") { ("x4", 4) } else { ("x2.trans", 2) };
+    let ty = if name.ends_with("bf16") { "__nv_bfloat16" } else { "__half" };
+    let names: Vec<String> = (0..regs).map(|i| format!("%{i}")).collect();
+    let line = format!("ldmatrix.sync.aligned.m8n8.{shape}.shared.b16 {{{}}}, [%{regs}];", names.join(", "));
+    let tmp = scratch.to_string();
+    let mut out = vec![Stmt::Decl {
+        quals: String::new(),
+        ty: "unsigned".into(),
+        name: tmp.clone(),
+        dims: vec![regs as u64],
+        init: None,
+    }];
+    let reg = |i: usize| Expr::index(Expr::id(tmp.clone()), Expr::id(i.to_string()));
+    out.push(Stmt::Asm(Asm {
         volatile: true,
-        lines: lines.into_iter().map(|l| format!("{l}\\n")).collect(),
-        outputs,
+        lines: vec![line],
+        outputs: (0..regs).map(|i| ("=r".to_string(), reg(i))).collect(),
         inputs: vec![("r".into(), Expr::call("prism_smem_addr", vec![ops[0].addr()]))],
         clobbers: vec!["memory".into()],
-    })]
+    }));
+    for (k, o) in outs.iter().enumerate() {
+        let word = if k % 2 == 0 { reg(k / 2) } else { Expr::bin(">>", reg(k / 2), Expr::id("16")) };
+        let half = Expr::call(format!("prism_from_bits<{ty}>"), vec![Expr::cast("unsigned short", word)]);
+        out.push(Stmt::Assign { lhs: o.clone(), op: None, rhs: half });
+    }
+    out
 }
 
 /// `mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}.{bf16,f16}.f32`: operands 0..8 are A,
 /// 8..12 B, 12..16 C. Pairs pack into `.b32` registers with the lower index in the lower
-/// half: a0a1, a2a3, a4a5, a6a7, b0b1, b2b3.
+/// half: a0a1, a2a3, a4a5, a6a7, b0b1, b2b3. The packing is C++ (`lo | hi << 16`), which
+/// nvcc folds into the register a packed local array already holds.
 fn mma_16(ops: &[Operand], outs: &[Expr], ty: &str) -> Vec<Stmt> {
-    let bits = if ty == "bf16" { "__bfloat16_as_ushort" } else { "__half_as_ushort" };
-    let mut lines = vec!["{".to_string(), ".reg .b32 a<4>, b<2>;".to_string()];
-    for i in 0..4 {
-        lines.push(format!("mov.b32 a{i}, {{%{}, %{}}};", 4 + 2 * i, 5 + 2 * i));
-    }
-    for i in 0..2 {
-        lines.push(format!("mov.b32 b{i}, {{%{}, %{}}};", 12 + 2 * i, 13 + 2 * i));
-    }
-    lines.push(format!(
-        "mma.sync.aligned.m16n8k16.row.col.f32.{ty}.{ty}.f32 {{%0, %1, %2, %3}}, {{a0, a1, a2, a3}}, {{b0, b1}}, {{%16, %17, %18, %19}};"
-    ));
-    lines.push("}".into());
-    let mut inputs: Vec<(String, Expr)> =
-        ops[..12].iter().map(|o| ("h".to_string(), Expr::call(bits, vec![o.expr()]))).collect();
+    let line = format!(
+        "mma.sync.aligned.m16n8k16.row.col.f32.{ty}.{ty}.f32 {{%0, %1, %2, %3}}, {{%4, %5, %6, %7}}, {{%8, %9}}, {{%10, %11, %12, %13}};"
+    );
+    let bits = |o: &Operand| Expr::cast("unsigned", Expr::call("prism_to_bits", vec![o.expr()]));
+    let mut inputs: Vec<(String, Expr)> = (0..6)
+        .map(|k| {
+            let hi = Expr::bin("<<", bits(&ops[2 * k + 1]), Expr::id("16"));
+            ("r".to_string(), Expr::bin("|", bits(&ops[2 * k]), hi))
+        })
+        .collect();
     inputs.extend(ops[12..16].iter().map(|o| ("f".to_string(), o.expr())));
     vec![Stmt::Asm(Asm {
         volatile: true,
-        lines: lines.into_iter().map(|l| format!("{l}\\n")).collect(),
+        lines: vec![line],
         outputs: out_ops(outs, "=f"),
         inputs,
         clobbers: Vec::new(),

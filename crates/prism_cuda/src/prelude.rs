@@ -135,6 +135,9 @@ template <> struct prism_bits<__half> { typedef unsigned short U; };
 template <> struct prism_bits<__nv_bfloat16> { typedef unsigned short U; };
 template <typename T> PRISM_DEV typename prism_bits<T>::U prism_to_bits(T v) { typename prism_bits<T>::U u; memcpy(&u, &v, sizeof u); return u; }
 template <typename T> PRISM_DEV T prism_from_bits(typename prism_bits<T>::U u) { T v; memcpy(&v, &u, sizeof v); return v; }
+// Element i of a local array of 16-bit floats kept as pairs in 32-bit words (docs/cuda.md).
+template <typename T> PRISM_DEV T prism_pair_get(const unsigned* a, int i) { return prism_from_bits<T>((unsigned short)(a[(unsigned)i / 2u] >> ((unsigned)i % 2u * 16u))); }
+template <typename T> PRISM_DEV void prism_pair_set(unsigned* a, int i, T v) { const unsigned s = (unsigned)i % 2u * 16u; unsigned& w = a[(unsigned)i / 2u]; w = (w & ~(0xffffu << s)) | ((unsigned)prism_to_bits(v) << s); }
 // `atomic_cas` on any supported type, through the unsigned bits of its width.
 template <typename T> PRISM_DEV T prism_atomic_cas(T* p, T cmp, T v) {
     typedef typename prism_bits<T>::U U;

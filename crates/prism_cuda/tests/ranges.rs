@@ -198,3 +198,113 @@ def get(n : int, x : ptr(const(int))) -> int @ thread[1]:
     );
     assert!(line_of(&text, "x[").contains("x[prism_add(prism_mul(n, 8), j)]"), "{text}");
 }
+
+#[test]
+fn a_branch_knows_its_test_but_only_the_side_it_tested() {
+    // Inside `if n >= 0: if n < 1000:` the product fits; under `n < 1000` alone `n` may be
+    // the smallest `int`, and `n * 1000` wraps.
+    let both = cuda(&kernel(
+        "",
+        "                    if n >= 0:\n                        if n < 1000:\n                            out_t[0] = n * 1000",
+    ));
+    assert!(line_of(&both, "out[").contains("n * 1000"), "{both}");
+    let one = cuda(&kernel("", "                    if n < 1000:\n                        out_t[0] = n * 1000"));
+    assert!(line_of(&one, "out[").contains("prism_mul(n, 1000)"), "{one}");
+    // The `else` branch knows the opposite: `n >= 1000` may be the largest `int`.
+    let other = cuda(&kernel(
+        "",
+        "                    if n < 1000:\n                        out_t[0] = 0\n                    else:\n                        out_t[0] = n + 1",
+    ));
+    assert!(other.contains("prism_add(n, 1)"), "{other}");
+}
+
+#[test]
+fn a_counter_tested_from_below_may_still_reach_the_limit() {
+    // `k > 10` bounds the counter from below only; near its end `k * 2` overflows.
+    let text = cuda(&kernel(
+        "",
+        "                    for k in range(0, n):\n                        if k > 10:\n                            out_t[0] = k * 2",
+    ));
+    assert!(text.contains("prism_mul(k, 2)"), "{text}");
+    let small = cuda(&kernel(
+        "",
+        "                    for k in range(0, n):\n                        if k < 10:\n                            out_t[0] = k * 100000000",
+    ));
+    assert!(small.contains("k * 100000000"), "{small}");
+}
+
+#[test]
+fn a_guard_on_a_variable_assigned_in_the_branch_is_no_guard() {
+    // `m` is reassigned inside the branch (and has no range of its own): after that, the
+    // test says nothing about it.
+    let text = cuda(&kernel(
+        "",
+        "                    m : int = n\n                    if m < 10:\n                        m = n\n                        out_t[0] = m * 1000",
+    ));
+    assert!(line_of(&text, "out[").contains("prism_mul(m, 1000)"), "{text}");
+}
+
+#[test]
+fn remainders_of_differences_are_unsigned_only_when_not_negative() {
+    // `k - 3` with `k >= 3` tested: not negative, `%` on unsigned values (a mask).
+    let guarded = cuda(&kernel(
+        "",
+        "                    for k in range(0, n):\n                        if k >= 3:\n                            d : int = k - 3\n                            out_t[0] = d % 4",
+    ));
+    assert!(guarded.contains("(int)((unsigned)d % 4u)"), "{guarded}");
+    // Without the test `d` may be -3: C's signed `%` (the simulator's).
+    let plain = cuda(&kernel(
+        "",
+        "                    for k in range(0, n):\n                        d : int = k - 3\n                        out_t[0] = d % 4",
+    ));
+    assert!(plain.contains("d % 4") && !plain.contains("(unsigned)d"), "{plain}");
+    // A negative stride: `k` runs from `n` down to 1, so `k - 1` is not negative.
+    let down = cuda(&kernel(
+        "",
+        "                    for k in range(n, 0, -1):\n                        d : int = k - 1\n                        out_t[0] = d / 4",
+    ));
+    assert!(down.contains("(int)((unsigned)d / 4u)"), "{down}");
+}
+
+/// A four-stage pipeline over `count` tiles whose fill copies tile `k` from `x[k * 16 + t]`.
+fn pipeline(count: &str) -> String {
+    format!(
+        r#"
+@prism("global")
+@requires(grid[1], block[1], thread[1], smem=256)
+@launch_bounds(16)
+def k(n : int, x : ptr(const(float)), y : ptr(float)):
+    with partition(y, p=block[1], f=lambda i: i) as y_b:
+        with group(block[1]):
+            ring : shared(float[4][16]) @ block[1]
+            t : int @ thread[1] = id()
+            acc : float @ thread[1] = 0.0
+            for k in pipeline({count}, stages=4):
+                with fill(ring) as slot:
+                    with group(thread[1]):
+                        cp_async(slot[t], x[k * 16 + t], 4)
+                with stage(ring) as s:
+                    with group(thread[1]):
+                        acc += s[t]
+            with partition(y_b, p=thread[1], f=lambda i: t + i) as y_t:
+                with group(thread[1]):
+                    y_t[0] = acc
+"#
+    )
+}
+
+#[test]
+fn pipeline_counters_are_native_only_where_the_trip_count_allows() {
+    // `n` tiles, `n` anything: the issue loop's bound `n + 3` and the fill's `k * 16` wrap
+    // (a huge `n` makes `n + 3` pass the limit, and the loop then runs no iteration, in the
+    // simulator as on the GPU).
+    let huge = cuda(&pipeline("n"));
+    assert!(huge.contains("prism_add(n, 3)"), "{huge}");
+    assert!(huge.contains("prism_mul(k_issue, 16)"), "{huge}");
+    // `(n + 15) / 16` tiles: at most 2^27 - 1, so the bound and the fill's offset fit.
+    let small = cuda(&pipeline("(n + 15) / 16"));
+    assert!(small.contains("k_issue < t") && small.contains(" + 3;"), "{small}");
+    assert!(small.contains("k_issue * 16 + t"), "{small}");
+    // The body's tile is not negative where the body runs: its slot is a mask.
+    assert!(small.contains("(int)((unsigned)k % 4u)"), "{small}");
+}

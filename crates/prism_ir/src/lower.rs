@@ -508,7 +508,6 @@ impl Cx<'_> {
         let ge = self.new_reg(Type::Scalar(Scalar::Bool), None);
         self.emit(&mut lb, InstKind::Binary { dst: ge, op: BinOp::Ge, lhs: i, rhs: ahead }, span);
         let j = self.new_reg(Type::Scalar(i32_), Some(&name));
-        self.emit(&mut lb, InstKind::Binary { dst: j, op: BinOp::Sub, lhs: i, rhs: ahead }, span);
         let lt = self.new_reg(Type::Scalar(Scalar::Bool), None);
         self.emit(&mut lb, InstKind::Binary { dst: lt, op: BinOp::Lt, lhs: i, rhs: n }, span);
         // The fill, for tile `i`.
@@ -530,7 +529,12 @@ impl Cx<'_> {
         for &r in rings {
             self.tile_of.insert(r, j);
         }
-        let use_b = self.sub(body);
+        // The body's tile is computed where the body runs, after the test `i >= ahead`,
+        // so the CUDA backend's ranges see that it is not negative (its slot `j % stages`
+        // is then a mask, as in an expert's loop).
+        let mut use_b = Block::default();
+        self.emit(&mut use_b, InstKind::Binary { dst: j, op: BinOp::Sub, lhs: i, rhs: ahead }, span);
+        self.block(body, &mut use_b);
         self.emit(&mut lb, InstKind::If { cond: ge, then: use_b, otherwise: Block::default(), uniform: true }, span);
         let mut latch = Block::default();
         let one = self.konst(&mut latch, i32_, ConstValue::Int(1), span);

@@ -68,7 +68,7 @@ extern "C" __global__ void warp_mean_m2(int n,
                     float items[8] = {};  // line 45
                     {  // group(thread[1])
                         for (int k = 0; k < 8; k += 1) {
-                            items[k] = x[prism_add(prism_add(prism_mul(gw, 256), k * 32), lane)];  // line 48
+                            items[k] = x[gw * 256 + k * 32 + lane];  // line 48
                         }
                     }
                     float s = 0.0f;  // line 49

@@ -84,7 +84,7 @@ extern "C" __global__ void __launch_bounds__(64) gemv_pipelined(int K,
                                     asm volatile(  // line 62
                                         "cp.async.cg.shared.global [%0], [%1], 16;"
                                         :
-                                        : "r"(prism_smem_addr(&slot1[q * 128 + lane * 4])), "l"(&A[prism_add(prism_add(prism_add(row, prism_mul(c + 1, 256)), q * 128), lane * 4)])
+                                        : "r"(prism_smem_addr(&slot1[q * 128 + lane * 4])), "l"(&A[prism_add(prism_add(prism_add(row, (c + 1) * 256), q * 128), lane * 4)])
                                         : "memory");
                                 }
                             }
@@ -94,7 +94,7 @@ extern "C" __global__ void __launch_bounds__(64) gemv_pipelined(int K,
                             const int lane = (int)((unsigned)prism_tid % 32u);  // line 65
                             {  // group(thread[1])
                                 for (int j = 0; j < 8; j += 1) {
-                                    acc = fmaf(slot0[lane + 32 * j], v[prism_add(prism_add(prism_mul(c, 256), lane), 32 * j)], acc);  // line 68
+                                    acc = fmaf(slot0[lane + 32 * j], v[c * 256 + lane + 32 * j], acc);  // line 68
                                 }
                             }
                         }
@@ -125,7 +125,7 @@ extern "C" __global__ void __launch_bounds__(64) gemv_pipelined(int K,
                                 const int lane = (int)((unsigned)prism_tid % 32u);  // line 82
                                 {  // group(thread[1])
                                     for (int j = 0; j < 8; j += 1) {
-                                        acc = fmaf(slot1[lane + 32 * j], v[prism_add(prism_add(prism_mul(c + 1, 256), lane), 32 * j)], acc);  // line 85
+                                        acc = fmaf(slot1[lane + 32 * j], v[(c + 1) * 256 + lane + 32 * j], acc);  // line 85
                                     }
                                 }
                             }

@@ -40,33 +40,24 @@ __device__ __forceinline__ void mma_16x8x16(int prism_tid,
     const int x = prism_tid;  // line 29
     const int g = x / 4;  // line 30
     const int q = x % 4;  // line 31
-    __nv_bfloat16 fa[8] = {};  // line 32
-    __nv_bfloat16 fb[4] = {};  // line 33
+    unsigned fa[4] = {};  // line 32
+    unsigned fb[2] = {};  // line 33
     float fc[4] = {};  // line 34
     {  // group(thread[1])
         for (int i = 0; i < 8; i += 1) {
-            fa[i] = a[prism_add(prism_add(prism_add(prism_mul(g + 8 * (i / 2 % 2), lda), 2 * q), i % 2), 8 * (i / 4))];  // line 37
+            prism_pair_set(fa, i, a[prism_add(prism_add(prism_add(prism_mul(g + 8 * (i / 2 % 2), lda), 2 * q), i % 2), 8 * (i / 4))]);  // line 37
         }
         for (int i_1 = 0; i_1 < 4; i_1 += 1) {
-            fb[i_1] = b[prism_add(prism_mul(2 * q + i_1 % 2 + 8 * (i_1 / 2), ldb), g)];  // line 39
+            prism_pair_set(fb, i_1, b[prism_add(prism_mul(2 * q + i_1 % 2 + 8 * (i_1 / 2), ldb), g)]);  // line 39
         }
         for (int i_2 = 0; i_2 < 4; i_2 += 1) {
             fc[i_2] = acc[i_2];  // line 41
         }
     }
     asm volatile(  // line 42
-        "{\n"
-        ".reg .b32 a<4>, b<2>;\n"
-        "mov.b32 a0, {%4, %5};\n"
-        "mov.b32 a1, {%6, %7};\n"
-        "mov.b32 a2, {%8, %9};\n"
-        "mov.b32 a3, {%10, %11};\n"
-        "mov.b32 b0, {%12, %13};\n"
-        "mov.b32 b1, {%14, %15};\n"
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {a0, a1, a2, a3}, {b0, b1}, {%16, %17, %18, %19};\n"
-        "}\n"
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
         : "=f"(fc[0]), "=f"(fc[1]), "=f"(fc[2]), "=f"(fc[3])
-        : "h"(__bfloat16_as_ushort(fa[0])), "h"(__bfloat16_as_ushort(fa[1])), "h"(__bfloat16_as_ushort(fa[2])), "h"(__bfloat16_as_ushort(fa[3])), "h"(__bfloat16_as_ushort(fa[4])), "h"(__bfloat16_as_ushort(fa[5])), "h"(__bfloat16_as_ushort(fa[6])), "h"(__bfloat16_as_ushort(fa[7])), "h"(__bfloat16_as_ushort(fb[0])), "h"(__bfloat16_as_ushort(fb[1])), "h"(__bfloat16_as_ushort(fb[2])), "h"(__bfloat16_as_ushort(fb[3])), "f"(fc[0]), "f"(fc[1]), "f"(fc[2]), "f"(fc[3]));
+        : "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, 0)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, 1)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, 2)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, 3)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, 4)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, 5)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, 6)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, 7)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fb, 0)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fb, 1)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fb, 2)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fb, 3)) << 16)), "f"(fc[0]), "f"(fc[1]), "f"(fc[2]), "f"(fc[3]));
     {  // group(thread[1])
         for (int i = 0; i < 4; i += 1) {
             acc[i] = fc[i];  // line 49

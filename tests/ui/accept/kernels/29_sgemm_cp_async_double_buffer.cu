@@ -83,12 +83,12 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_cp_async(int M,
                                 asm volatile(  // line 63
                                     "cp.async.cg.shared.global [%0], [%1], 16;"
                                     :
-                                    : "r"(prism_smem_addr(&As1[a_dst])), "l"(&A[prism_add(a_src, prism_mul(s + 1, 16))])
+                                    : "r"(prism_smem_addr(&As1[a_dst])), "l"(&A[prism_add(a_src, (s + 1) * 16)])
                                     : "memory");
                                 asm volatile(  // line 64
                                     "cp.async.cg.shared.global [%0], [%1], 16;"
                                     :
-                                    : "r"(prism_smem_addr(&Bs1[b_dst])), "l"(&B[prism_add(b_src, prism_mul(prism_mul(s + 1, 16), N))])
+                                    : "r"(prism_smem_addr(&Bs1[b_dst])), "l"(&B[prism_add(b_src, prism_mul((s + 1) * 16, N))])
                                     : "memory");
                             }
                             for (int kk = 0; kk < 16; kk += 1) {

@@ -58,8 +58,8 @@ extern "C" __global__ void __launch_bounds__(256) reduce_sum(int n,
             acc = prism_add(acc, prism_add(prism_add(prism_add(v[0], v[1]), v[2]), v[3]));  // line 34
             i = prism_add(i, stride);  // line 35
         }
-        if (prism_add(prism_mul(4, n / 4), g) < n) {  // line 36
-            acc = prism_add(acc, x[prism_add(prism_mul(4, n / 4), g)]);  // line 37
+        if (prism_add(4 * (n / 4), g) < n) {  // line 36
+            acc = prism_add(acc, x[prism_add(4 * (n / 4), g)]);  // line 37
         }
     }
     {  // group(block[1])

@@ -56,7 +56,7 @@ extern "C" __global__ void __launch_bounds__(128) gemm_bf16_ldmatrix(int M,
                 {  // partition `As` as `As_t` at thread[1]
                     {  // partition `Bs` as `Bs_t` at thread[1]
                         {  // group(thread[1])
-                            __nv_bfloat16 av[8] = {};  // line 54
+                            unsigned av[4] = {};  // line 54
                             const int r = prism_add(tile_row, a_r);  // line 55
                             bool t60 = K % 8 == 0;  // line 56
                             if (t60) {
@@ -67,23 +67,11 @@ extern "C" __global__ void __launch_bounds__(128) gemm_bf16_ldmatrix(int M,
                                 t59 = k0 + a_k < K;
                             }
                             if (t59) {  // line 56
-                                const prism_vec<__nv_bfloat16, 8> prism_v86 = *(const prism_vec<__nv_bfloat16, 8>*)&A[prism_add(prism_add(prism_mul(r, K), k0), a_k)];  // line 57
-                                const __nv_bfloat16 t86 = prism_v86.v[0];
-                                const __nv_bfloat16 t87 = prism_v86.v[1];
-                                const __nv_bfloat16 t88 = prism_v86.v[2];
-                                const __nv_bfloat16 t89 = prism_v86.v[3];
-                                const __nv_bfloat16 t90 = prism_v86.v[4];
-                                const __nv_bfloat16 t91 = prism_v86.v[5];
-                                const __nv_bfloat16 t92 = prism_v86.v[6];
-                                const __nv_bfloat16 t93 = prism_v86.v[7];
-                                av[0] = t86;
-                                av[1] = t87;
-                                av[2] = t88;
-                                av[3] = t89;
-                                av[4] = t90;
-                                av[5] = t91;
-                                av[6] = t92;
-                                av[7] = t93;
+                                const prism_vec<unsigned, 4> prism_v86 = *(const prism_vec<unsigned, 4>*)&A[prism_add(prism_add(prism_mul(r, K), k0), a_k)];  // line 57
+                                av[0] = prism_v86.v[0];
+                                av[1] = prism_v86.v[1];
+                                av[2] = prism_v86.v[2];
+                                av[3] = prism_v86.v[3];
                             } else {
                                 for (int s = 0; s < 8; s += 1) {
                                     bool t99 = r < M;  // line 60
@@ -91,14 +79,14 @@ extern "C" __global__ void __launch_bounds__(128) gemm_bf16_ldmatrix(int M,
                                         t99 = k0 + a_k + s < K;
                                     }
                                     if (t99) {  // line 60
-                                        av[s] = A[(long long)prism_add(prism_add(prism_mul(r, K), k0), a_k) + s];  // line 61
+                                        prism_pair_set(av, s, A[(long long)prism_add(prism_add(prism_mul(r, K), k0), a_k) + s]);  // line 61
                                     } else {
-                                        av[s] = __float2bfloat16_rn(0.0f);  // line 63
+                                        prism_pair_set(av, s, __float2bfloat16_rn(0.0f));  // line 63
                                     }
                                 }
                             }
-                            *(prism_vec<__nv_bfloat16, 8>*)&As[a_r * 24 + a_k] = prism_vec<__nv_bfloat16, 8>{{av[0], av[1], av[2], av[3], av[4], av[5], av[6], av[7]}};  // line 64
-                            __nv_bfloat16 bv[8] = {};  // line 65
+                            *(prism_vec<unsigned, 4>*)&As[a_r * 24 + a_k] = prism_vec<unsigned, 4>{{av[0], av[1], av[2], av[3]}};  // line 64
+                            unsigned bv[4] = {};  // line 65
                             const int k = k0 + b_k;  // line 66
                             const int c = prism_add(tile_col, b_c);  // line 67
                             bool t144 = N % 8 == 0;  // line 68
@@ -110,23 +98,11 @@ extern "C" __global__ void __launch_bounds__(128) gemm_bf16_ldmatrix(int M,
                                 t143 = c < N;
                             }
                             if (t143) {  // line 68
-                                const prism_vec<__nv_bfloat16, 8> prism_v168 = *(const prism_vec<__nv_bfloat16, 8>*)&B[prism_add(prism_mul(k, N), c)];  // line 69
-                                const __nv_bfloat16 t168 = prism_v168.v[0];
-                                const __nv_bfloat16 t169 = prism_v168.v[1];
-                                const __nv_bfloat16 t170 = prism_v168.v[2];
-                                const __nv_bfloat16 t171 = prism_v168.v[3];
-                                const __nv_bfloat16 t172 = prism_v168.v[4];
-                                const __nv_bfloat16 t173 = prism_v168.v[5];
-                                const __nv_bfloat16 t174 = prism_v168.v[6];
-                                const __nv_bfloat16 t175 = prism_v168.v[7];
-                                bv[0] = t168;
-                                bv[1] = t169;
-                                bv[2] = t170;
-                                bv[3] = t171;
-                                bv[4] = t172;
-                                bv[5] = t173;
-                                bv[6] = t174;
-                                bv[7] = t175;
+                                const prism_vec<unsigned, 4> prism_v168 = *(const prism_vec<unsigned, 4>*)&B[prism_add(prism_mul(k, N), c)];  // line 69
+                                bv[0] = prism_v168.v[0];
+                                bv[1] = prism_v168.v[1];
+                                bv[2] = prism_v168.v[2];
+                                bv[3] = prism_v168.v[3];
                             } else {
                                 for (int s = 0; s < 8; s += 1) {
                                     bool t181 = k < K;  // line 72
@@ -134,21 +110,21 @@ extern "C" __global__ void __launch_bounds__(128) gemm_bf16_ldmatrix(int M,
                                         t181 = prism_add(c, s) < N;
                                     }
                                     if (t181) {  // line 72
-                                        bv[s] = B[(long long)prism_add(prism_mul(k, N), c) + s];  // line 73
+                                        prism_pair_set(bv, s, B[(long long)prism_add(prism_mul(k, N), c) + s]);  // line 73
                                     } else {
-                                        bv[s] = __float2bfloat16_rn(0.0f);  // line 75
+                                        prism_pair_set(bv, s, __float2bfloat16_rn(0.0f));  // line 75
                                     }
                                 }
                             }
-                            *(prism_vec<__nv_bfloat16, 8>*)&Bs[b_k * 72 + b_c] = prism_vec<__nv_bfloat16, 8>{{bv[0], bv[1], bv[2], bv[3], bv[4], bv[5], bv[6], bv[7]}};  // line 76
+                            *(prism_vec<unsigned, 4>*)&Bs[b_k * 72 + b_c] = prism_vec<unsigned, 4>{{bv[0], bv[1], bv[2], bv[3]}};  // line 76
                         }
                     }
                 }
                 __syncthreads();  // line 77
                 {  // group(thread[32])
                     const int l = (int)((unsigned)prism_tid % 32u);  // line 79
-                    __nv_bfloat16 fa[16] = {};  // line 80
-                    __nv_bfloat16 fb[16] = {};  // line 81
+                    unsigned fa[8] = {};  // line 80
+                    unsigned fb[8] = {};  // line 81
                     for (int mi = 0; mi < 2; mi += 1) {
                         __nv_bfloat16 t248;  // line 83
                         __nv_bfloat16 t249;
@@ -158,46 +134,48 @@ extern "C" __global__ void __launch_bounds__(128) gemm_bf16_ldmatrix(int M,
                         __nv_bfloat16 t253;
                         __nv_bfloat16 t254;
                         __nv_bfloat16 t255;
+                        unsigned prism_w248[4];
                         asm volatile(
-                            "{\n"
-                            ".reg .b32 r<4>;\n"
-                            "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {r0, r1, r2, r3}, [%8];\n"
-                            "mov.b32 {%0, %1}, r0;\n"
-                            "mov.b32 {%2, %3}, r1;\n"
-                            "mov.b32 {%4, %5}, r2;\n"
-                            "mov.b32 {%6, %7}, r3;\n"
-                            "}\n"
-                            : "=h"(*(unsigned short*)&t248), "=h"(*(unsigned short*)&t249), "=h"(*(unsigned short*)&t250), "=h"(*(unsigned short*)&t251), "=h"(*(unsigned short*)&t252), "=h"(*(unsigned short*)&t253), "=h"(*(unsigned short*)&t254), "=h"(*(unsigned short*)&t255)
+                            "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                            : "=r"(prism_w248[0]), "=r"(prism_w248[1]), "=r"(prism_w248[2]), "=r"(prism_w248[3])
                             : "r"(prism_smem_addr(&As[(wm * 32 + mi * 16 + l % 8 + 8 * (l / 8 % 2)) * 24 + 8 * (l / 16)]))
                             : "memory");
-                        fa[mi * 8] = t248;
-                        fa[mi * 8 + 1] = t249;
-                        fa[mi * 8 + 2] = t250;
-                        fa[mi * 8 + 3] = t251;
-                        fa[mi * 8 + 4] = t252;
-                        fa[mi * 8 + 5] = t253;
-                        fa[mi * 8 + 6] = t254;
-                        fa[mi * 8 + 7] = t255;
+                        t248 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w248[0]);
+                        t249 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w248[0] >> 16));
+                        t250 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w248[1]);
+                        t251 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w248[1] >> 16));
+                        t252 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w248[2]);
+                        t253 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w248[2] >> 16));
+                        t254 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w248[3]);
+                        t255 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w248[3] >> 16));
+                        prism_pair_set(fa, mi * 8, t248);
+                        prism_pair_set(fa, mi * 8 + 1, t249);
+                        prism_pair_set(fa, mi * 8 + 2, t250);
+                        prism_pair_set(fa, mi * 8 + 3, t251);
+                        prism_pair_set(fa, mi * 8 + 4, t252);
+                        prism_pair_set(fa, mi * 8 + 5, t253);
+                        prism_pair_set(fa, mi * 8 + 6, t254);
+                        prism_pair_set(fa, mi * 8 + 7, t255);
                     }
                     for (int ni = 0; ni < 4; ni += 1) {
                         __nv_bfloat16 t303;  // line 87
                         __nv_bfloat16 t304;
                         __nv_bfloat16 t305;
                         __nv_bfloat16 t306;
+                        unsigned prism_w303[2];
                         asm volatile(
-                            "{\n"
-                            ".reg .b32 r<2>;\n"
-                            "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {r0, r1}, [%4];\n"
-                            "mov.b32 {%0, %1}, r0;\n"
-                            "mov.b32 {%2, %3}, r1;\n"
-                            "}\n"
-                            : "=h"(*(unsigned short*)&t303), "=h"(*(unsigned short*)&t304), "=h"(*(unsigned short*)&t305), "=h"(*(unsigned short*)&t306)
+                            "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
+                            : "=r"(prism_w303[0]), "=r"(prism_w303[1])
                             : "r"(prism_smem_addr(&Bs[l % 16 * 72 + wn * 32 + ni * 8]))
                             : "memory");
-                        fb[ni * 4] = t303;
-                        fb[ni * 4 + 1] = t304;
-                        fb[ni * 4 + 2] = t305;
-                        fb[ni * 4 + 3] = t306;
+                        t303 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w303[0]);
+                        t304 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w303[0] >> 16));
+                        t305 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w303[1]);
+                        t306 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w303[1] >> 16));
+                        prism_pair_set(fb, ni * 4, t303);
+                        prism_pair_set(fb, ni * 4 + 1, t304);
+                        prism_pair_set(fb, ni * 4 + 2, t305);
+                        prism_pair_set(fb, ni * 4 + 3, t306);
                     }
                     for (int mi_1 = 0; mi_1 < 2; mi_1 += 1) {
                         for (int ni_1 = 0; ni_1 < 4; ni_1 += 1) {
@@ -206,18 +184,9 @@ extern "C" __global__ void __launch_bounds__(128) gemm_bf16_ldmatrix(int M,
                             float t427;
                             float t428;
                             asm volatile(
-                                "{\n"
-                                ".reg .b32 a<4>, b<2>;\n"
-                                "mov.b32 a0, {%4, %5};\n"
-                                "mov.b32 a1, {%6, %7};\n"
-                                "mov.b32 a2, {%8, %9};\n"
-                                "mov.b32 a3, {%10, %11};\n"
-                                "mov.b32 b0, {%12, %13};\n"
-                                "mov.b32 b1, {%14, %15};\n"
-                                "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {a0, a1, a2, a3}, {b0, b1}, {%16, %17, %18, %19};\n"
-                                "}\n"
+                                "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
                                 : "=f"(t425), "=f"(t426), "=f"(t427), "=f"(t428)
-                                : "h"(__bfloat16_as_ushort(fa[mi_1 * 8])), "h"(__bfloat16_as_ushort(fa[mi_1 * 8 + 1])), "h"(__bfloat16_as_ushort(fa[mi_1 * 8 + 2])), "h"(__bfloat16_as_ushort(fa[mi_1 * 8 + 3])), "h"(__bfloat16_as_ushort(fa[mi_1 * 8 + 4])), "h"(__bfloat16_as_ushort(fa[mi_1 * 8 + 5])), "h"(__bfloat16_as_ushort(fa[mi_1 * 8 + 6])), "h"(__bfloat16_as_ushort(fa[mi_1 * 8 + 7])), "h"(__bfloat16_as_ushort(fb[ni_1 * 4])), "h"(__bfloat16_as_ushort(fb[ni_1 * 4 + 1])), "h"(__bfloat16_as_ushort(fb[ni_1 * 4 + 2])), "h"(__bfloat16_as_ushort(fb[ni_1 * 4 + 3])), "f"(acc[(mi_1 * 4 + ni_1) * 4]), "f"(acc[(mi_1 * 4 + ni_1) * 4 + 1]), "f"(acc[(mi_1 * 4 + ni_1) * 4 + 2]), "f"(acc[(mi_1 * 4 + ni_1) * 4 + 3]));
+                                : "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 1)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 2)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 3)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 4)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 5)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 6)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 7)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fb, ni_1 * 4)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fb, ni_1 * 4 + 1)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fb, ni_1 * 4 + 2)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fb, ni_1 * 4 + 3)) << 16)), "f"(acc[(mi_1 * 4 + ni_1) * 4]), "f"(acc[(mi_1 * 4 + ni_1) * 4 + 1]), "f"(acc[(mi_1 * 4 + ni_1) * 4 + 2]), "f"(acc[(mi_1 * 4 + ni_1) * 4 + 3]));
                             acc[(mi_1 * 4 + ni_1) * 4] = t425;
                             acc[(mi_1 * 4 + ni_1) * 4 + 1] = t426;
                             acc[(mi_1 * 4 + ni_1) * 4 + 2] = t427;

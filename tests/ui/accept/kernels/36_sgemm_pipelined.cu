@@ -64,9 +64,8 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_pipelined(int M,
                 {  // pipeline `Bs` as `Bs` at block[1]
                     int kt_issue = 0;  // line 59
                     const int t80 = prism_sub(prism_add(K, 8), 1) / 8;
-                    for (; kt_issue < prism_add(t80, 2); kt_issue += 1) {
+                    for (; kt_issue < t80 + 2; kt_issue += 1) {
                         const bool t84 = kt_issue >= 2;
-                        const int kt = kt_issue - 2;
                         if (t84) {
                             asm volatile("cp.async.wait_group 1;" :  :  : "memory");
                             __syncthreads();
@@ -77,8 +76,8 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_pipelined(int M,
                                 const int t94 = kt_issue % 3 * 1024;  // line 61
                                 {  // async `Bs` as `b_dst` at block[1]
                                     {  // group(thread[1])
-                                        const int ka = prism_add(prism_mul(kt_issue, 8), a_k);  // line 63
-                                        const int kb = prism_add(prism_mul(kt_issue, 8), b_k);  // line 64
+                                        const int ka = kt_issue * 8 + a_k;  // line 63
+                                        const int kb = kt_issue * 8 + b_k;  // line 64
                                         if (vec_a) {  // line 65
                                             asm volatile(  // line 66
                                                 "cp.async.cg.shared.global [%0], [%1], 16, %2;"
@@ -88,7 +87,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_pipelined(int M,
                                         } else {
                                             for (int e = 0; e < 4; e += 1) {
                                                 int t133 = {};
-                                                if (prism_add(ka, e) < K) {
+                                                if (ka + e < K) {
                                                     t133 = 4;  // line 69
                                                 } else {
                                                     t133 = 0;
@@ -137,9 +136,10 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_pipelined(int M,
                         }
                         asm volatile("cp.async.commit_group;" :  :  : "memory");
                         if (t84) {  // line 59
-                            const int t171 = kt % 3 * 1024;  // line 75
+                            const int kt = kt_issue - 2;
+                            const int t171 = (int)((unsigned)kt % 3u) * 1024;  // line 75
                             {  // stage `As` as `a_s` at block[1]
-                                const int t175 = kt % 3 * 1024;  // line 76
+                                const int t175 = (int)((unsigned)kt % 3u) * 1024;  // line 76
                                 {  // stage `Bs` as `b_s` at block[1]
                                     {  // group(thread[1])
                                         float ra[64] = {};  // line 78

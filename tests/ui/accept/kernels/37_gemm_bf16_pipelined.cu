@@ -61,9 +61,8 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_pipelined(int M,
                 {  // pipeline `Bs` as `Bs` at block[1]
                     int kt_issue = 0;  // line 56
                     const int t74 = prism_sub(prism_add(K, 16), 1) / 16;
-                    for (; kt_issue < prism_add(t74, 3); kt_issue += 1) {
+                    for (; kt_issue < t74 + 3; kt_issue += 1) {
                         const bool t78 = kt_issue >= 3;
-                        const int kt = kt_issue - 3;
                         if (t78) {
                             asm volatile("cp.async.wait_group 2;" :  :  : "memory");
                             __syncthreads();
@@ -72,8 +71,8 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_pipelined(int M,
                             {  // async `As` as `a_dst` at block[1]
                                 {  // async `Bs` as `b_dst` at block[1]
                                     {  // group(thread[1])
-                                        const int ka = prism_add(prism_mul(kt_issue, 16), a_k);  // line 60
-                                        const int kb = prism_add(prism_mul(kt_issue, 16), b_k);  // line 61
+                                        const int ka = kt_issue * 16 + a_k;  // line 60
+                                        const int kb = kt_issue * 16 + b_k;  // line 61
                                         asm volatile(  // line 62
                                             "cp.async.cg.shared.global [%0], [%1], 16, %2;"
                                             :
@@ -96,12 +95,13 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_pipelined(int M,
                         }
                         asm volatile("cp.async.commit_group;" :  :  : "memory");
                         if (t78) {  // line 56
+                            const int kt = kt_issue - 3;
                             {  // stage `As` as `a_s` at block[1]
                                 {  // stage `Bs` as `b_s` at block[1]
                                     {  // group(thread[32])
                                         const int l = (int)((unsigned)prism_tid % 32u);  // line 67
-                                        __nv_bfloat16 fa[32] = {};  // line 68
-                                        __nv_bfloat16 fb[16] = {};  // line 69
+                                        unsigned fa[16] = {};  // line 68
+                                        unsigned fb[8] = {};  // line 69
                                         for (int mi = 0; mi < 4; mi += 1) {
                                             __nv_bfloat16 t159;  // line 71
                                             __nv_bfloat16 t160;
@@ -111,46 +111,48 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_pipelined(int M,
                                             __nv_bfloat16 t164;
                                             __nv_bfloat16 t165;
                                             __nv_bfloat16 t166;
+                                            unsigned prism_w159[4];
                                             asm volatile(
-                                                "{\n"
-                                                ".reg .b32 r<4>;\n"
-                                                "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {r0, r1, r2, r3}, [%8];\n"
-                                                "mov.b32 {%0, %1}, r0;\n"
-                                                "mov.b32 {%2, %3}, r1;\n"
-                                                "mov.b32 {%4, %5}, r2;\n"
-                                                "mov.b32 {%6, %7}, r3;\n"
-                                                "}\n"
-                                                : "=h"(*(unsigned short*)&t159), "=h"(*(unsigned short*)&t160), "=h"(*(unsigned short*)&t161), "=h"(*(unsigned short*)&t162), "=h"(*(unsigned short*)&t163), "=h"(*(unsigned short*)&t164), "=h"(*(unsigned short*)&t165), "=h"(*(unsigned short*)&t166)
-                                                : "r"(prism_smem_addr(&As[kt % 4 * 3072 + ((wm * 64 + mi * 16 + l % 8 + 8 * (l / 8 % 2)) * 24 + 8 * (l / 16))]))
+                                                "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                                                : "=r"(prism_w159[0]), "=r"(prism_w159[1]), "=r"(prism_w159[2]), "=r"(prism_w159[3])
+                                                : "r"(prism_smem_addr(&As[(int)((unsigned)kt % 4u) * 3072 + ((wm * 64 + mi * 16 + l % 8 + 8 * (l / 8 % 2)) * 24 + 8 * (l / 16))]))
                                                 : "memory");
-                                            fa[mi * 8] = t159;
-                                            fa[mi * 8 + 1] = t160;
-                                            fa[mi * 8 + 2] = t161;
-                                            fa[mi * 8 + 3] = t162;
-                                            fa[mi * 8 + 4] = t163;
-                                            fa[mi * 8 + 5] = t164;
-                                            fa[mi * 8 + 6] = t165;
-                                            fa[mi * 8 + 7] = t166;
+                                            t159 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w159[0]);
+                                            t160 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w159[0] >> 16));
+                                            t161 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w159[1]);
+                                            t162 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w159[1] >> 16));
+                                            t163 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w159[2]);
+                                            t164 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w159[2] >> 16));
+                                            t165 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w159[3]);
+                                            t166 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w159[3] >> 16));
+                                            prism_pair_set(fa, mi * 8, t159);
+                                            prism_pair_set(fa, mi * 8 + 1, t160);
+                                            prism_pair_set(fa, mi * 8 + 2, t161);
+                                            prism_pair_set(fa, mi * 8 + 3, t162);
+                                            prism_pair_set(fa, mi * 8 + 4, t163);
+                                            prism_pair_set(fa, mi * 8 + 5, t164);
+                                            prism_pair_set(fa, mi * 8 + 6, t165);
+                                            prism_pair_set(fa, mi * 8 + 7, t166);
                                         }
                                         for (int ni = 0; ni < 4; ni += 1) {
                                             __nv_bfloat16 t215;  // line 75
                                             __nv_bfloat16 t216;
                                             __nv_bfloat16 t217;
                                             __nv_bfloat16 t218;
+                                            unsigned prism_w215[2];
                                             asm volatile(
-                                                "{\n"
-                                                ".reg .b32 r<2>;\n"
-                                                "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {r0, r1}, [%4];\n"
-                                                "mov.b32 {%0, %1}, r0;\n"
-                                                "mov.b32 {%2, %3}, r1;\n"
-                                                "}\n"
-                                                : "=h"(*(unsigned short*)&t215), "=h"(*(unsigned short*)&t216), "=h"(*(unsigned short*)&t217), "=h"(*(unsigned short*)&t218)
-                                                : "r"(prism_smem_addr(&Bs[kt % 4 * 2176 + (l % 16 * 136 + wn * 32 + ni * 8)]))
+                                                "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
+                                                : "=r"(prism_w215[0]), "=r"(prism_w215[1])
+                                                : "r"(prism_smem_addr(&Bs[(int)((unsigned)kt % 4u) * 2176 + (l % 16 * 136 + wn * 32 + ni * 8)]))
                                                 : "memory");
-                                            fb[ni * 4] = t215;
-                                            fb[ni * 4 + 1] = t216;
-                                            fb[ni * 4 + 2] = t217;
-                                            fb[ni * 4 + 3] = t218;
+                                            t215 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w215[0]);
+                                            t216 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w215[0] >> 16));
+                                            t217 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w215[1]);
+                                            t218 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w215[1] >> 16));
+                                            prism_pair_set(fb, ni * 4, t215);
+                                            prism_pair_set(fb, ni * 4 + 1, t216);
+                                            prism_pair_set(fb, ni * 4 + 2, t217);
+                                            prism_pair_set(fb, ni * 4 + 3, t218);
                                         }
                                         for (int mi_1 = 0; mi_1 < 4; mi_1 += 1) {
                                             for (int ni_1 = 0; ni_1 < 4; ni_1 += 1) {
@@ -159,18 +161,9 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_pipelined(int M,
                                                 float t339;
                                                 float t340;
                                                 asm volatile(
-                                                    "{\n"
-                                                    ".reg .b32 a<4>, b<2>;\n"
-                                                    "mov.b32 a0, {%4, %5};\n"
-                                                    "mov.b32 a1, {%6, %7};\n"
-                                                    "mov.b32 a2, {%8, %9};\n"
-                                                    "mov.b32 a3, {%10, %11};\n"
-                                                    "mov.b32 b0, {%12, %13};\n"
-                                                    "mov.b32 b1, {%14, %15};\n"
-                                                    "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {a0, a1, a2, a3}, {b0, b1}, {%16, %17, %18, %19};\n"
-                                                    "}\n"
+                                                    "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
                                                     : "=f"(t337), "=f"(t338), "=f"(t339), "=f"(t340)
-                                                    : "h"(__bfloat16_as_ushort(fa[mi_1 * 8])), "h"(__bfloat16_as_ushort(fa[mi_1 * 8 + 1])), "h"(__bfloat16_as_ushort(fa[mi_1 * 8 + 2])), "h"(__bfloat16_as_ushort(fa[mi_1 * 8 + 3])), "h"(__bfloat16_as_ushort(fa[mi_1 * 8 + 4])), "h"(__bfloat16_as_ushort(fa[mi_1 * 8 + 5])), "h"(__bfloat16_as_ushort(fa[mi_1 * 8 + 6])), "h"(__bfloat16_as_ushort(fa[mi_1 * 8 + 7])), "h"(__bfloat16_as_ushort(fb[ni_1 * 4])), "h"(__bfloat16_as_ushort(fb[ni_1 * 4 + 1])), "h"(__bfloat16_as_ushort(fb[ni_1 * 4 + 2])), "h"(__bfloat16_as_ushort(fb[ni_1 * 4 + 3])), "f"(acc[(mi_1 * 4 + ni_1) * 4]), "f"(acc[(mi_1 * 4 + ni_1) * 4 + 1]), "f"(acc[(mi_1 * 4 + ni_1) * 4 + 2]), "f"(acc[(mi_1 * 4 + ni_1) * 4 + 3]));
+                                                    : "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 1)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 2)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 3)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 4)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 5)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 6)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 7)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fb, ni_1 * 4)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fb, ni_1 * 4 + 1)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fb, ni_1 * 4 + 2)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fb, ni_1 * 4 + 3)) << 16)), "f"(acc[(mi_1 * 4 + ni_1) * 4]), "f"(acc[(mi_1 * 4 + ni_1) * 4 + 1]), "f"(acc[(mi_1 * 4 + ni_1) * 4 + 2]), "f"(acc[(mi_1 * 4 + ni_1) * 4 + 3]));
                                                 acc[(mi_1 * 4 + ni_1) * 4] = t337;
                                                 acc[(mi_1 * 4 + ni_1) * 4 + 1] = t338;
                                                 acc[(mi_1 * 4 + ni_1) * 4 + 2] = t339;

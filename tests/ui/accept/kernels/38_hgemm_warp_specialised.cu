@@ -103,7 +103,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemm(const __grid_constant
                                         asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 50
                                     }
                                 }
-                                if (prism_rem(q, steps) == prism_sub(steps, 1)) {  // line 51
+                                if (prism_rem(q, steps) == steps - 1) {  // line 51
                                     float* acc_1 = acc;  // line 36
                                     __nv_bfloat16* c_b = c;  // line 28
                                     __nv_bfloat16* c_w = c_b;  // line 37
@@ -144,7 +144,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemm(const __grid_constant
                                         asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 61
                                     }
                                 }
-                                if (prism_rem(q, steps) == prism_sub(steps, 1)) {  // line 62
+                                if (prism_rem(q, steps) == steps - 1) {  // line 62
                                     float* acc_1 = acc;  // line 36
                                     __nv_bfloat16* c_b = c;  // line 28
                                     __nv_bfloat16* c_w = c_b;  // line 37

@@ -21,5 +21,5 @@ __device__ __forceinline__ int count_positive(int prism_tid,
     }
     const unsigned mask = __ballot_sync(0xffffffffu, keep);  // line 9
     const int low = prism_sub(prism_add(__ffs((int)mask), __clz((int)mask)), (int)(__brev((unsigned)mask) & 0u));  // line 10
-    return prism_add(__popc((unsigned)mask), prism_mul(low, 0));  // line 11
+    return __popc((unsigned)mask) + low * 0;  // line 11
 }

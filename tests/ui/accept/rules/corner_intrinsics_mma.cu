@@ -37,34 +37,16 @@ __device__ __forceinline__ void mmas(int prism_tid, int prism_bid, unsigned char
         "}\n"
         : "=f"(C[0]), "=f"(C[1]), "=f"(C[2]), "=f"(C[3])
         : "f"(A[0]), "f"(A[1]), "f"(A[2]), "f"(A[3]), "f"(B[0]), "f"(B[1]), "f"(C[0]), "f"(C[1]), "f"(C[2]), "f"(C[3]));
-    __nv_bfloat16 Ab[8] = {};  // line 14
-    __nv_bfloat16 Bb[4] = {};  // line 15
+    unsigned Ab[4] = {};  // line 14
+    unsigned Bb[2] = {};  // line 15
     asm volatile(  // line 16
-        "{\n"
-        ".reg .b32 a<4>, b<2>;\n"
-        "mov.b32 a0, {%4, %5};\n"
-        "mov.b32 a1, {%6, %7};\n"
-        "mov.b32 a2, {%8, %9};\n"
-        "mov.b32 a3, {%10, %11};\n"
-        "mov.b32 b0, {%12, %13};\n"
-        "mov.b32 b1, {%14, %15};\n"
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {a0, a1, a2, a3}, {b0, b1}, {%16, %17, %18, %19};\n"
-        "}\n"
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
         : "=f"(C[0]), "=f"(C[1]), "=f"(C[2]), "=f"(C[3])
-        : "h"(__bfloat16_as_ushort(Ab[0])), "h"(__bfloat16_as_ushort(Ab[1])), "h"(__bfloat16_as_ushort(Ab[2])), "h"(__bfloat16_as_ushort(Ab[3])), "h"(__bfloat16_as_ushort(Ab[4])), "h"(__bfloat16_as_ushort(Ab[5])), "h"(__bfloat16_as_ushort(Ab[6])), "h"(__bfloat16_as_ushort(Ab[7])), "h"(__bfloat16_as_ushort(Bb[0])), "h"(__bfloat16_as_ushort(Bb[1])), "h"(__bfloat16_as_ushort(Bb[2])), "h"(__bfloat16_as_ushort(Bb[3])), "f"(C[0]), "f"(C[1]), "f"(C[2]), "f"(C[3]));
-    __half Ah[8] = {};  // line 20
-    __half Bh[4] = {};  // line 21
+        : "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(Ab, 0)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(Ab, 1)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(Ab, 2)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(Ab, 3)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(Ab, 4)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(Ab, 5)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(Ab, 6)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(Ab, 7)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(Bb, 0)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(Bb, 1)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(Bb, 2)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(Bb, 3)) << 16)), "f"(C[0]), "f"(C[1]), "f"(C[2]), "f"(C[3]));
+    unsigned Ah[4] = {};  // line 20
+    unsigned Bh[2] = {};  // line 21
     asm volatile(  // line 22
-        "{\n"
-        ".reg .b32 a<4>, b<2>;\n"
-        "mov.b32 a0, {%4, %5};\n"
-        "mov.b32 a1, {%6, %7};\n"
-        "mov.b32 a2, {%8, %9};\n"
-        "mov.b32 a3, {%10, %11};\n"
-        "mov.b32 b0, {%12, %13};\n"
-        "mov.b32 b1, {%14, %15};\n"
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {a0, a1, a2, a3}, {b0, b1}, {%16, %17, %18, %19};\n"
-        "}\n"
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
         : "=f"(C[0]), "=f"(C[1]), "=f"(C[2]), "=f"(C[3])
-        : "h"(__half_as_ushort(Ah[0])), "h"(__half_as_ushort(Ah[1])), "h"(__half_as_ushort(Ah[2])), "h"(__half_as_ushort(Ah[3])), "h"(__half_as_ushort(Ah[4])), "h"(__half_as_ushort(Ah[5])), "h"(__half_as_ushort(Ah[6])), "h"(__half_as_ushort(Ah[7])), "h"(__half_as_ushort(Bh[0])), "h"(__half_as_ushort(Bh[1])), "h"(__half_as_ushort(Bh[2])), "h"(__half_as_ushort(Bh[3])), "f"(C[0]), "f"(C[1]), "f"(C[2]), "f"(C[3]));
+        : "r"((unsigned)prism_to_bits(prism_pair_get<__half>(Ah, 0)) | ((unsigned)prism_to_bits(prism_pair_get<__half>(Ah, 1)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__half>(Ah, 2)) | ((unsigned)prism_to_bits(prism_pair_get<__half>(Ah, 3)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__half>(Ah, 4)) | ((unsigned)prism_to_bits(prism_pair_get<__half>(Ah, 5)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__half>(Ah, 6)) | ((unsigned)prism_to_bits(prism_pair_get<__half>(Ah, 7)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__half>(Bh, 0)) | ((unsigned)prism_to_bits(prism_pair_get<__half>(Bh, 1)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__half>(Bh, 2)) | ((unsigned)prism_to_bits(prism_pair_get<__half>(Bh, 3)) << 16)), "f"(C[0]), "f"(C[1]), "f"(C[2]), "f"(C[3]));
 }

@@ -19,7 +19,7 @@ extern "C" __global__ void indices(int* __restrict__ out)
                 {  // group(thread[32])
                     const int lane = (int)((unsigned)prism_tid % 32u);  // line 15
                     {  // group(thread[1])
-                        out[g] = prism_add(prism_add(prism_mul(prism_add(prism_mul(pair * 2 + b_in_pair, 2), w), 32), lane), 0 * b);  // line 17
+                        out[g] = prism_add(prism_mul(prism_add(prism_mul(pair * 2 + b_in_pair, 2), w), 32), lane) + 0 * b;  // line 17
                     }
                 }
             }

@@ -47,38 +47,64 @@ extern "C" __global__ void __launch_bounds__(32) fragments(const __nv_bfloat16* 
                     {  // partition `out_b_b` as `ob` at thread[1]
                         {  // group(thread[32])
                             const int l = (int)((unsigned)prism_tid % 32u);  // line 28
-                            __nv_bfloat16 fa[8] = {};  // line 29
+                            unsigned fa[4] = {};  // line 29
                             // split block barrier s0, wait
                             prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
-                            asm volatile(  // line 30
-                                "{\n"
-                                ".reg .b32 r<4>;\n"
-                                "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {r0, r1, r2, r3}, [%8];\n"
-                                "mov.b32 {%0, %1}, r0;\n"
-                                "mov.b32 {%2, %3}, r1;\n"
-                                "mov.b32 {%4, %5}, r2;\n"
-                                "mov.b32 {%6, %7}, r3;\n"
-                                "}\n"
-                                : "=h"(*(unsigned short*)&fa[0]), "=h"(*(unsigned short*)&fa[1]), "=h"(*(unsigned short*)&fa[2]), "=h"(*(unsigned short*)&fa[3]), "=h"(*(unsigned short*)&fa[4]), "=h"(*(unsigned short*)&fa[5]), "=h"(*(unsigned short*)&fa[6]), "=h"(*(unsigned short*)&fa[7])
+                            __nv_bfloat16 t50;  // line 30
+                            __nv_bfloat16 t51;
+                            __nv_bfloat16 t52;
+                            __nv_bfloat16 t53;
+                            __nv_bfloat16 t54;
+                            __nv_bfloat16 t55;
+                            __nv_bfloat16 t56;
+                            __nv_bfloat16 t57;
+                            unsigned prism_w50[4];
+                            asm volatile(
+                                "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                                : "=r"(prism_w50[0]), "=r"(prism_w50[1]), "=r"(prism_w50[2]), "=r"(prism_w50[3])
                                 : "r"(prism_smem_addr(&As[(l % 8 + 8 * (l / 8 % 2)) * 16 + 8 * (l / 16)]))
                                 : "memory");
-                            __nv_bfloat16 fb[4] = {};  // line 32
-                            asm volatile(  // line 33
-                                "{\n"
-                                ".reg .b32 r<2>;\n"
-                                "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {r0, r1}, [%4];\n"
-                                "mov.b32 {%0, %1}, r0;\n"
-                                "mov.b32 {%2, %3}, r1;\n"
-                                "}\n"
-                                : "=h"(*(unsigned short*)&fb[0]), "=h"(*(unsigned short*)&fb[1]), "=h"(*(unsigned short*)&fb[2]), "=h"(*(unsigned short*)&fb[3])
+                            t50 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w50[0]);
+                            t51 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w50[0] >> 16));
+                            t52 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w50[1]);
+                            t53 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w50[1] >> 16));
+                            t54 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w50[2]);
+                            t55 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w50[2] >> 16));
+                            t56 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w50[3]);
+                            t57 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w50[3] >> 16));
+                            prism_pair_set(fa, 0, t50);
+                            prism_pair_set(fa, 1, t51);
+                            prism_pair_set(fa, 2, t52);
+                            prism_pair_set(fa, 3, t53);
+                            prism_pair_set(fa, 4, t54);
+                            prism_pair_set(fa, 5, t55);
+                            prism_pair_set(fa, 6, t56);
+                            prism_pair_set(fa, 7, t57);
+                            unsigned fb[2] = {};  // line 32
+                            __nv_bfloat16 t70;  // line 33
+                            __nv_bfloat16 t71;
+                            __nv_bfloat16 t72;
+                            __nv_bfloat16 t73;
+                            unsigned prism_w70[2];
+                            asm volatile(
+                                "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
+                                : "=r"(prism_w70[0]), "=r"(prism_w70[1])
                                 : "r"(prism_smem_addr(&Bs[l % 16 * 8]))
                                 : "memory");
+                            t70 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w70[0]);
+                            t71 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w70[0] >> 16));
+                            t72 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w70[1]);
+                            t73 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w70[1] >> 16));
+                            prism_pair_set(fb, 0, t70);
+                            prism_pair_set(fb, 1, t71);
+                            prism_pair_set(fb, 2, t72);
+                            prism_pair_set(fb, 3, t73);
                             {  // group(thread[1])
                                 for (int k = 0; k < 8; k += 1) {
-                                    out_a[8 * t + k] = __bfloat162float(fa[k]);  // line 36
+                                    out_a[8 * t + k] = __bfloat162float(prism_pair_get<__nv_bfloat16>(fa, k));  // line 36
                                 }
                                 for (int k_1 = 0; k_1 < 4; k_1 += 1) {
-                                    out_b[4 * t + k_1] = __bfloat162float(fb[k_1]);  // line 38
+                                    out_b[4 * t + k_1] = __bfloat162float(prism_pair_get<__nv_bfloat16>(fb, k_1));  // line 38
                                 }
                             }
                         }

@@ -31,7 +31,6 @@ extern "C" __global__ void __launch_bounds__(128) ring2(int n,
                     int k_issue = 0;  // line 20
                     for (; k_issue < prism_add(n, 1); k_issue += 1) {
                         const bool t16 = k_issue >= 1;
-                        const int k = k_issue - 1;
                         if (t16) {
                             asm volatile("cp.async.wait_all;" :  :  : "memory");
                             __syncthreads();
@@ -60,10 +59,11 @@ extern "C" __global__ void __launch_bounds__(128) ring2(int n,
                         }
                         asm volatile("cp.async.commit_group;" :  :  : "memory");
                         if (t16) {  // line 20
+                            const int k = k_issue - 1;
                             {  // stage `ring` as `s` at block[1]
                                 {  // stage `scale` as `c` at block[1]
                                     {  // group(thread[1])
-                                        acc = fmaf(ring[k % 2 * 128 + (127 - t)], scale[k % 2 * 4 + t % 4], acc);  // line 31
+                                        acc = fmaf(ring[(int)((unsigned)k % 2u) * 128 + (127 - t)], scale[(int)((unsigned)k % 2u) * 4 + t % 4], acc);  // line 31
                                     }
                                 }
                             }
@@ -103,7 +103,6 @@ extern "C" __global__ void __launch_bounds__(128) ring4(int n,
                     int k_issue = 0;  // line 47
                     for (; k_issue < prism_add(n, 3); k_issue += 1) {
                         const bool t16 = k_issue >= 3;
-                        const int k = k_issue - 3;
                         if (t16) {
                             asm volatile("cp.async.wait_group 2;" :  :  : "memory");
                             __syncthreads();
@@ -132,10 +131,11 @@ extern "C" __global__ void __launch_bounds__(128) ring4(int n,
                         }
                         asm volatile("cp.async.commit_group;" :  :  : "memory");
                         if (t16) {  // line 47
+                            const int k = k_issue - 3;
                             {  // stage `ring` as `s` at block[1]
                                 {  // stage `scale` as `c` at block[1]
                                     {  // group(thread[1])
-                                        acc = fmaf(ring[k % 4 * 128 + (127 - t)], scale[k % 4 * 4 + t % 4], acc);  // line 58
+                                        acc = fmaf(ring[(int)((unsigned)k % 4u) * 128 + (127 - t)], scale[(int)((unsigned)k % 4u) * 4 + t % 4], acc);  // line 58
                                     }
                                 }
                             }

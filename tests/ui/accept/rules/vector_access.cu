@@ -104,7 +104,7 @@ extern "C" __global__ void mixed(__half* __restrict__ h, double* __restrict__ d,
         {  // partition `d` as `d_t` at thread[1]
             {  // partition `n` as `n_t` at thread[1]
                 {  // group(thread[1])
-                    __half hv[8] = {};  // line 50
+                    unsigned hv[4] = {};  // line 50
                     const int t9 = 0 * 4;  // line 51
                     const prism_vec<__half, 8> prism_v28 = *(const prism_vec<__half, 8>*)&h[prism_mul(8, g)];
                     const __half t28 = prism_v28.v[0];
@@ -115,20 +115,20 @@ extern "C" __global__ void mixed(__half* __restrict__ h, double* __restrict__ d,
                     const __half t33 = prism_v28.v[5];
                     const __half t34 = prism_v28.v[6];
                     const __half t35 = prism_v28.v[7];
-                    hv[t9] = t28;
-                    hv[t9 + 1] = t29;
-                    hv[t9 + 2] = t30;
-                    hv[t9 + 3] = t31;
-                    hv[t9 + 4] = t32;
-                    hv[t9 + 5] = t33;
-                    hv[t9 + 6] = t34;
-                    hv[t9 + 7] = t35;
+                    prism_pair_set(hv, t9, t28);
+                    prism_pair_set(hv, t9 + 1, t29);
+                    prism_pair_set(hv, t9 + 2, t30);
+                    prism_pair_set(hv, t9 + 3, t31);
+                    prism_pair_set(hv, t9 + 4, t32);
+                    prism_pair_set(hv, t9 + 5, t33);
+                    prism_pair_set(hv, t9 + 6, t34);
+                    prism_pair_set(hv, t9 + 7, t35);
                     for (int k = 0; k < 4; k += 1) {
-                        hv[0 * 4 + k] = hv[0 * 4 + k] + __float2half_rn(1.0f);  // line 53
-                        hv[4 + k] = hv[4 + k] + __float2half_rn(1.0f);  // line 54
+                        prism_pair_set(hv, 0 * 4 + k, prism_pair_get<__half>(hv, 0 * 4 + k) + __float2half_rn(1.0f));  // line 53
+                        prism_pair_set(hv, 4 + k, prism_pair_get<__half>(hv, 4 + k) + __float2half_rn(1.0f));  // line 54
                     }
                     const int t73 = 0 * 4;  // line 55
-                    *(prism_vec<__half, 8>*)&h[prism_mul(8, g)] = prism_vec<__half, 8>{{hv[t73], hv[t73 + 1], hv[t73 + 2], hv[t73 + 3], hv[t73 + 4], hv[t73 + 5], hv[t73 + 6], hv[t73 + 7]}};
+                    *(prism_vec<__half, 8>*)&h[prism_mul(8, g)] = prism_vec<__half, 8>{{prism_pair_get<__half>(hv, t73), prism_pair_get<__half>(hv, t73 + 1), prism_pair_get<__half>(hv, t73 + 2), prism_pair_get<__half>(hv, t73 + 3), prism_pair_get<__half>(hv, t73 + 4), prism_pair_get<__half>(hv, t73 + 5), prism_pair_get<__half>(hv, t73 + 6), prism_pair_get<__half>(hv, t73 + 7)}};
                     double dv[2] = {};  // line 56
                     const prism_vec<double, 2> prism_v103 = *(const prism_vec<double, 2>*)&d[prism_mul(2, g)];  // line 57
                     const double t103 = prism_v103.v[0];

@@ -131,7 +131,7 @@ extern "C" __global__ void mmaTF32NaiveKernel(const float* __restrict__ A,
                         const int row = (a_idx + j) / 8;  // line 94
                         const int col = (a_idx + j) % 8;  // line 95
                         const int global_row = prism_add(warp_row, row);  // line 96
-                        const int global_col = prism_add(prism_mul(i_1, 8), col);  // line 97
+                        const int global_col = i_1 * 8 + col;  // line 97
                         {  // partition `A_smem` as `As_thrd` at thread[1]
                             {  // group(thread[1])
                                 A_smem[a_idx + j] = A[prism_add(prism_mul(global_row, K), global_col)];  // line 100
@@ -143,7 +143,7 @@ extern "C" __global__ void mmaTF32NaiveKernel(const float* __restrict__ A,
                     // (back edge from for loop)
                     for (int j_1 = 0; j_1 < 2; j_1 += 1) {
                         // Similar to write into C_smem ...
-                        const int global_row_b = prism_add(prism_mul(i_1, 8), (b_idx + j_1) / 8);  // line 107
+                        const int global_row_b = prism_add(i_1 * 8, (b_idx + j_1) / 8);  // line 107
                         const int global_col_b = prism_add(warp_col, (b_idx + j_1) % 8);  // line 108
                         {  // partition `B_smem` as `Bs_thrd` at thread[1]
                             {  // group(thread[1])

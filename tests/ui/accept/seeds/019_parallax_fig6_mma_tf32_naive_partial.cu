@@ -123,7 +123,7 @@ extern "C" __global__ void mmaTF32NaiveKernel(const float* __restrict__ A,
                         const int row = flat_a / 8;  // line 88
                         const int col = flat_a % 8;  // line 89
                         const int global_row = prism_add(blk_row, row);  // line 90
-                        const int global_col = prism_add(prism_mul(kt, 8), col);  // line 91
+                        const int global_col = kt * 8 + col;  // line 91
                         {  // partition `A_smem` as `A_th` at thread[1]
                             {  // group(thread[1])
                                 A_smem[flat_a] = A[prism_add(prism_mul(global_row, K), global_col)];  // line 94
@@ -134,7 +134,7 @@ extern "C" __global__ void mmaTF32NaiveKernel(const float* __restrict__ A,
                     for (int j_1 = 0; j_1 < 2; j_1 += 1) {
                         // Similar to write into A_smem ...
                         const int flat_b = prism_tid * 2 + j_1;  // line 99
-                        const int global_row_b = prism_add(prism_mul(kt, 8), flat_b / 8);  // line 100
+                        const int global_row_b = prism_add(kt * 8, flat_b / 8);  // line 100
                         const int global_col_b = prism_add(blk_col, flat_b % 8);  // line 101
                         {  // partition `B_smem` as `B_th` at thread[1]
                             {  // group(thread[1])
