@@ -103,9 +103,7 @@ fn print_row(r: &Row, cores: usize) {
 
 fn table(rows: &[Row], cores: usize) {
     println!();
-    println!(
-        "| kernel | native | checks off, 1 worker | checks off, {cores} workers | all checks | all / off |"
-    );
+    println!("| kernel | native | checks off, 1 worker | checks off, {cores} workers | all checks | all / off |");
     println!("| --- | --: | --: | --: | --: | --: |");
     for r in rows {
         let cell = |d: Option<Duration>| match d {
