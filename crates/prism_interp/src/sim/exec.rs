@@ -251,7 +251,8 @@ impl<'a> BlockSim<'a> {
                         }
                     }
                     Op::Copy { dst, src } => {
-                        let x = *lanes::src(regs, *src);
+                        let mut x = [0u64; 32];
+                        lanes::copy32(&mut x, lanes::src(regs, *src));
                         lanes::put(regs, *dst, mask, &x);
                     }
                     Op::Un { dst, op, ty, a } => {
@@ -419,6 +420,27 @@ impl<'a> BlockSim<'a> {
                                 f.pc += 1;
                                 continue;
                             }
+                            // A thread-local array through a pointer (a library function's
+                            // array parameter).
+                            if let Some((frame, array, at)) = lanes::local_place(operands, mask) {
+                                let owner = if frame == fid {
+                                    Some(&fr)
+                                } else {
+                                    self.warps[w].frames.get(frame as usize).and_then(Option::as_ref)
+                                };
+                                if let Some(arr) = owner.and_then(|o| o.locals.get(array as usize)) {
+                                    let n = (arr.len() / 32) as u64;
+                                    if lanes_of(mask).all(|l| at[l] < n) {
+                                        let mut out = [0u64; 32];
+                                        for l in lanes_of(mask) {
+                                            out[l] = arr[at[l] as usize * 32 + l];
+                                        }
+                                        lanes::put(&mut fr.regs, *dst, mask, &out);
+                                        f.pc += 1;
+                                        continue;
+                                    }
+                                }
+                            }
                         }
                         // Lanes reading the element the previous two lanes read (a broadcast)
                         // need no race bookkeeping: any earlier write that conflicts with
@@ -455,6 +477,28 @@ impl<'a> BlockSim<'a> {
                                 }
                                 f.pc += 1;
                                 continue;
+                            }
+                            if let Some((frame, array, at)) = lanes::local_place(operands, mask) {
+                                let vals = lanes::src(&fr.regs, *value);
+                                let owner = if frame == fid {
+                                    Some(&mut fr.locals)
+                                } else {
+                                    self.warps[w]
+                                        .frames
+                                        .get_mut(frame as usize)
+                                        .and_then(Option::as_mut)
+                                        .map(|o| &mut o.locals)
+                                };
+                                if let Some(arr) = owner.and_then(|o| o.get_mut(array as usize)) {
+                                    let n = (arr.len() / 32) as u64;
+                                    if lanes_of(mask).all(|l| at[l] < n) {
+                                        for l in lanes_of(mask) {
+                                            arr[at[l] as usize * 32 + l] = vals[l];
+                                        }
+                                        f.pc += 1;
+                                        continue;
+                                    }
+                                }
                             }
                         }
                         let v = *value as usize * 32;
@@ -518,7 +562,7 @@ impl<'a> BlockSim<'a> {
                                 let vals = lanes::src(&fr.regs, *value);
                                 let row: &mut [u64; 32] = (&mut arr[i * 32..i * 32 + 32]).try_into().expect("32 lanes");
                                 if mask == FULL {
-                                    *row = *vals;
+                                    lanes::copy32(row, vals);
                                 } else {
                                     for l in lanes_of(mask) {
                                         row[l] = vals[l];
