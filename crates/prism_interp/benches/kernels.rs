@@ -154,9 +154,9 @@ fn native_gemm(a: &[f32], b: &[f32], c: &mut [f32]) {
 
 /// A gemm kernel with the corpus's signature `(M, N, K, alpha, A, B, beta, C)` on 256^3;
 /// `tile` is its block tile's side, `bf16_in` whether A and B are bf16.
-fn gemm<'a>(
+fn gemm(
     o: &Opts,
-    (id, what, file, kernel): (&'static str, &str, &str, &'a str),
+    (id, what, file, kernel): (&'static str, &str, &str, &str),
     (tile, block): (usize, u32),
     bf16_in: bool,
 ) -> Row {
