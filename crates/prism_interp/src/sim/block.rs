@@ -540,22 +540,26 @@ impl<'a> BlockSim<'a> {
     /// the registers and local arrays of its lanes in every frame of its call stack. A loop
     /// that polls memory but counts (a `for` loop of atomic loads) changes it every time.
     fn state_hash(&self, id: u32) -> u64 {
-        use std::hash::{Hash, Hasher};
         let Some(f) = self.frags[id as usize].as_ref() else { return 0 };
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        (f.pc, f.mask, &f.frames).hash(&mut h);
+        let mut h = super::lanes::WordHash::default();
+        h.add(u64::from(f.pc));
+        h.add(u64::from(f.mask));
+        h.add(f.frames.len() as u64);
+        for &fid in &f.frames {
+            h.add(u64::from(fid));
+        }
         let warp = &self.warps[f.warp as usize];
         for &fid in &f.frames {
             let Some(fr) = warp.frames[fid as usize].as_ref() else { continue };
-            for (i, v) in fr.regs.iter().enumerate() {
-                if f.mask & (1 << (i % 32)) != 0 {
-                    v.hash(&mut h);
+            for reg in fr.regs.chunks_exact(32) {
+                for l in lanes_of(f.mask) {
+                    h.add(reg[l]);
                 }
             }
-            for l in &fr.locals {
-                for (i, v) in l.iter().enumerate() {
-                    if f.mask & (1 << (i % 32)) != 0 {
-                        v.hash(&mut h);
+            for a in &fr.locals {
+                for el in a.chunks_exact(32) {
+                    for l in lanes_of(f.mask) {
+                        h.add(el[l]);
                     }
                 }
             }

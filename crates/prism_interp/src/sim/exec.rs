@@ -10,6 +10,7 @@ use super::block::{
     BarState, BlockSim, CollState, FULL, Frame, Loc, Mbar, PendingCopy, RET, Rec, Wait, WgPending, lanes_of,
 };
 use super::intr;
+use super::lanes;
 use super::{GCtx, Shared};
 use crate::code::{FuncCode, Intr, MbarOp, Op, R, WgmmaLayout};
 use crate::memory::{Ptr, Space};
@@ -37,8 +38,8 @@ fn each(mask: u32, mut f: impl FnMut(usize)) {
 }
 
 /// `dst = a op b` over the lanes of `mask`; the lane of a division by zero if any. The
-/// common operations get a straight 32-lane loop the compiler can vectorise; the rest go
-/// through [`ops::bin`] lane by lane.
+/// common operations get a straight 32-lane loop over fixed-size arrays (no bounds checks,
+/// so the compiler can vectorise it); the rest go through [`ops::bin`] lane by lane.
 #[inline(always)]
 fn bin_lanes(
     regs: &mut [u64],
@@ -46,10 +47,8 @@ fn bin_lanes(
     (op, ty, b_ty): (BinOp, Scalar, Scalar),
     (dst, a, b): (R, R, R),
 ) -> Option<usize> {
-    // Fixed-size copies: the compiler moves them with vector registers (a slice copy of the
-    // same 256 bytes is a call into libc's memcpy, 5% of a scan's run time).
-    let x: [u64; 32] = *<&[u64; 32]>::try_from(lanes(regs, a)).expect("a register has 32 lanes");
-    let y: [u64; 32] = *<&[u64; 32]>::try_from(lanes(regs, b)).expect("a register has 32 lanes");
+    let x = lanes::src(regs, a);
+    let y = lanes::src(regs, b);
     let mut out = [0u64; 32];
     #[inline(always)]
     fn map(out: &mut [u64; 32], x: &[u64; 32], y: &[u64; 32], f: impl Fn(u64, u64) -> u64) {
@@ -58,26 +57,40 @@ fn bin_lanes(
         }
     }
     let f32of = |v: u64| f32::from_bits(v as u32);
+    let f64of = f64::from_bits;
     let i32of = |v: u64| v as u32 as i32;
     let sext = |v: i32| v as i64 as u64;
     use BinOp::*;
     match (ty, op) {
-        (Scalar::F32, Add) => map(&mut out, &x, &y, |a, b| (f32of(a) + f32of(b)).to_bits() as u64),
-        (Scalar::F32, Sub) => map(&mut out, &x, &y, |a, b| (f32of(a) - f32of(b)).to_bits() as u64),
-        (Scalar::F32, Mul) => map(&mut out, &x, &y, |a, b| (f32of(a) * f32of(b)).to_bits() as u64),
-        (Scalar::F32, Lt) => map(&mut out, &x, &y, |a, b| (f32of(a) < f32of(b)) as u64),
-        (Scalar::I32, Add) => map(&mut out, &x, &y, |a, b| sext(i32of(a).wrapping_add(i32of(b)))),
-        (Scalar::I32, Sub) => map(&mut out, &x, &y, |a, b| sext(i32of(a).wrapping_sub(i32of(b)))),
-        (Scalar::I32, Mul) => map(&mut out, &x, &y, |a, b| sext(i32of(a).wrapping_mul(i32of(b)))),
-        (Scalar::I32, Lt) => map(&mut out, &x, &y, |a, b| (i32of(a) < i32of(b)) as u64),
-        (Scalar::I32, Le) => map(&mut out, &x, &y, |a, b| (i32of(a) <= i32of(b)) as u64),
-        (Scalar::I32, Gt) => map(&mut out, &x, &y, |a, b| (i32of(a) > i32of(b)) as u64),
-        (Scalar::I32, Ge) => map(&mut out, &x, &y, |a, b| (i32of(a) >= i32of(b)) as u64),
-        (Scalar::I32, Eq) | (Scalar::U32, Eq) => map(&mut out, &x, &y, |a, b| (a == b) as u64),
-        (Scalar::I32, Ne) | (Scalar::U32, Ne) => map(&mut out, &x, &y, |a, b| (a != b) as u64),
-        (Scalar::I32 | Scalar::U32, BitAnd) => map(&mut out, &x, &y, |a, b| a & b),
-        (Scalar::U32, Add) => map(&mut out, &x, &y, |a, b| (a as u32).wrapping_add(b as u32) as u64),
-        (Scalar::U32, Mul) => map(&mut out, &x, &y, |a, b| (a as u32).wrapping_mul(b as u32) as u64),
+        (Scalar::F32, Add) => map(&mut out, x, y, |a, b| (f32of(a) + f32of(b)).to_bits() as u64),
+        (Scalar::F32, Sub) => map(&mut out, x, y, |a, b| (f32of(a) - f32of(b)).to_bits() as u64),
+        (Scalar::F32, Mul) => map(&mut out, x, y, |a, b| (f32of(a) * f32of(b)).to_bits() as u64),
+        (Scalar::F32, Div) => map(&mut out, x, y, |a, b| (f32of(a) / f32of(b)).to_bits() as u64),
+        (Scalar::F32, Lt) => map(&mut out, x, y, |a, b| (f32of(a) < f32of(b)) as u64),
+        (Scalar::F32, Le) => map(&mut out, x, y, |a, b| (f32of(a) <= f32of(b)) as u64),
+        (Scalar::F32, Gt) => map(&mut out, x, y, |a, b| (f32of(a) > f32of(b)) as u64),
+        (Scalar::F32, Ge) => map(&mut out, x, y, |a, b| (f32of(a) >= f32of(b)) as u64),
+        (Scalar::F64, Add) => map(&mut out, x, y, |a, b| (f64of(a) + f64of(b)).to_bits()),
+        (Scalar::F64, Sub) => map(&mut out, x, y, |a, b| (f64of(a) - f64of(b)).to_bits()),
+        (Scalar::F64, Mul) => map(&mut out, x, y, |a, b| (f64of(a) * f64of(b)).to_bits()),
+        (Scalar::I32, Add) => map(&mut out, x, y, |a, b| sext(i32of(a).wrapping_add(i32of(b)))),
+        (Scalar::I32, Sub) => map(&mut out, x, y, |a, b| sext(i32of(a).wrapping_sub(i32of(b)))),
+        (Scalar::I32, Mul) => map(&mut out, x, y, |a, b| sext(i32of(a).wrapping_mul(i32of(b)))),
+        (Scalar::I32, Lt) => map(&mut out, x, y, |a, b| (i32of(a) < i32of(b)) as u64),
+        (Scalar::I32, Le) => map(&mut out, x, y, |a, b| (i32of(a) <= i32of(b)) as u64),
+        (Scalar::I32, Gt) => map(&mut out, x, y, |a, b| (i32of(a) > i32of(b)) as u64),
+        (Scalar::I32, Ge) => map(&mut out, x, y, |a, b| (i32of(a) >= i32of(b)) as u64),
+        (Scalar::I32, Eq) | (Scalar::U32, Eq) => map(&mut out, x, y, |a, b| (a == b) as u64),
+        (Scalar::I32, Ne) | (Scalar::U32, Ne) => map(&mut out, x, y, |a, b| (a != b) as u64),
+        (Scalar::I32 | Scalar::U32, BitAnd) => map(&mut out, x, y, |a, b| a & b),
+        (Scalar::I32 | Scalar::U32, BitOr) => map(&mut out, x, y, |a, b| a | b),
+        (Scalar::I32 | Scalar::U32, BitXor) => map(&mut out, x, y, |a, b| a ^ b),
+        (Scalar::U32, Add) => map(&mut out, x, y, |a, b| (a as u32).wrapping_add(b as u32) as u64),
+        (Scalar::U32, Sub) => map(&mut out, x, y, |a, b| (a as u32).wrapping_sub(b as u32) as u64),
+        (Scalar::U32, Mul) => map(&mut out, x, y, |a, b| (a as u32).wrapping_mul(b as u32) as u64),
+        (Scalar::U32, Lt) => map(&mut out, x, y, |a, b| (a < b) as u64),
+        (Scalar::Bool, And) => map(&mut out, x, y, |a, b| a & b & 1),
+        (Scalar::Bool, Or) => map(&mut out, x, y, |a, b| (a | b) & 1),
         _ => {
             let mut zero = None;
             for l in lanes_of(mask) {
@@ -93,75 +106,8 @@ fn bin_lanes(
             }
         }
     }
-    let d = &mut regs[dst as usize * 32..dst as usize * 32 + 32];
-    if mask == FULL {
-        d.copy_from_slice(&out);
-    } else {
-        for l in lanes_of(mask) {
-            d[l] = out[l];
-        }
-    }
+    lanes::put(regs, dst, mask, &out);
     None
-}
-
-/// The buffer every lane of `mask` points into, if they all point into the same global one.
-#[inline(always)]
-fn same_global<'s>(s: &'s Shared<'_>, ptrs: &[u64], mask: u32) -> Option<&'s crate::memory::Buffer> {
-    let first = ptrs[mask.trailing_zeros() as usize] >> 40;
-    if first >> 22 != 1 {
-        return None;
-    }
-    let mut same = true;
-    for l in lanes_of(mask) {
-        same &= ptrs[l] >> 40 == first;
-    }
-    if !same {
-        return None;
-    }
-    s.buffers.get((first & ((1 << 22) - 1)) as usize).copied()
-}
-
-/// Loads `dst = ptr[index]` for the lanes of `mask`, all pointing into `buf`. `Err` if a
-/// lane is out of bounds (nothing is written then).
-#[inline(always)]
-fn load_global(
-    buf: &crate::memory::Buffer,
-    regs: &mut [u64],
-    mask: u32,
-    p: usize,
-    x: usize,
-    d: usize,
-    index_ty: Scalar,
-) -> Result<(), ()> {
-    use crate::memory::Storage;
-    use std::sync::atomic::Ordering::Relaxed;
-    let n = buf.len() as i64;
-    let mut at = [0usize; 32];
-    let mut ok = true;
-    for l in lanes_of(mask) {
-        let off = ((regs[p + l] << 24) as i64) >> 24;
-        let idx = value::norm(index_ty, regs[x + l]) as i64;
-        let e = off.wrapping_add(idx);
-        ok &= (0..n).contains(&e);
-        at[l] = e as usize;
-    }
-    if !ok {
-        return Err(());
-    }
-    let elem = buf.elem;
-    match &buf.data {
-        Storage::B4(v) => {
-            for l in lanes_of(mask) {
-                regs[d + l] = value::norm(elem, u64::from(v[at[l]].load(Relaxed)));
-            }
-        }
-        _ => {
-            for l in lanes_of(mask) {
-                regs[d + l] = buf.load(at[l]);
-            }
-        }
-    }
-    Ok(())
 }
 
 /// `iv + step` on integers of type `ty`, or `None` if it leaves the type's range.
@@ -208,14 +154,6 @@ enum Uniform<'n> {
 /// A condition register's lanes as 0 or 1.
 fn bools(cond: &[u64]) -> [u64; 32] {
     std::array::from_fn(|l| u64::from(cond[l] != 0))
-}
-
-/// The lanes of `mask` where a `bool` register is true.
-#[inline(always)]
-fn true_lanes(cond: &[u64], mask: u32) -> u32 {
-    let mut m = 0u32;
-    each(mask, |l| m |= ((cond[l] != 0) as u32) << l);
-    m
 }
 
 /// The lanes of register `r`.
@@ -303,16 +241,24 @@ impl<'a> BlockSim<'a> {
                 let regs = &mut fr.regs;
                 match &fc.ops[pc as usize] {
                     Op::Const { dst, bits } => {
-                        let d = *dst as usize * 32;
-                        each(mask, |l| regs[d + l] = *bits);
+                        let d = lanes::dst(regs, *dst);
+                        if mask == FULL {
+                            *d = [*bits; 32];
+                        } else {
+                            for l in lanes_of(mask) {
+                                d[l] = *bits;
+                            }
+                        }
                     }
                     Op::Copy { dst, src } => {
-                        let (d, a) = (*dst as usize * 32, *src as usize * 32);
-                        each(mask, |l| regs[d + l] = regs[a + l]);
+                        let mut x = [0u64; 32];
+                        lanes::copy32(&mut x, lanes::src(regs, *src));
+                        lanes::put(regs, *dst, mask, &x);
                     }
                     Op::Un { dst, op, ty, a } => {
-                        let (d, a) = (*dst as usize * 32, *a as usize * 32);
-                        each(mask, |l| regs[d + l] = ops::un(*op, *ty, regs[a + l]));
+                        let x = lanes::src(regs, *a);
+                        let out: [u64; 32] = std::array::from_fn(|l| ops::un(*op, *ty, x[l]));
+                        lanes::put(regs, *dst, mask, &out);
                     }
                     Op::Bin { dst, op, ty, a, b, b_ty } => {
                         if let Some(l) = bin_lanes(regs, mask, (*op, *ty, *b_ty), (*dst, *a, *b)) {
@@ -325,12 +271,17 @@ impl<'a> BlockSim<'a> {
                         if ty == Scalar::I32 {
                             // The common case, in a loop the compiler can vectorise: the sum
                             // in 64 bits, and whether any lane left the `int` range.
+                            let x = lanes::src(regs, *iv);
+                            let y = lanes::src(regs, *step);
+                            let mut out = [0u64; 32];
                             let mut bad = 0u32;
-                            each(mask, |l| {
-                                let v = i64::from(regs[d + l] as u32 as i32) + i64::from(regs[st + l] as u32 as i32);
+                            for l in 0..32 {
+                                let v = i64::from(x[l] as u32 as i32) + i64::from(y[l] as u32 as i32);
                                 bad |= u32::from(v != i64::from(v as i32)) << l;
-                                regs[d + l] = v as i32 as i64 as u64;
-                            });
+                                out[l] = v as i32 as i64 as u64;
+                            }
+                            lanes::put(regs, *iv, mask, &out);
+                            bad &= mask;
                             if bad != 0 {
                                 let l = bad.trailing_zeros() as usize;
                                 // Undo the lane's step for the report.
@@ -359,27 +310,43 @@ impl<'a> BlockSim<'a> {
                         }
                     }
                     Op::Fma { dst, ty, a, b, c } => {
-                        let (d, a, b, c) = (*dst as usize * 32, *a as usize * 32, *b as usize * 32, *c as usize * 32);
+                        let (x, y, z) = (lanes::src(regs, *a), lanes::src(regs, *b), lanes::src(regs, *c));
+                        let mut out = [0u64; 32];
                         if *ty == Scalar::F32 {
                             let f = |v: u64| f32::from_bits(v as u32);
-                            each(mask, |l| {
-                                regs[d + l] =
-                                    ops::fma_f32(f(regs[a + l]), f(regs[b + l]), f(regs[c + l])).to_bits() as u64
-                            });
+                            for l in 0..32 {
+                                out[l] = ops::fma_f32(f(x[l]), f(y[l]), f(z[l])).to_bits() as u64;
+                            }
                         } else {
                             let f = f64::from_bits;
-                            each(mask, |l| {
-                                regs[d + l] = f(regs[a + l]).mul_add(f(regs[b + l]), f(regs[c + l])).to_bits()
-                            });
+                            for l in lanes_of(mask) {
+                                out[l] = f(x[l]).mul_add(f(y[l]), f(z[l])).to_bits();
+                            }
                         }
+                        lanes::put(regs, *dst, mask, &out);
                     }
                     Op::Select { dst, c, a, b } => {
-                        let (d, c, a, b) = (*dst as usize * 32, *c as usize * 32, *a as usize * 32, *b as usize * 32);
-                        each(mask, |l| regs[d + l] = if regs[c + l] != 0 { regs[a + l] } else { regs[b + l] });
+                        let (c, x, y) = (lanes::src(regs, *c), lanes::src(regs, *a), lanes::src(regs, *b));
+                        let out: [u64; 32] = std::array::from_fn(|l| if c[l] != 0 { x[l] } else { y[l] });
+                        lanes::put(regs, *dst, mask, &out);
                     }
                     Op::Cast { dst, from, to, a } => {
-                        let (d, a) = (*dst as usize * 32, *a as usize * 32);
-                        each(mask, |l| regs[d + l] = value::cast(*from, *to, regs[a + l]));
+                        let x = lanes::src(regs, *a);
+                        let mut out = [0u64; 32];
+                        match (*from, *to) {
+                            // The same integer in the same canonical bits.
+                            (Scalar::I32, Scalar::I64) => out = x.map(|v| v as u32 as i32 as i64 as u64),
+                            (Scalar::U32, Scalar::U64 | Scalar::I64) => out = x.map(|v| v & 0xFFFF_FFFF),
+                            (Scalar::I32, Scalar::F32) => {
+                                out = x.map(|v| u64::from((v as u32 as i32 as f32).to_bits()))
+                            }
+                            _ => {
+                                for l in lanes_of(mask) {
+                                    out[l] = value::cast(*from, *to, x[l]);
+                                }
+                            }
+                        }
+                        lanes::put(regs, *dst, mask, &out);
                     }
                     Op::RelId { dst, code, target } => {
                         let (t, b) = (u64::from(s.block), u64::from(s.grid));
@@ -425,23 +392,54 @@ impl<'a> BlockSim<'a> {
                         each(mask, |l| regs[d + l] = p);
                     }
                     Op::PtrAdd { dst, base, off, off_ty } => {
-                        let (d, b, o) = (*dst as usize * 32, *base as usize * 32, *off as usize * 32);
-                        each(mask, |l| {
-                            let delta = to_i128(*off_ty, regs[o + l]) as i64;
-                            regs[d + l] = Ptr::decode(regs[b + l]).offset_by(delta).encode();
-                        });
+                        // `to_i128(off_ty, v) as i64` is `v as i64` for every integer type.
+                        let _ = off_ty;
+                        let (b, o) = (lanes::src(regs, *base), lanes::src(regs, *off));
+                        let out: [u64; 32] = std::array::from_fn(|l| lanes::ptr_add(b[l], o[l]));
+                        lanes::put(regs, *dst, mask, &out);
                     }
                     Op::Load { dst, ty, ptr, index, index_ty, access } => {
                         let (d, p, x) = (*dst as usize * 32, *ptr as usize * 32, *index as usize * 32);
                         let kind = race_kind(fc, *access, false);
                         if kind.is_none() || !s.cfg.checks.races {
-                            // The common case: every lane reads one global buffer.
-                            // When a lane is out of bounds, the general path below says where.
-                            if let Some(buf) = same_global(s, &fr.regs[p..p + 32], mask)
-                                && load_global(buf, &mut fr.regs, mask, p, x, d, *index_ty).is_ok()
+                            // The common case: every lane reads one global buffer, or shared
+                            // memory. When a lane is out of bounds, the general path below
+                            // says where.
+                            let operands = (lanes::src(&fr.regs, *ptr), lanes::src(&fr.regs, *index), *index_ty);
+                            if let Some((place, at)) =
+                                lanes::resolve(s, self.shared.len(), operands, mask, ty.size(), 1, 1)
                             {
+                                let mut out = [0u64; 32];
+                                match place {
+                                    lanes::Place::Global(buf) => lanes::load_global(buf, mask, &at, 0, &mut out),
+                                    lanes::Place::Shared => {
+                                        lanes::load_shared(&self.shared, *ty, mask, &at, 0, &mut out)
+                                    }
+                                }
+                                lanes::put(&mut fr.regs, *dst, mask, &out);
                                 f.pc += 1;
                                 continue;
+                            }
+                            // A thread-local array through a pointer (a library function's
+                            // array parameter).
+                            if let Some((frame, array, at)) = lanes::local_place(operands, mask) {
+                                let owner = if frame == fid {
+                                    Some(&fr)
+                                } else {
+                                    self.warps[w].frames.get(frame as usize).and_then(Option::as_ref)
+                                };
+                                if let Some(arr) = owner.and_then(|o| o.locals.get(array as usize)) {
+                                    let n = (arr.len() / 32) as u64;
+                                    if lanes_of(mask).all(|l| at[l] < n) {
+                                        let mut out = [0u64; 32];
+                                        for l in lanes_of(mask) {
+                                            out[l] = arr[at[l] as usize * 32 + l];
+                                        }
+                                        lanes::put(&mut fr.regs, *dst, mask, &out);
+                                        f.pc += 1;
+                                        continue;
+                                    }
+                                }
                             }
                         }
                         // Lanes reading the element the previous two lanes read (a broadcast)
@@ -465,6 +463,44 @@ impl<'a> BlockSim<'a> {
                     }
                     Op::Store { ty, ptr, index, index_ty, value, access } => {
                         g.writes += 1;
+                        if !s.cfg.checks.races || race_kind(fc, *access, true).is_none() {
+                            let operands = (lanes::src(&fr.regs, *ptr), lanes::src(&fr.regs, *index), *index_ty);
+                            if let Some((place, at)) =
+                                lanes::resolve(s, self.shared.len(), operands, mask, ty.size(), 1, 1)
+                            {
+                                let vals = lanes::src(&fr.regs, *value);
+                                match place {
+                                    lanes::Place::Global(buf) => lanes::store_global(buf, mask, &at, 0, vals),
+                                    lanes::Place::Shared => {
+                                        lanes::store_shared(&mut self.shared, *ty, mask, &at, 0, vals)
+                                    }
+                                }
+                                f.pc += 1;
+                                continue;
+                            }
+                            if let Some((frame, array, at)) = lanes::local_place(operands, mask) {
+                                let vals = lanes::src(&fr.regs, *value);
+                                let owner = if frame == fid {
+                                    Some(&mut fr.locals)
+                                } else {
+                                    self.warps[w]
+                                        .frames
+                                        .get_mut(frame as usize)
+                                        .and_then(Option::as_mut)
+                                        .map(|o| &mut o.locals)
+                                };
+                                if let Some(arr) = owner.and_then(|o| o.get_mut(array as usize)) {
+                                    let n = (arr.len() / 32) as u64;
+                                    if lanes_of(mask).all(|l| at[l] < n) {
+                                        for l in lanes_of(mask) {
+                                            arr[at[l] as usize * 32 + l] = vals[l];
+                                        }
+                                        f.pc += 1;
+                                        continue;
+                                    }
+                                }
+                            }
+                        }
                         let v = *value as usize * 32;
                         for l in lanes_of(mask) {
                             let loc = elem!(*ptr, *index, *index_ty, ty.size(), *access, true, "write", l);
@@ -485,8 +521,25 @@ impl<'a> BlockSim<'a> {
                         {
                             fatal!(ReportKind::WgmmaPending, wgmma_pending(fc, *local, "read"), l);
                         }
-                        let (d, x) = (*dst as usize * 32, *index as usize * 32);
                         let arr = &fr.locals[*local as usize];
+                        match lanes::local_index(lanes::src(&fr.regs, *index), mask, arr.len() / 32) {
+                            Some(Ok(i)) => {
+                                let row: &[u64; 32] = arr[i * 32..i * 32 + 32].try_into().expect("32 lanes");
+                                lanes::put(&mut fr.regs, *dst, mask, row);
+                                f.pc += 1;
+                                continue;
+                            }
+                            Some(Err(at)) => {
+                                let out: [u64; 32] = std::array::from_fn(|l| {
+                                    if mask >> l & 1 != 0 { arr[at[l] as usize * 32 + l] } else { 0 }
+                                });
+                                lanes::put(&mut fr.regs, *dst, mask, &out);
+                                f.pc += 1;
+                                continue;
+                            }
+                            None => {}
+                        }
+                        let (d, x) = (*dst as usize * 32, *index as usize * 32);
                         let n = (arr.len() / 32) as i128;
                         for l in lanes_of(mask) {
                             let i = to_i128(*index_ty, fr.regs[x + l]);
@@ -502,6 +555,31 @@ impl<'a> BlockSim<'a> {
                             && let Some(l) = self.wgmma_busy(w, mask, fid, *local)
                         {
                             fatal!(ReportKind::WgmmaPending, wgmma_pending(fc, *local, "written"), l);
+                        }
+                        let arr = &mut fr.locals[*local as usize];
+                        match lanes::local_index(lanes::src(&fr.regs, *index), mask, arr.len() / 32) {
+                            Some(Ok(i)) => {
+                                let vals = lanes::src(&fr.regs, *value);
+                                let row: &mut [u64; 32] = (&mut arr[i * 32..i * 32 + 32]).try_into().expect("32 lanes");
+                                if mask == FULL {
+                                    lanes::copy32(row, vals);
+                                } else {
+                                    for l in lanes_of(mask) {
+                                        row[l] = vals[l];
+                                    }
+                                }
+                                f.pc += 1;
+                                continue;
+                            }
+                            Some(Err(at)) => {
+                                let vals = lanes::src(&fr.regs, *value);
+                                for l in lanes_of(mask) {
+                                    arr[at[l] as usize * 32 + l] = vals[l];
+                                }
+                                f.pc += 1;
+                                continue;
+                            }
+                            None => {}
                         }
                         let (v, x) = (*value as usize * 32, *index as usize * 32);
                         let n = (fr.locals[*local as usize].len() / 32) as i128;
@@ -629,6 +707,48 @@ impl<'a> BlockSim<'a> {
                             let size = ty.size();
                             let bytes = size * dsts.len() as u64;
                             let kind = race_kind(fc, *access, store);
+                            if kind.is_none() || !s.cfg.checks.races {
+                                let operands = (lanes::src(&fr.regs, *ptr), lanes::src(&fr.regs, *index), *index_ty);
+                                let count = dsts.len() as u64;
+                                if let Some((place, at)) =
+                                    lanes::resolve(s, self.shared.len(), operands, mask, size, count, bytes)
+                                {
+                                    if store {
+                                        // Lane by lane, as the general path writes: where
+                                        // lanes' vectors overlap, the last lane's value stays.
+                                        for l in lanes_of(mask) {
+                                            for (k, &d) in dsts.iter().enumerate() {
+                                                let bits = fr.regs[d as usize * 32 + l];
+                                                match &place {
+                                                    lanes::Place::Global(buf) => buf.store(at[l] as usize + k, bits),
+                                                    lanes::Place::Shared => lanes::write_shared(
+                                                        &mut self.shared,
+                                                        size,
+                                                        (at[l] + k as u64 * size) as usize,
+                                                        bits,
+                                                    ),
+                                                }
+                                            }
+                                        }
+                                    } else {
+                                        for (k, &d) in dsts.iter().enumerate() {
+                                            let k = k as u64;
+                                            let mut out = [0u64; 32];
+                                            match &place {
+                                                lanes::Place::Global(buf) => {
+                                                    lanes::load_global(buf, mask, &at, k, &mut out)
+                                                }
+                                                lanes::Place::Shared => {
+                                                    lanes::load_shared(&self.shared, *ty, mask, &at, k * size, &mut out)
+                                                }
+                                            }
+                                            lanes::put(&mut fr.regs, d, mask, &out);
+                                        }
+                                    }
+                                    f.pc += 1;
+                                    continue;
+                                }
+                            }
                             for l in lanes_of(mask) {
                                 let at = Lane { fid, w, l };
                                 let i = to_i128(*index_ty, fr.regs[*index as usize * 32 + l]);
@@ -1381,7 +1501,7 @@ impl<'a> BlockSim<'a> {
                     }
                     Op::Branch { cond, else_pc, join, uniform } => {
                         let c = *cond as usize * 32;
-                        let taken = true_lanes(&fr.regs[c..c + 32], mask);
+                        let taken = lanes::true_lanes(lanes::src(&fr.regs, *cond), mask);
                         if *uniform && !self.condition_uniform(g, &f, &fr.regs[c..c + 32], fc, func, "condition") {
                             put_back!();
                             return;
@@ -1405,7 +1525,7 @@ impl<'a> BlockSim<'a> {
                     }
                     Op::LoopTest { cond, exit, uniform } => {
                         let c = *cond as usize * 32;
-                        let stay = true_lanes(&fr.regs[c..c + 32], mask);
+                        let stay = lanes::true_lanes(lanes::src(&fr.regs, *cond), mask);
                         if *uniform && !self.condition_uniform(g, &f, &fr.regs[c..c + 32], fc, func, "loop condition") {
                             put_back!();
                             return;

@@ -21,6 +21,7 @@ mod access;
 mod block;
 mod exec;
 pub mod intr;
+mod lanes;
 
 use crate::code::{Code, Op};
 use crate::memory::Buffer;

@@ -1,0 +1,309 @@
+//! The interpreter's fast paths: a register's 32 lanes as a fixed-size array (one bounds
+//! check per operand and op, none per lane), and memory accesses resolved for a whole
+//! fragment at once when no lane needs a report or race bookkeeping.
+//!
+//! Invariant: a fast path either does exactly what the general, lane-by-lane path in
+//! `exec.rs` does, or does nothing at all and says so (`None`), and the op then runs the
+//! general path, which finds the lane to report. So results and reports do not depend on
+//! which path ran.
+
+use super::Shared;
+use super::block::{FULL, lanes_of};
+use crate::code::R;
+use crate::memory::{Buffer, Storage};
+use crate::value;
+use prism_types::ty::Scalar;
+use std::sync::atomic::Ordering::Relaxed;
+
+/// The lanes of register `r`.
+#[inline(always)]
+pub(super) fn src(regs: &[u64], r: R) -> &[u64; 32] {
+    let r = r as usize * 32;
+    regs[r..r + 32].try_into().expect("a register has 32 lanes")
+}
+
+/// The lanes of register `r`, to write.
+#[inline(always)]
+pub(super) fn dst(regs: &mut [u64], r: R) -> &mut [u64; 32] {
+    let r = r as usize * 32;
+    (&mut regs[r..r + 32]).try_into().expect("a register has 32 lanes")
+}
+
+/// `*d = *s`, in two halves: a 256-byte copy is a call into libc's `memcpy` (it was 11% of a
+/// scan's run time), a 128-byte one is eight vector moves inline.
+#[inline(always)]
+pub(super) fn copy32(d: &mut [u64; 32], s: &[u64; 32]) {
+    d[..16].copy_from_slice(&s[..16]);
+    d[16..].copy_from_slice(&s[16..]);
+}
+
+/// Writes the lanes of `mask` of `out` into register `r`.
+#[inline(always)]
+pub(super) fn put(regs: &mut [u64], r: R, mask: u32, out: &[u64; 32]) {
+    let d = dst(regs, r);
+    if mask == FULL {
+        copy32(d, out);
+    } else {
+        for l in lanes_of(mask) {
+            d[l] = out[l];
+        }
+    }
+}
+
+/// The lanes of `mask` where `cond` is true.
+#[inline(always)]
+pub(super) fn true_lanes(cond: &[u64; 32], mask: u32) -> u32 {
+    let mut m = 0u32;
+    for (l, c) in cond.iter().enumerate() {
+        m |= u32::from(*c != 0) << l;
+    }
+    m & mask
+}
+
+/// A pointer register's new value, `delta` elements on (the bits of an integer register of
+/// any type: two's complement makes adding them the same as adding the value). The offset
+/// field wraps in its width, as [`crate::memory::Ptr::encode`] wraps it; a null pointer
+/// stays null.
+#[inline(always)]
+pub(super) fn ptr_add(bits: u64, delta: u64) -> u64 {
+    const FIELD: [u64; 4] = [0, (1 << 40) - 1, (1 << 20) - 1, (1 << 24) - 1];
+    let tag = (bits >> 62) as usize;
+    let m = FIELD[tag];
+    if tag == 0 { 0 } else { (bits & !m) | (bits.wrapping_add(delta) & m) }
+}
+
+/// Where the lanes of an access resolved: one global buffer (element indices) or shared
+/// memory (byte addresses).
+pub(super) enum Place<'s> {
+    Global(&'s Buffer),
+    Shared,
+}
+
+/// Resolves, for the lanes of `mask`, pointer lanes `ptrs` plus index lanes `idx` (of type
+/// `index_ty`) to `count` consecutive elements of `size` bytes each, when every lane points
+/// into the same global buffer or every lane into shared memory, all elements lie inside
+/// the allocation, and the first byte is a multiple of `align` (1 for no alignment). The
+/// first element's index (global) or byte address (shared) per lane; `None` when a lane
+/// needs the general path.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn resolve<'s>(
+    s: &'s Shared<'_>,
+    shared_len: usize,
+    (ptrs, idx, index_ty): (&[u64; 32], &[u64; 32], Scalar),
+    mask: u32,
+    size: u64,
+    count: u64,
+    align: u64,
+) -> Option<(Place<'s>, [u64; 32])> {
+    if mask == 0 || count == 0 {
+        return None;
+    }
+    let first = ptrs[mask.trailing_zeros() as usize];
+    // An unsigned index at or past 2^63 is out of every allocation; as `i64` it would
+    // look negative and could come back into range with the pointer's offset.
+    let unsigned64 = !index_ty.is_signed_int();
+    let mut at = [0u64; 32];
+    let mut ok = true;
+    match first >> 62 {
+        1 => {
+            let region = first >> 40;
+            let buf = s.buffers.get((region & ((1 << 22) - 1)) as usize).copied()?;
+            let n = buf.len() as i64 - count as i64;
+            for l in lanes_of(mask) {
+                let p = ptrs[l];
+                let off = ((p << 24) as i64) >> 24;
+                let i = idx[l] as i64;
+                let e = off.wrapping_add(i);
+                ok &= p >> 40 == region && !(unsigned64 && i < 0) && (0..=n).contains(&e);
+                ok &= align == 1 || (e as u64).wrapping_mul(size).is_multiple_of(align);
+                at[l] = e as u64;
+            }
+            ok.then_some((Place::Global(buf), at))
+        }
+        2 => {
+            for l in lanes_of(mask) {
+                let p = ptrs[l];
+                let base = (p >> 40) & ((1 << 22) - 1);
+                let n = (((p >> 20) & ((1 << 20) - 1)) / size) as i64 - count as i64;
+                let off = ((p << 44) as i64) >> 44;
+                let i = idx[l] as i64;
+                let e = off.wrapping_add(i);
+                let addr = base.wrapping_add((e as u64).wrapping_mul(size));
+                ok &= p >> 62 == 2 && !(unsigned64 && i < 0) && (0..=n).contains(&e);
+                ok &= addr as usize + (size * count) as usize <= shared_len;
+                ok &= align == 1 || addr.is_multiple_of(align);
+                at[l] = addr;
+            }
+            ok.then_some((Place::Shared, at))
+        }
+        _ => None,
+    }
+}
+
+/// For the lanes of `mask`, the local array every lane's pointer in `ptrs` points into (its
+/// frame and its index in the frame), when they all point into the same one, and each
+/// lane's element index with `idx` (of type `index_ty`) added; `None` otherwise. The
+/// caller checks the indices against the array's length.
+#[inline(always)]
+pub(super) fn local_place(
+    (ptrs, idx, index_ty): (&[u64; 32], &[u64; 32], Scalar),
+    mask: u32,
+) -> Option<(u32, u32, [u64; 32])> {
+    if mask == 0 {
+        return None;
+    }
+    let first = ptrs[mask.trailing_zeros() as usize];
+    if first >> 62 != 3 {
+        return None;
+    }
+    let region = first >> 24;
+    let unsigned64 = !index_ty.is_signed_int();
+    let mut at = [0u64; 32];
+    let mut ok = true;
+    for l in lanes_of(mask) {
+        let p = ptrs[l];
+        let off = ((p << 40) as i64) >> 40;
+        let i = idx[l] as i64;
+        ok &= p >> 24 == region && !(unsigned64 && i < 0);
+        // A negative element is huge as `u64`: the caller's bounds check rejects it.
+        at[l] = off.wrapping_add(i) as u64;
+    }
+    let frame = ((first >> 40) & ((1 << 22) - 1)) as u32;
+    let array = ((first >> 24) & ((1 << 16) - 1)) as u32;
+    ok.then_some((frame, array, at))
+}
+
+/// Element `i` of a global buffer as register bits (what `Buffer::load` gives), with the
+/// match on the storage outside the lane loop.
+#[inline(always)]
+pub(super) fn load_global(buf: &Buffer, mask: u32, at: &[u64; 32], step: u64, out: &mut [u64; 32]) {
+    let elem = buf.elem;
+    match &buf.data {
+        Storage::B4(v) => {
+            for l in lanes_of(mask) {
+                out[l] = value::norm(elem, u64::from(v[(at[l] + step) as usize].load(Relaxed)));
+            }
+        }
+        Storage::B8(v) => {
+            for l in lanes_of(mask) {
+                out[l] = v[(at[l] + step) as usize].load(Relaxed);
+            }
+        }
+        _ => {
+            for l in lanes_of(mask) {
+                out[l] = buf.load((at[l] + step) as usize);
+            }
+        }
+    }
+}
+
+/// Stores the lanes of `mask` of `vals` into a global buffer (what `Buffer::store` does).
+#[inline(always)]
+pub(super) fn store_global(buf: &Buffer, mask: u32, at: &[u64; 32], step: u64, vals: &[u64; 32]) {
+    match &buf.data {
+        Storage::B4(v) => {
+            for l in lanes_of(mask) {
+                v[(at[l] + step) as usize].store(vals[l] as u32, Relaxed);
+            }
+        }
+        _ => {
+            for l in lanes_of(mask) {
+                buf.store((at[l] + step) as usize, vals[l]);
+            }
+        }
+    }
+}
+
+/// Reads `ty` values at byte addresses `at + off` of shared memory (what `read_loc` does).
+#[inline(always)]
+pub(super) fn load_shared(sh: &[u8], ty: Scalar, mask: u32, at: &[u64; 32], off: u64, out: &mut [u64; 32]) {
+    macro_rules! read {
+        ($n:literal, $t:ty) => {
+            for l in lanes_of(mask) {
+                let a = (at[l] + off) as usize;
+                let b: [u8; $n] = sh[a..a + $n].try_into().expect("in bounds");
+                out[l] = value::norm(ty, u64::from(<$t>::from_le_bytes(b)));
+            }
+        };
+    }
+    match ty.size() {
+        1 => read!(1, u8),
+        2 => read!(2, u16),
+        4 => read!(4, u32),
+        _ => read!(8, u64),
+    }
+}
+
+/// Writes `ty` values at byte addresses `at + off` of shared memory (what `write_loc` does).
+#[inline(always)]
+pub(super) fn store_shared(sh: &mut [u8], ty: Scalar, mask: u32, at: &[u64; 32], off: u64, vals: &[u64; 32]) {
+    macro_rules! write {
+        ($n:literal, $t:ty) => {
+            for l in lanes_of(mask) {
+                let a = (at[l] + off) as usize;
+                sh[a..a + $n].copy_from_slice(&(vals[l] as $t).to_le_bytes());
+            }
+        };
+    }
+    match ty.size() {
+        1 => write!(1, u8),
+        2 => write!(2, u16),
+        4 => write!(4, u32),
+        _ => write!(8, u64),
+    }
+}
+
+/// Writes the low `size` bytes of `bits` at byte `at` of shared memory.
+#[inline(always)]
+pub(super) fn write_shared(sh: &mut [u8], size: u64, at: usize, bits: u64) {
+    match size {
+        1 => sh[at] = bits as u8,
+        2 => sh[at..at + 2].copy_from_slice(&(bits as u16).to_le_bytes()),
+        4 => sh[at..at + 4].copy_from_slice(&(bits as u32).to_le_bytes()),
+        _ => sh[at..at + 8].copy_from_slice(&bits.to_le_bytes()),
+    }
+}
+
+/// The index lanes of a local-array access when every lane of `mask` is inside the array
+/// of `n` elements: `Some(Ok(i))` when they all index element `i`, `Some(Err(indices))`
+/// otherwise; `None` when a lane is out of bounds (the general path reports it).
+#[inline(always)]
+pub(super) fn local_index(idx: &[u64; 32], mask: u32, n: usize) -> Option<Result<usize, [u64; 32]>> {
+    if mask == 0 {
+        return None;
+    }
+    let first = idx[mask.trailing_zeros() as usize];
+    // As `u64`, a negative index (of a signed type, sign-extended) is huge: one comparison
+    // checks both ends, for every index type.
+    let mut ok = true;
+    let mut same = true;
+    for l in lanes_of(mask) {
+        ok &= idx[l] < n as u64;
+        same &= idx[l] == first;
+    }
+    if !ok {
+        None
+    } else if same {
+        Some(Ok(first as usize))
+    } else {
+        Some(Err(*idx))
+    }
+}
+
+/// A fast 64-bit hash of a sequence of words (the multiply-rotate step of rustc's `FxHasher`).
+/// Each step is a bijection of the running state given the word, so two sequences that
+/// differ in one word always hash differently.
+#[derive(Clone, Copy, Default)]
+pub(super) struct WordHash(u64);
+
+impl WordHash {
+    #[inline(always)]
+    pub(super) fn add(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    pub(super) fn finish(self) -> u64 {
+        self.0
+    }
+}
