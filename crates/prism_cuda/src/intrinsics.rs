@@ -308,7 +308,11 @@ fn wgmma(ops: &[Operand], ty: &str) -> Vec<Stmt> {
         "fence.proxy.async.shared::cta;\\n".to_string(),
         ".reg .pred p;\\n".to_string(),
         "setp.ne.b32 p, 1, 0;\\n".to_string(),
-        format!("wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{ty}.{ty} {{{d}}}, %{}, %{}, p, 1, 1{trans};\\n", n_acc, n_acc + 1),
+        format!(
+            "wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{ty}.{ty} {{{d}}}, %{}, %{}, p, 1, 1{trans};\\n",
+            n_acc,
+            n_acc + 1
+        ),
         "}\\n".to_string(),
     ];
     let outputs = (0..n_acc).map(|i| ("+f".to_string(), Expr::index(acc.clone(), Expr::id(i.to_string())))).collect();

@@ -663,7 +663,8 @@ fn r_wgmma_tf32() {
             img
         };
         let (ia, ib) = (image(&a, 64), image(&b, n));
-        let out = p.launch(kernel, 1, 128, || vec![Arg::buffer(&ia), Arg::buffer(&ib), Arg::buffer(&vec![0.0f32; 64 * n])]);
+        let out =
+            p.launch(kernel, 1, 128, || vec![Arg::buffer(&ia), Arg::buffer(&ib), Arg::buffer(&vec![0.0f32; 64 * n])]);
         let raw = out.f32("c");
         let mut got = vec![f32::NAN; 64 * n];
         for t in 0..128 {

@@ -826,9 +826,13 @@ impl Checker<'_> {
             && n % 8 == 0
             && (8..=256).contains(&n)
         {
-            let k = 32 / elem.size() as u64;
+            let k = 32 / elem.size();
             let whole = !name.ends_with("_sw");
-            let wants = [(0, "accumulator fragment", n as u64 / 2, true), (1, "tile A", 64 * k, whole), (2, "tile B", n as u64 * k, whole)];
+            let wants = [
+                (0, "accumulator fragment", n as u64 / 2, true),
+                (1, "tile A", 64 * k, whole),
+                (2, "tile B", n as u64 * k, whole),
+            ];
             for (i, what, needs, applies) in wants {
                 let Some(CallArg::Mem(v)) = out.get(i) else { continue };
                 let var = self.var(*v);
