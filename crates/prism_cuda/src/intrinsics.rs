@@ -190,6 +190,7 @@ pub fn statements(name: &str, ops: &[Operand], outs: &[Expr], tma_bytes: Option<
         "setmaxnreg_dec" => vec![asm(&["setmaxnreg.dec.sync.aligned.u32 %0;"], vec![("n", v(0))])],
         "wgmma_bf16" | "wgmma_bf16_sw" => wgmma(ops, "bf16"),
         "wgmma_f16" | "wgmma_f16_sw" => wgmma(ops, "f16"),
+        "wgmma_tf32" | "wgmma_tf32_sw" => wgmma(ops, "tf32"),
         "intrinsic.mma" | "intrinsic.mma_tf32" => mma_tf32(ops, outs),
         n if n.starts_with("ldmatrix") => ldmatrix(n, ops, outs, scratch),
         "intrinsic.mma_bf16" => mma_16(ops, outs, "bf16"),
@@ -285,14 +286,19 @@ fn mma_16(ops: &[Operand], outs: &[Expr], ty: &str) -> Vec<Stmt> {
     })]
 }
 
-/// `wgmma.mma_async m64nNk16` with `ty` (`bf16` or `f16`) inputs and f32 accumulators in
-/// the local array `acc`: A and B are shared-memory tiles in the canonical K-major layout
-/// without swizzling (8x8 core matrices of 128 contiguous bytes; core matrices adjacent in K
-/// 128 bytes apart, in M/N 256 bytes apart), or swizzled ones from an element (`_sw`). See
+/// `wgmma.mma_async m64nNk16` with `ty` (`bf16` or `f16`) inputs, or `m64nNk8` with `tf32`
+/// inputs (`float` tiles), and f32 accumulators in the local array `acc`: A and B are
+/// shared-memory tiles in the canonical K-major layout without swizzling (core matrices of
+/// 8 rows of 16 bytes, 128 contiguous bytes; core matrices adjacent in K 128 bytes apart,
+/// in M/N 256 bytes apart), or swizzled ones from an element (`_sw`). The byte layout, and
+/// so the descriptor, is the same for every element type: a slice's rows are 32 bytes. See
 /// docs/cuda.md.
 fn wgmma(ops: &[Operand], ty: &str) -> Vec<Stmt> {
     let n = ops::literal_value(&ops[3].expr()).unwrap_or(64).clamp(8, 256) as usize;
     let n_acc = n / 2;
+    // tf32 has no transpose immediates (only K-major exists for it); the 16-bit types take
+    // `imm-trans-a, imm-trans-b` = 0, 0 (K-major).
+    let (k, trans) = if ty == "tf32" { (8, "") } else { (16, ", 0, 0") };
     let acc = ops[0].expr();
     let mut regs: Vec<String> = (0..n_acc).map(|i| format!("%{i}")).collect();
     let d = regs.join(", ");
@@ -306,7 +312,7 @@ fn wgmma(ops: &[Operand], ty: &str) -> Vec<Stmt> {
         ".reg .pred p;\\n".to_string(),
         "setp.ne.b32 p, 1, 0;\\n".to_string(),
         format!(
-            "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ty}.{ty} {{{d}}}, %{}, %{}, p, 1, 1, 0, 0;\\n",
+            "wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{ty}.{ty} {{{d}}}, %{}, %{}, p, 1, 1{trans};\\n",
             n_acc,
             n_acc + 1
         ),

@@ -13,6 +13,8 @@
 //! | `rules/tma_store` | `UTMASTG.2D` |
 //! | `rules/wgmma_swizzled` | `HGMMA` at N = 64, 32, 16 for bf16 and at 64 for f16, `UTMALDG.2D` |
 //! | `kernels/38_hgemm_warp_specialised` | `HGMMA.64x256x16`, `UTMALDG.2D`, `USETMAXREG` both ways, the mbarrier waits (`SYNCS.PHASECHK`), and no spills |
+//! | `rules/wgmma_tf32` | `HGMMA ... .F32.TF32` at N = 8, 136, 256 (canonical layout) and 64, 32, 16 (swizzled) |
+//! | `kernels/43_gemm_tf32_wgmma` | `HGMMA.64x128x8.F32.TF32`, `UTMALDG.2D`, `SYNCS.PHASECHK`, and no spills |
 //! | `seeds/036_parallax_appB_hgemm_h100_partial` | `USETMAXREG` |
 //!
 //! The launchers `--emit-host` appends for typed tensor maps (which encode the map on the
@@ -61,7 +63,7 @@ fn sass_of(nvcc: &Path, cuobjdump: &Path, rel: &str) -> Result<(String, String),
 }
 
 fn check(nvcc: &Path, cuobjdump: &Path) -> Result<(), String> {
-    let cases: [(&str, &[&str]); 8] = [
+    let cases: [(&str, &[&str]); 10] = [
         ("rules/wgmma_bf16_tile", &["HGMMA.64x32x16.F32.BF16", "FENCE.VIEW.ASYNC.S"]),
         ("rules/corner_intrinsics_wgmma", &["HGMMA.64x64x16.F32.BF16", "USETMAXREG.DEALLOC", "USETMAXREG.TRY_ALLOC"]),
         ("review/tma_load", &["UTMALDG.2D"]),
@@ -83,6 +85,19 @@ fn check(nvcc: &Path, cuobjdump: &Path) -> Result<(), String> {
             ],
         ),
         ("seeds/036_parallax_appB_hgemm_h100_partial", &["USETMAXREG.DEALLOC"]),
+        // tf32: k8, no transpose immediates (K-major only).
+        (
+            "rules/wgmma_tf32",
+            &[
+                "HGMMA.64x8x8.F32.TF32",
+                "HGMMA.64x136x8.F32.TF32",
+                "HGMMA.64x256x8.F32.TF32",
+                "HGMMA.64x64x8.F32.TF32",
+                "HGMMA.64x32x8.F32.TF32",
+                "HGMMA.64x16x8.F32.TF32",
+            ],
+        ),
+        ("kernels/43_gemm_tf32_wgmma", &["HGMMA.64x128x8.F32.TF32", "UTMALDG.2D", "SYNCS.PHASECHK"]),
     ];
     let mut failures = Vec::new();
     for (rel, want) in cases {

@@ -100,10 +100,11 @@ pub enum Intr {
     Fence { device: bool },
     /// Sleeps: no effect on the simulated result.
     Nop,
-    /// `wgmma.mma_async.m64nNk16.f32` with `elem` (bf16 or f16) A and B K-major in shared memory
-    /// without swizzling (core matrices of 8 rows of 16 bytes, 128 bytes apart along K and
-    /// 256 along M or N, as `prism_wgmma_desc` describes them), the thread's accumulator
-    /// fragment in the local array `acc`. `accesses`: acc, a, b.
+    /// `wgmma.mma_async.m64nNkK.f32` with `elem` A and B K-major in shared memory: bf16 or
+    /// f16 (K = 16), or f32 read as tf32 (K = 8): each row of a slice is 32 bytes. Without
+    /// swizzling, core matrices of 8 rows of 16 bytes, 128 bytes apart along K and 256 along
+    /// M or N, as `prism_wgmma_desc` describes them; the thread's accumulator fragment in the
+    /// local array `acc`. `accesses`: acc, a, b.
     Wgmma { n: u32, elem: Scalar, acc: R, a: R, b: R, layout: WgmmaLayout, accesses: [u32; 3] },
     /// `wgmma_commit_group`: this thread's uncommitted wgmmas become a group.
     WgmmaCommit,
@@ -927,7 +928,7 @@ impl Cx<'_> {
                 self.push(Op::Barrier { scope: Persp::WARPGROUP, order: false }, span, code);
                 Intr::Wgmma {
                     n: n as u32,
-                    elem: if name.contains("f16") && !name.contains("bf16") { Scalar::F16 } else { Scalar::BF16 },
+                    elem: id.wgmma_input().unwrap_or(Scalar::BF16),
                     acc: val(0).0,
                     a: val(1).0,
                     b: val(2).0,

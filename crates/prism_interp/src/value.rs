@@ -120,6 +120,19 @@ pub fn round_tf32(x: f32) -> f32 {
     f32::from_bits(rounded)
 }
 
+/// An `f32` as a tf32 tensor-core operand read straight from memory (wgmma's tiles): the
+/// low 13 mantissa bits are dropped, rounding toward zero. The PTX ISA leaves what the
+/// tensor cores do with them unspecified; Hopper ignores them, and no instruction rounds
+/// shared memory on the way in (`mma.sync` operands are rounded with `cvt.rna` first, which
+/// [`round_tf32`] models). NaNs stay NaNs (a payload only in the low bits would otherwise
+/// become an infinity).
+pub fn truncate_tf32(x: f32) -> f32 {
+    if x.is_nan() {
+        return x;
+    }
+    f32::from_bits(x.to_bits() & !0x1FFF)
+}
+
 /// Renders register bits of type `ty` for messages.
 pub fn show(ty: Scalar, v: u64) -> String {
     match ty {
@@ -143,6 +156,17 @@ mod tests {
         let f = from_f64(Scalar::F32, -2.7);
         assert_eq!(to_i128(Scalar::I32, cast(Scalar::F32, Scalar::I32, f)), -2);
         assert_eq!(to_f64(Scalar::BF16, cast(Scalar::F32, Scalar::BF16, from_f64(Scalar::F32, 1.5))), 1.5);
+    }
+
+    #[test]
+    fn tf32_truncation() {
+        assert_eq!(truncate_tf32(1.0), 1.0);
+        // Halfway and above still go toward zero: only the top 10 mantissa bits count.
+        assert_eq!(truncate_tf32(1.0 + f32::EPSILON * 4096.0), 1.0);
+        assert_eq!(truncate_tf32(1.0 + f32::EPSILON * 8191.0), 1.0);
+        assert_eq!(truncate_tf32(-(1.0 + f32::EPSILON * 8192.0)), -(1.0 + 2f32.powi(-10)));
+        assert!(truncate_tf32(f32::from_bits(0x7f80_0001)).is_nan());
+        assert_eq!(truncate_tf32(f32::INFINITY), f32::INFINITY);
     }
 
     #[test]

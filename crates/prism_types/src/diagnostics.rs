@@ -897,6 +897,9 @@ fn args_words(p: &ArgsProblem) -> String {
             format!("`regs` is {regs}; setmaxnreg takes a multiple of 8 from 24 to 256 registers per thread")
         }
         ArgsProblem::WgmmaN { n } => format!("`n` is {n}; wgmma takes N a multiple of 8 from 8 to 256"),
+        ArgsProblem::WgmmaSize { name, what, has, needs } => {
+            format!("`{name}` holds {has} elements, but this wgmma's {what} needs {needs}")
+        }
         ArgsProblem::WgmmaSpan { span } => {
             format!("`span` is {span}; a swizzled wgmma reads tiles swizzled over 32, 64 or 128 bytes")
         }

@@ -255,6 +255,9 @@ pub enum ArgsProblem {
     WgmmaN { n: i128 },
     /// A swizzled wgmma's span that is not 32, 64 or 128 bytes.
     WgmmaSpan { span: i128 },
+    /// A wgmma operand smaller than what one instruction reads or writes: `what` names it
+    /// (the accumulators, tile A or tile B), `has` and `needs` count its elements.
+    WgmmaSize { name: String, what: &'static str, has: u64, needs: u64 },
     /// A `tma_load_Nd` of a tensor map with another number of dimensions.
     MapRank { map: String, rank: u8, copy: u8 },
     /// A TMA copy into memory of another element type than the map's.

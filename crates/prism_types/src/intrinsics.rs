@@ -45,11 +45,24 @@ impl IntrinsicId {
         matches!(self.sig().name, "tma_load_2d_mbar" | "tma_load_3d_mbar")
     }
 
-    /// Whether this is a `wgmma.mma_async` (`wgmma_bf16`, `wgmma_f16` and their `_sw`
-    /// forms): a warpgroup's
-    /// product whose shared-memory tiles the tensor cores read until a `wgmma_wait`.
+    /// Whether this is a `wgmma.mma_async` (`wgmma_bf16`, `wgmma_f16`, `wgmma_tf32` and their
+    /// `_sw` forms): a warpgroup's product whose shared-memory tiles the tensor cores read
+    /// until a `wgmma_wait`.
     pub fn is_wgmma(self) -> bool {
-        matches!(self.sig().name, "wgmma_bf16" | "wgmma_bf16_sw" | "wgmma_f16" | "wgmma_f16_sw")
+        self.wgmma_input().is_some()
+    }
+
+    /// The element type a `wgmma.mma_async` reads its tiles as: `BF16`, `F16`, or `F32` for
+    /// tf32 (the tiles hold `float`s, of which the tensor cores use the tf32 bits); `None`
+    /// for every other intrinsic. Each instruction reads 32 bytes of every row of A and B,
+    /// so its K is 16 for the 16-bit types and 8 for tf32.
+    pub fn wgmma_input(self) -> Option<Scalar> {
+        match self.sig().name {
+            "wgmma_bf16" | "wgmma_bf16_sw" => Some(Scalar::BF16),
+            "wgmma_f16" | "wgmma_f16_sw" => Some(Scalar::F16),
+            "wgmma_tf32" | "wgmma_tf32_sw" => Some(Scalar::F32),
+            _ => None,
+        }
     }
 }
 
@@ -448,6 +461,34 @@ pub static TABLE: &[IntrinsicSig] = &[
         RetSig::Void,
         Warpgroup,
         "wgmma.mma_async m64nNk16 f16 from K-major tiles swizzled over `span` bytes, starting at `a[i]` and `b[j]`",
+    ),
+    // tf32: `float` tiles (K-major only: the PTX ISA has no transposed tf32 wgmma), k8.
+    row(
+        "wgmma_tf32",
+        AT_WG,
+        &[
+            ParamSig { name: "acc", kind: ParamKind::Mem { mutable: true }, ty: S(F32), persp: T1 },
+            ParamSig { name: "a", kind: ParamKind::Mem { mutable: false }, ty: S(F32), persp: Persp::WARPGROUP },
+            ParamSig { name: "b", kind: ParamKind::Mem { mutable: false }, ty: S(F32), persp: Persp::WARPGROUP },
+            v("n", ConstInt),
+        ],
+        RetSig::Void,
+        Warpgroup,
+        "wgmma.mma_async m64nNk8 tf32 from `float` tiles in shared memory (K-major), f32 accumulators in `acc`",
+    ),
+    row(
+        "wgmma_tf32_sw",
+        AT_WG,
+        &[
+            ParamSig { name: "acc", kind: ParamKind::Mem { mutable: true }, ty: S(F32), persp: T1 },
+            ParamSig { name: "a", kind: ParamKind::Ref { mutable: false }, ty: S(F32), persp: Persp::WARPGROUP },
+            ParamSig { name: "b", kind: ParamKind::Ref { mutable: false }, ty: S(F32), persp: Persp::WARPGROUP },
+            v("n", ConstInt),
+            v("span", ConstInt),
+        ],
+        RetSig::Void,
+        Warpgroup,
+        "wgmma.mma_async m64nNk8 tf32 from K-major `float` tiles swizzled over `span` bytes, starting at `a[i]` and `b[j]`",
     ),
     row(
         "setmaxnreg_inc",

@@ -261,6 +261,8 @@ pub type LocalArray = (u32, u32);
 pub struct WgPending {
     pub acc: LocalArray,
     pub func: u32,
+    /// The element type the tiles were read as (their bits are compared at that width).
+    pub elem: prism_types::ty::Scalar,
     pub reads: Vec<(Loc, u64, u32)>,
 }
 

@@ -1094,27 +1094,34 @@ impl<'a> BlockSim<'a> {
                             // D fragment (CUTLASS's CLayout_64xN, the PTX ISA's figure): warp
                             // w of the warpgroup holds rows 16w + l/4 (+ 8), columns
                             // 8j + 2(l % 4) (+ 1), register 4j + 2 * (row half) + column.
+                            // Each row of a slice of A or B is 32 bytes: K = 16 two-byte
+                            // elements (bf16, f16) or 8 tf32 ones (read from `float`s).
                             let (n, wi) = (*n as usize, w % 4);
+                            let esz = elem.size() as usize;
+                            let kk = 32 / esz;
                             let (ka, kb, kacc) = (
                                 race_kind(fc, accesses[1], false),
                                 race_kind(fc, accesses[2], false),
                                 race_kind(fc, accesses[0], true),
                             );
-                            // Element offsets of (row, k) in a K-major canonical tile.
+                            // Element offsets of (row, k) in a K-major canonical tile: core
+                            // matrices of 8 rows of 16 bytes, 128 bytes apart along K, 256
+                            // along M or N.
                             let off = |row: usize, k: usize| {
-                                ((row / 8) * 256 + (k / 8) * 128 + (row % 8) * 16 + (k % 8) * 2) / 2
+                                ((row / 8) * 256 + (k * esz / 16) * 128 + (row % 8) * 16 + (k * esz) % 16) / esz
                             };
                             for l in lanes_of(mask) {
                                 let at = Lane { fid, w, l };
                                 // A swizzled tile: element (row, k) is at shared address
-                                // S + (row / 8) 8 span + (row % 8) span + 2k from the operand's
+                                // S + (row / 8) 8 span + (row % 8) span + k size from the operand's
                                 // address S, swizzled there as the hardware does (no base
                                 // offset in the descriptor, so S lies in the first row of a
                                 // pattern); as an element index from the operand's pointer.
                                 let swz = |p: R, index: R, ty: Scalar, span: u32| -> Result<(i128, i128), String> {
                                     let ptr = Ptr::decode(fr.regs[p as usize * 32 + l]);
                                     let i = to_i128(ty, fr.regs[index as usize * 32 + l]);
-                                    let start = i128::from(ptr.a) + (i128::from(ptr.offset) + i) * 2;
+                                    let size = esz as i128;
+                                    let start = i128::from(ptr.a) + (i128::from(ptr.offset) + i) * size;
                                     let repeat = 8 * i128::from(span);
                                     if ptr.space != Space::Shared
                                         || start.rem_euclid(16) != 0
@@ -1124,7 +1131,7 @@ impl<'a> BlockSim<'a> {
                                             "a swizzled tile's start is at byte {start} of shared memory, not on a 16-byte boundary within the first {span}-byte row of a {repeat}-byte swizzle pattern"
                                         ));
                                     }
-                                    Ok((start, i128::from(ptr.a) + i128::from(ptr.offset) * 2))
+                                    Ok((start, i128::from(ptr.a) + i128::from(ptr.offset) * size))
                                 };
                                 let (a_at, b_at) = match *layout {
                                     WgmmaLayout::Interleaved => (None, None),
@@ -1149,10 +1156,10 @@ impl<'a> BlockSim<'a> {
                                             let addr = start
                                                 + (row as i128 / 8) * 8 * span
                                                 + (row as i128 % 8) * span
-                                                + 2 * k as i128;
+                                                + (esz * k) as i128;
                                             let moved =
                                                 prism_types::ty::swizzle_offset(addr as u64, span as u32) as i128;
-                                            (moved - base) / 2
+                                            (moved - base) / esz as i128
                                         }
                                     }
                                 };
@@ -1162,20 +1169,23 @@ impl<'a> BlockSim<'a> {
                                 let mut read =
                                     |this: &mut Self, p: R, i: i128, kind: Option<Kind>, access: u32, what: &str| {
                                         let bits = fr.regs[p as usize * 32 + l];
-                                        match this.locate(&fr, at, bits, i, 2) {
+                                        match this.locate(&fr, at, bits, i, esz as u64) {
                                             Ok(loc) => {
                                                 let v = this.read_loc(&fr, at, loc, *elem);
                                                 if kind.is_some() {
                                                     reads.push((loc, v, access));
                                                 }
-                                                Ok(value::to_f64(*elem, v) as f32)
+                                                Ok(match elem {
+                                                    Scalar::F32 => value::truncate_tf32(f32::from_bits(v as u32)),
+                                                    _ => value::to_f64(*elem, v) as f32,
+                                                })
                                             }
                                             Err(why) => Err(format!("wgmma {what} read: {why}")),
                                         }
                                     };
                                 let mut arow = [[0f32; 16]; 2];
                                 for (h, row) in arow.iter_mut().enumerate() {
-                                    for (k, x) in row.iter_mut().enumerate() {
+                                    for (k, x) in row.iter_mut().enumerate().take(kk) {
                                         match read(
                                             self,
                                             *a,
@@ -1192,7 +1202,7 @@ impl<'a> BlockSim<'a> {
                                 let mut bcols = vec![[0f32; 16]; n / 4];
                                 for (q, bcol) in bcols.iter_mut().enumerate() {
                                     let col = 8 * (q / 2) + 2 * (l % 4) + q % 2;
-                                    for (k, x) in bcol.iter_mut().enumerate() {
+                                    for (k, x) in bcol.iter_mut().enumerate().take(kk) {
                                         match read(self, *b, place(b_at, col, k), kb, accesses[2], "B") {
                                             Ok(v) => *x = v,
                                             Err(m) => fatal!(ReportKind::OutOfBounds, m, l),
@@ -1224,11 +1234,11 @@ impl<'a> BlockSim<'a> {
                                                 self.race(g, loc, kind, at, Site { func, access: accesses[0] }, None);
                                             }
                                             let old = f32::from_bits(self.read_loc(&fr, at, loc, Scalar::F32) as u32);
-                                            // Products of bf16 values are exact in f64; the sum is
-                                            // rounded to f32 once, as `mma` is.
-                                            let sum = row
+                                            // Products of bf16, f16 and tf32 values are exact in
+                                            // f64; the sum is rounded to f32 once, as `mma` is.
+                                            let sum = row[..kk]
                                                 .iter()
-                                                .zip(bcol)
+                                                .zip(&bcol[..kk])
                                                 .fold(f64::from(old), |s, (x, y)| s + f64::from(*x) * f64::from(*y));
                                             self.write_loc(
                                                 &mut fr,
@@ -1244,7 +1254,7 @@ impl<'a> BlockSim<'a> {
                                 if let Ok(Loc::Local(frame, array, _)) =
                                     self.locate(&fr, at, fr.regs[*acc as usize * 32 + l], 0, 4)
                                 {
-                                    let pending = WgPending { acc: (frame, array), func, reads };
+                                    let pending = WgPending { acc: (frame, array), func, elem: *elem, reads };
                                     self.wgmma.entry((w * 32 + l) as u32).or_default().0.push(pending);
                                 }
                             }
@@ -1273,7 +1283,7 @@ impl<'a> BlockSim<'a> {
                                     let wfc = &s.code.funcs[p.func as usize];
                                     for (loc, bits, access) in p.reads {
                                         self.race(g, loc, Kind::Read, at, Site { func: p.func, access }, None);
-                                        if self.read_loc(&fr, at, loc, Scalar::BF16) != bits {
+                                        if self.read_loc(&fr, at, loc, p.elem) != bits {
                                             let mem = &wfc.mems[wfc.accesses[access as usize].mem.index()].name;
                                             let msg = format!(
                                                 "`{mem}` changed while a wgmma could still read it: wait for its group with `wgmma_wait` before writing the tile"

@@ -845,6 +845,50 @@ fn k38_hgemm_warp_specialised() {
 }
 
 #[test]
+fn k43_gemm_tf32_wgmma() {
+    // C = A B^T in tf32 with f32 accumulation on the warp-specialised TMA pipeline: one
+    // exact tile; 100 x 200 with K = 36 (ragged M and N tiles, a K that is not a multiple
+    // of 8: the last step's columns past K are TMA's zeros); 130 x 130 x 100 on 6 blocks; N
+    // = 8 with K = 4 (the boxes are larger than B); and K = 200, seven steps through the
+    // three slots (the ring wraps twice). The inputs are f32 with full mantissas; the tensor
+    // cores use their tf32 bits (truncated), products are exact and each k8 step rounds the
+    // f32 sum once, so C is within (k / 8 + 1) 2^-23 of the sum of magnitudes of the exact
+    // sum of truncated products. C starts at 7s, so an element never stored shows.
+    let p = program(&file("43_gemm_tf32_wgmma.prism"));
+    let trunc = |x: f32| f64::from(f32::from_bits(x.to_bits() & !0x1FFF));
+    for (m, n, k) in [(64usize, 128usize, 32usize), (100, 200, 36), (130, 130, 100), (64, 8, 4), (64, 128, 200)] {
+        let mut rng = Rng::new((m * n + k) as u64 + 43);
+        let a = rng.uniform(m * k, -1.0, 1.0);
+        let b = rng.uniform(n * k, -1.0, 1.0);
+        let tensor = |v: &[f32], rows: usize| {
+            let Arg::Buffer(buffer) = Arg::buffer(v) else { unreachable!("Arg::buffer makes a buffer") };
+            Arg::Tensor { buffer, dims: vec![rows as u64, k as u64] }
+        };
+        let blocks = (m.div_ceil(64) * n.div_ceil(128)) as u32;
+        let out = p.launch("gemm_tf32", blocks, 256, || {
+            vec![
+                tensor(&a, m),
+                tensor(&b, n),
+                Arg::buffer(&vec![7.0f32; m * n]),
+                Arg::value(m as i32),
+                Arg::value(n as i32),
+                Arg::value(k as i32),
+            ]
+        });
+        let got = out.f32("c");
+        for i in 0..m {
+            for j in 0..n {
+                let exact: f64 = (0..k).map(|q| trunc(a[i * k + q]) * trunc(b[j * k + q])).sum();
+                let mag: f64 = (0..k).map(|q| (trunc(a[i * k + q]) * trunc(b[j * k + q])).abs()).sum();
+                let g = f64::from(got[i * n + j]);
+                let tol = (k / 8 + 1) as f64 * mag / f64::from(1u32 << 23) + 1e-6;
+                assert!((g - exact).abs() <= tol, "C[{i}, {j}] ({m} x {n} x {k}): got {g}, want {exact}");
+            }
+        }
+    }
+}
+
+#[test]
 fn k39_transpose_2d() {
     // 40 x 70 on a 3 x 2 grid of 32 x 8 blocks: every tile on the right and bottom edge is
     // partial. Other block shapes are refused at launch (`block=[32, 8]`; see

@@ -586,6 +586,110 @@ fn r_wgmma_swizzled() {
     assert_same("sw128_f16: C", &out.f32("c"), &want);
 }
 
+/// Byte offset of element (row, k), k < 8, of one k8 slice of a K-major tf32 operand in the
+/// canonical layout without swizzling, from the PTX ISA's shared-memory matrix layout
+/// figures for wgmma: the slice is made of core matrices of 8 rows of 16 bytes (4 tf32
+/// elements), each stored as 128 contiguous bytes, row after row; the two core matrices
+/// along K are the leading byte offset (128) apart, those along M or N the stride byte
+/// offset (256) apart. (The same bytes as bf16's k16 slice: the layouts are in bytes.)
+fn tf32_canonical_at(row: usize, k: usize) -> usize {
+    (row / 8) * 256 + (k / 4) * 128 + (row % 8) * 16 + (k % 4) * 4
+}
+
+/// Byte offset of element (row, k) of a `rows x K` K-major tf32 operand swizzled over `span`
+/// bytes, from the PTX ISA's swizzling-mode figures: K is cut into boxes of `span / 4`
+/// columns, box j at byte `j * rows * span`; in a box, row r is `span` bytes at `r * span`
+/// (so 8-row groups are `8 * span` apart, the stride byte offset), and then the 16-byte
+/// chunks move as [`swizzled_at`] says.
+fn tf32_swizzled_at(rows: usize, span: usize, row: usize, k: usize) -> usize {
+    let w = span / 4;
+    (k / w) * rows * span + swizzled_at(row * span + 4 * (k % w), span)
+}
+
+/// (row, column) of D that thread `t`'s accumulator register `r` holds, from the PTX ISA's
+/// wgmma D fragment figure for m64nNk8 with f32 accumulators: warp w = t / 32 of the
+/// warpgroup owns rows 16w .. 16w + 15; lane l holds rows l / 4 and l / 4 + 8 of them and,
+/// in each 8-column block j, columns 2 (l % 4) and + 1; registers run d0, d1 (row l / 4),
+/// d2, d3 (row l / 4 + 8) per block.
+fn wgmma_d_at(t: usize, r: usize) -> (usize, usize) {
+    let (w, l) = (t / 32, t % 32);
+    let (j, h, c) = (r / 4, r % 4 / 2, r % 2);
+    (16 * w + l / 4 + 8 * h, 8 * j + 2 * (l % 4) + c)
+}
+
+#[test]
+fn r_wgmma_tf32() {
+    // C = A B^T (A 64 x K, B N x K, both K-major) from raw shared-memory images the test lays
+    // out with the references above, at N = 8, 136, 256 (canonical layout) and with the 128-,
+    // 64- and 32-byte swizzles; the kernels copy the images verbatim and write the
+    // accumulator registers out raw, so the shared-memory layouts and the D fragment layout
+    // are all the references'. The inputs are f32 with full mantissas: the tensor cores use
+    // their tf32 bits (the low 13 mantissa bits dropped, rounding toward zero: see
+    // `truncate_tf32` in the simulator), products are exact and each k8 step rounds once, so
+    // the result is within 1e-6 of the sum of the truncated products (tolerance as in
+    // `r_wgmma_bf16_tile`); rounding the inputs to nearest instead is off by far more.
+    let p = program(&file("wgmma_tf32.prism"));
+    let trunc = |x: f32| f64::from(f32::from_bits(x.to_bits() & !0x1FFF));
+    enum Layout {
+        Canonical,
+        Swizzled(usize),
+    }
+    let cases = [
+        ("canon_n8", 8usize, 8usize, Layout::Canonical),
+        ("canon_n136", 136, 8, Layout::Canonical),
+        ("canon_n256", 256, 16, Layout::Canonical),
+        ("sw128", 64, 64, Layout::Swizzled(128)),
+        ("sw64", 32, 32, Layout::Swizzled(64)),
+        ("sw32", 16, 16, Layout::Swizzled(32)),
+    ];
+    for (kernel, n, k, layout) in cases {
+        let mut rng = Rng::new((n * 7 + k) as u64);
+        let a = rng.uniform(64 * k, -1.0, 1.0);
+        let b = rng.uniform(n * k, -1.0, 1.0);
+        // The image of a `rows x k` operand: byte offsets in floats.
+        let image = |v: &[f32], rows: usize| -> Vec<f32> {
+            let mut img = vec![f32::NAN; rows * k];
+            for row in 0..rows {
+                for kk in 0..k {
+                    let at = match layout {
+                        // Each k8 slice is a whole tile of its own, one after the other.
+                        Layout::Canonical => (kk / 8) * rows * 32 + tf32_canonical_at(row, kk % 8),
+                        Layout::Swizzled(span) => tf32_swizzled_at(rows, span, row, kk),
+                    };
+                    assert!(img[at / 4].is_nan(), "{kernel}: two elements at byte {at}");
+                    img[at / 4] = v[row * k + kk];
+                }
+            }
+            img
+        };
+        let (ia, ib) = (image(&a, 64), image(&b, n));
+        let out =
+            p.launch(kernel, 1, 128, || vec![Arg::buffer(&ia), Arg::buffer(&ib), Arg::buffer(&vec![0.0f32; 64 * n])]);
+        let raw = out.f32("c");
+        let mut got = vec![f32::NAN; 64 * n];
+        for t in 0..128 {
+            for r in 0..n / 2 {
+                let (row, col) = wgmma_d_at(t, r);
+                assert!(got[row * n + col].is_nan(), "{kernel}: D[{row}, {col}] held twice");
+                got[row * n + col] = raw[t * n / 2 + r];
+            }
+        }
+        let mut off_nearest = 0.0f64;
+        for m in 0..64 {
+            for j in 0..n {
+                let dot = |f: &dyn Fn(f32) -> f64| -> f64 { (0..k).map(|q| f(a[m * k + q]) * f(b[j * k + q])).sum() };
+                let exact = dot(&trunc);
+                let mag: f64 = (0..k).map(|q| (trunc(a[m * k + q]) * trunc(b[j * k + q])).abs()).sum();
+                let g = f64::from(got[m * n + j]);
+                assert!((g - exact).abs() <= 1e-6 * mag + 1e-6, "{kernel}: C[{m}, {j}]: got {g}, want {exact}");
+                let nearest = dot(&|x| f64::from(crate::support::to_tf32(x)));
+                off_nearest = off_nearest.max((g - nearest).abs());
+            }
+        }
+        assert!(off_nearest > 1e-4, "{kernel}: the result does not tell truncation from rounding");
+    }
+}
+
 #[test]
 fn r_pipeline_specialised() {
     // A producer warp fills a three-slot ring with TMA copies while two consumer warps add

@@ -816,6 +816,40 @@ impl Checker<'_> {
                 help: None,
             });
         }
+        // A wgmma's operands must hold what one instruction touches, where their sizes are
+        // known: N / 2 accumulators per thread, and whole tiles (the forms without `_sw`) of
+        // 64 and N rows of 32 bytes (K = 16 bf16/f16 or 8 tf32 elements). A tile smaller than
+        // that is a tile whose K is not the instruction's; the GPU would read past it.
+        if let Some(elem) = id.wgmma_input()
+            && let Some(CallArg::Value(e)) = out.get(3)
+            && let ExprKind::Const(ConstValue::Int(n)) = e.kind
+            && n % 8 == 0
+            && (8..=256).contains(&n)
+        {
+            let k = 32 / elem.size();
+            let whole = !name.ends_with("_sw");
+            let wants = [
+                (0, "accumulator fragment", n as u64 / 2, true),
+                (1, "tile A", 64 * k, whole),
+                (2, "tile B", n as u64 * k, whole),
+            ];
+            for (i, what, needs, applies) in wants {
+                let Some(CallArg::Mem(v)) = out.get(i) else { continue };
+                let var = self.var(*v);
+                let has = match (&var.ty, &var.kind) {
+                    (Ty::Array { dims, .. }, _) | (_, VarKind::Shared { dims, .. }) => dims.iter().product::<u64>(),
+                    _ => continue,
+                };
+                if applies && has < needs {
+                    self.error(TypeError::WrongArguments {
+                        callee: name.into(),
+                        problem: ArgsProblem::WgmmaSize { name: var.name.clone(), what, has, needs },
+                        span: m.by_param.get(i).copied().flatten().map_or(span, |a| a.value.span),
+                        help: None,
+                    });
+                }
+            }
+        }
         // A swizzled wgmma's operands: the swizzle span is an immediate of the descriptor,
         // the tiles are shared memory (descriptors address the shared window) reached through
         // offset views (the hardware reads the bytes after `a[i]`), and one address serves the
