@@ -93,7 +93,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gemm_tf32(const __grid_cons
                                         asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 43
                                     }
                                 }
-                                if (q == prism_sub(steps, 1)) {  // line 44
+                                if (q == steps - 1) {  // line 44
                                     float* acc_1 = acc;  // line 32
                                     float* c_b = c;  // line 26
                                     float* c_w = c_b;  // line 33
@@ -121,13 +121,13 @@ extern "C" __global__ void __launch_bounds__(256, 1) gemm_tf32(const __grid_cons
                                                 asm volatile(
                                                     "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                                     :
-                                                    : "r"(prism_smem_addr(&sa[q % 3 * 2048])), "l"(&a), "r"(prism_mul(32, q)), "r"(prism_mul(prism_div(bid, tiles_n), 64)), "r"(prism_smem_addr(&pipeline_mbarriers[t95]))
+                                                    : "r"(prism_smem_addr(&sa[q % 3 * 2048])), "l"(&a), "r"(32 * q), "r"(prism_mul(prism_div(bid, tiles_n), 64)), "r"(prism_smem_addr(&pipeline_mbarriers[t95]))
                                                     : "memory");
                                                 prism_mbar_expect_tx(&pipeline_mbarriers[t95], 16384);  // line 52
                                                 asm volatile(
                                                     "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                                     :
-                                                    : "r"(prism_smem_addr(&sb[q % 3 * 4096])), "l"(&b), "r"(prism_mul(32, q)), "r"(prism_mul(prism_rem(bid, tiles_n), 128)), "r"(prism_smem_addr(&pipeline_mbarriers[t95]))
+                                                    : "r"(prism_smem_addr(&sb[q % 3 * 4096])), "l"(&b), "r"(32 * q), "r"(prism_mul(prism_rem(bid, tiles_n), 128)), "r"(prism_smem_addr(&pipeline_mbarriers[t95]))
                                                     : "memory");
                                             }
                                         }
