@@ -876,7 +876,11 @@ impl Gen {
                         };
                         put(&mut self.out, d + 2, &format!("rk{id}[i] = {rank}"));
                         let at = self.place(cx, d, 0);
-                        put(&mut self.out, at, &format!("block_scatter_to_blocked[int](it{id}, rk{id}, {items}, {ex})"));
+                        put(
+                            &mut self.out,
+                            at,
+                            &format!("block_scatter_to_blocked[int](it{id}, rk{id}, {items}, {ex})"),
+                        );
                     }
                     _ => {
                         let at = self.place(cx, d, 0);
