@@ -82,6 +82,8 @@ pub struct Finding {
     pub failure: Failure,
     /// The (minimised) program, with its launch line.
     pub src: String,
+    /// The library modules it imports, `(path, text)`.
+    pub files: Vec<(String, String)>,
 }
 
 /// What a search did.
@@ -137,7 +139,7 @@ impl Summary {
 }
 
 /// The constructs a program uses, by the text that names them.
-const CONSTRUCTS: [(&str, &str); 19] = [
+const CONSTRUCTS: [(&str, &str); 29] = [
     ("partition", "with partition("),
     ("claim", "with claim("),
     ("async", "with async("),
@@ -157,6 +159,16 @@ const CONSTRUCTS: [(&str, &str); 19] = [
     ("copy-groups", "as cg"),
     ("tma", "tma_load_2d("),
     ("warp-specialised-pipeline", "in pipeline("),
+    ("generic-sizes", "gshift["),
+    ("generic-op", "fold[int, op_"),
+    ("generic-op-divergent", "gscan["),
+    ("std-warp", "acc + warp_"),
+    ("std-block", "acc + block_"),
+    ("std-exchange", "block_load_transpose[int]("),
+    ("std-scatter-sort", "block_[rs]"),
+    ("library", "lib_"),
+    ("dynamic-shared", "dyn : shared("),
+    ("device-reduce", "total)"),
 ];
 
 /// Runs a search.
@@ -170,13 +182,18 @@ pub fn search(opts: &Options) -> Summary {
         let seed = opts.seed.wrapping_add(i as u64);
         let p = r#gen::Gen::new(seed).program();
         sum.programs += 1;
-        let Some(module) = compile(&p.src) else { continue };
+        let Some(module) = compile(&p.src, &p.files) else { continue };
         sum.accepted += 1;
         sum.trusted += usize::from(p.trusted);
         // The helpers mention every construct; count the kernel's own uses.
         let kernel = p.src.split("def fuzz").nth(1).unwrap_or("");
         for (name, text) in CONSTRUCTS {
-            if kernel.contains(text) {
+            let used = if text == "block_[rs]" {
+                kernel.contains("block_scatter_to_blocked[") || kernel.contains("block_radix_sort[")
+            } else {
+                kernel.contains(text)
+            };
+            if used {
                 *sum.constructs.entry(name).or_default() += 1;
             }
         }
@@ -184,14 +201,14 @@ pub fn search(opts: &Options) -> Summary {
         sum.runs += runs;
         if let Some(failure) = failure {
             let src = if opts.minimise { minimise(&p, &failure, opts.schedules) } else { p.src.clone() };
-            sum.findings.push(Finding { seed, failure, src });
+            sum.findings.push(Finding { seed, failure, src, files: p.files.clone() });
             continue;
         }
         if opts.mutate {
-            let barriers = module_barriers(&p.src);
+            let barriers = module_barriers(&p.src, &p.files);
             for b in 0..barriers {
                 sum.mutants += 1;
-                let Some(m) = compile_with(&p.src, &[b]) else { continue };
+                let Some(m) = compile_with(&p.src, &p.files, &[b]) else { continue };
                 let (f, outs, runs) = verdict(&m, &p, opts.schedules);
                 sum.runs += runs;
                 if f.is_none() && outs == outputs {
@@ -204,28 +221,56 @@ pub fn search(opts: &Options) -> Summary {
     sum
 }
 
-/// The pipeline's module for a source, if it is accepted.
-fn compile(src: &str) -> Option<Module> {
-    compile_with(src, &[])
+/// The pipeline's module for a source (with its library modules), if it is accepted.
+fn compile(src: &str, files: &[(String, String)]) -> Option<Module> {
+    compile_with(src, files, &[])
 }
 
-fn compile_with(src: &str, skip: &[usize]) -> Option<Module> {
+fn compile_with(src: &str, files: &[(String, String)], skip: &[usize]) -> Option<Module> {
     let opts = prism_driver::Options { skip_barriers: skip.to_vec(), ..prism_driver::Options::default() };
-    let (_, _, synced) = prism_driver::compile_text("fuzz.prism", src, &opts);
-    synced.map(|s| Module::new(&s))
+    synced(src, files, &opts).map(|s| Module::new(&s))
+}
+
+/// Runs the pipeline on a generated program, `fuzz.prism`, whose imports find `files`
+/// (paths relative to it) through `prism_driver::MemoryFiles`.
+pub fn synced(src: &str, files: &[(String, String)], opts: &prism_driver::Options) -> Option<prism_driver::Synced> {
+    let mut mem = prism_driver::MemoryFiles::default();
+    for (path, text) in files {
+        mem.add(path, text.as_str());
+    }
+    let mut map = prism_span::SourceMap::default();
+    let file = map.add("fuzz.prism", src);
+    let mut problems = prism_diag::Problems::default();
+    let mut search = prism_driver::Search { files: &mut mem, include: Vec::new() };
+    prism_driver::compile_with(&mut map, file, &mut search, opts, &mut problems)
+}
+
+/// The rendered diagnostics of a generated program (with its library modules), for
+/// looking at why the pipeline rejects it (`soundness --show SEED`).
+pub fn diagnostics(src: &str, files: &[(String, String)]) -> String {
+    let mut mem = prism_driver::MemoryFiles::default();
+    for (path, text) in files {
+        mem.add(path, text.as_str());
+    }
+    let mut map = prism_span::SourceMap::default();
+    let file = map.add("fuzz.prism", src);
+    let mut problems = prism_diag::Problems::default();
+    let mut search = prism_driver::Search { files: &mut mem, include: Vec::new() };
+    prism_driver::compile_with(&mut map, file, &mut search, &prism_driver::Options::default(), &mut problems);
+    problems.sort();
+    prism_diag::render(&map, problems.diagnostics(), prism_diag::Color::Never)
 }
 
 /// How many barriers inference inserts into an accepted program.
-fn module_barriers(src: &str) -> usize {
-    let (_, _, synced) = prism_driver::compile_text("fuzz.prism", src, &prism_driver::Options::default());
-    synced.map_or(0, |s| s.report().barriers.len())
+fn module_barriers(src: &str, files: &[(String, String)]) -> usize {
+    synced(src, files, &prism_driver::Options::default()).map_or(0, |s| s.report().barriers.len())
 }
 
 /// The arguments of a generated program's launch.
 fn arguments(p: &r#gen::Program) -> Vec<Arg> {
     let mut rng = Rng::new(7);
     let inp: Vec<i32> = (0..r#gen::INPUT).map(|_| (rng.next_u64() % 2001) as i32 - 1000).collect();
-    vec![
+    let mut args = vec![
         Arg::buffer(&inp),
         Arg::Buffer(Buffer::zeroed(Scalar::I32, (p.grid * p.block) as usize)),
         Arg::Buffer(Buffer::zeroed(Scalar::I32, 4)),
@@ -234,7 +279,22 @@ fn arguments(p: &r#gen::Program) -> Vec<Arg> {
             buffer: Buffer::from_slice(&(0..r#gen::TILES * 32).map(|i| (i % 997) as i32 - 300).collect::<Vec<i32>>()),
             dims: vec![u64::from(r#gen::TILES), 32],
         },
-    ]
+    ];
+    if p.reduce {
+        // `parts` (one per block), `tick`, `total`.
+        args.push(Arg::Buffer(Buffer::zeroed(Scalar::I32, 4)));
+        args.push(Arg::Buffer(Buffer::zeroed(Scalar::I32, 1)));
+        args.push(Arg::Buffer(Buffer::zeroed(Scalar::I32, 1)));
+    }
+    if let Some(len) = p.dyn_len {
+        args.push(Arg::value(len as i32));
+    }
+    args
+}
+
+/// The indices of the arguments a generated kernel writes.
+fn written(p: &r#gen::Program) -> Vec<usize> {
+    if p.reduce { vec![1, 2, 5, 6, 7] } else { vec![1, 2] }
 }
 
 /// Runs a program under the deterministic schedule and `schedules` random ones: the first
@@ -259,8 +319,10 @@ fn verdict(m: &Module, p: &r#gen::Program, schedules: u64) -> (Option<Failure>, 
             // A trusted race: the outputs may differ too, and that is the same exception.
             return (None, Vec::new(), runs);
         }
-        let outputs: Vec<Vec<i32>> =
-            args[1..3].iter().map(|a| a.as_buffer().and_then(|b| b.to_vec::<i32>()).unwrap_or_default()).collect();
+        let outputs: Vec<Vec<i32>> = written(p)
+            .into_iter()
+            .map(|i| args[i].as_buffer().and_then(|b| b.to_vec::<i32>()).unwrap_or_default())
+            .collect();
         match &first {
             None => first = Some(outputs),
             Some(f) if *f != outputs && !p.trusted => return (Some(Failure::Nondeterministic), Vec::new(), runs),
@@ -276,7 +338,7 @@ pub fn minimise(p: &r#gen::Program, failure: &Failure, schedules: u64) -> String
     let mut lines: Vec<String> = p.src.lines().map(str::to_string).collect();
     let fails = |lines: &[String]| -> bool {
         let src = lines.join("\n") + "\n";
-        let Some(m) = compile(&src) else { return false };
+        let Some(m) = compile(&src, &p.files) else { return false };
         let q = r#gen::Program { src, ..p.clone() };
         verdict(&m, &q, schedules).0.as_ref() == Some(failure)
     };
@@ -322,7 +384,12 @@ mod tests {
         let a = r#gen::Gen::new(5).program().src;
         let b = r#gen::Gen::new(5).program().src;
         assert_eq!(a, b);
-        let accepted = (0..40).filter(|&s| compile(&r#gen::Gen::new(s).program().src).is_some()).count();
+        let accepted = (0..40)
+            .filter(|&s| {
+                let p = r#gen::Gen::new(s).program();
+                compile(&p.src, &p.files).is_some()
+            })
+            .count();
         assert!(accepted >= 20, "only {accepted} of 40 generated programs are accepted");
     }
 }

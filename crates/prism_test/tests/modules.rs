@@ -298,3 +298,85 @@ def k(out : ptr(int)):
     let cuda = prism_cuda::emit(&synced, &prism_cuda::Options::default());
     assert!(cuda.text.contains("extern \"C\" __global__ void k(") && cuda.text.contains("void lib_kernels_k("));
 }
+
+#[test]
+fn an_imported_functions_shared_memory_overlaps_no_array_of_its_caller() {
+    // Adversarial (docs/soundness.md §10): a generic of one user module, instantiated in
+    // another, whose shared array is live while the caller's static array and its
+    // launch-sized one hold values the caller reads afterwards. The callee's array starts
+    // at the caller's current offset (past `s`), the dynamic one after the kernel's static
+    // peak (which counts the callee), so nothing is clobbered and nothing races, under any
+    // schedule.
+    let ops = r#"
+@prism("device")
+@requires(block[1], thread[32], smem=N * 4)
+def rotate_through[T](v : T @ thread[1], N : constexpr(int)) -> T @ thread[1]:
+    sc : shared(T[N]) @ block[1]
+    t : int @ thread[1] = id()
+    with partition(sc, p=thread[1], f=lambda i: t + i) as m:
+        with group(thread[1]):
+            m[0] = v
+    r : T @ thread[1] = T(0)
+    with group(thread[1]):
+        r = sc[(t + 1) % block_dim()]
+    return r
+"#;
+    let uses = r#"
+from ops import rotate_through
+
+@prism("device")
+@requires(block[1], thread[32], smem=512)
+def twice(v : int @ thread[1]) -> int @ thread[1]:
+    once : int @ thread[1] = rotate_through[int](v, 128)
+    return rotate_through[int](once * 2, 128)
+"#;
+    let root = r#"
+from lib.use import twice
+
+@prism("global")
+@requires(grid[1], block[1], thread[32], smem=1024)
+@launch_bounds(128)
+def k(x : ptr(const(int)), out : ptr(int), dn : int, dyn : shared(int[dn])):
+    b : int @ block[1] = id()
+    with partition(out, p=block[1], f=lambda i: b * 3 * block_dim() + i) as ob:
+        with group(block[1]):
+            t : int @ thread[1] = id()
+            s : shared(int[128]) @ block[1]
+            with partition(s, p=thread[1], f=lambda i: t + i) as sm:
+                with group(thread[1]):
+                    sm[0] = x[b * block_dim() + t]
+            with partition(dyn, p=thread[1], f=lambda i: t + i) as dm:
+                with group(thread[1]):
+                    dm[0] = 0 - x[b * block_dim() + t]
+            r : int @ thread[1] = twice(t)
+            with partition(ob, p=thread[1], f=lambda i: 3 * t + i) as o:
+                with group(thread[1]):
+                    o[0] = s[t]
+                    o[1] = dyn[t]
+                    o[2] = r
+"#;
+    let (out, synced, _) = compile(&[("lib/ops.prism", ops), ("lib/use.prism", uses)], root, &[]);
+    let synced = synced.unwrap_or_else(|| panic!("{out}"));
+    let m = prism_interp::Module::new(&synced);
+    for threads in [64usize, 128] {
+        let x: Vec<i32> = (0..2 * threads as i32).map(|i| i * 7 + 1).collect();
+        let mut want = Vec::new();
+        for b in 0..2 {
+            for t in 0..threads {
+                want.extend([x[b * threads + t], -x[b * threads + t], 2 * ((t + 2) % threads) as i32]);
+            }
+        }
+        for seed in [None, Some(1), Some(2), Some(3)] {
+            let args = [
+                prism_interp::Arg::buffer(&x),
+                prism_interp::Arg::buffer(&vec![0i32; 6 * threads]),
+                prism_interp::Arg::value(threads as i32),
+            ];
+            let cfg = prism_interp::Config { seed, ..prism_interp::Config::default() };
+            let o = m.launch("k", 2, threads as u32, &args, cfg).expect("launch");
+            assert!(o.is_clean(), "{threads} threads, seed {seed:?}: {:?}", o.reports);
+            let got = args[1].as_buffer().and_then(|b| b.to_vec::<i32>()).expect("ints");
+            assert_eq!(got, want, "{threads} threads, seed {seed:?}");
+        }
+    }
+}

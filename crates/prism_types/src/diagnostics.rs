@@ -243,7 +243,12 @@ impl TypeError {
             )
             .with_label(format!("{persp} is not narrower than {entry}"))
             .with_note("a function runs as one unit of its entry perspective; a value uniform over a broader perspective gives it nothing more")
-            .with_help(format!("declare it `@ {entry}` or narrower")),
+            .with_help(if what.starts_with("dynamic shared array") {
+                // Its perspective is not written: each block has one, shared by all its units.
+                "enter the kernel at `block[1]` or broader (`@requires(grid[1], block[1], ...)`): units narrower than a block would share one array".to_string()
+            } else {
+                format!("declare it `@ {entry}` or narrower")
+            }),
             // Diagnostic: group-broadens
             GroupBroadens { target, code, span, code_origin } => {
                 let d = Diagnostic::error(

@@ -3,6 +3,7 @@
 //! ```text
 //! cargo run --release -p prism_test --bin soundness -- [--seconds N] [--programs N]
 //!     [--seed S] [--schedules N] [--no-mutation] [--write DIR]
+//! cargo run --release -p prism_test --bin soundness -- --show SEED
 //! ```
 //!
 //! Prints programs per second, the acceptance rate, runs, mutation-testing figures, how many
@@ -38,9 +39,19 @@ fn main() {
             "--schedules" => opts.schedules = number(value("a number of schedules")),
             "--no-mutation" => opts.mutate = false,
             "--write" => write = Some(value("a directory")),
+            "--show" => {
+                // One program: its text, its library modules and what the pipeline says.
+                let p = prism_test::soundness::r#gen::Gen::new(number(value("a seed"))).program();
+                for (path, text) in &p.files {
+                    println!("--- {path}\n{text}");
+                }
+                println!("--- fuzz.prism\n{}", p.src);
+                println!("--- diagnostics\n{}", prism_test::soundness::diagnostics(&p.src, &p.files));
+                return;
+            }
             _ => {
                 eprintln!(
-                    "usage: soundness [--seconds N] [--programs N] [--seed S] [--schedules N] [--no-mutation] [--write DIR]"
+                    "usage: soundness [--seconds N] [--programs N] [--seed S] [--schedules N] [--no-mutation] [--write DIR] | --show SEED"
                 );
                 std::process::exit(2);
             }
@@ -56,9 +67,23 @@ fn main() {
         for f in &summary.findings {
             let path = format!("{dir}/seed-{}.prism", f.seed);
             let text = format!("# Soundness search finding, seed {}: {}\n{}", f.seed, f.failure.describe(), f.src);
-            if let Err(e) = std::fs::write(&path, text) {
-                eprintln!("error: cannot write `{path}`: {e}");
-                std::process::exit(2);
+            // Library modules go beside it, `seed-S/lib/use.prism`, as the import finds them.
+            let mut writes = vec![(path, text)];
+            for (lib, text) in &f.files {
+                writes.push((format!("{dir}/seed-{}/{lib}", f.seed), text.clone()));
+            }
+            for (path, text) in writes {
+                let parent = std::path::Path::new(&path).parent().map(std::path::Path::to_path_buf);
+                if let Some(parent) = parent
+                    && let Err(e) = std::fs::create_dir_all(&parent)
+                {
+                    eprintln!("error: cannot create `{}`: {e}", parent.display());
+                    std::process::exit(2);
+                }
+                if let Err(e) = std::fs::write(&path, text) {
+                    eprintln!("error: cannot write `{path}`: {e}");
+                    std::process::exit(2);
+                }
             }
         }
     }
@@ -66,7 +91,7 @@ fn main() {
         for (seed, b) in summary.redundant.iter().take(3) {
             let p = prism_test::soundness::r#gen::Gen::new(*seed).program();
             println!("--- seed {seed}, barrier {b}\n{}", p.src);
-            let (_, _, s) = prism_driver::compile_text("x.prism", &p.src, &prism_driver::Options::default());
+            let s = prism_test::soundness::synced(&p.src, &p.files, &prism_driver::Options::default());
             if let Some(s) = s {
                 let r = &s.report().barriers[*b];
                 let line = |sp: prism_span::Span| p.src[..sp.start as usize].matches('\n').count() + 1;

@@ -936,6 +936,18 @@ pub(crate) fn signature(
                     help: Some("a kernel has one; carve several arrays out of it with partitions".into()),
                 });
             }
+            // Every unit of the entry perspective receives the same parameters, and a
+            // block's threads share its dynamic shared array: in a kernel entered below
+            // `block[1]` (at `thread[32]`, say), two units of one block would get one array
+            // and nothing to tell their elements apart (docs/soundness.md §6).
+            if !facts.narrower_eq(Persp::BLOCK, entry) {
+                errors.push(TypeError::ParamPerspective {
+                    what: format!("dynamic shared array `{}`", p.name.name),
+                    persp: Persp::BLOCK,
+                    entry,
+                    span: p.span,
+                });
+            }
             dyn_shared.get_or_insert(DynShared { param: i, count, elem });
             let ty = Ty::Ptr { elem, mutable: true };
             params.push(ParamInfo {
