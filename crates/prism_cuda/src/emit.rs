@@ -230,6 +230,16 @@ pub fn function(g: &Global, id: FuncId, first_line: u32) -> (Func, Option<Kernel
                 Some(_) => "threadIdx.x".into(),
                 None => barrier::tid(&g.named).into(),
             };
+            // A kernel entered at `thread[n]` runs as if every unit of `n` threads called it,
+            // so its `id()`s count from its unit's first thread, as in the simulator. A
+            // read-only one may be launched with several units per block, where the index
+            // in the block is not that (`docs/soundness.md` §6); a writer runs as exactly one
+            // unit, where it is.
+            let tid = if f.entry.level == Level::Thread && f.entry.n > 1 && f.exact_launch().is_none() {
+                format!("({tid}) % {}u", f.entry.n)
+            } else {
+                tid
+            };
             prologue.push(decl_const("int", "prism_tid", Expr::id(tid)));
         }
         if fx.used_bid {

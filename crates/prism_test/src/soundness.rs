@@ -187,6 +187,16 @@ pub fn search(opts: &Options) -> Summary {
         sum.trusted += usize::from(p.trusted);
         // The helpers mention every construct; count the kernel's own uses.
         let kernel = p.src.split("def fuzz").nth(1).unwrap_or("");
+        if let Some(entry) = &p.entry {
+            let name: &'static str = match entry.as_str() {
+                "entry-block-writer" => "entry-block-writer",
+                "entry-block-readonly" => "entry-block-readonly",
+                "entry-thread-writer" => "entry-thread-writer",
+                "entry-thread-readonly" => "entry-thread-readonly",
+                _ => "entry-thread-readonly-shared-block",
+            };
+            *sum.constructs.entry(name).or_default() += 1;
+        }
         for (name, text) in CONSTRUCTS {
             let used = if text == "block_[rs]" {
                 kernel.contains("block_scatter_to_blocked[") || kernel.contains("block_radix_sort[")

@@ -3,7 +3,11 @@
 //! at which perspective, which values are uniform over which units), so most of what it
 //! writes checks, and what does not is a rule doing its job.
 //!
-//! Every program has one kernel, `fuzz`, launched on a few blocks of 32 to 128 threads. Each
+//! Every program has one kernel, `fuzz`, launched on a few blocks of 32 to 128 threads. Most
+//! are entered at `grid[1]`; about one in seven at `block[1]` (the same phases, as block code:
+//! a writer launched as one block, a read-only kernel on one to three) and one in eight at
+//! `thread[N]` (`gen/entry.rs`: `N` a multiple of 32 or not, a writer launched as one block of
+//! `N` threads, a read-only kernel as several units per block). Each
 //! block works on one or two shared arrays in *phases* drawn at random: per-thread writes
 //! through partitions (blocked and interleaved index functions), reads of other threads'
 //! elements, warp shuffles and reductions, shared and global atomics, asynchronous copies
@@ -32,6 +36,8 @@
 //! a partition that may reach another unit's elements): such programs are *trusted*, and a
 //! race in them is the non-injective exception, not a soundness bug.
 
+mod entry;
+
 use super::Rng;
 use std::fmt::Write;
 
@@ -56,6 +62,10 @@ pub struct Program {
     /// Whether the kernel takes the device reduction's scratch and result (`parts`,
     /// `tick`, `total`): it then calls a `prism.std.device` reduction from its grid code.
     pub reduce: bool,
+    /// How the kernel is entered, for the construct counts: `None` for `grid[1]`, else
+    /// `entry-block` or `entry-thread` with `-writer` (launched as exactly one unit) or
+    /// `-readonly` (any number of units; `-shared-block` when several share a block).
+    pub entry: Option<String>,
 }
 
 /// Elements of the global input (a multiple of every copy's width).
@@ -87,6 +97,9 @@ pub struct Gen {
     imports: std::collections::BTreeSet<String>,
     /// Whether a phase calls into the user library (`lib/use.prism`, `lib/ops.prism`).
     lib: bool,
+    /// Whether a phase writes through a pointer parameter (global atomics): a kernel entered
+    /// below `grid[1]` must then be launched as exactly one unit.
+    writes: bool,
 }
 
 impl Gen {
@@ -98,6 +111,7 @@ impl Gen {
             trusted: false,
             imports: std::collections::BTreeSet::new(),
             lib: false,
+            writes: false,
         }
     }
 
@@ -107,13 +121,25 @@ impl Gen {
         self.trusted = false;
         self.imports.clear();
         self.lib = false;
+        self.writes = false;
+        // A fraction of kernels are entered below `grid[1]` (docs/language.md §2): at
+        // `thread[N]` (their own, smaller body) or at `block[1]` (the same phases as at
+        // `grid[1]`, as block code).
+        let roll = self.rng.below(100);
+        if roll < 12 {
+            return self.thread_program();
+        }
+        let block_entry = roll < 27;
+        // A block-entered kernel that writes `out` is launched as one block; a read-only one
+        // on any number (unless a phase writes `counters`, which makes it a writer too).
+        let writer = !block_entry || self.rng.chance(50);
         let tb = [32u32, 64, 128][self.rng.below(3)];
-        let grid = 1 + self.rng.below(3) as u32;
+        let mut grid = 1 + self.rng.below(3) as u32;
         let narrow = if tb >= 64 && self.rng.chance(30) { 64 } else { 32 };
         // A launch-sized shared array, used by the phases like a declared one.
         let dyn_len = self.rng.chance(35).then(|| tb * [1u32, 2, 4, 8][self.rng.below(4)]);
-        // A device-wide reduction from the kernel's grid code.
-        let reduce = self.rng.chance(15);
+        // A device-wide reduction from the kernel's grid code (none without grid code).
+        let reduce = !block_entry && self.rng.chance(15);
         let mut sig = String::from(
             "def fuzz(inp : ptr(const(int)), out : ptr(int), counters : ptr(int), n : int, tm : tensor_map(int[8][32])",
         );
@@ -125,7 +151,8 @@ impl Gen {
         }
         sig.push_str("):");
         put(&mut self.out, 0, "@prism(\"global\")");
-        put(&mut self.out, 0, &format!("@requires(grid[1], block[1], thread[{narrow}], smem=16384)"));
+        let outer = if block_entry { "" } else { "grid[1], " };
+        put(&mut self.out, 0, &format!("@requires({outer}block[1], thread[{narrow}], smem=16384)"));
         put(&mut self.out, 0, &format!("@launch_bounds({tb})"));
         put(&mut self.out, 0, &sig);
         let mut total_read = false;
@@ -141,10 +168,16 @@ impl Gen {
                 total_read = true;
             }
         }
-        put(&mut self.out, 1, "b : int @ block[1] = id()");
-        put(&mut self.out, 1, &format!("with partition(out, p=block[1], f=lambda i: b * {tb} + i) as out_b:"));
-        put(&mut self.out, 2, "with group(block[1]):");
-        let d = 3;
+        let d = if block_entry {
+            // No block index below `grid[1]`: a uniform value stands for it.
+            put(&mut self.out, 1, "b : int @ block[1] = n & 1");
+            1
+        } else {
+            put(&mut self.out, 1, "b : int @ block[1] = id()");
+            put(&mut self.out, 1, &format!("with partition(out, p=block[1], f=lambda i: b * {tb} + i) as out_b:"));
+            put(&mut self.out, 2, "with group(block[1]):");
+            3
+        };
         put(&mut self.out, d, "t : int @ thread[1] = id()");
         put(&mut self.out, d, "w : int @ thread[32] = id()");
         put(&mut self.out, d, &format!("acc : int @ thread[1] = inp[(b * {tb} + t) % n]"));
@@ -184,9 +217,22 @@ impl Gen {
             put(&mut self.out, d, "with group(thread[1]):");
             put(&mut self.out, d + 1, "acc = acc ^ rd");
         }
-        put(&mut self.out, d, "with partition(out_b, p=thread[1], f=lambda i: t + i) as o:");
-        put(&mut self.out, d + 1, "with group(thread[1]):");
-        put(&mut self.out, d + 2, "o[0] = acc");
+        if writer {
+            let whole = if block_entry { "out" } else { "out_b" };
+            put(&mut self.out, d, &format!("with partition({whole}, p=thread[1], f=lambda i: t + i) as o:"));
+            put(&mut self.out, d + 1, "with group(thread[1]):");
+            put(&mut self.out, d + 2, "o[0] = acc");
+        }
+        let entry = if block_entry {
+            if writer || self.writes {
+                grid = 1;
+                Some("entry-block-writer".to_string())
+            } else {
+                Some("entry-block-readonly".to_string())
+            }
+        } else {
+            None
+        };
         let mut launch = format!(
             "# launch: fuzz --grid {grid} --block {tb} --arg inp=rand:i32:{INPUT}:7 --arg out=zeros:i32:{} \
              --arg counters=zeros:i32:4 --arg n={INPUT} --arg tm=rand:i32:{TILES}x32:9",
@@ -218,7 +264,7 @@ impl Gen {
         }
         self.helpers();
         self.out.push_str(&kernel);
-        Program { src: self.out.clone(), grid, block: tb, trusted: self.trusted, files, dyn_len, reduce }
+        Program { src: self.out.clone(), grid, block: tb, trusted: self.trusted, files, dyn_len, reduce, entry }
     }
 
     /// A call of a `prism.std.device` reduction of `inp` into `total`, with its scratch.
@@ -463,6 +509,7 @@ impl Gen {
             }
             // Global atomics.
             7 => {
+                self.writes = true;
                 put(&mut self.out, d, "with group(thread[1]):");
                 put(&mut self.out, d + 1, &format!("atomic_add(counters[{}], acc & 7)", self.rng.below(4)));
             }
