@@ -26,7 +26,7 @@ mod lanes;
 use crate::code::{Code, Op};
 use crate::memory::Buffer;
 use crate::report::{Report, ReportKind};
-use crate::shadow::{Blocks, Cell, Levels, Release};
+use crate::shadow::{GCell, Global, Levels, Release};
 use block::BlockSim;
 use prism_types::perspective::Level;
 use std::collections::HashMap;
@@ -174,19 +174,10 @@ impl Shared<'_> {
     }
 }
 
-/// Shadow of one global element: the inter-block summary, and an intra-block cell for the
-/// block that touched it last.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct GCell {
-    pub blocks: Blocks,
-    pub cell_block: u32,
-    pub cell: Cell,
-}
-
 /// Per-worker mutable state.
 pub(crate) struct GCtx {
     /// Global shadow (only with race checks, which run on one worker).
-    pub shadow: Option<Vec<Vec<GCell>>>,
+    pub shadow: Option<Global>,
     pub reports: Vec<Report>,
     pub grid_epoch: u32,
     pub rng: Rng,
@@ -208,7 +199,7 @@ impl GCtx {
     /// random stream for `seed`.
     fn new(cfg: &Config, buffers: &[&Buffer]) -> GCtx {
         GCtx {
-            shadow: cfg.checks.races.then(|| buffers.iter().map(|b| vec![GCell::default(); b.len()]).collect()),
+            shadow: cfg.checks.races.then(|| Global::new(buffers.iter().map(|b| b.len()))),
             reports: Vec::new(),
             grid_epoch: 0,
             rng: Rng::new(cfg.seed.unwrap_or(0)),
@@ -563,7 +554,8 @@ fn collect_scopes(code: &Code, f: u32, t: u32, out: &mut Vec<u64>, grid: &mut bo
     }
 }
 
-/// The most memory the race shadow of global buffers may take (about 230 bytes per element).
+/// The most memory the race shadow of global buffers may take, counted as a full cell per
+/// element (about 290 bytes; the lazy shadow takes much less when elements are touched once).
 pub const MAX_SHADOW_BYTES: u64 = 4 << 30;
 
 /// The bytes race checking needs for buffers of `elements` elements in all.
