@@ -438,11 +438,13 @@ impl GCell {
 /// kernel are touched once per launch.
 #[derive(Clone, Copy, Debug)]
 pub struct First {
+    /// The latest access: the first, or the latest of the same thread's later accesses of
+    /// the same kind (a plain read or write) in the same grid epoch. The full cell's state
+    /// after them is that after the first and the latest alone: its block summary keeps the
+    /// first's site, its intra-block cell the latest access.
     acc: Acc,
-    /// The latest of the same thread's later accesses of the same kind (a plain read or
-    /// write) in the same grid epoch: the full cell's state after them is that after `acc`
-    /// and `last` alone (its block summary keeps `acc`, its cell keeps `last`).
-    last: Option<Acc>,
+    /// The first access's site.
+    first: Site,
     block: u32,
     epoch: u32,
     kind: Kind,
@@ -498,7 +500,7 @@ impl Global {
         let slot = self.slot(b, i);
         match slot {
             Slot::Empty => {
-                *slot = Slot::One(First { acc: now, last: None, block, epoch, kind });
+                *slot = Slot::One(First { acc: now, first: now.at(), block, epoch, kind });
                 true
             }
             Slot::One(f)
@@ -508,7 +510,7 @@ impl Global {
                     && f.kind == kind
                     && matches!(kind, Kind::Read | Kind::Write) =>
             {
-                f.last = Some(now);
+                f.acc = now;
                 true
             }
             _ => false,
@@ -539,7 +541,13 @@ impl Global {
             Slot::One(f) => {
                 *slot = Slot::Full(u32::try_from(next).expect("fewer than 2^32 shadow cells"));
                 let mut cell = GCell::default();
-                for a in std::iter::once(f.acc).chain(f.last) {
+                // The first access (its barrier counts do not matter: the latest, by the same
+                // thread and of the same kind, replaces its record in the cell), then the
+                // latest when there were more.
+                let Site { tid, func, site, fences } = f.first;
+                let first = Acc { tid, func, site, fences, ..f.acc };
+                let latest = (first != f.acc).then_some(f.acc);
+                for a in std::iter::once(first).chain(latest) {
                     let replayed = cell.access(lv, f.block, f.epoch, a, &a.counts, f.kind);
                     debug_assert!(replayed.is_none(), "the accesses a slot holds conflict with nothing");
                 }
@@ -687,7 +695,7 @@ mod tests {
         // A second access makes it a full cell, which reports as a full cell does.
         assert_eq!(record(&mut g, &lv, (0, 2 * CHUNK + 1), 0, 40, Kind::Read), Some(RaceKind::WriteRead));
         assert_eq!(g.cells.len(), 1);
-        assert!(std::mem::size_of::<Slot>() <= 80, "a slot is small: {}", std::mem::size_of::<Slot>());
+        assert!(std::mem::size_of::<Slot>() <= 56, "a slot is small: {}", std::mem::size_of::<Slot>());
         assert!(std::mem::size_of::<GCell>() <= 296, "a full cell: {}", std::mem::size_of::<GCell>());
     }
 
