@@ -226,6 +226,13 @@ pub struct Cell {
 }
 
 impl Cell {
+    /// Whether nothing has been recorded in it (every access records something, and a
+    /// read is kept in the first free slot).
+    #[inline]
+    pub fn is_fresh(&self) -> bool {
+        self.write.is_none() && self.atomic.is_none() && self.reads[0].is_none()
+    }
+
     /// Records an access by `now` (of `kind`; `passed` are the barriers its thread has
     /// passed, that is waited at) and returns a conflict with an earlier access of another
     /// thread of the block, if any.

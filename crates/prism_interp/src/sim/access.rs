@@ -422,10 +422,15 @@ impl<'a> BlockSim<'a> {
                 }
             }
             Loc::Shared(at) => {
-                if self.sshadow.is_empty() {
+                if self.sshadow.len() != self.shared.len() {
                     self.sshadow = vec![Default::default(); self.shared.len()];
+                    self.stouched.clear();
                 }
-                (self.sshadow[at].access(&s.levels, now, &passed, kind).map(|(a, k)| (a.at(), k)), None)
+                let cell = &mut self.sshadow[at];
+                if cell.is_fresh() {
+                    self.stouched.push(at);
+                }
+                (cell.access(&s.levels, now, &passed, kind).map(|(a, k)| (a.at(), k)), None)
             }
             Loc::Local(..) => return,
         };

@@ -26,7 +26,7 @@ mod lanes;
 use crate::code::{Code, Op};
 use crate::memory::Buffer;
 use crate::report::{Report, ReportKind};
-use crate::shadow::{GCell, Global, Levels, Release};
+use crate::shadow::{Cell, GCell, Global, Levels, Release};
 use block::BlockSim;
 use prism_types::perspective::Level;
 use std::collections::HashMap;
@@ -192,6 +192,8 @@ pub(crate) struct GCtx {
     /// Global elements that asynchronous copies still in flight read: the copying thread
     /// (block, thread) and the copy's function and source access site.
     pub inflight: HashMap<(usize, usize), (u32, u32, u32, u32)>,
+    /// A finished block's shared-memory race shadow, every cell reset, for the next block.
+    pub spare_sshadow: Vec<Cell>,
 }
 
 impl GCtx {
@@ -208,6 +210,7 @@ impl GCtx {
             writes: 0,
             flags: HashMap::new(),
             inflight: HashMap::new(),
+            spare_sshadow: Vec::new(),
         }
     }
 
@@ -329,6 +332,7 @@ pub fn run(launch: Launch<'_>, cfg: Config, progress: &Progress) -> Outcome {
                 }
                 let mut sim = BlockSim::new(&shared, b, &mut g);
                 sim.run_to_end(&mut g);
+                sim.recycle_shadow(&mut g);
                 shared.block_done();
             }
         }
