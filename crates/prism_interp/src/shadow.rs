@@ -226,6 +226,13 @@ pub struct Cell {
 }
 
 impl Cell {
+    /// Whether nothing has been recorded in it (every access records something, and a
+    /// read is kept in the first free slot).
+    #[inline]
+    pub fn is_fresh(&self) -> bool {
+        self.write.is_none() && self.atomic.is_none() && self.reads[0].is_none()
+    }
+
     /// Records an access by `now` (of `kind`; `passed` are the barriers its thread has
     /// passed, that is waited at) and returns a conflict with an earlier access of another
     /// thread of the block, if any.
@@ -399,6 +406,166 @@ impl Blocks {
     }
 }
 
+/// Shadow of one global element: the inter-block summary, and an intra-block cell for the
+/// block that touched it last.
+#[derive(Clone, Debug, Default)]
+pub struct GCell {
+    blocks: Blocks,
+    cell_block: u32,
+    cell: Cell,
+}
+
+impl GCell {
+    /// Records an access by thread `now` of block `block` in grid epoch `epoch` and returns
+    /// the conflicting earlier access, its kind, and the earlier block when the conflict is
+    /// between blocks.
+    #[inline]
+    pub fn access(
+        &mut self,
+        lv: &Levels,
+        block: u32,
+        epoch: u32,
+        now: Acc,
+        passed: &[u32; LEVELS],
+        kind: Kind,
+    ) -> Option<(Site, RaceKind, Option<u32>)> {
+        if self.cell_block != block + 1 {
+            self.cell_block = block + 1;
+            self.cell = Cell::default();
+        }
+        match self.blocks.access(block, epoch, now.at(), kind) {
+            Some(c) => Some((c.earlier, c.kind, Some(c.earlier_block))),
+            None => self.cell.access(lv, now, passed, kind).map(|(a, k)| (a.at(), k, None)),
+        }
+    }
+}
+
+/// The first access to a global element: all its shadow holds until a second access comes
+/// ([`Slot::One`]), a fraction of a full [`GCell`]'s size. Most elements of a memory-bound
+/// kernel are touched once per launch.
+#[derive(Clone, Copy, Debug)]
+pub struct First {
+    /// The latest access: the first, or the latest of the same thread's later accesses of
+    /// the same kind (a plain read or write) in the same grid epoch. The full cell's state
+    /// after them is that after the first and the latest alone: its block summary keeps the
+    /// first's site, its intra-block cell the latest access.
+    acc: Acc,
+    /// The first access's site.
+    first: Site,
+    block: u32,
+    epoch: u32,
+    kind: Kind,
+}
+
+/// The shadow of one global element.
+#[derive(Clone, Copy, Debug, Default)]
+pub enum Slot {
+    /// Never accessed.
+    #[default]
+    Empty,
+    /// Accessed once: a [`GCell`] that saw only this access.
+    One(First),
+    /// Accessed more than once: its cell in [`Global::cells`].
+    Full(u32),
+}
+
+/// Elements per lazily allocated chunk of a buffer's shadow.
+pub const CHUNK: usize = 4096;
+
+/// The race shadow of the global buffers of a launch, allocated in chunks of [`CHUNK`]
+/// elements on first access. An element's shadow starts as [`Slot::Empty`], holds its first
+/// access compactly, and becomes a full [`GCell`] at the second: the cell that first access
+/// left, replayed, and then the second recorded in it, so every access sees exactly the
+/// state a full cell per element would have held.
+#[derive(Debug, Default)]
+pub struct Global {
+    /// Per buffer, its chunks (`None` until an element of it is accessed).
+    chunks: Vec<Vec<Option<Box<[Slot]>>>>,
+    /// Full cells of the elements accessed more than once.
+    cells: Vec<GCell>,
+}
+
+impl Global {
+    /// The shadow of buffers of `lens` elements, nothing allocated yet.
+    pub fn new(lens: impl IntoIterator<Item = usize>) -> Global {
+        Global { chunks: lens.into_iter().map(|n| vec![None; n.div_ceil(CHUNK)]).collect(), cells: Vec::new() }
+    }
+
+    /// The slot of element `i` of buffer `b`, its chunk allocated if needed.
+    #[inline]
+    pub fn slot(&mut self, b: usize, i: usize) -> &mut Slot {
+        let chunk = self.chunks[b][i / CHUNK].get_or_insert_with(|| vec![Slot::Empty; CHUNK].into_boxed_slice());
+        &mut chunk[i % CHUNK]
+    }
+
+    /// Records an access to element `i` of buffer `b` that cannot conflict and fits in its
+    /// slot: the element's first access, or a plain read or write repeating the kind of the
+    /// thread that made its only access so far (in the same grid epoch); false, recording
+    /// nothing, for any other.
+    #[inline]
+    pub fn quick(&mut self, b: usize, i: usize, block: u32, epoch: u32, now: Acc, kind: Kind) -> bool {
+        let slot = self.slot(b, i);
+        match slot {
+            Slot::Empty => {
+                *slot = Slot::One(First { acc: now, first: now.at(), block, epoch, kind });
+                true
+            }
+            Slot::One(f)
+                if f.acc.tid == now.tid
+                    && f.block == block
+                    && f.epoch == epoch
+                    && f.kind == kind
+                    && matches!(kind, Kind::Read | Kind::Write) =>
+            {
+                f.acc = now;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Records an access to element `i` of buffer `b` (as [`GCell::access`]).
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn access(
+        &mut self,
+        lv: &Levels,
+        (b, i): (usize, usize),
+        block: u32,
+        epoch: u32,
+        now: Acc,
+        passed: &[u32; LEVELS],
+        kind: Kind,
+    ) -> Option<(Site, RaceKind, Option<u32>)> {
+        if self.quick(b, i, block, epoch, now, kind) {
+            return None;
+        }
+        let next = self.cells.len();
+        let slot = self.slot(b, i);
+        match *slot {
+            Slot::Empty => unreachable!("a first access is quick"),
+            Slot::Full(c) => self.cells[c as usize].access(lv, block, epoch, now, passed, kind),
+            Slot::One(f) => {
+                *slot = Slot::Full(u32::try_from(next).expect("fewer than 2^32 shadow cells"));
+                let mut cell = GCell::default();
+                // The first access (its barrier counts do not matter: the latest, by the same
+                // thread and of the same kind, replaces its record in the cell), then the
+                // latest when there were more.
+                let Site { tid, func, site, fences } = f.first;
+                let first = Acc { tid, func, site, fences, ..f.acc };
+                let latest = (first != f.acc).then_some(f.acc);
+                for a in std::iter::once(first).chain(latest) {
+                    let replayed = cell.access(lv, f.block, f.epoch, a, &a.counts, f.kind);
+                    debug_assert!(replayed.is_none(), "the accesses a slot holds conflict with nothing");
+                }
+                let conflict = cell.access(lv, block, epoch, now, passed, kind);
+                self.cells.push(cell);
+                conflict
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -501,5 +668,145 @@ mod tests {
         b.access(0, 0, s, Kind::Write);
         // A grid barrier (new epoch) orders it.
         assert!(b.access(1, 1, s, Kind::Read).is_none());
+    }
+    fn gacc(tid: u32, block_barriers: u32) -> (Acc, [u32; LEVELS]) {
+        let a = acc(tid, block_barriers);
+        (a, a.counts)
+    }
+
+    /// Records an access in the lazy shadow; the conflict's kind, if any.
+    fn record(
+        g: &mut Global,
+        lv: &Levels,
+        (b, i): (usize, usize),
+        block: u32,
+        tid: u32,
+        kind: Kind,
+    ) -> Option<RaceKind> {
+        let (a, passed) = gacc(tid, 0);
+        g.access(lv, (b, i), block, 0, a, &passed, kind).map(|c| c.1)
+    }
+
+    #[test]
+    fn a_first_access_allocates_only_its_chunk() {
+        let lv = Levels::new(vec![], 64);
+        let mut g = Global::new([3 * CHUNK + 5, 10]);
+        assert!(g.chunks[0].iter().all(Option::is_none));
+        assert!(record(&mut g, &lv, (0, 2 * CHUNK + 1), 0, 0, Kind::Write).is_none());
+        assert_eq!(g.chunks[0].iter().map(Option::is_some).collect::<Vec<_>>(), [false, false, true, false]);
+        assert!(g.chunks[1].iter().all(Option::is_none), "another buffer");
+        assert!(g.cells.is_empty(), "one access is held in its slot");
+        // The last, partial chunk.
+        assert!(record(&mut g, &lv, (0, 3 * CHUNK + 4), 0, 0, Kind::Read).is_none());
+        assert!(g.chunks[0][3].is_some());
+        // A second access makes it a full cell, which reports as a full cell does.
+        assert_eq!(record(&mut g, &lv, (0, 2 * CHUNK + 1), 0, 40, Kind::Read), Some(RaceKind::WriteRead));
+        assert_eq!(g.cells.len(), 1);
+        assert!(std::mem::size_of::<Slot>() <= 56, "a slot is small: {}", std::mem::size_of::<Slot>());
+        assert!(std::mem::size_of::<GCell>() <= 296, "a full cell: {}", std::mem::size_of::<GCell>());
+    }
+
+    #[test]
+    fn races_are_per_element_across_a_chunk_boundary() {
+        let lv = Levels::new(vec![], 64);
+        let mut g = Global::new([2 * CHUNK]);
+        // Thread 0 writes the last element of the first chunk and the first of the second
+        // (a vector access across the boundary).
+        assert!(record(&mut g, &lv, (0, CHUNK - 1), 0, 0, Kind::Write).is_none());
+        assert!(record(&mut g, &lv, (0, CHUNK), 0, 0, Kind::Write).is_none());
+        // Thread 40 reads each: both race; a neighbour it did not touch does not.
+        assert_eq!(record(&mut g, &lv, (0, CHUNK), 0, 40, Kind::Read), Some(RaceKind::WriteRead));
+        assert_eq!(record(&mut g, &lv, (0, CHUNK - 1), 0, 40, Kind::Read), Some(RaceKind::WriteRead));
+        assert!(record(&mut g, &lv, (0, CHUNK + 1), 0, 40, Kind::Read).is_none());
+        assert!(record(&mut g, &lv, (0, CHUNK - 2), 0, 40, Kind::Read).is_none());
+        // Another block reading across the boundary meets block 0's writes.
+        assert_eq!(record(&mut g, &lv, (0, CHUNK), 1, 0, Kind::Read), Some(RaceKind::WriteRead));
+    }
+
+    #[test]
+    fn atomics_and_plain_accesses_in_the_lazy_shadow() {
+        let lv = Levels::new(vec![], 64);
+        let mut g = Global::new([CHUNK]);
+        // Atomics first (held in the slot), then another atomic: no race; then a plain read.
+        assert!(record(&mut g, &lv, (0, 7), 0, 0, Kind::Atomic).is_none());
+        assert!(record(&mut g, &lv, (0, 7), 0, 40, Kind::Atomic).is_none());
+        assert_eq!(record(&mut g, &lv, (0, 7), 0, 41, Kind::Read), Some(RaceKind::AtomicPlain));
+        // A plain write first, then an atomic of another block.
+        assert!(record(&mut g, &lv, (0, 8), 0, 0, Kind::Write).is_none());
+        assert_eq!(record(&mut g, &lv, (0, 8), 1, 0, Kind::Atomic), Some(RaceKind::AtomicPlain));
+        // An atomic load first, then a plain read (no race) and a plain write: a race with
+        // the earliest read kept, the atomic load (as a full cell reports it).
+        assert!(record(&mut g, &lv, (0, 9), 0, 0, Kind::AtomicRead).is_none());
+        assert!(record(&mut g, &lv, (0, 9), 0, 40, Kind::Read).is_none());
+        let (a, passed) = gacc(42, 0);
+        let c = g.access(&lv, (0, 9), 0, 0, a, &passed, Kind::Write).expect("a race");
+        assert_eq!((c.0.tid, c.1), (0, RaceKind::ReadWrite));
+        // Another block's atomic load, then a plain write: atomic-plain.
+        assert!(record(&mut g, &lv, (0, 10), 1, 0, Kind::AtomicRead).is_none());
+        assert_eq!(record(&mut g, &lv, (0, 10), 0, 0, Kind::Write), Some(RaceKind::AtomicPlain));
+    }
+
+    #[test]
+    fn reads_by_many_lanes_then_a_write_in_the_lazy_shadow() {
+        let lv = Levels::new(vec![], 128);
+        let mut g = Global::new([CHUNK]);
+        for t in 0..96 {
+            assert!(record(&mut g, &lv, (0, 3), 0, t, Kind::Read).is_none());
+        }
+        assert_eq!(record(&mut g, &lv, (0, 3), 0, 5, Kind::Write), Some(RaceKind::ReadWrite));
+        // One lane's read, then its own write: no race.
+        assert!(record(&mut g, &lv, (0, 4), 0, 5, Kind::Read).is_none());
+        assert!(record(&mut g, &lv, (0, 4), 0, 5, Kind::Write).is_none());
+        // After a block barrier the write is ordered after every read.
+        let mut g = Global::new([CHUNK]);
+        for t in 0..96 {
+            assert!(record(&mut g, &lv, (0, 3), 0, t, Kind::Read).is_none());
+        }
+        let (a, passed) = gacc(5, 1);
+        assert!(g.access(&lv, (0, 3), 0, 0, a, &passed, Kind::Write).is_none());
+    }
+
+    /// The lazy shadow reports exactly what a full cell per element reports, for random
+    /// sequences of accesses (kinds, threads, blocks, barriers, grid epochs).
+    #[test]
+    fn the_lazy_shadow_matches_full_cells() {
+        let lv = Levels::new(vec![8], 128);
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for _ in 0..2000 {
+            let elems = CHUNK + 3;
+            let mut g = Global::new([elems]);
+            let mut full = vec![GCell::default(); elems];
+            let mut counts = [[0u32; LEVELS]; 128];
+            let mut epoch = 0;
+            for _ in 0..60 {
+                let i = [0, 1, CHUNK - 1, CHUNK, CHUNK + 2][next(5) as usize];
+                let tid = [0, 1, 2, 9, 33, 70][next(6) as usize] as u32;
+                let block = next(2) as u32;
+                match next(12) {
+                    0 => counts[tid as usize][next(3) as usize] += 1,
+                    1 => epoch += 1,
+                    _ => {}
+                }
+                let kind = [Kind::Read, Kind::Write, Kind::Atomic, Kind::AtomicRead][next(4) as usize];
+                let c = counts[tid as usize];
+                let a = Acc {
+                    tid,
+                    counts: c,
+                    func: next(2) as u16,
+                    site: next(4) as u16,
+                    fences: Fences::default(),
+                    atomic: false,
+                };
+                let want = full[i].access(&lv, block, epoch, a, &c, kind);
+                let got = g.access(&lv, (0, i), block, epoch, a, &c, kind);
+                assert_eq!(format!("{got:?}"), format!("{want:?}"));
+            }
+        }
     }
 }

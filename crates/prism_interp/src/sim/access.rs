@@ -289,6 +289,64 @@ impl<'a> BlockSim<'a> {
         }
     }
 
+    /// Records for race detection the accesses of the lanes of `mask` of a fragment whose
+    /// elements [`super::lanes::resolve`] found in bounds: `count` consecutive elements of
+    /// `size` bytes from `at[l]` per lane, lane by lane and element by element, as the
+    /// general path calls [`Self::race`]. `broadcast`: a scalar load, whose lanes reading
+    /// the element the previous two lanes read are not recorded (as in the general path).
+    /// An access that cannot conflict and fits its global element's compact slot (see
+    /// [`crate::shadow::Global::quick`]) is recorded directly; every other goes through
+    /// [`Self::race`], so the reports are the general path's.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn race_lanes(
+        &mut self,
+        g: &mut GCtx,
+        global: Option<usize>,
+        (at, mask, count, size): (&[u64; 32], u32, u64, u64),
+        kind: Kind,
+        (fid, w): (u32, usize),
+        site: Site,
+        broadcast: bool,
+    ) {
+        // Plain reads and writes need nothing but the shadow when no flag and no copy in
+        // flight can be involved.
+        let direct = match kind {
+            Kind::Read => true,
+            Kind::Write => g.flags.is_empty() && g.inflight.is_empty(),
+            Kind::Atomic | Kind::AtomicRead => false,
+        };
+        let mut prev: (Option<u64>, u32) = (None, 0);
+        for l in super::block::lanes_of(mask) {
+            if broadcast {
+                prev = if prev.0 == Some(at[l]) { (prev.0, prev.1 + 1) } else { (Some(at[l]), 1) };
+                if prev.1 > 2 {
+                    continue;
+                }
+            }
+            for k in 0..count {
+                let loc = match global {
+                    Some(b) => Loc::Global(b, (at[l] + k) as usize),
+                    None => Loc::Shared((at[l] + k * size) as usize),
+                };
+                if direct && let (Loc::Global(b, i), Some(shadow)) = (loc, g.shadow.as_mut()) {
+                    let tid = w as u32 * 32 + l as u32;
+                    let now = Acc {
+                        tid,
+                        counts: self.warps[w].arrived[l],
+                        func: site.func as u16,
+                        site: site.access as u16,
+                        fences: self.fences[tid as usize],
+                        atomic: false,
+                    };
+                    if shadow.quick(b, i, self.block, g.grid_epoch, now, kind) {
+                        continue;
+                    }
+                }
+                self.race(g, loc, kind, Lane { fid, w, l }, site, None);
+            }
+        }
+    }
+
     /// Records an access for race detection and reports a conflict. `counts` overrides the
     /// thread's barrier counts (an asynchronous copy's write belongs to when it was issued).
     pub(super) fn race(
@@ -358,21 +416,21 @@ impl<'a> BlockSim<'a> {
         let (conflict, other_block) = match loc {
             Loc::Global(b, i) => {
                 let Some(shadow) = g.shadow.as_mut() else { return };
-                let cell = &mut shadow[b][i];
-                if cell.cell_block != self.block + 1 {
-                    cell.cell_block = self.block + 1;
-                    cell.cell = Default::default();
-                }
-                match cell.blocks.access(self.block, g.grid_epoch, now.at(), kind) {
-                    Some(c) => (Some((c.earlier, c.kind)), Some(c.earlier_block)),
-                    None => (cell.cell.access(&s.levels, now, &passed, kind).map(|(a, k)| (a.at(), k)), None),
+                match shadow.access(&s.levels, (b, i), self.block, g.grid_epoch, now, &passed, kind) {
+                    Some((earlier, k, other)) => (Some((earlier, k)), other),
+                    None => (None, None),
                 }
             }
             Loc::Shared(at) => {
-                if self.sshadow.is_empty() {
+                if self.sshadow.len() != self.shared.len() {
                     self.sshadow = vec![Default::default(); self.shared.len()];
+                    self.stouched.clear();
                 }
-                (self.sshadow[at].access(&s.levels, now, &passed, kind).map(|(a, k)| (a.at(), k)), None)
+                let cell = &mut self.sshadow[at];
+                if cell.is_fresh() {
+                    self.stouched.push(at);
+                }
+                (cell.access(&s.levels, now, &passed, kind).map(|(a, k)| (a.at(), k)), None)
             }
             Loc::Local(..) => return,
         };

@@ -401,17 +401,27 @@ impl<'a> BlockSim<'a> {
                     Op::Load { dst, ty, ptr, index, index_ty, access } => {
                         let (d, p, x) = (*dst as usize * 32, *ptr as usize * 32, *index as usize * 32);
                         let kind = race_kind(fc, *access, false);
-                        if kind.is_none() || !s.cfg.checks.races {
+                        let checked = kind.filter(|_| s.cfg.checks.races);
+                        {
                             // The common case: every lane reads one global buffer, or shared
-                            // memory. When a lane is out of bounds, the general path below
-                            // says where.
+                            // memory (with race checks, recorded lane by lane as the general
+                            // path records them). When a lane is out of bounds, the general
+                            // path below says where.
                             let operands = (lanes::src(&fr.regs, *ptr), lanes::src(&fr.regs, *index), *index_ty);
                             if let Some((place, at)) =
                                 lanes::resolve(s, self.shared.len(), operands, mask, ty.size(), 1, 1)
                             {
+                                if let Some(k) = checked {
+                                    let global = match place {
+                                        lanes::Place::Global(_, b) => Some(b),
+                                        lanes::Place::Shared => None,
+                                    };
+                                    let site = Site { func, access: *access };
+                                    self.race_lanes(g, global, (&at, mask, 1, ty.size()), k, (fid, w), site, true);
+                                }
                                 let mut out = [0u64; 32];
                                 match place {
-                                    lanes::Place::Global(buf) => lanes::load_global(buf, mask, &at, 0, &mut out),
+                                    lanes::Place::Global(buf, _) => lanes::load_global(buf, mask, &at, 0, &mut out),
                                     lanes::Place::Shared => {
                                         lanes::load_shared(&self.shared, *ty, mask, &at, 0, &mut out)
                                     }
@@ -422,7 +432,9 @@ impl<'a> BlockSim<'a> {
                             }
                             // A thread-local array through a pointer (a library function's
                             // array parameter).
-                            if let Some((frame, array, at)) = lanes::local_place(operands, mask) {
+                            if let Some((frame, array, at)) =
+                                lanes::local_place(operands, mask).filter(|_| checked.is_none())
+                            {
                                 let owner = if frame == fid {
                                     Some(&fr)
                                 } else {
@@ -463,14 +475,24 @@ impl<'a> BlockSim<'a> {
                     }
                     Op::Store { ty, ptr, index, index_ty, value, access } => {
                         g.writes += 1;
-                        if !s.cfg.checks.races || race_kind(fc, *access, true).is_none() {
+                        let checked = race_kind(fc, *access, true).filter(|_| s.cfg.checks.races);
+                        {
                             let operands = (lanes::src(&fr.regs, *ptr), lanes::src(&fr.regs, *index), *index_ty);
                             if let Some((place, at)) =
                                 lanes::resolve(s, self.shared.len(), operands, mask, ty.size(), 1, 1)
                             {
+                                // Recording first changes no memory the stores depend on.
+                                if let Some(k) = checked {
+                                    let global = match place {
+                                        lanes::Place::Global(_, b) => Some(b),
+                                        lanes::Place::Shared => None,
+                                    };
+                                    let site = Site { func, access: *access };
+                                    self.race_lanes(g, global, (&at, mask, 1, ty.size()), k, (fid, w), site, false);
+                                }
                                 let vals = lanes::src(&fr.regs, *value);
                                 match place {
-                                    lanes::Place::Global(buf) => lanes::store_global(buf, mask, &at, 0, vals),
+                                    lanes::Place::Global(buf, _) => lanes::store_global(buf, mask, &at, 0, vals),
                                     lanes::Place::Shared => {
                                         lanes::store_shared(&mut self.shared, *ty, mask, &at, 0, vals)
                                     }
@@ -478,7 +500,9 @@ impl<'a> BlockSim<'a> {
                                 f.pc += 1;
                                 continue;
                             }
-                            if let Some((frame, array, at)) = lanes::local_place(operands, mask) {
+                            if let Some((frame, array, at)) =
+                                lanes::local_place(operands, mask).filter(|_| checked.is_none())
+                            {
                                 let vals = lanes::src(&fr.regs, *value);
                                 let owner = if frame == fid {
                                     Some(&mut fr.locals)
@@ -707,12 +731,23 @@ impl<'a> BlockSim<'a> {
                             let size = ty.size();
                             let bytes = size * dsts.len() as u64;
                             let kind = race_kind(fc, *access, store);
-                            if kind.is_none() || !s.cfg.checks.races {
+                            {
                                 let operands = (lanes::src(&fr.regs, *ptr), lanes::src(&fr.regs, *index), *index_ty);
                                 let count = dsts.len() as u64;
                                 if let Some((place, at)) =
                                     lanes::resolve(s, self.shared.len(), operands, mask, size, count, bytes)
                                 {
+                                    // Every lane in bounds and aligned: record them for race
+                                    // checks (lane by lane, element by element, as the general
+                                    // path does), then access memory.
+                                    if let Some(k) = kind.filter(|_| s.cfg.checks.races) {
+                                        let global = match place {
+                                            lanes::Place::Global(_, b) => Some(b),
+                                            lanes::Place::Shared => None,
+                                        };
+                                        let site = Site { func, access: *access };
+                                        self.race_lanes(g, global, (&at, mask, count, size), k, (fid, w), site, false);
+                                    }
                                     if store {
                                         // Lane by lane, as the general path writes: where
                                         // lanes' vectors overlap, the last lane's value stays.
@@ -720,7 +755,7 @@ impl<'a> BlockSim<'a> {
                                             for (k, &d) in dsts.iter().enumerate() {
                                                 let bits = fr.regs[d as usize * 32 + l];
                                                 match &place {
-                                                    lanes::Place::Global(buf) => buf.store(at[l] as usize + k, bits),
+                                                    lanes::Place::Global(buf, _) => buf.store(at[l] as usize + k, bits),
                                                     lanes::Place::Shared => lanes::write_shared(
                                                         &mut self.shared,
                                                         size,
@@ -735,7 +770,7 @@ impl<'a> BlockSim<'a> {
                                             let k = k as u64;
                                             let mut out = [0u64; 32];
                                             match &place {
-                                                lanes::Place::Global(buf) => {
+                                                lanes::Place::Global(buf, _) => {
                                                     lanes::load_global(buf, mask, &at, k, &mut out)
                                                 }
                                                 lanes::Place::Shared => {

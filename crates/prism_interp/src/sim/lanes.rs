@@ -75,7 +75,8 @@ pub(super) fn ptr_add(bits: u64, delta: u64) -> u64 {
 /// Where the lanes of an access resolved: one global buffer (element indices) or shared
 /// memory (byte addresses).
 pub(super) enum Place<'s> {
-    Global(&'s Buffer),
+    /// The buffer, and its index among the launch's buffers.
+    Global(&'s Buffer, usize),
     Shared,
 }
 
@@ -119,7 +120,7 @@ pub(super) fn resolve<'s>(
                 ok &= align == 1 || (e as u64).wrapping_mul(size).is_multiple_of(align);
                 at[l] = e as u64;
             }
-            ok.then_some((Place::Global(buf), at))
+            ok.then_some((Place::Global(buf, (region & ((1 << 22) - 1)) as usize), at))
         }
         2 => {
             for l in lanes_of(mask) {

@@ -26,7 +26,7 @@ mod lanes;
 use crate::code::{Code, Op};
 use crate::memory::Buffer;
 use crate::report::{Report, ReportKind};
-use crate::shadow::{Blocks, Cell, Levels, Release};
+use crate::shadow::{Cell, GCell, Global, Levels, Release};
 use block::BlockSim;
 use prism_types::perspective::Level;
 use std::collections::HashMap;
@@ -174,19 +174,10 @@ impl Shared<'_> {
     }
 }
 
-/// Shadow of one global element: the inter-block summary, and an intra-block cell for the
-/// block that touched it last.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct GCell {
-    pub blocks: Blocks,
-    pub cell_block: u32,
-    pub cell: Cell,
-}
-
 /// Per-worker mutable state.
 pub(crate) struct GCtx {
     /// Global shadow (only with race checks, which run on one worker).
-    pub shadow: Option<Vec<Vec<GCell>>>,
+    pub shadow: Option<Global>,
     pub reports: Vec<Report>,
     pub grid_epoch: u32,
     pub rng: Rng,
@@ -201,6 +192,8 @@ pub(crate) struct GCtx {
     /// Global elements that asynchronous copies still in flight read: the copying thread
     /// (block, thread) and the copy's function and source access site.
     pub inflight: HashMap<(usize, usize), (u32, u32, u32, u32)>,
+    /// A finished block's shared-memory race shadow, every cell reset, for the next block.
+    pub spare_sshadow: Vec<Cell>,
 }
 
 impl GCtx {
@@ -208,7 +201,7 @@ impl GCtx {
     /// random stream for `seed`.
     fn new(cfg: &Config, buffers: &[&Buffer]) -> GCtx {
         GCtx {
-            shadow: cfg.checks.races.then(|| buffers.iter().map(|b| vec![GCell::default(); b.len()]).collect()),
+            shadow: cfg.checks.races.then(|| Global::new(buffers.iter().map(|b| b.len()))),
             reports: Vec::new(),
             grid_epoch: 0,
             rng: Rng::new(cfg.seed.unwrap_or(0)),
@@ -217,6 +210,7 @@ impl GCtx {
             writes: 0,
             flags: HashMap::new(),
             inflight: HashMap::new(),
+            spare_sshadow: Vec::new(),
         }
     }
 
@@ -338,6 +332,7 @@ pub fn run(launch: Launch<'_>, cfg: Config, progress: &Progress) -> Outcome {
                 }
                 let mut sim = BlockSim::new(&shared, b, &mut g);
                 sim.run_to_end(&mut g);
+                sim.recycle_shadow(&mut g);
                 shared.block_done();
             }
         }
@@ -563,7 +558,8 @@ fn collect_scopes(code: &Code, f: u32, t: u32, out: &mut Vec<u64>, grid: &mut bo
     }
 }
 
-/// The most memory the race shadow of global buffers may take (about 230 bytes per element).
+/// The most memory the race shadow of global buffers may take, counted as a full cell per
+/// element (about 290 bytes; the lazy shadow takes much less when elements are touched once).
 pub const MAX_SHADOW_BYTES: u64 = 4 << 30;
 
 /// The bytes race checking needs for buffers of `elements` elements in all.
