@@ -310,6 +310,16 @@ fn show_progress(progress: &Progress, finished: &AtomicBool, grid: u32) {
     }
 }
 
+/// Ends the progress drawer when dropped.
+struct Finish<'a>(&'a AtomicBool, std::thread::Thread);
+
+impl Drop for Finish<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+        self.1.unpark();
+    }
+}
+
 fn execute(a: &RunArgs, m: &Module, map: &SourceMap, p: Prepared) -> u8 {
     let checks = match a.checks {
         CheckSet::All => Checks::ALL,
@@ -326,10 +336,10 @@ fn execute(a: &RunArgs, m: &Module, map: &SourceMap, p: Prepared) -> u8 {
     let blocks = u32::try_from(a.grid.count()).unwrap_or(u32::MAX);
     let launched = std::thread::scope(|scope| {
         let drawer = scope.spawn(|| show_progress(&progress, &finished, blocks));
-        let r = m.launch_observed(&p.kernel.name, a.grid, a.block, &p.args, cfg, &progress);
-        finished.store(true, Ordering::Relaxed);
-        drawer.thread().unpark();
-        r
+        // Set even while unwinding: the scope joins the drawer before it passes a panic on,
+        // and a drawer left waiting would turn a simulator bug into a hang.
+        let _finish = Finish(&finished, drawer.thread().clone());
+        m.launch_observed(&p.kernel.name, a.grid, a.block, &p.args, cfg, &progress)
     });
     let outcome = match launched {
         Ok(o) => o,

@@ -132,7 +132,9 @@ pub(super) fn resolve<'s>(
                 let e = off.wrapping_add(i);
                 let addr = base.wrapping_add((e as u64).wrapping_mul(size));
                 ok &= p >> 62 == 2 && !(unsigned64 && i < 0) && (0..=n).contains(&e);
-                ok &= addr as usize + (size * count) as usize <= shared_len;
+                // `addr` wraps for an element far out of range (the lane is then refused
+                // above); its end must not overflow on the way to the same answer.
+                ok &= (addr as usize).checked_add((size * count) as usize).is_some_and(|end| end <= shared_len);
                 ok &= align == 1 || addr.is_multiple_of(align);
                 at[l] = addr;
             }
