@@ -242,8 +242,13 @@ fn compile_with(src: &str, files: &[(String, String)], skip: &[usize]) -> Option
 }
 
 /// Runs the pipeline on a generated program, `fuzz.prism`, whose imports find `files`
-/// (paths relative to it) through `prism_driver::MemoryFiles`.
-pub fn synced(src: &str, files: &[(String, String)], opts: &prism_driver::Options) -> Option<prism_driver::Synced> {
+/// (paths relative to it) through `prism_driver::MemoryFiles`; the map and problems too, for
+/// rendering.
+fn compile_generated(
+    src: &str,
+    files: &[(String, String)],
+    opts: &prism_driver::Options,
+) -> (prism_span::SourceMap, prism_diag::Problems, Option<prism_driver::Synced>) {
     let mut mem = prism_driver::MemoryFiles::default();
     for (path, text) in files {
         mem.add(path, text.as_str());
@@ -252,21 +257,19 @@ pub fn synced(src: &str, files: &[(String, String)], opts: &prism_driver::Option
     let file = map.add("fuzz.prism", src);
     let mut problems = prism_diag::Problems::default();
     let mut search = prism_driver::Search { files: &mut mem, include: Vec::new() };
-    prism_driver::compile_with(&mut map, file, &mut search, opts, &mut problems)
+    let synced = prism_driver::compile_with(&mut map, file, &mut search, opts, &mut problems);
+    (map, problems, synced)
+}
+
+/// Runs the pipeline on a generated program ([`compile_generated`]).
+pub fn synced(src: &str, files: &[(String, String)], opts: &prism_driver::Options) -> Option<prism_driver::Synced> {
+    compile_generated(src, files, opts).2
 }
 
 /// The rendered diagnostics of a generated program (with its library modules), for
 /// looking at why the pipeline rejects it (`soundness --show SEED`).
 pub fn diagnostics(src: &str, files: &[(String, String)]) -> String {
-    let mut mem = prism_driver::MemoryFiles::default();
-    for (path, text) in files {
-        mem.add(path, text.as_str());
-    }
-    let mut map = prism_span::SourceMap::default();
-    let file = map.add("fuzz.prism", src);
-    let mut problems = prism_diag::Problems::default();
-    let mut search = prism_driver::Search { files: &mut mem, include: Vec::new() };
-    prism_driver::compile_with(&mut map, file, &mut search, &prism_driver::Options::default(), &mut problems);
+    let (map, mut problems, _) = compile_generated(src, files, &prism_driver::Options::default());
     problems.sort();
     prism_diag::render(&map, problems.diagnostics(), prism_diag::Color::Never)
 }

@@ -412,10 +412,7 @@ impl<'a> BlockSim<'a> {
                                 lanes::resolve(s, self.shared.len(), operands, mask, ty.size(), 1, 1)
                             {
                                 if let Some(k) = checked {
-                                    let global = match place {
-                                        lanes::Place::Global(_, b) => Some(b),
-                                        lanes::Place::Shared => None,
-                                    };
+                                    let global = place.buffer_index();
                                     let site = Site { func, access: *access };
                                     self.race_lanes(g, global, (&at, mask, 1, ty.size()), k, (fid, w), site, true);
                                 }
@@ -483,10 +480,7 @@ impl<'a> BlockSim<'a> {
                             {
                                 // Recording first changes no memory the stores depend on.
                                 if let Some(k) = checked {
-                                    let global = match place {
-                                        lanes::Place::Global(_, b) => Some(b),
-                                        lanes::Place::Shared => None,
-                                    };
+                                    let global = place.buffer_index();
                                     let site = Site { func, access: *access };
                                     self.race_lanes(g, global, (&at, mask, 1, ty.size()), k, (fid, w), site, false);
                                 }
@@ -741,10 +735,7 @@ impl<'a> BlockSim<'a> {
                                     // checks (lane by lane, element by element, as the general
                                     // path does), then access memory.
                                     if let Some(k) = kind.filter(|_| s.cfg.checks.races) {
-                                        let global = match place {
-                                            lanes::Place::Global(_, b) => Some(b),
-                                            lanes::Place::Shared => None,
-                                        };
+                                        let global = place.buffer_index();
                                         let site = Site { func, access: *access };
                                         self.race_lanes(g, global, (&at, mask, count, size), k, (fid, w), site, false);
                                     }

@@ -80,6 +80,16 @@ pub(super) enum Place<'s> {
     Shared,
 }
 
+impl Place<'_> {
+    /// The buffer's index for race records; `None` for shared memory.
+    pub(super) fn buffer_index(&self) -> Option<usize> {
+        match self {
+            Place::Global(_, b) => Some(*b),
+            Place::Shared => None,
+        }
+    }
+}
+
 /// Resolves, for the lanes of `mask`, pointer lanes `ptrs` plus index lanes `idx` (of type
 /// `index_ty`) to `count` consecutive elements of `size` bytes each, when every lane points
 /// into the same global buffer or every lane into shared memory, all elements lie inside
