@@ -369,7 +369,7 @@ def test_bad_launch_arguments():
         prism.compile(KERNELS / "01_saxpy_grid_stride.prism").saxpi
     # The bound asks for a multiple of 32 threads per block: the shape is a ValueError.
     with pytest.raises(ValueError, match=r"multiple of 32 threads per block"):
-        grid_dot[1, 48](8, x, x, x, np.zeros(1, np.int32))
+        grid_dot[1, 48](8, x, x, np.zeros(1, np.float32), np.zeros(1, np.int32))
     with pytest.raises(TypeError, match=r"device function"):
         block_sum[1, 32]
 
@@ -393,9 +393,24 @@ def test_warnings_are_python_warnings():
 
 
 class FakeDeviceArray:
-    """Looks like a CuPy array to the launcher; its address is not real memory."""
+    """Looks like a CuPy array of ``n`` floats at ``address`` to the launcher; the address
+    is not real memory."""
 
-    __cuda_array_interface__ = {"shape": (8,), "typestr": "<f4", "data": (0x1000, False), "version": 3}
+    def __init__(self, address=0x1000, n=8):
+        self.__cuda_array_interface__ = {"shape": (n,), "typestr": "<f4", "data": (address, False), "version": 3}
+
+
+# Two read-only inputs and one output: `out[i] = x[i] * y[i]`.
+PRODUCT = (
+    '@prism("global")\n'
+    "@requires(grid[1], block[1], thread[1])\n"
+    "def product(n : int, x : ptr(const(float)), y : ptr(const(float)), out : ptr(float)):\n"
+    "    g : int @ thread[1] = id()\n"
+    "    with partition(out, p=thread[1], f=lambda i: g + i) as o:\n"
+    "        with group(thread[1]):\n"
+    "            if g < n:\n"
+    "                o[0] = x[g] * y[g]\n"
+)
 
 
 @pytest.mark.skipif(prism.driver_present(), reason="checks the refusal on a machine without a CUDA driver")
@@ -405,7 +420,55 @@ def test_without_a_driver_cuda_launches_raise_device_error():
     with pytest.raises(prism.DeviceError, match="no CUDA driver found"):
         saxpy.options(device="cuda")[1, 32](8, 1.0, x, x.copy())
     with pytest.raises(prism.DeviceError, match="no CUDA driver found"):
-        saxpy.options(device="cuda")[1, 32](8, 1.0, FakeDeviceArray(), FakeDeviceArray())
+        saxpy.options(device="cuda")[1, 32](8, 1.0, FakeDeviceArray(0x1000), FakeDeviceArray(0x2000))
+
+
+# The checker proves a kernel race-free assuming its pointer parameters are distinct memory
+# (docs/soundness.md 4.1). With device arrays the caller picks the addresses, so a launch
+# must refuse one array for two parameters the kernel writes one of, however they overlap;
+# these are refused before any driver is asked, so they run on every machine.
+def test_overlapping_device_arrays_are_refused_when_the_kernel_writes_one():
+    saxpy = prism.compile(KERNELS / "01_saxpy_grid_stride.prism").saxpy.options(device="cuda")
+    same = FakeDeviceArray(0x1000)
+    with pytest.raises(ValueError, match=r"`x` and `y` overlap in device memory .*argument-alias"):
+        saxpy[1, 32](8, 1.0, same, same)
+    # The second half of x is the first half of y.
+    with pytest.raises(ValueError, match=r"`x` and `y` overlap"):
+        saxpy[1, 32](8, 1.0, FakeDeviceArray(0x1000, 8), FakeDeviceArray(0x1010, 8))
+    # y ends where x starts: no overlap, so the launch goes on to look for a driver.
+    if not prism.driver_present():
+        with pytest.raises(prism.DeviceError, match="no CUDA driver found"):
+            saxpy[1, 32](8, 1.0, FakeDeviceArray(0x1020, 8), FakeDeviceArray(0x1000, 8))
+        # Two read-only parameters may share an array.
+        product = prism.compile(text=PRODUCT).product.options(device="cuda")
+        with pytest.raises(prism.DeviceError, match="no CUDA driver found"):
+            product[1, 32](8, same, same, FakeDeviceArray(0x2000))
+        with pytest.raises(ValueError, match=r"`y` and `out` overlap"):
+            product[1, 32](8, FakeDeviceArray(0x3000), same, same)
+
+
+def test_numpy_arrays_sharing_memory_are_refused_when_the_kernel_writes_one():
+    saxpy = prism.compile(KERNELS / "01_saxpy_grid_stride.prism").saxpy
+    x = np.arange(16, dtype=np.float32)
+    before = x.copy()
+    with pytest.raises(ValueError, match=r"`x` and `y` of `saxpy` share memory and the kernel writes `y`"):
+        saxpy[1, 32](8, 2.0, x, x)
+    with pytest.raises(ValueError, match=r"share memory"):
+        saxpy[1, 32](8, 2.0, x[4:12], x[:8])
+    # Interleaved views of one array share no element: accepted, and right.
+    saxpy[1, 32](8, 2.0, x[0::2], x[1::2])
+    assert np.array_equal(x[1::2], 2.0 * before[0::2] + before[1::2])
+    assert np.array_equal(x[0::2], before[0::2])
+    # Read-only parameters may share.
+    product = prism.compile(text=PRODUCT).product
+    out = np.zeros(8, np.float32)
+    product[1, 32](8, x[:8], x[:8], out)
+    assert np.array_equal(out, x[:8] * x[:8])
+    with pytest.raises(ValueError, match=r"`y` and `out` of `product` share memory"):
+        product[1, 32](8, x[:8], out, out)
+    # The GPU path with host arrays refuses them too, before it looks for a driver.
+    with pytest.raises(ValueError, match=r"share memory"):
+        saxpy.options(device="cuda")[1, 32](8, 2.0, x, x)
 
 
 def test_device_arrays_are_refused_by_the_simulator():

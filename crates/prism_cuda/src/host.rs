@@ -7,6 +7,38 @@ use crate::abi::{AbiParam, KernelAbi};
 use crate::ops::c_type;
 use prism_types::ty::{Scalar, TensorMapTy};
 
+/// The launcher's refusal of one array passed for two parameters of which the kernel
+/// writes one. The kernel's proofs and its `__restrict__` parameters assume distinct
+/// pointer parameters are distinct memory (`docs/soundness.md` §4.1); a launcher sees no
+/// extents, so it can refuse equal addresses only, and a partial overlap stays the C++
+/// caller's to avoid (`docs/cuda.md`). Null pointers are left to the kernel, as CUDA does.
+fn alias_check(params: &[AbiParam]) -> String {
+    let arrays: Vec<(String, bool)> = params
+        .iter()
+        .filter_map(|p| match p {
+            AbiParam::Pointer { name, read_only, .. } => Some((crate::analysis::sanitize(name), *read_only)),
+            // A typed map's array: a TMA store writes through it.
+            AbiParam::TensorMap { name, map: Some(_) } => Some((crate::analysis::sanitize(name), false)),
+            _ => None,
+        })
+        .collect();
+    let mut conds = Vec::new();
+    for (i, (a, a_ro)) in arrays.iter().enumerate() {
+        for (b, b_ro) in &arrays[i + 1..] {
+            if !(*a_ro && *b_ro) {
+                conds.push(format!("((const void*){a} != nullptr && (const void*){a} == (const void*){b})"));
+            }
+        }
+    }
+    if conds.is_empty() {
+        return String::new();
+    }
+    format!(
+        "    // One array for two parameters of which the kernel writes one (argument-alias).\n    if ({}) {{\n        return cudaErrorInvalidValue;\n    }}\n",
+        conds.join(" ||\n        ")
+    )
+}
+
 /// The launcher text for `kernels`.
 pub fn launchers(kernels: &[KernelAbi]) -> String {
     let mut s = String::new();
@@ -58,7 +90,7 @@ pub fn launchers(kernels: &[KernelAbi]) -> String {
             None => "(1-D: it reads no coordinate, so y and z must be 1)".into(),
         };
         s.push_str(&format!(
-            "// Launches `{}` on `grid` blocks of `block` threads {dims}. Returns\n// cudaErrorInvalidConfiguration when the launch breaks the kernel's bound.\n",
+            "// Launches `{}` on `grid` blocks of `block` threads {dims}. Returns\n// cudaErrorInvalidConfiguration when the launch breaks the kernel's bound, and\n// cudaErrorInvalidValue when one array is passed for two parameters the kernel writes one of.\n",
             k.name
         ));
         let mut sig = vec!["dim3 grid".to_string(), "dim3 block".to_string()];
@@ -113,6 +145,7 @@ pub fn launchers(kernels: &[KernelAbi]) -> String {
             "    if ({}) {{\n        return cudaErrorInvalidConfiguration;\n    }}\n",
             conds.join(" || ")
         ));
+        s.push_str(&alias_check(&k.params));
         for p in &k.params {
             if let AbiParam::TensorMap { name, map: Some(m) } = p {
                 s.push_str(&encode_map(&crate::analysis::sanitize(name), m));
@@ -247,3 +280,29 @@ inline cudaError_t prism_encode_tiled(prism_tensor_map* map, CUtensorMapDataType
     return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
 "#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ptr(name: &str, read_only: bool) -> AbiParam {
+        AbiParam::Pointer { name: name.into(), elem: Scalar::F32, read_only }
+    }
+
+    #[test]
+    fn one_array_for_two_parameters_is_refused_when_one_is_written() {
+        let check = alias_check(&[
+            ptr("x", true),
+            ptr("y", true),
+            AbiParam::Scalar { name: "n".into(), ty: Scalar::I32 },
+            ptr("out", false),
+        ]);
+        assert!(check.contains("(const void*)x == (const void*)out"), "{check}");
+        assert!(check.contains("(const void*)y == (const void*)out"), "{check}");
+        // Two read-only parameters may share an array, as at a call.
+        assert!(!check.contains("(const void*)x == (const void*)y"), "{check}");
+        assert!(check.contains("cudaErrorInvalidValue"), "{check}");
+        assert_eq!(alias_check(&[ptr("x", true), ptr("y", true)]), "");
+        assert!(alias_check(&[ptr("a", false), ptr("b", false)]).contains("(const void*)a == (const void*)b"));
+    }
+}

@@ -25,6 +25,9 @@ pub enum DeviceError {
     Compile(String),
     /// The launch does not fit the kernel, or the program cannot run on a GPU.
     Launch(String),
+    /// The arguments of a launch with device pointers do not fit the kernel's parameters,
+    /// or overlap where the kernel writes ([`crate::pointers::check_args`]).
+    Arguments(String),
     /// The driver reported an error while loading, copying or running.
     Driver(String),
 }
@@ -38,7 +41,7 @@ impl std::fmt::Display for DeviceError {
             ),
             DeviceError::NoDevice(e) => write!(f, "no usable CUDA device: {e}"),
             DeviceError::Compile(e) => write!(f, "cannot compile the generated CUDA: {e}"),
-            DeviceError::Launch(e) => write!(f, "{e}"),
+            DeviceError::Launch(e) | DeviceError::Arguments(e) => write!(f, "{e}"),
             DeviceError::Driver(e) => write!(f, "CUDA driver error: {e}"),
         }
     }

@@ -1,7 +1,8 @@
 //! The host launchers `--emit-host` writes refuse the launches the kernel's bound, CUDA's
 //! limits and its dimensions rule out, before anything reaches the driver: a host program
 //! (no GPU needed) calls them with bad shapes and expects `cudaErrorInvalidConfiguration`
-//! from each. The simulator's launch check refuses the same shapes
+//! from each, and with one array for two parameters the kernel writes one of, and expects
+//! `cudaErrorInvalidValue`. The simulator's launch check refuses the same shapes
 //! (`prism_interp/tests/launch.rs`); this is the same promise for programs launched from
 //! C++.
 
@@ -52,18 +53,35 @@ const REFUSED: &[(&str, &str)] = &[
     ),
 ];
 
+/// Calls passing one array for two parameters, with a good shape: refused with
+/// `cudaErrorInvalidValue` when the kernel writes either parameter (`docs/soundness.md` §4.1).
+const REFUSED_ALIAS: &[(&str, &str)] = &[(
+    "the input array as the output",
+    "prism_launch_staged_sums(dim3(1), dim3(64), (const float*)0x1000, (float*)0x1000, 64)",
+)];
+
+/// The same for `launch_coords.prism`, whose kernel writes both its arrays.
+const REFUSED_ALIAS_BOTH_WRITTEN: &[(&str, &str)] =
+    &[("one array for two written parameters", "prism_launch_coords(dim3(1), dim3(32), (int*)0x1000, (int*)0x1000)")];
+
 fn check(nvcc: &Path) -> Result<(), String> {
     let mut failures = Vec::new();
-    for (rel, calls) in [("rules/launch_coords", REFUSED), ("rules/dynamic_shared", REFUSED_DYNAMIC)] {
-        if let Err(e) = refused(nvcc, rel, calls) {
+    for (rel, calls, expect) in [
+        ("rules/launch_coords", REFUSED, "cudaErrorInvalidConfiguration"),
+        ("rules/dynamic_shared", REFUSED_DYNAMIC, "cudaErrorInvalidConfiguration"),
+        ("rules/dynamic_shared", REFUSED_ALIAS, "cudaErrorInvalidValue"),
+        ("rules/launch_coords", REFUSED_ALIAS_BOTH_WRITTEN, "cudaErrorInvalidValue"),
+    ] {
+        if let Err(e) = refused(nvcc, rel, calls, expect) {
             failures.push(e);
         }
     }
     if failures.is_empty() { Ok(()) } else { Err(failures.join("\n")) }
 }
 
-/// Builds a host program calling `rel`'s launchers as `calls` say, and runs it.
-fn refused(nvcc: &Path, rel: &str, calls: &[(&str, &str)]) -> Result<(), String> {
+/// Builds a host program calling `rel`'s launchers as `calls` say, and runs it: each call
+/// must return `expect`.
+fn refused(nvcc: &Path, rel: &str, calls: &[(&str, &str)], expect: &str) -> Result<(), String> {
     let src = std::fs::read_to_string(repo_root().join("tests/ui/accept").join(format!("{rel}.prism")))
         .map_err(|e| e.to_string())?;
     let s = synced(rel, &src, &prism_driver::Options::default())?;
@@ -75,13 +93,13 @@ fn refused(nvcc: &Path, rel: &str, calls: &[(&str, &str)]) -> Result<(), String>
     main.push_str("\n#include <cstdio>\nint main() {\n    int bad = 0;\n");
     for (why, call) in calls {
         main.push_str(&format!(
-            "    if (cudaError_t e = {call}; e != cudaErrorInvalidConfiguration) {{ printf(\"not refused: {why} ({call}): %d\\n\", (int)e); ++bad; }}\n"
+            "    if (cudaError_t e = {call}; e != {expect}) {{ printf(\"not refused: {why} ({call}): %d\\n\", (int)e); ++bad; }}\n"
         ));
     }
     main.push_str("    return bad;\n}\n");
     let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("launchers");
     std::fs::create_dir_all(&tmp).map_err(|e| e.to_string())?;
-    let stem = rel.replace('/', "_");
+    let stem = format!("{}_{expect}", rel.replace('/', "_"));
     let (cu, exe) = (tmp.join(format!("{stem}.cu")), tmp.join(stem));
     std::fs::write(&cu, &main).map_err(|e| e.to_string())?;
     let built =

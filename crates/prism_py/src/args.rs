@@ -2,8 +2,8 @@
 //!
 //! The Python half marshals each argument into a tagged tuple, so that this side needs no
 //! NumPy: `("array", dtype, data, shape)` for a host array (its elements as little-endian
-//! bytes in C order, `dtype` NumPy's name), `("device", dtype, address)` for an array
-//! already on the GPU, `("value", object)` for anything else (a scalar, or a mistake to
+//! bytes in C order, `dtype` NumPy's name), `("device", dtype, address, count)` for an
+//! array of `count` elements already on the GPU, `("value", object)` for anything else (a scalar, or a mistake to
 //! report). Every error names the kernel and the parameter: the wrong kind or element type
 //! is a `TypeError`, a value that does not fit or an array of the wrong size a `ValueError`.
 
@@ -25,7 +25,7 @@ pub enum Marshalled {
 /// One argument as the Python half sent it.
 pub enum Input<'py> {
     Array { dtype: String, data: Bound<'py, PyBytes>, shape: Vec<u64> },
-    Device { dtype: String, address: u64 },
+    Device { dtype: String, address: u64, count: u64 },
     Value(Bound<'py, PyAny>),
 }
 
@@ -71,7 +71,11 @@ fn input<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Input<'py>> {
             data: t.get_item(2)?.cast_into::<PyBytes>().map_err(|_| bad())?,
             shape: t.get_item(3)?.extract()?,
         },
-        ("device", 3) => Input::Device { dtype: t.get_item(1)?.extract()?, address: t.get_item(2)?.extract()? },
+        ("device", 4) => Input::Device {
+            dtype: t.get_item(1)?.extract()?,
+            address: t.get_item(2)?.extract()?,
+            count: t.get_item(3)?.extract()?,
+        },
         ("value", 2) => Input::Value(t.get_item(1)?),
         _ => return Err(bad()),
     })
@@ -114,9 +118,9 @@ pub fn marshal(k: &KernelInfo, args: &[Bound<'_, PyAny>], device: bool) -> PyRes
                 element(&what, *t, &dtype)?;
                 host.push(Arg::Buffer(buffer(&what, *t, data.as_bytes(), &shape)?));
             }
-            (ParamKind::Pointer(t), Input::Device { dtype, address }) if device => {
+            (ParamKind::Pointer(t), Input::Device { dtype, address, count }) if device => {
                 element(&what, *t, &dtype)?;
-                dev.push(DeviceArg::Pointer { elem: *t, ptr: address });
+                dev.push(DeviceArg::Pointer { elem: *t, ptr: address, len: count });
             }
             (ParamKind::Pointer(t), Input::Array { .. } | Input::Device { .. }) => {
                 return Err(PyTypeError::new_err(format!(

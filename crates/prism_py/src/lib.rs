@@ -238,8 +238,34 @@ impl Program {
         Ok(host.iter().map(|a| a.as_buffer().map(|b| PyBytes::new(py, &prism_gpu::device::to_bytes(b)))).collect())
     }
 
+    /// The names of `kernel`'s parameters it may write through: its pointer parameters the
+    /// generated CUDA does not declare `const` (the ABI's `read_only`, one source for both
+    /// backends' launchers), and its tensor maps (a TMA store writes through one). Asked
+    /// only when two arrays of a launch share memory. When the backend cannot print the
+    /// program, every pointer counts as written.
+    fn written_params(&self, kernel: &str) -> PyResult<Vec<String>> {
+        let k = self.kernel(kernel)?;
+        let out = prism_cuda::emit(&self.synced, &prism_cuda::Options::default());
+        let abi = out.kernels.iter().find(|a| a.name == k.name).filter(|_| out.errors.is_empty());
+        Ok(match abi {
+            Some(abi) => abi
+                .params
+                .iter()
+                .filter(|p| match p {
+                    prism_cuda::AbiParam::Pointer { read_only, .. } => !read_only,
+                    prism_cuda::AbiParam::TensorMap { .. } => true,
+                    prism_cuda::AbiParam::Scalar { .. } => false,
+                })
+                .map(|p| p.name().to_string())
+                .collect(),
+            None => {
+                k.params.iter().filter(|p| !matches!(p.kind, ParamKind::Scalar(_))).map(|p| p.name.clone()).collect()
+            }
+        })
+    }
+
     /// Runs `kernel` on GPU `ordinal` with arrays already there: each array argument is a
-    /// device address (`("device", dtype, address)`), read and written in place.
+    /// device address (`("device", dtype, address, count)`), read and written in place.
     fn launch_device(
         &self,
         py: Python<'_>,
@@ -269,7 +295,14 @@ impl Program {
             guarded(|| prism_gpu::pointers::launch(&self.synced, &k.name, grid, block, &dev, ordinal, &work))
         });
         let _ = std::fs::remove_dir_all(&work);
-        res?.map_err(|e| DeviceError::new_err(e.to_string()))
+        res?.map_err(|e| match e {
+            prism_gpu::device::DeviceError::Arguments(m) => PyValueError::new_err(m),
+            prism_gpu::device::DeviceError::NoDriver => DeviceError::new_err(
+                "no CUDA driver found (libcuda could not be loaded), so nothing can run on a GPU here; \
+                 run on the simulator with the default device='sim'",
+            ),
+            e => DeviceError::new_err(e.to_string()),
+        })
     }
 
     /// The generated CUDA C++ of the whole program (what `prism build` writes).

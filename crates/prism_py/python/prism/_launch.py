@@ -7,10 +7,15 @@ kernel's signature (``crates/prism_py/src/args.rs``):
   order, whatever its layout. After a clean run each array the kernel changed is written
   back in place (``a[...] = result``), so views and non-contiguous arrays work too;
 - for ``device="cuda"``, an object with ``__cuda_array_interface__`` (CuPy, PyTorch, Numba)
-  or a CUDA DLPack capsule (``__dlpack__``, JAX) becomes ``("device", dtype, address)``;
-  it must be C-contiguous, and the kernel works on it in place;
+  or a CUDA DLPack capsule (``__dlpack__``, JAX) becomes ``("device", dtype, address,
+  count)``; it must be C-contiguous, and the kernel works on it in place;
 - anything else goes as ``("value", x)``: a scalar, or a mistake the native side reports
   with a ``TypeError`` naming the parameter.
+
+Arrays that overlap in memory are refused when the kernel writes either of them
+(``refuse_overlap``; the native side does the same for device arrays from their extents):
+the checker proves a kernel race-free assuming its pointer parameters are distinct memory,
+and the results of copies written back into one array would depend on their order.
 """
 
 from __future__ import annotations
@@ -91,8 +96,32 @@ def write_back(params, args, marshalled, buffers):
         a[...] = result
 
 
+def refuse_overlap(program, kernel, args):
+    """``ValueError`` when two NumPy arrays share memory and the kernel writes either."""
+    np = _numpy()
+    arrays = [(p, a) for p, a in zip(kernel.params, args) if isinstance(a, np.ndarray) and a.ndim > 0]
+    pairs = [
+        (p, q)
+        for i, (p, a) in enumerate(arrays)
+        for q, b in arrays[i + 1 :]
+        if a.size and b.size and np.shares_memory(a, b)
+    ]
+    if not pairs:
+        return
+    written = program.written_params(kernel.name)
+    for p, q in pairs:
+        if p.name in written or q.name in written:
+            who = " and ".join(f"`{n}`" for n in (p.name, q.name) if n in written)
+            raise ValueError(
+                f"arguments `{p.name}` and `{q.name}` of `{kernel.name}` share memory and the kernel "
+                f"writes {who}: a kernel's pointer parameters must be distinct memory unless both are "
+                f"only read (argument-alias); pass a copy"
+            )
+
+
 def run_sim(program, kernel, grid, block, args, options):
     _refuse_device_arrays(kernel, args)
+    refuse_overlap(program, kernel, args)
     marshalled = [host_arg(a) for a in args]
     buffers, text, json_lines, _steps = program.launch(
         kernel.name,
@@ -112,12 +141,13 @@ def run_sim(program, kernel, grid, block, args, options):
     write_back(kernel.params, args, marshalled, buffers)
 
 
+_NO_DRIVER = (
+    "no CUDA driver found (libcuda could not be loaded), so nothing can run on a GPU "
+    "here; run on the simulator with the default device='sim'"
+)
+
+
 def run_cuda(program, kernel, grid, block, args, options):
-    if not _prism.driver_present():
-        raise DeviceError(
-            "no CUDA driver found (libcuda could not be loaded), so nothing can run on a GPU "
-            "here; run on the simulator with the default device='sim'"
-        )
     if any(is_device_array(a) for a in args):
         keep = []  # DLPack capsules stay alive until the launch is over.
         marshalled, ordinals = [], set()
@@ -130,8 +160,13 @@ def run_cuda(program, kernel, grid, block, args, options):
                 marshalled.append(host_arg(a))
         if len(ordinals) > 1:
             raise ValueError(f"the device arrays live on different GPUs ({sorted(ordinals)}); a launch uses one")
+        # The native side refuses wrong arguments (overlapping arrays among them) before it
+        # looks for a driver, so those mistakes are reported on any machine.
         program.launch_device(kernel.name, grid, block, marshalled, ordinals.pop() if ordinals else 0)
         return
+    refuse_overlap(program, kernel, args)
+    if not _prism.driver_present():
+        raise DeviceError(_NO_DRIVER)
     marshalled = [host_arg(a) for a in args]
     buffers = program.launch_cuda(kernel.name, grid, block, marshalled)
     write_back(kernel.params, args, marshalled, buffers)
@@ -199,7 +234,7 @@ def _device_arg(p, a, keep):
                 ordinal = int(a.__dlpack_device__()[1])
             except Exception:
                 ordinal = 0
-        return ("device", dtype.name, int(cai["data"][0])), ordinal
+        return ("device", dtype.name, int(cai["data"][0]), _count(shape)), ordinal
     capsule = a.__dlpack__()
     keep.append(capsule)
     get = ctypes.pythonapi.PyCapsule_GetPointer
@@ -213,4 +248,12 @@ def _device_arg(p, a, keep):
     shape = [t.shape[k] for k in range(t.ndim)]
     if t.strides and not _contiguous(shape, [t.strides[k] for k in range(t.ndim)], 1):
         raise ValueError(f"argument `{p.name}`: the device array must be C-contiguous")
-    return ("device", name, int(t.data or 0) + int(t.byte_offset)), int(t.device.device_id)
+    return ("device", name, int(t.data or 0) + int(t.byte_offset), _count(shape)), int(t.device.device_id)
+
+
+def _count(shape) -> int:
+    """The number of elements of an array of ``shape``."""
+    n = 1
+    for d in shape:
+        n *= int(d)
+    return n
