@@ -275,8 +275,8 @@ fn pointers(a: &mut Analysis, f: &Function) {
         _ => {}
     });
     // Calls pass pointers on: a callee's parameter is const when it writes nothing, but the
-    // caller's pointer stays writable unless the callee's parameter is const. Without
-    // callee information here, pointers passed to calls count as written.
+    // caller's pointer stays writable unless the callee's parameter is const. The walk above
+    // has no callee information, so pointers passed to calls count as written there.
     for _ in 0..derived.len().min(16) + 1 {
         for &(d, b) in &derived {
             if written.contains(&d) {
@@ -284,8 +284,38 @@ fn pointers(a: &mut Analysis, f: &Function) {
             }
         }
     }
+    // The IR's access sites do know the callees: a call records a write on a pointer
+    // argument only where the callee's parameter is declared writable, and every store,
+    // atomic, asynchronous copy and volatile access records its kind. A pointer parameter
+    // whose memory (and every view of it) has only reads is const, and so is every pointer
+    // derived from it. This agrees with the callees' own signatures: a parameter declared
+    // `ptr(const(T))` is never written (the checker), so it is const here and in the
+    // callee; one passed to a writable parameter has a write recorded, so it stays
+    // writable. A mistake here could only print `const` on a pointer something writes
+    // through, which nvcc rejects (every corpus program is compiled in CI).
+    let mut param_mems = f.mems.iter().enumerate().filter(|(_, m)| m.kind == prism_ir::ir::MemKind::Param);
+    let mut only_read: HashSet<Reg> = HashSet::new();
+    for &p in &f.params {
+        if !matches!(f.reg_ty(p), Type::Ptr | Type::TensorMap(_)) {
+            continue;
+        }
+        let Some((m, _)) = param_mems.next() else { break };
+        let writes = f.accesses.iter().any(|acc| {
+            acc.kind != prism_ir::ir::AccessKind::Read && f.mem_root(acc.mem).index() == m
+        });
+        if f.reg_ty(p) == Type::Ptr && !writes {
+            only_read.insert(p);
+        }
+    }
+    for _ in 0..derived.len().min(16) + 1 {
+        for &(d, b) in &derived {
+            if only_read.contains(&b) {
+                only_read.insert(d);
+            }
+        }
+    }
     for (&r, _) in a.ptr_elem.iter() {
-        if !written.contains(&r) {
+        if !written.contains(&r) || only_read.contains(&r) {
             a.ptr_const.insert(r);
         }
     }

@@ -51,7 +51,7 @@ __device__ __forceinline__ void prism_std_block_warp_totals_sum_int_(int prism_t
 // Launch:  exactly T = 128 threads per block (4 warps), 4 items per thread, B = ceil(n / 512)
 //          blocks; block b handles the tile x[b*512 .. b*512 + 511].
 extern "C" __global__ void __launch_bounds__(128) tile_scan(int n,
-                                                            int* __restrict__ x,
+                                                            const int* __restrict__ x,
                                                             int* __restrict__ out,
                                                             int* __restrict__ totals)
 {
@@ -67,7 +67,7 @@ extern "C" __global__ void __launch_bounds__(128) tile_scan(int n,
                 {  // group(block[1])
                     const int valid = prism_sub(n, prism_mul(b, 512));  // line 29
                     __align__(16) int items[4] = {};  // line 30
-                    int* x_b = x + prism_mul(b, 512);  // line 25
+                    const int* x_b = x + prism_mul(b, 512);  // line 25
                     int* items_1 = items;  // line 30
                     prism_std_block_block_load_blocked_int_4_(prism_tid, prism_bid, prism_smem, x_b, items_1, valid, 0);  // line 31
                     int thread_total = 0;  // line 32

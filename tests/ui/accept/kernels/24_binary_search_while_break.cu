@@ -42,7 +42,7 @@ __device__ __forceinline__ int find_sorted(int prism_tid,
 }
 
 extern "C" __global__ void batched_search(int n,
-                                          int* __restrict__ keys,
+                                          const int* __restrict__ keys,
                                           int m,
                                           const int* __restrict__ queries,
                                           int* __restrict__ pos)

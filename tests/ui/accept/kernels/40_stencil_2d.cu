@@ -41,7 +41,7 @@ __device__ __forceinline__ float at(int prism_tid,
     return inp[prism_add(prism_mul(r, cols), c)];  // line 10
 }
 
-extern "C" __global__ void __launch_bounds__(256) stencil2d(float* __restrict__ inp,
+extern "C" __global__ void __launch_bounds__(256) stencil2d(const float* __restrict__ inp,
                                                             float* __restrict__ out,
                                                             int rows,
                                                             int cols)

@@ -78,7 +78,7 @@ __device__ __forceinline__ int prism_std_block_exchange_slot_(int prism_tid,
 //          largest int, which sorts after every key (after equal ones too, being later).
 // One padding item after every 32 (`docs/std.md`).
 extern "C" __global__ void __launch_bounds__(128) sort_tiles(int n,
-                                                             int* __restrict__ keys,
+                                                             const int* __restrict__ keys,
                                                              int* __restrict__ sorted,
                                                              int* __restrict__ origin)
 {
@@ -96,7 +96,7 @@ extern "C" __global__ void __launch_bounds__(128) sort_tiles(int n,
                     int* value_exchange = reinterpret_cast<int*>(prism_smem + 2112);  // line 31
                     const int valid = prism_sub(n, prism_mul(b, 512));  // line 32
                     __align__(16) int k[4] = {};  // line 33
-                    int* keys_b = keys + prism_mul(b, 512);  // line 26
+                    const int* keys_b = keys + prism_mul(b, 512);  // line 26
                     int* k_1 = k;  // line 33
                     prism_std_block_block_load_transpose_int_4_(prism_tid, prism_bid, prism_smem + 4224, keys_b, k_1, key_exchange, valid, 2147483647);  // line 34
                     const int t = prism_tid;  // line 35

@@ -68,7 +68,7 @@ __device__ __forceinline__ float larger(int prism_tid,
 }
 
 extern "C" __global__ void sum_all(int n,
-                                   float* __restrict__ x,
+                                   const float* __restrict__ x,
                                    float* __restrict__ parts,
                                    int* __restrict__ counter,
                                    float* __restrict__ total)
@@ -82,7 +82,7 @@ extern "C" __global__ void sum_all(int n,
 }
 
 extern "C" __global__ void max_all(int n,
-                                   float* __restrict__ x,
+                                   const float* __restrict__ x,
                                    float* __restrict__ parts,
                                    int* __restrict__ counter,
                                    float* __restrict__ biggest)

@@ -31,7 +31,7 @@ __device__ __forceinline__ float warp_read(int prism_tid,
     return src[0];  // line 12
 }
 
-extern "C" __global__ void broad_inputs(float* __restrict__ src, float* __restrict__ out)
+extern "C" __global__ void broad_inputs(const float* __restrict__ src, float* __restrict__ out)
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;

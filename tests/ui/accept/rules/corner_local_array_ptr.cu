@@ -10,7 +10,7 @@ __device__ __forceinline__ void thread_load(int prism_tid,
 __device__ __forceinline__ void warp_load(int prism_tid,
                                           int prism_bid,
                                           unsigned char* prism_smem,
-                                          int* src,
+                                          const int* src,
                                           int* thread_data);
 
 // corner: a local array passed as `ptr(T) @ thread[1]` (CUB's `thread_data` output), to a
@@ -30,19 +30,19 @@ __device__ __forceinline__ void thread_load(int prism_tid,
 __device__ __forceinline__ void warp_load(int prism_tid,
                                           int prism_bid,
                                           unsigned char* prism_smem,
-                                          int* src,
+                                          const int* src,
                                           int* thread_data)
 {
     const int lane = prism_tid;  // line 12
     {  // partition `src` as `mine` at thread[1]
         {  // group(thread[1])
-            int* mine = src + lane * 4;  // line 13
+            const int* mine = src + lane * 4;  // line 13
             thread_load(prism_tid % 1, prism_bid, prism_smem, mine, thread_data, 4);  // line 15
         }
     }
 }
 
-extern "C" __global__ void loads(int* __restrict__ src, int* __restrict__ out)
+extern "C" __global__ void loads(const int* __restrict__ src, int* __restrict__ out)
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;

@@ -52,7 +52,7 @@ __device__ __forceinline__ float larger(int prism_tid,
 }
 
 // How many of the thread's first N items are positive.
-extern "C" __global__ void tile_stats(float* __restrict__ x,
+extern "C" __global__ void tile_stats(const float* __restrict__ x,
                                       int n,
                                       float* __restrict__ out,
                                       int* __restrict__ counts)
@@ -69,7 +69,7 @@ extern "C" __global__ void tile_stats(float* __restrict__ x,
             {  // partition `counts` as `cb` at block[1]
                 {  // group(block[1])
                     __align__(16) float items[4] = {};  // line 34
-                    float* xb = x + prism_mul(b, tile);  // line 30
+                    const float* xb = x + prism_mul(b, tile);  // line 30
                     float* items_1 = items;  // line 34
                     prism_std_block_block_load_blocked_float_4_(prism_tid, prism_bid, prism_smem, xb, items_1, prism_sub(n, prism_mul(b, tile)), 0.0f);  // line 35
                     float s = 0.0f;  // line 36

@@ -9,7 +9,7 @@ __device__ __forceinline__ void copy_one(int prism_tid,
 __device__ __forceinline__ void copy_row(int prism_tid,
                                          int prism_bid,
                                          unsigned char* prism_smem,
-                                         float* src,
+                                         const float* src,
                                          float* dst,
                                          int n);
 
@@ -27,7 +27,7 @@ __device__ __forceinline__ void copy_one(int prism_tid,
 __device__ __forceinline__ void copy_row(int prism_tid,
                                          int prism_bid,
                                          unsigned char* prism_smem,
-                                         float* src,
+                                         const float* src,
                                          float* dst,
                                          int n)
 {

@@ -49,7 +49,7 @@ __device__ __forceinline__ float block_peek(int prism_tid,
     return tile[0];  // line 18
 }
 
-extern "C" __global__ void fill(float* __restrict__ src, float* __restrict__ out)
+extern "C" __global__ void fill(const float* __restrict__ src, float* __restrict__ out)
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;

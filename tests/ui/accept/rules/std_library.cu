@@ -268,7 +268,7 @@ __device__ __forceinline__ int larger(int prism_tid, int prism_bid, unsigned cha
 }
 
 // out[g * 16 + k]: thread g's result of the k-th collective over its 4 items.
-extern "C" __global__ void collectives(int* __restrict__ x,
+extern "C" __global__ void collectives(const int* __restrict__ x,
                                        int* __restrict__ out,
                                        int* __restrict__ copy,
                                        int n)
@@ -287,7 +287,7 @@ extern "C" __global__ void collectives(int* __restrict__ x,
                 {  // group(block[1])
                     const int valid = prism_sub(n, prism_mul(b, tile));  // line 38
                     __align__(16) int items[4] = {};  // line 39
-                    int* xb = x + prism_mul(b, tile);  // line 34
+                    const int* xb = x + prism_mul(b, tile);  // line 34
                     int* items_1 = items;  // line 39
                     prism_std_block_block_load_striped_int_4_(prism_tid, prism_bid, prism_smem, xb, items_1, valid, 0);  // line 40
                     const int w = (int)((unsigned)prism_tid / 32u);  // line 41
@@ -295,8 +295,8 @@ extern "C" __global__ void collectives(int* __restrict__ x,
                     {  // partition `xb` as `xw` at thread[32]
                         {  // partition `cb` as `cw` at thread[32]
                             {  // group(thread[32])
-                                int* xb_1 = x + prism_mul(b, tile);  // line 34
-                                int* xw = xb_1 + w * 32 * 4;  // line 43
+                                const int* xb_1 = x + prism_mul(b, tile);  // line 34
+                                const int* xw = xb_1 + w * 32 * 4;  // line 43
                                 int* witems_1 = witems;  // line 42
                                 prism_std_warp_warp_load_blocked_int_4_(prism_tid % 32, prism_bid, prism_smem, xw, witems_1, prism_sub(valid, w * 32 * 4), 0);  // line 46
                                 int* witems_2 = witems;  // line 42
@@ -361,7 +361,7 @@ extern "C" __global__ void collectives(int* __restrict__ x,
 // Each tile of 256 keys sorted alone (sorted), with its original positions (origin), also
 // sorted by bits 0 .. 8 only (by_low_byte), copied through vectorised accesses (copy), and
 // counted into 16 bins by its low 4 bits (hist, per block).
-extern "C" __global__ void __launch_bounds__(64) exchanges(int* __restrict__ keys,
+extern "C" __global__ void __launch_bounds__(64) exchanges(const int* __restrict__ keys,
                                                            int n,
                                                            int* __restrict__ sorted,
                                                            int* __restrict__ origin,
@@ -386,7 +386,7 @@ extern "C" __global__ void __launch_bounds__(64) exchanges(int* __restrict__ key
                                 int* ex = reinterpret_cast<int*>(prism_smem);  // line 106
                                 int* vex = reinterpret_cast<int*>(prism_smem + 1056);  // line 107
                                 __align__(16) int k[4] = {};  // line 108
-                                int* kb = keys + prism_mul(b, 256);  // line 98
+                                const int* kb = keys + prism_mul(b, 256);  // line 98
                                 int* k_1 = k;  // line 108
                                 prism_std_block_block_load_transpose_int_4_(prism_tid, prism_bid, prism_smem + 2112, kb, k_1, ex, valid, 2147483647);  // line 109
                                 __align__(16) int low[4] = {};  // line 110
@@ -418,7 +418,7 @@ extern "C" __global__ void __launch_bounds__(64) exchanges(int* __restrict__ key
                                 int* ob = origin + prism_mul(b, 256);  // line 100
                                 prism_std_block_block_store_striped_int_4_(prism_tid, prism_bid, prism_smem + 2112, pos_2, ob, valid);  // line 124
                                 __align__(16) int wide[4] = {};  // line 125
-                                int* kb_1 = keys + prism_mul(b, 256);  // line 98
+                                const int* kb_1 = keys + prism_mul(b, 256);  // line 98
                                 int* wide_1 = wide;  // line 125
                                 prism_std_block_block_load_vectorized_int_4_4_(prism_tid, prism_bid, prism_smem + 2112, kb_1, wide_1, valid, 0);  // line 126
                                 int* wide_2 = wide;  // line 125
@@ -433,7 +433,7 @@ extern "C" __global__ void __launch_bounds__(64) exchanges(int* __restrict__ key
     }
 }
 
-extern "C" __global__ void scan(int* __restrict__ x,
+extern "C" __global__ void scan(const int* __restrict__ x,
                                 int* __restrict__ out,
                                 int n,
                                 int* __restrict__ counter,
@@ -451,7 +451,7 @@ extern "C" __global__ void scan(int* __restrict__ x,
 
 // Two reductions in one launch need scratch of their own: a block that has finished the
 // first would otherwise draw a ticket of the second among the first's.
-extern "C" __global__ void reductions(int* __restrict__ x,
+extern "C" __global__ void reductions(const int* __restrict__ x,
                                       int n,
                                       int* __restrict__ parts,
                                       int* __restrict__ counter,

@@ -10,7 +10,7 @@ __device__ __forceinline__ void thread_load(int prism_tid,
 __device__ __forceinline__ void warp_load(int prism_tid,
                                           int prism_bid,
                                           unsigned char* prism_smem,
-                                          int* input,
+                                          const int* input,
                                           int* output,
                                           int items_per_thread);
 
@@ -33,7 +33,7 @@ __device__ __forceinline__ void thread_load(int prism_tid,
 __device__ __forceinline__ void warp_load(int prism_tid,
                                           int prism_bid,
                                           unsigned char* prism_smem,
-                                          int* input,
+                                          const int* input,
                                           int* output,
                                           int items_per_thread)
 {
@@ -41,7 +41,7 @@ __device__ __forceinline__ void warp_load(int prism_tid,
         const int tid = prism_tid;  // line 18
         {  // partition `input` as `input_thrd` at thread[1]
             {  // group(thread[1])
-                int* input_thrd = input + prism_mul(tid, items_per_thread);  // line 19
+                const int* input_thrd = input + prism_mul(tid, items_per_thread);  // line 19
                 thread_load(prism_tid % 1, prism_bid, prism_smem, input_thrd, output, items_per_thread);  // line 21
             }
         }
@@ -49,7 +49,7 @@ __device__ __forceinline__ void warp_load(int prism_tid,
 }
 
 // Each warp loads 4 items per lane and writes their sum per lane.
-extern "C" __global__ void warp_sums(int* __restrict__ input, int* __restrict__ sums)
+extern "C" __global__ void warp_sums(const int* __restrict__ input, int* __restrict__ sums)
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
@@ -62,7 +62,7 @@ extern "C" __global__ void warp_sums(int* __restrict__ input, int* __restrict__ 
             {  // partition `sums` as `my_sum` at thread[1]
                 {  // group(thread[32])
                     __align__(16) int items[4] = {};  // line 33
-                    int* tile = input + prism_mul(w, 128);  // line 30
+                    const int* tile = input + prism_mul(w, 128);  // line 30
                     int* items_1 = items;  // line 33
                     warp_load(prism_tid % 32, prism_bid, nullptr, tile, items_1, 4);  // line 34
                     {  // group(thread[1])

@@ -10,13 +10,13 @@ __device__ __forceinline__ void thread_load(int prism_tid,
 __device__ __forceinline__ void warp_load(int prism_tid,
                                           int prism_bid,
                                           unsigned char* prism_smem,
-                                          int* input,
+                                          const int* input,
                                           int* output,
                                           int items_per_thread);
 __device__ __forceinline__ void block_load(int prism_tid,
                                            int prism_bid,
                                            unsigned char* prism_smem,
-                                           int* input,
+                                           const int* input,
                                            int* output,
                                            int items_per_thread);
 
@@ -46,7 +46,7 @@ __device__ __forceinline__ void thread_load(int prism_tid,
 __device__ __forceinline__ void warp_load(int prism_tid,
                                           int prism_bid,
                                           unsigned char* prism_smem,
-                                          int* input,
+                                          const int* input,
                                           int* output,
                                           int items_per_thread)
 {
@@ -54,7 +54,7 @@ __device__ __forceinline__ void warp_load(int prism_tid,
         const int tid = prism_tid;  // line 25
         {  // partition `input` as `input_thrd` at thread[1]
             {  // group(thread[1])
-                int* input_thrd = input + prism_mul(tid, items_per_thread);  // line 26
+                const int* input_thrd = input + prism_mul(tid, items_per_thread);  // line 26
                 thread_load(prism_tid % 1, prism_bid, prism_smem, input_thrd, output, items_per_thread);  // line 28
             }
         }
@@ -64,7 +64,7 @@ __device__ __forceinline__ void warp_load(int prism_tid,
 __device__ __forceinline__ void block_load(int prism_tid,
                                            int prism_bid,
                                            unsigned char* prism_smem,
-                                           int* input,
+                                           const int* input,
                                            int* output,
                                            int items_per_thread)
 {
@@ -72,7 +72,7 @@ __device__ __forceinline__ void block_load(int prism_tid,
         const int tid = (int)((unsigned)prism_tid / 32u);  // line 36
         {  // partition `input` as `input_thrd` at thread[32]
             {  // group(thread[32])
-                int* input_thrd = input + prism_mul(tid * 32, items_per_thread);  // line 37
+                const int* input_thrd = input + prism_mul(tid * 32, items_per_thread);  // line 37
                 warp_load(prism_tid % 32, prism_bid, prism_smem, input_thrd, output, items_per_thread);  // line 39
             }
         }
@@ -81,7 +81,7 @@ __device__ __forceinline__ void block_load(int prism_tid,
 }
 
 // Each block loads 4 items per thread and writes their sum per thread.
-extern "C" __global__ void sum_items(int* __restrict__ input, int* __restrict__ sums, int block_items)
+extern "C" __global__ void sum_items(const int* __restrict__ input, int* __restrict__ sums, int block_items)
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
@@ -94,7 +94,7 @@ extern "C" __global__ void sum_items(int* __restrict__ input, int* __restrict__ 
             {  // partition `sums` as `my_sum` at thread[1]
                 {  // group(block[1])
                     __align__(16) int items[4] = {};  // line 53
-                    int* tile = input + prism_mul(b, block_items);  // line 50
+                    const int* tile = input + prism_mul(b, block_items);  // line 50
                     int* items_1 = items;  // line 53
                     block_load(prism_tid, prism_bid, nullptr, tile, items_1, 4);  // line 54
                     {  // group(thread[1])

@@ -67,7 +67,9 @@ __device__ __forceinline__ void simple_mma(int prism_tid,
 }
 
 // --- Sync point ---
-extern "C" __global__ void one_tile(float* __restrict__ a, float* __restrict__ b, float* __restrict__ c)
+extern "C" __global__ void one_tile(const float* __restrict__ a,
+                                    const float* __restrict__ b,
+                                    float* __restrict__ c)
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;

@@ -10,13 +10,13 @@ __device__ __forceinline__ void thread_load(int prism_tid,
 __device__ __forceinline__ void warp_load(int prism_tid,
                                           int prism_bid,
                                           unsigned char* prism_smem,
-                                          int* input,
+                                          const int* input,
                                           int* output,
                                           int items_per_thread);
 __device__ __forceinline__ void block_load(int prism_tid,
                                            int prism_bid,
                                            unsigned char* prism_smem,
-                                           int* input,
+                                           const int* input,
                                            int* output,
                                            int items_per_thread);
 
@@ -39,7 +39,7 @@ __device__ __forceinline__ void thread_load(int prism_tid,
 __device__ __forceinline__ void warp_load(int prism_tid,
                                           int prism_bid,
                                           unsigned char* prism_smem,
-                                          int* input,
+                                          const int* input,
                                           int* output,
                                           int items_per_thread)
 {
@@ -47,7 +47,7 @@ __device__ __forceinline__ void warp_load(int prism_tid,
         const int tid = prism_tid;  // line 18
         {  // partition `input` as `input_thrd` at thread[1]
             {  // group(thread[1])
-                int* input_thrd = input + prism_mul(tid, items_per_thread);  // line 19
+                const int* input_thrd = input + prism_mul(tid, items_per_thread);  // line 19
                 thread_load(prism_tid % 1, prism_bid, prism_smem, input_thrd, output, items_per_thread);  // line 21
             }
         }
@@ -57,7 +57,7 @@ __device__ __forceinline__ void warp_load(int prism_tid,
 __device__ __forceinline__ void block_load(int prism_tid,
                                            int prism_bid,
                                            unsigned char* prism_smem,
-                                           int* input,
+                                           const int* input,
                                            int* output,
                                            int items_per_thread)
 {
@@ -65,7 +65,7 @@ __device__ __forceinline__ void block_load(int prism_tid,
         const int tid = (int)((unsigned)prism_tid / 32u);  // line 29
         {  // partition `input` as `input_thrd` at thread[32]
             {  // group(thread[32])
-                int* input_thrd = input + prism_mul(tid * 32, items_per_thread);  // line 30
+                const int* input_thrd = input + prism_mul(tid * 32, items_per_thread);  // line 30
                 warp_load(prism_tid % 32, prism_bid, prism_smem, input_thrd, output, items_per_thread);  // line 32
             }
         }
@@ -74,7 +74,7 @@ __device__ __forceinline__ void block_load(int prism_tid,
 }
 
 // Each block loads 4 items per thread and writes their sum per thread.
-extern "C" __global__ void sum_items(int* __restrict__ input, int* __restrict__ sums, int block_items)
+extern "C" __global__ void sum_items(const int* __restrict__ input, int* __restrict__ sums, int block_items)
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
@@ -87,7 +87,7 @@ extern "C" __global__ void sum_items(int* __restrict__ input, int* __restrict__ 
             {  // partition `sums` as `my_sum` at thread[1]
                 {  // group(block[1])
                     __align__(16) int items[4] = {};  // line 46
-                    int* tile = input + prism_mul(b, block_items);  // line 43
+                    const int* tile = input + prism_mul(b, block_items);  // line 43
                     int* items_1 = items;  // line 46
                     block_load(prism_tid, prism_bid, nullptr, tile, items_1, 4);  // line 47
                     {  // group(thread[1])

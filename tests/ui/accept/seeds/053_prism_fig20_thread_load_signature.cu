@@ -25,7 +25,7 @@ __device__ __forceinline__ void thread_load(int prism_tid,
     }
 }
 
-extern "C" __global__ void copy4(int* __restrict__ input, int* __restrict__ output)
+extern "C" __global__ void copy4(const int* __restrict__ input, int* __restrict__ output)
 {
     // launch: threads per block a multiple of 1, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
@@ -36,7 +36,7 @@ extern "C" __global__ void copy4(int* __restrict__ input, int* __restrict__ outp
         {  // partition `input` as `src` at thread[1]
             {  // partition `output` as `dst` at thread[1]
                 {  // group(thread[1])
-                    int* src = input + prism_mul(g, 4);  // line 18
+                    const int* src = input + prism_mul(g, 4);  // line 18
                     int* dst = output + prism_mul(g, 4);  // line 19
                     thread_load(prism_tid % 1, prism_bid, nullptr, src, dst, 4);  // line 21
                 }
