@@ -1,7 +1,9 @@
-// sgemm: Prism's fastest fp32 gemm (tests/ui/accept/kernels/32_sgemm_6_vectorized.prism,
-// built by `prism build --emit-host` into PRISM_KERNELS, see run.sh) against cuBLAS's SGEMM
-// (fp32 FFMA, no TF32), row-major C = A @ B, at the sizes of issue 10. Prints a Markdown table
-// of GFLOP/s; exits 1 if an output differs. Test tooling, not part of the product.
+// sgemm: one of Prism's fp32 gemms (PRISM_SGEMM, its launcher, and PRISM_SGEMM_LABEL; by
+// default tests/ui/accept/kernels/32_sgemm_6_vectorized.prism; run.sh also builds
+// 36_sgemm_pipelined; both take 128 x 128 tiles, 256 threads and the same arguments), built
+// by `prism build --emit-host` into PRISM_KERNELS, against cuBLAS's SGEMM (fp32 FFMA, no
+// TF32), row-major C = A @ B, at the sizes of issue 10. Prints a Markdown table of GFLOP/s;
+// exits 1 if an output differs. Test tooling, not part of the product.
 #include "common.cuh"
 #include <cmath>
 #include <string>
@@ -9,6 +11,11 @@
 #include "blas.cuh"
 
 #include PRISM_KERNELS
+
+#ifndef PRISM_SGEMM
+#define PRISM_SGEMM prism_launch_sgemm_vectorized
+#define PRISM_SGEMM_LABEL "32_sgemm_6_vectorized"
+#endif
 
 static void blas_check(cublasStatus_t s, const char* what) {
     if (s != CUBLAS_STATUS_SUCCESS) {
@@ -41,9 +48,12 @@ int main(int argc, char** argv) {
         CHECK(cudaMalloc(&dc_blas, nc * 4));
         CHECK(cudaMemcpy(da, a.data(), na * 4, cudaMemcpyHostToDevice));
         CHECK(cudaMemcpy(db, b.data(), nb * 4, cudaMemcpyHostToDevice));
+        // beta is 0, but the kernels read C (0 * NaN would be NaN): start from zeros.
+        CHECK(cudaMemset(dc_prism, 0, nc * 4));
+        CHECK(cudaMemset(dc_blas, 0, nc * 4));
         const float alpha = 1.0f, beta = 0.0f;
         const unsigned grid = unsigned(((s.m + 127) / 128) * ((s.n + 127) / 128));
-        auto prism = [&] { CHECK(prism_launch_sgemm_vectorized(grid, 256, s.m, s.n, s.k, alpha, da, db, beta, dc_prism)); };
+        auto prism = [&] { CHECK(PRISM_SGEMM(grid, 256, s.m, s.n, s.k, alpha, da, db, beta, dc_prism)); };
         // Row-major C = A B is column-major C^T = B^T A^T.
         auto blas = [&] {
             blas_check(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, s.n, s.m, s.k, &alpha, db, s.n, da, s.k, &beta,
@@ -65,7 +75,7 @@ int main(int argc, char** argv) {
         all_same = all_same && same;
         const double flops = 2.0 * s.m * s.n * s.k;
         const std::string size = std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
-        print_row("sgemm (32_sgemm_6_vectorized)", size.c_str(), flops / (t_prism * 1e6), "cuBLAS SGEMM",
+        print_row("sgemm (" PRISM_SGEMM_LABEL ")", size.c_str(), flops / (t_prism * 1e6), "cuBLAS SGEMM",
                   flops / (t_blas * 1e6), same);
         cudaFree(da);
         cudaFree(db);

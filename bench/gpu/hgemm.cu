@@ -1,5 +1,8 @@
-// bf16 tensor-core gemm: Prism's `34_gemm_bf16_ldmatrix` (built by `prism build --emit-host`
-// into PRISM_KERNELS, see run.sh) against cuBLAS's `cublasGemmEx` with bf16 inputs, f32 output
+// bf16 tensor-core gemm: one of Prism's mma.sync gemms (PRISM_HGEMM, its launcher, with
+// PRISM_HGEMM_LABEL, PRISM_HGEMM_THREADS and PRISM_HGEMM_TILE, the square block tile; by
+// default `34_gemm_bf16_ldmatrix`, 64 x 64 tiles of 128 threads; run.sh also builds
+// `37_gemm_bf16_pipelined`, 128 x 128 tiles of 256 threads and a four-stage cp.async
+// pipeline; built by `prism build --emit-host` into PRISM_KERNELS) against cuBLAS's `cublasGemmEx` with bf16 inputs, f32 output
 // and f32 accumulation (tensor cores), row-major C = A @ B, square 1024..8192. GFLOP/s;
 // exits 1 if an output differs (relative Frobenius norm 1e-3: both accumulate in f32 in
 // different orders). Test tooling, not part of the product.
@@ -11,6 +14,13 @@
 #include "blas.cuh"
 
 #include PRISM_KERNELS
+
+#ifndef PRISM_HGEMM
+#define PRISM_HGEMM prism_launch_gemm_bf16_ldmatrix
+#define PRISM_HGEMM_LABEL "34_gemm_bf16_ldmatrix"
+#define PRISM_HGEMM_THREADS 128
+#define PRISM_HGEMM_TILE 64
+#endif
 
 int main(int argc, char** argv) {
     const int reps = argc > 1 ? std::atoi(argv[1]) : 20;
@@ -33,9 +43,12 @@ int main(int argc, char** argv) {
         CHECK(cudaMalloc(&dc_blas, n2 * 4));
         CHECK(cudaMemcpy(da, a.data(), n2 * 2, cudaMemcpyHostToDevice));
         CHECK(cudaMemcpy(db, b.data(), n2 * 2, cudaMemcpyHostToDevice));
+        CHECK(cudaMemset(dc_prism, 0, n2 * 4));
+        CHECK(cudaMemset(dc_blas, 0, n2 * 4));
         const float alpha = 1.0f, beta = 0.0f;
-        const unsigned grid = unsigned(((s + 63) / 64) * ((s + 63) / 64));
-        auto prism = [&] { CHECK(prism_launch_gemm_bf16_ldmatrix(grid, 128, s, s, s, alpha, da, db, beta, dc_prism)); };
+        const int tiles = (s + PRISM_HGEMM_TILE - 1) / PRISM_HGEMM_TILE;
+        const unsigned grid = unsigned(tiles * tiles);
+        auto prism = [&] { CHECK(PRISM_HGEMM(grid, PRISM_HGEMM_THREADS, s, s, s, alpha, da, db, beta, dc_prism)); };
         // Row-major C = A B is column-major C^T = B^T A^T.
         auto blas = [&] {
             if (cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, s, s, s, &alpha, db, CUDA_R_16BF, s, da, CUDA_R_16BF, s,
@@ -59,7 +72,7 @@ int main(int argc, char** argv) {
         all_same = all_same && same;
         const double flops = 2.0 * s * double(s) * s;
         const std::string size = std::to_string(s) + "^3";
-        print_row("bf16 gemm (34_gemm_bf16_ldmatrix)", size.c_str(), flops / (t_prism * 1e6),
+        print_row("bf16 gemm (" PRISM_HGEMM_LABEL ")", size.c_str(), flops / (t_prism * 1e6),
                   "cuBLAS GemmEx bf16 -> f32", flops / (t_blas * 1e6), same);
         cudaFree(da);
         cudaFree(db);

@@ -17,11 +17,19 @@ nvcc="${PRISM_NVCC:-$(command -v nvcc || scripts/nvcc-path)}"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 
-"$prism" build tests/ui/accept/kernels/32_sgemm_6_vectorized.prism --emit-host -o "$out/sgemm.cu" >/dev/null
-"$prism" build tests/ui/accept/kernels/35_scan_lookback_packed.prism --emit-host -o "$out/scan.cu" >/dev/null
-"$prism" build tests/ui/accept/kernels/33_reduce_sum_vectorized.prism --emit-host -o "$out/reduce.cu" >/dev/null
-"$prism" build tests/ui/accept/kernels/34_gemm_bf16_ldmatrix.prism --emit-host -o "$out/hgemm.cu" >/dev/null
-"$prism" build tests/ui/accept/kernels/38_hgemm_warp_specialised.prism --emit-host -o "$out/hgemm_ws.cu" >/dev/null
+k=tests/ui/accept/kernels
+build() { "$prism" build "$k/$1.prism" --emit-host -o "$out/$2.cu" >/dev/null; }
+build 32_sgemm_6_vectorized sgemm
+build 36_sgemm_pipelined sgemm_pipelined
+build 35_scan_lookback_packed scan
+build 33_reduce_sum_vectorized reduce
+build 42_device_sum_and_max dsum
+build 34_gemm_bf16_ldmatrix hgemm
+build 37_gemm_bf16_pipelined hgemm_pipelined
+build 38_hgemm_warp_specialised hgemm_ws
+build 43_gemm_tf32_wgmma tf32gemm
+build 17_transpose_smem_padded transpose
+build 20_softmax_rows_warp softmax
 
 if [ "$compile_only" = 1 ]; then
     arch=sm_90a
@@ -33,31 +41,53 @@ fi
 # The -gencode form: nvcc 13.0's -arch=sm_90a shorthand also runs a plain sm_90 pass that
 # rejects Hopper-only instructions (crates/prism_gpu/src/toolchain.rs, `flags`).
 flags=(-O3 "-gencode=arch=compute_${arch#sm_},code=$arch" --fmad=false -std=c++17 -lineinfo -Ibench/gpu)
+# Each harness: its name, its source, and the defines that pick its Prism kernels
+# (`S:NAME=value` defines a string, `NAME=value` a token; values hold no spaces).
+harnesses=(
+    "gemm|gemm.cu|S:PRISM_KERNELS=$out/sgemm.cu"
+    "gemm_pipelined|gemm.cu|S:PRISM_KERNELS=$out/sgemm_pipelined.cu PRISM_SGEMM=prism_launch_sgemm_pipelined S:PRISM_SGEMM_LABEL=36_sgemm_pipelined"
+    "hgemm|hgemm.cu|S:PRISM_KERNELS=$out/hgemm.cu"
+    "hgemm_pipelined|hgemm.cu|S:PRISM_KERNELS=$out/hgemm_pipelined.cu PRISM_HGEMM=prism_launch_gemm_bf16_pipelined S:PRISM_HGEMM_LABEL=37_gemm_bf16_pipelined PRISM_HGEMM_THREADS=256 PRISM_HGEMM_TILE=128"
+    "hgemm_ws|hgemm_ws.cu|S:PRISM_KERNELS=$out/hgemm_ws.cu"
+    "tf32gemm|tf32gemm.cu|S:PRISM_KERNELS=$out/tf32gemm.cu"
+    "scan|scan.cu|S:PRISM_KERNELS=$out/scan.cu"
+    "reduce|reduce.cu|S:PRISM_KERNELS=$out/reduce.cu"
+    "dsum|dsum.cu|S:PRISM_KERNELS=$out/dsum.cu"
+    "rows|rows.cu|S:PRISM_TRANSPOSE=$out/transpose.cu S:PRISM_SOFTMAX=$out/softmax.cu"
+)
+compile() { # source defines [more nvcc arguments...]
+    local src="$1" defines="$2" kv
+    shift 2
+    local defs=()
+    for kv in $defines; do
+        case "$kv" in
+            S:*) kv="${kv#S:}"; defs+=("-D${kv%%=*}=\"${kv#*=}\"") ;;
+            *) defs+=("-D$kv") ;;
+        esac
+    done
+    "$nvcc" "${flags[@]}" "${defs[@]}" "bench/gpu/$src" "$@"
+}
 if [ "$compile_only" = 1 ]; then
-    "$nvcc" "${flags[@]}" -c -DPRISM_KERNELS="\"$out/sgemm.cu\"" bench/gpu/gemm.cu -o "$out/gemm.o"
-    "$nvcc" "${flags[@]}" -c -DPRISM_KERNELS="\"$out/scan.cu\"" bench/gpu/scan.cu -o "$out/scan.o"
-    "$nvcc" "${flags[@]}" -c -DPRISM_KERNELS="\"$out/reduce.cu\"" bench/gpu/reduce.cu -o "$out/reduce.o"
-    "$nvcc" "${flags[@]}" -c -DPRISM_KERNELS="\"$out/hgemm.cu\"" bench/gpu/hgemm.cu -o "$out/hgemm.o"
-    "$nvcc" "${flags[@]}" -c -DPRISM_KERNELS="\"$out/hgemm_ws.cu\"" bench/gpu/hgemm_ws.cu -o "$out/hgemm_ws.o"
+    for h in "${harnesses[@]}"; do
+        IFS='|' read -r name src defines <<<"$h"
+        compile "$src" "$defines" -c -o "$out/$name.o"
+    done
     echo "bench/gpu: every harness compiles for $arch"
     exit 0
 fi
-"$nvcc" "${flags[@]}" -DPRISM_KERNELS="\"$out/sgemm.cu\"" bench/gpu/gemm.cu -lcublas -o "$out/gemm"
-"$nvcc" "${flags[@]}" -DPRISM_KERNELS="\"$out/scan.cu\"" bench/gpu/scan.cu -o "$out/scan"
-"$nvcc" "${flags[@]}" -DPRISM_KERNELS="\"$out/reduce.cu\"" bench/gpu/reduce.cu -o "$out/reduce"
-"$nvcc" "${flags[@]}" -DPRISM_KERNELS="\"$out/hgemm.cu\"" bench/gpu/hgemm.cu -lcublas -o "$out/hgemm"
-"$nvcc" "${flags[@]}" -DPRISM_KERNELS="\"$out/hgemm_ws.cu\"" bench/gpu/hgemm_ws.cu -lcublas -o "$out/hgemm_ws"
+for h in "${harnesses[@]}"; do
+    IFS='|' read -r name src defines <<<"$h"
+    compile "$src" "$defines" -lcublas -o "$out/$name"
+done
 
 echo "Device: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1), $("$nvcc" --version | grep -o 'release [0-9.]*'), $(date -u +%Y-%m-%d), median of $reps runs after 3 warm-ups"
 echo
 status=0
-"$out/gemm" "$reps" || status=1
-echo
-"$out/hgemm" "$reps" || status=1
-echo
-"$out/hgemm_ws" "$reps" || status=1
-echo
-"$out/scan" "$reps" || status=1
-echo
-"$out/reduce" "$reps" || status=1
+# ONLY=name1,name2 runs a subset (a GPU call has a time limit).
+for h in "${harnesses[@]}"; do
+    IFS='|' read -r name src defines <<<"$h"
+    if [ -n "${ONLY:-}" ] && [[ ",$ONLY," != *",$name,"* ]]; then continue; fi
+    "$out/$name" "$reps" || status=1
+    echo
+done
 exit $status
