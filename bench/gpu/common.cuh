@@ -4,6 +4,7 @@
 #pragma once
 #include <cuda_runtime.h>
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -59,6 +60,24 @@ inline double time_ms(const std::function<void()>& f, int warmup, int reps, cons
     cudaEventDestroy(stop);
     std::sort(ms.begin(), ms.end());
     return ms[ms.size() / 2];
+}
+
+// Whether `got` is within `tol` of `want` in the relative Frobenius norm, elements read as
+// doubles through `value`: gemm outputs summed in different orders differ in the last bits.
+template <class T, class V>
+bool close_in_norm(const std::vector<T>& got, const std::vector<T>& want, double tol, V value) {
+    double diff = 0, norm = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+        const double p = value(got[i]), q = value(want[i]);
+        diff += (p - q) * (p - q);
+        norm += q * q;
+    }
+    return std::sqrt(diff) <= tol * std::sqrt(norm);
+}
+
+template <class T>
+bool close_in_norm(const std::vector<T>& got, const std::vector<T>& want, double tol) {
+    return close_in_norm(got, want, tol, [](T x) { return double(x); });
 }
 
 // SplitMix64: the same stream on every machine.

@@ -63,12 +63,7 @@ int main(int argc, char** argv) {
         std::vector<float> cp(n2), cb(n2);
         CHECK(cudaMemcpy(cp.data(), dc_prism, n2 * 4, cudaMemcpyDeviceToHost));
         CHECK(cudaMemcpy(cb.data(), dc_blas, n2 * 4, cudaMemcpyDeviceToHost));
-        double diff = 0, norm = 0;
-        for (size_t i = 0; i < n2; ++i) {
-            diff += double(cp[i] - cb[i]) * double(cp[i] - cb[i]);
-            norm += double(cb[i]) * double(cb[i]);
-        }
-        const bool same = std::sqrt(diff) <= 1e-3 * std::sqrt(norm);
+        const bool same = close_in_norm(cp, cb, 1e-3);
         all_same = all_same && same;
         const double flops = 2.0 * s * double(s) * s;
         const std::string size = std::to_string(s) + "^3";

@@ -55,13 +55,7 @@ int main(int argc, char** argv) {
         std::vector<__nv_bfloat16> cp(n2), cb(n2);
         CHECK(cudaMemcpy(cp.data(), dc_prism, n2 * 2, cudaMemcpyDeviceToHost));
         CHECK(cudaMemcpy(cb.data(), dc_blas, n2 * 2, cudaMemcpyDeviceToHost));
-        double diff = 0, norm = 0;
-        for (size_t i = 0; i < n2; ++i) {
-            const double p = __bfloat162float(cp[i]), q = __bfloat162float(cb[i]);
-            diff += (p - q) * (p - q);
-            norm += q * q;
-        }
-        const bool same = std::sqrt(diff) <= 1e-2 * std::sqrt(norm);
+        const bool same = close_in_norm(cp, cb, 1e-2, [](__nv_bfloat16 x) { return double(__bfloat162float(x)); });
         all_same = all_same && same;
         const double flops = 2.0 * s * double(s) * s;
         const std::string size = std::to_string(s) + "^3";
