@@ -244,7 +244,7 @@ fn compile_with(src: &str, files: &[(String, String)], skip: &[usize]) -> Option
 /// Runs the pipeline on a generated program, `fuzz.prism`, whose imports find `files`
 /// (paths relative to it) through `prism_driver::MemoryFiles`; the map and problems too, for
 /// rendering.
-fn compile_generated(
+pub fn compile_generated(
     src: &str,
     files: &[(String, String)],
     opts: &prism_driver::Options,

@@ -91,17 +91,15 @@ fn main() {
         for (seed, b) in summary.redundant.iter().take(3) {
             let p = prism_test::soundness::r#gen::Gen::new(*seed).program();
             println!("--- seed {seed}, barrier {b}\n{}", p.src);
-            let s = prism_test::soundness::synced(&p.src, &p.files, &prism_driver::Options::default());
+            let (map, _, s) = prism_test::soundness::compile_generated(&p.src, &p.files, &prism_driver::Options::default());
             if let Some(s) = s {
                 let r = &s.report().barriers[*b];
-                let line = |sp: prism_span::Span| p.src[..sp.start as usize].matches('\n').count() + 1;
-                println!(
-                    "barrier {b}: {} before line {}, line {} -> line {}",
-                    r.scope,
-                    line(r.at),
-                    line(r.before),
-                    line(r.after)
-                );
+                // A barrier inside a library module's function has its spans in that file.
+                let at = |sp: prism_span::Span| {
+                    let f = map.file(sp.file);
+                    format!("{}:{}", f.name(), f.line_col(sp.start).line)
+                };
+                println!("barrier {b}: {} before {}, {} -> {}", r.scope, at(r.at), at(r.before), at(r.after));
             }
         }
     }
