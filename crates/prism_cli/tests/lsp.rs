@@ -79,6 +79,9 @@ impl Server {
     fn start_with(root: &Path, capabilities: Value) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_prism"))
             .arg("lsp")
+            // The standard library's modules are written to the user's cache for go to
+            // definition: the project's own, in tests.
+            .env("XDG_CACHE_HOME", root.join("cache"))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -604,6 +607,98 @@ fn definition_and_references_cross_the_import() {
     let d = s.at("textDocument/definition", &main, line, col + 7);
     assert_eq!(d["result"]["range"]["start"], json!({ "line": 3, "character": 0 }), "{d}");
     s.stop();
+}
+
+/// A kernel calling two standard library functions, one imported by name and one through
+/// a module alias.
+const STD_USER: &str = "\
+from prism.std.warp import warp_sum
+import prism.std.block as blk
+
+@prism(\"global\")
+@requires(grid[1], block[1], thread[32], smem=256)
+def sums(vals : ptr(const(float)) @ grid[1], out : ptr(float) @ grid[1]):
+    g : int @ thread[1] = id()
+    with partition(out, p=thread[1], f=lambda i: g + i) as mine:
+        with group(block[1]):
+            total : float @ block[1] = blk.block_sum(vals[g])
+            with group(warp[1]):
+                x : float @ thread[32] = warp_sum[float](vals[g])
+                with group(thread[1]):
+                    mine[0] = x + total
+";
+
+/// The file a location points at, and the text of its line there from its column on.
+fn text_at(loc: &Value) -> (PathBuf, String) {
+    let path = PathBuf::from(loc["uri"].as_str().expect("a uri").strip_prefix("file://").expect("a file"));
+    let text = std::fs::read_to_string(&path).expect("the file exists");
+    let start = &loc["range"]["start"];
+    let line = text.lines().nth(start["line"].as_u64().unwrap() as usize).expect("the line exists");
+    (path, line[start["character"].as_u64().unwrap() as usize..].to_string())
+}
+
+#[test]
+fn definition_goes_into_the_standard_library_written_to_the_cache() {
+    let dir = project("std-definition");
+    let main = uri(&dir.join("main.prism"));
+    let mut s = Server::start(&dir);
+    s.open(&main, STD_USER);
+    let (line, col) = find(STD_USER, "warp_sum[float]");
+    let d = s.at("textDocument/definition", &main, line, col + 2);
+    let (warp, there) = text_at(&d["result"]);
+    assert!(warp.starts_with(dir.join("cache/prism")), "{}", warp.display());
+    assert!(warp.ends_with("prism/std/warp.prism"), "{}", warp.display());
+    assert!(there.starts_with("warp_sum[T](v : T @ thread[1])"), "{there}");
+    assert!(std::fs::metadata(&warp).unwrap().permissions().readonly());
+    // Through a module alias, into another module.
+    let (line, col) = find(STD_USER, "blk.block_sum");
+    let d = s.at("textDocument/definition", &main, line, col + 5);
+    let (block, there) = text_at(&d["result"]);
+    assert!(block.ends_with("prism/std/block.prism") && there.starts_with("block_sum[T]("), "{d}");
+    // References from the call: the definition in the cache file and the call itself.
+    let (line, col) = find(STD_USER, "warp_sum[float]");
+    let r = s.at("textDocument/references", &main, line, col);
+    let locs = r["result"].as_array().expect("references").clone();
+    assert!(locs.iter().any(|l| text_at(l).0 == warp), "{locs:?}");
+    assert!(locs.iter().any(|l| l["uri"] == main.as_str() && l["range"]["start"]["line"] == line), "{locs:?}");
+    // The cache file opened as a document: references to its function include the call in
+    // the kernel, whose program loaded the same module under its bundled name.
+    let warp_uri = uri(&warp);
+    let warp_text = std::fs::read_to_string(&warp).unwrap();
+    s.open(&warp_uri, &warp_text);
+    let (def_line, def_col) = find(&warp_text, "def warp_sum[T]");
+    let r = s.at("textDocument/references", &warp_uri, def_line, def_col + 5);
+    let locs = r["result"].as_array().expect("references").clone();
+    assert!(locs.iter().any(|l| l["uri"] == main.as_str() && l["range"]["start"]["line"] == line), "{locs:?}");
+    s.stop();
+
+    // Another server finds the file in place and leaves it alone; one whose contents
+    // differ is written again.
+    #[cfg(unix)]
+    let inode = |p: &Path| std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(p).unwrap());
+    #[cfg(unix)]
+    let before = inode(&warp);
+    let good = std::fs::read_to_string(&warp).unwrap();
+    let ask = |dir: &Path| {
+        let mut s = Server::start(dir);
+        s.open(&main, STD_USER);
+        let (line, col) = find(STD_USER, "warp_sum[float]");
+        let d = s.at("textDocument/definition", &main, line, col);
+        s.stop();
+        text_at(&d["result"])
+    };
+    let (again, _) = ask(&dir);
+    assert_eq!(again, warp);
+    #[cfg(unix)]
+    assert_eq!(inode(&warp), before, "a file that matched was written again");
+    let mut perms = std::fs::metadata(&warp).unwrap().permissions();
+    #[allow(clippy::permissions_set_readonly_false)] // To spoil it, as a user might.
+    perms.set_readonly(false);
+    std::fs::set_permissions(&warp, perms).unwrap();
+    std::fs::write(&warp, "# edited by hand\n").unwrap();
+    let (_, there) = ask(&dir);
+    assert!(there.starts_with("warp_sum[T]("), "{there}");
+    assert_eq!(std::fs::read_to_string(&warp).unwrap(), good);
 }
 
 #[test]

@@ -20,14 +20,24 @@ use std::path::Path;
 /// module agree on its definitions' keys, so references can be gathered across them.
 pub type DefKey = (String, u32);
 
-/// The URI of file `file` of `snap`, whose document is `uri`: the document itself, or a
-/// module read from disk (the standard library's modules have none).
+/// The URI of file `file` of `snap`, whose document is `uri`: the document itself, a
+/// module read from disk, or a standard library module, written to the cache for it
+/// ([`crate::stdlib`]).
 pub fn uri_of(snap: &Snapshot, uri: &Url, file: FileId) -> Option<Url> {
     if file == snap.root {
         return Some(uri.clone());
     }
-    let name = snap.map.file(file).name();
-    if Path::new(name).is_absolute() { Url::from_file_path(name).ok() } else { None }
+    Url::from_file_path(disk_path(snap, file)?).ok()
+}
+
+/// Where file `file` of `snap` is on disk: its name when that is a path, the cache file of
+/// a standard library module.
+fn disk_path(snap: &Snapshot, file: FileId) -> Option<std::path::PathBuf> {
+    let f = snap.map.file(file);
+    if f.name().starts_with(crate::stdlib::PREFIX) {
+        return crate::stdlib::file_of(f.name(), f.text());
+    }
+    Some(Path::new(f.name()).to_path_buf()).filter(|p| p.is_absolute())
 }
 
 fn location(snap: &Snapshot, uri: &Url, span: Span) -> Option<lsp::Location> {
@@ -165,7 +175,14 @@ pub fn def_key_at(snap: &Snapshot, p: lsp::Position) -> Option<DefKey> {
 
 fn key(snap: &Snapshot, span: Span) -> DefKey {
     let name = snap.map.file(span.file).name();
-    (crate::files::normalise(Path::new(name)).display().to_string(), span.start)
+    // A standard module is keyed by its cache file, so that a definition in it, seen from
+    // a program that imports it, and the same definition in the cache file open as a
+    // document have one key.
+    let path = match name.starts_with(crate::stdlib::PREFIX) {
+        true => disk_path(snap, span.file).unwrap_or_else(|| Path::new(name).to_path_buf()),
+        false => Path::new(name).to_path_buf(),
+    };
+    (crate::files::normalise(&path).display().to_string(), span.start)
 }
 
 /// Every occurrence, in `snap`'s program, of the definition with key `k` (with its own

@@ -19,7 +19,8 @@
 //!
 //! Like the CLI, this crate is a front end and does IO: the protocol on stdin and stdout
 //! (through `lsp-server`, which owns those streams; this crate never prints) and the
-//! imported modules on disk ([`files`]).
+//! imported modules on disk ([`files`]); and it writes the standard library's modules to a
+//! cache directory so that definitions in them can be shown ([`stdlib`]).
 
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
@@ -30,5 +31,6 @@ pub mod files;
 pub mod index;
 pub mod pos;
 mod server;
+pub mod stdlib;
 
 pub use server::{run_stdio, serve};
