@@ -553,6 +553,39 @@ fn inlay_hints_show_the_cuda_each_barrier_becomes() {
     s.stop();
 }
 
+/// `prism check --explain-sync` says, on each inferred barrier's note, what the hints show:
+/// the CUDA the barrier became, or both halves motion split it into.
+#[test]
+fn explain_sync_names_the_cuda_the_hints_show() {
+    let dir = project("explain-sync");
+    std::fs::write(dir.join("main.prism"), NAMED).expect("write");
+    std::fs::write(dir.join("lib/shift.prism"), SHIFT).expect("write");
+    let check = |file: &str| {
+        let o = Command::new(env!("CARGO_BIN_EXE_prism"))
+            .args(["check", "--explain-sync", "--color", "never"])
+            .arg(dir.join(file))
+            .output()
+            .expect("run prism check");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stderr).to_string()
+    };
+    let text = check("main.prism");
+    for cuda in [
+        "bar.sync 1 + threadIdx.x / 64u, 64",
+        "bar.sync 5 + threadIdx.x / 128u, 128",
+        "__syncwarp(0xffu << (threadIdx.x & 24u))",
+    ] {
+        assert!(text.contains(&format!("= note: in the CUDA: `{cuda}`")), "{text}");
+    }
+    let text = check("lib/shift.prism");
+    assert!(
+        text.contains(
+            "= note: in the CUDA, barrier motion split it into `prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]))` after line 12 and `prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0)` before line 15"
+        ),
+        "{text}"
+    );
+}
+
 #[test]
 fn inlay_hints_of_named_barriers_in_nested_splits() {
     let dir = project("split-hints");

@@ -308,6 +308,36 @@ pub fn texts(synced: &prism_driver::Synced) -> Vec<BarrierText> {
     out
 }
 
+/// The barrier instructions of `texts` that one inferred barrier became (inference's
+/// report names it by its function and its origin): the whole barrier, or the arrive and
+/// the wait motion split it into; none when the optimiser removed it.
+pub fn of_origin<'a>(texts: &'a [BarrierText], func: FuncId, origin: &BarrierOrigin) -> Vec<&'a BarrierText> {
+    let mine: Vec<&BarrierText> =
+        texts.iter().filter(|t| t.func == func && t.origin.as_ref() == Some(origin)).collect();
+    let waits = texts.iter().filter(|w| {
+        w.func == func
+            && w.half == BarrierHalf::Wait
+            && mine.iter().any(|a| a.half == BarrierHalf::Arrive && a.id == w.id)
+    });
+    mine.iter().copied().chain(waits).collect()
+}
+
+/// A sentence saying what an inferred barrier became in the CUDA, from its [`of_origin`]
+/// instructions; `line` gives a span's line number.
+pub fn fate(found: &[&BarrierText], line: impl Fn(Span) -> u32) -> String {
+    let half = |h: BarrierHalf| found.iter().find(|t| t.half == h);
+    if let (Some(a), Some(w)) = (half(BarrierHalf::Arrive), half(BarrierHalf::Wait)) {
+        let after = a.prev.map(|p| format!(" after line {}", line(p))).unwrap_or_default();
+        let before = w.next.map(|n| format!(" before line {}", line(n))).unwrap_or_default();
+        return format!("in the CUDA, barrier motion split it into `{}`{after} and `{}`{before}", a.text, w.text);
+    }
+    let wholes: Vec<String> = found.iter().map(|t| format!("`{}`", t.text)).collect();
+    match wholes.is_empty() {
+        true => "in the CUDA, nothing: the barrier optimiser removed it, as an earlier barrier covers it".into(),
+        false => format!("in the CUDA: {}", wholes.join(", ")),
+    }
+}
+
 /// Whether a barrier over `scope` needs a cooperative launch.
 pub fn is_grid(scope: Persp) -> bool {
     scope.level == Level::Grid || (scope.level == Level::Block && scope.n > 1)
