@@ -605,6 +605,10 @@ fn inlay_hints_of_named_barriers_in_nested_splits() {
             at("mine[0] = t_q[", "bar.sync 5 + threadIdx.x / 128u, 128"),
         ]
     );
+    // The tooltip says which ids the expression takes: the warpgroups' are 5 and 6.
+    let values = barrier_hint_values(&mut s, &main);
+    let tip = values[1]["tooltip"].as_str().unwrap();
+    assert!(tip.contains("ids 5 to 6 are this unit size's, and 128 threads arrive at each"), "{tip}");
     let cu = build_cuda(&dir.join("main.prism"));
     assert!(cu.contains("\"r\"(1 + threadIdx.x / 64u), \"n\"(64)"), "{cu}");
     assert!(cu.contains("\"r\"(5 + threadIdx.x / 128u), \"n\"(128)"), "{cu}");

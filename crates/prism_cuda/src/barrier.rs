@@ -32,6 +32,9 @@ use std::collections::BTreeMap;
 pub struct NamedBarriers {
     /// First id per unit size (in threads).
     pub base: BTreeMap<u64, u64>,
+    /// How many ids each unit size of [`NamedBarriers::base`] has: one per unit of the
+    /// largest block the program's kernels may be launched with.
+    pub ids: BTreeMap<u64, u64>,
     /// Unit sizes served by mbarriers, with the number of units of the largest block.
     pub mbar: BTreeMap<u64, u64>,
     /// Whether a kernel of the program takes multi-dimensional launches (`id(x)`, ...):
@@ -95,6 +98,7 @@ pub fn plan(p: &Program) -> (NamedBarriers, Vec<crate::Unsupported>) {
         let units = t_max.div_ceil(n);
         if n % 32 == 0 && next + units <= 16 {
             plan.base.insert(n, next);
+            plan.ids.insert(n, units);
             next += units;
         } else {
             plan.mbar.insert(n, units);
@@ -229,6 +233,30 @@ pub fn one_line(stmts: &[Stmt]) -> String {
     stmts.iter().map(text).collect::<Vec<_>>().join("; ")
 }
 
+/// What the CUDA of a barrier over `scope` units does, in words, for an editor: which
+/// named barrier ids or which lanes' mask it uses. `None` where the text says it all.
+pub fn describe(scope: Persp, named: &NamedBarriers) -> Option<String> {
+    match (scope.level, scope.n) {
+        (Level::Thread, n) if n > 1 && n < 32 && 32 % n == 0 => Some(format!(
+            "the mask holds the {n} lanes of the thread's unit: lanes {n}k to {n}k + {} of its warp for unit k",
+            n - 1
+        )),
+        (Level::Thread, n) if named.mbar.contains_key(&n) => Some(format!(
+            "units of {n} threads have no named barrier ids left (or straddle warps): each waits on its own mbarrier, `prism_ubar{n}[{} / {n}]`",
+            tid(named)
+        )),
+        (Level::Thread, n) if n > 32 => {
+            let base = named.base.get(&n).copied().unwrap_or(1);
+            let ids = named.ids.get(&n).copied().unwrap_or(1);
+            Some(format!(
+                "named barrier {base} + k for the k-th unit of {n} threads of the block: ids {base} to {} are this unit size's, and {n} threads arrive at each",
+                base + ids.max(1) - 1
+            ))
+        }
+        _ => None,
+    }
+}
+
 /// What one barrier instruction of the final IR is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BarrierHalf {
@@ -258,6 +286,8 @@ pub struct BarrierText {
     pub origin: Option<BarrierOrigin>,
     /// The CUDA, on one line ([`one_line`]).
     pub text: String,
+    /// What that CUDA does, in words ([`describe`]), where the text alone does not say it.
+    pub detail: Option<String>,
     /// The span of the instruction that follows it in its block, if any: the statement the
     /// barrier now stands before.
     pub next: Option<Span>,
@@ -293,6 +323,10 @@ pub fn texts(synced: &prism_driver::Synced) -> Vec<BarrierText> {
                 id,
                 origin,
                 text: one_line(&s),
+                detail: match half {
+                    BarrierHalf::Whole => describe(scope, named),
+                    _ => None,
+                },
                 next: b.insts.get(i + 1).map(|n| n.span),
                 prev: i.checked_sub(1).map(|p| b.insts[p].span),
             });
@@ -359,6 +393,20 @@ mod tests {
         assert_eq!(text(Persp::WARP), "__syncwarp()");
         assert_eq!(text(Persp::thread(8)), "__syncwarp(0xffu << (threadIdx.x & 24u))");
         assert_eq!(text(Persp::thread(64)), "bar.sync 1 + threadIdx.x / 64u, 64");
+    }
+
+    #[test]
+    fn the_plan_gives_each_unit_size_its_own_ids() {
+        let mut named = NamedBarriers::default();
+        named.base.insert(64, 1);
+        named.ids.insert(64, 4);
+        named.base.insert(128, 5);
+        named.ids.insert(128, 2);
+        let d = describe(Persp::thread(128), &named).unwrap();
+        assert!(d.contains("ids 5 to 6"), "{d}");
+        let d = describe(Persp::thread(8), &named).unwrap();
+        assert!(d.contains("lanes 8k to 8k + 7"), "{d}");
+        assert_eq!(describe(Persp::BLOCK, &named), None);
     }
 
     #[test]

@@ -386,7 +386,13 @@ fn barrier_hints(snap: &Snapshot) -> Vec<BarrierHint> {
         let note = note_of(b.func, origin).unwrap_or_default();
         let (at, before, tooltip) = match b.half {
             // Inference placed it immediately before the instruction of `span`.
-            BarrierHalf::Whole => (start_of_line(b.span.start), true, note),
+            BarrierHalf::Whole => {
+                let tip = match &b.detail {
+                    Some(d) => format!("{}: {d}.\n\n{note}", b.text),
+                    None => note,
+                };
+                (start_of_line(b.span.start), true, tip)
+            }
             // Motion moved the half: it stands before the next instruction of its block, or
             // at the end of the block, after the previous one.
             half => {
