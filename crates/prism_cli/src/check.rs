@@ -150,7 +150,12 @@ pub fn run(args: &CheckArgs) -> u8 {
     for (id, _) in &sources {
         // The whole pipeline: synchronisation inference can reject a program too (an
         // ordering no barrier can provide).
-        args.common.compile(&mut map, *id, &opts, &mut problems);
+        let mut found = Problems::default();
+        let synced = args.common.compile(&mut map, *id, &opts, &mut found);
+        match synced {
+            Some(s) if args.explain_sync => problems.extend(with_cuda(&map, &s, found)),
+            _ => problems.extend(found),
+        }
     }
     problems.sort();
     emit(&map, &problems, args.common.message_format, args.common.color);
@@ -170,4 +175,26 @@ pub fn run(args: &CheckArgs) -> u8 {
         }
     }
     if errors > 0 { 1 } else { 0 }
+}
+
+/// `found` with a note on each `inferred-barrier` note saying what the barrier became in
+/// the CUDA `prism build` writes (after barrier motion and the optimiser), in the text
+/// `prism_cuda` emits and the editor's inlay hints show. The driver pushes those notes in
+/// the order of inference's report, which is how they are matched to its barriers.
+fn with_cuda(map: &SourceMap, synced: &prism_driver::Synced, found: Problems) -> Problems {
+    let texts = prism_cuda::barrier::texts(synced);
+    let mut report = synced.report().barriers.iter();
+    let line = |s: prism_span::Span| map.file(s.file).line_col(s.start).line;
+    let mut out = Problems::default();
+    for mut d in found.into_vec() {
+        if d.code == "inferred-barrier"
+            && let Some(b) = report.next()
+        {
+            let origin = prism_ir::ir::BarrierOrigin::Inferred { mem: b.mem, before: b.before, after: b.after };
+            let became = prism_cuda::barrier::of_origin(&texts, b.func, &origin);
+            d = d.with_note(prism_cuda::barrier::fate(&became, line));
+        }
+        out.push(d);
+    }
+    out
 }

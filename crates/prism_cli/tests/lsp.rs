@@ -79,6 +79,9 @@ impl Server {
     fn start_with(root: &Path, capabilities: Value) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_prism"))
             .arg("lsp")
+            // The standard library's modules are written to the user's cache for go to
+            // definition: the project's own, in tests.
+            .env("XDG_CACHE_HOME", root.join("cache"))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -353,6 +356,265 @@ fn inlay_hints_show_the_inferred_barrier_and_default_perspectives() {
     s.stop();
 }
 
+/// A kernel whose three inferred barriers the CUDA backend lowers three ways: `thread[64]`
+/// and `thread[128]` units are named barriers (each size its own range of ids), `thread[8]`
+/// units a `__syncwarp` with the unit's lanes. It imports a module whose kernel has a block
+/// barrier that barrier motion splits: its hints belong to the module's file only.
+const NAMED: &str = "\
+import lib.shift as sh
+
+@prism(\"global\")
+@requires(grid[1], block[1], thread[128], smem=4096)
+@launch_bounds(256)
+def pairs(out : ptr(float) @ grid[1]):
+    g : int @ thread[1] = id()
+    with partition(out, p=thread[1], f=lambda i: g + i) as mine:
+        with group(block[1]):
+            S : shared(float[256]) @ block[1]
+            w : int @ thread[64] = id()
+            with partition(S, p=thread[64], f=lambda i: w * 64 + i) as s_w:
+                with group(thread[64]):
+                    lane : int @ thread[1] = id()
+                    with partition(s_w, p=thread[1], f=lambda i: lane + i) as s_t:
+                        with group(thread[1]):
+                            s_t[0] = float(lane)
+                    with group(thread[1]):
+                        mine[0] = s_w[(lane + 1) % 64]
+            T : shared(float[256]) @ block[1]
+            q : int @ thread[128] = id()
+            with partition(T, p=thread[128], f=lambda i: q * 128 + i) as t_q:
+                with group(thread[128]):
+                    l2 : int @ thread[1] = id()
+                    with partition(t_q, p=thread[1], f=lambda i: l2 + i) as t_t:
+                        with group(thread[1]):
+                            t_t[0] = float(l2)
+                    with group(thread[1]):
+                        mine[0] = t_q[(l2 + 1) % 128]
+            E : shared(float[64]) @ block[1]
+            e : int @ thread[8] = id()
+            with partition(E, p=thread[8], f=lambda i: e * 8 + i) as e_w:
+                with group(thread[8]):
+                    l3 : int @ thread[1] = id()
+                    with partition(e_w, p=thread[1], f=lambda i: l3 + i) as e_t:
+                        with group(thread[1]):
+                            e_t[0] = float(l3)
+                    with group(thread[1]):
+                        mine[0] = e_w[(l3 + 1) % 8]
+";
+
+/// The imported module: a block barrier before the read of `S` (line 14 of the module),
+/// which barrier motion splits into an arrive after the write and a wait before the read,
+/// so that the load of `y` overlaps the other threads' arrival.
+const SHIFT: &str = "\
+@prism(\"global\")
+@requires(grid[1], block[1], thread[32], smem=512)
+@launch_bounds(128)
+def shift(src : ptr(const(float)) @ grid[1], out : ptr(float) @ grid[1]):
+    g : int @ thread[1] = id()
+    with partition(out, p=thread[1], f=lambda i: g + i) as mine:
+        with group(block[1]):
+            S : shared(float[128]) @ block[1]
+            t : int @ thread[1] = id()
+            with partition(S, p=thread[1], f=lambda i: t + i) as s_t:
+                with group(thread[1]):
+                    s_t[0] = src[g]
+            y : float @ thread[1] = src[g + 1] * 2.0
+            with group(thread[1]):
+                mine[0] = S[(t + 1) % 128] + y
+";
+
+/// Named barriers in nested splits: a `thread[64]` unit in a case of a case, and a
+/// `thread[128]` unit (a warpgroup) in the other case; each unit size has its own ids.
+const ROLES: &str = "\
+@prism(\"global\")
+@requires(grid[1], block[1], thread[256], smem=2048)
+@launch_bounds(256)
+def roles(out : ptr(float) @ grid[1]):
+    g : int @ thread[1] = id()
+    with partition(out, p=thread[1], f=lambda i: g + i) as mine:
+        with group(block[1]):
+            S : shared(float[256]) @ block[1]
+            T : shared(float[256]) @ block[1]
+            h : int @ thread[64] = id()
+            q : int @ thread[128] = id()
+            with partition(S, p=thread[64], f=lambda i: h * 64 + i) as s_h:
+                with partition(T, p=thread[128], f=lambda i: q * 128 + i) as t_q:
+                    match split(thread):
+                        case 128:
+                            match split(thread):
+                                case 64:
+                                    lane : int @ thread[1] = id()
+                                    with partition(s_h, p=thread[1], f=lambda i: lane + i) as s_t:
+                                        with group(thread[1]):
+                                            s_t[0] = float(lane)
+                                    with group(thread[1]):
+                                        mine[0] = s_h[(lane + 1) % 64]
+                                case 64:
+                                    pass
+                        case 128:
+                            l2 : int @ thread[1] = id()
+                            with partition(t_q, p=thread[1], f=lambda i: l2 + i) as t_t:
+                                with group(thread[1]):
+                                    t_t[0] = float(l2)
+                            with group(thread[1]):
+                                mine[0] = t_q[(l2 + 1) % 128]
+";
+
+/// The barrier hints (those without a kind) of the whole document: (line, column, label).
+fn barrier_hints(s: &mut Server, uri: &str) -> Vec<(u32, u32, String)> {
+    barrier_hint_values(s, uri)
+        .iter()
+        .map(|h| {
+            let p = &h["position"];
+            (p["line"].as_u64().unwrap() as u32, p["character"].as_u64().unwrap() as u32, h["label"].to_string())
+        })
+        .collect()
+}
+
+fn barrier_hint_values(s: &mut Server, uri: &str) -> Vec<Value> {
+    let r = s.request(
+        "textDocument/inlayHint",
+        json!({
+            "textDocument": { "uri": uri },
+            "range": { "start": { "line": 0, "character": 0 }, "end": { "line": 1000, "character": 0 } }
+        }),
+    );
+    let hints = r["result"].as_array().unwrap_or_else(|| panic!("no hints: {r}"));
+    hints.iter().filter(|h| h.get("kind").is_none_or(Value::is_null)).cloned().collect()
+}
+
+/// Where a barrier that stands before the statement holding `needle` is shown: the line
+/// before, where the `with group(thread[1])` around that statement begins, at its
+/// indentation.
+fn before_group_of(text: &str, needle: &str) -> (u32, u32) {
+    let (line, _) = find(text, needle);
+    let above = text.lines().nth(line as usize - 1).unwrap();
+    assert_eq!(above.trim(), "with group(thread[1]):");
+    (line - 1, (above.len() - above.trim_start().len()) as u32)
+}
+
+/// The `.cu` text `prism build` writes for `path`.
+fn build_cuda(path: &Path) -> String {
+    let out = path.with_extension("cu");
+    let r = Command::new(env!("CARGO_BIN_EXE_prism")).arg("build").arg(path).arg("-o").arg(&out).output().expect("run");
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    std::fs::read_to_string(out).expect("read the .cu")
+}
+
+#[test]
+fn inlay_hints_show_the_cuda_each_barrier_becomes() {
+    let dir = project("cuda-hints");
+    std::fs::write(dir.join("main.prism"), NAMED).expect("write");
+    std::fs::write(dir.join("lib/shift.prism"), SHIFT).expect("write");
+    let mut s = Server::start(&dir);
+    let main = uri(&dir.join("main.prism"));
+    s.open(&main, NAMED);
+    let hints = barrier_hints(&mut s, &main);
+    let at = |needle: &str, label: &str| {
+        let (line, col) = before_group_of(NAMED, needle);
+        (line, col, json!(label).to_string())
+    };
+    // The exact CUDA, the named barriers' ids and thread counts included; nothing from the
+    // module's kernel, whose spans are offsets in another file.
+    assert_eq!(
+        hints,
+        vec![
+            at("mine[0] = s_w[", "bar.sync 1 + threadIdx.x / 64u, 64"),
+            at("mine[0] = t_q[", "bar.sync 5 + threadIdx.x / 128u, 128"),
+            at("mine[0] = e_w[", "__syncwarp(0xffu << (threadIdx.x & 24u))"),
+        ]
+    );
+    // They are what `prism build` prints.
+    let cu = build_cuda(&dir.join("main.prism"));
+    assert!(cu.contains("\"r\"(1 + threadIdx.x / 64u), \"n\"(64)"), "{cu}");
+    assert!(cu.contains("\"r\"(5 + threadIdx.x / 128u), \"n\"(128)"), "{cu}");
+    assert!(cu.contains("__syncwarp(0xffu << (threadIdx.x & 24u));"), "{cu}");
+
+    // The module, opened: barrier motion split its block barrier, so the hints are the two
+    // halves where they stand (the arrive after the write, the wait before the read), and
+    // none where inference first put it (before line 14).
+    let module = uri(&dir.join("lib/shift.prism"));
+    s.open(&module, SHIFT);
+    let values = barrier_hint_values(&mut s, &module);
+    let hints = barrier_hints(&mut s, &module);
+    let arrive = "prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]))";
+    let wait = "prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0)";
+    let (w_line, w_col) = find(SHIFT, "mine[0] = S[");
+    let (a_line, _) = find(SHIFT, "s_t[0] = src[g]");
+    let a_end = SHIFT.lines().nth(a_line as usize).unwrap().len() as u32;
+    assert_eq!(hints, vec![(a_line, a_end, json!(arrive).to_string()), (w_line, w_col, json!(wait).to_string())]);
+    let tip = values[0]["tooltip"].as_str().unwrap();
+    assert!(tip.starts_with("the arrive half of split block[1] barrier s0: its wait is on line 15."), "{tip}");
+    assert!(tip.contains("block barrier inserted for `S`"), "{tip}");
+    let tip = values[1]["tooltip"].as_str().unwrap();
+    assert!(tip.starts_with("the wait half of split block[1] barrier s0: its arrive is on line 12."), "{tip}");
+    let cu = build_cuda(&dir.join("lib/shift.prism"));
+    assert!(cu.contains(&format!("{arrive};")) && cu.contains(&format!("{wait};")), "{cu}");
+    s.stop();
+}
+
+/// `prism check --explain-sync` says, on each inferred barrier's note, what the hints show:
+/// the CUDA the barrier became, or both halves motion split it into.
+#[test]
+fn explain_sync_names_the_cuda_the_hints_show() {
+    let dir = project("explain-sync");
+    std::fs::write(dir.join("main.prism"), NAMED).expect("write");
+    std::fs::write(dir.join("lib/shift.prism"), SHIFT).expect("write");
+    let check = |file: &str| {
+        let o = Command::new(env!("CARGO_BIN_EXE_prism"))
+            .args(["check", "--explain-sync", "--color", "never"])
+            .arg(dir.join(file))
+            .output()
+            .expect("run prism check");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stderr).to_string()
+    };
+    let text = check("main.prism");
+    for cuda in [
+        "bar.sync 1 + threadIdx.x / 64u, 64",
+        "bar.sync 5 + threadIdx.x / 128u, 128",
+        "__syncwarp(0xffu << (threadIdx.x & 24u))",
+    ] {
+        assert!(text.contains(&format!("= note: in the CUDA: `{cuda}`")), "{text}");
+    }
+    let text = check("lib/shift.prism");
+    assert!(
+        text.contains(
+            "= note: in the CUDA, barrier motion split it into `prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]))` after line 12 and `prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0)` before line 15"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn inlay_hints_of_named_barriers_in_nested_splits() {
+    let dir = project("split-hints");
+    std::fs::write(dir.join("main.prism"), ROLES).expect("write");
+    let mut s = Server::start(&dir);
+    let main = uri(&dir.join("main.prism"));
+    s.open(&main, ROLES);
+    let hints = barrier_hints(&mut s, &main);
+    let at = |needle: &str, label: &str| {
+        let (line, col) = before_group_of(ROLES, needle);
+        (line, col, json!(label).to_string())
+    };
+    assert_eq!(
+        hints,
+        vec![
+            at("mine[0] = s_h[", "bar.sync 1 + threadIdx.x / 64u, 64"),
+            at("mine[0] = t_q[", "bar.sync 5 + threadIdx.x / 128u, 128"),
+        ]
+    );
+    // The tooltip says which ids the expression takes: the warpgroups' are 5 and 6.
+    let values = barrier_hint_values(&mut s, &main);
+    let tip = values[1]["tooltip"].as_str().unwrap();
+    assert!(tip.contains("ids 5 to 6 are this unit size's, and 128 threads arrive at each"), "{tip}");
+    let cu = build_cuda(&dir.join("main.prism"));
+    assert!(cu.contains("\"r\"(1 + threadIdx.x / 64u), \"n\"(64)"), "{cu}");
+    assert!(cu.contains("\"r\"(5 + threadIdx.x / 128u), \"n\"(128)"), "{cu}");
+    s.stop();
+}
+
 #[test]
 fn definition_and_references_cross_the_import() {
     let dir = project("definition");
@@ -382,6 +644,98 @@ fn definition_and_references_cross_the_import() {
     let d = s.at("textDocument/definition", &main, line, col + 7);
     assert_eq!(d["result"]["range"]["start"], json!({ "line": 3, "character": 0 }), "{d}");
     s.stop();
+}
+
+/// A kernel calling two standard library functions, one imported by name and one through
+/// a module alias.
+const STD_USER: &str = "\
+from prism.std.warp import warp_sum
+import prism.std.block as blk
+
+@prism(\"global\")
+@requires(grid[1], block[1], thread[32], smem=256)
+def sums(vals : ptr(const(float)) @ grid[1], out : ptr(float) @ grid[1]):
+    g : int @ thread[1] = id()
+    with partition(out, p=thread[1], f=lambda i: g + i) as mine:
+        with group(block[1]):
+            total : float @ block[1] = blk.block_sum(vals[g])
+            with group(warp[1]):
+                x : float @ thread[32] = warp_sum[float](vals[g])
+                with group(thread[1]):
+                    mine[0] = x + total
+";
+
+/// The file a location points at, and the text of its line there from its column on.
+fn text_at(loc: &Value) -> (PathBuf, String) {
+    let path = PathBuf::from(loc["uri"].as_str().expect("a uri").strip_prefix("file://").expect("a file"));
+    let text = std::fs::read_to_string(&path).expect("the file exists");
+    let start = &loc["range"]["start"];
+    let line = text.lines().nth(start["line"].as_u64().unwrap() as usize).expect("the line exists");
+    (path, line[start["character"].as_u64().unwrap() as usize..].to_string())
+}
+
+#[test]
+fn definition_goes_into_the_standard_library_written_to_the_cache() {
+    let dir = project("std-definition");
+    let main = uri(&dir.join("main.prism"));
+    let mut s = Server::start(&dir);
+    s.open(&main, STD_USER);
+    let (line, col) = find(STD_USER, "warp_sum[float]");
+    let d = s.at("textDocument/definition", &main, line, col + 2);
+    let (warp, there) = text_at(&d["result"]);
+    assert!(warp.starts_with(dir.join("cache/prism")), "{}", warp.display());
+    assert!(warp.ends_with("prism/std/warp.prism"), "{}", warp.display());
+    assert!(there.starts_with("warp_sum[T](v : T @ thread[1])"), "{there}");
+    assert!(std::fs::metadata(&warp).unwrap().permissions().readonly());
+    // Through a module alias, into another module.
+    let (line, col) = find(STD_USER, "blk.block_sum");
+    let d = s.at("textDocument/definition", &main, line, col + 5);
+    let (block, there) = text_at(&d["result"]);
+    assert!(block.ends_with("prism/std/block.prism") && there.starts_with("block_sum[T]("), "{d}");
+    // References from the call: the definition in the cache file and the call itself.
+    let (line, col) = find(STD_USER, "warp_sum[float]");
+    let r = s.at("textDocument/references", &main, line, col);
+    let locs = r["result"].as_array().expect("references").clone();
+    assert!(locs.iter().any(|l| text_at(l).0 == warp), "{locs:?}");
+    assert!(locs.iter().any(|l| l["uri"] == main.as_str() && l["range"]["start"]["line"] == line), "{locs:?}");
+    // The cache file opened as a document: references to its function include the call in
+    // the kernel, whose program loaded the same module under its bundled name.
+    let warp_uri = uri(&warp);
+    let warp_text = std::fs::read_to_string(&warp).unwrap();
+    s.open(&warp_uri, &warp_text);
+    let (def_line, def_col) = find(&warp_text, "def warp_sum[T]");
+    let r = s.at("textDocument/references", &warp_uri, def_line, def_col + 5);
+    let locs = r["result"].as_array().expect("references").clone();
+    assert!(locs.iter().any(|l| l["uri"] == main.as_str() && l["range"]["start"]["line"] == line), "{locs:?}");
+    s.stop();
+
+    // Another server finds the file in place and leaves it alone; one whose contents
+    // differ is written again.
+    #[cfg(unix)]
+    let inode = |p: &Path| std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(p).unwrap());
+    #[cfg(unix)]
+    let before = inode(&warp);
+    let good = std::fs::read_to_string(&warp).unwrap();
+    let ask = |dir: &Path| {
+        let mut s = Server::start(dir);
+        s.open(&main, STD_USER);
+        let (line, col) = find(STD_USER, "warp_sum[float]");
+        let d = s.at("textDocument/definition", &main, line, col);
+        s.stop();
+        text_at(&d["result"])
+    };
+    let (again, _) = ask(&dir);
+    assert_eq!(again, warp);
+    #[cfg(unix)]
+    assert_eq!(inode(&warp), before, "a file that matched was written again");
+    let mut perms = std::fs::metadata(&warp).unwrap().permissions();
+    #[allow(clippy::permissions_set_readonly_false)] // To spoil it, as a user might.
+    perms.set_readonly(false);
+    std::fs::set_permissions(&warp, perms).unwrap();
+    std::fs::write(&warp, "# edited by hand\n").unwrap();
+    let (_, there) = ask(&dir);
+    assert!(there.starts_with("warp_sum[T]("), "{there}");
+    assert_eq!(std::fs::read_to_string(&warp).unwrap(), good);
 }
 
 #[test]

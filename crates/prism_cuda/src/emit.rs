@@ -97,19 +97,6 @@ impl Lines {
 }
 
 /// Emits one function; returns its definition (and the kernel's ABI for kernels).
-/// The ids of a function's split barriers, in order.
-fn split_ids(b: &Block) -> Vec<u32> {
-    let mut ids = Vec::new();
-    b.walk(&mut |k| {
-        if let InstKind::BarrierArrive { id, .. } = k {
-            ids.push(*id);
-        }
-    });
-    ids.sort_unstable();
-    ids.dedup();
-    ids
-}
-
 pub fn function(g: &Global, id: FuncId, first_line: u32) -> (Func, Option<KernelAbi>, Vec<crate::Unsupported>, u32) {
     let f = g.program.func(id);
     let kernel = f.kind == FnKind::Kernel;
@@ -152,7 +139,7 @@ pub fn function(g: &Global, id: FuncId, first_line: u32) -> (Func, Option<Kernel
         positions: 0,
         async_tma: Vec::new(),
         errors: Vec::new(),
-        splits: if kernel { split_ids(&f.body) } else { Vec::new() },
+        splits: if kernel { barrier::split_ids(&f.body) } else { Vec::new() },
         packed: packed_locals(f),
     };
     let mut body = fx.block(&f.body, f.entry);
@@ -279,7 +266,7 @@ pub fn function(g: &Global, id: FuncId, first_line: u32) -> (Func, Option<Kernel
             });
             prologue.push(Stmt::Expr(Expr::call("__syncthreads", vec![])));
         }
-        let splits = split_ids(&f.body);
+        let splits = barrier::split_ids(&f.body);
         if !splits.is_empty() {
             prologue.push(Stmt::Comment(format!(
                 "{} split barrier(s) over the block: mbarriers, and this thread's token for each",
@@ -1045,14 +1032,12 @@ impl Fx<'_> {
                 }
                 let slot = self.split_slot(*id).expect("checked above");
                 self.proxy_fence(out);
-                out.push(Stmt::Raw(format!(
-                    "prism_tok{id} = prism_split_arrive(prism_smem_addr(&prism_split[{slot}]));"
-                )));
+                out.push(barrier::split_arrive(*id, slot));
             }
             K::BarrierWait { id, .. } => {
                 let slot = self.split_slot(*id).expect("checked above");
                 out.push(Stmt::Comment(format!("split block barrier s{id}, wait")));
-                out.push(Stmt::Raw(format!("prism_split_wait(prism_smem_addr(&prism_split[{slot}]), prism_tok{id});")));
+                out.push(barrier::split_wait(*id, slot));
             }
             K::Barrier { scope, origin } => {
                 let mut stmts = barrier::lower(*scope, &self.g.named);

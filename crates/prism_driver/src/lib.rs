@@ -359,6 +359,11 @@ pub struct Inferred {
     /// One `inferred-barrier` note per barrier of the report, in the same order: what
     /// `prism check --explain-sync` prints.
     pub notes: Vec<prism_diag::Diagnostic>,
+    /// The program after barrier motion and the optimiser, exactly what [`compile_with`]
+    /// hands the backends with the same options: where the barriers really are, which
+    /// ones motion split and which ones the optimiser removed. `None` when inference
+    /// reported an error (then [`compile_with`] makes nothing either).
+    pub synced: Option<Synced>,
 }
 
 /// The front end for an editor: loads, parses and checks the program rooted at `file`,
@@ -402,11 +407,26 @@ pub fn infer(analysis: &Analysis, map: &SourceMap, opts: &Options, problems: &mu
     let report = prism_sync::infer(&mut ir, &prism_sync::Options { skip: Vec::new() });
     ir.number_blocks();
     verify(&ir, "synchronisation inference");
+    let errors_before = problems.error_count();
     for d in prism_sync::problems(&ir, &report, map) {
         problems.push(d);
     }
     let notes = prism_sync::notes(&ir, &report, map);
-    Some(Inferred { report, notes })
+    // The rest of `compile_with`'s passes, so that an editor shows the barriers the
+    // backends get rather than inference's first placement.
+    let synced = (problems.error_count() == errors_before).then(|| {
+        let mut report = report.clone();
+        if opts.motion {
+            report.motion = prism_sync::motion::motion(&mut ir);
+            ir.number_blocks();
+            verify(&ir, "barrier motion");
+        }
+        let barriers = if opts.optimize { prism_sync::opt::optimize(&mut ir) } else { Counts::of(&ir) };
+        ir.number_blocks();
+        verify(&ir, "barrier optimisation");
+        Synced { ir, report, barriers }
+    });
+    Some(Inferred { report, notes, synced })
 }
 
 /// IR written as text (`prism_ir::parse`), verified, and taken as it is: no pass runs.

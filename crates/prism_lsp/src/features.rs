@@ -8,7 +8,9 @@ use crate::index::{Def, DefKind};
 use crate::pos;
 use lsp_types as lsp;
 use lsp_types::Url;
+use prism_cuda::barrier::BarrierHalf;
 use prism_diag::Severity;
+use prism_ir::ir::BarrierOrigin;
 use prism_span::{FileId, Span};
 use prism_syntax::ast;
 use std::path::Path;
@@ -18,14 +20,24 @@ use std::path::Path;
 /// module agree on its definitions' keys, so references can be gathered across them.
 pub type DefKey = (String, u32);
 
-/// The URI of file `file` of `snap`, whose document is `uri`: the document itself, or a
-/// module read from disk (the standard library's modules have none).
+/// The URI of file `file` of `snap`, whose document is `uri`: the document itself, a
+/// module read from disk, or a standard library module, written to the cache for it
+/// ([`crate::stdlib`]).
 pub fn uri_of(snap: &Snapshot, uri: &Url, file: FileId) -> Option<Url> {
     if file == snap.root {
         return Some(uri.clone());
     }
-    let name = snap.map.file(file).name();
-    if Path::new(name).is_absolute() { Url::from_file_path(name).ok() } else { None }
+    Url::from_file_path(disk_path(snap, file)?).ok()
+}
+
+/// Where file `file` of `snap` is on disk: its name when that is a path, the cache file of
+/// a standard library module.
+fn disk_path(snap: &Snapshot, file: FileId) -> Option<std::path::PathBuf> {
+    let f = snap.map.file(file);
+    if f.name().starts_with(crate::stdlib::PREFIX) {
+        return crate::stdlib::file_of(f.name(), f.text());
+    }
+    Some(Path::new(f.name()).to_path_buf()).filter(|p| p.is_absolute())
 }
 
 fn location(snap: &Snapshot, uri: &Url, span: Span) -> Option<lsp::Location> {
@@ -163,7 +175,14 @@ pub fn def_key_at(snap: &Snapshot, p: lsp::Position) -> Option<DefKey> {
 
 fn key(snap: &Snapshot, span: Span) -> DefKey {
     let name = snap.map.file(span.file).name();
-    (crate::files::normalise(Path::new(name)).display().to_string(), span.start)
+    // A standard module is keyed by its cache file, so that a definition in it, seen from
+    // a program that imports it, and the same definition in the cache file open as a
+    // document have one key.
+    let path = match name.starts_with(crate::stdlib::PREFIX) {
+        true => disk_path(snap, span.file).unwrap_or_else(|| Path::new(name).to_path_buf()),
+        false => Path::new(name).to_path_buf(),
+    };
+    (crate::files::normalise(&path).display().to_string(), span.start)
 }
 
 /// Every occurrence, in `snap`'s program, of the definition with key `k` (with its own
@@ -223,41 +242,25 @@ pub fn inlay_hints(snap: &Snapshot, range: lsp::Range) -> Vec<lsp::InlayHint> {
             data: None,
         }
     };
-    if let Some(inferred) = &snap.sync().inferred {
-        for (i, b) in inferred.report.barriers.iter().enumerate() {
-            if b.at.file != snap.root || b.at.start < lo || b.at.start > hi {
-                continue;
-            }
-            let label = prism_sync::cuda_barrier(b.scope);
-            let tip = inferred.notes.get(i).map(|n| {
-                let mut t = n.message.clone();
-                for l in &n.secondary {
-                    let lc = file.line_col(l.span.start);
-                    t.push_str(&format!("\nline {}: {}", lc.line, l.message));
-                }
-                for note in &n.notes {
-                    t.push_str(&format!("\n{note}"));
-                }
-                t
-            });
-            // The barrier is a statement of its own before the one holding `at`: the hint
-            // stands at the start of that line's text.
-            let line = file.line_index(b.at.start);
-            let indent = file.line_text(line).len() - file.line_text(line).trim_start().len();
-            let at = file.line_starts()[line] + indent as u32;
-            let position = pos::position(file, at);
-            // Two memories ordered at one place share one barrier: one hint, both reasons.
-            if let Some(h) = out
-                .iter_mut()
-                .find(|h| h.position == position && matches!(&h.label, lsp::InlayHintLabel::String(s) if *s == label))
-            {
-                if let (Some(lsp::InlayHintTooltip::String(t)), Some(more)) = (&mut h.tooltip, tip) {
-                    t.push_str(&format!("\n\n{more}"));
-                }
-                continue;
-            }
-            out.push(hint(at, label, None, tip, true));
+    for b in barrier_hints(snap) {
+        if b.at < lo || b.at > hi {
+            continue;
         }
+        let position = pos::position(file, b.at);
+        // Two memories ordered at one place may share one barrier, and a generic function's
+        // instances each have their own: one hint, every reason.
+        if let Some(h) = out
+            .iter_mut()
+            .find(|h| h.position == position && matches!(&h.label, lsp::InlayHintLabel::String(s) if *s == b.label))
+        {
+            if let Some(lsp::InlayHintTooltip::String(t)) = &mut h.tooltip
+                && !t.contains(&b.tooltip)
+            {
+                t.push_str(&format!("\n\n{}", b.tooltip));
+            }
+            continue;
+        }
+        out.push(hint(b.at, b.label, None, Some(b.tooltip), b.before));
     }
     let Some(m) = snap.root_module() else { return out };
     let vars = snap.vars_by_span();
@@ -312,6 +315,116 @@ pub fn inlay_hints(snap: &Snapshot, range: lsp::Range) -> Vec<lsp::InlayHint> {
         });
     }
     out.sort_by_key(|h| (h.position.line, h.position.character));
+    out
+}
+
+/// The hint of one barrier of the final IR in the document.
+struct BarrierHint {
+    /// Where it is shown: the start of the text of the line it stands before, or the end
+    /// of the line it stands after.
+    at: u32,
+    /// Whether it stands before `at`'s line (else after the line it ends).
+    before: bool,
+    /// The CUDA the backend prints for it.
+    label: String,
+    /// Why it is there and what became of it.
+    tooltip: String,
+}
+
+/// The inferred barriers the backends get (after barrier motion and the optimiser, so that
+/// removed barriers have no hint and split ones show both halves where they stand), each
+/// as the CUDA `prism_cuda` prints for it: the same functions make the hint's text and the
+/// `.cu` file's. Barriers of imported modules' functions stand in their own files and are
+/// shown there, when that module is the document.
+fn barrier_hints(snap: &Snapshot) -> Vec<BarrierHint> {
+    let Some(inferred) = &snap.sync().inferred else { return Vec::new() };
+    let Some(synced) = &inferred.synced else { return Vec::new() };
+    let file = snap.map.file(snap.root);
+    let texts = prism_cuda::barrier::texts(synced);
+    let start_of_line = |offset: u32| {
+        let line = file.line_index(offset);
+        let text = file.line_text(line);
+        file.line_starts()[line] + (text.len() - text.trim_start().len()) as u32
+    };
+    let end_of_line = |offset: u32| {
+        let line = file.line_index(offset);
+        file.line_starts()[line] + file.line_text(line).trim_end().len() as u32
+    };
+    let line_of = |offset: u32| file.line_col(offset).line;
+    let note_of = |func: prism_ir::FuncId, origin: &BarrierOrigin| {
+        let BarrierOrigin::Inferred { mem, before, after } = origin else { return None };
+        let i = inferred
+            .report
+            .barriers
+            .iter()
+            .position(|r| r.func == func && r.mem == *mem && r.before == *before && r.after == *after)?;
+        let n = inferred.notes.get(i)?;
+        let mut t = n.message.clone();
+        for l in &n.secondary {
+            if l.span.file == snap.root {
+                t.push_str(&format!("\nline {}: {}", line_of(l.span.start), l.message));
+            }
+        }
+        for note in &n.notes {
+            t.push_str(&format!("\n{note}"));
+        }
+        Some(t)
+    };
+    let mut out = Vec::new();
+    for b in &texts {
+        if b.span.file != snap.root {
+            continue;
+        }
+        // A wait carries no origin: its arrive, the other half with its id, does.
+        let arrive = texts.iter().find(|a| a.func == b.func && a.id == b.id && a.half == BarrierHalf::Arrive);
+        let origin = match b.half {
+            BarrierHalf::Wait => arrive.and_then(|a| a.origin.as_ref()),
+            _ => b.origin.as_ref(),
+        };
+        // Barriers written in the source are in plain sight.
+        let Some(origin @ BarrierOrigin::Inferred { .. }) = origin else { continue };
+        let note = note_of(b.func, origin).unwrap_or_default();
+        let (at, before, tooltip) = match b.half {
+            // Inference placed it immediately before the instruction of `span`.
+            BarrierHalf::Whole => {
+                let tip = match &b.detail {
+                    Some(d) => format!("{}: {d}.\n\n{note}", b.text),
+                    None => note,
+                };
+                (start_of_line(b.span.start), true, tip)
+            }
+            // Motion moved the half: it stands before the next instruction of its block, or
+            // at the end of the block, after the previous one.
+            half => {
+                let (at, before) = match (b.next, b.prev) {
+                    (Some(n), _) if n.file == snap.root => (start_of_line(n.start), true),
+                    (_, Some(p)) if p.file == snap.root => (end_of_line(p.end.saturating_sub(1).max(p.start)), false),
+                    _ => (start_of_line(b.span.start), true),
+                };
+                let other = match half {
+                    BarrierHalf::Arrive => {
+                        texts.iter().find(|w| w.func == b.func && w.id == b.id && w.half == BarrierHalf::Wait)
+                    }
+                    _ => arrive,
+                };
+                let other_line = other
+                    .and_then(|o| o.next.filter(|n| n.file == snap.root).or(o.prev.filter(|p| p.file == snap.root)))
+                    .map(|s| format!(" on line {}", line_of(s.start)))
+                    .unwrap_or_default();
+                let what = if half == BarrierHalf::Arrive {
+                    format!("the arrive half of split {} barrier s{}: its wait is{other_line}", b.scope, b.id)
+                } else {
+                    format!("the wait half of split {} barrier s{}: its arrive is{other_line}", b.scope, b.id)
+                };
+                let tip = format!(
+                    "{what}. Barrier motion split the barrier inference placed on line {} so that the work between the halves overlaps the other threads' arrival.\n\n{note}",
+                    line_of(b.span.start)
+                );
+                (at, before, tip)
+            }
+        };
+        out.push(BarrierHint { at, before, label: b.text.clone(), tooltip: tooltip.trim_end().to_string() });
+    }
     out
 }
 

@@ -13,13 +13,15 @@
 //!
 //! The server shows what `prism check` reports (same codes, messages and labels), the type
 //! and perspective of a name and the code perspective at the cursor, definitions and
-//! references across imports, the document's symbols, and inlay hints for every barrier
-//! synchronisation inference inserts and for the perspective of every declaration written
-//! without `@`. `docs/editors.md` describes the features and the incrementality design.
+//! references across imports (into the standard library too), the document's symbols, and
+//! inlay hints for every barrier synchronisation inference inserts, as the CUDA backend
+//! prints it after barrier motion and the optimiser, and for the perspective of every
+//! declaration written without `@`. `docs/editors.md` describes the features and the incrementality design.
 //!
 //! Like the CLI, this crate is a front end and does IO: the protocol on stdin and stdout
 //! (through `lsp-server`, which owns those streams; this crate never prints) and the
-//! imported modules on disk ([`files`]).
+//! imported modules on disk ([`files`]); and it writes the standard library's modules to a
+//! cache directory so that definitions in them can be shown ([`stdlib`]).
 
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
@@ -30,5 +32,6 @@ pub mod files;
 pub mod index;
 pub mod pos;
 mod server;
+pub mod stdlib;
 
 pub use server::{run_stdio, serve};

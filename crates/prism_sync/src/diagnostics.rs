@@ -210,20 +210,6 @@ fn primitive(scope: Persp) -> String {
     }
 }
 
-/// What a barrier over `scope` units becomes on the GPU, in CUDA's terms: the inlay hint
-/// an editor shows where inference put one. It follows the table of `prism_cuda::barrier`,
-/// which plans the actual ids and masks for the whole program; this names the primitive.
-pub fn cuda_barrier(scope: Persp) -> String {
-    match (scope.level, scope.n) {
-        (Level::Block, 1) => "__syncthreads()".into(),
-        (Level::Thread, 32) => "__syncwarp()".into(),
-        (Level::Thread, n) if n < 32 && 32 % n == 0 => format!("__syncwarp(mask) /* {n} lanes */"),
-        (Level::Thread, n) if n % 32 == 0 => format!("bar.sync id, {n} /* named barrier */"),
-        (Level::Thread, n) => format!("mbarrier /* {n}-thread unit */"),
-        (Level::Block, _) | (Level::Grid, _) => "grid.sync()".into(),
-    }
-}
-
 fn verb(u: Use) -> &'static str {
     match u {
         Use::Read => "read",

@@ -77,7 +77,7 @@ mod place;
 mod summary;
 
 pub use asyncs::AsyncFault;
-pub use diagnostics::{cuda_barrier, notes, problems};
+pub use diagnostics::{notes, problems};
 
 use cfg::Cfg;
 use graph::{Defs, Graph, MemRef, Mode};
