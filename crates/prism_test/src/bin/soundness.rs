@@ -91,7 +91,8 @@ fn main() {
         for (seed, b) in summary.redundant.iter().take(3) {
             let p = prism_test::soundness::r#gen::Gen::new(*seed).program();
             println!("--- seed {seed}, barrier {b}\n{}", p.src);
-            let (map, _, s) = prism_test::soundness::compile_generated(&p.src, &p.files, &prism_driver::Options::default());
+            let (map, _, s) =
+                prism_test::soundness::compile_generated(&p.src, &p.files, &prism_driver::Options::default());
             if let Some(s) = s {
                 let r = &s.report().barriers[*b];
                 // A barrier inside a library module's function has its spans in that file.
