@@ -300,9 +300,8 @@ fn pointers(a: &mut Analysis, f: &Function) {
             continue;
         }
         let Some((m, _)) = param_mems.next() else { break };
-        let writes = f.accesses.iter().any(|acc| {
-            acc.kind != prism_ir::ir::AccessKind::Read && f.mem_root(acc.mem).index() == m
-        });
+        let writes =
+            f.accesses.iter().any(|acc| acc.kind != prism_ir::ir::AccessKind::Read && f.mem_root(acc.mem).index() == m);
         if f.reg_ty(p) == Type::Ptr && !writes {
             only_read.insert(p);
         }
