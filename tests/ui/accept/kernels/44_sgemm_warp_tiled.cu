@@ -24,10 +24,11 @@
 // transpose, so A is copied element by element: thread t copies the 4 elements of row
 // tile_row + t % 128 at k = t / 128 + 2e (e < 4), four 4-byte zero-filling copies per step
 // (a few more copy instructions per step, none in the computation). Each copy of a warp
-// writes 32 consecutive m of one k row (no bank conflicts), and the destination index,
-// (t / 128 + 2e) * 128 + t % 128 = t + 256e, is one the compiler proves disjoint across
-// threads (`async-overlap`), which a row-pair layout such as kernel 36's, or a padded slab,
-// is not.
+// writes 32 consecutive m of one k row (no bank conflicts) and reads one element of each of
+// 32 rows of A (the thread's four copies read the same 32-byte sectors, kept in L1: 4-byte
+// copies are `.ca`). The destination index, (t / 128 + 2e) * 128 + t % 128 = t + 256e, is
+// one the compiler proves disjoint across threads (`async-overlap`); kernel 36's copy
+// layout transposed, ((t % 2) * 4 + e) * 128 + t / 2, is not.
 //   C = alpha * A @ B + beta * C
 // Inputs:  M, N (int, >= 1), K (int, >= 0); alpha, beta (float); A (M x K, row-major,
 //          read-only), B (K x N, row-major, read-only), C (M x N, row-major, in/out).
@@ -59,38 +60,38 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_warp_tiled(int M,
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(1024) float prism_shared0[3072];
     __shared__ __align__(1024) float prism_shared12288[3072];
-    const int tiles_n = prism_sub(prism_add(N, 128), 1) / 128;  // line 66
-    const int b = prism_bid;  // line 67
-    const int tile_row = prism_mul(prism_div(b, tiles_n), 128);  // line 68
-    const int tile_col = prism_mul(prism_rem(b, tiles_n), 128);  // line 69
+    const int tiles_n = prism_sub(prism_add(N, 128), 1) / 128;  // line 67
+    const int b = prism_bid;  // line 68
+    const int tile_row = prism_mul(prism_div(b, tiles_n), 128);  // line 69
+    const int tile_col = prism_mul(prism_rem(b, tiles_n), 128);  // line 70
     {  // partition `C` as `C_blk` at block[1]
         {  // group(block[1])
-            float* As = prism_shared0;  // line 72
-            float* Bs = prism_shared12288;  // line 73
-            const int t = prism_tid;  // line 74
-            const int w = (int)((unsigned)prism_tid / 32u);  // line 75
-            const int warp_row = w / 2;  // line 76
-            const int warp_col = w % 2;  // line 77
-            const int lane = t % 32;  // line 78
+            float* As = prism_shared0;  // line 73
+            float* Bs = prism_shared12288;  // line 74
+            const int t = prism_tid;  // line 75
+            const int w = (int)((unsigned)prism_tid / 32u);  // line 76
+            const int warp_row = w / 2;  // line 77
+            const int warp_col = w % 2;  // line 78
+            const int lane = t % 32;  // line 79
             // The lane's row and column of 4 x 4 outputs in each sub-tile.
-            const int lr = lane / 8;  // line 80
-            const int lc = lane % 8;  // line 81
-            const int a_m = t % 128;  // line 82
-            const int a_k = t / 128;  // line 83
-            const int a_row = prism_min(prism_add(tile_row, a_m), prism_sub(M, 1));  // line 84
-            const int b_k = t / 32;  // line 85
-            const int b_n = t % 32 * 4;  // line 86
-            const int b_col = prism_add(tile_col, b_n);  // line 87
+            const int lr = lane / 8;  // line 81
+            const int lc = lane % 8;  // line 82
+            const int a_m = t % 128;  // line 83
+            const int a_k = t / 128;  // line 84
+            const int a_row = prism_min(prism_add(tile_row, a_m), prism_sub(M, 1));  // line 85
+            const int b_k = t / 32;  // line 86
+            const int b_n = t % 32 * 4;  // line 87
+            const int b_col = prism_add(tile_col, b_n);  // line 88
             // Columns of B's copy that exist (0 to 4).
-            const int b_have = prism_max(0, prism_min(4, prism_sub(N, b_col)));  // line 89
-            const bool vec_n = N % 4 == 0;  // line 90
+            const int b_have = prism_max(0, prism_min(4, prism_sub(N, b_col)));  // line 90
+            const bool vec_n = N % 4 == 0;  // line 91
             // Where the thread's fragments start in a k row of each slab.
-            const int a_frag = warp_row * 32 + lr * 4;  // line 92
-            const int b_frag = warp_col * 64 + lc * 4;  // line 93
-            float acc[64] = {};  // line 94
+            const int a_frag = warp_row * 32 + lr * 4;  // line 93
+            const int b_frag = warp_col * 64 + lc * 4;  // line 94
+            float acc[64] = {};  // line 95
             {  // pipeline `As` as `As` at block[1]
                 {  // pipeline `Bs` as `Bs` at block[1]
-                    int kt_issue = 0;  // line 95
+                    int kt_issue = 0;  // line 96
                     const int t96 = prism_sub(prism_add(K, 8), 1) / 8;
                     for (; kt_issue < t96 + 2; kt_issue += 1) {
                         const bool t100 = kt_issue >= 2;
@@ -98,19 +99,19 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_warp_tiled(int M,
                             asm volatile("cp.async.wait_group 1;" :  :  : "memory");
                             __syncthreads();
                         }
-                        if (kt_issue < t96) {  // line 95
+                        if (kt_issue < t96) {  // line 96
                             {  // async `As` as `a_dst` at block[1]
-                                const int t110 = kt_issue % 3 * 1024;  // line 97
+                                const int t110 = kt_issue % 3 * 1024;  // line 98
                                 {  // async `Bs` as `b_dst` at block[1]
                                     {  // group(thread[1])
-                                        const int kb = kt_issue * 8 + b_k;  // line 99
+                                        const int kb = kt_issue * 8 + b_k;  // line 100
                                         // The transposing copy: element (a_m, k0 + a_k + 2e) to k row
                                         // a_k + 2e.
                                         for (int e = 0; e < 4; e += 1) {
-                                            const int ka = kt_issue * 8 + a_k + 2 * e;  // line 103
+                                            const int ka = kt_issue * 8 + a_k + 2 * e;  // line 104
                                             int t138 = {};
                                             if (ka < K) {
-                                                t138 = 4;  // line 104
+                                                t138 = 4;  // line 105
                                             } else {
                                                 t138 = 0;
                                             }
@@ -120,10 +121,10 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_warp_tiled(int M,
                                                 : "r"(prism_smem_addr(&As[kt_issue % 3 * 1024 + ((a_k + 2 * e) * 128 + a_m)])), "l"(&A[prism_add(prism_mul(a_row, K), ka)]), "r"(t138)
                                                 : "memory");
                                         }
-                                        if (vec_n) {  // line 105
+                                        if (vec_n) {  // line 106
                                             int t149 = {};
                                             if (kb < K) {
-                                                t149 = prism_mul(4, b_have);  // line 106
+                                                t149 = prism_mul(4, b_have);  // line 107
                                             } else {
                                                 t149 = 0;
                                             }
@@ -134,7 +135,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_warp_tiled(int M,
                                                 : "memory");
                                         } else {
                                             for (int e_1 = 0; e_1 < 4; e_1 += 1) {
-                                                bool t167 = kb < K;  // line 109
+                                                bool t167 = kb < K;  // line 110
                                                 if (t167) {
                                                     t167 = e_1 < b_have;
                                                 }
@@ -156,7 +157,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_warp_tiled(int M,
                             }
                         }
                         asm volatile("cp.async.commit_group;" :  :  : "memory");
-                        if (t100) {  // line 95
+                        if (t100) {  // line 96
                             const int kt = kt_issue - 2;
                             {  // stage `As` as `a_s` at block[1]
                                 {  // stage `Bs` as `b_s` at block[1]
@@ -164,10 +165,10 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_warp_tiled(int M,
                                         // The step's A fragments first (two LDS.128 per k, as kernel 36
                                         // reads its A rows), then per k the B fragment (two LDS.128) and
                                         // the 64 products: a shape nvcc unrolls whole.
-                                        float ra[64] = {};  // line 116
+                                        float ra[64] = {};  // line 117
                                         for (int kk = 0; kk < 8; kk += 1) {
                                             for (int wm = 0; wm < 2; wm += 1) {
-                                                const int t195 = kk * 8 + wm * 4;  // line 119
+                                                const int t195 = kk * 8 + wm * 4;  // line 120
                                                 const prism_vec<float, 4> prism_v209 = *(const prism_vec<float, 4>*)&As[(int)((unsigned)kt % 3u) * 1024 + (kk * 128 + a_frag + wm * 16)];
                                                 const float t209 = prism_v209.v[0];
                                                 const float t210 = prism_v209.v[1];
@@ -180,9 +181,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_warp_tiled(int M,
                                             }
                                         }
                                         for (int kk_1 = 0; kk_1 < 8; kk_1 += 1) {
-                                            float rb[8] = {};  // line 121
+                                            float rb[8] = {};  // line 122
                                             for (int wn = 0; wn < 2; wn += 1) {
-                                                const int t224 = wn * 4;  // line 123
+                                                const int t224 = wn * 4;  // line 124
                                                 const prism_vec<float, 4> prism_v238 = *(const prism_vec<float, 4>*)&Bs[(int)((unsigned)kt % 3u) * 1024 + (kk_1 * 128 + b_frag + wn * 32)];
                                                 const float t238 = prism_v238.v[0];
                                                 const float t239 = prism_v238.v[1];
@@ -195,7 +196,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_warp_tiled(int M,
                                             }
                                             for (int x = 0; x < 8; x += 1) {
                                                 for (int y = 0; y < 8; y += 1) {
-                                                    const int t254 = x * 8 + y;  // line 126
+                                                    const int t254 = x * 8 + y;  // line 127
                                                     acc[t254] = fmaf(ra[kk_1 * 8 + x], rb[y], acc[t254]);
                                                 }
                                             }
@@ -215,18 +216,18 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_warp_tiled(int M,
                         {  // group(thread[1])
                             for (int wm = 0; wm < 2; wm += 1) {
                                 for (int i = 0; i < 4; i += 1) {
-                                    const int r = prism_add(prism_add(prism_add(tile_row, a_frag), wm * 16), i);  // line 135
+                                    const int r = prism_add(prism_add(prism_add(tile_row, a_frag), wm * 16), i);  // line 136
                                     for (int wn = 0; wn < 2; wn += 1) {
-                                        const int c = prism_add(prism_add(tile_col, b_frag), wn * 32);  // line 137
-                                        const int o = prism_add(prism_mul(wm * 16 + i, N), wn * 32);  // line 138
-                                        bool t298 = r < M;  // line 139
+                                        const int c = prism_add(prism_add(tile_col, b_frag), wn * 32);  // line 138
+                                        const int o = prism_add(prism_mul(wm * 16 + i, N), wn * 32);  // line 139
+                                        bool t298 = r < M;  // line 140
                                         if (t298) {
                                             t298 = c < N;
                                         }
-                                        if (t298) {  // line 139
-                                            if (vec_n) {  // line 140
-                                                float cv[4] = {};  // line 141
-                                                const prism_vec<float, 4> prism_v325 = *(const prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(warp_row * 32, N), warp_col * 64), prism_add(prism_add(prism_mul(lr * 4, N), lc * 4), o)))];  // line 142
+                                        if (t298) {  // line 140
+                                            if (vec_n) {  // line 141
+                                                float cv[4] = {};  // line 142
+                                                const prism_vec<float, 4> prism_v325 = *(const prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(warp_row * 32, N), warp_col * 64), prism_add(prism_add(prism_mul(lr * 4, N), lc * 4), o)))];  // line 143
                                                 const float t325 = prism_v325.v[0];
                                                 const float t326 = prism_v325.v[1];
                                                 const float t327 = prism_v325.v[2];
@@ -236,13 +237,13 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_warp_tiled(int M,
                                                 cv[2] = t327;
                                                 cv[3] = t328;
                                                 for (int j = 0; j < 4; j += 1) {
-                                                    cv[j] = fmaf(alpha, acc[(wm * 4 + i) * 8 + (wn * 4 + j)], beta * cv[j]);  // line 144
+                                                    cv[j] = fmaf(alpha, acc[(wm * 4 + i) * 8 + (wn * 4 + j)], beta * cv[j]);  // line 145
                                                 }
-                                                *(prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(warp_row * 32, N), warp_col * 64), prism_add(prism_add(prism_mul(lr * 4, N), lc * 4), o)))] = prism_vec<float, 4>{{cv[0], cv[1], cv[2], cv[3]}};  // line 145
+                                                *(prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(warp_row * 32, N), warp_col * 64), prism_add(prism_add(prism_mul(lr * 4, N), lc * 4), o)))] = prism_vec<float, 4>{{cv[0], cv[1], cv[2], cv[3]}};  // line 146
                                             } else {
                                                 for (int j = 0; j < 4; j += 1) {
-                                                    if (prism_add(c, j) < N) {  // line 148
-                                                        C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(warp_row * 32, N), warp_col * 64), prism_add(prism_add(prism_mul(lr * 4, N), lc * 4), prism_add(o, j))))] = fmaf(alpha, acc[(wm * 4 + i) * 8 + (wn * 4 + j)], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(warp_row * 32, N), warp_col * 64), prism_add(prism_add(prism_mul(lr * 4, N), lc * 4), prism_add(o, j))))]);  // line 149
+                                                    if (prism_add(c, j) < N) {  // line 149
+                                                        C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(warp_row * 32, N), warp_col * 64), prism_add(prism_add(prism_mul(lr * 4, N), lc * 4), prism_add(o, j))))] = fmaf(alpha, acc[(wm * 4 + i) * 8 + (wn * 4 + j)], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(warp_row * 32, N), warp_col * 64), prism_add(prism_add(prism_mul(lr * 4, N), lc * 4), prism_add(o, j))))]);  // line 150
                                                     }
                                                 }
                                             }
