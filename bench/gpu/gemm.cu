@@ -1,9 +1,10 @@
 // sgemm: one of Prism's fp32 gemms (PRISM_SGEMM, its launcher, and PRISM_SGEMM_LABEL; by
 // default tests/ui/accept/kernels/32_sgemm_6_vectorized.prism; run.sh also builds
-// 36_sgemm_pipelined; both take 128 x 128 tiles, 256 threads and the same arguments), built
-// by `prism build --emit-host` into PRISM_KERNELS, against cuBLAS's SGEMM (fp32 FFMA, no
-// TF32), row-major C = A @ B, at the sizes of issue 10. Prints a Markdown table of GFLOP/s;
-// exits 1 if an output differs. Test tooling, not part of the product.
+// 36_sgemm_pipelined and 44_sgemm_warp_tiled; all take 128 x 128 tiles, 256 threads and the
+// same arguments), built by `prism build --emit-host` into PRISM_KERNELS, against cuBLAS's
+// SGEMM (fp32 FFMA, no TF32), row-major C = A @ B, at the sizes of issue 10. Prints a
+// Markdown table of GFLOP/s; exits 1 if an output differs. Test tooling, not part of the
+// product.
 #include "common.cuh"
 #include <cmath>
 #include <string>

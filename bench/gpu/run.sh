@@ -21,6 +21,7 @@ k=tests/ui/accept/kernels
 build() { "$prism" build "$k/$1.prism" --emit-host -o "$out/$2.cu" >/dev/null; }
 build 32_sgemm_6_vectorized sgemm
 build 36_sgemm_pipelined sgemm_pipelined
+build 44_sgemm_warp_tiled sgemm_warp
 build 35_scan_lookback_packed scan
 build 33_reduce_sum_vectorized reduce
 build 42_device_sum_and_max dsum
@@ -46,6 +47,7 @@ flags=(-O3 "-gencode=arch=compute_${arch#sm_},code=$arch" --fmad=false -std=c++1
 harnesses=(
     "gemm|gemm.cu|S:PRISM_KERNELS=$out/sgemm.cu"
     "gemm_pipelined|gemm.cu|S:PRISM_KERNELS=$out/sgemm_pipelined.cu PRISM_SGEMM=prism_launch_sgemm_pipelined S:PRISM_SGEMM_LABEL=36_sgemm_pipelined"
+    "gemm_warp|gemm.cu|S:PRISM_KERNELS=$out/sgemm_warp.cu PRISM_SGEMM=prism_launch_sgemm_warp_tiled S:PRISM_SGEMM_LABEL=44_sgemm_warp_tiled"
     "hgemm|hgemm.cu|S:PRISM_KERNELS=$out/hgemm.cu"
     "hgemm_pipelined|hgemm.cu|S:PRISM_KERNELS=$out/hgemm_pipelined.cu PRISM_HGEMM=prism_launch_gemm_bf16_pipelined S:PRISM_HGEMM_LABEL=37_gemm_bf16_pipelined PRISM_HGEMM_THREADS=256 PRISM_HGEMM_TILE=128"
     "hgemm_ws|hgemm_ws.cu|S:PRISM_KERNELS=$out/hgemm_ws.cu"

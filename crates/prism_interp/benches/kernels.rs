@@ -490,6 +490,14 @@ fn main() {
             false,
         ));
     }
+    if want("44") {
+        rows.push(gemm(
+            &o,
+            ("44", "warp-tiled sgemm (cp.async)", "44_sgemm_warp_tiled.prism", "sgemm_warp_tiled"),
+            (128, 256),
+            false,
+        ));
+    }
     if want("37") {
         rows.push(gemm(
             &o,

@@ -673,6 +673,35 @@ fn k36_sgemm_pipelined() {
 }
 
 #[test]
+fn k44_sgemm_warp_tiled() {
+    // Kernel 36's shapes (every slot of the ring reused, one K step, none, the 16-byte and
+    // 4-byte tails of B and C, N narrower than one copy, K shorter than one step), then the
+    // warp tiling's own: 256 x 256 x 24, four whole tiles where every thread of every block
+    // stores all 64 of its outputs (the simulator's race check fails any two threads
+    // sharing one); 150 x 202 x 17, where the last tiles end inside a lane's 4 x 4 outputs:
+    // row 150 is the third of lane row 1 in sub-tile 1 of warp row 0, column 202 the third
+    // of lane column 2 in sub-tile 0 of warp column 1 (C element by element, the last K
+    // step one element); 150 x 200 x 16, the same rows with the 16-byte paths; and
+    // 129 x 129 x 9, one row and one column in the last tiles, two K steps.
+    let shapes = [
+        (200, 136, 40),
+        (130, 132, 8),
+        (5, 8, 0),
+        (1, 4, 16),
+        (129, 8, 12),
+        (70, 131, 37),
+        (3, 2, 5),
+        (9, 130, 3),
+        (33, 45, 20),
+        (256, 256, 24),
+        (150, 202, 17),
+        (150, 200, 16),
+        (129, 129, 9),
+    ];
+    check_sgemm_shapes("44_sgemm_warp_tiled.prism", "sgemm_warp_tiled", &shapes, (128, 128), 256);
+}
+
+#[test]
 fn k33_reduce_sum_vectorized() {
     // A tail (n not a multiple of 8), fewer vectors than threads, an exact multiple, several
     // grid-stride passes (1 block over 20,000 items), and n = 0.
