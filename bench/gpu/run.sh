@@ -29,6 +29,7 @@ build 34_gemm_bf16_ldmatrix hgemm
 build 37_gemm_bf16_pipelined hgemm_pipelined
 build 38_hgemm_warp_specialised hgemm_ws
 build 43_gemm_tf32_wgmma tf32gemm
+build 45_gemm_tf32_pipelined tf32gemm_pipelined
 build 17_transpose_smem_padded transpose
 build 20_softmax_rows_warp softmax
 
@@ -52,6 +53,7 @@ harnesses=(
     "hgemm_pipelined|hgemm.cu|S:PRISM_KERNELS=$out/hgemm_pipelined.cu PRISM_HGEMM=prism_launch_gemm_bf16_pipelined S:PRISM_HGEMM_LABEL=37_gemm_bf16_pipelined PRISM_HGEMM_THREADS=256 PRISM_HGEMM_TILE=128"
     "hgemm_ws|hgemm_ws.cu|S:PRISM_KERNELS=$out/hgemm_ws.cu"
     "tf32gemm|tf32gemm.cu|S:PRISM_KERNELS=$out/tf32gemm.cu"
+    "tf32gemm_pipelined|tf32gemm.cu|S:PRISM_KERNELS=$out/tf32gemm_pipelined.cu PRISM_TF32_PIPELINED=1"
     "scan|scan.cu|S:PRISM_KERNELS=$out/scan.cu"
     "reduce|reduce.cu|S:PRISM_KERNELS=$out/reduce.cu"
     "dsum|dsum.cu|S:PRISM_KERNELS=$out/dsum.cu"

@@ -1,9 +1,13 @@
-// tf32 tensor-core gemm on Hopper: Prism's `43_gemm_tf32_wgmma` (TMA into a three-stage ring,
-// wgmma m64n128k8 tf32, a producer and a consumer warpgroup; built by `prism build
-// --emit-host` into PRISM_KERNELS, see run.sh) against cuBLAS's `cublasGemmEx` with f32
+// tf32 tensor-core gemm: one of Prism's tf32 gemms against cuBLAS. By default
+// `43_gemm_tf32_wgmma` (Hopper: TMA into a three-stage ring, wgmma m64n128k8 tf32, a producer
+// and a consumer warpgroup); with PRISM_TF32_PIPELINED defined, `45_gemm_tf32_pipelined`
+// (sm_80 and later: a four-stage cp.async ring, ldmatrix, mma.sync m16n8k8 tf32, 128 x 128
+// tiles of 256 threads), whose launcher takes plain pointers and alpha, beta instead of
+// tensor maps. Each is built by `prism build --emit-host` into PRISM_KERNELS (run.sh). Against
+// cuBLAS's `cublasGemmEx` with f32
 // inputs and output and CUBLAS_COMPUTE_32F_FAST_TF32 (tf32 tensor cores), C = A B^T with A
 // (M x K) and B (N x K) row-major, at issue 10's sizes (square 1024..8192 and two others; K
-// a multiple of 4, as TMA rows must be 16-byte multiples). GFLOP/s; exits 1 if an output
+// a multiple of 4: TMA rows and 45's copies are 16-byte multiples). GFLOP/s; exits 1 if an output
 // differs (relative Frobenius norm 1e-3: both drop inputs to tf32, perhaps rounding
 // differently, and sum in different orders). Test tooling, not part of the product.
 #include "common.cuh"
@@ -13,6 +17,12 @@
 #include "blas.cuh"
 
 #include PRISM_KERNELS
+
+#ifdef PRISM_TF32_PIPELINED
+#define PRISM_TF32_LABEL "45_gemm_tf32_pipelined"
+#else
+#define PRISM_TF32_LABEL "43_gemm_tf32_wgmma"
+#endif
 
 int main(int argc, char** argv) {
     const int reps = argc > 1 ? std::atoi(argv[1]) : 20;
@@ -41,10 +51,17 @@ int main(int argc, char** argv) {
         CHECK(cudaMemset(dc_prism, 0, nc * 4));
         CHECK(cudaMemset(dc_blas, 0, nc * 4));
         const float alpha = 1.0f, beta = 0.0f;
+#ifdef PRISM_TF32_PIPELINED
+        const unsigned grid = unsigned(((s.m + 127) / 128) * ((s.n + 127) / 128));
+        auto prism = [&] {
+            CHECK(prism_launch_gemm_tf32_pipelined(grid, 256, s.m, s.n, s.k, alpha, da, db, beta, dc_prism));
+        };
+#else
         const unsigned grid = unsigned(((s.m + 63) / 64) * ((s.n + 127) / 128));
         auto prism = [&] {
             CHECK(prism_launch_gemm_tf32(grid, 256, da, s.m, s.k, db, s.n, s.k, dc_prism, s.m, s.n, s.k));
         };
+#endif
         // Row-major C = A B^T is column-major C^T = B A^T: B read transposed, A as it is.
         auto blas = [&] {
             if (cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, s.n, s.m, s.k, &alpha, db, CUDA_R_32F, s.k, da, CUDA_R_32F,
@@ -63,7 +80,7 @@ int main(int argc, char** argv) {
         all_same = all_same && same;
         const double flops = 2.0 * s.m * double(s.n) * s.k;
         const std::string size = std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
-        print_row("tf32 gemm (43_gemm_tf32_wgmma)", size.c_str(), flops / (t_prism * 1e6),
+        print_row("tf32 gemm (" PRISM_TF32_LABEL ")", size.c_str(), flops / (t_prism * 1e6),
                   "cuBLAS GemmEx f32, FAST_TF32", flops / (t_blas * 1e6), same);
         cudaFree(da);
         cudaFree(db);

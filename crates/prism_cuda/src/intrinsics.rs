@@ -232,8 +232,16 @@ fn mma_tf32(ops: &[Operand], outs: &[Expr]) -> Vec<Stmt> {
 /// `out=` places. The split is C++, not PTX (`mov.b32 {lo, hi}`), so that nvcc sees through
 /// it: where the places are a packed local array's halves (`Fx::packed`) and go straight
 /// back into an `mma`, the register stays whole.
+///
+/// The `_tf32` forms are the same instruction over 32-bit elements: each `.b32` register is
+/// one whole float (the pair of 16-bit halves the hardware moves), reinterpreted in C++.
 fn ldmatrix(name: &str, ops: &[Operand], outs: &[Expr], scratch: &str) -> Vec<Stmt> {
-    let (shape, regs): (_, usize) = if name.starts_with("ldmatrix_x4") { ("x4", 4) } else { ("x2.trans", 2) };
+    let wide = name.ends_with("tf32");
+    let (shape, regs): (_, usize) = match (name.starts_with("ldmatrix_x4"), wide) {
+        (true, _) => ("x4", 4),
+        (false, true) => ("x2", 2),
+        (false, false) => ("x2.trans", 2),
+    };
     let ty = if name.ends_with("bf16") { "__nv_bfloat16" } else { "__half" };
     let names: Vec<String> = (0..regs).map(|i| format!("%{i}")).collect();
     let line = format!("ldmatrix.sync.aligned.m8n8.{shape}.shared.b16 {{{}}}, [%{regs}];", names.join(", "));
@@ -253,6 +261,12 @@ fn ldmatrix(name: &str, ops: &[Operand], outs: &[Expr], scratch: &str) -> Vec<St
         inputs: vec![("r".into(), Expr::call("prism_smem_addr", vec![ops[0].addr()]))],
         clobbers: vec!["memory".into()],
     }));
+    if wide {
+        for (k, o) in outs.iter().enumerate() {
+            out.push(Stmt::Assign { lhs: o.clone(), op: None, rhs: Expr::call("__uint_as_float", vec![reg(k)]) });
+        }
+        return out;
+    }
     for (k, o) in outs.iter().enumerate() {
         let word = if k % 2 == 0 { reg(k / 2) } else { Expr::bin(">>", reg(k / 2), Expr::id("16")) };
         let half = Expr::call(format!("prism_from_bits<{ty}>"), vec![Expr::cast("unsigned short", word)]);

@@ -152,19 +152,34 @@ fn native_gemm(a: &[f32], b: &[f32], c: &mut [f32]) {
     }
 }
 
+/// How a gemm kernel takes A and B.
+#[derive(Clone, Copy, PartialEq)]
+enum GemmIn {
+    /// f32, B row-major K x N.
+    F32,
+    /// bf16, B row-major K x N.
+    Bf16,
+    /// f32, B row-major N x K (`C = A B^T`, the tf32 tensor-core gemms).
+    F32Nk,
+}
+
 /// A gemm kernel with the corpus's signature `(M, N, K, alpha, A, B, beta, C)` on 256^3;
-/// `tile` is its block tile's side, `bf16_in` whether A and B are bf16.
+/// `tile` is its block tile's side. The inputs are small multiples of 1/4 and 1/2, exact in
+/// bf16 and tf32, so every kernel's result equals the native loop's.
 fn gemm(
     o: &Opts,
     (id, what, file, kernel): (&'static str, &str, &str, &str),
     (tile, block): (usize, u32),
-    bf16_in: bool,
+    input_kind: GemmIn,
 ) -> Row {
     let (a, b, c0) = gemm_inputs();
     let native = best(o.runs + 2, || timed(&c0, |c| native_gemm(&a, &b, c)));
     let mut want = c0.clone();
     native_gemm(&a, &b, &mut want);
     let m = module(file);
+    // The kernel's B: the same matrix, stored N x K where the kernel takes it so.
+    let b = if input_kind == GemmIn::F32Nk { (0..N * N).map(|i| b[(i % N) * N + i / N]).collect() } else { b };
+    let bf16_in = input_kind == GemmIn::Bf16;
     let (m, a, b, c0, want) = (&m, &a, &b, &c0, &want);
     let launch = move |checks: Checks, workers: usize| {
         let input = |v: &[f32]| {
@@ -471,7 +486,7 @@ fn main() {
             &o,
             ("06", "register-tiled sgemm", "06_sgemm_4_register_tiling.prism", "sgemm_register_tiles"),
             (64, 256),
-            false,
+            GemmIn::F32,
         ));
     }
     if want("32") {
@@ -479,7 +494,7 @@ fn main() {
             &o,
             ("32", "vectorised sgemm", "32_sgemm_6_vectorized.prism", "sgemm_vectorized"),
             (128, 256),
-            false,
+            GemmIn::F32,
         ));
     }
     if want("36") {
@@ -487,7 +502,7 @@ fn main() {
             &o,
             ("36", "pipelined sgemm (cp.async)", "36_sgemm_pipelined.prism", "sgemm_pipelined"),
             (128, 256),
-            false,
+            GemmIn::F32,
         ));
     }
     if want("44") {
@@ -503,7 +518,15 @@ fn main() {
             &o,
             ("37", "bf16 mma gemm, pipelined", "37_gemm_bf16_pipelined.prism", "gemm_bf16_pipelined"),
             (128, 256),
-            true,
+            GemmIn::Bf16,
+        ));
+    }
+    if want("45") {
+        rows.push(gemm(
+            &o,
+            ("45", "tf32 mma gemm, pipelined", "45_gemm_tf32_pipelined.prism", "gemm_tf32_pipelined"),
+            (128, 256),
+            GemmIn::F32Nk,
         ));
     }
     if want("33") {

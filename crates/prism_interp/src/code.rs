@@ -23,12 +23,14 @@ pub type R = u32;
 /// An intrinsic, resolved to what the interpreter does.
 #[derive(Clone, Debug)]
 pub enum Intr {
-    /// The first half of `ldmatrix`: each lane of `lanes` that runs reads the 8 16-bit
-    /// elements of its row (16 bytes, aligned) into `rows`, two per register.
+    /// The first half of `ldmatrix`: each lane of `lanes` that runs reads the elements of
+    /// its row (16 bytes, aligned: 8 16-bit or 4 32-bit elements) into `rows`, one 32-bit
+    /// word per register as memory holds them.
     LdRows { ptr: R, index: R, index_ty: Scalar, rows: [R; 4], lanes: u32, access: u32 },
     /// The second half, a warp collective: `count` matrices from the lanes' rows, plain or
-    /// transposed, into `dsts` in the mma fragment order.
-    LdMatrix { rows: [R; 4], dsts: Vec<R>, count: u8, trans: bool },
+    /// transposed, into `dsts` in the mma fragment order; `wide`: the elements are 32-bit,
+    /// one output per matrix instead of two 16-bit halves.
+    LdMatrix { rows: [R; 4], dsts: Vec<R>, count: u8, trans: bool, wide: bool },
     /// `dsts[k] = ptr[index + k]`: one aligned vector access.
     LoadVec { ty: Scalar, dsts: Vec<R>, ptr: R, index: R, index_ty: Scalar, access: u32 },
     /// `ptr[index + k] = values[k]`: one aligned vector access.
@@ -501,13 +503,14 @@ impl Cx<'_> {
                 let ir::IntrArg::Elem { ptr, index } = args[0] else { unreachable!("ldmatrix takes an element") };
                 let rows = [0, 1, 2, 3].map(|_| self.scratch());
                 let name = intrinsic.sig().name;
-                let (count, trans) = if name.starts_with("ldmatrix_x4") { (4u8, false) } else { (2u8, true) };
+                let count = if name.starts_with("ldmatrix_x4") { 4u8 } else { 2 };
+                let (trans, wide) = (name.contains("_trans"), name.ends_with("tf32"));
                 let lanes = if count == 4 { u32::MAX } else { 0xffff };
                 let index_ty = self.scalar(index);
                 let load = Intr::LdRows { ptr: ptr.0, index: index.0, index_ty, rows, lanes, access: accesses[0].0 };
                 self.push(Op::Intr(Box::new(load)), span, code);
                 let dsts = dsts.iter().map(|r| r.0).collect();
-                self.push(Op::Intr(Box::new(Intr::LdMatrix { rows, dsts, count, trans })), span, code);
+                self.push(Op::Intr(Box::new(Intr::LdMatrix { rows, dsts, count, trans, wide })), span, code);
             }
             K::Intrinsic { dsts, intrinsic, args, accesses } => {
                 self.intrinsic(*intrinsic, dsts, args, accesses, span, code)

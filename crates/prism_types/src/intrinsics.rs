@@ -382,6 +382,27 @@ pub static TABLE: &[IntrinsicSig] = &[
         Warp,
         "ldmatrix .x2 .trans: two 8x8 half matrices transposed; out[2j], out[2j+1] = rows 2(l%4), +1, column l/4 of matrix j",
     ),
+    // The same instruction over 32-bit elements: ldmatrix moves b16 pairs, so an 8x8 b16
+    // matrix is an 8-row x 4-float matrix and each lane receives one whole 32-bit word of
+    // it, word l%4 of row l/4. That is the mma m16n8k8 tf32 fragment order: `.x4` over a
+    // row-major 16x8 float tile gives a0..a3, `.x2` over an 8x8 tile stored [n][k] gives b0,
+    // b1. There is no `.trans` form: it would move 16-bit halves, not floats.
+    row(
+        "ldmatrix_x4_tf32",
+        AT_W,
+        &[r("src", false, S(F32)), ParamSig { name: "out", kind: ParamKind::OutList(4), ty: S(F32), persp: T1 }],
+        RetSig::Void,
+        Warp,
+        "ldmatrix .x4 on floats: four 8x4 float matrices; out[j] = row l/4, column l%4 of matrix j",
+    ),
+    row(
+        "ldmatrix_x2_tf32",
+        AT_W,
+        &[r("src", false, S(F32)), ParamSig { name: "out", kind: ParamKind::OutList(2), ty: S(F32), persp: T1 }],
+        RetSig::Void,
+        Warp,
+        "ldmatrix .x2 on floats: two 8x4 float matrices; out[j] = row l/4, column l%4 of matrix j",
+    ),
     row(
         "elect_sync",
         AT_W,

@@ -687,9 +687,12 @@ impl<'a> BlockSim<'a> {
                                 let at = Lane { fid, w, l };
                                 let i = to_i128(*index_ty, fr.regs[*index as usize * 32 + l]);
                                 let p = fr.regs[*ptr as usize * 32 + l];
+                                // 16 bytes: 8 16-bit or 4 32-bit elements, packed into
+                                // 32-bit words in memory order (the lower element lower).
+                                let size = elem.size();
                                 let mut words = [0u64; 4];
-                                for k in 0..8 {
-                                    let loc = match self.locate(&fr, at, p, i + k as i128, 2) {
+                                for k in 0..(16 / size) as usize {
+                                    let loc = match self.locate(&fr, at, p, i + k as i128, size) {
                                         Ok(loc) => loc,
                                         Err(why) => fatal!(
                                             ReportKind::OutOfBounds,
@@ -700,11 +703,12 @@ impl<'a> BlockSim<'a> {
                                     if let Some(kind) = kind {
                                         self.race(g, loc, kind, at, Site { func, access: *access }, None);
                                     }
-                                    let bits = self.read_loc(&fr, at, loc, elem) & 0xffff;
-                                    words[k / 2] |= bits << (16 * (k % 2));
+                                    let bits = self.read_loc(&fr, at, loc, elem) & ((1u64 << (8 * size)) - 1);
+                                    let bit = k * 8 * size as usize;
+                                    words[bit / 32] |= bits << (bit % 32);
                                 }
                                 // The hardware reads each row as one 16-byte access.
-                                if let Some(why) = BlockSim::misaligned(p, i, 2, 16) {
+                                if let Some(why) = BlockSim::misaligned(p, i, size, 16) {
                                     fatal!(
                                         ReportKind::Misaligned,
                                         misaligned(fc, *access, "ldmatrix row read", &why),

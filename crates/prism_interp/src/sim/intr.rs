@@ -29,9 +29,10 @@ pub fn collective(intr: &Intr, present: u32, read: &mut dyn FnMut(u32) -> Lanes)
             let out = mma(*shape, &a, &b, &c);
             d.iter().copied().zip(out).collect()
         }
-        Intr::LdMatrix { rows, dsts, count, trans } => {
+        Intr::LdMatrix { rows, dsts, count, trans, wide } => {
             let rows = rows.map(read);
-            ldmatrix(&rows, *count, *trans).into_iter().zip(dsts).map(|(v, d)| (*d, v)).collect()
+            let out = if *wide { ldmatrix_b32(&rows, *count) } else { ldmatrix(&rows, *count, *trans) };
+            out.into_iter().zip(dsts).map(|(v, d)| (*d, v)).collect()
         }
         _ => unreachable!("only warp collectives reach the rendezvous"),
     }
@@ -59,6 +60,15 @@ pub fn ldmatrix(rows: &[Lanes; 4], count: u8, trans: bool) -> Vec<Lanes> {
         }
     }
     out
+}
+
+/// `ldmatrix` over 32-bit elements: the instruction moves the same b16 pairs, so each
+/// lane's register is the whole 32-bit word it would hold as a pair. `rows[k]` holds word
+/// (element) `k` of the lane's 4-element row; lane `l` receives element `l % 4` of row
+/// `l / 4` of each matrix `j` (row `r` of matrix `j` from lane `8j + r`). Output `j` is
+/// matrix `j`'s.
+pub fn ldmatrix_b32(rows: &[Lanes; 4], count: u8) -> Vec<Lanes> {
+    (0..count as usize).map(|j| std::array::from_fn(|l| rows[l % 4][8 * j + l / 4] & 0xffff_ffff)).collect()
 }
 
 /// `shfl` (kind 0: from lane `l`), `shfl_up` (1: from `lane - l`), `shfl_down` (2: from

@@ -6,7 +6,9 @@
 //! the order of operations, and are compared exactly. Kernels with `exp`, `sqrt` of inexact
 //! values or tensor cores are compared with the tolerance stated in the case.
 
-use crate::support::{Rng, assert_close, assert_same, assert_tf32_gemm, bf16_buffer, program, sgemm, to_bf16};
+use crate::support::{
+    Rng, abs_product_sums, assert_close, assert_same, assert_tf32_gemm, bf16_buffer, program, sgemm, tf32_gemm, to_bf16,
+};
 use prism_interp::Arg;
 
 const K: &str = "accept/kernels/";
@@ -768,6 +770,78 @@ fn k37_gemm_bf16_pipelined() {
     // none (C = beta C), and 1 x 8 x 8. N and K are multiples of 8 (16-byte rows).
     let shapes = [(136, 200, 72, 1.5, -0.5), (130, 8, 16, 1.0, 0.25), (5, 16, 0, 2.0, -1.0), (1, 8, 8, 1.0, 0.0)];
     check_bf16_gemm("37_gemm_bf16_pipelined.prism", "gemm_bf16_pipelined", &shapes, 128, 256);
+}
+
+#[test]
+fn k45_gemm_tf32_pipelined() {
+    // C = alpha A B^T + beta C with B given N x K, on the four-stage pipeline: 136 x 200 x 36
+    // (2 x 2 block tiles of 128 x 128, three partial; five K steps of 8, more than the four
+    // slots, the last half past K and zero-filled), 129 x 129 x 12 (one row and one column
+    // past a tile, two steps), one K step, none (C = beta C), 1 x 4 x 4 (one half-empty step,
+    // N smaller than one mma tile), and 1 x 1 x 0. The inputs are f32 with full mantissas, so
+    // the tf32 rounding matters; the reference (`tf32_gemm`, inputs rounded as `cvt.rna`
+    // does, one f32 rounding per k8 step) runs on A and B^T padded with zeros to a multiple
+    // of 8 along k, as the zero-filled slots are. Tolerance: 1e-6 of the sum of |alpha a b|,
+    // plus the f32 rounding of alpha acc + beta c.
+    let shapes = [
+        (136usize, 200usize, 36usize, 1.5f32, -0.5f32),
+        (129, 129, 12, 0.5, 2.0),
+        (130, 8, 8, 1.0, 0.25),
+        (5, 16, 0, 2.0, -1.0),
+        (1, 4, 4, 1.0, 0.0),
+        (1, 1, 0, 1.0, 3.0),
+    ];
+    let p = program(&file("45_gemm_tf32_pipelined.prism"));
+    for (m, n, k, alpha, beta) in shapes {
+        let mut rng = Rng::new((m * n + k) as u64 + 45);
+        let a = rng.uniform(m * k, -1.0, 1.0);
+        let b = rng.uniform(n * k, -1.0, 1.0);
+        let c = rng.uniform(m * n, -1.0, 1.0);
+        let grid = (m.div_ceil(128) * n.div_ceil(128)) as u32;
+        let out = p.launch("gemm_tf32_pipelined", grid, 256, || {
+            vec![
+                Arg::value(m as i32),
+                Arg::value(n as i32),
+                Arg::value(k as i32),
+                Arg::value(alpha),
+                Arg::buffer(&a),
+                Arg::buffer(&b),
+                Arg::value(beta),
+                Arg::buffer(&c),
+            ]
+        });
+        // A (M x K8) and B^T (K8 x N), zero past K.
+        let k8 = k.div_ceil(8) * 8;
+        let mut ap = vec![0.0f32; m * k8];
+        let mut bt = vec![0.0f32; k8 * n];
+        for i in 0..m {
+            ap[i * k8..i * k8 + k].copy_from_slice(&a[i * k..(i + 1) * k]);
+        }
+        for j in 0..n {
+            for kk in 0..k {
+                bt[kk * n + j] = b[j * k + kk];
+            }
+        }
+        let prod = tf32_gemm(m, n, k8, &ap, &bt);
+        let scale = abs_product_sums(m, n, k8, &ap, &bt);
+        let got = out.f32("C");
+        for i in 0..m {
+            for j in 0..n {
+                let x = i * n + j;
+                let (al, be) = (f64::from(alpha), f64::from(beta));
+                let want = al * prod[x] + be * f64::from(c[x]);
+                let tol = 1e-6 * al.abs() * scale[x]
+                    + 1e-6 * (al * prod[x]).abs()
+                    + 1e-6 * (be * f64::from(c[x])).abs()
+                    + 1e-7;
+                let g = f64::from(got[x]);
+                assert!(
+                    (g - want).abs() <= tol,
+                    "C[{i}, {j}] ({m} x {n} x {k}): got {g}, want {want} (tolerance {tol})"
+                );
+            }
+        }
+    }
 }
 
 #[test]

@@ -352,6 +352,34 @@ fn r_ldmatrix() {
 }
 
 #[test]
+fn r_ldmatrix_tf32() {
+    // Each lane's fragments are the mma.m16n8k8 tf32 A and B operands, written here from the
+    // PTX ISA's fragment figures (not from the simulator's ldmatrix): lane l = 4g + q holds
+    // A[g][q], A[g+8][q], A[g][q+4], A[g+8][q+4] of the row-major 16x8 tile A and B[q][g],
+    // B[q+4][g] of the 8x8 tile B (K x N), which the kernel stages N x K (`b[8n + k]`).
+    // The inputs are random floats with full mantissas: ldmatrix moves bits, so they must
+    // arrive exactly, and a misplaced element or a swapped 16-bit half shows.
+    let mut rng = Rng::new(4532);
+    let a = rng.uniform(128, -1.0, 1.0);
+    let b = rng.uniform(64, -1.0, 1.0);
+    let p = program(&file("ldmatrix_tf32.prism"));
+    let out = p.launch("fragments_tf32", 1, 32, || {
+        vec![Arg::buffer(&a), Arg::buffer(&b), Arg::buffer(&[0.0f32; 128]), Arg::buffer(&[0.0f32; 64])]
+    });
+    let at = |r: usize, c: usize| a[8 * r + c];
+    let bt = |k: usize, n: usize| b[8 * n + k];
+    let mut want_a = Vec::new();
+    let mut want_b = Vec::new();
+    for l in 0..32 {
+        let (g, q) = (l / 4, l % 4);
+        want_a.extend([at(g, q), at(g + 8, q), at(g, q + 4), at(g + 8, q + 4)]);
+        want_b.extend([bt(q, g), bt(q + 4, g)]);
+    }
+    assert_same("out_a", &out.f32("out_a"), &want_a);
+    assert_same("out_b", &out.f32("out_b"), &want_b);
+}
+
+#[test]
 fn r_wgmma_bf16_tile() {
     // C = A x B, 64 x 32 x 32, against a plain product. The kernel stages A and B in the
     // canonical K-major layout and reads C back through the D fragment layout (both written

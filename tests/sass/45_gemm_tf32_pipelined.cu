@@ -1,0 +1,97 @@
+// Hand-written CUDA reference for tests/ui/accept/kernels/45_gemm_tf32_pipelined.prism: the
+// same algorithm, tiles and loop order, written as an expert would with inline PTX for
+// cp.async, ldmatrix and mma (test data for the SASS gate, crates/prism_gpu/tests/sass.rs;
+// not part of the product). C = alpha A B^T + beta C with B given N x K. 128 x 128 block
+// tile, BK = 8 floats, 8 warps of 64 x 32 (4 x 4 mma tiles of m16n8k8 tf32), a four-stage
+// cp.async ring in one loop: per issue wait_group 2 and one __syncthreads (once three steps
+// are in flight), the fill three steps ahead (an empty commit past the end) with 16-byte
+// zero-filling copies, and the multiplication of the step that landed. Rows padded to 12
+// floats. ldmatrix moves 32-bit words as b16 pairs, so .x4 over a 16 x 8 float piece of A
+// is the A fragment and .x2 over an 8 (n) x 8 (k) piece of B the B fragment. The operands
+// are rounded to tf32 with cvt.rna before the mma, as Prism's `intrinsic.mma_tf32` defines
+// (and the simulator computes).
+#define BM 128
+#define BN 128
+#define BK 8
+#define AS 12
+#define STAGES 4
+
+__device__ __forceinline__ unsigned smem_addr(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+
+__device__ __forceinline__ unsigned tf32(unsigned x) {
+    unsigned r;
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(__uint_as_float(x)));
+    return r;
+}
+
+extern "C" __global__ void __launch_bounds__(256) gemm_tf32_pipelined(int M, int N, int K, float alpha,
+                                                                       const float* __restrict__ A,
+                                                                       const float* __restrict__ B, float beta,
+                                                                       float* __restrict__ C)
+{
+    __shared__ __align__(16) float As[STAGES][BM * AS];
+    __shared__ __align__(16) float Bs[STAGES][BN * AS];
+    const int tiles_n = (N + BN - 1) / BN;
+    const int b = blockIdx.x;
+    const int tile_row = (b / tiles_n) * BM;
+    const int tile_col = (b % tiles_n) * BN;
+    const int t = threadIdx.x;
+    const int w = t / 32, l = t % 32;
+    const int wm = w / 4, wn = w % 4;
+    const int c_r = t / 2, c_k = (t % 2) * 4;
+    const int a_row = min(tile_row + c_r, M - 1);
+    const int b_row = min(tile_col + c_r, N - 1);
+    const int steps = (K + BK - 1) / BK;
+    float acc[4][4][4] = {};
+    for (int i = 0; i < steps + STAGES - 1; ++i) {
+        if (i >= STAGES - 1) {
+            asm volatile("cp.async.wait_group 2;" ::: "memory");
+            __syncthreads();
+        }
+        if (i < steps) {
+            const int f = i % STAGES;
+            const int kc = i * BK + c_k;
+            const int have = 4 * max(0, min(4, K - kc));
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_addr(&As[f][c_r * AS + c_k])),
+                         "l"(&A[a_row * K + kc]), "r"(have)
+                         : "memory");
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_addr(&Bs[f][c_r * AS + c_k])),
+                         "l"(&B[b_row * K + kc]), "r"(have)
+                         : "memory");
+        }
+        asm volatile("cp.async.commit_group;" ::: "memory");
+        if (i >= STAGES - 1) {
+            const int s = (i - (STAGES - 1)) % STAGES;
+            unsigned fa[4][4], fb[4][2];
+            for (int mi = 0; mi < 4; ++mi) {
+                const float* p = &As[s][(wm * 64 + mi * 16 + l % 8 + 8 * ((l / 8) % 2)) * AS + 4 * (l / 16)];
+                asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                             : "=r"(fa[mi][0]), "=r"(fa[mi][1]), "=r"(fa[mi][2]), "=r"(fa[mi][3])
+                             : "r"(smem_addr(p)));
+            }
+            for (int ni = 0; ni < 4; ++ni) {
+                const float* p = &Bs[s][(wn * 32 + ni * 8 + l % 8) * AS + 4 * ((l / 8) % 2)];
+                asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];"
+                             : "=r"(fb[ni][0]), "=r"(fb[ni][1])
+                             : "r"(smem_addr(p)));
+            }
+            for (int mi = 0; mi < 4; ++mi)
+                for (int ni = 0; ni < 4; ++ni)
+                    asm volatile(
+                        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+                        "{%8, %9}, {%0, %1, %2, %3};"
+                        : "+f"(acc[mi][ni][0]), "+f"(acc[mi][ni][1]), "+f"(acc[mi][ni][2]), "+f"(acc[mi][ni][3])
+                        : "r"(tf32(fa[mi][0])), "r"(tf32(fa[mi][1])), "r"(tf32(fa[mi][2])), "r"(tf32(fa[mi][3])),
+                          "r"(tf32(fb[ni][0])), "r"(tf32(fb[ni][1])));
+        }
+    }
+    const int g = l / 4, q = l % 4;
+    float* Cw = C + (tile_row + wm * 64 + g) * N + tile_col + wn * 32 + 2 * q;
+    for (int mi = 0; mi < 4; ++mi)
+        for (int ni = 0; ni < 4; ++ni)
+            for (int e = 0; e < 4; ++e) {
+                const int i = mi * 16 + 8 * (e / 2), j = ni * 8 + e % 2;
+                if (tile_row + wm * 64 + g + i < M && tile_col + wn * 32 + 2 * q + j < N)
+                    Cw[i * N + j] = fmaf(alpha, acc[mi][ni][e], beta * Cw[i * N + j]);
+            }
+}
