@@ -652,26 +652,27 @@ fn k32_sgemm_vectorized() {
     check_sgemm("32_sgemm_6_vectorized.prism", "sgemm_vectorized", (130, 131, 19), (128, 128), 256);
 }
 
+/// The shapes every three-stage pipelined sgemm runs: 200 x 136 x 40 (five K steps, more
+/// than the three slots, so every slot is reused; ragged M and N), a single K step (the fill
+/// of the other stages empty), no K step at all (C = beta C), and 1 x 4 x 16; then the tails:
+/// K a multiple of 4 but not of 8 (16-byte copies, the last step half zero-filled), K and N
+/// odd (4-byte copies, C element by element), N smaller than one 4-column copy, K smaller
+/// than one step, and odd N with K a multiple of 4 (16-byte A copies, 4-byte B copies).
+const PIPELINED_SGEMM_SHAPES: [(usize, usize, usize); 9] = [
+    (200, 136, 40),
+    (130, 132, 8),
+    (5, 8, 0),
+    (1, 4, 16),
+    (129, 8, 12),
+    (70, 131, 37),
+    (3, 2, 5),
+    (9, 130, 3),
+    (33, 45, 20),
+];
+
 #[test]
 fn k36_sgemm_pipelined() {
-    // The three-stage pipeline: 200 x 136 x 40 (five K steps, more than the three slots, so
-    // every slot is reused; ragged M and N), a single K step (the fill of the other stages
-    // empty), no K step at all (C = beta C), and 1 x 4 x 16; then the tails: K a multiple of
-    // 4 but not of 8 (16-byte copies, the last step half zero-filled), K and N odd (4-byte
-    // copies, C element by element), N smaller than one 4-column copy, K smaller than one
-    // step, and odd N with K a multiple of 4 (16-byte A copies, 4-byte B copies).
-    let shapes = [
-        (200, 136, 40),
-        (130, 132, 8),
-        (5, 8, 0),
-        (1, 4, 16),
-        (129, 8, 12),
-        (70, 131, 37),
-        (3, 2, 5),
-        (9, 130, 3),
-        (33, 45, 20),
-    ];
-    check_sgemm_shapes("36_sgemm_pipelined.prism", "sgemm_pipelined", &shapes, (128, 128), 256);
+    check_sgemm_shapes("36_sgemm_pipelined.prism", "sgemm_pipelined", &PIPELINED_SGEMM_SHAPES, (128, 128), 256);
 }
 
 #[test]
@@ -685,21 +686,8 @@ fn k44_sgemm_warp_tiled() {
     // of lane column 2 in sub-tile 0 of warp column 1 (C element by element, the last K
     // step one element); 150 x 200 x 16, the same rows with the 16-byte paths; and
     // 129 x 129 x 9, one row and one column in the last tiles, two K steps.
-    let shapes = [
-        (200, 136, 40),
-        (130, 132, 8),
-        (5, 8, 0),
-        (1, 4, 16),
-        (129, 8, 12),
-        (70, 131, 37),
-        (3, 2, 5),
-        (9, 130, 3),
-        (33, 45, 20),
-        (256, 256, 24),
-        (150, 202, 17),
-        (150, 200, 16),
-        (129, 129, 9),
-    ];
+    let mut shapes = PIPELINED_SGEMM_SHAPES.to_vec();
+    shapes.extend([(256, 256, 24), (150, 202, 17), (150, 200, 16), (129, 129, 9)]);
     check_sgemm_shapes("44_sgemm_warp_tiled.prism", "sgemm_warp_tiled", &shapes, (128, 128), 256);
 }
 
