@@ -238,8 +238,30 @@ impl<'a> BlockSim<'a> {
                 }
                 let pc = f.pc;
                 let mask = f.mask;
+                let mut op = &fc.ops[pc as usize];
+                if let Op::LocalFma(fu) = op {
+                    // The superinstruction counts as the ops it covers, for the scheduler's
+                    // budget and for fuel, so it runs only when they would all have run
+                    // before the fragment yields or the fuel runs out; it needs the whole
+                    // warp and no wgmma in flight (which the loads and the store check).
+                    // Otherwise, or when an index differs between lanes or is out of
+                    // bounds, its first load runs alone and the others follow one by one.
+                    let more = fu.ops_covered() - 1;
+                    if mask == FULL
+                        && self.wgmma.is_empty()
+                        && budget >= more
+                        && self.steps + u64::from(more) <= s.cfg.fuel
+                        && lanes::local_fma(&mut fr.regs, &mut fr.locals, fu)
+                    {
+                        budget -= more;
+                        self.steps += u64::from(more);
+                        f.pc += fu.ops_covered();
+                        continue;
+                    }
+                    op = &fu.first;
+                }
                 let regs = &mut fr.regs;
-                match &fc.ops[pc as usize] {
+                match op {
                     Op::Const { dst, bits } => {
                         let d = lanes::dst(regs, *dst);
                         if mask == FULL {
@@ -310,19 +332,8 @@ impl<'a> BlockSim<'a> {
                         }
                     }
                     Op::Fma { dst, ty, a, b, c } => {
-                        let (x, y, z) = (lanes::src(regs, *a), lanes::src(regs, *b), lanes::src(regs, *c));
-                        let mut out = [0u64; 32];
-                        if *ty == Scalar::F32 {
-                            let f = |v: u64| f32::from_bits(v as u32);
-                            for l in 0..32 {
-                                out[l] = ops::fma_f32(f(x[l]), f(y[l]), f(z[l])).to_bits() as u64;
-                            }
-                        } else {
-                            let f = f64::from_bits;
-                            for l in lanes_of(mask) {
-                                out[l] = f(x[l]).mul_add(f(y[l]), f(z[l])).to_bits();
-                            }
-                        }
+                        let xyz = (lanes::src(regs, *a), lanes::src(regs, *b), lanes::src(regs, *c));
+                        let out = lanes::fma_lanes(*ty, xyz, mask);
                         lanes::put(regs, *dst, mask, &out);
                     }
                     Op::Select { dst, c, a, b } => {
@@ -568,6 +579,7 @@ impl<'a> BlockSim<'a> {
                             fr.regs[d + l] = arr[i as usize * 32 + l];
                         }
                     }
+                    Op::LocalFma(_) => unreachable!("a superinstruction's first op is a load"),
                     Op::LocalStore { local, index, index_ty, value } => {
                         if !self.wgmma.is_empty()
                             && let Some(l) = self.wgmma_busy(w, mask, fid, *local)

@@ -9,7 +9,7 @@
 
 use super::Shared;
 use super::block::{FULL, lanes_of};
-use crate::code::R;
+use crate::code::{FUSED_LOADS, LocalFma, R};
 use crate::memory::{Buffer, Storage};
 use crate::value;
 use prism_types::ty::Scalar;
@@ -53,6 +53,21 @@ pub(super) fn put(regs: &mut [u64], r: R, mask: u32, out: &[u64; 32]) {
 /// The lanes of `mask` where `cond` is true.
 #[inline(always)]
 pub(super) fn true_lanes(cond: &[u64; 32], mask: u32) -> u32 {
+    // A loop or branch condition is almost always the same in every lane. Whether a lane is
+    // nonzero is the top bit of `c | -c`, which a straight loop of 64-bit operations
+    // computes for all lanes at once; the bit-per-lane loop below does not vectorise.
+    let (mut any, mut all) = (0u64, 1u64);
+    for c in cond {
+        let nonzero = (c | c.wrapping_neg()) >> 63;
+        any |= nonzero;
+        all &= nonzero;
+    }
+    if all == 1 {
+        return mask;
+    }
+    if any == 0 {
+        return 0;
+    }
     let mut m = 0u32;
     for (l, c) in cond.iter().enumerate() {
         m |= u32::from(*c != 0) << l;
@@ -286,6 +301,11 @@ pub(super) fn local_index(idx: &[u64; 32], mask: u32, n: usize) -> Option<Result
     if mask == 0 {
         return None;
     }
+    if mask == FULL
+        && let Some(i) = uniform_index(idx)
+    {
+        return (i < n as u64).then_some(Ok(i as usize));
+    }
     let first = idx[mask.trailing_zeros() as usize];
     // As `u64`, a negative index (of a signed type, sign-extended) is huge: one comparison
     // checks both ends, for every index type.
@@ -302,6 +322,77 @@ pub(super) fn local_index(idx: &[u64; 32], mask: u32, n: usize) -> Option<Result
     } else {
         Some(Err(*idx))
     }
+}
+
+/// The index all 32 lanes of `idx` hold, if they hold one. A straight loop of 64-bit
+/// exclusive ors (it vectorises; walking the lanes of a mask one by one does not).
+#[inline(always)]
+fn uniform_index(idx: &[u64; 32]) -> Option<u64> {
+    let first = idx[0];
+    let mut diff = 0u64;
+    for i in idx {
+        diff |= i ^ first;
+    }
+    (diff == 0).then_some(first)
+}
+
+/// The element index of a local-array access by all 32 lanes when they all index the same
+/// element of an array of `n` elements (as in [`local_index`], a negative index of a
+/// signed type is a huge `u64`, so one comparison checks both ends).
+#[inline(always)]
+fn uniform_row(idx: &[u64; 32], n: usize) -> Option<usize> {
+    uniform_index(idx).filter(|&i| i < n as u64).map(|i| i as usize)
+}
+
+/// `a * b + c` rounded once in each lane of `mask`, on `float` or `double` lanes: the
+/// `Fma` op's arithmetic, shared with [`local_fma`] so the two cannot differ.
+#[inline(always)]
+pub(super) fn fma_lanes(ty: Scalar, (x, y, z): (&[u64; 32], &[u64; 32], &[u64; 32]), mask: u32) -> [u64; 32] {
+    let mut out = [0u64; 32];
+    if ty == Scalar::F32 {
+        let f = |v: u64| f32::from_bits(v as u32);
+        for l in 0..32 {
+            out[l] = crate::ops::fma_f32(f(x[l]), f(y[l]), f(z[l])).to_bits() as u64;
+        }
+    } else {
+        let f = f64::from_bits;
+        for l in lanes_of(mask) {
+            out[l] = f(x[l]).mul_add(f(y[l]), f(z[l])).to_bits();
+        }
+    }
+    out
+}
+
+/// Runs a [`LocalFma`] for all 32 lanes when every index it uses is the same in all lanes
+/// and in bounds: its loads, its fma and its store, in that order, exactly as the ops it
+/// covers would run them one by one on a full fragment. `false`, having written nothing,
+/// otherwise (the caller then runs the first load alone, which finds any lane to report).
+/// Checking every index first is sound because no register the group writes is an index
+/// (the invariant of [`LocalFma`]).
+#[inline(always)]
+pub(super) fn local_fma(regs: &mut [u64], locals: &mut [Vec<u64>], fu: &LocalFma) -> bool {
+    let mut rows = [0usize; FUSED_LOADS];
+    for (k, &(_, local, index)) in fu.loads.iter().enumerate() {
+        let Some(arr) = locals.get(local as usize) else { return false };
+        let (Some(i), Some(slot)) = (uniform_row(src(regs, index), arr.len() / 32), rows.get_mut(k)) else {
+            return false;
+        };
+        *slot = i;
+    }
+    let (local, index, value) = fu.store;
+    let Some(arr) = locals.get(local as usize) else { return false };
+    let Some(at) = uniform_row(src(regs, index), arr.len() / 32) else { return false };
+    for (k, &(d, local, _)) in fu.loads.iter().enumerate() {
+        let i = rows[k];
+        let row: &[u64; 32] = locals[local as usize][i * 32..i * 32 + 32].try_into().expect("32 lanes");
+        copy32(dst(regs, d), row);
+    }
+    let (d, ty, [a, b, c]) = fu.fma;
+    let out = fma_lanes(ty, (src(regs, a), src(regs, b), src(regs, c)), FULL);
+    copy32(dst(regs, d), &out);
+    let row: &mut [u64; 32] = (&mut locals[local as usize][at * 32..at * 32 + 32]).try_into().expect("32 lanes");
+    copy32(row, src(regs, value));
+    true
 }
 
 /// A fast 64-bit hash of a sequence of words (the multiply-rotate step of rustc's `FxHasher`).
