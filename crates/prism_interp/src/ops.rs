@@ -200,11 +200,12 @@ pub fn fma_f32(a: f32, b: f32, c: f32) -> f32 {
     let e = (p - (s - z)) + (c - z);
     let bits = s.to_bits();
     let to_odd = e != 0.0 && s.is_finite() && bits & 1 == 0;
-    let bits = match (to_odd, (e > 0.0) == (s > 0.0)) {
-        (false, _) => bits,
-        (true, true) => bits + 1,
-        (true, false) => bits - 1,
-    };
+    // One unit away from zero when the exact sum is farther from zero than `s`, else one
+    // towards it, as a wrapping add of 1 or -1 with no branch: the 32-lane loops of the
+    // `Fma` op then run two lanes per vector instruction. The last bit is 0 when `to_odd`
+    // holds, and `s` is not zero then (an inexact sum is not zero), so neither step wraps.
+    let step = if (e > 0.0) == (s > 0.0) { 1 } else { u64::MAX };
+    let bits = bits.wrapping_add(if to_odd { step } else { 0 });
     f64::from_bits(bits) as f32
 }
 
@@ -312,6 +313,48 @@ mod tests {
                 1.0 + f32::EPSILON * r.below(8) as f32,
                 f32::from_bits((r.next_u64() as u32 & 0x807f_ffff) | 0x3380_0000),
             );
+        }
+    }
+
+    /// `fma_f32` as it was written with a branch, before the branch-free form: the two must
+    /// give the same bits for every input, NaN payloads included (the simulator's results
+    /// must not change).
+    fn fma_f32_branching(a: f32, b: f32, c: f32) -> f32 {
+        let p = f64::from(a) * f64::from(b);
+        let c = f64::from(c);
+        let s = p + c;
+        let z = s - p;
+        let e = (p - (s - z)) + (c - z);
+        let bits = s.to_bits();
+        let to_odd = e != 0.0 && s.is_finite() && bits & 1 == 0;
+        let bits = match (to_odd, (e > 0.0) == (s > 0.0)) {
+            (false, _) => bits,
+            (true, true) => bits + 1,
+            (true, false) => bits - 1,
+        };
+        f64::from_bits(bits) as f32
+    }
+
+    #[test]
+    fn fma_f32_gives_the_bits_of_its_branching_form() {
+        let mut r = crate::rng::Rng::new(7);
+        let specials = [0.0f32, -0.0, f32::NAN, -f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 1e-45, f32::MAX, 1.0];
+        let check = |a: f32, b: f32, c: f32| {
+            let (got, want) = (super::fma_f32(a, b, c), fma_f32_branching(a, b, c));
+            assert_eq!(got.to_bits(), want.to_bits(), "fma({a:e}, {b:e}, {c:e})");
+        };
+        for &a in &specials {
+            for &b in &specials {
+                for &c in &specials {
+                    check(a, b, c);
+                }
+            }
+        }
+        for _ in 0..1_000_000 {
+            let x = f32::from_bits(r.next_u64() as u32);
+            let y = f32::from_bits(r.next_u64() as u32);
+            check(x, y, f32::from_bits(r.next_u64() as u32));
+            check(x, y, -(x * y) * (1.0 + (r.below(64) as f32 - 32.0) * f32::EPSILON));
         }
     }
 
