@@ -135,6 +135,18 @@ pub(super) fn resolve<'s>(
             let region = first >> 40;
             let buf = s.buffers.get((region & ((1 << 22) - 1)) as usize).copied()?;
             let n = buf.len() as i64 - count as i64;
+            // The whole warp through one pointer: its offset decoded once.
+            if mask == FULL && uniform_index(ptrs).is_some() {
+                let off = ((first << 24) as i64) >> 24;
+                for l in 0..32 {
+                    let i = idx[l] as i64;
+                    let e = off.wrapping_add(i);
+                    ok &= !(unsigned64 && i < 0) && (0..=n).contains(&e);
+                    ok &= align == 1 || (e as u64).wrapping_mul(size).is_multiple_of(align);
+                    at[l] = e as u64;
+                }
+                return ok.then_some((Place::Global(buf, (region & ((1 << 22) - 1)) as usize), at));
+            }
             for l in lanes_of(mask) {
                 let p = ptrs[l];
                 let off = ((p << 24) as i64) >> 24;
@@ -145,6 +157,24 @@ pub(super) fn resolve<'s>(
                 at[l] = e as u64;
             }
             ok.then_some((Place::Global(buf, (region & ((1 << 22) - 1)) as usize), at))
+        }
+        // The whole warp through one pointer (the common case: the base of a shared array
+        // plus per-lane indices): the pointer's fields are decoded once, with the same
+        // results as decoding them in every lane.
+        2 if mask == FULL && uniform_index(ptrs).is_some() => {
+            let base = (first >> 40) & ((1 << 22) - 1);
+            let n = (((first >> 20) & ((1 << 20) - 1)) / size) as i64 - count as i64;
+            let off = ((first << 44) as i64) >> 44;
+            for l in 0..32 {
+                let i = idx[l] as i64;
+                let e = off.wrapping_add(i);
+                let addr = base.wrapping_add((e as u64).wrapping_mul(size));
+                ok &= !(unsigned64 && i < 0) && (0..=n).contains(&e);
+                ok &= (addr as usize).checked_add((size * count) as usize).is_some_and(|end| end <= shared_len);
+                ok &= align == 1 || addr.is_multiple_of(align);
+                at[l] = addr;
+            }
+            ok.then_some((Place::Shared, at))
         }
         2 => {
             for l in lanes_of(mask) {
@@ -323,7 +353,7 @@ pub(super) fn local_index(idx: &[u64; 32], mask: u32, n: usize) -> Option<Result
     }
 }
 
-/// The index all 32 lanes of `idx` hold, if they hold one. A straight loop of 64-bit
+/// The value all 32 lanes of `idx` hold, if they hold one. A straight loop of 64-bit
 /// exclusive ors (it vectorises; walking the lanes of a mask one by one does not).
 #[inline(always)]
 fn uniform_index(idx: &[u64; 32]) -> Option<u64> {
