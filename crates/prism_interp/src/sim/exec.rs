@@ -37,19 +37,11 @@ fn each(mask: u32, mut f: impl FnMut(usize)) {
     }
 }
 
-/// `dst = a op b` over the lanes of `mask`; the lane of a division by zero if any. The
-/// common operations get a straight 32-lane loop over fixed-size arrays (no bounds checks,
-/// so the compiler can vectorise it); the rest go through [`ops::bin`] lane by lane.
+/// `out = x op y` in all 32 lanes for the common operations, as a straight loop over
+/// fixed-size arrays (no bounds checks, so the compiler can vectorise it); `false`, having
+/// written nothing, for the others.
 #[inline(always)]
-fn bin_lanes(
-    regs: &mut [u64],
-    mask: u32,
-    (op, ty, b_ty): (BinOp, Scalar, Scalar),
-    (dst, a, b): (R, R, R),
-) -> Option<usize> {
-    let x = lanes::src(regs, a);
-    let y = lanes::src(regs, b);
-    let mut out = [0u64; 32];
+fn bin_fast(op: BinOp, ty: Scalar, out: &mut [u64; 32], x: &[u64; 32], y: &[u64; 32]) -> bool {
     #[inline(always)]
     fn map(out: &mut [u64; 32], x: &[u64; 32], y: &[u64; 32], f: impl Fn(u64, u64) -> u64) {
         for l in 0..32 {
@@ -62,48 +54,73 @@ fn bin_lanes(
     let sext = |v: i32| v as i64 as u64;
     use BinOp::*;
     match (ty, op) {
-        (Scalar::F32, Add) => map(&mut out, x, y, |a, b| (f32of(a) + f32of(b)).to_bits() as u64),
-        (Scalar::F32, Sub) => map(&mut out, x, y, |a, b| (f32of(a) - f32of(b)).to_bits() as u64),
-        (Scalar::F32, Mul) => map(&mut out, x, y, |a, b| (f32of(a) * f32of(b)).to_bits() as u64),
-        (Scalar::F32, Div) => map(&mut out, x, y, |a, b| (f32of(a) / f32of(b)).to_bits() as u64),
-        (Scalar::F32, Lt) => map(&mut out, x, y, |a, b| (f32of(a) < f32of(b)) as u64),
-        (Scalar::F32, Le) => map(&mut out, x, y, |a, b| (f32of(a) <= f32of(b)) as u64),
-        (Scalar::F32, Gt) => map(&mut out, x, y, |a, b| (f32of(a) > f32of(b)) as u64),
-        (Scalar::F32, Ge) => map(&mut out, x, y, |a, b| (f32of(a) >= f32of(b)) as u64),
-        (Scalar::F64, Add) => map(&mut out, x, y, |a, b| (f64of(a) + f64of(b)).to_bits()),
-        (Scalar::F64, Sub) => map(&mut out, x, y, |a, b| (f64of(a) - f64of(b)).to_bits()),
-        (Scalar::F64, Mul) => map(&mut out, x, y, |a, b| (f64of(a) * f64of(b)).to_bits()),
-        (Scalar::I32, Add) => map(&mut out, x, y, |a, b| sext(i32of(a).wrapping_add(i32of(b)))),
-        (Scalar::I32, Sub) => map(&mut out, x, y, |a, b| sext(i32of(a).wrapping_sub(i32of(b)))),
-        (Scalar::I32, Mul) => map(&mut out, x, y, |a, b| sext(i32of(a).wrapping_mul(i32of(b)))),
-        (Scalar::I32, Lt) => map(&mut out, x, y, |a, b| (i32of(a) < i32of(b)) as u64),
-        (Scalar::I32, Le) => map(&mut out, x, y, |a, b| (i32of(a) <= i32of(b)) as u64),
-        (Scalar::I32, Gt) => map(&mut out, x, y, |a, b| (i32of(a) > i32of(b)) as u64),
-        (Scalar::I32, Ge) => map(&mut out, x, y, |a, b| (i32of(a) >= i32of(b)) as u64),
-        (Scalar::I32, Eq) | (Scalar::U32, Eq) => map(&mut out, x, y, |a, b| (a == b) as u64),
-        (Scalar::I32, Ne) | (Scalar::U32, Ne) => map(&mut out, x, y, |a, b| (a != b) as u64),
-        (Scalar::I32 | Scalar::U32, BitAnd) => map(&mut out, x, y, |a, b| a & b),
-        (Scalar::I32 | Scalar::U32, BitOr) => map(&mut out, x, y, |a, b| a | b),
-        (Scalar::I32 | Scalar::U32, BitXor) => map(&mut out, x, y, |a, b| a ^ b),
-        (Scalar::U32, Add) => map(&mut out, x, y, |a, b| (a as u32).wrapping_add(b as u32) as u64),
-        (Scalar::U32, Sub) => map(&mut out, x, y, |a, b| (a as u32).wrapping_sub(b as u32) as u64),
-        (Scalar::U32, Mul) => map(&mut out, x, y, |a, b| (a as u32).wrapping_mul(b as u32) as u64),
-        (Scalar::U32, Lt) => map(&mut out, x, y, |a, b| (a < b) as u64),
-        (Scalar::Bool, And) => map(&mut out, x, y, |a, b| a & b & 1),
-        (Scalar::Bool, Or) => map(&mut out, x, y, |a, b| (a | b) & 1),
-        _ => {
-            let mut zero = None;
-            for l in lanes_of(mask) {
-                match ops::bin(op, ty, x[l], y[l], b_ty) {
-                    Some(v) => out[l] = v,
-                    None => {
-                        zero.get_or_insert(l);
-                    }
+        (Scalar::F32, Add) => map(out, x, y, |a, b| (f32of(a) + f32of(b)).to_bits() as u64),
+        (Scalar::F32, Sub) => map(out, x, y, |a, b| (f32of(a) - f32of(b)).to_bits() as u64),
+        (Scalar::F32, Mul) => map(out, x, y, |a, b| (f32of(a) * f32of(b)).to_bits() as u64),
+        (Scalar::F32, Div) => map(out, x, y, |a, b| (f32of(a) / f32of(b)).to_bits() as u64),
+        (Scalar::F32, Lt) => map(out, x, y, |a, b| (f32of(a) < f32of(b)) as u64),
+        (Scalar::F32, Le) => map(out, x, y, |a, b| (f32of(a) <= f32of(b)) as u64),
+        (Scalar::F32, Gt) => map(out, x, y, |a, b| (f32of(a) > f32of(b)) as u64),
+        (Scalar::F32, Ge) => map(out, x, y, |a, b| (f32of(a) >= f32of(b)) as u64),
+        (Scalar::F64, Add) => map(out, x, y, |a, b| (f64of(a) + f64of(b)).to_bits()),
+        (Scalar::F64, Sub) => map(out, x, y, |a, b| (f64of(a) - f64of(b)).to_bits()),
+        (Scalar::F64, Mul) => map(out, x, y, |a, b| (f64of(a) * f64of(b)).to_bits()),
+        (Scalar::I32, Add) => map(out, x, y, |a, b| sext(i32of(a).wrapping_add(i32of(b)))),
+        (Scalar::I32, Sub) => map(out, x, y, |a, b| sext(i32of(a).wrapping_sub(i32of(b)))),
+        (Scalar::I32, Mul) => map(out, x, y, |a, b| sext(i32of(a).wrapping_mul(i32of(b)))),
+        (Scalar::I32, Lt) => map(out, x, y, |a, b| (i32of(a) < i32of(b)) as u64),
+        (Scalar::I32, Le) => map(out, x, y, |a, b| (i32of(a) <= i32of(b)) as u64),
+        (Scalar::I32, Gt) => map(out, x, y, |a, b| (i32of(a) > i32of(b)) as u64),
+        (Scalar::I32, Ge) => map(out, x, y, |a, b| (i32of(a) >= i32of(b)) as u64),
+        (Scalar::I32, Eq) | (Scalar::U32, Eq) => map(out, x, y, |a, b| (a == b) as u64),
+        (Scalar::I32, Ne) | (Scalar::U32, Ne) => map(out, x, y, |a, b| (a != b) as u64),
+        (Scalar::I32 | Scalar::U32, BitAnd) => map(out, x, y, |a, b| a & b),
+        (Scalar::I32 | Scalar::U32, BitOr) => map(out, x, y, |a, b| a | b),
+        (Scalar::I32 | Scalar::U32, BitXor) => map(out, x, y, |a, b| a ^ b),
+        (Scalar::U32, Add) => map(out, x, y, |a, b| (a as u32).wrapping_add(b as u32) as u64),
+        (Scalar::U32, Sub) => map(out, x, y, |a, b| (a as u32).wrapping_sub(b as u32) as u64),
+        (Scalar::U32, Mul) => map(out, x, y, |a, b| (a as u32).wrapping_mul(b as u32) as u64),
+        (Scalar::U32, Lt) => map(out, x, y, |a, b| (a < b) as u64),
+        (Scalar::Bool, And) => map(out, x, y, |a, b| a & b & 1),
+        (Scalar::Bool, Or) => map(out, x, y, |a, b| (a | b) & 1),
+        _ => return false,
+    }
+    true
+}
+
+/// `dst = a op b` over the lanes of `mask`; the lane of a division by zero if any. The
+/// common operations ([`bin_fast`]) write a whole warp's result straight into `dst` when it
+/// is neither operand (a copy through a temporary was a fifth of their cost); the rest go
+/// through [`ops::bin`] lane by lane, into a temporary that is stored only when no lane
+/// divided by zero.
+#[inline(always)]
+fn bin_lanes(
+    regs: &mut [u64],
+    mask: u32,
+    (op, ty, b_ty): (BinOp, Scalar, Scalar),
+    (dst, a, b): (R, R, R),
+) -> Option<usize> {
+    if mask == FULL
+        && let Some((out, x, y)) = lanes::dst_src2(regs, dst, a, b)
+        && bin_fast(op, ty, out, x, y)
+    {
+        return None;
+    }
+    let x = lanes::src(regs, a);
+    let y = lanes::src(regs, b);
+    let mut out = [0u64; 32];
+    if !bin_fast(op, ty, &mut out, x, y) {
+        let mut zero = None;
+        for l in lanes_of(mask) {
+            match ops::bin(op, ty, x[l], y[l], b_ty) {
+                Some(v) => out[l] = v,
+                None => {
+                    zero.get_or_insert(l);
                 }
             }
-            if zero.is_some() {
-                return zero;
-            }
+        }
+        if zero.is_some() {
+            return zero;
         }
     }
     lanes::put(regs, dst, mask, &out);
