@@ -396,10 +396,7 @@ fn uniform_row(idx: &[u64; 32], n: usize) -> Option<usize> {
 pub(super) fn fma_lanes(ty: Scalar, (x, y, z): (&[u64; 32], &[u64; 32], &[u64; 32]), mask: u32) -> [u64; 32] {
     let mut out = [0u64; 32];
     if ty == Scalar::F32 {
-        let f = |v: u64| f32::from_bits(v as u32);
-        for l in 0..32 {
-            out[l] = crate::ops::fma_f32(f(x[l]), f(y[l]), f(z[l])).to_bits() as u64;
-        }
+        out = crate::ops::fma_f32_lanes(x, y, z);
     } else {
         let f = f64::from_bits;
         for l in lanes_of(mask) {
