@@ -423,8 +423,17 @@ pub(super) fn local_fma(regs: &mut [u64], locals: &mut [Vec<u64>], fu: &LocalFma
         *slot = i;
     }
     let (local, index, value) = fu.store;
-    let Some(arr) = locals.get(local as usize) else { return false };
-    let Some(at) = uniform_row(src(regs, index), arr.len() / 32) else { return false };
+    // The store of `acc[i] += ...` uses the index register of a load of the same array: that
+    // check has been done (no register of the group is an index, so it still holds).
+    let checked = fu.loads.iter().zip(rows).find(|((_, l, i), _)| (*l, *i) == (local, index)).map(|(_, row)| row);
+    let at = match checked {
+        Some(row) => row,
+        None => {
+            let Some(arr) = locals.get(local as usize) else { return false };
+            let Some(at) = uniform_row(src(regs, index), arr.len() / 32) else { return false };
+            at
+        }
+    };
     for (k, &(d, local, _)) in fu.loads.iter().enumerate() {
         let i = rows[k];
         let row: &[u64; 32] = locals[local as usize][i * 32..i * 32 + 32].try_into().expect("32 lanes");
