@@ -350,6 +350,9 @@ pub struct FuncCode {
 pub struct Code {
     /// Functions by [`FuncId`].
     pub funcs: Vec<FuncCode>,
+    /// Whether the interpreter uses its superinstructions and its knowledge of which
+    /// registers hold one value in all lanes (off only in tests that compare the two).
+    pub fast: bool,
 }
 
 /// Compiles every function of a program.
@@ -357,10 +360,10 @@ pub fn compile(p: &ir::Program) -> Code {
     compile_with(p, true)
 }
 
-/// Compiles every function of a program, with or without superinstructions (`fuse`): the
-/// tests run both and compare.
+/// Compiles every function of a program, with or without superinstructions and the
+/// interpreter's knowledge of uniform registers (`fuse`): the tests run both and compare.
 pub fn compile_with(p: &ir::Program, fuse: bool) -> Code {
-    Code { funcs: p.functions.iter().map(|f| compile_function(p, f, fuse)).collect() }
+    Code { funcs: p.functions.iter().map(|f| compile_function(p, f, fuse)).collect(), fast: fuse }
 }
 
 struct Cx<'a> {

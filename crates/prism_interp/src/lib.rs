@@ -238,8 +238,9 @@ impl Module {
         Module { ir, code }
     }
 
-    /// [`Module::new`] without the interpreter's superinstructions (`code::LocalFma`): every
-    /// IR op runs as its own flat op. For tests that compare the two, which must agree on
+    /// [`Module::new`] without the interpreter's superinstructions (`code::LocalFma`) and
+    /// without its one-lane paths for registers known to hold one value: every IR op runs as
+    /// its own flat op over 32 lanes. For tests that compare the two, which must agree on
     /// every output bit and report.
     #[doc(hidden)]
     pub fn new_unfused(program: &prism_driver::Synced) -> Module {

@@ -11,6 +11,7 @@ use super::block::{
 };
 use super::intr;
 use super::lanes;
+use super::regs::Regs;
 use super::{GCtx, Shared};
 use crate::code::{FuncCode, Intr, MbarOp, Op, R, WgmmaLayout};
 use crate::memory::{Ptr, Space};
@@ -37,14 +38,14 @@ fn each(mask: u32, mut f: impl FnMut(usize)) {
     }
 }
 
-/// `out = x op y` in all 32 lanes for the common operations, as a straight loop over
-/// fixed-size arrays (no bounds checks, so the compiler can vectorise it); `false`, having
-/// written nothing, for the others.
+/// `out = x op y` in all `N` lanes (32, or one for operands known to be uniform) for the
+/// common operations, as a straight loop over fixed-size arrays (no bounds checks, so the
+/// compiler can vectorise it); `false`, having written nothing, for the others.
 #[inline(always)]
-fn bin_fast(op: BinOp, ty: Scalar, out: &mut [u64; 32], x: &[u64; 32], y: &[u64; 32]) -> bool {
+fn bin_fast<const N: usize>(op: BinOp, ty: Scalar, out: &mut [u64; N], x: &[u64; N], y: &[u64; N]) -> bool {
     #[inline(always)]
-    fn map(out: &mut [u64; 32], x: &[u64; 32], y: &[u64; 32], f: impl Fn(u64, u64) -> u64) {
-        for l in 0..32 {
+    fn map<const N: usize>(out: &mut [u64; N], x: &[u64; N], y: &[u64; N], f: impl Fn(u64, u64) -> u64) {
+        for l in 0..N {
             out[l] = f(x[l], y[l]);
         }
     }
@@ -95,19 +96,27 @@ fn bin_fast(op: BinOp, ty: Scalar, out: &mut [u64; 32], x: &[u64; 32], y: &[u64;
 /// divided by zero.
 #[inline(always)]
 fn bin_lanes(
-    regs: &mut [u64],
+    regs: &mut Regs,
     mask: u32,
     (op, ty, b_ty): (BinOp, Scalar, Scalar),
     (dst, a, b): (R, R, R),
 ) -> Option<usize> {
+    // Operands known to hold one value each: one lane computed, the same code as the 32.
+    if mask == FULL && regs.uniform(a) && regs.uniform(b) {
+        let mut out = [0u64; 1];
+        if bin_fast(op, ty, &mut out, &[regs.src(a)[0]], &[regs.src(b)[0]]) {
+            regs.put_uniform(dst, FULL, out[0]);
+            return None;
+        }
+    }
     if mask == FULL
-        && let Some((out, x, y)) = lanes::dst_src2(regs, dst, a, b)
+        && let Some((out, x, y)) = regs.dst_src2(dst, a, b)
         && bin_fast(op, ty, out, x, y)
     {
         return None;
     }
-    let x = lanes::src(regs, a);
-    let y = lanes::src(regs, b);
+    let x = regs.src(a);
+    let y = regs.src(b);
     let mut out = [0u64; 32];
     if !bin_fast(op, ty, &mut out, x, y) {
         let mut zero = None;
@@ -123,7 +132,7 @@ fn bin_lanes(
             return zero;
         }
     }
-    lanes::put(regs, dst, mask, &out);
+    regs.put(dst, mask, &out);
     None
 }
 
@@ -279,25 +288,20 @@ impl<'a> BlockSim<'a> {
                 }
                 let regs = &mut fr.regs;
                 match op {
-                    Op::Const { dst, bits } => {
-                        let d = lanes::dst(regs, *dst);
-                        if mask == FULL {
-                            *d = [*bits; 32];
-                        } else {
-                            for l in lanes_of(mask) {
-                                d[l] = *bits;
-                            }
-                        }
+                    Op::Const { dst, bits } => regs.put_uniform(*dst, mask, *bits),
+                    Op::Copy { dst, src } if regs.uniform(*src) => {
+                        let v = regs.src(*src)[0];
+                        regs.put_uniform(*dst, mask, v);
                     }
                     Op::Copy { dst, src } => {
                         let mut x = [0u64; 32];
                         lanes::copy32(&mut x, lanes::src(regs, *src));
-                        lanes::put(regs, *dst, mask, &x);
+                        regs.put(*dst, mask, &x);
                     }
                     Op::Un { dst, op, ty, a } => {
                         let x = lanes::src(regs, *a);
                         let out: [u64; 32] = std::array::from_fn(|l| ops::un(*op, *ty, x[l]));
-                        lanes::put(regs, *dst, mask, &out);
+                        regs.put(*dst, mask, &out);
                     }
                     Op::Bin { dst, op, ty, a, b, b_ty } => {
                         if let Some(l) = bin_lanes(regs, mask, (*op, *ty, *b_ty), (*dst, *a, *b)) {
@@ -319,7 +323,7 @@ impl<'a> BlockSim<'a> {
                                 bad |= u32::from(v != i64::from(v as i32)) << l;
                                 out[l] = v as i32 as i64 as u64;
                             }
-                            lanes::put(regs, *iv, mask, &out);
+                            regs.put(*iv, mask, &out);
                             bad &= mask;
                             if bad != 0 {
                                 let l = bad.trailing_zeros() as usize;
@@ -351,12 +355,12 @@ impl<'a> BlockSim<'a> {
                     Op::Fma { dst, ty, a, b, c } => {
                         let xyz = (lanes::src(regs, *a), lanes::src(regs, *b), lanes::src(regs, *c));
                         let out = lanes::fma_lanes(*ty, xyz, mask);
-                        lanes::put(regs, *dst, mask, &out);
+                        regs.put(*dst, mask, &out);
                     }
                     Op::Select { dst, c, a, b } => {
                         let (c, x, y) = (lanes::src(regs, *c), lanes::src(regs, *a), lanes::src(regs, *b));
                         let out: [u64; 32] = std::array::from_fn(|l| if c[l] != 0 { x[l] } else { y[l] });
-                        lanes::put(regs, *dst, mask, &out);
+                        regs.put(*dst, mask, &out);
                     }
                     Op::Cast { dst, from, to, a } => {
                         let x = lanes::src(regs, *a);
@@ -374,7 +378,7 @@ impl<'a> BlockSim<'a> {
                                 }
                             }
                         }
-                        lanes::put(regs, *dst, mask, &out);
+                        regs.put(*dst, mask, &out);
                     }
                     Op::RelId { dst, code, target } => {
                         let (t, b) = (u64::from(s.block), u64::from(s.grid));
@@ -424,7 +428,7 @@ impl<'a> BlockSim<'a> {
                         let _ = off_ty;
                         let (b, o) = (lanes::src(regs, *base), lanes::src(regs, *off));
                         let out: [u64; 32] = std::array::from_fn(|l| lanes::ptr_add(b[l], o[l]));
-                        lanes::put(regs, *dst, mask, &out);
+                        regs.put(*dst, mask, &out);
                     }
                     Op::Load { dst, ty, ptr, index, index_ty, access } => {
                         let (d, p, x) = (*dst as usize * 32, *ptr as usize * 32, *index as usize * 32);
@@ -451,7 +455,7 @@ impl<'a> BlockSim<'a> {
                                         lanes::load_shared(&self.shared, *ty, mask, &at, 0, &mut out)
                                     }
                                 }
-                                lanes::put(&mut fr.regs, *dst, mask, &out);
+                                fr.regs.put(*dst, mask, &out);
                                 f.pc += 1;
                                 continue;
                             }
@@ -472,7 +476,7 @@ impl<'a> BlockSim<'a> {
                                         for l in lanes_of(mask) {
                                             out[l] = arr[at[l] as usize * 32 + l];
                                         }
-                                        lanes::put(&mut fr.regs, *dst, mask, &out);
+                                        fr.regs.put(*dst, mask, &out);
                                         f.pc += 1;
                                         continue;
                                     }
@@ -568,10 +572,10 @@ impl<'a> BlockSim<'a> {
                             fatal!(ReportKind::WgmmaPending, wgmma_pending(fc, *local, "read"), l);
                         }
                         let arr = &fr.locals[*local as usize];
-                        match lanes::local_index(lanes::src(&fr.regs, *index), mask, arr.len() / 32) {
+                        match lanes::local_index((fr.regs.src(*index), fr.regs.uniform(*index)), mask, arr.len() / 32) {
                             Some(Ok(i)) => {
                                 let row: &[u64; 32] = arr[i * 32..i * 32 + 32].try_into().expect("32 lanes");
-                                lanes::put(&mut fr.regs, *dst, mask, row);
+                                fr.regs.put(*dst, mask, row);
                                 f.pc += 1;
                                 continue;
                             }
@@ -579,7 +583,7 @@ impl<'a> BlockSim<'a> {
                                 let out: [u64; 32] = std::array::from_fn(|l| {
                                     if mask >> l & 1 != 0 { arr[at[l] as usize * 32 + l] } else { 0 }
                                 });
-                                lanes::put(&mut fr.regs, *dst, mask, &out);
+                                fr.regs.put(*dst, mask, &out);
                                 f.pc += 1;
                                 continue;
                             }
@@ -604,7 +608,7 @@ impl<'a> BlockSim<'a> {
                             fatal!(ReportKind::WgmmaPending, wgmma_pending(fc, *local, "written"), l);
                         }
                         let arr = &mut fr.locals[*local as usize];
-                        match lanes::local_index(lanes::src(&fr.regs, *index), mask, arr.len() / 32) {
+                        match lanes::local_index((fr.regs.src(*index), fr.regs.uniform(*index)), mask, arr.len() / 32) {
                             Some(Ok(i)) => {
                                 let vals = lanes::src(&fr.regs, *value);
                                 let row: &mut [u64; 32] = (&mut arr[i * 32..i * 32 + 32]).try_into().expect("32 lanes");
@@ -797,7 +801,7 @@ impl<'a> BlockSim<'a> {
                                                     lanes::load_shared(&self.shared, *ty, mask, &at, k * size, &mut out)
                                                 }
                                             }
-                                            lanes::put(&mut fr.regs, d, mask, &out);
+                                            fr.regs.put(d, mask, &out);
                                         }
                                     }
                                     f.pc += 1;
@@ -1566,7 +1570,7 @@ impl<'a> BlockSim<'a> {
                     }
                     Op::Branch { cond, else_pc, join, uniform } => {
                         let c = *cond as usize * 32;
-                        let taken = lanes::true_lanes(lanes::src(&fr.regs, *cond), mask);
+                        let taken = lanes::true_lanes((fr.regs.src(*cond), fr.regs.uniform(*cond)), mask);
                         if *uniform && !self.condition_uniform(g, &f, &fr.regs[c..c + 32], fc, func, "condition") {
                             put_back!();
                             return;
@@ -1590,7 +1594,7 @@ impl<'a> BlockSim<'a> {
                     }
                     Op::LoopTest { cond, exit, uniform } => {
                         let c = *cond as usize * 32;
-                        let stay = lanes::true_lanes(lanes::src(&fr.regs, *cond), mask);
+                        let stay = lanes::true_lanes((fr.regs.src(*cond), fr.regs.uniform(*cond)), mask);
                         if *uniform && !self.condition_uniform(g, &f, &fr.regs[c..c + 32], fc, func, "loop condition") {
                             put_back!();
                             return;
@@ -1660,7 +1664,7 @@ impl<'a> BlockSim<'a> {
                             );
                         }
                         let cc = &s.code.funcs[*callee as usize];
-                        let mut regs = vec![0u64; cc.nregs * 32];
+                        let mut regs = Regs::new(cc.nregs, s.code.fast);
                         for (p, a) in cc.params.iter().zip(args.iter()) {
                             let (d, a) = (*p as usize * 32, *a as usize * 32);
                             each(mask, |l| regs[d + l] = fr.regs[a + l]);

@@ -9,6 +9,7 @@
 
 use super::Shared;
 use super::block::{FULL, lanes_of};
+use super::regs::Regs;
 use crate::code::{FUSED_LOADS, LocalFma, R};
 use crate::memory::{Buffer, Storage};
 use crate::value;
@@ -20,13 +21,6 @@ use std::sync::atomic::Ordering::Relaxed;
 pub(super) fn src(regs: &[u64], r: R) -> &[u64; 32] {
     let r = r as usize * 32;
     regs[r..r + 32].try_into().expect("a register has 32 lanes")
-}
-
-/// The lanes of register `r`, to write.
-#[inline(always)]
-pub(super) fn dst(regs: &mut [u64], r: R) -> &mut [u64; 32] {
-    let r = r as usize * 32;
-    (&mut regs[r..r + 32]).try_into().expect("a register has 32 lanes")
 }
 
 /// `*d = *s`, in two halves: a 256-byte copy is a call into libc's `memcpy` (it was 11% of a
@@ -54,10 +48,9 @@ pub(super) fn dst_src2(regs: &mut [u64], d: R, a: R, b: R) -> Option<(&mut [u64;
     Some((out, pick(below, above, d, a), pick(below, above, d, b)))
 }
 
-/// Writes the lanes of `mask` of `out` into register `r`.
+/// Writes the lanes of `mask` of `out` into `d`.
 #[inline(always)]
-pub(super) fn put(regs: &mut [u64], r: R, mask: u32, out: &[u64; 32]) {
-    let d = dst(regs, r);
+pub(super) fn put_lanes(d: &mut [u64; 32], mask: u32, out: &[u64; 32]) {
     if mask == FULL {
         copy32(d, out);
     } else {
@@ -69,7 +62,11 @@ pub(super) fn put(regs: &mut [u64], r: R, mask: u32, out: &[u64; 32]) {
 
 /// The lanes of `mask` where `cond` is true.
 #[inline(always)]
-pub(super) fn true_lanes(cond: &[u64; 32], mask: u32) -> u32 {
+pub(super) fn true_lanes((cond, uniform): (&[u64; 32], bool), mask: u32) -> u32 {
+    // A register known to hold one value (`Regs::uniform`) needs no look at its lanes.
+    if uniform {
+        return if cond[0] != 0 { mask } else { 0 };
+    }
     // A loop or branch condition is almost always the same in every lane, 0 or 1. When the
     // lanes share a set bit, every lane is true; when none has one, every lane is false: two
     // reductions of plain ors and ands, which cost a third of the bit-per-lane loop below.
@@ -343,9 +340,13 @@ pub(super) fn write_shared(sh: &mut [u8], size: u64, at: usize, bits: u64) {
 /// of `n` elements: `Some(Ok(i))` when they all index element `i`, `Some(Err(indices))`
 /// otherwise; `None` when a lane is out of bounds (the general path reports it).
 #[inline(always)]
-pub(super) fn local_index(idx: &[u64; 32], mask: u32, n: usize) -> Option<Result<usize, [u64; 32]>> {
+pub(super) fn local_index((idx, uniform): (&[u64; 32], bool), mask: u32, n: usize) -> Option<Result<usize, [u64; 32]>> {
     if mask == 0 {
         return None;
+    }
+    // A register known to hold one value (`Regs::uniform`) needs no look at its lanes.
+    if uniform {
+        return (idx[0] < n as u64).then_some(Ok(idx[0] as usize));
     }
     if mask == FULL
         && let Some(i) = uniform_index(idx)
@@ -413,11 +414,20 @@ pub(super) fn fma_lanes(ty: Scalar, (x, y, z): (&[u64; 32], &[u64; 32], &[u64; 3
 /// Checking every index first is sound because no register the group writes is an index
 /// (the invariant of [`LocalFma`]).
 #[inline(always)]
-pub(super) fn local_fma(regs: &mut [u64], locals: &mut [Vec<u64>], fu: &LocalFma) -> bool {
+pub(super) fn local_fma(regs: &mut Regs, locals: &mut [Vec<u64>], fu: &LocalFma) -> bool {
+    // A register known to hold one value needs no look at its lanes.
+    let row_of = |regs: &Regs, index: R, n: usize| {
+        if regs.uniform(index) {
+            let i = regs.src(index)[0];
+            (i < n as u64).then_some(i as usize)
+        } else {
+            uniform_row(regs.src(index), n)
+        }
+    };
     let mut rows = [0usize; FUSED_LOADS];
     for (k, &(_, local, index)) in fu.loads.iter().enumerate() {
         let Some(arr) = locals.get(local as usize) else { return false };
-        let (Some(i), Some(slot)) = (uniform_row(src(regs, index), arr.len() / 32), rows.get_mut(k)) else {
+        let (Some(i), Some(slot)) = (row_of(regs, index, arr.len() / 32), rows.get_mut(k)) else {
             return false;
         };
         *slot = i;
@@ -430,20 +440,20 @@ pub(super) fn local_fma(regs: &mut [u64], locals: &mut [Vec<u64>], fu: &LocalFma
         Some(row) => row,
         None => {
             let Some(arr) = locals.get(local as usize) else { return false };
-            let Some(at) = uniform_row(src(regs, index), arr.len() / 32) else { return false };
+            let Some(at) = row_of(regs, index, arr.len() / 32) else { return false };
             at
         }
     };
     for (k, &(d, local, _)) in fu.loads.iter().enumerate() {
         let i = rows[k];
         let row: &[u64; 32] = locals[local as usize][i * 32..i * 32 + 32].try_into().expect("32 lanes");
-        copy32(dst(regs, d), row);
+        regs.put(d, FULL, row);
     }
     let (d, ty, [a, b, c]) = fu.fma;
-    let out = fma_lanes(ty, (src(regs, a), src(regs, b), src(regs, c)), FULL);
-    copy32(dst(regs, d), &out);
+    let out = fma_lanes(ty, (regs.src(a), regs.src(b), regs.src(c)), FULL);
+    regs.put(d, FULL, &out);
     let row: &mut [u64; 32] = (&mut locals[local as usize][at * 32..at * 32 + 32]).try_into().expect("32 lanes");
-    copy32(row, src(regs, value));
+    copy32(row, regs.src(value));
     true
 }
 
