@@ -136,6 +136,18 @@ fn bin_lanes(
     None
 }
 
+/// A cast of one lane, for the casts with a straight-lane formula (the same integer in the
+/// same canonical bits, `int` to `float`); [`value::cast`] for the others.
+#[inline(always)]
+fn cast_lane(from: Scalar, to: Scalar, v: u64) -> u64 {
+    match (from, to) {
+        (Scalar::I32, Scalar::I64) => v as u32 as i32 as i64 as u64,
+        (Scalar::U32, Scalar::U64 | Scalar::I64) => v & 0xFFFF_FFFF,
+        (Scalar::I32, Scalar::F32) => u64::from((v as u32 as i32 as f32).to_bits()),
+        _ => value::cast(from, to, v),
+    }
+}
+
 /// `iv + step` on integers of type `ty`, or `None` if it leaves the type's range.
 #[inline(always)]
 fn step_lane(ty: Scalar, iv: u64, step: u64) -> Option<u64> {
@@ -298,6 +310,10 @@ impl<'a> BlockSim<'a> {
                         lanes::copy32(&mut x, lanes::src(regs, *src));
                         regs.put(*dst, mask, &x);
                     }
+                    Op::Un { dst, op, ty, a } if mask == FULL && regs.uniform(*a) => {
+                        let v = ops::un(*op, *ty, regs.src(*a)[0]);
+                        regs.put_uniform(*dst, FULL, v);
+                    }
                     Op::Un { dst, op, ty, a } => {
                         let x = lanes::src(regs, *a);
                         let out: [u64; 32] = std::array::from_fn(|l| ops::un(*op, *ty, x[l]));
@@ -357,21 +373,29 @@ impl<'a> BlockSim<'a> {
                         let out = lanes::fma_lanes(*ty, xyz, mask);
                         regs.put(*dst, mask, &out);
                     }
+                    Op::Select { dst, c, a, b }
+                        if mask == FULL && regs.uniform(*c) && regs.uniform(*a) && regs.uniform(*b) =>
+                    {
+                        let v = if regs.src(*c)[0] != 0 { regs.src(*a)[0] } else { regs.src(*b)[0] };
+                        regs.put_uniform(*dst, FULL, v);
+                    }
                     Op::Select { dst, c, a, b } => {
                         let (c, x, y) = (lanes::src(regs, *c), lanes::src(regs, *a), lanes::src(regs, *b));
                         let out: [u64; 32] = std::array::from_fn(|l| if c[l] != 0 { x[l] } else { y[l] });
                         regs.put(*dst, mask, &out);
                     }
+                    Op::Cast { dst, from, to, a } if mask == FULL && regs.uniform(*a) => {
+                        let v = cast_lane(*from, *to, regs.src(*a)[0]);
+                        regs.put_uniform(*dst, FULL, v);
+                    }
                     Op::Cast { dst, from, to, a } => {
                         let x = lanes::src(regs, *a);
                         let mut out = [0u64; 32];
                         match (*from, *to) {
-                            // The same integer in the same canonical bits.
-                            (Scalar::I32, Scalar::I64) => out = x.map(|v| v as u32 as i32 as i64 as u64),
-                            (Scalar::U32, Scalar::U64 | Scalar::I64) => out = x.map(|v| v & 0xFFFF_FFFF),
-                            (Scalar::I32, Scalar::F32) => {
-                                out = x.map(|v| u64::from((v as u32 as i32 as f32).to_bits()))
-                            }
+                            // The casts `cast_lane` has a formula for, as straight loops.
+                            (Scalar::I32, Scalar::I64)
+                            | (Scalar::U32, Scalar::U64 | Scalar::I64)
+                            | (Scalar::I32, Scalar::F32) => out = x.map(|v| cast_lane(*from, *to, v)),
                             _ => {
                                 for l in lanes_of(mask) {
                                     out[l] = value::cast(*from, *to, x[l]);
@@ -414,14 +438,16 @@ impl<'a> BlockSim<'a> {
                             *len
                         };
                         let p = Ptr { space: Space::Shared, a: fr.smem_base + offset, b: len, offset: 0 }.encode();
-                        let d = *dst as usize * 32;
-                        each(mask, |l| regs[d + l] = p);
+                        regs.put_uniform(*dst, mask, p);
                     }
                     Op::LocalAddr { dst, local } => {
                         let p =
                             Ptr { space: Space::Local, a: u64::from(fid), b: u64::from(*local), offset: 0 }.encode();
-                        let d = *dst as usize * 32;
-                        each(mask, |l| regs[d + l] = p);
+                        regs.put_uniform(*dst, mask, p);
+                    }
+                    Op::PtrAdd { dst, base, off, .. } if mask == FULL && regs.uniform(*base) && regs.uniform(*off) => {
+                        let v = lanes::ptr_add(regs.src(*base)[0], regs.src(*off)[0]);
+                        regs.put_uniform(*dst, FULL, v);
                     }
                     Op::PtrAdd { dst, base, off, off_ty } => {
                         // `to_i128(off_ty, v) as i64` is `v as i64` for every integer type.
@@ -560,9 +586,13 @@ impl<'a> BlockSim<'a> {
                     }
                     Op::LocalDecl { local } => {
                         let arr = &mut fr.locals[*local as usize];
-                        let n = arr.len() / 32;
-                        for i in 0..n {
-                            each(mask, |l| arr[i * 32 + l] = 0);
+                        if mask == FULL {
+                            arr.fill(0);
+                        } else {
+                            let n = arr.len() / 32;
+                            for i in 0..n {
+                                each(mask, |l| arr[i * 32 + l] = 0);
+                            }
                         }
                     }
                     Op::LocalLoad { dst, local, index, index_ty } => {

@@ -416,14 +416,15 @@ pub(super) fn fma_lanes(ty: Scalar, (x, y, z): (&[u64; 32], &[u64; 32], &[u64; 3
 #[inline(always)]
 pub(super) fn local_fma(regs: &mut Regs, locals: &mut [Vec<u64>], fu: &LocalFma) -> bool {
     // A register known to hold one value needs no look at its lanes.
-    let row_of = |regs: &Regs, index: R, n: usize| {
+    #[inline(always)]
+    fn row_of(regs: &Regs, index: R, n: usize) -> Option<usize> {
         if regs.uniform(index) {
             let i = regs.src(index)[0];
             (i < n as u64).then_some(i as usize)
         } else {
             uniform_row(regs.src(index), n)
         }
-    };
+    }
     let mut rows = [0usize; FUSED_LOADS];
     for (k, &(_, local, index)) in fu.loads.iter().enumerate() {
         let Some(arr) = locals.get(local as usize) else { return false };
