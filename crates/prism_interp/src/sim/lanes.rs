@@ -31,23 +31,6 @@ pub(super) fn copy32(d: &mut [u64; 32], s: &[u64; 32]) {
     d[16..].copy_from_slice(&s[16..]);
 }
 
-/// Register `d` to write and registers `a` and `b` to read, when `d` is neither of them
-/// (`None` otherwise): an op can then compute straight into its destination.
-#[inline(always)]
-pub(super) fn dst_src2(regs: &mut [u64], d: R, a: R, b: R) -> Option<(&mut [u64; 32], &[u64; 32], &[u64; 32])> {
-    if d == a || d == b {
-        return None;
-    }
-    #[inline(always)]
-    fn pick<'r>(below: &'r [u64], above: &'r [u64], d: R, r: R) -> &'r [u64; 32] {
-        if r < d { src(below, r) } else { src(above, r - d - 1) }
-    }
-    let (below, rest) = regs.split_at_mut(d as usize * 32);
-    let (mid, above) = rest.split_at_mut(32);
-    let out: &mut [u64; 32] = mid.try_into().expect("a register has 32 lanes");
-    Some((out, pick(below, above, d, a), pick(below, above, d, b)))
-}
-
 /// Writes the lanes of `mask` of `out` into `d`.
 #[inline(always)]
 pub(super) fn put_lanes(d: &mut [u64; 32], mask: u32, out: &[u64; 32]) {

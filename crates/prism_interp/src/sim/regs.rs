@@ -20,10 +20,10 @@ use super::block::lanes_of;
 use crate::code::R;
 use std::ops::{Deref, Index, IndexMut};
 
-/// The registers of a frame: `lanes[r * 32 + lane]`.
+/// The registers of a frame: `lanes[r][lane]`, read as one slice `[r * 32 + lane]`.
 #[derive(Debug)]
 pub struct Regs {
-    lanes: Vec<u64>,
+    lanes: Vec<[u64; 32]>,
     uni: Vec<bool>,
     track: bool,
 }
@@ -31,7 +31,7 @@ pub struct Regs {
 impl Regs {
     /// `n` registers, all lanes zero (so all uniform, when tracked).
     pub fn new(n: usize, track: bool) -> Regs {
-        Regs { lanes: vec![0; n * 32], uni: vec![track; n], track }
+        Regs { lanes: vec![[0; 32]; n], uni: vec![track; n], track }
     }
 
     /// Whether the lanes of register `r` are known to be equal.
@@ -43,16 +43,14 @@ impl Regs {
     /// The lanes of register `r`.
     #[inline(always)]
     pub fn src(&self, r: R) -> &[u64; 32] {
-        let r = r as usize * 32;
-        self.lanes[r..r + 32].try_into().expect("a register has 32 lanes")
+        &self.lanes[r as usize]
     }
 
     /// The lanes of register `r`, to write (no longer known uniform).
     #[inline(always)]
     pub fn dst(&mut self, r: R) -> &mut [u64; 32] {
         self.uni[r as usize] = false;
-        let r = r as usize * 32;
-        (&mut self.lanes[r..r + 32]).try_into().expect("a register has 32 lanes")
+        &mut self.lanes[r as usize]
     }
 
     /// Writes the lanes of `mask` of `out` into register `r`.
@@ -84,7 +82,10 @@ impl Regs {
             return None;
         }
         self.uni[d as usize] = false;
-        super::lanes::dst_src2(&mut self.lanes, d, a, b)
+        let (below, rest) = self.lanes.split_at_mut(d as usize);
+        let (out, above) = rest.split_first_mut()?;
+        let pick = |r: R| if r < d { below.get(r as usize) } else { above.get((r - d - 1) as usize) };
+        Some((out, pick(a)?, pick(b)?))
     }
 }
 
@@ -92,7 +93,7 @@ impl Deref for Regs {
     type Target = [u64];
 
     fn deref(&self) -> &[u64] {
-        &self.lanes
+        self.lanes.as_flattened()
     }
 }
 
@@ -101,7 +102,7 @@ impl Index<usize> for Regs {
 
     #[inline(always)]
     fn index(&self, i: usize) -> &u64 {
-        &self.lanes[i]
+        &self.lanes[i / 32][i % 32]
     }
 }
 
@@ -110,7 +111,7 @@ impl Index<std::ops::Range<usize>> for Regs {
 
     #[inline(always)]
     fn index(&self, i: std::ops::Range<usize>) -> &[u64] {
-        &self.lanes[i]
+        &self.lanes.as_flattened()[i]
     }
 }
 
@@ -119,6 +120,6 @@ impl IndexMut<usize> for Regs {
     #[inline(always)]
     fn index_mut(&mut self, i: usize) -> &mut u64 {
         self.uni[i / 32] = false;
-        &mut self.lanes[i]
+        &mut self.lanes[i / 32][i % 32]
     }
 }
