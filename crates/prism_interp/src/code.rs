@@ -191,6 +191,10 @@ pub enum Op {
     LocalLoad { dst: R, local: u32, index: R, index_ty: Scalar },
     /// `local[index] = value`.
     LocalStore { local: u32, index: R, index_ty: Scalar, value: R },
+    /// A superinstruction: the `LocalLoad`s at this op and the ones after it, the `Fma`
+    /// after them and the `LocalStore` after that, run as one op when every index is the
+    /// same in all lanes and in bounds ([`LocalFma`]); otherwise this op is its first load.
+    LocalFma(Box<LocalFma>),
     /// Calls `func`.
     Call { func: u32, args: Box<[R]>, dst: Option<R>, smem_offset: u64 },
     /// Returns from the function.
@@ -232,6 +236,73 @@ pub enum Op {
     NotSimulated { what: Box<str> },
     /// The end of the function body.
     End,
+}
+
+/// The ops a [`Op::LocalFma`] stands for: the inner step of a register tile, `acc[i] +=
+/// a[k] * b[j]`, is a load of each local operand, a fused multiply-add and a store of the
+/// sum. The ops it covers stay in place after it, so jumps and spans are unchanged and the
+/// interpreter can always run them one by one instead.
+///
+/// Invariant: no register it writes (a load's or the fma's destination) is an index of its
+/// loads or of its store, so every index has at the start the value it has when its op
+/// runs, and the interpreter can check all of them before it writes anything.
+#[derive(Clone, Debug)]
+pub struct LocalFma {
+    /// The loads, in order: destination, local array, index register.
+    pub loads: Box<[(R, u32, R)]>,
+    /// The `Fma`'s destination, type and operands.
+    pub fma: (R, Scalar, [R; 3]),
+    /// The store: local array, index register, value register.
+    pub store: (u32, R, R),
+    /// The op this one replaces (the first load), for when a lane's index differs or is
+    /// out of bounds, or only some lanes run.
+    pub first: Op,
+}
+
+impl LocalFma {
+    /// How many ops of the flat code it covers.
+    pub fn ops_covered(&self) -> u32 {
+        self.loads.len() as u32 + 2
+    }
+}
+
+/// The most loads a [`LocalFma`] covers: the three operands of its fma.
+pub const FUSED_LOADS: usize = 3;
+
+/// Forms the [`Op::LocalFma`] superinstructions of `ops`: each `Fma` followed by a
+/// `LocalStore` and preceded by one to three `LocalLoad`s whose destinations and the
+/// fma's are none of the indices. Only the first load is replaced; the others stay.
+fn fuse_local_fma(ops: &mut [Op]) {
+    for q in 1..ops.len().saturating_sub(1) {
+        let (Op::Fma { dst, ty, a, b, c }, Op::LocalStore { local, index, value, .. }) = (&ops[q], &ops[q + 1]) else {
+            continue;
+        };
+        let (fma, store) = ((*dst, *ty, [*a, *b, *c]), (*local, *index, *value));
+        let mut loads = Vec::new();
+        let mut p = q;
+        while p > 0 && loads.len() < FUSED_LOADS {
+            let Op::LocalLoad { dst, local, index, .. } = &ops[p - 1] else { break };
+            loads.insert(0, (*dst, *local, *index));
+            p -= 1;
+        }
+        // Drop leading loads until no written register is an index: a load whose index an
+        // earlier load of the group redefines would see a different value when it runs.
+        while !loads.is_empty() {
+            let indices: Vec<R> = loads.iter().map(|l| l.2).chain([store.1]).collect();
+            let written = loads.iter().map(|l| l.0).chain([fma.0]);
+            if written.clone().any(|w| indices.contains(&w)) {
+                loads.remove(0);
+                p += 1;
+            } else {
+                break;
+            }
+        }
+        if loads.is_empty() {
+            continue;
+        }
+        let first = ops[p].clone();
+        ops[p] = Op::LocalFma(Box::new(LocalFma { loads: loads.into_boxed_slice(), fma, store, first }));
+    }
 }
 
 /// What the checks need to know about an op.
@@ -281,11 +352,20 @@ pub struct FuncCode {
 pub struct Code {
     /// Functions by [`FuncId`].
     pub funcs: Vec<FuncCode>,
+    /// Whether the interpreter uses its superinstructions and its knowledge of which
+    /// registers hold one value in all lanes (off only in tests that compare the two).
+    pub fast: bool,
 }
 
 /// Compiles every function of a program.
 pub fn compile(p: &ir::Program) -> Code {
-    Code { funcs: p.functions.iter().map(|f| compile_function(p, f)).collect() }
+    compile_with(p, true)
+}
+
+/// Compiles every function of a program, with or without superinstructions and the
+/// interpreter's knowledge of uniform registers (`fuse`): the tests run both and compare.
+pub fn compile_with(p: &ir::Program, fuse: bool) -> Code {
+    Code { funcs: p.functions.iter().map(|f| compile_function(p, f, fuse)).collect(), fast: fuse }
 }
 
 struct Cx<'a> {
@@ -306,7 +386,7 @@ struct LoopCx {
     breaks: Vec<usize>,
 }
 
-fn compile_function(_p: &ir::Program, f: &ir::Function) -> FuncCode {
+fn compile_function(_p: &ir::Program, f: &ir::Function, fuse: bool) -> FuncCode {
     let mut defs: std::collections::HashMap<Reg, (u32, Option<i128>)> = std::collections::HashMap::new();
     f.body.walk(&mut |k| {
         for d in k.defs() {
@@ -321,6 +401,9 @@ fn compile_function(_p: &ir::Program, f: &ir::Function) -> FuncCode {
     let mut cx = Cx { f, ops: Vec::new(), info: Vec::new(), loops: Vec::new(), unsafe_depth: 0, scratch: 0, consts };
     cx.block(&f.body, f.entry);
     cx.push(Op::End, f.span, f.entry);
+    if fuse {
+        fuse_local_fma(&mut cx.ops);
+    }
     let scratch = cx.scratch;
     FuncCode {
         name: f.name.clone(),
@@ -968,4 +1051,75 @@ impl Cx<'_> {
 /// The function id of a compiled function (for messages).
 pub fn func_id(i: u32) -> FuncId {
     FuncId(i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Op, fuse_local_fma};
+    use prism_types::ty::Scalar;
+
+    fn load(dst: u32, local: u32, index: u32) -> Op {
+        Op::LocalLoad { dst, local, index, index_ty: Scalar::I32 }
+    }
+
+    fn fma(dst: u32, a: u32, b: u32, c: u32) -> Op {
+        Op::Fma { dst, ty: Scalar::F32, a, b, c }
+    }
+
+    fn store(local: u32, index: u32, value: u32) -> Op {
+        Op::LocalStore { local, index, index_ty: Scalar::I32, value }
+    }
+
+    /// The number of loads of the superinstruction at `at`, if there is one.
+    fn fused_loads(ops: &[Op], at: usize) -> Option<usize> {
+        match &ops[at] {
+            Op::LocalFma(f) => Some(f.loads.len()),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn a_register_tile_step_is_fused_and_its_ops_stay_in_place() {
+        let mut ops = vec![load(1, 0, 10), load(2, 1, 11), load(3, 2, 12), fma(4, 1, 2, 3), store(2, 12, 4), Op::End];
+        let before = format!("{:?}", &ops[1..]);
+        fuse_local_fma(&mut ops);
+        assert_eq!(fused_loads(&ops, 0), Some(3));
+        // Jumps into the group and the fallback still find the original ops.
+        assert_eq!(format!("{:?}", &ops[1..]), before);
+        let Op::LocalFma(f) = &ops[0] else { unreachable!() };
+        assert!(matches!(f.first, Op::LocalLoad { dst: 1, local: 0, index: 10, .. }));
+    }
+
+    #[test]
+    fn a_group_whose_writes_redefine_an_index_is_not_fused() {
+        // The fma's result is the store's index.
+        let mut ops = vec![load(1, 0, 10), fma(10, 1, 1, 1), store(0, 10, 1), Op::End];
+        fuse_local_fma(&mut ops);
+        assert_eq!(fused_loads(&ops, 0), None);
+        // The loaded value is the store's index.
+        let mut ops = vec![load(12, 0, 10), fma(4, 12, 12, 12), store(0, 12, 4), Op::End];
+        fuse_local_fma(&mut ops);
+        assert_eq!(fused_loads(&ops, 0), None);
+        // The first load redefines the second load's index: the group starts after it.
+        let mut ops = vec![load(11, 0, 10), load(2, 1, 11), fma(4, 2, 2, 2), store(1, 13, 4), Op::End];
+        fuse_local_fma(&mut ops);
+        assert_eq!(fused_loads(&ops, 0), None);
+        assert_eq!(fused_loads(&ops, 1), Some(1));
+    }
+
+    #[test]
+    fn only_an_fma_between_loads_and_a_store_is_fused() {
+        let mut ops = vec![load(1, 0, 10), Op::Copy { dst: 4, src: 1 }, store(0, 10, 4), Op::End];
+        fuse_local_fma(&mut ops);
+        assert_eq!(fused_loads(&ops, 0), None);
+        let mut ops = vec![fma(4, 1, 2, 3), store(0, 10, 4), Op::End];
+        fuse_local_fma(&mut ops);
+        assert!(ops.iter().all(|op| !matches!(op, Op::LocalFma(_))));
+        // At most three loads: the one before them stays a plain load.
+        let mut ops =
+            vec![load(5, 0, 10), load(1, 0, 10), load(2, 1, 11), load(3, 2, 12), fma(4, 1, 2, 3), store(2, 12, 4)];
+        fuse_local_fma(&mut ops);
+        assert_eq!(fused_loads(&ops, 0), None);
+        assert_eq!(fused_loads(&ops, 1), Some(3));
+    }
 }

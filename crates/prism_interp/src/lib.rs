@@ -238,6 +238,24 @@ impl Module {
         Module { ir, code }
     }
 
+    /// [`Module::new`] without the interpreter's superinstructions (`code::LocalFma`) and
+    /// without its one-lane paths for registers known to hold one value: every IR op runs as
+    /// its own flat op over 32 lanes. For tests that compare the two, which must agree on
+    /// every output bit and report.
+    #[doc(hidden)]
+    pub fn new_unfused(program: &prism_driver::Synced) -> Module {
+        let ir = program.ir().clone();
+        let code = code::compile_with(&ir, false);
+        Module { ir, code }
+    }
+
+    /// How many superinstructions the interpreter formed for the program: tests check that
+    /// the programs they compare fused and unfused really have some.
+    #[doc(hidden)]
+    pub fn superinstructions(&self) -> usize {
+        self.code.funcs.iter().flat_map(|f| &f.ops).filter(|op| matches!(op, code::Op::LocalFma(_))).count()
+    }
+
     /// The kernels.
     pub fn kernels(&self) -> Vec<KernelInfo> {
         self.ir

@@ -200,12 +200,45 @@ pub fn fma_f32(a: f32, b: f32, c: f32) -> f32 {
     let e = (p - (s - z)) + (c - z);
     let bits = s.to_bits();
     let to_odd = e != 0.0 && s.is_finite() && bits & 1 == 0;
-    let bits = match (to_odd, (e > 0.0) == (s > 0.0)) {
-        (false, _) => bits,
-        (true, true) => bits + 1,
-        (true, false) => bits - 1,
-    };
+    // One unit away from zero when the exact sum is farther from zero than `s`, else one
+    // towards it, as a wrapping add of 1 or -1 with no branch: the 32-lane loops of the
+    // `Fma` op then run two lanes per vector instruction. The last bit is 0 when `to_odd`
+    // holds, and `s` is not zero then (an inexact sum is not zero), so neither step wraps.
+    let step = if (e > 0.0) == (s > 0.0) { 1 } else { u64::MAX };
+    let bits = bits.wrapping_add(if to_odd { step } else { 0 });
     f64::from_bits(bits) as f32
+}
+
+/// [`fma_f32`] in each of 32 lanes of `float` bits, with the same results. The rounding to
+/// odd only matters when the sum in `double` is exactly halfway between two neighbouring
+/// floats: the `double` sum `s` is the `double` nearest the exact sum `x`, and every such
+/// midpoint (and the overflow threshold, the midpoint above `f32::MAX`) is a `double`, so a
+/// midpoint strictly between `x` and `s` would be nearer to `x` than `s` is; when `s` is none
+/// of them, `x` and `s` round to the same float. A midpoint of normal floats has its `double`
+/// significand's low 29 bits equal to `0x1000_0000`; below `f32::MIN_POSITIVE` the floats are
+/// spaced differently, and NaNs and infinities are left to the exact path as well, but not
+/// zero: the product is exact and the operands are multiples of 2^-298, so a sum that
+/// rounds to zero is zero, which both paths return as it is (a warp of gemm sums often
+/// holds one). So all 32
+/// sums are computed first, and only when some lane is a midpoint or outside the normal
+/// range does the whole warp take the exact path (a straight loop that vectorises either way).
+#[inline(always)]
+pub fn fma_f32_lanes(x: &[u64; 32], y: &[u64; 32], z: &[u64; 32]) -> [u64; 32] {
+    let f = |v: u64| f64::from(f32::from_bits(v as u32));
+    let mut sum = [0f64; 32];
+    let mut hard = false;
+    for l in 0..32 {
+        let s = f(x[l]) * f(y[l]) + f(z[l]);
+        sum[l] = s;
+        let a = s.abs();
+        let normal = (a >= f64::from(f32::MIN_POSITIVE) && a <= f64::MAX) || a == 0.0;
+        hard |= !normal | (s.to_bits() & 0x1FFF_FFFF == 0x1000_0000);
+    }
+    if hard {
+        let g = |v: u64| f32::from_bits(v as u32);
+        return std::array::from_fn(|l| fma_f32(g(x[l]), g(y[l]), g(z[l])).to_bits() as u64);
+    }
+    sum.map(|s| (s as f32).to_bits() as u64)
 }
 
 /// A pure math intrinsic applied to `args` (of type `arg_ty`); the result has type `ty`.
@@ -312,6 +345,125 @@ mod tests {
                 1.0 + f32::EPSILON * r.below(8) as f32,
                 f32::from_bits((r.next_u64() as u32 & 0x807f_ffff) | 0x3380_0000),
             );
+        }
+    }
+
+    /// `fma_f32` as it was written with a branch, before the branch-free form: the two must
+    /// give the same bits for every input, NaN payloads included (the simulator's results
+    /// must not change).
+    fn fma_f32_branching(a: f32, b: f32, c: f32) -> f32 {
+        let p = f64::from(a) * f64::from(b);
+        let c = f64::from(c);
+        let s = p + c;
+        let z = s - p;
+        let e = (p - (s - z)) + (c - z);
+        let bits = s.to_bits();
+        let to_odd = e != 0.0 && s.is_finite() && bits & 1 == 0;
+        let bits = match (to_odd, (e > 0.0) == (s > 0.0)) {
+            (false, _) => bits,
+            (true, true) => bits + 1,
+            (true, false) => bits - 1,
+        };
+        f64::from_bits(bits) as f32
+    }
+
+    #[test]
+    fn fma_f32_gives_the_bits_of_its_branching_form() {
+        let mut r = crate::rng::Rng::new(7);
+        let specials = [0.0f32, -0.0, f32::NAN, -f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 1e-45, f32::MAX, 1.0];
+        let check = |a: f32, b: f32, c: f32| {
+            let (got, want) = (super::fma_f32(a, b, c), fma_f32_branching(a, b, c));
+            assert_eq!(got.to_bits(), want.to_bits(), "fma({a:e}, {b:e}, {c:e})");
+        };
+        for &a in &specials {
+            for &b in &specials {
+                for &c in &specials {
+                    check(a, b, c);
+                }
+            }
+        }
+        for _ in 0..1_000_000 {
+            let x = f32::from_bits(r.next_u64() as u32);
+            let y = f32::from_bits(r.next_u64() as u32);
+            check(x, y, f32::from_bits(r.next_u64() as u32));
+            check(x, y, -(x * y) * (1.0 + (r.below(64) as f32 - 32.0) * f32::EPSILON));
+        }
+    }
+
+    /// The 32-lane fma gives, lane by lane, the bits of `fma_f32`: on random operands, on
+    /// sums that cancel, on sums that land on a midpoint of two floats (where rounding to
+    /// odd matters), in the subnormal range and on specials, one odd lane in a warp of
+    /// ordinary ones and whole warps of them.
+    #[test]
+    fn fma_f32_lanes_gives_the_bits_of_fma_f32() {
+        let mut r = crate::rng::Rng::new(11);
+        let specials = [0.0f32, -0.0, f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 1e-45, f32::MAX, f32::MIN_POSITIVE];
+        let operands = |r: &mut crate::rng::Rng| -> (f32, f32, f32) {
+            let x = f32::from_bits(r.next_u64() as u32);
+            let y = f32::from_bits(r.next_u64() as u32);
+            match r.below(9) {
+                0 => (x, y, f32::from_bits(r.next_u64() as u32)),
+                1 => (x, y, -(x * y) * (1.0 + (r.below(64) as f32 - 32.0) * f32::EPSILON)),
+                // 1 + 2^-24 (a midpoint) plus a tiny term: the double sum is inexact near it.
+                2 => (
+                    1.0 + f32::EPSILON * r.below(4) as f32,
+                    1.0 + f32::EPSILON / 2.0 * r.below(3) as f32,
+                    2f32.powi(-24 - r.below(30) as i32) * if r.below(2) == 0 { 1.0 } else { -1.0 },
+                ),
+                // 97/128 * 172961/2^17 is 1 + 2^-24 exactly, the midpoint between 1 and the
+                // next float; a term far below the double's precision leaves the double sum
+                // on the midpoint while the exact sum is off it (zero: exactly on it).
+                3 => {
+                    let scale = 2f32.powi(r.below(40) as i32 - 20);
+                    let sign = if r.below(2) == 0 { 1.0 } else { -1.0 };
+                    let tiny = [0.0, 2f32.powi(-60), -(2f32.powi(-60)), 2f32.powi(-53), -(2f32.powi(-53))][r.below(5)];
+                    (97.0 / 128.0 * scale * sign, 172961.0 / 131072.0 * scale, tiny * scale * scale * sign)
+                }
+                7 => (*r.pick(&specials), y, f32::from_bits(r.next_u64() as u32)),
+                // Sums that are exactly zero, of either sign (zero takes the fast path).
+                8 => {
+                    let (k, m) = (r.below(9) as f32 - 4.0, r.below(9) as f32 - 4.0);
+                    let zero = if r.below(2) == 0 { 0.0 } else { -0.0 };
+                    (k * 0.25, m * 0.5, if k * m == 0.0 { zero } else { -(k * m * 0.125) })
+                }
+                4 => (x * 1e-30, y * 1e-10, f32::from_bits((r.next_u64() as u32 & 0x807f_ffff) | 0x0080_0000)),
+                _ => {
+                    let small = f32::from_bits((r.next_u64() as u32 & 0x807f_ffff) | 0x3f00_0000);
+                    (
+                        small,
+                        1.0 + f32::EPSILON * r.below(8) as f32,
+                        f32::from_bits((r.next_u64() as u32 & 0x807f_ffff) | 0x3380_0000),
+                    )
+                }
+            }
+        };
+        let ordinary = |l: usize| ((l * 7 % 13) as f32 * 0.25 - 1.5, (l % 5) as f32 + 0.5, l as f32);
+        for round in 0..60_000 {
+            let mut lanes = [(0f32, 0f32, 0f32); 32];
+            for (l, lane) in lanes.iter_mut().enumerate() {
+                *lane = if round % 2 == 0 { operands(&mut r) } else { ordinary(l) };
+            }
+            if round % 2 == 1 {
+                lanes[r.below(32)] = operands(&mut r);
+            }
+            let bits = |k: usize| -> [u64; 32] {
+                std::array::from_fn(|l| [lanes[l].0, lanes[l].1, lanes[l].2][k].to_bits() as u64)
+            };
+            let (x, y, z) = (bits(0), bits(1), bits(2));
+            let got = super::fma_f32_lanes(&x, &y, &z);
+            for l in 0..32 {
+                let (a, b, c) = lanes[l];
+                assert_eq!(got[l], super::fma_f32(a, b, c).to_bits() as u64, "fma({a:e}, {b:e}, {c:e})");
+            }
+        }
+        // Warps of ordinary values only: the fast path alone.
+        let x: [u64; 32] = std::array::from_fn(|l| ordinary(l).0.to_bits() as u64);
+        let y: [u64; 32] = std::array::from_fn(|l| ordinary(l).1.to_bits() as u64);
+        let z: [u64; 32] = std::array::from_fn(|l| ordinary(l).2.to_bits() as u64);
+        let got = super::fma_f32_lanes(&x, &y, &z);
+        for (l, bits) in got.iter().enumerate() {
+            let (a, b, c) = ordinary(l);
+            assert_eq!(*bits, super::fma_f32(a, b, c).to_bits() as u64);
         }
     }
 

@@ -1,5 +1,6 @@
 //! One block: its warps, fragments, reconvergence records, barriers and scheduler.
 
+use super::regs::Regs;
 use super::{GCtx, Shared};
 use crate::code::{FuncCode, Op, R};
 use crate::report::{Report, ReportKind, Thread};
@@ -17,7 +18,7 @@ pub const RET: u32 = u32::MAX;
 pub struct Frame {
     pub func: u32,
     /// `regs[r * 32 + lane]`.
-    pub regs: Vec<u64>,
+    pub regs: Regs,
     /// `locals[l][i * 32 + lane]`.
     pub locals: Vec<Vec<u64>>,
     pub smem_base: u64,
@@ -332,10 +333,9 @@ impl<'a> BlockSim<'a> {
         for w in 0..nwarps {
             let lanes = (t - w * 32).min(32);
             let live = if lanes == 32 { FULL } else { (1u32 << lanes) - 1 };
-            let mut regs = vec![0u64; kf.nregs * 32];
+            let mut regs = Regs::new(kf.nregs, s.code.fast);
             for (i, &p) in kf.params.iter().enumerate() {
-                let base = p as usize * 32;
-                regs[base..base + 32].fill(s.params[i]);
+                regs.put_uniform(p, FULL, s.params[i]);
             }
             let frame = Frame {
                 func: s.kernel,

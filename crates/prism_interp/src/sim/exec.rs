@@ -11,6 +11,7 @@ use super::block::{
 };
 use super::intr;
 use super::lanes;
+use super::regs::Regs;
 use super::{GCtx, Shared};
 use crate::code::{FuncCode, Intr, MbarOp, Op, R, WgmmaLayout};
 use crate::memory::{Ptr, Space};
@@ -37,22 +38,14 @@ fn each(mask: u32, mut f: impl FnMut(usize)) {
     }
 }
 
-/// `dst = a op b` over the lanes of `mask`; the lane of a division by zero if any. The
-/// common operations get a straight 32-lane loop over fixed-size arrays (no bounds checks,
-/// so the compiler can vectorise it); the rest go through [`ops::bin`] lane by lane.
+/// `out = x op y` in all `N` lanes (32, or one for operands known to be uniform) for the
+/// common operations, as a straight loop over fixed-size arrays (no bounds checks, so the
+/// compiler can vectorise it); `false`, having written nothing, for the others.
 #[inline(always)]
-fn bin_lanes(
-    regs: &mut [u64],
-    mask: u32,
-    (op, ty, b_ty): (BinOp, Scalar, Scalar),
-    (dst, a, b): (R, R, R),
-) -> Option<usize> {
-    let x = lanes::src(regs, a);
-    let y = lanes::src(regs, b);
-    let mut out = [0u64; 32];
+fn bin_fast<const N: usize>(op: BinOp, ty: Scalar, out: &mut [u64; N], x: &[u64; N], y: &[u64; N]) -> bool {
     #[inline(always)]
-    fn map(out: &mut [u64; 32], x: &[u64; 32], y: &[u64; 32], f: impl Fn(u64, u64) -> u64) {
-        for l in 0..32 {
+    fn map<const N: usize>(out: &mut [u64; N], x: &[u64; N], y: &[u64; N], f: impl Fn(u64, u64) -> u64) {
+        for l in 0..N {
             out[l] = f(x[l], y[l]);
         }
     }
@@ -62,52 +55,97 @@ fn bin_lanes(
     let sext = |v: i32| v as i64 as u64;
     use BinOp::*;
     match (ty, op) {
-        (Scalar::F32, Add) => map(&mut out, x, y, |a, b| (f32of(a) + f32of(b)).to_bits() as u64),
-        (Scalar::F32, Sub) => map(&mut out, x, y, |a, b| (f32of(a) - f32of(b)).to_bits() as u64),
-        (Scalar::F32, Mul) => map(&mut out, x, y, |a, b| (f32of(a) * f32of(b)).to_bits() as u64),
-        (Scalar::F32, Div) => map(&mut out, x, y, |a, b| (f32of(a) / f32of(b)).to_bits() as u64),
-        (Scalar::F32, Lt) => map(&mut out, x, y, |a, b| (f32of(a) < f32of(b)) as u64),
-        (Scalar::F32, Le) => map(&mut out, x, y, |a, b| (f32of(a) <= f32of(b)) as u64),
-        (Scalar::F32, Gt) => map(&mut out, x, y, |a, b| (f32of(a) > f32of(b)) as u64),
-        (Scalar::F32, Ge) => map(&mut out, x, y, |a, b| (f32of(a) >= f32of(b)) as u64),
-        (Scalar::F64, Add) => map(&mut out, x, y, |a, b| (f64of(a) + f64of(b)).to_bits()),
-        (Scalar::F64, Sub) => map(&mut out, x, y, |a, b| (f64of(a) - f64of(b)).to_bits()),
-        (Scalar::F64, Mul) => map(&mut out, x, y, |a, b| (f64of(a) * f64of(b)).to_bits()),
-        (Scalar::I32, Add) => map(&mut out, x, y, |a, b| sext(i32of(a).wrapping_add(i32of(b)))),
-        (Scalar::I32, Sub) => map(&mut out, x, y, |a, b| sext(i32of(a).wrapping_sub(i32of(b)))),
-        (Scalar::I32, Mul) => map(&mut out, x, y, |a, b| sext(i32of(a).wrapping_mul(i32of(b)))),
-        (Scalar::I32, Lt) => map(&mut out, x, y, |a, b| (i32of(a) < i32of(b)) as u64),
-        (Scalar::I32, Le) => map(&mut out, x, y, |a, b| (i32of(a) <= i32of(b)) as u64),
-        (Scalar::I32, Gt) => map(&mut out, x, y, |a, b| (i32of(a) > i32of(b)) as u64),
-        (Scalar::I32, Ge) => map(&mut out, x, y, |a, b| (i32of(a) >= i32of(b)) as u64),
-        (Scalar::I32, Eq) | (Scalar::U32, Eq) => map(&mut out, x, y, |a, b| (a == b) as u64),
-        (Scalar::I32, Ne) | (Scalar::U32, Ne) => map(&mut out, x, y, |a, b| (a != b) as u64),
-        (Scalar::I32 | Scalar::U32, BitAnd) => map(&mut out, x, y, |a, b| a & b),
-        (Scalar::I32 | Scalar::U32, BitOr) => map(&mut out, x, y, |a, b| a | b),
-        (Scalar::I32 | Scalar::U32, BitXor) => map(&mut out, x, y, |a, b| a ^ b),
-        (Scalar::U32, Add) => map(&mut out, x, y, |a, b| (a as u32).wrapping_add(b as u32) as u64),
-        (Scalar::U32, Sub) => map(&mut out, x, y, |a, b| (a as u32).wrapping_sub(b as u32) as u64),
-        (Scalar::U32, Mul) => map(&mut out, x, y, |a, b| (a as u32).wrapping_mul(b as u32) as u64),
-        (Scalar::U32, Lt) => map(&mut out, x, y, |a, b| (a < b) as u64),
-        (Scalar::Bool, And) => map(&mut out, x, y, |a, b| a & b & 1),
-        (Scalar::Bool, Or) => map(&mut out, x, y, |a, b| (a | b) & 1),
-        _ => {
-            let mut zero = None;
-            for l in lanes_of(mask) {
-                match ops::bin(op, ty, x[l], y[l], b_ty) {
-                    Some(v) => out[l] = v,
-                    None => {
-                        zero.get_or_insert(l);
-                    }
-                }
-            }
-            if zero.is_some() {
-                return zero;
-            }
+        (Scalar::F32, Add) => map(out, x, y, |a, b| (f32of(a) + f32of(b)).to_bits() as u64),
+        (Scalar::F32, Sub) => map(out, x, y, |a, b| (f32of(a) - f32of(b)).to_bits() as u64),
+        (Scalar::F32, Mul) => map(out, x, y, |a, b| (f32of(a) * f32of(b)).to_bits() as u64),
+        (Scalar::F32, Div) => map(out, x, y, |a, b| (f32of(a) / f32of(b)).to_bits() as u64),
+        (Scalar::F32, Lt) => map(out, x, y, |a, b| (f32of(a) < f32of(b)) as u64),
+        (Scalar::F32, Le) => map(out, x, y, |a, b| (f32of(a) <= f32of(b)) as u64),
+        (Scalar::F32, Gt) => map(out, x, y, |a, b| (f32of(a) > f32of(b)) as u64),
+        (Scalar::F32, Ge) => map(out, x, y, |a, b| (f32of(a) >= f32of(b)) as u64),
+        (Scalar::F64, Add) => map(out, x, y, |a, b| (f64of(a) + f64of(b)).to_bits()),
+        (Scalar::F64, Sub) => map(out, x, y, |a, b| (f64of(a) - f64of(b)).to_bits()),
+        (Scalar::F64, Mul) => map(out, x, y, |a, b| (f64of(a) * f64of(b)).to_bits()),
+        (Scalar::I32, Add) => map(out, x, y, |a, b| sext(i32of(a).wrapping_add(i32of(b)))),
+        (Scalar::I32, Sub) => map(out, x, y, |a, b| sext(i32of(a).wrapping_sub(i32of(b)))),
+        (Scalar::I32, Mul) => map(out, x, y, |a, b| sext(i32of(a).wrapping_mul(i32of(b)))),
+        (Scalar::I32, Lt) => map(out, x, y, |a, b| (i32of(a) < i32of(b)) as u64),
+        (Scalar::I32, Le) => map(out, x, y, |a, b| (i32of(a) <= i32of(b)) as u64),
+        (Scalar::I32, Gt) => map(out, x, y, |a, b| (i32of(a) > i32of(b)) as u64),
+        (Scalar::I32, Ge) => map(out, x, y, |a, b| (i32of(a) >= i32of(b)) as u64),
+        (Scalar::I32, Eq) | (Scalar::U32, Eq) => map(out, x, y, |a, b| (a == b) as u64),
+        (Scalar::I32, Ne) | (Scalar::U32, Ne) => map(out, x, y, |a, b| (a != b) as u64),
+        (Scalar::I32 | Scalar::U32, BitAnd) => map(out, x, y, |a, b| a & b),
+        (Scalar::I32 | Scalar::U32, BitOr) => map(out, x, y, |a, b| a | b),
+        (Scalar::I32 | Scalar::U32, BitXor) => map(out, x, y, |a, b| a ^ b),
+        (Scalar::U32, Add) => map(out, x, y, |a, b| (a as u32).wrapping_add(b as u32) as u64),
+        (Scalar::U32, Sub) => map(out, x, y, |a, b| (a as u32).wrapping_sub(b as u32) as u64),
+        (Scalar::U32, Mul) => map(out, x, y, |a, b| (a as u32).wrapping_mul(b as u32) as u64),
+        (Scalar::U32, Lt) => map(out, x, y, |a, b| (a < b) as u64),
+        (Scalar::Bool, And) => map(out, x, y, |a, b| a & b & 1),
+        (Scalar::Bool, Or) => map(out, x, y, |a, b| (a | b) & 1),
+        _ => return false,
+    }
+    true
+}
+
+/// `dst = a op b` over the lanes of `mask`; the lane of a division by zero if any. The
+/// common operations ([`bin_fast`]) write a whole warp's result straight into `dst` when it
+/// is neither operand (a copy through a temporary was a fifth of their cost); the rest go
+/// through [`ops::bin`] lane by lane, into a temporary that is stored only when no lane
+/// divided by zero.
+#[inline(always)]
+fn bin_lanes(
+    regs: &mut Regs,
+    mask: u32,
+    (op, ty, b_ty): (BinOp, Scalar, Scalar),
+    (dst, a, b): (R, R, R),
+) -> Option<usize> {
+    // Operands known to hold one value each: one lane computed, the same code as the 32.
+    if mask == FULL && regs.uniform(a) && regs.uniform(b) {
+        let mut out = [0u64; 1];
+        if bin_fast(op, ty, &mut out, &[regs.src(a)[0]], &[regs.src(b)[0]]) {
+            regs.put_uniform(dst, FULL, out[0]);
+            return None;
         }
     }
-    lanes::put(regs, dst, mask, &out);
+    if mask == FULL
+        && let Some((out, x, y)) = regs.dst_src2(dst, a, b)
+        && bin_fast(op, ty, out, x, y)
+    {
+        return None;
+    }
+    let x = regs.src(a);
+    let y = regs.src(b);
+    let mut out = [0u64; 32];
+    if !bin_fast(op, ty, &mut out, x, y) {
+        let mut zero = None;
+        for l in lanes_of(mask) {
+            match ops::bin(op, ty, x[l], y[l], b_ty) {
+                Some(v) => out[l] = v,
+                None => {
+                    zero.get_or_insert(l);
+                }
+            }
+        }
+        if zero.is_some() {
+            return zero;
+        }
+    }
+    regs.put(dst, mask, &out);
     None
+}
+
+/// A cast of one lane, for the casts with a straight-lane formula (the same integer in the
+/// same canonical bits, `int` to `float`); [`value::cast`] for the others.
+#[inline(always)]
+fn cast_lane(from: Scalar, to: Scalar, v: u64) -> u64 {
+    match (from, to) {
+        (Scalar::I32, Scalar::I64) => v as u32 as i32 as i64 as u64,
+        (Scalar::U32, Scalar::U64 | Scalar::I64) => v & 0xFFFF_FFFF,
+        (Scalar::I32, Scalar::F32) => u64::from((v as u32 as i32 as f32).to_bits()),
+        _ => value::cast(from, to, v),
+    }
 }
 
 /// `iv + step` on integers of type `ty`, or `None` if it leaves the type's range.
@@ -238,27 +276,48 @@ impl<'a> BlockSim<'a> {
                 }
                 let pc = f.pc;
                 let mask = f.mask;
+                let mut op = &fc.ops[pc as usize];
+                if let Op::LocalFma(fu) = op {
+                    // The superinstruction counts as the ops it covers, for the scheduler's
+                    // budget and for fuel, so it runs only when they would all have run
+                    // before the fragment yields or the fuel runs out; it needs the whole
+                    // warp and no wgmma in flight (which the loads and the store check).
+                    // Otherwise, or when an index differs between lanes or is out of
+                    // bounds, its first load runs alone and the others follow one by one.
+                    let more = fu.ops_covered() - 1;
+                    if mask == FULL
+                        && self.wgmma.is_empty()
+                        && budget >= more
+                        && self.steps + u64::from(more) <= s.cfg.fuel
+                        && lanes::local_fma(&mut fr.regs, &mut fr.locals, fu)
+                    {
+                        budget -= more;
+                        self.steps += u64::from(more);
+                        f.pc += fu.ops_covered();
+                        continue;
+                    }
+                    op = &fu.first;
+                }
                 let regs = &mut fr.regs;
-                match &fc.ops[pc as usize] {
-                    Op::Const { dst, bits } => {
-                        let d = lanes::dst(regs, *dst);
-                        if mask == FULL {
-                            *d = [*bits; 32];
-                        } else {
-                            for l in lanes_of(mask) {
-                                d[l] = *bits;
-                            }
-                        }
+                match op {
+                    Op::Const { dst, bits } => regs.put_uniform(*dst, mask, *bits),
+                    Op::Copy { dst, src } if regs.uniform(*src) => {
+                        let v = regs.src(*src)[0];
+                        regs.put_uniform(*dst, mask, v);
                     }
                     Op::Copy { dst, src } => {
                         let mut x = [0u64; 32];
                         lanes::copy32(&mut x, lanes::src(regs, *src));
-                        lanes::put(regs, *dst, mask, &x);
+                        regs.put(*dst, mask, &x);
+                    }
+                    Op::Un { dst, op, ty, a } if mask == FULL && regs.uniform(*a) => {
+                        let v = ops::un(*op, *ty, regs.src(*a)[0]);
+                        regs.put_uniform(*dst, FULL, v);
                     }
                     Op::Un { dst, op, ty, a } => {
                         let x = lanes::src(regs, *a);
                         let out: [u64; 32] = std::array::from_fn(|l| ops::un(*op, *ty, x[l]));
-                        lanes::put(regs, *dst, mask, &out);
+                        regs.put(*dst, mask, &out);
                     }
                     Op::Bin { dst, op, ty, a, b, b_ty } => {
                         if let Some(l) = bin_lanes(regs, mask, (*op, *ty, *b_ty), (*dst, *a, *b)) {
@@ -280,7 +339,7 @@ impl<'a> BlockSim<'a> {
                                 bad |= u32::from(v != i64::from(v as i32)) << l;
                                 out[l] = v as i32 as i64 as u64;
                             }
-                            lanes::put(regs, *iv, mask, &out);
+                            regs.put(*iv, mask, &out);
                             bad &= mask;
                             if bad != 0 {
                                 let l = bad.trailing_zeros() as usize;
@@ -310,43 +369,40 @@ impl<'a> BlockSim<'a> {
                         }
                     }
                     Op::Fma { dst, ty, a, b, c } => {
-                        let (x, y, z) = (lanes::src(regs, *a), lanes::src(regs, *b), lanes::src(regs, *c));
-                        let mut out = [0u64; 32];
-                        if *ty == Scalar::F32 {
-                            let f = |v: u64| f32::from_bits(v as u32);
-                            for l in 0..32 {
-                                out[l] = ops::fma_f32(f(x[l]), f(y[l]), f(z[l])).to_bits() as u64;
-                            }
-                        } else {
-                            let f = f64::from_bits;
-                            for l in lanes_of(mask) {
-                                out[l] = f(x[l]).mul_add(f(y[l]), f(z[l])).to_bits();
-                            }
-                        }
-                        lanes::put(regs, *dst, mask, &out);
+                        let xyz = (lanes::src(regs, *a), lanes::src(regs, *b), lanes::src(regs, *c));
+                        let out = lanes::fma_lanes(*ty, xyz, mask);
+                        regs.put(*dst, mask, &out);
+                    }
+                    Op::Select { dst, c, a, b }
+                        if mask == FULL && regs.uniform(*c) && regs.uniform(*a) && regs.uniform(*b) =>
+                    {
+                        let v = if regs.src(*c)[0] != 0 { regs.src(*a)[0] } else { regs.src(*b)[0] };
+                        regs.put_uniform(*dst, FULL, v);
                     }
                     Op::Select { dst, c, a, b } => {
                         let (c, x, y) = (lanes::src(regs, *c), lanes::src(regs, *a), lanes::src(regs, *b));
                         let out: [u64; 32] = std::array::from_fn(|l| if c[l] != 0 { x[l] } else { y[l] });
-                        lanes::put(regs, *dst, mask, &out);
+                        regs.put(*dst, mask, &out);
+                    }
+                    Op::Cast { dst, from, to, a } if mask == FULL && regs.uniform(*a) => {
+                        let v = cast_lane(*from, *to, regs.src(*a)[0]);
+                        regs.put_uniform(*dst, FULL, v);
                     }
                     Op::Cast { dst, from, to, a } => {
                         let x = lanes::src(regs, *a);
                         let mut out = [0u64; 32];
                         match (*from, *to) {
-                            // The same integer in the same canonical bits.
-                            (Scalar::I32, Scalar::I64) => out = x.map(|v| v as u32 as i32 as i64 as u64),
-                            (Scalar::U32, Scalar::U64 | Scalar::I64) => out = x.map(|v| v & 0xFFFF_FFFF),
-                            (Scalar::I32, Scalar::F32) => {
-                                out = x.map(|v| u64::from((v as u32 as i32 as f32).to_bits()))
-                            }
+                            // The casts `cast_lane` has a formula for, as straight loops.
+                            (Scalar::I32, Scalar::I64)
+                            | (Scalar::U32, Scalar::U64 | Scalar::I64)
+                            | (Scalar::I32, Scalar::F32) => out = x.map(|v| cast_lane(*from, *to, v)),
                             _ => {
                                 for l in lanes_of(mask) {
                                     out[l] = value::cast(*from, *to, x[l]);
                                 }
                             }
                         }
-                        lanes::put(regs, *dst, mask, &out);
+                        regs.put(*dst, mask, &out);
                     }
                     Op::RelId { dst, code, target } => {
                         let (t, b) = (u64::from(s.block), u64::from(s.grid));
@@ -382,21 +438,23 @@ impl<'a> BlockSim<'a> {
                             *len
                         };
                         let p = Ptr { space: Space::Shared, a: fr.smem_base + offset, b: len, offset: 0 }.encode();
-                        let d = *dst as usize * 32;
-                        each(mask, |l| regs[d + l] = p);
+                        regs.put_uniform(*dst, mask, p);
                     }
                     Op::LocalAddr { dst, local } => {
                         let p =
                             Ptr { space: Space::Local, a: u64::from(fid), b: u64::from(*local), offset: 0 }.encode();
-                        let d = *dst as usize * 32;
-                        each(mask, |l| regs[d + l] = p);
+                        regs.put_uniform(*dst, mask, p);
+                    }
+                    Op::PtrAdd { dst, base, off, .. } if mask == FULL && regs.uniform(*base) && regs.uniform(*off) => {
+                        let v = lanes::ptr_add(regs.src(*base)[0], regs.src(*off)[0]);
+                        regs.put_uniform(*dst, FULL, v);
                     }
                     Op::PtrAdd { dst, base, off, off_ty } => {
                         // `to_i128(off_ty, v) as i64` is `v as i64` for every integer type.
                         let _ = off_ty;
                         let (b, o) = (lanes::src(regs, *base), lanes::src(regs, *off));
                         let out: [u64; 32] = std::array::from_fn(|l| lanes::ptr_add(b[l], o[l]));
-                        lanes::put(regs, *dst, mask, &out);
+                        regs.put(*dst, mask, &out);
                     }
                     Op::Load { dst, ty, ptr, index, index_ty, access } => {
                         let (d, p, x) = (*dst as usize * 32, *ptr as usize * 32, *index as usize * 32);
@@ -423,7 +481,7 @@ impl<'a> BlockSim<'a> {
                                         lanes::load_shared(&self.shared, *ty, mask, &at, 0, &mut out)
                                     }
                                 }
-                                lanes::put(&mut fr.regs, *dst, mask, &out);
+                                fr.regs.put(*dst, mask, &out);
                                 f.pc += 1;
                                 continue;
                             }
@@ -444,7 +502,7 @@ impl<'a> BlockSim<'a> {
                                         for l in lanes_of(mask) {
                                             out[l] = arr[at[l] as usize * 32 + l];
                                         }
-                                        lanes::put(&mut fr.regs, *dst, mask, &out);
+                                        fr.regs.put(*dst, mask, &out);
                                         f.pc += 1;
                                         continue;
                                     }
@@ -528,9 +586,13 @@ impl<'a> BlockSim<'a> {
                     }
                     Op::LocalDecl { local } => {
                         let arr = &mut fr.locals[*local as usize];
-                        let n = arr.len() / 32;
-                        for i in 0..n {
-                            each(mask, |l| arr[i * 32 + l] = 0);
+                        if mask == FULL {
+                            arr.fill(0);
+                        } else {
+                            let n = arr.len() / 32;
+                            for i in 0..n {
+                                each(mask, |l| arr[i * 32 + l] = 0);
+                            }
                         }
                     }
                     Op::LocalLoad { dst, local, index, index_ty } => {
@@ -540,10 +602,10 @@ impl<'a> BlockSim<'a> {
                             fatal!(ReportKind::WgmmaPending, wgmma_pending(fc, *local, "read"), l);
                         }
                         let arr = &fr.locals[*local as usize];
-                        match lanes::local_index(lanes::src(&fr.regs, *index), mask, arr.len() / 32) {
+                        match lanes::local_index((fr.regs.src(*index), fr.regs.uniform(*index)), mask, arr.len() / 32) {
                             Some(Ok(i)) => {
                                 let row: &[u64; 32] = arr[i * 32..i * 32 + 32].try_into().expect("32 lanes");
-                                lanes::put(&mut fr.regs, *dst, mask, row);
+                                fr.regs.put(*dst, mask, row);
                                 f.pc += 1;
                                 continue;
                             }
@@ -551,7 +613,7 @@ impl<'a> BlockSim<'a> {
                                 let out: [u64; 32] = std::array::from_fn(|l| {
                                     if mask >> l & 1 != 0 { arr[at[l] as usize * 32 + l] } else { 0 }
                                 });
-                                lanes::put(&mut fr.regs, *dst, mask, &out);
+                                fr.regs.put(*dst, mask, &out);
                                 f.pc += 1;
                                 continue;
                             }
@@ -568,6 +630,7 @@ impl<'a> BlockSim<'a> {
                             fr.regs[d + l] = arr[i as usize * 32 + l];
                         }
                     }
+                    Op::LocalFma(_) => unreachable!("a superinstruction's first op is a load"),
                     Op::LocalStore { local, index, index_ty, value } => {
                         if !self.wgmma.is_empty()
                             && let Some(l) = self.wgmma_busy(w, mask, fid, *local)
@@ -575,7 +638,7 @@ impl<'a> BlockSim<'a> {
                             fatal!(ReportKind::WgmmaPending, wgmma_pending(fc, *local, "written"), l);
                         }
                         let arr = &mut fr.locals[*local as usize];
-                        match lanes::local_index(lanes::src(&fr.regs, *index), mask, arr.len() / 32) {
+                        match lanes::local_index((fr.regs.src(*index), fr.regs.uniform(*index)), mask, arr.len() / 32) {
                             Some(Ok(i)) => {
                                 let vals = lanes::src(&fr.regs, *value);
                                 let row: &mut [u64; 32] = (&mut arr[i * 32..i * 32 + 32]).try_into().expect("32 lanes");
@@ -772,7 +835,7 @@ impl<'a> BlockSim<'a> {
                                                     lanes::load_shared(&self.shared, *ty, mask, &at, k * size, &mut out)
                                                 }
                                             }
-                                            lanes::put(&mut fr.regs, d, mask, &out);
+                                            fr.regs.put(d, mask, &out);
                                         }
                                     }
                                     f.pc += 1;
@@ -1541,7 +1604,7 @@ impl<'a> BlockSim<'a> {
                     }
                     Op::Branch { cond, else_pc, join, uniform } => {
                         let c = *cond as usize * 32;
-                        let taken = lanes::true_lanes(lanes::src(&fr.regs, *cond), mask);
+                        let taken = lanes::true_lanes((fr.regs.src(*cond), fr.regs.uniform(*cond)), mask);
                         if *uniform && !self.condition_uniform(g, &f, &fr.regs[c..c + 32], fc, func, "condition") {
                             put_back!();
                             return;
@@ -1565,7 +1628,7 @@ impl<'a> BlockSim<'a> {
                     }
                     Op::LoopTest { cond, exit, uniform } => {
                         let c = *cond as usize * 32;
-                        let stay = lanes::true_lanes(lanes::src(&fr.regs, *cond), mask);
+                        let stay = lanes::true_lanes((fr.regs.src(*cond), fr.regs.uniform(*cond)), mask);
                         if *uniform && !self.condition_uniform(g, &f, &fr.regs[c..c + 32], fc, func, "loop condition") {
                             put_back!();
                             return;
@@ -1635,7 +1698,7 @@ impl<'a> BlockSim<'a> {
                             );
                         }
                         let cc = &s.code.funcs[*callee as usize];
-                        let mut regs = vec![0u64; cc.nregs * 32];
+                        let mut regs = Regs::new(cc.nregs, s.code.fast);
                         for (p, a) in cc.params.iter().zip(args.iter()) {
                             let (d, a) = (*p as usize * 32, *a as usize * 32);
                             each(mask, |l| regs[d + l] = fr.regs[a + l]);

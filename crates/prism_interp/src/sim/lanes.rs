@@ -9,7 +9,8 @@
 
 use super::Shared;
 use super::block::{FULL, lanes_of};
-use crate::code::R;
+use super::regs::Regs;
+use crate::code::{FUSED_LOADS, LocalFma, R};
 use crate::memory::{Buffer, Storage};
 use crate::value;
 use prism_types::ty::Scalar;
@@ -22,13 +23,6 @@ pub(super) fn src(regs: &[u64], r: R) -> &[u64; 32] {
     regs[r..r + 32].try_into().expect("a register has 32 lanes")
 }
 
-/// The lanes of register `r`, to write.
-#[inline(always)]
-pub(super) fn dst(regs: &mut [u64], r: R) -> &mut [u64; 32] {
-    let r = r as usize * 32;
-    (&mut regs[r..r + 32]).try_into().expect("a register has 32 lanes")
-}
-
 /// `*d = *s`, in two halves: a 256-byte copy is a call into libc's `memcpy` (it was 11% of a
 /// scan's run time), a 128-byte one is eight vector moves inline.
 #[inline(always)]
@@ -37,10 +31,9 @@ pub(super) fn copy32(d: &mut [u64; 32], s: &[u64; 32]) {
     d[16..].copy_from_slice(&s[16..]);
 }
 
-/// Writes the lanes of `mask` of `out` into register `r`.
+/// Writes the lanes of `mask` of `out` into `d`.
 #[inline(always)]
-pub(super) fn put(regs: &mut [u64], r: R, mask: u32, out: &[u64; 32]) {
-    let d = dst(regs, r);
+pub(super) fn put_lanes(d: &mut [u64; 32], mask: u32, out: &[u64; 32]) {
     if mask == FULL {
         copy32(d, out);
     } else {
@@ -52,7 +45,25 @@ pub(super) fn put(regs: &mut [u64], r: R, mask: u32, out: &[u64; 32]) {
 
 /// The lanes of `mask` where `cond` is true.
 #[inline(always)]
-pub(super) fn true_lanes(cond: &[u64; 32], mask: u32) -> u32 {
+pub(super) fn true_lanes((cond, uniform): (&[u64; 32], bool), mask: u32) -> u32 {
+    // A register known to hold one value (`Regs::uniform`) needs no look at its lanes.
+    if uniform {
+        return if cond[0] != 0 { mask } else { 0 };
+    }
+    // A loop or branch condition is almost always the same in every lane, 0 or 1. When the
+    // lanes share a set bit, every lane is true; when none has one, every lane is false: two
+    // reductions of plain ors and ands, which cost a third of the bit-per-lane loop below.
+    let (mut any, mut all) = (0u64, u64::MAX);
+    for &c in cond {
+        any |= c;
+        all &= c;
+    }
+    if all != 0 {
+        return mask;
+    }
+    if any == 0 {
+        return 0;
+    }
     let mut m = 0u32;
     for (l, c) in cond.iter().enumerate() {
         m |= u32::from(*c != 0) << l;
@@ -121,6 +132,18 @@ pub(super) fn resolve<'s>(
             let region = first >> 40;
             let buf = s.buffers.get((region & ((1 << 22) - 1)) as usize).copied()?;
             let n = buf.len() as i64 - count as i64;
+            // The whole warp through one pointer: its offset decoded once.
+            if mask == FULL && uniform_index(ptrs).is_some() {
+                let off = ((first << 24) as i64) >> 24;
+                for l in 0..32 {
+                    let i = idx[l] as i64;
+                    let e = off.wrapping_add(i);
+                    ok &= !(unsigned64 && i < 0) && (0..=n).contains(&e);
+                    ok &= align == 1 || (e as u64).wrapping_mul(size).is_multiple_of(align);
+                    at[l] = e as u64;
+                }
+                return ok.then_some((Place::Global(buf, (region & ((1 << 22) - 1)) as usize), at));
+            }
             for l in lanes_of(mask) {
                 let p = ptrs[l];
                 let off = ((p << 24) as i64) >> 24;
@@ -131,6 +154,24 @@ pub(super) fn resolve<'s>(
                 at[l] = e as u64;
             }
             ok.then_some((Place::Global(buf, (region & ((1 << 22) - 1)) as usize), at))
+        }
+        // The whole warp through one pointer (the common case: the base of a shared array
+        // plus per-lane indices): the pointer's fields are decoded once, with the same
+        // results as decoding them in every lane.
+        2 if mask == FULL && uniform_index(ptrs).is_some() => {
+            let base = (first >> 40) & ((1 << 22) - 1);
+            let n = (((first >> 20) & ((1 << 20) - 1)) / size) as i64 - count as i64;
+            let off = ((first << 44) as i64) >> 44;
+            for l in 0..32 {
+                let i = idx[l] as i64;
+                let e = off.wrapping_add(i);
+                let addr = base.wrapping_add((e as u64).wrapping_mul(size));
+                ok &= !(unsigned64 && i < 0) && (0..=n).contains(&e);
+                ok &= (addr as usize).checked_add((size * count) as usize).is_some_and(|end| end <= shared_len);
+                ok &= align == 1 || addr.is_multiple_of(align);
+                at[l] = addr;
+            }
+            ok.then_some((Place::Shared, at))
         }
         2 => {
             for l in lanes_of(mask) {
@@ -282,9 +323,18 @@ pub(super) fn write_shared(sh: &mut [u8], size: u64, at: usize, bits: u64) {
 /// of `n` elements: `Some(Ok(i))` when they all index element `i`, `Some(Err(indices))`
 /// otherwise; `None` when a lane is out of bounds (the general path reports it).
 #[inline(always)]
-pub(super) fn local_index(idx: &[u64; 32], mask: u32, n: usize) -> Option<Result<usize, [u64; 32]>> {
+pub(super) fn local_index((idx, uniform): (&[u64; 32], bool), mask: u32, n: usize) -> Option<Result<usize, [u64; 32]>> {
     if mask == 0 {
         return None;
+    }
+    // A register known to hold one value (`Regs::uniform`) needs no look at its lanes.
+    if uniform {
+        return (idx[0] < n as u64).then_some(Ok(idx[0] as usize));
+    }
+    if mask == FULL
+        && let Some(i) = uniform_index(idx)
+    {
+        return (i < n as u64).then_some(Ok(i as usize));
     }
     let first = idx[mask.trailing_zeros() as usize];
     // As `u64`, a negative index (of a signed type, sign-extended) is huge: one comparison
@@ -302,6 +352,93 @@ pub(super) fn local_index(idx: &[u64; 32], mask: u32, n: usize) -> Option<Result
     } else {
         Some(Err(*idx))
     }
+}
+
+/// The value all 32 lanes of `idx` hold, if they hold one. A straight loop of 64-bit
+/// exclusive ors (it vectorises; walking the lanes of a mask one by one does not).
+#[inline(always)]
+fn uniform_index(idx: &[u64; 32]) -> Option<u64> {
+    let first = idx[0];
+    let mut diff = 0u64;
+    for i in idx {
+        diff |= i ^ first;
+    }
+    (diff == 0).then_some(first)
+}
+
+/// The element index of a local-array access by all 32 lanes when they all index the same
+/// element of an array of `n` elements (as in [`local_index`], a negative index of a
+/// signed type is a huge `u64`, so one comparison checks both ends).
+#[inline(always)]
+fn uniform_row(idx: &[u64; 32], n: usize) -> Option<usize> {
+    uniform_index(idx).filter(|&i| i < n as u64).map(|i| i as usize)
+}
+
+/// `a * b + c` rounded once in each lane of `mask`, on `float` or `double` lanes: the
+/// `Fma` op's arithmetic, shared with [`local_fma`] so the two cannot differ.
+#[inline(always)]
+pub(super) fn fma_lanes(ty: Scalar, (x, y, z): (&[u64; 32], &[u64; 32], &[u64; 32]), mask: u32) -> [u64; 32] {
+    let mut out = [0u64; 32];
+    if ty == Scalar::F32 {
+        out = crate::ops::fma_f32_lanes(x, y, z);
+    } else {
+        let f = f64::from_bits;
+        for l in lanes_of(mask) {
+            out[l] = f(x[l]).mul_add(f(y[l]), f(z[l])).to_bits();
+        }
+    }
+    out
+}
+
+/// Runs a [`LocalFma`] for all 32 lanes when every index it uses is the same in all lanes
+/// and in bounds: its loads, its fma and its store, in that order, exactly as the ops it
+/// covers would run them one by one on a full fragment. `false`, having written nothing,
+/// otherwise (the caller then runs the first load alone, which finds any lane to report).
+/// Checking every index first is sound because no register the group writes is an index
+/// (the invariant of [`LocalFma`]).
+#[inline(always)]
+pub(super) fn local_fma(regs: &mut Regs, locals: &mut [Vec<u64>], fu: &LocalFma) -> bool {
+    // A register known to hold one value needs no look at its lanes.
+    #[inline(always)]
+    fn row_of(regs: &Regs, index: R, n: usize) -> Option<usize> {
+        if regs.uniform(index) {
+            let i = regs.src(index)[0];
+            (i < n as u64).then_some(i as usize)
+        } else {
+            uniform_row(regs.src(index), n)
+        }
+    }
+    let mut rows = [0usize; FUSED_LOADS];
+    for (k, &(_, local, index)) in fu.loads.iter().enumerate() {
+        let Some(arr) = locals.get(local as usize) else { return false };
+        let (Some(i), Some(slot)) = (row_of(regs, index, arr.len() / 32), rows.get_mut(k)) else {
+            return false;
+        };
+        *slot = i;
+    }
+    let (local, index, value) = fu.store;
+    // The store of `acc[i] += ...` uses the index register of a load of the same array: that
+    // check has been done (no register of the group is an index, so it still holds).
+    let checked = fu.loads.iter().zip(rows).find(|((_, l, i), _)| (*l, *i) == (local, index)).map(|(_, row)| row);
+    let at = match checked {
+        Some(row) => row,
+        None => {
+            let Some(arr) = locals.get(local as usize) else { return false };
+            let Some(at) = row_of(regs, index, arr.len() / 32) else { return false };
+            at
+        }
+    };
+    for (k, &(d, local, _)) in fu.loads.iter().enumerate() {
+        let i = rows[k];
+        let row: &[u64; 32] = locals[local as usize][i * 32..i * 32 + 32].try_into().expect("32 lanes");
+        regs.put(d, FULL, row);
+    }
+    let (d, ty, [a, b, c]) = fu.fma;
+    let out = fma_lanes(ty, (regs.src(a), regs.src(b), regs.src(c)), FULL);
+    regs.put(d, FULL, &out);
+    let row: &mut [u64; 32] = (&mut locals[local as usize][at * 32..at * 32 + 32]).try_into().expect("32 lanes");
+    copy32(row, regs.src(value));
+    true
 }
 
 /// A fast 64-bit hash of a sequence of words (the multiply-rotate step of rustc's `FxHasher`).

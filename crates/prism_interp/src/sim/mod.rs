@@ -22,6 +22,7 @@ mod block;
 mod exec;
 pub mod intr;
 mod lanes;
+mod regs;
 
 use crate::code::{Code, Op};
 use crate::memory::Buffer;

@@ -1,0 +1,359 @@
+//! The interpreter's superinstructions (`code::LocalFma`: local loads, an fma and a local
+//! store run as one op) and its one-lane paths for registers known to hold one value in
+//! every lane must not change anything a launch shows: every output bit, every report
+//! (kind, message, span, thread) and the step count are the same as when each op runs on
+//! its own over 32 lanes. These tests run the same launches on a module with and without
+//! them (`Module::new_unfused`).
+
+use prism_interp::report::ReportKind;
+use prism_interp::{Arg, Buffer, Checks, Config, Module, Outcome, ParamKind};
+use prism_types::ty::Scalar;
+
+fn modules(name: &str, src: &str) -> Option<(Module, Module)> {
+    let (_, _, synced) = prism_driver::compile_text(name, src, &prism_driver::Options::default());
+    let synced = synced?;
+    Some((Module::new(&synced), Module::new_unfused(&synced)))
+}
+
+/// Everything a launch shows, as text: the outcome (reports, steps) and every buffer's bits.
+fn shown(out: &Result<Outcome, prism_interp::LaunchError>, args: &[Arg]) -> String {
+    let mut s = format!("{out:?}");
+    for a in args {
+        if let Some(b) = a.as_buffer() {
+            s += &format!("\n{:?}", b.to_bits());
+        }
+    }
+    s
+}
+
+/// A copy of `args` with buffers of their own (a launch writes its buffers in place).
+fn fresh(args: &[Arg]) -> Vec<Arg> {
+    args.iter()
+        .map(|a| match a {
+            Arg::Scalar(s, bits) => Arg::Scalar(*s, *bits),
+            Arg::Buffer(b) => Arg::Buffer(Buffer::from_bits(b.elem, &b.to_bits())),
+            Arg::Tensor { buffer, dims } => {
+                Arg::Tensor { buffer: Buffer::from_bits(buffer.elem, &buffer.to_bits()), dims: dims.clone() }
+            }
+        })
+        .collect()
+}
+
+/// Launches `kernel` on both modules with fresh copies of `args` and checks that they
+/// agree; the kinds of the reports (none for a clean run).
+fn same(
+    fused: &Module,
+    unfused: &Module,
+    kernel: &str,
+    (grid, block): (u32, u32),
+    args: &[Arg],
+    checks: Checks,
+) -> Vec<ReportKind> {
+    let cfg = Config { checks, fuel: 2_000_000, ..Config::default() };
+    let (a1, a2) = (fresh(args), fresh(args));
+    let o1 = fused.launch(kernel, grid, block, &a1, cfg);
+    let o2 = unfused.launch(kernel, grid, block, &a2, cfg);
+    let (s1, s2) = (shown(&o1, &a1), shown(&o2, &a2));
+    assert!(s1 == s2, "{kernel} {args:?} ({checks:?}): fused and unfused runs differ:\nfused:   {s1}\nunfused: {s2}");
+    o1.map(|o| o.reports.iter().map(|r| r.kind).collect()).unwrap_or_default()
+}
+
+/// Floats that arithmetic treats specially, and ordinary ones.
+const SPECIAL: [f32; 12] =
+    [1.5, -0.0, 0.0, f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -2.25, 1e30, 1e-40, -f32::NAN, 3.0, f32::MIN_POSITIVE];
+
+/// `n` floats, different in every lane: ordinary values (small multiples of 1/4, which a
+/// wrong lane or element changes visibly), one in five of them special (which a NaN
+/// payload or a sign of zero would change), where `shift` moves them.
+fn floats(n: usize, shift: usize) -> Vec<f32> {
+    (0..n)
+        .map(|i| {
+            if (i + shift).is_multiple_of(5) {
+                SPECIAL[(i / 5 + shift) % SPECIAL.len()]
+            } else {
+                ((i * 7 + shift * 3) % 13) as f32 * 0.25 - 1.5
+            }
+        })
+        .collect()
+}
+
+/// Small programs that try to make a fused op do something its ops would not: indices that
+/// are out of bounds for one load, for the store only, or for one lane; indices that differ
+/// between lanes; lanes masked off by divergence; an fma whose operands are the element it
+/// overwrites; special float values throughout.
+const ADVERSARIAL: &str = r#"
+@prism("global")
+@requires(block[1], thread[32])
+def tile(X : ptr(float), W : ptr(const(float)), s : int, d : int):
+    t : int @ thread[1] = id()
+    with partition(X, p=thread[1], f=lambda i: t * 4 + i) as x:
+        with group(thread[1]):
+            acc : float[4] @ thread[1]
+            a : float[4] @ thread[1]
+            b : float[4] @ thread[1]
+            for i in range(4):
+                a[i] = W[i]
+                b[i] = W[i + 4]
+                acc[i] = x[i]
+            for i in range(4):
+                for j in range(4):
+                    acc[i] += a[i] * b[j]
+            for i in range(4):
+                x[i] = acc[i]
+
+@prism("global")
+@requires(block[1], thread[32])
+def load_oob(X : ptr(float), W : ptr(const(float)), s : int, d : int):
+    t : int @ thread[1] = id()
+    with partition(X, p=thread[1], f=lambda i: t * 4 + i) as x:
+        with group(thread[1]):
+            acc : float[4] @ thread[1]
+            a : float[4] @ thread[1]
+            for i in range(4):
+                a[i] = W[i]
+                acc[i] = x[i]
+            for i in range(4):
+                acc[i] += a[i + s] * a[i]
+            for i in range(4):
+                x[i] = acc[i]
+
+@prism("global")
+@requires(block[1], thread[32])
+def acc_oob(X : ptr(float), W : ptr(const(float)), s : int, d : int):
+    t : int @ thread[1] = id()
+    with partition(X, p=thread[1], f=lambda i: t * 4 + i) as x:
+        with group(thread[1]):
+            acc : float[4] @ thread[1]
+            a : float[4] @ thread[1]
+            for i in range(4):
+                a[i] = W[i]
+                acc[i] = x[i]
+            for i in range(4):
+                acc[i + s] += a[i] * a[3 - i]
+            for i in range(4):
+                x[i] = acc[i]
+
+@prism("global")
+@requires(block[1], thread[32])
+def lane_oob(X : ptr(float), W : ptr(const(float)), s : int, d : int):
+    t : int @ thread[1] = id()
+    with partition(X, p=thread[1], f=lambda i: t * 4 + i) as x:
+        with group(thread[1]):
+            acc : float[4] @ thread[1]
+            a : float[4] @ thread[1]
+            for i in range(4):
+                a[i] = W[i]
+                acc[i] = x[i]
+            for i in range(4):
+                acc[i + (t / d) * s] += a[i] * a[i]
+            for i in range(4):
+                x[i] = acc[i]
+
+@prism("global")
+@requires(block[1], thread[32])
+def per_lane(X : ptr(float), W : ptr(const(float)), s : int, d : int):
+    t : int @ thread[1] = id()
+    with partition(X, p=thread[1], f=lambda i: t * 4 + i) as x:
+        with group(thread[1]):
+            acc : float[4] @ thread[1]
+            a : float[4] @ thread[1]
+            for i in range(4):
+                a[i] = W[i]
+                acc[i] = x[i]
+            for i in range(4):
+                acc[(i + t) % 4] += a[(i + t * s) % 4] * a[i]
+            for i in range(4):
+                x[i] = acc[i]
+
+@prism("global")
+@requires(block[1], thread[32])
+def diverged(X : ptr(float), W : ptr(const(float)), s : int, d : int):
+    t : int @ thread[1] = id()
+    with partition(X, p=thread[1], f=lambda i: t * 4 + i) as x:
+        with group(thread[1]):
+            acc : float[4] @ thread[1]
+            a : float[4] @ thread[1]
+            for i in range(4):
+                a[i] = W[i]
+                acc[i] = x[i]
+            if t < d:
+                for i in range(4):
+                    acc[i] += a[i] * a[(i + 1) % 4]
+            else:
+                for i in range(4):
+                    acc[i + s] += a[i] * a[i]
+            for i in range(4):
+                x[i] = acc[i]
+
+@prism("global")
+@requires(block[1], thread[32])
+def self_alias(X : ptr(float), W : ptr(const(float)), s : int, d : int):
+    t : int @ thread[1] = id()
+    with partition(X, p=thread[1], f=lambda i: t * 4 + i) as x:
+        with group(thread[1]):
+            acc : float[4] @ thread[1]
+            for i in range(4):
+                acc[i] = x[i]
+            for i in range(4):
+                acc[i] += acc[i] * acc[i]
+            for i in range(4):
+                acc[(i + s) % 4] += acc[i] * acc[(i + 1) % 4]
+            for i in range(4):
+                x[i] = acc[i]
+
+@prism("global")
+@requires(block[1], thread[32])
+def moved(X : ptr(float), W : ptr(const(float)), s : int, d : int):
+    t : int @ thread[1] = id()
+    with partition(X, p=thread[1], f=lambda i: t * 4 + i) as x:
+        with group(thread[1]):
+            acc : float[4] @ thread[1]
+            a : float[4] @ thread[1]
+            for i in range(4):
+                a[i] = W[i]
+                acc[i] = x[i]
+            for i in range(4):
+                acc[(i + s + 4) % 4] = a[i] * acc[i] + a[3 - i]
+            for i in range(4):
+                x[i] = acc[i]
+
+@prism("global")
+@requires(block[1], thread[32])
+def diverged_values(X : ptr(float), W : ptr(const(float)), s : int, d : int):
+    t : int @ thread[1] = id()
+    with partition(X, p=thread[1], f=lambda i: t * 4 + i) as x:
+        with group(thread[1]):
+            acc : float[4] @ thread[1]
+            a : float[4] @ thread[1]
+            for i in range(4):
+                a[i] = W[i]
+                acc[i] = x[i]
+            k : int = 0
+            n : int = 2
+            if t < d:
+                k = 1
+                n = 3
+            else:
+                k = 3
+            m : int = k
+            j : int = m * 2 + s
+            for i in range(n):
+                acc[(j + i) % 4] += a[m] * a[i]
+            if j > 4:
+                acc[m] += a[0] * a[1]
+            for i in range(4):
+                x[i] = acc[i]
+"#;
+
+#[test]
+fn adversarial_local_fmas_run_the_same_fused_and_unfused() {
+    let (fused, unfused) = modules("fusion.prism", ADVERSARIAL).expect("the adversarial kernels check");
+    assert!(fused.superinstructions() >= 8, "only {} superinstructions formed", fused.superinstructions());
+    assert_eq!(unfused.superinstructions(), 0);
+    let kernels =
+        ["tile", "load_oob", "acc_oob", "lane_oob", "per_lane", "diverged", "self_alias", "moved", "diverged_values"];
+    // `s` shifts indices (0 in bounds; 1 and 4 past the end; -1 and i32::MIN before the
+    // start), `d` picks lanes (the divergent branch's split, the lanes `t / d` sends out of
+    // bounds; 0 divides by zero, which is a report too).
+    let shifts = [0, 1, 4, -1, i32::MIN];
+    let picks = [32, 31, 17, 1, 0];
+    // The launches must reach both the fused path and the general one's reports.
+    let (mut clean, mut out_of_bounds) = (0, 0);
+    for kernel in kernels {
+        for (n, &s) in shifts.iter().enumerate() {
+            for &d in &picks {
+                for block in [32, 64, 40] {
+                    let args = [
+                        Arg::buffer(&floats(4 * block as usize, n)),
+                        Arg::buffer(&floats(8, n + 3)),
+                        Arg::value(s),
+                        Arg::value(d),
+                    ];
+                    for checks in [Checks::NONE, Checks::ALL] {
+                        let kinds = same(&fused, &unfused, kernel, (1, block), &args, checks);
+                        clean += usize::from(kinds.is_empty());
+                        out_of_bounds += usize::from(kinds.contains(&ReportKind::OutOfBounds));
+                    }
+                }
+            }
+        }
+    }
+    assert!(clean > 100 && out_of_bounds > 100, "{clean} clean runs, {out_of_bounds} out of bounds");
+}
+
+/// A launch's steps are counted per op covered, so a fuel limit that runs out in the
+/// middle of a fused group stops both runs at the same op with the same report.
+#[test]
+fn fuel_runs_out_at_the_same_op_fused_and_unfused() {
+    let (fused, unfused) = modules("fusion.prism", ADVERSARIAL).expect("the adversarial kernels check");
+    for fuel in (20..400).step_by(7) {
+        let args = [Arg::buffer(&floats(128, 0)), Arg::buffer(&floats(8, 1)), Arg::value(0), Arg::value(32)];
+        let cfg = Config { checks: Checks::NONE, fuel, ..Config::default() };
+        let (a1, a2) = (fresh(&args), fresh(&args));
+        let o1 = fused.launch("tile", 1u32, 32u32, &a1, cfg);
+        let o2 = unfused.launch("tile", 1u32, 32u32, &a2, cfg);
+        assert_eq!(shown(&o1, &a1), shown(&o2, &a2), "fuel {fuel}");
+    }
+}
+
+fn files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).expect("corpus dir") {
+        let p = e.expect("entry").path();
+        if p.is_dir() {
+            files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "prism") {
+            out.push(p);
+        }
+    }
+}
+
+/// Every kernel of the accepted corpus (the register-tiled gemms among them, with their
+/// superinstructions, and every kernel for the registers known to be uniform) runs the same
+/// fast and plain, on float inputs full of special values.
+#[test]
+fn corpus_kernels_run_the_same_fused_and_unfused() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/ui/accept");
+    let mut all = Vec::new();
+    files(&root, &mut all);
+    all.sort();
+    let (mut compared, mut fused_kernels) = (0, 0);
+    for path in all {
+        let src = std::fs::read_to_string(&path).expect("readable");
+        let Some((fused, unfused)) = modules(&path.display().to_string(), &src) else { continue };
+        let has_fused = fused.superinstructions() > 0;
+        for k in fused.kernels() {
+            let mut t = k.t_mult;
+            while t % 32 != 0 && t < 1024 {
+                t += k.t_mult;
+            }
+            if t > 1024 || k.launch_bounds.is_some_and(|lb| t > lb) {
+                t = k.t_mult;
+            }
+            let g = k.b_mult * 2;
+            let args: Vec<Arg> = k
+                .params
+                .iter()
+                .enumerate()
+                .map(|(i, p)| match p.kind {
+                    ParamKind::Scalar(s) if s.is_float() => Arg::Scalar(s, prism_interp::value::from_f64(s, 1.5)),
+                    ParamKind::Scalar(Scalar::Bool) => Arg::Scalar(Scalar::Bool, 1),
+                    ParamKind::Scalar(s) => Arg::Scalar(s, 16),
+                    ParamKind::Pointer(Scalar::F32) => Arg::buffer(&floats(1 << 14, i)),
+                    ParamKind::Pointer(s) => Arg::Buffer(Buffer::zeroed(s, 1 << 14)),
+                    ParamKind::Opaque => Arg::Scalar(Scalar::U64, 0),
+                    ParamKind::TensorMap(m) => {
+                        let dims: Vec<u64> = if m.rank == 3 { vec![2, 128, 128] } else { vec![128, 128] };
+                        let n = dims.iter().product::<u64>() as usize;
+                        Arg::Tensor { buffer: Buffer::zeroed(m.elem, n), dims }
+                    }
+                })
+                .collect();
+            for checks in [Checks::NONE, Checks::ALL] {
+                same(&fused, &unfused, &k.name, (g as u32, t as u32), &args, checks);
+            }
+            compared += 1;
+            fused_kernels += usize::from(has_fused);
+        }
+    }
+    assert!(compared > 50 && fused_kernels >= 4, "{compared} kernels compared, {fused_kernels} with superinstructions");
+}
