@@ -510,7 +510,7 @@ fn main() {
             &o,
             ("44", "warp-tiled sgemm (cp.async)", "44_sgemm_warp_tiled.prism", "sgemm_warp_tiled"),
             (128, 256),
-            false,
+            GemmIn::F32,
         ));
     }
     if want("37") {
