@@ -295,7 +295,9 @@ impl<'a> BlockSim<'a> {
     /// general path calls [`Self::race`]. `broadcast`: a scalar load, whose lanes reading
     /// the element the previous two lanes read are not recorded (as in the general path).
     /// An access that cannot conflict and fits its global element's compact slot (see
-    /// [`crate::shadow::Global::quick`]) is recorded directly; every other goes through
+    /// [`crate::shadow::Global::quick`]), or a lane's whole vector access that fits its
+    /// group's slot ([`crate::shadow::Global::quick_vec`]), is recorded directly; every other
+    /// goes through
     /// [`Self::race`], so the reports are the general path's.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn race_lanes(
@@ -323,13 +325,11 @@ impl<'a> BlockSim<'a> {
                     continue;
                 }
             }
-            for k in 0..count {
-                let loc = match global {
-                    Some(b) => Loc::Global(b, (at[l] + k) as usize),
-                    None => Loc::Shared((at[l] + k * size) as usize),
-                };
-                if direct && let (Loc::Global(b, i), Some(shadow)) = (loc, g.shadow.as_mut()) {
-                    let tid = w as u32 * 32 + l as u32;
+            let tid = w as u32 * 32 + l as u32;
+            let direct_global = match (direct, global, g.shadow.as_mut()) {
+                (true, Some(b), Some(shadow)) => {
+                    // One moment per lane, not per element (the shadow checks the last one it
+                    // interned first, which the lanes of a warp usually share).
                     let now = Acc {
                         tid,
                         counts: self.warps[w].arrived[l],
@@ -338,9 +338,25 @@ impl<'a> BlockSim<'a> {
                         fences: self.fences[tid as usize],
                         atomic: false,
                     };
-                    if shadow.quick(b, i, self.block, g.grid_epoch, now, kind) {
+                    let m = shadow.moment(&now, self.block, g.grid_epoch, kind);
+                    // A vector access its group's slot holds is recorded at once (the slot stands
+                    // for the group's element slots, which would all take it alike).
+                    if count > 1 && shadow.quick_vec(b, at[l] as usize, count as usize, m, tid) {
                         continue;
                     }
+                    Some((b, m))
+                }
+                _ => None,
+            };
+            for k in 0..count {
+                let loc = match global {
+                    Some(b) => Loc::Global(b, (at[l] + k) as usize),
+                    None => Loc::Shared((at[l] + k * size) as usize),
+                };
+                if let (Some((b, m)), Some(shadow)) = (direct_global, g.shadow.as_mut())
+                    && shadow.quick_at(b, (at[l] + k) as usize, m, tid)
+                {
+                    continue;
                 }
                 self.race(g, loc, kind, Lane { fid, w, l }, site, None);
             }
