@@ -8,7 +8,7 @@ use super::block::{BlockSim, Frame, Loc};
 use crate::code::{FuncCode, R};
 use crate::memory::{Ptr, Space};
 use crate::report::{Report, ReportKind, Thread};
-use crate::shadow::{Acc, Kind, LEVELS, Release};
+use crate::shadow::{Acc, Fences, Kind, LEVELS, MomentId, Release};
 use crate::value::{self, to_i128};
 use prism_ir::ir::AccessKind;
 use prism_types::ty::Scalar;
@@ -317,6 +317,12 @@ impl<'a> BlockSim<'a> {
             Kind::Write => g.flags.is_empty() && g.inflight.is_empty(),
             Kind::Atomic | Kind::AtomicRead => false,
         };
+        if direct
+            && let Some(b) = global
+            && g.shadow.is_some()
+        {
+            return self.race_lanes_global(g, b, (at, mask, count), kind, (fid, w), site, broadcast);
+        }
         let mut prev: (Option<u64>, u32) = (None, 0);
         for l in super::block::lanes_of(mask) {
             if broadcast {
@@ -325,40 +331,69 @@ impl<'a> BlockSim<'a> {
                     continue;
                 }
             }
-            let tid = w as u32 * 32 + l as u32;
-            let direct_global = match (direct, global, g.shadow.as_mut()) {
-                (true, Some(b), Some(shadow)) => {
-                    // One moment per lane, not per element (the shadow checks the last one it
-                    // interned first, which the lanes of a warp usually share).
-                    let now = Acc {
-                        tid,
-                        counts: self.warps[w].arrived[l],
-                        func: site.func as u16,
-                        site: site.access as u16,
-                        fences: self.fences[tid as usize],
-                        atomic: false,
-                    };
-                    let m = shadow.moment(&now, self.block, g.grid_epoch, kind);
-                    // A vector access its group's slot holds is recorded at once (the slot stands
-                    // for the group's element slots, which would all take it alike).
-                    if count > 1 && shadow.quick_vec(b, at[l] as usize, count as usize, m, tid) {
-                        continue;
-                    }
-                    Some((b, m))
-                }
-                _ => None,
-            };
             for k in 0..count {
                 let loc = match global {
                     Some(b) => Loc::Global(b, (at[l] + k) as usize),
                     None => Loc::Shared((at[l] + k * size) as usize),
                 };
-                if let (Some((b, m)), Some(shadow)) = (direct_global, g.shadow.as_mut())
-                    && shadow.quick_at(b, (at[l] + k) as usize, m, tid)
+                self.race(g, loc, kind, Lane { fid, w, l }, site, None);
+            }
+        }
+    }
+
+    /// [`Self::race_lanes`] for plain accesses to global buffer `b` that need nothing but
+    /// the shadow: each lane's access is recorded directly when its slots take it, and
+    /// through [`Self::race`] otherwise.
+    #[allow(clippy::too_many_arguments)]
+    fn race_lanes_global(
+        &mut self,
+        g: &mut GCtx,
+        b: usize,
+        (at, mask, count): (&[u64; 32], u32, u64),
+        kind: Kind,
+        (fid, w): (u32, usize),
+        site: Site,
+        broadcast: bool,
+    ) {
+        let mut prev: (Option<u64>, u32) = (None, 0);
+        // The moment of the last lane looked up, with the barrier counts and fences it was
+        // looked up for: everything else in a moment (function, site, block, grid epoch,
+        // kind, no atomic flag) is the same for every lane of this call, so lanes with the
+        // same counts and fences (all of them, usually) have the same moment.
+        let mut moment: Option<([u32; LEVELS], Fences, MomentId)> = None;
+        for l in super::block::lanes_of(mask) {
+            if broadcast {
+                prev = if prev.0 == Some(at[l]) { (prev.0, prev.1 + 1) } else { (Some(at[l]), 1) };
+                if prev.1 > 2 {
+                    continue;
+                }
+            }
+            let tid = w as u32 * 32 + l as u32;
+            let (counts, fences) = (self.warps[w].arrived[l], self.fences[tid as usize]);
+            let Some(shadow) = g.shadow.as_mut() else { unreachable!("checked by the caller") };
+            let m = match moment {
+                Some((c, f, m)) if c == counts && f == fences => m,
+                _ => {
+                    let (func, site) = (site.func as u16, site.access as u16);
+                    let now = Acc { tid, counts, func, site, fences, atomic: false };
+                    let m = shadow.moment(&now, self.block, g.grid_epoch, kind);
+                    moment = Some((counts, fences, m));
+                    m
+                }
+            };
+            let i = at[l] as usize;
+            // A vector access its group's slot holds is recorded at once (the slot stands for
+            // the group's element slots, which would all take it alike).
+            if count > 1 && shadow.quick_vec(b, i, count as usize, m, tid) {
+                continue;
+            }
+            for e in i..i + count as usize {
+                if let Some(shadow) = g.shadow.as_mut()
+                    && shadow.quick_at(b, e, m, tid)
                 {
                     continue;
                 }
-                self.race(g, loc, kind, Lane { fid, w, l }, site, None);
+                self.race(g, Loc::Global(b, e), kind, Lane { fid, w, l }, site, None);
             }
         }
     }
