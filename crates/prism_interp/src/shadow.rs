@@ -488,26 +488,41 @@ struct Moments {
     list: Vec<Moment>,
     index: std::collections::HashMap<Moment, u32>,
     last: Option<u32>,
+    /// How many moments the table may hold (see [`MAX_MOMENTS`]).
+    cap: usize,
 }
 
+/// How many moments a launch's table holds at most (about 100 bytes each with its index).
+/// A slot's repeated access can need a new moment (a thread reading its element after each
+/// of a million barriers), and a replaced moment is not reclaimed, so the table is bounded:
+/// once full, accesses that would need a new moment are not held in slots but recorded in
+/// full cells, which is always exact. The bench's kernels need at most about 6,000.
+const MAX_MOMENTS: usize = 1 << 16;
+
 impl Moments {
-    /// The index of `m`, added if new.
+    /// The index of `m`, added if new; `None` when it is new and the table is full.
     #[inline]
-    fn intern(&mut self, m: Moment) -> u32 {
+    fn intern(&mut self, m: Moment) -> Option<u32> {
         if let Some(i) = self.last
             && self.list[i as usize] == m
         {
-            return i;
+            return Some(i);
         }
-        let i = *self.index.entry(m).or_insert_with(|| {
-            // Two indices are kept out of the slot's range: `Slot::first` stores one more
-            // than a moment's index, and `FULL` marks a full cell.
-            let i = u32::try_from(self.list.len()).ok().filter(|&i| i < FULL - 1).expect("fewer than 2^32 - 2 moments");
-            self.list.push(m);
-            i
-        });
+        let i = match self.index.get(&m) {
+            Some(&i) => i,
+            None if self.list.len() >= self.cap => return None,
+            None => {
+                // Two indices are kept out of the slot's range: `Slot::first` stores one more
+                // than a moment's index, and `FULL` marks a full cell.
+                let i =
+                    u32::try_from(self.list.len()).ok().filter(|&i| i < FULL - 1).expect("fewer than 2^32 - 2 moments");
+                self.list.push(m);
+                self.index.insert(m, i);
+                i
+            }
+        };
         self.last = Some(i);
-        i
+        Some(i)
     }
 
     /// Records access `m` by thread `tid` in `slot` if it cannot conflict and fits: the
@@ -599,8 +614,14 @@ impl Global {
         Global {
             chunks: lens.into_iter().map(|n| (0..n.div_ceil(CHUNK)).map(|_| None).collect()).collect(),
             cells: Vec::new(),
-            moments: Moments::default(),
+            moments: Moments { cap: MAX_MOMENTS, ..Moments::default() },
         }
+    }
+
+    /// As [`Self::new`], with a table of at most `cap` moments (to test a full table).
+    #[cfg(test)]
+    fn with_moment_cap(lens: impl IntoIterator<Item = usize>, cap: usize) -> Global {
+        Global { moments: Moments { cap, ..Moments::default() }, ..Global::new(lens) }
     }
 
     /// The slot of element `i` of buffer `b`, its chunk allocated if needed, and expanded
@@ -617,10 +638,11 @@ impl Global {
 
     /// Interns access `now` of thread block `block` in grid epoch `epoch` without its
     /// thread, for [`Self::quick_at`] and [`Self::quick_vec`]: the lanes of a warp
-    /// instruction usually share one.
+    /// instruction usually share one. `None` when the table is full (see [`MAX_MOMENTS`]):
+    /// the access must then be recorded through [`Self::access`].
     #[inline]
-    pub fn moment(&mut self, now: &Acc, block: u32, epoch: u32, kind: Kind) -> MomentId {
-        MomentId(self.moments.intern(Moment::of(now, block, epoch, kind)))
+    pub fn moment(&mut self, now: &Acc, block: u32, epoch: u32, kind: Kind) -> Option<MomentId> {
+        self.moments.intern(Moment::of(now, block, epoch, kind)).map(MomentId)
     }
 
     /// As [`Self::quick`], for thread `tid`'s access at moment `m`.
@@ -659,12 +681,13 @@ impl Global {
                 let held = &self.moments.list[slot.latest as usize];
                 held.block == block && held.epoch == epoch && held.kind == kind
             });
-        if takes {
-            let m = self.moments.intern(Moment::of(&now, block, epoch, kind));
-            let held = self.moments.hold(slot, m, now.tid);
-            debug_assert!(held);
+        if !takes {
+            return false;
         }
-        takes
+        let Some(m) = self.moments.intern(Moment::of(&now, block, epoch, kind)) else { return false };
+        let held = self.moments.hold(slot, m, now.tid);
+        debug_assert!(held);
+        true
     }
 
     /// Records an access to element `i` of buffer `b` (as [`GCell::access`]).
@@ -686,7 +709,16 @@ impl Global {
         let next = self.cells.len();
         let slot = Self::slot(&mut self.chunks, b, i);
         match slot.first {
-            0 => unreachable!("a first access is quick"),
+            0 => {
+                // A first access not held in the slot (the moment table is full): a full cell
+                // from the start.
+                *slot =
+                    Slot { first: FULL, latest: u32::try_from(next).expect("fewer than 2^32 shadow cells"), tid: 0 };
+                let mut cell = GCell::default();
+                let conflict = cell.access(lv, block, epoch, now, passed, kind);
+                self.cells.push(cell);
+                conflict
+            }
             FULL => self.cells[slot.latest as usize].access(lv, block, epoch, now, passed, kind),
             first => {
                 let (f, l) = (self.moments.list[first as usize - 1], self.moments.list[slot.latest as usize]);
@@ -852,6 +884,28 @@ mod tests {
         assert!(std::mem::size_of::<GCell>() <= 296, "a full cell: {}", std::mem::size_of::<GCell>());
     }
 
+    /// The moment table stays within its bound: accesses that would need a new moment once
+    /// it is full are recorded in full cells, and still report as full cells do.
+    #[test]
+    fn a_full_moment_table_falls_back_to_full_cells() {
+        let lv = Levels::new(vec![], 64);
+        let mut g = Global::with_moment_cap([CHUNK], 2);
+        for i in 0..5 {
+            // Five sites: five moments.
+            let a = Acc { site: i as u16, ..acc(0, 0) };
+            assert!(g.access(&lv, (0, i), 0, 0, a, &a.counts, Kind::Write).is_none());
+        }
+        assert_eq!((g.moments.list.len(), g.cells.len()), (2, 3));
+        // A known moment is still held compactly.
+        let a = Acc { site: 1, ..acc(0, 0) };
+        assert!(g.access(&lv, (0, 7), 0, 0, a, &a.counts, Kind::Write).is_none());
+        assert_eq!((g.moments.list.len(), g.cells.len()), (2, 3));
+        for i in [0, 4, 7] {
+            assert_eq!(record(&mut g, &lv, (0, i), 0, 40, Kind::Read), Some(RaceKind::WriteRead));
+        }
+        assert_eq!(Global::new([1]).moments.cap, MAX_MOMENTS);
+    }
+
     #[test]
     fn races_are_per_element_across_a_chunk_boundary() {
         let lv = Levels::new(vec![], 64);
@@ -934,7 +988,8 @@ mod tests {
         let lens = [2 * CHUNK + 6, 12];
         let (mut held_vec, mut held_one, mut conflicts) = (0, 0, 0);
         for _ in 0..3000 {
-            let mut g = Global::new(lens);
+            // One sequence in three with a small moment table, which fills up.
+            let mut g = if next(3) == 0 { Global::with_moment_cap(lens, next(4) as usize) } else { Global::new(lens) };
             let mut full: Vec<Vec<GCell>> = lens.iter().map(|&n| vec![GCell::default(); n]).collect();
             let mut counts = [[0u32; LEVELS]; 128];
             let mut fences = [Fences::default(); 128];
@@ -981,7 +1036,7 @@ mod tests {
                     }
                     let c = counts[tid as usize];
                     let now = Acc { tid, counts: c, func, site, fences: fences[tid as usize], atomic };
-                    let m = compact.then(|| g.moment(&now, block, epoch, kind));
+                    let m = compact.then(|| g.moment(&now, block, epoch, kind)).flatten();
                     if let Some(m) = m
                         && n > 1
                         && g.quick_vec(b, i, n, m, tid)

@@ -432,7 +432,7 @@ impl<'a> BlockSim<'a> {
         // looked up for: everything else in a moment (function, site, block, grid epoch,
         // kind, no atomic flag) is the same for every lane of this call, so lanes with the
         // same counts and fences (all of them, usually) have the same moment.
-        let mut moment: Option<([u32; LEVELS], Fences, MomentId)> = None;
+        let mut moment: Option<([u32; LEVELS], Fences, Option<MomentId>)> = None;
         for l in super::block::lanes_of(mask) {
             if broadcast {
                 prev = if prev.0 == Some(at[l]) { (prev.0, prev.1 + 1) } else { (Some(at[l]), 1) };
@@ -452,15 +452,20 @@ impl<'a> BlockSim<'a> {
                 }
             };
             let i = at[l] as usize;
+            let Some(m) = m else {
+                // The moment table is full: the general race check records them.
+                for e in i..i + count as usize {
+                    self.race(g, Loc::Global(b, e), kind, Lane { fid, w, l }, site, None);
+                }
+                continue;
+            };
             // A vector access its group's slot holds is recorded at once (the slot stands for
             // the group's element slots, which would all take it alike).
             if count > 1 && shadow.quick_vec(b, i, count as usize, m, tid) {
                 continue;
             }
             for e in i..i + count as usize {
-                if let Some(shadow) = g.shadow.as_mut()
-                    && shadow.quick_at(b, e, m, tid)
-                {
+                if g.shadow.as_mut().is_some_and(|shadow| shadow.quick_at(b, e, m, tid)) {
                     continue;
                 }
                 self.race(g, Loc::Global(b, e), kind, Lane { fid, w, l }, site, None);
