@@ -60,7 +60,7 @@ impl Acc {
 /// How many fences a thread has executed: device-wide (`__threadfence()`) and of any scope
 /// (`__threadfence_block()` too), saturating. An access is ordered before a release when the
 /// releasing thread fenced after it: its count then is higher than at the access.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Fences {
     /// Device-wide fences.
     pub device: u16,
@@ -157,7 +157,7 @@ pub struct Conflict {
 }
 
 /// Kinds of access as far as races are concerned.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Kind {
     /// Plain load.
     Read,
@@ -440,88 +440,254 @@ impl GCell {
     }
 }
 
-/// The first access to a global element: all its shadow holds until a second access comes
-/// ([`Slot::One`]), a fraction of a full [`GCell`]'s size. Most elements of a memory-bound
-/// kernel are touched once per launch.
-#[derive(Clone, Copy, Debug)]
-pub struct First {
-    /// The latest access: the first, or the latest of the same thread's later accesses of
-    /// the same kind (a plain read or write) in the same grid epoch. The full cell's state
-    /// after them is that after the first and the latest alone: its block summary keeps the
-    /// first's site, its intra-block cell the latest access.
-    acc: Acc,
-    /// The first access's site.
-    first: Site,
+/// What an access is apart from its thread and its element: the barriers and fences its
+/// thread had counted, where in the code it was, its block, grid epoch and kind. All lanes of
+/// a warp instruction usually share one, so [`Global`] keeps each distinct moment once per
+/// launch ([`Moments`]) and an element's compact [`Slot`] refers to it by index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Moment {
+    counts: [u32; LEVELS],
+    func: u16,
+    site: u16,
+    fences: Fences,
+    atomic: bool,
+    kind: Kind,
     block: u32,
     epoch: u32,
-    kind: Kind,
 }
 
-/// The shadow of one global element.
-#[derive(Clone, Copy, Debug, Default)]
-pub enum Slot {
-    /// Never accessed.
-    #[default]
-    Empty,
-    /// Accessed once: a [`GCell`] that saw only this access.
-    One(First),
-    /// Accessed more than once: its cell in [`Global::cells`].
-    Full(u32),
+impl Moment {
+    fn of(now: &Acc, block: u32, epoch: u32, kind: Kind) -> Moment {
+        Moment {
+            counts: now.counts,
+            func: now.func,
+            site: now.site,
+            fences: now.fences,
+            atomic: now.atomic,
+            kind,
+            block,
+            epoch,
+        }
+    }
+
+    /// The access by thread `tid` at this moment (exactly the [`Acc`] it was made from).
+    fn acc(&self, tid: u32) -> Acc {
+        Acc { tid, counts: self.counts, func: self.func, site: self.site, fences: self.fences, atomic: self.atomic }
+    }
 }
+
+/// A [`Moment`] interned in a [`Global`] shadow (see [`Global::moment`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MomentId(u32);
+
+/// The distinct [`Moment`]s of a launch's compactly held accesses, each stored once. The
+/// last one interned is checked first: consecutive accesses are mostly the lanes and
+/// elements of one warp instruction.
+#[derive(Debug, Default)]
+struct Moments {
+    list: Vec<Moment>,
+    index: std::collections::HashMap<Moment, u32>,
+    last: Option<u32>,
+    /// How many moments the table may hold (see [`MAX_MOMENTS`]).
+    cap: usize,
+}
+
+/// How many moments a launch's table holds at most (about 100 bytes each with its index).
+/// A slot's repeated access can need a new moment (a thread reading its element after each
+/// of a million barriers), and a replaced moment is not reclaimed, so the table is bounded:
+/// once full, accesses that would need a new moment are not held in slots but recorded in
+/// full cells, which is always exact. The bench's kernels need at most about 6,000.
+const MAX_MOMENTS: usize = 1 << 16;
+
+impl Moments {
+    /// The index of `m`, added if new; `None` when it is new and the table is full.
+    #[inline]
+    fn intern(&mut self, m: Moment) -> Option<u32> {
+        if let Some(i) = self.last
+            && self.list[i as usize] == m
+        {
+            return Some(i);
+        }
+        let i = match self.index.get(&m) {
+            Some(&i) => i,
+            None if self.list.len() >= self.cap => return None,
+            None => {
+                // Two indices are kept out of the slot's range: `Slot::first` stores one more
+                // than a moment's index, and `FULL` marks a full cell.
+                let i =
+                    u32::try_from(self.list.len()).ok().filter(|&i| i < FULL - 1).expect("fewer than 2^32 - 2 moments");
+                self.list.push(m);
+                self.index.insert(m, i);
+                i
+            }
+        };
+        self.last = Some(i);
+        Some(i)
+    }
+
+    /// Records access `m` by thread `tid` in `slot` if it cannot conflict and fits: the
+    /// first access, or a plain read or write by the thread whose accesses of that kind the
+    /// slot holds, in the same block and grid epoch. False, changing nothing, otherwise.
+    #[inline]
+    fn hold(&self, slot: &mut Slot, m: u32, tid: u32) -> bool {
+        if slot.first == 0 {
+            *slot = Slot { first: m + 1, latest: m, tid };
+            return true;
+        }
+        if slot.first != FULL && slot.tid == tid {
+            let (now, held) = (&self.list[m as usize], &self.list[slot.latest as usize]);
+            // Every access a slot holds has the first's block, epoch and kind.
+            if matches!(now.kind, Kind::Read | Kind::Write)
+                && held.block == now.block
+                && held.epoch == now.epoch
+                && held.kind == now.kind
+            {
+                slot.latest = m;
+                return true;
+            }
+        }
+        false
+    }
+}
+
+/// The shadow of one global element (or of a vector of them, see [`Chunk`]), 12 bytes,
+/// three states:
+///
+/// - never accessed: `first` is 0 (a chunk of zeroes is all fresh);
+/// - accessed by one thread only, all its accesses of one kind (a plain read or write, or a
+///   single access of any kind) in one block and grid epoch: `first` is 1 + the moment of
+///   its first access and `latest` the moment of its latest, by thread `tid`. The full
+///   cell's state after them is that after the first and the latest alone: its block summary
+///   keeps the first's site, its intra-block cell the latest access;
+/// - accessed otherwise: `first` is [`FULL`] and `latest` the index of its full cell in
+///   [`Global::cells`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Slot {
+    first: u32,
+    latest: u32,
+    tid: u32,
+}
+
+/// [`Slot::first`] of an element with a full cell.
+const FULL: u32 = u32::MAX;
 
 /// Elements per lazily allocated chunk of a buffer's shadow.
 pub const CHUNK: usize = 4096;
 
+/// The shadow of [`CHUNK`] consecutive elements of a buffer: one slot per element, or, for a
+/// chunk whose first access was a vector access of `width` (2 or 4) elements at an index
+/// that is a multiple of `width`, one slot per aligned group of `width` elements. Such a slot
+/// stands for `width` identical element slots: only [`Global::quick_vec`] uses it, for an
+/// access by one thread to a whole group that the slot can hold (which would change the
+/// group's element slots alike); any other access first expands the chunk into one slot per
+/// element, each a copy of its group's ([`Global::slot`]).
+#[derive(Debug)]
+struct Chunk {
+    width: usize,
+    slots: Box<[Slot]>,
+}
+
+impl Chunk {
+    fn new(width: usize) -> Chunk {
+        Chunk { width, slots: vec![Slot::default(); CHUNK / width].into_boxed_slice() }
+    }
+}
+
 /// The race shadow of the global buffers of a launch, allocated in chunks of [`CHUNK`]
-/// elements on first access. An element's shadow starts as [`Slot::Empty`], holds its first
-/// access compactly, and becomes a full [`GCell`] at the second: the cell that first access
-/// left, replayed, and then the second recorded in it, so every access sees exactly the
-/// state a full cell per element would have held.
+/// elements on first access. An element's shadow starts fresh, holds its first access (and
+/// the same thread's repeats of it) compactly, and becomes a full [`GCell`] at any other
+/// access: the cell those accesses left, replayed, and then the new one recorded in it, so
+/// every access sees exactly the state a full cell per element would have held.
 #[derive(Debug, Default)]
 pub struct Global {
     /// Per buffer, its chunks (`None` until an element of it is accessed).
-    chunks: Vec<Vec<Option<Box<[Slot]>>>>,
+    chunks: Vec<Vec<Option<Chunk>>>,
     /// Full cells of the elements accessed more than once.
     cells: Vec<GCell>,
+    /// The moments the compact slots refer to.
+    moments: Moments,
 }
 
 impl Global {
     /// The shadow of buffers of `lens` elements, nothing allocated yet.
     pub fn new(lens: impl IntoIterator<Item = usize>) -> Global {
-        Global { chunks: lens.into_iter().map(|n| vec![None; n.div_ceil(CHUNK)]).collect(), cells: Vec::new() }
+        Global {
+            chunks: lens.into_iter().map(|n| (0..n.div_ceil(CHUNK)).map(|_| None).collect()).collect(),
+            cells: Vec::new(),
+            moments: Moments { cap: MAX_MOMENTS, ..Moments::default() },
+        }
     }
 
-    /// The slot of element `i` of buffer `b`, its chunk allocated if needed.
+    /// As [`Self::new`], with a table of at most `cap` moments (to test a full table).
+    #[cfg(test)]
+    fn with_moment_cap(lens: impl IntoIterator<Item = usize>, cap: usize) -> Global {
+        Global { moments: Moments { cap, ..Moments::default() }, ..Global::new(lens) }
+    }
+
+    /// The slot of element `i` of buffer `b`, its chunk allocated if needed, and expanded
+    /// to one slot per element if it had one per vector.
     #[inline]
-    pub fn slot(&mut self, b: usize, i: usize) -> &mut Slot {
-        let chunk = self.chunks[b][i / CHUNK].get_or_insert_with(|| vec![Slot::Empty; CHUNK].into_boxed_slice());
-        &mut chunk[i % CHUNK]
+    fn slot(chunks: &mut [Vec<Option<Chunk>>], b: usize, i: usize) -> &mut Slot {
+        let chunk = chunks[b][i / CHUNK].get_or_insert_with(|| Chunk::new(1));
+        if chunk.width != 1 {
+            let w = chunk.width;
+            *chunk = Chunk { width: 1, slots: chunk.slots.iter().flat_map(|&s| std::iter::repeat_n(s, w)).collect() };
+        }
+        &mut chunk.slots[i % CHUNK]
+    }
+
+    /// Interns access `now` of thread block `block` in grid epoch `epoch` without its
+    /// thread, for [`Self::quick_at`] and [`Self::quick_vec`]: the lanes of a warp
+    /// instruction usually share one. `None` when the table is full (see [`MAX_MOMENTS`]):
+    /// the access must then be recorded through [`Self::access`].
+    #[inline]
+    pub fn moment(&mut self, now: &Acc, block: u32, epoch: u32, kind: Kind) -> Option<MomentId> {
+        self.moments.intern(Moment::of(now, block, epoch, kind)).map(MomentId)
+    }
+
+    /// As [`Self::quick`], for thread `tid`'s access at moment `m`.
+    #[inline]
+    pub fn quick_at(&mut self, b: usize, i: usize, m: MomentId, tid: u32) -> bool {
+        self.moments.hold(Self::slot(&mut self.chunks, b, i), m.0, tid)
+    }
+
+    /// Records thread `tid`'s access at moment `m` to the `n` elements from `i` of buffer
+    /// `b` at once when each of them would be recorded by [`Self::quick_at`] and they are a
+    /// group of a chunk with one slot per `n` elements (or of a fresh chunk, which becomes
+    /// one). False, recording nothing, otherwise: the caller then records element by
+    /// element.
+    #[inline]
+    pub fn quick_vec(&mut self, b: usize, i: usize, n: usize, m: MomentId, tid: u32) -> bool {
+        if !matches!(n, 2 | 4) || !i.is_multiple_of(n) {
+            return false;
+        }
+        let chunk = self.chunks[b][i / CHUNK].get_or_insert_with(|| Chunk::new(n));
+        // A group's slot holds an access exactly when each of its elements' slots (all equal
+        // to it) would, and then changes as each of them would.
+        chunk.width == n && self.moments.hold(&mut chunk.slots[i % CHUNK / n], m.0, tid)
     }
 
     /// Records an access to element `i` of buffer `b` that cannot conflict and fits in its
     /// slot: the element's first access, or a plain read or write repeating the kind of the
-    /// thread that made its only access so far (in the same grid epoch); false, recording
-    /// nothing, for any other.
+    /// thread that made its only accesses so far (in the same block and grid epoch); false,
+    /// recording nothing, for any other.
     #[inline]
     pub fn quick(&mut self, b: usize, i: usize, block: u32, epoch: u32, now: Acc, kind: Kind) -> bool {
-        let slot = self.slot(b, i);
-        match slot {
-            Slot::Empty => {
-                *slot = Slot::One(First { acc: now, first: now.at(), block, epoch, kind });
-                true
-            }
-            Slot::One(f)
-                if f.acc.tid == now.tid
-                    && f.block == block
-                    && f.epoch == epoch
-                    && f.kind == kind
-                    && matches!(kind, Kind::Read | Kind::Write) =>
-            {
-                f.acc = now;
-                true
-            }
-            _ => false,
+        let slot = Self::slot(&mut self.chunks, b, i);
+        // Moments are interned only for accesses the slot takes, so that accesses to full
+        // cells do not grow the table.
+        let takes = slot.first == 0
+            || (slot.first != FULL && slot.tid == now.tid && matches!(kind, Kind::Read | Kind::Write) && {
+                let held = &self.moments.list[slot.latest as usize];
+                held.block == block && held.epoch == epoch && held.kind == kind
+            });
+        if !takes {
+            return false;
         }
+        let Some(m) = self.moments.intern(Moment::of(&now, block, epoch, kind)) else { return false };
+        let held = self.moments.hold(slot, m, now.tid);
+        debug_assert!(held);
+        true
     }
 
     /// Records an access to element `i` of buffer `b` (as [`GCell::access`]).
@@ -541,19 +707,31 @@ impl Global {
             return None;
         }
         let next = self.cells.len();
-        let slot = self.slot(b, i);
-        match *slot {
-            Slot::Empty => unreachable!("a first access is quick"),
-            Slot::Full(c) => self.cells[c as usize].access(lv, block, epoch, now, passed, kind),
-            Slot::One(f) => {
-                *slot = Slot::Full(u32::try_from(next).expect("fewer than 2^32 shadow cells"));
+        let slot = Self::slot(&mut self.chunks, b, i);
+        match slot.first {
+            0 => {
+                // A first access not held in the slot (the moment table is full): a full cell
+                // from the start.
+                *slot =
+                    Slot { first: FULL, latest: u32::try_from(next).expect("fewer than 2^32 shadow cells"), tid: 0 };
+                let mut cell = GCell::default();
+                let conflict = cell.access(lv, block, epoch, now, passed, kind);
+                self.cells.push(cell);
+                conflict
+            }
+            FULL => self.cells[slot.latest as usize].access(lv, block, epoch, now, passed, kind),
+            first => {
+                let (f, l) = (self.moments.list[first as usize - 1], self.moments.list[slot.latest as usize]);
+                let tid = slot.tid;
+                *slot =
+                    Slot { first: FULL, latest: u32::try_from(next).expect("fewer than 2^32 shadow cells"), tid: 0 };
                 let mut cell = GCell::default();
                 // The first access (its barrier counts do not matter: the latest, by the same
                 // thread and of the same kind, replaces its record in the cell), then the
                 // latest when there were more.
-                let Site { tid, func, site, fences } = f.first;
-                let first = Acc { tid, func, site, fences, ..f.acc };
-                let latest = (first != f.acc).then_some(f.acc);
+                let latest = l.acc(tid);
+                let first = Acc { func: f.func, site: f.site, fences: f.fences, ..latest };
+                let latest = (first != latest).then_some(latest);
                 for a in std::iter::once(first).chain(latest) {
                     let replayed = cell.access(lv, f.block, f.epoch, a, &a.counts, f.kind);
                     debug_assert!(replayed.is_none(), "the accesses a slot holds conflict with nothing");
@@ -702,8 +880,30 @@ mod tests {
         // A second access makes it a full cell, which reports as a full cell does.
         assert_eq!(record(&mut g, &lv, (0, 2 * CHUNK + 1), 0, 40, Kind::Read), Some(RaceKind::WriteRead));
         assert_eq!(g.cells.len(), 1);
-        assert!(std::mem::size_of::<Slot>() <= 56, "a slot is small: {}", std::mem::size_of::<Slot>());
+        assert!(std::mem::size_of::<Slot>() <= 12, "a slot is small: {}", std::mem::size_of::<Slot>());
         assert!(std::mem::size_of::<GCell>() <= 296, "a full cell: {}", std::mem::size_of::<GCell>());
+    }
+
+    /// The moment table stays within its bound: accesses that would need a new moment once
+    /// it is full are recorded in full cells, and still report as full cells do.
+    #[test]
+    fn a_full_moment_table_falls_back_to_full_cells() {
+        let lv = Levels::new(vec![], 64);
+        let mut g = Global::with_moment_cap([CHUNK], 2);
+        for i in 0..5 {
+            // Five sites: five moments.
+            let a = Acc { site: i as u16, ..acc(0, 0) };
+            assert!(g.access(&lv, (0, i), 0, 0, a, &a.counts, Kind::Write).is_none());
+        }
+        assert_eq!((g.moments.list.len(), g.cells.len()), (2, 3));
+        // A known moment is still held compactly.
+        let a = Acc { site: 1, ..acc(0, 0) };
+        assert!(g.access(&lv, (0, 7), 0, 0, a, &a.counts, Kind::Write).is_none());
+        assert_eq!((g.moments.list.len(), g.cells.len()), (2, 3));
+        for i in [0, 4, 7] {
+            assert_eq!(record(&mut g, &lv, (0, i), 0, 40, Kind::Read), Some(RaceKind::WriteRead));
+        }
+        assert_eq!(Global::new([1]).moments.cap, MAX_MOMENTS);
     }
 
     #[test]
@@ -764,6 +964,125 @@ mod tests {
         }
         let (a, passed) = gacc(5, 1);
         assert!(g.access(&lv, (0, 3), 0, 0, a, &passed, Kind::Write).is_none());
+    }
+
+    /// The compact shadow, driven as the simulator drives it (warp instructions whose lanes
+    /// access one element or a vector of 2 or 4 each, through [`Global::moment`],
+    /// [`Global::quick_vec`], [`Global::quick_at`] and [`Global::access`], or element by
+    /// element through [`Global::access`] alone), reports exactly what a full cell per element
+    /// reports: random threads of one and several warps, blocks, barrier counts at every
+    /// level, fences, the atomic flag, grid epochs, functions and sites, all four kinds,
+    /// aligned and unaligned vectors across chunk boundaries, in two buffers. After each
+    /// sequence, every element is probed by a write of another block and one of the same
+    /// block, so a state that differs without a report during the sequence is caught too.
+    #[test]
+    fn the_compact_shadow_matches_full_cells() {
+        let lv = Levels::new(vec![8], 128);
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let lens = [2 * CHUNK + 6, 12];
+        let (mut held_vec, mut held_one, mut conflicts) = (0, 0, 0);
+        for _ in 0..3000 {
+            // One sequence in three with a small moment table, which fills up.
+            let mut g = if next(3) == 0 { Global::with_moment_cap(lens, next(4) as usize) } else { Global::new(lens) };
+            let mut full: Vec<Vec<GCell>> = lens.iter().map(|&n| vec![GCell::default(); n]).collect();
+            let mut counts = [[0u32; LEVELS]; 128];
+            let mut fences = [Fences::default(); 128];
+            let mut epoch = 0;
+            // A few of each, so that threads, sites and moments meet again.
+            let tids = [0u32, 1, 2, 9, 31, 33, 70];
+            for _ in 0..40 {
+                let b = usize::from(next(5) == 0);
+                let n = [1usize, 2, 4, 4][next(4) as usize];
+                let base = if b == 1 {
+                    [0, 4, 8][next(3) as usize]
+                } else {
+                    [0, 4, 8, CHUNK - 4, CHUNK, CHUNK + 4, 2 * CHUNK][next(7) as usize]
+                };
+                // Mostly aligned, sometimes one or two elements off.
+                let off = if next(5) == 0 { 1 + next(2) as usize } else { 0 };
+                let block = next(3) as u32;
+                match next(16) {
+                    0 => epoch += 1,
+                    1..=3 => {
+                        let t = tids[next(7) as usize] as usize;
+                        counts[t][next(3) as usize] += 1;
+                    }
+                    4 | 5 => {
+                        let t = tids[next(7) as usize] as usize;
+                        fences[t].bump(next(2) == 0);
+                    }
+                    _ => {}
+                }
+                let kind = [Kind::Read, Kind::Read, Kind::Write, Kind::Write, Kind::Atomic, Kind::AtomicRead]
+                    [next(6) as usize];
+                let (func, site, atomic) = (next(2) as u16, next(3) as u16, next(8) == 0);
+                // One warp instruction: consecutive lanes on consecutive vectors, or one
+                // lane, or lanes of two warps on the same vector.
+                let lanes: Vec<(u32, usize)> = match next(3) {
+                    0 => (0..1 + next(4) as u32).map(|l| (l, base + off + l as usize * n)).collect(),
+                    1 => vec![(tids[next(7) as usize], base + off)],
+                    _ => vec![(tids[next(7) as usize], base + off), (tids[next(7) as usize], base + off)],
+                };
+                let compact = next(4) != 0;
+                for (tid, i) in lanes {
+                    if i + n > lens[b] {
+                        continue;
+                    }
+                    let c = counts[tid as usize];
+                    let now = Acc { tid, counts: c, func, site, fences: fences[tid as usize], atomic };
+                    let m = compact.then(|| g.moment(&now, block, epoch, kind)).flatten();
+                    if let Some(m) = m
+                        && n > 1
+                        && g.quick_vec(b, i, n, m, tid)
+                    {
+                        held_vec += 1;
+                        for cell in &mut full[b][i..i + n] {
+                            let want = cell.access(&lv, block, epoch, now, &c, kind);
+                            assert!(want.is_none(), "a vector held compactly conflicts with {want:?}");
+                        }
+                        continue;
+                    }
+                    for (e, cell) in full[b].iter_mut().enumerate().skip(i).take(n) {
+                        let want = cell.access(&lv, block, epoch, now, &c, kind);
+                        if let Some(m) = m
+                            && g.quick_at(b, e, m, tid)
+                        {
+                            held_one += 1;
+                            assert!(want.is_none(), "an element held compactly conflicts with {want:?}");
+                            continue;
+                        }
+                        let got = g.access(&lv, (b, e), block, epoch, now, &c, kind);
+                        conflicts += usize::from(want.is_some());
+                        assert_eq!(format!("{got:?}"), format!("{want:?}"));
+                    }
+                }
+            }
+            for (b, &len) in lens.iter().enumerate() {
+                for e in (0..len).filter(|&e| e < 12 || e.abs_diff(CHUNK) < 8 || e >= 2 * CHUNK - 2) {
+                    for (block, tid) in [(3, 5), (0, 100)] {
+                        let a = Acc {
+                            tid,
+                            counts: [0; LEVELS],
+                            func: 9,
+                            site: 9,
+                            fences: Fences::default(),
+                            atomic: false,
+                        };
+                        let want = full[b][e].access(&lv, block, epoch, a, &a.counts, Kind::Write);
+                        let got = g.access(&lv, (b, e), block, epoch, a, &a.counts, Kind::Write);
+                        assert_eq!(format!("{got:?}"), format!("{want:?}"), "probe of element {e} of buffer {b}");
+                    }
+                }
+            }
+        }
+        // The sequences exercise each path.
+        assert!(held_vec > 5_000 && held_one > 50_000 && conflicts > 50_000, "{held_vec} {held_one} {conflicts}");
     }
 
     /// The lazy shadow reports exactly what a full cell per element reports, for random

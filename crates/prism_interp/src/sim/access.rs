@@ -8,7 +8,7 @@ use super::block::{BlockSim, Frame, Loc};
 use crate::code::{FuncCode, R};
 use crate::memory::{Ptr, Space};
 use crate::report::{Report, ReportKind, Thread};
-use crate::shadow::{Acc, Kind, LEVELS, Release};
+use crate::shadow::{Acc, Fences, Kind, LEVELS, MomentId, RaceKind, Release};
 use crate::value::{self, to_i128};
 use prism_ir::ir::AccessKind;
 use prism_types::ty::Scalar;
@@ -295,7 +295,9 @@ impl<'a> BlockSim<'a> {
     /// general path calls [`Self::race`]. `broadcast`: a scalar load, whose lanes reading
     /// the element the previous two lanes read are not recorded (as in the general path).
     /// An access that cannot conflict and fits its global element's compact slot (see
-    /// [`crate::shadow::Global::quick`]) is recorded directly; every other goes through
+    /// [`crate::shadow::Global::quick`]), or a lane's whole vector access that fits its
+    /// group's slot ([`crate::shadow::Global::quick_vec`]), is recorded directly; every other
+    /// goes through
     /// [`Self::race`], so the reports are the general path's.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn race_lanes(
@@ -315,6 +317,17 @@ impl<'a> BlockSim<'a> {
             Kind::Write => g.flags.is_empty() && g.inflight.is_empty(),
             Kind::Atomic | Kind::AtomicRead => false,
         };
+        if direct
+            && let Some(b) = global
+            && g.shadow.is_some()
+        {
+            return self.race_lanes_global(g, b, (at, mask, count), kind, (fid, w), site, broadcast);
+        }
+        // Plain shared reads, and plain shared writes when no shared flag can be overwritten,
+        // need nothing of `race` but the cell and, on a conflict, the report.
+        if global.is_none() && (kind == Kind::Read || (kind == Kind::Write && self.sflags.is_empty())) {
+            return self.race_lanes_shared((g, (at, mask, count, size)), kind, w, site, broadcast);
+        }
         let mut prev: (Option<u64>, u32) = (None, 0);
         for l in super::block::lanes_of(mask) {
             if broadcast {
@@ -328,21 +341,134 @@ impl<'a> BlockSim<'a> {
                     Some(b) => Loc::Global(b, (at[l] + k) as usize),
                     None => Loc::Shared((at[l] + k * size) as usize),
                 };
-                if direct && let (Loc::Global(b, i), Some(shadow)) = (loc, g.shadow.as_mut()) {
-                    let tid = w as u32 * 32 + l as u32;
-                    let now = Acc {
-                        tid,
-                        counts: self.warps[w].arrived[l],
-                        func: site.func as u16,
-                        site: site.access as u16,
-                        fences: self.fences[tid as usize],
-                        atomic: false,
-                    };
-                    if shadow.quick(b, i, self.block, g.grid_epoch, now, kind) {
-                        continue;
-                    }
-                }
                 self.race(g, loc, kind, Lane { fid, w, l }, site, None);
+            }
+        }
+    }
+
+    /// [`Self::race_lanes`] for plain shared accesses that need nothing but the shadow: what
+    /// [`Self::race`] does for them (the same cells, in the same order, and the same report
+    /// on a conflict), without the checks that cannot apply (copies in flight are global,
+    /// and the caller has seen that no shared flag can be overwritten).
+    fn race_lanes_shared(
+        &mut self,
+        (g, (at, mask, count, size)): (&mut GCtx, (&[u64; 32], u32, u64, u64)),
+        kind: Kind,
+        w: usize,
+        site: Site,
+        broadcast: bool,
+    ) {
+        let s = self.s;
+        if !s.cfg.checks.races {
+            return;
+        }
+        if self.sshadow.len() != self.shared.len() {
+            self.sshadow = vec![Default::default(); self.shared.len()];
+            self.stouched.clear();
+        }
+        let mut prev: (Option<u64>, u32) = (None, 0);
+        for l in super::block::lanes_of(mask) {
+            if broadcast {
+                prev = if prev.0 == Some(at[l]) { (prev.0, prev.1 + 1) } else { (Some(at[l]), 1) };
+                if prev.1 > 2 {
+                    continue;
+                }
+            }
+            let (now, passed) = self.lane_acc(w, l, site);
+            for k in 0..count {
+                let byte = (at[l] + k * size) as usize;
+                if let Some((a, rk)) = self.record_shared(byte, now, &passed, kind) {
+                    self.report_race(g, kind, now.tid, (site.func, site.access), (a.at(), rk), None);
+                }
+            }
+        }
+    }
+
+    /// The access lane `l` of warp `w` makes at `site`, for race detection (its thread's
+    /// barrier arrivals and fences), and the barriers its thread has passed: the same for
+    /// [`Self::race`] and the fast paths of [`Self::race_lanes`].
+    #[inline]
+    fn lane_acc(&self, w: usize, l: usize, site: Site) -> (Acc, [u32; LEVELS]) {
+        let tid = w as u32 * 32 + l as u32;
+        let now = Acc {
+            tid,
+            counts: self.warps[w].arrived[l],
+            func: site.func as u16,
+            site: site.access as u16,
+            fences: self.fences[tid as usize],
+            atomic: false,
+        };
+        (now, self.warps[w].counts[l])
+    }
+
+    /// Records access `now` to byte `byte` of shared memory in its cell (whose shadow is
+    /// allocated) and returns the conflict the cell finds, for [`Self::race`] and
+    /// [`Self::race_lanes`] alike.
+    #[inline]
+    fn record_shared(&mut self, byte: usize, now: Acc, passed: &[u32; LEVELS], kind: Kind) -> Option<(Acc, RaceKind)> {
+        let cell = &mut self.sshadow[byte];
+        if cell.is_fresh() {
+            self.stouched.push(byte);
+        }
+        cell.access(&self.s.levels, now, passed, kind)
+    }
+
+    /// [`Self::race_lanes`] for plain accesses to global buffer `b` that need nothing but
+    /// the shadow: each lane's access is recorded directly when its slots take it, and
+    /// through [`Self::race`] otherwise.
+    #[allow(clippy::too_many_arguments)]
+    fn race_lanes_global(
+        &mut self,
+        g: &mut GCtx,
+        b: usize,
+        (at, mask, count): (&[u64; 32], u32, u64),
+        kind: Kind,
+        (fid, w): (u32, usize),
+        site: Site,
+        broadcast: bool,
+    ) {
+        let mut prev: (Option<u64>, u32) = (None, 0);
+        // The moment of the last lane looked up, with the barrier counts and fences it was
+        // looked up for: everything else in a moment (function, site, block, grid epoch,
+        // kind, no atomic flag) is the same for every lane of this call, so lanes with the
+        // same counts and fences (all of them, usually) have the same moment.
+        let mut moment: Option<([u32; LEVELS], Fences, Option<MomentId>)> = None;
+        for l in super::block::lanes_of(mask) {
+            if broadcast {
+                prev = if prev.0 == Some(at[l]) { (prev.0, prev.1 + 1) } else { (Some(at[l]), 1) };
+                if prev.1 > 2 {
+                    continue;
+                }
+            }
+            let (now, _) = self.lane_acc(w, l, site);
+            let (tid, counts, fences) = (now.tid, now.counts, now.fences);
+            let Some(shadow) = g.shadow.as_mut() else { unreachable!("checked by the caller") };
+            let m = match moment {
+                Some((c, f, m)) if c == counts && f == fences => m,
+                _ => {
+                    let m = shadow.moment(&now, self.block, g.grid_epoch, kind);
+                    moment = Some((counts, fences, m));
+                    m
+                }
+            };
+            let i = at[l] as usize;
+            let Some(m) = m else {
+                // The moment table is full: the general race check records them.
+                for e in i..i + count as usize {
+                    self.race(g, Loc::Global(b, e), kind, Lane { fid, w, l }, site, None);
+                }
+                continue;
+            };
+            // A vector access its group's slot holds is recorded at once (the slot stands for
+            // the group's element slots, which would all take it alike).
+            if count > 1 && shadow.quick_vec(b, i, count as usize, m, tid) {
+                continue;
+            }
+            for e in i..i + count as usize {
+                if g.shadow.as_mut().is_some_and(|shadow| shadow.quick_at(b, e, m, tid)) {
+                    continue;
+                }
+                self.race(g, Loc::Global(b, e), kind, Lane { fid, w, l }, site, None);
             }
         }
     }
@@ -363,16 +489,12 @@ impl<'a> BlockSim<'a> {
         if !s.cfg.checks.races {
             return;
         }
-        let tid = w as u32 * 32 + lane as u32;
-        let now = Acc {
-            tid,
-            counts: counts.map_or(self.warps[w].arrived[lane], |c| c.1),
-            func: func as u16,
-            site: site as u16,
-            fences: self.fences[tid as usize],
-            atomic: false,
-        };
-        let passed = counts.map_or(self.warps[w].counts[lane], |c| c.0);
+        let (mut now, mut passed) = self.lane_acc(w, lane, Site { func, access: site });
+        // An asynchronous copy's write: the counts when it was issued.
+        if let Some((p, a)) = counts {
+            (now.counts, passed) = (a, p);
+        }
+        let tid = now.tid;
         // A write to the source of a copy still in flight.
         if matches!(kind, Kind::Write | Kind::Atomic)
             && let Loc::Global(b, i) = loc
@@ -426,15 +548,27 @@ impl<'a> BlockSim<'a> {
                     self.sshadow = vec![Default::default(); self.shared.len()];
                     self.stouched.clear();
                 }
-                let cell = &mut self.sshadow[at];
-                if cell.is_fresh() {
-                    self.stouched.push(at);
-                }
-                (cell.access(&s.levels, now, &passed, kind).map(|(a, k)| (a.at(), k)), None)
+                (self.record_shared(at, now, &passed, kind).map(|(a, k)| (a.at(), k)), None)
             }
             Loc::Local(..) => return,
         };
         let Some((earlier, rk)) = conflict else { return };
+        self.report_race(g, kind, tid, (func, site), (earlier, rk), other_block);
+    }
+
+    /// Reports a conflict the shadow found for an access of `kind` by thread `tid` at
+    /// `(func, site)` with `earlier` (of block `other_block`, or of this block when `None`),
+    /// unless a release this thread acquired orders the earlier access.
+    fn report_race(
+        &mut self,
+        g: &mut GCtx,
+        kind: Kind,
+        tid: u32,
+        (func, site): (u32, u32),
+        (earlier, rk): (crate::shadow::Site, crate::shadow::RaceKind),
+        other_block: Option<u32>,
+    ) {
+        let s = self.s;
         // Published through a fence and a flag this thread observed and then fenced for.
         let earlier_block = match other_block {
             Some(b) => b,
