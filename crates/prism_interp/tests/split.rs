@@ -69,3 +69,32 @@ fn an_arrive_before_the_write_races() {
     let (kinds, _) = run(&bad);
     assert!(kinds.iter().any(|k| matches!(k, ReportKind::Race(_))), "{kinds:?}\n{bad}");
 }
+
+/// A read between a thread's arrive and its wait is ordered after nothing the arrive stands
+/// for: the simulator must compare with the barriers the reader has *passed*, not those it
+/// has arrived at. Here only the second warp reads the first warp's elements (`t % 32`; the
+/// first warp reads its own), so the only conflicting pairs are "first warp writes, second
+/// reads". Every schedule must report the race, including those where the write comes
+/// first, which the arrived count would wrongly order.
+#[test]
+fn a_read_between_arrive_and_wait_races_in_every_order() {
+    let text = ir_text();
+    let one_way =
+        text.replacen("%19 = const 63", "%19 = const 32", 1).replacen("%20 = sub %19, %5", "%20 = rem %5, %19", 1);
+    assert_ne!(one_way, text);
+    // As motion placed it, the wait before the read: clean.
+    let (kinds, _) = run(&one_way);
+    assert!(kinds.is_empty(), "{kinds:?}\n{one_way}");
+    let bad = move_line(&one_way, "wait block[1]", "%21 = load", false);
+    assert_ne!(bad, one_way);
+    let m = Module::new(&prism_driver::assemble(&bad).expect("valid IR"));
+    for seed in [None, Some(1), Some(2), Some(3), Some(4), Some(5)] {
+        let x: Vec<i32> = (0..128).collect();
+        let args = [Arg::buffer(&x), Arg::buffer(&[0i32; 128])];
+        let o = m.launch("reverse", 2, 64, &args, Config { seed, ..Config::default() }).expect("valid launch");
+        assert!(
+            o.reports.iter().any(|r| matches!(r.kind, ReportKind::Race(_))),
+            "schedule {seed:?}: no race reported\n{bad}"
+        );
+    }
+}
