@@ -158,7 +158,7 @@ pub fn compile_with(
         }
     }
     let sync_opts = prism_sync::Options { skip: opts.skip_barriers.clone() };
-    let mut report = prism_sync::infer(&mut ir, &sync_opts);
+    let report = prism_sync::infer(&mut ir, &sync_opts);
     ir.number_blocks();
     verify(&ir, "synchronisation inference");
     for d in prism_sync::problems(&ir, &report, map) {
@@ -172,6 +172,13 @@ pub fn compile_with(
     if problems.error_count() > errors_before {
         return None;
     }
+    Some(after_inference(ir, report, opts))
+}
+
+/// The passes after synchronisation inference, as `opts` asks: barrier motion, then the
+/// barrier optimiser. [`compile_with`] and [`infer`] (for editors) both end here, so an
+/// editor shows the barriers the backends get.
+fn after_inference(mut ir: Program, mut report: SyncReport, opts: &Options) -> Synced {
     if opts.motion {
         report.motion = prism_sync::motion::motion(&mut ir);
         ir.number_blocks();
@@ -180,7 +187,7 @@ pub fn compile_with(
     let barriers = if opts.optimize { prism_sync::opt::optimize(&mut ir) } else { Counts::of(&ir) };
     ir.number_blocks();
     verify(&ir, "barrier optimisation");
-    Some(Synced { ir, report, barriers })
+    Synced { ir, report, barriers }
 }
 
 /// Applies `w` to the wait-and-barrier blocks of the pipeline loops in `b` (test-only).
@@ -414,18 +421,7 @@ pub fn infer(analysis: &Analysis, map: &SourceMap, opts: &Options, problems: &mu
     let notes = prism_sync::notes(&ir, &report, map);
     // The rest of `compile_with`'s passes, so that an editor shows the barriers the
     // backends get rather than inference's first placement.
-    let synced = (problems.error_count() == errors_before).then(|| {
-        let mut report = report.clone();
-        if opts.motion {
-            report.motion = prism_sync::motion::motion(&mut ir);
-            ir.number_blocks();
-            verify(&ir, "barrier motion");
-        }
-        let barriers = if opts.optimize { prism_sync::opt::optimize(&mut ir) } else { Counts::of(&ir) };
-        ir.number_blocks();
-        verify(&ir, "barrier optimisation");
-        Synced { ir, report, barriers }
-    });
+    let synced = (problems.error_count() == errors_before).then(|| after_inference(ir, report.clone(), opts));
     Some(Inferred { report, notes, synced })
 }
 
