@@ -277,13 +277,7 @@ fn pointers(a: &mut Analysis, f: &Function) {
     // Calls pass pointers on: a callee's parameter is const when it writes nothing, but the
     // caller's pointer stays writable unless the callee's parameter is const. The walk above
     // has no callee information, so pointers passed to calls count as written there.
-    for _ in 0..derived.len().min(16) + 1 {
-        for &(d, b) in &derived {
-            if written.contains(&d) {
-                written.insert(b);
-            }
-        }
-    }
+    spread(&derived, &mut written, |&(d, b)| (d, b));
     // The IR's access sites do know the callees: a call records a write on a pointer
     // argument only where the callee's parameter is declared writable, and every store,
     // atomic, asynchronous copy and volatile access records its kind. A pointer parameter
@@ -300,22 +294,31 @@ fn pointers(a: &mut Analysis, f: &Function) {
             continue;
         }
         let Some((m, _)) = param_mems.next() else { break };
-        let writes =
-            f.accesses.iter().any(|acc| acc.kind != prism_ir::ir::AccessKind::Read && f.mem_root(acc.mem).index() == m);
-        if f.reg_ty(p) == Type::Ptr && !writes {
+        if f.reg_ty(p) == Type::Ptr && !f.writes_param(prism_ir::MemId(m as u32)) {
             only_read.insert(p);
         }
     }
-    for _ in 0..derived.len().min(16) + 1 {
-        for &(d, b) in &derived {
-            if only_read.contains(&b) {
-                only_read.insert(d);
-            }
-        }
-    }
+    spread(&derived, &mut only_read, |&(d, b)| (b, d));
     for (&r, _) in a.ptr_elem.iter() {
         if !written.contains(&r) || only_read.contains(&r) {
             a.ptr_const.insert(r);
+        }
+    }
+}
+
+/// Adds to `set` every register reached from it along the `(from, to)` edges `edge` makes
+/// of each `(derived, base)` pair, until nothing changes (a copy may come before its source
+/// in a loop, and chains of views have any length).
+fn spread(derived: &[(Reg, Reg)], set: &mut HashSet<Reg>, edge: impl Fn(&(Reg, Reg)) -> (Reg, Reg)) {
+    loop {
+        let before = set.len();
+        for (from, to) in derived.iter().map(&edge) {
+            if set.contains(&from) {
+                set.insert(to);
+            }
+        }
+        if set.len() == before {
+            return;
         }
     }
 }

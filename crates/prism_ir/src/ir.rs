@@ -326,6 +326,12 @@ impl Function {
             .any(|a| a.kind != AccessKind::Read && self.mems[self.mem_root(a.mem).index()].kind == MemKind::Param)
     }
 
+    /// Whether the function may change the memory named `m` or a view of it, in the same
+    /// sense as [`Function::writes_params`].
+    pub fn writes_param(&self, m: MemId) -> bool {
+        self.accesses.iter().any(|a| a.kind != AccessKind::Read && self.mem_root(a.mem) == m)
+    }
+
     /// The one launch shape a kernel entered below `grid[1]` allows, as (blocks, threads per
     /// block if fixed), when it may write through a pointer parameter.
     ///
