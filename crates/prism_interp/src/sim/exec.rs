@@ -307,7 +307,7 @@ impl<'a> BlockSim<'a> {
                     }
                     Op::Copy { dst, src } => {
                         let mut x = [0u64; 32];
-                        lanes::copy32(&mut x, lanes::src(regs, *src));
+                        lanes::copy32(&mut x, regs.src(*src));
                         regs.put(*dst, mask, &x);
                     }
                     Op::Un { dst, op, ty, a } if mask == FULL && regs.uniform(*a) => {
@@ -315,7 +315,7 @@ impl<'a> BlockSim<'a> {
                         regs.put_uniform(*dst, FULL, v);
                     }
                     Op::Un { dst, op, ty, a } => {
-                        let x = lanes::src(regs, *a);
+                        let x = regs.src(*a);
                         let out: [u64; 32] = std::array::from_fn(|l| ops::un(*op, *ty, x[l]));
                         regs.put(*dst, mask, &out);
                     }
@@ -330,8 +330,8 @@ impl<'a> BlockSim<'a> {
                         if ty == Scalar::I32 {
                             // The common case, in a loop the compiler can vectorise: the sum
                             // in 64 bits, and whether any lane left the `int` range.
-                            let x = lanes::src(regs, *iv);
-                            let y = lanes::src(regs, *step);
+                            let x = regs.src(*iv);
+                            let y = regs.src(*step);
                             let mut out = [0u64; 32];
                             let mut bad = 0u32;
                             for l in 0..32 {
@@ -369,7 +369,7 @@ impl<'a> BlockSim<'a> {
                         }
                     }
                     Op::Fma { dst, ty, a, b, c } => {
-                        let xyz = (lanes::src(regs, *a), lanes::src(regs, *b), lanes::src(regs, *c));
+                        let xyz = (regs.src(*a), regs.src(*b), regs.src(*c));
                         let out = lanes::fma_lanes(*ty, xyz, mask);
                         regs.put(*dst, mask, &out);
                     }
@@ -380,7 +380,7 @@ impl<'a> BlockSim<'a> {
                         regs.put_uniform(*dst, FULL, v);
                     }
                     Op::Select { dst, c, a, b } => {
-                        let (c, x, y) = (lanes::src(regs, *c), lanes::src(regs, *a), lanes::src(regs, *b));
+                        let (c, x, y) = (regs.src(*c), regs.src(*a), regs.src(*b));
                         let out: [u64; 32] = std::array::from_fn(|l| if c[l] != 0 { x[l] } else { y[l] });
                         regs.put(*dst, mask, &out);
                     }
@@ -389,7 +389,7 @@ impl<'a> BlockSim<'a> {
                         regs.put_uniform(*dst, FULL, v);
                     }
                     Op::Cast { dst, from, to, a } => {
-                        let x = lanes::src(regs, *a);
+                        let x = regs.src(*a);
                         let mut out = [0u64; 32];
                         match (*from, *to) {
                             // The casts `cast_lane` has a formula for, as straight loops.
@@ -452,7 +452,7 @@ impl<'a> BlockSim<'a> {
                     Op::PtrAdd { dst, base, off, off_ty } => {
                         // `to_i128(off_ty, v) as i64` is `v as i64` for every integer type.
                         let _ = off_ty;
-                        let (b, o) = (lanes::src(regs, *base), lanes::src(regs, *off));
+                        let (b, o) = (regs.src(*base), regs.src(*off));
                         let out: [u64; 32] = std::array::from_fn(|l| lanes::ptr_add(b[l], o[l]));
                         regs.put(*dst, mask, &out);
                     }
@@ -465,7 +465,7 @@ impl<'a> BlockSim<'a> {
                             // memory (with race checks, recorded lane by lane as the general
                             // path records them). When a lane is out of bounds, the general
                             // path below says where.
-                            let operands = (lanes::src(&fr.regs, *ptr), lanes::src(&fr.regs, *index), *index_ty);
+                            let operands = (fr.regs.src(*ptr), fr.regs.src(*index), *index_ty);
                             if let Some((place, at)) =
                                 lanes::resolve(s, self.shared.len(), operands, mask, ty.size(), 1, 1)
                             {
@@ -532,7 +532,7 @@ impl<'a> BlockSim<'a> {
                         g.writes += 1;
                         let checked = race_kind(fc, *access, true).filter(|_| s.cfg.checks.races);
                         {
-                            let operands = (lanes::src(&fr.regs, *ptr), lanes::src(&fr.regs, *index), *index_ty);
+                            let operands = (fr.regs.src(*ptr), fr.regs.src(*index), *index_ty);
                             if let Some((place, at)) =
                                 lanes::resolve(s, self.shared.len(), operands, mask, ty.size(), 1, 1)
                             {
@@ -542,7 +542,7 @@ impl<'a> BlockSim<'a> {
                                     let site = Site { func, access: *access };
                                     self.race_lanes(g, global, (&at, mask, 1, ty.size()), k, (fid, w), site, false);
                                 }
-                                let vals = lanes::src(&fr.regs, *value);
+                                let vals = fr.regs.src(*value);
                                 match place {
                                     lanes::Place::Global(buf, _) => lanes::store_global(buf, mask, &at, 0, vals),
                                     lanes::Place::Shared => {
@@ -555,7 +555,7 @@ impl<'a> BlockSim<'a> {
                             if let Some((frame, array, at)) =
                                 lanes::local_place(operands, mask).filter(|_| checked.is_none())
                             {
-                                let vals = lanes::src(&fr.regs, *value);
+                                let vals = fr.regs.src(*value);
                                 let owner = if frame == fid {
                                     Some(&mut fr.locals)
                                 } else {
@@ -640,7 +640,7 @@ impl<'a> BlockSim<'a> {
                         let arr = &mut fr.locals[*local as usize];
                         match lanes::local_index((fr.regs.src(*index), fr.regs.uniform(*index)), mask, arr.len() / 32) {
                             Some(Ok(i)) => {
-                                let vals = lanes::src(&fr.regs, *value);
+                                let vals = fr.regs.src(*value);
                                 let row: &mut [u64; 32] = (&mut arr[i * 32..i * 32 + 32]).try_into().expect("32 lanes");
                                 if mask == FULL {
                                     lanes::copy32(row, vals);
@@ -653,7 +653,7 @@ impl<'a> BlockSim<'a> {
                                 continue;
                             }
                             Some(Err(at)) => {
-                                let vals = lanes::src(&fr.regs, *value);
+                                let vals = fr.regs.src(*value);
                                 for l in lanes_of(mask) {
                                     arr[at[l] as usize * 32 + l] = vals[l];
                                 }
@@ -793,7 +793,7 @@ impl<'a> BlockSim<'a> {
                             let bytes = size * dsts.len() as u64;
                             let kind = race_kind(fc, *access, store);
                             {
-                                let operands = (lanes::src(&fr.regs, *ptr), lanes::src(&fr.regs, *index), *index_ty);
+                                let operands = (fr.regs.src(*ptr), fr.regs.src(*index), *index_ty);
                                 let count = dsts.len() as u64;
                                 if let Some((place, at)) =
                                     lanes::resolve(s, self.shared.len(), operands, mask, size, count, bytes)

@@ -16,13 +16,6 @@ use crate::value;
 use prism_types::ty::Scalar;
 use std::sync::atomic::Ordering::Relaxed;
 
-/// The lanes of register `r`.
-#[inline(always)]
-pub(super) fn src(regs: &[u64], r: R) -> &[u64; 32] {
-    let r = r as usize * 32;
-    regs[r..r + 32].try_into().expect("a register has 32 lanes")
-}
-
 /// `*d = *s`, in two halves: a 256-byte copy is a call into libc's `memcpy` (it was 11% of a
 /// scan's run time), a 128-byte one is eight vector moves inline.
 #[inline(always)]
