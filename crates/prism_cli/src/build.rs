@@ -72,6 +72,7 @@ pub fn run(a: &BuildArgs) -> u8 {
         extern_c: true,
         prelude: true,
         host: a.emit_host,
+        kernels: None,
     };
     let out = prism_cuda::emit(&synced, &opts);
     if !out.errors.is_empty() {

@@ -72,6 +72,10 @@ pub struct Analysis {
     pub ptr_const: HashSet<Reg>,
     /// Registers never read whose definitions have no effect (not emitted).
     pub dead: HashSet<Reg>,
+    /// Dead registers whose expression, once inlined operands are expanded, holds an
+    /// instruction with an effect (`old = atomic_add(...)` with `old` unused folds the atomic
+    /// into `old`'s copy): emitted as `(void)(expr);` so the effect stays.
+    pub discard: HashSet<Reg>,
     /// The defining instruction of each register defined by a simple instruction.
     pub def_inst: HashMap<Reg, InstKind>,
     /// Value ranges of integer registers that have one (`crate::interval`): signed
@@ -159,6 +163,7 @@ pub fn analyse(f: &Function, reserved: &[&str], param_names: &[String]) -> Analy
     pointers(&mut a, f);
     inline(&mut a, f, &f.body);
     a.dead = dead_registers(f);
+    a.discard = effects_in_dead(&a);
     a.values = crate::interval::of(f);
     declare(&mut a, f);
     name(&mut a, f, reserved, param_names);
@@ -386,6 +391,29 @@ fn inline(a: &mut Analysis, f: &Function, b: &Block) {
             a.inlined.insert(r);
         }
     }
+}
+
+/// The dead registers whose expression folds in an instruction with an effect. `inline` may
+/// fold an effect (an atomic, a call) into its single, direct use; when that use defines a
+/// dead register, dropping the dead definition would drop the effect with it.
+fn effects_in_dead(a: &Analysis) -> HashSet<Reg> {
+    let has_effect = |r: Reg| {
+        let mut stack = vec![r];
+        let mut first = true;
+        while let Some(r) = stack.pop() {
+            if !first && !a.inlined.contains(&r) {
+                continue;
+            }
+            first = false;
+            let Some(def) = a.def_inst.get(&r) else { continue };
+            if !matches!(purity(def), Purity::Pure | Purity::Reads) {
+                return true;
+            }
+            stack.extend(def.uses());
+        }
+        false
+    };
+    a.dead.iter().copied().filter(|&r| has_effect(r)).collect()
 }
 
 /// The registers an instruction reads once its inlined operands are expanded.

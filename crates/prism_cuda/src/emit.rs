@@ -650,6 +650,10 @@ impl Fx<'_> {
             self.pending.insert(dst, e);
             return;
         }
+        if self.a.discard.contains(&dst) {
+            out.push(Stmt::Expr(Expr::cast("void", e)));
+            return;
+        }
         if self.a.dead.contains(&dst) {
             return;
         }
@@ -1535,7 +1539,12 @@ fn issues_tma(b: &Block) -> bool {
 }
 
 /// Program-wide facts: names, and which functions need cooperative launches, TMA, sm_90a.
-pub fn global<'a>(p: &'a Program, lines: Option<Lines>, extern_c: bool) -> (Global<'a>, Vec<crate::Unsupported>) {
+pub fn global<'a>(
+    p: &'a Program,
+    lines: Option<Lines>,
+    extern_c: bool,
+    kernels: Option<&[String]>,
+) -> (Global<'a>, Vec<crate::Unsupported>) {
     let (named, errors) = barrier::plan(p);
     // The root file's functions are named first, so that their C names (the kernels'
     // symbols) do not depend on what it imports; imported ones (`m.f`) become `m_f`, with
@@ -1604,7 +1613,14 @@ pub fn global<'a>(p: &'a Program, lines: Option<Lines>, extern_c: bool) -> (Glob
             break;
         }
     }
-    let mut live: Vec<bool> = p.functions.iter().map(|f| !f.name.contains('.') || f.kind == FnKind::Kernel).collect();
+    let mut live: Vec<bool> = p
+        .functions
+        .iter()
+        .map(|f| match kernels {
+            Some(k) => f.kind == FnKind::Kernel && k.contains(&f.name),
+            None => !f.name.contains('.') || f.kind == FnKind::Kernel,
+        })
+        .collect();
     let mut stack: Vec<usize> = (0..n).filter(|&i| live[i]).collect();
     while let Some(i) = stack.pop() {
         for &c in &calls[i] {

@@ -47,11 +47,22 @@ pub struct Options {
     pub prelude: bool,
     /// Append host launchers.
     pub host: bool,
+    /// Emit only these kernels and the device functions they call (`None`: every kernel).
+    /// A launch compiles just the kernel it runs, so that another kernel of the file the
+    /// backend refuses (a deliberate bug in a test file, say) does not stop it.
+    pub kernels: Option<Vec<String>>,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { file_name: "input.prism".into(), source: None, extern_c: true, prelude: true, host: false }
+        Options {
+            file_name: "input.prism".into(),
+            source: None,
+            extern_c: true,
+            prelude: true,
+            host: false,
+            kernels: None,
+        }
     }
 }
 
@@ -101,7 +112,7 @@ pub fn emit(synced: &prism_driver::Synced, opts: &Options) -> Output {
     // one gets no line notes.
     let root = program.functions.iter().find(|f| !f.name.contains('.')).map(|f| f.span.file);
     let lines = root.and_then(|file| opts.source.as_deref().map(|s| emit::Lines::new(s).of_file(file)));
-    let (g, mut errors) = emit::global(&program, lines, opts.extern_c);
+    let (g, mut errors) = emit::global(&program, lines, opts.extern_c, opts.kernels.as_deref());
     let (items, kernels, errs) = emit::program_items(&g);
     errors.extend(errs);
     // The kernels first, so that the prelude can hold just what they use.

@@ -85,6 +85,13 @@ pub fn from_bytes(elem: Scalar, bytes: &[u8]) -> Buffer {
     Buffer::from_bits(elem, &bits)
 }
 
+/// The backend's options for a launch: just the launched kernel and what it calls, so that
+/// another kernel of the file that the backend refuses does not stop this one (and nvcc
+/// compiles less).
+pub(crate) fn launch_options(kernel: &str) -> prism_cuda::Options {
+    prism_cuda::Options { kernels: Some(vec![kernel.to_string()]), ..prism_cuda::Options::default() }
+}
+
 /// Runs `kernel` of `program` on GPU 0 over `grid` blocks of `block` threads; buffers in
 /// `args` are replaced by their contents after the run. `work` is a directory for the
 /// generated files. The compiler is `$PRISM_COMPILER`'s (nvcc when found, else NVRTC).
@@ -116,7 +123,7 @@ pub fn launch_with(
     if !driver_present() {
         return Err(DeviceError::NoDriver);
     }
-    let out = prism_cuda::emit(program, &prism_cuda::Options::default());
+    let out = prism_cuda::emit(program, &launch_options(kernel));
     if !out.errors.is_empty() {
         let msgs: Vec<String> = out.errors.iter().map(|e| e.message.clone()).collect();
         return Err(DeviceError::Launch(msgs.join("; ")));

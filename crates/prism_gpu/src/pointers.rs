@@ -54,7 +54,7 @@ pub fn launch(
 ) -> Result<(), DeviceError> {
     // Everything that can be refused without a GPU is refused first, so that a wrong call
     // says what is wrong on any machine.
-    let out = prism_cuda::emit(program, &prism_cuda::Options::default());
+    let out = prism_cuda::emit(program, &crate::device::launch_options(kernel));
     if !out.errors.is_empty() {
         let msgs: Vec<String> = out.errors.iter().map(|e| e.message.clone()).collect();
         return Err(DeviceError::Launch(msgs.join("; ")));

@@ -45,6 +45,7 @@ extern "C" __global__ void scale(const int* __restrict__ vals, int factor)
         {  // group(thread[32])
             const int lane = (int)((unsigned)prism_tid % 32u);  // line 22
             const int r = warp_scale(prism_tid % 32, prism_bid, nullptr, vals[lane], factor);  // line 23
+            (void)warp_scale(prism_tid % 32, prism_bid, nullptr, r, w + 1);  // line 24
         }
     }
 }

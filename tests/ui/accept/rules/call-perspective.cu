@@ -38,6 +38,7 @@ extern "C" __global__ void sums(const int* __restrict__ vals)
         block_step(prism_tid, prism_bid, nullptr, prism_add(sq, s));  // line 28
         {  // group(thread[32])
             const int s2 = warp_sum(prism_tid % 32, prism_bid, nullptr, sq);  // line 30
+            (void)__shfl_down_sync(0xffffffffu, s2, 1u);  // line 31
         }
     }
 }

@@ -15,6 +15,7 @@ extern "C" __global__ void vote(const bool* __restrict__ flags)
             if (t12) {
                 t12 = any_hit;
             }
+            (void)prism_reduce_add(t);  // line 12
             if (active) {  // line 13
             }
             bool t18 = active;  // line 14

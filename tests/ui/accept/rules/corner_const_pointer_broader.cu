@@ -37,16 +37,24 @@ extern "C" __global__ void broad_inputs(const float* __restrict__ src, float* __
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
-    __shared__ __align__(1024) unsigned char prism_smem[128];
+    __shared__ __align__(1024) unsigned char prism_smem[256];
     const int g = (int)(prism_bid * blockDim.x + prism_tid);  // line 17
     {  // partition `out` as `mine` at thread[1]
         {  // group(block[1])
             float* tile = reinterpret_cast<float*>(prism_smem);  // line 20
-            const float a = warp_read(prism_tid % 32, prism_bid, prism_smem + 128, tile);  // line 21
-            const float b = warp_read(prism_tid % 32, prism_bid, prism_smem + 128, src);  // line 22
+            const int t = prism_tid;  // line 21
+            {  // partition `tile` as `slot` at thread[1]
+                {  // group(thread[1])
+                    tile[t] = src[g] * 0.5f;  // line 24
+                }
+            }
+            // inferred block[1] barrier: `tile` is used at line 22 and again at line 25
+            __syncthreads();
+            const float a = warp_read(prism_tid % 32, prism_bid, prism_smem + 256, tile);
+            const float b = warp_read(prism_tid % 32, prism_bid, prism_smem + 256, src);  // line 26
             {  // group(thread[1])
-                const float t11 = read_one(prism_tid % 1, prism_bid, prism_smem + 128, src, g);  // line 24
-                out[g] = t11 + read_one(prism_tid % 1, prism_bid, prism_smem + 128, tile, g % 32) + a + b;
+                const float t18 = read_one(prism_tid % 1, prism_bid, prism_smem + 256, src, g);  // line 28
+                out[g] = t18 + read_one(prism_tid % 1, prism_bid, prism_smem + 256, tile, g % 32) + a + b;
             }
         }
     }

@@ -26,10 +26,12 @@ extern "C" __global__ void thread_ops(int* __restrict__ counters,
             const int y = prism_atomic_cas(&counters[8], 0, t);  // line 20
             const int z = prism_atomic_load(&counters[9]);  // line 21
             prism_atomic_store(&counters[10], prism_add(prism_add(prism_add(prism_add(prism_add(prism_add(prism_add(prism_add(prism_add(a, b), c), d), e), f), h), x), y), z));  // line 22
+            (void)prism_atomic_add(&sums[0], 1.5f);  // line 23
             __threadfence();  // line 24
             __threadfence_block();  // line 25
             __nanosleep(32u);  // line 26
             __nanosleep(64u);  // line 27
+            (void)prism_atomic_load(&flag[0]);  // line 28
         }
         {  // async `tile` as `pending` at block[1]
             if (prism_tid == 0) {  // split(thread) case 1: thread[1]

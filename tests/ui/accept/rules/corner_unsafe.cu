@@ -17,6 +17,7 @@ extern "C" __global__ void trusted(int* __restrict__ out, const bool* __restrict
             }
             out[t] = t;  // line 15
             {  // group(thread[1])
+                (void)prism_reduce_add(t);  // line 18
             }
         }
         __threadfence_block();  // line 19

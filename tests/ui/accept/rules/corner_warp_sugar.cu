@@ -23,6 +23,7 @@ __device__ __forceinline__ int wg_sum(int prism_tid,
                                       int scale)
 {
     {  // group(thread[32])
+        (void)warp_sum(prism_tid % 32, prism_bid, prism_smem, v);  // line 13
     }
     return scale;  // line 14
 }
@@ -31,12 +32,16 @@ extern "C" __global__ void sugar(int n)
 {
     // launch: threads per block a multiple of 256, blocks a multiple of 1
     const int prism_tid = threadIdx.x;
+    const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
     {  // group(block[1])
         {  // group(thread[256])
             {  // group(thread[128])
                 const int t = (int)((unsigned)prism_tid % 128u);  // line 22
+                (void)wg_sum(prism_tid % 128, prism_bid, nullptr, t, n);  // line 23
                 {  // group(thread[128])
                     {  // group(thread[32])
+                        (void)warp_sum(prism_tid % 32, prism_bid, nullptr, t);  // line 26
                     }
                 }
             }

@@ -55,18 +55,26 @@ extern "C" __global__ void fill(const float* __restrict__ src, float* __restrict
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
-    __shared__ __align__(1024) unsigned char prism_smem[128];
+    __shared__ __align__(1024) unsigned char prism_smem[256];
     const int g = (int)(prism_bid * blockDim.x + prism_tid);  // line 23
     {  // partition `out` as `mine` at thread[1]
         {  // group(block[1])
             float* tile = reinterpret_cast<float*>(prism_smem);  // line 26
-            const float head = block_peek(prism_tid, prism_bid, prism_smem + 128, tile);  // line 27
+            const int t = prism_tid;  // line 27
+            {  // partition `tile` as `slot` at thread[1]
+                {  // group(thread[1])
+                    tile[t] = src[g];  // line 30
+                }
+            }
+            // inferred block[1] barrier: `tile` is used at line 28 and again at line 31
+            __syncthreads();
+            const float head = block_peek(prism_tid, prism_bid, prism_smem + 256, tile);
             {  // group(thread[1])
-                __align__(16) float regs[4] = {};  // line 29
+                __align__(16) float regs[4] = {};  // line 33
                 float* regs_1 = regs;
-                load4(prism_tid % 1, prism_bid, prism_smem + 128, src, regs_1, prism_mul(g, 4));  // line 30
+                load4(prism_tid % 1, prism_bid, prism_smem + 256, src, regs_1, prism_mul(g, 4));  // line 34
                 float* mine = out + g;  // line 24
-                store_one(prism_tid % 1, prism_bid, prism_smem + 128, mine, regs[0] + regs[3] + head);  // line 31
+                store_one(prism_tid % 1, prism_bid, prism_smem + 256, mine, regs[0] + regs[3] + head);  // line 35
             }
         }
     }

@@ -24,6 +24,7 @@ extern "C" __global__ void fill(const float* __restrict__ src,
             }
             {  // group(thread[1])
                 out[g] = tile[t];  // line 16
+                (void)prism_atomic_add(&hist[t % 8], 1);  // line 17
             }
         }
     }

@@ -31,4 +31,5 @@ __device__ __forceinline__ void count(int prism_tid,
                                       int* hist,
                                       int bin)
 {
+    (void)prism_atomic_add(&hist[bin], 1);  // line 11
 }

@@ -1,0 +1,155 @@
+//! Effects survive the backend's expression folding. `analysis::inline` folds a
+//! single-use value into its use and dead registers are not emitted; an atomic whose old
+//! value is bound to a name nobody reads (`old = atomic_add(h[i], 1)`, the histogram idiom)
+//! was folded into the dead copy and vanished from the CUDA while the simulator ran it. The
+//! GPU comparison of 2026-11-26 found it (BENCHMARKS.md, "GPU runs"). These are the
+//! programs an adversary would write against the folding: unused results of every kind of
+//! effect, chains of pure arithmetic over an effect, effects in loops and branches, calls
+//! with effects, and the whole corpus counted.
+
+mod common;
+
+use prism_ir::ir::InstKind;
+use prism_test::{prism_files, repo_root};
+use prism_types::intrinsics::Family;
+
+fn cuda(src: &str) -> String {
+    let synced = common::synced("effects.prism", src);
+    let opts = prism_cuda::Options { prelude: false, ..prism_cuda::Options::default() };
+    prism_cuda::emit(&synced, &opts).text
+}
+
+fn kernel(params: &str, body: &str) -> String {
+    format!(
+        r#"
+@prism("global")
+@requires(grid[1], block[1], thread[32])
+def k(n : int, {params}):
+    with group(thread[1]):
+{body}
+"#
+    )
+}
+
+fn count(text: &str, what: &str) -> usize {
+    text.matches(what).count()
+}
+
+#[test]
+fn an_atomic_whose_old_value_is_unused_is_emitted() {
+    for (ty, one) in [("float", "1.5"), ("int", "1"), ("uint", "uint(1)"), ("double", "2.0")] {
+        let text = cuda(&kernel(
+            &format!("h : ptr({ty}) @ grid[1]"),
+            &format!("        old : {ty} = atomic_add(h[0], {one})"),
+        ));
+        assert_eq!(count(&text, "prism_atomic_add(&h[0]"), 1, "{ty}:\n{text}");
+    }
+}
+
+#[test]
+fn every_read_modify_write_with_an_unused_result_is_emitted() {
+    let body = [
+        "        a : int = atomic_add(c[0], 1)",
+        "        b : int = atomic_sub(c[1], 1)",
+        "        d : int = atomic_min(c[2], n)",
+        "        e : int = atomic_max(c[3], n)",
+        "        f : int = atomic_and(c[4], 7)",
+        "        g : int = atomic_or(c[5], 8)",
+        "        x : int = atomic_xor(c[6], n)",
+        "        y : int = atomic_exch(c[7], n)",
+        "        z : int = atomic_cas(c[8], 0, n)",
+        "        s : float = atomic_sub(f32s[0], 1.0)",
+        "        m : float = atomic_max(f32s[1], 1.0)",
+    ]
+    .join("\n");
+    let text = cuda(&kernel("c : ptr(int) @ grid[1], f32s : ptr(float) @ grid[1]", &body));
+    for (op, at) in [
+        ("add", "c[0]"),
+        ("sub", "c[1]"),
+        ("min", "c[2]"),
+        ("max", "c[3]"),
+        ("and", "c[4]"),
+        ("or", "c[5]"),
+        ("xor", "c[6]"),
+        ("exch", "c[7]"),
+        ("cas", "c[8]"),
+        ("sub", "f32s[0]"),
+        ("max", "f32s[1]"),
+    ] {
+        assert_eq!(count(&text, &format!("prism_atomic_{op}(&{at}")), 1, "atomic_{op} on {at}:\n{text}");
+    }
+}
+
+#[test]
+fn pure_arithmetic_over_an_unused_atomic_keeps_the_atomic() {
+    // The atomic folds into `x + 1`, which folds into the dead copy `y`.
+    let body = "        x : int = atomic_add(c[0], 1) + 1\n        y : int = x * 2 - n";
+    let text = cuda(&kernel("c : ptr(int) @ grid[1]", body));
+    assert_eq!(count(&text, "prism_atomic_add(&c[0]"), 1, "{text}");
+}
+
+#[test]
+fn unused_atomics_in_loops_and_branches_are_emitted() {
+    let body = "        for i in range(n):\n            old : int = atomic_add(c[0], 1)\n        if n > 3:\n            o2 : int = atomic_exch(c[1], n)\n        else:\n            o3 : int = atomic_or(c[2], 2)";
+    let text = cuda(&kernel("c : ptr(int) @ grid[1]", body));
+    for what in ["prism_atomic_add(&c[0]", "prism_atomic_exch(&c[1]", "prism_atomic_or(&c[2]"] {
+        assert_eq!(count(&text, what), 1, "{what}:\n{text}");
+    }
+}
+
+#[test]
+fn a_call_with_an_effect_whose_result_is_unused_is_emitted() {
+    let src = r#"
+@prism("device")
+@requires(thread[1])
+def bump(c : ptr(int) @ thread[1]) -> int @ thread[1]:
+    return atomic_add(c[0], 1)
+
+@prism("global")
+@requires(grid[1], block[1], thread[32])
+def k(c : ptr(int) @ grid[1]):
+    g : int @ thread[1] = id()
+    with partition(c, p=thread[1], f=lambda i: g + i) as mine:
+        with group(thread[1]):
+            unused : int = bump(mine)
+            also : int = bump(mine) + 1
+"#;
+    let text = cuda(src);
+    let body = &text[text.find("void k(").expect("kernel k")..];
+    assert_eq!(count(body, "bump("), 2, "{text}");
+}
+
+/// Over the whole corpus: every atomic of the IR appears in the CUDA. (The CUDA may hold
+/// more: a device function is printed once per specialisation.)
+#[test]
+fn every_atomic_of_the_corpus_reaches_the_cuda() {
+    let root = repo_root();
+    let mut failures = Vec::new();
+    for path in prism_files(&root.join("tests/ui/accept")) {
+        let src = std::fs::read_to_string(&path).expect("readable source");
+        let rel = path.strip_prefix(&root).unwrap_or(&path).to_string_lossy().into_owned();
+        let synced = common::synced(&rel, &src);
+        let opts = prism_cuda::Options { prelude: false, ..prism_cuda::Options::default() };
+        let text = prism_cuda::emit(&synced, &opts).text;
+        let mut atomics = 0;
+        // Only functions the kernels reach are printed (an imported module's others are not).
+        let printed = |name: &str| {
+            let c: String = name.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+            text.contains(&format!(" {c}("))
+        };
+        for f in synced.ir().functions.iter().filter(|f| printed(&f.name)) {
+            f.body.walk(&mut |k| {
+                if let InstKind::Intrinsic { intrinsic, .. } = k
+                    && intrinsic.sig().family == Family::Atomics
+                {
+                    atomics += 1;
+                }
+            });
+        }
+        let emitted = count(&text, "prism_atomic_");
+        if emitted < atomics {
+            failures.push(format!("{rel}: {atomics} atomics in the IR, {emitted} in the CUDA"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
