@@ -7,15 +7,25 @@
 #
 # usage: bench/gpu/run.sh [PRISM_BINARY] [REPS]          (on the GPU machine)
 #        bench/gpu/run.sh --compile-only [PRISM_BINARY]   (no GPU: compile the harnesses)
+#        BUILD_DIR=dir bench/gpu/run.sh --build-only [PRISM_BINARY]
+#                                      (build the harness programs into dir, run nothing:
+#                                       bench/gpu/profile.sh profiles one of them)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 compile_only=0
+build_only=0
 if [ "${1:-}" = "--compile-only" ]; then compile_only=1; shift; fi
+if [ "${1:-}" = "--build-only" ]; then build_only=1; shift; fi
 prism="${1:-target/release/prism}"
 reps="${2:-20}"
 nvcc="${PRISM_NVCC:-$(command -v nvcc || scripts/nvcc-path)}"
-out="$(mktemp -d)"
-trap 'rm -rf "$out"' EXIT
+if [ -n "${BUILD_DIR:-}" ]; then
+    out="$BUILD_DIR"
+    mkdir -p "$out"
+else
+    out="$(mktemp -d)"
+    trap 'rm -rf "$out"' EXIT
+fi
 
 k=tests/ui/accept/kernels
 build() { "$prism" build "$k/$1.prism" --emit-host -o "$out/$2.cu" >/dev/null; }
@@ -79,18 +89,25 @@ if [ "$compile_only" = 1 ]; then
     echo "bench/gpu: every harness compiles for $arch"
     exit 0
 fi
+# ONLY=name1,name2 builds and runs a subset (a GPU call has a time limit).
+wanted() { [ -z "${ONLY:-}" ] || [[ ",$ONLY," == *",$1,"* ]]; }
+# The harnesses compile in parallel (nvcc spends most of a GPU call otherwise).
+pids=()
 for h in "${harnesses[@]}"; do
     IFS='|' read -r name src defines <<<"$h"
-    compile "$src" "$defines" -lcublas -o "$out/$name"
+    wanted "$name" || continue
+    compile "$src" "$defines" -lcublas -o "$out/$name" &
+    pids+=($!)
 done
+for p in "${pids[@]}"; do wait "$p"; done
+[ "$build_only" = 1 ] && exit 0
 
 echo "Device: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1), $("$nvcc" --version | grep -o 'release [0-9.]*'), $(date -u +%Y-%m-%d), median of $reps runs after 3 warm-ups"
 echo
 status=0
-# ONLY=name1,name2 runs a subset (a GPU call has a time limit).
 for h in "${harnesses[@]}"; do
     IFS='|' read -r name src defines <<<"$h"
-    if [ -n "${ONLY:-}" ] && [[ ",$ONLY," != *",$name,"* ]]; then continue; fi
+    wanted "$name" || continue
     "$out/$name" "$reps" || status=1
     echo
 done

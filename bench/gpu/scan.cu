@@ -12,6 +12,15 @@
 
 #include PRISM_KERNELS
 
+// The kernel's tile shape (kernel 35: 128 threads of 16 items); a variant of the kernel
+// built with other constants is measured by defining these.
+#ifndef PRISM_SCAN_THREADS
+#define PRISM_SCAN_THREADS 128
+#endif
+#ifndef PRISM_SCAN_TILE
+#define PRISM_SCAN_TILE (PRISM_SCAN_THREADS * 16)
+#endif
+
 int main(int argc, char** argv) {
     const int reps = argc > 1 ? std::atoi(argv[1]) : 20;
     L2Flush flush;
@@ -19,7 +28,7 @@ int main(int argc, char** argv) {
     bool all_same = true;
     for (int log_n = 20; log_n <= 28; log_n += 2) {
         const int n = 1 << log_n;
-        const int tiles = (n + 2047) / 2048;
+        const int tiles = (n + PRISM_SCAN_TILE - 1) / PRISM_SCAN_TILE;
         std::vector<int> x(n);
         Rng rng(log_n);
         for (auto& v : x) v = int(rng.next() % 2001) - 1000;
@@ -37,7 +46,7 @@ int main(int argc, char** argv) {
         auto prism = [&] {
             CHECK(cudaMemsetAsync(counter, 0, 4));
             CHECK(cudaMemsetAsync(status, 0, size_t(tiles) * 8));
-            CHECK(prism_launch_scan_lookback_packed(unsigned(tiles), 128, n, dx, dout_prism, counter, status));
+            CHECK(prism_launch_scan_lookback_packed(unsigned(tiles), PRISM_SCAN_THREADS, n, dx, dout_prism, counter, status));
         };
         size_t temp_bytes = 0;
         CHECK(cub::DeviceScan::InclusiveSum(nullptr, temp_bytes, dx, dout_cub, n));

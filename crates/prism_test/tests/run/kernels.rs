@@ -947,7 +947,11 @@ fn k43_gemm_tf32_wgmma() {
     // sum of truncated products. C starts at 7s, so an element never stored shows.
     let p = program(&file("43_gemm_tf32_wgmma.prism"));
     let trunc = |x: f32| f64::from(f32::from_bits(x.to_bits() & !0x1FFF));
-    for (m, n, k) in [(64usize, 128usize, 32usize), (100, 200, 36), (130, 130, 100), (64, 8, 4), (64, 128, 200)] {
+    // 586 x 130: ten tile rows, so the grouped tile order has a full group of eight and a
+    // ragged one of two.
+    for (m, n, k) in
+        [(64usize, 128usize, 32usize), (100, 200, 36), (130, 130, 100), (64, 8, 4), (64, 128, 200), (586, 130, 8)]
+    {
         let mut rng = Rng::new((m * n + k) as u64 + 43);
         let a = rng.uniform(m * k, -1.0, 1.0);
         let b = rng.uniform(n * k, -1.0, 1.0);

@@ -16,7 +16,7 @@ __device__ __forceinline__ void store_tile(int prism_tid,
 //                 tf32 wgmma reads), C: M x N row-major, all f32
 // Any M and N; any K that is a multiple of 4 (a TMA row is a multiple of 16 bytes; K need
 // not be a multiple of the instruction's 8 or of the tile's 32). Each block computes one
-// 64 x 128 tile of C, block b the tile (b / tiles_n, b % tiles_n), so launch
+// 64 x 128 tile of C (in the grouped order below), so launch
 // ceil(M / 64) * ceil(N / 128) blocks. Warpgroup 1 is the producer: one of its threads fills
 // a three-stage ring with the 64 x 32 box of A and the 128 x 32 box of B of each K step by
 // TMA with the 128-byte swizzle (a row of 32 floats is one 128-byte swizzle row); TMA writes
@@ -27,6 +27,10 @@ __device__ __forceinline__ void store_tile(int prism_tid,
 // w, lane l, register 4j + 2h + c holds row 16w + l/4 + 8h, column 8j + 2(l%4) + c), the
 // rows and columns inside C only. The tensor cores use the tf32 bits of each float (the low
 // 13 mantissa bits dropped), as the simulator does (docs/simulator.md).
+// Blocks walk the tiles in groups of GROUP tile rows, column by column within a group (the
+// grouped order of Triton's tutorial gemm): the blocks resident at once share a few A and B
+// panels in L2. Row-major order made every wave of blocks stream all of B from DRAM: at
+// 8192^3 the H200 ran at 84% of DRAM bandwidth and 140 TFLOP/s (BENCHMARKS.md, GPU runs).
 extern "C" __global__ void __launch_bounds__(256, 1) gemm_tf32(const __grid_constant__ prism_tensor_map a,
                                                                const __grid_constant__ prism_tensor_map b,
                                                                float* __restrict__ c,
@@ -39,16 +43,22 @@ extern "C" __global__ void __launch_bounds__(256, 1) gemm_tf32(const __grid_cons
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     extern __shared__ __align__(1024) unsigned char prism_smem[];
-    const int bid = prism_bid;  // line 25
+    const int bid = prism_bid;  // line 30
     {  // partition `c` as `c_b` at block[1]
         {  // group(block[1])
-            float* sa = reinterpret_cast<float*>(prism_smem);  // line 28
-            float* sb = reinterpret_cast<float*>(prism_smem + 24576);  // line 29
-            const int tiles_n = prism_sub(prism_add(n, 128), 1) / 128;  // line 30
-            const int steps = prism_sub(prism_add(k, 32), 1) / 32;  // line 31
-            __align__(16) float acc[64] = {};  // line 32
+            float* sa = reinterpret_cast<float*>(prism_smem);  // line 33
+            float* sb = reinterpret_cast<float*>(prism_smem + 24576);  // line 34
+            const int tiles_m = prism_sub(prism_add(m, 64), 1) / 64;  // line 35
+            const int tiles_n = prism_sub(prism_add(n, 128), 1) / 128;  // line 36
+            const int in_group = 8 * tiles_n;  // line 37
+            const int first_row = prism_mul(prism_div(bid, in_group), 8);  // line 38
+            const int rows = prism_min(prism_sub(tiles_m, first_row), 8);  // line 39
+            const int row0 = prism_mul(prism_add(first_row, prism_rem(prism_rem(bid, in_group), rows)), 64);  // line 40
+            const int col0 = prism_mul(prism_div(prism_rem(bid, in_group), rows), 128);  // line 41
+            const int steps = prism_sub(prism_add(k, 32), 1) / 32;  // line 42
+            __align__(16) float acc[64] = {};  // line 43
             {  // partition `c_b` as `c_w` at thread[128]
-                unsigned long long* pipeline_mbarriers = reinterpret_cast<unsigned long long*>(prism_smem + 73728);  // line 34
+                unsigned long long* pipeline_mbarriers = reinterpret_cast<unsigned long long*>(prism_smem + 73728);  // line 45
                 {  // pipeline `sa` as `sa` at block[1]
                     {  // pipeline `sb` as `sb` at block[1]
                         {  // with unsafe
@@ -69,16 +79,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) gemm_tf32(const __grid_cons
                         if (prism_pos == 0) {
                             int q = 0;
                             for (; q < steps; q += 1) {
-                                const int t45 = q % 3 * 2;
+                                const int t74 = q % 3 * 2;
                                 {  // with unsafe
-                                    prism_mbar_wait_parity(&pipeline_mbarriers[t45], (unsigned)((q / 3) & 1));
+                                    prism_mbar_wait_parity(&pipeline_mbarriers[t74], (unsigned)((q / 3) & 1));
                                 }
                                 {  // stage `sa` as `ta` at block[1]
                                     {  // stage `sb` as `tb` at block[1]
-                                        asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 39
+                                        asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 50
                                         for (int s = 0; s < 4; s += 1) {
-                                            float* acc_1 = acc;  // line 32
-                                            asm volatile(  // line 41
+                                            float* acc_1 = acc;  // line 43
+                                            asm volatile(  // line 52
                                                 "{\n"
                                                 "fence.proxy.async.shared::cta;\n"
                                                 ".reg .pred p;\n"
@@ -89,51 +99,51 @@ extern "C" __global__ void __launch_bounds__(256, 1) gemm_tf32(const __grid_cons
                                                 : "l"(prism_wgmma_desc_sw(&sa[q % 3 * 2048 + 8 * s], 128)), "l"(prism_wgmma_desc_sw(&sb[q % 3 * 4096 + 8 * s], 128))
                                                 : "memory");
                                         }
-                                        asm volatile("wgmma.commit_group.sync.aligned;" :  :  : "memory");  // line 42
-                                        asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 43
+                                        asm volatile("wgmma.commit_group.sync.aligned;" :  :  : "memory");  // line 53
+                                        asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 54
                                     }
                                 }
-                                if (q == steps - 1) {  // line 44
-                                    float* acc_1 = acc;  // line 32
-                                    float* c_b = c;  // line 26
-                                    float* c_w = c_b;  // line 33
-                                    // inferred thread[128] barrier: `c` is used at line 45 and again at line 45
+                                if (q == steps - 1) {  // line 55
+                                    float* acc_1 = acc;  // line 43
+                                    float* c_b = c;  // line 31
+                                    float* c_w = c_b;  // line 44
+                                    // inferred thread[128] barrier: `c` is used at line 56 and again at line 56
                                     prism_fence_proxy_async();
                                     asm volatile("bar.sync %0, %1;" :  : "r"(1 + threadIdx.x / 128u), "n"(128) : "memory");
-                                    store_tile(prism_tid % 128, prism_bid, prism_smem + 73776, acc_1, c_w, prism_mul(prism_div(bid, tiles_n), 64), prism_mul(prism_rem(bid, tiles_n), 128), m, n);
+                                    store_tile(prism_tid % 128, prism_bid, prism_smem + 73776, acc_1, c_w, row0, col0, m, n);
                                 }
                                 {  // with unsafe
-                                    const unsigned long long t85 = prism_mbar_arrive(&pipeline_mbarriers[t45 + 1]);  // line 34
+                                    const unsigned long long t108 = prism_mbar_arrive(&pipeline_mbarriers[t74 + 1]);  // line 45
                                 }
                             }
                         } else {
                             if (prism_pos < 2) {  // split(warpgroup) case 1: thread[128]
                                 int q = 0;
                                 for (; q < steps; q += 1) {
-                                    const int t95 = q % 3 * 2;
+                                    const int t118 = q % 3 * 2;
                                     {  // with unsafe
-                                        prism_mbar_wait_parity(&pipeline_mbarriers[t95 + 1], (unsigned)(((q / 3) & 1) ^ 1));
+                                        prism_mbar_wait_parity(&pipeline_mbarriers[t118 + 1], (unsigned)(((q / 3) & 1) ^ 1));
                                     }
                                     {  // async `sa` as `a_slot` at block[1]
                                         {  // async `sb` as `b_slot` at block[1]
                                             if ((int)((unsigned)prism_tid % 128u) == 0) {  // split(thread) case 1: thread[1]
-                                                prism_mbar_expect_tx(&pipeline_mbarriers[t95], 8192);  // line 51
+                                                prism_mbar_expect_tx(&pipeline_mbarriers[t118], 8192);  // line 62
                                                 asm volatile(
                                                     "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                                     :
-                                                    : "r"(prism_smem_addr(&sa[q % 3 * 2048])), "l"(&a), "r"(32 * q), "r"(prism_mul(prism_div(bid, tiles_n), 64)), "r"(prism_smem_addr(&pipeline_mbarriers[t95]))
+                                                    : "r"(prism_smem_addr(&sa[q % 3 * 2048])), "l"(&a), "r"(32 * q), "r"(row0), "r"(prism_smem_addr(&pipeline_mbarriers[t118]))
                                                     : "memory");
-                                                prism_mbar_expect_tx(&pipeline_mbarriers[t95], 16384);  // line 52
+                                                prism_mbar_expect_tx(&pipeline_mbarriers[t118], 16384);  // line 63
                                                 asm volatile(
                                                     "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                                     :
-                                                    : "r"(prism_smem_addr(&sb[q % 3 * 4096])), "l"(&b), "r"(32 * q), "r"(prism_mul(prism_rem(bid, tiles_n), 128)), "r"(prism_smem_addr(&pipeline_mbarriers[t95]))
+                                                    : "r"(prism_smem_addr(&sb[q % 3 * 4096])), "l"(&b), "r"(32 * q), "r"(col0), "r"(prism_smem_addr(&pipeline_mbarriers[t118]))
                                                     : "memory");
                                             }
                                         }
                                     }
                                     {  // with unsafe
-                                        const unsigned long long t123 = prism_mbar_arrive(&pipeline_mbarriers[t95]);  // line 34
+                                        const unsigned long long t140 = prism_mbar_arrive(&pipeline_mbarriers[t118]);  // line 45
                                     }
                                 }
                             }
@@ -169,18 +179,18 @@ __device__ __forceinline__ void store_tile(int prism_tid,
                                            int m,
                                            int n)
 {
-    const int u = prism_tid;  // line 59
-    const int row = prism_add(prism_add(row0, 16 * (u / 32)), u % 32 / 4);  // line 60
-    const int col = prism_add(col0, 2 * (u % 4));  // line 61
+    const int u = prism_tid;  // line 70
+    const int row = prism_add(prism_add(row0, 16 * (u / 32)), u % 32 / 4);  // line 71
+    const int col = prism_add(col0, 2 * (u % 4));  // line 72
     {  // partition `c` as `c_t` at thread[1]
         {  // group(thread[1])
             for (int q = 0; q < 64; q += 1) {
-                bool t30 = prism_add(row, 8 * (q / 2 % 2)) < m;  // line 65
+                bool t30 = prism_add(row, 8 * (q / 2 % 2)) < m;  // line 76
                 if (t30) {
                     t30 = prism_add(prism_add(col, 8 * (q / 4)), q % 2) < n;
                 }
-                if (t30) {  // line 65
-                    c[prism_add(prism_add(prism_add(prism_mul(prism_add(row, 8 * (q / 2 % 2)), n), col), 8 * (q / 4)), q % 2)] = acc[q];  // line 66
+                if (t30) {  // line 76
+                    c[prism_add(prism_add(prism_add(prism_mul(prism_add(row, 8 * (q / 2 % 2)), n), col), 8 * (q / 4)), q % 2)] = acc[q];  // line 77
                 }
             }
         }

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Profiles one launch of a Prism kernel inside a GPU harness with Nsight Compute (on the GPU
+# machine): builds the harness as bench/gpu/run.sh does, then runs it under `ncu` with the
+# sections that say where a kernel's time goes (speed of light, memory, warp stalls,
+# occupancy, launch shape). `--clock-control none` leaves the clocks as the benchmarks see
+# them. The harness runs every size with REPS timed runs; LAUNCH_SKIP picks which launch of
+# the kernel is profiled (a harness runs its sizes in increasing order, each 3 + REPS times).
+#
+# usage: bench/gpu/profile.sh PRISM_BINARY HARNESS KERNEL_REGEX [LAUNCH_SKIP] [REPS]
+#   e.g. bench/gpu/profile.sh target/release/prism scan 'scan' 10 1
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+prism="$1" harness="$2" kernel="$3" skip="${4:-0}" reps="${5:-1}"
+dir="$(mktemp -d)"
+trap 'rm -rf "$dir"' EXIT
+ONLY="$harness" BUILD_DIR="$dir" bench/gpu/run.sh --build-only "$prism" >/dev/null
+ncu --clock-control none --kernel-name "regex:$kernel" --launch-skip "$skip" --launch-count 1 \
+    --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats \
+    --section Occupancy --section LaunchStats --section SchedulerStats --section ComputeWorkloadAnalysis \
+    "$dir/$harness" "$reps"
