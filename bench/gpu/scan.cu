@@ -1,6 +1,6 @@
 // Scan: Prism's CUB-class decoupled look-back scan (tests/ui/accept/kernels/
 // 35_scan_lookback_packed.prism: packed status words, a warp-wide look-back window, 16 items
-// per thread in 128-bit accesses; built by `prism build --emit-host` into PRISM_KERNELS, see
+// per thread loaded and stored through a shared exchange array; built by `prism build --emit-host` into PRISM_KERNELS, see
 // run.sh) against
 // cub::DeviceScan::InclusiveSum, and a device-to-device copy of the same bytes as the
 // bandwidth limit, at 2^20 .. 2^28 ints, with the L2 flushed before every timed run. GB/s
@@ -12,10 +12,10 @@
 
 #include PRISM_KERNELS
 
-// The kernel's tile shape (kernel 35: 128 threads of 16 items); a variant of the kernel
+// The kernel's tile shape (kernel 35: 256 threads of 16 items); a variant of the kernel
 // built with other constants is measured by defining these.
 #ifndef PRISM_SCAN_THREADS
-#define PRISM_SCAN_THREADS 128
+#define PRISM_SCAN_THREADS 256
 #endif
 #ifndef PRISM_SCAN_TILE
 #define PRISM_SCAN_TILE (PRISM_SCAN_THREADS * 16)

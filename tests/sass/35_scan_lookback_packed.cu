@@ -1,13 +1,15 @@
 // Hand-written CUDA reference for tests/ui/accept/kernels/35_scan_lookback_packed.prism: a
 // single-pass decoupled look-back scan with packed 64-bit status words (flag << 32 | value)
-// and a warp-wide look-back window, 128 threads x 16 items loaded and stored as int4, the
-// ticket, warp totals and block prefix through shared memory, written as an expert would
+// and a warp-wide look-back window, 256 threads x 16 items loaded and stored striped through
+// a padded shared exchange array (CUB's warp-transposed load and store), the ticket, warp
+// totals and block prefix through shared memory, written as an expert would
 // (test data for the SASS gate, crates/prism_gpu/tests/sass.rs; not part of the product).
 // Wrapping adds: the unsigned arithmetic Prism defines.
-#define THREADS 128
+#define THREADS 256
 #define ITEMS 16
 #define TILE (THREADS * ITEMS)
 #define WARPS (THREADS / 32)
+#define SLOT(i) ((i) + (i) / 32)
 
 __device__ __forceinline__ unsigned long long pack(unsigned flag, unsigned value)
 {
@@ -22,23 +24,19 @@ extern "C" __global__ void __launch_bounds__(THREADS) scan_lookback_packed(int n
     __shared__ int ticket_s;
     __shared__ int prefix_s;
     __shared__ __align__(16) unsigned warp_s[WARPS];
+    __shared__ unsigned exchange[TILE + TILE / 32];
     if (threadIdx.x == 0) ticket_s = atomicAdd(tile_counter, 1);
     __syncthreads();
     const int tile = ticket_s;
-    const int first = tile * TILE + threadIdx.x * ITEMS;
-    unsigned items[ITEMS] = {};
-    if (first + ITEMS <= n) {
-        for (int q = 0; q < ITEMS / 4; ++q) {
-            const int4 v = *reinterpret_cast<const int4*>(&x[first + 4 * q]);
-            items[4 * q] = v.x;
-            items[4 * q + 1] = v.y;
-            items[4 * q + 2] = v.z;
-            items[4 * q + 3] = v.w;
-        }
-    } else {
-        for (int k = 0; k < ITEMS; ++k)
-            if (first + k < n) items[k] = x[first + k];
+    const int base = tile * TILE;
+    const int t = threadIdx.x;
+    for (int i = 0; i < ITEMS; ++i) {
+        const int g = base + i * THREADS + t;
+        exchange[SLOT(i * THREADS + t)] = g < n ? x[g] : 0;
     }
+    __syncthreads();
+    unsigned items[ITEMS];
+    for (int i = 0; i < ITEMS; ++i) items[i] = exchange[SLOT(t * ITEMS + i)];
     for (int k = 1; k < ITEMS; ++k) items[k] += items[k - 1];
     const unsigned lane = threadIdx.x % 32, w = threadIdx.x / 32;
     unsigned incl = items[ITEMS - 1];
@@ -85,12 +83,11 @@ extern "C" __global__ void __launch_bounds__(THREADS) scan_lookback_packed(int n
     __syncthreads();
     const unsigned offset = prefix_s + warp_prefix + incl - items[ITEMS - 1];
     for (int k = 0; k < ITEMS; ++k) items[k] += offset;
-    if (first + ITEMS <= n) {
-        for (int q = 0; q < ITEMS / 4; ++q)
-            *reinterpret_cast<int4*>(&out[first + 4 * q]) =
-                make_int4(items[4 * q], items[4 * q + 1], items[4 * q + 2], items[4 * q + 3]);
-    } else {
-        for (int k = 0; k < ITEMS; ++k)
-            if (first + k < n) out[first + k] = items[k];
+    // The barrier above also ends the blocked reads of `exchange`: it can be rewritten.
+    for (int k = 0; k < ITEMS; ++k) exchange[SLOT(t * ITEMS + k)] = items[k];
+    __syncthreads();
+    for (int i = 0; i < ITEMS; ++i) {
+        const int g = base + i * THREADS + t;
+        if (g < n) out[g] = exchange[SLOT(i * THREADS + t)];
     }
 }

@@ -558,7 +558,7 @@ fn main() {
         rows.push(scan(
             &o,
             ("35", "packed look-back scan", "35_scan_lookback_packed.prism", "scan_lookback_packed"),
-            (2048, 128),
+            (4096, 256),
             |x, tiles| {
                 vec![
                     Arg::value(x.len() as i32),

@@ -834,16 +834,16 @@ fn k45_gemm_tf32_pipelined() {
 
 #[test]
 fn k35_scan_lookback_packed() {
-    // 9000 items: 5 tiles of 2048 (the last partial, and not a multiple of 16 per thread);
-    // 70,000 items: 35 tiles, so the last blocks' windows of 32 predecessors end before an
+    // 9000 items: 3 tiles of 4096 (the last partial, and not a multiple of 16 per thread);
+    // 140,000 items: 35 tiles, so the last blocks' windows of 32 predecessors end before an
     // inclusive prefix under some schedules and the window moves back; an exact multiple of
     // the tile; and one item. The status words end as inclusive prefixes (flag 2) of every
     // tile.
     let p = program(&file("35_scan_lookback_packed.prism"));
-    for n in [9000usize, 70_000, 4096, 1] {
-        let blocks = n.div_ceil(2048);
+    for n in [9000usize, 140_000, 8192, 1] {
+        let blocks = n.div_ceil(4096);
         let x = Rng::new(35 + n as u64).ints(n, -(1 << 30), 1 << 30);
-        let out = p.launch("scan_lookback_packed", blocks as u32, 128, || {
+        let out = p.launch("scan_lookback_packed", blocks as u32, 256, || {
             vec![
                 Arg::value(n as i32),
                 Arg::buffer(&x),
@@ -855,7 +855,7 @@ fn k35_scan_lookback_packed() {
         let scan = inclusive_scan(0, &x);
         assert_same(&format!("out (n = {n})"), &out.i32("out"), &scan);
         let status: Vec<u64> =
-            (0..blocks).map(|j| (2u64 << 32) | u64::from(scan[((j + 1) * 2048).min(n) - 1] as u32)).collect();
+            (0..blocks).map(|j| (2u64 << 32) | u64::from(scan[((j + 1) * 4096).min(n) - 1] as u32)).collect();
         assert_same(&format!("status (n = {n})"), &out.get::<u64>("status"), &status);
     }
 }
@@ -867,13 +867,13 @@ fn k35_scan_lookback_window_moves_back() {
     // holds no inclusive prefix, so it moves 32 tiles back; the second (7..-24) finds tile 0
     // in lane 7, and lanes past tile 0 read nothing. Tile 40's prefix is the sum of all.
     let p = program(&file("35_scan_lookback_packed.prism"));
-    let n = 41 * 2048;
+    let n = 41 * 4096;
     let x = Rng::new(3540).ints(n, -(1 << 30), 1 << 30);
     let aggregates: Vec<i32> = (0..40i32).map(|j| 1000 * j + 7).collect();
     let mut status: Vec<u64> =
         aggregates.iter().map(|a| (1u64 << 32) | u64::from(*a as u32)).chain(std::iter::once(0)).collect();
     status[0] = (2u64 << 32) | u64::from(aggregates[0] as u32);
-    let out = p.launch("scan_lookback_packed", 1, 128, || {
+    let out = p.launch("scan_lookback_packed", 1, 256, || {
         vec![
             Arg::value(n as i32),
             Arg::buffer(&x),
@@ -883,8 +883,8 @@ fn k35_scan_lookback_window_moves_back() {
         ]
     });
     let prefix = aggregates.iter().fold(0i32, |a, v| a.wrapping_add(*v));
-    let tile = inclusive_scan(prefix, &x[40 * 2048..]);
-    assert_same("out (tile 40)", &out.i32("out")[40 * 2048..], &tile);
+    let tile = inclusive_scan(prefix, &x[40 * 4096..]);
+    assert_same("out (tile 40)", &out.i32("out")[40 * 4096..], &tile);
     let mut want = status.clone();
     want[40] = (2u64 << 32) | u64::from(*tile.last().expect("a full tile") as u32);
     assert_same("status", &out.get::<u64>("status"), &want);
