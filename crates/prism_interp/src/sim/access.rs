@@ -362,10 +362,7 @@ impl<'a> BlockSim<'a> {
         if !s.cfg.checks.races {
             return;
         }
-        if self.sshadow.len() != self.shared.len() {
-            self.sshadow = vec![Default::default(); self.shared.len()];
-            self.stouched.clear();
-        }
+        self.sshadow.cover(self.shared.len());
         let mut prev: (Option<u64>, u32) = (None, 0);
         for l in super::block::lanes_of(mask) {
             if broadcast {
@@ -406,11 +403,7 @@ impl<'a> BlockSim<'a> {
     /// [`Self::race_lanes`] alike.
     #[inline]
     fn record_shared(&mut self, byte: usize, now: Acc, passed: &[u32; LEVELS], kind: Kind) -> Option<(Acc, RaceKind)> {
-        let cell = &mut self.sshadow[byte];
-        if cell.is_fresh() {
-            self.stouched.push(byte);
-        }
-        cell.access(&self.s.levels, now, passed, kind)
+        self.sshadow.access(&self.s.levels, byte, now, passed, kind)
     }
 
     /// [`Self::race_lanes`] for plain accesses to global buffer `b` that need nothing but
@@ -544,10 +537,7 @@ impl<'a> BlockSim<'a> {
                 }
             }
             Loc::Shared(at) => {
-                if self.sshadow.len() != self.shared.len() {
-                    self.sshadow = vec![Default::default(); self.shared.len()];
-                    self.stouched.clear();
-                }
+                self.sshadow.cover(self.shared.len());
                 (self.record_shared(at, now, &passed, kind).map(|(a, k)| (a.at(), k)), None)
             }
             Loc::Local(..) => return,

@@ -4,7 +4,7 @@ use super::regs::Regs;
 use super::{GCtx, Shared};
 use crate::code::{FuncCode, Op, R};
 use crate::report::{Report, ReportKind, Thread};
-use crate::shadow::{Cell, Fences, LEVELS, Release};
+use crate::shadow::{Fences, LEVELS, Release, SharedShadow};
 use prism_span::Span;
 use std::collections::{HashMap, VecDeque};
 
@@ -217,11 +217,9 @@ pub struct BlockSim<'a> {
     pub barriers: HashMap<(u64, u64), BarState>,
     pub colls: Vec<Option<CollState>>,
     pub shared: Vec<u8>,
-    /// Race shadow of shared memory, one cell per byte (allocated on first use, or the
-    /// previous block's, reset, from [`GCtx::spare_sshadow`]).
-    pub sshadow: Vec<Cell>,
-    /// The bytes whose cells in `sshadow` have been recorded in (to reset them).
-    pub stouched: Vec<usize>,
+    /// Race shadow of shared memory (allocated on first use, or the previous block's,
+    /// reset, from [`GCtx::spare_sshadow`]).
+    pub sshadow: SharedShadow,
     /// Cross-warp uniformity checks in progress: (unit size, unit, function, pc, occurrence)
     /// -> (value, warps that reported, first thread).
     #[allow(clippy::type_complexity)]
@@ -314,7 +312,6 @@ impl<'a> BlockSim<'a> {
             colls: (0..nwarps).map(|_| None).collect(),
             shared: vec![0; s.smem_bytes as usize],
             sshadow: std::mem::take(&mut g.spare_sshadow),
-            stouched: Vec::new(),
             utable: HashMap::new(),
             split_units: HashMap::new(),
             pending: vec![Vec::new(); t as usize],
@@ -881,16 +878,10 @@ fn spin_notes(not_started: usize) -> Vec<String> {
 }
 
 impl BlockSim<'_> {
-    /// Hands the shared-memory race shadow, its touched cells reset, to the next block run
-    /// on this worker: resetting the few cells a block touched costs less than a fresh
-    /// shadow (a cell per byte of shared memory, fresh pages each block).
+    /// Hands the shared-memory race shadow, reset, to the next block run on this worker:
+    /// resetting the cells a block touched costs less than a fresh shadow.
     pub fn recycle_shadow(&mut self, g: &mut GCtx) {
-        if self.sshadow.is_empty() {
-            return;
-        }
-        for at in self.stouched.drain(..) {
-            self.sshadow[at] = Cell::default();
-        }
+        self.sshadow.reset();
         g.spare_sshadow = std::mem::take(&mut self.sshadow);
     }
 }

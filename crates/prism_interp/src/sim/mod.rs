@@ -27,7 +27,7 @@ mod regs;
 use crate::code::{Code, Op};
 use crate::memory::Buffer;
 use crate::report::{Report, ReportKind};
-use crate::shadow::{Cell, GCell, Global, Levels, Release};
+use crate::shadow::{GCell, Global, Levels, Release, SharedShadow};
 use block::BlockSim;
 use prism_types::perspective::Level;
 use std::collections::HashMap;
@@ -194,7 +194,7 @@ pub(crate) struct GCtx {
     /// (block, thread) and the copy's function and source access site.
     pub inflight: HashMap<(usize, usize), (u32, u32, u32, u32)>,
     /// A finished block's shared-memory race shadow, every cell reset, for the next block.
-    pub spare_sshadow: Vec<Cell>,
+    pub spare_sshadow: SharedShadow,
 }
 
 impl GCtx {
@@ -211,7 +211,7 @@ impl GCtx {
             writes: 0,
             flags: HashMap::new(),
             inflight: HashMap::new(),
-            spare_sshadow: Vec::new(),
+            spare_sshadow: SharedShadow::default(),
         }
     }
 
