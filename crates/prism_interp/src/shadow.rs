@@ -1202,6 +1202,16 @@ mod tests {
         assert!(g.access(&lv, (0, 3), 0, 0, a, &passed, Kind::Write).is_none());
     }
 
+    /// A xorshift generator from `seed`: each call gives a number below its argument.
+    fn xorshift(mut seed: u64) -> impl FnMut(u64) -> u64 {
+        move |n| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        }
+    }
+
     /// The shared-memory shadow reports exactly what a full cell per byte reports, and
     /// ends each sequence in the same state: random threads of several warps, barrier counts
     /// at every level, fences, the atomic flag, sites, all four kinds, over 24 bytes, with
@@ -1210,13 +1220,7 @@ mod tests {
     #[test]
     fn the_shared_shadow_matches_full_cells() {
         let lv = Levels::new(vec![8], 128);
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
         let mut conflicts = 0;
         let mut small = SharedShadow::with_collection_at(1);
         let mut big = SharedShadow::default();
@@ -1288,13 +1292,7 @@ mod tests {
     #[test]
     fn the_compact_shadow_matches_full_cells() {
         let lv = Levels::new(vec![8], 128);
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         let lens = [2 * CHUNK + 6, 12];
         let (mut held_vec, mut held_one, mut conflicts) = (0, 0, 0);
         for _ in 0..3000 {
@@ -1400,13 +1398,7 @@ mod tests {
     #[test]
     fn the_lazy_shadow_matches_full_cells() {
         let lv = Levels::new(vec![8], 128);
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
         for _ in 0..2000 {
             let elems = CHUNK + 3;
             let mut g = Global::new([elems]);
