@@ -89,8 +89,10 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_pipelined(int M, int 
                 ra[r][4] = hi.x; ra[r][5] = hi.y; ra[r][6] = hi.z; ra[r][7] = hi.w;
             }
             for (int kk = 0; kk < BK; ++kk) {
-                const float4 lo = *reinterpret_cast<const float4*>(&Bs[s][kk * BN + thread_col * TN]);
-                const float4 hi = *reinterpret_cast<const float4*>(&Bs[s][kk * BN + thread_col * TN + 4]);
+                // Columns thread_col * 4 and BN / 2 + thread_col * 4: a half-warp's loads
+                // are 256 consecutive bytes (no bank conflicts).
+                const float4 lo = *reinterpret_cast<const float4*>(&Bs[s][kk * BN + thread_col * 4]);
+                const float4 hi = *reinterpret_cast<const float4*>(&Bs[s][kk * BN + BN / 2 + thread_col * 4]);
                 const float rb[TN] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
                 for (int r = 0; r < TM; ++r)
                     for (int j = 0; j < TN; ++j) acc[r][j] = fmaf(ra[r][kk], rb[j], acc[r][j]);
@@ -100,7 +102,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_pipelined(int M, int 
     for (int r = 0; r < TM; ++r) {
         const int row = tile_row + thread_row * TM + r;
         for (int h = 0; h < TN; h += 4) {
-            const int c = tile_col + thread_col * TN + h;
+            const int c = tile_col + thread_col * 4 + h * 16;
             if (row < M && c < N) {
                 if (vec_n) {
                     float4* p = reinterpret_cast<float4*>(&C[row * N + c]);

@@ -11,7 +11,12 @@
 //          read-only), B (K x N, row-major, read-only), C (M x N, row-major, in/out).
 // Launch:  T = 256 threads per block; B = ceil(M/128) * ceil(N/128) blocks. Block b owns
 //          rows (b / ceil(N/128)) * 128 and columns (b % ceil(N/128)) * 128. Thread t owns
-//          rows (t / 16) * 8 .. +7 and columns (t % 16) * 8 .. +7 of the tile.
+//          rows (t / 16) * 8 .. +7 and columns (t % 16) * 4 .. +3 and 64 + (t % 16) * 4 ..
+//          +3 of the tile: the 16 lanes of a half-warp read 256 consecutive bytes of a row of
+//          B's slab in each of their two 128-bit loads, the fewest shared-memory wavefronts.
+//          (Eight consecutive columns per thread made those loads 32 bytes apart: on an H200,
+//          40% of the kernel's shared-memory wavefronts were bank conflicts. Removing them
+//          gained 1-2% there: they were not what bounds it; BENCHMARKS.md, GPU runs.)
 // Per K step of 8, thread t copies A[row, k0 + (t % 2) * 4 .. +3] for row tile_row + t / 2
 // into As[s][(t / 2) * 8 + (t % 2) * 4 ..] (the slab m-major) and B[k0 + t / 32, col ..
 // +3] for col tile_col + (t % 32) * 4 into Bs[s][(t / 32) * 128 + (t % 32) * 4 ..].
@@ -38,31 +43,31 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_pipelined(int M,
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(1024) float prism_shared0[3072];
     __shared__ __align__(1024) float prism_shared12288[3072];
-    const int tiles_n = prism_sub(prism_add(N, 128), 1) / 128;  // line 37
-    const int b = prism_bid;  // line 38
-    const int tile_row = prism_mul(prism_div(b, tiles_n), 128);  // line 39
-    const int tile_col = prism_mul(prism_rem(b, tiles_n), 128);  // line 40
+    const int tiles_n = prism_sub(prism_add(N, 128), 1) / 128;  // line 42
+    const int b = prism_bid;  // line 43
+    const int tile_row = prism_mul(prism_div(b, tiles_n), 128);  // line 44
+    const int tile_col = prism_mul(prism_rem(b, tiles_n), 128);  // line 45
     {  // partition `C` as `C_blk` at block[1]
         {  // group(block[1])
-            float* As = prism_shared0;  // line 43
-            float* Bs = prism_shared12288;  // line 44
-            const int t = prism_tid;  // line 45
-            const int thread_row = t / 16;  // line 46
-            const int thread_col = t % 16;  // line 47
-            const int a_m = t / 2;  // line 48
-            const int a_k = t % 2 * 4;  // line 49
-            const int a_row = prism_min(prism_add(tile_row, a_m), prism_sub(M, 1));  // line 50
-            const int b_k = t / 32;  // line 51
-            const int b_n = t % 32 * 4;  // line 52
-            const int b_col = prism_add(tile_col, b_n);  // line 53
+            float* As = prism_shared0;  // line 48
+            float* Bs = prism_shared12288;  // line 49
+            const int t = prism_tid;  // line 50
+            const int thread_row = t / 16;  // line 51
+            const int thread_col = t % 16;  // line 52
+            const int a_m = t / 2;  // line 53
+            const int a_k = t % 2 * 4;  // line 54
+            const int a_row = prism_min(prism_add(tile_row, a_m), prism_sub(M, 1));  // line 55
+            const int b_k = t / 32;  // line 56
+            const int b_n = t % 32 * 4;  // line 57
+            const int b_col = prism_add(tile_col, b_n);  // line 58
             // Columns of B's copy that exist (0 to 4).
-            const int b_have = prism_max(0, prism_min(4, prism_sub(N, b_col)));  // line 55
-            const bool vec_a = K % 4 == 0;  // line 56
-            const bool vec_n = N % 4 == 0;  // line 57
-            float acc[64] = {};  // line 58
+            const int b_have = prism_max(0, prism_min(4, prism_sub(N, b_col)));  // line 60
+            const bool vec_a = K % 4 == 0;  // line 61
+            const bool vec_n = N % 4 == 0;  // line 62
+            float acc[64] = {};  // line 63
             {  // pipeline `As` as `As` at block[1]
                 {  // pipeline `Bs` as `Bs` at block[1]
-                    int kt_issue = 0;  // line 59
+                    int kt_issue = 0;  // line 64
                     const int t80 = prism_sub(prism_add(K, 8), 1) / 8;
                     for (; kt_issue < t80 + 2; kt_issue += 1) {
                         const bool t84 = kt_issue >= 2;
@@ -70,16 +75,16 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_pipelined(int M,
                             asm volatile("cp.async.wait_group 1;" :  :  : "memory");
                             __syncthreads();
                         }
-                        if (kt_issue < t80) {  // line 59
-                            const int t90 = kt_issue % 3 * 1024;  // line 60
+                        if (kt_issue < t80) {  // line 64
+                            const int t90 = kt_issue % 3 * 1024;  // line 65
                             {  // async `As` as `a_dst` at block[1]
-                                const int t94 = kt_issue % 3 * 1024;  // line 61
+                                const int t94 = kt_issue % 3 * 1024;  // line 66
                                 {  // async `Bs` as `b_dst` at block[1]
                                     {  // group(thread[1])
-                                        const int ka = kt_issue * 8 + a_k;  // line 63
-                                        const int kb = kt_issue * 8 + b_k;  // line 64
-                                        if (vec_a) {  // line 65
-                                            asm volatile(  // line 66
+                                        const int ka = kt_issue * 8 + a_k;  // line 68
+                                        const int kb = kt_issue * 8 + b_k;  // line 69
+                                        if (vec_a) {  // line 70
+                                            asm volatile(  // line 71
                                                 "cp.async.cg.shared.global [%0], [%1], 16, %2;"
                                                 :
                                                 : "r"(prism_smem_addr(&As[t90 + (a_m * 8 + a_k)])), "l"(&A[prism_add(prism_mul(a_row, K), ka)]), "r"(prism_mul(4, prism_max(0, prism_min(4, prism_sub(K, ka)))))
@@ -88,7 +93,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_pipelined(int M,
                                             for (int e = 0; e < 4; e += 1) {
                                                 int t133 = {};
                                                 if (ka + e < K) {
-                                                    t133 = 4;  // line 69
+                                                    t133 = 4;  // line 74
                                                 } else {
                                                     t133 = 0;
                                                 }
@@ -99,10 +104,10 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_pipelined(int M,
                                                     : "memory");
                                             }
                                         }
-                                        if (vec_n) {  // line 70
+                                        if (vec_n) {  // line 75
                                             int t144 = {};
                                             if (kb < K) {
-                                                t144 = prism_mul(4, b_have);  // line 71
+                                                t144 = prism_mul(4, b_have);  // line 76
                                             } else {
                                                 t144 = 0;
                                             }
@@ -113,7 +118,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_pipelined(int M,
                                                 : "memory");
                                         } else {
                                             for (int e = 0; e < 4; e += 1) {
-                                                bool t162 = kb < K;  // line 74
+                                                bool t162 = kb < K;  // line 79
                                                 if (t162) {
                                                     t162 = e < b_have;
                                                 }
@@ -135,16 +140,16 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_pipelined(int M,
                             }
                         }
                         asm volatile("cp.async.commit_group;" :  :  : "memory");
-                        if (t84) {  // line 59
+                        if (t84) {  // line 64
                             const int kt = kt_issue - 2;
-                            const int t171 = (int)((unsigned)kt % 3u) * 1024;  // line 75
+                            const int t171 = (int)((unsigned)kt % 3u) * 1024;  // line 80
                             {  // stage `As` as `a_s` at block[1]
-                                const int t175 = (int)((unsigned)kt % 3u) * 1024;  // line 76
+                                const int t175 = (int)((unsigned)kt % 3u) * 1024;  // line 81
                                 {  // stage `Bs` as `b_s` at block[1]
                                     {  // group(thread[1])
-                                        float ra[64] = {};  // line 78
+                                        float ra[64] = {};  // line 83
                                         for (int i = 0; i < 8; i += 1) {
-                                            const int t184 = i * 8;  // line 80
+                                            const int t184 = i * 8;  // line 85
                                             const prism_vec<float, 4> prism_v197 = *(const prism_vec<float, 4>*)&As[t171 + (thread_row * 8 + i) * 8];
                                             const float t197 = prism_v197.v[0];
                                             const float t198 = prism_v197.v[1];
@@ -154,7 +159,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_pipelined(int M,
                                             ra[t184 + 1] = t198;
                                             ra[t184 + 2] = t199;
                                             ra[t184 + 3] = t200;
-                                            const int t204 = i * 8 + 4;  // line 81
+                                            const int t204 = i * 8 + 4;  // line 86
                                             const prism_vec<float, 4> prism_v219 = *(const prism_vec<float, 4>*)&As[t171 + ((thread_row * 8 + i) * 8 + 4)];
                                             const float t219 = prism_v219.v[0];
                                             const float t220 = prism_v219.v[1];
@@ -166,8 +171,8 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_pipelined(int M,
                                             ra[t204 + 3] = t222;
                                         }
                                         for (int kk = 0; kk < 8; kk += 1) {
-                                            float rb[8] = {};  // line 83
-                                            const prism_vec<float, 4> prism_v241 = *(const prism_vec<float, 4>*)&Bs[t175 + (kk * 128 + thread_col * 8)];  // line 84
+                                            float rb[8] = {};  // line 88
+                                            const prism_vec<float, 4> prism_v241 = *(const prism_vec<float, 4>*)&Bs[t175 + (kk * 128 + thread_col * 4)];  // line 89
                                             const float t241 = prism_v241.v[0];
                                             const float t242 = prism_v241.v[1];
                                             const float t243 = prism_v241.v[2];
@@ -176,7 +181,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_pipelined(int M,
                                             rb[1] = t242;
                                             rb[2] = t243;
                                             rb[3] = t244;
-                                            const prism_vec<float, 4> prism_v260 = *(const prism_vec<float, 4>*)&Bs[t175 + (kk * 128 + thread_col * 8 + 4)];  // line 85
+                                            const prism_vec<float, 4> prism_v260 = *(const prism_vec<float, 4>*)&Bs[t175 + (kk * 128 + 64 + thread_col * 4)];  // line 90
                                             const float t260 = prism_v260.v[0];
                                             const float t261 = prism_v260.v[1];
                                             const float t262 = prism_v260.v[2];
@@ -187,7 +192,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_pipelined(int M,
                                             rb[4 + 3] = t263;
                                             for (int i_1 = 0; i_1 < 8; i_1 += 1) {
                                                 for (int j = 0; j < 8; j += 1) {
-                                                    const int t276 = i_1 * 8 + j;  // line 88
+                                                    const int t276 = i_1 * 8 + j;  // line 93
                                                     acc[t276] = fmaf(ra[i_1 * 8 + kk], rb[j], acc[t276]);
                                                 }
                                             }
@@ -199,38 +204,39 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_pipelined(int M,
                     }
                 }
             }
-            // Row i of the thread's sub-tile is C_t[i * N .. i * N + TN - 1].
-            const int c_base = prism_add(prism_mul(thread_row * 8, N), thread_col * 8);  // line 90
+            // Row i of the thread's sub-tile is C_t[i * N + h * 16 .. + 3] for its halves h = 0, 4
+            // (columns thread_col * 4 and BN / 2 + thread_col * 4 of the tile).
+            const int c_base = prism_add(prism_mul(thread_row * 8, N), thread_col * 4);  // line 96
             {  // partition `C_blk` as `C_t` at thread[1]
                 {  // group(thread[1])
                     for (int i = 0; i < 8; i += 1) {
-                        const int r = prism_add(prism_add(tile_row, thread_row * 8), i);  // line 94
+                        const int r = prism_add(prism_add(tile_row, thread_row * 8), i);  // line 100
                         for (int h = 0; h < 8; h += 4) {
-                            const int c = prism_add(prism_add(tile_col, thread_col * 8), h);  // line 96
-                            bool t313 = r < M;  // line 97
-                            if (t313) {
-                                t313 = c < N;
+                            const int c = prism_add(prism_add(tile_col, thread_col * 4), h * 16);  // line 102
+                            bool t315 = r < M;  // line 103
+                            if (t315) {
+                                t315 = c < N;
                             }
-                            if (t313) {  // line 97
-                                if (vec_n) {  // line 98
-                                    float cv[4] = {};  // line 99
-                                    const prism_vec<float, 4> prism_v329 = *(const prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(i, N), h)))];  // line 100
-                                    const float t329 = prism_v329.v[0];
-                                    const float t330 = prism_v329.v[1];
-                                    const float t331 = prism_v329.v[2];
-                                    const float t332 = prism_v329.v[3];
-                                    cv[0] = t329;
-                                    cv[1] = t330;
-                                    cv[2] = t331;
-                                    cv[3] = t332;
+                            if (t315) {  // line 103
+                                if (vec_n) {  // line 104
+                                    float cv[4] = {};  // line 105
+                                    const prism_vec<float, 4> prism_v333 = *(const prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(i, N), h * 16)))];  // line 106
+                                    const float t333 = prism_v333.v[0];
+                                    const float t334 = prism_v333.v[1];
+                                    const float t335 = prism_v333.v[2];
+                                    const float t336 = prism_v333.v[3];
+                                    cv[0] = t333;
+                                    cv[1] = t334;
+                                    cv[2] = t335;
+                                    cv[3] = t336;
                                     for (int j = 0; j < 4; j += 1) {
-                                        cv[j] = fmaf(alpha, acc[i * 8 + (h + j)], beta * cv[j]);  // line 102
+                                        cv[j] = fmaf(alpha, acc[i * 8 + (h + j)], beta * cv[j]);  // line 108
                                     }
-                                    *(prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(i, N), h)))] = prism_vec<float, 4>{{cv[0], cv[1], cv[2], cv[3]}};  // line 103
+                                    *(prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(i, N), h * 16)))] = prism_vec<float, 4>{{cv[0], cv[1], cv[2], cv[3]}};  // line 109
                                 } else {
                                     for (int j = 0; j < 4; j += 1) {
-                                        if (prism_add(c, j) < N) {  // line 106
-                                            C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(i, N), h), j)))] = fmaf(alpha, acc[i * 8 + (h + j)], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(i, N), h), j)))]);  // line 107
+                                        if (prism_add(c, j) < N) {  // line 112
+                                            C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(i, N), h * 16), j)))] = fmaf(alpha, acc[i * 8 + (h + j)], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(i, N), h * 16), j)))]);  // line 113
                                         }
                                     }
                                 }
