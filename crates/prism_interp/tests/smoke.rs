@@ -109,3 +109,43 @@ fn tensor_map_arguments_are_checked_at_launch() {
         assert!(e.message.contains(why), "{why}: {}", e.message);
     }
 }
+
+/// Shared memory starts as 0xFF bytes in every block (`sim::block::SHARED_POISON`): a
+/// GPU leaves it undefined, so a program that reads a tile it never wrote must not see
+/// zeros only in the simulator. Two blocks run one after another on one worker, so the
+/// second also starts poisoned, not with the first's values.
+#[test]
+fn shared_memory_starts_poisoned_in_every_block() {
+    let src = r#"
+@prism("global")
+@requires(grid[1], block[1], thread[32], smem=256)
+def peek(out_i : ptr(int), out_f : ptr(float)):
+    b : int @ block[1] = id()
+    with partition(out_i, p=block[1], f=lambda i: b * 32 + i) as oi_b:
+        with partition(out_f, p=block[1], f=lambda i: b * 32 + i) as of_b:
+            with group(block[1]):
+                ti : shared(int[32]) @ block[1]
+                tf : shared(float[32]) @ block[1]
+                t : int @ thread[1] = id()
+                with partition(oi_b, p=thread[1], f=lambda i: t + i) as oi:
+                    with partition(of_b, p=thread[1], f=lambda i: t + i) as of:
+                        with group(thread[1]):
+                            oi[0] = ti[t]
+                            of[0] = tf[t]
+                with partition(ti, p=thread[1], f=lambda i: t + i) as mi:
+                    with partition(tf, p=thread[1], f=lambda i: t + i) as mf:
+                        with group(thread[1]):
+                            mi[0] = 7
+                            mf[0] = 7.0
+"#;
+    let (_, problems, synced) = prism_driver::compile_text("poison.prism", src, &prism_driver::Options::default());
+    let m = Module::new(&synced.unwrap_or_else(|| panic!("errors: {problems:?}")));
+    let args = [Arg::buffer(&vec![0i32; 64]), Arg::buffer(&vec![0f32; 64])];
+    let cfg = Config { workers: 1, ..Config::default() };
+    let out = m.launch("peek", 2, 32, &args, cfg).expect("valid launch");
+    assert!(out.is_clean(), "{:?}", out.reports);
+    let ints = args[0].as_buffer().expect("buffer").to_vec::<i32>().expect("i32");
+    let floats = args[1].as_buffer().expect("buffer").to_vec::<f32>().expect("f32");
+    assert!(ints.iter().all(|&v| v == -1), "{ints:?}");
+    assert!(floats.iter().all(|v| v.is_nan()), "{floats:?}");
+}

@@ -204,6 +204,12 @@ pub struct PendingCopy {
     pub group: u32,
 }
 
+/// The byte every block's shared memory starts as: 0xFF, a NaN in every float type and -1
+/// in every signed integer. A GPU leaves shared memory undefined at a block's start; a
+/// simulator that started it at zero let programs that read what they never wrote look
+/// right here and differ on the GPU (two corpus programs did: BENCHMARKS.md, GPU runs).
+pub const SHARED_POISON: u8 = 0xFF;
+
 pub struct BlockSim<'a> {
     pub s: &'a Shared<'a>,
     pub block: u32,
@@ -310,7 +316,7 @@ impl<'a> BlockSim<'a> {
             free_recs: Vec::new(),
             barriers: HashMap::new(),
             colls: (0..nwarps).map(|_| None).collect(),
-            shared: vec![0; s.smem_bytes as usize],
+            shared: vec![SHARED_POISON; s.smem_bytes as usize],
             sshadow: std::mem::take(&mut g.spare_sshadow),
             utable: HashMap::new(),
             split_units: HashMap::new(),
