@@ -386,6 +386,22 @@ impl SharedShadow {
         }
     }
 
+    /// Touches the cells of the bytes in `bytes` (those recorded before), so that the
+    /// processor fetches them all at once: a warp instruction's lanes are then recorded one
+    /// after another without waiting for each cell's cache miss in turn (the loads are
+    /// independent, so they overlap). No effect on what is recorded.
+    #[inline]
+    pub fn prefetch(&self, bytes: impl Iterator<Item = usize>) {
+        for b in bytes {
+            if let Some(&at) = self.index.get(b)
+                && at != 0
+                && let Some(cell) = self.cells.get(at as usize - 1)
+            {
+                std::hint::black_box(cell.next_read);
+            }
+        }
+    }
+
     /// Forgets every access (for the next block), keeping the allocations.
     pub fn reset(&mut self) {
         for &b in &self.bytes {

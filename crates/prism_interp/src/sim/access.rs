@@ -363,6 +363,8 @@ impl<'a> BlockSim<'a> {
             return;
         }
         self.sshadow.cover(self.shared.len());
+        self.sshadow
+            .prefetch(super::block::lanes_of(mask).flat_map(|l| (0..count).map(move |k| (at[l] + k * size) as usize)));
         let mut prev: (Option<u64>, u32) = (None, 0);
         for l in super::block::lanes_of(mask) {
             if broadcast {
