@@ -29,9 +29,9 @@ pub enum Device {
 /// Which dynamic checks run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum CheckSet {
-    /// Races and uniformity too (bounds, divergence and deadlock are always checked).
+    /// Races (with reads of shared memory never written) and uniformity too (bounds, divergence and deadlock are always checked).
     All,
-    /// Data races, but not uniformity.
+    /// Data races and reads of shared memory never written, but not uniformity.
     Races,
     /// Uniformity, but not data races.
     Uniformity,

@@ -127,6 +127,7 @@ codes! {
     "counter-overflow", "run", "a `range` loop's counter stepped past its type's range";
     "wgmma-pending", "run", "a wgmma's accumulators used before `wgmma_wait` completed its group";
     "mbarrier-misuse", "run", "an mbarrier used before its initialisation or after its invalidation, or initialised twice";
+    "uninitialized-read", "run", "a read of shared memory that no thread of the block has written";
     "not-simulated", "run", "a construct the CPU simulator cannot run (verbatim CUDA, Hopper warpgroup operations, TMA)";
     "fuel-exhausted", "run", "a block ran longer than the step limit: an endless loop or spin";
 }

@@ -44,6 +44,9 @@ pub enum ReportKind {
     /// An mbarrier used before `mbarrier_init`, after `mbarrier_inval`, initialised twice,
     /// or given an arrival count out of range.
     MbarrierMisuse,
+    /// A read of shared memory that no thread of the block has written (its value on a GPU
+    /// is undefined).
+    UninitializedRead,
     /// Something the simulator cannot run.
     NotSimulated,
     /// The run exceeded its step budget (an infinite loop, or a spin-wait that never ends).
@@ -66,6 +69,7 @@ impl ReportKind {
             ReportKind::CounterOverflow => "counter-overflow",
             ReportKind::MbarrierMisuse => "mbarrier-misuse",
             ReportKind::WgmmaPending => "wgmma-pending",
+            ReportKind::UninitializedRead => "uninitialized-read",
             ReportKind::NotSimulated => "not-simulated",
             ReportKind::FuelExhausted => "fuel-exhausted",
             ReportKind::TimeLimit => "time-limit",

@@ -113,7 +113,8 @@ fn tensor_map_arguments_are_checked_at_launch() {
 /// Shared memory starts as 0xFF bytes in every block (`sim::block::SHARED_POISON`): a
 /// GPU leaves it undefined, so a program that reads a tile it never wrote must not see
 /// zeros only in the simulator. Two blocks run one after another on one worker, so the
-/// second also starts poisoned, not with the first's values.
+/// second also starts poisoned, not with the first's values. With race checks, a read of
+/// bytes the block never writes is reported.
 #[test]
 fn shared_memory_starts_poisoned_in_every_block() {
     let src = r#"
@@ -137,13 +138,37 @@ def peek(out_i : ptr(int), out_f : ptr(float)):
                         with group(thread[1]):
                             mi[0] = 7
                             mf[0] = 7.0
+
+@prism("global")
+@requires(grid[1], block[1], thread[32], smem=256)
+def peek_only(out_i : ptr(int)):
+    b : int @ block[1] = id()
+    with partition(out_i, p=block[1], f=lambda i: b * 32 + i) as oi_b:
+        with group(block[1]):
+            ti : shared(int[32]) @ block[1]
+            t : int @ thread[1] = id()
+            with partition(oi_b, p=thread[1], f=lambda i: t + i) as oi:
+                with group(thread[1]):
+                    oi[0] = ti[t]
 "#;
     let (_, problems, synced) = prism_driver::compile_text("poison.prism", src, &prism_driver::Options::default());
     let m = Module::new(&synced.unwrap_or_else(|| panic!("errors: {problems:?}")));
     let args = [Arg::buffer(&vec![0i32; 64]), Arg::buffer(&vec![0f32; 64])];
-    let cfg = Config { workers: 1, ..Config::default() };
+    // Without race checks: with them, the first read is an `uninitialized-read` report.
+    let checks = prism_interp::Checks { races: false, uniformity: true };
+    let cfg = Config { workers: 1, checks, ..Config::default() };
     let out = m.launch("peek", 2, 32, &args, cfg).expect("valid launch");
     assert!(out.is_clean(), "{:?}", out.reports);
+    // With race checks: `peek` writes the tiles after reading them, so its reads are not
+    // reported (only bytes never written by the block's end are); `peek_only` never writes
+    // them, and its read is reported once per site.
+    let fresh = [Arg::buffer(&vec![0i32; 64]), Arg::buffer(&vec![0f32; 64])];
+    let checked = m.launch("peek", 2, 32, &fresh, Config::default()).expect("valid launch");
+    assert!(checked.is_clean(), "{:?}", checked.reports);
+    let only = [Arg::buffer(&vec![0i32; 64])];
+    let checked = m.launch("peek_only", 2, 32, &only, Config::default()).expect("valid launch");
+    let kinds: Vec<_> = checked.reports.iter().map(|r| r.kind).collect();
+    assert_eq!(kinds, [prism_interp::ReportKind::UninitializedRead], "{:?}", checked.reports);
     let ints = args[0].as_buffer().expect("buffer").to_vec::<i32>().expect("i32");
     let floats = args[1].as_buffer().expect("buffer").to_vec::<f32>().expect("f32");
     assert!(ints.iter().all(|&v| v == -1), "{ints:?}");

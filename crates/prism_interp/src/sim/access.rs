@@ -146,12 +146,15 @@ impl<'a> BlockSim<'a> {
         let (fid, w, lane) = (at.fid, at.w, at.l);
         match loc {
             Loc::Global(b, i) => self.s.buffers[b].store(i, bits),
-            Loc::Shared(at) => match ty.size() {
-                1 => self.shared[at] = bits as u8,
-                2 => self.shared[at..at + 2].copy_from_slice(&(bits as u16).to_le_bytes()),
-                4 => self.shared[at..at + 4].copy_from_slice(&(bits as u32).to_le_bytes()),
-                _ => self.shared[at..at + 8].copy_from_slice(&bits.to_le_bytes()),
-            },
+            Loc::Shared(at) => {
+                match ty.size() {
+                    1 => self.shared[at] = bits as u8,
+                    2 => self.shared[at..at + 2].copy_from_slice(&(bits as u16).to_le_bytes()),
+                    4 => self.shared[at..at + 4].copy_from_slice(&(bits as u32).to_le_bytes()),
+                    _ => self.shared[at..at + 8].copy_from_slice(&bits.to_le_bytes()),
+                }
+                self.mark_written(at, ty.size() as usize);
+            }
             Loc::Local(f, a, i) => {
                 let frame = if f == fid { fr } else { self.warps[w].frames[f as usize].as_mut().expect("live frame") };
                 frame.locals[a as usize][i * 32 + lane] = bits;
@@ -593,6 +596,33 @@ impl<'a> BlockSim<'a> {
             thread: Thread { block: self.block, thread: tid },
             other: Some((e.span, earlier_thread, format!("conflicts with this earlier access (before this {what})"))),
             notes: race_notes(rk, other_block.is_some()),
+        };
+        g.report(s, report);
+        if s.stop.load(std::sync::atomic::Ordering::Relaxed) {
+            self.stopped = true;
+        }
+    }
+
+    /// Reports a plain read by thread `tid` at `(func, site)` of shared byte `byte`, which
+    /// no thread of the block wrote before the block ended. Collected like a race (one
+    /// report per site).
+    pub(super) fn report_unwritten(&mut self, g: &mut GCtx, (func, site): (u32, u32), tid: u32, byte: u64) {
+        let s = self.s;
+        let fc = &s.code.funcs[func as usize];
+        let what = match fc.accesses.get(site as usize) {
+            Some(a) => format!("`{}`", fc.mems[a.mem.index()].name),
+            None => "shared memory".into(),
+        };
+        let report = Report {
+            kind: ReportKind::UninitializedRead,
+            message: format!("read of {what} at byte {byte} of shared memory, which no thread of this block has written"),
+            span: fc.accesses.get(site as usize).map(|a| a.span).unwrap_or_default(),
+            thread: Thread { block: self.block, thread: tid },
+            other: None,
+            notes: vec![
+                "shared memory is not initialised when a block starts: on a GPU this read returns whatever was there before"
+                    .into(),
+            ],
         };
         g.report(s, report);
         if s.stop.load(std::sync::atomic::Ordering::Relaxed) {

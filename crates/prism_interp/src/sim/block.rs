@@ -226,6 +226,15 @@ pub struct BlockSim<'a> {
     /// Race shadow of shared memory (allocated on first use, or the previous block's,
     /// reset, from [`GCtx::spare_sshadow`]).
     pub sshadow: SharedShadow,
+    /// With race checks, one bit per byte of shared memory: whether a thread of this block
+    /// has written it (a plain read of a byte without one is `uninitialized-read`). Empty
+    /// without race checks.
+    pub swritten: Vec<u64>,
+    /// Plain reads of shared bytes not written when they were read: (byte, size, function,
+    /// access site, thread), one per site. Reported when the block ends if the bytes were
+    /// still never written (a later write makes the read a race or an ordering the race
+    /// check judges instead).
+    pub unwritten_reads: Vec<(usize, usize, u32, u32, u32)>,
     /// Cross-warp uniformity checks in progress: (unit size, unit, function, pc, occurrence)
     /// -> (value, warps that reported, first thread).
     #[allow(clippy::type_complexity)]
@@ -318,6 +327,8 @@ impl<'a> BlockSim<'a> {
             colls: (0..nwarps).map(|_| None).collect(),
             shared: vec![SHARED_POISON; s.smem_bytes as usize],
             sshadow: std::mem::take(&mut g.spare_sshadow),
+            swritten: if s.cfg.checks.races { vec![0; (s.smem_bytes as usize).div_ceil(64)] } else { Vec::new() },
+            unwritten_reads: Vec::new(),
             utable: HashMap::new(),
             split_units: HashMap::new(),
             pending: vec![Vec::new(); t as usize],
@@ -884,6 +895,57 @@ fn spin_notes(not_started: usize) -> Vec<String> {
 }
 
 impl BlockSim<'_> {
+    /// Marks bytes `at .. at + n` of shared memory written (with race checks).
+    #[inline]
+    pub fn mark_written(&mut self, at: usize, n: usize) {
+        if self.swritten.is_empty() {
+            return;
+        }
+        for b in at..at + n {
+            self.swritten[b / 64] |= 1 << (b % 64);
+        }
+    }
+
+    /// Whether some byte of `at .. at + n` of shared memory has not been written by a
+    /// thread of this block (always false without race checks). Bytes an asynchronous copy
+    /// still in flight will write do not count: reading them before the copy lands is a
+    /// race, which the race check reports when it lands.
+    #[inline]
+    pub fn unwritten(&self, at: usize, n: usize) -> bool {
+        if self.swritten.is_empty() || (at..at + n).all(|b| self.swritten[b / 64] & (1 << (b % 64)) != 0) {
+            return false;
+        }
+        let in_flight = self.pending.iter().flatten().any(|c| match c.dst {
+            Loc::Shared(d) => d < at + n && at < d + usize::from(c.count) * c.elem.size() as usize,
+            _ => false,
+        });
+        !in_flight
+    }
+
+    /// Notes a plain read by thread `tid` at `(func, access)` of shared bytes `byte .. byte
+    /// + n`, which were not written when it read them (the first such read of each site).
+    pub fn note_unwritten(&mut self, (func, access): (u32, u32), tid: u32, byte: usize, n: usize) {
+        if !self.unwritten_reads.iter().any(|r| r.2 == func && r.3 == access) {
+            self.unwritten_reads.push((byte, n, func, access, tid));
+        }
+    }
+
+    /// At the block's end: reports the noted reads whose bytes no thread of the block ever
+    /// wrote (`uninitialized-read`).
+    pub fn report_unwritten_reads(&mut self, g: &mut GCtx) {
+        let reads = std::mem::take(&mut self.unwritten_reads);
+        // A block stopped early (another finding, a deadlock) may not have reached its
+        // writes: only a block that ran to its end says what was never written.
+        if self.stopped || self.alive > 0 || self.s.stop.load(std::sync::atomic::Ordering::Relaxed) {
+            return;
+        }
+        for (byte, n, func, access, tid) in reads {
+            if self.unwritten(byte, n) {
+                self.report_unwritten(g, (func, access), tid, byte as u64);
+            }
+        }
+    }
+
     /// Hands the shared-memory race shadow, reset, to the next block run on this worker:
     /// resetting the cells a block touched costs less than a fresh shadow.
     pub fn recycle_shadow(&mut self, g: &mut GCtx) {

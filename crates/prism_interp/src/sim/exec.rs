@@ -478,6 +478,17 @@ impl<'a> BlockSim<'a> {
                                 match place {
                                     lanes::Place::Global(buf, _) => lanes::load_global(buf, mask, &at, 0, &mut out),
                                     lanes::Place::Shared => {
+                                        if let Some(l) =
+                                            lanes_of(mask).find(|&l| self.unwritten(at[l] as usize, ty.size() as usize))
+                                        {
+                                            let tid = w as u32 * 32 + l as u32;
+                                            self.note_unwritten(
+                                                (func, *access),
+                                                tid,
+                                                at[l] as usize,
+                                                ty.size() as usize,
+                                            );
+                                        }
                                         lanes::load_shared(&self.shared, *ty, mask, &at, 0, &mut out)
                                     }
                                 }
@@ -525,6 +536,11 @@ impl<'a> BlockSim<'a> {
                             {
                                 self.race(g, loc, k, Lane { fid, w, l }, Site { func, access: *access }, None);
                             }
+                            if let Loc::Shared(b) = loc
+                                && self.unwritten(b, ty.size() as usize)
+                            {
+                                self.note_unwritten((func, *access), w as u32 * 32 + l as u32, b, ty.size() as usize);
+                            }
                             fr.regs[d + l] = self.read_loc(&fr, Lane { fid, w, l }, loc, *ty);
                         }
                     }
@@ -546,7 +562,10 @@ impl<'a> BlockSim<'a> {
                                 match place {
                                     lanes::Place::Global(buf, _) => lanes::store_global(buf, mask, &at, 0, vals),
                                     lanes::Place::Shared => {
-                                        lanes::store_shared(&mut self.shared, *ty, mask, &at, 0, vals)
+                                        lanes::store_shared(&mut self.shared, *ty, mask, &at, 0, vals);
+                                        for l in lanes_of(mask) {
+                                            self.mark_written(at[l] as usize, ty.size() as usize);
+                                        }
                                     }
                                 }
                                 f.pc += 1;
@@ -814,12 +833,11 @@ impl<'a> BlockSim<'a> {
                                                 let bits = fr.regs[d as usize * 32 + l];
                                                 match &place {
                                                     lanes::Place::Global(buf, _) => buf.store(at[l] as usize + k, bits),
-                                                    lanes::Place::Shared => lanes::write_shared(
-                                                        &mut self.shared,
-                                                        size,
-                                                        (at[l] + k as u64 * size) as usize,
-                                                        bits,
-                                                    ),
+                                                    lanes::Place::Shared => {
+                                                        let b = (at[l] + k as u64 * size) as usize;
+                                                        lanes::write_shared(&mut self.shared, size, b, bits);
+                                                        self.mark_written(b, size as usize);
+                                                    }
                                                 }
                                             }
                                         }
@@ -832,6 +850,18 @@ impl<'a> BlockSim<'a> {
                                                     lanes::load_global(buf, mask, &at, k, &mut out)
                                                 }
                                                 lanes::Place::Shared => {
+                                                    if let Some(l) = lanes_of(mask).find(|&l| {
+                                                        self.unwritten((at[l] + k * size) as usize, size as usize)
+                                                    }) {
+                                                        let b = at[l] + k * size;
+                                                        let tid = w as u32 * 32 + l as u32;
+                                                        self.note_unwritten(
+                                                            (func, *access),
+                                                            tid,
+                                                            b as usize,
+                                                            size as usize,
+                                                        );
+                                                    }
                                                     lanes::load_shared(&self.shared, *ty, mask, &at, k * size, &mut out)
                                                 }
                                             }
@@ -870,6 +900,12 @@ impl<'a> BlockSim<'a> {
                                         let bits = fr.regs[d as usize * 32 + l];
                                         self.write_loc(&mut fr, at, loc, *ty, bits);
                                     } else {
+                                        if let Loc::Shared(b) = loc
+                                            && self.unwritten(b, size as usize)
+                                        {
+                                            let tid = w as u32 * 32 + l as u32;
+                                            self.note_unwritten((func, *access), tid, b, size as usize);
+                                        }
                                         fr.regs[d as usize * 32 + l] = self.read_loc(&fr, at, loc, *ty);
                                     }
                                 }

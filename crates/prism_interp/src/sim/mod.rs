@@ -39,7 +39,8 @@ use std::time::{Duration, Instant};
 /// cannot continue meaningfully past them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Checks {
-    /// Data races (intra-block per barrier interval, inter-block over the run).
+    /// Data races (intra-block per barrier interval, inter-block over the run), and plain
+    /// reads of shared memory no thread of the block has written (`uninitialized-read`).
     pub races: bool,
     /// Conditions and variables that must be uniform over a unit.
     pub uniformity: bool,
@@ -216,8 +217,9 @@ impl GCtx {
     }
 
     pub fn report(&mut self, s: &Shared<'_>, r: Report) {
-        if let ReportKind::Race(_) = r.kind {
-            // One report per pair of sites is enough.
+        if let ReportKind::Race(_) | ReportKind::UninitializedRead = r.kind {
+            // One report per pair of sites is enough (per site for a read of unwritten
+            // shared memory).
             let dup = self.reports.iter().any(|x| {
                 x.kind == r.kind && x.span == r.span && x.other.as_ref().map(|o| o.0) == r.other.as_ref().map(|o| o.0)
             });
@@ -333,6 +335,7 @@ pub fn run(launch: Launch<'_>, cfg: Config, progress: &Progress) -> Outcome {
                 }
                 let mut sim = BlockSim::new(&shared, b, &mut g);
                 sim.run_to_end(&mut g);
+                sim.report_unwritten_reads(&mut g);
                 sim.recycle_shadow(&mut g);
                 shared.block_done();
             }
@@ -382,6 +385,7 @@ fn run_coresident(s: &Shared<'_>, g: &mut GCtx, order: BlockOrder, window: usize
     loop {
         for b in &mut sims {
             if b.finished() && !std::mem::replace(&mut b.counted, true) {
+                b.report_unwritten_reads(g);
                 s.block_done();
             }
         }

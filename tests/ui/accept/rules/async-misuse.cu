@@ -33,6 +33,11 @@ extern "C" __global__ void staged(const float* __restrict__ src, float* __restri
                         : "r"(prism_smem_addr(&smem[4])), "l"(&src[4])
                         : "memory");
                     asm volatile(  // line 15
+                        "cp.async.ca.shared.global [%0], [%1], 8;"
+                        :
+                        : "r"(prism_smem_addr(&smem[6])), "l"(&src[6])
+                        : "memory");
+                    asm volatile(  // line 16
                         "cp.async.ca.shared.global [%0], [%1], 4;"
                         :
                         : "r"(prism_smem_addr(&smem[8])), "l"(&src[8])
@@ -40,14 +45,15 @@ extern "C" __global__ void staged(const float* __restrict__ src, float* __restri
                 }
                 asm volatile("cp.async.commit_group;" :  :  : "memory");  // line 10
             }
-            const int t = prism_tid;  // line 16
+            // Elements 0 to 8 were copied; the rest of the tile was never written.
+            const int t = prism_tid;  // line 18
             asm volatile("cp.async.wait_all;" :  :  : "memory");  // line 10
-            // split block barrier s0, arrive: `smem` was last used at line 10; its next use (line 18) waits
+            // split block barrier s0, arrive: `smem` was last used at line 10; its next use (line 20) waits
             prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
             {  // group(thread[1])
                 // split block barrier s0, wait
                 prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
-                out[g] = smem[t % 16];  // line 18
+                out[g] = smem[t % 9];  // line 20
             }
         }
     }

@@ -26,13 +26,24 @@ extern "C" __global__ void owner(const float* __restrict__ out)
     {  // group(block[1])
         float* tile = reinterpret_cast<float*>(prism_smem);  // line 13
         float* other = reinterpret_cast<float*>(prism_smem + 256);  // line 14
+        const int t = prism_tid;  // line 15
+        {  // partition `tile` as `mine` at thread[1]
+            {  // partition `other` as `mine2` at thread[1]
+                {  // group(thread[1])
+                    tile[t] = 1.0f;  // line 19
+                    other[t] = 2.0f;  // line 20
+                }
+            }
+        }
+        // inferred block[1] barrier: `tile` is used at line 16 and again at line 21
+        __syncthreads();
         {  // claim `tile` as `warp_tile` at thread[32]
-            const int prism_pos = (int)((unsigned)prism_tid / 32u);  // line 16
+            const int prism_pos = (int)((unsigned)prism_tid / 32u);  // line 22
             if (prism_pos == 0) {
-                use_tile(prism_tid % 32, prism_bid, prism_smem + 512, tile);  // line 18
+                use_tile(prism_tid % 32, prism_bid, prism_smem + 512, tile);  // line 24
             } else {
                 if (prism_pos < 2) {  // split(warp) case 1: thread[32]
-                    use_tile(prism_tid % 32, prism_bid, prism_smem + 512, other);  // line 20
+                    use_tile(prism_tid % 32, prism_bid, prism_smem + 512, other);  // line 26
                 }
             }
         }

@@ -11,18 +11,35 @@ extern "C" __global__ void broad_reads(const float* __restrict__ src,
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
-    __shared__ __align__(1024) float prism_shared0[32];
+    __shared__ __align__(1024) float prism_shared0[64];
+    // 1 split barrier(s) over the block: mbarriers, and this thread's token for each
+    __shared__ __align__(8) unsigned long long prism_split[1];
+    unsigned long long prism_tok0 = 0;
+    if (threadIdx.x == 0) {
+        prism_split_init(prism_smem_addr(&prism_split[0]), blockDim.x);
+    }
+    __syncthreads();
     const int g = (int)(prism_bid * blockDim.x + prism_tid);  // line 8
     const int w = (int)((prism_bid * blockDim.x + prism_tid) / 32u);  // line 9
     {  // partition `out` as `mine` at thread[1]
         {  // partition `src` as `warp_row` at thread[32]
             {  // group(block[1])
-                const float* tile = prism_shared0;  // line 13
-                const float head = bias[0];  // line 14
-                {  // group(thread[32])
-                    const float first = src[w * 32];  // line 16
+                float* tile = prism_shared0;  // line 13
+                const int t = prism_tid;  // line 14
+                {  // partition `tile` as `slot` at thread[1]
                     {  // group(thread[1])
-                        out[g] = head + bias[g] + tile[g % 32] + first + src[w * 32 + g % 32];  // line 18
+                        tile[t] = bias[g] * 0.5f;  // line 17
+                        // split block barrier s0, arrive: `tile` was last used at line 15; its next use (line 22) waits
+                        prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
+                    }
+                }
+                const float head = bias[0];  // line 18
+                {  // group(thread[32])
+                    const float first = src[w * 32];  // line 20
+                    {  // group(thread[1])
+                        // split block barrier s0, wait
+                        prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
+                        out[g] = head + bias[g] + tile[g % 32] + first + src[w * 32 + g % 32];  // line 22
                     }
                 }
             }

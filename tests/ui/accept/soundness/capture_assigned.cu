@@ -37,12 +37,13 @@ extern "C" __global__ void __launch_bounds__(64) rotate_fill(int* __restrict__ o
                 }
                 k = prism_add(k, 32);  // line 20
             }
-            // inferred block[1] barrier: `s` is used at line 15 and again at line 24
+            // The loop wrote elements 0 to 159 (64 threads, 4 views 32 apart).
+            // inferred block[1] barrier: `s` is used at line 15 and again at line 25
             __syncthreads();
             {  // partition `out_b` as `o` at thread[1]
                 {  // group(thread[1])
                     for (int i = 0; i < 4; i += 1) {
-                        out[prism_add(prism_mul(b, 256), t * 4 + i)] = s[t * 4 + i];  // line 24
+                        out[prism_add(prism_mul(b, 256), t * 4 + i)] = s[(t * 4 + i) % 160];  // line 25
                     }
                 }
             }
