@@ -373,6 +373,11 @@ fn inline(a: &mut Analysis, f: &Function, b: &Block) {
         if p != Purity::Pure && !direct {
             continue;
         }
+        // A select prints as C's `c ? a : b`, which evaluates one side: an effect folded
+        // into it would run only when its side is chosen, where the IR runs it always.
+        if p == Purity::Effect && b.insts.get(m).is_some_and(|i| matches!(i.kind, InstKind::Select { .. })) {
+            continue;
+        }
         // Operands after folding: none may be redefined between here and the use.
         let leaves = leaves(a, f, &inst.kind);
         let redefined = leaves

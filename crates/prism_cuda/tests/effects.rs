@@ -153,3 +153,42 @@ fn every_atomic_of_the_corpus_reaches_the_cuda() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// A select prints as C's `c ? a : b`, which evaluates one side only: an atomic folded into
+/// it would run only when chosen. The IR (text: no source construct makes such a select
+/// today) runs the atomic always, so the CUDA must too, whether the select's result is used
+/// or not.
+#[test]
+fn an_atomic_under_a_select_runs_unconditionally() {
+    let src = r#"
+@prism("global")
+@requires(grid[1], block[1], thread[32])
+def k(n : int, c : ptr(int) @ grid[1], out : ptr(int) @ grid[1]):
+    g : int @ thread[1] = id()
+    with partition(out, p=thread[1], f=lambda i: g + i) as mine:
+        with group(thread[1]):
+            old : int = atomic_add(c[0], 1)
+            mine[0] = old
+"#;
+    let ir = prism_ir::print(common::synced("select.prism", src).ir());
+    // `old = copy %atomic` becomes `old = select %flag, %atomic, %seven` with new
+    // registers `%flag` (true) and `%seven` (what matters is that C evaluates one side).
+    let atomic = ir.lines().find(|l| l.contains("intrinsic atomic_add")).expect("the atomic").trim();
+    let result = atomic.split_once(" = ").expect("a result").0;
+    let copy = ir.lines().find(|l| l.trim().ends_with(&format!("= copy {result}"))).expect("its copy").trim();
+    let (dst, from) = copy.split_once(" = copy ").expect("a copy");
+    let regs = ir.lines().filter(|l| l.trim_start().starts_with("reg %")).count();
+    let (flag, seven) = (format!("%{regs}"), format!("%{}", regs + 1));
+    let last_reg = ir.lines().rfind(|l| l.trim_start().starts_with("reg %")).expect("registers").to_string();
+    let text = ir.replacen(&last_reg, &format!("{last_reg}\n  reg {flag}: bool\n  reg {seven}: i32"), 1).replacen(
+        copy,
+        &format!("{flag} = const true\n        {seven} = const 7\n        {dst} = select {flag}, {from}, {seven}"),
+        1,
+    );
+    assert_ne!(text, ir);
+    let synced = prism_driver::assemble(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let opts = prism_cuda::Options { prelude: false, ..prism_cuda::Options::default() };
+    let cuda = prism_cuda::emit(&synced, &opts).text;
+    let line = cuda.lines().find(|l| l.contains("prism_atomic_add(")).unwrap_or_else(|| panic!("no atomic in\n{cuda}"));
+    assert!(!line.contains('?'), "the atomic is inside a select:\n{cuda}");
+}
