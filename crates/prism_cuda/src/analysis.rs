@@ -402,14 +402,17 @@ fn inline(a: &mut Analysis, f: &Function, b: &Block) {
 /// fold an effect (an atomic, a call) into its single, direct use; when that use defines a
 /// dead register, dropping the dead definition would drop the effect with it.
 fn effects_in_dead(a: &Analysis) -> HashSet<Reg> {
+    // A dead register's own definition is pure (`dead_registers`): look through the
+    // operands folded into it.
     let has_effect = |r: Reg| {
-        let mut stack = vec![r];
-        let mut first = true;
+        let mut stack = Vec::new();
+        if let Some(def) = a.def_inst.get(&r) {
+            stack.extend(def.uses());
+        }
         while let Some(r) = stack.pop() {
-            if !first && !a.inlined.contains(&r) {
+            if !a.inlined.contains(&r) {
                 continue;
             }
-            first = false;
             let Some(def) = a.def_inst.get(&r) else { continue };
             if !matches!(purity(def), Purity::Pure | Purity::Reads) {
                 return true;

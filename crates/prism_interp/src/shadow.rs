@@ -216,6 +216,24 @@ impl Levels {
     }
 }
 
+/// Which of a cell's read records (`tids`: the threads of the reads it holds) a new read by
+/// thread `tid` takes: the same thread's earlier read is superseded; otherwise at most two
+/// reads per warp are kept, from different lanes, so that a later write by any lane still
+/// meets a read by another lane of its warp; then a free record; then the records in turn
+/// (`next`). [`Cell`] and [`SharedShadow`] keep reads by this one rule.
+fn read_slot(tids: [Option<u32>; READS], next: &mut u8, tid: u32) -> usize {
+    let warp = tid / 32;
+    let same_warp = tids.iter().filter(|t| t.is_some_and(|t| t / 32 == warp)).count();
+    tids.iter()
+        .position(|&t| t == Some(tid))
+        .or_else(|| (same_warp >= 2).then(|| tids.iter().position(|t| t.is_some_and(|t| t / 32 == warp))).flatten())
+        .or_else(|| tids.iter().position(Option::is_none))
+        .unwrap_or_else(|| {
+            *next = (*next + 1) % READS as u8;
+            *next as usize
+        })
+}
+
 /// Intra-block shadow of one location.
 #[derive(Clone, Debug, Default)]
 pub struct Cell {
@@ -257,25 +275,7 @@ impl Cell {
             Kind::Atomic => self.atomic = Some(now),
             Kind::Read | Kind::AtomicRead => {
                 let now = Acc { atomic: kind == Kind::AtomicRead, ..now };
-                // Which read to keep: the same thread's earlier read is superseded; otherwise
-                // keep at most two reads per warp, from different lanes, so that a later
-                // write by any lane still meets a read by another lane of its warp.
-                let warp = now.tid / 32;
-                let same_warp = self.reads.iter().filter(|r| r.is_some_and(|r| r.tid / 32 == warp)).count();
-                let slot = self
-                    .reads
-                    .iter()
-                    .position(|r| r.is_some_and(|r| r.tid == now.tid))
-                    .or_else(|| {
-                        (same_warp >= 2)
-                            .then(|| self.reads.iter().position(|r| r.is_some_and(|r| r.tid / 32 == warp)))
-                            .flatten()
-                    })
-                    .or_else(|| self.reads.iter().position(Option::is_none))
-                    .unwrap_or_else(|| {
-                        self.next_read = (self.next_read + 1) % READS as u8;
-                        self.next_read as usize
-                    });
+                let slot = read_slot(self.reads.map(|r| r.map(|r| r.tid)), &mut self.next_read, now.tid);
                 self.reads[slot] = Some(now);
             }
         }
@@ -517,23 +517,8 @@ impl SharedShadow {
             Kind::Atomic => cell.atomic = self.rec(&now),
             Kind::Read | Kind::AtomicRead => {
                 let now = Acc { atomic: kind == Kind::AtomicRead, ..now };
-                // The slot [`Cell::access`] picks, by the same rules.
-                let warp = now.tid / 32;
-                let same_warp = cell.reads.iter().filter(|r| r.is_some() && r.tid / 32 == warp).count();
-                let slot = cell
-                    .reads
-                    .iter()
-                    .position(|r| r.is_some() && r.tid == now.tid)
-                    .or_else(|| {
-                        (same_warp >= 2)
-                            .then(|| cell.reads.iter().position(|r| r.is_some() && r.tid / 32 == warp))
-                            .flatten()
-                    })
-                    .or_else(|| cell.reads.iter().position(|r| !r.is_some()))
-                    .unwrap_or_else(|| {
-                        cell.next_read = (cell.next_read + 1) % READS as u8;
-                        cell.next_read as usize
-                    });
+                let tids = cell.reads.map(|r| r.is_some().then_some(r.tid));
+                let slot = read_slot(tids, &mut cell.next_read, now.tid);
                 cell.reads[slot] = self.rec(&now);
             }
         }

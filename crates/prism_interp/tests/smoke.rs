@@ -4,8 +4,12 @@ use prism_interp::{Arg, Config, Module};
 
 fn module(path: &str) -> Module {
     let src = std::fs::read_to_string(format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR"))).expect("readable");
-    let (_, _, synced) = prism_driver::compile_text(path, &src, &prism_driver::Options::default());
-    Module::new(&synced.unwrap_or_else(|| panic!("{path} has errors")))
+    compile(path, &src)
+}
+
+fn compile(name: &str, src: &str) -> Module {
+    let (_, problems, synced) = prism_driver::compile_text(name, src, &prism_driver::Options::default());
+    Module::new(&synced.unwrap_or_else(|| panic!("{name} has errors: {problems:?}")))
 }
 
 #[test]
@@ -151,8 +155,7 @@ def peek_only(out_i : ptr(int)):
                 with group(thread[1]):
                     oi[0] = ti[t]
 "#;
-    let (_, problems, synced) = prism_driver::compile_text("poison.prism", src, &prism_driver::Options::default());
-    let m = Module::new(&synced.unwrap_or_else(|| panic!("errors: {problems:?}")));
+    let m = compile("poison.prism", src);
     let args = [Arg::buffer(&vec![0i32; 64]), Arg::buffer(&vec![0f32; 64])];
     // Without race checks: with them, the first read is an `uninitialized-read` report.
     let checks = prism_interp::Checks { races: false, uniformity: true };

@@ -922,11 +922,14 @@ impl BlockSim<'_> {
         !in_flight
     }
 
-    /// Notes a plain read by thread `tid` at `(func, access)` of shared bytes `byte .. byte
-    /// + n`, which were not written when it read them (the first such read of each site).
-    pub fn note_unwritten(&mut self, (func, access): (u32, u32), tid: u32, byte: usize, n: usize) {
-        if !self.unwritten_reads.iter().any(|r| r.2 == func && r.3 == access) {
-            self.unwritten_reads.push((byte, n, func, access, tid));
+    /// Notes a plain read by lane `l` of warp `w` at `(func, access)` of the `n` shared
+    /// bytes from `byte` when some of them are not written yet (the first such read of each
+    /// site; [`Self::report_unwritten_reads`] judges it when the block ends).
+    #[inline]
+    pub fn note_if_unwritten(&mut self, (func, access): (u32, u32), (w, l): (usize, usize), byte: u64, n: u64) {
+        let (byte, n) = (byte as usize, n as usize);
+        if self.unwritten(byte, n) && !self.unwritten_reads.iter().any(|r| r.2 == func && r.3 == access) {
+            self.unwritten_reads.push((byte, n, func, access, w as u32 * 32 + l as u32));
         }
     }
 

@@ -478,16 +478,8 @@ impl<'a> BlockSim<'a> {
                                 match place {
                                     lanes::Place::Global(buf, _) => lanes::load_global(buf, mask, &at, 0, &mut out),
                                     lanes::Place::Shared => {
-                                        if let Some(l) =
-                                            lanes_of(mask).find(|&l| self.unwritten(at[l] as usize, ty.size() as usize))
-                                        {
-                                            let tid = w as u32 * 32 + l as u32;
-                                            self.note_unwritten(
-                                                (func, *access),
-                                                tid,
-                                                at[l] as usize,
-                                                ty.size() as usize,
-                                            );
+                                        for l in lanes_of(mask) {
+                                            self.note_if_unwritten((func, *access), (w, l), at[l], ty.size());
                                         }
                                         lanes::load_shared(&self.shared, *ty, mask, &at, 0, &mut out)
                                     }
@@ -536,10 +528,8 @@ impl<'a> BlockSim<'a> {
                             {
                                 self.race(g, loc, k, Lane { fid, w, l }, Site { func, access: *access }, None);
                             }
-                            if let Loc::Shared(b) = loc
-                                && self.unwritten(b, ty.size() as usize)
-                            {
-                                self.note_unwritten((func, *access), w as u32 * 32 + l as u32, b, ty.size() as usize);
+                            if let Loc::Shared(b) = loc {
+                                self.note_if_unwritten((func, *access), (w, l), b as u64, ty.size());
                             }
                             fr.regs[d + l] = self.read_loc(&fr, Lane { fid, w, l }, loc, *ty);
                         }
@@ -850,16 +840,12 @@ impl<'a> BlockSim<'a> {
                                                     lanes::load_global(buf, mask, &at, k, &mut out)
                                                 }
                                                 lanes::Place::Shared => {
-                                                    if let Some(l) = lanes_of(mask).find(|&l| {
-                                                        self.unwritten((at[l] + k * size) as usize, size as usize)
-                                                    }) {
-                                                        let b = at[l] + k * size;
-                                                        let tid = w as u32 * 32 + l as u32;
-                                                        self.note_unwritten(
+                                                    for l in lanes_of(mask) {
+                                                        self.note_if_unwritten(
                                                             (func, *access),
-                                                            tid,
-                                                            b as usize,
-                                                            size as usize,
+                                                            (w, l),
+                                                            at[l] + k * size,
+                                                            size,
                                                         );
                                                     }
                                                     lanes::load_shared(&self.shared, *ty, mask, &at, k * size, &mut out)
@@ -900,11 +886,8 @@ impl<'a> BlockSim<'a> {
                                         let bits = fr.regs[d as usize * 32 + l];
                                         self.write_loc(&mut fr, at, loc, *ty, bits);
                                     } else {
-                                        if let Loc::Shared(b) = loc
-                                            && self.unwritten(b, size as usize)
-                                        {
-                                            let tid = w as u32 * 32 + l as u32;
-                                            self.note_unwritten((func, *access), tid, b, size as usize);
+                                        if let Loc::Shared(b) = loc {
+                                            self.note_if_unwritten((func, *access), (w, l), b as u64, size);
                                         }
                                         fr.regs[d as usize * 32 + l] = self.read_loc(&fr, at, loc, *ty);
                                     }
