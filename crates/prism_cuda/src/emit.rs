@@ -19,7 +19,7 @@ use prism_ir::ir::{BarrierOrigin, Block, Function, Inst, InstKind, IntrArg, MemK
 use prism_ir::{FuncId, Reg};
 use prism_types::intrinsics::Family;
 use prism_types::perspective::{Level, Persp};
-use prism_types::tir::{BinOp, FnKind, RawIndex};
+use prism_types::tir::{BinOp, FnKind, RawIndex, Unroll};
 use prism_types::ty::Scalar;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -1070,8 +1070,18 @@ impl Fx<'_> {
                     out.push(Stmt::If { cond: c, then: t, otherwise: o });
                 }
             }
-            K::Loop { header, cond, body, latch, counter } => {
-                self.emit_loop(header, *cond, body, latch, counter.is_some(), (bid, idx), code, out)
+            K::Loop { header, cond, body, latch, counter, unroll } => {
+                self.emit_loop(header, *cond, body, latch, counter.is_some(), (bid, idx), code, out);
+                // `unroll=` is a request to nvcc, on the line right before the loop, which
+                // `emit_loop` always pushes last.
+                let pragma = match unroll {
+                    Unroll::Auto => None,
+                    Unroll::Full => Some("#pragma unroll".to_string()),
+                    Unroll::Count(n) => Some(format!("#pragma unroll {n}")),
+                };
+                if let Some(p) = pragma {
+                    out.insert(out.len() - 1, Stmt::Raw(p));
+                }
             }
             K::Break => out.push(Stmt::Break),
             K::Continue => {

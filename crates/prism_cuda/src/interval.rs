@@ -155,7 +155,7 @@ impl Cx<'_> {
             for d in inst.kind.defs() {
                 self.defs.entry(d).or_default().push((inst.kind.clone(), in_latch, guards.to_vec()));
             }
-            if let InstKind::Loop { header, cond, body, latch, counter } = &inst.kind {
+            if let InstKind::Loop { header, cond, body, latch, counter, .. } = &inst.kind {
                 if let Some(c) = counter {
                     let step = latch.insts.iter().find_map(|i| match &i.kind {
                         InstKind::Binary { dst, op: BinOp::Add, lhs, rhs } if dst == c && lhs == c => Some(*rhs),

@@ -60,6 +60,7 @@ codes! {
     "bad-index", "check", "indexing something that is not an array or pointer, or with the wrong number of indices";
     "not-constant", "check", "an expression that must be known at compile time is not";
     "const-eval", "check", "a compile-time computation overflows or divides by zero";
+    "bad-unroll", "check", "a loop's `unroll=` is not `True`, `False` or a constant count, or cannot unroll fully";
     "assign-to-const", "check", "an assignment to a const, constexpr or loop variable";
     "unsupported", "check", "a construct Prism recognises but does not support";
     "pointer-alias", "check", "a pointer copied into a new variable or compared as a value";

@@ -635,7 +635,7 @@ impl Cx<'_> {
                 }
                 self.patch(jump, join);
             }
-            K::Loop { header, cond, body, latch, counter } => {
+            K::Loop { header, cond, body, latch, counter, .. } => {
                 let enter = self.push(Op::LoopEnter { exit: 0 }, span, code);
                 let head = self.pc();
                 self.block(header, code);

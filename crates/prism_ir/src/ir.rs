@@ -17,7 +17,7 @@ use crate::entities::{AccessId, FuncId, LocalId, MemId, Reg};
 use prism_span::Span;
 use prism_types::intrinsics::IntrinsicId;
 use prism_types::perspective::{Facts, Level, Persp};
-use prism_types::tir::{BinOp, ConstValue, FnKind, RawIndex, UnOp};
+use prism_types::tir::{BinOp, ConstValue, FnKind, RawIndex, UnOp, Unroll};
 use prism_types::ty::Scalar;
 
 /// A register's type.
@@ -920,6 +920,9 @@ pub enum InstKind {
         /// signed overflow undefined that lets nvcc count the iterations (docs/language.md
         /// §6). `None` for `while` loops, whose arithmetic wraps like any other.
         counter: Option<Reg>,
+        /// `unroll=` of a `range` loop: what the CUDA backend asks nvcc for
+        /// (`#pragma unroll`); nothing else reads it.
+        unroll: Unroll,
     },
     /// Leaves the innermost loop.
     Break,

@@ -19,7 +19,9 @@ use crate::ir::*;
 use prism_span::Span;
 use prism_types::intrinsics::{Family, IntrinsicId, lookup};
 use prism_types::perspective::Persp;
-use prism_types::tir::{self, BinOp, CallArg, Callee, ConstValue, ExprKind, StmtKind, VarId, VarKind, ViewKind};
+use prism_types::tir::{
+    self, BinOp, CallArg, Callee, ConstValue, ExprKind, StmtKind, Unroll, VarId, VarKind, ViewKind,
+};
 use prism_types::ty::{Scalar, Ty};
 use std::collections::HashMap;
 
@@ -301,7 +303,7 @@ impl Cx<'_> {
                 let uniform = self.unsafe_depth == 0;
                 self.emit(out, InstKind::If { cond: c, then, otherwise, uniform }, span);
             }
-            StmtKind::For { var, start, end, step, body } => {
+            StmtKind::For { var, start, end, step, unroll, body } => {
                 let ty = self.scalar_of(*var);
                 let name = self.tf.var(*var).name.clone();
                 let iv = self.new_reg(Type::Scalar(ty), Some(&name));
@@ -333,13 +335,24 @@ impl Cx<'_> {
                 // `counter-overflow` report points at.
                 let head = span.shrink_to_start().to(end.span).to(step.span);
                 self.emit(&mut latch, InstKind::Binary { dst: iv, op: BinOp::Add, lhs: iv, rhs: st }, head);
-                self.emit(out, InstKind::Loop { header, cond, body, latch, counter: Some(iv) }, span);
+                self.emit(out, InstKind::Loop { header, cond, body, latch, counter: Some(iv), unroll: *unroll }, span);
             }
             StmtKind::While { cond, body } => {
                 let mut header = Block::default();
                 let c = self.expr(cond, &mut header);
                 let body = self.sub(body);
-                self.emit(out, InstKind::Loop { header, cond: c, body, latch: Block::default(), counter: None }, span);
+                self.emit(
+                    out,
+                    InstKind::Loop {
+                        header,
+                        cond: c,
+                        body,
+                        latch: Block::default(),
+                        counter: None,
+                        unroll: Unroll::Auto,
+                    },
+                    span,
+                );
             }
             StmtKind::Break => self.emit(out, InstKind::Break, span),
             StmtKind::Continue => self.emit(out, InstKind::Continue, span),
@@ -540,7 +553,11 @@ impl Cx<'_> {
         let one = self.konst(&mut latch, i32_, ConstValue::Int(1), span);
         let head = span.shrink_to_start().to(count.span);
         self.emit(&mut latch, InstKind::Binary { dst: i, op: BinOp::Add, lhs: i, rhs: one }, head);
-        self.emit(&mut inner, InstKind::Loop { header, cond, body: lb, latch, counter: Some(i) }, span);
+        self.emit(
+            &mut inner,
+            InstKind::Loop { header, cond, body: lb, latch, counter: Some(i), unroll: Unroll::Auto },
+            span,
+        );
         self.close_rings(&scopes, inner, span, out);
     }
 
@@ -657,7 +674,11 @@ impl Cx<'_> {
             let mut latch = Block::default();
             let one = self.konst(&mut latch, i32_, ConstValue::Int(1), span);
             self.emit(&mut latch, InstKind::Binary { dst: t, op: BinOp::Add, lhs: t, rhs: one }, span);
-            self.emit(&mut case, InstKind::Loop { header, cond, body: lb, latch, counter: Some(t) }, span);
+            self.emit(
+                &mut case,
+                InstKind::Loop { header, cond, body: lb, latch, counter: Some(t), unroll: Unroll::Auto },
+                span,
+            );
             new_cases.push(Case { offset: c.offset, count: c.count, persp: c.persp, body: case });
         }
         self.emit(&mut inner, InstKind::Split { unit: *unit, cases: new_cases }, span);

@@ -6,7 +6,7 @@ use crate::ir::*;
 use prism_span::Span;
 use prism_types::intrinsics;
 use prism_types::perspective::{Facts, Level, Persp};
-use prism_types::tir::{BinOp, ConstValue, FnKind, RawIndex, UnOp};
+use prism_types::tir::{BinOp, ConstValue, FnKind, RawIndex, UnOp, Unroll};
 use prism_types::ty::Scalar;
 use std::collections::HashMap;
 
@@ -737,13 +737,28 @@ impl P {
                 } else {
                     None
                 };
+                let unroll = if self.at_word("unroll") {
+                    self.pos += 1;
+                    if self.at_word("full") {
+                        self.pos += 1;
+                        Unroll::Full
+                    } else {
+                        let n = self.int()?;
+                        match u32::try_from(n) {
+                            Ok(n) if n >= 1 => Unroll::Count(n),
+                            _ => return self.err(format!("unroll count {n} out of range")),
+                        }
+                    }
+                } else {
+                    Unroll::Auto
+                };
                 let header = self.block()?;
                 self.expect_word("while")?;
                 let cond = self.reg()?;
                 let body = self.block()?;
                 self.expect_word("latch")?;
                 let latch = self.block()?;
-                InstKind::Loop { header, cond, body, latch, counter }
+                InstKind::Loop { header, cond, body, latch, counter, unroll }
             }
             "break" => InstKind::Break,
             "asynccommit" => InstKind::AsyncCommit,

@@ -19,7 +19,7 @@
 
 use crate::entities::FuncId;
 use crate::ir::*;
-use prism_types::tir::{BinOp, ConstValue, FnKind, RawIndex, UnOp};
+use prism_types::tir::{BinOp, ConstValue, FnKind, RawIndex, UnOp, Unroll};
 use prism_types::ty::Scalar;
 use std::fmt::Write;
 
@@ -353,13 +353,19 @@ fn inst(p: &Program, k: &InstKind, depth: usize, out: &mut String) {
                 out.push_str("}\n");
             }
         }
-        Loop { header, cond, body, latch, counter } => {
-            match counter {
-                Some(c) => {
-                    let _ = writeln!(out, "loop counter {c} {{");
-                }
-                None => out.push_str("loop {\n"),
+        Loop { header, cond, body, latch, counter, unroll } => {
+            out.push_str("loop ");
+            if let Some(c) = counter {
+                let _ = write!(out, "counter {c} ");
             }
+            match unroll {
+                Unroll::Auto => {}
+                Unroll::Full => out.push_str("unroll full "),
+                Unroll::Count(n) => {
+                    let _ = write!(out, "unroll {n} ");
+                }
+            }
+            out.push_str("{\n");
             block(p, header, depth + 1, out);
             indent(depth, out);
             let _ = writeln!(out, "}} while {cond} {{");

@@ -524,8 +524,11 @@ impl V<'_> {
                 self.block(then, code);
                 self.block(otherwise, code);
             }
-            Loop { header, cond, body, latch, counter } => {
+            Loop { header, cond, body, latch, counter, unroll } => {
                 self.block(header, code);
+                if *unroll == prism_types::tir::Unroll::Count(0) {
+                    self.err("loop unroll count 0 (the least is 1, never unroll)".to_string());
+                }
                 if self.ty(*cond) != Some(Type::Scalar(Scalar::Bool)) {
                     self.err(format!("loop condition {cond} is not bool"));
                 }

@@ -271,8 +271,8 @@ impl Walker<'_> {
                     self.block(b);
                 }
             }
-            S::For { var, start, end, step, body } => {
-                start.iter().chain(Some(end)).chain(step).for_each(|e| self.expr(e));
+            S::For { var, start, end, step, unroll, body } => {
+                start.iter().chain(Some(end)).chain(step).chain(unroll).for_each(|e| self.expr(e));
                 self.scoped(|w| {
                     w.bind(var, DefKind::Loop, s.span);
                     w.block_no_scope(body);

@@ -311,6 +311,9 @@ pub enum StmtKind {
         end: Expr,
         /// The step (1 if omitted).
         step: Option<Expr>,
+        /// `unroll=...`: how the CUDA backend asks nvcc to unroll the loop (`True`, `False`
+        /// or a constant count); no effect on what the loop computes.
+        unroll: Option<Expr>,
         /// The body.
         body: Block,
     },

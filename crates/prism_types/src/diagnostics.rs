@@ -196,6 +196,9 @@ impl TypeError {
             )
             .with_label("no initialiser")
             .with_help(format!("write `{name} : {kind}(T) = value`")),
+            // Diagnostic: bad-unroll
+            BadUnroll { problem, span } => Diagnostic::error("bad-unroll", problem.clone(), *span)
+                .with_help("write `unroll=True` (constant bounds), `unroll=False`, or a constant count such as `unroll=4`"),
             // Diagnostic: unsupported
             Unsupported { what, span, help } => {
                 let d = Diagnostic::error("unsupported", format!("{what} is not supported"), *span);

@@ -349,6 +349,9 @@ pub enum TypeError {
     ConstWithoutInit { name: String, kind: &'static str, span: Span },
     /// A recognised construct Prism does not support.
     Unsupported { what: String, span: Span, help: Option<String> },
+    /// A `range` loop's `unroll=` that is not `True`, `False` or a count from 1 to 1024,
+    /// or `unroll=True` on a loop whose trip count is not a compile-time constant.
+    BadUnroll { problem: String, span: Span },
     /// Copying or comparing a pointer.
     PointerAlias { name: String, span: Span, help: String },
     /// `grid[2]`, `thread[0]`, ...

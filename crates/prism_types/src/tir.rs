@@ -238,6 +238,19 @@ pub enum Place {
     },
 }
 
+/// A `range` loop's `unroll=`: a request to nvcc (`#pragma unroll`), not part of what the
+/// loop computes; the simulator runs every loop the same way.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Unroll {
+    /// No `unroll=`: nvcc decides.
+    #[default]
+    Auto,
+    /// `unroll=True`: every iteration (the bounds and step are compile-time constants).
+    Full,
+    /// `unroll=N`: `N` iterations per copy of the body; `unroll=False` is `Count(1)`.
+    Count(u32),
+}
+
 /// Statement forms.
 // The tree is built once and walked a few times; boxing the larger variants would cost
 // more allocations than the padding costs memory.
@@ -294,6 +307,8 @@ pub enum StmtKind {
         end: Expr,
         /// Increment (a nonzero value; negative counts down).
         step: Expr,
+        /// How the CUDA backend asks nvcc to unroll the loop.
+        unroll: Unroll,
         /// The body.
         body: Block,
     },

@@ -247,11 +247,22 @@ impl Parser<'_> {
             );
         }
         let range_span = self.bump();
-        let args = self.call_args()?;
+        let mut args = self.call_args()?;
         let call_span = range_span.to(self.prev_span());
+        // `unroll=` is the only keyword `range` takes, after the positional arguments.
+        let mut unroll = None;
+        if let Some(last) = args.last()
+            && last.name.as_ref().is_some_and(|n| n.name == "unroll")
+        {
+            unroll = args.pop().map(|a| a.value);
+        }
         if let Some(kw) = args.iter().find_map(|a| a.name.as_ref()) {
             let span = kw.span;
-            self.error(SyntaxError::Misplaced { expected: "positional arguments to `range`".into(), span, help: None });
+            self.error(SyntaxError::Misplaced {
+                expected: "positional arguments to `range`, then at most `unroll=`".into(),
+                span,
+                help: Some("`range(start, end, step, unroll=True)`".into()),
+            });
             return Err(Failed);
         }
         let mut vals: Vec<Expr> = args.into_iter().map(|a| a.value).collect();
@@ -277,7 +288,7 @@ impl Parser<'_> {
         };
         self.expect_punct(Punct::Colon)?;
         let body = self.block()?;
-        Ok(StmtKind::For { var, start, end, step, body })
+        Ok(StmtKind::For { var, start, end, step, unroll, body })
     }
 
     /// `pipeline(count, stages=S):` after `for var in`.

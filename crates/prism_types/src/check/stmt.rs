@@ -88,8 +88,8 @@ impl Checker<'_> {
                 self.frames.pop();
                 self.push(out, StmtKind::While { cond: c, body }, span);
             }
-            A::For { var, start, end, step, body } => {
-                self.for_loop(var, start.as_ref(), end, step.as_ref(), body, span, out)
+            A::For { var, start, end, step, unroll, body } => {
+                self.for_loop(var, start.as_ref(), end, step.as_ref(), unroll.as_ref(), body, span, out)
             }
             A::Break => {
                 self.exit_loop("break", span);
@@ -788,6 +788,7 @@ impl Checker<'_> {
         start: Option<&ast::Expr>,
         end: &ast::Expr,
         step: Option<&ast::Expr>,
+        unroll: Option<&ast::Expr>,
         body: &ast::Block,
         span: Span,
         out: &mut Vec<tir::Stmt>,
@@ -824,6 +825,8 @@ impl Checker<'_> {
         if let ExprKind::Const(ConstValue::Int(0)) = st.kind {
             self.error(TypeError::ConstEval { reason: crate::consts::ConstError::ZeroStep, span: st.span });
         }
+        let constant = [&s, &e, &st].iter().all(|x| matches!(x.kind, ExprKind::Const(ConstValue::Int(_))));
+        let unroll = unroll.map_or(tir::Unroll::Auto, |u| self.unroll(u, constant));
         self.push_scope();
         let saved = self.smem_cur;
         let lv = self.new_var(&var.name, Ty::Scalar(ty), self.code, VarKind::LoopVar, var.span);
@@ -833,7 +836,44 @@ impl Checker<'_> {
         self.frames.pop();
         self.smem_cur = saved;
         self.pop_scope();
-        self.push(out, StmtKind::For { var: lv, start: s, end: e, step: st, body }, span);
+        self.push(out, StmtKind::For { var: lv, start: s, end: e, step: st, unroll, body }, span);
+    }
+
+    /// A `range` loop's `unroll=`: `True` (every iteration, which needs constant bounds and
+    /// step, or nvcc would quietly unroll less), `False` (never: `Count(1)`) or a constant
+    /// count from 1 to 1024 (what `#pragma unroll N` accepts with sense).
+    fn unroll(&mut self, u: &ast::Expr, constant: bool) -> tir::Unroll {
+        let v = self.expr(u, None);
+        if v.err {
+            return tir::Unroll::Auto;
+        }
+        let bad = |problem: String| TypeError::BadUnroll { problem, span: u.span };
+        match &v.e.kind {
+            ExprKind::Const(ConstValue::Bool(true)) if constant => tir::Unroll::Full,
+            ExprKind::Const(ConstValue::Bool(true)) => {
+                self.error(bad(
+                    "`unroll=True` needs a loop whose start, bound and step are compile-time constants".into()
+                ));
+                tir::Unroll::Auto
+            }
+            ExprKind::Const(ConstValue::Bool(false)) => tir::Unroll::Count(1),
+            ExprKind::Const(ConstValue::Int(n)) if v.scalar().is_some_and(|s| s.is_int()) => match u32::try_from(*n) {
+                Ok(n @ 1..=1024) => tir::Unroll::Count(n),
+                _ => {
+                    self.error(bad(format!("`unroll={n}`: the count must be from 1 to 1024")));
+                    tir::Unroll::Auto
+                }
+            },
+            ExprKind::Const(_) => {
+                self.error(bad("`unroll=` takes `True`, `False` or an integer count".into()));
+                tir::Unroll::Auto
+            }
+            _ => {
+                let culprit = self.first_runtime_leaf(&v.e);
+                self.error(TypeError::NotConstant { what: "a loop's `unroll=`".into(), span: u.span, culprit });
+                tir::Unroll::Auto
+            }
+        }
     }
 
     /// Finds the frame a `break`/`continue` leaves through and reports crossings.
