@@ -264,7 +264,52 @@ impl Ctx<'_> {
         // A constant rest (no counter moves, every access the same offset) needs only
         // `W ≥ width`.
         let reach = (width - 1).unsigned_abs();
-        g == 0 || threads.is_some_and(|n| g > reach && g - reach > w.unsigned_abs() * (n.max(1) - 1))
+        if g == 0 || threads.is_some_and(|n| g > reach && g - reach > w.unsigned_abs() * (n.max(1) - 1)) {
+            return true;
+        }
+        threads.is_some_and(|n| self.blocked_in_strides(w, rests, n))
+    }
+
+    /// Blocked inside interleaved: every rest is `G·j + q` with `q` (and the access's
+    /// width) in `[0, W)` and `G ≥ W·n`, as in `4·t + 1024·k + e` (`e < 4`, 256 threads:
+    /// thread `t`'s chunks of four, one per stride of 1,024). Two threads `u ≠ u'` meet
+    /// when `W·(u − u') + (q + i) − (q' + i') = G·(j' − j)` (`i`, `i'` inside the widths);
+    /// the left side is at most `W·(n − 1) + W − 1 < G` in magnitude, so both sides are
+    /// 0, and then `|W·(u − u')| < W` gives `u = u'`.
+    ///
+    /// `G` is the greatest common divisor of the coefficients at least `W·n` of the
+    /// varying counters; each rest's constant (with its one-valued counters) splits into a
+    /// multiple of `G` and a remainder in `[0, G)` that joins `q`.
+    fn blocked_in_strides(&self, w: i128, rests: &[Rest], n: u128) -> bool {
+        if w <= 0 || rests.iter().any(|r| r.padded) {
+            return false;
+        }
+        let Some(stride) = w.checked_mul(i128::try_from(n).unwrap_or(i128::MAX)) else { return false };
+        let big = |k: i128| k.unsigned_abs() >= stride.unsigned_abs();
+        let g = rests
+            .iter()
+            .flat_map(|r| r.terms.iter())
+            .filter(|t| t.1 != t.2 && big(t.0))
+            .fold(0u128, |g, t| gcd(g, t.0.unsigned_abs()));
+        // Without a large coefficient any `G ≥ W·n` will do: take `W·n` itself.
+        let g = if g == 0 { stride.unsigned_abs() } else { g };
+        let Ok(g) = i128::try_from(g) else { return false };
+        if g < stride {
+            return false;
+        }
+        rests.iter().all(|r| {
+            let fixed = r.c + r.terms.iter().filter(|t| t.1 == t.2).map(|t| t.0 * t.1).sum::<i128>();
+            let (mut lo, mut hi) = (fixed.rem_euclid(g), fixed.rem_euclid(g));
+            for &(k, l, h) in r.terms.iter().filter(|t| t.1 != t.2) {
+                if big(k) {
+                    // A multiple of `G`: `G` divides every large coefficient.
+                    continue;
+                }
+                lo += (k * l).min(k * h);
+                hi += (k * l).max(k * h);
+            }
+            lo >= 0 && hi + r.width.max(1) - 1 < w
+        })
     }
 
     /// The shape of node `n`'s accesses and the rest of each, if every access has the form.
