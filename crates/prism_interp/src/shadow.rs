@@ -174,6 +174,9 @@ pub enum Kind {
 pub struct Levels {
     /// Unit sizes in threads; the last is the block.
     pub sizes: Vec<u64>,
+    /// For each size below the block's, its base-2 logarithm when it is a power of two
+    /// (two threads share a unit when their ids agree above that bit), else `None`.
+    shifts: [Option<u32>; LEVELS],
 }
 
 impl Levels {
@@ -190,7 +193,11 @@ impl Levels {
         }
         scopes.push(t);
         scopes.dedup();
-        Levels { sizes: scopes }
+        let mut shifts = [None; LEVELS];
+        for (s, &size) in shifts.iter_mut().zip(&scopes) {
+            *s = size.is_power_of_two().then(|| size.trailing_zeros());
+        }
+        Levels { sizes: scopes, shifts }
     }
 
     /// The level index a barrier over `size` threads counts at.
@@ -206,12 +213,30 @@ impl Levels {
             return true;
         }
         let (e, t) = (u64::from(earlier.tid), u64::from(t2));
-        // Unit sizes are mostly powers of two: a shift instead of two divisions (this runs for
-        // every record a checked access meets).
-        let same_unit = |s: u64| if s.is_power_of_two() { (e ^ t) >> s.trailing_zeros() == 0 } else { e / s == t / s };
-        let l = self.sizes.iter().position(|&s| same_unit(s)).unwrap_or(self.sizes.len() - 1);
-        let a: u64 = earlier.counts[l..self.sizes.len()].iter().map(|&c| u64::from(c)).sum();
-        let b: u64 = counts2[l..self.sizes.len()].iter().map(|&c| u64::from(c)).sum();
+        // The smallest unit holding both threads (the block, the last level, holds every
+        // pair). Unit sizes are mostly powers of two: a shift, precomputed, instead of two
+        // divisions (this runs for every record a checked access meets).
+        let n = self.sizes.len();
+        let mut l = n - 1;
+        for i in 0..n - 1 {
+            let same = match self.shifts[i] {
+                Some(k) => (e ^ t) >> k == 0,
+                None => e / self.sizes[i] == t / self.sizes[i],
+            };
+            if same {
+                l = i;
+                break;
+            }
+        }
+        // The barriers of level `l` and above that each thread has counted (a loop over the
+        // fixed-size arrays, which the compiler unrolls, instead of slices).
+        let (mut a, mut b) = (0u64, 0u64);
+        for i in 0..LEVELS {
+            if i >= l && i < n {
+                a += u64::from(earlier.counts[i]);
+                b += u64::from(counts2[i]);
+            }
+        }
         a < b
     }
 }
@@ -220,18 +245,32 @@ impl Levels {
 /// thread `tid` takes: the same thread's earlier read is superseded; otherwise at most two
 /// reads per warp are kept, from different lanes, so that a later write by any lane still
 /// meets a read by another lane of its warp; then a free record; then the records in turn
-/// (`next`). [`Cell`] and [`SharedShadow`] keep reads by this one rule.
-fn read_slot(tids: [Option<u32>; READS], next: &mut u8, tid: u32) -> usize {
+/// (`next`). [`Cell`] and [`SharedShadow`] keep reads by this one rule. An empty record's
+/// thread is [`NOBODY`] (no thread has that id). One pass over the records: this runs for
+/// every checked read of shared memory.
+#[inline]
+fn read_slot(tids: [u32; READS], next: &mut u8, tid: u32) -> usize {
     let warp = tid / 32;
-    let same_warp = tids.iter().filter(|t| t.is_some_and(|t| t / 32 == warp)).count();
-    tids.iter()
-        .position(|&t| t == Some(tid))
-        .or_else(|| (same_warp >= 2).then(|| tids.iter().position(|t| t.is_some_and(|t| t / 32 == warp))).flatten())
-        .or_else(|| tids.iter().position(Option::is_none))
-        .unwrap_or_else(|| {
+    let (mut same_warp, mut first_same, mut free) = (0, None, None);
+    for (i, &t) in tids.iter().enumerate() {
+        if t == tid {
+            return i;
+        }
+        if t == NOBODY {
+            free = free.or(Some(i));
+        } else if t / 32 == warp {
+            same_warp += 1;
+            first_same = first_same.or(Some(i));
+        }
+    }
+    match (first_same, free) {
+        (Some(i), _) if same_warp >= 2 => i,
+        (_, Some(i)) => i,
+        _ => {
             *next = (*next + 1) % READS as u8;
             *next as usize
-        })
+        }
+    }
 }
 
 /// Intra-block shadow of one location.
@@ -275,7 +314,7 @@ impl Cell {
             Kind::Atomic => self.atomic = Some(now),
             Kind::Read | Kind::AtomicRead => {
                 let now = Acc { atomic: kind == Kind::AtomicRead, ..now };
-                let slot = read_slot(self.reads.map(|r| r.map(|r| r.tid)), &mut self.next_read, now.tid);
+                let slot = read_slot(self.reads.map(|r| r.map_or(NOBODY, |r| r.tid)), &mut self.next_read, now.tid);
                 self.reads[slot] = Some(now);
             }
         }
@@ -302,7 +341,7 @@ pub struct SharedShadow {
     bytes: Vec<u32>,
     /// The distinct moments of the block's recorded accesses.
     moments: Vec<SMoment>,
-    lookup: std::collections::HashMap<SMoment, u32>,
+    lookup: crate::sim::FastMap<SMoment, u32>,
     /// The moment interned last: the lanes of a warp instruction share one.
     last: Option<u32>,
     /// The table's size at which it is next collected.
@@ -369,7 +408,7 @@ impl SharedShadow {
             cells: Vec::new(),
             bytes: Vec::new(),
             moments: Vec::new(),
-            lookup: std::collections::HashMap::new(),
+            lookup: crate::sim::FastMap::default(),
             last: None,
             collect_at: n,
         }
@@ -489,7 +528,7 @@ impl SharedShadow {
             }
             n => n as usize - 1,
         };
-        let cell = self.cells[at];
+        let cell = &self.cells[at];
         let unordered = |r: Rec| r.is_some().then(|| self.acc(r)).filter(|a| !lv.ordered(a, now.tid, passed));
         let conflict = match kind {
             Kind::Write => unordered(cell.write)
@@ -507,22 +546,26 @@ impl SharedShadow {
             }),
             Kind::AtomicRead => unordered(cell.write).map(|a| (a, RaceKind::AtomicPlain)),
         };
-        let mut cell = cell;
+        // The record is interned first (it needs the whole shadow), then the cell is
+        // updated in place.
+        let now = match kind {
+            Kind::Read | Kind::AtomicRead => Acc { atomic: kind == Kind::AtomicRead, ..now },
+            Kind::Write | Kind::Atomic => now,
+        };
+        let r = self.rec(&now);
+        let cell = &mut self.cells[at];
         match kind {
             Kind::Write => {
-                cell.write = self.rec(&now);
+                cell.write = r;
                 cell.reads = [Rec::NONE; READS];
                 cell.atomic = Rec::NONE;
             }
-            Kind::Atomic => cell.atomic = self.rec(&now),
+            Kind::Atomic => cell.atomic = r,
             Kind::Read | Kind::AtomicRead => {
-                let now = Acc { atomic: kind == Kind::AtomicRead, ..now };
-                let tids = cell.reads.map(|r| r.is_some().then_some(r.tid));
-                let slot = read_slot(tids, &mut cell.next_read, now.tid);
-                cell.reads[slot] = self.rec(&now);
+                let slot = read_slot(cell.reads.map(|r| r.tid), &mut cell.next_read, now.tid);
+                cell.reads[slot] = r;
             }
         }
-        self.cells[at] = cell;
         conflict
     }
 }

@@ -258,7 +258,7 @@ pub struct BlockSim<'a> {
     /// those it has acquired. Only threads that read a published flag have entries.
     pub sync: HashMap<u32, (Vec<Release>, Vec<Release>)>,
     /// The last release stored to each shared-memory byte that holds a flag.
-    pub sflags: HashMap<usize, Release>,
+    pub sflags: super::FastMap<usize, Release>,
     /// The mbarriers of the block, by the shared-memory byte they live at.
     pub mbars: HashMap<usize, Mbar>,
     /// Per thread, the accumulator arrays of its wgmmas not yet completed by a
@@ -340,7 +340,7 @@ impl<'a> BlockSim<'a> {
             polled: false,
             fences: vec![Fences::default(); t as usize],
             sync: HashMap::new(),
-            sflags: HashMap::new(),
+            sflags: super::FastMap::default(),
             mbars: HashMap::new(),
             wgmma: HashMap::new(),
         };
@@ -901,8 +901,24 @@ impl BlockSim<'_> {
         if self.swritten.is_empty() {
             return;
         }
-        for b in at..at + n {
-            self.swritten[b / 64] |= 1 << (b % 64);
+        match bits_in_word(at, n) {
+            Some((word, bits)) => self.swritten[word] |= bits,
+            None => {
+                for b in at..at + n {
+                    self.swritten[b / 64] |= 1 << (b % 64);
+                }
+            }
+        }
+    }
+
+    /// Whether every byte of `at .. at + n` is marked written (a word test when the bytes
+    /// share one 64-byte word of the bitmap, as every access of 16 bytes or fewer that is
+    /// aligned to its size does).
+    #[inline(always)]
+    fn all_written(&self, at: usize, n: usize) -> bool {
+        match bits_in_word(at, n) {
+            Some((word, bits)) => self.swritten[word] & bits == bits,
+            None => (at..at + n).all(|b| self.swritten[b / 64] & (1 << (b % 64)) != 0),
         }
     }
 
@@ -912,7 +928,7 @@ impl BlockSim<'_> {
     /// race, which the race check reports when it lands.
     #[inline]
     pub fn unwritten(&self, at: usize, n: usize) -> bool {
-        if self.swritten.is_empty() || (at..at + n).all(|b| self.swritten[b / 64] & (1 << (b % 64)) != 0) {
+        if self.swritten.is_empty() || self.all_written(at, n) {
             return false;
         }
         let in_flight = self.pending.iter().flatten().any(|c| match c.dst {
@@ -930,6 +946,21 @@ impl BlockSim<'_> {
         let (byte, n) = (byte as usize, n as usize);
         if self.unwritten(byte, n) && !self.unwritten_reads.iter().any(|r| r.2 == func && r.3 == access) {
             self.unwritten_reads.push((byte, n, func, access, w as u32 * 32 + l as u32));
+        }
+    }
+
+    /// [`Self::note_if_unwritten`] for the lanes of `mask` of a warp instruction, reading
+    /// `n` bytes at `at[l] + off`; nothing to do without race checks (no bitmap).
+    #[inline]
+    pub fn note_lanes_if_unwritten(&mut self, site: (u32, u32), w: usize, mask: u32, at: &[u64; 32], off: u64, n: u64) {
+        if self.swritten.is_empty() {
+            return;
+        }
+        for l in lanes_of(mask) {
+            // The common case, bytes written, without a call.
+            if !self.all_written((at[l] + off) as usize, n as usize) {
+                self.note_if_unwritten(site, (w, l), at[l] + off, n);
+            }
         }
     }
 
@@ -955,4 +986,12 @@ impl BlockSim<'_> {
         self.sshadow.reset();
         g.spare_sshadow = std::mem::take(&mut self.sshadow);
     }
+}
+
+/// The bitmap word holding bytes `at .. at + n` and their bits in it, when they share one
+/// word (`n` from 1 to 64).
+#[inline(always)]
+fn bits_in_word(at: usize, n: usize) -> Option<(usize, u64)> {
+    let off = at % 64;
+    (n >= 1 && off + n <= 64).then(|| (at / 64, (u64::MAX >> (64 - n)) << off))
 }

@@ -478,9 +478,7 @@ impl<'a> BlockSim<'a> {
                                 match place {
                                     lanes::Place::Global(buf, _) => lanes::load_global(buf, mask, &at, 0, &mut out),
                                     lanes::Place::Shared => {
-                                        for l in lanes_of(mask) {
-                                            self.note_if_unwritten((func, *access), (w, l), at[l], ty.size());
-                                        }
+                                        self.note_lanes_if_unwritten((func, *access), w, mask, &at, 0, ty.size());
                                         lanes::load_shared(&self.shared, *ty, mask, &at, 0, &mut out)
                                     }
                                 }
@@ -840,14 +838,14 @@ impl<'a> BlockSim<'a> {
                                                     lanes::load_global(buf, mask, &at, k, &mut out)
                                                 }
                                                 lanes::Place::Shared => {
-                                                    for l in lanes_of(mask) {
-                                                        self.note_if_unwritten(
-                                                            (func, *access),
-                                                            (w, l),
-                                                            at[l] + k * size,
-                                                            size,
-                                                        );
-                                                    }
+                                                    self.note_lanes_if_unwritten(
+                                                        (func, *access),
+                                                        w,
+                                                        mask,
+                                                        &at,
+                                                        k * size,
+                                                        size,
+                                                    );
                                                     lanes::load_shared(&self.shared, *ty, mask, &at, k * size, &mut out)
                                                 }
                                             }

@@ -22,6 +22,7 @@ mod block;
 mod exec;
 pub mod intr;
 mod lanes;
+pub(crate) use lanes::FastMap;
 mod regs;
 
 use crate::code::{Code, Op};
@@ -30,7 +31,6 @@ use crate::report::{Report, ReportKind};
 use crate::shadow::{GCell, Global, Levels, Release, SharedShadow};
 use block::BlockSim;
 use prism_types::perspective::Level;
-use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -190,10 +190,10 @@ pub(crate) struct GCtx {
     pub writes: u64,
     /// The last release stored to each global element that holds a flag (race checks
     /// only: they run on one worker, which sees every block).
-    pub flags: HashMap<(usize, usize), Release>,
+    pub flags: FastMap<(usize, usize), Release>,
     /// Global elements that asynchronous copies still in flight read: the copying thread
     /// (block, thread) and the copy's function and source access site.
-    pub inflight: HashMap<(usize, usize), (u32, u32, u32, u32)>,
+    pub inflight: FastMap<(usize, usize), (u32, u32, u32, u32)>,
     /// A finished block's shared-memory race shadow, every cell reset, for the next block.
     pub spare_sshadow: SharedShadow,
 }
@@ -210,8 +210,8 @@ impl GCtx {
             races: 0,
             clock: 0,
             writes: 0,
-            flags: HashMap::new(),
-            inflight: HashMap::new(),
+            flags: FastMap::default(),
+            inflight: FastMap::default(),
             spare_sshadow: SharedShadow::default(),
         }
     }
