@@ -32,7 +32,9 @@ build() { "$prism" build "$k/$1.prism" --emit-host -o "$out/$2.cu" >/dev/null; }
 build 32_sgemm_6_vectorized sgemm
 build 36_sgemm_pipelined sgemm_pipelined
 build 44_sgemm_warp_tiled sgemm_warp
+build 46_sgemm_deep_k sgemm_deep_k
 build 35_scan_lookback_packed scan
+build 47_scan_warp_transposed scan_warp
 build 33_reduce_sum_vectorized reduce
 build 42_device_sum_and_max dsum
 build 34_gemm_bf16_ldmatrix hgemm
@@ -59,12 +61,14 @@ harnesses=(
     "gemm|gemm.cu|S:PRISM_KERNELS=$out/sgemm.cu"
     "gemm_pipelined|gemm.cu|S:PRISM_KERNELS=$out/sgemm_pipelined.cu PRISM_SGEMM=prism_launch_sgemm_pipelined S:PRISM_SGEMM_LABEL=36_sgemm_pipelined"
     "gemm_warp|gemm.cu|S:PRISM_KERNELS=$out/sgemm_warp.cu PRISM_SGEMM=prism_launch_sgemm_warp_tiled S:PRISM_SGEMM_LABEL=44_sgemm_warp_tiled"
+    "gemm_deep_k|gemm.cu|S:PRISM_KERNELS=$out/sgemm_deep_k.cu PRISM_SGEMM=prism_launch_sgemm_deep_k S:PRISM_SGEMM_LABEL=46_sgemm_deep_k"
     "hgemm|hgemm.cu|S:PRISM_KERNELS=$out/hgemm.cu"
     "hgemm_pipelined|hgemm.cu|S:PRISM_KERNELS=$out/hgemm_pipelined.cu PRISM_HGEMM=prism_launch_gemm_bf16_pipelined S:PRISM_HGEMM_LABEL=37_gemm_bf16_pipelined PRISM_HGEMM_THREADS=256 PRISM_HGEMM_TILE=128"
     "hgemm_ws|hgemm_ws.cu|S:PRISM_KERNELS=$out/hgemm_ws.cu"
     "tf32gemm|tf32gemm.cu|S:PRISM_KERNELS=$out/tf32gemm.cu"
     "tf32gemm_pipelined|tf32gemm.cu|S:PRISM_KERNELS=$out/tf32gemm_pipelined.cu PRISM_TF32_PIPELINED=1"
     "scan|scan.cu|S:PRISM_KERNELS=$out/scan.cu"
+    "scan_warp|scan.cu|S:PRISM_KERNELS=$out/scan_warp.cu PRISM_SCAN=prism_launch_scan_warp_transposed S:PRISM_SCAN_LABEL=47_scan_warp_transposed"
     "reduce|reduce.cu|S:PRISM_KERNELS=$out/reduce.cu"
     "dsum|dsum.cu|S:PRISM_KERNELS=$out/dsum.cu"
     "rows|rows.cu|S:PRISM_TRANSPOSE=$out/transpose.cu S:PRISM_SOFTMAX=$out/softmax.cu"

@@ -20,6 +20,14 @@
 #ifndef PRISM_SCAN_TILE
 #define PRISM_SCAN_TILE (PRISM_SCAN_THREADS * 16)
 #endif
+// The launcher and label: kernel 35, or kernel 47 (its warp-transposed twin, harness
+// `scan_warp`).
+#ifndef PRISM_SCAN
+#define PRISM_SCAN prism_launch_scan_lookback_packed
+#endif
+#ifndef PRISM_SCAN_LABEL
+#define PRISM_SCAN_LABEL "35_scan_lookback_packed"
+#endif
 
 int main(int argc, char** argv) {
     const int reps = argc > 1 ? std::atoi(argv[1]) : 20;
@@ -46,7 +54,7 @@ int main(int argc, char** argv) {
         auto prism = [&] {
             CHECK(cudaMemsetAsync(counter, 0, 4));
             CHECK(cudaMemsetAsync(status, 0, size_t(tiles) * 8));
-            CHECK(prism_launch_scan_lookback_packed(unsigned(tiles), PRISM_SCAN_THREADS, n, dx, dout_prism, counter, status));
+            CHECK(PRISM_SCAN(unsigned(tiles), PRISM_SCAN_THREADS, n, dx, dout_prism, counter, status));
         };
         size_t temp_bytes = 0;
         CHECK(cub::DeviceScan::InclusiveSum(nullptr, temp_bytes, dx, dout_cub, n));
@@ -64,9 +72,9 @@ int main(int argc, char** argv) {
         all_same = all_same && same;
         const double bytes = 8.0 * n;
         const std::string size = "2^" + std::to_string(log_n);
-        print_row("inclusive scan (35_scan_lookback_packed)", size.c_str(), bytes / (t_prism * 1e6),
+        print_row("inclusive scan (" PRISM_SCAN_LABEL ")", size.c_str(), bytes / (t_prism * 1e6),
                   "CUB DeviceScan::InclusiveSum", bytes / (t_cub * 1e6), same);
-        print_row("inclusive scan (35_scan_lookback_packed)", size.c_str(), bytes / (t_prism * 1e6),
+        print_row("inclusive scan (" PRISM_SCAN_LABEL ")", size.c_str(), bytes / (t_prism * 1e6),
                   "cudaMemcpy device to device", bytes / (t_copy * 1e6), true);
         cudaFree(temp);
         cudaFree(dx);

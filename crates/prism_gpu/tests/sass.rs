@@ -78,6 +78,11 @@ fn profile_sass(sass: &str, ptxas: &str) -> Profile {
         let Ok(addr) = u32::from_str_radix(addr, 16) else { continue };
         let mut words = body.split_whitespace();
         let mut op = words.next().unwrap_or("");
+        // `@!PT` is never true: ptxas pads the code with such instructions (`@!PT LDS RZ,
+        // [RZ]`), which never run and are not part of the algorithm.
+        if op == "@!PT" {
+            continue;
+        }
         if op.starts_with('@') {
             op = words.next().unwrap_or("");
         }

@@ -513,6 +513,14 @@ fn main() {
             GemmIn::F32,
         ));
     }
+    if want("46") {
+        rows.push(gemm(
+            &o,
+            ("46", "sgemm with K steps of 16 (cp.async)", "46_sgemm_deep_k.prism", "sgemm_deep_k"),
+            (128, 256),
+            GemmIn::F32,
+        ));
+    }
     if want("37") {
         rows.push(gemm(
             &o,
@@ -554,20 +562,30 @@ fn main() {
             },
         ));
     }
+    // The packed look-back scans, 35 and its warp-transposed twin 47, take the same arguments.
+    let packed = |x: &[i32], tiles: usize| {
+        vec![
+            Arg::value(x.len() as i32),
+            Arg::buffer(x),
+            Arg::buffer(&vec![0i32; x.len()]),
+            Arg::buffer(&[0i32]),
+            Arg::buffer(&vec![0u64; tiles]),
+        ]
+    };
     if want("35") {
         rows.push(scan(
             &o,
             ("35", "packed look-back scan", "35_scan_lookback_packed.prism", "scan_lookback_packed"),
             (4096, 256),
-            |x, tiles| {
-                vec![
-                    Arg::value(x.len() as i32),
-                    Arg::buffer(x),
-                    Arg::buffer(&vec![0i32; x.len()]),
-                    Arg::buffer(&[0i32]),
-                    Arg::buffer(&vec![0u64; tiles]),
-                ]
-            },
+            packed,
+        ));
+    }
+    if want("47") {
+        rows.push(scan(
+            &o,
+            ("47", "packed look-back scan, warp transposes", "47_scan_warp_transposed.prism", "scan_warp_transposed"),
+            (4096, 256),
+            packed,
         ));
     }
     if want("17") {

@@ -692,6 +692,19 @@ fn k44_sgemm_warp_tiled() {
 }
 
 #[test]
+fn k46_sgemm_deep_k() {
+    // Kernel 36's shapes with K steps of 16: 200 x 136 x 40 is three steps (the last half
+    // zero-filled), 130 x 132 x 8 one half-empty step, 1 x 4 x 16 exactly one; then the
+    // step's two halves against the tails: 64 x 64 x 49 (four steps, the last with one k),
+    // 100 x 129 x 24 (the second half of the last step partly there, N odd: 4-byte copies of
+    // B and C element by element), and 128 x 128 x 96 (whole tiles, six steps, every slot of
+    // the ring reused twice).
+    let mut shapes = PIPELINED_SGEMM_SHAPES.to_vec();
+    shapes.extend([(64, 64, 49), (100, 129, 24), (128, 128, 96)]);
+    check_sgemm_shapes("46_sgemm_deep_k.prism", "sgemm_deep_k", &shapes, (128, 128), 256);
+}
+
+#[test]
 fn k33_reduce_sum_vectorized() {
     // A tail (n not a multiple of 8), fewer vectors than threads, an exact multiple, several
     // grid-stride passes (1 block over 20,000 items), and n = 0.
@@ -839,11 +852,29 @@ fn k35_scan_lookback_packed() {
     // inclusive prefix under some schedules and the window moves back; an exact multiple of
     // the tile; and one item. The status words end as inclusive prefixes (flag 2) of every
     // tile.
-    let p = program(&file("35_scan_lookback_packed.prism"));
-    for n in [9000usize, 140_000, 8192, 1] {
+    check_packed_scan("35_scan_lookback_packed.prism", "scan_lookback_packed", &[9000, 140_000, 8192, 1]);
+}
+
+#[test]
+fn k47_scan_warp_transposed() {
+    // Kernel 35's sizes, and tails that end inside a warp's segment: 4096 + 700 (the second
+    // tile's warp 1 partly there, warps 2 to 7 reading nothing), 511 and 513 (one item short
+    // of and past warp 0's segment), and 4096 - 1.
+    check_packed_scan(
+        "47_scan_warp_transposed.prism",
+        "scan_warp_transposed",
+        &[9000, 140_000, 8192, 1, 4796, 511, 513, 4095],
+    );
+}
+
+/// Runs a packed look-back scan of 4096-item tiles (256 threads) on `sizes` items and checks
+/// the output and the final status words against a sequential scan.
+fn check_packed_scan(file_name: &str, kernel: &str, sizes: &[usize]) {
+    let p = program(&file(file_name));
+    for &n in sizes {
         let blocks = n.div_ceil(4096);
         let x = Rng::new(35 + n as u64).ints(n, -(1 << 30), 1 << 30);
-        let out = p.launch("scan_lookback_packed", blocks as u32, 256, || {
+        let out = p.launch(kernel, blocks as u32, 256, || {
             vec![
                 Arg::value(n as i32),
                 Arg::buffer(&x),
