@@ -30,6 +30,16 @@ pub struct Common {
     /// standard library.
     #[arg(short = 'I', long = "include", value_name = "DIR")]
     pub include: Vec<String>,
+    /// Replace the value of the file's `NAME : constexpr(T) = ...` with VALUE (an integer,
+    /// a float, `True` or `False`), as nvcc's `-D` does for a macro (repeatable). The
+    /// program is checked with the new value.
+    #[arg(short = 'D', long = "define", value_name = "NAME=VALUE", value_parser = parse_define)]
+    pub define: Vec<prism_types::Define>,
+}
+
+/// `-D NAME=VALUE`, parsed (clap reports a malformed one as a usage error).
+fn parse_define(text: &str) -> Result<prism_types::Define, String> {
+    prism_types::Define::parse(text)
 }
 
 impl Common {
@@ -45,7 +55,10 @@ impl Common {
         let mut files = DiskFiles;
         let include = self.include.iter().map(std::path::PathBuf::from).collect();
         let mut search = prism_driver::Search { files: &mut files, include };
-        prism_driver::compile_with(map, file, &mut search, opts, problems)
+        // The defines belong to the command line, so every command that compiles takes them
+        // here rather than in its own options.
+        let opts = prism_driver::Options { defines: self.define.clone(), ..opts.clone() };
+        prism_driver::compile_with(map, file, &mut search, &opts, problems)
     }
 }
 

@@ -60,6 +60,7 @@ codes! {
     "bad-index", "check", "indexing something that is not an array or pointer, or with the wrong number of indices";
     "not-constant", "check", "an expression that must be known at compile time is not";
     "const-eval", "check", "a compile-time computation overflows or divides by zero";
+    "bad-define", "check", "a `-D NAME=VALUE` names no `constexpr` of the file, or its value does not fit";
     "bad-unroll", "check", "a loop's `unroll=` is not `True`, `False` or a constant count, or cannot unroll fully";
     "assign-to-const", "check", "an assignment to a const, constexpr or loop variable";
     "unsupported", "check", "a construct Prism recognises but does not support";

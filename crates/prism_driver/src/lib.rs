@@ -65,6 +65,9 @@ pub struct Options {
     /// Test-only: weaken every pipeline loop's synchronisation this way, to check that the
     /// simulator notices (the pipeline's wait and barrier are all needed).
     pub weaken_pipelines: Option<Weaken>,
+    /// `-D NAME=VALUE`: values for the root file's `constexpr` items (see
+    /// [`prism_types::Define`]); both backends see the program they make.
+    pub defines: Vec<prism_types::Define>,
 }
 
 /// A way to break a pipeline loop's synchronisation ([`Options::weaken_pipelines`]).
@@ -92,6 +95,7 @@ impl Default for Options {
             explain_sync: false,
             skip_barriers: Vec::new(),
             weaken_pipelines: None,
+            defines: Vec::new(),
         }
     }
 }
@@ -147,7 +151,8 @@ pub fn compile_with(
     problems: &mut Problems,
 ) -> Option<Synced> {
     let errors_before = problems.error_count();
-    let mut ir = lowered_with(map, file, search, &opts.target, problems)?;
+    let tir = checked_defs(map, file, search, &opts.target, &opts.defines, problems)?;
+    let mut ir = lower_checked(&tir);
     if opts.contract {
         prism_ir::contract::contract(&mut ir);
         verify(&ir, "floating-point contraction");
@@ -274,11 +279,17 @@ pub fn lowered_with(
     problems: &mut Problems,
 ) -> Option<Program> {
     let tir = checked_with(map, file, search, target, problems)?;
-    let mut ir = prism_ir::lower(&tir);
+    Some(lower_checked(&tir))
+}
+
+/// Lowers a checked program and places its asynchronous waits: the IR every later pass
+/// starts from.
+fn lower_checked(tir: &prism_types::tir::Program) -> Program {
+    let mut ir = prism_ir::lower(tir);
     verify(&ir, "lowering");
     prism_ir::asyncwait::place_waits(&mut ir);
     verify(&ir, "placing asynchronous waits");
-    Some(ir)
+    ir
 }
 
 /// The front end: loads the modules of the program rooted at `file` through `search`,
@@ -291,8 +302,20 @@ pub fn checked_with(
     target: &Target,
     problems: &mut Problems,
 ) -> Option<prism_types::tir::Program> {
+    checked_defs(map, file, search, target, &[], problems)
+}
+
+/// [`checked_with`] with `-D` defines for the root file.
+fn checked_defs(
+    map: &mut SourceMap,
+    file: FileId,
+    search: &mut Search<'_>,
+    target: &Target,
+    defines: &[prism_types::Define],
+    problems: &mut Problems,
+) -> Option<prism_types::tir::Program> {
     let errors_before = problems.error_count();
-    let (_, tir) = front(map, file, search, target, problems);
+    let (_, tir) = front(map, file, search, target, defines, problems);
     if problems.error_count() > errors_before {
         return None;
     }
@@ -306,6 +329,7 @@ fn front(
     file: FileId,
     search: &mut Search<'_>,
     target: &Target,
+    defines: &[prism_types::Define],
     problems: &mut Problems,
 ) -> (Vec<modules::Loaded>, prism_types::tir::Program) {
     let mut syntax = Problems::default();
@@ -313,7 +337,13 @@ fn front(
     let loaded = modules::load(map, file, search, &mut syntax, &mut found);
     let units: Vec<prism_types::Unit<'_>> = loaded
         .iter()
-        .map(|l| prism_types::Unit { ast: &l.ast, path: l.path.clone(), imports: l.imports.clone() })
+        .map(|l| prism_types::Unit {
+            ast: &l.ast,
+            path: l.path.clone(),
+            imports: l.imports.clone(),
+            // The root is the one unit with no module path.
+            defines: if l.path.is_empty() { defines } else { &[] },
+        })
         .collect();
     let mut checked = Problems::default();
     let tir = prism_types::check_units(&units, syntax, target, &mut checked);
@@ -385,7 +415,7 @@ pub fn analyse(
     problems: &mut Problems,
 ) -> Analysis {
     let errors_before = problems.error_count();
-    let (loaded, tir) = front(map, file, search, target, problems);
+    let (loaded, tir) = front(map, file, search, target, &[], problems);
     Analysis {
         modules: loaded
             .into_iter()

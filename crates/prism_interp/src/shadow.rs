@@ -231,6 +231,9 @@ impl Levels {
         // The barriers of level `l` and above that each thread has counted (a loop over the
         // fixed-size arrays, which the compiler unrolls, instead of slices).
         let (mut a, mut b) = (0u64, 0u64);
+        // Indexing both arrays in one loop keeps it unrolled: a zip of iterators made kernel
+        // 06's checked run 13% longer.
+        #[allow(clippy::needless_range_loop)]
         for i in 0..LEVELS {
             if i >= l && i < n {
                 a += u64::from(earlier.counts[i]);

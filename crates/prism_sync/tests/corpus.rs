@@ -54,7 +54,8 @@ fn counts(report: &SyncReport) -> String {
 /// The IR after inference (before motion and optimisation: this snapshot counts what
 /// inference places) and the report; `Err` with the error codes when the pipeline rejects.
 fn infer(rel: &str, src: &str) -> Result<(String, SyncReport), String> {
-    let opts = Options { target: target_for(src), motion: false, optimize: false, ..Options::default() };
+    let defines = prism_test::defines_for(src).unwrap_or_default();
+    let opts = Options { target: target_for(src), defines, motion: false, optimize: false, ..Options::default() };
     let (_, problems, synced) = prism_driver::compile_text(rel, src, &opts);
     match synced {
         Some(s) => Ok((prism_ir::print(s.ir()), s.report().clone())),

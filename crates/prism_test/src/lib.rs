@@ -120,10 +120,31 @@ pub fn target_for(src: &str) -> Result<Target, String> {
     Ok(Target::default())
 }
 
+/// The `-D` defines a file's header asks for: `# define: NAME=VALUE` lines, as `prism check
+/// -D NAME=VALUE` would give them.
+pub fn defines_for(src: &str) -> Result<Vec<prism_types::Define>, String> {
+    src.lines()
+        .take_while(|l| l.starts_with('#') || l.trim().is_empty())
+        .filter_map(|l| l.strip_prefix("# define:"))
+        .map(|d| prism_types::Define::parse(d.trim()))
+        .collect()
+}
+
 /// Runs the whole pipeline (`prism_driver`) on one source text, as `prism check` does,
 /// returning the sorted diagnostics and the source map they refer to.
 pub fn check_text(display_name: &str, src: &str, target: &Target) -> (SourceMap, Vec<Diagnostic>) {
-    let opts = prism_driver::Options { target: target.clone(), ..prism_driver::Options::default() };
+    check_text_with(display_name, src, target, &[])
+}
+
+/// [`check_text`] with `-D` defines.
+pub fn check_text_with(
+    display_name: &str,
+    src: &str,
+    target: &Target,
+    defines: &[prism_types::Define],
+) -> (SourceMap, Vec<Diagnostic>) {
+    let opts =
+        prism_driver::Options { target: target.clone(), defines: defines.to_vec(), ..prism_driver::Options::default() };
     let (map, mut problems, _) = prism_driver::compile_text(display_name, src, &opts);
     problems.sort();
     (map, problems.into_vec())
@@ -132,7 +153,7 @@ pub fn check_text(display_name: &str, src: &str, target: &Target) -> (SourceMap,
 /// Compiles a source text through the whole pipeline with the target its `# arch:`
 /// directive selects (`opts.target` is replaced); `Err` lists the errors.
 pub fn synced(display_name: &str, src: &str, opts: &prism_driver::Options) -> Result<prism_driver::Synced, String> {
-    let opts = prism_driver::Options { target: target_for(src)?, ..opts.clone() };
+    let opts = prism_driver::Options { target: target_for(src)?, defines: defines_for(src)?, ..opts.clone() };
     let (_, problems, synced) = prism_driver::compile_text(display_name, src, &opts);
     synced.ok_or_else(|| {
         let msgs: Vec<String> = problems
@@ -228,7 +249,7 @@ pub fn run_ui_file(root: &Path, path: &Path, expect: Expect) -> Result<(), Strin
     let src = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let rel = path.strip_prefix(root).unwrap_or(path).to_string_lossy().replace('\\', "/");
     let target = target_for(&src)?;
-    let (map, diags) = check_text(&rel, &src, &target);
+    let (map, diags) = check_text_with(&rel, &src, &target, &defines_for(&src)?);
     let anns = annotations(&src);
     let mut problems = match_annotations(&map, &diags, &anns);
     let errors = diags.iter().filter(|d| d.severity == Severity::Error).count();

@@ -196,6 +196,9 @@ impl TypeError {
             )
             .with_label("no initialiser")
             .with_help(format!("write `{name} : {kind}(T) = value`")),
+            // Diagnostic: bad-define
+            BadDefine { problem, span } => Diagnostic::error("bad-define", problem.clone(), *span)
+                .with_help("`-D NAME=VALUE` replaces the value of the file's `NAME : constexpr(T) = ...`"),
             // Diagnostic: bad-unroll
             BadUnroll { problem, span } => Diagnostic::error("bad-unroll", problem.clone(), *span)
                 .with_help("write `unroll=True` (constant bounds), `unroll=False`, or a constant count such as `unroll=4`"),

@@ -352,6 +352,9 @@ pub enum TypeError {
     /// A `range` loop's `unroll=` that is not `True`, `False` or a count from 1 to 1024,
     /// or `unroll=True` on a loop whose trip count is not a compile-time constant.
     BadUnroll { problem: String, span: Span },
+    /// A `-D NAME=VALUE` for a name the root file does not declare `constexpr`, or whose
+    /// value does not fit the declared type.
+    BadDefine { problem: String, span: Span },
     /// Copying or comparing a pointer.
     PointerAlias { name: String, span: Span, help: String },
     /// `grid[2]`, `thread[0]`, ...

@@ -24,7 +24,7 @@ pub mod perspective;
 pub mod tir;
 pub mod ty;
 
-pub use check::{Target, Unit};
+pub use check::{Define, Target, Unit};
 
 use prism_diag::Problems;
 use prism_syntax::ast;
@@ -65,7 +65,7 @@ pub fn check_source(file: prism_span::FileId, src: &str, target: &Target, proble
             );
         }
     }
-    check_units(&[Unit { ast: &module, path: Vec::new(), imports }], syntax, target, problems)
+    check_units(&[Unit { ast: &module, path: Vec::new(), imports, defines: &[] }], syntax, target, problems)
 }
 
 /// Checks the parsed modules of a program (each after those it imports, the root last;

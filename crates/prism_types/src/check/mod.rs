@@ -206,12 +206,69 @@ pub struct Unit<'a> {
     /// it names, which comes before this one, or `None` when it could not be loaded (the
     /// driver reported why; its names are then silently unknown).
     pub imports: Vec<Option<usize>>,
+    /// Values that replace this file's `constexpr` items of the same names (`prism build -D
+    /// NAME=VALUE`); the driver gives them to the root only.
+    pub defines: &'a [Define],
+}
+
+/// `-D NAME=VALUE` on the command line: a value for the root file's `NAME : constexpr(T) =
+/// ...` in place of the one written there, as nvcc's `-D` replaces a macro. The value is a
+/// literal (an integer, a float, `True` or `False`) and is checked against `T` like the
+/// written one, so every later use (array sizes, `smem=`, perspectives) sees it and is
+/// checked with it; nothing else can be defined.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Define {
+    /// The constant's name.
+    pub name: String,
+    /// The literal.
+    pub value: tir::ConstValue,
+}
+
+impl Define {
+    /// Parses `NAME=VALUE`.
+    pub fn parse(text: &str) -> Result<Define, String> {
+        let (name, value) =
+            text.split_once('=').ok_or_else(|| format!("`-D {text}`: expected NAME=VALUE, such as `-D TILE=128`"))?;
+        let (name, value) = (name.trim(), value.trim());
+        let ident = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !ident {
+            return Err(format!("`-D {text}`: `{name}` is not a name"));
+        }
+        let value = match value {
+            "True" => tir::ConstValue::Bool(true),
+            "False" => tir::ConstValue::Bool(false),
+            v => {
+                let (negative, digits) = match v.strip_prefix('-') {
+                    Some(d) => (true, d),
+                    None => (false, v),
+                };
+                let int = match digits.strip_prefix("0x").or_else(|| digits.strip_prefix("0X")) {
+                    Some(hex) => i128::from_str_radix(hex, 16).ok(),
+                    None if digits.chars().all(|c| c.is_ascii_digit()) && !digits.is_empty() => {
+                        digits.parse::<i128>().ok()
+                    }
+                    None => None,
+                };
+                match int {
+                    Some(n) => tir::ConstValue::Int(if negative { -n } else { n }),
+                    None => match v.parse::<f64>() {
+                        Ok(f) if f.is_finite() && v.chars().any(|c| c.is_ascii_digit()) => tir::ConstValue::Float(f),
+                        _ => {
+                            return Err(format!("`-D {text}`: `{v}` is not an integer, a float, `True` or `False`"));
+                        }
+                    },
+                }
+            }
+        };
+        Ok(Define { name: name.to_string(), value })
+    }
 }
 
 /// Checks a module. Errors go to `errors`; the returned program is complete only when
 /// there are none.
 pub fn check_module(module: &ast::Module, target: &Target, errors: &mut Vec<TypeError>) -> tir::Program {
-    check_units(&[Unit { ast: module, path: Vec::new(), imports: Vec::new() }], target, errors)
+    check_units(&[Unit { ast: module, path: Vec::new(), imports: Vec::new(), defines: &[] }], target, errors)
 }
 
 /// Checks the modules of a program, each after the ones it imports (the root last).
@@ -227,6 +284,32 @@ pub fn check_units(units: &[Unit<'_>], target: &Target, errors: &mut Vec<TypeErr
     let mut scopes: Vec<Scope> = Vec::new();
     let mut exports: Vec<Scope> = Vec::new();
     let mut fn_asts = Vec::new();
+    // A define names a `constexpr` of its file: anything else is a typo that would
+    // otherwise change nothing, silently.
+    for unit in units {
+        for d in unit.defines {
+            let consts: Vec<&str> = unit
+                .ast
+                .items
+                .iter()
+                .filter_map(|i| match i {
+                    ast::Item::Const(c) => Some(c.name.name.as_str()),
+                    _ => None,
+                })
+                .collect();
+            if !consts.contains(&d.name.as_str()) {
+                let known = if consts.is_empty() {
+                    "it declares none".to_string()
+                } else {
+                    format!("it declares {}", consts.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", "))
+                };
+                errors.push(TypeError::BadDefine {
+                    problem: format!("`-D {}`: this file declares no `constexpr` named `{}` ({known})", d.name, d.name),
+                    span: prism_span::Span::new(unit.ast.file, 0, 0),
+                });
+            }
+        }
+    }
     // Pass 1: imports, constants and signatures, module by module in source order.
     for (u, unit) in units.iter().enumerate() {
         let mut scope = Scope::default();
@@ -249,7 +332,8 @@ pub fn check_units(units: &[Unit<'_>], target: &Target, errors: &mut Vec<TypeErr
                         });
                         continue;
                     }
-                    global_const(&mut scope, &sigs, &pass1, c, errors);
+                    let over = unit.defines.iter().find(|d| d.name == c.name.name);
+                    global_const(&mut scope, &sigs, &pass1, c, over, errors);
                     if scope.consts.len() > before {
                         let v = scope.consts[&c.name.name];
                         own.consts.insert(c.name.name.clone(), v);
@@ -482,6 +566,7 @@ fn global_const(
     sigs: &[Sig],
     shared: &generic::Shared<'_>,
     c: &ast::ConstItem,
+    over: Option<&Define>,
     errors: &mut Vec<TypeError>,
 ) {
     let ty = match &c.ty.kind {
@@ -495,19 +580,48 @@ fn global_const(
         _ => unreachable!("the parser only makes constexpr items"),
     };
     let g = scope.view(sigs, shared);
-    let value = ty.and_then(|ty| match const_expr(&g, &c.value, &HashMap::new()) {
-        Ok(k) => match fit_const(k, ty, c.value.span) {
-            Ok(v) => Some((ty, v)),
+    // A define replaces the written value; it is a literal, so it adapts to the declared
+    // type when its value fits, like a literal written there.
+    let value = if let Some(d) = over {
+        ty.and_then(|ty| {
+            let k = Konst { value: d.value, ty: literal_scalar(d.value), literal: true };
+            match fit_const(k, ty, c.name.span) {
+                Ok(v) => Some((ty, v)),
+                Err(_) => {
+                    errors.push(TypeError::BadDefine {
+                        problem: format!(
+                            "`-D {}={}` does not fit `{}`, declared `constexpr({})` here",
+                            d.name,
+                            d.value,
+                            d.name,
+                            ty.name()
+                        ),
+                        span: c.name.span,
+                    });
+                    None
+                }
+            }
+        })
+    } else {
+        None
+    };
+    let value = if over.is_some() {
+        value
+    } else {
+        ty.and_then(|ty| match const_expr(&g, &c.value, &HashMap::new()) {
+            Ok(k) => match fit_const(k, ty, c.value.span) {
+                Ok(v) => Some((ty, v)),
+                Err(e) => {
+                    errors.push(e);
+                    None
+                }
+            },
             Err(e) => {
                 errors.push(e);
                 None
             }
-        },
-        Err(e) => {
-            errors.push(e);
-            None
-        }
-    });
+        })
+    };
     if let Some((_, _, first)) = scope.consts.get(&c.name.name) {
         errors.push(TypeError::Duplicate { name: c.name.name.clone(), span: c.name.span, first: *first });
         return;
@@ -519,6 +633,15 @@ fn global_const(
         None => {
             scope.failed_consts.insert(c.name.name.clone());
         }
+    }
+}
+
+/// The type a literal of this value has before it adapts (`int`, `float`, `bool`).
+fn literal_scalar(v: tir::ConstValue) -> Scalar {
+    match v {
+        tir::ConstValue::Int(_) => Scalar::I32,
+        tir::ConstValue::Float(_) => Scalar::F32,
+        tir::ConstValue::Bool(_) => Scalar::Bool,
     }
 }
 
