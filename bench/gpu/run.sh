@@ -73,6 +73,16 @@ harnesses=(
     "dsum|dsum.cu|S:PRISM_KERNELS=$out/dsum.cu"
     "rows|rows.cu|S:PRISM_TRANSPOSE=$out/transpose.cu S:PRISM_SOFTMAX=$out/softmax.cu"
 )
+# The variants of bench/gpu/variants.txt (kernels built with `prism build -D`): compiled by
+# --compile-only, run only when ONLY names them or VARIANTS=1.
+variants=()
+while IFS='|' read -r name stem dargs src defines; do
+    case "$name" in '' | '#'*) continue ;; esac
+    # shellcheck disable=SC2086 # the -D arguments are words
+    "$prism" build "$k/$stem.prism" --emit-host $dargs -o "$out/$name.cu" >/dev/null
+    harnesses+=("$name|$src|S:PRISM_KERNELS=$out/$name.cu $defines")
+    variants+=("$name")
+done <bench/gpu/variants.txt
 compile() { # source defines [more nvcc arguments...]
     local src="$1" defines="$2" kv
     shift 2
@@ -93,8 +103,16 @@ if [ "$compile_only" = 1 ]; then
     echo "bench/gpu: every harness compiles for $arch"
     exit 0
 fi
-# ONLY=name1,name2 builds and runs a subset (a GPU call has a time limit).
-wanted() { [ -z "${ONLY:-}" ] || [[ ",$ONLY," == *",$1,"* ]]; }
+# ONLY=name1,name2 builds and runs a subset (a GPU call has a time limit); variants run
+# only when named, or all of them with VARIANTS=1.
+is_variant() { [[ " ${variants[*]} " == *" $1 "* ]]; }
+wanted() {
+    if [ -n "${ONLY:-}" ]; then
+        [[ ",$ONLY," == *",$1,"* ]]
+    elif is_variant "$1"; then
+        [ "${VARIANTS:-0}" = 1 ]
+    fi
+}
 # The harnesses compile in parallel (nvcc spends most of a GPU call otherwise).
 pids=()
 for h in "${harnesses[@]}"; do

@@ -7,7 +7,8 @@
 //! values or tensor cores are compared with the tolerance stated in the case.
 
 use crate::support::{
-    Rng, abs_product_sums, assert_close, assert_same, assert_tf32_gemm, bf16_buffer, program, sgemm, tf32_gemm, to_bf16,
+    Rng, abs_product_sums, assert_close, assert_same, assert_tf32_gemm, bf16_buffer, program, program_with, sgemm,
+    tf32_gemm, to_bf16,
 };
 use prism_interp::Arg;
 
@@ -62,7 +63,19 @@ fn check_sgemm(name: &str, kernel: &str, shape: (usize, usize, usize), tile: (us
 
 /// [`check_sgemm`] on the given shapes only.
 fn check_sgemm_shapes(name: &str, kernel: &str, shapes: &[(usize, usize, usize)], tile: (usize, usize), block: u32) {
-    let p = program(&file(name));
+    check_sgemm_variant(name, &[], kernel, shapes, tile, block);
+}
+
+/// [`check_sgemm_shapes`] on the variant `prism build -D` makes with `defines`.
+fn check_sgemm_variant(
+    name: &str,
+    defines: &[&str],
+    kernel: &str,
+    shapes: &[(usize, usize, usize)],
+    tile: (usize, usize),
+    block: u32,
+) {
+    let p = program_with(&file(name), defines);
     let (alpha, beta) = (1.5f32, -0.5f32);
     for &(m, n, k) in shapes {
         let mut rng = Rng::new((m * 1000 + n * 10 + k) as u64);
@@ -705,6 +718,18 @@ fn k46_sgemm_deep_k() {
 }
 
 #[test]
+fn k46_variants_a_gpu_sweep_builds() {
+    // The variants of kernel 46 that `-D` makes for a tuning sweep compute the same product:
+    // K steps of 32 (four copies per operand and thread), four stages (64 KB of shared
+    // memory), parts of 4 k, and K steps of 8 (kernel 36's depth). Shapes with a ragged last
+    // step for each depth, N odd (4-byte copies), and a whole tile.
+    let shapes = [(200, 136, 40), (70, 131, 37), (128, 128, 96), (33, 45, 20), (5, 8, 0)];
+    for defines in [&["BK=32"][..], &["STAGES=4"], &["KH=4"], &["BK=8"], &["BK=32", "KH=4", "STAGES=2"]] {
+        check_sgemm_variant("46_sgemm_deep_k.prism", defines, "sgemm_deep_k", &shapes, (128, 128), 256);
+    }
+}
+
+#[test]
 fn k33_reduce_sum_vectorized() {
     // A tail (n not a multiple of 8), fewer vectors than threads, an exact multiple, several
     // grid-stride passes (1 block over 20,000 items), and n = 0.
@@ -867,14 +892,48 @@ fn k47_scan_warp_transposed() {
     );
 }
 
+#[test]
+fn k47_variants_a_gpu_sweep_builds() {
+    // CUB's sm_90 shape (128 threads x 24 items), wide blocks of few items, narrow blocks of
+    // many: 40 and more tiles (the window moves back), a tail inside a warp's segment, one
+    // item.
+    for (defines, shape) in [
+        (&["THREADS=128", "ITEMS=24"][..], (128u32, 24usize)),
+        (&["THREADS=512", "ITEMS=8"], (512, 8)),
+        (&["THREADS=64", "ITEMS=32"], (64, 32)),
+    ] {
+        let tile = shape.0 as usize * shape.1;
+        check_packed_scan_variant(
+            "47_scan_warp_transposed.prism",
+            defines,
+            shape,
+            "scan_warp_transposed",
+            &[41 * tile + 700, tile + 33, 1],
+        );
+    }
+}
+
 /// Runs a packed look-back scan of 4096-item tiles (256 threads) on `sizes` items and checks
 /// the output and the final status words against a sequential scan.
 fn check_packed_scan(file_name: &str, kernel: &str, sizes: &[usize]) {
-    let p = program(&file(file_name));
+    check_packed_scan_variant(file_name, &[], (256, 16), kernel, sizes);
+}
+
+/// [`check_packed_scan`] on the variant `-D` makes with `defines`, whose tiles are `threads`
+/// x `items`.
+fn check_packed_scan_variant(
+    file_name: &str,
+    defines: &[&str],
+    (threads, items): (u32, usize),
+    kernel: &str,
+    sizes: &[usize],
+) {
+    let p = program_with(&file(file_name), defines);
+    let tile = threads as usize * items;
     for &n in sizes {
-        let blocks = n.div_ceil(4096);
+        let blocks = n.div_ceil(tile);
         let x = Rng::new(35 + n as u64).ints(n, -(1 << 30), 1 << 30);
-        let out = p.launch(kernel, blocks as u32, 256, || {
+        let out = p.launch(kernel, blocks as u32, threads, || {
             vec![
                 Arg::value(n as i32),
                 Arg::buffer(&x),
@@ -886,7 +945,7 @@ fn check_packed_scan(file_name: &str, kernel: &str, sizes: &[usize]) {
         let scan = inclusive_scan(0, &x);
         assert_same(&format!("out (n = {n})"), &out.i32("out"), &scan);
         let status: Vec<u64> =
-            (0..blocks).map(|j| (2u64 << 32) | u64::from(scan[((j + 1) * 4096).min(n) - 1] as u32)).collect();
+            (0..blocks).map(|j| (2u64 << 32) | u64::from(scan[((j + 1) * tile).min(n) - 1] as u32)).collect();
         assert_same(&format!("status (n = {n})"), &out.get::<u64>("status"), &status);
     }
 }

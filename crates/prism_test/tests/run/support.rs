@@ -41,10 +41,16 @@ pub struct Rng(prism_interp::rng::Rng);
 
 /// Reads and compiles `tests/ui/<rel>`; panics with the rendered errors if it does not compile.
 pub fn program(rel: &str) -> Program {
+    program_with(rel, &[])
+}
+
+/// [`program`] built with `-D` defines (`NAME=VALUE`), as `prism build -D` builds a variant.
+pub fn program_with(rel: &str, defines: &[&str]) -> Program {
     let path = prism_test::repo_root().join("tests/ui").join(rel);
     let src = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let target = prism_test::target_for(&src).unwrap_or_else(|e| panic!("{rel}: {e}"));
-    let opts = prism_driver::Options { target, ..prism_driver::Options::default() };
+    let defines = defines.iter().map(|d| prism_types::Define::parse(d).unwrap_or_else(|e| panic!("{e}"))).collect();
+    let opts = prism_driver::Options { target, defines, ..prism_driver::Options::default() };
     let (map, mut problems, synced) = prism_driver::compile_text(rel, &src, &opts);
     problems.sort();
     let Some(synced) = synced else {

@@ -26,6 +26,12 @@
 // back. 16-byte copies when K (for A) or N (for B) is a multiple of 4, else four 4-byte
 // copies. C is read and written 4 elements at a time when N is a multiple of 4, else one by
 // one. Products are summed in k order. `@launch_bounds(256, 2)` caps registers at 128.
+// K per step (a multiple of 8), computed in parts of KH k (a multiple of 4 dividing BK) with
+// KH x 8 values of A held at a time; every constant below can be changed with `prism build
+// -D` (the copies and the shared memory follow; 256 threads, 128 x 128 tiles and 8 x 8
+// register tiles are fixed by the thread arrangement).
+// Each thread's 16-byte copies per step: BK / 8 of A (two threads per row of 128) and of B
+// (rows t / 32 + 8q).
 extern "C" __global__ void __launch_bounds__(256, 2) sgemm_deep_k(int M,
                                                                   int N,
                                                                   int K,
@@ -41,31 +47,31 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_deep_k(int M,
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(1024) float prism_shared0[6144];
     __shared__ __align__(1024) float prism_shared24576[6144];
-    const int tiles_n = prism_sub(prism_add(N, 128), 1) / 128;  // line 41
-    const int b = prism_bid;  // line 42
-    const int tile_row = prism_mul(prism_div(b, tiles_n), 128);  // line 43
-    const int tile_col = prism_mul(prism_rem(b, tiles_n), 128);  // line 44
+    const int tiles_n = prism_sub(prism_add(N, 128), 1) / 128;  // line 48
+    const int b = prism_bid;  // line 49
+    const int tile_row = prism_mul(prism_div(b, tiles_n), 128);  // line 50
+    const int tile_col = prism_mul(prism_rem(b, tiles_n), 128);  // line 51
     {  // partition `C` as `C_blk` at block[1]
         {  // group(block[1])
-            float* As = prism_shared0;  // line 47
-            float* Bs = prism_shared24576;  // line 48
-            const int t = prism_tid;  // line 49
-            const int thread_row = t / 16;  // line 50
-            const int thread_col = t % 16;  // line 51
-            const int a_m = t / 2;  // line 52
-            const int a_k = t % 2 * 8;  // line 53
-            const int a_row = prism_min(prism_add(tile_row, a_m), prism_sub(M, 1));  // line 54
-            const int b_k = t / 32;  // line 55
-            const int b_n = t % 32 * 4;  // line 56
-            const int b_col = prism_add(tile_col, b_n);  // line 57
+            float* As = prism_shared0;  // line 54
+            float* Bs = prism_shared24576;  // line 55
+            const int t = prism_tid;  // line 56
+            const int thread_row = t / 16;  // line 57
+            const int thread_col = t % 16;  // line 58
+            const int a_m = t / 2;  // line 59
+            const int a_k = t % 2 * 8;  // line 60
+            const int a_row = prism_min(prism_add(tile_row, a_m), prism_sub(M, 1));  // line 61
+            const int b_k = t / 32;  // line 62
+            const int b_n = t % 32 * 4;  // line 63
+            const int b_col = prism_add(tile_col, b_n);  // line 64
             // Columns of B's copy that exist (0 to 4).
-            const int b_have = prism_max(0, prism_min(4, prism_sub(N, b_col)));  // line 59
-            const bool vec_a = K % 4 == 0;  // line 60
-            const bool vec_n = N % 4 == 0;  // line 61
-            float acc[64] = {};  // line 62
+            const int b_have = prism_max(0, prism_min(4, prism_sub(N, b_col)));  // line 66
+            const bool vec_a = K % 4 == 0;  // line 67
+            const bool vec_n = N % 4 == 0;  // line 68
+            float acc[64] = {};  // line 69
             {  // pipeline `As` as `As` at block[1]
                 {  // pipeline `Bs` as `Bs` at block[1]
-                    int kt_issue = 0;  // line 63
+                    int kt_issue = 0;  // line 70
                     const int t80 = prism_sub(prism_add(K, 16), 1) / 16;
                     for (; kt_issue < t80 + 2; kt_issue += 1) {
                         const bool t84 = kt_issue >= 2;
@@ -73,19 +79,19 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_deep_k(int M,
                             asm volatile("cp.async.wait_group 1;" :  :  : "memory");
                             __syncthreads();
                         }
-                        if (kt_issue < t80) {  // line 63
-                            const int t90 = kt_issue % 3 * 2048;  // line 64
+                        if (kt_issue < t80) {  // line 70
+                            const int t90 = kt_issue % 3 * 2048;  // line 71
                             {  // async `As` as `a_dst` at block[1]
-                                const int t94 = kt_issue % 3 * 2048;  // line 65
+                                const int t94 = kt_issue % 3 * 2048;  // line 72
                                 {  // async `Bs` as `b_dst` at block[1]
                                     {  // group(thread[1])
                                         // Thread t's first element of A in this step.
-                                        const int a_at = prism_add(prism_add(prism_mul(a_row, K), kt_issue * 16), a_k);  // line 68
+                                        const int a_at = prism_add(prism_add(prism_mul(a_row, K), kt_issue * 16), a_k);  // line 75
                                         for (int q = 0; q < 2; q += 1) {
-                                            const int ka = kt_issue * 16 + a_k + 4 * q;  // line 70
-                                            const int kb = kt_issue * 16 + b_k + 8 * q;  // line 71
-                                            if (vec_a) {  // line 72
-                                                asm volatile(  // line 73
+                                            const int ka = kt_issue * 16 + a_k + 4 * q;  // line 77
+                                            const int kb = kt_issue * 16 + b_k + 8 * q;  // line 78
+                                            if (vec_a) {  // line 79
+                                                asm volatile(  // line 80
                                                     "cp.async.cg.shared.global [%0], [%1], 16, %2;"
                                                     :
                                                     : "r"(prism_smem_addr(&As[t90 + (a_m * 16 + a_k + 4 * q)])), "l"(&A[prism_add(a_at, 4 * q)]), "r"(prism_mul(4, prism_max(0, prism_min(4, prism_sub(K, ka)))))
@@ -94,7 +100,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_deep_k(int M,
                                                 for (int e = 0; e < 4; e += 1) {
                                                     int t158 = {};
                                                     if (ka + e < K) {
-                                                        t158 = 4;  // line 76
+                                                        t158 = 4;  // line 83
                                                     } else {
                                                         t158 = 0;
                                                     }
@@ -105,10 +111,10 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_deep_k(int M,
                                                         : "memory");
                                                 }
                                             }
-                                            if (vec_n) {  // line 77
+                                            if (vec_n) {  // line 84
                                                 int t171 = {};
                                                 if (kb < K) {
-                                                    t171 = prism_mul(4, b_have);  // line 78
+                                                    t171 = prism_mul(4, b_have);  // line 85
                                                 } else {
                                                     t171 = 0;
                                                 }
@@ -119,7 +125,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_deep_k(int M,
                                                     : "memory");
                                             } else {
                                                 for (int e = 0; e < 4; e += 1) {
-                                                    bool t191 = kb < K;  // line 81
+                                                    bool t191 = kb < K;  // line 88
                                                     if (t191) {
                                                         t191 = e < b_have;
                                                     }
@@ -142,62 +148,53 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_deep_k(int M,
                             }
                         }
                         asm volatile("cp.async.commit_group;" :  :  : "memory");
-                        if (t84) {  // line 63
+                        if (t84) {  // line 70
                             const int kt = kt_issue - 2;
-                            const int t200 = (int)((unsigned)kt % 3u) * 2048;  // line 82
                             {  // stage `As` as `a_s` at block[1]
-                                const int t204 = (int)((unsigned)kt % 3u) * 2048;  // line 83
+                                const int t204 = (int)((unsigned)kt % 3u) * 2048;  // line 90
                                 {  // stage `Bs` as `b_s` at block[1]
                                     {  // group(thread[1])
                                         #pragma unroll
-                                        for (int h = 0; h < 16; h += 8) {  // line 85
-                                            float ra[64] = {};  // line 86
+                                        for (int h = 0; h < 16; h += 8) {  // line 92
+                                            float ra[64] = {};  // line 93
                                             for (int i = 0; i < 8; i += 1) {
-                                                const int t218 = i * 8;  // line 88
-                                                const prism_vec<float, 4> prism_v232 = *(const prism_vec<float, 4>*)&As[t200 + ((thread_row * 8 + i) * 16 + h)];
-                                                const float t232 = prism_v232.v[0];
-                                                const float t233 = prism_v232.v[1];
-                                                const float t234 = prism_v232.v[2];
-                                                const float t235 = prism_v232.v[3];
-                                                ra[t218] = t232;
-                                                ra[t218 + 1] = t233;
-                                                ra[t218 + 2] = t234;
-                                                ra[t218 + 3] = t235;
-                                                const int t239 = i * 8 + 4;  // line 89
-                                                const prism_vec<float, 4> prism_v255 = *(const prism_vec<float, 4>*)&As[t200 + ((thread_row * 8 + i) * 16 + h + 4)];
-                                                const float t255 = prism_v255.v[0];
-                                                const float t256 = prism_v255.v[1];
-                                                const float t257 = prism_v255.v[2];
-                                                const float t258 = prism_v255.v[3];
-                                                ra[t239] = t255;
-                                                ra[t239 + 1] = t256;
-                                                ra[t239 + 2] = t257;
-                                                ra[t239 + 3] = t258;
+                                                for (int v = 0; v < 8; v += 4) {
+                                                    const int t222 = i * 8 + v;  // line 96
+                                                    const prism_vec<float, 4> prism_v237 = *(const prism_vec<float, 4>*)&As[(int)((unsigned)kt % 3u) * 2048 + ((thread_row * 8 + i) * 16 + h + v)];
+                                                    const float t237 = prism_v237.v[0];
+                                                    const float t238 = prism_v237.v[1];
+                                                    const float t239 = prism_v237.v[2];
+                                                    const float t240 = prism_v237.v[3];
+                                                    ra[t222] = t237;
+                                                    ra[t222 + 1] = t238;
+                                                    ra[t222 + 2] = t239;
+                                                    ra[t222 + 3] = t240;
+                                                }
                                             }
                                             for (int kk = 0; kk < 8; kk += 1) {
-                                                float rb[8] = {};  // line 91
-                                                const prism_vec<float, 4> prism_v278 = *(const prism_vec<float, 4>*)&Bs[t204 + ((h + kk) * 128 + thread_col * 4)];  // line 92
-                                                const float t278 = prism_v278.v[0];
-                                                const float t279 = prism_v278.v[1];
-                                                const float t280 = prism_v278.v[2];
-                                                const float t281 = prism_v278.v[3];
-                                                rb[0] = t278;
-                                                rb[1] = t279;
-                                                rb[2] = t280;
-                                                rb[3] = t281;
-                                                const prism_vec<float, 4> prism_v298 = *(const prism_vec<float, 4>*)&Bs[t204 + ((h + kk) * 128 + 64 + thread_col * 4)];  // line 93
-                                                const float t298 = prism_v298.v[0];
-                                                const float t299 = prism_v298.v[1];
-                                                const float t300 = prism_v298.v[2];
-                                                const float t301 = prism_v298.v[3];
-                                                rb[4] = t298;
-                                                rb[4 + 1] = t299;
-                                                rb[4 + 2] = t300;
-                                                rb[4 + 3] = t301;
+                                                float rb[8] = {};  // line 98
+                                                const prism_vec<float, 4> prism_v260 = *(const prism_vec<float, 4>*)&Bs[t204 + ((h + kk) * 128 + thread_col * 4)];  // line 99
+                                                const float t260 = prism_v260.v[0];
+                                                const float t261 = prism_v260.v[1];
+                                                const float t262 = prism_v260.v[2];
+                                                const float t263 = prism_v260.v[3];
+                                                rb[0] = t260;
+                                                rb[1] = t261;
+                                                rb[2] = t262;
+                                                rb[3] = t263;
+                                                const prism_vec<float, 4> prism_v280 = *(const prism_vec<float, 4>*)&Bs[t204 + ((h + kk) * 128 + 64 + thread_col * 4)];  // line 100
+                                                const float t280 = prism_v280.v[0];
+                                                const float t281 = prism_v280.v[1];
+                                                const float t282 = prism_v280.v[2];
+                                                const float t283 = prism_v280.v[3];
+                                                rb[4] = t280;
+                                                rb[4 + 1] = t281;
+                                                rb[4 + 2] = t282;
+                                                rb[4 + 3] = t283;
                                                 for (int i_1 = 0; i_1 < 8; i_1 += 1) {
                                                     for (int j = 0; j < 8; j += 1) {
-                                                        const int t314 = i_1 * 8 + j;  // line 96
-                                                        acc[t314] = fmaf(ra[i_1 * 8 + kk], rb[j], acc[t314]);
+                                                        const int t296 = i_1 * 8 + j;  // line 103
+                                                        acc[t296] = fmaf(ra[i_1 * 8 + kk], rb[j], acc[t296]);
                                                     }
                                                 }
                                             }
@@ -211,37 +208,37 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_deep_k(int M,
             }
             // Row i of the thread's sub-tile is C_t[i * N + h * 16 .. + 3] for its halves h = 0, 4
             // (columns thread_col * 4 and BN / 2 + thread_col * 4 of the tile).
-            const int c_base = prism_add(prism_mul(thread_row * 8, N), thread_col * 4);  // line 99
+            const int c_base = prism_add(prism_mul(thread_row * 8, N), thread_col * 4);  // line 106
             {  // partition `C_blk` as `C_t` at thread[1]
                 {  // group(thread[1])
                     for (int i = 0; i < 8; i += 1) {
-                        const int r = prism_add(prism_add(tile_row, thread_row * 8), i);  // line 103
+                        const int r = prism_add(prism_add(tile_row, thread_row * 8), i);  // line 110
                         for (int h = 0; h < 8; h += 4) {
-                            const int c = prism_add(prism_add(tile_col, thread_col * 4), h * 16);  // line 105
-                            bool t353 = r < M;  // line 106
-                            if (t353) {
-                                t353 = c < N;
+                            const int c = prism_add(prism_add(tile_col, thread_col * 4), h * 16);  // line 112
+                            bool t335 = r < M;  // line 113
+                            if (t335) {
+                                t335 = c < N;
                             }
-                            if (t353) {  // line 106
-                                if (vec_n) {  // line 107
-                                    float cv[4] = {};  // line 108
-                                    const prism_vec<float, 4> prism_v371 = *(const prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(i, N), h * 16)))];  // line 109
-                                    const float t371 = prism_v371.v[0];
-                                    const float t372 = prism_v371.v[1];
-                                    const float t373 = prism_v371.v[2];
-                                    const float t374 = prism_v371.v[3];
-                                    cv[0] = t371;
-                                    cv[1] = t372;
-                                    cv[2] = t373;
-                                    cv[3] = t374;
+                            if (t335) {  // line 113
+                                if (vec_n) {  // line 114
+                                    float cv[4] = {};  // line 115
+                                    const prism_vec<float, 4> prism_v353 = *(const prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(i, N), h * 16)))];  // line 116
+                                    const float t353 = prism_v353.v[0];
+                                    const float t354 = prism_v353.v[1];
+                                    const float t355 = prism_v353.v[2];
+                                    const float t356 = prism_v353.v[3];
+                                    cv[0] = t353;
+                                    cv[1] = t354;
+                                    cv[2] = t355;
+                                    cv[3] = t356;
                                     for (int j = 0; j < 4; j += 1) {
-                                        cv[j] = fmaf(alpha, acc[i * 8 + (h + j)], beta * cv[j]);  // line 111
+                                        cv[j] = fmaf(alpha, acc[i * 8 + (h + j)], beta * cv[j]);  // line 118
                                     }
-                                    *(prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(i, N), h * 16)))] = prism_vec<float, 4>{{cv[0], cv[1], cv[2], cv[3]}};  // line 112
+                                    *(prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(i, N), h * 16)))] = prism_vec<float, 4>{{cv[0], cv[1], cv[2], cv[3]}};  // line 119
                                 } else {
                                     for (int j = 0; j < 4; j += 1) {
-                                        if (prism_add(c, j) < N) {  // line 115
-                                            C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(i, N), h * 16), j)))] = fmaf(alpha, acc[i * 8 + (h + j)], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(i, N), h * 16), j)))]);  // line 116
+                                        if (prism_add(c, j) < N) {  // line 122
+                                            C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(i, N), h * 16), j)))] = fmaf(alpha, acc[i * 8 + (h + j)], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(i, N), h * 16), j)))]);  // line 123
                                         }
                                     }
                                 }
