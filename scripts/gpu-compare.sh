@@ -37,6 +37,10 @@ trap 'rm -rf "$tmp"' EXIT
 [ -z "${GPU_COMPARE_CHILD:-}" ] && printf '%-60s %-28s %s\n' FILE KERNEL RESULT
 
 for f in "${files[@]}"; do
+    # The `# define: NAME=VALUE` lines of a file's header are the `-D` arguments it is
+    # compiled with (as the corpus tests compile it), on the simulator and on the GPU.
+    defs=()
+    while read -r d; do defs+=(-D "$d"); done < <(awk '!/^#/ && NF { exit } /^# define:/ { sub(/^# define: */, ""); print }' "$f")
     grep '^# launch: [a-zA-Z_]' "$f" | sed 's/^# launch: //' | while read -r line; do
         read -r -a words <<<"$line"
         kernel="${words[0]}"
@@ -71,7 +75,7 @@ for f in "${files[@]}"; do
                 cuda) if [ "${GPU_COMPARE_DEVICE:-cuda}" = sim ]; then how=(--device sim --checks none --seed 3); else how=(--device cuda); fi ;;
             esac
             SECONDS=0
-            if ! timeout "${RUN_LIMIT:-30}" "$prism" run "$f" --kernel "$kernel" "${rest[@]}" "${how[@]}" "${args[@]}" \
+            if ! timeout "${RUN_LIMIT:-30}" "$prism" run "$f" "${defs[@]}" --kernel "$kernel" "${rest[@]}" "${how[@]}" "${args[@]}" \
                 >"$tmp/$dev.log" 2>&1; then
                 reason="$(grep -m1 error "$tmp/$dev.log" || echo "stopped after ${SECONDS}s")"
                 if [ "$dev" = sim ]; then status="skipped: $reason"; break; fi

@@ -14,7 +14,8 @@ GPU_COMPARE_DEVICE=sim JOBS=2 scripts/gpu-compare.sh "$prism" \
     tests/ui/run/checks/data_race.prism \
     tests/ui/accept/rules/corner_intrinsics_thread.prism \
     tests/ui/accept/kernels/38_hgemm_warp_specialised.prism \
-    tests/ui/accept/kernels/01_saxpy_grid_stride.prism >"$out" 2>/dev/null || {
+    tests/ui/accept/kernels/01_saxpy_grid_stride.prism \
+    tests/ui/accept/rules/bad-define.prism >"$out" 2>/dev/null || {
     cat "$out"
     echo "gpu-compare: failed" >&2
     exit 1
