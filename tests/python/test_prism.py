@@ -187,6 +187,28 @@ def test_compiled_file_from_a_str_path_runs_a_2d_launch():
     assert np.array_equal(dst, src.T)
 
 
+def test_defines_build_a_variant_of_a_compiled_file():
+    # Kernel 47 at CUB's sm_90 shape (128 threads x 24 items) instead of 256 x 16: the same
+    # scan, on tiles of 3072 items.
+    n = 10_000
+    x = np.random.default_rng(47).integers(-1000, 1000, n).astype(np.int32)
+    mod = prism.compile(KERNELS / "47_scan_warp_transposed.prism", defines={"THREADS": 128, "ITEMS": 24})
+    tiles = -(-n // 3072)
+    out = np.zeros(n, np.int32)
+    mod.scan_warp_transposed[tiles, 128](n, x, out, np.zeros(1, np.int32), np.zeros(tiles, np.uint64))
+    assert np.array_equal(out, np.cumsum(x, dtype=np.int32))
+    # A name the file does not declare, and a value that does not fit, are compile errors;
+    # a value of another type is a TypeError before anything is compiled.
+    with pytest.raises(prism.CompileError) as info:
+        prism.compile(KERNELS / "47_scan_warp_transposed.prism", defines={"THREAD": 128})
+    assert "bad-define" in str(info.value)
+    with pytest.raises(prism.CompileError) as info:
+        prism.compile(KERNELS / "47_scan_warp_transposed.prism", defines={"ITEMS": 2.5})
+    assert "bad-define" in str(info.value)
+    with pytest.raises(TypeError):
+        prism.compile(KERNELS / "47_scan_warp_transposed.prism", defines={"ITEMS": "24"})
+
+
 def test_a_3d_launch_and_its_coordinates():
     mod = prism.compile(ROOT / "tests" / "ui" / "accept" / "rules" / "launch_coords.prism")
     grid3, block3 = (3, 2, 2), (4, 3, 2)

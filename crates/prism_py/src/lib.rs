@@ -83,7 +83,8 @@ type Buffers<'py> = Vec<Option<Bound<'py, PyBytes>>>;
 /// Runs the whole pipeline on `text`, named `name` (a path: imports are looked for in its
 /// directory, then in each of `include`; `prism.std.*` is bundled).
 #[pyfunction]
-#[pyo3(signature = (name, text, include = Vec::new(), arch = "sm_90a", smem_limit = None, fp_contract = true))]
+#[pyo3(signature = (name, text, include = Vec::new(), arch = "sm_90a", smem_limit = None, fp_contract = true, defines = Vec::new()))]
+#[allow(clippy::too_many_arguments)]
 fn compile(
     py: Python<'_>,
     name: String,
@@ -92,6 +93,7 @@ fn compile(
     arch: &str,
     smem_limit: Option<u64>,
     fp_contract: bool,
+    defines: Vec<String>,
 ) -> PyResult<Compiled> {
     let mut target = prism_types::Target::from_arch(arch).ok_or_else(|| {
         PyValueError::new_err(format!(
@@ -103,7 +105,12 @@ fn compile(
         target.smem_limit = l;
         target.smem_limit_overridden = true;
     }
-    let opts = prism_driver::Options { target, contract: fp_contract, ..prism_driver::Options::default() };
+    let defines = defines
+        .iter()
+        .map(|d| prism_types::Define::parse(d))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(PyValueError::new_err)?;
+    let opts = prism_driver::Options { target, contract: fp_contract, defines, ..prism_driver::Options::default() };
     let res = py.detach(|| {
         guarded(|| {
             let mut map = SourceMap::default();

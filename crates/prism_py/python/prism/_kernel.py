@@ -192,9 +192,24 @@ class Module:
         return f"<prism module: {', '.join(self._kernels) or 'no kernels'}>"
 
 
-def _compile_text(name, text, include=(), arch="sm_90a", smem_limit=None, fp_contract=True) -> Module:
+def _define_text(name, value) -> str:
+    """``NAME=VALUE`` for a define, as ``prism build -D`` takes it."""
+    if not isinstance(name, str):
+        raise TypeError(f"defines= names must be str, not {type(name).__name__}")
+    # bool before int: True is an int in Python, and a Prism `True` here.
+    if isinstance(value, bool):
+        return f"{name}={value}"
+    if isinstance(value, int):
+        return f"{name}={value}"
+    if isinstance(value, float):
+        return f"{name}={value!r}"
+    raise TypeError(f"defines={{{name!r}: ...}} takes an int, a float or a bool, not {type(value).__name__}")
+
+
+def _compile_text(name, text, include=(), arch="sm_90a", smem_limit=None, fp_contract=True, defines=None) -> Module:
     include = [os.fspath(d) for d in include]
-    program, rendered, json_lines = _prism.compile(name, text, include, arch, smem_limit, fp_contract)
+    defines = [_define_text(k, v) for k, v in (defines or {}).items()]
+    program, rendered, json_lines = _prism.compile(name, text, include, arch, smem_limit, fp_contract, defines)
     if program is None:
         raise CompileError(rendered, records(json_lines))
     if json_lines.strip():
@@ -203,7 +218,7 @@ def _compile_text(name, text, include=(), arch="sm_90a", smem_limit=None, fp_con
 
 
 def compile(source=None, *, path=None, text=None, name=None, include=(), arch="sm_90a", smem_limit=None,
-            fp_contract=True) -> Module:
+            fp_contract=True, defines=None) -> Module:
     """Compiles Prism source into a :class:`Module`.
 
     ``compile("kernels/saxpy.prism")`` or ``compile(pathlib.Path(...))`` reads a file;
@@ -212,7 +227,8 @@ def compile(source=None, *, path=None, text=None, name=None, include=(), arch="s
     Imports are looked for in the file's directory, then in each of ``include``;
     ``prism.std.*`` is the bundled standard library. ``arch`` sets the target
     (``sm_80``, ``sm_90a``, ...), ``smem_limit`` overrides its shared memory per block,
-    ``fp_contract=False`` turns off fusing multiply-adds.
+    ``fp_contract=False`` turns off fusing multiply-adds, and ``defines={"TILE": 64}``
+    replaces the file's ``constexpr`` values as ``prism build -D TILE=64`` does.
 
     Raises :class:`CompileError` (with the diagnostics) when the program has errors, and
     warns :class:`CompileWarning` when it has warnings only.
@@ -237,7 +253,7 @@ def compile(source=None, *, path=None, text=None, name=None, include=(), arch="s
         name = name or path
     elif not isinstance(text, str):
         raise TypeError(f"text= must be a str, not {type(text).__name__}")
-    return _compile_text(name or "<string>", text, include, arch, smem_limit, fp_contract)
+    return _compile_text(name or "<string>", text, include, arch, smem_limit, fp_contract, defines)
 
 
 class Function:
