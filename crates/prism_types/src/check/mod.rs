@@ -239,9 +239,10 @@ impl Define {
             "True" => tir::ConstValue::Bool(true),
             "False" => tir::ConstValue::Bool(false),
             v => {
-                let (negative, digits) = match v.strip_prefix('-') {
-                    Some(d) => (true, d),
-                    None => (false, v),
+                let (negative, digits) = match (v.strip_prefix('-'), v.strip_prefix('+')) {
+                    (Some(d), _) => (true, d),
+                    (None, Some(d)) => (false, d),
+                    (None, None) => (false, v),
                 };
                 let int = match digits.strip_prefix("0x").or_else(|| digits.strip_prefix("0X")) {
                     Some(hex) => i128::from_str_radix(hex, 16).ok(),

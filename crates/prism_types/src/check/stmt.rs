@@ -825,8 +825,19 @@ impl Checker<'_> {
         if let ExprKind::Const(ConstValue::Int(0)) = st.kind {
             self.error(TypeError::ConstEval { reason: crate::consts::ConstError::ZeroStep, span: st.span });
         }
-        let constant = [&s, &e, &st].iter().all(|x| matches!(x.kind, ExprKind::Const(ConstValue::Int(_))));
-        let unroll = unroll.map_or(tir::Unroll::Auto, |u| self.unroll(u, constant));
+        // The trip count, when the bounds and step are constants (a zero step is reported above).
+        let trips = match (&s.kind, &e.kind, &st.kind) {
+            (
+                ExprKind::Const(ConstValue::Int(a)),
+                ExprKind::Const(ConstValue::Int(b)),
+                ExprKind::Const(ConstValue::Int(k)),
+            ) if *k != 0 => {
+                let span = if *k > 0 { b - a } else { a - b };
+                Some(if span <= 0 { 0 } else { (span + k.abs() - 1) / k.abs() })
+            }
+            _ => None,
+        };
+        let unroll = unroll.map_or(tir::Unroll::Auto, |u| self.unroll(u, trips));
         self.push_scope();
         let saved = self.smem_cur;
         let lv = self.new_var(&var.name, Ty::Scalar(ty), self.code, VarKind::LoopVar, var.span);
@@ -840,16 +851,24 @@ impl Checker<'_> {
     }
 
     /// A `range` loop's `unroll=`: `True` (every iteration, which needs constant bounds and
-    /// step, or nvcc would quietly unroll less), `False` (never: `Count(1)`) or a constant
-    /// count from 1 to 1024 (what `#pragma unroll N` accepts with sense).
-    fn unroll(&mut self, u: &ast::Expr, constant: bool) -> tir::Unroll {
+    /// step, `trips` known, and at most 1024 of them, or nvcc would quietly unroll less),
+    /// `False` (never: `Count(1)`) or a constant count from 1 to 1024 (what `#pragma unroll
+    /// N` accepts with sense).
+    fn unroll(&mut self, u: &ast::Expr, trips: Option<i128>) -> tir::Unroll {
         let v = self.expr(u, None);
         if v.err {
             return tir::Unroll::Auto;
         }
         let bad = |problem: String| TypeError::BadUnroll { problem, span: u.span };
         match &v.e.kind {
-            ExprKind::Const(ConstValue::Bool(true)) if constant => tir::Unroll::Full,
+            ExprKind::Const(ConstValue::Bool(true)) if trips.is_some_and(|n| n <= 1024) => tir::Unroll::Full,
+            ExprKind::Const(ConstValue::Bool(true)) if trips.is_some() => {
+                let n = trips.unwrap_or_default();
+                self.error(bad(format!(
+                    "`unroll=True` on a loop of {n} iterations: at most 1024 are unrolled whole; give a count such as `unroll=8`"
+                )));
+                tir::Unroll::Auto
+            }
             ExprKind::Const(ConstValue::Bool(true)) => {
                 self.error(bad(
                     "`unroll=True` needs a loop whose start, bound and step are compile-time constants".into()
