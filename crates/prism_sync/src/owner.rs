@@ -170,6 +170,24 @@ pub(crate) struct Rest {
     padded: bool,
 }
 
+impl Rest {
+    /// The constant with the one-valued counters' contribution.
+    fn fixed(&self) -> i128 {
+        self.c + self.terms.iter().filter(|t| t.1 == t.2).map(|t| t.0 * t.1).sum::<i128>()
+    }
+
+    /// Whether `base` plus the terms `keep` selects, over their ranges, and the access's
+    /// width stay inside `[0, w)`.
+    fn inside(&self, base: i128, keep: impl Fn(&(i128, i128, i128)) -> bool, w: i128) -> bool {
+        let (mut lo, mut hi) = (base, base);
+        for &(k, l, h) in self.terms.iter().filter(|t| keep(t)) {
+            lo += (k * l).min(k * h);
+            hi += (k * l).max(k * h);
+        }
+        lo >= 0 && hi + self.width.max(1) - 1 < w
+    }
+}
+
 impl Ctx<'_> {
     /// Whether, on the edge from node `a` to node `b` (paths from `a` take the back edges of
     /// `loops`), each thread of an `s`-unit touches only elements no other thread of that
@@ -234,15 +252,7 @@ impl Ctx<'_> {
     pub(crate) fn disjoint(&self, w: i128, rests: &[Rest], s: Persp) -> bool {
         let width = rests.iter().map(|r| r.width).max().unwrap_or(1).max(1);
         let padded = rests.iter().any(|r| r.padded);
-        let blocked = rests.iter().all(|r| {
-            let (mut lo, mut hi) = (r.c, r.c);
-            for &(k, l, h) in &r.terms {
-                lo += (k * l).min(k * h);
-                hi += (k * l).max(k * h);
-            }
-            lo >= 0 && hi + r.width.max(1) - 1 < w
-        });
-        if blocked {
+        if rests.iter().all(|r| r.inside(r.c, |_| true, w)) {
             return true;
         }
         if w < width || padded {
@@ -250,10 +260,9 @@ impl Ctx<'_> {
         }
         // A counter with one value is a constant; the others move `r` by multiples of their
         // coefficient.
-        let fixed = |r: &Rest| r.c + r.terms.iter().filter(|t| t.1 == t.2).map(|t| t.0 * t.1).sum::<i128>();
-        let c0 = rests.first().map_or(0, fixed);
+        let c0 = rests.first().map_or(0, Rest::fixed);
         let g = rests.iter().fold(0u128, |g, r| {
-            let g = gcd(g, (fixed(r) - c0).unsigned_abs());
+            let g = gcd(g, (r.fixed() - c0).unsigned_abs());
             r.terms.iter().filter(|t| t.1 != t.2).fold(g, |g, t| gcd(g, t.0.unsigned_abs()))
         });
         let threads = match s.level {
@@ -297,19 +306,9 @@ impl Ctx<'_> {
         if g < stride {
             return false;
         }
-        rests.iter().all(|r| {
-            let fixed = r.c + r.terms.iter().filter(|t| t.1 == t.2).map(|t| t.0 * t.1).sum::<i128>();
-            let (mut lo, mut hi) = (fixed.rem_euclid(g), fixed.rem_euclid(g));
-            for &(k, l, h) in r.terms.iter().filter(|t| t.1 != t.2) {
-                if big(k) {
-                    // A multiple of `G`: `G` divides every large coefficient.
-                    continue;
-                }
-                lo += (k * l).min(k * h);
-                hi += (k * l).max(k * h);
-            }
-            lo >= 0 && hi + r.width.max(1) - 1 < w
-        })
+        // The large terms are multiples of `G` (it divides every large coefficient): they
+        // stay out of `q`.
+        rests.iter().all(|r| r.inside(r.fixed().rem_euclid(g), |t| t.1 != t.2 && !big(t.0), w))
     }
 
     /// The shape of node `n`'s accesses and the rest of each, if every access has the form.

@@ -288,16 +288,16 @@ pub fn check_units(units: &[Unit<'_>], target: &Target, errors: &mut Vec<TypeErr
     // A define names a `constexpr` of its file: anything else is a typo that would
     // otherwise change nothing, silently.
     for unit in units {
+        let consts: Vec<&str> = unit
+            .ast
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                ast::Item::Const(c) => Some(c.name.name.as_str()),
+                _ => None,
+            })
+            .collect();
         for d in unit.defines {
-            let consts: Vec<&str> = unit
-                .ast
-                .items
-                .iter()
-                .filter_map(|i| match i {
-                    ast::Item::Const(c) => Some(c.name.name.as_str()),
-                    _ => None,
-                })
-                .collect();
             if !consts.contains(&d.name.as_str()) {
                 let known = if consts.is_empty() {
                     "it declares none".to_string()
@@ -581,48 +581,33 @@ fn global_const(
         _ => unreachable!("the parser only makes constexpr items"),
     };
     let g = scope.view(sigs, shared);
-    // A define replaces the written value; it is a literal, so it adapts to the declared
-    // type when its value fits, like a literal written there.
-    let value = if let Some(d) = over {
-        ty.and_then(|ty| {
-            let k = Konst { value: d.value, ty: literal_scalar(d.value), literal: true };
-            match fit_const(k, ty, c.name.span) {
-                Ok(v) => Some((ty, v)),
-                Err(_) => {
-                    errors.push(TypeError::BadDefine {
-                        problem: format!(
-                            "`-D {}={}` does not fit `{}`, declared `constexpr({})` here",
-                            d.name,
-                            d.value,
-                            d.name,
-                            ty.name()
-                        ),
-                        span: c.name.span,
-                    });
-                    None
-                }
+    let value = ty.and_then(|ty| match over {
+        // A define replaces the written value; it is a literal, so it adapts to the declared
+        // type when its value fits, like a literal written there.
+        Some(d) => match fit_const(literal(d.value), ty, c.name.span) {
+            Ok(v) => Some((ty, v)),
+            Err(_) => {
+                errors.push(TypeError::BadDefine {
+                    problem: format!(
+                        "`-D {}={}` does not fit `{}`, declared `constexpr({})` here",
+                        d.name,
+                        d.value,
+                        d.name,
+                        ty.name()
+                    ),
+                    span: c.name.span,
+                });
+                None
             }
-        })
-    } else {
-        None
-    };
-    let value = if over.is_some() {
-        value
-    } else {
-        ty.and_then(|ty| match const_expr(&g, &c.value, &HashMap::new()) {
-            Ok(k) => match fit_const(k, ty, c.value.span) {
-                Ok(v) => Some((ty, v)),
-                Err(e) => {
-                    errors.push(e);
-                    None
-                }
-            },
+        },
+        None => match const_expr(&g, &c.value, &HashMap::new()).and_then(|k| fit_const(k, ty, c.value.span)) {
+            Ok(v) => Some((ty, v)),
             Err(e) => {
                 errors.push(e);
                 None
             }
-        })
-    };
+        },
+    });
     if let Some((_, _, first)) = scope.consts.get(&c.name.name) {
         errors.push(TypeError::Duplicate { name: c.name.name.clone(), span: c.name.span, first: *first });
         return;
@@ -637,12 +622,18 @@ fn global_const(
     }
 }
 
-/// The type a literal of this value has before it adapts (`int`, `float`, `bool`).
-fn literal_scalar(v: tir::ConstValue) -> Scalar {
-    match v {
-        tir::ConstValue::Int(_) => Scalar::I32,
-        tir::ConstValue::Float(_) => Scalar::F32,
-        tir::ConstValue::Bool(_) => Scalar::Bool,
+/// A literal written in the source (or given as `-D NAME=VALUE`) before it adapts to the
+/// type it is stored as: an integer is `int` (`int64` past its range), a float `float`.
+fn literal(value: tir::ConstValue) -> Konst {
+    use tir::ConstValue as C;
+    match value {
+        C::Int(v) => Konst {
+            value,
+            ty: if v >= i32::MIN as i128 && v <= i32::MAX as i128 { Scalar::I32 } else { Scalar::I64 },
+            literal: true,
+        },
+        C::Float(_) => Konst { value, ty: Scalar::F32, literal: true },
+        C::Bool(_) => Konst { value, ty: Scalar::Bool, literal: false },
     }
 }
 
@@ -722,16 +713,11 @@ pub(crate) fn const_expr(
         span,
         culprit,
     };
-    let lit_int = |v: i128| Konst {
-        value: C::Int(v),
-        ty: if v >= i32::MIN as i128 && v <= i32::MAX as i128 { Scalar::I32 } else { Scalar::I64 },
-        literal: true,
-    };
     let eval_err = |reason: consts::ConstError, span: Span| TypeError::ConstEval { reason, span };
     Ok(match &e.kind {
-        E::Int(v) => lit_int(*v as i128),
-        E::Float(v) => Konst { value: C::Float(*v), ty: Scalar::F32, literal: true },
-        E::Bool(b) => Konst { value: C::Bool(*b), ty: Scalar::Bool, literal: false },
+        E::Int(v) => literal(C::Int(*v as i128)),
+        E::Float(v) => literal(C::Float(*v)),
+        E::Bool(b) => literal(C::Bool(*b)),
         E::Str(_) => {
             return Err(TypeError::Mismatch {
                 expected: Expected::Value,
@@ -760,7 +746,7 @@ pub(crate) fn const_expr(
                 && *op == ast::UnOp::Neg
                 && let C::Int(v) = k.value
             {
-                return Ok(lit_int(-v));
+                return Ok(literal(C::Int(-v)));
             }
             Konst { value: consts::unary(*op, k.value, k.ty).map_err(|r| eval_err(r, e.span))?, ..k }
         }
@@ -773,7 +759,7 @@ pub(crate) fn const_expr(
                     .or_else(|_| consts::binary(*op, C::Int(x), C::Int(y), Scalar::U64))
                     .map_err(|r| eval_err(r, e.span))?;
                 return Ok(match v {
-                    C::Int(v) => lit_int(v),
+                    C::Int(v) => literal(C::Int(v)),
                     other => Konst { value: other, ty: Scalar::Bool, literal: false },
                 });
             }
