@@ -861,20 +861,21 @@ impl Checker<'_> {
         }
         let bad = |problem: String| TypeError::BadUnroll { problem, span: u.span };
         match &v.e.kind {
-            ExprKind::Const(ConstValue::Bool(true)) if trips.is_some_and(|n| n <= 1024) => tir::Unroll::Full,
-            ExprKind::Const(ConstValue::Bool(true)) if trips.is_some() => {
-                let n = trips.unwrap_or_default();
-                self.error(bad(format!(
-                    "`unroll=True` on a loop of {n} iterations: at most 1024 are unrolled whole; give a count such as `unroll=8`"
-                )));
-                tir::Unroll::Auto
-            }
-            ExprKind::Const(ConstValue::Bool(true)) => {
-                self.error(bad(
-                    "`unroll=True` needs a loop whose start, bound and step are compile-time constants".into()
-                ));
-                tir::Unroll::Auto
-            }
+            ExprKind::Const(ConstValue::Bool(true)) => match trips {
+                Some(n) if n <= 1024 => tir::Unroll::Full,
+                Some(n) => {
+                    self.error(bad(format!(
+                        "`unroll=True` on a loop of {n} iterations: at most 1024 are unrolled whole; give a count such as `unroll=8`"
+                    )));
+                    tir::Unroll::Auto
+                }
+                None => {
+                    self.error(bad(
+                        "`unroll=True` needs a loop whose start, bound and step are compile-time constants".into(),
+                    ));
+                    tir::Unroll::Auto
+                }
+            },
             ExprKind::Const(ConstValue::Bool(false)) => tir::Unroll::Count(1),
             ExprKind::Const(ConstValue::Int(n)) if v.scalar().is_some_and(|s| s.is_int()) => match u32::try_from(*n) {
                 Ok(n @ 1..=1024) => tir::Unroll::Count(n),
