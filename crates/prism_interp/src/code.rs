@@ -195,6 +195,11 @@ pub enum Op {
     /// after them and the `LocalStore` after that, run as one op when every index is the
     /// same in all lanes and in bounds ([`LocalFma`]); otherwise this op is its first load.
     LocalFma(Box<LocalFma>),
+    /// A superinstruction: a loop's back edge, the latch's step at this op, the `Jump` after
+    /// it to the loop's head, the head's condition and its `LoopTest`, run as one op when
+    /// every register they read holds one value in all lanes ([`Latch`]); otherwise this op
+    /// is the step.
+    Latch(Box<Latch>),
     /// Calls `func`.
     Call { func: u32, args: Box<[R]>, dst: Option<R>, smem_offset: u64 },
     /// Returns from the function.
@@ -305,6 +310,62 @@ fn fuse_local_fma(ops: &mut [Op]) {
     }
 }
 
+/// The ops a [`Op::Latch`] stands for: the back edge of a loop whose latch is one step
+/// (`i = i + s`, a `Bin` or a checked `Step`) and whose head is one condition (`c = i < n`)
+/// and its test. These are a fifth to a third of the ops a register-tiled gemm runs, each
+/// through the interpreter's dispatch on its own; as one op they are four lane-0
+/// computations and two uniform writes. The ops it covers stay in place after it (the jump
+/// at `at + 1`, the condition at `head`, the test at `head + 1`), so jumps, spans and the
+/// fallback are unchanged.
+#[derive(Clone, Debug)]
+pub struct Latch {
+    /// The step, as it runs on its own (a `Bin` or a `Step`).
+    pub first: Op,
+    /// The pc of the head's condition (the jump's target).
+    pub head: u32,
+    /// The condition: destination, operation, types and operands, as in [`Op::Bin`].
+    pub cond: (R, BinOp, Scalar, R, R, Scalar),
+    /// The test's exit and whether the condition must be uniform over the code's unit.
+    pub exit: u32,
+    /// Whether the test checks that the condition is uniform (`LoopTest`'s `uniform`).
+    pub uniform: bool,
+}
+
+impl Latch {
+    /// How many ops of the flat code it covers: the step, the jump, the condition, the test.
+    pub const OPS_COVERED: u32 = 4;
+}
+
+/// Forms the [`Op::Latch`] superinstructions of `ops`: a `Bin` or `Step` followed by a
+/// backward `Jump` to a loop head (the op after a `LoopEnter`) that is a `Bin` followed by
+/// the `LoopTest` of its result.
+fn fuse_latches(ops: &mut [Op]) {
+    for q in 0..ops.len().saturating_sub(1) {
+        if !matches!(ops[q], Op::Bin { .. } | Op::Step { .. }) {
+            continue;
+        }
+        let Op::Jump { target: head } = ops[q + 1] else { continue };
+        let h = head as usize;
+        if h == 0 || h + 1 >= q || !matches!(ops[h - 1], Op::LoopEnter { .. }) {
+            continue;
+        }
+        let (Op::Bin { dst, op, ty, a, b, b_ty }, Op::LoopTest { cond, exit, uniform }) = (&ops[h], &ops[h + 1]) else {
+            continue;
+        };
+        if cond != dst {
+            continue;
+        }
+        let latch = Latch {
+            first: ops[q].clone(),
+            head,
+            cond: (*dst, *op, *ty, *a, *b, *b_ty),
+            exit: *exit,
+            uniform: *uniform,
+        };
+        ops[q] = Op::Latch(Box::new(latch));
+    }
+}
+
 /// What the checks need to know about an op.
 #[derive(Clone, Copy, Debug)]
 pub struct OpInfo {
@@ -403,6 +464,7 @@ fn compile_function(_p: &ir::Program, f: &ir::Function, fuse: bool) -> FuncCode 
     cx.push(Op::End, f.span, f.entry);
     if fuse {
         fuse_local_fma(&mut cx.ops);
+        fuse_latches(&mut cx.ops);
     }
     let scratch = cx.scratch;
     FuncCode {
@@ -1055,7 +1117,7 @@ pub fn func_id(i: u32) -> FuncId {
 
 #[cfg(test)]
 mod tests {
-    use super::{Op, fuse_local_fma};
+    use super::{BinOp, Op, fuse_latches, fuse_local_fma};
     use prism_types::ty::Scalar;
 
     fn load(dst: u32, local: u32, index: u32) -> Op {
@@ -1121,5 +1183,60 @@ mod tests {
         fuse_local_fma(&mut ops);
         assert_eq!(fused_loads(&ops, 0), None);
         assert_eq!(fused_loads(&ops, 1), Some(3));
+    }
+
+    fn bin(dst: u32, op: BinOp, a: u32, b: u32) -> Op {
+        Op::Bin { dst, op, ty: Scalar::I32, a, b, b_ty: Scalar::I32 }
+    }
+
+    #[test]
+    fn a_loop_back_edge_is_fused_and_its_ops_stay_in_place() {
+        // 0 LoopEnter, 1 head: c = i < n, 2 test, 3 body, 4 latch: i = i + s, 5 jump 1, 6 join.
+        let mut ops = vec![
+            Op::LoopEnter { exit: 6 },
+            bin(9, BinOp::Lt, 1, 2),
+            Op::LoopTest { cond: 9, exit: 6, uniform: true },
+            Op::Copy { dst: 3, src: 1 },
+            bin(1, BinOp::Add, 1, 4),
+            Op::Jump { target: 1 },
+            Op::Join,
+        ];
+        let before = format!("{:?}", &ops[5..]);
+        fuse_latches(&mut ops);
+        let Op::Latch(l) = &ops[4] else { panic!("no latch: {ops:?}") };
+        assert!(matches!(l.first, Op::Bin { dst: 1, op: BinOp::Add, .. }));
+        assert_eq!((l.head, l.exit, l.uniform, l.cond.0), (1, 6, true, 9));
+        assert_eq!(format!("{:?}", &ops[5..]), before);
+    }
+
+    #[test]
+    fn only_a_one_op_head_testing_its_result_is_fused() {
+        // The head computes two ops: not fused.
+        let mut ops = vec![
+            Op::LoopEnter { exit: 7 },
+            bin(8, BinOp::Add, 1, 2),
+            bin(9, BinOp::Lt, 8, 2),
+            Op::LoopTest { cond: 9, exit: 7, uniform: true },
+            bin(1, BinOp::Add, 1, 4),
+            Op::Jump { target: 1 },
+            Op::Join,
+        ];
+        fuse_latches(&mut ops);
+        assert!(ops.iter().all(|op| !matches!(op, Op::Latch(_))));
+        // The test reads another register than the head computes: not fused.
+        let mut ops = vec![
+            Op::LoopEnter { exit: 5 },
+            bin(9, BinOp::Lt, 1, 2),
+            Op::LoopTest { cond: 8, exit: 5, uniform: true },
+            bin(1, BinOp::Add, 1, 4),
+            Op::Jump { target: 1 },
+            Op::Join,
+        ];
+        fuse_latches(&mut ops);
+        assert!(ops.iter().all(|op| !matches!(op, Op::Latch(_))));
+        // A forward jump (a `break`) after a binary op: not a back edge.
+        let mut ops = vec![bin(1, BinOp::Add, 1, 4), Op::Jump { target: 3 }, Op::LoopEnter { exit: 5 }, Op::Join];
+        fuse_latches(&mut ops);
+        assert!(ops.iter().all(|op| !matches!(op, Op::Latch(_))));
     }
 }

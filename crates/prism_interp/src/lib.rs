@@ -238,7 +238,8 @@ impl Module {
         Module { ir, code }
     }
 
-    /// [`Module::new`] without the interpreter's superinstructions (`code::LocalFma`) and
+    /// [`Module::new`] without the interpreter's superinstructions (`code::LocalFma`,
+    /// `code::Latch`) and
     /// without its one-lane paths for registers known to hold one value: every IR op runs as
     /// its own flat op over 32 lanes. For tests that compare the two, which must agree on
     /// every output bit and report.
@@ -253,7 +254,12 @@ impl Module {
     /// the programs they compare fused and unfused really have some.
     #[doc(hidden)]
     pub fn superinstructions(&self) -> usize {
-        self.code.funcs.iter().flat_map(|f| &f.ops).filter(|op| matches!(op, code::Op::LocalFma(_))).count()
+        self.code
+            .funcs
+            .iter()
+            .flat_map(|f| &f.ops)
+            .filter(|op| matches!(op, code::Op::LocalFma(_) | code::Op::Latch(_)))
+            .count()
     }
 
     /// The kernels.

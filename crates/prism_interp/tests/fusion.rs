@@ -1,5 +1,5 @@
 //! The interpreter's superinstructions (`code::LocalFma`: local loads, an fma and a local
-//! store run as one op) and its one-lane paths for registers known to hold one value in
+//! store run as one op; `code::Latch`: a loop's back edge run as one op) and its one-lane paths for registers known to hold one value in
 //! every lane must not change anything a launch shows: every output bit, every report
 //! (kind, message, span, thread) and the step count are the same as when each op runs on
 //! its own over 32 lanes. These tests run the same launches on a module with and without
@@ -295,6 +295,111 @@ fn fuel_runs_out_at_the_same_op_fused_and_unfused() {
         let (a1, a2) = (fresh(&args), fresh(&args));
         let o1 = fused.launch("tile", 1u32, 32u32, &a1, cfg);
         let o2 = unfused.launch("tile", 1u32, 32u32, &a2, cfg);
+        assert_eq!(shown(&o1, &a1), shown(&o2, &a2), "fuel {fuel}");
+    }
+}
+
+/// Loops whose back edge the interpreter runs as one op (`code::Latch`), written to make it
+/// do something the four ops would not: bounds from arguments (empty, one trip, many, near
+/// `int`'s end so the counter's checked step overflows), a trip count that differs between
+/// lanes (the test splits the warp), a body whose last op is a division that may divide by
+/// zero, `continue` (which jumps to the fused op) and `break` out of nested loops (whose
+/// reconvergence records the jump unwinds), a loop under divergence, and a block-level loop
+/// whose bound unsafe code leaves different between the warps.
+const LATCHES: &str = r#"
+@prism("global")
+@requires(block[1], thread[32])
+def counters(X : ptr(int), s : int, d : int):
+    t : int @ thread[1] = id()
+    with partition(X, p=thread[1], f=lambda i: t * 4 + i) as x:
+        with group(thread[1]):
+            total : int = 0
+            for i in range(s, d, 1 << 29):
+                total += 2
+            for i in range(s, d):
+                total += i % 7
+            for i in range(d, s, -3):
+                total += 1
+            for i in range(0, t / 8 + d % 5):
+                total += 3
+            x[0] = total
+
+@prism("global")
+@requires(block[1], thread[32])
+def bodies(X : ptr(int), s : int, d : int):
+    t : int @ thread[1] = id()
+    with partition(X, p=thread[1], f=lambda i: t * 4 + i) as x:
+        with group(thread[1]):
+            k : int = 1
+            n : int = 0
+            while n < 6:
+                n += 1
+                k = k * 3 + 100 / (s - n)
+            for i in range(8):
+                if i == d % 8:
+                    continue
+                for j in range(8):
+                    if j * i > s:
+                        break
+                    k += j
+            if t < d:
+                for i in range(s % 9):
+                    k += i
+            else:
+                for i in range(5):
+                    k -= i
+            x[1] = k
+
+@prism("global")
+@requires(block[1], thread[32])
+def block_loop(X : ptr(int), s : int, d : int):
+    t : int @ thread[1] = id()
+    with group(block[1]):
+        n : int @ block[1] = 0
+        with unsafe:
+            n = s + thread_idx() / d
+        i : int @ block[1] = 0
+        while i < n:
+            i += 1
+"#;
+
+/// The fused back edges run the same as their four ops, including every report they can
+/// make: counter overflow, division by zero in the body's last op, a divergent exit, a
+/// non-uniform block-level condition, and fuel that runs out inside the group.
+#[test]
+fn adversarial_latches_run_the_same_fused_and_unfused() {
+    let (fused, unfused) = modules("latches.prism", LATCHES).expect("the latch kernels check");
+    assert!(fused.superinstructions() >= 8, "only {} superinstructions formed", fused.superinstructions());
+    let values = [0, 1, 2, 6, 7, -5, 40, i32::MAX - 2, i32::MIN + 1];
+    let mut kinds: Vec<ReportKind> = Vec::new();
+    let mut clean = 0;
+    for kernel in ["counters", "bodies", "block_loop"] {
+        for &s in &values {
+            for &d in &values {
+                for block in [32, 64, 40] {
+                    let args =
+                        [Arg::Buffer(Buffer::zeroed(Scalar::I32, 4 * block as usize)), Arg::value(s), Arg::value(d)];
+                    for checks in [Checks::NONE, Checks::ALL] {
+                        let got = same(&fused, &unfused, kernel, (1, block), &args, checks);
+                        clean += usize::from(got.is_empty());
+                        kinds.extend(got.into_iter().filter(|k| !kinds.contains(k)).collect::<Vec<_>>());
+                    }
+                }
+            }
+        }
+    }
+    for kind in
+        [ReportKind::CounterOverflow, ReportKind::DivisionByZero, ReportKind::NonUniform, ReportKind::FuelExhausted]
+    {
+        assert!(kinds.contains(&kind), "no launch reached {kind:?}: {kinds:?}");
+    }
+    assert!(clean > 100, "{clean} clean runs");
+    for fuel in (10..300).step_by(3) {
+        let args = [Arg::Buffer(Buffer::zeroed(Scalar::I32, 128)), Arg::value(3), Arg::value(5)];
+        let cfg = Config { checks: Checks::NONE, fuel, ..Config::default() };
+        let (a1, a2) = (fresh(&args), fresh(&args));
+        let o1 = fused.launch("bodies", 1u32, 32u32, &a1, cfg);
+        let o2 = unfused.launch("bodies", 1u32, 32u32, &a2, cfg);
         assert_eq!(shown(&o1, &a1), shown(&o2, &a2), "fuel {fuel}");
     }
 }

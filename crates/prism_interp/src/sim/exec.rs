@@ -13,7 +13,7 @@ use super::intr;
 use super::lanes;
 use super::regs::Regs;
 use super::{GCtx, Shared};
-use crate::code::{FuncCode, Intr, MbarOp, Op, R, WgmmaLayout};
+use crate::code::{FuncCode, Intr, Latch, MbarOp, Op, R, WgmmaLayout};
 use crate::memory::{Ptr, Space};
 use crate::ops;
 use crate::report::{Report, ReportKind, Thread};
@@ -38,6 +38,17 @@ fn each(mask: u32, mut f: impl FnMut(usize)) {
     }
 }
 
+/// The low 32 bits of a `u64`.
+const LOW32: u64 = 0xFFFF_FFFF;
+
+/// The low 32 bits of `v` as an `i32`, sign-extended to 64 bits (the canonical bits of an
+/// `int`): `t ^ 2^31 - 2^31` is `t` below 2^31 and `t - 2^32` from there, in 64-bit
+/// operations that SSE2 has.
+#[inline(always)]
+fn sext32(v: u64) -> u64 {
+    ((v & LOW32) ^ 0x8000_0000).wrapping_sub(0x8000_0000)
+}
+
 /// `out = x op y` in all `N` lanes (32, or one for operands known to be uniform) for the
 /// common operations, as a straight loop over fixed-size arrays (no bounds checks, so the
 /// compiler can vectorise it); `false`, having written nothing, for the others.
@@ -52,7 +63,6 @@ fn bin_fast<const N: usize>(op: BinOp, ty: Scalar, out: &mut [u64; N], x: &[u64;
     let f32of = |v: u64| f32::from_bits(v as u32);
     let f64of = f64::from_bits;
     let i32of = |v: u64| v as u32 as i32;
-    let sext = |v: i32| v as i64 as u64;
     use BinOp::*;
     match (ty, op) {
         (Scalar::F32, Add) => map(out, x, y, |a, b| (f32of(a) + f32of(b)).to_bits() as u64),
@@ -66,9 +76,13 @@ fn bin_fast<const N: usize>(op: BinOp, ty: Scalar, out: &mut [u64; N], x: &[u64;
         (Scalar::F64, Add) => map(out, x, y, |a, b| (f64of(a) + f64of(b)).to_bits()),
         (Scalar::F64, Sub) => map(out, x, y, |a, b| (f64of(a) - f64of(b)).to_bits()),
         (Scalar::F64, Mul) => map(out, x, y, |a, b| (f64of(a) * f64of(b)).to_bits()),
-        (Scalar::I32, Add) => map(out, x, y, |a, b| sext(i32of(a).wrapping_add(i32of(b)))),
-        (Scalar::I32, Sub) => map(out, x, y, |a, b| sext(i32of(a).wrapping_sub(i32of(b)))),
-        (Scalar::I32, Mul) => map(out, x, y, |a, b| sext(i32of(a).wrapping_mul(i32of(b)))),
+        // The low 32 bits of the 64-bit sum, difference or product are those of the 32-bit
+        // one; `sext32` sign-extends them with 64-bit operations only, so these loops run
+        // two lanes per SSE2 instruction (a sign extension through `i32` does not vectorise
+        // without SSE4.1).
+        (Scalar::I32, Add) => map(out, x, y, |a, b| sext32(a.wrapping_add(b))),
+        (Scalar::I32, Sub) => map(out, x, y, |a, b| sext32(a.wrapping_sub(b))),
+        (Scalar::I32, Mul) => map(out, x, y, |a, b| sext32((a & LOW32).wrapping_mul(b & LOW32))),
         (Scalar::I32, Lt) => map(out, x, y, |a, b| (i32of(a) < i32of(b)) as u64),
         (Scalar::I32, Le) => map(out, x, y, |a, b| (i32of(a) <= i32of(b)) as u64),
         (Scalar::I32, Gt) => map(out, x, y, |a, b| (i32of(a) > i32of(b)) as u64),
@@ -134,6 +148,32 @@ fn bin_lanes(
     }
     regs.put(dst, mask, &out);
     None
+}
+
+/// `a op b` on one lane of operands known to hold one value each, as [`bin_lanes`] computes
+/// it for such operands; `None` for a division by zero (which the op run on its own reports).
+#[inline(always)]
+fn bin_one((op, ty, b_ty): (BinOp, Scalar, Scalar), a: u64, b: u64) -> Option<u64> {
+    let mut out = [0u64; 1];
+    if bin_fast(op, ty, &mut out, &[a], &[b]) { Some(out[0]) } else { ops::bin(op, ty, a, b, b_ty) }
+}
+
+/// What a [`Latch`] computes when every register it reads holds one value: the step's
+/// register, its new value and the condition's value. `None` when a register it reads may
+/// differ between lanes, or the step would be reported (a division by zero, a counter
+/// leaving its type's range): the ops then run one by one.
+#[inline(always)]
+fn latch_values(regs: &Regs, la: &Latch) -> Option<(R, u64, u64)> {
+    let one = |r: R| regs.uniform(r).then(|| regs.src(r)[0]);
+    let (dst, v) = match la.first {
+        Op::Bin { dst, op, ty, a, b, b_ty } => (dst, bin_one((op, ty, b_ty), one(a)?, one(b)?)?),
+        Op::Step { iv, step, ty } => (iv, step_lane(ty, one(iv)?, one(step)?)?),
+        _ => return None,
+    };
+    // The condition reads the stepped register's new value.
+    let read = |r: R| if r == dst { Some(v) } else { one(r) };
+    let (_, op, ty, a, b, b_ty) = la.cond;
+    Some((dst, v, bin_one((op, ty, b_ty), read(a)?, read(b)?)?))
 }
 
 /// A cast of one lane, for the casts with a straight-lane formula (the same integer in the
@@ -298,6 +338,35 @@ impl<'a> BlockSim<'a> {
                     }
                     op = &fu.first;
                 }
+                if let Op::Latch(la) = op {
+                    // Like the superinstruction above: it counts as the four ops it covers
+                    // and runs only when they all would have, on the whole warp, with every
+                    // register it reads known to hold one value (so the test sends the whole
+                    // warp one way). The jump's unwinding and the test's uniformity check
+                    // (at the test's pc, for its span and perspective) run as they would.
+                    let more = Latch::OPS_COVERED - 1;
+                    if mask == FULL
+                        && budget >= more
+                        && self.steps + u64::from(more) <= s.cfg.fuel
+                        && let Some((step, stepped, holds)) = latch_values(&fr.regs, la)
+                    {
+                        budget -= more;
+                        self.steps += u64::from(more);
+                        fr.regs.put_uniform(step, FULL, stepped);
+                        fr.regs.put_uniform(la.cond.0, FULL, holds);
+                        self.unwind(&mut f, fid, la.head);
+                        f.pc = la.head + 1;
+                        let c = la.cond.0 as usize * 32;
+                        if la.uniform && !self.condition_uniform(g, &f, &fr.regs[c..c + 32], fc, func, "loop condition")
+                        {
+                            put_back!();
+                            return;
+                        }
+                        f.pc = if holds != 0 { la.head + 2 } else { la.exit };
+                        continue;
+                    }
+                    op = &la.first;
+                }
                 let regs = &mut fr.regs;
                 match op {
                     Op::Const { dst, bits } => regs.put_uniform(*dst, mask, *bits),
@@ -323,6 +392,16 @@ impl<'a> BlockSim<'a> {
                         if let Some(l) = bin_lanes(regs, mask, (*op, *ty, *b_ty), (*dst, *a, *b)) {
                             fatal!(ReportKind::DivisionByZero, "integer division by zero".into(), l);
                         }
+                    }
+                    // A counter and step known to hold one value each: one lane computed (a
+                    // step that leaves the range takes the general path, which reports it).
+                    Op::Step { iv, step, ty }
+                        if mask == FULL
+                            && regs.uniform(*iv)
+                            && regs.uniform(*step)
+                            && let Some(v) = step_lane(*ty, regs.src(*iv)[0], regs.src(*step)[0]) =>
+                    {
+                        regs.put_uniform(*iv, FULL, v);
                     }
                     Op::Step { iv, step, ty } => {
                         let (d, st, ty) = (*iv as usize * 32, *step as usize * 32, *ty);
@@ -638,6 +717,7 @@ impl<'a> BlockSim<'a> {
                         }
                     }
                     Op::LocalFma(_) => unreachable!("a superinstruction's first op is a load"),
+                    Op::Latch(_) => unreachable!("a superinstruction's first op is a step"),
                     Op::LocalStore { local, index, index_ty, value } => {
                         if !self.wgmma.is_empty()
                             && let Some(l) = self.wgmma_busy(w, mask, fid, *local)
@@ -2434,4 +2514,60 @@ fn persp_text(p: Persp) -> String {
         Level::Grid => "grid",
     };
     format!("{level}[{}]", p.n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{BinOp, Scalar, bin_fast};
+    use crate::{ops, value};
+
+    /// The straight-lane binary operations give, lane by lane, what [`ops::bin`] gives (the
+    /// reference): on canonical operands of each type, near the wraparound points and on
+    /// random ones, 32 lanes at once and one.
+    #[test]
+    fn bin_fast_gives_the_bits_of_ops_bin() {
+        use BinOp::*;
+        let mut r = crate::rng::Rng::new(5);
+        let edges: [u64; 10] = [0, 1, 2, 0x7FFF_FFFF, 0x8000_0000, 0xFFFF_FFFF, 0xFFFF, 0x1_0000, 46341, 3];
+        let ops_of = [Add, Sub, Mul, Div, Lt, Le, Gt, Ge, Eq, Ne, BitAnd, BitOr, BitXor, And, Or];
+        for ty in [Scalar::I32, Scalar::U32, Scalar::F32, Scalar::F64, Scalar::Bool] {
+            for _ in 0..200 {
+                let mut draw = || {
+                    let v = if r.chance(30) { *r.pick(&edges) } else { r.next_u64() };
+                    let v = if r.chance(50) { v.wrapping_neg() } else { v };
+                    let v = if ty == Scalar::Bool { v & 1 } else { v };
+                    value::norm(ty, v)
+                };
+                let x: [u64; 32] = std::array::from_fn(|_| draw());
+                let y: [u64; 32] = std::array::from_fn(|_| draw());
+                for op in ops_of {
+                    let mut out = [0u64; 32];
+                    if !bin_fast(op, ty, &mut out, &x, &y) {
+                        continue;
+                    }
+                    for l in 0..32 {
+                        let want = ops::bin(op, ty, x[l], y[l], ty).expect("no division in the fast set");
+                        let mut one = [0u64; 1];
+                        assert!(bin_fast(op, ty, &mut one, &[x[l]], &[y[l]]));
+                        // Which operand's NaN payload an operation passes on is the host's
+                        // choice (the compiler may swap a sum's operands), and a GPU returns
+                        // its own canonical NaN: results that are NaN are compared as NaN.
+                        let nan = |v: u64| match ty {
+                            Scalar::F32 => f32::from_bits(v as u32).is_nan(),
+                            Scalar::F64 => f64::from_bits(v).is_nan(),
+                            _ => false,
+                        };
+                        for got in [out[l], one[0]] {
+                            assert!(
+                                got == want || (nan(got) && nan(want)),
+                                "{op:?} {ty:?} {:#x} {:#x}: {got:#x}, want {want:#x}",
+                                x[l],
+                                y[l]
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
