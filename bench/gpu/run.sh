@@ -42,6 +42,7 @@ build 37_gemm_bf16_pipelined hgemm_pipelined
 build 38_hgemm_warp_specialised hgemm_ws
 build 43_gemm_tf32_wgmma tf32gemm
 build 45_gemm_tf32_pipelined tf32gemm_pipelined
+build 48_gemm_tf32_warp_specialised tf32gemm_ws
 build 17_transpose_smem_padded transpose
 build 20_softmax_rows_warp softmax
 
@@ -67,6 +68,7 @@ harnesses=(
     "hgemm_ws|hgemm_ws.cu|S:PRISM_KERNELS=$out/hgemm_ws.cu"
     "tf32gemm|tf32gemm.cu|S:PRISM_KERNELS=$out/tf32gemm.cu"
     "tf32gemm_pipelined|tf32gemm.cu|S:PRISM_KERNELS=$out/tf32gemm_pipelined.cu PRISM_TF32_PIPELINED=1"
+    "tf32gemm_ws|tf32gemm.cu|S:PRISM_KERNELS=$out/tf32gemm_ws.cu PRISM_TF32_WS=1"
     "scan|scan.cu|S:PRISM_KERNELS=$out/scan.cu"
     "scan_warp|scan.cu|S:PRISM_KERNELS=$out/scan_warp.cu PRISM_SCAN=prism_launch_scan_warp_transposed S:PRISM_SCAN_LABEL=47_scan_warp_transposed"
     "reduce|reduce.cu|S:PRISM_KERNELS=$out/reduce.cu"

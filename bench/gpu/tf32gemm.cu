@@ -3,7 +3,10 @@
 // and a consumer warpgroup); with PRISM_TF32_PIPELINED defined, `45_gemm_tf32_pipelined`
 // (sm_80 and later: a four-stage cp.async ring, ldmatrix, mma.sync m16n8k8 tf32, 128 x 128
 // tiles of 256 threads), whose launcher takes plain pointers and alpha, beta instead of
-// tensor maps. Each is built by `prism build --emit-host` into PRISM_KERNELS (run.sh). Against
+// tensor maps; with PRISM_TF32_WS defined, `48_gemm_tf32_warp_specialised` (kernel 38's
+// structure in tf32: 128 x 256 tiles, two consumer warpgroups and a TMA producer, one
+// persistent block per multiprocessor; M a multiple of 128 and N of 256, so the shape
+// 1000 x 3000 is skipped). Each is built by `prism build --emit-host` into PRISM_KERNELS (run.sh). Against
 // cuBLAS's `cublasGemmEx` with f32
 // inputs and output and CUBLAS_COMPUTE_32F_FAST_TF32 (tf32 tensor cores), C = A B^T with A
 // (M x K) and B (N x K) row-major, at issue 10's sizes (square 1024..8192 and two others; K
@@ -18,8 +21,10 @@
 
 #include PRISM_KERNELS
 
-#ifdef PRISM_TF32_PIPELINED
+#if defined(PRISM_TF32_PIPELINED)
 #define PRISM_TF32_LABEL "45_gemm_tf32_pipelined"
+#elif defined(PRISM_TF32_WS)
+#define PRISM_TF32_LABEL "48_gemm_tf32_warp_specialised"
 #else
 #define PRISM_TF32_LABEL "43_gemm_tf32_wgmma"
 #endif
@@ -35,7 +40,14 @@ int main(int argc, char** argv) {
     if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) return 2;
     print_header("GFLOP/s");
     bool all_same = true;
+#ifdef PRISM_TF32_WS
+    int sms = 0;
+    CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+#endif
     for (const Shape& s : shapes) {
+#ifdef PRISM_TF32_WS
+        if (s.m % 128 != 0 || s.n % 256 != 0) continue;
+#endif
         const size_t na = size_t(s.m) * s.k, nb = size_t(s.n) * s.k, nc = size_t(s.m) * s.n;
         std::vector<float> a(na), b(nb);
         Rng rng(s.m * 131 + s.n * 7 + s.k + 43);
@@ -55,6 +67,11 @@ int main(int argc, char** argv) {
         const unsigned grid = unsigned(((s.m + 127) / 128) * ((s.n + 127) / 128));
         auto prism = [&] {
             CHECK(prism_launch_gemm_tf32_pipelined(grid, 256, s.m, s.n, s.k, alpha, da, db, beta, dc_prism));
+        };
+#elif defined(PRISM_TF32_WS)
+        const unsigned grid = unsigned(std::min(sms, (s.m / 128) * (s.n / 256)));
+        auto prism = [&] {
+            CHECK(prism_launch_gemm_tf32_ws(grid, 384, da, s.m, s.k, db, s.n, s.k, dc_prism, s.m, s.n, s.k));
         };
 #else
         const unsigned grid = unsigned(((s.m + 63) / 64) * ((s.n + 127) / 128));

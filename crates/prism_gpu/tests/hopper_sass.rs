@@ -15,7 +15,12 @@
 //! | `kernels/38_hgemm_warp_specialised` | `HGMMA.64x256x16`, `UTMALDG.2D`, `USETMAXREG` both ways, the mbarrier waits (`SYNCS.PHASECHK`), and no spills |
 //! | `rules/wgmma_tf32` | `HGMMA ... .F32.TF32` at N = 8, 136, 256 (canonical layout) and 64, 32, 16 (swizzled) |
 //! | `kernels/43_gemm_tf32_wgmma` | `HGMMA.64x128x8.F32.TF32`, `UTMALDG.2D`, `SYNCS.PHASECHK`, and no spills |
+//! | `kernels/48_gemm_tf32_warp_specialised` | `HGMMA.64x256x8.F32.TF32`, `UTMALDG.2D`, `USETMAXREG` both ways, `SYNCS.PHASECHK`, and no spills |
 //! | `seeds/036_parallax_appB_hgemm_h100_partial` | `USETMAXREG` |
+//!
+//! No program may have its wgmmas serialised by ptxas (its "Potential Performance Loss"
+//! notes C7510 to C7515: accumulators read between a wgmma and its wait, too few registers
+//! for the wgmma pipeline): kernel 48 with a bounds test around its stores was.
 //!
 //! The launchers `--emit-host` appends for typed tensor maps (which encode the map on the
 //! host) are compiled too, into an object file: host code nvcc never sees otherwise.
@@ -63,7 +68,7 @@ fn sass_of(nvcc: &Path, cuobjdump: &Path, rel: &str) -> Result<(String, String),
 }
 
 fn check(nvcc: &Path, cuobjdump: &Path) -> Result<(), String> {
-    let cases: [(&str, &[&str]); 10] = [
+    let cases: [(&str, &[&str]); 11] = [
         ("rules/wgmma_bf16_tile", &["HGMMA.64x32x16.F32.BF16", "FENCE.VIEW.ASYNC.S"]),
         ("rules/corner_intrinsics_wgmma", &["HGMMA.64x64x16.F32.BF16", "USETMAXREG.DEALLOC", "USETMAXREG.TRY_ALLOC"]),
         ("review/tma_load", &["UTMALDG.2D"]),
@@ -98,6 +103,10 @@ fn check(nvcc: &Path, cuobjdump: &Path) -> Result<(), String> {
             ],
         ),
         ("kernels/43_gemm_tf32_wgmma", &["HGMMA.64x128x8.F32.TF32", "UTMALDG.2D", "SYNCS.PHASECHK"]),
+        (
+            "kernels/48_gemm_tf32_warp_specialised",
+            &["HGMMA.64x256x8.F32.TF32", "UTMALDG.2D", "USETMAXREG.TRY_ALLOC", "USETMAXREG.DEALLOC", "SYNCS.PHASECHK"],
+        ),
     ];
     let mut failures = Vec::new();
     for (rel, want) in cases {
@@ -115,6 +124,9 @@ fn check(nvcc: &Path, cuobjdump: &Path) -> Result<(), String> {
         }
         if log.contains("C7508") {
             failures.push(format!("{rel}: ptxas ignored setmaxnreg:\n{log}"));
+        }
+        if log.contains("wgmma.mma_async instructions are serialized") {
+            failures.push(format!("{rel}: ptxas serialised the wgmmas:\n{log}"));
         }
     }
     // The host launchers of typed tensor maps compile (the map is encoded on the host).

@@ -1074,6 +1074,59 @@ fn k43_gemm_tf32_wgmma() {
 }
 
 #[test]
+fn k48_gemm_tf32_warp_specialised() {
+    // Kernel 43's checks on kernel 38's structure: C = A B^T in tf32 with f32 accumulation,
+    // 128 x 256 tiles, two consumer warpgroups and a producer, persistent blocks that take
+    // tiles b, b + blocks, ... in the grouped order. One tile on one block; 256 x 512 x 68
+    // (a ragged last K step) on two blocks for four tiles; 384 x 768 x 36 on four blocks
+    // for nine tiles (blocks with two and three tiles); K = 200 on one block, seven steps
+    // through the four slots; a 1152 x 512 x 4 grid of nine tile rows (a full group of
+    // eight and a ragged one) on five blocks. C starts at 7s, so an element never stored
+    // shows, and one stored twice by two consumers or two blocks would be a race the
+    // simulator reports.
+    let p = program(&file("48_gemm_tf32_warp_specialised.prism"));
+    let trunc = |x: f32| f64::from(f32::from_bits(x.to_bits() & !0x1FFF));
+    for (m, n, k, blocks) in [
+        (128usize, 256usize, 32usize, 1u32),
+        (256, 512, 68, 2),
+        (384, 768, 36, 4),
+        (128, 256, 200, 1),
+        (1152, 512, 4, 5),
+    ] {
+        let mut rng = Rng::new((m * n + k) as u64 + 48);
+        let a = rng.uniform(m * k, -1.0, 1.0);
+        let b = rng.uniform(n * k, -1.0, 1.0);
+        let tensor = |v: &[f32], rows: usize| {
+            let Arg::Buffer(buffer) = Arg::buffer(v) else { unreachable!("Arg::buffer makes a buffer") };
+            Arg::Tensor { buffer, dims: vec![rows as u64, k as u64] }
+        };
+        let out = p.launch("gemm_tf32_ws", blocks, 384, || {
+            vec![
+                tensor(&a, m),
+                tensor(&b, n),
+                Arg::buffer(&vec![7.0f32; m * n]),
+                Arg::value(m as i32),
+                Arg::value(n as i32),
+                Arg::value(k as i32),
+            ]
+        });
+        let got = out.f32("c");
+        for i in 0..m {
+            for j in 0..n {
+                let exact: f64 = (0..k).map(|q| trunc(a[i * k + q]) * trunc(b[j * k + q])).sum();
+                let mag: f64 = (0..k).map(|q| (trunc(a[i * k + q]) * trunc(b[j * k + q])).abs()).sum();
+                let g = f64::from(got[i * n + j]);
+                let tol = (k / 8 + 1) as f64 * mag / f64::from(1u32 << 23) + 1e-6;
+                assert!(
+                    (g - exact).abs() <= tol,
+                    "C[{i}, {j}] ({m} x {n} x {k}, {blocks} blocks): got {g}, want {exact}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn k39_transpose_2d() {
     // 40 x 70 on a 3 x 2 grid of 32 x 8 blocks: every tile on the right and bottom edge is
     // partial. Other block shapes are refused at launch (`block=[32, 8]`; see
