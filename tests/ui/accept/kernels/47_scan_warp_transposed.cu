@@ -42,7 +42,8 @@ __device__ __forceinline__ int prism_std_block_exchange_slot_(int prism_tid,
 //          status words as in kernel 35 (0 nothing; (1 << 32) | aggregate; (2 << 32) |
 //          inclusive prefix).
 // Variants: `prism build -D THREADS=128 -D ITEMS=24` (any multiple of 32 threads, any items
-//          per thread); the figures below are for the defaults, 256 x 16.
+//          per thread), `-D DELAY_FIRST=1245 -D DELAY_POLL=648` (CUB's look-back delays);
+//          the figures below are for the defaults, 256 x 16 without delays.
 // Launch:  exactly T = 256 threads per block and B = ceil(n / 4096) blocks. The block that
 //          draws ticket j scans tile j; warp w of it reads the segment x[4096 j + 512 w ..
 //          + 511] striped (item i * 32 + l by lane l) into its region of the exchange array
@@ -51,6 +52,12 @@ __device__ __forceinline__ int prism_std_block_exchange_slot_(int prism_tid,
 //          owns in kernel 35. Warp 0 looks back as in kernel 35.
 // A warp's segment of the tile, and its region of the exchange array (one padding item
 // after every 32).
+// CUB's delays in the look-back (`fixed_delay_constructor_t<DELAY_POLL, DELAY_FIRST>`, 648
+// and 1245 ns in its sm_90 tuning for 4-byte sums): after publishing its aggregate, warp 0
+// sleeps DELAY_FIRST ns before it first looks (the predecessors' words are likely still on
+// their way through L2), and each lane sleeps DELAY_POLL ns before every load of a status
+// word. As in CUB, only grids of at least DELAY_GRID blocks sleep (a small grid's look-back
+// is short, and sleeping would only add latency). 0 (the default) compiles to no sleep.
 // A status word: `flag` in the high half, `value`'s bits in the low half.
 __device__ __forceinline__ unsigned long long pack(int prism_tid,
                                                    int prism_bid,
@@ -58,7 +65,7 @@ __device__ __forceinline__ unsigned long long pack(int prism_tid,
                                                    int flag,
                                                    int value)
 {
-    return ((unsigned long long)flag << 32) | (unsigned long long)(unsigned)value;  // line 42
+    return ((unsigned long long)flag << 32) | (unsigned long long)(unsigned)value;  // line 52
 }
 
 // Shared memory: the ticket, the prefix and the warp totals (each allocation aligned to 16
@@ -76,59 +83,59 @@ extern "C" __global__ void __launch_bounds__(256) scan_warp_transposed(int n,
     __shared__ __align__(1024) unsigned char prism_smem[16960];
     {  // partition `out` as `out_b` at block[1]
         {  // group(block[1])
-            int* ticket_s = reinterpret_cast<int*>(prism_smem);  // line 53
-            int* prefix_s = reinterpret_cast<int*>(prism_smem + 16);  // line 54
-            int* warp_s = reinterpret_cast<int*>(prism_smem + 32);  // line 55
+            int* ticket_s = reinterpret_cast<int*>(prism_smem);  // line 63
+            int* prefix_s = reinterpret_cast<int*>(prism_smem + 16);  // line 64
+            int* warp_s = reinterpret_cast<int*>(prism_smem + 32);  // line 65
             {  // claim `ticket_s` as `ticket_t` at thread[1]
                 if (prism_tid == 0) {  // split(thread) case 1: thread[1]
-                    ticket_s[0] = prism_atomic_add(&tile_counter[0], 1);  // line 59
+                    ticket_s[0] = prism_atomic_add(&tile_counter[0], 1);  // line 69
                 }
             }
-            // inferred block[1] barrier: `ticket_s` is used at line 56 and again at line 60
+            // inferred block[1] barrier: `ticket_s` is used at line 66 and again at line 70
             __syncthreads();
             const int tile = ticket_s[0];
             // Each warp loads its segment striped (every warp load reads 128 consecutive
             // bytes) into its own region, then each lane takes its 16 consecutive items.
-            const int w = (int)((unsigned)prism_tid / 32u);  // line 65
-            const int base_g = prism_mul(tile, 4096);  // line 66
-            int* exchange = reinterpret_cast<int*>(prism_smem + 64);  // line 67
-            __align__(16) int items[16] = {};  // line 68
+            const int w = (int)((unsigned)prism_tid / 32u);  // line 75
+            const int base_g = prism_mul(tile, 4096);  // line 76
+            int* exchange = reinterpret_cast<int*>(prism_smem + 64);  // line 77
+            __align__(16) int items[16] = {};  // line 78
             {  // partition `exchange` as `region` at thread[32]
                 {  // group(thread[32])
-                    const int l = (int)((unsigned)prism_tid % 32u);  // line 71
-                    const int seg = prism_add(base_g, w * 512);  // line 72
+                    const int l = (int)((unsigned)prism_tid % 32u);  // line 81
+                    const int seg = prism_add(base_g, w * 512);  // line 82
                     {  // partition `region` as `striped` at thread[1]
                         {  // group(thread[1])
                             for (int i = 0; i < 16; i += 1) {
-                                if (prism_add(prism_add(seg, i * 32), l) < n) {  // line 76
-                                    exchange[prism_add(w * 528, prism_std_block_exchange_slot_(prism_tid % 1, prism_bid, prism_smem + 16960, l + 32 * i))] = x[prism_add(prism_add(seg, i * 32), l)];  // line 77
+                                if (prism_add(prism_add(seg, i * 32), l) < n) {  // line 86
+                                    exchange[prism_add(w * 528, prism_std_block_exchange_slot_(prism_tid % 1, prism_bid, prism_smem + 16960, l + 32 * i))] = x[prism_add(prism_add(seg, i * 32), l)];  // line 87
                                 } else {
-                                    exchange[prism_add(w * 528, prism_std_block_exchange_slot_(prism_tid % 1, prism_bid, prism_smem + 16960, l + 32 * i))] = 0;  // line 79
+                                    exchange[prism_add(w * 528, prism_std_block_exchange_slot_(prism_tid % 1, prism_bid, prism_smem + 16960, l + 32 * i))] = 0;  // line 89
                                 }
                             }
                         }
                     }
-                    // inferred thread[32] barrier: `exchange` is used at line 73 and again at line 82
+                    // inferred thread[32] barrier: `exchange` is used at line 83 and again at line 92
                     __syncwarp();
                     {  // group(thread[1])
                         for (int i = 0; i < 16; i += 1) {
-                            items[i] = exchange[prism_add(w * 528, prism_std_block_exchange_slot_(prism_tid % 1, prism_bid, prism_smem + 16960, l * 16 + i))];  // line 82
+                            items[i] = exchange[prism_add(w * 528, prism_std_block_exchange_slot_(prism_tid % 1, prism_bid, prism_smem + 16960, l * 16 + i))];  // line 92
                         }
                     }
                 }
             }
             {  // group(thread[1])
-                int* items_1 = items;  // line 68
-                prism_std_thread_thread_inclusive_sum_int_16_(prism_tid % 1, prism_bid, prism_smem + 16960, items_1, 0);  // line 84
+                int* items_1 = items;  // line 78
+                prism_std_thread_thread_inclusive_sum_int_16_(prism_tid % 1, prism_bid, prism_smem + 16960, items_1, 0);  // line 94
             }
             // Warp scan of the threads' totals; each warp's total to shared memory.
-            const int incl = prism_std_warp_warp_inclusive_sum_int_(prism_tid % 32, prism_bid, prism_smem + 16960, items[15]);  // line 87
+            const int incl = prism_std_warp_warp_inclusive_sum_int_(prism_tid % 32, prism_bid, prism_smem + 16960, items[15]);  // line 97
             {  // partition `warp_s` as `slot` at thread[32]
                 {  // group(thread[32])
                     // Lane 31 holds the warp's total (cases are aligned: 16 + 8 + 4 + 2 + 1
                     // lanes pass, the last writes).
                     {  // claim `slot` as `last` at thread[1]
-                        const int prism_pos = (int)((unsigned)prism_tid % 32u);  // line 93
+                        const int prism_pos = (int)((unsigned)prism_tid % 32u);  // line 103
                         if (prism_pos < 16) {
                         } else if (prism_pos < 24) {
                         } else if (prism_pos < 28) {
@@ -136,89 +143,113 @@ extern "C" __global__ void __launch_bounds__(256) scan_warp_transposed(int n,
                         } else if (prism_pos < 31) {
                         } else {
                             if (prism_pos < 32) {  // split(thread) case 1: thread[1]
-                                warp_s[w] = incl;  // line 105
+                                warp_s[w] = incl;  // line 115
                             }
                         }
                     }
                 }
             }
-            int aggregate = 0;  // line 106
-            int k = 0;  // line 107
-            // inferred block[1] barrier: `warp_s` is used at line 88 and again at line 108
+            int aggregate = 0;  // line 116
+            int k = 0;  // line 117
+            // inferred block[1] barrier: `warp_s` is used at line 98 and again at line 118
             __syncthreads();
-            for (; k < 8; k += 1) {  // line 107
-                aggregate = prism_add(aggregate, warp_s[k]);  // line 108
+            for (; k < 8; k += 1) {  // line 117
+                aggregate = prism_add(aggregate, warp_s[k]);  // line 118
             }
-            int warp_prefix = 0;  // line 109
+            int warp_prefix = 0;  // line 119
             {  // group(thread[32])
                 for (int k_1 = 0; k_1 < 8; k_1 += 1) {
-                    if (k_1 < w) {  // line 112
-                        warp_prefix = prism_add(warp_prefix, warp_s[k_1]);  // line 113
+                    if (k_1 < w) {  // line 122
+                        warp_prefix = prism_add(warp_prefix, warp_s[k_1]);  // line 123
                     }
                 }
             }
             // Warp 0 publishes the aggregate and looks back over a window of 32 tiles.
             {  // claim `prefix_s` as `prefix_t` at thread[1]
                 if ((int)((unsigned)prism_tid / 32u) == 0) {  // split(warp) case 1: thread[32]
-                    const int l = (int)((unsigned)prism_tid % 32u);  // line 119
-                    int exclusive = 0;  // line 120
-                    if (tile == 0) {  // line 121
+                    const int l = (int)((unsigned)prism_tid % 32u);  // line 129
+                    int exclusive = 0;  // line 130
+                    if (tile == 0) {  // line 131
                         if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
-                            prism_atomic_store(&status[0], pack(prism_tid % 1, prism_bid, prism_smem + 16960, 2, aggregate));  // line 124
+                            prism_atomic_store(&status[0], pack(prism_tid % 1, prism_bid, prism_smem + 16960, 2, aggregate));  // line 134
                         }
                     } else {
                         if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
-                            prism_atomic_store(&status[tile], pack(prism_tid % 1, prism_bid, prism_smem + 16960, 1, aggregate));  // line 128
+                            prism_atomic_store(&status[tile], pack(prism_tid % 1, prism_bid, prism_smem + 16960, 1, aggregate));  // line 138
                         }
-                        int base = prism_sub(tile, 1);  // line 129
-                        while (true) {  // line 130
-                            const int j = prism_sub(base, l);  // line 131
-                            unsigned long long word = pack(prism_tid % 1, prism_bid, prism_smem + 16960, 2, 0);  // line 132
+                        int base = prism_sub(tile, 1);  // line 139
+                        const bool sleeps = (int)gridDim.x >= 500;  // line 140
+                        bool t115 = false;  // line 141
+                        if (t115) {
+                            t115 = sleeps;
+                        }
+                        if (t115) {  // line 141
+                            {  // group(thread[1])
+                                __nanosleep(0u);  // line 143
+                            }
+                        }
+                        while (true) {  // line 144
+                            const int j = prism_sub(base, l);  // line 145
+                            unsigned long long word = pack(prism_tid % 1, prism_bid, prism_smem + 16960, 2, 0);  // line 146
                             {  // group(thread[1])
                                 // Before tile 0 there is nothing: an inclusive zero.
                                 // The spin on another block's word is message passing,
                                 // which the language leaves to unsafe code (a volatile
                                 // 64-bit load reads the flag and value at once).
-                                if (j >= 0) {  // line 138
+                                if (j >= 0) {  // line 152
                                     {  // with unsafe
-                                        const unsigned long long t120 = prism_atomic_load(&status[j]);  // line 140
-                                        word = t120;
-                                        while (word == 0ull) {  // line 141
-                                            const unsigned long long t123 = prism_atomic_load(&status[j]);  // line 142
-                                            word = t123;
+                                        bool t127 = false;  // line 154
+                                        if (t127) {
+                                            t127 = sleeps;
+                                        }
+                                        if (t127) {  // line 154
+                                            __nanosleep(0u);  // line 155
+                                        }
+                                        const unsigned long long t130 = prism_atomic_load(&status[j]);  // line 156
+                                        word = t130;
+                                        while (word == 0ull) {  // line 157
+                                            bool t133 = false;  // line 158
+                                            if (t133) {
+                                                t133 = sleeps;
+                                            }
+                                            if (t133) {  // line 158
+                                                __nanosleep(0u);  // line 159
+                                            }
+                                            const unsigned long long t136 = prism_atomic_load(&status[j]);  // line 160
+                                            word = t136;
                                         }
                                     }
                                 }
                             }
-                            const int flag = (int)(word >> 32);  // line 143
-                            const int value = (int)(unsigned)word;  // line 144
-                            const unsigned found = __ballot_sync(0xffffffffu, flag == 2);  // line 145
-                            if (found != 0u) {  // line 146
+                            const int flag = (int)(word >> 32);  // line 161
+                            const int value = (int)(unsigned)word;  // line 162
+                            const unsigned found = __ballot_sync(0xffffffffu, flag == 2);  // line 163
+                            if (found != 0u) {  // line 164
                                 // Lane ffs - 1 saw the nearest inclusive prefix; the
                                 // lanes before it saw the aggregates of the tiles between.
-                                const int stop = prism_sub(__ffs((int)found), 1);  // line 149
-                                int take = 0;  // line 150
+                                const int stop = prism_sub(__ffs((int)found), 1);  // line 167
+                                int take = 0;  // line 168
                                 {  // group(thread[1])
-                                    if (l <= stop) {  // line 152
-                                        take = value;  // line 153
+                                    if (l <= stop) {  // line 170
+                                        take = value;  // line 171
                                     }
                                 }
-                                exclusive = prism_add(exclusive, prism_reduce_add(take));  // line 154
-                                break;  // line 155
+                                exclusive = prism_add(exclusive, prism_reduce_add(take));  // line 172
+                                break;  // line 173
                             }
-                            exclusive = prism_add(exclusive, prism_reduce_add(value));  // line 156
-                            base = prism_sub(base, 32);  // line 157
+                            exclusive = prism_add(exclusive, prism_reduce_add(value));  // line 174
+                            base = prism_sub(base, 32);  // line 175
                         }
                         if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
-                            prism_atomic_store(&status[tile], pack(prism_tid % 1, prism_bid, prism_smem + 16960, 2, prism_add(exclusive, aggregate)));  // line 160
+                            prism_atomic_store(&status[tile], pack(prism_tid % 1, prism_bid, prism_smem + 16960, 2, prism_add(exclusive, aggregate)));  // line 178
                         }
                     }
                     if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
-                        prefix_s[0] = exclusive;  // line 163
+                        prefix_s[0] = exclusive;  // line 181
                     }
                 }
             }
-            // inferred block[1] barrier: `prefix_s` is used at line 116 and again at line 164
+            // inferred block[1] barrier: `prefix_s` is used at line 126 and again at line 182
             __syncthreads();
             const int block_prefix = prefix_s[0];
             // Add the prefixes; each warp's items go back through its region and out striped
@@ -226,23 +257,23 @@ extern "C" __global__ void __launch_bounds__(256) scan_warp_transposed(int n,
             {  // partition `exchange` as `region` at thread[32]
                 {  // partition `out_b` as `out_w` at thread[32]
                     {  // group(thread[32])
-                        const int l = (int)((unsigned)prism_tid % 32u);  // line 171
-                        const int seg = prism_add(base_g, w * 512);  // line 172
+                        const int l = (int)((unsigned)prism_tid % 32u);  // line 189
+                        const int seg = prism_add(base_g, w * 512);  // line 190
                         {  // partition `region` as `blocked` at thread[1]
                             {  // group(thread[1])
-                                const int offset = prism_sub(prism_add(prism_add(block_prefix, warp_prefix), incl), items[15]);  // line 175
+                                const int offset = prism_sub(prism_add(prism_add(block_prefix, warp_prefix), incl), items[15]);  // line 193
                                 for (int i = 0; i < 16; i += 1) {
-                                    exchange[prism_add(w * 528, prism_std_block_exchange_slot_(prism_tid % 1, prism_bid, prism_smem + 16960, l * 16 + i))] = prism_add(items[i], offset);  // line 177
+                                    exchange[prism_add(w * 528, prism_std_block_exchange_slot_(prism_tid % 1, prism_bid, prism_smem + 16960, l * 16 + i))] = prism_add(items[i], offset);  // line 195
                                 }
                             }
                         }
-                        // inferred thread[32] barrier: `exchange` is used at line 173 and again at line 182
+                        // inferred thread[32] barrier: `exchange` is used at line 191 and again at line 200
                         __syncwarp();
                         {  // partition `out_w` as `out_t` at thread[1]
                             {  // group(thread[1])
                                 for (int i = 0; i < 16; i += 1) {
-                                    if (prism_add(prism_add(seg, i * 32), l) < n) {  // line 181
-                                        out[prism_add(prism_add(base_g, w * 512), l + 32 * i)] = exchange[prism_add(w * 528, prism_std_block_exchange_slot_(prism_tid % 1, prism_bid, prism_smem + 16960, i * 32 + l))];  // line 182
+                                    if (prism_add(prism_add(seg, i * 32), l) < n) {  // line 199
+                                        out[prism_add(prism_add(base_g, w * 512), l + 32 * i)] = exchange[prism_add(w * 528, prism_std_block_exchange_slot_(prism_tid % 1, prism_bid, prism_smem + 16960, i * 32 + l))];  // line 200
                                     }
                                 }
                             }
