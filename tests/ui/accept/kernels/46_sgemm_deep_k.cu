@@ -25,11 +25,14 @@
 // products add exact zeros); a row past M copies row M - 1, whose values are never written
 // back. 16-byte copies when K (for A) or N (for B) is a multiple of 4, else four 4-byte
 // copies. C is read and written 4 elements at a time when N is a multiple of 4, else one by
-// one. Products are summed in k order. `@launch_bounds(256, 2)` caps registers at 128.
+// one. Products are summed in k order. `@launch_bounds(256, MIN_BLOCKS)` with MIN_BLOCKS = 2
+// caps registers at 128.
 // K per step (a multiple of 8), computed in parts of KH k (a multiple of 4 dividing BK) with
 // KH x 8 values of A held at a time; every constant below can be changed with `prism build
 // -D` (the copies and the shared memory follow; 256 threads, 128 x 128 tiles and 8 x 8
 // register tiles are fixed by the thread arrangement).
+// Blocks per SM that `@launch_bounds` asks for: 2 caps registers at 128 (16 warps per SM);
+// 1 lets nvcc use 165 (8 warps per SM, more loads in flight per warp).
 // Each thread's 16-byte copies per step: BK / 8 of A (two threads per row of 128) and of B
 // (rows t / 32 + 8q).
 extern "C" __global__ void __launch_bounds__(256, 2) sgemm_deep_k(int M,
@@ -47,31 +50,31 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_deep_k(int M,
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(1024) float prism_shared0[6144];
     __shared__ __align__(1024) float prism_shared24576[6144];
-    const int tiles_n = prism_sub(prism_add(N, 128), 1) / 128;  // line 48
-    const int b = prism_bid;  // line 49
-    const int tile_row = prism_mul(prism_div(b, tiles_n), 128);  // line 50
-    const int tile_col = prism_mul(prism_rem(b, tiles_n), 128);  // line 51
+    const int tiles_n = prism_sub(prism_add(N, 128), 1) / 128;  // line 52
+    const int b = prism_bid;  // line 53
+    const int tile_row = prism_mul(prism_div(b, tiles_n), 128);  // line 54
+    const int tile_col = prism_mul(prism_rem(b, tiles_n), 128);  // line 55
     {  // partition `C` as `C_blk` at block[1]
         {  // group(block[1])
-            float* As = prism_shared0;  // line 54
-            float* Bs = prism_shared24576;  // line 55
-            const int t = prism_tid;  // line 56
-            const int thread_row = t / 16;  // line 57
-            const int thread_col = t % 16;  // line 58
-            const int a_m = t / 2;  // line 59
-            const int a_k = t % 2 * 8;  // line 60
-            const int a_row = prism_min(prism_add(tile_row, a_m), prism_sub(M, 1));  // line 61
-            const int b_k = t / 32;  // line 62
-            const int b_n = t % 32 * 4;  // line 63
-            const int b_col = prism_add(tile_col, b_n);  // line 64
+            float* As = prism_shared0;  // line 58
+            float* Bs = prism_shared24576;  // line 59
+            const int t = prism_tid;  // line 60
+            const int thread_row = t / 16;  // line 61
+            const int thread_col = t % 16;  // line 62
+            const int a_m = t / 2;  // line 63
+            const int a_k = t % 2 * 8;  // line 64
+            const int a_row = prism_min(prism_add(tile_row, a_m), prism_sub(M, 1));  // line 65
+            const int b_k = t / 32;  // line 66
+            const int b_n = t % 32 * 4;  // line 67
+            const int b_col = prism_add(tile_col, b_n);  // line 68
             // Columns of B's copy that exist (0 to 4).
-            const int b_have = prism_max(0, prism_min(4, prism_sub(N, b_col)));  // line 66
-            const bool vec_a = K % 4 == 0;  // line 67
-            const bool vec_n = N % 4 == 0;  // line 68
-            float acc[64] = {};  // line 69
+            const int b_have = prism_max(0, prism_min(4, prism_sub(N, b_col)));  // line 70
+            const bool vec_a = K % 4 == 0;  // line 71
+            const bool vec_n = N % 4 == 0;  // line 72
+            float acc[64] = {};  // line 73
             {  // pipeline `As` as `As` at block[1]
                 {  // pipeline `Bs` as `Bs` at block[1]
-                    int kt_issue = 0;  // line 70
+                    int kt_issue = 0;  // line 74
                     const int t80 = prism_sub(prism_add(K, 16), 1) / 16;
                     for (; kt_issue < t80 + 2; kt_issue += 1) {
                         const bool t84 = kt_issue >= 2;
@@ -79,19 +82,19 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_deep_k(int M,
                             asm volatile("cp.async.wait_group 1;" :  :  : "memory");
                             __syncthreads();
                         }
-                        if (kt_issue < t80) {  // line 70
-                            const int t90 = kt_issue % 3 * 2048;  // line 71
+                        if (kt_issue < t80) {  // line 74
+                            const int t90 = kt_issue % 3 * 2048;  // line 75
                             {  // async `As` as `a_dst` at block[1]
-                                const int t94 = kt_issue % 3 * 2048;  // line 72
+                                const int t94 = kt_issue % 3 * 2048;  // line 76
                                 {  // async `Bs` as `b_dst` at block[1]
                                     {  // group(thread[1])
                                         // Thread t's first element of A in this step.
-                                        const int a_at = prism_add(prism_add(prism_mul(a_row, K), kt_issue * 16), a_k);  // line 75
+                                        const int a_at = prism_add(prism_add(prism_mul(a_row, K), kt_issue * 16), a_k);  // line 79
                                         for (int q = 0; q < 2; q += 1) {
-                                            const int ka = kt_issue * 16 + a_k + 4 * q;  // line 77
-                                            const int kb = kt_issue * 16 + b_k + 8 * q;  // line 78
-                                            if (vec_a) {  // line 79
-                                                asm volatile(  // line 80
+                                            const int ka = kt_issue * 16 + a_k + 4 * q;  // line 81
+                                            const int kb = kt_issue * 16 + b_k + 8 * q;  // line 82
+                                            if (vec_a) {  // line 83
+                                                asm volatile(  // line 84
                                                     "cp.async.cg.shared.global [%0], [%1], 16, %2;"
                                                     :
                                                     : "r"(prism_smem_addr(&As[t90 + (a_m * 16 + a_k + 4 * q)])), "l"(&A[prism_add(a_at, 4 * q)]), "r"(prism_mul(4, prism_max(0, prism_min(4, prism_sub(K, ka)))))
@@ -100,7 +103,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_deep_k(int M,
                                                 for (int e = 0; e < 4; e += 1) {
                                                     int t158 = {};
                                                     if (ka + e < K) {
-                                                        t158 = 4;  // line 83
+                                                        t158 = 4;  // line 87
                                                     } else {
                                                         t158 = 0;
                                                     }
@@ -111,10 +114,10 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_deep_k(int M,
                                                         : "memory");
                                                 }
                                             }
-                                            if (vec_n) {  // line 84
+                                            if (vec_n) {  // line 88
                                                 int t171 = {};
                                                 if (kb < K) {
-                                                    t171 = prism_mul(4, b_have);  // line 85
+                                                    t171 = prism_mul(4, b_have);  // line 89
                                                 } else {
                                                     t171 = 0;
                                                 }
@@ -125,7 +128,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_deep_k(int M,
                                                     : "memory");
                                             } else {
                                                 for (int e = 0; e < 4; e += 1) {
-                                                    bool t191 = kb < K;  // line 88
+                                                    bool t191 = kb < K;  // line 92
                                                     if (t191) {
                                                         t191 = e < b_have;
                                                     }
@@ -148,18 +151,18 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_deep_k(int M,
                             }
                         }
                         asm volatile("cp.async.commit_group;" :  :  : "memory");
-                        if (t84) {  // line 70
+                        if (t84) {  // line 74
                             const int kt = kt_issue - 2;
                             {  // stage `As` as `a_s` at block[1]
-                                const int t204 = (int)((unsigned)kt % 3u) * 2048;  // line 90
+                                const int t204 = (int)((unsigned)kt % 3u) * 2048;  // line 94
                                 {  // stage `Bs` as `b_s` at block[1]
                                     {  // group(thread[1])
                                         #pragma unroll
-                                        for (int h = 0; h < 16; h += 8) {  // line 92
-                                            float ra[64] = {};  // line 93
+                                        for (int h = 0; h < 16; h += 8) {  // line 96
+                                            float ra[64] = {};  // line 97
                                             for (int i = 0; i < 8; i += 1) {
                                                 for (int v = 0; v < 8; v += 4) {
-                                                    const int t222 = i * 8 + v;  // line 96
+                                                    const int t222 = i * 8 + v;  // line 100
                                                     const prism_vec<float, 4> prism_v237 = *(const prism_vec<float, 4>*)&As[(int)((unsigned)kt % 3u) * 2048 + ((thread_row * 8 + i) * 16 + h + v)];
                                                     const float t237 = prism_v237.v[0];
                                                     const float t238 = prism_v237.v[1];
@@ -172,8 +175,8 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_deep_k(int M,
                                                 }
                                             }
                                             for (int kk = 0; kk < 8; kk += 1) {
-                                                float rb[8] = {};  // line 98
-                                                const prism_vec<float, 4> prism_v260 = *(const prism_vec<float, 4>*)&Bs[t204 + ((h + kk) * 128 + thread_col * 4)];  // line 99
+                                                float rb[8] = {};  // line 102
+                                                const prism_vec<float, 4> prism_v260 = *(const prism_vec<float, 4>*)&Bs[t204 + ((h + kk) * 128 + thread_col * 4)];  // line 103
                                                 const float t260 = prism_v260.v[0];
                                                 const float t261 = prism_v260.v[1];
                                                 const float t262 = prism_v260.v[2];
@@ -182,7 +185,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_deep_k(int M,
                                                 rb[1] = t261;
                                                 rb[2] = t262;
                                                 rb[3] = t263;
-                                                const prism_vec<float, 4> prism_v280 = *(const prism_vec<float, 4>*)&Bs[t204 + ((h + kk) * 128 + 64 + thread_col * 4)];  // line 100
+                                                const prism_vec<float, 4> prism_v280 = *(const prism_vec<float, 4>*)&Bs[t204 + ((h + kk) * 128 + 64 + thread_col * 4)];  // line 104
                                                 const float t280 = prism_v280.v[0];
                                                 const float t281 = prism_v280.v[1];
                                                 const float t282 = prism_v280.v[2];
@@ -193,7 +196,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_deep_k(int M,
                                                 rb[4 + 3] = t283;
                                                 for (int i_1 = 0; i_1 < 8; i_1 += 1) {
                                                     for (int j = 0; j < 8; j += 1) {
-                                                        const int t296 = i_1 * 8 + j;  // line 103
+                                                        const int t296 = i_1 * 8 + j;  // line 107
                                                         acc[t296] = fmaf(ra[i_1 * 8 + kk], rb[j], acc[t296]);
                                                     }
                                                 }
@@ -208,21 +211,21 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_deep_k(int M,
             }
             // Row i of the thread's sub-tile is C_t[i * N + h * 16 .. + 3] for its halves h = 0, 4
             // (columns thread_col * 4 and BN / 2 + thread_col * 4 of the tile).
-            const int c_base = prism_add(prism_mul(thread_row * 8, N), thread_col * 4);  // line 106
+            const int c_base = prism_add(prism_mul(thread_row * 8, N), thread_col * 4);  // line 110
             {  // partition `C_blk` as `C_t` at thread[1]
                 {  // group(thread[1])
                     for (int i = 0; i < 8; i += 1) {
-                        const int r = prism_add(prism_add(tile_row, thread_row * 8), i);  // line 110
+                        const int r = prism_add(prism_add(tile_row, thread_row * 8), i);  // line 114
                         for (int h = 0; h < 8; h += 4) {
-                            const int c = prism_add(prism_add(tile_col, thread_col * 4), h * 16);  // line 112
-                            bool t335 = r < M;  // line 113
+                            const int c = prism_add(prism_add(tile_col, thread_col * 4), h * 16);  // line 116
+                            bool t335 = r < M;  // line 117
                             if (t335) {
                                 t335 = c < N;
                             }
-                            if (t335) {  // line 113
-                                if (vec_n) {  // line 114
-                                    float cv[4] = {};  // line 115
-                                    const prism_vec<float, 4> prism_v353 = *(const prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(i, N), h * 16)))];  // line 116
+                            if (t335) {  // line 117
+                                if (vec_n) {  // line 118
+                                    float cv[4] = {};  // line 119
+                                    const prism_vec<float, 4> prism_v353 = *(const prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(i, N), h * 16)))];  // line 120
                                     const float t353 = prism_v353.v[0];
                                     const float t354 = prism_v353.v[1];
                                     const float t355 = prism_v353.v[2];
@@ -232,13 +235,13 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_deep_k(int M,
                                     cv[2] = t355;
                                     cv[3] = t356;
                                     for (int j = 0; j < 4; j += 1) {
-                                        cv[j] = fmaf(alpha, acc[i * 8 + (h + j)], beta * cv[j]);  // line 118
+                                        cv[j] = fmaf(alpha, acc[i * 8 + (h + j)], beta * cv[j]);  // line 122
                                     }
-                                    *(prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(i, N), h * 16)))] = prism_vec<float, 4>{{cv[0], cv[1], cv[2], cv[3]}};  // line 119
+                                    *(prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(i, N), h * 16)))] = prism_vec<float, 4>{{cv[0], cv[1], cv[2], cv[3]}};  // line 123
                                 } else {
                                     for (int j = 0; j < 4; j += 1) {
-                                        if (prism_add(c, j) < N) {  // line 122
-                                            C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(i, N), h * 16), j)))] = fmaf(alpha, acc[i * 8 + (h + j)], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(i, N), h * 16), j)))]);  // line 123
+                                        if (prism_add(c, j) < N) {  // line 126
+                                            C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(i, N), h * 16), j)))] = fmaf(alpha, acc[i * 8 + (h + j)], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(i, N), h * 16), j)))]);  // line 127
                                         }
                                     }
                                 }
