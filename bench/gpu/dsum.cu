@@ -12,6 +12,11 @@
 
 #include PRISM_KERNELS
 
+// The row label: a variant built with `prism build -D` names itself (variants.txt).
+#ifndef PRISM_DSUM_LABEL
+#define PRISM_DSUM_LABEL "42_device_sum_and_max"
+#endif
+
 int main(int argc, char** argv) {
     const int reps = argc > 1 ? std::atoi(argv[1]) : 20;
     int dev = 0, sms = 0;
@@ -58,9 +63,9 @@ int main(int argc, char** argv) {
         all_same = all_same && same;
         const double bytes = 4.0 * n;
         const std::string size = "2^" + std::to_string(log_n);
-        print_row("float sum (42_device_sum_and_max, prism.std device_sum)", size.c_str(), bytes / (t_prism * 1e6),
+        print_row("float sum (" PRISM_DSUM_LABEL ", prism.std device_sum)", size.c_str(), bytes / (t_prism * 1e6),
                   "CUB DeviceReduce::Sum", bytes / (t_cub * 1e6), same);
-        print_row("float sum (42_device_sum_and_max, prism.std device_sum)", size.c_str(), bytes / (t_prism * 1e6),
+        print_row("float sum (" PRISM_DSUM_LABEL ", prism.std device_sum)", size.c_str(), bytes / (t_prism * 1e6),
                   "cudaMemcpy device to device (read bytes)", bytes / (t_copy * 1e6), true);
         cudaFree(temp);
         cudaFree(dx);

@@ -7,8 +7,8 @@
 //! values or tensor cores are compared with the tolerance stated in the case.
 
 use crate::support::{
-    Rng, abs_product_sums, assert_close, assert_same, assert_tf32_gemm, bf16_buffer, program, program_with, sgemm,
-    tf32_gemm, to_bf16,
+    Program, Rng, abs_product_sums, assert_close, assert_same, assert_tf32_gemm, bf16_buffer, program, program_with,
+    sgemm, tf32_gemm, to_bf16,
 };
 use prism_interp::Arg;
 
@@ -1214,7 +1214,13 @@ fn k42_device_sum_and_max() {
     // Fewer blocks than tiles (blocks stride), a ragged end, and one item; the sums of
     // eighths are exact. Every schedule makes a different block the last, yet the result and
     // the counter's reset are the same.
-    let p = program(&file("42_device_sum_and_max.prism"));
+    // The GPU sweep's variants (more items per thread) too.
+    for defines in [&[][..], &["ITEMS=8"], &["ITEMS=16"]] {
+        check_device_sum_and_max(&program_with(&file("42_device_sum_and_max.prism"), defines));
+    }
+}
+
+fn check_device_sum_and_max(p: &Program) {
     for (n, grid, block) in [(5000usize, 4u32, 128u32), (777, 3, 64), (1, 2, 32)] {
         let x = Rng::new(42 + n as u64).eighths(n, -8, 8);
         let args = || {

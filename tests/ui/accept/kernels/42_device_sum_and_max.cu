@@ -55,16 +55,18 @@ __device__ __forceinline__ float prism_std_warp_warp_reduce_float_larger_(int pr
 //          (-1e30 when n = 0).
 // Scratch: parts (float[B]); counter (int[1]), zero before the first launch of each kernel
 //          and zero again after it.
-// Launch:  any B blocks of any T threads (a multiple of 32); each thread adds 4 striped
-//          items per tile of 4T. The order of the additions depends only on n, B and T, so
-//          the float result is the same on every run and device.
+// Launch:  any B blocks of any T threads (a multiple of 32); each thread adds ITEMS striped
+//          items per tile of ITEMS * T. The order of the additions depends only on n, B, T
+//          and ITEMS, so the float result is the same on every run and device.
+// Variants: `prism build -D ITEMS=16`: more loads in flight per thread (at 2^28 floats on
+//          the H200 the default ran at 78% of CUB; BENCHMARKS.md).
 __device__ __forceinline__ float larger(int prism_tid,
                                         int prism_bid,
                                         unsigned char* prism_smem,
                                         float a,
                                         float b)
 {
-    return fmaxf(a, b);  // line 17
+    return fmaxf(a, b);  // line 21
 }
 
 extern "C" __global__ void sum_all(int n,
@@ -78,7 +80,7 @@ extern "C" __global__ void sum_all(int n,
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(1024) unsigned char prism_smem[288];
-    prism_std_device_device_sum_float_4_(prism_tid, prism_bid, prism_smem, x, n, parts, counter, total);  // line 22
+    prism_std_device_device_sum_float_4_(prism_tid, prism_bid, prism_smem, x, n, parts, counter, total);  // line 26
 }
 
 extern "C" __global__ void max_all(int n,
@@ -92,7 +94,7 @@ extern "C" __global__ void max_all(int n,
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(1024) unsigned char prism_smem[288];
-    prism_std_device_device_reduce_float_larger_4_(prism_tid, prism_bid, prism_smem, x, n, -1e30f, parts, counter, biggest);  // line 27
+    prism_std_device_device_reduce_float_larger_4_(prism_tid, prism_bid, prism_smem, x, n, -1e30f, parts, counter, biggest);  // line 31
 }
 
 __device__ __forceinline__ void prism_std_device_device_sum_float_4_(int prism_tid,
