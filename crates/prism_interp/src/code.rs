@@ -117,7 +117,7 @@ pub enum Intr {
     /// TMA copy's completion) and result `dst` (the token).
     Mbar { op: MbarOp, dst: Option<R>, ptr: R, index: R, index_ty: Scalar, arg: Option<R>, bytes: Option<u64> },
     /// A pure math function on `ty` values.
-    Math { name: &'static str, ty: Scalar, dst: R, args: Vec<R>, arg_ty: Scalar },
+    Math { f: crate::ops::MathFn, ty: Scalar, dst: R, args: Vec<R>, arg_ty: Scalar },
 }
 
 /// How an [`Intr::Wgmma`]'s tiles are laid out in shared memory (K-major both).
@@ -1040,7 +1040,7 @@ impl Cx<'_> {
             (Family::Math, name) => {
                 let arg_ty = self.scalar(val(0));
                 Intr::Math {
-                    name,
+                    f: crate::ops::MathFn::from_name(name),
                     ty: self.scalar(dsts[0]),
                     dst: dsts[0].0,
                     args: (0..args.len()).map(|i| val(i).0).collect(),

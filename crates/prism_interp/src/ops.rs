@@ -155,27 +155,87 @@ fn min_max(max: bool, ty: Scalar, a: u64, b: u64) -> u64 {
     if less == max { b } else { a }
 }
 
-/// The math function `name` of `$t` applied to the operands `$arg(0)`, `$arg(1)`, ...
+/// A pure math intrinsic, resolved from its name once when the interpreter compiles the IR
+/// (matching the name per lane was a tenth of a softmax's simulated time).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MathFn {
+    Popc,
+    Clz,
+    Ffs,
+    Brev,
+    Abs,
+    Min,
+    Max,
+    Fma,
+    Sqrt,
+    Rsqrt,
+    Exp,
+    Exp2,
+    Log,
+    Log2,
+    Sin,
+    Cos,
+    Tanh,
+    Floor,
+    Ceil,
+    Pow,
+    Fmod,
+    /// A name this table does not know: NaN for floats, as before.
+    Other,
+}
+
+impl MathFn {
+    /// The function an intrinsic's name stands for.
+    pub fn from_name(name: &str) -> MathFn {
+        use MathFn::*;
+        match name {
+            "popc" => Popc,
+            "clz" => Clz,
+            "ffs" => Ffs,
+            "brev" => Brev,
+            "abs" => Abs,
+            "min" => Min,
+            "max" => Max,
+            "fma" => Fma,
+            "sqrt" => Sqrt,
+            "rsqrt" => Rsqrt,
+            "exp" => Exp,
+            "exp2" => Exp2,
+            "log" => Log,
+            "log2" => Log2,
+            "sin" => Sin,
+            "cos" => Cos,
+            "tanh" => Tanh,
+            "floor" => Floor,
+            "ceil" => Ceil,
+            "pow" => Pow,
+            "fmod" => Fmod,
+            _ => Other,
+        }
+    }
+}
+
+/// The math function `f` of `$t` applied to the operands `$arg(0)`, `$arg(1)`, ...
 macro_rules! float_fn {
-    ($name:expr, $arg:expr, $t:ty) => {{
+    ($f:expr, $arg:expr, $t:ty) => {{
         let arg = $arg;
         let x: $t = arg(0);
-        match $name {
-            "sqrt" => x.sqrt(),
-            "rsqrt" => 1.0 / x.sqrt(),
-            "exp" => x.exp(),
-            "exp2" => x.exp2(),
-            "log" => x.ln(),
-            "log2" => x.log2(),
-            "sin" => x.sin(),
-            "cos" => x.cos(),
-            "tanh" => x.tanh(),
-            "floor" => x.floor(),
-            "ceil" => x.ceil(),
-            "abs" => x.abs(),
-            "pow" => x.powf(arg(1)),
-            "fmod" => x % arg(1),
-            "fma" => x.mul_add(arg(1), arg(2)),
+        match $f {
+            MathFn::Sqrt => x.sqrt(),
+            MathFn::Rsqrt => 1.0 / x.sqrt(),
+            MathFn::Exp => x.exp(),
+            MathFn::Exp2 => x.exp2(),
+            MathFn::Log => x.ln(),
+            MathFn::Log2 => x.log2(),
+            MathFn::Sin => x.sin(),
+            MathFn::Cos => x.cos(),
+            MathFn::Tanh => x.tanh(),
+            MathFn::Floor => x.floor(),
+            MathFn::Ceil => x.ceil(),
+            MathFn::Abs => x.abs(),
+            MathFn::Pow => x.powf(arg(1)),
+            MathFn::Fmod => x % arg(1),
+            MathFn::Fma => x.mul_add(arg(1), arg(2)),
             _ => <$t>::NAN,
         }
     }};
@@ -242,41 +302,41 @@ pub fn fma_f32_lanes(x: &[u64; 32], y: &[u64; 32], z: &[u64; 32]) -> [u64; 32] {
 }
 
 /// A pure math intrinsic applied to `args` (of type `arg_ty`); the result has type `ty`.
-pub fn math(name: &str, ty: Scalar, arg_ty: Scalar, args: &[u64]) -> u64 {
+pub fn math(f: MathFn, ty: Scalar, arg_ty: Scalar, args: &[u64]) -> u64 {
     let a = args.first().copied().unwrap_or(0);
-    match name {
-        "popc" => norm(ty, u64::from(norm_width(arg_ty, a).count_ones())),
-        "clz" => {
+    match f {
+        MathFn::Popc => norm(ty, u64::from(norm_width(arg_ty, a).count_ones())),
+        MathFn::Clz => {
             let width = arg_ty.size() as u32 * 8;
             norm(ty, u64::from(norm_width(arg_ty, a).leading_zeros() - (64 - width)))
         }
-        "ffs" => {
+        MathFn::Ffs => {
             let x = norm_width(arg_ty, a);
             norm(ty, if x == 0 { 0 } else { u64::from(x.trailing_zeros() + 1) })
         }
-        "brev" => {
+        MathFn::Brev => {
             let width = arg_ty.size() as u32 * 8;
             norm(ty, norm_width(arg_ty, a).reverse_bits() >> (64 - width))
         }
-        "abs" if !ty.is_float() => {
+        MathFn::Abs if !ty.is_float() => {
             if ty.is_signed_int() {
                 norm(ty, (a as i64).wrapping_abs() as u64)
             } else {
                 a
             }
         }
-        "min" | "max" => min_max(name == "max", ty, a, args[1]),
-        "fma" if ty == Scalar::F32 => {
-            let f = |i: usize| f32::from_bits(args[i] as u32);
-            fma_f32(f(0), f(1), f(2)).to_bits() as u64
+        MathFn::Min | MathFn::Max => min_max(f == MathFn::Max, ty, a, args[1]),
+        MathFn::Fma if ty == Scalar::F32 => {
+            let arg = |i: usize| f32::from_bits(args[i] as u32);
+            fma_f32(arg(0), arg(1), arg(2)).to_bits() as u64
         }
         _ if ty == Scalar::F32 => {
-            let f = |i: usize| f32::from_bits(args[i] as u32);
-            float_fn!(name, f, f32).to_bits() as u64
+            let arg = |i: usize| f32::from_bits(args[i] as u32);
+            float_fn!(f, arg, f32).to_bits() as u64
         }
         _ => {
             // f64 directly; half and bf16 through f32, as CUDA's half math does.
-            let x = float_fn!(name, |i: usize| to_f64(arg_ty, args[i]), f64);
+            let x = float_fn!(f, |i: usize| to_f64(arg_ty, args[i]), f64);
             from_f64(ty, if ty == Scalar::F64 { x } else { x as f32 as f64 })
         }
     }
@@ -516,27 +576,43 @@ mod tests {
 
     #[test]
     fn math_and_bits() {
-        assert_eq!(math("popc", Scalar::I32, Scalar::U32, &[0xF0F0]), 8);
-        assert_eq!(math("clz", Scalar::I32, Scalar::U32, &[1]), 31);
-        assert_eq!(math("ffs", Scalar::I32, Scalar::I32, &[8]), 4);
-        assert_eq!(math("brev", Scalar::U32, Scalar::U32, &[1]), 0x8000_0000);
-        assert_eq!(to_i128(Scalar::I32, math("max", Scalar::I32, Scalar::I32, &[i32b(-3), i32b(2)])), 2);
+        assert_eq!(math(MathFn::from_name("popc"), Scalar::I32, Scalar::U32, &[0xF0F0]), 8);
+        assert_eq!(math(MathFn::from_name("clz"), Scalar::I32, Scalar::U32, &[1]), 31);
+        assert_eq!(math(MathFn::from_name("ffs"), Scalar::I32, Scalar::I32, &[8]), 4);
+        assert_eq!(math(MathFn::from_name("brev"), Scalar::U32, Scalar::U32, &[1]), 0x8000_0000);
+        assert_eq!(
+            to_i128(Scalar::I32, math(MathFn::from_name("max"), Scalar::I32, Scalar::I32, &[i32b(-3), i32b(2)])),
+            2
+        );
         let nan = f32::NAN.to_bits() as u64;
         let one = 1f32.to_bits() as u64;
-        assert_eq!(math("min", Scalar::F32, Scalar::F32, &[nan, one]), one);
+        assert_eq!(math(MathFn::from_name("min"), Scalar::F32, Scalar::F32, &[nan, one]), one);
         assert_eq!(atomic_apply(3, Scalar::U32, 5, 0xFFFF_FFFF), 0xFFFF_FFFF);
+    }
+
+    /// Every math intrinsic of the language is a function the simulator knows (a name
+    /// missing from `MathFn::from_name` would compute NaN).
+    #[test]
+    fn every_math_intrinsic_resolves() {
+        use prism_types::intrinsics::{Family, TABLE};
+        for sig in TABLE.iter().filter(|s| s.family == Family::Math) {
+            assert_ne!(MathFn::from_name(sig.name), MathFn::Other, "`{}`", sig.name);
+        }
     }
 
     #[test]
     fn float_math() {
         let f = |x: f32| x.to_bits() as u64;
-        assert_eq!(math("sqrt", Scalar::F32, Scalar::F32, &[f(4.0)]), f(2.0));
-        assert_eq!(math("fma", Scalar::F32, Scalar::F32, &[f(2.0), f(3.0), f(1.0)]), f(7.0));
-        assert_eq!(math("pow", Scalar::F64, Scalar::F64, &[2f64.to_bits(), 10f64.to_bits()]), 1024f64.to_bits());
-        let h = |x: f64| from_f64(Scalar::F16, x);
-        assert_eq!(math("floor", Scalar::F16, Scalar::F16, &[h(2.75)]), h(2.0));
+        assert_eq!(math(MathFn::from_name("sqrt"), Scalar::F32, Scalar::F32, &[f(4.0)]), f(2.0));
+        assert_eq!(math(MathFn::from_name("fma"), Scalar::F32, Scalar::F32, &[f(2.0), f(3.0), f(1.0)]), f(7.0));
         assert_eq!(
-            math("abs", Scalar::BF16, Scalar::BF16, &[from_f64(Scalar::BF16, -3.0)]),
+            math(MathFn::from_name("pow"), Scalar::F64, Scalar::F64, &[2f64.to_bits(), 10f64.to_bits()]),
+            1024f64.to_bits()
+        );
+        let h = |x: f64| from_f64(Scalar::F16, x);
+        assert_eq!(math(MathFn::from_name("floor"), Scalar::F16, Scalar::F16, &[h(2.75)]), h(2.0));
+        assert_eq!(
+            math(MathFn::from_name("abs"), Scalar::BF16, Scalar::BF16, &[from_f64(Scalar::BF16, -3.0)]),
             from_f64(Scalar::BF16, 3.0)
         );
     }

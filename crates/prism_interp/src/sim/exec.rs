@@ -1638,14 +1638,14 @@ impl<'a> BlockSim<'a> {
                             }
                         }
                         Intr::Nop => {}
-                        Intr::Math { name, ty, dst, args, arg_ty } => {
+                        Intr::Math { f: which, ty, dst, args, arg_ty } => {
                             let d = *dst as usize * 32;
                             let mut vals = [0u64; 3];
                             for l in lanes_of(mask) {
                                 for (k, a) in args.iter().enumerate() {
                                     vals[k] = fr.regs[*a as usize * 32 + l];
                                 }
-                                fr.regs[d + l] = ops::math(name, *ty, *arg_ty, &vals[..args.len()]);
+                                fr.regs[d + l] = ops::math(*which, *ty, *arg_ty, &vals[..args.len()]);
                             }
                         }
                     },
