@@ -10,8 +10,18 @@
 #include <string>
 
 // Each file carries the prelude; the second one's include guard keeps it from repeating.
+// With PRISM_SOFTMAX_BLOCK defined, PRISM_SOFTMAX is `49_softmax_rows_block` (one block of
+// 256 threads per row, the row held in registers) and the transpose is not run.
+#ifndef PRISM_SOFTMAX_BLOCK
 #include PRISM_TRANSPOSE
+#endif
 #include PRISM_SOFTMAX
+
+#ifdef PRISM_SOFTMAX_BLOCK
+#define PRISM_SOFTMAX_LABEL "49_softmax_rows_block"
+#else
+#define PRISM_SOFTMAX_LABEL "20_softmax_rows_warp"
+#endif
 
 int main(int argc, char** argv) {
     const int reps = argc > 1 ? std::atoi(argv[1]) : 20;
@@ -23,6 +33,7 @@ int main(int argc, char** argv) {
     CHECK(cudaMalloc(&din, most * 4));
     CHECK(cudaMalloc(&dout, most * 4));
     CHECK(cudaMalloc(&dcopy, most * 4));
+#ifndef PRISM_SOFTMAX_BLOCK
     const int sides[] = {2048, 4096, 8192};
     for (int side : sides) {
         const size_t n = size_t(side) * side;
@@ -50,6 +61,7 @@ int main(int argc, char** argv) {
         print_row("transpose (17_transpose_smem_padded)", size.c_str(), bytes / (t_prism * 1e6),
                   "cudaMemcpy device to device", bytes / (t_copy * 1e6), same);
     }
+#endif
     struct Rows {
         int rows, cols;
     };
@@ -60,9 +72,14 @@ int main(int argc, char** argv) {
         Rng rng(s.rows + s.cols + 20);
         for (auto& v : x) v = 4.0f * rng.uniform();
         CHECK(cudaMemcpy(din, x.data(), n * 4, cudaMemcpyHostToDevice));
+#ifdef PRISM_SOFTMAX_BLOCK
+        // A block of 256 threads per row.
+        auto prism = [&] { CHECK(prism_launch_softmax_rows_block(unsigned(s.rows), 256, s.rows, s.cols, din, dout)); };
+#else
         // 128 threads a block: four rows a block.
         const unsigned grid = unsigned((s.rows + 3) / 4);
         auto prism = [&] { CHECK(prism_launch_softmax_rows(grid, 128, s.rows, s.cols, din, dout)); };
+#endif
         auto copy = [&] { CHECK(cudaMemcpyAsync(dcopy, din, n * 4, cudaMemcpyDeviceToDevice)); };
         const double t_prism = time_ms(prism, 3, reps, &flush);
         const double t_copy = time_ms(copy, 3, reps, &flush);
@@ -85,7 +102,7 @@ int main(int argc, char** argv) {
         all_same = all_same && same;
         const double bytes = 8.0 * n;
         const std::string size = std::to_string(s.rows) + "x" + std::to_string(s.cols);
-        print_row("softmax rows (20_softmax_rows_warp)", size.c_str(), bytes / (t_prism * 1e6),
+        print_row("softmax rows (" PRISM_SOFTMAX_LABEL ")", size.c_str(), bytes / (t_prism * 1e6),
                   "cudaMemcpy device to device", bytes / (t_copy * 1e6), same);
     }
     cudaFree(din);

@@ -45,6 +45,7 @@ build 45_gemm_tf32_pipelined tf32gemm_pipelined
 build 48_gemm_tf32_warp_specialised tf32gemm_ws
 build 17_transpose_smem_padded transpose
 build 20_softmax_rows_warp softmax
+build 49_softmax_rows_block softmax_block
 
 if [ "$compile_only" = 1 ]; then
     arch=sm_90a
@@ -74,6 +75,7 @@ harnesses=(
     "reduce|reduce.cu|S:PRISM_KERNELS=$out/reduce.cu"
     "dsum|dsum.cu|S:PRISM_KERNELS=$out/dsum.cu"
     "rows|rows.cu|S:PRISM_TRANSPOSE=$out/transpose.cu S:PRISM_SOFTMAX=$out/softmax.cu"
+    "softmax_block|rows.cu|S:PRISM_SOFTMAX=$out/softmax_block.cu PRISM_SOFTMAX_BLOCK=1"
 )
 # The variants of bench/gpu/variants.txt (kernels built with `prism build -D`): compiled by
 # --compile-only, run only when ONLY names them or VARIANTS=1.

@@ -404,6 +404,70 @@ fn softmax(o: &Opts) -> Row {
     measure(o, Case { id: "20", what, native, polls: false, launch: Box::new(launch) })
 }
 
+/// Kernel 49: the same softmax (1024 rows of 1024 floats) with one block of 256 threads per
+/// row, the row held in registers, against its algorithm in Rust: thread t holds columns
+/// 4t .. 4t + 3; its partial maximum (from column 0) and sum in order; the butterflies of
+/// `prism.std`'s warp reductions; the warps' results combined in warp order.
+fn softmax_block(o: &Opts) -> Row {
+    const R: usize = 1024;
+    const C: usize = 1024;
+    const T: usize = 256;
+    let x: Vec<f32> = (0..R * C).map(|i| ((i * 37) % 101) as f32 / 16.0 - 3.0).collect();
+    fn butterfly(v: &mut [f32; 32], f: fn(f32, f32) -> f32) -> f32 {
+        for k in 0..5 {
+            let old = *v;
+            for l in 0..32 {
+                v[l] = f(old[l], old[l ^ (1 << k)]);
+            }
+        }
+        v[0]
+    }
+    // A block reduction: each warp's butterfly, then the warps' results in order.
+    fn block(parts: &[f32; T], f: fn(f32, f32) -> f32) -> f32 {
+        let warps: Vec<f32> =
+            parts.chunks_exact(32).map(|w| butterfly(&mut w.try_into().expect("32 lanes"), f)).collect();
+        warps[1..].iter().fold(warps[0], |a, &b| f(a, b))
+    }
+    let native_s = |y: &mut Vec<f32>| {
+        for (row, out) in x.chunks_exact(C).zip(y.chunks_exact_mut(C)) {
+            let mut m = [0f32; T];
+            for t in 0..T {
+                m[t] = row[4 * t..4 * t + 4].iter().fold(row[0], |a, &v| a.max(v));
+            }
+            let mx = block(&m, f32::max);
+            let mut s = [0f32; T];
+            let mut e = [0f32; C];
+            for t in 0..T {
+                for c in 4 * t..4 * t + 4 {
+                    e[c] = (row[c] - mx).exp();
+                    s[t] += e[c];
+                }
+            }
+            let inv = 1.0 / block(&s, |a, b| a + b);
+            for (o, v) in out.iter_mut().zip(e) {
+                *o = v * inv;
+            }
+        }
+    };
+    let zeros = vec![0f32; R * C];
+    let native = best(o.runs + 2, || timed(&zeros, native_s));
+    let mut want = zeros.clone();
+    native_s(&mut want);
+    let m = module("49_softmax_rows_block.prism");
+    let launch = |checks: Checks, workers: usize| {
+        let args = [Arg::value(R as i32), Arg::value(C as i32), Arg::buffer(&x), Arg::buffer(&zeros)];
+        let cfg = Config { checks, workers, ..Config::default() };
+        let t = Instant::now();
+        let out = m.launch("softmax_rows_block", R as u32, T as u32, &args, cfg).expect("valid launch");
+        let d = t.elapsed();
+        assert!(out.is_clean(), "{:?}", out.reports);
+        assert!(args[3].as_buffer().expect("buffer").to_vec::<f32>().expect("f32") == want, "49: y differs");
+        d
+    };
+    let what = "softmax, one block per row, 1024 x 1024".into();
+    measure(o, Case { id: "49", what, native, polls: false, launch: Box::new(launch) })
+}
+
 /// Kernel 41: 2^16 keys sorted in tiles of 512 with their origins, against a stable LSD
 /// radix sort of (key, position) pairs per tile in Rust (4 bits per pass, as the kernel's
 /// `block_radix_sort_pairs` over bits 0..32, the sign bit flipped).
@@ -593,6 +657,9 @@ fn main() {
     }
     if want("20") {
         rows.push(softmax(&o));
+    }
+    if want("49") {
+        rows.push(softmax_block(&o));
     }
     if want("41") {
         rows.push(radix_sort(&o));

@@ -387,6 +387,11 @@ fn k20_softmax_rows_warp() {
     let out = p.launch("softmax_rows", 3, 64, || {
         vec![Arg::value(rows as i32), Arg::value(cols as i32), Arg::buffer(&x), Arg::buffer(&vec![0.0f32; rows * cols])]
     });
+    assert_close("y", &out.f32("y"), &softmax_reference(&x, rows, cols), 1e-5, 0.0);
+}
+
+/// The softmax of each row of a `rows` x `cols` matrix, in double.
+fn softmax_reference(x: &[f32], rows: usize, cols: usize) -> Vec<f64> {
     let mut want = vec![0.0f64; rows * cols];
     for r in 0..rows {
         let row: Vec<f64> = x[r * cols..(r + 1) * cols].iter().map(|&v| f64::from(v)).collect();
@@ -396,7 +401,43 @@ fn k20_softmax_rows_warp() {
             want[r * cols + c] = (row[c] - m).exp() / s;
         }
     }
-    assert_close("y", &out.f32("y"), &want, 1e-5, 0.0);
+    want
+}
+
+#[test]
+fn k49_softmax_rows_block() {
+    // One block per row, the row in registers: rows with cols a multiple of 4 (16-byte
+    // loads) and not, short rows (most threads hold nothing; one column), a row of exactly
+    // the 4096 held columns, and rows longer than that (the rest re-read from memory, a
+    // ragged last pass). Relative tolerance 1e-5, as for kernel 20. With 128 threads x 32
+    // held values too. The inputs are eighths in [-24, 24] and row 0's last column is 200:
+    // a maximum that misses it overflows `exp` (e^176 is past float's range) and the row
+    // turns to NaN; the other values underflow to (near) zero, hence the absolute
+    // tolerance.
+    for (defines, threads, cap) in [(&[][..], 256u32, 4096usize), (&["THREADS=128", "HELD=32"], 128, 4096)] {
+        let p = program_with(&file("49_softmax_rows_block.prism"), defines);
+        for (rows, cols) in
+            [(3usize, 100usize), (2, 1), (3, 7), (2, cap), (2, cap + 3), (2, cap + 900), (1, 2 * cap + 4)]
+        {
+            let mut x = Rng::new((rows * cols) as u64 + 49).eighths(rows * cols, -24, 24);
+            x[cols - 1] = 200.0;
+            let out = p.launch("softmax_rows_block", rows as u32, threads, || {
+                vec![
+                    Arg::value(rows as i32),
+                    Arg::value(cols as i32),
+                    Arg::buffer(&x),
+                    Arg::buffer(&vec![0.0f32; rows * cols]),
+                ]
+            });
+            assert_close(
+                &format!("y ({rows} x {cols}, {threads} threads)"),
+                &out.f32("y"),
+                &softmax_reference(&x, rows, cols),
+                1e-5,
+                1e-30,
+            );
+        }
+    }
 }
 
 #[test]
