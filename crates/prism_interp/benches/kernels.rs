@@ -430,19 +430,14 @@ fn softmax_block(o: &Opts) -> Row {
     }
     let native_s = |y: &mut Vec<f32>| {
         for (row, out) in x.chunks_exact(C).zip(y.chunks_exact_mut(C)) {
-            let mut m = [0f32; T];
-            for t in 0..T {
-                m[t] = row[4 * t..4 * t + 4].iter().fold(row[0], |a, &v| a.max(v));
-            }
+            // Thread t holds columns 4t .. 4t + 3: chunk t of the row.
+            let m: [f32; T] = std::array::from_fn(|t| row[4 * t..4 * t + 4].iter().fold(row[0], |a, &v| a.max(v)));
             let mx = block(&m, f32::max);
-            let mut s = [0f32; T];
             let mut e = [0f32; C];
-            for t in 0..T {
-                for c in 4 * t..4 * t + 4 {
-                    e[c] = (row[c] - mx).exp();
-                    s[t] += e[c];
-                }
+            for (held, r) in e.iter_mut().zip(row) {
+                *held = (r - mx).exp();
             }
+            let s: [f32; T] = std::array::from_fn(|t| e[4 * t..4 * t + 4].iter().fold(0f32, |a, &v| a + v));
             let inv = 1.0 / block(&s, |a, b| a + b);
             for (o, v) in out.iter_mut().zip(e) {
                 *o = v * inv;

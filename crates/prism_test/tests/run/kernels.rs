@@ -1074,44 +1074,59 @@ fn k43_gemm_tf32_wgmma() {
     // exact tile; 100 x 200 with K = 36 (ragged M and N tiles, a K that is not a multiple
     // of 8: the last step's columns past K are TMA's zeros); 130 x 130 x 100 on 6 blocks; N
     // = 8 with K = 4 (the boxes are larger than B); and K = 200, seven steps through the
-    // three slots (the ring wraps twice). The inputs are f32 with full mantissas; the tensor
-    // cores use their tf32 bits (truncated), products are exact and each k8 step rounds the
-    // f32 sum once, so C is within (k / 8 + 1) 2^-23 of the sum of magnitudes of the exact
-    // sum of truncated products. C starts at 7s, so an element never stored shows.
+    // three slots (the ring wraps twice).
     let p = program(&file("43_gemm_tf32_wgmma.prism"));
-    let trunc = |x: f32| f64::from(f32::from_bits(x.to_bits() & !0x1FFF));
     // 586 x 130: ten tile rows, so the grouped tile order has a full group of eight and a
     // ragged one of two.
     for (m, n, k) in
         [(64usize, 128usize, 32usize), (100, 200, 36), (130, 130, 100), (64, 8, 4), (64, 128, 200), (586, 130, 8)]
     {
-        let mut rng = Rng::new((m * n + k) as u64 + 43);
-        let a = rng.uniform(m * k, -1.0, 1.0);
-        let b = rng.uniform(n * k, -1.0, 1.0);
-        let tensor = |v: &[f32], rows: usize| {
-            let Arg::Buffer(buffer) = Arg::buffer(v) else { unreachable!("Arg::buffer makes a buffer") };
-            Arg::Tensor { buffer, dims: vec![rows as u64, k as u64] }
-        };
         let blocks = (m.div_ceil(64) * n.div_ceil(128)) as u32;
-        let out = p.launch("gemm_tf32", blocks, 256, || {
-            vec![
-                tensor(&a, m),
-                tensor(&b, n),
-                Arg::buffer(&vec![7.0f32; m * n]),
-                Arg::value(m as i32),
-                Arg::value(n as i32),
-                Arg::value(k as i32),
-            ]
-        });
-        let got = out.f32("c");
-        for i in 0..m {
-            for j in 0..n {
-                let exact: f64 = (0..k).map(|q| trunc(a[i * k + q]) * trunc(b[j * k + q])).sum();
-                let mag: f64 = (0..k).map(|q| (trunc(a[i * k + q]) * trunc(b[j * k + q])).abs()).sum();
-                let g = f64::from(got[i * n + j]);
-                let tol = (k / 8 + 1) as f64 * mag / f64::from(1u32 << 23) + 1e-6;
-                assert!((g - exact).abs() <= tol, "C[{i}, {j}] ({m} x {n} x {k}): got {g}, want {exact}");
-            }
+        check_tf32_abt(&p, "gemm_tf32", (m, n, k), (blocks, 256), 43);
+    }
+}
+
+/// Launches a tf32 gemm `C = A B^T` taking tensor maps of A (m x k) and B (n x k), C and
+/// m, n, k, on random full-mantissa inputs, C starting at 7s (an element never stored
+/// shows), and checks C against the exact sum of the inputs' truncated (tf32) products:
+/// products are exact and each k8 step rounds the f32 sum once, so C is within (k / 8 + 1)
+/// 2^-23 of the sum of magnitudes.
+fn check_tf32_abt(
+    p: &Program,
+    kernel: &str,
+    (m, n, k): (usize, usize, usize),
+    (blocks, threads): (u32, u32),
+    seed: u64,
+) {
+    let trunc = |x: f32| f64::from(f32::from_bits(x.to_bits() & !0x1FFF));
+    let mut rng = Rng::new((m * n + k) as u64 + seed);
+    let a = rng.uniform(m * k, -1.0, 1.0);
+    let b = rng.uniform(n * k, -1.0, 1.0);
+    let tensor = |v: &[f32], rows: usize| {
+        let Arg::Buffer(buffer) = Arg::buffer(v) else { unreachable!("Arg::buffer makes a buffer") };
+        Arg::Tensor { buffer, dims: vec![rows as u64, k as u64] }
+    };
+    let out = p.launch(kernel, blocks, threads, || {
+        vec![
+            tensor(&a, m),
+            tensor(&b, n),
+            Arg::buffer(&vec![7.0f32; m * n]),
+            Arg::value(m as i32),
+            Arg::value(n as i32),
+            Arg::value(k as i32),
+        ]
+    });
+    let got = out.f32("c");
+    for i in 0..m {
+        for j in 0..n {
+            let exact: f64 = (0..k).map(|q| trunc(a[i * k + q]) * trunc(b[j * k + q])).sum();
+            let mag: f64 = (0..k).map(|q| (trunc(a[i * k + q]) * trunc(b[j * k + q])).abs()).sum();
+            let g = f64::from(got[i * n + j]);
+            let tol = (k / 8 + 1) as f64 * mag / f64::from(1u32 << 23) + 1e-6;
+            assert!(
+                (g - exact).abs() <= tol,
+                "{kernel}: C[{i}, {j}] ({m} x {n} x {k}, {blocks} blocks): got {g}, want {exact}"
+            );
         }
     }
 }
@@ -1124,11 +1139,9 @@ fn k48_gemm_tf32_warp_specialised() {
     // (a ragged last K step) on two blocks for four tiles; 384 x 768 x 36 on four blocks
     // for nine tiles (blocks with two and three tiles); K = 200 on one block, seven steps
     // through the four slots; a 1152 x 512 x 4 grid of nine tile rows (a full group of
-    // eight and a ragged one) on five blocks. C starts at 7s, so an element never stored
-    // shows, and one stored twice by two consumers or two blocks would be a race the
-    // simulator reports.
+    // eight and a ragged one) on five blocks. An element stored twice by two consumers or
+    // two blocks would be a race the simulator reports.
     let p = program(&file("48_gemm_tf32_warp_specialised.prism"));
-    let trunc = |x: f32| f64::from(f32::from_bits(x.to_bits() & !0x1FFF));
     for (m, n, k, blocks) in [
         (128usize, 256usize, 32usize, 1u32),
         (256, 512, 68, 2),
@@ -1136,36 +1149,7 @@ fn k48_gemm_tf32_warp_specialised() {
         (128, 256, 200, 1),
         (1152, 512, 4, 5),
     ] {
-        let mut rng = Rng::new((m * n + k) as u64 + 48);
-        let a = rng.uniform(m * k, -1.0, 1.0);
-        let b = rng.uniform(n * k, -1.0, 1.0);
-        let tensor = |v: &[f32], rows: usize| {
-            let Arg::Buffer(buffer) = Arg::buffer(v) else { unreachable!("Arg::buffer makes a buffer") };
-            Arg::Tensor { buffer, dims: vec![rows as u64, k as u64] }
-        };
-        let out = p.launch("gemm_tf32_ws", blocks, 384, || {
-            vec![
-                tensor(&a, m),
-                tensor(&b, n),
-                Arg::buffer(&vec![7.0f32; m * n]),
-                Arg::value(m as i32),
-                Arg::value(n as i32),
-                Arg::value(k as i32),
-            ]
-        });
-        let got = out.f32("c");
-        for i in 0..m {
-            for j in 0..n {
-                let exact: f64 = (0..k).map(|q| trunc(a[i * k + q]) * trunc(b[j * k + q])).sum();
-                let mag: f64 = (0..k).map(|q| (trunc(a[i * k + q]) * trunc(b[j * k + q])).abs()).sum();
-                let g = f64::from(got[i * n + j]);
-                let tol = (k / 8 + 1) as f64 * mag / f64::from(1u32 << 23) + 1e-6;
-                assert!(
-                    (g - exact).abs() <= tol,
-                    "C[{i}, {j}] ({m} x {n} x {k}, {blocks} blocks): got {g}, want {exact}"
-                );
-            }
-        }
+        check_tf32_abt(&p, "gemm_tf32_ws", (m, n, k), (blocks, 384), 48);
     }
 }
 
