@@ -173,7 +173,7 @@ impl Ctx<'_> {
                         let sites = [(x.inst, x.ptr, x.index, wx), (y.inst, y.ptr, y.index, wy)];
                         let sites = if x.inst == y.inst { &sites[..1] } else { &sites[..] };
                         self.shape_of(root_of, sites, s, &varying)
-                            .is_some_and(|(shape, rests)| self.disjoint(shape.2, &rests, s))
+                            .is_some_and(|(shape, rests)| self.disjoint(&shape, &rests, s))
                     }
                     _ => false,
                 };

@@ -104,7 +104,7 @@ pub fn problems(ir: &Program, report: &SyncReport, map: &SourceMap) -> Vec<Diagn
             .with_label("this copy's destination")
             .with_secondary(first_line(map, a.other), "may overlap this one's, issued by another thread")
             .with_note(format!(
-                "in `{}`: the copies of an `async` scope are all in flight until the scope ends, so nothing can order two that write one element; the destinations must be provably disjoint (each thread a block of elements, `W * id() + r` with `r` in `[0, W)`; interleaved, `id() * W + g * k`; or a block per stride, `W * id() + G * k + r` with `G` at least `W` times the threads)",
+                "in `{}`: the copies of an `async` scope are all in flight until the scope ends, so nothing can order two that write one element; the destinations must be provably disjoint (each thread a block of elements, `W * id() + r` with `r` in `[0, W)`; interleaved, `id() * W + g * k`; or a block per stride, `W * id() + G * k + r` with `G` at least `W` times the threads, also for blocks in padded rows, `(id() / k) * a + (id() % k) * W + G * k2 + r` with `G` at least their span)",
                 f.name
             ))
             .with_help("index each thread's destination by its `id()` so that the copies tile the memory, or issue the copies from one thread"),

@@ -135,6 +135,17 @@ impl Affine {
     }
 }
 
+/// The padding of a padded shape (see [`Ctx::shape_of`]): the coefficient `p` of its
+/// `id() / k` term and `k`, when the shape has one.
+fn padding(shape: &Shape) -> Option<(i128, i128)> {
+    let mut quots = shape.3.iter().filter_map(|(t, &p)| match t {
+        Term::Quot(_, g, k) if *g == (Level::Thread, 1) => Some((p, *k)),
+        _ => None,
+    });
+    let first = quots.next()?;
+    quots.next().is_none().then_some(first)
+}
+
 /// A counted loop: its counter register and the counter's range inside the body.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Counter {
@@ -238,7 +249,7 @@ impl Ctx<'_> {
                 _ => return false,
             }
         }
-        self.disjoint(shape.2, &rests, s)
+        self.disjoint(&shape, &rests, s)
     }
 
     /// Whether threads `u ≠ u'` of an `s`-unit never touch a common element, when every
@@ -249,34 +260,39 @@ impl Ctx<'_> {
     /// inside the widths) needs either `r' = r`, impossible when `W` is at least the widest
     /// access, or `|W·(u − u')| ≥ g − (width − 1)`, impossible when that exceeds
     /// `W·(n − 1)`, `n` the threads of an `s`-unit.
-    pub(crate) fn disjoint(&self, w: i128, rests: &[Rest], s: Persp) -> bool {
+    pub(crate) fn disjoint(&self, shape: &Shape, rests: &[Rest], s: Persp) -> bool {
+        let w = shape.2;
         let width = rests.iter().map(|r| r.width).max().unwrap_or(1).max(1);
         let padded = rests.iter().any(|r| r.padded);
         if rests.iter().all(|r| r.inside(r.c, |_| true, w)) {
             return true;
         }
-        if w < width || padded {
+        if w < width {
             return false;
         }
-        // A counter with one value is a constant; the others move `r` by multiples of their
-        // coefficient.
-        let c0 = rests.first().map_or(0, Rest::fixed);
-        let g = rests.iter().fold(0u128, |g, r| {
-            let g = gcd(g, (r.fixed() - c0).unsigned_abs());
-            r.terms.iter().filter(|t| t.1 != t.2).fold(g, |g, t| gcd(g, t.0.unsigned_abs()))
-        });
         let threads = match s.level {
             Level::Thread => Some(u128::from(s.n)),
             Level::Block => self.f.launch_bounds.map(|t| u128::from(t) * u128::from(s.n)),
             Level::Grid => None,
         };
-        // A constant rest (no counter moves, every access the same offset) needs only
-        // `W ≥ width`.
-        let reach = (width - 1).unsigned_abs();
-        if g == 0 || threads.is_some_and(|n| g > reach && g - reach > w.unsigned_abs() * (n.max(1) - 1)) {
-            return true;
+        // A padded position holds only the blocked proofs: the one above, and blocks at a
+        // stride below.
+        if !padded {
+            // A counter with one value is a constant; the others move `r` by multiples of
+            // their coefficient.
+            let c0 = rests.first().map_or(0, Rest::fixed);
+            let g = rests.iter().fold(0u128, |g, r| {
+                let g = gcd(g, (r.fixed() - c0).unsigned_abs());
+                r.terms.iter().filter(|t| t.1 != t.2).fold(g, |g, t| gcd(g, t.0.unsigned_abs()))
+            });
+            // A constant rest (no counter moves, every access the same offset) needs only
+            // `W ≥ width`.
+            let reach = (width - 1).unsigned_abs();
+            if g == 0 || threads.is_some_and(|n| g > reach && g - reach > w.unsigned_abs() * (n.max(1) - 1)) {
+                return true;
+            }
         }
-        threads.is_some_and(|n| self.blocked_in_strides(w, rests, n))
+        threads.is_some_and(|n| self.blocked_in_strides(w, padding(shape), rests, n))
     }
 
     /// Blocked inside interleaved: every rest is `G·j + q` with `q` (and the access's
@@ -289,11 +305,27 @@ impl Ctx<'_> {
     /// `G` is the greatest common divisor of the coefficients at least `W·n` of the
     /// varying counters; each rest's constant (with its one-valued counters) splits into a
     /// multiple of `G` and a remainder in `[0, G)` that joins `q`.
-    fn blocked_in_strides(&self, w: i128, rests: &[Rest], n: u128) -> bool {
-        if w <= 0 || rests.iter().any(|r| r.padded) {
+    ///
+    /// A padded position (`padding` = `(p, k)`: thread `u` at `P(u) = W·u + p·(u / k)`, see
+    /// [`Ctx::shape_of`]) works the same with the span of the padded blocks for `W·n`: `P`
+    /// grows by at least `W` from each thread to the next (`p ≥ 0`), so the blocks
+    /// `[P(u), P(u) + W)` are disjoint and lie in `[0, S)` with `S = P(n − 1) + W`; two
+    /// threads then meet when `P(u) − P(u') + q − q' = G·(j' − j)`, whose left side is less
+    /// than `S ≤ G` in magnitude, so `j = j'`, and then the blocks give `u = u'`. As in
+    /// `(t / 16) * 136 + (t % 16) * 8 + 2176 * c` (rows of 128 padded to 136, 256 threads:
+    /// `S` = 2,168).
+    fn blocked_in_strides(&self, w: i128, padding: Option<(i128, i128)>, rests: &[Rest], n: u128) -> bool {
+        if w <= 0 || n == 0 || rests.iter().any(|r| r.padded) != padding.is_some() {
             return false;
         }
-        let Some(stride) = w.checked_mul(i128::try_from(n).unwrap_or(i128::MAX)) else { return false };
+        let Ok(n) = i128::try_from(n) else { return false };
+        // The span of the threads' blocks: `W·n`, plus the padding up to the last thread.
+        let pad = match padding {
+            Some((p, k)) if p >= 0 && k > 0 => p.checked_mul((n - 1) / k),
+            Some(_) => None,
+            None => Some(0),
+        };
+        let Some(stride) = w.checked_mul(n).and_then(|s| s.checked_add(pad?)) else { return false };
         let big = |k: i128| k.unsigned_abs() >= stride.unsigned_abs();
         let g = rests
             .iter()
