@@ -798,7 +798,19 @@ fn k34_gemm_bf16_ldmatrix() {
 /// [-1, 1): products are exact, and each mma rounds its 16-term sum to f32: tolerance
 /// 1e-6 * sum |alpha * a * b| + 1e-6.
 fn check_bf16_gemm(name: &str, kernel: &str, shapes: &[(usize, usize, usize, f32, f32)], tile: usize, block: u32) {
-    let p = program(&file(name));
+    check_bf16_gemm_variant(name, &[], kernel, shapes, tile, block);
+}
+
+/// [`check_bf16_gemm`] on the variant `-D` makes with `defines`.
+fn check_bf16_gemm_variant(
+    name: &str,
+    defines: &[&str],
+    kernel: &str,
+    shapes: &[(usize, usize, usize, f32, f32)],
+    tile: usize,
+    block: u32,
+) {
+    let p = program_with(&file(name), defines);
     for &(m, n, k, alpha, beta) in shapes {
         let mut rng = Rng::new((m * n + k) as u64 + 34);
         let a: Vec<f32> = rng.uniform(m * k, -1.0, 1.0).into_iter().map(to_bf16).collect();
@@ -837,6 +849,23 @@ fn k37_gemm_bf16_pipelined() {
     // none (C = beta C), and 1 x 8 x 8. N and K are multiples of 8 (16-byte rows).
     let shapes = [(136, 200, 72, 1.5, -0.5), (130, 8, 16, 1.0, 0.25), (5, 16, 0, 2.0, -1.0), (1, 8, 8, 1.0, 0.0)];
     check_bf16_gemm("37_gemm_bf16_pipelined.prism", "gemm_bf16_pipelined", &shapes, 128, 256);
+}
+
+#[test]
+fn k37_variants_a_gpu_sweep_builds() {
+    // K steps of 32 and 64 per stage (two and four slices of A, two and four copies per
+    // thread and operand): several steps with the last one ragged (K = 72 and 40 are not
+    // multiples of 32), one partial step, none, and K = 200 through three slots.
+    let shapes = [
+        (136, 200, 72, 1.5, -0.5),
+        (130, 8, 16, 1.0, 0.25),
+        (5, 16, 0, 2.0, -1.0),
+        (70, 136, 40, 1.0, 0.0),
+        (64, 64, 200, 0.5, 1.0),
+    ];
+    for defines in [&["BK=32"][..], &["BK=64", "STAGES=3"]] {
+        check_bf16_gemm_variant("37_gemm_bf16_pipelined.prism", defines, "gemm_bf16_pipelined", &shapes, 128, 256);
+    }
 }
 
 #[test]

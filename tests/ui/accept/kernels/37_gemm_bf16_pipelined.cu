@@ -21,6 +21,12 @@
 // back. Rows are padded (24 and 136 elements) so the 8 rows one `ldmatrix` reads fall in
 // different banks. While the block multiplies step k, the copies of steps k + 1 .. k + 3 are
 // in flight.
+// Variants: `prism build -D BK=32` (a multiple of 16): K steps of BK per stage and BK / 16
+// mma steps between a stage's wait and barrier. A slot of As then holds BK / 16 slices,
+// each the 128 x 16 tile of one k16 step with its rows padded to 24 (the layout of BK =
+// 16, so `ldmatrix` stays free of bank conflicts), and Bs holds BK rows; each thread makes
+// BK / 16 copies of A (slice c) and of B (rows b_k + 16c) per step. With BK = 32 and four
+// stages the block takes 74 KB of shared memory.
 extern "C" __global__ void __launch_bounds__(256) gemm_bf16_pipelined(int M,
                                                                       int N,
                                                                       int K,
@@ -36,30 +42,31 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_pipelined(int M,
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(1024) __nv_bfloat16 prism_shared0[12288];
     __shared__ __align__(1024) __nv_bfloat16 prism_shared24576[8704];
-    const int tiles_n = prism_sub(prism_add(N, 128), 1) / 128;  // line 35
-    const int b = prism_bid;  // line 36
-    const int tile_row = prism_mul(prism_div(b, tiles_n), 128);  // line 37
-    const int tile_col = prism_mul(prism_rem(b, tiles_n), 128);  // line 38
+    const int tiles_n = prism_sub(prism_add(N, 128), 1) / 128;  // line 42
+    const int b = prism_bid;  // line 43
+    const int tile_row = prism_mul(prism_div(b, tiles_n), 128);  // line 44
+    const int tile_col = prism_mul(prism_rem(b, tiles_n), 128);  // line 45
     {  // partition `C` as `C_blk` at block[1]
         {  // group(block[1])
-            __nv_bfloat16* As = prism_shared0;  // line 41
-            __nv_bfloat16* Bs = prism_shared24576;  // line 42
-            const int t = prism_tid;  // line 43
-            const int w = (int)((unsigned)prism_tid / 32u);  // line 44
-            const int wm = w / 4;  // line 45
-            const int wn = w % 4;  // line 46
-            const int a_r = t / 2;  // line 47
-            const int a_k = t % 2 * 8;  // line 48
-            const int a_row = prism_min(prism_add(tile_row, a_r), prism_sub(M, 1));  // line 49
-            const int b_k = t / 16;  // line 50
-            const int b_c = t % 16 * 8;  // line 51
-            const int b_col = prism_add(tile_col, b_c);  // line 52
+            // As[s][c * BM * AS + r * AS + k] = A[tile_row + r, k0 + 16 c + k]
+            __nv_bfloat16* As = prism_shared0;  // line 49
+            __nv_bfloat16* Bs = prism_shared24576;  // line 50
+            const int t = prism_tid;  // line 51
+            const int w = (int)((unsigned)prism_tid / 32u);  // line 52
+            const int wm = w / 4;  // line 53
+            const int wn = w % 4;  // line 54
+            const int a_r = t / 2;  // line 55
+            const int a_k = t % 2 * 8;  // line 56
+            const int a_row = prism_min(prism_add(tile_row, a_r), prism_sub(M, 1));  // line 57
+            const int b_k = t / 16;  // line 58
+            const int b_c = t % 16 * 8;  // line 59
+            const int b_col = prism_add(tile_col, b_c);  // line 60
             // Bytes of B's copy that exist: 16, or 0 past N.
-            const int b_have = prism_mul(2, prism_max(0, prism_min(8, prism_sub(N, b_col))));  // line 54
-            float acc[64] = {};  // line 55
+            const int b_have = prism_mul(2, prism_max(0, prism_min(8, prism_sub(N, b_col))));  // line 62
+            float acc[64] = {};  // line 63
             {  // pipeline `As` as `As` at block[1]
                 {  // pipeline `Bs` as `Bs` at block[1]
-                    int kt_issue = 0;  // line 56
+                    int kt_issue = 0;  // line 64
                     const int t74 = prism_sub(prism_add(K, 16), 1) / 16;
                     for (; kt_issue < t74 + 3; kt_issue += 1) {
                         const bool t78 = kt_issue >= 3;
@@ -67,107 +74,111 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_pipelined(int M,
                             asm volatile("cp.async.wait_group 2;" :  :  : "memory");
                             __syncthreads();
                         }
-                        if (kt_issue < t74) {  // line 56
+                        if (kt_issue < t74) {  // line 64
                             {  // async `As` as `a_dst` at block[1]
                                 {  // async `Bs` as `b_dst` at block[1]
                                     {  // group(thread[1])
-                                        const int ka = kt_issue * 16 + a_k;  // line 60
-                                        const int kb = kt_issue * 16 + b_k;  // line 61
-                                        asm volatile(  // line 62
-                                            "cp.async.cg.shared.global [%0], [%1], 16, %2;"
-                                            :
-                                            : "r"(prism_smem_addr(&As[kt_issue % 4 * 3072 + (a_r * 24 + a_k)])), "l"(&A[prism_add(prism_mul(a_row, K), ka)]), "r"(prism_mul(2, prism_max(0, prism_min(8, prism_sub(K, ka)))))
-                                            : "memory");
-                                        int t119 = {};
-                                        if (kb < K) {
-                                            t119 = b_have;  // line 63
-                                        } else {
-                                            t119 = 0;
+                                        for (int c = 0; c < 1; c += 1) {
+                                            const int ka = kt_issue * 16 + 16 * c + a_k;  // line 69
+                                            const int kb = kt_issue * 16 + 16 * c + b_k;  // line 70
+                                            asm volatile(  // line 71
+                                                "cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                                                :
+                                                : "r"(prism_smem_addr(&As[kt_issue % 4 * 3072 + (c * 128 * 24 + a_r * 24 + a_k)])), "l"(&A[prism_add(prism_mul(a_row, K), ka)]), "r"(prism_mul(2, prism_max(0, prism_min(8, prism_sub(K, ka)))))
+                                                : "memory");
+                                            int t138 = {};
+                                            if (kb < K) {
+                                                t138 = b_have;  // line 72
+                                            } else {
+                                                t138 = 0;
+                                            }
+                                            asm volatile(
+                                                "cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                                                :
+                                                : "r"(prism_smem_addr(&Bs[kt_issue % 4 * 2176 + ((16 * c + b_k) * 136 + b_c)])), "l"(&B[prism_add(prism_mul(kb, N), b_col)]), "r"(t138)
+                                                : "memory");
                                         }
-                                        asm volatile(
-                                            "cp.async.cg.shared.global [%0], [%1], 16, %2;"
-                                            :
-                                            : "r"(prism_smem_addr(&Bs[kt_issue % 4 * 2176 + (b_k * 136 + b_c)])), "l"(&B[prism_add(prism_mul(kb, N), b_col)]), "r"(t119)
-                                            : "memory");
                                     }
                                 }
                             }
                         }
                         asm volatile("cp.async.commit_group;" :  :  : "memory");
-                        if (t78) {  // line 56
+                        if (t78) {  // line 64
                             const int kt = kt_issue - 3;
                             {  // stage `As` as `a_s` at block[1]
                                 {  // stage `Bs` as `b_s` at block[1]
                                     {  // group(thread[32])
-                                        const int l = (int)((unsigned)prism_tid % 32u);  // line 67
-                                        unsigned fa[16] = {};  // line 68
-                                        unsigned fb[8] = {};  // line 69
-                                        for (int mi = 0; mi < 4; mi += 1) {
-                                            __nv_bfloat16 t159;  // line 71
-                                            __nv_bfloat16 t160;
-                                            __nv_bfloat16 t161;
-                                            __nv_bfloat16 t162;
-                                            __nv_bfloat16 t163;
-                                            __nv_bfloat16 t164;
-                                            __nv_bfloat16 t165;
-                                            __nv_bfloat16 t166;
-                                            unsigned prism_w159[4];
-                                            asm volatile(
-                                                "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-                                                : "=r"(prism_w159[0]), "=r"(prism_w159[1]), "=r"(prism_w159[2]), "=r"(prism_w159[3])
-                                                : "r"(prism_smem_addr(&As[(int)((unsigned)kt % 4u) * 3072 + ((wm * 64 + mi * 16 + l % 8 + 8 * (l / 8 % 2)) * 24 + 8 * (l / 16))]))
-                                                : "memory");
-                                            t159 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w159[0]);
-                                            t160 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w159[0] >> 16));
-                                            t161 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w159[1]);
-                                            t162 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w159[1] >> 16));
-                                            t163 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w159[2]);
-                                            t164 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w159[2] >> 16));
-                                            t165 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w159[3]);
-                                            t166 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w159[3] >> 16));
-                                            prism_pair_set(fa, mi * 8, t159);
-                                            prism_pair_set(fa, mi * 8 + 1, t160);
-                                            prism_pair_set(fa, mi * 8 + 2, t161);
-                                            prism_pair_set(fa, mi * 8 + 3, t162);
-                                            prism_pair_set(fa, mi * 8 + 4, t163);
-                                            prism_pair_set(fa, mi * 8 + 5, t164);
-                                            prism_pair_set(fa, mi * 8 + 6, t165);
-                                            prism_pair_set(fa, mi * 8 + 7, t166);
-                                        }
-                                        for (int ni = 0; ni < 4; ni += 1) {
-                                            __nv_bfloat16 t215;  // line 75
-                                            __nv_bfloat16 t216;
-                                            __nv_bfloat16 t217;
-                                            __nv_bfloat16 t218;
-                                            unsigned prism_w215[2];
-                                            asm volatile(
-                                                "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
-                                                : "=r"(prism_w215[0]), "=r"(prism_w215[1])
-                                                : "r"(prism_smem_addr(&Bs[(int)((unsigned)kt % 4u) * 2176 + (l % 16 * 136 + wn * 32 + ni * 8)]))
-                                                : "memory");
-                                            t215 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w215[0]);
-                                            t216 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w215[0] >> 16));
-                                            t217 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w215[1]);
-                                            t218 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w215[1] >> 16));
-                                            prism_pair_set(fb, ni * 4, t215);
-                                            prism_pair_set(fb, ni * 4 + 1, t216);
-                                            prism_pair_set(fb, ni * 4 + 2, t217);
-                                            prism_pair_set(fb, ni * 4 + 3, t218);
-                                        }
-                                        for (int mi_1 = 0; mi_1 < 4; mi_1 += 1) {
-                                            for (int ni_1 = 0; ni_1 < 4; ni_1 += 1) {
-                                                float t337;  // line 79
-                                                float t338;
-                                                float t339;
-                                                float t340;
+                                        const int l = (int)((unsigned)prism_tid % 32u);  // line 76
+                                        for (int ks = 0; ks < 1; ks += 1) {
+                                            unsigned fa[16] = {};  // line 78
+                                            unsigned fb[8] = {};  // line 79
+                                            for (int mi = 0; mi < 4; mi += 1) {
+                                                __nv_bfloat16 t188;  // line 81
+                                                __nv_bfloat16 t189;
+                                                __nv_bfloat16 t190;
+                                                __nv_bfloat16 t191;
+                                                __nv_bfloat16 t192;
+                                                __nv_bfloat16 t193;
+                                                __nv_bfloat16 t194;
+                                                __nv_bfloat16 t195;
+                                                unsigned prism_w188[4];
                                                 asm volatile(
-                                                    "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
-                                                    : "=f"(t337), "=f"(t338), "=f"(t339), "=f"(t340)
-                                                    : "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 1)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 2)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 3)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 4)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 5)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 6)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 7)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fb, ni_1 * 4)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fb, ni_1 * 4 + 1)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fb, ni_1 * 4 + 2)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fb, ni_1 * 4 + 3)) << 16)), "f"(acc[(mi_1 * 4 + ni_1) * 4]), "f"(acc[(mi_1 * 4 + ni_1) * 4 + 1]), "f"(acc[(mi_1 * 4 + ni_1) * 4 + 2]), "f"(acc[(mi_1 * 4 + ni_1) * 4 + 3]));
-                                                acc[(mi_1 * 4 + ni_1) * 4] = t337;
-                                                acc[(mi_1 * 4 + ni_1) * 4 + 1] = t338;
-                                                acc[(mi_1 * 4 + ni_1) * 4 + 2] = t339;
-                                                acc[(mi_1 * 4 + ni_1) * 4 + 3] = t340;
+                                                    "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                                                    : "=r"(prism_w188[0]), "=r"(prism_w188[1]), "=r"(prism_w188[2]), "=r"(prism_w188[3])
+                                                    : "r"(prism_smem_addr(&As[(int)((unsigned)kt % 4u) * 3072 + (ks * 128 * 24 + (wm * 64 + mi * 16 + l % 8 + 8 * (l / 8 % 2)) * 24 + 8 * (l / 16))]))
+                                                    : "memory");
+                                                t188 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w188[0]);
+                                                t189 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w188[0] >> 16));
+                                                t190 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w188[1]);
+                                                t191 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w188[1] >> 16));
+                                                t192 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w188[2]);
+                                                t193 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w188[2] >> 16));
+                                                t194 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w188[3]);
+                                                t195 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w188[3] >> 16));
+                                                prism_pair_set(fa, mi * 8, t188);
+                                                prism_pair_set(fa, mi * 8 + 1, t189);
+                                                prism_pair_set(fa, mi * 8 + 2, t190);
+                                                prism_pair_set(fa, mi * 8 + 3, t191);
+                                                prism_pair_set(fa, mi * 8 + 4, t192);
+                                                prism_pair_set(fa, mi * 8 + 5, t193);
+                                                prism_pair_set(fa, mi * 8 + 6, t194);
+                                                prism_pair_set(fa, mi * 8 + 7, t195);
+                                            }
+                                            for (int ni = 0; ni < 4; ni += 1) {
+                                                __nv_bfloat16 t247;  // line 85
+                                                __nv_bfloat16 t248;
+                                                __nv_bfloat16 t249;
+                                                __nv_bfloat16 t250;
+                                                unsigned prism_w247[2];
+                                                asm volatile(
+                                                    "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
+                                                    : "=r"(prism_w247[0]), "=r"(prism_w247[1])
+                                                    : "r"(prism_smem_addr(&Bs[(int)((unsigned)kt % 4u) * 2176 + ((16 * ks + l % 16) * 136 + wn * 32 + ni * 8)]))
+                                                    : "memory");
+                                                t247 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w247[0]);
+                                                t248 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w247[0] >> 16));
+                                                t249 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w247[1]);
+                                                t250 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w247[1] >> 16));
+                                                prism_pair_set(fb, ni * 4, t247);
+                                                prism_pair_set(fb, ni * 4 + 1, t248);
+                                                prism_pair_set(fb, ni * 4 + 2, t249);
+                                                prism_pair_set(fb, ni * 4 + 3, t250);
+                                            }
+                                            for (int mi_1 = 0; mi_1 < 4; mi_1 += 1) {
+                                                for (int ni_1 = 0; ni_1 < 4; ni_1 += 1) {
+                                                    float t369;  // line 89
+                                                    float t370;
+                                                    float t371;
+                                                    float t372;
+                                                    asm volatile(
+                                                        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
+                                                        : "=f"(t369), "=f"(t370), "=f"(t371), "=f"(t372)
+                                                        : "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 1)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 2)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 3)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 4)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 5)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 6)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 7)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fb, ni_1 * 4)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fb, ni_1 * 4 + 1)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fb, ni_1 * 4 + 2)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fb, ni_1 * 4 + 3)) << 16)), "f"(acc[(mi_1 * 4 + ni_1) * 4]), "f"(acc[(mi_1 * 4 + ni_1) * 4 + 1]), "f"(acc[(mi_1 * 4 + ni_1) * 4 + 2]), "f"(acc[(mi_1 * 4 + ni_1) * 4 + 3]));
+                                                    acc[(mi_1 * 4 + ni_1) * 4] = t369;
+                                                    acc[(mi_1 * 4 + ni_1) * 4 + 1] = t370;
+                                                    acc[(mi_1 * 4 + ni_1) * 4 + 2] = t371;
+                                                    acc[(mi_1 * 4 + ni_1) * 4 + 3] = t372;
+                                                }
                                             }
                                         }
                                     }
@@ -180,22 +191,22 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_pipelined(int M,
             // Lane x = 4g + q holds rows g and g + 8, columns 2q and 2q + 1 of each mma tile.
             {  // partition `C_blk` as `C_w` at thread[32]
                 {  // group(thread[32])
-                    const int x = (int)((unsigned)prism_tid % 32u);  // line 87
-                    const int g = x / 4;  // line 88
-                    const int q = x % 4;  // line 89
+                    const int x = (int)((unsigned)prism_tid % 32u);  // line 97
+                    const int g = x / 4;  // line 98
+                    const int q = x % 4;  // line 99
                     {  // partition `C_w` as `C_t` at thread[1]
                         {  // group(thread[1])
                             for (int mi = 0; mi < 4; mi += 1) {
                                 for (int ni = 0; ni < 4; ni += 1) {
                                     for (int e = 0; e < 4; e += 1) {
-                                        const int i = mi * 16 + 8 * (e / 2);  // line 95
-                                        const int j = ni * 8 + e % 2;  // line 96
-                                        bool t407 = prism_add(prism_add(prism_add(tile_row, wm * 64), g), i) < M;  // line 97
-                                        if (t407) {
-                                            t407 = prism_add(prism_add(prism_add(tile_col, wn * 32), 2 * q), j) < N;
+                                        const int i = mi * 16 + 8 * (e / 2);  // line 105
+                                        const int j = ni * 8 + e % 2;  // line 106
+                                        bool t439 = prism_add(prism_add(prism_add(tile_row, wm * 64), g), i) < M;  // line 107
+                                        if (t439) {
+                                            t439 = prism_add(prism_add(prism_add(tile_col, wn * 32), 2 * q), j) < N;
                                         }
-                                        if (t407) {  // line 97
-                                            C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(wm * 64, N), wn * 32), prism_add(prism_add(prism_mul(g + i, N), 2 * q), j)))] = fmaf(alpha, acc[(mi * 4 + ni) * 4 + e], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(wm * 64, N), wn * 32), prism_add(prism_add(prism_mul(g + i, N), 2 * q), j)))]);  // line 98
+                                        if (t439) {  // line 107
+                                            C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(wm * 64, N), wn * 32), prism_add(prism_add(prism_mul(g + i, N), 2 * q), j)))] = fmaf(alpha, acc[(mi * 4 + ni) * 4 + e], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(wm * 64, N), wn * 32), prism_add(prism_add(prism_mul(g + i, N), 2 * q), j)))]);  // line 108
                                         }
                                     }
                                 }
