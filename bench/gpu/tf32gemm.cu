@@ -21,12 +21,15 @@
 
 #include PRISM_KERNELS
 
+// The row label (a variant built with `prism build -D` names itself, variants.txt).
+#ifndef PRISM_TF32_LABEL
 #if defined(PRISM_TF32_PIPELINED)
 #define PRISM_TF32_LABEL "45_gemm_tf32_pipelined"
 #elif defined(PRISM_TF32_WS)
 #define PRISM_TF32_LABEL "48_gemm_tf32_warp_specialised"
 #else
 #define PRISM_TF32_LABEL "43_gemm_tf32_wgmma"
+#endif
 #endif
 
 int main(int argc, char** argv) {

@@ -887,8 +887,30 @@ fn k45_gemm_tf32_pipelined() {
         (1, 4, 4, 1.0, 0.0),
         (1, 1, 0, 1.0, 3.0),
     ];
-    let p = program(&file("45_gemm_tf32_pipelined.prism"));
-    for (m, n, k, alpha, beta) in shapes {
+    check_tf32_pipelined(&program(&file("45_gemm_tf32_pipelined.prism")), &shapes);
+}
+
+#[test]
+fn k45_variants_a_gpu_sweep_builds() {
+    // K steps of 16 and 32 per stage (two and four slices of A and B, as many copies per
+    // thread and operand): ragged last steps (K = 36 and 12 are not multiples of 16), one
+    // partial step, none, K = 100 through three slots, and N smaller than one mma tile.
+    let shapes = [
+        (136usize, 200usize, 36usize, 1.5f32, -0.5f32),
+        (129, 129, 12, 0.5, 2.0),
+        (5, 16, 0, 2.0, -1.0),
+        (64, 64, 100, 1.0, 0.0),
+        (1, 4, 4, 1.0, 0.0),
+    ];
+    for defines in [&["BK=16"][..], &["BK=32", "STAGES=3"]] {
+        check_tf32_pipelined(&program_with(&file("45_gemm_tf32_pipelined.prism"), defines), &shapes);
+    }
+}
+
+/// Runs kernel 45 (or a variant) on `shapes` and checks C against the tf32 reference (see
+/// `k45_gemm_tf32_pipelined`).
+fn check_tf32_pipelined(p: &Program, shapes: &[(usize, usize, usize, f32, f32)]) {
+    for &(m, n, k, alpha, beta) in shapes {
         let mut rng = Rng::new((m * n + k) as u64 + 45);
         let a = rng.uniform(m * k, -1.0, 1.0);
         let b = rng.uniform(n * k, -1.0, 1.0);

@@ -28,6 +28,12 @@
 // `ldmatrix_x4_tf32` over a 16 x 8 piece of A's slot gives the A fragment and
 // `ldmatrix_x2_tf32` over an 8 (n) x 8 (k) piece of B's slot the B fragment. While the block
 // multiplies step k, the copies of steps k + 1 .. k + 3 are in flight.
+// Variants: `prism build -D BK=32` (a multiple of 8): K steps of BK per stage and BK / 8
+// mma steps between a stage's wait and barrier. A slot of As (Bs) then holds BK / 8
+// slices, each the 128 x 8 tile of one k8 step with its rows padded to 12 (the layout of
+// BK = 8, so `ldmatrix` stays free of bank conflicts), and each thread copies BK / 8 chunks
+// of A and of B per step, one into each slice. With BK = 32 and three stages the block
+// takes 144 KiB of shared memory.
 extern "C" __global__ void __launch_bounds__(256) gemm_tf32_pipelined(int M,
                                                                       int N,
                                                                       int K,
@@ -43,31 +49,33 @@ extern "C" __global__ void __launch_bounds__(256) gemm_tf32_pipelined(int M,
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(1024) float prism_shared0[6144];
     __shared__ __align__(1024) float prism_shared24576[6144];
-    const int tiles_n = prism_sub(prism_add(N, 128), 1) / 128;  // line 41
-    const int b = prism_bid;  // line 42
-    const int tile_row = prism_mul(prism_div(b, tiles_n), 128);  // line 43
-    const int tile_col = prism_mul(prism_rem(b, tiles_n), 128);  // line 44
+    const int tiles_n = prism_sub(prism_add(N, 128), 1) / 128;  // line 48
+    const int b = prism_bid;  // line 49
+    const int tile_row = prism_mul(prism_div(b, tiles_n), 128);  // line 50
+    const int tile_col = prism_mul(prism_rem(b, tiles_n), 128);  // line 51
     {  // partition `C` as `C_blk` at block[1]
         {  // group(block[1])
-            float* As = prism_shared0;  // line 47
-            float* Bs = prism_shared24576;  // line 48
-            const int t = prism_tid;  // line 49
-            const int w = (int)((unsigned)prism_tid / 32u);  // line 50
-            const int wm = w / 4;  // line 51
-            const int wn = w % 4;  // line 52
-            const int c_r = t / 2;  // line 53
-            const int c_k = t % 2 * 4;  // line 54
-            const int a_row = prism_min(prism_add(tile_row, c_r), prism_sub(M, 1));  // line 55
-            const int b_row = prism_min(prism_add(tile_col, c_r), prism_sub(N, 1));  // line 56
+            // As[s][j * BM * AS + r * AS + k] = A[tile_row + r, k0 + 8 j + k], Bs likewise
+            // with B[tile_col + c, k0 + 8 j + k].
+            float* As = prism_shared0;  // line 56
+            float* Bs = prism_shared24576;  // line 57
+            const int t = prism_tid;  // line 58
+            const int w = (int)((unsigned)prism_tid / 32u);  // line 59
+            const int wm = w / 4;  // line 60
+            const int wn = w % 4;  // line 61
+            const int c_r = t / 2;  // line 62
+            const int c_k = t % 2 * 4;  // line 63
+            const int a_row = prism_min(prism_add(tile_row, c_r), prism_sub(M, 1));  // line 64
+            const int b_row = prism_min(prism_add(tile_col, c_r), prism_sub(N, 1));  // line 65
             // Each lane's row in the slots for `ldmatrix`, the same in every step (t % 32 is the
             // lane): A, row l % 8 + 8 ((l / 8) % 2) of the warp's 64, floats 4 (l / 16) on;
             // B, row n = l % 8 of the warp's 32, floats 4 ((l / 8) % 2) on.
-            const int a_lane = (wm * 64 + t % 8 + 8 * (t / 8 % 2)) * 12 + 4 * (t % 32 / 16);  // line 60
-            const int b_lane = (wn * 32 + t % 8) * 12 + 4 * (t / 8 % 2);  // line 61
-            float acc[64] = {};  // line 62
+            const int a_lane = (wm * 64 + t % 8 + 8 * (t / 8 % 2)) * 12 + 4 * (t % 32 / 16);  // line 69
+            const int b_lane = (wn * 32 + t % 8) * 12 + 4 * (t / 8 % 2);  // line 70
+            float acc[64] = {};  // line 71
             {  // pipeline `As` as `As` at block[1]
                 {  // pipeline `Bs` as `Bs` at block[1]
-                    int kt_issue = 0;  // line 63
+                    int kt_issue = 0;  // line 72
                     const int t98 = prism_sub(prism_add(K, 8), 1) / 8;
                     for (; kt_issue < t98 + 3; kt_issue += 1) {
                         const bool t102 = kt_issue >= 3;
@@ -75,94 +83,98 @@ extern "C" __global__ void __launch_bounds__(256) gemm_tf32_pipelined(int M,
                             asm volatile("cp.async.wait_group 2;" :  :  : "memory");
                             __syncthreads();
                         }
-                        if (kt_issue < t98) {  // line 63
+                        if (kt_issue < t98) {  // line 72
                             {  // async `As` as `a_dst` at block[1]
                                 {  // async `Bs` as `b_dst` at block[1]
                                     {  // group(thread[1])
-                                        const int kc = kt_issue * 8 + c_k;  // line 67
-                                        // Bytes that exist: 16, or 0 past K (K is a multiple of 4).
-                                        const int have = prism_mul(4, prism_max(0, prism_min(4, prism_sub(K, kc))));  // line 69
-                                        asm volatile(  // line 70
-                                            "cp.async.cg.shared.global [%0], [%1], 16, %2;"
-                                            :
-                                            : "r"(prism_smem_addr(&As[kt_issue % 4 * 1536 + (c_r * 12 + c_k)])), "l"(&A[prism_add(prism_mul(a_row, K), kc)]), "r"(have)
-                                            : "memory");
-                                        asm volatile(  // line 71
-                                            "cp.async.cg.shared.global [%0], [%1], 16, %2;"
-                                            :
-                                            : "r"(prism_smem_addr(&Bs[kt_issue % 4 * 1536 + (c_r * 12 + c_k)])), "l"(&B[prism_add(prism_mul(b_row, K), kc)]), "r"(have)
-                                            : "memory");
+                                        for (int j = 0; j < 1; j += 1) {
+                                            const int kc = kt_issue * 8 + 8 * j + c_k;  // line 77
+                                            // Bytes that exist: 16, or 0 past K (K is a multiple of 4).
+                                            const int have = prism_mul(4, prism_max(0, prism_min(4, prism_sub(K, kc))));  // line 79
+                                            asm volatile(  // line 80
+                                                "cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                                                :
+                                                : "r"(prism_smem_addr(&As[kt_issue % 4 * 1536 + (j * 128 * 12 + c_r * 12 + c_k)])), "l"(&A[prism_add(prism_mul(a_row, K), kc)]), "r"(have)
+                                                : "memory");
+                                            asm volatile(  // line 81
+                                                "cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                                                :
+                                                : "r"(prism_smem_addr(&Bs[kt_issue % 4 * 1536 + (j * 128 * 12 + c_r * 12 + c_k)])), "l"(&B[prism_add(prism_mul(b_row, K), kc)]), "r"(have)
+                                                : "memory");
+                                        }
                                     }
                                 }
                             }
                         }
                         asm volatile("cp.async.commit_group;" :  :  : "memory");
-                        if (t102) {  // line 63
+                        if (t102) {  // line 72
                             const int kt = kt_issue - 3;
                             {  // stage `As` as `a_s` at block[1]
                                 {  // stage `Bs` as `b_s` at block[1]
                                     {  // group(thread[32])
-                                        float fa[16] = {};  // line 75
-                                        float fb[8] = {};  // line 76
-                                        // Matrices: rows 0-7 and 8-15 of floats 0-3, then of floats 4-7.
-                                        for (int mi = 0; mi < 4; mi += 1) {
-                                            float t158;  // line 79
-                                            float t159;
-                                            float t160;
-                                            float t161;
-                                            unsigned prism_w158[4];
-                                            asm volatile(
-                                                "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-                                                : "=r"(prism_w158[0]), "=r"(prism_w158[1]), "=r"(prism_w158[2]), "=r"(prism_w158[3])
-                                                : "r"(prism_smem_addr(&As[(int)((unsigned)kt % 4u) * 1536 + (a_lane + mi * 16 * 12)]))
-                                                : "memory");
-                                            t158 = __uint_as_float(prism_w158[0]);
-                                            t159 = __uint_as_float(prism_w158[1]);
-                                            t160 = __uint_as_float(prism_w158[2]);
-                                            t161 = __uint_as_float(prism_w158[3]);
-                                            fa[mi * 4] = t158;
-                                            fa[mi * 4 + 1] = t159;
-                                            fa[mi * 4 + 2] = t160;
-                                            fa[mi * 4 + 3] = t161;
-                                        }
-                                        // Matrices: columns n 0-7 of k 0-3, then of k 4-7.
-                                        for (int ni = 0; ni < 4; ni += 1) {
-                                            float t189;  // line 83
-                                            float t190;
-                                            unsigned prism_w189[2];
-                                            asm volatile(
-                                                "ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];"
-                                                : "=r"(prism_w189[0]), "=r"(prism_w189[1])
-                                                : "r"(prism_smem_addr(&Bs[(int)((unsigned)kt % 4u) * 1536 + (b_lane + ni * 8 * 12)]))
-                                                : "memory");
-                                            t189 = __uint_as_float(prism_w189[0]);
-                                            t190 = __uint_as_float(prism_w189[1]);
-                                            fb[ni * 2] = t189;
-                                            fb[ni * 2 + 1] = t190;
-                                        }
-                                        for (int mi_1 = 0; mi_1 < 4; mi_1 += 1) {
-                                            for (int ni_1 = 0; ni_1 < 4; ni_1 += 1) {
-                                                float t271;  // line 87
-                                                float t272;
-                                                float t273;
-                                                float t274;
+                                        for (int j = 0; j < 1; j += 1) {
+                                            float fa[16] = {};  // line 86
+                                            float fb[8] = {};  // line 87
+                                            // Matrices: rows 0-7 and 8-15 of floats 0-3, then of floats 4-7.
+                                            for (int mi = 0; mi < 4; mi += 1) {
+                                                float t186;  // line 90
+                                                float t187;
+                                                float t188;
+                                                float t189;
+                                                unsigned prism_w186[4];
                                                 asm volatile(
-                                                    "{\n"
-                                                    ".reg .b32 a<4>, b<2>;\n"
-                                                    "cvt.rna.tf32.f32 a0, %4;\n"
-                                                    "cvt.rna.tf32.f32 a1, %5;\n"
-                                                    "cvt.rna.tf32.f32 a2, %6;\n"
-                                                    "cvt.rna.tf32.f32 a3, %7;\n"
-                                                    "cvt.rna.tf32.f32 b0, %8;\n"
-                                                    "cvt.rna.tf32.f32 b1, %9;\n"
-                                                    "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {a0, a1, a2, a3}, {b0, b1}, {%10, %11, %12, %13};\n"
-                                                    "}\n"
-                                                    : "=f"(t271), "=f"(t272), "=f"(t273), "=f"(t274)
-                                                    : "f"(fa[mi_1 * 4]), "f"(fa[mi_1 * 4 + 1]), "f"(fa[mi_1 * 4 + 2]), "f"(fa[mi_1 * 4 + 3]), "f"(fb[ni_1 * 2]), "f"(fb[ni_1 * 2 + 1]), "f"(acc[(mi_1 * 4 + ni_1) * 4]), "f"(acc[(mi_1 * 4 + ni_1) * 4 + 1]), "f"(acc[(mi_1 * 4 + ni_1) * 4 + 2]), "f"(acc[(mi_1 * 4 + ni_1) * 4 + 3]));
-                                                acc[(mi_1 * 4 + ni_1) * 4] = t271;
-                                                acc[(mi_1 * 4 + ni_1) * 4 + 1] = t272;
-                                                acc[(mi_1 * 4 + ni_1) * 4 + 2] = t273;
-                                                acc[(mi_1 * 4 + ni_1) * 4 + 3] = t274;
+                                                    "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                                                    : "=r"(prism_w186[0]), "=r"(prism_w186[1]), "=r"(prism_w186[2]), "=r"(prism_w186[3])
+                                                    : "r"(prism_smem_addr(&As[(int)((unsigned)kt % 4u) * 1536 + (j * 128 * 12 + a_lane + mi * 16 * 12)]))
+                                                    : "memory");
+                                                t186 = __uint_as_float(prism_w186[0]);
+                                                t187 = __uint_as_float(prism_w186[1]);
+                                                t188 = __uint_as_float(prism_w186[2]);
+                                                t189 = __uint_as_float(prism_w186[3]);
+                                                fa[mi * 4] = t186;
+                                                fa[mi * 4 + 1] = t187;
+                                                fa[mi * 4 + 2] = t188;
+                                                fa[mi * 4 + 3] = t189;
+                                            }
+                                            // Matrices: columns n 0-7 of k 0-3, then of k 4-7.
+                                            for (int ni = 0; ni < 4; ni += 1) {
+                                                float t222;  // line 94
+                                                float t223;
+                                                unsigned prism_w222[2];
+                                                asm volatile(
+                                                    "ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];"
+                                                    : "=r"(prism_w222[0]), "=r"(prism_w222[1])
+                                                    : "r"(prism_smem_addr(&Bs[(int)((unsigned)kt % 4u) * 1536 + (j * 128 * 12 + b_lane + ni * 8 * 12)]))
+                                                    : "memory");
+                                                t222 = __uint_as_float(prism_w222[0]);
+                                                t223 = __uint_as_float(prism_w222[1]);
+                                                fb[ni * 2] = t222;
+                                                fb[ni * 2 + 1] = t223;
+                                            }
+                                            for (int mi_1 = 0; mi_1 < 4; mi_1 += 1) {
+                                                for (int ni_1 = 0; ni_1 < 4; ni_1 += 1) {
+                                                    float t304;  // line 98
+                                                    float t305;
+                                                    float t306;
+                                                    float t307;
+                                                    asm volatile(
+                                                        "{\n"
+                                                        ".reg .b32 a<4>, b<2>;\n"
+                                                        "cvt.rna.tf32.f32 a0, %4;\n"
+                                                        "cvt.rna.tf32.f32 a1, %5;\n"
+                                                        "cvt.rna.tf32.f32 a2, %6;\n"
+                                                        "cvt.rna.tf32.f32 a3, %7;\n"
+                                                        "cvt.rna.tf32.f32 b0, %8;\n"
+                                                        "cvt.rna.tf32.f32 b1, %9;\n"
+                                                        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {a0, a1, a2, a3}, {b0, b1}, {%10, %11, %12, %13};\n"
+                                                        "}\n"
+                                                        : "=f"(t304), "=f"(t305), "=f"(t306), "=f"(t307)
+                                                        : "f"(fa[mi_1 * 4]), "f"(fa[mi_1 * 4 + 1]), "f"(fa[mi_1 * 4 + 2]), "f"(fa[mi_1 * 4 + 3]), "f"(fb[ni_1 * 2]), "f"(fb[ni_1 * 2 + 1]), "f"(acc[(mi_1 * 4 + ni_1) * 4]), "f"(acc[(mi_1 * 4 + ni_1) * 4 + 1]), "f"(acc[(mi_1 * 4 + ni_1) * 4 + 2]), "f"(acc[(mi_1 * 4 + ni_1) * 4 + 3]));
+                                                    acc[(mi_1 * 4 + ni_1) * 4] = t304;
+                                                    acc[(mi_1 * 4 + ni_1) * 4 + 1] = t305;
+                                                    acc[(mi_1 * 4 + ni_1) * 4 + 2] = t306;
+                                                    acc[(mi_1 * 4 + ni_1) * 4 + 3] = t307;
+                                                }
                                             }
                                         }
                                     }
@@ -175,22 +187,22 @@ extern "C" __global__ void __launch_bounds__(256) gemm_tf32_pipelined(int M,
             // Lane x = 4g + q holds rows g and g + 8, columns 2q and 2q + 1 of each mma tile.
             {  // partition `C_blk` as `C_w` at thread[32]
                 {  // group(thread[32])
-                    const int x = (int)((unsigned)prism_tid % 32u);  // line 94
-                    const int g = x / 4;  // line 95
-                    const int q = x % 4;  // line 96
+                    const int x = (int)((unsigned)prism_tid % 32u);  // line 105
+                    const int g = x / 4;  // line 106
+                    const int q = x % 4;  // line 107
                     {  // partition `C_w` as `C_t` at thread[1]
                         {  // group(thread[1])
                             for (int mi = 0; mi < 4; mi += 1) {
                                 for (int ni = 0; ni < 4; ni += 1) {
                                     for (int e = 0; e < 4; e += 1) {
-                                        const int i = mi * 16 + 8 * (e / 2);  // line 102
-                                        const int j = ni * 8 + e % 2;  // line 103
-                                        bool t341 = prism_add(prism_add(prism_add(tile_row, wm * 64), g), i) < M;  // line 104
-                                        if (t341) {
-                                            t341 = prism_add(prism_add(prism_add(tile_col, wn * 32), 2 * q), j) < N;
+                                        const int i = mi * 16 + 8 * (e / 2);  // line 113
+                                        const int j = ni * 8 + e % 2;  // line 114
+                                        bool t374 = prism_add(prism_add(prism_add(tile_row, wm * 64), g), i) < M;  // line 115
+                                        if (t374) {
+                                            t374 = prism_add(prism_add(prism_add(tile_col, wn * 32), 2 * q), j) < N;
                                         }
-                                        if (t341) {  // line 104
-                                            C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(wm * 64, N), wn * 32), prism_add(prism_add(prism_mul(g + i, N), 2 * q), j)))] = fmaf(alpha, acc[(mi * 4 + ni) * 4 + e], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(wm * 64, N), wn * 32), prism_add(prism_add(prism_mul(g + i, N), 2 * q), j)))]);  // line 105
+                                        if (t374) {  // line 115
+                                            C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(wm * 64, N), wn * 32), prism_add(prism_add(prism_mul(g + i, N), 2 * q), j)))] = fmaf(alpha, acc[(mi * 4 + ni) * 4 + e], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(wm * 64, N), wn * 32), prism_add(prism_add(prism_mul(g + i, N), 2 * q), j)))]);  // line 116
                                         }
                                     }
                                 }
