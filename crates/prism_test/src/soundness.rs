@@ -139,10 +139,11 @@ impl Summary {
 }
 
 /// The constructs a program uses, by the text that names them.
-const CONSTRUCTS: [(&str, &str); 29] = [
+const CONSTRUCTS: [(&str, &str); 30] = [
     ("partition", "with partition("),
     ("claim", "with claim("),
     ("async", "with async("),
+    ("async-padded-strides", "as cp"),
     ("split", "match split("),
     ("group", "with group("),
     ("for", "for "),

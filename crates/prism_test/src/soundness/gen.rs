@@ -711,6 +711,31 @@ impl Gen {
                     &format!("cp_async(ca{id}[t * 4 + {} * q], inp[((b * {tb} + t) * 4 + q * 8) % n], 16)", 4 * tb),
                 );
             }
+            // Copies into padded rows repeated at a stride (docs/soundness.md §4.4): pairs of
+            // threads' elements in rows of three, `P(t) = t + t / 2`, whose blocks span
+            // `P(tb - 1) + 1`; mostly a stride of at least the span (disjoint), sometimes a
+            // shorter one, where two threads really write one element and the checker must
+            // refuse it (`async-overlap`).
+            22 if len >= 4 * tb => {
+                let span = (tb - 1) + (tb - 1) / 2 + 1;
+                let g = if self.rng.chance(20) {
+                    span - 1 - self.rng.below(2) as u32
+                } else {
+                    span + self.rng.below(3) as u32
+                };
+                if g + span <= len {
+                    put(&mut self.out, d, &format!("with async({name}) as cp{id}:"));
+                    put(&mut self.out, d + 1, "with group(thread[1]):");
+                    put(&mut self.out, d + 2, "for q in range(2):");
+                    put(
+                        &mut self.out,
+                        d + 3,
+                        &format!(
+                            "cp_async(cp{id}[(t / 2) * 3 + t % 2 + {g} * q], inp[((b * {tb} + t) * 2 + q) % n], 4)"
+                        ),
+                    );
+                }
+            }
             // A read that only some threads make.
             23 => {
                 put(&mut self.out, d, "with group(thread[1]):");
