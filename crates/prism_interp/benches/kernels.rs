@@ -352,13 +352,30 @@ fn transpose(o: &Opts) -> Row {
     measure(o, Case { id: "17", what, native, polls: false, launch: Box::new(launch) })
 }
 
+/// A warp's `shfl_xor` butterfly over its 32 lanes' values with `f` (`prism.std`'s warp
+/// reductions and kernel 20's): lane 0's result.
+fn butterfly(v: &mut [f32; 32], f: fn(f32, f32) -> f32) -> f32 {
+    for k in 0..5 {
+        let old = *v;
+        for l in 0..32 {
+            v[l] = f(old[l], old[l ^ (1 << k)]);
+        }
+    }
+    v[0]
+}
+
+/// The softmax benches' input: `rows` x `cols` floats, multiples of 1/16 in [-3, 3.25).
+fn softmax_input(rows: usize, cols: usize) -> Vec<f32> {
+    (0..rows * cols).map(|i| ((i * 37) % 101) as f32 / 16.0 - 3.0).collect()
+}
+
 /// Kernel 20: softmax of 1024 rows of 1024 floats, one warp per row, against the same
 /// algorithm in Rust (per row: lane-strided partial maxima and sums, butterflies over the
 /// 32 partials, then the outputs), which gives the same bits.
 fn softmax(o: &Opts) -> Row {
     const R: usize = 1024;
     const C: usize = 1024;
-    let x: Vec<f32> = (0..R * C).map(|i| ((i * 37) % 101) as f32 / 16.0 - 3.0).collect();
+    let x = softmax_input(R, C);
     let native_s = |y: &mut Vec<f32>| {
         for (row, out) in x.chunks_exact(C).zip(y.chunks_exact_mut(C)) {
             let mut m = [0f32; 32];
@@ -366,15 +383,6 @@ fn softmax(o: &Opts) -> Row {
             for l in 0..32 {
                 m[l] = row[l..].iter().step_by(32).fold(row[0], |a, &v| a.max(v));
             }
-            let butterfly = |v: &mut [f32; 32], f: fn(f32, f32) -> f32| {
-                for k in 0..5 {
-                    let old = *v;
-                    for l in 0..32 {
-                        v[l] = f(old[l], old[l ^ (1 << k)]);
-                    }
-                }
-                v[0]
-            };
             let mx = butterfly(&mut m, f32::max);
             for l in 0..32 {
                 s[l] = row[l..].iter().step_by(32).fold(0f32, |a, &v| a + (v - mx).exp());
@@ -412,16 +420,7 @@ fn softmax_block(o: &Opts) -> Row {
     const R: usize = 1024;
     const C: usize = 1024;
     const T: usize = 256;
-    let x: Vec<f32> = (0..R * C).map(|i| ((i * 37) % 101) as f32 / 16.0 - 3.0).collect();
-    fn butterfly(v: &mut [f32; 32], f: fn(f32, f32) -> f32) -> f32 {
-        for k in 0..5 {
-            let old = *v;
-            for l in 0..32 {
-                v[l] = f(old[l], old[l ^ (1 << k)]);
-            }
-        }
-        v[0]
-    }
+    let x = softmax_input(R, C);
     // A block reduction: each warp's butterfly, then the warps' results in order.
     fn block(parts: &[f32; T], f: fn(f32, f32) -> f32) -> f32 {
         let warps: Vec<f32> =

@@ -313,8 +313,8 @@ fn fuse_local_fma(ops: &mut [Op]) {
 /// The ops a [`Op::Latch`] stands for: the back edge of a loop whose latch is one step
 /// (`i = i + s`, a `Bin` or a checked `Step`) and whose head is one condition (`c = i < n`)
 /// and its test. These are a fifth to a third of the ops a register-tiled gemm runs, each
-/// through the interpreter's dispatch on its own; as one op they are four lane-0
-/// computations and two uniform writes. The ops it covers stay in place after it (the jump
+/// through the interpreter's dispatch on its own; as one op they are two lane-0
+/// computations (the step and the condition) and two uniform writes. The ops it covers stay in place after it (the jump
 /// at `at + 1`, the condition at `head`, the test at `head + 1`), so jumps, spans and the
 /// fallback are unchanged.
 #[derive(Clone, Debug)]
@@ -325,7 +325,7 @@ pub struct Latch {
     pub head: u32,
     /// The condition: destination, operation, types and operands, as in [`Op::Bin`].
     pub cond: (R, BinOp, Scalar, R, R, Scalar),
-    /// The test's exit and whether the condition must be uniform over the code's unit.
+    /// The test's exit (the loop's join).
     pub exit: u32,
     /// Whether the test checks that the condition is uniform (`LoopTest`'s `uniform`).
     pub uniform: bool,

@@ -289,13 +289,19 @@ fn adversarial_local_fmas_run_the_same_fused_and_unfused() {
 #[test]
 fn fuel_runs_out_at_the_same_op_fused_and_unfused() {
     let (fused, unfused) = modules("fusion.prism", ADVERSARIAL).expect("the adversarial kernels check");
-    for fuel in (20..400).step_by(7) {
-        let args = [Arg::buffer(&floats(128, 0)), Arg::buffer(&floats(8, 1)), Arg::value(0), Arg::value(32)];
+    let args = [Arg::buffer(&floats(128, 0)), Arg::buffer(&floats(8, 1)), Arg::value(0), Arg::value(32)];
+    same_under_fuel(&fused, &unfused, "tile", &args, (20..400).step_by(7));
+}
+
+/// Launches `kernel` on one warp under each fuel limit of `fuels` on both modules and checks
+/// that they stop at the same op with the same outputs and report.
+fn same_under_fuel(fused: &Module, unfused: &Module, kernel: &str, args: &[Arg], fuels: impl Iterator<Item = u64>) {
+    for fuel in fuels {
         let cfg = Config { checks: Checks::NONE, fuel, ..Config::default() };
-        let (a1, a2) = (fresh(&args), fresh(&args));
-        let o1 = fused.launch("tile", 1u32, 32u32, &a1, cfg);
-        let o2 = unfused.launch("tile", 1u32, 32u32, &a2, cfg);
-        assert_eq!(shown(&o1, &a1), shown(&o2, &a2), "fuel {fuel}");
+        let (a1, a2) = (fresh(args), fresh(args));
+        let o1 = fused.launch(kernel, 1u32, 32u32, &a1, cfg);
+        let o2 = unfused.launch(kernel, 1u32, 32u32, &a2, cfg);
+        assert_eq!(shown(&o1, &a1), shown(&o2, &a2), "{kernel}, fuel {fuel}");
     }
 }
 
@@ -394,14 +400,8 @@ fn adversarial_latches_run_the_same_fused_and_unfused() {
         assert!(kinds.contains(&kind), "no launch reached {kind:?}: {kinds:?}");
     }
     assert!(clean > 100, "{clean} clean runs");
-    for fuel in (10..300).step_by(3) {
-        let args = [Arg::Buffer(Buffer::zeroed(Scalar::I32, 128)), Arg::value(3), Arg::value(5)];
-        let cfg = Config { checks: Checks::NONE, fuel, ..Config::default() };
-        let (a1, a2) = (fresh(&args), fresh(&args));
-        let o1 = fused.launch("bodies", 1u32, 32u32, &a1, cfg);
-        let o2 = unfused.launch("bodies", 1u32, 32u32, &a2, cfg);
-        assert_eq!(shown(&o1, &a1), shown(&o2, &a2), "fuel {fuel}");
-    }
+    let args = [Arg::Buffer(Buffer::zeroed(Scalar::I32, 128)), Arg::value(3), Arg::value(5)];
+    same_under_fuel(&fused, &unfused, "bodies", &args, (10..300).step_by(3));
 }
 
 fn files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {

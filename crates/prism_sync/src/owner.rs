@@ -177,7 +177,8 @@ pub(crate) struct Rest {
     terms: Vec<(i128, i128, i128)>,
     /// How many consecutive elements the access touches (1, or an asynchronous copy's).
     width: i128,
-    /// The unit's position is padded (see [`Ctx::shape_of`]): only the blocked proof holds.
+    /// The unit's position is padded (see [`Ctx::shape_of`]): only the blocked proofs hold
+    /// (the plain one, and blocks at a stride beyond their span).
     padded: bool,
 }
 

@@ -115,13 +115,15 @@ fn bin_lanes(
     (op, ty, b_ty): (BinOp, Scalar, Scalar),
     (dst, a, b): (R, R, R),
 ) -> Option<usize> {
-    // Operands known to hold one value each: one lane computed, the same code as the 32.
-    if mask == FULL && regs.uniform(a) && regs.uniform(b) {
-        let mut out = [0u64; 1];
-        if bin_fast(op, ty, &mut out, &[regs.src(a)[0]], &[regs.src(b)[0]]) {
-            regs.put_uniform(dst, FULL, out[0]);
-            return None;
-        }
+    // Operands known to hold one value each: one lane computed, the same code as the 32 (a
+    // division by zero goes on to the lanes, which find the lane to report).
+    if mask == FULL
+        && regs.uniform(a)
+        && regs.uniform(b)
+        && let Some(v) = bin_one((op, ty, b_ty), regs.src(a)[0], regs.src(b)[0])
+    {
+        regs.put_uniform(dst, FULL, v);
+        return None;
     }
     if mask == FULL
         && let Some((out, x, y)) = regs.dst_src2(dst, a, b)
@@ -150,8 +152,9 @@ fn bin_lanes(
     None
 }
 
-/// `a op b` on one lane of operands known to hold one value each, as [`bin_lanes`] computes
-/// it for such operands; `None` for a division by zero (which the op run on its own reports).
+/// `a op b` on one lane of operands known to hold one value each: the straight-lane code
+/// where it has the operation, else [`ops::bin`], as the lanes compute it; `None` for a
+/// division by zero (which the op run over its lanes reports).
 #[inline(always)]
 fn bin_one((op, ty, b_ty): (BinOp, Scalar, Scalar), a: u64, b: u64) -> Option<u64> {
     let mut out = [0u64; 1];
