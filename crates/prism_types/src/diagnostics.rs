@@ -155,8 +155,10 @@ impl TypeError {
                 };
                 match lambda {
                     Some(l) => d
-                        .with_secondary(*l, "this indexing function is not `start + i`")
-                        .with_help("partition with an offset function, `lambda i: start + i`, or access element by element"),
+                        .with_secondary(*l, "this indexing function is not its last index plus a start")
+                        .with_help(
+                            "partition with a function offset in its last index (`lambda i: start + i`, `lambda q, i: start(q) + i`; a view it narrows takes one index, `lambda i: start + i`), or access element by element",
+                        ),
                     None => d,
                 }
             }
@@ -500,6 +502,16 @@ impl TypeError {
                 };
                 d.with_note("local variables and arrays already belong to one thread; only memory shared between threads is narrowed")
             }
+            // Diagnostic: not-partitionable
+            PartitionOfMultiIndexView { name, params, span, origin } => Diagnostic::error(
+                "not-partitionable",
+                format!("`partition` of `{name}`, a view indexed by {params} indices"),
+                *span,
+            )
+            .with_label("a partition's indexing function returns one index".to_string())
+            .with_secondary(*origin, format!("`{name}`'s function takes {params} indices"))
+            .with_note("a view partitioned again is indexed by one linear index, which a view of several indices does not take")
+            .with_help("partition what it narrows with a function of one index, or index this view directly"),
             // Diagnostic: partition-perspective
             PartitionPerspective { construct, problem, span, origin, help } => {
                 let mut d = Diagnostic::error(

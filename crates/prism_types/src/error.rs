@@ -405,6 +405,9 @@ pub enum TypeError {
     Hidden { name: String, span: Span, hidden_at: Span, construct: &'static str, new_name: String },
     /// partition/claim/async on something that is not thread-shared memory.
     NotPartitionable { name: String, construct: &'static str, found: String, span: Span, origin: Option<Span> },
+    /// A partition of a view whose indexing function takes several indices: the new
+    /// view's function returns one.
+    PartitionOfMultiIndexView { name: String, params: usize, span: Span, origin: Span },
     /// A partition/claim whose perspectives do not fit.
     PartitionPerspective {
         construct: &'static str,

@@ -292,6 +292,26 @@ fn r_vector_access() {
     assert_same("d", &out.get::<f64>("d"), &want);
     let want: Vec<i32> = (0..128).map(|g| -n[g ^ 1]).collect();
     assert_same("n", &out.i32("n"), &want);
+    // striped: views of two indices offset in the last. Element 4(t + 32q) + e of block b's
+    // 384 is y = 2x + q; z holds what thread (t + 1) % 32 staged; 3 blocks of 32 threads.
+    let x = Rng::new(110).eighths(1152, -100, 100);
+    let out = p
+        .launch("striped", 3, 32, || vec![Arg::buffer(&x), Arg::buffer(&[0.0f32; 1152]), Arg::buffer(&[0.0f32; 1152])]);
+    let at = |b: usize, t: usize, q: usize, e: usize| 384 * b + 4 * (t + 32 * q) + e;
+    let mut want_y = vec![0.0f32; 1152];
+    let mut want_z = vec![0.0f32; 1152];
+    for b in 0..3 {
+        for t in 0..32 {
+            for q in 0..3 {
+                for e in 0..4 {
+                    want_y[at(b, t, q, e)] = 2.0 * x[at(b, t, q, e)] + q as f32;
+                    want_z[at(b, t, q, e)] = 2.0 * x[at(b, (t + 1) % 32, q, e)] + q as f32;
+                }
+            }
+        }
+    }
+    assert_same("y", &out.f32("y"), &want_y);
+    assert_same("z", &out.f32("z"), &want_z);
 }
 
 #[test]

@@ -587,6 +587,25 @@ impl Checker<'_> {
         Some(v)
     }
 
+    /// Whether the elements after `v[.., e]` in memory are `v[.., e + 1]`, `v[.., e + 2]`...
+    /// (what a vector access, a copy, `ldmatrix` or a wgmma tile moves): the view's own
+    /// indexing function is offset in its last index (`lambda q, e: s(q) + e`), and every
+    /// view it narrows, which gets one linear index, is an offset. Returns the offending
+    /// function's span.
+    fn contiguous_view(&self, v: VarId) -> Result<(), Span> {
+        match &self.var(v).kind {
+            VarKind::View { parent, how: tir::ViewKind::Partition(l) } => {
+                if offset_in_last(l) {
+                    self.offset_view(*parent)
+                } else {
+                    Err(l.body.span)
+                }
+            }
+            VarKind::View { parent, .. } => self.contiguous_view(*parent),
+            _ => Ok(()),
+        }
+    }
+
     /// Whether memory name `v` is a pointer: a root, or views whose partitions all have
     /// offset indexing functions (`lambda i: e + i`). Returns the offending function's span.
     fn offset_view(&self, v: VarId) -> Result<(), Span> {
@@ -878,7 +897,7 @@ impl Checker<'_> {
                                 .into(),
                         ),
                     });
-                } else if let Err(lambda) = self.offset_view(*mem) {
+                } else if let Err(lambda) = self.contiguous_view(*mem) {
                     self.error(TypeError::VectorAccess {
                         callee: name.into(),
                         problem: VectorProblem::View { name: self.var(*mem).name.clone() },
@@ -969,7 +988,7 @@ impl Checker<'_> {
                                 span,
                                 help: Some("stage the box in a `shared(...)` array first".into()),
                             });
-                        } else if let Err(lambda) = self.offset_view(*mem) {
+                        } else if let Err(lambda) = self.contiguous_view(*mem) {
                             self.error(TypeError::VectorAccess {
                                 callee: name.into(),
                                 problem: VectorProblem::View { name: src.name.clone() },
@@ -1055,7 +1074,7 @@ impl Checker<'_> {
         if name.starts_with("ldmatrix") || sig.family == intrinsics::Family::AsyncCopy {
             for a in &out {
                 if let CallArg::ElemRef { mem, .. } = a
-                    && let Err(lambda) = self.offset_view(*mem)
+                    && let Err(lambda) = self.contiguous_view(*mem)
                 {
                     self.error(TypeError::VectorAccess {
                         callee: name.into(),
@@ -1499,7 +1518,7 @@ impl Checker<'_> {
                 origin: var.span,
             });
         }
-        if let Err(lambda) = self.offset_view(*mem) {
+        if let Err(lambda) = self.contiguous_view(*mem) {
             self.error(TypeError::VectorAccess {
                 callee: callee.into(),
                 problem: VectorProblem::View { name: var.name.clone() },
@@ -1574,10 +1593,15 @@ impl Checker<'_> {
 /// Whether an indexing function is `lambda i: e + i` (or `i + e`, or `i`), with `e` not
 /// mentioning `i`: then the view is its parent advanced by `e`.
 fn is_offset_lambda(l: &tir::Lambda) -> bool {
-    if l.params.len() != 1 {
-        return false;
-    }
-    let p = l.params[0];
+    l.params.len() == 1 && offset_in_last(l)
+}
+
+/// Whether an indexing function is its last parameter plus terms that do not mention it
+/// (`lambda q, e: s(q) + e`): then the view's element `[.., e + k]` is `k` elements after
+/// `[.., e]` in the parent, for every `k`, which is what an access moving the bytes after
+/// one element (a vector access, a copy) needs.
+fn offset_in_last(l: &tir::Lambda) -> bool {
+    let Some(&p) = l.params.last() else { return false };
     fn is_param(e: &tir::Expr, p: VarId) -> bool {
         match &e.kind {
             ExprKind::Var(v) => *v == p,

@@ -254,6 +254,20 @@ impl Checker<'_> {
         Some(v)
     }
 
+    /// The number of indices of the partition a view hands its indices to (through claims
+    /// and asyncs, which pass them on) and its function's span, when that is more than one.
+    fn multi_index_view(&self, v: VarId) -> Option<(usize, Span)> {
+        match &self.var(v).kind {
+            VarKind::View { how: ViewKind::Partition(l), .. } => {
+                (l.params.len() > 1).then_some((l.params.len(), l.body.span))
+            }
+            // A ring slot takes one linear index (row-major over the ring's other dimensions).
+            VarKind::View { how: ViewKind::Slot { .. }, .. } => None,
+            VarKind::View { parent, .. } => self.multi_index_view(*parent),
+            _ => None,
+        }
+    }
+
     /// Checks that memory at `var_persp` may be narrowed to `target` by code at the current
     /// perspective.
     fn narrowing_fits(
@@ -328,6 +342,17 @@ impl Checker<'_> {
     ) -> Option<StmtKind> {
         let v = self.scope_source(src, "partition")?;
         let target = self.persp(persp)?;
+        // The new view's function gives one linear index into `v` (`prism_ir::lower`,
+        // `resolve`), which a view of several indices cannot take.
+        if let Some((params, origin)) = self.multi_index_view(v) {
+            self.error(TypeError::PartitionOfMultiIndexView {
+                name: self.var(v).name.clone(),
+                params,
+                span: src.span,
+                origin,
+            });
+            return None;
+        }
         self.narrowing_fits("partition", v, target, persp.span, src.span);
         let lambda = self.index_fn(index, target)?;
         if matches!(self.var(v).ty, Ty::TensorMap(_))
