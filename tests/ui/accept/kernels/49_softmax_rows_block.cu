@@ -34,8 +34,8 @@ __device__ __forceinline__ float prism_std_warp_warp_sum_float_(int prism_tid,
 //          exp(x[r, c'] - m_r), where m_r = max over c of x[r, c].
 // Launch:  THREADS (256) threads per block, one block per row (B = rows). Thread t holds,
 //          when cols is a multiple of 4, the float4s t, t + T, t + 2T, t + 3T of the row
-//          (columns 4t .. 4t + 3, ...: every warp load moves 512 consecutive bytes with
-//          16-byte accesses); otherwise the columns t, t + T, ..., t + 15T.
+//          (columns 4t .. 4t + 3, ...: every warp load and store moves 512 consecutive
+//          bytes with 16-byte accesses); otherwise the columns t, t + T, ..., t + 15T.
 //          Columns from THREADS * HELD on (rows longer than 4096) are read again from memory
 //          for the sum and the output, columns t + 4096, t + 4096 + T, ...
 // The sums are in a fixed order (each thread's values in order, then the block's warps in
@@ -130,45 +130,70 @@ extern "C" __global__ void __launch_bounds__(256) softmax_rows_block(int rows,
             }
             const float row_sum = prism_std_block_block_sum_float_(prism_tid, prism_bid, prism_smem, s);  // line 73
             const float inv = 1.0f / row_sum;  // line 74
-            // The thread's columns: its held ones (j < HELD), then CAP + t, CAP + t + T, ...
-            // One view for all of them (views that change from pass to pass would each need
-            // the block's barrier); its index function is not an offset, so the stores are
-            // element by element (a warp's four stores of a pass fill its 512 bytes).
+            // The thread's columns, one view for all of them (views that change from pass
+            // to pass would each need the block's barrier): `[q, e]` is column
+            // (t + qT) * 4 + e of its held float4s, or t + qT for held columns one by one,
+            // and `[HELD + p, 0]` is column CAP + t + pT past the held ones. The function is
+            // offset in its last index, so a held float4 is stored with one 16-byte store.
             {  // partition `y_row` as `y_t` at thread[1]
                 {  // group(thread[1])
-                    for (int k = 0; k < 16; k += 1) {
-                        if (at[k] < cols) {  // line 83
-                            int t141 = {};
-                            if (k < 16) {
-                                int t142 = {};
-                                if (vec) {
-                                    t142 = (t + k / 4 * 256) * 4 + k % 4;  // line 79
-                                } else {
-                                    t142 = t + k * 256;
+                    if (vec) {  // line 83
+                        for (int q = 0; q < 4; q += 1) {
+                            if (at[4 * q] < cols) {  // line 85
+                                for (int e = 0; e < 4; e += 1) {
+                                    v[4 * q + e] = v[4 * q + e] * inv;  // line 87
                                 }
-                                t141 = t142;
-                            } else {
-                                t141 = prism_add(4096 + t, prism_mul(k - 16, 256));
+                                int t157 = {};
+                                if (q < 16) {
+                                    int t158 = {};
+                                    if (vec) {
+                                        t158 = (t + q * 256) * 4;  // line 80
+                                    } else {
+                                        t158 = t + q * 256;
+                                    }
+                                    t157 = t158;
+                                } else {
+                                    t157 = prism_add(4096 + t, prism_mul(q - 16, 256));
+                                }
+                                const int t178 = 4 * q;  // line 88
+                                *(prism_vec<float, 4>*)&y[prism_add(prism_mul(r, cols), t157)] = prism_vec<float, 4>{{v[t178], v[t178 + 1], v[t178 + 2], v[t178 + 3]}};
                             }
-                            y[prism_add(prism_mul(r, cols), t141)] = v[k] * inv;  // line 84
+                        }
+                    } else {
+                        for (int k = 0; k < 16; k += 1) {
+                            if (at[k] < cols) {  // line 91
+                                int t199 = {};
+                                if (k < 16) {
+                                    int t200 = {};
+                                    if (vec) {
+                                        t200 = (t + k * 256) * 4;  // line 80
+                                    } else {
+                                        t200 = t + k * 256;
+                                    }
+                                    t199 = t200;
+                                } else {
+                                    t199 = prism_add(4096 + t, prism_mul(k - 16, 256));
+                                }
+                                y[prism_add(prism_mul(r, cols), t199)] = v[k] * inv;  // line 92
+                            }
                         }
                     }
-                    int j = 16;  // line 85
+                    int j = 16;  // line 93
                     for (int c = 4096 + t; c < cols; c += 256) {
-                        int t176 = {};
+                        int t231 = {};
                         if (j < 16) {
-                            int t177 = {};
+                            int t232 = {};
                             if (vec) {
-                                t177 = prism_add(prism_mul(prism_add(t, prism_mul(j / 4, 256)), 4), j % 4);  // line 79
+                                t232 = prism_mul(prism_add(t, prism_mul(j, 256)), 4);  // line 80
                             } else {
-                                t177 = prism_add(t, prism_mul(j, 256));
+                                t232 = prism_add(t, prism_mul(j, 256));
                             }
-                            t176 = t177;
+                            t231 = t232;
                         } else {
-                            t176 = prism_add(4096 + t, prism_mul(j - 16, 256));
+                            t231 = prism_add(4096 + t, prism_mul(j - 16, 256));
                         }
-                        y[prism_add(prism_mul(r, cols), t176)] = expf(x[(long long)row + c] - row_max) * inv;  // line 87
-                        j = prism_add(j, 1);  // line 88
+                        y[prism_add(prism_mul(r, cols), t231)] = expf(x[(long long)row + c] - row_max) * inv;  // line 95
+                        j = prism_add(j, 1);  // line 96
                     }
                 }
             }
