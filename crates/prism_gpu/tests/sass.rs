@@ -4,7 +4,8 @@
 //! with `cuobjdump -sass`, and compared. The generated kernel must not be worse than the
 //! expert's on what decides speed:
 //!
-//! - no more spilled bytes, and registers at most 10% above the reference's;
+//! - no larger stack frame (a local array indexed at run time lives there), no more
+//!   spilled bytes, and registers at most 10% above the reference's;
 //! - the same number of FFMA/HFMA2/HMMA/HGMMA instructions, in the whole kernel and in its
 //!   main loop (the backward-branch range holding the most of them);
 //! - the same global and shared memory instructions, counted by kind and width (`LDG.128`);
@@ -40,6 +41,7 @@ fn main() {
 #[derive(Debug, Default)]
 struct Profile {
     registers: u32,
+    stack_bytes: u32,
     spill_bytes: u32,
     /// Instruction counts by class (`FFMA`, `LDG.128`, `BAR`, ...) in the whole kernel.
     all: BTreeMap<String, u32>,
@@ -136,6 +138,9 @@ fn profile_sass(sass: &str, ptxas: &str) -> Profile {
         if let Some(i) = line.find("Used ") {
             p.registers = line[i + 5..].split_whitespace().next().and_then(|n| n.parse().ok()).unwrap_or(0);
         }
+        if let Some(i) = line.find(" bytes stack frame") {
+            p.stack_bytes = line[..i].split_whitespace().last().and_then(|n| n.parse().ok()).unwrap_or(0);
+        }
         if line.contains("spill stores") {
             p.spill_bytes += line
                 .split(',')
@@ -174,7 +179,7 @@ fn gate(nvcc: &Path, cuobjdump: &Path) -> Result<(), String> {
         return Err("no hand-written references in tests/sass".into());
     }
     let mut table = String::from(
-        "| kernel | registers (prism / hand) | spills | math whole (prism / hand) | math main loop | main-loop instructions | all instructions | memory and barriers |\n| --- | --: | --: | --: | --: | --: | --: | --- |\n",
+        "| kernel | registers (prism / hand) | stack frame, spills | math whole (prism / hand) | math main loop | main-loop instructions | all instructions | memory and barriers |\n| --- | --: | --: | --: | --: | --: | --: | --- |\n",
     );
     let mut failures = Vec::new();
     let mut known = Vec::new();
@@ -199,10 +204,12 @@ fn gate(nvcc: &Path, cuobjdump: &Path) -> Result<(), String> {
         };
         let label = if pending { format!("{name} (pending)") } else { name.clone() };
         table.push_str(&format!(
-            "| {label} | {} / {} | {} / {} | {} / {} | {} / {} | {} / {} | {} / {} | {} / {} |\n",
+            "| {label} | {} / {} | {}, {} / {}, {} | {} / {} | {} / {} | {} / {} | {} / {} | {} / {} |\n",
             ours.registers,
             hand.registers,
+            ours.stack_bytes,
             ours.spill_bytes,
+            hand.stack_bytes,
             hand.spill_bytes,
             math(&ours.all),
             math(&hand.all),
@@ -222,6 +229,9 @@ fn gate(nvcc: &Path, cuobjdump: &Path) -> Result<(), String> {
                 failures.push(format!("{name}: {what}"))
             }
         };
+        if ours.stack_bytes > hand.stack_bytes {
+            fail(format!("a stack frame of {} bytes, the reference {}", ours.stack_bytes, hand.stack_bytes));
+        }
         if ours.spill_bytes > hand.spill_bytes {
             fail(format!("spills {} bytes, the reference {}", ours.spill_bytes, hand.spill_bytes));
         }

@@ -130,70 +130,63 @@ extern "C" __global__ void __launch_bounds__(256) softmax_rows_block(int rows,
             }
             const float row_sum = prism_std_block_block_sum_float_(prism_tid, prism_bid, prism_smem, s);  // line 73
             const float inv = 1.0f / row_sum;  // line 74
+            int t133 = {};
             // The thread's columns, one view for all of them (views that change from pass
             // to pass would each need the block's barrier): `[q, e]` is column
             // (t + qT) * 4 + e of its held float4s, or t + qT for held columns one by one,
             // and `[HELD + p, 0]` is column CAP + t + pT past the held ones. The function is
             // offset in its last index, so a held float4 is stored with one 16-byte store.
+            // (The stride is a value, not `4 if vec else 1` inside the function: a select
+            // on `vec` in the loop past the held columns makes nvcc unswitch that loop.)
+            if (vec) {
+                t133 = 4;  // line 82
+            } else {
+                t133 = 1;
+            }
+            const int stride = t133;
             {  // partition `y_row` as `y_t` at thread[1]
                 {  // group(thread[1])
-                    if (vec) {  // line 83
+                    if (vec) {  // line 86
                         for (int q = 0; q < 4; q += 1) {
-                            if (at[4 * q] < cols) {  // line 85
+                            if (at[4 * q] < cols) {  // line 88
                                 for (int e = 0; e < 4; e += 1) {
-                                    v[4 * q + e] = v[4 * q + e] * inv;  // line 87
+                                    v[4 * q + e] = v[4 * q + e] * inv;  // line 90
                                 }
-                                int t157 = {};
+                                int t161 = {};
                                 if (q < 16) {
-                                    int t158 = {};
-                                    if (vec) {
-                                        t158 = (t + q * 256) * 4;  // line 80
-                                    } else {
-                                        t158 = t + q * 256;
-                                    }
-                                    t157 = t158;
+                                    t161 = prism_mul(t + q * 256, stride);  // line 83
                                 } else {
-                                    t157 = prism_add(4096 + t, prism_mul(q - 16, 256));
+                                    t161 = prism_add(4096 + t, prism_mul(q - 16, 256));
                                 }
-                                const int t178 = 4 * q;  // line 88
-                                *(prism_vec<float, 4>*)&y[prism_add(prism_mul(r, cols), t157)] = prism_vec<float, 4>{{v[t178], v[t178 + 1], v[t178 + 2], v[t178 + 3]}};
+                                const int t177 = 4 * q;  // line 91
+                                *(prism_vec<float, 4>*)&y[prism_add(prism_mul(r, cols), t161)] = prism_vec<float, 4>{{v[t177], v[t177 + 1], v[t177 + 2], v[t177 + 3]}};
                             }
                         }
                     } else {
                         for (int k = 0; k < 16; k += 1) {
-                            if (at[k] < cols) {  // line 91
-                                int t199 = {};
+                            if (at[k] < cols) {  // line 94
+                                int t198 = {};
                                 if (k < 16) {
-                                    int t200 = {};
-                                    if (vec) {
-                                        t200 = (t + k * 256) * 4;  // line 80
-                                    } else {
-                                        t200 = t + k * 256;
-                                    }
-                                    t199 = t200;
+                                    t198 = prism_mul(t + k * 256, stride);  // line 83
                                 } else {
-                                    t199 = prism_add(4096 + t, prism_mul(k - 16, 256));
+                                    t198 = prism_add(4096 + t, prism_mul(k - 16, 256));
                                 }
-                                y[prism_add(prism_mul(r, cols), t199)] = v[k] * inv;  // line 92
+                                y[prism_add(prism_mul(r, cols), t198)] = v[k] * inv;  // line 95
                             }
                         }
                     }
-                    int j = 16;  // line 93
-                    for (int c = 4096 + t; c < cols; c += 256) {
-                        int t231 = {};
+                    // Past the held columns, the view's index counts from HELD (a range
+                    // loop's counter, which nvcc knows does not wrap: `q < HELD` folds).
+                    const int tail = prism_sub(prism_add(prism_sub(prism_sub(cols, 4096), t), 256), 1) / 256;  // line 98
+                    for (int j = 16; j < 16 + tail; j += 1) {
+                        const int c = prism_add(4096 + t, (j - 16) * 256);  // line 100
+                        int t242 = {};
                         if (j < 16) {
-                            int t232 = {};
-                            if (vec) {
-                                t232 = prism_mul(prism_add(t, prism_mul(j, 256)), 4);  // line 80
-                            } else {
-                                t232 = prism_add(t, prism_mul(j, 256));
-                            }
-                            t231 = t232;
+                            t242 = prism_mul(prism_add(t, prism_mul(j, 256)), stride);  // line 83
                         } else {
-                            t231 = prism_add(4096 + t, prism_mul(j - 16, 256));
+                            t242 = prism_add(4096 + t, (j - 16) * 256);
                         }
-                        y[prism_add(prism_mul(r, cols), t231)] = expf(x[(long long)row + c] - row_max) * inv;  // line 95
-                        j = prism_add(j, 1);  // line 96
+                        y[prism_add(prism_mul(r, cols), t242)] = expf(x[prism_add(row, c)] - row_max) * inv;  // line 101
                     }
                 }
             }
