@@ -78,11 +78,11 @@ from prism.std.warp import (
     warp_inclusive_scan, warp_exclusive_scan, warp_load_blocked, warp_store_blocked,
 )
 from prism.std.block import (
-    block_sum, block_reduce, block_inclusive_sum, block_exclusive_sum, block_inclusive_scan,
+    block_sum, block_max, block_min, block_reduce, block_inclusive_sum, block_exclusive_sum, block_inclusive_scan,
     block_exclusive_scan, block_load_blocked, block_load_striped, block_store_blocked, block_store_striped,
 )
 
-K : constexpr(int) = 20
+K : constexpr(int) = 22
 
 # A non-commutative associative operator: the later operand wins unless it is negative.
 @prism("device")
@@ -138,6 +138,8 @@ def k(x : ptr(const(T)), out : ptr(T), copy_b : ptr(T), copy_s : ptr(T), copy_w 
                         wesc : T @ thread[1] = warp_exclusive_scan[T, biggest](v, T(-7))
                         bs : T @ block[1] = block_sum[T](v)
                         bred : T @ block[1] = block_reduce[T, pick](v)
+                        bmax : T @ block[1] = block_max[T](v)
+                        bmin : T @ block[1] = block_min[T](v)
                         bis : T @ thread[1] = block_inclusive_sum[T](v)
                         total : shared(T[1]) @ block[1]
                         bes : T @ thread[1] = block_exclusive_sum[T](v, total)
@@ -170,6 +172,8 @@ def k(x : ptr(const(T)), out : ptr(T), copy_b : ptr(T), copy_s : ptr(T), copy_w 
                             o[17] = total2[0]
                             o[18] = items[ITEMS - 1]
                             o[19] = incl_items[ITEMS - 1]
+                            o[20] = bmax
+                            o[21] = bmin
 "#;
     format!(
         "ITEMS : constexpr(int) = {items}\n{}",
@@ -180,7 +184,7 @@ def k(x : ptr(const(T)), out : ptr(T), copy_b : ptr(T), copy_s : ptr(T), copy_w 
 /// What `collectives` computes, in f64 (every value is a small integer, exact in all three
 /// types), for `blocks` blocks of `threads` threads over input `x` of `n` items.
 fn reference(x: &[f64], n: usize, blocks: usize, threads: usize, items: usize) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
-    const K: usize = 20;
+    const K: usize = 22;
     let pick = |a: f64, b: f64| if b >= 0.0 { b } else { a };
     let tile = threads * items;
     let at = |i: usize| if i < n { x[i] } else { 0.0 };
@@ -219,6 +223,8 @@ fn reference(x: &[f64], n: usize, blocks: usize, threads: usize, items: usize) -
             // The thread's items after its exclusive sum: the last is the sum of the others.
             o[18] = (0..items - 1).map(|i| item(t, i)).sum();
             o[19] = 1.0 + (0..items).map(|i| item(t, i)).sum::<f64>();
+            o[20] = v.iter().copied().fold(f64::MIN, f64::max);
+            o[21] = v.iter().copied().fold(f64::MAX, f64::min);
         }
         for t in 0..threads {
             for i in 0..items {
@@ -251,7 +257,11 @@ fn every_collective_at_three_types_and_two_sizes() {
             });
             let blocks = 2;
             let n = blocks * threads * items - 5;
-            let xs: Vec<f64> = (0..n).map(|i| ((i * 7919) % 23) as f64 - 11.0).collect();
+            let mut xs: Vec<f64> = (0..n).map(|i| ((i * 7919) % 23) as f64 - 11.0).collect();
+            // The block's largest value in its last warp and the smallest in a middle one,
+            // alone: a block maximum or minimum that skips a warp is wrong.
+            xs[(threads - 10) * items] = 50.0;
+            xs[threads * items + (threads / 2 + 5) * items] = -60.0;
             let (want, want_b, want_s) = reference(&xs, n, blocks, threads, items);
             let size = blocks * threads * items;
             let args = match ty {

@@ -3,8 +3,8 @@
 // holding 16 values of the row in registers (float4s t, t + 256, t + 512, t + 768 when the
 // row is a whole number of float4s, else columns t, t + 256, ...), columns past 4096 read
 // again from memory; the maximum and the sum are block all-reductions (warp butterflies,
-// one slot per warp; the maximum's warp totals combined by thread 0 in warp order, the
-// sum's by every thread), written as an expert would with the same algorithm (test data
+// one slot per warp, the warps' totals combined by every thread in warp order), written as
+// an expert would with the same algorithm (test data
 // for the SASS gate, crates/prism_gpu/tests/sass.rs; not part of the product).
 // Pending (compared and printed, not gated; BENCHMARKS.md, SASS gate, 2026-11-26 night): the
 // same memory instructions, FFMAs, barriers and registers, but 7% more instructions, from
@@ -31,13 +31,8 @@ __device__ __forceinline__ float block_allreduce_max(float* slots, float v)
     const float s = warp_allreduce_max(v);
     if (threadIdx.x % 32 == 0) slots[threadIdx.x / 32] = s;
     __syncthreads();
-    if (threadIdx.x == 0) {
-        float acc = slots[0];
-        for (int i = 1; i < (int)blockDim.x / 32; ++i) acc = fmaxf(acc, slots[i]);
-        slots[32] = acc;
-    }
-    __syncthreads();
-    const float total = slots[32];
+    float total = slots[0];
+    for (int i = 1; i < (int)blockDim.x / 32; ++i) total = fmaxf(total, slots[i]);
     __syncthreads();
     return total;
 }
@@ -56,7 +51,7 @@ __device__ __forceinline__ float block_allreduce_sum(float* slots, float v)
 extern "C" __global__ void __launch_bounds__(THREADS)
     softmax_rows_block(int rows, int cols, const float* __restrict__ x, float* __restrict__ y)
 {
-    __shared__ float slots[33];
+    __shared__ float slots[32];
     const int t = threadIdx.x;
     const bool vec = cols % 4 == 0;
     const float* xr = x + blockIdx.x * cols;
