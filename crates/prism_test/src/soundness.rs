@@ -139,7 +139,7 @@ impl Summary {
 }
 
 /// The constructs a program uses, by the text that names them.
-const CONSTRUCTS: [(&str, &str); 30] = [
+const CONSTRUCTS: [(&str, &str); 31] = [
     ("partition", "with partition("),
     ("claim", "with claim("),
     ("async", "with async("),
@@ -156,6 +156,7 @@ const CONSTRUCTS: [(&str, &str); 30] = [
     ("barrier", "__syncthreads()"),
     ("half-block", "thread[64]"),
     ("vector-store", "store_vec("),
+    ("vector-2d-view", "lambda q, e:"),
     ("vector-load", "load_vec("),
     ("copy-groups", "as cg"),
     ("tma", "tma_load_2d("),

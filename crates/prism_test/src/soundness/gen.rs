@@ -749,6 +749,25 @@ impl Gen {
             }
             // A vector store of the thread's own block (its width at most the block), or, wider
             // than the block, into the next thread's elements: trusted then.
+            // The same through a view of two indices (`lambda q, e: s(q) + e`): the thread's
+            // striped vectors `t, t + tb, ...` (disjoint), or a function not offset in its last
+            // index, which the checker must refuse (else the vectors overlap other threads').
+            26 if len / tb >= 2 && self.rng.chance(40) => {
+                let k = len / tb;
+                let width = if k >= 4 && self.rng.chance(50) { 4 } else { 2 };
+                let q = self.rng.below((k / width) as usize);
+                let f = match self.rng.below(6) {
+                    0 => format!("(t + q * {tb}) * {width} + 2 * e"),
+                    1 => format!("(t + q * {tb}) * {width} + q"),
+                    2 => format!("(t + e * {tb}) * {width} + q"),
+                    _ => format!("(t + q * {tb}) * {width} + e"),
+                };
+                put(&mut self.out, d, &format!("with partition({name}, p=thread[1], f=lambda q, e: {f}) as vv{id}:"));
+                put(&mut self.out, d + 1, "with group(thread[1]):");
+                put(&mut self.out, d + 2, &format!("vw{id} : int[4] @ thread[1]"));
+                put(&mut self.out, d + 2, &format!("vw{id}[{}] = acc + 1", self.rng.below(width as usize)));
+                put(&mut self.out, d + 2, &format!("store_vec(vv{id}[{q}, 0], vw{id}[0], {width})"));
+            }
             26 if len / tb >= 2 => {
                 let k = len / tb;
                 let width = if self.rng.chance(25) { (2 * k).min(4) } else { k.min(4) };
