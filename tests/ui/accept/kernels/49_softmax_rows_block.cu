@@ -27,12 +27,12 @@ __device__ __forceinline__ float prism_std_warp_warp_sum_float_(int prism_tid,
 // Inputs:  rows, cols (int, cols >= 1), x (rows x cols floats, row-major, read-only, finite).
 // Output:  y (rows x cols floats): y[r, c] = exp(x[r, c] - m_r) / sum over c' of
 //          exp(x[r, c'] - m_r), where m_r = max over c of x[r, c].
-// Launch:  THREADS (256) threads per block, one block per row (B = rows). Thread t holds,
-//          when cols is a multiple of 4, the float4s t, t + T, t + 2T, t + 3T of the row
-//          (columns 4t .. 4t + 3, ...: every warp load and store moves 512 consecutive
-//          bytes with 16-byte accesses); otherwise the columns t, t + T, ..., t + 15T.
-//          Columns from THREADS * HELD on (rows longer than 4096) are read again from memory
-//          for the sum and the output, columns t + 4096, t + 4096 + T, ...
+// Launch:  THREADS (256) threads per block, one block per row (B = rows). The row is cut in
+//          slots of W columns, W = 4 when cols is a multiple of 4 (float4s: every warp load
+//          and store moves 512 consecutive bytes with 16-byte accesses), else 1; thread t
+//          has the slots t, t + T, t + 2T, ... and holds the values of its first HELD / W
+//          in registers. Slots past those (rows longer than THREADS * HELD = 4096 columns)
+//          are read again from memory for the sum and the output.
 // The sums are in a fixed order (each thread's values in order, then the block's warps in
 // order), so the result is the same on every run.
 // Variants: `prism build -D THREADS=128 -D HELD=32` (any multiple of 32 threads, HELD a
@@ -47,132 +47,145 @@ extern "C" __global__ void __launch_bounds__(256) softmax_rows_block(int rows,
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(1024) unsigned char prism_smem[256];
-    const int r = prism_bid;  // line 30
+    const int r = prism_bid;  // line 29
     {  // partition `y` as `y_row` at block[1]
         {  // group(block[1])
-            const int t = prism_tid;  // line 33
-            const bool vec = cols % 4 == 0;  // line 34
-            const int row = prism_mul(r, cols);  // line 35
-            // The column of the thread's held value k: float4s t, t + T, ... (16-byte
-            // loads), or columns t, t + T, ...
-            int at[16] = {};  // line 38
-            {  // group(thread[1])
-                for (int k = 0; k < 16; k += 1) {
-                    int t20 = {};
-                    if (vec) {
-                        t20 = (t + k / 4 * 256) * 4 + k % 4;  // line 41
-                    } else {
-                        t20 = t + k * 256;
-                    }
-                    at[k] = t20;
-                }
+            const int t = prism_tid;  // line 32
+            const bool vec = cols % 4 == 0;  // line 33
+            int t14 = {};
+            // Columns per slot, and the thread's slots: q < slots, slot q at column
+            // (t + q * THREADS) * width.
+            if (vec) {
+                t14 = 4;  // line 36
+            } else {
+                t14 = 1;
             }
-            float v[16] = {};  // line 42
+            const int width = t14;
+            const int slots = prism_sub(prism_add(prism_sub(prism_div(cols, width), t), 256), 1) / 256;  // line 37
+            const int row = prism_mul(r, cols);  // line 38
+            // The values of the held slots, slot q's at v[q * width ..], and how many.
+            float v[16] = {};  // line 40
+            const int held = prism_mul(slots, width);  // line 41
             // Every thread has column 0's value to start from.
-            float m = x[row];  // line 44
+            float m = x[row];  // line 43
+            float w[4] = {};  // line 44
             {  // group(thread[1])
-                for (int q = 0; q < 4; q += 1) {
-                    if (vec) {  // line 47
-                        if (at[4 * q] < cols) {  // line 48
-                            const int t46 = 4 * q;  // line 49
-                            const prism_vec<float, 4> prism_v57 = *(const prism_vec<float, 4>*)&x[prism_add(row, at[4 * q])];
-                            const float t57 = prism_v57.v[0];
-                            const float t58 = prism_v57.v[1];
-                            const float t59 = prism_v57.v[2];
-                            const float t60 = prism_v57.v[3];
-                            v[t46] = t57;
-                            v[t46 + 1] = t58;
-                            v[t46 + 2] = t59;
-                            v[t46 + 3] = t60;
+                if (vec) {  // line 46
+                    for (int q = 0; q < 4; q += 1) {
+                        if (q < slots) {  // line 48
+                            const int t39 = 4 * q;  // line 49
+                            const prism_vec<float, 4> prism_v52 = *(const prism_vec<float, 4>*)&x[prism_add(row, (t + q * 256) * 4)];
+                            const float t52 = prism_v52.v[0];
+                            const float t53 = prism_v52.v[1];
+                            const float t54 = prism_v52.v[2];
+                            const float t55 = prism_v52.v[3];
+                            v[t39] = t52;
+                            v[t39 + 1] = t53;
+                            v[t39 + 2] = t54;
+                            v[t39 + 3] = t55;
                             for (int e = 0; e < 4; e += 1) {
                                 m = fmaxf(m, v[4 * q + e]);  // line 51
                             }
                         }
-                    } else {
+                    }
+                    for (int q_1 = 4; q_1 < slots; q_1 += 1) {
+                        const prism_vec<float, 4> prism_v83 = *(const prism_vec<float, 4>*)&x[prism_add(row, prism_mul(t + q_1 * 256, 4))];  // line 53
+                        const float t83 = prism_v83.v[0];
+                        const float t84 = prism_v83.v[1];
+                        const float t85 = prism_v83.v[2];
+                        const float t86 = prism_v83.v[3];
+                        w[0] = t83;
+                        w[1] = t84;
+                        w[2] = t85;
+                        w[3] = t86;
                         for (int e = 0; e < 4; e += 1) {
-                            if (at[4 * q + e] < cols) {  // line 54
-                                v[4 * q + e] = x[prism_add(row, at[4 * q + e])];  // line 55
-                                m = fmaxf(m, v[4 * q + e]);  // line 56
-                            }
+                            m = fmaxf(m, w[e]);  // line 55
                         }
                     }
-                }
-                for (int c = 4096 + t; c < cols; c += 256) {
-                    m = fmaxf(m, x[(long long)row + c]);  // line 58
-                }
-            }
-            const float row_max = prism_std_block_block_max_float_(prism_tid, prism_bid, prism_smem, m);  // line 59
-            float s = 0.0f;  // line 60
-            {  // group(thread[1])
-                for (int k = 0; k < 16; k += 1) {
-                    if (at[k] < cols) {  // line 63
-                        v[k] = expf(v[k] - row_max);  // line 64
-                        s = s + v[k];  // line 65
+                } else {
+                    for (int k = 0; k < 16; k += 1) {
+                        if (k < slots) {  // line 58
+                            v[k] = x[prism_add(prism_add(row, t), k * 256)];  // line 59
+                            m = fmaxf(m, v[k]);  // line 60
+                        }
+                    }
+                    for (int q = 16; q < slots; q += 1) {
+                        m = fmaxf(m, x[prism_add(prism_add(row, t), q * 256)]);  // line 62
                     }
                 }
-                for (int c = 4096 + t; c < cols; c += 256) {
-                    s = s + expf(x[(long long)row + c] - row_max);  // line 67
+            }
+            const float row_max = prism_std_block_block_max_float_(prism_tid, prism_bid, prism_smem, m);  // line 63
+            float s = 0.0f;  // line 64
+            {  // group(thread[1])
+                for (int k = 0; k < 16; k += 1) {
+                    if (k < held) {  // line 67
+                        v[k] = expf(v[k] - row_max);  // line 68
+                        s = s + v[k];  // line 69
+                    }
+                }
+                if (vec) {  // line 70
+                    for (int q = 4; q < slots; q += 1) {
+                        const prism_vec<float, 4> prism_v148 = *(const prism_vec<float, 4>*)&x[prism_add(row, prism_mul(t + q * 256, 4))];  // line 72
+                        const float t148 = prism_v148.v[0];
+                        const float t149 = prism_v148.v[1];
+                        const float t150 = prism_v148.v[2];
+                        const float t151 = prism_v148.v[3];
+                        w[0] = t148;
+                        w[1] = t149;
+                        w[2] = t150;
+                        w[3] = t151;
+                        for (int e = 0; e < 4; e += 1) {
+                            s = s + expf(w[e] - row_max);  // line 74
+                        }
+                    }
+                } else {
+                    for (int q = 16; q < slots; q += 1) {
+                        s = s + expf(x[prism_add(prism_add(row, t), q * 256)] - row_max);  // line 77
+                    }
                 }
             }
-            const float row_sum = prism_std_block_block_sum_float_(prism_tid, prism_bid, prism_smem, s);  // line 68
-            const float inv = 1.0f / row_sum;  // line 69
-            int t133 = {};
-            // The thread's columns, one view for all of them (views that change from pass
-            // to pass would each need the block's barrier): `[q, e]` is column
-            // (t + qT) * 4 + e of its held float4s, or t + qT for held columns one by one,
-            // and `[HELD + p, 0]` is column CAP + t + pT past the held ones. The function is
-            // offset in its last index, so a held float4 is stored with one 16-byte store.
-            // (The stride is a value, not `4 if vec else 1` inside the function: a select
-            // on `vec` in the loop past the held columns makes nvcc unswitch that loop.)
-            if (vec) {
-                t133 = 4;  // line 77
-            } else {
-                t133 = 1;
-            }
-            const int stride = t133;
+            const float row_sum = prism_std_block_block_sum_float_(prism_tid, prism_bid, prism_smem, s);  // line 78
+            const float inv = 1.0f / row_sum;  // line 79
+            // The thread's slots, one view for all of them (views that change from pass to
+            // pass would each need the block's barrier): `[q, e]` is column e of slot q. The
+            // function is offset in its last index, so a float4 slot is stored with one
+            // 16-byte store.
             {  // partition `y_row` as `y_t` at thread[1]
                 {  // group(thread[1])
-                    if (vec) {  // line 81
+                    if (vec) {  // line 86
                         for (int q = 0; q < 4; q += 1) {
-                            if (at[4 * q] < cols) {  // line 83
+                            if (q < slots) {  // line 88
                                 for (int e = 0; e < 4; e += 1) {
-                                    v[4 * q + e] = v[4 * q + e] * inv;  // line 85
+                                    v[4 * q + e] = v[4 * q + e] * inv;  // line 90
                                 }
-                                int t161 = {};
-                                if (q < 16) {
-                                    t161 = prism_mul(t + q * 256, stride);  // line 78
-                                } else {
-                                    t161 = prism_add(4096 + t, prism_mul(q - 16, 256));
-                                }
-                                const int t177 = 4 * q;  // line 86
-                                *(prism_vec<float, 4>*)&y[prism_add(prism_mul(r, cols), t161)] = prism_vec<float, 4>{{v[t177], v[t177 + 1], v[t177 + 2], v[t177 + 3]}};
+                                const int t204 = 4 * q;  // line 91
+                                *(prism_vec<float, 4>*)&y[prism_add(prism_mul(r, cols), prism_mul(t + q * 256, width))] = prism_vec<float, 4>{{v[t204], v[t204 + 1], v[t204 + 2], v[t204 + 3]}};
                             }
+                        }
+                        for (int q_1 = 4; q_1 < slots; q_1 += 1) {
+                            const prism_vec<float, 4> prism_v232 = *(const prism_vec<float, 4>*)&x[prism_add(row, prism_mul(t + q_1 * 256, 4))];  // line 93
+                            const float t232 = prism_v232.v[0];
+                            const float t233 = prism_v232.v[1];
+                            const float t234 = prism_v232.v[2];
+                            const float t235 = prism_v232.v[3];
+                            w[0] = t232;
+                            w[1] = t233;
+                            w[2] = t234;
+                            w[3] = t235;
+                            for (int e = 0; e < 4; e += 1) {
+                                w[e] = expf(w[e] - row_max) * inv;  // line 95
+                            }
+                            *(prism_vec<float, 4>*)&y[prism_add(prism_mul(r, cols), prism_mul(t + q_1 * 256, width))] = prism_vec<float, 4>{{w[0], w[1], w[2], w[3]}};  // line 96
                         }
                     } else {
                         for (int k = 0; k < 16; k += 1) {
-                            if (at[k] < cols) {  // line 89
-                                int t198 = {};
-                                if (k < 16) {
-                                    t198 = prism_mul(t + k * 256, stride);  // line 78
-                                } else {
-                                    t198 = prism_add(4096 + t, prism_mul(k - 16, 256));
-                                }
-                                y[prism_add(prism_mul(r, cols), t198)] = v[k] * inv;  // line 90
+                            if (k < slots) {  // line 99
+                                y[prism_add(prism_mul(r, cols), prism_mul(t + k * 256, width))] = v[k] * inv;  // line 100
                             }
                         }
-                    }
-                    // Past the held columns, the view's index counts from HELD (a range
-                    // loop's counter, which nvcc knows does not wrap: `q < HELD` folds).
-                    const int tail = prism_sub(prism_add(prism_sub(prism_sub(cols, 4096), t), 256), 1) / 256;  // line 93
-                    for (int j = 16; j < 16 + tail; j += 1) {
-                        const int c = prism_add(4096 + t, (j - 16) * 256);  // line 95
-                        int t242 = {};
-                        if (j < 16) {
-                            t242 = prism_mul(prism_add(t, prism_mul(j, 256)), stride);  // line 78
-                        } else {
-                            t242 = prism_add(4096 + t, (j - 16) * 256);
+                        for (int q = 16; q < slots; q += 1) {
+                            y[prism_add(prism_mul(r, cols), prism_mul(t + q * 256, width))] = expf(x[prism_add(prism_add(row, t), q * 256)] - row_max) * inv;  // line 102
                         }
-                        y[prism_add(prism_mul(r, cols), t242)] = expf(x[prism_add(row, c)] - row_max) * inv;  // line 96
                     }
                 }
             }
