@@ -147,12 +147,43 @@ pub fn atomic_apply(op: u8, ty: Scalar, old: u64, v: u64) -> u64 {
 /// `min(a, b)` or `max(a, b)`; for floats a NaN operand gives the other (CUDA's `fminf`).
 fn min_max(max: bool, ty: Scalar, a: u64, b: u64) -> u64 {
     if ty.is_float() {
+        // PTX's `max`/`min` (IEEE 754-2019 maximumNumber/minimumNumber): a NaN operand is
+        // ignored, two NaNs give the canonical NaN, and -0 is below +0. Every case is
+        // decided here, not by `f64::max`, which may return either zero and any NaN's bits
+        // depending on how the compiler vectorised the loop around it.
         let (x, y) = (to_f64(ty, a), to_f64(ty, b));
-        // Converting through f64 is exact for every float type.
-        return from_f64(ty, if max { x.max(y) } else { x.min(y) });
+        return match (x.is_nan(), y.is_nan()) {
+            (true, true) => canonical_nan(ty),
+            (true, false) => b,
+            (false, true) => a,
+            // Equal values have equal bits except for zeros of both signs.
+            _ if x == y => {
+                if x.is_sign_negative() == max {
+                    b
+                } else {
+                    a
+                }
+            }
+            _ => {
+                if (x > y) == max {
+                    a
+                } else {
+                    b
+                }
+            }
+        };
     }
     let less = if ty.is_signed_int() { (a as i64) < (b as i64) } else { a < b };
     if less == max { b } else { a }
+}
+
+/// The NaN PTX's floating-point instructions return (all payload bits set, sign clear).
+fn canonical_nan(ty: Scalar) -> u64 {
+    match ty.size() {
+        2 => 0x7FFF,
+        4 => 0x7FFF_FFFF,
+        _ => 0x7FFF_FFFF_FFFF_FFFF,
+    }
 }
 
 /// A pure math intrinsic, resolved from its name once when the interpreter compiles the IR
@@ -299,6 +330,21 @@ pub fn fma_f32_lanes(x: &[u64; 32], y: &[u64; 32], z: &[u64; 32]) -> [u64; 32] {
         return std::array::from_fn(|l| fma_f32(g(x[l]), g(y[l]), g(z[l])).to_bits() as u64);
     }
     sum.map(|s| (s as f32).to_bits() as u64)
+}
+
+/// [`math`] over the 32 lanes of a warp for the `float` functions a softmax applies per
+/// element (`max`, `min`, `exp`): the same computation lane by lane, without matching the
+/// function and the type per lane. `None` for the other functions.
+#[inline]
+pub fn math_f32_lanes(f: MathFn, a: &[u64; 32], b: &[u64; 32]) -> Option<[u64; 32]> {
+    match f {
+        MathFn::Max | MathFn::Min => {
+            let max = f == MathFn::Max;
+            Some(std::array::from_fn(|l| min_max(max, Scalar::F32, a[l], b[l])))
+        }
+        MathFn::Exp => Some(std::array::from_fn(|l| f32::from_bits(a[l] as u32).exp().to_bits() as u64)),
+        _ => None,
+    }
 }
 
 /// A pure math intrinsic applied to `args` (of type `arg_ty`); the result has type `ty`.
@@ -598,6 +644,73 @@ mod tests {
         for sig in TABLE.iter().filter(|s| s.family == Family::Math) {
             assert_ne!(MathFn::from_name(sig.name), MathFn::Other, "`{}`", sig.name);
         }
+    }
+
+    /// The whole-warp path computes what `math` computes lane by lane, bit for bit, on
+    /// the values where `max`, `min` and `exp` are delicate: NaNs (quiet, signalling, with
+    /// payloads), zeros of both signs against each other, infinities, subnormals, the
+    /// largest finite values and values where `exp` overflows or underflows.
+    #[test]
+    fn whole_warp_math_is_lane_math() {
+        let specials: [u32; 16] = [
+            0x7FC0_0000,
+            0xFFC0_0001,
+            0x7F80_0001,
+            0x0000_0000,
+            0x8000_0000,
+            0x7F80_0000,
+            0xFF80_0000,
+            0x0000_0001,
+            0x8070_0000,
+            0x7F7F_FFFF,
+            0xFF7F_FFFF,
+            0x42B2_0000,
+            0xC2D0_0000,
+            0x3F80_0000,
+            0xBF80_0000,
+            0x3380_0000,
+        ];
+        for f in [MathFn::Max, MathFn::Min, MathFn::Exp] {
+            for shift in 0..16 {
+                let a: [u64; 32] = std::array::from_fn(|l| u64::from(specials[l % 16]));
+                let b: [u64; 32] = std::array::from_fn(|l| u64::from(specials[(l / 2 + shift) % 16]));
+                let got = math_f32_lanes(f, &a, &b).expect("a whole-warp function");
+                for l in 0..32 {
+                    let want = math(f, Scalar::F32, Scalar::F32, &[a[l], b[l]]);
+                    assert_eq!(got[l], want, "{f:?} of {:#x}, {:#x}", a[l], b[l]);
+                }
+            }
+        }
+        assert!(math_f32_lanes(MathFn::Sqrt, &[0; 32], &[0; 32]).is_none());
+    }
+
+    /// `max`/`min` on floats as PTX defines them, for every float type: a NaN operand is
+    /// ignored, two NaNs give the canonical NaN, and -0 is below +0 in either order.
+    #[test]
+    fn float_min_max_is_ptx_min_max() {
+        let f = |x: f32| u64::from(x.to_bits());
+        let nan = f(f32::NAN);
+        for (max, a, b, want) in [
+            (true, nan, f(1.5), f(1.5)),
+            (true, f(1.5), nan, f(1.5)),
+            (false, nan, f(-2.0), f(-2.0)),
+            (true, nan, nan | 1, 0x7FFF_FFFF),
+            (false, nan, nan, 0x7FFF_FFFF),
+            (true, f(-0.0), f(0.0), f(0.0)),
+            (true, f(0.0), f(-0.0), f(0.0)),
+            (false, f(-0.0), f(0.0), f(-0.0)),
+            (false, f(0.0), f(-0.0), f(-0.0)),
+            (true, f(-3.0), f(2.0), f(2.0)),
+            (false, f(-3.0), f(2.0), f(-3.0)),
+            (true, f(f32::NEG_INFINITY), f(f32::MIN), f(f32::MIN)),
+        ] {
+            assert_eq!(min_max(max, Scalar::F32, a, b), want, "max {max}: {a:#x}, {b:#x}");
+        }
+        assert_eq!(min_max(true, Scalar::F64, f64::NAN.to_bits(), f64::NAN.to_bits()), 0x7FFF_FFFF_FFFF_FFFF);
+        assert_eq!(min_max(true, Scalar::F64, (-0f64).to_bits(), 0), 0);
+        let h = |x: f64| from_f64(Scalar::F16, x);
+        assert_eq!(min_max(false, Scalar::F16, h(0.0), h(-0.0)), h(-0.0));
+        assert_eq!(min_max(true, Scalar::BF16, 0x7FC1, 0x7FC2), 0x7FFF);
     }
 
     #[test]

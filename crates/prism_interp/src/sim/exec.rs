@@ -1643,12 +1643,22 @@ impl<'a> BlockSim<'a> {
                         Intr::Nop => {}
                         Intr::Math { f: which, ty, dst, args, arg_ty } => {
                             let d = *dst as usize * 32;
-                            let mut vals = [0u64; 3];
-                            for l in lanes_of(mask) {
-                                for (k, a) in args.iter().enumerate() {
-                                    vals[k] = fr.regs[*a as usize * 32 + l];
+                            let whole = (mask == FULL && *ty == Scalar::F32 && *arg_ty == Scalar::F32)
+                                .then(|| {
+                                    let a = fr.regs.src(args[0]);
+                                    ops::math_f32_lanes(*which, a, args.get(1).map_or(a, |&r| fr.regs.src(r)))
+                                })
+                                .flatten();
+                            if let Some(out) = whole {
+                                *fr.regs.dst(*dst) = out;
+                            } else {
+                                let mut vals = [0u64; 3];
+                                for l in lanes_of(mask) {
+                                    for (k, a) in args.iter().enumerate() {
+                                        vals[k] = fr.regs[*a as usize * 32 + l];
+                                    }
+                                    fr.regs[d + l] = ops::math(*which, *ty, *arg_ty, &vals[..args.len()]);
                                 }
-                                fr.regs[d + l] = ops::math(*which, *ty, *arg_ty, &vals[..args.len()]);
                             }
                         }
                     },
