@@ -896,10 +896,10 @@ impl Gen {
             // sum's total goes to a one-item shared array or element 0 of a phase array.
             36 => {
                 self.imports.insert(
-                    "from prism.std.block import block_sum, block_reduce, block_inclusive_sum, block_exclusive_sum"
+                    "from prism.std.block import block_sum, block_max, block_min, block_reduce, block_inclusive_sum, block_exclusive_sum"
                         .into(),
                 );
-                let choice = self.rng.below(4);
+                let choice = self.rng.below(5);
                 let total = if choice == 3 {
                     if self.rng.chance(50) {
                         put(&mut self.out, d, &format!("tx{id} : shared(int[1]) @ block[1]"));
@@ -914,6 +914,7 @@ impl Gen {
                     0 => "block_sum(acc)".to_string(),
                     1 => format!("block_reduce[int, {}](acc)", ["op_add", "op_max"][self.rng.below(2)]),
                     2 => "block_inclusive_sum(acc)".to_string(),
+                    4 => ["block_max(acc)", "block_min(acc)"][self.rng.below(2)].to_string(),
                     _ => format!("block_exclusive_sum(acc, {total})"),
                 };
                 let at = self.place(cx, d, 0);
