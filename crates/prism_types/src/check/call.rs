@@ -593,31 +593,24 @@ impl Checker<'_> {
     /// view it narrows, which gets one linear index, is an offset. Returns the offending
     /// function's span.
     fn contiguous_view(&self, v: VarId) -> Result<(), Span> {
-        match &self.var(v).kind {
-            VarKind::View { parent, how: tir::ViewKind::Partition(l) } => {
-                if offset_in_last(l) {
-                    self.offset_view(*parent)
-                } else {
-                    Err(l.body.span)
-                }
-            }
-            VarKind::View { parent, .. } => self.contiguous_view(*parent),
-            _ => Ok(()),
-        }
+        self.offsets(v, true)
     }
 
     /// Whether memory name `v` is a pointer: a root, or views whose partitions all have
     /// offset indexing functions (`lambda i: e + i`). Returns the offending function's span.
     fn offset_view(&self, v: VarId) -> Result<(), Span> {
+        self.offsets(v, false)
+    }
+
+    /// The views from `v` to its root are offsets: in the last of several indices when
+    /// `several` (for `v` and views that pass its indices on), of one index otherwise.
+    fn offsets(&self, v: VarId, several: bool) -> Result<(), Span> {
         match &self.var(v).kind {
             VarKind::View { parent, how: tir::ViewKind::Partition(l) } => {
-                if is_offset_lambda(l) {
-                    self.offset_view(*parent)
-                } else {
-                    Err(l.body.span)
-                }
+                let ok = if several { offset_in_last(l) } else { is_offset_lambda(l) };
+                if ok { self.offsets(*parent, false) } else { Err(l.body.span) }
             }
-            VarKind::View { parent, .. } => self.offset_view(*parent),
+            VarKind::View { parent, .. } => self.offsets(*parent, several),
             _ => Ok(()),
         }
     }
