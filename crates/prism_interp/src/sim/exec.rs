@@ -497,19 +497,34 @@ impl<'a> BlockSim<'a> {
                         use prism_types::tir::RawIndex::*;
                         let d = *dst as usize * 32;
                         let block = self.block;
-                        each(mask, |l| {
-                            regs[d + l] = u64::from(match which {
-                                ThreadIdx => tid0 + l as u32,
-                                BlockIdx => block,
-                                BlockDim => s.block,
-                                GridDim => s.grid,
-                                // The coordinates the linear index stands for, `x + X (y + Y z)`.
-                                ThreadCoord(d) => coord(tid0 + l as u32, s.block_dims, *d),
-                                BlockCoord(d) => coord(block, s.grid_dims, *d),
-                                BlockExtent(d) => s.block_dims[usize::from(*d)],
-                                GridExtent(d) => s.grid_dims[usize::from(*d)],
-                            })
-                        });
+                        // Everything but a thread's own index is the same in every lane
+                        // (`block_dim()` is read in the body of most loops): one value.
+                        let same = match which {
+                            ThreadIdx | ThreadCoord(_) => None,
+                            BlockIdx => Some(block),
+                            BlockDim => Some(s.block),
+                            GridDim => Some(s.grid),
+                            BlockCoord(d) => Some(coord(block, s.grid_dims, *d)),
+                            BlockExtent(d) => Some(s.block_dims[usize::from(*d)]),
+                            GridExtent(d) => Some(s.grid_dims[usize::from(*d)]),
+                        };
+                        if let Some(v) = same {
+                            regs.put_uniform(*dst, mask, u64::from(v));
+                        } else {
+                            each(mask, |l| {
+                                regs[d + l] = u64::from(match which {
+                                    ThreadIdx => tid0 + l as u32,
+                                    BlockIdx => block,
+                                    BlockDim => s.block,
+                                    GridDim => s.grid,
+                                    // The coordinates the linear index stands for, `x + X (y + Y z)`.
+                                    ThreadCoord(d) => coord(tid0 + l as u32, s.block_dims, *d),
+                                    BlockCoord(d) => coord(block, s.grid_dims, *d),
+                                    BlockExtent(d) => s.block_dims[usize::from(*d)],
+                                    GridExtent(d) => s.grid_dims[usize::from(*d)],
+                                })
+                            });
+                        }
                     }
                     Op::SharedAddr { dst, offset, len } => {
                         // The dynamic array runs to the end of the block's shared memory,
