@@ -11,16 +11,26 @@
 
 // Each file carries the prelude; the second one's include guard keeps it from repeating.
 // With PRISM_SOFTMAX_BLOCK defined, PRISM_SOFTMAX is `49_softmax_rows_block` (one block of
-// 256 threads per row, the row held in registers) and the transpose is not run.
+// PRISM_SOFTMAX_THREADS threads per row, 256 unless a sweep variant says otherwise, the row
+// held in registers) and the transpose is not run. A variant of bench/gpu/variants.txt
+// passes its kernel as PRISM_KERNELS.
+#if defined(PRISM_KERNELS) && !defined(PRISM_SOFTMAX)
+#define PRISM_SOFTMAX PRISM_KERNELS
+#endif
 #ifndef PRISM_SOFTMAX_BLOCK
 #include PRISM_TRANSPOSE
 #endif
 #include PRISM_SOFTMAX
 
+#ifndef PRISM_SOFTMAX_THREADS
+#define PRISM_SOFTMAX_THREADS 256
+#endif
+#ifndef PRISM_SOFTMAX_LABEL
 #ifdef PRISM_SOFTMAX_BLOCK
 #define PRISM_SOFTMAX_LABEL "49_softmax_rows_block"
 #else
 #define PRISM_SOFTMAX_LABEL "20_softmax_rows_warp"
+#endif
 #endif
 
 int main(int argc, char** argv) {
@@ -73,8 +83,10 @@ int main(int argc, char** argv) {
         for (auto& v : x) v = 4.0f * rng.uniform();
         CHECK(cudaMemcpy(din, x.data(), n * 4, cudaMemcpyHostToDevice));
 #ifdef PRISM_SOFTMAX_BLOCK
-        // A block of 256 threads per row.
-        auto prism = [&] { CHECK(prism_launch_softmax_rows_block(unsigned(s.rows), 256, s.rows, s.cols, din, dout)); };
+        // A block per row.
+        auto prism = [&] {
+            CHECK(prism_launch_softmax_rows_block(unsigned(s.rows), PRISM_SOFTMAX_THREADS, s.rows, s.cols, din, dout));
+        };
 #else
         // 128 threads a block: four rows a block.
         const unsigned grid = unsigned((s.rows + 3) / 4);
