@@ -500,30 +500,24 @@ impl<'a> BlockSim<'a> {
                         // Everything but a thread's own index is the same in every lane
                         // (`block_dim()` is read in the body of most loops): one value.
                         let same = match which {
-                            ThreadIdx | ThreadCoord(_) => None,
+                            ThreadIdx => {
+                                each(mask, |l| regs[d + l] = u64::from(tid0 + l as u32));
+                                None
+                            }
+                            // The coordinates the linear index stands for, `x + X (y + Y z)`.
+                            ThreadCoord(c) => {
+                                each(mask, |l| regs[d + l] = u64::from(coord(tid0 + l as u32, s.block_dims, *c)));
+                                None
+                            }
                             BlockIdx => Some(block),
                             BlockDim => Some(s.block),
                             GridDim => Some(s.grid),
-                            BlockCoord(d) => Some(coord(block, s.grid_dims, *d)),
-                            BlockExtent(d) => Some(s.block_dims[usize::from(*d)]),
-                            GridExtent(d) => Some(s.grid_dims[usize::from(*d)]),
+                            BlockCoord(c) => Some(coord(block, s.grid_dims, *c)),
+                            BlockExtent(c) => Some(s.block_dims[usize::from(*c)]),
+                            GridExtent(c) => Some(s.grid_dims[usize::from(*c)]),
                         };
                         if let Some(v) = same {
                             regs.put_uniform(*dst, mask, u64::from(v));
-                        } else {
-                            each(mask, |l| {
-                                regs[d + l] = u64::from(match which {
-                                    ThreadIdx => tid0 + l as u32,
-                                    BlockIdx => block,
-                                    BlockDim => s.block,
-                                    GridDim => s.grid,
-                                    // The coordinates the linear index stands for, `x + X (y + Y z)`.
-                                    ThreadCoord(d) => coord(tid0 + l as u32, s.block_dims, *d),
-                                    BlockCoord(d) => coord(block, s.grid_dims, *d),
-                                    BlockExtent(d) => s.block_dims[usize::from(*d)],
-                                    GridExtent(d) => s.grid_dims[usize::from(*d)],
-                                })
-                            });
                         }
                     }
                     Op::SharedAddr { dst, offset, len } => {

@@ -747,11 +747,10 @@ impl Gen {
             24 if self.rng.chance(20) => {
                 put(&mut self.out, d, &format!("rotate({name}, {name}, {len})"));
             }
-            // A vector store of the thread's own block (its width at most the block), or, wider
-            // than the block, into the next thread's elements: trusted then.
-            // The same through a view of two indices (`lambda q, e: s(q) + e`): the thread's
-            // striped vectors `t, t + tb, ...` (disjoint), or a function not offset in its last
-            // index, which the checker must refuse (else the vectors overlap other threads').
+            // A vector store through a view of two indices (`lambda q, e: s(q) + e`): the
+            // thread's striped vectors `t, t + tb, ...` (disjoint), or a function not offset in
+            // its last index, which the checker must refuse (else the vectors overlap other
+            // threads').
             26 if len / tb >= 2 && self.rng.chance(40) => {
                 let k = len / tb;
                 let width = if k >= 4 && self.rng.chance(50) { 4 } else { 2 };
@@ -768,6 +767,8 @@ impl Gen {
                 put(&mut self.out, d + 2, &format!("vw{id}[{}] = acc + 1", self.rng.below(width as usize)));
                 put(&mut self.out, d + 2, &format!("store_vec(vv{id}[{q}, 0], vw{id}[0], {width})"));
             }
+            // A vector store of the thread's own block (its width at most the block), or, wider
+            // than the block, into the next thread's elements: trusted then.
             26 if len / tb >= 2 => {
                 let k = len / tb;
                 let width = if self.rng.chance(25) { (2 * k).min(4) } else { k.min(4) };
