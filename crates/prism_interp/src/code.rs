@@ -200,6 +200,11 @@ pub enum Op {
     /// every register they read holds one value in all lanes ([`Latch`]); otherwise this op
     /// is the step.
     Latch(Box<Latch>),
+    /// `dst = src` for each pair, in order (no destination is a source: the destinations of
+    /// an entry are the inlined body's registers, its sources the caller's): the entry
+    /// (argument copies) or the return (result copy) of an inlined call ([`Leaf`]), one op
+    /// each as the call and the return it stands for were.
+    Moves { moves: Box<[(R, R)]> },
     /// Calls `func`.
     Call { func: u32, args: Box<[R]>, dst: Option<R>, smem_offset: u64 },
     /// Returns from the function.
@@ -375,6 +380,9 @@ pub struct OpInfo {
     pub code: Persp,
     /// Whether it is inside `with unsafe:` (no uniformity checks).
     pub in_unsafe: bool,
+    /// Whether it is the body of an inlined call ([`Leaf`]): reports place it as the
+    /// callee's code, not in the caller's loops.
+    pub inlined: bool,
 }
 
 /// One compiled function.
@@ -426,11 +434,135 @@ pub fn compile(p: &ir::Program) -> Code {
 /// Compiles every function of a program, with or without superinstructions and the
 /// interpreter's knowledge of uniform registers (`fuse`): the tests run both and compare.
 pub fn compile_with(p: &ir::Program, fuse: bool) -> Code {
-    Code { funcs: p.functions.iter().map(|f| compile_function(p, f, fuse)).collect(), fast: fuse }
+    // Leaves first: each function compiled on its own, kept when its code is straight-line
+    // register arithmetic that ends in its return ([`Leaf`]). With `fuse`, calls to them
+    // are then compiled inline.
+    let leaves: Vec<Option<Leaf>> = if fuse {
+        p.functions.iter().map(|f| Leaf::of(compile_function(p, f, &[], false))).collect()
+    } else {
+        Vec::new()
+    };
+    Code { funcs: p.functions.iter().map(|f| compile_function(p, f, &leaves, fuse)).collect(), fast: fuse }
+}
+
+/// A function whose calls the interpreter runs inline: its code is straight-line register
+/// arithmetic (constants, copies, unary and binary operations, fused multiply-adds,
+/// selects, conversions, thread and block indices, pure math functions) ending in its one
+/// return, and reads no register before writing it except its parameters. Such a call has
+/// no effect but its result, cannot diverge, wait or touch memory, and its frame would
+/// start as zeros that the body never reads, so running the body on registers of the
+/// caller's frame (after copying the arguments in, with the caller's lanes) computes the
+/// same values as the call, without a frame, a reconvergence record and two dispatches
+/// through the scheduler. Small index helpers (`exchange_slot`, a status word's packing)
+/// are a tenth of the ops a look-back scan runs, and each was a call.
+#[derive(Clone, Debug)]
+pub struct Leaf {
+    /// The body, without its return and end.
+    body: Vec<Op>,
+    info: Vec<OpInfo>,
+    params: Vec<R>,
+    /// The register the return reads, if it returns a value, and the return's own
+    /// information (its span).
+    ret: Option<R>,
+    ret_info: OpInfo,
+    nregs: usize,
+}
+
+impl Leaf {
+    fn of(c: FuncCode) -> Option<Leaf> {
+        let ret = leaf_return(&c.ops, &c.params, c.nregs)?;
+        let n = c.ops.len();
+        Some(Leaf {
+            body: c.ops[..n - 2].to_vec(),
+            info: c.info[..n - 2].to_vec(),
+            params: c.params,
+            ret,
+            ret_info: c.info[n - 2],
+            nregs: c.nregs,
+        })
+    }
+}
+
+/// Whether `ops` (of a function of `nregs` registers with parameters `params`) are a
+/// [`Leaf`]'s: ops that [`leaf_regs`] admits, each reading only parameters and registers
+/// written before it, then one return of such a register (or of nothing) and the end.
+/// `Some` of what the return reads.
+fn leaf_return(ops: &[Op], params: &[R], nregs: usize) -> Option<Option<R>> {
+    let n = ops.len();
+    if n < 2 || !matches!(ops[n - 1], Op::End) {
+        return None;
+    }
+    let Op::Ret { value: ret } = ops[n - 2] else { return None };
+    let mut written = vec![false; nregs];
+    for &p in params {
+        written[p as usize] = true;
+    }
+    for op in &ops[..n - 2] {
+        let (dst, srcs) = leaf_regs(op)?;
+        if srcs.iter().any(|&r| !written[r as usize]) {
+            return None;
+        }
+        written[dst as usize] = true;
+    }
+    if ret.is_some_and(|r| !written[r as usize]) {
+        return None;
+    }
+    Some(ret)
+}
+
+/// The register an op of a [`Leaf`] writes and those it reads; `None` for every op that
+/// may not appear in one.
+fn leaf_regs(op: &Op) -> Option<(R, Vec<R>)> {
+    Some(match op {
+        Op::Const { dst, .. } | Op::Raw { dst, .. } | Op::RelId { dst, .. } => (*dst, vec![]),
+        Op::Copy { dst, src } => (*dst, vec![*src]),
+        Op::Un { dst, a, .. } | Op::Cast { dst, a, .. } => (*dst, vec![*a]),
+        Op::Bin { dst, a, b, .. } => (*dst, vec![*a, *b]),
+        Op::Fma { dst, a, b, c, .. } => (*dst, vec![*a, *b, *c]),
+        Op::Select { dst, c, a, b } => (*dst, vec![*c, *a, *b]),
+        Op::Intr(i) => match &**i {
+            Intr::Math { dst, args, .. } => (*dst, args.clone()),
+            _ => return None,
+        },
+        _ => return None,
+    })
+}
+
+/// `op` of a [`Leaf`] with every register `r` renamed `base + r`.
+fn leaf_op_at(op: &Op, base: R) -> Op {
+    let m = |r: &R| r + base;
+    match op {
+        Op::Const { dst, bits } => Op::Const { dst: m(dst), bits: *bits },
+        Op::Raw { dst, which } => Op::Raw { dst: m(dst), which: *which },
+        Op::RelId { dst, code, target } => Op::RelId { dst: m(dst), code: *code, target: *target },
+        Op::Copy { dst, src } => Op::Copy { dst: m(dst), src: m(src) },
+        Op::Un { dst, op, ty, a } => Op::Un { dst: m(dst), op: *op, ty: *ty, a: m(a) },
+        Op::Cast { dst, from, to, a } => Op::Cast { dst: m(dst), from: *from, to: *to, a: m(a) },
+        Op::Bin { dst, op, ty, a, b, b_ty } => Op::Bin { dst: m(dst), op: *op, ty: *ty, a: m(a), b: m(b), b_ty: *b_ty },
+        Op::Fma { dst, ty, a, b, c } => Op::Fma { dst: m(dst), ty: *ty, a: m(a), b: m(b), c: m(c) },
+        Op::Select { dst, c, a, b } => Op::Select { dst: m(dst), c: m(c), a: m(a), b: m(b) },
+        Op::Intr(i) => match &**i {
+            Intr::Math { f, ty, dst, args, arg_ty } => Op::Intr(Box::new(Intr::Math {
+                f: *f,
+                ty: *ty,
+                dst: m(dst),
+                args: args.iter().map(m).collect(),
+                arg_ty: *arg_ty,
+            })),
+            _ => unreachable!("`leaf_regs` admits no other intrinsic"),
+        },
+        _ => unreachable!("`leaf_regs` admits no other op"),
+    }
 }
 
 struct Cx<'a> {
     f: &'a ir::Function,
+    /// The functions whose calls run inline, by function id (empty: none).
+    leaves: &'a [Option<Leaf>],
+    /// The first of the scratch registers inlined calls run on, and how many there are:
+    /// every inlined body uses the same ones (a leaf calls nothing, so no two are live at
+    /// once; fragments of a warp that run two of them at once run disjoint lanes).
+    inline_regs: Option<(R, usize)>,
     ops: Vec<Op>,
     info: Vec<OpInfo>,
     /// Enclosing loops: (latch pc placeholders to patch, exit pc placeholders).
@@ -447,7 +579,7 @@ struct LoopCx {
     breaks: Vec<usize>,
 }
 
-fn compile_function(_p: &ir::Program, f: &ir::Function, fuse: bool) -> FuncCode {
+fn compile_function(_p: &ir::Program, f: &ir::Function, leaves: &[Option<Leaf>], fuse: bool) -> FuncCode {
     let mut defs: std::collections::HashMap<Reg, (u32, Option<i128>)> = std::collections::HashMap::new();
     f.body.walk(&mut |k| {
         for d in k.defs() {
@@ -459,7 +591,17 @@ fn compile_function(_p: &ir::Program, f: &ir::Function, fuse: bool) -> FuncCode 
         }
     });
     let consts = defs.into_iter().filter_map(|(r, (n, v))| if n == 1 { v.map(|v| (r, v)) } else { None }).collect();
-    let mut cx = Cx { f, ops: Vec::new(), info: Vec::new(), loops: Vec::new(), unsafe_depth: 0, scratch: 0, consts };
+    let mut cx = Cx {
+        f,
+        leaves,
+        inline_regs: None,
+        ops: Vec::new(),
+        info: Vec::new(),
+        loops: Vec::new(),
+        unsafe_depth: 0,
+        scratch: 0,
+        consts,
+    };
     cx.block(&f.body, f.entry);
     cx.push(Op::End, f.span, f.entry);
     if fuse {
@@ -491,7 +633,7 @@ impl Cx<'_> {
 
     fn push(&mut self, op: Op, span: Span, code: Persp) -> usize {
         self.ops.push(op);
-        self.info.push(OpInfo { span, code, in_unsafe: self.unsafe_depth > 0 });
+        self.info.push(OpInfo { span, code, in_unsafe: self.unsafe_depth > 0, inlined: false });
         self.ops.len() - 1
     }
 
@@ -631,6 +773,39 @@ impl Cx<'_> {
             K::LocalStore { local, index, value } => {
                 let index_ty = self.scalar(*index);
                 self.push(Op::LocalStore { local: local.0, index: index.0, index_ty, value: value.0 }, span, code);
+            }
+            K::Call { dst, func, args, .. } if self.leaves.get(func.0 as usize).is_some_and(Option::is_some) => {
+                let leaf = self.leaves[func.0 as usize].as_ref().expect("checked above");
+                let base = match self.inline_regs {
+                    Some((base, n)) if n >= leaf.nregs => base,
+                    _ => {
+                        let base = self.scratch();
+                        for _ in 1..leaf.nregs {
+                            self.scratch();
+                        }
+                        self.inline_regs = Some((base, leaf.nregs));
+                        base
+                    }
+                };
+                // As many ops as the call ran (the call, the body, the return), so that
+                // fuel and the scheduler's slices count the same steps either way.
+                let moves = leaf.params.iter().zip(args).map(|(p, a)| (base + p, a.0)).collect();
+                self.push(Op::Moves { moves }, span, code);
+                let inlined = |info: &OpInfo| OpInfo {
+                    in_unsafe: info.in_unsafe || self.unsafe_depth > 0,
+                    inlined: true,
+                    ..*info
+                };
+                for (op, info) in leaf.body.iter().zip(&leaf.info) {
+                    self.ops.push(leaf_op_at(op, base));
+                    self.info.push(inlined(info));
+                }
+                let ret = match (dst, leaf.ret) {
+                    (Some(d), Some(r)) => vec![(d.0, base + r)],
+                    _ => Vec::new(),
+                };
+                self.ops.push(Op::Moves { moves: ret.into_boxed_slice() });
+                self.info.push(inlined(&leaf.ret_info));
             }
             K::Call { dst, func, args, smem_offset, .. } => {
                 let op = Op::Call {
@@ -1118,6 +1293,7 @@ pub fn func_id(i: u32) -> FuncId {
 #[cfg(test)]
 mod tests {
     use super::{BinOp, Op, fuse_latches, fuse_local_fma};
+    use prism_types::perspective::Persp;
     use prism_types::ty::Scalar;
 
     fn load(dst: u32, local: u32, index: u32) -> Op {
@@ -1138,6 +1314,36 @@ mod tests {
             Op::LocalFma(f) => Some(f.loads.len()),
             _ => None,
         }
+    }
+
+    #[test]
+    fn leaves_are_straight_line_register_code_that_writes_before_it_reads() {
+        use super::leaf_return;
+        let bin = |dst, a, b| Op::Bin { dst, op: BinOp::Add, ty: Scalar::I32, a, b, b_ty: Scalar::I32 };
+        let ret = |value| Op::Ret { value };
+        // `r2 = r0 + r1; r3 = 7; r4 = r2 + r3; return r4` with parameters r0 and r1.
+        let body = [bin(2, 0, 1), Op::Const { dst: 3, bits: 7 }, bin(4, 2, 3)];
+        let with = |tail: &[Op]| body.iter().chain(tail).cloned().collect::<Vec<Op>>();
+        assert_eq!(leaf_return(&with(&[ret(Some(4)), Op::End]), &[0, 1], 5), Some(Some(4)));
+        assert_eq!(leaf_return(&with(&[ret(None), Op::End]), &[0, 1], 5), Some(None));
+        // A register read before anything wrote it (its frame's zero), in the body or by
+        // the return.
+        assert_eq!(leaf_return(&with(&[ret(Some(4)), Op::End]), &[0], 5), None);
+        assert_eq!(leaf_return(&[bin(2, 0, 0), ret(Some(3)), Op::End], &[0], 5), None);
+        // Memory, control flow, calls and checks are not a leaf's; nor is a missing return
+        // or one before the end.
+        let load = Op::Load { dst: 2, ty: Scalar::I32, ptr: 0, index: 1, index_ty: Scalar::I32, access: 0 };
+        for op in [
+            load,
+            Op::Jump { target: 3 },
+            Op::Call { func: 0, args: Box::new([0]), dst: Some(2), smem_offset: 0 },
+            Op::AssertUniform { reg: 0, persp: Persp::THREAD, ty: Scalar::I32 },
+            Op::Barrier { scope: Persp::THREAD, order: true },
+        ] {
+            assert_eq!(leaf_return(&[op, ret(Some(0)), Op::End], &[0, 1], 5), None);
+        }
+        assert_eq!(leaf_return(&with(&[Op::End]), &[0, 1], 5), None);
+        assert_eq!(leaf_return(&[ret(Some(0)), bin(2, 0, 1), Op::End], &[0, 1], 5), None);
     }
 
     #[test]

@@ -262,6 +262,12 @@ impl Module {
             .count()
     }
 
+    /// How many calls the interpreter runs inline (`code::Leaf`): each has an entry and a
+    /// return op.
+    pub fn inlined_calls(&self) -> usize {
+        self.code.funcs.iter().flat_map(|f| &f.ops).filter(|op| matches!(op, code::Op::Moves { .. })).count() / 2
+    }
+
     /// The kernels.
     pub fn kernels(&self) -> Vec<KernelInfo> {
         self.ir

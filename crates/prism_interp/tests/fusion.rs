@@ -465,3 +465,113 @@ fn corpus_kernels_run_the_same_fused_and_unfused() {
     }
     assert!(compared > 50 && fused_kernels >= 4, "{compared} kernels compared, {fused_kernels} with superinstructions");
 }
+
+/// Calls the interpreter runs inline (`code::Leaf`), written to make the inlined body do
+/// something the call would not: two leaves sharing the inlined registers on the two sides
+/// of a divergent branch (whose fragments interleave, under seeded schedules too), a leaf
+/// called with its own result, a division by zero inside a leaf (the report's span and
+/// thread), a leaf inside a loop (fuel running out inside the body), float math and a
+/// product the contraction rule fuses, and a leaf that reads the thread's index.
+const LEAVES: &str = r#"
+@prism("device")
+@requires(thread[1])
+def slot(i : int @ thread[1], d : int @ thread[1]) -> int @ thread[1]:
+    return i + i / d
+
+@prism("device")
+@requires(thread[1])
+def mix(a : int @ thread[1], b : int @ thread[1]) -> int @ thread[1]:
+    c : int @ thread[1] = a * 3
+    e : int @ thread[1] = c - b % 7
+    return e * c
+
+@prism("device")
+@requires(thread[1])
+def blend(x : float @ thread[1], y : float @ thread[1]) -> float @ thread[1]:
+    return max(x, y) * y + x
+
+@prism("device")
+@requires(thread[32])
+def lane() -> int @ thread[1]:
+    l : int @ thread[1] = id()
+    return l * 2
+
+@prism("global")
+@requires(block[1], thread[32])
+def divergent(X : ptr(int), s : int, d : int):
+    t : int @ thread[1] = id()
+    twice : int @ thread[1] = lane()
+    with partition(X, p=thread[1], f=lambda i: t * 4 + i) as x:
+        with group(thread[1]):
+            a : int = 0
+            b : int = 0
+            if t < s:
+                a = slot(t, d)
+                b = mix(t, a)
+            else:
+                a = mix(t + 1, d)
+                b = slot(mix(a, t), d)
+            k : int = 0
+            for i in range(s % 9):
+                k += slot(i + t, d) + mix(k, i)
+            x[0] = a
+            x[1] = b
+            x[2] = k
+            x[3] = twice
+
+@prism("global")
+@requires(block[1], thread[32])
+def floats(Y : ptr(float), s : int, d : int):
+    t : int @ thread[1] = id()
+    with partition(Y, p=thread[1], f=lambda i: t * 4 + i) as y:
+        with group(thread[1]):
+            u : float = y[0]
+            v : float = y[1]
+            if t % 3 == s % 3:
+                y[2] = blend(u, v)
+            else:
+                y[2] = blend(v, blend(u, v))
+            y[3] = blend(float(t / (d + 1)), u)
+"#;
+
+/// Inlined calls run the same as the calls: every output bit, every report (a division by
+/// zero inside a leaf, out of bounds after one) and the step count, under the default
+/// schedule and seeded ones, and when fuel runs out inside an inlined body.
+#[test]
+fn adversarial_leaf_calls_run_the_same_inlined_and_called() {
+    let (fused, unfused) = modules("leaves.prism", LEAVES).expect("the leaf kernels check");
+    assert!(fused.inlined_calls() >= 9, "only {} calls inlined", fused.inlined_calls());
+    assert_eq!(unfused.inlined_calls(), 0);
+    let values = [0, 1, 5, 17, 32, -3, i32::MIN, i32::MAX];
+    let mut kinds: Vec<ReportKind> = Vec::new();
+    let mut clean = 0;
+    for &s in &values {
+        for &d in &values {
+            for block in [32, 64, 40] {
+                let n = 4 * block as usize;
+                let ints = [Arg::Buffer(Buffer::zeroed(Scalar::I32, n)), Arg::value(s), Arg::value(d)];
+                let fl = [Arg::buffer(&floats(n, (s as usize) % 7)), Arg::value(s), Arg::value(d)];
+                for (kernel, args) in [("divergent", &ints), ("floats", &fl)] {
+                    for checks in [Checks::NONE, Checks::ALL] {
+                        let got = same(&fused, &unfused, kernel, (1, block), args, checks);
+                        clean += usize::from(got.is_empty());
+                        kinds.extend(got.into_iter().filter(|k| !kinds.contains(k)).collect::<Vec<_>>());
+                    }
+                    // Seeded schedules interleave the branch's fragments at random points,
+                    // the same points in both runs when the steps are counted the same.
+                    for seed in [1, 2, 3] {
+                        let cfg = Config { checks: Checks::ALL, seed: Some(seed), workers: 1, ..Config::default() };
+                        let (a1, a2) = (fresh(args), fresh(args));
+                        let o1 = fused.launch(kernel, 1u32, block, &a1, cfg);
+                        let o2 = unfused.launch(kernel, 1u32, block, &a2, cfg);
+                        assert_eq!(shown(&o1, &a1), shown(&o2, &a2), "{kernel} s={s} d={d} seed {seed}");
+                    }
+                }
+            }
+        }
+    }
+    assert!(kinds.contains(&ReportKind::DivisionByZero), "no launch divided by zero: {kinds:?}");
+    assert!(clean > 100, "{clean} clean runs");
+    let args = [Arg::Buffer(Buffer::zeroed(Scalar::I32, 128)), Arg::value(7), Arg::value(3)];
+    same_under_fuel(&fused, &unfused, "divergent", &args, 1..400);
+}

@@ -347,7 +347,13 @@ impl<'a> BlockSim<'a> {
         for w in 0..nwarps {
             let lanes = (t - w * 32).min(32);
             let live = if lanes == 32 { FULL } else { (1u32 << lanes) - 1 };
-            let mut regs = Regs::new(kf.nregs, s.code.fast);
+            let mut regs = match g.spare_regs.pop() {
+                Some(mut r) => {
+                    r.reset(kf.nregs, s.code.fast);
+                    r
+                }
+                None => Regs::new(kf.nregs, s.code.fast),
+            };
             for (i, &p) in kf.params.iter().enumerate() {
                 regs.put_uniform(p, FULL, s.params[i]);
             }
@@ -381,7 +387,6 @@ impl<'a> BlockSim<'a> {
             });
             sim.runnable.push_back(id);
         }
-        let _ = g;
         sim
     }
 
@@ -866,6 +871,10 @@ pub fn lanes_of(mask: u32) -> impl Iterator<Item = usize> {
 /// loop around the op (`"this loop"` and its span), or the op itself (`"this code"`).
 pub(super) fn stuck_at(fc: &FuncCode, pc: u32) -> (&'static str, Span) {
     let pc = pc.min(fc.ops.len() as u32 - 1);
+    // An inlined call's body is reported as the callee's code, as the call would be.
+    if fc.info[pc as usize].inlined {
+        return ("this code", fc.info[pc as usize].span);
+    }
     let mut best: Option<(u32, Span)> = None;
     for (at, op) in fc.ops.iter().enumerate() {
         if let Op::LoopEnter { exit } = op
@@ -980,11 +989,15 @@ impl BlockSim<'_> {
         }
     }
 
-    /// Hands the shared-memory race shadow, reset, to the next block run on this worker:
-    /// resetting the cells a block touched costs less than a fresh shadow.
-    pub fn recycle_shadow(&mut self, g: &mut GCtx) {
+    /// Hands what a finished block allocated to the next block run on this worker: its
+    /// shared-memory race shadow, reset (resetting the cells a block touched costs less
+    /// than a fresh shadow), and its warps' register files.
+    pub fn recycle(&mut self, g: &mut GCtx) {
         self.sshadow.reset();
         g.spare_sshadow = std::mem::take(&mut self.sshadow);
+        for w in &mut self.warps {
+            g.spare_regs.extend(w.frames.drain(..).flatten().map(|f| f.regs));
+        }
     }
 }
 

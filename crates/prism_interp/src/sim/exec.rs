@@ -131,6 +131,10 @@ fn bin_lanes(
     {
         return None;
     }
+    if let Some(out) = div_pow2(op, ty, regs.uniform(b).then(|| regs.src(b)[0]), regs.src(a)) {
+        regs.put(dst, mask, &out);
+        return None;
+    }
     let x = regs.src(a);
     let y = regs.src(b);
     let mut out = [0u64; 32];
@@ -150,6 +154,40 @@ fn bin_lanes(
     }
     regs.put(dst, mask, &out);
     None
+}
+
+/// An integer division or remainder by a divisor that holds one value in every lane, a
+/// positive power of two `2^k` (the index arithmetic of transposes and exchanges: `i / 32`,
+/// `i % 32`), over all 32 lanes as shifts and masks instead of a hardware division per lane
+/// (a tenth of a look-back scan's run went there). Truncating toward zero, as C and PTX do
+/// and [`ops::bin`] computes: a negative dividend is biased by `2^k - 1` before the
+/// arithmetic shift. `None` for every other operation, type or divisor.
+#[inline(always)]
+fn div_pow2(op: BinOp, ty: Scalar, divisor: Option<u64>, x: &[u64; 32]) -> Option<[u64; 32]> {
+    if !matches!(op, BinOp::Div | BinOp::Rem) || !ty.is_int() {
+        return None;
+    }
+    // Signed divisors are sign-extended bits: a negative one reads as huge and fails the
+    // range test, as do zero and `2^63` and up.
+    let d = divisor?;
+    let max = if ty.is_signed_int() { 1u64 << (ty.size() * 8 - 2) } else { 1u64 << (ty.size() * 8 - 1) };
+    if !d.is_power_of_two() || d > max {
+        return None;
+    }
+    let k = d.trailing_zeros();
+    let mut out = [0u64; 32];
+    for l in 0..32 {
+        // Canonical bits: signed values sign-extended, so `as i64` is the value.
+        let q = if ty.is_signed_int() {
+            let v = x[l] as i64;
+            (v.wrapping_add((v >> 63) & (d as i64 - 1)) >> k) as u64
+        } else {
+            x[l] >> k
+        };
+        let v = if op == BinOp::Div { q } else { x[l].wrapping_sub(q << k) };
+        out[l] = value::norm(ty, v);
+    }
+    Some(out)
 }
 
 /// `a op b` on one lane of operands known to hold one value each: the straight-lane code
@@ -376,6 +414,18 @@ impl<'a> BlockSim<'a> {
                     Op::Copy { dst, src } if regs.uniform(*src) => {
                         let v = regs.src(*src)[0];
                         regs.put_uniform(*dst, mask, v);
+                    }
+                    Op::Moves { moves } => {
+                        for &(dst, src) in moves {
+                            if mask == FULL && regs.uniform(src) {
+                                let v = regs.src(src)[0];
+                                regs.put_uniform(dst, FULL, v);
+                            } else {
+                                let mut x = [0u64; 32];
+                                lanes::copy32(&mut x, regs.src(src));
+                                regs.put(dst, mask, &x);
+                            }
+                        }
                     }
                     Op::Copy { dst, src } => {
                         let mut x = [0u64; 32];
@@ -2540,8 +2590,50 @@ fn persp_text(p: Persp) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{BinOp, Scalar, bin_fast};
+    use super::{BinOp, Scalar, bin_fast, div_pow2};
     use crate::{ops, value};
+
+    /// Division and remainder by a power of two as shifts give, lane by lane, what
+    /// [`ops::bin`] gives: for every power of two a type admits, on dividends at the
+    /// wraparound points (the most negative value, -1, multiples of the divisor and their
+    /// neighbours) and random ones; other divisors (zero, negative, not a power of two,
+    /// beyond the positive range) are left to the general path.
+    #[test]
+    fn div_pow2_gives_the_bits_of_ops_bin() {
+        let mut r = crate::rng::Rng::new(11);
+        for ty in [Scalar::I32, Scalar::U32, Scalar::I64, Scalar::U64] {
+            let bits = ty.size() as u32 * 8;
+            for k in 0..bits {
+                let d = value::norm(ty, 1u64 << k);
+                let positive = !ty.is_signed_int() || k < bits - 1;
+                for op in [BinOp::Div, BinOp::Rem] {
+                    let mut edges =
+                        vec![0u64, 1, u64::MAX, 1u64 << (bits - 1), (1u64 << (bits - 1)) - 1, d, d - 1, d + 1];
+                    edges.extend([
+                        d.wrapping_neg(),
+                        d.wrapping_neg().wrapping_sub(1),
+                        d.wrapping_neg().wrapping_add(1),
+                    ]);
+                    let x: [u64; 32] = std::array::from_fn(|l| {
+                        value::norm(ty, if l < edges.len() { edges[l] } else { r.next_u64() >> (r.next_u64() % 64) })
+                    });
+                    let got = div_pow2(op, ty, Some(d), &x);
+                    assert_eq!(got.is_some(), positive, "{op:?} {ty:?} by {d:#x}");
+                    let Some(got) = got else { continue };
+                    for l in 0..32 {
+                        let want = ops::bin(op, ty, x[l], d, ty).expect("nonzero divisor");
+                        assert_eq!(got[l], want, "{op:?} {ty:?} {:#x} by {d:#x}", x[l]);
+                    }
+                }
+            }
+            for d in [0u64, 3, 6, 12, u64::MAX, value::norm(ty, u64::MAX - 7)] {
+                assert!(div_pow2(BinOp::Div, ty, Some(value::norm(ty, d)), &[5; 32]).is_none(), "{ty:?} by {d:#x}");
+            }
+            assert!(div_pow2(BinOp::Div, ty, None, &[5; 32]).is_none());
+            assert!(div_pow2(BinOp::Add, ty, Some(4), &[5; 32]).is_none());
+        }
+        assert!(div_pow2(BinOp::Div, Scalar::F32, Some(4), &[5; 32]).is_none());
+    }
 
     /// The straight-lane binary operations give, lane by lane, what [`ops::bin`] gives (the
     /// reference): on canonical operands of each type, near the wraparound points and on

@@ -31,6 +31,7 @@ use crate::report::{Report, ReportKind};
 use crate::shadow::{GCell, Global, Levels, Release, SharedShadow};
 use block::BlockSim;
 use prism_types::perspective::Level;
+use regs::Regs;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -196,6 +197,10 @@ pub(crate) struct GCtx {
     pub inflight: FastMap<(usize, usize), (u32, u32, u32, u32)>,
     /// A finished block's shared-memory race shadow, every cell reset, for the next block.
     pub spare_sshadow: SharedShadow,
+    /// Finished blocks' register files, for the next blocks' warps: zeroing a file that is
+    /// still in the cache costs less than allocating and filling a new one (each register
+    /// is 256 bytes per warp).
+    pub spare_regs: Vec<Regs>,
 }
 
 impl GCtx {
@@ -213,6 +218,7 @@ impl GCtx {
             flags: FastMap::default(),
             inflight: FastMap::default(),
             spare_sshadow: SharedShadow::default(),
+            spare_regs: Vec::new(),
         }
     }
 
@@ -336,7 +342,7 @@ pub fn run(launch: Launch<'_>, cfg: Config, progress: &Progress) -> Outcome {
                 let mut sim = BlockSim::new(&shared, b, &mut g);
                 sim.run_to_end(&mut g);
                 sim.report_unwritten_reads(&mut g);
-                sim.recycle_shadow(&mut g);
+                sim.recycle(&mut g);
                 shared.block_done();
             }
         }
@@ -356,6 +362,7 @@ pub fn run(launch: Launch<'_>, cfg: Config, progress: &Progress) -> Outcome {
                         }
                         let mut sim = BlockSim::new(&shared, b, &mut g);
                         sim.run_to_end(&mut g);
+                        sim.recycle(&mut g);
                         shared.block_done();
                     }
                     let mut r = results.lock().expect("no worker panics while holding the lock");
@@ -390,6 +397,11 @@ fn run_coresident(s: &Shared<'_>, g: &mut GCtx, order: BlockOrder, window: usize
             }
         }
         if !all {
+            for b in &mut sims {
+                if b.finished() {
+                    b.recycle(g);
+                }
+            }
             sims.retain(|b| !b.finished());
         }
         while sims.len() < window {

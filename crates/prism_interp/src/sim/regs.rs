@@ -34,6 +34,16 @@ impl Regs {
         Regs { lanes: vec![[0; 32]; n], uni: vec![track; n], track }
     }
 
+    /// This file as `Regs::new(n, track)` would make it, reusing its memory.
+    pub fn reset(&mut self, n: usize, track: bool) {
+        self.lanes.resize(n, [0; 32]);
+        // One `memset` over lanes that are likely still in the cache.
+        self.lanes.as_flattened_mut().fill(0);
+        self.uni.clear();
+        self.uni.resize(n, track);
+        self.track = track;
+    }
+
     /// Whether the lanes of register `r` are known to be equal.
     #[inline(always)]
     pub fn uniform(&self, r: R) -> bool {
