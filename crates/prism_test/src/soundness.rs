@@ -15,7 +15,10 @@
 //!    its other failures count.)
 //! 3. A finding is minimised by removing statements while the program stays accepted and
 //!    keeps failing the same way ([`minimise`]).
-//! 4. Mutation testing: each barrier inference inserted into a clean program is removed in
+//! 4. The simulator checks itself: a clean program's deterministic run must show the same
+//!    outputs, reports and step count on the plain simulator (`Module::new_unfused`) as on
+//!    its fast paths ([`Failure::FastPaths`]).
+//! 5. Mutation testing: each barrier inference inserted into a clean program is removed in
 //!    turn; some schedule must then report a race or compute something else, or the barrier
 //!    was redundant (counted, not a bug: the optimiser could have removed it).
 //!
@@ -61,6 +64,11 @@ pub enum Failure {
     Report(&'static str),
     /// Two schedules left different outputs.
     Nondeterministic,
+    /// The simulator's fast paths (superinstructions, registers known to be uniform,
+    /// inlined calls) and its plain ops disagree on the deterministic schedule: outputs,
+    /// reports or step counts (`Module::new_unfused`, docs/simulator.md, Speed). A bug of
+    /// the simulator, whose runs are the reference semantics.
+    FastPaths,
 }
 
 impl Failure {
@@ -69,6 +77,7 @@ impl Failure {
         match self {
             Failure::Report(code) => format!("[{code}]"),
             Failure::Nondeterministic => "outputs differ between schedules".into(),
+            Failure::FastPaths => "the simulator's fast paths and its plain ops disagree".into(),
         }
     }
 }
@@ -209,8 +218,14 @@ pub fn search(opts: &Options) -> Summary {
                 *sum.constructs.entry(name).or_default() += 1;
             }
         }
-        let (failure, outputs, runs) = verdict(&module, &p, opts.schedules);
+        let (mut failure, outputs, runs) = verdict(&module, &p, opts.schedules);
         sum.runs += runs;
+        if failure.is_none() {
+            sum.runs += 2;
+            if !fast_paths_agree(&module, &p) {
+                failure = Some(Failure::FastPaths);
+            }
+        }
         if let Some(failure) = failure {
             let src = if opts.minimise { minimise(&p, &failure, opts.schedules) } else { p.src.clone() };
             sum.findings.push(Finding { seed, failure, src, files: p.files.clone() });
@@ -231,6 +246,25 @@ pub fn search(opts: &Options) -> Summary {
     }
     sum.elapsed = start.elapsed();
     sum
+}
+
+/// Whether a program's deterministic run with every check on shows the same thing (every
+/// output bit, every report, the step count) on the simulator's fast paths and on its plain
+/// ops: random programs put the superinstructions, the uniform-register paths and the
+/// inlined calls (the generic folds' operators are leaves) where no hand-written test did.
+fn fast_paths_agree(fast: &Module, p: &r#gen::Program) -> bool {
+    let Some(plain) = synced(&p.src, &p.files, &prism_driver::Options::default()).map(|s| Module::new_unfused(&s))
+    else {
+        return true;
+    };
+    let run = |m: &Module| {
+        let args = arguments(p);
+        let cfg = Config { fuel: 20_000_000, ..Config::default() };
+        let out = m.launch("fuzz", p.grid, p.block, &args, cfg);
+        let bufs: Vec<Vec<u64>> = args.iter().filter_map(|a| a.as_buffer().map(|b| b.to_bits())).collect();
+        (format!("{out:?}"), bufs)
+    };
+    run(fast) == run(&plain)
 }
 
 /// The pipeline's module for a source (with its library modules), if it is accepted.
@@ -358,7 +392,10 @@ pub fn minimise(p: &r#gen::Program, failure: &Failure, schedules: u64) -> String
         let src = lines.join("\n") + "\n";
         let Some(m) = compile(&src, &p.files) else { return false };
         let q = r#gen::Program { src, ..p.clone() };
-        verdict(&m, &q, schedules).0.as_ref() == Some(failure)
+        match failure {
+            Failure::FastPaths => verdict(&m, &q, schedules).0.is_none() && !fast_paths_agree(&m, &q),
+            _ => verdict(&m, &q, schedules).0.as_ref() == Some(failure),
+        }
     };
     loop {
         let mut progress = false;
