@@ -108,7 +108,7 @@ impl<'a> BlockSim<'a> {
                 let frame = if p.a == u64::from(fid) {
                     Some(fr)
                 } else {
-                    self.warps[w].frames.get(p.a as usize).and_then(|f| f.as_ref())
+                    self.warps[w].frames.get(p.a as usize).and_then(|f| f.as_deref())
                 };
                 let n = frame.and_then(|f| f.locals.get(p.b as usize)).map(|a| a.len() / 32).unwrap_or(0) as i128;
                 if (0..n).contains(&e) {

@@ -28,7 +28,11 @@ pub struct Frame {
 
 /// A warp: its frames (shared by its fragments) and per-lane barrier counts.
 pub struct Warp {
-    pub frames: Vec<Option<Frame>>,
+    /// Boxed: the interpreter takes the current frame out of the arena while it runs a
+    /// fragment and puts it back when it stops (at every call, return, barrier and wait), and
+    /// moving a box is one word where a frame is 350 bytes (a twelfth of a radix sort's run
+    /// was those copies).
+    pub frames: Vec<Option<Box<Frame>>>,
     pub free: Vec<u32>,
     /// Lanes that exist (all 32 unless the block size is not a multiple of 32).
     pub live: u32,
@@ -43,10 +47,49 @@ pub struct Warp {
     pub splits: HashMap<(u32, u32), [(u32, u32); 32]>,
     /// How often each (function, pc) branch ran, for the cross-warp uniformity check.
     pub occ: HashMap<(u32, u32), u32>,
+    /// Frames of returned calls, for the next calls to reuse (their register files and
+    /// local arrays are reset, not reallocated). Boxed like the arena's, so that a frame
+    /// moves between the two as one word.
+    #[allow(clippy::vec_box)]
+    pub spare: Vec<Box<Frame>>,
 }
 
+/// The most returned frames a warp keeps for reuse: enough for the calls of a loop body.
+const SPARE_FRAMES: usize = 4;
+
 impl Warp {
-    pub fn alloc(&mut self, frame: Frame) -> u32 {
+    /// A frame for a call of function `func` (`c`), as a new one would be: every register
+    /// and local element zero, `nregs` registers, the function's local arrays.
+    pub fn frame(&mut self, func: u32, c: &FuncCode, fast: bool, smem_base: u64) -> Box<Frame> {
+        match self.spare.pop() {
+            Some(mut f) => {
+                f.func = func;
+                f.regs.reset(c.nregs, fast);
+                f.locals.truncate(c.locals.len());
+                for (i, &(_, n)) in c.locals.iter().enumerate() {
+                    match f.locals.get_mut(i) {
+                        Some(l) => {
+                            l.clear();
+                            l.resize(n as usize * 32, 0);
+                        }
+                        None => f.locals.push(vec![0; n as usize * 32]),
+                    }
+                }
+                f.smem_base = smem_base;
+                f.ret = [0; 32];
+                f
+            }
+            None => Box::new(Frame {
+                func,
+                regs: Regs::new(c.nregs, fast),
+                locals: c.locals.iter().map(|&(_, n)| vec![0; n as usize * 32]).collect(),
+                smem_base,
+                ret: [0; 32],
+            }),
+        }
+    }
+
+    pub fn alloc(&mut self, frame: Box<Frame>) -> u32 {
         match self.free.pop() {
             Some(i) => {
                 self.frames[i as usize] = Some(frame);
@@ -60,7 +103,11 @@ impl Warp {
     }
 
     pub fn release(&mut self, id: u32) {
-        self.frames[id as usize] = None;
+        if let Some(f) = self.frames[id as usize].take()
+            && self.spare.len() < SPARE_FRAMES
+        {
+            self.spare.push(f);
+        }
         self.free.push(id);
     }
 }
@@ -373,8 +420,9 @@ impl<'a> BlockSim<'a> {
                 arrived: [[0; LEVELS]; 32],
                 splits: HashMap::new(),
                 occ: HashMap::new(),
+                spare: Vec::new(),
             };
-            let fid = warp.alloc(frame);
+            let fid = warp.alloc(Box::new(frame));
             sim.warps.push(warp);
             let id = sim.add_frag(Frag {
                 warp: w,

@@ -6,9 +6,7 @@
 //! back first and continue through the block's bookkeeping.
 
 use super::access::{Lane, Operand, Site, race_kind};
-use super::block::{
-    BarState, BlockSim, CollState, FULL, Frame, Loc, Mbar, PendingCopy, RET, Rec, Wait, WgPending, lanes_of,
-};
+use super::block::{BarState, BlockSim, CollState, FULL, Loc, Mbar, PendingCopy, RET, Rec, Wait, WgPending, lanes_of};
 use super::intr;
 use super::lanes;
 use super::regs::Regs;
@@ -1867,18 +1865,11 @@ impl<'a> BlockSim<'a> {
                             );
                         }
                         let cc = &s.code.funcs[*callee as usize];
-                        let mut regs = Regs::new(cc.nregs, s.code.fast);
+                        let mut frame = self.warps[w].frame(*callee, cc, s.code.fast, fr.smem_base + smem_offset);
                         for (p, a) in cc.params.iter().zip(args.iter()) {
                             let (d, a) = (*p as usize * 32, *a as usize * 32);
-                            each(mask, |l| regs[d + l] = fr.regs[a + l]);
+                            each(mask, |l| frame.regs[d + l] = fr.regs[a + l]);
                         }
-                        let frame = Frame {
-                            func: *callee,
-                            regs,
-                            locals: cc.locals.iter().map(|&(_, n)| vec![0; n as usize * 32]).collect(),
-                            smem_base: fr.smem_base + smem_offset,
-                            ret: [0; 32],
-                        };
                         let new = self.warps[w].alloc(frame);
                         let rec = self.add_rec(Rec {
                             join: RET,
