@@ -1,7 +1,8 @@
 // sgemm: one of Prism's fp32 gemms (PRISM_SGEMM, its launcher, and PRISM_SGEMM_LABEL; by
 // default tests/ui/accept/kernels/32_sgemm_6_vectorized.prism; run.sh also builds
-// 36_sgemm_pipelined and 44_sgemm_warp_tiled; all take 128 x 128 tiles, 256 threads and the
-// same arguments), built by `prism build --emit-host` into PRISM_KERNELS, against cuBLAS's
+// 36_sgemm_pipelined, 44_sgemm_warp_tiled, 46_sgemm_deep_k and 50_sgemm_wide_tiles; all take
+// 128 x 128 tiles and the same arguments, and 256 threads but 50's 128: PRISM_SGEMM_THREADS),
+// built by `prism build --emit-host` into PRISM_KERNELS, against cuBLAS's
 // SGEMM (fp32 FFMA, no TF32), row-major C = A @ B, at the sizes of issue 10. Prints a
 // Markdown table of GFLOP/s; exits 1 if an output differs. Test tooling, not part of the
 // product.
@@ -16,6 +17,9 @@
 #ifndef PRISM_SGEMM
 #define PRISM_SGEMM prism_launch_sgemm_vectorized
 #define PRISM_SGEMM_LABEL "32_sgemm_6_vectorized"
+#endif
+#ifndef PRISM_SGEMM_THREADS
+#define PRISM_SGEMM_THREADS 256
 #endif
 
 static void blas_check(cublasStatus_t s, const char* what) {
@@ -54,7 +58,7 @@ int main(int argc, char** argv) {
         CHECK(cudaMemset(dc_blas, 0, nc * 4));
         const float alpha = 1.0f, beta = 0.0f;
         const unsigned grid = unsigned(((s.m + 127) / 128) * ((s.n + 127) / 128));
-        auto prism = [&] { CHECK(PRISM_SGEMM(grid, 256, s.m, s.n, s.k, alpha, da, db, beta, dc_prism)); };
+        auto prism = [&] { CHECK(PRISM_SGEMM(grid, PRISM_SGEMM_THREADS, s.m, s.n, s.k, alpha, da, db, beta, dc_prism)); };
         // Row-major C = A B is column-major C^T = B^T A^T.
         auto blas = [&] {
             blas_check(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, s.n, s.m, s.k, &alpha, db, s.n, da, s.k, &beta,

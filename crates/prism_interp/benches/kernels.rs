@@ -583,6 +583,14 @@ fn main() {
             GemmIn::F32,
         ));
     }
+    if want("50") {
+        rows.push(gemm(
+            &o,
+            ("50", "sgemm, 128 threads of 8 x 16 (cp.async)", "50_sgemm_wide_tiles.prism", "sgemm_wide"),
+            (128, 128),
+            GemmIn::F32,
+        ));
+    }
     if want("37") {
         rows.push(gemm(
             &o,

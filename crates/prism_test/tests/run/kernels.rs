@@ -776,6 +776,33 @@ fn k46_variants_a_gpu_sweep_builds() {
 }
 
 #[test]
+fn k50_sgemm_wide_tiles() {
+    // Kernel 36's shapes with 128 threads of 8 x 16 outputs: 200 x 136 x 40 (five steps,
+    // the last tiles ragged), 70 x 131 x 37 (N odd: 4-byte copies of B and C element by
+    // element; K odd: A's 4-byte copies); then the thread arrangement's own: 256 x 256 x 24,
+    // four whole tiles where every thread of every block stores all 128 of its outputs (the
+    // simulator's race check fails any two threads sharing one); 150 x 202 x 17, where the
+    // last tiles end inside a thread's rows (row 150 is thread row 6's second, i = 1) and
+    // column groups (column 202 the third of group 2 of thread column 2); 150 x 200 x 16
+    // with the 16-byte paths; 129 x 129 x 9, one row and one column in the last tiles and
+    // a step with one k; and 128 x 128 x 96, twelve steps, every slot of the ring reused.
+    let mut shapes = PIPELINED_SGEMM_SHAPES.to_vec();
+    shapes.extend([(256, 256, 24), (150, 202, 17), (150, 200, 16), (129, 129, 9), (128, 128, 96)]);
+    check_sgemm_shapes("50_sgemm_wide_tiles.prism", "sgemm_wide", &shapes, (128, 128), 128);
+}
+
+#[test]
+fn k50_variants_a_gpu_sweep_builds() {
+    // The variants of kernel 50 that `-D` makes for a tuning sweep compute the same product:
+    // K steps of 16 (four copies per operand and thread), four stages, two stages, and one
+    // block per SM (a bound nvcc reads, the same code here).
+    let shapes = [(200, 136, 40), (70, 131, 37), (128, 128, 96), (33, 45, 20), (5, 8, 0)];
+    for defines in [&["BK=16"][..], &["STAGES=4"], &["STAGES=2"], &["BK=16", "STAGES=4"], &["MIN_BLOCKS=1"]] {
+        check_sgemm_variant("50_sgemm_wide_tiles.prism", defines, "sgemm_wide", &shapes, (128, 128), 128);
+    }
+}
+
+#[test]
 fn k33_reduce_sum_vectorized() {
     // A tail (n not a multiple of 8), fewer vectors than threads, an exact multiple, several
     // grid-stride passes (1 block over 20,000 items), and n = 0.
