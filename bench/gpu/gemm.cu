@@ -1,7 +1,8 @@
 // sgemm: one of Prism's fp32 gemms (PRISM_SGEMM, its launcher, and PRISM_SGEMM_LABEL; by
 // default tests/ui/accept/kernels/32_sgemm_6_vectorized.prism; run.sh also builds
 // 36_sgemm_pipelined, 44_sgemm_warp_tiled, 46_sgemm_deep_k and 50_sgemm_wide_tiles; all take
-// 128 x 128 tiles and the same arguments, and 256 threads but 50's 128: PRISM_SGEMM_THREADS),
+// the same arguments, 128 x 128 tiles and 256 threads but 50's 128 threads and its tile
+// variants: PRISM_SGEMM_THREADS, PRISM_SGEMM_BM, PRISM_SGEMM_BN),
 // built by `prism build --emit-host` into PRISM_KERNELS, against cuBLAS's
 // SGEMM (fp32 FFMA, no TF32), row-major C = A @ B, at the sizes of issue 10. Prints a
 // Markdown table of GFLOP/s; exits 1 if an output differs. Test tooling, not part of the
@@ -20,6 +21,13 @@
 #endif
 #ifndef PRISM_SGEMM_THREADS
 #define PRISM_SGEMM_THREADS 256
+#endif
+// The block tile (kernel 50's -D BM / -D BN variants take other sizes).
+#ifndef PRISM_SGEMM_BM
+#define PRISM_SGEMM_BM 128
+#endif
+#ifndef PRISM_SGEMM_BN
+#define PRISM_SGEMM_BN 128
 #endif
 
 static void blas_check(cublasStatus_t s, const char* what) {
@@ -57,7 +65,8 @@ int main(int argc, char** argv) {
         CHECK(cudaMemset(dc_prism, 0, nc * 4));
         CHECK(cudaMemset(dc_blas, 0, nc * 4));
         const float alpha = 1.0f, beta = 0.0f;
-        const unsigned grid = unsigned(((s.m + 127) / 128) * ((s.n + 127) / 128));
+        const unsigned grid = unsigned(((s.m + PRISM_SGEMM_BM - 1) / PRISM_SGEMM_BM) *
+                                       ((s.n + PRISM_SGEMM_BN - 1) / PRISM_SGEMM_BN));
         auto prism = [&] { CHECK(PRISM_SGEMM(grid, PRISM_SGEMM_THREADS, s.m, s.n, s.k, alpha, da, db, beta, dc_prism)); };
         // Row-major C = A B is column-major C^T = B^T A^T.
         auto blas = [&] {

@@ -3,9 +3,9 @@
 // gate, crates/prism_gpu/tests/sass.rs; not part of the product). cuBLAS's FP32 structure
 // on Hopper: a 128 x 128 block tile computed by 128 threads of 8 x 16 outputs each (rows
 // t / 8 + 16 i, columns (t % 8) * 4 + 32 g .. +3), a three-stage cp.async ring of K steps
-// of 8 (each thread copies its own row's 8 values of A and two 16-byte pieces of B's rows
-// t / 32 and t / 32 + 4 per step), computed 4 k at a time: eight 128-bit loads of A's rows,
-// then per k four of B's column groups and 128 FMAs.
+// of 8 (copy c = t + 128 q, q = 0, 1, of each operand lands at 4 c: A's row c / 2, k 4 (c %
+// 2) .. +3, and B's k c / 32, columns 4 (c % 32) .. +3), computed 4 k at a time: eight
+// 128-bit loads of A's rows, then per k four of B's column groups and 128 FMAs.
 #define BM 128
 #define BN 128
 #define BK 8
@@ -32,11 +32,6 @@ extern "C" __global__ void __launch_bounds__(128, 2) sgemm_wide(int M, int N, in
     const int t = threadIdx.x;
     const int thread_row = t / 8;
     const int thread_col = t % 8;
-    const int a_row = min(tile_row + t, M - 1);
-    const int b_k = t / 32;
-    const int b_n = (t % 32) * 4;
-    const int b_col = tile_col + b_n;
-    const int b_have = max(0, min(4, N - b_col));
     const bool vec_a = K % 4 == 0;
     const bool vec_n = N % 4 == 0;
     const int steps = (K + BK - 1) / BK;
@@ -49,29 +44,34 @@ extern "C" __global__ void __launch_bounds__(128, 2) sgemm_wide(int M, int N, in
         }
         if (i < steps) {
             const int f = i % STAGES;
-            for (int q = 0; q < BK / 4; ++q) {
-                const int ka = i * BK + 4 * q;
-                const int kb = i * BK + b_k + 4 * q;
+            for (int q = 0; q < BM * BK / (4 * 128); ++q) {
+                const int c = t + 128 * q;
+                const int a_m = c / (BK / 4);
+                const int ka = i * BK + (c % (BK / 4)) * 4;
+                const int a_row = min(tile_row + a_m, M - 1);
                 if (vec_a) {
-                    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_addr(&As[f][t * BK + 4 * q])),
+                    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_addr(&As[f][4 * c])),
                                  "l"(&A[a_row * K + ka]), "r"(4 * max(0, min(4, K - ka)))
                                  : "memory");
                 } else {
                     for (int e = 0; e < 4; ++e)
-                        asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(
-                                         smem_addr(&As[f][t * BK + 4 * q + e])),
+                        asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(smem_addr(&As[f][4 * c + e])),
                                      "l"(&A[a_row * K + ka + e]), "r"(ka + e < K ? 4 : 0)
                                      : "memory");
                 }
+            }
+            for (int q = 0; q < BK * BN / (4 * 128); ++q) {
+                const int c = t + 128 * q;
+                const int kb = i * BK + c / (BN / 4);
+                const int b_col = tile_col + (c % (BN / 4)) * 4;
+                const int b_have = max(0, min(4, N - b_col));
                 if (vec_n) {
-                    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(
-                                     smem_addr(&Bs[f][(b_k + 4 * q) * BN + b_n])),
+                    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_addr(&Bs[f][4 * c])),
                                  "l"(&B[kb * N + b_col]), "r"(kb < K ? 4 * b_have : 0)
                                  : "memory");
                 } else {
                     for (int e = 0; e < 4; ++e)
-                        asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(
-                                         smem_addr(&Bs[f][(b_k + 4 * q) * BN + b_n + e])),
+                        asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(smem_addr(&Bs[f][4 * c + e])),
                                      "l"(&B[kb * N + b_col + e]), "r"(kb < K && e < b_have ? 4 : 0)
                                      : "memory");
                 }

@@ -800,6 +800,18 @@ fn k50_variants_a_gpu_sweep_builds() {
     for defines in [&["BK=16"][..], &["STAGES=4"], &["STAGES=2"], &["BK=16", "STAGES=4"], &["MIN_BLOCKS=1"]] {
         check_sgemm_variant("50_sgemm_wide_tiles.prism", defines, "sgemm_wide", &shapes, (128, 128), 128);
     }
+    // cuBLAS's other two large tiles, 256 threads of 8 x 16 outputs: 128 x 256 (16 threads
+    // across, column groups 64 apart, two threads per row of A's copy) and 256 x 128 (32
+    // thread rows, rows 32 apart), on shapes that end inside their last tiles' rows and
+    // column groups, N odd, and whole tiles where every thread stores all its outputs.
+    let shapes = [(200, 300, 40), (70, 131, 37), (256, 256, 24), (300, 520, 17), (5, 8, 0)];
+    for (defines, tile) in [
+        (&["THREADS=256", "BN=256", "MIN_BLOCKS=1"][..], (128, 256)),
+        (&["THREADS=256", "BM=256", "MIN_BLOCKS=1"], (256, 128)),
+        (&["THREADS=256", "BN=256", "MIN_BLOCKS=1", "BK=16", "STAGES=4"], (128, 256)),
+    ] {
+        check_sgemm_variant("50_sgemm_wide_tiles.prism", defines, "sgemm_wide", &shapes, tile, 256);
+    }
 }
 
 #[test]

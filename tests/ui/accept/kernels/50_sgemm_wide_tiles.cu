@@ -13,30 +13,37 @@
 //   C = alpha * A @ B + beta * C
 // Inputs:  M, N (int, >= 1), K (int, >= 0); alpha, beta (float); A (M x K, row-major,
 //          read-only), B (K x N, row-major, read-only), C (M x N, row-major, in/out).
-// Launch:  T = 128 threads per block; B = ceil(M/128) * ceil(N/128) blocks. Block b owns
-//          rows (b / ceil(N/128)) * 128 and columns (b % ceil(N/128)) * 128. Thread t owns
-//          rows t / 8 + 16 i (i = 0..7) and columns (t % 8) * 4 + 32 g .. +3 (g = 0..3) of
-//          the tile. A warp's threads hold 4 consecutive rows for each i, so its 128-bit
-//          loads of A's slab (rows of BK = 8 floats, 32 bytes) read 128 consecutive bytes,
-//          and 8 column groups of 16 bytes for each g, 128 consecutive bytes of B's slab:
-//          no bank conflicts, each value broadcast to the threads that share it.
-// Per K step, thread t copies A[row, k0 + 4q .. +3] (q = 0, 1) for row tile_row + t into
-// As[s][t * BK + 4q ..] (the slab m-major, as in kernel 46) and B[k0 + t / 32 + 4q,
-// col .. +3] for col tile_col + (t % 32) * 4 into Bs[s][(t / 32 + 4q) * 128 + (t % 32) * 4 ..].
-// Per 4 k of the step a thread loads its 8 rows' 4 values of A (eight 128-bit loads) and,
-// per k, its 16 values of B (four), and issues 8 x 16 FMAs per k.
+// Launch:  T = THREADS (128) threads per block; B = ceil(M/BM) * ceil(N/BN) blocks (BM = BN
+//          = 128). Block b owns rows (b / ceil(N/BN)) * BM and columns (b % ceil(N/BN)) * BN.
+//          Thread t owns rows t / TC + TR i (i = 0..TM-1) and columns (t % TC) * 4 + (BN/4) g
+//          .. +3 (g = 0..3) of the tile, with TC = BN / 16 threads across and TR = T / TC
+//          down (8 and 16 by default). A warp's threads hold 32 / TC consecutive rows for
+//          each i, so its 128-bit loads of A's slab (rows of BK = 8 floats, 32 bytes) read
+//          consecutive bytes, and TC column groups of 16 bytes for each g, consecutive bytes
+//          of B's slab: no bank conflicts, each value broadcast to the threads that share it.
+//          `-D THREADS=256 -D BN=256 -D MIN_BLOCKS=1` and `-D THREADS=256 -D BM=256 -D
+//          MIN_BLOCKS=1` are cuBLAS's 128 x 256 and 256 x 128 tiles (256 threads of 8 x 16
+//          outputs each).
+// Per K step, copy c = t + T q of A (BM * BK / 4 copies of 16 bytes) is A[row, k0 + 4 (c %
+// (BK/4)) .. +3] for row tile_row + c / (BK/4), into the slab m-major (as in kernel 46), and
+// copy c of B (BK * BN / 4) is B[k0 + c / (BN/4), col .. +3] for col tile_col + (c % (BN/4))
+// * 4. Per 4 k of the step a thread loads its 8 rows' 4 values of A (eight 128-bit loads)
+// and, per k, its 16 values of B (four), and issues 8 x 16 FMAs per k.
 // Tails, as kernel 46: every copy is zero-filling (`cp_async_zfill`) and reads only the
 // elements that exist, so a ragged last K step and columns past N land as zeros (their
 // products add exact zeros); a row past M copies row M - 1, whose values are never written
 // back. 16-byte copies when K (for A) or N (for B) is a multiple of 4, else four 4-byte
 // copies. C is read and written 4 elements at a time when N is a multiple of 4, else one by
-// one. Products are summed in k order. `@launch_bounds(128, MIN_BLOCKS)` with MIN_BLOCKS = 2
-// lets nvcc use up to 255 registers (two blocks, 8 warps per SM, as cuBLAS runs).
-// K per step (a multiple of 4); every constant below can be changed with `prism build -D`
-// (the copies and the shared memory follow; 128 threads, 128 x 128 tiles and 8 x 16
-// register tiles are fixed by the thread arrangement).
-// Each thread's 16-byte copies per step: BK / 4 of A (one thread per row of 128) and
-// BK / 4 of B (rows t / 32 + 4q).
+// one. Products are summed in k order. `@launch_bounds(THREADS, MIN_BLOCKS)` with 128
+// threads and MIN_BLOCKS = 2 lets nvcc use up to 255 registers (two blocks, 8 warps per SM,
+// as cuBLAS runs); 256 threads with MIN_BLOCKS = 1 do the same for the larger tiles.
+// Every constant here can be changed with `prism build -D` (the copies, the thread
+// arrangement and the shared memory follow): the block tile BM x BN (BN a multiple of 64),
+// THREADS (a multiple of BN / 16 dividing BM * BN / 16; BM * BN / 128 threads own 128
+// outputs each), K per step BK (a multiple of 4, with BM * BK and BK * BN multiples of 4 *
+// THREADS), the stages of the ring, and the blocks per SM `@launch_bounds` asks for.
+// Threads across N (four column groups of 4 each), thread rows, rows per thread.
+// Each thread's 16-byte copies per step of A and of B, and the copies per row of each.
 extern "C" __global__ void __launch_bounds__(128, 2) sgemm_wide(int M,
                                                                 int N,
                                                                 int K,
@@ -52,96 +59,102 @@ extern "C" __global__ void __launch_bounds__(128, 2) sgemm_wide(int M,
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(1024) float prism_shared0[3072];
     __shared__ __align__(1024) float prism_shared12288[3072];
-    const int tiles_n = prism_sub(prism_add(N, 128), 1) / 128;  // line 54
-    const int b = prism_bid;  // line 55
-    const int tile_row = prism_mul(prism_div(b, tiles_n), 128);  // line 56
-    const int tile_col = prism_mul(prism_rem(b, tiles_n), 128);  // line 57
+    const int tiles_n = prism_sub(prism_add(N, 128), 1) / 128;  // line 66
+    const int b = prism_bid;  // line 67
+    const int tile_row = prism_mul(prism_div(b, tiles_n), 128);  // line 68
+    const int tile_col = prism_mul(prism_rem(b, tiles_n), 128);  // line 69
     {  // partition `C` as `C_blk` at block[1]
         {  // group(block[1])
-            float* As = prism_shared0;  // line 60
-            float* Bs = prism_shared12288;  // line 61
-            const int t = prism_tid;  // line 62
-            const int thread_row = t / 8;  // line 63
-            const int thread_col = t % 8;  // line 64
-            const int a_row = prism_min(prism_add(tile_row, t), prism_sub(M, 1));  // line 65
-            const int b_k = t / 32;  // line 66
-            const int b_n = t % 32 * 4;  // line 67
-            const int b_col = prism_add(tile_col, b_n);  // line 68
-            // Columns of B's copy that exist (0 to 4).
-            const int b_have = prism_max(0, prism_min(4, prism_sub(N, b_col)));  // line 70
-            const bool vec_a = K % 4 == 0;  // line 71
-            const bool vec_n = N % 4 == 0;  // line 72
-            float acc[128] = {};  // line 73
+            float* As = prism_shared0;  // line 72
+            float* Bs = prism_shared12288;  // line 73
+            const int t = prism_tid;  // line 74
+            const int thread_row = t / 8;  // line 75
+            const int thread_col = t % 8;  // line 76
+            const bool vec_a = K % 4 == 0;  // line 77
+            const bool vec_n = N % 4 == 0;  // line 78
+            float acc[128] = {};  // line 79
             {  // pipeline `As` as `As` at block[1]
                 {  // pipeline `Bs` as `Bs` at block[1]
-                    int kt_issue = 0;  // line 74
-                    const int t72 = prism_sub(prism_add(K, 8), 1) / 8;
-                    for (; kt_issue < t72 + 2; kt_issue += 1) {
-                        const bool t76 = kt_issue >= 2;
-                        if (t76) {
+                    int kt_issue = 0;  // line 80
+                    const int t51 = prism_sub(prism_add(K, 8), 1) / 8;
+                    for (; kt_issue < t51 + 2; kt_issue += 1) {
+                        const bool t55 = kt_issue >= 2;
+                        if (t55) {
                             asm volatile("cp.async.wait_group 1;" :  :  : "memory");
                             __syncthreads();
                         }
-                        if (kt_issue < t72) {  // line 74
-                            const int t82 = kt_issue % 3 * 1024;  // line 75
+                        if (kt_issue < t51) {  // line 80
+                            const int t61 = kt_issue % 3 * 1024;  // line 81
                             {  // async `As` as `a_dst` at block[1]
-                                const int t86 = kt_issue % 3 * 1024;  // line 76
+                                const int t65 = kt_issue % 3 * 1024;  // line 82
                                 {  // async `Bs` as `b_dst` at block[1]
                                     {  // group(thread[1])
-                                        // Thread t's first element of A in this step.
-                                        const int a_at = prism_add(prism_mul(a_row, K), kt_issue * 8);  // line 79
                                         for (int q = 0; q < 2; q += 1) {
-                                            const int ka = kt_issue * 8 + 4 * q;  // line 81
-                                            const int kb = kt_issue * 8 + b_k + 4 * q;  // line 82
-                                            if (vec_a) {  // line 83
-                                                asm volatile(  // line 84
+                                            // Copy t + T q: a row of the slab and 4 of its k, landing at
+                                            // a_m * BK + a_k = 4 (t + T q) (a block of 4 per thread and
+                                            // stride, which the checker proves disjoint).
+                                            const int a_m = (t + 128 * q) / 2;  // line 88
+                                            const int a_k = (t + 128 * q) % 2 * 4;  // line 89
+                                            const int a_at = prism_add(prism_add(prism_mul(prism_min(prism_add(tile_row, a_m), prism_sub(M, 1)), K), kt_issue * 8), a_k);  // line 90
+                                            const int ka = kt_issue * 8 + a_k;  // line 91
+                                            if (vec_a) {  // line 92
+                                                asm volatile(  // line 93
                                                     "cp.async.cg.shared.global [%0], [%1], 16, %2;"
                                                     :
-                                                    : "r"(prism_smem_addr(&As[t82 + (t * 8 + 4 * q)])), "l"(&A[prism_add(a_at, 4 * q)]), "r"(prism_mul(4, prism_max(0, prism_min(4, prism_sub(K, ka)))))
+                                                    : "r"(prism_smem_addr(&As[t61 + (4 * t + 512 * q)])), "l"(&A[a_at]), "r"(prism_mul(4, prism_max(0, prism_min(4, prism_sub(K, ka)))))
                                                     : "memory");
                                             } else {
                                                 for (int e = 0; e < 4; e += 1) {
-                                                    int t146 = {};
+                                                    int t129 = {};
                                                     if (ka + e < K) {
-                                                        t146 = 4;  // line 87
+                                                        t129 = 4;  // line 96
                                                     } else {
-                                                        t146 = 0;
+                                                        t129 = 0;
                                                     }
                                                     asm volatile(
                                                         "cp.async.ca.shared.global [%0], [%1], 4, %2;"
                                                         :
-                                                        : "r"(prism_smem_addr(&As[t82 + (t * 8 + 4 * q + e)])), "l"(&A[(long long)prism_add(a_at, 4 * q) + e]), "r"(t146)
+                                                        : "r"(prism_smem_addr(&As[t61 + (4 * t + 512 * q + e)])), "l"(&A[(long long)a_at + e]), "r"(t129)
                                                         : "memory");
                                                 }
                                             }
-                                            if (vec_n) {  // line 88
-                                                int t160 = {};
+                                        }
+                                        for (int q_1 = 0; q_1 < 2; q_1 += 1) {
+                                            // Copy t + T q: a k of the slab and 4 of its columns, landing at
+                                            // b_k * BN + b_n = 4 (t + T q).
+                                            const int b_k = (t + 128 * q_1) / 32;  // line 100
+                                            const int b_n = (t + 128 * q_1) % 32 * 4;  // line 101
+                                            const int kb = kt_issue * 8 + b_k;  // line 102
+                                            // Columns of the copy that exist (0 to 4).
+                                            const int b_have = prism_max(0, prism_min(4, prism_sub(prism_sub(N, tile_col), b_n)));  // line 104
+                                            if (vec_n) {  // line 105
+                                                int t173 = {};
                                                 if (kb < K) {
-                                                    t160 = prism_mul(4, b_have);  // line 89
+                                                    t173 = prism_mul(4, b_have);  // line 106
                                                 } else {
-                                                    t160 = 0;
+                                                    t173 = 0;
                                                 }
                                                 asm volatile(
                                                     "cp.async.cg.shared.global [%0], [%1], 16, %2;"
                                                     :
-                                                    : "r"(prism_smem_addr(&Bs[t86 + ((b_k + 4 * q) * 128 + b_n)])), "l"(&B[prism_add(prism_mul(kb, N), b_col)]), "r"(t160)
+                                                    : "r"(prism_smem_addr(&Bs[t65 + (4 * t + 512 * q_1)])), "l"(&B[prism_add(prism_add(prism_mul(kb, N), tile_col), b_n)]), "r"(t173)
                                                     : "memory");
                                             } else {
                                                 for (int e = 0; e < 4; e += 1) {
-                                                    bool t181 = kb < K;  // line 92
-                                                    if (t181) {
-                                                        t181 = e < b_have;
+                                                    bool t194 = kb < K;  // line 109
+                                                    if (t194) {
+                                                        t194 = e < b_have;
                                                     }
-                                                    int t184 = {};
-                                                    if (t181) {
-                                                        t184 = 4;
+                                                    int t197 = {};
+                                                    if (t194) {
+                                                        t197 = 4;
                                                     } else {
-                                                        t184 = 0;
+                                                        t197 = 0;
                                                     }
                                                     asm volatile(
                                                         "cp.async.ca.shared.global [%0], [%1], 4, %2;"
                                                         :
-                                                        : "r"(prism_smem_addr(&Bs[t86 + ((b_k + 4 * q) * 128 + b_n + e)])), "l"(&B[(long long)prism_add(prism_mul(kb, N), b_col) + e]), "r"(t184)
+                                                        : "r"(prism_smem_addr(&Bs[t65 + (4 * t + 512 * q_1 + e)])), "l"(&B[(long long)prism_add(prism_add(prism_mul(kb, N), tile_col), b_n) + e]), "r"(t197)
                                                         : "memory");
                                                 }
                                             }
@@ -151,44 +164,44 @@ extern "C" __global__ void __launch_bounds__(128, 2) sgemm_wide(int M,
                             }
                         }
                         asm volatile("cp.async.commit_group;" :  :  : "memory");
-                        if (t76) {  // line 74
+                        if (t55) {  // line 80
                             const int kt = kt_issue - 2;
                             {  // stage `As` as `a_s` at block[1]
                                 {  // stage `Bs` as `b_s` at block[1]
                                     {  // group(thread[1])
                                         #pragma unroll
-                                        for (int h = 0; h < 8; h += 4) {  // line 96
-                                            float ra[32] = {};  // line 97
+                                        for (int h = 0; h < 8; h += 4) {  // line 113
+                                            float ra[32] = {};  // line 114
                                             for (int i = 0; i < 8; i += 1) {
-                                                const int t208 = i * 4;  // line 99
-                                                const prism_vec<float, 4> prism_v222 = *(const prism_vec<float, 4>*)&As[(int)((unsigned)kt % 3u) * 1024 + ((thread_row + 16 * i) * 8 + h)];
-                                                const float t222 = prism_v222.v[0];
-                                                const float t223 = prism_v222.v[1];
-                                                const float t224 = prism_v222.v[2];
-                                                const float t225 = prism_v222.v[3];
-                                                ra[t208] = t222;
-                                                ra[t208 + 1] = t223;
-                                                ra[t208 + 2] = t224;
-                                                ra[t208 + 3] = t225;
+                                                const int t221 = i * 4;  // line 116
+                                                const prism_vec<float, 4> prism_v235 = *(const prism_vec<float, 4>*)&As[(int)((unsigned)kt % 3u) * 1024 + ((thread_row + 16 * i) * 8 + h)];
+                                                const float t235 = prism_v235.v[0];
+                                                const float t236 = prism_v235.v[1];
+                                                const float t237 = prism_v235.v[2];
+                                                const float t238 = prism_v235.v[3];
+                                                ra[t221] = t235;
+                                                ra[t221 + 1] = t236;
+                                                ra[t221 + 2] = t237;
+                                                ra[t221 + 3] = t238;
                                             }
                                             for (int kk = 0; kk < 4; kk += 1) {
-                                                float rb[16] = {};  // line 101
+                                                float rb[16] = {};  // line 118
                                                 for (int g = 0; g < 4; g += 1) {
-                                                    const int t237 = 4 * g;  // line 103
-                                                    const prism_vec<float, 4> prism_v254 = *(const prism_vec<float, 4>*)&Bs[(int)((unsigned)kt % 3u) * 1024 + ((h + kk) * 128 + 32 * g + thread_col * 4)];
-                                                    const float t254 = prism_v254.v[0];
-                                                    const float t255 = prism_v254.v[1];
-                                                    const float t256 = prism_v254.v[2];
-                                                    const float t257 = prism_v254.v[3];
-                                                    rb[t237] = t254;
-                                                    rb[t237 + 1] = t255;
-                                                    rb[t237 + 2] = t256;
-                                                    rb[t237 + 3] = t257;
+                                                    const int t250 = 4 * g;  // line 120
+                                                    const prism_vec<float, 4> prism_v267 = *(const prism_vec<float, 4>*)&Bs[(int)((unsigned)kt % 3u) * 1024 + ((h + kk) * 128 + 32 * g + thread_col * 4)];
+                                                    const float t267 = prism_v267.v[0];
+                                                    const float t268 = prism_v267.v[1];
+                                                    const float t269 = prism_v267.v[2];
+                                                    const float t270 = prism_v267.v[3];
+                                                    rb[t250] = t267;
+                                                    rb[t250 + 1] = t268;
+                                                    rb[t250 + 2] = t269;
+                                                    rb[t250 + 3] = t270;
                                                 }
                                                 for (int i_1 = 0; i_1 < 8; i_1 += 1) {
                                                     for (int j = 0; j < 16; j += 1) {
-                                                        const int t270 = i_1 * 16 + j;  // line 106
-                                                        acc[t270] = fmaf(ra[i_1 * 4 + kk], rb[j], acc[t270]);
+                                                        const int t283 = i_1 * 16 + j;  // line 123
+                                                        acc[t283] = fmaf(ra[i_1 * 4 + kk], rb[j], acc[t283]);
                                                     }
                                                 }
                                             }
@@ -200,43 +213,43 @@ extern "C" __global__ void __launch_bounds__(128, 2) sgemm_wide(int M,
                     }
                 }
             }
-            // Row i of the thread's sub-tile is C_t[16 i * N + 32 g .. + 3] for its column
-            // groups g (columns thread_col * 4 + 32 g of the tile).
-            const int c_base = prism_add(prism_mul(thread_row, N), thread_col * 4);  // line 109
+            // Row i of the thread's sub-tile is C_t[TR i * N + (BN/4) g .. + 3] for its column
+            // groups g (columns thread_col * 4 + (BN/4) g of the tile).
+            const int c_base = prism_add(prism_mul(thread_row, N), thread_col * 4);  // line 126
             {  // partition `C_blk` as `C_t` at thread[1]
                 {  // group(thread[1])
                     // Unrolled: every `acc` index a constant, so the 128 accumulators stay in
                     // registers (a loop nvcc kept would index them at run time, from the stack).
                     #pragma unroll
-                    for (int i = 0; i < 8; i += 1) {  // line 114
-                        const int r = prism_add(prism_add(tile_row, thread_row), 16 * i);  // line 115
+                    for (int i = 0; i < 8; i += 1) {  // line 131
+                        const int r = prism_add(prism_add(tile_row, thread_row), 16 * i);  // line 132
                         #pragma unroll
-                        for (int g = 0; g < 4; g += 1) {  // line 116
-                            const int c = prism_add(prism_add(tile_col, thread_col * 4), 32 * g);  // line 117
-                            bool t307 = r < M;  // line 118
-                            if (t307) {
-                                t307 = c < N;
+                        for (int g = 0; g < 4; g += 1) {  // line 133
+                            const int c = prism_add(prism_add(tile_col, thread_col * 4), 32 * g);  // line 134
+                            bool t320 = r < M;  // line 135
+                            if (t320) {
+                                t320 = c < N;
                             }
-                            if (t307) {  // line 118
-                                if (vec_n) {  // line 119
-                                    float cv[4] = {};  // line 120
-                                    const prism_vec<float, 4> prism_v327 = *(const prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(16 * i, N), 32 * g)))];  // line 121
-                                    const float t327 = prism_v327.v[0];
-                                    const float t328 = prism_v327.v[1];
-                                    const float t329 = prism_v327.v[2];
-                                    const float t330 = prism_v327.v[3];
-                                    cv[0] = t327;
-                                    cv[1] = t328;
-                                    cv[2] = t329;
-                                    cv[3] = t330;
+                            if (t320) {  // line 135
+                                if (vec_n) {  // line 136
+                                    float cv[4] = {};  // line 137
+                                    const prism_vec<float, 4> prism_v340 = *(const prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(16 * i, N), 32 * g)))];  // line 138
+                                    const float t340 = prism_v340.v[0];
+                                    const float t341 = prism_v340.v[1];
+                                    const float t342 = prism_v340.v[2];
+                                    const float t343 = prism_v340.v[3];
+                                    cv[0] = t340;
+                                    cv[1] = t341;
+                                    cv[2] = t342;
+                                    cv[3] = t343;
                                     for (int j = 0; j < 4; j += 1) {
-                                        cv[j] = fmaf(alpha, acc[i * 16 + (4 * g + j)], beta * cv[j]);  // line 123
+                                        cv[j] = fmaf(alpha, acc[i * 16 + (4 * g + j)], beta * cv[j]);  // line 140
                                     }
-                                    *(prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(16 * i, N), 32 * g)))] = prism_vec<float, 4>{{cv[0], cv[1], cv[2], cv[3]}};  // line 124
+                                    *(prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(16 * i, N), 32 * g)))] = prism_vec<float, 4>{{cv[0], cv[1], cv[2], cv[3]}};  // line 141
                                 } else {
                                     for (int j = 0; j < 4; j += 1) {
-                                        if (prism_add(c, j) < N) {  // line 127
-                                            C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(16 * i, N), 32 * g), j)))] = fmaf(alpha, acc[i * 16 + (4 * g + j)], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(16 * i, N), 32 * g), j)))]);  // line 128
+                                        if (prism_add(c, j) < N) {  // line 144
+                                            C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(16 * i, N), 32 * g), j)))] = fmaf(alpha, acc[i * 16 + (4 * g + j)], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(16 * i, N), 32 * g), j)))]);  // line 145
                                         }
                                     }
                                 }
