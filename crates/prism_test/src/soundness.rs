@@ -193,7 +193,7 @@ pub fn search(opts: &Options) -> Summary {
         let seed = opts.seed.wrapping_add(i as u64);
         let p = r#gen::Gen::new(seed).program();
         sum.programs += 1;
-        let Some(module) = compile(&p.src, &p.files) else { continue };
+        let Some((module, plain)) = modules(&p.src, &p.files) else { continue };
         sum.accepted += 1;
         sum.trusted += usize::from(p.trusted);
         // The helpers mention every construct; count the kernel's own uses.
@@ -222,7 +222,7 @@ pub fn search(opts: &Options) -> Summary {
         sum.runs += runs;
         if failure.is_none() {
             sum.runs += 2;
-            if !fast_paths_agree(&module, &p) {
+            if !fast_paths_agree(&module, &plain, &p) {
                 failure = Some(Failure::FastPaths);
             }
         }
@@ -252,11 +252,7 @@ pub fn search(opts: &Options) -> Summary {
 /// output bit, every report, the step count) on the simulator's fast paths and on its plain
 /// ops: random programs put the superinstructions, the uniform-register paths and the
 /// inlined calls (the generic folds' operators are leaves) where no hand-written test did.
-fn fast_paths_agree(fast: &Module, p: &r#gen::Program) -> bool {
-    let Some(plain) = synced(&p.src, &p.files, &prism_driver::Options::default()).map(|s| Module::new_unfused(&s))
-    else {
-        return true;
-    };
+fn fast_paths_agree(fast: &Module, plain: &Module, p: &r#gen::Program) -> bool {
     let run = |m: &Module| {
         let args = arguments(p);
         let cfg = Config { fuel: 20_000_000, ..Config::default() };
@@ -264,14 +260,17 @@ fn fast_paths_agree(fast: &Module, p: &r#gen::Program) -> bool {
         let bufs: Vec<Vec<u64>> = args.iter().filter_map(|a| a.as_buffer().map(|b| b.to_bits())).collect();
         (format!("{out:?}"), bufs)
     };
-    run(fast) == run(&plain)
+    run(fast) == run(plain)
 }
 
-/// The pipeline's module for a source (with its library modules), if it is accepted.
-fn compile(src: &str, files: &[(String, String)]) -> Option<Module> {
-    compile_with(src, files, &[])
+/// The pipeline's module for a source (with its library modules), if it is accepted, with
+/// and without the simulator's fast paths (one compilation for both).
+fn modules(src: &str, files: &[(String, String)]) -> Option<(Module, Module)> {
+    synced(src, files, &prism_driver::Options::default()).map(|s| (Module::new(&s), Module::new_unfused(&s)))
 }
 
+/// The pipeline's module for a source (with its library modules) with the inferred barriers
+/// `skip` left out (mutation testing), if it is accepted.
 fn compile_with(src: &str, files: &[(String, String)], skip: &[usize]) -> Option<Module> {
     let opts = prism_driver::Options { skip_barriers: skip.to_vec(), ..prism_driver::Options::default() };
     synced(src, files, &opts).map(|s| Module::new(&s))
@@ -390,10 +389,10 @@ pub fn minimise(p: &r#gen::Program, failure: &Failure, schedules: u64) -> String
     let mut lines: Vec<String> = p.src.lines().map(str::to_string).collect();
     let fails = |lines: &[String]| -> bool {
         let src = lines.join("\n") + "\n";
-        let Some(m) = compile(&src, &p.files) else { return false };
+        let Some((m, plain)) = modules(&src, &p.files) else { return false };
         let q = r#gen::Program { src, ..p.clone() };
         match failure {
-            Failure::FastPaths => verdict(&m, &q, schedules).0.is_none() && !fast_paths_agree(&m, &q),
+            Failure::FastPaths => verdict(&m, &q, schedules).0.is_none() && !fast_paths_agree(&m, &plain, &q),
             _ => verdict(&m, &q, schedules).0.as_ref() == Some(failure),
         }
     };
@@ -442,7 +441,7 @@ mod tests {
         let accepted = (0..40)
             .filter(|&s| {
                 let p = r#gen::Gen::new(s).program();
-                compile(&p.src, &p.files).is_some()
+                modules(&p.src, &p.files).is_some()
             })
             .count();
         assert!(accepted >= 20, "only {accepted} of 40 generated programs are accepted");

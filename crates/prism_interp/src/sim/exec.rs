@@ -154,6 +154,20 @@ fn bin_lanes(
     None
 }
 
+/// `dst = src` over the lanes of `mask`: one value written when `src` holds one (`Copy`,
+/// and each pair of an inlined call's `Moves`).
+#[inline(always)]
+fn copy_reg(regs: &mut Regs, mask: u32, dst: R, src: R) {
+    if regs.uniform(src) {
+        let v = regs.src(src)[0];
+        regs.put_uniform(dst, mask, v);
+    } else {
+        let mut x = [0u64; 32];
+        lanes::copy32(&mut x, regs.src(src));
+        regs.put(dst, mask, &x);
+    }
+}
+
 /// An integer division or remainder by a divisor that holds one value in every lane, a
 /// positive power of two `2^k` (the index arithmetic of transposes and exchanges: `i / 32`,
 /// `i % 32`), over all 32 lanes as shifts and masks instead of a hardware division per lane
@@ -409,26 +423,11 @@ impl<'a> BlockSim<'a> {
                 let regs = &mut fr.regs;
                 match op {
                     Op::Const { dst, bits } => regs.put_uniform(*dst, mask, *bits),
-                    Op::Copy { dst, src } if regs.uniform(*src) => {
-                        let v = regs.src(*src)[0];
-                        regs.put_uniform(*dst, mask, v);
-                    }
+                    Op::Copy { dst, src } => copy_reg(regs, mask, *dst, *src),
                     Op::Moves { moves } => {
                         for &(dst, src) in moves {
-                            if mask == FULL && regs.uniform(src) {
-                                let v = regs.src(src)[0];
-                                regs.put_uniform(dst, FULL, v);
-                            } else {
-                                let mut x = [0u64; 32];
-                                lanes::copy32(&mut x, regs.src(src));
-                                regs.put(dst, mask, &x);
-                            }
+                            copy_reg(regs, mask, dst, src);
                         }
-                    }
-                    Op::Copy { dst, src } => {
-                        let mut x = [0u64; 32];
-                        lanes::copy32(&mut x, regs.src(*src));
-                        regs.put(*dst, mask, &x);
                     }
                     Op::Un { dst, op, ty, a } if mask == FULL && regs.uniform(*a) => {
                         let v = ops::un(*op, *ty, regs.src(*a)[0]);
