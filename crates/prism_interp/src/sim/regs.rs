@@ -133,3 +133,32 @@ impl IndexMut<usize> for Regs {
         &mut self.lanes[i / 32][i % 32]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Regs;
+
+    /// A reused register file is a new one: whatever the block or call before it left (other
+    /// lanes written, flags cleared, more or fewer registers, the other tracking mode), a
+    /// reset file holds zeros in every lane of every register and marks them as a new file
+    /// does.
+    #[test]
+    fn a_reset_file_is_a_new_file() {
+        for (before, after) in [(8, 3), (3, 8), (5, 5), (0, 4), (4, 0)] {
+            for track in [false, true] {
+                let mut r = Regs::new(before, !track);
+                for reg in 0..before {
+                    r.put(reg as u32, 0x0F0F_F0F0, &[u64::MAX; 32]);
+                    r[reg * 32 + 31] = 7;
+                }
+                r.reset(after, track);
+                let fresh = Regs::new(after, track);
+                assert_eq!(&*r, &*fresh, "{before} -> {after} registers, tracking {track}");
+                for reg in 0..after as u32 {
+                    assert_eq!(r.uniform(reg), fresh.uniform(reg), "register {reg}");
+                }
+                assert_eq!(r.track, fresh.track);
+            }
+        }
+    }
+}
