@@ -732,8 +732,9 @@ impl Fx<'_> {
                 // on unsigned values, as an expert writes `threadIdx.x % 32`, the same
                 // quotient and remainder, and nvcc needs no sign fix-up (a shift or a mask
                 // for powers of two).
-                // Only for a difference: nvcc sees thread positions and counters from 0 to be
-                // non-negative itself, but not `i - 3` where a test before made `i >= 3`.
+                // Only for a difference or a select: nvcc sees thread positions and counters
+                // from 0 to be non-negative itself, but not `i - 3` where a test before made
+                // `i >= 3`, nor `t < n ? t : j` of two such values.
                 let nonneg = self.a.values.get(lhs).is_some_and(|&(lo, _)| lo >= 0) && self.difference(*lhs);
                 if matches!(op, BinOp::Div | BinOp::Rem)
                     && ty.is_signed_int()
@@ -1258,7 +1259,8 @@ impl Fx<'_> {
         Some((local, first))
     }
 
-    /// Whether `r` is defined once, by a subtraction (through copies).
+    /// Whether `r` is defined once, by a subtraction or a select (through copies): values
+    /// whose sign nvcc does not see (a pipeline's next tile is a select of differences).
     fn difference(&self, r: Reg) -> bool {
         let mut r = r;
         for _ in 0..8 {
@@ -1267,7 +1269,7 @@ impl Fx<'_> {
             }
             match self.a.def_inst.get(&r) {
                 Some(InstKind::Copy { src, .. }) => r = *src,
-                Some(InstKind::Binary { op: BinOp::Sub, .. }) => return true,
+                Some(InstKind::Binary { op: BinOp::Sub, .. } | InstKind::Select { .. }) => return true,
                 _ => return false,
             }
         }

@@ -271,6 +271,12 @@ impl Cx<'_> {
                 let b = self.operand(*rhs, guards, depth)?;
                 binary(*op, ty, a, b)
             }
+            // Either operand: both are values of the select's own place.
+            InstKind::Select { then, otherwise, .. } => {
+                let a = self.operand(*then, guards, depth)?;
+                let b = self.operand(*otherwise, guards, depth)?;
+                Some((a.0.min(b.0), a.1.max(b.1)))
+            }
             InstKind::Cast { dst, arg } => {
                 let to = self.scalar(*dst)?;
                 let from = self.scalar(*arg)?;

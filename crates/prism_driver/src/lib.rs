@@ -83,6 +83,15 @@ pub enum Weaken {
     /// A warp-specialised pipeline's producer fills a slot without waiting for its empty
     /// mbarrier: the consumers may still be using the tile it held.
     NoEmptyWait,
+    /// In a body that turns at `stage(ring, next=True)`, leave out the barrier at the turn.
+    NoTurnBarrier,
+    /// In a body that turns, wait at the turn for one group less: the next tile may still
+    /// be in flight.
+    TurnWaitOneLess,
+    /// In a body that turns, move the turn's wait and barrier up before the last scope
+    /// above them (a current-tile stage): its reads then run while a faster thread may
+    /// already copy the next fill into the same slot.
+    EarlyTurn,
 }
 
 impl Default for Options {
@@ -203,6 +212,29 @@ fn weaken(b: &mut prism_ir::ir::Block, w: Weaken, in_pipeline: bool) {
         return;
     }
     let is_pipe_wait = |b: &prism_ir::ir::Block| matches!(b.insts.as_slice(), [x, y] if matches!(x.kind, InstKind::AsyncWait { .. }) && matches!(y.kind, InstKind::Barrier { .. }));
+    if in_pipeline && matches!(w, Weaken::NoTurnBarrier | Weaken::TurnWaitOneLess | Weaken::EarlyTurn) {
+        // A turn's wait and barrier stand in the body's block, among its statements.
+        let turn = (1..b.insts.len()).find(|&k| {
+            matches!(b.insts[k - 1].kind, InstKind::AsyncWait { .. })
+                && matches!(b.insts[k].kind, InstKind::Barrier { .. })
+        });
+        if let Some(k) = turn.filter(|_| b.insts.len() > 2) {
+            match (&mut b.insts[k - 1].kind, w) {
+                (_, Weaken::NoTurnBarrier) => {
+                    b.insts.remove(k);
+                }
+                (_, Weaken::EarlyTurn) => {
+                    if let Some(at) = b.insts[..k - 1].iter().rposition(|i| matches!(i.kind, InstKind::Scope { .. })) {
+                        let pair: Vec<_> = b.insts.drain(k - 1..=k).collect();
+                        b.insts.splice(at..at, pair);
+                    }
+                }
+                (InstKind::AsyncWait { pending, .. }, _) => *pending += 1,
+                _ => {}
+            }
+            return;
+        }
+    }
     for inst in &mut b.insts {
         let inside = in_pipeline || matches!(inst.kind, InstKind::Scope { kind: ScopeKind::Pipeline, .. });
         if let InstKind::If { then, .. } = &mut inst.kind
@@ -218,8 +250,12 @@ fn weaken(b: &mut prism_ir::ir::Block, w: Weaken, in_pipeline: bool) {
                         *pending += 1;
                     }
                 }
-                // Handled by `weaken_roles` above.
-                Weaken::NoFullWait | Weaken::NoEmptyWait => {}
+                // Handled by `weaken_roles` and the turn's case above.
+                Weaken::NoFullWait
+                | Weaken::NoEmptyWait
+                | Weaken::NoTurnBarrier
+                | Weaken::TurnWaitOneLess
+                | Weaken::EarlyTurn => {}
             }
             continue;
         }

@@ -615,7 +615,7 @@ pub enum ScopeKind {
     Async,
     /// A pipeline loop over ring `mem`: synchronisation inference sees the whole scope as
     /// one access that writes the ring, and the accesses inside as ordered by the
-    /// pipeline's waits and barrier (docs/soundness.md §8).
+    /// pipeline's waits and barrier (docs/soundness.md §4.3.1).
     Pipeline,
     /// A pipeline's `stage`: `view` is the current tile's slot, read-only.
     Stage,

@@ -32,6 +32,15 @@ pub fn lower(program: &tir::Program) -> Program {
     p
 }
 
+/// How a pipeline's slot view is used: filled, read for the current tile, or read for the
+/// next tile after the body's turn.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    Fill,
+    Stage,
+    Next,
+}
+
 struct Cx<'a> {
     prog: &'a tir::Program,
     tf: &'a tir::Function,
@@ -47,6 +56,9 @@ struct Cx<'a> {
     /// The tile register each ring's slot is taken from, inside its pipeline: the fill's
     /// tile while the fill is lowered, the used tile after.
     tile_of: HashMap<VarId, Reg>,
+    /// The tile register of each ring's `stage(ring, next=True)` views, in the part of its
+    /// pipeline's body after the barrier: the next tile, or the last one on the last.
+    next_of: HashMap<VarId, Reg>,
     /// The element offset of each slot view's slot in its ring.
     slot_base: HashMap<VarId, Reg>,
     /// The fill views made since the current pipeline's fill began.
@@ -117,6 +129,7 @@ fn lower_function(prog: &tir::Program, tf: &tir::Function) -> Function {
         lambda_env: Vec::new(),
         unsafe_depth: 0,
         tile_of: HashMap::new(),
+        next_of: HashMap::new(),
         fill_bar: None,
         slot_base: HashMap::new(),
         fill_views: Vec::new(),
@@ -387,8 +400,11 @@ impl Cx<'_> {
             StmtKind::Pipeline { var, count, stages, rings, body, bars: Some(bars), .. } => {
                 self.specialised(*var, count, *stages, rings, body, *bars, span, out)
             }
-            StmtKind::Fill { ring, view, body } => self.slot(true, *ring, *view, body, span, out),
-            StmtKind::Stage { ring, view, body } => self.slot(false, *ring, *view, body, span, out),
+            StmtKind::Fill { ring, view, body } => self.slot(Slot::Fill, *ring, *view, body, span, out),
+            StmtKind::Stage { ring, next, view, body } => {
+                let how = if *next { Slot::Next } else { Slot::Stage };
+                self.slot(how, *ring, *view, body, span, out)
+            }
             StmtKind::Unsafe { cuda, body: tbody } => {
                 self.unsafe_depth += 1;
                 let body = self.sub(tbody);
@@ -489,7 +505,14 @@ impl Cx<'_> {
     /// committed and tile `j`'s is followed by `S - 2`: `wait_group S-2` completes it, and
     /// the barrier publishes every thread's copies of it. The same barrier orders the body
     /// of tile `j - 1` (the last reads of its slot) before the fill of tile `i`, which
-    /// reuses that slot. The proof is in docs/soundness.md §8.
+    /// reuses that slot. The proof is in docs/soundness.md §4.3.1.
+    ///
+    /// A body whose statements include a `stage(ring, next=True)` turns there: the wait and
+    /// barrier move from the top of each iteration to just before that statement (the
+    /// first tile's stay at the top, in iteration `S - 1` only), where they complete and
+    /// publish tile `j + 1` and end the reads of tile `j`'s slots; the statements from the
+    /// turn on read the next tile's slot, `min(j + 1, n - 1) % S`, so the body loads the
+    /// next tile's first operands while it computes its last (§4.3.1, "Turning bodies").
     #[allow(clippy::too_many_arguments)]
     fn pipeline(
         &mut self,
@@ -531,10 +554,25 @@ impl Cx<'_> {
         let outer_fills = std::mem::take(&mut self.fill_views);
         let fill_b = self.sub(fill);
         let views = std::mem::replace(&mut self.fill_views, outer_fills);
+        // The statement the body turns at, if any (the checker puts every current-tile
+        // stage before it and every next-tile one from it on).
+        let turn = body
+            .stmts
+            .iter()
+            .position(|s| matches!(&s.kind, StmtKind::Stage { ring, next: true, .. } if rings.contains(ring)));
         let mut wait = Block::default();
-        self.emit(&mut wait, InstKind::AsyncWait { pending: stages as u32 - 2, views }, span);
+        self.emit(&mut wait, InstKind::AsyncWait { pending: stages as u32 - 2, views: views.clone() }, span);
         self.emit(&mut wait, InstKind::Barrier { scope: Persp::BLOCK, origin: BarrierOrigin::Explicit }, span);
-        self.emit(&mut lb, InstKind::If { cond: ge, then: wait, otherwise: Block::default(), uniform: true }, span);
+        let top = if turn.is_some() {
+            // Only the first tile is waited for at the top; the others, at the turn of
+            // the iteration before.
+            let first = self.new_reg(Type::Scalar(Scalar::Bool), None);
+            self.emit(&mut lb, InstKind::Binary { dst: first, op: BinOp::Eq, lhs: i, rhs: ahead }, span);
+            first
+        } else {
+            ge
+        };
+        self.emit(&mut lb, InstKind::If { cond: top, then: wait, otherwise: Block::default(), uniform: true }, span);
         self.emit(&mut lb, InstKind::If { cond: lt, then: fill_b, otherwise: Block::default(), uniform: true }, span);
         self.emit(&mut lb, InstKind::AsyncCommit, span);
         // The body, for tile `j`.
@@ -547,7 +585,38 @@ impl Cx<'_> {
         // is then a mask, as in an expert's loop).
         let mut use_b = Block::default();
         self.emit(&mut use_b, InstKind::Binary { dst: j, op: BinOp::Sub, lhs: i, rhs: ahead }, span);
-        self.block(body, &mut use_b);
+        match turn {
+            None => self.block(body, &mut use_b),
+            Some(at) => {
+                for s in &body.stmts[..at] {
+                    self.stmt(s, &mut use_b);
+                }
+                // Tile `j + 1` landed (the groups after its own are the `S - 2` newest)
+                // and every thread is done with tile `j`'s slots.
+                let turn_span = body.stmts[at].span;
+                self.emit(&mut use_b, InstKind::AsyncWait { pending: stages as u32 - 2, views }, turn_span);
+                self.emit(
+                    &mut use_b,
+                    InstKind::Barrier { scope: Persp::BLOCK, origin: BarrierOrigin::Explicit },
+                    turn_span,
+                );
+                // The next tile, or on the last tile the last one again (its slot is
+                // complete and no fill follows), so the reads need no branch.
+                let one = self.konst(&mut use_b, i32_, ConstValue::Int(1), span);
+                let after = self.new_reg(Type::Scalar(i32_), None);
+                self.emit(&mut use_b, InstKind::Binary { dst: after, op: BinOp::Add, lhs: j, rhs: one }, span);
+                let more = self.new_reg(Type::Scalar(Scalar::Bool), None);
+                self.emit(&mut use_b, InstKind::Binary { dst: more, op: BinOp::Lt, lhs: after, rhs: n }, span);
+                let next = self.new_reg(Type::Scalar(i32_), Some(&format!("{name}_next")));
+                self.emit(&mut use_b, InstKind::Select { dst: next, cond: more, then: after, otherwise: j }, span);
+                for &r in rings {
+                    self.next_of.insert(r, next);
+                }
+                for s in &body.stmts[at..] {
+                    self.stmt(s, &mut use_b);
+                }
+            }
+        }
         self.emit(&mut lb, InstKind::If { cond: ge, then: use_b, otherwise: Block::default(), uniform: true }, span);
         let mut latch = Block::default();
         let one = self.konst(&mut latch, i32_, ConstValue::Int(1), span);
@@ -715,6 +784,7 @@ impl Cx<'_> {
             self.emit(&mut inner, InstKind::Scope { kind: ScopeKind::Pipeline, mem: m, view: rv, body }, span);
             self.mems.insert(r, m);
             self.tile_of.remove(&r);
+            self.next_of.remove(&r);
         }
         out.insts.extend(inner.insts);
     }
@@ -733,7 +803,8 @@ impl Cx<'_> {
 
     /// A pipeline's `fill` (an `async` scope over the slot, whose copies the pipeline waits
     /// for) or `stage` (a read-only view of the slot).
-    fn slot(&mut self, fill: bool, ring: VarId, view: VarId, body: &tir::Block, span: Span, out: &mut Block) {
+    fn slot(&mut self, how: Slot, ring: VarId, view: VarId, body: &tir::Block, span: Span, out: &mut Block) {
+        let fill = how == Slot::Fill;
         let rv = self.mems[&ring];
         let elem = self.scalar_of(view);
         let vm = self.new_mem(view, if fill { MemKind::Async } else { MemKind::Stage }, Some(rv), elem);
@@ -743,7 +814,7 @@ impl Cx<'_> {
             }
             _ => unreachable!("the checker makes slot views of shared rings"),
         };
-        let t = self.tile_of[&ring];
+        let t = if how == Slot::Next { self.next_of[&ring] } else { self.tile_of[&ring] };
         let s = self.konst(out, Scalar::I32, ConstValue::Int(stages as i128), span);
         let slot = self.new_reg(Type::Scalar(Scalar::I32), None);
         self.emit(out, InstKind::Binary { dst: slot, op: BinOp::Rem, lhs: t, rhs: s }, span);

@@ -310,7 +310,7 @@ impl Walker<'_> {
                     w.block_no_scope(body);
                 });
             }
-            S::Fill { src, name, body } | S::Stage { src, name, body } | S::Async { src, name, body } => {
+            S::Fill { src, name, body } | S::Stage { src, name, body, .. } | S::Async { src, name, body } => {
                 self.use_name(&src.name, src.span);
                 self.with_name(name, s.span, body);
             }

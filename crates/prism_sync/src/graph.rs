@@ -529,7 +529,7 @@ impl Graph {
                     }
                     let mut end = info.exit;
                     if *kind == ScopeKind::Pipeline {
-                        // The pipeline's slots are ordered inside it (docs/soundness.md §8):
+                        // The pipeline's slots are ordered inside it (docs/soundness.md §4.3.1):
                         // to the rest of the program the loop is one access that writes
                         // the ring, with no place for a barrier inside.
                         mode.write = true;

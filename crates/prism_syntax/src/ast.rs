@@ -386,10 +386,13 @@ pub enum StmtKind {
         body: Block,
     },
     /// `with stage(ring) as name:` — the slot of the current tile, read-only (inside a
-    /// pipeline, after its fill).
+    /// pipeline, after its fill); `with stage(ring, next=True) as name:` — the slot of the
+    /// next tile, read after the pipeline's barrier (docs/language.md, "Pipelines").
     Stage {
         /// The ring.
         src: Ident,
+        /// `next=True`: the next tile's slot.
+        next: bool,
         /// The new name.
         name: Ident,
         /// The body.

@@ -148,7 +148,7 @@ impl Summary {
 }
 
 /// The constructs a program uses, by the text that names them.
-const CONSTRUCTS: [(&str, &str); 31] = [
+const CONSTRUCTS: [(&str, &str); 33] = [
     ("partition", "with partition("),
     ("claim", "with claim("),
     ("async", "with async("),
@@ -169,7 +169,9 @@ const CONSTRUCTS: [(&str, &str); 31] = [
     ("vector-load", "load_vec("),
     ("copy-groups", "as cg"),
     ("tma", "tma_load_2d("),
-    ("warp-specialised-pipeline", "in pipeline("),
+    ("warp-specialised-pipeline", ") as sl"),
+    ("pipeline", "as pf"),
+    ("pipeline-turn", "next=True) as pn"),
     ("generic-sizes", "gshift["),
     ("generic-op", "fold[int, op_"),
     ("generic-op-divergent", "gscan["),

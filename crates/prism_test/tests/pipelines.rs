@@ -9,9 +9,13 @@
 //! A warp-specialised pipeline (its body one `match split`) is ordered instead by a full
 //! and an empty mbarrier per slot, which the consumers and the producer wait for.
 //!
+//! A body that turns at `stage(ring, next=True)` waits at the top of the first tile only,
+//! and for every later tile at the turn of the iteration before: both pairs are needed.
+//!
 //! For every program of the corpus with a pipeline and launches: the program runs clean,
 //! and with each weakening that applies to it ([`prism_driver::Weaken`]: no barrier, a wait
-//! that leaves one more group in flight; no wait for a full slot, no wait for an empty one)
+//! that leaves one more group in flight, at the top or at the turn; no wait for a full
+//! slot, no wait for an empty one)
 //! some run, under the deterministic schedule or a random one, reports a dynamic check or
 //! leaves different buffers.
 
@@ -58,6 +62,7 @@ fn every_pipeline_wait_and_barrier_is_needed() {
     let root = repo_root();
     let mut checked = 0;
     let mut specialised = 0;
+    let mut turning = 0;
     let mut failures = Vec::new();
     for path in corpus_files(&root) {
         let src = std::fs::read_to_string(&path).expect("corpus file");
@@ -67,7 +72,15 @@ fn every_pipeline_wait_and_barrier_is_needed() {
         let name = path.strip_prefix(&root).unwrap_or(&path).display().to_string();
         let dir = path.parent().expect("a directory");
         let mut applied = 0;
-        for w in [Weaken::NoBarrier, Weaken::WaitOneLess, Weaken::NoFullWait, Weaken::NoEmptyWait] {
+        for w in [
+            Weaken::NoBarrier,
+            Weaken::WaitOneLess,
+            Weaken::NoFullWait,
+            Weaken::NoEmptyWait,
+            Weaken::NoTurnBarrier,
+            Weaken::TurnWaitOneLess,
+            Weaken::EarlyTurn,
+        ] {
             match noticed(&name, &src, dir, w) {
                 Ok(Some(_)) => {
                     applied += 1;
@@ -77,13 +90,47 @@ fn every_pipeline_wait_and_barrier_is_needed() {
                 Err(e) => failures.push(format!("{name}: {w:?}: {e}")),
             }
         }
-        // Each kind of pipeline has two ways to break: its two waits, or its wait and barrier.
-        if applied < 2 {
-            failures.push(format!("{name}: only {applied} weakening(s) applied"));
+        // Each kind of pipeline has two ways to break: its two waits, or its wait and barrier;
+        // a body that turns has a second wait and barrier, at the turn.
+        let want = if src.contains("next=True") { 5 } else { 2 };
+        if applied < want {
+            failures.push(format!("{name}: only {applied} weakening(s) applied, {want} expected"));
         }
+        turning += usize::from(want == 5);
         checked += 1;
     }
     assert!(checked >= 3, "only {checked} corpus programs have pipelines");
     assert!(specialised >= 1, "no warp-specialised pipeline was weakened");
+    assert!(turning >= 1, "no pipeline that turns was weakened");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A current-tile read moved past the turn, in a ring of three slots: the fill that
+/// overwrites its slot is waited for two iterations later, after another barrier, so a
+/// copy's write checked only at its wait is ordered after the read. The simulator checks
+/// the write at the issue too, and any access to the destination between issue and wait
+/// (docs/simulator.md, races), and so sees a faster thread's copy land under a slower
+/// thread's read.
+#[test]
+fn a_read_of_a_slot_being_refilled_is_a_race() {
+    let root = repo_root();
+    let name = "tests/ui/accept/rules/pipeline_next.prism";
+    let src = std::fs::read_to_string(root.join(name)).expect("corpus file");
+    let opts = prism_driver::Options { weaken_pipelines: Some(Weaken::EarlyTurn), ..Default::default() };
+    let weak = Module::new(&prism_test::synced(name, &src, &opts).expect("compiles"));
+    let launch = clean_launches(&src)
+        .expect("launches")
+        .into_iter()
+        .find(|l| l.kernel == "next3" && l.args.iter().any(|(k, v)| k == "n" && v == "7"))
+        .expect("a launch of next3 over 7 tiles");
+    let dir = root.join("tests/ui/accept/rules");
+    let mut seen = Vec::new();
+    for seed in std::iter::once(None).chain(SEEDS.map(Some)) {
+        let (_, out) = run(&weak, &launch, &dir, Config { seed, ..Config::default() }).expect("runs");
+        seen.extend(out.reports.iter().map(|r| describe_report(&src, r)));
+    }
+    assert!(
+        seen.iter().any(|r| r.starts_with("[data-race]") && (r.contains("`slot`") || r.contains("`s`"))),
+        "no run reported the read of a slot being refilled: {seen:?}"
+    );
 }

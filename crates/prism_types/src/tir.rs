@@ -389,10 +389,14 @@ pub enum StmtKind {
         /// The body.
         body: Block,
     },
-    /// `with stage(ring) as view`: `view` is the current tile's slot of `ring`, read-only.
+    /// `with stage(ring) as view`: `view` is the current tile's slot of `ring`, read-only;
+    /// with `next`, the next tile's (`stage(ring, next=True)`, after the pipeline's barrier).
     Stage {
         /// The ring (hidden in the pipeline).
         ring: VarId,
+        /// `next=True`: the slot of the tile after the current one (of the last tile, on
+        /// the last: docs/language.md, "Pipelines").
+        next: bool,
         /// The slot view ([`ViewKind::Slot`] without `fill`).
         view: VarId,
         /// The body.

@@ -280,6 +280,86 @@ impl<'a> BlockSim<'a> {
         }
     }
 
+    /// An asynchronous copy by lane `at` starts writing `count` elements of `size` bytes of
+    /// shared memory from `dst`. The hardware may write them any time until the thread's
+    /// wait, so the copy's write is checked now, with the barriers the thread has passed at
+    /// the issue (an access unordered with the issue may meet the data landing), and again
+    /// at the wait ([`Self::dest_done`], then the landing write); in between, any access to
+    /// the words is a race ([`Self::race`]). A write checked only at the wait would miss a
+    /// read that a barrier orders after the issue but before the wait: a pipeline's slot
+    /// read while the next fill already copies into it.
+    pub(super) fn dest_started(&mut self, g: &mut GCtx, dst: Loc, count: usize, size: u64, at: Lane, site: Site) {
+        if !self.s.cfg.checks.races {
+            return;
+        }
+        let Loc::Shared(first) = dst else { return };
+        for k in 0..count {
+            self.race(g, dst.advance(k, size), Kind::Write, at, site, None);
+        }
+        let tid = at.w as u32 * 32 + at.l as u32;
+        let end = first + count * size as usize;
+        for word in first / 4..end.div_ceil(4) {
+            let (i, bit) = (word / 64, 1u64 << (word % 64));
+            if let Some(w) = self.sflight.get_mut(i)
+                && *w & bit == 0
+            {
+                *w |= bit;
+                self.sflight_words += 1;
+            }
+            self.sflight_by.insert(word, (tid, site.func, site.access));
+        }
+    }
+
+    /// The asynchronous copy writing `count` elements of `size` bytes from `dst` has landed
+    /// (its thread reached the wait that completes it).
+    pub(super) fn dest_done(&mut self, dst: Loc, count: usize, size: u64) {
+        let Loc::Shared(first) = dst else { return };
+        if self.sflight_words == 0 {
+            return;
+        }
+        let end = first + count * size as usize;
+        for word in first / 4..end.div_ceil(4) {
+            let (i, bit) = (word / 64, 1u64 << (word % 64));
+            if let Some(w) = self.sflight.get_mut(i)
+                && *w & bit != 0
+            {
+                *w &= !bit;
+                self.sflight_words -= 1;
+                self.sflight_by.remove(&word);
+            }
+        }
+    }
+
+    /// Reports an access by thread `tid` at `(func, site)` to shared byte `byte`, which an
+    /// asynchronous copy still in flight will write.
+    fn report_in_flight(&mut self, g: &mut GCtx, tid: u32, (func, site): (u32, u32), byte: usize) {
+        let s = self.s;
+        let (ctid, cfunc, csite) = self.sflight_by.get(&(byte / 4)).copied().unwrap_or((tid, func, site));
+        let fc = &s.code.funcs[func as usize];
+        let name = &fc.mems[fc.accesses[site as usize].mem.index()].name;
+        let copy_span = s.code.funcs[cfunc as usize].accesses[csite as usize].span;
+        let report = Report {
+            kind: ReportKind::Race(crate::shadow::RaceKind::ReadWrite),
+            message: format!(
+                "data race on `{name}`: an access to the destination of an asynchronous copy that may not have landed yet"
+            ),
+            span: fc.accesses[site as usize].span,
+            thread: Thread { block: self.block, thread: tid },
+            other: Some((
+                copy_span,
+                Some(Thread { block: self.block, thread: ctid }),
+                "this copy writes it at any time until its thread waits for it".into(),
+            )),
+            notes: vec![
+                "wait for the copy (the end of its `async` scope or the pipeline's wait) and pass a barrier before the access".into(),
+            ],
+        };
+        g.report(s, report);
+        if s.stop.load(std::sync::atomic::Ordering::Relaxed) {
+            self.stopped = true;
+        }
+    }
+
     /// The copy reading `count` elements from `src` has completed.
     pub(super) fn copy_done(&mut self, g: &mut GCtx, src: Loc, count: usize, size: u64) {
         if g.inflight.is_empty() {
@@ -329,7 +409,7 @@ impl<'a> BlockSim<'a> {
         // Plain shared reads, and plain shared writes when no shared flag can be overwritten,
         // need nothing of `race` but the cell and, on a conflict, the report.
         if global.is_none() && (kind == Kind::Read || (kind == Kind::Write && self.sflags.is_empty())) {
-            return self.race_lanes_shared((g, (at, mask, count, size)), kind, w, site, broadcast);
+            return self.race_lanes_shared((g, (at, mask, count, size)), kind, (fid, w), site, broadcast);
         }
         let mut prev: (Option<u64>, u32) = (None, 0);
         for l in super::block::lanes_of(mask) {
@@ -351,13 +431,14 @@ impl<'a> BlockSim<'a> {
 
     /// [`Self::race_lanes`] for plain shared accesses that need nothing but the shadow: what
     /// [`Self::race`] does for them (the same cells, in the same order, and the same report
-    /// on a conflict), without the checks that cannot apply (copies in flight are global,
-    /// and the caller has seen that no shared flag can be overwritten).
+    /// on a conflict), without the checks that cannot apply (sources of copies in flight
+    /// are global, and the caller has seen that no shared flag can be overwritten); a byte
+    /// a copy in flight will write goes through [`Self::race`], which reports it.
     fn race_lanes_shared(
         &mut self,
         (g, (at, mask, count, size)): (&mut GCtx, (&[u64; 32], u32, u64, u64)),
         kind: Kind,
-        w: usize,
+        (fid, w): (u32, usize),
         site: Site,
         broadcast: bool,
     ) {
@@ -379,6 +460,10 @@ impl<'a> BlockSim<'a> {
             let (now, passed) = self.lane_acc(w, l, site);
             for k in 0..count {
                 let byte = (at[l] + k * size) as usize;
+                if self.in_flight(byte) {
+                    self.race(g, Loc::Shared(byte), kind, Lane { fid, w, l }, site, None);
+                    continue;
+                }
                 if let Some((a, rk)) = self.record_shared(byte, now, &passed, kind) {
                     self.report_race(g, kind, now.tid, (site.func, site.access), (a.at(), rk), None);
                 }
@@ -519,6 +604,13 @@ impl<'a> BlockSim<'a> {
             if s.stop.load(std::sync::atomic::Ordering::Relaxed) {
                 self.stopped = true;
             }
+            return;
+        }
+        // An access to the destination of a copy in flight.
+        if let Loc::Shared(at) = loc
+            && self.in_flight(at)
+        {
+            self.report_in_flight(g, tid, (func, site), at);
             return;
         }
         // A plain write over a flag ends what it published.

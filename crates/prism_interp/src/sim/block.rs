@@ -306,6 +306,14 @@ pub struct BlockSim<'a> {
     pub sync: HashMap<u32, (Vec<Release>, Vec<Release>)>,
     /// The last release stored to each shared-memory byte that holds a flag.
     pub sflags: super::FastMap<usize, Release>,
+    /// With race checks, one bit per 4-byte word of shared memory: whether an asynchronous
+    /// copy still in flight will write it (copies write whole, aligned words). Empty
+    /// without race checks.
+    pub sflight: Vec<u64>,
+    /// How many words of [`Self::sflight`] are set (none: nothing to look up).
+    pub sflight_words: u32,
+    /// The copy in flight over each set word: (thread, function, access site).
+    pub sflight_by: super::FastMap<usize, (u32, u32, u32)>,
     /// The mbarriers of the block, by the shared-memory byte they live at.
     pub mbars: HashMap<usize, Mbar>,
     /// Per thread, the accumulator arrays of its wgmmas not yet completed by a
@@ -388,6 +396,13 @@ impl<'a> BlockSim<'a> {
             fences: vec![Fences::default(); t as usize],
             sync: HashMap::new(),
             sflags: super::FastMap::default(),
+            sflight: if s.cfg.checks.races {
+                vec![0; (s.smem_bytes as usize).div_ceil(4).div_ceil(64)]
+            } else {
+                Vec::new()
+            },
+            sflight_words: 0,
+            sflight_by: super::FastMap::default(),
             mbars: HashMap::new(),
             wgmma: HashMap::new(),
         };
@@ -982,17 +997,20 @@ impl BlockSim<'_> {
     /// Whether some byte of `at .. at + n` of shared memory has not been written by a
     /// thread of this block (always false without race checks). Bytes an asynchronous copy
     /// still in flight will write do not count: reading them before the copy lands is a
-    /// race, which the race check reports when it lands.
+    /// race, which the race check reports.
     #[inline]
     pub fn unwritten(&self, at: usize, n: usize) -> bool {
         if self.swritten.is_empty() || self.all_written(at, n) {
             return false;
         }
-        let in_flight = self.pending.iter().flatten().any(|c| match c.dst {
-            Loc::Shared(d) => d < at + n && at < d + usize::from(c.count) * c.elem.size() as usize,
-            _ => false,
-        });
-        !in_flight
+        !(at..at + n.max(1)).step_by(4).chain(std::iter::once(at + n.max(1) - 1)).any(|b| self.in_flight(b))
+    }
+
+    /// Whether shared byte `at` lies in a word an asynchronous copy still in flight will
+    /// write (always false without race checks).
+    #[inline]
+    pub fn in_flight(&self, at: usize) -> bool {
+        self.sflight_words > 0 && self.sflight.get(at / 256).is_some_and(|w| w & (1 << (at / 4 % 64)) != 0)
     }
 
     /// Notes a plain read by lane `l` of warp `w` at `(func, access)` of the `n` shared

@@ -1144,6 +1144,16 @@ impl<'a> BlockSim<'a> {
                                     Lane { fid, w, l },
                                     Site { func, access: *src_access },
                                 );
+                                if race_kind(fc, *access, true).is_some() {
+                                    self.dest_started(
+                                        g,
+                                        dst,
+                                        count as usize,
+                                        elem.size(),
+                                        Lane { fid, w, l },
+                                        Site { func, access: *access },
+                                    );
+                                }
                                 self.pending[tid0 as usize + l].push(PendingCopy {
                                     dst,
                                     count: count as u8,
@@ -1249,6 +1259,9 @@ impl<'a> BlockSim<'a> {
                                             self.write_loc(&mut fr, at, loc, ty.elem, bits);
                                         }
                                         continue;
+                                    }
+                                    if race_kind(fc, *access, true).is_some() {
+                                        self.dest_started(g, dloc, per_chunk, size, at, Site { func, access: *access });
                                     }
                                     self.pending[tid0 as usize + l].push(PendingCopy {
                                         dst: dloc,
@@ -1743,6 +1756,7 @@ impl<'a> BlockSim<'a> {
                             self.pending[t] = kept;
                             for c in copies {
                                 self.copy_done(g, c.src, c.src_count as usize, c.elem.size());
+                                self.dest_done(c.dst, c.count as usize, c.elem.size());
                                 for k in 0..c.count as usize {
                                     let loc = c.dst.advance(k, c.elem.size());
                                     if let Some(kind) = race_kind(&s.code.funcs[c.func as usize], c.access, true) {

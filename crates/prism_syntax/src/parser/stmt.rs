@@ -366,13 +366,36 @@ impl Parser<'_> {
                     self.bump();
                     self.expect_punct(Punct::LParen)?;
                     let src = self.expect_ident("the name of a ring (a shared array of slots)")?;
+                    // `stage(ring, next=True)`: the only keyword either takes, a literal so
+                    // that the checker sees where the pipeline's barrier goes before it
+                    // checks anything.
+                    let mut next = false;
+                    if word == "stage" && self.eat_punct(Punct::Comma) {
+                        let key = self.expect_ident("`next=True`")?;
+                        if key.name != "next" {
+                            return self.bad_kwarg(&key, "`stage` takes `next=True` (the next tile's slot)");
+                        }
+                        self.expect_punct(Punct::Eq)?;
+                        let value = self.expr()?;
+                        next = match value.kind {
+                            ExprKind::Bool(b) => b,
+                            _ => {
+                                self.error(SyntaxError::Misplaced {
+                                    expected: "`True` or `False`".into(),
+                                    span: value.span,
+                                    help: Some("`next=` takes a literal: `with stage(ring, next=True) as s:`".into()),
+                                });
+                                return Err(Failed);
+                            }
+                        };
+                    }
                     self.expect_punct(Punct::RParen)?;
                     let name = self.as_name()?;
                     let body = self.block()?;
                     Ok(if word == "fill" {
                         StmtKind::Fill { src, name, body }
                     } else {
-                        StmtKind::Stage { src, name, body }
+                        StmtKind::Stage { src, next, name, body }
                     })
                 }
                 "claim" => {

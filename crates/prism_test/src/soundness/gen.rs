@@ -459,7 +459,7 @@ impl Gen {
         let mask = len - 1;
         let id = cx.fresh;
         cx.fresh += 1;
-        match self.rng.below(40) {
+        match self.rng.below(41) {
             // Each thread writes its own elements: blocked.
             0 | 1 => {
                 let k = len / tb;
@@ -835,6 +835,80 @@ impl Gen {
                 let off = self.rng.below(8);
                 let f = self.fold(&format!("{name}[(t * 5 + {off}) & {mask}]"));
                 put(&mut self.out, d + 1, &f);
+            }
+            // A plain pipeline of `cp_async` copies (the first 64 threads copy 16 bytes each
+            // of a 256-int tile) whose body folds elements other threads copied. Mostly its
+            // body turns at `stage(ring, next=True)`: an operand of the next tile is carried
+            // in a register to the next iteration, and sometimes a shared array is read
+            // before the turn and written after it (inference orders the write before the
+            // next tile's read). Sometimes a stage stands where the turn forbids it, which
+            // must be refused: the current tile after the turn, the next one before it.
+            40 => {
+                let stages = 2 + self.rng.below(3);
+                let tiles = self.rng.below(7);
+                let turn = self.rng.chance(75);
+                let wrong = if turn && self.rng.chance(10) { 1 + self.rng.below(2) } else { 0 };
+                let ring = format!("rp{id}");
+                let (pv, pn, ps) = (format!("pv{id}"), format!("pn{id}"), format!("ps{id}"));
+                put(&mut self.out, d, &format!("{ring} : shared(int[{stages}][256]) @ block[1]"));
+                put(&mut self.out, d, &format!("{pv} : int @ thread[1] = 0"));
+                put(&mut self.out, d, &format!("for p{id} in pipeline({tiles} + (u & 1), stages={stages}):"));
+                put(&mut self.out, d + 1, &format!("with fill({ring}) as pf{id}:"));
+                put(&mut self.out, d + 2, "with group(thread[1]):");
+                put(&mut self.out, d + 3, "if t < 64:");
+                let src = self.rng.below(INPUT as usize / 4) * 4;
+                put(
+                    &mut self.out,
+                    d + 4,
+                    &format!("cp_async(pf{id}[4 * t], inp[(4 * t + 256 * p{id} + {src}) & {}], 16)", INPUT - 1),
+                );
+                let read = 1 + self.rng.below(255);
+                let carried = format!("{pv} = {{}}[(t * 3 + {read}) & 255]");
+                // The shared array read before the turn and written after it.
+                let phased = turn && self.rng.chance(30);
+                if wrong == 2 {
+                    // The next tile read inside thread code before the turn: refused.
+                    put(&mut self.out, d + 1, "with group(thread[1]):");
+                    put(&mut self.out, d + 2, &format!("with stage({ring}, next=True) as early{id}:"));
+                    put(&mut self.out, d + 3, &format!("acc = acc + early{id}[t & 255]"));
+                }
+                put(&mut self.out, d + 1, &format!("with stage({ring}) as {ps}:"));
+                put(&mut self.out, d + 2, "with group(thread[1]):");
+                if turn {
+                    put(&mut self.out, d + 3, &format!("if p{id} == 0:"));
+                    put(&mut self.out, d + 4, &carried.replace("{}", &ps));
+                }
+                let off = self.rng.below(256);
+                let f = self.fold(&format!("{ps}[(t * 5 + {off} + p{id}) & 255] + {pv}"));
+                put(&mut self.out, d + 3, &f);
+                if phased {
+                    put(&mut self.out, d + 3, &format!("acc = acc + {name}[(t + 1) & {mask}]"));
+                }
+                if turn {
+                    put(&mut self.out, d + 1, &format!("with stage({ring}, next=True) as {pn}:"));
+                    put(&mut self.out, d + 2, "with group(thread[1]):");
+                    put(&mut self.out, d + 3, &carried.replace("{}", &pn));
+                    if wrong == 1 {
+                        // The current tile after the turn: refused.
+                        put(&mut self.out, d + 1, &format!("with stage({ring}) as late{id}:"));
+                        put(&mut self.out, d + 2, "with group(thread[1]):");
+                        put(&mut self.out, d + 3, &format!("acc = acc + late{id}[(t + 7) & 255]"));
+                    }
+                    put(&mut self.out, d + 1, "with group(thread[1]):");
+                    put(&mut self.out, d + 2, &format!("acc = acc * 3 + {pv}"));
+                    if phased {
+                        let k = len / tb;
+                        put(
+                            &mut self.out,
+                            d + 1,
+                            &format!("with partition({name}, p=thread[1], f=lambda i: t * {k} + i) as pw{id}:"),
+                        );
+                        put(&mut self.out, d + 2, "with group(thread[1]):");
+                        put(&mut self.out, d + 3, &format!("pw{id}[0] = acc & 255"));
+                    }
+                }
+                put(&mut self.out, d, "with group(thread[1]):");
+                put(&mut self.out, d + 1, &format!("acc = acc + {pv}"));
             }
             // A warp-specialised pipeline: one warp fills a ring by TMA while one or two
             // others fold every tile into `acc`, in a random order of cases.

@@ -474,6 +474,55 @@ fn r_pipeline_ring() {
     }
 }
 
+#[test]
+fn r_pipeline_next() {
+    // Bodies that turn at `stage(ring, next=True)`: each tile's first operand comes from the
+    // iteration before (or, for tile 0, from the tile itself), and the next tile's scale is
+    // added after the turn, the last tile's again on the last tile (the next stage is then
+    // the last tile's slot). z keeps the last operand loaded: the last tile's. Rings of 2
+    // and 3 slots, with more tiles than slots, as many, fewer, one and none. Inputs are
+    // eighths, so the sums are exact in any order.
+    let p = program(&file("pipeline_next.prism"));
+    for (kernel, blocks, n) in [
+        ("next2", 2usize, 5usize),
+        ("next2", 1, 2),
+        ("next2", 1, 1),
+        ("next2", 1, 0),
+        ("next3", 2, 7),
+        ("next3", 1, 3),
+        ("next3", 3, 2),
+        ("next3", 1, 1),
+        ("next3", 2, 0),
+    ] {
+        let mut rng = Rng::new((blocks * 100 + n + 50) as u64);
+        let x = rng.eighths((128 * n * blocks).max(4), -4, 4);
+        let w = rng.eighths((4 * n * blocks).max(4), -4, 4);
+        let out = p.launch(kernel, blocks as u32, 128, || {
+            vec![
+                Arg::value(n as i32),
+                Arg::buffer(&x),
+                Arg::buffer(&w),
+                Arg::buffer(&vec![7.0f32; 128 * blocks]),
+                Arg::buffer(&vec![7.0f32; 128 * blocks]),
+            ]
+        });
+        let tile = |b: usize, k: usize, e: usize| x[(b * n + k) * 128 + e];
+        let (mut y, mut z) = (Vec::new(), Vec::new());
+        for g in 0..128 * blocks {
+            let (b, t) = (g / 128, g % 128);
+            let mut acc = 0.0f32;
+            for k in 0..n {
+                acc += tile(b, k, (t + 1) % 128) * tile(b, k, 127 - t);
+                acc += w[(b * n + (k + 1).min(n - 1)) * 4 + t % 4];
+            }
+            y.push(acc);
+            z.push(if n == 0 { 0.0 } else { tile(b, n - 1, (t + 1) % 128) });
+        }
+        assert_same(&format!("{kernel} y (n = {n}, {blocks} blocks)"), &out.f32("y"), &y);
+        assert_same(&format!("{kernel} z (n = {n}, {blocks} blocks)"), &out.f32("z"), &z);
+    }
+}
+
 /// A tensor-map argument: the row-major array `values` with dimensions `dims`, outermost
 /// first.
 fn tensor<T: prism_interp::Elem>(values: &[T], dims: &[u64]) -> Arg {

@@ -17,7 +17,8 @@
 //!   with the synchronisation analysis).
 //!
 //! The lowering (`prism_ir::lower`) places the waits and the one barrier per tile; the
-//! argument that they order every access is in docs/soundness.md §8.
+//! argument that they order every access is in docs/soundness.md §4.3.1 (with bodies that
+//! turn at `stage(ring, next=True)`).
 
 use super::ctx::{Binding, Checker, Frame, HiddenEntry};
 use crate::error::Sink;
@@ -43,6 +44,10 @@ pub(crate) struct PipeCtx {
     /// For a warp-specialised pipeline, the span of its body's `match split`: the case
     /// holding the fill is the producer (`in_fill` while it is checked).
     pub split: Option<Span>,
+    /// Once the body's statements have reached the first `stage(ring, next=True)` among
+    /// them (its head): the pipeline's barrier stands there, so from it on the body reads
+    /// only the next tile's slots.
+    pub turned: Option<Span>,
 }
 
 impl Checker<'_> {
@@ -102,7 +107,7 @@ impl Checker<'_> {
         let (lv, saved) = self.enter_pipeline(
             var,
             head,
-            PipeCtx { stages: stages_n, rings: rings.clone(), in_fill: true, split: None },
+            PipeCtx { stages: stages_n, rings: rings.clone(), in_fill: true, split: None, turned: None },
         );
         let first_var = self.vars.len();
         let mut fill = Vec::new();
@@ -115,8 +120,25 @@ impl Checker<'_> {
         if let Some(p) = self.pipes.last_mut() {
             p.in_fill = false;
         }
-        let rest = ast::Block { stmts: body.stmts[1..].to_vec(), span: body.span };
-        let body = self.block(&rest);
+        // The rest of the body, statement by statement: the first `stage(ring, next=True)`
+        // among them is where the lowering puts the pipeline's wait and barrier.
+        self.push_scope();
+        let saved_smem = self.smem_cur;
+        let mut stmts = Vec::new();
+        for s in &body.stmts[1..] {
+            if let ast::StmtKind::Stage { src, next: true, .. } = &s.kind
+                && let super::expr::Resolved::Var(r) = self.resolve(&src.name)
+                && rings.contains(&r)
+                && let Some(p) = self.pipes.last_mut()
+                && p.turned.is_none()
+            {
+                p.turned = Some(s.span.shrink_to_start().to(src.span));
+            }
+            self.stmt(s, &mut stmts);
+        }
+        self.smem_cur = saved_smem;
+        self.pop_scope();
+        let body = tir::Block { stmts };
         self.frames.pop();
         self.pipes.pop();
         self.fill_reads_unassigned(reads, &[&fill, &body], fill_head);
@@ -310,7 +332,7 @@ impl Checker<'_> {
         let (lv, saved) = self.enter_pipeline(
             var,
             head,
-            PipeCtx { stages, rings: rings.clone(), in_fill: false, split: Some(split.span) },
+            PipeCtx { stages, rings: rings.clone(), in_fill: false, split: Some(split.span), turned: None },
         );
         let first_var = self.vars.len();
         let mut stmts = Vec::new();
@@ -350,10 +372,13 @@ impl Checker<'_> {
         });
     }
 
-    /// `with fill(ring) as name:` or `with stage(ring) as name:`.
+    /// `with fill(ring) as name:` or `with stage(ring) as name:` (`next`: `with stage(ring,
+    /// next=True) as name:`).
+    #[allow(clippy::too_many_arguments)]
     pub fn slot_scope(
         &mut self,
         fill: bool,
+        next: bool,
         src: &ast::Ident,
         name: &ast::Ident,
         body: &ast::Block,
@@ -386,6 +411,9 @@ impl Checker<'_> {
             self.form_error(problem, span.shrink_to_start().to(src.span), None, None);
             return None;
         }
+        if !fill && !self.stage_in_order(&p, next, src, span) {
+            return None;
+        }
         let var = self.var(ring).clone();
         let Ty::Ptr { elem, .. } = var.ty else { return None };
         let view = self.new_var(
@@ -401,7 +429,46 @@ impl Checker<'_> {
         let body = self.block(body);
         self.frames.pop();
         self.pop_scope();
-        Some(if fill { StmtKind::Fill { ring, view, body } } else { StmtKind::Stage { ring, view, body } })
+        Some(if fill { StmtKind::Fill { ring, view, body } } else { StmtKind::Stage { ring, next, view, body } })
+    }
+
+    /// Whether a `stage` stands where its pipeline's barrier allows (docs/soundness.md
+    /// §4.3.1): the lowering puts the barrier before the first `stage(ring, next=True)` of
+    /// the body's own statements, so a next-tile stage must be that statement or come after
+    /// it, and a current-tile stage must come before it (past the barrier, the next fill
+    /// may overwrite the current tile's slot while this thread still reads it).
+    fn stage_in_order(&mut self, p: &PipeCtx, next: bool, src: &ast::Ident, span: Span) -> bool {
+        let head = span.shrink_to_start().to(src.span);
+        if next && p.split.is_some() {
+            self.form_error(
+                format!("`stage({}, next=True)` in a warp-specialised pipeline", src.name),
+                head,
+                p.split,
+                Some("its consumers wait for each tile on the slot's mbarrier; read the tile in its own iteration with `stage(ring)`".into()),
+            );
+            return false;
+        }
+        match (next, p.turned) {
+            (true, None) => {
+                self.form_error(
+                    format!("`stage({}, next=True)` is a statement of the pipeline's body itself, after its `stage({})` reads", src.name, src.name),
+                    head,
+                    None,
+                    Some("the pipeline's barrier goes just before the first `stage(ring, next=True)` of the body, where every thread of the block meets; it cannot stand inside other code".into()),
+                );
+                false
+            }
+            (false, Some(turn)) => {
+                self.form_error(
+                    format!("`stage({})` reads the current tile after the pipeline's barrier", src.name),
+                    head,
+                    Some(turn),
+                    Some("past the barrier before the first `stage(ring, next=True)`, the next fill may overwrite the current tile's slot; read it before that statement".into()),
+                );
+                false
+            }
+            _ => true,
+        }
     }
 
     /// Resolves a name to a variable, reporting unknown names (hidden names are looked up

@@ -125,9 +125,10 @@ impl Checker<'_> {
                 }
             }
             A::Pipeline { var, count, stages, body } => self.pipeline_loop(var, count, stages, body, span, out),
-            A::Fill { src, name, body } | A::Stage { src, name, body } => {
+            A::Fill { src, name, body } | A::Stage { src, name, body, .. } => {
                 let fill = matches!(s.kind, A::Fill { .. });
-                if let Some(k) = self.slot_scope(fill, src, name, body, span) {
+                let next = matches!(s.kind, A::Stage { next: true, .. });
+                if let Some(k) = self.slot_scope(fill, next, src, name, body, span) {
                     self.push(out, k, span);
                 }
             }
