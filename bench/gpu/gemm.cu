@@ -1,8 +1,9 @@
 // sgemm: one of Prism's fp32 gemms (PRISM_SGEMM, its launcher, and PRISM_SGEMM_LABEL; by
 // default tests/ui/accept/kernels/32_sgemm_6_vectorized.prism; run.sh also builds
-// 36_sgemm_pipelined, 44_sgemm_warp_tiled, 46_sgemm_deep_k and 50_sgemm_wide_tiles; all take
-// the same arguments, 128 x 128 tiles and 256 threads but 50's 128 threads and its tile
-// variants: PRISM_SGEMM_THREADS, PRISM_SGEMM_BM, PRISM_SGEMM_BN),
+// 36_sgemm_pipelined, 44_sgemm_warp_tiled, 46_sgemm_deep_k, 50_sgemm_wide_tiles and
+// 51_sgemm_prefetch; all take the same arguments, 128 x 128 tiles and 256 threads but 50's
+// and 51's 128 threads and their tile variants: PRISM_SGEMM_THREADS, PRISM_SGEMM_BM,
+// PRISM_SGEMM_BN),
 // built by `prism build --emit-host` into PRISM_KERNELS, against cuBLAS's
 // SGEMM (fp32 FFMA, no TF32), row-major C = A @ B, at the sizes of issue 10. Prints a
 // Markdown table of GFLOP/s; exits 1 if an output differs. Test tooling, not part of the

@@ -34,6 +34,7 @@ build 36_sgemm_pipelined sgemm_pipelined
 build 44_sgemm_warp_tiled sgemm_warp
 build 46_sgemm_deep_k sgemm_deep_k
 build 50_sgemm_wide_tiles sgemm_wide
+build 51_sgemm_prefetch sgemm_prefetch
 build 35_scan_lookback_packed scan
 build 47_scan_warp_transposed scan_warp
 build 33_reduce_sum_vectorized reduce
@@ -66,6 +67,7 @@ harnesses=(
     "gemm_warp|gemm.cu|S:PRISM_KERNELS=$out/sgemm_warp.cu PRISM_SGEMM=prism_launch_sgemm_warp_tiled S:PRISM_SGEMM_LABEL=44_sgemm_warp_tiled"
     "gemm_deep_k|gemm.cu|S:PRISM_KERNELS=$out/sgemm_deep_k.cu PRISM_SGEMM=prism_launch_sgemm_deep_k S:PRISM_SGEMM_LABEL=46_sgemm_deep_k"
     "gemm_wide|gemm.cu|S:PRISM_KERNELS=$out/sgemm_wide.cu PRISM_SGEMM=prism_launch_sgemm_wide S:PRISM_SGEMM_LABEL=50_sgemm_wide_tiles PRISM_SGEMM_THREADS=128"
+    "gemm_prefetch|gemm.cu|S:PRISM_KERNELS=$out/sgemm_prefetch.cu PRISM_SGEMM=prism_launch_sgemm_prefetch S:PRISM_SGEMM_LABEL=51_sgemm_prefetch PRISM_SGEMM_THREADS=128"
     "hgemm|hgemm.cu|S:PRISM_KERNELS=$out/hgemm.cu"
     "hgemm_pipelined|hgemm.cu|S:PRISM_KERNELS=$out/hgemm_pipelined.cu PRISM_HGEMM=prism_launch_gemm_bf16_pipelined S:PRISM_HGEMM_LABEL=37_gemm_bf16_pipelined PRISM_HGEMM_THREADS=256 PRISM_HGEMM_TILE=128"
     "hgemm_ws|hgemm_ws.cu|S:PRISM_KERNELS=$out/hgemm_ws.cu"

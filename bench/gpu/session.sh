@@ -14,9 +14,9 @@
 #
 #   compare     every `# launch:` of the corpus on the GPU against the simulator (~70 s)
 #   bench       the fast kernels against cuBLAS and CUB (`bench/gpu/run.sh`, 10 runs each)
-#   sweep-gemm  the fp32 gemm variants (kernel 50 on cuBLAS's tiles, kernel 46's depths)
+#   sweep-gemm  the fp32 gemm variants (kernels 51 and 50 on cuBLAS's tiles, 46's depths)
 #   sweep-rest  the scan, softmax and device-sum variants
-#   profile     Nsight Compute on cuBLAS's own sgemm and kernel 50 at 4096^3
+#   profile     Nsight Compute on cuBLAS's own sgemm and kernels 51 and 50 at 4096^3
 #   check       (no GPU; CI) every name the steps pass to ONLY= is a harness of
 #               bench/gpu/run.sh or a variant of bench/gpu/variants.txt
 set -euo pipefail
@@ -27,8 +27,8 @@ log() { # name: tee the step's output into $OUT/name.txt when $OUT is set
     if [ -n "${OUT:-}" ]; then tee "$OUT/$1.txt"; else cat; fi
 }
 # The harnesses and variants each step runs.
-bench_list=gemm_wide,gemm_deep_k,gemm_pipelined,scan,scan_warp,reduce,dsum,tf32gemm,tf32gemm_ws,hgemm_ws,rows,softmax_block
-sweep_gemm_list=gemm_wide_128x256,gemm_wide_256x128,gemm_wide_128x256_s4,gemm_wide_bk16,gemm_wide_s4,gemm_wide_s2,gemm_wide_bk16_s4,gemm_deep_k_bk32,gemm_deep_k_s4,gemm_deep_k_lb1,gemm_deep_k_lb1_s4
+bench_list=gemm_prefetch,gemm_wide,gemm_deep_k,gemm_pipelined,scan,scan_warp,reduce,dsum,tf32gemm,tf32gemm_ws,hgemm_ws,rows,softmax_block
+sweep_gemm_list=gemm_prefetch_128x256,gemm_prefetch_256x128,gemm_prefetch_s4,gemm_prefetch_bk16,gemm_wide_128x256,gemm_wide_256x128,gemm_wide_128x256_s4,gemm_wide_bk16,gemm_wide_s4,gemm_wide_s2,gemm_wide_bk16_s4,gemm_deep_k_bk32,gemm_deep_k_s4,gemm_deep_k_lb1,gemm_deep_k_lb1_s4
 sweep_rest_list=scan_warp_128x24,scan_warp_128x24_delay,scan_warp_256x16_delay,scan_warp_256x24,scan_warp_512x8,scan_warp_128x16,scan_warp_256x12,softmax_block_128x32,softmax_block_512x8,softmax_block_1024x4,dsum_items8,dsum_items16
 case "$step" in
     check)
@@ -63,6 +63,7 @@ case "$step" in
         # that `ncu` reports.
         {
             bench/gpu/profile.sh "$prism" gemm_wide 'sm80_xmma_gemm' 8 1
+            bench/gpu/profile.sh "$prism" gemm_prefetch 'sgemm_prefetch' 8 1
             bench/gpu/profile.sh "$prism" gemm_wide 'sgemm_wide' 8 1
         } 2>&1 | log profile
         ;;

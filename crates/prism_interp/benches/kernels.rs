@@ -591,6 +591,19 @@ fn main() {
             GemmIn::F32,
         ));
     }
+    if want("51") {
+        rows.push(gemm(
+            &o,
+            (
+                "51",
+                "sgemm, 50 with operands loaded a k ahead (turning pipeline)",
+                "51_sgemm_prefetch.prism",
+                "sgemm_prefetch",
+            ),
+            (128, 128),
+            GemmIn::F32,
+        ));
+    }
     if want("37") {
         rows.push(gemm(
             &o,

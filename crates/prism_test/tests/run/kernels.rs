@@ -815,6 +815,44 @@ fn k50_variants_a_gpu_sweep_builds() {
 }
 
 #[test]
+fn k51_sgemm_prefetch() {
+    // Kernel 50's shapes on kernel 50's structure with the turning body: each step's k = 0
+    // operands come from the step before (tile 0's from itself), the last step's turn
+    // reloads its own slot. Also one step (K = 8: the first step is the last), two steps
+    // (fewer than the ring's three slots), a ragged single step (K = 3) and none (K = 0).
+    let mut shapes = PIPELINED_SGEMM_SHAPES.to_vec();
+    shapes.extend([
+        (256, 256, 24),
+        (150, 202, 17),
+        (150, 200, 16),
+        (129, 129, 9),
+        (128, 128, 96),
+        (64, 136, 8),
+        (40, 72, 3),
+        (8, 8, 0),
+    ]);
+    check_sgemm_shapes("51_sgemm_prefetch.prism", "sgemm_prefetch", &shapes, (128, 128), 128);
+}
+
+#[test]
+fn k51_variants_a_gpu_sweep_builds() {
+    // Kernel 51's sweep: K steps of 16 (four halves, the buffers alternating twice), rings
+    // of two and four slots (the turn's wait is `wait_group 0` and `2`), and cuBLAS's
+    // 128 x 256 and 256 x 128 tiles of 256 threads.
+    let shapes = [(200, 136, 40), (70, 131, 37), (128, 128, 96), (33, 45, 20), (64, 64, 16), (5, 8, 0)];
+    for defines in [&["BK=16"][..], &["STAGES=4"], &["STAGES=2"], &["BK=16", "STAGES=4"]] {
+        check_sgemm_variant("51_sgemm_prefetch.prism", defines, "sgemm_prefetch", &shapes, (128, 128), 128);
+    }
+    let shapes = [(200, 300, 40), (70, 131, 37), (256, 256, 24), (5, 8, 0)];
+    for (defines, tile) in [
+        (&["THREADS=256", "BN=256", "MIN_BLOCKS=1"][..], (128, 256)),
+        (&["THREADS=256", "BM=256", "MIN_BLOCKS=1"], (256, 128)),
+    ] {
+        check_sgemm_variant("51_sgemm_prefetch.prism", defines, "sgemm_prefetch", &shapes, tile, 256);
+    }
+}
+
+#[test]
 fn k33_reduce_sum_vectorized() {
     // A tail (n not a multiple of 8), fewer vectors than threads, an exact multiple, several
     // grid-stride passes (1 block over 20,000 items), and n = 0.
