@@ -586,6 +586,58 @@ fn explain_sync_names_the_cuda_the_hints_show() {
     );
 }
 
+/// A pipeline whose body turns: a ring of three slots, the next tile read after the turn.
+const TURNING: &str = "\
+@prism(\"global\")
+@requires(grid[1], block[1], thread[1], smem=2048)
+@launch_bounds(128)
+def turning(n : int, x : ptr(const(float)), y : ptr(float)):
+    b : int @ block[1] = id()
+    with partition(y, p=block[1], f=lambda i: 128 * b + i) as y_b:
+        with group(block[1]):
+            ring : shared(float[3][128]) @ block[1]
+            t : int @ thread[1] = id()
+            acc : float @ thread[1] = 0.0
+            for k in pipeline(n, stages=3):
+                with fill(ring) as slot:
+                    with group(thread[1]):
+                        if t < 32:
+                            cp_async(slot[4 * t], x[(b * n + k) * 128 + 4 * t], 16)
+                with stage(ring) as s:
+                    with group(thread[1]):
+                        acc += s[127 - t]
+                with stage(ring, next=True) as s_next:
+                    with group(thread[1]):
+                        acc += s_next[t]
+            with partition(y_b, p=thread[1], f=lambda i: t + i) as y_t:
+                with group(thread[1]):
+                    y_t[0] = acc
+";
+
+#[test]
+fn inlay_hints_show_a_pipelines_waits_and_barriers() {
+    let dir = project("pipeline-hints");
+    std::fs::write(dir.join("main.prism"), TURNING).expect("write");
+    let mut s = Server::start(&dir);
+    let main = uri(&dir.join("main.prism"));
+    s.open(&main, TURNING);
+    let values = barrier_hint_values(&mut s, &main);
+    let hints = barrier_hints(&mut s, &main);
+    let (top, top_col) = find(TURNING, "for k in pipeline(");
+    let (turn, turn_col) = find(TURNING, "with stage(ring, next=True)");
+    let label = json!("cp.async.wait_group 1; __syncthreads()").to_string();
+    // The first tile's wait and barrier at the loop, every later tile's at the turn.
+    assert_eq!(hints, vec![(top, top_col, label.clone()), (turn, turn_col, label)]);
+    let tip = values[0]["tooltip"].as_str().unwrap();
+    assert!(tip.contains("at the top of each tile's iteration (of the first tile only"), "{tip}");
+    let tip = values[1]["tooltip"].as_str().unwrap();
+    assert!(tip.contains("where its body turns"), "{tip}");
+    // They are what `prism build` prints.
+    let cu = build_cuda(&dir.join("main.prism"));
+    assert_eq!(cu.matches("asm volatile(\"cp.async.wait_group 1;\" :  :  : \"memory\");").count(), 2, "{cu}");
+    s.stop();
+}
+
 #[test]
 fn inlay_hints_of_named_barriers_in_nested_splits() {
     let dir = project("split-hints");

@@ -293,13 +293,34 @@ pub struct BarrierText {
     pub next: Option<Span>,
     /// The span of the instruction before it in its block, if any.
     pub prev: Option<Span>,
+    /// For a pipeline loop's barrier (`prism_ir::lower`, `Cx::pipeline`), the wait before it.
+    pub pipeline: Option<PipelineSync>,
+}
+
+/// A pipeline loop's wait and barrier, which the lowering places (docs/language.md,
+/// "Pipelines"): at the top of each tile's iteration, or at the turn of a body that reads
+/// the next tile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PipelineSync {
+    /// The groups the wait leaves in flight (`cp.async.wait_group N`).
+    pub pending: u32,
+    /// At the turn of the body (its `span` is the turning `stage(ring, next=True)`), not at
+    /// the top of the iteration (its `span` is the loop's).
+    pub turn: bool,
 }
 
 /// Every barrier of the program `emit` prints, in the order of its functions and
 /// instructions, with the CUDA text the emitter produces for it from the same plan of named
 /// barrier ids and split slots: what an editor shows where each barrier stands.
 pub fn texts(synced: &prism_driver::Synced) -> Vec<BarrierText> {
-    fn walk(b: &Block, func: FuncId, named: &NamedBarriers, splits: &[u32], out: &mut Vec<BarrierText>) {
+    fn walk(
+        f: &prism_ir::ir::Function,
+        b: &Block,
+        func: FuncId,
+        named: &NamedBarriers,
+        splits: &[u32],
+        out: &mut Vec<BarrierText>,
+    ) {
         for (i, inst) in b.insts.iter().enumerate() {
             let (scope, half, id, origin) = match &inst.kind {
                 InstKind::Barrier { scope, origin } => (*scope, BarrierHalf::Whole, 0, Some(origin.clone())),
@@ -309,12 +330,25 @@ pub fn texts(synced: &prism_driver::Synced) -> Vec<BarrierText> {
                 InstKind::BarrierWait { scope, id } => (*scope, BarrierHalf::Wait, *id, None),
                 k => {
                     for nb in k.blocks() {
-                        walk(nb, func, named, splits, out);
+                        walk(f, nb, func, named, splits, out);
                     }
                     continue;
                 }
             };
             let Some(s) = stmts(&inst.kind, named, splits) else { continue };
+            // A pipeline's wait completes its fills' copies: views of its rings' slots.
+            let pipeline = match i.checked_sub(1).map(|p| &b.insts[p].kind) {
+                Some(InstKind::AsyncWait { pending, views })
+                    if views.iter().any(|v| {
+                        f.mems[v.index()]
+                            .parent
+                            .is_some_and(|p| f.mems[p.index()].kind == prism_ir::ir::MemKind::Pipeline)
+                    }) =>
+                {
+                    Some(PipelineSync { pending: *pending, turn: b.insts.len() > 2 })
+                }
+                _ => None,
+            };
             out.push(BarrierText {
                 func,
                 span: inst.span,
@@ -329,6 +363,7 @@ pub fn texts(synced: &prism_driver::Synced) -> Vec<BarrierText> {
                 },
                 next: b.insts.get(i + 1).map(|n| n.span),
                 prev: i.checked_sub(1).map(|p| b.insts[p].span),
+                pipeline,
             });
         }
     }
@@ -337,7 +372,7 @@ pub fn texts(synced: &prism_driver::Synced) -> Vec<BarrierText> {
     let mut out = Vec::new();
     for (i, f) in program.functions.iter().enumerate() {
         let splits = if f.kind == prism_types::tir::FnKind::Kernel { split_ids(&f.body) } else { Vec::new() };
-        walk(&f.body, FuncId(i as u32), &named, &splits, &mut out);
+        walk(f, &f.body, FuncId(i as u32), &named, &splits, &mut out);
     }
     out
 }

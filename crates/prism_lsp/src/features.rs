@@ -224,8 +224,8 @@ pub fn symbols(snap: &Snapshot) -> Vec<lsp::DocumentSymbol> {
         .collect()
 }
 
-/// Inlay hints in `range`: each barrier inference inserted, where it goes, and the
-/// perspective of each declaration written without `@`.
+/// Inlay hints in `range`: each barrier inference inserted and each pipeline's wait and
+/// barrier, where they go, and the perspective of each declaration written without `@`.
 pub fn inlay_hints(snap: &Snapshot, range: lsp::Range) -> Vec<lsp::InlayHint> {
     let file = snap.map.file(snap.root);
     let (lo, hi) = (pos::offset(file, range.start), pos::offset(file, range.end));
@@ -332,9 +332,9 @@ struct BarrierHint {
 }
 
 /// The inferred barriers the backends get (after barrier motion and the optimiser, so that
-/// removed barriers have no hint and split ones show both halves where they stand), each
-/// as the CUDA `prism_cuda` prints for it: the same functions make the hint's text and the
-/// `.cu` file's. Barriers of imported modules' functions stand in their own files and are
+/// removed barriers have no hint and split ones show both halves where they stand), and
+/// the waits and barriers of pipeline loops, each as the CUDA `prism_cuda` prints for it:
+/// the same functions make the hint's text and the `.cu` file's. Barriers of imported modules' functions stand in their own files and are
 /// shown there, when that module is the document.
 fn barrier_hints(snap: &Snapshot) -> Vec<BarrierHint> {
     let Some(inferred) = &snap.sync().inferred else { return Vec::new() };
@@ -381,6 +381,21 @@ fn barrier_hints(snap: &Snapshot) -> Vec<BarrierHint> {
             BarrierHalf::Wait => arrive.and_then(|a| a.origin.as_ref()),
             _ => b.origin.as_ref(),
         };
+        // A pipeline's wait and barrier, which the source does not spell out either.
+        if let Some(p) = b.pipeline {
+            let tooltip = if p.turn {
+                "The pipeline's wait and barrier, where its body turns: the next tile's copies have landed (the newest groups stay in flight) and every thread is done with this tile's slots, which the next fill overwrites. From here on the body reads the next tile (docs/language.md, \"Bodies that turn\")."
+            } else {
+                "The pipeline's wait and barrier at the top of each tile's iteration (of the first tile only when the body turns at `stage(ring, next=True)`): the tile's copies have landed and the slot the next fill overwrites is free (docs/language.md, \"Pipelines\")."
+            };
+            out.push(BarrierHint {
+                at: start_of_line(b.span.start),
+                before: true,
+                label: format!("cp.async.wait_group {}; {}", p.pending, b.text),
+                tooltip: tooltip.to_string(),
+            });
+            continue;
+        }
         // Barriers written in the source are in plain sight.
         let Some(origin @ BarrierOrigin::Inferred { .. }) = origin else { continue };
         let note = note_of(b.func, origin).unwrap_or_default();

@@ -14,9 +14,10 @@
 //! The server shows what `prism check` reports (same codes, messages and labels), the type
 //! and perspective of a name and the code perspective at the cursor, definitions and
 //! references across imports (into the standard library too), the document's symbols, and
-//! inlay hints for every barrier synchronisation inference inserts, as the CUDA backend
-//! prints it after barrier motion and the optimiser, and for the perspective of every
-//! declaration written without `@`. `docs/editors.md` describes the features and the incrementality design.
+//! inlay hints for every barrier synchronisation inference inserts and every pipeline's wait
+//! and barrier, as the CUDA backend prints them after barrier motion and the optimiser, and
+//! for the perspective of every declaration written without `@`. `docs/editors.md`
+//! describes the features and the incrementality design.
 //!
 //! Like the CLI, this crate is a front end and does IO: the protocol on stdin and stdout
 //! (through `lsp-server`, which owns those streams; this crate never prints) and the
