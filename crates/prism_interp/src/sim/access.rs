@@ -333,26 +333,42 @@ impl<'a> BlockSim<'a> {
     /// Reports an access by thread `tid` at `(func, site)` to shared byte `byte`, which an
     /// asynchronous copy still in flight will write.
     fn report_in_flight(&mut self, g: &mut GCtx, tid: u32, (func, site): (u32, u32), byte: usize) {
-        let s = self.s;
         let (ctid, cfunc, csite) = self.sflight_by.get(&(byte / 4)).copied().unwrap_or((tid, func, site));
+        let copy = (Thread { block: self.block, thread: ctid }, cfunc, csite);
+        self.report_copy_race(
+            g,
+            (tid, func, site),
+            copy,
+            "an access to the destination of an asynchronous copy that may not have landed yet",
+            "this copy writes it at any time until its thread waits for it",
+            "wait for the copy (the end of its `async` scope or the pipeline's wait) and pass a barrier before the access",
+        );
+    }
+
+    /// Reports a race of thread `tid`'s access at `(func, site)` with the asynchronous copy
+    /// of `copy` (its thread and access site) still in flight: `what` the access does to
+    /// the copy's memory, `how` the copy meets it, `fix` what to do.
+    fn report_copy_race(
+        &mut self,
+        g: &mut GCtx,
+        (tid, func, site): (u32, u32, u32),
+        copy: (Thread, u32, u32),
+        what: &str,
+        how: &str,
+        fix: &str,
+    ) {
+        let s = self.s;
         let fc = &s.code.funcs[func as usize];
         let name = &fc.mems[fc.accesses[site as usize].mem.index()].name;
+        let (thread, cfunc, csite) = copy;
         let copy_span = s.code.funcs[cfunc as usize].accesses[csite as usize].span;
         let report = Report {
             kind: ReportKind::Race(crate::shadow::RaceKind::ReadWrite),
-            message: format!(
-                "data race on `{name}`: an access to the destination of an asynchronous copy that may not have landed yet"
-            ),
+            message: format!("data race on `{name}`: {what}"),
             span: fc.accesses[site as usize].span,
             thread: Thread { block: self.block, thread: tid },
-            other: Some((
-                copy_span,
-                Some(Thread { block: self.block, thread: ctid }),
-                "this copy writes it at any time until its thread waits for it".into(),
-            )),
-            notes: vec![
-                "wait for the copy (the end of its `async` scope or the pipeline's wait) and pass a barrier before the access".into(),
-            ],
+            other: Some((copy_span, Some(thread), how.into())),
+            notes: vec![fix.into()],
         };
         g.report(s, report);
         if s.stop.load(std::sync::atomic::Ordering::Relaxed) {
@@ -583,27 +599,14 @@ impl<'a> BlockSim<'a> {
             && let Loc::Global(b, i) = loc
             && let Some(&(cblock, ctid, cfunc, csite)) = g.inflight.get(&(b, i))
         {
-            let fc = &s.code.funcs[func as usize];
-            let name = &fc.mems[fc.accesses[site as usize].mem.index()].name;
-            let copy_span = s.code.funcs[cfunc as usize].accesses[csite as usize].span;
-            let report = Report {
-                kind: ReportKind::Race(crate::shadow::RaceKind::ReadWrite),
-                message: format!(
-                    "data race on `{name}`: a write to the source of an asynchronous copy that may not have read it yet"
-                ),
-                span: fc.accesses[site as usize].span,
-                thread: Thread { block: self.block, thread: tid },
-                other: Some((
-                    copy_span,
-                    Some(Thread { block: cblock, thread: ctid }),
-                    "this copy reads it at any time until its `async` scope ends".into(),
-                )),
-                notes: vec!["write the source after the copy's `async` scope has ended".into()],
-            };
-            g.report(s, report);
-            if s.stop.load(std::sync::atomic::Ordering::Relaxed) {
-                self.stopped = true;
-            }
+            self.report_copy_race(
+                g,
+                (tid, func, site),
+                (Thread { block: cblock, thread: ctid }, cfunc, csite),
+                "a write to the source of an asynchronous copy that may not have read it yet",
+                "this copy reads it at any time until its `async` scope ends",
+                "write the source after the copy's `async` scope has ended",
+            );
             return;
         }
         // An access to the destination of a copy in flight.
