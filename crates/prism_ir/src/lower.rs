@@ -512,7 +512,7 @@ impl Cx<'_> {
     /// first tile's stay at the top, in iteration `S - 1` only), where they complete and
     /// publish tile `j + 1` and end the reads of tile `j`'s slots; the statements from the
     /// turn on read the next tile's slot, `min(j + 1, n - 1) % S`, so the body loads the
-    /// next tile's first operands while it computes its last (§4.3.1, "Turning bodies").
+    /// next tile's first operands while it computes its last (§4.3.1, "Bodies that turn").
     #[allow(clippy::too_many_arguments)]
     fn pipeline(
         &mut self,
