@@ -481,7 +481,7 @@ fn r_pipeline_next() {
     // added after the turn, the last tile's again on the last tile (the next stage is then
     // the last tile's slot). z keeps the last operand loaded: the last tile's. Rings of 2
     // and 3 slots, with more tiles than slots, as many, fewer, one and none. Inputs are
-    // eighths, so the sums are exact in any order.
+    // eighths, so the sums are exact in any order (every sum here stays below 2^10).
     let p = program(&file("pipeline_next.prism"));
     for (kernel, blocks, n) in [
         ("next2", 2usize, 5usize),
@@ -520,6 +520,43 @@ fn r_pipeline_next() {
         }
         assert_same(&format!("{kernel} y (n = {n}, {blocks} blocks)"), &out.f32("y"), &y);
         assert_same(&format!("{kernel} z (n = {n}, {blocks} blocks)"), &out.f32("z"), &z);
+    }
+    // Nested turning pipelines: the inner one reads its own next tile and the outer one's.
+    // Outer tiles of 2 slots, inner of 3: none, one of each, fewer inner tiles than slots,
+    // and more of both than slots.
+    for (blocks, n, m) in [(1usize, 0usize, 2usize), (1, 1, 1), (2, 3, 2), (2, 4, 5), (1, 2, 0)] {
+        let mut rng = Rng::new((blocks * 1000 + n * 10 + m) as u64);
+        let x = rng.eighths((128 * n * blocks).max(4), -4, 4);
+        let w = rng.eighths((128 * n * m * blocks).max(4), -4, 4);
+        let out = p.launch("nested", blocks as u32, 128, || {
+            vec![
+                Arg::value(n as i32),
+                Arg::value(m as i32),
+                Arg::buffer(&x),
+                Arg::buffer(&w),
+                Arg::buffer(&vec![7.0f32; 128 * blocks]),
+                Arg::buffer(&vec![7.0f32; 128 * blocks]),
+            ]
+        });
+        let (mut y, mut z) = (Vec::new(), Vec::new());
+        for g in 0..128 * blocks {
+            let (b, t) = (g / 128, g % 128);
+            let xk = |k: usize, e: usize| x[(b * n + k) * 128 + e];
+            let wq = |k: usize, q: usize, e: usize| w[((b * n + k) * m + q) * 128 + e];
+            let mut acc = 0.0f32;
+            for k in 0..n {
+                acc += xk(k, 127 - t);
+                for q in 0..m {
+                    acc += wq(k, q, (t + 3) % 128);
+                    acc += wq(k, (q + 1).min(m - 1), t);
+                    acc += xk((k + 1).min(n - 1), (t + 5) % 128);
+                }
+            }
+            y.push(acc);
+            z.push(if n == 0 { 0.0 } else { xk(n - 1, (t + 1) % 128) });
+        }
+        assert_same(&format!("nested y (n = {n}, m = {m}, {blocks} blocks)"), &out.f32("y"), &y);
+        assert_same(&format!("nested z (n = {n}, m = {m}, {blocks} blocks)"), &out.f32("z"), &z);
     }
 }
 

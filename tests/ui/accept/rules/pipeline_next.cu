@@ -204,3 +204,129 @@ extern "C" __global__ void __launch_bounds__(128) next3(int n,
         }
     }
 }
+
+// Nested pipelines, each turning: the inner one runs after the outer body's turn, so it may
+// read the outer ring's next tile, and its own barriers (at its top and its turn) order only
+// its own ring. Per outer tile k, for each inner tile q of w_{k,q} = w[((b n + k) m + q) 128 ..]:
+//   y += x_k[127 - t] + sum over q < m of (w_{k,q}[(t + 3) % 128] + w_{k,min(q+1, m-1)}[t]
+//        + x_{min(k+1, n-1)}[(t + 5) % 128])
+//   z = x_{n-1}[(t + 1) % 128] (0 when n = 0)
+extern "C" __global__ void __launch_bounds__(128) nested(int n,
+                                                         int m,
+                                                         const float* __restrict__ x,
+                                                         const float* __restrict__ w,
+                                                         float* __restrict__ y,
+                                                         float* __restrict__ z)
+{
+    // launch: threads per block a multiple of 1, blocks a multiple of 1, at most 128 threads per block
+    const int prism_tid = threadIdx.x;
+    const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
+    __shared__ __align__(1024) float prism_shared0[256];
+    __shared__ __align__(1024) float prism_shared1024[384];
+    const int b = prism_bid;  // line 104
+    {  // partition `y` as `y_b` at block[1]
+        {  // partition `z` as `z_b` at block[1]
+            {  // group(block[1])
+                float* ring = prism_shared0;  // line 108
+                float* aux = prism_shared1024;  // line 109
+                const int t = prism_tid;  // line 110
+                float acc = 0.0f;  // line 111
+                float pre = 0.0f;  // line 112
+                {  // pipeline `ring` as `ring` at block[1]
+                    int k_issue = 0;  // line 113
+                    for (; k_issue < prism_add(n, 1); k_issue += 1) {
+                        if (k_issue == 1) {
+                            asm volatile("cp.async.wait_all;" :  :  : "memory");
+                            __syncthreads();
+                        }
+                        if (k_issue < n) {  // line 113
+                            {  // async `ring` as `slot` at block[1]
+                                {  // group(thread[1])
+                                    if (t < 32) {  // line 116
+                                        asm volatile(  // line 117
+                                            "cp.async.cg.shared.global [%0], [%1], 16;"
+                                            :
+                                            : "r"(prism_smem_addr(&ring[k_issue % 2 * 128 + 4 * t])), "l"(&x[prism_add(prism_mul(prism_add(prism_mul(b, n), k_issue), 128), 4 * t)])
+                                            : "memory");
+                                    }
+                                }
+                            }
+                        }
+                        asm volatile("cp.async.commit_group;" :  :  : "memory");
+                        if (k_issue >= 1) {  // line 113
+                            const int k = k_issue - 1;
+                            {  // stage `ring` as `s` at block[1]
+                                {  // group(thread[1])
+                                    acc = acc + ring[(int)((unsigned)k % 2u) * 128 + (127 - t)];  // line 120
+                                }
+                            }
+                            asm volatile("cp.async.wait_all;" :  :  : "memory");  // line 121
+                            __syncthreads();
+                            const int t50 = k + 1;  // line 113
+                            const int k_next = t50 < n ? t50 : k;
+                            {  // stage `ring` as `s_next` at block[1]
+                                {  // group(thread[1])
+                                    pre = ring[(int)((unsigned)k_next % 2u) * 128 + (t + 1) % 128];  // line 123
+                                }
+                            }
+                            {  // pipeline `aux` as `aux` at block[1]
+                                int q_issue = 0;  // line 124
+                                for (; q_issue < prism_add(m, 2); q_issue += 1) {
+                                    if (q_issue == 2) {
+                                        asm volatile("cp.async.wait_group 1;" :  :  : "memory");
+                                        __syncthreads();
+                                    }
+                                    if (q_issue < m) {  // line 124
+                                        {  // async `aux` as `a_dst` at block[1]
+                                            {  // group(thread[1])
+                                                if (t < 32) {  // line 127
+                                                    asm volatile(  // line 128
+                                                        "cp.async.cg.shared.global [%0], [%1], 16;"
+                                                        :
+                                                        : "r"(prism_smem_addr(&aux[q_issue % 3 * 128 + 4 * t])), "l"(&w[prism_add(prism_mul(prism_add(prism_mul(prism_add(prism_mul(b, n), k), m), q_issue), 128), 4 * t)])
+                                                        : "memory");
+                                                }
+                                            }
+                                        }
+                                    }
+                                    asm volatile("cp.async.commit_group;" :  :  : "memory");
+                                    if (q_issue >= 2) {  // line 124
+                                        const int q = q_issue - 2;
+                                        {  // stage `aux` as `a` at block[1]
+                                            {  // group(thread[1])
+                                                acc = acc + aux[(int)((unsigned)q % 3u) * 128 + (t + 3) % 128];  // line 131
+                                            }
+                                        }
+                                        asm volatile("cp.async.wait_group 1;" :  :  : "memory");  // line 132
+                                        __syncthreads();
+                                        const int t101 = q + 1;  // line 124
+                                        const int q_next = t101 < m ? t101 : q;
+                                        {  // stage `aux` as `a_next` at block[1]
+                                            {  // group(thread[1])
+                                                acc = acc + aux[(int)((unsigned)q_next % 3u) * 128 + t];  // line 134
+                                            }
+                                        }
+                                        {  // stage `ring` as `s_again` at block[1]
+                                            {  // group(thread[1])
+                                                acc = acc + ring[(int)((unsigned)k_next % 2u) * 128 + (t + 5) % 128];  // line 137
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+                {  // partition `y_b` as `y_t` at thread[1]
+                    {  // partition `z_b` as `z_t` at thread[1]
+                        {  // group(thread[1])
+                            y[prism_add(prism_mul(128, b), t)] = acc;  // line 141
+                            z[prism_add(prism_mul(128, b), t)] = pre;  // line 142
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
