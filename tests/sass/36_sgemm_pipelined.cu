@@ -55,9 +55,13 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_pipelined(int M, int 
             const int f = i % STAGES;
             const int ka = i * BK + a_k;
             const int kb = i * BK + b_k;
-            if (vec_a) {
+            // One test per fill (ptxas predicates a test per copy, and both paths issue).
+            if (vec_a && vec_n) {
                 asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_addr(&As[f][a_m * BK + a_k])),
                              "l"(&A[a_row * K + ka]), "r"(4 * max(0, min(4, K - ka)))
+                             : "memory");
+                asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_addr(&Bs[f][b_k * BN + b_n])),
+                             "l"(&B[kb * N + b_col]), "r"(kb < K ? 4 * b_have : 0)
                              : "memory");
             } else {
                 for (int e = 0; e < 4; ++e)
@@ -65,12 +69,6 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_pipelined(int M, int 
                                      smem_addr(&As[f][a_m * BK + a_k + e])),
                                  "l"(&A[a_row * K + ka + e]), "r"(ka + e < K ? 4 : 0)
                                  : "memory");
-            }
-            if (vec_n) {
-                asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_addr(&Bs[f][b_k * BN + b_n])),
-                             "l"(&B[kb * N + b_col]), "r"(kb < K ? 4 * b_have : 0)
-                             : "memory");
-            } else {
                 for (int e = 0; e < 4; ++e)
                     asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(
                                      smem_addr(&Bs[f][b_k * BN + b_n + e])),

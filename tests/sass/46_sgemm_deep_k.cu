@@ -52,31 +52,33 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_deep_k(int M, int N, 
         }
         if (i < steps) {
             const int f = i % STAGES;
-            for (int q = 0; q < BK / KH; ++q) {
-            const int ka = i * BK + a_k + 4 * q;
-            const int kb = i * BK + b_k + KH * q;
-            if (vec_a) {
-                asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_addr(&As[f][a_m * BK + a_k + 4 * q])),
-                             "l"(&A[a_row * K + ka]), "r"(4 * max(0, min(4, K - ka)))
-                             : "memory");
-            } else {
-                for (int e = 0; e < 4; ++e)
-                    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(
-                                     smem_addr(&As[f][a_m * BK + a_k + 4 * q + e])),
-                                 "l"(&A[a_row * K + ka + e]), "r"(ka + e < K ? 4 : 0)
+            // One test per fill (ptxas predicates a test per copy, and both paths issue).
+            if (vec_a && vec_n) {
+                for (int q = 0; q < BK / KH; ++q) {
+                    const int ka = i * BK + a_k + 4 * q;
+                    const int kb = i * BK + b_k + KH * q;
+                    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_addr(&As[f][a_m * BK + a_k + 4 * q])),
+                                 "l"(&A[a_row * K + ka]), "r"(4 * max(0, min(4, K - ka)))
                                  : "memory");
-            }
-            if (vec_n) {
-                asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_addr(&Bs[f][(b_k + KH * q) * BN + b_n])),
-                             "l"(&B[kb * N + b_col]), "r"(kb < K ? 4 * b_have : 0)
-                             : "memory");
-            } else {
-                for (int e = 0; e < 4; ++e)
-                    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(
-                                     smem_addr(&Bs[f][(b_k + KH * q) * BN + b_n + e])),
-                                 "l"(&B[kb * N + b_col + e]), "r"(kb < K && e < b_have ? 4 : 0)
+                    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_addr(&Bs[f][(b_k + KH * q) * BN + b_n])),
+                                 "l"(&B[kb * N + b_col]), "r"(kb < K ? 4 * b_have : 0)
                                  : "memory");
-            }
+                }
+            } else {
+                for (int q = 0; q < BK / KH; ++q) {
+                    const int ka = i * BK + a_k + 4 * q;
+                    const int kb = i * BK + b_k + KH * q;
+                    for (int e = 0; e < 4; ++e)
+                        asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(
+                                         smem_addr(&As[f][a_m * BK + a_k + 4 * q + e])),
+                                     "l"(&A[a_row * K + ka + e]), "r"(ka + e < K ? 4 : 0)
+                                     : "memory");
+                    for (int e = 0; e < 4; ++e)
+                        asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(
+                                         smem_addr(&Bs[f][(b_k + KH * q) * BN + b_n + e])),
+                                     "l"(&B[kb * N + b_col + e]), "r"(kb < K && e < b_have ? 4 : 0)
+                                     : "memory");
+                }
             }
         }
         asm volatile("cp.async.commit_group;" ::: "memory");

@@ -47,32 +47,42 @@ extern "C" __global__ void __launch_bounds__(128, 2) sgemm_prefetch(int M, int N
         }
         if (i < steps) {
             const int f = i % STAGES;
-            for (int q = 0; q < BM * BK / (4 * 128); ++q) {
-                const int c = t + 128 * q;
-                const int a_m = c / (BK / 4);
-                const int ka = i * BK + (c % (BK / 4)) * 4;
-                const int a_row = min(tile_row + a_m, M - 1);
-                if (vec_a) {
+            // One test per fill (ptxas predicates a test per copy, and both paths issue).
+            if (vec_a && vec_n) {
+                for (int q = 0; q < BM * BK / (4 * 128); ++q) {
+                    const int c = t + 128 * q;
+                    const int a_m = c / (BK / 4);
+                    const int ka = i * BK + (c % (BK / 4)) * 4;
+                    const int a_row = min(tile_row + a_m, M - 1);
                     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_addr(&As[f][4 * c])),
                                  "l"(&A[a_row * K + ka]), "r"(4 * max(0, min(4, K - ka)))
                                  : "memory");
-                } else {
+                }
+                for (int q = 0; q < BK * BN / (4 * 128); ++q) {
+                    const int c = t + 128 * q;
+                    const int kb = i * BK + c / (BN / 4);
+                    const int b_col = tile_col + (c % (BN / 4)) * 4;
+                    const int b_have = max(0, min(4, N - b_col));
+                    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_addr(&Bs[f][4 * c])),
+                                 "l"(&B[kb * N + b_col]), "r"(kb < K ? 4 * b_have : 0)
+                                 : "memory");
+                }
+            } else {
+                for (int q = 0; q < BM * BK / (4 * 128); ++q) {
+                    const int c = t + 128 * q;
+                    const int a_m = c / (BK / 4);
+                    const int ka = i * BK + (c % (BK / 4)) * 4;
+                    const int a_row = min(tile_row + a_m, M - 1);
                     for (int e = 0; e < 4; ++e)
                         asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(smem_addr(&As[f][4 * c + e])),
                                      "l"(&A[a_row * K + ka + e]), "r"(ka + e < K ? 4 : 0)
                                      : "memory");
                 }
-            }
-            for (int q = 0; q < BK * BN / (4 * 128); ++q) {
-                const int c = t + 128 * q;
-                const int kb = i * BK + c / (BN / 4);
-                const int b_col = tile_col + (c % (BN / 4)) * 4;
-                const int b_have = max(0, min(4, N - b_col));
-                if (vec_n) {
-                    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_addr(&Bs[f][4 * c])),
-                                 "l"(&B[kb * N + b_col]), "r"(kb < K ? 4 * b_have : 0)
-                                 : "memory");
-                } else {
+                for (int q = 0; q < BK * BN / (4 * 128); ++q) {
+                    const int c = t + 128 * q;
+                    const int kb = i * BK + c / (BN / 4);
+                    const int b_col = tile_col + (c % (BN / 4)) * 4;
+                    const int b_have = max(0, min(4, N - b_col));
                     for (int e = 0; e < 4; ++e)
                         asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(smem_addr(&Bs[f][4 * c + e])),
                                      "l"(&B[kb * N + b_col + e]), "r"(kb < K && e < b_have ? 4 : 0)

@@ -716,9 +716,12 @@ fn k32_sgemm_vectorized() {
 /// of the other stages empty), no K step at all (C = beta C), and 1 x 4 x 16; then the tails:
 /// K a multiple of 4 but not of 8 (16-byte copies, the last step half zero-filled), K and N
 /// odd (4-byte copies, C element by element), N smaller than one 4-column copy, K smaller
-/// than one step, and odd N with K a multiple of 4 (16-byte A copies, 4-byte B copies).
-const PIPELINED_SGEMM_SHAPES: [(usize, usize, usize); 9] = [
+/// than one step, and odd N with K a multiple of 4 (16-byte A copies, 4-byte B copies, or
+/// 4-byte copies of both in the kernels that test K and N once per fill), and the other way
+/// round (40 x 64 x 13).
+const PIPELINED_SGEMM_SHAPES: [(usize, usize, usize); 10] = [
     (200, 136, 40),
+    (40, 64, 13),
     (130, 132, 8),
     (5, 8, 0),
     (1, 4, 16),

@@ -23,8 +23,10 @@
 // Tails: every copy is zero-filling (`cp_async_zfill`) and reads only the elements that
 // exist, so a ragged last K step and columns past N land as zeros (their products add
 // exact zeros); a row past M copies row M - 1, whose values are never written back. When K
-// (or N) is a multiple of 4, A's (B's) rows start at 16-byte boundaries and each thread
-// copies its 4 elements in one 16-byte copy (LDGSTS.128); otherwise in four 4-byte copies.
+// and N are multiples of 4, A's and B's rows start at 16-byte boundaries and each thread
+// copies its 4 elements of each in one 16-byte copy (LDGSTS.128); otherwise both in four
+// 4-byte copies (one test per fill: a test per copy, ptxas predicates, and both copy paths
+// would issue in every step).
 // C is read and written 4 elements at a time when N is a multiple of 4, else one by one.
 // Products are summed in k order. `@launch_bounds(256, 2)` caps registers at 128 so that two
 // blocks share a multiprocessor (the tail paths would otherwise take the kernel to 149).
@@ -43,31 +45,31 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_pipelined(int M,
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(1024) float prism_shared0[3072];
     __shared__ __align__(1024) float prism_shared12288[3072];
-    const int tiles_n = prism_sub(prism_add(N, 128), 1) / 128;  // line 42
-    const int b = prism_bid;  // line 43
-    const int tile_row = prism_mul(prism_div(b, tiles_n), 128);  // line 44
-    const int tile_col = prism_mul(prism_rem(b, tiles_n), 128);  // line 45
+    const int tiles_n = prism_sub(prism_add(N, 128), 1) / 128;  // line 44
+    const int b = prism_bid;  // line 45
+    const int tile_row = prism_mul(prism_div(b, tiles_n), 128);  // line 46
+    const int tile_col = prism_mul(prism_rem(b, tiles_n), 128);  // line 47
     {  // partition `C` as `C_blk` at block[1]
         {  // group(block[1])
-            float* As = prism_shared0;  // line 48
-            float* Bs = prism_shared12288;  // line 49
-            const int t = prism_tid;  // line 50
-            const int thread_row = t / 16;  // line 51
-            const int thread_col = t % 16;  // line 52
-            const int a_m = t / 2;  // line 53
-            const int a_k = t % 2 * 4;  // line 54
-            const int a_row = prism_min(prism_add(tile_row, a_m), prism_sub(M, 1));  // line 55
-            const int b_k = t / 32;  // line 56
-            const int b_n = t % 32 * 4;  // line 57
-            const int b_col = prism_add(tile_col, b_n);  // line 58
+            float* As = prism_shared0;  // line 50
+            float* Bs = prism_shared12288;  // line 51
+            const int t = prism_tid;  // line 52
+            const int thread_row = t / 16;  // line 53
+            const int thread_col = t % 16;  // line 54
+            const int a_m = t / 2;  // line 55
+            const int a_k = t % 2 * 4;  // line 56
+            const int a_row = prism_min(prism_add(tile_row, a_m), prism_sub(M, 1));  // line 57
+            const int b_k = t / 32;  // line 58
+            const int b_n = t % 32 * 4;  // line 59
+            const int b_col = prism_add(tile_col, b_n);  // line 60
             // Columns of B's copy that exist (0 to 4).
-            const int b_have = prism_max(0, prism_min(4, prism_sub(N, b_col)));  // line 60
-            const bool vec_a = K % 4 == 0;  // line 61
-            const bool vec_n = N % 4 == 0;  // line 62
-            float acc[64] = {};  // line 63
+            const int b_have = prism_max(0, prism_min(4, prism_sub(N, b_col)));  // line 62
+            const bool vec_a = K % 4 == 0;  // line 63
+            const bool vec_n = N % 4 == 0;  // line 64
+            float acc[64] = {};  // line 65
             {  // pipeline `As` as `As` at block[1]
                 {  // pipeline `Bs` as `Bs` at block[1]
-                    int kt_issue = 0;  // line 64
+                    int kt_issue = 0;  // line 66
                     const int t80 = prism_sub(prism_add(K, 8), 1) / 8;
                     for (; kt_issue < t80 + 2; kt_issue += 1) {
                         const bool t84 = kt_issue >= 2;
@@ -75,63 +77,66 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_pipelined(int M,
                             asm volatile("cp.async.wait_group 1;" :  :  : "memory");
                             __syncthreads();
                         }
-                        if (kt_issue < t80) {  // line 64
-                            const int t90 = kt_issue % 3 * 1024;  // line 65
+                        if (kt_issue < t80) {  // line 66
+                            const int t90 = kt_issue % 3 * 1024;  // line 67
                             {  // async `As` as `a_dst` at block[1]
-                                const int t94 = kt_issue % 3 * 1024;  // line 66
+                                const int t94 = kt_issue % 3 * 1024;  // line 68
                                 {  // async `Bs` as `b_dst` at block[1]
                                     {  // group(thread[1])
-                                        const int ka = kt_issue * 8 + a_k;  // line 68
-                                        const int kb = kt_issue * 8 + b_k;  // line 69
-                                        if (vec_a) {  // line 70
-                                            asm volatile(  // line 71
+                                        const int ka = kt_issue * 8 + a_k;  // line 70
+                                        const int kb = kt_issue * 8 + b_k;  // line 71
+                                        // One test per fill, not per copy: ptxas predicates a small
+                                        // branch, and both copy paths would then issue in every step.
+                                        bool t103 = vec_a;  // line 74
+                                        if (t103) {
+                                            t103 = vec_n;
+                                        }
+                                        if (t103) {  // line 74
+                                            asm volatile(  // line 75
                                                 "cp.async.cg.shared.global [%0], [%1], 16, %2;"
                                                 :
                                                 : "r"(prism_smem_addr(&As[t90 + (a_m * 8 + a_k)])), "l"(&A[prism_add(prism_mul(a_row, K), ka)]), "r"(prism_mul(4, prism_max(0, prism_min(4, prism_sub(K, ka)))))
                                                 : "memory");
-                                        } else {
-                                            for (int e = 0; e < 4; e += 1) {
-                                                int t133 = {};
-                                                if (ka + e < K) {
-                                                    t133 = 4;  // line 74
-                                                } else {
-                                                    t133 = 0;
-                                                }
-                                                asm volatile(
-                                                    "cp.async.ca.shared.global [%0], [%1], 4, %2;"
-                                                    :
-                                                    : "r"(prism_smem_addr(&As[t90 + (a_m * 8 + a_k + e)])), "l"(&A[(long long)prism_add(prism_mul(a_row, K), ka) + e]), "r"(t133)
-                                                    : "memory");
-                                            }
-                                        }
-                                        if (vec_n) {  // line 75
-                                            int t144 = {};
+                                            int t126 = {};
                                             if (kb < K) {
-                                                t144 = prism_mul(4, b_have);  // line 76
+                                                t126 = prism_mul(4, b_have);  // line 76
                                             } else {
-                                                t144 = 0;
+                                                t126 = 0;
                                             }
                                             asm volatile(
                                                 "cp.async.cg.shared.global [%0], [%1], 16, %2;"
                                                 :
-                                                : "r"(prism_smem_addr(&Bs[t94 + (b_k * 128 + b_n)])), "l"(&B[prism_add(prism_mul(kb, N), b_col)]), "r"(t144)
+                                                : "r"(prism_smem_addr(&Bs[t94 + (b_k * 128 + b_n)])), "l"(&B[prism_add(prism_mul(kb, N), b_col)]), "r"(t126)
                                                 : "memory");
                                         } else {
                                             for (int e = 0; e < 4; e += 1) {
-                                                bool t162 = kb < K;  // line 79
-                                                if (t162) {
-                                                    t162 = e < b_have;
-                                                }
-                                                int t165 = {};
-                                                if (t162) {
-                                                    t165 = 4;
+                                                int t146 = {};
+                                                if (ka + e < K) {
+                                                    t146 = 4;  // line 79
                                                 } else {
-                                                    t165 = 0;
+                                                    t146 = 0;
                                                 }
                                                 asm volatile(
                                                     "cp.async.ca.shared.global [%0], [%1], 4, %2;"
                                                     :
-                                                    : "r"(prism_smem_addr(&Bs[t94 + (b_k * 128 + b_n + e)])), "l"(&B[(long long)prism_add(prism_mul(kb, N), b_col) + e]), "r"(t165)
+                                                    : "r"(prism_smem_addr(&As[t90 + (a_m * 8 + a_k + e)])), "l"(&A[(long long)prism_add(prism_mul(a_row, K), ka) + e]), "r"(t146)
+                                                    : "memory");
+                                            }
+                                            for (int e_1 = 0; e_1 < 4; e_1 += 1) {
+                                                bool t163 = kb < K;  // line 81
+                                                if (t163) {
+                                                    t163 = e_1 < b_have;
+                                                }
+                                                int t166 = {};
+                                                if (t163) {
+                                                    t166 = 4;
+                                                } else {
+                                                    t166 = 0;
+                                                }
+                                                asm volatile(
+                                                    "cp.async.ca.shared.global [%0], [%1], 4, %2;"
+                                                    :
+                                                    : "r"(prism_smem_addr(&Bs[t94 + (b_k * 128 + b_n + e_1)])), "l"(&B[(long long)prism_add(prism_mul(kb, N), b_col) + e_1]), "r"(t166)
                                                     : "memory");
                                             }
                                         }
@@ -140,60 +145,60 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_pipelined(int M,
                             }
                         }
                         asm volatile("cp.async.commit_group;" :  :  : "memory");
-                        if (t84) {  // line 64
+                        if (t84) {  // line 66
                             const int kt = kt_issue - 2;
-                            const int t171 = (int)((unsigned)kt % 3u) * 1024;  // line 80
+                            const int t172 = (int)((unsigned)kt % 3u) * 1024;  // line 82
                             {  // stage `As` as `a_s` at block[1]
-                                const int t175 = (int)((unsigned)kt % 3u) * 1024;  // line 81
+                                const int t176 = (int)((unsigned)kt % 3u) * 1024;  // line 83
                                 {  // stage `Bs` as `b_s` at block[1]
                                     {  // group(thread[1])
-                                        float ra[64] = {};  // line 83
+                                        float ra[64] = {};  // line 85
                                         for (int i = 0; i < 8; i += 1) {
-                                            const int t184 = i * 8;  // line 85
-                                            const prism_vec<float, 4> prism_v197 = *(const prism_vec<float, 4>*)&As[t171 + (thread_row * 8 + i) * 8];
-                                            const float t197 = prism_v197.v[0];
-                                            const float t198 = prism_v197.v[1];
-                                            const float t199 = prism_v197.v[2];
-                                            const float t200 = prism_v197.v[3];
-                                            ra[t184] = t197;
-                                            ra[t184 + 1] = t198;
-                                            ra[t184 + 2] = t199;
-                                            ra[t184 + 3] = t200;
-                                            const int t204 = i * 8 + 4;  // line 86
-                                            const prism_vec<float, 4> prism_v219 = *(const prism_vec<float, 4>*)&As[t171 + ((thread_row * 8 + i) * 8 + 4)];
-                                            const float t219 = prism_v219.v[0];
-                                            const float t220 = prism_v219.v[1];
-                                            const float t221 = prism_v219.v[2];
-                                            const float t222 = prism_v219.v[3];
-                                            ra[t204] = t219;
-                                            ra[t204 + 1] = t220;
-                                            ra[t204 + 2] = t221;
-                                            ra[t204 + 3] = t222;
+                                            const int t185 = i * 8;  // line 87
+                                            const prism_vec<float, 4> prism_v198 = *(const prism_vec<float, 4>*)&As[t172 + (thread_row * 8 + i) * 8];
+                                            const float t198 = prism_v198.v[0];
+                                            const float t199 = prism_v198.v[1];
+                                            const float t200 = prism_v198.v[2];
+                                            const float t201 = prism_v198.v[3];
+                                            ra[t185] = t198;
+                                            ra[t185 + 1] = t199;
+                                            ra[t185 + 2] = t200;
+                                            ra[t185 + 3] = t201;
+                                            const int t205 = i * 8 + 4;  // line 88
+                                            const prism_vec<float, 4> prism_v220 = *(const prism_vec<float, 4>*)&As[t172 + ((thread_row * 8 + i) * 8 + 4)];
+                                            const float t220 = prism_v220.v[0];
+                                            const float t221 = prism_v220.v[1];
+                                            const float t222 = prism_v220.v[2];
+                                            const float t223 = prism_v220.v[3];
+                                            ra[t205] = t220;
+                                            ra[t205 + 1] = t221;
+                                            ra[t205 + 2] = t222;
+                                            ra[t205 + 3] = t223;
                                         }
                                         for (int kk = 0; kk < 8; kk += 1) {
-                                            float rb[8] = {};  // line 88
-                                            const prism_vec<float, 4> prism_v241 = *(const prism_vec<float, 4>*)&Bs[t175 + (kk * 128 + thread_col * 4)];  // line 89
-                                            const float t241 = prism_v241.v[0];
-                                            const float t242 = prism_v241.v[1];
-                                            const float t243 = prism_v241.v[2];
-                                            const float t244 = prism_v241.v[3];
-                                            rb[0] = t241;
-                                            rb[1] = t242;
-                                            rb[2] = t243;
-                                            rb[3] = t244;
-                                            const prism_vec<float, 4> prism_v260 = *(const prism_vec<float, 4>*)&Bs[t175 + (kk * 128 + 64 + thread_col * 4)];  // line 90
-                                            const float t260 = prism_v260.v[0];
-                                            const float t261 = prism_v260.v[1];
-                                            const float t262 = prism_v260.v[2];
-                                            const float t263 = prism_v260.v[3];
-                                            rb[4] = t260;
-                                            rb[4 + 1] = t261;
-                                            rb[4 + 2] = t262;
-                                            rb[4 + 3] = t263;
+                                            float rb[8] = {};  // line 90
+                                            const prism_vec<float, 4> prism_v242 = *(const prism_vec<float, 4>*)&Bs[t176 + (kk * 128 + thread_col * 4)];  // line 91
+                                            const float t242 = prism_v242.v[0];
+                                            const float t243 = prism_v242.v[1];
+                                            const float t244 = prism_v242.v[2];
+                                            const float t245 = prism_v242.v[3];
+                                            rb[0] = t242;
+                                            rb[1] = t243;
+                                            rb[2] = t244;
+                                            rb[3] = t245;
+                                            const prism_vec<float, 4> prism_v261 = *(const prism_vec<float, 4>*)&Bs[t176 + (kk * 128 + 64 + thread_col * 4)];  // line 92
+                                            const float t261 = prism_v261.v[0];
+                                            const float t262 = prism_v261.v[1];
+                                            const float t263 = prism_v261.v[2];
+                                            const float t264 = prism_v261.v[3];
+                                            rb[4] = t261;
+                                            rb[4 + 1] = t262;
+                                            rb[4 + 2] = t263;
+                                            rb[4 + 3] = t264;
                                             for (int i_1 = 0; i_1 < 8; i_1 += 1) {
                                                 for (int j = 0; j < 8; j += 1) {
-                                                    const int t276 = i_1 * 8 + j;  // line 93
-                                                    acc[t276] = fmaf(ra[i_1 * 8 + kk], rb[j], acc[t276]);
+                                                    const int t277 = i_1 * 8 + j;  // line 95
+                                                    acc[t277] = fmaf(ra[i_1 * 8 + kk], rb[j], acc[t277]);
                                                 }
                                             }
                                         }
@@ -206,37 +211,37 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_pipelined(int M,
             }
             // Row i of the thread's sub-tile is C_t[i * N + h * 16 .. + 3] for its halves h = 0, 4
             // (columns thread_col * 4 and BN / 2 + thread_col * 4 of the tile).
-            const int c_base = prism_add(prism_mul(thread_row * 8, N), thread_col * 4);  // line 96
+            const int c_base = prism_add(prism_mul(thread_row * 8, N), thread_col * 4);  // line 98
             {  // partition `C_blk` as `C_t` at thread[1]
                 {  // group(thread[1])
                     for (int i = 0; i < 8; i += 1) {
-                        const int r = prism_add(prism_add(tile_row, thread_row * 8), i);  // line 100
+                        const int r = prism_add(prism_add(tile_row, thread_row * 8), i);  // line 102
                         for (int h = 0; h < 8; h += 4) {
-                            const int c = prism_add(prism_add(tile_col, thread_col * 4), h * 16);  // line 102
-                            bool t315 = r < M;  // line 103
-                            if (t315) {
-                                t315 = c < N;
+                            const int c = prism_add(prism_add(tile_col, thread_col * 4), h * 16);  // line 104
+                            bool t316 = r < M;  // line 105
+                            if (t316) {
+                                t316 = c < N;
                             }
-                            if (t315) {  // line 103
-                                if (vec_n) {  // line 104
-                                    float cv[4] = {};  // line 105
-                                    const prism_vec<float, 4> prism_v333 = *(const prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(i, N), h * 16)))];  // line 106
-                                    const float t333 = prism_v333.v[0];
-                                    const float t334 = prism_v333.v[1];
-                                    const float t335 = prism_v333.v[2];
-                                    const float t336 = prism_v333.v[3];
-                                    cv[0] = t333;
-                                    cv[1] = t334;
-                                    cv[2] = t335;
-                                    cv[3] = t336;
+                            if (t316) {  // line 105
+                                if (vec_n) {  // line 106
+                                    float cv[4] = {};  // line 107
+                                    const prism_vec<float, 4> prism_v334 = *(const prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(i, N), h * 16)))];  // line 108
+                                    const float t334 = prism_v334.v[0];
+                                    const float t335 = prism_v334.v[1];
+                                    const float t336 = prism_v334.v[2];
+                                    const float t337 = prism_v334.v[3];
+                                    cv[0] = t334;
+                                    cv[1] = t335;
+                                    cv[2] = t336;
+                                    cv[3] = t337;
                                     for (int j = 0; j < 4; j += 1) {
-                                        cv[j] = fmaf(alpha, acc[i * 8 + (h + j)], beta * cv[j]);  // line 108
+                                        cv[j] = fmaf(alpha, acc[i * 8 + (h + j)], beta * cv[j]);  // line 110
                                     }
-                                    *(prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(i, N), h * 16)))] = prism_vec<float, 4>{{cv[0], cv[1], cv[2], cv[3]}};  // line 109
+                                    *(prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(i, N), h * 16)))] = prism_vec<float, 4>{{cv[0], cv[1], cv[2], cv[3]}};  // line 111
                                 } else {
                                     for (int j = 0; j < 4; j += 1) {
-                                        if (prism_add(c, j) < N) {  // line 112
-                                            C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(i, N), h * 16), j)))] = fmaf(alpha, acc[i * 8 + (h + j)], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(i, N), h * 16), j)))]);  // line 113
+                                        if (prism_add(c, j) < N) {  // line 114
+                                            C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(i, N), h * 16), j)))] = fmaf(alpha, acc[i * 8 + (h + j)], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(i, N), h * 16), j)))]);  // line 115
                                         }
                                     }
                                 }

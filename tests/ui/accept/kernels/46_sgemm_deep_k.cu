@@ -23,8 +23,9 @@
 // Tails, as kernel 36: every copy is zero-filling (`cp_async_zfill`) and reads only the
 // elements that exist, so a ragged last K step and columns past N land as zeros (their
 // products add exact zeros); a row past M copies row M - 1, whose values are never written
-// back. 16-byte copies when K (for A) or N (for B) is a multiple of 4, else four 4-byte
-// copies. C is read and written 4 elements at a time when N is a multiple of 4, else one by
+// back. 16-byte copies when K and N are multiples of 4, else four 4-byte copies for both
+// operands (one test per fill: a test per copy, ptxas predicates, and both copy paths would
+// issue in every step). C is read and written 4 elements at a time when N is a multiple of 4, else one by
 // one. Products are summed in k order. `@launch_bounds(256, MIN_BLOCKS)` with MIN_BLOCKS = 2
 // caps registers at 128.
 // K per step (a multiple of 8), computed in parts of KH k (a multiple of 4 dividing BK) with
@@ -50,31 +51,31 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_deep_k(int M,
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(1024) float prism_shared0[6144];
     __shared__ __align__(1024) float prism_shared24576[6144];
-    const int tiles_n = prism_sub(prism_add(N, 128), 1) / 128;  // line 52
-    const int b = prism_bid;  // line 53
-    const int tile_row = prism_mul(prism_div(b, tiles_n), 128);  // line 54
-    const int tile_col = prism_mul(prism_rem(b, tiles_n), 128);  // line 55
+    const int tiles_n = prism_sub(prism_add(N, 128), 1) / 128;  // line 53
+    const int b = prism_bid;  // line 54
+    const int tile_row = prism_mul(prism_div(b, tiles_n), 128);  // line 55
+    const int tile_col = prism_mul(prism_rem(b, tiles_n), 128);  // line 56
     {  // partition `C` as `C_blk` at block[1]
         {  // group(block[1])
-            float* As = prism_shared0;  // line 58
-            float* Bs = prism_shared24576;  // line 59
-            const int t = prism_tid;  // line 60
-            const int thread_row = t / 16;  // line 61
-            const int thread_col = t % 16;  // line 62
-            const int a_m = t / 2;  // line 63
-            const int a_k = t % 2 * 8;  // line 64
-            const int a_row = prism_min(prism_add(tile_row, a_m), prism_sub(M, 1));  // line 65
-            const int b_k = t / 32;  // line 66
-            const int b_n = t % 32 * 4;  // line 67
-            const int b_col = prism_add(tile_col, b_n);  // line 68
+            float* As = prism_shared0;  // line 59
+            float* Bs = prism_shared24576;  // line 60
+            const int t = prism_tid;  // line 61
+            const int thread_row = t / 16;  // line 62
+            const int thread_col = t % 16;  // line 63
+            const int a_m = t / 2;  // line 64
+            const int a_k = t % 2 * 8;  // line 65
+            const int a_row = prism_min(prism_add(tile_row, a_m), prism_sub(M, 1));  // line 66
+            const int b_k = t / 32;  // line 67
+            const int b_n = t % 32 * 4;  // line 68
+            const int b_col = prism_add(tile_col, b_n);  // line 69
             // Columns of B's copy that exist (0 to 4).
-            const int b_have = prism_max(0, prism_min(4, prism_sub(N, b_col)));  // line 70
-            const bool vec_a = K % 4 == 0;  // line 71
-            const bool vec_n = N % 4 == 0;  // line 72
-            float acc[64] = {};  // line 73
+            const int b_have = prism_max(0, prism_min(4, prism_sub(N, b_col)));  // line 71
+            const bool vec_a = K % 4 == 0;  // line 72
+            const bool vec_n = N % 4 == 0;  // line 73
+            float acc[64] = {};  // line 74
             {  // pipeline `As` as `As` at block[1]
                 {  // pipeline `Bs` as `Bs` at block[1]
-                    int kt_issue = 0;  // line 74
+                    int kt_issue = 0;  // line 75
                     const int t80 = prism_sub(prism_add(K, 16), 1) / 16;
                     for (; kt_issue < t80 + 2; kt_issue += 1) {
                         const bool t84 = kt_issue >= 2;
@@ -82,66 +83,73 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_deep_k(int M,
                             asm volatile("cp.async.wait_group 1;" :  :  : "memory");
                             __syncthreads();
                         }
-                        if (kt_issue < t80) {  // line 74
-                            const int t90 = kt_issue % 3 * 2048;  // line 75
+                        if (kt_issue < t80) {  // line 75
+                            const int t90 = kt_issue % 3 * 2048;  // line 76
                             {  // async `As` as `a_dst` at block[1]
-                                const int t94 = kt_issue % 3 * 2048;  // line 76
+                                const int t94 = kt_issue % 3 * 2048;  // line 77
                                 {  // async `Bs` as `b_dst` at block[1]
                                     {  // group(thread[1])
                                         // Thread t's first element of A in this step.
-                                        const int a_at = prism_add(prism_add(prism_mul(a_row, K), kt_issue * 16), a_k);  // line 79
-                                        for (int q = 0; q < 2; q += 1) {
-                                            const int ka = kt_issue * 16 + a_k + 4 * q;  // line 81
-                                            const int kb = kt_issue * 16 + b_k + 8 * q;  // line 82
-                                            if (vec_a) {  // line 83
-                                                asm volatile(  // line 84
+                                        const int a_at = prism_add(prism_add(prism_mul(a_row, K), kt_issue * 16), a_k);  // line 80
+                                        // One test per fill, not per copy: ptxas predicates a small
+                                        // branch, and both copy paths would then issue in every step.
+                                        bool t101 = vec_a;  // line 83
+                                        if (t101) {
+                                            t101 = vec_n;
+                                        }
+                                        if (t101) {  // line 83
+                                            for (int q = 0; q < 2; q += 1) {
+                                                const int ka = kt_issue * 16 + a_k + 4 * q;  // line 85
+                                                const int kb = kt_issue * 16 + b_k + 8 * q;  // line 86
+                                                asm volatile(  // line 87
                                                     "cp.async.cg.shared.global [%0], [%1], 16, %2;"
                                                     :
                                                     : "r"(prism_smem_addr(&As[t90 + (a_m * 16 + a_k + 4 * q)])), "l"(&A[prism_add(a_at, 4 * q)]), "r"(prism_mul(4, prism_max(0, prism_min(4, prism_sub(K, ka)))))
                                                     : "memory");
-                                            } else {
-                                                for (int e = 0; e < 4; e += 1) {
-                                                    int t158 = {};
-                                                    if (ka + e < K) {
-                                                        t158 = 4;  // line 87
-                                                    } else {
-                                                        t158 = 0;
-                                                    }
-                                                    asm volatile(
-                                                        "cp.async.ca.shared.global [%0], [%1], 4, %2;"
-                                                        :
-                                                        : "r"(prism_smem_addr(&As[t90 + (a_m * 16 + a_k + 4 * q + e)])), "l"(&A[(long long)prism_add(a_at, 4 * q) + e]), "r"(t158)
-                                                        : "memory");
-                                                }
-                                            }
-                                            if (vec_n) {  // line 88
-                                                int t171 = {};
+                                                int t149 = {};
                                                 if (kb < K) {
-                                                    t171 = prism_mul(4, b_have);  // line 89
+                                                    t149 = prism_mul(4, b_have);  // line 88
                                                 } else {
-                                                    t171 = 0;
+                                                    t149 = 0;
                                                 }
                                                 asm volatile(
                                                     "cp.async.cg.shared.global [%0], [%1], 16, %2;"
                                                     :
-                                                    : "r"(prism_smem_addr(&Bs[t94 + (t * 4 + 1024 * q)])), "l"(&B[prism_add(prism_mul(kb, N), b_col)]), "r"(t171)
+                                                    : "r"(prism_smem_addr(&Bs[t94 + (t * 4 + 1024 * q)])), "l"(&B[prism_add(prism_mul(kb, N), b_col)]), "r"(t149)
                                                     : "memory");
-                                            } else {
+                                            }
+                                        } else {
+                                            for (int q = 0; q < 2; q += 1) {
+                                                const int ka = kt_issue * 16 + a_k + 4 * q;  // line 91
+                                                const int kb = kt_issue * 16 + b_k + 8 * q;  // line 92
                                                 for (int e = 0; e < 4; e += 1) {
-                                                    bool t191 = kb < K;  // line 92
-                                                    if (t191) {
-                                                        t191 = e < b_have;
-                                                    }
-                                                    int t194 = {};
-                                                    if (t191) {
-                                                        t194 = 4;
+                                                    int t192 = {};
+                                                    if (ka + e < K) {
+                                                        t192 = 4;  // line 94
                                                     } else {
-                                                        t194 = 0;
+                                                        t192 = 0;
                                                     }
                                                     asm volatile(
                                                         "cp.async.ca.shared.global [%0], [%1], 4, %2;"
                                                         :
-                                                        : "r"(prism_smem_addr(&Bs[t94 + (t * 4 + 1024 * q + e)])), "l"(&B[(long long)prism_add(prism_mul(kb, N), b_col) + e]), "r"(t194)
+                                                        : "r"(prism_smem_addr(&As[t90 + (a_m * 16 + a_k + 4 * q + e)])), "l"(&A[(long long)prism_add(a_at, 4 * q) + e]), "r"(t192)
+                                                        : "memory");
+                                                }
+                                                for (int e_1 = 0; e_1 < 4; e_1 += 1) {
+                                                    bool t211 = kb < K;  // line 96
+                                                    if (t211) {
+                                                        t211 = e_1 < b_have;
+                                                    }
+                                                    int t214 = {};
+                                                    if (t211) {
+                                                        t214 = 4;
+                                                    } else {
+                                                        t214 = 0;
+                                                    }
+                                                    asm volatile(
+                                                        "cp.async.ca.shared.global [%0], [%1], 4, %2;"
+                                                        :
+                                                        : "r"(prism_smem_addr(&Bs[t94 + (t * 4 + 1024 * q + e_1)])), "l"(&B[(long long)prism_add(prism_mul(kb, N), b_col) + e_1]), "r"(t214)
                                                         : "memory");
                                                 }
                                             }
@@ -151,53 +159,53 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_deep_k(int M,
                             }
                         }
                         asm volatile("cp.async.commit_group;" :  :  : "memory");
-                        if (t84) {  // line 74
+                        if (t84) {  // line 75
                             const int kt = kt_issue - 2;
                             {  // stage `As` as `a_s` at block[1]
-                                const int t204 = (int)((unsigned)kt % 3u) * 2048;  // line 94
+                                const int t224 = (int)((unsigned)kt % 3u) * 2048;  // line 98
                                 {  // stage `Bs` as `b_s` at block[1]
                                     {  // group(thread[1])
                                         #pragma unroll
-                                        for (int h = 0; h < 16; h += 8) {  // line 96
-                                            float ra[64] = {};  // line 97
+                                        for (int h = 0; h < 16; h += 8) {  // line 100
+                                            float ra[64] = {};  // line 101
                                             for (int i = 0; i < 8; i += 1) {
                                                 for (int v = 0; v < 8; v += 4) {
-                                                    const int t222 = i * 8 + v;  // line 100
-                                                    const prism_vec<float, 4> prism_v237 = *(const prism_vec<float, 4>*)&As[(int)((unsigned)kt % 3u) * 2048 + ((thread_row * 8 + i) * 16 + h + v)];
-                                                    const float t237 = prism_v237.v[0];
-                                                    const float t238 = prism_v237.v[1];
-                                                    const float t239 = prism_v237.v[2];
-                                                    const float t240 = prism_v237.v[3];
-                                                    ra[t222] = t237;
-                                                    ra[t222 + 1] = t238;
-                                                    ra[t222 + 2] = t239;
-                                                    ra[t222 + 3] = t240;
+                                                    const int t242 = i * 8 + v;  // line 104
+                                                    const prism_vec<float, 4> prism_v257 = *(const prism_vec<float, 4>*)&As[(int)((unsigned)kt % 3u) * 2048 + ((thread_row * 8 + i) * 16 + h + v)];
+                                                    const float t257 = prism_v257.v[0];
+                                                    const float t258 = prism_v257.v[1];
+                                                    const float t259 = prism_v257.v[2];
+                                                    const float t260 = prism_v257.v[3];
+                                                    ra[t242] = t257;
+                                                    ra[t242 + 1] = t258;
+                                                    ra[t242 + 2] = t259;
+                                                    ra[t242 + 3] = t260;
                                                 }
                                             }
                                             for (int kk = 0; kk < 8; kk += 1) {
-                                                float rb[8] = {};  // line 102
-                                                const prism_vec<float, 4> prism_v260 = *(const prism_vec<float, 4>*)&Bs[t204 + ((h + kk) * 128 + thread_col * 4)];  // line 103
-                                                const float t260 = prism_v260.v[0];
-                                                const float t261 = prism_v260.v[1];
-                                                const float t262 = prism_v260.v[2];
-                                                const float t263 = prism_v260.v[3];
-                                                rb[0] = t260;
-                                                rb[1] = t261;
-                                                rb[2] = t262;
-                                                rb[3] = t263;
-                                                const prism_vec<float, 4> prism_v280 = *(const prism_vec<float, 4>*)&Bs[t204 + ((h + kk) * 128 + 64 + thread_col * 4)];  // line 104
+                                                float rb[8] = {};  // line 106
+                                                const prism_vec<float, 4> prism_v280 = *(const prism_vec<float, 4>*)&Bs[t224 + ((h + kk) * 128 + thread_col * 4)];  // line 107
                                                 const float t280 = prism_v280.v[0];
                                                 const float t281 = prism_v280.v[1];
                                                 const float t282 = prism_v280.v[2];
                                                 const float t283 = prism_v280.v[3];
-                                                rb[4] = t280;
-                                                rb[4 + 1] = t281;
-                                                rb[4 + 2] = t282;
-                                                rb[4 + 3] = t283;
+                                                rb[0] = t280;
+                                                rb[1] = t281;
+                                                rb[2] = t282;
+                                                rb[3] = t283;
+                                                const prism_vec<float, 4> prism_v300 = *(const prism_vec<float, 4>*)&Bs[t224 + ((h + kk) * 128 + 64 + thread_col * 4)];  // line 108
+                                                const float t300 = prism_v300.v[0];
+                                                const float t301 = prism_v300.v[1];
+                                                const float t302 = prism_v300.v[2];
+                                                const float t303 = prism_v300.v[3];
+                                                rb[4] = t300;
+                                                rb[4 + 1] = t301;
+                                                rb[4 + 2] = t302;
+                                                rb[4 + 3] = t303;
                                                 for (int i_1 = 0; i_1 < 8; i_1 += 1) {
                                                     for (int j = 0; j < 8; j += 1) {
-                                                        const int t296 = i_1 * 8 + j;  // line 107
-                                                        acc[t296] = fmaf(ra[i_1 * 8 + kk], rb[j], acc[t296]);
+                                                        const int t316 = i_1 * 8 + j;  // line 111
+                                                        acc[t316] = fmaf(ra[i_1 * 8 + kk], rb[j], acc[t316]);
                                                     }
                                                 }
                                             }
@@ -211,37 +219,37 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_deep_k(int M,
             }
             // Row i of the thread's sub-tile is C_t[i * N + h * 16 .. + 3] for its halves h = 0, 4
             // (columns thread_col * 4 and BN / 2 + thread_col * 4 of the tile).
-            const int c_base = prism_add(prism_mul(thread_row * 8, N), thread_col * 4);  // line 110
+            const int c_base = prism_add(prism_mul(thread_row * 8, N), thread_col * 4);  // line 114
             {  // partition `C_blk` as `C_t` at thread[1]
                 {  // group(thread[1])
                     for (int i = 0; i < 8; i += 1) {
-                        const int r = prism_add(prism_add(tile_row, thread_row * 8), i);  // line 114
+                        const int r = prism_add(prism_add(tile_row, thread_row * 8), i);  // line 118
                         for (int h = 0; h < 8; h += 4) {
-                            const int c = prism_add(prism_add(tile_col, thread_col * 4), h * 16);  // line 116
-                            bool t335 = r < M;  // line 117
-                            if (t335) {
-                                t335 = c < N;
+                            const int c = prism_add(prism_add(tile_col, thread_col * 4), h * 16);  // line 120
+                            bool t355 = r < M;  // line 121
+                            if (t355) {
+                                t355 = c < N;
                             }
-                            if (t335) {  // line 117
-                                if (vec_n) {  // line 118
-                                    float cv[4] = {};  // line 119
-                                    const prism_vec<float, 4> prism_v353 = *(const prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(i, N), h * 16)))];  // line 120
-                                    const float t353 = prism_v353.v[0];
-                                    const float t354 = prism_v353.v[1];
-                                    const float t355 = prism_v353.v[2];
-                                    const float t356 = prism_v353.v[3];
-                                    cv[0] = t353;
-                                    cv[1] = t354;
-                                    cv[2] = t355;
-                                    cv[3] = t356;
+                            if (t355) {  // line 121
+                                if (vec_n) {  // line 122
+                                    float cv[4] = {};  // line 123
+                                    const prism_vec<float, 4> prism_v373 = *(const prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(i, N), h * 16)))];  // line 124
+                                    const float t373 = prism_v373.v[0];
+                                    const float t374 = prism_v373.v[1];
+                                    const float t375 = prism_v373.v[2];
+                                    const float t376 = prism_v373.v[3];
+                                    cv[0] = t373;
+                                    cv[1] = t374;
+                                    cv[2] = t375;
+                                    cv[3] = t376;
                                     for (int j = 0; j < 4; j += 1) {
-                                        cv[j] = fmaf(alpha, acc[i * 8 + (h + j)], beta * cv[j]);  // line 122
+                                        cv[j] = fmaf(alpha, acc[i * 8 + (h + j)], beta * cv[j]);  // line 126
                                     }
-                                    *(prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(i, N), h * 16)))] = prism_vec<float, 4>{{cv[0], cv[1], cv[2], cv[3]}};  // line 123
+                                    *(prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(i, N), h * 16)))] = prism_vec<float, 4>{{cv[0], cv[1], cv[2], cv[3]}};  // line 127
                                 } else {
                                     for (int j = 0; j < 4; j += 1) {
-                                        if (prism_add(c, j) < N) {  // line 126
-                                            C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(i, N), h * 16), j)))] = fmaf(alpha, acc[i * 8 + (h + j)], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(i, N), h * 16), j)))]);  // line 127
+                                        if (prism_add(c, j) < N) {  // line 130
+                                            C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(i, N), h * 16), j)))] = fmaf(alpha, acc[i * 8 + (h + j)], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(i, N), h * 16), j)))]);  // line 131
                                         }
                                     }
                                 }

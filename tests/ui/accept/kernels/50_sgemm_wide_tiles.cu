@@ -32,11 +32,13 @@
 // Tails, as kernel 46: every copy is zero-filling (`cp_async_zfill`) and reads only the
 // elements that exist, so a ragged last K step and columns past N land as zeros (their
 // products add exact zeros); a row past M copies row M - 1, whose values are never written
-// back. 16-byte copies when K (for A) or N (for B) is a multiple of 4, else four 4-byte
-// copies. C is read and written 4 elements at a time when N is a multiple of 4, else one by
-// one. Products are summed in k order. `@launch_bounds(THREADS, MIN_BLOCKS)` with 128
-// threads and MIN_BLOCKS = 2 lets nvcc use up to 255 registers (two blocks, 8 warps per SM,
-// as cuBLAS runs); 256 threads with MIN_BLOCKS = 1 do the same for the larger tiles.
+// back. 16-byte copies when K and N are multiples of 4, else four 4-byte copies for both
+// operands, the test made once per fill (a test per copy, ptxas predicates, and both copy
+// paths would issue in every step). C is read and written 4 elements at a time when N is
+// a multiple of 4, else one by one. Products are summed in k order.
+// `@launch_bounds(THREADS, MIN_BLOCKS)` with 128 threads and MIN_BLOCKS = 2 lets nvcc use
+// up to 255 registers (two blocks, 8 warps per SM, as cuBLAS runs); 256 threads with
+// MIN_BLOCKS = 1 do the same for the larger tiles.
 // Every constant here can be changed with `prism build -D` (the copies, the thread
 // arrangement and the shared memory follow): the block tile BM x BN (BN a multiple of 64),
 // THREADS (a multiple of BN / 16 dividing BM * BN / 16; BM * BN / 128 threads own 128
@@ -59,23 +61,23 @@ extern "C" __global__ void __launch_bounds__(128, 2) sgemm_wide(int M,
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(1024) float prism_shared0[3072];
     __shared__ __align__(1024) float prism_shared12288[3072];
-    const int tiles_n = prism_sub(prism_add(N, 128), 1) / 128;  // line 66
-    const int b = prism_bid;  // line 67
-    const int tile_row = prism_mul(prism_div(b, tiles_n), 128);  // line 68
-    const int tile_col = prism_mul(prism_rem(b, tiles_n), 128);  // line 69
+    const int tiles_n = prism_sub(prism_add(N, 128), 1) / 128;  // line 68
+    const int b = prism_bid;  // line 69
+    const int tile_row = prism_mul(prism_div(b, tiles_n), 128);  // line 70
+    const int tile_col = prism_mul(prism_rem(b, tiles_n), 128);  // line 71
     {  // partition `C` as `C_blk` at block[1]
         {  // group(block[1])
-            float* As = prism_shared0;  // line 72
-            float* Bs = prism_shared12288;  // line 73
-            const int t = prism_tid;  // line 74
-            const int thread_row = t / 8;  // line 75
-            const int thread_col = t % 8;  // line 76
-            const bool vec_a = K % 4 == 0;  // line 77
-            const bool vec_n = N % 4 == 0;  // line 78
-            float acc[128] = {};  // line 79
+            float* As = prism_shared0;  // line 74
+            float* Bs = prism_shared12288;  // line 75
+            const int t = prism_tid;  // line 76
+            const int thread_row = t / 8;  // line 77
+            const int thread_col = t % 8;  // line 78
+            const bool vec_a = K % 4 == 0;  // line 79
+            const bool vec_n = N % 4 == 0;  // line 80
+            float acc[128] = {};  // line 81
             {  // pipeline `As` as `As` at block[1]
                 {  // pipeline `Bs` as `Bs` at block[1]
-                    int kt_issue = 0;  // line 80
+                    int kt_issue = 0;  // line 82
                     const int t51 = prism_sub(prism_add(K, 8), 1) / 8;
                     for (; kt_issue < t51 + 2; kt_issue += 1) {
                         const bool t55 = kt_issue >= 2;
@@ -83,78 +85,93 @@ extern "C" __global__ void __launch_bounds__(128, 2) sgemm_wide(int M,
                             asm volatile("cp.async.wait_group 1;" :  :  : "memory");
                             __syncthreads();
                         }
-                        if (kt_issue < t51) {  // line 80
-                            const int t61 = kt_issue % 3 * 1024;  // line 81
+                        if (kt_issue < t51) {  // line 82
+                            const int t61 = kt_issue % 3 * 1024;  // line 83
                             {  // async `As` as `a_dst` at block[1]
-                                const int t65 = kt_issue % 3 * 1024;  // line 82
+                                const int t65 = kt_issue % 3 * 1024;  // line 84
                                 {  // async `Bs` as `b_dst` at block[1]
                                     {  // group(thread[1])
-                                        for (int q = 0; q < 2; q += 1) {
-                                            // Copy t + T q: a row of the slab and 4 of its k, landing at
-                                            // a_m * BK + a_k = 4 (t + T q) (a block of 4 per thread and
-                                            // stride, which the checker proves disjoint).
-                                            const int a_m = (t + 128 * q) / 2;  // line 88
-                                            const int a_k = (t + 128 * q) % 2 * 4;  // line 89
-                                            const int a_at = prism_add(prism_add(prism_mul(prism_min(prism_add(tile_row, a_m), prism_sub(M, 1)), K), kt_issue * 8), a_k);  // line 90
-                                            const int ka = kt_issue * 8 + a_k;  // line 91
-                                            if (vec_a) {  // line 92
-                                                asm volatile(  // line 93
+                                        // One test per fill, not per copy: ptxas predicates a small
+                                        // branch, and both copy paths would then issue in every step.
+                                        bool t66 = vec_a;  // line 88
+                                        if (t66) {
+                                            t66 = vec_n;
+                                        }
+                                        if (t66) {  // line 88
+                                            for (int q = 0; q < 2; q += 1) {
+                                                // Copy t + T q: a row of the slab and 4 of its k, landing
+                                                // at a_m * BK + a_k = 4 (t + T q) (a block of 4 per thread
+                                                // and stride, which the checker proves disjoint).
+                                                const int a_m = (t + 128 * q) / 2;  // line 93
+                                                const int a_k = (t + 128 * q) % 2 * 4;  // line 94
+                                                const int a_at = prism_add(prism_add(prism_mul(prism_min(prism_add(tile_row, a_m), prism_sub(M, 1)), K), kt_issue * 8), a_k);  // line 95
+                                                const int ka = kt_issue * 8 + a_k;  // line 96
+                                                asm volatile(  // line 97
                                                     "cp.async.cg.shared.global [%0], [%1], 16, %2;"
                                                     :
                                                     : "r"(prism_smem_addr(&As[t61 + (4 * t + 512 * q)])), "l"(&A[a_at]), "r"(prism_mul(4, prism_max(0, prism_min(4, prism_sub(K, ka)))))
                                                     : "memory");
-                                            } else {
-                                                for (int e = 0; e < 4; e += 1) {
-                                                    int t129 = {};
-                                                    if (ka + e < K) {
-                                                        t129 = 4;  // line 96
-                                                    } else {
-                                                        t129 = 0;
-                                                    }
-                                                    asm volatile(
-                                                        "cp.async.ca.shared.global [%0], [%1], 4, %2;"
-                                                        :
-                                                        : "r"(prism_smem_addr(&As[t61 + (4 * t + 512 * q + e)])), "l"(&A[(long long)a_at + e]), "r"(t129)
-                                                        : "memory");
-                                                }
                                             }
-                                        }
-                                        for (int q_1 = 0; q_1 < 2; q_1 += 1) {
-                                            // Copy t + T q: a k of the slab and 4 of its columns, landing at
-                                            // b_k * BN + b_n = 4 (t + T q).
-                                            const int b_k = (t + 128 * q_1) / 32;  // line 100
-                                            const int b_n = (t + 128 * q_1) % 32 * 4;  // line 101
-                                            const int kb = kt_issue * 8 + b_k;  // line 102
-                                            // Columns of the copy that exist (0 to 4).
-                                            const int b_have = prism_max(0, prism_min(4, prism_sub(prism_sub(N, tile_col), b_n)));  // line 104
-                                            if (vec_n) {  // line 105
-                                                int t173 = {};
+                                            for (int q_1 = 0; q_1 < 2; q_1 += 1) {
+                                                // Copy t + T q: a k of the slab and 4 of its columns,
+                                                // landing at b_k * BN + b_n = 4 (t + T q).
+                                                const int b_k = (t + 128 * q_1) / 32;  // line 101
+                                                const int b_n = (t + 128 * q_1) % 32 * 4;  // line 102
+                                                const int kb = kt_issue * 8 + b_k;  // line 103
+                                                const int b_have = prism_max(0, prism_min(4, prism_sub(prism_sub(N, tile_col), b_n)));  // line 104
+                                                int t155 = {};
                                                 if (kb < K) {
-                                                    t173 = prism_mul(4, b_have);  // line 106
+                                                    t155 = prism_mul(4, b_have);  // line 105
                                                 } else {
-                                                    t173 = 0;
+                                                    t155 = 0;
                                                 }
                                                 asm volatile(
                                                     "cp.async.cg.shared.global [%0], [%1], 16, %2;"
                                                     :
-                                                    : "r"(prism_smem_addr(&Bs[t65 + (4 * t + 512 * q_1)])), "l"(&B[prism_add(prism_add(prism_mul(kb, N), tile_col), b_n)]), "r"(t173)
+                                                    : "r"(prism_smem_addr(&Bs[t65 + (4 * t + 512 * q_1)])), "l"(&B[prism_add(prism_add(prism_mul(kb, N), tile_col), b_n)]), "r"(t155)
                                                     : "memory");
-                                            } else {
+                                            }
+                                        } else {
+                                            // The same copies 4 bytes at a time (K or N not a multiple of 4).
+                                            for (int q = 0; q < 2; q += 1) {
+                                                const int a_m = (t + 128 * q) / 2;  // line 109
+                                                const int a_k = (t + 128 * q) % 2 * 4;  // line 110
+                                                const int a_at = prism_add(prism_add(prism_mul(prism_min(prism_add(tile_row, a_m), prism_sub(M, 1)), K), kt_issue * 8), a_k);  // line 111
+                                                const int ka = kt_issue * 8 + a_k;  // line 112
                                                 for (int e = 0; e < 4; e += 1) {
-                                                    bool t194 = kb < K;  // line 109
-                                                    if (t194) {
-                                                        t194 = e < b_have;
-                                                    }
-                                                    int t197 = {};
-                                                    if (t194) {
-                                                        t197 = 4;
+                                                    int t208 = {};
+                                                    if (ka + e < K) {
+                                                        t208 = 4;  // line 114
                                                     } else {
-                                                        t197 = 0;
+                                                        t208 = 0;
                                                     }
                                                     asm volatile(
                                                         "cp.async.ca.shared.global [%0], [%1], 4, %2;"
                                                         :
-                                                        : "r"(prism_smem_addr(&Bs[t65 + (4 * t + 512 * q_1 + e)])), "l"(&B[(long long)prism_add(prism_add(prism_mul(kb, N), tile_col), b_n) + e]), "r"(t197)
+                                                        : "r"(prism_smem_addr(&As[t61 + (4 * t + 512 * q + e)])), "l"(&A[(long long)a_at + e]), "r"(t208)
+                                                        : "memory");
+                                                }
+                                            }
+                                            for (int q_1 = 0; q_1 < 2; q_1 += 1) {
+                                                const int b_k = (t + 128 * q_1) / 32;  // line 116
+                                                const int b_n = (t + 128 * q_1) % 32 * 4;  // line 117
+                                                const int kb = kt_issue * 8 + b_k;  // line 118
+                                                const int b_have = prism_max(0, prism_min(4, prism_sub(prism_sub(N, tile_col), b_n)));  // line 119
+                                                for (int e = 0; e < 4; e += 1) {
+                                                    bool t258 = kb < K;  // line 121
+                                                    if (t258) {
+                                                        t258 = e < b_have;
+                                                    }
+                                                    int t261 = {};
+                                                    if (t258) {
+                                                        t261 = 4;
+                                                    } else {
+                                                        t261 = 0;
+                                                    }
+                                                    asm volatile(
+                                                        "cp.async.ca.shared.global [%0], [%1], 4, %2;"
+                                                        :
+                                                        : "r"(prism_smem_addr(&Bs[t65 + (4 * t + 512 * q_1 + e)])), "l"(&B[(long long)prism_add(prism_add(prism_mul(kb, N), tile_col), b_n) + e]), "r"(t261)
                                                         : "memory");
                                                 }
                                             }
@@ -164,44 +181,44 @@ extern "C" __global__ void __launch_bounds__(128, 2) sgemm_wide(int M,
                             }
                         }
                         asm volatile("cp.async.commit_group;" :  :  : "memory");
-                        if (t55) {  // line 80
+                        if (t55) {  // line 82
                             const int kt = kt_issue - 2;
                             {  // stage `As` as `a_s` at block[1]
                                 {  // stage `Bs` as `b_s` at block[1]
                                     {  // group(thread[1])
                                         #pragma unroll
-                                        for (int h = 0; h < 8; h += 4) {  // line 113
-                                            float ra[32] = {};  // line 114
+                                        for (int h = 0; h < 8; h += 4) {  // line 125
+                                            float ra[32] = {};  // line 126
                                             for (int i = 0; i < 8; i += 1) {
-                                                const int t221 = i * 4;  // line 116
-                                                const prism_vec<float, 4> prism_v235 = *(const prism_vec<float, 4>*)&As[(int)((unsigned)kt % 3u) * 1024 + ((thread_row + 16 * i) * 8 + h)];
-                                                const float t235 = prism_v235.v[0];
-                                                const float t236 = prism_v235.v[1];
-                                                const float t237 = prism_v235.v[2];
-                                                const float t238 = prism_v235.v[3];
-                                                ra[t221] = t235;
-                                                ra[t221 + 1] = t236;
-                                                ra[t221 + 2] = t237;
-                                                ra[t221 + 3] = t238;
+                                                const int t285 = i * 4;  // line 128
+                                                const prism_vec<float, 4> prism_v299 = *(const prism_vec<float, 4>*)&As[(int)((unsigned)kt % 3u) * 1024 + ((thread_row + 16 * i) * 8 + h)];
+                                                const float t299 = prism_v299.v[0];
+                                                const float t300 = prism_v299.v[1];
+                                                const float t301 = prism_v299.v[2];
+                                                const float t302 = prism_v299.v[3];
+                                                ra[t285] = t299;
+                                                ra[t285 + 1] = t300;
+                                                ra[t285 + 2] = t301;
+                                                ra[t285 + 3] = t302;
                                             }
                                             for (int kk = 0; kk < 4; kk += 1) {
-                                                float rb[16] = {};  // line 118
+                                                float rb[16] = {};  // line 130
                                                 for (int g = 0; g < 4; g += 1) {
-                                                    const int t250 = 4 * g;  // line 120
-                                                    const prism_vec<float, 4> prism_v267 = *(const prism_vec<float, 4>*)&Bs[(int)((unsigned)kt % 3u) * 1024 + ((h + kk) * 128 + 32 * g + thread_col * 4)];
-                                                    const float t267 = prism_v267.v[0];
-                                                    const float t268 = prism_v267.v[1];
-                                                    const float t269 = prism_v267.v[2];
-                                                    const float t270 = prism_v267.v[3];
-                                                    rb[t250] = t267;
-                                                    rb[t250 + 1] = t268;
-                                                    rb[t250 + 2] = t269;
-                                                    rb[t250 + 3] = t270;
+                                                    const int t314 = 4 * g;  // line 132
+                                                    const prism_vec<float, 4> prism_v331 = *(const prism_vec<float, 4>*)&Bs[(int)((unsigned)kt % 3u) * 1024 + ((h + kk) * 128 + 32 * g + thread_col * 4)];
+                                                    const float t331 = prism_v331.v[0];
+                                                    const float t332 = prism_v331.v[1];
+                                                    const float t333 = prism_v331.v[2];
+                                                    const float t334 = prism_v331.v[3];
+                                                    rb[t314] = t331;
+                                                    rb[t314 + 1] = t332;
+                                                    rb[t314 + 2] = t333;
+                                                    rb[t314 + 3] = t334;
                                                 }
                                                 for (int i_1 = 0; i_1 < 8; i_1 += 1) {
                                                     for (int j = 0; j < 16; j += 1) {
-                                                        const int t283 = i_1 * 16 + j;  // line 123
-                                                        acc[t283] = fmaf(ra[i_1 * 4 + kk], rb[j], acc[t283]);
+                                                        const int t347 = i_1 * 16 + j;  // line 135
+                                                        acc[t347] = fmaf(ra[i_1 * 4 + kk], rb[j], acc[t347]);
                                                     }
                                                 }
                                             }
@@ -215,41 +232,41 @@ extern "C" __global__ void __launch_bounds__(128, 2) sgemm_wide(int M,
             }
             // Row i of the thread's sub-tile is C_t[TR i * N + (BN/4) g .. + 3] for its column
             // groups g (columns thread_col * 4 + (BN/4) g of the tile).
-            const int c_base = prism_add(prism_mul(thread_row, N), thread_col * 4);  // line 126
+            const int c_base = prism_add(prism_mul(thread_row, N), thread_col * 4);  // line 138
             {  // partition `C_blk` as `C_t` at thread[1]
                 {  // group(thread[1])
                     // Unrolled: every `acc` index a constant, so the 128 accumulators stay in
                     // registers (a loop nvcc kept would index them at run time, from the stack).
                     #pragma unroll
-                    for (int i = 0; i < 8; i += 1) {  // line 131
-                        const int r = prism_add(prism_add(tile_row, thread_row), 16 * i);  // line 132
+                    for (int i = 0; i < 8; i += 1) {  // line 143
+                        const int r = prism_add(prism_add(tile_row, thread_row), 16 * i);  // line 144
                         #pragma unroll
-                        for (int g = 0; g < 4; g += 1) {  // line 133
-                            const int c = prism_add(prism_add(tile_col, thread_col * 4), 32 * g);  // line 134
-                            bool t320 = r < M;  // line 135
-                            if (t320) {
-                                t320 = c < N;
+                        for (int g = 0; g < 4; g += 1) {  // line 145
+                            const int c = prism_add(prism_add(tile_col, thread_col * 4), 32 * g);  // line 146
+                            bool t384 = r < M;  // line 147
+                            if (t384) {
+                                t384 = c < N;
                             }
-                            if (t320) {  // line 135
-                                if (vec_n) {  // line 136
-                                    float cv[4] = {};  // line 137
-                                    const prism_vec<float, 4> prism_v340 = *(const prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(16 * i, N), 32 * g)))];  // line 138
-                                    const float t340 = prism_v340.v[0];
-                                    const float t341 = prism_v340.v[1];
-                                    const float t342 = prism_v340.v[2];
-                                    const float t343 = prism_v340.v[3];
-                                    cv[0] = t340;
-                                    cv[1] = t341;
-                                    cv[2] = t342;
-                                    cv[3] = t343;
+                            if (t384) {  // line 147
+                                if (vec_n) {  // line 148
+                                    float cv[4] = {};  // line 149
+                                    const prism_vec<float, 4> prism_v404 = *(const prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(16 * i, N), 32 * g)))];  // line 150
+                                    const float t404 = prism_v404.v[0];
+                                    const float t405 = prism_v404.v[1];
+                                    const float t406 = prism_v404.v[2];
+                                    const float t407 = prism_v404.v[3];
+                                    cv[0] = t404;
+                                    cv[1] = t405;
+                                    cv[2] = t406;
+                                    cv[3] = t407;
                                     for (int j = 0; j < 4; j += 1) {
-                                        cv[j] = fmaf(alpha, acc[i * 16 + (4 * g + j)], beta * cv[j]);  // line 140
+                                        cv[j] = fmaf(alpha, acc[i * 16 + (4 * g + j)], beta * cv[j]);  // line 152
                                     }
-                                    *(prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(16 * i, N), 32 * g)))] = prism_vec<float, 4>{{cv[0], cv[1], cv[2], cv[3]}};  // line 141
+                                    *(prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(16 * i, N), 32 * g)))] = prism_vec<float, 4>{{cv[0], cv[1], cv[2], cv[3]}};  // line 153
                                 } else {
                                     for (int j = 0; j < 4; j += 1) {
-                                        if (prism_add(c, j) < N) {  // line 144
-                                            C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(16 * i, N), 32 * g), j)))] = fmaf(alpha, acc[i * 16 + (4 * g + j)], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(16 * i, N), 32 * g), j)))]);  // line 145
+                                        if (prism_add(c, j) < N) {  // line 156
+                                            C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(16 * i, N), 32 * g), j)))] = fmaf(alpha, acc[i * 16 + (4 * g + j)], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(16 * i, N), 32 * g), j)))]);  // line 157
                                         }
                                     }
                                 }

@@ -79,72 +79,87 @@ extern "C" __global__ void __launch_bounds__(128, 2) sgemm_prefetch(int M,
                                 const int t65 = kt_issue % 3 * 1024;  // line 74
                                 {  // async `Bs` as `b_dst` at block[1]
                                     {  // group(thread[1])
-                                        for (int q = 0; q < 2; q += 1) {
-                                            // Copy t + T q: a row of the slab and 4 of its k, landing at
-                                            // a_m * BK + a_k = 4 (t + T q) (a block of 4 per thread and
-                                            // stride, which the checker proves disjoint).
-                                            const int a_m = (t + 128 * q) / 2;  // line 80
-                                            const int a_k = (t + 128 * q) % 2 * 4;  // line 81
-                                            const int a_at = prism_add(prism_add(prism_mul(prism_min(prism_add(tile_row, a_m), prism_sub(M, 1)), K), kt_issue * 8), a_k);  // line 82
-                                            const int ka = kt_issue * 8 + a_k;  // line 83
-                                            if (vec_a) {  // line 84
-                                                asm volatile(  // line 85
+                                        // One test per fill, not per copy: ptxas predicates a small
+                                        // branch, and both copy paths would then issue in every step.
+                                        bool t66 = vec_a;  // line 78
+                                        if (t66) {
+                                            t66 = vec_n;
+                                        }
+                                        if (t66) {  // line 78
+                                            for (int q = 0; q < 2; q += 1) {
+                                                // Copy t + T q: a row of the slab and 4 of its k, landing
+                                                // at a_m * BK + a_k = 4 (t + T q) (a block of 4 per thread
+                                                // and stride, which the checker proves disjoint).
+                                                const int a_m = (t + 128 * q) / 2;  // line 83
+                                                const int a_k = (t + 128 * q) % 2 * 4;  // line 84
+                                                const int a_at = prism_add(prism_add(prism_mul(prism_min(prism_add(tile_row, a_m), prism_sub(M, 1)), K), kt_issue * 8), a_k);  // line 85
+                                                const int ka = kt_issue * 8 + a_k;  // line 86
+                                                asm volatile(  // line 87
                                                     "cp.async.cg.shared.global [%0], [%1], 16, %2;"
                                                     :
                                                     : "r"(prism_smem_addr(&As[t61 + (4 * t + 512 * q)])), "l"(&A[a_at]), "r"(prism_mul(4, prism_max(0, prism_min(4, prism_sub(K, ka)))))
                                                     : "memory");
-                                            } else {
-                                                for (int e = 0; e < 4; e += 1) {
-                                                    int t129 = {};
-                                                    if (ka + e < K) {
-                                                        t129 = 4;  // line 88
-                                                    } else {
-                                                        t129 = 0;
-                                                    }
-                                                    asm volatile(
-                                                        "cp.async.ca.shared.global [%0], [%1], 4, %2;"
-                                                        :
-                                                        : "r"(prism_smem_addr(&As[t61 + (4 * t + 512 * q + e)])), "l"(&A[(long long)a_at + e]), "r"(t129)
-                                                        : "memory");
-                                                }
                                             }
-                                        }
-                                        for (int q_1 = 0; q_1 < 2; q_1 += 1) {
-                                            // Copy t + T q: a k of the slab and 4 of its columns, landing at
-                                            // b_k * BN + b_n = 4 (t + T q).
-                                            const int b_k = (t + 128 * q_1) / 32;  // line 92
-                                            const int b_n = (t + 128 * q_1) % 32 * 4;  // line 93
-                                            const int kb = kt_issue * 8 + b_k;  // line 94
-                                            // Columns of the copy that exist (0 to 4).
-                                            const int b_have = prism_max(0, prism_min(4, prism_sub(prism_sub(N, tile_col), b_n)));  // line 96
-                                            if (vec_n) {  // line 97
-                                                int t173 = {};
+                                            for (int q_1 = 0; q_1 < 2; q_1 += 1) {
+                                                // Copy t + T q: a k of the slab and 4 of its columns,
+                                                // landing at b_k * BN + b_n = 4 (t + T q).
+                                                const int b_k = (t + 128 * q_1) / 32;  // line 91
+                                                const int b_n = (t + 128 * q_1) % 32 * 4;  // line 92
+                                                const int kb = kt_issue * 8 + b_k;  // line 93
+                                                const int b_have = prism_max(0, prism_min(4, prism_sub(prism_sub(N, tile_col), b_n)));  // line 94
+                                                int t155 = {};
                                                 if (kb < K) {
-                                                    t173 = prism_mul(4, b_have);  // line 98
+                                                    t155 = prism_mul(4, b_have);  // line 95
                                                 } else {
-                                                    t173 = 0;
+                                                    t155 = 0;
                                                 }
                                                 asm volatile(
                                                     "cp.async.cg.shared.global [%0], [%1], 16, %2;"
                                                     :
-                                                    : "r"(prism_smem_addr(&Bs[t65 + (4 * t + 512 * q_1)])), "l"(&B[prism_add(prism_add(prism_mul(kb, N), tile_col), b_n)]), "r"(t173)
+                                                    : "r"(prism_smem_addr(&Bs[t65 + (4 * t + 512 * q_1)])), "l"(&B[prism_add(prism_add(prism_mul(kb, N), tile_col), b_n)]), "r"(t155)
                                                     : "memory");
-                                            } else {
+                                            }
+                                        } else {
+                                            // The same copies 4 bytes at a time (K or N not a multiple of 4).
+                                            for (int q = 0; q < 2; q += 1) {
+                                                const int a_m = (t + 128 * q) / 2;  // line 99
+                                                const int a_k = (t + 128 * q) % 2 * 4;  // line 100
+                                                const int a_at = prism_add(prism_add(prism_mul(prism_min(prism_add(tile_row, a_m), prism_sub(M, 1)), K), kt_issue * 8), a_k);  // line 101
+                                                const int ka = kt_issue * 8 + a_k;  // line 102
                                                 for (int e = 0; e < 4; e += 1) {
-                                                    bool t194 = kb < K;  // line 101
-                                                    if (t194) {
-                                                        t194 = e < b_have;
-                                                    }
-                                                    int t197 = {};
-                                                    if (t194) {
-                                                        t197 = 4;
+                                                    int t208 = {};
+                                                    if (ka + e < K) {
+                                                        t208 = 4;  // line 104
                                                     } else {
-                                                        t197 = 0;
+                                                        t208 = 0;
                                                     }
                                                     asm volatile(
                                                         "cp.async.ca.shared.global [%0], [%1], 4, %2;"
                                                         :
-                                                        : "r"(prism_smem_addr(&Bs[t65 + (4 * t + 512 * q_1 + e)])), "l"(&B[(long long)prism_add(prism_add(prism_mul(kb, N), tile_col), b_n) + e]), "r"(t197)
+                                                        : "r"(prism_smem_addr(&As[t61 + (4 * t + 512 * q + e)])), "l"(&A[(long long)a_at + e]), "r"(t208)
+                                                        : "memory");
+                                                }
+                                            }
+                                            for (int q_1 = 0; q_1 < 2; q_1 += 1) {
+                                                const int b_k = (t + 128 * q_1) / 32;  // line 106
+                                                const int b_n = (t + 128 * q_1) % 32 * 4;  // line 107
+                                                const int kb = kt_issue * 8 + b_k;  // line 108
+                                                const int b_have = prism_max(0, prism_min(4, prism_sub(prism_sub(N, tile_col), b_n)));  // line 109
+                                                for (int e = 0; e < 4; e += 1) {
+                                                    bool t258 = kb < K;  // line 111
+                                                    if (t258) {
+                                                        t258 = e < b_have;
+                                                    }
+                                                    int t261 = {};
+                                                    if (t258) {
+                                                        t261 = 4;
+                                                    } else {
+                                                        t261 = 0;
+                                                    }
+                                                    asm volatile(
+                                                        "cp.async.ca.shared.global [%0], [%1], 4, %2;"
+                                                        :
+                                                        : "r"(prism_smem_addr(&Bs[t65 + (4 * t + 512 * q_1 + e)])), "l"(&B[(long long)prism_add(prism_add(prism_mul(kb, N), tile_col), b_n) + e]), "r"(t261)
                                                         : "memory");
                                                 }
                                             }
@@ -156,75 +171,75 @@ extern "C" __global__ void __launch_bounds__(128, 2) sgemm_prefetch(int M,
                         asm volatile("cp.async.commit_group;" :  :  : "memory");
                         if (kt_issue >= 2) {  // line 72
                             const int kt = kt_issue - 2;
-                            const int t204 = (int)((unsigned)kt % 3u) * 1024;  // line 102
+                            const int t268 = (int)((unsigned)kt % 3u) * 1024;  // line 112
                             {  // stage `As` as `a_s` at block[1]
-                                const int t208 = (int)((unsigned)kt % 3u) * 1024;  // line 103
+                                const int t272 = (int)((unsigned)kt % 3u) * 1024;  // line 113
                                 {  // stage `Bs` as `b_s` at block[1]
                                     {  // group(thread[1])
-                                        if (kt == 0) {  // line 105
+                                        if (kt == 0) {  // line 115
                                             for (int i = 0; i < 8; i += 1) {
-                                                const int t223 = (0 * 8 + i) * 4;  // line 107
-                                                const prism_vec<float, 4> prism_v236 = *(const prism_vec<float, 4>*)&As[t204 + (thread_row + 16 * i) * 8];
-                                                const float t236 = prism_v236.v[0];
-                                                const float t237 = prism_v236.v[1];
-                                                const float t238 = prism_v236.v[2];
-                                                const float t239 = prism_v236.v[3];
-                                                ra[t223] = t236;
-                                                ra[t223 + 1] = t237;
-                                                ra[t223 + 2] = t238;
-                                                ra[t223 + 3] = t239;
+                                                const int t287 = (0 * 8 + i) * 4;  // line 117
+                                                const prism_vec<float, 4> prism_v300 = *(const prism_vec<float, 4>*)&As[t268 + (thread_row + 16 * i) * 8];
+                                                const float t300 = prism_v300.v[0];
+                                                const float t301 = prism_v300.v[1];
+                                                const float t302 = prism_v300.v[2];
+                                                const float t303 = prism_v300.v[3];
+                                                ra[t287] = t300;
+                                                ra[t287 + 1] = t301;
+                                                ra[t287 + 2] = t302;
+                                                ra[t287 + 3] = t303;
                                             }
                                             for (int g = 0; g < 4; g += 1) {
-                                                const int t250 = 0 * 16 + 4 * g;  // line 109
-                                                const prism_vec<float, 4> prism_v263 = *(const prism_vec<float, 4>*)&Bs[t208 + (32 * g + thread_col * 4)];
-                                                const float t263 = prism_v263.v[0];
-                                                const float t264 = prism_v263.v[1];
-                                                const float t265 = prism_v263.v[2];
-                                                const float t266 = prism_v263.v[3];
-                                                rb[t250] = t263;
-                                                rb[t250 + 1] = t264;
-                                                rb[t250 + 2] = t265;
-                                                rb[t250 + 3] = t266;
+                                                const int t314 = 0 * 16 + 4 * g;  // line 119
+                                                const prism_vec<float, 4> prism_v327 = *(const prism_vec<float, 4>*)&Bs[t272 + (32 * g + thread_col * 4)];
+                                                const float t327 = prism_v327.v[0];
+                                                const float t328 = prism_v327.v[1];
+                                                const float t329 = prism_v327.v[2];
+                                                const float t330 = prism_v327.v[3];
+                                                rb[t314] = t327;
+                                                rb[t314 + 1] = t328;
+                                                rb[t314 + 2] = t329;
+                                                rb[t314 + 3] = t330;
                                             }
                                         }
                                         #pragma unroll
-                                        for (int k = 0; k < 7; k += 1) {  // line 110
+                                        for (int k = 0; k < 7; k += 1) {  // line 120
                                             // k + 1's operands while k is computed.
-                                            const int kn = k + 1;  // line 112
-                                            if (kn % 4 == 0) {  // line 113
+                                            const int kn = k + 1;  // line 122
+                                            if (kn % 4 == 0) {  // line 123
                                                 for (int i = 0; i < 8; i += 1) {
-                                                    const int t294 = (kn / 4 % 2 * 8 + i) * 4;  // line 115
-                                                    const prism_vec<float, 4> prism_v308 = *(const prism_vec<float, 4>*)&As[t204 + ((thread_row + 16 * i) * 8 + kn)];
-                                                    const float t308 = prism_v308.v[0];
-                                                    const float t309 = prism_v308.v[1];
-                                                    const float t310 = prism_v308.v[2];
-                                                    const float t311 = prism_v308.v[3];
-                                                    ra[t294] = t308;
-                                                    ra[t294 + 1] = t309;
-                                                    ra[t294 + 2] = t310;
-                                                    ra[t294 + 3] = t311;
+                                                    const int t358 = (kn / 4 % 2 * 8 + i) * 4;  // line 125
+                                                    const prism_vec<float, 4> prism_v372 = *(const prism_vec<float, 4>*)&As[t268 + ((thread_row + 16 * i) * 8 + kn)];
+                                                    const float t372 = prism_v372.v[0];
+                                                    const float t373 = prism_v372.v[1];
+                                                    const float t374 = prism_v372.v[2];
+                                                    const float t375 = prism_v372.v[3];
+                                                    ra[t358] = t372;
+                                                    ra[t358 + 1] = t373;
+                                                    ra[t358 + 2] = t374;
+                                                    ra[t358 + 3] = t375;
                                                 }
                                             }
                                             for (int g = 0; g < 4; g += 1) {
-                                                const int t323 = kn % 2 * 16 + 4 * g;  // line 117
-                                                const prism_vec<float, 4> prism_v339 = *(const prism_vec<float, 4>*)&Bs[t208 + (kn * 128 + 32 * g + thread_col * 4)];
-                                                const float t339 = prism_v339.v[0];
-                                                const float t340 = prism_v339.v[1];
-                                                const float t341 = prism_v339.v[2];
-                                                const float t342 = prism_v339.v[3];
-                                                rb[t323] = t339;
-                                                rb[t323 + 1] = t340;
-                                                rb[t323 + 2] = t341;
-                                                rb[t323 + 3] = t342;
+                                                const int t387 = kn % 2 * 16 + 4 * g;  // line 127
+                                                const prism_vec<float, 4> prism_v403 = *(const prism_vec<float, 4>*)&Bs[t272 + (kn * 128 + 32 * g + thread_col * 4)];
+                                                const float t403 = prism_v403.v[0];
+                                                const float t404 = prism_v403.v[1];
+                                                const float t405 = prism_v403.v[2];
+                                                const float t406 = prism_v403.v[3];
+                                                rb[t387] = t403;
+                                                rb[t387 + 1] = t404;
+                                                rb[t387 + 2] = t405;
+                                                rb[t387 + 3] = t406;
                                             }
-                                            const int h = k / 4 % 2;  // line 118
-                                            const int c = k % 4;  // line 119
-                                            const int p = k % 2;  // line 120
+                                            const int h = k / 4 % 2;  // line 128
+                                            const int c = k % 4;  // line 129
+                                            const int p = k % 2;  // line 130
                                             for (int i_1 = 0; i_1 < 8; i_1 += 1) {
-                                                const float a = ra[(h * 8 + i_1) * 4 + c];  // line 122
+                                                const float a = ra[(h * 8 + i_1) * 4 + c];  // line 132
                                                 for (int j = 0; j < 16; j += 1) {
-                                                    const int t374 = i_1 * 16 + j;  // line 124
-                                                    acc[t374] = fmaf(a, rb[p * 16 + j], acc[t374]);
+                                                    const int t438 = i_1 * 16 + j;  // line 134
+                                                    acc[t438] = fmaf(a, rb[p * 16 + j], acc[t438]);
                                                 }
                                             }
                                         }
@@ -233,46 +248,46 @@ extern "C" __global__ void __launch_bounds__(128, 2) sgemm_prefetch(int M,
                             }
                             // The turn: the pipeline's wait and barrier. The next step's k = 0 operands,
                             // then this step's last k from registers.
-                            asm volatile("cp.async.wait_group 1;" :  :  : "memory");  // line 127
+                            asm volatile("cp.async.wait_group 1;" :  :  : "memory");  // line 137
                             __syncthreads();
-                            const int t383 = kt + 1;  // line 72
-                            const int kt_next = t383 < t51 ? t383 : kt;
+                            const int t447 = kt + 1;  // line 72
+                            const int kt_next = t447 < t51 ? t447 : kt;
                             {  // stage `As` as `a_n` at block[1]
                                 {  // stage `Bs` as `b_n` at block[1]
                                     {  // group(thread[1])
                                         for (int i = 0; i < 8; i += 1) {
-                                            const int t406 = (0 * 8 + i) * 4;  // line 131
-                                            const prism_vec<float, 4> prism_v419 = *(const prism_vec<float, 4>*)&As[(int)((unsigned)kt_next % 3u) * 1024 + (thread_row + 16 * i) * 8];
-                                            const float t419 = prism_v419.v[0];
-                                            const float t420 = prism_v419.v[1];
-                                            const float t421 = prism_v419.v[2];
-                                            const float t422 = prism_v419.v[3];
-                                            ra[t406] = t419;
-                                            ra[t406 + 1] = t420;
-                                            ra[t406 + 2] = t421;
-                                            ra[t406 + 3] = t422;
+                                            const int t470 = (0 * 8 + i) * 4;  // line 141
+                                            const prism_vec<float, 4> prism_v483 = *(const prism_vec<float, 4>*)&As[(int)((unsigned)kt_next % 3u) * 1024 + (thread_row + 16 * i) * 8];
+                                            const float t483 = prism_v483.v[0];
+                                            const float t484 = prism_v483.v[1];
+                                            const float t485 = prism_v483.v[2];
+                                            const float t486 = prism_v483.v[3];
+                                            ra[t470] = t483;
+                                            ra[t470 + 1] = t484;
+                                            ra[t470 + 2] = t485;
+                                            ra[t470 + 3] = t486;
                                         }
                                         for (int g = 0; g < 4; g += 1) {
-                                            const int t433 = 0 * 16 + 4 * g;  // line 133
-                                            const prism_vec<float, 4> prism_v446 = *(const prism_vec<float, 4>*)&Bs[(int)((unsigned)kt_next % 3u) * 1024 + (32 * g + thread_col * 4)];
-                                            const float t446 = prism_v446.v[0];
-                                            const float t447 = prism_v446.v[1];
-                                            const float t448 = prism_v446.v[2];
-                                            const float t449 = prism_v446.v[3];
-                                            rb[t433] = t446;
-                                            rb[t433 + 1] = t447;
-                                            rb[t433 + 2] = t448;
-                                            rb[t433 + 3] = t449;
+                                            const int t497 = 0 * 16 + 4 * g;  // line 143
+                                            const prism_vec<float, 4> prism_v510 = *(const prism_vec<float, 4>*)&Bs[(int)((unsigned)kt_next % 3u) * 1024 + (32 * g + thread_col * 4)];
+                                            const float t510 = prism_v510.v[0];
+                                            const float t511 = prism_v510.v[1];
+                                            const float t512 = prism_v510.v[2];
+                                            const float t513 = prism_v510.v[3];
+                                            rb[t497] = t510;
+                                            rb[t497 + 1] = t511;
+                                            rb[t497 + 2] = t512;
+                                            rb[t497 + 3] = t513;
                                         }
                                     }
                                 }
                             }
                             {  // group(thread[1])
                                 for (int i = 0; i < 8; i += 1) {
-                                    const float a = ra[(8 + i) * 4 + 3];  // line 136
+                                    const float a = ra[(8 + i) * 4 + 3];  // line 146
                                     for (int j = 0; j < 16; j += 1) {
-                                        const int t472 = i * 16 + j;  // line 138
-                                        acc[t472] = fmaf(a, rb[16 + j], acc[t472]);
+                                        const int t536 = i * 16 + j;  // line 148
+                                        acc[t536] = fmaf(a, rb[16 + j], acc[t536]);
                                     }
                                 }
                             }
@@ -282,41 +297,41 @@ extern "C" __global__ void __launch_bounds__(128, 2) sgemm_prefetch(int M,
             }
             // Row i of the thread's sub-tile is C_t[TR i * N + (BN/4) g .. + 3] for its column
             // groups g (columns thread_col * 4 + (BN/4) g of the tile).
-            const int c_base = prism_add(prism_mul(thread_row, N), thread_col * 4);  // line 141
+            const int c_base = prism_add(prism_mul(thread_row, N), thread_col * 4);  // line 151
             {  // partition `C_blk` as `C_t` at thread[1]
                 {  // group(thread[1])
                     // Unrolled: every `acc` index a constant, so the 128 accumulators stay in
                     // registers (a loop nvcc kept would index them at run time, from the stack).
                     #pragma unroll
-                    for (int i = 0; i < 8; i += 1) {  // line 146
-                        const int r = prism_add(prism_add(tile_row, thread_row), 16 * i);  // line 147
+                    for (int i = 0; i < 8; i += 1) {  // line 156
+                        const int r = prism_add(prism_add(tile_row, thread_row), 16 * i);  // line 157
                         #pragma unroll
-                        for (int g = 0; g < 4; g += 1) {  // line 148
-                            const int c = prism_add(prism_add(tile_col, thread_col * 4), 32 * g);  // line 149
-                            bool t509 = r < M;  // line 150
-                            if (t509) {
-                                t509 = c < N;
+                        for (int g = 0; g < 4; g += 1) {  // line 158
+                            const int c = prism_add(prism_add(tile_col, thread_col * 4), 32 * g);  // line 159
+                            bool t573 = r < M;  // line 160
+                            if (t573) {
+                                t573 = c < N;
                             }
-                            if (t509) {  // line 150
-                                if (vec_n) {  // line 151
-                                    float cv[4] = {};  // line 152
-                                    const prism_vec<float, 4> prism_v529 = *(const prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(16 * i, N), 32 * g)))];  // line 153
-                                    const float t529 = prism_v529.v[0];
-                                    const float t530 = prism_v529.v[1];
-                                    const float t531 = prism_v529.v[2];
-                                    const float t532 = prism_v529.v[3];
-                                    cv[0] = t529;
-                                    cv[1] = t530;
-                                    cv[2] = t531;
-                                    cv[3] = t532;
+                            if (t573) {  // line 160
+                                if (vec_n) {  // line 161
+                                    float cv[4] = {};  // line 162
+                                    const prism_vec<float, 4> prism_v593 = *(const prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(16 * i, N), 32 * g)))];  // line 163
+                                    const float t593 = prism_v593.v[0];
+                                    const float t594 = prism_v593.v[1];
+                                    const float t595 = prism_v593.v[2];
+                                    const float t596 = prism_v593.v[3];
+                                    cv[0] = t593;
+                                    cv[1] = t594;
+                                    cv[2] = t595;
+                                    cv[3] = t596;
                                     for (int j = 0; j < 4; j += 1) {
-                                        cv[j] = fmaf(alpha, acc[i * 16 + (4 * g + j)], beta * cv[j]);  // line 155
+                                        cv[j] = fmaf(alpha, acc[i * 16 + (4 * g + j)], beta * cv[j]);  // line 165
                                     }
-                                    *(prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(16 * i, N), 32 * g)))] = prism_vec<float, 4>{{cv[0], cv[1], cv[2], cv[3]}};  // line 156
+                                    *(prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(16 * i, N), 32 * g)))] = prism_vec<float, 4>{{cv[0], cv[1], cv[2], cv[3]}};  // line 166
                                 } else {
                                     for (int j = 0; j < 4; j += 1) {
-                                        if (prism_add(c, j) < N) {  // line 159
-                                            C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(16 * i, N), 32 * g), j)))] = fmaf(alpha, acc[i * 16 + (4 * g + j)], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(16 * i, N), 32 * g), j)))]);  // line 160
+                                        if (prism_add(c, j) < N) {  // line 169
+                                            C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(16 * i, N), 32 * g), j)))] = fmaf(alpha, acc[i * 16 + (4 * g + j)], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(16 * i, N), 32 * g), j)))]);  // line 170
                                         }
                                     }
                                 }
