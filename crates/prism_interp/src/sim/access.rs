@@ -297,9 +297,8 @@ impl<'a> BlockSim<'a> {
             self.race(g, dst.advance(k, size), Kind::Write, at, site, None);
         }
         let tid = at.w as u32 * 32 + at.l as u32;
-        let end = first + count * size as usize;
-        for word in first / 4..end.div_ceil(4) {
-            let (i, bit) = (word / 64, 1u64 << (word % 64));
+        for word in super::block::flight_words(first, count, size) {
+            let (i, bit) = super::block::flight_bit(word);
             if let Some(w) = self.sflight.get_mut(i)
                 && *w & bit == 0
             {
@@ -317,9 +316,8 @@ impl<'a> BlockSim<'a> {
         if self.sflight_words == 0 {
             return;
         }
-        let end = first + count * size as usize;
-        for word in first / 4..end.div_ceil(4) {
-            let (i, bit) = (word / 64, 1u64 << (word % 64));
+        for word in super::block::flight_words(first, count, size) {
+            let (i, bit) = super::block::flight_bit(word);
             if let Some(w) = self.sflight.get_mut(i)
                 && *w & bit != 0
             {

@@ -1003,14 +1003,21 @@ impl BlockSim<'_> {
         if self.swritten.is_empty() || self.all_written(at, n) {
             return false;
         }
-        !(at..at + n.max(1)).step_by(4).chain(std::iter::once(at + n.max(1) - 1)).any(|b| self.in_flight(b))
+        !(at / 4..=(at + n.max(1) - 1) / 4).any(|word| self.word_in_flight(word))
     }
 
     /// Whether shared byte `at` lies in a word an asynchronous copy still in flight will
     /// write (always false without race checks).
     #[inline]
     pub fn in_flight(&self, at: usize) -> bool {
-        self.sflight_words > 0 && self.sflight.get(at / 256).is_some_and(|w| w & (1 << (at / 4 % 64)) != 0)
+        self.word_in_flight(at / 4)
+    }
+
+    /// Whether 4-byte word `word` of shared memory is marked in [`Self::sflight`].
+    #[inline]
+    fn word_in_flight(&self, word: usize) -> bool {
+        let (i, bit) = flight_bit(word);
+        self.sflight_words > 0 && self.sflight.get(i).is_some_and(|w| w & bit != 0)
     }
 
     /// Notes a plain read by lane `l` of warp `w` at `(func, access)` of the `n` shared
@@ -1065,6 +1072,18 @@ impl BlockSim<'_> {
             g.spare_regs.extend(w.frames.drain(..).flatten().map(|f| f.regs));
         }
     }
+}
+
+/// The element of [`BlockSim::sflight`] holding shared-memory word `word`, and its bit.
+#[inline]
+pub(super) fn flight_bit(word: usize) -> (usize, u64) {
+    (word / 64, 1u64 << (word % 64))
+}
+
+/// The shared-memory words a copy of `count` elements of `size` bytes from byte `first`
+/// writes (copies write whole, aligned words).
+pub(super) fn flight_words(first: usize, count: usize, size: u64) -> std::ops::Range<usize> {
+    first / 4..(first + count * size as usize).div_ceil(4)
 }
 
 /// The bitmap word holding bytes `at .. at + n` and their bits in it, when they share one
