@@ -55,9 +55,11 @@ __device__ __forceinline__ int prism_std_block_exchange_slot_(int prism_tid,
 // CUB's delays in the look-back (`fixed_delay_constructor_t<DELAY_POLL, DELAY_FIRST>`, 648
 // and 1245 ns in its sm_90 tuning for 4-byte sums): after publishing its aggregate, warp 0
 // sleeps DELAY_FIRST ns before it first looks (the predecessors' words are likely still on
-// their way through L2), and each lane sleeps DELAY_POLL ns before every load of a status
-// word. As in CUB, only grids of at least DELAY_GRID blocks sleep (a small grid's look-back
-// is short, and sleeping would only add latency). 0 (the default) compiles to no sleep.
+// their way through L2), and a lane that finds a word not yet published sleeps DELAY_POLL
+// ns before each load again. The first load of each word does not wait: CUB's
+// `WaitForValid` loads, and sleeps only before it loads again. As in CUB, only grids of at
+// least DELAY_GRID blocks sleep (a small grid's look-back is short, and sleeping would only
+// add latency). 0 (the default) compiles to no sleep.
 // A status word: `flag` in the high half, `value`'s bits in the low half.
 __device__ __forceinline__ unsigned long long pack(int prism_tid,
                                                    int prism_bid,
@@ -65,7 +67,7 @@ __device__ __forceinline__ unsigned long long pack(int prism_tid,
                                                    int flag,
                                                    int value)
 {
-    return ((unsigned long long)flag << 32) | (unsigned long long)(unsigned)value;  // line 52
+    return ((unsigned long long)flag << 32) | (unsigned long long)(unsigned)value;  // line 54
 }
 
 // Shared memory: the ticket, the prefix and the warp totals (each allocation aligned to 16
@@ -83,59 +85,59 @@ extern "C" __global__ void __launch_bounds__(256) scan_warp_transposed(int n,
     __shared__ __align__(1024) unsigned char prism_smem[16960];
     {  // partition `out` as `out_b` at block[1]
         {  // group(block[1])
-            int* ticket_s = reinterpret_cast<int*>(prism_smem);  // line 63
-            int* prefix_s = reinterpret_cast<int*>(prism_smem + 16);  // line 64
-            int* warp_s = reinterpret_cast<int*>(prism_smem + 32);  // line 65
+            int* ticket_s = reinterpret_cast<int*>(prism_smem);  // line 65
+            int* prefix_s = reinterpret_cast<int*>(prism_smem + 16);  // line 66
+            int* warp_s = reinterpret_cast<int*>(prism_smem + 32);  // line 67
             {  // claim `ticket_s` as `ticket_t` at thread[1]
                 if (prism_tid == 0) {  // split(thread) case 1: thread[1]
-                    ticket_s[0] = prism_atomic_add(&tile_counter[0], 1);  // line 69
+                    ticket_s[0] = prism_atomic_add(&tile_counter[0], 1);  // line 71
                 }
             }
-            // inferred block[1] barrier: `ticket_s` is used at line 66 and again at line 70
+            // inferred block[1] barrier: `ticket_s` is used at line 68 and again at line 72
             __syncthreads();
             const int tile = ticket_s[0];
             // Each warp loads its segment striped (every warp load reads 128 consecutive
             // bytes) into its own region, then each lane takes its 16 consecutive items.
-            const int w = (int)((unsigned)prism_tid / 32u);  // line 75
-            const int base_g = prism_mul(tile, 4096);  // line 76
-            int* exchange = reinterpret_cast<int*>(prism_smem + 64);  // line 77
-            __align__(16) int items[16] = {};  // line 78
+            const int w = (int)((unsigned)prism_tid / 32u);  // line 77
+            const int base_g = prism_mul(tile, 4096);  // line 78
+            int* exchange = reinterpret_cast<int*>(prism_smem + 64);  // line 79
+            __align__(16) int items[16] = {};  // line 80
             {  // partition `exchange` as `region` at thread[32]
                 {  // group(thread[32])
-                    const int l = (int)((unsigned)prism_tid % 32u);  // line 81
-                    const int seg = prism_add(base_g, w * 512);  // line 82
+                    const int l = (int)((unsigned)prism_tid % 32u);  // line 83
+                    const int seg = prism_add(base_g, w * 512);  // line 84
                     {  // partition `region` as `striped` at thread[1]
                         {  // group(thread[1])
                             for (int i = 0; i < 16; i += 1) {
-                                if (prism_add(prism_add(seg, i * 32), l) < n) {  // line 86
-                                    exchange[prism_add(w * 528, prism_std_block_exchange_slot_(prism_tid % 1, prism_bid, prism_smem + 16960, l + 32 * i))] = x[prism_add(prism_add(seg, i * 32), l)];  // line 87
+                                if (prism_add(prism_add(seg, i * 32), l) < n) {  // line 88
+                                    exchange[prism_add(w * 528, prism_std_block_exchange_slot_(prism_tid % 1, prism_bid, prism_smem + 16960, l + 32 * i))] = x[prism_add(prism_add(seg, i * 32), l)];  // line 89
                                 } else {
-                                    exchange[prism_add(w * 528, prism_std_block_exchange_slot_(prism_tid % 1, prism_bid, prism_smem + 16960, l + 32 * i))] = 0;  // line 89
+                                    exchange[prism_add(w * 528, prism_std_block_exchange_slot_(prism_tid % 1, prism_bid, prism_smem + 16960, l + 32 * i))] = 0;  // line 91
                                 }
                             }
                         }
                     }
-                    // inferred thread[32] barrier: `exchange` is used at line 83 and again at line 92
+                    // inferred thread[32] barrier: `exchange` is used at line 85 and again at line 94
                     __syncwarp();
                     {  // group(thread[1])
                         for (int i = 0; i < 16; i += 1) {
-                            items[i] = exchange[prism_add(w * 528, prism_std_block_exchange_slot_(prism_tid % 1, prism_bid, prism_smem + 16960, l * 16 + i))];  // line 92
+                            items[i] = exchange[prism_add(w * 528, prism_std_block_exchange_slot_(prism_tid % 1, prism_bid, prism_smem + 16960, l * 16 + i))];  // line 94
                         }
                     }
                 }
             }
             {  // group(thread[1])
-                int* items_1 = items;  // line 78
-                prism_std_thread_thread_inclusive_sum_int_16_(prism_tid % 1, prism_bid, prism_smem + 16960, items_1, 0);  // line 94
+                int* items_1 = items;  // line 80
+                prism_std_thread_thread_inclusive_sum_int_16_(prism_tid % 1, prism_bid, prism_smem + 16960, items_1, 0);  // line 96
             }
             // Warp scan of the threads' totals; each warp's total to shared memory.
-            const int incl = prism_std_warp_warp_inclusive_sum_int_(prism_tid % 32, prism_bid, prism_smem + 16960, items[15]);  // line 97
+            const int incl = prism_std_warp_warp_inclusive_sum_int_(prism_tid % 32, prism_bid, prism_smem + 16960, items[15]);  // line 99
             {  // partition `warp_s` as `slot` at thread[32]
                 {  // group(thread[32])
                     // Lane 31 holds the warp's total (cases are aligned: 16 + 8 + 4 + 2 + 1
                     // lanes pass, the last writes).
                     {  // claim `slot` as `last` at thread[1]
-                        const int prism_pos = (int)((unsigned)prism_tid % 32u);  // line 103
+                        const int prism_pos = (int)((unsigned)prism_tid % 32u);  // line 105
                         if (prism_pos < 16) {
                         } else if (prism_pos < 24) {
                         } else if (prism_pos < 28) {
@@ -143,80 +145,73 @@ extern "C" __global__ void __launch_bounds__(256) scan_warp_transposed(int n,
                         } else if (prism_pos < 31) {
                         } else {
                             if (prism_pos < 32) {  // split(thread) case 1: thread[1]
-                                warp_s[w] = incl;  // line 115
+                                warp_s[w] = incl;  // line 117
                             }
                         }
                     }
                 }
             }
-            int aggregate = 0;  // line 116
-            int k = 0;  // line 117
-            // inferred block[1] barrier: `warp_s` is used at line 98 and again at line 118
+            int aggregate = 0;  // line 118
+            int k = 0;  // line 119
+            // inferred block[1] barrier: `warp_s` is used at line 100 and again at line 120
             __syncthreads();
-            for (; k < 8; k += 1) {  // line 117
-                aggregate = prism_add(aggregate, warp_s[k]);  // line 118
+            for (; k < 8; k += 1) {  // line 119
+                aggregate = prism_add(aggregate, warp_s[k]);  // line 120
             }
-            int warp_prefix = 0;  // line 119
+            int warp_prefix = 0;  // line 121
             {  // group(thread[32])
                 for (int k_1 = 0; k_1 < 8; k_1 += 1) {
-                    if (k_1 < w) {  // line 122
-                        warp_prefix = prism_add(warp_prefix, warp_s[k_1]);  // line 123
+                    if (k_1 < w) {  // line 124
+                        warp_prefix = prism_add(warp_prefix, warp_s[k_1]);  // line 125
                     }
                 }
             }
             // Warp 0 publishes the aggregate and looks back over a window of 32 tiles.
             {  // claim `prefix_s` as `prefix_t` at thread[1]
                 if ((int)((unsigned)prism_tid / 32u) == 0) {  // split(warp) case 1: thread[32]
-                    const int l = (int)((unsigned)prism_tid % 32u);  // line 129
-                    int exclusive = 0;  // line 130
-                    if (tile == 0) {  // line 131
+                    const int l = (int)((unsigned)prism_tid % 32u);  // line 131
+                    int exclusive = 0;  // line 132
+                    if (tile == 0) {  // line 133
                         if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
-                            prism_atomic_store(&status[0], pack(prism_tid % 1, prism_bid, prism_smem + 16960, 2, aggregate));  // line 134
+                            prism_atomic_store(&status[0], pack(prism_tid % 1, prism_bid, prism_smem + 16960, 2, aggregate));  // line 136
                         }
                     } else {
                         if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
-                            prism_atomic_store(&status[tile], pack(prism_tid % 1, prism_bid, prism_smem + 16960, 1, aggregate));  // line 138
+                            prism_atomic_store(&status[tile], pack(prism_tid % 1, prism_bid, prism_smem + 16960, 1, aggregate));  // line 140
                         }
-                        int base = prism_sub(tile, 1);  // line 139
-                        const bool sleeps = (int)gridDim.x >= 500;  // line 140
-                        bool t115 = false;  // line 141
+                        int base = prism_sub(tile, 1);  // line 141
+                        const bool sleeps = (int)gridDim.x >= 500;  // line 142
+                        bool t115 = false;  // line 143
                         if (t115) {
                             t115 = sleeps;
                         }
-                        if (t115) {  // line 141
+                        if (t115) {  // line 143
                             {  // group(thread[1])
-                                __nanosleep(0u);  // line 143
+                                __nanosleep(0u);  // line 145
                             }
                         }
-                        while (true) {  // line 144
-                            const int j = prism_sub(base, l);  // line 145
-                            unsigned long long word = pack(prism_tid % 1, prism_bid, prism_smem + 16960, 2, 0);  // line 146
+                        while (true) {  // line 146
+                            const int j = prism_sub(base, l);  // line 147
+                            unsigned long long word = pack(prism_tid % 1, prism_bid, prism_smem + 16960, 2, 0);  // line 148
                             {  // group(thread[1])
                                 // Before tile 0 there is nothing: an inclusive zero.
                                 // The spin on another block's word is message passing,
                                 // which the language leaves to unsafe code (a volatile
                                 // 64-bit load reads the flag and value at once).
-                                if (j >= 0) {  // line 152
+                                if (j >= 0) {  // line 154
                                     {  // with unsafe
-                                        bool t127 = false;  // line 154
-                                        if (t127) {
-                                            t127 = sleeps;
-                                        }
-                                        if (t127) {  // line 154
-                                            __nanosleep(0u);  // line 155
-                                        }
-                                        const unsigned long long t130 = prism_atomic_load(&status[j]);  // line 156
-                                        word = t130;
+                                        const unsigned long long t127 = prism_atomic_load(&status[j]);  // line 156
+                                        word = t127;
                                         while (word == 0ull) {  // line 157
-                                            bool t133 = false;  // line 158
-                                            if (t133) {
-                                                t133 = sleeps;
+                                            bool t130 = false;  // line 158
+                                            if (t130) {
+                                                t130 = sleeps;
                                             }
-                                            if (t133) {  // line 158
+                                            if (t130) {  // line 158
                                                 __nanosleep(0u);  // line 159
                                             }
-                                            const unsigned long long t136 = prism_atomic_load(&status[j]);  // line 160
-                                            word = t136;
+                                            const unsigned long long t133 = prism_atomic_load(&status[j]);  // line 160
+                                            word = t133;
                                         }
                                     }
                                 }
@@ -249,7 +244,7 @@ extern "C" __global__ void __launch_bounds__(256) scan_warp_transposed(int n,
                     }
                 }
             }
-            // inferred block[1] barrier: `prefix_s` is used at line 126 and again at line 182
+            // inferred block[1] barrier: `prefix_s` is used at line 128 and again at line 182
             __syncthreads();
             const int block_prefix = prefix_s[0];
             // Add the prefixes; each warp's items go back through its region and out striped
