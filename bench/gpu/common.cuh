@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <string>
 #include <vector>
 
 #define CHECK(call)                                                                          \
@@ -78,6 +79,15 @@ bool close_in_norm(const std::vector<T>& got, const std::vector<T>& want, double
 template <class T>
 bool close_in_norm(const std::vector<T>& got, const std::vector<T>& want, double tol) {
     return close_in_norm(got, want, tol, [](T x) { return double(x); });
+}
+
+// Whether a row's size is skipped: with `PRISM_BENCH_SIZES=targets` in the environment a
+// harness runs only the sizes issue 10 sets targets at (4096^2 and 8192^2 for the gemms,
+// 2^28 items for the scans and sums, the largest shapes of the row kernels), so that a
+// GPU session's few minutes go to more kernels (bench/gpu/session.sh, `all`).
+inline bool skip_size(bool is_target) {
+    const char* sizes = std::getenv("PRISM_BENCH_SIZES");
+    return sizes != nullptr && std::string(sizes) == "targets" && !is_target;
 }
 
 // SplitMix64: the same stream on every machine.

@@ -132,13 +132,37 @@ done
 for p in "${pids[@]}"; do wait "$p"; done
 [ "$build_only" = 1 ] && exit 0
 
-echo "Device: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1), $("$nvcc" --version | grep -o 'release [0-9.]*'), $(date -u +%Y-%m-%d), median of $reps runs after 3 warm-ups"
+echo "Device: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1), $("$nvcc" --version | grep -o 'release [0-9.]*'), $(date -u +%Y-%m-%d), median of $reps runs after 3 warm-ups${PRISM_BENCH_SIZES:+, sizes: $PRISM_BENCH_SIZES}"
 echo
+# The harnesses run in the order ONLY names them (a session's most wanted first), else in
+# the order above. With DEADLINE (seconds since the epoch) set, a harness that would start
+# less than MIN_LEFT seconds before it is skipped and one still running at it is stopped,
+# each with a line that says so: a GPU call ends at its limit, and what ran before still
+# counts.
+order=()
+if [ -n "${ONLY:-}" ]; then
+    IFS=',' read -r -a order <<<"$ONLY"
+else
+    for h in "${harnesses[@]}"; do order+=("${h%%|*}"); done
+fi
 status=0
-for h in "${harnesses[@]}"; do
-    IFS='|' read -r name src defines <<<"$h"
+for name in "${order[@]}"; do
     wanted "$name" || continue
-    "$out/$name" "$reps" || status=1
+    [ -x "$out/$name" ] || { echo "no harness \`$name\`" >&2; status=1; continue; }
+    if [ -n "${DEADLINE:-}" ]; then
+        left=$((DEADLINE - $(date +%s)))
+        if [ "$left" -lt "${MIN_LEFT:-30}" ]; then
+            echo "skipped \`$name\`: ${left} s left before the deadline"
+            echo
+            continue
+        fi
+        rc=0
+        timeout --signal=KILL "$left" "$out/$name" "$reps" || rc=$?
+        [ "$rc" = 137 ] && echo "stopped \`$name\` at the deadline"
+        [ "$rc" = 0 ] || status=1
+    else
+        "$out/$name" "$reps" || status=1
+    fi
     echo
 done
 exit $status
