@@ -296,9 +296,10 @@ fn k15_block_exclusive_scan() {
 
 #[test]
 fn k16_scan_decoupled_lookback() {
-    // n = 5000: 5 tiles (the last partial), so four blocks look back, some over several
-    // predecessors depending on the schedule. `aggregates` starts as -1: tile 0 never
-    // publishes one.
+    // n = 5000: 5 tiles (the last partial), so four blocks look back, each to tile 0, the
+    // only anchor (`lookback_prefix` publishes inclusive prefixes every 256 tiles). Every
+    // tile publishes its aggregate (the -1s are overwritten); only tile 0 its inclusive
+    // prefix (the others' stay 0).
     let (n, blocks) = (5000, 5);
     let x = wrapping_ints(16, n);
     let p = program(&file("16_scan_decoupled_lookback.prism"));
@@ -314,13 +315,14 @@ fn k16_scan_decoupled_lookback() {
         ]
     });
     let scan = inclusive_scan(0, &x);
-    let sums = tile_sums(&x, 1024);
-    let mut aggregates = sums.clone();
-    aggregates[0] = -1;
-    let inclusive: Vec<i32> = (0..blocks).map(|j| scan[((j + 1) * 1024).min(n) - 1]).collect();
+    let aggregates = tile_sums(&x, 1024);
+    let mut inclusive = vec![0i32; blocks];
+    inclusive[0] = scan[1023];
+    let mut flags = vec![1; blocks];
+    flags[0] = 2;
     assert_same("out", &out.i32("out"), &scan);
     assert_same("tile_counter", &out.i32("tile_counter"), &[blocks as i32]);
-    assert_same("flags", &out.i32("flags"), &vec![2; blocks]);
+    assert_same("flags", &out.i32("flags"), &flags);
     assert_same("aggregates", &out.i32("aggregates"), &aggregates);
     assert_same("inclusive", &out.i32("inclusive"), &inclusive);
 }

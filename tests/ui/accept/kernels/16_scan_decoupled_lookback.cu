@@ -27,6 +27,10 @@ __device__ __forceinline__ void prism_std_block_warp_totals_sum_int_(int prism_t
                                                                      unsigned char* prism_smem,
                                                                      int incl,
                                                                      int* slots);
+__device__ __forceinline__ int prism_std_warp_warp_sum_int_(int prism_tid,
+                                                            int prism_bid,
+                                                            unsigned char* prism_smem,
+                                                            int v);
 
 __device__ __forceinline__ int prism_std_device_tile_ticket_(int prism_tid,
                                                              int prism_bid,
@@ -169,41 +173,65 @@ __device__ __forceinline__ int prism_std_device_lookback_prefix_int_(int prism_t
 {
     int* prefix_s = reinterpret_cast<int*>(prism_smem);
     {  // claim `prefix_s` as `prefix_t` at thread[1]
-        if (prism_tid == 0) {  // split(thread) case 1: thread[1]
+        if ((int)((unsigned)prism_tid / 32u) == 0) {  // split(warp) case 1: thread[32]
+            int exclusive = 0;
             if (tile == 0) {
-                prism_atomic_store(&inclusive[0], aggregate);
-                __threadfence();
-                prism_atomic_store(&flags[0], 2);
-                prefix_s[0] = 0;
+                if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
+                    prism_atomic_store(&aggregates[0], aggregate);
+                    prism_atomic_store(&inclusive[0], aggregate);
+                    __threadfence();
+                    prism_atomic_store(&flags[0], 2);
+                }
             } else {
-                prism_atomic_store(&aggregates[tile], aggregate);
-                __threadfence();
-                prism_atomic_store(&flags[tile], 1);
-                int exclusive = 0;
-                {  // with unsafe
-                    int j = prism_sub(tile, 1);
-                    while (true) {
-                        const int t21 = prism_atomic_load(&flags[j]);
-                        int f = t21;
-                        while (f == 0) {
-                            __nanosleep(32u);
-                            const int t25 = prism_atomic_load(&flags[j]);
-                            f = t25;
+                if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
+                    prism_atomic_store(&aggregates[tile], aggregate);
+                    __threadfence();
+                    prism_atomic_store(&flags[tile], 1);
+                }
+                const int anchor = prism_sub(tile, 1) / 256 * 256;
+                const int l = (int)((unsigned)prism_tid % 32u);
+                int terms = 0;
+                {  // group(thread[1])
+                    {  // with unsafe
+                        for (int k = 0; k < 8; k += 1) {
+                            const int j = prism_sub(prism_sub(prism_sub(tile, 1), l), 32 * k);
+                            if (j >= anchor) {
+                                int want = 1;
+                                if (j == anchor) {
+                                    want = 2;
+                                }
+                                const int t44 = prism_atomic_load(&flags[j]);
+                                int f = t44;
+                                while (f < want) {
+                                    __nanosleep(32u);
+                                    const int t47 = prism_atomic_load(&flags[j]);
+                                    f = t47;
+                                }
+                            }
                         }
                         __threadfence();
-                        if (f == 2) {
-                            const int t28 = prism_atomic_load(&inclusive[j]);
-                            exclusive = prism_add(t28, exclusive);
-                            break;
+                        for (int k_1 = 0; k_1 < 8; k_1 += 1) {
+                            const int j = prism_sub(prism_sub(prism_sub(tile, 1), l), 32 * k_1);
+                            if (j == anchor) {
+                                const int t61 = prism_atomic_load(&inclusive[j]);
+                                terms = prism_add(terms, t61);
+                            } else if (j > anchor) {
+                                const int t64 = prism_atomic_load(&aggregates[j]);
+                                terms = prism_add(terms, t64);
+                            }
                         }
-                        const int t30 = prism_atomic_load(&aggregates[j]);
-                        exclusive = prism_add(t30, exclusive);
-                        j = prism_sub(j, 1);
                     }
                 }
-                prism_atomic_store(&inclusive[tile], prism_add(exclusive, aggregate));
-                __threadfence();
-                prism_atomic_store(&flags[tile], 2);
+                exclusive = prism_std_warp_warp_sum_int_(prism_tid % 32, prism_bid, prism_smem + 16, terms);
+                if (tile % 256 == 0) {
+                    if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
+                        prism_atomic_store(&inclusive[tile], prism_add(exclusive, aggregate));
+                        __threadfence();
+                        prism_atomic_store(&flags[tile], 2);
+                    }
+                }
+            }
+            if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                 prefix_s[0] = exclusive;
             }
         }
@@ -267,4 +295,16 @@ __device__ __forceinline__ void prism_std_block_warp_totals_sum_int_(int prism_t
         }
     }
     __syncthreads();
+}
+
+__device__ __forceinline__ int prism_std_warp_warp_sum_int_(int prism_tid,
+                                                            int prism_bid,
+                                                            unsigned char* prism_smem,
+                                                            int v)
+{
+    int acc = v;
+    for (int k = 0; k < 5; k += 1) {
+        acc = prism_add(acc, __shfl_xor_sync(0xffffffffu, acc, prism_shl(1, k)));
+    }
+    return __shfl_sync(0xffffffffu, acc, 0);
 }

@@ -179,6 +179,16 @@ __device__ __forceinline__ void prism_std_device_device_inclusive_sum_int_4_(int
                                                                              int* flags,
                                                                              int* aggregates,
                                                                              int* inclusive);
+__device__ __forceinline__ void prism_std_device_device_inclusive_sum_float_2_(int prism_tid,
+                                                                               int prism_bid,
+                                                                               unsigned char* prism_smem,
+                                                                               const float* input,
+                                                                               float* output,
+                                                                               int n,
+                                                                               int* counter,
+                                                                               int* flags,
+                                                                               float* aggregates,
+                                                                               float* inclusive);
 __device__ __forceinline__ void prism_std_device_device_sum_int_4_(int prism_tid,
                                                                    int prism_bid,
                                                                    unsigned char* prism_smem,
@@ -226,6 +236,19 @@ __device__ __forceinline__ int prism_std_device_lookback_prefix_int_(int prism_t
                                                                      int* flags,
                                                                      int* aggregates,
                                                                      int* inclusive);
+__device__ __forceinline__ float prism_std_block_block_exclusive_sum_float_(int prism_tid,
+                                                                            int prism_bid,
+                                                                            unsigned char* prism_smem,
+                                                                            float v,
+                                                                            float* total);
+__device__ __forceinline__ float prism_std_device_lookback_prefix_float_(int prism_tid,
+                                                                         int prism_bid,
+                                                                         unsigned char* prism_smem,
+                                                                         int tile,
+                                                                         float aggregate,
+                                                                         int* flags,
+                                                                         float* aggregates,
+                                                                         float* inclusive);
 __device__ __forceinline__ bool prism_std_device_publish_partial_int_(int prism_tid,
                                                                       int prism_bid,
                                                                       unsigned char* prism_smem,
@@ -233,6 +256,19 @@ __device__ __forceinline__ bool prism_std_device_publish_partial_int_(int prism_
                                                                       int partial,
                                                                       int* partials,
                                                                       int* counter);
+__device__ __forceinline__ float prism_std_warp_warp_inclusive_sum_float_(int prism_tid,
+                                                                          int prism_bid,
+                                                                          unsigned char* prism_smem,
+                                                                          float v);
+__device__ __forceinline__ void prism_std_block_warp_totals_sum_float_(int prism_tid,
+                                                                       int prism_bid,
+                                                                       unsigned char* prism_smem,
+                                                                       float incl,
+                                                                       float* slots);
+__device__ __forceinline__ float prism_std_warp_warp_sum_float_(int prism_tid,
+                                                                int prism_bid,
+                                                                unsigned char* prism_smem,
+                                                                float v);
 
 __device__ __forceinline__ int prism_std_block_exchange_slot_(int prism_tid,
                                                               int prism_bid,
@@ -449,6 +485,25 @@ extern "C" __global__ void scan(const int* __restrict__ x,
     prism_std_device_device_inclusive_sum_int_4_(prism_tid, prism_bid, prism_smem, x, out, n, counter, flags, aggregates, inclusive);  // line 133
 }
 
+// A float scan over more than 256 tiles: past the first anchors of the look-back, whose
+// terms are fixed by the tile's index, so the output is the same bits on every schedule and
+// on the GPU.
+extern "C" __global__ void scan_floats(const float* __restrict__ x,
+                                       float* __restrict__ out,
+                                       int n,
+                                       int* __restrict__ counter,
+                                       int* __restrict__ flags,
+                                       float* __restrict__ aggregates,
+                                       float* __restrict__ inclusive)
+{
+    // launch: threads per block a multiple of 32, blocks a multiple of 1
+    const int prism_tid = threadIdx.x;
+    const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
+    __shared__ __align__(1024) unsigned char prism_smem[288];
+    prism_std_device_device_inclusive_sum_float_2_(prism_tid, prism_bid, prism_smem, x, out, n, counter, flags, aggregates, inclusive);  // line 142
+}
+
 // Two reductions in one launch need scratch of their own: a block that has finished the
 // first would otherwise draw a ticket of the second among the first's.
 extern "C" __global__ void reductions(const int* __restrict__ x,
@@ -465,8 +520,8 @@ extern "C" __global__ void reductions(const int* __restrict__ x,
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(1024) unsigned char prism_smem[288];
-    prism_std_device_device_sum_int_4_(prism_tid, prism_bid, prism_smem, x, n, parts, counter, total);  // line 141
-    prism_std_device_device_reduce_int_larger_4_(prism_tid, prism_bid, prism_smem, x, n, (-2147483647 - 1), parts2, counter2, biggest);  // line 142
+    prism_std_device_device_sum_int_4_(prism_tid, prism_bid, prism_smem, x, n, parts, counter, total);  // line 150
+    prism_std_device_device_reduce_int_larger_4_(prism_tid, prism_bid, prism_smem, x, n, (-2147483647 - 1), parts2, counter2, biggest);  // line 151
 }
 
 __device__ __forceinline__ void prism_std_block_block_load_striped_int_4_(int prism_tid,
@@ -1177,6 +1232,63 @@ __device__ __forceinline__ void prism_std_device_device_inclusive_sum_int_4_(int
     }
 }
 
+__device__ __forceinline__ void prism_std_device_device_inclusive_sum_float_2_(int prism_tid,
+                                                                               int prism_bid,
+                                                                               unsigned char* prism_smem,
+                                                                               const float* input,
+                                                                               float* output,
+                                                                               int n,
+                                                                               int* counter,
+                                                                               int* flags,
+                                                                               float* aggregates,
+                                                                               float* inclusive)
+{
+    {  // partition `output` as `out_b` at block[1]
+        {  // partition `counter` as `counter_b` at block[1]
+            {  // partition `flags` as `flags_b` at block[1]
+                {  // partition `aggregates` as `aggregates_b` at block[1]
+                    {  // partition `inclusive` as `inclusive_b` at block[1]
+                        {  // group(block[1])
+                            int* counter_b = counter;
+                            const int tile = prism_std_device_tile_ticket_(prism_tid, prism_bid, prism_smem, counter_b);
+                            const int t = prism_tid;
+                            const int first = prism_mul(prism_add(prism_mul(tile, (int)blockDim.x), t), 2);
+                            float items[2] = {};
+                            float own = 0.0f;
+                            {  // group(thread[1])
+                                for (int k = 0; k < 2; k += 1) {
+                                    if (prism_add(first, k) < n) {
+                                        items[k] = input[prism_add(first, k)];
+                                    }
+                                    own = own + items[k];
+                                }
+                            }
+                            float* aggregate = reinterpret_cast<float*>(prism_smem);
+                            const float local = prism_std_block_block_exclusive_sum_float_(prism_tid, prism_bid, prism_smem + 16, own, aggregate);
+                            const float tile_total = aggregate[0];
+                            int* flags_b = flags;
+                            float* aggregates_b = aggregates;
+                            float* inclusive_b = inclusive;
+                            const float prefix = prism_std_device_lookback_prefix_float_(prism_tid, prism_bid, prism_smem + 16, tile, tile_total, flags_b, aggregates_b, inclusive_b);
+                            {  // partition `out_b` as `out_t` at thread[1]
+                                {  // group(thread[1])
+                                    float running = prefix + local;
+                                    for (int k = 0; k < 2; k += 1) {
+                                        running = running + items[k];
+                                        if (prism_add(first, k) < n) {
+                                            output[prism_add(first, k)] = running;
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 __device__ __forceinline__ void prism_std_device_device_sum_int_4_(int prism_tid,
                                                                    int prism_bid,
                                                                    unsigned char* prism_smem,
@@ -1432,47 +1544,190 @@ __device__ __forceinline__ int prism_std_device_lookback_prefix_int_(int prism_t
 {
     int* prefix_s = reinterpret_cast<int*>(prism_smem);
     {  // claim `prefix_s` as `prefix_t` at thread[1]
-        if (prism_tid == 0) {  // split(thread) case 1: thread[1]
+        if ((int)((unsigned)prism_tid / 32u) == 0) {  // split(warp) case 1: thread[32]
+            int exclusive = 0;
             if (tile == 0) {
-                prism_atomic_store(&inclusive[0], aggregate);
-                __threadfence();
-                prism_atomic_store(&flags[0], 2);
-                prefix_s[0] = 0;
+                if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
+                    prism_atomic_store(&aggregates[0], aggregate);
+                    prism_atomic_store(&inclusive[0], aggregate);
+                    __threadfence();
+                    prism_atomic_store(&flags[0], 2);
+                }
             } else {
-                prism_atomic_store(&aggregates[tile], aggregate);
-                __threadfence();
-                prism_atomic_store(&flags[tile], 1);
-                int exclusive = 0;
-                {  // with unsafe
-                    int j = prism_sub(tile, 1);
-                    while (true) {
-                        const int t21 = prism_atomic_load(&flags[j]);
-                        int f = t21;
-                        while (f == 0) {
-                            __nanosleep(32u);
-                            const int t25 = prism_atomic_load(&flags[j]);
-                            f = t25;
+                if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
+                    prism_atomic_store(&aggregates[tile], aggregate);
+                    __threadfence();
+                    prism_atomic_store(&flags[tile], 1);
+                }
+                const int anchor = prism_sub(tile, 1) / 256 * 256;
+                const int l = (int)((unsigned)prism_tid % 32u);
+                int terms = 0;
+                {  // group(thread[1])
+                    {  // with unsafe
+                        for (int k = 0; k < 8; k += 1) {
+                            const int j = prism_sub(prism_sub(prism_sub(tile, 1), l), 32 * k);
+                            if (j >= anchor) {
+                                int want = 1;
+                                if (j == anchor) {
+                                    want = 2;
+                                }
+                                const int t44 = prism_atomic_load(&flags[j]);
+                                int f = t44;
+                                while (f < want) {
+                                    __nanosleep(32u);
+                                    const int t47 = prism_atomic_load(&flags[j]);
+                                    f = t47;
+                                }
+                            }
                         }
                         __threadfence();
-                        if (f == 2) {
-                            const int t28 = prism_atomic_load(&inclusive[j]);
-                            exclusive = prism_add(t28, exclusive);
-                            break;
+                        for (int k_1 = 0; k_1 < 8; k_1 += 1) {
+                            const int j = prism_sub(prism_sub(prism_sub(tile, 1), l), 32 * k_1);
+                            if (j == anchor) {
+                                const int t61 = prism_atomic_load(&inclusive[j]);
+                                terms = prism_add(terms, t61);
+                            } else if (j > anchor) {
+                                const int t64 = prism_atomic_load(&aggregates[j]);
+                                terms = prism_add(terms, t64);
+                            }
                         }
-                        const int t30 = prism_atomic_load(&aggregates[j]);
-                        exclusive = prism_add(t30, exclusive);
-                        j = prism_sub(j, 1);
                     }
                 }
-                prism_atomic_store(&inclusive[tile], prism_add(exclusive, aggregate));
-                __threadfence();
-                prism_atomic_store(&flags[tile], 2);
+                exclusive = prism_std_warp_warp_sum_int_(prism_tid % 32, prism_bid, prism_smem + 16, terms);
+                if (tile % 256 == 0) {
+                    if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
+                        prism_atomic_store(&inclusive[tile], prism_add(exclusive, aggregate));
+                        __threadfence();
+                        prism_atomic_store(&flags[tile], 2);
+                    }
+                }
+            }
+            if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                 prefix_s[0] = exclusive;
             }
         }
     }
     __syncthreads();
     const int prefix = prefix_s[0];
+    __syncthreads();
+    return prefix;
+}
+
+__device__ __forceinline__ float prism_std_block_block_exclusive_sum_float_(int prism_tid,
+                                                                            int prism_bid,
+                                                                            unsigned char* prism_smem,
+                                                                            float v,
+                                                                            float* total)
+{
+    float* slots = reinterpret_cast<float*>(prism_smem);
+    const int t = prism_tid;
+    const int w = (int)((unsigned)prism_tid / 32u);
+    const int lane = t % 32;
+    const float incl = prism_std_warp_warp_inclusive_sum_float_(prism_tid % 32, prism_bid, prism_smem + 128, v);
+    float up = 0.0f;
+    {  // group(thread[32])
+        up = __shfl_up_sync(0xffffffffu, incl, 1u);
+    }
+    prism_std_block_warp_totals_sum_float_(prism_tid, prism_bid, prism_smem + 128, incl, slots);
+    float out = 0.0f;
+    {  // group(thread[1])
+        bool t18 = w > 0;
+        if (t18) {
+            t18 = lane > 0;
+        }
+        if (t18) {
+            out = slots[w - 1] + up;
+        } else if (w > 0) {
+            out = slots[w - 1];
+        } else if (lane > 0) {
+            out = up;
+        }
+    }
+    {  // claim `total` as `mine` at thread[1]
+        if (prism_tid == 0) {  // split(thread) case 1: thread[1]
+            total[0] = slots[(int)blockDim.x / 32 - 1];
+        }
+    }
+    __syncthreads();
+    return out;
+}
+
+__device__ __forceinline__ float prism_std_device_lookback_prefix_float_(int prism_tid,
+                                                                         int prism_bid,
+                                                                         unsigned char* prism_smem,
+                                                                         int tile,
+                                                                         float aggregate,
+                                                                         int* flags,
+                                                                         float* aggregates,
+                                                                         float* inclusive)
+{
+    float* prefix_s = reinterpret_cast<float*>(prism_smem);
+    {  // claim `prefix_s` as `prefix_t` at thread[1]
+        if ((int)((unsigned)prism_tid / 32u) == 0) {  // split(warp) case 1: thread[32]
+            float exclusive = 0.0f;
+            if (tile == 0) {
+                if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
+                    prism_atomic_store(&aggregates[0], aggregate);
+                    prism_atomic_store(&inclusive[0], aggregate);
+                    __threadfence();
+                    prism_atomic_store(&flags[0], 2);
+                }
+            } else {
+                if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
+                    prism_atomic_store(&aggregates[tile], aggregate);
+                    __threadfence();
+                    prism_atomic_store(&flags[tile], 1);
+                }
+                const int anchor = prism_sub(tile, 1) / 256 * 256;
+                const int l = (int)((unsigned)prism_tid % 32u);
+                float terms = 0.0f;
+                {  // group(thread[1])
+                    {  // with unsafe
+                        for (int k = 0; k < 8; k += 1) {
+                            const int j = prism_sub(prism_sub(prism_sub(tile, 1), l), 32 * k);
+                            if (j >= anchor) {
+                                int want = 1;
+                                if (j == anchor) {
+                                    want = 2;
+                                }
+                                const int t44 = prism_atomic_load(&flags[j]);
+                                int f = t44;
+                                while (f < want) {
+                                    __nanosleep(32u);
+                                    const int t47 = prism_atomic_load(&flags[j]);
+                                    f = t47;
+                                }
+                            }
+                        }
+                        __threadfence();
+                        for (int k_1 = 0; k_1 < 8; k_1 += 1) {
+                            const int j = prism_sub(prism_sub(prism_sub(tile, 1), l), 32 * k_1);
+                            if (j == anchor) {
+                                const float t61 = prism_atomic_load(&inclusive[j]);
+                                terms = terms + t61;
+                            } else if (j > anchor) {
+                                const float t64 = prism_atomic_load(&aggregates[j]);
+                                terms = terms + t64;
+                            }
+                        }
+                    }
+                }
+                exclusive = prism_std_warp_warp_sum_float_(prism_tid % 32, prism_bid, prism_smem + 16, terms);
+                if (tile % 256 == 0) {
+                    if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
+                        prism_atomic_store(&inclusive[tile], exclusive + aggregate);
+                        __threadfence();
+                        prism_atomic_store(&flags[tile], 2);
+                    }
+                }
+            }
+            if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
+                prefix_s[0] = exclusive;
+            }
+        }
+    }
+    __syncthreads();
+    const float prefix = prefix_s[0];
     __syncthreads();
     return prefix;
 }
@@ -1503,4 +1758,71 @@ __device__ __forceinline__ bool prism_std_device_publish_partial_int_(int prism_
     const bool last = last_s[0] == 1;
     __syncthreads();
     return last;
+}
+
+__device__ __forceinline__ float prism_std_warp_warp_inclusive_sum_float_(int prism_tid,
+                                                                          int prism_bid,
+                                                                          unsigned char* prism_smem,
+                                                                          float v)
+{
+    const int lane = prism_tid;
+    float acc = v;
+    for (int k = 0; k < 5; k += 1) {
+        const float up = __shfl_up_sync(0xffffffffu, acc, (unsigned)prism_shl(1, k));
+        {  // group(thread[1])
+            if (lane >= prism_shl(1, k)) {
+                acc = acc + up;
+            }
+        }
+    }
+    return acc;
+}
+
+__device__ __forceinline__ void prism_std_block_warp_totals_sum_float_(int prism_tid,
+                                                                       int prism_bid,
+                                                                       unsigned char* prism_smem,
+                                                                       float incl,
+                                                                       float* slots)
+{
+    const int t = prism_tid;
+    const int w = (int)((unsigned)prism_tid / 32u);
+    const int lane = t % 32;
+    {  // partition `slots` as `tot` at thread[1]
+        {  // group(thread[1])
+            if (lane == 31) {
+                slots[w] = incl;
+            }
+        }
+    }
+    __syncthreads();
+    const int warps = (int)blockDim.x / 32;
+    {  // partition `slots` as `mine` at thread[1]
+        if ((int)((unsigned)prism_tid / 32u) == 0) {  // split(warp) case 1: thread[32]
+            float x = 0.0f;
+            {  // group(thread[1])
+                if (lane < warps) {
+                    x = slots[lane];
+                }
+            }
+            const float s = prism_std_warp_warp_inclusive_sum_float_(prism_tid % 32, prism_bid, prism_smem, x);
+            {  // group(thread[1])
+                if (lane < warps) {
+                    slots[lane] = s;
+                }
+            }
+        }
+    }
+    __syncthreads();
+}
+
+__device__ __forceinline__ float prism_std_warp_warp_sum_float_(int prism_tid,
+                                                                int prism_bid,
+                                                                unsigned char* prism_smem,
+                                                                float v)
+{
+    float acc = v;
+    for (int k = 0; k < 5; k += 1) {
+        acc = acc + __shfl_xor_sync(0xffffffffu, acc, prism_shl(1, k));
+    }
+    return __shfl_sync(0xffffffffu, acc, 0);
 }
