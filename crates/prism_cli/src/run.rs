@@ -65,7 +65,8 @@ pub struct RunArgs {
     /// Print a pointer argument's buffer after the run.
     #[arg(long = "print", value_name = "NAME")]
     pub prints: Vec<String>,
-    /// Randomise the schedule (warp interleaving, block order, atomic order) with this seed.
+    /// Randomise the schedule (warp interleaving, block order, atomic order, the lane
+    /// `elect_sync` elects) with this seed.
     #[arg(long)]
     pub seed: Option<u64>,
     /// Which dynamic checks run.

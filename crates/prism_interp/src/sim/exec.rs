@@ -833,7 +833,7 @@ impl<'a> BlockSim<'a> {
                                     out.copy_from_slice(lanes(regs, r));
                                     out
                                 };
-                                let outs = intr::collective(ins, mask, &mut read);
+                                let outs = intr::collective(ins, mask, intr::elect_key(self.s.cfg.seed), &mut read);
                                 for (d, vals) in outs {
                                     let d = d as usize * 32;
                                     each(mask, |l| fr.regs[d + l] = vals[l]);
@@ -2392,6 +2392,7 @@ impl<'a> BlockSim<'a> {
                 frame_of[l] = fid;
             }
         }
+        let elect = intr::elect_key(self.s.cfg.seed);
         let warp = &mut self.warps[w];
         let outs = {
             let frames = &warp.frames;
@@ -2404,7 +2405,7 @@ impl<'a> BlockSim<'a> {
                 }
                 out
             };
-            intr::collective(ins, c.arrived, &mut read)
+            intr::collective(ins, c.arrived, elect, &mut read)
         };
         for (d, vals) in outs {
             for (l, &fid) in frame_of.iter().enumerate() {

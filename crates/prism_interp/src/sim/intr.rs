@@ -12,15 +12,29 @@ use prism_types::ty::Scalar;
 /// Per-lane values of one register.
 pub type Lanes = [u64; 32];
 
-/// Runs collective `intr`; `read(r)` gives the lanes of register `r`. Returns the values to
-/// write, per destination register.
-pub fn collective(intr: &Intr, present: u32, read: &mut dyn FnMut(u32) -> Lanes) -> Vec<(u32, Lanes)> {
+/// Which lane `elect_sync` elects, as a key: the present lane `l` with the smallest
+/// `l ^ key`. PTX promises only that the same mask elects the same lane every time, not
+/// which, so the deterministic schedule elects the lowest lane (key 0, what the hardware
+/// is observed to do) and a randomised schedule another, fixed for the run: a program
+/// whose output depends on which lane is elected then differs between schedules.
+pub fn elect_key(seed: Option<u64>) -> u32 {
+    seed.map_or(0, |s| (s.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 59) as u32)
+}
+
+/// Runs collective `intr`; `read(r)` gives the lanes of register `r`; `elect` is the run's
+/// [`elect_key`]. Returns the values to write, per destination register.
+pub fn collective(
+    intr: &Intr,
+    present: u32,
+    elect: u32,
+    read: &mut dyn FnMut(u32) -> Lanes,
+) -> Vec<(u32, Lanes)> {
     match intr {
         Intr::Shfl { kind, dst, value, lane, lane_ty, .. } => {
             let (v, l) = (read(*value), read(*lane));
             vec![(*dst, shfl(*kind, &v, &l, *lane_ty, present))]
         }
-        Intr::Vote { kind, dst, pred } => vec![(*dst, vote(*kind, &read(*pred), present))],
+        Intr::Vote { kind, dst, pred } => vec![(*dst, vote(*kind, &read(*pred), present, elect))],
         Intr::Reduce { op, ty, dst, value } => vec![(*dst, reduce(*op, *ty, &read(*value), present))],
         Intr::Mma { shape, a, b, c, d } => {
             let a: Vec<Lanes> = a.iter().map(|&r| read(r)).collect();
@@ -97,8 +111,9 @@ pub fn shfl(kind: u8, v: &Lanes, l: &Lanes, _lane_ty: Scalar, present: u32) -> L
     out
 }
 
-/// `ballot` (0), `any` (1), `all` (2) over the lanes taking part.
-pub fn vote(kind: u8, p: &Lanes, present: u32) -> Lanes {
+/// `ballot` (0), `any` (1), `all` (2) over the lanes taking part; `elect_sync` (3) by the
+/// key `elect` ([`elect_key`]).
+pub fn vote(kind: u8, p: &Lanes, present: u32, elect: u32) -> Lanes {
     let mut ballot = 0u32;
     for (lane, &x) in p.iter().enumerate() {
         if present & (1 << lane) != 0 && x != 0 {
@@ -109,8 +124,12 @@ pub fn vote(kind: u8, p: &Lanes, present: u32) -> Lanes {
         0 => u64::from(ballot),
         1 => u64::from(ballot != 0),
         2 => u64::from(ballot == present),
-        // `elect_sync`: the lowest lane taking part.
-        _ => return std::array::from_fn(|l| u64::from(l as u32 == present.trailing_zeros())),
+        // `elect_sync`: the lane taking part with the smallest `lane ^ elect` (the lowest
+        // for key 0).
+        _ => {
+            let leader = (0..32u32).filter(|l| present & (1 << l) != 0).min_by_key(|l| l ^ elect).unwrap_or(0);
+            return std::array::from_fn(|l| u64::from(l as u32 == leader));
+        }
     };
     [r; 32]
 }
@@ -273,11 +292,26 @@ mod tests {
     #[test]
     fn votes_and_reductions() {
         let p: Lanes = std::array::from_fn(|i| (i % 2) as u64);
-        assert_eq!(vote(0, &p, u32::MAX)[0], 0xAAAA_AAAA);
-        assert_eq!(vote(1, &p, u32::MAX)[0], 1);
-        assert_eq!(vote(2, &p, u32::MAX)[0], 0);
-        let elected = vote(3, &p, 0xF0);
+        assert_eq!(vote(0, &p, u32::MAX, 0)[0], 0xAAAA_AAAA);
+        assert_eq!(vote(1, &p, u32::MAX, 0)[0], 1);
+        assert_eq!(vote(2, &p, u32::MAX, 0)[0], 0);
+        let elected = vote(3, &p, 0xF0, 0);
         assert_eq!((elected[4], elected.iter().sum::<u64>()), (1, 1), "one lane, the lowest present");
+        // Another key elects another present lane, always exactly one, never an absent one.
+        let elected = vote(3, &p, 0xF0, 0b00110);
+        assert_eq!((elected[6], elected.iter().sum::<u64>()), (1, 1), "6 ^ 6 is the smallest key");
+        for key in 0..32 {
+            for present in [1u32, 0x8000_0000, 0xF0, 0x0101_0000, u32::MAX] {
+                let elected = vote(3, &p, present, key);
+                let leader = elected.iter().position(|&x| x == 1).expect("a leader");
+                assert_eq!(elected.iter().sum::<u64>(), 1, "key {key}, present {present:#x}");
+                assert!(present & (1 << leader) != 0, "key {key}, present {present:#x}: lane {leader} is absent");
+            }
+        }
+        // Seeds give different keys (the deterministic schedule key 0).
+        assert_eq!(elect_key(None), 0);
+        let keys: std::collections::BTreeSet<u32> = (0..64).map(|s| elect_key(Some(s))).collect();
+        assert!(keys.len() > 16 && keys.iter().all(|&k| k < 32), "{keys:?}");
         let v: Lanes = std::array::from_fn(|i| i as u64);
         assert_eq!(reduce(0, Scalar::I32, &v, u32::MAX)[7], 496);
         assert_eq!(reduce(2, Scalar::I32, &v, u32::MAX)[0], 31);

@@ -30,3 +30,29 @@ extern "C" __global__ void count_warps(int* __restrict__ count)
         }
     }
 }
+
+// Which lane is elected is unspecified (PTX promises only the same lane for the same
+// mask): marking it makes the output depend on the choice. The simulator elects the lowest
+// lane under its deterministic schedule and another, fixed for the run, under each
+// randomised one, so the schedule test sees this launch differ (it is listed as
+// schedule-dependent in crates/prism_test/src/run.rs).
+extern "C" __global__ void which_lane(int* __restrict__ marks)
+{
+    // launch: threads per block a multiple of 32, blocks a multiple of 1
+    const int prism_tid = threadIdx.x;
+    {  // partition `marks` as `marks_b` at block[1]
+        {  // group(block[1])
+            const int t = prism_tid;  // line 33
+            {  // partition `marks_b` as `mine` at thread[1]
+                {  // group(thread[32])
+                    const bool leader = prism_elect_sync();  // line 36
+                    {  // group(thread[1])
+                        if (leader) {  // line 38
+                            marks[t] = 1;  // line 39
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
