@@ -731,7 +731,8 @@ def scan(x : ptr(const(float)), out : ptr(float), n : int, counter : ptr(int), f
             Arg::buffer(&vec![0f32; blocks]),
             Arg::buffer(&vec![0f32; blocks]),
         ];
-        let config = Config { seed, checks: if seed.is_none() { Checks::ALL } else { Checks::NONE }, ..Config::default() };
+        let config =
+            Config { seed, checks: if seed.is_none() { Checks::ALL } else { Checks::NONE }, ..Config::default() };
         let o = module.launch("scan", blocks as u32, threads as u32, &args, config).expect("launch");
         assert!(o.is_clean(), "seed {seed:?}: {:?}", o.reports);
         args[1].as_buffer().expect("buffer").to_vec::<f32>().expect("f32")

@@ -23,12 +23,7 @@ pub fn elect_key(seed: Option<u64>) -> u32 {
 
 /// Runs collective `intr`; `read(r)` gives the lanes of register `r`; `elect` is the run's
 /// [`elect_key`]. Returns the values to write, per destination register.
-pub fn collective(
-    intr: &Intr,
-    present: u32,
-    elect: u32,
-    read: &mut dyn FnMut(u32) -> Lanes,
-) -> Vec<(u32, Lanes)> {
+pub fn collective(intr: &Intr, present: u32, elect: u32, read: &mut dyn FnMut(u32) -> Lanes) -> Vec<(u32, Lanes)> {
     match intr {
         Intr::Shfl { kind, dst, value, lane, lane_ty, .. } => {
             let (v, l) = (read(*value), read(*lane));
