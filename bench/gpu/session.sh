@@ -19,7 +19,8 @@
 #
 #   all         compare, then bench (full sizes), then sweep (sizes of the targets only:
 #               PRISM_BENCH_SIZES=targets), then profile, within BUDGET seconds
-#   compare     every `# launch:` of the corpus on the GPU against the simulator (~70 s)
+#   compare     every `# launch:` of the corpus on the GPU against the simulator (~70 s),
+#               and which lane elect_sync elects there ($OUT/elect.txt)
 #   bench       the new candidates against cuBLAS and CUB at every size (`bench/gpu/run.sh`,
 #               10 runs each)
 #   sweep       the variants and the kernels measured before, at the targets' sizes
@@ -48,6 +49,10 @@ sweep_list=scan_warp_128x24_delay,scan_warp_128x24,scan_warp_256x16_delay,gemm_p
 LIMIT="${LIMIT:-1000000}"
 compare() {
     JOBS="${JOBS:-16}" timeout --signal=KILL "$LIMIT" scripts/gpu-compare.sh "$prism" 2>/dev/null | log compare
+    # Which lane elect_sync elects on this GPU, one mark per warp (PTX leaves it unspecified;
+    # the simulator's deterministic schedule elects each warp's lowest, lanes 0 and 32).
+    timeout --signal=KILL 60 "$prism" run tests/ui/accept/rules/elect_sync.prism --kernel which_lane --grid 1 \
+        --block 64 --arg marks=zeros:i32:64 --device cuda --print marks 2>&1 | log elect
 }
 bench() {
     ONLY="$bench_list" bench/gpu/run.sh "$prism" 10 | log bench

@@ -14,9 +14,10 @@ pub type Lanes = [u64; 32];
 
 /// Which lane `elect_sync` elects, as a key: the present lane `l` with the smallest
 /// `l ^ key`. PTX promises only that the same mask elects the same lane every time, not
-/// which, so the deterministic schedule elects the lowest lane (key 0, what the hardware
-/// is observed to do) and a randomised schedule another, fixed for the run: a program
-/// whose output depends on which lane is elected then differs between schedules.
+/// which, so the deterministic schedule elects the lowest lane (key 0; no GPU run has yet
+/// shown which lane the hardware elects) and a randomised schedule another, fixed for the
+/// run: a program whose output depends on which lane is elected then differs between
+/// schedules.
 pub fn elect_key(seed: Option<u64>) -> u32 {
     seed.map_or(0, |s| (s.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 59) as u32)
 }
