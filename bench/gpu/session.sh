@@ -25,13 +25,15 @@
 #               10 runs each)
 #   sweep       the variants and the kernels measured before, at the targets' sizes
 #   profile     Nsight Compute on cuBLAS's own sgemm and kernels 51 and 50 at 4096^3
+#   summary     the rows of $OUT/bench.txt and $OUT/sweep.txt at the targets' sizes, best
+#               ratio first (`all` ends with it)
 #   check       (no GPU; CI) every name the steps pass to ONLY= is a harness of
 #               bench/gpu/run.sh or a variant of bench/gpu/variants.txt
 #
 # The steps also run one by one (`session.sh bench .dev/prism`), each within a call.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-step="${1:?usage: bench/gpu/session.sh all|compare|bench|sweep|profile|check PRISM_BINARY [BUDGET]}"
+step="${1:?usage: bench/gpu/session.sh all|compare|bench|sweep|profile|summary|check PRISM_BINARY [BUDGET]}"
 prism="${2:-.dev/prism}"
 log() { # name: tee the step's output into $OUT/name.txt when $OUT is set
     if [ -n "${OUT:-}" ]; then tee "$OUT/$1.txt"; else cat; fi
@@ -71,6 +73,17 @@ profile() {
         bench/gpu/profile.sh '$prism' gemm_prefetch 'sgemm_prefetch' 8 1
         bench/gpu/profile.sh '$prism' gemm_wide 'sgemm_wide' 8 1" 2>&1 | log profile
 }
+# The rows at issue 10's target sizes from the bench and sweep tables, best ratio first per
+# size and baseline: which kernel or variant to promote, at a glance.
+summary() {
+    local dir="${OUT:-.}"
+    cat "$dir/bench.txt" "$dir/sweep.txt" 2>/dev/null |
+        awk -F'|' '$3 ~ /^ (4096x4096x4096|8192x8192x8192|4096\^3|8192\^3|2\^28) $/ && $4 ~ /[0-9]/ {
+            gsub(/^ +| +$/, "", $2); gsub(/^ +| +$/, "", $3); gsub(/^ +| +$/, "", $5); gsub(/^ +| +%?$/, "", $7)
+            sub(/%$/, "", $7)
+            printf "%s | %s | %s%% | %s\n", $3, $5, $7, $2
+        }' | sort -t'|' -k1,1 -k2,2 -k3,3gr | log summary
+}
 case "$step" in
     check)
         known="$(grep -oE '^    "[a-z0-9_]+\|' bench/gpu/run.sh | tr -d ' "|'; grep -oE '^[a-z0-9_]+\|' bench/gpu/variants.txt | tr -d '|')"
@@ -98,14 +111,16 @@ case "$step" in
         else
             echo "profile skipped: $((DEADLINE - $(date +%s))) s left" | log profile
         fi
+        summary || true
         echo "session.sh all: $(($(date +%s) - start)) s of a budget of $budget s"
         ;;
     compare) compare ;;
     bench) bench ;;
     sweep) sweep ;;
     profile) profile ;;
+    summary) summary ;;
     *)
-        echo "unknown step \`$step\`: all, compare, bench, sweep, profile or check" >&2
+        echo "unknown step \`$step\`: all, compare, bench, sweep, profile, summary or check" >&2
         exit 2
         ;;
 esac
