@@ -61,7 +61,7 @@ fail() {
     echo "gpu-session: $1" >&2
     exit 1
 }
-for f in compare elect bench sweep summary profile; do
+for f in compare probes bench sweep summary profile; do
     [ -s "$out/$f.txt" ] || fail "no $f.txt in \$OUT"
 done
 [ "$took" -le 75 ] || fail "a 60-second budget took $took s"
@@ -74,6 +74,10 @@ grep -q 'sizes=targets' "$out/sweep.txt" || fail "the sweep did not run at the t
 grep -q '^skipped `[a-z0-9_]*`: [0-9-]* s left before the deadline' "$out/sweep.txt" ||
     fail "no harness was skipped at the deadline"
 grep -q '^profile skipped' "$out/profile.txt" || fail "the profile ran with too little time left"
+# The probes ran on the simulator (the stand-in machine has no GPU: those runs fail, saying so).
+grep -q '^float NaN bits .*: [0-9a-f]\{8\} ' "$out/probes.txt" || fail "no float NaN bits from the simulator"
+grep -q '^marks = \[1, 0' "$out/probes.txt" || fail "no elected lanes from the simulator"
+grep -q '^nan_bits on cuda: error' "$out/probes.txt" || fail "the GPU probe did not say why it failed"
 # The summary: target sizes only, best ratio first.
 grep -q '1024x1024x1024' "$out/summary.txt" && fail "the summary lists a size that is not a target"
 ratios="$(cut -d'|' -f3 "$out/summary.txt" | tr -d ' %')"

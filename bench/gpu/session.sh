@@ -20,7 +20,8 @@
 #   all         compare, then bench (full sizes), then sweep (sizes of the targets only:
 #               PRISM_BENCH_SIZES=targets), then profile, within BUDGET seconds
 #   compare     every `# launch:` of the corpus on the GPU against the simulator (~70 s),
-#               and which lane elect_sync elects there ($OUT/elect.txt)
+#               then the probes: which lane elect_sync elects and the bits of NaNs, on the
+#               GPU beside the simulator ($OUT/probes.txt)
 #   bench       the new candidates against cuBLAS and CUB at every size (`bench/gpu/run.sh`,
 #               10 runs each)
 #   sweep       the variants and the kernels measured before, at the targets' sizes
@@ -51,10 +52,30 @@ sweep_list=scan_warp_128x24_delay,scan_warp_128x24,scan_warp_256x16_delay,gemm_p
 LIMIT="${LIMIT:-1000000}"
 compare() {
     JOBS="${JOBS:-16}" timeout --signal=KILL "$LIMIT" scripts/gpu-compare.sh "$prism" 2>/dev/null | log compare
-    # Which lane elect_sync elects on this GPU, one mark per warp (PTX leaves it unspecified;
-    # the simulator's deterministic schedule elects each warp's lowest, lanes 0 and 32).
-    timeout --signal=KILL 60 "$prism" run tests/ui/accept/rules/elect_sync.prism --kernel which_lane --grid 1 \
-        --block 64 --arg marks=zeros:i32:64 --device cuda --print marks 2>&1 | log elect
+    probes 2>&1 | log probes
+}
+# What PTX or the hardware decide and no GPU run has shown, on the GPU beside the simulator:
+# which lane elect_sync elects, one mark per warp (PTX leaves it unspecified; the
+# simulator's deterministic schedule elects each warp's lowest, lanes 0 and 32), and the
+# bits of NaNs made by 0 / 0, inf - inf, NaN + 1 and NaN * 0, in float and double
+# (bench/gpu/probes.prism; the simulator's are the host's).
+probes() {
+    local dir
+    dir="$(mktemp -d)"
+    for dev in sim cuda; do
+        echo "== $dev"
+        timeout --signal=KILL 60 "$prism" run tests/ui/accept/rules/elect_sync.prism --kernel which_lane \
+            --grid 1 --block 64 --arg marks=zeros:i32:64 --device "$dev" --print marks 2>&1 | grep -v '^ran '
+        if timeout --signal=KILL 60 "$prism" run bench/gpu/probes.prism --kernel nan_bits --grid 1 --block 32 \
+            --arg zero=zeros:f32:32 --arg f=zeros:f32:32 --arg d=zeros:f64:32 --device "$dev" \
+            --out "f=$dir/f.npy" --out "d=$dir/d.npy" >"$dir/log" 2>&1; then
+            echo "float NaN bits (0/0 x2, inf-inf x2, NaN+1 x2, NaN*0 x2): $(python3 bench/gpu/npy_bits.py "$dir/f.npy")"
+            echo "double NaN bits (the same): $(python3 bench/gpu/npy_bits.py "$dir/d.npy")"
+        else
+            echo "nan_bits on $dev: $(grep -m1 error "$dir/log")"
+        fi
+    done
+    rm -rf "$dir"
 }
 bench() {
     ONLY="$bench_list" bench/gpu/run.sh "$prism" 10 | log bench
