@@ -19,6 +19,16 @@ files=("$@")
 if [ ${#files[@]} -eq 0 ]; then
     mapfile -t files < <(grep -rl '^# launch: [a-zA-Z_]' tests/ui --include='*.prism' | sort)
 fi
+# The last line, from the table's rows on stdin: how many launches, how many not the same,
+# how many the same only within the float tolerance; fails when any is not the same.
+summarise() {
+    local rows bad inexact
+    rows="$(cat)"
+    bad="$(printf '%s\n' "$rows" | awk '$3 != "same" && $3 != "skipped:"' | grep -c . || true)"
+    inexact="$(printf '%s\n' "$rows" | grep -c 'not bit for bit' || true)"
+    echo "$(printf '%s\n' "$rows" | grep -c . || true) launches, $bad not the same (skipped: the simulator refuses them); $inexact of the same ones within the float tolerance but not bit for bit"
+    [ "$bad" = 0 ]
+}
 if [ "${JOBS:-1}" -gt 1 ] && [ -z "${GPU_COMPARE_CHILD:-}" ]; then
     # Each child compares one file and prints its rows; the parent sorts and counts them.
     printf '%-60s %-28s %s\n' FILE KERNEL RESULT
@@ -27,10 +37,7 @@ if [ "${JOBS:-1}" -gt 1 ] && [ -z "${GPU_COMPARE_CHILD:-}" ]; then
     table="$(printf '%s\n' "${files[@]}" | GPU_COMPARE_CHILD=1 xargs -P "$JOBS" -n 1 "$0" "$prism" | tee /dev/stderr | sort)"
     echo "--- sorted"
     printf '%s\n' "$table"
-    bad="$(printf '%s\n' "$table" | awk '$3 != "same" && $3 != "skipped:"' | grep -c . || true)"
-    inexact="$(printf '%s\n' "$table" | grep -c 'not bit for bit' || true)"
-    echo "$(printf '%s\n' "$table" | grep -c .) launches, $bad not the same (skipped: the simulator refuses them); $inexact of the same ones within the float tolerance but not bit for bit"
-    [ "$bad" = 0 ]
+    printf '%s\n' "$table" | summarise
     exit
 fi
 tmp="$(mktemp -d)"
@@ -149,8 +156,5 @@ PY
     done
 done
 if [ -z "${GPU_COMPARE_CHILD:-}" ]; then
-    bad="$(awk '$3 != "same" && $3 != "skipped:"' "$tmp/rows" 2>/dev/null | grep -c . || true)"
-    inexact="$(grep -c 'not bit for bit' "$tmp/rows" 2>/dev/null || true)"
-    echo "$(grep -c . "$tmp/rows" 2>/dev/null || echo 0) launches, $bad not the same (skipped: the simulator refuses them); $inexact of the same ones within the float tolerance but not bit for bit"
-    [ "$bad" = 0 ]
+    { cat "$tmp/rows" 2>/dev/null || true; } | summarise
 fi
