@@ -14,7 +14,7 @@
 
 // The row label: a variant built with `prism build -D` names itself (variants.txt).
 #ifndef PRISM_DSUM_BLOCKS_PER_SM
-#define PRISM_DSUM_BLOCKS_PER_SM 4
+#define PRISM_DSUM_BLOCKS_PER_SM 8
 #endif
 #ifndef PRISM_DSUM_LABEL
 #define PRISM_DSUM_LABEL "42_device_sum_and_max"
@@ -25,8 +25,8 @@ int main(int argc, char** argv) {
     int dev = 0, sms = 0;
     CHECK(cudaGetDevice(&dev));
     CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    // Blocks of 256 threads per SM (4 by default: half the threads an SM holds; the
-    // variants with `_b8` fill it, so that twice the loads are in flight).
+    // Blocks of 256 threads per SM (8 by default: all the threads an SM holds, so that as
+    // many loads as it can hold are in flight; the variants with `_b4` launch half).
     const unsigned blocks = unsigned(sms) * PRISM_DSUM_BLOCKS_PER_SM;
     L2Flush flush;
     print_header("GB/s");

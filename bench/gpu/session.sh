@@ -46,7 +46,7 @@ bench_list=gemm_prefetch,gemm_wide,scan_warp,gemm_deep_k,dsum,softmax_block,tf32
 # sweep: the scan with CUB's shape and delays, the sgemm variants on cuBLAS's tiles, the
 # device sum with more loads in flight, then the rest, then what the first GPU session
 # measured (for the same run's baseline figures).
-sweep_list=scan_warp_128x24_delay,scan_warp_128x24,scan_warp_256x16_delay,gemm_prefetch_128x256,gemm_prefetch_256x128,gemm_prefetch_s4,gemm_prefetch_bk16,dsum_items16,dsum_items8,dsum_b8,dsum_items16_b8,gemm_wide_128x256,gemm_wide_256x128,gemm_wide_128x256_s4,gemm_wide_bk16,gemm_wide_s4,gemm_wide_s2,gemm_wide_bk16_s4,gemm_deep_k_bk32,gemm_deep_k_s4,gemm_deep_k_lb1,gemm_deep_k_lb1_s4,scan_warp_256x24,scan_warp_512x8,scan_warp_128x16,scan_warp_256x12,softmax_block_128x32,softmax_block_512x8,softmax_block_1024x4,gemm_pipelined,scan,reduce,tf32gemm,hgemm_ws,rows,hgemm_pipelined,tf32gemm_pipelined,hgemm_pipelined_bk32,hgemm_pipelined_bk64_s3,tf32gemm_pipelined_bk16,tf32gemm_pipelined_bk32_s3
+sweep_list=scan_warp_nodelay,scan_warp_128x24,scan_warp_128x24_nodelay,gemm_prefetch_128x256,gemm_prefetch_256x128,gemm_prefetch_s4,gemm_prefetch_bk16,dsum_items4_b4,dsum_items8,dsum_b4,gemm_wide_128x256,gemm_wide_256x128,gemm_wide_128x256_s4,gemm_wide_bk16,gemm_wide_s4,gemm_wide_s2,gemm_wide_bk16_s4,gemm_deep_k_bk24,gemm_deep_k_bk24_s4,gemm_deep_k_kh4,gemm_deep_k_bk16,gemm_deep_k_bk16_s4,gemm_deep_k_s2,gemm_deep_k_s4,gemm_deep_k_lb1,scan_warp_256x24,scan_warp_512x8,scan_warp_128x16,scan_warp_256x12,softmax_block_128x32,softmax_block_512x8,softmax_block_1024x4,gemm_pipelined,scan,reduce,tf32gemm,hgemm_ws,rows,hgemm_pipelined,tf32gemm_pipelined,hgemm_pipelined_bk32,hgemm_pipelined_bk64_s3,tf32gemm_pipelined_bk16,tf32gemm_pipelined_bk32_s3
 # LIMIT: seconds a step may run before it is stopped (all of it, children included: GNU
 # timeout signals its process group); `all` sets it from the deadline.
 LIMIT="${LIMIT:-1000000}"
@@ -57,8 +57,8 @@ compare() {
 # What PTX or the hardware decide and no GPU run has shown, on the GPU beside the simulator:
 # which lane elect_sync elects, one mark per warp (PTX leaves it unspecified; the
 # simulator's deterministic schedule elects each warp's lowest, lanes 0 and 32), and the
-# bits of NaNs made by 0 / 0, inf - inf, NaN + 1 and NaN * 0, in float and double
-# (bench/gpu/probes.prism; the simulator's are the host's).
+# bits of NaNs made by arithmetic, math functions and conversions, in float and double
+# (bench/gpu/probes.prism says which and what the last GPU run found).
 probes() {
     local dir
     dir="$(mktemp -d)"
@@ -69,8 +69,8 @@ probes() {
         if timeout --signal=KILL 60 "$prism" run bench/gpu/probes.prism --kernel nan_bits --grid 1 --block 32 \
             --arg zero=zeros:f32:32 --arg f=zeros:f32:32 --arg d=zeros:f64:32 --device "$dev" \
             --out "f=$dir/f.npy" --out "d=$dir/d.npy" >"$dir/log" 2>&1; then
-            echo "float NaN bits (0/0 x2, inf-inf x2, NaN+1 x2, NaN*0 x2): $(python3 bench/gpu/npy_bits.py "$dir/f.npy")"
-            echo "double NaN bits (the same): $(python3 bench/gpu/npy_bits.py "$dir/d.npy")"
+            echo "float NaN bits (pairs: 0/0, inf-inf, NaN+1, NaN*0, sqrt(-1), fma(inf,0,1), log(-1), exp(NaN), double NaN to float, abs(NaN)): $(python3 bench/gpu/npy_bits.py "$dir/f.npy" 20)"
+            echo "double NaN bits (the same; pair 9 converts float's NaN to double): $(python3 bench/gpu/npy_bits.py "$dir/d.npy" 20)"
         else
             echo "nan_bits on $dev: $(grep -m1 error "$dir/log")"
         fi

@@ -8,7 +8,7 @@
 // and combines every block's part the same way. Written as an expert would with the same
 // algorithm (test data for the SASS gate, crates/prism_gpu/tests/sass.rs; not part of the
 // product).
-#define ITEMS 4
+#define ITEMS 16
 
 __device__ __forceinline__ float warp_sum(float v)
 {

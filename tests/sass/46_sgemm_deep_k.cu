@@ -2,13 +2,13 @@
 // same algorithm, tiles and loop order, written as an expert would (test data for the SASS
 // gate, crates/prism_gpu/tests/sass.rs; not part of the product). Kernel 36's reference
 // (128 x 128 block tile, 8 x 8 register tile per thread, three-stage cp.async ring, two
-// blocks per SM) with K steps of 16: each thread issues two 16-byte copies of A (its row's
-// k .. k + 7 and k + 8 .. k + 15 halves, as four-byte copies when K is not a multiple of 4)
-// and two of B (rows t / 32 and t / 32 + 8) per step, and computes the step in two
-// unrolled halves of 8 k, holding 8 x 8 values of A at a time.
+// blocks per SM) with K steps of BK = 32: each thread issues BK / 8 16-byte copies of A (its
+// half of its row's step, k .. k + 15 or k + 16 .. k + 31, as four-byte copies when K is not
+// a multiple of 4) and BK / 8 of B (rows t / 32 + 8q) per step, and computes the step in
+// unrolled parts of KH = 8 k, holding 8 x 8 values of A at a time.
 #define BM 128
 #define BN 128
-#define BK 16
+#define BK 32
 #define KH 8
 #define TM 8
 #define TN 8
@@ -34,7 +34,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_deep_k(int M, int N, 
     const int thread_row = t / (BN / TN);
     const int thread_col = t % (BN / TN);
     const int a_m = t / 2;
-    const int a_k = (t % 2) * KH;
+    const int a_k = (t % 2) * (BK / 2);
     const int a_row = min(tile_row + a_m, M - 1);
     const int b_k = t / 32;
     const int b_n = (t % 32) * 4;
@@ -54,20 +54,20 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_deep_k(int M, int N, 
             const int f = i % STAGES;
             // One test per fill (ptxas predicates a test per copy, and both paths issue).
             if (vec_a && vec_n) {
-                for (int q = 0; q < BK / KH; ++q) {
+                for (int q = 0; q < BK / 8; ++q) {
                     const int ka = i * BK + a_k + 4 * q;
-                    const int kb = i * BK + b_k + KH * q;
+                    const int kb = i * BK + b_k + 8 * q;
                     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_addr(&As[f][a_m * BK + a_k + 4 * q])),
                                  "l"(&A[a_row * K + ka]), "r"(4 * max(0, min(4, K - ka)))
                                  : "memory");
-                    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_addr(&Bs[f][(b_k + KH * q) * BN + b_n])),
+                    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_addr(&Bs[f][(b_k + 8 * q) * BN + b_n])),
                                  "l"(&B[kb * N + b_col]), "r"(kb < K ? 4 * b_have : 0)
                                  : "memory");
                 }
             } else {
-                for (int q = 0; q < BK / KH; ++q) {
+                for (int q = 0; q < BK / 8; ++q) {
                     const int ka = i * BK + a_k + 4 * q;
-                    const int kb = i * BK + b_k + KH * q;
+                    const int kb = i * BK + b_k + 8 * q;
                     for (int e = 0; e < 4; ++e)
                         asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(
                                          smem_addr(&As[f][a_m * BK + a_k + 4 * q + e])),
@@ -75,7 +75,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_deep_k(int M, int N, 
                                      : "memory");
                     for (int e = 0; e < 4; ++e)
                         asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(
-                                         smem_addr(&Bs[f][(b_k + KH * q) * BN + b_n + e])),
+                                         smem_addr(&Bs[f][(b_k + 8 * q) * BN + b_n + e])),
                                      "l"(&B[kb * N + b_col + e]), "r"(kb < K && e < b_have ? 4 : 0)
                                      : "memory");
                 }

@@ -12,6 +12,11 @@
 #define SEGMENT (32 * ITEMS)
 #define REGION (SEGMENT + SEGMENT / 32)
 #define SLOT(i) ((i) + (i) / 32)
+// CUB's look-back delays (sm_90 tuning for 4-byte sums), for grids of at least DELAY_GRID
+// blocks: sleep before the first look, and before each load of a word again.
+#define DELAY_FIRST 1245
+#define DELAY_POLL 648
+#define DELAY_GRID 500
 
 __device__ __forceinline__ unsigned long long pack(unsigned flag, unsigned value)
 {
@@ -61,13 +66,17 @@ extern "C" __global__ void __launch_bounds__(THREADS) scan_warp_transposed(int n
         } else {
             if (lane == 0) *(volatile unsigned long long*)&status[tile] = pack(1, aggregate);
             int base = tile - 1;
+            const bool sleeps = gridDim.x >= DELAY_GRID;
+            if (sleeps) __nanosleep(DELAY_FIRST);
             while (true) {
                 const int j = base - (int)lane;
                 unsigned long long word = pack(2, 0);
                 if (j >= 0) {
-                    do {
+                    word = *(volatile unsigned long long*)&status[j];
+                    while (word == 0) {
+                        if (sleeps) __nanosleep(DELAY_POLL);
                         word = *(volatile unsigned long long*)&status[j];
-                    } while (word == 0);
+                    }
                 }
                 const unsigned value = (unsigned)word;
                 const unsigned found = __ballot_sync(0xffffffffu, (word >> 32) == 2);

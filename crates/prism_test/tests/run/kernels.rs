@@ -757,25 +757,25 @@ fn k44_sgemm_warp_tiled() {
 
 #[test]
 fn k46_sgemm_deep_k() {
-    // Kernel 36's shapes with K steps of 16: 200 x 136 x 40 is three steps (the last half
-    // zero-filled), 130 x 132 x 8 one half-empty step, 1 x 4 x 16 exactly one; then the
-    // step's two halves against the tails: 64 x 64 x 49 (four steps, the last with one k),
-    // 100 x 129 x 24 (the second half of the last step partly there, N odd: 4-byte copies of
-    // B and C element by element), and 128 x 128 x 96 (whole tiles, six steps, every slot of
-    // the ring reused twice).
+    // Kernel 36's shapes with K steps of 32: 200 x 136 x 40 is two steps (the last with 8 k,
+    // the rest zero-filled), 130 x 132 x 8 one step a quarter full, 1 x 4 x 16 one half
+    // step; then the step's parts against the tails: 64 x 64 x 49 (two steps, the last with
+    // 17 k), 100 x 129 x 24 (the third part of the only step partly there, N odd: 4-byte
+    // copies of B and C element by element), and 128 x 128 x 224 (whole tiles, seven steps,
+    // every slot of the ring reused twice).
     let mut shapes = PIPELINED_SGEMM_SHAPES.to_vec();
-    shapes.extend([(64, 64, 49), (100, 129, 24), (128, 128, 96)]);
+    shapes.extend([(64, 64, 49), (100, 129, 24), (128, 128, 224)]);
     check_sgemm_shapes("46_sgemm_deep_k.prism", "sgemm_deep_k", &shapes, (128, 128), 256);
 }
 
 #[test]
 fn k46_variants_a_gpu_sweep_builds() {
     // The variants of kernel 46 that `-D` makes for a tuning sweep compute the same product:
-    // K steps of 32 (four copies per operand and thread), four stages (64 KB of shared
-    // memory), parts of 4 k, and K steps of 8 (kernel 36's depth). Shapes with a ragged last
-    // step for each depth, N odd (4-byte copies), and a whole tile.
+    // K steps of 16 and 24 (two and three copies per operand and thread; 32, the default,
+    // makes four), four stages, parts of 4 k, and K steps of 8 (kernel 36's depth). Shapes
+    // with a ragged last step for each depth, N odd (4-byte copies), and a whole tile.
     let shapes = [(200, 136, 40), (70, 131, 37), (128, 128, 96), (33, 45, 20), (5, 8, 0)];
-    for defines in [&["BK=32"][..], &["STAGES=4"], &["KH=4"], &["BK=8"], &["BK=32", "KH=4", "STAGES=2"]] {
+    for defines in [&["BK=16"][..], &["BK=24", "STAGES=4"], &["STAGES=4"], &["KH=4"], &["BK=8"], &["KH=4", "STAGES=2"]] {
         check_sgemm_variant("46_sgemm_deep_k.prism", defines, "sgemm_deep_k", &shapes, (128, 128), 256);
     }
 }
@@ -1378,7 +1378,7 @@ fn k42_device_sum_and_max() {
     // eighths are exact. Every schedule makes a different block the last, yet the result and
     // the counter's reset are the same.
     // The GPU sweep's variants (more items per thread) too.
-    for defines in [&[][..], &["ITEMS=8"], &["ITEMS=16"]] {
+    for defines in [&[][..], &["ITEMS=4"], &["ITEMS=8"]] {
         check_device_sum_and_max(&program_with(&file("42_device_sum_and_max.prism"), defines));
     }
 }

@@ -6,23 +6,23 @@ __device__ __forceinline__ float larger(int prism_tid,
                                         unsigned char* prism_smem,
                                         float a,
                                         float b);
-__device__ __forceinline__ void prism_std_device_device_sum_float_4_(int prism_tid,
-                                                                     int prism_bid,
-                                                                     unsigned char* prism_smem,
-                                                                     const float* input,
-                                                                     int n,
-                                                                     float* partials,
-                                                                     int* counter,
-                                                                     float* output);
-__device__ __forceinline__ void prism_std_device_device_reduce_float_larger_4_(int prism_tid,
-                                                                               int prism_bid,
-                                                                               unsigned char* prism_smem,
-                                                                               const float* input,
-                                                                               int n,
-                                                                               float identity,
-                                                                               float* partials,
-                                                                               int* counter,
-                                                                               float* output);
+__device__ __forceinline__ void prism_std_device_device_sum_float_16_(int prism_tid,
+                                                                      int prism_bid,
+                                                                      unsigned char* prism_smem,
+                                                                      const float* input,
+                                                                      int n,
+                                                                      float* partials,
+                                                                      int* counter,
+                                                                      float* output);
+__device__ __forceinline__ void prism_std_device_device_reduce_float_larger_16_(int prism_tid,
+                                                                                int prism_bid,
+                                                                                unsigned char* prism_smem,
+                                                                                const float* input,
+                                                                                int n,
+                                                                                float identity,
+                                                                                float* partials,
+                                                                                int* counter,
+                                                                                float* output);
 __device__ __forceinline__ float prism_std_block_block_sum_float_(int prism_tid,
                                                                   int prism_bid,
                                                                   unsigned char* prism_smem,
@@ -58,15 +58,17 @@ __device__ __forceinline__ float prism_std_warp_warp_reduce_float_larger_(int pr
 // Launch:  any B blocks of any T threads (a multiple of 32); each thread adds ITEMS striped
 //          items per tile of ITEMS * T. The order of the additions depends only on n, B, T
 //          and ITEMS, so the float result is the same on every run and device.
-// Variants: `prism build -D ITEMS=16`: more loads in flight per thread (at 2^28 floats on
-//          the H200 the default ran at 78% of CUB; BENCHMARKS.md).
+// Variants: `prism build -D ITEMS=4` or `-D ITEMS=8`: fewer loads in flight per thread. The
+//          default, 16, launched with 8 blocks of 256 threads per SM, ran at 98.5% of CUB at
+//          2^28 floats on the H200; 4 items with 4 blocks per SM at 78% (BENCHMARKS.md,
+//          2026-11-28).
 __device__ __forceinline__ float larger(int prism_tid,
                                         int prism_bid,
                                         unsigned char* prism_smem,
                                         float a,
                                         float b)
 {
-    return fmaxf(a, b);  // line 21
+    return fmaxf(a, b);  // line 23
 }
 
 extern "C" __global__ void sum_all(int n,
@@ -80,7 +82,7 @@ extern "C" __global__ void sum_all(int n,
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(1024) unsigned char prism_smem[288];
-    prism_std_device_device_sum_float_4_(prism_tid, prism_bid, prism_smem, x, n, parts, counter, total);  // line 26
+    prism_std_device_device_sum_float_16_(prism_tid, prism_bid, prism_smem, x, n, parts, counter, total);  // line 28
 }
 
 extern "C" __global__ void max_all(int n,
@@ -94,17 +96,17 @@ extern "C" __global__ void max_all(int n,
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(1024) unsigned char prism_smem[288];
-    prism_std_device_device_reduce_float_larger_4_(prism_tid, prism_bid, prism_smem, x, n, -1e30f, parts, counter, biggest);  // line 31
+    prism_std_device_device_reduce_float_larger_16_(prism_tid, prism_bid, prism_smem, x, n, -1e30f, parts, counter, biggest);  // line 33
 }
 
-__device__ __forceinline__ void prism_std_device_device_sum_float_4_(int prism_tid,
-                                                                     int prism_bid,
-                                                                     unsigned char* prism_smem,
-                                                                     const float* input,
-                                                                     int n,
-                                                                     float* partials,
-                                                                     int* counter,
-                                                                     float* output)
+__device__ __forceinline__ void prism_std_device_device_sum_float_16_(int prism_tid,
+                                                                      int prism_bid,
+                                                                      unsigned char* prism_smem,
+                                                                      const float* input,
+                                                                      int n,
+                                                                      float* partials,
+                                                                      int* counter,
+                                                                      float* output)
 {
     const int b = prism_bid;
     {  // partition `output` as `out_b` at block[1]
@@ -112,12 +114,12 @@ __device__ __forceinline__ void prism_std_device_device_sum_float_4_(int prism_t
             {  // partition `counter` as `counter_b` at block[1]
                 {  // group(block[1])
                     const int t = prism_tid;
-                    const int tile = (int)blockDim.x * 4;
+                    const int tile = (int)blockDim.x * 16;
                     float acc = 0.0f;
                     {  // group(thread[1])
                         int base = prism_mul(b, tile);
                         while (base < n) {
-                            for (int i = 0; i < 4; i += 1) {
+                            for (int i = 0; i < 16; i += 1) {
                                 if (prism_add(prism_add(base, i * (int)blockDim.x), t) < n) {
                                     acc = acc + input[prism_add(prism_add(base, i * (int)blockDim.x), t)];
                                 }
@@ -150,15 +152,15 @@ __device__ __forceinline__ void prism_std_device_device_sum_float_4_(int prism_t
     }
 }
 
-__device__ __forceinline__ void prism_std_device_device_reduce_float_larger_4_(int prism_tid,
-                                                                               int prism_bid,
-                                                                               unsigned char* prism_smem,
-                                                                               const float* input,
-                                                                               int n,
-                                                                               float identity,
-                                                                               float* partials,
-                                                                               int* counter,
-                                                                               float* output)
+__device__ __forceinline__ void prism_std_device_device_reduce_float_larger_16_(int prism_tid,
+                                                                                int prism_bid,
+                                                                                unsigned char* prism_smem,
+                                                                                const float* input,
+                                                                                int n,
+                                                                                float identity,
+                                                                                float* partials,
+                                                                                int* counter,
+                                                                                float* output)
 {
     const int b = prism_bid;
     {  // partition `output` as `out_b` at block[1]
@@ -166,12 +168,12 @@ __device__ __forceinline__ void prism_std_device_device_reduce_float_larger_4_(i
             {  // partition `counter` as `counter_b` at block[1]
                 {  // group(block[1])
                     const int t = prism_tid;
-                    const int tile = (int)blockDim.x * 4;
+                    const int tile = (int)blockDim.x * 16;
                     float acc = identity;
                     {  // group(thread[1])
                         int base = prism_mul(b, tile);
                         while (base < n) {
-                            for (int i = 0; i < 4; i += 1) {
+                            for (int i = 0; i < 16; i += 1) {
                                 if (prism_add(prism_add(base, i * (int)blockDim.x), t) < n) {
                                     acc = larger(prism_tid % 1, prism_bid, prism_smem, acc, input[prism_add(prism_add(base, i * (int)blockDim.x), t)]);
                                 }

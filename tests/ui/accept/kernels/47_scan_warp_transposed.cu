@@ -42,8 +42,9 @@ __device__ __forceinline__ int prism_std_block_exchange_slot_(int prism_tid,
 //          status words as in kernel 35 (0 nothing; (1 << 32) | aggregate; (2 << 32) |
 //          inclusive prefix).
 // Variants: `prism build -D THREADS=128 -D ITEMS=24` (any multiple of 32 threads, any items
-//          per thread), `-D DELAY_FIRST=1245 -D DELAY_POLL=648` (CUB's look-back delays);
-//          the figures below are for the defaults, 256 x 16 without delays.
+//          per thread), `-D DELAY_FIRST=0 -D DELAY_POLL=0` (no sleeps in the look-back);
+//          the defaults are 256 x 16 with CUB's delays, the fastest on an H200
+//          (BENCHMARKS.md, 2026-11-28: 103% of CUB at 2^28, against 90% without delays).
 // Launch:  exactly T = 256 threads per block and B = ceil(n / 4096) blocks. The block that
 //          draws ticket j scans tile j; warp w of it reads the segment x[4096 j + 512 w ..
 //          + 511] striped (item i * 32 + l by lane l) into its region of the exchange array
@@ -59,7 +60,7 @@ __device__ __forceinline__ int prism_std_block_exchange_slot_(int prism_tid,
 // ns before each load again. The first load of each word does not wait: CUB's
 // `WaitForValid` loads, and sleeps only before it loads again. As in CUB, only grids of at
 // least DELAY_GRID blocks sleep (a small grid's look-back is short, and sleeping would only
-// add latency). 0 (the default) compiles to no sleep.
+// add latency). 0 compiles to no sleep.
 // A status word: `flag` in the high half, `value`'s bits in the low half.
 __device__ __forceinline__ unsigned long long pack(int prism_tid,
                                                    int prism_bid,
@@ -67,7 +68,7 @@ __device__ __forceinline__ unsigned long long pack(int prism_tid,
                                                    int flag,
                                                    int value)
 {
-    return ((unsigned long long)flag << 32) | (unsigned long long)(unsigned)value;  // line 54
+    return ((unsigned long long)flag << 32) | (unsigned long long)(unsigned)value;  // line 55
 }
 
 // Shared memory: the ticket, the prefix and the warp totals (each allocation aligned to 16
@@ -85,59 +86,59 @@ extern "C" __global__ void __launch_bounds__(256) scan_warp_transposed(int n,
     __shared__ __align__(1024) unsigned char prism_smem[16960];
     {  // partition `out` as `out_b` at block[1]
         {  // group(block[1])
-            int* ticket_s = reinterpret_cast<int*>(prism_smem);  // line 65
-            int* prefix_s = reinterpret_cast<int*>(prism_smem + 16);  // line 66
-            int* warp_s = reinterpret_cast<int*>(prism_smem + 32);  // line 67
+            int* ticket_s = reinterpret_cast<int*>(prism_smem);  // line 66
+            int* prefix_s = reinterpret_cast<int*>(prism_smem + 16);  // line 67
+            int* warp_s = reinterpret_cast<int*>(prism_smem + 32);  // line 68
             {  // claim `ticket_s` as `ticket_t` at thread[1]
                 if (prism_tid == 0) {  // split(thread) case 1: thread[1]
-                    ticket_s[0] = prism_atomic_add(&tile_counter[0], 1);  // line 71
+                    ticket_s[0] = prism_atomic_add(&tile_counter[0], 1);  // line 72
                 }
             }
-            // inferred block[1] barrier: `ticket_s` is used at line 68 and again at line 72
+            // inferred block[1] barrier: `ticket_s` is used at line 69 and again at line 73
             __syncthreads();
             const int tile = ticket_s[0];
             // Each warp loads its segment striped (every warp load reads 128 consecutive
             // bytes) into its own region, then each lane takes its 16 consecutive items.
-            const int w = (int)((unsigned)prism_tid / 32u);  // line 77
-            const int base_g = prism_mul(tile, 4096);  // line 78
-            int* exchange = reinterpret_cast<int*>(prism_smem + 64);  // line 79
-            __align__(16) int items[16] = {};  // line 80
+            const int w = (int)((unsigned)prism_tid / 32u);  // line 78
+            const int base_g = prism_mul(tile, 4096);  // line 79
+            int* exchange = reinterpret_cast<int*>(prism_smem + 64);  // line 80
+            __align__(16) int items[16] = {};  // line 81
             {  // partition `exchange` as `region` at thread[32]
                 {  // group(thread[32])
-                    const int l = (int)((unsigned)prism_tid % 32u);  // line 83
-                    const int seg = prism_add(base_g, w * 512);  // line 84
+                    const int l = (int)((unsigned)prism_tid % 32u);  // line 84
+                    const int seg = prism_add(base_g, w * 512);  // line 85
                     {  // partition `region` as `striped` at thread[1]
                         {  // group(thread[1])
                             for (int i = 0; i < 16; i += 1) {
-                                if (prism_add(prism_add(seg, i * 32), l) < n) {  // line 88
-                                    exchange[prism_add(w * 528, prism_std_block_exchange_slot_(prism_tid % 1, prism_bid, prism_smem + 16960, l + 32 * i))] = x[prism_add(prism_add(seg, i * 32), l)];  // line 89
+                                if (prism_add(prism_add(seg, i * 32), l) < n) {  // line 89
+                                    exchange[prism_add(w * 528, prism_std_block_exchange_slot_(prism_tid % 1, prism_bid, prism_smem + 16960, l + 32 * i))] = x[prism_add(prism_add(seg, i * 32), l)];  // line 90
                                 } else {
-                                    exchange[prism_add(w * 528, prism_std_block_exchange_slot_(prism_tid % 1, prism_bid, prism_smem + 16960, l + 32 * i))] = 0;  // line 91
+                                    exchange[prism_add(w * 528, prism_std_block_exchange_slot_(prism_tid % 1, prism_bid, prism_smem + 16960, l + 32 * i))] = 0;  // line 92
                                 }
                             }
                         }
                     }
-                    // inferred thread[32] barrier: `exchange` is used at line 85 and again at line 94
+                    // inferred thread[32] barrier: `exchange` is used at line 86 and again at line 95
                     __syncwarp();
                     {  // group(thread[1])
                         for (int i = 0; i < 16; i += 1) {
-                            items[i] = exchange[prism_add(w * 528, prism_std_block_exchange_slot_(prism_tid % 1, prism_bid, prism_smem + 16960, l * 16 + i))];  // line 94
+                            items[i] = exchange[prism_add(w * 528, prism_std_block_exchange_slot_(prism_tid % 1, prism_bid, prism_smem + 16960, l * 16 + i))];  // line 95
                         }
                     }
                 }
             }
             {  // group(thread[1])
-                int* items_1 = items;  // line 80
-                prism_std_thread_thread_inclusive_sum_int_16_(prism_tid % 1, prism_bid, prism_smem + 16960, items_1, 0);  // line 96
+                int* items_1 = items;  // line 81
+                prism_std_thread_thread_inclusive_sum_int_16_(prism_tid % 1, prism_bid, prism_smem + 16960, items_1, 0);  // line 97
             }
             // Warp scan of the threads' totals; each warp's total to shared memory.
-            const int incl = prism_std_warp_warp_inclusive_sum_int_(prism_tid % 32, prism_bid, prism_smem + 16960, items[15]);  // line 99
+            const int incl = prism_std_warp_warp_inclusive_sum_int_(prism_tid % 32, prism_bid, prism_smem + 16960, items[15]);  // line 100
             {  // partition `warp_s` as `slot` at thread[32]
                 {  // group(thread[32])
                     // Lane 31 holds the warp's total (cases are aligned: 16 + 8 + 4 + 2 + 1
                     // lanes pass, the last writes).
                     {  // claim `slot` as `last` at thread[1]
-                        const int prism_pos = (int)((unsigned)prism_tid % 32u);  // line 105
+                        const int prism_pos = (int)((unsigned)prism_tid % 32u);  // line 106
                         if (prism_pos < 16) {
                         } else if (prism_pos < 24) {
                         } else if (prism_pos < 28) {
@@ -145,106 +146,106 @@ extern "C" __global__ void __launch_bounds__(256) scan_warp_transposed(int n,
                         } else if (prism_pos < 31) {
                         } else {
                             if (prism_pos < 32) {  // split(thread) case 1: thread[1]
-                                warp_s[w] = incl;  // line 117
+                                warp_s[w] = incl;  // line 118
                             }
                         }
                     }
                 }
             }
-            int aggregate = 0;  // line 118
-            int k = 0;  // line 119
-            // inferred block[1] barrier: `warp_s` is used at line 100 and again at line 120
+            int aggregate = 0;  // line 119
+            int k = 0;  // line 120
+            // inferred block[1] barrier: `warp_s` is used at line 101 and again at line 121
             __syncthreads();
-            for (; k < 8; k += 1) {  // line 119
-                aggregate = prism_add(aggregate, warp_s[k]);  // line 120
+            for (; k < 8; k += 1) {  // line 120
+                aggregate = prism_add(aggregate, warp_s[k]);  // line 121
             }
-            int warp_prefix = 0;  // line 121
+            int warp_prefix = 0;  // line 122
             {  // group(thread[32])
                 for (int k_1 = 0; k_1 < 8; k_1 += 1) {
-                    if (k_1 < w) {  // line 124
-                        warp_prefix = prism_add(warp_prefix, warp_s[k_1]);  // line 125
+                    if (k_1 < w) {  // line 125
+                        warp_prefix = prism_add(warp_prefix, warp_s[k_1]);  // line 126
                     }
                 }
             }
             // Warp 0 publishes the aggregate and looks back over a window of 32 tiles.
             {  // claim `prefix_s` as `prefix_t` at thread[1]
                 if ((int)((unsigned)prism_tid / 32u) == 0) {  // split(warp) case 1: thread[32]
-                    const int l = (int)((unsigned)prism_tid % 32u);  // line 131
-                    int exclusive = 0;  // line 132
-                    if (tile == 0) {  // line 133
+                    const int l = (int)((unsigned)prism_tid % 32u);  // line 132
+                    int exclusive = 0;  // line 133
+                    if (tile == 0) {  // line 134
                         if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
-                            prism_atomic_store(&status[0], pack(prism_tid % 1, prism_bid, prism_smem + 16960, 2, aggregate));  // line 136
+                            prism_atomic_store(&status[0], pack(prism_tid % 1, prism_bid, prism_smem + 16960, 2, aggregate));  // line 137
                         }
                     } else {
                         if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
-                            prism_atomic_store(&status[tile], pack(prism_tid % 1, prism_bid, prism_smem + 16960, 1, aggregate));  // line 140
+                            prism_atomic_store(&status[tile], pack(prism_tid % 1, prism_bid, prism_smem + 16960, 1, aggregate));  // line 141
                         }
-                        int base = prism_sub(tile, 1);  // line 141
-                        const bool sleeps = (int)gridDim.x >= 500;  // line 142
-                        bool t115 = false;  // line 143
+                        int base = prism_sub(tile, 1);  // line 142
+                        const bool sleeps = (int)gridDim.x >= 500;  // line 143
+                        bool t115 = true;  // line 144
                         if (t115) {
                             t115 = sleeps;
                         }
-                        if (t115) {  // line 143
+                        if (t115) {  // line 144
                             {  // group(thread[1])
-                                __nanosleep(0u);  // line 145
+                                __nanosleep(1245u);  // line 146
                             }
                         }
-                        while (true) {  // line 146
-                            const int j = prism_sub(base, l);  // line 147
-                            unsigned long long word = pack(prism_tid % 1, prism_bid, prism_smem + 16960, 2, 0);  // line 148
+                        while (true) {  // line 147
+                            const int j = prism_sub(base, l);  // line 148
+                            unsigned long long word = pack(prism_tid % 1, prism_bid, prism_smem + 16960, 2, 0);  // line 149
                             {  // group(thread[1])
                                 // Before tile 0 there is nothing: an inclusive zero.
                                 // The spin on another block's word is message passing,
                                 // which the language leaves to unsafe code (a volatile
                                 // 64-bit load reads the flag and value at once).
-                                if (j >= 0) {  // line 154
+                                if (j >= 0) {  // line 155
                                     {  // with unsafe
-                                        const unsigned long long t127 = prism_atomic_load(&status[j]);  // line 156
+                                        const unsigned long long t127 = prism_atomic_load(&status[j]);  // line 157
                                         word = t127;
-                                        while (word == 0ull) {  // line 157
-                                            bool t130 = false;  // line 158
+                                        while (word == 0ull) {  // line 158
+                                            bool t130 = true;  // line 159
                                             if (t130) {
                                                 t130 = sleeps;
                                             }
-                                            if (t130) {  // line 158
-                                                __nanosleep(0u);  // line 159
+                                            if (t130) {  // line 159
+                                                __nanosleep(648u);  // line 160
                                             }
-                                            const unsigned long long t133 = prism_atomic_load(&status[j]);  // line 160
+                                            const unsigned long long t133 = prism_atomic_load(&status[j]);  // line 161
                                             word = t133;
                                         }
                                     }
                                 }
                             }
-                            const int flag = (int)(word >> 32);  // line 161
-                            const int value = (int)(unsigned)word;  // line 162
-                            const unsigned found = __ballot_sync(0xffffffffu, flag == 2);  // line 163
-                            if (found != 0u) {  // line 164
+                            const int flag = (int)(word >> 32);  // line 162
+                            const int value = (int)(unsigned)word;  // line 163
+                            const unsigned found = __ballot_sync(0xffffffffu, flag == 2);  // line 164
+                            if (found != 0u) {  // line 165
                                 // Lane ffs - 1 saw the nearest inclusive prefix; the
                                 // lanes before it saw the aggregates of the tiles between.
-                                const int stop = prism_sub(__ffs((int)found), 1);  // line 167
-                                int take = 0;  // line 168
+                                const int stop = prism_sub(__ffs((int)found), 1);  // line 168
+                                int take = 0;  // line 169
                                 {  // group(thread[1])
-                                    if (l <= stop) {  // line 170
-                                        take = value;  // line 171
+                                    if (l <= stop) {  // line 171
+                                        take = value;  // line 172
                                     }
                                 }
-                                exclusive = prism_add(exclusive, prism_reduce_add(take));  // line 172
-                                break;  // line 173
+                                exclusive = prism_add(exclusive, prism_reduce_add(take));  // line 173
+                                break;  // line 174
                             }
-                            exclusive = prism_add(exclusive, prism_reduce_add(value));  // line 174
-                            base = prism_sub(base, 32);  // line 175
+                            exclusive = prism_add(exclusive, prism_reduce_add(value));  // line 175
+                            base = prism_sub(base, 32);  // line 176
                         }
                         if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
-                            prism_atomic_store(&status[tile], pack(prism_tid % 1, prism_bid, prism_smem + 16960, 2, prism_add(exclusive, aggregate)));  // line 178
+                            prism_atomic_store(&status[tile], pack(prism_tid % 1, prism_bid, prism_smem + 16960, 2, prism_add(exclusive, aggregate)));  // line 179
                         }
                     }
                     if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
-                        prefix_s[0] = exclusive;  // line 181
+                        prefix_s[0] = exclusive;  // line 182
                     }
                 }
             }
-            // inferred block[1] barrier: `prefix_s` is used at line 128 and again at line 182
+            // inferred block[1] barrier: `prefix_s` is used at line 129 and again at line 183
             __syncthreads();
             const int block_prefix = prefix_s[0];
             // Add the prefixes; each warp's items go back through its region and out striped
@@ -252,23 +253,23 @@ extern "C" __global__ void __launch_bounds__(256) scan_warp_transposed(int n,
             {  // partition `exchange` as `region` at thread[32]
                 {  // partition `out_b` as `out_w` at thread[32]
                     {  // group(thread[32])
-                        const int l = (int)((unsigned)prism_tid % 32u);  // line 189
-                        const int seg = prism_add(base_g, w * 512);  // line 190
+                        const int l = (int)((unsigned)prism_tid % 32u);  // line 190
+                        const int seg = prism_add(base_g, w * 512);  // line 191
                         {  // partition `region` as `blocked` at thread[1]
                             {  // group(thread[1])
-                                const int offset = prism_sub(prism_add(prism_add(block_prefix, warp_prefix), incl), items[15]);  // line 193
+                                const int offset = prism_sub(prism_add(prism_add(block_prefix, warp_prefix), incl), items[15]);  // line 194
                                 for (int i = 0; i < 16; i += 1) {
-                                    exchange[prism_add(w * 528, prism_std_block_exchange_slot_(prism_tid % 1, prism_bid, prism_smem + 16960, l * 16 + i))] = prism_add(items[i], offset);  // line 195
+                                    exchange[prism_add(w * 528, prism_std_block_exchange_slot_(prism_tid % 1, prism_bid, prism_smem + 16960, l * 16 + i))] = prism_add(items[i], offset);  // line 196
                                 }
                             }
                         }
-                        // inferred thread[32] barrier: `exchange` is used at line 191 and again at line 200
+                        // inferred thread[32] barrier: `exchange` is used at line 192 and again at line 201
                         __syncwarp();
                         {  // partition `out_w` as `out_t` at thread[1]
                             {  // group(thread[1])
                                 for (int i = 0; i < 16; i += 1) {
-                                    if (prism_add(prism_add(seg, i * 32), l) < n) {  // line 199
-                                        out[prism_add(prism_add(base_g, w * 512), l + 32 * i)] = exchange[prism_add(w * 528, prism_std_block_exchange_slot_(prism_tid % 1, prism_bid, prism_smem + 16960, i * 32 + l))];  // line 200
+                                    if (prism_add(prism_add(seg, i * 32), l) < n) {  // line 200
+                                        out[prism_add(prism_add(base_g, w * 512), l + 32 * i)] = exchange[prism_add(w * 528, prism_std_block_exchange_slot_(prism_tid % 1, prism_bid, prism_smem + 16960, i * 32 + l))];  // line 201
                                     }
                                 }
                             }
