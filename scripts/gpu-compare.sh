@@ -20,13 +20,15 @@ if [ ${#files[@]} -eq 0 ]; then
     mapfile -t files < <(grep -rl '^# launch: [a-zA-Z_]' tests/ui --include='*.prism' | sort)
 fi
 # The last line, from the table's rows on stdin: how many launches, how many not the same,
-# how many the same only within the float tolerance; fails when any is not the same.
+# how many skipped (the simulator refuses them: the corpus's deliberate bugs), how many the
+# same only within the float tolerance; fails when any is not the same.
 summarise() {
-    local rows bad inexact
+    local rows bad skipped inexact
     rows="$(cat)"
     bad="$(printf '%s\n' "$rows" | awk '$3 != "same" && $3 != "skipped:"' | grep -c . || true)"
+    skipped="$(printf '%s\n' "$rows" | awk '$3 == "skipped:"' | grep -c . || true)"
     inexact="$(printf '%s\n' "$rows" | grep -c 'not bit for bit' || true)"
-    echo "$(printf '%s\n' "$rows" | grep -c . || true) launches, $bad not the same (skipped: the simulator refuses them); $inexact of the same ones within the float tolerance but not bit for bit"
+    echo "$(printf '%s\n' "$rows" | grep -c . || true) launches, $bad not the same, $skipped skipped (the simulator refuses them); $inexact of the same ones within the float tolerance but not bit for bit"
     [ "$bad" = 0 ]
 }
 if [ "${JOBS:-1}" -gt 1 ] && [ -z "${GPU_COMPARE_CHILD:-}" ]; then
