@@ -6,7 +6,11 @@
 # them. The harness runs every size with REPS timed runs; LAUNCH_SKIP picks which launch of
 # the kernel is profiled (a harness runs its sizes in increasing order, each 3 + REPS times).
 #
-# usage: bench/gpu/profile.sh PRISM_BINARY HARNESS KERNEL_REGEX [LAUNCH_SKIP] [REPS]
+# With STALLS=1 it also prints why warps did not issue, reason by reason (the sections above
+# give only the average cycles between issues; the 2026-11-28 profiles of the sgemms lacked
+# the reasons): the WarpStateStats section's details and its per-reason metrics.
+#
+# usage: [STALLS=1] bench/gpu/profile.sh PRISM_BINARY HARNESS KERNEL_REGEX [LAUNCH_SKIP] [REPS]
 #   e.g. bench/gpu/profile.sh target/release/prism scan 'scan' 10 1
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -14,7 +18,11 @@ prism="$1" harness="$2" kernel="$3" skip="${4:-0}" reps="${5:-1}"
 dir="$(mktemp -d)"
 trap 'rm -rf "$dir"' EXIT
 ONLY="$harness" BUILD_DIR="$dir" bench/gpu/run.sh --build-only "$prism" >/dev/null
-ncu --clock-control none --kernel-name "regex:$kernel" --launch-skip "$skip" --launch-count 1 \
+stalls=()
+if [ "${STALLS:-0}" = 1 ]; then
+    stalls=(--print-details all --metrics 'regex:^smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio$')
+fi
+ncu --clock-control none --kernel-name "regex:$kernel" --launch-skip "$skip" --launch-count 1 "${stalls[@]}" \
     --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats \
     --section Occupancy --section LaunchStats --section SchedulerStats --section ComputeWorkloadAnalysis \
     "$dir/$harness" "$reps"

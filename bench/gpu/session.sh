@@ -10,22 +10,24 @@
 # runs") with the device, date, driver and nvcc version the bench steps print. A session has
 # 15 minutes of device time in all, the machine's start (one to two minutes) and its idle
 # time included, and no machine starts with less than 4 minutes left: one call of about nine
-# minutes is what fits. `all` runs every step below in order of what the open questions need
+# minutes is what fits (on 2026-11-28 the machine started in about 30 s and the call took
+# 314 s, so a second, shorter call on the still-warm machine fitted as well). `all` runs every step below in order of what the open questions need
 # most, under one deadline (BUDGET seconds, default 540): a harness that would start too
 # close to it is skipped with a line that says so, one running at it is stopped, and each
 # step's output is in $OUT as soon as it is written, so a call cut short still brings back
-# everything before the cut. The lists below are the open questions of the last session
-# without a GPU; edit them when a run has answered one.
+# everything before the cut. The lists below are the open questions the last session left;
+# edit them when a run has answered one.
 #
 #   all         compare, then bench (full sizes), then sweep (sizes of the targets only:
 #               PRISM_BENCH_SIZES=targets), then profile, within BUDGET seconds
 #   compare     every `# launch:` of the corpus on the GPU against the simulator (~70 s),
 #               then the probes: which lane elect_sync elects and the bits of NaNs, on the
 #               GPU beside the simulator ($OUT/probes.txt)
-#   bench       the new candidates against cuBLAS and CUB at every size (`bench/gpu/run.sh`,
+#   bench       the promoted defaults and open candidates against cuBLAS and CUB at every size (`bench/gpu/run.sh`,
 #               10 runs each)
 #   sweep       the variants and the kernels measured before, at the targets' sizes
-#   profile     Nsight Compute on cuBLAS's own sgemm and kernels 51 and 50 at 4096^3
+#   profile     Nsight Compute on cuBLAS's own sgemm and kernels 46 and 51 at 4096^3, with
+#               the reasons warps stall
 #   summary     the rows of $OUT/bench.txt and $OUT/sweep.txt at the targets' sizes, best
 #               ratio first (`all` ends with it)
 #   check       (no GPU; CI) every name the steps pass to ONLY= is a harness of
@@ -39,14 +41,15 @@ prism="${2:-.dev/prism}"
 log() { # name: tee the step's output into $OUT/name.txt when $OUT is set
     if [ -n "${OUT:-}" ]; then tee "$OUT/$1.txt"; else cat; fi
 }
-# The harnesses and variants each step runs, most wanted first. bench: the candidates for
-# the targets that have never run on a GPU (kernels 51, 50 and 46 for the sgemm, 47 for the
-# scan), and the device sum, softmax and tf32 gemm rebuilt since the last GPU session.
-bench_list=gemm_prefetch,gemm_wide,scan_warp,gemm_deep_k,dsum,softmax_block,tf32gemm_ws
-# sweep: the scan with CUB's shape and delays, the sgemm variants on cuBLAS's tiles, the
-# device sum with more loads in flight, then the rest, then what the first GPU session
-# measured (for the same run's baseline figures).
-sweep_list=scan_warp_nodelay,scan_warp_128x24,scan_warp_128x24_nodelay,gemm_prefetch_128x256,gemm_prefetch_256x128,gemm_prefetch_s4,gemm_prefetch_bk16,dsum_items4_b4,dsum_items8,dsum_b4,gemm_wide_128x256,gemm_wide_256x128,gemm_wide_128x256_s4,gemm_wide_bk16,gemm_wide_s4,gemm_wide_s2,gemm_wide_bk16_s4,gemm_deep_k_bk24,gemm_deep_k_bk24_s4,gemm_deep_k_kh4,gemm_deep_k_bk16,gemm_deep_k_bk16_s4,gemm_deep_k_s2,gemm_deep_k_s4,gemm_deep_k_lb1,scan_warp_256x24,scan_warp_512x8,scan_warp_128x16,scan_warp_256x12,softmax_block_128x32,softmax_block_512x8,softmax_block_1024x4,gemm_pipelined,scan,reduce,tf32gemm,hgemm_ws,rows,hgemm_pipelined,tf32gemm_pipelined,hgemm_pipelined_bk32,hgemm_pipelined_bk64_s3,tf32gemm_pipelined_bk16,tf32gemm_pipelined_bk32_s3
+# The harnesses and variants each step runs, most wanted first. bench: the defaults the
+# 2026-11-28 run promoted (kernel 46 at K steps of 32, 47 with CUB's delays, 42 at 16 items
+# and 8 blocks per SM), measured so far only at the targets' sizes, then 51, 49 and 48 for
+# the same run's figures.
+bench_list=gemm_deep_k,scan_warp,dsum,gemm_prefetch,softmax_block,tf32gemm_ws
+# sweep: kernel 46's untried depths and parts around its new default, the scan and sum
+# without what was promoted (the same run's comparison), 49 at the shape that won, then
+# what earlier sessions measured.
+sweep_list=gemm_deep_k_kh4,gemm_deep_k_bk24,gemm_deep_k_bk24_s4,gemm_deep_k_s2,gemm_deep_k_bk16,gemm_deep_k_bk16_s4,gemm_deep_k_lb1,gemm_prefetch_s4,scan_warp_nodelay,scan_warp_128x24,scan_warp_128x24_nodelay,dsum_b4,dsum_items4_b4,dsum_items8,softmax_block_128x32,gemm_prefetch_bk16,gemm_prefetch_128x256,gemm_prefetch_256x128,gemm_wide,gemm_wide_128x256,gemm_deep_k_s4,scan_warp_256x24,scan_warp_128x16,softmax_block_512x8,gemm_pipelined,scan,reduce,tf32gemm,hgemm_ws,rows,hgemm_pipelined,tf32gemm_pipelined
 # LIMIT: seconds a step may run before it is stopped (all of it, children included: GNU
 # timeout signals its process group); `all` sets it from the deadline.
 LIMIT="${LIMIT:-1000000}"
@@ -88,11 +91,12 @@ profile() {
     # kernel to profile its 4096^3 one. cuBLAS's kernel is named `sm80_xmma_gemm_...`
     # (BENCHMARKS.md, "cuBLAS's FP32 gemm on sm_90a"); if it picks kernels of other names
     # at other sizes, the skip counts only the matching ones: check the size that `ncu`
-    # reports.
+    # reports. STALLS=1: the reasons warps did not issue (the 2026-11-28 profiles showed
+    # kernel 51 with no eligible warp in 27% of cycles against cuBLAS's 11%, but not why).
     timeout --signal=KILL "$LIMIT" bash -c "
-        bench/gpu/profile.sh '$prism' gemm_wide 'sm80_xmma_gemm' 8 1
-        bench/gpu/profile.sh '$prism' gemm_prefetch 'sgemm_prefetch' 8 1
-        bench/gpu/profile.sh '$prism' gemm_wide 'sgemm_wide' 8 1" 2>&1 | log profile
+        STALLS=1 bench/gpu/profile.sh '$prism' gemm_deep_k 'sm80_xmma_gemm' 8 1
+        STALLS=1 bench/gpu/profile.sh '$prism' gemm_deep_k 'sgemm_deep_k' 8 1
+        STALLS=1 bench/gpu/profile.sh '$prism' gemm_prefetch 'sgemm_prefetch' 8 1" 2>&1 | log profile
 }
 # The rows at issue 10's target sizes from the bench and sweep tables, best ratio first per
 # size and baseline: which kernel or variant to promote, at a glance.
