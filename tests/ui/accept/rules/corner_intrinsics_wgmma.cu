@@ -9,7 +9,8 @@ __device__ __forceinline__ void wg_mma(int prism_tid,
                                        float* out);
 
 // corner: the Hopper warpgroup intrinsics in thread[128] code: register reallocation per
-// warpgroup role, and a wgmma from shared-memory tiles into per-thread accumulators.
+// warpgroup role, and a wgmma from shared-memory tiles into per-thread accumulators. The
+// block writes the tiles first: the tensor cores read whatever bytes are there.
 __device__ __forceinline__ void wg_mma(int prism_tid,
                                        int prism_bid,
                                        unsigned char* prism_smem,
@@ -17,10 +18,10 @@ __device__ __forceinline__ void wg_mma(int prism_tid,
                                        const __nv_bfloat16* b_tile,
                                        float* out)
 {
-    __align__(16) float acc[32] = {};  // line 7
-    asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 8
-    float* acc_1 = acc;  // line 7
-    asm volatile(  // line 9
+    __align__(16) float acc[32] = {};  // line 8
+    asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 9
+    float* acc_1 = acc;  // line 8
+    asm volatile(  // line 10
         "{\n"
         "fence.proxy.async.shared::cta;\n"
         ".reg .pred p;\n"
@@ -30,10 +31,10 @@ __device__ __forceinline__ void wg_mma(int prism_tid,
         : "+f"(acc_1[0]), "+f"(acc_1[1]), "+f"(acc_1[2]), "+f"(acc_1[3]), "+f"(acc_1[4]), "+f"(acc_1[5]), "+f"(acc_1[6]), "+f"(acc_1[7]), "+f"(acc_1[8]), "+f"(acc_1[9]), "+f"(acc_1[10]), "+f"(acc_1[11]), "+f"(acc_1[12]), "+f"(acc_1[13]), "+f"(acc_1[14]), "+f"(acc_1[15]), "+f"(acc_1[16]), "+f"(acc_1[17]), "+f"(acc_1[18]), "+f"(acc_1[19]), "+f"(acc_1[20]), "+f"(acc_1[21]), "+f"(acc_1[22]), "+f"(acc_1[23]), "+f"(acc_1[24]), "+f"(acc_1[25]), "+f"(acc_1[26]), "+f"(acc_1[27]), "+f"(acc_1[28]), "+f"(acc_1[29]), "+f"(acc_1[30]), "+f"(acc_1[31])
         : "l"(prism_wgmma_desc(a_tile)), "l"(prism_wgmma_desc(b_tile))
         : "memory");
-    asm volatile("wgmma.commit_group.sync.aligned;" :  :  : "memory");  // line 10
-    asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 11
+    asm volatile("wgmma.commit_group.sync.aligned;" :  :  : "memory");  // line 11
+    asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 12
     {  // group(thread[1])
-        out[0] = acc[0];  // line 13
+        out[0] = acc[0];  // line 14
     }
 }
 
@@ -44,19 +45,37 @@ extern "C" __global__ void __launch_bounds__(256, 1) hopper(float* __restrict__ 
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(1024) unsigned char prism_smem[4096];
-    const int g = (int)(prism_bid * blockDim.x + prism_tid);  // line 19
+    const int g = (int)(prism_bid * blockDim.x + prism_tid);  // line 20
     {  // partition `out` as `mine` at thread[1]
         {  // group(block[1])
-            __nv_bfloat16* a_smem = reinterpret_cast<__nv_bfloat16*>(prism_smem);  // line 22
-            __nv_bfloat16* b_smem = reinterpret_cast<__nv_bfloat16*>(prism_smem + 2048);  // line 23
-            const int prism_pos = (int)((unsigned)prism_tid / 128u);  // line 24
+            __nv_bfloat16* a_smem = reinterpret_cast<__nv_bfloat16*>(prism_smem);  // line 23
+            __nv_bfloat16* b_smem = reinterpret_cast<__nv_bfloat16*>(prism_smem + 2048);  // line 24
+            const int t = prism_tid;  // line 25
+            {  // partition `a_smem` as `a_t` at thread[1]
+                {  // group(thread[1])
+                    for (int s = 0; s < 4; s += 1) {
+                        a_smem[t + 256 * s] = __float2bfloat16_rn((float)((t + 256 * s) % 5));  // line 29
+                    }
+                }
+            }
+            {  // partition `b_smem` as `b_t` at thread[1]
+                {  // group(thread[1])
+                    for (int s = 0; s < 4; s += 1) {
+                        b_smem[t + 256 * s] = __float2bfloat16_rn((float)((t + 256 * s) % 3));  // line 33
+                    }
+                }
+            }
+            // inferred block[1] barrier: `a_smem` is used at line 26 and again at line 39
+            prism_fence_proxy_async();
+            __syncthreads();
+            const int prism_pos = (int)((unsigned)prism_tid / 128u);  // line 34
             if (prism_pos == 0) {
-                asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :  : "n"(40) : "memory");  // line 26
+                asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :  : "n"(40) : "memory");  // line 36
             } else {
                 if (prism_pos < 2) {  // split(warpgroup) case 1: thread[128]
-                    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :  : "n"(232) : "memory");  // line 28
-                    float* mine = out + g;  // line 20
-                    wg_mma(prism_tid % 128, prism_bid, prism_smem + 4096, a_smem, b_smem, mine);  // line 29
+                    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :  : "n"(232) : "memory");  // line 38
+                    float* mine = out + g;  // line 21
+                    wg_mma(prism_tid % 128, prism_bid, prism_smem + 4096, a_smem, b_smem, mine);  // line 39
                 }
             }
         }

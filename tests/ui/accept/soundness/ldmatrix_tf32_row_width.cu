@@ -14,7 +14,9 @@
 // counting one it would order the warp alone, and lane 31 of warp 0 would read warp 1's
 // floats while warp 1 writes them. The launch line requires a clean run (the simulator
 // reads the whole row, so it would report that race), and the barrier check removes each
-// inferred barrier and requires the simulator to report a race.
+// inferred barrier and requires the simulator to report a race. Lane 31 of warp 1 reads the
+// two floats past its unit, S[258] and S[259], which no warp owns: the first two threads
+// write them before the loop (a GPU would read whatever was there).
 extern "C" __global__ void __launch_bounds__(64) row_width(const float* __restrict__ a,
                                                            float* __restrict__ out)
 {
@@ -30,41 +32,48 @@ extern "C" __global__ void __launch_bounds__(64) row_width(const float* __restri
     __syncthreads();
     {  // partition `out` as `out_b` at block[1]
         {  // group(block[1])
-            float* S = prism_shared0;  // line 22
-            const int w = (int)((unsigned)prism_tid / 32u);  // line 23
-            const int t = prism_tid;  // line 24
-            float acc[4] = {};  // line 25
+            float* S = prism_shared0;  // line 24
+            const int w = (int)((unsigned)prism_tid / 32u);  // line 25
+            const int t = prism_tid;  // line 26
+            float acc[4] = {};  // line 27
+            {  // partition `S` as `pad` at thread[1]
+                {  // group(thread[1])
+                    if (t < 2) {  // line 30
+                        S[258 + t] = 0.0f;  // line 31
+                    }
+                }
+            }
             {  // partition `S` as `S_w` at thread[32]
                 for (int r = 0; r < 4; r += 1) {
-                    // split block barrier s0, arrive: `S` was last used at line 37; its next use (line 32) waits
+                    // split block barrier s0, arrive: `S` was last used at line 43; its next use (line 38) waits
                     prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
                     {  // group(thread[32])
-                        const int l = (int)((unsigned)prism_tid % 32u);  // line 29
-                        float f[4] = {};  // line 30
+                        const int l = (int)((unsigned)prism_tid % 32u);  // line 35
+                        float f[4] = {};  // line 36
                         // split block barrier s0, wait
                         prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
-                        if (r % 2 == 0) {  // line 31
+                        if (r % 2 == 0) {  // line 37
                             {  // partition `S_w` as `s_t` at thread[1]
                                 {  // group(thread[1])
                                     for (int k = 0; k < 4; k += 1) {
-                                        S[128 * w + 2 + (4 * l + k)] = a[4 * t + k] + (float)r;  // line 35
+                                        S[128 * w + 2 + (4 * l + k)] = a[4 * t + k] + (float)r;  // line 41
                                     }
                                 }
                             }
                         } else {
-                            unsigned prism_w46[4];  // line 37
+                            unsigned prism_w53[4];  // line 43
                             asm volatile(
                                 "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-                                : "=r"(prism_w46[0]), "=r"(prism_w46[1]), "=r"(prism_w46[2]), "=r"(prism_w46[3])
+                                : "=r"(prism_w53[0]), "=r"(prism_w53[1]), "=r"(prism_w53[2]), "=r"(prism_w53[3])
                                 : "r"(prism_smem_addr(&S[128 * w + 2 + (4 * l + 2)]))
                                 : "memory");
-                            f[0] = __uint_as_float(prism_w46[0]);
-                            f[1] = __uint_as_float(prism_w46[1]);
-                            f[2] = __uint_as_float(prism_w46[2]);
-                            f[3] = __uint_as_float(prism_w46[3]);
+                            f[0] = __uint_as_float(prism_w53[0]);
+                            f[1] = __uint_as_float(prism_w53[1]);
+                            f[2] = __uint_as_float(prism_w53[2]);
+                            f[3] = __uint_as_float(prism_w53[3]);
                             {  // group(thread[1])
                                 for (int k = 0; k < 4; k += 1) {
-                                    acc[k] = acc[k] + f[k];  // line 40
+                                    acc[k] = acc[k] + f[k];  // line 46
                                 }
                             }
                         }
@@ -74,7 +83,7 @@ extern "C" __global__ void __launch_bounds__(64) row_width(const float* __restri
             {  // partition `out_b` as `o` at thread[1]
                 {  // group(thread[1])
                     for (int k = 0; k < 4; k += 1) {
-                        out[4 * t + k] = acc[k];  // line 44
+                        out[4 * t + k] = acc[k];  // line 50
                     }
                 }
             }
