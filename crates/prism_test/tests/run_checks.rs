@@ -100,6 +100,7 @@ fn buggy_programs_are_caught_and_fixed_ones_run_clean() {
         "non-uniform",
         "division-by-zero",
         "fuel-exhausted",
+        "uninitialized-read",
     ] {
         if !codes_seen.contains(code) {
             failures.push(format!("no buggy program is caught with [{code}]"));

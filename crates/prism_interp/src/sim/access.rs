@@ -4,7 +4,7 @@
 //! calls these for every lane that touches memory.
 
 use super::GCtx;
-use super::block::{BlockSim, Frame, Loc};
+use super::block::{BlockSim, Frame, Loc, ReadBy, UnwrittenRead};
 use crate::code::{FuncCode, R};
 use crate::memory::{Ptr, Space};
 use crate::report::{Report, ReportKind, Thread};
@@ -696,21 +696,27 @@ impl<'a> BlockSim<'a> {
         }
     }
 
-    /// Reports a plain read by thread `tid` at `(func, site)` of shared byte `byte`, which
-    /// no thread of the block wrote before the block ended. Collected like a race (one
-    /// report per site).
-    pub(super) fn report_unwritten(&mut self, g: &mut GCtx, (func, site): (u32, u32), tid: u32, byte: u64) {
+    /// Reports a read of shared memory that no thread of the block wrote before the block
+    /// ended (or, for an atomic read-modify-write, before it ran). Collected like a race
+    /// (one report per site).
+    pub(super) fn report_unwritten(&mut self, g: &mut GCtx, r: UnwrittenRead) {
         let s = self.s;
-        let fc = &s.code.funcs[func as usize];
-        let what = match fc.accesses.get(site as usize) {
+        let fc = &s.code.funcs[r.func as usize];
+        let site = fc.accesses.get(r.access as usize);
+        let what = match site {
             Some(a) => format!("`{}`", fc.mems[a.mem.index()].name),
             None => "shared memory".into(),
         };
+        let when = if r.by == ReadBy::Update { "had written before it" } else { "has written" };
         let report = Report {
             kind: ReportKind::UninitializedRead,
-            message: format!("read of {what} at byte {byte} of shared memory, which no thread of this block has written"),
-            span: fc.accesses.get(site as usize).map(|a| a.span).unwrap_or_default(),
-            thread: Thread { block: self.block, thread: tid },
+            message: format!(
+                "{} of {what} at byte {} of shared memory, which no thread of this block {when}",
+                r.by.describe(),
+                r.byte
+            ),
+            span: site.map(|a| a.span).unwrap_or_default(),
+            thread: Thread { block: self.block, thread: r.tid },
             other: None,
             notes: vec![
                 "shared memory is not initialised when a block starts: on a GPU this read returns whatever was there before"

@@ -274,14 +274,14 @@ pub struct BlockSim<'a> {
     /// reset, from [`GCtx::spare_sshadow`]).
     pub sshadow: SharedShadow,
     /// With race checks, one bit per byte of shared memory: whether a thread of this block
-    /// has written it (a plain read of a byte without one is `uninitialized-read`). Empty
+    /// has written it (a read of a byte without one is `uninitialized-read`). Empty
     /// without race checks.
     pub swritten: Vec<u64>,
-    /// Plain reads of shared bytes not written when they were read: (byte, size, function,
-    /// access site, thread), one per site. Reported when the block ends if the bytes were
-    /// still never written (a later write makes the read a race or an ordering the race
-    /// check judges instead).
-    pub unwritten_reads: Vec<(usize, usize, u32, u32, u32)>,
+    /// Reads of shared bytes not written when they were read, one per site (the first
+    /// that can still be reported). Reported when the block ends if the bytes were still
+    /// never written (a later write makes the read a race or an ordering the race check
+    /// judges instead), or at once for a read that wrote them itself.
+    pub unwritten_reads: Vec<UnwrittenRead>,
     /// Cross-warp uniformity checks in progress: (unit size, unit, function, pc, occurrence)
     /// -> (value, warps that reported, first thread).
     #[allow(clippy::type_complexity)]
@@ -966,6 +966,59 @@ fn spin_notes(not_started: usize) -> Vec<String> {
     notes
 }
 
+/// What read shared memory that no thread had written, for the `uninitialized-read` report.
+/// Every instruction that reads shared memory notes its reads: the hardware reads whatever
+/// bytes are there, and the simulator's poison (0xFF) would make its outputs differ from a
+/// GPU's without a report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadBy {
+    /// A plain, volatile or vector load.
+    Load,
+    /// An `atomic_load`.
+    AtomicLoad,
+    /// An atomic read-modify-write (`atomic_add`, `atomic_exch`, `atomic_cas`, ...), which
+    /// writes the bytes it read: judged when it runs, not at the block's end.
+    Update,
+    /// A row of an `ldmatrix_*`.
+    Ldmatrix,
+    /// An element of a wgmma's A tile.
+    WgmmaA,
+    /// An element of a wgmma's B tile.
+    WgmmaB,
+    /// The source of a `cp_async`.
+    CopySource,
+    /// The box a `tma_store_*d` reads.
+    TmaStore,
+}
+
+impl ReadBy {
+    /// The read, as a report names it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            ReadBy::Load => "read",
+            ReadBy::AtomicLoad => "atomic read",
+            ReadBy::Update => "atomic read-modify-write",
+            ReadBy::Ldmatrix => "`ldmatrix` row read",
+            ReadBy::WgmmaA => "wgmma A-tile read",
+            ReadBy::WgmmaB => "wgmma B-tile read",
+            ReadBy::CopySource => "`cp_async` source read",
+            ReadBy::TmaStore => "TMA store's read",
+        }
+    }
+}
+
+/// A read of shared bytes `byte .. byte + n` that were not written when it ran: the site
+/// (function, access), the reading thread and what read.
+#[derive(Clone, Copy, Debug)]
+pub struct UnwrittenRead {
+    pub byte: usize,
+    pub n: usize,
+    pub func: u32,
+    pub access: u32,
+    pub tid: u32,
+    pub by: ReadBy,
+}
+
 impl BlockSim<'_> {
     /// Marks bytes `at .. at + n` of shared memory written (with race checks).
     #[inline]
@@ -1024,10 +1077,39 @@ impl BlockSim<'_> {
     /// bytes from `byte` when some of them are not written yet (the first such read of each
     /// site; [`Self::report_unwritten_reads`] judges it when the block ends).
     #[inline]
-    pub fn note_if_unwritten(&mut self, (func, access): (u32, u32), (w, l): (usize, usize), byte: u64, n: u64) {
+    pub fn note_if_unwritten(&mut self, site: (u32, u32), lane: (usize, usize), byte: u64, n: u64) {
+        self.note_read_if_unwritten(ReadBy::Load, site, lane, byte, n);
+    }
+
+    /// [`Self::note_if_unwritten`] for a read by any instruction that reads shared memory
+    /// (`by`: which, for the report). An instruction that also writes the bytes (an atomic
+    /// read-modify-write) must be noted before its write, with [`ReadBy::Update`]: it is
+    /// judged now, as nothing written later can have been what it read.
+    #[inline]
+    pub fn note_read_if_unwritten(
+        &mut self,
+        by: ReadBy,
+        (func, access): (u32, u32),
+        (w, l): (usize, usize),
+        byte: u64,
+        n: u64,
+    ) {
         let (byte, n) = (byte as usize, n as usize);
-        if self.unwritten(byte, n) && !self.unwritten_reads.iter().any(|r| r.2 == func && r.3 == access) {
-            self.unwritten_reads.push((byte, n, func, access, w as u32 * 32 + l as u32));
+        if !self.unwritten(byte, n) {
+            return;
+        }
+        let read = UnwrittenRead { byte, n, func, access, tid: w as u32 * 32 + l as u32, by };
+        // One per site (one instruction, so one kind of read): the first, unless its bytes
+        // have been written since and it was not judged already, when it can no longer be
+        // reported (bits are never cleared) and this one takes its place.
+        match self.unwritten_reads.iter().position(|r| r.func == func && r.access == access) {
+            None => self.unwritten_reads.push(read),
+            Some(i) => {
+                let r = self.unwritten_reads[i];
+                if r.by != ReadBy::Update && !self.unwritten(r.byte, r.n) {
+                    self.unwritten_reads[i] = read;
+                }
+            }
         }
     }
 
@@ -1055,9 +1137,9 @@ impl BlockSim<'_> {
         if self.stopped || self.alive > 0 || self.s.stop.load(std::sync::atomic::Ordering::Relaxed) {
             return;
         }
-        for (byte, n, func, access, tid) in reads {
-            if self.unwritten(byte, n) {
-                self.report_unwritten(g, (func, access), tid, byte as u64);
+        for r in reads {
+            if r.by == ReadBy::Update || self.unwritten(r.byte, r.n) {
+                self.report_unwritten(g, r);
             }
         }
     }

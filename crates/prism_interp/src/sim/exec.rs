@@ -6,7 +6,9 @@
 //! back first and continue through the block's bookkeeping.
 
 use super::access::{Lane, Operand, Site, race_kind};
-use super::block::{BarState, BlockSim, CollState, FULL, Loc, Mbar, PendingCopy, RET, Rec, Wait, WgPending, lanes_of};
+use super::block::{
+    BarState, BlockSim, CollState, FULL, Loc, Mbar, PendingCopy, RET, ReadBy, Rec, Wait, WgPending, lanes_of,
+};
 use super::intr;
 use super::lanes;
 use super::regs::Regs;
@@ -848,6 +850,10 @@ impl<'a> BlockSim<'a> {
                             g.writes += 1;
                             for l in self.lane_order(g, mask) {
                                 let loc = elem!(*ptr, *index, *index_ty, ty.size(), *access, true, "atomic", l);
+                                if let Loc::Shared(b) = loc {
+                                    let site = (func, *access);
+                                    self.note_read_if_unwritten(ReadBy::Update, site, (w, l), b as u64, ty.size());
+                                }
                                 let v = fr.regs[*value as usize * 32 + l];
                                 let old = self.update_loc(&mut fr, Lane { fid, w, l }, loc, *ty, &|old| {
                                     ops::atomic_apply(*op, *ty, old, v)
@@ -861,6 +867,10 @@ impl<'a> BlockSim<'a> {
                             g.writes += 1;
                             for l in self.lane_order(g, mask) {
                                 let loc = elem!(*ptr, *index, *index_ty, ty.size(), *access, true, "atomic", l);
+                                if let Loc::Shared(b) = loc {
+                                    let site = (func, *access);
+                                    self.note_read_if_unwritten(ReadBy::Update, site, (w, l), b as u64, ty.size());
+                                }
                                 let (c, v) = (fr.regs[*compare as usize * 32 + l], fr.regs[*value as usize * 32 + l]);
                                 let old = self.update_loc(&mut fr, Lane { fid, w, l }, loc, *ty, &|old| {
                                     if old == c { v } else { old }
@@ -873,6 +883,10 @@ impl<'a> BlockSim<'a> {
                         Intr::AtomicLoad { ty, dst, ptr, index, index_ty, access } => {
                             for l in lanes_of(mask) {
                                 let loc = elem!(*ptr, *index, *index_ty, ty.size(), *access, false, "read", l);
+                                if let Loc::Shared(b) = loc {
+                                    let site = (func, *access);
+                                    self.note_read_if_unwritten(ReadBy::AtomicLoad, site, (w, l), b as u64, ty.size());
+                                }
                                 fr.regs[*dst as usize * 32 + l] = self.read_loc(&fr, Lane { fid, w, l }, loc, *ty);
                                 self.observe(g, w, l, loc);
                             }
@@ -911,6 +925,10 @@ impl<'a> BlockSim<'a> {
                                     };
                                     if let Some(kind) = kind {
                                         self.race(g, loc, kind, at, Site { func, access: *access }, None);
+                                    }
+                                    if let Loc::Shared(b) = loc {
+                                        let site = (func, *access);
+                                        self.note_read_if_unwritten(ReadBy::Ldmatrix, site, (w, l), b as u64, size);
                                     }
                                     let bits = self.read_loc(&fr, at, loc, elem) & ((1u64 << (8 * size)) - 1);
                                     let bit = k * 8 * size as usize;
@@ -1118,6 +1136,10 @@ impl<'a> BlockSim<'a> {
                                             Site { func, access: *src_access },
                                             None,
                                         );
+                                    }
+                                    if let Loc::Shared(b) = sloc {
+                                        let site = (func, *src_access);
+                                        self.note_read_if_unwritten(ReadBy::CopySource, site, (w, l), b as u64, size);
                                     }
                                     vals[k as usize] = self.read_loc(&fr, Lane { fid, w, l }, sloc, *elem);
                                 }
@@ -1328,6 +1350,10 @@ impl<'a> BlockSim<'a> {
                                     if let Some(kind) = race_kind(fc, *access, false) {
                                         self.race(g, sloc, kind, at, Site { func, access: *access }, None);
                                     }
+                                    if let Loc::Shared(b) = sloc {
+                                        let site = (func, *access);
+                                        self.note_read_if_unwritten(ReadBy::TmaStore, site, (w, l), b as u64, size);
+                                    }
                                     let bits = self.read_loc(&fr, at, sloc, ty.elem);
                                     // Elements outside the array are not written.
                                     let mut linear = 0u64;
@@ -1433,6 +1459,11 @@ impl<'a> BlockSim<'a> {
                                         let bits = fr.regs[p as usize * 32 + l];
                                         match this.locate(&fr, at, bits, i, esz as u64) {
                                             Ok(loc) => {
+                                                if let Loc::Shared(b) = loc {
+                                                    let by = if what == "A" { ReadBy::WgmmaA } else { ReadBy::WgmmaB };
+                                                    let site = (func, access);
+                                                    this.note_read_if_unwritten(by, site, (w, l), b as u64, esz as u64);
+                                                }
                                                 let v = this.read_loc(&fr, at, loc, *elem);
                                                 if kind.is_some() {
                                                     reads.push((loc, v, access));
