@@ -9,9 +9,11 @@
 //!   emits the same clamp.
 //! - Floating point is IEEE with round-to-nearest-even. `half` and `bf16` arithmetic is done
 //!   exactly in `f64` and rounded once, which is what the hardware's 16-bit instructions do.
-//!   Math functions use the host's libm and may differ from CUDA's in the last bits.
+//!   Math functions use the host's libm and may differ from CUDA's in the last bits. A NaN
+//!   made by `float` arithmetic or a `float` math function is the GPU's canonical NaN,
+//!   `0x7fffffff` ([`crate::value::f32_result`]), not the host's.
 
-use crate::value::{from_f64, norm, to_f64};
+use crate::value::{arith_result, f32_result, norm, to_f64};
 use prism_types::tir::{BinOp, UnOp};
 use prism_types::ty::Scalar;
 
@@ -24,22 +26,22 @@ pub fn bin(op: BinOp, ty: Scalar, a: u64, b: u64, b_ty: Scalar) -> Option<u64> {
         Scalar::F32 => {
             let (x, y) = (f32::from_bits(a as u32), f32::from_bits(b as u32));
             match op {
-                Add => (x + y).to_bits() as u64,
-                Sub => (x - y).to_bits() as u64,
-                Mul => (x * y).to_bits() as u64,
-                Div => (x / y).to_bits() as u64,
-                Rem => (x % y).to_bits() as u64,
+                Add => f32_result(x + y),
+                Sub => f32_result(x - y),
+                Mul => f32_result(x * y),
+                Div => f32_result(x / y),
+                Rem => f32_result(x % y),
                 _ => fcmp(op, x as f64, y as f64),
             }
         }
         Scalar::F64 | Scalar::F16 | Scalar::BF16 => {
             let (x, y) = (to_f64(ty, a), to_f64(ty, b));
             match op {
-                Add => from_f64(ty, x + y),
-                Sub => from_f64(ty, x - y),
-                Mul => from_f64(ty, x * y),
-                Div => from_f64(ty, x / y),
-                Rem => from_f64(ty, x % y),
+                Add => arith_result(ty, x + y),
+                Sub => arith_result(ty, x - y),
+                Mul => arith_result(ty, x * y),
+                Div => arith_result(ty, x / y),
+                Rem => arith_result(ty, x % y),
                 _ => fcmp(op, x, y),
             }
         }
@@ -327,7 +329,7 @@ pub fn fma_f32_lanes(x: &[u64; 32], y: &[u64; 32], z: &[u64; 32]) -> [u64; 32] {
     }
     if hard {
         let g = |v: u64| f32::from_bits(v as u32);
-        return std::array::from_fn(|l| fma_f32(g(x[l]), g(y[l]), g(z[l])).to_bits() as u64);
+        return std::array::from_fn(|l| f32_result(fma_f32(g(x[l]), g(y[l]), g(z[l]))));
     }
     sum.map(|s| (s as f32).to_bits() as u64)
 }
@@ -342,7 +344,7 @@ pub fn math_f32_lanes(f: MathFn, a: &[u64; 32], b: &[u64; 32]) -> Option<[u64; 3
             let max = f == MathFn::Max;
             Some(std::array::from_fn(|l| min_max(max, Scalar::F32, a[l], b[l])))
         }
-        MathFn::Exp => Some(std::array::from_fn(|l| f32::from_bits(a[l] as u32).exp().to_bits() as u64)),
+        MathFn::Exp => Some(std::array::from_fn(|l| f32_result(f32::from_bits(a[l] as u32).exp()))),
         _ => None,
     }
 }
@@ -374,16 +376,22 @@ pub fn math(f: MathFn, ty: Scalar, arg_ty: Scalar, args: &[u64]) -> u64 {
         MathFn::Min | MathFn::Max => min_max(f == MathFn::Max, ty, a, args[1]),
         MathFn::Fma if ty == Scalar::F32 => {
             let arg = |i: usize| f32::from_bits(args[i] as u32);
-            fma_f32(arg(0), arg(1), arg(2)).to_bits() as u64
+            f32_result(fma_f32(arg(0), arg(1), arg(2)))
         }
+        // `abs` clears the sign bit and keeps a NaN's payload (the H200 gave 0x7fffffff for
+        // the canonical NaN, as this does).
+        MathFn::Abs if ty == Scalar::F32 => a & 0x7FFF_FFFF,
+        // On `double` the H200 returned a NaN operand as it is, sign included
+        // (0xfff8000000000000 stayed 0xfff8000000000000; the host's `abs` clears the sign).
+        MathFn::Abs if ty == Scalar::F64 && f64::from_bits(a).is_nan() => a,
         _ if ty == Scalar::F32 => {
             let arg = |i: usize| f32::from_bits(args[i] as u32);
-            float_fn!(f, arg, f32).to_bits() as u64
+            f32_result(float_fn!(f, arg, f32))
         }
         _ => {
             // f64 directly; half and bf16 through f32, as CUDA's half math does.
             let x = float_fn!(f, |i: usize| to_f64(arg_ty, args[i]), f64);
-            from_f64(ty, if ty == Scalar::F64 { x } else { x as f32 as f64 })
+            arith_result(ty, if ty == Scalar::F64 { x } else { x as f32 as f64 })
         }
     }
 }
@@ -559,7 +567,7 @@ mod tests {
             let got = super::fma_f32_lanes(&x, &y, &z);
             for l in 0..32 {
                 let (a, b, c) = lanes[l];
-                assert_eq!(got[l], super::fma_f32(a, b, c).to_bits() as u64, "fma({a:e}, {b:e}, {c:e})");
+                assert_eq!(got[l], crate::value::f32_result(super::fma_f32(a, b, c)), "fma({a:e}, {b:e}, {c:e})");
             }
         }
         // Warps of ordinary values only: the fast path alone.

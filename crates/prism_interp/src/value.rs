@@ -35,6 +35,49 @@ pub fn to_f64(ty: Scalar, v: u64) -> f64 {
     }
 }
 
+/// The NaN a GPU's `float` arithmetic returns: all payload bits set, sign clear. Measured on
+/// an H200 (BENCHMARKS.md, 2026-11-28 probes): `0 / 0`, `inf - inf`, `NaN + 1` and `NaN * 0`
+/// all give `0x7fffffff`, where the host's SSE arithmetic gives `0xffc00000` or passes an
+/// operand's payload on. PTX's `min`/`max` return the same canonical NaN.
+pub const CANONICAL_NAN_F32: u64 = 0x7FFF_FFFF;
+
+/// The bits of a `float` result of arithmetic (`+ - * / %`, `fma`, the math functions):
+/// a NaN becomes the GPU's canonical NaN, so a NaN output is the same bits in the simulator
+/// and on the GPU. Moves of bits (loads, shuffles, `abs`, negation, conversions) keep a NaN's
+/// payload and do not come through here.
+#[inline(always)]
+pub fn f32_result(x: f32) -> u64 {
+    if x.is_nan() {
+        CANONICAL_NAN_F32
+    } else {
+        x.to_bits() as u64
+    }
+}
+
+/// The NaN a GPU's `double` arithmetic returns: sign set, quiet bit only. Measured on an
+/// H200 for `0 / 0`, `inf - inf`, `NaN + 1`, `NaN * 0`, `sqrt`, `fma`, `log` and `exp`
+/// (BENCHMARKS.md, 2026-11-28 probes). x86's SSE makes the same NaN, other hosts (AArch64:
+/// `0x7ff8000000000000`) do not, so the simulator sets it.
+pub const CANONICAL_NAN_F64: u64 = 0xFFF8_0000_0000_0000;
+
+/// [`f32_result`] for `double`.
+#[inline(always)]
+pub fn f64_result(x: f64) -> u64 {
+    if x.is_nan() {
+        CANONICAL_NAN_F64
+    } else {
+        x.to_bits()
+    }
+}
+
+/// The bits of a result of arithmetic on floats of type `ty` computed in `f64`: a `double`
+/// NaN is the GPU's ([`f64_result`]); `half` and `bf16` round as [`from_f64`] does (their NaN
+/// bits have not been probed on a GPU).
+#[inline(always)]
+pub fn arith_result(ty: Scalar, x: f64) -> u64 {
+    if ty == Scalar::F64 { f64_result(x) } else { from_f64(ty, x) }
+}
+
 /// Bits of a float value of type `ty` (rounding to nearest even).
 #[inline(always)]
 pub fn from_f64(ty: Scalar, x: f64) -> u64 {

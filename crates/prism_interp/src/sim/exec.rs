@@ -65,17 +65,17 @@ fn bin_fast<const N: usize>(op: BinOp, ty: Scalar, out: &mut [u64; N], x: &[u64;
     let i32of = |v: u64| v as u32 as i32;
     use BinOp::*;
     match (ty, op) {
-        (Scalar::F32, Add) => map(out, x, y, |a, b| (f32of(a) + f32of(b)).to_bits() as u64),
-        (Scalar::F32, Sub) => map(out, x, y, |a, b| (f32of(a) - f32of(b)).to_bits() as u64),
-        (Scalar::F32, Mul) => map(out, x, y, |a, b| (f32of(a) * f32of(b)).to_bits() as u64),
-        (Scalar::F32, Div) => map(out, x, y, |a, b| (f32of(a) / f32of(b)).to_bits() as u64),
+        (Scalar::F32, Add) => map(out, x, y, |a, b| value::f32_result(f32of(a) + f32of(b))),
+        (Scalar::F32, Sub) => map(out, x, y, |a, b| value::f32_result(f32of(a) - f32of(b))),
+        (Scalar::F32, Mul) => map(out, x, y, |a, b| value::f32_result(f32of(a) * f32of(b))),
+        (Scalar::F32, Div) => map(out, x, y, |a, b| value::f32_result(f32of(a) / f32of(b))),
         (Scalar::F32, Lt) => map(out, x, y, |a, b| (f32of(a) < f32of(b)) as u64),
         (Scalar::F32, Le) => map(out, x, y, |a, b| (f32of(a) <= f32of(b)) as u64),
         (Scalar::F32, Gt) => map(out, x, y, |a, b| (f32of(a) > f32of(b)) as u64),
         (Scalar::F32, Ge) => map(out, x, y, |a, b| (f32of(a) >= f32of(b)) as u64),
-        (Scalar::F64, Add) => map(out, x, y, |a, b| (f64of(a) + f64of(b)).to_bits()),
-        (Scalar::F64, Sub) => map(out, x, y, |a, b| (f64of(a) - f64of(b)).to_bits()),
-        (Scalar::F64, Mul) => map(out, x, y, |a, b| (f64of(a) * f64of(b)).to_bits()),
+        (Scalar::F64, Add) => map(out, x, y, |a, b| value::f64_result(f64of(a) + f64of(b))),
+        (Scalar::F64, Sub) => map(out, x, y, |a, b| value::f64_result(f64of(a) - f64of(b))),
+        (Scalar::F64, Mul) => map(out, x, y, |a, b| value::f64_result(f64of(a) * f64of(b))),
         // The low 32 bits of the 64-bit sum, difference or product are those of the 32-bit
         // one; `sext32` sign-extends them with 64-bit operations only, so these loops run
         // two lanes per SSE2 instruction (a sign extension through `i32` does not vectorise

@@ -377,7 +377,7 @@ pub(super) fn fma_lanes(ty: Scalar, (x, y, z): (&[u64; 32], &[u64; 32], &[u64; 3
     } else {
         let f = f64::from_bits;
         for l in lanes_of(mask) {
-            out[l] = f(x[l]).mul_add(f(y[l]), f(z[l])).to_bits();
+            out[l] = crate::value::f64_result(f(x[l]).mul_add(f(y[l]), f(z[l])));
         }
     }
     out

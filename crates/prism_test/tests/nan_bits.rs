@@ -1,0 +1,71 @@
+//! The bits of the NaNs the simulator makes are the GPU's: `0x7fffffff` (all payload bits
+//! set, sign clear) from `float` arithmetic and math functions, `0xfff8000000000000` from
+//! `double`'s, as an H200 wrote them for the probes of bench/gpu/probes.prism (BENCHMARKS.md,
+//! 2026-11-28), where the host's SSE arithmetic gives `0xffc00000` for floats. Without this a kernel whose output holds a NaN wrote
+//! different bits on the GPU than in the reference semantics. The GPU probes
+//! (bench/gpu/probes.prism) run here on the simulator; a second kernel makes its NaNs from
+//! a uniform operand (the simulator computes one lane for all 32) and through a contracted
+//! multiply-add and a float atomic.
+
+use prism_interp::{Arg, Config, Module};
+
+const CANONICAL: u32 = 0x7FFF_FFFF;
+
+fn module(name: &str, src: &str) -> Module {
+    let (_, problems, synced) = prism_driver::compile_text(name, src, &prism_driver::Options::default());
+    Module::new(&synced.unwrap_or_else(|| panic!("does not compile: {:?}", problems.diagnostics())))
+}
+
+fn floats(a: &Arg) -> Vec<u32> {
+    a.as_buffer().expect("a buffer").to_vec::<f32>().expect("float").iter().map(|f| f.to_bits()).collect()
+}
+
+#[test]
+fn nan_bits() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/gpu/probes.prism");
+    let src = std::fs::read_to_string(path).expect("bench/gpu/probes.prism");
+    let m = module("probes.prism", &src);
+    let args = vec![Arg::buffer(&[0f32; 32]), Arg::buffer(&[0f32; 32]), Arg::buffer(&[0f64; 32])];
+    let out = m.launch("nan_bits", 1, 32, &args, Config::default()).expect("launches");
+    assert!(out.is_clean(), "{:?}", out.reports);
+    // What the H200 wrote for the same launch (BENCHMARKS.md, 2026-11-28 probes): pairs of
+    // threads, in order 0/0, inf-inf, NaN+1, NaN*0, sqrt(-1), fma(inf,0,1), log(-1),
+    // exp(NaN), the other type's NaN converted, abs(NaN).
+    let mut want_f = vec![CANONICAL; 16];
+    want_f.extend([0xFFC0_0000, 0xFFC0_0000, CANONICAL, CANONICAL]);
+    let mut want_d = vec![0xFFF8_0000_0000_0000u64; 16];
+    want_d.extend([0x7FFF_FFFF_E000_0000, 0x7FFF_FFFF_E000_0000, 0xFFF8_0000_0000_0000, 0xFFF8_0000_0000_0000]);
+    assert_eq!(floats(&args[1])[..20], want_f[..], "float bits");
+    let d: Vec<u64> = args[2].as_buffer().expect("a buffer").to_vec::<f64>().expect("double").iter().map(|x| x.to_bits()).collect();
+    assert_eq!(d[..20], want_d[..], "double bits");
+}
+
+const UNIFORM: &str = "\
+@prism(\"global\")
+@requires(grid[1], block[1], thread[1])
+def k(z : float, x : ptr(const(float)), out : ptr(float), sum : ptr(float)):
+    i : int @ thread[1] = id()
+    with partition(out, p=thread[1], f=lambda j: 4 * i + j) as o:
+        with group(thread[1]):
+            # Uniform operands: one lane computed for the warp.
+            o[0] = z / z
+            o[1] = (1.0 / z) - (1.0 / z)
+            # A product feeding an addition is one fused multiply-add (docs/language.md).
+            o[2] = (1.0 / z) * x[i] + 1.0
+            # Per-lane operands, NaN in every lane.
+            o[3] = x[i] / x[i]
+    with group(thread[1]):
+        atomic_add(sum[0], x[0] / x[0])
+";
+
+#[test]
+fn nans_from_uniform_operands_fused_products_and_atomics_are_canonical() {
+    let m = module("uniform.prism", UNIFORM);
+    let args = vec![Arg::value(0f32), Arg::buffer(&[0f32; 32]), Arg::buffer(&[0f32; 128]), Arg::buffer(&[1f32])];
+    let out = m.launch("k", 1, 32, &args, Config::default()).expect("launches");
+    assert!(out.is_clean(), "{:?}", out.reports);
+    for (e, &bits) in floats(&args[2]).iter().enumerate() {
+        assert_eq!(bits, CANONICAL, "out[{e}]: {bits:#010x}");
+    }
+    assert_eq!(floats(&args[3]), [CANONICAL]);
+}
