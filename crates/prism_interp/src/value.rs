@@ -47,11 +47,7 @@ pub const CANONICAL_NAN_F32: u64 = 0x7FFF_FFFF;
 /// payload and do not come through here.
 #[inline(always)]
 pub fn f32_result(x: f32) -> u64 {
-    if x.is_nan() {
-        CANONICAL_NAN_F32
-    } else {
-        x.to_bits() as u64
-    }
+    if x.is_nan() { CANONICAL_NAN_F32 } else { x.to_bits() as u64 }
 }
 
 /// The NaN a GPU's `double` arithmetic returns: sign set, quiet bit only. Measured on an
@@ -63,11 +59,7 @@ pub const CANONICAL_NAN_F64: u64 = 0xFFF8_0000_0000_0000;
 /// [`f32_result`] for `double`.
 #[inline(always)]
 pub fn f64_result(x: f64) -> u64 {
-    if x.is_nan() {
-        CANONICAL_NAN_F64
-    } else {
-        x.to_bits()
-    }
+    if x.is_nan() { CANONICAL_NAN_F64 } else { x.to_bits() }
 }
 
 /// The bits of a result of arithmetic on floats of type `ty` computed in `f64`: a `double`

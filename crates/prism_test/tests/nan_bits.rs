@@ -36,7 +36,8 @@ fn nan_bits() {
     let mut want_d = vec![0xFFF8_0000_0000_0000u64; 16];
     want_d.extend([0x7FFF_FFFF_E000_0000, 0x7FFF_FFFF_E000_0000, 0xFFF8_0000_0000_0000, 0xFFF8_0000_0000_0000]);
     assert_eq!(floats(&args[1])[..20], want_f[..], "float bits");
-    let d: Vec<u64> = args[2].as_buffer().expect("a buffer").to_vec::<f64>().expect("double").iter().map(|x| x.to_bits()).collect();
+    let d: Vec<u64> =
+        args[2].as_buffer().expect("a buffer").to_vec::<f64>().expect("double").iter().map(|x| x.to_bits()).collect();
     assert_eq!(d[..20], want_d[..], "double bits");
 }
 

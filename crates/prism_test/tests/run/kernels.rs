@@ -775,7 +775,8 @@ fn k46_variants_a_gpu_sweep_builds() {
     // makes four), four stages, parts of 4 k, and K steps of 8 (kernel 36's depth). Shapes
     // with a ragged last step for each depth, N odd (4-byte copies), and a whole tile.
     let shapes = [(200, 136, 40), (70, 131, 37), (128, 128, 96), (33, 45, 20), (5, 8, 0)];
-    for defines in [&["BK=16"][..], &["BK=24", "STAGES=4"], &["STAGES=4"], &["KH=4"], &["BK=8"], &["KH=4", "STAGES=2"]] {
+    for defines in [&["BK=16"][..], &["BK=24", "STAGES=4"], &["STAGES=4"], &["KH=4"], &["BK=8"], &["KH=4", "STAGES=2"]]
+    {
         check_sgemm_variant("46_sgemm_deep_k.prism", defines, "sgemm_deep_k", &shapes, (128, 128), 256);
     }
 }
