@@ -8,7 +8,9 @@
 #
 # With STALLS=1 it also prints why warps did not issue, reason by reason (the sections above
 # give only the average cycles between issues; the 2026-11-28 profiles of the sgemms lacked
-# the reasons): the WarpStateStats section's details and its per-reason metrics.
+# the reasons): the WarpStateStats section's details, its per-reason metrics, and the
+# SourceCounters section (the SASS lines the sampled stalls sit on; the 2026-11-28 second
+# run found the FP32 gemms' extra stalls are dispatch stalls, on lines not yet known).
 #
 # usage: [STALLS=1] bench/gpu/profile.sh PRISM_BINARY HARNESS KERNEL_REGEX [LAUNCH_SKIP] [REPS]
 #   e.g. bench/gpu/profile.sh target/release/prism scan 'scan' 10 1
@@ -20,7 +22,8 @@ trap 'rm -rf "$dir"' EXIT
 ONLY="$harness" BUILD_DIR="$dir" bench/gpu/run.sh --build-only "$prism" >/dev/null
 stalls=()
 if [ "${STALLS:-0}" = 1 ]; then
-    stalls=(--print-details all --metrics 'regex:^smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio$')
+    stalls=(--print-details all --section SourceCounters
+        --metrics 'regex:^smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio$')
 fi
 ncu --clock-control none --kernel-name "regex:$kernel" --launch-skip "$skip" --launch-count 1 "${stalls[@]}" \
     --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats \
