@@ -954,5 +954,11 @@ fn args_words(p: &ArgsProblem) -> String {
             format!("`{param}` must be an element of a thread-local array, like `v[0]`")
         }
         ArgsProblem::NotShared { name } => format!("`{name}` is not shared memory; it works on shared memory only"),
+        ArgsProblem::CopySource { name, in_device: false } => {
+            format!("the source `{name}` is not global memory; `cp.async` copies from global memory only")
+        }
+        ArgsProblem::CopySource { name, in_device: true } => format!(
+            "the source `{name}` is a device function's pointer, which may point into shared or local memory; `cp.async` copies from global memory only"
+        ),
     }
 }

@@ -249,6 +249,10 @@ pub enum ArgsProblem {
     NotLocalElement { param: String },
     /// Global memory where shared memory is needed.
     NotShared { name: String },
+    /// A `cp.async` source that is not known to be global memory: a shared array, or a
+    /// device function's pointer parameter (`in_device`), which may point into shared or
+    /// local memory.
+    CopySource { name: String, in_device: bool },
     /// A `setmaxnreg` register count PTX does not allow.
     RegisterCount { regs: i128 },
     /// A `wgmma` N that is not a multiple of 8 from 8 to 256.

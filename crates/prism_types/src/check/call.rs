@@ -810,6 +810,38 @@ impl Checker<'_> {
                 help: None,
             });
         }
+        // `cp.async` reads global memory only (PTX's `.shared.global`): the backend passes the
+        // source's address as a global one, which a shared or local address is not. A source
+        // is global when it is rooted at a kernel's pointer parameter; a device function's
+        // pointer parameter may be given a shared or local array (`pointer-argument`), so a
+        // copy from one is refused, however the function is called.
+        if id.is_cp_async()
+            && let Some(CallArg::ElemRef { mem, .. }) = out.get(1)
+        {
+            let mut root = *mem;
+            // A name only copies may write (`async`, `fill`) is `async-misuse` already.
+            let mut copy_target = false;
+            while let VarKind::View { parent, how } = &self.var(root).kind {
+                copy_target |= matches!(how, tir::ViewKind::Async | tir::ViewKind::Slot { fill: true, .. });
+                root = *parent;
+            }
+            let param = matches!(self.var(root).kind, VarKind::Param);
+            let global = param && self.sig.kind == ast::FnKind::Kernel;
+            if !copy_target && !global {
+                let in_device = param;
+                let help = if in_device {
+                    "issue the copy in the kernel, from its pointer parameter"
+                } else {
+                    "copy from the kernel's pointer parameter; shared memory is read with loads"
+                };
+                self.error(TypeError::WrongArguments {
+                    callee: name.into(),
+                    problem: ArgsProblem::CopySource { name: self.var(*mem).name.clone(), in_device },
+                    span: m.by_param.get(1).copied().flatten().map_or(span, |a| a.value.span),
+                    help: Some(help.into()),
+                });
+            }
+        }
         if sig.family == intrinsics::Family::Vector {
             self.check_vector(name, &out, t, span);
         }
