@@ -68,6 +68,7 @@ harnesses=(
     "gemm_deep_k|gemm.cu|S:PRISM_KERNELS=$out/sgemm_deep_k.cu PRISM_SGEMM=prism_launch_sgemm_deep_k S:PRISM_SGEMM_LABEL=46_sgemm_deep_k"
     "gemm_wide|gemm.cu|S:PRISM_KERNELS=$out/sgemm_wide.cu PRISM_SGEMM=prism_launch_sgemm_wide S:PRISM_SGEMM_LABEL=50_sgemm_wide_tiles PRISM_SGEMM_THREADS=128"
     "gemm_prefetch|gemm.cu|S:PRISM_KERNELS=$out/sgemm_prefetch.cu PRISM_SGEMM=prism_launch_sgemm_prefetch S:PRISM_SGEMM_LABEL=51_sgemm_prefetch PRISM_SGEMM_THREADS=128"
+    "gemm_prefetch_hand|gemm.cu|S:PRISM_KERNELS=hand_sgemm_prefetch.cuh PRISM_SGEMM=hand_launch_sgemm_prefetch S:PRISM_SGEMM_LABEL=51_sgemm_prefetch_hand_written_CUDA PRISM_SGEMM_THREADS=128"
     "hgemm|hgemm.cu|S:PRISM_KERNELS=$out/hgemm.cu"
     "hgemm_pipelined|hgemm.cu|S:PRISM_KERNELS=$out/hgemm_pipelined.cu PRISM_HGEMM=prism_launch_gemm_bf16_pipelined S:PRISM_HGEMM_LABEL=37_gemm_bf16_pipelined PRISM_HGEMM_THREADS=256 PRISM_HGEMM_TILE=128"
     "hgemm_ws|hgemm_ws.cu|S:PRISM_KERNELS=$out/hgemm_ws.cu"

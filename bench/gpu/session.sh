@@ -44,8 +44,10 @@ log() { # name: tee the step's output into $OUT/name.txt when $OUT is set
 # The harnesses and variants each step runs, most wanted first. bench: the defaults the
 # 2026-11-28 run promoted (kernel 46 at K steps of 32, 47 with CUB's delays, 42 at 16 items
 # and 8 blocks per SM), measured so far only at the targets' sizes, then 51, 49 and 48 for
-# the same run's figures.
-bench_list=gemm_deep_k,scan_warp,dsum,gemm_prefetch,softmax_block,tf32gemm_ws
+# the same run's figures. gemm_prefetch_hand: the SASS gate's hand-written CUDA of kernel
+# 51, so that the sgemm gap splits into what Prism's CUDA loses to an expert's (the promise)
+# and what any nvcc-compiled CUDA loses to cuBLAS's hand-assembled SASS.
+bench_list=gemm_deep_k,gemm_prefetch_hand,gemm_prefetch,scan_warp,dsum,softmax_block,tf32gemm_ws
 # sweep: kernel 46's untried depths and parts around its new default, the scan and sum
 # without what was promoted (the same run's comparison), 49 at the shape that won, then
 # what earlier sessions measured.
