@@ -13,7 +13,7 @@
 //!   made by `float` arithmetic or a `float` math function is the GPU's canonical NaN,
 //!   `0x7fffffff` ([`crate::value::f32_result`]), not the host's.
 
-use crate::value::{arith_result, f32_result, norm, to_f64};
+use crate::value::{CANONICAL_NAN_F32, arith_result, f32_result, norm, to_f64};
 use prism_types::tir::{BinOp, UnOp};
 use prism_types::ty::Scalar;
 
@@ -179,11 +179,14 @@ fn min_max(max: bool, ty: Scalar, a: u64, b: u64) -> u64 {
     if less == max { b } else { a }
 }
 
-/// The NaN PTX's floating-point instructions return (all payload bits set, sign clear).
+/// The NaN PTX's `min`/`max` return for two NaN operands (its canonical NaN: all payload
+/// bits set, sign clear). For `float` it is the NaN the H200 returned from arithmetic too
+/// ([`CANONICAL_NAN_F32`]); the 16- and 64-bit ones have not been probed on a GPU (`double`
+/// arithmetic returned `0xfff8000000000000` there, see [`crate::value::f64_result`]).
 fn canonical_nan(ty: Scalar) -> u64 {
     match ty.size() {
         2 => 0x7FFF,
-        4 => 0x7FFF_FFFF,
+        4 => CANONICAL_NAN_F32,
         _ => 0x7FFF_FFFF_FFFF_FFFF,
     }
 }
