@@ -11,7 +11,7 @@
 
 // Each file carries the prelude; the second one's include guard keeps it from repeating.
 // With PRISM_SOFTMAX_BLOCK defined, PRISM_SOFTMAX is `49_softmax_rows_block` (one block of
-// PRISM_SOFTMAX_THREADS threads per row, 256 unless a sweep variant says otherwise, the row
+// PRISM_SOFTMAX_THREADS threads per row, 128 (the kernel's default) unless a sweep variant says otherwise, the row
 // held in registers) and the transpose is not run. A variant of bench/gpu/variants.txt
 // passes its kernel as PRISM_KERNELS.
 #if defined(PRISM_KERNELS) && !defined(PRISM_SOFTMAX)
@@ -23,7 +23,7 @@
 #include PRISM_SOFTMAX
 
 #ifndef PRISM_SOFTMAX_THREADS
-#define PRISM_SOFTMAX_THREADS 256
+#define PRISM_SOFTMAX_THREADS 128
 #endif
 #ifndef PRISM_SOFTMAX_LABEL
 #ifdef PRISM_SOFTMAX_BLOCK

@@ -51,7 +51,7 @@ bench_list=gemm_deep_k,gemm_prefetch_hand,gemm_prefetch,scan_warp,dsum,softmax_b
 # sweep: kernel 46's untried depths and parts around its new default, the scan and sum
 # without what was promoted (the same run's comparison), 49 at the shape that won, then
 # what earlier sessions measured.
-sweep_list=gemm_deep_k_kh4,gemm_deep_k_bk24,gemm_deep_k_bk24_s4,gemm_deep_k_s2,gemm_deep_k_bk16,gemm_deep_k_bk16_s4,gemm_deep_k_lb1,gemm_prefetch_s4,scan_warp_nodelay,scan_warp_128x24,scan_warp_128x24_nodelay,dsum_b4,dsum_items4_b4,dsum_items8,softmax_block_128x32,gemm_prefetch_bk16,gemm_prefetch_128x256,gemm_prefetch_256x128,gemm_wide,gemm_wide_128x256,gemm_deep_k_s4,scan_warp_256x24,scan_warp_128x16,softmax_block_512x8,gemm_pipelined,scan,reduce,tf32gemm,hgemm_ws,rows,hgemm_pipelined,tf32gemm_pipelined
+sweep_list=gemm_deep_k_kh4,gemm_deep_k_bk24,gemm_deep_k_bk24_s4,gemm_deep_k_s2,gemm_deep_k_bk16,gemm_deep_k_bk16_s4,gemm_deep_k_lb1,gemm_prefetch_s4,scan_warp_nodelay,scan_warp_128x24,scan_warp_128x24_nodelay,dsum_b4,dsum_items4_b4,dsum_items8,softmax_block_256x16,gemm_prefetch_bk16,gemm_prefetch_128x256,gemm_prefetch_256x128,gemm_wide,gemm_wide_128x256,gemm_deep_k_s4,scan_warp_256x24,scan_warp_128x16,softmax_block_512x8,gemm_pipelined,scan,reduce,tf32gemm,hgemm_ws,rows,hgemm_pipelined,tf32gemm_pipelined
 # LIMIT: seconds a step may run before it is stopped (all of it, children included: GNU
 # timeout signals its process group); `all` sets it from the deadline.
 LIMIT="${LIMIT:-1000000}"

@@ -6,8 +6,8 @@
 // block all-reductions (warp butterflies, one slot per warp, the warps' totals combined by
 // every thread in warp order). Written as an expert would with the same algorithm (test
 // data for the SASS gate, crates/prism_gpu/tests/sass.rs; not part of the product).
-#define THREADS 256
-#define HELD 16
+#define THREADS 128
+#define HELD 32
 
 __device__ __forceinline__ float warp_allreduce_max(float v)
 {

@@ -413,16 +413,16 @@ fn softmax(o: &Opts) -> Row {
 }
 
 /// Kernel 49: softmax of 256 rows of 4096 floats (the same number as kernel 20's bench) with
-/// one block of 256 threads per row, the row held in registers, against its algorithm in
-/// Rust: thread t holds the float4 slots t, t + 256, ...; its partial maximum (from column 0)
+/// one block of 128 threads per row (the kernel's default), the row held in registers,
+/// against its algorithm in Rust: thread t holds the float4 slots t, t + 128, ...; its partial maximum (from column 0)
 /// and sum over its columns in order; the butterflies of `prism.std`'s warp reductions; the
 /// warps' results combined in warp order.
 fn softmax_block(o: &Opts) -> Row {
-    // Rows of 4096 columns, what the kernel is built for: each thread holds four float4
-    // slots (at 1024 columns it would hold one and skip three in every loop).
+    // Rows of 4096 columns, what the kernel is built for: each thread holds eight float4
+    // slots (at 1024 columns it would hold two and skip six in every loop).
     const R: usize = 256;
     const C: usize = 4096;
-    const T: usize = 256;
+    const T: usize = 128;
     let x = softmax_input(R, C);
     // A block reduction: each warp's butterfly, then the warps' results in order.
     fn block(parts: &[f32; T], f: fn(f32, f32) -> f32) -> f32 {

@@ -23,11 +23,13 @@ __device__ __forceinline__ float prism_std_warp_warp_sum_float_(int prism_tid,
 // output): on the H200 at 16384 x 4096 it moved 4 bytes for every 2 the softmax needs and
 // ran at 48% of a copy's bandwidth (BENCHMARKS.md, GPU runs). Here each thread keeps HELD
 // values of its row in registers, so a row of up to THREADS * HELD columns (4096) is read
-// once and written once; the maximum and the sum are block all-reductions.
+// once and written once; the maximum and the sum are block all-reductions. The default
+// shape, 128 threads holding 32 values each, ran at 96.5% of a copy's bandwidth on the H200
+// at 16384 x 4096 against 92.6% for 256 x 16 (BENCHMARKS.md, 2026-11-28 night).
 // Inputs:  rows, cols (int, cols >= 1), x (rows x cols floats, row-major, read-only, finite).
 // Output:  y (rows x cols floats): y[r, c] = exp(x[r, c] - m_r) / sum over c' of
 //          exp(x[r, c'] - m_r), where m_r = max over c of x[r, c].
-// Launch:  THREADS (256) threads per block, one block per row (B = rows). The row is cut in
+// Launch:  THREADS (128) threads per block, one block per row (B = rows). The row is cut in
 //          slots of W columns, W = 4 when cols is a multiple of 4 (float4s: every warp load
 //          and store moves 512 consecutive bytes with 16-byte accesses), else 1; thread t
 //          has the slots t, t + T, t + 2T, ... and holds the values of its first HELD / W
@@ -35,46 +37,46 @@ __device__ __forceinline__ float prism_std_warp_warp_sum_float_(int prism_tid,
 //          are read again from memory for the sum and the output.
 // The sums are in a fixed order (each thread's values in order, then the block's warps in
 // order), so the result is the same on every run.
-// Variants: `prism build -D THREADS=128 -D HELD=32` (any multiple of 32 threads, HELD a
+// Variants: `prism build -D THREADS=256 -D HELD=16` (any multiple of 32 threads, HELD a
 //          multiple of 4).
-extern "C" __global__ void __launch_bounds__(256) softmax_rows_block(int rows,
+extern "C" __global__ void __launch_bounds__(128) softmax_rows_block(int rows,
                                                                      int cols,
                                                                      const float* __restrict__ x,
                                                                      float* __restrict__ y)
 {
-    // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 256 threads per block
+    // launch: threads per block a multiple of 32, blocks a multiple of 1, at most 128 threads per block
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(1024) unsigned char prism_smem[256];
-    const int r = prism_bid;  // line 29
+    const int r = prism_bid;  // line 31
     {  // partition `y` as `y_row` at block[1]
         {  // group(block[1])
-            const int t = prism_tid;  // line 32
-            const bool vec = cols % 4 == 0;  // line 33
+            const int t = prism_tid;  // line 34
+            const bool vec = cols % 4 == 0;  // line 35
             int t14 = {};
             // Columns per slot, and the thread's slots: q < slots, slot q at column
             // (t + q * THREADS) * width.
             if (vec) {
-                t14 = 4;  // line 36
+                t14 = 4;  // line 38
             } else {
                 t14 = 1;
             }
             const int width = t14;
-            const int slots = prism_sub(prism_add(prism_sub(prism_div(cols, width), t), 256), 1) / 256;  // line 37
-            const int row = prism_mul(r, cols);  // line 38
+            const int slots = prism_sub(prism_add(prism_sub(prism_div(cols, width), t), 128), 1) / 128;  // line 39
+            const int row = prism_mul(r, cols);  // line 40
             // The values of the held slots, slot q's at v[q * width ..], and how many.
-            float v[16] = {};  // line 40
-            const int held = prism_mul(slots, width);  // line 41
+            float v[32] = {};  // line 42
+            const int held = prism_mul(slots, width);  // line 43
             // Every thread has column 0's value to start from.
-            float m = x[row];  // line 43
-            float w[4] = {};  // line 44
+            float m = x[row];  // line 45
+            float w[4] = {};  // line 46
             {  // group(thread[1])
-                if (vec) {  // line 46
-                    for (int q = 0; q < 4; q += 1) {
-                        if (q < slots) {  // line 48
-                            const int t39 = 4 * q;  // line 49
-                            const prism_vec<float, 4> prism_v52 = *(const prism_vec<float, 4>*)&x[prism_add(row, (t + q * 256) * 4)];
+                if (vec) {  // line 48
+                    for (int q = 0; q < 8; q += 1) {
+                        if (q < slots) {  // line 50
+                            const int t39 = 4 * q;  // line 51
+                            const prism_vec<float, 4> prism_v52 = *(const prism_vec<float, 4>*)&x[prism_add(row, (t + q * 128) * 4)];
                             const float t52 = prism_v52.v[0];
                             const float t53 = prism_v52.v[1];
                             const float t54 = prism_v52.v[2];
@@ -84,12 +86,12 @@ extern "C" __global__ void __launch_bounds__(256) softmax_rows_block(int rows,
                             v[t39 + 2] = t54;
                             v[t39 + 3] = t55;
                             for (int e = 0; e < 4; e += 1) {
-                                m = fmaxf(m, v[4 * q + e]);  // line 51
+                                m = fmaxf(m, v[4 * q + e]);  // line 53
                             }
                         }
                     }
-                    for (int q_1 = 4; q_1 < slots; q_1 += 1) {
-                        const prism_vec<float, 4> prism_v83 = *(const prism_vec<float, 4>*)&x[prism_add(row, prism_mul(t + q_1 * 256, 4))];  // line 53
+                    for (int q_1 = 8; q_1 < slots; q_1 += 1) {
+                        const prism_vec<float, 4> prism_v83 = *(const prism_vec<float, 4>*)&x[prism_add(row, prism_mul(t + q_1 * 128, 4))];  // line 55
                         const float t83 = prism_v83.v[0];
                         const float t84 = prism_v83.v[1];
                         const float t85 = prism_v83.v[2];
@@ -99,33 +101,33 @@ extern "C" __global__ void __launch_bounds__(256) softmax_rows_block(int rows,
                         w[2] = t85;
                         w[3] = t86;
                         for (int e = 0; e < 4; e += 1) {
-                            m = fmaxf(m, w[e]);  // line 55
+                            m = fmaxf(m, w[e]);  // line 57
                         }
                     }
                 } else {
-                    for (int k = 0; k < 16; k += 1) {
-                        if (k < slots) {  // line 58
-                            v[k] = x[prism_add(prism_add(row, t), k * 256)];  // line 59
-                            m = fmaxf(m, v[k]);  // line 60
+                    for (int k = 0; k < 32; k += 1) {
+                        if (k < slots) {  // line 60
+                            v[k] = x[prism_add(prism_add(row, t), k * 128)];  // line 61
+                            m = fmaxf(m, v[k]);  // line 62
                         }
                     }
-                    for (int q = 16; q < slots; q += 1) {
-                        m = fmaxf(m, x[prism_add(prism_add(row, t), q * 256)]);  // line 62
+                    for (int q = 32; q < slots; q += 1) {
+                        m = fmaxf(m, x[prism_add(prism_add(row, t), q * 128)]);  // line 64
                     }
                 }
             }
-            const float row_max = prism_std_block_block_max_float_(prism_tid, prism_bid, prism_smem, m);  // line 63
-            float s = 0.0f;  // line 64
+            const float row_max = prism_std_block_block_max_float_(prism_tid, prism_bid, prism_smem, m);  // line 65
+            float s = 0.0f;  // line 66
             {  // group(thread[1])
-                for (int k = 0; k < 16; k += 1) {
-                    if (k < held) {  // line 67
-                        v[k] = expf(v[k] - row_max);  // line 68
-                        s = s + v[k];  // line 69
+                for (int k = 0; k < 32; k += 1) {
+                    if (k < held) {  // line 69
+                        v[k] = expf(v[k] - row_max);  // line 70
+                        s = s + v[k];  // line 71
                     }
                 }
-                if (vec) {  // line 70
-                    for (int q = 4; q < slots; q += 1) {
-                        const prism_vec<float, 4> prism_v148 = *(const prism_vec<float, 4>*)&x[prism_add(row, prism_mul(t + q * 256, 4))];  // line 72
+                if (vec) {  // line 72
+                    for (int q = 8; q < slots; q += 1) {
+                        const prism_vec<float, 4> prism_v148 = *(const prism_vec<float, 4>*)&x[prism_add(row, prism_mul(t + q * 128, 4))];  // line 74
                         const float t148 = prism_v148.v[0];
                         const float t149 = prism_v148.v[1];
                         const float t150 = prism_v148.v[2];
@@ -135,56 +137,61 @@ extern "C" __global__ void __launch_bounds__(256) softmax_rows_block(int rows,
                         w[2] = t150;
                         w[3] = t151;
                         for (int e = 0; e < 4; e += 1) {
-                            s = s + expf(w[e] - row_max);  // line 74
+                            s = s + expf(w[e] - row_max);  // line 76
                         }
                     }
                 } else {
-                    for (int q = 16; q < slots; q += 1) {
-                        s = s + expf(x[prism_add(prism_add(row, t), q * 256)] - row_max);  // line 77
+                    for (int q = 32; q < slots; q += 1) {
+                        s = s + expf(x[prism_add(prism_add(row, t), q * 128)] - row_max);  // line 79
                     }
                 }
             }
-            const float row_sum = prism_std_block_block_sum_float_(prism_tid, prism_bid, prism_smem, s);  // line 78
-            const float inv = 1.0f / row_sum;  // line 79
+            const float row_sum = prism_std_block_block_sum_float_(prism_tid, prism_bid, prism_smem, s);  // line 80
+            const float inv = 1.0f / row_sum;  // line 81
             // The thread's slots, one view for all of them (views that change from pass to
             // pass would each need the block's barrier): `[q, e]` is column e of slot q. The
             // function is offset in its last index, so a float4 slot is stored with one
-            // 16-byte store.
-            {  // partition `y_row` as `y_t` at thread[1]
-                {  // group(thread[1])
-                    if (vec) {  // line 86
-                        for (int q = 0; q < 4; q += 1) {
-                            if (q < slots) {  // line 88
+            // 16-byte store. One view per slot width, so that each view's function has its
+            // width as a constant and a slot's address is folded as in the loads.
+            if (vec) {  // line 87
+                {  // partition `y_row` as `y_t` at thread[1]
+                    {  // group(thread[1])
+                        for (int q = 0; q < 8; q += 1) {
+                            if (q < slots) {  // line 91
                                 for (int e = 0; e < 4; e += 1) {
-                                    v[4 * q + e] = v[4 * q + e] * inv;  // line 90
+                                    v[4 * q + e] = v[4 * q + e] * inv;  // line 93
                                 }
-                                const int t204 = 4 * q;  // line 91
-                                *(prism_vec<float, 4>*)&y[prism_add(prism_mul(r, cols), prism_mul(t + q * 256, width))] = prism_vec<float, 4>{{v[t204], v[t204 + 1], v[t204 + 2], v[t204 + 3]}};
+                                const int t205 = 4 * q;  // line 94
+                                *(prism_vec<float, 4>*)&y[prism_add(prism_mul(r, cols), (t + q * 128) * 4)] = prism_vec<float, 4>{{v[t205], v[t205 + 1], v[t205 + 2], v[t205 + 3]}};
                             }
                         }
-                        for (int q_1 = 4; q_1 < slots; q_1 += 1) {
-                            const prism_vec<float, 4> prism_v232 = *(const prism_vec<float, 4>*)&x[prism_add(row, prism_mul(t + q_1 * 256, 4))];  // line 93
-                            const float t232 = prism_v232.v[0];
-                            const float t233 = prism_v232.v[1];
-                            const float t234 = prism_v232.v[2];
-                            const float t235 = prism_v232.v[3];
-                            w[0] = t232;
-                            w[1] = t233;
-                            w[2] = t234;
-                            w[3] = t235;
+                        for (int q_1 = 8; q_1 < slots; q_1 += 1) {
+                            const prism_vec<float, 4> prism_v233 = *(const prism_vec<float, 4>*)&x[prism_add(row, prism_mul(t + q_1 * 128, 4))];  // line 96
+                            const float t233 = prism_v233.v[0];
+                            const float t234 = prism_v233.v[1];
+                            const float t235 = prism_v233.v[2];
+                            const float t236 = prism_v233.v[3];
+                            w[0] = t233;
+                            w[1] = t234;
+                            w[2] = t235;
+                            w[3] = t236;
                             for (int e = 0; e < 4; e += 1) {
-                                w[e] = expf(w[e] - row_max) * inv;  // line 95
+                                w[e] = expf(w[e] - row_max) * inv;  // line 98
                             }
-                            *(prism_vec<float, 4>*)&y[prism_add(prism_mul(r, cols), prism_mul(t + q_1 * 256, width))] = prism_vec<float, 4>{{w[0], w[1], w[2], w[3]}};  // line 96
+                            *(prism_vec<float, 4>*)&y[prism_add(prism_mul(r, cols), prism_mul(t + q_1 * 128, 4))] = prism_vec<float, 4>{{w[0], w[1], w[2], w[3]}};  // line 99
                         }
-                    } else {
-                        for (int k = 0; k < 16; k += 1) {
-                            if (k < slots) {  // line 99
-                                y[prism_add(prism_mul(r, cols), prism_mul(t + k * 256, width))] = v[k] * inv;  // line 100
+                    }
+                }
+            } else {
+                {  // partition `y_row` as `y_t` at thread[1]
+                    {  // group(thread[1])
+                        for (int k = 0; k < 32; k += 1) {
+                            if (k < slots) {  // line 104
+                                y[prism_add(prism_mul(r, cols), t + k * 128)] = v[k] * inv;  // line 105
                             }
                         }
-                        for (int q = 16; q < slots; q += 1) {
-                            y[prism_add(prism_mul(r, cols), prism_mul(t + q * 256, width))] = expf(x[prism_add(prism_add(row, t), q * 256)] - row_max) * inv;  // line 102
+                        for (int q = 32; q < slots; q += 1) {
+                            y[prism_add(prism_mul(r, cols), t + q * 128)] = expf(x[prism_add(prism_add(row, t), q * 128)] - row_max) * inv;  // line 107
                         }
                     }
                 }
