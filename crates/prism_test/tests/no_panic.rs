@@ -14,14 +14,24 @@
 //! 10,000 levels on an 8 MiB stack, the size of a normal main thread (`prism check` runs
 //! there), and `extreme_numbers` checks sizes and constants past the limits of their types.
 //! A crash found here or by `fuzz/` becomes a file in `tests/ui/regress/`.
+//!
+//! A crash that kills the process (a SIGSEGV, or the abort after a stack overflow) takes
+//! libtest's captured output and proptest's report with it. So before each case the test
+//! writes what it is about to run under `target/tmp/no-panic/` ([`LastCase`]): a property's
+//! input to `PROPERTY.last-case.prism` and its seed to `PROPERTY.seed`, a nesting test's case
+//! to `TEST.last-case.txt`; each file is removed when its test finishes. The files left
+//! after a crash are the cases that were running. `PROPTEST_RNG_SEED=N` replays a property's
+//! cases in the same order (`docs/dev/recipes.md`).
 
 use prism_diag::{Color, Problems, render};
 use prism_span::SourceMap;
 use prism_test::{prism_files, repo_root};
 use proptest::prelude::*;
 use proptest::sample::Index;
-use proptest::test_runner::{Config, TestCaseError, TestRunner};
-use std::sync::mpsc;
+use proptest::test_runner::{Config, RngSeed, TestCaseError, TestRunner};
+use std::hash::{BuildHasher, RandomState};
+use std::path::PathBuf;
+use std::sync::{Once, mpsc};
 use std::time::Duration;
 
 /// How long one case may run before it counts as a hang. Cases take milliseconds; the
@@ -39,35 +49,39 @@ const DEEP: usize = 10_000;
 
 #[test]
 fn arbitrary_text() {
-    run(64, "\\PC{0,400}");
-    run(64, "[ -~\n\t]{0,400}");
+    run("arbitrary_text", 64, "\\PC{0,400}");
+    run("arbitrary_text_ascii", 64, "[ -~\n\t]{0,400}");
 }
 
 #[test]
 fn byte_soup() {
-    run(64, proptest::collection::vec(any::<u8>(), 0..400).prop_map(|b| String::from_utf8_lossy(&b).into_owned()));
+    run(
+        "byte_soup",
+        64,
+        proptest::collection::vec(any::<u8>(), 0..400).prop_map(|b| String::from_utf8_lossy(&b).into_owned()),
+    );
 }
 
 #[test]
 fn token_soup() {
-    run(256, token_soup_strategy());
+    run("token_soup", 256, token_soup_strategy());
 }
 
 #[test]
 fn indented_lines() {
-    run(256, indented_lines_strategy());
+    run("indented_lines", 256, indented_lines_strategy());
 }
 
 #[test]
 fn generated_programs() {
-    run(384, program_strategy());
+    run("generated_programs", 384, program_strategy());
 }
 
 #[test]
 fn corpus_mutations() {
     let corpus = corpus();
     assert!(!corpus.is_empty(), "no .prism files under tests/ui");
-    run(2048, mutation_strategy(corpus));
+    run("corpus_mutations", 2048, mutation_strategy(corpus));
 }
 
 #[test]
@@ -306,25 +320,98 @@ fn extreme_numbers() {
 }
 
 /// Runs `strategy`'s cases through the front end, each on a big-stack thread with a hang
-/// watchdog. A panic fails the test with the input shrunk by proptest.
-fn run<S>(cases: u32, strategy: S)
+/// watchdog. A panic fails the test with the input shrunk by proptest. `name` names the
+/// files the cases are recorded in.
+fn run<S>(name: &str, cases: u32, strategy: S)
 where
     S: Strategy<Value = String>,
 {
     // `PROPTEST_CASES=100000 cargo test --release --test no_panic` searches longer.
     let cases = std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(cases);
     let config = Config { cases, failure_persistence: None, ..Config::default() };
-    let mut runner = TestRunner::new(config);
-    let result = runner.run(&strategy, |src| match check_on_thread(src, BIG_STACK, true) {
-        Ok(()) => Ok(()),
-        Err(Outcome::Panicked(msg)) => Err(TestCaseError::fail(msg)),
-        Err(Outcome::Hung(src)) => {
-            // Shrinking would rerun hanging cases; stop at the first one instead.
-            panic!("the front end ran for more than {HANG_LIMIT:?} on this input:\n{src:?}")
+    // A seed chosen here rather than inside proptest, so that it can be recorded; proptest
+    // reads `PROPTEST_RNG_SEED` into `rng_seed` and then it is used as it is.
+    let seed = match config.rng_seed {
+        RngSeed::Fixed(seed) => seed,
+        RngSeed::Random => RandomState::new().hash_one(std::time::SystemTime::now()),
+    };
+    let last = LastCase::new(name);
+    last.record_seed(seed, cases);
+    let mut runner = TestRunner::new(Config { rng_seed: RngSeed::Fixed(seed), ..config });
+    // The first input that hangs. A failure (or a panic in this closure, which proptest
+    // catches as one) would be shrunk, and shrinking reruns hanging cases, each for
+    // `HANG_LIMIT` and each leaving a thread spinning; so a hang passes the case, every later
+    // case is skipped, and the test fails after the run with the input as it was.
+    let hung = std::sync::Mutex::new(None::<String>);
+    let result = runner.run(&strategy, |src| {
+        if hung.lock().is_ok_and(|h| h.is_some()) {
+            return Ok(());
+        }
+        last.record(&src);
+        match check_on_thread(src, BIG_STACK, true) {
+            Ok(()) => Ok(()),
+            Err(Outcome::Panicked(msg)) => Err(TestCaseError::fail(msg)),
+            Err(Outcome::Hung(src)) => {
+                if let Ok(mut h) = hung.lock() {
+                    *h = Some(src);
+                }
+                Ok(())
+            }
         }
     });
+    if let Some(src) = hung.into_inner().ok().flatten() {
+        panic!(
+            "the front end ran for more than {HANG_LIMIT:?} on this input:\n{src:?}\nreplay with PROPTEST_RNG_SEED={seed}"
+        );
+    }
     if let Err(e) = result {
-        panic!("{e}");
+        panic!("{e}\nreplay with PROPTEST_RNG_SEED={seed}");
+    }
+}
+
+/// The file a test writes the case it is about to run to, so that a crash that kills the
+/// process leaves the case behind; removed, with the seed file, when the test is done
+/// (normally or by a panic, which reports the case itself).
+struct LastCase {
+    case: PathBuf,
+    seed: PathBuf,
+}
+
+impl LastCase {
+    /// `target/tmp/no-panic/NAME.last-case.prism` and `NAME.seed`.
+    fn new(name: &str) -> Self {
+        Self::with_extension(name, "prism")
+    }
+
+    fn with_extension(name: &str, extension: &str) -> Self {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("no-panic");
+        // The files an earlier crashed run left go at the first case of this one, so that
+        // those left after it are all its own.
+        static CLEAR: Once = Once::new();
+        CLEAR.call_once(|| {
+            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        });
+        let _ = std::fs::create_dir_all(&dir);
+        LastCase { case: dir.join(format!("{name}.last-case.{extension}")), seed: dir.join(format!("{name}.seed")) }
+    }
+
+    /// Overwrites the case file with `contents`: a `write`, which outlives the process.
+    /// Recording is best effort; a read-only target directory must not fail the test.
+    fn record(&self, contents: &str) {
+        let _ = std::fs::write(&self.case, contents);
+    }
+
+    fn record_seed(&self, seed: u64, cases: u32) {
+        let _ = std::fs::write(&self.seed, format!("PROPTEST_RNG_SEED={seed} PROPTEST_CASES={cases}\n"));
+    }
+}
+
+impl Drop for LastCase {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.case);
+        let _ = std::fs::remove_file(&self.seed);
     }
 }
 
@@ -338,17 +425,33 @@ enum Outcome {
 
 /// Checks `src` on a new thread with a `stack`-byte stack, rendering the diagnostics if
 /// `rendered`.
+///
+/// The thread is joined once it has sent its result, never detached: dropping its
+/// `JoinHandle` calls `pthread_detach`, which in glibc (2.36 here) races with the thread's
+/// exit. It marks the thread detached and then reads the thread's descriptor, which lies in
+/// the thread's stack; if the thread has exited in between, it has released that stack, and
+/// glibc unmaps a stack too big for its cache (40 MiB) as soon as any thread's stack is
+/// released. The read is then a SIGSEGV that kills the test binary: the core dumps of
+/// 100,000-case runs show it in `pthread_detach` under this function. A hung thread is left
+/// joinable.
 fn check_on_thread(src: String, stack: usize, rendered: bool) -> Result<(), Outcome> {
     let (tx, rx) = mpsc::channel();
     let input = src.clone();
-    std::thread::Builder::new()
+    let checker = std::thread::Builder::new()
         .stack_size(stack)
         .spawn(move || {
             let r = std::panic::catch_unwind(|| front_end(&src, rendered));
             let _ = tx.send(r);
         })
         .expect("spawn checker thread");
-    match rx.recv_timeout(HANG_LIMIT) {
+    let received = rx.recv_timeout(HANG_LIMIT);
+    if received.is_ok() {
+        // It has sent its result and is exiting; the join only waits for that.
+        let _ = checker.join();
+    } else {
+        std::mem::forget(checker);
+    }
+    match received {
         Ok(Ok(())) => Ok(()),
         Ok(Err(payload)) => {
             let msg = payload
@@ -379,6 +482,11 @@ fn front_end(src: &str, rendered: bool) {
 
 /// Checks a hand-made input on a normal main-thread-sized stack; it must finish normally.
 fn assert_survives(what: &str, src: &str) {
+    // The inputs are made by the test's code, so naming the case is enough to replay it; the
+    // test's thread is named after it by libtest.
+    let test = std::thread::current().name().unwrap_or("nesting").replace(|c: char| !c.is_alphanumeric(), "_");
+    let last = LastCase::with_extension(&test, "txt");
+    last.record(&format!("{test}: {what} ({} bytes)\n", src.len()));
     // Rendering is quadratic in the worst case (see `front_end`), so only small inputs are
     // rendered.
     if let Err(e) = check_on_thread(src.to_string(), MAIN_STACK, src.len() <= 10_000) {
