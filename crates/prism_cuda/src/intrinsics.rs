@@ -227,7 +227,7 @@ fn mma_tf32(ops: &[Operand], outs: &[Expr]) -> Vec<Stmt> {
     })]
 }
 
-/// `ldmatrix.sync.aligned.m8n8.{x4,x2.trans}.shared.b16` into `.b32` registers, each
+/// `ldmatrix.sync.aligned.m8n8.{x4,x4.trans,x2.trans}.shared.b16` into `.b32` registers, each
 /// holding two 16-bit elements, the lower in the lower half, which C++ then splits into the
 /// `out=` places. The split is C++, not PTX (`mov.b32 {lo, hi}`), so that nvcc sees through
 /// it: where the places are a packed local array's halves (`Fx::packed`) and go straight
@@ -237,7 +237,9 @@ fn mma_tf32(ops: &[Operand], outs: &[Expr]) -> Vec<Stmt> {
 /// one whole float (the pair of 16-bit halves the hardware moves), reinterpreted in C++.
 fn ldmatrix(name: &str, ops: &[Operand], outs: &[Expr], scratch: &str) -> Vec<Stmt> {
     let wide = name.ends_with("tf32");
+    let trans = name.contains("_trans");
     let (shape, regs): (_, usize) = match (name.starts_with("ldmatrix_x4"), wide) {
+        (true, _) if trans => ("x4.trans", 4),
         (true, _) => ("x4", 4),
         (false, true) => ("x2", 2),
         (false, false) => ("x2.trans", 2),

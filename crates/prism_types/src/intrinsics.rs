@@ -382,6 +382,22 @@ pub static TABLE: &[IntrinsicSig] = &[
         Warp,
         "ldmatrix .x2 .trans: two 8x8 half matrices transposed; out[2j], out[2j+1] = rows 2(l%4), +1, column l/4 of matrix j",
     ),
+    row(
+        "ldmatrix_x4_trans_bf16",
+        AT_W,
+        &[r("src", false, S(BF16)), ParamSig { name: "out", kind: ParamKind::OutList(8), ty: S(BF16), persp: T1 }],
+        RetSig::Void,
+        Warp,
+        "ldmatrix .x4 .trans: four 8x8 bf16 matrices transposed; out[2j], out[2j+1] = rows 2(l%4), +1, column l/4 of matrix j",
+    ),
+    row(
+        "ldmatrix_x4_trans_f16",
+        AT_W,
+        &[r("src", false, S(F16)), ParamSig { name: "out", kind: ParamKind::OutList(8), ty: S(F16), persp: T1 }],
+        RetSig::Void,
+        Warp,
+        "ldmatrix .x4 .trans: four 8x8 half matrices transposed; out[2j], out[2j+1] = rows 2(l%4), +1, column l/4 of matrix j",
+    ),
     // The same instruction over 32-bit elements: ldmatrix moves b16 pairs, so an 8x8 b16
     // matrix is an 8-row x 4-float matrix and each lane receives one whole 32-bit word of
     // it, word l%4 of row l/4. That is the mma m16n8k8 tf32 fragment order: `.x4` over a

@@ -1,7 +1,7 @@
 //! A handful of rule-by-rule programs (`tests/ui/accept/rules/`) whose kernels compute
 //! something meaningful, and the run-only programs of `tests/ui/run/`.
 
-use crate::support::{Rng, assert_same, bf16_buffer, program};
+use crate::support::{Rng, assert_same, bf16_buffer, f16_buffer, program};
 use prism_interp::Arg;
 
 fn file(name: &str) -> String {
@@ -369,6 +369,30 @@ fn r_ldmatrix() {
     }
     assert_same("out_a", &out.f32("out_a"), &want_a);
     assert_same("out_b", &out.f32("out_b"), &want_b);
+}
+
+#[test]
+fn r_ldmatrix_x4_trans() {
+    // `.x4.trans` gives the B operands of two mma.m16n8k16 side by side, written here from
+    // the PTX ISA's fragment figures (not from the simulator's ldmatrix): lane l = 4g + t
+    // holds B[2t][g], B[2t+1][g], B[2t+8][g], B[2t+9][g] of columns 0-7, then the same of
+    // columns 8-15, in bf16 and in half. Distinct values exact in both types (integers below
+    // 2^8), so a misplaced element or a swapped pair of matrices shows.
+    let b: Vec<f32> = (0..256).map(|i| (i as f32) - 128.0).collect();
+    let p = program(&file("ldmatrix_x4_trans.prism"));
+    let out = p.launch("fragments", 1, 32, || {
+        vec![bf16_buffer(&b), f16_buffer(&b), Arg::buffer(&[0.0f32; 256]), Arg::buffer(&[0.0f32; 256])]
+    });
+    let bt = |k: usize, n: usize| b[16 * k + n];
+    let mut want = Vec::new();
+    for l in 0..32 {
+        let (g, t) = (l / 4, l % 4);
+        for n in [g, g + 8] {
+            want.extend([bt(2 * t, n), bt(2 * t + 1, n), bt(2 * t + 8, n), bt(2 * t + 9, n)]);
+        }
+    }
+    assert_same("out_b", &out.f32("out_b"), &want);
+    assert_same("out_h", &out.f32("out_h"), &want);
 }
 
 #[test]

@@ -181,6 +181,24 @@ pub fn bf16_buffer(values: &[f32]) -> Arg {
     Arg::Buffer(Buffer::from_bits(Scalar::BF16, &bits))
 }
 
+/// A `half` buffer of `values`, which must be zero or normal halves exactly (11 significant
+/// bits, exponents -14..=15).
+pub fn f16_buffer(values: &[f32]) -> Arg {
+    let bits: Vec<u64> = values
+        .iter()
+        .map(|v| {
+            let b = v.to_bits();
+            let (sign, exp, mant) = ((b >> 16) & 0x8000, ((b >> 23) & 0xFF) as i32, b & 0x7F_FFFF);
+            if *v == 0.0 {
+                return u64::from(sign);
+            }
+            assert!(mant & 0x1FFF == 0 && (-14..=15).contains(&(exp - 127)), "{v} is not a normal half value");
+            u64::from(sign | (((exp - 127 + 15) as u32) << 10) | (mant >> 13))
+        })
+        .collect();
+    Arg::Buffer(Buffer::from_bits(Scalar::F16, &bits))
+}
+
 /// `x` rounded to bf16, to nearest even (what an input generator does once).
 pub fn to_bf16(x: f32) -> f32 {
     let b = x.to_bits();
