@@ -3,12 +3,13 @@
 # the one call a session's device time allows, where a broken agenda costs that call): the
 # agenda runs here under a short budget with stand-ins for `nvidia-smi` and `nvcc` on PATH.
 # The stand-in nvcc writes, for each harness it is asked to build, a program that prints one
-# table row in the harnesses' format at a target size and takes a second. The test checks
-# what a GPU session relies on: every step's output lands in $OUT, the comparison is stopped
-# at its share of the budget, the candidates run in the order the agenda names them, the
-# sweep runs at the targets' sizes, harnesses past the deadline are skipped with a line that
-# says so, the profile is skipped when too little time is left, and the summary lists the
-# rows at the targets' sizes, best ratio first.
+# table row in the harnesses' format at a target size and takes two seconds (so that the
+# agenda's lists outlast the budget). The test checks what a GPU session relies on: every
+# step's output lands in $OUT, the comparison is stopped at its share of the budget, the
+# candidates run in the order the agenda names them, the sweep runs at the targets' sizes,
+# harnesses past the deadline are skipped with a line that says so, the profile is skipped
+# when too little time is left, and the summary lists the rows at the targets' sizes, best
+# ratio first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 prism="${1:-target/release/prism}"
@@ -38,7 +39,7 @@ name="$(basename "$o")"
 ratio=$((40 + ${#name}))
 cat >"$o" <<ROW
 #!/bin/sh
-sleep 1
+sleep 2
 echo "| stand-in ($name) | 4096x4096x4096 | $ratio.0 | cuBLAS SGEMM | 100.0 | $ratio.0% | matches |"
 echo "| stand-in ($name) | 1024x1024x1024 | 1.0 | cuBLAS SGEMM | 100.0 | 1.0% | matches |"
 echo "sizes=\${PRISM_BENCH_SIZES:-all}"

@@ -1,5 +1,6 @@
 // bf16 tensor-core gemm: one of Prism's mma.sync gemms (PRISM_HGEMM, its launcher, with
-// PRISM_HGEMM_LABEL, PRISM_HGEMM_THREADS and PRISM_HGEMM_TILE, the square block tile; by
+// PRISM_HGEMM_LABEL, PRISM_HGEMM_THREADS and PRISM_HGEMM_TILE, the square block tile, or
+// PRISM_HGEMM_BM x PRISM_HGEMM_BN; by
 // default `34_gemm_bf16_ldmatrix`, 64 x 64 tiles of 128 threads; run.sh also builds
 // `37_gemm_bf16_pipelined`, 128 x 128 tiles of 256 threads and a four-stage cp.async
 // pipeline; built by `prism build --emit-host` into PRISM_KERNELS) against cuBLAS's `cublasGemmEx` with bf16 inputs, f32 output
@@ -20,6 +21,14 @@
 #define PRISM_HGEMM_LABEL "34_gemm_bf16_ldmatrix"
 #define PRISM_HGEMM_THREADS 128
 #define PRISM_HGEMM_TILE 64
+#endif
+// Rectangular block tiles (the wide-warp-tile variants of kernel 37: 128 x 256, 256 x 128):
+// rows and columns, each the square tile unless given.
+#ifndef PRISM_HGEMM_BM
+#define PRISM_HGEMM_BM PRISM_HGEMM_TILE
+#endif
+#ifndef PRISM_HGEMM_BN
+#define PRISM_HGEMM_BN PRISM_HGEMM_TILE
 #endif
 
 int main(int argc, char** argv) {
@@ -47,8 +56,8 @@ int main(int argc, char** argv) {
         CHECK(cudaMemset(dc_prism, 0, n2 * 4));
         CHECK(cudaMemset(dc_blas, 0, n2 * 4));
         const float alpha = 1.0f, beta = 0.0f;
-        const int tiles = (s + PRISM_HGEMM_TILE - 1) / PRISM_HGEMM_TILE;
-        const unsigned grid = unsigned(tiles * tiles);
+        const unsigned grid =
+            unsigned(((s + PRISM_HGEMM_BM - 1) / PRISM_HGEMM_BM) * ((s + PRISM_HGEMM_BN - 1) / PRISM_HGEMM_BN));
         auto prism = [&] { CHECK(PRISM_HGEMM(grid, PRISM_HGEMM_THREADS, s, s, s, alpha, da, db, beta, dc_prism)); };
         // Row-major C = A B is column-major C^T = B^T A^T.
         auto blas = [&] {

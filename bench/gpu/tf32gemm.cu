@@ -21,6 +21,18 @@
 
 #include PRISM_KERNELS
 
+// Kernel 45's block tile and threads (its wide-warp-tile variants: 128 x 256 and 256 x 128
+// of 256 threads, 128 x 128 of 128).
+#ifndef PRISM_TF32_BM
+#define PRISM_TF32_BM 128
+#endif
+#ifndef PRISM_TF32_BN
+#define PRISM_TF32_BN 128
+#endif
+#ifndef PRISM_TF32_THREADS
+#define PRISM_TF32_THREADS 256
+#endif
+
 // The row label (a variant built with `prism build -D` names itself, variants.txt).
 #ifndef PRISM_TF32_LABEL
 #if defined(PRISM_TF32_PIPELINED)
@@ -68,9 +80,9 @@ int main(int argc, char** argv) {
         CHECK(cudaMemset(dc_blas, 0, nc * 4));
         const float alpha = 1.0f, beta = 0.0f;
 #ifdef PRISM_TF32_PIPELINED
-        const unsigned grid = unsigned(((s.m + 127) / 128) * ((s.n + 127) / 128));
+        const unsigned grid = unsigned(((s.m + PRISM_TF32_BM - 1) / PRISM_TF32_BM) * ((s.n + PRISM_TF32_BN - 1) / PRISM_TF32_BN));
         auto prism = [&] {
-            CHECK(prism_launch_gemm_tf32_pipelined(grid, 256, s.m, s.n, s.k, alpha, da, db, beta, dc_prism));
+            CHECK(prism_launch_gemm_tf32_pipelined(grid, PRISM_TF32_THREADS, s.m, s.n, s.k, alpha, da, db, beta, dc_prism));
         };
 #elif defined(PRISM_TF32_WS)
         const unsigned grid = unsigned(std::min(sms, (s.m / 128) * (s.n / 256)));

@@ -2,10 +2,11 @@
 // same algorithm, tiles and loop order, written as an expert would with inline PTX for
 // cp.async, ldmatrix and mma (test data for the SASS gate, crates/prism_gpu/tests/sass.rs;
 // not part of the product). 128 x 128 block tile, BK = 16, 8 warps of 64 x 32 (4 x 4 mma
-// tiles of m16n8k16), a four-stage cp.async ring in one loop: per issue wait_group 2 and one
-// __syncthreads (once three steps are in flight), the fill three steps ahead (an empty
+// tiles of m16n8k16), a four-stage cp.async ring in one loop: per issue wait_group 2 and
+// one __syncthreads (once three steps are in flight), the fill three steps ahead (an empty
 // commit past the end) with 16-byte zero-filling copies, and the multiplication of the step
-// that landed. Rows padded to 24 and 136 elements.
+// that landed: A's fragments through ldmatrix.x4, B's two mma tiles at a time through
+// ldmatrix.x4.trans. Rows padded to 24 and 136 elements.
 #include <cuda_bf16.h>
 #define BM 128
 #define BN 128
@@ -62,10 +63,10 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_pipelined(int M, int
                              : "=r"(fa[mi][0]), "=r"(fa[mi][1]), "=r"(fa[mi][2]), "=r"(fa[mi][3])
                              : "r"(smem_addr(p)));
             }
-            for (int ni = 0; ni < 4; ++ni) {
-                const __nv_bfloat16* p = &Bs[s][(l % 16) * BS + wn * 32 + ni * 8];
-                asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
-                             : "=r"(fb[ni][0]), "=r"(fb[ni][1])
+            for (int nj = 0; nj < 2; ++nj) {
+                const __nv_bfloat16* p = &Bs[s][(l % 16) * BS + wn * 32 + nj * 16 + 8 * (l / 16)];
+                asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+                             : "=r"(fb[2 * nj][0]), "=r"(fb[2 * nj][1]), "=r"(fb[2 * nj + 1][0]), "=r"(fb[2 * nj + 1][1])
                              : "r"(smem_addr(p)));
             }
             for (int mi = 0; mi < 4; ++mi)

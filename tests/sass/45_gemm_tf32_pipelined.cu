@@ -7,7 +7,8 @@
 // are in flight), the fill three steps ahead (an empty commit past the end) with 16-byte
 // zero-filling copies, and the multiplication of the step that landed. Rows padded to 12
 // floats. ldmatrix moves 32-bit words as b16 pairs, so .x4 over a 16 x 8 float piece of A
-// is the A fragment and .x2 over an 8 (n) x 8 (k) piece of B the B fragment. The operands
+// is the A fragment and .x4 over a 16 (n) x 8 (k) piece of B the B fragments of two mma
+// tiles. The operands
 // are rounded to tf32 with cvt.rna before the mma, as Prism's `intrinsic.mma_tf32` defines
 // (and the simulator computes).
 #define BM 128
@@ -69,10 +70,10 @@ extern "C" __global__ void __launch_bounds__(256) gemm_tf32_pipelined(int M, int
                              : "=r"(fa[mi][0]), "=r"(fa[mi][1]), "=r"(fa[mi][2]), "=r"(fa[mi][3])
                              : "r"(smem_addr(p)));
             }
-            for (int ni = 0; ni < 4; ++ni) {
-                const float* p = &Bs[s][(wn * 32 + ni * 8 + l % 8) * AS + 4 * ((l / 8) % 2)];
-                asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];"
-                             : "=r"(fb[ni][0]), "=r"(fb[ni][1])
+            for (int nj = 0; nj < 2; ++nj) {
+                const float* p = &Bs[s][(wn * 32 + nj * 16 + l % 8 + 8 * (l / 16)) * AS + 4 * ((l / 8) % 2)];
+                asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                             : "=r"(fb[2 * nj][0]), "=r"(fb[2 * nj][1]), "=r"(fb[2 * nj + 1][0]), "=r"(fb[2 * nj + 1][1])
                              : "r"(smem_addr(p)));
             }
             for (int mi = 0; mi < 4; ++mi)

@@ -878,14 +878,20 @@ fn k34_gemm_bf16_ldmatrix() {
     // (K and N multiples of 8); then 70 x 75 x 21 with element-by-element staging and a
     // partial last K step.
     let shapes = [(72, 80, 48, 1.5, -0.5), (70, 75, 21, 1.0, 0.25)];
-    check_bf16_gemm("34_gemm_bf16_ldmatrix.prism", "gemm_bf16_ldmatrix", &shapes, 64, 128);
+    check_bf16_gemm("34_gemm_bf16_ldmatrix.prism", "gemm_bf16_ldmatrix", &shapes, (64, 64), 128);
 }
 
-/// Runs a bf16 gemm kernel (M, N, K, alpha, A, B, beta, C; square block tiles of `tile`,
-/// `block` threads) on each shape against the float reference. Random bf16 inputs in
+/// Runs a bf16 gemm kernel (M, N, K, alpha, A, B, beta, C; block tiles of `tile` = (rows,
+/// columns), `block` threads) on each shape against the float reference. Random bf16 inputs in
 /// [-1, 1): products are exact, and each mma rounds its 16-term sum to f32: tolerance
 /// 1e-6 * sum |alpha * a * b| + 1e-6.
-fn check_bf16_gemm(name: &str, kernel: &str, shapes: &[(usize, usize, usize, f32, f32)], tile: usize, block: u32) {
+fn check_bf16_gemm(
+    name: &str,
+    kernel: &str,
+    shapes: &[(usize, usize, usize, f32, f32)],
+    tile: (usize, usize),
+    block: u32,
+) {
     check_bf16_gemm_variant(name, &[], kernel, shapes, tile, block);
 }
 
@@ -895,7 +901,7 @@ fn check_bf16_gemm_variant(
     defines: &[&str],
     kernel: &str,
     shapes: &[(usize, usize, usize, f32, f32)],
-    tile: usize,
+    (bm, bn): (usize, usize),
     block: u32,
 ) {
     let p = program_with(&file(name), defines);
@@ -904,7 +910,7 @@ fn check_bf16_gemm_variant(
         let a: Vec<f32> = rng.uniform(m * k, -1.0, 1.0).into_iter().map(to_bf16).collect();
         let b: Vec<f32> = rng.uniform(k * n, -1.0, 1.0).into_iter().map(to_bf16).collect();
         let c = rng.eighths(m * n, -2, 2);
-        let grid = (m.div_ceil(tile) * n.div_ceil(tile)) as u32;
+        let grid = (m.div_ceil(bm) * n.div_ceil(bn)) as u32;
         let out = p.launch(kernel, grid, block, || {
             vec![
                 Arg::value(m as i32),
@@ -936,7 +942,7 @@ fn k37_gemm_bf16_pipelined() {
     // partial; five K steps, more than the four slots, the last half past K), one K step,
     // none (C = beta C), and 1 x 8 x 8. N and K are multiples of 8 (16-byte rows).
     let shapes = [(136, 200, 72, 1.5, -0.5), (130, 8, 16, 1.0, 0.25), (5, 16, 0, 2.0, -1.0), (1, 8, 8, 1.0, 0.0)];
-    check_bf16_gemm("37_gemm_bf16_pipelined.prism", "gemm_bf16_pipelined", &shapes, 128, 256);
+    check_bf16_gemm("37_gemm_bf16_pipelined.prism", "gemm_bf16_pipelined", &shapes, (128, 128), 256);
 }
 
 #[test]
@@ -952,7 +958,40 @@ fn k37_variants_a_gpu_sweep_builds() {
         (64, 64, 200, 0.5, 1.0),
     ];
     for defines in [&["BK=32"][..], &["BK=64", "STAGES=3"]] {
-        check_bf16_gemm_variant("37_gemm_bf16_pipelined.prism", defines, "gemm_bf16_pipelined", &shapes, 128, 256);
+        check_bf16_gemm_variant(
+            "37_gemm_bf16_pipelined.prism",
+            defines,
+            "gemm_bf16_pipelined",
+            &shapes,
+            (128, 128),
+            256,
+        );
+    }
+}
+
+#[test]
+fn k37_wide_warp_tiles_a_gpu_sweep_builds() {
+    // Warp tiles of 64 x 64 (eight mma tiles across, B through four `ldmatrix_x4_trans`):
+    // 128 x 256 blocks of 8 warps (B's copies in two passes of 8 rows), 128 x 128 blocks of
+    // 4 warps (A's and B's copies in two passes each) and 256 x 128 blocks (A in two
+    // passes). Shapes: ragged tiles in both directions (N = 264 and M = 270 put a second
+    // block tile one mma tile deep), several K steps with a ragged last one, none, one
+    // partial step, and N smaller than a warp's tile.
+    let shapes = [
+        (136, 264, 72, 1.5, -0.5),
+        (270, 136, 40, 1.0, 0.25),
+        (5, 16, 0, 2.0, -1.0),
+        (64, 72, 8, 0.5, 1.0),
+        (70, 8, 200, 1.0, 0.0),
+    ];
+    let variants: [(&[&str], (usize, usize), u32); 4] = [
+        (&["WN=64", "BN=256", "BK=32"], (128, 256), 256),
+        (&["WN=64", "BN=256", "BK=32", "STAGES=3"], (128, 256), 256),
+        (&["WN=64", "BK=32"], (128, 128), 128),
+        (&["WN=64", "BM=256", "BK=32"], (256, 128), 256),
+    ];
+    for (defines, tile, block) in variants {
+        check_bf16_gemm_variant("37_gemm_bf16_pipelined.prism", defines, "gemm_bf16_pipelined", &shapes, tile, block);
     }
 }
 
@@ -975,7 +1014,7 @@ fn k45_gemm_tf32_pipelined() {
         (1, 4, 4, 1.0, 0.0),
         (1, 1, 0, 1.0, 3.0),
     ];
-    check_tf32_pipelined(&program(&file("45_gemm_tf32_pipelined.prism")), &shapes);
+    check_tf32_pipelined(&program(&file("45_gemm_tf32_pipelined.prism")), &shapes, (128, 128), 256);
 }
 
 #[test]
@@ -991,20 +1030,45 @@ fn k45_variants_a_gpu_sweep_builds() {
         (1, 4, 4, 1.0, 0.0),
     ];
     for defines in [&["BK=16"][..], &["BK=32", "STAGES=3"]] {
-        check_tf32_pipelined(&program_with(&file("45_gemm_tf32_pipelined.prism"), defines), &shapes);
+        check_tf32_pipelined(&program_with(&file("45_gemm_tf32_pipelined.prism"), defines), &shapes, (128, 128), 256);
     }
 }
 
-/// Runs kernel 45 (or a variant) on `shapes` and checks C against the tf32 reference (see
-/// `k45_gemm_tf32_pipelined`).
-fn check_tf32_pipelined(p: &Program, shapes: &[(usize, usize, usize, f32, f32)]) {
+#[test]
+fn k45_wide_warp_tiles_a_gpu_sweep_builds() {
+    // Warp tiles of 64 x 64 (eight mma tiles across, B two tiles per `ldmatrix_x4_tf32`):
+    // 128 x 256 blocks of 8 warps (B's copies in two passes), 128 x 128 blocks of 4 warps
+    // (A's and B's in two passes each) and 256 x 128 blocks (A's in two passes). Shapes:
+    // ragged tiles both ways (N = 264 and M = 270 put a second block tile one mma tile
+    // deep), ragged last K steps, none, and N smaller than one mma tile.
+    let shapes = [
+        (136usize, 264usize, 36usize, 1.5f32, -0.5f32),
+        (270, 136, 20, 0.5, 2.0),
+        (5, 16, 0, 2.0, -1.0),
+        (64, 72, 100, 1.0, 0.0),
+        (1, 4, 4, 1.0, 0.0),
+    ];
+    let variants: [(&[&str], (usize, usize), u32); 4] = [
+        (&["WN=64", "BN=256", "BK=16"], (128, 256), 256),
+        (&["WN=64", "BN=256", "BK=32", "STAGES=3"], (128, 256), 256),
+        (&["WN=64", "BK=16"], (128, 128), 128),
+        (&["WN=64", "BM=256", "BK=16"], (256, 128), 256),
+    ];
+    for (defines, tile, block) in variants {
+        check_tf32_pipelined(&program_with(&file("45_gemm_tf32_pipelined.prism"), defines), &shapes, tile, block);
+    }
+}
+
+/// Runs kernel 45 (or a variant: block tiles of `tile` = (rows, columns), `block` threads)
+/// on `shapes` and checks C against the tf32 reference (see `k45_gemm_tf32_pipelined`).
+fn check_tf32_pipelined(p: &Program, shapes: &[(usize, usize, usize, f32, f32)], (bm, bn): (usize, usize), block: u32) {
     for &(m, n, k, alpha, beta) in shapes {
         let mut rng = Rng::new((m * n + k) as u64 + 45);
         let a = rng.uniform(m * k, -1.0, 1.0);
         let b = rng.uniform(n * k, -1.0, 1.0);
         let c = rng.uniform(m * n, -1.0, 1.0);
-        let grid = (m.div_ceil(128) * n.div_ceil(128)) as u32;
-        let out = p.launch("gemm_tf32_pipelined", grid, 256, || {
+        let grid = (m.div_ceil(bm) * n.div_ceil(bn)) as u32;
+        let out = p.launch("gemm_tf32_pipelined", grid, block, || {
             vec![
                 Arg::value(m as i32),
                 Arg::value(n as i32),

@@ -10,23 +10,30 @@
 //          A (M x K bf16, row-major, read-only); B (K x N bf16, row-major, read-only).
 // In/out:  C (M x N float, row-major). Products are exact in float; sums are accumulated in
 //          float 16 at a time by the tensor core: compare with a tolerance.
-// Launch:  T = 256 threads per block (8 warps); B = ceil(M/128) * ceil(N/128) blocks. Block
-//          b owns the 128 x 128 tile of C at row (b / ceil(N/128)) * 128, column
-//          (b % ceil(N/128)) * 128; warp w computes the 64 x 32 sub-tile at tile row
-//          (w / 4) * 64, tile column (w % 4) * 32: 4 x 4 mma tiles of 16 x 8.
+// Launch:  THREADS = 256 threads per block (8 warps); B = ceil(M/BM) * ceil(N/BN) blocks of
+//          BM x BN = 128 x 128. Block b owns the tile of C at row (b / ceil(N/BN)) * BM,
+//          column (b % ceil(N/BN)) * BN; warp w computes the 64 x WN (= 64 x 32) sub-tile at
+//          tile row (w / (BN/WN)) * 64, tile column (w % (BN/WN)) * WN: 4 x WN/8 mma tiles
+//          of 16 x 8.
 // Per K step of 16, thread t copies A[row, k0 + (t % 2) * 8 .. +7] for row tile_row + t / 2
-// and B[k0 + t / 16, col .. +7] for col tile_col + (t % 16) * 8, 16 bytes each, into the
+// (+ THREADS / 2 per further pass while rows are left) and B[k0 + t / (BN/8) (+ 8 * THREADS
+// / BN per pass), col .. +7] for col tile_col + (t % (BN/8)) * 8, 16 bytes each, into the
 // step's slot. The copies are zero-filling (`cp_async_zfill`): a step past K and columns
 // past N land as zeros; a row past M copies row M - 1, whose products are never written
-// back. Rows are padded (24 and 136 elements) so the 8 rows one `ldmatrix` reads fall in
+// back. Rows are padded (24 and BN + 8 elements) so the 8 rows one `ldmatrix` reads fall in
 // different banks. While the block multiplies step k, the copies of steps k + 1 .. k + 3 are
-// in flight.
-// Variants: `prism build -D BK=32` (a multiple of 16): K steps of BK per stage and BK / 16
-// mma steps between a stage's wait and barrier. A slot of As then holds BK / 16 slices,
-// each the 128 x 16 tile of one k16 step with its rows padded to 24 (the layout of BK =
-// 16, so `ldmatrix` stays free of bank conflicts), and Bs holds BK rows; each thread makes
-// BK / 16 copies of A (slice c) and of B (rows b_k + 16c) per step. With BK = 32 and four
-// stages the block takes 74 KB of shared memory.
+// in flight. `ldmatrix_x4_trans` loads the B fragments of two mma tiles side by side.
+// Variants (`prism build -D`): BK = 32 or 64 (a multiple of 16): K steps of BK per stage and
+// BK / 16 mma steps between a stage's wait and barrier. A slot of As then holds BK / 16
+// slices, each the BM x 16 tile of one k16 step with its rows padded to 24 (the layout of
+// BK = 16, so `ldmatrix` stays free of bank conflicts), and Bs holds BK rows. WN = 64: warp
+// tiles of 64 x 64 (32 mmas per 8 ldmatrix in each k16 step, where 64 x 32 tiles do 16 per
+// 6: CUTLASS's sm80 warp shape, about 180 registers), with BN = 256 for 8 warps (128 x 256
+// blocks) or THREADS following BN = 128 (4 warps). BM = 256: 4 rows of warps. Valid shapes:
+// BM a multiple of 64, BN of WN, WN of 16; THREADS = (BM / 64) * (BN / WN) * 32 at most 1024,
+// with BM a multiple of THREADS / 2 and THREADS / (BN / 8) dividing 16 (every copy pass
+// covers whole rows). With BK = 32, four stages and 128 x 128 blocks the block takes 82 KB of
+// shared memory; at 128 x 256, 114 KB.
 extern "C" __global__ void __launch_bounds__(256) gemm_bf16_pipelined(int M,
                                                                       int N,
                                                                       int K,
@@ -42,142 +49,162 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_pipelined(int M,
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(1024) __nv_bfloat16 prism_shared0[12288];
     __shared__ __align__(1024) __nv_bfloat16 prism_shared24576[8704];
-    const int tiles_n = prism_sub(prism_add(N, 128), 1) / 128;  // line 42
-    const int b = prism_bid;  // line 43
-    const int tile_row = prism_mul(prism_div(b, tiles_n), 128);  // line 44
-    const int tile_col = prism_mul(prism_rem(b, tiles_n), 128);  // line 45
+    const int tiles_n = prism_sub(prism_add(N, 128), 1) / 128;  // line 56
+    const int b = prism_bid;  // line 57
+    const int tile_row = prism_mul(prism_div(b, tiles_n), 128);  // line 58
+    const int tile_col = prism_mul(prism_rem(b, tiles_n), 128);  // line 59
     {  // partition `C` as `C_blk` at block[1]
         {  // group(block[1])
             // As[s][c * BM * AS + r * AS + k] = A[tile_row + r, k0 + 16 c + k]
-            __nv_bfloat16* As = prism_shared0;  // line 49
-            __nv_bfloat16* Bs = prism_shared24576;  // line 50
-            const int t = prism_tid;  // line 51
-            const int w = (int)((unsigned)prism_tid / 32u);  // line 52
-            const int wm = w / 4;  // line 53
-            const int wn = w % 4;  // line 54
-            const int a_r = t / 2;  // line 55
-            const int a_k = t % 2 * 8;  // line 56
-            const int a_row = prism_min(prism_add(tile_row, a_r), prism_sub(M, 1));  // line 57
-            const int b_k = t / 16;  // line 58
-            const int b_c = t % 16 * 8;  // line 59
-            const int b_col = prism_add(tile_col, b_c);  // line 60
+            __nv_bfloat16* As = prism_shared0;  // line 63
+            __nv_bfloat16* Bs = prism_shared24576;  // line 64
+            const int t = prism_tid;  // line 65
+            const int w = (int)((unsigned)prism_tid / 32u);  // line 66
+            const int wm = w / 4;  // line 67
+            const int wn = w % 4;  // line 68
+            const int a_r = t / 2;  // line 69
+            const int a_k = t % 2 * 8;  // line 70
+            const int b_k = t / 16;  // line 71
+            const int b_c = t % 16 * 8;  // line 72
+            const int b_col = prism_add(tile_col, b_c);  // line 73
             // Bytes of B's copy that exist: 16, or 0 past N.
-            const int b_have = prism_mul(2, prism_max(0, prism_min(8, prism_sub(N, b_col))));  // line 62
-            float acc[64] = {};  // line 63
+            const int b_have = prism_mul(2, prism_max(0, prism_min(8, prism_sub(N, b_col))));  // line 75
+            float acc[64] = {};  // line 76
             {  // pipeline `As` as `As` at block[1]
                 {  // pipeline `Bs` as `Bs` at block[1]
-                    int kt_issue = 0;  // line 64
-                    const int t74 = prism_sub(prism_add(K, 16), 1) / 16;
-                    for (; kt_issue < t74 + 3; kt_issue += 1) {
-                        const bool t78 = kt_issue >= 3;
-                        if (t78) {
+                    int kt_issue = 0;  // line 77
+                    const int t69 = prism_sub(prism_add(K, 16), 1) / 16;
+                    for (; kt_issue < t69 + 3; kt_issue += 1) {
+                        const bool t73 = kt_issue >= 3;
+                        if (t73) {
                             asm volatile("cp.async.wait_group 2;" :  :  : "memory");
                             __syncthreads();
                         }
-                        if (kt_issue < t74) {  // line 64
+                        if (kt_issue < t69) {  // line 77
                             {  // async `As` as `a_dst` at block[1]
                                 {  // async `Bs` as `b_dst` at block[1]
                                     {  // group(thread[1])
                                         for (int c = 0; c < 1; c += 1) {
-                                            const int ka = kt_issue * 16 + 16 * c + a_k;  // line 69
-                                            const int kb = kt_issue * 16 + 16 * c + b_k;  // line 70
-                                            asm volatile(  // line 71
-                                                "cp.async.cg.shared.global [%0], [%1], 16, %2;"
-                                                :
-                                                : "r"(prism_smem_addr(&As[kt_issue % 4 * 3072 + (c * 128 * 24 + a_r * 24 + a_k)])), "l"(&A[prism_add(prism_mul(a_row, K), ka)]), "r"(prism_mul(2, prism_max(0, prism_min(8, prism_sub(K, ka)))))
-                                                : "memory");
-                                            int t138 = {};
-                                            if (kb < K) {
-                                                t138 = b_have;  // line 72
-                                            } else {
-                                                t138 = 0;
+                                            const int ka = kt_issue * 16 + 16 * c + a_k;  // line 82
+                                            const int a_have = prism_mul(2, prism_max(0, prism_min(8, prism_sub(K, ka))));  // line 83
+                                            for (int p = 0; p < 1; p += 1) {
+                                                const int a_row = prism_min(prism_add(tile_row, a_r) + p * 128, prism_sub(M, 1));  // line 85
+                                                asm volatile(  // line 86
+                                                    "cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                                                    :
+                                                    : "r"(prism_smem_addr(&As[kt_issue % 4 * 3072 + (c * 128 * 24 + (a_r + p * 128) * 24 + a_k)])), "l"(&A[prism_add(prism_mul(a_row, K), ka)]), "r"(a_have)
+                                                    : "memory");
                                             }
-                                            asm volatile(
-                                                "cp.async.cg.shared.global [%0], [%1], 16, %2;"
-                                                :
-                                                : "r"(prism_smem_addr(&Bs[kt_issue % 4 * 2176 + ((16 * c + b_k) * 136 + b_c)])), "l"(&B[prism_add(prism_mul(kb, N), b_col)]), "r"(t138)
-                                                : "memory");
+                                            for (int p_1 = 0; p_1 < 1; p_1 += 1) {
+                                                const int kb = kt_issue * 16 + 16 * c + b_k + p_1 * 16;  // line 88
+                                                int t161 = {};
+                                                if (kb < K) {
+                                                    t161 = b_have;  // line 89
+                                                } else {
+                                                    t161 = 0;
+                                                }
+                                                asm volatile(
+                                                    "cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                                                    :
+                                                    : "r"(prism_smem_addr(&Bs[kt_issue % 4 * 2176 + ((16 * c + b_k + p_1 * 16) * 136 + b_c)])), "l"(&B[prism_add(prism_mul(kb, N), b_col)]), "r"(t161)
+                                                    : "memory");
+                                            }
                                         }
                                     }
                                 }
                             }
                         }
                         asm volatile("cp.async.commit_group;" :  :  : "memory");
-                        if (t78) {  // line 64
+                        if (t73) {  // line 77
                             const int kt = kt_issue - 3;
                             {  // stage `As` as `a_s` at block[1]
                                 {  // stage `Bs` as `b_s` at block[1]
                                     {  // group(thread[32])
-                                        const int l = (int)((unsigned)prism_tid % 32u);  // line 76
-                                        for (int ks = 0; ks < 1; ks += 1) {
-                                            unsigned fa[16] = {};  // line 78
-                                            unsigned fb[8] = {};  // line 79
+                                        const int l = (int)((unsigned)prism_tid % 32u);  // line 93
+                                        // Unrolled: nvcc keeps a loop of 32 mmas rolled.
+                                        #pragma unroll
+                                        for (int ks = 0; ks < 1; ks += 1) {  // line 95
+                                            unsigned fa[16] = {};  // line 96
+                                            unsigned fb[8] = {};  // line 97
                                             for (int mi = 0; mi < 4; mi += 1) {
-                                                __nv_bfloat16 t188;  // line 81
-                                                __nv_bfloat16 t189;
-                                                __nv_bfloat16 t190;
-                                                __nv_bfloat16 t191;
-                                                __nv_bfloat16 t192;
-                                                __nv_bfloat16 t193;
-                                                __nv_bfloat16 t194;
-                                                __nv_bfloat16 t195;
-                                                unsigned prism_w188[4];
+                                                __nv_bfloat16 t211;  // line 99
+                                                __nv_bfloat16 t212;
+                                                __nv_bfloat16 t213;
+                                                __nv_bfloat16 t214;
+                                                __nv_bfloat16 t215;
+                                                __nv_bfloat16 t216;
+                                                __nv_bfloat16 t217;
+                                                __nv_bfloat16 t218;
+                                                unsigned prism_w211[4];
                                                 asm volatile(
                                                     "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-                                                    : "=r"(prism_w188[0]), "=r"(prism_w188[1]), "=r"(prism_w188[2]), "=r"(prism_w188[3])
+                                                    : "=r"(prism_w211[0]), "=r"(prism_w211[1]), "=r"(prism_w211[2]), "=r"(prism_w211[3])
                                                     : "r"(prism_smem_addr(&As[(int)((unsigned)kt % 4u) * 3072 + (ks * 128 * 24 + (wm * 64 + mi * 16 + l % 8 + 8 * (l / 8 % 2)) * 24 + 8 * (l / 16))]))
                                                     : "memory");
-                                                t188 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w188[0]);
-                                                t189 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w188[0] >> 16));
-                                                t190 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w188[1]);
-                                                t191 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w188[1] >> 16));
-                                                t192 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w188[2]);
-                                                t193 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w188[2] >> 16));
-                                                t194 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w188[3]);
-                                                t195 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w188[3] >> 16));
-                                                prism_pair_set(fa, mi * 8, t188);
-                                                prism_pair_set(fa, mi * 8 + 1, t189);
-                                                prism_pair_set(fa, mi * 8 + 2, t190);
-                                                prism_pair_set(fa, mi * 8 + 3, t191);
-                                                prism_pair_set(fa, mi * 8 + 4, t192);
-                                                prism_pair_set(fa, mi * 8 + 5, t193);
-                                                prism_pair_set(fa, mi * 8 + 6, t194);
-                                                prism_pair_set(fa, mi * 8 + 7, t195);
+                                                t211 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w211[0]);
+                                                t212 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w211[0] >> 16));
+                                                t213 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w211[1]);
+                                                t214 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w211[1] >> 16));
+                                                t215 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w211[2]);
+                                                t216 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w211[2] >> 16));
+                                                t217 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w211[3]);
+                                                t218 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w211[3] >> 16));
+                                                prism_pair_set(fa, mi * 8, t211);
+                                                prism_pair_set(fa, mi * 8 + 1, t212);
+                                                prism_pair_set(fa, mi * 8 + 2, t213);
+                                                prism_pair_set(fa, mi * 8 + 3, t214);
+                                                prism_pair_set(fa, mi * 8 + 4, t215);
+                                                prism_pair_set(fa, mi * 8 + 5, t216);
+                                                prism_pair_set(fa, mi * 8 + 6, t217);
+                                                prism_pair_set(fa, mi * 8 + 7, t218);
                                             }
-                                            for (int ni = 0; ni < 4; ni += 1) {
-                                                __nv_bfloat16 t247;  // line 85
-                                                __nv_bfloat16 t248;
-                                                __nv_bfloat16 t249;
-                                                __nv_bfloat16 t250;
-                                                unsigned prism_w247[2];
+                                            // Matrices: k 0-7 and 8-15 of columns 16 nj .. +7, then of the next 8.
+                                            for (int nj = 0; nj < 2; nj += 1) {
+                                                __nv_bfloat16 t275;  // line 104
+                                                __nv_bfloat16 t276;
+                                                __nv_bfloat16 t277;
+                                                __nv_bfloat16 t278;
+                                                __nv_bfloat16 t279;
+                                                __nv_bfloat16 t280;
+                                                __nv_bfloat16 t281;
+                                                __nv_bfloat16 t282;
+                                                unsigned prism_w275[4];
                                                 asm volatile(
-                                                    "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
-                                                    : "=r"(prism_w247[0]), "=r"(prism_w247[1])
-                                                    : "r"(prism_smem_addr(&Bs[(int)((unsigned)kt % 4u) * 2176 + ((16 * ks + l % 16) * 136 + wn * 32 + ni * 8)]))
+                                                    "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+                                                    : "=r"(prism_w275[0]), "=r"(prism_w275[1]), "=r"(prism_w275[2]), "=r"(prism_w275[3])
+                                                    : "r"(prism_smem_addr(&Bs[(int)((unsigned)kt % 4u) * 2176 + ((16 * ks + l % 16) * 136 + wn * 32 + nj * 16 + 8 * (l / 16))]))
                                                     : "memory");
-                                                t247 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w247[0]);
-                                                t248 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w247[0] >> 16));
-                                                t249 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w247[1]);
-                                                t250 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w247[1] >> 16));
-                                                prism_pair_set(fb, ni * 4, t247);
-                                                prism_pair_set(fb, ni * 4 + 1, t248);
-                                                prism_pair_set(fb, ni * 4 + 2, t249);
-                                                prism_pair_set(fb, ni * 4 + 3, t250);
+                                                t275 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w275[0]);
+                                                t276 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w275[0] >> 16));
+                                                t277 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w275[1]);
+                                                t278 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w275[1] >> 16));
+                                                t279 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w275[2]);
+                                                t280 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w275[2] >> 16));
+                                                t281 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w275[3]);
+                                                t282 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w275[3] >> 16));
+                                                prism_pair_set(fb, 2 * nj * 4, t275);
+                                                prism_pair_set(fb, 2 * nj * 4 + 1, t276);
+                                                prism_pair_set(fb, 2 * nj * 4 + 2, t277);
+                                                prism_pair_set(fb, 2 * nj * 4 + 3, t278);
+                                                prism_pair_set(fb, (2 * nj + 1) * 4, t279);
+                                                prism_pair_set(fb, (2 * nj + 1) * 4 + 1, t280);
+                                                prism_pair_set(fb, (2 * nj + 1) * 4 + 2, t281);
+                                                prism_pair_set(fb, (2 * nj + 1) * 4 + 3, t282);
                                             }
                                             for (int mi_1 = 0; mi_1 < 4; mi_1 += 1) {
-                                                for (int ni_1 = 0; ni_1 < 4; ni_1 += 1) {
-                                                    float t369;  // line 89
-                                                    float t370;
-                                                    float t371;
-                                                    float t372;
+                                                for (int ni = 0; ni < 4; ni += 1) {
+                                                    float t441;  // line 109
+                                                    float t442;
+                                                    float t443;
+                                                    float t444;
                                                     asm volatile(
                                                         "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
-                                                        : "=f"(t369), "=f"(t370), "=f"(t371), "=f"(t372)
-                                                        : "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 1)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 2)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 3)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 4)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 5)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 6)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 7)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fb, ni_1 * 4)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fb, ni_1 * 4 + 1)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fb, ni_1 * 4 + 2)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fb, ni_1 * 4 + 3)) << 16)), "f"(acc[(mi_1 * 4 + ni_1) * 4]), "f"(acc[(mi_1 * 4 + ni_1) * 4 + 1]), "f"(acc[(mi_1 * 4 + ni_1) * 4 + 2]), "f"(acc[(mi_1 * 4 + ni_1) * 4 + 3]));
-                                                    acc[(mi_1 * 4 + ni_1) * 4] = t369;
-                                                    acc[(mi_1 * 4 + ni_1) * 4 + 1] = t370;
-                                                    acc[(mi_1 * 4 + ni_1) * 4 + 2] = t371;
-                                                    acc[(mi_1 * 4 + ni_1) * 4 + 3] = t372;
+                                                        : "=f"(t441), "=f"(t442), "=f"(t443), "=f"(t444)
+                                                        : "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 1)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 2)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 3)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 4)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 5)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 6)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 7)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fb, ni * 4)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fb, ni * 4 + 1)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fb, ni * 4 + 2)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fb, ni * 4 + 3)) << 16)), "f"(acc[(mi_1 * 4 + ni) * 4]), "f"(acc[(mi_1 * 4 + ni) * 4 + 1]), "f"(acc[(mi_1 * 4 + ni) * 4 + 2]), "f"(acc[(mi_1 * 4 + ni) * 4 + 3]));
+                                                    acc[(mi_1 * 4 + ni) * 4] = t441;
+                                                    acc[(mi_1 * 4 + ni) * 4 + 1] = t442;
+                                                    acc[(mi_1 * 4 + ni) * 4 + 2] = t443;
+                                                    acc[(mi_1 * 4 + ni) * 4 + 3] = t444;
                                                 }
                                             }
                                         }
@@ -191,22 +218,27 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_pipelined(int M,
             // Lane x = 4g + q holds rows g and g + 8, columns 2q and 2q + 1 of each mma tile.
             {  // partition `C_blk` as `C_w` at thread[32]
                 {  // group(thread[32])
-                    const int x = (int)((unsigned)prism_tid % 32u);  // line 97
-                    const int g = x / 4;  // line 98
-                    const int q = x % 4;  // line 99
+                    const int x = (int)((unsigned)prism_tid % 32u);  // line 117
+                    const int g = x / 4;  // line 118
+                    const int q = x % 4;  // line 119
                     {  // partition `C_w` as `C_t` at thread[1]
                         {  // group(thread[1])
-                            for (int mi = 0; mi < 4; mi += 1) {
-                                for (int ni = 0; ni < 4; ni += 1) {
-                                    for (int e = 0; e < 4; e += 1) {
-                                        const int i = mi * 16 + 8 * (e / 2);  // line 105
-                                        const int j = ni * 8 + e % 2;  // line 106
-                                        bool t439 = prism_add(prism_add(prism_add(tile_row, wm * 64), g), i) < M;  // line 107
-                                        if (t439) {
-                                            t439 = prism_add(prism_add(prism_add(tile_col, wn * 32), 2 * q), j) < N;
+                            // Unrolled: nvcc leaves the 128 iterations of 64 x 64 warp tiles
+                            // rolled and the accumulators then live in local memory.
+                            #pragma unroll
+                            for (int mi = 0; mi < 4; mi += 1) {  // line 124
+                                #pragma unroll
+                                for (int ni = 0; ni < 4; ni += 1) {  // line 125
+                                    #pragma unroll
+                                    for (int e = 0; e < 4; e += 1) {  // line 126
+                                        const int i = mi * 16 + 8 * (e / 2);  // line 127
+                                        const int j = ni * 8 + e % 2;  // line 128
+                                        bool t511 = prism_add(prism_add(prism_add(tile_row, wm * 64), g), i) < M;  // line 129
+                                        if (t511) {
+                                            t511 = prism_add(prism_add(prism_add(tile_col, wn * 32), 2 * q), j) < N;
                                         }
-                                        if (t439) {  // line 107
-                                            C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(wm * 64, N), wn * 32), prism_add(prism_add(prism_mul(g + i, N), 2 * q), j)))] = fmaf(alpha, acc[(mi * 4 + ni) * 4 + e], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(wm * 64, N), wn * 32), prism_add(prism_add(prism_mul(g + i, N), 2 * q), j)))]);  // line 108
+                                        if (t511) {  // line 129
+                                            C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(wm * 64, N), wn * 32), prism_add(prism_add(prism_mul(g + i, N), 2 * q), j)))] = fmaf(alpha, acc[(mi * 4 + ni) * 4 + e], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(wm * 64, N), wn * 32), prism_add(prism_add(prism_mul(g + i, N), 2 * q), j)))]);  // line 130
                                         }
                                     }
                                 }

@@ -13,27 +13,33 @@
 // In/out:  C (M x N float, row-major). The tensor cores multiply A and B rounded to tf32
 //          (`cvt.rna`, 10 mantissa bits) and accumulate in float 8 at a time: compare with
 //          a tolerance.
-// Launch:  T = 256 threads per block (8 warps); B = ceil(M/128) * ceil(N/128) blocks. Block
-//          b owns the 128 x 128 tile of C at row (b / ceil(N/128)) * 128, column
-//          (b % ceil(N/128)) * 128; warp w computes the 64 x 32 sub-tile at tile row
-//          (w / 4) * 64, tile column (w % 4) * 32: 4 x 4 mma tiles of 16 x 8.
+// Launch:  THREADS = 256 threads per block (8 warps); B = ceil(M/BM) * ceil(N/BN) blocks of
+//          BM x BN = 128 x 128. Block b owns the tile of C at row (b / ceil(N/BN)) * BM,
+//          column (b % ceil(N/BN)) * BN; warp w computes the 64 x WN (= 64 x 32) sub-tile at
+//          tile row (w / (BN/WN)) * 64, tile column (w % (BN/WN)) * WN: 4 x WN/8 mma tiles
+//          of 16 x 8.
 // Per K step of 8 (32 bytes of a row, as kernel 37's step of 16 bf16), thread t copies
 // A[row, k0 + (t % 2) * 4 .. +3] for row tile_row + t / 2 and B[col, k0 + (t % 2) * 4 .. +3]
-// for col tile_col + t / 2, 16 bytes each, into the step's slot. The copies are
+// for col tile_col + t / 2 (+ THREADS / 2 per further pass while rows are left), 16 bytes
+// each, into the step's slot. The copies are
 // zero-filling (`cp_async_zfill`): a step past K lands as zeros; a row past M (a column past
 // N) copies row M - 1 (N - 1), whose products are never written back. Rows are padded to 12
 // floats (48 bytes) so the 8 rows one `ldmatrix` reads fall in different banks (48 r mod 128
 // takes 8 distinct 16-byte offsets), and the four slots of both rings are exactly 48 KiB.
 // A 16-byte row is 4 floats, so each 8x8 b16 matrix `ldmatrix` moves is 8 rows of 4 floats:
-// `ldmatrix_x4_tf32` over a 16 x 8 piece of A's slot gives the A fragment and
-// `ldmatrix_x2_tf32` over an 8 (n) x 8 (k) piece of B's slot the B fragment. While the block
-// multiplies step k, the copies of steps k + 1 .. k + 3 are in flight.
+// `ldmatrix_x4_tf32` over a 16 x 8 piece of A's slot gives the A fragment, and over a 16
+// (n) x 8 (k) piece of B's slot the B fragments of two mma tiles side by side. While the
+// block multiplies step k, the copies of steps k + 1 .. k + 3 are in flight.
 // Variants: `prism build -D BK=32` (a multiple of 8): K steps of BK per stage and BK / 8
 // mma steps between a stage's wait and barrier. A slot of As (Bs) then holds BK / 8
 // slices, each the 128 x 8 tile of one k8 step with its rows padded to 12 (the layout of
 // BK = 8, so `ldmatrix` stays free of bank conflicts), and each thread copies BK / 8 chunks
 // of A and of B per step, one into each slice. With BK = 32 and three stages the block
-// takes 144 KiB of shared memory.
+// takes 144 KiB of shared memory. WN = 64: warp tiles of 64 x 64 (32 mmas per 8 ldmatrix in
+// each k8 step, where 64 x 32 tiles do 16 per 6), with BN = 256 for 8 warps (128 x 256
+// blocks) or THREADS following BN = 128 (4 warps); BM = 256: 4 rows of warps. Valid
+// shapes: BM a multiple of 64, BN of WN, WN of 16; THREADS = (BM / 64) * (BN / WN) * 32 at
+// most 1024, with BM and BN multiples of THREADS / 2 (every copy pass covers whole rows).
 extern "C" __global__ void __launch_bounds__(256) gemm_tf32_pipelined(int M,
                                                                       int N,
                                                                       int K,
@@ -49,114 +55,127 @@ extern "C" __global__ void __launch_bounds__(256) gemm_tf32_pipelined(int M,
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(1024) float prism_shared0[6144];
     __shared__ __align__(1024) float prism_shared24576[6144];
-    const int tiles_n = prism_sub(prism_add(N, 128), 1) / 128;  // line 48
-    const int b = prism_bid;  // line 49
-    const int tile_row = prism_mul(prism_div(b, tiles_n), 128);  // line 50
-    const int tile_col = prism_mul(prism_rem(b, tiles_n), 128);  // line 51
+    const int tiles_n = prism_sub(prism_add(N, 128), 1) / 128;  // line 59
+    const int b = prism_bid;  // line 60
+    const int tile_row = prism_mul(prism_div(b, tiles_n), 128);  // line 61
+    const int tile_col = prism_mul(prism_rem(b, tiles_n), 128);  // line 62
     {  // partition `C` as `C_blk` at block[1]
         {  // group(block[1])
             // As[s][j * BM * AS + r * AS + k] = A[tile_row + r, k0 + 8 j + k], Bs likewise
             // with B[tile_col + c, k0 + 8 j + k].
-            float* As = prism_shared0;  // line 56
-            float* Bs = prism_shared24576;  // line 57
-            const int t = prism_tid;  // line 58
-            const int w = (int)((unsigned)prism_tid / 32u);  // line 59
-            const int wm = w / 4;  // line 60
-            const int wn = w % 4;  // line 61
-            const int c_r = t / 2;  // line 62
-            const int c_k = t % 2 * 4;  // line 63
-            const int a_row = prism_min(prism_add(tile_row, c_r), prism_sub(M, 1));  // line 64
-            const int b_row = prism_min(prism_add(tile_col, c_r), prism_sub(N, 1));  // line 65
+            float* As = prism_shared0;  // line 67
+            float* Bs = prism_shared24576;  // line 68
+            const int t = prism_tid;  // line 69
+            const int w = (int)((unsigned)prism_tid / 32u);  // line 70
+            const int wm = w / 4;  // line 71
+            const int wn = w % 4;  // line 72
+            const int c_r = t / 2;  // line 73
+            const int c_k = t % 2 * 4;  // line 74
             // Each lane's row in the slots for `ldmatrix`, the same in every step (t % 32 is the
             // lane): A, row l % 8 + 8 ((l / 8) % 2) of the warp's 64, floats 4 (l / 16) on;
-            // B, row n = l % 8 of the warp's 32, floats 4 ((l / 8) % 2) on.
-            const int a_lane = (wm * 64 + t % 8 + 8 * (t / 8 % 2)) * 12 + 4 * (t % 32 / 16);  // line 69
-            const int b_lane = (wn * 32 + t % 8) * 12 + 4 * (t / 8 % 2);  // line 70
-            float acc[64] = {};  // line 71
+            // B, row n = l % 8 + 8 (l / 16) of the warp's WN, floats 4 ((l / 8) % 2) on.
+            const int a_lane = (wm * 64 + t % 8 + 8 * (t / 8 % 2)) * 12 + 4 * (t % 32 / 16);  // line 78
+            const int b_lane = (wn * 32 + t % 8 + 8 * (t % 32 / 16)) * 12 + 4 * (t / 8 % 2);  // line 79
+            float acc[64] = {};  // line 80
             {  // pipeline `As` as `As` at block[1]
                 {  // pipeline `Bs` as `Bs` at block[1]
-                    int kt_issue = 0;  // line 72
-                    const int t98 = prism_sub(prism_add(K, 8), 1) / 8;
-                    for (; kt_issue < t98 + 3; kt_issue += 1) {
-                        const bool t102 = kt_issue >= 3;
-                        if (t102) {
+                    int kt_issue = 0;  // line 81
+                    const int t95 = prism_sub(prism_add(K, 8), 1) / 8;
+                    for (; kt_issue < t95 + 3; kt_issue += 1) {
+                        const bool t99 = kt_issue >= 3;
+                        if (t99) {
                             asm volatile("cp.async.wait_group 2;" :  :  : "memory");
                             __syncthreads();
                         }
-                        if (kt_issue < t98) {  // line 72
+                        if (kt_issue < t95) {  // line 81
                             {  // async `As` as `a_dst` at block[1]
                                 {  // async `Bs` as `b_dst` at block[1]
                                     {  // group(thread[1])
                                         for (int j = 0; j < 1; j += 1) {
-                                            const int kc = kt_issue * 8 + 8 * j + c_k;  // line 77
+                                            const int kc = kt_issue * 8 + 8 * j + c_k;  // line 86
                                             // Bytes that exist: 16, or 0 past K (K is a multiple of 4).
-                                            const int have = prism_mul(4, prism_max(0, prism_min(4, prism_sub(K, kc))));  // line 79
-                                            asm volatile(  // line 80
-                                                "cp.async.cg.shared.global [%0], [%1], 16, %2;"
-                                                :
-                                                : "r"(prism_smem_addr(&As[kt_issue % 4 * 1536 + (j * 128 * 12 + c_r * 12 + c_k)])), "l"(&A[prism_add(prism_mul(a_row, K), kc)]), "r"(have)
-                                                : "memory");
-                                            asm volatile(  // line 81
-                                                "cp.async.cg.shared.global [%0], [%1], 16, %2;"
-                                                :
-                                                : "r"(prism_smem_addr(&Bs[kt_issue % 4 * 1536 + (j * 128 * 12 + c_r * 12 + c_k)])), "l"(&B[prism_add(prism_mul(b_row, K), kc)]), "r"(have)
-                                                : "memory");
+                                            const int have = prism_mul(4, prism_max(0, prism_min(4, prism_sub(K, kc))));  // line 88
+                                            for (int p = 0; p < 1; p += 1) {
+                                                const int a_row = prism_min(prism_add(tile_row, c_r) + p * 128, prism_sub(M, 1));  // line 90
+                                                asm volatile(  // line 91
+                                                    "cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                                                    :
+                                                    : "r"(prism_smem_addr(&As[kt_issue % 4 * 1536 + (j * 128 * 12 + (c_r + p * 128) * 12 + c_k)])), "l"(&A[prism_add(prism_mul(a_row, K), kc)]), "r"(have)
+                                                    : "memory");
+                                            }
+                                            for (int p_1 = 0; p_1 < 1; p_1 += 1) {
+                                                const int b_row = prism_min(prism_add(tile_col, c_r) + p_1 * 128, prism_sub(N, 1));  // line 93
+                                                asm volatile(  // line 94
+                                                    "cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                                                    :
+                                                    : "r"(prism_smem_addr(&Bs[kt_issue % 4 * 1536 + (j * 128 * 12 + (c_r + p_1 * 128) * 12 + c_k)])), "l"(&B[prism_add(prism_mul(b_row, K), kc)]), "r"(have)
+                                                    : "memory");
+                                            }
                                         }
                                     }
                                 }
                             }
                         }
                         asm volatile("cp.async.commit_group;" :  :  : "memory");
-                        if (t102) {  // line 72
+                        if (t99) {  // line 81
                             const int kt = kt_issue - 3;
                             {  // stage `As` as `a_s` at block[1]
                                 {  // stage `Bs` as `b_s` at block[1]
                                     {  // group(thread[32])
-                                        for (int j = 0; j < 1; j += 1) {
-                                            float fa[16] = {};  // line 86
-                                            float fb[8] = {};  // line 87
+                                        // Unrolled: nvcc keeps a loop of 32 mmas rolled.
+                                        #pragma unroll
+                                        for (int j = 0; j < 1; j += 1) {  // line 99
+                                            float fa[16] = {};  // line 100
+                                            float fb[8] = {};  // line 101
                                             // Matrices: rows 0-7 and 8-15 of floats 0-3, then of floats 4-7.
                                             for (int mi = 0; mi < 4; mi += 1) {
-                                                float t186;  // line 90
-                                                float t187;
-                                                float t188;
-                                                float t189;
-                                                unsigned prism_w186[4];
+                                                float t215;  // line 104
+                                                float t216;
+                                                float t217;
+                                                float t218;
+                                                unsigned prism_w215[4];
                                                 asm volatile(
                                                     "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-                                                    : "=r"(prism_w186[0]), "=r"(prism_w186[1]), "=r"(prism_w186[2]), "=r"(prism_w186[3])
+                                                    : "=r"(prism_w215[0]), "=r"(prism_w215[1]), "=r"(prism_w215[2]), "=r"(prism_w215[3])
                                                     : "r"(prism_smem_addr(&As[(int)((unsigned)kt % 4u) * 1536 + (j * 128 * 12 + a_lane + mi * 16 * 12)]))
                                                     : "memory");
-                                                t186 = __uint_as_float(prism_w186[0]);
-                                                t187 = __uint_as_float(prism_w186[1]);
-                                                t188 = __uint_as_float(prism_w186[2]);
-                                                t189 = __uint_as_float(prism_w186[3]);
-                                                fa[mi * 4] = t186;
-                                                fa[mi * 4 + 1] = t187;
-                                                fa[mi * 4 + 2] = t188;
-                                                fa[mi * 4 + 3] = t189;
+                                                t215 = __uint_as_float(prism_w215[0]);
+                                                t216 = __uint_as_float(prism_w215[1]);
+                                                t217 = __uint_as_float(prism_w215[2]);
+                                                t218 = __uint_as_float(prism_w215[3]);
+                                                fa[mi * 4] = t215;
+                                                fa[mi * 4 + 1] = t216;
+                                                fa[mi * 4 + 2] = t217;
+                                                fa[mi * 4 + 3] = t218;
                                             }
-                                            // Matrices: columns n 0-7 of k 0-3, then of k 4-7.
-                                            for (int ni = 0; ni < 4; ni += 1) {
-                                                float t222;  // line 94
-                                                float t223;
-                                                unsigned prism_w222[2];
+                                            // Matrices: columns n 0-7 of k 0-3, of k 4-7, then columns 8-15 of
+                                            // both: the B fragments of mma tiles 2 nj and 2 nj + 1.
+                                            for (int nj = 0; nj < 2; nj += 1) {
+                                                float t251;  // line 109
+                                                float t252;
+                                                float t253;
+                                                float t254;
+                                                unsigned prism_w251[4];
                                                 asm volatile(
-                                                    "ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];"
-                                                    : "=r"(prism_w222[0]), "=r"(prism_w222[1])
-                                                    : "r"(prism_smem_addr(&Bs[(int)((unsigned)kt % 4u) * 1536 + (j * 128 * 12 + b_lane + ni * 8 * 12)]))
+                                                    "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                                                    : "=r"(prism_w251[0]), "=r"(prism_w251[1]), "=r"(prism_w251[2]), "=r"(prism_w251[3])
+                                                    : "r"(prism_smem_addr(&Bs[(int)((unsigned)kt % 4u) * 1536 + (j * 128 * 12 + b_lane + nj * 16 * 12)]))
                                                     : "memory");
-                                                t222 = __uint_as_float(prism_w222[0]);
-                                                t223 = __uint_as_float(prism_w222[1]);
-                                                fb[ni * 2] = t222;
-                                                fb[ni * 2 + 1] = t223;
+                                                t251 = __uint_as_float(prism_w251[0]);
+                                                t252 = __uint_as_float(prism_w251[1]);
+                                                t253 = __uint_as_float(prism_w251[2]);
+                                                t254 = __uint_as_float(prism_w251[3]);
+                                                fb[2 * nj * 2] = t251;
+                                                fb[2 * nj * 2 + 1] = t252;
+                                                fb[(2 * nj + 1) * 2] = t253;
+                                                fb[(2 * nj + 1) * 2 + 1] = t254;
                                             }
                                             for (int mi_1 = 0; mi_1 < 4; mi_1 += 1) {
-                                                for (int ni_1 = 0; ni_1 < 4; ni_1 += 1) {
-                                                    float t304;  // line 98
-                                                    float t305;
-                                                    float t306;
-                                                    float t307;
+                                                for (int ni = 0; ni < 4; ni += 1) {
+                                                    float t355;  // line 113
+                                                    float t356;
+                                                    float t357;
+                                                    float t358;
                                                     asm volatile(
                                                         "{\n"
                                                         ".reg .b32 a<4>, b<2>;\n"
@@ -168,12 +187,12 @@ extern "C" __global__ void __launch_bounds__(256) gemm_tf32_pipelined(int M,
                                                         "cvt.rna.tf32.f32 b1, %9;\n"
                                                         "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {a0, a1, a2, a3}, {b0, b1}, {%10, %11, %12, %13};\n"
                                                         "}\n"
-                                                        : "=f"(t304), "=f"(t305), "=f"(t306), "=f"(t307)
-                                                        : "f"(fa[mi_1 * 4]), "f"(fa[mi_1 * 4 + 1]), "f"(fa[mi_1 * 4 + 2]), "f"(fa[mi_1 * 4 + 3]), "f"(fb[ni_1 * 2]), "f"(fb[ni_1 * 2 + 1]), "f"(acc[(mi_1 * 4 + ni_1) * 4]), "f"(acc[(mi_1 * 4 + ni_1) * 4 + 1]), "f"(acc[(mi_1 * 4 + ni_1) * 4 + 2]), "f"(acc[(mi_1 * 4 + ni_1) * 4 + 3]));
-                                                    acc[(mi_1 * 4 + ni_1) * 4] = t304;
-                                                    acc[(mi_1 * 4 + ni_1) * 4 + 1] = t305;
-                                                    acc[(mi_1 * 4 + ni_1) * 4 + 2] = t306;
-                                                    acc[(mi_1 * 4 + ni_1) * 4 + 3] = t307;
+                                                        : "=f"(t355), "=f"(t356), "=f"(t357), "=f"(t358)
+                                                        : "f"(fa[mi_1 * 4]), "f"(fa[mi_1 * 4 + 1]), "f"(fa[mi_1 * 4 + 2]), "f"(fa[mi_1 * 4 + 3]), "f"(fb[ni * 2]), "f"(fb[ni * 2 + 1]), "f"(acc[(mi_1 * 4 + ni) * 4]), "f"(acc[(mi_1 * 4 + ni) * 4 + 1]), "f"(acc[(mi_1 * 4 + ni) * 4 + 2]), "f"(acc[(mi_1 * 4 + ni) * 4 + 3]));
+                                                    acc[(mi_1 * 4 + ni) * 4] = t355;
+                                                    acc[(mi_1 * 4 + ni) * 4 + 1] = t356;
+                                                    acc[(mi_1 * 4 + ni) * 4 + 2] = t357;
+                                                    acc[(mi_1 * 4 + ni) * 4 + 3] = t358;
                                                 }
                                             }
                                         }
@@ -187,22 +206,27 @@ extern "C" __global__ void __launch_bounds__(256) gemm_tf32_pipelined(int M,
             // Lane x = 4g + q holds rows g and g + 8, columns 2q and 2q + 1 of each mma tile.
             {  // partition `C_blk` as `C_w` at thread[32]
                 {  // group(thread[32])
-                    const int x = (int)((unsigned)prism_tid % 32u);  // line 105
-                    const int g = x / 4;  // line 106
-                    const int q = x % 4;  // line 107
+                    const int x = (int)((unsigned)prism_tid % 32u);  // line 120
+                    const int g = x / 4;  // line 121
+                    const int q = x % 4;  // line 122
                     {  // partition `C_w` as `C_t` at thread[1]
                         {  // group(thread[1])
-                            for (int mi = 0; mi < 4; mi += 1) {
-                                for (int ni = 0; ni < 4; ni += 1) {
-                                    for (int e = 0; e < 4; e += 1) {
-                                        const int i = mi * 16 + 8 * (e / 2);  // line 113
-                                        const int j = ni * 8 + e % 2;  // line 114
-                                        bool t374 = prism_add(prism_add(prism_add(tile_row, wm * 64), g), i) < M;  // line 115
-                                        if (t374) {
-                                            t374 = prism_add(prism_add(prism_add(tile_col, wn * 32), 2 * q), j) < N;
+                            // Unrolled: nvcc leaves the 128 iterations of 64 x 64 warp tiles
+                            // rolled and the accumulators then live in local memory.
+                            #pragma unroll
+                            for (int mi = 0; mi < 4; mi += 1) {  // line 127
+                                #pragma unroll
+                                for (int ni = 0; ni < 4; ni += 1) {  // line 128
+                                    #pragma unroll
+                                    for (int e = 0; e < 4; e += 1) {  // line 129
+                                        const int i = mi * 16 + 8 * (e / 2);  // line 130
+                                        const int j = ni * 8 + e % 2;  // line 131
+                                        bool t425 = prism_add(prism_add(prism_add(tile_row, wm * 64), g), i) < M;  // line 132
+                                        if (t425) {
+                                            t425 = prism_add(prism_add(prism_add(tile_col, wn * 32), 2 * q), j) < N;
                                         }
-                                        if (t374) {  // line 115
-                                            C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(wm * 64, N), wn * 32), prism_add(prism_add(prism_mul(g + i, N), 2 * q), j)))] = fmaf(alpha, acc[(mi * 4 + ni) * 4 + e], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(wm * 64, N), wn * 32), prism_add(prism_add(prism_mul(g + i, N), 2 * q), j)))]);  // line 116
+                                        if (t425) {  // line 132
+                                            C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(wm * 64, N), wn * 32), prism_add(prism_add(prism_mul(g + i, N), 2 * q), j)))] = fmaf(alpha, acc[(mi * 4 + ni) * 4 + e], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(wm * 64, N), wn * 32), prism_add(prism_add(prism_mul(g + i, N), 2 * q), j)))]);  // line 133
                                         }
                                     }
                                 }
