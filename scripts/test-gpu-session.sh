@@ -84,4 +84,17 @@ grep -q '1024x1024x1024' "$out/summary.txt" && fail "the summary lists a size th
 ratios="$(cut -d'|' -f3 "$out/summary.txt" | tr -d ' %')"
 [ -n "$ratios" ] && [ "$ratios" = "$(printf '%s\n' "$ratios" | sort -gr)" ] ||
     fail "the summary is not best ratio first"
+# The profile's reducer of Nsight Compute's source page (bench/gpu/sass_stalls.py), which
+# only a GPU run feeds: on a page of the shape ncu prints (a preamble row, quoted numbers
+# with thousands separators, a line with no samples), the lines by samples and the sums by
+# opcode, with the per-reason metrics' names shortened.
+page='"Kernel Name","sgemm"
+"Address","Source","Warp Stall Sampling (All Samples)","Warp Stall Sampling (Not-issued Samples)","smsp__pcsamp_warps_issue_stalled_dispatch_stall"
+"0x100","FFMA R1, R2, R3, R1","1,200","80","60"
+"0x110","@P0 LDS.128 R4, [R5]","300","20","1"
+"0x120","FFMA R7, R2, R8, R7","0","0","0"'
+reduced="$(printf '%s\n' "$page" | python3 bench/gpu/sass_stalls.py)" || fail "sass_stalls.py failed: $reduced"
+grep -q '^  *0x100 *80.00% FFMA R1' <<<"$reduced" || fail "sass_stalls.py: no line 0x100 at 80%: $reduced"
+grep -q '^  FFMA  *80.0% .*dispatch_stall 60' <<<"$reduced" || fail "sass_stalls.py: no FFMA sum: $reduced"
+grep -q 'R7, R2, R8' <<<"$reduced" && fail "sass_stalls.py listed a line without samples"
 echo "gpu-session: session.sh all ran its steps in $took s of a 60-second budget"

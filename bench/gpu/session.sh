@@ -18,16 +18,17 @@
 # everything before the cut. The lists below are the open questions the last session left;
 # edit them when a run has answered one.
 #
-#   all         compare, then bench (full sizes), then sweep (sizes of the targets only:
-#               PRISM_BENCH_SIZES=targets), then profile, within BUDGET seconds
+#   all         compare, then bench (full sizes), then profile, then sweep (sizes of the
+#               targets only: PRISM_BENCH_SIZES=targets), within BUDGET seconds
 #   compare     every `# launch:` of the corpus on the GPU against the simulator (~70 s),
 #               then the probes: which lane elect_sync elects and the bits of NaNs, on the
 #               GPU beside the simulator ($OUT/probes.txt)
 #   bench       the promoted defaults and open candidates against cuBLAS and CUB at every size (`bench/gpu/run.sh`,
 #               10 runs each)
 #   sweep       the variants and the kernels measured before, at the targets' sizes
-#   profile     Nsight Compute on cuBLAS's own sgemm and kernels 46 and 51 at 4096^3, with
-#               the reasons warps stall
+#   profile     Nsight Compute on cuBLAS's own sgemm, kernels 46 and 51 and the
+#               hand-written CUDA of 51 at 4096^3, with the reasons warps stall and the SASS
+#               lines they stall on
 #   summary     the rows of $OUT/bench.txt and $OUT/sweep.txt at the targets' sizes, best
 #               ratio first (`all` ends with it)
 #   check       (no GPU; CI) every name the steps pass to ONLY= is a harness of
@@ -96,11 +97,15 @@ profile() {
     # (BENCHMARKS.md, "cuBLAS's FP32 gemm on sm_90a"); if it picks kernels of other names
     # at other sizes, the skip counts only the matching ones: check the size that `ncu`
     # reports. STALLS=1: the reasons warps did not issue (the 2026-11-28 profiles showed
-    # kernel 51 with no eligible warp in 27% of cycles against cuBLAS's 11%, but not why).
+    # kernel 51 with no eligible warp in 27% of cycles against cuBLAS's 11%, and dispatch
+    # stalls nine times cuBLAS's in kernel 46), and the SASS lines they sit on; the last
+    # profile is the hand-written CUDA of kernel 51 (gemm_prefetch_hand), whose stalls say
+    # whether nvcc's code for any CUDA of this loop stalls where Prism's does.
     timeout --signal=KILL "$LIMIT" bash -c "
         STALLS=1 bench/gpu/profile.sh '$prism' gemm_deep_k 'sm80_xmma_gemm' 8 1
         STALLS=1 bench/gpu/profile.sh '$prism' gemm_deep_k 'sgemm_deep_k' 8 1
-        STALLS=1 bench/gpu/profile.sh '$prism' gemm_prefetch 'sgemm_prefetch' 8 1" 2>&1 | log profile
+        STALLS=1 bench/gpu/profile.sh '$prism' gemm_prefetch 'sgemm_prefetch' 8 1
+        STALLS=1 bench/gpu/profile.sh '$prism' gemm_prefetch_hand 'sgemm_prefetch' 8 1" 2>&1 | log profile
 }
 # The rows at issue 10's target sizes from the bench and sweep tables, best ratio first per
 # size and baseline: which kernel or variant to promote, at a glance.
@@ -134,12 +139,16 @@ case "$step" in
         # in its table and exits non-zero; the next step still runs).
         LIMIT=$((budget / 4)) compare || echo "compare: stopped at $((budget / 4)) s or failed"
         bench || true
-        sweep || true
-        if [ $((DEADLINE - $(date +%s))) -ge 150 ]; then
-            LIMIT=$((DEADLINE - $(date +%s))) profile || true
+        # The profile before the sweep: where the sgemm's stalls sit is what the FP32 target
+        # waits on; the sweep takes what time is left. The profile gets at most 240 s and
+        # leaves 60 s for the sweep.
+        left=$((DEADLINE - $(date +%s)))
+        if [ "$left" -ge 150 ]; then
+            LIMIT=$((left - 60 < 240 ? left - 60 : 240)) profile || true
         else
-            echo "profile skipped: $((DEADLINE - $(date +%s))) s left" | log profile
+            echo "profile skipped: $left s left" | log profile
         fi
+        sweep || true
         summary || true
         echo "session.sh all: $(($(date +%s) - start)) s of a budget of $budget s"
         ;;
