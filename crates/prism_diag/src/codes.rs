@@ -113,7 +113,7 @@ codes! {
     "inferred-barrier", "sync", "a barrier that synchronisation inference inserted, with the accesses it orders";
     "unplaceable-barrier", "sync", "two accesses that need a barrier where no barrier can be placed (an error in safe code)";
     "async-overlap", "sync", "asynchronous copies from different threads whose destinations may overlap";
-    "wgmma-unwaited", "sync", "a wgmma without a `wgmma_wait(0)` after it in its block, or its tiles written before that wait";
+    "wgmma-unwaited", "sync", "a wgmma without a `wgmma_wait(0)` after it in its block, or its tiles written or its accumulators used before that wait";
     "async-source-write", "sync", "a write, inside an `async` scope, to memory a copy of that scope reads";
     "split-conflict", "sync", "two branches of one `split` touch the same memory, one of them changing it";
     "cuda-unsupported", "build", "a valid program construct the CUDA backend cannot express";

@@ -20,7 +20,7 @@
 
 use crate::Ctx;
 use crate::cfg::InstId;
-use crate::graph::{barrier_scope, chain, operands, root};
+use crate::graph::{barrier_scope, chain, operands, root, wgmma_shape};
 use prism_ir::ir::{AccessKind, InstKind, IntrArg};
 use prism_ir::{MemId, Reg};
 use prism_span::Span;
@@ -37,6 +37,9 @@ pub enum AsyncFault {
     WgmmaUnwaited,
     /// A tile a wgmma reads is written before the `wgmma_wait(0)` that completes it.
     WgmmaTileWritten,
+    /// A wgmma's accumulators are read or written, other than by a wgmma of the same shape,
+    /// before the `wgmma_wait(0)` that completes it.
+    WgmmaAccumulatorUsed,
 }
 
 /// One problem found, as spans: the later access and the earlier one.
@@ -85,6 +88,13 @@ impl Ctx<'_> {
     /// tiles before it, in those loops included (no barrier could order that write after
     /// the tensor cores' reads). A wait leaving groups pending does not count: which
     /// groups it completes depends on the count of groups in flight, which is not tracked.
+    ///
+    /// The wgmma also writes its accumulators asynchronously, until the same wait: a read
+    /// before it may see the old value or the new one, a write may be overwritten (PTX ISA,
+    /// `wgmma.mma_async`: the accumulators may not be accessed until the wait). So nothing
+    /// in the same interval may touch the accumulator array but a wgmma of the same shape,
+    /// whose accesses to it the hardware orders after the first's (PTX ISA, `wgmma.fence`:
+    /// accumulator accesses across wgmma instructions of the same shape are ordered).
     fn wgmmas(&self, out: &mut Vec<AsyncProblem>) {
         for (id, info) in self.cfg.insts.iter().enumerate() {
             let InstKind::Intrinsic { intrinsic, accesses, .. } = &info.inst.kind else { continue };
@@ -97,6 +107,19 @@ impl Ctx<'_> {
                 .filter(|a| self.f.accesses[a.index()].kind == AccessKind::Read)
                 .map(|a| root(self.f, self.f.accesses[a.index()].mem))
                 .collect();
+            // The accumulators: the memory it writes, and the thread-local array that
+            // memory is, when it is one (read and written by local loads and stores, which
+            // name the array rather than the memory).
+            let accs: Vec<MemId> = accesses
+                .iter()
+                .filter(|a| self.f.accesses[a.index()].kind != AccessKind::Read)
+                .map(|a| root(self.f, self.f.accesses[a.index()].mem))
+                .collect();
+            let acc_local = match (info.inst.kind.uses().first(), accs.first()) {
+                (Some(&r), Some(_)) => self.local_of(r),
+                _ => None,
+            };
+            let shape = wgmma_shape(self.f, &info.inst.kind);
             let Some(&first) = tiles.first() else { continue };
             let Some((from, wait)) = crate::graph::wgmma_wait_after(self.f, &self.cfg, id) else {
                 out.push(AsyncProblem {
@@ -111,20 +134,67 @@ impl Ctx<'_> {
             // its block, and all of each loop the wait is after (their next iterations).
             for w in (from..wait).filter(|&w| w != id) {
                 let k = &self.cfg.insts[w].inst.kind;
+                // Unsafe code may touch the accumulators (the simulator checks it at run
+                // time, `wgmma-pending`); its writes to the tiles are still refused.
+                let trusted = self.cfg.frames[self.cfg.insts[w].frame].in_unsafe;
+                // A wgmma of the same (known) shape may accumulate into the same registers.
+                let chained = shape.is_some() && wgmma_shape(self.f, k) == shape;
                 for (a, _, _) in operands(self.f, k) {
                     let acc = &self.f.accesses[a.index()];
+                    let mem = root(self.f, acc.mem);
                     let writes = matches!(acc.kind, AccessKind::Write | AccessKind::AsyncWrite | AccessKind::Atomic);
-                    if writes && tiles.contains(&root(self.f, acc.mem)) {
+                    if writes && tiles.contains(&mem) {
                         out.push(AsyncProblem {
                             fault: AsyncFault::WgmmaTileWritten,
-                            mem: root(self.f, acc.mem),
+                            mem,
+                            at: self.cfg.insts[w].inst.span,
+                            other: info.inst.span,
+                        });
+                    } else if accs.contains(&mem) && !chained && !trusted {
+                        out.push(AsyncProblem {
+                            fault: AsyncFault::WgmmaAccumulatorUsed,
+                            mem,
                             at: self.cfg.insts[w].inst.span,
                             other: info.inst.span,
                         });
                     }
                 }
+                // The local array itself: read, written, declared again (which zeroes it)
+                // or its address taken for another use.
+                let Some(local) = acc_local.filter(|_| !trusted) else { continue };
+                let touches = match k {
+                    InstKind::LocalLoad { local: l, .. }
+                    | InstKind::LocalStore { local: l, .. }
+                    | InstKind::LocalDecl { local: l }
+                    | InstKind::AssertUniformLocal { local: l, .. } => *l == local,
+                    _ => !chained && k.uses().into_iter().any(|r| self.local_of(r) == Some(local)),
+                };
+                if touches {
+                    out.push(AsyncProblem {
+                        fault: AsyncFault::WgmmaAccumulatorUsed,
+                        mem: accs[0],
+                        at: self.cfg.insts[w].inst.span,
+                        other: info.inst.span,
+                    });
+                }
             }
         }
+    }
+
+    /// The thread-local array a pointer register points into, when every definition of it
+    /// takes that array's address (through offsets and copies).
+    fn local_of(&self, r: Reg) -> Option<prism_ir::LocalId> {
+        let mut r = r;
+        for _ in 0..self.cfg.insts.len() {
+            let [d] = self.defs.get(&r).map(Vec::as_slice)? else { return None };
+            match &self.cfg.insts[*d].inst.kind {
+                InstKind::LocalAddr { local, .. } => return Some(*local),
+                InstKind::PtrOffset { base, .. } => r = *base,
+                InstKind::Copy { src, .. } => r = *src,
+                _ => return None,
+            }
+        }
+        None
     }
 
     fn destinations(&self, scope: InstId, view: MemId, out: &mut Vec<AsyncProblem>) {

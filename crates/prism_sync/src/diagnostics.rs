@@ -122,12 +122,12 @@ pub fn problems(ir: &Program, report: &SyncReport, map: &SourceMap) -> Vec<Diagn
             .with_help("write the source after the `async` scope ends, or copy from a different buffer"),
             crate::AsyncFault::WgmmaUnwaited => Diagnostic::error(
                 "wgmma-unwaited",
-                format!("this wgmma reads {mem} until a `wgmma_wait(0)` completes it, and none follows it on every path"),
+                format!("this wgmma reads {mem} until a wait completes its committed group, and none follows it on every path"),
                 first_line(map, a.at),
             )
             .with_label("the tensor cores read its tiles asynchronously")
             .with_note(format!(
-                "in `{}`: synchronisation inference orders the tiles' next writes after the first `wgmma_wait(0)` after the wgmma in its own block, or after the loops around it (when they hold no `return`); a wait after a branch or a scope, or one that leaves groups pending, does not count",
+                "in `{}`: synchronisation inference orders the tiles' next writes after the first wait that completes the wgmma: a `wgmma_wait(0)` after a `wgmma_commit_group()` that follows the wgmma, in its own block or after the loops around it, or a `wgmma_wait(n)` in its own block after `n` more commits; a wgmma no commit closed is not waited for, a wait after a branch or a scope does not count, nor does one that a `return`, `break` or `continue` may skip",
                 f.name
             ))
             .with_help("commit the group and `wgmma_wait(0)` in the same block as the wgmma or after its loop, before the tiles are written again"),
@@ -143,6 +143,18 @@ pub fn problems(ir: &Program, report: &SyncReport, map: &SourceMap) -> Vec<Diagn
                 f.name
             ))
             .with_help("wait for the wgmma (`wgmma_commit_group()`, `wgmma_wait(0)`) before writing its tiles"),
+            crate::AsyncFault::WgmmaAccumulatorUsed => Diagnostic::error(
+                "wgmma-unwaited",
+                format!("{mem} is used while a wgmma may still write it"),
+                first_line(map, a.at),
+            )
+            .with_label("used here, before the `wgmma_wait(0)` that completes the wgmma")
+            .with_secondary(first_line(map, a.other), "this wgmma writes its accumulators until then")
+            .with_note(format!(
+                "in `{}`: `wgmma.mma_async` writes its accumulators at any moment until its group is waited for, so a read may see the old value or the new one and a write may be lost; only a wgmma of the same shape may accumulate into them meanwhile",
+                f.name
+            ))
+            .with_help("wait for the wgmma (`wgmma_commit_group()`, `wgmma_wait(0)`) before reading or writing its accumulators"),
         };
         out.push(d);
     }

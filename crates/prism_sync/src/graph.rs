@@ -613,43 +613,97 @@ fn wgmma_end(f: &Function, cfg: &Cfg<'_>, id: InstId) -> PointId {
     wgmma_wait_after(f, cfg, id).map_or(cfg.exit, |(_, w)| cfg.insts[w].exit)
 }
 
-/// The first `wgmma_wait(0)` that follows the wgmma at instruction `id` on every path: in
-/// its own block, or, when its block is a loop's with none after it, the first after that
-/// loop in the loop's block (every iteration's wgmma is complete there), and so on outwards
-/// through loops holding no `return` (a `break` still reaches the wait after its loop).
-/// With the first instruction whose writes to the tiles would land before the wait: the
-/// outermost loop crossed (later iterations run its earlier instructions again), or `id`.
+/// The first wait that completes the wgmma at instruction `id` on every path: in its own
+/// block, or, when its block is a loop's with none after it, the first after that loop in
+/// the loop's block (every iteration's wgmma is complete there), and so on outwards through
+/// loops. With the first instruction whose writes to the tiles would land before the wait:
+/// the outermost loop crossed (later iterations run its earlier instructions again), or
+/// `id`.
+///
+/// A `wgmma.wait_group(n)` waits only for *committed* groups, all but the `n` newest: a
+/// wgmma no `wgmma_commit_group` has closed is not waited for at all (PTX ISA,
+/// `wgmma.wait_group`). So a wait counts only after a commit that follows the wgmma in the
+/// blocks walked (its group's), and `wgmma_wait(n)` with `n > 0` only in the wgmma's own
+/// block and after `n` further commits there (groups newer than the wgmma's; commits in
+/// nested code are not counted, which can only make the wgmma's group older than counted).
+/// Every path from the wgmma must reach those commits and the wait: no `return` anywhere
+/// between them, and no `break` or `continue` there that leaves a block walked (one that
+/// ends a loop nested wholly between them is harmless).
 pub(crate) fn wgmma_wait_after(f: &Function, cfg: &Cfg<'_>, id: InstId) -> Option<(InstId, InstId)> {
     let (mut frame, mut from) = (cfg.insts[id].frame, id);
+    // Commits after the wgmma in the blocks walked so far: the first closes its group.
+    let mut commits = 0usize;
+    // The loops crossed, innermost first.
+    let mut crossed: Vec<InstId> = Vec::new();
     loop {
-        if let Some(w) = (from + 1..cfg.insts.len())
-            .find(|&w| cfg.insts[w].frame == frame && is_wgmma_wait_all(f, &cfg.insts[w].inst.kind))
-        {
-            return Some((from, w));
+        for w in (from + 1..cfg.insts.len()).filter(|&w| cfg.insts[w].frame == frame) {
+            let InstKind::Intrinsic { intrinsic, args, .. } = &cfg.insts[w].inst.kind else { continue };
+            match intrinsic.sig().name {
+                "wgmma_commit_group" => commits += 1,
+                "wgmma_wait" => {
+                    let Some(IntrArg::Val(r)) = args.first() else { continue };
+                    let Some(n) = const_int(f, *r) else { continue };
+                    let newer = commits.saturating_sub(1) as i128;
+                    if commits >= 1 && (n == 0 || (crossed.is_empty() && newer >= n)) {
+                        return (!escapes(cfg, from, w, &crossed)).then_some((from, w));
+                    }
+                }
+                _ => {}
+            }
         }
         let fr = &cfg.frames[frame];
         let owner = fr.owner?;
-        if fr.kind != FrameKind::Loop
-            || cfg.descendants(owner).any(|d| matches!(cfg.insts[d].inst.kind, InstKind::Return { .. }))
-        {
+        if fr.kind != FrameKind::Loop {
             return None;
         }
+        crossed.push(owner);
         (frame, from) = (cfg.insts[owner].frame, owner);
     }
 }
 
-/// Whether `k` is `wgmma_wait(0)`.
-fn is_wgmma_wait_all(f: &Function, k: &InstKind) -> bool {
-    let InstKind::Intrinsic { intrinsic, args, .. } = k else { return false };
-    if intrinsic.sig().name != "wgmma_wait" {
-        return false;
+/// Whether a path from instruction `from` may leave before reaching `to`, a later
+/// instruction of the same block (`from` is the wgmma or the outermost loop around it that
+/// the walk left): a `return` anywhere in between, or a `break` or `continue` in between
+/// whose loop is one of `crossed` (the loops walked out of) or encloses them.
+fn escapes(cfg: &Cfg<'_>, from: InstId, to: InstId, crossed: &[InstId]) -> bool {
+    (from..to).any(|x| match cfg.insts[x].inst.kind {
+        InstKind::Return { .. } => true,
+        InstKind::Break | InstKind::Continue => {
+            // The innermost loop around it: harmless when that loop starts after `from` (a
+            // loop nested wholly in between) and is not one the walk left.
+            let target = cfg.ancestors(cfg.insts[x].frame).find_map(|a| {
+                let fr = &cfg.frames[a];
+                if fr.kind == FrameKind::Loop { fr.owner } else { None }
+            });
+            target.is_none_or(|l| l <= from || crossed.contains(&l))
+        }
+        _ => false,
+    })
+}
+
+/// The shape of the wgmma `k` (its intrinsic without `_sw`, which fixes the input type and
+/// K, and its N), when `k` is a wgmma whose N is a constant.
+pub(crate) fn wgmma_shape(f: &Function, k: &InstKind) -> Option<(&'static str, i128)> {
+    let InstKind::Intrinsic { intrinsic, args, .. } = k else { return None };
+    if !intrinsic.is_wgmma() {
+        return None;
     }
-    let Some(IntrArg::Val(r)) = args.first() else { return false };
-    let mut zero = false;
+    let Some(IntrArg::Val(n)) = args.get(3) else { return None };
+    let name = intrinsic.sig().name;
+    Some((name.strip_suffix("_sw").unwrap_or(name), const_int(f, *n)?))
+}
+
+/// The value of `r` when a constant instruction defines it.
+fn const_int(f: &Function, r: Reg) -> Option<i128> {
+    let mut value = None;
     f.body.walk(&mut |k| {
-        zero |= matches!(k, InstKind::Const { dst, value: prism_types::tir::ConstValue::Int(0) } if dst == r);
+        if let InstKind::Const { dst, value: prism_types::tir::ConstValue::Int(v) } = k
+            && *dst == r
+        {
+            value = Some(*v);
+        }
     });
-    zero
+    value
 }
 
 /// The participants of code in `frame`, from the start of the region whose block is `base`.
