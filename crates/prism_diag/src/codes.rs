@@ -114,6 +114,7 @@ codes! {
     "unplaceable-barrier", "sync", "two accesses that need a barrier where no barrier can be placed (an error in safe code)";
     "async-overlap", "sync", "asynchronous copies from different threads whose destinations may overlap";
     "wgmma-unwaited", "sync", "a wgmma without a `wgmma_wait(0)` after it in its block, or its tiles written or its accumulators used before that wait";
+    "wgmma-unfenced", "sync", "a wgmma with no `wgmma_fence()` after the last other access to its accumulators";
     "async-source-write", "sync", "a write, inside an `async` scope, to memory a copy of that scope reads";
     "split-conflict", "sync", "two branches of one `split` touch the same memory, one of them changing it";
     "cuda-unsupported", "build", "a valid program construct the CUDA backend cannot express";

@@ -19,7 +19,7 @@
 //! Unsafe code is trusted (the simulator reports what it gets wrong).
 
 use crate::Ctx;
-use crate::cfg::InstId;
+use crate::cfg::{FrameKind, InstId};
 use crate::graph::{barrier_scope, chain, operands, root, wgmma_shape};
 use prism_ir::ir::{AccessKind, InstKind, IntrArg};
 use prism_ir::{MemId, Reg};
@@ -40,6 +40,26 @@ pub enum AsyncFault {
     /// A wgmma's accumulators are read or written, other than by a wgmma of the same shape,
     /// before the `wgmma_wait(0)` that completes it.
     WgmmaAccumulatorUsed,
+    /// No `wgmma_fence()` precedes a wgmma on every path.
+    WgmmaUnfenced,
+    /// A wgmma's accumulators are touched between the nearest `wgmma_fence()` and it.
+    WgmmaTouchedBeforeFence,
+}
+
+/// A wgmma's accumulators: the memory its access names, the thread-local array it is (when
+/// it is one), and the wgmma's shape (whose wgmmas may accumulate into it meanwhile).
+struct Acc {
+    mem: MemId,
+    local: Option<prism_ir::LocalId>,
+    shape: Option<(&'static str, i128)>,
+}
+
+/// Why a wgmma is not fenced (`Ctx::unfenced`).
+enum Unfenced {
+    /// No `wgmma_fence()` precedes it on every path.
+    NoFence,
+    /// This instruction touches its accumulators after the nearest fence.
+    Touched(InstId),
 }
 
 /// One problem found, as spans: the later access and the earlier one.
@@ -82,12 +102,11 @@ impl Ctx<'_> {
     }
 
     /// `wgmma.mma_async` reads its shared tiles until a `wgmma.wait_group` completes its
-    /// group. Inference orders the tiles' later writes after the first `wgmma_wait(0)` that
-    /// follows the wgmma in its own block or after the loops around it
-    /// (`graph::wgmma_wait_after`), so safe code must have one there, and must not write the
-    /// tiles before it, in those loops included (no barrier could order that write after
-    /// the tensor cores' reads). A wait leaving groups pending does not count: which
-    /// groups it completes depends on the count of groups in flight, which is not tracked.
+    /// group. Inference orders the tiles' later writes after the first wait that completes
+    /// the wgmma, in its own block or after the loops around it (`graph::wgmma_wait_after`:
+    /// a commit must close its group first, and nothing may skip the commit or the wait),
+    /// so safe code must have one there, and must not write the tiles before it, in those
+    /// loops included (no barrier could order that write after the tensor cores' reads).
     ///
     /// The wgmma also writes its accumulators asynchronously, until the same wait: a read
     /// before it may see the old value or the new one, a write may be overwritten (PTX ISA,
@@ -95,6 +114,13 @@ impl Ctx<'_> {
     /// in the same interval may touch the accumulator array but a wgmma of the same shape,
     /// whose accesses to it the hardware orders after the first's (PTX ISA, `wgmma.fence`:
     /// accumulator accesses across wgmma instructions of the same shape are ordered).
+    ///
+    /// And before the wgmma, a `wgmma_fence()` must order the thread's own accesses to the
+    /// accumulators (their declaration, which zeroes them, included) before the tensor
+    /// cores' (PTX ISA, `wgmma.fence`: required before the first wgmma and between any
+    /// register access and a wgmma that accesses the same registers): on every path to the
+    /// wgmma, a fence in its block or an enclosing one, with nothing between them (loops
+    /// crossed on the way whole) touching the accumulators but wgmmas of the same shape.
     fn wgmmas(&self, out: &mut Vec<AsyncProblem>) {
         for (id, info) in self.cfg.insts.iter().enumerate() {
             let InstKind::Intrinsic { intrinsic, accesses, .. } = &info.inst.kind else { continue };
@@ -107,77 +133,107 @@ impl Ctx<'_> {
                 .filter(|a| self.f.accesses[a.index()].kind == AccessKind::Read)
                 .map(|a| root(self.f, self.f.accesses[a.index()].mem))
                 .collect();
-            // The accumulators: the memory it writes, and the thread-local array that
-            // memory is, when it is one (read and written by local loads and stores, which
-            // name the array rather than the memory).
-            let accs: Vec<MemId> = accesses
-                .iter()
-                .filter(|a| self.f.accesses[a.index()].kind != AccessKind::Read)
-                .map(|a| root(self.f, self.f.accesses[a.index()].mem))
-                .collect();
-            let acc_local = match (info.inst.kind.uses().first(), accs.first()) {
-                (Some(&r), Some(_)) => self.local_of(r),
-                _ => None,
-            };
-            let shape = wgmma_shape(self.f, &info.inst.kind);
+            let acc = self.accumulators(id);
             let Some(&first) = tiles.first() else { continue };
+            let problem = |fault, mem, at: InstId| AsyncProblem {
+                fault,
+                mem,
+                at: self.cfg.insts[at].inst.span,
+                other: info.inst.span,
+            };
+            match self.unfenced(id, &acc) {
+                Some(Unfenced::NoFence) => out.push(problem(AsyncFault::WgmmaUnfenced, acc.mem, id)),
+                Some(Unfenced::Touched(w)) => out.push(problem(AsyncFault::WgmmaTouchedBeforeFence, acc.mem, w)),
+                None => {}
+            }
             let Some((from, wait)) = crate::graph::wgmma_wait_after(self.f, &self.cfg, id) else {
-                out.push(AsyncProblem {
-                    fault: AsyncFault::WgmmaUnwaited,
-                    mem: first,
-                    at: info.inst.span,
-                    other: info.inst.span,
-                });
+                out.push(problem(AsyncFault::WgmmaUnwaited, first, id));
                 continue;
             };
             // Every instruction that may run between the wgmma and its wait: the rest of
             // its block, and all of each loop the wait is after (their next iterations).
             for w in (from..wait).filter(|&w| w != id) {
-                let k = &self.cfg.insts[w].inst.kind;
-                // Unsafe code may touch the accumulators (the simulator checks it at run
-                // time, `wgmma-pending`); its writes to the tiles are still refused.
-                let trusted = self.cfg.frames[self.cfg.insts[w].frame].in_unsafe;
-                // A wgmma of the same (known) shape may accumulate into the same registers.
-                let chained = shape.is_some() && wgmma_shape(self.f, k) == shape;
-                for (a, _, _) in operands(self.f, k) {
-                    let acc = &self.f.accesses[a.index()];
-                    let mem = root(self.f, acc.mem);
-                    let writes = matches!(acc.kind, AccessKind::Write | AccessKind::AsyncWrite | AccessKind::Atomic);
+                for (a, _, _) in operands(self.f, &self.cfg.insts[w].inst.kind) {
+                    let access = &self.f.accesses[a.index()];
+                    let mem = root(self.f, access.mem);
+                    let writes = matches!(access.kind, AccessKind::Write | AccessKind::AsyncWrite | AccessKind::Atomic);
                     if writes && tiles.contains(&mem) {
-                        out.push(AsyncProblem {
-                            fault: AsyncFault::WgmmaTileWritten,
-                            mem,
-                            at: self.cfg.insts[w].inst.span,
-                            other: info.inst.span,
-                        });
-                    } else if accs.contains(&mem) && !chained && !trusted {
-                        out.push(AsyncProblem {
-                            fault: AsyncFault::WgmmaAccumulatorUsed,
-                            mem,
-                            at: self.cfg.insts[w].inst.span,
-                            other: info.inst.span,
-                        });
+                        out.push(problem(AsyncFault::WgmmaTileWritten, mem, w));
                     }
                 }
-                // The local array itself: read, written, declared again (which zeroes it)
-                // or its address taken for another use.
-                let Some(local) = acc_local.filter(|_| !trusted) else { continue };
-                let touches = match k {
-                    InstKind::LocalLoad { local: l, .. }
-                    | InstKind::LocalStore { local: l, .. }
-                    | InstKind::LocalDecl { local: l }
-                    | InstKind::AssertUniformLocal { local: l, .. } => *l == local,
-                    _ => !chained && k.uses().into_iter().any(|r| self.local_of(r) == Some(local)),
-                };
-                if touches {
-                    out.push(AsyncProblem {
-                        fault: AsyncFault::WgmmaAccumulatorUsed,
-                        mem: accs[0],
-                        at: self.cfg.insts[w].inst.span,
-                        other: info.inst.span,
-                    });
+                if self.touches(w, &acc) {
+                    out.push(problem(AsyncFault::WgmmaAccumulatorUsed, acc.mem, w));
                 }
             }
+        }
+    }
+
+    /// The accumulators of the wgmma at `id`.
+    fn accumulators(&self, id: InstId) -> Acc {
+        let kind = &self.cfg.insts[id].inst.kind;
+        let InstKind::Intrinsic { accesses, .. } = kind else { unreachable!("a wgmma is an intrinsic") };
+        // The memory it writes, and the thread-local array that memory is, when it is one
+        // (read and written by local loads and stores, which name the array rather than
+        // the memory).
+        let mem = accesses
+            .iter()
+            .find(|a| self.f.accesses[a.index()].kind != AccessKind::Read)
+            .map(|a| root(self.f, self.f.accesses[a.index()].mem));
+        let local = kind.uses().first().and_then(|&r| self.local_of(r));
+        Acc {
+            mem: mem.unwrap_or_else(|| self.f.accesses[accesses[0].index()].mem),
+            local,
+            shape: wgmma_shape(self.f, kind),
+        }
+    }
+
+    /// Whether instruction `w` reads or writes the accumulators `acc`, other than as a wgmma
+    /// of the same (known) shape accumulating into them, which the hardware orders. Unsafe
+    /// code is trusted (the simulator checks its uses at run time, `wgmma-pending`).
+    fn touches(&self, w: InstId, acc: &Acc) -> bool {
+        if self.cfg.frames[self.cfg.insts[w].frame].in_unsafe {
+            return false;
+        }
+        let k = &self.cfg.insts[w].inst.kind;
+        if acc.shape.is_some() && wgmma_shape(self.f, k) == acc.shape {
+            return false;
+        }
+        let through_memory =
+            operands(self.f, k).into_iter().any(|(a, _, _)| root(self.f, self.f.accesses[a.index()].mem) == acc.mem);
+        let Some(local) = acc.local else { return through_memory };
+        through_memory
+            || match k {
+                InstKind::LocalLoad { local: l, .. }
+                | InstKind::LocalStore { local: l, .. }
+                | InstKind::LocalDecl { local: l }
+                | InstKind::AssertUniformLocal { local: l, .. } => *l == local,
+                _ => k.uses().into_iter().any(|r| self.local_of(r) == Some(local)),
+            }
+    }
+
+    /// Why the wgmma at `id` is not fenced: no `wgmma_fence()` precedes it on every path (in
+    /// its block or an enclosing one), or an instruction between the nearest one and the
+    /// wgmma touches its accumulators (the loops crossed on the way count whole: their
+    /// later iterations run before the wgmma's next issue).
+    fn unfenced(&self, id: InstId, acc: &Acc) -> Option<Unfenced> {
+        let mut crossed: Vec<InstId> = Vec::new();
+        let (mut frame, mut at) = (self.cfg.insts[id].frame, id);
+        loop {
+            let fence = (0..at).rev().find(|&w| {
+                self.cfg.insts[w].frame == frame
+                    && matches!(&self.cfg.insts[w].inst.kind,
+                        InstKind::Intrinsic { intrinsic, .. } if intrinsic.sig().name == "wgmma_fence")
+            });
+            if let Some(fence) = fence {
+                let between = (fence + 1..id).chain(crossed.iter().flat_map(|&l| self.cfg.descendants(l)));
+                return between.filter(|&w| w != id).find(|&w| self.touches(w, acc)).map(Unfenced::Touched);
+            }
+            let fr = &self.cfg.frames[frame];
+            let Some(owner) = fr.owner else { return Some(Unfenced::NoFence) };
+            if fr.kind == FrameKind::Loop {
+                crossed.push(owner);
+            }
+            (frame, at) = (self.cfg.insts[owner].frame, owner);
         }
     }
 

@@ -155,6 +155,29 @@ pub fn problems(ir: &Program, report: &SyncReport, map: &SourceMap) -> Vec<Diagn
                 f.name
             ))
             .with_help("wait for the wgmma (`wgmma_commit_group()`, `wgmma_wait(0)`) before reading or writing its accumulators"),
+            crate::AsyncFault::WgmmaUnfenced => Diagnostic::error(
+                "wgmma-unfenced",
+                format!("no `wgmma_fence()` comes before this wgmma on every path, so it may read {mem} before the thread's own writes to it"),
+                first_line(map, a.at),
+            )
+            .with_label("the tensor cores read and write its accumulators")
+            .with_note(format!(
+                "in `{}`: PTX requires a `wgmma.fence` before the first wgmma and between any other access to its accumulator registers (their declaration zeroes them) and a wgmma that uses them; only wgmmas of the same shape are ordered among themselves",
+                f.name
+            ))
+            .with_help("call `wgmma_fence()` before the wgmma, in its block or before the loops around it, after the accumulators were last touched"),
+            crate::AsyncFault::WgmmaTouchedBeforeFence => Diagnostic::error(
+                "wgmma-unfenced",
+                format!("{mem} is used after the last `wgmma_fence()` before a wgmma that uses it"),
+                first_line(map, a.at),
+            )
+            .with_label("used here, with no `wgmma_fence()` after it before the wgmma")
+            .with_secondary(first_line(map, a.other), "this wgmma reads and writes it")
+            .with_note(format!(
+                "in `{}`: PTX requires a `wgmma.fence` between any access to a wgmma's accumulator registers and the wgmma; in a loop, the accesses of later iterations come before the next issue of the wgmma too",
+                f.name
+            ))
+            .with_help("call `wgmma_fence()` after the last use of the accumulators and before the wgmma"),
         };
         out.push(d);
     }
