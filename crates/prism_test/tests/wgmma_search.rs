@@ -9,6 +9,8 @@
 //! checker accepts must run clean on every schedule; the search also requires that it
 //! generates both accepted and refused programs, so it keeps testing both sides.
 
+#![allow(clippy::print_stdout)]
+
 use prism_interp::Config;
 use prism_interp::rng::Rng;
 use prism_test::run::{compile, parse_launch, run};
