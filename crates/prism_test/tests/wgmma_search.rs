@@ -72,6 +72,12 @@ impl Gen {
                 self.loops += 1;
                 self.block(d + 1, nest + 1);
                 self.loops -= 1;
+                // Read right after the loop: a wait in the loop that a `break` or
+                // `continue` can skip leaves a wgmma pending here.
+                if self.rng.chance(50) {
+                    self.line(d, "with group(thread[1]):");
+                    self.line(d + 1, &format!("x = x + {acc}[3]"));
+                }
             }
             17 if nest < 2 => {
                 self.line(d, "if n > 0:");
@@ -113,6 +119,35 @@ impl Gen {
         self.line(d + 1, &format!("x = x + {acc}[1]"));
     }
 
+    /// A step in a loop whose iterations may leave early: the `break` or `continue` lands
+    /// after the wgmma, after the commit or after the wait (only the last is safe), and the
+    /// accumulators are read right after the loop.
+    fn loop_step(&mut self, d: usize) {
+        let acc = if self.rng.chance(50) { "acc0" } else { "acc1" };
+        let exit = if self.rng.chance(50) { "break" } else { "continue" };
+        let at = self.rng.below(3);
+        self.line(d, "for k in range(2):");
+        self.line(d + 1, "wgmma_fence()");
+        self.line(d + 1, &format!("wgmma_bf16({acc}, a_s, b_s, 8)"));
+        let leave = |g: &mut Gen| {
+            g.line(d + 1, "if n > 1:");
+            g.line(d + 2, exit);
+        };
+        if at == 0 {
+            leave(self);
+        }
+        self.line(d + 1, "wgmma_commit_group()");
+        if at == 1 {
+            leave(self);
+        }
+        self.line(d + 1, "wgmma_wait(0)");
+        if at == 2 {
+            leave(self);
+        }
+        self.line(d, "with group(thread[1]):");
+        self.line(d + 1, &format!("x = x + {acc}[3]"));
+    }
+
     fn program(mut self) -> String {
         self.out.push_str(
             r#"@prism("global")
@@ -138,10 +173,10 @@ def search(out : ptr(float), n : int):
 "#,
         );
         for _ in 0..1 + self.rng.below(3) {
-            if self.rng.chance(50) {
-                self.step(3);
-            } else {
-                self.block(3, 0);
+            match self.rng.below(10) {
+                0..=3 => self.step(3),
+                4..=5 => self.loop_step(3),
+                _ => self.block(3, 0),
             }
         }
         if self.rng.chance(85) {
