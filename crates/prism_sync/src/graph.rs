@@ -600,11 +600,10 @@ impl Graph {
 
 /// Where the shared-memory reads of the wgmma at instruction `id` end: `wgmma.mma_async`
 /// reads its tiles asynchronously, until a `wgmma.wait_group` completes its group. The
-/// first `wgmma_wait(0)` after it that every path from it reaches (in its block or an
-/// enclosing one) certainly does; a wait leaving groups pending is not counted (it may
-/// complete this one or not), and without such a wait the reads last to the function's
-/// end. The barriers that order the tiles' next writes after the reads are placed after that
-/// point (docs/soundness.md §4.3).
+/// first wait that completes it on every path ([`wgmma_wait_after`]: after a commit that
+/// closes its group, in its block or after the loops around it) certainly does; without
+/// one the reads last to the function's end. The barriers that order the tiles' next
+/// writes after the reads are placed after that point (docs/soundness.md §4.3, §8).
 fn wgmma_end(f: &Function, cfg: &Cfg<'_>, id: InstId) -> PointId {
     // A wait in the wgmma's own block, or after the loops around it: an interval that
     // leaves a loop body hides the back edge from the analysis, so safe code may not write
