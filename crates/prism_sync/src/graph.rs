@@ -625,26 +625,27 @@ fn wgmma_end(f: &Function, cfg: &Cfg<'_>, id: InstId) -> PointId {
 /// blocks walked (its group's), and `wgmma_wait(n)` with `n > 0` only in the wgmma's own
 /// block and after `n` further commits there (groups newer than the wgmma's; commits in
 /// nested code are not counted, which can only make the wgmma's group older than counted).
-/// Every path from the wgmma must reach those commits and the wait: no `return` anywhere
-/// between them, and no `break` or `continue` there that leaves a block walked (one that
-/// ends a loop nested wholly between them is harmless).
+/// Every path from the wgmma must reach the wait and one of those commits: no `return`
+/// anywhere between them, and no `break` or `continue` there that leaves the wait's block,
+/// or leaves a loop crossed on the way while every counted commit is inside that loop (one
+/// that ends a loop nested wholly between them is harmless).
 pub(crate) fn wgmma_wait_after(f: &Function, cfg: &Cfg<'_>, id: InstId) -> Option<(InstId, InstId)> {
     let (mut frame, mut from) = (cfg.insts[id].frame, id);
     // Commits after the wgmma in the blocks walked so far: the first closes its group.
-    let mut commits = 0usize;
+    let mut commits: Vec<InstId> = Vec::new();
     // The loops crossed, innermost first.
     let mut crossed: Vec<InstId> = Vec::new();
     loop {
         for w in (from + 1..cfg.insts.len()).filter(|&w| cfg.insts[w].frame == frame) {
             let InstKind::Intrinsic { intrinsic, args, .. } = &cfg.insts[w].inst.kind else { continue };
             match intrinsic.sig().name {
-                "wgmma_commit_group" => commits += 1,
+                "wgmma_commit_group" => commits.push(w),
                 "wgmma_wait" => {
                     let Some(IntrArg::Val(r)) = args.first() else { continue };
                     let Some(n) = const_int(f, *r) else { continue };
-                    let newer = commits.saturating_sub(1) as i128;
-                    if commits >= 1 && (n == 0 || (crossed.is_empty() && newer >= n)) {
-                        return (!escapes(cfg, from, w, &crossed)).then_some((from, w));
+                    let newer = commits.len().saturating_sub(1) as i128;
+                    if !commits.is_empty() && (n == 0 || (crossed.is_empty() && newer >= n)) {
+                        return (!escapes(cfg, from, w, &crossed, &commits)).then_some((from, w));
                     }
                 }
                 _ => {}
@@ -660,21 +661,28 @@ pub(crate) fn wgmma_wait_after(f: &Function, cfg: &Cfg<'_>, id: InstId) -> Optio
     }
 }
 
-/// Whether a path from instruction `from` may leave before reaching `to`, a later
-/// instruction of the same block (`from` is the wgmma or the outermost loop around it that
-/// the walk left): a `return` anywhere in between, or a `break` or `continue` in between
-/// whose loop is one of `crossed` (the loops walked out of) or encloses them.
-fn escapes(cfg: &Cfg<'_>, from: InstId, to: InstId, crossed: &[InstId]) -> bool {
+/// Whether a path from instruction `from` may miss the wait `to`, a later instruction of
+/// the same block (`from` is the wgmma or the outermost loop around it that the walk left),
+/// or every commit of `commits` (those counted after the wgmma): a `return` anywhere in
+/// between; a `break` or `continue` in between whose loop encloses `from` (it leaves the
+/// wait's block); or one whose loop is one of `crossed` (the loops walked out of) and holds
+/// every counted commit. Leaving a crossed loop early lands after it, on the way to the
+/// wait, so a commit after that loop still closes the wgmma's group (in the last
+/// iteration, `continue` leaves the loop too); one nested wholly in between is harmless.
+fn escapes(cfg: &Cfg<'_>, from: InstId, to: InstId, crossed: &[InstId], commits: &[InstId]) -> bool {
     (from..to).any(|x| match cfg.insts[x].inst.kind {
         InstKind::Return { .. } => true,
         InstKind::Break | InstKind::Continue => {
-            // The innermost loop around it: harmless when that loop starts after `from` (a
-            // loop nested wholly in between) and is not one the walk left.
+            // The innermost loop around it.
             let target = cfg.ancestors(cfg.insts[x].frame).find_map(|a| {
                 let fr = &cfg.frames[a];
                 if fr.kind == FrameKind::Loop { fr.owner } else { None }
             });
-            target.is_none_or(|l| l <= from || crossed.contains(&l))
+            target.is_none_or(
+                |l| {
+                    if crossed.contains(&l) { commits.iter().all(|&c| cfg.inside(c, l)) } else { l <= from }
+                },
+            )
         }
         _ => false,
     })

@@ -120,12 +120,20 @@ impl Gen {
     }
 
     /// A step in a loop whose iterations may leave early: the `break` or `continue` lands
-    /// after the wgmma, after the commit or after the wait (only the last is safe), and the
-    /// accumulators are read right after the loop.
+    /// after the wgmma, after the commit or after the wait, each of which may be in the loop
+    /// or after it (an exit is safe when it skips neither a commit nor a wait the wgmma
+    /// needs), and the accumulators are read right after the loop.
     fn loop_step(&mut self, d: usize) {
         let acc = if self.rng.chance(50) { "acc0" } else { "acc1" };
         let exit = if self.rng.chance(50) { "break" } else { "continue" };
         let at = self.rng.below(3);
+        // Sometimes the commit and the wait come after the loop, where an early exit lands
+        // before them (safe), sometimes the commit is in the loop and the wait after it.
+        let (commit_in, wait_in) = match self.rng.below(4) {
+            0 => (false, false),
+            1 => (true, false),
+            _ => (true, true),
+        };
         self.line(d, "for k in range(2):");
         self.line(d + 1, "wgmma_fence()");
         self.line(d + 1, &format!("wgmma_bf16({acc}, a_s, b_s, 8)"));
@@ -136,13 +144,23 @@ impl Gen {
         if at == 0 {
             leave(self);
         }
-        self.line(d + 1, "wgmma_commit_group()");
+        if commit_in {
+            self.line(d + 1, "wgmma_commit_group()");
+        }
         if at == 1 {
             leave(self);
         }
-        self.line(d + 1, "wgmma_wait(0)");
+        if wait_in {
+            self.line(d + 1, "wgmma_wait(0)");
+        }
         if at == 2 {
             leave(self);
+        }
+        if !commit_in {
+            self.line(d, "wgmma_commit_group()");
+        }
+        if !wait_in {
+            self.line(d, "wgmma_wait(0)");
         }
         self.line(d, "with group(thread[1]):");
         self.line(d + 1, &format!("x = x + {acc}[3]"));

@@ -5,7 +5,8 @@
 // `wgmma_wait(1)` completes the first group and its accumulators may be read while the
 // second's are still in flight; a `break` that only ends a loop nested between the wgmma
 // and its wait cannot skip the wait; wgmmas of one shape may accumulate into one array
-// before a single commit and wait after their loop. The tiles hold small integers, so the
+// before a single commit and wait after their loop, also when a `break` leaves the loop
+// early (it lands before them). The tiles hold small integers, so the
 // outputs are exact and the same on the GPU and the simulator.
 extern "C" __global__ void __launch_bounds__(128) older_group_read(float* __restrict__ out)
 {
@@ -22,28 +23,28 @@ extern "C" __global__ void __launch_bounds__(128) older_group_read(float* __rest
     __syncthreads();
     {  // partition `out` as `out_b` at block[1]
         {  // group(block[1])
-            __nv_bfloat16* a_s = prism_shared0;  // line 14
-            __nv_bfloat16* b_s = prism_shared2048;  // line 15
-            const int t = prism_tid;  // line 16
-            __align__(16) float acc0[4] = {};  // line 17
-            __align__(16) float acc1[4] = {};  // line 18
+            __nv_bfloat16* a_s = prism_shared0;  // line 15
+            __nv_bfloat16* b_s = prism_shared2048;  // line 16
+            const int t = prism_tid;  // line 17
+            __align__(16) float acc0[4] = {};  // line 18
+            __align__(16) float acc1[4] = {};  // line 19
             {  // partition `a_s` as `a_t` at thread[1]
                 {  // group(thread[1])
                     for (int s = 0; s < 8; s += 1) {
-                        a_s[t + 128 * s] = __float2bfloat16_rn((float)((t + 128 * s) % 5));  // line 22
+                        a_s[t + 128 * s] = __float2bfloat16_rn((float)((t + 128 * s) % 5));  // line 23
                     }
                 }
             }
             {  // partition `b_s` as `b_t` at thread[1]
                 {  // group(thread[1])
-                    b_s[t] = __float2bfloat16_rn((float)(t % 3));  // line 25
+                    b_s[t] = __float2bfloat16_rn((float)(t % 3));  // line 26
                 }
             }
-            asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 26
-            // split block barrier s0, arrive: `a_s` was last used at line 19; its next use (line 27) waits
+            asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 27
+            // split block barrier s0, arrive: `a_s` was last used at line 20; its next use (line 28) waits
             prism_fence_proxy_async();
             prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
-            float* acc0_1 = acc0;  // line 17
+            float* acc0_1 = acc0;  // line 18
             // split block barrier s0, wait
             prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
             asm volatile(
@@ -56,9 +57,9 @@ extern "C" __global__ void __launch_bounds__(128) older_group_read(float* __rest
                 : "+f"(acc0_1[0]), "+f"(acc0_1[1]), "+f"(acc0_1[2]), "+f"(acc0_1[3])
                 : "l"(prism_wgmma_desc(a_s)), "l"(prism_wgmma_desc(b_s))
                 : "memory");
-            asm volatile("wgmma.commit_group.sync.aligned;" :  :  : "memory");  // line 28
-            float* acc1_1 = acc1;  // line 18
-            asm volatile(  // line 29
+            asm volatile("wgmma.commit_group.sync.aligned;" :  :  : "memory");  // line 29
+            float* acc1_1 = acc1;  // line 19
+            asm volatile(  // line 30
                 "{\n"
                 "fence.proxy.async.shared::cta;\n"
                 ".reg .pred p;\n"
@@ -68,13 +69,13 @@ extern "C" __global__ void __launch_bounds__(128) older_group_read(float* __rest
                 : "+f"(acc1_1[0]), "+f"(acc1_1[1]), "+f"(acc1_1[2]), "+f"(acc1_1[3])
                 : "l"(prism_wgmma_desc(a_s)), "l"(prism_wgmma_desc(b_s))
                 : "memory");
-            asm volatile("wgmma.commit_group.sync.aligned;" :  :  : "memory");  // line 30
-            asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(1) : "memory");  // line 31
-            const float first = acc0[0];  // line 32
-            asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 33
+            asm volatile("wgmma.commit_group.sync.aligned;" :  :  : "memory");  // line 31
+            asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(1) : "memory");  // line 32
+            const float first = acc0[0];  // line 33
+            asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 34
             {  // partition `out_b` as `mine` at thread[1]
                 {  // group(thread[1])
-                    out[t] = fmaf(2.0f, acc1[1], first);  // line 36
+                    out[t] = fmaf(2.0f, acc1[1], first);  // line 37
                 }
             }
         }
@@ -96,28 +97,28 @@ extern "C" __global__ void __launch_bounds__(128) nested_break(float* __restrict
     __syncthreads();
     {  // partition `out` as `out_b` at block[1]
         {  // group(block[1])
-            __nv_bfloat16* a_s = prism_shared0;  // line 44
-            __nv_bfloat16* b_s = prism_shared2048;  // line 45
-            const int t = prism_tid;  // line 46
-            __align__(16) float acc[4] = {};  // line 47
+            __nv_bfloat16* a_s = prism_shared0;  // line 45
+            __nv_bfloat16* b_s = prism_shared2048;  // line 46
+            const int t = prism_tid;  // line 47
+            __align__(16) float acc[4] = {};  // line 48
             {  // partition `a_s` as `a_t` at thread[1]
                 {  // group(thread[1])
                     for (int s = 0; s < 8; s += 1) {
-                        a_s[t + 128 * s] = __float2bfloat16_rn((float)((t + 128 * s) % 5));  // line 51
+                        a_s[t + 128 * s] = __float2bfloat16_rn((float)((t + 128 * s) % 5));  // line 52
                     }
                 }
             }
             {  // partition `b_s` as `b_t` at thread[1]
                 {  // group(thread[1])
-                    b_s[t] = __float2bfloat16_rn((float)(t % 3));  // line 54
+                    b_s[t] = __float2bfloat16_rn((float)(t % 3));  // line 55
                 }
             }
-            int steps = 0;  // line 55
-            asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 56
-            // split block barrier s0, arrive: `a_s` was last used at line 48; its next use (line 57) waits
+            int steps = 0;  // line 56
+            asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 57
+            // split block barrier s0, arrive: `a_s` was last used at line 49; its next use (line 58) waits
             prism_fence_proxy_async();
             prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
-            float* acc_1 = acc;  // line 47
+            float* acc_1 = acc;  // line 48
             // split block barrier s0, wait
             prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
             asm volatile(
@@ -130,17 +131,17 @@ extern "C" __global__ void __launch_bounds__(128) nested_break(float* __restrict
                 : "+f"(acc_1[0]), "+f"(acc_1[1]), "+f"(acc_1[2]), "+f"(acc_1[3])
                 : "l"(prism_wgmma_desc(a_s)), "l"(prism_wgmma_desc(b_s))
                 : "memory");
-            asm volatile("wgmma.commit_group.sync.aligned;" :  :  : "memory");  // line 58
+            asm volatile("wgmma.commit_group.sync.aligned;" :  :  : "memory");  // line 59
             for (int j = 0; j < 4; j += 1) {
-                if (j == n) {  // line 60
-                    break;  // line 61
+                if (j == n) {  // line 61
+                    break;  // line 62
                 }
-                steps = prism_add(steps, 1);  // line 62
+                steps = prism_add(steps, 1);  // line 63
             }
-            asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 63
+            asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 64
             {  // partition `out_b` as `mine` at thread[1]
                 {  // group(thread[1])
-                    out[t] = acc[0] + (float)steps;  // line 66
+                    out[t] = acc[0] + (float)steps;  // line 67
                 }
             }
         }
@@ -155,30 +156,30 @@ extern "C" __global__ void __launch_bounds__(128) chained_in_a_loop(float* __res
     __shared__ __align__(1024) __nv_bfloat16 prism_shared2048[128];
     {  // partition `out` as `out_b` at block[1]
         {  // group(block[1])
-            __nv_bfloat16* a_s = prism_shared0;  // line 74
-            __nv_bfloat16* b_s = prism_shared2048;  // line 75
-            const int t = prism_tid;  // line 76
-            __align__(16) float acc[4] = {};  // line 77
+            __nv_bfloat16* a_s = prism_shared0;  // line 75
+            __nv_bfloat16* b_s = prism_shared2048;  // line 76
+            const int t = prism_tid;  // line 77
+            __align__(16) float acc[4] = {};  // line 78
             {  // partition `a_s` as `a_t` at thread[1]
                 {  // group(thread[1])
                     for (int s = 0; s < 8; s += 1) {
-                        a_s[t + 128 * s] = __float2bfloat16_rn((float)((t + 128 * s) % 5));  // line 81
+                        a_s[t + 128 * s] = __float2bfloat16_rn((float)((t + 128 * s) % 5));  // line 82
                     }
                 }
             }
             {  // partition `b_s` as `b_t` at thread[1]
                 {  // group(thread[1])
-                    b_s[t] = __float2bfloat16_rn((float)(t % 3));  // line 84
+                    b_s[t] = __float2bfloat16_rn((float)(t % 3));  // line 85
                 }
             }
-            asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 85
-            int k = 0;  // line 86
-            // inferred block[1] barrier: `a_s` is used at line 78 and again at line 87
+            asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 86
+            int k = 0;  // line 87
+            // inferred block[1] barrier: `a_s` is used at line 79 and again at line 88
             prism_fence_proxy_async();
             __syncthreads();
-            for (; k < 3; k += 1) {  // line 86
-                float* acc_1 = acc;  // line 77
-                asm volatile(  // line 87
+            for (; k < 3; k += 1) {  // line 87
+                float* acc_1 = acc;  // line 78
+                asm volatile(  // line 88
                     "{\n"
                     "fence.proxy.async.shared::cta;\n"
                     ".reg .pred p;\n"
@@ -189,11 +190,70 @@ extern "C" __global__ void __launch_bounds__(128) chained_in_a_loop(float* __res
                     : "l"(prism_wgmma_desc(a_s)), "l"(prism_wgmma_desc(b_s))
                     : "memory");
             }
-            asm volatile("wgmma.commit_group.sync.aligned;" :  :  : "memory");  // line 88
-            asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 89
+            asm volatile("wgmma.commit_group.sync.aligned;" :  :  : "memory");  // line 89
+            asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 90
             {  // partition `out_b` as `mine` at thread[1]
                 {  // group(thread[1])
-                    out[t] = acc[0];  // line 92
+                    out[t] = acc[0];  // line 93
+                }
+            }
+        }
+    }
+}
+
+// A `break` out of the loop of wgmmas lands before the commit and the wait after it, which
+// close and complete every iteration's group.
+extern "C" __global__ void __launch_bounds__(128) break_before_the_commit_after_the_loop(float* __restrict__ out,
+                                                                                         int n)
+{
+    // launch: threads per block a multiple of 128, blocks a multiple of 1, at most 128 threads per block
+    const int prism_tid = threadIdx.x;
+    __shared__ __align__(1024) __nv_bfloat16 prism_shared0[1024];
+    __shared__ __align__(1024) __nv_bfloat16 prism_shared2048[128];
+    {  // partition `out` as `out_b` at block[1]
+        {  // group(block[1])
+            __nv_bfloat16* a_s = prism_shared0;  // line 103
+            __nv_bfloat16* b_s = prism_shared2048;  // line 104
+            const int t = prism_tid;  // line 105
+            __align__(16) float acc[4] = {};  // line 106
+            {  // partition `a_s` as `a_t` at thread[1]
+                {  // group(thread[1])
+                    for (int s = 0; s < 8; s += 1) {
+                        a_s[t + 128 * s] = __float2bfloat16_rn((float)((t + 128 * s) % 5));  // line 110
+                    }
+                }
+            }
+            {  // partition `b_s` as `b_t` at thread[1]
+                {  // group(thread[1])
+                    b_s[t] = __float2bfloat16_rn((float)(t % 3));  // line 113
+                }
+            }
+            asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 114
+            int k = 0;  // line 115
+            // inferred block[1] barrier: `a_s` is used at line 107 and again at line 116
+            prism_fence_proxy_async();
+            __syncthreads();
+            for (; k < 4; k += 1) {  // line 115
+                float* acc_1 = acc;  // line 106
+                asm volatile(  // line 116
+                    "{\n"
+                    "fence.proxy.async.shared::cta;\n"
+                    ".reg .pred p;\n"
+                    "setp.ne.b32 p, 1, 0;\n"
+                    "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%0, %1, %2, %3}, %4, %5, p, 1, 1, 0, 0;\n"
+                    "}\n"
+                    : "+f"(acc_1[0]), "+f"(acc_1[1]), "+f"(acc_1[2]), "+f"(acc_1[3])
+                    : "l"(prism_wgmma_desc(a_s)), "l"(prism_wgmma_desc(b_s))
+                    : "memory");
+                if (k == n) {  // line 117
+                    break;  // line 118
+                }
+            }
+            asm volatile("wgmma.commit_group.sync.aligned;" :  :  : "memory");  // line 119
+            asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 120
+            {  // partition `out_b` as `mine` at thread[1]
+                {  // group(thread[1])
+                    out[t] = acc[0];  // line 123
                 }
             }
         }
