@@ -33,12 +33,12 @@ pub enum AsyncFault {
     Overlap,
     /// Memory a copy reads is written inside the scope.
     SourceWritten,
-    /// A wgmma that no `wgmma_wait(0)` later in its block completes.
+    /// A wgmma that no later wait completes on every path (`graph::wgmma_wait_after`).
     WgmmaUnwaited,
-    /// A tile a wgmma reads is written before the `wgmma_wait(0)` that completes it.
+    /// A tile a wgmma reads is written before the wait that completes it.
     WgmmaTileWritten,
     /// A wgmma's accumulators are read or written, other than by a wgmma of the same shape,
-    /// before the `wgmma_wait(0)` that completes it.
+    /// before the wait that completes it.
     WgmmaAccumulatorUsed,
     /// No `wgmma_fence()` precedes a wgmma on every path.
     WgmmaUnfenced,
@@ -146,7 +146,7 @@ impl Ctx<'_> {
                 Some(Unfenced::Touched(w)) => out.push(problem(AsyncFault::WgmmaTouchedBeforeFence, acc.mem, w)),
                 None => {}
             }
-            let Some((from, wait)) = crate::graph::wgmma_wait_after(self.f, &self.cfg, id) else {
+            let Some((from, wait)) = crate::graph::wgmma_wait_after(&self.cfg, &self.defs, id) else {
                 out.push(problem(AsyncFault::WgmmaUnwaited, first, id));
                 continue;
             };
@@ -172,19 +172,12 @@ impl Ctx<'_> {
     fn accumulators(&self, id: InstId) -> Acc {
         let kind = &self.cfg.insts[id].inst.kind;
         let InstKind::Intrinsic { accesses, .. } = kind else { unreachable!("a wgmma is an intrinsic") };
-        // The memory it writes, and the thread-local array that memory is, when it is one
-        // (read and written by local loads and stores, which name the array rather than
-        // the memory).
-        let mem = accesses
-            .iter()
-            .find(|a| self.f.accesses[a.index()].kind != AccessKind::Read)
-            .map(|a| root(self.f, self.f.accesses[a.index()].mem));
+        // The memory `acc` names (the first operand, so the first access), and the
+        // thread-local array it is, when it is one (read and written by local loads and
+        // stores, which name the array rather than the memory).
+        let mem = root(self.f, self.f.accesses[accesses[0].index()].mem);
         let local = kind.uses().first().and_then(|&r| self.local_of(r));
-        Acc {
-            mem: mem.unwrap_or_else(|| self.f.accesses[accesses[0].index()].mem),
-            local,
-            shape: wgmma_shape(self.f, kind),
-        }
+        Acc { mem, local, shape: wgmma_shape(&self.cfg, &self.defs, kind) }
     }
 
     /// Whether instruction `w` reads or writes the accumulators `acc`, other than as a wgmma
@@ -195,7 +188,7 @@ impl Ctx<'_> {
             return false;
         }
         let k = &self.cfg.insts[w].inst.kind;
-        if acc.shape.is_some() && wgmma_shape(self.f, k) == acc.shape {
+        if acc.shape.is_some() && wgmma_shape(&self.cfg, &self.defs, k) == acc.shape {
             return false;
         }
         let through_memory =

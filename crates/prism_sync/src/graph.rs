@@ -355,7 +355,7 @@ impl Graph {
         g.items_of(p, f, cfg, defs);
         g.regions_of(f, cfg);
         for r in 0..g.regions.len() {
-            g.nodes_of(r, f, cfg);
+            g.nodes_of(r, f, cfg, defs);
         }
         g
     }
@@ -495,7 +495,7 @@ impl Graph {
         }
     }
 
-    fn nodes_of(&mut self, r: usize, f: &Function, cfg: &Cfg<'_>) {
+    fn nodes_of(&mut self, r: usize, f: &Function, cfg: &Cfg<'_>, defs: &Defs) {
         let region = self.regions[r].clone();
         let mut starts = HashMap::new();
         let range = match region.scope {
@@ -571,7 +571,7 @@ impl Graph {
                     }
                     // A wgmma's tile reads last until the tensor cores are done with them.
                     let end = match k {
-                        InstKind::Intrinsic { intrinsic, .. } if intrinsic.is_wgmma() => wgmma_end(f, cfg, id),
+                        InstKind::Intrinsic { intrinsic, .. } if intrinsic.is_wgmma() => wgmma_end(cfg, defs, id),
                         _ => info.exit,
                     };
                     (info.enter, end)
@@ -604,12 +604,12 @@ impl Graph {
 /// closes its group, in its block or after the loops around it) certainly does; without
 /// one the reads last to the function's end. The barriers that order the tiles' next
 /// writes after the reads are placed after that point (docs/soundness.md §4.3, §8).
-fn wgmma_end(f: &Function, cfg: &Cfg<'_>, id: InstId) -> PointId {
+fn wgmma_end(cfg: &Cfg<'_>, defs: &Defs, id: InstId) -> PointId {
     // A wait in the wgmma's own block, or after the loops around it: an interval that
     // leaves a loop body hides the back edge from the analysis, so safe code may not write
     // the tiles anywhere in those loops (`asyncs.rs`, `wgmma-unwaited`, which also rejects
     // safe code without a wait).
-    wgmma_wait_after(f, cfg, id).map_or(cfg.exit, |(_, w)| cfg.insts[w].exit)
+    wgmma_wait_after(cfg, defs, id).map_or(cfg.exit, |(_, w)| cfg.insts[w].exit)
 }
 
 /// The first wait that completes the wgmma at instruction `id` on every path: in its own
@@ -629,7 +629,7 @@ fn wgmma_end(f: &Function, cfg: &Cfg<'_>, id: InstId) -> PointId {
 /// anywhere between them, and no `break` or `continue` there that leaves the wait's block,
 /// or leaves a loop crossed on the way while every counted commit is inside that loop (one
 /// that ends a loop nested wholly between them is harmless).
-pub(crate) fn wgmma_wait_after(f: &Function, cfg: &Cfg<'_>, id: InstId) -> Option<(InstId, InstId)> {
+pub(crate) fn wgmma_wait_after(cfg: &Cfg<'_>, defs: &Defs, id: InstId) -> Option<(InstId, InstId)> {
     let (mut frame, mut from) = (cfg.insts[id].frame, id);
     // Commits after the wgmma in the blocks walked so far: the first closes its group.
     let mut commits: Vec<InstId> = Vec::new();
@@ -642,7 +642,7 @@ pub(crate) fn wgmma_wait_after(f: &Function, cfg: &Cfg<'_>, id: InstId) -> Optio
                 "wgmma_commit_group" => commits.push(w),
                 "wgmma_wait" => {
                     let Some(IntrArg::Val(r)) = args.first() else { continue };
-                    let Some(n) = const_int(f, *r) else { continue };
+                    let Some(n) = constant(cfg, defs, *r) else { continue };
                     let newer = commits.len().saturating_sub(1) as i128;
                     if !commits.is_empty() && (n == 0 || (crossed.is_empty() && newer >= n)) {
                         return (!escapes(cfg, from, w, &crossed, &commits)).then_some((from, w));
@@ -678,11 +678,11 @@ fn escapes(cfg: &Cfg<'_>, from: InstId, to: InstId, crossed: &[InstId], commits:
                 let fr = &cfg.frames[a];
                 if fr.kind == FrameKind::Loop { fr.owner } else { None }
             });
-            target.is_none_or(
-                |l| {
-                    if crossed.contains(&l) { commits.iter().all(|&c| cfg.inside(c, l)) } else { l <= from }
-                },
-            )
+            match target {
+                Some(l) if crossed.contains(&l) => commits.iter().all(|&c| cfg.inside(c, l)),
+                Some(l) => l <= from,
+                None => true,
+            }
         }
         _ => false,
     })
@@ -690,27 +690,14 @@ fn escapes(cfg: &Cfg<'_>, from: InstId, to: InstId, crossed: &[InstId], commits:
 
 /// The shape of the wgmma `k` (its intrinsic without `_sw`, which fixes the input type and
 /// K, and its N), when `k` is a wgmma whose N is a constant.
-pub(crate) fn wgmma_shape(f: &Function, k: &InstKind) -> Option<(&'static str, i128)> {
+pub(crate) fn wgmma_shape(cfg: &Cfg<'_>, defs: &Defs, k: &InstKind) -> Option<(&'static str, i128)> {
     let InstKind::Intrinsic { intrinsic, args, .. } = k else { return None };
     if !intrinsic.is_wgmma() {
         return None;
     }
     let Some(IntrArg::Val(n)) = args.get(3) else { return None };
     let name = intrinsic.sig().name;
-    Some((name.strip_suffix("_sw").unwrap_or(name), const_int(f, *n)?))
-}
-
-/// The value of `r` when a constant instruction defines it.
-fn const_int(f: &Function, r: Reg) -> Option<i128> {
-    let mut value = None;
-    f.body.walk(&mut |k| {
-        if let InstKind::Const { dst, value: prism_types::tir::ConstValue::Int(v) } = k
-            && *dst == r
-        {
-            value = Some(*v);
-        }
-    });
-    value
+    Some((name.strip_suffix("_sw").unwrap_or(name), constant(cfg, defs, *n)?))
 }
 
 /// The participants of code in `frame`, from the start of the region whose block is `base`.
