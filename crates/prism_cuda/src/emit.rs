@@ -1222,7 +1222,27 @@ impl Fx<'_> {
         let tma_bytes = if id.is_tma() && !id.is_tma_mbar() { self.tma_bytes(args, b.insts[idx].span) } else { None };
         // A name for the call's scratch registers (`ldmatrix`'s words), unique in the function.
         let scratch = format!("prism_w{}", dsts.first().map_or(0, |d| d.index()));
-        out.extend(intrinsics::statements(sig.name, &ops, &outs, tma_bytes, &scratch));
+        let own_stores = !(id.is_wgmma() && self.reads_stages_only(&b.insts[idx].kind));
+        out.extend(intrinsics::statements(sig.name, &ops, &outs, tma_bytes, &scratch, own_stores));
+    }
+
+    /// Whether every memory an intrinsic reads is a pipeline's stage view (or inside one).
+    /// A wgmma reading only those needs no proxy fence of its own (docs/cuda.md, "wgmma and
+    /// the async proxy"): a stage is read-only and its ring hidden in the pipeline, so the
+    /// issuing thread has made no plain store to it since the last barrier or mbarrier wait,
+    /// and the copies that filled it were published before that.
+    fn reads_stages_only(&self, k: &InstKind) -> bool {
+        let InstKind::Intrinsic { accesses, .. } = k else { return false };
+        let mut reads = accesses
+            .iter()
+            .map(|a| &self.f.accesses[a.index()])
+            .filter(|a| a.kind == prism_ir::ir::AccessKind::Read)
+            .peekable();
+        reads.peek().is_some()
+            && reads.all(|a| {
+                std::iter::successors(Some(a.mem), |m| self.f.mems[m.index()].parent)
+                    .any(|m| self.f.mems[m.index()].kind == MemKind::Stage)
+            })
     }
 
     /// For a vector load at `idx` whose elements the next instructions store, each read

@@ -76,7 +76,14 @@ pub fn value(name: &str, ty: Scalar, ops: &[Operand]) -> Option<Expr> {
 /// The statements of an intrinsic without a single result; `outs` are the places written
 /// (the four accumulators of `mma`). `smem_bytes` is, for a TMA copy, the byte count the
 /// copy brings in; `scratch` names registers the statements declare (unique in the function).
-pub fn statements(name: &str, ops: &[Operand], outs: &[Expr], tma_bytes: Option<Expr>, scratch: &str) -> Vec<Stmt> {
+pub fn statements(
+    name: &str,
+    ops: &[Operand],
+    outs: &[Expr],
+    tma_bytes: Option<Expr>,
+    scratch: &str,
+    own_stores: bool,
+) -> Vec<Stmt> {
     let v = |i: usize| ops[i].expr();
     let asm = |lines: &[&str], inputs: Vec<(&str, Expr)>| {
         Stmt::Asm(Asm {
@@ -188,9 +195,9 @@ pub fn statements(name: &str, ops: &[Operand], outs: &[Expr], tma_bytes: Option<
         "wgmma_wait" => vec![asm(&["wgmma.wait_group.sync.aligned %0;"], vec![("n", v(0))])],
         "setmaxnreg_inc" => vec![asm(&["setmaxnreg.inc.sync.aligned.u32 %0;"], vec![("n", v(0))])],
         "setmaxnreg_dec" => vec![asm(&["setmaxnreg.dec.sync.aligned.u32 %0;"], vec![("n", v(0))])],
-        "wgmma_bf16" | "wgmma_bf16_sw" => wgmma(ops, "bf16"),
-        "wgmma_f16" | "wgmma_f16_sw" => wgmma(ops, "f16"),
-        "wgmma_tf32" | "wgmma_tf32_sw" => wgmma(ops, "tf32"),
+        "wgmma_bf16" | "wgmma_bf16_sw" => wgmma(ops, "bf16", own_stores),
+        "wgmma_f16" | "wgmma_f16_sw" => wgmma(ops, "f16", own_stores),
+        "wgmma_tf32" | "wgmma_tf32_sw" => wgmma(ops, "tf32", own_stores),
         "intrinsic.mma" | "intrinsic.mma_tf32" => mma_tf32(ops, outs),
         n if n.starts_with("ldmatrix") => ldmatrix(n, ops, outs, scratch),
         "intrinsic.mma_bf16" => mma_16(ops, outs, "bf16"),
@@ -309,7 +316,9 @@ fn mma_16(ops: &[Operand], outs: &[Expr], ty: &str) -> Vec<Stmt> {
 /// in M/N 256 bytes apart), or swizzled ones from an element (`_sw`). The byte layout, and
 /// so the descriptor, is the same for every element type: a slice's rows are 32 bytes. See
 /// docs/cuda.md.
-fn wgmma(ops: &[Operand], ty: &str) -> Vec<Stmt> {
+/// `own_stores`: the issuing thread may have stored to the tiles through the generic proxy
+/// since the last barrier, so the asm fences first (not so for a pipeline's stages).
+fn wgmma(ops: &[Operand], ty: &str, own_stores: bool) -> Vec<Stmt> {
     let n = ops::literal_value(&ops[3].expr()).unwrap_or(64).clamp(8, 256) as usize;
     let n_acc = n / 2;
     // tf32 has no transpose immediates (only K-major exists for it); the 16-bit types take
@@ -321,10 +330,13 @@ fn wgmma(ops: &[Operand], ty: &str) -> Vec<Stmt> {
     regs.clear();
     // The tiles were written through the generic proxy: the writers fenced before the
     // barrier that ordered their stores before this (`Fx::proxy_fence`); this fence covers
-    // the issuing thread's own stores since.
-    let lines = vec![
-        "{\\n".to_string(),
-        "fence.proxy.async.shared::cta;\\n".to_string(),
+    // the issuing thread's own stores since. A stage of a pipeline has none (`MEMBAR.ALL.CTA`
+    // in SASS, between every two HGMMAs of a step otherwise).
+    let mut lines = vec!["{\\n".to_string()];
+    if own_stores {
+        lines.push("fence.proxy.async.shared::cta;\\n".to_string());
+    }
+    lines.extend([
         ".reg .pred p;\\n".to_string(),
         "setp.ne.b32 p, 1, 0;\\n".to_string(),
         format!(
@@ -333,7 +345,7 @@ fn wgmma(ops: &[Operand], ty: &str) -> Vec<Stmt> {
             n_acc + 1
         ),
         "}\\n".to_string(),
-    ];
+    ]);
     let outputs = (0..n_acc).map(|i| ("+f".to_string(), Expr::index(acc.clone(), Expr::id(i.to_string())))).collect();
     // `wgmma_bf16` passes whole tiles (their names), `wgmma_bf16_sw` the element where
     // each swizzled slice starts and the span.

@@ -92,6 +92,11 @@ pub enum Weaken {
     /// above them (a current-tile stage): its reads then run while a faster thread may
     /// already copy the next fill into the same slot.
     EarlyTurn,
+    /// In a warp-specialised pipeline's consumer case whose stages are `late=True`, release
+    /// each tile's slot at the end of its own iteration instead of the next one's: its
+    /// wgmmas, left in flight by `wgmma_wait(1)`, may still read it while the producer
+    /// refills it.
+    EarlyRelease,
 }
 
 impl Default for Options {
@@ -211,6 +216,10 @@ fn weaken(b: &mut prism_ir::ir::Block, w: Weaken, in_pipeline: bool) {
         weaken_roles(b, w);
         return;
     }
+    if in_pipeline && w == Weaken::EarlyRelease {
+        release_early(b);
+        return;
+    }
     let is_pipe_wait = |b: &prism_ir::ir::Block| matches!(b.insts.as_slice(), [x, y] if matches!(x.kind, InstKind::AsyncWait { .. }) && matches!(y.kind, InstKind::Barrier { .. }));
     if in_pipeline && matches!(w, Weaken::NoTurnBarrier | Weaken::TurnWaitOneLess | Weaken::EarlyTurn) {
         // A turn's wait and barrier stand in the body's block, among its statements.
@@ -255,7 +264,8 @@ fn weaken(b: &mut prism_ir::ir::Block, w: Weaken, in_pipeline: bool) {
                 | Weaken::NoEmptyWait
                 | Weaken::NoTurnBarrier
                 | Weaken::TurnWaitOneLess
-                | Weaken::EarlyTurn => {}
+                | Weaken::EarlyTurn
+                | Weaken::EarlyRelease => {}
             }
             continue;
         }
@@ -285,6 +295,37 @@ fn weaken_roles(b: &mut prism_ir::ir::Block, w: Weaken) {
         }
         for nb in inst.kind.blocks_mut() {
             weaken_roles(nb, w);
+        }
+    }
+}
+
+/// In a late consumer case (`prism_ir::lower`, `specialised`), the release at the end of
+/// each iteration is `if t > 0: arrive(empty[2 ((t - 1) % S) + 1])`: made `if t >= 0:
+/// arrive(empty[2 ((t * 1) % S) + 1])`, it releases the iteration's own tile.
+fn release_early(b: &mut prism_ir::ir::Block) {
+    use prism_ir::ir::InstKind;
+    use prism_types::tir::BinOp;
+    for k in 0..b.insts.len() {
+        let late = matches!(&b.insts[k].kind, InstKind::If { then, .. }
+            if matches!(then.insts.first().map(|i| &i.kind), Some(InstKind::Binary { op: BinOp::Sub, .. }))
+                && matches!(then.insts.last().map(|i| &i.kind), Some(InstKind::Unsafe { .. })));
+        if late {
+            let InstKind::If { cond, then, .. } = &mut b.insts[k].kind else { unreachable!() };
+            let cond = *cond;
+            if let InstKind::Binary { op, .. } = &mut then.insts[0].kind {
+                *op = BinOp::Mul;
+            }
+            for i in &mut b.insts[..k] {
+                if let InstKind::Binary { dst, op: op @ BinOp::Gt, .. } = &mut i.kind
+                    && *dst == cond
+                {
+                    *op = BinOp::Ge;
+                }
+            }
+            continue;
+        }
+        for nb in b.insts[k].kind.blocks_mut() {
+            release_early(nb);
         }
     }
 }

@@ -12,7 +12,8 @@
 //! | `rules/tma_tensor_map` | `UTMALDG.2D`, `UTMALDG.3D` |
 //! | `rules/tma_store` | `UTMASTG.2D` |
 //! | `rules/wgmma_swizzled` | `HGMMA` at N = 64, 32, 16 for bf16 and at 64 for f16, `UTMALDG.2D` |
-//! | `kernels/38_hgemm_warp_specialised` | `HGMMA.64x256x16`, `UTMALDG.2D`, `USETMAXREG` both ways, the mbarrier waits (`SYNCS.PHASECHK`), and no spills |
+//! | `kernels/38_hgemm_warp_specialised` | `HGMMA.64x256x16`, `UTMALDG.2D`, `USETMAXREG` both ways, the mbarrier waits (`SYNCS.PHASECHK`), one group left in flight (`WARPGROUP.DEPBAR.LE gsb0, 0x1`), and no spills |
+//! | `rules/pipeline_late` | `HGMMA.64x8x16`, `UTMALDG.2D`, `WARPGROUP.DEPBAR.LE gsb0, 0x1` |
 //! | `rules/wgmma_tf32` | `HGMMA ... .F32.TF32` at N = 8, 136, 256 (canonical layout) and 64, 32, 16 (swizzled) |
 //! | `kernels/43_gemm_tf32_wgmma` | `HGMMA.64x128x8.F32.TF32`, `UTMALDG.2D`, `SYNCS.PHASECHK`, and no spills |
 //! | `kernels/48_gemm_tf32_warp_specialised` | `HGMMA.64x256x8.F32.TF32`, `UTMALDG.2D`, `USETMAXREG` both ways, `SYNCS.PHASECHK`, and no spills |
@@ -21,6 +22,10 @@
 //! No program may have its wgmmas serialised by ptxas (its "Potential Performance Loss"
 //! notes C7510 to C7515: accumulators read between a wgmma and its wait, too few registers
 //! for the wgmma pipeline): kernel 48 with a bounds test around its stores was.
+//!
+//! The programs whose wgmmas read only a pipeline's stages (38, 43, 48, `pipeline_late`)
+//! have no `MEMBAR` between the HGMMAs of a group: such a wgmma carries no proxy fence of
+//! its own (docs/cuda.md, "wgmma and the async proxy").
 //!
 //! The launchers `--emit-host` appends for typed tensor maps (which encode the map on the
 //! host) are compiled too, into an object file: host code nvcc never sees otherwise.
@@ -67,8 +72,30 @@ fn sass_of(nvcc: &Path, cuobjdump: &Path, rel: &str) -> Result<(String, String),
     Ok((String::from_utf8_lossy(&dis.stdout).into_owned(), log))
 }
 
+/// The programs whose wgmmas read only pipeline stages.
+const STAGE_READERS: [&str; 4] = [
+    "kernels/38_hgemm_warp_specialised",
+    "kernels/43_gemm_tf32_wgmma",
+    "kernels/48_gemm_tf32_warp_specialised",
+    "rules/pipeline_late",
+];
+
+/// Whether a `MEMBAR` stands between two HGMMAs of one group (an HGMMA without `gsb0` is
+/// followed by more of its group; the one with `gsb0` ends it).
+fn fenced_within_a_group(sass: &str) -> bool {
+    let mut inside = false;
+    for line in sass.lines() {
+        if line.contains("HGMMA.") {
+            inside = !line.contains("gsb0");
+        } else if line.contains("MEMBAR") && inside {
+            return true;
+        }
+    }
+    false
+}
+
 fn check(nvcc: &Path, cuobjdump: &Path) -> Result<(), String> {
-    let cases: [(&str, &[&str]); 11] = [
+    let cases: [(&str, &[&str]); 12] = [
         ("rules/wgmma_bf16_tile", &["HGMMA.64x32x16.F32.BF16", "FENCE.VIEW.ASYNC.S"]),
         ("rules/corner_intrinsics_wgmma", &["HGMMA.64x64x16.F32.BF16", "USETMAXREG.DEALLOC", "USETMAXREG.TRY_ALLOC"]),
         ("review/tma_load", &["UTMALDG.2D"]),
@@ -76,8 +103,17 @@ fn check(nvcc: &Path, cuobjdump: &Path) -> Result<(), String> {
         ("rules/tma_store", &["UTMALDG.2D", "UTMASTG.2D"]),
         (
             "kernels/38_hgemm_warp_specialised",
-            &["HGMMA.64x256x16.F32.BF16", "UTMALDG.2D", "USETMAXREG.DEALLOC", "USETMAXREG.TRY_ALLOC", "SYNCS.PHASECHK"],
+            &[
+                "HGMMA.64x256x16.F32.BF16",
+                "UTMALDG.2D",
+                "USETMAXREG.DEALLOC",
+                "USETMAXREG.TRY_ALLOC",
+                "SYNCS.PHASECHK",
+                // Late stages: one group stays in flight (`wgmma_wait(1)`).
+                "WARPGROUP.DEPBAR.LE gsb0, 0x1",
+            ],
         ),
+        ("rules/pipeline_late", &["HGMMA.64x8x16.F32.BF16", "UTMALDG.2D", "WARPGROUP.DEPBAR.LE gsb0, 0x1"]),
         (
             "rules/wgmma_swizzled",
             &[
@@ -127,6 +163,11 @@ fn check(nvcc: &Path, cuobjdump: &Path) -> Result<(), String> {
         }
         if log.contains("wgmma.mma_async instructions are serialized") {
             failures.push(format!("{rel}: ptxas serialised the wgmmas:\n{log}"));
+        }
+        // The wgmmas of a pipeline's stages carry no proxy fence of their own (docs/cuda.md,
+        // "wgmma and the async proxy"): no `MEMBAR` between the HGMMAs of one group.
+        if STAGE_READERS.contains(&rel) && fenced_within_a_group(&sass) {
+            failures.push(format!("{rel}: a MEMBAR between the HGMMAs of one group"));
         }
     }
     // The host launchers of typed tensor maps compile (the map is encoded on the host).

@@ -619,6 +619,11 @@ pub enum ScopeKind {
     Pipeline,
     /// A pipeline's `stage`: `view` is the current tile's slot, read-only.
     Stage,
+    /// A warp-specialised pipeline's `stage(ring, late=True)`: as `Stage`, but its case
+    /// releases the slot at the end of the next tile's iteration, so the wgmmas reading
+    /// `view` may stay in flight until then (`prism_sync`'s pending-group analysis checks
+    /// that they are complete there; docs/soundness.md §4.3.2).
+    LateStage,
 }
 
 impl ScopeKind {
@@ -630,6 +635,7 @@ impl ScopeKind {
             ScopeKind::Async => "async",
             ScopeKind::Pipeline => "pipeline",
             ScopeKind::Stage => "stage",
+            ScopeKind::LateStage => "stage_late",
         }
     }
 }

@@ -32,13 +32,15 @@ pub fn lower(program: &tir::Program) -> Program {
     p
 }
 
-/// How a pipeline's slot view is used: filled, read for the current tile, or read for the
-/// next tile after the body's turn.
+/// How a pipeline's slot view is used: filled, read for the current tile, read for the
+/// next tile after the body's turn, or read for the current tile by a consumer case that
+/// releases the slot one tile late.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Slot {
     Fill,
     Stage,
     Next,
+    Late,
 }
 
 struct Cx<'a> {
@@ -401,8 +403,12 @@ impl Cx<'_> {
                 self.specialised(*var, count, *stages, rings, body, *bars, span, out)
             }
             StmtKind::Fill { ring, view, body } => self.slot(Slot::Fill, *ring, *view, body, span, out),
-            StmtKind::Stage { ring, next, view, body } => {
-                let how = if *next { Slot::Next } else { Slot::Stage };
+            StmtKind::Stage { ring, next, late, view, body } => {
+                let how = match (*next, *late) {
+                    (true, _) => Slot::Next,
+                    (false, true) => Slot::Late,
+                    (false, false) => Slot::Stage,
+                };
                 self.slot(how, *ring, *view, body, span, out)
             }
             StmtKind::Unsafe { cuda, body: tbody } => {
@@ -472,7 +478,7 @@ impl Cx<'_> {
             ScopeKind::Claim => MemKind::Claim,
             ScopeKind::Async => MemKind::Async,
             ScopeKind::Pipeline => MemKind::Pipeline,
-            ScopeKind::Stage => MemKind::Stage,
+            ScopeKind::Stage | ScopeKind::LateStage => MemKind::Stage,
         };
         let elem = self.scalar_of(view);
         let vm = self.new_mem(view, kind_m, Some(mem), elem);
@@ -737,9 +743,26 @@ impl Cx<'_> {
                 self.fill_bar = outer;
             }
             lb.insts.extend(b.insts);
-            let mut a = Block::default();
-            self.mbar(&mut a, "mbarrier_arrive", (bar_ptr, arrive_at, bar_mem), None, span);
-            self.emit(&mut lb, InstKind::Unsafe { body: a }, span);
+            let late = !producer && has_late_stage(&c.body);
+            if late {
+                // A late case releases the previous tile's slot (from the second tile on):
+                // this tile's wgmmas may still read its own.
+                let pos = self.new_reg(Type::Scalar(Scalar::Bool), None);
+                let zero = self.konst(&mut lb, i32_, ConstValue::Int(0), span);
+                self.emit(&mut lb, InstKind::Binary { dst: pos, op: BinOp::Gt, lhs: t, rhs: zero }, span);
+                let mut then = Block::default();
+                let prev = self.new_reg(Type::Scalar(i32_), None);
+                self.emit(&mut then, InstKind::Binary { dst: prev, op: BinOp::Sub, lhs: t, rhs: one }, span);
+                let at = self.empty_of(prev, stages, &mut then, span);
+                let mut a = Block::default();
+                self.mbar(&mut a, "mbarrier_arrive", (bar_ptr, at, bar_mem), None, span);
+                self.emit(&mut then, InstKind::Unsafe { body: a }, span);
+                self.emit(&mut lb, InstKind::If { cond: pos, then, otherwise: Block::default(), uniform: true }, span);
+            } else {
+                let mut a = Block::default();
+                self.mbar(&mut a, "mbarrier_arrive", (bar_ptr, arrive_at, bar_mem), None, span);
+                self.emit(&mut lb, InstKind::Unsafe { body: a }, span);
+            }
             let mut latch = Block::default();
             let one = self.konst(&mut latch, i32_, ConstValue::Int(1), span);
             self.emit(&mut latch, InstKind::Binary { dst: t, op: BinOp::Add, lhs: t, rhs: one }, span);
@@ -748,6 +771,9 @@ impl Cx<'_> {
                 InstKind::Loop { header, cond, body: lb, latch, counter: Some(t), unroll: Unroll::Auto },
                 span,
             );
+            if late {
+                self.late_tail(&mut case, c.persp, n, stages, (bar_ptr, bar_mem), span);
+            }
             new_cases.push(Case { offset: c.offset, count: c.count, persp: c.persp, body: case });
         }
         self.emit(&mut inner, InstKind::Split { unit: *unit, cases: new_cases }, span);
@@ -762,6 +788,53 @@ impl Cx<'_> {
         self.emit(&mut guarded, one_thread(fini), span);
         self.emit(&mut inner, InstKind::Unsafe { body: guarded }, span);
         self.close_rings(&scopes, inner, span, out);
+    }
+
+    /// The index of the empty mbarrier of tile `t`'s slot: `2 (t % S) + 1`.
+    fn empty_of(&mut self, t: Reg, stages: u64, out: &mut Block, span: Span) -> Reg {
+        let i32_ = Scalar::I32;
+        let s_reg = self.konst(out, i32_, ConstValue::Int(stages as i128), span);
+        let slot = self.new_reg(Type::Scalar(i32_), None);
+        self.emit(out, InstKind::Binary { dst: slot, op: BinOp::Rem, lhs: t, rhs: s_reg }, span);
+        let two = self.konst(out, i32_, ConstValue::Int(2), span);
+        let full = self.new_reg(Type::Scalar(i32_), None);
+        self.emit(out, InstKind::Binary { dst: full, op: BinOp::Mul, lhs: slot, rhs: two }, span);
+        let one = self.konst(out, i32_, ConstValue::Int(1), span);
+        let empty = self.new_reg(Type::Scalar(i32_), None);
+        self.emit(out, InstKind::Binary { dst: empty, op: BinOp::Add, lhs: full, rhs: one }, span);
+        empty
+    }
+
+    /// After a late consumer case's loop: `wgmma_wait(0)` completes the last tile's wgmmas
+    /// (each warpgroup of the case waits for its own), and the case releases the last
+    /// tile's slot, so every tile is released once, as in a case that is not late.
+    fn late_tail(&mut self, case: &mut Block, persp: Persp, n: Reg, stages: u64, bar: (Reg, MemId), span: Span) {
+        let i32_ = Scalar::I32;
+        let id = prism_types::intrinsics::lookup("wgmma_wait").expect("the wgmma_wait intrinsic");
+        let mut wait = Block::default();
+        let zero = self.konst(&mut wait, i32_, ConstValue::Int(0), span);
+        self.emit(
+            &mut wait,
+            InstKind::Intrinsic { dsts: vec![], intrinsic: id, args: vec![IntrArg::Val(zero)], accesses: vec![] },
+            span,
+        );
+        if persp == Persp::WARPGROUP {
+            case.insts.extend(wait.insts);
+        } else {
+            self.emit(case, InstKind::Group { persp: Persp::WARPGROUP, body: wait }, span);
+        }
+        let pos = self.new_reg(Type::Scalar(Scalar::Bool), None);
+        let zero = self.konst(case, i32_, ConstValue::Int(0), span);
+        self.emit(case, InstKind::Binary { dst: pos, op: BinOp::Gt, lhs: n, rhs: zero }, span);
+        let mut then = Block::default();
+        let one = self.konst(&mut then, i32_, ConstValue::Int(1), span);
+        let last = self.new_reg(Type::Scalar(i32_), None);
+        self.emit(&mut then, InstKind::Binary { dst: last, op: BinOp::Sub, lhs: n, rhs: one }, span);
+        let at = self.empty_of(last, stages, &mut then, span);
+        let mut a = Block::default();
+        self.mbar(&mut a, "mbarrier_arrive", (bar.0, at, bar.1), None, span);
+        self.emit(&mut then, InstKind::Unsafe { body: a }, span);
+        self.emit(case, InstKind::If { cond: pos, then, otherwise: Block::default(), uniform: true }, span);
     }
 
     /// A pipeline's memory name for each ring: (ring, its memory, the pipeline's view).
@@ -826,7 +899,11 @@ impl Cx<'_> {
         if fill {
             self.fill_views.push(vm);
         }
-        let kind = if fill { ScopeKind::Async } else { ScopeKind::Stage };
+        let kind = match how {
+            Slot::Fill => ScopeKind::Async,
+            Slot::Late => ScopeKind::LateStage,
+            Slot::Stage | Slot::Next => ScopeKind::Stage,
+        };
         self.emit(out, InstKind::Scope { kind, mem: rv, view: vm, body }, span);
     }
 
@@ -1349,6 +1426,24 @@ fn zero_of(s: Scalar) -> ConstValue {
 }
 
 /// Whether `s` is a call of `setmaxnreg_inc` or `setmaxnreg_dec`.
+/// Whether a consumer case's body holds a `stage(ring, late=True)` (the checker makes its
+/// stages agree).
+fn has_late_stage(b: &tir::Block) -> bool {
+    b.stmts.iter().any(|s| match &s.kind {
+        StmtKind::Stage { late, body, .. } => *late || has_late_stage(body),
+        StmtKind::If { then, otherwise, .. } => has_late_stage(then) || has_late_stage(otherwise),
+        StmtKind::Split { cases, .. } => cases.iter().any(|c| has_late_stage(&c.body)),
+        StmtKind::For { body, .. }
+        | StmtKind::While { body, .. }
+        | StmtKind::Group { body, .. }
+        | StmtKind::Partition { body, .. }
+        | StmtKind::Claim { body, .. }
+        | StmtKind::Async { body, .. }
+        | StmtKind::Unsafe { body, .. } => has_late_stage(body),
+        _ => false,
+    })
+}
+
 fn is_realloc(s: &tir::Stmt) -> bool {
     matches!(&s.kind, StmtKind::Expr(e)
         if matches!(&e.kind, tir::ExprKind::Call(c)

@@ -802,6 +802,7 @@ impl P {
                     "async" => ScopeKind::Async,
                     "pipeline" => ScopeKind::Pipeline,
                     "stage" => ScopeKind::Stage,
+                    "stage_late" => ScopeKind::LateStage,
                     w => return self.err(format!("unknown scope kind `{w}`")),
                 };
                 let mem = self.mem()?;

@@ -21,6 +21,7 @@
 use crate::Ctx;
 use crate::cfg::{FrameKind, InstId};
 use crate::graph::{barrier_scope, chain, operands, root, wgmma_shape};
+use crate::pending::LateFault;
 use prism_ir::ir::{AccessKind, InstKind, IntrArg};
 use prism_ir::{MemId, Reg};
 use prism_span::Span;
@@ -35,6 +36,9 @@ pub enum AsyncFault {
     SourceWritten,
     /// A wgmma that no later wait completes on every path (`graph::wgmma_wait_after`).
     WgmmaUnwaited,
+    /// A wgmma read through `stage(ring, late=True)` that may still be in flight where its
+    /// case releases the slot, at the end of the next tile's iteration (`pending.rs`).
+    WgmmaLateUnwaited,
     /// A tile a wgmma reads is written before the wait that completes it.
     WgmmaTileWritten,
     /// A wgmma's accumulators are read or written, other than by a wgmma of the same shape,
@@ -48,8 +52,8 @@ pub enum AsyncFault {
 
 /// A wgmma's accumulators: the memory its access names, the thread-local array it is (when
 /// it is one), and the wgmma's shape (whose wgmmas may accumulate into it meanwhile).
-struct Acc {
-    mem: MemId,
+pub(crate) struct Acc {
+    pub mem: MemId,
     local: Option<prism_ir::LocalId>,
     shape: Option<(&'static str, i128)>,
 }
@@ -146,6 +150,23 @@ impl Ctx<'_> {
                 Some(Unfenced::Touched(w)) => out.push(problem(AsyncFault::WgmmaTouchedBeforeFence, acc.mem, w)),
                 None => {}
             }
+            // Read through `stage(ring, late=True)`: its case keeps groups in flight from one
+            // tile to the next, which only a dataflow around the loop can follow.
+            let reads: Vec<MemId> = accesses
+                .iter()
+                .filter(|a| self.f.accesses[a.index()].kind == AccessKind::Read)
+                .map(|a| self.f.accesses[a.index()].mem)
+                .collect();
+            if let Some(lp) = self.late_loop(id, &reads) {
+                for fault in self.late_faults(id, lp, &acc, &tiles) {
+                    out.push(match fault {
+                        LateFault::Used(w) => problem(AsyncFault::WgmmaAccumulatorUsed, acc.mem, w),
+                        LateFault::Written(w, mem) => problem(AsyncFault::WgmmaTileWritten, mem, w),
+                        LateFault::Unwaited => problem(AsyncFault::WgmmaLateUnwaited, first, id),
+                    });
+                }
+                continue;
+            }
             let Some((from, wait)) = crate::graph::wgmma_wait_after(&self.cfg, &self.defs, id) else {
                 out.push(problem(AsyncFault::WgmmaUnwaited, first, id));
                 continue;
@@ -183,7 +204,7 @@ impl Ctx<'_> {
     /// Whether instruction `w` reads or writes the accumulators `acc`, other than as a wgmma
     /// of the same (known) shape accumulating into them, which the hardware orders. Unsafe
     /// code is trusted (the simulator checks its uses at run time, `wgmma-pending`).
-    fn touches(&self, w: InstId, acc: &Acc) -> bool {
+    pub(crate) fn touches(&self, w: InstId, acc: &Acc) -> bool {
         if self.cfg.frames[self.cfg.insts[w].frame].in_unsafe {
             return false;
         }

@@ -131,6 +131,17 @@ pub fn problems(ir: &Program, report: &SyncReport, map: &SourceMap) -> Vec<Diagn
                 f.name
             ))
             .with_help("commit the group and `wgmma_wait(0)` in the same block as the wgmma or after its loop, before the tiles are written again"),
+            crate::AsyncFault::WgmmaLateUnwaited => Diagnostic::error(
+                "wgmma-unwaited",
+                format!("this wgmma reads {mem} through a late stage, and may still be in flight when its slot is released"),
+                first_line(map, a.at),
+            )
+            .with_label("the tensor cores read its tiles asynchronously")
+            .with_note(format!(
+                "in `{}`: a case whose stages say `late=True` releases tile t's slot at the end of tile t + 1's iteration, so on every path through that iteration a `wgmma_wait(n)` must follow at least `n` commits made in it (which leaves only groups of tile t + 1 in flight), and each wgmma's group must be committed in its own iteration",
+                f.name
+            ))
+            .with_help("end the case's body with `wgmma_commit_group()` then `wgmma_wait(1)`, outside any branch or loop"),
             crate::AsyncFault::WgmmaTileWritten => Diagnostic::error(
                 "wgmma-unwaited",
                 format!("{mem} is written while a wgmma may still read it"),

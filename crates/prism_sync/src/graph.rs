@@ -423,7 +423,7 @@ impl Graph {
             if let InstKind::Scope { kind, mem, view, .. } = &info.inst.kind {
                 // Async scopes, pipelines and their stages are opaque: their insides are
                 // ordered by their waits and the pipeline's barrier, not by inference.
-                if matches!(kind, ScopeKind::Async | ScopeKind::Pipeline | ScopeKind::Stage)
+                if matches!(kind, ScopeKind::Async | ScopeKind::Pipeline | ScopeKind::Stage | ScopeKind::LateStage)
                     || !self.item_of.contains_key(&root(f, *mem))
                 {
                     continue;

@@ -73,6 +73,7 @@ pub mod motion;
 pub mod opt;
 mod owner;
 mod paths;
+mod pending;
 mod place;
 mod summary;
 

@@ -393,6 +393,9 @@ pub enum StmtKind {
         src: Ident,
         /// `next=True`: the next tile's slot.
         next: bool,
+        /// `late=True`: in a warp-specialised pipeline's consumer, the slot is released
+        /// one tile late, so the tile's wgmmas may stay in flight into the next tile.
+        late: bool,
         /// The new name.
         name: Ident,
         /// The body.

@@ -12,6 +12,10 @@
 //! A body that turns at `stage(ring, next=True)` waits at the top of the first tile only,
 //! and for every later tile at the turn of the iteration before: both pairs are needed.
 //!
+//! A consumer case whose stages are `late=True` releases each slot at the end of the next
+//! tile's iteration, after the `wgmma_wait(1)` that completes the tile's wgmmas: releasing
+//! it at the end of its own iteration lets the producer refill it under them.
+//!
 //! For every program of the corpus with a pipeline and launches: the program runs clean,
 //! and with each weakening that applies to it ([`prism_driver::Weaken`]: no barrier, a wait
 //! that leaves one more group in flight, at the top or at the turn; no wait for a full
@@ -63,6 +67,7 @@ fn every_pipeline_wait_and_barrier_is_needed() {
     let mut checked = 0;
     let mut specialised = 0;
     let mut turning = 0;
+    let mut late = 0;
     let mut failures = Vec::new();
     for path in corpus_files(&root) {
         let src = std::fs::read_to_string(&path).expect("corpus file");
@@ -80,6 +85,7 @@ fn every_pipeline_wait_and_barrier_is_needed() {
             Weaken::NoTurnBarrier,
             Weaken::TurnWaitOneLess,
             Weaken::EarlyTurn,
+            Weaken::EarlyRelease,
         ] {
             match noticed(&name, &src, dir, w) {
                 Ok(Some(_)) => {
@@ -92,16 +98,18 @@ fn every_pipeline_wait_and_barrier_is_needed() {
         }
         // Each kind of pipeline has two ways to break: its two waits, or its wait and barrier;
         // a body that turns has a second wait and barrier, at the turn.
-        let want = if src.contains("next=True") { 5 } else { 2 };
+        let want = if src.contains("next=True") { 5 } else { 2 } + usize::from(src.contains("late=True"));
         if applied < want {
             failures.push(format!("{name}: only {applied} weakening(s) applied, {want} expected"));
         }
-        turning += usize::from(want == 5);
+        turning += usize::from(src.contains("next=True"));
+        late += usize::from(src.contains("late=True"));
         checked += 1;
     }
     assert!(checked >= 3, "only {checked} corpus programs have pipelines");
     assert!(specialised >= 1, "no warp-specialised pipeline was weakened");
     assert!(turning >= 1, "no pipeline that turns was weakened");
+    assert!(late >= 1, "no pipeline with late stages was weakened");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
@@ -132,5 +140,30 @@ fn a_read_of_a_slot_being_refilled_is_a_race() {
     assert!(
         seen.iter().any(|r| r.starts_with("[data-race]") && (r.contains("`slot`") || r.contains("`s`"))),
         "no run reported the read of a slot being refilled: {seen:?}"
+    );
+}
+
+/// Kernel 38's consumers keep a stage's wgmmas in flight with `wgmma_wait(1)` and release
+/// its slot one tile late. Released at the end of its own tile instead, the slot is refilled
+/// by TMA while the tensor cores may still read it: the simulator, which holds a wgmma's
+/// reads of its tiles open until the wait that completes its group, reports the copy's
+/// write into them.
+#[test]
+fn a_slot_released_under_a_pending_wgmma_is_refilled_under_it() {
+    let root = repo_root();
+    let name = "tests/ui/accept/kernels/38_hgemm_warp_specialised.prism";
+    let src = std::fs::read_to_string(root.join(name)).expect("corpus file");
+    let opts = prism_driver::Options { weaken_pipelines: Some(Weaken::EarlyRelease), ..Default::default() };
+    let weak = Module::new(&prism_test::synced(name, &src, &opts).expect("compiles"));
+    let launch = clean_launches(&src).expect("launches").into_iter().next().expect("a launch");
+    let dir = root.join("tests/ui/accept/kernels");
+    let mut seen = Vec::new();
+    for seed in std::iter::once(None).chain(SEEDS.map(Some)) {
+        let (_, out) = run(&weak, &launch, &dir, Config { seed, ..Config::default() }).expect("runs");
+        seen.extend(out.reports.iter().map(|r| describe_report(&src, r)));
+    }
+    assert!(
+        seen.iter().any(|r| r.starts_with("[wgmma-pending]") && r.contains("`ta`")),
+        "no run reported the refill of a slot a wgmma still reads: {seen:?}"
     );
 }

@@ -397,6 +397,10 @@ pub enum StmtKind {
         /// `next=True`: the slot of the tile after the current one (of the last tile, on
         /// the last: docs/language.md, "Pipelines").
         next: bool,
+        /// `late=True`: in a warp-specialised pipeline's consumer case, the case releases
+        /// the slot at the end of the next tile's iteration, not of this one's, so this
+        /// tile's wgmmas may still read it until then (docs/soundness.md §4.3.2).
+        late: bool,
         /// The slot view ([`ViewKind::Slot`] without `fill`).
         view: VarId,
         /// The body.

@@ -366,24 +366,35 @@ impl Parser<'_> {
                     self.bump();
                     self.expect_punct(Punct::LParen)?;
                     let src = self.expect_ident("the name of a ring (a shared array of slots)")?;
-                    // `stage(ring, next=True)`: the only keyword either takes, a literal so
-                    // that the checker sees where the pipeline's barrier goes before it
-                    // checks anything.
-                    let mut next = false;
-                    if word == "stage" && self.eat_punct(Punct::Comma) {
-                        let key = self.expect_ident("`next=True`")?;
-                        if key.name != "next" {
-                            return self.bad_kwarg(&key, "`stage` takes `next=True` (the next tile's slot)");
-                        }
+                    // `stage(ring, next=True)` and `stage(ring, late=True)`: the only keywords
+                    // either takes, literals so that the checker sees where the pipeline's
+                    // barrier goes (and which slots are released late) before it checks
+                    // anything.
+                    let (mut next, mut late) = (false, false);
+                    while word == "stage" && self.eat_punct(Punct::Comma) {
+                        let key = self.expect_ident("`next=True` or `late=True`")?;
+                        let slot = match key.name.as_str() {
+                            "next" => &mut next,
+                            "late" => &mut late,
+                            _ => {
+                                return self.bad_kwarg(
+                                    &key,
+                                    "`stage` takes `next=True` (the next tile's slot) or `late=True` (released one tile late)",
+                                );
+                            }
+                        };
                         self.expect_punct(Punct::Eq)?;
                         let value = self.expr()?;
-                        next = match value.kind {
+                        *slot = match value.kind {
                             ExprKind::Bool(b) => b,
                             _ => {
                                 self.error(SyntaxError::Misplaced {
                                     expected: "`True` or `False`".into(),
                                     span: value.span,
-                                    help: Some("`next=` takes a literal: `with stage(ring, next=True) as s:`".into()),
+                                    help: Some(format!(
+                                        "`{}=` takes a literal: `with stage(ring, {}=True) as s:`",
+                                        key.name, key.name
+                                    )),
                                 });
                                 return Err(Failed);
                             }
@@ -395,7 +406,7 @@ impl Parser<'_> {
                     Ok(if word == "fill" {
                         StmtKind::Fill { src, name, body }
                     } else {
-                        StmtKind::Stage { src, next, name, body }
+                        StmtKind::Stage { src, next, late, name, body }
                     })
                 }
                 "claim" => {

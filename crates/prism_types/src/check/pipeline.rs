@@ -339,6 +339,11 @@ impl Checker<'_> {
         self.stmt(split, &mut stmts);
         self.frames.pop();
         self.pipes.pop();
+        if let Some(tir::Stmt { kind: StmtKind::Split { cases, .. }, .. }) = stmts.first() {
+            for c in cases {
+                self.late_case(c);
+            }
+        }
         // The producer's fill runs tiles ahead of the consumers: the plain pipeline's fill
         // rules, with TMA copies in place of `cp.async` ones.
         let fill_head = fill_head(fill_stmt);
@@ -372,13 +377,46 @@ impl Checker<'_> {
         });
     }
 
+    /// A consumer case releases its slot once per tile, for all its rings together: either
+    /// at the end of the tile's iteration, or, when its stages say `late=True`, at the end
+    /// of the next tile's (docs/language.md, "Warp-specialised pipelines"). So its stages
+    /// agree, and a late case is whole warpgroups, where the lowering completes the last
+    /// tile's wgmmas after the loop with a `wgmma_wait(0)`.
+    fn late_case(&mut self, c: &tir::SplitCase) {
+        let mut stages = Vec::new();
+        stages_in(&c.body, &mut stages);
+        let Some(&(first_late, first)) = stages.first() else { return };
+        if let Some(&(late, other)) = stages.iter().find(|(l, _)| *l != first_late) {
+            let (late_at, plain_at) = if late { (other, first) } else { (first, other) };
+            self.form_error(
+                "a consumer case's stages are all `late=True` or none is: the case releases its slot once per tile"
+                    .into(),
+                plain_at,
+                Some(late_at),
+                Some("add `late=True` to every `stage` of the case".into()),
+            );
+            return;
+        }
+        let whole_warpgroups =
+            c.persp.level == crate::perspective::Level::Thread && c.persp.n.is_multiple_of(Persp::WARPGROUP.n);
+        if first_late && !whole_warpgroups {
+            self.form_error(
+                format!("a consumer case with `late=True` stages runs as whole warpgroups, not {}", c.persp),
+                first,
+                Some(c.span),
+                Some("its last tile's wgmmas are completed after the loop by `wgmma_wait(0)`, a warpgroup's instruction; split by warpgroup".into()),
+            );
+        }
+    }
+
     /// `with fill(ring) as name:` or `with stage(ring) as name:` (`next`: `with stage(ring,
-    /// next=True) as name:`).
+    /// next=True) as name:`; `late`: `with stage(ring, late=True) as name:`).
     #[allow(clippy::too_many_arguments)]
     pub fn slot_scope(
         &mut self,
         fill: bool,
         next: bool,
+        late: bool,
         src: &ast::Ident,
         name: &ast::Ident,
         body: &ast::Block,
@@ -414,6 +452,15 @@ impl Checker<'_> {
         if !fill && !self.stage_in_order(&p, next, src, span) {
             return None;
         }
+        if late && p.split.is_none() {
+            self.form_error(
+                format!("`stage({}, late=True)` outside a warp-specialised pipeline", src.name),
+                span.shrink_to_start().to(src.span),
+                None,
+                Some("a pipeline's barrier frees every slot of the block at once; releasing a slot one tile late is for the consumer cases of a `match split(...)` body, whose wgmmas stay in flight".into()),
+            );
+            return None;
+        }
         let var = self.var(ring).clone();
         let Ty::Ptr { elem, .. } = var.ty else { return None };
         let view = self.new_var(
@@ -429,7 +476,7 @@ impl Checker<'_> {
         let body = self.block(body);
         self.frames.pop();
         self.pop_scope();
-        Some(if fill { StmtKind::Fill { ring, view, body } } else { StmtKind::Stage { ring, next, view, body } })
+        Some(if fill { StmtKind::Fill { ring, view, body } } else { StmtKind::Stage { ring, next, late, view, body } })
     }
 
     /// Whether a `stage` stands where its pipeline's barrier allows (docs/soundness.md
@@ -722,6 +769,32 @@ fn fill_names<'a>(s: &'a ast::Stmt, out: &mut Vec<&'a ast::Ident>) {
     for b in blocks {
         for t in &b.stmts {
             fill_names(t, out);
+        }
+    }
+}
+
+/// The `stage` statements in `b` (at any depth): whether each is `late=True`, and its head.
+fn stages_in(b: &tir::Block, out: &mut Vec<(bool, Span)>) {
+    for s in &b.stmts {
+        if let StmtKind::Stage { late, .. } = &s.kind {
+            out.push((*late, s.span));
+        }
+        match &s.kind {
+            StmtKind::If { then, otherwise, .. } => {
+                stages_in(then, out);
+                stages_in(otherwise, out);
+            }
+            StmtKind::Split { cases, .. } => cases.iter().for_each(|c| stages_in(&c.body, out)),
+            StmtKind::For { body, .. }
+            | StmtKind::While { body, .. }
+            | StmtKind::Group { body, .. }
+            | StmtKind::Partition { body, .. }
+            | StmtKind::Claim { body, .. }
+            | StmtKind::Async { body, .. }
+            | StmtKind::Fill { body, .. }
+            | StmtKind::Stage { body, .. }
+            | StmtKind::Unsafe { body, .. } => stages_in(body, out),
+            _ => {}
         }
     }
 }

@@ -128,7 +128,8 @@ impl Checker<'_> {
             A::Fill { src, name, body } | A::Stage { src, name, body, .. } => {
                 let fill = matches!(s.kind, A::Fill { .. });
                 let next = matches!(s.kind, A::Stage { next: true, .. });
-                if let Some(k) = self.slot_scope(fill, next, src, name, body, span) {
+                let late = matches!(s.kind, A::Stage { late: true, .. });
+                if let Some(k) = self.slot_scope(fill, next, late, src, name, body, span) {
                     self.push(out, k, span);
                 }
             }

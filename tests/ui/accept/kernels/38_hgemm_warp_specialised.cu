@@ -22,13 +22,16 @@ __device__ __forceinline__ void store_tile(int prism_tid,
 // ring with the 128 x 64 box of A and the 256 x 64 box of B of each step by TMA (128-byte
 // swizzle). Warpgroups 0 and 1 are the consumers: they take registers (232 each), multiply
 // their 64 rows of the stage's A by the stage's B with four wgmma m64n256k16 steps (the
-// swizzled descriptors move 32 bytes along each 128-byte row), wait once per stage, and
-// after a tile's last step store their accumulators through the wgmma D fragment layout
-// (warp w, lane l, register 4j + 2h + c holds row 16w + l/4 + 8h, column 8j + 2(l%4) + c)
-// and clear them. The compiler gives each slot a full and an empty mbarrier and makes each
-// side wait for the other; no barrier is written. Blocks and consumers write disjoint tiles
-// of C through identity views, which the language trusts (a tile written twice would be a
-// race the simulator reports).
+// swizzled descriptors move 32 bytes along each 128-byte row) and keep one stage's group in
+// flight, as CUTLASS's mainloop does: `wgmma_wait(1)` completes the previous stage's group,
+// and `late=True` makes the case release each slot one stage late, after that wait, so the
+// tensor cores never stall on a wait for the group just issued. After a tile's last step
+// they complete it (`wgmma_wait(0)`) and store their accumulators through the wgmma D
+// fragment layout (warp w, lane l, register 4j + 2h + c holds row 16w + l/4 + 8h, column
+// 8j + 2(l%4) + c) and clear them. The compiler gives each slot a full and an empty
+// mbarrier and makes each side wait for the other; no barrier is written. Blocks and
+// consumers write disjoint tiles of C through identity views, which the language trusts (a
+// tile written twice would be a race the simulator reports).
 extern "C" __global__ void __launch_bounds__(384, 1) hgemm(const __grid_constant__ prism_tensor_map a,
                                                            const __grid_constant__ prism_tensor_map b,
                                                            __nv_bfloat16* __restrict__ c,
@@ -41,18 +44,18 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemm(const __grid_constant
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     extern __shared__ __align__(1024) unsigned char prism_smem[];
-    const int bid = prism_bid;  // line 27
+    const int bid = prism_bid;  // line 30
     {  // partition `c` as `c_b` at block[1]
         {  // group(block[1])
-            __nv_bfloat16* sa = reinterpret_cast<__nv_bfloat16*>(prism_smem);  // line 30
-            __nv_bfloat16* sb = reinterpret_cast<__nv_bfloat16*>(prism_smem + 65536);  // line 31
-            const int blocks = (int)gridDim.x;  // line 32
-            const int tiles_n = n / 256;  // line 33
-            const int steps = k / 64;  // line 34
-            const int mine = prism_div(prism_sub(prism_add(prism_sub(prism_mul(m / 128, tiles_n), bid), blocks), 1), blocks);  // line 35
-            __align__(16) float acc[128] = {};  // line 36
+            __nv_bfloat16* sa = reinterpret_cast<__nv_bfloat16*>(prism_smem);  // line 33
+            __nv_bfloat16* sb = reinterpret_cast<__nv_bfloat16*>(prism_smem + 65536);  // line 34
+            const int blocks = (int)gridDim.x;  // line 35
+            const int tiles_n = n / 256;  // line 36
+            const int steps = k / 64;  // line 37
+            const int mine = prism_div(prism_sub(prism_add(prism_sub(prism_mul(m / 128, tiles_n), bid), blocks), 1), blocks);  // line 38
+            __align__(16) float acc[128] = {};  // line 39
             {  // partition `c_b` as `c_w` at thread[128]
-                unsigned long long* pipeline_mbarriers = reinterpret_cast<unsigned long long*>(prism_smem + 196608);  // line 38
+                unsigned long long* pipeline_mbarriers = reinterpret_cast<unsigned long long*>(prism_smem + 196608);  // line 41
                 {  // pipeline `sa` as `sa` at block[1]
                     {  // pipeline `sb` as `sb` at block[1]
                         const int t28 = prism_mul(mine, steps);
@@ -76,21 +79,20 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemm(const __grid_constant
                         if (prism_pos == 0) {
                             // Two consumer cases (a split's cases are aligned units of the block:
                             // three warpgroups have no aligned pair), rows 0 .. 63 and 64 .. 127.
-                            asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :  : "n"(232) : "memory");  // line 43
-                            int q = 0;  // line 38
+                            asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :  : "n"(232) : "memory");  // line 46
+                            int q = 0;  // line 41
                             for (; q < t28; q += 1) {
                                 const int t54 = q % 4 * 2;
                                 {  // with unsafe
                                     prism_mbar_wait_parity(&pipeline_mbarriers[t54], (unsigned)((q / 4) & 1));
                                 }
-                                {  // stage `sa` as `ta` at block[1]
-                                    {  // stage `sb` as `tb` at block[1]
-                                        asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 46
+                                {  // stage_late `sa` as `ta` at block[1]
+                                    {  // stage_late `sb` as `tb` at block[1]
+                                        asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 49
                                         for (int s = 0; s < 4; s += 1) {
-                                            float* acc_1 = acc;  // line 36
-                                            asm volatile(  // line 48
+                                            float* acc_1 = acc;  // line 39
+                                            asm volatile(  // line 51
                                                 "{\n"
-                                                "fence.proxy.async.shared::cta;\n"
                                                 ".reg .pred p;\n"
                                                 "setp.ne.b32 p, 1, 0;\n"
                                                 "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, 0;\n"
@@ -99,39 +101,47 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemm(const __grid_constant
                                                 : "l"(prism_wgmma_desc_sw(&sa[q % 4 * 8192 + 16 * s], 128)), "l"(prism_wgmma_desc_sw(&sb[q % 4 * 16384 + 16 * s], 128))
                                                 : "memory");
                                         }
-                                        asm volatile("wgmma.commit_group.sync.aligned;" :  :  : "memory");  // line 49
-                                        asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 50
+                                        asm volatile("wgmma.commit_group.sync.aligned;" :  :  : "memory");  // line 52
+                                        asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(1) : "memory");  // line 53
                                     }
                                 }
-                                if (prism_rem(q, steps) == steps - 1) {  // line 51
-                                    float* acc_1 = acc;  // line 36
-                                    __nv_bfloat16* c_b = c;  // line 28
-                                    __nv_bfloat16* c_w = c_b;  // line 37
-                                    // inferred thread[128] barrier: `c` is used at line 52 and again at line 52
+                                if (prism_rem(q, steps) == steps - 1) {  // line 54
+                                    asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 55
+                                    float* acc_1 = acc;  // line 39
+                                    __nv_bfloat16* c_b = c;  // line 31
+                                    __nv_bfloat16* c_w = c_b;  // line 40
+                                    // inferred thread[128] barrier: `c` is used at line 56 and again at line 56
                                     prism_fence_proxy_async();
                                     asm volatile("bar.sync %0, %1;" :  : "r"(1 + threadIdx.x / 128u), "n"(128) : "memory");
                                     store_tile(prism_tid % 128, prism_bid, prism_smem + 196672, acc_1, c_w, prism_add(bid, prism_mul(blocks, prism_div(q, steps))), tiles_n, n, 0);
                                 }
+                                if (q > 0) {
+                                    {  // with unsafe
+                                        const unsigned long long t103 = prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(q - 1) % 4u) * 2 + 1]);  // line 41
+                                    }
+                                }
+                            }
+                            asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");
+                            if (t28 > 0) {
                                 {  // with unsafe
-                                    const unsigned long long t93 = prism_mbar_arrive(&pipeline_mbarriers[t54 + 1]);  // line 38
+                                    const unsigned long long t116 = prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(t28 - 1) % 4u) * 2 + 1]);
                                 }
                             }
                         } else if (prism_pos < 2) {
-                            asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :  : "n"(232) : "memory");  // line 54
-                            int q = 0;  // line 38
+                            asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :  : "n"(232) : "memory");  // line 58
+                            int q = 0;  // line 41
                             for (; q < t28; q += 1) {
-                                const int t104 = q % 4 * 2;
+                                const int t126 = q % 4 * 2;
                                 {  // with unsafe
-                                    prism_mbar_wait_parity(&pipeline_mbarriers[t104], (unsigned)((q / 4) & 1));
+                                    prism_mbar_wait_parity(&pipeline_mbarriers[t126], (unsigned)((q / 4) & 1));
                                 }
-                                {  // stage `sa` as `ta` at block[1]
-                                    {  // stage `sb` as `tb` at block[1]
-                                        asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 57
+                                {  // stage_late `sa` as `ta` at block[1]
+                                    {  // stage_late `sb` as `tb` at block[1]
+                                        asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 61
                                         for (int s = 0; s < 4; s += 1) {
-                                            float* acc_1 = acc;  // line 36
-                                            asm volatile(  // line 59
+                                            float* acc_1 = acc;  // line 39
+                                            asm volatile(  // line 63
                                                 "{\n"
-                                                "fence.proxy.async.shared::cta;\n"
                                                 ".reg .pred p;\n"
                                                 "setp.ne.b32 p, 1, 0;\n"
                                                 "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, 0;\n"
@@ -140,54 +150,63 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemm(const __grid_constant
                                                 : "l"(prism_wgmma_desc_sw(&sa[q % 4 * 8192 + (4096 + 16 * s)], 128)), "l"(prism_wgmma_desc_sw(&sb[q % 4 * 16384 + 16 * s], 128))
                                                 : "memory");
                                         }
-                                        asm volatile("wgmma.commit_group.sync.aligned;" :  :  : "memory");  // line 60
-                                        asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 61
+                                        asm volatile("wgmma.commit_group.sync.aligned;" :  :  : "memory");  // line 64
+                                        asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(1) : "memory");  // line 65
                                     }
                                 }
-                                if (prism_rem(q, steps) == steps - 1) {  // line 62
-                                    float* acc_1 = acc;  // line 36
-                                    __nv_bfloat16* c_b = c;  // line 28
-                                    __nv_bfloat16* c_w = c_b;  // line 37
-                                    // inferred thread[128] barrier: `c` is used at line 63 and again at line 63
+                                if (prism_rem(q, steps) == steps - 1) {  // line 66
+                                    asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 67
+                                    float* acc_1 = acc;  // line 39
+                                    __nv_bfloat16* c_b = c;  // line 31
+                                    __nv_bfloat16* c_w = c_b;  // line 40
+                                    // inferred thread[128] barrier: `c` is used at line 68 and again at line 68
                                     prism_fence_proxy_async();
                                     asm volatile("bar.sync %0, %1;" :  : "r"(1 + threadIdx.x / 128u), "n"(128) : "memory");
                                     store_tile(prism_tid % 128, prism_bid, prism_smem + 196672, acc_1, c_w, prism_add(bid, prism_mul(blocks, prism_div(q, steps))), tiles_n, n, 64);
                                 }
+                                if (q > 0) {
+                                    {  // with unsafe
+                                        const unsigned long long t177 = prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(q - 1) % 4u) * 2 + 1]);  // line 41
+                                    }
+                                }
+                            }
+                            asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");
+                            if (t28 > 0) {
                                 {  // with unsafe
-                                    const unsigned long long t145 = prism_mbar_arrive(&pipeline_mbarriers[t104 + 1]);  // line 38
+                                    const unsigned long long t190 = prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(t28 - 1) % 4u) * 2 + 1]);
                                 }
                             }
                         } else {
                             if (prism_pos < 3) {  // split(warpgroup) case 1: thread[128]
-                                asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :  : "n"(40) : "memory");  // line 65
-                                int q = 0;  // line 38
+                                asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :  : "n"(40) : "memory");  // line 70
+                                int q = 0;  // line 41
                                 for (; q < t28; q += 1) {
-                                    const int t156 = q % 4 * 2;
+                                    const int t200 = q % 4 * 2;
                                     {  // with unsafe
-                                        prism_mbar_wait_parity(&pipeline_mbarriers[t156 + 1], (unsigned)(((q / 4) & 1) ^ 1));
+                                        prism_mbar_wait_parity(&pipeline_mbarriers[t200 + 1], (unsigned)(((q / 4) & 1) ^ 1));
                                     }
                                     {  // async `sa` as `a_slot` at block[1]
                                         {  // async `sb` as `b_slot` at block[1]
                                             if ((int)((unsigned)prism_tid % 128u) == 0) {  // split(thread) case 1: thread[1]
-                                                const int tile = prism_add(bid, prism_mul(blocks, prism_div(q, steps)));  // line 70
-                                                const int kk = prism_rem(q, steps);  // line 71
-                                                prism_mbar_expect_tx(&pipeline_mbarriers[t156], 16384);  // line 72
+                                                const int tile = prism_add(bid, prism_mul(blocks, prism_div(q, steps)));  // line 75
+                                                const int kk = prism_rem(q, steps);  // line 76
+                                                prism_mbar_expect_tx(&pipeline_mbarriers[t200], 16384);  // line 77
                                                 asm volatile(
                                                     "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                                     :
-                                                    : "r"(prism_smem_addr(&sa[q % 4 * 8192])), "l"(&a), "r"(prism_mul(64, kk)), "r"(prism_mul(prism_div(tile, tiles_n), 128)), "r"(prism_smem_addr(&pipeline_mbarriers[t156]))
+                                                    : "r"(prism_smem_addr(&sa[q % 4 * 8192])), "l"(&a), "r"(prism_mul(64, kk)), "r"(prism_mul(prism_div(tile, tiles_n), 128)), "r"(prism_smem_addr(&pipeline_mbarriers[t200]))
                                                     : "memory");
-                                                prism_mbar_expect_tx(&pipeline_mbarriers[t156], 32768);  // line 73
+                                                prism_mbar_expect_tx(&pipeline_mbarriers[t200], 32768);  // line 78
                                                 asm volatile(
                                                     "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                                     :
-                                                    : "r"(prism_smem_addr(&sb[q % 4 * 16384])), "l"(&b), "r"(prism_mul(64, kk)), "r"(prism_mul(prism_rem(tile, tiles_n), 256)), "r"(prism_smem_addr(&pipeline_mbarriers[t156]))
+                                                    : "r"(prism_smem_addr(&sb[q % 4 * 16384])), "l"(&b), "r"(prism_mul(64, kk)), "r"(prism_mul(prism_rem(tile, tiles_n), 256)), "r"(prism_smem_addr(&pipeline_mbarriers[t200]))
                                                     : "memory");
                                             }
                                         }
                                     }
                                     {  // with unsafe
-                                        const unsigned long long t190 = prism_mbar_arrive(&pipeline_mbarriers[t156]);  // line 38
+                                        const unsigned long long t234 = prism_mbar_arrive(&pipeline_mbarriers[t200]);  // line 41
                                     }
                                 }
                             }
@@ -214,7 +233,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemm(const __grid_constant
 }
 
 // A consumer warpgroup's 64 x 256 accumulators, rows `row0 ..` of output tile `tile`, to C
-// in bf16 through the D fragment layout; then cleared for the next tile.
+// in bf16 through the D fragment layout, two adjacent columns per 4-byte store (pair `p`:
+// registers 2p and 2p + 1, row `8 (p % 2)` below the thread's first, columns `8 (p / 2)`
+// right of its first); then cleared for the next tile.
 __device__ __forceinline__ void store_tile(int prism_tid,
                                            int prism_bid,
                                            unsigned char* prism_smem,
@@ -225,14 +246,19 @@ __device__ __forceinline__ void store_tile(int prism_tid,
                                            int n,
                                            int row0)
 {
-    const int u = prism_tid;  // line 80
-    const int row = prism_add(prism_add(prism_add(prism_mul(prism_div(tile, tiles_n), 128), row0), 16 * (u / 32)), u % 32 / 4);  // line 81
-    const int col = prism_add(prism_mul(prism_rem(tile, tiles_n), 256), 2 * (u % 4));  // line 82
+    const int u = prism_tid;  // line 87
+    const int row = prism_add(prism_add(prism_add(prism_mul(prism_div(tile, tiles_n), 128), row0), 16 * (u / 32)), u % 32 / 4);  // line 88
+    const int col = prism_add(prism_mul(prism_rem(tile, tiles_n), 256), 2 * (u % 4));  // line 89
     {  // partition `c` as `c_t` at thread[1]
         {  // group(thread[1])
-            for (int q = 0; q < 128; q += 1) {
-                c[prism_add(prism_add(prism_add(prism_mul(prism_add(row, 8 * (q / 2 % 2)), n), col), 8 * (q / 4)), q % 2)] = __float2bfloat16_rn(acc[q]);  // line 86
-                acc[q] = 0.0f;  // line 87
+            unsigned pair[1] = {};  // line 92
+            #pragma unroll
+            for (int p = 0; p < 64; p += 1) {  // line 93
+                prism_pair_set(pair, 0, __float2bfloat16_rn(acc[2 * p]));  // line 94
+                prism_pair_set(pair, 1, __float2bfloat16_rn(acc[2 * p + 1]));  // line 95
+                *(prism_vec<unsigned, 1>*)&c[prism_add(prism_add(prism_mul(prism_add(row, 8 * (p % 2)), n), col), 8 * (p / 2))] = prism_vec<unsigned, 1>{{pair[0]}};  // line 96
+                acc[2 * p] = 0.0f;  // line 97
+                acc[2 * p + 1] = 0.0f;  // line 98
             }
         }
     }
