@@ -1429,19 +1429,9 @@ fn zero_of(s: Scalar) -> ConstValue {
 /// Whether a consumer case's body holds a `stage(ring, late=True)` (the checker makes its
 /// stages agree).
 fn has_late_stage(b: &tir::Block) -> bool {
-    b.stmts.iter().any(|s| match &s.kind {
-        StmtKind::Stage { late, body, .. } => *late || has_late_stage(body),
-        StmtKind::If { then, otherwise, .. } => has_late_stage(then) || has_late_stage(otherwise),
-        StmtKind::Split { cases, .. } => cases.iter().any(|c| has_late_stage(&c.body)),
-        StmtKind::For { body, .. }
-        | StmtKind::While { body, .. }
-        | StmtKind::Group { body, .. }
-        | StmtKind::Partition { body, .. }
-        | StmtKind::Claim { body, .. }
-        | StmtKind::Async { body, .. }
-        | StmtKind::Unsafe { body, .. } => has_late_stage(body),
-        _ => false,
-    })
+    let mut stages = Vec::new();
+    tir::stages_in(b, &mut stages);
+    stages.iter().any(|&(late, _)| late)
 }
 
 fn is_realloc(s: &tir::Stmt) -> bool {

@@ -215,6 +215,41 @@ def search(out : ptr(float), n : int):
     }
 }
 
+/// Runs an accepted program's launches under the deterministic schedule and the seeded
+/// ones; each run that reports anything (or fails to run) is a failure, once per launch.
+fn runs_clean(
+    module: &prism_interp::Module,
+    src: &str,
+    seed: u64,
+    launches: &[String],
+    seeds: &[u64],
+    failures: &mut Vec<String>,
+) {
+    for line in launches {
+        let launch = parse_launch(line).expect("a launch line");
+        let configs = std::iter::once(Config::default())
+            .chain(seeds.iter().map(|&s| Config { seed: Some(s), ..Config::default() }));
+        for cfg in configs {
+            match run(module, &launch, std::path::Path::new("."), cfg) {
+                Ok((_, o)) if o.is_clean() => {}
+                Ok((_, o)) => {
+                    let r = &o.reports[0];
+                    failures.push(format!(
+                        "seed {seed}, `{line}`: accepted but [{}] {}\n{src}",
+                        r.kind.code(),
+                        r.message
+                    ));
+                    break;
+                }
+                Err(e) => {
+                    failures.push(format!("seed {seed}: {e}\n{src}"));
+                    break;
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn accepted_wgmma_programs_run_clean() {
     let (mut accepted, mut refused) = (0, 0);
@@ -226,30 +261,9 @@ fn accepted_wgmma_programs_run_clean() {
             continue;
         };
         accepted += 1;
-        for n in [0, 2] {
-            let launch = parse_launch(&format!("search --grid 1 --block 128 --arg out=zeros:f32:128 --arg n={n}"))
-                .expect("a launch line");
-            let mut configs = vec![Config::default()];
-            configs.extend(SEEDS.iter().map(|&s| Config { seed: Some(s), ..Config::default() }));
-            for cfg in configs {
-                match run(&module, &launch, std::path::Path::new("."), cfg) {
-                    Ok((_, o)) if o.is_clean() => {}
-                    Ok((_, o)) => {
-                        let r = &o.reports[0];
-                        failures.push(format!(
-                            "seed {seed}, n = {n}: accepted but [{}] {}\n{src}",
-                            r.kind.code(),
-                            r.message
-                        ));
-                        break;
-                    }
-                    Err(e) => {
-                        failures.push(format!("seed {seed}: {e}\n{src}"));
-                        break;
-                    }
-                }
-            }
-        }
+        let launches: Vec<String> =
+            [0, 2].iter().map(|n| format!("search --grid 1 --block 128 --arg out=zeros:f32:128 --arg n={n}")).collect();
+        runs_clean(&module, &src, seed, &launches, &SEEDS, &mut failures);
     }
     assert!(failures.is_empty(), "{} accepted programs went wrong:\n{}", failures.len(), failures.join("\n"));
     // Both sides stay tested: the rules accept well-formed steps and refuse the hazards.
@@ -403,34 +417,17 @@ fn accepted_late_consumers_run_clean() {
             continue;
         };
         accepted += 1;
-        for n in [0, 1, 5] {
-            let rows = 64 * n.max(1);
-            let launch = parse_launch(&format!(
-                "late --grid 1 --block 256 --arg a=rand:bf16:{rows}x16 --arg b=rand:bf16:{}x16:1 --arg n={n} --arg out=zeros:f32:256",
-                rows / 8
-            ))
-            .expect("a launch line");
-            let mut configs = vec![Config::default()];
-            configs.extend(SEEDS.iter().take(2).map(|&s| Config { seed: Some(s), ..Config::default() }));
-            for cfg in configs {
-                match run(&module, &launch, std::path::Path::new("."), cfg) {
-                    Ok((_, o)) if o.is_clean() => {}
-                    Ok((_, o)) => {
-                        let r = &o.reports[0];
-                        failures.push(format!(
-                            "seed {seed}, n = {n}: accepted but [{}] {}\n{src}",
-                            r.kind.code(),
-                            r.message
-                        ));
-                        break;
-                    }
-                    Err(e) => {
-                        failures.push(format!("seed {seed}: {e}\n{src}"));
-                        break;
-                    }
-                }
-            }
-        }
+        let launches: Vec<String> = [0u64, 1, 5]
+            .iter()
+            .map(|&n| {
+                let rows = 64 * n.max(1);
+                format!(
+                    "late --grid 1 --block 256 --arg a=rand:bf16:{rows}x16 --arg b=rand:bf16:{}x16:1 --arg n={n} --arg out=zeros:f32:256",
+                    rows / 8
+                )
+            })
+            .collect();
+        runs_clean(&module, &src, seed, &launches, &SEEDS[..2], &mut failures);
     }
     assert!(failures.is_empty(), "{} accepted programs went wrong:\n{}", failures.len(), failures.join("\n"));
     assert!(accepted >= LATE_PROGRAMS / 10, "only {accepted} of {LATE_PROGRAMS} programs accepted");

@@ -624,6 +624,33 @@ pub fn assigned_in(b: &Block, declared: &mut std::collections::HashSet<VarId>, o
     }
 }
 
+/// The `stage` statements of a pipeline body `b`, at any depth but not in nested pipelines
+/// (whose stages are theirs): whether each says `late=True`, and its span.
+pub fn stages_in(b: &Block, out: &mut Vec<(bool, Span)>) {
+    for s in &b.stmts {
+        match &s.kind {
+            StmtKind::Stage { late, body, .. } => {
+                out.push((*late, s.span));
+                stages_in(body, out);
+            }
+            StmtKind::If { then, otherwise, .. } => {
+                stages_in(then, out);
+                stages_in(otherwise, out);
+            }
+            StmtKind::Split { cases, .. } => cases.iter().for_each(|c| stages_in(&c.body, out)),
+            StmtKind::For { body, .. }
+            | StmtKind::While { body, .. }
+            | StmtKind::Group { body, .. }
+            | StmtKind::Partition { body, .. }
+            | StmtKind::Claim { body, .. }
+            | StmtKind::Async { body, .. }
+            | StmtKind::Fill { body, .. }
+            | StmtKind::Unsafe { body, .. } => stages_in(body, out),
+            _ => {}
+        }
+    }
+}
+
 /// Records that `v` is assigned at `at` (the last assignment's span is kept).
 fn note(out: &mut Vec<(VarId, Span)>, v: VarId, at: Span) {
     match out.iter_mut().find(|(x, _)| *x == v) {

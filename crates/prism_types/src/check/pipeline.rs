@@ -384,7 +384,7 @@ impl Checker<'_> {
     /// tile's wgmmas after the loop with a `wgmma_wait(0)`.
     fn late_case(&mut self, c: &tir::SplitCase) {
         let mut stages = Vec::new();
-        stages_in(&c.body, &mut stages);
+        tir::stages_in(&c.body, &mut stages);
         let Some(&(first_late, first)) = stages.first() else { return };
         if let Some(&(late, other)) = stages.iter().find(|(l, _)| *l != first_late) {
             let (late_at, plain_at) = if late { (other, first) } else { (first, other) };
@@ -769,32 +769,6 @@ fn fill_names<'a>(s: &'a ast::Stmt, out: &mut Vec<&'a ast::Ident>) {
     for b in blocks {
         for t in &b.stmts {
             fill_names(t, out);
-        }
-    }
-}
-
-/// The `stage` statements in `b` (at any depth): whether each is `late=True`, and its head.
-fn stages_in(b: &tir::Block, out: &mut Vec<(bool, Span)>) {
-    for s in &b.stmts {
-        if let StmtKind::Stage { late, .. } = &s.kind {
-            out.push((*late, s.span));
-        }
-        match &s.kind {
-            StmtKind::If { then, otherwise, .. } => {
-                stages_in(then, out);
-                stages_in(otherwise, out);
-            }
-            StmtKind::Split { cases, .. } => cases.iter().for_each(|c| stages_in(&c.body, out)),
-            StmtKind::For { body, .. }
-            | StmtKind::While { body, .. }
-            | StmtKind::Group { body, .. }
-            | StmtKind::Partition { body, .. }
-            | StmtKind::Claim { body, .. }
-            | StmtKind::Async { body, .. }
-            | StmtKind::Fill { body, .. }
-            | StmtKind::Stage { body, .. }
-            | StmtKind::Unsafe { body, .. } => stages_in(body, out),
-            _ => {}
         }
     }
 }
