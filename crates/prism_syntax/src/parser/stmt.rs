@@ -310,7 +310,12 @@ impl Parser<'_> {
                     });
                     return Err(Failed);
                 }
-                Some(key) if key.name == "stages" => stages = Some(a.value),
+                Some(key) if key.name == "stages" => {
+                    if stages.is_some() {
+                        return self.repeated_kwarg(&key, "pipeline");
+                    }
+                    stages = Some(a.value);
+                }
                 Some(key) => return self.bad_kwarg(&key, "`pipeline` takes `stages=`"),
             }
         }
@@ -371,8 +376,13 @@ impl Parser<'_> {
                     // barrier goes (and which slots are released late) before it checks
                     // anything.
                     let (mut next, mut late) = (false, false);
+                    let mut seen: Vec<String> = Vec::new();
                     while word == "stage" && self.eat_punct(Punct::Comma) {
                         let key = self.expect_ident("`next=True` or `late=True`")?;
+                        if seen.contains(&key.name) {
+                            return self.repeated_kwarg(&key, "stage");
+                        }
+                        seen.push(key.name.clone());
                         let slot = match key.name.as_str() {
                             "next" => &mut next,
                             "late" => &mut late,
@@ -464,7 +474,12 @@ impl Parser<'_> {
         let mut kwargs = Vec::new();
         for a in args {
             match a.name {
-                Some(key) => kwargs.push((key, a.value)),
+                Some(key) => {
+                    if kwargs.iter().any(|(k, _): &(Ident, Expr)| k.name == key.name) {
+                        return self.repeated_kwarg(&key, what);
+                    }
+                    kwargs.push((key, a.value));
+                }
                 None if src.is_none() => match a.value.kind {
                     ExprKind::Name(name) => src = Some(Ident { name, span: a.value.span }),
                     _ => {
@@ -490,6 +505,17 @@ impl Parser<'_> {
             Some(s) => Ok((s, kwargs)),
             None => self.missing_kwarg(call_span, &format!("the name of the pointer to {what}")),
         }
+    }
+
+    /// A keyword argument given a second time (Python refuses it too; which one would win
+    /// is not obvious to a reader).
+    fn repeated_kwarg<T>(&mut self, key: &Ident, what: &str) -> PResult<T> {
+        self.error(SyntaxError::Misplaced {
+            expected: format!("each keyword argument of `{what}` once"),
+            span: key.span,
+            help: Some(format!("`{}=` is given twice; keep one", key.name)),
+        });
+        Err(Failed)
     }
 
     fn bad_kwarg<T>(&mut self, key: &Ident, help: &str) -> PResult<T> {
