@@ -87,7 +87,7 @@ ratios="$(cut -d'|' -f3 "$out/summary.txt" | tr -d ' %')"
 # The profile's reducer of Nsight Compute's source page (bench/gpu/sass_stalls.py), which
 # only a GPU run feeds: on a page of the shape ncu prints (a preamble row, quoted numbers
 # with thousands separators, a line with no samples), the lines by samples and the sums by
-# opcode, with the per-reason metrics' names shortened.
+# opcode, with the per-reason metrics' names shortened, and the FFMAs by register bank.
 page='"Kernel Name","sgemm"
 "Address","Source","Warp Stall Sampling (All Samples)","Warp Stall Sampling (Not-issued Samples)","smsp__pcsamp_warps_issue_stalled_dispatch_stall"
 "0x100","FFMA R1, R2, R3, R1","1,200","80","60"
@@ -97,4 +97,8 @@ reduced="$(printf '%s\n' "$page" | python3 bench/gpu/sass_stalls.py)" || fail "s
 grep -q '^  *0x100 *80.00% FFMA R1' <<<"$reduced" || fail "sass_stalls.py: no line 0x100 at 80%: $reduced"
 grep -q '^  FFMA  *80.0% .*dispatch_stall 60' <<<"$reduced" || fail "sass_stalls.py: no FFMA sum: $reduced"
 grep -q 'R7, R2, R8' <<<"$reduced" && fail "sass_stalls.py listed a line without samples"
+# Both FFMAs read three registers from the file, two of them odd or even (R1, R3; R2, R8),
+# none two apart by four: one class of two lines, 60 dispatch samples between them.
+grep -q '^  3 uncached, a 2-bank / no 4-bank conflict  *2 lines  *1200 samples  *30.00 per line' <<<"$reduced" ||
+    fail "sass_stalls.py: the FFMAs not classed by bank: $reduced"
 echo "gpu-session: session.sh all ran its steps in $took s of a 60-second budget"

@@ -11,7 +11,8 @@
 # the reasons): the WarpStateStats section's details, its per-reason metrics, the
 # SourceCounters section, and the SASS lines the sampled stalls sit on, with their reasons
 # (sass_stalls.py; the 2026-11-28 second run found the FP32 gemms' extra stalls are dispatch
-# stalls, on lines not yet known).
+# stalls, on lines not yet known), and the dispatch stalls per FFMA by whether its sources
+# that the reuse cache does not serve share a register bank (2- and 4-bank models).
 #
 # usage: [STALLS=1] bench/gpu/profile.sh PRISM_BINARY HARNESS KERNEL_REGEX [LAUNCH_SKIP] [REPS]
 #   e.g. bench/gpu/profile.sh target/release/prism scan 'scan' 10 1

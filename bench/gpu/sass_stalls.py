@@ -4,7 +4,12 @@
 stalls to be dispatch stalls, nine times cuBLAS's, without saying on which instructions;
 this prints, for the lines that drew samples, the instruction and its samples by reason,
 then the samples summed by opcode, so that Prism's kernels and cuBLAS's can be compared
-instruction class by instruction class. Test tooling, not part of the product.
+instruction class by instruction class. Last, every FFMA line of the page (sampled or not)
+is classed by its source registers' banks, to test the usual suspect for dispatch stalls: the
+sources that the operand reuse cache does not serve (the previous instruction marked the same
+register `.reuse` in the same slot), two of them in one bank under a 2-bank (register % 2) or
+a 4-bank (register % 4) model; the dispatch-stall samples per line of each class say whether
+either model predicts where the stalls are. Test tooling, not part of the product.
 
 The page's column names vary between Nsight Compute versions, so nothing but the
 instruction's text is looked up by name: every other column whose values are numbers and
@@ -73,12 +78,54 @@ def main():
         top = sorted(((v, k) for k, v in reasons.items() if v > 0), reverse=True)[:4]
         why = ", ".join(f"{k} {v:g}" for v, k in top)
         print(f"  {addr:>8} {100 * total / all_samples:5.2f}% {text[:64]:<64} {why}")
+    banks(body, text_col, total_col, counts, header)
     print("\nsamples by opcode (share of all samples; then each counted column's sum):")
     for op, sums in sorted(by_op.items(), key=lambda kv: -kv[1][header[total_col]]):
         share = 100 * sums[header[total_col]] / all_samples
         cols = ", ".join(f"{k} {v:g}" for k, v in sorted(sums.items(), key=lambda kv: -kv[1]) if v > 0 and k != header[total_col])
         print(f"  {op:<28} {share:5.1f}%  {cols}")
     return 0
+
+
+def operands(text):
+    """The register operands of a SASS line after its destination, as (slot, register,
+    reused): `FFMA R10, R2.reuse, R3, R10` gives (0, 2, True), (1, 3, False), (2, 10, False)."""
+    body = re.sub(r"^@!?U?P\w+\s+", "", text).rstrip(" ;")
+    parts = [p.strip() for p in body.split(" ", 1)[1].split(",")] if " " in body else []
+    out = []
+    for slot, p in enumerate(parts[1:]):
+        m = re.match(r"^-?\|?R(\d+)(\.reuse)?", p)
+        if m:
+            out.append((slot, int(m.group(1)), bool(m.group(2))))
+    return out
+
+
+def banks(body, text_col, total_col, counts, header):
+    dispatch = next((i for i in counts if "dispatch" in header[i]), total_col)
+    classes = defaultdict(lambda: [0, 0.0, 0.0])  # lines, samples, dispatch samples
+    previous = []
+    for r in body:
+        if len(r) <= max([text_col, total_col, dispatch]):
+            continue
+        text = r[text_col].strip()
+        ops = operands(text)
+        if re.sub(r"^@!?U?P\w+\s+", "", text).startswith("FFMA"):
+            cached = {(slot, reg) for slot, reg, reused in previous if reused}
+            # Registers read from the register file (a register read twice is read once).
+            uncached = sorted({reg for slot, reg, _ in ops if (slot, reg) not in cached})
+            two = len({x % 2 for x in uncached}) < len(uncached)
+            four = len({x % 4 for x in uncached}) < len(uncached)
+            key = f"{len(uncached)} uncached, {'a 2-bank' if two else 'no 2-bank'} / {'a 4-bank' if four else 'no 4-bank'} conflict"
+            c = classes[key]
+            c[0] += 1
+            c[1] += number(r[total_col]) or 0.0
+            c[2] += number(r[dispatch]) or 0.0
+        previous = ops
+    if not classes:
+        return
+    print(f"\nFFMA lines by uncached source registers in one bank ({header[dispatch]} per line):")
+    for key, (lines, samples, disp) in sorted(classes.items()):
+        print(f"  {key:<52} {lines:>6} lines {samples:>10g} samples {disp / lines:>9.2f} per line")
 
 
 if __name__ == "__main__":
