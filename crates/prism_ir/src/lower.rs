@@ -682,11 +682,14 @@ impl Cx<'_> {
             let c = self.konst(&mut init, i32_, ConstValue::Int(threads as i128), span);
             self.mbar(&mut init, "mbarrier_init", (bar_ptr, idx, bar_mem), Some(c), span);
         }
+        // The barriers are safe code, which inference counts like a written barrier: every
+        // thread of the block passes them (the loop is in `block[1]` code), so they also
+        // order the block's accesses before the loop against the cases' inside it.
         let mut guarded = Block::default();
-        self.emit(&mut guarded, InstKind::Barrier { scope: Persp::BLOCK, origin: BarrierOrigin::Explicit }, span);
         self.emit(&mut guarded, one_thread(init), span);
-        self.emit(&mut guarded, InstKind::Barrier { scope: Persp::BLOCK, origin: BarrierOrigin::Explicit }, span);
+        self.emit(&mut inner, InstKind::Barrier { scope: Persp::BLOCK, origin: BarrierOrigin::Explicit }, span);
         self.emit(&mut inner, InstKind::Unsafe { body: guarded }, span);
+        self.emit(&mut inner, InstKind::Barrier { scope: Persp::BLOCK, origin: BarrierOrigin::Explicit }, span);
 
         let mut new_cases = Vec::new();
         for c in cases {
@@ -784,8 +787,8 @@ impl Cx<'_> {
             self.mbar(&mut fini, "mbarrier_inval", (bar_ptr, idx, bar_mem), None, span);
         }
         let mut guarded = Block::default();
-        self.emit(&mut guarded, InstKind::Barrier { scope: Persp::BLOCK, origin: BarrierOrigin::Explicit }, span);
         self.emit(&mut guarded, one_thread(fini), span);
+        self.emit(&mut inner, InstKind::Barrier { scope: Persp::BLOCK, origin: BarrierOrigin::Explicit }, span);
         self.emit(&mut inner, InstKind::Unsafe { body: guarded }, span);
         self.close_rings(&scopes, inner, span, out);
     }

@@ -56,13 +56,7 @@ const REDUNDANT: &[(&str, usize, &str)] = &[
     // Kernel 48 is kernel 38's pipeline in tf32: the same two stores.
     ("tests/ui/accept/kernels/48_gemm_tf32_warp_specialised.prism", 64, HGEMM_STORE),
     ("tests/ui/accept/kernels/48_gemm_tf32_warp_specialised.prism", 75, HGEMM_STORE),
-    ("tests/ui/accept/rules/wgmma_stage_fence.prism", 23, PIPELINE_START),
 ];
-
-const PIPELINE_START: &str = "the block barrier between plain stores to a shared array before a warp-specialised \
-     pipeline and a consumer's reads of it inside: the pipeline's lowering starts with two block barriers of its \
-     own (around the mbarriers' initialisation, in unsafe code), which already order them, but inference sees the \
-     pipeline as one node and places its own barrier before it";
 
 const TF32_GEMM_STORE: &str = "the warpgroup barrier before the consumer's `store_tile` call in kernel 43's pipeline \
      loop: the call runs once per block, at the last K step (`q == steps - 1`), so no two calls by one warpgroup \

@@ -59,9 +59,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemm(const __grid_constant
                 {  // pipeline `sa` as `sa` at block[1]
                     {  // pipeline `sb` as `sb` at block[1]
                         const int t28 = prism_mul(mine, steps);
+                        prism_fence_proxy_async();
+                        __syncthreads();
                         {  // with unsafe
-                            prism_fence_proxy_async();
-                            __syncthreads();
                             if (prism_tid == 0) {  // split(thread) case 1: thread[1]
                                 prism_mbar_init(&pipeline_mbarriers[0], 128);
                                 prism_mbar_init(&pipeline_mbarriers[1], 256);
@@ -72,9 +72,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemm(const __grid_constant
                                 prism_mbar_init(&pipeline_mbarriers[6], 128);
                                 prism_mbar_init(&pipeline_mbarriers[7], 256);
                             }
-                            prism_fence_proxy_async();
-                            __syncthreads();
                         }
+                        prism_fence_proxy_async();
+                        __syncthreads();
                         const int prism_pos = (int)((unsigned)prism_tid / 128u);
                         if (prism_pos == 0) {
                             // Two consumer cases (a split's cases are aligned units of the block:
@@ -211,9 +211,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemm(const __grid_constant
                                 }
                             }
                         }
+                        prism_fence_proxy_async();
+                        __syncthreads();
                         {  // with unsafe
-                            prism_fence_proxy_async();
-                            __syncthreads();
                             if (prism_tid == 0) {  // split(thread) case 1: thread[1]
                                 prism_mbar_inval(&pipeline_mbarriers[0]);
                                 prism_mbar_inval(&pipeline_mbarriers[1]);

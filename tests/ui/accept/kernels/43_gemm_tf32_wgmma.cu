@@ -61,9 +61,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gemm_tf32(const __grid_cons
                 unsigned long long* pipeline_mbarriers = reinterpret_cast<unsigned long long*>(prism_smem + 73728);  // line 45
                 {  // pipeline `sa` as `sa` at block[1]
                     {  // pipeline `sb` as `sb` at block[1]
+                        prism_fence_proxy_async();
+                        __syncthreads();
                         {  // with unsafe
-                            prism_fence_proxy_async();
-                            __syncthreads();
                             if (prism_tid == 0) {  // split(thread) case 1: thread[1]
                                 prism_mbar_init(&pipeline_mbarriers[0], 128);
                                 prism_mbar_init(&pipeline_mbarriers[1], 128);
@@ -72,9 +72,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gemm_tf32(const __grid_cons
                                 prism_mbar_init(&pipeline_mbarriers[4], 128);
                                 prism_mbar_init(&pipeline_mbarriers[5], 128);
                             }
-                            prism_fence_proxy_async();
-                            __syncthreads();
                         }
+                        prism_fence_proxy_async();
+                        __syncthreads();
                         const int prism_pos = (int)((unsigned)prism_tid / 128u);
                         if (prism_pos == 0) {
                             int q = 0;
@@ -147,9 +147,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gemm_tf32(const __grid_cons
                                 }
                             }
                         }
+                        prism_fence_proxy_async();
+                        __syncthreads();
                         {  // with unsafe
-                            prism_fence_proxy_async();
-                            __syncthreads();
                             if (prism_tid == 0) {  // split(thread) case 1: thread[1]
                                 prism_mbar_inval(&pipeline_mbarriers[0]);
                                 prism_mbar_inval(&pipeline_mbarriers[1]);

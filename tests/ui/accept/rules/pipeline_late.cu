@@ -29,18 +29,18 @@ extern "C" __global__ void __launch_bounds__(256, 1) late_sums(const __grid_cons
             unsigned long long* pipeline_mbarriers = prism_shared4608;  // line 20
             {  // pipeline `ra` as `ra` at block[1]
                 {  // pipeline `rb` as `rb` at block[1]
+                    prism_fence_proxy_async();
+                    __syncthreads();
                     {  // with unsafe
-                        prism_fence_proxy_async();
-                        __syncthreads();
                         if (prism_tid == 0) {  // split(thread) case 1: thread[1]
                             prism_mbar_init(&pipeline_mbarriers[0], 128);
                             prism_mbar_init(&pipeline_mbarriers[1], 128);
                             prism_mbar_init(&pipeline_mbarriers[2], 128);
                             prism_mbar_init(&pipeline_mbarriers[3], 128);
                         }
-                        prism_fence_proxy_async();
-                        __syncthreads();
                     }
+                    prism_fence_proxy_async();
+                    __syncthreads();
                     const int prism_pos = (int)((unsigned)prism_tid / 128u);
                     if (prism_pos == 0) {
                         int k = 0;
@@ -121,9 +121,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) late_sums(const __grid_cons
                             }
                         }
                     }
+                    prism_fence_proxy_async();
+                    __syncthreads();
                     {  // with unsafe
-                        prism_fence_proxy_async();
-                        __syncthreads();
                         if (prism_tid == 0) {  // split(thread) case 1: thread[1]
                             prism_mbar_inval(&pipeline_mbarriers[0]);
                             prism_mbar_inval(&pipeline_mbarriers[1]);
@@ -173,9 +173,9 @@ extern "C" __global__ void __launch_bounds__(512, 1) late_halves(const __grid_co
                 {  // pipeline `rb` as `rb` at block[1]
                     {  // pipeline `ra2` as `ra2` at block[1]
                         {  // pipeline `rb2` as `rb2` at block[1]
+                            prism_fence_proxy_async();
+                            __syncthreads();
                             {  // with unsafe
-                                prism_fence_proxy_async();
-                                __syncthreads();
                                 if (prism_tid == 0) {  // split(thread) case 1: thread[1]
                                     prism_mbar_init(&pipeline_mbarriers[0], 256);
                                     prism_mbar_init(&pipeline_mbarriers[1], 256);
@@ -184,9 +184,9 @@ extern "C" __global__ void __launch_bounds__(512, 1) late_halves(const __grid_co
                                     prism_mbar_init(&pipeline_mbarriers[4], 256);
                                     prism_mbar_init(&pipeline_mbarriers[5], 256);
                                 }
-                                prism_fence_proxy_async();
-                                __syncthreads();
                             }
+                            prism_fence_proxy_async();
+                            __syncthreads();
                             const int prism_pos = (int)((unsigned)prism_tid / 128u);
                             if (prism_pos < 2) {
                                 int k = 0;
@@ -305,9 +305,9 @@ extern "C" __global__ void __launch_bounds__(512, 1) late_halves(const __grid_co
                                     }
                                 }
                             }
+                            prism_fence_proxy_async();
+                            __syncthreads();
                             {  // with unsafe
-                                prism_fence_proxy_async();
-                                __syncthreads();
                                 if (prism_tid == 0) {  // split(thread) case 1: thread[1]
                                     prism_mbar_inval(&pipeline_mbarriers[0]);
                                     prism_mbar_inval(&pipeline_mbarriers[1]);

@@ -28,9 +28,9 @@ extern "C" __global__ void __launch_bounds__(96) column_sums(const __grid_consta
             float s = 0.0f;  // line 20
             unsigned long long* pipeline_mbarriers = prism_shared3072;  // line 21
             {  // pipeline `ring` as `ring` at block[1]
+                prism_fence_proxy_async();
+                __syncthreads();
                 {  // with unsafe
-                    prism_fence_proxy_async();
-                    __syncthreads();
                     if (prism_tid == 0) {  // split(thread) case 1: thread[1]
                         prism_mbar_init(&pipeline_mbarriers[0], 32);
                         prism_mbar_init(&pipeline_mbarriers[1], 64);
@@ -39,9 +39,9 @@ extern "C" __global__ void __launch_bounds__(96) column_sums(const __grid_consta
                         prism_mbar_init(&pipeline_mbarriers[4], 32);
                         prism_mbar_init(&pipeline_mbarriers[5], 64);
                     }
-                    prism_fence_proxy_async();
-                    __syncthreads();
                 }
+                prism_fence_proxy_async();
+                __syncthreads();
                 const int prism_pos = (int)((unsigned)prism_tid / 32u);
                 if (prism_pos == 0) {
                     int k = 0;
@@ -101,9 +101,9 @@ extern "C" __global__ void __launch_bounds__(96) column_sums(const __grid_consta
                         }
                     }
                 }
+                prism_fence_proxy_async();
+                __syncthreads();
                 {  // with unsafe
-                    prism_fence_proxy_async();
-                    __syncthreads();
                     if (prism_tid == 0) {  // split(thread) case 1: thread[1]
                         prism_mbar_inval(&pipeline_mbarriers[0]);
                         prism_mbar_inval(&pipeline_mbarriers[1]);

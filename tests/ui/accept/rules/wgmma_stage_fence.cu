@@ -17,13 +17,6 @@ extern "C" __global__ void __launch_bounds__(256, 1) mixed(const __grid_constant
     __shared__ __align__(1024) __nv_bfloat16 prism_shared4096[256];
     __shared__ __align__(512) __nv_bfloat16 prism_shared4608[128];
     __shared__ __align__(256) unsigned long long prism_shared4864[4];
-    // 1 split barrier(s) over the block: mbarriers, and this thread's token for each
-    __shared__ __align__(8) unsigned long long prism_split[1];
-    unsigned long long prism_tok0 = 0;
-    if (threadIdx.x == 0) {
-        prism_split_init(prism_smem_addr(&prism_split[0]), blockDim.x);
-    }
-    __syncthreads();
     {  // partition `out` as `out_b` at block[1]
         {  // group(block[1])
             __nv_bfloat16* ra = prism_shared0;  // line 13
@@ -35,9 +28,6 @@ extern "C" __global__ void __launch_bounds__(256, 1) mixed(const __grid_constant
                     if (t < 128) {  // line 19
                         b_s[t] = __float2bfloat16_rn((float)(t % 3));  // line 20
                     }
-                    // split block barrier s0, arrive: `b_s` was last used at line 17; its next use (line 30) waits
-                    prism_fence_proxy_async();
-                    prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
                 }
             }
             __align__(16) float acc[4] = {};  // line 21
@@ -45,20 +35,18 @@ extern "C" __global__ void __launch_bounds__(256, 1) mixed(const __grid_constant
             unsigned long long* pipeline_mbarriers = prism_shared4864;  // line 23
             {  // pipeline `ra` as `ra` at block[1]
                 {  // pipeline `rb` as `rb` at block[1]
-                    // split block barrier s0, wait
-                    prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
+                    prism_fence_proxy_async();
+                    __syncthreads();
                     {  // with unsafe
-                        prism_fence_proxy_async();
-                        __syncthreads();
                         if (prism_tid == 0) {  // split(thread) case 1: thread[1]
                             prism_mbar_init(&pipeline_mbarriers[0], 128);
                             prism_mbar_init(&pipeline_mbarriers[1], 128);
                             prism_mbar_init(&pipeline_mbarriers[2], 128);
                             prism_mbar_init(&pipeline_mbarriers[3], 128);
                         }
-                        prism_fence_proxy_async();
-                        __syncthreads();
                     }
+                    prism_fence_proxy_async();
+                    __syncthreads();
                     const int prism_pos = (int)((unsigned)prism_tid / 128u);
                     if (prism_pos == 0) {
                         int k = 0;
@@ -138,9 +126,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) mixed(const __grid_constant
                             }
                         }
                     }
+                    prism_fence_proxy_async();
+                    __syncthreads();
                     {  // with unsafe
-                        prism_fence_proxy_async();
-                        __syncthreads();
                         if (prism_tid == 0) {  // split(thread) case 1: thread[1]
                             prism_mbar_inval(&pipeline_mbarriers[0]);
                             prism_mbar_inval(&pipeline_mbarriers[1]);
