@@ -299,32 +299,33 @@ fn weaken_roles(b: &mut prism_ir::ir::Block, w: Weaken) {
     }
 }
 
-/// In a late consumer case (`prism_ir::lower`, `specialised`), the release at the end of
-/// each iteration is `if t > 0: arrive(empty[2 ((t - 1) % S) + 1])`: made `if t >= 0:
-/// arrive(empty[2 ((t * 1) % S) + 1])`, it releases the iteration's own tile.
+/// In a late consumer case (`prism_ir::lower`, `specialised`), the release that ends each
+/// iteration of the case's loop is `if t > 0: arrive(empty[2 ((t - 1) % S) + 1])`: made
+/// `if t >= 0: arrive(empty[2 ((t * 1) % S) + 1])`, it releases the iteration's own tile.
+/// (The release of the last tile after the loop has the same form and is left alone.)
 fn release_early(b: &mut prism_ir::ir::Block) {
     use prism_ir::ir::InstKind;
     use prism_types::tir::BinOp;
-    for k in 0..b.insts.len() {
-        let late = matches!(&b.insts[k].kind, InstKind::If { then, .. }
-            if matches!(then.insts.first().map(|i| &i.kind), Some(InstKind::Binary { op: BinOp::Sub, .. }))
-                && matches!(then.insts.last().map(|i| &i.kind), Some(InstKind::Unsafe { .. })));
-        if late {
-            let InstKind::If { cond, then, .. } = &mut b.insts[k].kind else { unreachable!() };
-            let cond = *cond;
+    for inst in &mut b.insts {
+        if let InstKind::Loop { body, .. } = &mut inst.kind
+            && let Some((last, before)) = body.insts.split_last_mut()
+            && let InstKind::If { cond, then, .. } = &mut last.kind
+            && matches!(then.insts.first().map(|i| &i.kind), Some(InstKind::Binary { op: BinOp::Sub, .. }))
+            && matches!(then.insts.last().map(|i| &i.kind), Some(InstKind::Unsafe { .. }))
+        {
             if let InstKind::Binary { op, .. } = &mut then.insts[0].kind {
                 *op = BinOp::Mul;
             }
-            for i in &mut b.insts[..k] {
+            for i in before {
                 if let InstKind::Binary { dst, op: op @ BinOp::Gt, .. } = &mut i.kind
-                    && *dst == cond
+                    && *dst == *cond
                 {
                     *op = BinOp::Ge;
                 }
             }
             continue;
         }
-        for nb in b.insts[k].kind.blocks_mut() {
+        for nb in inst.kind.blocks_mut() {
             release_early(nb);
         }
     }

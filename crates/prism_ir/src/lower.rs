@@ -750,17 +750,7 @@ impl Cx<'_> {
             if late {
                 // A late case releases the previous tile's slot (from the second tile on):
                 // this tile's wgmmas may still read its own.
-                let pos = self.new_reg(Type::Scalar(Scalar::Bool), None);
-                let zero = self.konst(&mut lb, i32_, ConstValue::Int(0), span);
-                self.emit(&mut lb, InstKind::Binary { dst: pos, op: BinOp::Gt, lhs: t, rhs: zero }, span);
-                let mut then = Block::default();
-                let prev = self.new_reg(Type::Scalar(i32_), None);
-                self.emit(&mut then, InstKind::Binary { dst: prev, op: BinOp::Sub, lhs: t, rhs: one }, span);
-                let at = self.empty_of(prev, stages, &mut then, span);
-                let mut a = Block::default();
-                self.mbar(&mut a, "mbarrier_arrive", (bar_ptr, at, bar_mem), None, span);
-                self.emit(&mut then, InstKind::Unsafe { body: a }, span);
-                self.emit(&mut lb, InstKind::If { cond: pos, then, otherwise: Block::default(), uniform: true }, span);
+                self.release_before(&mut lb, t, stages, (bar_ptr, bar_mem), span);
             } else {
                 let mut a = Block::default();
                 self.mbar(&mut a, "mbarrier_arrive", (bar_ptr, arrive_at, bar_mem), None, span);
@@ -826,18 +816,25 @@ impl Cx<'_> {
         } else {
             self.emit(case, InstKind::Group { persp: Persp::WARPGROUP, body: wait }, span);
         }
+        self.release_before(case, n, stages, bar, span);
+    }
+
+    /// `if x > 0: arrive at the empty mbarrier of tile x - 1`: a late case's release of the
+    /// previous tile (`x` the current one) or, after its loop, of the last (`x` the count).
+    fn release_before(&mut self, out: &mut Block, x: Reg, stages: u64, bar: (Reg, MemId), span: Span) {
+        let i32_ = Scalar::I32;
         let pos = self.new_reg(Type::Scalar(Scalar::Bool), None);
-        let zero = self.konst(case, i32_, ConstValue::Int(0), span);
-        self.emit(case, InstKind::Binary { dst: pos, op: BinOp::Gt, lhs: n, rhs: zero }, span);
+        let zero = self.konst(out, i32_, ConstValue::Int(0), span);
+        self.emit(out, InstKind::Binary { dst: pos, op: BinOp::Gt, lhs: x, rhs: zero }, span);
+        let one = self.konst(out, i32_, ConstValue::Int(1), span);
         let mut then = Block::default();
-        let one = self.konst(&mut then, i32_, ConstValue::Int(1), span);
-        let last = self.new_reg(Type::Scalar(i32_), None);
-        self.emit(&mut then, InstKind::Binary { dst: last, op: BinOp::Sub, lhs: n, rhs: one }, span);
-        let at = self.empty_of(last, stages, &mut then, span);
+        let prev = self.new_reg(Type::Scalar(i32_), None);
+        self.emit(&mut then, InstKind::Binary { dst: prev, op: BinOp::Sub, lhs: x, rhs: one }, span);
+        let at = self.empty_of(prev, stages, &mut then, span);
         let mut a = Block::default();
         self.mbar(&mut a, "mbarrier_arrive", (bar.0, at, bar.1), None, span);
         self.emit(&mut then, InstKind::Unsafe { body: a }, span);
-        self.emit(case, InstKind::If { cond: pos, then, otherwise: Block::default(), uniform: true }, span);
+        self.emit(out, InstKind::If { cond: pos, then, otherwise: Block::default(), uniform: true }, span);
     }
 
     /// A pipeline's memory name for each ring: (ring, its memory, the pipeline's view).
@@ -1428,7 +1425,6 @@ fn zero_of(s: Scalar) -> ConstValue {
     }
 }
 
-/// Whether `s` is a call of `setmaxnreg_inc` or `setmaxnreg_dec`.
 /// Whether a consumer case's body holds a `stage(ring, late=True)` (the checker makes its
 /// stages agree).
 fn has_late_stage(b: &tir::Block) -> bool {
@@ -1437,6 +1433,7 @@ fn has_late_stage(b: &tir::Block) -> bool {
     stages.iter().any(|&(late, _)| late)
 }
 
+/// Whether `s` is a call of `setmaxnreg_inc` or `setmaxnreg_dec`.
 fn is_realloc(s: &tir::Stmt) -> bool {
     matches!(&s.kind, StmtKind::Expr(e)
         if matches!(&e.kind, tir::ExprKind::Call(c)

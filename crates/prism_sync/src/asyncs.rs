@@ -131,12 +131,13 @@ impl Ctx<'_> {
             if !intrinsic.is_wgmma() || self.cfg.frames[info.frame].in_unsafe {
                 continue;
             }
-            // The tiles: the memory of its read operands (`a`, `b`).
-            let tiles: Vec<MemId> = accesses
+            // The tiles: the memory names of its read operands (`a`, `b`), and their roots.
+            let reads: Vec<MemId> = accesses
                 .iter()
                 .filter(|a| self.f.accesses[a.index()].kind == AccessKind::Read)
-                .map(|a| root(self.f, self.f.accesses[a.index()].mem))
+                .map(|a| self.f.accesses[a.index()].mem)
                 .collect();
+            let tiles: Vec<MemId> = reads.iter().map(|&m| root(self.f, m)).collect();
             let acc = self.accumulators(id);
             let Some(&first) = tiles.first() else { continue };
             let problem = |fault, mem, at: InstId| AsyncProblem {
@@ -152,11 +153,6 @@ impl Ctx<'_> {
             }
             // Read through `stage(ring, late=True)`: its case keeps groups in flight from one
             // tile to the next, which only a dataflow around the loop can follow.
-            let reads: Vec<MemId> = accesses
-                .iter()
-                .filter(|a| self.f.accesses[a.index()].kind == AccessKind::Read)
-                .map(|a| self.f.accesses[a.index()].mem)
-                .collect();
             if let Some(lp) = self.late_loop(id, &reads) {
                 for fault in self.late_faults(id, lp, &acc, &tiles) {
                     out.push(match fault {

@@ -61,6 +61,16 @@ fn noticed(name: &str, src: &str, dir: &std::path::Path, w: Weaken) -> Result<Op
     Err("no run noticed".into())
 }
 
+/// Every report of a launch under the deterministic schedule and each of [`SEEDS`].
+fn reports(module: &Module, src: &str, launch: &prism_test::run::Launch, dir: &std::path::Path) -> Vec<String> {
+    let mut seen = Vec::new();
+    for seed in std::iter::once(None).chain(SEEDS.map(Some)) {
+        let (_, out) = run(module, launch, dir, Config { seed, ..Config::default() }).expect("runs");
+        seen.extend(out.reports.iter().map(|r| describe_report(src, r)));
+    }
+    seen
+}
+
 #[test]
 fn every_pipeline_wait_and_barrier_is_needed() {
     let root = repo_root();
@@ -131,12 +141,7 @@ fn a_read_of_a_slot_being_refilled_is_a_race() {
         .into_iter()
         .find(|l| l.kernel == "next3" && l.args.iter().any(|(k, v)| k == "n" && v == "7"))
         .expect("a launch of next3 over 7 tiles");
-    let dir = root.join("tests/ui/accept/rules");
-    let mut seen = Vec::new();
-    for seed in std::iter::once(None).chain(SEEDS.map(Some)) {
-        let (_, out) = run(&weak, &launch, &dir, Config { seed, ..Config::default() }).expect("runs");
-        seen.extend(out.reports.iter().map(|r| describe_report(&src, r)));
-    }
+    let seen = reports(&weak, &src, &launch, &root.join("tests/ui/accept/rules"));
     assert!(
         seen.iter().any(|r| r.starts_with("[data-race]") && (r.contains("`slot`") || r.contains("`s`"))),
         "no run reported the read of a slot being refilled: {seen:?}"
@@ -156,12 +161,7 @@ fn a_slot_released_under_a_pending_wgmma_is_refilled_under_it() {
     let opts = prism_driver::Options { weaken_pipelines: Some(Weaken::EarlyRelease), ..Default::default() };
     let weak = Module::new(&prism_test::synced(name, &src, &opts).expect("compiles"));
     let launch = clean_launches(&src).expect("launches").into_iter().next().expect("a launch");
-    let dir = root.join("tests/ui/accept/kernels");
-    let mut seen = Vec::new();
-    for seed in std::iter::once(None).chain(SEEDS.map(Some)) {
-        let (_, out) = run(&weak, &launch, &dir, Config { seed, ..Config::default() }).expect("runs");
-        seen.extend(out.reports.iter().map(|r| describe_report(&src, r)));
-    }
+    let seen = reports(&weak, &src, &launch, &root.join("tests/ui/accept/kernels"));
     assert!(
         seen.iter().any(|r| r.starts_with("[wgmma-pending]") && r.contains("`ta`")),
         "no run reported the refill of a slot a wgmma still reads: {seen:?}"

@@ -36,11 +36,16 @@ struct Gen {
     loops: usize,
 }
 
+/// Appends `text` to `out` as a line indented `depth` levels.
+fn put(out: &mut String, depth: usize, text: &str) {
+    out.push_str(&"    ".repeat(depth));
+    out.push_str(text);
+    out.push('\n');
+}
+
 impl Gen {
     fn line(&mut self, depth: usize, text: &str) {
-        self.out.push_str(&"    ".repeat(depth));
-        self.out.push_str(text);
-        self.out.push('\n');
+        put(&mut self.out, depth, text);
     }
 
     /// One statement at warpgroup level (the block is one warpgroup).
@@ -285,9 +290,7 @@ struct LateGen {
 
 impl LateGen {
     fn line(&mut self, depth: usize, text: &str) {
-        self.out.push_str(&"    ".repeat(depth));
-        self.out.push_str(text);
-        self.out.push('\n');
+        put(&mut self.out, depth, text);
     }
 
     /// One statement of the consumer case (warpgroup code).

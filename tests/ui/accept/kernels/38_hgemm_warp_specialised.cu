@@ -117,23 +117,23 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemm(const __grid_constant
                                 }
                                 if (q > 0) {
                                     {  // with unsafe
-                                        const unsigned long long t103 = prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(q - 1) % 4u) * 2 + 1]);  // line 41
+                                        const unsigned long long t104 = prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(q - 1) % 4u) * 2 + 1]);  // line 41
                                     }
                                 }
                             }
                             asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");
                             if (t28 > 0) {
                                 {  // with unsafe
-                                    const unsigned long long t116 = prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(t28 - 1) % 4u) * 2 + 1]);
+                                    const unsigned long long t117 = prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(t28 - 1) % 4u) * 2 + 1]);
                                 }
                             }
                         } else if (prism_pos < 2) {
                             asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :  : "n"(232) : "memory");  // line 58
                             int q = 0;  // line 41
                             for (; q < t28; q += 1) {
-                                const int t126 = q % 4 * 2;
+                                const int t127 = q % 4 * 2;
                                 {  // with unsafe
-                                    prism_mbar_wait_parity(&pipeline_mbarriers[t126], (unsigned)((q / 4) & 1));
+                                    prism_mbar_wait_parity(&pipeline_mbarriers[t127], (unsigned)((q / 4) & 1));
                                 }
                                 {  // stage_late `sa` as `ta` at block[1]
                                     {  // stage_late `sb` as `tb` at block[1]
@@ -166,14 +166,14 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemm(const __grid_constant
                                 }
                                 if (q > 0) {
                                     {  // with unsafe
-                                        const unsigned long long t177 = prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(q - 1) % 4u) * 2 + 1]);  // line 41
+                                        const unsigned long long t179 = prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(q - 1) % 4u) * 2 + 1]);  // line 41
                                     }
                                 }
                             }
                             asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");
                             if (t28 > 0) {
                                 {  // with unsafe
-                                    const unsigned long long t190 = prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(t28 - 1) % 4u) * 2 + 1]);
+                                    const unsigned long long t192 = prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(t28 - 1) % 4u) * 2 + 1]);
                                 }
                             }
                         } else {
@@ -181,32 +181,32 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemm(const __grid_constant
                                 asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :  : "n"(40) : "memory");  // line 70
                                 int q = 0;  // line 41
                                 for (; q < t28; q += 1) {
-                                    const int t200 = q % 4 * 2;
+                                    const int t202 = q % 4 * 2;
                                     {  // with unsafe
-                                        prism_mbar_wait_parity(&pipeline_mbarriers[t200 + 1], (unsigned)(((q / 4) & 1) ^ 1));
+                                        prism_mbar_wait_parity(&pipeline_mbarriers[t202 + 1], (unsigned)(((q / 4) & 1) ^ 1));
                                     }
                                     {  // async `sa` as `a_slot` at block[1]
                                         {  // async `sb` as `b_slot` at block[1]
                                             if ((int)((unsigned)prism_tid % 128u) == 0) {  // split(thread) case 1: thread[1]
                                                 const int tile = prism_add(bid, prism_mul(blocks, prism_div(q, steps)));  // line 75
                                                 const int kk = prism_rem(q, steps);  // line 76
-                                                prism_mbar_expect_tx(&pipeline_mbarriers[t200], 16384);  // line 77
+                                                prism_mbar_expect_tx(&pipeline_mbarriers[t202], 16384);  // line 77
                                                 asm volatile(
                                                     "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                                     :
-                                                    : "r"(prism_smem_addr(&sa[q % 4 * 8192])), "l"(&a), "r"(prism_mul(64, kk)), "r"(prism_mul(prism_div(tile, tiles_n), 128)), "r"(prism_smem_addr(&pipeline_mbarriers[t200]))
+                                                    : "r"(prism_smem_addr(&sa[q % 4 * 8192])), "l"(&a), "r"(prism_mul(64, kk)), "r"(prism_mul(prism_div(tile, tiles_n), 128)), "r"(prism_smem_addr(&pipeline_mbarriers[t202]))
                                                     : "memory");
-                                                prism_mbar_expect_tx(&pipeline_mbarriers[t200], 32768);  // line 78
+                                                prism_mbar_expect_tx(&pipeline_mbarriers[t202], 32768);  // line 78
                                                 asm volatile(
                                                     "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                                     :
-                                                    : "r"(prism_smem_addr(&sb[q % 4 * 16384])), "l"(&b), "r"(prism_mul(64, kk)), "r"(prism_mul(prism_rem(tile, tiles_n), 256)), "r"(prism_smem_addr(&pipeline_mbarriers[t200]))
+                                                    : "r"(prism_smem_addr(&sb[q % 4 * 16384])), "l"(&b), "r"(prism_mul(64, kk)), "r"(prism_mul(prism_rem(tile, tiles_n), 256)), "r"(prism_smem_addr(&pipeline_mbarriers[t202]))
                                                     : "memory");
                                             }
                                         }
                                     }
                                     {  // with unsafe
-                                        const unsigned long long t234 = prism_mbar_arrive(&pipeline_mbarriers[t200]);  // line 41
+                                        const unsigned long long t236 = prism_mbar_arrive(&pipeline_mbarriers[t202]);  // line 41
                                     }
                                 }
                             }

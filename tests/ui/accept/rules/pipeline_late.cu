@@ -79,44 +79,44 @@ extern "C" __global__ void __launch_bounds__(256, 1) late_sums(const __grid_cons
                             }
                             if (k > 0) {
                                 {  // with unsafe
-                                    const unsigned long long t69 = prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(k - 1) % 2u) * 2 + 1]);  // line 20
+                                    const unsigned long long t70 = prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(k - 1) % 2u) * 2 + 1]);  // line 20
                                 }
                             }
                         }
                         asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");
                         if (n > 0) {
                             {  // with unsafe
-                                const unsigned long long t82 = prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(n - 1) % 2u) * 2 + 1]);
+                                const unsigned long long t83 = prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(n - 1) % 2u) * 2 + 1]);
                             }
                         }
                     } else {
                         if (prism_pos < 2) {  // split(warpgroup) case 1: thread[128]
                             int k = 0;
                             for (; k < n; k += 1) {
-                                const int t91 = k % 2 * 2;
+                                const int t92 = k % 2 * 2;
                                 {  // with unsafe
-                                    prism_mbar_wait_parity(&pipeline_mbarriers[t91 + 1], (unsigned)(((k / 2) & 1) ^ 1));
+                                    prism_mbar_wait_parity(&pipeline_mbarriers[t92 + 1], (unsigned)(((k / 2) & 1) ^ 1));
                                 }
                                 {  // async `ra` as `sa` at block[1]
                                     {  // async `rb` as `sb` at block[1]
                                         if ((int)((unsigned)prism_tid % 128u) == 0) {  // split(thread) case 1: thread[1]
-                                            prism_mbar_expect_tx(&pipeline_mbarriers[t91], 2048);  // line 40
+                                            prism_mbar_expect_tx(&pipeline_mbarriers[t92], 2048);  // line 40
                                             asm volatile(
                                                 "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                                 :
-                                                : "r"(prism_smem_addr(&ra[k % 2 * 1024])), "l"(&a), "r"(0), "r"(prism_mul(64, k)), "r"(prism_smem_addr(&pipeline_mbarriers[t91]))
+                                                : "r"(prism_smem_addr(&ra[k % 2 * 1024])), "l"(&a), "r"(0), "r"(prism_mul(64, k)), "r"(prism_smem_addr(&pipeline_mbarriers[t92]))
                                                 : "memory");
-                                            prism_mbar_expect_tx(&pipeline_mbarriers[t91], 256);  // line 41
+                                            prism_mbar_expect_tx(&pipeline_mbarriers[t92], 256);  // line 41
                                             asm volatile(
                                                 "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                                 :
-                                                : "r"(prism_smem_addr(&rb[k % 2 * 128])), "l"(&b), "r"(0), "r"(prism_mul(8, k)), "r"(prism_smem_addr(&pipeline_mbarriers[t91]))
+                                                : "r"(prism_smem_addr(&rb[k % 2 * 128])), "l"(&b), "r"(0), "r"(prism_mul(8, k)), "r"(prism_smem_addr(&pipeline_mbarriers[t92]))
                                                 : "memory");
                                         }
                                     }
                                 }
                                 {  // with unsafe
-                                    const unsigned long long t115 = prism_mbar_arrive(&pipeline_mbarriers[t91]);  // line 20
+                                    const unsigned long long t116 = prism_mbar_arrive(&pipeline_mbarriers[t92]);  // line 20
                                 }
                             }
                         }
@@ -245,7 +245,7 @@ extern "C" __global__ void __launch_bounds__(512, 1) late_halves(const __grid_co
                                     }
                                     if (k > 0) {
                                         {  // with unsafe
-                                            const unsigned long long t84 = prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(k - 1) % 3u) * 2 + 1]);  // line 64
+                                            const unsigned long long t85 = prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(k - 1) % 3u) * 2 + 1]);  // line 64
                                         }
                                     }
                                 }
@@ -254,45 +254,45 @@ extern "C" __global__ void __launch_bounds__(512, 1) late_halves(const __grid_co
                                 }
                                 if (n > 0) {
                                     {  // with unsafe
-                                        const unsigned long long t97 = prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(n - 1) % 3u) * 2 + 1]);
+                                        const unsigned long long t98 = prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(n - 1) % 3u) * 2 + 1]);
                                     }
                                 }
                             } else {
                                 if (prism_pos < 4) {  // split(warpgroup) case 2: thread[256]
                                     int k = 0;
                                     for (; k < n; k += 1) {
-                                        const int t106 = k % 3 * 2;
+                                        const int t107 = k % 3 * 2;
                                         {  // with unsafe
-                                            prism_mbar_wait_parity(&pipeline_mbarriers[t106 + 1], (unsigned)(((k / 3) & 1) ^ 1));
+                                            prism_mbar_wait_parity(&pipeline_mbarriers[t107 + 1], (unsigned)(((k / 3) & 1) ^ 1));
                                         }
                                         {  // async `ra` as `sa` at block[1]
                                             {  // async `rb` as `sb` at block[1]
                                                 {  // async `ra2` as `sa2` at block[1]
                                                     {  // async `rb2` as `sb2` at block[1]
                                                         if ((int)((unsigned)prism_tid % 256u) == 0) {  // split(thread) case 1: thread[1]
-                                                            prism_mbar_expect_tx(&pipeline_mbarriers[t106], 2048);  // line 91
+                                                            prism_mbar_expect_tx(&pipeline_mbarriers[t107], 2048);  // line 91
                                                             asm volatile(
                                                                 "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                                                 :
-                                                                : "r"(prism_smem_addr(&ra[k % 3 * 1024])), "l"(&a), "r"(0), "r"(prism_mul(128, k)), "r"(prism_smem_addr(&pipeline_mbarriers[t106]))
+                                                                : "r"(prism_smem_addr(&ra[k % 3 * 1024])), "l"(&a), "r"(0), "r"(prism_mul(128, k)), "r"(prism_smem_addr(&pipeline_mbarriers[t107]))
                                                                 : "memory");
-                                                            prism_mbar_expect_tx(&pipeline_mbarriers[t106], 2048);  // line 92
+                                                            prism_mbar_expect_tx(&pipeline_mbarriers[t107], 2048);  // line 92
                                                             asm volatile(
                                                                 "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                                                 :
-                                                                : "r"(prism_smem_addr(&ra2[k % 3 * 1024])), "l"(&a), "r"(0), "r"(prism_add(prism_mul(128, k), 64)), "r"(prism_smem_addr(&pipeline_mbarriers[t106]))
+                                                                : "r"(prism_smem_addr(&ra2[k % 3 * 1024])), "l"(&a), "r"(0), "r"(prism_add(prism_mul(128, k), 64)), "r"(prism_smem_addr(&pipeline_mbarriers[t107]))
                                                                 : "memory");
-                                                            prism_mbar_expect_tx(&pipeline_mbarriers[t106], 256);  // line 93
+                                                            prism_mbar_expect_tx(&pipeline_mbarriers[t107], 256);  // line 93
                                                             asm volatile(
                                                                 "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                                                 :
-                                                                : "r"(prism_smem_addr(&rb[k % 3 * 128])), "l"(&b), "r"(0), "r"(prism_mul(16, k)), "r"(prism_smem_addr(&pipeline_mbarriers[t106]))
+                                                                : "r"(prism_smem_addr(&rb[k % 3 * 128])), "l"(&b), "r"(0), "r"(prism_mul(16, k)), "r"(prism_smem_addr(&pipeline_mbarriers[t107]))
                                                                 : "memory");
-                                                            prism_mbar_expect_tx(&pipeline_mbarriers[t106], 256);  // line 94
+                                                            prism_mbar_expect_tx(&pipeline_mbarriers[t107], 256);  // line 94
                                                             asm volatile(
                                                                 "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                                                 :
-                                                                : "r"(prism_smem_addr(&rb2[k % 3 * 128])), "l"(&b), "r"(0), "r"(prism_add(prism_mul(16, k), 8)), "r"(prism_smem_addr(&pipeline_mbarriers[t106]))
+                                                                : "r"(prism_smem_addr(&rb2[k % 3 * 128])), "l"(&b), "r"(0), "r"(prism_add(prism_mul(16, k), 8)), "r"(prism_smem_addr(&pipeline_mbarriers[t107]))
                                                                 : "memory");
                                                         }
                                                     }
@@ -300,7 +300,7 @@ extern "C" __global__ void __launch_bounds__(512, 1) late_halves(const __grid_co
                                             }
                                         }
                                         {  // with unsafe
-                                            const unsigned long long t154 = prism_mbar_arrive(&pipeline_mbarriers[t106]);  // line 64
+                                            const unsigned long long t155 = prism_mbar_arrive(&pipeline_mbarriers[t107]);  // line 64
                                         }
                                     }
                                 }
