@@ -122,3 +122,123 @@ extern "C" __global__ void __launch_bounds__(96) column_sums(const __grid_consta
         }
     }
 }
+
+// Shared memory the consumers of a warp-specialised pipeline write inside it and other
+// threads read after it: the pipeline's own block barrier before the mbarriers'
+// invalidation orders the two, and inference counts it (it is safe code), so no barrier of
+// its own is needed after the loop. Each consumer thread keeps a sum of its column of the
+// tiles in `sums` (once or twice each tile, by case); after the loop thread t reads the
+// slot of thread (t + 32) % 96, of another warp. Without that barrier the simulator reports
+// the invalidation of mbarriers other threads may still wait on (`mbarrier-misuse`).
+extern "C" __global__ void __launch_bounds__(96) sums_after(const __grid_constant__ prism_tensor_map a,
+                                                            int n,
+                                                            float* __restrict__ out)
+{
+    // launch: threads per block a multiple of 96, blocks a multiple of 1, at most 96 threads per block
+    const int prism_tid = threadIdx.x;
+    const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
+    __shared__ __align__(1024) float prism_shared0[512];
+    __shared__ __align__(1024) float prism_shared2048[96];
+    __shared__ __align__(128) unsigned long long prism_shared2432[4];
+    const int b = prism_bid;  // line 53
+    {  // partition `out` as `out_b` at block[1]
+        {  // group(block[1])
+            float* ring = prism_shared0;  // line 56
+            float* sums = prism_shared2048;  // line 57
+            const int t = prism_tid;  // line 58
+            {  // partition `sums` as `mine` at thread[1]
+                {  // group(thread[1])
+                    sums[t] = 0.0f;  // line 61
+                }
+                unsigned long long* pipeline_mbarriers = prism_shared2432;  // line 62
+                {  // pipeline `ring` as `ring` at block[1]
+                    prism_fence_proxy_async();
+                    __syncthreads();
+                    {  // with unsafe
+                        if (prism_tid == 0) {  // split(thread) case 1: thread[1]
+                            prism_mbar_init(&pipeline_mbarriers[0], 32);
+                            prism_mbar_init(&pipeline_mbarriers[1], 64);
+                            prism_mbar_init(&pipeline_mbarriers[2], 32);
+                            prism_mbar_init(&pipeline_mbarriers[3], 64);
+                        }
+                    }
+                    prism_fence_proxy_async();
+                    __syncthreads();
+                    const int prism_pos = (int)((unsigned)prism_tid / 32u);
+                    if (prism_pos == 0) {
+                        int k = 0;
+                        for (; k < n; k += 1) {
+                            const int t29 = k % 2 * 2;
+                            {  // with unsafe
+                                prism_mbar_wait_parity(&pipeline_mbarriers[t29 + 1], (unsigned)(((k / 2) & 1) ^ 1));
+                            }
+                            {  // async `ring` as `slot` at block[1]
+                                if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
+                                    prism_mbar_expect_tx(&pipeline_mbarriers[t29], 1024);  // line 68
+                                    asm volatile(
+                                        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
+                                        :
+                                        : "r"(prism_smem_addr(&ring[k % 2 * 256])), "l"(&a), "r"(0), "r"(prism_mul(8, prism_add(prism_mul(b, n), k))), "r"(prism_smem_addr(&pipeline_mbarriers[t29]))
+                                        : "memory");
+                                }
+                            }
+                            {  // with unsafe
+                                const unsigned long long t45 = prism_mbar_arrive(&pipeline_mbarriers[t29]);  // line 62
+                            }
+                        }
+                    } else if (prism_pos < 2) {
+                        int k = 0;
+                        for (; k < n; k += 1) {
+                            const int t55 = k % 2 * 2;
+                            {  // with unsafe
+                                prism_mbar_wait_parity(&pipeline_mbarriers[t55], (unsigned)((k / 2) & 1));
+                            }
+                            {  // stage `ring` as `tile` at block[1]
+                                {  // group(thread[1])
+                                    sums[t] = sums[t] + ring[k % 2 * 256 + (t - 32)];  // line 72
+                                }
+                            }
+                            {  // with unsafe
+                                const unsigned long long t72 = prism_mbar_arrive(&pipeline_mbarriers[t55 + 1]);  // line 62
+                            }
+                        }
+                    } else {
+                        if (prism_pos < 3) {  // split(warp) case 1: thread[32]
+                            int k = 0;
+                            for (; k < n; k += 1) {
+                                const int t82 = k % 2 * 2;
+                                {  // with unsafe
+                                    prism_mbar_wait_parity(&pipeline_mbarriers[t82], (unsigned)((k / 2) & 1));
+                                }
+                                {  // stage `ring` as `tile` at block[1]
+                                    {  // group(thread[1])
+                                        sums[t] = fmaf(2.0f, ring[k % 2 * 256 + (t - 32)], sums[t]);  // line 76
+                                    }
+                                }
+                                {  // with unsafe
+                                    const unsigned long long t101 = prism_mbar_arrive(&pipeline_mbarriers[t82 + 1]);  // line 62
+                                }
+                            }
+                        }
+                    }
+                    prism_fence_proxy_async();
+                    __syncthreads();
+                    {  // with unsafe
+                        if (prism_tid == 0) {  // split(thread) case 1: thread[1]
+                            prism_mbar_inval(&pipeline_mbarriers[0]);
+                            prism_mbar_inval(&pipeline_mbarriers[1]);
+                            prism_mbar_inval(&pipeline_mbarriers[2]);
+                            prism_mbar_inval(&pipeline_mbarriers[3]);
+                        }
+                    }
+                }
+            }
+            {  // partition `out_b` as `out_t` at thread[1]
+                {  // group(thread[1])
+                    out[prism_add(prism_mul(96, b), t)] = sums[(t + 32) % 96];  // line 79
+                }
+            }
+        }
+    }
+}
