@@ -106,34 +106,52 @@ pub(crate) enum LateFault {
 impl Ctx<'_> {
     /// The consumer loop of the wgmma at `id`, when every tile it reads (`reads`: the
     /// memory names of its read accesses) is a view of a `stage(ring, late=True)` around
-    /// it: the outermost loop of the split case that holds those stages, which the
-    /// lowering of the warp-specialised pipeline made.
+    /// it: the loop the lowering of the warp-specialised pipeline made for the stage's
+    /// case, whose iterations are the tiles and at the end of whose body the lowering
+    /// releases the previous tile's slot. That is the outermost loop between the stage and
+    /// the pipeline's own scope over the ring (`ScopeKind::Pipeline`, whose view is the
+    /// memory the stage's slot is taken from): the lowering puts nothing but the case of
+    /// the split between the two, while the case's body may hold loops of its own, nested
+    /// splits among them, which are not the tile loop (a late stage in a `for` of a nested
+    /// split's case was once taken for one, and the release checked at that loop's end;
+    /// `tests/ui/reject/rules/wgmma-unwaited_5.prism`). `None` when the tiles are not all
+    /// late stages of one such loop: the wgmma is then checked as any other, waited for
+    /// in its own block, which is sound for a slot released at any later point.
     pub(crate) fn late_loop(&self, id: InstId, reads: &[MemId]) -> Option<InstId> {
-        let late_views: Vec<(MemId, usize)> = self
+        let late_views: Vec<(MemId, MemId, usize)> = self
             .cfg
             .ancestors(self.cfg.insts[id].frame)
             .filter_map(|a| match self.cfg.frames[a].kind {
-                FrameKind::Scope { kind: ScopeKind::LateStage, view, .. } => Some((view, a)),
+                FrameKind::Scope { kind: ScopeKind::LateStage, mem, view } => Some((view, mem, a)),
                 _ => None,
             })
             .collect();
-        let mut scope = None;
+        let mut consumer = None;
         for &m in reads {
             let mut at = Some(m);
-            let found = loop {
-                let Some(x) = at else { break None };
-                if let Some(&(_, frame)) = late_views.iter().find(|(v, _)| *v == x) {
-                    break Some(frame);
+            let (ring, frame) = loop {
+                let x = at?;
+                if let Some(&(_, ring, frame)) = late_views.iter().find(|(v, _, _)| *v == x) {
+                    break (ring, frame);
                 }
                 at = self.f.mems[x.index()].parent;
             };
-            scope = Some(found?);
+            let lp = self.tile_loop(frame, ring)?;
+            if consumer.is_some_and(|c| c != lp) {
+                return None;
+            }
+            consumer = Some(lp);
         }
-        let mut consumer = None;
-        for a in self.cfg.ancestors(scope?) {
+        consumer
+    }
+
+    /// The outermost loop around `frame` inside the pipeline scope whose view is `ring`.
+    fn tile_loop(&self, frame: usize, ring: MemId) -> Option<InstId> {
+        let mut outermost = None;
+        for a in self.cfg.ancestors(frame) {
             match self.cfg.frames[a].kind {
-                FrameKind::Loop => consumer = self.cfg.frames[a].owner,
-                FrameKind::Case { .. } => return consumer,
+                FrameKind::Loop => outermost = self.cfg.frames[a].owner,
+                FrameKind::Scope { kind: ScopeKind::Pipeline, view, .. } if view == ring => return outermost,
                 _ => {}
             }
         }

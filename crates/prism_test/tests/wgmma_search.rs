@@ -359,22 +359,44 @@ def late(a : tensor_map(bf16[64][16]), b : tensor_map(bf16[8][16]), n : int, out
 "#
         ));
         self.maybe(6, 15);
-        self.line(6, "with stage(ra, late=True) as ta:");
-        self.line(7, "with stage(rb, late=True) as tb:");
-        if self.rng.chance(20) {
-            self.block(8, 0);
-        } else {
-            self.maybe(8, 10);
-            self.line(8, "wgmma_fence()");
-            for _ in 0..1 + self.rng.below(2) {
-                self.line(8, "wgmma_bf16(acc, ta, tb, 8)");
+        // Sometimes the stages sit in a nested split's case, in a loop of the case (which
+        // may run no iteration, or be left by `break`), or both: none of these is the
+        // pipeline's tile loop, at whose end the slot is released.
+        let mut d = 6;
+        if self.rng.chance(30) {
+            self.line(d, "match split(warpgroup):");
+            self.line(d + 1, "case 1:");
+            d += 2;
+        }
+        if self.rng.chance(35) {
+            match self.rng.below(3) {
+                0 => self.line(d, "for j in range(k % 2):"),
+                1 => self.line(d, "for j in range(2):"),
+                _ => {
+                    self.line(d, "for j in range(1):");
+                    self.line(d + 1, "if k % 2 == 1:");
+                    self.line(d + 2, "break");
+                }
             }
-            self.maybe(8, 15);
-            self.line(8, "wgmma_commit_group()");
-            self.maybe(8, 15);
+            d += 1;
+        }
+        self.line(d, "with stage(ra, late=True) as ta:");
+        self.line(d + 1, "with stage(rb, late=True) as tb:");
+        let d = d + 2;
+        if self.rng.chance(20) {
+            self.block(d, 0);
+        } else {
+            self.maybe(d, 10);
+            self.line(d, "wgmma_fence()");
+            for _ in 0..1 + self.rng.below(2) {
+                self.line(d, "wgmma_bf16(acc, ta, tb, 8)");
+            }
+            self.maybe(d, 15);
+            self.line(d, "wgmma_commit_group()");
+            self.maybe(d, 15);
             let n = if self.rng.chance(80) { 1 } else { self.rng.below(3) };
-            self.line(8, &format!("wgmma_wait({n})"));
-            self.maybe(8, 10);
+            self.line(d, &format!("wgmma_wait({n})"));
+            self.maybe(d, 10);
         }
         let cond = if self.rng.chance(50) { "k % 2 == 1" } else { "k == n - 1" };
         self.line(6, &format!("if {cond}:"));
