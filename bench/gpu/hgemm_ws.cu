@@ -13,6 +13,10 @@
 #include "blas.cuh"
 
 #include PRISM_KERNELS
+// The row label: the kernel and, for a variant of bench/gpu/variants.txt, its -D choices.
+#ifndef PRISM_HGEMM_WS_LABEL
+#define PRISM_HGEMM_WS_LABEL "38_hgemm_warp_specialised"
+#endif
 
 int main(int argc, char** argv) {
     const int reps = argc > 1 ? std::atoi(argv[1]) : 20;
@@ -60,7 +64,7 @@ int main(int argc, char** argv) {
         all_same = all_same && same;
         const double flops = 2.0 * s * double(s) * s;
         const std::string size = std::to_string(s) + "^3";
-        print_row("bf16 gemm (38_hgemm_warp_specialised)", size.c_str(), flops / (t_prism * 1e6),
+        print_row("bf16 gemm (" PRISM_HGEMM_WS_LABEL ")", size.c_str(), flops / (t_prism * 1e6),
                   "cuBLAS GemmEx bf16 -> bf16", flops / (t_blas * 1e6), same);
         cudaFree(da);
         cudaFree(db);

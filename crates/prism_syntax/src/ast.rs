@@ -393,9 +393,11 @@ pub enum StmtKind {
         src: Ident,
         /// `next=True`: the next tile's slot.
         next: bool,
-        /// `late=True`: in a warp-specialised pipeline's consumer, the slot is released
-        /// one tile late, so the tile's wgmmas may stay in flight into the next tile.
-        late: bool,
+        /// `late=`: in a warp-specialised pipeline's consumer, `True` releases the slot
+        /// one tile late, so the tile's wgmmas may stay in flight into the next tile. A
+        /// compile-time constant (a literal or a `constexpr`, so `-D` can choose it), which
+        /// the checker evaluates; `None` when not given.
+        late: Option<Expr>,
         /// The new name.
         name: Ident,
         /// The body.

@@ -372,10 +372,12 @@ impl Parser<'_> {
                     self.expect_punct(Punct::LParen)?;
                     let src = self.expect_ident("the name of a ring (a shared array of slots)")?;
                     // `stage(ring, next=True)` and `stage(ring, late=True)`: the only keywords
-                    // either takes, literals so that the checker sees where the pipeline's
-                    // barrier goes (and which slots are released late) before it checks
-                    // anything.
-                    let (mut next, mut late) = (false, false);
+                    // either takes. `next=` is a literal, so that the checker sees where the
+                    // pipeline's barrier goes before it checks anything; `late=` only says
+                    // how the case releases its slots, which nothing decides before the
+                    // stage is checked, so it may be any compile-time constant (a
+                    // `constexpr` that `-D` sets), evaluated by the checker.
+                    let (mut next, mut late) = (false, None);
                     let mut seen: Vec<String> = Vec::new();
                     while word == "stage" && self.eat_punct(Punct::Comma) {
                         let key = self.expect_ident("`next=True` or `late=True`")?;
@@ -383,19 +385,19 @@ impl Parser<'_> {
                             return self.repeated_kwarg(&key, "stage");
                         }
                         seen.push(key.name.clone());
-                        let slot = match key.name.as_str() {
-                            "next" => &mut next,
-                            "late" => &mut late,
-                            _ => {
-                                return self.bad_kwarg(
-                                    &key,
-                                    "`stage` takes `next=True` (the next tile's slot) or `late=True` (released one tile late)",
-                                );
-                            }
-                        };
+                        if !matches!(key.name.as_str(), "next" | "late") {
+                            return self.bad_kwarg(
+                                &key,
+                                "`stage` takes `next=True` (the next tile's slot) or `late=True` (released one tile late)",
+                            );
+                        }
                         self.expect_punct(Punct::Eq)?;
                         let value = self.expr()?;
-                        *slot = match value.kind {
+                        if key.name == "late" {
+                            late = Some(value);
+                            continue;
+                        }
+                        next = match value.kind {
                             ExprKind::Bool(b) => b,
                             _ => {
                                 self.error(SyntaxError::Misplaced {

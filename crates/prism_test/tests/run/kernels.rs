@@ -1237,9 +1237,22 @@ fn k38_hgemm_warp_specialised() {
     // once, so the result is within half a bf16 unit of the exact sum plus 1e-6 of the sum of
     // magnitudes (tolerance 2^-8 |exact| + 2e-6 sum |a b| + 1e-6).
     let p = program(&file("38_hgemm_warp_specialised.prism"));
-    for (m, n, k, blocks) in
-        [(128usize, 256usize, 64usize, 1u32), (256, 512, 128, 3), (128, 256, 320, 2), (256, 256, 192, 2)]
-    {
+    check_hgemm_ws(&p, &[(128, 256, 64, 1), (256, 512, 128, 3), (128, 256, 320, 2), (256, 256, 192, 2)]);
+}
+
+#[test]
+fn k38_variants_a_gpu_sweep_builds() {
+    // `-D LATE=False` (bench/gpu/variants.txt: `hgemm_ws_early`): each step completes its
+    // own group before its slot is released. The shapes where the pipeline crosses a tile
+    // boundary and where the ring wraps.
+    let p = program_with(&file("38_hgemm_warp_specialised.prism"), &["LATE=False"]);
+    check_hgemm_ws(&p, &[(256, 512, 128, 3), (128, 256, 320, 2)]);
+}
+
+/// Launches kernel 38 (or a variant) at each `(m, n, k, blocks)` and checks C (see
+/// `k38_hgemm_warp_specialised`).
+fn check_hgemm_ws(p: &Program, shapes: &[(usize, usize, usize, u32)]) {
+    for &(m, n, k, blocks) in shapes {
         let mut rng = Rng::new((m * n + k) as u64 + 38);
         let a: Vec<f32> = rng.uniform(m * k, -1.0, 1.0).into_iter().map(to_bf16).collect();
         let b: Vec<f32> = rng.uniform(n * k, -1.0, 1.0).into_iter().map(to_bf16).collect();
@@ -1352,6 +1365,17 @@ fn k48_gemm_tf32_warp_specialised() {
         (128, 256, 200, 1),
         (1152, 512, 4, 5),
     ] {
+        check_tf32_abt(&p, "gemm_tf32_ws", (m, n, k), (blocks, 384), 48);
+    }
+}
+
+#[test]
+fn k48_variants_a_gpu_sweep_builds() {
+    // `-D LATE=True` (bench/gpu/variants.txt: `tf32gemm_ws_late`): kernel 38's late stages,
+    // one step's group kept in flight. Tiles in sequence on one block with the ring
+    // wrapping, and blocks of two and three tiles.
+    let p = program_with(&file("48_gemm_tf32_warp_specialised.prism"), &["LATE=True"]);
+    for (m, n, k, blocks) in [(128usize, 256usize, 200usize, 1u32), (384, 768, 36, 4)] {
         check_tf32_abt(&p, "gemm_tf32_ws", (m, n, k), (blocks, 384), 48);
     }
 }

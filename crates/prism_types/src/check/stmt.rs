@@ -128,7 +128,13 @@ impl Checker<'_> {
             A::Fill { src, name, body } | A::Stage { src, name, body, .. } => {
                 let fill = matches!(s.kind, A::Fill { .. });
                 let next = matches!(s.kind, A::Stage { next: true, .. });
-                let late = matches!(s.kind, A::Stage { late: true, .. });
+                let late = match &s.kind {
+                    A::Stage { late: Some(e), .. } => match self.const_bool(e, "a stage's `late=`") {
+                        Some(b) => b,
+                        None => return,
+                    },
+                    _ => false,
+                };
                 if let Some(k) = self.slot_scope(fill, next, late, src, name, body, span) {
                     self.push(out, k, span);
                 }
@@ -161,6 +167,32 @@ impl Checker<'_> {
             (ExprKind::Const(_), _) => {
                 self.error(TypeError::Mismatch {
                     expected: Expected::Integer,
+                    found: Found::Type(v.e.ty.clone()),
+                    span: e.span,
+                    context: what.to_string(),
+                    help: None,
+                });
+                None
+            }
+            _ => {
+                let culprit = self.first_runtime_leaf(&v.e);
+                self.error(TypeError::NotConstant { what: what.to_string(), span: e.span, culprit });
+                None
+            }
+        }
+    }
+
+    /// Evaluates a compile-time boolean (a literal or a `constexpr`) in the function's scope.
+    pub fn const_bool(&mut self, e: &ast::Expr, what: &str) -> Option<bool> {
+        let v = self.expr(e, None);
+        if v.err {
+            return None;
+        }
+        match &v.e.kind {
+            ExprKind::Const(ConstValue::Bool(b)) => Some(*b),
+            ExprKind::Const(_) => {
+                self.error(TypeError::Mismatch {
+                    expected: Expected::Scalar(Scalar::Bool),
                     found: Found::Type(v.e.ty.clone()),
                     span: e.span,
                     context: what.to_string(),

@@ -32,6 +32,8 @@ __device__ __forceinline__ void store_tile(int prism_tid,
 // mbarrier and makes each side wait for the other; no barrier is written. Blocks and
 // consumers write disjoint tiles of C through identity views, which the language trusts (a
 // tile written twice would be a race the simulator reports).
+// `-D LATE=False` gives the form without late stages (each step completes its own group
+// with `wgmma_wait(0)` before its slot is released), for measuring one against the other.
 extern "C" __global__ void __launch_bounds__(384, 1) hgemm(const __grid_constant__ prism_tensor_map a,
                                                            const __grid_constant__ prism_tensor_map b,
                                                            __nv_bfloat16* __restrict__ c,
@@ -44,18 +46,18 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemm(const __grid_constant
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     extern __shared__ __align__(1024) unsigned char prism_smem[];
-    const int bid = prism_bid;  // line 30
+    const int bid = prism_bid;  // line 33
     {  // partition `c` as `c_b` at block[1]
         {  // group(block[1])
-            __nv_bfloat16* sa = reinterpret_cast<__nv_bfloat16*>(prism_smem);  // line 33
-            __nv_bfloat16* sb = reinterpret_cast<__nv_bfloat16*>(prism_smem + 65536);  // line 34
-            const int blocks = (int)gridDim.x;  // line 35
-            const int tiles_n = n / 256;  // line 36
-            const int steps = k / 64;  // line 37
-            const int mine = prism_div(prism_sub(prism_add(prism_sub(prism_mul(m / 128, tiles_n), bid), blocks), 1), blocks);  // line 38
-            __align__(16) float acc[128] = {};  // line 39
+            __nv_bfloat16* sa = reinterpret_cast<__nv_bfloat16*>(prism_smem);  // line 36
+            __nv_bfloat16* sb = reinterpret_cast<__nv_bfloat16*>(prism_smem + 65536);  // line 37
+            const int blocks = (int)gridDim.x;  // line 38
+            const int tiles_n = n / 256;  // line 39
+            const int steps = k / 64;  // line 40
+            const int mine = prism_div(prism_sub(prism_add(prism_sub(prism_mul(m / 128, tiles_n), bid), blocks), 1), blocks);  // line 41
+            __align__(16) float acc[128] = {};  // line 42
             {  // partition `c_b` as `c_w` at thread[128]
-                unsigned long long* pipeline_mbarriers = reinterpret_cast<unsigned long long*>(prism_smem + 196608);  // line 41
+                unsigned long long* pipeline_mbarriers = reinterpret_cast<unsigned long long*>(prism_smem + 196608);  // line 44
                 {  // pipeline `sa` as `sa` at block[1]
                     {  // pipeline `sb` as `sb` at block[1]
                         const int t28 = prism_mul(mine, steps);
@@ -79,8 +81,8 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemm(const __grid_constant
                         if (prism_pos == 0) {
                             // Two consumer cases (a split's cases are aligned units of the block:
                             // three warpgroups have no aligned pair), rows 0 .. 63 and 64 .. 127.
-                            asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :  : "n"(232) : "memory");  // line 46
-                            int q = 0;  // line 41
+                            asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :  : "n"(232) : "memory");  // line 49
+                            int q = 0;  // line 44
                             for (; q < t28; q += 1) {
                                 const int t54 = q % 4 * 2;
                                 {  // with unsafe
@@ -88,10 +90,10 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemm(const __grid_constant
                                 }
                                 {  // stage_late `sa` as `ta` at block[1]
                                     {  // stage_late `sb` as `tb` at block[1]
-                                        asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 49
+                                        asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 52
                                         for (int s = 0; s < 4; s += 1) {
-                                            float* acc_1 = acc;  // line 39
-                                            asm volatile(  // line 51
+                                            float* acc_1 = acc;  // line 42
+                                            asm volatile(  // line 54
                                                 "{\n"
                                                 ".reg .pred p;\n"
                                                 "setp.ne.b32 p, 1, 0;\n"
@@ -101,23 +103,23 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemm(const __grid_constant
                                                 : "l"(prism_wgmma_desc_sw(&sa[q % 4 * 8192 + 16 * s], 128)), "l"(prism_wgmma_desc_sw(&sb[q % 4 * 16384 + 16 * s], 128))
                                                 : "memory");
                                         }
-                                        asm volatile("wgmma.commit_group.sync.aligned;" :  :  : "memory");  // line 52
-                                        asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(1) : "memory");  // line 53
+                                        asm volatile("wgmma.commit_group.sync.aligned;" :  :  : "memory");  // line 55
+                                        asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(1) : "memory");  // line 56
                                     }
                                 }
-                                if (prism_rem(q, steps) == steps - 1) {  // line 54
-                                    asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 55
-                                    float* acc_1 = acc;  // line 39
-                                    __nv_bfloat16* c_b = c;  // line 31
-                                    __nv_bfloat16* c_w = c_b;  // line 40
-                                    // inferred thread[128] barrier: `c` is used at line 56 and again at line 56
+                                if (prism_rem(q, steps) == steps - 1) {  // line 57
+                                    asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 58
+                                    float* acc_1 = acc;  // line 42
+                                    __nv_bfloat16* c_b = c;  // line 34
+                                    __nv_bfloat16* c_w = c_b;  // line 43
+                                    // inferred thread[128] barrier: `c` is used at line 59 and again at line 59
                                     prism_fence_proxy_async();
                                     asm volatile("bar.sync %0, %1;" :  : "r"(1 + threadIdx.x / 128u), "n"(128) : "memory");
                                     store_tile(prism_tid % 128, prism_bid, prism_smem + 196672, acc_1, c_w, prism_add(bid, prism_mul(blocks, prism_div(q, steps))), tiles_n, n, 0);
                                 }
                                 if (q > 0) {
                                     {  // with unsafe
-                                        const unsigned long long t104 = prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(q - 1) % 4u) * 2 + 1]);  // line 41
+                                        const unsigned long long t104 = prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(q - 1) % 4u) * 2 + 1]);  // line 44
                                     }
                                 }
                             }
@@ -128,8 +130,8 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemm(const __grid_constant
                                 }
                             }
                         } else if (prism_pos < 2) {
-                            asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :  : "n"(232) : "memory");  // line 58
-                            int q = 0;  // line 41
+                            asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :  : "n"(232) : "memory");  // line 61
+                            int q = 0;  // line 44
                             for (; q < t28; q += 1) {
                                 const int t127 = q % 4 * 2;
                                 {  // with unsafe
@@ -137,10 +139,10 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemm(const __grid_constant
                                 }
                                 {  // stage_late `sa` as `ta` at block[1]
                                     {  // stage_late `sb` as `tb` at block[1]
-                                        asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 61
+                                        asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 64
                                         for (int s = 0; s < 4; s += 1) {
-                                            float* acc_1 = acc;  // line 39
-                                            asm volatile(  // line 63
+                                            float* acc_1 = acc;  // line 42
+                                            asm volatile(  // line 66
                                                 "{\n"
                                                 ".reg .pred p;\n"
                                                 "setp.ne.b32 p, 1, 0;\n"
@@ -150,23 +152,23 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemm(const __grid_constant
                                                 : "l"(prism_wgmma_desc_sw(&sa[q % 4 * 8192 + (4096 + 16 * s)], 128)), "l"(prism_wgmma_desc_sw(&sb[q % 4 * 16384 + 16 * s], 128))
                                                 : "memory");
                                         }
-                                        asm volatile("wgmma.commit_group.sync.aligned;" :  :  : "memory");  // line 64
-                                        asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(1) : "memory");  // line 65
+                                        asm volatile("wgmma.commit_group.sync.aligned;" :  :  : "memory");  // line 67
+                                        asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(1) : "memory");  // line 68
                                     }
                                 }
-                                if (prism_rem(q, steps) == steps - 1) {  // line 66
-                                    asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 67
-                                    float* acc_1 = acc;  // line 39
-                                    __nv_bfloat16* c_b = c;  // line 31
-                                    __nv_bfloat16* c_w = c_b;  // line 40
-                                    // inferred thread[128] barrier: `c` is used at line 68 and again at line 68
+                                if (prism_rem(q, steps) == steps - 1) {  // line 69
+                                    asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 70
+                                    float* acc_1 = acc;  // line 42
+                                    __nv_bfloat16* c_b = c;  // line 34
+                                    __nv_bfloat16* c_w = c_b;  // line 43
+                                    // inferred thread[128] barrier: `c` is used at line 71 and again at line 71
                                     prism_fence_proxy_async();
                                     asm volatile("bar.sync %0, %1;" :  : "r"(1 + threadIdx.x / 128u), "n"(128) : "memory");
                                     store_tile(prism_tid % 128, prism_bid, prism_smem + 196672, acc_1, c_w, prism_add(bid, prism_mul(blocks, prism_div(q, steps))), tiles_n, n, 64);
                                 }
                                 if (q > 0) {
                                     {  // with unsafe
-                                        const unsigned long long t179 = prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(q - 1) % 4u) * 2 + 1]);  // line 41
+                                        const unsigned long long t179 = prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(q - 1) % 4u) * 2 + 1]);  // line 44
                                     }
                                 }
                             }
@@ -178,8 +180,8 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemm(const __grid_constant
                             }
                         } else {
                             if (prism_pos < 3) {  // split(warpgroup) case 1: thread[128]
-                                asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :  : "n"(40) : "memory");  // line 70
-                                int q = 0;  // line 41
+                                asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :  : "n"(40) : "memory");  // line 73
+                                int q = 0;  // line 44
                                 for (; q < t28; q += 1) {
                                     const int t202 = q % 4 * 2;
                                     {  // with unsafe
@@ -188,15 +190,15 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemm(const __grid_constant
                                     {  // async `sa` as `a_slot` at block[1]
                                         {  // async `sb` as `b_slot` at block[1]
                                             if ((int)((unsigned)prism_tid % 128u) == 0) {  // split(thread) case 1: thread[1]
-                                                const int tile = prism_add(bid, prism_mul(blocks, prism_div(q, steps)));  // line 75
-                                                const int kk = prism_rem(q, steps);  // line 76
-                                                prism_mbar_expect_tx(&pipeline_mbarriers[t202], 16384);  // line 77
+                                                const int tile = prism_add(bid, prism_mul(blocks, prism_div(q, steps)));  // line 78
+                                                const int kk = prism_rem(q, steps);  // line 79
+                                                prism_mbar_expect_tx(&pipeline_mbarriers[t202], 16384);  // line 80
                                                 asm volatile(
                                                     "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                                     :
                                                     : "r"(prism_smem_addr(&sa[q % 4 * 8192])), "l"(&a), "r"(prism_mul(64, kk)), "r"(prism_mul(prism_div(tile, tiles_n), 128)), "r"(prism_smem_addr(&pipeline_mbarriers[t202]))
                                                     : "memory");
-                                                prism_mbar_expect_tx(&pipeline_mbarriers[t202], 32768);  // line 78
+                                                prism_mbar_expect_tx(&pipeline_mbarriers[t202], 32768);  // line 81
                                                 asm volatile(
                                                     "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                                     :
@@ -206,7 +208,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemm(const __grid_constant
                                         }
                                     }
                                     {  // with unsafe
-                                        const unsigned long long t236 = prism_mbar_arrive(&pipeline_mbarriers[t202]);  // line 41
+                                        const unsigned long long t236 = prism_mbar_arrive(&pipeline_mbarriers[t202]);  // line 44
                                     }
                                 }
                             }
@@ -246,19 +248,19 @@ __device__ __forceinline__ void store_tile(int prism_tid,
                                            int n,
                                            int row0)
 {
-    const int u = prism_tid;  // line 87
-    const int row = prism_add(prism_add(prism_add(prism_mul(prism_div(tile, tiles_n), 128), row0), 16 * (u / 32)), u % 32 / 4);  // line 88
-    const int col = prism_add(prism_mul(prism_rem(tile, tiles_n), 256), 2 * (u % 4));  // line 89
+    const int u = prism_tid;  // line 90
+    const int row = prism_add(prism_add(prism_add(prism_mul(prism_div(tile, tiles_n), 128), row0), 16 * (u / 32)), u % 32 / 4);  // line 91
+    const int col = prism_add(prism_mul(prism_rem(tile, tiles_n), 256), 2 * (u % 4));  // line 92
     {  // partition `c` as `c_t` at thread[1]
         {  // group(thread[1])
-            unsigned pair[1] = {};  // line 92
+            unsigned pair[1] = {};  // line 95
             #pragma unroll
-            for (int p = 0; p < 64; p += 1) {  // line 93
-                prism_pair_set(pair, 0, __float2bfloat16_rn(acc[2 * p]));  // line 94
-                prism_pair_set(pair, 1, __float2bfloat16_rn(acc[2 * p + 1]));  // line 95
-                *(prism_vec<unsigned, 1>*)&c[prism_add(prism_add(prism_mul(prism_add(row, 8 * (p % 2)), n), col), 8 * (p / 2))] = prism_vec<unsigned, 1>{{pair[0]}};  // line 96
-                acc[2 * p] = 0.0f;  // line 97
-                acc[2 * p + 1] = 0.0f;  // line 98
+            for (int p = 0; p < 64; p += 1) {  // line 96
+                prism_pair_set(pair, 0, __float2bfloat16_rn(acc[2 * p]));  // line 97
+                prism_pair_set(pair, 1, __float2bfloat16_rn(acc[2 * p + 1]));  // line 98
+                *(prism_vec<unsigned, 1>*)&c[prism_add(prism_add(prism_mul(prism_add(row, 8 * (p % 2)), n), col), 8 * (p / 2))] = prism_vec<unsigned, 1>{{pair[0]}};  // line 99
+                acc[2 * p] = 0.0f;  // line 100
+                acc[2 * p + 1] = 0.0f;  // line 101
             }
         }
     }

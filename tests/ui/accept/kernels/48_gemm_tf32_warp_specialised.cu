@@ -40,6 +40,9 @@ __device__ __forceinline__ void store_tile(int prism_tid,
 // 4j + 2h + c holds row 16w + l/4 + 8h, column 8j + 2(l%4) + c) and are cleared for the
 // next tile. The tensor cores use the tf32 bits of each float (the low 13 mantissa bits
 // dropped), as the simulator does (docs/simulator.md).
+// `-D LATE=True` gives the consumers kernel 38's late stages (`wgmma_wait(1)` keeps one
+// step's group in flight, each slot released one step late), for measuring against this
+// default, which completes each step's group before releasing its slot.
 extern "C" __global__ void __launch_bounds__(384, 1) gemm_tf32_ws(const __grid_constant__ prism_tensor_map a,
                                                                   const __grid_constant__ prism_tensor_map b,
                                                                   float* __restrict__ c,
@@ -52,19 +55,19 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tf32_ws(const __grid_c
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     extern __shared__ __align__(1024) unsigned char prism_smem[];
-    const int bid = prism_bid;  // line 38
+    const int bid = prism_bid;  // line 42
     {  // partition `c` as `c_b` at block[1]
         {  // group(block[1])
-            float* sa = reinterpret_cast<float*>(prism_smem);  // line 41
-            float* sb = reinterpret_cast<float*>(prism_smem + 65536);  // line 42
-            const int blocks = (int)gridDim.x;  // line 43
-            const int tiles_m = prism_sub(prism_add(m, 128), 1) / 128;  // line 44
-            const int tiles_n = prism_sub(prism_add(n, 256), 1) / 256;  // line 45
-            const int steps = prism_sub(prism_add(k, 32), 1) / 32;  // line 46
-            const int mine = prism_div(prism_sub(prism_add(prism_sub(prism_mul(tiles_m, tiles_n), bid), blocks), 1), blocks);  // line 47
-            __align__(16) float acc[128] = {};  // line 48
+            float* sa = reinterpret_cast<float*>(prism_smem);  // line 45
+            float* sb = reinterpret_cast<float*>(prism_smem + 65536);  // line 46
+            const int blocks = (int)gridDim.x;  // line 47
+            const int tiles_m = prism_sub(prism_add(m, 128), 1) / 128;  // line 48
+            const int tiles_n = prism_sub(prism_add(n, 256), 1) / 256;  // line 49
+            const int steps = prism_sub(prism_add(k, 32), 1) / 32;  // line 50
+            const int mine = prism_div(prism_sub(prism_add(prism_sub(prism_mul(tiles_m, tiles_n), bid), blocks), 1), blocks);  // line 51
+            __align__(16) float acc[128] = {};  // line 52
             {  // partition `c_b` as `c_w` at thread[128]
-                unsigned long long* pipeline_mbarriers = reinterpret_cast<unsigned long long*>(prism_smem + 196608);  // line 50
+                unsigned long long* pipeline_mbarriers = reinterpret_cast<unsigned long long*>(prism_smem + 196608);  // line 54
                 {  // pipeline `sa` as `sa` at block[1]
                     {  // pipeline `sb` as `sb` at block[1]
                         const int t41 = prism_mul(mine, steps);
@@ -88,8 +91,8 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tf32_ws(const __grid_c
                         if (prism_pos == 0) {
                             // Two consumer cases (a split's cases are aligned units of the block:
                             // three warpgroups have no aligned pair), rows 0 .. 63 and 64 .. 127.
-                            asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :  : "n"(232) : "memory");  // line 55
-                            int q = 0;  // line 50
+                            asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :  : "n"(232) : "memory");  // line 59
+                            int q = 0;  // line 54
                             for (; q < t41; q += 1) {
                                 const int t67 = q % 4 * 2;
                                 {  // with unsafe
@@ -97,10 +100,10 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tf32_ws(const __grid_c
                                 }
                                 {  // stage `sa` as `ta` at block[1]
                                     {  // stage `sb` as `tb` at block[1]
-                                        asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 58
+                                        asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 62
                                         for (int s = 0; s < 4; s += 1) {
-                                            float* acc_1 = acc;  // line 48
-                                            asm volatile(  // line 60
+                                            float* acc_1 = acc;  // line 52
+                                            asm volatile(  // line 64
                                                 "{\n"
                                                 ".reg .pred p;\n"
                                                 "setp.ne.b32 p, 1, 0;\n"
@@ -110,37 +113,38 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tf32_ws(const __grid_c
                                                 : "l"(prism_wgmma_desc_sw(&sa[q % 4 * 4096 + 8 * s], 128)), "l"(prism_wgmma_desc_sw(&sb[q % 4 * 8192 + 8 * s], 128))
                                                 : "memory");
                                         }
-                                        asm volatile("wgmma.commit_group.sync.aligned;" :  :  : "memory");  // line 61
-                                        asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 62
+                                        asm volatile("wgmma.commit_group.sync.aligned;" :  :  : "memory");  // line 65
+                                        asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 66
                                     }
                                 }
-                                if (prism_rem(q, steps) == steps - 1) {  // line 63
-                                    float* acc_1 = acc;  // line 48
-                                    float* c_b = c;  // line 39
-                                    float* c_w = c_b;  // line 49
-                                    // inferred thread[128] barrier: `c` is used at line 64 and again at line 64
+                                if (prism_rem(q, steps) == steps - 1) {  // line 67
+                                    asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 68
+                                    float* acc_1 = acc;  // line 52
+                                    float* c_b = c;  // line 43
+                                    float* c_w = c_b;  // line 53
+                                    // inferred thread[128] barrier: `c` is used at line 69 and again at line 69
                                     prism_fence_proxy_async();
                                     asm volatile("bar.sync %0, %1;" :  : "r"(1 + threadIdx.x / 128u), "n"(128) : "memory");
                                     store_tile(prism_tid % 128, prism_bid, prism_smem + 196672, acc_1, c_w, prism_add(bid, prism_mul(blocks, prism_div(q, steps))), tiles_m, tiles_n, n, 0);
                                 }
                                 {  // with unsafe
-                                    const unsigned long long t106 = prism_mbar_arrive(&pipeline_mbarriers[t67 + 1]);  // line 50
+                                    const unsigned long long t107 = prism_mbar_arrive(&pipeline_mbarriers[t67 + 1]);  // line 54
                                 }
                             }
                         } else if (prism_pos < 2) {
-                            asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :  : "n"(232) : "memory");  // line 66
-                            int q = 0;  // line 50
+                            asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :  : "n"(232) : "memory");  // line 71
+                            int q = 0;  // line 54
                             for (; q < t41; q += 1) {
-                                const int t117 = q % 4 * 2;
+                                const int t118 = q % 4 * 2;
                                 {  // with unsafe
-                                    prism_mbar_wait_parity(&pipeline_mbarriers[t117], (unsigned)((q / 4) & 1));
+                                    prism_mbar_wait_parity(&pipeline_mbarriers[t118], (unsigned)((q / 4) & 1));
                                 }
                                 {  // stage `sa` as `ta` at block[1]
                                     {  // stage `sb` as `tb` at block[1]
-                                        asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 69
+                                        asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 74
                                         for (int s = 0; s < 4; s += 1) {
-                                            float* acc_1 = acc;  // line 48
-                                            asm volatile(  // line 71
+                                            float* acc_1 = acc;  // line 52
+                                            asm volatile(  // line 76
                                                 "{\n"
                                                 ".reg .pred p;\n"
                                                 "setp.ne.b32 p, 1, 0;\n"
@@ -150,58 +154,59 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tf32_ws(const __grid_c
                                                 : "l"(prism_wgmma_desc_sw(&sa[q % 4 * 4096 + (2048 + 8 * s)], 128)), "l"(prism_wgmma_desc_sw(&sb[q % 4 * 8192 + 8 * s], 128))
                                                 : "memory");
                                         }
-                                        asm volatile("wgmma.commit_group.sync.aligned;" :  :  : "memory");  // line 72
-                                        asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 73
+                                        asm volatile("wgmma.commit_group.sync.aligned;" :  :  : "memory");  // line 77
+                                        asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 78
                                     }
                                 }
-                                if (prism_rem(q, steps) == steps - 1) {  // line 74
-                                    float* acc_1 = acc;  // line 48
-                                    float* c_b = c;  // line 39
-                                    float* c_w = c_b;  // line 49
-                                    // inferred thread[128] barrier: `c` is used at line 75 and again at line 75
+                                if (prism_rem(q, steps) == steps - 1) {  // line 79
+                                    asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 80
+                                    float* acc_1 = acc;  // line 52
+                                    float* c_b = c;  // line 43
+                                    float* c_w = c_b;  // line 53
+                                    // inferred thread[128] barrier: `c` is used at line 81 and again at line 81
                                     prism_fence_proxy_async();
                                     asm volatile("bar.sync %0, %1;" :  : "r"(1 + threadIdx.x / 128u), "n"(128) : "memory");
                                     store_tile(prism_tid % 128, prism_bid, prism_smem + 196672, acc_1, c_w, prism_add(bid, prism_mul(blocks, prism_div(q, steps))), tiles_m, tiles_n, n, 64);
                                 }
                                 {  // with unsafe
-                                    const unsigned long long t158 = prism_mbar_arrive(&pipeline_mbarriers[t117 + 1]);  // line 50
+                                    const unsigned long long t160 = prism_mbar_arrive(&pipeline_mbarriers[t118 + 1]);  // line 54
                                 }
                             }
                         } else {
                             if (prism_pos < 3) {  // split(warpgroup) case 1: thread[128]
-                                asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :  : "n"(40) : "memory");  // line 77
-                                int q = 0;  // line 50
+                                asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :  : "n"(40) : "memory");  // line 83
+                                int q = 0;  // line 54
                                 for (; q < t41; q += 1) {
-                                    const int t169 = q % 4 * 2;
+                                    const int t171 = q % 4 * 2;
                                     {  // with unsafe
-                                        prism_mbar_wait_parity(&pipeline_mbarriers[t169 + 1], (unsigned)(((q / 4) & 1) ^ 1));
+                                        prism_mbar_wait_parity(&pipeline_mbarriers[t171 + 1], (unsigned)(((q / 4) & 1) ^ 1));
                                     }
                                     {  // async `sa` as `a_slot` at block[1]
                                         {  // async `sb` as `b_slot` at block[1]
                                             if ((int)((unsigned)prism_tid % 128u) == 0) {  // split(thread) case 1: thread[1]
                                                 // The grouped order (store_tile computes it too).
-                                                const int tile = prism_add(bid, prism_mul(blocks, prism_div(q, steps)));  // line 83
-                                                const int kk = prism_rem(q, steps);  // line 84
-                                                const int first = prism_mul(prism_div(tile, 8 * tiles_n), 8);  // line 85
-                                                const int rows = prism_min(prism_sub(tiles_m, first), 8);  // line 86
-                                                const int in_group = prism_rem(tile, 8 * tiles_n);  // line 87
-                                                prism_mbar_expect_tx(&pipeline_mbarriers[t169], 16384);  // line 88
+                                                const int tile = prism_add(bid, prism_mul(blocks, prism_div(q, steps)));  // line 89
+                                                const int kk = prism_rem(q, steps);  // line 90
+                                                const int first = prism_mul(prism_div(tile, 8 * tiles_n), 8);  // line 91
+                                                const int rows = prism_min(prism_sub(tiles_m, first), 8);  // line 92
+                                                const int in_group = prism_rem(tile, 8 * tiles_n);  // line 93
+                                                prism_mbar_expect_tx(&pipeline_mbarriers[t171], 16384);  // line 94
                                                 asm volatile(
                                                     "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                                     :
-                                                    : "r"(prism_smem_addr(&sa[q % 4 * 4096])), "l"(&a), "r"(prism_mul(32, kk)), "r"(prism_mul(prism_add(first, prism_rem(in_group, rows)), 128)), "r"(prism_smem_addr(&pipeline_mbarriers[t169]))
+                                                    : "r"(prism_smem_addr(&sa[q % 4 * 4096])), "l"(&a), "r"(prism_mul(32, kk)), "r"(prism_mul(prism_add(first, prism_rem(in_group, rows)), 128)), "r"(prism_smem_addr(&pipeline_mbarriers[t171]))
                                                     : "memory");
-                                                prism_mbar_expect_tx(&pipeline_mbarriers[t169], 32768);  // line 89
+                                                prism_mbar_expect_tx(&pipeline_mbarriers[t171], 32768);  // line 95
                                                 asm volatile(
                                                     "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                                     :
-                                                    : "r"(prism_smem_addr(&sb[q % 4 * 8192])), "l"(&b), "r"(prism_mul(32, kk)), "r"(prism_mul(prism_div(in_group, rows), 256)), "r"(prism_smem_addr(&pipeline_mbarriers[t169]))
+                                                    : "r"(prism_smem_addr(&sb[q % 4 * 8192])), "l"(&b), "r"(prism_mul(32, kk)), "r"(prism_mul(prism_div(in_group, rows), 256)), "r"(prism_smem_addr(&pipeline_mbarriers[t171]))
                                                     : "memory");
                                             }
                                         }
                                     }
                                     {  // with unsafe
-                                        const unsigned long long t218 = prism_mbar_arrive(&pipeline_mbarriers[t169]);  // line 50
+                                        const unsigned long long t220 = prism_mbar_arrive(&pipeline_mbarriers[t171]);  // line 54
                                     }
                                 }
                             }
@@ -241,21 +246,21 @@ __device__ __forceinline__ void store_tile(int prism_tid,
                                            int row0)
 {
     // The tile's place in the grouped order (as the producer computes it).
-    const int first = prism_mul(prism_div(tile, prism_mul(8, tiles_n)), 8);  // line 97
-    const int rows = prism_min(prism_sub(tiles_m, first), 8);  // line 98
-    const int tr = prism_add(first, prism_rem(prism_rem(tile, prism_mul(8, tiles_n)), rows));  // line 99
-    const int tc = prism_div(prism_rem(tile, prism_mul(8, tiles_n)), rows);  // line 100
-    const int u = prism_tid;  // line 101
-    const int row = prism_add(prism_add(prism_add(prism_mul(tr, 128), row0), 16 * (u / 32)), u % 32 / 4);  // line 102
-    const int col = prism_add(prism_mul(tc, 256), 2 * (u % 4));  // line 103
+    const int first = prism_mul(prism_div(tile, prism_mul(8, tiles_n)), 8);  // line 103
+    const int rows = prism_min(prism_sub(tiles_m, first), 8);  // line 104
+    const int tr = prism_add(first, prism_rem(prism_rem(tile, prism_mul(8, tiles_n)), rows));  // line 105
+    const int tc = prism_div(prism_rem(tile, prism_mul(8, tiles_n)), rows);  // line 106
+    const int u = prism_tid;  // line 107
+    const int row = prism_add(prism_add(prism_add(prism_mul(tr, 128), row0), 16 * (u / 32)), u % 32 / 4);  // line 108
+    const int col = prism_add(prism_mul(tc, 256), 2 * (u % 4));  // line 109
     {  // partition `c` as `c_t` at thread[1]
         {  // group(thread[1])
             // Unrolled: the accumulators are registers only when every index is a
             // constant (rolled, nvcc kept them on the stack and serialised the wgmmas).
             #pragma unroll
-            for (int q = 0; q < 128; q += 1) {  // line 108
-                c[prism_add(prism_add(prism_add(prism_mul(prism_add(row, 8 * (q / 2 % 2)), n), col), 8 * (q / 4)), q % 2)] = acc[q];  // line 109
-                acc[q] = 0.0f;  // line 110
+            for (int q = 0; q < 128; q += 1) {  // line 114
+                c[prism_add(prism_add(prism_add(prism_mul(prism_add(row, 8 * (q / 2 % 2)), n), col), 8 * (q / 4)), q % 2)] = acc[q];  // line 115
+                acc[q] = 0.0f;  // line 116
             }
         }
     }
