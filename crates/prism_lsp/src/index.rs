@@ -310,7 +310,15 @@ impl Walker<'_> {
                     w.block_no_scope(body);
                 });
             }
-            S::Fill { src, name, body } | S::Stage { src, name, body, .. } | S::Async { src, name, body } => {
+            S::Stage { src, late, name, body, .. } => {
+                self.use_name(&src.name, src.span);
+                // `late=` may name a constexpr.
+                if let Some(e) = late {
+                    self.expr(e);
+                }
+                self.with_name(name, s.span, body);
+            }
+            S::Fill { src, name, body } | S::Async { src, name, body } => {
                 self.use_name(&src.name, src.span);
                 self.with_name(name, s.span, body);
             }

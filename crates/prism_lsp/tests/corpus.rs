@@ -115,3 +115,23 @@ fn the_index_agrees_with_the_checker_on_accepted_programs() {
     }
     assert!(checked > 100, "only {checked} accepted programs");
 }
+
+#[test]
+fn a_stage_late_argument_refers_to_its_constexpr() {
+    // Kernel 38 chooses its stages' form with `late=LATE` (a constexpr `-D` sets): the name
+    // in each `stage(...)` is a reference, so finding references from the declaration
+    // gives the declaration and its uses, the four stages among them.
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/ui/accept/kernels/38_hgemm_warp_specialised.prism");
+    let snap = analyse(&path).expect("kernel 38 reads");
+    let uri = Url::from_file_path(std::fs::canonicalize(&path).expect("the file exists")).expect("an absolute path");
+    let text = std::fs::read_to_string(&path).expect("the file reads");
+    let line = text.lines().position(|l| l.starts_with("LATE : constexpr")).expect("the declaration") as u32;
+    let key = features::def_key_at(&snap, Position::new(line, 1)).expect("a definition at the declaration");
+    let refs = features::references(&snap, &uri, &key, true);
+    let in_stages = refs
+        .iter()
+        .filter(|r| text.lines().nth(r.range.start.line as usize).is_some_and(|l| l.contains("late=LATE")))
+        .count();
+    assert_eq!(in_stages, 4, "{refs:?}");
+}
