@@ -97,6 +97,10 @@ pub enum Weaken {
     /// wgmmas, left in flight by `wgmma_wait(1)`, may still read it while the producer
     /// refills it.
     EarlyRelease,
+    /// Leave out the block barrier a warp-specialised pipeline ends with, after one thread
+    /// invalidates its mbarriers: a later scope's use of their bytes may then run before
+    /// the invalidation.
+    NoInvalBarrier,
 }
 
 impl Default for Options {
@@ -220,6 +224,19 @@ fn weaken(b: &mut prism_ir::ir::Block, w: Weaken, in_pipeline: bool) {
         release_early(b);
         return;
     }
+    if in_pipeline && w == Weaken::NoInvalBarrier {
+        // The pipeline's last three instructions: barrier, the invalidation (unsafe code),
+        // barrier.
+        let n = b.insts.len();
+        if n >= 3
+            && matches!(b.insts[n - 3].kind, InstKind::Barrier { .. })
+            && matches!(b.insts[n - 2].kind, InstKind::Unsafe { .. })
+            && matches!(b.insts[n - 1].kind, InstKind::Barrier { .. })
+        {
+            b.insts.pop();
+            return;
+        }
+    }
     let is_pipe_wait = |b: &prism_ir::ir::Block| matches!(b.insts.as_slice(), [x, y] if matches!(x.kind, InstKind::AsyncWait { .. }) && matches!(y.kind, InstKind::Barrier { .. }));
     if in_pipeline && matches!(w, Weaken::NoTurnBarrier | Weaken::TurnWaitOneLess | Weaken::EarlyTurn) {
         // A turn's wait and barrier stand in the body's block, among its statements.
@@ -265,7 +282,8 @@ fn weaken(b: &mut prism_ir::ir::Block, w: Weaken, in_pipeline: bool) {
                 | Weaken::NoTurnBarrier
                 | Weaken::TurnWaitOneLess
                 | Weaken::EarlyTurn
-                | Weaken::EarlyRelease => {}
+                | Weaken::EarlyRelease
+                | Weaken::NoInvalBarrier => {}
             }
             continue;
         }

@@ -115,7 +115,17 @@ pub enum Intr {
     /// An mbarrier operation on the barrier at `ptr[index]` (shared memory), with its
     /// operand (count, bytes or parity: the register `arg`, or the constant `bytes` of a
     /// TMA copy's completion) and result `dst` (the token).
-    Mbar { op: MbarOp, dst: Option<R>, ptr: R, index: R, index_ty: Scalar, arg: Option<R>, bytes: Option<u64> },
+    Mbar {
+        op: MbarOp,
+        dst: Option<R>,
+        ptr: R,
+        index: R,
+        index_ty: Scalar,
+        arg: Option<R>,
+        bytes: Option<u64>,
+        /// The barrier's access (its memory name and span, for reports).
+        access: u32,
+    },
     /// A pure math function on `ty` values.
     Math { f: crate::ops::MathFn, ty: Scalar, dst: R, args: Vec<R>, arg_ty: Scalar },
 }
@@ -1185,6 +1195,8 @@ impl Cx<'_> {
                         index_ty: self.scalar(bar_index),
                         arg: None,
                         bytes: Some(ty.box_bytes()),
+                        // The barrier is the copy's last memory operand.
+                        access: acc(accesses.len().saturating_sub(1)),
                     }
                 }
             }
@@ -1207,6 +1219,7 @@ impl Cx<'_> {
                     index_ty: self.scalar(index),
                     arg: (args.len() > 1).then(|| val(1).0),
                     bytes: None,
+                    access: acc(0),
                 }
             }
             (Family::Fence, "__threadfence") => Intr::Fence { device: true },

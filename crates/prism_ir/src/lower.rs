@@ -780,6 +780,13 @@ impl Cx<'_> {
         self.emit(&mut guarded, one_thread(fini), span);
         self.emit(&mut inner, InstKind::Barrier { scope: Persp::BLOCK, origin: BarrierOrigin::Explicit }, span);
         self.emit(&mut inner, InstKind::Unsafe { body: guarded }, span);
+        // And after it: the barriers' bytes belong to the pipeline's enclosing scope, so a
+        // later scope (or a caller, after a call) may reuse them, which PTX allows only
+        // after `mbarrier.inval`; one thread invalidates, so every other thread waits for
+        // it here. Inference does not see the invalidation (mbarrier operations are
+        // volatile accesses), and the simulator reports the race without this barrier
+        // (`mbarrier_reuse` in tests/ui/accept/rules/pipeline_specialised.prism).
+        self.emit(&mut inner, InstKind::Barrier { scope: Persp::BLOCK, origin: BarrierOrigin::Explicit }, span);
         self.close_rings(&scopes, inner, span, out);
     }
 

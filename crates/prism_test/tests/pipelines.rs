@@ -148,6 +148,30 @@ fn a_read_of_a_slot_being_refilled_is_a_race() {
     );
 }
 
+/// A warp-specialised pipeline's mbarriers are invalidated by one thread after the
+/// pipeline's last barrier, and their bytes belong to the enclosing scope, which a later
+/// scope reuses. Without the barrier the lowering puts after the invalidation, the other
+/// threads' stores to the reused bytes race with it: the simulator takes an mbarrier's
+/// initialisation and invalidation for writes of its 8 bytes.
+#[test]
+fn reused_mbarrier_bytes_race_with_their_invalidation_without_the_last_barrier() {
+    let root = repo_root();
+    let name = "tests/ui/accept/rules/pipeline_specialised.prism";
+    let src = std::fs::read_to_string(root.join(name)).expect("corpus file");
+    let opts = prism_driver::Options { weaken_pipelines: Some(Weaken::NoInvalBarrier), ..Default::default() };
+    let weak = Module::new(&prism_test::synced(name, &src, &opts).expect("compiles"));
+    let launch = clean_launches(&src)
+        .expect("launches")
+        .into_iter()
+        .find(|l| l.kernel == "mbarrier_reuse")
+        .expect("a launch of mbarrier_reuse");
+    let seen = reports(&weak, &src, &launch, &root.join("tests/ui/accept/rules"));
+    assert!(
+        seen.iter().any(|r| r.starts_with("[data-race]")),
+        "no run reported the reuse of the invalidated mbarriers' bytes: {seen:?}"
+    );
+}
+
 /// Kernel 38's consumers keep a stage's wgmmas in flight with `wgmma_wait(1)` and release
 /// its slot one tile late. Released at the end of its own tile instead, the slot is refilled
 /// by TMA while the tensor cores may still read it: the simulator, which holds a wgmma's

@@ -506,6 +506,20 @@ impl<'a> BlockSim<'a> {
     /// allocated) and returns the conflict the cell finds, for [`Self::race`] and
     /// [`Self::race_lanes`] alike.
     #[inline]
+    /// `mbarrier_init` and `mbarrier_inval` by lane `at`, recorded for race detection as a
+    /// plain write of the barrier's 8 bytes (the barrier's own operations are not recorded:
+    /// they are ordered by the barrier itself). Memory becomes an mbarrier at its init and
+    /// stops being one at its inval (PTX ISA: an mbarrier's memory may be used for another
+    /// purpose only after `mbarrier.inval`), so another thread's plain access to those
+    /// bytes with no barrier between it and either one races with it: a pipeline's
+    /// barriers reused as an array by a later scope before the invalidation is ordered
+    /// (docs/soundness.md §4.3.2), or memory still in use made a barrier.
+    pub(super) fn mbar_bytes_written(&mut self, g: &mut GCtx, byte: usize, at: Lane, func: u32, access: u32) {
+        for b in byte..byte + 8 {
+            self.race(g, Loc::Shared(b), Kind::Write, at, Site { func, access }, None);
+        }
+    }
+
     fn record_shared(&mut self, byte: usize, now: Acc, passed: &[u32; LEVELS], kind: Kind) -> Option<(Acc, RaceKind)> {
         self.sshadow.access(&self.s.levels, byte, now, passed, kind)
     }

@@ -1587,7 +1587,7 @@ impl<'a> BlockSim<'a> {
                                 }
                             }
                         }
-                        Intr::Mbar { op, dst, ptr, index, index_ty, arg, bytes } => {
+                        Intr::Mbar { op, dst, ptr, index, index_ty, arg, bytes, access } => {
                             // Every lane's barrier, as a shared-memory byte.
                             let mut keys = [0usize; 32];
                             for l in lanes_of(mask) {
@@ -1675,12 +1675,14 @@ impl<'a> BlockSim<'a> {
                                                 waiters,
                                                 ..Mbar::default()
                                             };
+                                            self.mbar_bytes_written(g, keys[l], Lane { fid, w, l }, func, *access);
                                         }
                                         MbarOp::Inval => {
                                             if !m.valid {
                                                 fatal!(ReportKind::MbarrierMisuse, mbar_invalid("invalidated"), l);
                                             }
                                             m.valid = false;
+                                            self.mbar_bytes_written(g, keys[l], Lane { fid, w, l }, func, *access);
                                         }
                                         // More bytes to come this phase, and no arrival: the
                                         // phase cannot complete here.

@@ -306,9 +306,13 @@ impl Subst<'_> {
                 self.expr(stages);
                 self.block(body);
             }
-            S::Fill { body, .. } | S::Stage { body, .. } | S::Async { body, .. } | S::Unsafe { body, .. } => {
-                self.block(body)
+            S::Stage { late, body, .. } => {
+                if let Some(e) = late {
+                    self.expr(e);
+                }
+                self.block(body);
             }
+            S::Fill { body, .. } | S::Async { body, .. } | S::Unsafe { body, .. } => self.block(body),
             S::Split { cases, .. } => {
                 for c in cases {
                     self.expr(&mut c.count);

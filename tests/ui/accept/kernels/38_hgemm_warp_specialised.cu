@@ -227,6 +227,8 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemm(const __grid_constant
                                 prism_mbar_inval(&pipeline_mbarriers[7]);
                             }
                         }
+                        prism_fence_proxy_async();
+                        __syncthreads();
                     }
                 }
             }

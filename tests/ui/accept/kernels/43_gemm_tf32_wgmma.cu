@@ -159,6 +159,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gemm_tf32(const __grid_cons
                                 prism_mbar_inval(&pipeline_mbarriers[5]);
                             }
                         }
+                        prism_fence_proxy_async();
+                        __syncthreads();
                     }
                 }
             }

@@ -225,6 +225,8 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tf32_ws(const __grid_c
                                 prism_mbar_inval(&pipeline_mbarriers[7]);
                             }
                         }
+                        prism_fence_proxy_async();
+                        __syncthreads();
                     }
                 }
             }

@@ -131,6 +131,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) late_sums(const __grid_cons
                             prism_mbar_inval(&pipeline_mbarriers[3]);
                         }
                     }
+                    prism_fence_proxy_async();
+                    __syncthreads();
                 }
             }
             {  // partition `out_b` as `mine` at thread[1]
@@ -317,6 +319,8 @@ extern "C" __global__ void __launch_bounds__(512, 1) late_halves(const __grid_co
                                     prism_mbar_inval(&pipeline_mbarriers[5]);
                                 }
                             }
+                            prism_fence_proxy_async();
+                            __syncthreads();
                         }
                     }
                 }

@@ -113,6 +113,8 @@ extern "C" __global__ void __launch_bounds__(96) column_sums(const __grid_consta
                         prism_mbar_inval(&pipeline_mbarriers[5]);
                     }
                 }
+                prism_fence_proxy_async();
+                __syncthreads();
             }
             {  // partition `out_b` as `out_t` at thread[1]
                 {  // group(thread[1])
@@ -232,11 +234,144 @@ extern "C" __global__ void __launch_bounds__(96) sums_after(const __grid_constan
                             prism_mbar_inval(&pipeline_mbarriers[3]);
                         }
                     }
+                    prism_fence_proxy_async();
+                    __syncthreads();
                 }
             }
             {  // partition `out_b` as `out_t` at thread[1]
                 {  // group(thread[1])
                     out[prism_add(prism_mul(96, b), t)] = sums[(t + 32) % 96];  // line 79
+                }
+            }
+        }
+    }
+}
+
+// The pipeline's mbarriers reused by a later scope: they belong to the pipeline's enclosing
+// scope (here the `if`'s body), so `x`, declared after it, starts on their bytes. One thread
+// invalidates them after the pipeline's last barrier, and PTX allows the bytes another use
+// only after that: the lowering ends the pipeline with a block barrier after the
+// invalidation, which orders the other threads' stores to `x` after it. Without it the
+// simulator, which takes an mbarrier's initialisation and invalidation for writes of its
+// bytes, reports the race (found by an adversarial review, 2026-11-29).
+extern "C" __global__ void __launch_bounds__(96) mbarrier_reuse(const __grid_constant__ prism_tensor_map a,
+                                                                int n,
+                                                                float* __restrict__ out)
+{
+    // launch: threads per block a multiple of 96, blocks a multiple of 1, at most 96 threads per block
+    const int prism_tid = threadIdx.x;
+    const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
+    __shared__ __align__(1024) unsigned char prism_smem[2432];
+    // 1 split barrier(s) over the block: mbarriers, and this thread's token for each
+    __shared__ __align__(8) unsigned long long prism_split[1];
+    unsigned long long prism_tok0 = 0;
+    if (threadIdx.x == 0) {
+        prism_split_init(prism_smem_addr(&prism_split[0]), blockDim.x);
+    }
+    __syncthreads();
+    const int b = prism_bid;  // line 92
+    {  // partition `out` as `out_b` at block[1]
+        {  // group(block[1])
+            float* ring = reinterpret_cast<float*>(prism_smem);  // line 95
+            const int t = prism_tid;  // line 96
+            float s = 0.0f;  // line 97
+            if (n >= 0) {  // line 98
+                unsigned long long* pipeline_mbarriers = reinterpret_cast<unsigned long long*>(prism_smem + 2048);  // line 99
+                {  // pipeline `ring` as `ring` at block[1]
+                    prism_fence_proxy_async();
+                    __syncthreads();
+                    {  // with unsafe
+                        if (prism_tid == 0) {  // split(thread) case 1: thread[1]
+                            prism_mbar_init(&pipeline_mbarriers[0], 32);
+                            prism_mbar_init(&pipeline_mbarriers[1], 64);
+                            prism_mbar_init(&pipeline_mbarriers[2], 32);
+                            prism_mbar_init(&pipeline_mbarriers[3], 64);
+                        }
+                    }
+                    prism_fence_proxy_async();
+                    __syncthreads();
+                    const int prism_pos = (int)((unsigned)prism_tid / 32u);
+                    if (prism_pos == 0) {
+                        int k = 0;
+                        for (; k < n; k += 1) {
+                            const int t29 = k % 2 * 2;
+                            {  // with unsafe
+                                prism_mbar_wait_parity(&pipeline_mbarriers[t29 + 1], (unsigned)(((k / 2) & 1) ^ 1));
+                            }
+                            {  // async `ring` as `slot` at block[1]
+                                if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
+                                    prism_mbar_expect_tx(&pipeline_mbarriers[t29], 1024);  // line 105
+                                    asm volatile(
+                                        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
+                                        :
+                                        : "r"(prism_smem_addr(&ring[k % 2 * 256])), "l"(&a), "r"(0), "r"(prism_mul(8, prism_add(prism_mul(b, n), k))), "r"(prism_smem_addr(&pipeline_mbarriers[t29]))
+                                        : "memory");
+                                }
+                            }
+                            {  // with unsafe
+                                const unsigned long long t45 = prism_mbar_arrive(&pipeline_mbarriers[t29]);  // line 99
+                            }
+                        }
+                    } else if (prism_pos < 2) {
+                        int k = 0;
+                        for (; k < n; k += 1) {
+                            const int t55 = k % 2 * 2;
+                            {  // with unsafe
+                                prism_mbar_wait_parity(&pipeline_mbarriers[t55], (unsigned)((k / 2) & 1));
+                            }
+                            {  // stage `ring` as `tile` at block[1]
+                                s = s + ring[k % 2 * 256 + (t - 32)];  // line 108
+                            }
+                            {  // with unsafe
+                                const unsigned long long t66 = prism_mbar_arrive(&pipeline_mbarriers[t55 + 1]);  // line 99
+                            }
+                        }
+                    } else {
+                        if (prism_pos < 3) {  // split(warp) case 1: thread[32]
+                            int k = 0;
+                            for (; k < n; k += 1) {
+                                const int t76 = k % 2 * 2;
+                                {  // with unsafe
+                                    prism_mbar_wait_parity(&pipeline_mbarriers[t76], (unsigned)((k / 2) & 1));
+                                }
+                                {  // stage `ring` as `tile` at block[1]
+                                    s = fmaf(2.0f, ring[k % 2 * 256 + (t - 32)], s);  // line 111
+                                }
+                                {  // with unsafe
+                                    const unsigned long long t89 = prism_mbar_arrive(&pipeline_mbarriers[t76 + 1]);  // line 99
+                                }
+                            }
+                        }
+                    }
+                    prism_fence_proxy_async();
+                    __syncthreads();
+                    {  // with unsafe
+                        if (prism_tid == 0) {  // split(thread) case 1: thread[1]
+                            prism_mbar_inval(&pipeline_mbarriers[0]);
+                            prism_mbar_inval(&pipeline_mbarriers[1]);
+                            prism_mbar_inval(&pipeline_mbarriers[2]);
+                            prism_mbar_inval(&pipeline_mbarriers[3]);
+                        }
+                    }
+                    prism_fence_proxy_async();
+                    __syncthreads();
+                }
+            }
+            float* x = reinterpret_cast<float*>(prism_smem + 2048);  // line 112
+            {  // partition `x` as `mine` at thread[1]
+                {  // group(thread[1])
+                    x[t] = s;  // line 115
+                    // split block barrier s0, arrive: `x` was last used at line 113; its next use (line 118) waits
+                    prism_fence_proxy_async();
+                    prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
+                }
+            }
+            {  // partition `out_b` as `out_t` at thread[1]
+                {  // group(thread[1])
+                    // split block barrier s0, wait
+                    prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
+                    out[prism_add(prism_mul(96, b), t)] = x[(t + 32) % 96];  // line 118
                 }
             }
         }

@@ -136,6 +136,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) mixed(const __grid_constant
                             prism_mbar_inval(&pipeline_mbarriers[3]);
                         }
                     }
+                    prism_fence_proxy_async();
+                    __syncthreads();
                 }
             }
             {  // partition `out_b` as `mine` at thread[1]
