@@ -826,7 +826,7 @@ impl Fx<'_> {
                 let e = Expr::id(self.a.local_names[local].clone());
                 self.define(*dst, e, bid, idx, out);
             }
-            K::PtrOffset { dst, base, offset } => {
+            K::PtrOffset { dst, base, offset, .. } => {
                 let b = self.val(*base);
                 let o = self.val(*offset);
                 let e = if ops::literal_value(&o) == Some(0) { b } else { Expr::bin("+", b, o) };

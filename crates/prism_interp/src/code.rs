@@ -191,6 +191,11 @@ pub enum Op {
     LocalAddr { dst: R, local: u32 },
     /// Pointer plus element offset.
     PtrAdd { dst: R, base: R, off: R, off_ty: Scalar },
+    /// Pointer plus element offset, bounded to `len` elements of `size` bytes from there: a
+    /// pipeline slot's view (`PtrOffset`'s `bound`). A shared pointer becomes one to the
+    /// slot's bytes alone, so accesses through it are checked against the slot; the slot
+    /// must lie inside the base's region (`out-of-bounds` otherwise).
+    PtrSlot { dst: R, base: R, off: R, len: u64, size: u64 },
     /// `dst = ptr[index]`.
     Load { dst: R, ty: Scalar, ptr: R, index: R, index_ty: Scalar, access: u32 },
     /// `ptr[index] = value`.
@@ -744,9 +749,13 @@ impl Cx<'_> {
             K::LocalAddr { dst, local } => {
                 self.push(Op::LocalAddr { dst: dst.0, local: local.0 }, span, code);
             }
-            K::PtrOffset { dst, base, offset } => {
+            K::PtrOffset { dst, base, offset, bound: None } => {
                 let off_ty = self.scalar(*offset);
                 self.push(Op::PtrAdd { dst: dst.0, base: base.0, off: offset.0, off_ty }, span, code);
+            }
+            K::PtrOffset { dst, base, offset, bound: Some((len, elem)) } => {
+                let size = elem.size().max(1);
+                self.push(Op::PtrSlot { dst: dst.0, base: base.0, off: offset.0, len: *len, size }, span, code);
             }
             K::Load { dst, ptr, index, access } => {
                 let (ty, index_ty) = (self.scalar(*dst), self.scalar(*index));

@@ -739,6 +739,12 @@ pub enum InstKind {
         base: Reg,
         /// Element offset (an integer).
         offset: Reg,
+        /// A pipeline slot's view (`stage`, `fill`): `dst` addresses only these many
+        /// elements of this type from where it points, the slot, and the simulator bounds
+        /// every access through it (and through pointers made from it) to them, so an index
+        /// past the slot is `out-of-bounds` rather than a read of the slot the producer is
+        /// filling. Nothing in CUDA: the address is `base + offset` either way.
+        bound: Option<(u64, Scalar)>,
     },
     /// `dst = ptr[index]`.
     Load {

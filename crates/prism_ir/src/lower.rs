@@ -63,6 +63,10 @@ struct Cx<'a> {
     next_of: HashMap<VarId, Reg>,
     /// The element offset of each slot view's slot in its ring.
     slot_base: HashMap<VarId, Reg>,
+    /// The pointer to each pipeline slot view's slot, bounded to it (`PtrOffset`'s `bound`):
+    /// every access through the view goes through it, so the simulator checks its index
+    /// against the slot, not the ring.
+    slot_ptr: HashMap<VarId, Reg>,
     /// The fill views made since the current pipeline's fill began.
     fill_views: Vec<MemId>,
     /// Inside a warp-specialised pipeline's fill: the slot's full mbarrier (pointer,
@@ -134,6 +138,7 @@ fn lower_function(prog: &tir::Program, tf: &tir::Function) -> Function {
         next_of: HashMap::new(),
         fill_bar: None,
         slot_base: HashMap::new(),
+        slot_ptr: HashMap::new(),
         fill_views: Vec::new(),
     };
     for &p in &tf.params {
@@ -902,6 +907,11 @@ impl Cx<'_> {
         let base = self.new_reg(Type::Scalar(Scalar::I32), None);
         self.emit(out, InstKind::Binary { dst: base, op: BinOp::Mul, lhs: slot, rhs: w }, span);
         self.slot_base.insert(view, base);
+        let ring_ptr = self.pointer_of(ring, out);
+        let ptr = self.new_reg(Type::Ptr, Some(&self.tf.var(view).name.clone()));
+        let bound = Some((slot_elems, elem));
+        self.emit(out, InstKind::PtrOffset { dst: ptr, base: ring_ptr, offset: base, bound }, span);
+        self.slot_ptr.insert(view, ptr);
         let body = self.sub(body);
         if fill {
             self.fill_views.push(vm);
@@ -992,11 +1002,7 @@ impl Cx<'_> {
                 let span = var.span;
                 let lin = if regs.len() == 1 { regs[0] } else { self.linearize(&regs, &dims, span, out) };
                 let lin = self.as_ty(lin, Scalar::I32, span, out);
-                let base = self.slot_base[&v];
-                let idx = self.new_reg(Type::Scalar(Scalar::I32), None);
-                self.emit(out, InstKind::Binary { dst: idx, op: BinOp::Add, lhs: base, rhs: lin }, span);
-                let (ptr, idx, _) = self.resolve(parent, Index::Regs(vec![idx]), out);
-                (ptr, idx, None)
+                (self.slot_ptr[&v], lin, None)
             }
             VarKind::View { parent, .. } => {
                 // A claim or async view: the index it gets is the partition's own index only
@@ -1050,15 +1056,11 @@ impl Cx<'_> {
                         let zero = self.konst(out, Scalar::I32, ConstValue::Int(0), l.body.span);
                         let off = self.apply_lambda(l, &[zero], out);
                         let p = self.new_reg(Type::Ptr, Some(&self.tf.var(v).name.clone()));
-                        self.emit(out, InstKind::PtrOffset { dst: p, base, offset: off }, l.body.span);
+                        self.emit(out, InstKind::PtrOffset { dst: p, base, offset: off, bound: None }, l.body.span);
                         p
                     }
-                    ViewKind::Slot { .. } => {
-                        let off = self.slot_base[&v];
-                        let p = self.new_reg(Type::Ptr, Some(&self.tf.var(v).name.clone()));
-                        self.emit(out, InstKind::PtrOffset { dst: p, base, offset: off }, self.tf.var(v).span);
-                        p
-                    }
+                    // The slot's own pointer, bounded to the slot (made where its scope opens).
+                    ViewKind::Slot { .. } => self.slot_ptr[&v],
                     _ => base,
                 }
             }

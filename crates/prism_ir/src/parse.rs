@@ -938,7 +938,13 @@ impl P {
                 let base = self.reg()?;
                 self.expect_p(',')?;
                 let offset = self.reg()?;
-                InstKind::PtrOffset { dst, base, offset }
+                let bound = if self.at_word("slot") {
+                    self.pos += 1;
+                    Some((self.u64()?, self.scalar()?))
+                } else {
+                    None
+                };
+                InstKind::PtrOffset { dst, base, offset, bound }
             }
             "load" => {
                 let (ptr, index) = self.indexed()?;

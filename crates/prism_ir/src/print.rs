@@ -258,9 +258,14 @@ fn inst(p: &Program, k: &InstKind, depth: usize, out: &mut String) {
         LocalAddr { dst, local } => {
             let _ = writeln!(out, "{dst} = localaddr {local}");
         }
-        PtrOffset { dst, base, offset } => {
-            let _ = writeln!(out, "{dst} = ptradd {base}, {offset}");
-        }
+        PtrOffset { dst, base, offset, bound } => match bound {
+            None => {
+                let _ = writeln!(out, "{dst} = ptradd {base}, {offset}");
+            }
+            Some((len, elem)) => {
+                let _ = writeln!(out, "{dst} = ptradd {base}, {offset} slot {len} {}", scalar_name(*elem));
+            }
+        },
         Load { dst, ptr, index, access } => {
             let _ = writeln!(out, "{dst} = load {ptr}[{index}] {access}");
         }

@@ -341,7 +341,7 @@ impl V<'_> {
                     self.err(format!("{local} is not a local array"));
                 }
             }
-            PtrOffset { dst, base, offset } => {
+            PtrOffset { dst, base, offset, .. } => {
                 if self.ty(*dst) != Some(Type::Ptr) || self.ty(*base) != Some(Type::Ptr) {
                     self.err(format!("{dst}: ptradd needs pointers"));
                 }

@@ -596,6 +596,17 @@ impl<'a> BlockSim<'a> {
                         let out: [u64; 32] = std::array::from_fn(|l| lanes::ptr_add(b[l], o[l]));
                         regs.put(*dst, mask, &out);
                     }
+                    Op::PtrSlot { dst, base, off, len, size } => {
+                        let (b, o) = (*regs.src(*base), *regs.src(*off));
+                        let mut out = [0u64; 32];
+                        for l in lanes_of(mask) {
+                            match lanes::ptr_slot(b[l], o[l], *len, *size) {
+                                Ok(p) => out[l] = p,
+                                Err(why) => fatal!(ReportKind::OutOfBounds, why, l),
+                            }
+                        }
+                        regs.put(*dst, mask, &out);
+                    }
                     Op::Load { dst, ty, ptr, index, index_ty, access } => {
                         let (d, p, x) = (*dst as usize * 32, *ptr as usize * 32, *index as usize * 32);
                         let kind = race_kind(fc, *access, false);

@@ -11,7 +11,7 @@ use super::Shared;
 use super::block::{FULL, lanes_of};
 use super::regs::Regs;
 use crate::code::{FUSED_LOADS, LocalFma, R};
-use crate::memory::{Buffer, Storage};
+use crate::memory::{Buffer, Ptr, Space, Storage};
 use crate::value;
 use prism_types::ty::Scalar;
 use std::sync::atomic::Ordering::Relaxed;
@@ -74,6 +74,25 @@ pub(super) fn ptr_add(bits: u64, delta: u64) -> u64 {
     let tag = (bits >> 62) as usize;
     let m = FIELD[tag];
     if tag == 0 { 0 } else { (bits & !m) | (bits.wrapping_add(delta) & m) }
+}
+
+/// `bits + delta` elements, bounded to the `len` elements of `size` bytes from there (a
+/// pipeline slot, [`crate::code::Op::PtrSlot`]): a shared pointer becomes one to those
+/// bytes alone, which must lie inside its region; other pointers are only offset.
+pub(super) fn ptr_slot(bits: u64, delta: u64, len: u64, size: u64) -> Result<u64, String> {
+    let p = Ptr::decode(ptr_add(bits, delta));
+    if p.space != Space::Shared {
+        return Ok(p.encode());
+    }
+    let (start, end) = (i128::from(p.offset), i128::from(p.offset) + i128::from(len));
+    if start < 0 || end * i128::from(size) > i128::from(p.b) {
+        return Err(format!(
+            "the slot, elements {start} to {} of its ring, is outside the ring's {} elements",
+            end - 1,
+            p.b / size
+        ));
+    }
+    Ok(Ptr { space: Space::Shared, a: p.a + start as u64 * size, b: len * size, offset: 0 }.encode())
 }
 
 /// Where the lanes of an access resolved: one global buffer (element indices) or shared

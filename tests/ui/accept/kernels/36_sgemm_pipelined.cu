@@ -78,24 +78,24 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_pipelined(int M,
                             __syncthreads();
                         }
                         if (kt_issue < t80) {  // line 66
-                            const int t90 = kt_issue % 3 * 1024;  // line 67
+                            float* a_dst = As + kt_issue % 3 * 1024;  // line 67
                             {  // async `As` as `a_dst` at block[1]
-                                const int t94 = kt_issue % 3 * 1024;  // line 68
+                                float* b_dst = Bs + kt_issue % 3 * 1024;  // line 68
                                 {  // async `Bs` as `b_dst` at block[1]
                                     {  // group(thread[1])
                                         const int ka = kt_issue * 8 + a_k;  // line 70
                                         const int kb = kt_issue * 8 + b_k;  // line 71
                                         // One test per fill, not per copy: ptxas predicates a small
                                         // branch, and both copy paths would then issue in every step.
-                                        bool t103 = vec_a;  // line 74
-                                        if (t103) {
-                                            t103 = vec_n;
+                                        bool t105 = vec_a;  // line 74
+                                        if (t105) {
+                                            t105 = vec_n;
                                         }
-                                        if (t103) {  // line 74
+                                        if (t105) {  // line 74
                                             asm volatile(  // line 75
                                                 "cp.async.cg.shared.global [%0], [%1], 16, %2;"
                                                 :
-                                                : "r"(prism_smem_addr(&As[t90 + (a_m * 8 + a_k)])), "l"(&A[prism_add(prism_mul(a_row, K), ka)]), "r"(prism_mul(4, prism_max(0, prism_min(4, prism_sub(K, ka)))))
+                                                : "r"(prism_smem_addr(&a_dst[a_m * 8 + a_k])), "l"(&A[prism_add(prism_mul(a_row, K), ka)]), "r"(prism_mul(4, prism_max(0, prism_min(4, prism_sub(K, ka)))))
                                                 : "memory");
                                             int t126 = {};
                                             if (kb < K) {
@@ -106,37 +106,37 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_pipelined(int M,
                                             asm volatile(
                                                 "cp.async.cg.shared.global [%0], [%1], 16, %2;"
                                                 :
-                                                : "r"(prism_smem_addr(&Bs[t94 + (b_k * 128 + b_n)])), "l"(&B[prism_add(prism_mul(kb, N), b_col)]), "r"(t126)
+                                                : "r"(prism_smem_addr(&b_dst[b_k * 128 + b_n])), "l"(&B[prism_add(prism_mul(kb, N), b_col)]), "r"(t126)
                                                 : "memory");
                                         } else {
                                             for (int e = 0; e < 4; e += 1) {
-                                                int t146 = {};
+                                                int t145 = {};
                                                 if (ka + e < K) {
-                                                    t146 = 4;  // line 79
+                                                    t145 = 4;  // line 79
                                                 } else {
-                                                    t146 = 0;
+                                                    t145 = 0;
                                                 }
                                                 asm volatile(
                                                     "cp.async.ca.shared.global [%0], [%1], 4, %2;"
                                                     :
-                                                    : "r"(prism_smem_addr(&As[t90 + (a_m * 8 + a_k + e)])), "l"(&A[(long long)prism_add(prism_mul(a_row, K), ka) + e]), "r"(t146)
+                                                    : "r"(prism_smem_addr(&a_dst[a_m * 8 + a_k + e])), "l"(&A[(long long)prism_add(prism_mul(a_row, K), ka) + e]), "r"(t145)
                                                     : "memory");
                                             }
                                             for (int e_1 = 0; e_1 < 4; e_1 += 1) {
-                                                bool t163 = kb < K;  // line 81
-                                                if (t163) {
-                                                    t163 = e_1 < b_have;
+                                                bool t161 = kb < K;  // line 81
+                                                if (t161) {
+                                                    t161 = e_1 < b_have;
                                                 }
-                                                int t166 = {};
-                                                if (t163) {
-                                                    t166 = 4;
+                                                int t164 = {};
+                                                if (t161) {
+                                                    t164 = 4;
                                                 } else {
-                                                    t166 = 0;
+                                                    t164 = 0;
                                                 }
                                                 asm volatile(
                                                     "cp.async.ca.shared.global [%0], [%1], 4, %2;"
                                                     :
-                                                    : "r"(prism_smem_addr(&Bs[t94 + (b_k * 128 + b_n + e_1)])), "l"(&B[(long long)prism_add(prism_mul(kb, N), b_col) + e_1]), "r"(t166)
+                                                    : "r"(prism_smem_addr(&b_dst[b_k * 128 + b_n + e_1])), "l"(&B[(long long)prism_add(prism_mul(kb, N), b_col) + e_1]), "r"(t164)
                                                     : "memory");
                                             }
                                         }
@@ -147,58 +147,58 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_pipelined(int M,
                         asm volatile("cp.async.commit_group;" :  :  : "memory");
                         if (t84) {  // line 66
                             const int kt = kt_issue - 2;
-                            const int t172 = (int)((unsigned)kt % 3u) * 1024;  // line 82
+                            const float* a_s = As + (int)((unsigned)kt % 3u) * 1024;  // line 82
                             {  // stage `As` as `a_s` at block[1]
-                                const int t176 = (int)((unsigned)kt % 3u) * 1024;  // line 83
+                                const float* b_s = Bs + (int)((unsigned)kt % 3u) * 1024;  // line 83
                                 {  // stage `Bs` as `b_s` at block[1]
                                     {  // group(thread[1])
                                         float ra[64] = {};  // line 85
                                         for (int i = 0; i < 8; i += 1) {
                                             const int t185 = i * 8;  // line 87
-                                            const prism_vec<float, 4> prism_v198 = *(const prism_vec<float, 4>*)&As[t172 + (thread_row * 8 + i) * 8];
-                                            const float t198 = prism_v198.v[0];
-                                            const float t199 = prism_v198.v[1];
-                                            const float t200 = prism_v198.v[2];
-                                            const float t201 = prism_v198.v[3];
-                                            ra[t185] = t198;
-                                            ra[t185 + 1] = t199;
-                                            ra[t185 + 2] = t200;
-                                            ra[t185 + 3] = t201;
-                                            const int t205 = i * 8 + 4;  // line 88
-                                            const prism_vec<float, 4> prism_v220 = *(const prism_vec<float, 4>*)&As[t172 + ((thread_row * 8 + i) * 8 + 4)];
-                                            const float t220 = prism_v220.v[0];
-                                            const float t221 = prism_v220.v[1];
-                                            const float t222 = prism_v220.v[2];
-                                            const float t223 = prism_v220.v[3];
-                                            ra[t205] = t220;
-                                            ra[t205 + 1] = t221;
-                                            ra[t205 + 2] = t222;
-                                            ra[t205 + 3] = t223;
+                                            const prism_vec<float, 4> prism_v197 = *(const prism_vec<float, 4>*)&a_s[(thread_row * 8 + i) * 8];
+                                            const float t197 = prism_v197.v[0];
+                                            const float t198 = prism_v197.v[1];
+                                            const float t199 = prism_v197.v[2];
+                                            const float t200 = prism_v197.v[3];
+                                            ra[t185] = t197;
+                                            ra[t185 + 1] = t198;
+                                            ra[t185 + 2] = t199;
+                                            ra[t185 + 3] = t200;
+                                            const int t204 = i * 8 + 4;  // line 88
+                                            const prism_vec<float, 4> prism_v218 = *(const prism_vec<float, 4>*)&a_s[(thread_row * 8 + i) * 8 + 4];
+                                            const float t218 = prism_v218.v[0];
+                                            const float t219 = prism_v218.v[1];
+                                            const float t220 = prism_v218.v[2];
+                                            const float t221 = prism_v218.v[3];
+                                            ra[t204] = t218;
+                                            ra[t204 + 1] = t219;
+                                            ra[t204 + 2] = t220;
+                                            ra[t204 + 3] = t221;
                                         }
                                         for (int kk = 0; kk < 8; kk += 1) {
                                             float rb[8] = {};  // line 90
-                                            const prism_vec<float, 4> prism_v242 = *(const prism_vec<float, 4>*)&Bs[t176 + (kk * 128 + thread_col * 4)];  // line 91
-                                            const float t242 = prism_v242.v[0];
-                                            const float t243 = prism_v242.v[1];
-                                            const float t244 = prism_v242.v[2];
-                                            const float t245 = prism_v242.v[3];
-                                            rb[0] = t242;
-                                            rb[1] = t243;
-                                            rb[2] = t244;
-                                            rb[3] = t245;
-                                            const prism_vec<float, 4> prism_v261 = *(const prism_vec<float, 4>*)&Bs[t176 + (kk * 128 + 64 + thread_col * 4)];  // line 92
-                                            const float t261 = prism_v261.v[0];
-                                            const float t262 = prism_v261.v[1];
-                                            const float t263 = prism_v261.v[2];
-                                            const float t264 = prism_v261.v[3];
-                                            rb[4] = t261;
-                                            rb[4 + 1] = t262;
-                                            rb[4 + 2] = t263;
-                                            rb[4 + 3] = t264;
+                                            const prism_vec<float, 4> prism_v239 = *(const prism_vec<float, 4>*)&b_s[kk * 128 + thread_col * 4];  // line 91
+                                            const float t239 = prism_v239.v[0];
+                                            const float t240 = prism_v239.v[1];
+                                            const float t241 = prism_v239.v[2];
+                                            const float t242 = prism_v239.v[3];
+                                            rb[0] = t239;
+                                            rb[1] = t240;
+                                            rb[2] = t241;
+                                            rb[3] = t242;
+                                            const prism_vec<float, 4> prism_v257 = *(const prism_vec<float, 4>*)&b_s[kk * 128 + 64 + thread_col * 4];  // line 92
+                                            const float t257 = prism_v257.v[0];
+                                            const float t258 = prism_v257.v[1];
+                                            const float t259 = prism_v257.v[2];
+                                            const float t260 = prism_v257.v[3];
+                                            rb[4] = t257;
+                                            rb[4 + 1] = t258;
+                                            rb[4 + 2] = t259;
+                                            rb[4 + 3] = t260;
                                             for (int i_1 = 0; i_1 < 8; i_1 += 1) {
                                                 for (int j = 0; j < 8; j += 1) {
-                                                    const int t277 = i_1 * 8 + j;  // line 95
-                                                    acc[t277] = fmaf(ra[i_1 * 8 + kk], rb[j], acc[t277]);
+                                                    const int t273 = i_1 * 8 + j;  // line 95
+                                                    acc[t273] = fmaf(ra[i_1 * 8 + kk], rb[j], acc[t273]);
                                                 }
                                             }
                                         }
@@ -218,22 +218,22 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_pipelined(int M,
                         const int r = prism_add(prism_add(tile_row, thread_row * 8), i);  // line 102
                         for (int h = 0; h < 8; h += 4) {
                             const int c = prism_add(prism_add(tile_col, thread_col * 4), h * 16);  // line 104
-                            bool t316 = r < M;  // line 105
-                            if (t316) {
-                                t316 = c < N;
+                            bool t312 = r < M;  // line 105
+                            if (t312) {
+                                t312 = c < N;
                             }
-                            if (t316) {  // line 105
+                            if (t312) {  // line 105
                                 if (vec_n) {  // line 106
                                     float cv[4] = {};  // line 107
-                                    const prism_vec<float, 4> prism_v334 = *(const prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(i, N), h * 16)))];  // line 108
-                                    const float t334 = prism_v334.v[0];
-                                    const float t335 = prism_v334.v[1];
-                                    const float t336 = prism_v334.v[2];
-                                    const float t337 = prism_v334.v[3];
-                                    cv[0] = t334;
-                                    cv[1] = t335;
-                                    cv[2] = t336;
-                                    cv[3] = t337;
+                                    const prism_vec<float, 4> prism_v330 = *(const prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(i, N), h * 16)))];  // line 108
+                                    const float t330 = prism_v330.v[0];
+                                    const float t331 = prism_v330.v[1];
+                                    const float t332 = prism_v330.v[2];
+                                    const float t333 = prism_v330.v[3];
+                                    cv[0] = t330;
+                                    cv[1] = t331;
+                                    cv[2] = t332;
+                                    cv[3] = t333;
                                     for (int j = 0; j < 4; j += 1) {
                                         cv[j] = fmaf(alpha, acc[i * 8 + (h + j)], beta * cv[j]);  // line 110
                                     }

@@ -81,7 +81,9 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_pipelined(int M,
                             __syncthreads();
                         }
                         if (kt_issue < t69) {  // line 77
+                            __nv_bfloat16* a_dst = As + kt_issue % 4 * 3072;  // line 78
                             {  // async `As` as `a_dst` at block[1]
+                                __nv_bfloat16* b_dst = Bs + kt_issue % 4 * 2176;  // line 79
                                 {  // async `Bs` as `b_dst` at block[1]
                                     {  // group(thread[1])
                                         for (int c = 0; c < 1; c += 1) {
@@ -92,7 +94,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_pipelined(int M,
                                                 asm volatile(  // line 86
                                                     "cp.async.cg.shared.global [%0], [%1], 16, %2;"
                                                     :
-                                                    : "r"(prism_smem_addr(&As[kt_issue % 4 * 3072 + (c * 128 * 24 + (a_r + p * 128) * 24 + a_k)])), "l"(&A[prism_add(prism_mul(a_row, K), ka)]), "r"(a_have)
+                                                    : "r"(prism_smem_addr(&a_dst[c * 128 * 24 + (a_r + p * 128) * 24 + a_k])), "l"(&A[prism_add(prism_mul(a_row, K), ka)]), "r"(a_have)
                                                     : "memory");
                                             }
                                             for (int p_1 = 0; p_1 < 1; p_1 += 1) {
@@ -106,7 +108,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_pipelined(int M,
                                                 asm volatile(
                                                     "cp.async.cg.shared.global [%0], [%1], 16, %2;"
                                                     :
-                                                    : "r"(prism_smem_addr(&Bs[kt_issue % 4 * 2176 + ((16 * c + b_k + p_1 * 16) * 136 + b_c)])), "l"(&B[prism_add(prism_mul(kb, N), b_col)]), "r"(t161)
+                                                    : "r"(prism_smem_addr(&b_dst[(16 * c + b_k + p_1 * 16) * 136 + b_c])), "l"(&B[prism_add(prism_mul(kb, N), b_col)]), "r"(t161)
                                                     : "memory");
                                             }
                                         }
@@ -117,7 +119,9 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_pipelined(int M,
                         asm volatile("cp.async.commit_group;" :  :  : "memory");
                         if (t73) {  // line 77
                             const int kt = kt_issue - 3;
+                            const __nv_bfloat16* a_s = As + (int)((unsigned)kt % 4u) * 3072;  // line 90
                             {  // stage `As` as `a_s` at block[1]
+                                const __nv_bfloat16* b_s = Bs + (int)((unsigned)kt % 4u) * 2176;  // line 91
                                 {  // stage `Bs` as `b_s` at block[1]
                                     {  // group(thread[32])
                                         const int l = (int)((unsigned)prism_tid % 32u);  // line 93
@@ -127,36 +131,36 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_pipelined(int M,
                                             unsigned fa[16] = {};  // line 96
                                             unsigned fb[8] = {};  // line 97
                                             for (int mi = 0; mi < 4; mi += 1) {
-                                                __nv_bfloat16 t211;  // line 99
-                                                __nv_bfloat16 t212;
+                                                __nv_bfloat16 t212;  // line 99
                                                 __nv_bfloat16 t213;
                                                 __nv_bfloat16 t214;
                                                 __nv_bfloat16 t215;
                                                 __nv_bfloat16 t216;
                                                 __nv_bfloat16 t217;
                                                 __nv_bfloat16 t218;
-                                                unsigned prism_w211[4];
+                                                __nv_bfloat16 t219;
+                                                unsigned prism_w212[4];
                                                 asm volatile(
                                                     "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-                                                    : "=r"(prism_w211[0]), "=r"(prism_w211[1]), "=r"(prism_w211[2]), "=r"(prism_w211[3])
-                                                    : "r"(prism_smem_addr(&As[(int)((unsigned)kt % 4u) * 3072 + (ks * 128 * 24 + (wm * 64 + mi * 16 + l % 8 + 8 * (l / 8 % 2)) * 24 + 8 * (l / 16))]))
+                                                    : "=r"(prism_w212[0]), "=r"(prism_w212[1]), "=r"(prism_w212[2]), "=r"(prism_w212[3])
+                                                    : "r"(prism_smem_addr(&a_s[ks * 128 * 24 + (wm * 64 + mi * 16 + l % 8 + 8 * (l / 8 % 2)) * 24 + 8 * (l / 16)]))
                                                     : "memory");
-                                                t211 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w211[0]);
-                                                t212 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w211[0] >> 16));
-                                                t213 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w211[1]);
-                                                t214 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w211[1] >> 16));
-                                                t215 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w211[2]);
-                                                t216 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w211[2] >> 16));
-                                                t217 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w211[3]);
-                                                t218 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w211[3] >> 16));
-                                                prism_pair_set(fa, mi * 8, t211);
-                                                prism_pair_set(fa, mi * 8 + 1, t212);
-                                                prism_pair_set(fa, mi * 8 + 2, t213);
-                                                prism_pair_set(fa, mi * 8 + 3, t214);
-                                                prism_pair_set(fa, mi * 8 + 4, t215);
-                                                prism_pair_set(fa, mi * 8 + 5, t216);
-                                                prism_pair_set(fa, mi * 8 + 6, t217);
-                                                prism_pair_set(fa, mi * 8 + 7, t218);
+                                                t212 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w212[0]);
+                                                t213 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w212[0] >> 16));
+                                                t214 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w212[1]);
+                                                t215 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w212[1] >> 16));
+                                                t216 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w212[2]);
+                                                t217 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w212[2] >> 16));
+                                                t218 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w212[3]);
+                                                t219 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w212[3] >> 16));
+                                                prism_pair_set(fa, mi * 8, t212);
+                                                prism_pair_set(fa, mi * 8 + 1, t213);
+                                                prism_pair_set(fa, mi * 8 + 2, t214);
+                                                prism_pair_set(fa, mi * 8 + 3, t215);
+                                                prism_pair_set(fa, mi * 8 + 4, t216);
+                                                prism_pair_set(fa, mi * 8 + 5, t217);
+                                                prism_pair_set(fa, mi * 8 + 6, t218);
+                                                prism_pair_set(fa, mi * 8 + 7, t219);
                                             }
                                             // Matrices: k 0-7 and 8-15 of columns 16 nj .. +7, then of the next 8.
                                             for (int nj = 0; nj < 2; nj += 1) {
@@ -172,7 +176,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_pipelined(int M,
                                                 asm volatile(
                                                     "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
                                                     : "=r"(prism_w275[0]), "=r"(prism_w275[1]), "=r"(prism_w275[2]), "=r"(prism_w275[3])
-                                                    : "r"(prism_smem_addr(&Bs[(int)((unsigned)kt % 4u) * 2176 + ((16 * ks + l % 16) * 136 + wn * 32 + nj * 16 + 8 * (l / 16))]))
+                                                    : "r"(prism_smem_addr(&b_s[(16 * ks + l % 16) * 136 + wn * 32 + nj * 16 + 8 * (l / 16)]))
                                                     : "memory");
                                                 t275 = prism_from_bits<__nv_bfloat16>((unsigned short)prism_w275[0]);
                                                 t276 = prism_from_bits<__nv_bfloat16>((unsigned short)(prism_w275[0] >> 16));

@@ -88,7 +88,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemm(const __grid_constant
                                 {  // with unsafe
                                     prism_mbar_wait_parity(&pipeline_mbarriers[t54], (unsigned)((q / 4) & 1));
                                 }
+                                const __nv_bfloat16* ta = sa + q % 4 * 8192;  // line 50
                                 {  // stage_late `sa` as `ta` at block[1]
+                                    const __nv_bfloat16* tb = sb + q % 4 * 16384;  // line 51
                                     {  // stage_late `sb` as `tb` at block[1]
                                         asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 52
                                         for (int s = 0; s < 4; s += 1) {
@@ -100,7 +102,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemm(const __grid_constant
                                                 "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, 0;\n"
                                                 "}\n"
                                                 : "+f"(acc_1[0]), "+f"(acc_1[1]), "+f"(acc_1[2]), "+f"(acc_1[3]), "+f"(acc_1[4]), "+f"(acc_1[5]), "+f"(acc_1[6]), "+f"(acc_1[7]), "+f"(acc_1[8]), "+f"(acc_1[9]), "+f"(acc_1[10]), "+f"(acc_1[11]), "+f"(acc_1[12]), "+f"(acc_1[13]), "+f"(acc_1[14]), "+f"(acc_1[15]), "+f"(acc_1[16]), "+f"(acc_1[17]), "+f"(acc_1[18]), "+f"(acc_1[19]), "+f"(acc_1[20]), "+f"(acc_1[21]), "+f"(acc_1[22]), "+f"(acc_1[23]), "+f"(acc_1[24]), "+f"(acc_1[25]), "+f"(acc_1[26]), "+f"(acc_1[27]), "+f"(acc_1[28]), "+f"(acc_1[29]), "+f"(acc_1[30]), "+f"(acc_1[31]), "+f"(acc_1[32]), "+f"(acc_1[33]), "+f"(acc_1[34]), "+f"(acc_1[35]), "+f"(acc_1[36]), "+f"(acc_1[37]), "+f"(acc_1[38]), "+f"(acc_1[39]), "+f"(acc_1[40]), "+f"(acc_1[41]), "+f"(acc_1[42]), "+f"(acc_1[43]), "+f"(acc_1[44]), "+f"(acc_1[45]), "+f"(acc_1[46]), "+f"(acc_1[47]), "+f"(acc_1[48]), "+f"(acc_1[49]), "+f"(acc_1[50]), "+f"(acc_1[51]), "+f"(acc_1[52]), "+f"(acc_1[53]), "+f"(acc_1[54]), "+f"(acc_1[55]), "+f"(acc_1[56]), "+f"(acc_1[57]), "+f"(acc_1[58]), "+f"(acc_1[59]), "+f"(acc_1[60]), "+f"(acc_1[61]), "+f"(acc_1[62]), "+f"(acc_1[63]), "+f"(acc_1[64]), "+f"(acc_1[65]), "+f"(acc_1[66]), "+f"(acc_1[67]), "+f"(acc_1[68]), "+f"(acc_1[69]), "+f"(acc_1[70]), "+f"(acc_1[71]), "+f"(acc_1[72]), "+f"(acc_1[73]), "+f"(acc_1[74]), "+f"(acc_1[75]), "+f"(acc_1[76]), "+f"(acc_1[77]), "+f"(acc_1[78]), "+f"(acc_1[79]), "+f"(acc_1[80]), "+f"(acc_1[81]), "+f"(acc_1[82]), "+f"(acc_1[83]), "+f"(acc_1[84]), "+f"(acc_1[85]), "+f"(acc_1[86]), "+f"(acc_1[87]), "+f"(acc_1[88]), "+f"(acc_1[89]), "+f"(acc_1[90]), "+f"(acc_1[91]), "+f"(acc_1[92]), "+f"(acc_1[93]), "+f"(acc_1[94]), "+f"(acc_1[95]), "+f"(acc_1[96]), "+f"(acc_1[97]), "+f"(acc_1[98]), "+f"(acc_1[99]), "+f"(acc_1[100]), "+f"(acc_1[101]), "+f"(acc_1[102]), "+f"(acc_1[103]), "+f"(acc_1[104]), "+f"(acc_1[105]), "+f"(acc_1[106]), "+f"(acc_1[107]), "+f"(acc_1[108]), "+f"(acc_1[109]), "+f"(acc_1[110]), "+f"(acc_1[111]), "+f"(acc_1[112]), "+f"(acc_1[113]), "+f"(acc_1[114]), "+f"(acc_1[115]), "+f"(acc_1[116]), "+f"(acc_1[117]), "+f"(acc_1[118]), "+f"(acc_1[119]), "+f"(acc_1[120]), "+f"(acc_1[121]), "+f"(acc_1[122]), "+f"(acc_1[123]), "+f"(acc_1[124]), "+f"(acc_1[125]), "+f"(acc_1[126]), "+f"(acc_1[127])
-                                                : "l"(prism_wgmma_desc_sw(&sa[q % 4 * 8192 + 16 * s], 128)), "l"(prism_wgmma_desc_sw(&sb[q % 4 * 16384 + 16 * s], 128))
+                                                : "l"(prism_wgmma_desc_sw(&ta[16 * s], 128)), "l"(prism_wgmma_desc_sw(&tb[16 * s], 128))
                                                 : "memory");
                                         }
                                         asm volatile("wgmma.commit_group.sync.aligned;" :  :  : "memory");  // line 55
@@ -137,7 +139,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemm(const __grid_constant
                                 {  // with unsafe
                                     prism_mbar_wait_parity(&pipeline_mbarriers[t127], (unsigned)((q / 4) & 1));
                                 }
+                                const __nv_bfloat16* ta = sa + q % 4 * 8192;  // line 62
                                 {  // stage_late `sa` as `ta` at block[1]
+                                    const __nv_bfloat16* tb = sb + q % 4 * 16384;  // line 63
                                     {  // stage_late `sb` as `tb` at block[1]
                                         asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 64
                                         for (int s = 0; s < 4; s += 1) {
@@ -149,7 +153,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemm(const __grid_constant
                                                 "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, 0;\n"
                                                 "}\n"
                                                 : "+f"(acc_1[0]), "+f"(acc_1[1]), "+f"(acc_1[2]), "+f"(acc_1[3]), "+f"(acc_1[4]), "+f"(acc_1[5]), "+f"(acc_1[6]), "+f"(acc_1[7]), "+f"(acc_1[8]), "+f"(acc_1[9]), "+f"(acc_1[10]), "+f"(acc_1[11]), "+f"(acc_1[12]), "+f"(acc_1[13]), "+f"(acc_1[14]), "+f"(acc_1[15]), "+f"(acc_1[16]), "+f"(acc_1[17]), "+f"(acc_1[18]), "+f"(acc_1[19]), "+f"(acc_1[20]), "+f"(acc_1[21]), "+f"(acc_1[22]), "+f"(acc_1[23]), "+f"(acc_1[24]), "+f"(acc_1[25]), "+f"(acc_1[26]), "+f"(acc_1[27]), "+f"(acc_1[28]), "+f"(acc_1[29]), "+f"(acc_1[30]), "+f"(acc_1[31]), "+f"(acc_1[32]), "+f"(acc_1[33]), "+f"(acc_1[34]), "+f"(acc_1[35]), "+f"(acc_1[36]), "+f"(acc_1[37]), "+f"(acc_1[38]), "+f"(acc_1[39]), "+f"(acc_1[40]), "+f"(acc_1[41]), "+f"(acc_1[42]), "+f"(acc_1[43]), "+f"(acc_1[44]), "+f"(acc_1[45]), "+f"(acc_1[46]), "+f"(acc_1[47]), "+f"(acc_1[48]), "+f"(acc_1[49]), "+f"(acc_1[50]), "+f"(acc_1[51]), "+f"(acc_1[52]), "+f"(acc_1[53]), "+f"(acc_1[54]), "+f"(acc_1[55]), "+f"(acc_1[56]), "+f"(acc_1[57]), "+f"(acc_1[58]), "+f"(acc_1[59]), "+f"(acc_1[60]), "+f"(acc_1[61]), "+f"(acc_1[62]), "+f"(acc_1[63]), "+f"(acc_1[64]), "+f"(acc_1[65]), "+f"(acc_1[66]), "+f"(acc_1[67]), "+f"(acc_1[68]), "+f"(acc_1[69]), "+f"(acc_1[70]), "+f"(acc_1[71]), "+f"(acc_1[72]), "+f"(acc_1[73]), "+f"(acc_1[74]), "+f"(acc_1[75]), "+f"(acc_1[76]), "+f"(acc_1[77]), "+f"(acc_1[78]), "+f"(acc_1[79]), "+f"(acc_1[80]), "+f"(acc_1[81]), "+f"(acc_1[82]), "+f"(acc_1[83]), "+f"(acc_1[84]), "+f"(acc_1[85]), "+f"(acc_1[86]), "+f"(acc_1[87]), "+f"(acc_1[88]), "+f"(acc_1[89]), "+f"(acc_1[90]), "+f"(acc_1[91]), "+f"(acc_1[92]), "+f"(acc_1[93]), "+f"(acc_1[94]), "+f"(acc_1[95]), "+f"(acc_1[96]), "+f"(acc_1[97]), "+f"(acc_1[98]), "+f"(acc_1[99]), "+f"(acc_1[100]), "+f"(acc_1[101]), "+f"(acc_1[102]), "+f"(acc_1[103]), "+f"(acc_1[104]), "+f"(acc_1[105]), "+f"(acc_1[106]), "+f"(acc_1[107]), "+f"(acc_1[108]), "+f"(acc_1[109]), "+f"(acc_1[110]), "+f"(acc_1[111]), "+f"(acc_1[112]), "+f"(acc_1[113]), "+f"(acc_1[114]), "+f"(acc_1[115]), "+f"(acc_1[116]), "+f"(acc_1[117]), "+f"(acc_1[118]), "+f"(acc_1[119]), "+f"(acc_1[120]), "+f"(acc_1[121]), "+f"(acc_1[122]), "+f"(acc_1[123]), "+f"(acc_1[124]), "+f"(acc_1[125]), "+f"(acc_1[126]), "+f"(acc_1[127])
-                                                : "l"(prism_wgmma_desc_sw(&sa[q % 4 * 8192 + (4096 + 16 * s)], 128)), "l"(prism_wgmma_desc_sw(&sb[q % 4 * 16384 + 16 * s], 128))
+                                                : "l"(prism_wgmma_desc_sw(&ta[4096 + 16 * s], 128)), "l"(prism_wgmma_desc_sw(&tb[16 * s], 128))
                                                 : "memory");
                                         }
                                         asm volatile("wgmma.commit_group.sync.aligned;" :  :  : "memory");  // line 67
@@ -187,7 +191,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemm(const __grid_constant
                                     {  // with unsafe
                                         prism_mbar_wait_parity(&pipeline_mbarriers[t202 + 1], (unsigned)(((q / 4) & 1) ^ 1));
                                     }
+                                    __nv_bfloat16* a_slot = sa + q % 4 * 8192;  // line 74
                                     {  // async `sa` as `a_slot` at block[1]
+                                        __nv_bfloat16* b_slot = sb + q % 4 * 16384;  // line 75
                                         {  // async `sb` as `b_slot` at block[1]
                                             if ((int)((unsigned)prism_tid % 128u) == 0) {  // split(thread) case 1: thread[1]
                                                 const int tile = prism_add(bid, prism_mul(blocks, prism_div(q, steps)));  // line 78
@@ -196,13 +202,13 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemm(const __grid_constant
                                                 asm volatile(
                                                     "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                                     :
-                                                    : "r"(prism_smem_addr(&sa[q % 4 * 8192])), "l"(&a), "r"(prism_mul(64, kk)), "r"(prism_mul(prism_div(tile, tiles_n), 128)), "r"(prism_smem_addr(&pipeline_mbarriers[t202]))
+                                                    : "r"(prism_smem_addr(&a_slot[0])), "l"(&a), "r"(prism_mul(64, kk)), "r"(prism_mul(prism_div(tile, tiles_n), 128)), "r"(prism_smem_addr(&pipeline_mbarriers[t202]))
                                                     : "memory");
                                                 prism_mbar_expect_tx(&pipeline_mbarriers[t202], 32768);  // line 81
                                                 asm volatile(
                                                     "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                                     :
-                                                    : "r"(prism_smem_addr(&sb[q % 4 * 16384])), "l"(&b), "r"(prism_mul(64, kk)), "r"(prism_mul(prism_rem(tile, tiles_n), 256)), "r"(prism_smem_addr(&pipeline_mbarriers[t202]))
+                                                    : "r"(prism_smem_addr(&b_slot[0])), "l"(&b), "r"(prism_mul(64, kk)), "r"(prism_mul(prism_rem(tile, tiles_n), 256)), "r"(prism_smem_addr(&pipeline_mbarriers[t202]))
                                                     : "memory");
                                             }
                                         }

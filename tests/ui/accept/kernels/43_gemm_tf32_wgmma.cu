@@ -83,7 +83,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gemm_tf32(const __grid_cons
                                 {  // with unsafe
                                     prism_mbar_wait_parity(&pipeline_mbarriers[t74], (unsigned)((q / 3) & 1));
                                 }
+                                const float* ta = sa + q % 3 * 2048;  // line 48
                                 {  // stage `sa` as `ta` at block[1]
+                                    const float* tb = sb + q % 3 * 4096;  // line 49
                                     {  // stage `sb` as `tb` at block[1]
                                         asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 50
                                         for (int s = 0; s < 4; s += 1) {
@@ -95,7 +97,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gemm_tf32(const __grid_cons
                                                 "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1;\n"
                                                 "}\n"
                                                 : "+f"(acc_1[0]), "+f"(acc_1[1]), "+f"(acc_1[2]), "+f"(acc_1[3]), "+f"(acc_1[4]), "+f"(acc_1[5]), "+f"(acc_1[6]), "+f"(acc_1[7]), "+f"(acc_1[8]), "+f"(acc_1[9]), "+f"(acc_1[10]), "+f"(acc_1[11]), "+f"(acc_1[12]), "+f"(acc_1[13]), "+f"(acc_1[14]), "+f"(acc_1[15]), "+f"(acc_1[16]), "+f"(acc_1[17]), "+f"(acc_1[18]), "+f"(acc_1[19]), "+f"(acc_1[20]), "+f"(acc_1[21]), "+f"(acc_1[22]), "+f"(acc_1[23]), "+f"(acc_1[24]), "+f"(acc_1[25]), "+f"(acc_1[26]), "+f"(acc_1[27]), "+f"(acc_1[28]), "+f"(acc_1[29]), "+f"(acc_1[30]), "+f"(acc_1[31]), "+f"(acc_1[32]), "+f"(acc_1[33]), "+f"(acc_1[34]), "+f"(acc_1[35]), "+f"(acc_1[36]), "+f"(acc_1[37]), "+f"(acc_1[38]), "+f"(acc_1[39]), "+f"(acc_1[40]), "+f"(acc_1[41]), "+f"(acc_1[42]), "+f"(acc_1[43]), "+f"(acc_1[44]), "+f"(acc_1[45]), "+f"(acc_1[46]), "+f"(acc_1[47]), "+f"(acc_1[48]), "+f"(acc_1[49]), "+f"(acc_1[50]), "+f"(acc_1[51]), "+f"(acc_1[52]), "+f"(acc_1[53]), "+f"(acc_1[54]), "+f"(acc_1[55]), "+f"(acc_1[56]), "+f"(acc_1[57]), "+f"(acc_1[58]), "+f"(acc_1[59]), "+f"(acc_1[60]), "+f"(acc_1[61]), "+f"(acc_1[62]), "+f"(acc_1[63])
-                                                : "l"(prism_wgmma_desc_sw(&sa[q % 3 * 2048 + 8 * s], 128)), "l"(prism_wgmma_desc_sw(&sb[q % 3 * 4096 + 8 * s], 128))
+                                                : "l"(prism_wgmma_desc_sw(&ta[8 * s], 128)), "l"(prism_wgmma_desc_sw(&tb[8 * s], 128))
                                                 : "memory");
                                         }
                                         asm volatile("wgmma.commit_group.sync.aligned;" :  :  : "memory");  // line 53
@@ -123,20 +125,22 @@ extern "C" __global__ void __launch_bounds__(256, 1) gemm_tf32(const __grid_cons
                                     {  // with unsafe
                                         prism_mbar_wait_parity(&pipeline_mbarriers[t118 + 1], (unsigned)(((q / 3) & 1) ^ 1));
                                     }
+                                    float* a_slot = sa + q % 3 * 2048;  // line 58
                                     {  // async `sa` as `a_slot` at block[1]
+                                        float* b_slot = sb + q % 3 * 4096;  // line 59
                                         {  // async `sb` as `b_slot` at block[1]
                                             if ((int)((unsigned)prism_tid % 128u) == 0) {  // split(thread) case 1: thread[1]
                                                 prism_mbar_expect_tx(&pipeline_mbarriers[t118], 8192);  // line 62
                                                 asm volatile(
                                                     "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                                     :
-                                                    : "r"(prism_smem_addr(&sa[q % 3 * 2048])), "l"(&a), "r"(32 * q), "r"(row0), "r"(prism_smem_addr(&pipeline_mbarriers[t118]))
+                                                    : "r"(prism_smem_addr(&a_slot[0])), "l"(&a), "r"(32 * q), "r"(row0), "r"(prism_smem_addr(&pipeline_mbarriers[t118]))
                                                     : "memory");
                                                 prism_mbar_expect_tx(&pipeline_mbarriers[t118], 16384);  // line 63
                                                 asm volatile(
                                                     "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                                     :
-                                                    : "r"(prism_smem_addr(&sb[q % 3 * 4096])), "l"(&b), "r"(32 * q), "r"(col0), "r"(prism_smem_addr(&pipeline_mbarriers[t118]))
+                                                    : "r"(prism_smem_addr(&b_slot[0])), "l"(&b), "r"(32 * q), "r"(col0), "r"(prism_smem_addr(&pipeline_mbarriers[t118]))
                                                     : "memory");
                                             }
                                         }

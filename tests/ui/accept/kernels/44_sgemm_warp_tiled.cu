@@ -100,8 +100,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_warp_tiled(int M,
                             __syncthreads();
                         }
                         if (kt_issue < t96) {  // line 96
+                            float* a_dst = As + kt_issue % 3 * 1024;  // line 97
                             {  // async `As` as `a_dst` at block[1]
-                                const int t110 = kt_issue % 3 * 1024;  // line 98
+                                float* b_dst = Bs + kt_issue % 3 * 1024;  // line 98
                                 {  // async `Bs` as `b_dst` at block[1]
                                     {  // group(thread[1])
                                         const int kb = kt_issue * 8 + b_k;  // line 100
@@ -109,16 +110,16 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_warp_tiled(int M,
                                         // a_k + 2e.
                                         for (int e = 0; e < 4; e += 1) {
                                             const int ka = kt_issue * 8 + a_k + 2 * e;  // line 104
-                                            int t138 = {};
+                                            int t139 = {};
                                             if (ka < K) {
-                                                t138 = 4;  // line 105
+                                                t139 = 4;  // line 105
                                             } else {
-                                                t138 = 0;
+                                                t139 = 0;
                                             }
                                             asm volatile(
                                                 "cp.async.ca.shared.global [%0], [%1], 4, %2;"
                                                 :
-                                                : "r"(prism_smem_addr(&As[kt_issue % 3 * 1024 + ((a_k + 2 * e) * 128 + a_m)])), "l"(&A[prism_add(prism_mul(a_row, K), ka)]), "r"(t138)
+                                                : "r"(prism_smem_addr(&a_dst[(a_k + 2 * e) * 128 + a_m])), "l"(&A[prism_add(prism_mul(a_row, K), ka)]), "r"(t139)
                                                 : "memory");
                                         }
                                         if (vec_n) {  // line 106
@@ -131,24 +132,24 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_warp_tiled(int M,
                                             asm volatile(
                                                 "cp.async.cg.shared.global [%0], [%1], 16, %2;"
                                                 :
-                                                : "r"(prism_smem_addr(&Bs[t110 + (b_k * 128 + b_n)])), "l"(&B[prism_add(prism_mul(kb, N), b_col)]), "r"(t149)
+                                                : "r"(prism_smem_addr(&b_dst[b_k * 128 + b_n])), "l"(&B[prism_add(prism_mul(kb, N), b_col)]), "r"(t149)
                                                 : "memory");
                                         } else {
                                             for (int e_1 = 0; e_1 < 4; e_1 += 1) {
-                                                bool t167 = kb < K;  // line 110
-                                                if (t167) {
-                                                    t167 = e_1 < b_have;
+                                                bool t166 = kb < K;  // line 110
+                                                if (t166) {
+                                                    t166 = e_1 < b_have;
                                                 }
-                                                int t170 = {};
-                                                if (t167) {
-                                                    t170 = 4;
+                                                int t169 = {};
+                                                if (t166) {
+                                                    t169 = 4;
                                                 } else {
-                                                    t170 = 0;
+                                                    t169 = 0;
                                                 }
                                                 asm volatile(
                                                     "cp.async.ca.shared.global [%0], [%1], 4, %2;"
                                                     :
-                                                    : "r"(prism_smem_addr(&Bs[t110 + (b_k * 128 + b_n + e_1)])), "l"(&B[(long long)prism_add(prism_mul(kb, N), b_col) + e_1]), "r"(t170)
+                                                    : "r"(prism_smem_addr(&b_dst[b_k * 128 + b_n + e_1])), "l"(&B[(long long)prism_add(prism_mul(kb, N), b_col) + e_1]), "r"(t169)
                                                     : "memory");
                                             }
                                         }
@@ -159,7 +160,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_warp_tiled(int M,
                         asm volatile("cp.async.commit_group;" :  :  : "memory");
                         if (t100) {  // line 96
                             const int kt = kt_issue - 2;
+                            const float* a_s = As + (int)((unsigned)kt % 3u) * 1024;  // line 111
                             {  // stage `As` as `a_s` at block[1]
+                                const float* b_s = Bs + (int)((unsigned)kt % 3u) * 1024;  // line 112
                                 {  // stage `Bs` as `b_s` at block[1]
                                     {  // group(thread[1])
                                         // The step's A fragments first (two LDS.128 per k, as kernel 36
@@ -168,36 +171,36 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_warp_tiled(int M,
                                         float ra[64] = {};  // line 117
                                         for (int kk = 0; kk < 8; kk += 1) {
                                             for (int wm = 0; wm < 2; wm += 1) {
-                                                const int t195 = kk * 8 + wm * 4;  // line 120
-                                                const prism_vec<float, 4> prism_v209 = *(const prism_vec<float, 4>*)&As[(int)((unsigned)kt % 3u) * 1024 + (kk * 128 + a_frag + wm * 16)];
+                                                const int t196 = kk * 8 + wm * 4;  // line 120
+                                                const prism_vec<float, 4> prism_v209 = *(const prism_vec<float, 4>*)&a_s[kk * 128 + a_frag + wm * 16];
                                                 const float t209 = prism_v209.v[0];
                                                 const float t210 = prism_v209.v[1];
                                                 const float t211 = prism_v209.v[2];
                                                 const float t212 = prism_v209.v[3];
-                                                ra[t195] = t209;
-                                                ra[t195 + 1] = t210;
-                                                ra[t195 + 2] = t211;
-                                                ra[t195 + 3] = t212;
+                                                ra[t196] = t209;
+                                                ra[t196 + 1] = t210;
+                                                ra[t196 + 2] = t211;
+                                                ra[t196 + 3] = t212;
                                             }
                                         }
                                         for (int kk_1 = 0; kk_1 < 8; kk_1 += 1) {
                                             float rb[8] = {};  // line 122
                                             for (int wn = 0; wn < 2; wn += 1) {
                                                 const int t224 = wn * 4;  // line 124
-                                                const prism_vec<float, 4> prism_v238 = *(const prism_vec<float, 4>*)&Bs[(int)((unsigned)kt % 3u) * 1024 + (kk_1 * 128 + b_frag + wn * 32)];
-                                                const float t238 = prism_v238.v[0];
-                                                const float t239 = prism_v238.v[1];
-                                                const float t240 = prism_v238.v[2];
-                                                const float t241 = prism_v238.v[3];
-                                                rb[t224] = t238;
-                                                rb[t224 + 1] = t239;
-                                                rb[t224 + 2] = t240;
-                                                rb[t224 + 3] = t241;
+                                                const prism_vec<float, 4> prism_v237 = *(const prism_vec<float, 4>*)&b_s[kk_1 * 128 + b_frag + wn * 32];
+                                                const float t237 = prism_v237.v[0];
+                                                const float t238 = prism_v237.v[1];
+                                                const float t239 = prism_v237.v[2];
+                                                const float t240 = prism_v237.v[3];
+                                                rb[t224] = t237;
+                                                rb[t224 + 1] = t238;
+                                                rb[t224 + 2] = t239;
+                                                rb[t224 + 3] = t240;
                                             }
                                             for (int x = 0; x < 8; x += 1) {
                                                 for (int y = 0; y < 8; y += 1) {
-                                                    const int t254 = x * 8 + y;  // line 127
-                                                    acc[t254] = fmaf(ra[kk_1 * 8 + x], rb[y], acc[t254]);
+                                                    const int t253 = x * 8 + y;  // line 127
+                                                    acc[t253] = fmaf(ra[kk_1 * 8 + x], rb[y], acc[t253]);
                                                 }
                                             }
                                         }
@@ -220,22 +223,22 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_warp_tiled(int M,
                                     for (int wn = 0; wn < 2; wn += 1) {
                                         const int c = prism_add(prism_add(tile_col, b_frag), wn * 32);  // line 138
                                         const int o = prism_add(prism_mul(wm * 16 + i, N), wn * 32);  // line 139
-                                        bool t298 = r < M;  // line 140
-                                        if (t298) {
-                                            t298 = c < N;
+                                        bool t297 = r < M;  // line 140
+                                        if (t297) {
+                                            t297 = c < N;
                                         }
-                                        if (t298) {  // line 140
+                                        if (t297) {  // line 140
                                             if (vec_n) {  // line 141
                                                 float cv[4] = {};  // line 142
-                                                const prism_vec<float, 4> prism_v325 = *(const prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(warp_row * 32, N), warp_col * 64), prism_add(prism_add(prism_mul(lr * 4, N), lc * 4), o)))];  // line 143
-                                                const float t325 = prism_v325.v[0];
-                                                const float t326 = prism_v325.v[1];
-                                                const float t327 = prism_v325.v[2];
-                                                const float t328 = prism_v325.v[3];
-                                                cv[0] = t325;
-                                                cv[1] = t326;
-                                                cv[2] = t327;
-                                                cv[3] = t328;
+                                                const prism_vec<float, 4> prism_v324 = *(const prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(warp_row * 32, N), warp_col * 64), prism_add(prism_add(prism_mul(lr * 4, N), lc * 4), o)))];  // line 143
+                                                const float t324 = prism_v324.v[0];
+                                                const float t325 = prism_v324.v[1];
+                                                const float t326 = prism_v324.v[2];
+                                                const float t327 = prism_v324.v[3];
+                                                cv[0] = t324;
+                                                cv[1] = t325;
+                                                cv[2] = t326;
+                                                cv[3] = t327;
                                                 for (int j = 0; j < 4; j += 1) {
                                                     cv[j] = fmaf(alpha, acc[(wm * 4 + i) * 8 + (wn * 4 + j)], beta * cv[j]);  // line 145
                                                 }

@@ -88,7 +88,9 @@ extern "C" __global__ void __launch_bounds__(256) gemm_tf32_pipelined(int M,
                             __syncthreads();
                         }
                         if (kt_issue < t95) {  // line 81
+                            float* a_dst = As + kt_issue % 4 * 1536;  // line 82
                             {  // async `As` as `a_dst` at block[1]
+                                float* b_dst = Bs + kt_issue % 4 * 1536;  // line 83
                                 {  // async `Bs` as `b_dst` at block[1]
                                     {  // group(thread[1])
                                         for (int j = 0; j < 1; j += 1) {
@@ -100,7 +102,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_tf32_pipelined(int M,
                                                 asm volatile(  // line 91
                                                     "cp.async.cg.shared.global [%0], [%1], 16, %2;"
                                                     :
-                                                    : "r"(prism_smem_addr(&As[kt_issue % 4 * 1536 + (j * 128 * 12 + (c_r + p * 128) * 12 + c_k)])), "l"(&A[prism_add(prism_mul(a_row, K), kc)]), "r"(have)
+                                                    : "r"(prism_smem_addr(&a_dst[j * 128 * 12 + (c_r + p * 128) * 12 + c_k])), "l"(&A[prism_add(prism_mul(a_row, K), kc)]), "r"(have)
                                                     : "memory");
                                             }
                                             for (int p_1 = 0; p_1 < 1; p_1 += 1) {
@@ -108,7 +110,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_tf32_pipelined(int M,
                                                 asm volatile(  // line 94
                                                     "cp.async.cg.shared.global [%0], [%1], 16, %2;"
                                                     :
-                                                    : "r"(prism_smem_addr(&Bs[kt_issue % 4 * 1536 + (j * 128 * 12 + (c_r + p_1 * 128) * 12 + c_k)])), "l"(&B[prism_add(prism_mul(b_row, K), kc)]), "r"(have)
+                                                    : "r"(prism_smem_addr(&b_dst[j * 128 * 12 + (c_r + p_1 * 128) * 12 + c_k])), "l"(&B[prism_add(prism_mul(b_row, K), kc)]), "r"(have)
                                                     : "memory");
                                             }
                                         }
@@ -119,7 +121,9 @@ extern "C" __global__ void __launch_bounds__(256) gemm_tf32_pipelined(int M,
                         asm volatile("cp.async.commit_group;" :  :  : "memory");
                         if (t99) {  // line 81
                             const int kt = kt_issue - 3;
+                            const float* a_s = As + (int)((unsigned)kt % 4u) * 1536;  // line 95
                             {  // stage `As` as `a_s` at block[1]
+                                const float* b_s = Bs + (int)((unsigned)kt % 4u) * 1536;  // line 96
                                 {  // stage `Bs` as `b_s` at block[1]
                                     {  // group(thread[32])
                                         // Unrolled: nvcc keeps a loop of 32 mmas rolled.
@@ -129,24 +133,24 @@ extern "C" __global__ void __launch_bounds__(256) gemm_tf32_pipelined(int M,
                                             float fb[8] = {};  // line 101
                                             // Matrices: rows 0-7 and 8-15 of floats 0-3, then of floats 4-7.
                                             for (int mi = 0; mi < 4; mi += 1) {
-                                                float t215;  // line 104
-                                                float t216;
+                                                float t216;  // line 104
                                                 float t217;
                                                 float t218;
-                                                unsigned prism_w215[4];
+                                                float t219;
+                                                unsigned prism_w216[4];
                                                 asm volatile(
                                                     "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-                                                    : "=r"(prism_w215[0]), "=r"(prism_w215[1]), "=r"(prism_w215[2]), "=r"(prism_w215[3])
-                                                    : "r"(prism_smem_addr(&As[(int)((unsigned)kt % 4u) * 1536 + (j * 128 * 12 + a_lane + mi * 16 * 12)]))
+                                                    : "=r"(prism_w216[0]), "=r"(prism_w216[1]), "=r"(prism_w216[2]), "=r"(prism_w216[3])
+                                                    : "r"(prism_smem_addr(&a_s[j * 128 * 12 + a_lane + mi * 16 * 12]))
                                                     : "memory");
-                                                t215 = __uint_as_float(prism_w215[0]);
-                                                t216 = __uint_as_float(prism_w215[1]);
-                                                t217 = __uint_as_float(prism_w215[2]);
-                                                t218 = __uint_as_float(prism_w215[3]);
-                                                fa[mi * 4] = t215;
-                                                fa[mi * 4 + 1] = t216;
-                                                fa[mi * 4 + 2] = t217;
-                                                fa[mi * 4 + 3] = t218;
+                                                t216 = __uint_as_float(prism_w216[0]);
+                                                t217 = __uint_as_float(prism_w216[1]);
+                                                t218 = __uint_as_float(prism_w216[2]);
+                                                t219 = __uint_as_float(prism_w216[3]);
+                                                fa[mi * 4] = t216;
+                                                fa[mi * 4 + 1] = t217;
+                                                fa[mi * 4 + 2] = t218;
+                                                fa[mi * 4 + 3] = t219;
                                             }
                                             // Matrices: columns n 0-7 of k 0-3, of k 4-7, then columns 8-15 of
                                             // both: the B fragments of mma tiles 2 nj and 2 nj + 1.
@@ -159,7 +163,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_tf32_pipelined(int M,
                                                 asm volatile(
                                                     "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
                                                     : "=r"(prism_w251[0]), "=r"(prism_w251[1]), "=r"(prism_w251[2]), "=r"(prism_w251[3])
-                                                    : "r"(prism_smem_addr(&Bs[(int)((unsigned)kt % 4u) * 1536 + (j * 128 * 12 + b_lane + nj * 16 * 12)]))
+                                                    : "r"(prism_smem_addr(&b_s[j * 128 * 12 + b_lane + nj * 16 * 12]))
                                                     : "memory");
                                                 t251 = __uint_as_float(prism_w251[0]);
                                                 t252 = __uint_as_float(prism_w251[1]);

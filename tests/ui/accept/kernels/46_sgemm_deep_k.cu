@@ -85,27 +85,27 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_deep_k(int M,
                             __syncthreads();
                         }
                         if (kt_issue < t80) {  // line 77
-                            const int t90 = kt_issue % 3 * 4096;  // line 78
+                            float* a_dst = As + kt_issue % 3 * 4096;  // line 78
                             {  // async `As` as `a_dst` at block[1]
-                                const int t94 = kt_issue % 3 * 4096;  // line 79
+                                float* b_dst = Bs + kt_issue % 3 * 4096;  // line 79
                                 {  // async `Bs` as `b_dst` at block[1]
                                     {  // group(thread[1])
                                         // Thread t's first element of A in this step.
                                         const int a_at = prism_add(prism_add(prism_mul(a_row, K), kt_issue * 32), a_k);  // line 82
                                         // One test per fill, not per copy: ptxas predicates a small
                                         // branch, and both copy paths would then issue in every step.
-                                        bool t101 = vec_a;  // line 85
-                                        if (t101) {
-                                            t101 = vec_n;
+                                        bool t103 = vec_a;  // line 85
+                                        if (t103) {
+                                            t103 = vec_n;
                                         }
-                                        if (t101) {  // line 85
+                                        if (t103) {  // line 85
                                             for (int q = 0; q < 4; q += 1) {
                                                 const int ka = kt_issue * 32 + a_k + 4 * q;  // line 87
                                                 const int kb = kt_issue * 32 + b_k + 8 * q;  // line 88
                                                 asm volatile(  // line 89
                                                     "cp.async.cg.shared.global [%0], [%1], 16, %2;"
                                                     :
-                                                    : "r"(prism_smem_addr(&As[t90 + (a_m * 32 + a_k + 4 * q)])), "l"(&A[prism_add(a_at, 4 * q)]), "r"(prism_mul(4, prism_max(0, prism_min(4, prism_sub(K, ka)))))
+                                                    : "r"(prism_smem_addr(&a_dst[a_m * 32 + a_k + 4 * q])), "l"(&A[prism_add(a_at, 4 * q)]), "r"(prism_mul(4, prism_max(0, prism_min(4, prism_sub(K, ka)))))
                                                     : "memory");
                                                 int t149 = {};
                                                 if (kb < K) {
@@ -116,7 +116,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_deep_k(int M,
                                                 asm volatile(
                                                     "cp.async.cg.shared.global [%0], [%1], 16, %2;"
                                                     :
-                                                    : "r"(prism_smem_addr(&Bs[t94 + (t * 4 + 1024 * q)])), "l"(&B[prism_add(prism_mul(kb, N), b_col)]), "r"(t149)
+                                                    : "r"(prism_smem_addr(&b_dst[t * 4 + 1024 * q])), "l"(&B[prism_add(prism_mul(kb, N), b_col)]), "r"(t149)
                                                     : "memory");
                                             }
                                         } else {
@@ -124,33 +124,33 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_deep_k(int M,
                                                 const int ka = kt_issue * 32 + a_k + 4 * q;  // line 93
                                                 const int kb = kt_issue * 32 + b_k + 8 * q;  // line 94
                                                 for (int e = 0; e < 4; e += 1) {
-                                                    int t192 = {};
+                                                    int t191 = {};
                                                     if (ka + e < K) {
-                                                        t192 = 4;  // line 96
+                                                        t191 = 4;  // line 96
                                                     } else {
-                                                        t192 = 0;
+                                                        t191 = 0;
                                                     }
                                                     asm volatile(
                                                         "cp.async.ca.shared.global [%0], [%1], 4, %2;"
                                                         :
-                                                        : "r"(prism_smem_addr(&As[t90 + (a_m * 32 + a_k + 4 * q + e)])), "l"(&A[(long long)prism_add(a_at, 4 * q) + e]), "r"(t192)
+                                                        : "r"(prism_smem_addr(&a_dst[a_m * 32 + a_k + 4 * q + e])), "l"(&A[(long long)prism_add(a_at, 4 * q) + e]), "r"(t191)
                                                         : "memory");
                                                 }
                                                 for (int e_1 = 0; e_1 < 4; e_1 += 1) {
-                                                    bool t211 = kb < K;  // line 98
-                                                    if (t211) {
-                                                        t211 = e_1 < b_have;
+                                                    bool t209 = kb < K;  // line 98
+                                                    if (t209) {
+                                                        t209 = e_1 < b_have;
                                                     }
-                                                    int t214 = {};
-                                                    if (t211) {
-                                                        t214 = 4;
+                                                    int t212 = {};
+                                                    if (t209) {
+                                                        t212 = 4;
                                                     } else {
-                                                        t214 = 0;
+                                                        t212 = 0;
                                                     }
                                                     asm volatile(
                                                         "cp.async.ca.shared.global [%0], [%1], 4, %2;"
                                                         :
-                                                        : "r"(prism_smem_addr(&Bs[t94 + (t * 4 + 1024 * q + e_1)])), "l"(&B[(long long)prism_add(prism_mul(kb, N), b_col) + e_1]), "r"(t214)
+                                                        : "r"(prism_smem_addr(&b_dst[t * 4 + 1024 * q + e_1])), "l"(&B[(long long)prism_add(prism_mul(kb, N), b_col) + e_1]), "r"(t212)
                                                         : "memory");
                                                 }
                                             }
@@ -162,8 +162,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_deep_k(int M,
                         asm volatile("cp.async.commit_group;" :  :  : "memory");
                         if (t84) {  // line 77
                             const int kt = kt_issue - 2;
+                            const float* a_s = As + (int)((unsigned)kt % 3u) * 4096;  // line 99
                             {  // stage `As` as `a_s` at block[1]
-                                const int t224 = (int)((unsigned)kt % 3u) * 4096;  // line 100
+                                const float* b_s = Bs + (int)((unsigned)kt % 3u) * 4096;  // line 100
                                 {  // stage `Bs` as `b_s` at block[1]
                                     {  // group(thread[1])
                                         #pragma unroll
@@ -172,41 +173,41 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_deep_k(int M,
                                             for (int i = 0; i < 8; i += 1) {
                                                 for (int v = 0; v < 8; v += 4) {
                                                     const int t242 = i * 8 + v;  // line 106
-                                                    const prism_vec<float, 4> prism_v257 = *(const prism_vec<float, 4>*)&As[(int)((unsigned)kt % 3u) * 4096 + ((thread_row * 8 + i) * 32 + h + v)];
-                                                    const float t257 = prism_v257.v[0];
-                                                    const float t258 = prism_v257.v[1];
-                                                    const float t259 = prism_v257.v[2];
-                                                    const float t260 = prism_v257.v[3];
-                                                    ra[t242] = t257;
-                                                    ra[t242 + 1] = t258;
-                                                    ra[t242 + 2] = t259;
-                                                    ra[t242 + 3] = t260;
+                                                    const prism_vec<float, 4> prism_v256 = *(const prism_vec<float, 4>*)&a_s[(thread_row * 8 + i) * 32 + h + v];
+                                                    const float t256 = prism_v256.v[0];
+                                                    const float t257 = prism_v256.v[1];
+                                                    const float t258 = prism_v256.v[2];
+                                                    const float t259 = prism_v256.v[3];
+                                                    ra[t242] = t256;
+                                                    ra[t242 + 1] = t257;
+                                                    ra[t242 + 2] = t258;
+                                                    ra[t242 + 3] = t259;
                                                 }
                                             }
                                             for (int kk = 0; kk < 8; kk += 1) {
                                                 float rb[8] = {};  // line 108
-                                                const prism_vec<float, 4> prism_v280 = *(const prism_vec<float, 4>*)&Bs[t224 + ((h + kk) * 128 + thread_col * 4)];  // line 109
-                                                const float t280 = prism_v280.v[0];
-                                                const float t281 = prism_v280.v[1];
-                                                const float t282 = prism_v280.v[2];
-                                                const float t283 = prism_v280.v[3];
-                                                rb[0] = t280;
-                                                rb[1] = t281;
-                                                rb[2] = t282;
-                                                rb[3] = t283;
-                                                const prism_vec<float, 4> prism_v300 = *(const prism_vec<float, 4>*)&Bs[t224 + ((h + kk) * 128 + 64 + thread_col * 4)];  // line 110
-                                                const float t300 = prism_v300.v[0];
-                                                const float t301 = prism_v300.v[1];
-                                                const float t302 = prism_v300.v[2];
-                                                const float t303 = prism_v300.v[3];
-                                                rb[4] = t300;
-                                                rb[4 + 1] = t301;
-                                                rb[4 + 2] = t302;
-                                                rb[4 + 3] = t303;
+                                                const prism_vec<float, 4> prism_v278 = *(const prism_vec<float, 4>*)&b_s[(h + kk) * 128 + thread_col * 4];  // line 109
+                                                const float t278 = prism_v278.v[0];
+                                                const float t279 = prism_v278.v[1];
+                                                const float t280 = prism_v278.v[2];
+                                                const float t281 = prism_v278.v[3];
+                                                rb[0] = t278;
+                                                rb[1] = t279;
+                                                rb[2] = t280;
+                                                rb[3] = t281;
+                                                const prism_vec<float, 4> prism_v297 = *(const prism_vec<float, 4>*)&b_s[(h + kk) * 128 + 64 + thread_col * 4];  // line 110
+                                                const float t297 = prism_v297.v[0];
+                                                const float t298 = prism_v297.v[1];
+                                                const float t299 = prism_v297.v[2];
+                                                const float t300 = prism_v297.v[3];
+                                                rb[4] = t297;
+                                                rb[4 + 1] = t298;
+                                                rb[4 + 2] = t299;
+                                                rb[4 + 3] = t300;
                                                 for (int i_1 = 0; i_1 < 8; i_1 += 1) {
                                                     for (int j = 0; j < 8; j += 1) {
-                                                        const int t316 = i_1 * 8 + j;  // line 113
-                                                        acc[t316] = fmaf(ra[i_1 * 8 + kk], rb[j], acc[t316]);
+                                                        const int t313 = i_1 * 8 + j;  // line 113
+                                                        acc[t313] = fmaf(ra[i_1 * 8 + kk], rb[j], acc[t313]);
                                                     }
                                                 }
                                             }
@@ -227,22 +228,22 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_deep_k(int M,
                         const int r = prism_add(prism_add(tile_row, thread_row * 8), i);  // line 120
                         for (int h = 0; h < 8; h += 4) {
                             const int c = prism_add(prism_add(tile_col, thread_col * 4), h * 16);  // line 122
-                            bool t355 = r < M;  // line 123
-                            if (t355) {
-                                t355 = c < N;
+                            bool t352 = r < M;  // line 123
+                            if (t352) {
+                                t352 = c < N;
                             }
-                            if (t355) {  // line 123
+                            if (t352) {  // line 123
                                 if (vec_n) {  // line 124
                                     float cv[4] = {};  // line 125
-                                    const prism_vec<float, 4> prism_v373 = *(const prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(i, N), h * 16)))];  // line 126
-                                    const float t373 = prism_v373.v[0];
-                                    const float t374 = prism_v373.v[1];
-                                    const float t375 = prism_v373.v[2];
-                                    const float t376 = prism_v373.v[3];
-                                    cv[0] = t373;
-                                    cv[1] = t374;
-                                    cv[2] = t375;
-                                    cv[3] = t376;
+                                    const prism_vec<float, 4> prism_v370 = *(const prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(i, N), h * 16)))];  // line 126
+                                    const float t370 = prism_v370.v[0];
+                                    const float t371 = prism_v370.v[1];
+                                    const float t372 = prism_v370.v[2];
+                                    const float t373 = prism_v370.v[3];
+                                    cv[0] = t370;
+                                    cv[1] = t371;
+                                    cv[2] = t372;
+                                    cv[3] = t373;
                                     for (int j = 0; j < 4; j += 1) {
                                         cv[j] = fmaf(alpha, acc[i * 8 + (h + j)], beta * cv[j]);  // line 128
                                     }

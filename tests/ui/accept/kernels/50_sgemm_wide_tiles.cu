@@ -86,18 +86,18 @@ extern "C" __global__ void __launch_bounds__(128, 2) sgemm_wide(int M,
                             __syncthreads();
                         }
                         if (kt_issue < t51) {  // line 82
-                            const int t61 = kt_issue % 3 * 1024;  // line 83
+                            float* a_dst = As + kt_issue % 3 * 1024;  // line 83
                             {  // async `As` as `a_dst` at block[1]
-                                const int t65 = kt_issue % 3 * 1024;  // line 84
+                                float* b_dst = Bs + kt_issue % 3 * 1024;  // line 84
                                 {  // async `Bs` as `b_dst` at block[1]
                                     {  // group(thread[1])
                                         // One test per fill, not per copy: ptxas predicates a small
                                         // branch, and both copy paths would then issue in every step.
-                                        bool t66 = vec_a;  // line 88
-                                        if (t66) {
-                                            t66 = vec_n;
+                                        bool t68 = vec_a;  // line 88
+                                        if (t68) {
+                                            t68 = vec_n;
                                         }
-                                        if (t66) {  // line 88
+                                        if (t68) {  // line 88
                                             for (int q = 0; q < 2; q += 1) {
                                                 // Copy t + T q: a row of the slab and 4 of its k, landing
                                                 // at a_m * BK + a_k = 4 (t + T q) (a block of 4 per thread
@@ -109,7 +109,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) sgemm_wide(int M,
                                                 asm volatile(  // line 97
                                                     "cp.async.cg.shared.global [%0], [%1], 16, %2;"
                                                     :
-                                                    : "r"(prism_smem_addr(&As[t61 + (4 * t + 512 * q)])), "l"(&A[a_at]), "r"(prism_mul(4, prism_max(0, prism_min(4, prism_sub(K, ka)))))
+                                                    : "r"(prism_smem_addr(&a_dst[4 * t + 512 * q])), "l"(&A[a_at]), "r"(prism_mul(4, prism_max(0, prism_min(4, prism_sub(K, ka)))))
                                                     : "memory");
                                             }
                                             for (int q_1 = 0; q_1 < 2; q_1 += 1) {
@@ -128,7 +128,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) sgemm_wide(int M,
                                                 asm volatile(
                                                     "cp.async.cg.shared.global [%0], [%1], 16, %2;"
                                                     :
-                                                    : "r"(prism_smem_addr(&Bs[t65 + (4 * t + 512 * q_1)])), "l"(&B[prism_add(prism_add(prism_mul(kb, N), tile_col), b_n)]), "r"(t155)
+                                                    : "r"(prism_smem_addr(&b_dst[4 * t + 512 * q_1])), "l"(&B[prism_add(prism_add(prism_mul(kb, N), tile_col), b_n)]), "r"(t155)
                                                     : "memory");
                                             }
                                         } else {
@@ -139,16 +139,16 @@ extern "C" __global__ void __launch_bounds__(128, 2) sgemm_wide(int M,
                                                 const int a_at = prism_add(prism_add(prism_mul(prism_min(prism_add(tile_row, a_m), prism_sub(M, 1)), K), kt_issue * 8), a_k);  // line 111
                                                 const int ka = kt_issue * 8 + a_k;  // line 112
                                                 for (int e = 0; e < 4; e += 1) {
-                                                    int t208 = {};
+                                                    int t207 = {};
                                                     if (ka + e < K) {
-                                                        t208 = 4;  // line 114
+                                                        t207 = 4;  // line 114
                                                     } else {
-                                                        t208 = 0;
+                                                        t207 = 0;
                                                     }
                                                     asm volatile(
                                                         "cp.async.ca.shared.global [%0], [%1], 4, %2;"
                                                         :
-                                                        : "r"(prism_smem_addr(&As[t61 + (4 * t + 512 * q + e)])), "l"(&A[(long long)a_at + e]), "r"(t208)
+                                                        : "r"(prism_smem_addr(&a_dst[4 * t + 512 * q + e])), "l"(&A[(long long)a_at + e]), "r"(t207)
                                                         : "memory");
                                                 }
                                             }
@@ -158,20 +158,20 @@ extern "C" __global__ void __launch_bounds__(128, 2) sgemm_wide(int M,
                                                 const int kb = kt_issue * 8 + b_k;  // line 118
                                                 const int b_have = prism_max(0, prism_min(4, prism_sub(prism_sub(N, tile_col), b_n)));  // line 119
                                                 for (int e = 0; e < 4; e += 1) {
-                                                    bool t258 = kb < K;  // line 121
-                                                    if (t258) {
-                                                        t258 = e < b_have;
+                                                    bool t256 = kb < K;  // line 121
+                                                    if (t256) {
+                                                        t256 = e < b_have;
                                                     }
-                                                    int t261 = {};
-                                                    if (t258) {
-                                                        t261 = 4;
+                                                    int t259 = {};
+                                                    if (t256) {
+                                                        t259 = 4;
                                                     } else {
-                                                        t261 = 0;
+                                                        t259 = 0;
                                                     }
                                                     asm volatile(
                                                         "cp.async.ca.shared.global [%0], [%1], 4, %2;"
                                                         :
-                                                        : "r"(prism_smem_addr(&Bs[t65 + (4 * t + 512 * q_1 + e)])), "l"(&B[(long long)prism_add(prism_add(prism_mul(kb, N), tile_col), b_n) + e]), "r"(t261)
+                                                        : "r"(prism_smem_addr(&b_dst[4 * t + 512 * q_1 + e])), "l"(&B[(long long)prism_add(prism_add(prism_mul(kb, N), tile_col), b_n) + e]), "r"(t259)
                                                         : "memory");
                                                 }
                                             }
@@ -183,7 +183,9 @@ extern "C" __global__ void __launch_bounds__(128, 2) sgemm_wide(int M,
                         asm volatile("cp.async.commit_group;" :  :  : "memory");
                         if (t55) {  // line 82
                             const int kt = kt_issue - 2;
+                            const float* a_s = As + (int)((unsigned)kt % 3u) * 1024;  // line 122
                             {  // stage `As` as `a_s` at block[1]
+                                const float* b_s = Bs + (int)((unsigned)kt % 3u) * 1024;  // line 123
                                 {  // stage `Bs` as `b_s` at block[1]
                                     {  // group(thread[1])
                                         #pragma unroll
@@ -191,34 +193,34 @@ extern "C" __global__ void __launch_bounds__(128, 2) sgemm_wide(int M,
                                             float ra[32] = {};  // line 126
                                             for (int i = 0; i < 8; i += 1) {
                                                 const int t285 = i * 4;  // line 128
-                                                const prism_vec<float, 4> prism_v299 = *(const prism_vec<float, 4>*)&As[(int)((unsigned)kt % 3u) * 1024 + ((thread_row + 16 * i) * 8 + h)];
-                                                const float t299 = prism_v299.v[0];
-                                                const float t300 = prism_v299.v[1];
-                                                const float t301 = prism_v299.v[2];
-                                                const float t302 = prism_v299.v[3];
-                                                ra[t285] = t299;
-                                                ra[t285 + 1] = t300;
-                                                ra[t285 + 2] = t301;
-                                                ra[t285 + 3] = t302;
+                                                const prism_vec<float, 4> prism_v298 = *(const prism_vec<float, 4>*)&a_s[(thread_row + 16 * i) * 8 + h];
+                                                const float t298 = prism_v298.v[0];
+                                                const float t299 = prism_v298.v[1];
+                                                const float t300 = prism_v298.v[2];
+                                                const float t301 = prism_v298.v[3];
+                                                ra[t285] = t298;
+                                                ra[t285 + 1] = t299;
+                                                ra[t285 + 2] = t300;
+                                                ra[t285 + 3] = t301;
                                             }
                                             for (int kk = 0; kk < 4; kk += 1) {
                                                 float rb[16] = {};  // line 130
                                                 for (int g = 0; g < 4; g += 1) {
-                                                    const int t314 = 4 * g;  // line 132
-                                                    const prism_vec<float, 4> prism_v331 = *(const prism_vec<float, 4>*)&Bs[(int)((unsigned)kt % 3u) * 1024 + ((h + kk) * 128 + 32 * g + thread_col * 4)];
-                                                    const float t331 = prism_v331.v[0];
-                                                    const float t332 = prism_v331.v[1];
-                                                    const float t333 = prism_v331.v[2];
-                                                    const float t334 = prism_v331.v[3];
-                                                    rb[t314] = t331;
-                                                    rb[t314 + 1] = t332;
-                                                    rb[t314 + 2] = t333;
-                                                    rb[t314 + 3] = t334;
+                                                    const int t313 = 4 * g;  // line 132
+                                                    const prism_vec<float, 4> prism_v329 = *(const prism_vec<float, 4>*)&b_s[(h + kk) * 128 + 32 * g + thread_col * 4];
+                                                    const float t329 = prism_v329.v[0];
+                                                    const float t330 = prism_v329.v[1];
+                                                    const float t331 = prism_v329.v[2];
+                                                    const float t332 = prism_v329.v[3];
+                                                    rb[t313] = t329;
+                                                    rb[t313 + 1] = t330;
+                                                    rb[t313 + 2] = t331;
+                                                    rb[t313 + 3] = t332;
                                                 }
                                                 for (int i_1 = 0; i_1 < 8; i_1 += 1) {
                                                     for (int j = 0; j < 16; j += 1) {
-                                                        const int t347 = i_1 * 16 + j;  // line 135
-                                                        acc[t347] = fmaf(ra[i_1 * 4 + kk], rb[j], acc[t347]);
+                                                        const int t345 = i_1 * 16 + j;  // line 135
+                                                        acc[t345] = fmaf(ra[i_1 * 4 + kk], rb[j], acc[t345]);
                                                     }
                                                 }
                                             }
@@ -243,22 +245,22 @@ extern "C" __global__ void __launch_bounds__(128, 2) sgemm_wide(int M,
                         #pragma unroll
                         for (int g = 0; g < 4; g += 1) {  // line 145
                             const int c = prism_add(prism_add(tile_col, thread_col * 4), 32 * g);  // line 146
-                            bool t384 = r < M;  // line 147
-                            if (t384) {
-                                t384 = c < N;
+                            bool t382 = r < M;  // line 147
+                            if (t382) {
+                                t382 = c < N;
                             }
-                            if (t384) {  // line 147
+                            if (t382) {  // line 147
                                 if (vec_n) {  // line 148
                                     float cv[4] = {};  // line 149
-                                    const prism_vec<float, 4> prism_v404 = *(const prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(16 * i, N), 32 * g)))];  // line 150
-                                    const float t404 = prism_v404.v[0];
-                                    const float t405 = prism_v404.v[1];
-                                    const float t406 = prism_v404.v[2];
-                                    const float t407 = prism_v404.v[3];
-                                    cv[0] = t404;
-                                    cv[1] = t405;
-                                    cv[2] = t406;
-                                    cv[3] = t407;
+                                    const prism_vec<float, 4> prism_v402 = *(const prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(16 * i, N), 32 * g)))];  // line 150
+                                    const float t402 = prism_v402.v[0];
+                                    const float t403 = prism_v402.v[1];
+                                    const float t404 = prism_v402.v[2];
+                                    const float t405 = prism_v402.v[3];
+                                    cv[0] = t402;
+                                    cv[1] = t403;
+                                    cv[2] = t404;
+                                    cv[3] = t405;
                                     for (int j = 0; j < 4; j += 1) {
                                         cv[j] = fmaf(alpha, acc[i * 16 + (4 * g + j)], beta * cv[j]);  // line 152
                                     }

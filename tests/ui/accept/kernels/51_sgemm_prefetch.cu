@@ -74,18 +74,18 @@ extern "C" __global__ void __launch_bounds__(128, 2) sgemm_prefetch(int M,
                             __syncthreads();
                         }
                         if (kt_issue < t51) {  // line 72
-                            const int t61 = kt_issue % 3 * 1024;  // line 73
+                            float* a_dst = As + kt_issue % 3 * 1024;  // line 73
                             {  // async `As` as `a_dst` at block[1]
-                                const int t65 = kt_issue % 3 * 1024;  // line 74
+                                float* b_dst = Bs + kt_issue % 3 * 1024;  // line 74
                                 {  // async `Bs` as `b_dst` at block[1]
                                     {  // group(thread[1])
                                         // One test per fill, not per copy: ptxas predicates a small
                                         // branch, and both copy paths would then issue in every step.
-                                        bool t66 = vec_a;  // line 78
-                                        if (t66) {
-                                            t66 = vec_n;
+                                        bool t68 = vec_a;  // line 78
+                                        if (t68) {
+                                            t68 = vec_n;
                                         }
-                                        if (t66) {  // line 78
+                                        if (t68) {  // line 78
                                             for (int q = 0; q < 2; q += 1) {
                                                 // Copy t + T q: a row of the slab and 4 of its k, landing
                                                 // at a_m * BK + a_k = 4 (t + T q) (a block of 4 per thread
@@ -97,7 +97,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) sgemm_prefetch(int M,
                                                 asm volatile(  // line 87
                                                     "cp.async.cg.shared.global [%0], [%1], 16, %2;"
                                                     :
-                                                    : "r"(prism_smem_addr(&As[t61 + (4 * t + 512 * q)])), "l"(&A[a_at]), "r"(prism_mul(4, prism_max(0, prism_min(4, prism_sub(K, ka)))))
+                                                    : "r"(prism_smem_addr(&a_dst[4 * t + 512 * q])), "l"(&A[a_at]), "r"(prism_mul(4, prism_max(0, prism_min(4, prism_sub(K, ka)))))
                                                     : "memory");
                                             }
                                             for (int q_1 = 0; q_1 < 2; q_1 += 1) {
@@ -116,7 +116,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) sgemm_prefetch(int M,
                                                 asm volatile(
                                                     "cp.async.cg.shared.global [%0], [%1], 16, %2;"
                                                     :
-                                                    : "r"(prism_smem_addr(&Bs[t65 + (4 * t + 512 * q_1)])), "l"(&B[prism_add(prism_add(prism_mul(kb, N), tile_col), b_n)]), "r"(t155)
+                                                    : "r"(prism_smem_addr(&b_dst[4 * t + 512 * q_1])), "l"(&B[prism_add(prism_add(prism_mul(kb, N), tile_col), b_n)]), "r"(t155)
                                                     : "memory");
                                             }
                                         } else {
@@ -127,16 +127,16 @@ extern "C" __global__ void __launch_bounds__(128, 2) sgemm_prefetch(int M,
                                                 const int a_at = prism_add(prism_add(prism_mul(prism_min(prism_add(tile_row, a_m), prism_sub(M, 1)), K), kt_issue * 8), a_k);  // line 101
                                                 const int ka = kt_issue * 8 + a_k;  // line 102
                                                 for (int e = 0; e < 4; e += 1) {
-                                                    int t208 = {};
+                                                    int t207 = {};
                                                     if (ka + e < K) {
-                                                        t208 = 4;  // line 104
+                                                        t207 = 4;  // line 104
                                                     } else {
-                                                        t208 = 0;
+                                                        t207 = 0;
                                                     }
                                                     asm volatile(
                                                         "cp.async.ca.shared.global [%0], [%1], 4, %2;"
                                                         :
-                                                        : "r"(prism_smem_addr(&As[t61 + (4 * t + 512 * q + e)])), "l"(&A[(long long)a_at + e]), "r"(t208)
+                                                        : "r"(prism_smem_addr(&a_dst[4 * t + 512 * q + e])), "l"(&A[(long long)a_at + e]), "r"(t207)
                                                         : "memory");
                                                 }
                                             }
@@ -146,20 +146,20 @@ extern "C" __global__ void __launch_bounds__(128, 2) sgemm_prefetch(int M,
                                                 const int kb = kt_issue * 8 + b_k;  // line 108
                                                 const int b_have = prism_max(0, prism_min(4, prism_sub(prism_sub(N, tile_col), b_n)));  // line 109
                                                 for (int e = 0; e < 4; e += 1) {
-                                                    bool t258 = kb < K;  // line 111
-                                                    if (t258) {
-                                                        t258 = e < b_have;
+                                                    bool t256 = kb < K;  // line 111
+                                                    if (t256) {
+                                                        t256 = e < b_have;
                                                     }
-                                                    int t261 = {};
-                                                    if (t258) {
-                                                        t261 = 4;
+                                                    int t259 = {};
+                                                    if (t256) {
+                                                        t259 = 4;
                                                     } else {
-                                                        t261 = 0;
+                                                        t259 = 0;
                                                     }
                                                     asm volatile(
                                                         "cp.async.ca.shared.global [%0], [%1], 4, %2;"
                                                         :
-                                                        : "r"(prism_smem_addr(&Bs[t65 + (4 * t + 512 * q_1 + e)])), "l"(&B[(long long)prism_add(prism_add(prism_mul(kb, N), tile_col), b_n) + e]), "r"(t261)
+                                                        : "r"(prism_smem_addr(&b_dst[4 * t + 512 * q_1 + e])), "l"(&B[(long long)prism_add(prism_add(prism_mul(kb, N), tile_col), b_n) + e]), "r"(t259)
                                                         : "memory");
                                                 }
                                             }
@@ -171,35 +171,35 @@ extern "C" __global__ void __launch_bounds__(128, 2) sgemm_prefetch(int M,
                         asm volatile("cp.async.commit_group;" :  :  : "memory");
                         if (kt_issue >= 2) {  // line 72
                             const int kt = kt_issue - 2;
-                            const int t268 = (int)((unsigned)kt % 3u) * 1024;  // line 112
+                            const float* a_s = As + (int)((unsigned)kt % 3u) * 1024;  // line 112
                             {  // stage `As` as `a_s` at block[1]
-                                const int t272 = (int)((unsigned)kt % 3u) * 1024;  // line 113
+                                const float* b_s = Bs + (int)((unsigned)kt % 3u) * 1024;  // line 113
                                 {  // stage `Bs` as `b_s` at block[1]
                                     {  // group(thread[1])
                                         if (kt == 0) {  // line 115
                                             for (int i = 0; i < 8; i += 1) {
                                                 const int t287 = (0 * 8 + i) * 4;  // line 117
-                                                const prism_vec<float, 4> prism_v300 = *(const prism_vec<float, 4>*)&As[t268 + (thread_row + 16 * i) * 8];
-                                                const float t300 = prism_v300.v[0];
-                                                const float t301 = prism_v300.v[1];
-                                                const float t302 = prism_v300.v[2];
-                                                const float t303 = prism_v300.v[3];
-                                                ra[t287] = t300;
-                                                ra[t287 + 1] = t301;
-                                                ra[t287 + 2] = t302;
-                                                ra[t287 + 3] = t303;
+                                                const prism_vec<float, 4> prism_v299 = *(const prism_vec<float, 4>*)&a_s[(thread_row + 16 * i) * 8];
+                                                const float t299 = prism_v299.v[0];
+                                                const float t300 = prism_v299.v[1];
+                                                const float t301 = prism_v299.v[2];
+                                                const float t302 = prism_v299.v[3];
+                                                ra[t287] = t299;
+                                                ra[t287 + 1] = t300;
+                                                ra[t287 + 2] = t301;
+                                                ra[t287 + 3] = t302;
                                             }
                                             for (int g = 0; g < 4; g += 1) {
-                                                const int t314 = 0 * 16 + 4 * g;  // line 119
-                                                const prism_vec<float, 4> prism_v327 = *(const prism_vec<float, 4>*)&Bs[t272 + (32 * g + thread_col * 4)];
-                                                const float t327 = prism_v327.v[0];
-                                                const float t328 = prism_v327.v[1];
-                                                const float t329 = prism_v327.v[2];
-                                                const float t330 = prism_v327.v[3];
-                                                rb[t314] = t327;
-                                                rb[t314 + 1] = t328;
-                                                rb[t314 + 2] = t329;
-                                                rb[t314 + 3] = t330;
+                                                const int t313 = 0 * 16 + 4 * g;  // line 119
+                                                const prism_vec<float, 4> prism_v325 = *(const prism_vec<float, 4>*)&b_s[32 * g + thread_col * 4];
+                                                const float t325 = prism_v325.v[0];
+                                                const float t326 = prism_v325.v[1];
+                                                const float t327 = prism_v325.v[2];
+                                                const float t328 = prism_v325.v[3];
+                                                rb[t313] = t325;
+                                                rb[t313 + 1] = t326;
+                                                rb[t313 + 2] = t327;
+                                                rb[t313 + 3] = t328;
                                             }
                                         }
                                         #pragma unroll
@@ -208,29 +208,29 @@ extern "C" __global__ void __launch_bounds__(128, 2) sgemm_prefetch(int M,
                                             const int kn = k + 1;  // line 122
                                             if (kn % 4 == 0) {  // line 123
                                                 for (int i = 0; i < 8; i += 1) {
-                                                    const int t358 = (kn / 4 % 2 * 8 + i) * 4;  // line 125
-                                                    const prism_vec<float, 4> prism_v372 = *(const prism_vec<float, 4>*)&As[t268 + ((thread_row + 16 * i) * 8 + kn)];
-                                                    const float t372 = prism_v372.v[0];
-                                                    const float t373 = prism_v372.v[1];
-                                                    const float t374 = prism_v372.v[2];
-                                                    const float t375 = prism_v372.v[3];
-                                                    ra[t358] = t372;
-                                                    ra[t358 + 1] = t373;
-                                                    ra[t358 + 2] = t374;
-                                                    ra[t358 + 3] = t375;
+                                                    const int t356 = (kn / 4 % 2 * 8 + i) * 4;  // line 125
+                                                    const prism_vec<float, 4> prism_v369 = *(const prism_vec<float, 4>*)&a_s[(thread_row + 16 * i) * 8 + kn];
+                                                    const float t369 = prism_v369.v[0];
+                                                    const float t370 = prism_v369.v[1];
+                                                    const float t371 = prism_v369.v[2];
+                                                    const float t372 = prism_v369.v[3];
+                                                    ra[t356] = t369;
+                                                    ra[t356 + 1] = t370;
+                                                    ra[t356 + 2] = t371;
+                                                    ra[t356 + 3] = t372;
                                                 }
                                             }
                                             for (int g = 0; g < 4; g += 1) {
-                                                const int t387 = kn % 2 * 16 + 4 * g;  // line 127
-                                                const prism_vec<float, 4> prism_v403 = *(const prism_vec<float, 4>*)&Bs[t272 + (kn * 128 + 32 * g + thread_col * 4)];
-                                                const float t403 = prism_v403.v[0];
-                                                const float t404 = prism_v403.v[1];
-                                                const float t405 = prism_v403.v[2];
-                                                const float t406 = prism_v403.v[3];
-                                                rb[t387] = t403;
-                                                rb[t387 + 1] = t404;
-                                                rb[t387 + 2] = t405;
-                                                rb[t387 + 3] = t406;
+                                                const int t384 = kn % 2 * 16 + 4 * g;  // line 127
+                                                const prism_vec<float, 4> prism_v399 = *(const prism_vec<float, 4>*)&b_s[kn * 128 + 32 * g + thread_col * 4];
+                                                const float t399 = prism_v399.v[0];
+                                                const float t400 = prism_v399.v[1];
+                                                const float t401 = prism_v399.v[2];
+                                                const float t402 = prism_v399.v[3];
+                                                rb[t384] = t399;
+                                                rb[t384 + 1] = t400;
+                                                rb[t384 + 2] = t401;
+                                                rb[t384 + 3] = t402;
                                             }
                                             const int h = k / 4 % 2;  // line 128
                                             const int c = k % 4;  // line 129
@@ -238,8 +238,8 @@ extern "C" __global__ void __launch_bounds__(128, 2) sgemm_prefetch(int M,
                                             for (int i_1 = 0; i_1 < 8; i_1 += 1) {
                                                 const float a = ra[(h * 8 + i_1) * 4 + c];  // line 132
                                                 for (int j = 0; j < 16; j += 1) {
-                                                    const int t438 = i_1 * 16 + j;  // line 134
-                                                    acc[t438] = fmaf(a, rb[p * 16 + j], acc[t438]);
+                                                    const int t434 = i_1 * 16 + j;  // line 134
+                                                    acc[t434] = fmaf(a, rb[p * 16 + j], acc[t434]);
                                                 }
                                             }
                                         }
@@ -250,34 +250,36 @@ extern "C" __global__ void __launch_bounds__(128, 2) sgemm_prefetch(int M,
                             // then this step's last k from registers.
                             asm volatile("cp.async.wait_group 1;" :  :  : "memory");  // line 137
                             __syncthreads();
-                            const int t447 = kt + 1;  // line 72
-                            const int kt_next = t447 < t51 ? t447 : kt;
+                            const int t443 = kt + 1;  // line 72
+                            const int kt_next = t443 < t51 ? t443 : kt;
+                            const float* a_n = As + (int)((unsigned)kt_next % 3u) * 1024;  // line 137
                             {  // stage `As` as `a_n` at block[1]
+                                const float* b_n = Bs + (int)((unsigned)kt_next % 3u) * 1024;  // line 138
                                 {  // stage `Bs` as `b_n` at block[1]
                                     {  // group(thread[1])
                                         for (int i = 0; i < 8; i += 1) {
-                                            const int t470 = (0 * 8 + i) * 4;  // line 141
-                                            const prism_vec<float, 4> prism_v483 = *(const prism_vec<float, 4>*)&As[(int)((unsigned)kt_next % 3u) * 1024 + (thread_row + 16 * i) * 8];
-                                            const float t483 = prism_v483.v[0];
-                                            const float t484 = prism_v483.v[1];
-                                            const float t485 = prism_v483.v[2];
-                                            const float t486 = prism_v483.v[3];
-                                            ra[t470] = t483;
-                                            ra[t470 + 1] = t484;
-                                            ra[t470 + 2] = t485;
-                                            ra[t470 + 3] = t486;
+                                            const int t468 = (0 * 8 + i) * 4;  // line 141
+                                            const prism_vec<float, 4> prism_v480 = *(const prism_vec<float, 4>*)&a_n[(thread_row + 16 * i) * 8];
+                                            const float t480 = prism_v480.v[0];
+                                            const float t481 = prism_v480.v[1];
+                                            const float t482 = prism_v480.v[2];
+                                            const float t483 = prism_v480.v[3];
+                                            ra[t468] = t480;
+                                            ra[t468 + 1] = t481;
+                                            ra[t468 + 2] = t482;
+                                            ra[t468 + 3] = t483;
                                         }
                                         for (int g = 0; g < 4; g += 1) {
-                                            const int t497 = 0 * 16 + 4 * g;  // line 143
-                                            const prism_vec<float, 4> prism_v510 = *(const prism_vec<float, 4>*)&Bs[(int)((unsigned)kt_next % 3u) * 1024 + (32 * g + thread_col * 4)];
-                                            const float t510 = prism_v510.v[0];
-                                            const float t511 = prism_v510.v[1];
-                                            const float t512 = prism_v510.v[2];
-                                            const float t513 = prism_v510.v[3];
-                                            rb[t497] = t510;
-                                            rb[t497 + 1] = t511;
-                                            rb[t497 + 2] = t512;
-                                            rb[t497 + 3] = t513;
+                                            const int t494 = 0 * 16 + 4 * g;  // line 143
+                                            const prism_vec<float, 4> prism_v506 = *(const prism_vec<float, 4>*)&b_n[32 * g + thread_col * 4];
+                                            const float t506 = prism_v506.v[0];
+                                            const float t507 = prism_v506.v[1];
+                                            const float t508 = prism_v506.v[2];
+                                            const float t509 = prism_v506.v[3];
+                                            rb[t494] = t506;
+                                            rb[t494 + 1] = t507;
+                                            rb[t494 + 2] = t508;
+                                            rb[t494 + 3] = t509;
                                         }
                                     }
                                 }
@@ -286,8 +288,8 @@ extern "C" __global__ void __launch_bounds__(128, 2) sgemm_prefetch(int M,
                                 for (int i = 0; i < 8; i += 1) {
                                     const float a = ra[(8 + i) * 4 + 3];  // line 146
                                     for (int j = 0; j < 16; j += 1) {
-                                        const int t536 = i * 16 + j;  // line 148
-                                        acc[t536] = fmaf(a, rb[16 + j], acc[t536]);
+                                        const int t532 = i * 16 + j;  // line 148
+                                        acc[t532] = fmaf(a, rb[16 + j], acc[t532]);
                                     }
                                 }
                             }
@@ -308,22 +310,22 @@ extern "C" __global__ void __launch_bounds__(128, 2) sgemm_prefetch(int M,
                         #pragma unroll
                         for (int g = 0; g < 4; g += 1) {  // line 158
                             const int c = prism_add(prism_add(tile_col, thread_col * 4), 32 * g);  // line 159
-                            bool t573 = r < M;  // line 160
-                            if (t573) {
-                                t573 = c < N;
+                            bool t569 = r < M;  // line 160
+                            if (t569) {
+                                t569 = c < N;
                             }
-                            if (t573) {  // line 160
+                            if (t569) {  // line 160
                                 if (vec_n) {  // line 161
                                     float cv[4] = {};  // line 162
-                                    const prism_vec<float, 4> prism_v593 = *(const prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(16 * i, N), 32 * g)))];  // line 163
-                                    const float t593 = prism_v593.v[0];
-                                    const float t594 = prism_v593.v[1];
-                                    const float t595 = prism_v593.v[2];
-                                    const float t596 = prism_v593.v[3];
-                                    cv[0] = t593;
-                                    cv[1] = t594;
-                                    cv[2] = t595;
-                                    cv[3] = t596;
+                                    const prism_vec<float, 4> prism_v589 = *(const prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(16 * i, N), 32 * g)))];  // line 163
+                                    const float t589 = prism_v589.v[0];
+                                    const float t590 = prism_v589.v[1];
+                                    const float t591 = prism_v589.v[2];
+                                    const float t592 = prism_v589.v[3];
+                                    cv[0] = t589;
+                                    cv[1] = t590;
+                                    cv[2] = t591;
+                                    cv[3] = t592;
                                     for (int j = 0; j < 4; j += 1) {
                                         cv[j] = fmaf(alpha, acc[i * 16 + (4 * g + j)], beta * cv[j]);  // line 165
                                     }

@@ -82,13 +82,14 @@ extern "C" __global__ void __launch_bounds__(96) before_after(const __grid_const
                             {  // with unsafe
                                 prism_mbar_wait_parity(&pipeline_mbarriers[t41 + 1], (unsigned)(((k / 2) & 1) ^ 1));
                             }
+                            float* slot = ring + k % 2 * 256;  // line 45
                             {  // async `ring` as `slot` at block[1]
                                 if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                                     prism_mbar_expect_tx(&pipeline_mbarriers[t41], 1024);  // line 48
                                     asm volatile(
                                         "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                         :
-                                        : "r"(prism_smem_addr(&ring[k % 2 * 256])), "l"(&a), "r"(0), "r"(prism_mul(8, prism_add(prism_mul(b, n), k))), "r"(prism_smem_addr(&pipeline_mbarriers[t41]))
+                                        : "r"(prism_smem_addr(&slot[0])), "l"(&a), "r"(0), "r"(prism_mul(8, prism_add(prism_mul(b, n), k))), "r"(prism_smem_addr(&pipeline_mbarriers[t41]))
                                         : "memory");
                                 }
                             }
@@ -103,9 +104,10 @@ extern "C" __global__ void __launch_bounds__(96) before_after(const __grid_const
                             {  // with unsafe
                                 prism_mbar_wait_parity(&pipeline_mbarriers[t67], (unsigned)((k / 2) & 1));
                             }
+                            const float* tile = ring + k % 2 * 256;  // line 50
                             {  // stage `ring` as `tile` at block[1]
                                 {  // group(thread[1])
-                                    sums[t] = fmaf(ring[k % 2 * 256 + (t - 32)], pre[t - 32], sums[t]);  // line 52
+                                    sums[t] = fmaf(tile[t - 32], pre[t - 32], sums[t]);  // line 52
                                 }
                             }
                             {  // with unsafe
@@ -120,9 +122,10 @@ extern "C" __global__ void __launch_bounds__(96) before_after(const __grid_const
                                 {  // with unsafe
                                     prism_mbar_wait_parity(&pipeline_mbarriers[t98], (unsigned)((k / 2) & 1));
                                 }
+                                const float* tile = ring + k % 2 * 256;  // line 54
                                 {  // stage `ring` as `tile` at block[1]
                                     {  // group(thread[1])
-                                        sums[t] = fmaf(2.0f, ring[k % 2 * 256 + (t - 32)], sums[t]) + pre[95 - t];  // line 56
+                                        sums[t] = fmaf(2.0f, tile[t - 32], sums[t]) + pre[95 - t];  // line 56
                                     }
                                 }
                                 {  // with unsafe
@@ -220,13 +223,14 @@ extern "C" __global__ void __launch_bounds__(96) twice(const __grid_constant__ p
                                 {  // with unsafe
                                     prism_mbar_wait_parity(&pipeline_mbarriers[t37 + 1], (unsigned)(((k / 2) & 1) ^ 1));
                                 }
+                                float* slot = ring + k % 2 * 256;  // line 87
                                 {  // async `ring` as `slot` at block[1]
                                     if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                                         prism_mbar_expect_tx(&pipeline_mbarriers[t37], 1024);  // line 90
                                         asm volatile(
                                             "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                             :
-                                            : "r"(prism_smem_addr(&ring[k % 2 * 256])), "l"(&a), "r"(0), "r"(prism_mul(8, prism_add(prism_add(prism_mul(b, 8), k), r))), "r"(prism_smem_addr(&pipeline_mbarriers[t37]))
+                                            : "r"(prism_smem_addr(&slot[0])), "l"(&a), "r"(0), "r"(prism_mul(8, prism_add(prism_add(prism_mul(b, 8), k), r))), "r"(prism_smem_addr(&pipeline_mbarriers[t37]))
                                             : "memory");
                                     }
                                 }
@@ -241,9 +245,10 @@ extern "C" __global__ void __launch_bounds__(96) twice(const __grid_constant__ p
                                 {  // with unsafe
                                     prism_mbar_wait_parity(&pipeline_mbarriers[t65], (unsigned)((k / 2) & 1));
                                 }
+                                const float* tile = ring + k % 2 * 256;  // line 92
                                 {  // stage `ring` as `tile` at block[1]
                                     {  // group(thread[1])
-                                        sums[t] = sums[t] + ring[k % 2 * 256 + (t - 32)];  // line 94
+                                        sums[t] = sums[t] + tile[t - 32];  // line 94
                                     }
                                 }
                                 {  // with unsafe
@@ -258,9 +263,10 @@ extern "C" __global__ void __launch_bounds__(96) twice(const __grid_constant__ p
                                     {  // with unsafe
                                         prism_mbar_wait_parity(&pipeline_mbarriers[t92], (unsigned)((k / 2) & 1));
                                     }
+                                    const float* tile = ring + k % 2 * 256;  // line 96
                                     {  // stage `ring` as `tile` at block[1]
                                         {  // group(thread[1])
-                                            sums[t] = fmaf(2.0f, ring[k % 2 * 256 + (t - 32)], sums[t]);  // line 98
+                                            sums[t] = fmaf(2.0f, tile[t - 32], sums[t]);  // line 98
                                         }
                                     }
                                     {  // with unsafe
@@ -349,13 +355,14 @@ extern "C" __global__ void __launch_bounds__(96) in_if(const __grid_constant__ p
                                 {  // with unsafe
                                     prism_mbar_wait_parity(&pipeline_mbarriers[t31 + 1], (unsigned)(((k / 2) & 1) ^ 1));
                                 }
+                                float* slot = ring + k % 2 * 256;  // line 125
                                 {  // async `ring` as `slot` at block[1]
                                     if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                                         prism_mbar_expect_tx(&pipeline_mbarriers[t31], 1024);  // line 128
                                         asm volatile(
                                             "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                             :
-                                            : "r"(prism_smem_addr(&ring[k % 2 * 256])), "l"(&a), "r"(0), "r"(prism_mul(8, prism_add(prism_mul(b, n), k))), "r"(prism_smem_addr(&pipeline_mbarriers[t31]))
+                                            : "r"(prism_smem_addr(&slot[0])), "l"(&a), "r"(0), "r"(prism_mul(8, prism_add(prism_mul(b, n), k))), "r"(prism_smem_addr(&pipeline_mbarriers[t31]))
                                             : "memory");
                                     }
                                 }
@@ -370,9 +377,10 @@ extern "C" __global__ void __launch_bounds__(96) in_if(const __grid_constant__ p
                                 {  // with unsafe
                                     prism_mbar_wait_parity(&pipeline_mbarriers[t57], (unsigned)((k / 2) & 1));
                                 }
+                                const float* tile = ring + k % 2 * 256;  // line 130
                                 {  // stage `ring` as `tile` at block[1]
                                     {  // group(thread[1])
-                                        sums[t] = sums[t] + ring[k % 2 * 256 + (t - 32)];  // line 132
+                                        sums[t] = sums[t] + tile[t - 32];  // line 132
                                     }
                                 }
                                 {  // with unsafe
@@ -387,9 +395,10 @@ extern "C" __global__ void __launch_bounds__(96) in_if(const __grid_constant__ p
                                     {  // with unsafe
                                         prism_mbar_wait_parity(&pipeline_mbarriers[t84], (unsigned)((k / 2) & 1));
                                     }
+                                    const float* tile = ring + k % 2 * 256;  // line 134
                                     {  // stage `ring` as `tile` at block[1]
                                         {  // group(thread[1])
-                                            sums[t] = sums[t] - ring[k % 2 * 256 + (t - 32)];  // line 136
+                                            sums[t] = sums[t] - tile[t - 32];  // line 136
                                         }
                                     }
                                     {  // with unsafe
@@ -480,13 +489,14 @@ extern "C" __global__ void __launch_bounds__(128) epilogue(const __grid_constant
                             {  // with unsafe
                                 prism_mbar_wait_parity(&pipeline_mbarriers[t31 + 1], (unsigned)(((k / 2) & 1) ^ 1));
                             }
+                            float* slot = ring + k % 2 * 256;  // line 166
                             {  // async `ring` as `slot` at block[1]
                                 if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                                     prism_mbar_expect_tx(&pipeline_mbarriers[t31], 1024);  // line 169
                                     asm volatile(
                                         "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                         :
-                                        : "r"(prism_smem_addr(&ring[k % 2 * 256])), "l"(&a), "r"(0), "r"(prism_mul(8, prism_add(prism_mul(b, n), k))), "r"(prism_smem_addr(&pipeline_mbarriers[t31]))
+                                        : "r"(prism_smem_addr(&slot[0])), "l"(&a), "r"(0), "r"(prism_mul(8, prism_add(prism_mul(b, n), k))), "r"(prism_smem_addr(&pipeline_mbarriers[t31]))
                                         : "memory");
                                 }
                             }
@@ -501,9 +511,10 @@ extern "C" __global__ void __launch_bounds__(128) epilogue(const __grid_constant
                             {  // with unsafe
                                 prism_mbar_wait_parity(&pipeline_mbarriers[t57], (unsigned)((k / 2) & 1));
                             }
+                            const float* tile = ring + k % 2 * 256;  // line 171
                             {  // stage `ring` as `tile` at block[1]
                                 {  // group(thread[1])
-                                    s = fmaf(3.0f, ring[k % 2 * 256 + t], s);  // line 173
+                                    s = fmaf(3.0f, tile[t], s);  // line 173
                                 }
                             }
                             {  // with unsafe
@@ -518,9 +529,10 @@ extern "C" __global__ void __launch_bounds__(128) epilogue(const __grid_constant
                                 {  // with unsafe
                                     prism_mbar_wait_parity(&pipeline_mbarriers[t78], (unsigned)((k / 2) & 1));
                                 }
+                                const float* tile = ring + k % 2 * 256;  // line 175
                                 {  // stage `ring` as `tile` at block[1]
                                     {  // group(thread[1])
-                                        s = s + ring[k % 2 * 256 + (t - 64)];  // line 177
+                                        s = s + tile[t - 64];  // line 177
                                     }
                                 }
                                 if (k == prism_sub(n, 1)) {  // line 178
@@ -603,13 +615,14 @@ extern "C" __global__ void __launch_bounds__(96) back_to_back(const __grid_const
                         {  // with unsafe
                             prism_mbar_wait_parity(&pipeline_mbarriers[t27 + 1], (unsigned)(((k / 2) & 1) ^ 1));
                         }
+                        float* slot = ring + k % 2 * 256;  // line 205
                         {  // async `ring` as `slot` at block[1]
                             if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                                 prism_mbar_expect_tx(&pipeline_mbarriers[t27], 1024);  // line 208
                                 asm volatile(
                                     "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                     :
-                                    : "r"(prism_smem_addr(&ring[k % 2 * 256])), "l"(&a), "r"(0), "r"(prism_mul(8, k)), "r"(prism_smem_addr(&pipeline_mbarriers[t27]))
+                                    : "r"(prism_smem_addr(&slot[0])), "l"(&a), "r"(0), "r"(prism_mul(8, k)), "r"(prism_smem_addr(&pipeline_mbarriers[t27]))
                                     : "memory");
                             }
                         }
@@ -624,8 +637,9 @@ extern "C" __global__ void __launch_bounds__(96) back_to_back(const __grid_const
                         {  // with unsafe
                             prism_mbar_wait_parity(&pipeline_mbarriers[t51], (unsigned)((k / 2) & 1));
                         }
+                        const float* tile = ring + k % 2 * 256;  // line 210
                         {  // stage `ring` as `tile` at block[1]
-                            s = s + ring[k % 2 * 256 + (t - 32)];  // line 211
+                            s = s + tile[t - 32];  // line 211
                         }
                         {  // with unsafe
                             const unsigned long long t62 = prism_mbar_arrive(&pipeline_mbarriers[t51 + 1]);  // line 202
@@ -639,8 +653,9 @@ extern "C" __global__ void __launch_bounds__(96) back_to_back(const __grid_const
                             {  // with unsafe
                                 prism_mbar_wait_parity(&pipeline_mbarriers[t72], (unsigned)((k / 2) & 1));
                             }
+                            const float* tile = ring + k % 2 * 256;  // line 213
                             {  // stage `ring` as `tile` at block[1]
-                                s = s + ring[k % 2 * 256 + (t - 32)];  // line 214
+                                s = s + tile[t - 32];  // line 214
                             }
                             {  // with unsafe
                                 const unsigned long long t83 = prism_mbar_arrive(&pipeline_mbarriers[t72 + 1]);  // line 202
@@ -686,8 +701,9 @@ extern "C" __global__ void __launch_bounds__(96) back_to_back(const __grid_const
                         {  // with unsafe
                             prism_mbar_wait_parity(&pipeline_mbarriers_1[t108], (unsigned)((k / 2) & 1));
                         }
+                        const float* tile = ring + k % 2 * 256;  // line 219
                         {  // stage `ring` as `tile` at block[1]
-                            s = fmaf(0.5f, ring[k % 2 * 256 + (63 - t)], s);  // line 220
+                            s = fmaf(0.5f, tile[63 - t], s);  // line 220
                         }
                         {  // with unsafe
                             const unsigned long long t121 = prism_mbar_arrive(&pipeline_mbarriers_1[t108 + 1]);  // line 216
@@ -700,8 +716,9 @@ extern "C" __global__ void __launch_bounds__(96) back_to_back(const __grid_const
                         {  // with unsafe
                             prism_mbar_wait_parity(&pipeline_mbarriers_1[t131], (unsigned)((k / 2) & 1));
                         }
+                        const float* tile = ring + k % 2 * 256;  // line 222
                         {  // stage `ring` as `tile` at block[1]
-                            s = fmaf(0.25f, ring[k % 2 * 256 + (63 - t)], s);  // line 223
+                            s = fmaf(0.25f, tile[63 - t], s);  // line 223
                         }
                         {  // with unsafe
                             const unsigned long long t144 = prism_mbar_arrive(&pipeline_mbarriers_1[t131 + 1]);  // line 216
@@ -715,13 +732,14 @@ extern "C" __global__ void __launch_bounds__(96) back_to_back(const __grid_const
                             {  // with unsafe
                                 prism_mbar_wait_parity(&pipeline_mbarriers_1[t154 + 1], (unsigned)(((k / 2) & 1) ^ 1));
                             }
+                            float* slot = ring + k % 2 * 256;  // line 225
                             {  // async `ring` as `slot` at block[1]
                                 if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                                     prism_mbar_expect_tx(&pipeline_mbarriers_1[t154], 1024);  // line 228
                                     asm volatile(
                                         "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                         :
-                                        : "r"(prism_smem_addr(&ring[k % 2 * 256])), "l"(&a), "r"(0), "r"(prism_mul(8, prism_add(n, k))), "r"(prism_smem_addr(&pipeline_mbarriers_1[t154]))
+                                        : "r"(prism_smem_addr(&slot[0])), "l"(&a), "r"(0), "r"(prism_mul(8, prism_add(n, k))), "r"(prism_smem_addr(&pipeline_mbarriers_1[t154]))
                                         : "memory");
                                 }
                             }
@@ -786,13 +804,14 @@ extern "C" __global__ void __launch_bounds__(96) plain_and_specialised(const __g
                         __syncthreads();
                     }
                     if (k_issue < n) {  // line 248
+                        float* slot = ring + k_issue % 2 * 256;  // line 249
                         {  // async `ring` as `slot` at block[1]
                             {  // group(thread[1])
                                 if (t < 64) {  // line 251
                                     asm volatile(  // line 252
                                         "cp.async.cg.shared.global [%0], [%1], 16;"
                                         :
-                                        : "r"(prism_smem_addr(&ring[k_issue % 2 * 256 + 4 * t])), "l"(&x[prism_add(prism_mul(256, k_issue), 4 * t)])
+                                        : "r"(prism_smem_addr(&slot[4 * t])), "l"(&x[prism_add(prism_mul(256, k_issue), 4 * t)])
                                         : "memory");
                                 }
                             }
@@ -801,9 +820,10 @@ extern "C" __global__ void __launch_bounds__(96) plain_and_specialised(const __g
                     asm volatile("cp.async.commit_group;" :  :  : "memory");
                     if (t15) {  // line 248
                         const int k = k_issue - 1;
+                        const float* tile = ring + (int)((unsigned)k % 2u) * 256;  // line 253
                         {  // stage `ring` as `tile` at block[1]
                             {  // group(thread[1])
-                                s = s + ring[(int)((unsigned)k % 2u) * 256 + (255 - t)];  // line 255
+                                s = s + tile[255 - t];  // line 255
                             }
                         }
                     }
@@ -833,8 +853,9 @@ extern "C" __global__ void __launch_bounds__(96) plain_and_specialised(const __g
                         {  // with unsafe
                             prism_mbar_wait_parity(&pipeline_mbarriers[t59], (unsigned)((k / 2) & 1));
                         }
+                        const float* tile = ring + k % 2 * 256;  // line 260
                         {  // stage `ring` as `tile` at block[1]
-                            s = fmaf(2.0f, ring[k % 2 * 256 + t], s);  // line 261
+                            s = fmaf(2.0f, tile[t], s);  // line 261
                         }
                         {  // with unsafe
                             const unsigned long long t70 = prism_mbar_arrive(&pipeline_mbarriers[t59 + 1]);  // line 257
@@ -847,8 +868,9 @@ extern "C" __global__ void __launch_bounds__(96) plain_and_specialised(const __g
                         {  // with unsafe
                             prism_mbar_wait_parity(&pipeline_mbarriers[t80], (unsigned)((k / 2) & 1));
                         }
+                        const float* tile = ring + k % 2 * 256;  // line 263
                         {  // stage `ring` as `tile` at block[1]
-                            s = fmaf(3.0f, ring[k % 2 * 256 + t], s);  // line 264
+                            s = fmaf(3.0f, tile[t], s);  // line 264
                         }
                         {  // with unsafe
                             const unsigned long long t91 = prism_mbar_arrive(&pipeline_mbarriers[t80 + 1]);  // line 257
@@ -862,13 +884,14 @@ extern "C" __global__ void __launch_bounds__(96) plain_and_specialised(const __g
                             {  // with unsafe
                                 prism_mbar_wait_parity(&pipeline_mbarriers[t101 + 1], (unsigned)(((k / 2) & 1) ^ 1));
                             }
+                            float* slot = ring + k % 2 * 256;  // line 266
                             {  // async `ring` as `slot` at block[1]
                                 if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                                     prism_mbar_expect_tx(&pipeline_mbarriers[t101], 1024);  // line 269
                                     asm volatile(
                                         "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                         :
-                                        : "r"(prism_smem_addr(&ring[k % 2 * 256])), "l"(&a), "r"(0), "r"(prism_mul(8, prism_add(prism_mul(b, n), k))), "r"(prism_smem_addr(&pipeline_mbarriers[t101]))
+                                        : "r"(prism_smem_addr(&slot[0])), "l"(&a), "r"(0), "r"(prism_mul(8, prism_add(prism_mul(b, n), k))), "r"(prism_smem_addr(&pipeline_mbarriers[t101]))
                                         : "memory");
                                 }
                             }
@@ -903,13 +926,14 @@ extern "C" __global__ void __launch_bounds__(96) plain_and_specialised(const __g
                         __syncthreads();
                     }
                     if (k_issue < n) {  // line 271
+                        float* slot = ring + k_issue % 2 * 256;  // line 272
                         {  // async `ring` as `slot` at block[1]
                             {  // group(thread[1])
                                 if (t < 64) {  // line 274
                                     asm volatile(  // line 275
                                         "cp.async.cg.shared.global [%0], [%1], 16;"
                                         :
-                                        : "r"(prism_smem_addr(&ring[k_issue % 2 * 256 + 4 * t])), "l"(&x[prism_add(prism_mul(256, prism_add(n, k_issue)), 4 * t)])
+                                        : "r"(prism_smem_addr(&slot[4 * t])), "l"(&x[prism_add(prism_mul(256, prism_add(n, k_issue)), 4 * t)])
                                         : "memory");
                                 }
                             }
@@ -918,9 +942,10 @@ extern "C" __global__ void __launch_bounds__(96) plain_and_specialised(const __g
                     asm volatile("cp.async.commit_group;" :  :  : "memory");
                     if (t127) {  // line 271
                         const int k = k_issue - 1;
+                        const float* tile = ring + (int)((unsigned)k % 2u) * 256;  // line 276
                         {  // stage `ring` as `tile` at block[1]
                             {  // group(thread[1])
-                                s = fmaf(5.0f, ring[(int)((unsigned)k % 2u) * 256 + (t + 64)], s);  // line 278
+                                s = fmaf(5.0f, tile[t + 64], s);  // line 278
                             }
                         }
                     }
@@ -973,13 +998,14 @@ __device__ __forceinline__ float tile_sums(int prism_tid,
                 {  // with unsafe
                     prism_mbar_wait_parity(&pipeline_mbarriers[t25 + 1], (unsigned)(((k / 2) & 1) ^ 1));
                 }
+                float* slot = ring + k % 2 * 256;  // line 298
                 {  // async `ring` as `slot` at block[1]
                     if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                         prism_mbar_expect_tx(&pipeline_mbarriers[t25], 1024);  // line 301
                         asm volatile(
                             "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                             :
-                            : "r"(prism_smem_addr(&ring[k % 2 * 256])), "l"(&a), "r"(0), "r"(prism_mul(8, prism_add(row, k))), "r"(prism_smem_addr(&pipeline_mbarriers[t25]))
+                            : "r"(prism_smem_addr(&slot[0])), "l"(&a), "r"(0), "r"(prism_mul(8, prism_add(row, k))), "r"(prism_smem_addr(&pipeline_mbarriers[t25]))
                             : "memory");
                     }
                 }
@@ -994,8 +1020,9 @@ __device__ __forceinline__ float tile_sums(int prism_tid,
                 {  // with unsafe
                     prism_mbar_wait_parity(&pipeline_mbarriers[t50], (unsigned)((k / 2) & 1));
                 }
+                const float* tile = ring + k % 2 * 256;  // line 303
                 {  // stage `ring` as `tile` at block[1]
-                    s = s + ring[k % 2 * 256 + (t - 32)];  // line 304
+                    s = s + tile[t - 32];  // line 304
                 }
                 {  // with unsafe
                     const unsigned long long t61 = prism_mbar_arrive(&pipeline_mbarriers[t50 + 1]);  // line 295
@@ -1009,8 +1036,9 @@ __device__ __forceinline__ float tile_sums(int prism_tid,
                     {  // with unsafe
                         prism_mbar_wait_parity(&pipeline_mbarriers[t71], (unsigned)((k / 2) & 1));
                     }
+                    const float* tile = ring + k % 2 * 256;  // line 306
                     {  // stage `ring` as `tile` at block[1]
-                        s = fmaf(2.0f, ring[k % 2 * 256 + (t - 32)], s);  // line 307
+                        s = fmaf(2.0f, tile[t - 32], s);  // line 307
                     }
                     {  // with unsafe
                         const unsigned long long t84 = prism_mbar_arrive(&pipeline_mbarriers[t71 + 1]);  // line 295
@@ -1122,13 +1150,14 @@ extern "C" __global__ void __launch_bounds__(128) case_exchange(const __grid_con
                             {  // with unsafe
                                 prism_mbar_wait_parity(&pipeline_mbarriers[t31 + 1], (unsigned)(((k / 2) & 1) ^ 1));
                             }
+                            float* slot = ring + k % 2 * 256;  // line 357
                             {  // async `ring` as `slot` at block[1]
                                 if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                                     prism_mbar_expect_tx(&pipeline_mbarriers[t31], 1024);  // line 360
                                     asm volatile(
                                         "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                         :
-                                        : "r"(prism_smem_addr(&ring[k % 2 * 256])), "l"(&a), "r"(0), "r"(prism_mul(8, prism_add(prism_mul(b, n), k))), "r"(prism_smem_addr(&pipeline_mbarriers[t31]))
+                                        : "r"(prism_smem_addr(&slot[0])), "l"(&a), "r"(0), "r"(prism_mul(8, prism_add(prism_mul(b, n), k))), "r"(prism_smem_addr(&pipeline_mbarriers[t31]))
                                         : "memory");
                                 }
                             }
@@ -1143,8 +1172,9 @@ extern "C" __global__ void __launch_bounds__(128) case_exchange(const __grid_con
                             {  // with unsafe
                                 prism_mbar_wait_parity(&pipeline_mbarriers[t57], (unsigned)((k / 2) & 1));
                             }
+                            const float* tile = ring + k % 2 * 256;  // line 362
                             {  // stage `ring` as `tile` at block[1]
-                                s = s + ring[k % 2 * 256 + (t + 100)];  // line 363
+                                s = s + tile[t + 100];  // line 363
                             }
                             {  // with unsafe
                                 const unsigned long long t68 = prism_mbar_arrive(&pipeline_mbarriers[t57 + 1]);  // line 354
@@ -1158,13 +1188,14 @@ extern "C" __global__ void __launch_bounds__(128) case_exchange(const __grid_con
                                 {  // with unsafe
                                     prism_mbar_wait_parity(&pipeline_mbarriers[t78], (unsigned)((k / 2) & 1));
                                 }
+                                const float* tile = ring + k % 2 * 256;  // line 365
                                 {  // stage `ring` as `tile` at block[1]
                                     // inferred thread[64] barrier: `ex` is used at line 369 and again at line 366
                                     prism_fence_proxy_async();
                                     asm volatile("bar.sync %0, %1;" :  : "r"(1 + threadIdx.x / 64u), "n"(64) : "memory");
                                     {  // partition `ex64` as `mine` at thread[1]
                                         {  // group(thread[1])
-                                            ex[t - 64] = ring[k % 2 * 256 + (t - 64)] + (float)k;  // line 368
+                                            ex[t - 64] = tile[t - 64] + (float)k;  // line 368
                                         }
                                     }
                                     // inferred thread[64] barrier: `ex` is used at line 366 and again at line 369
@@ -1248,12 +1279,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) late_after(const __grid_con
                             {  // with unsafe
                                 prism_mbar_wait_parity(&pipeline_mbarriers[t31], (unsigned)((k / 2) & 1));
                             }
+                            const __nv_bfloat16* ta = ra + k % 2 * 1024;  // line 394
                             {  // stage_late `ra` as `ta` at block[1]
+                                const __nv_bfloat16* tb = rb + k % 2 * 128;  // line 395
                                 {  // stage_late `rb` as `tb` at block[1]
                                     asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 396
                                     float* acc_1 = acc;  // line 388
-                                    const __nv_bfloat16* ta = ra + k % 2 * 1024;  // line 394
-                                    const __nv_bfloat16* tb = rb + k % 2 * 128;  // line 395
                                     asm volatile(  // line 397
                                         "{\n"
                                         ".reg .pred p;\n"
@@ -1287,20 +1318,22 @@ extern "C" __global__ void __launch_bounds__(256, 1) late_after(const __grid_con
                                 {  // with unsafe
                                     prism_mbar_wait_parity(&pipeline_mbarriers[t79 + 1], (unsigned)(((k / 2) & 1) ^ 1));
                                 }
+                                __nv_bfloat16* sa = ra + k % 2 * 1024;  // line 401
                                 {  // async `ra` as `sa` at block[1]
+                                    __nv_bfloat16* sb = rb + k % 2 * 128;  // line 402
                                     {  // async `rb` as `sb` at block[1]
                                         if ((int)((unsigned)prism_tid % 128u) == 0) {  // split(thread) case 1: thread[1]
                                             prism_mbar_expect_tx(&pipeline_mbarriers[t79], 2048);  // line 405
                                             asm volatile(
                                                 "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                                 :
-                                                : "r"(prism_smem_addr(&ra[k % 2 * 1024])), "l"(&a), "r"(0), "r"(prism_mul(64, k)), "r"(prism_smem_addr(&pipeline_mbarriers[t79]))
+                                                : "r"(prism_smem_addr(&sa[0])), "l"(&a), "r"(0), "r"(prism_mul(64, k)), "r"(prism_smem_addr(&pipeline_mbarriers[t79]))
                                                 : "memory");
                                             prism_mbar_expect_tx(&pipeline_mbarriers[t79], 256);  // line 406
                                             asm volatile(
                                                 "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                                 :
-                                                : "r"(prism_smem_addr(&rb[k % 2 * 128])), "l"(&b), "r"(0), "r"(prism_mul(8, k)), "r"(prism_smem_addr(&pipeline_mbarriers[t79]))
+                                                : "r"(prism_smem_addr(&sb[0])), "l"(&b), "r"(0), "r"(prism_mul(8, k)), "r"(prism_smem_addr(&pipeline_mbarriers[t79]))
                                                 : "memory");
                                         }
                                     }
@@ -1369,13 +1402,14 @@ extern "C" __global__ void __launch_bounds__(96) nested(const __grid_constant__ 
                         __syncthreads();
                     }
                     if (j_issue < n) {  // line 428
+                        float* o_dst = outer + j_issue % 2 * 64;  // line 429
                         {  // async `outer` as `o_dst` at block[1]
                             {  // group(thread[1])
                                 if (t < 16) {  // line 431
                                     asm volatile(  // line 432
                                         "cp.async.cg.shared.global [%0], [%1], 16;"
                                         :
-                                        : "r"(prism_smem_addr(&outer[j_issue % 2 * 64 + 4 * t])), "l"(&x[prism_add(prism_mul(64, j_issue), 4 * t)])
+                                        : "r"(prism_smem_addr(&o_dst[4 * t])), "l"(&x[prism_add(prism_mul(64, j_issue), 4 * t)])
                                         : "memory");
                                 }
                             }
@@ -1384,13 +1418,13 @@ extern "C" __global__ void __launch_bounds__(96) nested(const __grid_constant__ 
                     asm volatile("cp.async.commit_group;" :  :  : "memory");
                     if (t16) {  // line 428
                         const int j = j_issue - 1;
-                        const int t37 = (int)((unsigned)j % 2u) * 64;  // line 433
+                        const float* o = outer + (int)((unsigned)j % 2u) * 64;  // line 433
                         {  // stage `outer` as `o` at block[1]
                             prism_fence_proxy_async();  // line 434
                             __syncthreads();
                             unsigned long long* pipeline_mbarriers = prism_shared2560;  // line 435
                             {  // pipeline `ring` as `ring` at block[1]
-                                const int t40 = j + 1;
+                                const int t41 = j + 1;
                                 prism_fence_proxy_async();
                                 __syncthreads();
                                 {  // with unsafe
@@ -1406,52 +1440,55 @@ extern "C" __global__ void __launch_bounds__(96) nested(const __grid_constant__ 
                                 const int prism_pos = (int)((unsigned)prism_tid / 32u);
                                 if (prism_pos == 0) {
                                     int k = 0;
-                                    for (; k < t40; k += 1) {
-                                        const int t57 = k % 2 * 2;
+                                    for (; k < t41; k += 1) {
+                                        const int t58 = k % 2 * 2;
                                         {  // with unsafe
-                                            prism_mbar_wait_parity(&pipeline_mbarriers[t57 + 1], (unsigned)(((k / 2) & 1) ^ 1));
+                                            prism_mbar_wait_parity(&pipeline_mbarriers[t58 + 1], (unsigned)(((k / 2) & 1) ^ 1));
                                         }
+                                        float* slot = ring + k % 2 * 256;  // line 438
                                         {  // async `ring` as `slot` at block[1]
                                             if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
-                                                prism_mbar_expect_tx(&pipeline_mbarriers[t57], 1024);  // line 441
+                                                prism_mbar_expect_tx(&pipeline_mbarriers[t58], 1024);  // line 441
                                                 asm volatile(
                                                     "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                                     :
-                                                    : "r"(prism_smem_addr(&ring[k % 2 * 256])), "l"(&a), "r"(0), "r"(prism_mul(8, prism_add(j, k))), "r"(prism_smem_addr(&pipeline_mbarriers[t57]))
+                                                    : "r"(prism_smem_addr(&slot[0])), "l"(&a), "r"(0), "r"(prism_mul(8, prism_add(j, k))), "r"(prism_smem_addr(&pipeline_mbarriers[t58]))
                                                     : "memory");
                                             }
                                         }
                                         {  // with unsafe
-                                            const unsigned long long t72 = prism_mbar_arrive(&pipeline_mbarriers[t57]);  // line 435
+                                            const unsigned long long t73 = prism_mbar_arrive(&pipeline_mbarriers[t58]);  // line 435
                                         }
                                     }
                                 } else if (prism_pos < 2) {
                                     int k = 0;
-                                    for (; k < t40; k += 1) {
-                                        const int t82 = k % 2 * 2;
+                                    for (; k < t41; k += 1) {
+                                        const int t83 = k % 2 * 2;
                                         {  // with unsafe
-                                            prism_mbar_wait_parity(&pipeline_mbarriers[t82], (unsigned)((k / 2) & 1));
+                                            prism_mbar_wait_parity(&pipeline_mbarriers[t83], (unsigned)((k / 2) & 1));
                                         }
+                                        const float* tile = ring + k % 2 * 256;  // line 443
                                         {  // stage `ring` as `tile` at block[1]
-                                            s = fmaf(ring[k % 2 * 256 + (t - 32)], outer[t37 + (t - 32)], s);  // line 444
+                                            s = fmaf(tile[t - 32], o[t - 32], s);  // line 444
                                         }
                                         {  // with unsafe
-                                            const unsigned long long t98 = prism_mbar_arrive(&pipeline_mbarriers[t82 + 1]);  // line 435
+                                            const unsigned long long t98 = prism_mbar_arrive(&pipeline_mbarriers[t83 + 1]);  // line 435
                                         }
                                     }
                                 } else {
                                     if (prism_pos < 3) {  // split(warp) case 1: thread[32]
                                         int k = 0;
-                                        for (; k < t40; k += 1) {
+                                        for (; k < t41; k += 1) {
                                             const int t108 = k % 2 * 2;
                                             {  // with unsafe
                                                 prism_mbar_wait_parity(&pipeline_mbarriers[t108], (unsigned)((k / 2) & 1));
                                             }
+                                            const float* tile = ring + k % 2 * 256;  // line 446
                                             {  // stage `ring` as `tile` at block[1]
-                                                s = s + (ring[k % 2 * 256 + (t - 32)] + outer[t37 + (95 - t)]);  // line 447
+                                                s = s + (tile[t - 32] + o[95 - t]);  // line 447
                                             }
                                             {  // with unsafe
-                                                const unsigned long long t124 = prism_mbar_arrive(&pipeline_mbarriers[t108 + 1]);  // line 435
+                                                const unsigned long long t123 = prism_mbar_arrive(&pipeline_mbarriers[t108 + 1]);  // line 435
                                             }
                                         }
                                     }

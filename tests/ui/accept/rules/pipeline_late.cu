@@ -49,12 +49,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) late_sums(const __grid_cons
                             {  // with unsafe
                                 prism_mbar_wait_parity(&pipeline_mbarriers[t28], (unsigned)((k / 2) & 1));
                             }
+                            const __nv_bfloat16* ta = ra + k % 2 * 1024;  // line 23
                             {  // stage_late `ra` as `ta` at block[1]
+                                const __nv_bfloat16* tb = rb + k % 2 * 128;  // line 24
                                 {  // stage_late `rb` as `tb` at block[1]
                                     asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 25
                                     float* acc_1 = acc;  // line 18
-                                    const __nv_bfloat16* ta = ra + k % 2 * 1024;  // line 23
-                                    const __nv_bfloat16* tb = rb + k % 2 * 128;  // line 24
                                     asm volatile(  // line 26
                                         "{\n"
                                         ".reg .pred p;\n"
@@ -97,20 +97,22 @@ extern "C" __global__ void __launch_bounds__(256, 1) late_sums(const __grid_cons
                                 {  // with unsafe
                                     prism_mbar_wait_parity(&pipeline_mbarriers[t92 + 1], (unsigned)(((k / 2) & 1) ^ 1));
                                 }
+                                __nv_bfloat16* sa = ra + k % 2 * 1024;  // line 36
                                 {  // async `ra` as `sa` at block[1]
+                                    __nv_bfloat16* sb = rb + k % 2 * 128;  // line 37
                                     {  // async `rb` as `sb` at block[1]
                                         if ((int)((unsigned)prism_tid % 128u) == 0) {  // split(thread) case 1: thread[1]
                                             prism_mbar_expect_tx(&pipeline_mbarriers[t92], 2048);  // line 40
                                             asm volatile(
                                                 "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                                 :
-                                                : "r"(prism_smem_addr(&ra[k % 2 * 1024])), "l"(&a), "r"(0), "r"(prism_mul(64, k)), "r"(prism_smem_addr(&pipeline_mbarriers[t92]))
+                                                : "r"(prism_smem_addr(&sa[0])), "l"(&a), "r"(0), "r"(prism_mul(64, k)), "r"(prism_smem_addr(&pipeline_mbarriers[t92]))
                                                 : "memory");
                                             prism_mbar_expect_tx(&pipeline_mbarriers[t92], 256);  // line 41
                                             asm volatile(
                                                 "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                                 :
-                                                : "r"(prism_smem_addr(&rb[k % 2 * 128])), "l"(&b), "r"(0), "r"(prism_mul(8, k)), "r"(prism_smem_addr(&pipeline_mbarriers[t92]))
+                                                : "r"(prism_smem_addr(&sb[0])), "l"(&b), "r"(0), "r"(prism_mul(8, k)), "r"(prism_smem_addr(&pipeline_mbarriers[t92]))
                                                 : "memory");
                                         }
                                     }
@@ -197,15 +199,17 @@ extern "C" __global__ void __launch_bounds__(512, 1) late_halves(const __grid_co
                                     {  // with unsafe
                                         prism_mbar_wait_parity(&pipeline_mbarriers[t33], (unsigned)((k / 3) & 1));
                                     }
+                                    const __nv_bfloat16* ta = ra + k % 3 * 1024;  // line 67
                                     {  // stage_late `ra` as `ta` at block[1]
+                                        const __nv_bfloat16* tb = rb + k % 3 * 128;  // line 68
                                         {  // stage_late `rb` as `tb` at block[1]
+                                            const __nv_bfloat16* ta2 = ra2 + k % 3 * 1024;  // line 69
                                             {  // stage_late `ra2` as `ta2` at block[1]
+                                                const __nv_bfloat16* tb2 = rb2 + k % 3 * 128;  // line 70
                                                 {  // stage_late `rb2` as `tb2` at block[1]
                                                     {  // group(thread[128])
                                                         asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 72
                                                         float* acc_1 = acc;  // line 62
-                                                        const __nv_bfloat16* ta = ra + k % 3 * 1024;  // line 67
-                                                        const __nv_bfloat16* tb = rb + k % 3 * 128;  // line 68
                                                         asm volatile(  // line 73
                                                             "{\n"
                                                             ".reg .pred p;\n"
@@ -217,8 +221,6 @@ extern "C" __global__ void __launch_bounds__(512, 1) late_halves(const __grid_co
                                                             : "memory");
                                                         asm volatile("wgmma.commit_group.sync.aligned;" :  :  : "memory");  // line 74
                                                         float* acc_2 = acc;  // line 62
-                                                        const __nv_bfloat16* ta2 = ra2 + k % 3 * 1024;  // line 69
-                                                        const __nv_bfloat16* tb2 = rb2 + k % 3 * 128;  // line 70
                                                         asm volatile(  // line 75
                                                             "{\n"
                                                             ".reg .pred p;\n"
@@ -267,34 +269,38 @@ extern "C" __global__ void __launch_bounds__(512, 1) late_halves(const __grid_co
                                         {  // with unsafe
                                             prism_mbar_wait_parity(&pipeline_mbarriers[t107 + 1], (unsigned)(((k / 3) & 1) ^ 1));
                                         }
+                                        __nv_bfloat16* sa = ra + k % 3 * 1024;  // line 85
                                         {  // async `ra` as `sa` at block[1]
+                                            __nv_bfloat16* sb = rb + k % 3 * 128;  // line 86
                                             {  // async `rb` as `sb` at block[1]
+                                                __nv_bfloat16* sa2 = ra2 + k % 3 * 1024;  // line 87
                                                 {  // async `ra2` as `sa2` at block[1]
+                                                    __nv_bfloat16* sb2 = rb2 + k % 3 * 128;  // line 88
                                                     {  // async `rb2` as `sb2` at block[1]
                                                         if ((int)((unsigned)prism_tid % 256u) == 0) {  // split(thread) case 1: thread[1]
                                                             prism_mbar_expect_tx(&pipeline_mbarriers[t107], 2048);  // line 91
                                                             asm volatile(
                                                                 "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                                                 :
-                                                                : "r"(prism_smem_addr(&ra[k % 3 * 1024])), "l"(&a), "r"(0), "r"(prism_mul(128, k)), "r"(prism_smem_addr(&pipeline_mbarriers[t107]))
+                                                                : "r"(prism_smem_addr(&sa[0])), "l"(&a), "r"(0), "r"(prism_mul(128, k)), "r"(prism_smem_addr(&pipeline_mbarriers[t107]))
                                                                 : "memory");
                                                             prism_mbar_expect_tx(&pipeline_mbarriers[t107], 2048);  // line 92
                                                             asm volatile(
                                                                 "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                                                 :
-                                                                : "r"(prism_smem_addr(&ra2[k % 3 * 1024])), "l"(&a), "r"(0), "r"(prism_add(prism_mul(128, k), 64)), "r"(prism_smem_addr(&pipeline_mbarriers[t107]))
+                                                                : "r"(prism_smem_addr(&sa2[0])), "l"(&a), "r"(0), "r"(prism_add(prism_mul(128, k), 64)), "r"(prism_smem_addr(&pipeline_mbarriers[t107]))
                                                                 : "memory");
                                                             prism_mbar_expect_tx(&pipeline_mbarriers[t107], 256);  // line 93
                                                             asm volatile(
                                                                 "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                                                 :
-                                                                : "r"(prism_smem_addr(&rb[k % 3 * 128])), "l"(&b), "r"(0), "r"(prism_mul(16, k)), "r"(prism_smem_addr(&pipeline_mbarriers[t107]))
+                                                                : "r"(prism_smem_addr(&sb[0])), "l"(&b), "r"(0), "r"(prism_mul(16, k)), "r"(prism_smem_addr(&pipeline_mbarriers[t107]))
                                                                 : "memory");
                                                             prism_mbar_expect_tx(&pipeline_mbarriers[t107], 256);  // line 94
                                                             asm volatile(
                                                                 "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                                                 :
-                                                                : "r"(prism_smem_addr(&rb2[k % 3 * 128])), "l"(&b), "r"(0), "r"(prism_add(prism_mul(16, k), 8)), "r"(prism_smem_addr(&pipeline_mbarriers[t107]))
+                                                                : "r"(prism_smem_addr(&sb2[0])), "l"(&b), "r"(0), "r"(prism_add(prism_mul(16, k), 8)), "r"(prism_smem_addr(&pipeline_mbarriers[t107]))
                                                                 : "memory");
                                                         }
                                                     }

@@ -79,12 +79,12 @@ __device__ __forceinline__ float sums_float_true(int prism_tid,
                     {  // with unsafe
                         prism_mbar_wait_parity(&pipeline_mbarriers[t24], (unsigned)((k / 2) & 1));
                     }
+                    const __nv_bfloat16* ta = ra + k % 2 * 1024;  // line 16
                     {  // stage_late `ra` as `ta` at block[1]
+                        const __nv_bfloat16* tb = rb + k % 2 * 128;  // line 17
                         {  // stage_late `rb` as `tb` at block[1]
                             asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 18
                             float* acc_1 = acc;  // line 11
-                            const __nv_bfloat16* ta = ra + k % 2 * 1024;  // line 16
-                            const __nv_bfloat16* tb = rb + k % 2 * 128;  // line 17
                             asm volatile(  // line 19
                                 "{\n"
                                 ".reg .pred p;\n"
@@ -124,20 +124,22 @@ __device__ __forceinline__ float sums_float_true(int prism_tid,
                         {  // with unsafe
                             prism_mbar_wait_parity(&pipeline_mbarriers[t82 + 1], (unsigned)(((k / 2) & 1) ^ 1));
                         }
+                        __nv_bfloat16* sa = ra + k % 2 * 1024;  // line 28
                         {  // async `ra` as `sa` at block[1]
+                            __nv_bfloat16* sb = rb + k % 2 * 128;  // line 29
                             {  // async `rb` as `sb` at block[1]
                                 if ((int)((unsigned)prism_tid % 128u) == 0) {  // split(thread) case 1: thread[1]
                                     prism_mbar_expect_tx(&pipeline_mbarriers[t82], 2048);  // line 32
                                     asm volatile(
                                         "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                         :
-                                        : "r"(prism_smem_addr(&ra[k % 2 * 1024])), "l"(&a), "r"(0), "r"(prism_mul(64, k)), "r"(prism_smem_addr(&pipeline_mbarriers[t82]))
+                                        : "r"(prism_smem_addr(&sa[0])), "l"(&a), "r"(0), "r"(prism_mul(64, k)), "r"(prism_smem_addr(&pipeline_mbarriers[t82]))
                                         : "memory");
                                     prism_mbar_expect_tx(&pipeline_mbarriers[t82], 256);  // line 33
                                     asm volatile(
                                         "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                         :
-                                        : "r"(prism_smem_addr(&rb[k % 2 * 128])), "l"(&b), "r"(0), "r"(prism_mul(8, k)), "r"(prism_smem_addr(&pipeline_mbarriers[t82]))
+                                        : "r"(prism_smem_addr(&sb[0])), "l"(&b), "r"(0), "r"(prism_mul(8, k)), "r"(prism_smem_addr(&pipeline_mbarriers[t82]))
                                         : "memory");
                                 }
                             }
@@ -199,12 +201,12 @@ __device__ __forceinline__ float sums_float_false(int prism_tid,
                     {  // with unsafe
                         prism_mbar_wait_parity(&pipeline_mbarriers[t24], (unsigned)((k / 2) & 1));
                     }
+                    const __nv_bfloat16* ta = ra + k % 2 * 1024;  // line 16
                     {  // stage `ra` as `ta` at block[1]
+                        const __nv_bfloat16* tb = rb + k % 2 * 128;  // line 17
                         {  // stage `rb` as `tb` at block[1]
                             asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 18
                             float* acc_1 = acc;  // line 11
-                            const __nv_bfloat16* ta = ra + k % 2 * 1024;  // line 16
-                            const __nv_bfloat16* tb = rb + k % 2 * 128;  // line 17
                             asm volatile(  // line 19
                                 "{\n"
                                 ".reg .pred p;\n"
@@ -236,20 +238,22 @@ __device__ __forceinline__ float sums_float_false(int prism_tid,
                         {  // with unsafe
                             prism_mbar_wait_parity(&pipeline_mbarriers[t60 + 1], (unsigned)(((k / 2) & 1) ^ 1));
                         }
+                        __nv_bfloat16* sa = ra + k % 2 * 1024;  // line 28
                         {  // async `ra` as `sa` at block[1]
+                            __nv_bfloat16* sb = rb + k % 2 * 128;  // line 29
                             {  // async `rb` as `sb` at block[1]
                                 if ((int)((unsigned)prism_tid % 128u) == 0) {  // split(thread) case 1: thread[1]
                                     prism_mbar_expect_tx(&pipeline_mbarriers[t60], 2048);  // line 32
                                     asm volatile(
                                         "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                         :
-                                        : "r"(prism_smem_addr(&ra[k % 2 * 1024])), "l"(&a), "r"(0), "r"(prism_mul(64, k)), "r"(prism_smem_addr(&pipeline_mbarriers[t60]))
+                                        : "r"(prism_smem_addr(&sa[0])), "l"(&a), "r"(0), "r"(prism_mul(64, k)), "r"(prism_smem_addr(&pipeline_mbarriers[t60]))
                                         : "memory");
                                     prism_mbar_expect_tx(&pipeline_mbarriers[t60], 256);  // line 33
                                     asm volatile(
                                         "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                         :
-                                        : "r"(prism_smem_addr(&rb[k % 2 * 128])), "l"(&b), "r"(0), "r"(prism_mul(8, k)), "r"(prism_smem_addr(&pipeline_mbarriers[t60]))
+                                        : "r"(prism_smem_addr(&sb[0])), "l"(&b), "r"(0), "r"(prism_mul(8, k)), "r"(prism_smem_addr(&pipeline_mbarriers[t60]))
                                         : "memory");
                                 }
                             }

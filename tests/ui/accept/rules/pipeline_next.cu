@@ -43,21 +43,23 @@ extern "C" __global__ void __launch_bounds__(128) next2(int n,
                                 __syncthreads();
                             }
                             if (k_issue < n) {  // line 27
+                                float* slot = ring + k_issue % 2 * 128;  // line 28
                                 {  // async `ring` as `slot` at block[1]
+                                    float* sc = scale + k_issue % 2 * 4;  // line 29
                                     {  // async `scale` as `sc` at block[1]
                                         {  // group(thread[1])
                                             if (t < 32) {  // line 31
                                                 asm volatile(  // line 32
                                                     "cp.async.cg.shared.global [%0], [%1], 16;"
                                                     :
-                                                    : "r"(prism_smem_addr(&ring[k_issue % 2 * 128 + 4 * t])), "l"(&x[prism_add(prism_mul(prism_add(prism_mul(b, n), k_issue), 128), 4 * t)])
+                                                    : "r"(prism_smem_addr(&slot[4 * t])), "l"(&x[prism_add(prism_mul(prism_add(prism_mul(b, n), k_issue), 128), 4 * t)])
                                                     : "memory");
                                             }
                                             if (t < 4) {  // line 33
                                                 asm volatile(  // line 34
                                                     "cp.async.ca.shared.global [%0], [%1], 4;"
                                                     :
-                                                    : "r"(prism_smem_addr(&scale[k_issue % 2 * 4 + t])), "l"(&w[prism_add(prism_mul(prism_add(prism_mul(b, n), k_issue), 4), t)])
+                                                    : "r"(prism_smem_addr(&sc[t])), "l"(&w[prism_add(prism_mul(prism_add(prism_mul(b, n), k_issue), 4), t)])
                                                     : "memory");
                                             }
                                         }
@@ -67,27 +69,29 @@ extern "C" __global__ void __launch_bounds__(128) next2(int n,
                             asm volatile("cp.async.commit_group;" :  :  : "memory");
                             if (k_issue >= 1) {  // line 27
                                 const int k = k_issue - 1;
-                                const int t56 = (int)((unsigned)k % 2u) * 128;  // line 35
+                                const float* s = ring + (int)((unsigned)k % 2u) * 128;  // line 35
                                 {  // stage `ring` as `s` at block[1]
                                     {  // group(thread[1])
                                         if (k == 0) {  // line 37
-                                            pre = ring[t56 + (t + 1) % 128];  // line 38
+                                            pre = s[(t + 1) % 128];  // line 38
                                         }
-                                        acc = fmaf(pre, ring[t56 + (127 - t)], acc);  // line 39
+                                        acc = fmaf(pre, s[127 - t], acc);  // line 39
                                     }
                                 }
                                 // The barrier stands here: the rest of the body reads tile k + 1.
                                 asm volatile("cp.async.wait_all;" :  :  : "memory");  // line 41
                                 __syncthreads();
-                                const int t71 = k + 1;  // line 27
-                                const int k_next = t71 < n ? t71 : k;
+                                const int t70 = k + 1;  // line 27
+                                const int k_next = t70 < n ? t70 : k;
+                                const float* s_next = ring + (int)((unsigned)k_next % 2u) * 128;  // line 41
                                 {  // stage `ring` as `s_next` at block[1]
+                                    const float* c_next = scale + (int)((unsigned)k_next % 2u) * 4;  // line 42
                                     {  // stage `scale` as `c_next` at block[1]
                                         {  // group(thread[1])
-                                            pre = ring[(int)((unsigned)k_next % 2u) * 128 + (t + 1) % 128];  // line 44
+                                            pre = s_next[(t + 1) % 128];  // line 44
                                             // The next tile's scale, added for this tile: w_{k+1}, and
                                             // on the last tile w_{n-1} once more.
-                                            acc = acc + scale[(int)((unsigned)k_next % 2u) * 4 + t % 4];  // line 47
+                                            acc = acc + c_next[t % 4];  // line 47
                                         }
                                     }
                                 }
@@ -141,21 +145,23 @@ extern "C" __global__ void __launch_bounds__(128) next3(int n,
                                 __syncthreads();
                             }
                             if (k_issue < n) {  // line 69
+                                float* slot = ring + k_issue % 3 * 128;  // line 70
                                 {  // async `ring` as `slot` at block[1]
+                                    float* sc = scale + k_issue % 3 * 4;  // line 71
                                     {  // async `scale` as `sc` at block[1]
                                         {  // group(thread[1])
                                             if (t < 32) {  // line 73
                                                 asm volatile(  // line 74
                                                     "cp.async.cg.shared.global [%0], [%1], 16;"
                                                     :
-                                                    : "r"(prism_smem_addr(&ring[k_issue % 3 * 128 + 4 * t])), "l"(&x[prism_add(prism_mul(prism_add(prism_mul(b, n), k_issue), 128), 4 * t)])
+                                                    : "r"(prism_smem_addr(&slot[4 * t])), "l"(&x[prism_add(prism_mul(prism_add(prism_mul(b, n), k_issue), 128), 4 * t)])
                                                     : "memory");
                                             }
                                             if (t < 4) {  // line 75
                                                 asm volatile(  // line 76
                                                     "cp.async.ca.shared.global [%0], [%1], 4;"
                                                     :
-                                                    : "r"(prism_smem_addr(&scale[k_issue % 3 * 4 + t])), "l"(&w[prism_add(prism_mul(prism_add(prism_mul(b, n), k_issue), 4), t)])
+                                                    : "r"(prism_smem_addr(&sc[t])), "l"(&w[prism_add(prism_mul(prism_add(prism_mul(b, n), k_issue), 4), t)])
                                                     : "memory");
                                             }
                                         }
@@ -165,27 +171,29 @@ extern "C" __global__ void __launch_bounds__(128) next3(int n,
                             asm volatile("cp.async.commit_group;" :  :  : "memory");
                             if (k_issue >= 2) {  // line 69
                                 const int k = k_issue - 2;
-                                const int t56 = (int)((unsigned)k % 3u) * 128;  // line 77
+                                const float* s = ring + (int)((unsigned)k % 3u) * 128;  // line 77
                                 {  // stage `ring` as `s` at block[1]
                                     {  // group(thread[1])
                                         if (k == 0) {  // line 79
-                                            pre = ring[t56 + (t + 1) % 128];  // line 80
+                                            pre = s[(t + 1) % 128];  // line 80
                                         }
-                                        acc = fmaf(pre, ring[t56 + (127 - t)], acc);  // line 81
+                                        acc = fmaf(pre, s[127 - t], acc);  // line 81
                                     }
                                 }
                                 asm volatile("cp.async.wait_group 1;" :  :  : "memory");  // line 82
                                 __syncthreads();
-                                const int t71 = k + 1;  // line 69
-                                const int k_next = t71 < n ? t71 : k;
+                                const int t70 = k + 1;  // line 69
+                                const int k_next = t70 < n ? t70 : k;
+                                const float* s_next = ring + (int)((unsigned)k_next % 3u) * 128;  // line 82
                                 {  // stage `ring` as `s_next` at block[1]
                                     {  // group(thread[1])
-                                        pre = ring[(int)((unsigned)k_next % 3u) * 128 + (t + 1) % 128];  // line 84
+                                        pre = s_next[(t + 1) % 128];  // line 84
                                     }
                                 }
+                                const float* c_next = scale + (int)((unsigned)k_next % 3u) * 4;  // line 85
                                 {  // stage `scale` as `c_next` at block[1]
                                     {  // group(thread[1])
-                                        acc = acc + scale[(int)((unsigned)k_next % 3u) * 4 + t % 4];  // line 87
+                                        acc = acc + c_next[t % 4];  // line 87
                                     }
                                 }
                             }
@@ -241,13 +249,14 @@ extern "C" __global__ void __launch_bounds__(128) nested(int n,
                             __syncthreads();
                         }
                         if (k_issue < n) {  // line 113
+                            float* slot = ring + k_issue % 2 * 128;  // line 114
                             {  // async `ring` as `slot` at block[1]
                                 {  // group(thread[1])
                                     if (t < 32) {  // line 116
                                         asm volatile(  // line 117
                                             "cp.async.cg.shared.global [%0], [%1], 16;"
                                             :
-                                            : "r"(prism_smem_addr(&ring[k_issue % 2 * 128 + 4 * t])), "l"(&x[prism_add(prism_mul(prism_add(prism_mul(b, n), k_issue), 128), 4 * t)])
+                                            : "r"(prism_smem_addr(&slot[4 * t])), "l"(&x[prism_add(prism_mul(prism_add(prism_mul(b, n), k_issue), 128), 4 * t)])
                                             : "memory");
                                     }
                                 }
@@ -256,18 +265,20 @@ extern "C" __global__ void __launch_bounds__(128) nested(int n,
                         asm volatile("cp.async.commit_group;" :  :  : "memory");
                         if (k_issue >= 1) {  // line 113
                             const int k = k_issue - 1;
+                            const float* s = ring + (int)((unsigned)k % 2u) * 128;  // line 118
                             {  // stage `ring` as `s` at block[1]
                                 {  // group(thread[1])
-                                    acc = acc + ring[(int)((unsigned)k % 2u) * 128 + (127 - t)];  // line 120
+                                    acc = acc + s[127 - t];  // line 120
                                 }
                             }
                             asm volatile("cp.async.wait_all;" :  :  : "memory");  // line 121
                             __syncthreads();
                             const int t50 = k + 1;  // line 113
                             const int k_next = t50 < n ? t50 : k;
+                            const float* s_next = ring + (int)((unsigned)k_next % 2u) * 128;  // line 121
                             {  // stage `ring` as `s_next` at block[1]
                                 {  // group(thread[1])
-                                    pre = ring[(int)((unsigned)k_next % 2u) * 128 + (t + 1) % 128];  // line 123
+                                    pre = s_next[(t + 1) % 128];  // line 123
                                 }
                             }
                             {  // pipeline `aux` as `aux` at block[1]
@@ -278,13 +289,14 @@ extern "C" __global__ void __launch_bounds__(128) nested(int n,
                                         __syncthreads();
                                     }
                                     if (q_issue < m) {  // line 124
+                                        float* a_dst = aux + q_issue % 3 * 128;  // line 125
                                         {  // async `aux` as `a_dst` at block[1]
                                             {  // group(thread[1])
                                                 if (t < 32) {  // line 127
                                                     asm volatile(  // line 128
                                                         "cp.async.cg.shared.global [%0], [%1], 16;"
                                                         :
-                                                        : "r"(prism_smem_addr(&aux[q_issue % 3 * 128 + 4 * t])), "l"(&w[prism_add(prism_mul(prism_add(prism_mul(prism_add(prism_mul(b, n), k), m), q_issue), 128), 4 * t)])
+                                                        : "r"(prism_smem_addr(&a_dst[4 * t])), "l"(&w[prism_add(prism_mul(prism_add(prism_mul(prism_add(prism_mul(b, n), k), m), q_issue), 128), 4 * t)])
                                                         : "memory");
                                                 }
                                             }
@@ -293,23 +305,26 @@ extern "C" __global__ void __launch_bounds__(128) nested(int n,
                                     asm volatile("cp.async.commit_group;" :  :  : "memory");
                                     if (q_issue >= 2) {  // line 124
                                         const int q = q_issue - 2;
+                                        const float* a = aux + (int)((unsigned)q % 3u) * 128;  // line 129
                                         {  // stage `aux` as `a` at block[1]
                                             {  // group(thread[1])
-                                                acc = acc + aux[(int)((unsigned)q % 3u) * 128 + (t + 3) % 128];  // line 131
+                                                acc = acc + a[(t + 3) % 128];  // line 131
                                             }
                                         }
                                         asm volatile("cp.async.wait_group 1;" :  :  : "memory");  // line 132
                                         __syncthreads();
                                         const int t101 = q + 1;  // line 124
                                         const int q_next = t101 < m ? t101 : q;
+                                        const float* a_next = aux + (int)((unsigned)q_next % 3u) * 128;  // line 132
                                         {  // stage `aux` as `a_next` at block[1]
                                             {  // group(thread[1])
-                                                acc = acc + aux[(int)((unsigned)q_next % 3u) * 128 + t];  // line 134
+                                                acc = acc + a_next[t];  // line 134
                                             }
                                         }
+                                        const float* s_again = ring + (int)((unsigned)k_next % 2u) * 128;  // line 135
                                         {  // stage `ring` as `s_again` at block[1]
                                             {  // group(thread[1])
-                                                acc = acc + ring[(int)((unsigned)k_next % 2u) * 128 + (t + 5) % 128];  // line 137
+                                                acc = acc + s_again[(t + 5) % 128];  // line 137
                                             }
                                         }
                                     }

@@ -36,21 +36,23 @@ extern "C" __global__ void __launch_bounds__(128) ring2(int n,
                             __syncthreads();
                         }
                         if (k_issue < n) {  // line 20
+                            float* slot = ring + k_issue % 2 * 128;  // line 21
                             {  // async `ring` as `slot` at block[1]
+                                float* sc = scale + k_issue % 2 * 4;  // line 22
                                 {  // async `scale` as `sc` at block[1]
                                     {  // group(thread[1])
                                         if (t < 32) {  // line 24
                                             asm volatile(  // line 25
                                                 "cp.async.cg.shared.global [%0], [%1], 16;"
                                                 :
-                                                : "r"(prism_smem_addr(&ring[k_issue % 2 * 128 + 4 * t])), "l"(&x[prism_add(prism_mul(prism_add(prism_mul(b, n), k_issue), 128), 4 * t)])
+                                                : "r"(prism_smem_addr(&slot[4 * t])), "l"(&x[prism_add(prism_mul(prism_add(prism_mul(b, n), k_issue), 128), 4 * t)])
                                                 : "memory");
                                         }
                                         if (t < 4) {  // line 26
                                             asm volatile(  // line 27
                                                 "cp.async.ca.shared.global [%0], [%1], 4;"
                                                 :
-                                                : "r"(prism_smem_addr(&scale[k_issue % 2 * 4 + t])), "l"(&w[prism_add(prism_mul(prism_add(prism_mul(b, n), k_issue), 4), t)])
+                                                : "r"(prism_smem_addr(&sc[t])), "l"(&w[prism_add(prism_mul(prism_add(prism_mul(b, n), k_issue), 4), t)])
                                                 : "memory");
                                         }
                                     }
@@ -60,10 +62,12 @@ extern "C" __global__ void __launch_bounds__(128) ring2(int n,
                         asm volatile("cp.async.commit_group;" :  :  : "memory");
                         if (t16) {  // line 20
                             const int k = k_issue - 1;
+                            const float* s = ring + (int)((unsigned)k % 2u) * 128;  // line 28
                             {  // stage `ring` as `s` at block[1]
+                                const float* c = scale + (int)((unsigned)k % 2u) * 4;  // line 29
                                 {  // stage `scale` as `c` at block[1]
                                     {  // group(thread[1])
-                                        acc = fmaf(ring[(int)((unsigned)k % 2u) * 128 + (127 - t)], scale[(int)((unsigned)k % 2u) * 4 + t % 4], acc);  // line 31
+                                        acc = fmaf(s[127 - t], c[t % 4], acc);  // line 31
                                     }
                                 }
                             }
@@ -108,21 +112,23 @@ extern "C" __global__ void __launch_bounds__(128) ring4(int n,
                             __syncthreads();
                         }
                         if (k_issue < n) {  // line 47
+                            float* slot = ring + k_issue % 4 * 128;  // line 48
                             {  // async `ring` as `slot` at block[1]
+                                float* sc = scale + k_issue % 4 * 4;  // line 49
                                 {  // async `scale` as `sc` at block[1]
                                     {  // group(thread[1])
                                         if (t < 32) {  // line 51
                                             asm volatile(  // line 52
                                                 "cp.async.cg.shared.global [%0], [%1], 16;"
                                                 :
-                                                : "r"(prism_smem_addr(&ring[k_issue % 4 * 128 + 4 * t])), "l"(&x[prism_add(prism_mul(prism_add(prism_mul(b, n), k_issue), 128), 4 * t)])
+                                                : "r"(prism_smem_addr(&slot[4 * t])), "l"(&x[prism_add(prism_mul(prism_add(prism_mul(b, n), k_issue), 128), 4 * t)])
                                                 : "memory");
                                         }
                                         if (t < 4) {  // line 53
                                             asm volatile(  // line 54
                                                 "cp.async.ca.shared.global [%0], [%1], 4;"
                                                 :
-                                                : "r"(prism_smem_addr(&scale[k_issue % 4 * 4 + t])), "l"(&w[prism_add(prism_mul(prism_add(prism_mul(b, n), k_issue), 4), t)])
+                                                : "r"(prism_smem_addr(&sc[t])), "l"(&w[prism_add(prism_mul(prism_add(prism_mul(b, n), k_issue), 4), t)])
                                                 : "memory");
                                         }
                                     }
@@ -132,10 +138,12 @@ extern "C" __global__ void __launch_bounds__(128) ring4(int n,
                         asm volatile("cp.async.commit_group;" :  :  : "memory");
                         if (t16) {  // line 47
                             const int k = k_issue - 3;
+                            const float* s = ring + (int)((unsigned)k % 4u) * 128;  // line 55
                             {  // stage `ring` as `s` at block[1]
+                                const float* c = scale + (int)((unsigned)k % 4u) * 4;  // line 56
                                 {  // stage `scale` as `c` at block[1]
                                     {  // group(thread[1])
-                                        acc = fmaf(ring[(int)((unsigned)k % 4u) * 128 + (127 - t)], scale[(int)((unsigned)k % 4u) * 4 + t % 4], acc);  // line 58
+                                        acc = fmaf(s[127 - t], c[t % 4], acc);  // line 58
                                     }
                                 }
                             }

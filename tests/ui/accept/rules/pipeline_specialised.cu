@@ -50,13 +50,14 @@ extern "C" __global__ void __launch_bounds__(96) column_sums(const __grid_consta
                         {  // with unsafe
                             prism_mbar_wait_parity(&pipeline_mbarriers[t31 + 1], (unsigned)(((k / 3) & 1) ^ 1));
                         }
+                        float* slot = ring + k % 3 * 256;  // line 24
                         {  // async `ring` as `slot` at block[1]
                             if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                                 prism_mbar_expect_tx(&pipeline_mbarriers[t31], 1024);  // line 27
                                 asm volatile(
                                     "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                     :
-                                    : "r"(prism_smem_addr(&ring[k % 3 * 256])), "l"(&a), "r"(0), "r"(prism_mul(8, prism_add(prism_mul(b, n), k))), "r"(prism_smem_addr(&pipeline_mbarriers[t31]))
+                                    : "r"(prism_smem_addr(&slot[0])), "l"(&a), "r"(0), "r"(prism_mul(8, prism_add(prism_mul(b, n), k))), "r"(prism_smem_addr(&pipeline_mbarriers[t31]))
                                     : "memory");
                             }
                         }
@@ -71,10 +72,11 @@ extern "C" __global__ void __launch_bounds__(96) column_sums(const __grid_consta
                         {  // with unsafe
                             prism_mbar_wait_parity(&pipeline_mbarriers[t57], (unsigned)((k / 3) & 1));
                         }
+                        const float* tile = ring + k % 3 * 256;  // line 29
                         {  // stage `ring` as `tile` at block[1]
                             const int c = t - 32;  // line 30
                             for (int j = 0; j < 4; j += 1) {
-                                s = s + ring[k % 3 * 256 + (4 * c + j)];  // line 32
+                                s = s + tile[4 * c + j];  // line 32
                             }
                         }
                         {  // with unsafe
@@ -89,10 +91,11 @@ extern "C" __global__ void __launch_bounds__(96) column_sums(const __grid_consta
                             {  // with unsafe
                                 prism_mbar_wait_parity(&pipeline_mbarriers[t87], (unsigned)((k / 3) & 1));
                             }
+                            const float* tile = ring + k % 3 * 256;  // line 34
                             {  // stage `ring` as `tile` at block[1]
                                 const int c = t - 32;  // line 35
                                 for (int j = 0; j < 4; j += 1) {
-                                    s = s + ring[k % 3 * 256 + (4 * c + j)];  // line 37
+                                    s = s + tile[4 * c + j];  // line 37
                                 }
                             }
                             {  // with unsafe
@@ -175,13 +178,14 @@ extern "C" __global__ void __launch_bounds__(96) sums_after(const __grid_constan
                             {  // with unsafe
                                 prism_mbar_wait_parity(&pipeline_mbarriers[t29 + 1], (unsigned)(((k / 2) & 1) ^ 1));
                             }
+                            float* slot = ring + k % 2 * 256;  // line 65
                             {  // async `ring` as `slot` at block[1]
                                 if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                                     prism_mbar_expect_tx(&pipeline_mbarriers[t29], 1024);  // line 68
                                     asm volatile(
                                         "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                         :
-                                        : "r"(prism_smem_addr(&ring[k % 2 * 256])), "l"(&a), "r"(0), "r"(prism_mul(8, prism_add(prism_mul(b, n), k))), "r"(prism_smem_addr(&pipeline_mbarriers[t29]))
+                                        : "r"(prism_smem_addr(&slot[0])), "l"(&a), "r"(0), "r"(prism_mul(8, prism_add(prism_mul(b, n), k))), "r"(prism_smem_addr(&pipeline_mbarriers[t29]))
                                         : "memory");
                                 }
                             }
@@ -196,9 +200,10 @@ extern "C" __global__ void __launch_bounds__(96) sums_after(const __grid_constan
                             {  // with unsafe
                                 prism_mbar_wait_parity(&pipeline_mbarriers[t55], (unsigned)((k / 2) & 1));
                             }
+                            const float* tile = ring + k % 2 * 256;  // line 70
                             {  // stage `ring` as `tile` at block[1]
                                 {  // group(thread[1])
-                                    sums[t] = sums[t] + ring[k % 2 * 256 + (t - 32)];  // line 72
+                                    sums[t] = sums[t] + tile[t - 32];  // line 72
                                 }
                             }
                             {  // with unsafe
@@ -213,9 +218,10 @@ extern "C" __global__ void __launch_bounds__(96) sums_after(const __grid_constan
                                 {  // with unsafe
                                     prism_mbar_wait_parity(&pipeline_mbarriers[t82], (unsigned)((k / 2) & 1));
                                 }
+                                const float* tile = ring + k % 2 * 256;  // line 74
                                 {  // stage `ring` as `tile` at block[1]
                                     {  // group(thread[1])
-                                        sums[t] = fmaf(2.0f, ring[k % 2 * 256 + (t - 32)], sums[t]);  // line 76
+                                        sums[t] = fmaf(2.0f, tile[t - 32], sums[t]);  // line 76
                                     }
                                 }
                                 {  // with unsafe
@@ -299,13 +305,14 @@ extern "C" __global__ void __launch_bounds__(96) mbarrier_reuse(const __grid_con
                             {  // with unsafe
                                 prism_mbar_wait_parity(&pipeline_mbarriers[t29 + 1], (unsigned)(((k / 2) & 1) ^ 1));
                             }
+                            float* slot = ring + k % 2 * 256;  // line 102
                             {  // async `ring` as `slot` at block[1]
                                 if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                                     prism_mbar_expect_tx(&pipeline_mbarriers[t29], 1024);  // line 105
                                     asm volatile(
                                         "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                         :
-                                        : "r"(prism_smem_addr(&ring[k % 2 * 256])), "l"(&a), "r"(0), "r"(prism_mul(8, prism_add(prism_mul(b, n), k))), "r"(prism_smem_addr(&pipeline_mbarriers[t29]))
+                                        : "r"(prism_smem_addr(&slot[0])), "l"(&a), "r"(0), "r"(prism_mul(8, prism_add(prism_mul(b, n), k))), "r"(prism_smem_addr(&pipeline_mbarriers[t29]))
                                         : "memory");
                                 }
                             }
@@ -320,8 +327,9 @@ extern "C" __global__ void __launch_bounds__(96) mbarrier_reuse(const __grid_con
                             {  // with unsafe
                                 prism_mbar_wait_parity(&pipeline_mbarriers[t55], (unsigned)((k / 2) & 1));
                             }
+                            const float* tile = ring + k % 2 * 256;  // line 107
                             {  // stage `ring` as `tile` at block[1]
-                                s = s + ring[k % 2 * 256 + (t - 32)];  // line 108
+                                s = s + tile[t - 32];  // line 108
                             }
                             {  // with unsafe
                                 const unsigned long long t66 = prism_mbar_arrive(&pipeline_mbarriers[t55 + 1]);  // line 99
@@ -335,8 +343,9 @@ extern "C" __global__ void __launch_bounds__(96) mbarrier_reuse(const __grid_con
                                 {  // with unsafe
                                     prism_mbar_wait_parity(&pipeline_mbarriers[t76], (unsigned)((k / 2) & 1));
                                 }
+                                const float* tile = ring + k % 2 * 256;  // line 110
                                 {  // stage `ring` as `tile` at block[1]
-                                    s = fmaf(2.0f, ring[k % 2 * 256 + (t - 32)], s);  // line 111
+                                    s = fmaf(2.0f, tile[t - 32], s);  // line 111
                                 }
                                 {  // with unsafe
                                     const unsigned long long t89 = prism_mbar_arrive(&pipeline_mbarriers[t76 + 1]);  // line 99

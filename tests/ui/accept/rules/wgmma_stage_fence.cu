@@ -55,13 +55,12 @@ extern "C" __global__ void __launch_bounds__(256, 1) mixed(const __grid_constant
                             {  // with unsafe
                                 prism_mbar_wait_parity(&pipeline_mbarriers[t36], (unsigned)((k / 2) & 1));
                             }
-                            const int t42 = k % 2 * 1024;  // line 26
+                            const __nv_bfloat16* ta = ra + k % 2 * 1024;  // line 26
                             {  // stage `ra` as `ta` at block[1]
+                                const __nv_bfloat16* tb = rb + k % 2 * 128;  // line 27
                                 {  // stage `rb` as `tb` at block[1]
                                     asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 28
                                     float* acc_1 = acc;  // line 21
-                                    const __nv_bfloat16* ta = ra + t42;  // line 26
-                                    const __nv_bfloat16* tb = rb + k % 2 * 128;  // line 27
                                     asm volatile(  // line 29
                                         "{\n"
                                         ".reg .pred p;\n"
@@ -72,7 +71,6 @@ extern "C" __global__ void __launch_bounds__(256, 1) mixed(const __grid_constant
                                         : "l"(prism_wgmma_desc(ta)), "l"(prism_wgmma_desc(tb))
                                         : "memory");
                                     float* acc_2 = acc;  // line 21
-                                    const __nv_bfloat16* ta_1 = ra + t42;  // line 26
                                     asm volatile(  // line 30
                                         "{\n"
                                         "fence.proxy.async.shared::cta;\n"
@@ -81,7 +79,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) mixed(const __grid_constant
                                         "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%0, %1, %2, %3}, %4, %5, p, 1, 1, 0, 0;\n"
                                         "}\n"
                                         : "+f"(acc_2[0]), "+f"(acc_2[1]), "+f"(acc_2[2]), "+f"(acc_2[3])
-                                        : "l"(prism_wgmma_desc(ta_1)), "l"(prism_wgmma_desc(b_s))
+                                        : "l"(prism_wgmma_desc(ta)), "l"(prism_wgmma_desc(b_s))
                                         : "memory");
                                     asm volatile("wgmma.commit_group.sync.aligned;" :  :  : "memory");  // line 31
                                     asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 32
@@ -91,37 +89,39 @@ extern "C" __global__ void __launch_bounds__(256, 1) mixed(const __grid_constant
                                 x = x + acc[1];  // line 34
                             }
                             {  // with unsafe
-                                const unsigned long long t58 = prism_mbar_arrive(&pipeline_mbarriers[t36 + 1]);  // line 23
+                                const unsigned long long t57 = prism_mbar_arrive(&pipeline_mbarriers[t36 + 1]);  // line 23
                             }
                         }
                     } else {
                         if (prism_pos < 2) {  // split(warpgroup) case 1: thread[128]
                             int k = 0;
                             for (; k < n; k += 1) {
-                                const int t68 = k % 2 * 2;
+                                const int t67 = k % 2 * 2;
                                 {  // with unsafe
-                                    prism_mbar_wait_parity(&pipeline_mbarriers[t68 + 1], (unsigned)(((k / 2) & 1) ^ 1));
+                                    prism_mbar_wait_parity(&pipeline_mbarriers[t67 + 1], (unsigned)(((k / 2) & 1) ^ 1));
                                 }
+                                __nv_bfloat16* sa = ra + k % 2 * 1024;  // line 36
                                 {  // async `ra` as `sa` at block[1]
+                                    __nv_bfloat16* sb = rb + k % 2 * 128;  // line 37
                                     {  // async `rb` as `sb` at block[1]
                                         if ((int)((unsigned)prism_tid % 128u) == 0) {  // split(thread) case 1: thread[1]
-                                            prism_mbar_expect_tx(&pipeline_mbarriers[t68], 2048);  // line 40
+                                            prism_mbar_expect_tx(&pipeline_mbarriers[t67], 2048);  // line 40
                                             asm volatile(
                                                 "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                                 :
-                                                : "r"(prism_smem_addr(&ra[k % 2 * 1024])), "l"(&a), "r"(0), "r"(prism_mul(64, k)), "r"(prism_smem_addr(&pipeline_mbarriers[t68]))
+                                                : "r"(prism_smem_addr(&sa[0])), "l"(&a), "r"(0), "r"(prism_mul(64, k)), "r"(prism_smem_addr(&pipeline_mbarriers[t67]))
                                                 : "memory");
-                                            prism_mbar_expect_tx(&pipeline_mbarriers[t68], 256);  // line 41
+                                            prism_mbar_expect_tx(&pipeline_mbarriers[t67], 256);  // line 41
                                             asm volatile(
                                                 "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                                 :
-                                                : "r"(prism_smem_addr(&rb[k % 2 * 128])), "l"(&b), "r"(0), "r"(prism_mul(8, k)), "r"(prism_smem_addr(&pipeline_mbarriers[t68]))
+                                                : "r"(prism_smem_addr(&sb[0])), "l"(&b), "r"(0), "r"(prism_mul(8, k)), "r"(prism_smem_addr(&pipeline_mbarriers[t67]))
                                                 : "memory");
                                         }
                                     }
                                 }
                                 {  // with unsafe
-                                    const unsigned long long t92 = prism_mbar_arrive(&pipeline_mbarriers[t68]);  // line 23
+                                    const unsigned long long t91 = prism_mbar_arrive(&pipeline_mbarriers[t67]);  // line 23
                                 }
                             }
                         }
