@@ -158,54 +158,50 @@ impl Checker<'_> {
 
     /// Evaluates a constant integer (a size, count or alignment) in the function's scope.
     pub fn const_int(&mut self, e: &ast::Expr, what: &str) -> Option<i128> {
-        let v = self.expr(e, None);
-        if v.err {
-            return None;
-        }
-        match (&v.e.kind, v.scalar()) {
-            (ExprKind::Const(ConstValue::Int(n)), Some(s)) if s.is_int() => Some(*n),
-            (ExprKind::Const(_), _) => {
-                self.error(TypeError::Mismatch {
-                    expected: Expected::Integer,
-                    found: Found::Type(v.e.ty.clone()),
-                    span: e.span,
-                    context: what.to_string(),
-                    help: None,
-                });
-                None
-            }
-            _ => {
-                let culprit = self.first_runtime_leaf(&v.e);
-                self.error(TypeError::NotConstant { what: what.to_string(), span: e.span, culprit });
-                None
-            }
-        }
+        self.constant(e, what, Expected::Integer, |c, s| match c {
+            ConstValue::Int(n) if s.is_some_and(|s| s.is_int()) => Some(n),
+            _ => None,
+        })
     }
 
     /// Evaluates a compile-time boolean (a literal or a `constexpr`) in the function's scope.
     pub fn const_bool(&mut self, e: &ast::Expr, what: &str) -> Option<bool> {
+        self.constant(e, what, Expected::Scalar(Scalar::Bool), |c, _| match c {
+            ConstValue::Bool(b) => Some(b),
+            _ => None,
+        })
+    }
+
+    /// Evaluates `e` at compile time and takes what `pick` finds in the constant (given its
+    /// scalar type); a run-time value is `not-constant`, a constant `pick` refuses a
+    /// mismatch with `expected`.
+    fn constant<T>(
+        &mut self,
+        e: &ast::Expr,
+        what: &str,
+        expected: Expected,
+        pick: impl Fn(ConstValue, Option<Scalar>) -> Option<T>,
+    ) -> Option<T> {
         let v = self.expr(e, None);
         if v.err {
             return None;
         }
-        match &v.e.kind {
-            ExprKind::Const(ConstValue::Bool(b)) => Some(*b),
-            ExprKind::Const(_) => {
-                self.error(TypeError::Mismatch {
-                    expected: Expected::Scalar(Scalar::Bool),
-                    found: Found::Type(v.e.ty.clone()),
-                    span: e.span,
-                    context: what.to_string(),
-                    help: None,
-                });
-                None
-            }
-            _ => {
-                let culprit = self.first_runtime_leaf(&v.e);
-                self.error(TypeError::NotConstant { what: what.to_string(), span: e.span, culprit });
-                None
-            }
+        let ExprKind::Const(c) = &v.e.kind else {
+            let culprit = self.first_runtime_leaf(&v.e);
+            self.error(TypeError::NotConstant { what: what.to_string(), span: e.span, culprit });
+            return None;
+        };
+        let picked = pick(*c, v.scalar());
+        if picked.is_none() {
+            self.error(TypeError::Mismatch {
+                expected,
+                found: Found::Type(v.e.ty.clone()),
+                span: e.span,
+                context: what.to_string(),
+                help: None,
+            });
         }
+        picked
     }
 
     /// Evaluates a perspective written in the body.
