@@ -148,7 +148,7 @@ impl Summary {
 }
 
 /// The constructs a program uses, by the text that names them.
-const CONSTRUCTS: [(&str, &str); 33] = [
+const CONSTRUCTS: [(&str, &str); 34] = [
     ("partition", "with partition("),
     ("claim", "with claim("),
     ("async", "with async("),
@@ -170,6 +170,7 @@ const CONSTRUCTS: [(&str, &str); 33] = [
     ("copy-groups", "as cg"),
     ("tma", "tma_load_2d("),
     ("warp-specialised-pipeline", ") as sl"),
+    ("warp-specialised-pipeline-bytes-reused", "with partition(after"),
     ("pipeline", "as pf"),
     ("pipeline-turn", "next=True) as pn"),
     ("generic-sizes", "gshift["),

@@ -916,7 +916,19 @@ impl Gen {
                 let stages = 2 + self.rng.below(3);
                 let tiles = self.rng.below(7);
                 let consumers = if tb >= 128 && self.rng.chance(50) { 2 } else { 1 };
+                // Sometimes in a scope of its own (the ring outside it), after which a new
+                // array takes the bytes of the pipeline's mbarriers, written by every thread:
+                // they must come after the barriers' invalidation, which nothing but the
+                // pipeline's last barrier orders (docs/soundness.md §4.3.2).
+                let reuse = self.rng.chance(40);
+                let outer = d;
                 put(&mut self.out, d, &format!("ring{id} : shared(int[{stages}][256], align=128) @ block[1]"));
+                let d = if reuse {
+                    put(&mut self.out, d, "if (u & 1) >= 0:");
+                    d + 1
+                } else {
+                    d
+                };
                 put(&mut self.out, d, &format!("for p{id} in pipeline({tiles} + (u & 1), stages={stages}):"));
                 put(&mut self.out, d + 1, "match split(warp):");
                 let producer_at = self.rng.below(consumers + 1);
@@ -933,6 +945,23 @@ impl Gen {
                         let f = self.fold(&format!("st{id}_{case}[(t * 3 + p{id}) & 255]"));
                         put(&mut self.out, d + 5, &f);
                     }
+                }
+                if reuse {
+                    // At least the two 8-byte mbarriers per slot.
+                    let reps = (stages as u32 * 16).div_ceil(4 * tb);
+                    let n = tb * reps;
+                    let d = outer;
+                    put(&mut self.out, d, &format!("after{id} : shared(int[{n}]) @ block[1]"));
+                    put(
+                        &mut self.out,
+                        d,
+                        &format!("with partition(after{id}, p=thread[1], f=lambda i: t + {tb} * i) as aw{id}:"),
+                    );
+                    put(&mut self.out, d + 1, "with group(thread[1]):");
+                    put(&mut self.out, d + 2, &format!("for j in range({reps}):"));
+                    put(&mut self.out, d + 3, &format!("aw{id}[j] = acc + j"));
+                    put(&mut self.out, d, "with group(thread[1]):");
+                    put(&mut self.out, d + 1, &format!("acc = acc + after{id}[(t * 7 + 1) % {n}]"));
                 }
             }
             // A generic block function instantiated at a type and sizes (a shared array of
