@@ -69,7 +69,7 @@ codes! {
     "invalid-perspective", "check", "a perspective that cannot exist, such as grid[2] or thread[0]";
     "invalid-bound", "check", "a malformed `@requires` perspective bound";
     "tensor-map", "check", "a `tensor_map(...)` type whose box, swizzle or element type TMA cannot copy";
-    "param-perspective", "check", "a parameter or return value broader than the function's entry perspective";
+    "param-perspective", "check", "a parameter or return value broader than the function's entry perspective, or a kernel's writable pointer narrower than it";
     "group-broadens", "check", "`group` to a perspective that is not narrower than the current one";
     "group-indivisible", "check", "`group` to a perspective whose units do not evenly divide the current one";
     "split-exceeds", "check", "`split` cases that need more units than the current perspective has";
@@ -112,7 +112,7 @@ codes! {
     // Synchronisation inference, shown by `prism check --explain-sync`.
     "inferred-barrier", "sync", "a barrier that synchronisation inference inserted, with the accesses it orders";
     "unplaceable-barrier", "sync", "two accesses that need a barrier where no barrier can be placed (an error in safe code)";
-    "async-overlap", "sync", "asynchronous copies from different threads whose destinations may overlap";
+    "async-overlap", "sync", "asynchronous copies in flight together (of different threads, or of one) whose destinations may overlap";
     "wgmma-unwaited", "sync", "a wgmma without a `wgmma_wait(0)` after it in its block, or its tiles written or its accumulators used before that wait";
     "wgmma-unfenced", "sync", "a wgmma with no `wgmma_fence()` after the last other access to its accumulators";
     "async-source-write", "sync", "a write, inside an `async` scope, to memory a copy of that scope reads";

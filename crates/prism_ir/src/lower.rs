@@ -537,13 +537,19 @@ impl Cx<'_> {
         out: &mut Block,
     ) {
         let i32_ = Scalar::I32;
+        // The count before the rings' scopes: inference sees a pipeline as one node that
+        // writes its rings and does not look inside, so a count that reads a ring must be
+        // read outside it, where inference orders the read before the fills (a thread's
+        // first copy could otherwise land under another's read of the count, which might
+        // then differ between threads; `count_reads_ring` in
+        // tests/ui/accept/rules/pipeline_ring.prism).
+        let n = self.expr(count, out);
+        let n = self.as_ty(n, i32_, span, out);
         let scopes = self.open_rings(rings, out);
         let mut inner = Block::default();
         let name = self.tf.var(var).name.clone();
         let i = self.new_reg(Type::Scalar(i32_), Some(&format!("{name}_issue")));
         self.emit(&mut inner, InstKind::Const { dst: i, value: ConstValue::Int(0) }, span);
-        let n = self.expr(count, &mut inner);
-        let n = self.as_ty(n, i32_, span, &mut inner);
         let ahead = self.konst(&mut inner, i32_, ConstValue::Int(stages as i128 - 1), span);
         let total = self.new_reg(Type::Scalar(i32_), None);
         self.emit(&mut inner, InstKind::Binary { dst: total, op: BinOp::Add, lhs: n, rhs: ahead }, span);
@@ -674,11 +680,12 @@ impl Cx<'_> {
             |c: &tir::SplitCase| matches!(c.body.stmts.get(prologue(c)).map(|s| &s.kind), Some(StmtKind::Fill { .. }));
         let producer_threads: u64 = cases.iter().filter(|c| is_fill(c)).map(|c| c.persp.n).sum();
         let consumer_threads: u64 = cases.iter().filter(|c| !is_fill(c)).map(|c| c.persp.n).sum();
+        // The count before the rings' scopes, as for a plain pipeline.
+        let n = self.expr(count, out);
+        let n = self.as_ty(n, i32_, span, out);
         let scopes = self.open_rings(rings, out);
         let (bar_ptr, bar_mem) = (self.ptrs[&bars], self.mems[&bars]);
         let mut inner = Block::default();
-        let n = self.expr(count, &mut inner);
-        let n = self.as_ty(n, i32_, span, &mut inner);
         // One thread initialises every barrier while no thread uses them.
         let mut init = Block::default();
         for k in 0..2 * stages {

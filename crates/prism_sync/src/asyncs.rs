@@ -5,11 +5,16 @@
 //! against the scope's other accesses. Two rules follow, both errors in safe code:
 //!
 //! - **Destinations are disjoint** (`async-overlap`). Two copies issued by different
-//!   threads must not write a common element. Copies issued by one thread (a `split` case
-//!   of one thread, or code whose participants are one thread) are one thread's business.
-//!   Otherwise the ownership proof of `owner.rs` must show, over every counter of a loop
-//!   inside the scope (all iterations are in flight together), that the destinations
-//!   `W·u + base + r`, each `bytes / element size` elements wide, never meet.
+//!   threads must not write a common element: unless the participants are one thread (a
+//!   `split` case of one thread, or code whose participants are one thread), the ownership
+//!   proof of `owner.rs` must show, over every counter of a loop inside the scope (all
+//!   iterations are in flight together), that the destinations `W·u + base + r`, each
+//!   `bytes / element size` elements wide, never meet. And the copies *one* thread has in
+//!   flight together (different instructions, or one instruction in different iterations
+//!   of a loop inside the scope) must not write a common element either: PTX orders the
+//!   writes of one `cp.async` among themselves but not against another `cp.async` of the
+//!   same thread that no wait separates, so the bytes would be whichever landed last
+//!   (`Ctx::one_thread`).
 //! - **Sources are not changed while in flight** (`async-source-write`). The hardware may
 //!   read a copy's source at any time until the wait, so nothing inside the scope may write
 //!   memory a copy in it reads (a store, an atomic, a writable argument, a callee's shared
@@ -19,19 +24,24 @@
 //! Unsafe code is trusted (the simulator reports what it gets wrong).
 
 use crate::Ctx;
-use crate::cfg::{FrameKind, InstId};
+use crate::cfg::{FrameId, FrameKind, InstId};
 use crate::graph::{barrier_scope, chain, operands, root, wgmma_shape};
+use crate::owner::{Affine, Term};
 use crate::pending::LateFault;
 use prism_ir::ir::{AccessKind, InstKind, IntrArg};
 use prism_ir::{MemId, Reg};
 use prism_span::Span;
 use prism_types::perspective::Persp;
+use std::collections::BTreeMap;
 
 /// What is wrong in an `async` scope.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AsyncFault {
     /// Two threads' copies may write a common element.
     Overlap,
+    /// Two copies one thread has in flight together (two instructions, or two iterations
+    /// of a loop inside the scope) may write a common element.
+    OverlapOneThread,
     /// Memory a copy reads is written inside the scope.
     SourceWritten,
     /// A wgmma that no later wait completes on every path (`graph::wgmma_wait_after`).
@@ -81,6 +91,85 @@ struct Dest {
     ptr: Reg,
     index: Reg,
     width: Option<i128>,
+}
+
+/// One copy as the thread that issues it sees it: each time it is issued inside the scope,
+/// its destination is `fixed + c + Σ k·i`, `width` elements from there on, where `fixed`
+/// holds the terms that keep their value for one thread while the scope runs (its `id()`s,
+/// counters of loops around the scope, the pipeline's slot) and `i` runs over the values
+/// of the counter of each loop inside the scope around the copy (`k` = 0 when the index
+/// does not read it: the copy is issued again to the same place).
+struct Issue {
+    fixed: BTreeMap<Term, i128>,
+    c: i128,
+    /// `(k, lo, hi, step)`: the counter takes the values `lo, lo + step, …, hi`.
+    loops: Vec<(i128, i128, i128, i128)>,
+    width: i128,
+}
+
+/// The most destinations [`Ctx::one_thread`] lists for one pair of copies; a thread has at
+/// most a few thousand copies of 16 bytes in flight in the shared memory there is.
+const MAX_ISSUES: u128 = 1 << 16;
+
+impl Issue {
+    /// How many times the copy is issued in the scope (counting every iteration).
+    fn times(&self) -> Option<u128> {
+        self.loops.iter().try_fold(1u128, |n, &(_, lo, hi, step)| {
+            n.checked_mul(u128::try_from((hi - lo) / step).ok()?.checked_add(1)?)
+        })
+    }
+
+    /// The least and greatest value of `c + Σ k·i`.
+    fn span(&self) -> Option<(i128, i128)> {
+        self.loops.iter().try_fold((self.c, self.c), |(lo, hi), &(k, a, b, _)| {
+            let (x, y) = (k.checked_mul(a)?, k.checked_mul(b)?);
+            Some((lo.checked_add(x.min(y))?, hi.checked_add(x.max(y))?))
+        })
+    }
+
+    /// Whether the issues of the copy never meet each other, by the radix argument: with
+    /// the counters that take more than one value ordered by `|k|·step`, each one's step
+    /// `|k|·step` is at least the reach `Σ |k|·(hi − lo)` of the ones before it plus the
+    /// width. Two different iterations then differ, at the last counter in that order where
+    /// they differ, by at least its step less the reach before it: by `width` or more (the
+    /// counters are the digits of a mixed-radix number).
+    fn nested(&self) -> bool {
+        let mut moving: Vec<(i128, i128)> = self
+            .loops
+            .iter()
+            .filter(|l| l.1 != l.2)
+            .map(|&(k, lo, hi, step)| (k.abs() * step, k.abs() * (hi - lo)))
+            .collect();
+        moving.sort_unstable();
+        let mut reach = 0i128;
+        for (step, extent) in moving {
+            if step < reach + self.width {
+                return false;
+            }
+            reach += extent;
+        }
+        true
+    }
+
+    /// Every destination's first element `c + Σ k·i` (relative to `fixed`), when there are
+    /// at most [`MAX_ISSUES`].
+    fn starts(&self) -> Option<Vec<i128>> {
+        if self.times()? > MAX_ISSUES {
+            return None;
+        }
+        let mut out = vec![self.c];
+        for &(k, lo, hi, step) in &self.loops {
+            let values: Vec<i128> = (0..=(hi - lo) / step).map(|m| k * (lo + m * step)).collect();
+            out = out.iter().flat_map(|&s| values.iter().map(move |&v| s + v)).collect();
+        }
+        Some(out)
+    }
+}
+
+/// Whether intervals `(start, width)` are pairwise disjoint.
+fn disjoint_intervals(mut v: Vec<(i128, i128)>) -> bool {
+    v.sort_unstable();
+    v.windows(2).all(|p| p[0].0 + p[0].1 <= p[1].0)
 }
 
 impl Ctx<'_> {
@@ -300,6 +389,7 @@ impl Ctx<'_> {
                     chain(&self.cfg, self.cfg.insts[y.inst].frame, base),
                 );
                 let s = barrier_scope(self.facts, c0, d, &cx, &cy);
+                // One thread's copies are checked against each other below.
                 if s == Persp::THREAD {
                     continue;
                 }
@@ -324,6 +414,213 @@ impl Ctx<'_> {
                 }
             }
         }
+        if let Some((x, y)) = self.one_thread(scope, &dests) {
+            out.push(AsyncProblem {
+                fault: AsyncFault::OverlapOneThread,
+                mem: root_of,
+                at: self.cfg.insts[y].inst.span,
+                other: self.cfg.insts[x].inst.span,
+            });
+        }
+    }
+
+    /// Two copies of `dests` (the later one second) that one thread may have in flight
+    /// together with destinations not provably disjoint, if any: the same copy issued in
+    /// two iterations of a loop inside the scope, or two copies that one thread can both
+    /// issue (not in different cases of one `split`, nor in the two branches of an `if`
+    /// that the thread takes the same way throughout the scope, [`Ctx::exclusive`]).
+    ///
+    /// For one thread, the terms of [`Issue::fixed`] have one value throughout the scope,
+    /// so two copies with the same fixed terms meet exactly when their rests `c + Σ k·i`,
+    /// each over its width, do: proved by the radix argument ([`Issue::nested`]) or by
+    /// listing them ([`Issue::starts`]). Copies whose fixed terms differ are apart only when
+    /// the difference of their destinations, over every value of every term, keeps them
+    /// apart by the widths.
+    fn one_thread(&self, scope: InstId, dests: &[Dest]) -> Option<(InstId, InstId)> {
+        let issues: Vec<Option<Issue>> = dests.iter().map(|d| self.issue(scope, d)).collect();
+        // Each copy against its own other issues.
+        for (d, i) in dests.iter().zip(&issues) {
+            let alone = match i {
+                Some(i) => {
+                    i.times() == Some(1)
+                        || i.nested()
+                        || i.starts().is_some_and(|v| disjoint_intervals(v.into_iter().map(|s| (s, i.width)).collect()))
+                }
+                // Not analysable: fine only when it is issued once.
+                None => self
+                    .loops_around(scope, d.inst)
+                    .is_some_and(|ls| ls.iter().all(|&l| self.counter(l).is_some_and(|c| c.lo == c.hi))),
+            };
+            if !alone {
+                return Some((d.inst, d.inst));
+            }
+        }
+        for (j, y) in dests.iter().enumerate() {
+            for (i, x) in dests[..j].iter().enumerate() {
+                if self.exclusive(scope, x.inst, y.inst) {
+                    continue;
+                }
+                let apart = match (&issues[i], &issues[j]) {
+                    (Some(a), Some(b)) => self.issues_apart(a, b),
+                    _ => false,
+                };
+                if !apart {
+                    return Some((x.inst, y.inst));
+                }
+            }
+        }
+        None
+    }
+
+    /// Whether the issues of two different copies never meet (each copy's own issues are
+    /// already known apart).
+    fn issues_apart(&self, a: &Issue, b: &Issue) -> bool {
+        // The destinations' difference `a − b`, over every value: apart when it is at least
+        // `b`'s width or at most minus `a`'s.
+        let mut diff = Affine::default();
+        for (t, &k) in &a.fixed {
+            diff.terms.insert(*t, k);
+        }
+        let Some(diff) = diff.add(&Affine { terms: b.fixed.clone(), c: 0 }, -1) else { return false };
+        let (Some((flo, fhi)), Some((alo, ahi)), Some((blo, bhi))) = (self.range(&diff), a.span(), b.span()) else {
+            return false;
+        };
+        let (Some(lo), Some(hi)) = (
+            flo.checked_add(alo).and_then(|v| v.checked_sub(bhi)),
+            fhi.checked_add(ahi).and_then(|v| v.checked_sub(blo)),
+        ) else {
+            return false;
+        };
+        if lo >= b.width || hi <= -a.width {
+            return true;
+        }
+        // With the same fixed terms, which cancel for one thread, list the destinations.
+        if a.fixed != b.fixed {
+            return false;
+        }
+        match (a.starts(), b.starts()) {
+            (Some(x), Some(y)) if (x.len() + y.len()) as u128 <= MAX_ISSUES => disjoint_intervals(
+                x.into_iter().map(|s| (s, a.width)).chain(y.into_iter().map(|s| (s, b.width))).collect(),
+            ),
+            _ => false,
+        }
+    }
+
+    /// The copy `d` of the scope at `scope` as its thread sees it ([`Issue`]), when its
+    /// destination is affine, its width known, and every loop around it inside the scope
+    /// counted (constant bounds).
+    fn issue(&self, scope: InstId, d: &Dest) -> Option<Issue> {
+        let width = d.width.filter(|&w| w > 0)?;
+        let loops = self.loops_around(scope, d.inst)?;
+        let counters: Vec<crate::owner::Counter> = loops.iter().map(|&l| self.counter(l)).collect::<Option<_>>()?;
+        let frame = self.cfg.insts[d.inst].frame;
+        let mut reads = Vec::new();
+        let off = self.pointer_offset(d.ptr, &mut reads, 0)?;
+        let form = self.eval(d.index, frame, &mut reads, 0)?.add(&off, 1)?;
+        let mut coef = vec![0i128; loops.len()];
+        let mut fixed = BTreeMap::new();
+        for (t, k) in form.terms {
+            // A counter's range holds inside its loop's body only (after the loop it has
+            // one more value, which [`Ctx::range`] does not count).
+            if let Term::Iv(l) = t {
+                let body = self.cfg.insts[l].children[1];
+                reads.iter().all(|&(m, at)| m != l || self.cfg.frame_within(at, body)).then_some(())?;
+            }
+            match t {
+                Term::Iv(l) if let Some(p) = loops.iter().position(|&m| m == l) => coef[p] = k,
+                // A counter of a loop inside the scope that is not around the copy (its
+                // value after the loop), the slot of a pipeline inside the scope, or a
+                // partition's index: not fixed, and not one of the copy's iterations.
+                Term::Iv(l) | Term::Ring(l, _) if self.cfg.inside(l, scope) => return None,
+                Term::Sym => return None,
+                _ => {
+                    fixed.insert(t, k);
+                }
+            }
+        }
+        let loops = coef
+            .into_iter()
+            .zip(counters)
+            .map(|(k, c)| {
+                // Keep the sums of products far from overflow.
+                let small = k.checked_mul(c.lo)?.abs() < 1 << 60 && k.checked_mul(c.hi)?.abs() < 1 << 60;
+                small.then_some((k, c.lo, c.hi, c.step))
+            })
+            .collect::<Option<Vec<_>>>()?;
+        (form.c.abs() < 1 << 60).then_some(Issue { fixed, c: form.c, loops, width })
+    }
+
+    /// The loops inside the scope at `scope` around instruction `inst`, innermost first;
+    /// `None` when `inst` is not inside it.
+    fn loops_around(&self, scope: InstId, inst: InstId) -> Option<Vec<InstId>> {
+        let mut out = Vec::new();
+        for f in self.cfg.ancestors(self.cfg.insts[inst].frame) {
+            let fr = &self.cfg.frames[f];
+            let Some(owner) = fr.owner else { break };
+            if owner == scope {
+                return Some(out);
+            }
+            if fr.kind == FrameKind::Loop {
+                if !matches!(self.cfg.insts[owner].inst.kind, InstKind::Loop { .. }) {
+                    return None;
+                }
+                out.push(owner);
+            }
+        }
+        None
+    }
+
+    /// Whether no thread of the scope at `scope` issues both instructions: they lie in
+    /// cases of one `split` whose units do not meet (a thread's unit, hence its case, is
+    /// the same every time it reaches the split), or in the two branches of one `if` whose
+    /// condition keeps its value while the scope runs (so a thread takes the same branch
+    /// every time it reaches the `if`, and reaches it once when no loop inside the scope
+    /// repeats it).
+    fn exclusive(&self, scope: InstId, a: InstId, b: InstId) -> bool {
+        // The innermost instruction around both, and the sub-block each lies in.
+        let owners = |i: InstId| -> Vec<(InstId, FrameId)> {
+            self.cfg
+                .ancestors(self.cfg.insts[i].frame)
+                .filter_map(|f| self.cfg.frames[f].owner.map(|o| (o, f)))
+                .collect()
+        };
+        let (oa, ob) = (owners(a), owners(b));
+        let Some(&(at, fa)) = oa.iter().find(|(o, _)| ob.iter().any(|(p, _)| p == o)) else { return false };
+        let Some(&(_, fb)) = ob.iter().find(|(p, _)| *p == at) else { return false };
+        if fa == fb {
+            return false;
+        }
+        match (self.cfg.frames[fa].kind, self.cfg.frames[fb].kind, &self.cfg.insts[at].inst.kind) {
+            (FrameKind::Case { offset: x, count: n }, FrameKind::Case { offset: y, count: m }, _) => {
+                x.saturating_add(n) <= y || y.saturating_add(m) <= x
+            }
+            (FrameKind::Branch { .. }, FrameKind::Branch { .. }, InstKind::If { cond, .. }) => {
+                // Reached once per scope outside loops; inside them, with one condition.
+                self.loops_around(scope, at).is_some_and(|loops| loops.is_empty() || self.invariant(*cond, &loops, 0))
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether register `r` has the same value in every iteration of `loops`: defined once,
+    /// outside them or inside by arithmetic on such values.
+    fn invariant(&self, r: Reg, loops: &[InstId], depth: u32) -> bool {
+        let Some([d]) = self.defs.get(&r).map(Vec::as_slice) else { return false };
+        if !loops.iter().any(|&l| self.cfg.inside(*d, l)) {
+            return true;
+        }
+        let kind = &self.cfg.insts[*d].inst.kind;
+        depth < 64
+            && matches!(
+                kind,
+                InstKind::Const { .. }
+                    | InstKind::Copy { .. }
+                    | InstKind::Cast { .. }
+                    | InstKind::Unary { .. }
+                    | InstKind::Binary { .. }
+                    | InstKind::Select { .. }
+            )
+            && kind.uses().into_iter().all(|u| self.invariant(u, loops, depth + 1))
     }
 
     fn sources(&self, scope: InstId, out: &mut Vec<AsyncProblem>) {

@@ -108,6 +108,18 @@ pub fn problems(ir: &Program, report: &SyncReport, map: &SourceMap) -> Vec<Diagn
                 f.name
             ))
             .with_help("index each thread's destination by its `id()` so that the copies tile the memory, or issue the copies from one thread"),
+            crate::AsyncFault::OverlapOneThread => Diagnostic::error(
+                "async-overlap",
+                format!("asynchronous copies into {mem} may write the same elements from one thread"),
+                first_line(map, a.at),
+            )
+            .with_label("this copy's destination")
+            .with_secondary(first_line(map, a.other), "may overlap this one's, in flight at the same time in the same thread")
+            .with_note(format!(
+                "in `{}`: the copies of an `async` scope are all in flight until the scope ends, every iteration of a loop inside it included, and the hardware does not order two copies of one thread that no wait separates; so the bytes would be whichever copy landed last. A thread's destinations must be provably disjoint: the same index terms plus rests `r + k * i` over loop counters that never come within a copy's width of each other (as `4 * id() + 16 * q` with 16-byte copies)",
+                f.name
+            ))
+            .with_help("give each copy its own elements, or end the `async` scope between the two copies so the first has landed"),
             crate::AsyncFault::SourceWritten => Diagnostic::error(
                 "async-source-write",
                 format!("{mem} is written while an asynchronous copy may still read it"),

@@ -146,12 +146,15 @@ fn padding(shape: &Shape) -> Option<(i128, i128)> {
     quots.next().is_none().then_some(first)
 }
 
-/// A counted loop: its counter register and the counter's range inside the body.
+/// A counted loop: its counter register, the counter's range inside the body, and the
+/// distance between consecutive values (positive, whichever way the loop counts): the
+/// counter takes exactly the values `lo, lo + step, …, hi`.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Counter {
     reg: Reg,
-    lo: i128,
-    hi: i128,
+    pub(crate) lo: i128,
+    pub(crate) hi: i128,
+    pub(crate) step: i128,
 }
 
 /// A single-element access: its instruction, pointer register and index register.
@@ -759,7 +762,7 @@ impl Ctx<'_> {
         if !(min <= lo && hi <= max && min <= last && last <= max) {
             return None;
         }
-        Some(Counter { reg: iv, lo, hi })
+        Some(Counter { reg: iv, lo, hi, step: step.abs() })
     }
 
     /// The value of a register defined once by an integer constant.

@@ -257,6 +257,24 @@ impl TypeError {
             } else {
                 format!("declare it `@ {entry}` or narrower")
             }),
+            // Diagnostic: param-perspective
+            KernelPointerNarrower { name, persp, entry, span, map_decl: None } => Diagnostic::error(
+                "param-perspective",
+                format!("writable pointer parameter `{name}` at {persp} is narrower than the kernel's entry perspective {entry}"),
+                *span,
+            )
+            .with_label(format!("one buffer for all {persp} units of the kernel's {entry} unit"))
+            .with_note(format!("a launch passes the same pointers to every unit, so the {persp} units of one {entry} unit share this buffer, while synchronisation inference would order its accesses within one {persp} unit only"))
+            .with_help(format!("declare it `@ {entry}` (the default) and partition it where units need their own parts, or `ptr(const(T))` if the kernel only reads it")),
+            KernelPointerNarrower { name, persp, entry, span, map_decl: Some(decl) } => Diagnostic::error(
+                "param-perspective",
+                format!("a store through tensor map `{name}`, whose perspective {persp} is narrower than the kernel's entry perspective {entry}"),
+                *span,
+            )
+            .with_label(format!("stores into the one array all {persp} units of the kernel's {entry} unit share"))
+            .with_secondary(*decl, format!("`{name}` is declared at {persp} here"))
+            .with_note(format!("a launch passes the same maps to every unit, so the {persp} units of one {entry} unit share this array, while synchronisation inference would order its stores within one {persp} unit only"))
+            .with_help(format!("declare it `@ {entry}` (the default) and narrow it with a partition, or only load through it")),
             // Diagnostic: group-broadens
             GroupBroadens { target, code, span, code_origin } => {
                 let d = Diagnostic::error(
@@ -793,6 +811,9 @@ fn pointer_words(p: &PointerProblem) -> String {
         PointerProblem::Narrower { name, lives, param } => {
             format!("`{name}` lives at {lives}, narrower than the parameter's {param}")
         }
+        PointerProblem::LocalBroader { name, param } => format!(
+            "`{name}` is a thread-local array, so every thread has its own copy; it is a writable pointer at thread[1] only, not at {param}"
+        ),
     }
 }
 

@@ -117,6 +117,10 @@ pub enum PointerProblem {
     WritableElsewhere { name: String, lives: Persp, param: Persp },
     /// Memory at a narrower perspective than the parameter's.
     Narrower { name: String, lives: Persp, param: Persp },
+    /// A thread-local array declared broader than `thread[1]` for a writable parameter at
+    /// its perspective: every thread has its own copy, so it is writable memory of one
+    /// thread only.
+    LocalBroader { name: String, param: Persp },
 }
 
 /// Why a `return` does not fit the signature, for `return-value`.
@@ -369,6 +373,10 @@ pub enum TypeError {
     InvalidBound { problem: BoundProblem, span: Span, help: Option<String> },
     /// A parameter or return perspective broader than the entry perspective.
     ParamPerspective { what: String, persp: Persp, entry: Persp, span: Span },
+    /// A kernel's writable pointer parameter narrower than the kernel's entry perspective:
+    /// every unit of the entry gets the same buffer (`param-perspective`). With `map_decl`
+    /// (the parameter's span), a TMA store (at `span`) through such a tensor map.
+    KernelPointerNarrower { name: String, persp: Persp, entry: Persp, span: Span, map_decl: Option<Span> },
     /// `with group(block[1])` inside `thread[2]` code.
     GroupBroadens { target: Persp, code: Persp, span: Span, code_origin: Option<Span> },
     /// `with group(block[5])` inside `block[6]` code.

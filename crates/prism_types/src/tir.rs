@@ -577,39 +577,64 @@ pub enum CallArg {
 /// (assignments, `out=` operands, arrays passed by pointer), each with the span of its last
 /// change, in order of first change. Memory names passed by pointer come along and are
 /// skipped by the caller.
+///
+/// Every expression of every statement is looked at, wherever a call may stand: conditions
+/// of `if`/`elif`/`while`, `for` bounds, a nested pipeline's count, indices of places and
+/// stores, returned values. The pipeline-fill rule relies on it (a fill may read only what
+/// the loop never changes), and until 2026-11-29 a call in a condition or a bound that
+/// wrote a local array through a pointer (`if bump(offs):`) was missed.
 pub fn assigned_in(b: &Block, declared: &mut std::collections::HashSet<VarId>, out: &mut Vec<(VarId, Span)>) {
     for s in &b.stmts {
+        let calls = |e: &Expr, declared: &std::collections::HashSet<VarId>, out: &mut Vec<(VarId, Span)>| {
+            written_by_calls(e, declared, out, s.span)
+        };
         match &s.kind {
             StmtKind::Decl { var, init } => {
                 if let Some(e) = init {
-                    written_by_calls(e, declared, out, s.span);
+                    calls(e, declared, out);
                 }
                 declared.insert(*var);
             }
-            StmtKind::For { var, body, .. } => {
+            StmtKind::For { var, start, end, step, body, .. } => {
+                for e in [start, end, step] {
+                    calls(e, declared, out);
+                }
                 declared.insert(*var);
                 assigned_in(body, declared, out);
             }
-            StmtKind::Assign { place: Place::Var(v) | Place::Elem { array: v, .. }, value, .. } => {
+            StmtKind::Assign { place, value, .. } => {
+                let (Place::Var(v) | Place::Elem { array: v, .. }) = place;
+                if let Place::Elem { index, .. } = place {
+                    index.iter().for_each(|i| calls(i, declared, out));
+                }
                 if !declared.contains(v) {
                     note(out, *v, s.span);
                 }
-                written_by_calls(value, declared, out, s.span);
+                calls(value, declared, out);
             }
-            StmtKind::Expr(e) | StmtKind::Store { value: e, .. } => written_by_calls(e, declared, out, s.span),
-            StmtKind::If { then, otherwise, .. } => {
+            StmtKind::Store { index, value, .. } => {
+                index.iter().for_each(|i| calls(i, declared, out));
+                calls(value, declared, out);
+            }
+            StmtKind::Expr(e) | StmtKind::Return(Some(e)) => calls(e, declared, out),
+            StmtKind::If { cond, then, otherwise } => {
+                calls(cond, declared, out);
                 assigned_in(then, declared, out);
                 assigned_in(otherwise, declared, out);
             }
-            StmtKind::While { body, .. }
-            | StmtKind::Group { body, .. }
+            StmtKind::While { cond, body } => {
+                calls(cond, declared, out);
+                assigned_in(body, declared, out);
+            }
+            StmtKind::Group { body, .. }
             | StmtKind::Partition { body, .. }
             | StmtKind::Claim { body, .. }
             | StmtKind::Async { body, .. }
             | StmtKind::Fill { body, .. }
             | StmtKind::Stage { body, .. }
             | StmtKind::Unsafe { body, .. } => assigned_in(body, declared, out),
-            StmtKind::Pipeline { var, fill, body, .. } => {
+            StmtKind::Pipeline { var, count, fill, body, .. } => {
+                calls(count, declared, out);
                 declared.insert(*var);
                 assigned_in(fill, declared, out);
                 assigned_in(body, declared, out);
@@ -619,7 +644,8 @@ pub fn assigned_in(b: &Block, declared: &mut std::collections::HashSet<VarId>, o
                     assigned_in(&c.body, declared, out);
                 }
             }
-            _ => {}
+            // No expressions.
+            StmtKind::Break | StmtKind::Continue | StmtKind::Return(None) | StmtKind::UnsafeText(_) => {}
         }
     }
 }
@@ -676,13 +702,18 @@ fn written_by_calls(e: &Expr, declared: &std::collections::HashSet<VarId>, out: 
             for a in &c.args {
                 match a {
                     CallArg::Value(x) => written_by_calls(x, declared, out, at),
-                    CallArg::Out(Place::Var(v) | Place::Elem { array: v, .. }) | CallArg::Mem(v)
-                        if !declared.contains(v) =>
-                    {
-                        note(out, *v, at)
+                    CallArg::Out(place) => {
+                        let (Place::Var(v) | Place::Elem { array: v, .. }) = place;
+                        if let Place::Elem { index, .. } = place {
+                            index.iter().for_each(|i| written_by_calls(i, declared, out, at));
+                        }
+                        if !declared.contains(v) {
+                            note(out, *v, at);
+                        }
                     }
+                    CallArg::Mem(v) if !declared.contains(v) => note(out, *v, at),
                     CallArg::ElemRef { index, .. } => index.iter().for_each(|i| written_by_calls(i, declared, out, at)),
-                    _ => {}
+                    CallArg::Mem(_) | CallArg::Opaque(_) => {}
                 }
             }
         }

@@ -4,7 +4,7 @@
 //! calls these for every lane that touches memory.
 
 use super::GCtx;
-use super::block::{BlockSim, Frame, Loc, ReadBy, UnwrittenRead};
+use super::block::{BlockSim, Frame, Loc, UnwrittenRead};
 use crate::code::{FuncCode, R};
 use crate::memory::{Ptr, Space};
 use crate::report::{Report, ReportKind, Thread};
@@ -721,11 +721,10 @@ impl<'a> BlockSim<'a> {
             Some(a) => format!("`{}`", fc.mems[a.mem.index()].name),
             None => "shared memory".into(),
         };
-        let when = if r.by == ReadBy::Update { "had written before it" } else { "has written" };
         let report = Report {
             kind: ReportKind::UninitializedRead,
             message: format!(
-                "{} of {what} at byte {} of shared memory, which no thread of this block {when}",
+                "{} of {what} at byte {} of shared memory, which no thread of this block had written before it",
                 r.by.describe(),
                 r.byte
             ),

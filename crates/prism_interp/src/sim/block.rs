@@ -1102,14 +1102,8 @@ impl BlockSim<'_> {
         // One per site (one instruction, so one kind of read): the first, unless its bytes
         // have been written since and it was not judged already, when it can no longer be
         // reported (bits are never cleared) and this one takes its place.
-        match self.unwritten_reads.iter().position(|r| r.func == func && r.access == access) {
-            None => self.unwritten_reads.push(read),
-            Some(i) => {
-                let r = self.unwritten_reads[i];
-                if r.by != ReadBy::Update && !self.unwritten(r.byte, r.n) {
-                    self.unwritten_reads[i] = read;
-                }
-            }
+        if !self.unwritten_reads.iter().any(|r| r.func == func && r.access == access) {
+            self.unwritten_reads.push(read);
         }
     }
 
@@ -1128,8 +1122,13 @@ impl BlockSim<'_> {
         }
     }
 
-    /// At the block's end: reports the noted reads whose bytes no thread of the block ever
-    /// wrote (`uninitialized-read`).
+    /// At the block's end: reports the noted reads, each of bytes no thread of the block had
+    /// written when it ran (`uninitialized-read`). Bytes written later do not excuse a read:
+    /// a write the race check ordered after it (a barrier between them) came too late on
+    /// every schedule. One it did not order is a race, reported as such; so where this
+    /// worker has reported a race, reads of bytes written since are left to that report
+    /// (until 2026-11-29 they were always dropped, and a read of a slot its pipeline
+    /// refilled only after the read ran clean; `tests/ui/run/checks/uninitialized_read.prism`).
     pub fn report_unwritten_reads(&mut self, g: &mut GCtx) {
         let reads = std::mem::take(&mut self.unwritten_reads);
         // A block stopped early (another finding, a deadlock) may not have reached its
@@ -1137,8 +1136,9 @@ impl BlockSim<'_> {
         if self.stopped || self.alive > 0 || self.s.stop.load(std::sync::atomic::Ordering::Relaxed) {
             return;
         }
+        let raced = g.reports.iter().any(|r| matches!(r.kind, ReportKind::Race(_)));
         for r in reads {
-            if r.by == ReadBy::Update || self.unwritten(r.byte, r.n) {
+            if r.by == ReadBy::Update || !raced || self.unwritten(r.byte, r.n) {
                 self.report_unwritten(g, r);
             }
         }

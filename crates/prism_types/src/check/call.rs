@@ -550,7 +550,13 @@ impl Checker<'_> {
             });
             return None;
         }
+        // A callee may write whatever it gets for a writable parameter, so passing a local
+        // array there assigns it at the call: if an enclosing partition's index function
+        // reads the array, the call would move the view's elements while it lives, and the
+        // ownership inference relies on with them (`capture-assigned`; until 2026-11-29 only
+        // direct assignments were refused, `bump(offs)` was not).
         if mutable {
+            self.check_not_frozen(v, value.span);
             if var.persp != persp {
                 self.persp_error(TypeError::PointerArgument {
                     param: param.to_string(),
@@ -569,6 +575,29 @@ impl Checker<'_> {
                 // Unsafe code is trusted with perspectives: the argument stands (the
                 // simulator checks what the callee does with it), so the call keeps every
                 // operand.
+                if !self.in_unsafe() {
+                    return None;
+                }
+            } else if matches!(var.ty, Ty::Array { .. }) && persp != Persp::THREAD {
+                // A local array at `P` broader than `thread[1]` holds the same values in
+                // every thread of a `P`-unit, but each thread has its own copy. A callee
+                // takes a writable `ptr(T) @ P` for memory its `P`-unit shares: it may
+                // partition or claim it and let one thread, or each thread its element,
+                // write, which changes that thread's copy only, and the caller's array is
+                // no longer uniform (docs/language.md §7: a local array is a writable
+                // pointer at `thread[1]`). A read-only parameter stays allowed: the callee
+                // reads its own thread's copy, which holds what every other copy holds.
+                // Until 2026-11-29 this was accepted.
+                self.persp_error(TypeError::PointerArgument {
+                    param: param.to_string(),
+                    problem: PointerProblem::LocalBroader { name: var.name.clone(), param: persp },
+                    span: value.span,
+                    help: Some(format!(
+                        "declare the parameter `ptr(const({}))` if the callee only reads, or give each thread its own array at thread[1] for a `ptr({}) @ thread[1]` parameter",
+                        elem.name(),
+                        elem.name()
+                    )),
+                });
                 if !self.in_unsafe() {
                     return None;
                 }
@@ -974,6 +1003,25 @@ impl Checker<'_> {
                             code: self.code,
                             span,
                             origin: mvar.span,
+                        });
+                    }
+                    // A kernel's map is one array for every unit of its entry perspective,
+                    // as a pointer is (`KernelPointerNarrower` in `check::signature`): a map
+                    // declared narrower would let each narrower unit store through it with
+                    // inference ordering the stores within that unit only. Maps only
+                    // loaded stay allowed, like `ptr(const(T))`. Until 2026-11-29 this was
+                    // accepted.
+                    let rvar = self.var(root).clone();
+                    if self.sig.kind == ast::FnKind::Kernel
+                        && (root.0 as usize) < self.sig.params.len()
+                        && self.sig.facts.strictly_narrower(rvar.persp, self.sig.entry)
+                    {
+                        self.error(TypeError::KernelPointerNarrower {
+                            name: rvar.name.clone(),
+                            persp: rvar.persp,
+                            entry: self.sig.entry,
+                            span,
+                            map_decl: Some(rvar.span),
                         });
                     }
                     // Parameters are the function's first variables.

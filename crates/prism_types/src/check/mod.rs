@@ -1070,6 +1070,26 @@ pub(crate) fn signature(
             continue;
         }
         let (ty, is_const) = param_type(g, &p.ty, locals, errors);
+        // A launch passes the same pointers to every unit of a kernel's entry perspective,
+        // so a kernel's pointer names one buffer shared by all of them, whatever perspective
+        // it is declared at. Inference takes a pointer parameter's perspective for the unit
+        // that shares it (docs/language.md §5, "Which unit") and would order accesses within
+        // each narrower unit only, while the other units write the same elements
+        // (docs/soundness.md §6). A device function's narrower pointer is different: each
+        // caller's unit passes its own memory, a view at that perspective. Read-only
+        // pointers are harmless: nothing writes them. Until 2026-11-29 this was accepted.
+        if f.kind == FnKind::Kernel
+            && matches!(ty, Ty::Ptr { mutable: true, .. })
+            && facts.strictly_narrower(persp, entry)
+        {
+            errors.push(TypeError::KernelPointerNarrower {
+                name: p.name.name.clone(),
+                persp,
+                entry,
+                span: p.persp.as_ref().map(|x| x.span).unwrap_or(p.span),
+                map_decl: None,
+            });
+        }
         params.push(ParamInfo { name: p.name.name.clone(), ty, persp, is_const, span: p.span });
     }
     let ret = f.ret.as_ref().map(|r| {

@@ -548,7 +548,11 @@ impl Checker<'_> {
             let found = match &var.kind {
                 VarKind::Shared { dims, .. } => format!(
                     "shared({elem}[{}]) @ {}",
-                    dims.iter().map(u64::to_string).collect::<Vec<_>>().join(", "),
+                    // The dynamic shared array's length is known only at launch.
+                    dims.iter()
+                        .map(|&d| if d == crate::tir::DYNAMIC_LEN { "dynamic".to_string() } else { d.to_string() })
+                        .collect::<Vec<_>>()
+                        .join(", "),
                     var.persp
                 ),
                 _ => format!("a {}", var.ty),

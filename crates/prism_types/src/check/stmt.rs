@@ -567,8 +567,10 @@ impl Checker<'_> {
     }
 
     /// A variable an enclosing partition's indexing function reads may not be assigned
-    /// while the view lives (see `partition` in scope.rs).
-    fn check_not_frozen(&mut self, v: VarId, span: Span) {
+    /// while the view lives (see `partition` in scope.rs). Called for every way a place is
+    /// written: assignments, `out=` places and vector loads here, and local arrays passed
+    /// for writable pointer parameters in `Checker::mem_arg` (call.rs).
+    pub(super) fn check_not_frozen(&mut self, v: VarId, span: Span) {
         if let Some((_, lambda, view)) = self.frozen.iter().find(|(f, _, _)| *f == v).cloned() {
             let name = self.var(v).name.clone();
             let decl = self.var(v).span;

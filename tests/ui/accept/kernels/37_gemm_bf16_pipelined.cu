@@ -70,17 +70,17 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_pipelined(int M,
             // Bytes of B's copy that exist: 16, or 0 past N.
             const int b_have = prism_mul(2, prism_max(0, prism_min(8, prism_sub(N, b_col))));  // line 75
             float acc[64] = {};  // line 76
+            const int t68 = prism_sub(prism_add(K, 16), 1) / 16;  // line 77
             {  // pipeline `As` as `As` at block[1]
                 {  // pipeline `Bs` as `Bs` at block[1]
-                    int kt_issue = 0;  // line 77
-                    const int t69 = prism_sub(prism_add(K, 16), 1) / 16;
-                    for (; kt_issue < t69 + 3; kt_issue += 1) {
+                    int kt_issue = 0;
+                    for (; kt_issue < t68 + 3; kt_issue += 1) {
                         const bool t73 = kt_issue >= 3;
                         if (t73) {
                             asm volatile("cp.async.wait_group 2;" :  :  : "memory");
                             __syncthreads();
                         }
-                        if (kt_issue < t69) {  // line 77
+                        if (kt_issue < t68) {  // line 77
                             __nv_bfloat16* a_dst = As + kt_issue % 4 * 3072;  // line 78
                             {  // async `As` as `a_dst` at block[1]
                                 __nv_bfloat16* b_dst = Bs + kt_issue % 4 * 2176;  // line 79

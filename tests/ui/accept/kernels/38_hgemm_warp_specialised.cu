@@ -58,9 +58,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemm(const __grid_constant
             __align__(16) float acc[128] = {};  // line 42
             {  // partition `c_b` as `c_w` at thread[128]
                 unsigned long long* pipeline_mbarriers = reinterpret_cast<unsigned long long*>(prism_smem + 196608);  // line 44
+                const int t28 = prism_mul(mine, steps);
                 {  // pipeline `sa` as `sa` at block[1]
                     {  // pipeline `sb` as `sb` at block[1]
-                        const int t28 = prism_mul(mine, steps);
                         prism_fence_proxy_async();
                         __syncthreads();
                         {  // with unsafe

@@ -89,17 +89,17 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_warp_tiled(int M,
             const int a_frag = warp_row * 32 + lr * 4;  // line 93
             const int b_frag = warp_col * 64 + lc * 4;  // line 94
             float acc[64] = {};  // line 95
+            const int t95 = prism_sub(prism_add(K, 8), 1) / 8;  // line 96
             {  // pipeline `As` as `As` at block[1]
                 {  // pipeline `Bs` as `Bs` at block[1]
-                    int kt_issue = 0;  // line 96
-                    const int t96 = prism_sub(prism_add(K, 8), 1) / 8;
-                    for (; kt_issue < t96 + 2; kt_issue += 1) {
+                    int kt_issue = 0;
+                    for (; kt_issue < t95 + 2; kt_issue += 1) {
                         const bool t100 = kt_issue >= 2;
                         if (t100) {
                             asm volatile("cp.async.wait_group 1;" :  :  : "memory");
                             __syncthreads();
                         }
-                        if (kt_issue < t96) {  // line 96
+                        if (kt_issue < t95) {  // line 96
                             float* a_dst = As + kt_issue % 3 * 1024;  // line 97
                             {  // async `As` as `a_dst` at block[1]
                                 float* b_dst = Bs + kt_issue % 3 * 1024;  // line 98

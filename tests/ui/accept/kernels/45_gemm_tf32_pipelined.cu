@@ -77,17 +77,17 @@ extern "C" __global__ void __launch_bounds__(256) gemm_tf32_pipelined(int M,
             const int a_lane = (wm * 64 + t % 8 + 8 * (t / 8 % 2)) * 12 + 4 * (t % 32 / 16);  // line 78
             const int b_lane = (wn * 32 + t % 8 + 8 * (t % 32 / 16)) * 12 + 4 * (t / 8 % 2);  // line 79
             float acc[64] = {};  // line 80
+            const int t94 = prism_sub(prism_add(K, 8), 1) / 8;  // line 81
             {  // pipeline `As` as `As` at block[1]
                 {  // pipeline `Bs` as `Bs` at block[1]
-                    int kt_issue = 0;  // line 81
-                    const int t95 = prism_sub(prism_add(K, 8), 1) / 8;
-                    for (; kt_issue < t95 + 3; kt_issue += 1) {
+                    int kt_issue = 0;
+                    for (; kt_issue < t94 + 3; kt_issue += 1) {
                         const bool t99 = kt_issue >= 3;
                         if (t99) {
                             asm volatile("cp.async.wait_group 2;" :  :  : "memory");
                             __syncthreads();
                         }
-                        if (kt_issue < t95) {  // line 81
+                        if (kt_issue < t94) {  // line 81
                             float* a_dst = As + kt_issue % 4 * 1536;  // line 82
                             {  // async `As` as `a_dst` at block[1]
                                 float* b_dst = Bs + kt_issue % 4 * 1536;  // line 83

@@ -74,17 +74,17 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_deep_k(int M,
             const bool vec_a = K % 4 == 0;  // line 74
             const bool vec_n = N % 4 == 0;  // line 75
             float acc[64] = {};  // line 76
+            const int t79 = prism_sub(prism_add(K, 32), 1) / 32;  // line 77
             {  // pipeline `As` as `As` at block[1]
                 {  // pipeline `Bs` as `Bs` at block[1]
-                    int kt_issue = 0;  // line 77
-                    const int t80 = prism_sub(prism_add(K, 32), 1) / 32;
-                    for (; kt_issue < t80 + 2; kt_issue += 1) {
+                    int kt_issue = 0;
+                    for (; kt_issue < t79 + 2; kt_issue += 1) {
                         const bool t84 = kt_issue >= 2;
                         if (t84) {
                             asm volatile("cp.async.wait_group 1;" :  :  : "memory");
                             __syncthreads();
                         }
-                        if (kt_issue < t80) {  // line 77
+                        if (kt_issue < t79) {  // line 77
                             float* a_dst = As + kt_issue % 3 * 4096;  // line 78
                             {  // async `As` as `a_dst` at block[1]
                                 float* b_dst = Bs + kt_issue % 3 * 4096;  // line 79

@@ -68,9 +68,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tf32_ws(const __grid_c
             __align__(16) float acc[128] = {};  // line 52
             {  // partition `c_b` as `c_w` at thread[128]
                 unsigned long long* pipeline_mbarriers = reinterpret_cast<unsigned long long*>(prism_smem + 196608);  // line 54
+                const int t41 = prism_mul(mine, steps);
                 {  // pipeline `sa` as `sa` at block[1]
                     {  // pipeline `sb` as `sb` at block[1]
-                        const int t41 = prism_mul(mine, steps);
                         prism_fence_proxy_async();
                         __syncthreads();
                         {  // with unsafe

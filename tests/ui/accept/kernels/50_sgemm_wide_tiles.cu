@@ -75,17 +75,17 @@ extern "C" __global__ void __launch_bounds__(128, 2) sgemm_wide(int M,
             const bool vec_a = K % 4 == 0;  // line 79
             const bool vec_n = N % 4 == 0;  // line 80
             float acc[128] = {};  // line 81
+            const int t50 = prism_sub(prism_add(K, 8), 1) / 8;  // line 82
             {  // pipeline `As` as `As` at block[1]
                 {  // pipeline `Bs` as `Bs` at block[1]
-                    int kt_issue = 0;  // line 82
-                    const int t51 = prism_sub(prism_add(K, 8), 1) / 8;
-                    for (; kt_issue < t51 + 2; kt_issue += 1) {
+                    int kt_issue = 0;
+                    for (; kt_issue < t50 + 2; kt_issue += 1) {
                         const bool t55 = kt_issue >= 2;
                         if (t55) {
                             asm volatile("cp.async.wait_group 1;" :  :  : "memory");
                             __syncthreads();
                         }
-                        if (kt_issue < t51) {  // line 82
+                        if (kt_issue < t50) {  // line 82
                             float* a_dst = As + kt_issue % 3 * 1024;  // line 83
                             {  // async `As` as `a_dst` at block[1]
                                 float* b_dst = Bs + kt_issue % 3 * 1024;  // line 84

@@ -64,16 +64,16 @@ extern "C" __global__ void __launch_bounds__(128, 2) sgemm_prefetch(int M,
             float acc[128] = {};  // line 69
             float ra[64] = {};  // line 70
             float rb[32] = {};  // line 71
+            const int t50 = prism_sub(prism_add(K, 8), 1) / 8;  // line 72
             {  // pipeline `As` as `As` at block[1]
                 {  // pipeline `Bs` as `Bs` at block[1]
-                    int kt_issue = 0;  // line 72
-                    const int t51 = prism_sub(prism_add(K, 8), 1) / 8;
-                    for (; kt_issue < t51 + 2; kt_issue += 1) {
+                    int kt_issue = 0;
+                    for (; kt_issue < t50 + 2; kt_issue += 1) {
                         if (kt_issue == 2) {
                             asm volatile("cp.async.wait_group 1;" :  :  : "memory");
                             __syncthreads();
                         }
-                        if (kt_issue < t51) {  // line 72
+                        if (kt_issue < t50) {  // line 72
                             float* a_dst = As + kt_issue % 3 * 1024;  // line 73
                             {  // async `As` as `a_dst` at block[1]
                                 float* b_dst = Bs + kt_issue % 3 * 1024;  // line 74
@@ -251,7 +251,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) sgemm_prefetch(int M,
                             asm volatile("cp.async.wait_group 1;" :  :  : "memory");  // line 137
                             __syncthreads();
                             const int t443 = kt + 1;  // line 72
-                            const int kt_next = t443 < t51 ? t443 : kt;
+                            const int kt_next = t443 < t50 ? t443 : kt;
                             const float* a_n = As + (int)((unsigned)kt_next % 3u) * 1024;  // line 137
                             {  // stage `As` as `a_n` at block[1]
                                 const float* b_n = Bs + (int)((unsigned)kt_next % 3u) * 1024;  // line 138

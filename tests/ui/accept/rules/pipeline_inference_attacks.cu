@@ -201,8 +201,8 @@ extern "C" __global__ void __launch_bounds__(96) twice(const __grid_constant__ p
                         sums[t] = (float)r;  // line 83
                     }
                     unsigned long long* pipeline_mbarriers = prism_shared2432;  // line 84
+                    const int t20 = prism_add(n, r);
                     {  // pipeline `ring` as `ring` at block[1]
-                        const int t20 = prism_add(n, r);
                         prism_fence_proxy_async();
                         __syncthreads();
                         {  // with unsafe
@@ -679,8 +679,8 @@ extern "C" __global__ void __launch_bounds__(96) back_to_back(const __grid_const
             prism_fence_proxy_async();  // line 215
             __syncthreads();
             unsigned long long* pipeline_mbarriers_1 = prism_shared2080;  // line 216
+            const int t91 = prism_add(n, 1);
             {  // pipeline `ring` as `ring` at block[1]
-                const int t91 = prism_add(n, 1);
                 prism_fence_proxy_async();
                 __syncthreads();
                 {  // with unsafe
@@ -1423,8 +1423,8 @@ extern "C" __global__ void __launch_bounds__(96) nested(const __grid_constant__ 
                             prism_fence_proxy_async();  // line 434
                             __syncthreads();
                             unsigned long long* pipeline_mbarriers = prism_shared2560;  // line 435
+                            const int t41 = j + 1;
                             {  // pipeline `ring` as `ring` at block[1]
-                                const int t41 = j + 1;
                                 prism_fence_proxy_async();
                                 __syncthreads();
                                 {  // with unsafe

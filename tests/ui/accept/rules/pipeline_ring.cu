@@ -159,3 +159,90 @@ extern "C" __global__ void __launch_bounds__(128) ring4(int n,
         }
     }
 }
+
+// The tile count read from the ring itself, which every thread wrote: the lowering reads
+// the count before the pipeline's scope over the ring, where inference orders the read
+// before the first fills (read inside it, a thread's first copy could land under another
+// thread's read of the count, and the threads could run different numbers of tiles; found
+// by an adversarial review, 2026-11-29).
+extern "C" __global__ void __launch_bounds__(128) count_reads_ring(int n,
+                                                                   const float* __restrict__ x,
+                                                                   float* __restrict__ y)
+{
+    // launch: threads per block a multiple of 1, blocks a multiple of 1, at most 128 threads per block
+    const int prism_tid = threadIdx.x;
+    const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
+    __shared__ __align__(1024) float prism_shared0[256];
+    // 2 split barrier(s) over the block: mbarriers, and this thread's token for each
+    __shared__ __align__(8) unsigned long long prism_split[2];
+    unsigned long long prism_tok0 = 0;
+    unsigned long long prism_tok1 = 0;
+    if (threadIdx.x == 0) {
+        prism_split_init(prism_smem_addr(&prism_split[0]), blockDim.x);
+        prism_split_init(prism_smem_addr(&prism_split[1]), blockDim.x);
+    }
+    __syncthreads();
+    const int b = prism_bid;  // line 72
+    {  // partition `y` as `y_b` at block[1]
+        {  // group(block[1])
+            float* ring = prism_shared0;  // line 75
+            const int t = prism_tid;  // line 76
+            float acc = 0.0f;  // line 77
+            {  // partition `ring` as `mine` at thread[1]
+                {  // group(thread[1])
+                    ring[2 * t] = (float)n;  // line 80
+                    ring[2 * t + 1] = (float)n;  // line 81
+                    // split block barrier s1, arrive: `ring` was last used at line 78; its next use (line 82) waits
+                    prism_tok1 = prism_split_arrive(prism_smem_addr(&prism_split[1]));
+                }
+            }
+            // split block barrier s1, wait
+            prism_split_wait(prism_smem_addr(&prism_split[1]), prism_tok1);
+            const int t26 = __float2int_rz(ring[0 * 128]);
+            // split block barrier s0, arrive: `ring` was last used at line 82; its next use (line 82) waits
+            prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
+            {  // pipeline `ring` as `ring` at block[1]
+                int k_issue = 0;
+                // split block barrier s0, wait
+                prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
+                for (; k_issue < prism_add(t26, 1); k_issue += 1) {
+                    const bool t31 = k_issue >= 1;
+                    if (t31) {
+                        asm volatile("cp.async.wait_all;" :  :  : "memory");
+                        __syncthreads();
+                    }
+                    if (k_issue < t26) {  // line 82
+                        float* slot = ring + k_issue % 2 * 128;  // line 83
+                        {  // async `ring` as `slot` at block[1]
+                            {  // group(thread[1])
+                                if (t < 32) {  // line 85
+                                    asm volatile(  // line 86
+                                        "cp.async.cg.shared.global [%0], [%1], 16;"
+                                        :
+                                        : "r"(prism_smem_addr(&slot[4 * t])), "l"(&x[prism_add(prism_mul(prism_add(prism_mul(b, n), k_issue), 128), 4 * t)])
+                                        : "memory");
+                                }
+                            }
+                        }
+                    }
+                    asm volatile("cp.async.commit_group;" :  :  : "memory");
+                    if (t31) {  // line 82
+                        const int k = k_issue - 1;
+                        const float* s = ring + (int)((unsigned)k % 2u) * 128;  // line 87
+                        {  // stage `ring` as `s` at block[1]
+                            {  // group(thread[1])
+                                acc = acc + s[127 - t];  // line 89
+                            }
+                        }
+                    }
+                }
+            }
+            {  // partition `y_b` as `y_t` at thread[1]
+                {  // group(thread[1])
+                    y[prism_add(prism_mul(128, b), t)] = acc;  // line 92
+                }
+            }
+        }
+    }
+}
