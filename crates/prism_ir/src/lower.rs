@@ -61,8 +61,6 @@ struct Cx<'a> {
     /// The tile register of each ring's `stage(ring, next=True)` views, in the part of its
     /// pipeline's body after the barrier: the next tile, or the last one on the last.
     next_of: HashMap<VarId, Reg>,
-    /// The element offset of each slot view's slot in its ring.
-    slot_base: HashMap<VarId, Reg>,
     /// The pointer to each pipeline slot view's slot, bounded to it (`PtrOffset`'s `bound`):
     /// every access through the view goes through it, so the simulator checks its index
     /// against the slot, not the ring.
@@ -137,7 +135,6 @@ fn lower_function(prog: &tir::Program, tf: &tir::Function) -> Function {
         tile_of: HashMap::new(),
         next_of: HashMap::new(),
         fill_bar: None,
-        slot_base: HashMap::new(),
         slot_ptr: HashMap::new(),
         fill_views: Vec::new(),
     };
@@ -913,7 +910,6 @@ impl Cx<'_> {
         let w = self.konst(out, Scalar::I32, ConstValue::Int(slot_elems as i128), span);
         let base = self.new_reg(Type::Scalar(Scalar::I32), None);
         self.emit(out, InstKind::Binary { dst: base, op: BinOp::Mul, lhs: slot, rhs: w }, span);
-        self.slot_base.insert(view, base);
         let ring_ptr = self.pointer_of(ring, out);
         let ptr = self.new_reg(Type::Ptr, Some(&self.tf.var(view).name.clone()));
         let bound = Some((slot_elems, elem));
