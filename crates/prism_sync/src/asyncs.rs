@@ -18,7 +18,8 @@
 //! - **Sources are not changed while in flight** (`async-source-write`). The hardware may
 //!   read a copy's source at any time until the wait, so nothing inside the scope may write
 //!   memory a copy in it reads (a store, an atomic, a writable argument, a callee's shared
-//!   memory). A barrier would not help. Writes outside the scope are ordered against the
+//!   memory, a TMA store into the tensor map a TMA load reads: one thread's two bulk copies
+//!   are not ordered with each other). A barrier would not help. Writes outside the scope are ordered against the
 //!   copy's read by inference, like any other access.
 //!
 //! Unsafe code is trusted (the simulator reports what it gets wrong).
@@ -629,10 +630,24 @@ impl Ctx<'_> {
         for id in self.cfg.descendants(scope) {
             let info = &self.cfg.insts[id];
             let InstKind::Intrinsic { intrinsic, accesses, .. } = &info.inst.kind else { continue };
-            if !intrinsic.is_cp_async() || self.cfg.frames[info.frame].in_unsafe {
+            if self.cfg.frames[info.frame].in_unsafe {
                 continue;
             }
-            for a in accesses.iter().skip(1) {
+            // A `cp.async` reads its source operand; a TMA load reads its tensor map's
+            // array, which a TMA store of the kernel may write (its mbarrier operand, if
+            // any, is not a source).
+            let sources: Vec<prism_ir::AccessId> = if intrinsic.is_cp_async() {
+                accesses.iter().skip(1).copied().collect()
+            } else if intrinsic.is_tma() {
+                operands(self.f, &info.inst.kind)
+                    .into_iter()
+                    .filter(|&(_, ptr, _)| matches!(self.f.reg_ty(ptr), prism_ir::ir::Type::TensorMap(_)))
+                    .map(|(a, _, _)| a)
+                    .collect()
+            } else {
+                continue;
+            };
+            for a in sources {
                 let acc = &self.f.accesses[a.index()];
                 if let Some(item) = self.graph.item(self.f, acc.mem) {
                     reads.push((item, info.inst.span, root(self.f, acc.mem)));

@@ -19,10 +19,22 @@
 //!
 //! Unsafe code is trusted to order its own accesses (the simulator reports what it does
 //! not), so its accesses are left out; volatile accesses are never counted.
+//!
+//! The branches of an `if` run at the same time too, in one case: code at perspective `C`
+//! narrower than the unit `S` that must synchronise for two accesses (a `group(thread[64])`
+//! of a block, over shared memory) tests its conditions per `C`-unit, so different
+//! `C`-units of one `S`-unit may take different branches, or leave early on different
+//! paths, at the same time. Inference orders pairs of nodes that a path joins; two nodes no
+//! path joins (the two branches of such an `if`, a node before a `return` and one after
+//! it) are ordered by nothing, and no barrier over `S` can stand in `C` code anyway. So such
+//! a pair of nodes, in one region, conflicting by the same rule and not proven to touch
+//! only each thread's own elements, is an error (`branch-conflict`), unless the code where
+//! their paths part is as broad as `S` (every `S`-unit then takes one way) or they lie in
+//! two cases of one `split` (reported as `split-conflict` above).
 
 use crate::Ctx;
-use crate::cfg::{FrameId, InstId};
-use crate::graph::{Mode, operands};
+use crate::cfg::{FrameId, FrameKind, InstId};
+use crate::graph::{MemRef, Mode, barrier_scope, operands};
 use prism_ir::MemId;
 use prism_ir::ir::{AccessKind, InstKind, MemKind};
 use prism_span::Span;
@@ -38,6 +50,22 @@ pub(crate) struct Conflict {
     pub first: Span,
     /// The first conflicting access in the later branch.
     pub second: Span,
+}
+
+/// Two nodes no path joins that different units of the code where their paths part may
+/// run at the same time, one of them changing the memory the other touches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Parted {
+    /// The memory (as the later node names it).
+    pub mem: MemRef,
+    /// The earlier node, in program order.
+    pub first: Span,
+    /// The later node.
+    pub second: Span,
+    /// The code perspective where their paths part.
+    pub code: Persp,
+    /// The unit that would have to synchronise.
+    pub scope: Persp,
 }
 
 /// What one branch does to each item: its mode, its first access, and the names it used
@@ -63,6 +91,79 @@ impl Ctx<'_> {
             }
         }
         out
+    }
+
+    /// Every pair of nodes that different units may run at the same time on paths that part
+    /// in code narrower than the unit that would have to order them (see the module
+    /// documentation).
+    pub(crate) fn branch_conflicts(&self) -> Vec<Parted> {
+        let n = self.graph.nodes.len();
+        let reach: Vec<BTreeSet<usize>> = (0..n).map(|a| self.successors(a).0.into_iter().collect()).collect();
+        let mut out = Vec::new();
+        for b in 0..n {
+            for a in 0..b {
+                let (na, nb) = (&self.graph.nodes[a], &self.graph.nodes[b]);
+                if na.region != nb.region {
+                    continue;
+                }
+                let Some((code, branches)) = self.parting(na.inst, nb.inst) else { continue };
+                // Two branches of one `if` are run at once by units that tested its
+                // condition differently, even when a loop around it also joins them by a
+                // path (then of one pass, else of the next: a barrier there orders only
+                // that). Otherwise, nodes a path joins are inference's (and refused as
+                // unplaceable when no barrier fits between them).
+                if !branches && (reach[a].contains(&b) || reach[b].contains(&a)) {
+                    continue;
+                }
+                let unsafe_code = |i: InstId| self.cfg.frames[self.cfg.insts[i].frame].in_unsafe;
+                if unsafe_code(na.inst) || unsafe_code(nb.inst) {
+                    continue;
+                }
+                if !na.mode.conflicts(nb.mode, false) || self.disjoint_constants(a, b) {
+                    continue;
+                }
+                let region = &self.graph.regions[na.region];
+                let scope = barrier_scope(self.facts, region.c0, region.d, &na.chain, &nb.chain);
+                if scope == Persp::THREAD
+                    || self.facts.narrower_eq(scope, code)
+                    || self.owned(a, b, scope, &BTreeSet::new())
+                {
+                    continue;
+                }
+                let (first, second) = if na.inst < nb.inst { (na, nb) } else { (nb, na) };
+                out.push(Parted { mem: second.mem, first: first.span, second: second.span, code, scope });
+            }
+        }
+        out
+    }
+
+    /// Where the paths to two instructions part: the code perspective of the innermost
+    /// block holding both, and whether they lie in two branches of one `if` there; `None`
+    /// when they lie in two cases of one `split` (`split-conflict`'s business).
+    fn parting(&self, x: InstId, y: InstId) -> Option<(Persp, bool)> {
+        let (fx, fy) = (self.cfg.insts[x].frame, self.cfg.insts[y].frame);
+        let above_x: Vec<FrameId> = self.cfg.ancestors(fx).collect();
+        let mut below_y: Option<FrameId> = None;
+        for f in self.cfg.ancestors(fy) {
+            if let Some(i) = above_x.iter().position(|&g| g == f) {
+                // The blocks just below the meeting one, on each side.
+                let side_x = i.checked_sub(1).map(|j| above_x[j]);
+                let mut branches = false;
+                if let (Some(sx), Some(sy)) = (side_x, below_y) {
+                    let (bx, by) = (&self.cfg.frames[sx], &self.cfg.frames[sy]);
+                    if bx.owner == by.owner && sx != sy {
+                        match (bx.kind, by.kind) {
+                            (FrameKind::Case { .. }, FrameKind::Case { .. }) => return None,
+                            (FrameKind::Branch { .. }, FrameKind::Branch { .. }) => branches = true,
+                            _ => {}
+                        }
+                    }
+                }
+                return Some((self.cfg.frames[f].code, branches));
+            }
+            below_y = Some(f);
+        }
+        None
     }
 
     /// The first conflict between two branches' touches, if any (each with its branch's

@@ -25,7 +25,11 @@
 //!   constant loops). Otherwise it may reach other units' elements: it is *cross-unit*.
 //!   Indexing functions that are not of this form (non-affine, interleaved through the
 //!   index, or independent of the unit, like the bitonic sort's `lambda q: q`) are trusted,
-//!   as before: the language leaves non-injective functions to the simulator.
+//!   as before: the language leaves non-injective functions to the simulator. An `async`
+//!   scope's copies are checked one by one (its view indexes the partition as the
+//!   partition does); a call's pointer argument, an intrinsic's whole-view operand (a wgmma
+//!   tile) and a scope narrowing the view again (whose own index function may shift into a
+//!   neighbour's elements) have no index to check, so they count as cross-unit.
 //! - An edge between two accesses through the partition, one of them cross-unit, that is
 //!   carried by a loop run together by more than one unit of the partition (its code is
 //!   broader than `P`) is ordered at the partition's parent: the barrier is inferred in the
@@ -41,8 +45,8 @@ use crate::Ctx;
 use crate::cfg::{InstId, PointId};
 use crate::graph::{RegionKind, operands};
 use crate::owner::{Affine, Term, key};
-use prism_ir::Reg;
-use prism_ir::ir::{InstKind, MemKind, Type};
+use prism_ir::ir::{InstKind, MemKind, ScopeKind, Type};
+use prism_ir::{MemId, Reg};
 use prism_types::perspective::Persp;
 use prism_types::tir::{BinOp, ConstValue};
 
@@ -53,24 +57,58 @@ impl Ctx<'_> {
         let node = &self.graph.nodes[n];
         let RegionKind::View(v) = self.graph.regions[node.region].kind else { return false };
         let view = &self.f.mems[v.index()];
-        if view.kind != MemKind::Partition || !node.inner.is_empty() {
+        if view.kind != MemKind::Partition {
             return false;
         }
-        let kind = &self.cfg.insts[node.inst].inst.kind;
-        if matches!(kind, InstKind::Scope { .. }) {
-            return false;
+        match &self.cfg.insts[node.inst].inst.kind {
+            // An `async` scope's copies write through its view, which indexes `v` as `v`
+            // does: each copy is checked like a direct access.
+            InstKind::Scope { kind: ScopeKind::Async, .. } => {
+                self.cfg.descendants(node.inst).any(|d| self.reaches_out(d, v, |m| self.through_async(m, v)))
+            }
+            // A scope narrowing `v` again (a partition, claim or pipeline of it) indexes `v`
+            // through an index function of its own, which may shift into another unit's
+            // elements (`lambda i: i + 1` of a per-thread view): unknown, so it may.
+            InstKind::Scope { .. } => true,
+            _ => self.reaches_out(node.inst, v, |m| m == v),
         }
+    }
+
+    /// Whether instruction `at` accesses `v` (through a name `through` accepts) outside its
+    /// unit's own elements, or where the extent is unknown: a call's pointer argument (the
+    /// callee may index it anywhere), an intrinsic's whole-view operand (a wgmma tile), a
+    /// copy of a byte count that is not a constant.
+    fn reaches_out(&self, at: InstId, v: MemId, through: impl Fn(MemId) -> bool) -> bool {
+        let kind = &self.cfg.insts[at].inst.kind;
         operands(self.f, kind).into_iter().any(|(a, ptr, index)| {
             let acc = &self.f.accesses[a.index()];
-            match (acc.mem == v, acc.view_index, index) {
-                // An access whose extent is unknown may reach anything.
-                (true, Some(e), Some(index)) => match crate::graph::width(self.f, &self.cfg, &self.defs, kind) {
-                    Some(w) => self.reaches_other_units(node.inst, (ptr, index, w), e, view.persp),
+            if !through(acc.mem) {
+                return false;
+            }
+            match (acc.view_index, index) {
+                (Some(e), Some(index)) => match crate::graph::width(self.f, &self.cfg, &self.defs, kind) {
+                    Some(w) => self.reaches_other_units(at, (ptr, index, w), e, self.f.mems[v.index()].persp),
                     None => true,
                 },
-                _ => false,
+                _ => true,
             }
         })
+    }
+
+    /// Whether `m` is `v` or an `async` view of it (a copy's destination inside an `async`
+    /// scope on `v`, indexed as `v` is).
+    fn through_async(&self, m: MemId, v: MemId) -> bool {
+        let mut m = m;
+        loop {
+            if m == v {
+                return true;
+            }
+            let info = &self.f.mems[m.index()];
+            match (info.kind, info.parent) {
+                (MemKind::Async, Some(p)) => m = p,
+                _ => return false,
+            }
+        }
     }
 
     /// Whether an access at root elements `ptr[index .. index + width]`, written `view[e]`

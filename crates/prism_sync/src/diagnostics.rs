@@ -92,6 +92,7 @@ pub fn problems(ir: &Program, report: &SyncReport, map: &SourceMap) -> Vec<Diagn
         );
     }
     split_conflicts(ir, report, map, &mut out);
+    branch_conflicts(ir, report, map, &mut out);
     for a in &report.async_issues {
         let f = &ir.functions[a.func.index()];
         let mem = mem_name(&f.mems[a.mem.index()].name);
@@ -230,6 +231,44 @@ fn split_conflicts(ir: &Program, report: &SyncReport, map: &SourceMap, out: &mut
             .with_help(
                 "give each branch its own memory (partition it before the split), or move one access after the split",
             ),
+        );
+    }
+}
+
+/// The errors for accesses that different units may reach at the same time on paths that
+/// never meet.
+fn branch_conflicts(ir: &Program, report: &SyncReport, map: &SourceMap, out: &mut Vec<Diagnostic>) {
+    for c in &report.branch_conflicts {
+        let f = &ir.functions[c.func.index()];
+        let mem = match c.mem {
+            Some(m) => mem_name(&f.mems[m.index()].name),
+            None => "a callee's shared memory".to_string(),
+        };
+        let unit = match (c.scope.level, c.scope.n) {
+            (Level::Grid, _) => "the grid".to_string(),
+            (Level::Block, 1) => "one block".to_string(),
+            (Level::Thread, 32) => "one warp".to_string(),
+            _ => format!("one {} unit", c.scope),
+        };
+        out.push(
+            Diagnostic::error(
+                "branch-conflict",
+                format!(
+                    "{mem} is touched here and on another path that other {} units of {unit} may take at the same time, and one of them changes it",
+                    c.code
+                ),
+                first_line(map, c.second),
+            )
+            .with_label("this access")
+            .with_secondary(first_line(map, c.first), "may run at the same time as this one, in another unit")
+            .with_note(format!(
+                "in `{}`: the code here runs at {}, so its conditions (and early exits) are uniform over each {} unit only; different units of {unit} may take different paths at once, and no barrier can order accesses on paths that never meet",
+                f.name, c.code, c.code
+            ))
+            .with_help(format!(
+                "decide the branch in code at {} or broader, give each unit its own memory (partition it), or move one access out of the branch",
+                c.scope
+            )),
         );
     }
 }

@@ -135,9 +135,11 @@ impl Mode {
     /// but phases of them still need ordering when one phase observes what the other
     /// changes: a histogram's bins flushed with `atomic_exch` after being counted with
     /// `atomic_add` must not see a bin before every count reached it. Updates whose results
-    /// are unused commute, so two phases of them need nothing. One atomic node repeated by a
-    /// loop (a work queue's ticket counter) is concurrent on purpose: its threads are
-    /// meant to interleave, and no phase boundary lies inside it.
+    /// are unused commute, so two phases of them need nothing. One atomic instruction
+    /// repeated by a loop (a work queue's ticket counter) is concurrent on purpose: its
+    /// threads are meant to interleave, and no phase boundary lies inside it; the caller
+    /// passes `same` only for such a node, not for a scope or call, which may hold two
+    /// phases.
     pub fn conflicts(self, other: Mode, same: bool) -> bool {
         let plain = |m: Mode| m.read || m.write;
         if self.write || other.write {

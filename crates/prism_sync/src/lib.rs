@@ -186,6 +186,26 @@ pub struct SplitConflict {
     pub second: Span,
 }
 
+/// Two accesses no path joins that different units of the code around them may run at the
+/// same time (the branches of an `if` whose condition is uniform only over units narrower
+/// than the memory's sharing), one of them changing the memory: no barrier can order them
+/// (`concurrent.rs`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BranchConflict {
+    /// The function.
+    pub func: FuncId,
+    /// The memory (none for a callee's shared memory).
+    pub mem: Option<MemId>,
+    /// The earlier access or scope, in program order.
+    pub first: Span,
+    /// The later one.
+    pub second: Span,
+    /// The code perspective where their paths part.
+    pub code: Persp,
+    /// The unit that would have to synchronise them.
+    pub scope: Persp,
+}
+
 /// A problem of an `async` scope's copies (`asyncs.rs`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AsyncIssue {
@@ -211,6 +231,9 @@ pub struct SyncReport {
     pub unresolved: Vec<Unresolved>,
     /// Branches of a split that touch the same memory, one changing it (an error).
     pub split_conflicts: Vec<SplitConflict>,
+    /// Accesses on paths that different units may take at the same time, one changing the
+    /// other's memory (an error).
+    pub branch_conflicts: Vec<BranchConflict>,
     /// Problems of asynchronous copies (errors).
     pub async_issues: Vec<AsyncIssue>,
     /// What barrier motion did (after inference, when the pipeline runs [`motion`](mod@motion)).
@@ -228,6 +251,7 @@ pub fn infer(p: &mut Program, opts: &Options) -> SyncReport {
     let mut unresolved: Vec<Vec<UnresolvedEdge>> = vec![Vec::new(); n];
     let mut limits: Vec<Option<u64>> = vec![None; n];
     let mut conflicts = Vec::new();
+    let mut parted = Vec::new();
     let mut asyncs = Vec::new();
     for fid in callees_first(p) {
         let f = &p.functions[fid];
@@ -248,6 +272,20 @@ pub fn infer(p: &mut Program, opts: &Options) -> SyncReport {
         let plan = cx.plan();
         for a in cx.async_problems() {
             asyncs.push(AsyncIssue { func: FuncId(fid as u32), fault: a.fault, mem: a.mem, at: a.at, other: a.other });
+        }
+        for c in cx.branch_conflicts() {
+            let mem = match c.mem {
+                MemRef::Mem(m) => Some(m),
+                MemRef::Callee(_) => None,
+            };
+            parted.push(BranchConflict {
+                func: FuncId(fid as u32),
+                mem,
+                first: c.first,
+                second: c.second,
+                code: c.code,
+                scope: c.scope,
+            });
         }
         for c in cx.concurrent_conflicts() {
             let mem = cx.graph.item_of.iter().find(|&(_, &i)| i == c.item).map(|(&m, _)| m);
@@ -275,6 +313,8 @@ pub fn infer(p: &mut Program, opts: &Options) -> SyncReport {
     let mut report = SyncReport::default();
     conflicts.sort_by_key(|c: &SplitConflict| (c.func, c.second.start));
     report.split_conflicts = conflicts;
+    parted.sort_by_key(|c: &BranchConflict| (c.func, c.second.start));
+    report.branch_conflicts = parted;
     asyncs.sort_by_key(|a: &AsyncIssue| (a.func, a.at.start));
     report.async_issues = asyncs;
     for (fid, mut pending) in plans.into_iter().enumerate() {

@@ -24,6 +24,7 @@ use crate::Ctx;
 use crate::cfg::{FrameId, FrameKind, InstId};
 use crate::graph::{RegionKind, barrier_scope};
 use crate::paths::{Edge, Planned};
+use prism_ir::ir::InstKind;
 use prism_types::perspective::{Level, Persp};
 
 /// A barrier to insert.
@@ -77,7 +78,13 @@ impl Ctx<'_> {
             let region = &self.graph.regions[na.region];
             for b in succs {
                 let nb = &self.graph.nodes[b];
-                if !na.mode.conflicts(nb.mode, a == b) || self.disjoint_constants(a, b) {
+                // Only a single atomic instruction repeated by a loop is concurrent on
+                // purpose; a scope or call node repeated by a loop may hold several phases
+                // of atomics (an update, then a load of the count), whose passes must be
+                // ordered like two nodes' (docs/soundness.md §4.3).
+                let same = a == b
+                    && !matches!(self.cfg.insts[na.inst].inst.kind, InstKind::Scope { .. } | InstKind::Call { .. });
+                if !na.mode.conflicts(nb.mode, same) || self.disjoint_constants(a, b) {
                     continue;
                 }
                 // Accesses through a partition to other units' elements, carried by a loop

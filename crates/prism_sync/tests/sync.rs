@@ -840,7 +840,7 @@ def own_only(out : ptr(float)):
         expect![[r#"
             @tree: block[1] barrier before line 13: `s` written (line 15), read (line 15)
             @neighbour: block[1] barrier before line 27: `s` written (line 28), read (line 28)
-            @warps: block[1] barrier before line 39: `s` read (line 45), written (line 41)
+            @warps: block[1] barrier before line 39: `s` written (line 41), written (line 41)
         "#]],
     );
 }

@@ -45,7 +45,7 @@ extern "C" __global__ void __launch_bounds__(64) row_width(const float* __restri
             }
             {  // partition `S` as `S_w` at thread[32]
                 for (int r = 0; r < 4; r += 1) {
-                    // split block barrier s0, arrive: `S` was last used at line 43; its next use (line 38) waits
+                    // split block barrier s0, arrive: `S` was last used at line 38; its next use (line 38) waits
                     prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
                     {  // group(thread[32])
                         const int l = (int)((unsigned)prism_tid % 32u);  // line 35
