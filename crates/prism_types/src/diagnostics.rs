@@ -858,7 +858,9 @@ fn index_fn_words(p: &IndexFnProblem) -> String {
         IndexFnProblem::ReadsMemory { name } => format!(
             "it reads memory (`{name}`), which other threads may change while the view lives; read it into a `const` variable before the partition"
         ),
-        IndexFnProblem::Calls { name } => format!("it calls `{name}`; indexing functions must be pure arithmetic"),
+        IndexFnProblem::Calls { name } => format!(
+            "it calls `{name}`; indexing functions must be pure arithmetic: they may call pure intrinsics and functions entered at `thread[1]` that take only values"
+        ),
         IndexFnProblem::MapView { name } => format!(
             "`{name}` is a tensor map, whose stores write boxes by coordinates, not elements by index: a view of it is the whole map (`lambda i: i`), or a `claim`"
         ),

@@ -345,6 +345,21 @@ impl Checker<'_> {
             }
             return Val::error(span);
         }
+        // An index function is evaluated again at every access through its view, in
+        // whatever code the access is: a call there must be pure arithmetic too. A function
+        // entered at `thread[1]` runs no collective, and with only values for parameters it
+        // reaches no memory but its own locals, so its result depends on its arguments
+        // alone (captures the checker keeps constant while the view lives). Anything else
+        // could run a collective with part of a warp (an access in the right operand of
+        // `and`), read memory others change, or write a local array the function captures:
+        // the view would move while it lives (docs/soundness.md §4.2).
+        if self.in_index_fn && !(sig.entry == Persp::THREAD && sig.params.iter().all(|p| matches!(p.ty, Ty::Scalar(_)))) {
+            self.error(TypeError::PartitionIndexFn {
+                problem: IndexFnProblem::Calls { name: name.to_string() },
+                span: callee_span,
+                culprit: None,
+            });
+        }
         let implicit_group = self.call_perspective(name, sig.entry, Some(sig.facts), callee_span);
         let names: Vec<&str> = sig.params.iter().map(|p| p.name.as_str()).collect();
         let m = self.match_args(name, &names, args, span);
@@ -838,6 +853,35 @@ impl Checker<'_> {
                 span: e.span,
                 help: None,
             });
+        }
+        // Copies land in shared memory only (`cp.async`'s destination is `.shared`, a TMA
+        // load's too), and a wgmma's tile descriptors address the shared window: the backend
+        // turns these addresses into shared ones (`cvta.to.shared`), which is undefined for a
+        // global or local address. The swizzled wgmma and `ldmatrix` are checked below.
+        let shared_only: &[usize] = if id.is_cp_async() || id.is_tma() {
+            &[0]
+        } else if id.is_wgmma() && !name.ends_with("_sw") {
+            &[1, 2]
+        } else {
+            &[]
+        };
+        for &k in shared_only {
+            let mem = match out.get(k) {
+                Some(CallArg::ElemRef { mem, .. } | CallArg::Mem(mem)) => *mem,
+                _ => continue,
+            };
+            if !self.in_shared(mem) {
+                self.error(TypeError::WrongArguments {
+                    callee: name.into(),
+                    problem: ArgsProblem::NotShared { name: self.var(mem).name.clone() },
+                    span,
+                    help: Some(if id.is_wgmma() {
+                        "stage the tile in a `shared(...)` array first".into()
+                    } else {
+                        "copy into a `shared(...)` array (through an `async` view of it)".into()
+                    }),
+                });
+            }
         }
         // `cp.async` reads global memory only (PTX's `.shared.global`): the backend passes the
         // source's address as a global one, which a shared or local address is not. A source
