@@ -96,9 +96,27 @@ pub(crate) struct Mode {
     /// Some atomic whose result the program uses (`atomic_load`, or an update whose old
     /// value is read): what it sees depends on which other updates came first.
     pub observe: bool,
+    /// Which operations its atomic updates are ([`Mode::ADD`] and the others): updates
+    /// commute only with updates of the same commutative operation.
+    pub ops: u8,
 }
 
 impl Mode {
+    /// `atomic_add` and `atomic_sub` (both add, modulo the type's range).
+    pub const ADD: u8 = 1;
+    /// `atomic_min`.
+    pub const MIN: u8 = 2;
+    /// `atomic_max`.
+    pub const MAX: u8 = 4;
+    /// `atomic_and`.
+    pub const AND: u8 = 8;
+    /// `atomic_or`.
+    pub const OR: u8 = 16;
+    /// `atomic_xor`.
+    pub const XOR: u8 = 32;
+    /// `atomic_store`, `atomic_exch`, `atomic_cas`: they overwrite, so their order shows.
+    pub const OVERWRITE: u8 = 64;
+
     /// Whether the node touches memory at all.
     pub fn is_empty(self) -> bool {
         !(self.read || self.write || self.atomic)
@@ -112,16 +130,28 @@ impl Mode {
             AccessKind::Write | AccessKind::AsyncWrite => self.write = true,
             AccessKind::Atomic => {
                 self.atomic = true;
-                let (update, observe) = match inst {
+                let (update, observe, op) = match inst {
                     InstKind::Intrinsic { intrinsic, dsts, .. } => {
-                        let load = intrinsic.sig().name == "atomic_load";
-                        (!load, load || dsts.iter().any(|d| used.contains(d)))
+                        let name = intrinsic.sig().name;
+                        let load = name == "atomic_load";
+                        let op = match name {
+                            "atomic_load" => 0,
+                            "atomic_add" | "atomic_sub" => Mode::ADD,
+                            "atomic_min" => Mode::MIN,
+                            "atomic_max" => Mode::MAX,
+                            "atomic_and" => Mode::AND,
+                            "atomic_or" => Mode::OR,
+                            "atomic_xor" => Mode::XOR,
+                            _ => Mode::OVERWRITE,
+                        };
+                        (!load, load || dsts.iter().any(|d| used.contains(d)), op)
                     }
                     // Not produced today; the conservative reading.
-                    _ => (true, true),
+                    _ => (true, true, Mode::OVERWRITE),
                 };
                 self.update |= update;
                 self.observe |= observe;
+                self.ops |= op;
             }
             AccessKind::Volatile => {}
         }
@@ -135,7 +165,11 @@ impl Mode {
     /// but phases of them still need ordering when one phase observes what the other
     /// changes: a histogram's bins flushed with `atomic_exch` after being counted with
     /// `atomic_add` must not see a bin before every count reached it. Updates whose results
-    /// are unused commute, so two phases of them need nothing. One atomic instruction
+    /// are unused commute when they are all one commutative operation (two phases of
+    /// `atomic_add`, or of `atomic_max`), so such phases need nothing; an add and a max, or
+    /// an add and an overwriting update (`atomic_store`, `atomic_exch`, `atomic_cas`),
+    /// leave a value that depends on their order, so their phases are ordered. Overwriting
+    /// updates among themselves are not: the last store wins whatever the phases. One atomic instruction
     /// repeated by a loop (a work queue's ticket counter) is concurrent on purpose: its
     /// threads are meant to interleave, and no phase boundary lies inside it; the caller
     /// passes `same` only for such a node, not for a scope or call, which may hold two
@@ -150,6 +184,16 @@ impl Mode {
         }
         if !plain(self) && !plain(other) && same {
             return false;
+        }
+        if self.update && other.update {
+            // Overwriting updates among themselves are left unordered: one element stored
+            // by several threads keeps whichever store lands last, which no barrier between
+            // phases would fix (it is schedule-dependent by design, docs/soundness.md §1),
+            // and a look-back's status words are republished by the thread that owns them.
+            let one = |m: Mode| m.ops.count_ones() == 1;
+            if !(one(self) && self.ops == other.ops) {
+                return true;
+            }
         }
         (self.update && other.observe) || (self.observe && other.update)
     }
