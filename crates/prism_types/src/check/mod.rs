@@ -548,6 +548,14 @@ fn import(scope: &mut Scope, imp: &ast::Import, from: Option<&Scope>, errors: &m
                         }
                     }
                 };
+                // A name that an intrinsic already has would make some calls mean the
+                // function and others the intrinsic (and rules that recognise an intrinsic
+                // by its name, such as a pipeline case's register reallocations, would
+                // take one for the other): refused, as for a `def`.
+                if crate::intrinsics::lookup(&local.name).is_some() || local.name == "id" {
+                    errors.push(TypeError::ReservedName { name: local.name.clone(), span: local.span });
+                    continue;
+                }
                 bind(scope, local.name.clone(), local.span, what, errors);
             }
         }

@@ -743,11 +743,14 @@ fn fill_head(s: &ast::Stmt) -> Span {
     }
 }
 
-/// Whether `s` is a call of `setmaxnreg_inc` or `setmaxnreg_dec`.
+/// Whether `s` is a call of `setmaxnreg_inc` or `setmaxnreg_dec`. The names are exact: no
+/// function or import alias may take an intrinsic's name (`reserved-name`), so they are
+/// the intrinsics, as the lowering (which looks at the resolved callee) takes them; a
+/// function merely named like them (`setmaxnreg_mine`) is an ordinary statement.
 pub(crate) fn is_realloc(s: &ast::Stmt) -> bool {
     let ast::StmtKind::Expr(e) = &s.kind else { return false };
     let ast::ExprKind::Call { callee, .. } = &e.kind else { return false };
-    matches!(&callee.kind, ast::ExprKind::Name(n) if n.starts_with("setmaxnreg"))
+    matches!(&callee.kind, ast::ExprKind::Name(n) if n == "setmaxnreg_inc" || n == "setmaxnreg_dec")
 }
 
 /// The rings named by the `fill` statements in `s` (at any depth), in order.
