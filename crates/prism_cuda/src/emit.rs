@@ -385,6 +385,16 @@ pub fn function(g: &Global, id: FuncId, first_line: u32) -> (Func, Option<Kernel
     (Func { head, name, params, body: Some(body) }, abi, fx.errors, max_line)
 }
 
+/// A `bool` read from memory as its byte, `*(const unsigned char*)&p[i] != 0`: the simulator
+/// normalises the byte (any non-zero byte is `true`), and a C++ `bool` whose byte is not 0 or 1
+/// is undefined behaviour (nvcc computes with the raw byte). Shared memory may hold such a
+/// byte where another function's array of another type wrote it (two calls' shared arrays
+/// at one offset).
+fn bool_byte(elem: Expr) -> Expr {
+    let byte = Expr::Un("*", Box::new(Expr::cast("const unsigned char*", Expr::AddrOf(Box::new(elem)))));
+    Expr::bin("!=", byte, Expr::id("0"))
+}
+
 fn decl_const(ty: &str, name: &str, e: Expr) -> Stmt {
     Stmt::Decl { quals: "const".into(), ty: ty.into(), name: name.into(), dims: vec![], init: Some(Init::Expr(e)) }
 }
@@ -833,7 +843,10 @@ impl Fx<'_> {
                 self.define(*dst, e, bid, idx, out);
             }
             K::Load { dst, ptr, index, .. } => {
-                let e = self.elem(*ptr, *index);
+                let mut e = self.elem(*ptr, *index);
+                if self.scalar(*dst) == Scalar::Bool {
+                    e = bool_byte(e);
+                }
                 self.define(*dst, e, bid, idx, out);
             }
             K::Store { ptr, index, value, .. } => {
@@ -884,7 +897,10 @@ impl Fx<'_> {
                 });
             }
             K::LoadVec { dsts, ptr, index, .. } => {
-                let vty = format!("prism_vec<{}, {}>", c_type(self.scalar(dsts[0])), dsts.len());
+                let bools = self.scalar(dsts[0]) == Scalar::Bool;
+                // Bools as their bytes, normalised below (`bool_byte`).
+                let elem = if bools { "unsigned char" } else { c_type(self.scalar(dsts[0])) };
+                let vty = format!("prism_vec<{elem}, {}>", dsts.len());
                 let tmp = format!("prism_v{}", dsts[0].index());
                 let addr = Expr::AddrOf(Box::new(self.elem(*ptr, *index)));
                 let load = Expr::Un("*", Box::new(Expr::cast(format!("const {vty}*"), addr)));
@@ -896,7 +912,9 @@ impl Fx<'_> {
                     init: Some(Init::Expr(load)),
                 });
                 for (k, d) in dsts.iter().enumerate() {
-                    self.define(*d, Expr::id(format!("{tmp}.v[{k}]")), bid, idx, out);
+                    let v = Expr::id(format!("{tmp}.v[{k}]"));
+                    let v = if bools { Expr::bin("!=", v, Expr::id("0")) } else { v };
+                    self.define(*d, v, bid, idx, out);
                 }
             }
             K::StoreVec { ptr, index, values, .. } => {

@@ -51,14 +51,15 @@ pub fn literal(ty: Scalar, v: ConstValue) -> Expr {
             };
             int_literal(t, i)
         }
-        t => {
-            let x = match v {
-                ConstValue::Float(x) => x,
-                ConstValue::Int(i) => i as f64,
-                ConstValue::Bool(b) => b as u8 as f64,
-            };
-            float_literal(t, x)
-        }
+        t => match v {
+            ConstValue::Float(x) => float_literal(t, x),
+            // Rounded once from the integer, as the simulator's constants are (through `f64`
+            // a 64-bit integer above 2^53 would round twice).
+            ConstValue::Int(i) => {
+                float_literal(t, prism_types::value::to_f64(t, prism_types::value::int_to_float_bits(t, i)))
+            }
+            ConstValue::Bool(b) => float_literal(t, b as u8 as f64),
+        },
     }
 }
 
@@ -94,8 +95,13 @@ pub fn float_literal(ty: Scalar, x: f64) -> Expr {
             }
         }
         Scalar::F32 => f32_literal(x as f32),
-        Scalar::F16 => Expr::call("__float2half_rn", vec![f32_literal(half::f16::from_f64(x).to_f32())]),
-        _ => Expr::call("__float2bfloat16_rn", vec![f32_literal(half::bf16::from_f64(x).to_f32())]),
+        // The simulator's correctly rounded conversion (`prism_types::value`), then the
+        // exact `float` of those bits.
+        _ => {
+            let exact = prism_types::value::to_f64(ty, prism_types::value::from_f64(ty, x)) as f32;
+            let name = if ty == Scalar::F16 { "__float2half_rn" } else { "__float2bfloat16_rn" };
+            Expr::call(name, vec![f32_literal(exact)])
+        }
     }
 }
 
@@ -128,7 +134,7 @@ fn to_f32(from: Scalar, a: Expr) -> Expr {
     }
 }
 
-/// Converts `a` of type `from` to `to`, as `prism_interp::value::cast` does.
+/// Converts `a` of type `from` to `to`, as `prism_types::value::cast` does.
 pub fn cast(from: Scalar, to: Scalar, a: Expr) -> Expr {
     use Scalar::*;
     if from == to {
@@ -198,6 +204,7 @@ pub fn binary(op: BinOp, ty: Scalar, a: Expr, b: Expr, b_ty: Scalar, exact: bool
         Ge => ">=",
     };
     if ty.is_float() {
+        let (a, b) = (arith_operand(ty, a), arith_operand(ty, b));
         return match op {
             Rem => match ty {
                 Scalar::F32 => Expr::call("fmodf", vec![a, b]),
@@ -256,6 +263,22 @@ pub fn binary(op: BinOp, ty: Scalar, a: Expr, b: Expr, b_ty: Scalar, exact: bool
     }
 }
 
+/// An operand of `float` or `double` arithmetic (an operator, a comparison, a math function
+/// other than `abs`): a negation's bit operation (`prism_fneg(x)`) becomes C++'s `-x`, which
+/// nvcc folds into the instruction's operand modifier. Only a NaN's bits could tell the two
+/// apart, and such arithmetic returns the canonical NaN (or, for `min`/`max`, the other
+/// operand) whatever the NaN operand's sign, in the simulator and on the GPU.
+fn arith_operand(ty: Scalar, e: Expr) -> Expr {
+    match e {
+        Expr::Call(name, mut args)
+            if name == "prism_fneg" && args.len() == 1 && matches!(ty, Scalar::F32 | Scalar::F64) =>
+        {
+            Expr::Un("-", Box::new(args.remove(0)))
+        }
+        e => e,
+    }
+}
+
 /// `op a` for an operand of type `ty`.
 pub fn unary(op: UnOp, ty: Scalar, a: Expr) -> Expr {
     match op {
@@ -265,6 +288,8 @@ pub fn unary(op: UnOp, ty: Scalar, a: Expr) -> Expr {
             Some(v) if v > 0 => Expr::Un("-", Box::new(a)),
             _ => Expr::call("prism_neg", vec![a]),
         },
+        // A bit operation, also on a NaN (the prelude's `prism_fneg`), as the simulator's.
+        UnOp::Neg if ty.is_float() => Expr::call("prism_fneg", vec![a]),
         UnOp::Neg => Expr::Un("-", Box::new(a)),
     }
 }
@@ -297,8 +322,13 @@ pub fn math(name: &str, ty: Scalar, arg_ty: Scalar, args: Vec<Expr>) -> Expr {
         };
         return Expr::call(helper, args);
     }
+    if name == "abs" {
+        // Clears the sign bit, also of a NaN (the prelude's `prism_fabs`), as the simulator does.
+        return Expr::call("prism_fabs", args);
+    }
     match ty {
         F32 | F64 => {
+            let args: Vec<Expr> = args.into_iter().map(|a| arith_operand(ty, a)).collect();
             let d = ty == F64;
             let pick = |s: &str, dbl: &str| if d { dbl.to_string() } else { s.to_string() };
             if name == "rsqrt" {
@@ -306,7 +336,6 @@ pub fn math(name: &str, ty: Scalar, arg_ty: Scalar, args: Vec<Expr>) -> Expr {
                 return Expr::bin("/", Expr::id(one), Expr::call(pick("sqrtf", "sqrt"), args));
             }
             let fname = match name {
-                "abs" => pick("fabsf", "fabs"),
                 "min" => pick("fminf", "fmin"),
                 "max" => pick("fmaxf", "fmax"),
                 n => {

@@ -92,6 +92,17 @@ PRISM_DEV int prism_abs(int a) { return a < 0 ? prism_neg(a) : a; }
 PRISM_DEV long long prism_abs(long long a) { return a < 0 ? prism_neg(a) : a; }
 PRISM_DEV unsigned prism_abs(unsigned a) { return a; }
 PRISM_DEV unsigned long long prism_abs(unsigned long long a) { return a; }
+// Float negation and `abs` change the sign bit only, a NaN's too, as the simulator does: in
+// inline PTX, since nvcc makes `-x` and `fabsf` (and their integer forms) FADD/DADD with
+// operand modifiers, which the GPU does not apply to a NaN (docs/cuda.md).
+PRISM_DEV float prism_fneg(float x) { unsigned r; asm("xor.b32 %0, %1, 0x80000000;" : "=r"(r) : "r"(__float_as_uint(x))); return __uint_as_float(r); }
+PRISM_DEV float prism_fabs(float x) { unsigned r; asm("and.b32 %0, %1, 0x7fffffff;" : "=r"(r) : "r"(__float_as_uint(x))); return __uint_as_float(r); }
+PRISM_DEV double prism_fneg(double x) { long long r; asm("xor.b64 %0, %1, 0x8000000000000000;" : "=l"(r) : "l"(__double_as_longlong(x))); return __longlong_as_double(r); }
+PRISM_DEV double prism_fabs(double x) { long long r; asm("and.b64 %0, %1, 0x7fffffffffffffff;" : "=l"(r) : "l"(__double_as_longlong(x))); return __longlong_as_double(r); }
+PRISM_DEV __half prism_fneg(__half x) { unsigned short r; asm("xor.b16 %0, %1, 0x8000;" : "=h"(r) : "h"(__half_as_ushort(x))); return __ushort_as_half(r); }
+PRISM_DEV __half prism_fabs(__half x) { unsigned short r; asm("and.b16 %0, %1, 0x7fff;" : "=h"(r) : "h"(__half_as_ushort(x))); return __ushort_as_half(r); }
+PRISM_DEV __nv_bfloat16 prism_fneg(__nv_bfloat16 x) { unsigned short r; asm("xor.b16 %0, %1, 0x8000;" : "=h"(r) : "h"(__bfloat16_as_ushort(x))); return __ushort_as_bfloat16(r); }
+PRISM_DEV __nv_bfloat16 prism_fabs(__nv_bfloat16 x) { unsigned short r; asm("and.b16 %0, %1, 0x7fff;" : "=h"(r) : "h"(__bfloat16_as_ushort(x))); return __ushort_as_bfloat16(r); }
 // Warp reductions: a butterfly over lanes 16, 8, 4, 2, 1 (the simulator's order).
 #define PRISM_REDUCE(NAME, EXPR) \
     template <typename T> PRISM_DEV T NAME(T v) { \
@@ -214,6 +225,9 @@ template <typename T> PRISM_DEV T prism_atomic_exch(T* p, T v) {
 }
 // Relaxed atomic loads and stores; volatile accesses in unsafe code use the same form.
 template <typename T> PRISM_DEV T prism_atomic_load(const T* p) { return *(const volatile T*)p; }
+// A `bool` in memory is read as its byte, normalised (`!= 0`) as the simulator reads it: shared
+// bytes another array wrote may hold any value, and a C++ `bool` other than 0/1 is undefined.
+template <> PRISM_DEV bool prism_atomic_load(const bool* p) { return *(const volatile unsigned char*)p != 0; }
 template <typename T> PRISM_DEV void prism_atomic_store(T* p, T v) { *(volatile T*)p = v; }
 // Shared-memory address of a generic pointer, for PTX operands.
 PRISM_DEV unsigned prism_smem_addr(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }

@@ -24,7 +24,8 @@ pub mod report;
 pub mod rng;
 pub mod shadow;
 pub mod sim;
-pub mod value;
+/// Scalar values as bits (the language's semantics; shared with the CUDA backend).
+pub use prism_types::value;
 
 pub use memory::Buffer;
 /// The shape of a launch, re-exported so that callers of [`Module::launch`] need not name

@@ -146,6 +146,18 @@ pub fn atomic_apply(op: u8, ty: Scalar, old: u64, v: u64) -> u64 {
     }
 }
 
+/// `atomic_add` of a `float` on global memory: CUDA's `atomicAdd(float*, float)` is
+/// `atom.global.add.f32` (or `red.global.add.f32`) without `.noftz`, which flushes subnormal
+/// operands and a subnormal result to zero of the same sign (PTX ISA, `atom`; SASS
+/// `ATOMG.E.ADD.F32.FTZ.RN`, `REDG.E.ADD.F32.FTZ.RN`). On shared memory the same instruction
+/// keeps subnormals, and [`atomic_apply`] applies there. The caller returns the old value as
+/// the memory held it, unflushed, as the hardware does.
+pub fn atomic_add_f32_global(old: u64, v: u64) -> u64 {
+    let ftz = |x: f32| if x.is_subnormal() { f32::from_bits(x.to_bits() & 0x8000_0000) } else { x };
+    let sum = ftz(f32::from_bits(old as u32)) + ftz(f32::from_bits(v as u32));
+    f32_result(ftz(sum))
+}
+
 /// `min(a, b)` or `max(a, b)`; for floats a NaN operand gives the other (CUDA's `fminf`).
 fn min_max(max: bool, ty: Scalar, a: u64, b: u64) -> u64 {
     if ty.is_float() {
@@ -381,12 +393,15 @@ pub fn math(f: MathFn, ty: Scalar, arg_ty: Scalar, args: &[u64]) -> u64 {
             let arg = |i: usize| f32::from_bits(args[i] as u32);
             f32_result(fma_f32(arg(0), arg(1), arg(2)))
         }
-        // `abs` clears the sign bit and keeps a NaN's payload (the H200 gave 0x7fffffff for
-        // the canonical NaN, as this does).
+        // `abs` of every float type clears the sign bit and keeps every other bit, a NaN's
+        // included, as does the bit operation the CUDA backend prints (`prism_fabs`, docs/cuda.md).
+        // Until 2026-11-29 the backend printed `fabsf`/`fabs`, which nvcc compiles to an
+        // FADD/DADD with an absolute-value operand modifier that the H200 does not apply to a
+        // NaN (0xfff8000000000000 stayed 0xfff8000000000000), and this returned a double NaN
+        // unchanged to match; the `float` and 16-bit NaNs were then unknown.
         MathFn::Abs if ty == Scalar::F32 => a & 0x7FFF_FFFF,
-        // On `double` the H200 returned a NaN operand as it is, sign included
-        // (0xfff8000000000000 stayed 0xfff8000000000000; the host's `abs` clears the sign).
-        MathFn::Abs if ty == Scalar::F64 && f64::from_bits(a).is_nan() => a,
+        MathFn::Abs if ty == Scalar::F64 => a & !(1 << 63),
+        MathFn::Abs if matches!(ty, Scalar::F16 | Scalar::BF16) => a & 0x7FFF,
         _ if ty == Scalar::F32 => {
             let arg = |i: usize| f32::from_bits(args[i] as u32);
             f32_result(float_fn!(f, arg, f32))
@@ -739,5 +754,43 @@ mod tests {
             math(MathFn::from_name("abs"), Scalar::BF16, Scalar::BF16, &[from_f64(Scalar::BF16, -3.0)]),
             from_f64(Scalar::BF16, 3.0)
         );
+    }
+
+    #[test]
+    fn negation_and_abs_change_only_the_sign_bit_of_every_float_nan() {
+        // 2026-11-29: the CUDA backend prints both as bit operations (`prism_fneg`,
+        // `prism_fabs`), so a NaN keeps its payload and only its sign changes.
+        let abs = |ty: Scalar, a: u64| math(MathFn::from_name("abs"), ty, ty, &[a]);
+        assert_eq!(un(UnOp::Neg, Scalar::F32, 0x7FFF_FFFF), 0xFFFF_FFFF);
+        assert_eq!(un(UnOp::Neg, Scalar::F64, 0xFFF8_0000_0000_0000), 0x7FF8_0000_0000_0000);
+        assert_eq!(un(UnOp::Neg, Scalar::BF16, 0x7FC1), 0xFFC1);
+        assert_eq!(abs(Scalar::F32, 0xFFC0_0000), 0x7FC0_0000);
+        assert_eq!(abs(Scalar::F32, 0xFF80_0001), 0x7F80_0001); // a signalling NaN stays one
+        assert_eq!(abs(Scalar::F64, 0xFFF8_0000_0000_0000), 0x7FF8_0000_0000_0000);
+        assert_eq!(abs(Scalar::F64, (-2.5f64).to_bits()), 2.5f64.to_bits());
+        assert_eq!(abs(Scalar::F16, 0xFC01), 0x7C01);
+        assert_eq!(abs(Scalar::BF16, 0xFF81), 0x7F81);
+        assert_eq!(abs(Scalar::F16, from_f64(Scalar::F16, -0.0)), 0);
+    }
+
+    #[test]
+    fn global_float_atomic_add_flushes_subnormals() {
+        let f = |x: f32| x.to_bits() as u64;
+        let g = atomic_add_f32_global;
+        // The reviewer's buffers (2026-11-29): the GPU computed 0, 0, 1.0, 0.
+        assert_eq!(g(f(0.0), f(1e-40)), f(0.0));
+        assert_eq!(g(f(1e-39), f(1e-39)), f(0.0));
+        assert_eq!(g(f(1e-40), f(1.0)), f(1.0));
+        assert_eq!(g(f(0.0), f(1e-45)), f(0.0));
+        // Signs are kept; a subnormal result of normal operands is flushed too.
+        assert_eq!(g(f(-0.0), f(-1e-40)), f(-0.0));
+        let m = f32::MIN_POSITIVE;
+        assert_eq!(g(f(1.5 * m), f(-m)), f(0.0));
+        assert_eq!(g(f(-1.5 * m), f(m)), f(-0.0));
+        assert_eq!(g(f(2.0 * m), f(-m)), f(m));
+        assert_eq!(g(f(1.0), f(2.0)), f(3.0));
+        assert_eq!(g(f(f32::INFINITY), f(f32::NEG_INFINITY)), 0x7FFF_FFFF);
+        // Elsewhere (shared memory) `atomic_add` keeps subnormals.
+        assert_eq!(atomic_apply(0, Scalar::F32, f(1e-39), f(1e-39)), f(2e-39));
     }
 }

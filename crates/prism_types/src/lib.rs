@@ -23,6 +23,7 @@ pub mod intrinsics;
 pub mod perspective;
 pub mod tir;
 pub mod ty;
+pub mod value;
 
 pub use check::{Define, Target, Unit};
 

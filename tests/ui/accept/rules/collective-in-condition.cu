@@ -10,7 +10,7 @@ extern "C" __global__ void vote(const bool* __restrict__ flags)
         const int t = prism_tid;  // line 7
         {  // group(thread[32])
             const bool active = t % 2 == 0;  // line 9
-            const bool any_hit = __any_sync(0xffffffffu, flags[t]) != 0;  // line 10
+            const bool any_hit = __any_sync(0xffffffffu, *(const unsigned char*)&flags[t] != 0) != 0;  // line 10
             bool t12 = active;  // line 11
             if (t12) {
                 t12 = any_hit;

@@ -12,7 +12,7 @@ extern "C" __global__ void trusted(int* __restrict__ out, const bool* __restrict
     {  // group(block[1])
         const int t = prism_tid;  // line 10
         {  // with unsafe
-            if (flags[t]) {  // line 13
+            if (*(const unsigned char*)&flags[t] != 0) {  // line 13
                 __syncthreads();  // line 14
             }
             out[t] = t;  // line 15

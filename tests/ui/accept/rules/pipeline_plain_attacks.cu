@@ -420,7 +420,7 @@ extern "C" __global__ void __launch_bounds__(128) reuse_bytes(int n,
                     // split block barrier s1, wait
                     prism_split_wait(prism_smem_addr(&prism_split[1]), prism_tok1);
                     after[2 * t] = acc;  // line 156
-                    after[2 * t + 1] = -acc;  // line 157
+                    after[2 * t + 1] = prism_fneg(acc);  // line 157
                     // split block barrier s0, arrive: `after` was last used at line 154; its next use (line 160) waits
                     prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
                 }

@@ -30,14 +30,14 @@ extern "C" __global__ void uniform_control(const int* __restrict__ counts,
         }
         {  // group(thread[32])
             const int lane = (int)((unsigned)prism_tid % 32u);  // line 23
-            const bool any_set = __any_sync(0xffffffffu, flags[t]) != 0;  // line 24
+            const bool any_set = __any_sync(0xffffffffu, *(const unsigned char*)&flags[t] != 0) != 0;  // line 24
             if (any_set) {  // line 25
                 __syncwarp();  // line 26
             }
             {  // group(thread[1])
                 bool t28 = lane < 16;  // line 28
                 if (t28) {
-                    t28 = flags[t];
+                    t28 = *(const unsigned char*)&flags[t] != 0;
                 }
                 if (t28) {
                 }
