@@ -16,8 +16,9 @@
 //! from different lanes, so a write by any lane still meets a read by another lane of its
 //! warp. Keeping a bounded read history can miss a write-after-read race in a pattern where
 //! more warps read a location than the history holds and only the dropped reads are
-//! unordered with the write; every other race is reported. Volatile
-//! accesses (unsafe code) are trusted and never checked.
+//! unordered with the write; every other race is reported. Volatile accesses (unsafe code)
+//! are recorded as atomic ones: they never race with each other or with atomics, and race
+//! with plain accesses that nothing orders (`sim/access.rs`, `race_kind`).
 //!
 //! Fences and flags order accesses too ([`Release`]): a conflict whose earlier access was
 //! published by its thread through a fence and an atomic or volatile flag store, which the

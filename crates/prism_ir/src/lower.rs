@@ -43,6 +43,24 @@ enum Slot {
     Late,
 }
 
+/// A uniformity check of `var` (assigned by unsafe code at `at`) not yet placed: it is
+/// made after the first statement that ends with the code at a perspective at least the
+/// variable's, with at most `loops` loops around it.
+/// How a statement leaves unsafe code early.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Exit {
+    Break,
+    Continue,
+    Return,
+}
+
+#[derive(Clone, Copy)]
+struct Pending {
+    var: VarId,
+    at: Span,
+    loops: usize,
+}
+
 struct Cx<'a> {
     prog: &'a tir::Program,
     tf: &'a tir::Function,
@@ -55,6 +73,18 @@ struct Cx<'a> {
     /// Bindings of lambda parameters while an indexing function is evaluated.
     lambda_env: Vec<(VarId, Reg)>,
     unsafe_depth: u32,
+    /// Uniformity checks of variables unsafe code assigned that wait for a point where
+    /// they can be made (docs/soundness.md §3): code whose perspective is at least the
+    /// variable's, outside the loops a `break` or `continue` left the unsafe code for.
+    pending: Vec<Pending>,
+    /// Loops (`for`, `while`) around the statement being lowered.
+    loops: usize,
+    /// Inside unsafe code: the loops around its outermost `with unsafe:`, and the variables
+    /// that block assigns (what a `break`, `continue` or `return` out of it must check).
+    unsafe_exit: (usize, Vec<(VarId, Span)>),
+    /// Per loop being lowered: the checks its latch makes (from a `continue` that leaves
+    /// unsafe code).
+    latch_checks: Vec<Vec<(VarId, Span)>>,
     /// The tile register each ring's slot is taken from, inside its pipeline: the fill's
     /// tile while the fill is lowered, the used tile after.
     tile_of: HashMap<VarId, Reg>,
@@ -132,6 +162,10 @@ fn lower_function(prog: &tir::Program, tf: &tir::Function) -> Function {
         ptrs: HashMap::new(),
         lambda_env: Vec::new(),
         unsafe_depth: 0,
+        pending: Vec::new(),
+        loops: 0,
+        unsafe_exit: (0, Vec::new()),
+        latch_checks: Vec::new(),
         tile_of: HashMap::new(),
         next_of: HashMap::new(),
         fill_bar: None,
@@ -210,7 +244,100 @@ impl Cx<'_> {
 
     fn block(&mut self, b: &tir::Block, out: &mut Block) {
         for s in &b.stmts {
+            let mark = self.pending.len();
             self.stmt(s, out);
+            self.flush(mark, s.code, out);
+        }
+    }
+
+    /// Whether a check of `v` is needed at all: variables at `thread[1]` are uniform by
+    /// definition.
+    fn checked(&self, v: VarId) -> bool {
+        let p = self.tf.var(v).persp;
+        !(p.level == prism_types::perspective::Level::Thread && p.n == 1)
+    }
+
+    /// Whether code at `code` runs every thread of each unit of `v`'s perspective together,
+    /// so that a check there compares whole units.
+    fn covers(&self, v: VarId, code: Persp) -> bool {
+        self.tf.facts.narrower_eq(self.tf.var(v).persp, code)
+    }
+
+    /// Makes the pending checks from `mark` on that can be made after a statement at
+    /// `code` (once per variable), and keeps the others for an enclosing statement.
+    fn flush(&mut self, mark: usize, code: Persp, out: &mut Block) {
+        if self.pending.len() <= mark {
+            return;
+        }
+        let tail = self.pending.split_off(mark);
+        let mut done: Vec<VarId> = Vec::new();
+        for p in tail {
+            if p.loops >= self.loops && self.covers(p.var, code) {
+                if !done.contains(&p.var) {
+                    done.push(p.var);
+                    self.assert_uniform(p.var, p.at, out);
+                }
+            } else {
+                self.pending.push(p);
+            }
+        }
+    }
+
+    /// The uniformity check of variable `v` (a scalar, or every element of a local array),
+    /// reported at `at`.
+    fn assert_uniform(&mut self, v: VarId, at: Span, out: &mut Block) {
+        let var = self.tf.var(v);
+        let persp = var.persp;
+        match &var.ty {
+            Ty::Scalar(_) => {
+                if let Some(&reg) = self.regs.get(&v) {
+                    self.emit(out, InstKind::AssertUniform { reg, persp }, at);
+                }
+            }
+            Ty::Array { .. } if !matches!(var.kind, VarKind::Shared { .. }) => {
+                if let Some(&local) = self.locals.get(&v) {
+                    self.emit(out, InstKind::AssertUniformLocal { local, persp }, at);
+                }
+            }
+            // Memory is not a value: its uniformity is not a question.
+            _ => {}
+        }
+    }
+
+    /// At a `break`, `continue` or `return` (`what`) in unsafe code at `code`: if it leaves
+    /// the outermost `with unsafe:`, the checks of the variables that block assigns, on this
+    /// exit edge (made here when the code covers their units; otherwise the fall-through's
+    /// deferred check, after the narrower construct that no exit may leave, covers them),
+    /// and for `break` and `continue` again where the loop's threads meet: after the loop
+    /// (and for `continue` at its latch), since only some of them may take this exit.
+    fn unsafe_exit_checks(&mut self, what: Exit, code: Persp, out: &mut Block) {
+        if self.unsafe_depth == 0 {
+            return;
+        }
+        let leaves = match what {
+            Exit::Return => true,
+            Exit::Break | Exit::Continue => self.loops == self.unsafe_exit.0,
+        };
+        if !leaves {
+            return;
+        }
+        let vars = self.unsafe_exit.1.clone();
+        for &(v, at) in &vars {
+            if self.covers(v, code) {
+                self.assert_uniform(v, at, out);
+            }
+        }
+        if what == Exit::Return {
+            return;
+        }
+        for &(var, at) in &vars {
+            self.pending.push(Pending { var, at, loops: self.loops.saturating_sub(1) });
+        }
+        if what == Exit::Continue {
+            let at_latch: Vec<(VarId, Span)> = vars.iter().copied().filter(|&(v, _)| self.covers(v, code)).collect();
+            if let Some(l) = self.latch_checks.last_mut() {
+                l.extend(at_latch);
+            }
         }
     }
 
@@ -218,6 +345,18 @@ impl Cx<'_> {
         let mut out = Block::default();
         self.block(b, &mut out);
         out
+    }
+
+    /// Lowers a loop's body; returns it with the checks its latch must make.
+    fn loop_body(&mut self, b: &tir::Block) -> (Block, Vec<(VarId, Span)>) {
+        self.loops += 1;
+        self.latch_checks.push(Vec::new());
+        let body = self.sub(b);
+        let mut checks = self.latch_checks.pop().expect("pushed above");
+        self.loops -= 1;
+        let mut seen = std::collections::HashSet::new();
+        checks.retain(|&(v, _)| seen.insert(v));
+        (body, checks)
     }
 
     fn scalar_of(&self, v: VarId) -> Scalar {
@@ -346,8 +485,11 @@ impl Cx<'_> {
                         self.emit(&mut header, InstKind::Select { dst: cond, cond: up, then: lt, otherwise: gt }, span);
                     }
                 }
-                let body = self.sub(body);
+                let (body, checks) = self.loop_body(body);
                 let mut latch = Block::default();
+                for (v, at) in checks {
+                    self.assert_uniform(v, at, &mut latch);
+                }
                 // The step's span is the loop's header (`for v in range(...)`), which a
                 // `counter-overflow` report points at.
                 let head = span.shrink_to_start().to(end.span).to(step.span);
@@ -357,24 +499,28 @@ impl Cx<'_> {
             StmtKind::While { cond, body } => {
                 let mut header = Block::default();
                 let c = self.expr(cond, &mut header);
-                let body = self.sub(body);
+                let (body, checks) = self.loop_body(body);
+                let mut latch = Block::default();
+                for (v, at) in checks {
+                    self.assert_uniform(v, at, &mut latch);
+                }
                 self.emit(
                     out,
-                    InstKind::Loop {
-                        header,
-                        cond: c,
-                        body,
-                        latch: Block::default(),
-                        counter: None,
-                        unroll: Unroll::Auto,
-                    },
+                    InstKind::Loop { header, cond: c, body, latch, counter: None, unroll: Unroll::Auto },
                     span,
                 );
             }
-            StmtKind::Break => self.emit(out, InstKind::Break, span),
-            StmtKind::Continue => self.emit(out, InstKind::Continue, span),
+            StmtKind::Break => {
+                self.unsafe_exit_checks(Exit::Break, s.code, out);
+                self.emit(out, InstKind::Break, span)
+            }
+            StmtKind::Continue => {
+                self.unsafe_exit_checks(Exit::Continue, s.code, out);
+                self.emit(out, InstKind::Continue, span)
+            }
             StmtKind::Return(v) => {
                 let value = v.as_ref().map(|e| self.expr(e, out));
+                self.unsafe_exit_checks(Exit::Return, s.code, out);
                 // A value returned from inside unsafe code leaves the checker's guarantee
                 // there: check it is as uniform as the signature promises.
                 if let (true, Some(r), Some((_, persp))) = (self.unsafe_depth > 0, value, self.tf.ret)
@@ -414,39 +560,32 @@ impl Cx<'_> {
                 self.slot(how, *ring, *view, body, span, out)
             }
             StmtKind::Unsafe { cuda, body: tbody } => {
+                // What the outermost unsafe block assigns (variables broader than
+                // `thread[1]`): checked where it ends, on every way out.
+                let outermost = self.unsafe_depth == 0;
+                let mut assigned = Vec::new();
+                if outermost {
+                    tir::assigned_in(tbody, &mut std::collections::HashSet::new(), &mut assigned);
+                    assigned.retain(|&(v, _)| self.checked(v));
+                }
+                let saved = outermost.then(|| std::mem::replace(&mut self.unsafe_exit, (self.loops, assigned.clone())));
                 self.unsafe_depth += 1;
                 let body = self.sub(tbody);
                 self.unsafe_depth -= 1;
+                if let Some(saved) = saved {
+                    self.unsafe_exit = saved;
+                }
                 match cuda {
                     Some(text) => self.emit(out, InstKind::Verbatim { text: text.clone(), sim: Some(body) }, span),
                     None => self.emit(out, InstKind::Unsafe { body }, span),
                 }
                 // Where the trust ends, the simulator checks that variables this unsafe code
-                // assigned are as uniform as their perspectives say.
-                if self.unsafe_depth == 0 {
-                    let mut assigned = Vec::new();
-                    tir::assigned_in(tbody, &mut std::collections::HashSet::new(), &mut assigned);
-                    for (v, at) in assigned {
-                        let var = self.tf.var(v);
-                        let narrow = var.persp.level == prism_types::perspective::Level::Thread && var.persp.n == 1;
-                        if narrow {
-                            continue;
-                        }
-                        match &var.ty {
-                            Ty::Scalar(_) => {
-                                if let Some(&reg) = self.regs.get(&v) {
-                                    self.emit(out, InstKind::AssertUniform { reg, persp: var.persp }, at);
-                                }
-                            }
-                            Ty::Array { .. } if !matches!(var.kind, VarKind::Shared { .. }) => {
-                                if let Some(&local) = self.locals.get(&v) {
-                                    self.emit(out, InstKind::AssertUniformLocal { local, persp: var.persp }, at);
-                                }
-                            }
-                            // Memory is not a value: its uniformity is not a question.
-                            _ => {}
-                        }
-                    }
+                // assigned are as uniform as their perspectives say: right after it when its
+                // code runs whole units of the variable's perspective, otherwise after the
+                // narrower construct around it (a thread-level `group`, a split case), where
+                // the whole unit meets again (`flush`, after each statement).
+                for (var, at) in assigned {
+                    self.pending.push(Pending { var, at, loops: self.loops });
                 }
             }
             StmtKind::UnsafeText(text) => self.emit(out, InstKind::Verbatim { text: text.clone(), sim: None }, span),

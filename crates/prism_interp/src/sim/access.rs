@@ -744,10 +744,16 @@ impl<'a> BlockSim<'a> {
 }
 
 /// What kind of access a site makes, for race detection (`None`: never checked).
+///
+/// A volatile access (unsafe code) counts as an atomic one: volatile and atomic accesses
+/// never race with each other (flags of message passing), but one and a plain access by
+/// another thread that no barrier or release/acquire orders do. Until 2026-11-29 volatile
+/// accesses were not checked at all, and a `volatile_store` in unsafe code raced unseen
+/// with safe code's plain accesses, which inference does not order against it
+/// (docs/soundness.md §4.5).
 pub(super) fn race_kind(fc: &FuncCode, access: u32, writes: bool) -> Option<Kind> {
     match fc.accesses.get(access as usize).map(|a| a.kind) {
-        Some(AccessKind::Volatile) => None,
-        Some(AccessKind::Atomic) => Some(if writes { Kind::Atomic } else { Kind::AtomicRead }),
+        Some(AccessKind::Atomic | AccessKind::Volatile) => Some(if writes { Kind::Atomic } else { Kind::AtomicRead }),
         Some(AccessKind::Read) => Some(Kind::Read),
         Some(AccessKind::Write | AccessKind::AsyncWrite) => Some(Kind::Write),
         None => Some(if writes { Kind::Write } else { Kind::Read }),
@@ -767,7 +773,10 @@ fn race_notes(kind: crate::shadow::RaceKind, blocks: bool) -> Vec<String> {
         );
     }
     if kind == crate::shadow::RaceKind::AtomicPlain {
-        notes.push("an atomic access is not ordered with a plain access to the same element".into());
+        notes.push(
+            "an atomic (or volatile) access is not ordered with a plain access to the same element by another thread"
+                .into(),
+        );
     }
     notes
 }

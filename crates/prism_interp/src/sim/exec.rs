@@ -866,8 +866,15 @@ impl<'a> BlockSim<'a> {
                                     self.note_read_if_unwritten(ReadBy::Update, site, (w, l), b as u64, ty.size());
                                 }
                                 let v = fr.regs[*value as usize * 32 + l];
+                                // A float `atomic_add` on global memory flushes subnormals (FTZ).
+                                let ftz =
+                                    *op == 0 && *ty == prism_types::ty::Scalar::F32 && matches!(loc, Loc::Global(..));
                                 let old = self.update_loc(&mut fr, Lane { fid, w, l }, loc, *ty, &|old| {
-                                    ops::atomic_apply(*op, *ty, old, v)
+                                    if ftz {
+                                        ops::atomic_add_f32_global(old, v)
+                                    } else {
+                                        ops::atomic_apply(*op, *ty, old, v)
+                                    }
                                 });
                                 fr.regs[*dst as usize * 32 + l] = old;
                                 self.observe(g, w, l, loc);
@@ -2481,9 +2488,14 @@ impl<'a> BlockSim<'a> {
         let s = self.s;
         let span = s.code.funcs[func as usize].info[f.pc as usize].span;
         let t = u64::from(s.block);
-        // Uniformity across blocks is not checked: each block runs on its own.
-        let n = persp.threads(t, u64::from(s.grid)).clamp(1, t);
-        if n == 1 {
+        // Units broader than a block (`block[k]`, `grid[1]`): within the block as for a
+        // block, then across blocks (below) for values unsafe code left; conditions are
+        // not compared across blocks (code broader than a block branches on values the
+        // checker or these checks made uniform).
+        let whole = persp.threads(t, u64::from(s.grid));
+        let across = whole > t && !matches!(what, Uniform::Condition(_));
+        let n = whole.clamp(1, t);
+        if n == 1 && !across {
             return true;
         }
         let w = f.warp;
@@ -2504,35 +2516,69 @@ impl<'a> BlockSim<'a> {
         // Units spanning several whole warps: compare with the other warps' values at the
         // same evaluation (the k-th time each warp gets here).
         let live = self.warps[w as usize].live;
-        if n > 32 && n % 32 == 0 && f.mask == live {
+        let multi = n > 32 && n % 32 == 0;
+        if (multi || across) && f.mask == live && f.mask != 0 {
             let key = (func, f.pc);
             let occ = {
                 let c = self.warps[w as usize].occ.entry(key).or_insert(0);
                 *c += 1;
                 *c
             };
-            let unit = u64::from(w * 32) / n;
             let lane = f.mask.trailing_zeros() as usize;
             let value = vals[lane];
             let me = self.thread(w, lane as u32);
-            let expected = self.unit_threads(n, unit).div_ceil(32) as u32;
-            let k = (n, unit, key.0, key.1, occ);
-            match self.utable.get_mut(&k) {
-                None => {
-                    if expected > 1 {
-                        self.utable.insert(k, (value, 1, me));
+            if multi {
+                let unit = u64::from(w * 32) / n;
+                let expected = self.unit_threads(n, unit).div_ceil(32) as u32;
+                let k = (n, unit, key.0, key.1, occ);
+                match self.utable.get_mut(&k) {
+                    None => {
+                        if expected > 1 {
+                            self.utable.insert(k, (value, 1, me));
+                        }
+                    }
+                    Some(e) => {
+                        if e.0 != value {
+                            let other = (e.2, e.0);
+                            self.non_uniform(g, span, persp, what, other, (me, value));
+                            return false;
+                        }
+                        e.1 += 1;
+                        if e.1 >= expected {
+                            self.utable.remove(&k);
+                        }
                     }
                 }
-                Some(e) => {
-                    if e.0 != value {
-                        let other = (e.2, e.0);
-                        self.non_uniform(g, span, persp, what, other, (me, value));
-                        return false;
+            }
+            // Across blocks: every warp of every block of the unit compares its value with
+            // the first one seen at this evaluation (docs/simulator.md, Uniformity).
+            if across {
+                let blocks = whole / t;
+                let unit = u64::from(self.block) / blocks;
+                let expected = blocks * t.div_ceil(32);
+                let k = (whole, unit, key.0, key.1, occ);
+                let mismatch = {
+                    let mut table = s.across.lock().unwrap_or_else(|e| e.into_inner());
+                    match table.get_mut(&k) {
+                        None => {
+                            if expected > 1 {
+                                table.insert(k, (value, 1, me));
+                            }
+                            None
+                        }
+                        Some(e) if e.0 != value => Some((e.2, e.0)),
+                        Some(e) => {
+                            e.1 += 1;
+                            if e.1 >= expected {
+                                table.remove(&k);
+                            }
+                            None
+                        }
                     }
-                    e.1 += 1;
-                    if e.1 >= expected {
-                        self.utable.remove(&k);
-                    }
+                };
+                if let Some(other) = mismatch {
+                    self.non_uniform(g, span, persp, what, other, (me, value));
+                    return false;
                 }
             }
         }

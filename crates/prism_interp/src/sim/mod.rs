@@ -32,6 +32,7 @@ use crate::shadow::{GCell, Global, Levels, Release, SharedShadow};
 use block::BlockSim;
 use prism_types::perspective::Level;
 use regs::Regs;
+use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -121,6 +122,9 @@ impl Progress {
     }
 }
 
+/// A cross-block uniformity check: unit size, unit, function, check pc, evaluation.
+pub(crate) type AcrossKey = (u64, u64, u32, u32, u32);
+
 /// Everything a launch shares between blocks (read-only).
 pub(crate) struct Shared<'a> {
     pub code: &'a Code,
@@ -151,6 +155,11 @@ pub(crate) struct Shared<'a> {
     pub start: Instant,
     /// Milliseconds after `start` when a block last finished or a grid barrier completed.
     pub last_progress: AtomicU64,
+    /// Uniformity checks of variables broader than a block (`block[k]`, `grid[1]`) after
+    /// unsafe code, across blocks: per unit size, unit, function, check and evaluation (the
+    /// k-th time each warp makes it), the first value seen, how many warps compared it, and
+    /// whose it was. An entry goes when every warp of the unit has compared.
+    pub across: Mutex<HashMap<AcrossKey, (u64, u64, crate::report::Thread)>>,
 }
 
 impl Shared<'_> {
@@ -316,6 +325,7 @@ pub fn run(launch: Launch<'_>, cfg: Config, progress: &Progress) -> Outcome {
         progress,
         start: Instant::now(),
         last_progress: AtomicU64::new(0),
+        across: Mutex::new(HashMap::new()),
     };
     // A kernel that polls memory runs on one worker whatever the checks: only there can the
     // simulator tell that a spin-wait waits on memory no running block will ever write, and
