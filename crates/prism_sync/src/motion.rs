@@ -9,8 +9,10 @@
 //! also covers the edges it happens to lie on), so the test does not look at the barrier's
 //! memory: an instruction is passable if it touches no shared or global memory at all, or
 //! only reads memory nothing in the function writes (read-only inputs; like inference, this
-//! assumes pointer parameters do not alias). Two reads never need ordering, so moving a half
-//! past such a read keeps every ordering the barrier gave.
+//! assumes pointer parameters do not alias). What a function writes includes what its
+//! calls may write: their writable pointer arguments, and any shared memory when a callee
+//! has shared arrays of its own (`written_roots`). Two reads never need ordering, so
+//! moving a half past such a read keeps every ordering the barrier gave.
 //!
 //! A half may enter the body of a `group` or a memory scope (every thread of the block runs
 //! those) to reach the first or last access inside; it never enters an `if`, a loop, a
@@ -43,18 +45,18 @@ pub struct MotionReport {
 /// handling one changes lies after every earlier barrier, whose paths stay valid.
 pub fn motion(p: &mut Program) -> MotionReport {
     let mut report = MotionReport::default();
-    for f in &mut p.functions {
+    let written: Vec<HashSet<Root>> = p.functions.iter().map(|f| written_roots(p, f)).collect();
+    for (f, written) in p.functions.iter_mut().zip(&written) {
         if f.kind != FnKind::Kernel {
             continue;
         }
-        let written = written_roots(f);
         let mut paths = Vec::new();
         find_barriers(&f.body, &mut Vec::new(), &mut paths);
         let mut next_id = 0;
         for path in paths.into_iter().rev() {
             let (block_path, at) = path.split_at(path.len() - 1);
             let at = at[0].0;
-            let cx = Cx { f, written: &written };
+            let cx = Cx { f, written };
             let b = block_at(&f.body, block_path);
             let mut worth = false;
             let arrive = cx.arrive_pos(b, at, &mut worth);
@@ -117,8 +119,50 @@ fn root(f: &Function, mut m: MemId) -> Root {
 }
 
 /// The roots something in the function writes (or may write, through a call).
-fn written_roots(f: &Function) -> HashSet<Root> {
-    f.accesses.iter().filter(|a| a.kind != AccessKind::Read).map(|a| root(f, a.mem)).collect()
+///
+/// A call's pointer arguments are accesses of the call (writes when the parameter is
+/// writable), but a callee's own shared arrays, its *footprint*, are not accesses of the
+/// caller at all: shared memory counts as written as soon as some callee, directly or
+/// through its own calls, has a footprint or writes shared memory. Without that, a kernel
+/// whose only shared writes are its callees' took every shared load for a read of
+/// read-only memory, and moved a wait past the very read the barrier was placed for (until
+/// 2026-11-29, docs/soundness.md §4.3).
+fn written_roots(p: &Program, f: &Function) -> HashSet<Root> {
+    let mut written: HashSet<Root> =
+        f.accesses.iter().filter(|a| a.kind != AccessKind::Read).map(|a| root(f, a.mem)).collect();
+    if !written.contains(&Root::Shared) && callees_write_shared(p, f) {
+        written.insert(Root::Shared);
+    }
+    written
+}
+
+/// Whether a function `f` calls (directly or not) may write shared memory other than through
+/// `f`'s pointer arguments: it has shared memory of its own, or writes shared memory.
+fn callees_write_shared(p: &Program, f: &Function) -> bool {
+    let mut seen = HashSet::new();
+    let mut stack = Vec::new();
+    let calls = |b: &Block, stack: &mut Vec<_>| {
+        b.walk(&mut |k| {
+            if let InstKind::Call { func, .. } = k {
+                stack.push(*func);
+            }
+        });
+    };
+    calls(&f.body, &mut stack);
+    while let Some(id) = stack.pop() {
+        if !seen.insert(id) {
+            continue;
+        }
+        let g = p.func(id);
+        if g.smem_size > 0
+            || g.dyn_smem.is_some()
+            || g.accesses.iter().any(|a| a.kind != AccessKind::Read && root(g, a.mem) == Root::Shared)
+        {
+            return true;
+        }
+        calls(&g.body, &mut stack);
+    }
+    false
 }
 
 impl Cx<'_> {

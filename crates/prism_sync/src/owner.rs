@@ -268,6 +268,12 @@ impl Ctx<'_> {
         let w = shape.2;
         let width = rests.iter().map(|r| r.width).max().unwrap_or(1).max(1);
         let padded = rests.iter().any(|r| r.padded);
+        // A padded position is `W·u + p·(u / k)` with one padding `p ≥ 0` and nothing else
+        // of `u`, which `shape_of` makes sure of; without that, not even the blocked proof
+        // holds (the threads' blocks need not be disjoint).
+        if padded && !padding(shape).is_some_and(|(p, k)| p >= 0 && k > 0) {
+            return false;
+        }
         if rests.iter().all(|r| r.inside(r.c, |_| true, w)) {
             return true;
         }
@@ -296,7 +302,10 @@ impl Ctx<'_> {
                 return true;
             }
         }
-        threads.is_some_and(|n| self.blocked_in_strides(w, padding(shape), rests, n))
+        // The unit's ids start at 0 in each `s`-unit only when `u` is `id()` in the code of
+        // `s` itself.
+        let from_zero = shape.1 == key(s);
+        threads.is_some_and(|n| self.blocked_in_strides(w, padding(shape), from_zero, rests, n))
     }
 
     /// Blocked inside interleaved: every rest is `G·j + q` with `q` (and the access's
@@ -318,14 +327,31 @@ impl Ctx<'_> {
     /// than `S ≤ G` in magnitude, so `j = j'`, and then the blocks give `u = u'`. As in
     /// `(t / 16) * 136 + (t % 16) * 8 + 2176 * c` (rows of 128 padded to 136, 256 threads:
     /// `S` = 2,168).
-    fn blocked_in_strides(&self, w: i128, padding: Option<(i128, i128)>, rests: &[Rest], n: u128) -> bool {
+    ///
+    /// That span assumes the unit's ids start at 0 (`from_zero`: `u` is `id()` in the code
+    /// of `s` itself). An `s`-unit whose ids are `n` consecutive values from some `u₀` of a
+    /// broader code (the grid's thread index inside one block) spans `P(u₀ + n − 1) −
+    /// P(u₀) + W = W·n + p·(⌊(u₀ + n − 1)/k⌋ − ⌊u₀/k⌋)`, at most `W·n + p·⌈(n − 1)/k⌉`
+    /// (`u₀ mod k = k − 1` is the worst), which is the span taken then.
+    fn blocked_in_strides(
+        &self,
+        w: i128,
+        padding: Option<(i128, i128)>,
+        from_zero: bool,
+        rests: &[Rest],
+        n: u128,
+    ) -> bool {
         if w <= 0 || n == 0 || rests.iter().any(|r| r.padded) != padding.is_some() {
             return false;
         }
         let Ok(n) = i128::try_from(n) else { return false };
-        // The span of the threads' blocks: `W·n`, plus the padding up to the last thread.
+        // The span of the threads' blocks: `W·n`, plus the padding up to the last thread
+        // (over the worst window of ids when they need not start at 0).
         let pad = match padding {
-            Some((p, k)) if p >= 0 && k > 0 => p.checked_mul((n - 1) / k),
+            Some((p, k)) if p >= 0 && k > 0 => {
+                let rows = if from_zero { (n - 1) / k } else { (n - 1 + k - 1) / k };
+                p.checked_mul(rows)
+            }
             Some(_) => None,
             None => Some(0),
         };
@@ -390,7 +416,13 @@ impl Ctx<'_> {
             // and the blocked proof holds with `W = b` (the interleaved one does not). The
             // `(a − k·b)·(u / k)` part joins the base, marking the shape as padded, so only
             // accesses with the same padding share the shape.
-            let mut padded = false;
+            //
+            // Only that one quotient joins the base: the position is `P(u)` above only when
+            // the index holds no other term of the thread's `id()` (a second quotient
+            // `−2·(u / 4)` would make it non-monotone), so any other `Quot` or `Mod` term
+            // makes the proof fail below. Until 2026-11-29 every quotient of the thread's
+            // `id()` joined the base (docs/soundness.md §4.4).
+            let mut padded = None;
             let quot = idx.terms.iter().find_map(|(t, &a)| match t {
                 Term::Quot(c, g, k) if *g == (Level::Thread, 1) => Some((*c, *g, *k, a)),
                 _ => None,
@@ -404,14 +436,15 @@ impl Ctx<'_> {
                 idx.terms.remove(&Term::Mod(c, g, k));
                 idx.terms.insert(Term::Rel(c, g), b);
                 idx.terms.insert(Term::Quot(c, g, k), a - k * b);
-                padded = true;
+                padded = Some(Term::Quot(c, g, k));
             }
             let mut unit = None;
             let mut base = BTreeMap::new();
-            let mut rest = Rest { c: idx.c, terms: Vec::new(), width, padded };
+            let mut rest = Rest { c: idx.c, terms: Vec::new(), width, padded: padded.is_some() };
             for (t, k) in idx.terms {
                 match t {
-                    Term::Quot(c, g, _) if padded && g == (Level::Thread, 1) && c == unit.map_or(c, |(u, _)| u) => {
+                    // `Rel` terms sort before `Quot` ones: the unit is known here.
+                    Term::Quot(c, ..) if padded == Some(t) && unit.is_some_and(|(u, _)| u == c) => {
                         base.insert(t, k);
                     }
                     Term::Rel(code, (Level::Thread, 1)) => {

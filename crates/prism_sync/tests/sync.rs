@@ -1001,3 +1001,136 @@ def cross(out : ptr(float) @ grid[1]):
         "#]],
     );
 }
+
+/// A padded tile is `a·(t / k) + b·(t % k)` and nothing else of the thread's id (adversarial
+/// review B, hole 1): with a second quotient, `5·(t / 2) + 2·(t % 2) − 2·(t / 4)`, the
+/// position is injective but not monotone by the chunk of 2 (`P(3) + 1 = P(4)`), and the
+/// read of `P(t) + 1` is thread t + 1's element. The tile alone keeps its proof.
+#[test]
+fn a_second_quotient_of_the_thread_id_spoils_a_padded_tile() {
+    check(
+        r#"
+@prism("global")
+@requires(grid[1], block[1], thread[32], smem=4096)
+@launch_bounds(64)
+def two_quots(out : ptr(int) @ grid[1]):
+    g : int @ thread[1] = id()
+    with partition(out, p=thread[1], f=lambda i: g + i) as mine:
+        with group(block[1]):
+            s : shared(int[512]) @ block[1]
+            t : int @ thread[1] = id()
+            with partition(s, p=thread[1], f=lambda i: 5 * (t / 2) + 2 * (t % 2) - 2 * (t / 4) + i) as z:
+                with group(thread[1]):
+                    z[0] = t
+            with group(thread[1]):
+                mine[0] = s[5 * (t / 2) + 2 * (t % 2) - 2 * (t / 4) + 1]
+
+@prism("global")
+@requires(grid[1], block[1], thread[32], smem=4096)
+@launch_bounds(64)
+def one_quot(out : ptr(int) @ grid[1]):
+    g : int @ thread[1] = id()
+    with partition(out, p=thread[1], f=lambda i: g + i) as mine:
+        with group(block[1]):
+            s : shared(int[512]) @ block[1]
+            t : int @ thread[1] = id()
+            with partition(s, p=thread[1], f=lambda i: 5 * (t / 2) + 2 * (t % 2) + i) as z:
+                with group(thread[1]):
+                    z[0] = t
+            with group(thread[1]):
+                mine[0] = s[5 * (t / 2) + 2 * (t % 2) + 1]
+"#,
+        expect![[r#"
+            @two_quots: block[1] barrier before line 13: `s` written (line 10), read (line 14)
+        "#]],
+    );
+}
+
+/// Padded blocks at a stride span `W·n + p·⌊(n − 1)/k⌋` only when the unit's ids start at 0
+/// (adversarial review B, hole 2): with the grid's thread index `g = 64·b + t`, block 1's
+/// ids start at 64 and `g + g / 5` spans 77 there, so strides of 76 overlap (thread 63's
+/// first element is thread 0's second). With the block's own index they span 76 and need no
+/// barrier.
+#[test]
+fn padded_strides_over_ids_of_a_broader_code_take_the_worst_window() {
+    check(
+        r#"
+@prism("global")
+@requires(grid[1], block[1], thread[64], smem=2048)
+@launch_bounds(64)
+def grid_ids(out : ptr(int)):
+    g : int @ thread[1] = id()
+    b : int @ block[1] = id()
+    with group(block[1]):
+        sh : shared(int[256]) @ block[1]
+        with partition(sh, p=thread[1], f=lambda i: 6 * (g / 5) + (g % 5) - 76 * b + i) as a:
+            with group(thread[1]):
+                a[0] = 1
+        with partition(sh, p=thread[1], f=lambda i: 6 * (g / 5) + (g % 5) - 76 * b + 76 + i) as c:
+            with group(thread[1]):
+                c[0] = 2
+
+@prism("global")
+@requires(grid[1], block[1], thread[64], smem=2048)
+@launch_bounds(64)
+def block_ids(out : ptr(int)):
+    with group(block[1]):
+        t : int @ thread[1] = id()
+        sh : shared(int[256]) @ block[1]
+        with partition(sh, p=thread[1], f=lambda i: 6 * (t / 5) + (t % 5) + i) as a:
+            with group(thread[1]):
+                a[0] = 1
+        with partition(sh, p=thread[1], f=lambda i: 6 * (t / 5) + (t % 5) + 76 + i) as c:
+            with group(thread[1]):
+                c[0] = 2
+"#,
+        expect![[r#"
+            @grid_ids: block[1] barrier before line 12: `sh` written (line 9), written (line 12)
+        "#]],
+    );
+}
+
+/// Motion counts a callee's shared footprint as written shared memory (adversarial review
+/// B, hole 5): the kernel's only shared writes are `scratch`'s, to its own array, and the
+/// kernel then reads an array over the same bytes. The barrier inferred between the call and
+/// that read is split, and its wait must stay before the read.
+#[test]
+fn motion_keeps_the_wait_before_reads_of_bytes_a_callee_wrote() {
+    let src = r#"
+@prism("device")
+@requires(block[1], thread[32], smem=512)
+def scratch(v : int @ thread[1]) -> int @ thread[1]:
+    sc : shared(int[128]) @ block[1]
+    t : int @ thread[1] = id()
+    with partition(sc, p=thread[1], f=lambda i: t + i) as m:
+        with group(thread[1]):
+            m[0] = v
+    return v + 1
+
+@prism("global")
+@requires(grid[1], block[1], thread[32], smem=1024)
+@launch_bounds(128)
+def reuse(x : ptr(const(int)), out : ptr(int)):
+    b : int @ block[1] = id()
+    with partition(out, p=block[1], f=lambda i: b * block_dim() + i) as ob:
+        with group(block[1]):
+            t : int @ thread[1] = id()
+            u : int @ block[1] = x[b]
+            acc : int @ thread[1] = scratch(x[t] + 1000)
+            if u > -100000:
+                a : shared(int[128]) @ block[1]
+                with group(thread[1]):
+                    acc = acc + 10000 * a[(t + 64) % 128]
+            with partition(ob, p=thread[1], f=lambda i: t + i) as o:
+                with group(thread[1]):
+                    o[0] = acc
+"#;
+    let (ir, report) = run_with(src, &Options::default());
+    let text = prism_ir::print(&ir);
+    assert_eq!(report.motion.split, 1, "{text}");
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    let at = |p: &dyn Fn(&str) -> bool| lines.iter().position(|l| p(l)).unwrap_or_else(|| panic!("{text}"));
+    let (call, read) = (at(&|l| l.contains("call @scratch")), at(&|l| l.contains("= load %15[")));
+    let (arrive, wait) = (at(&|l| l.starts_with("arrive block[1]")), at(&|l| l.starts_with("wait block[1]")));
+    assert!(call < arrive && arrive < wait && wait < read, "{text}");
+}
