@@ -353,7 +353,8 @@ impl Checker<'_> {
         // could run a collective with part of a warp (an access in the right operand of
         // `and`), read memory others change, or write a local array the function captures:
         // the view would move while it lives (docs/soundness.md §4.2).
-        if self.in_index_fn && !(sig.entry == Persp::THREAD && sig.params.iter().all(|p| matches!(p.ty, Ty::Scalar(_)))) {
+        if self.in_index_fn && !(sig.entry == Persp::THREAD && sig.params.iter().all(|p| matches!(p.ty, Ty::Scalar(_))))
+        {
             self.error(TypeError::PartitionIndexFn {
                 problem: IndexFnProblem::Calls { name: name.to_string() },
                 span: callee_span,

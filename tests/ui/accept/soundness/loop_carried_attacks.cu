@@ -371,7 +371,7 @@ extern "C" __global__ void __launch_bounds__(64) nested_view_cross_warp(int* __r
                 {  // group(thread[1])
                     // split block barrier s0, wait
                     prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
-                    out[prism_add(prism_mul(b, 64), t)] = s[t];  // line 157
+                    out[prism_add(prism_mul(b, 64), t)] = s[(t + 32) % 64];  // line 157
                 }
             }
         }
@@ -436,7 +436,7 @@ extern "C" __global__ void __launch_bounds__(64) nested_view_control(int* __rest
                 {  // group(thread[1])
                     // split block barrier s0, wait
                     prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
-                    out[prism_add(prism_mul(b, 64), t)] = s[t];  // line 188
+                    out[prism_add(prism_mul(b, 64), t)] = s[(t + 32) % 64];  // line 188
                 }
             }
         }
