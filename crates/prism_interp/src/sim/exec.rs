@@ -1439,6 +1439,25 @@ impl<'a> BlockSim<'a> {
                                     }
                                     Ok((start, i128::from(ptr.a) + i128::from(ptr.offset) * size))
                                 };
+                                // An interleaved tile's descriptor holds its start address in
+                                // 16-byte units, so a start between two boundaries is read by the
+                                // tensor cores from the boundary below it: reported, as the
+                                // swizzled form's misplaced start is.
+                                if let WgmmaLayout::Interleaved = layout {
+                                    for (p, which) in [(*a, "A"), (*b, "B")] {
+                                        let ptr = Ptr::decode(fr.regs[p as usize * 32 + l]);
+                                        let start = i128::from(ptr.a) + i128::from(ptr.offset) * esz as i128;
+                                        if ptr.space != Space::Shared || start.rem_euclid(16) != 0 {
+                                            fatal!(
+                                                ReportKind::Misaligned,
+                                                format!(
+                                                    "wgmma {which}: the tile starts at byte {start} of shared memory, not on a 16-byte boundary (its descriptor holds the address in 16-byte units)"
+                                                ),
+                                                l
+                                            )
+                                        }
+                                    }
+                                }
                                 let (a_at, b_at) = match *layout {
                                     WgmmaLayout::Interleaved => (None, None),
                                     WgmmaLayout::Swizzled { span, a_index, a_ty, b_index, b_ty } => {
