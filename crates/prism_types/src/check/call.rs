@@ -239,7 +239,19 @@ impl Checker<'_> {
                         ok = false;
                         break;
                     }
-                    by_param[positional] = Some(a);
+                    // A keyword argument before it may have named this parameter already
+                    // (`f(a=1, 2)`): the positional one must not silently replace it.
+                    if by_param[positional].is_some() {
+                        self.error(TypeError::WrongArguments {
+                            callee: callee.to_string(),
+                            problem: ArgsProblem::Twice { name: names[positional].to_string() },
+                            span: a.span,
+                            help: Some("write positional arguments before keyword ones".into()),
+                        });
+                        ok = false;
+                    } else {
+                        by_param[positional] = Some(a);
+                    }
                     positional += 1;
                 }
                 Some(k) => match names.iter().position(|n| *n == k.name) {
