@@ -148,7 +148,7 @@ impl Summary {
 }
 
 /// The constructs a program uses, by the text that names them.
-const CONSTRUCTS: [(&str, &str); 34] = [
+const CONSTRUCTS: [(&str, &str); 37] = [
     ("partition", "with partition("),
     ("claim", "with claim("),
     ("async", "with async("),
@@ -183,6 +183,9 @@ const CONSTRUCTS: [(&str, &str); 34] = [
     ("library", "lib_"),
     ("dynamic-shared", "dyn : shared("),
     ("device-reduce", "total)"),
+    ("narrow-branches", "        else:"),
+    ("atomic-max", "atomic_max("),
+    ("index-fn-call", "f=lambda i: op_"),
 ];
 
 /// Runs a search.

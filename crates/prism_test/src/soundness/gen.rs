@@ -459,7 +459,7 @@ impl Gen {
         let mask = len - 1;
         let id = cx.fresh;
         cx.fresh += 1;
-        match self.rng.below(41) {
+        match self.rng.below(44) {
             // Each thread writes its own elements: blocked.
             0 | 1 => {
                 let k = len / tb;
@@ -1118,6 +1118,70 @@ impl Gen {
                 let off = self.rng.below(len as usize);
                 let f = self.fold(&format!("dyn[(t * 3 + {off}) & {}]", len - 1));
                 put(&mut self.out, d + 1, &f);
+            }
+            // Branches of an `if` that different threads (or warps) take at the same time:
+            // both counting with one commutative atomic is accepted; an atomic against a
+            // plain read, or against another atomic operation, must be refused
+            // (`branch-conflict`); so must a conditional expression's arms.
+            41 => {
+                let ops = ["atomic_add", "atomic_max"];
+                let warp_level = tb / 32 >= 2 && self.rng.chance(30);
+                let (x, y) = (self.rng.below(len as usize), self.rng.below(len as usize));
+                let upd = format!("{}({name}[(t + {x}) & {mask}], acc & 7)", ops[self.rng.below(2)]);
+                match self.rng.below(4) {
+                    0 if !warp_level => {
+                        put(&mut self.out, d, "with group(thread[1]):");
+                        let f = self.fold(&format!(
+                            "({name}[(t + {y}) & {mask}] if t % 2 == 0 else atomic_add({name}[(t + {x}) & {mask}], 1))"
+                        ));
+                        put(&mut self.out, d + 1, &f);
+                    }
+                    v => {
+                        let other = match v {
+                            1 => format!("{}({name}[(t + {y}) & {mask}], 1)", ops[self.rng.below(2)]),
+                            _ => self.fold(&format!("{name}[(t + {y}) & {mask}]")),
+                        };
+                        if warp_level {
+                            put(&mut self.out, d, "with group(warp[1]):");
+                            put(&mut self.out, d + 1, "if w % 2 == 0:");
+                        } else {
+                            put(&mut self.out, d, "with group(thread[1]):");
+                            put(&mut self.out, d + 1, &format!("if t < {}:", 1 + self.rng.below(tb as usize)));
+                        }
+                        put(&mut self.out, d + 2, "with group(thread[1]):");
+                        put(&mut self.out, d + 3, &upd);
+                        put(&mut self.out, d + 1, "else:");
+                        put(&mut self.out, d + 2, "with group(thread[1]):");
+                        put(&mut self.out, d + 3, &other);
+                    }
+                }
+            }
+            // Two phases of atomic updates whose results are unused: one commutative
+            // operation needs no ordering; two different ones must be ordered, or the
+            // result depends on the schedule.
+            42 => {
+                let ops = ["atomic_add", "atomic_max", "atomic_min", "atomic_or", "atomic_xor", "atomic_and"];
+                let (a, b) = (ops[self.rng.below(ops.len())], ops[self.rng.below(ops.len())]);
+                let (x, y) = (self.rng.below(len as usize), self.rng.below(len as usize));
+                put(&mut self.out, d, "with group(thread[1]):");
+                put(&mut self.out, d + 1, &format!("{a}({name}[(t * 3 + {x}) & {mask}], acc & 15)"));
+                put(&mut self.out, d, "with group(thread[1]):");
+                put(&mut self.out, d + 1, &format!("{b}({name}[(t * 5 + {y}) & {mask}], (acc >> 2) & 15)"));
+            }
+            // A call in an index function: a pure `thread[1]` function of values is allowed
+            // (the partition stays per-thread and injective); a collective one must be
+            // refused (`partition-index-fn`).
+            43 => {
+                let k = len / tb;
+                let call = if self.rng.chance(80) { "op_add(t, 0)" } else { "op_warp(0, t) * 0 + t" };
+                put(
+                    &mut self.out,
+                    d,
+                    &format!("with partition({name}, p=thread[1], f=lambda i: {call} * {k} + i) as v{id}:"),
+                );
+                put(&mut self.out, d + 1, "with group(thread[1]):");
+                let j = self.rng.below(k as usize);
+                put(&mut self.out, d + 2, &format!("v{id}[{j}] = acc + {}", self.rng.below(9)));
             }
             _ => {
                 put(&mut self.out, d, "with group(thread[1]):");
