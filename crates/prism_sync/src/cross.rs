@@ -142,15 +142,17 @@ impl Ctx<'_> {
             }
         }
         let Some(w) = w else { return false };
-        if w <= 0 || a <= 0 {
+        if w <= 0 {
             return false;
         }
         let frame = self.cfg.insts[at].frame;
         let mut reads = Vec::new();
         match self.eval(e, frame, &mut reads, 0).and_then(|f| self.range(&f)) {
-            // The unit's block is `[0, W)` from its start; a vector access covers `width`
-            // elements from its index.
-            Some((lo, hi)) => !(a * lo >= 0 && a * hi + (width - 1) < w),
+            // The unit's block is `[0, W)` from its start when the index counts up
+            // (`A > 0`), `(-W, 0]` when it counts down (`lambda i: t + 1 - i`); a vector
+            // access covers `width` elements from its index, upwards.
+            Some((lo, hi)) if a >= 0 => !(a * lo >= 0 && a * hi + (width - 1) < w),
+            Some((lo, hi)) => !(a * hi > -w && a * lo + (width - 1) <= 0),
             None => true,
         }
     }
@@ -181,6 +183,11 @@ impl Ctx<'_> {
                 match op {
                     BinOp::Add => x.add(&y, 1),
                     BinOp::Sub => x.add(&y, -1),
+                    // `x << k` is `x * 2^k`, for a constant `k` that keeps the factor small.
+                    BinOp::Shl => match konst(&y) {
+                        Some(k) if (0..32).contains(&k) => x.scale(1 << k),
+                        _ => None,
+                    },
                     BinOp::Mul => match (konst(&x), konst(&y)) {
                         (Some(k), _) => y.scale(k),
                         (_, Some(k)) => x.scale(k),

@@ -144,7 +144,11 @@ impl Mode {
                             "atomic_xor" => Mode::XOR,
                             _ => Mode::OVERWRITE,
                         };
-                        (!load, load || dsts.iter().any(|d| used.contains(d)), op)
+                        // A compare-and-swap reads the old value to decide whether it
+                        // writes: what it leaves depends on the updates before it, as a
+                        // used result's does.
+                        let cas = name == "atomic_cas";
+                        (!load, load || cas || dsts.iter().any(|d| used.contains(d)), op)
                     }
                     // Not produced today; the conservative reading.
                     _ => (true, true, Mode::OVERWRITE),
@@ -348,7 +352,9 @@ pub(crate) fn width(f: &Function, cfg: &Cfg<'_>, defs: &Defs, kind: &InstKind) -
                     prism_ir::ir::Type::TensorMap(m) => Some(i128::from(m.box_bytes()) / elem()?),
                     _ => None,
                 }
-            } else if intrinsic.sig().family == prism_types::intrinsics::Family::AsyncCopy {
+            } else if intrinsic.sig().family == prism_types::intrinsics::Family::AsyncCopy || intrinsic.is_wgmma() {
+                // A wgmma's tile (`view[i]` of the swizzled forms) is a whole 64-row or
+                // N-row slice, whose extent depends on the layout: unknown here.
                 None
             } else {
                 Some(1)

@@ -60,3 +60,120 @@ extern "C" __global__ void __launch_bounds__(64) add_then_store(int* __restrict_
         }
     }
 }
+
+// A compare-and-swap reads the old value to decide whether it writes, so its phase is
+// ordered against the updates before and after it: a store, then a swap expecting what was
+// stored (2, not 1 when the swap runs first); a swap, then an add (7, not 5). Found by a
+// second review the same day: a store, a swap and an exchange in three phases gave 1 or 3
+// by schedule.
+extern "C" __global__ void __launch_bounds__(64) store_then_cas(int* __restrict__ out)
+{
+    // launch: threads per block a multiple of 64, blocks a multiple of 1, at most 64 threads per block
+    const int prism_tid = threadIdx.x;
+    const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
+    __shared__ __align__(1024) int prism_shared0[2];
+    // 2 split barrier(s) over the block: mbarriers, and this thread's token for each
+    __shared__ __align__(8) unsigned long long prism_split[2];
+    unsigned long long prism_tok0 = 0;
+    unsigned long long prism_tok1 = 0;
+    if (threadIdx.x == 0) {
+        prism_split_init(prism_smem_addr(&prism_split[0]), blockDim.x);
+        prism_split_init(prism_smem_addr(&prism_split[1]), blockDim.x);
+    }
+    __syncthreads();
+    const int b = prism_bid;  // line 40
+    {  // partition `out` as `ob` at block[1]
+        {  // group(block[1])
+            const int t = prism_tid;  // line 43
+            int* s = prism_shared0;  // line 44
+            {  // claim `s` as `c` at thread[1]
+                if (prism_tid == 0) {  // split(thread) case 1: thread[1]
+                    s[0] = 0;  // line 48
+                }
+                // split block barrier s1, arrive: `s` was last used at line 45; its next use (line 51) waits
+                prism_tok1 = prism_split_arrive(prism_smem_addr(&prism_split[1]));
+            }
+            {  // group(thread[1])
+                // split block barrier s1, wait
+                prism_split_wait(prism_smem_addr(&prism_split[1]), prism_tok1);
+                if (t == 32) {  // line 50
+                    prism_atomic_store(&s[0], 1);  // line 51
+                }
+                // split block barrier s0, arrive: `s` was last used at line 51; its next use (line 54) waits
+                prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
+            }
+            {  // group(thread[1])
+                // split block barrier s0, wait
+                prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
+                if (t == 0) {  // line 53
+                    const int t17 = prism_atomic_cas(&s[0], 1, 2);  // line 54
+                }
+            }
+            // inferred block[1] barrier: `s` is used at line 54 and again at line 55
+            __syncthreads();
+            const int x = s[0];
+            {  // partition `ob` as `o` at thread[1]
+                {  // group(thread[1])
+                    out[prism_add(prism_mul(b, 64), t)] = x;  // line 58
+                }
+            }
+        }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(64) cas_then_add(int* __restrict__ out)
+{
+    // launch: threads per block a multiple of 64, blocks a multiple of 1, at most 64 threads per block
+    const int prism_tid = threadIdx.x;
+    const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
+    __shared__ __align__(1024) int prism_shared0[2];
+    // 2 split barrier(s) over the block: mbarriers, and this thread's token for each
+    __shared__ __align__(8) unsigned long long prism_split[2];
+    unsigned long long prism_tok0 = 0;
+    unsigned long long prism_tok1 = 0;
+    if (threadIdx.x == 0) {
+        prism_split_init(prism_smem_addr(&prism_split[0]), blockDim.x);
+        prism_split_init(prism_smem_addr(&prism_split[1]), blockDim.x);
+    }
+    __syncthreads();
+    const int b = prism_bid;  // line 64
+    {  // partition `out` as `ob` at block[1]
+        {  // group(block[1])
+            const int t = prism_tid;  // line 67
+            int* s = prism_shared0;  // line 68
+            {  // claim `s` as `c` at thread[1]
+                if (prism_tid == 0) {  // split(thread) case 1: thread[1]
+                    s[0] = 0;  // line 72
+                }
+                // split block barrier s1, arrive: `s` was last used at line 69; its next use (line 75) waits
+                prism_tok1 = prism_split_arrive(prism_smem_addr(&prism_split[1]));
+            }
+            {  // group(thread[1])
+                // split block barrier s1, wait
+                prism_split_wait(prism_smem_addr(&prism_split[1]), prism_tok1);
+                if (t == 32) {  // line 74
+                    const int t13 = prism_atomic_cas(&s[0], 0, 2);  // line 75
+                }
+                // split block barrier s0, arrive: `s` was last used at line 75; its next use (line 78) waits
+                prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
+            }
+            {  // group(thread[1])
+                // split block barrier s0, wait
+                prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
+                if (t == 0) {  // line 77
+                    const int t18 = prism_atomic_add(&s[0], 5);  // line 78
+                }
+            }
+            // inferred block[1] barrier: `s` is used at line 78 and again at line 79
+            __syncthreads();
+            const int x = s[0];
+            {  // partition `ob` as `o` at thread[1]
+                {  // group(thread[1])
+                    out[prism_add(prism_mul(b, 64), t)] = x;  // line 82
+                }
+            }
+        }
+    }
+}

@@ -61,6 +61,7 @@ extern "C" __global__ void __launch_bounds__(64) cross_async_loop(const int* __r
                 for (int r = 0; r < 4; r += 1) {
                     if (r % 2 == 0) {  // line 25
                         // split block barrier s1, arrive: `s` was last used at line 27; its next use (line 27) waits
+                        prism_fence_proxy_async();
                         prism_tok1 = prism_split_arrive(prism_smem_addr(&prism_split[1]));
                         {  // group(thread[1])
                             {  // async `s_t` as `d` at thread[1]
@@ -77,6 +78,7 @@ extern "C" __global__ void __launch_bounds__(64) cross_async_loop(const int* __r
                         }
                     } else {
                         // split block barrier s0, arrive: `s` was last used at line 27; its next use (line 31) waits
+                        prism_fence_proxy_async();
                         prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
                         {  // group(thread[1])
                             // split block barrier s0, wait
@@ -137,6 +139,7 @@ extern "C" __global__ void __launch_bounds__(64) cross_call_loop(const int* __re
                 for (int r = 0; r < 4; r += 1) {
                     if (r % 2 == 0) {  // line 57
                         // split block barrier s1, arrive: `s` was last used at line 59; its next use (line 59) waits
+                        prism_fence_proxy_async();
                         prism_tok1 = prism_split_arrive(prism_smem_addr(&prism_split[1]));
                         {  // group(thread[1])
                             int* s_t = s + t;  // line 55
@@ -147,6 +150,7 @@ extern "C" __global__ void __launch_bounds__(64) cross_call_loop(const int* __re
                         }
                     } else {
                         // split block barrier s0, arrive: `s` was last used at line 59; its next use (line 62) waits
+                        prism_fence_proxy_async();
                         prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
                         {  // group(thread[1])
                             // split block barrier s0, wait
@@ -196,6 +200,7 @@ extern "C" __global__ void __launch_bounds__(64) cross_direct_loop(const int* __
                 for (int r = 0; r < 4; r += 1) {
                     if (r % 2 == 0) {  // line 83
                         // inferred block[1] barrier: `s` is used at line 89 and again at line 86
+                        prism_fence_proxy_async();
                         __syncthreads();
                         {  // group(thread[1])
                             if (true) {  // line 85
@@ -204,6 +209,7 @@ extern "C" __global__ void __launch_bounds__(64) cross_direct_loop(const int* __
                         }
                     } else {
                         // split block barrier s0, arrive: `s` was last used at line 86; its next use (line 89) waits
+                        prism_fence_proxy_async();
                         prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
                         {  // group(thread[1])
                             // split block barrier s0, wait
@@ -241,6 +247,7 @@ extern "C" __global__ void __launch_bounds__(64) atomic_scope_loop(int* __restri
     {  // partition `out` as `out_b` at block[1]
         for (int r = 0; r < 8; r += 1) {
             // inferred grid[1] barrier: `cnt` is used at line 102 and again at line 102
+            prism_fence_proxy_async();
             cooperative_groups::this_grid().sync();
             {  // partition `cnt` as `cb` at block[1]
                 {  // group(block[1])
@@ -248,6 +255,7 @@ extern "C" __global__ void __launch_bounds__(64) atomic_scope_loop(int* __restri
                     {  // group(thread[1])
                         const int t14 = prism_atomic_add(&cnt[b], 1);  // line 106
                         // split block barrier s0, arrive: `cnt` was last used at line 106; its next use (line 109) waits
+                        prism_fence_proxy_async();
                         prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
                     }
                     {  // partition `out_b` as `o` at thread[1]
@@ -289,12 +297,14 @@ extern "C" __global__ void __launch_bounds__(64) atomic_loop_inside(int* __restr
                 const int t = prism_tid;  // line 120
                 for (int r = 0; r < 8; r += 1) {
                     // split block barrier s1, arrive: `cnt` was last used at line 126; its next use (line 123) waits
+                    prism_fence_proxy_async();
                     prism_tok1 = prism_split_arrive(prism_smem_addr(&prism_split[1]));
                     {  // group(thread[1])
                         // split block barrier s1, wait
                         prism_split_wait(prism_smem_addr(&prism_split[1]), prism_tok1);
                         const int t14 = prism_atomic_add(&cnt[b], 1);  // line 123
                         // split block barrier s0, arrive: `cnt` was last used at line 123; its next use (line 126) waits
+                        prism_fence_proxy_async();
                         prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
                     }
                     {  // partition `out_b` as `o` at thread[1]
@@ -344,6 +354,7 @@ extern "C" __global__ void __launch_bounds__(64) nested_view_cross_warp(int* __r
             {  // partition `s` as `ws` at thread[32]
                 for (int p = 0; p < 4; p += 1) {
                     // split block barrier s1, arrive: `s` was last used at line 147; its next use (line 147) waits
+                    prism_fence_proxy_async();
                     prism_tok1 = prism_split_arrive(prism_smem_addr(&prism_split[1]));
                     {  // group(thread[32])
                         const int l = (int)((unsigned)prism_tid % 32u);  // line 146
@@ -365,6 +376,7 @@ extern "C" __global__ void __launch_bounds__(64) nested_view_cross_warp(int* __r
                     }
                 }
                 // split block barrier s0, arrive: `s` was last used at line 143; its next use (line 157) waits
+                prism_fence_proxy_async();
                 prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
             }
             {  // partition `ob` as `o` at thread[1]
@@ -410,6 +422,7 @@ extern "C" __global__ void __launch_bounds__(64) nested_view_control(int* __rest
             {  // partition `s` as `r` at thread[1]
                 for (int p = 0; p < 4; p += 1) {
                     // split block barrier s1, arrive: `s` was last used at line 185; its next use (line 182) waits
+                    prism_fence_proxy_async();
                     prism_tok1 = prism_split_arrive(prism_smem_addr(&prism_split[1]));
                     {  // group(thread[32])
                         // split block barrier s1, wait
@@ -430,6 +443,7 @@ extern "C" __global__ void __launch_bounds__(64) nested_view_control(int* __rest
                     }
                 }
                 // split block barrier s0, arrive: `s` was last used at line 174; its next use (line 188) waits
+                prism_fence_proxy_async();
                 prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
             }
             {  // partition `ob` as `o` at thread[1]
@@ -486,6 +500,7 @@ extern "C" __global__ void __launch_bounds__(64) tree_via_call(const int* __rest
                 int st = 32;  // line 210
                 while (st > 0) {  // line 211
                     // split block barrier s1, arrive: `s0` was last used at line 214; its next use (line 214) waits
+                    prism_fence_proxy_async();
                     prism_tok1 = prism_split_arrive(prism_smem_addr(&prism_split[1]));
                     {  // group(thread[1])
                         // split block barrier s1, wait
@@ -498,6 +513,7 @@ extern "C" __global__ void __launch_bounds__(64) tree_via_call(const int* __rest
                     st = st / 2;  // line 215
                 }
                 // split block barrier s0, arrive: `s0` was last used at line 209; its next use (line 218) waits
+                prism_fence_proxy_async();
                 prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
             }
             {  // partition `out_b` as `o` at thread[1]
@@ -554,6 +570,7 @@ extern "C" __global__ void __launch_bounds__(64) tree_via_const_call(const int* 
                 int st = 32;  // line 240
                 while (st > 0) {  // line 241
                     // split block barrier s1, arrive: `s0` was last used at line 244; its next use (line 244) waits
+                    prism_fence_proxy_async();
                     prism_tok1 = prism_split_arrive(prism_smem_addr(&prism_split[1]));
                     {  // group(thread[1])
                         // split block barrier s1, wait
@@ -567,6 +584,7 @@ extern "C" __global__ void __launch_bounds__(64) tree_via_const_call(const int* 
                     st = st / 2;  // line 245
                 }
                 // split block barrier s0, arrive: `s0` was last used at line 239; its next use (line 248) waits
+                prism_fence_proxy_async();
                 prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
             }
             {  // partition `out_b` as `o` at thread[1]
@@ -613,6 +631,7 @@ extern "C" __global__ void __launch_bounds__(64) tree_via_std_call(int* __restri
             {  // partition `s` as `w` at thread[1]
                 for (int r = 0; r < 3; r += 1) {
                     // split block barrier s1, arrive: `s` was last used at line 269; its next use (line 269) waits
+                    prism_fence_proxy_async();
                     prism_tok1 = prism_split_arrive(prism_smem_addr(&prism_split[1]));
                     {  // group(thread[1])
                         // split block barrier s1, wait
@@ -624,6 +643,7 @@ extern "C" __global__ void __launch_bounds__(64) tree_via_std_call(int* __restri
                     }
                 }
                 // split block barrier s0, arrive: `s` was last used at line 265; its next use (line 272) waits
+                prism_fence_proxy_async();
                 prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
             }
             {  // partition `ob` as `o` at thread[1]
@@ -670,6 +690,7 @@ extern "C" __global__ void __launch_bounds__(64) tree_direct_control(int* __rest
             {  // partition `s` as `w` at thread[1]
                 for (int r = 0; r < 3; r += 1) {
                     // split block barrier s1, arrive: `s` was last used at line 293; its next use (line 293) waits
+                    prism_fence_proxy_async();
                     prism_tok1 = prism_split_arrive(prism_smem_addr(&prism_split[1]));
                     {  // group(thread[1])
                         // split block barrier s1, wait
@@ -680,6 +701,7 @@ extern "C" __global__ void __launch_bounds__(64) tree_direct_control(int* __rest
                     }
                 }
                 // split block barrier s0, arrive: `s` was last used at line 289; its next use (line 296) waits
+                prism_fence_proxy_async();
                 prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
             }
             {  // partition `ob` as `o` at thread[1]
@@ -688,6 +710,219 @@ extern "C" __global__ void __launch_bounds__(64) tree_direct_control(int* __rest
                     prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
                     out[prism_add(prism_mul(b, 64), t)] = s[t];  // line 296
                 }
+            }
+        }
+    }
+}
+
+// Found by the second review the same day: indices counting down (`lambda i: t + 1 - i`,
+// the neighbour's slot at `s_t[1]`) and shifts (`(t << 1) + i`) were trusted, and a swizzled
+// wgmma's tile (`a_wg[0]`, a 64-row slice covering the other warpgroup's floats) counted as
+// one element; each raced across passes.
+extern "C" __global__ void __launch_bounds__(64) cross_counting_down(const int* __restrict__ src,
+                                                                     int* __restrict__ out)
+{
+    // launch: threads per block a multiple of 64, blocks a multiple of 1, at most 64 threads per block
+    const int prism_tid = threadIdx.x;
+    const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
+    __shared__ __align__(1024) int prism_shared0[65];
+    // 1 split barrier(s) over the block: mbarriers, and this thread's token for each
+    __shared__ __align__(8) unsigned long long prism_split[1];
+    unsigned long long prism_tok0 = 0;
+    if (threadIdx.x == 0) {
+        prism_split_init(prism_smem_addr(&prism_split[0]), blockDim.x);
+    }
+    __syncthreads();
+    const int b = prism_bid;  // line 306
+    {  // partition `out` as `out_b` at block[1]
+        {  // group(block[1])
+            int* s = prism_shared0;  // line 309
+            const int t = prism_tid;  // line 310
+            int acc = 0;  // line 311
+            {  // partition `s` as `s0` at thread[1]
+                {  // group(thread[1])
+                    s[t] = 0;  // line 314
+                    if (t == 0) {  // line 315
+                        s[t + 64] = 0;  // line 316
+                    }
+                }
+            }
+            {  // partition `s` as `s_t` at thread[1]
+                for (int r = 0; r < 4; r += 1) {
+                    if (r % 2 == 0) {  // line 319
+                        // inferred block[1] barrier: `s` is used at line 325 and again at line 322
+                        prism_fence_proxy_async();
+                        __syncthreads();
+                        {  // group(thread[1])
+                            if (true) {  // line 321
+                                s[t + 1 - 1] = src[r * 64 + t];  // line 322
+                            }
+                        }
+                    } else {
+                        // split block barrier s0, arrive: `s` was last used at line 322; its next use (line 325) waits
+                        prism_fence_proxy_async();
+                        prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
+                        {  // group(thread[1])
+                            // split block barrier s0, wait
+                            prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
+                            acc = prism_add(prism_mul(acc, 3), s[t + 1]);  // line 325
+                        }
+                    }
+                }
+            }
+            {  // partition `out_b` as `o` at thread[1]
+                {  // group(thread[1])
+                    out[prism_add(prism_mul(b, 64), t)] = acc;  // line 328
+                }
+            }
+        }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(64) cross_shifted(const int* __restrict__ src,
+                                                               int* __restrict__ out)
+{
+    // launch: threads per block a multiple of 64, blocks a multiple of 1, at most 64 threads per block
+    const int prism_tid = threadIdx.x;
+    const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
+    __shared__ __align__(1024) int prism_shared0[130];
+    // 1 split barrier(s) over the block: mbarriers, and this thread's token for each
+    __shared__ __align__(8) unsigned long long prism_split[1];
+    unsigned long long prism_tok0 = 0;
+    if (threadIdx.x == 0) {
+        prism_split_init(prism_smem_addr(&prism_split[0]), blockDim.x);
+    }
+    __syncthreads();
+    const int b = prism_bid;  // line 334
+    {  // partition `out` as `out_b` at block[1]
+        {  // group(block[1])
+            int* s = prism_shared0;  // line 337
+            const int t = prism_tid;  // line 338
+            int acc = 0;  // line 339
+            {  // partition `s` as `s0` at thread[1]
+                {  // group(thread[1])
+                    s[2 * t] = 0;  // line 342
+                    s[2 * t + 1] = 0;  // line 343
+                    if (t == 0) {  // line 344
+                        s[2 * t + 128] = 0;  // line 345
+                    }
+                }
+            }
+            {  // partition `s` as `s_t` at thread[1]
+                for (int r = 0; r < 4; r += 1) {
+                    if (r % 2 == 0) {  // line 348
+                        // inferred block[1] barrier: `s` is used at line 354 and again at line 351
+                        prism_fence_proxy_async();
+                        __syncthreads();
+                        {  // group(thread[1])
+                            if (true) {  // line 350
+                                s[prism_add(prism_shl(t, 1), 2)] = src[r * 64 + t];  // line 351
+                            }
+                        }
+                    } else {
+                        // split block barrier s0, arrive: `s` was last used at line 351; its next use (line 354) waits
+                        prism_fence_proxy_async();
+                        prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
+                        {  // group(thread[1])
+                            // split block barrier s0, wait
+                            prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
+                            acc = prism_add(prism_mul(acc, 3), s[prism_shl(t, 1)]);  // line 354
+                        }
+                    }
+                }
+            }
+            {  // partition `out_b` as `o` at thread[1]
+                {  // group(thread[1])
+                    out[prism_add(prism_mul(b, 64), t)] = acc;  // line 357
+                }
+            }
+        }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(256) cross_wgmma_tile(float* __restrict__ out)
+{
+    // launch: threads per block a multiple of 256, blocks a multiple of 1, at most 256 threads per block
+    const int prism_tid = threadIdx.x;
+    const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
+    __shared__ __align__(1024) float prism_shared0[4096];
+    __shared__ __align__(1024) float prism_shared16384[4096];
+    // 1 split barrier(s) over the block: mbarriers, and this thread's token for each
+    __shared__ __align__(8) unsigned long long prism_split[1];
+    unsigned long long prism_tok0 = 0;
+    if (threadIdx.x == 0) {
+        prism_split_init(prism_smem_addr(&prism_split[0]), blockDim.x);
+    }
+    __syncthreads();
+    const int g = (int)(prism_bid * blockDim.x + prism_tid);  // line 363
+    {  // partition `out` as `mine` at thread[1]
+        {  // group(block[1])
+            float* a = prism_shared0;  // line 366
+            float* bt = prism_shared16384;  // line 367
+            const int t = prism_tid;  // line 368
+            {  // partition `a` as `a_t` at thread[1]
+                {  // group(thread[1])
+                    for (int s = 0; s < 16; s += 1) {
+                        a[t + 256 * s] = 1.0f;  // line 372
+                    }
+                }
+            }
+            {  // partition `bt` as `b_t` at thread[1]
+                {  // group(thread[1])
+                    for (int s = 0; s < 16; s += 1) {
+                        bt[t + 256 * s] = 1.0f;  // line 376
+                    }
+                }
+            }
+            const int wg = (int)((unsigned)prism_tid / 128u);  // line 377
+            float res = 0.0f;  // line 378
+            {  // partition `a` as `a_wg` at thread[128]
+                for (int r = 0; r < 2; r += 1) {
+                    // split block barrier s0, arrive: `a` was last used at line 393; its next use (line 385) waits
+                    prism_fence_proxy_async();
+                    prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
+                    {  // group(thread[128])
+                        const int l = (int)((unsigned)prism_tid % 128u);  // line 382
+                        // split block barrier s0, wait
+                        prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
+                        if (r == 0) {  // line 383
+                            {  // group(thread[1])
+                                const float t42 = prism_atomic_exch(&a[wg * 256 + l], 3.0f);  // line 385
+                                const float t49 = prism_atomic_exch(&a[wg * 256 + (l + 128)], 3.0f);  // line 386
+                            }
+                        } else {
+                            __align__(16) float acc[32] = {};  // line 388
+                            {  // group(thread[1])
+                                for (int k = 0; k < 32; k += 1) {
+                                    acc[k] = 0.0f;  // line 391
+                                }
+                            }
+                            asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 392
+                            float* acc_1 = acc;  // line 388
+                            asm volatile(  // line 393
+                                "{\n"
+                                "fence.proxy.async.shared::cta;\n"
+                                ".reg .pred p;\n"
+                                "setp.ne.b32 p, 1, 0;\n"
+                                "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1;\n"
+                                "}\n"
+                                : "+f"(acc_1[0]), "+f"(acc_1[1]), "+f"(acc_1[2]), "+f"(acc_1[3]), "+f"(acc_1[4]), "+f"(acc_1[5]), "+f"(acc_1[6]), "+f"(acc_1[7]), "+f"(acc_1[8]), "+f"(acc_1[9]), "+f"(acc_1[10]), "+f"(acc_1[11]), "+f"(acc_1[12]), "+f"(acc_1[13]), "+f"(acc_1[14]), "+f"(acc_1[15]), "+f"(acc_1[16]), "+f"(acc_1[17]), "+f"(acc_1[18]), "+f"(acc_1[19]), "+f"(acc_1[20]), "+f"(acc_1[21]), "+f"(acc_1[22]), "+f"(acc_1[23]), "+f"(acc_1[24]), "+f"(acc_1[25]), "+f"(acc_1[26]), "+f"(acc_1[27]), "+f"(acc_1[28]), "+f"(acc_1[29]), "+f"(acc_1[30]), "+f"(acc_1[31])
+                                : "l"(prism_wgmma_desc_sw(&a[wg * 256], 128)), "l"(prism_wgmma_desc_sw(&bt[0], 128))
+                                : "memory");
+                            asm volatile("wgmma.commit_group.sync.aligned;" :  :  : "memory");  // line 394
+                            asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 395
+                            {  // group(thread[1])
+                                res = acc[0];  // line 397
+                            }
+                        }
+                    }
+                }
+            }
+            {  // group(thread[1])
+                out[g] = res;  // line 399
             }
         }
     }
