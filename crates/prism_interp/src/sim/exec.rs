@@ -2219,8 +2219,12 @@ impl<'a> BlockSim<'a> {
             let warp = &mut self.warps[w as usize];
             for l in lanes_of(mask) {
                 if order {
-                    warp.counts[l][level] += 1;
-                    warp.arrived[l][level] += 1;
+                    if let Some(c) = warp.counts[l].get_mut(level) {
+                        *c += 1;
+                    }
+                    if let Some(c) = warp.arrived[l].get_mut(level) {
+                        *c += 1;
+                    }
                 }
             }
             self.frags[id as usize].as_mut().expect("fragment").pc += 1;
@@ -2281,7 +2285,9 @@ impl<'a> BlockSim<'a> {
         let mut touched = Vec::new();
         for l in lanes_of(mask) {
             let warp = &mut self.warps[w];
-            warp.arrived[l][level] += 1;
+            if let Some(c) = warp.arrived[l].get_mut(level) {
+                *c += 1;
+            }
             let phase = {
                 let st = warp.splits.entry((func, id)).or_insert([(0, 0); 32]);
                 st[l].0 += 1;
@@ -2322,7 +2328,9 @@ impl<'a> BlockSim<'a> {
         for l in lanes_of(mask) {
             let unit = (w as u64 * 32 + l as u64) / size;
             let warp = &mut self.warps[w];
-            warp.counts[l][level] += 1;
+            if let Some(c) = warp.counts[l].get_mut(level) {
+                *c += 1;
+            }
             let phase = {
                 let st = warp.splits.entry((func, id)).or_insert([(0, 0); 32]);
                 st[l].1 += 1;
@@ -2374,8 +2382,12 @@ impl<'a> BlockSim<'a> {
         for &(w, lm) in b.lanes.iter().filter(|_| b.order) {
             let warp = &mut self.warps[w as usize];
             for l in lanes_of(lm) {
-                warp.counts[l][level] += 1;
-                warp.arrived[l][level] += 1;
+                if let Some(c) = warp.counts[l].get_mut(level) {
+                    *c += 1;
+                }
+                if let Some(c) = warp.arrived[l].get_mut(level) {
+                    *c += 1;
+                }
             }
         }
         for p in b.parked {
