@@ -98,7 +98,7 @@ impl Ctx<'_> {
     /// documentation).
     pub(crate) fn branch_conflicts(&self) -> Vec<Parted> {
         let n = self.graph.nodes.len();
-        let reach: Vec<BTreeSet<usize>> = (0..n).map(|a| self.successors(a).0.into_iter().collect()).collect();
+        let reach: Vec<BTreeSet<usize>> = (0..n).map(|a| self.successors(a).0.iter().copied().collect()).collect();
         let mut out = Vec::new();
         for b in 0..n {
             for a in 0..b {

@@ -267,6 +267,7 @@ pub fn infer(p: &mut Program, opts: &Options) -> SyncReport {
             summaries: &summaries,
             blocks: Cell::new(MAX_GRID as u128),
             max_blocks: Cell::new(None),
+            reach: std::cell::OnceCell::new(),
         };
         cx.counted_loops_run();
         let plan = cx.plan();
@@ -384,6 +385,9 @@ pub(crate) struct Ctx<'a> {
     pub blocks: Cell<u128>,
     /// The tightest such limit a successful proof needed, if any.
     pub max_blocks: Cell<Option<u128>>,
+    /// Each node's successors and the loops on the way (`paths.rs`), found once for
+    /// inference and the concurrency checks, after `counted_loops_run` fixed the graph.
+    pub reach: std::cell::OnceCell<Vec<(Vec<usize>, std::collections::BTreeSet<cfg::InstId>)>>,
 }
 
 /// A planned barrier, detached from the analysis so the program can be changed.

@@ -60,8 +60,13 @@ impl Ctx<'_> {
     }
 
     /// The nodes reached from the end of node `a` without passing another node of its
-    /// region, and the loops whose back edge such a path takes.
-    pub(crate) fn successors(&self, a: usize) -> (Vec<usize>, BTreeSet<InstId>) {
+    /// region, and the loops whose back edge such a path takes (found for every node once).
+    pub(crate) fn successors(&self, a: usize) -> &(Vec<usize>, BTreeSet<InstId>) {
+        &self.reach.get_or_init(|| (0..self.graph.nodes.len()).map(|n| self.find_successors(n)).collect())[a]
+    }
+
+    /// [`Ctx::successors`] of one node, searched.
+    fn find_successors(&self, a: usize) -> (Vec<usize>, BTreeSet<InstId>) {
         let node = &self.graph.nodes[a];
         let region = &self.graph.regions[node.region];
         let starts = &self.graph.starts[node.region];

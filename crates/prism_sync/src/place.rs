@@ -76,7 +76,7 @@ impl Ctx<'_> {
             let na = &self.graph.nodes[a];
 
             let region = &self.graph.regions[na.region];
-            for b in succs {
+            for &b in succs {
                 let nb = &self.graph.nodes[b];
                 // Only a single atomic instruction repeated by a loop is concurrent on
                 // purpose; a scope or call node repeated by a loop may hold several phases
@@ -105,11 +105,11 @@ impl Ctx<'_> {
                 if scope == Persp::THREAD {
                     continue;
                 }
-                if self.owned(a, b, scope, &loops) {
+                if self.owned(a, b, scope, loops) {
                     continue;
                 }
                 let edge = Edge { a, b, scope, carried };
-                if !self.covered(&edge, &Planned::new()) && self.owned_if_limited(a, b, scope, &loops) {
+                if !self.covered(&edge, &Planned::new()) && self.owned_if_limited(a, b, scope, loops) {
                     continue;
                 }
                 edges.push(edge);

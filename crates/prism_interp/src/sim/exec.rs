@@ -2219,12 +2219,8 @@ impl<'a> BlockSim<'a> {
             let warp = &mut self.warps[w as usize];
             for l in lanes_of(mask) {
                 if order {
-                    if let Some(c) = warp.counts[l].get_mut(level) {
-                        *c += 1;
-                    }
-                    if let Some(c) = warp.arrived[l].get_mut(level) {
-                        *c += 1;
-                    }
+                    count_barrier(&mut warp.counts[l], level);
+                    count_barrier(&mut warp.arrived[l], level);
                 }
             }
             self.frags[id as usize].as_mut().expect("fragment").pc += 1;
@@ -2285,9 +2281,7 @@ impl<'a> BlockSim<'a> {
         let mut touched = Vec::new();
         for l in lanes_of(mask) {
             let warp = &mut self.warps[w];
-            if let Some(c) = warp.arrived[l].get_mut(level) {
-                *c += 1;
-            }
+            count_barrier(&mut warp.arrived[l], level);
             let phase = {
                 let st = warp.splits.entry((func, id)).or_insert([(0, 0); 32]);
                 st[l].0 += 1;
@@ -2328,9 +2322,7 @@ impl<'a> BlockSim<'a> {
         for l in lanes_of(mask) {
             let unit = (w as u64 * 32 + l as u64) / size;
             let warp = &mut self.warps[w];
-            if let Some(c) = warp.counts[l].get_mut(level) {
-                *c += 1;
-            }
+            count_barrier(&mut warp.counts[l], level);
             let phase = {
                 let st = warp.splits.entry((func, id)).or_insert([(0, 0); 32]);
                 st[l].1 += 1;
@@ -2382,12 +2374,8 @@ impl<'a> BlockSim<'a> {
         for &(w, lm) in b.lanes.iter().filter(|_| b.order) {
             let warp = &mut self.warps[w as usize];
             for l in lanes_of(lm) {
-                if let Some(c) = warp.counts[l].get_mut(level) {
-                    *c += 1;
-                }
-                if let Some(c) = warp.arrived[l].get_mut(level) {
-                    *c += 1;
-                }
+                count_barrier(&mut warp.counts[l], level);
+                count_barrier(&mut warp.arrived[l], level);
             }
         }
         for p in b.parked {
@@ -2712,6 +2700,14 @@ fn persp_text(p: Persp) -> String {
         Level::Grid => "grid",
     };
     format!("{level}[{}]", p.n)
+}
+
+/// Counts a barrier at `level` in one thread's counts, unless it is a level the shadow does
+/// not keep (`shadow::Levels::level_of`): such barriers order nothing in the race checks.
+fn count_barrier(counts: &mut [u32; crate::shadow::LEVELS], level: usize) {
+    if let Some(c) = counts.get_mut(level) {
+        *c += 1;
+    }
 }
 
 #[cfg(test)]
