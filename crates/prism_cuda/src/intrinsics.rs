@@ -111,6 +111,7 @@ pub fn statements(
             vec![Stmt::Expr(Expr::call("prism_mbar_arrive_expect_tx", vec![ops[0].addr(), v(1)]))]
         }
         "__nanosleep" => vec![Stmt::Expr(Expr::call("__nanosleep", vec![v(0)]))],
+        "trap" => vec![Stmt::Expr(Expr::call("__trap", vec![]))],
         "cp_async" | "cp_async_zfill" => {
             let bytes = ops::literal_value(&v(2)).unwrap_or(16);
             // 16-byte copies bypass L1 (`.cg`, as CUTLASS's); smaller ones may only `.ca`.

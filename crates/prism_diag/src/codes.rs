@@ -128,6 +128,7 @@ codes! {
     "deadlock", "run", "every remaining thread waits for something that never happens";
     "non-uniform", "run", "a condition that must be the same across a unit differs between its threads";
     "division-by-zero", "run", "an integer division or remainder by zero";
+    "trap", "run", "a thread called `trap()`: a run-time check of the program (or of the standard library's preconditions) failed";
     "counter-overflow", "run", "a `range` loop's counter stepped past its type's range";
     "wgmma-pending", "run", "a wgmma's accumulators used before `wgmma_wait` completed its group";
     "mbarrier-misuse", "run", "an mbarrier used before its initialisation or after its invalidation, or initialised twice";

@@ -102,6 +102,8 @@ pub enum Intr {
     Fence { device: bool },
     /// Sleeps: no effect on the simulated result.
     Nop,
+    /// `trap()`: the run stops with a `trap` report, as the GPU launch fails.
+    Trap,
     /// `wgmma.mma_async.m64nNkK.f32` with `elem` A and B K-major in shared memory: bf16 or
     /// f16 (K = 16), or f32 read as tf32 (K = 8): each row of a slice is 32 bytes. Without
     /// swizzling, core matrices of 8 rows of 16 bytes, 128 bytes apart along K and 256 along
@@ -1233,6 +1235,7 @@ impl Cx<'_> {
             }
             (Family::Fence, "__threadfence") => Intr::Fence { device: true },
             (Family::Fence, "__threadfence_block") => Intr::Fence { device: false },
+            (Family::Fence, "trap") => Intr::Trap,
             (Family::Fence, _) => Intr::Nop,
             (Family::Math, name) => {
                 let arg_ty = self.scalar(val(0));

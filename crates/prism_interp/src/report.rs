@@ -37,6 +37,8 @@ pub enum ReportKind {
     NonUniform,
     /// Integer division by zero.
     DivisionByZero,
+    /// A thread called `trap()` (a failed run-time check; on the GPU the launch fails).
+    Trap,
     /// A `range` loop's counter stepped past its type's range.
     CounterOverflow,
     /// A wgmma's accumulators used before `wgmma_wait` completed its group.
@@ -66,6 +68,7 @@ impl ReportKind {
             ReportKind::Deadlock => "deadlock",
             ReportKind::NonUniform => "non-uniform",
             ReportKind::DivisionByZero => "division-by-zero",
+            ReportKind::Trap => "trap",
             ReportKind::CounterOverflow => "counter-overflow",
             ReportKind::MbarrierMisuse => "mbarrier-misuse",
             ReportKind::WgmmaPending => "wgmma-pending",

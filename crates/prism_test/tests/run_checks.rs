@@ -34,6 +34,13 @@ fn buggy_programs_are_caught_and_fixed_ones_run_clean() {
         let mut map = prism_span::SourceMap::default();
         let file = map.add(name.clone(), src.clone());
         let line_of = |span: prism_span::Span| map.file(file).line_index(span.start) as u32 + 1;
+        // A report inside the standard library (a `trap()` guarding a precondition) names
+        // the program's own call as its second label: that is the line to annotate.
+        let report_line = |r: &prism_interp::Report| {
+            let own = |s: &prism_span::Span| s.file == file;
+            let span = if own(&r.span) { r.span } else { r.other.as_ref().map(|o| o.0).filter(own).unwrap_or(r.span) };
+            line_of(span)
+        };
         let annotations = report_annotations(&src);
         let mut hit = BTreeSet::new();
         let launches = match launches(&src) {
@@ -66,11 +73,11 @@ fn buggy_programs_are_caught_and_fixed_ones_run_clean() {
                         "{name}: `{k}` reported [{}] {} at line {} under {sched}",
                         r.kind.code(),
                         r.message,
-                        line_of(r.span)
+                        report_line(r)
                     ));
                 }
                 for r in &outcome.reports {
-                    let line = line_of(r.span);
+                    let line = report_line(r);
                     let code = r.kind.code();
                     match annotations.iter().position(|(l, c)| *l == line && c == code) {
                         Some(i) => {
@@ -99,6 +106,7 @@ fn buggy_programs_are_caught_and_fixed_ones_run_clean() {
         "deadlock",
         "non-uniform",
         "division-by-zero",
+        "trap",
         "fuel-exhausted",
         "uninitialized-read",
     ] {

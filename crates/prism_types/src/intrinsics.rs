@@ -170,7 +170,7 @@ pub enum Family {
     AsyncCopy,
     /// Vector loads and stores: several consecutive elements in one access (LDG.128).
     Vector,
-    /// Memory fences and sleeps.
+    /// Memory fences, sleeps and `trap`.
     Fence,
     /// Pure math.
     Math,
@@ -671,6 +671,17 @@ pub static TABLE: &[IntrinsicSig] = &[
     row("__threadfence", AT_T1, NONE, RetSig::Void, Fence, "order this thread's memory accesses device-wide"),
     row("__threadfence_block", AT_T1, NONE, RetSig::Void, Fence, "order this thread's memory accesses block-wide"),
     row("__nanosleep", AT_T1, &[v("ns", S(U32))], RetSig::Void, Fence, "sleep for about `ns` nanoseconds"),
+    // A failed run-time check: on the GPU the launch fails with an error (`__trap()`), in the
+    // simulator the run stops with `trap` at the call. Any code may reach it; it changes no
+    // memory and no value, so it needs nothing from the checker or inference.
+    row(
+        "trap",
+        AT_T1,
+        NONE,
+        RetSig::Void,
+        Fence,
+        "stop the kernel with an error: the launch fails (`__trap()`); the simulator reports `trap`",
+    ),
     row(
         "fence_proxy_async",
         AT_T1,

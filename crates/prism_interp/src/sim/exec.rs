@@ -1780,6 +1780,28 @@ impl<'a> BlockSim<'a> {
                             }
                         }
                         Intr::Nop => {}
+                        Intr::Trap => {
+                            // A trap in a library function is about what its caller passed, so
+                            // the report also shows the outermost call, the kernel's own line.
+                            let outer = f.recs.iter().filter_map(|&r| self.recs[r as usize].as_ref()).find_map(|r| {
+                                let (pc, _) = r.call?;
+                                let caller = self.warps[w].frames[r.frame as usize].as_ref()?.func;
+                                Some(s.code.funcs[caller as usize].info[pc as usize].span)
+                            });
+                            let span = fc.info[f.pc as usize].span;
+                            let thread = self.thread(f.warp, mask.trailing_zeros());
+                            put_back!();
+                            let report = Report {
+                                kind: ReportKind::Trap,
+                                message: "the kernel called `trap()`: on the GPU the launch fails".into(),
+                                span,
+                                thread,
+                                other: outer.map(|at| (at, None, "called from here".to_string())),
+                                notes: Vec::new(),
+                            };
+                            self.fatal(g, report);
+                            return;
+                        }
                         Intr::Math { f: which, ty, dst, args, arg_ty } => {
                             let d = *dst as usize * 32;
                             let whole = (mask == FULL && *ty == Scalar::F32 && *arg_ty == Scalar::F32)

@@ -1546,18 +1546,19 @@ __device__ __forceinline__ int prism_std_device_lookback_prefix_int_(int prism_t
     {  // claim `prefix_s` as `prefix_t` at thread[1]
         if ((int)((unsigned)prism_tid / 32u) == 0) {  // split(warp) case 1: thread[32]
             int exclusive = 0;
+            int found = 0;
             if (tile == 0) {
                 if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                     prism_atomic_store(&aggregates[0], aggregate);
                     prism_atomic_store(&inclusive[0], aggregate);
                     __threadfence();
-                    prism_atomic_store(&flags[0], 2);
+                    found = prism_atomic_cas(&flags[0], 0, 2);
                 }
             } else {
                 if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                     prism_atomic_store(&aggregates[tile], aggregate);
                     __threadfence();
-                    prism_atomic_store(&flags[tile], 1);
+                    found = prism_atomic_cas(&flags[tile], 0, 1);
                 }
                 const int anchor = prism_sub(tile, 1) / 256 * 256;
                 const int l = (int)((unsigned)prism_tid % 32u);
@@ -1571,12 +1572,12 @@ __device__ __forceinline__ int prism_std_device_lookback_prefix_int_(int prism_t
                                 if (j == anchor) {
                                     want = 2;
                                 }
-                                const int t44 = prism_atomic_load(&flags[j]);
-                                int f = t44;
+                                const int t50 = prism_atomic_load(&flags[j]);
+                                int f = t50;
                                 while (f < want) {
                                     __nanosleep(32u);
-                                    const int t47 = prism_atomic_load(&flags[j]);
-                                    f = t47;
+                                    const int t53 = prism_atomic_load(&flags[j]);
+                                    f = t53;
                                 }
                             }
                         }
@@ -1584,11 +1585,11 @@ __device__ __forceinline__ int prism_std_device_lookback_prefix_int_(int prism_t
                         for (int k_1 = 0; k_1 < 8; k_1 += 1) {
                             const int j = prism_sub(prism_sub(prism_sub(tile, 1), l), 32 * k_1);
                             if (j == anchor) {
-                                const int t61 = prism_atomic_load(&inclusive[j]);
-                                terms = prism_add(terms, t61);
+                                const int t67 = prism_atomic_load(&inclusive[j]);
+                                terms = prism_add(terms, t67);
                             } else if (j > anchor) {
-                                const int t64 = prism_atomic_load(&aggregates[j]);
-                                terms = prism_add(terms, t64);
+                                const int t70 = prism_atomic_load(&aggregates[j]);
+                                terms = prism_add(terms, t70);
                             }
                         }
                     }
@@ -1604,6 +1605,9 @@ __device__ __forceinline__ int prism_std_device_lookback_prefix_int_(int prism_t
             }
             if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                 prefix_s[0] = exclusive;
+                if (found != 0) {
+                    __trap();
+                }
             }
         }
     }
@@ -1665,18 +1669,19 @@ __device__ __forceinline__ float prism_std_device_lookback_prefix_float_(int pri
     {  // claim `prefix_s` as `prefix_t` at thread[1]
         if ((int)((unsigned)prism_tid / 32u) == 0) {  // split(warp) case 1: thread[32]
             float exclusive = 0.0f;
+            int found = 0;
             if (tile == 0) {
                 if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                     prism_atomic_store(&aggregates[0], aggregate);
                     prism_atomic_store(&inclusive[0], aggregate);
                     __threadfence();
-                    prism_atomic_store(&flags[0], 2);
+                    found = prism_atomic_cas(&flags[0], 0, 2);
                 }
             } else {
                 if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                     prism_atomic_store(&aggregates[tile], aggregate);
                     __threadfence();
-                    prism_atomic_store(&flags[tile], 1);
+                    found = prism_atomic_cas(&flags[tile], 0, 1);
                 }
                 const int anchor = prism_sub(tile, 1) / 256 * 256;
                 const int l = (int)((unsigned)prism_tid % 32u);
@@ -1690,12 +1695,12 @@ __device__ __forceinline__ float prism_std_device_lookback_prefix_float_(int pri
                                 if (j == anchor) {
                                     want = 2;
                                 }
-                                const int t44 = prism_atomic_load(&flags[j]);
-                                int f = t44;
+                                const int t50 = prism_atomic_load(&flags[j]);
+                                int f = t50;
                                 while (f < want) {
                                     __nanosleep(32u);
-                                    const int t47 = prism_atomic_load(&flags[j]);
-                                    f = t47;
+                                    const int t53 = prism_atomic_load(&flags[j]);
+                                    f = t53;
                                 }
                             }
                         }
@@ -1703,11 +1708,11 @@ __device__ __forceinline__ float prism_std_device_lookback_prefix_float_(int pri
                         for (int k_1 = 0; k_1 < 8; k_1 += 1) {
                             const int j = prism_sub(prism_sub(prism_sub(tile, 1), l), 32 * k_1);
                             if (j == anchor) {
-                                const float t61 = prism_atomic_load(&inclusive[j]);
-                                terms = terms + t61;
+                                const float t67 = prism_atomic_load(&inclusive[j]);
+                                terms = terms + t67;
                             } else if (j > anchor) {
-                                const float t64 = prism_atomic_load(&aggregates[j]);
-                                terms = terms + t64;
+                                const float t70 = prism_atomic_load(&aggregates[j]);
+                                terms = terms + t70;
                             }
                         }
                     }
@@ -1723,6 +1728,9 @@ __device__ __forceinline__ float prism_std_device_lookback_prefix_float_(int pri
             }
             if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                 prefix_s[0] = exclusive;
+                if (found != 0) {
+                    __trap();
+                }
             }
         }
     }
