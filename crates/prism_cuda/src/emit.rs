@@ -16,7 +16,7 @@ use crate::cpp::{Expr, Func, Init, Item, Stmt};
 use crate::intrinsics::{self, Operand};
 use crate::ops::{self, c_type};
 use prism_ir::ir::{BarrierOrigin, Block, Function, Inst, InstKind, IntrArg, MemKind, Program, ScopeKind, Type};
-use prism_ir::{FuncId, Reg};
+use prism_ir::{FuncId, MemId, Reg};
 use prism_types::intrinsics::Family;
 use prism_types::perspective::{Level, Persp};
 use prism_types::tir::{BinOp, FnKind, RawIndex, Unroll};
@@ -425,7 +425,9 @@ struct Fx<'a> {
     loops: Vec<LoopCx>,
     labels: u32,
     positions: u32,
-    async_tma: Vec<bool>,
+    /// The view of each enclosing scope that issues TMA copies (None for other scopes): the
+    /// wait completing one of them also waits on the block's TMA mbarrier.
+    async_tma: Vec<Option<MemId>>,
     errors: Vec<crate::Unsupported>,
     /// The kernel's split barrier ids; an id's index is its mbarrier's slot.
     splits: Vec<u32>,
@@ -1008,8 +1010,12 @@ impl Fx<'_> {
                 clobbers: vec!["memory".into()],
                 ..Default::default()
             })),
-            K::AsyncWait { pending, .. } => {
-                if self.async_tma.last().copied().unwrap_or(false) {
+            K::AsyncWait { pending, views } => {
+                // Only the wait that completes a TMA scope itself waits on the block's TMA
+                // mbarrier: a nested scope of `cp_async` copies whose wait lies inside the TMA
+                // scope would otherwise arrive a second time and wait for a phase no other
+                // thread completes (found by an adversarial review, 2026-11-29).
+                if self.async_tma.iter().flatten().any(|v| views.contains(v)) {
                     out.push(Stmt::Expr(Expr::call(
                         "prism_mbar_arrive_wait",
                         vec![Expr::call("prism_smem_addr", vec![Expr::id("&prism_tma_bar")])],
@@ -1173,7 +1179,7 @@ impl Fx<'_> {
             }
             K::Scope { kind, mem, view, body } => {
                 let has_tma = *kind == ScopeKind::Async && issues_tma(body);
-                self.async_tma.push(has_tma);
+                self.async_tma.push(has_tma.then_some(*view));
                 let body = self.block(body, code);
                 self.async_tma.pop();
                 let (m, v) = (&self.f.mems[mem.index()], &self.f.mems[view.index()]);

@@ -67,3 +67,20 @@ fn barriers_fence_the_async_proxy_only_where_wgmma_reads() {
             .expect("the corpus is there");
     assert!(!emit(&plain).text.contains("prism_fence_proxy_async"));
 }
+
+#[test]
+fn only_the_wait_of_a_tma_scope_arrives_at_its_mbarrier() {
+    // A scope of cp.async copies nested in a TMA scope: each thread must arrive at the
+    // block's TMA mbarrier once per TMA scope, or the extra arrival opens a phase that no
+    // other thread completes and the block hangs.
+    let src = std::fs::read_to_string(prism_test::repo_root().join("tests/ui/accept/soundness/tma_nested_async.prism"))
+        .expect("the corpus is there");
+    let text = emit(&src).text;
+    for kernel in ["nested(", "nested_if("] {
+        let start = text.find(&format!(") {kernel}")).unwrap_or_else(|| panic!("no {kernel} in:\n{text}"));
+        let end = text[start..].find("\n}\n").map_or(text.len(), |e| start + e);
+        let arrivals = text[start..end].matches("prism_mbar_arrive_wait(prism_smem_addr(&prism_tma_bar))").count();
+        assert_eq!(arrivals, 1, "{kernel}: {arrivals} arrivals at the TMA mbarrier:\n{}", &text[start..end]);
+        assert!(text[start..end].contains("cp.async.wait_all;"), "{kernel}: the nested scope is not waited for");
+    }
+}
