@@ -117,6 +117,7 @@ codes! {
     "wgmma-unfenced", "sync", "a wgmma with no `wgmma_fence()` after the last other access to its accumulators";
     "async-source-write", "sync", "a write, inside an `async` scope, to memory a copy of that scope reads";
     "split-conflict", "sync", "two branches of one `split` touch the same memory, one of them changing it";
+    "register-reallocation", "sync", "a `setmaxnreg` PTX leaves undefined: a second one on a path, one in a loop, or one that cannot move the register count the way it says";
     "branch-conflict", "sync", "accesses on two paths (branches of an `if`, or before and after a `return`) that different units may take at the same time, one changing the other's memory";
     "cuda-unsupported", "build", "a valid program construct the CUDA backend cannot express";
     "bad-launch", "launch", "a launch whose kernel name or sizes do not fit the kernel's bound";

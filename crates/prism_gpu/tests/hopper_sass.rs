@@ -170,6 +170,46 @@ fn check(nvcc: &Path, cuobjdump: &Path) -> Result<(), String> {
             failures.push(format!("{rel}: a MEMBAR between the HGMMAs of one group"));
         }
     }
+    // The register count each reallocating kernel starts with is the one the
+    // `register-reallocation` rule assumes (prism_sync::entry_count): ptxas gives such a
+    // kernel the smaller of its launch bound's cap and its largest `setmaxnreg_inc`.
+    for rel in [
+        "rules/corner_intrinsics_wgmma",
+        "rules/split-level",
+        "kernels/38_hgemm_warp_specialised",
+        "kernels/48_gemm_tf32_warp_specialised",
+        "seeds/036_parallax_appB_hgemm_h100_partial",
+    ] {
+        sass_of(nvcc, cuobjdump, rel)?;
+        let src = std::fs::read_to_string(repo_root().join("tests/ui/accept").join(format!("{rel}.prism")))
+            .map_err(|e| e.to_string())?;
+        let s = synced(rel, &src, &prism_driver::Options::default())?;
+        let cubin =
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join("hopper-sass").join(format!("{}.cubin", rel.replace('/', "_")));
+        let usage =
+            Command::new(cuobjdump).arg("--dump-resource-usage").arg(&cubin).output().map_err(|e| e.to_string())?;
+        let usage = String::from_utf8_lossy(&usage.stdout).into_owned();
+        let mut checked = 0;
+        for (i, f) in s.ir().functions.iter().enumerate() {
+            let Some(want) = prism_sync::entry_count(s.ir(), i) else { continue };
+            let regs = usage
+                .split("Function ")
+                .find(|part| part.starts_with(&format!("{}:", f.name)))
+                .and_then(|part| part.split("REG:").nth(1))
+                .and_then(|r| r.split_whitespace().next())
+                .and_then(|r| r.parse::<u32>().ok());
+            match regs {
+                Some(got) if got == want => checked += 1,
+                Some(got) => {
+                    failures.push(format!("{rel}: `{}` starts with {got} registers, the rule assumes {want}", f.name))
+                }
+                None => failures.push(format!("{rel}: no register count for `{}` in:\n{usage}", f.name)),
+            }
+        }
+        if checked == 0 && !failures.iter().any(|f| f.starts_with(rel)) {
+            failures.push(format!("{rel}: no kernel that reallocates registers"));
+        }
+    }
     // The host launchers of typed tensor maps compile (the map is encoded on the host).
     let text = emitted("rules/tma_tensor_map", true)?;
     let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hopper-sass");

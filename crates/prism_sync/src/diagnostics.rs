@@ -93,6 +93,7 @@ pub fn problems(ir: &Program, report: &SyncReport, map: &SourceMap) -> Vec<Diagn
     }
     split_conflicts(ir, report, map, &mut out);
     branch_conflicts(ir, report, map, &mut out);
+    reallocations(ir, report, map, &mut out);
     for a in &report.async_issues {
         let f = &ir.functions[a.func.index()];
         let mem = mem_name(&f.mems[a.mem.index()].name);
@@ -322,5 +323,47 @@ fn first_line(map: &SourceMap, span: Span) -> Span {
     match text.get(start..end).and_then(|s| s.find('\n')) {
         Some(n) => Span::new(span.file, span.start, span.start + n as u32),
         None => span,
+    }
+}
+
+/// `register-reallocation`: `setmaxnreg` where PTX leaves the result undefined.
+fn reallocations(ir: &Program, report: &SyncReport, map: &SourceMap, out: &mut Vec<Diagnostic>) {
+    for r in &report.realloc_issues {
+        let f = &ir.functions[r.func.index()];
+        let at = first_line(map, r.at);
+        let d = match r.fault {
+            crate::ReallocFault::InLoop => Diagnostic::error(
+                "register-reallocation",
+                "a register reallocation inside a loop: it would run again on every iteration".to_string(),
+                at,
+            )
+            .with_label("`setmaxnreg` here (or a call that reaches one)")
+            .with_help("reallocate once, before the loop (a warp-specialised pipeline's case may start with it)"),
+            crate::ReallocFault::Twice => Diagnostic::error(
+                "register-reallocation",
+                "a second register reallocation on one path: PTX requires the warpgroup's warps to synchronise between two `setmaxnreg`, which Prism cannot express".to_string(),
+                at,
+            )
+            .with_label("the second reallocation (or a call that reaches one)")
+            .with_help("reallocate once per warpgroup role: one `setmaxnreg_inc` or `setmaxnreg_dec` on every path"),
+            crate::ReallocFault::Direction { regs, cap, inc } => {
+                let (what, why) = if inc {
+                    ("setmaxnreg_inc", format!("below the {cap} registers each thread starts with (the smaller of the launch bound's cap and the kernel's largest `setmaxnreg_inc`): it would lower the count"))
+                } else {
+                    ("setmaxnreg_dec", format!("above the {cap} registers each thread starts with (the smaller of the launch bound's cap and the kernel's largest `setmaxnreg_inc`): it cannot lower the count"))
+                };
+                Diagnostic::error("register-reallocation", format!("`{what}({regs})` asks for {regs} registers, {why}"), at)
+                    .with_label(format!("`{what}({regs})`"))
+                    .with_help(if inc { "use `setmaxnreg_dec` to give registers back" } else { "use `setmaxnreg_inc` to take more registers" })
+            }
+        };
+        let d = match (r.fault, r.other) {
+            (crate::ReallocFault::InLoop, Some(o)) => d.with_secondary(first_line(map, o), "the loop"),
+            (crate::ReallocFault::Twice, Some(o)) => {
+                d.with_secondary(first_line(map, o), "the first reallocation on the path")
+            }
+            _ => d,
+        };
+        out.push(d.with_note(format!("in `{}`", f.name)));
     }
 }

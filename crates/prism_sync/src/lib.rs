@@ -75,6 +75,7 @@ mod owner;
 mod paths;
 mod pending;
 mod place;
+mod realloc;
 mod summary;
 
 pub use asyncs::AsyncFault;
@@ -206,6 +207,8 @@ pub struct BranchConflict {
     pub scope: Persp,
 }
 
+pub use realloc::{ReallocFault, ReallocIssue, entry_cap, entry_count};
+
 /// A problem of an `async` scope's copies (`asyncs.rs`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AsyncIssue {
@@ -236,6 +239,8 @@ pub struct SyncReport {
     pub branch_conflicts: Vec<BranchConflict>,
     /// Problems of asynchronous copies (errors).
     pub async_issues: Vec<AsyncIssue>,
+    /// Register reallocations PTX leaves undefined (errors; [`realloc`](mod@realloc)).
+    pub realloc_issues: Vec<ReallocIssue>,
     /// What barrier motion did (after inference, when the pipeline runs [`motion`](mod@motion)).
     pub motion: motion::MotionReport,
 }
@@ -318,6 +323,7 @@ pub fn infer(p: &mut Program, opts: &Options) -> SyncReport {
     report.branch_conflicts = parted;
     asyncs.sort_by_key(|a: &AsyncIssue| (a.func, a.at.start));
     report.async_issues = asyncs;
+    report.realloc_issues = realloc::check(p);
     for (fid, mut pending) in plans.into_iter().enumerate() {
         pending.sort_by_key(|b| b.order);
         let func = FuncId(fid as u32);

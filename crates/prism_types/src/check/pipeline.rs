@@ -200,8 +200,20 @@ impl Checker<'_> {
     /// The rings a fill statement names, checked as rings of `stages` slots not already
     /// in an enclosing pipeline, each once.
     fn rings_of(&mut self, fill: &ast::Stmt, stages: u64) -> Vec<VarId> {
-        let mut names = Vec::new();
-        fill_names(fill, &mut names);
+        let (mut names, mut looped) = (Vec::new(), Vec::new());
+        fill_names_in(fill, false, &mut names, &mut looped);
+        // A fill has no wait of its own (the pipeline's wait comes tiles later), so a nested
+        // fill opened by every iteration of a loop would have all its iterations' copies in
+        // flight into one slot at once, unordered (a cp.async group, or TMA copies of one
+        // mbarrier phase): found by an adversarial review on 2026-11-29.
+        for id in &looped {
+            self.form_error(
+                format!("`fill({})` inside a loop of the pipeline's fill: the loop's copies would all be in flight into one slot", id.name),
+                id.span,
+                None,
+                Some("fill each ring once per tile, and put the loop inside that fill (where overlapping copies are refused)".into()),
+            );
+        }
         let mut rings: Vec<VarId> = Vec::new();
         for id in names {
             // A ring of the wrong shape is reported once and still taken as a ring, so that
@@ -755,16 +767,28 @@ pub(crate) fn is_realloc(s: &ast::Stmt) -> bool {
 
 /// The rings named by the `fill` statements in `s` (at any depth), in order.
 fn fill_names<'a>(s: &'a ast::Stmt, out: &mut Vec<&'a ast::Ident>) {
+    let mut looped = Vec::new();
+    fill_names_in(s, false, out, &mut looped);
+}
+
+/// [`fill_names`], also collecting in `looped` the fills that lie inside a loop of `s`.
+fn fill_names_in<'a>(s: &'a ast::Stmt, in_loop: bool, out: &mut Vec<&'a ast::Ident>, looped: &mut Vec<&'a ast::Ident>) {
     use ast::StmtKind as A;
+    let mut in_loop = in_loop;
     let blocks: Vec<&ast::Block> = match &s.kind {
         A::Fill { src, body, .. } => {
             out.push(src);
+            if in_loop {
+                looped.push(src);
+            }
             vec![body]
         }
         A::If { branches, else_block } => branches.iter().map(|(_, b)| b).chain(else_block).collect(),
-        A::For { body, .. }
-        | A::While { body, .. }
-        | A::Group { body, .. }
+        A::For { body, .. } | A::While { body, .. } => {
+            in_loop = true;
+            vec![body]
+        }
+        A::Group { body, .. }
         | A::Partition { body, .. }
         | A::Claim { body, .. }
         | A::Async { body, .. }
@@ -775,7 +799,7 @@ fn fill_names<'a>(s: &'a ast::Stmt, out: &mut Vec<&'a ast::Ident>) {
     };
     for b in blocks {
         for t in &b.stmts {
-            fill_names(t, out);
+            fill_names_in(t, in_loop, out, looped);
         }
     }
 }

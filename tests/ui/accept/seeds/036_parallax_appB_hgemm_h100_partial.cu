@@ -14,7 +14,11 @@
 // through a pointer. The verbatim assertion `assert(CEIL_DIV(M, BM)*TM == 0 & total_blocks_n%TN
 // == 0)` names the paper's `CEIL_DIV` macro and constants that C++ never sees (Prism folds its
 // constexprs), so it is written with their values, reading `*` and `&` as the OCR of `%` and
-// `&&` (the tile counts must divide by TM and TN).
+// `&&` (the tile counts must divide by TM and TN). The producer's register reallocation
+// ("Now remove these registers...") stood inside the scheduler loop, once per tile; PTX
+// requires the warpgroup to synchronise between two `setmaxnreg`, so Prism allows one per
+// path (`register-reallocation`, 2026-11-29) and it moved to the producer's branch before
+// the loop, where the rest of the paper's kernel would do it once.
 extern "C" __global__ void __launch_bounds__(384, 1) cutlase_my_h100_match_no_tail(int M,
                                                                                    int N,
                                                                                    int K,
@@ -27,42 +31,38 @@ extern "C" __global__ void __launch_bounds__(384, 1) cutlase_my_h100_match_no_ta
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     {  // group(grid[1])
-        const int schedule_block = prism_bid;  // line 43
+        const int schedule_block = prism_bid;  // line 47
         {  // partition `C` as `block_C` at block[1]
             {  // group(block[1])
                 // Allocate SA
                 // sA[QSIZE][BK*BM]
                 // Allocate SB
                 // sB[QSIZE][BK*BN]
-                int wg_idx = (int)((unsigned)prism_tid / 128u);  // line 64
-                const bool is_producer = wg_idx == 0;  // line 69
+                int wg_idx = (int)((unsigned)prism_tid / 128u);  // line 68
+                const bool is_producer = wg_idx == 0;  // line 73
                 {  // group(thread[128])
-                    if (!is_producer) {  // line 75
-                        wg_idx = prism_sub(wg_idx, 1);  // line 78
+                    if (is_producer) {  // line 79
+                        asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :  : "n"(24) : "memory");  // line 81
+                    } else {
+                        wg_idx = prism_sub(wg_idx, 1);  // line 83
                     }
                 }
-                int schedule_it = 0;  // line 80
-                const int total_blocks_m = prism_sub(prism_add(M, 128), 1) / 128;  // line 81
-                const int total_blocks_n = prism_sub(prism_add(N, 256), 1) / 256;  // line 82
-                assert(((M + 127) / 128) % 16 == 0 && total_blocks_n % 8 == 0);  // line 83
-                while (true) {  // line 85
-                    const int num = prism_add(prism_mul(schedule_it, 128), schedule_block);  // line 86
-                    if (num >= prism_mul(total_blocks_m, total_blocks_n)) {  // line 87
-                        break;  // line 88
+                int schedule_it = 0;  // line 85
+                const int total_blocks_m = prism_sub(prism_add(M, 128), 1) / 128;  // line 86
+                const int total_blocks_n = prism_sub(prism_add(N, 256), 1) / 256;  // line 87
+                assert(((M + 127) / 128) % 16 == 0 && total_blocks_n % 8 == 0);  // line 88
+                while (true) {  // line 90
+                    const int num = prism_add(prism_mul(schedule_it, 128), schedule_block);  // line 91
+                    if (num >= prism_mul(total_blocks_m, total_blocks_n)) {  // line 92
+                        break;  // line 93
                     }
-                    schedule_it = prism_add(schedule_it, 1);  // line 95
-                    float d[128] = {};  // line 96
+                    schedule_it = prism_add(schedule_it, 1);  // line 100
+                    float d[128] = {};  // line 101
                     {  // group(thread[1])
                         for (int i = 0; i < 16; i += 1) {
                             for (int j = 0; j < 8; j += 1) {
-                                d[prism_add(prism_mul(prism_add(0 * 16, i), 8), j)] = 0.0f;  // line 101
+                                d[prism_add(prism_mul(prism_add(0 * 16, i), 8), j)] = 0.0f;  // line 106
                             }
-                        }
-                    }
-                    // Now remove these registers...
-                    {  // group(thread[128])
-                        if (is_producer) {  // line 105
-                            asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :  : "n"(24) : "memory");  // line 107
                         }
                     }
                 }
