@@ -233,10 +233,11 @@ pub enum Op {
     /// fences and groups over a warpgroup): every thread of the unit must reach the same
     /// one, but no access is ordered by it.
     Barrier { scope: Persp, order: bool },
-    /// Checks that variable register `reg` is uniform over `persp`-units.
-    AssertUniform { reg: R, persp: Persp, ty: Scalar },
+    /// Checks that register `reg` is uniform over `persp`-units (`what`: which value, and
+    /// whether the check compares the whole unit or only the threads that run it).
+    AssertUniform { reg: R, persp: Persp, ty: Scalar, what: ir::Checked },
     /// Every element of a local array is uniform over `persp`.
-    AssertUniformLocal { local: u32, persp: Persp },
+    AssertUniformLocal { local: u32, persp: Persp, what: ir::Checked },
     /// A split barrier's arrive (never blocks).
     Arrive { scope: Persp, id: u32 },
     /// A split barrier's wait.
@@ -253,6 +254,12 @@ pub enum Op {
     Branch { cond: R, else_pc: u32, join: u32, uniform: bool },
     /// Enters a loop whose exit (a join) is `exit`.
     LoopEnter { exit: u32 },
+    /// Starts an iteration of a loop whose body has a `continue`: the lanes that run it
+    /// meet again at `join`, the `Join` at the start of the latch, whether they got there by
+    /// a `continue` or by the end of the body. Without it, lanes that `continue` and lanes
+    /// that do not would go round the loop apart until it ends, and every check in it would
+    /// compare each part with itself.
+    Iterate { join: u32 },
     /// Lanes whose `cond` is false leave the loop for `exit`.
     LoopTest { cond: R, exit: u32, uniform: bool },
     /// Sends each lane to the case containing its position, or to `end`.
@@ -386,6 +393,15 @@ fn fuse_latches(ops: &mut [Op]) {
         };
         ops[q] = Op::Latch(Box::new(latch));
     }
+}
+
+/// Whether a loop body has a `continue` of its own loop (not of a loop nested in it).
+fn continues(b: &ir::Block) -> bool {
+    b.insts.iter().any(|i| match &i.kind {
+        InstKind::Continue => true,
+        InstKind::Loop { .. } => false,
+        k => k.blocks().into_iter().any(continues),
+    })
 }
 
 /// What the checks need to know about an op.
@@ -859,12 +875,12 @@ impl Cx<'_> {
             K::Barrier { scope, .. } => {
                 self.push(Op::Barrier { scope: *scope, order: true }, span, code);
             }
-            K::AssertUniform { reg, persp } => {
+            K::AssertUniform { reg, persp, what } => {
                 let ty = self.scalar(*reg);
-                self.push(Op::AssertUniform { reg: reg.0, persp: *persp, ty }, span, code);
+                self.push(Op::AssertUniform { reg: reg.0, persp: *persp, ty, what: *what }, span, code);
             }
-            K::AssertUniformLocal { local, persp } => {
-                self.push(Op::AssertUniformLocal { local: local.0, persp: *persp }, span, code);
+            K::AssertUniformLocal { local, persp, what } => {
+                self.push(Op::AssertUniformLocal { local: local.0, persp: *persp, what: *what }, span, code);
             }
             K::BarrierArrive { scope, id, .. } => {
                 self.push(Op::Arrive { scope: *scope, id: *id }, span, code);
@@ -899,10 +915,17 @@ impl Cx<'_> {
                 self.block(header, code);
                 let uniform = self.unsafe_depth == 0;
                 let test = self.push(Op::LoopTest { cond: cond.0, exit: 0, uniform }, span, code);
+                // Only a loop with a `continue` needs its lanes to meet at the latch: without
+                // one, lanes that part in the body meet again before it (or leave the loop).
+                let iterate = continues(body).then(|| self.push(Op::Iterate { join: 0 }, span, code));
                 self.loops.push(LoopCx { continues: Vec::new(), breaks: Vec::new() });
                 self.block(body, code);
                 let l = self.loops.pop().expect("pushed above");
                 let latch_pc = self.pc();
+                if let Some(at) = iterate {
+                    self.push(Op::Join, span, code);
+                    self.ops[at] = Op::Iterate { join: latch_pc };
+                }
                 let checked = counter.is_some_and(|c| !self.step_fits(c, (header, cond.0), latch));
                 for i in &latch.insts {
                     match &i.kind {
@@ -1362,7 +1385,7 @@ mod tests {
             load,
             Op::Jump { target: 3 },
             Op::Call { func: 0, args: Box::new([0]), dst: Some(2), smem_offset: 0 },
-            Op::AssertUniform { reg: 0, persp: Persp::THREAD, ty: Scalar::I32 },
+            Op::AssertUniform { reg: 0, persp: Persp::THREAD, ty: Scalar::I32, what: prism_ir::ir::Checked::Variable },
             Op::Barrier { scope: Persp::THREAD, order: true },
         ] {
             assert_eq!(leaf_return(&[op, ret(Some(0)), Op::End], &[0, 1], 5), None);

@@ -11,14 +11,16 @@
 //! Accesses by different blocks to global memory conflict at any time in the run (there is
 //! no inter-block ordering besides atomics), unless a grid barrier separates them.
 //!
-//! Per location the shadow keeps the last write, the last atomic, and up to [`READS`] reads:
-//! a thread's latest read replaces its earlier one, and each warp keeps at most two reads
-//! from different lanes, so a write by any lane still meets a read by another lane of its
-//! warp. Keeping a bounded read history can miss a write-after-read race in a pattern where
-//! more warps read a location than the history holds and only the dropped reads are
-//! unordered with the write; every other race is reported. Volatile accesses (unsafe code)
-//! are recorded as atomic ones: they never race with each other or with atomics, and race
-//! with plain accesses that nothing orders (`sim/access.rs`, `race_kind`).
+//! Per location the shadow keeps the last write, up to [`ATOMICS`] atomic updates and up to
+//! [`READS`] reads, both chosen by one rule: a thread's latest replaces its earlier one, and
+//! each warp keeps at most two from different lanes, so a write by any lane still meets a
+//! read by another lane of its warp, and a plain access by any thread an atomic by another.
+//! Keeping a bounded history can miss a race in a pattern where more warps read (or update)
+//! a location than the history holds and only the dropped records are unordered with the
+//! later access; every other race is reported. Volatile accesses (unsafe code) are recorded
+//! as atomic ones: they never race with each other or with atomics, and race with plain
+//! accesses that nothing orders (`sim/access.rs`, `race_kind`). Shared memory is shadowed
+//! per byte ([`SharedShadow`]), so accesses of different widths meet where they overlap.
 //!
 //! Fences and flags order accesses too ([`Release`]): a conflict whose earlier access was
 //! published by its thread through a fence and an atomic or volatile flag store, which the
@@ -27,6 +29,9 @@
 
 /// How many reads each location remembers.
 pub const READS: usize = 4;
+/// How many atomic updates (and volatile stores) each location remembers, chosen by the
+/// same rule as the reads.
+pub const ATOMICS: usize = READS;
 /// How many barrier levels are counted (the block and the three largest sub-block sizes a
 /// kernel synchronises; barriers of smaller sizes beyond those are not counted).
 pub const LEVELS: usize = 4;
@@ -99,16 +104,63 @@ pub struct Release {
 impl Release {
     /// Whether this release, acquired by a thread of block `reader`, orders an earlier
     /// access `earlier` by thread `tid` of block `block`: the same writer, which fenced
-    /// (device-wide across blocks, of any scope within one) after that access.
+    /// (device-wide across blocks, of any scope within one) after that access; or, for the
+    /// TMA copies landed through an mbarrier ([`landing_tid`]), a release of the phase that
+    /// landed them or of a later one.
     pub fn orders(&self, reader: u32, block: u32, earlier: &Site) -> bool {
         self.block == block
             && self.tid == earlier.tid
-            && if block == reader {
+            && if is_landing(self.tid) {
+                landing_gen(self.fences) > landing_gen(earlier.fences)
+            } else if block == reader {
                 self.fences.any > earlier.fences.any
             } else {
                 self.fences.device > earlier.fences.device
             }
     }
+
+    /// Whether this release (of the same thread as `other`) orders more than `other`: it
+    /// came later.
+    pub fn newer_than(&self, other: &Release) -> bool {
+        if is_landing(self.tid) {
+            landing_gen(self.fences) > landing_gen(other.fences)
+        } else {
+            self.fences.any > other.fences.any
+        }
+    }
+}
+
+/// The mark of a pseudo-thread id ([`landing_tid`]); a block's threads are far fewer.
+const LANDING: u32 = 1 << 31;
+
+/// The pseudo-thread whose writes are the TMA copies that complete on the mbarrier at
+/// shared-memory byte `mbar`. A copy's data lands when the barrier's phase completes, and
+/// is ordered before a thread's access only through a wait for that phase (an acquire):
+/// recorded as a thread of the block, a barrier it passed would order it too. Its "fences"
+/// count the phases that landed copies ([`landing_fences`]): the copies of generation `g`
+/// are recorded with `g - 1` and released with `g`.
+pub fn landing_tid(mbar: usize) -> u32 {
+    LANDING | u32::try_from(mbar).ok().filter(|&b| b < LANDING).expect("shared memory below 2 GiB")
+}
+
+/// Whether `tid` is a [`landing_tid`], and which mbarrier's.
+pub fn landing_mbar(tid: u32) -> Option<usize> {
+    is_landing(tid).then_some((tid & !LANDING) as usize)
+}
+
+fn is_landing(tid: u32) -> bool {
+    tid & LANDING != 0
+}
+
+/// Generation `g` of an mbarrier's landed copies as the fences of its pseudo-thread (both
+/// counts together hold 32 bits, so it does not saturate as a thread's fences do).
+pub fn landing_fences(g: u32) -> Fences {
+    Fences { device: (g >> 16) as u16, any: g as u16 }
+}
+
+/// The generation [`landing_fences`] made `f` of.
+pub fn landing_gen(f: Fences) -> u32 {
+    u32::from(f.device) << 16 | u32::from(f.any)
 }
 
 /// A thread and an access site: what a report needs about an earlier access.
@@ -262,11 +314,12 @@ impl Levels {
 /// thread `tid` takes: the same thread's earlier read is superseded; otherwise at most two
 /// reads per warp are kept, from different lanes, so that a later write by any lane still
 /// meets a read by another lane of its warp; then a free record; then the records in turn
-/// (`next`). [`Cell`] and [`SharedShadow`] keep reads by this one rule. An empty record's
-/// thread is [`NOBODY`] (no thread has that id). One pass over the records: this runs for
-/// every checked read of shared memory.
+/// (`next`). [`Cell`] and [`SharedShadow`] keep reads by this one rule, and atomic updates
+/// by it too (in their own records): a plain access by any thread then still meets an
+/// atomic by another thread. An empty record's thread is [`NOBODY`] (no thread has that
+/// id). One pass over the records: this runs for every checked read of shared memory.
 #[inline]
-fn read_slot(tids: [u32; READS], next: &mut u8, tid: u32) -> usize {
+fn read_slot<const N: usize>(tids: [u32; N], next: &mut u8, tid: u32) -> usize {
     let warp = tid / 32;
     let (mut same_warp, mut first_same, mut free) = (0, None, None);
     for (i, &t) in tids.iter().enumerate() {
@@ -284,7 +337,7 @@ fn read_slot(tids: [u32; READS], next: &mut u8, tid: u32) -> usize {
         (Some(i), _) if same_warp >= 2 => i,
         (_, Some(i)) => i,
         _ => {
-            *next = (*next + 1) % READS as u8;
+            *next = (*next + 1) % N as u8;
             *next as usize
         }
     }
@@ -294,9 +347,22 @@ fn read_slot(tids: [u32; READS], next: &mut u8, tid: u32) -> usize {
 #[derive(Clone, Debug, Default)]
 pub struct Cell {
     write: Option<Acc>,
-    atomic: Option<Acc>,
+    /// Atomic updates (and volatile stores), kept like the reads ([`read_slot`]): one
+    /// record only would let an atomic by one thread replace another thread's, and a plain
+    /// access by the first thread, ordered with its own atomic, would then never meet the
+    /// other's, which nothing orders (until 2026-11-29 only the last atomic was kept). Kept
+    /// apart, allocated at the first atomic: most locations never see one, and records
+    /// held inline would make every full cell a third larger.
+    atomics: Option<Box<Atomics>>,
     reads: [Option<Acc>; READS],
     next_read: u8,
+}
+
+/// A location's atomic records ([`Cell::atomics`]).
+#[derive(Clone, Debug, Default)]
+struct Atomics {
+    recs: [Option<Acc>; ATOMICS],
+    next: u8,
 }
 
 impl Cell {
@@ -306,14 +372,17 @@ impl Cell {
     #[inline]
     pub fn access(&mut self, lv: &Levels, now: Acc, passed: &[u32; LEVELS], kind: Kind) -> Option<(Acc, RaceKind)> {
         let unordered = |a: &Option<Acc>| a.filter(|a| !lv.ordered(a, now.tid, passed));
+        let atomics = || {
+            self.atomics
+                .as_ref()
+                .and_then(|x| x.recs.iter().find_map(|r| unordered(r).map(|a| (a, RaceKind::AtomicPlain))))
+        };
         let conflict = match kind {
             Kind::Write => unordered(&self.write)
                 .map(|a| (a, RaceKind::WriteWrite))
                 .or_else(|| self.reads.iter().find_map(|r| unordered(r).map(|a| (a, RaceKind::ReadWrite))))
-                .or_else(|| unordered(&self.atomic).map(|a| (a, RaceKind::AtomicPlain))),
-            Kind::Read => unordered(&self.write)
-                .map(|a| (a, RaceKind::WriteRead))
-                .or_else(|| unordered(&self.atomic).map(|a| (a, RaceKind::AtomicPlain))),
+                .or_else(atomics),
+            Kind::Read => unordered(&self.write).map(|a| (a, RaceKind::WriteRead)).or_else(atomics),
             Kind::Atomic => unordered(&self.write).map(|a| (a, RaceKind::AtomicPlain)).or_else(|| {
                 self.reads
                     .iter()
@@ -326,9 +395,13 @@ impl Cell {
             Kind::Write => {
                 self.write = Some(now);
                 self.reads = [None; READS];
-                self.atomic = None;
+                self.atomics = None;
             }
-            Kind::Atomic => self.atomic = Some(now),
+            Kind::Atomic => {
+                let x = self.atomics.get_or_insert_with(Box::default);
+                let slot = read_slot(x.recs.map(|r| r.map_or(NOBODY, |r| r.tid)), &mut x.next, now.tid);
+                x.recs[slot] = Some(now);
+            }
             Kind::Read | Kind::AtomicRead => {
                 let now = Acc { atomic: kind == Kind::AtomicRead, ..now };
                 let slot = read_slot(self.reads.map(|r| r.map_or(NOBODY, |r| r.tid)), &mut self.next_read, now.tid);
@@ -339,23 +412,46 @@ impl Cell {
     }
 }
 
-/// The race shadow of a block's shared memory: a cell for each byte address that an access
-/// starts at, found through a per-byte index and kept densely in the order of first access.
-/// A cell records exactly what a full [`Cell`] records (the last write, the last atomic, up
-/// to [`READS`] reads, chosen the same way), but each access as its thread and an interned
-/// [`SMoment`] (the rest of its [`Acc`]): 52 bytes instead of about 200. A full cell per byte
-/// made a 17 KB tile's shadow 3.3 MB, and its cache misses were most of the checked run of
-/// a kernel that transposes through shared memory (kernel 35). The moment table is garbage
-/// collected (only the moments live cells refer to are kept), so it never holds more than
-/// twice what the cells can refer to, nor fewer than [`SMOMENTS_MIN`] before collecting.
+/// The race shadow of a block's shared memory: a cell for each run of bytes that every
+/// access so far has covered alike, found through a per-byte index and kept densely in the
+/// order of first access. What each byte records is exactly what a full [`Cell`] per byte
+/// would record (the last write, up to [`ATOMICS`] atomics and [`READS`] reads, chosen the
+/// same way), and an access meets every earlier access that covers any of its bytes, of
+/// whatever width. A cell stands for the bytes of one access when every access to them has
+/// the same start and width (the common case: an array read and written as its element
+/// type, one cell per element, found with one look-up); an access that covers part of a
+/// cell, or several, first splits the cells it cuts in two at its ends, each part a copy of
+/// the whole (their bytes recorded the same accesses), and then is recorded in each cell
+/// inside it. Until 2026-11-29 a cell stood for the byte an access started at, so accesses
+/// of different widths over the same bytes (sequential shared scopes of different element
+/// types, which reuse space, in unsafe code) never met: an 8-byte write and a 4-byte read of
+/// its upper half raced unseen.
+///
+/// Each access is kept as its thread and an interned [`SMoment`] (the rest of its [`Acc`]):
+/// a cell is 48 bytes instead of about 180. A full cell per byte made a 17 KB tile's shadow
+/// 3.3 MB, and its cache misses were most of the checked run of a kernel that transposes
+/// through shared memory (kernel 35). The moment table is garbage collected (only the
+/// moments live cells refer to are kept), so it never holds more than twice what the cells
+/// can refer to, nor fewer than [`SMOMENTS_MIN`] before collecting.
 #[derive(Debug)]
 pub struct SharedShadow {
-    /// Per byte of shared memory: 0 before its first access, else 1 + its cell's position.
+    /// Per byte of shared memory: 0 before its first access, else 1 + the position of the
+    /// cell holding it, with [`INSIDE`] set on every byte of the cell but its first (only
+    /// once the cells are [`MIXED`]: see [`Self::widths`]).
     index: Vec<u32>,
+    /// While every cell has one width and starts at a multiple of it (every access so far
+    /// was of one element type, aligned, the common case), that width, and the index marks
+    /// only the cells' first bytes: an aligned access of that width whose first byte starts
+    /// no cell covers no cell's byte, so it needs a fresh cell without looking further.
+    /// [`MIXED`] once an access of another width or start came (the other bytes of every
+    /// cell are then marked, and kept so); 0 before the first access.
+    widths: u8,
     /// The cells, in the order of their first access.
     cells: Vec<SCell>,
-    /// The byte each cell belongs to (to reset the index).
+    /// The first byte of each cell (to split it, and to reset the index).
     bytes: Vec<u32>,
+    /// The atomic records of the cells that have had an atomic ([`SCell::atomics`]).
+    atomics: Vec<SAtomics>,
     /// The distinct moments of the block's recorded accesses.
     moments: Vec<SMoment>,
     lookup: crate::sim::FastMap<SMoment, u32>,
@@ -367,6 +463,12 @@ pub struct SharedShadow {
 
 /// The moment table's size below which it is never collected.
 pub const SMOMENTS_MIN: usize = 1 << 16;
+
+/// In [`SharedShadow::index`], the mark of a byte that is not the first of its cell.
+const INSIDE: u32 = 1 << 31;
+
+/// [`SharedShadow::widths`] once cells of several widths, or unaligned ones, may exist.
+const MIXED: u8 = u8::MAX;
 
 impl Default for SharedShadow {
     fn default() -> SharedShadow {
@@ -402,20 +504,41 @@ impl Rec {
     }
 }
 
-/// [`Cell`] with its accesses as [`Rec`]s.
+/// [`Cell`] with its accesses as [`Rec`]s, and the number of bytes it stands for.
 #[derive(Clone, Copy, Debug)]
 struct SCell {
     write: Rec,
-    atomic: Rec,
     reads: [Rec; READS],
+    /// 0 before the cell's first atomic, else 1 + the position of its atomic records in
+    /// [`SharedShadow::atomics`] (kept apart, as [`Cell::atomics`]: a cell is then 48
+    /// bytes, and the cells of a tile that no atomic touches fit in fewer cache lines).
+    atomics: u32,
     next_read: u8,
+    /// How many bytes, from its first ([`SharedShadow::bytes`]), the cell stands for.
+    width: u8,
 }
 
 impl Default for SCell {
     fn default() -> SCell {
-        SCell { write: Rec::NONE, atomic: Rec::NONE, reads: [Rec::NONE; READS], next_read: 0 }
+        SCell { write: Rec::NONE, reads: [Rec::NONE; READS], atomics: 0, next_read: 0, width: 0 }
     }
 }
+
+/// A shared cell's atomic records ([`SCell::atomics`]).
+#[derive(Clone, Copy, Debug)]
+struct SAtomics {
+    recs: [Rec; ATOMICS],
+    next: u8,
+}
+
+impl Default for SAtomics {
+    fn default() -> SAtomics {
+        SAtomics { recs: [Rec::NONE; ATOMICS], next: 0 }
+    }
+}
+
+/// The most cells one access can cover: one per byte of the widest access (8 bytes).
+const MAX_WIDTH: usize = 8;
 
 impl SharedShadow {
     /// A shadow whose moment table is first collected at `n` moments (tests use small ones).
@@ -424,6 +547,8 @@ impl SharedShadow {
             index: Vec::new(),
             cells: Vec::new(),
             bytes: Vec::new(),
+            atomics: Vec::new(),
+            widths: 0,
             moments: Vec::new(),
             lookup: crate::sim::FastMap::default(),
             last: None,
@@ -439,13 +564,16 @@ impl SharedShadow {
             self.index = vec![0; len];
             self.cells.clear();
             self.bytes.clear();
+            self.atomics.clear();
+            self.widths = 0;
         }
     }
 
     /// Touches the cells of the bytes in `bytes` (those recorded before), so that the
     /// processor fetches them all at once: a warp instruction's lanes are then recorded one
     /// after another without waiting for each cell's cache miss in turn (the loads are
-    /// independent, so they overlap). No effect on what is recorded.
+    /// independent, so they overlap). No effect on what is recorded (a byte inside a cell
+    /// has [`INSIDE`] set, and finds no cell to touch).
     #[inline]
     pub fn prefetch(&self, bytes: impl Iterator<Item = usize>) {
         for b in bytes {
@@ -460,11 +588,20 @@ impl SharedShadow {
 
     /// Forgets every access (for the next block), keeping the allocations.
     pub fn reset(&mut self) {
-        for &b in &self.bytes {
-            self.index[b as usize] = 0;
+        if self.widths == MIXED {
+            for (c, &b) in self.cells.iter().zip(&self.bytes) {
+                let b = b as usize;
+                self.index[b..b + usize::from(c.width)].fill(0);
+            }
+        } else {
+            for &b in &self.bytes {
+                self.index[b as usize] = 0;
+            }
         }
+        self.widths = 0;
         self.cells.clear();
         self.bytes.clear();
+        self.atomics.clear();
         self.moments.clear();
         self.lookup.clear();
         self.last = None;
@@ -477,10 +614,16 @@ impl SharedShadow {
         Acc { tid: r.tid, counts: m.counts, func: m.func, site: m.site, fences: m.fences, atomic: m.atomic }
     }
 
-    /// The record of access `a`, its moment interned.
-    #[inline]
-    fn rec(&mut self, a: &Acc) -> Rec {
-        let m = SMoment { counts: a.counts, func: a.func, site: a.site, fences: a.fences, atomic: a.atomic };
+    /// The record of access `a` of `kind`, its moment interned (a read made by an atomic
+    /// load is marked so, and a plain read is not).
+    #[inline(always)]
+    fn rec(&mut self, a: &Acc, kind: Kind) -> Rec {
+        let atomic = match kind {
+            Kind::Read => false,
+            Kind::AtomicRead => true,
+            Kind::Write | Kind::Atomic => a.atomic,
+        };
+        let m = SMoment { counts: a.counts, func: a.func, site: a.site, fences: a.fences, atomic };
         if let Some(i) = self.last
             && self.moments[i as usize] == m
         {
@@ -503,16 +646,15 @@ impl SharedShadow {
     fn collect(&mut self) {
         let mut map = vec![u32::MAX; self.moments.len()];
         let mut kept = Vec::new();
-        for c in &mut self.cells {
-            for r in std::iter::once(&mut c.write).chain(std::iter::once(&mut c.atomic)).chain(c.reads.iter_mut()) {
-                if r.is_some() {
-                    let old = r.m as usize;
-                    if map[old] == u32::MAX {
-                        map[old] = kept.len() as u32;
-                        kept.push(self.moments[old]);
-                    }
-                    r.m = map[old];
+        let cells = self.cells.iter_mut().flat_map(|c| std::iter::once(&mut c.write).chain(c.reads.iter_mut()));
+        for r in cells.chain(self.atomics.iter_mut().flat_map(|a| a.recs.iter_mut())) {
+            if r.is_some() {
+                let old = r.m as usize;
+                if map[old] == u32::MAX {
+                    map[old] = kept.len() as u32;
+                    kept.push(self.moments[old]);
                 }
+                r.m = map[old];
             }
         }
         self.moments = kept;
@@ -521,13 +663,154 @@ impl SharedShadow {
         self.collect_at = self.collect_at.max(2 * self.moments.len());
     }
 
-    /// Records access `now` to the location starting at byte `byte` (as [`Cell::access`] on
-    /// that byte's cell) and returns the conflict found, if any.
-    #[inline]
+    /// A new cell `cell` standing for the `width` bytes from `byte`, which no cell holds;
+    /// its position.
+    #[inline(always)]
+    fn add_cell(&mut self, byte: usize, width: usize, cell: SCell) -> usize {
+        self.cells.push(SCell { width: width as u8, ..cell });
+        self.bytes.push(u32::try_from(byte).expect("shared memory below 2 GiB"));
+        let n = u32::try_from(self.cells.len()).ok().filter(|&n| n < INSIDE).expect("fewer than 2^31 cells");
+        self.index[byte] = n;
+        if self.widths == MIXED {
+            self.index[byte + 1..byte + width].fill(n | INSIDE);
+        }
+        n as usize - 1
+    }
+
+    /// Leaves the state of one width ([`Self::widths`]): marks the other bytes of every
+    /// cell, which cells of other widths and starts will need.
+    #[cold]
+    fn mix(&mut self) {
+        if self.widths == MIXED {
+            return;
+        }
+        self.widths = MIXED;
+        for (c, (cell, &b)) in self.cells.iter().zip(&self.bytes).enumerate() {
+            let b = b as usize;
+            self.index[b + 1..b + usize::from(cell.width)].fill((c as u32 + 1) | INSIDE);
+        }
+    }
+
+    /// Makes `byte` the first byte of its cell, if a cell holds it: a cell holding it and
+    /// bytes before it is cut in two there, each part with the whole's records.
+    fn split_at(&mut self, byte: usize) {
+        let Some(&i) = self.index.get(byte) else { return };
+        if i & INSIDE == 0 {
+            return;
+        }
+        let c = (i & !INSIDE) as usize - 1;
+        let first = self.bytes[c] as usize;
+        let end = first + usize::from(self.cells[c].width);
+        self.cells[c].width = (byte - first) as u8;
+        let mut rest = self.cells[c];
+        if rest.atomics != 0 {
+            self.atomics.push(self.atomics[rest.atomics as usize - 1]);
+            rest.atomics = self.atomics.len() as u32;
+        }
+        self.add_cell(byte, end - byte, rest);
+    }
+
+    /// The conflict access `now` (by a thread that has passed `passed`) of `kind` has with
+    /// the records of cell `c`, if any ([`Cell::access`]'s checks). Written as plain
+    /// branches, with the atomics (which most cells never have) out of line: this runs for
+    /// every checked access to shared memory.
+    #[inline(always)]
+    fn conflict(
+        &self,
+        c: usize,
+        lv: &Levels,
+        now: &Acc,
+        passed: &[u32; LEVELS],
+        kind: Kind,
+    ) -> Option<(Acc, RaceKind)> {
+        let cell = &self.cells[c];
+        let unordered = |r: Rec| r.is_some().then(|| self.acc(r)).filter(|a| !lv.ordered(a, now.tid, passed));
+        match kind {
+            Kind::Write => {
+                if let Some(a) = unordered(cell.write) {
+                    return Some((a, RaceKind::WriteWrite));
+                }
+                for &r in &cell.reads {
+                    if let Some(a) = unordered(r) {
+                        return Some((a, RaceKind::ReadWrite));
+                    }
+                }
+            }
+            Kind::Read => {
+                if let Some(a) = unordered(cell.write) {
+                    return Some((a, RaceKind::WriteRead));
+                }
+            }
+            Kind::Atomic => {
+                if let Some(a) = unordered(cell.write) {
+                    return Some((a, RaceKind::AtomicPlain));
+                }
+                for &r in &cell.reads {
+                    if r.is_some()
+                        && !self.moments[r.m as usize].atomic
+                        && let Some(a) = unordered(r)
+                    {
+                        return Some((a, RaceKind::AtomicPlain));
+                    }
+                }
+                return None;
+            }
+            Kind::AtomicRead => return unordered(cell.write).map(|a| (a, RaceKind::AtomicPlain)),
+        }
+        // A plain access meets the atomics.
+        if cell.atomics == 0 { None } else { self.atomic_conflict(cell.atomics as usize - 1, lv, now, passed) }
+    }
+
+    /// The first of atomic records `x` ([`SCell::atomics`]) that nothing orders before
+    /// plain access `now`.
+    #[inline(never)]
+    fn atomic_conflict(&self, x: usize, lv: &Levels, now: &Acc, passed: &[u32; LEVELS]) -> Option<(Acc, RaceKind)> {
+        self.atomics[x].recs.iter().find_map(|&r| {
+            r.is_some()
+                .then(|| self.acc(r))
+                .filter(|a| !lv.ordered(a, now.tid, passed))
+                .map(|a| (a, RaceKind::AtomicPlain))
+        })
+    }
+
+    /// Records `r`, an access of `kind`, in cell `c` ([`Cell::access`]'s update).
+    #[inline(always)]
+    fn record(&mut self, c: usize, r: Rec, kind: Kind) {
+        let cell = &mut self.cells[c];
+        match kind {
+            Kind::Write => {
+                cell.write = r;
+                cell.reads = [Rec::NONE; READS];
+                // Cleared in place, so that a cell written and updated in turn keeps one
+                // entry.
+                if cell.atomics != 0 {
+                    self.atomics[cell.atomics as usize - 1] = SAtomics::default();
+                }
+            }
+            Kind::Atomic => {
+                if cell.atomics == 0 {
+                    self.atomics.push(SAtomics::default());
+                    cell.atomics = u32::try_from(self.atomics.len()).expect("fewer than 2^32 cells");
+                }
+                let x = &mut self.atomics[cell.atomics as usize - 1];
+                let slot = read_slot(x.recs.map(|r| r.tid), &mut x.next, r.tid);
+                x.recs[slot] = r;
+            }
+            Kind::Read | Kind::AtomicRead => {
+                let slot = read_slot(cell.reads.map(|r| r.tid), &mut cell.next_read, r.tid);
+                cell.reads[slot] = r;
+            }
+        }
+    }
+
+    /// Records access `now` to the `size` bytes from byte `byte` (as [`Cell::access`] on
+    /// the cell of each of those bytes) and returns the conflict found, if any: that of the
+    /// lowest byte that has one.
+    #[inline(always)]
     pub fn access(
         &mut self,
         lv: &Levels,
-        byte: usize,
+        (byte, size): (usize, usize),
         now: Acc,
         passed: &[u32; LEVELS],
         kind: Kind,
@@ -535,53 +818,73 @@ impl SharedShadow {
         if self.moments.len() >= self.collect_at {
             self.collect();
         }
-        let at = match self.index[byte] {
-            0 => {
-                self.cells.push(SCell::default());
-                self.bytes.push(u32::try_from(byte).expect("shared memory below 4 GiB"));
-                let n = u32::try_from(self.cells.len()).expect("fewer than 2^32 cells");
-                self.index[byte] = n;
-                n as usize - 1
-            }
-            n => n as usize - 1,
+        let size = size.max(1);
+        let i = self.index[byte];
+        let c = if i != 0 && i & INSIDE == 0 && usize::from(self.cells[i as usize - 1].width) == size {
+            // One cell stands for exactly these bytes: the common case.
+            i as usize - 1
+        } else if i == 0 && usize::from(self.widths) == size && byte.is_multiple_of(size) {
+            // Bytes no access has covered (every cell is of this width and aligned, and
+            // none starts here): a cell for them.
+            self.add_cell(byte, size, SCell::default())
+        } else if i == 0 && self.widths == MIXED && self.index[byte + 1..byte + size].iter().all(|&i| i == 0) {
+            // Bytes no access has covered, every byte of every cell marked.
+            self.add_cell(byte, size, SCell::default())
+        } else if i == 0 && self.widths == 0 && size.is_power_of_two() && byte.is_multiple_of(size) {
+            // The first access.
+            self.widths = size as u8;
+            self.add_cell(byte, size, SCell::default())
+        } else {
+            return self.access_cells(lv, (byte, size), now, passed, kind);
         };
-        let cell = &self.cells[at];
-        let unordered = |r: Rec| r.is_some().then(|| self.acc(r)).filter(|a| !lv.ordered(a, now.tid, passed));
-        let conflict = match kind {
-            Kind::Write => unordered(cell.write)
-                .map(|a| (a, RaceKind::WriteWrite))
-                .or_else(|| cell.reads.iter().find_map(|&r| unordered(r).map(|a| (a, RaceKind::ReadWrite))))
-                .or_else(|| unordered(cell.atomic).map(|a| (a, RaceKind::AtomicPlain))),
-            Kind::Read => unordered(cell.write)
-                .map(|a| (a, RaceKind::WriteRead))
-                .or_else(|| unordered(cell.atomic).map(|a| (a, RaceKind::AtomicPlain))),
-            Kind::Atomic => unordered(cell.write).map(|a| (a, RaceKind::AtomicPlain)).or_else(|| {
-                cell.reads
-                    .iter()
-                    .filter(|r| r.is_some() && !self.moments[r.m as usize].atomic)
-                    .find_map(|&r| unordered(r).map(|a| (a, RaceKind::AtomicPlain)))
-            }),
-            Kind::AtomicRead => unordered(cell.write).map(|a| (a, RaceKind::AtomicPlain)),
-        };
+        let conflict = self.conflict(c, lv, &now, passed, kind);
         // The record is interned first (it needs the whole shadow), then the cell is
         // updated in place.
-        let now = match kind {
-            Kind::Read | Kind::AtomicRead => Acc { atomic: kind == Kind::AtomicRead, ..now },
-            Kind::Write | Kind::Atomic => now,
-        };
-        let r = self.rec(&now);
-        let cell = &mut self.cells[at];
-        match kind {
-            Kind::Write => {
-                cell.write = r;
-                cell.reads = [Rec::NONE; READS];
-                cell.atomic = Rec::NONE;
-            }
-            Kind::Atomic => cell.atomic = r,
-            Kind::Read | Kind::AtomicRead => {
-                let slot = read_slot(cell.reads.map(|r| r.tid), &mut cell.next_read, now.tid);
-                cell.reads[slot] = r;
-            }
+        let r = self.rec(&now, kind);
+        self.record(c, r, kind);
+        conflict
+    }
+
+    /// [`Self::access`] for an access whose bytes accesses of other starts or widths have
+    /// covered in part: the cells that reach over its ends are cut there, so that each cell
+    /// lies wholly inside it or outside, the fresh runs inside it get cells of their own,
+    /// and it is checked against and recorded in each cell inside it, in byte order.
+    #[cold]
+    #[inline(never)]
+    fn access_cells(
+        &mut self,
+        lv: &Levels,
+        (byte, size): (usize, usize),
+        now: Acc,
+        passed: &[u32; LEVELS],
+        kind: Kind,
+    ) -> Option<(Acc, RaceKind)> {
+        debug_assert!(size <= MAX_WIDTH, "no access is wider than {MAX_WIDTH} bytes");
+        self.mix();
+        let end = byte + size;
+        self.split_at(byte);
+        self.split_at(end);
+        let mut cells = [0usize; MAX_WIDTH];
+        let mut n = 0;
+        let mut b = byte;
+        while b < end {
+            let i = self.index[b];
+            let c = if i == 0 {
+                let run = (b..end).take_while(|&x| self.index[x] == 0).count();
+                self.add_cell(b, run, SCell::default())
+            } else {
+                debug_assert!(i & INSIDE == 0, "a cell starts at every byte after a cut");
+                i as usize - 1
+            };
+            cells[n] = c;
+            n += 1;
+            b += usize::from(self.cells[c].width);
+        }
+        let cells = &cells[..n];
+        let conflict = cells.iter().find_map(|&c| self.conflict(c, lv, &now, passed, kind));
+        let r = self.rec(&now, kind);
+        for &c in cells {
+            self.record(c, r, kind);
         }
         conflict
     }
@@ -1106,6 +1409,77 @@ mod tests {
         assert!(c.access(&lv, acc(41, 0), &acc(41, 0).counts, Kind::Read).is_some());
     }
 
+    /// Every lane of a warp updates an element atomically, then the last of them updates it
+    /// again and accesses it plainly: the plain access races with the other lanes' atomics,
+    /// which a single "last atomic" record (lane 31's own) forgot. Likewise across warps,
+    /// after a warp barrier that orders only the accessing lane's own warp.
+    #[test]
+    fn a_plain_access_meets_other_threads_atomics_not_just_the_last() {
+        let lv = Levels::new(vec![], 64);
+        for kind in [Kind::Read, Kind::Write] {
+            let mut c = Cell::default();
+            for t in 0..32 {
+                assert!(c.access(&lv, acc(t, 0), &acc(t, 0).counts, Kind::Atomic).is_none());
+            }
+            assert!(c.access(&lv, acc(31, 0), &acc(31, 0).counts, Kind::Atomic).is_none());
+            let (earlier, k) = c.access(&lv, acc(31, 0), &acc(31, 0).counts, kind).expect("a race");
+            assert_ne!(earlier.tid, 31);
+            assert_eq!(k, RaceKind::AtomicPlain);
+        }
+        // Warp 1's atomics, then warp 0's, then a warp barrier in warp 0 and a plain read by
+        // lane 0: ordered with warp 0's atomics, not with warp 1's.
+        let w = |tid, warp_b| Acc {
+            tid,
+            counts: [warp_b, 0, 0, 0],
+            func: 0,
+            site: 0,
+            fences: Fences::default(),
+            atomic: false,
+        };
+        let mut c = Cell::default();
+        for t in (32..64).chain(0..32) {
+            assert!(c.access(&lv, w(t, 0), &w(t, 0).counts, Kind::Atomic).is_none());
+        }
+        let (earlier, _) = c.access(&lv, w(0, 1), &w(0, 1).counts, Kind::Read).expect("a race with warp 1");
+        assert!(earlier.tid >= 32);
+    }
+
+    /// Accesses of different widths over the same bytes meet in the shared shadow: an
+    /// 8-byte write and a 4-byte read of its upper half (two scopes of `double` and `int`
+    /// reusing space), a 2-byte write inside a 4-byte cell, and a 1-byte read of an 8-byte
+    /// atomic; accesses that share no byte do not.
+    #[test]
+    fn overlapping_accesses_of_different_widths_meet_in_shared_memory() {
+        let lv = Levels::new(vec![], 64);
+        let mut sh = SharedShadow::default();
+        sh.cover(64);
+        let a = |tid| Acc { tid, counts: [0; LEVELS], func: 0, site: 0, fences: Fences::default(), atomic: false };
+        // Thread 1 writes bytes 8..16; thread 0 reads bytes 12..16.
+        assert!(sh.access(&lv, (8, 8), a(1), &a(1).counts, Kind::Write).is_none());
+        let (e, k) = sh.access(&lv, (12, 4), a(0), &a(0).counts, Kind::Read).expect("a race");
+        assert_eq!((e.tid, k), (1, RaceKind::WriteRead));
+        // Thread 0 reads bytes 4..8: no byte of thread 1's write.
+        assert!(sh.access(&lv, (4, 4), a(0), &a(0).counts, Kind::Read).is_none());
+        // Thread 2 writes bytes 10..12 (inside the first half of the double): meets it.
+        assert_eq!(sh.access(&lv, (10, 2), a(2), &a(2).counts, Kind::Write).map(|c| c.1), Some(RaceKind::WriteWrite));
+        // Thread 1 reads the whole double again: meets thread 2's write and thread 0's read
+        // does not matter (reads do not race).
+        assert_eq!(sh.access(&lv, (8, 8), a(1), &a(1).counts, Kind::Read).map(|c| c.0.tid), Some(2));
+        // An 8-byte atomic, then a 1-byte plain read of its last byte by another thread.
+        assert!(sh.access(&lv, (32, 8), a(3), &a(3).counts, Kind::Atomic).is_none());
+        assert_eq!(sh.access(&lv, (39, 1), a(4), &a(4).counts, Kind::Read).map(|c| c.1), Some(RaceKind::AtomicPlain));
+        // Same-width accesses keep one cell each.
+        let cells = sh.cells.len();
+        assert!(sh.access(&lv, (48, 4), a(5), &a(5).counts, Kind::Write).is_none());
+        assert!(sh.access(&lv, (48, 4), a(5), &a(5).counts, Kind::Read).is_none());
+        assert_eq!(sh.cells.len(), cells + 1);
+        assert!(std::mem::size_of::<SCell>() <= 48, "a shared cell: {}", std::mem::size_of::<SCell>());
+        // A reset forgets every byte of every cell.
+        sh.reset();
+        assert!(sh.index.iter().all(|&i| i == 0));
+        assert!(sh.access(&lv, (12, 4), a(0), &a(0).counts, Kind::Read).is_none());
+    }
+
     #[test]
     fn atomic_loads_race_only_with_plain_writes() {
         let lv = Levels::new(vec![], 64);
@@ -1178,7 +1552,7 @@ mod tests {
         assert_eq!(record(&mut g, &lv, (0, 2 * CHUNK + 1), 0, 40, Kind::Read), Some(RaceKind::WriteRead));
         assert_eq!(g.cells.len(), 1);
         assert!(std::mem::size_of::<Slot>() <= 12, "a slot is small: {}", std::mem::size_of::<Slot>());
-        assert!(std::mem::size_of::<GCell>() <= 296, "a full cell: {}", std::mem::size_of::<GCell>());
+        assert!(std::mem::size_of::<GCell>() <= 272, "a full cell: {}", std::mem::size_of::<GCell>());
     }
 
     /// The moment table stays within its bound: accesses that would need a new moment once
@@ -1273,16 +1647,18 @@ mod tests {
         }
     }
 
-    /// The shared-memory shadow reports exactly what a full cell per byte reports, and
-    /// ends each sequence in the same state: random threads of several warps, barrier counts
-    /// at every level, fences, the atomic flag, sites, all four kinds, over 24 bytes, with
-    /// the moment table collected often (a collection point of 1 to 8 moments) or never; a
-    /// reset between sequences (as between blocks) must forget everything.
+    /// The shared-memory shadow reports exactly what a full cell per byte reports (for an
+    /// access of several bytes, each byte's cell records it and the lowest byte's conflict
+    /// is reported), and ends each sequence in the same state: random threads of several
+    /// warps, barrier counts at every level, fences, the atomic flag, sites, all four kinds,
+    /// accesses of 1, 2, 4 and 8 bytes, mostly aligned to their width, sometimes not, over 24
+    /// bytes, with the moment table collected often (a collection point of 1 to 8 moments)
+    /// or never; a reset between sequences (as between blocks) must forget everything.
     #[test]
     fn the_shared_shadow_matches_full_cells() {
         let lv = Levels::new(vec![8], 128);
         let mut next = xorshift(0x2545_f491_4f6c_dd1d);
-        let mut conflicts = 0;
+        let (mut conflicts, mut mixed) = (0, 0);
         let mut small = SharedShadow::with_collection_at(1);
         let mut big = SharedShadow::default();
         for round in 0..3000 {
@@ -1296,7 +1672,10 @@ mod tests {
             let mut counts = [[0u32; LEVELS]; 128];
             let mut fences = [Fences::default(); 128];
             let tids = [0u32, 1, 2, 9, 31, 33, 70];
-            for _ in 0..60 {
+            // Most sequences start with accesses of one width, aligned (the shadow's state
+            // of one width), for a random while, then mix widths and starts.
+            let (one, until) = ([None, Some(1), Some(2), Some(4), Some(8)][next(5) as usize], next(61));
+            for step in 0..60 {
                 match next(12) {
                     0..=2 => {
                         let t = tids[next(7) as usize] as usize;
@@ -1311,7 +1690,13 @@ mod tests {
                 let kind = [Kind::Read, Kind::Read, Kind::Write, Kind::Write, Kind::Atomic, Kind::AtomicRead]
                     [next(6) as usize];
                 let tid = tids[next(7) as usize];
-                let byte = next(24) as usize;
+                let (width, byte) = match one {
+                    Some(w) if step < until => (w, next(24 / w as u64) as usize * w),
+                    _ => {
+                        let w = [1usize, 1, 2, 4, 4, 8][next(6) as usize];
+                        (w, if next(4) == 0 { next(25 - w as u64) as usize } else { next(24 / w as u64) as usize * w })
+                    }
+                };
                 let now = Acc {
                     tid,
                     counts: counts[tid as usize],
@@ -1325,20 +1710,32 @@ mod tests {
                 if next(4) == 0 {
                     passed[next(3) as usize] += 1;
                 }
-                let want = full[byte].access(&lv, now, &passed, kind);
-                let got = sh.access(&lv, byte, now, &passed, kind);
-                assert_eq!(got, want, "byte {byte}, {kind:?} by {tid}");
+                let mut want = None;
+                for cell in &mut full[byte..byte + width] {
+                    let c = cell.access(&lv, now, &passed, kind);
+                    want = want.or(c);
+                }
+                let got = sh.access(&lv, (byte, width), now, &passed, kind);
+                assert_eq!(got, want, "bytes {byte} + {width}, {kind:?} by {tid}");
                 conflicts += usize::from(want.is_some());
+                mixed += usize::from(want.is_some() && width > 1 && byte % width != 0);
             }
-            // Same state: a write by a fresh thread after no barrier meets the same record.
+            // Same state: a read, an atomic and a write by fresh threads after no barrier
+            // meet the same records, byte by byte.
             for (byte, cell) in full.iter_mut().enumerate() {
-                let probe =
-                    Acc { tid: 127, counts: [0; LEVELS], func: 9, site: 9, fences: Fences::default(), atomic: false };
-                let want = cell.access(&lv, probe, &probe.counts, Kind::Write);
-                assert_eq!(sh.access(&lv, byte, probe, &probe.counts, Kind::Write), want, "final state of byte {byte}");
+                for (tid, kind) in [(127, Kind::Read), (126, Kind::Atomic), (125, Kind::Write)] {
+                    let probe =
+                        Acc { tid, counts: [0; LEVELS], func: 9, site: 9, fences: Fences::default(), atomic: false };
+                    let want = cell.access(&lv, probe, &probe.counts, kind);
+                    let got = sh.access(&lv, (byte, 1), probe, &probe.counts, kind);
+                    assert_eq!(got, want, "final state of byte {byte} ({kind:?})");
+                }
             }
         }
-        assert!(conflicts > 1000, "the sequences should find conflicts ({conflicts})");
+        assert!(
+            conflicts > 1000 && mixed > 100,
+            "the sequences should find conflicts ({conflicts}, {mixed} unaligned)"
+        );
     }
 
     /// The compact shadow, driven as the simulator drives it (warp instructions whose lanes

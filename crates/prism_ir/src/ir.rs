@@ -586,6 +586,49 @@ pub enum IntrArg {
     },
 }
 
+/// What an [`InstKind::AssertUniform`] (or [`InstKind::AssertUniformLocal`]) checks. A check
+/// compares the threads that run it; the lowering places the ones that decide (`Variable`,
+/// `Argument`, `Result`) where every thread of the unit runs them, and the simulator joins
+/// the parts of a unit that run one at different times (other warps, other blocks, lanes
+/// that took another path) by the dynamic instance of the check they are at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Checked {
+    /// A variable unsafe code may have changed, where the threads of its unit meet.
+    Variable,
+    /// The same on a way out of unsafe code (`break`, `continue`, `return`) that only some
+    /// threads of the unit may take: compared among the threads that take it together, for
+    /// an early report at the way out; the check where the unit meets again decides.
+    Exit,
+    /// A value returned from inside unsafe code, at its `return`: compared among the threads
+    /// that take that `return` together, like `Exit`; the caller's [`Checked::Result`]
+    /// check decides.
+    Returned,
+    /// Argument `index` of the call of `func` that follows, made from unsafe code (which the
+    /// checker does not hold to the parameter's perspective).
+    Argument {
+        /// The callee.
+        func: FuncId,
+        /// The parameter's position.
+        index: u32,
+    },
+    /// The value the call of `func` just before returned, in the caller: `func` has unsafe
+    /// code, so the unit's threads may have returned it from different places at
+    /// different times; they all meet here, after the call.
+    Result {
+        /// The callee.
+        func: FuncId,
+    },
+}
+
+impl Checked {
+    /// Whether the check stands where every thread of the unit runs it, so that the
+    /// simulator compares it over the whole unit; the others (`Exit`, `Returned`) compare
+    /// only the threads that run them together.
+    pub fn whole_unit(self) -> bool {
+        !matches!(self, Checked::Exit | Checked::Returned)
+    }
+}
+
 /// Why a barrier is there.
 #[derive(Clone, Debug, PartialEq)]
 pub enum BarrierOrigin {
@@ -861,24 +904,30 @@ pub enum InstKind {
         /// Why.
         origin: BarrierOrigin,
     },
-    /// A promise the simulator checks: `reg`, a variable at perspective `persp`, holds the
-    /// same value in every thread of each `persp`-unit. Placed after `with unsafe:` blocks
-    /// that assign such variables, where the checker's guarantee of uniformity ends. The
-    /// CUDA backend emits nothing for it.
+    /// A promise the simulator checks: `reg` holds the same value in every thread of each
+    /// `persp`-unit. Placed where the checker's guarantee of uniformity ends (`what` says
+    /// which value: a variable after `with unsafe:` code that assigns it, a value returned
+    /// from or passed by unsafe code). The CUDA backend emits nothing for it.
     AssertUniform {
-        /// The variable's register.
+        /// The value's register.
         reg: Reg,
         /// Its perspective.
         persp: Persp,
+        /// What the value is, and so how far the simulator compares it.
+        what: Checked,
     },
     /// The same check for every element of a thread-local array at a perspective broader
     /// than `thread[1]` that unsafe code may have changed (an element assignment, an `out=`
-    /// operand, a writable pointer argument).
+    /// operand, a writable pointer argument), or that unsafe code passes to a function's
+    /// pointer parameter at such a perspective.
     AssertUniformLocal {
         /// The array.
         local: LocalId,
         /// Its perspective.
         persp: Persp,
+        /// What the array is ([`Checked::Variable`], [`Checked::Exit`] or
+        /// [`Checked::Argument`]).
+        what: Checked,
     },
     /// The first half of a split barrier over each `scope`-unit: this thread's memory accesses
     /// before it are ordered before the accesses of every thread of its unit after the

@@ -102,6 +102,36 @@ struct Cx<'a> {
     fill_bar: Option<(Reg, Reg, MemId)>,
 }
 
+/// Whether `p` is `thread[1]`, where every value is uniform over its unit of one thread.
+fn is_thread1(p: Persp) -> bool {
+    p.level == prism_types::perspective::Level::Thread && p.n == 1
+}
+
+/// Whether a function body has unsafe code (`with unsafe:` or verbatim CUDA) anywhere.
+fn has_unsafe(b: &tir::Block) -> bool {
+    b.stmts.iter().any(|s| match &s.kind {
+        StmtKind::Unsafe { .. } | StmtKind::UnsafeText(_) => true,
+        StmtKind::If { then, otherwise, .. } => has_unsafe(then) || has_unsafe(otherwise),
+        StmtKind::Split { cases, .. } => cases.iter().any(|c| has_unsafe(&c.body)),
+        StmtKind::Pipeline { fill, body, .. } => has_unsafe(fill) || has_unsafe(body),
+        StmtKind::For { body, .. }
+        | StmtKind::While { body, .. }
+        | StmtKind::Group { body, .. }
+        | StmtKind::Partition { body, .. }
+        | StmtKind::Claim { body, .. }
+        | StmtKind::Async { body, .. }
+        | StmtKind::Fill { body, .. }
+        | StmtKind::Stage { body, .. } => has_unsafe(body),
+        StmtKind::Decl { .. }
+        | StmtKind::Assign { .. }
+        | StmtKind::Store { .. }
+        | StmtKind::Expr(_)
+        | StmtKind::Break
+        | StmtKind::Continue
+        | StmtKind::Return(_) => false,
+    })
+}
+
 fn ir_ty(t: &Ty) -> Type {
     match t {
         Ty::Scalar(s) => Type::Scalar(*s),
@@ -253,8 +283,7 @@ impl Cx<'_> {
     /// Whether a check of `v` is needed at all: variables at `thread[1]` are uniform by
     /// definition.
     fn checked(&self, v: VarId) -> bool {
-        let p = self.tf.var(v).persp;
-        !(p.level == prism_types::perspective::Level::Thread && p.n == 1)
+        !is_thread1(self.tf.var(v).persp)
     }
 
     /// Whether code at `code` runs every thread of each unit of `v`'s perspective together,
@@ -275,7 +304,7 @@ impl Cx<'_> {
             if p.loops >= self.loops && self.covers(p.var, code) {
                 if !done.contains(&p.var) {
                     done.push(p.var);
-                    self.assert_uniform(p.var, p.at, out);
+                    self.assert_uniform(p.var, p.at, Checked::Variable, out);
                 }
             } else {
                 self.pending.push(p);
@@ -284,19 +313,20 @@ impl Cx<'_> {
     }
 
     /// The uniformity check of variable `v` (a scalar, or every element of a local array),
-    /// reported at `at`.
-    fn assert_uniform(&mut self, v: VarId, at: Span, out: &mut Block) {
+    /// reported at `at`: `what` is [`Checked::Variable`] where the variable's unit meets, or
+    /// [`Checked::Exit`] on a way out of unsafe code.
+    fn assert_uniform(&mut self, v: VarId, at: Span, what: Checked, out: &mut Block) {
         let var = self.tf.var(v);
         let persp = var.persp;
         match &var.ty {
             Ty::Scalar(_) => {
                 if let Some(&reg) = self.regs.get(&v) {
-                    self.emit(out, InstKind::AssertUniform { reg, persp }, at);
+                    self.emit(out, InstKind::AssertUniform { reg, persp, what }, at);
                 }
             }
             Ty::Array { .. } if !matches!(var.kind, VarKind::Shared { .. }) => {
                 if let Some(&local) = self.locals.get(&v) {
-                    self.emit(out, InstKind::AssertUniformLocal { local, persp }, at);
+                    self.emit(out, InstKind::AssertUniformLocal { local, persp, what }, at);
                 }
             }
             // Memory is not a value: its uniformity is not a question.
@@ -324,7 +354,7 @@ impl Cx<'_> {
         let vars = self.unsafe_exit.1.clone();
         for &(v, at) in &vars {
             if self.covers(v, code) {
-                self.assert_uniform(v, at, out);
+                self.assert_uniform(v, at, Checked::Exit, out);
             }
         }
         if what == Exit::Return {
@@ -488,7 +518,7 @@ impl Cx<'_> {
                 let (body, checks) = self.loop_body(body);
                 let mut latch = Block::default();
                 for (v, at) in checks {
-                    self.assert_uniform(v, at, &mut latch);
+                    self.assert_uniform(v, at, Checked::Variable, &mut latch);
                 }
                 // The step's span is the loop's header (`for v in range(...)`), which a
                 // `counter-overflow` report points at.
@@ -502,7 +532,7 @@ impl Cx<'_> {
                 let (body, checks) = self.loop_body(body);
                 let mut latch = Block::default();
                 for (v, at) in checks {
-                    self.assert_uniform(v, at, &mut latch);
+                    self.assert_uniform(v, at, Checked::Variable, &mut latch);
                 }
                 self.emit(
                     out,
@@ -522,11 +552,13 @@ impl Cx<'_> {
                 let value = v.as_ref().map(|e| self.expr(e, out));
                 self.unsafe_exit_checks(Exit::Return, s.code, out);
                 // A value returned from inside unsafe code leaves the checker's guarantee
-                // there: check it is as uniform as the signature promises.
+                // there: check it is as uniform as the signature promises, among the threads
+                // that take this `return` (an early report; the callers' checks after the
+                // call compare the whole unit, which may return from several places).
                 if let (true, Some(r), Some((_, persp))) = (self.unsafe_depth > 0, value, self.tf.ret)
-                    && !(persp.level == prism_types::perspective::Level::Thread && persp.n == 1)
+                    && !is_thread1(persp)
                 {
-                    self.emit(out, InstKind::AssertUniform { reg: r, persp }, span);
+                    self.emit(out, InstKind::AssertUniform { reg: r, persp, what: Checked::Returned }, span);
                 }
                 self.emit(out, InstKind::Return { value }, span);
             }
@@ -1354,15 +1386,50 @@ impl Cx<'_> {
                         }
                     });
                 }
+                let func = FuncId(fid.0);
+                // Unsafe code may pass any value for a parameter broader than `thread[1]` (the
+                // checker does not hold it to the parameter's perspective), and the callee's
+                // safe code relies on it being uniform: check it here, where the threads
+                // that make the call meet (every thread of the callee's entry unit, which
+                // holds the parameter's unit).
+                if self.unsafe_depth > 0 {
+                    for (i, a) in c.args.iter().enumerate() {
+                        let persp = callee.var(callee.params[i]).persp;
+                        if is_thread1(persp) {
+                            continue;
+                        }
+                        let what = Checked::Argument { func, index: i as u32 };
+                        match a {
+                            CallArg::Value(x) => {
+                                self.emit(out, InstKind::AssertUniform { reg: args[i], persp, what }, x.span)
+                            }
+                            // A thread-local array is one copy per thread: the callee reads
+                            // its own, so every copy must hold the same elements.
+                            CallArg::Mem(v) => {
+                                if let Some(&local) = self.locals.get(v) {
+                                    self.emit(out, InstKind::AssertUniformLocal { local, persp, what }, span);
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
+                }
                 let dst = match &e.ty {
                     Ty::Scalar(s) => Some(self.new_reg(Type::Scalar(*s), None)),
                     _ => None,
                 };
-                self.emit(
-                    out,
-                    InstKind::Call { dst, func: FuncId(fid.0), args, smem_offset: c.smem_offset, accesses },
-                    span,
-                );
+                self.emit(out, InstKind::Call { dst, func, args, smem_offset: c.smem_offset, accesses }, span);
+                // A callee with unsafe code may return from different places in different
+                // threads of its unit (a `return` inside the unsafe code taken by some of
+                // them, the others later), where no check sees them together; they all meet
+                // again here, after the call, which the whole unit of the return's
+                // perspective makes (it is at most the callee's entry perspective).
+                if let (Some(reg), Some((_, persp))) = (dst, callee.ret)
+                    && !is_thread1(persp)
+                    && has_unsafe(&callee.body)
+                {
+                    self.emit(out, InstKind::AssertUniform { reg, persp, what: Checked::Result { func } }, span);
+                }
                 dst
             }
             Callee::Intrinsic(id) => self.intrinsic(id, c, e, out),

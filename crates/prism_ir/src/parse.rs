@@ -691,15 +691,21 @@ impl P {
                     w => return self.err(format!("expected `explicit` or `inferred`, found `{w}`")),
                 }
             }
-            "assert.uniform" => {
+            w @ ("assert.uniform"
+            | "assert.uniform.exit"
+            | "assert.uniform.returned"
+            | "assert.uniform.arg"
+            | "assert.uniform.result") => {
                 let reg = self.reg()?;
                 let persp = self.persp()?;
-                InstKind::AssertUniform { reg, persp }
+                let what = self.checked(&w["assert.uniform".len()..])?;
+                InstKind::AssertUniform { reg, persp, what }
             }
-            "assert.uniform.local" => {
+            w @ ("assert.uniform.local" | "assert.uniform.local.exit" | "assert.uniform.local.arg") => {
                 let local = self.local()?;
                 let persp = self.persp()?;
-                InstKind::AssertUniformLocal { local, persp }
+                let what = self.checked(&w["assert.uniform.local".len()..])?;
+                InstKind::AssertUniformLocal { local, persp, what }
             }
             "arrive" => {
                 let scope = self.persp()?;
@@ -823,12 +829,38 @@ impl P {
         })
     }
 
-    fn call(&mut self, dst: Option<Reg>) -> R<InstKind> {
+    /// What a uniformity assertion checks, from its name's suffix (`.arg` and `.result`
+    /// go on with the call they are about: `@f 1`, `@f`).
+    fn checked(&mut self, suffix: &str) -> R<Checked> {
+        Ok(match suffix {
+            "" => Checked::Variable,
+            ".exit" => Checked::Exit,
+            ".returned" => Checked::Returned,
+            ".arg" => {
+                let func = self.func_ref()?;
+                let index = self.u64()?;
+                let Ok(index) = u32::try_from(index) else { return self.err("argument index out of range") };
+                Checked::Argument { func, index }
+            }
+            ".result" => Checked::Result { func: self.func_ref()? },
+            _ => return self.err(format!("unknown assertion suffix `{suffix}`")),
+        })
+    }
+
+    /// A function named by `@name`.
+    fn func_ref(&mut self) -> R<FuncId> {
         let name = match self.next()? {
             Tok::Func(n) => n,
             t => return self.err(format!("expected a function, found {t:?}")),
         };
-        let Some(&func) = self.fn_ids.get(&name) else { return self.err(format!("unknown function @{name}")) };
+        match self.fn_ids.get(&name) {
+            Some(&func) => Ok(func),
+            None => self.err(format!("unknown function @{name}")),
+        }
+    }
+
+    fn call(&mut self, dst: Option<Reg>) -> R<InstKind> {
+        let func = self.func_ref()?;
         self.expect_p('(')?;
         let mut args = Vec::new();
         while !self.eat_p(')') {

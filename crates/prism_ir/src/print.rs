@@ -217,6 +217,28 @@ fn func_name(p: &Program, id: FuncId) -> String {
     p.functions.get(id.index()).map(|f| format!("@{}", f.name)).unwrap_or_else(|| format!("@{id}"))
 }
 
+/// The suffix of a uniformity assertion's name that says what it checks (none for a
+/// variable).
+fn checked_suffix(what: Checked) -> &'static str {
+    match what {
+        Checked::Variable => "",
+        Checked::Exit => ".exit",
+        Checked::Returned => ".returned",
+        Checked::Argument { .. } => ".arg",
+        Checked::Result { .. } => ".result",
+    }
+}
+
+/// The call a uniformity assertion is about: ` @f 1` for argument 1 of `f`, ` @f` for its
+/// result.
+fn checked_call(p: &Program, what: Checked) -> String {
+    match what {
+        Checked::Argument { func, index } => format!(" {} {index}", func_name(p, func)),
+        Checked::Result { func } => format!(" {}", func_name(p, func)),
+        _ => String::new(),
+    }
+}
+
 fn intr_arg(a: &IntrArg) -> String {
     match a {
         IntrArg::Val(r) => r.to_string(),
@@ -336,11 +358,16 @@ fn inst(p: &Program, k: &InstKind, depth: usize, out: &mut String) {
                 let _ = writeln!(out, "arrive {scope} s{id} inferred {mem}");
             }
         },
-        AssertUniform { reg, persp } => {
-            let _ = writeln!(out, "assert.uniform {reg} {persp}");
+        AssertUniform { reg, persp, what } => {
+            let _ = writeln!(out, "assert.uniform{} {reg} {persp}{}", checked_suffix(*what), checked_call(p, *what));
         }
-        AssertUniformLocal { local, persp } => {
-            let _ = writeln!(out, "assert.uniform.local {local} {persp}");
+        AssertUniformLocal { local, persp, what } => {
+            let _ = writeln!(
+                out,
+                "assert.uniform.local{} {local} {persp}{}",
+                checked_suffix(*what),
+                checked_call(p, *what)
+            );
         }
         BarrierWait { scope, id } => {
             let _ = writeln!(out, "wait {scope} s{id}");

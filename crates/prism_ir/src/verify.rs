@@ -16,7 +16,10 @@
 //!   scalars through pointers at integer indices; local loads and stores match the array's
 //!   element type; call arguments and results match the callee's signature; intrinsic
 //!   operands match the intrinsic's signature; `if` and loop conditions are `bool`;
-//!   `assert.uniform` checks a scalar, `assert.uniform.local` a local array.
+//!   `assert.uniform` checks a scalar, `assert.uniform.local` a local array; a
+//!   `.returned` one stands in a function returning its type, an `.arg` one names an
+//!   existing parameter of its callee of its type (a pointer for a local array), a
+//!   `.result` one has its callee's return type.
 //! - **Accesses.** An access's `view_index` is an integer register, only on accesses
 //!   through a partition.
 //! - **Shared memory.** A shared address's bytes lie inside the function's shared memory.
@@ -32,7 +35,7 @@
 //!   each is reached only through `group` bodies and memory scopes (which every thread of the
 //!   unit runs), in code where a barrier over the unit could stand.
 
-use crate::entities::Reg;
+use crate::entities::{FuncId, Reg};
 use crate::ir::*;
 use prism_types::intrinsics::ParamKind;
 use prism_types::perspective::Persp;
@@ -501,15 +504,18 @@ impl V<'_> {
                     self.err(format!("barrier over {scope} in {code} code"));
                 }
             }
-            AssertUniform { reg, .. } => {
+            AssertUniform { reg, what, .. } => {
                 if !matches!(self.ty(*reg), Some(Type::Scalar(_))) {
                     self.err(format!("assert.uniform of {reg}, which is not a scalar"));
                 }
+                let ty = self.ty(*reg);
+                self.checked(*what, Some(ty));
             }
-            AssertUniformLocal { local, .. } => {
+            AssertUniformLocal { local, what, .. } => {
                 if local.index() >= self.f.locals.len() {
                     self.err(format!("assert.uniform.local of {local}, which is not a local array"));
                 }
+                self.checked(*what, None);
             }
             // Checked as pairs by `split_barriers`.
             BarrierArrive { .. } | BarrierWait { .. } => {
@@ -633,7 +639,157 @@ impl V<'_> {
         self.unsafe_depth -= 1;
     }
 
+    /// What a uniformity assertion says it checks fits the program: a returned value in a
+    /// function that returns one of its type; an argument of a callee's parameter that
+    /// exists, of its type (a pointer for a local array, `ty` `None`); a callee's result
+    /// of its return type. A local array is a variable, an exit's or an argument.
+    fn checked(&mut self, what: Checked, ty: Option<Option<Type>>) {
+        let prog = self.p;
+        let callee = |func: FuncId| prog.functions.get(func.index());
+        match what {
+            Checked::Variable | Checked::Exit => {}
+            Checked::Returned => {
+                if ty.is_none() || ty != Some(self.f.ret) {
+                    self.err("assert.uniform.returned of a value the function does not return".to_string());
+                }
+            }
+            Checked::Argument { func, index } => match callee(func) {
+                None => self.err(format!("assert.uniform.arg of unknown function {func}")),
+                Some(c) => match c.params.get(index as usize) {
+                    None => self.err(format!("assert.uniform.arg @{}: no parameter {index}", c.name)),
+                    Some(p) => {
+                        let want = c.regs.get(p.index()).map(|r| r.ty);
+                        let fits = match ty {
+                            Some(t) => t == want,
+                            None => want == Some(Type::Ptr),
+                        };
+                        if !fits {
+                            self.err(format!("assert.uniform.arg @{}: parameter {index} has another type", c.name));
+                        }
+                    }
+                },
+            },
+            Checked::Result { func } => match callee(func) {
+                None => self.err(format!("assert.uniform.result of unknown function {func}")),
+                Some(c) => {
+                    if ty.is_none() || ty != Some(c.ret) {
+                        self.err(format!("assert.uniform.result @{}: not its result type", c.name));
+                    }
+                }
+            },
+        }
+    }
+
     fn in_unsafe_code(&self) -> bool {
         self.unsafe_depth > 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{parse, print, verify};
+
+    /// A device function with unsafe code returning a `block[1]` value, and a kernel calling
+    /// it from unsafe code in a loop it `continue`s: every kind of uniformity assertion.
+    const CHECKS: &str = r#"device @f(%0, %1) entry block[1] facts 1 1 smem 0 -> i32 {
+  reg %0: i32 "x"
+  reg %1: ptr "tab"
+  reg %2: i32
+  reg %3: i32
+  reg %4: bool
+  mem #0 param "tab" block[1] i32
+  body {
+    unsafe {
+      %2 = raw thread_idx
+      %3 = const 16
+      %4 = lt %2, %3
+      if.any %4 {
+        assert.uniform.returned %0 block[1]
+        return %0
+      }
+    }
+    return %0
+  }
+}
+
+kernel @k(%0) entry grid[1] facts 1 1 smem 0 {
+  reg %0: ptr "out"
+  reg %1: i32 "v"
+  reg %2: i32
+  reg %3: i32 "i"
+  reg %4: i32
+  reg %5: i32
+  reg %6: i32
+  reg %7: bool
+  reg %8: i32
+  reg %9: ptr "tab"
+  reg %10: i32
+  local $0: i32[2] "tab"
+  mem #0 param "out" grid[1] i32
+  mem #1 local "tab" thread[1] i32
+  access !0 read #1
+  body {
+    group block[1] {
+      decl $0
+      %2 = const 0
+      %1 = copy %2
+      %4 = const 0
+      %3 = copy %4
+      %5 = const 2
+      %6 = const 1
+      loop counter %3 {
+        %7 = lt %3, %5
+      } while %7 {
+        unsafe {
+          %8 = raw thread_idx
+          %9 = localaddr $0
+          assert.uniform.arg %8 block[1] @f 0
+          assert.uniform.local.arg $0 block[1] @f 1
+          %10 = call @f(%8, %9) smem 0 !0
+          assert.uniform.result %10 block[1] @f
+          %1 = copy %10
+          assert.uniform.exit %1 block[1]
+          continue
+        }
+        assert.uniform %1 block[1]
+      } latch {
+        assert.uniform %1 block[1]
+        %3 = add %3, %6
+      }
+      assert.uniform %1 block[1]
+    }
+  }
+}
+"#;
+
+    fn errors(text: &str) -> Vec<String> {
+        verify(&parse(text).expect("parses")).into_iter().map(|e| e.to_string()).collect()
+    }
+
+    #[test]
+    fn uniformity_assertions_round_trip_and_verify() {
+        let p = parse(CHECKS).expect("parses");
+        assert_eq!(print(&p), CHECKS);
+        assert_eq!(errors(CHECKS), Vec::<String>::new());
+    }
+
+    #[test]
+    fn uniformity_assertions_must_fit_their_call() {
+        let cases = [
+            ("assert.uniform.arg %8 block[1] @f 0", "assert.uniform.arg %8 block[1] @f 2", "no parameter 2"),
+            (
+                "assert.uniform.arg %8 block[1] @f 0",
+                "assert.uniform.arg %8 block[1] @f 1",
+                "parameter 1 has another type",
+            ),
+            ("assert.uniform.local.arg $0 block[1] @f 1", "assert.uniform.local.arg $0 block[1] @f 0", "parameter 0"),
+            ("assert.uniform.result %10 block[1] @f", "assert.uniform.result %10 block[1] @k", "not its result type"),
+            ("assert.uniform.exit %1 block[1]", "assert.uniform.returned %1 block[1]", "does not return"),
+        ];
+        for (from, to, want) in cases {
+            assert!(CHECKS.contains(from), "{from}");
+            let errs = errors(&CHECKS.replace(from, to));
+            assert!(errs.iter().any(|e| e.contains(want)), "{to}: {errs:?}");
+        }
     }
 }

@@ -4,11 +4,13 @@
 //! calls these for every lane that touches memory.
 
 use super::GCtx;
-use super::block::{BlockSim, Frame, Loc, UnwrittenRead};
+use super::block::{BlockSim, Frame, Loc, PendingCopy, UnwrittenRead};
 use crate::code::{FuncCode, R};
 use crate::memory::{Ptr, Space};
 use crate::report::{Report, ReportKind, Thread};
-use crate::shadow::{Acc, Fences, Kind, LEVELS, MomentId, RaceKind, Release};
+use crate::shadow::{
+    Acc, Fences, Kind, LEVELS, MomentId, RaceKind, Release, landing_fences, landing_gen, landing_mbar, landing_tid,
+};
 use crate::value::{self, to_i128};
 use prism_ir::ir::AccessKind;
 use prism_types::ty::Scalar;
@@ -146,20 +148,24 @@ impl<'a> BlockSim<'a> {
         let (fid, w, lane) = (at.fid, at.w, at.l);
         match loc {
             Loc::Global(b, i) => self.s.buffers[b].store(i, bits),
-            Loc::Shared(at) => {
-                match ty.size() {
-                    1 => self.shared[at] = bits as u8,
-                    2 => self.shared[at..at + 2].copy_from_slice(&(bits as u16).to_le_bytes()),
-                    4 => self.shared[at..at + 4].copy_from_slice(&(bits as u32).to_le_bytes()),
-                    _ => self.shared[at..at + 8].copy_from_slice(&bits.to_le_bytes()),
-                }
-                self.mark_written(at, ty.size() as usize);
-            }
+            Loc::Shared(at) => self.store_shared(at, ty, bits),
             Loc::Local(f, a, i) => {
                 let frame = if f == fid { fr } else { self.warps[w].frames[f as usize].as_mut().expect("live frame") };
                 frame.locals[a as usize][i * 32 + lane] = bits;
             }
         }
+    }
+
+    /// Stores `bits` as a `ty` at byte `at` of shared memory.
+    #[inline]
+    fn store_shared(&mut self, at: usize, ty: Scalar, bits: u64) {
+        match ty.size() {
+            1 => self.shared[at] = bits as u8,
+            2 => self.shared[at..at + 2].copy_from_slice(&(bits as u16).to_le_bytes()),
+            4 => self.shared[at..at + 4].copy_from_slice(&(bits as u32).to_le_bytes()),
+            _ => self.shared[at..at + 8].copy_from_slice(&bits.to_le_bytes()),
+        }
+        self.mark_written(at, ty.size() as usize);
     }
 
     /// Atomically replaces the element at `loc` by `op(old)`; returns the old value.
@@ -202,19 +208,110 @@ impl<'a> BlockSim<'a> {
     }
 
     /// Lane `l` of warp `w` acquires `releases` (an mbarrier wait: acquire semantics, no
-    /// fence needed).
+    /// fence needed). Where they release TMA copies landed through an mbarrier, the wait is
+    /// noted with the thread's barrier arrivals ([`super::block::Landings::acquired`]): a
+    /// barrier the thread passes afterwards orders the copies before the other threads'
+    /// accesses after it, as the hardware's barrier is cumulative.
     pub(super) fn acquire(&mut self, w: usize, l: usize, releases: Vec<Release>) {
         let tid = w as u32 * 32 + l as u32;
+        for r in &releases {
+            if let Some(mbar) = landing_mbar(r.tid) {
+                let generation = landing_gen(r.fences);
+                let waits = self.landings.entry(mbar).or_default().acquired.entry(tid).or_default();
+                if waits.back().is_none_or(|&(last, _)| generation > last) {
+                    waits.push_back((generation, self.warps[w].arrived[l]));
+                    if waits.len() > super::block::LANDING_WAITS {
+                        waits.pop_front();
+                    }
+                }
+            }
+        }
         let (_, acquired) = self.sync.entry(tid).or_default();
         for r in releases {
             match acquired.iter_mut().find(|a| a.block == r.block && a.tid == r.tid) {
                 Some(a) => {
-                    if r.fences.any > a.fences.any {
+                    if r.newer_than(a) {
                         a.fences = r.fences;
                     }
                 }
                 None => acquired.push(r),
             }
+        }
+    }
+
+    /// The releases of TMA copies landed through mbarriers that thread `tid` has acquired:
+    /// an arrival of the thread at an mbarrier passes them on (a release is cumulative), so
+    /// a producer that waits for its consumers' arrivals before refilling a slot is ordered
+    /// after the copy that last filled it, which the consumers waited for.
+    pub(super) fn landings_acquired(&self, tid: u32) -> Vec<Release> {
+        match self.sync.get(&tid) {
+            Some((_, acquired)) if !self.landings.is_empty() => {
+                acquired.iter().filter(|r| landing_mbar(r.tid).is_some()).copied().collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// Whether a thread that waited for the copies a landing write `earlier` belongs to
+    /// (or for later ones) has since arrived at a barrier that thread `tid` has passed: the
+    /// wait, and so the copy, is then ordered before `tid`'s access.
+    fn landing_ordered_by_a_wait(&self, tid: u32, earlier: &crate::shadow::Site) -> bool {
+        let Some(l) = landing_mbar(earlier.tid).and_then(|mbar| self.landings.get(&mbar)) else { return false };
+        let needed = landing_gen(earlier.fences) + 1;
+        let passed = self.warps[tid as usize / 32].counts[tid as usize % 32];
+        l.acquired.iter().any(|(&t, waits)| {
+            waits.iter().any(|&(generation, counts)| {
+                let wait =
+                    Acc { tid: t, counts, func: 0, site: 0, fences: crate::shadow::Fences::default(), atomic: false };
+                generation >= needed && self.s.levels.ordered(&wait, tid, &passed)
+            })
+        })
+    }
+
+    /// The TMA copies `copies` (with the threads that issued them) that complete on the
+    /// mbarrier at shared byte `mbar` land: the phase they belonged to has completed. Their
+    /// data is written now; with race checks their words stop being in flight and each
+    /// element is recorded as written by the barrier's pseudo-thread in a new generation,
+    /// which no barrier orders and the phase's release (added to its releases, which the
+    /// waits for it acquire) does. Their write was checked against earlier accesses when
+    /// they were issued, and accesses since then were races with the copy in flight, so
+    /// nothing is checked here.
+    pub(super) fn land_on_mbarrier(&mut self, mbar: usize, copies: Vec<(u32, PendingCopy)>) {
+        let races = self.s.cfg.checks.races;
+        let tid = landing_tid(mbar);
+        let generation = {
+            let l = self.landings.entry(mbar).or_default();
+            l.generation += 1;
+            l.issuer = copies.last().map_or(l.issuer, |c| c.0);
+            l.generation
+        };
+        if races {
+            self.sshadow.cover(self.shared.len());
+        }
+        for (_, c) in copies {
+            let size = c.elem.size();
+            if races {
+                self.dest_done(c.dst, c.count as usize, size);
+            }
+            for k in 0..c.count as usize {
+                let Loc::Shared(at) = c.dst.advance(k, size) else { continue };
+                self.store_shared(at, c.elem, c.vals[k]);
+                if races && race_kind(&self.s.code.funcs[c.func as usize], c.access, true).is_some() {
+                    let now = Acc {
+                        tid,
+                        counts: [u32::MAX; LEVELS],
+                        func: c.func as u16,
+                        site: c.access as u16,
+                        fences: landing_fences(generation - 1),
+                        atomic: false,
+                    };
+                    let _ = self.record_shared((at, size as usize), now, &[u32::MAX; LEVELS], Kind::Write);
+                    self.sflags.remove(&at);
+                }
+            }
+        }
+        if races && let Some(m) = self.mbars.get_mut(&mbar) {
+            m.done[0].push(Release { block: self.block, tid, fences: landing_fences(generation) });
         }
     }
 
@@ -338,8 +435,8 @@ impl<'a> BlockSim<'a> {
             (tid, func, site),
             copy,
             "an access to the destination of an asynchronous copy that may not have landed yet",
-            "this copy writes it at any time until its thread waits for it",
-            "wait for the copy (the end of its `async` scope or the pipeline's wait) and pass a barrier before the access",
+            "this copy writes it at any time until it completes (its thread's wait, or the phase of the mbarrier it completes on)",
+            "wait for the copy (the end of its `async` scope, the pipeline's wait, or the mbarrier's phase) and pass a barrier before the access",
         );
     }
 
@@ -463,6 +560,8 @@ impl<'a> BlockSim<'a> {
         self.sshadow.cover(self.shared.len());
         self.sshadow
             .prefetch(super::block::lanes_of(mask).flat_map(|l| (0..count).map(move |k| (at[l] + k * size) as usize)));
+        // Recording changes no copy's flight, so whether any is in flight is seen once.
+        let flying = self.sflight_words > 0;
         let mut prev: (Option<u64>, u32) = (None, 0);
         for l in super::block::lanes_of(mask) {
             if broadcast {
@@ -474,11 +573,11 @@ impl<'a> BlockSim<'a> {
             let (now, passed) = self.lane_acc(w, l, site);
             for k in 0..count {
                 let byte = (at[l] + k * size) as usize;
-                if self.in_flight(byte) {
+                if flying && self.in_flight_bytes(byte, size as usize) {
                     self.race(g, Loc::Shared(byte), kind, Lane { fid, w, l }, site, None);
                     continue;
                 }
-                if let Some((a, rk)) = self.record_shared(byte, now, &passed, kind) {
+                if let Some((a, rk)) = self.record_shared((byte, size as usize), now, &passed, kind) {
                     self.report_race(g, kind, now.tid, (site.func, site.access), (a.at(), rk), None);
                 }
             }
@@ -502,10 +601,6 @@ impl<'a> BlockSim<'a> {
         (now, self.warps[w].counts[l])
     }
 
-    /// Records access `now` to byte `byte` of shared memory in its cell (whose shadow is
-    /// allocated) and returns the conflict the cell finds, for [`Self::race`] and
-    /// [`Self::race_lanes`] alike.
-    #[inline]
     /// `mbarrier_init` and `mbarrier_inval` by lane `at`, recorded for race detection as a
     /// plain write of the barrier's 8 bytes (the barrier's own operations are not recorded:
     /// they are ordered by the barrier itself). Memory becomes an mbarrier at its init and
@@ -515,13 +610,23 @@ impl<'a> BlockSim<'a> {
     /// barriers reused as an array by a later scope before the invalidation is ordered
     /// (docs/soundness.md §4.3.2), or memory still in use made a barrier.
     pub(super) fn mbar_bytes_written(&mut self, g: &mut GCtx, byte: usize, at: Lane, func: u32, access: u32) {
-        for b in byte..byte + 8 {
-            self.race(g, Loc::Shared(b), Kind::Write, at, Site { func, access }, None);
-        }
+        // The site is the barrier's element of its `uint64` array: the write covers its 8
+        // bytes, and meets any earlier access to any of them.
+        self.race(g, Loc::Shared(byte), Kind::Write, at, Site { func, access }, None);
     }
 
-    fn record_shared(&mut self, byte: usize, now: Acc, passed: &[u32; LEVELS], kind: Kind) -> Option<(Acc, RaceKind)> {
-        self.sshadow.access(&self.s.levels, byte, now, passed, kind)
+    /// Records access `now` to the `size` bytes of shared memory from `byte` in the cells
+    /// that hold them (whose shadow is allocated) and returns the conflict they find, for
+    /// [`Self::race`] and [`Self::race_lanes`] alike.
+    #[inline]
+    fn record_shared(
+        &mut self,
+        (byte, size): (usize, usize),
+        now: Acc,
+        passed: &[u32; LEVELS],
+        kind: Kind,
+    ) -> Option<(Acc, RaceKind)> {
+        self.sshadow.access(&self.s.levels, (byte, size), now, passed, kind)
     }
 
     /// [`Self::race_lanes`] for plain accesses to global buffer `b` that need nothing but
@@ -621,11 +726,20 @@ impl<'a> BlockSim<'a> {
             );
             return;
         }
+        // The bytes a shared access covers: its memory's element (Prism never converts
+        // memory, so every access through a site has the width of that element type).
+        let width = match loc {
+            Loc::Shared(_) => {
+                let fc = &s.code.funcs[func as usize];
+                fc.accesses.get(site as usize).map_or(1, |a| fc.mems[a.mem.index()].elem.size() as usize)
+            }
+            _ => 1,
+        };
         // An access to the destination of a copy in flight.
         if let Loc::Shared(at) = loc
-            && self.in_flight(at)
+            && let Some(word) = self.word_in_flight_of(at, width)
         {
-            self.report_in_flight(g, tid, (func, site), at);
+            self.report_in_flight(g, tid, (func, site), word * 4);
             return;
         }
         // A plain write over a flag ends what it published.
@@ -650,7 +764,7 @@ impl<'a> BlockSim<'a> {
             }
             Loc::Shared(at) => {
                 self.sshadow.cover(self.shared.len());
-                (self.record_shared(at, now, &passed, kind).map(|(a, k)| (a.at(), k)), None)
+                (self.record_shared((at, width), now, &passed, kind).map(|(a, k)| (a.at(), k)), None)
             }
             Loc::Local(..) => return,
         };
@@ -681,15 +795,24 @@ impl<'a> BlockSim<'a> {
         {
             return;
         }
+        // A TMA copy landed through an mbarrier, which a thread that waited for it has
+        // passed on through a barrier.
+        let landing = other_block.is_none().then(|| landing_mbar(earlier.tid)).flatten();
+        if landing.is_some() && self.landing_ordered_by_a_wait(tid, &earlier) {
+            return;
+        }
         let fc = &s.code.funcs[func as usize];
         let ef = &s.code.funcs[earlier.func as usize];
         let a = &fc.accesses[site as usize];
         let e = &ef.accesses[earlier.site as usize];
         let name = &fc.mems[a.mem.index()].name;
-        let earlier_thread = match other_block {
-            Some(u32::MAX) => None,
-            Some(b) => Some(Thread { block: b, thread: earlier.tid }),
-            None => Some(Thread { block: self.block, thread: earlier.tid }),
+        let earlier_thread = match (other_block, landing) {
+            (Some(u32::MAX), _) => None,
+            (Some(b), _) => Some(Thread { block: b, thread: earlier.tid }),
+            // The copy's write is the mbarrier's, not a thread's: name the thread that
+            // issued it.
+            (None, Some(mbar)) => self.landings.get(&mbar).map(|l| Thread { block: self.block, thread: l.issuer }),
+            (None, None) => Some(Thread { block: self.block, thread: earlier.tid }),
         };
         let scope = if other_block.is_some() { "different blocks" } else { "threads of one block" };
         let what = if matches!(kind, Kind::Read) { "read" } else { "write" };
@@ -702,7 +825,16 @@ impl<'a> BlockSim<'a> {
             span: a.span,
             thread: Thread { block: self.block, thread: tid },
             other: Some((e.span, earlier_thread, format!("conflicts with this earlier access (before this {what})"))),
-            notes: race_notes(rk, other_block.is_some()),
+            notes: {
+                let mut notes = race_notes(rk, other_block.is_some());
+                if landing.is_some() {
+                    notes.push(
+                        "this TMA copy completes on an mbarrier: its data is ordered only before a thread that waited for the phase it completed (`mbarrier_wait_parity`), or that a barrier orders after such a wait"
+                            .into(),
+                    );
+                }
+                notes
+            },
         };
         g.report(s, report);
         if s.stop.load(std::sync::atomic::Ordering::Relaxed) {

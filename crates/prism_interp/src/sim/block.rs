@@ -45,8 +45,6 @@ pub struct Warp {
     pub arrived: [[u32; LEVELS]; 32],
     /// Split barriers: for each (function, id), each lane's arrives and waits so far.
     pub splits: HashMap<(u32, u32), [(u32, u32); 32]>,
-    /// How often each (function, pc) branch ran, for the cross-warp uniformity check.
-    pub occ: HashMap<(u32, u32), u32>,
     /// Frames of returned calls, for the next calls to reuse (their register files and
     /// local arrays are reset, not reallocated). Boxed like the arena's, so that a frame
     /// moves between the two as one word.
@@ -160,12 +158,22 @@ pub struct Rec {
     pub parked: Vec<u32>,
     /// For call records: the caller's call op pc and result register.
     pub call: Option<(u32, Option<R>)>,
+    /// For a loop's record: how often its lanes have tested the loop's condition, which
+    /// numbers the iteration they are in (one fragment goes round a loop at a time: lanes
+    /// that part in its body meet again before the latch, or leave it). Part of the
+    /// dynamic instance of a uniformity check ([`BlockSim::instance`]).
+    pub iteration: Option<u32>,
 }
 
 impl Rec {
     /// A record for lanes `expected` that split inside a construct joining at `join`.
     pub fn open(join: u32, frame: u32, expected: u32) -> Rec {
-        Rec { join, frame, expected, arrived: 0, parked: Vec::new(), call: None }
+        Rec { join, frame, expected, arrived: 0, parked: Vec::new(), call: None, iteration: None }
+    }
+
+    /// The record of a loop that lanes `expected` enter, whose exit joins at `exit`.
+    pub fn looping(exit: u32, frame: u32, expected: u32) -> Rec {
+        Rec { iteration: Some(0), ..Rec::open(exit, frame, expected) }
     }
 }
 
@@ -282,10 +290,11 @@ pub struct BlockSim<'a> {
     /// never written (a later write makes the read a race or an ordering the race check
     /// judges instead), or at once for a read that wrote them itself.
     pub unwritten_reads: Vec<UnwrittenRead>,
-    /// Cross-warp uniformity checks in progress: (unit size, unit, function, pc, occurrence)
-    /// -> (value, warps that reported, first thread).
+    /// Uniformity checks in progress over units whose threads run them in several
+    /// fragments (several warps, or parts of one): (unit size, unit, function, pc, dynamic
+    /// instance) -> (value, threads that compared, first thread).
     #[allow(clippy::type_complexity)]
-    pub utable: HashMap<(u64, u64, u32, u32, u32), (u64, u32, Thread)>,
+    pub utable: HashMap<(u64, u64, u32, u32, u64), (u64, u64, Thread)>,
     /// Split barriers in progress, per (unit size, unit, function, id).
     pub split_units: HashMap<(u64, u64, u32, u32), SplitUnit>,
     /// Outstanding asynchronous copies per thread.
@@ -316,6 +325,12 @@ pub struct BlockSim<'a> {
     pub sflight_by: super::FastMap<usize, (u32, u32, u32)>,
     /// The mbarriers of the block, by the shared-memory byte they live at.
     pub mbars: HashMap<usize, Mbar>,
+    /// TMA copies each thread has issued that complete on an mbarrier (`tma_load_*_mbar`),
+    /// until the `complete_tx` that follows each puts them on the barrier's phase.
+    pub mbar_issued: HashMap<u32, Vec<PendingCopy>>,
+    /// With race checks, what is known of the TMA copies that landed through each mbarrier
+    /// (by the byte it lives at), for ordering later accesses after them.
+    pub landings: HashMap<usize, Landings>,
     /// Per thread, the accumulator arrays of its wgmmas not yet completed by a
     /// `wgmma_wait`: uncommitted ones, then committed groups, oldest first. Using such an
     /// array is `wgmma-pending` (the hardware writes it asynchronously).
@@ -362,7 +377,35 @@ pub struct Mbar {
     pub waiters: Vec<u32>,
     /// Initialised and not invalidated.
     pub valid: bool,
+    /// TMA copies that complete their bytes on the current phase, and the threads that
+    /// issued them: in flight until the phase completes, when they land.
+    pub copies: Vec<(u32, PendingCopy)>,
+    /// The releases of landed TMA copies that the current phase's arrivals pass on (from
+    /// what their threads acquired), one per mbarrier that landed them, the latest.
+    pub carried: Vec<Release>,
 }
+
+/// The TMA copies that landed through one mbarrier, as the race check sees them. A landed
+/// copy's writes are recorded as those of the barrier's own pseudo-thread
+/// ([`crate::shadow::landing_tid`]), in a generation (one per phase that landed copies,
+/// counted by [`Self::generation`]), which no barrier orders: only a wait for that phase, or a later one, does
+/// (it acquires the phase's release of the generation), or a barrier that a thread which
+/// waited passed afterwards ([`Self::acquired`]).
+#[derive(Clone, Debug, Default)]
+pub struct Landings {
+    /// The generation of the latest phase that landed copies (0: none yet).
+    pub generation: u32,
+    /// The thread that issued the latest copy landed (named in reports).
+    pub issuer: u32,
+    /// Per thread that waited for a phase with copies: the generation it acquired and its
+    /// barrier arrivals at the wait, for its last few waits, oldest first.
+    pub acquired: HashMap<u32, VecDeque<(u32, [u32; LEVELS])>>,
+}
+
+/// How many of a thread's waits [`Landings::acquired`] keeps per mbarrier: a thread that
+/// waited for a phase and then passed a barrier with the reader orders the copy for it,
+/// even after it has waited for a few later phases.
+pub const LANDING_WAITS: usize = 8;
 
 impl<'a> BlockSim<'a> {
     pub fn new(s: &'a Shared<'a>, block: u32, g: &mut GCtx) -> BlockSim<'a> {
@@ -404,6 +447,8 @@ impl<'a> BlockSim<'a> {
             sflight_words: 0,
             sflight_by: super::FastMap::default(),
             mbars: HashMap::new(),
+            mbar_issued: HashMap::new(),
+            landings: HashMap::new(),
             wgmma: HashMap::new(),
         };
         for w in 0..nwarps {
@@ -434,7 +479,6 @@ impl<'a> BlockSim<'a> {
                 counts: [[0; LEVELS]; 32],
                 arrived: [[0; LEVELS]; 32],
                 splits: HashMap::new(),
-                occ: HashMap::new(),
                 spare: Vec::new(),
             };
             let fid = warp.alloc(Box::new(frame));
@@ -1059,11 +1103,22 @@ impl BlockSim<'_> {
         !(at / 4..=(at + n.max(1) - 1) / 4).any(|word| self.word_in_flight(word))
     }
 
-    /// Whether shared byte `at` lies in a word an asynchronous copy still in flight will
-    /// write (always false without race checks).
+    /// Whether some of the `n` shared bytes from `at` lie in a word an asynchronous copy
+    /// still in flight will write (always false without race checks; one bit test when
+    /// nothing is in flight or the bytes share a word).
     #[inline]
-    pub fn in_flight(&self, at: usize) -> bool {
-        self.word_in_flight(at / 4)
+    pub fn in_flight_bytes(&self, at: usize, n: usize) -> bool {
+        self.sflight_words > 0 && self.word_in_flight_of(at, n).is_some()
+    }
+
+    /// The first word of the `n` shared bytes from `at` that an asynchronous copy still in
+    /// flight will write, if any.
+    #[inline]
+    pub fn word_in_flight_of(&self, at: usize, n: usize) -> Option<usize> {
+        if self.sflight_words == 0 {
+            return None;
+        }
+        (at / 4..=(at + n.max(1) - 1) / 4).find(|&word| self.word_in_flight(word))
     }
 
     /// Whether 4-byte word `word` of shared memory is marked in [`Self::sflight`].

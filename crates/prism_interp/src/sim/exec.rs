@@ -19,6 +19,7 @@ use crate::ops;
 use crate::report::{Report, ReportKind, Thread};
 use crate::shadow::Kind;
 use crate::value::{self, to_i128};
+use prism_ir::ir::Checked;
 use prism_span::Span;
 use prism_types::perspective::{Level, Persp};
 use prism_types::tir::BinOp;
@@ -282,6 +283,56 @@ enum Uniform<'n> {
     Element(&'n str, Scalar, usize),
     /// A value returned from inside unsafe code.
     Returned(Scalar),
+    /// A value unsafe code passes for a function's parameter.
+    Argument { callee: &'n str, param: &'n str, ty: Scalar },
+    /// An element of a local array unsafe code passes for a function's pointer parameter.
+    ArgElement { callee: &'n str, param: &'n str, array: &'n str, ty: Scalar, index: usize },
+    /// The value a call of a function with unsafe code returned, in the caller.
+    Result { callee: &'n str, ty: Scalar },
+}
+
+/// The most uniformity checks in progress a table keeps ([`BlockSim::utable`],
+/// `Shared::across`). An entry waits for every thread of its unit, and some never come: they
+/// left the loop or the function by another way, so their part of the unit never makes that
+/// evaluation. A full table is emptied, which loses the comparisons in progress but never
+/// compares two different evaluations.
+const UNIFORM_TABLE_LIMIT: usize = 1 << 16;
+
+/// Compares the value `lanes` threads (the first `me`) gave at the check evaluation `key`
+/// with the first value any thread of the unit gave there; the entry goes once `total`
+/// threads have compared. Returns the other thread and its value if they differ.
+fn join_check<K: std::hash::Hash + Eq>(
+    table: &mut std::collections::HashMap<K, (u64, u64, Thread)>,
+    key: K,
+    (value, lanes, me): (u64, u64, Thread),
+    total: u64,
+) -> Option<(Thread, u64)> {
+    match table.get_mut(&key) {
+        None => {
+            if lanes < total {
+                if table.len() >= UNIFORM_TABLE_LIMIT {
+                    table.clear();
+                }
+                table.insert(key, (value, lanes, me));
+            }
+            None
+        }
+        Some(e) if e.0 != value => Some((e.2, e.0)),
+        Some(e) => {
+            e.1 += lanes;
+            if e.1 >= total {
+                table.remove(&key);
+            }
+            None
+        }
+    }
+}
+
+/// The name of function `func` and of its parameter `index`, for a report.
+fn param_name<'s>(s: &'s Shared<'_>, func: u32, index: u32) -> (&'s str, &'s str) {
+    let fc = &s.code.funcs[func as usize];
+    let param = fc.params.get(index as usize).and_then(|&r| fc.reg_names.get(r as usize)).and_then(|n| n.as_deref());
+    (&fc.name, param.unwrap_or("?"))
 }
 
 /// A condition register's lanes as 0 or 1.
@@ -410,6 +461,7 @@ impl<'a> BlockSim<'a> {
                         fr.regs.put_uniform(step, FULL, stepped);
                         fr.regs.put_uniform(la.cond.0, FULL, holds);
                         self.unwind(&mut f, fid, la.head);
+                        self.next_iteration(&f, la.exit);
                         f.pc = la.head + 1;
                         let c = la.cond.0 as usize * 32;
                         if la.uniform && !self.condition_uniform(g, &f, &fr.regs[c..c + 32], fc, func, "loop condition")
@@ -1287,23 +1339,10 @@ impl<'a> BlockSim<'a> {
                                             l
                                         ),
                                     };
-                                    if *now {
-                                        // Completing on an mbarrier, the copy is published
-                                        // by the `complete_tx` that follows: it lands now,
-                                        // as this thread's write.
-                                        for (k, &bits) in vals.iter().enumerate().take(per_chunk) {
-                                            let loc = dloc.advance(k, size);
-                                            if let Some(kind) = race_kind(fc, *access, true) {
-                                                self.race(g, loc, kind, at, Site { func, access: *access }, None);
-                                            }
-                                            self.write_loc(&mut fr, at, loc, ty.elem, bits);
-                                        }
-                                        continue;
-                                    }
                                     if race_kind(fc, *access, true).is_some() {
                                         self.dest_started(g, dloc, per_chunk, size, at, Site { func, access: *access });
                                     }
-                                    self.pending[tid0 as usize + l].push(PendingCopy {
+                                    let copy = PendingCopy {
                                         dst: dloc,
                                         count: per_chunk as u8,
                                         elem: ty.elem,
@@ -1315,7 +1354,19 @@ impl<'a> BlockSim<'a> {
                                         src: dloc,
                                         src_count: 0,
                                         group: u32::MAX,
-                                    });
+                                    };
+                                    if *now {
+                                        // Completing on an mbarrier, the copy is in flight
+                                        // until the phase its `complete_tx` (the next
+                                        // operation) belongs to completes, and lands then
+                                        // (`land_on_mbarrier`). Until 2026-11-29 it landed
+                                        // here, as this thread's write, and a read that a
+                                        // barrier ordered after the issue but that did not
+                                        // wait for the phase ran clean.
+                                        self.mbar_issued.entry(tid0 + l as u32).or_default().push(copy);
+                                    } else {
+                                        self.pending[tid0 as usize + l].push(copy);
+                                    }
                                 }
                             }
                         }
@@ -1748,15 +1799,35 @@ impl<'a> BlockSim<'a> {
                                             }
                                             // Arriving (and completing transactions) releases the
                                             // thread's earlier accesses to whoever waits for the
-                                            // phase.
+                                            // phase, and passes on the TMA copies it acquired.
                                             self.fences[tid].bump(false);
                                             let fences = self.fences[tid];
+                                            let carried = self.landings_acquired(tid as u32);
+                                            // The TMA copies this thread has just issued (the
+                                            // `complete_tx` of `tma_load_*_mbar`) belong to this
+                                            // phase: they land when it completes.
+                                            let issued = if *op == MbarOp::CompleteTx {
+                                                self.mbar_issued.remove(&(tid as u32)).unwrap_or_default()
+                                            } else {
+                                                Vec::new()
+                                            };
                                             let m = self.mbars.get_mut(&keys[l]).expect("entered above");
                                             m.arrivals.push(crate::shadow::Release {
                                                 block: self.block,
                                                 tid: tid as u32,
                                                 fences,
                                             });
+                                            for r in carried {
+                                                // One per mbarrier whose copies it releases,
+                                                // the latest: every consumer of a pipeline
+                                                // carries the same ones.
+                                                match m.carried.iter_mut().find(|c| c.tid == r.tid) {
+                                                    Some(c) if r.newer_than(c) => *c = r,
+                                                    Some(_) => {}
+                                                    None => m.carried.push(r),
+                                                }
+                                            }
+                                            m.copies.extend(issued.into_iter().map(|c| (tid as u32, c)));
                                             if *op != MbarOp::CompleteTx {
                                                 m.pending -= 1;
                                             }
@@ -1765,6 +1836,8 @@ impl<'a> BlockSim<'a> {
                                                 m.pending = m.expected;
                                                 m.done[1] = std::mem::take(&mut m.done[0]);
                                                 m.done[0] = std::mem::take(&mut m.arrivals);
+                                                m.done[0].append(&mut m.carried);
+                                                let landed = std::mem::take(&mut m.copies);
                                                 for waiter in std::mem::take(&mut m.waiters) {
                                                     if self.frags[waiter as usize]
                                                         .as_ref()
@@ -1772,6 +1845,9 @@ impl<'a> BlockSim<'a> {
                                                     {
                                                         self.make_runnable(waiter);
                                                     }
+                                                }
+                                                if !landed.is_empty() {
+                                                    self.land_on_mbarrier(keys[l], landed);
                                                 }
                                             }
                                         }
@@ -1895,10 +1971,15 @@ impl<'a> BlockSim<'a> {
                         continue;
                     }
                     Op::LoopEnter { exit } => {
-                        let rec = self.add_rec(Rec::open(*exit, fid, mask));
+                        let rec = self.add_rec(Rec::looping(*exit, fid, mask));
+                        f.recs.push(rec);
+                    }
+                    Op::Iterate { join } => {
+                        let rec = self.add_rec(Rec::open(*join, fid, mask));
                         f.recs.push(rec);
                     }
                     Op::LoopTest { cond, exit, uniform } => {
+                        self.next_iteration(&f, *exit);
                         let c = *cond as usize * 32;
                         let stay = lanes::true_lanes((fr.regs.src(*cond), fr.regs.uniform(*cond)), mask);
                         if *uniform && !self.condition_uniform(g, &f, &fr.regs[c..c + 32], fc, func, "loop condition") {
@@ -1983,6 +2064,7 @@ impl<'a> BlockSim<'a> {
                             arrived: 0,
                             parked: Vec::new(),
                             call: Some((pc, *dst)),
+                            iteration: None,
                         });
                         f.recs.push(rec);
                         f.frames.push(new);
@@ -2016,29 +2098,44 @@ impl<'a> BlockSim<'a> {
                         }
                         return;
                     }
-                    Op::AssertUniformLocal { local, persp } => {
+                    Op::AssertUniformLocal { local, persp, what: checked } => {
                         if s.cfg.checks.uniformity {
                             let (ty, len) = fc.locals[*local as usize];
                             let name = fc.local_names[*local as usize].clone();
                             for e in 0..len as usize {
                                 let vals: Vec<u64> = fr.locals[*local as usize][e * 32..e * 32 + 32].to_vec();
-                                let what = Uniform::Element(&name, ty, e);
-                                if !self.uniform(g, &f, &vals, *persp, func, what) {
+                                let what = match *checked {
+                                    Checked::Argument { func: callee, index } => {
+                                        let (callee, param) = param_name(s, callee.0, index);
+                                        Uniform::ArgElement { callee, param, array: &name, ty, index: e }
+                                    }
+                                    _ => Uniform::Element(&name, ty, e),
+                                };
+                                if !self.uniform(g, &f, &vals, *persp, func, what, checked.whole_unit()) {
                                     put_back!();
                                     return;
                                 }
                             }
                         }
                     }
-                    Op::AssertUniform { reg, persp, ty } => {
+                    Op::AssertUniform { reg, persp, ty, what: checked } => {
                         let r = *reg as usize * 32;
-                        // Named registers are variables; the one unnamed kind is a value
-                        // returned from inside unsafe code.
-                        let what = match fc.reg_names.get(*reg as usize).and_then(|n| n.as_deref()) {
-                            Some(name) => Uniform::Variable(name, *ty),
-                            None => Uniform::Returned(*ty),
+                        let name = || fc.reg_names.get(*reg as usize).and_then(|n| n.as_deref()).unwrap_or("?");
+                        let what = match *checked {
+                            Checked::Variable | Checked::Exit => Uniform::Variable(name(), *ty),
+                            Checked::Returned => Uniform::Returned(*ty),
+                            Checked::Argument { func: callee, index } => {
+                                let (callee, param) = param_name(s, callee.0, index);
+                                Uniform::Argument { callee, param, ty: *ty }
+                            }
+                            Checked::Result { func: callee } => {
+                                Uniform::Result { callee: &s.code.funcs[callee.0 as usize].name, ty: *ty }
+                            }
                         };
-                        if s.cfg.checks.uniformity && !self.uniform(g, &f, &fr.regs[r..r + 32], *persp, func, what) {
+                        let whole_unit = checked.whole_unit();
+                        if s.cfg.checks.uniformity
+                            && !self.uniform(g, &f, &fr.regs[r..r + 32], *persp, func, what, whole_unit)
+                        {
                             put_back!();
                             return;
                         }
@@ -2514,9 +2611,14 @@ impl<'a> BlockSim<'a> {
         }
     }
 
-    /// Checks that `vals` (a condition, or a variable) are the same in every thread of each
-    /// `persp`-unit, within this fragment and across the warps of units wider than a warp.
+    /// Checks that `vals` (a condition, a variable, a value crossing a call) are the same in
+    /// every thread of each `persp`-unit. The fragment's own lanes are compared directly;
+    /// with `whole_unit` (a check that every thread of the unit makes), the rest of the unit
+    /// too: each part that reaches the check in another fragment (other warps, other blocks,
+    /// lanes of this warp that got here by another path) compares its value with the first
+    /// one any part gave at the same dynamic instance of the check ([`Self::instance`]).
     /// Reports with `what` and returns false if not.
+    #[allow(clippy::too_many_arguments)]
     fn uniform(
         &mut self,
         g: &mut GCtx,
@@ -2525,14 +2627,14 @@ impl<'a> BlockSim<'a> {
         persp: Persp,
         func: u32,
         what: Uniform<'_>,
+        whole_unit: bool,
     ) -> bool {
         let s = self.s;
         let span = s.code.funcs[func as usize].info[f.pc as usize].span;
         let t = u64::from(s.block);
-        // Units broader than a block (`block[k]`, `grid[1]`): within the block as for a
-        // block, then across blocks (below) for values unsafe code left; conditions are
-        // not compared across blocks (code broader than a block branches on values the
-        // checker or these checks made uniform).
+        // Units broader than a block (`block[k]`, `grid[1]`): compared across blocks (below)
+        // for values unsafe code left; conditions are compared within each block only (code
+        // broader than a block branches on values the checker or these checks made uniform).
         let whole = persp.threads(t, u64::from(s.grid));
         let across = whole > t && !matches!(what, Uniform::Condition(_));
         let n = whole.clamp(1, t);
@@ -2540,90 +2642,98 @@ impl<'a> BlockSim<'a> {
             return true;
         }
         let w = f.warp;
-        let mut first: Option<(u64, usize)> = None;
+        // The fragment's lanes by unit (units are aligned ranges of threads, so a unit's
+        // lanes are consecutive): the unit, its first lane here and how many lanes.
+        let mut units = [(0u64, 0usize, 0u64); 32];
+        let mut count = 0;
         for l in lanes_of(f.mask) {
             let unit = u64::from(w * 32 + l as u32) / n;
-            match first {
-                Some((u, fl)) if u == unit => {
-                    if vals[l] != vals[fl] {
-                        let (a, b) = ((self.thread(w, fl as u32), vals[fl]), (self.thread(w, l as u32), vals[l]));
-                        self.non_uniform(g, span, persp, what, a, b);
-                        return false;
-                    }
-                }
-                _ => first = Some((unit, l)),
-            }
-        }
-        // Units spanning several whole warps: compare with the other warps' values at the
-        // same evaluation (the k-th time each warp gets here).
-        let live = self.warps[w as usize].live;
-        let multi = n > 32 && n % 32 == 0;
-        if (multi || across) && f.mask == live && f.mask != 0 {
-            let key = (func, f.pc);
-            let occ = {
-                let c = self.warps[w as usize].occ.entry(key).or_insert(0);
-                *c += 1;
-                *c
-            };
-            let lane = f.mask.trailing_zeros() as usize;
-            let value = vals[lane];
-            let me = self.thread(w, lane as u32);
-            if multi {
-                let unit = u64::from(w * 32) / n;
-                let expected = self.unit_threads(n, unit).div_ceil(32) as u32;
-                let k = (n, unit, key.0, key.1, occ);
-                match self.utable.get_mut(&k) {
-                    None => {
-                        if expected > 1 {
-                            self.utable.insert(k, (value, 1, me));
-                        }
-                    }
-                    Some(e) => {
-                        if e.0 != value {
-                            let other = (e.2, e.0);
-                            self.non_uniform(g, span, persp, what, other, (me, value));
-                            return false;
-                        }
-                        e.1 += 1;
-                        if e.1 >= expected {
-                            self.utable.remove(&k);
-                        }
-                    }
-                }
-            }
-            // Across blocks: every warp of every block of the unit compares its value with
-            // the first one seen at this evaluation (docs/simulator.md, Uniformity).
-            if across {
-                let blocks = whole / t;
-                let unit = u64::from(self.block) / blocks;
-                let expected = blocks * t.div_ceil(32);
-                let k = (whole, unit, key.0, key.1, occ);
-                let mismatch = {
-                    let mut table = s.across.lock().unwrap_or_else(|e| e.into_inner());
-                    match table.get_mut(&k) {
-                        None => {
-                            if expected > 1 {
-                                table.insert(k, (value, 1, me));
-                            }
-                            None
-                        }
-                        Some(e) if e.0 != value => Some((e.2, e.0)),
-                        Some(e) => {
-                            e.1 += 1;
-                            if e.1 >= expected {
-                                table.remove(&k);
-                            }
-                            None
-                        }
-                    }
-                };
-                if let Some(other) = mismatch {
-                    self.non_uniform(g, span, persp, what, other, (me, value));
+            if count > 0 && units[count - 1].0 == unit {
+                let first = units[count - 1].1;
+                if vals[l] != vals[first] {
+                    let (a, b) = ((self.thread(w, first as u32), vals[first]), (self.thread(w, l as u32), vals[l]));
+                    self.non_uniform(g, span, persp, what, a, b);
                     return false;
                 }
+                units[count - 1].2 += 1;
+            } else {
+                units[count] = (unit, l, 1);
+                count += 1;
+            }
+        }
+        if !whole_unit {
+            return true;
+        }
+        // An array's elements are checked one after the other at the same op: each is an
+        // evaluation of its own.
+        let elem = match what {
+            Uniform::Element(_, _, i) | Uniform::ArgElement { index: i, .. } => i as u64 + 1,
+            _ => 0,
+        };
+        let mut instance = None;
+        for &(unit, lane, lanes) in &units[..count] {
+            let (value, me) = (vals[lane], self.thread(w, lane as u32));
+            let mismatch = if across {
+                // Every thread of every block of the unit compares with the first value seen
+                // at this instance (docs/simulator.md, Uniformity).
+                let blocks = whole / t;
+                let inst = *instance.get_or_insert_with(|| self.instance(f, elem));
+                let key = (whole, u64::from(self.block) / blocks, func, f.pc, inst);
+                let mut table = s.across.lock().unwrap_or_else(|e| e.into_inner());
+                join_check(&mut table, key, (value, lanes, me), whole)
+            } else {
+                let total = self.unit_threads(n, unit);
+                if lanes >= total {
+                    // This fragment holds the whole unit.
+                    continue;
+                }
+                let inst = *instance.get_or_insert_with(|| self.instance(f, elem));
+                join_check(&mut self.utable, (n, unit, func, f.pc, inst), (value, lanes, me), total)
+            };
+            if let Some(other) = mismatch {
+                self.non_uniform(g, span, persp, what, other, (me, value));
+                return false;
             }
         }
         true
+    }
+
+    /// The dynamic instance of the op fragment `f` is at, as a number: the calls its lanes
+    /// are in (by their call ops) and the loops (by their exits, with the iteration), from
+    /// the kernel inwards, and `elem` (an array's element, which one op checks in turn). Within one iteration of its innermost loop a thread runs an op at
+    /// most once, so the threads of a unit that reach a check with the same number are at
+    /// the same evaluation of it, wherever and whenever each gets there. (Counting each
+    /// warp's evaluations instead, as until 2026-11-29, pairs different evaluations once
+    /// some threads of the unit skip one: a `break`, `continue` or `return` out of unsafe
+    /// code taken by some of them.)
+    fn instance(&self, f: &super::block::Frag, elem: u64) -> u64 {
+        let mut h = super::lanes::WordHash::default();
+        h.add(elem);
+        for &r in &f.recs {
+            let Some(rec) = self.recs[r as usize].as_ref() else { continue };
+            match (rec.call, rec.iteration) {
+                (Some((pc, _)), _) => h.add(u64::from(pc) << 1),
+                (None, Some(i)) => {
+                    h.add((u64::from(rec.join) << 1) | 1);
+                    h.add(u64::from(i));
+                }
+                _ => {}
+            }
+        }
+        h.finish()
+    }
+
+    /// Counts a test of the condition of the loop whose exit is `exit`, on the loop's record
+    /// (fragment `f`'s innermost there): its lanes go on to the next iteration, a new
+    /// dynamic instance of every check in the loop.
+    fn next_iteration(&mut self, f: &super::block::Frag, exit: u32) {
+        if let Some(&top) = f.recs.last()
+            && let Some(r) = self.recs[top as usize].as_mut()
+            && r.join == exit
+            && let Some(i) = r.iteration.as_mut()
+        {
+            *i = i.wrapping_add(1);
+        }
     }
 
     /// Checks (when uniformity checks are on) that a condition of code at its perspective is
@@ -2638,7 +2748,7 @@ impl<'a> BlockSim<'a> {
         kind: &str,
     ) -> bool {
         !self.s.cfg.checks.uniformity
-            || self.uniform(g, f, &bools(cond), fc.info[f.pc as usize].code, func, Uniform::Condition(kind))
+            || self.uniform(g, f, &bools(cond), fc.info[f.pc as usize].code, func, Uniform::Condition(kind), true)
     }
 
     fn non_uniform(
@@ -2671,6 +2781,31 @@ impl<'a> BlockSim<'a> {
                 &move |v| value::show(ty, v),
                 format!(
                     "the function's return type promises one value per `{p}` unit; unsafe code is trusted to keep that promise"
+                ),
+            ),
+            Uniform::Argument { callee, param, ty } => (
+                format!(
+                    "this `with unsafe:` code passes `{callee}` a value for `{param}` that differs between threads of one `{p}` unit"
+                ),
+                &move |v| value::show(ty, v),
+                format!(
+                    "`{param}` is at `{p}`: `{callee}` relies on one value per `{p}` unit; unsafe code is trusted to keep that promise"
+                ),
+            ),
+            Uniform::ArgElement { callee, param, array, ty, index } => (
+                format!(
+                    "this `with unsafe:` code passes `{callee}` the array `{array}` for `{param}`, and its element {index} differs between threads of one `{p}` unit"
+                ),
+                &move |v| value::show(ty, v),
+                format!(
+                    "`{param}` is at `{p}`: each thread reads its own copy of a thread-local array, so every copy must hold the same elements; unsafe code is trusted to keep that promise"
+                ),
+            ),
+            Uniform::Result { callee, ty } => (
+                format!("`{callee}` returned a value that differs between threads of one `{p}` unit"),
+                &move |v| value::show(ty, v),
+                format!(
+                    "`{callee}` promises one value per `{p}` unit, whichever `return` each thread takes; its unsafe code is trusted to keep that promise"
                 ),
             ),
             Uniform::Variable(name, ty) => (

@@ -122,8 +122,9 @@ impl Progress {
     }
 }
 
-/// A cross-block uniformity check: unit size, unit, function, check pc, evaluation.
-pub(crate) type AcrossKey = (u64, u64, u32, u32, u32);
+/// A cross-block uniformity check: unit size, unit, function, check pc, dynamic instance
+/// (`BlockSim::instance`).
+pub(crate) type AcrossKey = (u64, u64, u32, u32, u64);
 
 /// Everything a launch shares between blocks (read-only).
 pub(crate) struct Shared<'a> {
@@ -155,10 +156,11 @@ pub(crate) struct Shared<'a> {
     pub start: Instant,
     /// Milliseconds after `start` when a block last finished or a grid barrier completed.
     pub last_progress: AtomicU64,
-    /// Uniformity checks of variables broader than a block (`block[k]`, `grid[1]`) after
-    /// unsafe code, across blocks: per unit size, unit, function, check and evaluation (the
-    /// k-th time each warp makes it), the first value seen, how many warps compared it, and
-    /// whose it was. An entry goes when every warp of the unit has compared.
+    /// Uniformity checks of values broader than a block (`block[k]`, `grid[1]`) that
+    /// unsafe code left, across blocks: per unit size, unit, function, check and dynamic
+    /// instance of it (the calls and loop iterations the threads are in), the first value
+    /// seen, how many threads compared it, and whose it was. An entry goes when every
+    /// thread of the unit has compared (or the table is full: `UNIFORM_TABLE_LIMIT`).
     pub across: Mutex<HashMap<AcrossKey, (u64, u64, crate::report::Thread)>>,
 }
 
@@ -586,7 +588,7 @@ fn collect_scopes(code: &Code, f: u32, t: u32, out: &mut Vec<u64>, grid: &mut bo
 }
 
 /// The most memory the race shadow of global buffers may take, counted as a full cell per
-/// element (about 290 bytes; the lazy shadow takes much less when elements are touched once).
+/// element (about 260 bytes; the lazy shadow takes much less when elements are touched once).
 pub const MAX_SHADOW_BYTES: u64 = 4 << 30;
 
 /// The bytes race checking needs for buffers of `elements` elements in all.
