@@ -25,7 +25,10 @@
 //! Fences and flags order accesses too ([`Release`]): a conflict whose earlier access was
 //! published by its thread through a fence and an atomic or volatile flag store, which the
 //! later thread observed with an atomic or volatile load followed by its own fence, is not
-//! a race. The simulator checks this where it reports a conflict (`sim/exec.rs`).
+//! a race; so is one whose earlier access an mbarrier wait, or a landed TMA copy's wait,
+//! orders. The shadow checks barriers itself, and asks the simulator about the rest
+//! (`access_with`'s predicate, `sim/access.rs`, `Orders`) for every record that barriers
+//! leave unordered, so that one record ordered that way does not hide the location's others.
 
 /// How many reads each location remembers.
 pub const READS: usize = 4;
@@ -371,7 +374,24 @@ impl Cell {
     /// thread of the block, if any.
     #[inline]
     pub fn access(&mut self, lv: &Levels, now: Acc, passed: &[u32; LEVELS], kind: Kind) -> Option<(Acc, RaceKind)> {
-        let unordered = |a: &Option<Acc>| a.filter(|a| !lv.ordered(a, now.tid, passed));
+        self.access_with(lv, now, passed, kind, |_| false)
+    }
+
+    /// [`Self::access`], where `also(earlier)` says whether something other than barriers
+    /// (a release the thread acquired, a TMA landing it waited for) orders a record that barriers do not:
+    /// such a record is no conflict, and the search goes on to the location's other records.
+    /// `also` runs only for records that barriers leave unordered, so an access that
+    /// conflicts with nothing costs nothing more.
+    #[inline]
+    pub fn access_with(
+        &mut self,
+        lv: &Levels,
+        now: Acc,
+        passed: &[u32; LEVELS],
+        kind: Kind,
+        also: impl Fn(&Acc) -> bool,
+    ) -> Option<(Acc, RaceKind)> {
+        let unordered = |a: &Option<Acc>| a.filter(|a| !lv.ordered(a, now.tid, passed) && !also(a));
         let atomics = || {
             self.atomics
                 .as_ref()
@@ -719,12 +739,13 @@ impl SharedShadow {
         &self,
         c: usize,
         lv: &Levels,
-        now: &Acc,
-        passed: &[u32; LEVELS],
+        (now, passed): (&Acc, &[u32; LEVELS]),
         kind: Kind,
+        also: &impl Fn(&Acc) -> bool,
     ) -> Option<(Acc, RaceKind)> {
         let cell = &self.cells[c];
-        let unordered = |r: Rec| r.is_some().then(|| self.acc(r)).filter(|a| !lv.ordered(a, now.tid, passed));
+        let unordered =
+            |r: Rec| r.is_some().then(|| self.acc(r)).filter(|a| !lv.ordered(a, now.tid, passed) && !also(a));
         match kind {
             Kind::Write => {
                 if let Some(a) = unordered(cell.write) {
@@ -758,17 +779,23 @@ impl SharedShadow {
             Kind::AtomicRead => return unordered(cell.write).map(|a| (a, RaceKind::AtomicPlain)),
         }
         // A plain access meets the atomics.
-        if cell.atomics == 0 { None } else { self.atomic_conflict(cell.atomics as usize - 1, lv, now, passed) }
+        if cell.atomics == 0 { None } else { self.atomic_conflict(cell.atomics as usize - 1, lv, (now, passed), also) }
     }
 
     /// The first of atomic records `x` ([`SCell::atomics`]) that nothing orders before
     /// plain access `now`.
     #[inline(never)]
-    fn atomic_conflict(&self, x: usize, lv: &Levels, now: &Acc, passed: &[u32; LEVELS]) -> Option<(Acc, RaceKind)> {
+    fn atomic_conflict(
+        &self,
+        x: usize,
+        lv: &Levels,
+        (now, passed): (&Acc, &[u32; LEVELS]),
+        also: &impl Fn(&Acc) -> bool,
+    ) -> Option<(Acc, RaceKind)> {
         self.atomics[x].recs.iter().find_map(|&r| {
             r.is_some()
                 .then(|| self.acc(r))
-                .filter(|a| !lv.ordered(a, now.tid, passed))
+                .filter(|a| !lv.ordered(a, now.tid, passed) && !also(a))
                 .map(|a| (a, RaceKind::AtomicPlain))
         })
     }
@@ -815,6 +842,20 @@ impl SharedShadow {
         passed: &[u32; LEVELS],
         kind: Kind,
     ) -> Option<(Acc, RaceKind)> {
+        self.access_with(lv, (byte, size), (now, passed), kind, |_| false)
+    }
+
+    /// [`Self::access`] with `also` as in [`Cell::access_with`]: a record that barriers
+    /// leave unordered and `also` orders is no conflict.
+    #[inline(always)]
+    pub fn access_with(
+        &mut self,
+        lv: &Levels,
+        (byte, size): (usize, usize),
+        (now, passed): (Acc, &[u32; LEVELS]),
+        kind: Kind,
+        also: impl Fn(&Acc) -> bool,
+    ) -> Option<(Acc, RaceKind)> {
         if self.moments.len() >= self.collect_at {
             self.collect();
         }
@@ -835,9 +876,9 @@ impl SharedShadow {
             self.widths = size as u8;
             self.add_cell(byte, size, SCell::default())
         } else {
-            return self.access_cells(lv, (byte, size), now, passed, kind);
+            return self.access_cells(lv, (byte, size), (now, passed), kind, &also);
         };
-        let conflict = self.conflict(c, lv, &now, passed, kind);
+        let conflict = self.conflict(c, lv, (&now, passed), kind, &also);
         // The record is interned first (it needs the whole shadow), then the cell is
         // updated in place.
         let r = self.rec(&now, kind);
@@ -855,9 +896,9 @@ impl SharedShadow {
         &mut self,
         lv: &Levels,
         (byte, size): (usize, usize),
-        now: Acc,
-        passed: &[u32; LEVELS],
+        (now, passed): (Acc, &[u32; LEVELS]),
         kind: Kind,
+        also: &impl Fn(&Acc) -> bool,
     ) -> Option<(Acc, RaceKind)> {
         debug_assert!(size <= MAX_WIDTH, "no access is wider than {MAX_WIDTH} bytes");
         self.mix();
@@ -881,7 +922,7 @@ impl SharedShadow {
             b += usize::from(self.cells[c].width);
         }
         let cells = &cells[..n];
-        let conflict = cells.iter().find_map(|&c| self.conflict(c, lv, &now, passed, kind));
+        let conflict = cells.iter().find_map(|&c| self.conflict(c, lv, (&now, passed), kind, also));
         let r = self.rec(&now, kind);
         for &c in cells {
             self.record(c, r, kind);
@@ -922,6 +963,21 @@ impl Blocks {
     /// access of another block, if any.
     #[inline]
     pub fn access(&mut self, b: u32, epoch: u32, now: Site, kind: Kind) -> Option<Conflict> {
+        self.access_with(b, epoch, now, kind, |_, _| false)
+    }
+
+    /// [`Self::access`], where `also(earlier, its block)` says whether a release the
+    /// accessing thread acquired orders an earlier access: it is then no conflict, and the
+    /// other summaries are looked at.
+    #[inline]
+    pub fn access_with(
+        &mut self,
+        b: u32,
+        epoch: u32,
+        now: Site,
+        kind: Kind,
+        also: impl Fn(&Site, u32) -> bool,
+    ) -> Option<Conflict> {
         // The common case, a block touching an element again the same way, changes nothing.
         let me = b + 1;
         if self.epoch == epoch {
@@ -940,49 +996,44 @@ impl Blocks {
         }
         let other = |x: u32| x != 0 && x != me;
         let block_of = |x: u32| if x == MULTI { u32::MAX } else { x - 1 };
-        let conflict = match kind {
-            Kind::Write if other(self.write) => self.write_acc.map(|a| Conflict {
-                earlier: a,
-                earlier_block: block_of(self.write),
-                kind: RaceKind::WriteWrite,
-            }),
-            Kind::Write if other(self.read) => self.read_acc.map(|a| Conflict {
-                earlier: a,
-                earlier_block: block_of(self.read),
-                kind: RaceKind::ReadWrite,
-            }),
-            Kind::Write if other(self.aread) => self.aread_acc.map(|a| Conflict {
-                earlier: a,
-                earlier_block: block_of(self.aread),
-                kind: RaceKind::AtomicPlain,
-            }),
-            Kind::AtomicRead if other(self.write) => self.write_acc.map(|a| Conflict {
-                earlier: a,
-                earlier_block: block_of(self.write),
-                kind: RaceKind::AtomicPlain,
-            }),
-            Kind::Write | Kind::Read if other(self.atomic) => self.atomic_acc.map(|a| Conflict {
-                earlier: a,
-                earlier_block: block_of(self.atomic),
-                kind: RaceKind::AtomicPlain,
-            }),
-            Kind::Read if other(self.write) => self.write_acc.map(|a| Conflict {
-                earlier: a,
-                earlier_block: block_of(self.write),
-                kind: RaceKind::WriteRead,
-            }),
-            Kind::Atomic if other(self.write) => self.write_acc.map(|a| Conflict {
-                earlier: a,
-                earlier_block: block_of(self.write),
-                kind: RaceKind::AtomicPlain,
-            }),
-            Kind::Atomic if other(self.read) => self.read_acc.map(|a| Conflict {
-                earlier: a,
-                earlier_block: block_of(self.read),
-                kind: RaceKind::AtomicPlain,
-            }),
-            _ => None,
+        // The summaries an access of `kind` meets, in the order they are reported.
+        let (w, r, a, ar) = (
+            (self.write, self.write_acc),
+            (self.read, self.read_acc),
+            (self.atomic, self.atomic_acc),
+            (self.aread, self.aread_acc),
+        );
+        let none = (0, None);
+        let meets = match kind {
+            Kind::Write => [
+                (w, RaceKind::WriteWrite),
+                (r, RaceKind::ReadWrite),
+                (ar, RaceKind::AtomicPlain),
+                (a, RaceKind::AtomicPlain),
+            ],
+            Kind::Read => [
+                (a, RaceKind::AtomicPlain),
+                (w, RaceKind::WriteRead),
+                (none, RaceKind::WriteRead),
+                (none, RaceKind::WriteRead),
+            ],
+            Kind::Atomic => [
+                (w, RaceKind::AtomicPlain),
+                (r, RaceKind::AtomicPlain),
+                (none, RaceKind::AtomicPlain),
+                (none, RaceKind::AtomicPlain),
+            ],
+            Kind::AtomicRead => [
+                (w, RaceKind::AtomicPlain),
+                (none, RaceKind::AtomicPlain),
+                (none, RaceKind::AtomicPlain),
+                (none, RaceKind::AtomicPlain),
+            ],
         };
+        let conflict = meets.into_iter().find_map(|((x, acc), kind)| {
+            let c = Conflict { earlier: acc.filter(|_| other(x))?, earlier_block: block_of(x), kind };
+            (!also(&c.earlier, c.earlier_block)).then_some(c)
+        });
         let merge = |x: u32| if x == 0 || x == me { me } else { MULTI };
         match kind {
             Kind::Write => {
@@ -1029,13 +1080,30 @@ impl GCell {
         passed: &[u32; LEVELS],
         kind: Kind,
     ) -> Option<(Site, RaceKind, Option<u32>)> {
+        self.access_with(lv, (block, epoch), (now, passed), kind, |_, _| false)
+    }
+
+    /// [`Self::access`], where `also(earlier, its block or None for this block)` says
+    /// whether something other than barriers orders an earlier access
+    /// ([`Cell::access_with`]).
+    #[inline]
+    pub fn access_with(
+        &mut self,
+        lv: &Levels,
+        (block, epoch): (u32, u32),
+        (now, passed): (Acc, &[u32; LEVELS]),
+        kind: Kind,
+        also: impl Fn(&Site, Option<u32>) -> bool,
+    ) -> Option<(Site, RaceKind, Option<u32>)> {
         if self.cell_block != block + 1 {
             self.cell_block = block + 1;
             self.cell = Cell::default();
         }
-        match self.blocks.access(block, epoch, now.at(), kind) {
+        match self.blocks.access_with(block, epoch, now.at(), kind, |e, b| also(e, Some(b))) {
             Some(c) => Some((c.earlier, c.kind, Some(c.earlier_block))),
-            None => self.cell.access(lv, now, passed, kind).map(|(a, k)| (a.at(), k, None)),
+            None => {
+                self.cell.access_with(lv, now, passed, kind, |a| also(&a.at(), None)).map(|(a, k)| (a.at(), k, None))
+            }
         }
     }
 }
@@ -1303,6 +1371,20 @@ impl Global {
         passed: &[u32; LEVELS],
         kind: Kind,
     ) -> Option<(Site, RaceKind, Option<u32>)> {
+        self.access_with(lv, (b, i), (block, epoch), (now, passed), kind, |_, _| false)
+    }
+
+    /// [`Self::access`] with `also` as in [`GCell::access_with`].
+    #[inline]
+    pub fn access_with(
+        &mut self,
+        lv: &Levels,
+        (b, i): (usize, usize),
+        (block, epoch): (u32, u32),
+        (now, passed): (Acc, &[u32; LEVELS]),
+        kind: Kind,
+        also: impl Fn(&Site, Option<u32>) -> bool,
+    ) -> Option<(Site, RaceKind, Option<u32>)> {
         if self.quick(b, i, block, epoch, now, kind) {
             return None;
         }
@@ -1315,11 +1397,11 @@ impl Global {
                 *slot =
                     Slot { first: FULL, latest: u32::try_from(next).expect("fewer than 2^32 shadow cells"), tid: 0 };
                 let mut cell = GCell::default();
-                let conflict = cell.access(lv, block, epoch, now, passed, kind);
+                let conflict = cell.access_with(lv, (block, epoch), (now, passed), kind, &also);
                 self.cells.push(cell);
                 conflict
             }
-            FULL => self.cells[slot.latest as usize].access(lv, block, epoch, now, passed, kind),
+            FULL => self.cells[slot.latest as usize].access_with(lv, (block, epoch), (now, passed), kind, &also),
             first => {
                 let (f, l) = (self.moments.list[first as usize - 1], self.moments.list[slot.latest as usize]);
                 let tid = slot.tid;
@@ -1336,7 +1418,7 @@ impl Global {
                     let replayed = cell.access(lv, f.block, f.epoch, a, &a.counts, f.kind);
                     debug_assert!(replayed.is_none(), "the accesses a slot holds conflict with nothing");
                 }
-                let conflict = cell.access(lv, block, epoch, now, passed, kind);
+                let conflict = cell.access_with(lv, (block, epoch), (now, passed), kind, &also);
                 self.cells.push(cell);
                 conflict
             }
@@ -1448,6 +1530,45 @@ mod tests {
     /// 8-byte write and a 4-byte read of its upper half (two scopes of `double` and `int`
     /// reusing space), a 2-byte write inside a 4-byte cell, and a 1-byte read of an 8-byte
     /// atomic; accesses that share no byte do not.
+    #[test]
+    fn a_record_ordered_otherwise_does_not_hide_the_others() {
+        // Threads 32 and 64 read; thread 0's write is ordered after thread 32's read by
+        // something other than barriers (a flag, an mbarrier wait): the race with thread
+        // 64's read is still found, whichever read was recorded first (review R5, F2).
+        let lv = Levels::new(vec![], 96);
+        let also = |a: &Acc| a.tid == 32;
+        for readers in [[32, 64], [64, 32]] {
+            let mut c = Cell::default();
+            let mut sh = SharedShadow::default();
+            sh.cover(16);
+            for t in readers {
+                assert!(c.access(&lv, acc(t, 0), &acc(t, 0).counts, Kind::Read).is_none());
+                assert!(sh.access(&lv, (0, 4), acc(t, 0), &acc(t, 0).counts, Kind::Read).is_none());
+            }
+            let got = c.access_with(&lv, acc(0, 0), &acc(0, 0).counts, Kind::Write, also);
+            assert_eq!(got.map(|(a, k)| (a.tid, k)), Some((64, RaceKind::ReadWrite)));
+            let got = sh.access_with(&lv, (0, 4), (acc(0, 0), &acc(0, 0).counts), Kind::Write, also);
+            assert_eq!(got.map(|(a, k)| (a.tid, k)), Some((64, RaceKind::ReadWrite)));
+        }
+        // Two atomics, one ordered otherwise: a plain read meets the other.
+        let mut c = Cell::default();
+        for t in [32, 64] {
+            assert!(c.access(&lv, acc(t, 0), &acc(t, 0).counts, Kind::Atomic).is_none());
+        }
+        let got = c.access_with(&lv, acc(0, 0), &acc(0, 0).counts, Kind::Read, also);
+        assert_eq!(got.map(|(a, k)| (a.tid, k)), Some((64, RaceKind::AtomicPlain)));
+        // Nothing left once both are ordered.
+        let got = c.access_with(&lv, acc(1, 0), &acc(1, 0).counts, Kind::Read, |a: &Acc| a.tid != 0);
+        assert!(got.is_none());
+        // Between blocks: a summary ordered otherwise makes way for the next one.
+        let s = |tid| Site { tid, func: 0, site: 0, fences: Fences::default() };
+        let mut b = Blocks::default();
+        b.access(1, 0, s(3), Kind::Write);
+        b.access(2, 0, s(4), Kind::Read);
+        let got = b.access_with(0, 0, s(5), Kind::Write, |e, blk| e.tid == 3 && blk == 1);
+        assert_eq!(got.map(|c| (c.earlier.tid, c.earlier_block, c.kind)), Some((4, 2, RaceKind::ReadWrite)));
+    }
+
     #[test]
     fn overlapping_accesses_of_different_widths_meet_in_shared_memory() {
         let lv = Levels::new(vec![], 64);

@@ -4,16 +4,18 @@
 //! calls these for every lane that touches memory.
 
 use super::GCtx;
-use super::block::{BlockSim, Frame, Loc, PendingCopy, UnwrittenRead};
+use super::block::{BlockSim, Frame, Landings, Loc, PendingCopy, UnwrittenRead};
 use crate::code::{FuncCode, R};
 use crate::memory::{Ptr, Space};
 use crate::report::{Report, ReportKind, Thread};
 use crate::shadow::{
-    Acc, Fences, Kind, LEVELS, MomentId, RaceKind, Release, landing_fences, landing_gen, landing_mbar, landing_tid,
+    Acc, Fences, Kind, LEVELS, Levels, MomentId, RaceKind, Release, landing_fences, landing_gen, landing_mbar,
+    landing_tid,
 };
 use crate::value::{self, to_i128};
 use prism_ir::ir::AccessKind;
 use prism_types::ty::Scalar;
+use std::collections::HashMap;
 
 /// One lane of a fragment, as the memory helpers need it: the frame it runs in, its warp
 /// and its lane in the warp.
@@ -217,11 +219,21 @@ impl<'a> BlockSim<'a> {
         for r in &releases {
             if let Some(mbar) = landing_mbar(r.tid) {
                 let generation = landing_gen(r.fences);
+                let counts = self.warps[w].arrived[l];
                 let waits = self.landings.entry(mbar).or_default().acquired.entry(tid).or_default();
-                if waits.back().is_none_or(|&(last, _)| generation > last) {
-                    waits.push_back((generation, self.warps[w].arrived[l]));
-                    if waits.len() > super::block::LANDING_WAITS {
-                        waits.pop_front();
+                match waits.back_mut() {
+                    Some(&mut (last, _)) if generation <= last => {}
+                    // A later wait with the same barrier arrivals orders everything the
+                    // previous one did (a barrier after either orders both): it takes its
+                    // place, so that only waits with barriers between them take slots. Until
+                    // 2026-11-29 each wait took one, and eight waits for a refill of another
+                    // slot evicted the wait that a barrier had ordered before the readers.
+                    Some(last) if last.1 == counts => *last = (generation, counts),
+                    _ => {
+                        waits.push_back((generation, counts));
+                        if waits.len() > super::block::LANDING_WAITS {
+                            waits.pop_front();
+                        }
                     }
                 }
             }
@@ -252,20 +264,21 @@ impl<'a> BlockSim<'a> {
         }
     }
 
-    /// Whether a thread that waited for the copies a landing write `earlier` belongs to
-    /// (or for later ones) has since arrived at a barrier that thread `tid` has passed: the
-    /// wait, and so the copy, is then ordered before `tid`'s access.
-    fn landing_ordered_by_a_wait(&self, tid: u32, earlier: &crate::shadow::Site) -> bool {
-        let Some(l) = landing_mbar(earlier.tid).and_then(|mbar| self.landings.get(&mbar)) else { return false };
-        let needed = landing_gen(earlier.fences) + 1;
-        let passed = self.warps[tid as usize / 32].counts[tid as usize % 32];
-        l.acquired.iter().any(|(&t, waits)| {
-            waits.iter().any(|&(generation, counts)| {
-                let wait =
-                    Acc { tid: t, counts, func: 0, site: 0, fences: crate::shadow::Fences::default(), atomic: false };
-                generation >= needed && self.s.levels.ordered(&wait, tid, &passed)
-            })
-        })
+    /// What orders an earlier access before thread `tid`'s access besides barriers (which
+    /// the shadow checks itself): the releases the thread acquired, and the waits for TMA
+    /// landings that a barrier it passed orders before it. The shadow asks it about every
+    /// record that barriers leave unordered ([`crate::shadow::Cell::access_with`]), so a
+    /// location's other records are still checked when one of them is ordered this way.
+    #[inline]
+    fn orders(&self, tid: u32) -> Orders<'_> {
+        Orders {
+            sync: &self.sync,
+            landings: &self.landings,
+            levels: &self.s.levels,
+            block: self.block,
+            tid,
+            passed: &self.warps[tid as usize / 32].counts[tid as usize % 32],
+        }
     }
 
     /// The TMA copies `copies` (with the threads that issued them) that complete on the
@@ -305,7 +318,8 @@ impl<'a> BlockSim<'a> {
                         fences: landing_fences(generation - 1),
                         atomic: false,
                     };
-                    let _ = self.record_shared((at, size as usize), now, &[u32::MAX; LEVELS], Kind::Write);
+                    let _ =
+                        self.sshadow.access(&self.s.levels, (at, size as usize), now, &[u32::MAX; LEVELS], Kind::Write);
                     self.sflags.remove(&at);
                 }
             }
@@ -616,8 +630,8 @@ impl<'a> BlockSim<'a> {
     }
 
     /// Records access `now` to the `size` bytes of shared memory from `byte` in the cells
-    /// that hold them (whose shadow is allocated) and returns the conflict they find, for
-    /// [`Self::race`] and [`Self::race_lanes`] alike.
+    /// that hold them (whose shadow is allocated) and returns the conflict they find that
+    /// nothing orders ([`Self::orders`]), for [`Self::race`] and [`Self::race_lanes`] alike.
     #[inline]
     fn record_shared(
         &mut self,
@@ -626,7 +640,17 @@ impl<'a> BlockSim<'a> {
         passed: &[u32; LEVELS],
         kind: Kind,
     ) -> Option<(Acc, RaceKind)> {
-        self.sshadow.access(&self.s.levels, (byte, size), now, passed, kind)
+        // Only references: what orders a record is looked up when the shadow asks.
+        let ord = Orders {
+            sync: &self.sync,
+            landings: &self.landings,
+            levels: &self.s.levels,
+            block: self.block,
+            tid: now.tid,
+            passed: &self.warps[now.tid as usize / 32].counts[now.tid as usize % 32],
+        };
+        let also = |a: &Acc| ord.ordered(&a.at(), None);
+        self.sshadow.access_with(&self.s.levels, (byte, size), (now, passed), kind, also)
     }
 
     /// [`Self::race_lanes`] for plain accesses to global buffer `b` that need nothing but
@@ -757,7 +781,9 @@ impl<'a> BlockSim<'a> {
         let (conflict, other_block) = match loc {
             Loc::Global(b, i) => {
                 let Some(shadow) = g.shadow.as_mut() else { return };
-                match shadow.access(&s.levels, (b, i), self.block, g.grid_epoch, now, &passed, kind) {
+                let ord = self.orders(tid);
+                let also = |e: &crate::shadow::Site, b: Option<u32>| ord.ordered(e, b);
+                match shadow.access_with(&s.levels, (b, i), (self.block, g.grid_epoch), (now, &passed), kind, also) {
                     Some((earlier, k, other)) => (Some((earlier, k)), other),
                     None => (None, None),
                 }
@@ -773,8 +799,11 @@ impl<'a> BlockSim<'a> {
     }
 
     /// Reports a conflict the shadow found for an access of `kind` by thread `tid` at
-    /// `(func, site)` with `earlier` (of block `other_block`, or of this block when `None`),
-    /// unless a release this thread acquired orders the earlier access.
+    /// `(func, site)` with `earlier` (of block `other_block`, or of this block when `None`).
+    /// The shadow has already skipped the records that a release this thread acquired
+    /// orders ([`Self::orders`]); until 2026-11-29 this checked only the one record the
+    /// shadow returned, and returned when it was ordered, so the location's other records
+    /// went unchecked.
     fn report_race(
         &mut self,
         g: &mut GCtx,
@@ -785,22 +814,7 @@ impl<'a> BlockSim<'a> {
         other_block: Option<u32>,
     ) {
         let s = self.s;
-        // Published through a fence and a flag this thread observed and then fenced for.
-        let earlier_block = match other_block {
-            Some(b) => b,
-            None => self.block,
-        };
-        if let Some((_, acquired)) = self.sync.get(&tid)
-            && acquired.iter().any(|r| r.orders(self.block, earlier_block, &earlier))
-        {
-            return;
-        }
-        // A TMA copy landed through an mbarrier, which a thread that waited for it has
-        // passed on through a barrier.
         let landing = other_block.is_none().then(|| landing_mbar(earlier.tid)).flatten();
-        if landing.is_some() && self.landing_ordered_by_a_wait(tid, &earlier) {
-            return;
-        }
         let fc = &s.code.funcs[func as usize];
         let ef = &s.code.funcs[earlier.func as usize];
         let a = &fc.accesses[site as usize];
@@ -911,4 +925,49 @@ fn race_notes(kind: crate::shadow::RaceKind, blocks: bool) -> Vec<String> {
         );
     }
     notes
+}
+
+/// What orders earlier accesses before thread `tid`'s access besides barriers
+/// ([`BlockSim::orders`]): references only, looked into when the shadow asks about a record
+/// that barriers leave unordered (rare), so that building it costs an access nothing.
+struct Orders<'x> {
+    /// Per thread, the releases it has observed and those it has acquired.
+    sync: &'x HashMap<u32, (Vec<Release>, Vec<Release>)>,
+    landings: &'x HashMap<usize, Landings>,
+    levels: &'x Levels,
+    block: u32,
+    tid: u32,
+    /// The barriers the thread has passed.
+    passed: &'x [u32; LEVELS],
+}
+
+impl Orders<'_> {
+    /// Whether `earlier` (of block `other_block`, or of this block when `None`) is ordered
+    /// before the access: published through a fence and a flag this thread observed and
+    /// then fenced for (or an mbarrier phase it waited for), or a TMA copy landed through
+    /// an mbarrier, which a thread that waited for it has passed on through a barrier.
+    #[inline]
+    fn ordered(&self, earlier: &crate::shadow::Site, other_block: Option<u32>) -> bool {
+        let earlier_block = other_block.unwrap_or(self.block);
+        if let Some((_, acquired)) = self.sync.get(&self.tid)
+            && acquired.iter().any(|r| r.orders(self.block, earlier_block, earlier))
+        {
+            return true;
+        }
+        other_block.is_none() && !self.landings.is_empty() && self.landing_ordered_by_a_wait(earlier)
+    }
+
+    /// Whether a thread that waited for the copies a landing write `earlier` belongs to
+    /// (or for later ones) has since arrived at a barrier that this thread has passed: the
+    /// wait, and so the copy, is then ordered before its access.
+    fn landing_ordered_by_a_wait(&self, earlier: &crate::shadow::Site) -> bool {
+        let Some(l) = landing_mbar(earlier.tid).and_then(|mbar| self.landings.get(&mbar)) else { return false };
+        let needed = landing_gen(earlier.fences) + 1;
+        l.acquired.iter().any(|(&t, waits)| {
+            waits.iter().any(|&(generation, counts)| {
+                let wait = Acc { tid: t, counts, func: 0, site: 0, fences: Fences::default(), atomic: false };
+                generation >= needed && self.levels.ordered(&wait, self.tid, self.passed)
+            })
+        })
+    }
 }
