@@ -180,7 +180,10 @@ fn check(nvcc: &Path, cuobjdump: &Path) -> Result<(), String> {
         "kernels/48_gemm_tf32_warp_specialised",
         "seeds/036_parallax_appB_hgemm_h100_partial",
     ] {
-        sass_of(nvcc, cuobjdump, rel)?;
+        // The cases above compiled most of these already; their cubins are still there.
+        if !cases.iter().any(|(c, _)| *c == rel) {
+            sass_of(nvcc, cuobjdump, rel)?;
+        }
         let src = std::fs::read_to_string(repo_root().join("tests/ui/accept").join(format!("{rel}.prism")))
             .map_err(|e| e.to_string())?;
         let s = synced(rel, &src, &prism_driver::Options::default())?;

@@ -102,11 +102,6 @@ struct Cx<'a> {
     fill_bar: Option<(Reg, Reg, MemId)>,
 }
 
-/// Whether `p` is `thread[1]`, where every value is uniform over its unit of one thread.
-fn is_thread1(p: Persp) -> bool {
-    p.level == prism_types::perspective::Level::Thread && p.n == 1
-}
-
 /// Whether a function body has unsafe code (`with unsafe:` or verbatim CUDA) anywhere.
 fn has_unsafe(b: &tir::Block) -> bool {
     b.stmts.iter().any(|s| match &s.kind {
@@ -283,7 +278,7 @@ impl Cx<'_> {
     /// Whether a check of `v` is needed at all: variables at `thread[1]` are uniform by
     /// definition.
     fn checked(&self, v: VarId) -> bool {
-        !is_thread1(self.tf.var(v).persp)
+        self.tf.var(v).persp != Persp::THREAD
     }
 
     /// Whether code at `code` runs every thread of each unit of `v`'s perspective together,
@@ -556,7 +551,7 @@ impl Cx<'_> {
                 // that take this `return` (an early report; the callers' checks after the
                 // call compare the whole unit, which may return from several places).
                 if let (true, Some(r), Some((_, persp))) = (self.unsafe_depth > 0, value, self.tf.ret)
-                    && !is_thread1(persp)
+                    && persp != Persp::THREAD
                 {
                     self.emit(out, InstKind::AssertUniform { reg: r, persp, what: Checked::Returned }, span);
                 }
@@ -1395,7 +1390,7 @@ impl Cx<'_> {
                 if self.unsafe_depth > 0 {
                     for (i, a) in c.args.iter().enumerate() {
                         let persp = callee.var(callee.params[i]).persp;
-                        if is_thread1(persp) {
+                        if persp == Persp::THREAD {
                             continue;
                         }
                         let what = Checked::Argument { func, index: i as u32 };
@@ -1425,7 +1420,7 @@ impl Cx<'_> {
                 // again here, after the call, which the whole unit of the return's
                 // perspective makes (it is at most the callee's entry perspective).
                 if let (Some(reg), Some((_, persp))) = (dst, callee.ret)
-                    && !is_thread1(persp)
+                    && persp != Persp::THREAD
                     && has_unsafe(&callee.body)
                 {
                     self.emit(out, InstKind::AssertUniform { reg, persp, what: Checked::Result { func } }, span);
