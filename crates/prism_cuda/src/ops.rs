@@ -312,6 +312,16 @@ pub fn math(name: &str, ty: Scalar, arg_ty: Scalar, args: Vec<Expr>) -> Expr {
                 (_, true) => cast(U64, ty, f("__brevll", Expr::cast("unsigned long long", a))),
             };
         }
+        // The operand's bits as an `unsigned`: a reinterpretation, never a conversion.
+        "bits32" => {
+            let a = args.into_iter().next().expect("one operand");
+            return match arg_ty {
+                F32 => f("__float_as_uint", a),
+                F16 => Expr::cast("unsigned", f("__half_as_ushort", a)),
+                BF16 => Expr::cast("unsigned", f("__bfloat16_as_ushort", a)),
+                _ => Expr::cast("unsigned", a),
+            };
+        }
         _ => {}
     }
     if ty.is_int() {

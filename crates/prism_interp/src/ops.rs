@@ -211,6 +211,7 @@ pub enum MathFn {
     Clz,
     Ffs,
     Brev,
+    Bits32,
     Abs,
     Min,
     Max,
@@ -241,6 +242,7 @@ impl MathFn {
             "clz" => Clz,
             "ffs" => Ffs,
             "brev" => Brev,
+            "bits32" => Bits32,
             "abs" => Abs,
             "min" => Min,
             "max" => Max,
@@ -381,6 +383,9 @@ pub fn math(f: MathFn, ty: Scalar, arg_ty: Scalar, args: &[u64]) -> u64 {
             let width = arg_ty.size() as u32 * 8;
             norm(ty, norm_width(arg_ty, a).reverse_bits() >> (64 - width))
         }
+        // The operand's own bits, zero-extended: values are kept as their bit patterns,
+        // so this only drops a signed integer's sign extension.
+        MathFn::Bits32 => norm_width(arg_ty, a),
         MathFn::Abs if !ty.is_float() => {
             if ty.is_signed_int() {
                 norm(ty, (a as i64).wrapping_abs() as u64)
@@ -652,6 +657,10 @@ mod tests {
         assert_eq!(math(MathFn::from_name("clz"), Scalar::I32, Scalar::U32, &[1]), 31);
         assert_eq!(math(MathFn::from_name("ffs"), Scalar::I32, Scalar::I32, &[8]), 4);
         assert_eq!(math(MathFn::from_name("brev"), Scalar::U32, Scalar::U32, &[1]), 0x8000_0000);
+        let bits32 = MathFn::from_name("bits32");
+        assert_eq!(math(bits32, Scalar::U32, Scalar::F32, &[u64::from((-1.5f32).to_bits())]), 0xBFC0_0000);
+        assert_eq!(math(bits32, Scalar::U32, Scalar::I32, &[(-1i64) as u64]), 0xFFFF_FFFF);
+        assert_eq!(math(bits32, Scalar::U32, Scalar::F16, &[0xBC00]), 0xBC00);
         assert_eq!(
             to_i128(Scalar::I32, math(MathFn::from_name("max"), Scalar::I32, Scalar::I32, &[i32b(-3), i32b(2)])),
             2

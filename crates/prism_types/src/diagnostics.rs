@@ -753,6 +753,7 @@ fn expected_words(e: &Expected) -> String {
         Expected::Memory(s) => format!("memory of `{}`", s.name()),
         Expected::AtomicMemory => format!("memory of {ATOMIC}"),
         Expected::AtomicType => ATOMIC.to_string(),
+        Expected::Bits32 => "a number of at most 32 bits (`int`, `uint`, `float`, `half` or `bf16`)".into(),
         Expected::Opaque(n) => format!("`{n}`"),
         Expected::Integer => "an integer".into(),
         Expected::Integers => "integers".into(),

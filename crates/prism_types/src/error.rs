@@ -46,6 +46,8 @@ pub enum Expected {
     AtomicMemory,
     /// A value of a type atomics support.
     AtomicType,
+    /// A numeric value of at most 32 bits.
+    Bits32,
     /// An opaque handle of this kind.
     Opaque(String),
     /// An integer value.

@@ -92,6 +92,8 @@ pub enum TyClass {
     Float,
     /// Any integer or float that atomics support; fixes `T`.
     Atomic,
+    /// Any numeric scalar of at most 32 bits (`bits32`); fixes `T`.
+    Bits32,
     /// The type `T` fixed by an earlier operand (converted to it).
     T,
     /// A compile-time integer constant.
@@ -713,6 +715,14 @@ pub static TABLE: &[IntrinsicSig] = &[
         "1 + index of the lowest set bit, or 0",
     ),
     row("brev", CodeReq::Pure, &[v("x", Int)], PURE_T, Math, "bits in reverse order"),
+    row(
+        "bits32",
+        CodeReq::Pure,
+        &[v("x", Bits32)],
+        RetSig::Value(S(U32), None),
+        Math,
+        "the bits of a scalar of at most 32 bits as a `uint` (16-bit types zero-extended): `__float_as_uint`",
+    ),
     row("abs", CodeReq::Pure, &[v("x", Numeric)], PURE_T, Math, "absolute value"),
     row("min", CodeReq::Pure, &[v("a", Numeric), v("b", T)], PURE_T, Math, "minimum"),
     row("max", CodeReq::Pure, &[v("a", Numeric), v("b", T)], PURE_T, Math, "maximum"),
@@ -889,9 +899,12 @@ mod tests {
             let mut bound = false;
             for p in s.params {
                 match p.ty {
-                    TyClass::Numeric | TyClass::Int | TyClass::Float | TyClass::Atomic | TyClass::AnyScalar => {
-                        bound = true
-                    }
+                    TyClass::Numeric
+                    | TyClass::Int
+                    | TyClass::Float
+                    | TyClass::Atomic
+                    | TyClass::Bits32
+                    | TyClass::AnyScalar => bound = true,
                     TyClass::T => assert!(bound, "{}: `{}` uses T before it is fixed", s.name, p.name),
                     _ => {}
                 }

@@ -299,7 +299,8 @@ fn k16_scan_decoupled_lookback() {
     // n = 5000: 5 tiles (the last partial), so four blocks look back, each to tile 0, the
     // only anchor (`lookback_prefix` publishes inclusive prefixes every 256 tiles). Every
     // tile publishes its aggregate (the -1s are overwritten); only tile 0 its inclusive
-    // prefix (the others' stay 0).
+    // prefix (the others' stay 0). A status word holds the flag in its high half and the
+    // bits of the value it published in its low half.
     let (n, blocks) = (5000, 5);
     let x = wrapping_ints(16, n);
     let p = program(&file("16_scan_decoupled_lookback.prism"));
@@ -309,7 +310,7 @@ fn k16_scan_decoupled_lookback() {
             Arg::buffer(&x),
             Arg::buffer(&vec![0i32; n]),
             Arg::buffer(&[0i32]),
-            Arg::buffer(&vec![0i32; blocks]),
+            Arg::buffer(&vec![0u64; blocks]),
             Arg::buffer(&vec![-1i32; blocks]),
             Arg::buffer(&vec![0i32; blocks]),
         ]
@@ -318,11 +319,12 @@ fn k16_scan_decoupled_lookback() {
     let aggregates = tile_sums(&x, 1024);
     let mut inclusive = vec![0i32; blocks];
     inclusive[0] = scan[1023];
-    let mut flags = vec![1; blocks];
-    flags[0] = 2;
+    let word = |flag: u64, value: i32| flag << 32 | u64::from(value as u32);
+    let mut flags: Vec<u64> = aggregates.iter().map(|&a| word(1, a)).collect();
+    flags[0] = word(2, inclusive[0]);
     assert_same("out", &out.i32("out"), &scan);
     assert_same("tile_counter", &out.i32("tile_counter"), &[blocks as i32]);
-    assert_same("flags", &out.i32("flags"), &flags);
+    assert_same("flags", &out.get::<u64>("flags"), &flags);
     assert_same("aggregates", &out.i32("aggregates"), &aggregates);
     assert_same("inclusive", &out.i32("inclusive"), &inclusive);
 }

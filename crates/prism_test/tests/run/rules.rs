@@ -3,6 +3,8 @@
 
 use crate::support::{Rng, assert_same, bf16_buffer, f16_buffer, program};
 use prism_interp::Arg;
+use prism_interp::Buffer;
+use prism_types::ty::Scalar;
 
 fn file(name: &str) -> String {
     format!("accept/rules/{name}")
@@ -92,6 +94,46 @@ fn r_store_perspective() {
     let want: Vec<f32> = src.iter().map(|v| v * 2.0).collect();
     assert_same("out", &out.f32("out"), &want);
     assert_same("hist", &out.i32("hist"), &[12; 8]);
+}
+
+#[test]
+fn run_bits32() {
+    // tests/ui/run/bits32.prism: the special floats (zeros of both signs, infinities, NaNs
+    // with payloads and sign, subnormals) and negative ints, whose bits a conversion would
+    // not keep.
+    let n = 128;
+    let mut rng = Rng::new(107);
+    let specials = [
+        0.0f32,
+        -0.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::from_bits(0x7FC0_0001),
+        f32::from_bits(0xFFA0_0000),
+        1e-40,
+        -1.5,
+    ];
+    let x: Vec<f32> =
+        (0..n).map(|i| specials.get(i).copied().unwrap_or_else(|| rng.int(-1000, 1000) as f32 / 7.0)).collect();
+    let y: Vec<i32> = (0..n)
+        .map(|i| if i < 4 { [i32::MIN, -1, 0, i32::MAX][i] } else { rng.int(-100_000, 100_000) as i32 })
+        .collect();
+    let h: Vec<u16> =
+        (0..n).map(|i| if i < 3 { [0x8000, 0xFC00, 0x7E01][i] } else { rng.int(0, 0xFFFF) as u16 }).collect();
+    let b: Vec<u16> =
+        (0..n).map(|i| if i < 3 { [0x8000, 0xFF80, 0x7FC1][i] } else { rng.int(0, 0xFFFF) as u16 }).collect();
+    let p = program("run/bits32.prism");
+    let out = p.launch("bits", 2, 64, || {
+        vec![
+            Arg::buffer(&x),
+            Arg::buffer(&y),
+            Arg::Buffer(Buffer::from_bits(Scalar::F16, &h.iter().map(|&v| u64::from(v)).collect::<Vec<_>>())),
+            Arg::Buffer(Buffer::from_bits(Scalar::BF16, &b.iter().map(|&v| u64::from(v)).collect::<Vec<_>>())),
+            Arg::buffer(&vec![0u32; 4 * n]),
+        ]
+    });
+    let want: Vec<u32> = (0..n).flat_map(|i| [x[i].to_bits(), y[i] as u32, u32::from(h[i]), u32::from(b[i])]).collect();
+    assert_same("out", &out.get::<u32>("out"), &want);
 }
 
 #[test]

@@ -1289,6 +1289,7 @@ impl Checker<'_> {
             TyClass::Atomic => {
                 matches!(s, Scalar::I32 | Scalar::U32 | Scalar::I64 | Scalar::U64 | Scalar::F32 | Scalar::F64)
             }
+            TyClass::Bits32 => s.is_numeric() && s.size() <= 4,
             _ => true,
         };
         match cls {
@@ -1329,6 +1330,7 @@ impl Checker<'_> {
                             TyClass::Int => Expected::Integer,
                             TyClass::Float => Expected::Float,
                             TyClass::Atomic => Expected::AtomicType,
+                            TyClass::Bits32 => Expected::Bits32,
                             _ => Expected::Number,
                         },
                         found: s.into(),

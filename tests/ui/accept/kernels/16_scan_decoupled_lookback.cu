@@ -15,7 +15,7 @@ __device__ __forceinline__ int prism_std_device_lookback_prefix_int_(int prism_t
                                                                      unsigned char* prism_smem,
                                                                      int tile,
                                                                      int aggregate,
-                                                                     int* flags,
+                                                                     unsigned long long* flags,
                                                                      int* aggregates,
                                                                      int* inclusive);
 __device__ __forceinline__ int prism_std_warp_warp_inclusive_sum_int_(int prism_tid,
@@ -27,6 +27,11 @@ __device__ __forceinline__ void prism_std_block_warp_totals_sum_int_(int prism_t
                                                                      unsigned char* prism_smem,
                                                                      int incl,
                                                                      int* slots);
+__device__ __forceinline__ unsigned long long prism_std_device_status_word_int_(int prism_tid,
+                                                                                int prism_bid,
+                                                                                unsigned char* prism_smem,
+                                                                                int flag,
+                                                                                int value);
 __device__ __forceinline__ int prism_std_warp_warp_sum_int_(int prism_tid,
                                                             int prism_bid,
                                                             unsigned char* prism_smem,
@@ -57,7 +62,7 @@ __device__ __forceinline__ int prism_std_device_tile_ticket_(int prism_tid,
 // the library's `with unsafe:`), and writes its tile.
 // Inputs:  n (int >= 1), x (int[n], read-only).
 // Output:  out (int[n]): out[i] = x[0] + ... + x[i] (wrapping 32-bit arithmetic).
-// Scratch: tile_counter (int[1]) and flags (int[B]) must be zero before the launch;
+// Scratch: tile_counter (int[1]) and flags (uint64[B]) must be zero before the launch;
 //          aggregates (int[B]) and inclusive (int[B]) need no initialisation.
 // Launch:  exactly T = 256 threads per block and B = ceil(n / 1024) blocks. The block that
 //          draws ticket j scans tile j = x[j*1024 .. j*1024 + 1023]; its thread t owns the
@@ -66,7 +71,7 @@ extern "C" __global__ void __launch_bounds__(256) scan_decoupled_lookback(int n,
                                                                           const int* __restrict__ x,
                                                                           int* __restrict__ out,
                                                                           int* __restrict__ tile_counter,
-                                                                          int* __restrict__ flags,
+                                                                          unsigned long long* __restrict__ flags,
                                                                           int* __restrict__ aggregates,
                                                                           int* __restrict__ inclusive)
 {
@@ -100,7 +105,7 @@ extern "C" __global__ void __launch_bounds__(256) scan_decoupled_lookback(int n,
                             int* aggregate = reinterpret_cast<int*>(prism_smem);  // line 45
                             const int local_prefix = prism_std_block_block_exclusive_sum_int_(prism_tid, prism_bid, prism_smem + 16, thread_sum, aggregate);  // line 46
                             const int tile_total = aggregate[0];  // line 47
-                            int* flags_b = flags;  // line 31
+                            unsigned long long* flags_b = flags;  // line 31
                             int* aggregates_b = aggregates;  // line 32
                             int* inclusive_b = inclusive;  // line 33
                             const int block_prefix = prism_std_device_lookback_prefix_int_(prism_tid, prism_bid, prism_smem + 16, tile, tile_total, flags_b, aggregates_b, inclusive_b);  // line 48
@@ -167,7 +172,7 @@ __device__ __forceinline__ int prism_std_device_lookback_prefix_int_(int prism_t
                                                                      unsigned char* prism_smem,
                                                                      int tile,
                                                                      int aggregate,
-                                                                     int* flags,
+                                                                     unsigned long long* flags,
                                                                      int* aggregates,
                                                                      int* inclusive)
 {
@@ -175,66 +180,89 @@ __device__ __forceinline__ int prism_std_device_lookback_prefix_int_(int prism_t
     {  // claim `prefix_s` as `prefix_t` at thread[1]
         if ((int)((unsigned)prism_tid / 32u) == 0) {  // split(warp) case 1: thread[32]
             int exclusive = 0;
-            int found = 0;
+            bool clash = false;
             if (tile == 0) {
                 if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                     prism_atomic_store(&aggregates[0], aggregate);
                     prism_atomic_store(&inclusive[0], aggregate);
                     __threadfence();
-                    found = prism_atomic_cas(&flags[0], 0, 2);
+                    const unsigned long long first = prism_atomic_cas(&flags[0], 0ull, prism_std_device_status_word_int_(prism_tid % 1, prism_bid, prism_smem + 16, 2, aggregate));
+                    clash = first != 0ull;
                 }
             } else {
+                const unsigned long long published = prism_std_device_status_word_int_(prism_tid % 1, prism_bid, prism_smem + 16, 1, aggregate);
                 if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                     prism_atomic_store(&aggregates[tile], aggregate);
                     __threadfence();
-                    found = prism_atomic_cas(&flags[tile], 0, 1);
+                    const unsigned long long first = prism_atomic_cas(&flags[tile], 0ull, published);
+                    clash = first != 0ull;
                 }
                 const int anchor = prism_sub(tile, 1) / 256 * 256;
                 const int l = (int)((unsigned)prism_tid % 32u);
                 int terms = 0;
                 {  // group(thread[1])
                     {  // with unsafe
+                        unsigned long long seen[8] = {};
                         for (int k = 0; k < 8; k += 1) {
                             const int j = prism_sub(prism_sub(prism_sub(tile, 1), l), 32 * k);
+                            seen[k] = 0ull;
                             if (j >= anchor) {
                                 int want = 1;
                                 if (j == anchor) {
                                     want = 2;
                                 }
-                                const int t50 = prism_atomic_load(&flags[j]);
-                                int f = t50;
-                                while (f < want) {
+                                const unsigned long long t60 = prism_atomic_load(&flags[j]);
+                                unsigned long long f = t60;
+                                while ((int)(f >> 32) < want) {
                                     __nanosleep(32u);
-                                    const int t53 = prism_atomic_load(&flags[j]);
-                                    f = t53;
+                                    const unsigned long long t66 = prism_atomic_load(&flags[j]);
+                                    f = t66;
                                 }
+                                seen[k] = f;
                             }
                         }
                         __threadfence();
+                        bool overwritten = false;
                         for (int k_1 = 0; k_1 < 8; k_1 += 1) {
                             const int j = prism_sub(prism_sub(prism_sub(tile, 1), l), 32 * k_1);
-                            if (j == anchor) {
-                                const int t67 = prism_atomic_load(&inclusive[j]);
-                                terms = prism_add(terms, t67);
-                            } else if (j > anchor) {
-                                const int t70 = prism_atomic_load(&aggregates[j]);
-                                terms = prism_add(terms, t70);
+                            if (j >= anchor) {
+                                int value = 0;
+                                if (j == anchor) {
+                                    const int t85 = prism_atomic_load(&inclusive[j]);
+                                    value = t85;
+                                } else {
+                                    const int t86 = prism_atomic_load(&aggregates[j]);
+                                    value = t86;
+                                }
+                                if ((unsigned)value != (unsigned)seen[k_1]) {
+                                    overwritten = true;
+                                }
+                                terms = prism_add(terms, value);
                             }
+                        }
+                        if (overwritten) {
+                            __trap();
                         }
                     }
                 }
                 exclusive = prism_std_warp_warp_sum_int_(prism_tid % 32, prism_bid, prism_smem + 16, terms);
                 if (tile % 256 == 0) {
                     if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
-                        prism_atomic_store(&inclusive[tile], prism_add(exclusive, aggregate));
+                        const int total = prism_add(exclusive, aggregate);
+                        prism_atomic_store(&inclusive[tile], total);
                         __threadfence();
-                        prism_atomic_store(&flags[tile], 2);
+                        const unsigned long long was = prism_atomic_cas(&flags[tile], published, prism_std_device_status_word_int_(prism_tid % 1, prism_bid, prism_smem + 16, 2, total));
+                        bool t104 = clash;
+                        if (!t104) {
+                            t104 = was != published;
+                        }
+                        clash = t104;
                     }
                 }
             }
             if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                 prefix_s[0] = exclusive;
-                if (found != 0) {
+                if (clash) {
                     __trap();
                 }
             }
@@ -299,6 +327,15 @@ __device__ __forceinline__ void prism_std_block_warp_totals_sum_int_(int prism_t
         }
     }
     __syncthreads();
+}
+
+__device__ __forceinline__ unsigned long long prism_std_device_status_word_int_(int prism_tid,
+                                                                                int prism_bid,
+                                                                                unsigned char* prism_smem,
+                                                                                int flag,
+                                                                                int value)
+{
+    return ((unsigned long long)flag << 32) | (unsigned long long)(unsigned)value;
 }
 
 __device__ __forceinline__ int prism_std_warp_warp_sum_int_(int prism_tid,

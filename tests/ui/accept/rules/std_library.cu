@@ -176,7 +176,7 @@ __device__ __forceinline__ void prism_std_device_device_inclusive_sum_int_4_(int
                                                                              int* output,
                                                                              int n,
                                                                              int* counter,
-                                                                             int* flags,
+                                                                             unsigned long long* flags,
                                                                              int* aggregates,
                                                                              int* inclusive);
 __device__ __forceinline__ void prism_std_device_device_inclusive_sum_float_2_(int prism_tid,
@@ -186,7 +186,7 @@ __device__ __forceinline__ void prism_std_device_device_inclusive_sum_float_2_(i
                                                                                float* output,
                                                                                int n,
                                                                                int* counter,
-                                                                               int* flags,
+                                                                               unsigned long long* flags,
                                                                                float* aggregates,
                                                                                float* inclusive);
 __device__ __forceinline__ void prism_std_device_device_sum_int_4_(int prism_tid,
@@ -233,7 +233,7 @@ __device__ __forceinline__ int prism_std_device_lookback_prefix_int_(int prism_t
                                                                      unsigned char* prism_smem,
                                                                      int tile,
                                                                      int aggregate,
-                                                                     int* flags,
+                                                                     unsigned long long* flags,
                                                                      int* aggregates,
                                                                      int* inclusive);
 __device__ __forceinline__ float prism_std_block_block_exclusive_sum_float_(int prism_tid,
@@ -246,7 +246,7 @@ __device__ __forceinline__ float prism_std_device_lookback_prefix_float_(int pri
                                                                          unsigned char* prism_smem,
                                                                          int tile,
                                                                          float aggregate,
-                                                                         int* flags,
+                                                                         unsigned long long* flags,
                                                                          float* aggregates,
                                                                          float* inclusive);
 __device__ __forceinline__ bool prism_std_device_publish_partial_int_(int prism_tid,
@@ -256,6 +256,11 @@ __device__ __forceinline__ bool prism_std_device_publish_partial_int_(int prism_
                                                                       int partial,
                                                                       int* partials,
                                                                       int* counter);
+__device__ __forceinline__ unsigned long long prism_std_device_status_word_int_(int prism_tid,
+                                                                                int prism_bid,
+                                                                                unsigned char* prism_smem,
+                                                                                int flag,
+                                                                                int value);
 __device__ __forceinline__ float prism_std_warp_warp_inclusive_sum_float_(int prism_tid,
                                                                           int prism_bid,
                                                                           unsigned char* prism_smem,
@@ -265,6 +270,11 @@ __device__ __forceinline__ void prism_std_block_warp_totals_sum_float_(int prism
                                                                        unsigned char* prism_smem,
                                                                        float incl,
                                                                        float* slots);
+__device__ __forceinline__ unsigned long long prism_std_device_status_word_float_(int prism_tid,
+                                                                                  int prism_bid,
+                                                                                  unsigned char* prism_smem,
+                                                                                  int flag,
+                                                                                  float value);
 __device__ __forceinline__ float prism_std_warp_warp_sum_float_(int prism_tid,
                                                                 int prism_bid,
                                                                 unsigned char* prism_smem,
@@ -473,7 +483,7 @@ extern "C" __global__ void scan(const int* __restrict__ x,
                                 int* __restrict__ out,
                                 int n,
                                 int* __restrict__ counter,
-                                int* __restrict__ flags,
+                                unsigned long long* __restrict__ flags,
                                 int* __restrict__ aggregates,
                                 int* __restrict__ inclusive)
 {
@@ -492,7 +502,7 @@ extern "C" __global__ void scan_floats(const float* __restrict__ x,
                                        float* __restrict__ out,
                                        int n,
                                        int* __restrict__ counter,
-                                       int* __restrict__ flags,
+                                       unsigned long long* __restrict__ flags,
                                        float* __restrict__ aggregates,
                                        float* __restrict__ inclusive)
 {
@@ -1182,7 +1192,7 @@ __device__ __forceinline__ void prism_std_device_device_inclusive_sum_int_4_(int
                                                                              int* output,
                                                                              int n,
                                                                              int* counter,
-                                                                             int* flags,
+                                                                             unsigned long long* flags,
                                                                              int* aggregates,
                                                                              int* inclusive)
 {
@@ -1209,7 +1219,7 @@ __device__ __forceinline__ void prism_std_device_device_inclusive_sum_int_4_(int
                             int* aggregate = reinterpret_cast<int*>(prism_smem);
                             const int local = prism_std_block_block_exclusive_sum_int_(prism_tid, prism_bid, prism_smem + 16, own, aggregate);
                             const int tile_total = aggregate[0];
-                            int* flags_b = flags;
+                            unsigned long long* flags_b = flags;
                             int* aggregates_b = aggregates;
                             int* inclusive_b = inclusive;
                             const int prefix = prism_std_device_lookback_prefix_int_(prism_tid, prism_bid, prism_smem + 16, tile, tile_total, flags_b, aggregates_b, inclusive_b);
@@ -1239,7 +1249,7 @@ __device__ __forceinline__ void prism_std_device_device_inclusive_sum_float_2_(i
                                                                                float* output,
                                                                                int n,
                                                                                int* counter,
-                                                                               int* flags,
+                                                                               unsigned long long* flags,
                                                                                float* aggregates,
                                                                                float* inclusive)
 {
@@ -1266,7 +1276,7 @@ __device__ __forceinline__ void prism_std_device_device_inclusive_sum_float_2_(i
                             float* aggregate = reinterpret_cast<float*>(prism_smem);
                             const float local = prism_std_block_block_exclusive_sum_float_(prism_tid, prism_bid, prism_smem + 16, own, aggregate);
                             const float tile_total = aggregate[0];
-                            int* flags_b = flags;
+                            unsigned long long* flags_b = flags;
                             float* aggregates_b = aggregates;
                             float* inclusive_b = inclusive;
                             const float prefix = prism_std_device_lookback_prefix_float_(prism_tid, prism_bid, prism_smem + 16, tile, tile_total, flags_b, aggregates_b, inclusive_b);
@@ -1538,7 +1548,7 @@ __device__ __forceinline__ int prism_std_device_lookback_prefix_int_(int prism_t
                                                                      unsigned char* prism_smem,
                                                                      int tile,
                                                                      int aggregate,
-                                                                     int* flags,
+                                                                     unsigned long long* flags,
                                                                      int* aggregates,
                                                                      int* inclusive)
 {
@@ -1546,66 +1556,89 @@ __device__ __forceinline__ int prism_std_device_lookback_prefix_int_(int prism_t
     {  // claim `prefix_s` as `prefix_t` at thread[1]
         if ((int)((unsigned)prism_tid / 32u) == 0) {  // split(warp) case 1: thread[32]
             int exclusive = 0;
-            int found = 0;
+            bool clash = false;
             if (tile == 0) {
                 if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                     prism_atomic_store(&aggregates[0], aggregate);
                     prism_atomic_store(&inclusive[0], aggregate);
                     __threadfence();
-                    found = prism_atomic_cas(&flags[0], 0, 2);
+                    const unsigned long long first = prism_atomic_cas(&flags[0], 0ull, prism_std_device_status_word_int_(prism_tid % 1, prism_bid, prism_smem + 16, 2, aggregate));
+                    clash = first != 0ull;
                 }
             } else {
+                const unsigned long long published = prism_std_device_status_word_int_(prism_tid % 1, prism_bid, prism_smem + 16, 1, aggregate);
                 if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                     prism_atomic_store(&aggregates[tile], aggregate);
                     __threadfence();
-                    found = prism_atomic_cas(&flags[tile], 0, 1);
+                    const unsigned long long first = prism_atomic_cas(&flags[tile], 0ull, published);
+                    clash = first != 0ull;
                 }
                 const int anchor = prism_sub(tile, 1) / 256 * 256;
                 const int l = (int)((unsigned)prism_tid % 32u);
                 int terms = 0;
                 {  // group(thread[1])
                     {  // with unsafe
+                        unsigned long long seen[8] = {};
                         for (int k = 0; k < 8; k += 1) {
                             const int j = prism_sub(prism_sub(prism_sub(tile, 1), l), 32 * k);
+                            seen[k] = 0ull;
                             if (j >= anchor) {
                                 int want = 1;
                                 if (j == anchor) {
                                     want = 2;
                                 }
-                                const int t50 = prism_atomic_load(&flags[j]);
-                                int f = t50;
-                                while (f < want) {
+                                const unsigned long long t60 = prism_atomic_load(&flags[j]);
+                                unsigned long long f = t60;
+                                while ((int)(f >> 32) < want) {
                                     __nanosleep(32u);
-                                    const int t53 = prism_atomic_load(&flags[j]);
-                                    f = t53;
+                                    const unsigned long long t66 = prism_atomic_load(&flags[j]);
+                                    f = t66;
                                 }
+                                seen[k] = f;
                             }
                         }
                         __threadfence();
+                        bool overwritten = false;
                         for (int k_1 = 0; k_1 < 8; k_1 += 1) {
                             const int j = prism_sub(prism_sub(prism_sub(tile, 1), l), 32 * k_1);
-                            if (j == anchor) {
-                                const int t67 = prism_atomic_load(&inclusive[j]);
-                                terms = prism_add(terms, t67);
-                            } else if (j > anchor) {
-                                const int t70 = prism_atomic_load(&aggregates[j]);
-                                terms = prism_add(terms, t70);
+                            if (j >= anchor) {
+                                int value = 0;
+                                if (j == anchor) {
+                                    const int t85 = prism_atomic_load(&inclusive[j]);
+                                    value = t85;
+                                } else {
+                                    const int t86 = prism_atomic_load(&aggregates[j]);
+                                    value = t86;
+                                }
+                                if ((unsigned)value != (unsigned)seen[k_1]) {
+                                    overwritten = true;
+                                }
+                                terms = prism_add(terms, value);
                             }
+                        }
+                        if (overwritten) {
+                            __trap();
                         }
                     }
                 }
                 exclusive = prism_std_warp_warp_sum_int_(prism_tid % 32, prism_bid, prism_smem + 16, terms);
                 if (tile % 256 == 0) {
                     if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
-                        prism_atomic_store(&inclusive[tile], prism_add(exclusive, aggregate));
+                        const int total = prism_add(exclusive, aggregate);
+                        prism_atomic_store(&inclusive[tile], total);
                         __threadfence();
-                        prism_atomic_store(&flags[tile], 2);
+                        const unsigned long long was = prism_atomic_cas(&flags[tile], published, prism_std_device_status_word_int_(prism_tid % 1, prism_bid, prism_smem + 16, 2, total));
+                        bool t104 = clash;
+                        if (!t104) {
+                            t104 = was != published;
+                        }
+                        clash = t104;
                     }
                 }
             }
             if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                 prefix_s[0] = exclusive;
-                if (found != 0) {
+                if (clash) {
                     __trap();
                 }
             }
@@ -1661,7 +1694,7 @@ __device__ __forceinline__ float prism_std_device_lookback_prefix_float_(int pri
                                                                          unsigned char* prism_smem,
                                                                          int tile,
                                                                          float aggregate,
-                                                                         int* flags,
+                                                                         unsigned long long* flags,
                                                                          float* aggregates,
                                                                          float* inclusive)
 {
@@ -1669,66 +1702,89 @@ __device__ __forceinline__ float prism_std_device_lookback_prefix_float_(int pri
     {  // claim `prefix_s` as `prefix_t` at thread[1]
         if ((int)((unsigned)prism_tid / 32u) == 0) {  // split(warp) case 1: thread[32]
             float exclusive = 0.0f;
-            int found = 0;
+            bool clash = false;
             if (tile == 0) {
                 if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                     prism_atomic_store(&aggregates[0], aggregate);
                     prism_atomic_store(&inclusive[0], aggregate);
                     __threadfence();
-                    found = prism_atomic_cas(&flags[0], 0, 2);
+                    const unsigned long long first = prism_atomic_cas(&flags[0], 0ull, prism_std_device_status_word_float_(prism_tid % 1, prism_bid, prism_smem + 16, 2, aggregate));
+                    clash = first != 0ull;
                 }
             } else {
+                const unsigned long long published = prism_std_device_status_word_float_(prism_tid % 1, prism_bid, prism_smem + 16, 1, aggregate);
                 if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                     prism_atomic_store(&aggregates[tile], aggregate);
                     __threadfence();
-                    found = prism_atomic_cas(&flags[tile], 0, 1);
+                    const unsigned long long first = prism_atomic_cas(&flags[tile], 0ull, published);
+                    clash = first != 0ull;
                 }
                 const int anchor = prism_sub(tile, 1) / 256 * 256;
                 const int l = (int)((unsigned)prism_tid % 32u);
                 float terms = 0.0f;
                 {  // group(thread[1])
                     {  // with unsafe
+                        unsigned long long seen[8] = {};
                         for (int k = 0; k < 8; k += 1) {
                             const int j = prism_sub(prism_sub(prism_sub(tile, 1), l), 32 * k);
+                            seen[k] = 0ull;
                             if (j >= anchor) {
                                 int want = 1;
                                 if (j == anchor) {
                                     want = 2;
                                 }
-                                const int t50 = prism_atomic_load(&flags[j]);
-                                int f = t50;
-                                while (f < want) {
+                                const unsigned long long t60 = prism_atomic_load(&flags[j]);
+                                unsigned long long f = t60;
+                                while ((int)(f >> 32) < want) {
                                     __nanosleep(32u);
-                                    const int t53 = prism_atomic_load(&flags[j]);
-                                    f = t53;
+                                    const unsigned long long t66 = prism_atomic_load(&flags[j]);
+                                    f = t66;
                                 }
+                                seen[k] = f;
                             }
                         }
                         __threadfence();
+                        bool overwritten = false;
                         for (int k_1 = 0; k_1 < 8; k_1 += 1) {
                             const int j = prism_sub(prism_sub(prism_sub(tile, 1), l), 32 * k_1);
-                            if (j == anchor) {
-                                const float t67 = prism_atomic_load(&inclusive[j]);
-                                terms = terms + t67;
-                            } else if (j > anchor) {
-                                const float t70 = prism_atomic_load(&aggregates[j]);
-                                terms = terms + t70;
+                            if (j >= anchor) {
+                                float value = 0.0f;
+                                if (j == anchor) {
+                                    const float t85 = prism_atomic_load(&inclusive[j]);
+                                    value = t85;
+                                } else {
+                                    const float t86 = prism_atomic_load(&aggregates[j]);
+                                    value = t86;
+                                }
+                                if (__float_as_uint(value) != (unsigned)seen[k_1]) {
+                                    overwritten = true;
+                                }
+                                terms = terms + value;
                             }
+                        }
+                        if (overwritten) {
+                            __trap();
                         }
                     }
                 }
                 exclusive = prism_std_warp_warp_sum_float_(prism_tid % 32, prism_bid, prism_smem + 16, terms);
                 if (tile % 256 == 0) {
                     if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
-                        prism_atomic_store(&inclusive[tile], exclusive + aggregate);
+                        const float total = exclusive + aggregate;
+                        prism_atomic_store(&inclusive[tile], total);
                         __threadfence();
-                        prism_atomic_store(&flags[tile], 2);
+                        const unsigned long long was = prism_atomic_cas(&flags[tile], published, prism_std_device_status_word_float_(prism_tid % 1, prism_bid, prism_smem + 16, 2, total));
+                        bool t104 = clash;
+                        if (!t104) {
+                            t104 = was != published;
+                        }
+                        clash = t104;
                     }
                 }
             }
             if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                 prefix_s[0] = exclusive;
-                if (found != 0) {
+                if (clash) {
                     __trap();
                 }
             }
@@ -1766,6 +1822,15 @@ __device__ __forceinline__ bool prism_std_device_publish_partial_int_(int prism_
     const bool last = last_s[0] == 1;
     __syncthreads();
     return last;
+}
+
+__device__ __forceinline__ unsigned long long prism_std_device_status_word_int_(int prism_tid,
+                                                                                int prism_bid,
+                                                                                unsigned char* prism_smem,
+                                                                                int flag,
+                                                                                int value)
+{
+    return ((unsigned long long)flag << 32) | (unsigned long long)(unsigned)value;
 }
 
 __device__ __forceinline__ float prism_std_warp_warp_inclusive_sum_float_(int prism_tid,
@@ -1821,6 +1886,15 @@ __device__ __forceinline__ void prism_std_block_warp_totals_sum_float_(int prism
         }
     }
     __syncthreads();
+}
+
+__device__ __forceinline__ unsigned long long prism_std_device_status_word_float_(int prism_tid,
+                                                                                  int prism_bid,
+                                                                                  unsigned char* prism_smem,
+                                                                                  int flag,
+                                                                                  float value)
+{
+    return ((unsigned long long)flag << 32) | (unsigned long long)__float_as_uint(value);
 }
 
 __device__ __forceinline__ float prism_std_warp_warp_sum_float_(int prism_tid,

@@ -12,7 +12,7 @@ __device__ __forceinline__ void prism_std_device_device_inclusive_sum_int_1_(int
                                                                              int* output,
                                                                              int n,
                                                                              int* counter,
-                                                                             int* flags,
+                                                                             unsigned long long* flags,
                                                                              int* aggregates,
                                                                              int* inclusive);
 __device__ __forceinline__ void prism_std_device_device_sum_int_1_(int prism_tid,
@@ -33,7 +33,7 @@ __device__ __forceinline__ int prism_std_device_lookback_prefix_int_(int prism_t
                                                                      unsigned char* prism_smem,
                                                                      int tile,
                                                                      int aggregate,
-                                                                     int* flags,
+                                                                     unsigned long long* flags,
                                                                      int* aggregates,
                                                                      int* inclusive);
 __device__ __forceinline__ int prism_std_block_block_sum_int_(int prism_tid,
@@ -56,6 +56,11 @@ __device__ __forceinline__ void prism_std_block_warp_totals_sum_int_(int prism_t
                                                                      unsigned char* prism_smem,
                                                                      int incl,
                                                                      int* slots);
+__device__ __forceinline__ unsigned long long prism_std_device_status_word_int_(int prism_tid,
+                                                                                int prism_bid,
+                                                                                unsigned char* prism_smem,
+                                                                                int flag,
+                                                                                int value);
 __device__ __forceinline__ int prism_std_warp_warp_sum_int_(int prism_tid,
                                                             int prism_bid,
                                                             unsigned char* prism_smem,
@@ -84,8 +89,9 @@ __device__ __forceinline__ int prism_std_device_tile_ticket_(int prism_tid,
 // what a late block of the first still reads; inference puts a grid barrier between the
 // calls (their summaries touch the same memory), so the results are the same on every
 // schedule (an adversarial review, 2026-11-29, checked 12 to 100 seeds). Calling
-// `lookback_prefix` twice directly with shared `aggregates` is not covered: see
-// docs/soundness.md §8.
+// `lookback_prefix` twice directly with shared `aggregates` gets no barrier; there the
+// library's own check stops the kernel instead (`tests/ui/run/checks/trap.prism`,
+// `buggy_shared_aggregates`; docs/soundness.md §8).
 extern "C" __global__ void two_scans(const int* __restrict__ x,
                                      const int* __restrict__ x2,
                                      int* __restrict__ y1,
@@ -93,8 +99,8 @@ extern "C" __global__ void two_scans(const int* __restrict__ x,
                                      int n,
                                      int* __restrict__ c1,
                                      int* __restrict__ c2,
-                                     int* __restrict__ f1,
-                                     int* __restrict__ f2,
+                                     unsigned long long* __restrict__ f1,
+                                     unsigned long long* __restrict__ f2,
                                      int* __restrict__ ag,
                                      int* __restrict__ inc)
 {
@@ -103,8 +109,8 @@ extern "C" __global__ void two_scans(const int* __restrict__ x,
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(1024) unsigned char prism_smem[288];
-    prism_std_device_device_inclusive_sum_int_1_(prism_tid, prism_bid, prism_smem, x, y1, n, c1, f1, ag, inc);  // line 15
-    // inferred grid[1] barrier: `ag` is used at line 15 and again at line 16
+    prism_std_device_device_inclusive_sum_int_1_(prism_tid, prism_bid, prism_smem, x, y1, n, c1, f1, ag, inc);  // line 16
+    // inferred grid[1] barrier: `ag` is used at line 16 and again at line 17
     cooperative_groups::this_grid().sync();
     prism_std_device_device_inclusive_sum_int_1_(prism_tid, prism_bid, prism_smem, x2, y2, n, c2, f2, ag, inc);
 }
@@ -123,8 +129,8 @@ extern "C" __global__ void two_sums(const int* __restrict__ x,
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(1024) unsigned char prism_smem[288];
-    prism_std_device_device_sum_int_1_(prism_tid, prism_bid, prism_smem, x, n, partials, c1, o1);  // line 22
-    // inferred grid[1] barrier: `partials` is used at line 22 and again at line 23
+    prism_std_device_device_sum_int_1_(prism_tid, prism_bid, prism_smem, x, n, partials, c1, o1);  // line 23
+    // inferred grid[1] barrier: `partials` is used at line 23 and again at line 24
     cooperative_groups::this_grid().sync();
     prism_std_device_device_sum_int_1_(prism_tid, prism_bid, prism_smem, x2, n, partials, c2, o2);
 }
@@ -143,8 +149,8 @@ extern "C" __global__ void shared_counter(const int* __restrict__ x,
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(1024) unsigned char prism_smem[288];
-    prism_std_device_device_sum_int_1_(prism_tid, prism_bid, prism_smem, x, n, p1, c, o1);  // line 29
-    // inferred grid[1] barrier: `c` is used at line 29 and again at line 30
+    prism_std_device_device_sum_int_1_(prism_tid, prism_bid, prism_smem, x, n, p1, c, o1);  // line 30
+    // inferred grid[1] barrier: `c` is used at line 30 and again at line 31
     cooperative_groups::this_grid().sync();
     prism_std_device_device_sum_int_1_(prism_tid, prism_bid, prism_smem, x2, n, p2, c, o2);
 }
@@ -156,7 +162,7 @@ __device__ __forceinline__ void prism_std_device_device_inclusive_sum_int_1_(int
                                                                              int* output,
                                                                              int n,
                                                                              int* counter,
-                                                                             int* flags,
+                                                                             unsigned long long* flags,
                                                                              int* aggregates,
                                                                              int* inclusive)
 {
@@ -183,7 +189,7 @@ __device__ __forceinline__ void prism_std_device_device_inclusive_sum_int_1_(int
                             int* aggregate = reinterpret_cast<int*>(prism_smem);
                             const int local = prism_std_block_block_exclusive_sum_int_(prism_tid, prism_bid, prism_smem + 16, own, aggregate);
                             const int tile_total = aggregate[0];
-                            int* flags_b = flags;
+                            unsigned long long* flags_b = flags;
                             int* aggregates_b = aggregates;
                             int* inclusive_b = inclusive;
                             const int prefix = prism_std_device_lookback_prefix_int_(prism_tid, prism_bid, prism_smem + 16, tile, tile_total, flags_b, aggregates_b, inclusive_b);
@@ -303,7 +309,7 @@ __device__ __forceinline__ int prism_std_device_lookback_prefix_int_(int prism_t
                                                                      unsigned char* prism_smem,
                                                                      int tile,
                                                                      int aggregate,
-                                                                     int* flags,
+                                                                     unsigned long long* flags,
                                                                      int* aggregates,
                                                                      int* inclusive)
 {
@@ -311,66 +317,89 @@ __device__ __forceinline__ int prism_std_device_lookback_prefix_int_(int prism_t
     {  // claim `prefix_s` as `prefix_t` at thread[1]
         if ((int)((unsigned)prism_tid / 32u) == 0) {  // split(warp) case 1: thread[32]
             int exclusive = 0;
-            int found = 0;
+            bool clash = false;
             if (tile == 0) {
                 if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                     prism_atomic_store(&aggregates[0], aggregate);
                     prism_atomic_store(&inclusive[0], aggregate);
                     __threadfence();
-                    found = prism_atomic_cas(&flags[0], 0, 2);
+                    const unsigned long long first = prism_atomic_cas(&flags[0], 0ull, prism_std_device_status_word_int_(prism_tid % 1, prism_bid, prism_smem + 16, 2, aggregate));
+                    clash = first != 0ull;
                 }
             } else {
+                const unsigned long long published = prism_std_device_status_word_int_(prism_tid % 1, prism_bid, prism_smem + 16, 1, aggregate);
                 if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                     prism_atomic_store(&aggregates[tile], aggregate);
                     __threadfence();
-                    found = prism_atomic_cas(&flags[tile], 0, 1);
+                    const unsigned long long first = prism_atomic_cas(&flags[tile], 0ull, published);
+                    clash = first != 0ull;
                 }
                 const int anchor = prism_sub(tile, 1) / 256 * 256;
                 const int l = (int)((unsigned)prism_tid % 32u);
                 int terms = 0;
                 {  // group(thread[1])
                     {  // with unsafe
+                        unsigned long long seen[8] = {};
                         for (int k = 0; k < 8; k += 1) {
                             const int j = prism_sub(prism_sub(prism_sub(tile, 1), l), 32 * k);
+                            seen[k] = 0ull;
                             if (j >= anchor) {
                                 int want = 1;
                                 if (j == anchor) {
                                     want = 2;
                                 }
-                                const int t50 = prism_atomic_load(&flags[j]);
-                                int f = t50;
-                                while (f < want) {
+                                const unsigned long long t60 = prism_atomic_load(&flags[j]);
+                                unsigned long long f = t60;
+                                while ((int)(f >> 32) < want) {
                                     __nanosleep(32u);
-                                    const int t53 = prism_atomic_load(&flags[j]);
-                                    f = t53;
+                                    const unsigned long long t66 = prism_atomic_load(&flags[j]);
+                                    f = t66;
                                 }
+                                seen[k] = f;
                             }
                         }
                         __threadfence();
+                        bool overwritten = false;
                         for (int k_1 = 0; k_1 < 8; k_1 += 1) {
                             const int j = prism_sub(prism_sub(prism_sub(tile, 1), l), 32 * k_1);
-                            if (j == anchor) {
-                                const int t67 = prism_atomic_load(&inclusive[j]);
-                                terms = prism_add(terms, t67);
-                            } else if (j > anchor) {
-                                const int t70 = prism_atomic_load(&aggregates[j]);
-                                terms = prism_add(terms, t70);
+                            if (j >= anchor) {
+                                int value = 0;
+                                if (j == anchor) {
+                                    const int t85 = prism_atomic_load(&inclusive[j]);
+                                    value = t85;
+                                } else {
+                                    const int t86 = prism_atomic_load(&aggregates[j]);
+                                    value = t86;
+                                }
+                                if ((unsigned)value != (unsigned)seen[k_1]) {
+                                    overwritten = true;
+                                }
+                                terms = prism_add(terms, value);
                             }
+                        }
+                        if (overwritten) {
+                            __trap();
                         }
                     }
                 }
                 exclusive = prism_std_warp_warp_sum_int_(prism_tid % 32, prism_bid, prism_smem + 16, terms);
                 if (tile % 256 == 0) {
                     if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
-                        prism_atomic_store(&inclusive[tile], prism_add(exclusive, aggregate));
+                        const int total = prism_add(exclusive, aggregate);
+                        prism_atomic_store(&inclusive[tile], total);
                         __threadfence();
-                        prism_atomic_store(&flags[tile], 2);
+                        const unsigned long long was = prism_atomic_cas(&flags[tile], published, prism_std_device_status_word_int_(prism_tid % 1, prism_bid, prism_smem + 16, 2, total));
+                        bool t104 = clash;
+                        if (!t104) {
+                            t104 = was != published;
+                        }
+                        clash = t104;
                     }
                 }
             }
             if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                 prefix_s[0] = exclusive;
-                if (found != 0) {
+                if (clash) {
                     __trap();
                 }
             }
@@ -490,6 +519,15 @@ __device__ __forceinline__ void prism_std_block_warp_totals_sum_int_(int prism_t
         }
     }
     __syncthreads();
+}
+
+__device__ __forceinline__ unsigned long long prism_std_device_status_word_int_(int prism_tid,
+                                                                                int prism_bid,
+                                                                                unsigned char* prism_smem,
+                                                                                int flag,
+                                                                                int value)
+{
+    return ((unsigned long long)flag << 32) | (unsigned long long)(unsigned)value;
 }
 
 __device__ __forceinline__ int prism_std_warp_warp_sum_int_(int prism_tid,
