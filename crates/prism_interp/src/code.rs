@@ -236,6 +236,10 @@ pub enum Op {
     /// Checks that register `reg` is uniform over `persp`-units (`what`: which value, and
     /// whether the check compares the whole unit or only the threads that run it).
     AssertUniform { reg: R, persp: Persp, ty: Scalar, what: ir::Checked },
+    /// Checks that pointer register `reg`, an argument unsafe code passes for a pointer
+    /// parameter at `persp` (`what`), points to the same memory in every thread of a
+    /// `persp`-unit: the same base and offset, so the same view.
+    AssertUniformPtr { reg: R, persp: Persp, what: ir::Checked },
     /// Every element of a local array is uniform over `persp`.
     AssertUniformLocal { local: u32, persp: Persp, what: ir::Checked },
     /// A split barrier's arrive (never blocks).
@@ -875,6 +879,9 @@ impl Cx<'_> {
             K::Barrier { scope, .. } => {
                 self.push(Op::Barrier { scope: *scope, order: true }, span, code);
             }
+            K::AssertUniform { reg, persp, what } if self.f.reg_ty(*reg) == Type::Ptr => {
+                self.push(Op::AssertUniformPtr { reg: reg.0, persp: *persp, what: *what }, span, code);
+            }
             K::AssertUniform { reg, persp, what } => {
                 let ty = self.scalar(*reg);
                 self.push(Op::AssertUniform { reg: reg.0, persp: *persp, ty, what: *what }, span, code);
@@ -1386,6 +1393,11 @@ mod tests {
             Op::Jump { target: 3 },
             Op::Call { func: 0, args: Box::new([0]), dst: Some(2), smem_offset: 0 },
             Op::AssertUniform { reg: 0, persp: Persp::THREAD, ty: Scalar::I32, what: prism_ir::ir::Checked::Variable },
+            Op::AssertUniformPtr {
+                reg: 0,
+                persp: Persp::BLOCK,
+                what: prism_ir::ir::Checked::Argument { func: prism_ir::FuncId(0), index: 0 },
+            },
             Op::Barrier { scope: Persp::THREAD, order: true },
         ] {
             assert_eq!(leaf_return(&[op, ret(Some(0)), Op::End], &[0, 1], 5), None);

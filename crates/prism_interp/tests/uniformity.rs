@@ -2,7 +2,11 @@
 //! that differs between the warps of a unit that is not a whole number of warps (a block of
 //! 48 or 40 threads). From source, the variable the condition reads would be reported first,
 //! where the unsafe code that set it ends; here that check is left out of the IR. Until
-//! 2026-11-29 such units were compared within each warp only (`.dev/review/R3` F4).
+//! 2026-11-29 such units were compared within each warp only (`.dev/review/R3` F4). After
+//! them, `assert.uniform.arg` of a pointer: a view passed from unsafe code for a broader
+//! pointer parameter (`.dev/review/R5` F4), over partial units, and a pointer to each
+//! thread's own copy of a local array, written directly in IR (from source such a pointer
+//! reaches the call through a `thread[1]` pointer parameter).
 
 use prism_interp::{Arg, Config, Module, ReportKind};
 
@@ -67,5 +71,134 @@ fn conditions_are_compared_across_the_warps_of_a_partial_unit() {
     // The same condition where it holds one value in the whole block.
     for threads in [40, 48, 64] {
         assert_eq!(reports(64, threads), Vec::new(), "{threads} threads");
+    }
+}
+
+/// A view passed from unsafe code for a `block[1]` pointer parameter (`.dev/review/R5` F4):
+/// `out` advanced by `thread_idx() / divisor`, checked as the pointer the callee gets. From
+/// source this is `with partition(out, p=block[1], f=lambda i: x + i) as ob: f(ob)` with
+/// `x` thread-varying (tests/ui/run/checks/non_uniform.prism, `buggy_view_*`).
+fn view_ir(divisor: u32) -> String {
+    format!(
+        "device @f(%0) entry block[1] facts 1 1 smem 0 {{
+  reg %0: ptr \"o\"
+  mem #0 param \"o\" block[1] i32
+  body {{
+  }}
+}}
+
+kernel @k(%0) entry grid[1] facts 1 1 smem 0 {{
+  reg %0: ptr \"out\"
+  reg %1: i32
+  reg %2: i32
+  reg %3: i32
+  reg %4: ptr \"ob\"
+  mem #0 param \"out\" grid[1] i32
+  mem #1 partition \"ob\" block[1] i32 of #0
+  access !0 write #1
+  body {{
+    group block[1] {{
+      unsafe {{
+        %1 = raw thread_idx
+        %2 = const {divisor}
+        %3 = div %1, %2
+        scope partition #0 -> #1 {{
+          %4 = ptradd %0, %3
+          assert.uniform.arg %4 block[1] @f 0
+          call @f(%4) smem 0 !0
+        }}
+      }}
+    }}
+  }}
+}}
+"
+    )
+}
+
+/// A pointer to the thread-local array `tab` (each thread's own copy) passed for a
+/// `block[1]` read-only parameter and checked as a pointer: what a caller's array reached
+/// through a `thread[1]` pointer parameter gives. Element 1 is `thread_idx() / divisor`.
+fn local_ir(divisor: u32) -> String {
+    format!(
+        "device @f(%0) entry block[1] facts 1 1 smem 0 {{
+  reg %0: ptr \"tab\"
+  mem #0 param \"tab\" block[1] i32
+  body {{
+  }}
+}}
+
+kernel @k(%0) entry grid[1] facts 1 1 smem 0 {{
+  reg %0: ptr \"out\"
+  reg %1: i32
+  reg %2: i32
+  reg %3: i32
+  reg %4: i32
+  reg %5: ptr \"tab\"
+  local $0: i32[2] \"tab\"
+  mem #0 param \"out\" grid[1] i32
+  mem #1 local \"tab\" thread[1] i32
+  access !0 read #1
+  body {{
+    group block[1] {{
+      decl $0
+      unsafe {{
+        %1 = const 1
+        %2 = raw thread_idx
+        %3 = const {divisor}
+        %4 = div %2, %3
+        lstore $0[%1], %4
+        %5 = localaddr $0
+        assert.uniform.arg %5 block[1] @f 0
+        call @f(%5) smem 0 !0
+      }}
+    }}
+  }}
+}}
+"
+    )
+}
+
+/// The reports of one block of `threads` threads running `text`, with their messages.
+fn reports_of(text: &str, threads: u32) -> Vec<(ReportKind, String)> {
+    let m = Module::new(&prism_driver::assemble(text).expect("valid IR"));
+    let mut found = Vec::new();
+    for seed in [None, Some(1), Some(2), Some(3)] {
+        let args = [Arg::buffer(&[0i32; 64])];
+        let o = m.launch("k", 1, threads, &args, Config { seed, ..Config::default() }).expect("valid launch");
+        found.extend(o.reports.iter().map(|r| (r.kind, r.message.clone())));
+    }
+    found
+}
+
+#[test]
+fn a_view_argument_is_compared_as_its_pointer_across_the_unit() {
+    // Different views in the block's two warps (also when the second warp is partial), or in
+    // every lane: reported at the call.
+    for (divisor, threads) in [(32, 40), (32, 48), (32, 64), (1, 32)] {
+        let found = reports_of(&view_ir(divisor), threads);
+        assert_eq!(found.len(), 4, "{divisor}, {threads} threads: {found:?}");
+        assert!(
+            found.iter().all(|(k, m)| *k == ReportKind::NonUniform && m.contains("pointer or view for `o`")),
+            "{divisor}, {threads} threads: {found:?}"
+        );
+    }
+    // One view for the whole block.
+    for threads in [40, 48, 64] {
+        assert_eq!(reports_of(&view_ir(64), threads), Vec::new(), "{threads} threads");
+    }
+}
+
+#[test]
+fn a_pointer_to_thread_local_arrays_compares_the_copies() {
+    // Every thread's pointer names its own copy of `tab` (and the warps' frames may differ):
+    // the pointers agree, the copies' element 1 does not.
+    for threads in [40, 64] {
+        let found = reports_of(&local_ir(32), threads);
+        assert_eq!(found.len(), 4, "{threads} threads: {found:?}");
+        assert!(
+            found.iter().all(|(k, m)| *k == ReportKind::NonUniform && m.contains("its element 1 differs")),
+            "{threads} threads: {found:?}"
+        );
+        assert_eq!(reports_of(&local_ir(64), threads), Vec::new(), "{threads} threads");
     }
 }

@@ -909,7 +909,9 @@ pub enum InstKind {
     /// which value: a variable after `with unsafe:` code that assigns it, a value returned
     /// from or passed by unsafe code). The CUDA backend emits nothing for it.
     AssertUniform {
-        /// The value's register.
+        /// The value's register: a scalar, or for a [`Checked::Argument`] also a pointer (a
+        /// memory name unsafe code passes for a broader pointer parameter: the simulator
+        /// compares the memory and offset it points to, so one view per unit).
         reg: Reg,
         /// Its perspective.
         persp: Persp,

@@ -1403,9 +1403,23 @@ impl Cx<'_> {
                             CallArg::Mem(v) => {
                                 if let Some(&local) = self.locals.get(v) {
                                     self.emit(out, InstKind::AssertUniformLocal { local, persp, what }, span);
+                                } else {
+                                    // Any other memory name (a pointer, a shared array, a view
+                                    // of either, through any nesting of partitions, claims and
+                                    // slots) reaches the callee as the one pointer register
+                                    // `pointer_of` computed: its root's pointer advanced by
+                                    // every partition's offset on the way, each evaluated with
+                                    // the values its index function captured. The callee sees
+                                    // nothing else of the view, so one pointer per unit is
+                                    // exactly one view per unit, whatever the index functions
+                                    // captured (docs/soundness.md §3).
+                                    self.emit(out, InstKind::AssertUniform { reg: args[i], persp, what }, span);
                                 }
                             }
-                            _ => {}
+                            // A handle (a tensor map) is passed as the name its caller was
+                            // given, with no view or arithmetic on the way, so it is one of the
+                            // kernel's parameters whichever thread passes it.
+                            CallArg::Opaque(_) | CallArg::Out(_) | CallArg::ElemRef { .. } => {}
                         }
                     }
                 }

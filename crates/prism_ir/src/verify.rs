@@ -505,8 +505,15 @@ impl V<'_> {
                 }
             }
             AssertUniform { reg, what, .. } => {
-                if !matches!(self.ty(*reg), Some(Type::Scalar(_))) {
-                    self.err(format!("assert.uniform of {reg}, which is not a scalar"));
+                // A pointer is checked only as an argument: a memory name passed from unsafe
+                // code for a broader pointer parameter, where the pointer is all the callee
+                // sees of the view. Variables, returns and results are scalars.
+                match (self.ty(*reg), what) {
+                    (Some(Type::Scalar(_)), _) | (Some(Type::Ptr), Checked::Argument { .. }) => {}
+                    (Some(Type::Ptr), _) => {
+                        self.err(format!("assert.uniform of {reg}, a pointer that is not an argument"))
+                    }
+                    _ => self.err(format!("assert.uniform of {reg}, which is neither a scalar nor a pointer")),
                 }
                 let ty = self.ty(*reg);
                 self.checked(*what, Some(ty));
@@ -771,6 +778,26 @@ kernel @k(%0) entry grid[1] facts 1 1 smem 0 {
         let p = parse(CHECKS).expect("parses");
         assert_eq!(print(&p), CHECKS);
         assert_eq!(errors(CHECKS), Vec::<String>::new());
+    }
+
+    /// A view or pointer passed from unsafe code for a broader pointer parameter is checked
+    /// as its pointer register (R5 F4): accepted as an argument of a pointer parameter only.
+    #[test]
+    fn pointer_arguments_are_checked_as_pointers() {
+        let local = "assert.uniform.local.arg $0 block[1] @f 1";
+        assert!(CHECKS.contains(local));
+        let ptr = CHECKS.replace(local, "assert.uniform.arg %9 block[1] @f 1");
+        assert_eq!(errors(&ptr), Vec::<String>::new());
+        assert_eq!(print(&parse(&ptr).expect("parses")), ptr);
+        let cases = [
+            ("assert.uniform.arg %9 block[1] @f 0", "parameter 0 has another type"),
+            ("assert.uniform %9 block[1]", "a pointer that is not an argument"),
+            ("assert.uniform.exit %9 block[1]", "a pointer that is not an argument"),
+        ];
+        for (to, want) in cases {
+            let errs = errors(&CHECKS.replace(local, to));
+            assert!(errs.iter().any(|e| e.contains(want)), "{to}: {errs:?}");
+        }
     }
 
     #[test]

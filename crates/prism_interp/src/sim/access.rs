@@ -202,7 +202,10 @@ impl<'a> BlockSim<'a> {
             *pending = keep;
             for r in take {
                 match acquired.iter_mut().find(|a| a.block == r.block && a.tid == r.tid) {
-                    Some(a) => a.fences = r.fences,
+                    Some(a) => {
+                        a.fences = r.fences;
+                        a.absorb_counts(&r);
+                    }
                     None => acquired.push(r),
                 }
             }
@@ -245,6 +248,9 @@ impl<'a> BlockSim<'a> {
                     if r.newer_than(a) {
                         a.fences = r.fences;
                     }
+                    // One release per writer is kept: the later one's barrier counts, which
+                    // order whatever the earlier one's did (`Release::absorb_counts`).
+                    a.absorb_counts(&r);
                 }
                 None => acquired.push(r),
             }
@@ -325,7 +331,7 @@ impl<'a> BlockSim<'a> {
             }
         }
         if races && let Some(m) = self.mbars.get_mut(&mbar) {
-            m.done[0].push(Release { block: self.block, tid, fences: landing_fences(generation) });
+            m.done[0].push(Release { block: self.block, tid, fences: landing_fences(generation), counts: [0; LEVELS] });
         }
     }
 
@@ -337,7 +343,10 @@ impl<'a> BlockSim<'a> {
         }
         let tid = w as u32 * 32 + l as u32;
         let fences = self.fences[tid as usize];
-        let release = (fences.any > 0).then_some(Release { block: self.block, tid, fences });
+        // A flag publishes only its writer's own accesses (no barrier counts): the release is
+        // the writer's fence, not the store, and the simulator does not model a fence's
+        // cumulativity over the barriers before it (docs/soundness.md §4.5).
+        let release = (fences.any > 0).then_some(Release { block: self.block, tid, fences, counts: [0; LEVELS] });
         match (loc, release) {
             (Loc::Global(b, i), Some(r)) => {
                 g.flags.insert((b, i), r);
@@ -649,7 +658,7 @@ impl<'a> BlockSim<'a> {
             tid: now.tid,
             passed: &self.warps[now.tid as usize / 32].counts[now.tid as usize % 32],
         };
-        let also = |a: &Acc| ord.ordered(&a.at(), None);
+        let also = |a: &Acc| ord.ordered(a, None);
         self.sshadow.access_with(&self.s.levels, (byte, size), (now, passed), kind, also)
     }
 
@@ -782,7 +791,7 @@ impl<'a> BlockSim<'a> {
             Loc::Global(b, i) => {
                 let Some(shadow) = g.shadow.as_mut() else { return };
                 let ord = self.orders(tid);
-                let also = |e: &crate::shadow::Site, b: Option<u32>| ord.ordered(e, b);
+                let also = |e: &Acc, b: Option<u32>| ord.ordered(e, b);
                 match shadow.access_with(&s.levels, (b, i), (self.block, g.grid_epoch), (now, &passed), kind, also) {
                     Some((earlier, k, other)) => (Some((earlier, k)), other),
                     None => (None, None),
@@ -944,17 +953,19 @@ struct Orders<'x> {
 impl Orders<'_> {
     /// Whether `earlier` (of block `other_block`, or of this block when `None`) is ordered
     /// before the access: published through a fence and a flag this thread observed and
-    /// then fenced for (or an mbarrier phase it waited for), or a TMA copy landed through
-    /// an mbarrier, which a thread that waited for it has passed on through a barrier.
+    /// then fenced for, or an mbarrier phase it waited for (whose arrivals release, besides
+    /// their threads' own accesses, those that barriers ordered before them:
+    /// [`Release::orders`]), or a TMA copy landed through an mbarrier, which a thread that
+    /// waited for it has passed on through a barrier.
     #[inline]
-    fn ordered(&self, earlier: &crate::shadow::Site, other_block: Option<u32>) -> bool {
+    fn ordered(&self, earlier: &Acc, other_block: Option<u32>) -> bool {
         let earlier_block = other_block.unwrap_or(self.block);
         if let Some((_, acquired)) = self.sync.get(&self.tid)
-            && acquired.iter().any(|r| r.orders(self.block, earlier_block, earlier))
+            && acquired.iter().any(|r| r.orders(self.levels, self.block, earlier_block, earlier))
         {
             return true;
         }
-        other_block.is_none() && !self.landings.is_empty() && self.landing_ordered_by_a_wait(earlier)
+        other_block.is_none() && !self.landings.is_empty() && self.landing_ordered_by_a_wait(&earlier.at())
     }
 
     /// Whether a thread that waited for the copies a landing write `earlier` belongs to

@@ -289,6 +289,26 @@ enum Uniform<'n> {
     ArgElement { callee: &'n str, param: &'n str, array: &'n str, ty: Scalar, index: usize },
     /// The value a call of a function with unsafe code returned, in the caller.
     Result { callee: &'n str, ty: Scalar },
+    /// A memory name (a pointer or a view) unsafe code passes for a function's pointer
+    /// parameter, compared as [`pointer_key`]s; `block` when the unit spans blocks.
+    Pointer { callee: &'n str, param: &'n str, block: bool },
+}
+
+/// What identifies the memory a pointer argument names, for comparing it between the
+/// threads of a unit: the callee sees nothing else of a view (the lowering folds every
+/// partition's offset into the pointer), so equal keys are one view. A thread-local array's
+/// pointer names the frame it lives in, which differs between warps although each thread
+/// means its own copy of the same array: the frame is left out (the copies' elements are
+/// compared separately). A shared array's pointer is the same bits in every block although
+/// each block has its own shared memory: for a unit that spans blocks, `block` (the block's
+/// index, in the field that holds the array's length) tells them apart.
+fn pointer_key(bits: u64, block: Option<u32>) -> u64 {
+    let p = Ptr::decode(bits);
+    match (p.space, block) {
+        (Space::Local, _) => Ptr { a: 0, ..p }.encode(),
+        (Space::Shared, Some(b)) => Ptr { b: u64::from(b), ..p }.encode(),
+        _ => bits,
+    }
 }
 
 /// The most uniformity checks in progress a table keeps ([`BlockSim::utable`],
@@ -333,6 +353,22 @@ fn param_name<'s>(s: &'s Shared<'_>, func: u32, index: u32) -> (&'s str, &'s str
     let fc = &s.code.funcs[func as usize];
     let param = fc.params.get(index as usize).and_then(|&r| fc.reg_names.get(r as usize)).and_then(|n| n.as_deref());
     (&fc.name, param.unwrap_or("?"))
+}
+
+/// A pointer argument's [`pointer_key`] as a report shows it: the memory and the element
+/// it starts at, in elements (`block`: the key carries a shared array's block).
+fn show_pointer(s: &Shared<'_>, key: u64, block: bool) -> String {
+    let p = Ptr::decode(key);
+    match p.space {
+        Space::Null => "null".into(),
+        Space::Global => {
+            let name = s.buffer_names.get(p.a as usize).map(String::as_str).unwrap_or("?");
+            format!("{name} + {}", p.offset)
+        }
+        Space::Shared if block => format!("block {}'s shared array at byte {} + {}", p.b, p.a, p.offset),
+        Space::Shared => format!("the shared array at byte {} + {}", p.a, p.offset),
+        Space::Local => format!("its own local array + {}", p.offset),
+    }
 }
 
 /// A condition register's lanes as 0 or 1.
@@ -1811,11 +1847,24 @@ impl<'a> BlockSim<'a> {
                                             } else {
                                                 Vec::new()
                                             };
+                                            // The barriers the thread has passed: an arrival is a
+                                            // release cumulative over them, so other threads'
+                                            // accesses that one of them ordered before it are
+                                            // released too (a consumer warp's reads, `__syncwarp()`,
+                                            // one elected lane's arrival, as CUTLASS's consumers
+                                            // arrive). `mbarrier.complete_tx` is only `.relaxed` in
+                                            // the PTX ISA: it carries no other thread's accesses.
+                                            let counts = if *op == MbarOp::CompleteTx {
+                                                [0; crate::shadow::LEVELS]
+                                            } else {
+                                                self.warps[w].counts[l]
+                                            };
                                             let m = self.mbars.get_mut(&keys[l]).expect("entered above");
                                             m.arrivals.push(crate::shadow::Release {
                                                 block: self.block,
                                                 tid: tid as u32,
                                                 fences,
+                                                counts,
                                             });
                                             for r in carried {
                                                 // One per mbarrier whose copies it releases,
@@ -2138,6 +2187,38 @@ impl<'a> BlockSim<'a> {
                         {
                             put_back!();
                             return;
+                        }
+                    }
+                    Op::AssertUniformPtr { reg, persp, what: checked } => {
+                        if s.cfg.checks.uniformity {
+                            let r = *reg as usize * 32;
+                            let t = u64::from(s.block);
+                            let block = (persp.threads(t, u64::from(s.grid)) > t).then_some(self.block);
+                            let keys: [u64; 32] = std::array::from_fn(|l| pointer_key(fr.regs[r + l], block));
+                            let (callee, param) = match *checked {
+                                Checked::Argument { func: callee, index } => param_name(s, callee.0, index),
+                                _ => ("?", "?"),
+                            };
+                            let what = Uniform::Pointer { callee, param, block: block.is_some() };
+                            let whole_unit = checked.whole_unit();
+                            if !self.uniform(g, &f, &keys, *persp, func, what, whole_unit) {
+                                put_back!();
+                                return;
+                            }
+                            // A pointer into thread-local arrays (a caller's array reached
+                            // through a `thread[1]` pointer parameter) means each thread's own
+                            // copy: the callee reads its own, so every copy must hold the
+                            // same elements, as for a local array passed directly.
+                            let elems = self.local_copies(&fr, fid, w, f.mask, &fr.regs[r..r + 32]);
+                            if let Some((array, ty, elems)) = elems {
+                                for (e, vals) in elems.iter().enumerate() {
+                                    let what = Uniform::ArgElement { callee, param, array: &array, ty, index: e };
+                                    if !self.uniform(g, &f, vals, *persp, func, what, whole_unit) {
+                                        put_back!();
+                                        return;
+                                    }
+                                }
+                            }
                         }
                     }
                     Op::Arrive { scope, id: sid } => {
@@ -2751,6 +2832,44 @@ impl<'a> BlockSim<'a> {
             || self.uniform(g, f, &bools(cond), fc.info[f.pc as usize].code, func, Uniform::Condition(kind), true)
     }
 
+    /// When pointer argument `ptrs` (its lanes) points into thread-local arrays: the array's
+    /// name and element type, and each element's value in each lane's own copy (zero for a
+    /// lane outside `mask` or pointing elsewhere: the pointers' check compared those, and a
+    /// unit whose lanes all point elsewhere compares zeros). All the lanes of one op point
+    /// into the same array (a local array's address is taken once for the whole warp and
+    /// pointers cannot be chosen per thread), so its length and type hold for every lane.
+    /// `fr` is the current frame, `fid` its id, out of warp `w`'s arena while it runs.
+    fn local_copies(
+        &self,
+        fr: &super::block::Frame,
+        fid: u32,
+        w: usize,
+        mask: u32,
+        ptrs: &[u64],
+    ) -> Option<(String, Scalar, Vec<[u64; 32]>)> {
+        let first = lanes_of(mask).map(|l| Ptr::decode(ptrs[l])).find(|p| p.space == Space::Local)?;
+        let frame_of = |a: u64| {
+            if a == u64::from(fid) { Some(fr) } else { self.warps[w].frames.get(a as usize).and_then(|f| f.as_deref()) }
+        };
+        let frame = frame_of(first.a)?;
+        let fc = &self.s.code.funcs[frame.func as usize];
+        let (ty, len) = *fc.locals.get(first.b as usize)?;
+        let name = fc.local_names.get(first.b as usize).cloned().unwrap_or_else(|| "?".into());
+        let mut elems = vec![[0u64; 32]; len as usize];
+        for l in lanes_of(mask) {
+            let p = Ptr::decode(ptrs[l]);
+            let Some(copy) =
+                (p.space == Space::Local).then(|| frame_of(p.a)).flatten().and_then(|f| f.locals.get(p.b as usize))
+            else {
+                continue;
+            };
+            for (e, vals) in elems.iter_mut().enumerate() {
+                vals[l] = copy.get(e * 32 + l).copied().unwrap_or(0);
+            }
+        }
+        Some((name, ty, elems))
+    }
+
     fn non_uniform(
         &mut self,
         g: &mut GCtx,
@@ -2760,6 +2879,7 @@ impl<'a> BlockSim<'a> {
         a: (Thread, u64),
         b: (Thread, u64),
     ) {
+        let s = self.s;
         let p = persp_text(persp);
         let (message, show, rule): (String, &dyn Fn(u64) -> String, String) = match what {
             Uniform::Condition(kind) => (
@@ -2799,6 +2919,15 @@ impl<'a> BlockSim<'a> {
                 &move |v| value::show(ty, v),
                 format!(
                     "`{param}` is at `{p}`: each thread reads its own copy of a thread-local array, so every copy must hold the same elements; unsafe code is trusted to keep that promise"
+                ),
+            ),
+            Uniform::Pointer { callee, param, block } => (
+                format!(
+                    "this `with unsafe:` code passes `{callee}` a pointer or view for `{param}` that differs between threads of one `{p}` unit"
+                ),
+                &move |v| show_pointer(s, v, block),
+                format!(
+                    "`{param}` is at `{p}`: `{callee}` relies on one view of memory per `{p}` unit (the same base and offset, so whatever a view's index function captured must be uniform over the unit); unsafe code is trusted to keep that promise"
                 ),
             ),
             Uniform::Result { callee, ty } => (
