@@ -778,17 +778,25 @@ def scan(x : ptr(const(double)), out : ptr(double), n : int, counter : ptr(int),
          aggregates : ptr(double), inclusive : ptr(double)):
     device_inclusive_sum[double](x, out, n, 4, counter, flags, aggregates, inclusive)
 "#;
+    let errors = type_mismatches(src);
+    assert!(errors.iter().any(|one| one.contains("a number of at most 32 bits")), "{errors:#?}");
+    for one in errors {
+        assert!(
+            one.contains("7 │     device_inclusive_sum[double](x, out, n, 4, counter, flags, aggregates, inclusive)"),
+            "no label at the user's call:\n{one}"
+        );
+    }
+}
+
+/// Compiles `src`, which must be refused with `type-mismatch` errors only, and renders each
+/// error on its own.
+fn type_mismatches(src: &str) -> Vec<String> {
     let (map, problems, synced) = prism_driver::compile_text("main.prism", src, &prism_driver::Options::default());
     assert!(synced.is_none());
     let text = prism_diag::render(&map, problems.diagnostics(), prism_diag::Color::Never);
     let errors = problems.diagnostics();
     assert!(!errors.is_empty() && errors.iter().all(|d| d.code == "type-mismatch"), "{text}");
-    assert!(
-        text.contains("a number of at most 32 bits")
-            && text
-                .contains("7 │     device_inclusive_sum[double](x, out, n, 4, counter, flags, aggregates, inclusive)"),
-        "{text}"
-    );
+    errors.iter().map(|d| prism_diag::render(&map, std::slice::from_ref(d), prism_diag::Color::Never)).collect()
 }
 
 #[test]
@@ -805,13 +813,7 @@ def k(x : ptr(float)):
         keys : float[4] @ thread[1]
         block_radix_sort(keys, 4, ex, 0, 32)
 "#;
-    let (map, problems, synced) = prism_driver::compile_text("main.prism", src, &prism_driver::Options::default());
-    assert!(synced.is_none());
-    let text = prism_diag::render(&map, problems.diagnostics(), prism_diag::Color::Never);
-    let errors = problems.diagnostics();
-    assert!(!errors.is_empty() && errors.iter().all(|d| d.code == "type-mismatch"), "{text}");
-    for d in errors {
-        let one = prism_diag::render(&map, std::slice::from_ref(d), prism_diag::Color::Never);
+    for one in type_mismatches(src) {
         assert!(
             one.contains("9 │         block_radix_sort(keys, 4, ex, 0, 32)")
                 && one.contains("in `prism.std.block.block_radix_sort[float, 4]`, instantiated here"),
