@@ -1833,39 +1833,48 @@ impl<'a> BlockSim<'a> {
                                                 MbarOp::CompleteTx => m.tx -= bytes,
                                                 _ => {}
                                             }
-                                            // Arriving (and completing transactions) releases the
-                                            // thread's earlier accesses to whoever waits for the
-                                            // phase, and passes on the TMA copies it acquired.
-                                            self.fences[tid].bump(false);
+                                            // An arrival releases the thread's earlier accesses
+                                            // to whoever waits for the phase, and passes on the
+                                            // TMA copies it acquired. `mbarrier.complete_tx` is
+                                            // only `.relaxed` in the PTX ISA: it releases nothing,
+                                            // neither the thread's own accesses nor other
+                                            // threads' (until 2026-11-29 it released the
+                                            // thread's own, and a producer that wrote data and
+                                            // completed bytes without arriving ran clean). The
+                                            // copies of `tma_load_*_mbar` it completes land as the
+                                            // barrier's own pseudo-thread (`land_on_mbarrier`),
+                                            // which the phase releases by itself.
+                                            let complete_only = *op == MbarOp::CompleteTx;
+                                            let carried = if complete_only {
+                                                Vec::new()
+                                            } else {
+                                                self.fences[tid].bump(false);
+                                                self.landings_acquired(tid as u32)
+                                            };
                                             let fences = self.fences[tid];
-                                            let carried = self.landings_acquired(tid as u32);
                                             // The TMA copies this thread has just issued (the
                                             // `complete_tx` of `tma_load_*_mbar`) belong to this
                                             // phase: they land when it completes.
-                                            let issued = if *op == MbarOp::CompleteTx {
+                                            let issued = if complete_only {
                                                 self.mbar_issued.remove(&(tid as u32)).unwrap_or_default()
                                             } else {
                                                 Vec::new()
                                             };
+                                            let m = self.mbars.get_mut(&keys[l]).expect("entered above");
                                             // The barriers the thread has passed: an arrival is a
                                             // release cumulative over them, so other threads'
                                             // accesses that one of them ordered before it are
                                             // released too (a consumer warp's reads, `__syncwarp()`,
                                             // one elected lane's arrival, as CUTLASS's consumers
-                                            // arrive). `mbarrier.complete_tx` is only `.relaxed` in
-                                            // the PTX ISA: it carries no other thread's accesses.
-                                            let counts = if *op == MbarOp::CompleteTx {
-                                                [0; crate::shadow::LEVELS]
-                                            } else {
-                                                self.warps[w].counts[l]
-                                            };
-                                            let m = self.mbars.get_mut(&keys[l]).expect("entered above");
-                                            m.arrivals.push(crate::shadow::Release {
-                                                block: self.block,
-                                                tid: tid as u32,
-                                                fences,
-                                                counts,
-                                            });
+                                            // arrive).
+                                            if !complete_only {
+                                                m.arrivals.push(crate::shadow::Release {
+                                                    block: self.block,
+                                                    tid: tid as u32,
+                                                    fences,
+                                                    counts: self.warps[w].counts[l],
+                                                });
+                                            }
                                             for r in carried {
                                                 // One per mbarrier whose copies it releases,
                                                 // the latest: every consumer of a pipeline
