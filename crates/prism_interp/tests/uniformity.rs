@@ -6,7 +6,9 @@
 //! them, `assert.uniform.arg` of a pointer: a view passed from unsafe code for a broader
 //! pointer parameter (`.dev/review/R5` F4), over partial units, and a pointer to each
 //! thread's own copy of a local array, written directly in IR (from source such a pointer
-//! reaches the call through a `thread[1]` pointer parameter).
+//! reaches the call through a `thread[1]` pointer parameter). Last, `assert.uniform.operand`
+//! of an element's address: an intrinsic's element operand `m[i]` passed from unsafe code,
+//! where each warp's pointer and index differ and the address they make may or may not.
 
 use prism_interp::{Arg, Config, Module, ReportKind};
 
@@ -200,5 +202,62 @@ fn a_pointer_to_thread_local_arrays_compares_the_copies() {
             "{threads} threads: {found:?}"
         );
         assert_eq!(reports_of(&local_ir(64), threads), Vec::new(), "{threads} threads");
+    }
+}
+
+/// The element operand `a[i]` of a swizzled wgmma (at `warpgroup[1]`) as unsafe code may
+/// build it: the pointer `out + w` and the index `k - lean * w`, for `w` the thread's warp,
+/// checked as the element's address `out + k + (1 - lean) w` (the lowering's `ptradd` of
+/// the two). The wgmma itself is left out: the check is what is tested.
+fn operand_ir(lean: i32) -> String {
+    format!(
+        "kernel @k(%0) entry grid[1] facts 1 1 smem 0 {{
+  reg %0: ptr \"out\"
+  reg %1: i32
+  reg %2: i32
+  reg %3: i32
+  reg %4: ptr
+  reg %5: i32
+  reg %6: i32
+  reg %7: i32
+  reg %8: i32
+  reg %9: ptr
+  mem #0 param \"out\" grid[1] i32
+  body {{
+    group block[1] {{
+      unsafe {{
+        %1 = raw thread_idx
+        %2 = const 32
+        %3 = div %1, %2
+        %4 = ptradd %0, %3
+        %5 = const 8
+        %6 = const {lean}
+        %7 = mul %6, %3
+        %8 = sub %5, %7
+        %9 = ptradd %4, %8
+        assert.uniform.operand %9 thread[128] wgmma_bf16_sw 1
+      }}
+    }}
+  }}
+}}
+"
+    )
+}
+
+#[test]
+fn an_element_operand_is_compared_as_its_address() {
+    // Each warp's pointer and index differ, their sum does not: one tile, no report.
+    for threads in [40, 64, 128] {
+        assert_eq!(reports_of(&operand_ir(1), threads), Vec::new(), "{threads} threads");
+    }
+    // The same pointers with one index: each warp names its own tile, reported naming the
+    // intrinsic and the operand.
+    for threads in [40, 64, 128] {
+        let found = reports_of(&operand_ir(0), threads);
+        assert_eq!(found.len(), 4, "{threads} threads: {found:?}");
+        assert!(
+            found.iter().all(|(k, m)| *k == ReportKind::NonUniform && m.contains("operand `a` of `wgmma_bf16_sw`")),
+            "{threads} threads: {found:?}"
+        );
     }
 }

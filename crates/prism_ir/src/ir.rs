@@ -588,9 +588,11 @@ pub enum IntrArg {
 
 /// What an [`InstKind::AssertUniform`] (or [`InstKind::AssertUniformLocal`]) checks. A check
 /// compares the threads that run it; the lowering places the ones that decide (`Variable`,
-/// `Argument`, `Result`) where every thread of the unit runs them, and the simulator joins
-/// the parts of a unit that run one at different times (other warps, other blocks, lanes
-/// that took another path) by the dynamic instance of the check they are at.
+/// `Argument`, `Result`, `Operand`) where every thread of the unit runs them, and the
+/// simulator joins the parts of a unit that run one at different times (other warps, other
+/// blocks, lanes that took another path) by the dynamic instance of the check they are at
+/// (an `Operand` check by how many times each thread has made it: the intrinsic's
+/// rendezvous pairs its threads' k-th issues, whatever loop iteration each is in).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Checked {
     /// A variable unsafe code may have changed, where the threads of its unit meet.
@@ -617,6 +619,17 @@ pub enum Checked {
     Result {
         /// The callee.
         func: FuncId,
+    },
+    /// Operand `index` (its position in the intrinsic table's signature, `out=` lists
+    /// counted as one) of the call of `intrinsic` that follows, made from unsafe code: the
+    /// intrinsic's unit issues it as one operation, which takes one value of an operand at
+    /// a perspective broader than `thread[1]` (a wgmma's tiles). A memory operand is
+    /// checked as its pointer, an element operand `m[i]` as the pointer to that element.
+    Operand {
+        /// The intrinsic.
+        intrinsic: IntrinsicId,
+        /// The operand's position in its signature.
+        index: u32,
     },
 }
 
@@ -909,9 +922,10 @@ pub enum InstKind {
     /// which value: a variable after `with unsafe:` code that assigns it, a value returned
     /// from or passed by unsafe code). The CUDA backend emits nothing for it.
     AssertUniform {
-        /// The value's register: a scalar, or for a [`Checked::Argument`] also a pointer (a
-        /// memory name unsafe code passes for a broader pointer parameter: the simulator
-        /// compares the memory and offset it points to, so one view per unit).
+        /// The value's register: a scalar, or for a [`Checked::Argument`] or a
+        /// [`Checked::Operand`] also a pointer (a memory name unsafe code passes for a
+        /// broader pointer parameter or operand, or the address of an element operand: the
+        /// simulator compares the memory and offset it points to, so one view per unit).
         reg: Reg,
         /// Its perspective.
         persp: Persp,
@@ -927,8 +941,8 @@ pub enum InstKind {
         local: LocalId,
         /// Its perspective.
         persp: Persp,
-        /// What the array is ([`Checked::Variable`], [`Checked::Exit`] or
-        /// [`Checked::Argument`]).
+        /// What the array is ([`Checked::Variable`], [`Checked::Exit`],
+        /// [`Checked::Argument`] or [`Checked::Operand`]).
         what: Checked,
     },
     /// The first half of a split barrier over each `scope`-unit: this thread's memory accesses

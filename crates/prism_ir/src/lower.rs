@@ -1523,6 +1523,9 @@ impl Cx<'_> {
                 }
             }
         }
+        if self.unsafe_depth > 0 {
+            self.check_operands(id, c, &args, span, out);
+        }
         let mut dsts = Vec::new();
         let mut result = None;
         if let Ty::Scalar(s) = &e.ty {
@@ -1570,6 +1573,64 @@ impl Cx<'_> {
         }
         let _ = lookup;
         result
+    }
+
+    /// Unsafe code may pass an intrinsic any operand (the checker does not hold it to the
+    /// operand's perspective), while the intrinsic's unit issues it as one operation that
+    /// takes one value of each operand broader than `thread[1]`: a wgmma's tile descriptors
+    /// are the warpgroup's, and the GPU reads them as if every thread gave the same ones,
+    /// where the simulator would compute each thread's fragment from its own. Each such
+    /// operand is checked here, just before the intrinsic, over the operand's perspective
+    /// (`assert.uniform.operand`). `args` are the operands as lowered, in order (`out=`
+    /// lists are not among them).
+    fn check_operands(&mut self, id: IntrinsicId, c: &tir::Call, args: &[IntrArg], span: Span, out: &mut Block) {
+        let sig = id.sig();
+        // The table's operand each call argument stands for: an `out=[...]` list is one
+        // operand of several places, and lowers to no argument.
+        let operands = sig.params.iter().enumerate().flat_map(|(i, p)| match p.kind {
+            prism_types::intrinsics::ParamKind::OutList(n) => std::iter::repeat_n(i, n),
+            _ => std::iter::repeat_n(i, 1),
+        });
+        let mut lowered = args.iter();
+        for (a, index) in c.args.iter().zip(operands) {
+            let arg = match a {
+                CallArg::Out(_) => continue,
+                _ => lowered.next().copied(),
+            };
+            let persp = sig.params[index].persp;
+            let (Some(arg), false) = (arg, persp == Persp::THREAD) else { continue };
+            let what = Checked::Operand { intrinsic: id, index: index as u32 };
+            match (a, arg) {
+                (CallArg::Value(_), IntrArg::Val(reg)) => {
+                    self.emit(out, InstKind::AssertUniform { reg, persp, what }, span);
+                }
+                // A thread-local array is one copy per thread, each read by its own thread:
+                // every copy must hold the same elements.
+                (CallArg::Mem(v), _) if self.locals.contains_key(v) => {
+                    let local = self.locals[v];
+                    self.emit(out, InstKind::AssertUniformLocal { local, persp, what }, span);
+                }
+                // Any other memory name reaches the intrinsic as the one pointer
+                // `pointer_of` computed, which holds every partition's offset on the way (as
+                // for a function's pointer argument): one pointer per unit is one view.
+                (CallArg::Mem(_), IntrArg::Val(reg)) => {
+                    self.emit(out, InstKind::AssertUniform { reg, persp, what }, span);
+                }
+                // An element `m[i]` is the address of its element, compared as one pointer:
+                // `p + 1` with index 0 and `p` with index 1 are the same tile, which comparing
+                // the pointer and the index apart would report. The pointer is made for the
+                // check alone; the CUDA backend drops it with the check.
+                (CallArg::ElemRef { .. }, IntrArg::Elem { ptr, index }) => {
+                    let at = self.new_reg(Type::Ptr, None);
+                    self.emit(out, InstKind::PtrOffset { dst: at, base: ptr, offset: index, bound: None }, span);
+                    self.emit(out, InstKind::AssertUniform { reg: at, persp, what }, span);
+                }
+                // A handle (a tensor map) is passed as the name its caller was given, with no
+                // view or arithmetic on the way: one of the kernel's parameters whichever
+                // thread passes it.
+                _ => {}
+            }
+        }
     }
 
     /// `load_vec(v[j], m[i], n)` or `store_vec(m[i], v[j], n)`: one vector access to memory,

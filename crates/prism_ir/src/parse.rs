@@ -695,13 +695,17 @@ impl P {
             | "assert.uniform.exit"
             | "assert.uniform.returned"
             | "assert.uniform.arg"
-            | "assert.uniform.result") => {
+            | "assert.uniform.result"
+            | "assert.uniform.operand") => {
                 let reg = self.reg()?;
                 let persp = self.persp()?;
                 let what = self.checked(&w["assert.uniform".len()..])?;
                 InstKind::AssertUniform { reg, persp, what }
             }
-            w @ ("assert.uniform.local" | "assert.uniform.local.exit" | "assert.uniform.local.arg") => {
+            w @ ("assert.uniform.local"
+            | "assert.uniform.local.exit"
+            | "assert.uniform.local.arg"
+            | "assert.uniform.local.operand") => {
                 let local = self.local()?;
                 let persp = self.persp()?;
                 let what = self.checked(&w["assert.uniform.local".len()..])?;
@@ -829,8 +833,8 @@ impl P {
         })
     }
 
-    /// What a uniformity assertion checks, from its name's suffix (`.arg` and `.result`
-    /// go on with the call they are about: `@f 1`, `@f`).
+    /// What a uniformity assertion checks, from its name's suffix (`.arg`, `.result` and
+    /// `.operand` go on with the call they are about: `@f 1`, `@f`, `wgmma_bf16 1`).
     fn checked(&mut self, suffix: &str) -> R<Checked> {
         Ok(match suffix {
             "" => Checked::Variable,
@@ -843,6 +847,15 @@ impl P {
                 Checked::Argument { func, index }
             }
             ".result" => Checked::Result { func: self.func_ref()? },
+            ".operand" => {
+                let name = self.word()?;
+                let Some(intrinsic) = intrinsics::lookup(&name) else {
+                    return self.err(format!("unknown intrinsic `{name}`"));
+                };
+                let index = self.u64()?;
+                let Ok(index) = u32::try_from(index) else { return self.err("operand index out of range") };
+                Checked::Operand { intrinsic, index }
+            }
             _ => return self.err(format!("unknown assertion suffix `{suffix}`")),
         })
     }

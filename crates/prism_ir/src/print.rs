@@ -226,15 +226,17 @@ fn checked_suffix(what: Checked) -> &'static str {
         Checked::Returned => ".returned",
         Checked::Argument { .. } => ".arg",
         Checked::Result { .. } => ".result",
+        Checked::Operand { .. } => ".operand",
     }
 }
 
 /// The call a uniformity assertion is about: ` @f 1` for argument 1 of `f`, ` @f` for its
-/// result.
+/// result, ` wgmma_bf16 1` for operand 1 of an intrinsic.
 fn checked_call(p: &Program, what: Checked) -> String {
     match what {
         Checked::Argument { func, index } => format!(" {} {index}", func_name(p, func)),
         Checked::Result { func } => format!(" {}", func_name(p, func)),
+        Checked::Operand { intrinsic, index } => format!(" {} {index}", intrinsic.sig().name),
         _ => String::new(),
     }
 }

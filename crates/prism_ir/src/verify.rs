@@ -504,25 +504,27 @@ impl V<'_> {
                     self.err(format!("barrier over {scope} in {code} code"));
                 }
             }
-            AssertUniform { reg, what, .. } => {
-                // A pointer is checked only as an argument: a memory name passed from unsafe
-                // code for a broader pointer parameter, where the pointer is all the callee
-                // sees of the view. Variables, returns and results are scalars.
+            AssertUniform { reg, persp, what } => {
+                // A pointer is checked only as an argument or an intrinsic's operand: a memory
+                // name passed from unsafe code for a broader pointer parameter or operand,
+                // where the pointer is all the callee sees of the view, or the address of an
+                // element operand. Variables, returns and results are scalars.
                 match (self.ty(*reg), what) {
-                    (Some(Type::Scalar(_)), _) | (Some(Type::Ptr), Checked::Argument { .. }) => {}
+                    (Some(Type::Scalar(_)), _)
+                    | (Some(Type::Ptr), Checked::Argument { .. } | Checked::Operand { .. }) => {}
                     (Some(Type::Ptr), _) => {
                         self.err(format!("assert.uniform of {reg}, a pointer that is not an argument"))
                     }
                     _ => self.err(format!("assert.uniform of {reg}, which is neither a scalar nor a pointer")),
                 }
                 let ty = self.ty(*reg);
-                self.checked(*what, Some(ty));
+                self.checked(*what, *persp, Some(ty));
             }
-            AssertUniformLocal { local, what, .. } => {
+            AssertUniformLocal { local, persp, what } => {
                 if local.index() >= self.f.locals.len() {
                     self.err(format!("assert.uniform.local of {local}, which is not a local array"));
                 }
-                self.checked(*what, None);
+                self.checked(*what, *persp, None);
             }
             // Checked as pairs by `split_barriers`.
             BarrierArrive { .. } | BarrierWait { .. } => {
@@ -649,8 +651,11 @@ impl V<'_> {
     /// What a uniformity assertion says it checks fits the program: a returned value in a
     /// function that returns one of its type; an argument of a callee's parameter that
     /// exists, of its type (a pointer for a local array, `ty` `None`); a callee's result
-    /// of its return type. A local array is a variable, an exit's or an argument.
-    fn checked(&mut self, what: Checked, ty: Option<Option<Type>>) {
+    /// of its return type; an intrinsic's operand that exists and is broader than
+    /// `thread[1]`, over its own perspective `persp`, a scalar for a value and a pointer
+    /// (or a local array) for memory or an element. A local array is a variable, an
+    /// exit's, an argument or an operand.
+    fn checked(&mut self, what: Checked, persp: Persp, ty: Option<Option<Type>>) {
         let prog = self.p;
         let callee = |func: FuncId| prog.functions.get(func.index());
         match what {
@@ -684,6 +689,30 @@ impl V<'_> {
                     }
                 }
             },
+            Checked::Operand { intrinsic, index } => {
+                let sig = intrinsic.sig();
+                let Some(p) = sig.params.get(index as usize) else {
+                    self.err(format!("assert.uniform.operand {}: no operand {index}", sig.name));
+                    return;
+                };
+                if p.persp == Persp::THREAD {
+                    self.err(format!("assert.uniform.operand {}: operand {index} is at thread[1]", sig.name));
+                } else if p.persp != persp {
+                    self.err(format!(
+                        "assert.uniform.operand {}: operand {index} is at {}, not {persp}",
+                        sig.name, p.persp
+                    ));
+                }
+                let fits = matches!(
+                    (p.kind, ty),
+                    (ParamKind::Value, Some(Some(Type::Scalar(_))))
+                        | (ParamKind::Mem { .. }, Some(Some(Type::Ptr)) | None)
+                        | (ParamKind::Ref { .. } | ParamKind::AsyncRef, Some(Some(Type::Ptr)))
+                );
+                if !fits {
+                    self.err(format!("assert.uniform.operand {}: operand {index} is of another kind", sig.name));
+                }
+            }
         }
     }
 
@@ -818,5 +847,37 @@ kernel @k(%0) entry grid[1] facts 1 1 smem 0 {
             let errs = errors(&CHECKS.replace(from, to));
             assert!(errs.iter().any(|e| e.contains(want)), "{to}: {errs:?}");
         }
+    }
+
+    /// An intrinsic's operand passed from unsafe code (`assert.uniform.operand`): a pointer
+    /// for a whole-memory operand or an element's address (or a local array for memory),
+    /// over the operand's own perspective, of an operand the intrinsic has that is broader
+    /// than `thread[1]` (the wgmma's tiles).
+    #[test]
+    fn intrinsic_operands_must_fit_the_table() {
+        let at = "          %9 = localaddr $0\n";
+        assert!(CHECKS.contains(at));
+        let with = |line: &str| CHECKS.replace(at, &format!("{at}          {line}\n"));
+        for good in [
+            "assert.uniform.operand %9 thread[128] wgmma_bf16 1",
+            "assert.uniform.operand %9 thread[128] wgmma_tf32_sw 2",
+            "assert.uniform.local.operand $0 thread[128] wgmma_bf16 2",
+        ] {
+            let text = with(good);
+            assert_eq!(errors(&text), Vec::<String>::new(), "{good}");
+            assert_eq!(print(&parse(&text).expect("parses")), text);
+        }
+        let cases = [
+            ("assert.uniform.operand %9 thread[128] wgmma_bf16 7", "no operand 7"),
+            ("assert.uniform.operand %9 thread[128] wgmma_bf16 0", "operand 0 is at thread[1]"),
+            ("assert.uniform.operand %9 block[1] wgmma_bf16 1", "not block[1]"),
+            ("assert.uniform.operand %8 thread[128] wgmma_bf16 1", "operand 1 is of another kind"),
+            ("assert.uniform.local.operand $0 thread[128] wgmma_bf16_sw 1", "operand 1 is of another kind"),
+        ];
+        for (line, want) in cases {
+            let errs = errors(&with(line));
+            assert!(errs.iter().any(|e| e.contains(want)), "{line}: {errs:?}");
+        }
+        assert!(parse(&with("assert.uniform.operand %9 thread[128] no_such_intrinsic 1")).is_err());
     }
 }

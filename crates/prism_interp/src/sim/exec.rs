@@ -292,6 +292,12 @@ enum Uniform<'n> {
     /// A memory name (a pointer or a view) unsafe code passes for a function's pointer
     /// parameter, compared as [`pointer_key`]s; `block` when the unit spans blocks.
     Pointer { callee: &'n str, param: &'n str, block: bool },
+    /// An operand unsafe code passes to an intrinsic that its unit issues as one operation
+    /// (a wgmma's tiles): a value of type `ty`, or with `ty` `None` the memory it names or
+    /// the element it addresses, compared as [`pointer_key`]s (`block` as for `Pointer`).
+    Operand { intrinsic: &'n str, operand: &'n str, ty: Option<Scalar>, block: bool },
+    /// An element of a thread-local array unsafe code passes whole for such an operand.
+    OperandElement { intrinsic: &'n str, operand: &'n str, array: &'n str, ty: Scalar, index: usize },
 }
 
 /// What identifies the memory a pointer argument names, for comparing it between the
@@ -353,6 +359,13 @@ fn param_name<'s>(s: &'s Shared<'_>, func: u32, index: u32) -> (&'s str, &'s str
     let fc = &s.code.funcs[func as usize];
     let param = fc.params.get(index as usize).and_then(|&r| fc.reg_names.get(r as usize)).and_then(|n| n.as_deref());
     (&fc.name, param.unwrap_or("?"))
+}
+
+/// The names of an intrinsic and of its operand `index` (its position in the table's
+/// signature), for a report.
+fn operand_name(intrinsic: prism_types::intrinsics::IntrinsicId, index: u32) -> (&'static str, &'static str) {
+    let sig = intrinsic.sig();
+    (sig.name, sig.params.get(index as usize).map_or("?", |p| p.name))
 }
 
 /// A pointer argument's [`pointer_key`] as a report shows it: the memory and the element
@@ -2167,6 +2180,10 @@ impl<'a> BlockSim<'a> {
                                         let (callee, param) = param_name(s, callee.0, index);
                                         Uniform::ArgElement { callee, param, array: &name, ty, index: e }
                                     }
+                                    Checked::Operand { intrinsic, index } => {
+                                        let (intrinsic, operand) = operand_name(intrinsic, index);
+                                        Uniform::OperandElement { intrinsic, operand, array: &name, ty, index: e }
+                                    }
                                     _ => Uniform::Element(&name, ty, e),
                                 };
                                 if !self.uniform(g, &f, &vals, *persp, func, what, checked.whole_unit()) {
@@ -2189,6 +2206,10 @@ impl<'a> BlockSim<'a> {
                             Checked::Result { func: callee } => {
                                 Uniform::Result { callee: &s.code.funcs[callee.0 as usize].name, ty: *ty }
                             }
+                            Checked::Operand { intrinsic, index } => {
+                                let (intrinsic, operand) = operand_name(intrinsic, index);
+                                Uniform::Operand { intrinsic, operand, ty: Some(*ty), block: false }
+                            }
                         };
                         let whole_unit = checked.whole_unit();
                         if s.cfg.checks.uniformity
@@ -2206,9 +2227,15 @@ impl<'a> BlockSim<'a> {
                             let keys: [u64; 32] = std::array::from_fn(|l| pointer_key(fr.regs[r + l], block));
                             let (callee, param) = match *checked {
                                 Checked::Argument { func: callee, index } => param_name(s, callee.0, index),
+                                Checked::Operand { intrinsic, index } => operand_name(intrinsic, index),
                                 _ => ("?", "?"),
                             };
-                            let what = Uniform::Pointer { callee, param, block: block.is_some() };
+                            let operand = matches!(checked, Checked::Operand { .. });
+                            let what = if operand {
+                                Uniform::Operand { intrinsic: callee, operand: param, ty: None, block: block.is_some() }
+                            } else {
+                                Uniform::Pointer { callee, param, block: block.is_some() }
+                            };
                             let whole_unit = checked.whole_unit();
                             if !self.uniform(g, &f, &keys, *persp, func, what, whole_unit) {
                                 put_back!();
@@ -2221,7 +2248,12 @@ impl<'a> BlockSim<'a> {
                             let elems = self.local_copies(&fr, fid, w, f.mask, &fr.regs[r..r + 32]);
                             if let Some((array, ty, elems)) = elems {
                                 for (e, vals) in elems.iter().enumerate() {
-                                    let what = Uniform::ArgElement { callee, param, array: &array, ty, index: e };
+                                    let what = if operand {
+                                        let (intrinsic, operand) = (callee, param);
+                                        Uniform::OperandElement { intrinsic, operand, array: &array, ty, index: e }
+                                    } else {
+                                        Uniform::ArgElement { callee, param, array: &array, ty, index: e }
+                                    };
                                     if !self.uniform(g, &f, vals, *persp, func, what, whole_unit) {
                                         put_back!();
                                         return;
@@ -2757,10 +2789,24 @@ impl<'a> BlockSim<'a> {
         // An array's elements are checked one after the other at the same op: each is an
         // evaluation of its own.
         let elem = match what {
-            Uniform::Element(_, _, i) | Uniform::ArgElement { index: i, .. } => i as u64 + 1,
+            Uniform::Element(_, _, i)
+            | Uniform::ArgElement { index: i, .. }
+            | Uniform::OperandElement { index: i, .. } => i as u64 + 1,
             _ => 0,
         };
-        let mut instance = None;
+        // An intrinsic's operand is compared among the threads that issue the intrinsic as
+        // one operation, which are the threads of its unit that meet at its rendezvous
+        // (the check stands right before it, with nothing between but other checks). The
+        // rendezvous takes every thread of the unit once, at one operation, whatever loop
+        // iteration each is in (otherwise `barrier-divergence` or a deadlock), so each
+        // thread's k-th issue there is in one operation with every other thread's k-th:
+        // such a check joins the k-th evaluations, which dynamic instances would not when
+        // unsafe code makes the unit's warps issue it in different iterations
+        // (`buggy_wgmma_iterations`).
+        let mut instance = match what {
+            Uniform::Operand { .. } | Uniform::OperandElement { .. } => Some(self.issue(f, func, elem)),
+            _ => None,
+        };
         for &(unit, lane, lanes) in &units[..count] {
             let (value, me) = (vals[lane], self.thread(w, lane as u32));
             let mismatch = if across {
@@ -2786,6 +2832,24 @@ impl<'a> BlockSim<'a> {
             }
         }
         true
+    }
+
+    /// Counts an evaluation of the intrinsic-operand check fragment `f` is at (element
+    /// `elem`) by each of its lanes, and returns the count before it of its first lane, as
+    /// a number distinct from every count of other elements. Every lane of one fragment
+    /// has the same count there: a lane's earlier evaluations were each followed by a
+    /// rendezvous of the whole unit, which took the other lanes too.
+    fn issue(&mut self, f: &super::block::Frag, func: u32, elem: u64) -> u64 {
+        let mut first = None;
+        for l in lanes_of(f.mask) {
+            let n = self.issues.entry((func, f.pc, elem, f.warp * 32 + l as u32)).or_insert(0);
+            first.get_or_insert(*n);
+            *n += 1;
+        }
+        let mut h = super::lanes::WordHash::default();
+        h.add(elem);
+        h.add(first.unwrap_or(0));
+        h.finish()
     }
 
     /// The dynamic instance of the op fragment `f` is at, as a number: the calls its lanes
@@ -2937,6 +3001,27 @@ impl<'a> BlockSim<'a> {
                 &move |v| show_pointer(s, v, block),
                 format!(
                     "`{param}` is at `{p}`: `{callee}` relies on one view of memory per `{p}` unit (the same base and offset, so whatever a view's index function captured must be uniform over the unit); unsafe code is trusted to keep that promise"
+                ),
+            ),
+            Uniform::Operand { intrinsic, operand, ty, block } => (
+                format!(
+                    "operand `{operand}` of `{intrinsic}` differs between threads of one `{p}` unit in this `with unsafe:` code"
+                ),
+                &move |v| match ty {
+                    Some(ty) => value::show(ty, v),
+                    None => show_pointer(s, v, block),
+                },
+                format!(
+                    "`{operand}` is at `{p}`: the unit issues `{intrinsic}` as one operation, which takes one `{operand}` for all its threads (for memory, one address: the same base and offset); on the GPU, threads that disagree make the result undefined, where the simulator would use each thread's own; unsafe code is trusted to keep that promise"
+                ),
+            ),
+            Uniform::OperandElement { intrinsic, operand, array, ty, index } => (
+                format!(
+                    "operand `{operand}` of `{intrinsic}` is the array `{array}`, and its element {index} differs between threads of one `{p}` unit in this `with unsafe:` code"
+                ),
+                &move |v| value::show(ty, v),
+                format!(
+                    "`{operand}` is at `{p}`: the unit issues `{intrinsic}` as one operation, which reads one copy of a thread-local array for all its threads, so every copy must hold the same elements; unsafe code is trusted to keep that promise"
                 ),
             ),
             Uniform::Result { callee, ty } => (
