@@ -181,6 +181,9 @@ impl Rec {
 #[derive(Debug)]
 pub struct BarState {
     pub site: (u32, u32),
+    /// The calls the first arrivals made on the way to it (`BlockSim::call_path`): a unit
+    /// broader than a warp must reach it through the same calls.
+    pub path: u64,
     pub span: Span,
     pub first: Thread,
     pub arrived: u64,

@@ -2416,22 +2416,32 @@ impl<'a> BlockSim<'a> {
             }
         }
         let span = s.code.funcs[func as usize].info[pc as usize].span;
+        // The CUDA backend inlines every device function (`__forceinline__`), so a barrier
+        // or a warpgroup operation in a function is one instruction per call site, and the
+        // PTX ISA's `.aligned` forms (`bar.sync`, `barrier.sync.aligned`, every `wgmma`)
+        // need every thread of the unit at the same instruction: a unit broader than a warp
+        // must reach it through the same calls. (`__syncwarp()` is `bar.warp.sync`, which is
+        // not `.aligned`: a warp may meet at it from different call sites.)
+        let path = if size > 32 { self.call_path(self.frags[id as usize].as_ref().expect("fragment")) } else { 0 };
         for &(unit, lm) in &units {
             if let Some(b) = self.barriers.get(&(size, unit))
-                && b.site != (func, pc)
+                && (b.site != (func, pc) || b.path != path)
             {
                 let other = (b.span, Some(b.first), "other threads of the unit wait at this barrier".to_string());
                 let thread = self.thread(w, lm.trailing_zeros());
+                let mut notes = vec![format!("the unit is threads {}..{} of the block", unit * size, (unit + 1) * size)];
+                let message = if b.site == (func, pc) {
+                    notes.push(
+                        "the CUDA code inlines every device function, so each call makes its own barrier instruction, and every thread of the unit must reach the same one (PTX `.aligned`)"
+                            .into(),
+                    );
+                    "threads of one unit reached a barrier through different calls"
+                } else {
+                    "threads of one unit reached different barriers"
+                };
                 self.fatal(
                     g,
-                    Report {
-                        kind: ReportKind::Divergence,
-                        message: "threads of one unit reached different barriers".into(),
-                        span,
-                        thread,
-                        other: Some(other),
-                        notes: vec![format!("the unit is threads {}..{} of the block", unit * size, (unit + 1) * size)],
-                    },
+                    Report { kind: ReportKind::Divergence, message: message.into(), span, thread, other: Some(other), notes },
                 );
                 return false;
             }
@@ -2474,6 +2484,7 @@ impl<'a> BlockSim<'a> {
             let first = self.thread(w, lm.trailing_zeros());
             let b = self.barriers.entry((size, unit)).or_insert_with(|| BarState {
                 site: (func, pc),
+                path,
                 span,
                 first,
                 arrived: 0,
@@ -2872,6 +2883,19 @@ impl<'a> BlockSim<'a> {
                     h.add(u64::from(i));
                 }
                 _ => {}
+            }
+        }
+        h.finish()
+    }
+
+    /// The calls fragment `f`'s lanes are in, from the kernel inwards, as a number (their
+    /// call ops; loop iterations do not count): threads in one function with equal numbers
+    /// got there through the same call sites.
+    fn call_path(&self, f: &super::block::Frag) -> u64 {
+        let mut h = super::lanes::WordHash::default();
+        for &r in &f.recs {
+            if let Some(Some((pc, _))) = self.recs[r as usize].as_ref().map(|rec| rec.call) {
+                h.add(u64::from(pc));
             }
         }
         h.finish()
