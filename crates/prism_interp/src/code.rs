@@ -445,6 +445,10 @@ pub struct FuncCode {
     pub reg_names: Vec<Option<String>>,
     /// Access sites: memory name, whether it writes, span.
     pub accesses: Vec<ir::AccessInfo>,
+    /// Per access site, what its atomic does if it is one of safe code
+    /// ([`crate::shadow::Phase`], for the race detector's check of atomic phases; see
+    /// [`access_phases`]).
+    pub phases: Vec<crate::shadow::Phase>,
     /// Memory names (for messages).
     pub mems: Vec<ir::MemInfo>,
     /// The entry perspective.
@@ -646,6 +650,7 @@ fn compile_function(_p: &ir::Program, f: &ir::Function, leaves: &[Option<Leaf>],
         fuse_latches(&mut cx.ops);
     }
     let scratch = cx.scratch;
+    let phases = access_phases(f, &cx.ops, &cx.info);
     FuncCode {
         name: f.name.clone(),
         ops: cx.ops,
@@ -657,10 +662,58 @@ fn compile_function(_p: &ir::Program, f: &ir::Function, leaves: &[Option<Leaf>],
         local_names: f.locals.iter().map(|l| l.name.clone()).collect(),
         reg_names: f.regs.iter().map(|r| r.name.clone()).chain((0..scratch).map(|_| None)).collect(),
         accesses: f.accesses.clone(),
+        phases,
         mems: f.mems.clone(),
         entry: f.entry,
         span: f.span,
     }
+}
+
+/// What each access site's atomic does, as synchronisation inference sees it (`prism_sync`'s
+/// `Mode::add`, `crates/prism_sync/src/graph.rs`), for the atomics of safe code: an update
+/// for every atomic but `atomic_load`, observing for `atomic_load`, `atomic_cas` and an
+/// update whose result some instruction of the function reads (inference's `used`: every
+/// register an instruction reads, a loop's condition included), and the update's
+/// operation. [`crate::shadow::Phase::NONE`] for every other site: plain and volatile
+/// accesses, and atomics inside `with unsafe:`, which inference leaves out.
+fn access_phases(f: &ir::Function, ops: &[Op], info: &[OpInfo]) -> Vec<crate::shadow::Phase> {
+    use crate::shadow::Phase;
+    let mut used = std::collections::HashSet::new();
+    f.body.walk(&mut |k| {
+        used.extend(k.uses());
+        if let InstKind::Loop { cond, .. } = k {
+            used.insert(*cond);
+        }
+    });
+    let read = |r: R| used.contains(&Reg(r));
+    let mut phases = vec![Phase::NONE; f.accesses.len()];
+    for (op, info) in ops.iter().zip(info) {
+        let Op::Intr(i) = op else { continue };
+        let (access, phase) = match &**i {
+            Intr::Atomic { op, dst, access, .. } => {
+                let op = match op {
+                    0 | 1 => Phase::ADD,
+                    2 => Phase::MIN,
+                    3 => Phase::MAX,
+                    4 => Phase::AND,
+                    5 => Phase::OR,
+                    6 => Phase::XOR,
+                    _ => Phase::OVERWRITE,
+                };
+                (*access, Phase::new(true, read(*dst), op))
+            }
+            Intr::Cas { access, .. } => (*access, Phase::new(true, true, Phase::OVERWRITE)),
+            Intr::AtomicLoad { access, .. } => (*access, Phase::new(false, true, 0)),
+            Intr::AtomicStore { access, .. } => (*access, Phase::new(true, false, Phase::OVERWRITE)),
+            _ => continue,
+        };
+        // `volatile_load` and `volatile_store` run as atomic loads and stores.
+        let atomic = f.accesses.get(access as usize).is_some_and(|a| a.kind == ir::AccessKind::Atomic);
+        if atomic && !info.in_unsafe {
+            phases[access as usize] = phase;
+        }
+    }
+    phases
 }
 
 impl Cx<'_> {

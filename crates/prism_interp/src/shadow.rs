@@ -57,6 +57,9 @@ pub struct Acc {
     pub fences: Fences,
     /// A read made by an atomic load: it races with plain writes only.
     pub atomic: bool,
+    /// For an atomic of safe code, what it does as synchronisation inference sees it
+    /// ([`Phase`]); [`Phase::NONE`] for every other access.
+    pub phase: Phase,
 }
 
 impl Acc {
@@ -104,9 +107,10 @@ pub struct Release {
     /// is cumulative over them (an mbarrier arrival): another thread's access that one of
     /// those barriers ordered before the writer is released too, as the PTX ISA's release
     /// is (the CUTLASS consumer: every lane reads a slot, `__syncwarp()`, one elected lane
-    /// arrives). All zero for a release that orders only its own thread's accesses (a flag:
-    /// the simulator does not model a fence's cumulativity), since no access is ordered
-    /// before zero barriers ([`Levels::ordered`]).
+    /// arrives). For a flag, the barriers the writer had passed at its last fence (the
+    /// release is the fence, the store publishes it), for readers in the writer's block.
+    /// All zero for a release that orders only its own thread's accesses (a landing), since
+    /// no access is ordered before zero barriers ([`Levels::ordered`]).
     pub counts: [u32; LEVELS],
 }
 
@@ -131,9 +135,9 @@ impl Release {
                 self.fences.device > earlier.fences.device
             };
         }
-        // Cumulativity through barriers, within the block only (barriers order nothing
-        // across blocks). A landing's pseudo-thread passes no barriers, and a landing write
-        // is ordered only through a wait for its phase.
+        // Cumulativity through barriers, within the block only (the records of another
+        // block's accesses keep no barrier counts). A landing's pseudo-thread passes no
+        // barriers, and a landing write is ordered only through a wait for its phase.
         block == reader
             && !is_landing(self.tid)
             && !is_landing(earlier.tid)
@@ -219,7 +223,76 @@ impl Site {
             site: self.site,
             fences: self.fences,
             atomic: false,
+            phase: Phase::NONE,
         }
+    }
+}
+
+/// What an atomic of safe code does to its element, as synchronisation inference sees it
+/// (`prism_sync`'s `Mode::add`, `crates/prism_sync/src/graph.rs`): whether it changes
+/// memory (every atomic but `atomic_load`), whether it *observes* (an `atomic_load`, an
+/// `atomic_cas`, or an update whose old value the function reads: what it sees or leaves
+/// depends on which updates came first), and which operation its update is. Computed once
+/// per access site (`crate::code::FuncCode::phases`); [`Phase::NONE`] for plain and
+/// volatile accesses and for atomics inside `with unsafe:`, which inference leaves to the
+/// programmer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Phase(u16);
+
+impl Phase {
+    /// Not an atomic of safe code.
+    pub const NONE: Phase = Phase(0);
+    /// `atomic_add` and `atomic_sub` (both add, modulo the type's range).
+    pub const ADD: u8 = 1;
+    /// `atomic_min`.
+    pub const MIN: u8 = 2;
+    /// `atomic_max`.
+    pub const MAX: u8 = 4;
+    /// `atomic_and`.
+    pub const AND: u8 = 8;
+    /// `atomic_or`.
+    pub const OR: u8 = 16;
+    /// `atomic_xor`.
+    pub const XOR: u8 = 32;
+    /// `atomic_store`, `atomic_exch`, `atomic_cas`: they overwrite, so their order shows.
+    pub const OVERWRITE: u8 = 64;
+
+    /// An atomic that updates (with operation `op`, one of the constants above, 0 for
+    /// none) and observes as given.
+    pub fn new(update: bool, observe: bool, op: u8) -> Phase {
+        Phase(u16::from(op) << 2 | u16::from(update) << 1 | u16::from(observe))
+    }
+
+    /// Whether this is an atomic of safe code (every such atomic updates or observes).
+    pub fn is_some(self) -> bool {
+        self.0 != 0
+    }
+
+    /// Whether it changes memory.
+    pub fn update(self) -> bool {
+        self.0 & 2 != 0
+    }
+
+    /// Whether it observes: what it sees, or leaves, depends on the updates before it.
+    pub fn observe(self) -> bool {
+        self.0 & 1 != 0
+    }
+
+    /// Its update's operation.
+    pub fn op(self) -> u8 {
+        (self.0 >> 2) as u8
+    }
+
+    /// Whether inference orders a phase of atomics like `self` against one like `other`
+    /// when both touch an element of one unit (`Mode::conflicts` for two atomics that are
+    /// not the same node): an update against an observing atomic, and two updates unless
+    /// they are the same commutative operation or both overwrite (the last store wins
+    /// whatever the phases).
+    pub fn conflicts(self, other: Phase) -> bool {
+        if self.update() && other.update() && self.op() != other.op() {
+            return true;
+        }
+        (self.update() && other.observe()) || (self.observe() && other.update())
     }
 }
 
@@ -234,6 +307,11 @@ pub enum RaceKind {
     WriteRead,
     /// An atomic and a plain access.
     AtomicPlain,
+    /// Two atomics of safe code at different places, one an update and the other an
+    /// observing atomic (or two updates that do not commute), that nothing orders:
+    /// inference orders such phases within a unit's own elements ([`Phase::conflicts`]),
+    /// so their threads met through a view whose index function is not injective.
+    AtomicPhase,
 }
 
 impl RaceKind {
@@ -244,6 +322,7 @@ impl RaceKind {
             RaceKind::ReadWrite => "read-write",
             RaceKind::WriteRead => "write-read",
             RaceKind::AtomicPlain => "atomic-plain",
+            RaceKind::AtomicPhase => "atomic-phase",
         }
     }
 }
@@ -400,13 +479,171 @@ fn read_slot<const N: usize>(tids: [u32; N], next: &mut u8, tid: u32) -> usize {
 /// Sorted, so that finding a thread's record costs a binary search however many threads
 /// update the location (a reduction into one element by every thread of a block).
 #[inline]
-fn atomic_slot<R>(recs: &[R], tid: u32, tid_of: impl Fn(&R) -> u32) -> Result<usize, usize> {
+fn atomic_slot<R, K: Ord + Copy>(recs: &[R], tid: K, tid_of: impl Fn(&R) -> K) -> Result<usize, usize> {
     // The latest record is the likeliest (a thread repeating its update, or the lanes of
     // a warp instruction in order).
     match recs.last().map(&tid_of) {
         Some(t) if t == tid => Ok(recs.len() - 1),
         Some(t) if t < tid => Err(recs.len()),
         _ => recs.binary_search_by_key(&tid, tid_of),
+    }
+}
+
+/// The phase records of one location: the atomics of safe code made there
+/// ([`Phase::is_some`]), for the check that no two of them, at different access sites, one
+/// an update and the other an observing atomic (or two updates that do not commute,
+/// [`Phase::conflicts`]), are made by different threads with nothing ordering them
+/// ([`RaceKind::AtomicPhase`]). Inference orders such phases within each unit's own
+/// elements (`prism_sync`'s `Mode::conflicts`), so threads that meet so met through a view
+/// whose index function is not injective; a site against itself is exempt, as inference
+/// leaves one atomic node concurrent on purpose (a ticket counter, a histogram).
+///
+/// Per access site, the latest atomic of every thread that made one there (threads of any
+/// block, for global memory: a key of block and thread), sorted by thread. The latest is
+/// exact, by the argument of [`atomic_slot`]: a thread's barrier counts and fences only
+/// grow, and so does its record's coherence position ([`PRec::order`]), so whatever
+/// orders its latest atomic at a site before a later access orders its earlier ones there
+/// too. Records are grouped by site, not kept one per thread, because the exemption
+/// depends on the site: a thread's latest atomic at the location may share the later
+/// access's site while an earlier one, at another site, is the pair to report. A later
+/// access looks only at the sites whose phase conflicts with its own, so a counter or a
+/// histogram that one site updates costs a look-up, however many threads update it.
+///
+/// Besides barriers and releases ([`Cell::access_with`]'s `also`), *coherence* orders a
+/// pair: the updates of one element have one order, which every thread sees, so a thread
+/// that observed the element after an update (an atomic result that depended on it) is
+/// ordered after that update in every run, and so are its later accesses to the element
+/// (the last block of a reduction, which resets the counter after its ticket showed that
+/// every other block's increment came first). [`Self::updates`] counts the updates of
+/// safe code in the order they applied, [`Self::seen`] holds how many of them each thread
+/// had seen at its latest observing atomic, and a record is ordered before a thread that
+/// has seen its [`PRec::order`].
+#[derive(Clone, Debug, Default)]
+pub struct Phases {
+    /// The grid-barrier epoch the records belong to (global memory; a grid barrier orders
+    /// everything before it with everything after).
+    epoch: u32,
+    /// How many updates of safe code the element has had.
+    updates: u32,
+    /// The records, by access site.
+    sites: Vec<PSite>,
+    /// Per thread (sorted by key) the updates it had seen at its latest observing atomic.
+    seen: Vec<(u64, u32)>,
+}
+
+/// The records of one access site in [`Phases`].
+#[derive(Clone, Debug)]
+struct PSite {
+    func: u16,
+    site: u16,
+    /// What the site's atomic does (the same for every access it makes).
+    phase: Phase,
+    /// The latest atomic there of each thread, sorted by key.
+    recs: Vec<PRec>,
+}
+
+/// A thread's latest atomic at one site ([`PSite`]).
+#[derive(Clone, Copy, Debug)]
+struct PRec {
+    /// Block << 32 | thread.
+    key: u64,
+    /// The barriers its thread had arrived at.
+    counts: [u32; LEVELS],
+    /// Its thread's fences.
+    fences: Fences,
+    /// Its place in the element's order of updates: a thread that has seen this many
+    /// updates is ordered after it. An update's own number; for an observing atomic that
+    /// does not update (`atomic_load`), the number of its thread's first update after it,
+    /// [`NEVER`] until there is one (what the load read is ordered before whoever sees
+    /// that update, by coherence and its thread's program order).
+    order: u32,
+}
+
+/// [`PRec::order`] of an atomic load its thread has not updated the element after.
+const NEVER: u32 = u32::MAX;
+
+impl Phases {
+    /// Checks atomic `now` of block `block` (its [`Acc::phase`] set) against the records and
+    /// records it. `unordered(earlier, its block)` says whether barriers and releases leave
+    /// an earlier access unordered before `now`. Returns the first conflicting record found
+    /// and its block.
+    pub fn access(
+        &mut self,
+        (block, epoch): (u32, u32),
+        now: &Acc,
+        unordered: impl Fn(&Acc, u32) -> bool,
+    ) -> Option<(Acc, u32)> {
+        if self.epoch != epoch {
+            *self = Phases { epoch, ..Phases::default() };
+        }
+        let me = u64::from(block) << 32 | u64::from(now.tid);
+        let seen = match atomic_slot(&self.seen, me, |s| s.0) {
+            Ok(i) => self.seen[i].1,
+            Err(_) => 0,
+        };
+        let mut conflict = None;
+        'sites: for s in &self.sites {
+            if (s.func, s.site) == (now.func, now.site) || !s.phase.conflicts(now.phase) {
+                continue;
+            }
+            for r in &s.recs {
+                if r.key == me || r.order <= seen {
+                    continue;
+                }
+                let e = Acc {
+                    tid: r.key as u32,
+                    counts: r.counts,
+                    func: s.func,
+                    site: s.site,
+                    fences: r.fences,
+                    atomic: true,
+                    phase: s.phase,
+                };
+                let eb = (r.key >> 32) as u32;
+                if unordered(&e, eb) {
+                    conflict = Some((e, eb));
+                    break 'sites;
+                }
+            }
+        }
+        self.record(me, now);
+        conflict
+    }
+
+    /// Records atomic `now` of the thread with key `me`.
+    fn record(&mut self, me: u64, now: &Acc) {
+        if now.phase.observe() {
+            match atomic_slot(&self.seen, me, |s| s.0) {
+                Ok(i) => self.seen[i].1 = self.updates,
+                Err(i) => self.seen.insert(i, (me, self.updates)),
+            }
+        }
+        let order = if now.phase.update() {
+            self.updates = self.updates.saturating_add(1);
+            // The thread's atomic loads not yet followed by an update are by this one.
+            for s in self.sites.iter_mut().filter(|s| !s.phase.update()) {
+                if let Ok(i) = atomic_slot(&s.recs, me, |r| r.key)
+                    && s.recs[i].order == NEVER
+                {
+                    s.recs[i].order = self.updates;
+                }
+            }
+            self.updates
+        } else {
+            NEVER
+        };
+        let rec = PRec { key: me, counts: now.counts, fences: now.fences, order };
+        let s = match self.sites.iter().position(|s| (s.func, s.site) == (now.func, now.site)) {
+            Some(i) => &mut self.sites[i],
+            None => {
+                self.sites.push(PSite { func: now.func, site: now.site, phase: now.phase, recs: Vec::new() });
+                self.sites.last_mut().expect("just pushed")
+            }
+        };
+        match atomic_slot(&s.recs, me, |r| r.key) {
+            Ok(i) => s.recs[i] = rec,
+            Err(i) => s.recs.insert(i, rec),
+        }
     }
 }
 
@@ -613,10 +850,13 @@ impl Default for SCell {
 }
 
 /// A shared cell's atomic records ([`SCell::atomics`]), as [`Atomics`]: the latest of each
-/// thread, sorted by thread.
+/// thread, sorted by thread; and the phase records of its atomics of safe code ([`Phases`],
+/// allocated at the first), which a plain write does not clear (it orders no atomic
+/// after it that it is not itself ordered before, or it is a race of its own).
 #[derive(Clone, Debug, Default)]
 struct SAtomics {
     recs: Vec<Rec>,
+    phases: Option<Box<Phases>>,
 }
 
 /// The most cells one access can cover: one per byte of the widest access (8 bytes).
@@ -693,7 +933,16 @@ impl SharedShadow {
     #[inline]
     fn acc(&self, r: Rec) -> Acc {
         let m = &self.moments[r.m as usize];
-        Acc { tid: r.tid, counts: m.counts, func: m.func, site: m.site, fences: m.fences, atomic: m.atomic }
+        Acc {
+            tid: r.tid,
+            counts: m.counts,
+            func: m.func,
+            site: m.site,
+            fences: m.fences,
+            atomic: m.atomic,
+            // A phase is recorded apart ([`SAtomics::phases`]), never in a cell's records.
+            phase: Phase::NONE,
+        }
     }
 
     /// The record of access `a` of `kind`, its moment interned (a read made by an atomic
@@ -947,7 +1196,34 @@ impl SharedShadow {
         // updated in place.
         let r = self.rec(&now, kind);
         self.record(c, r, kind);
+        if now.phase.is_some() {
+            let phase = self.phase_access(c, lv, (&now, passed), &also);
+            return conflict.or(phase);
+        }
         conflict
+    }
+
+    /// Checks atomic `now` of safe code against the phase records of cell `c` and records
+    /// it there ([`Phases::access`]).
+    #[cold]
+    #[inline(never)]
+    fn phase_access(
+        &mut self,
+        c: usize,
+        lv: &Levels,
+        (now, passed): (&Acc, &[u32; LEVELS]),
+        also: &impl Fn(&Acc) -> bool,
+    ) -> Option<(Acc, RaceKind)> {
+        if self.cells[c].atomics == 0 {
+            self.atomics.push(SAtomics::default());
+            self.cells[c].atomics = u32::try_from(self.atomics.len()).expect("fewer than 2^32 cells");
+        }
+        let x = &mut self.atomics[self.cells[c].atomics as usize - 1];
+        let unordered = |e: &Acc, _| !lv.ordered(e, now.tid, passed) && !also(e);
+        x.phases
+            .get_or_insert_with(Box::default)
+            .access((0, 0), now, unordered)
+            .map(|(e, _)| (e, RaceKind::AtomicPhase))
     }
 
     /// [`Self::access`] for an access whose bytes accesses of other starts or widths have
@@ -986,10 +1262,16 @@ impl SharedShadow {
             b += usize::from(self.cells[c].width);
         }
         let cells = &cells[..n];
-        let conflict = cells.iter().find_map(|&c| self.conflict(c, lv, (&now, passed), kind, also));
+        let mut conflict = cells.iter().find_map(|&c| self.conflict(c, lv, (&now, passed), kind, also));
         let r = self.rec(&now, kind);
         for &c in cells {
             self.record(c, r, kind);
+        }
+        if now.phase.is_some() {
+            for &c in cells {
+                let phase = self.phase_access(c, lv, (&now, passed), also);
+                conflict = conflict.or(phase);
+            }
         }
         conflict
     }
@@ -1121,13 +1403,15 @@ impl Blocks {
     }
 }
 
-/// Shadow of one global element: the inter-block summary, and an intra-block cell for the
-/// block that touched it last.
+/// Shadow of one global element: the inter-block summary, an intra-block cell for the
+/// block that touched it last, and the phase records of its atomics of safe code, of every
+/// block ([`Phases`]; allocated at the first).
 #[derive(Clone, Debug, Default)]
 pub struct GCell {
     blocks: Blocks,
     cell_block: u32,
     cell: Cell,
+    phases: Option<Box<Phases>>,
 }
 
 impl GCell {
@@ -1164,10 +1448,41 @@ impl GCell {
             self.cell_block = block + 1;
             self.cell = Cell::default();
         }
-        match self.blocks.access_with(block, epoch, now.at(), kind, |e, b| also(&e.unknown_counts(), Some(b))) {
-            Some(c) => Some((c.earlier, c.kind, Some(c.earlier_block))),
-            None => self.cell.access_with(lv, now, passed, kind, |a| also(a, None)).map(|(a, k)| (a.at(), k, None)),
+        let conflict =
+            match self.blocks.access_with(block, epoch, now.at(), kind, |e, b| also(&e.unknown_counts(), Some(b))) {
+                Some(c) => Some((c.earlier, c.kind, Some(c.earlier_block))),
+                None => self.cell.access_with(lv, now, passed, kind, |a| also(a, None)).map(|(a, k)| (a.at(), k, None)),
+            };
+        if !now.phase.is_some() {
+            return conflict;
         }
+        let phase = self.phase_access(lv, (block, epoch), (&now, passed), &also);
+        conflict.or(phase)
+    }
+
+    /// Checks atomic `now` of safe code, of block `block`, against the element's phase
+    /// records and records it ([`Phases::access`]). Out of line: most accesses are not
+    /// atomics of safe code.
+    #[cold]
+    #[inline(never)]
+    fn phase_access(
+        &mut self,
+        lv: &Levels,
+        (block, epoch): (u32, u32),
+        (now, passed): (&Acc, &[u32; LEVELS]),
+        also: &impl Fn(&Acc, Option<u32>) -> bool,
+    ) -> Option<(Site, RaceKind, Option<u32>)> {
+        // Within the block, barriers and releases order; across blocks, releases only (the
+        // earlier access's barrier counts mean nothing to another block).
+        let unordered = |e: &Acc, b: u32| {
+            if b == block {
+                !lv.ordered(e, now.tid, passed) && !also(e, None)
+            } else {
+                !also(&e.at().unknown_counts(), Some(b))
+            }
+        };
+        let phase = self.phases.get_or_insert_with(Box::default).access((block, epoch), now, unordered);
+        phase.map(|(e, b)| (e.at(), RaceKind::AtomicPhase, (b != block).then_some(b)))
     }
 }
 
@@ -1182,6 +1497,7 @@ struct Moment {
     site: u16,
     fences: Fences,
     atomic: bool,
+    phase: Phase,
     kind: Kind,
     block: u32,
     epoch: u32,
@@ -1195,6 +1511,7 @@ impl Moment {
             site: now.site,
             fences: now.fences,
             atomic: now.atomic,
+            phase: now.phase,
             kind,
             block,
             epoch,
@@ -1203,7 +1520,15 @@ impl Moment {
 
     /// The access by thread `tid` at this moment (exactly the [`Acc`] it was made from).
     fn acc(&self, tid: u32) -> Acc {
-        Acc { tid, counts: self.counts, func: self.func, site: self.site, fences: self.fences, atomic: self.atomic }
+        Acc {
+            tid,
+            counts: self.counts,
+            func: self.func,
+            site: self.site,
+            fences: self.fences,
+            atomic: self.atomic,
+            phase: self.phase,
+        }
     }
 }
 
@@ -1494,7 +1819,15 @@ mod tests {
     use super::*;
 
     fn acc(tid: u32, block_barriers: u32) -> Acc {
-        Acc { tid, counts: [0, block_barriers, 0, 0], func: 0, site: 0, fences: Fences::default(), atomic: false }
+        Acc {
+            tid,
+            counts: [0, block_barriers, 0, 0],
+            func: 0,
+            site: 0,
+            fences: Fences::default(),
+            atomic: false,
+            phase: Phase::NONE,
+        }
     }
 
     #[test]
@@ -1521,6 +1854,7 @@ mod tests {
             site: 0,
             fences: Fences::default(),
             atomic: false,
+            phase: Phase::NONE,
         };
         let mut c = Cell::default();
         c.access(&lv, w(1, 0), &w(1, 0).counts, Kind::Write);
@@ -1580,6 +1914,7 @@ mod tests {
             site: 0,
             fences: Fences::default(),
             atomic: false,
+            phase: Phase::NONE,
         };
         let mut c = Cell::default();
         for t in (32..64).chain(0..32) {
@@ -1637,7 +1972,15 @@ mod tests {
         let lv = Levels::new(vec![], 64);
         let mut sh = SharedShadow::default();
         sh.cover(64);
-        let a = |tid| Acc { tid, counts: [0; LEVELS], func: 0, site: 0, fences: Fences::default(), atomic: false };
+        let a = |tid| Acc {
+            tid,
+            counts: [0; LEVELS],
+            func: 0,
+            site: 0,
+            fences: Fences::default(),
+            atomic: false,
+            phase: Phase::NONE,
+        };
         // Thread 1 writes bytes 8..16; thread 0 reads bytes 12..16.
         assert!(sh.access(&lv, (8, 8), a(1), &a(1).counts, Kind::Write).is_none());
         let (e, k) = sh.access(&lv, (12, 4), a(0), &a(0).counts, Kind::Read).expect("a race");
@@ -1888,6 +2231,7 @@ mod tests {
                     site: next(3) as u16,
                     fences: fences[tid as usize],
                     atomic: next(8) == 0,
+                    phase: Phase::NONE,
                 };
                 // Passed counts at or above the arrivals (a split barrier's arrive first).
                 let mut passed = now.counts;
@@ -1908,8 +2252,15 @@ mod tests {
             // meet the same records, byte by byte.
             for (byte, cell) in full.iter_mut().enumerate() {
                 for (tid, kind) in [(127, Kind::Read), (126, Kind::Atomic), (125, Kind::Write)] {
-                    let probe =
-                        Acc { tid, counts: [0; LEVELS], func: 9, site: 9, fences: Fences::default(), atomic: false };
+                    let probe = Acc {
+                        tid,
+                        counts: [0; LEVELS],
+                        func: 9,
+                        site: 9,
+                        fences: Fences::default(),
+                        atomic: false,
+                        phase: Phase::NONE,
+                    };
                     let want = cell.access(&lv, probe, &probe.counts, kind);
                     let got = sh.access(&lv, (byte, 1), probe, &probe.counts, kind);
                     assert_eq!(got, want, "final state of byte {byte} ({kind:?})");
@@ -1985,7 +2336,8 @@ mod tests {
                         continue;
                     }
                     let c = counts[tid as usize];
-                    let now = Acc { tid, counts: c, func, site, fences: fences[tid as usize], atomic };
+                    let now =
+                        Acc { tid, counts: c, func, site, fences: fences[tid as usize], atomic, phase: Phase::NONE };
                     let m = compact.then(|| g.moment(&now, block, epoch, kind)).flatten();
                     if let Some(m) = m
                         && n > 1
@@ -2023,6 +2375,7 @@ mod tests {
                             site: 9,
                             fences: Fences::default(),
                             atomic: false,
+                            phase: Phase::NONE,
                         };
                         let want = full[b][e].access(&lv, block, epoch, a, &a.counts, Kind::Write);
                         let got = g.access(&lv, (b, e), block, epoch, a, &a.counts, Kind::Write);
@@ -2065,6 +2418,7 @@ mod tests {
                     site: next(4) as u16,
                     fences: Fences::default(),
                     atomic: false,
+                    phase: Phase::NONE,
                 };
                 let want = full[i].access(&lv, block, epoch, a, &c, kind);
                 let got = g.access(&lv, (0, i), block, epoch, a, &c, kind);
@@ -2090,6 +2444,7 @@ mod tests {
             site: 0,
             fences: Fences { device: 0, any: fences },
             atomic: false,
+            phase: Phase::NONE,
         };
         // Lane 0 passed one warp barrier and arrived (its fences: 1 after the arrival).
         let arrival = Release { block: 0, tid: 0, fences: Fences { device: 0, any: 1 }, counts: [1, 0, 0, 0] };
@@ -2148,7 +2503,15 @@ mod tests {
                     2 => fences[t].bump(rng(2) == 0),
                     _ => {}
                 }
-                let now = Acc { tid: t as u32, counts: counts[t], func: 0, site: 0, fences: fences[t], atomic: false };
+                let now = Acc {
+                    tid: t as u32,
+                    counts: counts[t],
+                    func: 0,
+                    site: 0,
+                    fences: fences[t],
+                    atomic: false,
+                    phase: Phase::NONE,
+                };
                 // What orders a record besides barriers, for this access: fences below a
                 // bound drawn per access (a later record of a thread has at least its
                 // earlier one's fences, so this is monotone as a release is).
@@ -2164,6 +2527,214 @@ mod tests {
                     cell.access_with(&lv, now, &now.counts, Kind::Atomic, also);
                     sh.access_with(&lv, (0, 4), (now, &now.counts), Kind::Atomic, also);
                     all.push(Acc { atomic: true, ..now });
+                }
+            }
+        }
+    }
+
+    /// Sites of the phase tests, each with its atomic's phase: an unused add, an add whose
+    /// result is used (a ticket), an atomic load, an atomic store, an unused max.
+    const PHASE_SITES: [Phase; 5] = [
+        Phase(Phase::ADD as u16 * 4 + 2),
+        Phase(Phase::ADD as u16 * 4 + 3),
+        Phase(1),
+        Phase(Phase::OVERWRITE as u16 * 4 + 2),
+        Phase(Phase::MAX as u16 * 4 + 2),
+    ];
+
+    fn phase_acc(tid: u32, site: u16, block_barriers: u32) -> Acc {
+        Acc { site, phase: PHASE_SITES[site as usize], ..acc(tid, block_barriers) }
+    }
+
+    fn phase_kind(a: &Acc) -> Kind {
+        if a.phase.update() { Kind::Atomic } else { Kind::AtomicRead }
+    }
+
+    /// One access to element 0 of a one-element global buffer by thread `a` of `block`.
+    fn global_phase(g: &mut Global, lv: &Levels, block: u32, a: Acc) -> Option<(Site, RaceKind, Option<u32>)> {
+        g.access(lv, (0, 0), block, 0, a, &a.counts, phase_kind(&a))
+    }
+
+    #[test]
+    fn phase_encodes_inference_modes() {
+        let [add, ticket, load, store, max] = PHASE_SITES;
+        assert_eq!(Phase::new(true, false, Phase::ADD), add);
+        assert_eq!(Phase::new(true, true, Phase::ADD), ticket);
+        assert_eq!(Phase::new(false, true, 0), load);
+        assert!((add.update(), !add.observe(), add.op()) == (true, true, Phase::ADD));
+        // An update against an observing atomic, both ways; updates that do not commute.
+        for (a, b) in [(add, ticket), (add, load), (store, load), (store, ticket), (add, max), (add, store)] {
+            assert!(a.conflicts(b) && b.conflicts(a), "{a:?} {b:?}");
+        }
+        // Loads among themselves, commuting updates, overwrites among themselves.
+        for (a, b) in [(load, load), (add, add), (store, store), (max, max)] {
+            assert!(!a.conflicts(b), "{a:?} {b:?}");
+        }
+        assert!(!Phase::NONE.is_some() && load.is_some());
+    }
+
+    /// An update and an observing atomic at different sites of different blocks are
+    /// reported whichever comes first; the same pair within a block is not when a barrier
+    /// orders it.
+    #[test]
+    fn atomic_phases_are_reported_in_both_orders() {
+        let lv = Levels::new(vec![], 64);
+        for (first, second) in [(0u16, 2u16), (2, 0), (3, 1), (1, 3)] {
+            let mut g = Global::new([1]);
+            assert!(global_phase(&mut g, &lv, 0, phase_acc(0, first, 0)).is_none());
+            let got = global_phase(&mut g, &lv, 1, phase_acc(0, second, 0));
+            let (e, k, b) = got.expect("reported");
+            assert_eq!((e.site, k, b), (first, RaceKind::AtomicPhase, Some(0)));
+        }
+        // Within a block: unordered, reported; ordered by a barrier, not.
+        let mut sh = SharedShadow::default();
+        sh.cover(8);
+        let a = phase_acc(0, 2, 0);
+        assert!(sh.access(&lv, (0, 4), a, &a.counts, Kind::AtomicRead).is_none());
+        let b = phase_acc(33, 0, 0);
+        let (e, k) = sh.access(&lv, (0, 4), b, &b.counts, Kind::Atomic).expect("reported");
+        assert_eq!((e.tid, k), (0, RaceKind::AtomicPhase));
+        let c = phase_acc(34, 0, 1);
+        assert!(sh.access(&lv, (0, 4), c, &c.counts, Kind::Atomic).is_none(), "a barrier orders thread 0's load");
+        // Not between accesses of one thread.
+        let mut g = Global::new([1]);
+        assert!(global_phase(&mut g, &lv, 0, phase_acc(5, 3, 0)).is_none());
+        assert!(global_phase(&mut g, &lv, 0, phase_acc(5, 1, 0)).is_none());
+    }
+
+    /// One site against itself (a ticket counter, a histogram) and commuting updates from
+    /// two sites are never reported.
+    #[test]
+    fn same_site_and_commuting_atomics_are_not_reported() {
+        let lv = Levels::new(vec![], 64);
+        let mut g = Global::new([1]);
+        for b in 0..4 {
+            for t in 0..64 {
+                assert!(global_phase(&mut g, &lv, b, phase_acc(t, 1, 0)).is_none(), "tickets");
+            }
+        }
+        // Unused adds at sites 0 and 5 (a histogram counted from two places).
+        let add_at = |tid, site| Acc { site, ..phase_acc(tid, 0, 0) };
+        let mut g = Global::new([1]);
+        for b in 0..4 {
+            assert!(global_phase(&mut g, &lv, b, add_at(0, if b % 2 == 0 { 0 } else { 5 })).is_none(), "adds");
+        }
+        let mut sh = SharedShadow::default();
+        sh.cover(8);
+        for t in 0..64u32 {
+            let a = add_at(t, if t % 2 == 0 { 0 } else { 5 });
+            assert!(sh.access(&lv, (0, 4), a, &a.counts, Kind::Atomic).is_none(), "histogram");
+        }
+    }
+
+    /// A thread's latest atomic at the element may be of another site or kind than the one
+    /// a later access conflicts with: the records are kept per site, so the earlier one is
+    /// still met. Thread 0 of block 0 stores (site 3) and then takes a ticket (site 1);
+    /// block 1's ticket shares the latest one's site but meets the store. Kept as one
+    /// record per thread, the store would have been replaced and the pair missed.
+    #[test]
+    fn a_threads_earlier_atomic_of_another_site_is_still_met() {
+        let lv = Levels::new(vec![], 64);
+        let mut g = Global::new([1]);
+        assert!(global_phase(&mut g, &lv, 0, phase_acc(0, 3, 0)).is_none());
+        assert!(global_phase(&mut g, &lv, 0, phase_acc(0, 1, 0)).is_none());
+        let (e, k, b) = global_phase(&mut g, &lv, 1, phase_acc(0, 1, 0)).expect("the store is met");
+        assert_eq!((e.site, k, b), (3, RaceKind::AtomicPhase, Some(0)));
+        // A load, then an update by the same thread: a later load meets the update.
+        let mut g = Global::new([1]);
+        assert!(global_phase(&mut g, &lv, 0, phase_acc(0, 2, 0)).is_none());
+        assert!(global_phase(&mut g, &lv, 0, phase_acc(0, 0, 0)).is_none());
+        let (e, _, _) = global_phase(&mut g, &lv, 1, phase_acc(0, 2, 0)).expect("the add is met");
+        assert_eq!(e.site, 0);
+    }
+
+    /// Coherence orders: the last block of a reduction, whose ticket showed that every
+    /// other block's came first, resets the counter unreported; a block that resets it
+    /// without having taken a ticket is reported.
+    #[test]
+    fn an_update_after_observing_every_other_is_ordered() {
+        let lv = Levels::new(vec![], 64);
+        let mut g = Global::new([1]);
+        for b in 0..4 {
+            assert!(global_phase(&mut g, &lv, b, phase_acc(0, 1, 0)).is_none());
+        }
+        assert!(global_phase(&mut g, &lv, 3, phase_acc(0, 3, 0)).is_none(), "the last block resets");
+        assert!(global_phase(&mut g, &lv, 5, phase_acc(0, 3, 0)).is_some(), "a block that took no ticket");
+        // A ticket taken before another block's is not ordered after it.
+        let mut g = Global::new([1]);
+        assert!(global_phase(&mut g, &lv, 0, phase_acc(0, 1, 0)).is_none());
+        assert!(global_phase(&mut g, &lv, 1, phase_acc(0, 1, 0)).is_none());
+        assert!(global_phase(&mut g, &lv, 0, phase_acc(0, 3, 0)).is_some(), "block 1's ticket came after");
+    }
+
+    /// The phase records report exactly what keeping every atomic would: random sequences of
+    /// the sites above by random threads of three blocks, with barriers and fences, through
+    /// the global shadow (its compact slots included) and the shared one, against a brute
+    /// force over the whole history (coherence order computed from it).
+    #[test]
+    fn phase_records_are_exact() {
+        let lv = Levels::new(vec![], 64);
+        let mut rng = xorshift(0x0a70_31c5 ^ 0x9e37_79b9_7f4a_7c15);
+        for round in 0..400 {
+            let blocks = if round % 2 == 0 { 3 } else { 1 };
+            let mut counts = vec![[0u32; LEVELS]; 64 * blocks];
+            let mut fences = vec![Fences::default(); 64 * blocks];
+            // (block, access, how many updates had applied before it)
+            let mut all: Vec<(u32, Acc, u32)> = Vec::new();
+            let mut updates = 0u32;
+            let mut g = Global::new([1]);
+            let mut sh = SharedShadow::default();
+            sh.cover(8);
+            for _ in 0..120 {
+                let (b, t) = (rng(blocks as u64) as u32, rng(6) as u32 * 13 % 64);
+                let k = (b * 64 + t) as usize;
+                match rng(6) {
+                    0 => counts[k][1] += 1,
+                    1 => fences[k].bump(rng(2) == 0),
+                    _ => {}
+                }
+                let site = rng(PHASE_SITES.len() as u64) as u16;
+                let now = Acc { counts: counts[k], fences: fences[k], ..phase_acc(t, site, 0) };
+                let bound = rng(3) as u16;
+                let also = |a: &Acc, _: Option<u32>| a.fences.any < bound;
+                // The coherence order of a recorded access: an update's own number, a
+                // load's thread's first update after it (never without one).
+                let order = |i: usize| -> u32 {
+                    let (eb, e, before) = all[i];
+                    if e.phase.update() {
+                        return before + 1;
+                    }
+                    all[i + 1..]
+                        .iter()
+                        .find(|(xb, x, _)| *xb == eb && x.tid == e.tid && x.phase.update())
+                        .map_or(u32::MAX, |&(_, _, n)| n + 1)
+                };
+                let seen = all
+                    .iter()
+                    .rev()
+                    .find(|(xb, x, _)| *xb == b && x.tid == t && x.phase.observe())
+                    .map_or(0, |&(_, _, n)| n);
+                let expected = (0..all.len()).any(|i| {
+                    let (eb, e, _) = all[i];
+                    (eb, e.tid) != (b, t)
+                        && e.site != site
+                        && e.phase.conflicts(now.phase)
+                        && order(i) > seen
+                        && if eb == b {
+                            !lv.ordered(&e, t, &now.counts) && !also(&e, None)
+                        } else {
+                            !also(&e, Some(eb))
+                        }
+                });
+                let got = g.access_with(&lv, (0, 0), (b, 0), (now, &now.counts), phase_kind(&now), also);
+                assert_eq!(got.is_some(), expected, "round {round}: global, site {site} by block {b} thread {t}");
+                if blocks == 1 {
+                    let got = sh.access_with(&lv, (0, 4), (now, &now.counts), phase_kind(&now), |a| also(a, None));
+                    assert_eq!(got.is_some(), expected, "round {round}: shared, site {site} by thread {t}");
+                }
+                all.push((b, now, updates));
+                if now.phase.update() {
+                    updates += 1;
                 }
             }
         }

@@ -1523,6 +1523,10 @@ impl Cx<'_> {
                 }
             }
         }
+        // Safe code's operands are uniform by the checker's rules within each dynamic
+        // instance; warps that unsafe control flow sends to one safe wgmma from different
+        // iterations are `barrier-divergence` at its rendezvous (the simulator's
+        // `BlockSim::barrier`).
         if self.unsafe_depth > 0 {
             self.check_operands(id, c, &args, span, out);
         }

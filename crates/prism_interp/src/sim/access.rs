@@ -9,7 +9,7 @@ use crate::code::{FuncCode, R};
 use crate::memory::{Ptr, Space};
 use crate::report::{Report, ReportKind, Thread};
 use crate::shadow::{
-    Acc, Fences, Kind, LEVELS, Levels, MomentId, RaceKind, Release, landing_fences, landing_gen, landing_mbar,
+    Acc, Fences, Kind, LEVELS, Levels, MomentId, Phase, RaceKind, Release, landing_fences, landing_gen, landing_mbar,
     landing_tid,
 };
 use crate::value::{self, to_i128};
@@ -191,15 +191,27 @@ impl<'a> BlockSim<'a> {
     }
 
     /// A fence by lane `l` of warp `w`: counts it, and acquires the releases the thread has
-    /// observed (a block-scope fence only those of its own block).
+    /// observed (a block-scope fence only those of its own block). Each acquisition is
+    /// noted with the thread's barrier arrivals ([`Acquisition`]), so that a barrier the
+    /// thread arrives at afterwards passes it on to the threads that pass the barrier.
     pub(super) fn fence(&mut self, w: usize, l: usize, device: bool) {
         let tid = w as u32 * 32 + l as u32;
         self.fences[tid as usize].bump(device);
+        // What the barriers the thread has passed ordered before this fence, a flag stored
+        // after it releases (`publish_with`).
+        self.fence_counts[tid as usize] = self.warps[w].counts[l];
         if let Some((pending, acquired)) = self.sync.get_mut(&tid) {
             let block = self.block;
             let (take, keep): (Vec<Release>, Vec<Release>) =
                 pending.drain(..).partition(|r| device || r.block == block);
             *pending = keep;
+            if !take.is_empty() {
+                let arrived = self.warps[w].arrived[l];
+                let list = self.acquisitions.entry(tid).or_default();
+                for &r in &take {
+                    note_acquisition(list, Acquisition { tid, arrived, release: r });
+                }
+            }
             for r in take {
                 match acquired.iter_mut().find(|a| a.block == r.block && a.tid == r.tid) {
                     Some(a) => {
@@ -279,6 +291,7 @@ impl<'a> BlockSim<'a> {
     fn orders(&self, tid: u32) -> Orders<'_> {
         Orders {
             sync: &self.sync,
+            acquisitions: &self.acquisitions,
             landings: &self.landings,
             levels: &self.s.levels,
             block: self.block,
@@ -323,6 +336,7 @@ impl<'a> BlockSim<'a> {
                         site: c.access as u16,
                         fences: landing_fences(generation - 1),
                         atomic: false,
+                        phase: Phase::NONE,
                     };
                     let _ =
                         self.sshadow.access(&self.s.levels, (at, size as usize), now, &[u32::MAX; LEVELS], Kind::Write);
@@ -335,32 +349,43 @@ impl<'a> BlockSim<'a> {
         }
     }
 
-    /// An atomic or volatile store (or update) to `loc` by lane `l` of warp `w`: a release
-    /// when the thread has fenced, else it overwrites any flag there with a plain value.
+    /// An atomic or volatile store to `loc` by lane `l` of warp `w`: a release when the
+    /// thread has fenced, else it overwrites any flag there with a plain value.
     pub(super) fn publish(&mut self, g: &mut GCtx, w: usize, l: usize, loc: Loc) {
+        self.publish_with(g, (w, l), loc, false);
+    }
+
+    /// An atomic read-modify-write of `loc` by lane `l` of warp `w`. It continues the
+    /// location's release sequence: a thread that reads what it wrote (or what a later
+    /// update in the chain wrote) observes the releases before it too, as it observes
+    /// their writes (PTX's observation order runs through atomic read-modify-writes; C++'s
+    /// release sequence). When its thread has fenced it is a release of its own besides.
+    /// The last block of a reduction, whose ticket's update follows every other block's,
+    /// so acquires every block's publication of its part.
+    pub(super) fn publish_rmw(&mut self, g: &mut GCtx, w: usize, l: usize, loc: Loc) {
+        self.publish_with(g, (w, l), loc, true);
+    }
+
+    fn publish_with(&mut self, g: &mut GCtx, (w, l): (usize, usize), loc: Loc, rmw: bool) {
         if !self.s.cfg.checks.races {
             return;
         }
         let tid = w as u32 * 32 + l as u32;
         let fences = self.fences[tid as usize];
-        // A flag publishes only its writer's own accesses (no barrier counts): the release is
-        // the writer's fence, not the store, and the simulator does not model a fence's
-        // cumulativity over the barriers before it (docs/soundness.md §4.5).
-        let release = (fences.any > 0).then_some(Release { block: self.block, tid, fences, counts: [0; LEVELS] });
-        match (loc, release) {
-            (Loc::Global(b, i), Some(r)) => {
-                g.flags.insert((b, i), r);
-            }
-            (Loc::Global(b, i), None) => {
-                g.flags.remove(&(b, i));
-            }
-            (Loc::Shared(at), Some(r)) => {
-                self.sflags.insert(at, r);
-            }
-            (Loc::Shared(at), None) => {
-                self.sflags.remove(&at);
-            }
-            (Loc::Local(..), _) => {}
+        // The release is the writer's fence followed by the store, and PTX's release is
+        // cumulative: it covers other threads' accesses that the barriers the writer had
+        // passed at its fence ordered before it (a warp's lanes write, `__syncwarp()`, one
+        // lane fences and sets the flag). The simulator models this within the writer's
+        // block only: its records of other blocks' accesses keep no barrier counts, so a
+        // reader in another block is ordered after the writer's own accesses alone (a known
+        // false report, docs/soundness.md §4.5). Until 2026-11-29 a flag released only its
+        // writer's own accesses in the block too.
+        let counts = self.fence_counts[tid as usize];
+        let release = (fences.any > 0).then_some(Release { block: self.block, tid, fences, counts });
+        match loc {
+            Loc::Global(b, i) => publish_to(&mut g.flags, (b, i), release, rmw),
+            Loc::Shared(at) => publish_to(&mut self.sflags, at, release, rmw),
+            Loc::Local(..) => {}
         }
     }
 
@@ -371,16 +396,18 @@ impl<'a> BlockSim<'a> {
             return;
         }
         let seen = match loc {
-            Loc::Global(b, i) => g.flags.get(&(b, i)).copied(),
-            Loc::Shared(at) => self.sflags.get(&at).copied(),
+            Loc::Global(b, i) => g.flags.get(&(b, i)),
+            Loc::Shared(at) => self.sflags.get(&at),
             Loc::Local(..) => None,
         };
-        let Some(r) = seen else { return };
+        let Some(seen) = seen.filter(|s| !s.is_empty()) else { return };
         let tid = w as u32 * 32 + l as u32;
         let (pending, _) = self.sync.entry(tid).or_default();
-        match pending.iter_mut().find(|p| p.block == r.block && p.tid == r.tid) {
-            Some(p) => p.fences = r.fences,
-            None => pending.push(r),
+        for &r in seen {
+            match pending.iter_mut().find(|p| p.block == r.block && p.tid == r.tid) {
+                Some(p) => p.fences = r.fences,
+                None => pending.push(r),
+            }
         }
     }
 
@@ -620,6 +647,7 @@ impl<'a> BlockSim<'a> {
             site: site.access as u16,
             fences: self.fences[tid as usize],
             atomic: false,
+            phase: Phase::NONE,
         };
         (now, self.warps[w].counts[l])
     }
@@ -652,6 +680,7 @@ impl<'a> BlockSim<'a> {
         // Only references: what orders a record is looked up when the shadow asks.
         let ord = Orders {
             sync: &self.sync,
+            acquisitions: &self.acquisitions,
             landings: &self.landings,
             levels: &self.s.levels,
             block: self.block,
@@ -742,6 +771,11 @@ impl<'a> BlockSim<'a> {
         // An asynchronous copy's write: the counts when it was issued.
         if let Some((p, a)) = counts {
             (now.counts, passed) = (a, p);
+        }
+        // An atomic of safe code is checked against the element's other atomics of safe
+        // code too ([`crate::shadow::Phases`]).
+        if matches!(kind, Kind::Atomic | Kind::AtomicRead) {
+            now.phase = s.code.funcs[func as usize].phases.get(site as usize).copied().unwrap_or_default();
         }
         let tid = now.tid;
         // A write to the source of a copy still in flight.
@@ -838,13 +872,19 @@ impl<'a> BlockSim<'a> {
             (None, None) => Some(Thread { block: self.block, thread: earlier.tid }),
         };
         let scope = if other_block.is_some() { "different blocks" } else { "threads of one block" };
-        let what = if matches!(kind, Kind::Read) { "read" } else { "write" };
+        let what = match (kind, rk) {
+            (_, RaceKind::AtomicPhase) => "atomic",
+            (Kind::Read, _) => "read",
+            _ => "write",
+        };
+        let message = if rk == RaceKind::AtomicPhase {
+            format!("data race on `{name}`: atomics of safe code by {scope}, at different places, in no order")
+        } else {
+            format!("data race on `{name}`: {} accesses by {scope} with no barrier between them", rk.describe())
+        };
         let report = Report {
             kind: ReportKind::Race(rk),
-            message: format!(
-                "data race on `{name}`: {} accesses by {scope} with no barrier between them",
-                rk.describe()
-            ),
+            message,
             span: a.span,
             thread: Thread { block: self.block, thread: tid },
             other: Some((e.span, earlier_thread, format!("conflicts with this earlier access (before this {what})"))),
@@ -898,6 +938,82 @@ impl<'a> BlockSim<'a> {
     }
 }
 
+/// Publishes `release` (`None`: the writer had not fenced) at flag location `key`. A store
+/// replaces what the location published (with its own release, or with nothing); a
+/// read-modify-write adds its release to the location's release sequence, replacing an
+/// earlier one of the same thread, and without one leaves the sequence as it was
+/// ([`BlockSim::publish_rmw`]).
+fn publish_to<K: std::hash::Hash + Eq>(
+    flags: &mut super::FastMap<K, Vec<Release>>,
+    key: K,
+    release: Option<Release>,
+    rmw: bool,
+) {
+    match (release, rmw) {
+        (Some(r), false) => {
+            let v = flags.entry(key).or_default();
+            v.clear();
+            v.push(r);
+        }
+        (None, false) => {
+            flags.remove(&key);
+        }
+        (Some(r), true) => {
+            let v = flags.entry(key).or_default();
+            match v.iter_mut().find(|x| x.block == r.block && x.tid == r.tid) {
+                Some(x) => *x = r,
+                None => v.push(r),
+            }
+        }
+        (None, true) => {}
+    }
+}
+
+/// A release a thread acquired with a fence, with its barrier arrivals at the fence
+/// ([`BlockSim::fence`]). The acquire is cumulative (PTX's causality order is transitive,
+/// and a barrier orders the accesses before it in each thread before the other threads'
+/// accesses after it): what the release orders before the acquiring thread is ordered
+/// before every thread of the block that passes a barrier the acquiring thread arrived at
+/// after the fence (the last block of a reduction: one thread takes the ticket and fences,
+/// a barrier, then every thread reads the other blocks' parts). Waits for mbarrier phases
+/// are not passed on so (their acquisitions order only the waiting thread).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Acquisition {
+    /// The acquiring thread.
+    pub tid: u32,
+    /// Its barrier arrivals at the fence.
+    pub arrived: [u32; LEVELS],
+    /// What it acquired.
+    pub release: Release,
+}
+
+/// How many acquisitions a thread keeps ([`BlockSim::acquisitions`]); the oldest go first.
+/// Dropping one can only report a race that it ordered, never miss one.
+const ACQUISITIONS: usize = 64;
+
+/// Adds `a` to its thread's acquisitions `list`: it replaces one of the same writer and
+/// barrier arrivals (a later release of that writer, acquired at a time that barriers
+/// cannot tell from the earlier one, so it orders whatever that one did).
+fn note_acquisition(list: &mut Vec<Acquisition>, a: Acquisition) {
+    let same = |x: &Acquisition| {
+        x.arrived == a.arrived && x.release.block == a.release.block && x.release.tid == a.release.tid
+    };
+    match list.iter_mut().rev().find(|x| same(x)) {
+        Some(x) => {
+            if a.release.newer_than(&x.release) {
+                x.release.fences = a.release.fences;
+            }
+            x.release.absorb_counts(&a.release);
+        }
+        None => {
+            if list.len() >= ACQUISITIONS {
+                list.remove(0);
+            }
+            list.push(a);
+        }
+    }
+}
+
 /// What kind of access a site makes, for race detection (`None`: never checked).
 ///
 /// A volatile access (unsafe code) counts as an atomic one: volatile and atomic accesses
@@ -916,6 +1032,13 @@ pub(super) fn race_kind(fc: &FuncCode, access: u32, writes: bool) -> Option<Kind
 }
 
 fn race_notes(kind: crate::shadow::RaceKind, blocks: bool) -> Vec<String> {
+    if kind == RaceKind::AtomicPhase {
+        return vec![
+            "an atomic update and an atomic that uses its result (or two updates that do not commute), at different places of safe code, are not ordered: inference orders such phases within a unit's own elements, so these threads met through a view whose index function is not injective"
+                .into(),
+            "order them (a barrier, or a grid barrier between blocks), or give each unit elements of its own".into(),
+        ];
+    }
     let mut notes = Vec::new();
     if blocks {
         notes.push(
@@ -936,12 +1059,27 @@ fn race_notes(kind: crate::shadow::RaceKind, blocks: bool) -> Vec<String> {
     notes
 }
 
+/// An acquisition as an access of its thread at its fence, for [`Levels::ordered`].
+fn acquirer(a: &Acquisition) -> Acc {
+    Acc {
+        tid: a.tid,
+        counts: a.arrived,
+        func: 0,
+        site: 0,
+        fences: Fences::default(),
+        atomic: false,
+        phase: Phase::NONE,
+    }
+}
+
 /// What orders earlier accesses before thread `tid`'s access besides barriers
 /// ([`BlockSim::orders`]): references only, looked into when the shadow asks about a record
 /// that barriers leave unordered (rare), so that building it costs an access nothing.
 struct Orders<'x> {
     /// Per thread, the releases it has observed and those it has acquired.
     sync: &'x HashMap<u32, (Vec<Release>, Vec<Release>)>,
+    /// Per thread, the releases it acquired with fences, and when.
+    acquisitions: &'x HashMap<u32, Vec<Acquisition>>,
     landings: &'x HashMap<usize, Landings>,
     levels: &'x Levels,
     block: u32,
@@ -965,6 +1103,16 @@ impl Orders<'_> {
         {
             return true;
         }
+        // Another thread's acquisition that a barrier passes on to this one.
+        if self.acquisitions.iter().any(|(&u, list)| {
+            u != self.tid
+                && list.iter().any(|a| {
+                    a.release.orders(self.levels, self.block, earlier_block, earlier)
+                        && self.levels.ordered(&acquirer(a), self.tid, self.passed)
+                })
+        }) {
+            return true;
+        }
         other_block.is_none() && !self.landings.is_empty() && self.landing_ordered_by_a_wait(&earlier.at())
     }
 
@@ -976,7 +1124,15 @@ impl Orders<'_> {
         let needed = landing_gen(earlier.fences) + 1;
         l.acquired.iter().any(|(&t, waits)| {
             waits.iter().any(|&(generation, counts)| {
-                let wait = Acc { tid: t, counts, func: 0, site: 0, fences: Fences::default(), atomic: false };
+                let wait = Acc {
+                    tid: t,
+                    counts,
+                    func: 0,
+                    site: 0,
+                    fences: Fences::default(),
+                    atomic: false,
+                    phase: Phase::NONE,
+                };
                 generation >= needed && self.levels.ordered(&wait, self.tid, self.passed)
             })
         })

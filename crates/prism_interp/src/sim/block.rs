@@ -317,11 +317,21 @@ pub struct BlockSim<'a> {
     pub polled: bool,
     /// Fences each thread has executed.
     pub fences: Vec<Fences>,
+    /// The barriers each thread had passed at its last fence: a flag it stores after that
+    /// fence releases to its block what those barriers ordered before the fence
+    /// (cumulativity, [`crate::shadow::Release::counts`]).
+    pub fence_counts: Vec<[u32; crate::shadow::LEVELS]>,
     /// Releases each thread has observed and not yet acquired (its next fence does), and
     /// those it has acquired. Only threads that read a published flag have entries.
     pub sync: HashMap<u32, (Vec<Release>, Vec<Release>)>,
-    /// The last release stored to each shared-memory byte that holds a flag.
-    pub sflags: super::FastMap<usize, Release>,
+    /// The releases each shared-memory byte that holds a flag publishes (as
+    /// [`super::GCtx::flags`]).
+    pub sflags: super::FastMap<usize, Vec<Release>>,
+    /// Per thread, the releases it acquired with a fence, each with its barrier arrivals at
+    /// the fence (race checks only): a barrier the thread arrives at afterwards orders what
+    /// the release ordered before the threads that pass it (`sim/access.rs`,
+    /// `Orders::ordered`).
+    pub acquisitions: HashMap<u32, Vec<super::access::Acquisition>>,
     /// With race checks, one bit per 4-byte word of shared memory: whether an asynchronous
     /// copy still in flight will write it (copies write whole, aligned words). Empty
     /// without race checks.
@@ -445,8 +455,10 @@ impl<'a> BlockSim<'a> {
             counted: false,
             polled: false,
             fences: vec![Fences::default(); t as usize],
+            fence_counts: vec![[0; crate::shadow::LEVELS]; t as usize],
             sync: HashMap::new(),
             sflags: super::FastMap::default(),
+            acquisitions: HashMap::new(),
             sflight: if s.cfg.checks.races {
                 vec![0; (s.smem_bytes as usize).div_ceil(4).div_ceil(64)]
             } else {

@@ -979,7 +979,7 @@ impl<'a> BlockSim<'a> {
                                 });
                                 fr.regs[*dst as usize * 32 + l] = old;
                                 self.observe(g, w, l, loc);
-                                self.publish(g, w, l, loc);
+                                self.publish_rmw(g, w, l, loc);
                             }
                         }
                         Intr::Cas { ty, dst, ptr, index, index_ty, compare, value, access } => {
@@ -996,7 +996,7 @@ impl<'a> BlockSim<'a> {
                                 });
                                 fr.regs[*dst as usize * 32 + l] = old;
                                 self.observe(g, w, l, loc);
-                                self.publish(g, w, l, loc);
+                                self.publish_rmw(g, w, l, loc);
                             }
                         }
                         Intr::AtomicLoad { ty, dst, ptr, index, index_ty, access } => {
@@ -2422,15 +2422,33 @@ impl<'a> BlockSim<'a> {
         // need every thread of the unit at the same instruction: a unit broader than a warp
         // must reach it through the same calls. (`__syncwarp()` is `bar.warp.sync`, which is
         // not `.aligned`: a warp may meet at it from different call sites.)
-        let path = if size > 32 { self.call_path(self.frags[id as usize].as_ref().expect("fragment")) } else { 0 };
+        // A warpgroup operation (a rendezvous that orders nothing) is compared by its whole
+        // dynamic instance, loop iterations included: warps that unsafe control flow (a
+        // `continue` some of them take) sends to it from different iterations would join
+        // into one wgmma operands the checker made uniform only within each iteration
+        // (review R7 F1), and PTX's `.aligned` wgmma needs every thread of the warpgroup to
+        // evaluate the conditions around it alike. Barriers keep counting arrivals across
+        // iterations, as `bar.sync` does.
+        let path = match (size > 32, order) {
+            (false, _) => 0,
+            (true, true) => self.call_path(self.frags[id as usize].as_ref().expect("fragment")),
+            (true, false) => self.instance(self.frags[id as usize].as_ref().expect("fragment"), 0),
+        };
         for &(unit, lm) in &units {
             if let Some(b) = self.barriers.get(&(size, unit))
                 && (b.site != (func, pc) || b.path != path)
             {
                 let other = (b.span, Some(b.first), "other threads of the unit wait at this barrier".to_string());
                 let thread = self.thread(w, lm.trailing_zeros());
-                let mut notes = vec![format!("the unit is threads {}..{} of the block", unit * size, (unit + 1) * size)];
-                let message = if b.site == (func, pc) {
+                let mut notes =
+                    vec![format!("the unit is threads {}..{} of the block", unit * size, (unit + 1) * size)];
+                let message = if b.site == (func, pc) && !order {
+                    notes.push(
+                        "a warpgroup operation is `.aligned` in PTX: every thread of the warpgroup must reach the same instruction in the same iteration of every loop around it, through the same calls (the CUDA code inlines every device function)"
+                            .into(),
+                    );
+                    "threads of one warpgroup reached this operation from different iterations or calls"
+                } else if b.site == (func, pc) {
                     notes.push(
                         "the CUDA code inlines every device function, so each call makes its own barrier instruction, and every thread of the unit must reach the same one (PTX `.aligned`)"
                             .into(),
@@ -2441,7 +2459,14 @@ impl<'a> BlockSim<'a> {
                 };
                 self.fatal(
                     g,
-                    Report { kind: ReportKind::Divergence, message: message.into(), span, thread, other: Some(other), notes },
+                    Report {
+                        kind: ReportKind::Divergence,
+                        message: message.into(),
+                        span,
+                        thread,
+                        other: Some(other),
+                        notes,
+                    },
                 );
                 return false;
             }
@@ -3029,19 +3054,19 @@ impl<'a> BlockSim<'a> {
             ),
             Uniform::Operand { intrinsic, operand, ty, block } => (
                 format!(
-                    "operand `{operand}` of `{intrinsic}` differs between threads of one `{p}` unit in this `with unsafe:` code"
+                    "operand `{operand}` of `{intrinsic}` differs between threads of one `{p}` unit that issue it together"
                 ),
                 &move |v| match ty {
                     Some(ty) => value::show(ty, v),
                     None => show_pointer(s, v, block),
                 },
                 format!(
-                    "`{operand}` is at `{p}`: the unit issues `{intrinsic}` as one operation, which takes one `{operand}` for all its threads (for memory, one address: the same base and offset); on the GPU, threads that disagree make the result undefined, where the simulator would use each thread's own; unsafe code is trusted to keep that promise"
+                    "`{operand}` is at `{p}`: the unit issues `{intrinsic}` as one operation, which takes one `{operand}` for all its threads (for memory, one address: the same base and offset); on the GPU, threads that disagree make the result undefined, where the simulator would use each thread's own; unsafe code is trusted to keep that promise, both by what it passes and by its control flow (a `continue` or `break` that some warps of the unit take makes them issue it from different iterations)"
                 ),
             ),
             Uniform::OperandElement { intrinsic, operand, array, ty, index } => (
                 format!(
-                    "operand `{operand}` of `{intrinsic}` is the array `{array}`, and its element {index} differs between threads of one `{p}` unit in this `with unsafe:` code"
+                    "operand `{operand}` of `{intrinsic}` is the array `{array}`, and its element {index} differs between threads of one `{p}` unit that issue it together"
                 ),
                 &move |v| value::show(ty, v),
                 format!(

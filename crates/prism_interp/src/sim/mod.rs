@@ -200,9 +200,11 @@ pub(crate) struct GCtx {
     pub clock: u64,
     /// Memory-writing ops run so far by this worker (spin-wait detection).
     pub writes: u64,
-    /// The last release stored to each global element that holds a flag (race checks
-    /// only: they run on one worker, which sees every block).
-    pub flags: FastMap<(usize, usize), Release>,
+    /// The releases each global element that holds a flag publishes: the last release
+    /// stored there, and the releases of the atomic read-modify-writes since (its release
+    /// sequence, `BlockSim::publish_rmw`). Race checks only: they run on one worker, which
+    /// sees every block.
+    pub flags: FastMap<(usize, usize), Vec<Release>>,
     /// Global elements that asynchronous copies still in flight read: the copying thread
     /// (block, thread) and the copy's function and source access site.
     pub inflight: FastMap<(usize, usize), (u32, u32, u32, u32)>,
