@@ -632,13 +632,15 @@ fn main() {
             ("16", "decoupled look-back scan", "16_scan_decoupled_lookback.prism", "scan_decoupled_lookback"),
             (1024, 256),
             |x, tiles| {
+                // The status words are `uint64` (flag and value bits, docs/std.md) since
+                // 2026-11-29; the values are `int`.
                 let zeros = vec![0i32; tiles];
                 vec![
                     Arg::value(x.len() as i32),
                     Arg::buffer(x),
                     Arg::buffer(&vec![0i32; x.len()]),
                     Arg::buffer(&[0i32]),
-                    Arg::buffer(&zeros),
+                    Arg::buffer(&vec![0u64; tiles]),
                     Arg::buffer(&zeros),
                     Arg::buffer(&zeros),
                 ]
