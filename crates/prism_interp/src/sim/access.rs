@@ -282,6 +282,42 @@ impl<'a> BlockSim<'a> {
         }
     }
 
+    /// Whether thread `tid`, about to complete TMA copies on the mbarrier at shared byte
+    /// `mbar`, is ordered after the latest phase of that barrier that landed copies: it
+    /// acquired that landing (a wait for the phase, or an arrival that carried it, as a
+    /// producer's wait for its consumers' arrivals on the empty barrier does), or a thread
+    /// that waited for it has since arrived at a barrier this one passed. On the GPU a
+    /// copy's bytes complete when it finishes, in any order among the copies in flight, so
+    /// a copy issued before its thread saw the previous phase complete may count towards
+    /// that phase, which then completes before the copy announced for it has landed.
+    pub(super) fn saw_last_landing(&self, mbar: usize, tid: u32) -> bool {
+        let Some(l) = self.landings.get(&mbar) else { return true };
+        let current = l.generation;
+        if current == 0 {
+            return true;
+        }
+        if let Some((_, acquired)) = self.sync.get(&tid)
+            && acquired.iter().any(|r| landing_mbar(r.tid) == Some(mbar) && landing_gen(r.fences) >= current)
+        {
+            return true;
+        }
+        let passed = &self.warps[tid as usize / 32].counts[tid as usize % 32];
+        l.acquired.iter().any(|(&t, waits)| {
+            waits.iter().any(|&(generation, counts)| {
+                let wait = Acc {
+                    tid: t,
+                    counts,
+                    func: 0,
+                    site: 0,
+                    fences: Fences::default(),
+                    atomic: false,
+                    phase: Phase::NONE,
+                };
+                generation >= current && (t == tid || self.s.levels.ordered(&wait, tid, passed))
+            })
+        })
+    }
+
     /// What orders an earlier access before thread `tid`'s access besides barriers (which
     /// the shadow checks itself): the releases the thread acquired, and the waits for TMA
     /// landings that a barrier it passed orders before it. The shadow asks it about every

@@ -1873,6 +1873,16 @@ impl<'a> BlockSim<'a> {
                                             } else {
                                                 Vec::new()
                                             };
+                                            if !issued.is_empty()
+                                                && self.s.cfg.checks.races
+                                                && !self.saw_last_landing(keys[l], tid as u32)
+                                            {
+                                                fatal!(
+                                                    ReportKind::MbarrierMisuse,
+                                                    "a TMA copy completes on this mbarrier before its thread has seen the barrier's previous phase of copies complete: on the GPU copies complete in any order, so its bytes may complete that earlier phase while the copy announced for it is still in flight".to_string(),
+                                                    l
+                                                );
+                                            }
                                             let m = self.mbars.get_mut(&keys[l]).expect("entered above");
                                             // The barriers the thread has passed: an arrival is a
                                             // release cumulative over them, so other threads'
