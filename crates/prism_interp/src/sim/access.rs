@@ -269,17 +269,17 @@ impl<'a> BlockSim<'a> {
         }
     }
 
-    /// The releases of TMA copies landed through mbarriers that thread `tid` has acquired:
-    /// an arrival of the thread at an mbarrier passes them on (a release is cumulative), so
-    /// a producer that waits for its consumers' arrivals before refilling a slot is ordered
-    /// after the copy that last filled it, which the consumers waited for.
-    pub(super) fn landings_acquired(&self, tid: u32) -> Vec<Release> {
-        match self.sync.get(&tid) {
-            Some((_, acquired)) if !self.landings.is_empty() => {
-                acquired.iter().filter(|r| landing_mbar(r.tid).is_some()).copied().collect()
-            }
-            _ => Vec::new(),
-        }
+    /// The releases thread `tid` has acquired (with fences, or by waiting for mbarrier
+    /// phases): an arrival of the thread at an mbarrier passes them on, since PTX's release
+    /// is cumulative over what its thread observed. So a producer that waits for its
+    /// consumers' arrivals before refilling a slot is ordered after the copy that last
+    /// filled it, which the consumers waited for, and a relay through two mbarriers (a
+    /// thread waits for one, then arrives at the other) orders the first one's writers
+    /// before the second one's waiters. Until 2026-11-29 only the TMA landings were passed
+    /// on, and such a relay was a false report (review R7 F4). The waiters are in the
+    /// arriving thread's block, where each release it acquired orders as much as it did.
+    pub(super) fn acquired_by(&self, tid: u32) -> Vec<Release> {
+        self.sync.get(&tid).map(|(_, acquired)| acquired.clone()).unwrap_or_default()
     }
 
     /// Whether thread `tid`, about to complete TMA copies on the mbarrier at shared byte

@@ -1862,7 +1862,7 @@ impl<'a> BlockSim<'a> {
                                                 Vec::new()
                                             } else {
                                                 self.fences[tid].bump(false);
-                                                self.landings_acquired(tid as u32)
+                                                self.acquired_by(tid as u32)
                                             };
                                             let fences = self.fences[tid];
                                             // The TMA copies this thread has just issued (the
@@ -1899,12 +1899,17 @@ impl<'a> BlockSim<'a> {
                                                 });
                                             }
                                             for r in carried {
-                                                // One per mbarrier whose copies it releases,
-                                                // the latest: every consumer of a pipeline
-                                                // carries the same ones.
-                                                match m.carried.iter_mut().find(|c| c.tid == r.tid) {
-                                                    Some(c) if r.newer_than(c) => *c = r,
-                                                    Some(_) => {}
+                                                // One per writer (or per mbarrier whose
+                                                // copies it releases), the latest: every
+                                                // consumer of a pipeline carries the same
+                                                // ones.
+                                                match m.carried.iter_mut().find(|c| c.block == r.block && c.tid == r.tid) {
+                                                    Some(c) => {
+                                                        if r.newer_than(c) {
+                                                            c.fences = r.fences;
+                                                        }
+                                                        c.absorb_counts(&r);
+                                                    }
                                                     None => m.carried.push(r),
                                                 }
                                             }
