@@ -387,8 +387,8 @@ impl<'a> BlockSim<'a> {
 
     /// An atomic or volatile store to `loc` by lane `l` of warp `w`: a release when the
     /// thread has fenced, else it overwrites any flag there with a plain value.
-    pub(super) fn publish(&mut self, g: &mut GCtx, w: usize, l: usize, loc: Loc) {
-        self.publish_with(g, (w, l), loc, false);
+    pub(super) fn publish(&mut self, g: &mut GCtx, w: usize, l: usize, loc: Loc, same: bool) {
+        self.publish_with(g, (w, l), loc, false, same);
     }
 
     /// An atomic read-modify-write of `loc` by lane `l` of warp `w`. It continues the
@@ -398,11 +398,19 @@ impl<'a> BlockSim<'a> {
     /// release sequence). When its thread has fenced it is a release of its own besides.
     /// The last block of a reduction, whose ticket's update follows every other block's,
     /// so acquires every block's publication of its part.
-    pub(super) fn publish_rmw(&mut self, g: &mut GCtx, w: usize, l: usize, loc: Loc) {
-        self.publish_with(g, (w, l), loc, true);
+    pub(super) fn publish_rmw(&mut self, g: &mut GCtx, w: usize, l: usize, loc: Loc, same: bool) {
+        self.publish_with(g, (w, l), loc, true, same);
     }
 
-    fn publish_with(&mut self, g: &mut GCtx, (w, l): (usize, usize), loc: Loc, rmw: bool) {
+    /// `same`: the write left the value the element held (a store of the value already
+    /// there, an update that changed nothing, a failed compare-and-swap). A reader that
+    /// sees the value then may have read the earlier write as well as this one, so it may
+    /// rely only on what both published: an update adds nothing to the element's releases,
+    /// and a store keeps only the earlier release of its own writer, if the element held
+    /// one. Until 2026-11-29 the latest write's release was credited: a flag stored once
+    /// without a fence and again with one let a reader of the first store read the data
+    /// unordered (review R8, a missed race).
+    fn publish_with(&mut self, g: &mut GCtx, (w, l): (usize, usize), loc: Loc, rmw: bool, same: bool) {
         if !self.s.cfg.checks.races {
             return;
         }
@@ -418,6 +426,27 @@ impl<'a> BlockSim<'a> {
         // writer's own accesses in the block too.
         let counts = self.fence_counts[tid as usize];
         let release = (fences.any > 0).then_some(Release { block: self.block, tid, fences, counts });
+        if same {
+            let keep = |v: &mut Vec<Release>| {
+                if !rmw {
+                    v.retain(|x| release.is_some_and(|r| x.block == r.block && x.tid == r.tid));
+                }
+            };
+            match loc {
+                Loc::Global(b, i) => {
+                    if let Some(v) = g.flags.get_mut(&(b, i)) {
+                        keep(v);
+                    }
+                }
+                Loc::Shared(at) => {
+                    if let Some(v) = self.sflags.get_mut(&at) {
+                        keep(v);
+                    }
+                }
+                Loc::Local(..) => {}
+            }
+            return;
+        }
         match loc {
             Loc::Global(b, i) => publish_to(&mut g.flags, (b, i), release, rmw),
             Loc::Shared(at) => publish_to(&mut self.sflags, at, release, rmw),

@@ -979,7 +979,9 @@ impl<'a> BlockSim<'a> {
                                 });
                                 fr.regs[*dst as usize * 32 + l] = old;
                                 self.observe(g, w, l, loc);
-                                self.publish_rmw(g, w, l, loc);
+                                let same = self.s.cfg.checks.races
+                                    && self.read_loc(&fr, Lane { fid, w, l }, loc, *ty) == old;
+                                self.publish_rmw(g, w, l, loc, same);
                             }
                         }
                         Intr::Cas { ty, dst, ptr, index, index_ty, compare, value, access } => {
@@ -996,7 +998,10 @@ impl<'a> BlockSim<'a> {
                                 });
                                 fr.regs[*dst as usize * 32 + l] = old;
                                 self.observe(g, w, l, loc);
-                                self.publish_rmw(g, w, l, loc);
+                                // A failed compare-and-swap writes nothing.
+                                let same = self.s.cfg.checks.races
+                                    && self.read_loc(&fr, Lane { fid, w, l }, loc, *ty) == old;
+                                self.publish_rmw(g, w, l, loc, same);
                             }
                         }
                         Intr::AtomicLoad { ty, dst, ptr, index, index_ty, access } => {
@@ -1018,8 +1023,10 @@ impl<'a> BlockSim<'a> {
                             for l in lanes_of(mask) {
                                 let loc = elem!(*ptr, *index, *index_ty, ty.size(), *access, true, "write", l);
                                 let bits = value::norm(*ty, fr.regs[*value as usize * 32 + l]);
+                                let same = self.s.cfg.checks.races
+                                    && self.read_loc(&fr, Lane { fid, w, l }, loc, *ty) == bits;
                                 self.write_loc(&mut fr, Lane { fid, w, l }, loc, *ty, bits);
-                                self.publish(g, w, l, loc);
+                                self.publish(g, w, l, loc, same);
                             }
                         }
                         Intr::LdRows { ptr, index, index_ty, rows, lanes, access } => {
