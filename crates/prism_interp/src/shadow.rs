@@ -502,12 +502,13 @@ fn atomic_slot<R, K: Ord + Copy>(recs: &[R], tid: K, tid_of: impl Fn(&R) -> K) -
 /// block, for global memory: a key of block and thread), sorted by thread. The latest is
 /// exact, by the argument of [`atomic_slot`]: a thread's barrier counts and fences only
 /// grow, and so does its record's coherence position ([`PRec::order`]), so whatever
-/// orders its latest atomic at a site before a later access orders its earlier ones there
-/// too. Records are grouped by site, not kept one per thread, because the exemption
-/// depends on the site: a thread's latest atomic at the location may share the later
-/// access's site while an earlier one, at another site, is the pair to report. A later
-/// access looks only at the sites whose phase conflicts with its own, so a counter or a
-/// histogram that one site updates costs a look-up, however many threads update it.
+/// orders its latest atomic at a site before a later access (coherence too, its own or
+/// passed on by a barrier: an observation that saw at least that position) orders its
+/// earlier ones there too. Records are grouped by site, not kept one per thread, because
+/// the exemption depends on the site: a thread's latest atomic at the location may share
+/// the later access's site while an earlier one, at another site, is the pair to report.
+/// A later access looks only at the sites whose phase conflicts with its own, so a counter
+/// or a histogram that one site updates costs a look-up, however many threads update it.
 ///
 /// Besides barriers and releases ([`Cell::access_with`]'s `also`), *coherence* orders a
 /// pair: the updates of one element have one order, which every thread sees, so a thread
@@ -516,8 +517,34 @@ fn atomic_slot<R, K: Ord + Copy>(recs: &[R], tid: K, tid_of: impl Fn(&R) -> K) -
 /// (the last block of a reduction, which resets the counter after its ticket showed that
 /// every other block's increment came first). [`Self::updates`] counts the updates of
 /// safe code in the order they applied, [`Self::seen`] holds how many of them each thread
-/// had seen at its latest observing atomic, and a record is ordered before a thread that
-/// has seen its [`PRec::order`].
+/// had seen at its observing atomics, and a record is ordered before a thread that has
+/// seen its [`PRec::order`].
+///
+/// Barriers pass coherence on, as they pass on a fence's acquisitions (`sim/access.rs`,
+/// `Acquisition`): an observation by thread Y of `s` updates, made when Y had arrived at
+/// barriers `arrived`, orders every record whose [`PRec::order`] is at most `s` before
+/// every thread X of Y's block that has passed a barrier Y arrived at after the
+/// observation ([`Levels::ordered`] with `arrived` and X's passed counts): the record's
+/// atomic is coherence-before Y's observation, which the barrier orders before X's access
+/// (PTX's causality order is transitive through a barrier). The last block of a
+/// reduction: its ticket taker learns that it is last, and after `__syncthreads()`
+/// another thread loads or resets the counter (review R8). Within a block only: barriers
+/// order nothing across blocks. A thread's observations only grow, in updates seen and in
+/// barrier arrivals, so a later observation orders every record an earlier one did before
+/// every thread that barriers order after both; but an earlier one, at fewer arrivals,
+/// may be passed on to a thread that the later one is not (a thread that passed the
+/// barrier between them, and no later one). So each thread keeps its observations at
+/// distinct barrier arrivals ([`Seen`]), the latest of each (one at the same arrivals as
+/// the previous replaces it: it orders every record that one did, before the same
+/// threads), at most [`OBSERVATIONS`], the oldest dropped first. Dropping one can only
+/// leave unordered a pair that it ordered: a false report, never a missed race. With
+/// `__syncthreads()` alone it never matters: the kept observation after the dropped one is
+/// at least seven barriers before Y's latest observation, and X, accessing after that,
+/// has passed those barriers (they are collective: Y got past each only once X had
+/// arrived), so that observation (which saw at least as many updates) is passed on to X
+/// as well. Sub-block barriers (a warp's), which order nothing for threads of other
+/// units, and split barriers are what can use up the slots. Waits for an mbarrier's phase
+/// pass nothing on so (a false report, never a missed one).
 #[derive(Clone, Debug, Default)]
 pub struct Phases {
     /// The grid-barrier epoch the records belong to (global memory; a grid barrier orders
@@ -527,8 +554,50 @@ pub struct Phases {
     updates: u32,
     /// The records, by access site.
     sites: Vec<PSite>,
-    /// Per thread (sorted by key) the updates it had seen at its latest observing atomic.
-    seen: Vec<(u64, u32)>,
+    /// Per thread (sorted by key) its observations: how many updates it had seen at its
+    /// observing atomics, with its barrier arrivals then.
+    seen: Vec<Seen>,
+}
+
+/// How many observations ([`Obs`]) a thread keeps in [`Phases`]: its latest, and those
+/// before at other barrier arrivals; the oldest is dropped first (a false report, never a
+/// missed one).
+const OBSERVATIONS: usize = 8;
+
+/// An observing atomic of a thread ([`Phases`]): how many updates of the element it had
+/// seen, and the barriers its thread had arrived at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Obs {
+    seen: u32,
+    arrived: [u32; LEVELS],
+}
+
+/// A thread's observations of one element ([`Phases::seen`]), each the latest at its
+/// barrier arrivals, which only grow: the latest, which orders every record it can before
+/// the thread's own later atomics, and up to [`OBSERVATIONS`] - 1 earlier ones, oldest
+/// first, which barriers may pass on to threads that the latest is not.
+#[derive(Clone, Debug)]
+struct Seen {
+    /// Block << 32 | thread.
+    key: u64,
+    latest: Obs,
+    earlier: Vec<Obs>,
+}
+
+impl Seen {
+    /// Notes observation `o`, later than the others: it replaces the latest when its thread
+    /// has arrived at no barrier since (it orders every record that one did, before the
+    /// same threads), and otherwise the latest joins the earlier ones, the oldest dropped
+    /// past [`OBSERVATIONS`].
+    fn observe(&mut self, o: Obs) {
+        if o.arrived != self.latest.arrived {
+            if self.earlier.len() + 1 >= OBSERVATIONS {
+                self.earlier.remove(0);
+            }
+            self.earlier.push(self.latest);
+        }
+        self.latest = o;
+    }
 }
 
 /// The records of one access site in [`Phases`].
@@ -563,24 +632,28 @@ struct PRec {
 const NEVER: u32 = u32::MAX;
 
 impl Phases {
-    /// Checks atomic `now` of block `block` (its [`Acc::phase`] set) against the records and
-    /// records it. `unordered(earlier, its block)` says whether barriers and releases leave
-    /// an earlier access unordered before `now`. Returns the first conflicting record found
-    /// and its block.
+    /// Checks atomic `now` of block `block` (its [`Acc::phase`] set; its thread has passed
+    /// `passed` barriers) against the records and records it. `unordered(earlier, its
+    /// block)` says whether barriers and releases leave an earlier access unordered before
+    /// `now`; coherence, the thread's own and that barriers pass on from other threads of
+    /// the block, is checked here. Returns the first conflicting record found and its block.
     pub fn access(
         &mut self,
+        lv: &Levels,
         (block, epoch): (u32, u32),
-        now: &Acc,
+        (now, passed): (&Acc, &[u32; LEVELS]),
         unordered: impl Fn(&Acc, u32) -> bool,
     ) -> Option<(Acc, u32)> {
         if self.epoch != epoch {
             *self = Phases { epoch, ..Phases::default() };
         }
         let me = u64::from(block) << 32 | u64::from(now.tid);
-        let seen = match atomic_slot(&self.seen, me, |s| s.0) {
-            Ok(i) => self.seen[i].1,
+        let seen = match atomic_slot(&self.seen, me, |s| s.key) {
+            Ok(i) => self.seen[i].latest.seen,
             Err(_) => 0,
         };
+        // What barriers pass on, looked for only when a record is otherwise unordered.
+        let mut passed_on = None;
         let mut conflict = None;
         'sites: for s in &self.sites {
             if (s.func, s.site) == (now.func, now.site) || !s.phase.conflicts(now.phase) {
@@ -600,7 +673,9 @@ impl Phases {
                     phase: s.phase,
                 };
                 let eb = (r.key >> 32) as u32;
-                if unordered(&e, eb) {
+                if unordered(&e, eb)
+                    && r.order > *passed_on.get_or_insert_with(|| self.passed_on(lv, block, now.tid, passed))
+                {
                     conflict = Some((e, eb));
                     break 'sites;
                 }
@@ -610,12 +685,52 @@ impl Phases {
         conflict
     }
 
+    /// The most updates that an observation by another thread of block `block` had seen
+    /// when a barrier that thread `tid` has passed (`passed`) orders it before `tid`: it
+    /// arrived at the barrier after the observation. 0 when there is none.
+    fn passed_on(&self, lv: &Levels, block: u32, tid: u32, passed: &[u32; LEVELS]) -> u32 {
+        let first = self.seen.partition_point(|s| s.key >> 32 < u64::from(block));
+        self.seen[first..]
+            .iter()
+            .take_while(|s| s.key >> 32 == u64::from(block))
+            .filter(|s| s.key as u32 != tid)
+            .filter_map(|s| {
+                // Arrivals only grow: the latest observation a barrier passes on saw the most.
+                std::iter::once(&s.latest).chain(s.earlier.iter().rev()).find(|o| {
+                    let at = Acc {
+                        tid: s.key as u32,
+                        counts: o.arrived,
+                        func: 0,
+                        site: 0,
+                        fences: Fences::default(),
+                        atomic: true,
+                        phase: Phase::NONE,
+                    };
+                    lv.ordered(&at, tid, passed)
+                })
+            })
+            .map(|o| o.seen)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// How many updates coherence orders thread `tid` of block `block` after, when it has
+    /// passed `passed` barriers: those its latest observation saw, or an observation of
+    /// another thread that a barrier passes on.
+    #[cfg(test)]
+    fn coherent(&self, lv: &Levels, block: u32, tid: u32, passed: &[u32; LEVELS]) -> u32 {
+        let me = u64::from(block) << 32 | u64::from(tid);
+        let own = atomic_slot(&self.seen, me, |s| s.key).map_or(0, |i| self.seen[i].latest.seen);
+        own.max(self.passed_on(lv, block, tid, passed))
+    }
+
     /// Records atomic `now` of the thread with key `me`.
     fn record(&mut self, me: u64, now: &Acc) {
         if now.phase.observe() {
-            match atomic_slot(&self.seen, me, |s| s.0) {
-                Ok(i) => self.seen[i].1 = self.updates,
-                Err(i) => self.seen.insert(i, (me, self.updates)),
+            let o = Obs { seen: self.updates, arrived: now.counts };
+            match atomic_slot(&self.seen, me, |s| s.key) {
+                Ok(i) => self.seen[i].observe(o),
+                Err(i) => self.seen.insert(i, Seen { key: me, latest: o, earlier: Vec::new() }),
             }
         }
         let order = if now.phase.update() {
@@ -1222,7 +1337,7 @@ impl SharedShadow {
         let unordered = |e: &Acc, _| !lv.ordered(e, now.tid, passed) && !also(e);
         x.phases
             .get_or_insert_with(Box::default)
-            .access((0, 0), now, unordered)
+            .access(lv, (0, 0), (now, passed), unordered)
             .map(|(e, _)| (e, RaceKind::AtomicPhase))
     }
 
@@ -1481,7 +1596,7 @@ impl GCell {
                 !also(&e.at().unknown_counts(), Some(b))
             }
         };
-        let phase = self.phases.get_or_insert_with(Box::default).access((block, epoch), now, unordered);
+        let phase = self.phases.get_or_insert_with(Box::default).access(lv, (block, epoch), (now, passed), unordered);
         phase.map(|(e, b)| (e.at(), RaceKind::AtomicPhase, (b != block).then_some(b)))
     }
 }
@@ -2667,34 +2782,118 @@ mod tests {
         assert!(global_phase(&mut g, &lv, 0, phase_acc(0, 3, 0)).is_some(), "block 1's ticket came after");
     }
 
+    /// Barriers pass coherence on (review R8): the last block's thread 0 learns from its
+    /// ticket that every other block's came first; another thread of that block that has
+    /// passed a barrier thread 0 arrived at after its ticket loads or resets the counter
+    /// unreported. Before the barrier, in another block, or after a warp barrier of
+    /// another warp, it is reported.
+    #[test]
+    fn coherence_is_passed_on_by_a_barrier() {
+        let lv = Levels::new(vec![], 64);
+        for site in [2, 3] {
+            let tickets = |g: &mut Global| {
+                for b in 0..4 {
+                    assert!(global_phase(g, &lv, b, phase_acc(0, 1, 0)).is_none());
+                }
+            };
+            let access = |g: &mut Global, block, passed: [u32; LEVELS]| {
+                let a = phase_acc(33, site, 0);
+                g.access(&lv, (0, 0), block, 0, a, &passed, phase_kind(&a))
+            };
+            let mut g = Global::new([1]);
+            tickets(&mut g);
+            assert!(access(&mut g, 3, [0, 1, 0, 0]).is_none(), "site {site}: after the barrier");
+            for (block, passed, why) in [
+                (3, [0, 0, 0, 0], "before the barrier"),
+                (2, [0, 1, 0, 0], "in a block that is not last"),
+                (3, [1, 0, 0, 0], "after a warp barrier of another warp"),
+            ] {
+                let mut g = Global::new([1]);
+                tickets(&mut g);
+                assert!(access(&mut g, block, passed).is_some(), "site {site}: {why}");
+            }
+        }
+        // In shared memory: thread 0 takes a ticket, thread 1 another after it, and thread
+        // 40, past a barrier thread 1 arrived at after its ticket, loads (thread 0's ticket
+        // is ordered before the load by thread 1's, though thread 0 arrived at no barrier
+        // after it: it had arrived, not passed, at a split barrier before).
+        let mut sh = SharedShadow::default();
+        sh.cover(8);
+        let first = Acc { counts: [0, 1, 0, 0], ..phase_acc(0, 1, 0) };
+        assert!(sh.access(&lv, (0, 4), first, &[0; LEVELS], Kind::Atomic).is_none());
+        let ticket = phase_acc(1, 1, 0);
+        assert!(sh.access(&lv, (0, 4), ticket, &ticket.counts, Kind::Atomic).is_none());
+        let load = Acc { counts: [0, 1, 0, 0], ..phase_acc(40, 2, 0) };
+        assert!(sh.access(&lv, (0, 4), load, &load.counts, Kind::AtomicRead).is_none());
+    }
+
     /// The phase records report exactly what keeping every atomic would: random sequences of
-    /// the sites above by random threads of three blocks, with barriers and fences, through
+    /// the sites above by random threads of three blocks (or one), with block barriers
+    /// (split ones too: the arrival, and the wait later), warp barriers and fences, through
     /// the global shadow (its compact slots included) and the shared one, against a brute
-    /// force over the whole history (coherence order computed from it).
+    /// force over the whole history: the coherence order computed from it, and coherence
+    /// passed on by barriers from every observation of a thread of the block that it
+    /// keeps (those at its last [`OBSERVATIONS`] barrier arrivals). A [`Phases`] fed the
+    /// same accesses is asked, before each, how many updates coherence orders the thread
+    /// after, which must be the brute force's, whether or not a report hangs on it. A third
+    /// of the rounds have one block and three threads: thread 0 passes a barrier or fences
+    /// at nearly every access, mostly warp barriers, which order nothing for thread 39, of
+    /// another warp, which only updates (it sees only what barriers pass on), so that
+    /// observations are dropped; a brute force that keeps them all must report nothing
+    /// more (dropping one only adds reports).
     #[test]
     fn phase_records_are_exact() {
         let lv = Levels::new(vec![], 64);
         let mut rng = xorshift(0x0a70_31c5 ^ 0x9e37_79b9_7f4a_7c15);
-        for round in 0..400 {
-            let blocks = if round % 2 == 0 { 3 } else { 1 };
-            let mut counts = vec![[0u32; LEVELS]; 64 * blocks];
+        // Accesses that only coherence passed on by a barrier ordered, and accesses that a
+        // dropped observation would have ordered after more updates.
+        let (mut passed_on, mut dropped) = (0, 0);
+        for round in 0..600 {
+            let busy = round % 3 == 2;
+            let blocks = if round % 2 == 0 && !busy { 3 } else { 1 };
+            let mut arrived = vec![[0u32; LEVELS]; 64 * blocks];
+            let mut passed = vec![[0u32; LEVELS]; 64 * blocks];
             let mut fences = vec![Fences::default(); 64 * blocks];
             // (block, access, how many updates had applied before it)
             let mut all: Vec<(u32, Acc, u32)> = Vec::new();
+            // Per thread (block, thread), the distinct barrier arrivals of its observations.
+            let mut arrivals: std::collections::HashMap<(u32, u32), Vec<[u32; LEVELS]>> = Default::default();
             let mut updates = 0u32;
             let mut g = Global::new([1]);
             let mut sh = SharedShadow::default();
             sh.cover(8);
+            let mut ph = Phases::default();
             for _ in 0..120 {
-                let (b, t) = (rng(blocks as u64) as u32, rng(6) as u32 * 13 % 64);
+                let b = rng(blocks as u64) as u32;
+                let t = if busy { [0, 13, 39][rng(3) as usize] } else { rng(6) as u32 * 13 % 64 };
                 let k = (b * 64 + t) as usize;
-                match rng(6) {
-                    0 => counts[k][1] += 1,
-                    1 => fences[k].bump(rng(2) == 0),
+                // A busy thread 0 passes mostly warp barriers, which order nothing for
+                // thread 39 and use up its observations' slots.
+                match if busy && t == 0 { [2, 2, 2, 0, 1, 3][rng(6) as usize] } else { rng(8) } {
+                    // A block barrier: the wait of an earlier arrival, or both.
+                    0 => {
+                        if arrived[k][1] == passed[k][1] {
+                            arrived[k][1] += 1;
+                        }
+                        passed[k][1] = arrived[k][1];
+                    }
+                    // A split barrier's arrival, waited at later.
+                    1 if arrived[k][1] == passed[k][1] => arrived[k][1] += 1,
+                    // A warp barrier.
+                    2 => {
+                        arrived[k][0] += 1;
+                        passed[k][0] += 1;
+                    }
+                    3 => fences[k].bump(rng(2) == 0),
                     _ => {}
                 }
-                let site = rng(PHASE_SITES.len() as u64) as u16;
-                let now = Acc { counts: counts[k], fences: fences[k], ..phase_acc(t, site, 0) };
+                // A busy thread 39 only updates: it sees nothing but what barriers pass on.
+                let site = match busy && t == 39 {
+                    true => [0, 3, 4][rng(3) as usize],
+                    false => rng(PHASE_SITES.len() as u64) as u16,
+                };
+                let now = Acc { counts: arrived[k], fences: fences[k], ..phase_acc(t, site, 0) };
+                let p = passed[k];
                 let bound = rng(3) as u16;
                 let also = |a: &Acc, _: Option<u32>| a.fences.any < bound;
                 // The coherence order of a recorded access: an update's own number, a
@@ -2709,34 +2908,68 @@ mod tests {
                         .find(|(xb, x, _)| *xb == eb && x.tid == e.tid && x.phase.update())
                         .map_or(u32::MAX, |&(_, _, n)| n + 1)
                 };
-                let seen = all
+                // How many updates the thread had seen at its latest observation; and at
+                // the observations of threads of its block (its own included) that a
+                // barrier it passed orders before it, of those a thread keeps (`cap`
+                // barrier arrivals), or of all.
+                let own = all
                     .iter()
                     .rev()
                     .find(|(xb, x, _)| *xb == b && x.tid == t && x.phase.observe())
                     .map_or(0, |&(_, _, n)| n);
-                let expected = (0..all.len()).any(|i| {
-                    let (eb, e, _) = all[i];
-                    (eb, e.tid) != (b, t)
-                        && e.site != site
-                        && e.phase.conflicts(now.phase)
-                        && order(i) > seen
-                        && if eb == b {
-                            !lv.ordered(&e, t, &now.counts) && !also(&e, None)
-                        } else {
-                            !also(&e, Some(eb))
-                        }
-                });
-                let got = g.access_with(&lv, (0, 0), (b, 0), (now, &now.counts), phase_kind(&now), also);
+                let seen = |cap: usize| {
+                    all.iter()
+                        .filter(|(yb, y, _)| *yb == b && y.phase.observe() && lv.ordered(y, t, &p))
+                        .filter(|(yb, y, _)| {
+                            let a = &arrivals[&(*yb, y.tid)];
+                            a[a.len().saturating_sub(cap)..].contains(&y.counts)
+                        })
+                        .map(|&(_, _, n)| n)
+                        .max()
+                        .unwrap_or(0)
+                };
+                let reported = |seen: u32| {
+                    (0..all.len()).any(|i| {
+                        let (eb, e, _) = all[i];
+                        (eb, e.tid) != (b, t)
+                            && e.site != site
+                            && e.phase.conflicts(now.phase)
+                            && order(i) > seen
+                            && if eb == b { !lv.ordered(&e, t, &p) && !also(&e, None) } else { !also(&e, Some(eb)) }
+                    })
+                };
+                let (kept, every) = (seen(OBSERVATIONS), seen(usize::MAX));
+                assert!(kept >= own && every >= kept);
+                let expected = reported(kept);
+                assert!(expected || !reported(every), "dropping an observation hid a report");
+                passed_on += usize::from(!expected && reported(own));
+                dropped += usize::from(kept != every);
+                // The observations, whether or not a report hangs on them.
+                let coherent = ph.coherent(&lv, b, t, &p);
+                assert_eq!(coherent, kept, "round {round}: updates seen by block {b} thread {t}");
+                let unordered = |e: &Acc, eb: u32| {
+                    if eb == b { !lv.ordered(e, t, &p) && !also(e, None) } else { !also(e, Some(eb)) }
+                };
+                let got = ph.access(&lv, (b, 0), (&now, &p), unordered);
+                assert_eq!(got.is_some(), expected, "round {round}: phases, site {site} by block {b} thread {t}");
+                let got = g.access_with(&lv, (0, 0), (b, 0), (now, &p), phase_kind(&now), also);
                 assert_eq!(got.is_some(), expected, "round {round}: global, site {site} by block {b} thread {t}");
                 if blocks == 1 {
-                    let got = sh.access_with(&lv, (0, 4), (now, &now.counts), phase_kind(&now), |a| also(a, None));
+                    let got = sh.access_with(&lv, (0, 4), (now, &p), phase_kind(&now), |a| also(a, None));
                     assert_eq!(got.is_some(), expected, "round {round}: shared, site {site} by thread {t}");
                 }
                 all.push((b, now, updates));
+                if now.phase.observe() {
+                    let a = arrivals.entry((b, t)).or_default();
+                    if a.last() != Some(&now.counts) {
+                        a.push(now.counts);
+                    }
+                }
                 if now.phase.update() {
                     updates += 1;
                 }
             }
         }
+        assert!(passed_on > 1000 && dropped > 50, "barriers passed coherence on {passed_on} times, dropped {dropped}");
     }
 }

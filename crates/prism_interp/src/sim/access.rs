@@ -304,16 +304,7 @@ impl<'a> BlockSim<'a> {
         let passed = &self.warps[tid as usize / 32].counts[tid as usize % 32];
         l.acquired.iter().any(|(&t, waits)| {
             waits.iter().any(|&(generation, counts)| {
-                let wait = Acc {
-                    tid: t,
-                    counts,
-                    func: 0,
-                    site: 0,
-                    fences: Fences::default(),
-                    atomic: false,
-                    phase: Phase::NONE,
-                };
-                generation >= current && (t == tid || self.s.levels.ordered(&wait, tid, passed))
+                generation >= current && (t == tid || self.s.levels.ordered(&wait_acc(t, counts), tid, passed))
             })
         })
     }
@@ -1008,6 +999,13 @@ impl<'a> BlockSim<'a> {
 /// read-modify-write adds its release to the location's release sequence, replacing an
 /// earlier one of the same thread, and without one leaves the sequence as it was
 /// ([`BlockSim::publish_rmw`]).
+/// Thread `tid`'s wait for an mbarrier phase, made with barrier arrivals `counts`, as an
+/// access record: a barrier it arrived at afterwards orders it before the threads that
+/// passed that barrier ([`crate::shadow::Levels::ordered`]).
+fn wait_acc(tid: u32, counts: [u32; LEVELS]) -> Acc {
+    Acc { tid, counts, func: 0, site: 0, fences: Fences::default(), atomic: false, phase: Phase::NONE }
+}
+
 fn publish_to<K: std::hash::Hash + Eq>(
     flags: &mut super::FastMap<K, Vec<Release>>,
     key: K,
@@ -1189,16 +1187,7 @@ impl Orders<'_> {
         let needed = landing_gen(earlier.fences) + 1;
         l.acquired.iter().any(|(&t, waits)| {
             waits.iter().any(|&(generation, counts)| {
-                let wait = Acc {
-                    tid: t,
-                    counts,
-                    func: 0,
-                    site: 0,
-                    fences: Fences::default(),
-                    atomic: false,
-                    phase: Phase::NONE,
-                };
-                generation >= needed && self.levels.ordered(&wait, self.tid, self.passed)
+                generation >= needed && self.levels.ordered(&wait_acc(t, counts), self.tid, self.passed)
             })
         })
     }

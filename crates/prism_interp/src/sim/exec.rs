@@ -979,8 +979,8 @@ impl<'a> BlockSim<'a> {
                                 });
                                 fr.regs[*dst as usize * 32 + l] = old;
                                 self.observe(g, w, l, loc);
-                                let same = self.s.cfg.checks.races
-                                    && self.read_loc(&fr, Lane { fid, w, l }, loc, *ty) == old;
+                                let same =
+                                    self.s.cfg.checks.races && self.read_loc(&fr, Lane { fid, w, l }, loc, *ty) == old;
                                 self.publish_rmw(g, w, l, loc, same);
                             }
                         }
@@ -999,8 +999,8 @@ impl<'a> BlockSim<'a> {
                                 fr.regs[*dst as usize * 32 + l] = old;
                                 self.observe(g, w, l, loc);
                                 // A failed compare-and-swap writes nothing.
-                                let same = self.s.cfg.checks.races
-                                    && self.read_loc(&fr, Lane { fid, w, l }, loc, *ty) == old;
+                                let same =
+                                    self.s.cfg.checks.races && self.read_loc(&fr, Lane { fid, w, l }, loc, *ty) == old;
                                 self.publish_rmw(g, w, l, loc, same);
                             }
                         }
@@ -1023,8 +1023,8 @@ impl<'a> BlockSim<'a> {
                             for l in lanes_of(mask) {
                                 let loc = elem!(*ptr, *index, *index_ty, ty.size(), *access, true, "write", l);
                                 let bits = value::norm(*ty, fr.regs[*value as usize * 32 + l]);
-                                let same = self.s.cfg.checks.races
-                                    && self.read_loc(&fr, Lane { fid, w, l }, loc, *ty) == bits;
+                                let same =
+                                    self.s.cfg.checks.races && self.read_loc(&fr, Lane { fid, w, l }, loc, *ty) == bits;
                                 self.write_loc(&mut fr, Lane { fid, w, l }, loc, *ty, bits);
                                 self.publish(g, w, l, loc, same);
                             }
@@ -1910,7 +1910,11 @@ impl<'a> BlockSim<'a> {
                                                 // copies it releases), the latest: every
                                                 // consumer of a pipeline carries the same
                                                 // ones.
-                                                match m.carried.iter_mut().find(|c| c.block == r.block && c.tid == r.tid) {
+                                                match m
+                                                    .carried
+                                                    .iter_mut()
+                                                    .find(|c| c.block == r.block && c.tid == r.tid)
+                                                {
                                                     Some(c) => {
                                                         if r.newer_than(c) {
                                                             c.fences = r.fences;
