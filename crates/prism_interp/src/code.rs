@@ -692,19 +692,23 @@ fn access_phases(f: &ir::Function, ops: &[Op], info: &[OpInfo]) -> Vec<crate::sh
         let (access, phase) = match &**i {
             Intr::Atomic { op, dst, access, .. } => {
                 let op = match op {
-                    0 | 1 => Phase::ADD,
-                    2 => Phase::MIN,
-                    3 => Phase::MAX,
-                    4 => Phase::AND,
-                    5 => Phase::OR,
-                    6 => Phase::XOR,
-                    _ => Phase::OVERWRITE,
+                    0 | 1 => prism_types::intrinsics::atomic_op::ADD,
+                    2 => prism_types::intrinsics::atomic_op::MIN,
+                    3 => prism_types::intrinsics::atomic_op::MAX,
+                    4 => prism_types::intrinsics::atomic_op::AND,
+                    5 => prism_types::intrinsics::atomic_op::OR,
+                    6 => prism_types::intrinsics::atomic_op::XOR,
+                    _ => prism_types::intrinsics::atomic_op::OVERWRITE,
                 };
                 (*access, Phase::new(true, read(*dst), op))
             }
-            Intr::Cas { access, .. } => (*access, Phase::new(true, true, Phase::OVERWRITE)),
+            Intr::Cas { access, .. } => {
+                (*access, Phase::new(true, true, prism_types::intrinsics::atomic_op::OVERWRITE))
+            }
             Intr::AtomicLoad { access, .. } => (*access, Phase::new(false, true, 0)),
-            Intr::AtomicStore { access, .. } => (*access, Phase::new(true, false, Phase::OVERWRITE)),
+            Intr::AtomicStore { access, .. } => {
+                (*access, Phase::new(true, false, prism_types::intrinsics::atomic_op::OVERWRITE))
+            }
             _ => continue,
         };
         // `volatile_load` and `volatile_store` run as atomic loads and stores.

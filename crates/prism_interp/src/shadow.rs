@@ -242,23 +242,8 @@ pub struct Phase(u16);
 impl Phase {
     /// Not an atomic of safe code.
     pub const NONE: Phase = Phase(0);
-    /// `atomic_add` and `atomic_sub` (both add, modulo the type's range).
-    pub const ADD: u8 = 1;
-    /// `atomic_min`.
-    pub const MIN: u8 = 2;
-    /// `atomic_max`.
-    pub const MAX: u8 = 4;
-    /// `atomic_and`.
-    pub const AND: u8 = 8;
-    /// `atomic_or`.
-    pub const OR: u8 = 16;
-    /// `atomic_xor`.
-    pub const XOR: u8 = 32;
-    /// `atomic_store`, `atomic_exch`, `atomic_cas`: they overwrite, so their order shows.
-    pub const OVERWRITE: u8 = 64;
-
-    /// An atomic that updates (with operation `op`, one of the constants above, 0 for
-    /// none) and observes as given.
+    /// An atomic that updates (with operation `op`, one of
+    /// [`prism_types::intrinsics::atomic_op`], 0 for none) and observes as given.
     pub fn new(update: bool, observe: bool, op: u8) -> Phase {
         Phase(u16::from(op) << 2 | u16::from(update) << 1 | u16::from(observe))
     }
@@ -1932,6 +1917,12 @@ impl Global {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use prism_types::intrinsics::atomic_op;
+
+    /// A plain access by thread `tid` that has passed no barrier and made no fence.
+    fn fresh_access(tid: u32) -> Acc {
+        Acc { tid, counts: [0; LEVELS], func: 9, site: 9, fences: Fences::default(), atomic: false, phase: Phase::NONE }
+    }
 
     fn acc(tid: u32, block_barriers: u32) -> Acc {
         Acc {
@@ -2367,15 +2358,7 @@ mod tests {
             // meet the same records, byte by byte.
             for (byte, cell) in full.iter_mut().enumerate() {
                 for (tid, kind) in [(127, Kind::Read), (126, Kind::Atomic), (125, Kind::Write)] {
-                    let probe = Acc {
-                        tid,
-                        counts: [0; LEVELS],
-                        func: 9,
-                        site: 9,
-                        fences: Fences::default(),
-                        atomic: false,
-                        phase: Phase::NONE,
-                    };
+                    let probe = fresh_access(tid);
                     let want = cell.access(&lv, probe, &probe.counts, kind);
                     let got = sh.access(&lv, (byte, 1), probe, &probe.counts, kind);
                     assert_eq!(got, want, "final state of byte {byte} ({kind:?})");
@@ -2483,15 +2466,7 @@ mod tests {
             for (b, &len) in lens.iter().enumerate() {
                 for e in (0..len).filter(|&e| e < 12 || e.abs_diff(CHUNK) < 8 || e >= 2 * CHUNK - 2) {
                     for (block, tid) in [(3, 5), (0, 100)] {
-                        let a = Acc {
-                            tid,
-                            counts: [0; LEVELS],
-                            func: 9,
-                            site: 9,
-                            fences: Fences::default(),
-                            atomic: false,
-                            phase: Phase::NONE,
-                        };
+                        let a = fresh_access(tid);
                         let want = full[b][e].access(&lv, block, epoch, a, &a.counts, Kind::Write);
                         let got = g.access(&lv, (b, e), block, epoch, a, &a.counts, Kind::Write);
                         assert_eq!(format!("{got:?}"), format!("{want:?}"), "probe of element {e} of buffer {b}");
@@ -2650,11 +2625,11 @@ mod tests {
     /// Sites of the phase tests, each with its atomic's phase: an unused add, an add whose
     /// result is used (a ticket), an atomic load, an atomic store, an unused max.
     const PHASE_SITES: [Phase; 5] = [
-        Phase(Phase::ADD as u16 * 4 + 2),
-        Phase(Phase::ADD as u16 * 4 + 3),
+        Phase(atomic_op::ADD as u16 * 4 + 2),
+        Phase(atomic_op::ADD as u16 * 4 + 3),
         Phase(1),
-        Phase(Phase::OVERWRITE as u16 * 4 + 2),
-        Phase(Phase::MAX as u16 * 4 + 2),
+        Phase(atomic_op::OVERWRITE as u16 * 4 + 2),
+        Phase(atomic_op::MAX as u16 * 4 + 2),
     ];
 
     fn phase_acc(tid: u32, site: u16, block_barriers: u32) -> Acc {
@@ -2673,10 +2648,10 @@ mod tests {
     #[test]
     fn phase_encodes_inference_modes() {
         let [add, ticket, load, store, max] = PHASE_SITES;
-        assert_eq!(Phase::new(true, false, Phase::ADD), add);
-        assert_eq!(Phase::new(true, true, Phase::ADD), ticket);
+        assert_eq!(Phase::new(true, false, atomic_op::ADD), add);
+        assert_eq!(Phase::new(true, true, atomic_op::ADD), ticket);
         assert_eq!(Phase::new(false, true, 0), load);
-        assert!((add.update(), !add.observe(), add.op()) == (true, true, Phase::ADD));
+        assert!((add.update(), !add.observe(), add.op()) == (true, true, atomic_op::ADD));
         // An update against an observing atomic, both ways; updates that do not commute.
         for (a, b) in [(add, ticket), (add, load), (store, load), (store, ticket), (add, max), (add, store)] {
             assert!(a.conflicts(b) && b.conflicts(a), "{a:?} {b:?}");

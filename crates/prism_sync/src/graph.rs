@@ -96,27 +96,12 @@ pub(crate) struct Mode {
     /// Some atomic whose result the program uses (`atomic_load`, or an update whose old
     /// value is read): what it sees depends on which other updates came first.
     pub observe: bool,
-    /// Which operations its atomic updates are ([`Mode::ADD`] and the others): updates
+    /// Which operations its atomic updates are ([`prism_types::intrinsics::atomic_op`]): updates
     /// commute only with updates of the same commutative operation.
     pub ops: u8,
 }
 
 impl Mode {
-    /// `atomic_add` and `atomic_sub` (both add, modulo the type's range).
-    pub const ADD: u8 = 1;
-    /// `atomic_min`.
-    pub const MIN: u8 = 2;
-    /// `atomic_max`.
-    pub const MAX: u8 = 4;
-    /// `atomic_and`.
-    pub const AND: u8 = 8;
-    /// `atomic_or`.
-    pub const OR: u8 = 16;
-    /// `atomic_xor`.
-    pub const XOR: u8 = 32;
-    /// `atomic_store`, `atomic_exch`, `atomic_cas`: they overwrite, so their order shows.
-    pub const OVERWRITE: u8 = 64;
-
     /// Whether the node touches memory at all.
     pub fn is_empty(self) -> bool {
         !(self.read || self.write || self.atomic)
@@ -134,16 +119,7 @@ impl Mode {
                     InstKind::Intrinsic { intrinsic, dsts, .. } => {
                         let name = intrinsic.sig().name;
                         let load = name == "atomic_load";
-                        let op = match name {
-                            "atomic_load" => 0,
-                            "atomic_add" | "atomic_sub" => Mode::ADD,
-                            "atomic_min" => Mode::MIN,
-                            "atomic_max" => Mode::MAX,
-                            "atomic_and" => Mode::AND,
-                            "atomic_or" => Mode::OR,
-                            "atomic_xor" => Mode::XOR,
-                            _ => Mode::OVERWRITE,
-                        };
+                        let op = prism_types::intrinsics::atomic_op::of(name);
                         // A compare-and-swap reads the old value to decide whether it
                         // writes: what it leaves depends on the updates before it, as a
                         // used result's does.
@@ -151,7 +127,7 @@ impl Mode {
                         (!load, load || cas || dsts.iter().any(|d| used.contains(d)), op)
                     }
                     // Not produced today; the conservative reading.
-                    _ => (true, true, Mode::OVERWRITE),
+                    _ => (true, true, prism_types::intrinsics::atomic_op::OVERWRITE),
                 };
                 self.update |= update;
                 self.observe |= observe;

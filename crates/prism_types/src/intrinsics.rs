@@ -874,6 +874,41 @@ pub static TABLE: &[IntrinsicSig] = &[
     ),
 ];
 
+/// The operations of atomic updates, as bits: synchronisation inference's conflict rule
+/// (`prism_sync`, `Mode`) and the simulator's check of it (`prism_interp`, `Phase`) both
+/// read them, so the two agree on which updates commute.
+pub mod atomic_op {
+    /// `atomic_add` and `atomic_sub` (both add, modulo the type's range).
+    pub const ADD: u8 = 1;
+    /// `atomic_min`.
+    pub const MIN: u8 = 2;
+    /// `atomic_max`.
+    pub const MAX: u8 = 4;
+    /// `atomic_and`.
+    pub const AND: u8 = 8;
+    /// `atomic_or`.
+    pub const OR: u8 = 16;
+    /// `atomic_xor`.
+    pub const XOR: u8 = 32;
+    /// `atomic_store`, `atomic_exch`, `atomic_cas`: they overwrite, so their order shows.
+    pub const OVERWRITE: u8 = 64;
+
+    /// The operation of the atomic intrinsic `name` (0 for `atomic_load`, which updates
+    /// nothing).
+    pub fn of(name: &str) -> u8 {
+        match name {
+            "atomic_load" => 0,
+            "atomic_add" | "atomic_sub" => ADD,
+            "atomic_min" => MIN,
+            "atomic_max" => MAX,
+            "atomic_and" => AND,
+            "atomic_or" => OR,
+            "atomic_xor" => XOR,
+            _ => OVERWRITE,
+        }
+    }
+}
+
 /// Looks an intrinsic up by name.
 pub fn lookup(name: &str) -> Option<IntrinsicId> {
     TABLE.iter().position(|s| s.name == name).map(|i| IntrinsicId(i as u16))
