@@ -278,8 +278,35 @@ impl<'a> BlockSim<'a> {
     /// before the second one's waiters. Until 2026-11-29 only the TMA landings were passed
     /// on, and such a relay was a false report (review R7 F4). The waiters are in the
     /// arriving thread's block, where each release it acquired orders as much as it did.
+    /// Besides those, the TMA copies landed through a phase that another thread waited for
+    /// before a barrier this thread has passed: the barrier orders the wait before the
+    /// arrival, which is cumulative over it (a consumer lane waits, `__syncwarp()`, another
+    /// lane arrives on the empty barrier; review R9).
     pub(super) fn acquired_by(&self, tid: u32) -> Vec<Release> {
-        self.sync.get(&tid).map(|(_, acquired)| acquired.clone()).unwrap_or_default()
+        let mut carried = self.sync.get(&tid).map(|(_, acquired)| acquired.clone()).unwrap_or_default();
+        let passed = &self.warps[tid as usize / 32].counts[tid as usize % 32];
+        for (&mbar, l) in &self.landings {
+            let seen = l
+                .acquired
+                .iter()
+                .flat_map(|(&t, waits)| waits.iter().map(move |&(generation, counts)| (t, generation, counts)))
+                .filter(|&(t, _, counts)| t != tid && self.s.levels.ordered(&wait_acc(t, counts), tid, passed))
+                .map(|(_, generation, _)| generation)
+                .max();
+            let Some(generation) = seen else { continue };
+            let r = Release {
+                block: self.block,
+                tid: landing_tid(mbar),
+                fences: landing_fences(generation),
+                counts: [0; LEVELS],
+            };
+            match carried.iter_mut().find(|c| c.tid == r.tid) {
+                Some(c) if r.newer_than(c) => c.fences = r.fences,
+                Some(_) => {}
+                None => carried.push(r),
+            }
+        }
+        carried
     }
 
     /// Whether thread `tid`, about to complete TMA copies on the mbarrier at shared byte

@@ -1844,6 +1844,17 @@ impl<'a> BlockSim<'a> {
                                             if !m.valid {
                                                 fatal!(ReportKind::MbarrierMisuse, mbar_invalid("arrived at"), l);
                                             }
+                                            // A phase whose arrivals are all in but whose bytes
+                                            // are not takes no more arrivals: the PTX ISA leaves
+                                            // an arrival beyond the count undefined (until
+                                            // 2026-11-29 the count underflowed, a panic; R9).
+                                            if *op != MbarOp::CompleteTx && m.pending == 0 {
+                                                let msg = format!(
+                                                    "more arrivals at this mbarrier than its count ({}) in one phase: the phase still waits for {} transaction bytes",
+                                                    m.expected, m.tx
+                                                );
+                                                fatal!(ReportKind::MbarrierMisuse, msg, l);
+                                            }
                                             if let Some(d) = dst {
                                                 fr.regs[*d as usize * 32 + l] = m.phase;
                                             }
