@@ -298,10 +298,6 @@ pub struct BlockSim<'a> {
     /// instance) -> (value, threads that compared, first thread).
     #[allow(clippy::type_complexity)]
     pub utable: HashMap<(u64, u64, u32, u32, u64), (u64, u64, Thread)>,
-    /// How many times each thread has evaluated each check of an intrinsic's operand:
-    /// (function, pc, element, thread in the block) -> evaluations. Such a check is joined
-    /// by this count rather than by its dynamic instance (`BlockSim::uniform`).
-    pub issues: HashMap<(u32, u32, u64, u32), u64>,
     /// Split barriers in progress, per (unit size, unit, function, id).
     pub split_units: HashMap<(u64, u64, u32, u32), SplitUnit>,
     /// Outstanding asynchronous copies per thread.
@@ -445,7 +441,6 @@ impl<'a> BlockSim<'a> {
             swritten: if s.cfg.checks.races { vec![0; (s.smem_bytes as usize).div_ceil(64)] } else { Vec::new() },
             unwritten_reads: Vec::new(),
             utable: HashMap::new(),
-            issues: HashMap::new(),
             split_units: HashMap::new(),
             pending: vec![Vec::new(); t as usize],
             commits: vec![0; t as usize],

@@ -2867,19 +2867,7 @@ impl<'a> BlockSim<'a> {
             | Uniform::OperandElement { index: i, .. } => i as u64 + 1,
             _ => 0,
         };
-        // An intrinsic's operand is compared among the threads that issue the intrinsic as
-        // one operation, which are the threads of its unit that meet at its rendezvous
-        // (the check stands right before it, with nothing between but other checks). The
-        // rendezvous takes every thread of the unit once, at one operation, whatever loop
-        // iteration each is in (otherwise `barrier-divergence` or a deadlock), so each
-        // thread's k-th issue there is in one operation with every other thread's k-th:
-        // such a check joins the k-th evaluations, which dynamic instances would not when
-        // unsafe code makes the unit's warps issue it in different iterations
-        // (`buggy_wgmma_iterations`).
-        let mut instance = match what {
-            Uniform::Operand { .. } | Uniform::OperandElement { .. } => Some(self.issue(f, func, elem)),
-            _ => None,
-        };
+        let mut instance = None;
         for &(unit, lane, lanes) in &units[..count] {
             let (value, me) = (vals[lane], self.thread(w, lane as u32));
             let mismatch = if across {
@@ -2905,24 +2893,6 @@ impl<'a> BlockSim<'a> {
             }
         }
         true
-    }
-
-    /// Counts an evaluation of the intrinsic-operand check fragment `f` is at (element
-    /// `elem`) by each of its lanes, and returns the count before it of its first lane, as
-    /// a number distinct from every count of other elements. Every lane of one fragment
-    /// has the same count there: a lane's earlier evaluations were each followed by a
-    /// rendezvous of the whole unit, which took the other lanes too.
-    fn issue(&mut self, f: &super::block::Frag, func: u32, elem: u64) -> u64 {
-        let mut first = None;
-        for l in lanes_of(f.mask) {
-            let n = self.issues.entry((func, f.pc, elem, f.warp * 32 + l as u32)).or_insert(0);
-            first.get_or_insert(*n);
-            *n += 1;
-        }
-        let mut h = super::lanes::WordHash::default();
-        h.add(elem);
-        h.add(first.unwrap_or(0));
-        h.finish()
     }
 
     /// The dynamic instance of the op fragment `f` is at, as a number: the calls its lanes
