@@ -112,7 +112,19 @@ pub struct Release {
     /// All zero for a release that orders only its own thread's accesses (a landing), since
     /// no access is ordered before zero barriers ([`Levels::ordered`]).
     pub counts: [u32; LEVELS],
+    /// The block whose threads it reaches, or [`EVERY_BLOCK`]. A release that a flag carries
+    /// on for its writer, which acquired it, reaches only the writer's block when the
+    /// writer's fence before the flag was `__threadfence_block()`: that fence synchronises
+    /// with no thread of another block (`sim/flags.rs`).
+    pub reach: u32,
+    /// The block of the thread whose fence and store (or arrival) released it: a thread of
+    /// another block acquires it only with `__threadfence()`. Its writer's block, unless a
+    /// flag carries it on for a thread that acquired it.
+    pub via: u32,
 }
+
+/// [`Release::reach`] of a release that threads of every block may acquire.
+pub const EVERY_BLOCK: u32 = u32::MAX;
 
 impl Release {
     /// Whether this release, acquired by a thread of block `reader`, orders an earlier
@@ -123,7 +135,7 @@ impl Release {
     /// or, for the TMA copies landed through an mbarrier ([`landing_tid`]), a release of the
     /// phase that landed them or of a later one.
     pub fn orders(&self, lv: &Levels, reader: u32, block: u32, earlier: &Acc) -> bool {
-        if self.block != block {
+        if self.block != block || !self.reaches(reader) {
             return false;
         }
         if self.tid == earlier.tid {
@@ -142,6 +154,32 @@ impl Release {
             && !is_landing(self.tid)
             && !is_landing(earlier.tid)
             && lv.ordered(earlier, self.tid, &self.counts)
+    }
+
+    /// Whether a thread of block `reader` may acquire it ([`Self::reach`]).
+    pub fn reaches(&self, reader: u32) -> bool {
+        self.reach == EVERY_BLOCK || self.reach == reader
+    }
+
+    /// What this release and `other`, of the same writer, both order: the earlier one's
+    /// fences and the fewer barriers of each level, reaching the blocks both reach. `None`
+    /// when they reach no block in common. A reader that may have acquired either one may
+    /// rely on this alone (a flag's stores of one value, `sim/flags.rs`).
+    pub fn common(&self, other: &Release) -> Option<Release> {
+        let reach = match (self.reach, other.reach) {
+            (EVERY_BLOCK, r) | (r, EVERY_BLOCK) => r,
+            (a, b) if a == b => a,
+            _ => return None,
+        };
+        let mut counts = self.counts;
+        for (c, o) in counts.iter_mut().zip(other.counts) {
+            *c = (*c).min(o);
+        }
+        let fences = if self.newer_than(other) { other.fences } else { self.fences };
+        // Released by threads of different blocks: a block fence of any one block may not
+        // acquire it (no block is [`EVERY_BLOCK`]).
+        let via = if self.via == other.via { self.via } else { EVERY_BLOCK };
+        Some(Release { fences, counts, reach, via, ..*self })
     }
 
     /// Whether this release (of the same thread as `other`) orders more than `other`: it
@@ -1399,7 +1437,22 @@ pub struct Blocks {
     pub atomic_acc: Option<Site>,
     /// An atomic load, for the report.
     pub aread_acc: Option<Site>,
+    /// Which of the read, atomic and atomic-load summaries ([`SEVERAL_READ`]...) stand for
+    /// accesses of more than one thread: their kept site is then one of several, and a
+    /// release that orders it says nothing of the others (a release orders only its
+    /// writer's own accesses for a reader in another block), so nothing but a grid barrier
+    /// orders the summary. Until 2026-11-29 the latest site alone was asked about, and a
+    /// block whose thread 32 read an element and then published a flag hid the read of its
+    /// thread 0 from a writer in another block that waited for the flag (a missed race).
+    pub several: u8,
 }
+
+/// [`Blocks::several`]: the reads.
+const SEVERAL_READ: u8 = 1;
+/// [`Blocks::several`]: the atomic updates.
+const SEVERAL_ATOMIC: u8 = 2;
+/// [`Blocks::several`]: the atomic loads.
+const SEVERAL_AREAD: u8 = 4;
 
 /// Several blocks.
 pub const MULTI: u32 = u32::MAX;
@@ -1428,7 +1481,12 @@ impl Blocks {
         let me = b + 1;
         if self.epoch == epoch {
             match kind {
-                Kind::Read if self.read == me && (self.write == 0 || self.write == me) && self.atomic == 0 => {
+                Kind::Read
+                    if self.read == me
+                        && (self.several & SEVERAL_READ != 0 || self.read_acc.is_some_and(|r| r.tid == now.tid))
+                        && (self.write == 0 || self.write == me)
+                        && self.atomic == 0 =>
+                {
                     return None;
                 }
                 Kind::Write if self.write == me && (self.read == 0 || self.read == me) && self.atomic == 0 => {
@@ -1442,14 +1500,15 @@ impl Blocks {
         }
         let other = |x: u32| x != 0 && x != me;
         let block_of = |x: u32| if x == MULTI { u32::MAX } else { x - 1 };
-        // The summaries an access of `kind` meets, in the order they are reported.
+        // The summaries an access of `kind` meets, in the order they are reported, each
+        // with its [`Self::several`] bit.
         let (w, r, a, ar) = (
-            (self.write, self.write_acc),
-            (self.read, self.read_acc),
-            (self.atomic, self.atomic_acc),
-            (self.aread, self.aread_acc),
+            (self.write, self.write_acc, 0),
+            (self.read, self.read_acc, SEVERAL_READ),
+            (self.atomic, self.atomic_acc, SEVERAL_ATOMIC),
+            (self.aread, self.aread_acc, SEVERAL_AREAD),
         );
-        let none = (0, None);
+        let none = (0, None, 0);
         let meets = match kind {
             Kind::Write => [
                 (w, RaceKind::WriteWrite),
@@ -1476,28 +1535,47 @@ impl Blocks {
                 (none, RaceKind::AtomicPlain),
             ],
         };
-        let conflict = meets.into_iter().find_map(|((x, acc), kind)| {
+        let conflict = meets.into_iter().find_map(|((x, acc, bit), kind)| {
             let c = Conflict { earlier: acc.filter(|_| other(x))?, earlier_block: block_of(x), kind };
-            (!also(&c.earlier, c.earlier_block)).then_some(c)
+            (x == MULTI || self.several & bit != 0 || !also(&c.earlier, c.earlier_block)).then_some(c)
         });
-        let merge = |x: u32| if x == 0 || x == me { me } else { MULTI };
-        match kind {
+        // The summary of `kind` after the access. Another single block's access (of one
+        // thread) that a release this thread acquired orders before it is superseded, as a
+        // write is: whatever the simulator orders after this access (a later access of the
+        // thread, which keeps what it acquired; of a thread of its block that passed a
+        // barrier after it, to which the barrier passes the acquisition on; of a thread that
+        // acquired a release of this thread made after it, which carries the acquisition
+        // on, `sim/flags.rs`) is ordered after the earlier one too, PTX's causality order
+        // being transitive. Until 2026-11-29 two blocks' reads made the element read by
+        // several blocks, and a write after them by a block that a lock or a flag ordered
+        // after both was a false race.
+        let (x, acc, bit) = match kind {
             Kind::Write => {
                 self.write = me;
                 self.write_acc = Some(now);
+                return conflict;
             }
-            Kind::Read => {
-                self.read = merge(self.read);
-                self.read_acc = Some(now);
-            }
-            Kind::Atomic => {
-                self.atomic = merge(self.atomic);
-                self.atomic_acc = Some(now);
-            }
-            Kind::AtomicRead => {
-                self.aread = merge(self.aread);
-                self.aread_acc = Some(now);
-            }
+            Kind::Read => r,
+            Kind::Atomic => a,
+            Kind::AtomicRead => ar,
+        };
+        let several = self.several & bit != 0;
+        let (x, several) = if x == 0 || (x != me && x != MULTI && !several && acc.is_some_and(|e| also(&e, x - 1))) {
+            (me, false)
+        } else if x == me {
+            (me, several || acc.is_some_and(|e| e.tid != now.tid))
+        } else {
+            (MULTI, true)
+        };
+        if several {
+            self.several |= bit;
+        } else {
+            self.several &= !bit;
+        }
+        match kind {
+            Kind::Read => (self.read, self.read_acc) = (x, Some(now)),
+            Kind::Atomic => (self.atomic, self.atomic_acc) = (x, Some(now)),
+            _ => (self.aread, self.aread_acc) = (x, Some(now)),
         }
         conflict
     }
@@ -2151,6 +2229,37 @@ mod tests {
         // A grid barrier (new epoch) orders it.
         assert!(b.access(1, 1, s, Kind::Read).is_none());
     }
+
+    /// A release orders only its writer's own accesses for another block: a summary of
+    /// several threads' accesses is never taken as ordered by one, and a single thread's
+    /// access that one orders before another block's is superseded by it.
+    #[test]
+    fn block_summaries_of_several_threads_are_not_ordered_by_a_release() {
+        let (t0, t32) = (acc(0, 0).at(), acc(32, 0).at());
+        // "Ordered": the thread acquired a release that orders thread 32's accesses.
+        let by_t32 = |e: &Site, _: u32| e.tid == 32;
+        let mut b = Blocks::default();
+        assert!(b.access(0, 0, t0, Kind::Read).is_none());
+        assert!(b.access(0, 0, t32, Kind::Read).is_none());
+        assert!(b.access_with(1, 0, t0, Kind::Write, by_t32).is_some(), "thread 0's read is not ordered");
+        let mut b = Blocks::default();
+        assert!(b.access(0, 0, t32, Kind::Read).is_none());
+        assert!(b.access_with(1, 0, t0, Kind::Write, by_t32).is_none(), "thread 32's read alone is");
+        // A read of block 1 ordered after thread 32's supersedes it; one not ordered does not.
+        let mut b = Blocks::default();
+        b.access(0, 0, t32, Kind::Read);
+        b.access_with(1, 0, t0, Kind::Read, by_t32);
+        assert!(b.access(1, 0, t0, Kind::Write).is_none(), "a lock: each block after the one before");
+        let mut b = Blocks::default();
+        b.access(0, 0, t0, Kind::Read);
+        b.access_with(1, 0, t0, Kind::Read, by_t32);
+        assert!(b.access_with(1, 0, t0, Kind::Write, by_t32).is_some(), "block 0's read is not ordered");
+        // The same for atomic updates against a plain read.
+        let mut b = Blocks::default();
+        b.access(0, 0, t0, Kind::Atomic);
+        b.access(0, 0, t32, Kind::Atomic);
+        assert!(b.access_with(1, 0, t0, Kind::Read, by_t32).is_some());
+    }
     fn gacc(tid: u32, block_barriers: u32) -> (Acc, [u32; LEVELS]) {
         let a = acc(tid, block_barriers);
         (a, a.counts)
@@ -2185,7 +2294,8 @@ mod tests {
         assert_eq!(record(&mut g, &lv, (0, 2 * CHUNK + 1), 0, 40, Kind::Read), Some(RaceKind::WriteRead));
         assert_eq!(g.cells.len(), 1);
         assert!(std::mem::size_of::<Slot>() <= 12, "a slot is small: {}", std::mem::size_of::<Slot>());
-        assert!(std::mem::size_of::<GCell>() <= 272, "a full cell: {}", std::mem::size_of::<GCell>());
+        // 280 since the block summary marks summaries of several threads (`Blocks::several`).
+        assert!(std::mem::size_of::<GCell>() <= 280, "a full cell: {}", std::mem::size_of::<GCell>());
     }
 
     /// The moment table stays within its bound: accesses that would need a new moment once
@@ -2537,7 +2647,14 @@ mod tests {
             phase: Phase::NONE,
         };
         // Lane 0 passed one warp barrier and arrived (its fences: 1 after the arrival).
-        let arrival = Release { block: 0, tid: 0, fences: Fences { device: 0, any: 1 }, counts: [1, 0, 0, 0] };
+        let arrival = Release {
+            block: 0,
+            tid: 0,
+            fences: Fences { device: 0, any: 1 },
+            counts: [1, 0, 0, 0],
+            reach: EVERY_BLOCK,
+            via: 0,
+        };
         let reader = 0;
         assert!(arrival.orders(&lv, reader, 0, &at(1, 0, 0)), "lane 1's read before the warp barrier");
         assert!(arrival.orders(&lv, reader, 0, &at(0, 0, 0)), "lane 0's own read before its arrival");
@@ -2559,7 +2676,14 @@ mod tests {
         assert!(!flag.orders(&lv, reader, 0, &at(1, 0, 0)), "a flag releases only its writer's accesses");
         assert!(flag.orders(&lv, reader, 0, &at(0, 0, 0)));
         // A landing's release orders only its own copies, whatever the counts.
-        let landing = Release { block: 0, tid: landing_tid(8), fences: landing_fences(2), counts: [9; LEVELS] };
+        let landing = Release {
+            block: 0,
+            tid: landing_tid(8),
+            fences: landing_fences(2),
+            counts: [9; LEVELS],
+            reach: EVERY_BLOCK,
+            via: 0,
+        };
         assert!(!landing.orders(&lv, reader, 0, &at(1, 0, 0)));
         // Keeping one release per writer keeps the later counts.
         let mut kept = flag;

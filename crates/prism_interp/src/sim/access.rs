@@ -5,12 +5,13 @@
 
 use super::GCtx;
 use super::block::{BlockSim, Frame, Landings, Loc, PendingCopy, UnwrittenRead};
+use super::flags::{merge, same_writer};
 use crate::code::{FuncCode, R};
 use crate::memory::{Ptr, Space};
 use crate::report::{Report, ReportKind, Thread};
 use crate::shadow::{
-    Acc, Fences, Kind, LEVELS, Levels, MomentId, Phase, RaceKind, Release, landing_fences, landing_gen, landing_mbar,
-    landing_tid,
+    Acc, EVERY_BLOCK, Fences, Kind, LEVELS, Levels, MomentId, Phase, RaceKind, Release, landing_fences, landing_gen,
+    landing_mbar, landing_tid,
 };
 use crate::value::{self, to_i128};
 use prism_ir::ir::AccessKind;
@@ -200,10 +201,12 @@ impl<'a> BlockSim<'a> {
         // What the barriers the thread has passed ordered before this fence, a flag stored
         // after it releases (`publish_with`).
         self.fence_counts[tid as usize] = self.warps[w].counts[l];
+        let block = self.block;
         if let Some((pending, acquired)) = self.sync.get_mut(&tid) {
-            let block = self.block;
-            let (take, keep): (Vec<Release>, Vec<Release>) =
-                pending.drain(..).partition(|r| device || r.block == block);
+            // A block fence acquires only releases made by threads of its block (a flag
+            // stored in another block is a release at the GPU's scope, which a block
+            // fence does not match).
+            let (take, keep): (Vec<Release>, Vec<Release>) = pending.drain(..).partition(|r| device || r.via == block);
             *pending = keep;
             if !take.is_empty() {
                 let arrived = self.warps[w].arrived[l];
@@ -213,15 +216,58 @@ impl<'a> BlockSim<'a> {
                 }
             }
             for r in take {
-                match acquired.iter_mut().find(|a| a.block == r.block && a.tid == r.tid) {
+                match acquired.iter_mut().find(|a| same_writer(a, &r)) {
                     Some(a) => {
-                        a.fences = r.fences;
+                        // The later of the two (a flag may carry an earlier release of a
+                        // writer on, besides that writer's own later one).
+                        if r.newer_than(a) {
+                            a.fences = r.fences;
+                        }
                         a.absorb_counts(&r);
+                        // Acquired, a release reaches this block or every block; one of
+                        // each is kept as reaching this block alone (fewer carried on).
+                        if a.reach != r.reach {
+                            a.reach = block;
+                        }
                     }
                     None => acquired.push(r),
                 }
             }
         }
+        if self.s.cfg.checks.races {
+            self.note_fence_carry(tid, device);
+        }
+    }
+
+    /// Notes what a flag thread `tid` stores after the fence it has just executed carries
+    /// on ([`BlockSim::fence_carry`]): what it has acquired ([`Self::acquired_by`]), since
+    /// the fence is the release and PTX's causality order is transitive (a thread waits for
+    /// one flag, fences, and sets another: the second flag's readers are ordered after the
+    /// first one's writer; review R8). A device-wide fence releases it to every block it
+    /// reached; a block fence only to the thread's block, unless an earlier device-wide
+    /// fence released the same already (`__threadfence_block()` synchronises with no thread
+    /// of another block, so a relay through it must not order another block's reader).
+    fn note_fence_carry(&mut self, tid: u32, device: bool) {
+        let acquired = self.acquired_by(tid);
+        let before = self.fence_carry.remove(&tid).unwrap_or_default();
+        if acquired.is_empty() {
+            return;
+        }
+        let block = self.block;
+        let carry = acquired
+            .into_iter()
+            .map(|mut r| {
+                let released_before = before
+                    .iter()
+                    .any(|p| same_writer(p, &r) && p.fences == r.fences && p.counts == r.counts && p.reach == r.reach);
+                if !device && !released_before {
+                    r.reach = block;
+                }
+                r.via = block;
+                r
+            })
+            .collect();
+        self.fence_carry.insert(tid, carry);
     }
 
     /// Lane `l` of warp `w` acquires `releases` (an mbarrier wait: acquire semantics, no
@@ -263,6 +309,9 @@ impl<'a> BlockSim<'a> {
                     // One release per writer is kept: the later one's barrier counts, which
                     // order whatever the earlier one's did (`Release::absorb_counts`).
                     a.absorb_counts(&r);
+                    if a.reach != r.reach {
+                        a.reach = self.block;
+                    }
                 }
                 None => acquired.push(r),
             }
@@ -281,10 +330,21 @@ impl<'a> BlockSim<'a> {
     /// Besides those, the TMA copies landed through a phase that another thread waited for
     /// before a barrier this thread has passed: the barrier orders the wait before the
     /// arrival, which is cumulative over it (a consumer lane waits, `__syncwarp()`, another
-    /// lane arrives on the empty barrier; review R9).
+    /// lane arrives on the empty barrier; review R9), and the releases other threads
+    /// acquired with a fence before such a barrier. A flag stored after a fence carries on
+    /// the same ([`Self::fence`]).
     pub(super) fn acquired_by(&self, tid: u32) -> Vec<Release> {
         let mut carried = self.sync.get(&tid).map(|(_, acquired)| acquired.clone()).unwrap_or_default();
         let passed = &self.warps[tid as usize / 32].counts[tid as usize % 32];
+        // What other threads of the block acquired with a fence before a barrier this thread
+        // has passed: the barrier orders it before this thread (`Orders::ordered`).
+        for (&u, list) in &self.acquisitions {
+            if u != tid {
+                for a in list.iter().filter(|a| self.s.levels.ordered(&acquirer(a), tid, passed)) {
+                    merge(&mut carried, a.release);
+                }
+            }
+        }
         for (&mbar, l) in &self.landings {
             let seen = l
                 .acquired
@@ -299,6 +359,8 @@ impl<'a> BlockSim<'a> {
                 tid: landing_tid(mbar),
                 fences: landing_fences(generation),
                 counts: [0; LEVELS],
+                reach: EVERY_BLOCK,
+                via: self.block,
             };
             match carried.iter_mut().find(|c| c.tid == r.tid) {
                 Some(c) if r.newer_than(c) => c.fences = r.fences,
@@ -394,103 +456,140 @@ impl<'a> BlockSim<'a> {
                     };
                     let _ =
                         self.sshadow.access(&self.s.levels, (at, size as usize), now, &[u32::MAX; LEVELS], Kind::Write);
-                    self.sflags.remove(&at);
+                    self.sflags.clear(at);
                 }
             }
         }
         if races && let Some(m) = self.mbars.get_mut(&mbar) {
-            m.done[0].push(Release { block: self.block, tid, fences: landing_fences(generation), counts: [0; LEVELS] });
+            m.done[0].push(Release {
+                block: self.block,
+                tid,
+                fences: landing_fences(generation),
+                counts: [0; LEVELS],
+                reach: EVERY_BLOCK,
+                via: self.block,
+            });
         }
     }
 
-    /// An atomic or volatile store to `loc` by lane `l` of warp `w`: a release when the
-    /// thread has fenced, else it overwrites any flag there with a plain value.
-    pub(super) fn publish(&mut self, g: &mut GCtx, w: usize, l: usize, loc: Loc, same: bool) {
-        self.publish_with(g, (w, l), loc, false, same);
-    }
-
-    /// An atomic read-modify-write of `loc` by lane `l` of warp `w`. It continues the
-    /// location's release sequence: a thread that reads what it wrote (or what a later
-    /// update in the chain wrote) observes the releases before it too, as it observes
-    /// their writes (PTX's observation order runs through atomic read-modify-writes; C++'s
-    /// release sequence). When its thread has fenced it is a release of its own besides.
-    /// The last block of a reduction, whose ticket's update follows every other block's,
-    /// so acquires every block's publication of its part.
-    pub(super) fn publish_rmw(&mut self, g: &mut GCtx, w: usize, l: usize, loc: Loc, same: bool) {
-        self.publish_with(g, (w, l), loc, true, same);
-    }
-
-    /// `same`: the write left the value the element held (a store of the value already
-    /// there, an update that changed nothing, a failed compare-and-swap). A reader that
-    /// sees the value then may have read the earlier write as well as this one, so it may
-    /// rely only on what both published: an update adds nothing to the element's releases,
-    /// and a store keeps only the earlier release of its own writer, if the element held
-    /// one. Until 2026-11-29 the latest write's release was credited: a flag stored once
-    /// without a fence and again with one let a reader of the first store read the data
-    /// unordered (review R8, a missed race).
-    fn publish_with(&mut self, g: &mut GCtx, (w, l): (usize, usize), loc: Loc, rmw: bool, same: bool) {
+    /// An atomic or volatile load of `loc` by lane `l` of warp `w` (or an atomic that left
+    /// the element as it was): the releases every store it may have read carried
+    /// ([`super::flags`]) are acquired at the thread's next fence.
+    pub(super) fn flag_load(&mut self, g: &mut GCtx, w: usize, l: usize, loc: Loc) {
         if !self.s.cfg.checks.races {
             return;
         }
         let tid = w as u32 * 32 + l as u32;
-        let fences = self.fences[tid as usize];
-        // The release is the writer's fence followed by the store, and PTX's release is
-        // cumulative: it covers other threads' accesses that the barriers the writer had
-        // passed at its fence ordered before it (a warp's lanes write, `__syncwarp()`, one
-        // lane fences and sets the flag). The simulator models this within the writer's
-        // block only: its records of other blocks' accesses keep no barrier counts, so a
-        // reader in another block is ordered after the writer's own accesses alone (a known
-        // false report, docs/soundness.md §4.5). Until 2026-11-29 a flag released only its
-        // writer's own accesses in the block too.
-        let counts = self.fence_counts[tid as usize];
-        let release = (fences.any > 0).then_some(Release { block: self.block, tid, fences, counts });
-        if same {
-            let keep = |v: &mut Vec<Release>| {
-                if !rmw {
-                    v.retain(|x| release.is_some_and(|r| x.block == r.block && x.tid == r.tid));
-                }
-            };
-            match loc {
-                Loc::Global(b, i) => {
-                    if let Some(v) = g.flags.get_mut(&(b, i)) {
-                        keep(v);
-                    }
-                }
-                Loc::Shared(at) => {
-                    if let Some(v) = self.sflags.get_mut(&at) {
-                        keep(v);
-                    }
-                }
-                Loc::Local(..) => {}
-            }
-            return;
-        }
-        match loc {
-            Loc::Global(b, i) => publish_to(&mut g.flags, (b, i), release, rmw),
-            Loc::Shared(at) => publish_to(&mut self.sflags, at, release, rmw),
-            Loc::Local(..) => {}
-        }
-    }
-
-    /// An atomic or volatile load (or update) of `loc` by lane `l` of warp `w`: if the value
-    /// it saw was published, the thread's next fence acquires it.
-    pub(super) fn observe(&mut self, g: &mut GCtx, w: usize, l: usize, loc: Loc) {
-        if !self.s.cfg.checks.races {
-            return;
-        }
-        let seen = match loc {
-            Loc::Global(b, i) => g.flags.get(&(b, i)),
-            Loc::Shared(at) => self.sflags.get(&at),
+        let Some(key) = seen_key(tid, loc) else { return };
+        let seen = self.flag_seen.get(&key).copied().unwrap_or(0);
+        let got = match loc {
+            Loc::Global(b, i) => g.flags.load((b, i), seen),
+            Loc::Shared(at) => self.sflags.load(at, seen),
             Loc::Local(..) => None,
         };
-        let Some(seen) = seen.filter(|s| !s.is_empty()) else { return };
+        let Some((credit, now)) = got else { return };
+        self.flag_seen.insert(key, now);
+        self.note_observed(tid, credit);
+    }
+
+    /// An atomic or volatile store of `new` over `old` to `loc` by lane `l` of warp `w`: a
+    /// release when the thread has fenced, carrying on what it had acquired by its last
+    /// fence ([`Self::releasing`]).
+    pub(super) fn flag_store(&mut self, g: &mut GCtx, w: usize, l: usize, loc: Loc, (old, new): (u64, u64)) {
+        if !self.s.cfg.checks.races {
+            return;
+        }
         let tid = w as u32 * 32 + l as u32;
-        let (pending, _) = self.sync.entry(tid).or_default();
-        for &r in seen {
-            match pending.iter_mut().find(|p| p.block == r.block && p.tid == r.tid) {
-                Some(p) => p.fences = r.fences,
-                None => pending.push(r),
+        let rel = self.releasing(tid);
+        self.flag_write(g, tid, loc, (old, new), rel);
+    }
+
+    /// An atomic read-modify-write of `loc` by lane `l` of warp `w` that turned `old` into
+    /// `new`. When it changed the element it read the latest store (PTX atomicity), whose
+    /// releases the thread observes, and its own store continues them: a thread that reads
+    /// what it wrote (or what a later update in the chain wrote) observes those releases
+    /// too (PTX's observation order runs through atomic read-modify-writes; C++'s release
+    /// sequence), so the last block of a reduction, whose ticket's update follows every
+    /// other block's, acquires every block's publication of its part. One that left the
+    /// element as it was (a failed compare-and-swap) is a load ([`super::flags`]).
+    pub(super) fn flag_rmw(&mut self, g: &mut GCtx, w: usize, l: usize, loc: Loc, (old, new): (u64, u64)) {
+        if !self.s.cfg.checks.races {
+            return;
+        }
+        if old == new {
+            return self.flag_load(g, w, l, loc);
+        }
+        let tid = w as u32 * 32 + l as u32;
+        let mut rel = match loc {
+            Loc::Global(b, i) => g.flags.latest((b, i)).to_vec(),
+            Loc::Shared(at) => self.sflags.latest(at).to_vec(),
+            Loc::Local(..) => return,
+        };
+        self.note_observed(tid, rel.clone());
+        for r in self.releasing(tid) {
+            merge(&mut rel, r);
+        }
+        self.flag_write(g, tid, loc, (old, new), rel);
+    }
+
+    /// What a flag stored now by thread `tid` releases: nothing before its first fence;
+    /// else its own release (the fence, which the store publishes), which covers what the
+    /// barriers it had passed at the fence ordered before it for readers in its block (PTX's
+    /// release is cumulative; the lanes of a warp write, `__syncwarp()`, one lane fences and
+    /// sets the flag), and what it had acquired by that fence (a relay through two flags,
+    /// review R8; [`Self::fence`]). The simulator models the barriers within the writer's
+    /// block only: its records of other blocks' accesses keep no barrier counts, so a
+    /// reader in another block is ordered after the writer's own accesses alone (a known
+    /// false report, docs/soundness.md §4.5).
+    fn releasing(&self, tid: u32) -> Vec<Release> {
+        let fences = self.fences[tid as usize];
+        if fences.any == 0 {
+            return Vec::new();
+        }
+        let own = Release {
+            block: self.block,
+            tid,
+            fences,
+            counts: self.fence_counts[tid as usize],
+            reach: EVERY_BLOCK,
+            via: self.block,
+        };
+        let mut rel = vec![own];
+        rel.extend(self.fence_carry.get(&tid).into_iter().flatten().copied());
+        rel
+    }
+
+    /// Records a store of `values` (before, after) to `loc` by thread `tid` releasing `rel`
+    /// in its element's flag history, and the store as the latest its thread has seen.
+    fn flag_write(&mut self, g: &mut GCtx, tid: u32, loc: Loc, values: (u64, u64), rel: Vec<Release>) {
+        g.flag_clock += 1;
+        let pos = g.flag_clock;
+        let kept = match loc {
+            Loc::Global(b, i) => {
+                g.flags.store((b, i), values, pos, rel);
+                g.flags.has((b, i))
             }
+            Loc::Shared(at) => {
+                self.sflags.store(at, values, pos, rel);
+                self.sflags.has(at)
+            }
+            Loc::Local(..) => false,
+        };
+        if kept && let Some(key) = seen_key(tid, loc) {
+            self.flag_seen.insert(key, pos);
+        }
+    }
+
+    /// Thread `tid` observed `credit` (a load or an update of a flag): its next fence
+    /// acquires what of it reaches its block.
+    fn note_observed(&mut self, tid: u32, credit: Vec<Release>) {
+        if credit.is_empty() {
+            return;
+        }
+        let block = self.block;
+        let (pending, _) = self.sync.entry(tid).or_default();
+        for r in credit.into_iter().filter(|r| r.reaches(block)) {
+            merge(pending, r);
         }
     }
 
@@ -895,12 +994,8 @@ impl<'a> BlockSim<'a> {
         // A plain write over a flag ends what it published.
         if kind == Kind::Write {
             match loc {
-                Loc::Global(b, i) if !g.flags.is_empty() => {
-                    g.flags.remove(&(b, i));
-                }
-                Loc::Shared(at) if !self.sflags.is_empty() => {
-                    self.sflags.remove(&at);
-                }
+                Loc::Global(b, i) if !g.flags.is_empty() => g.flags.clear((b, i)),
+                Loc::Shared(at) if !self.sflags.is_empty() => self.sflags.clear(at),
                 _ => {}
             }
         }
@@ -1033,29 +1128,12 @@ fn wait_acc(tid: u32, counts: [u32; LEVELS]) -> Acc {
     Acc { tid, counts, func: 0, site: 0, fences: Fences::default(), atomic: false, phase: Phase::NONE }
 }
 
-fn publish_to<K: std::hash::Hash + Eq>(
-    flags: &mut super::FastMap<K, Vec<Release>>,
-    key: K,
-    release: Option<Release>,
-    rmw: bool,
-) {
-    match (release, rmw) {
-        (Some(r), false) => {
-            let v = flags.entry(key).or_default();
-            v.clear();
-            v.push(r);
-        }
-        (None, false) => {
-            flags.remove(&key);
-        }
-        (Some(r), true) => {
-            let v = flags.entry(key).or_default();
-            match v.iter_mut().find(|x| x.block == r.block && x.tid == r.tid) {
-                Some(x) => *x = r,
-                None => v.push(r),
-            }
-        }
-        (None, true) => {}
+/// The key of `loc` for thread `tid` in [`BlockSim::flag_seen`].
+fn seen_key(tid: u32, loc: Loc) -> Option<(u32, usize, usize)> {
+    match loc {
+        Loc::Global(b, i) => Some((tid, b, i)),
+        Loc::Shared(at) => Some((tid, usize::MAX, at)),
+        Loc::Local(..) => None,
     }
 }
 

@@ -320,9 +320,17 @@ pub struct BlockSim<'a> {
     /// Releases each thread has observed and not yet acquired (its next fence does), and
     /// those it has acquired. Only threads that read a published flag have entries.
     pub sync: HashMap<u32, (Vec<Release>, Vec<Release>)>,
-    /// The releases each shared-memory byte that holds a flag publishes (as
-    /// [`super::GCtx::flags`]).
-    pub sflags: super::FastMap<usize, Vec<Release>>,
+    /// What the shared-memory elements written by atomic or volatile stores publish, by
+    /// byte (as [`super::GCtx::flags`]).
+    pub sflags: super::flags::Flags<usize>,
+    /// Per thread and element (global: buffer and index; shared: `usize::MAX` and byte),
+    /// the position of the latest store there that the thread wrote or may have read, for
+    /// elements with a flag history (`flags.rs`): it reads no older store.
+    pub flag_seen: super::FastMap<(u32, usize, usize), u64>,
+    /// Per thread, what a flag it stores carries on besides its own release: the releases
+    /// it had acquired (itself, or passed on by barriers) at its last fence, each reaching
+    /// other blocks only when a device-wide fence released it (`BlockSim::fence`).
+    pub fence_carry: HashMap<u32, Vec<Release>>,
     /// Per thread, the releases it acquired with a fence, each with its barrier arrivals at
     /// the fence (race checks only): a barrier the thread arrives at afterwards orders what
     /// the release ordered before the threads that pass it (`sim/access.rs`,
@@ -452,7 +460,9 @@ impl<'a> BlockSim<'a> {
             fences: vec![Fences::default(); t as usize],
             fence_counts: vec![[0; crate::shadow::LEVELS]; t as usize],
             sync: HashMap::new(),
-            sflags: super::FastMap::default(),
+            sflags: super::flags::Flags::default(),
+            flag_seen: super::FastMap::default(),
+            fence_carry: HashMap::new(),
             acquisitions: HashMap::new(),
             sflight: if s.cfg.checks.races {
                 vec![0; (s.smem_bytes as usize).div_ceil(4).div_ceil(64)]

@@ -978,10 +978,10 @@ impl<'a> BlockSim<'a> {
                                     }
                                 });
                                 fr.regs[*dst as usize * 32 + l] = old;
-                                self.observe(g, w, l, loc);
-                                let same =
-                                    self.s.cfg.checks.races && self.read_loc(&fr, Lane { fid, w, l }, loc, *ty) == old;
-                                self.publish_rmw(g, w, l, loc, same);
+                                if self.s.cfg.checks.races {
+                                    let new = self.read_loc(&fr, Lane { fid, w, l }, loc, *ty);
+                                    self.flag_rmw(g, w, l, loc, (old, new));
+                                }
                             }
                         }
                         Intr::Cas { ty, dst, ptr, index, index_ty, compare, value, access } => {
@@ -997,11 +997,11 @@ impl<'a> BlockSim<'a> {
                                     if old == c { v } else { old }
                                 });
                                 fr.regs[*dst as usize * 32 + l] = old;
-                                self.observe(g, w, l, loc);
-                                // A failed compare-and-swap writes nothing.
-                                let same =
-                                    self.s.cfg.checks.races && self.read_loc(&fr, Lane { fid, w, l }, loc, *ty) == old;
-                                self.publish_rmw(g, w, l, loc, same);
+                                // A failed compare-and-swap writes nothing: a load.
+                                if self.s.cfg.checks.races {
+                                    let new = self.read_loc(&fr, Lane { fid, w, l }, loc, *ty);
+                                    self.flag_rmw(g, w, l, loc, (old, new));
+                                }
                             }
                         }
                         Intr::AtomicLoad { ty, dst, ptr, index, index_ty, access } => {
@@ -1012,7 +1012,7 @@ impl<'a> BlockSim<'a> {
                                     self.note_read_if_unwritten(ReadBy::AtomicLoad, site, (w, l), b as u64, ty.size());
                                 }
                                 fr.regs[*dst as usize * 32 + l] = self.read_loc(&fr, Lane { fid, w, l }, loc, *ty);
-                                self.observe(g, w, l, loc);
+                                self.flag_load(g, w, l, loc);
                             }
                             // A thread polling memory lets the others run: spin-waits make progress.
                             budget = 0;
@@ -1023,10 +1023,13 @@ impl<'a> BlockSim<'a> {
                             for l in lanes_of(mask) {
                                 let loc = elem!(*ptr, *index, *index_ty, ty.size(), *access, true, "write", l);
                                 let bits = value::norm(*ty, fr.regs[*value as usize * 32 + l]);
-                                let same =
-                                    self.s.cfg.checks.races && self.read_loc(&fr, Lane { fid, w, l }, loc, *ty) == bits;
+                                let old = if self.s.cfg.checks.races {
+                                    self.read_loc(&fr, Lane { fid, w, l }, loc, *ty)
+                                } else {
+                                    0
+                                };
                                 self.write_loc(&mut fr, Lane { fid, w, l }, loc, *ty, bits);
-                                self.publish(g, w, l, loc, same);
+                                self.flag_store(g, w, l, loc, (old, bits));
                             }
                         }
                         Intr::LdRows { ptr, index, index_ty, rows, lanes, access } => {
@@ -1914,6 +1917,8 @@ impl<'a> BlockSim<'a> {
                                                     tid: tid as u32,
                                                     fences,
                                                     counts: self.warps[w].counts[l],
+                                                    reach: crate::shadow::EVERY_BLOCK,
+                                                    via: self.block,
                                                 });
                                             }
                                             for r in carried {

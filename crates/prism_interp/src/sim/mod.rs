@@ -20,6 +20,7 @@
 mod access;
 mod block;
 mod exec;
+mod flags;
 pub mod intr;
 mod lanes;
 pub(crate) use lanes::FastMap;
@@ -28,7 +29,7 @@ mod regs;
 use crate::code::{Code, Op};
 use crate::memory::Buffer;
 use crate::report::{Report, ReportKind};
-use crate::shadow::{GCell, Global, Levels, Release, SharedShadow};
+use crate::shadow::{GCell, Global, Levels, SharedShadow};
 use block::BlockSim;
 use prism_types::perspective::Level;
 use regs::Regs;
@@ -200,11 +201,12 @@ pub(crate) struct GCtx {
     pub clock: u64,
     /// Memory-writing ops run so far by this worker (spin-wait detection).
     pub writes: u64,
-    /// The releases each global element that holds a flag publishes: the last release
-    /// stored there, and the releases of the atomic read-modify-writes since (its release
-    /// sequence, `BlockSim::publish_rmw`). Race checks only: they run on one worker, which
-    /// sees every block.
-    pub flags: FastMap<(usize, usize), Vec<Release>>,
+    /// What the global elements written by atomic or volatile stores publish (`flags.rs`).
+    /// Race checks only: they run on one worker, which sees every block.
+    pub flags: flags::Flags<(usize, usize)>,
+    /// The clock that gives every atomic or volatile store, of global or shared memory, its
+    /// position in its element's coherence order (`flags.rs`).
+    pub flag_clock: u64,
     /// Global elements that asynchronous copies still in flight read: the copying thread
     /// (block, thread) and the copy's function and source access site.
     pub inflight: FastMap<(usize, usize), (u32, u32, u32, u32)>,
@@ -228,7 +230,8 @@ impl GCtx {
             races: 0,
             clock: 0,
             writes: 0,
-            flags: FastMap::default(),
+            flags: flags::Flags::default(),
+            flag_clock: 0,
             inflight: FastMap::default(),
             spare_sshadow: SharedShadow::default(),
             spare_regs: Vec::new(),
