@@ -234,40 +234,15 @@ impl<'a> BlockSim<'a> {
                 }
             }
         }
+        // What a flag stored after this fence carries on (`Self::releasing`): what the
+        // thread had acquired by it. Its own acquisitions are noted now (a wait for an
+        // mbarrier phase after the fence adds to them, and is not released by it); those
+        // passed on by barriers are looked up at the store, with the barriers the thread had
+        // passed at this fence.
         if self.s.cfg.checks.races {
-            self.note_fence_carry(tid, device);
+            let own = self.sync.get(&tid).map(|(_, acquired)| acquired.clone()).unwrap_or_default();
+            self.fence_carry.insert(tid, (own, device));
         }
-    }
-
-    /// Notes what a flag thread `tid` stores after the fence it has just executed carries
-    /// on ([`BlockSim::fence_carry`]): what it has acquired ([`Self::acquired_by`]), since
-    /// the fence is the release and PTX's causality order is transitive (a thread waits for
-    /// one flag, fences, and sets another: the second flag's readers are ordered after the
-    /// first one's writer; review R8). A device-wide fence releases it to every block it
-    /// reached; a block fence only to the thread's block, unless an earlier device-wide
-    /// fence released the same already (`__threadfence_block()` synchronises with no thread
-    /// of another block, so a relay through it must not order another block's reader).
-    fn note_fence_carry(&mut self, tid: u32, device: bool) {
-        let acquired = self.acquired_by(tid);
-        let before = self.fence_carry.remove(&tid).unwrap_or_default();
-        if acquired.is_empty() {
-            return;
-        }
-        let block = self.block;
-        let carry = acquired
-            .into_iter()
-            .map(|mut r| {
-                let released_before = before
-                    .iter()
-                    .any(|p| same_writer(p, &r) && p.fences == r.fences && p.counts == r.counts && p.reach == r.reach);
-                if !device && !released_before {
-                    r.reach = block;
-                }
-                r.via = block;
-                r
-            })
-            .collect();
-        self.fence_carry.insert(tid, carry);
     }
 
     /// Lane `l` of warp `w` acquires `releases` (an mbarrier wait: acquire semantics, no
@@ -334,8 +309,13 @@ impl<'a> BlockSim<'a> {
     /// acquired with a fence before such a barrier. A flag stored after a fence carries on
     /// the same ([`Self::fence`]).
     pub(super) fn acquired_by(&self, tid: u32) -> Vec<Release> {
-        let mut carried = self.sync.get(&tid).map(|(_, acquired)| acquired.clone()).unwrap_or_default();
-        let passed = &self.warps[tid as usize / 32].counts[tid as usize % 32];
+        let own = self.sync.get(&tid).map(|(_, acquired)| acquired.clone()).unwrap_or_default();
+        self.carried_with(tid, own, &self.warps[tid as usize / 32].counts[tid as usize % 32])
+    }
+
+    /// `carried` (what thread `tid` acquired itself) with what barriers it has passed
+    /// (`passed`) pass on to it ([`Self::acquired_by`]).
+    fn carried_with(&self, tid: u32, mut carried: Vec<Release>, passed: &[u32; LEVELS]) -> Vec<Release> {
         // What other threads of the block acquired with a fence before a barrier this thread
         // has passed: the barrier orders it before this thread (`Orders::ordered`).
         for (&u, list) in &self.acquisitions {
@@ -536,8 +516,10 @@ impl<'a> BlockSim<'a> {
     /// else its own release (the fence, which the store publishes), which covers what the
     /// barriers it had passed at the fence ordered before it for readers in its block (PTX's
     /// release is cumulative; the lanes of a warp write, `__syncwarp()`, one lane fences and
-    /// sets the flag), and what it had acquired by that fence (a relay through two flags,
-    /// review R8; [`Self::fence`]). The simulator models the barriers within the writer's
+    /// sets the flag), and what it had acquired by that fence, itself or passed on by
+    /// barriers (a thread waits for one flag, fences, and sets another: the fence acquires
+    /// and releases, and PTX's causality order is transitive, so the second flag's readers
+    /// are ordered after the first one's writer; a relay through two flags, review R8). The simulator models the barriers within the writer's
     /// block only: its records of other blocks' accesses keep no barrier counts, so a
     /// reader in another block is ordered after the writer's own accesses alone (a known
     /// false report, docs/soundness.md §4.5).
@@ -554,8 +536,21 @@ impl<'a> BlockSim<'a> {
             reach: EVERY_BLOCK,
             via: self.block,
         };
+        let Some((acquired, device)) = self.fence_carry.get(&tid) else { return vec![own] };
+        let block = self.block;
         let mut rel = vec![own];
-        rel.extend(self.fence_carry.get(&tid).into_iter().flatten().copied());
+        // Each carried release is acquired by a reader in another block only with a
+        // device-wide fence (`via`), and reaches none there when this thread's fence was
+        // `__threadfence_block()`: that fence synchronises with no thread of another block.
+        // (An earlier device-wide fence may have released some of them already; the
+        // simulator looks at the last fence only, which can only credit less.)
+        for mut r in self.carried_with(tid, acquired.clone(), &self.fence_counts[tid as usize]) {
+            r.via = block;
+            if !device {
+                r.reach = block;
+            }
+            rel.push(r);
+        }
         rel
     }
 

@@ -327,10 +327,10 @@ pub struct BlockSim<'a> {
     /// the position of the latest store there that the thread wrote or may have read, for
     /// elements with a flag history (`flags.rs`): it reads no older store.
     pub flag_seen: super::FastMap<(u32, usize, usize), u64>,
-    /// Per thread, what a flag it stores carries on besides its own release: the releases
-    /// it had acquired (itself, or passed on by barriers) at its last fence, each reaching
-    /// other blocks only when a device-wide fence released it (`BlockSim::fence`).
-    pub fence_carry: HashMap<u32, Vec<Release>>,
+    /// Per thread, the releases it had acquired itself at its last fence, and whether that
+    /// fence was device-wide: what a flag it stores next carries on besides its own release,
+    /// with what barriers passed on to it (`BlockSim::releasing`).
+    pub fence_carry: HashMap<u32, (Vec<Release>, bool)>,
     /// Per thread, the releases it acquired with a fence, each with its barrier arrivals at
     /// the fence (race checks only): a barrier the thread arrives at afterwards orders what
     /// the release ordered before the threads that pass it (`sim/access.rs`,
