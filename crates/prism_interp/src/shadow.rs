@@ -121,6 +121,12 @@ pub struct Release {
     /// another block acquires it only with `__threadfence()`. Its writer's block, unless a
     /// flag carries it on for a thread that acquired it.
     pub via: u32,
+    /// The block barriers its writer had passed at its last device-wide fence: for a reader
+    /// in another block the release covers, besides its writer's own accesses, those of the
+    /// writer's block whose threads arrived at fewer block barriers when they made them
+    /// (all threads write, `__syncthreads()`, one thread fences and sets the flag). 0 for a
+    /// release with no such fence, an arrival or a landing.
+    pub gbar: u32,
 }
 
 /// [`Release::reach`] of a release that threads of every block may acquire.
@@ -147,13 +153,18 @@ impl Release {
                 self.fences.device > earlier.fences.device
             };
         }
-        // Cumulativity through barriers, within the block only (the records of another
-        // block's accesses keep no barrier counts). A landing's pseudo-thread passes no
-        // barriers, and a landing write is ordered only through a wait for its phase.
-        block == reader
-            && !is_landing(self.tid)
-            && !is_landing(earlier.tid)
-            && lv.ordered(earlier, self.tid, &self.counts)
+        // Cumulativity through barriers. A landing's pseudo-thread passes no barriers, and a
+        // landing write is ordered only through a wait for its phase.
+        if is_landing(self.tid) || is_landing(earlier.tid) {
+            return false;
+        }
+        if block == reader {
+            return lv.ordered(earlier, self.tid, &self.counts);
+        }
+        // For a reader in another block, through the block's barriers before the writer's
+        // last device-wide fence: another block's records keep only their block-level
+        // barrier count ([`Site::with_block_count`]).
+        earlier.counts[lv.block_level()] < self.gbar
     }
 
     /// Whether a thread of block `reader` may acquire it ([`Self::reach`]).
@@ -179,7 +190,8 @@ impl Release {
         // Released by threads of different blocks: a block fence of any one block may not
         // acquire it (no block is [`EVERY_BLOCK`]).
         let via = if self.via == other.via { self.via } else { EVERY_BLOCK };
-        Some(Release { fences, counts, reach, via, ..*self })
+        let gbar = self.gbar.min(other.gbar);
+        Some(Release { fences, counts, reach, via, gbar, ..*self })
     }
 
     /// Whether this release (of the same thread as `other`) orders more than `other`: it
@@ -200,6 +212,7 @@ impl Release {
         for (c, o) in self.counts.iter_mut().zip(other.counts) {
             *c = (*c).max(o);
         }
+        self.gbar = self.gbar.max(other.gbar);
     }
 }
 
@@ -250,6 +263,15 @@ pub struct Site {
 }
 
 impl Site {
+    /// The access as an [`Acc`] of another block whose barrier counts are known only at
+    /// the block level (`bar`, [`u32::MAX`] when unknown): what a release's block-level
+    /// cumulativity may order ([`Release::gbar`]).
+    pub fn with_block_count(&self, lv: &Levels, bar: u32) -> Acc {
+        let mut a = self.unknown_counts();
+        a.counts[lv.block_level()] = bar;
+        a
+    }
+
     /// The access as an [`Acc`] whose barrier counts are not known (an access of another
     /// block, kept in the inter-block summary): taken as ordered before no barrier, so that
     /// nothing orders it through barriers.
@@ -403,6 +425,11 @@ impl Levels {
             *s = size.is_power_of_two().then(|| size.trailing_zeros());
         }
         Levels { sizes: scopes, shifts }
+    }
+
+    /// The level index of the block's barriers.
+    pub fn block_level(&self) -> usize {
+        self.sizes.len() - 1
     }
 
     /// The level index a barrier over `size` threads counts at: its own size's, or
@@ -1439,12 +1466,32 @@ pub struct Blocks {
     pub aread_acc: Option<Site>,
     /// Which of the read, atomic and atomic-load summaries ([`SEVERAL_READ`]...) stand for
     /// accesses of more than one thread: their kept site is then one of several, and a
-    /// release that orders it says nothing of the others (a release orders only its
-    /// writer's own accesses for a reader in another block), so nothing but a grid barrier
-    /// orders the summary. Until 2026-11-29 the latest site alone was asked about, and a
-    /// block whose thread 32 read an element and then published a flag hid the read of its
-    /// thread 0 from a writer in another block that waited for the flag (a missed race).
+    /// release that orders it through its writer's own fences says nothing of the others,
+    /// so only its block-level cumulativity can order the summary ([`SEVERAL_THREADS`]).
+    /// Until 2026-11-29 the latest site alone was asked about, and a block whose thread 32
+    /// read an element and then published a flag hid the read of its thread 0 from a
+    /// writer in another block that waited for the flag (a missed race).
     pub several: u8,
+    /// Per summary (write, read, atomic, atomic load), the most block barriers a thread had
+    /// arrived at when it made one of the accesses (saturating; [`u16::MAX`] stands for
+    /// unknown): a release whose writer passed more at its last device-wide fence orders
+    /// them all ([`Release::gbar`]).
+    pub bars: [u16; 4],
+}
+
+/// The thread of a summary of several threads' accesses ([`Blocks::several`]) as a release
+/// is asked about it: no thread of a block, and no landing, so only block-level
+/// cumulativity orders it.
+pub const SEVERAL_THREADS: u32 = LANDING - 1;
+
+/// A block-level barrier count as [`Blocks::bars`] keeps it.
+fn pack_bar(bar: u32) -> u16 {
+    u16::try_from(bar).unwrap_or(u16::MAX)
+}
+
+/// A count [`pack_bar`] kept.
+fn unpack_bar(bar: u16) -> u32 {
+    if bar == u16::MAX { u32::MAX } else { u32::from(bar) }
 }
 
 /// [`Blocks::several`]: the reads.
@@ -1462,34 +1509,51 @@ impl Blocks {
     /// access of another block, if any.
     #[inline]
     pub fn access(&mut self, b: u32, epoch: u32, now: Site, kind: Kind) -> Option<Conflict> {
-        self.access_with(b, epoch, now, kind, |_, _| false)
+        self.access_with(b, epoch, (now, 0), kind, |_, _, _| false)
     }
 
-    /// [`Self::access`], where `also(earlier, its block)` says whether a release the
-    /// accessing thread acquired orders an earlier access: it is then no conflict, and the
-    /// other summaries are looked at.
+    /// [`Self::access`] of an access made when its thread had arrived at `bar` block
+    /// barriers, where `also(earlier, its block, its block-level count)` says whether a
+    /// release the accessing thread acquired orders an earlier access (of
+    /// [`SEVERAL_THREADS`] for a summary of several): it is then no conflict, and the other
+    /// summaries are looked at.
     #[inline]
     pub fn access_with(
         &mut self,
         b: u32,
         epoch: u32,
-        now: Site,
+        (now, bar): (Site, u32),
         kind: Kind,
-        also: impl Fn(&Site, u32) -> bool,
+        also: impl Fn(&Site, u32, u32) -> bool,
     ) -> Option<Conflict> {
-        // The common case, a block touching an element again the same way, changes nothing.
+        // The common case, a thread touching an element again the same way, with no fence
+        // and no block barrier since, changes nothing but the site kept (a later fence or
+        // barrier must be noted: a release may order the earlier access and not this one).
         let me = b + 1;
+        let bar16 = pack_bar(bar);
         if self.epoch == epoch {
+            let same = |acc: Option<Site>, bit: u8| {
+                acc.is_some_and(|e| self.several & bit != 0 || (e.tid == now.tid && e.fences == now.fences))
+            };
             match kind {
                 Kind::Read
                     if self.read == me
-                        && (self.several & SEVERAL_READ != 0 || self.read_acc.is_some_and(|r| r.tid == now.tid))
+                        && same(self.read_acc, SEVERAL_READ)
+                        && self.bars[1] >= bar16
                         && (self.write == 0 || self.write == me)
                         && self.atomic == 0 =>
                 {
+                    self.read_acc = Some(now);
                     return None;
                 }
-                Kind::Write if self.write == me && (self.read == 0 || self.read == me) && self.atomic == 0 => {
+                Kind::Write
+                    if self.write == me
+                        && same(self.write_acc, 0)
+                        && self.bars[0] >= bar16
+                        && (self.read == 0 || self.read == me)
+                        && self.atomic == 0 =>
+                {
+                    self.write_acc = Some(now);
                     return None;
                 }
                 _ => {}
@@ -1500,15 +1564,18 @@ impl Blocks {
         }
         let other = |x: u32| x != 0 && x != me;
         let block_of = |x: u32| if x == MULTI { u32::MAX } else { x - 1 };
+        // A summary as a release is asked about it: its site, or for several threads'
+        // accesses a site of none of them.
+        let asked = |e: Site, bit: u8| if self.several & bit != 0 { Site { tid: SEVERAL_THREADS, ..e } } else { e };
         // The summaries an access of `kind` meets, in the order they are reported, each
-        // with its [`Self::several`] bit.
+        // with its [`Self::several`] bit and its index in [`Self::bars`].
         let (w, r, a, ar) = (
-            (self.write, self.write_acc, 0),
-            (self.read, self.read_acc, SEVERAL_READ),
-            (self.atomic, self.atomic_acc, SEVERAL_ATOMIC),
-            (self.aread, self.aread_acc, SEVERAL_AREAD),
+            (self.write, self.write_acc, 0, 0),
+            (self.read, self.read_acc, SEVERAL_READ, 1),
+            (self.atomic, self.atomic_acc, SEVERAL_ATOMIC, 2),
+            (self.aread, self.aread_acc, SEVERAL_AREAD, 3),
         );
-        let none = (0, None, 0);
+        let none = (0, None, 0, 0);
         let meets = match kind {
             Kind::Write => [
                 (w, RaceKind::WriteWrite),
@@ -1535,24 +1602,25 @@ impl Blocks {
                 (none, RaceKind::AtomicPlain),
             ],
         };
-        let conflict = meets.into_iter().find_map(|((x, acc, bit), kind)| {
+        let conflict = meets.into_iter().find_map(|((x, acc, bit, k), kind)| {
             let c = Conflict { earlier: acc.filter(|_| other(x))?, earlier_block: block_of(x), kind };
-            (x == MULTI || self.several & bit != 0 || !also(&c.earlier, c.earlier_block)).then_some(c)
+            (x == MULTI || !also(&asked(c.earlier, bit), c.earlier_block, unpack_bar(self.bars[k]))).then_some(c)
         });
-        // The summary of `kind` after the access. Another single block's access (of one
-        // thread) that a release this thread acquired orders before it is superseded, as a
-        // write is: whatever the simulator orders after this access (a later access of the
-        // thread, which keeps what it acquired; of a thread of its block that passed a
-        // barrier after it, to which the barrier passes the acquisition on; of a thread that
-        // acquired a release of this thread made after it, which carries the acquisition
-        // on, `sim/flags.rs`) is ordered after the earlier one too, PTX's causality order
-        // being transitive. Until 2026-11-29 two blocks' reads made the element read by
-        // several blocks, and a write after them by a block that a lock or a flag ordered
-        // after both was a false race.
-        let (x, acc, bit) = match kind {
+        // The summary of `kind` after the access. Another single block's accesses that a
+        // release this thread acquired orders before it are superseded, as a write is:
+        // whatever the simulator orders after this access (a later access of the thread,
+        // which keeps what it acquired; of a thread of its block that passed a barrier after
+        // it, to which the barrier passes the acquisition on; of a thread that acquired a
+        // release of this thread made after it, which carries the acquisition on,
+        // `sim/flags.rs`) is ordered after the earlier ones too, PTX's causality order being
+        // transitive. Until 2026-11-29 two blocks' reads made the element read by several
+        // blocks, and a write after them by a block that a lock or a flag ordered after both
+        // was a false race.
+        let (x, acc, bit, k) = match kind {
             Kind::Write => {
                 self.write = me;
                 self.write_acc = Some(now);
+                self.bars[0] = bar16;
                 return conflict;
             }
             Kind::Read => r,
@@ -1560,18 +1628,21 @@ impl Blocks {
             Kind::AtomicRead => ar,
         };
         let several = self.several & bit != 0;
-        let (x, several) = if x == 0 || (x != me && x != MULTI && !several && acc.is_some_and(|e| also(&e, x - 1))) {
-            (me, false)
+        let (x, several, kept) = if x == 0
+            || (x != me && x != MULTI && acc.is_some_and(|e| also(&asked(e, bit), x - 1, unpack_bar(self.bars[k]))))
+        {
+            (me, false, bar16)
         } else if x == me {
-            (me, several || acc.is_some_and(|e| e.tid != now.tid))
+            (me, several || acc.is_some_and(|e| e.tid != now.tid), self.bars[k].max(bar16))
         } else {
-            (MULTI, true)
+            (MULTI, true, self.bars[k].max(bar16))
         };
         if several {
             self.several |= bit;
         } else {
             self.several &= !bit;
         }
+        self.bars[k] = kept;
         match kind {
             Kind::Read => (self.read, self.read_acc) = (x, Some(now)),
             Kind::Atomic => (self.atomic, self.atomic_acc) = (x, Some(now)),
@@ -1626,11 +1697,14 @@ impl GCell {
             self.cell_block = block + 1;
             self.cell = Cell::default();
         }
-        let conflict =
-            match self.blocks.access_with(block, epoch, now.at(), kind, |e, b| also(&e.unknown_counts(), Some(b))) {
-                Some(c) => Some((c.earlier, c.kind, Some(c.earlier_block))),
-                None => self.cell.access_with(lv, now, passed, kind, |a| also(a, None)).map(|(a, k)| (a.at(), k, None)),
-            };
+        let bar = now.counts[lv.block_level()];
+        let conflict = match self
+            .blocks
+            .access_with(block, epoch, (now.at(), bar), kind, |e, b, bar| also(&e.with_block_count(lv, bar), Some(b)))
+        {
+            Some(c) => Some((c.earlier, c.kind, Some(c.earlier_block))),
+            None => self.cell.access_with(lv, now, passed, kind, |a| also(a, None)).map(|(a, k)| (a.at(), k, None)),
+        };
         if !now.phase.is_some() {
             return conflict;
         }
@@ -1792,7 +1866,8 @@ impl Moments {
 ///   single access of any kind) in one block and grid epoch: `first` is 1 + the moment of
 ///   its first access and `latest` the moment of its latest, by thread `tid`. The full
 ///   cell's state after them is that after the first and the latest alone: its block summary
-///   keeps the first's site, its intra-block cell the latest access;
+///   and its intra-block cell keep the latest access (a thread's fences and barrier counts
+///   only grow, so the latest's are the largest);
 /// - accessed otherwise: `first` is [`FULL`] and `latest` the index of its full cell in
 ///   [`Global::cells`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -2147,7 +2222,7 @@ mod tests {
         let mut b = Blocks::default();
         b.access(1, 0, s(3), Kind::Write);
         b.access(2, 0, s(4), Kind::Read);
-        let got = b.access_with(0, 0, s(5), Kind::Write, |e, blk| e.tid == 3 && blk == 1);
+        let got = b.access_with(0, 0, (s(5), 0), Kind::Write, |e, blk, _| e.tid == 3 && blk == 1);
         assert_eq!(got.map(|c| (c.earlier.tid, c.earlier_block, c.kind)), Some((4, 2, RaceKind::ReadWrite)));
     }
 
@@ -2237,28 +2312,28 @@ mod tests {
     fn block_summaries_of_several_threads_are_not_ordered_by_a_release() {
         let (t0, t32) = (acc(0, 0).at(), acc(32, 0).at());
         // "Ordered": the thread acquired a release that orders thread 32's accesses.
-        let by_t32 = |e: &Site, _: u32| e.tid == 32;
+        let by_t32 = |e: &Site, _: u32, _: u32| e.tid == 32;
         let mut b = Blocks::default();
         assert!(b.access(0, 0, t0, Kind::Read).is_none());
         assert!(b.access(0, 0, t32, Kind::Read).is_none());
-        assert!(b.access_with(1, 0, t0, Kind::Write, by_t32).is_some(), "thread 0's read is not ordered");
+        assert!(b.access_with(1, 0, (t0, 0), Kind::Write, by_t32).is_some(), "thread 0's read is not ordered");
         let mut b = Blocks::default();
         assert!(b.access(0, 0, t32, Kind::Read).is_none());
-        assert!(b.access_with(1, 0, t0, Kind::Write, by_t32).is_none(), "thread 32's read alone is");
+        assert!(b.access_with(1, 0, (t0, 0), Kind::Write, by_t32).is_none(), "thread 32's read alone is");
         // A read of block 1 ordered after thread 32's supersedes it; one not ordered does not.
         let mut b = Blocks::default();
         b.access(0, 0, t32, Kind::Read);
-        b.access_with(1, 0, t0, Kind::Read, by_t32);
+        b.access_with(1, 0, (t0, 0), Kind::Read, by_t32);
         assert!(b.access(1, 0, t0, Kind::Write).is_none(), "a lock: each block after the one before");
         let mut b = Blocks::default();
         b.access(0, 0, t0, Kind::Read);
-        b.access_with(1, 0, t0, Kind::Read, by_t32);
-        assert!(b.access_with(1, 0, t0, Kind::Write, by_t32).is_some(), "block 0's read is not ordered");
+        b.access_with(1, 0, (t0, 0), Kind::Read, by_t32);
+        assert!(b.access_with(1, 0, (t0, 0), Kind::Write, by_t32).is_some(), "block 0's read is not ordered");
         // The same for atomic updates against a plain read.
         let mut b = Blocks::default();
         b.access(0, 0, t0, Kind::Atomic);
         b.access(0, 0, t32, Kind::Atomic);
-        assert!(b.access_with(1, 0, t0, Kind::Read, by_t32).is_some());
+        assert!(b.access_with(1, 0, (t0, 0), Kind::Read, by_t32).is_some());
     }
     fn gacc(tid: u32, block_barriers: u32) -> (Acc, [u32; LEVELS]) {
         let a = acc(tid, block_barriers);
@@ -2294,8 +2369,9 @@ mod tests {
         assert_eq!(record(&mut g, &lv, (0, 2 * CHUNK + 1), 0, 40, Kind::Read), Some(RaceKind::WriteRead));
         assert_eq!(g.cells.len(), 1);
         assert!(std::mem::size_of::<Slot>() <= 12, "a slot is small: {}", std::mem::size_of::<Slot>());
-        // 280 since the block summary marks summaries of several threads (`Blocks::several`).
-        assert!(std::mem::size_of::<GCell>() <= 280, "a full cell: {}", std::mem::size_of::<GCell>());
+        // 288 since the block summary marks summaries of several threads and keeps their
+        // block barrier counts (`Blocks::several`, `Blocks::bars`).
+        assert!(std::mem::size_of::<GCell>() <= 288, "a full cell: {}", std::mem::size_of::<GCell>());
     }
 
     /// The moment table stays within its bound: accesses that would need a new moment once
@@ -2654,6 +2730,7 @@ mod tests {
             counts: [1, 0, 0, 0],
             reach: EVERY_BLOCK,
             via: 0,
+            gbar: 0,
         };
         let reader = 0;
         assert!(arrival.orders(&lv, reader, 0, &at(1, 0, 0)), "lane 1's read before the warp barrier");
@@ -2683,6 +2760,7 @@ mod tests {
             counts: [9; LEVELS],
             reach: EVERY_BLOCK,
             via: 0,
+            gbar: 0,
         };
         assert!(!landing.orders(&lv, reader, 0, &at(1, 0, 0)));
         // Keeping one release per writer keeps the later counts.

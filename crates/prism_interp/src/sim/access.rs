@@ -201,6 +201,11 @@ impl<'a> BlockSim<'a> {
         // What the barriers the thread has passed ordered before this fence, a flag stored
         // after it releases (`publish_with`).
         self.fence_counts[tid as usize] = self.warps[w].counts[l];
+        if device {
+            // The block barriers it has passed: what a flag it stores releases to readers in
+            // other blocks besides its own accesses (`Release::gbar`).
+            self.fence_gbar[tid as usize] = self.warps[w].counts[l][self.s.levels.block_level()];
+        }
         let block = self.block;
         if let Some((pending, acquired)) = self.sync.get_mut(&tid) {
             // A block fence acquires only releases made by threads of its block (a flag
@@ -341,6 +346,7 @@ impl<'a> BlockSim<'a> {
                 counts: [0; LEVELS],
                 reach: EVERY_BLOCK,
                 via: self.block,
+                gbar: 0,
             };
             match carried.iter_mut().find(|c| c.tid == r.tid) {
                 Some(c) if r.newer_than(c) => c.fences = r.fences,
@@ -448,6 +454,7 @@ impl<'a> BlockSim<'a> {
                 counts: [0; LEVELS],
                 reach: EVERY_BLOCK,
                 via: self.block,
+                gbar: 0,
             });
         }
     }
@@ -535,6 +542,7 @@ impl<'a> BlockSim<'a> {
             counts: self.fence_counts[tid as usize],
             reach: EVERY_BLOCK,
             via: self.block,
+            gbar: self.fence_gbar[tid as usize],
         };
         let Some((acquired, device)) = self.fence_carry.get(&tid) else { return vec![own] };
         let block = self.block;

@@ -317,6 +317,9 @@ pub struct BlockSim<'a> {
     /// fence releases to its block what those barriers ordered before the fence
     /// (cumulativity, [`crate::shadow::Release::counts`]).
     pub fence_counts: Vec<[u32; crate::shadow::LEVELS]>,
+    /// The block barriers each thread had passed at its last device-wide fence
+    /// ([`crate::shadow::Release::gbar`]).
+    pub fence_gbar: Vec<u32>,
     /// Releases each thread has observed and not yet acquired (its next fence does), and
     /// those it has acquired. Only threads that read a published flag have entries.
     pub sync: HashMap<u32, (Vec<Release>, Vec<Release>)>,
@@ -459,6 +462,7 @@ impl<'a> BlockSim<'a> {
             polled: false,
             fences: vec![Fences::default(); t as usize],
             fence_counts: vec![[0; crate::shadow::LEVELS]; t as usize],
+            fence_gbar: vec![0; t as usize],
             sync: HashMap::new(),
             sflags: super::flags::Flags::default(),
             flag_seen: super::FastMap::default(),

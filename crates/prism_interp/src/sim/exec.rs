@@ -1919,6 +1919,7 @@ impl<'a> BlockSim<'a> {
                                                     counts: self.warps[w].counts[l],
                                                     reach: crate::shadow::EVERY_BLOCK,
                                                     via: self.block,
+                                                    gbar: 0,
                                                 });
                                             }
                                             for r in carried {

@@ -217,7 +217,15 @@ mod tests {
     use crate::shadow::{EVERY_BLOCK, Fences, LEVELS};
 
     fn rel(tid: u32, any: u16) -> Release {
-        Release { block: 0, tid, fences: Fences { device: any, any }, counts: [0; LEVELS], reach: EVERY_BLOCK, via: 0 }
+        Release {
+            block: 0,
+            tid,
+            fences: Fences { device: any, any },
+            counts: [0; LEVELS],
+            reach: EVERY_BLOCK,
+            via: 0,
+            gbar: 0,
+        }
     }
 
     #[test]
