@@ -9,6 +9,7 @@ use super::access::{Lane, Operand, Site, race_kind};
 use super::block::{
     BarState, BlockSim, CollState, FULL, Loc, Mbar, PendingCopy, RET, ReadBy, Rec, Wait, WgPending, lanes_of,
 };
+use super::flags::comparable;
 use super::intr;
 use super::lanes;
 use super::regs::Regs;
@@ -980,7 +981,7 @@ impl<'a> BlockSim<'a> {
                                 fr.regs[*dst as usize * 32 + l] = old;
                                 if self.s.cfg.checks.races {
                                     let new = self.read_loc(&fr, Lane { fid, w, l }, loc, *ty);
-                                    self.flag_rmw(g, w, l, loc, (old, new));
+                                    self.flag_rmw(g, w, l, loc, (comparable(*ty, old), comparable(*ty, new)));
                                 }
                             }
                         }
@@ -1000,7 +1001,7 @@ impl<'a> BlockSim<'a> {
                                 // A failed compare-and-swap writes nothing: a load.
                                 if self.s.cfg.checks.races {
                                     let new = self.read_loc(&fr, Lane { fid, w, l }, loc, *ty);
-                                    self.flag_rmw(g, w, l, loc, (old, new));
+                                    self.flag_rmw(g, w, l, loc, (comparable(*ty, old), comparable(*ty, new)));
                                 }
                             }
                         }
@@ -1029,7 +1030,7 @@ impl<'a> BlockSim<'a> {
                                     0
                                 };
                                 self.write_loc(&mut fr, Lane { fid, w, l }, loc, *ty, bits);
-                                self.flag_store(g, w, l, loc, (old, bits));
+                                self.flag_store(g, w, l, loc, (comparable(*ty, old), comparable(*ty, bits)));
                             }
                         }
                         Intr::LdRows { ptr, index, index_ty, rows, lanes, access } => {

@@ -38,6 +38,7 @@
 
 use super::FastMap;
 use crate::shadow::Release;
+use prism_types::ty::Scalar;
 use std::collections::VecDeque;
 use std::hash::Hash;
 
@@ -124,6 +125,28 @@ impl History {
             let gone = self.stores.pop_front().expect("more than one store");
             self.old.add(gone.value, gone.pos);
         }
+    }
+}
+
+/// `bits` of type `ty` as a reader tells values apart when it compares them: a float's
+/// zeros are one value and its NaNs one (`-0.0 == 0.0`, and a NaN equals nothing, so a
+/// reader cannot tell which of two stores it read by comparing). Flag histories compare
+/// stores' values so (review R10: a flag stored -0.0 before the data and 0.0 after it
+/// credited the second store's release to a reader testing `!= 0.0`).
+pub(crate) fn comparable(ty: Scalar, bits: u64) -> u64 {
+    let (sign, exp, man) = match ty {
+        Scalar::F16 => (0x8000, 0x7C00, 0x03FF),
+        Scalar::BF16 => (0x8000, 0x7F80, 0x007F),
+        Scalar::F32 => (0x8000_0000, 0x7F80_0000, 0x007F_FFFF),
+        Scalar::F64 => (1 << 63, 0x7FF0_0000_0000_0000, 0x000F_FFFF_FFFF_FFFF),
+        _ => return bits,
+    };
+    if bits & !sign == 0 {
+        0
+    } else if bits & exp == exp && bits & man != 0 {
+        exp | man
+    } else {
+        bits
     }
 }
 
@@ -287,6 +310,17 @@ mod tests {
         let last = STORES as u64 + 4;
         assert_eq!(f.load(0, 0).unwrap().0, vec![]);
         assert_eq!(f.load(0, last - 1).unwrap().0, vec![rel(0, last as u16)]);
+    }
+
+    #[test]
+    fn float_zeros_and_nans_are_one_value_each() {
+        assert_eq!(comparable(Scalar::F32, 0x8000_0000), comparable(Scalar::F32, 0));
+        assert_eq!(comparable(Scalar::F32, 0x7FC0_0001), comparable(Scalar::F32, 0xFF80_0001));
+        assert_ne!(comparable(Scalar::F32, 0x7F80_0000), comparable(Scalar::F32, 0x7FC0_0000), "infinity");
+        assert_eq!(comparable(Scalar::F64, 1 << 63), 0);
+        assert_eq!(comparable(Scalar::F16, 0x8000), 0);
+        assert_eq!(comparable(Scalar::BF16, 0xFFC1), comparable(Scalar::BF16, 0x7FC0));
+        assert_eq!(comparable(Scalar::I32, 0x8000_0000), 0x8000_0000, "integers as they are");
     }
 
     #[test]
