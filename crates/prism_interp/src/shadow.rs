@@ -1633,7 +1633,17 @@ impl Blocks {
         {
             (me, false, bar16)
         } else if x == me {
-            (me, several || acc.is_some_and(|e| e.tid != now.tid), self.bars[k].max(bar16))
+            // This block's earlier accesses of the kind are superseded when they are ordered
+            // before this one: by a block barrier, or (one thread's) by program order or a
+            // release this thread acquired (the critical sections of a lock taken by two
+            // threads of a block).
+            let old = unpack_bar(self.bars[k]);
+            let before = old < bar || (!several && acc.is_some_and(|e| e.tid == now.tid || also(&e, x - 1, old)));
+            if before {
+                (me, false, bar16)
+            } else {
+                (me, several || acc.is_some_and(|e| e.tid != now.tid), self.bars[k].max(bar16))
+            }
         } else {
             (MULTI, true, self.bars[k].max(bar16))
         };

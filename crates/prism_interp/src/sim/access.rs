@@ -467,38 +467,36 @@ impl<'a> BlockSim<'a> {
             return;
         }
         let tid = w as u32 * 32 + l as u32;
-        let Some(key) = seen_key(tid, loc) else { return };
-        let seen = self.flag_seen.get(&key).copied().unwrap_or(0);
+        let Some(key) = know_key(tid, loc) else { return };
+        let know = self.flag_know.get(&key).copied().unwrap_or_default();
         let got = match loc {
-            Loc::Global(b, i) => g.flags.load((b, i), seen),
-            Loc::Shared(at) => self.sflags.load(at, seen),
+            Loc::Global(b, i) => g.flags.load((b, i), know),
+            Loc::Shared(at) => self.sflags.load(at, know),
             Loc::Local(..) => None,
         };
-        let Some((credit, now)) = got else { return };
-        self.flag_seen.insert(key, now);
+        let Some((credit, after)) = got else { return };
+        self.flag_know.insert(key, after);
         self.note_observed(tid, credit);
     }
 
     /// An atomic or volatile store of `new` over `old` to `loc` by lane `l` of warp `w`: a
     /// release when the thread has fenced, carrying on what it had acquired by its last
     /// fence ([`Self::releasing`]).
-    pub(super) fn flag_store(&mut self, g: &mut GCtx, w: usize, l: usize, loc: Loc, (old, new): (u64, u64)) {
-        if !self.s.cfg.checks.races {
-            return;
+    pub(super) fn flag_store(&mut self, g: &mut GCtx, w: usize, l: usize, loc: Loc, values: (u64, u64)) {
+        if self.s.cfg.checks.races {
+            self.flag_write(g, w as u32 * 32 + l as u32, loc, values, false);
         }
-        let tid = w as u32 * 32 + l as u32;
-        let rel = self.releasing(tid);
-        self.flag_write(g, tid, loc, (old, new), rel);
     }
 
     /// An atomic read-modify-write of `loc` by lane `l` of warp `w` that turned `old` into
-    /// `new`. When it changed the element it read the latest store (PTX atomicity), whose
-    /// releases the thread observes, and its own store continues them: a thread that reads
-    /// what it wrote (or what a later update in the chain wrote) observes those releases
-    /// too (PTX's observation order runs through atomic read-modify-writes; C++'s release
-    /// sequence), so the last block of a reduction, whose ticket's update follows every
-    /// other block's, acquires every block's publication of its part. One that left the
-    /// element as it was (a failed compare-and-swap) is a load ([`super::flags`]).
+    /// `new`. When it changed the element it read the store just before it in coherence
+    /// order (PTX atomicity): it observes what every store that may be that one released,
+    /// and its own store continues it: a thread that reads what it wrote (or what a later
+    /// update in the chain wrote) observes those releases too (PTX's observation order runs
+    /// through atomic read-modify-writes; C++'s release sequence), so the last block of a
+    /// reduction, whose ticket's update follows every other block's, acquires every block's
+    /// publication of its part. One that left the element as it was (a failed
+    /// compare-and-swap) is a load ([`super::flags`]).
     pub(super) fn flag_rmw(&mut self, g: &mut GCtx, w: usize, l: usize, loc: Loc, (old, new): (u64, u64)) {
         if !self.s.cfg.checks.races {
             return;
@@ -506,17 +504,26 @@ impl<'a> BlockSim<'a> {
         if old == new {
             return self.flag_load(g, w, l, loc);
         }
-        let tid = w as u32 * 32 + l as u32;
-        let mut rel = match loc {
-            Loc::Global(b, i) => g.flags.latest((b, i)).to_vec(),
-            Loc::Shared(at) => self.sflags.latest(at).to_vec(),
+        self.flag_write(g, w as u32 * 32 + l as u32, loc, (old, new), true);
+    }
+
+    /// Records a store of `values` (before, after) to `loc` by thread `tid` (an atomic
+    /// read-modify-write with `rmw`) in its element's flag history, with what it releases
+    /// ([`Self::releasing`]), and what its thread knows after it.
+    fn flag_write(&mut self, g: &mut GCtx, tid: u32, loc: Loc, values: (u64, u64), rmw: bool) {
+        let Some(key) = know_key(tid, loc) else { return };
+        let know = self.flag_know.get(&key).copied().unwrap_or_default();
+        let rel = self.releasing(tid);
+        let who = u64::from(self.block) << 32 | u64::from(tid);
+        let (credit, after) = match loc {
+            Loc::Global(b, i) => g.flags.store((b, i), values, (who, know, rmw), rel),
+            Loc::Shared(at) => self.sflags.store(at, values, (who, know, rmw), rel),
             Loc::Local(..) => return,
         };
-        self.note_observed(tid, rel.clone());
-        for r in self.releasing(tid) {
-            merge(&mut rel, r);
+        if let Some(after) = after {
+            self.flag_know.insert(key, after);
         }
-        self.flag_write(g, tid, loc, (old, new), rel);
+        self.note_observed(tid, credit);
     }
 
     /// What a flag stored now by thread `tid` releases: nothing before its first fence;
@@ -526,10 +533,10 @@ impl<'a> BlockSim<'a> {
     /// sets the flag), and what it had acquired by that fence, itself or passed on by
     /// barriers (a thread waits for one flag, fences, and sets another: the fence acquires
     /// and releases, and PTX's causality order is transitive, so the second flag's readers
-    /// are ordered after the first one's writer; a relay through two flags, review R8). The simulator models the barriers within the writer's
-    /// block only: its records of other blocks' accesses keep no barrier counts, so a
-    /// reader in another block is ordered after the writer's own accesses alone (a known
-    /// false report, docs/soundness.md §4.5).
+    /// are ordered after the first one's writer; a relay through two flags, review R8). For
+    /// a reader in another block it covers the accesses of the writer's block before a
+    /// block barrier the writer passed before its last device-wide fence
+    /// ([`Release::gbar`]).
     fn releasing(&self, tid: u32) -> Vec<Release> {
         let fences = self.fences[tid as usize];
         if fences.any == 0 {
@@ -560,27 +567,6 @@ impl<'a> BlockSim<'a> {
             rel.push(r);
         }
         rel
-    }
-
-    /// Records a store of `values` (before, after) to `loc` by thread `tid` releasing `rel`
-    /// in its element's flag history, and the store as the latest its thread has seen.
-    fn flag_write(&mut self, g: &mut GCtx, tid: u32, loc: Loc, values: (u64, u64), rel: Vec<Release>) {
-        g.flag_clock += 1;
-        let pos = g.flag_clock;
-        let kept = match loc {
-            Loc::Global(b, i) => {
-                g.flags.store((b, i), values, pos, rel);
-                g.flags.has((b, i))
-            }
-            Loc::Shared(at) => {
-                self.sflags.store(at, values, pos, rel);
-                self.sflags.has(at)
-            }
-            Loc::Local(..) => false,
-        };
-        if kept && let Some(key) = seen_key(tid, loc) {
-            self.flag_seen.insert(key, pos);
-        }
     }
 
     /// Thread `tid` observed `credit` (a load or an update of a flag): its next fence
@@ -1131,8 +1117,8 @@ fn wait_acc(tid: u32, counts: [u32; LEVELS]) -> Acc {
     Acc { tid, counts, func: 0, site: 0, fences: Fences::default(), atomic: false, phase: Phase::NONE }
 }
 
-/// The key of `loc` for thread `tid` in [`BlockSim::flag_seen`].
-fn seen_key(tid: u32, loc: Loc) -> Option<(u32, usize, usize)> {
+/// The key of `loc` for thread `tid` in [`BlockSim::flag_know`].
+fn know_key(tid: u32, loc: Loc) -> Option<(u32, usize, usize)> {
     match loc {
         Loc::Global(b, i) => Some((tid, b, i)),
         Loc::Shared(at) => Some((tid, usize::MAX, at)),

@@ -327,9 +327,9 @@ pub struct BlockSim<'a> {
     /// byte (as [`super::GCtx::flags`]).
     pub sflags: super::flags::Flags<usize>,
     /// Per thread and element (global: buffer and index; shared: `usize::MAX` and byte),
-    /// the position of the latest store there that the thread wrote or may have read, for
-    /// elements with a flag history (`flags.rs`): it reads no older store.
-    pub flag_seen: super::FastMap<(u32, usize, usize), u64>,
+    /// what the thread knows of the element's stores, for elements with a flag history
+    /// (`flags.rs`, `Know`): which come before one it wrote or read.
+    pub flag_know: super::FastMap<(u32, usize, usize), super::flags::Know>,
     /// Per thread, the releases it had acquired itself at its last fence, and whether that
     /// fence was device-wide: what a flag it stores next carries on besides its own release,
     /// with what barriers passed on to it (`BlockSim::releasing`).
@@ -465,7 +465,7 @@ impl<'a> BlockSim<'a> {
             fence_gbar: vec![0; t as usize],
             sync: HashMap::new(),
             sflags: super::flags::Flags::default(),
-            flag_seen: super::FastMap::default(),
+            flag_know: super::FastMap::default(),
             fence_carry: HashMap::new(),
             acquisitions: HashMap::new(),
             sflight: if s.cfg.checks.races {

@@ -1,40 +1,47 @@
 //! Flags: what a thread that reads an element written by atomic or volatile stores may rely
-//! on (race checks only; docs/simulator.md, "Fences and flags", and docs/soundness.md §8).
+//! on (race checks only; docs/simulator.md, "Which store a load read", and
+//! docs/soundness.md §4.5).
 //!
 //! A store that follows a fence is a *release*: a thread that reads the value and then
-//! fences is ordered after what the writer did before its fence ([`Release`]). The
-//! simulator runs one interleaving, and each store lands when it runs, so the order in
-//! which an element's stores ran is its coherence order (each store gets a position from
-//! one clock, [`Flags::store`]). But a load need not return the latest store: on the GPU it
-//! may return any store of the element that its thread has not already seen overwritten
-//! (coherence: a thread never reads a store older than one it wrote or read there). When
-//! two such stores wrote the same value the reader cannot tell which one it read, and its
-//! program runs the same either way, so it may rely only on what every one of them
-//! released. A writer that stores 1 before its data and fence and 1 again after them
-//! publishes nothing to a reader that sees 1 (reviews R8 and R9: until 2026-11-29 only the
-//! latest store, or the one just before it, was looked at).
+//! fences is ordered after what the writer did before its fence ([`Release`]). On the GPU a
+//! load need not return the latest store the simulator ran: it may return any store of the
+//! element that its thread has not seen overwritten, and the stores of an element that
+//! nothing orders may be in any coherence order, whatever order the simulator ran them in.
+//! When two stores it may have read wrote the same value the reader cannot tell which one
+//! it read, and its program runs the same either way, so it may rely only on what every one
+//! of them released. A writer that stores 1 before its data and fence and 1 again after
+//! them publishes nothing to a reader that sees 1 (reviews R8, R9, R10).
 //!
-//! So each element keeps its stores' values, positions and releases ([`History`]), and
-//! each thread the position of the latest store of the element it wrote or read
-//! (`BlockSim::flag_seen`). A load is credited the releases common to every store of the
-//! value it returned at or after that position ([`History::load`]); its thread's position
-//! becomes the earliest of them. An atomic read-modify-write that changes the element reads
-//! the store just before it in coherence order (PTX atomicity), which is the latest one:
-//! it is credited that store's releases, and its own store continues them (a release
-//! sequence, as the last block of a reduction acquires every block's ticket). One that
-//! leaves the element as it was (a failed compare-and-swap, an add of zero) is taken as a
-//! load and stores nothing: a reader of the value could not tell its store from the one
-//! before.
+//! So each element keeps its stores ([`History`]), numbered in the order they ran (the
+//! value the element held before the first is number 1), each with its value, its releases
+//! and how far it is *closed*: the largest `k` such that every store numbered `k` or less
+//! is known to come before it (or be it) in coherence order ([`Store::closed`]). PTX
+//! coherence gives what is known: a thread's store comes after every store the thread
+//! wrote or read there before (and after what those come after), and an atomic
+//! read-modify-write comes right after the store it read. Each thread keeps, per element,
+//! what it knows ([`Know`]): the stores that come before something it wrote or read
+//! (`known`) and those that come strictly before (`excl`, which it can no longer read). A
+//! load is credited the releases common to the stores of the value it returned that it may
+//! have read (numbered above `excl`), an atomic read-modify-write that changes the element
+//! those common to the stores of its value that may be the last one (above the latest's
+//! `closed`, or the latest), and its own store continues them (a release sequence, as the
+//! last block of a reduction acquires every block's ticket). One that leaves the element
+//! as it was (a failed compare-and-swap, an add of zero) is taken as a load and stores
+//! nothing. A chain of read-modify-writes (a ticket counter, a spin lock) and a ping-pong
+//! are exact: every store there is closed up to itself, and each side credits only the
+//! latest store.
 //!
 //! Bounded, and never credits a release a store may not have carried: a history keeps its
-//! latest [`STORES`] stores one by one, and the earlier ones only as a [`Summary`] (a set of
-//! their values' bits and the latest position among them), which credits nothing to a
-//! load that may have read one of them. Stores to an element that holds no release are
-//! kept as a summary alone, which the element's first release takes over. A plain write
-//! ends an element's history (a reader ordered after it cannot read the stores before it,
-//! and one not ordered after it races with it); it leaves the summary of stores that never
-//! released as it was (the plain write's fast path does not look it up), which can only
-//! credit less.
+//! latest [`STORES`] stores one by one and the earlier ones only as a [`Summary`] (a set of
+//! their values' bits and the highest number among them), which credits nothing to a read
+//! that may have read one of them. The stores to an element that holds no release are kept
+//! as a summary alone (with the latest one's `closed`, for a read-modify-write after it);
+//! a thread's knowledge of them is not kept. A plain write ends an element's history (a
+//! reader ordered after it cannot read the stores before it, and one not ordered after it
+//! races with it). Stores' values are compared as the program compares them
+//! ([`comparable`]); a reader that tests only part of a value (`!= 0`, one bit) can tell
+//! apart fewer stores than the history does, which is reported only on schedules where it
+//! read the earlier value (docs/soundness.md §8).
 
 use super::FastMap;
 use crate::shadow::Release;
@@ -43,46 +50,114 @@ use std::collections::VecDeque;
 use std::hash::Hash;
 
 /// How many stores a history keeps one by one. A thread polling a flag has usually seen
-/// one of the last few stores; one whose last look is older than the kept ones is
-/// credited nothing for a value an older store wrote (a false report, never a missed one).
+/// one of the last few stores; one whose knowledge is older than the kept ones is credited
+/// nothing for a value an older store wrote (a false report, never a missed one).
 pub(crate) const STORES: usize = 16;
 
-/// The bit of `value` in a [`Summary`]'s set (a multiplicative hash onto 64 bits: small
-/// flag values get different bits).
+/// The bit of `value` in a [`Summary`]'s set (a multiplicative hash onto 64 bits).
 fn bit(value: u64) -> u64 {
     1 << (value.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58)
 }
 
-/// Stores known only in summary: the set of their values' bits, and the latest position
-/// among them. A load by a thread that had seen no later position, of a value whose bit is
-/// set, may have read one of them.
+/// Stores known only in summary: the set of their values' bits, the highest number among
+/// them, and how far the one with that number is closed. A read by a thread that excludes
+/// fewer, of a value whose bit is set, may have read one of them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Summary {
     mask: u64,
-    hi: u64,
+    hi: u32,
+    last: u32,
+    /// The number of the value before the first store since the launch or the last plain
+    /// write: every store numbered above it comes after it.
+    base: u32,
+    /// The thread that made the store numbered `hi` (block << 32 | thread, + 1; 0 for
+    /// none): its next store comes after it (a lock taken with a compare-and-swap and
+    /// released with a store).
+    last_by: u64,
+    /// Whether the value the element holds before the next store is still to be noted (the
+    /// launch's value, or a plain write's).
+    fresh: bool,
 }
 
 impl Summary {
-    fn add(&mut self, value: u64, pos: u64) {
-        self.mask |= bit(value);
-        self.hi = self.hi.max(pos);
+    /// A summary with nothing numbered after `hi` yet, whose next store first notes the
+    /// value before it.
+    fn after(hi: u32) -> Summary {
+        Summary { mask: 0, hi, last: hi, base: hi, last_by: 0, fresh: true }
     }
 
-    /// Whether a load of `value` by a thread that had seen position `seen` may have read one
-    /// of the stores summarised.
-    fn may_hold(&self, value: u64, seen: u64) -> bool {
-        self.mask & bit(value) != 0 && seen <= self.hi
+    /// Notes the value before the next store, if still to be noted: a store (number
+    /// `hi + 1`) that every later store comes after (the launch's data, or a plain write,
+    /// which every later atomic is ordered after, or it races with it).
+    fn note_before(&mut self, old: u64) {
+        if self.fresh {
+            self.fresh = false;
+            self.hi += 1;
+            self.mask |= bit(old);
+            self.last = self.hi;
+            self.base = self.hi;
+            self.last_by = 0;
+        }
+    }
+
+    /// Whether a read of `value` that excludes the stores numbered `excl` or less may have
+    /// read one of the stores summarised.
+    fn may_hold(&self, value: u64, excl: u32) -> bool {
+        self.mask & bit(value) != 0 && excl < self.hi
+    }
+}
+
+/// What a thread knows of an element's stores ([`super::block::BlockSim::flag_know`]):
+/// every store numbered `known` or less comes before (or is) one it wrote or read, and
+/// every one numbered `excl` or less comes strictly before one, so it reads none of those.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Know {
+    pub known: u32,
+    pub excl: u32,
+}
+
+impl Default for Know {
+    /// The value before the first store (number 1) comes before every store.
+    fn default() -> Know {
+        Know { known: 1, excl: 0 }
     }
 }
 
 /// One store of an element with a history.
 #[derive(Clone, Debug)]
 struct Store {
-    pos: u64,
+    idx: u32,
     value: u64,
     /// What it released: the writer's release and what the writer carried on, and for a
     /// read-modify-write those of the store it read.
     rel: Vec<Release>,
+    /// Every store numbered this or less comes before it, or is it. Either its own number
+    /// or less than the number before it (then it is not known to come after that one).
+    closed: u32,
+}
+
+impl Store {
+    /// Every store numbered this or less comes strictly before it.
+    fn strict(&self) -> u32 {
+        if self.closed >= self.idx { self.idx - 1 } else { self.closed }
+    }
+}
+
+/// How far a new store numbered `n` is closed when every store numbered `k` or less is
+/// known to come before it: up to itself when that covers the store before it.
+fn closed_at(n: u32, k: u32) -> u32 {
+    if k + 1 >= n { n } else { k }
+}
+
+/// The releases common to each of `lists` (of one writer: the earlier one; of writers
+/// some list lacks: none).
+fn common<'a>(mut lists: impl Iterator<Item = &'a Vec<Release>>) -> Vec<Release> {
+    let Some(first) = lists.next() else { return Vec::new() };
+    let mut c = first.clone();
+    for l in lists {
+        c = c.iter().filter_map(|r| l.iter().find(|x| same_writer(x, r))?.common(r)).collect();
+    }
+    c
 }
 
 /// The stores of an element that holds a release ([`Flags::hist`]): the latest [`STORES`]
@@ -98,33 +173,54 @@ impl History {
         self.stores.back().expect("a history holds its latest store")
     }
 
-    /// What a load of the element, which returned the latest store's value, may rely on
-    /// when its thread had seen position `seen` (0: none): the releases common to every
-    /// store of that value at or after `seen`, nothing when a summarised store may be one
-    /// of them. With the position its thread has seen after it: the earliest such store's.
-    fn load(&self, seen: u64) -> (Vec<Release>, u64) {
+    /// What a load that returned the latest store's value may rely on, for a thread that
+    /// knows `know`, and what it knows after: the releases common to the stores of that
+    /// value it may have read; nothing when a summarised one may be one of them.
+    fn load(&self, know: Know) -> (Vec<Release>, Know) {
         let value = self.latest().value;
-        if self.old.may_hold(value, seen) {
-            return (Vec::new(), seen);
+        if self.old.may_hold(value, know.excl) {
+            return (Vec::new(), know);
         }
-        let mut common: Option<Vec<Release>> = None;
-        let mut earliest = self.latest().pos;
-        for s in self.stores.iter().filter(|s| s.value == value && s.pos >= seen) {
-            earliest = earliest.min(s.pos);
-            common = Some(match common {
-                None => s.rel.clone(),
-                Some(c) => c.iter().filter_map(|r| s.rel.iter().find(|x| same_writer(x, r))?.common(r)).collect(),
-            });
+        let read: Vec<&Store> = self.stores.iter().filter(|s| s.value == value && s.idx > know.excl).collect();
+        // It read one of them: it knows what the one it knows least after knows.
+        let after = Know {
+            known: know.known.max(read.iter().map(|s| s.closed).min().unwrap_or(0)),
+            excl: know.excl.max(read.iter().map(|s| s.strict()).min().unwrap_or(0)),
+        };
+        (common(read.iter().map(|s| &s.rel)), after)
+    }
+
+    /// The stores an atomic read-modify-write by a thread that knows `know` may have read:
+    /// those of the latest one's value that may be the last in coherence order (not known
+    /// to come before the latest) and that the thread may still read. `None` when a
+    /// summarised store may be one of them.
+    fn last_ones(&self, know: Know) -> Option<Vec<&Store>> {
+        let latest = self.latest();
+        let bound = know.excl.max(latest.closed.min(latest.idx - 1));
+        if self.old.may_hold(latest.value, bound) {
+            return None;
         }
-        (common.unwrap_or_default(), earliest.max(seen))
+        Some(
+            self.stores
+                .iter()
+                .filter(|s| {
+                    s.value == latest.value && s.idx > know.excl && (s.idx > latest.closed || s.idx == latest.idx)
+                })
+                .collect(),
+        )
     }
 
     fn push(&mut self, s: Store) {
         self.stores.push_back(s);
         if self.stores.len() > STORES {
             let gone = self.stores.pop_front().expect("more than one store");
-            self.old.add(gone.value, gone.pos);
+            self.old.mask |= bit(gone.value);
+            self.old.hi = self.old.hi.max(gone.idx);
         }
+    }
+
+    fn next(&self) -> u32 {
+        self.latest().idx + 1
     }
 }
 
@@ -191,46 +287,80 @@ impl<K: Hash + Eq + Copy> Flags<K> {
         self.hist.is_empty()
     }
 
-    /// Whether element `key` has a history (a thread's position there is worth keeping).
-    pub fn has(&self, key: K) -> bool {
-        self.hist.contains_key(&key)
-    }
-
-    /// A store of `value` over `old` (the element's value before it) at position `pos`,
-    /// releasing `rel` (empty when it releases nothing). Positions only grow.
-    pub fn store(&mut self, key: K, (old, value): (u64, u64), pos: u64, rel: Vec<Release>) {
-        let s = Store { pos, value, rel };
+    /// A store of `value` over `old` (the element's value before it) by thread `who` (block
+    /// << 32 | thread), which knows `know`, releasing `rel` (empty when it releases nothing): a plain store, or with
+    /// `rmw` an atomic read-modify-write that changed the element, which first acquires
+    /// what the stores it may have read all released (returned) and carries it on. What
+    /// the thread knows after it, when the element has a history.
+    pub fn store(
+        &mut self,
+        key: K,
+        (old, value): (u64, u64),
+        (who, know, rmw): (u64, Know, bool),
+        mut rel: Vec<Release>,
+    ) -> (Vec<Release>, Option<Know>) {
+        // Every store comes after the value before the first (`Summary::base`).
+        let (idx, k, credit) = match self.hist.get(&key) {
+            Some(h) => {
+                let (n, known) = (h.next(), know.known.max(h.old.base));
+                if rmw {
+                    match h.last_ones(know) {
+                        Some(read) => {
+                            let k = known.max(read.iter().map(|s| s.closed).min().unwrap_or(0));
+                            (n, k, common(read.iter().map(|s| &s.rel)))
+                        }
+                        None => (n, known, Vec::new()),
+                    }
+                } else {
+                    (n, known, Vec::new())
+                }
+            }
+            None => {
+                let q = self.quiet.entry(key).or_insert_with(|| Summary::after(0));
+                q.note_before(old);
+                // A thread's knowledge of a summary's stores is not kept; a read-modify-write,
+                // and a store by the latest one's thread, come after the latest one and what
+                // that one comes after.
+                let k = if rmw || q.last_by == who + 1 { q.last.max(q.base) } else { q.base };
+                (q.hi + 1, k, Vec::new())
+            }
+        };
+        for r in &credit {
+            merge(&mut rel, *r);
+        }
+        let closed = closed_at(idx, k);
+        let s = Store { idx, value, rel, closed };
+        let after = Know { known: know.known.max(closed), excl: know.excl.max(s.strict()) };
         if let Some(h) = self.hist.get_mut(&key) {
             h.push(s);
-        } else if s.rel.is_empty() {
-            let q = self.quiet.entry(key).or_default();
-            // The value before: the summary's latest store's, or one a plain write (or the
-            // launch) left, which came before this store.
-            q.add(old, pos - 1);
-            q.add(value, pos);
-        } else {
-            let mut old_stores = self.quiet.remove(&key).unwrap_or_default();
-            old_stores.add(old, pos - 1);
-            self.hist.insert(key, History { old: old_stores, stores: VecDeque::from([s]) });
+            return (credit, Some(after));
         }
+        let q = self.quiet.get_mut(&key).expect("noted above");
+        if s.rel.is_empty() {
+            q.mask |= bit(value);
+            q.hi = idx;
+            q.last = closed;
+            q.last_by = who + 1;
+            return (credit, None);
+        }
+        let old_stores = self.quiet.remove(&key).expect("noted above");
+        self.hist.insert(key, History { old: old_stores, stores: VecDeque::from([s]) });
+        (credit, Some(after))
     }
 
-    /// What a load of element `key` by a thread that had seen position `seen` may rely on,
-    /// and the position its thread has seen after it ([`History::load`]); `None` when the
-    /// element holds no release.
-    pub fn load(&self, key: K, seen: u64) -> Option<(Vec<Release>, u64)> {
-        self.hist.get(&key).map(|h| h.load(seen))
+    /// What a load of element `key` by a thread that knows `know` may rely on, and what
+    /// the thread knows after it ([`History::load`]); `None` when the element holds no
+    /// release.
+    pub fn load(&self, key: K, know: Know) -> Option<(Vec<Release>, Know)> {
+        self.hist.get(&key).map(|h| h.load(know))
     }
 
-    /// What an atomic read-modify-write that changes element `key` acquires: the releases
-    /// of the latest store, which it reads.
-    pub fn latest(&self, key: K) -> &[Release] {
-        self.hist.get(&key).map_or(&[], |h| &h.latest().rel)
-    }
-
-    /// A plain write to element `key`: its history ends.
+    /// A plain write to element `key`: its history ends, and the stores after it are
+    /// numbered after the ended ones (a thread's knowledge of those stays true).
     pub fn clear(&mut self, key: K) {
-        self.hist.remove(&key);
+        if let Some(h) = self.hist.remove(&key) {
+            self.quiet.insert(key, Summary::after(h.latest().idx));
+        }
     }
 }
 
@@ -251,65 +381,140 @@ mod tests {
         }
     }
 
+    /// A store by a thread that knows `know`; what it knows after (the default when the
+    /// element has no history).
+    fn st(f: &mut Flags<u32>, know: Know, (old, value): (u64, u64), rel: Vec<Release>) -> Know {
+        f.store(0, (old, value), (0, know, false), rel).1.unwrap_or_default()
+    }
+
+    fn rmw(f: &mut Flags<u32>, know: Know, (old, value): (u64, u64), rel: Vec<Release>) -> (Vec<Release>, Know) {
+        let (credit, k) = f.store(0, (old, value), (0, know, true), rel);
+        (credit, k.unwrap_or_default())
+    }
+
+    const NEW: Know = Know { known: 1, excl: 0 };
+
     #[test]
     fn a_value_stored_before_the_release_credits_nothing() {
         // Review R9: 1 (no release), 2, 1 (released). A reader of 1 may have read the first.
         let mut f = Flags::<u32>::default();
-        f.store(0, (0, 1), 1, vec![]);
-        f.store(0, (1, 2), 2, vec![]);
-        f.store(0, (2, 1), 3, vec![rel(0, 1)]);
-        assert_eq!(f.load(0, 0).unwrap().0, vec![]);
-        // Stores before the first release are kept in summary only, with the latest position
-        // among them: even a thread that saw the second store is credited nothing.
-        assert_eq!(f.load(0, 2).unwrap().0, vec![]);
-        assert_eq!(f.load(0, 3).unwrap(), (vec![rel(0, 1)], 3));
+        let w = st(&mut f, NEW, (0, 1), vec![]);
+        let w = st(&mut f, w, (1, 2), vec![]);
+        st(&mut f, w, (2, 1), vec![rel(0, 1)]);
+        assert_eq!(f.load(0, NEW).unwrap().0, vec![]);
         // A value stored only with the release is credited it.
         let mut f = Flags::<u32>::default();
-        f.store(0, (0, 1), 1, vec![]);
-        f.store(0, (1, 2), 2, vec![rel(0, 1)]);
-        assert_eq!(f.load(0, 0).unwrap(), (vec![rel(0, 1)], 2));
+        let w = st(&mut f, NEW, (0, 1), vec![]);
+        st(&mut f, w, (1, 2), vec![rel(0, 1)]);
+        assert_eq!(f.load(0, NEW).unwrap().0, vec![rel(0, 1)]);
     }
 
     #[test]
     fn the_value_before_the_first_store_counts_as_a_store() {
         // The element held 1 (the launch's data) before the released store of 1.
         let mut f = Flags::<u32>::default();
-        f.store(0, (1, 1), 5, vec![rel(0, 1)]);
-        assert_eq!(f.load(0, 0).unwrap().0, vec![]);
-        assert_eq!(f.load(0, 5).unwrap().0, vec![rel(0, 1)]);
+        let w = st(&mut f, NEW, (1, 1), vec![rel(0, 1)]);
+        assert_eq!(f.load(0, NEW).unwrap().0, vec![]);
+        // Its writer knows its own store comes after the launch's value.
+        assert_eq!(f.load(0, w).unwrap().0, vec![rel(0, 1)]);
     }
 
     #[test]
     fn stores_of_one_value_credit_what_all_released() {
         let mut f = Flags::<u32>::default();
-        f.store(0, (0, 1), 1, vec![rel(0, 1), rel(1, 4)]);
-        f.store(0, (1, 1), 2, vec![rel(0, 3)]);
+        let w = st(&mut f, NEW, (0, 1), vec![rel(0, 1), rel(1, 4)]);
+        st(&mut f, w, (1, 1), vec![rel(0, 3)]);
         // Writer 1 released nothing at the second store; writer 0's first release is common.
-        assert_eq!(f.load(0, 0).unwrap(), (vec![rel(0, 1)], 1));
-        assert_eq!(f.load(0, 2).unwrap(), (vec![rel(0, 3)], 2));
+        assert_eq!(f.load(0, NEW).unwrap().0, vec![rel(0, 1)]);
     }
 
     #[test]
-    fn a_ping_pong_is_exact_for_a_thread_that_saw_the_last_round() {
-        // 0 -> 1 (released by 0) -> 0 (by 1) -> 1 (by 0, later): a thread that saw the 0 of
-        // the third store reads only the fourth.
+    fn a_ping_pong_is_exact() {
+        // 0 -> 1 (released by P) -> 0 (by C) -> 1 (by P, later): each side credits only the
+        // other's latest store.
         let mut f = Flags::<u32>::default();
-        f.store(0, (0, 1), 1, vec![rel(0, 1)]);
-        f.store(0, (1, 0), 2, vec![rel(1, 1)]);
-        f.store(0, (0, 1), 3, vec![rel(0, 2)]);
-        assert_eq!(f.load(0, 2).unwrap(), (vec![rel(0, 2)], 3));
-        assert_eq!(f.load(0, 1).unwrap(), (vec![rel(0, 1)], 1));
+        let p = st(&mut f, NEW, (0, 1), vec![rel(0, 1)]);
+        let (got, c) = f.load(0, NEW).unwrap();
+        assert_eq!(got, vec![rel(0, 1)]);
+        let c = st(&mut f, c, (1, 0), vec![rel(1, 1)]);
+        let (got, p) = f.load(0, p).unwrap();
+        assert_eq!(got, vec![rel(1, 1)]);
+        st(&mut f, p, (0, 1), vec![rel(0, 2)]);
+        assert_eq!(f.load(0, c).unwrap().0, vec![rel(0, 2)]);
+        // A thread that saw nothing may have read the first store of 1.
+        assert_eq!(f.load(0, NEW).unwrap().0, vec![rel(0, 1)]);
+    }
+
+    #[test]
+    fn unordered_stores_of_one_value_may_be_read_in_either_order() {
+        // Review R10: B stores 1 without a release, A (which knows nothing of it) stores 1
+        // with one. A reader, and a compare-and-swap, may read B's.
+        let (a, b, c, r) = (1, 2, 3, 4);
+        let mut f = Flags::<u32>::default();
+        f.store(0, (0, 1), (b, NEW, false), vec![]);
+        f.store(0, (1, 1), (a, NEW, false), vec![rel(0, 1)]);
+        assert_eq!(f.load(0, NEW).unwrap().0, vec![]);
+        assert_eq!(f.store(0, (1, 2), (r, NEW, true), vec![]).0, vec![]);
+        // C stores 0 (knowing nothing), A stores 1 with a release: a reader that saw C's 0
+        // may still read B's 1, which may come after C's 0.
+        let mut f = Flags::<u32>::default();
+        f.store(0, (0, 1), (b, NEW, false), vec![]);
+        f.store(0, (1, 0), (c, NEW, false), vec![rel(2, 1)]);
+        let (_, seen) = f.load(0, NEW).unwrap();
+        f.store(0, (0, 1), (a, NEW, false), vec![rel(0, 1)]);
+        assert_eq!(f.load(0, seen).unwrap().0, vec![]);
+    }
+
+    #[test]
+    fn a_spin_lock_credits_the_unlock_before_it() {
+        // T1: CAS 0 -> 1 (no release yet), exchange 1 -> 0 (released); T2's CAS reads it.
+        let mut f = Flags::<u32>::default();
+        let (_, t1) = rmw(&mut f, NEW, (0, 1), vec![]);
+        rmw(&mut f, t1, (1, 0), vec![rel(1, 2)]);
+        let (got, t2) = rmw(&mut f, NEW, (0, 1), vec![]);
+        assert_eq!(got, vec![rel(1, 2)]);
+        // T2's unlock carries T1's release on, and adds its own.
+        rmw(&mut f, t2, (1, 0), vec![rel(2, 2)]);
+        let (mut got, _) = rmw(&mut f, NEW, (0, 1), vec![]);
+        got.sort_by_key(|r| r.tid);
+        assert_eq!(got, vec![rel(1, 2), rel(2, 2)]);
+    }
+
+    #[test]
+    fn a_lock_released_with_a_store_credits_the_store() {
+        // T1 (thread 1): CAS 0 -> 1 without a release, then a store of 0 with one. A
+        // compare-and-swap of thread 2 that reads 0 reads that store: the launch's 0 comes
+        // before T1's CAS, which read it.
+        let mut f = Flags::<u32>::default();
+        f.store(0, (0, 1), (1, NEW, true), vec![]);
+        f.store(0, (1, 0), (1, NEW, false), vec![rel(1, 2)]);
+        assert_eq!(f.store(0, (0, 1), (2, NEW, true), vec![]).0, vec![rel(1, 2)]);
+        // Had another thread stored the 0, T1's CAS would not be known to come before it.
+        let mut f = Flags::<u32>::default();
+        f.store(0, (0, 1), (1, NEW, true), vec![]);
+        f.store(0, (1, 0), (3, NEW, false), vec![rel(3, 2)]);
+        assert_eq!(f.store(0, (0, 1), (2, NEW, true), vec![]).0, vec![]);
+    }
+
+    #[test]
+    fn a_ticket_chain_credits_every_release() {
+        let mut f = Flags::<u32>::default();
+        for t in 0..40u32 {
+            rmw(&mut f, NEW, (u64::from(t), u64::from(t) + 1), vec![rel(t, 1)]);
+        }
+        let (got, _) = rmw(&mut f, NEW, (40, 41), vec![]);
+        assert_eq!(got.len(), 40);
     }
 
     #[test]
     fn summarised_stores_credit_nothing_to_old_readers() {
         let mut f = Flags::<u32>::default();
-        for pos in 1..=(STORES as u64 + 4) {
-            f.store(0, (pos % 2, (pos + 1) % 2), pos, vec![rel(0, pos as u16)]);
+        let mut w = NEW;
+        for i in 0..(STORES as u64 + 4) {
+            w = st(&mut f, w, (i % 2, (i + 1) % 2), vec![rel(0, i as u16 + 1)]);
         }
-        let last = STORES as u64 + 4;
-        assert_eq!(f.load(0, 0).unwrap().0, vec![]);
-        assert_eq!(f.load(0, last - 1).unwrap().0, vec![rel(0, last as u16)]);
+        assert_eq!(f.load(0, NEW).unwrap().0, vec![]);
+        assert_eq!(f.load(0, w).unwrap().0, vec![rel(0, STORES as u16 + 4)]);
     }
 
     #[test]
@@ -326,13 +531,15 @@ mod tests {
     #[test]
     fn a_plain_write_ends_the_history() {
         let mut f = Flags::<u32>::default();
-        f.store(0, (0, 1), 1, vec![rel(0, 1)]);
-        assert!(f.has(0));
+        let w = st(&mut f, NEW, (0, 1), vec![rel(0, 1)]);
         f.clear(0);
-        assert!(f.load(0, 0).is_none());
-        assert!(f.latest(0).is_empty());
-        // A store without a release after it starts no history.
-        f.store(0, (1, 2), 2, vec![]);
-        assert!(!f.has(0) && f.is_empty());
+        assert!(f.load(0, w).is_none() && f.is_empty());
+        // The stores after it are numbered after the ended ones, so a thread's knowledge of
+        // those excludes none of them.
+        st(&mut f, NEW, (5, 1), vec![rel(0, 2)]);
+        assert_eq!(f.load(0, w).unwrap().0, vec![rel(0, 2)]);
+        // A store of the plain write's value may be read as that write's.
+        st(&mut f, NEW, (1, 5), vec![rel(0, 3)]);
+        assert_eq!(f.load(0, NEW).unwrap().0, vec![]);
     }
 }

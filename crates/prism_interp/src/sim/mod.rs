@@ -204,9 +204,6 @@ pub(crate) struct GCtx {
     /// What the global elements written by atomic or volatile stores publish (`flags.rs`).
     /// Race checks only: they run on one worker, which sees every block.
     pub flags: flags::Flags<(usize, usize)>,
-    /// The clock that gives every atomic or volatile store, of global or shared memory, its
-    /// position in its element's coherence order (`flags.rs`).
-    pub flag_clock: u64,
     /// Global elements that asynchronous copies still in flight read: the copying thread
     /// (block, thread) and the copy's function and source access site.
     pub inflight: FastMap<(usize, usize), (u32, u32, u32, u32)>,
@@ -231,7 +228,6 @@ impl GCtx {
             clock: 0,
             writes: 0,
             flags: flags::Flags::default(),
-            flag_clock: 0,
             inflight: FastMap::default(),
             spare_sshadow: SharedShadow::default(),
             spare_regs: Vec::new(),
