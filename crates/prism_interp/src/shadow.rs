@@ -127,6 +127,13 @@ pub struct Release {
     /// (all threads write, `__syncthreads()`, one thread fences and sets the flag). 0 for a
     /// release with no such fence, an arrival or a landing.
     pub gbar: u32,
+    /// Carried out of its writer's block by a thread of that block through a device-wide
+    /// fence: for a reader in another block it orders what it orders within its block (its
+    /// writer's accesses before its release, not only before a device-wide fence, and those
+    /// barriers ordered before it), since the acquisition in the block and the device-wide
+    /// release after it are each morally strong (review R10: a block-scoped flag or an
+    /// mbarrier arrival relayed by a `__threadfence()` was a false report).
+    pub relayed: bool,
 }
 
 /// [`Release::reach`] of a release that threads of every block may acquire.
@@ -147,7 +154,7 @@ impl Release {
         if self.tid == earlier.tid {
             return if is_landing(self.tid) {
                 landing_gen(self.fences) > landing_gen(earlier.fences)
-            } else if block == reader {
+            } else if block == reader || self.relayed {
                 self.fences.any > earlier.fences.any
             } else {
                 self.fences.device > earlier.fences.device
@@ -191,7 +198,8 @@ impl Release {
         // acquire it (no block is [`EVERY_BLOCK`]).
         let via = if self.via == other.via { self.via } else { EVERY_BLOCK };
         let gbar = self.gbar.min(other.gbar);
-        Some(Release { fences, counts, reach, via, gbar, ..*self })
+        let relayed = self.relayed && other.relayed;
+        Some(Release { fences, counts, reach, via, gbar, relayed, ..*self })
     }
 
     /// Whether this release (of the same thread as `other`) orders more than `other`: it
@@ -213,6 +221,7 @@ impl Release {
             *c = (*c).max(o);
         }
         self.gbar = self.gbar.max(other.gbar);
+        self.relayed &= other.relayed;
     }
 }
 
@@ -2860,6 +2869,7 @@ mod tests {
             reach: EVERY_BLOCK,
             via: 0,
             gbar: 0,
+            relayed: false,
         };
         let reader = 0;
         assert!(arrival.orders(&lv, reader, 0, &at(1, 0, 0)), "lane 1's read before the warp barrier");
@@ -2890,6 +2900,7 @@ mod tests {
             reach: EVERY_BLOCK,
             via: 0,
             gbar: 0,
+            relayed: false,
         };
         assert!(!landing.orders(&lv, reader, 0, &at(1, 0, 0)));
         // Keeping one release per writer keeps the later counts.

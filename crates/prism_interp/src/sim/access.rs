@@ -347,6 +347,7 @@ impl<'a> BlockSim<'a> {
                 reach: EVERY_BLOCK,
                 via: self.block,
                 gbar: 0,
+                relayed: false,
             };
             match carried.iter_mut().find(|c| c.tid == r.tid) {
                 Some(c) if r.newer_than(c) => c.fences = r.fences,
@@ -455,6 +456,7 @@ impl<'a> BlockSim<'a> {
                 reach: EVERY_BLOCK,
                 via: self.block,
                 gbar: 0,
+                relayed: false,
             });
         }
     }
@@ -550,6 +552,7 @@ impl<'a> BlockSim<'a> {
             reach: EVERY_BLOCK,
             via: self.block,
             gbar: self.fence_gbar[tid as usize],
+            relayed: false,
         };
         let Some((acquired, device)) = self.fence_carry.get(&tid) else { return vec![own] };
         let block = self.block;
@@ -559,10 +562,16 @@ impl<'a> BlockSim<'a> {
         // `__threadfence_block()`: that fence synchronises with no thread of another block.
         // (An earlier device-wide fence may have released some of them already; the
         // simulator looks at the last fence only, which can only credit less.)
+        let level = self.s.levels.block_level();
         for mut r in self.carried_with(tid, acquired.clone(), &self.fence_counts[tid as usize]) {
             r.via = block;
             if !device {
                 r.reach = block;
+            } else if r.block == block && landing_mbar(r.tid).is_none() {
+                // Out of its writer's block through this device-wide fence: it orders for
+                // readers anywhere what it ordered within the block (`Release::relayed`).
+                r.relayed = true;
+                r.gbar = r.gbar.max(r.counts[level]);
             }
             rel.push(r);
         }

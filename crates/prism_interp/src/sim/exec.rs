@@ -1921,6 +1921,7 @@ impl<'a> BlockSim<'a> {
                                                     reach: crate::shadow::EVERY_BLOCK,
                                                     via: self.block,
                                                     gbar: 0,
+                                                    relayed: false,
                                                 });
                                             }
                                             for r in carried {

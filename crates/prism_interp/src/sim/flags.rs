@@ -77,13 +77,17 @@ pub(crate) struct Summary {
     /// Whether the value the element holds before the next store is still to be noted (the
     /// launch's value, or a plain write's).
     fresh: bool,
+    /// That value, once noted, kept exactly rather than in `mask` (its number is `base`):
+    /// every flag's history starts with it, and a value whose hash met its bit was a false
+    /// report for every reader that knew nothing of the element (review R10).
+    pre: Option<u64>,
 }
 
 impl Summary {
     /// A summary with nothing numbered after `hi` yet, whose next store first notes the
     /// value before it.
     fn after(hi: u32) -> Summary {
-        Summary { mask: 0, hi, last: hi, base: hi, last_by: 0, fresh: true }
+        Summary { mask: 0, hi, last: hi, base: hi, last_by: 0, fresh: true, pre: None }
     }
 
     /// Notes the value before the next store, if still to be noted: a store (number
@@ -93,7 +97,9 @@ impl Summary {
         if self.fresh {
             self.fresh = false;
             self.hi += 1;
-            self.mask |= bit(old);
+            if let Some(v) = self.pre.replace(old) {
+                self.mask |= bit(v);
+            }
             self.last = self.hi;
             self.base = self.hi;
             self.last_by = 0;
@@ -103,7 +109,7 @@ impl Summary {
     /// Whether a read of `value` that excludes the stores numbered `excl` or less may have
     /// read one of the stores summarised.
     fn may_hold(&self, value: u64, excl: u32) -> bool {
-        self.mask & bit(value) != 0 && excl < self.hi
+        (self.mask & bit(value) != 0 && excl < self.hi) || (self.pre == Some(value) && excl < self.base)
     }
 }
 
@@ -254,7 +260,8 @@ pub(crate) fn same_writer(a: &Release, b: &Release) -> bool {
 /// Adds release `r` to `list`, one per writer and reach: a later release of a writer
 /// orders whatever its earlier one did.
 pub(crate) fn merge(list: &mut Vec<Release>, r: Release) {
-    match list.iter_mut().find(|x| same_writer(x, &r) && x.reach == r.reach && x.via == r.via) {
+    match list.iter_mut().find(|x| same_writer(x, &r) && x.reach == r.reach && x.via == r.via && x.relayed == r.relayed)
+    {
         Some(x) => {
             if r.newer_than(x) {
                 x.fences = r.fences;
@@ -378,6 +385,7 @@ mod tests {
             reach: EVERY_BLOCK,
             via: 0,
             gbar: 0,
+            relayed: false,
         }
     }
 
@@ -417,6 +425,15 @@ mod tests {
         assert_eq!(f.load(0, NEW).unwrap().0, vec![]);
         // Its writer knows its own store comes after the launch's value.
         assert_eq!(f.load(0, w).unwrap().0, vec![rel(0, 1)]);
+    }
+
+    #[test]
+    fn the_value_before_the_first_store_is_kept_exactly() {
+        // 34's bit is the launch value 0's (review R10): a reader of 34 is credited.
+        assert_eq!(bit(34), bit(0));
+        let mut f = Flags::<u32>::default();
+        st(&mut f, NEW, (0, 34), vec![rel(0, 1)]);
+        assert_eq!(f.load(0, NEW).unwrap().0, vec![rel(0, 1)]);
     }
 
     #[test]
@@ -489,10 +506,18 @@ mod tests {
         f.store(0, (0, 1), (1, NEW, true), vec![]);
         f.store(0, (1, 0), (1, NEW, false), vec![rel(1, 2)]);
         assert_eq!(f.store(0, (0, 1), (2, NEW, true), vec![]).0, vec![rel(1, 2)]);
-        // Had another thread stored the 0, T1's CAS would not be known to come before it.
+        // Had another thread stored the 0, T1's CAS would not be known to come before it,
+        // but it wrote 1: the launch's 0, which comes before every store, is not the last,
+        // and the 0 T2 read is that thread's.
         let mut f = Flags::<u32>::default();
         f.store(0, (0, 1), (1, NEW, true), vec![]);
         f.store(0, (1, 0), (3, NEW, false), vec![rel(3, 2)]);
+        assert_eq!(f.store(0, (0, 1), (2, NEW, true), vec![]).0, vec![rel(3, 2)]);
+        // A third thread's store of 0 without a release may be the last one.
+        let mut f = Flags::<u32>::default();
+        f.store(0, (0, 1), (1, NEW, true), vec![]);
+        f.store(0, (1, 0), (4, NEW, false), vec![]);
+        f.store(0, (0, 0), (3, NEW, false), vec![rel(3, 2)]);
         assert_eq!(f.store(0, (0, 1), (2, NEW, true), vec![]).0, vec![]);
     }
 
