@@ -187,13 +187,15 @@ impl History {
         if self.old.may_hold(value, know.excl) {
             return (Vec::new(), know);
         }
-        let read: Vec<&Store> = self.stores.iter().filter(|s| s.value == value && s.idx > know.excl).collect();
+        // Two passes over the stores rather than a list of them: this runs for every atomic
+        // load of an element with a history (a look-back scan's polling).
+        let read = || self.stores.iter().filter(|s| s.value == value && s.idx > know.excl);
         // It read one of them: it knows what the one it knows least after knows.
         let after = Know {
-            known: know.known.max(read.iter().map(|s| s.closed).min().unwrap_or(0)),
-            excl: know.excl.max(read.iter().map(|s| s.strict()).min().unwrap_or(0)),
+            known: know.known.max(read().map(|s| s.closed).min().unwrap_or(0)),
+            excl: know.excl.max(read().map(|s| s.strict()).min().unwrap_or(0)),
         };
-        (common(read.iter().map(|s| &s.rel)), after)
+        (common(read().map(|s| &s.rel)), after)
     }
 
     /// The stores an atomic read-modify-write by a thread that knows `know` may have read:
