@@ -174,6 +174,22 @@ impl Release {
         earlier.counts[lv.block_level()] < self.gbar
     }
 
+    /// The release of the TMA copies of block `block` that landed through the mbarrier at
+    /// shared byte `mbar` in its phases up to generation `generation` ([`landing_tid`]): it
+    /// orders only those copies, within the block.
+    pub fn landing(block: u32, mbar: usize, generation: u32) -> Release {
+        Release {
+            block,
+            tid: landing_tid(mbar),
+            fences: landing_fences(generation),
+            counts: [0; LEVELS],
+            reach: EVERY_BLOCK,
+            via: block,
+            gbar: 0,
+            relayed: false,
+        }
+    }
+
     /// Whether a thread of block `reader` may acquire it ([`Self::reach`]).
     pub fn reaches(&self, reader: u32) -> bool {
         self.reach == EVERY_BLOCK || self.reach == reader

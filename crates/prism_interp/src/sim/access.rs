@@ -201,6 +201,7 @@ impl<'a> BlockSim<'a> {
         // What the barriers the thread has passed ordered before this fence, a flag stored
         // after it releases (`publish_with`).
         self.fence_counts[tid as usize] = self.warps[w].counts[l];
+        self.fence_at[tid as usize] = self.fences[tid as usize];
         if device {
             // The block barriers it has passed: what a flag it stores releases to readers in
             // other blocks besides its own accesses (`Release::gbar`).
@@ -339,16 +340,7 @@ impl<'a> BlockSim<'a> {
                 .map(|(_, generation, _)| generation)
                 .max();
             let Some(generation) = seen else { continue };
-            let r = Release {
-                block: self.block,
-                tid: landing_tid(mbar),
-                fences: landing_fences(generation),
-                counts: [0; LEVELS],
-                reach: EVERY_BLOCK,
-                via: self.block,
-                gbar: 0,
-                relayed: false,
-            };
+            let r = Release::landing(self.block, mbar, generation);
             match carried.iter_mut().find(|c| c.tid == r.tid) {
                 Some(c) if r.newer_than(c) => c.fences = r.fences,
                 Some(_) => {}
@@ -448,16 +440,7 @@ impl<'a> BlockSim<'a> {
             }
         }
         if races && let Some(m) = self.mbars.get_mut(&mbar) {
-            m.done[0].push(Release {
-                block: self.block,
-                tid,
-                fences: landing_fences(generation),
-                counts: [0; LEVELS],
-                reach: EVERY_BLOCK,
-                via: self.block,
-                gbar: 0,
-                relayed: false,
-            });
+            m.done[0].push(Release::landing(self.block, mbar, generation));
         }
     }
 
@@ -540,7 +523,10 @@ impl<'a> BlockSim<'a> {
     /// block barrier the writer passed before its last device-wide fence
     /// ([`Release::gbar`]).
     fn releasing(&self, tid: u32) -> Vec<Release> {
-        let fences = self.fences[tid as usize];
+        // The thread's fences at its last fence: an mbarrier arrival since counts as a
+        // fence for its own release only (review R11: a flag stored after an arrival, with
+        // no fence, was taken for a release of the accesses before the arrival).
+        let fences = self.fence_at[tid as usize];
         if fences.any == 0 {
             return Vec::new();
         }

@@ -317,6 +317,10 @@ pub struct BlockSim<'a> {
     /// fence releases to its block what those barriers ordered before the fence
     /// (cumulativity, [`crate::shadow::Release::counts`]).
     pub fence_counts: Vec<[u32; crate::shadow::LEVELS]>,
+    /// Each thread's fences just after its last fence (`__threadfence()` or
+    /// `__threadfence_block()`; an mbarrier arrival also counts in `fences`, for its own
+    /// release only): what a flag it stores releases (`BlockSim::releasing`).
+    pub fence_at: Vec<Fences>,
     /// The block barriers each thread had passed at its last device-wide fence
     /// ([`crate::shadow::Release::gbar`]).
     pub fence_gbar: Vec<u32>,
@@ -463,6 +467,7 @@ impl<'a> BlockSim<'a> {
             fences: vec![Fences::default(); t as usize],
             fence_counts: vec![[0; crate::shadow::LEVELS]; t as usize],
             fence_gbar: vec![0; t as usize],
+            fence_at: vec![Fences::default(); t as usize],
             sync: HashMap::new(),
             sflags: super::flags::Flags::default(),
             flag_know: super::FastMap::default(),

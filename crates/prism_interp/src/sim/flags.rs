@@ -65,6 +65,10 @@ fn bit(value: u64) -> u64 {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Summary {
     mask: u64,
+    /// The bits of the values of the stores summarised that an atomic read-modify-write may
+    /// read: all but those another one read for certain ([`Store::consumed`]), so that a
+    /// chain of read-modify-writes longer than a history (a ticket counter) stays exact.
+    rmw_mask: u64,
     hi: u32,
     last: u32,
     /// The number of the value before the first store since the launch or the last plain
@@ -81,13 +85,31 @@ pub(crate) struct Summary {
     /// every flag's history starts with it, and a value whose hash met its bit was a false
     /// report for every reader that knew nothing of the element (review R10).
     pre: Option<u64>,
+    /// Whether an atomic read-modify-write read `pre` for certain (it was the only store it
+    /// could read): no other one can read it ([`Store::consumed`]).
+    pre_consumed: bool,
+    /// The latest store's value: an element found holding another before a store was
+    /// written by something else in between (a plain write), whose value is then noted
+    /// as the value before the store (review R11).
+    value: u64,
 }
 
 impl Summary {
     /// A summary with nothing numbered after `hi` yet, whose next store first notes the
     /// value before it.
     fn after(hi: u32) -> Summary {
-        Summary { mask: 0, hi, last: hi, base: hi, last_by: 0, fresh: true, pre: None }
+        Summary {
+            mask: 0,
+            rmw_mask: 0,
+            hi,
+            last: hi,
+            base: hi,
+            last_by: 0,
+            fresh: true,
+            pre: None,
+            pre_consumed: false,
+            value: 0,
+        }
     }
 
     /// Notes the value before the next store, if still to be noted: a store (number
@@ -99,7 +121,12 @@ impl Summary {
             self.hi += 1;
             if let Some(v) = self.pre.replace(old) {
                 self.mask |= bit(v);
+                if !self.pre_consumed {
+                    self.rmw_mask |= bit(v);
+                }
             }
+            self.pre_consumed = false;
+            self.value = old;
             self.last = self.hi;
             self.base = self.hi;
             self.last_by = 0;
@@ -110,6 +137,13 @@ impl Summary {
     /// read one of the stores summarised.
     fn may_hold(&self, value: u64, excl: u32) -> bool {
         (self.mask & bit(value) != 0 && excl < self.hi) || (self.pre == Some(value) && excl < self.base)
+    }
+
+    /// [`Self::may_hold`] for an atomic read-modify-write, which cannot read a store another
+    /// one read for certain.
+    fn may_hold_for_rmw(&self, value: u64, excl: u32) -> bool {
+        (self.rmw_mask & bit(value) != 0 && excl < self.hi)
+            || (self.pre == Some(value) && !self.pre_consumed && excl < self.base)
     }
 }
 
@@ -140,6 +174,10 @@ struct Store {
     /// Every store numbered this or less comes before it, or is it. Either its own number
     /// or less than the number before it (then it is not known to come after that one).
     closed: u32,
+    /// An atomic read-modify-write read it for certain (it was the only store that one
+    /// could read): it comes right before that one in coherence order, so no other
+    /// read-modify-write reads it (a lock's launch value, or its last unlock, taken).
+    consumed: bool,
 }
 
 impl Store {
@@ -198,22 +236,22 @@ impl History {
         (common(read().map(|s| &s.rel)), after)
     }
 
-    /// The stores an atomic read-modify-write by a thread that knows `know` may have read:
-    /// those of the latest one's value that may be the last in coherence order (not known
-    /// to come before the latest) and that the thread may still read. `None` when a
-    /// summarised store may be one of them.
-    fn last_ones(&self, know: Know) -> Option<Vec<&Store>> {
-        let latest = self.latest();
-        let bound = know.excl.max(latest.closed.min(latest.idx - 1));
-        if self.old.may_hold(latest.value, bound) {
+    /// The positions (in `stores`) of the stores of `value` an atomic read-modify-write by
+    /// a thread that knows `know` may have read: any the thread may still read that no
+    /// other read-modify-write read for certain. Not only those that may be the latest: the
+    /// read-modify-write may come, in coherence order, before stores that ran before it and
+    /// that nothing orders before it (review R11). `None` when a summarised store may be
+    /// one of them.
+    fn rmw_reads(&self, value: u64, know: Know) -> Option<Vec<usize>> {
+        if self.old.may_hold_for_rmw(value, know.excl) {
             return None;
         }
         Some(
             self.stores
                 .iter()
-                .filter(|s| {
-                    s.value == latest.value && s.idx > know.excl && (s.idx > latest.closed || s.idx == latest.idx)
-                })
+                .enumerate()
+                .filter(|(_, s)| s.value == value && s.idx > know.excl && !s.consumed)
+                .map(|(i, _)| i)
                 .collect(),
         )
     }
@@ -223,6 +261,9 @@ impl History {
         if self.stores.len() > STORES {
             let gone = self.stores.pop_front().expect("more than one store");
             self.old.mask |= bit(gone.value);
+            if !gone.consumed {
+                self.old.rmw_mask |= bit(gone.value);
+            }
             self.old.hi = self.old.hi.max(gone.idx);
         }
     }
@@ -308,13 +349,26 @@ impl<K: Hash + Eq + Copy> Flags<K> {
         (who, know, rmw): (u64, Know, bool),
         mut rel: Vec<Release>,
     ) -> (Vec<Release>, Option<Know>) {
-        // Every store comes after the value before the first (`Summary::base`).
-        let (idx, k, credit) = match self.hist.get(&key) {
+        // Every store comes after the value before the first (`Summary::base`). An element
+        // found holding another value than its latest store wrote was written by something
+        // else since (a plain write the caller did not report, `Self::clear`): that write is
+        // a store too, after every earlier one (an atomic unordered with it races with it).
+        if let Some(h) = self.hist.get_mut(&key)
+            && h.latest().value != old
+        {
+            let n = h.next();
+            h.push(Store { idx: n, value: old, rel: Vec::new(), closed: n, consumed: false });
+        }
+        let (idx, k, credit) = match self.hist.get_mut(&key) {
             Some(h) => {
                 let (n, known) = (h.next(), know.known.max(h.old.base));
                 if rmw {
-                    match h.last_ones(know) {
+                    match h.rmw_reads(old, know) {
                         Some(read) => {
+                            if let [only] = read[..] {
+                                h.stores[only].consumed = true;
+                            }
+                            let read: Vec<&Store> = read.iter().map(|&i| &h.stores[i]).collect();
                             let k = known.max(read.iter().map(|s| s.closed).min().unwrap_or(0));
                             (n, k, common(read.iter().map(|s| &s.rel)))
                         }
@@ -326,11 +380,18 @@ impl<K: Hash + Eq + Copy> Flags<K> {
             }
             None => {
                 let q = self.quiet.entry(key).or_insert_with(|| Summary::after(0));
+                if !q.fresh && q.value != old {
+                    q.fresh = true;
+                }
                 q.note_before(old);
-                // A thread's knowledge of a summary's stores is not kept; a read-modify-write,
-                // and a store by the latest one's thread, come after the latest one and what
-                // that one comes after.
-                let k = if rmw || q.last_by == who + 1 { q.last.max(q.base) } else { q.base };
+                // A thread's knowledge of a summary's stores is not kept. A store by the
+                // latest one's thread comes after that one and what it comes after; a
+                // read-modify-write of the value before, when no store came after it, read
+                // it for certain.
+                let k = if q.last_by == who + 1 { q.last.max(q.base) } else { q.base };
+                if rmw && q.hi == q.base && q.pre == Some(old) {
+                    q.pre_consumed = true;
+                }
                 (q.hi + 1, k, Vec::new())
             }
         };
@@ -338,7 +399,7 @@ impl<K: Hash + Eq + Copy> Flags<K> {
             merge(&mut rel, *r);
         }
         let closed = closed_at(idx, k);
-        let s = Store { idx, value, rel, closed };
+        let s = Store { idx, value, rel, closed, consumed: false };
         let after = Know { known: know.known.max(closed), excl: know.excl.max(s.strict()) };
         if let Some(h) = self.hist.get_mut(&key) {
             h.push(s);
@@ -347,9 +408,11 @@ impl<K: Hash + Eq + Copy> Flags<K> {
         let q = self.quiet.get_mut(&key).expect("noted above");
         if s.rel.is_empty() {
             q.mask |= bit(value);
+            q.rmw_mask |= bit(value);
             q.hi = idx;
             q.last = closed;
             q.last_by = who + 1;
+            q.value = value;
             return (credit, None);
         }
         let old_stores = self.quiet.remove(&key).expect("noted above");
