@@ -222,22 +222,7 @@ impl<'a> BlockSim<'a> {
                 }
             }
             for r in take {
-                match acquired.iter_mut().find(|a| same_writer(a, &r)) {
-                    Some(a) => {
-                        // The later of the two (a flag may carry an earlier release of a
-                        // writer on, besides that writer's own later one).
-                        if r.newer_than(a) {
-                            a.fences = r.fences;
-                        }
-                        a.absorb_counts(&r);
-                        // Acquired, a release reaches this block or every block; one of
-                        // each is kept as reaching this block alone (fewer carried on).
-                        if a.reach != r.reach {
-                            a.reach = block;
-                        }
-                    }
-                    None => acquired.push(r),
-                }
+                note_acquired(acquired, r, block);
             }
         }
         // What a flag stored after this fence carries on (`Self::releasing`): what the
@@ -280,22 +265,10 @@ impl<'a> BlockSim<'a> {
                 }
             }
         }
+        let block = self.block;
         let (_, acquired) = self.sync.entry(tid).or_default();
         for r in releases {
-            match acquired.iter_mut().find(|a| a.block == r.block && a.tid == r.tid) {
-                Some(a) => {
-                    if r.newer_than(a) {
-                        a.fences = r.fences;
-                    }
-                    // One release per writer is kept: the later one's barrier counts, which
-                    // order whatever the earlier one's did (`Release::absorb_counts`).
-                    a.absorb_counts(&r);
-                    if a.reach != r.reach {
-                        a.reach = self.block;
-                    }
-                }
-                None => acquired.push(r),
-            }
+            note_acquired(acquired, r, block);
         }
     }
 
@@ -1110,6 +1083,27 @@ impl<'a> BlockSim<'a> {
 /// passed that barrier ([`crate::shadow::Levels::ordered`]).
 fn wait_acc(tid: u32, counts: [u32; LEVELS]) -> Acc {
     Acc { tid, counts, func: 0, site: 0, fences: Fences::default(), atomic: false, phase: Phase::NONE }
+}
+
+/// Adds release `r`, acquired by a thread of block `block` (with a fence or a wait), to
+/// what the thread has acquired, one release per writer: the later one's fences (a flag may
+/// carry an earlier release of a writer on, besides that writer's own later one) and the
+/// larger barrier counts, which order whatever the earlier one's did
+/// (`Release::absorb_counts`). Acquired, a release reaches this block or every block; one
+/// of each is kept as reaching this block alone (fewer carried on).
+fn note_acquired(acquired: &mut Vec<Release>, r: Release, block: u32) {
+    match acquired.iter_mut().find(|a| same_writer(a, &r)) {
+        Some(a) => {
+            if r.newer_than(a) {
+                a.fences = r.fences;
+            }
+            a.absorb_counts(&r);
+            if a.reach != r.reach {
+                a.reach = block;
+            }
+        }
+        None => acquired.push(r),
+    }
 }
 
 /// The key of `loc` for thread `tid` in [`BlockSim::flag_know`].

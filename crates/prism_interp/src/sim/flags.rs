@@ -23,13 +23,15 @@
 //! (`known`) and those that come strictly before (`excl`, which it can no longer read). A
 //! load is credited the releases common to the stores of the value it returned that it may
 //! have read (numbered above `excl`), an atomic read-modify-write that changes the element
-//! those common to the stores of its value that may be the last one (above the latest's
-//! `closed`, or the latest), and its own store continues them (a release sequence, as the
-//! last block of a reduction acquires every block's ticket). One that leaves the element
-//! as it was (a failed compare-and-swap, an add of zero) is taken as a load and stores
-//! nothing. A chain of read-modify-writes (a ticket counter, a spin lock) and a ping-pong
-//! are exact: every store there is closed up to itself, and each side credits only the
-//! latest store.
+//! those common to the stores of its value it may have read (numbered above `excl`, and
+//! not read for certain by another read-modify-write, [`Store::consumed`]), and its own
+//! store continues them (a release sequence, as the last block of a reduction acquires
+//! every block's ticket). One that leaves the element as it was (a failed compare-and-swap,
+//! an add of zero) is taken as a load and stores nothing. An element found holding another
+//! value than its latest store wrote was written plainly in between: that value is noted
+//! as a store. A chain of read-modify-writes (a ticket counter, a spin lock) and a
+//! ping-pong are exact: every store there is closed up to itself or read for certain, and
+//! each side credits only the latest store.
 //!
 //! Bounded, and never credits a release a store may not have carried: a history keeps its
 //! latest [`STORES`] stores one by one and the earlier ones only as a [`Summary`] (a set of
