@@ -5,7 +5,7 @@
 
 use super::GCtx;
 use super::block::{BlockSim, Frame, Landings, Loc, PendingCopy, UnwrittenRead};
-use super::flags::{merge, same_writer};
+use super::flags::{Releases, combine_acquired};
 use crate::code::{FuncCode, R};
 use crate::memory::{Ptr, Space};
 use crate::report::{Report, ReportKind, Thread};
@@ -212,18 +212,17 @@ impl<'a> BlockSim<'a> {
             // A block fence acquires only releases made by threads of its block (a flag
             // stored in another block is a release at the GPU's scope, which a block
             // fence does not match).
-            let (take, keep): (Vec<Release>, Vec<Release>) = pending.drain(..).partition(|r| device || r.via == block);
-            *pending = keep;
+            let take = pending.filtered(|r| device || r.via == block);
+            *pending = if take.len() == pending.len() {
+                Releases::default()
+            } else {
+                pending.filtered(|r| !device && r.via != block)
+            };
             if !take.is_empty() {
                 let arrived = self.warps[w].arrived[l];
-                let list = self.acquisitions.entry(tid).or_default();
-                for &r in &take {
-                    note_acquisition(list, Acquisition { tid, arrived, release: r });
-                }
+                note_acquisition(self.acquisitions.entry(tid).or_default(), tid, arrived, &take);
             }
-            for r in take {
-                note_acquired(acquired, r, block);
-            }
+            acquired.acquire_all(&take, block);
         }
         // What a flag stored after this fence carries on (`Self::releasing`): what the
         // thread had acquired by it. Its own acquisitions are noted now (a wait for an
@@ -287,20 +286,20 @@ impl<'a> BlockSim<'a> {
     /// lane arrives on the empty barrier; review R9), and the releases other threads
     /// acquired with a fence before such a barrier. A flag stored after a fence carries on
     /// the same ([`Self::fence`]).
-    pub(super) fn acquired_by(&self, tid: u32) -> Vec<Release> {
+    pub(super) fn acquired_by(&self, tid: u32) -> Releases {
         let own = self.sync.get(&tid).map(|(_, acquired)| acquired.clone()).unwrap_or_default();
         self.carried_with(tid, own, &self.warps[tid as usize / 32].counts[tid as usize % 32])
     }
 
     /// `carried` (what thread `tid` acquired itself) with what barriers it has passed
     /// (`passed`) pass on to it ([`Self::acquired_by`]).
-    fn carried_with(&self, tid: u32, mut carried: Vec<Release>, passed: &[u32; LEVELS]) -> Vec<Release> {
+    fn carried_with(&self, tid: u32, mut carried: Releases, passed: &[u32; LEVELS]) -> Releases {
         // What other threads of the block acquired with a fence before a barrier this thread
         // has passed: the barrier orders it before this thread (`Orders::ordered`).
         for (&u, list) in &self.acquisitions {
             if u != tid {
                 for a in list.iter().filter(|a| self.s.levels.ordered(&acquirer(a), tid, passed)) {
-                    merge(&mut carried, a.release);
+                    carried.merge_all(&a.releases);
                 }
             }
         }
@@ -314,10 +313,10 @@ impl<'a> BlockSim<'a> {
                 .max();
             let Some(generation) = seen else { continue };
             let r = Release::landing(self.block, mbar, generation);
-            match carried.iter_mut().find(|c| c.tid == r.tid) {
+            match carried.of_mut(&r).first_mut() {
                 Some(c) if r.newer_than(c) => c.fences = r.fences,
                 Some(_) => {}
-                None => carried.push(r),
+                None => carried.insert_new(r),
             }
         }
         carried
@@ -495,13 +494,13 @@ impl<'a> BlockSim<'a> {
     /// a reader in another block it covers the accesses of the writer's block before a
     /// block barrier the writer passed before its last device-wide fence
     /// ([`Release::gbar`]).
-    fn releasing(&self, tid: u32) -> Vec<Release> {
+    fn releasing(&self, tid: u32) -> Releases {
         // The thread's fences at its last fence: an mbarrier arrival since counts as a
         // fence for its own release only (review R11: a flag stored after an arrival, with
         // no fence, was taken for a release of the accesses before the arrival).
         let fences = self.fence_at[tid as usize];
         if fences.any == 0 {
-            return Vec::new();
+            return Releases::default();
         }
         let own = Release {
             block: self.block,
@@ -513,16 +512,17 @@ impl<'a> BlockSim<'a> {
             gbar: self.fence_gbar[tid as usize],
             relayed: false,
         };
-        let Some((acquired, device)) = self.fence_carry.get(&tid) else { return vec![own] };
+        let Some((acquired, device)) = self.fence_carry.get(&tid) else { return std::iter::once(own).collect() };
         let block = self.block;
-        let mut rel = vec![own];
         // Each carried release is acquired by a reader in another block only with a
         // device-wide fence (`via`), and reaches none there when this thread's fence was
         // `__threadfence_block()`: that fence synchronises with no thread of another block.
         // (An earlier device-wide fence may have released some of them already; the
         // simulator looks at the last fence only, which can only credit less.)
         let level = self.s.levels.block_level();
-        for mut r in self.carried_with(tid, acquired.clone(), &self.fence_counts[tid as usize]) {
+        let carried = self.carried_with(tid, acquired.clone(), &self.fence_counts[tid as usize]);
+        let relayed = carried.iter().map(|&r| {
+            let mut r = r;
             r.via = block;
             if !device {
                 r.reach = block;
@@ -532,21 +532,24 @@ impl<'a> BlockSim<'a> {
                 r.relayed = true;
                 r.gbar = r.gbar.max(r.counts[level]);
             }
-            rel.push(r);
-        }
-        rel
+            r
+        });
+        // Their keys changed: sorted anew.
+        std::iter::once(own).chain(relayed).collect()
     }
 
     /// Thread `tid` observed `credit` (a load or an update of a flag): its next fence
     /// acquires what of it reaches its block.
-    fn note_observed(&mut self, tid: u32, credit: Vec<Release>) {
+    fn note_observed(&mut self, tid: u32, credit: Releases) {
         if credit.is_empty() {
             return;
         }
         let block = self.block;
         let (pending, _) = self.sync.entry(tid).or_default();
-        for r in credit.into_iter().filter(|r| r.reaches(block)) {
-            merge(pending, r);
+        if credit.iter().all(|r| r.reaches(block)) {
+            pending.merge_all(&credit);
+        } else {
+            pending.merge_all(&credit.filtered(|r| r.reaches(block)));
         }
     }
 
@@ -1086,23 +1089,12 @@ fn wait_acc(tid: u32, counts: [u32; LEVELS]) -> Acc {
 }
 
 /// Adds release `r`, acquired by a thread of block `block` (with a fence or a wait), to
-/// what the thread has acquired, one release per writer: the later one's fences (a flag may
-/// carry an earlier release of a writer on, besides that writer's own later one) and the
-/// larger barrier counts, which order whatever the earlier one's did
-/// (`Release::absorb_counts`). Acquired, a release reaches this block or every block; one
-/// of each is kept as reaching this block alone (fewer carried on).
-fn note_acquired(acquired: &mut Vec<Release>, r: Release, block: u32) {
-    match acquired.iter_mut().find(|a| same_writer(a, &r)) {
-        Some(a) => {
-            if r.newer_than(a) {
-                a.fences = r.fences;
-            }
-            a.absorb_counts(&r);
-            if a.reach != r.reach {
-                a.reach = block;
-            }
-        }
-        None => acquired.push(r),
+/// what the thread has acquired, one release per writer ([`combine_acquired`]).
+fn note_acquired(acquired: &mut Releases, r: Release, block: u32) {
+    // One per writer: its key's changes keep it in place.
+    match acquired.of_mut(&r).first_mut() {
+        Some(a) => combine_acquired(a, &r, block),
+        None => acquired.insert_new(r),
     }
 }
 
@@ -1115,47 +1107,44 @@ fn know_key(tid: u32, loc: Loc) -> Option<(u32, usize, usize)> {
     }
 }
 
-/// A release a thread acquired with a fence, with its barrier arrivals at the fence
+/// The releases a thread acquired with fences made with one set of barrier arrivals
 /// ([`BlockSim::fence`]). The acquire is cumulative (PTX's causality order is transitive,
 /// and a barrier orders the accesses before it in each thread before the other threads'
-/// accesses after it): what the release orders before the acquiring thread is ordered
+/// accesses after it): what the releases order before the acquiring thread is ordered
 /// before every thread of the block that passes a barrier the acquiring thread arrived at
 /// after the fence (the last block of a reduction: one thread takes the ticket and fences,
 /// a barrier, then every thread reads the other blocks' parts). Waits for mbarrier phases
 /// are not passed on so (their acquisitions order only the waiting thread).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Acquisition {
     /// The acquiring thread.
     pub tid: u32,
-    /// Its barrier arrivals at the fence.
+    /// Its barrier arrivals at the fences.
     pub arrived: [u32; LEVELS],
     /// What it acquired.
-    pub release: Release,
+    pub releases: Releases,
 }
 
-/// How many acquisitions a thread keeps ([`BlockSim::acquisitions`]); the oldest go first.
-/// Dropping one can only report a race that it ordered, never miss one.
+/// How many sets of barrier arrivals a thread keeps acquisitions for
+/// ([`BlockSim::acquisitions`]); the oldest go first. Dropping one can only report a race
+/// that it ordered, never miss one. Each keeps every release acquired with those arrivals:
+/// until 2026-11-30 this bounded the releases, one per writer, and the last block of a
+/// reduction over more than 64 blocks, whose ticket taker acquires one release per block
+/// before a barrier, had a false race on the parts of the blocks dropped (`std`'s
+/// `device_sum` at 67 blocks).
 const ACQUISITIONS: usize = 64;
 
-/// Adds `a` to its thread's acquisitions `list`: it replaces one of the same writer and
-/// barrier arrivals (a later release of that writer, acquired at a time that barriers
-/// cannot tell from the earlier one, so it orders whatever that one did).
-fn note_acquisition(list: &mut Vec<Acquisition>, a: Acquisition) {
-    let same = |x: &Acquisition| {
-        x.arrived == a.arrived && x.release.block == a.release.block && x.release.tid == a.release.tid
-    };
-    match list.iter_mut().rev().find(|x| same(x)) {
-        Some(x) => {
-            if a.release.newer_than(&x.release) {
-                x.release.fences = a.release.fences;
-            }
-            x.release.absorb_counts(&a.release);
-        }
+/// Adds `releases`, acquired by thread `tid` with a fence made with barrier arrivals
+/// `arrived`, to its `list`: to the releases acquired with the same arrivals (which
+/// barriers cannot tell apart), or as the newest entry.
+fn note_acquisition(list: &mut Vec<Acquisition>, tid: u32, arrived: [u32; LEVELS], releases: &Releases) {
+    match list.iter_mut().rev().find(|x| x.arrived == arrived) {
+        Some(x) => x.releases.merge_all(releases),
         None => {
             if list.len() >= ACQUISITIONS {
                 list.remove(0);
             }
-            list.push(a);
+            list.push(Acquisition { tid, arrived, releases: releases.clone() });
         }
     }
 }
@@ -1223,7 +1212,7 @@ fn acquirer(a: &Acquisition) -> Acc {
 /// that barriers leave unordered (rare), so that building it costs an access nothing.
 struct Orders<'x> {
     /// Per thread, the releases it has observed and those it has acquired.
-    sync: &'x HashMap<u32, (Vec<Release>, Vec<Release>)>,
+    sync: &'x HashMap<u32, (Releases, Releases)>,
     /// Per thread, the releases it acquired with fences, and when.
     acquisitions: &'x HashMap<u32, Vec<Acquisition>>,
     landings: &'x HashMap<usize, Landings>,
@@ -1253,8 +1242,8 @@ impl Orders<'_> {
         if self.acquisitions.iter().any(|(&u, list)| {
             u != self.tid
                 && list.iter().any(|a| {
-                    a.release.orders(self.levels, self.block, earlier_block, earlier)
-                        && self.levels.ordered(&acquirer(a), self.tid, self.passed)
+                    self.levels.ordered(&acquirer(a), self.tid, self.passed)
+                        && a.releases.iter().any(|r| r.orders(self.levels, self.block, earlier_block, earlier))
                 })
         }) {
             return true;

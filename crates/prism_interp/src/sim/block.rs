@@ -1,5 +1,6 @@
 //! One block: its warps, fragments, reconvergence records, barriers and scheduler.
 
+use super::flags::Releases;
 use super::regs::Regs;
 use super::{GCtx, Shared};
 use crate::code::{FuncCode, Op, R};
@@ -326,7 +327,7 @@ pub struct BlockSim<'a> {
     pub fence_gbar: Vec<u32>,
     /// Releases each thread has observed and not yet acquired (its next fence does), and
     /// those it has acquired. Only threads that read a published flag have entries.
-    pub sync: HashMap<u32, (Vec<Release>, Vec<Release>)>,
+    pub sync: HashMap<u32, (Releases, Releases)>,
     /// What the shared-memory elements written by atomic or volatile stores publish, by
     /// byte (as [`super::GCtx::flags`]).
     pub sflags: super::flags::Flags<usize>,
@@ -337,7 +338,7 @@ pub struct BlockSim<'a> {
     /// Per thread, the releases it had acquired itself at its last fence, and whether that
     /// fence was device-wide: what a flag it stores next carries on besides its own release,
     /// with what barriers passed on to it (`BlockSim::releasing`).
-    pub fence_carry: HashMap<u32, (Vec<Release>, bool)>,
+    pub fence_carry: HashMap<u32, (Releases, bool)>,
     /// Per thread, the releases it acquired with a fence, each with its barrier arrivals at
     /// the fence (race checks only): a barrier the thread arrives at afterwards orders what
     /// the release ordered before the threads that pass it (`sim/access.rs`,

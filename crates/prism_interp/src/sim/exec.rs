@@ -1881,7 +1881,7 @@ impl<'a> BlockSim<'a> {
                                             // which the phase releases by itself.
                                             let complete_only = *op == MbarOp::CompleteTx;
                                             let carried = if complete_only {
-                                                Vec::new()
+                                                super::flags::Releases::default()
                                             } else {
                                                 self.fences[tid].bump(false);
                                                 self.acquired_by(tid as u32)
@@ -1924,7 +1924,7 @@ impl<'a> BlockSim<'a> {
                                                     relayed: false,
                                                 });
                                             }
-                                            for r in carried {
+                                            for &r in &carried {
                                                 // One per writer (or per mbarrier whose
                                                 // copies it releases), the latest: every
                                                 // consumer of a pipeline carries the same
