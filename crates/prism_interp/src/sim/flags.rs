@@ -34,9 +34,10 @@
 //! each side credits only the latest store.
 //!
 //! Bounded, and never credits a release a store may not have carried: a history keeps its
-//! latest [`STORES`] stores one by one and the earlier ones only as a [`Summary`] (a set of
-//! their values' bits and the highest number among them), which credits nothing to a read
-//! that may have read one of them. The stores to an element that holds no release are kept
+//! latest [`STORES`] stores one by one and the earlier ones by value ([`History::exact`]:
+//! the highest number among those of each value, for the first [`EXACT`] values), the rest
+//! only as a [`Summary`] (a set of their values' bits and the highest number among them);
+//! a read that may have read one of those earlier stores is credited nothing. The stores to an element that holds no release are kept
 //! as a summary alone (with the latest one's `closed`, for a read-modify-write after it);
 //! a thread's knowledge of them is not kept. A plain write ends an element's history (a
 //! reader ordered after it cannot read the stores before it, and one not ordered after it
@@ -213,7 +214,17 @@ fn common<'a>(mut lists: impl Iterator<Item = &'a Releases>) -> Releases {
 pub(crate) struct History {
     old: Summary,
     stores: VecDeque<Store>,
+    /// The stores that left `stores`, by value, exactly, for the first [`EXACT`] values:
+    /// the highest number among them, and among those no read-modify-write read for
+    /// certain (0 for none). Those of other values are in `old`'s bits. Until 2026-11-30
+    /// every store that left was kept in bits only, 64 of them, and a counter that 1,024
+    /// threads fence and add to, polled until it reaches 1,024, credited its poller
+    /// nothing: some store that had left held a value of the same bit.
+    exact: FastMap<u64, (u32, u32)>,
 }
+
+/// How many values [`History::exact`] keeps.
+const EXACT: usize = 4096;
 
 impl History {
     fn latest(&self) -> &Store {
@@ -225,7 +236,7 @@ impl History {
     /// value it may have read; nothing when a summarised one may be one of them.
     fn load(&self, know: Know) -> (Releases, Know) {
         let value = self.latest().value;
-        if self.old.may_hold(value, know.excl) {
+        if self.old.may_hold(value, know.excl) || self.exact.get(&value).is_some_and(|&(hi, _)| hi > know.excl) {
             return (Releases::default(), know);
         }
         // Two passes over the stores rather than a list of them: this runs for every atomic
@@ -246,7 +257,9 @@ impl History {
     /// that nothing orders before it (review R11). `None` when a summarised store may be
     /// one of them.
     fn rmw_reads(&self, value: u64, know: Know) -> Option<Vec<usize>> {
-        if self.old.may_hold_for_rmw(value, know.excl) {
+        if self.old.may_hold_for_rmw(value, know.excl)
+            || self.exact.get(&value).is_some_and(|&(_, free)| free > know.excl)
+        {
             return None;
         }
         Some(
@@ -263,6 +276,12 @@ impl History {
         self.stores.push_back(s);
         if self.stores.len() > STORES {
             let gone = self.stores.pop_front().expect("more than one store");
+            let free = if gone.consumed { 0 } else { gone.idx };
+            if self.exact.len() < EXACT || self.exact.contains_key(&gone.value) {
+                let e = self.exact.entry(gone.value).or_insert((0, 0));
+                *e = (e.0.max(gone.idx), e.1.max(free));
+                return;
+            }
             self.old.mask |= bit(gone.value);
             if !gone.consumed {
                 self.old.rmw_mask |= bit(gone.value);
@@ -386,6 +405,11 @@ impl Releases {
 
     /// Adds each of `other`: one pass over both when `other` is not small.
     pub fn merge_all(&mut self, other: &Releases) {
+        // The same set again (a thread polling a flag observes the same store's set at
+        // every load): combining a release with itself changes nothing.
+        if Rc::ptr_eq(&self.0, &other.0) {
+            return;
+        }
         if self.is_empty() {
             // Shared, not copied: a thread observes the list a flag's store released.
             *self = other.clone();
@@ -590,7 +614,7 @@ impl<K: Hash + Eq + Copy> Flags<K> {
             return (credit, None);
         }
         let old_stores = self.quiet.remove(&key).expect("noted above");
-        self.hist.insert(key, History { old: old_stores, stores: VecDeque::from([s]) });
+        self.hist.insert(key, History { old: old_stores, stores: VecDeque::from([s]), exact: FastMap::default() });
         (credit, Some(after))
     }
 
@@ -771,6 +795,35 @@ mod tests {
         }
         let (got, _) = rmw(&mut f, NEW, (40, 41), vec![]);
         assert_eq!(got.len(), 40);
+    }
+
+    #[test]
+    fn stores_that_left_the_history_are_kept_by_value() {
+        // A counter that 1,000 writers fence and add to, read at 1,000 by a thread that
+        // knew nothing: only the last store holds that value (until 2026-11-30 a store
+        // that had left, of another value with the same bit, made this credit nothing).
+        let mut f = Flags::<u32>::default();
+        for t in 0..1000u32 {
+            rmw(&mut f, NEW, (u64::from(t), u64::from(t) + 1), vec![rel(t, 1)]);
+        }
+        assert_eq!(f.load(0, NEW).unwrap().0.len(), 1000);
+        // A value stored without a release after the history began, long gone, and stored
+        // again with one: a reader that knew nothing may have read the first.
+        let mut f = Flags::<u32>::default();
+        let w = st(&mut f, NEW, (0, 1), vec![rel(0, 1)]);
+        let mut w = st(&mut f, w, (1, 7), vec![]);
+        let mut v = 7;
+        for i in 0..(STORES as u64 + 4) {
+            w = st(&mut f, w, (v, 100 + i), vec![rel(0, i as u16 + 2)]);
+            v = 100 + i;
+        }
+        let before = w;
+        st(&mut f, w, (v, 7), vec![rel(0, 99)]);
+        assert_eq!(f.load(0, NEW).unwrap().0, rs(vec![]));
+        // Its writer, which knows every store before its last, read that one.
+        assert_eq!(f.load(0, before).unwrap().0, rs(vec![rel(0, 99)]));
+        // A compare-and-swap of 7 by a thread that knew nothing may have read the first 7.
+        assert_eq!(rmw(&mut f, NEW, (7, 8), vec![]).0, rs(vec![]));
     }
 
     #[test]
