@@ -134,6 +134,14 @@ pub struct Release {
     /// release after it are each morally strong (review R10: a block-scoped flag or an
     /// mbarrier arrival relayed by a `__threadfence()` was a false report).
     pub relayed: bool,
+    /// Carried on by a thread of another block than its writer's, which acquired it with
+    /// the rules for readers in other blocks: a reader in the writer's block that acquires
+    /// it from there may rely on those rules only (its writer's device-wide fences, the
+    /// block barriers before the last of them, [`Self::gbar`]), not on its writer's block
+    /// fences and barriers. A writer's `__threadfence_block()` and flag, relayed by a thread
+    /// of another block back to a reader in the writer's block, synchronise with nothing on
+    /// the way (review R12: until 2026-11-30 that reader was credited the block fence).
+    pub left: bool,
 }
 
 /// [`Release::reach`] of a release that threads of every block may acquire.
@@ -154,7 +162,7 @@ impl Release {
         if self.tid == earlier.tid {
             return if is_landing(self.tid) {
                 landing_gen(self.fences) > landing_gen(earlier.fences)
-            } else if block == reader || self.relayed {
+            } else if (block == reader && !self.left) || self.relayed {
                 self.fences.any > earlier.fences.any
             } else {
                 self.fences.device > earlier.fences.device
@@ -165,7 +173,7 @@ impl Release {
         if is_landing(self.tid) || is_landing(earlier.tid) {
             return false;
         }
-        if block == reader {
+        if block == reader && !self.left {
             return lv.ordered(earlier, self.tid, &self.counts);
         }
         // For a reader in another block, through the block's barriers before the writer's
@@ -187,6 +195,7 @@ impl Release {
             via: block,
             gbar: 0,
             relayed: false,
+            left: false,
         }
     }
 
@@ -215,7 +224,8 @@ impl Release {
         let via = if self.via == other.via { self.via } else { EVERY_BLOCK };
         let gbar = self.gbar.min(other.gbar);
         let relayed = self.relayed && other.relayed;
-        Some(Release { fences, counts, reach, via, gbar, relayed, ..*self })
+        let left = self.left || other.left;
+        Some(Release { fences, counts, reach, via, gbar, relayed, left, ..*self })
     }
 
     /// Whether this release (of the same thread as `other`) orders more than `other`: it
@@ -238,6 +248,7 @@ impl Release {
         }
         self.gbar = self.gbar.max(other.gbar);
         self.relayed &= other.relayed;
+        self.left |= other.left;
     }
 }
 
@@ -2886,6 +2897,7 @@ mod tests {
             via: 0,
             gbar: 0,
             relayed: false,
+            left: false,
         };
         let reader = 0;
         assert!(arrival.orders(&lv, reader, 0, &at(1, 0, 0)), "lane 1's read before the warp barrier");
@@ -2917,6 +2929,7 @@ mod tests {
             via: 0,
             gbar: 0,
             relayed: false,
+            left: false,
         };
         assert!(!landing.orders(&lv, reader, 0, &at(1, 0, 0)));
         // Keeping one release per writer keeps the later counts.

@@ -511,6 +511,7 @@ impl<'a> BlockSim<'a> {
             via: self.block,
             gbar: self.fence_gbar[tid as usize],
             relayed: false,
+            left: false,
         };
         let Some((acquired, device)) = self.fence_carry.get(&tid) else { return std::iter::once(own).collect() };
         let block = self.block;
@@ -531,6 +532,13 @@ impl<'a> BlockSim<'a> {
                 // readers anywhere what it ordered within the block (`Release::relayed`).
                 r.relayed = true;
                 r.gbar = r.gbar.max(r.counts[level]);
+            }
+            if r.block != block && !r.relayed && landing_mbar(r.tid).is_none() {
+                // Acquired in another block than its writer's, with the rules for readers
+                // there: a reader back in the writer's block gets no more (`Release::left`).
+                // A relayed one was acquired within the writer's block by a thread whose
+                // device-wide fence released it, which orders all of it.
+                r.left = true;
             }
             r
         });
@@ -1234,7 +1242,10 @@ impl Orders<'_> {
     fn ordered(&self, earlier: &Acc, other_block: Option<u32>) -> bool {
         let earlier_block = other_block.unwrap_or(self.block);
         if let Some((_, acquired)) = self.sync.get(&self.tid)
-            && acquired.iter().any(|r| r.orders(self.levels, self.block, earlier_block, earlier))
+            && acquired
+                .of_block(earlier_block)
+                .iter()
+                .any(|r| r.orders(self.levels, self.block, earlier_block, earlier))
         {
             return true;
         }
@@ -1243,7 +1254,10 @@ impl Orders<'_> {
             u != self.tid
                 && list.iter().any(|a| {
                     self.levels.ordered(&acquirer(a), self.tid, self.passed)
-                        && a.releases.iter().any(|r| r.orders(self.levels, self.block, earlier_block, earlier))
+                        && a.releases
+                            .of_block(earlier_block)
+                            .iter()
+                            .any(|r| r.orders(self.levels, self.block, earlier_block, earlier))
                 })
         }) {
             return true;

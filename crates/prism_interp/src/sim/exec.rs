@@ -1922,6 +1922,7 @@ impl<'a> BlockSim<'a> {
                                                     via: self.block,
                                                     gbar: 0,
                                                     relayed: false,
+                                                    left: false,
                                                 });
                                             }
                                             for &r in &carried {

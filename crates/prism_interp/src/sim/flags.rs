@@ -330,7 +330,8 @@ fn key(r: &Release) -> (u32, u32, u32) {
 
 /// `x` and `r`, of one writer reaching the same blocks, as one release: the later one's
 /// fences and the larger barrier counts, which order whatever the earlier one's did
-/// ([`Release::absorb_counts`]); relayed only if both were, and acquired by a block fence
+/// ([`Release::absorb_counts`]); relayed only if both were, carried through another block
+/// ([`Release::left`]) if either was, and acquired by a block fence
 /// of no block unless both were released through the same block ([`Release::via`]). Each
 /// way it orders in [`Release::orders`] reads the fields of one of the two, or less, so it
 /// orders nothing neither did. Until 2026-11-30 releases of one writer relayed through
@@ -383,6 +384,14 @@ impl Releases {
     pub fn of(&self, r: &Release) -> &[Release] {
         let at = self.0.partition_point(|x| (x.block, x.tid) < (r.block, r.tid));
         let end = at + self.0[at..].partition_point(|x| same_writer(x, r));
+        &self.0[at..end]
+    }
+
+    /// The releases whose writers are threads of block `block` (or its landings): the only
+    /// ones that may order an access of that block ([`Release::orders`]).
+    pub fn of_block(&self, block: u32) -> &[Release] {
+        let at = self.0.partition_point(|x| x.block < block);
+        let end = at + self.0[at..].partition_point(|x| x.block == block);
         &self.0[at..end]
     }
 
@@ -649,6 +658,7 @@ mod tests {
             via: 0,
             gbar: 0,
             relayed: false,
+            left: false,
         }
     }
 
