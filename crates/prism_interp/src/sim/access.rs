@@ -5,7 +5,7 @@
 
 use super::GCtx;
 use super::block::{BlockSim, Frame, Landings, Loc, PendingCopy, UnwrittenRead};
-use super::flags::{Releases, combine_acquired};
+use super::flags::Releases;
 use crate::code::{FuncCode, R};
 use crate::memory::{Ptr, Space};
 use crate::report::{Report, ReportKind, Thread};
@@ -222,7 +222,7 @@ impl<'a> BlockSim<'a> {
                 let arrived = self.warps[w].arrived[l];
                 note_acquisition(self.acquisitions.entry(tid).or_default(), tid, arrived, &take);
             }
-            acquired.acquire_all(&take, block);
+            acquired.merge_all(&take);
         }
         // What a flag stored after this fence carries on (`Self::releasing`): what the
         // thread had acquired by it. Its own acquisitions are noted now (a wait for an
@@ -232,6 +232,26 @@ impl<'a> BlockSim<'a> {
         if self.s.cfg.checks.races {
             let own = self.sync.get(&tid).map(|(_, acquired)| acquired.clone()).unwrap_or_default();
             self.fence_carry.insert(tid, (own, device));
+        }
+    }
+
+    /// Lane `l` of warp `w` has left the kernel: what it acquired orders none of its own
+    /// accesses any more, and it releases nothing more, so its sets of releases go, and so
+    /// do its acquisitions that no barrier it arrived at since can pass on (it arrives at
+    /// none now). Acquisitions before a barrier it arrived at stay: threads that pass that
+    /// barrier later are ordered after them. When every thread of a large grid acquires a
+    /// set of releases as large as the grid (a ticket, then a flag the last one sets),
+    /// keeping them until the block ends held a copy per thread (review R12 P1).
+    pub(super) fn forget_exited(&mut self, w: usize, l: usize) {
+        let tid = w as u32 * 32 + l as u32;
+        self.sync.remove(&tid);
+        self.fence_carry.remove(&tid);
+        let arrived = self.warps[w].arrived[l];
+        if let Some(list) = self.acquisitions.get_mut(&tid) {
+            list.retain(|a| a.arrived != arrived);
+            if list.is_empty() {
+                self.acquisitions.remove(&tid);
+            }
         }
     }
 
@@ -264,10 +284,9 @@ impl<'a> BlockSim<'a> {
                 }
             }
         }
-        let block = self.block;
         let (_, acquired) = self.sync.entry(tid).or_default();
         for r in releases {
-            note_acquired(acquired, r, block);
+            acquired.merge(r);
         }
     }
 
@@ -313,11 +332,7 @@ impl<'a> BlockSim<'a> {
                 .max();
             let Some(generation) = seen else { continue };
             let r = Release::landing(self.block, mbar, generation);
-            match carried.of_mut(&r).first_mut() {
-                Some(c) if r.newer_than(c) => c.fences = r.fences,
-                Some(_) => {}
-                None => carried.insert_new(r),
-            }
+            carried.merge(r);
         }
         carried
     }
@@ -527,7 +542,9 @@ impl<'a> BlockSim<'a> {
             r.via = block;
             if !device {
                 r.reach = block;
-            } else if r.block == block && landing_mbar(r.tid).is_none() {
+            } else if r.block == block && landing_mbar(r.tid).is_none() && !r.left {
+                // (One that came back from another block, `Release::left`, holds only what
+                // a reader there may rely on, and stays so.)
                 // Out of its writer's block through this device-wide fence: it orders for
                 // readers anywhere what it ordered within the block (`Release::relayed`).
                 r.relayed = true;
@@ -1096,16 +1113,6 @@ fn wait_acc(tid: u32, counts: [u32; LEVELS]) -> Acc {
     Acc { tid, counts, func: 0, site: 0, fences: Fences::default(), atomic: false, phase: Phase::NONE }
 }
 
-/// Adds release `r`, acquired by a thread of block `block` (with a fence or a wait), to
-/// what the thread has acquired, one release per writer ([`combine_acquired`]).
-fn note_acquired(acquired: &mut Releases, r: Release, block: u32) {
-    // One per writer: its key's changes keep it in place.
-    match acquired.of_mut(&r).first_mut() {
-        Some(a) => combine_acquired(a, &r, block),
-        None => acquired.insert_new(r),
-    }
-}
-
 /// The key of `loc` for thread `tid` in [`BlockSim::flag_know`].
 fn know_key(tid: u32, loc: Loc) -> Option<(u32, usize, usize)> {
     match loc {
@@ -1242,10 +1249,7 @@ impl Orders<'_> {
     fn ordered(&self, earlier: &Acc, other_block: Option<u32>) -> bool {
         let earlier_block = other_block.unwrap_or(self.block);
         if let Some((_, acquired)) = self.sync.get(&self.tid)
-            && acquired
-                .of_block(earlier_block)
-                .iter()
-                .any(|r| r.orders(self.levels, self.block, earlier_block, earlier))
+            && acquired.of_block(earlier_block).any(|r| r.orders(self.levels, self.block, earlier_block, earlier))
         {
             return true;
         }
@@ -1256,7 +1260,6 @@ impl Orders<'_> {
                     self.levels.ordered(&acquirer(a), self.tid, self.passed)
                         && a.releases
                             .of_block(earlier_block)
-                            .iter()
                             .any(|r| r.orders(self.levels, self.block, earlier_block, earlier))
                 })
         }) {

@@ -844,6 +844,11 @@ impl<'a> BlockSim<'a> {
     /// or their warp waiting at a collective, can never complete: barrier divergence.
     pub fn exit_lanes(&mut self, g: &mut GCtx, warp: u32, mask: u32, pc: u32) {
         self.warps[warp as usize].exited |= mask;
+        if self.s.cfg.checks.races {
+            for l in lanes_of(mask) {
+                self.forget_exited(warp as usize, l);
+            }
+        }
         let first = self.thread(warp, mask.trailing_zeros());
         let waiting = self
             .barriers

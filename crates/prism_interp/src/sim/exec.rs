@@ -1925,7 +1925,7 @@ impl<'a> BlockSim<'a> {
                                                     left: false,
                                                 });
                                             }
-                                            for &r in &carried {
+                                            for &r in carried.iter() {
                                                 // One per writer (or per mbarrier whose
                                                 // copies it releases), the latest: every
                                                 // consumer of a pipeline carries the same

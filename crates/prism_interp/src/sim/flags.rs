@@ -203,7 +203,7 @@ fn common<'a>(mut lists: impl Iterator<Item = &'a Releases>) -> Releases {
     let Some(first) = lists.next() else { return Releases::default() };
     let mut c = first.clone();
     for l in lists {
-        c = c.iter().filter_map(|r| l.of(r).first()?.common(r)).collect();
+        c = c.iter().filter_map(|r| l.first_of(r)?.common(r)).collect();
     }
     c
 }
@@ -323,9 +323,14 @@ pub(crate) fn same_writer(a: &Release, b: &Release) -> bool {
 }
 
 /// How [`Releases`] orders and tells apart its releases: by writer, then by the blocks
-/// they reach.
-fn key(r: &Release) -> (u32, u32, u32) {
-    (r.block, r.tid, r.reach)
+/// they reach, then whether they were released through their writer's block
+/// ([`Release::via`]): those a block fence there may acquire stay apart from those carried
+/// on by threads of other blocks (review R12 F2: a reader that waited for a writer's flag
+/// and for a relay of it through another block, then fenced at block scope, acquired
+/// nothing from the two combined), while the copies carried through different blocks are
+/// one.
+fn key(r: &Release) -> (u32, u32, u32, bool) {
+    (r.block, r.tid, r.reach, r.via == r.block)
 }
 
 /// `x` and `r`, of one writer reaching the same blocks, as one release: the later one's
@@ -347,161 +352,210 @@ fn combine(x: &mut Release, r: &Release) {
     }
 }
 
-/// `r`, acquired by a thread of block `block`, added to `a`, which the thread acquired
-/// earlier from the same writer: the later one's fences and the larger barrier counts
-/// ([`combine`]). Acquired, a release reaches this block or every block; one of each is
-/// kept as reaching this block alone (fewer carried on).
-pub(crate) fn combine_acquired(a: &mut Release, r: &Release, block: u32) {
-    combine(a, r);
-    if a.reach != r.reach {
-        a.reach = block;
-    }
+/// A set of releases: what a flag's store released, what a thread observed and what it
+/// acquired. A reader relies on each of them, so the set orders whatever one of its
+/// releases orders; releases of one [`key`] are combined where a layer is built
+/// ([`combine`]: a later release of a writer orders whatever its earlier one did), which
+/// orders no more than the two did.
+///
+/// A release sequence carries one release per earlier writer: every thread fences and
+/// adds to one counter, and the store of the `k`-th update carries `k` releases, the
+/// `k - 1` of the one before and its own. So a set is persistent: sorted layers, each over
+/// the ones below it, shared by every set built on them (an update's set is its own
+/// release over the set of the store it read), and merged with the layer below when that
+/// one is less than twice as large, so that a set has few layers and a chain of `n`
+/// updates holds `n log n` releases in all, not `n^2 / 2`. Until 2026-11-30 each set was a
+/// list, searched linearly and copied at every update, and a counter that 64 x 256
+/// threads fence and add to took 274 s with all checks; then 64 x 256 threads that each
+/// took a ticket held a copy each (review R10 F6, R12 P1).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Releases(Vec<Rc<Layer>>);
+
+/// One layer of a [`Releases`]: its releases sorted by [`key`], one per key, over the
+/// layers below.
+#[derive(Debug)]
+pub(crate) struct Layer {
+    items: Vec<Release>,
+    below: Option<Rc<Layer>>,
+    /// The releases of this layer and those below.
+    total: usize,
 }
 
-/// A set of releases, one per [`key`] (a later release of a writer orders whatever its
-/// earlier one did, [`combine`]), sorted by key. What a flag's store released, what a
-/// thread observed and what it acquired. A release sequence carries one release per earlier
-/// writer (every thread fences and adds to one counter: thousands), so merging two sets is
-/// a merge of sorted lists and finding a writer a binary search; until 2026-11-30 each was
-/// a linear search, and such a counter cost the cube of its updates (review R10 F6).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Releases(Rc<Vec<Release>>);
+/// How many chains of layers a [`Releases`] keeps side by side.
+const CHAINS: usize = 8;
+
+/// How many releases a chain of a [`Releases`] may hold to be put on top of another
+/// rather than kept beside it.
+const SMALL: usize = 32;
 
 impl Releases {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 
+    /// How many releases its layers hold (a key may be in several).
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.0.iter().map(|c| c.total).sum()
     }
 
-    pub fn iter(&self) -> std::slice::Iter<'_, Release> {
-        self.0.iter()
+    fn layers(&self) -> impl Iterator<Item = &Layer> {
+        self.0.iter().flat_map(|c| std::iter::successors(Some(&**c), |l| l.below.as_deref()))
     }
 
-    /// The releases of `r`'s writer.
-    pub fn of(&self, r: &Release) -> &[Release] {
-        let at = self.0.partition_point(|x| (x.block, x.tid) < (r.block, r.tid));
-        let end = at + self.0[at..].partition_point(|x| same_writer(x, r));
-        &self.0[at..end]
+    pub fn iter(&self) -> impl Iterator<Item = &Release> {
+        self.layers().flat_map(|l| l.items.iter())
+    }
+
+    /// A release of `r`'s writer, if any.
+    pub fn first_of(&self, r: &Release) -> Option<&Release> {
+        self.layers().find_map(|l| {
+            let at = l.items.partition_point(|x| (x.block, x.tid) < (r.block, r.tid));
+            l.items.get(at).filter(|x| same_writer(x, r))
+        })
     }
 
     /// The releases whose writers are threads of block `block` (or its landings): the only
     /// ones that may order an access of that block ([`Release::orders`]).
-    pub fn of_block(&self, block: u32) -> &[Release] {
-        let at = self.0.partition_point(|x| x.block < block);
-        let end = at + self.0[at..].partition_point(|x| x.block == block);
-        &self.0[at..end]
+    pub fn of_block(&self, block: u32) -> impl Iterator<Item = &Release> {
+        self.layers().flat_map(move |l| {
+            let at = l.items.partition_point(|x| x.block < block);
+            let end = at + l.items[at..].partition_point(|x| x.block == block);
+            l.items[at..end].iter()
+        })
     }
 
-    /// [`Self::of`], to change them (not their keys).
-    pub fn of_mut(&mut self, r: &Release) -> &mut [Release] {
-        let v = Rc::make_mut(&mut self.0);
-        let at = v.partition_point(|x| (x.block, x.tid) < (r.block, r.tid));
-        let end = at + v[at..].partition_point(|x| same_writer(x, r));
-        &mut v[at..end]
+    /// A chain of one layer, `items` (sorted by key, one per key), over `below`, merged
+    /// with the layers below while they are less than twice as large.
+    fn chain(mut items: Vec<Release>, mut below: Option<Rc<Layer>>) -> Option<Rc<Layer>> {
+        if items.is_empty() {
+            return below;
+        }
+        while let Some(b) = below.clone().filter(|b| b.items.len() < 2 * items.len()) {
+            items = merged(&items, &b.items);
+            below = b.below.clone();
+        }
+        let total = items.len() + below.as_ref().map_or(0, |b| b.total);
+        Some(Rc::new(Layer { items, below, total }))
     }
 
-    /// Adds `r`: combined with the release of its key, if any ([`combine`]).
+    /// A set of one chain.
+    fn of_chain(c: Option<Rc<Layer>>) -> Releases {
+        Releases(c.into_iter().collect())
+    }
+
+    /// Adds `r`, to its first chain.
     pub fn merge(&mut self, r: Release) {
-        let v = Rc::make_mut(&mut self.0);
-        match v.binary_search_by_key(&key(&r), key) {
-            Ok(at) => combine(&mut v[at], &r),
-            Err(at) => v.insert(at, r),
+        let Some(first) = self.0.first_mut() else {
+            *self = Releases::of_chain(Releases::chain(vec![r], None));
+            return;
+        };
+        // Into the top layer when no other set shares it (then merged with the layer below
+        // once that one is no longer twice as large), else as a layer of its own.
+        if let Some(top) = Rc::get_mut(first) {
+            match top.items.binary_search_by_key(&key(&r), key) {
+                Ok(at) => combine(&mut top.items[at], &r),
+                Err(at) => {
+                    top.items.insert(at, r);
+                    top.total += 1;
+                    if top.below.as_ref().is_some_and(|b| b.items.len() < 2 * top.items.len()) {
+                        let (items, below) = (std::mem::take(&mut top.items), top.below.take());
+                        *first = Releases::chain(items, below).expect("not empty");
+                    }
+                }
+            }
+            return;
         }
+        *first = Releases::chain(vec![r], Some(first.clone())).expect("not empty");
     }
 
-    /// Adds each of `other`: one pass over both when `other` is not small.
+    /// Whether `c` is one of its chains, or a layer of one (every release of `c` is here).
+    fn holds(&self, c: &Rc<Layer>) -> bool {
+        self.layers().any(|l| std::ptr::eq(l, &**c))
+    }
+
+    /// Adds each of `other`: its chains, shared, beside this set's (the set a flag's store
+    /// released, observed by every thread that reads it, is not copied), those already here
+    /// left out. Then a chain of few releases goes on top of the largest one, as a layer
+    /// (a store's own release over the release sequence it continues), and beyond
+    /// [`CHAINS`] chains the smallest goes so too.
     pub fn merge_all(&mut self, other: &Releases) {
-        // The same set again (a thread polling a flag observes the same store's set at
-        // every load): combining a release with itself changes nothing.
-        if Rc::ptr_eq(&self.0, &other.0) {
-            return;
-        }
-        if self.is_empty() {
-            // Shared, not copied: a thread observes the list a flag's store released.
-            *self = other.clone();
-            return;
-        }
-        if other.0.len() <= 4 {
-            for r in other.0.iter() {
-                self.merge(*r);
+        for c in &other.0 {
+            if self.holds(c) {
+                continue;
             }
-            return;
+            // A chain of this set that `c` is built on is in `c`.
+            self.0.retain(|mine| {
+                !std::iter::successors(Some(&**c), |l| l.below.as_deref()).any(|l| std::ptr::eq(l, &**mine))
+            });
+            self.0.push(c.clone());
         }
-        let mut out = Vec::with_capacity(self.0.len() + other.0.len());
-        let (mut a, mut b) = (self.0.iter().peekable(), other.0.iter().peekable());
-        loop {
-            match (a.peek(), b.peek()) {
-                (Some(x), Some(y)) => match key(x).cmp(&key(y)) {
-                    std::cmp::Ordering::Less => out.push(*a.next().expect("peeked")),
-                    std::cmp::Ordering::Greater => out.push(*b.next().expect("peeked")),
-                    std::cmp::Ordering::Equal => {
-                        let mut x = *a.next().expect("peeked");
-                        combine(&mut x, b.next().expect("peeked"));
-                        out.push(x);
-                    }
-                },
-                (Some(_), None) => out.extend(a.by_ref().copied()),
-                (None, Some(_)) => out.extend(b.by_ref().copied()),
-                (None, None) => break,
+        while self.0.len() > 1 {
+            self.0.sort_by_key(|c| std::cmp::Reverse(c.total));
+            let smallest = self.0.last().expect("more than one").total;
+            if smallest > SMALL && self.0.len() <= CHAINS {
+                break;
             }
+            let c = self.0.pop().expect("more than one");
+            let items = Releases(vec![c]).flat();
+            let largest = self.0[0].clone();
+            self.0[0] = Releases::chain(items, Some(largest)).expect("not empty");
         }
-        self.0 = Rc::new(out);
     }
 
-    /// Adds each of `other` as a thread acquires releases (`note_acquired` in
-    /// `sim/access.rs`), to a set that holds one release per writer: combined with the
-    /// writer's release, if any, which then reaches block `block` alone when the two reach
-    /// different blocks. One pass over both.
-    pub fn acquire_all(&mut self, other: &Releases, block: u32) {
-        let one_per_writer = |v: &[Release]| v.windows(2).all(|w| !same_writer(&w[0], &w[1]));
-        if self.is_empty() && one_per_writer(&other.0) {
-            *self = other.clone();
-            return;
+    /// Its releases in one sorted list, one per key.
+    fn flat(&self) -> Vec<Release> {
+        let mut layers = self.layers();
+        let Some(top) = layers.next() else { return Vec::new() };
+        let mut v = top.items.clone();
+        for l in layers {
+            v = merged(&v, &l.items);
         }
-        let mut out: Vec<Release> = Vec::with_capacity(self.0.len() + other.0.len());
-        let (mut a, mut b) = (self.0.iter().peekable(), other.0.iter().peekable());
-        loop {
-            let next = match (a.peek(), b.peek()) {
-                (Some(x), Some(y)) => {
-                    if (x.block, x.tid) <= (y.block, y.tid) {
-                        *a.next().expect("peeked")
-                    } else {
-                        *b.next().expect("peeked")
-                    }
-                }
-                (Some(_), None) => *a.next().expect("peeked"),
-                (None, Some(_)) => *b.next().expect("peeked"),
-                (None, None) => break,
-            };
-            match out.last_mut() {
-                Some(last) if same_writer(last, &next) => {
-                    combine_acquired(last, &next, block);
-                }
-                _ => out.push(next),
-            }
-        }
-        self.0 = Rc::new(out);
+        v
     }
 
-    /// Inserts `r`, whose writer has no release here, in its place.
-    pub fn insert_new(&mut self, r: Release) {
-        debug_assert!(self.of(&r).is_empty());
-        let v = Rc::make_mut(&mut self.0);
-        let at = v.partition_point(|x| key(x) < key(&r));
-        v.insert(at, r);
-    }
-
-    /// The releases that satisfy `keep` (still sorted).
+    /// The releases that satisfy `keep`.
     pub fn filtered(&self, keep: impl Fn(&Release) -> bool) -> Releases {
-        Releases(Rc::new(self.0.iter().filter(|r| keep(r)).copied().collect()))
+        if self.iter().all(&keep) {
+            return self.clone();
+        }
+        let mut v = self.flat();
+        v.retain(|r| keep(r));
+        Releases::of_chain(Releases::chain(v, None))
+    }
+}
+
+/// Two lists sorted by [`key`], one per key, merged into one: one pass over both.
+fn merged(a: &[Release], b: &[Release]) -> Vec<Release> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut a, mut b) = (a.iter().peekable(), b.iter().peekable());
+    loop {
+        match (a.peek(), b.peek()) {
+            (Some(x), Some(y)) => match key(x).cmp(&key(y)) {
+                std::cmp::Ordering::Less => out.push(*a.next().expect("peeked")),
+                std::cmp::Ordering::Greater => out.push(*b.next().expect("peeked")),
+                std::cmp::Ordering::Equal => {
+                    let mut x = *a.next().expect("peeked");
+                    combine(&mut x, b.next().expect("peeked"));
+                    out.push(x);
+                }
+            },
+            (Some(_), None) => out.extend(a.by_ref().copied()),
+            (None, Some(_)) => out.extend(b.by_ref().copied()),
+            (None, None) => break,
+        }
+    }
+    out
+}
+
+impl PartialEq for Releases {
+    /// The same releases, one per key, whatever the layers.
+    fn eq(&self, other: &Releases) -> bool {
+        self.flat() == other.flat()
     }
 }
 
 impl FromIterator<Release> for Releases {
-    /// Any releases, sorted, those of one key combined.
+    /// Any releases, sorted, those of one key combined, as one layer.
     fn from_iter<I: IntoIterator<Item = Release>>(it: I) -> Releases {
         let mut v: Vec<Release> = it.into_iter().collect();
         v.sort_by_key(key);
@@ -512,15 +566,7 @@ impl FromIterator<Release> for Releases {
             }
             same
         });
-        Releases(Rc::new(v))
-    }
-}
-
-impl<'a> IntoIterator for &'a Releases {
-    type Item = &'a Release;
-    type IntoIter = std::slice::Iter<'a, Release>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.0.iter()
+        Releases::of_chain(Releases::chain(v, None))
     }
 }
 
@@ -834,6 +880,53 @@ mod tests {
         assert_eq!(f.load(0, before).unwrap().0, rs(vec![rel(0, 99)]));
         // A compare-and-swap of 7 by a thread that knew nothing may have read the first 7.
         assert_eq!(rmw(&mut f, NEW, (7, 8), vec![]).0, rs(vec![]));
+    }
+
+    #[test]
+    fn a_release_sequence_shares_its_sets() {
+        // 4,096 updates, each by a thread that fenced: each store's set is its own release
+        // over the set of the store it read, in few layers, and all of them together hold
+        // about n log n releases, not n^2 / 2 (review R10 F6).
+        let n = 4096u32;
+        let mut f = Flags::<u32>::default();
+        let mut sets = Vec::new();
+        for t in 0..n {
+            sets.push(rmw(&mut f, NEW, (u64::from(t), u64::from(t) + 1), vec![rel(t, 1)]).0);
+        }
+        let last = &sets[n as usize - 1];
+        assert_eq!(last.flat().len(), n as usize - 1);
+        assert!(last.layers().count() <= 26, "{} layers", last.layers().count());
+        let mut layers = std::collections::HashSet::new();
+        let mut held = 0;
+        for s in &sets {
+            for l in s.layers() {
+                if layers.insert(l as *const Layer) {
+                    held += l.items.len();
+                }
+            }
+        }
+        assert!(held <= 14 * n as usize, "{held} releases held");
+        // A thread that observed one store's set and then other large ones keeps them,
+        // shared, side by side (not copied); observing one again adds nothing.
+        let mut pending = sets[2999].clone();
+        pending.merge_all(&sets[3999]);
+        let big: Releases = (0..3000).map(|t| rel(t, 2)).collect();
+        pending.merge_all(&big);
+        pending.merge_all(&big);
+        pending.merge_all(&sets[3999]);
+        assert_eq!(pending.0.len(), 3);
+        assert!(pending.holds(&sets[3999].0[0]) && pending.holds(&big.0[0]));
+        assert_eq!(pending.flat(), merged(&sets[3999].flat(), &big.flat()));
+        // Beyond `CHAINS`, the smallest go on top of the largest.
+        for k in 0..10 {
+            let other: Releases = (0..100).map(|t| rel(5000 + 100 * k + t, 1)).collect();
+            pending.merge_all(&other);
+        }
+        assert!(pending.0.len() <= CHAINS);
+        // Every release is still there: the 3,999 writers before the 4,000th update (3,000 of
+        // them combined with `big`'s) and the 1,000 new ones.
+        let tids: Vec<u32> = pending.flat().iter().map(|r| r.tid).collect();
+        assert_eq!(tids, (0..3999).chain(5000..6000).collect::<Vec<u32>>());
     }
 
     #[test]
