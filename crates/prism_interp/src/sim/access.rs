@@ -212,12 +212,11 @@ impl<'a> BlockSim<'a> {
             // A block fence acquires only releases made by threads of its block (a flag
             // stored in another block is a release at the GPU's scope, which a block
             // fence does not match).
-            let take = pending.filtered(|r| device || r.via == block);
-            *pending = if take.len() == pending.len() {
-                Releases::default()
-            } else {
-                pending.filtered(|r| !device && r.via != block)
-            };
+            // What a block fence takes stays observed too, for a later device-wide fence
+            // (which acquires it again, a union that adds nothing): the observed set stays
+            // shared rather than split into copies at every block fence of a polling loop
+            // (review R13).
+            let take = if device { std::mem::take(pending) } else { pending.filtered(|r| r.via == block) };
             if !take.is_empty() {
                 let arrived = self.warps[w].arrived[l];
                 note_acquisition(self.acquisitions.entry(tid).or_default(), tid, arrived, &take);
@@ -542,7 +541,14 @@ impl<'a> BlockSim<'a> {
             r.via = block;
             if !device {
                 r.reach = block;
-            } else if r.block == block && landing_mbar(r.tid).is_none() && !r.left {
+            } else {
+                // This thread acquired it, so it reaches this block; a device-wide fence
+                // releases it to every block, whatever fences carried it here (review R13: a
+                // release passed on twice with `__threadfence_block()` within its writer's
+                // block, then with `__threadfence()` to another block, stayed narrowed).
+                r.reach = EVERY_BLOCK;
+            }
+            if *device && r.block == block && landing_mbar(r.tid).is_none() && !r.left {
                 // (One that came back from another block, `Release::left`, holds only what
                 // a reader there may rely on, and stays so.)
                 // Out of its writer's block through this device-wide fence: it orders for
@@ -571,6 +577,9 @@ impl<'a> BlockSim<'a> {
         }
         let block = self.block;
         let (pending, _) = self.sync.entry(tid).or_default();
+        if pending.holds_all(&credit) {
+            return;
+        }
         if credit.iter().all(|r| r.reaches(block)) {
             pending.merge_all(&credit);
         } else {

@@ -69,6 +69,11 @@ fn bit(value: u64) -> u64 {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Summary {
     mask: u64,
+    /// The least and the greatest of the values in `mask` (as unsigned bits; `lo > hi`
+    /// when there are none): a counter's older values all lie below the value it reaches,
+    /// whose bit they have long filled (review R13: a grid barrier of 17 x 256 arrivals).
+    lo: u64,
+    hi_value: u64,
     /// The bits of the values of the stores summarised that an atomic read-modify-write may
     /// read: all but those another one read for certain ([`Store::consumed`]), so that a
     /// chain of read-modify-writes longer than a history (a ticket counter) stays exact.
@@ -104,6 +109,8 @@ impl Summary {
     fn after(hi: u32) -> Summary {
         Summary {
             mask: 0,
+            lo: u64::MAX,
+            hi_value: 0,
             rmw_mask: 0,
             hi,
             last: hi,
@@ -124,10 +131,7 @@ impl Summary {
             self.fresh = false;
             self.hi += 1;
             if let Some(v) = self.pre.replace(old) {
-                self.mask |= bit(v);
-                if !self.pre_consumed {
-                    self.rmw_mask |= bit(v);
-                }
+                self.add(v, self.pre_consumed);
             }
             self.pre_consumed = false;
             self.value = old;
@@ -137,16 +141,32 @@ impl Summary {
         }
     }
 
+    /// Adds a store of `value` to `mask` (and to `rmw_mask` unless a read-modify-write
+    /// read it for certain).
+    fn add(&mut self, value: u64, consumed: bool) {
+        self.mask |= bit(value);
+        if !consumed {
+            self.rmw_mask |= bit(value);
+        }
+        self.lo = self.lo.min(value);
+        self.hi_value = self.hi_value.max(value);
+    }
+
+    /// Whether `value` may be one in `mask`.
+    fn in_mask(&self, mask: u64, value: u64) -> bool {
+        mask & bit(value) != 0 && (self.lo..=self.hi_value).contains(&value)
+    }
+
     /// Whether a read of `value` that excludes the stores numbered `excl` or less may have
     /// read one of the stores summarised.
     fn may_hold(&self, value: u64, excl: u32) -> bool {
-        (self.mask & bit(value) != 0 && excl < self.hi) || (self.pre == Some(value) && excl < self.base)
+        (self.in_mask(self.mask, value) && excl < self.hi) || (self.pre == Some(value) && excl < self.base)
     }
 
     /// [`Self::may_hold`] for an atomic read-modify-write, which cannot read a store another
     /// one read for certain.
     fn may_hold_for_rmw(&self, value: u64, excl: u32) -> bool {
-        (self.rmw_mask & bit(value) != 0 && excl < self.hi)
+        (self.in_mask(self.rmw_mask, value) && excl < self.hi)
             || (self.pre == Some(value) && !self.pre_consumed && excl < self.base)
     }
 }
@@ -282,10 +302,7 @@ impl History {
                 *e = (e.0.max(gone.idx), e.1.max(free));
                 return;
             }
-            self.old.mask |= bit(gone.value);
-            if !gone.consumed {
-                self.old.rmw_mask |= bit(gone.value);
-            }
+            self.old.add(gone.value, gone.consumed);
             self.old.hi = self.old.hi.max(gone.idx);
         }
     }
@@ -473,12 +490,26 @@ impl Releases {
         self.layers().any(|l| std::ptr::eq(l, &**c))
     }
 
+    /// Whether every chain of `other` is here ([`Self::holds`]): a thread polling a flag
+    /// observes the same store's set at every load.
+    pub fn holds_all(&self, other: &Releases) -> bool {
+        other.0.iter().all(|c| self.holds(c))
+    }
+
     /// Adds each of `other`: its chains, shared, beside this set's (the set a flag's store
     /// released, observed by every thread that reads it, is not copied), those already here
     /// left out. Then a chain of few releases goes on top of the largest one, as a layer
     /// (a store's own release over the release sequence it continues), and beyond
     /// [`CHAINS`] chains the smallest goes so too.
     pub fn merge_all(&mut self, other: &Releases) {
+        // A few releases (a polling load's credit, built anew at each load) go into the
+        // first chain one by one.
+        if other.len() <= 4 && !self.is_empty() {
+            for r in other.iter() {
+                self.merge(*r);
+            }
+            return;
+        }
         for c in &other.0 {
             if self.holds(c) {
                 continue;
@@ -513,14 +544,21 @@ impl Releases {
         v
     }
 
-    /// The releases that satisfy `keep`.
+    /// The releases that satisfy `keep`: the chains whose releases all do, shared, and
+    /// those of the others copied (a block fence takes the releases of its block from
+    /// what its thread observed, and leaves the rest).
     pub fn filtered(&self, keep: impl Fn(&Release) -> bool) -> Releases {
-        if self.iter().all(&keep) {
-            return self.clone();
+        let mut out = Releases::default();
+        for c in &self.0 {
+            let one = Releases(vec![c.clone()]);
+            if one.iter().all(&keep) {
+                out.0.push(c.clone());
+            } else if one.iter().any(&keep) {
+                let kept: Releases = one.iter().filter(|r| keep(r)).copied().collect();
+                out.0.extend(kept.0);
+            }
         }
-        let mut v = self.flat();
-        v.retain(|r| keep(r));
-        Releases::of_chain(Releases::chain(v, None))
+        out
     }
 }
 
@@ -660,8 +698,7 @@ impl<K: Hash + Eq + Copy> Flags<K> {
         }
         let q = self.quiet.get_mut(&key).expect("noted above");
         if s.rel.is_empty() {
-            q.mask |= bit(value);
-            q.rmw_mask |= bit(value);
+            q.add(value, false);
             q.hi = idx;
             q.last = closed;
             q.last_by = who + 1;
@@ -863,6 +900,13 @@ mod tests {
             rmw(&mut f, NEW, (u64::from(t), u64::from(t) + 1), vec![rel(t, 1)]);
         }
         assert_eq!(f.load(0, NEW).unwrap().0.len(), 1000);
+        // Beyond the values kept exactly (`EXACT`), the range of those in bits tells that
+        // the value a counter reaches is none of them (review R13).
+        let mut f = Flags::<u32>::default();
+        for t in 0..6000u32 {
+            rmw(&mut f, NEW, (u64::from(t), u64::from(t) + 1), vec![rel(t, 1)]);
+        }
+        assert_eq!(f.load(0, NEW).unwrap().0.flat().len(), 6000);
         // A value stored without a release after the history began, long gone, and stored
         // again with one: a reader that knew nothing may have read the first.
         let mut f = Flags::<u32>::default();
