@@ -220,6 +220,7 @@ impl<'a> BlockSim<'a> {
             if !take.is_empty() {
                 let arrived = self.warps[w].arrived[l];
                 note_acquisition(self.acquisitions.entry(tid).or_default(), tid, arrived, &take);
+                self.race_state[w] |= 1 << l;
             }
             acquired.merge_all(&take);
         }
@@ -231,6 +232,7 @@ impl<'a> BlockSim<'a> {
         if self.s.cfg.checks.races {
             let own = self.sync.get(&tid).map(|(_, acquired)| acquired.clone()).unwrap_or_default();
             self.fence_carry.insert(tid, (own, device));
+            self.race_state[w] |= 1 << l;
         }
     }
 
@@ -283,6 +285,7 @@ impl<'a> BlockSim<'a> {
                 }
             }
         }
+        self.race_state[w] |= 1 << l;
         let (_, acquired) = self.sync.entry(tid).or_default();
         for r in releases {
             acquired.merge(r);
@@ -576,6 +579,7 @@ impl<'a> BlockSim<'a> {
             return;
         }
         let block = self.block;
+        self.race_state[tid as usize / 32] |= 1 << (tid % 32);
         let (pending, _) = self.sync.entry(tid).or_default();
         if pending.holds_all(&credit) {
             return;

@@ -339,6 +339,10 @@ pub struct BlockSim<'a> {
     /// fence was device-wide: what a flag it stores next carries on besides its own release,
     /// with what barriers passed on to it (`BlockSim::releasing`).
     pub fence_carry: HashMap<u32, (Releases, bool)>,
+    /// Per warp, the lanes that have entries in `sync`, `fence_carry` or `acquisitions`:
+    /// only those have anything to drop when they leave the kernel
+    /// (`BlockSim::forget_exited`), which otherwise cost three hash look-ups per lane.
+    pub race_state: Vec<u32>,
     /// Per thread, the releases it acquired with a fence, each with its barrier arrivals at
     /// the fence (race checks only): a barrier the thread arrives at afterwards orders what
     /// the release ordered before the threads that pass it (`sim/access.rs`,
@@ -473,6 +477,7 @@ impl<'a> BlockSim<'a> {
             sflags: super::flags::Flags::default(),
             flag_know: super::FastMap::default(),
             fence_carry: HashMap::new(),
+            race_state: vec![0; (t as usize).div_ceil(32)],
             acquisitions: HashMap::new(),
             sflight: if s.cfg.checks.races {
                 vec![0; (s.smem_bytes as usize).div_ceil(4).div_ceil(64)]
@@ -845,7 +850,9 @@ impl<'a> BlockSim<'a> {
     pub fn exit_lanes(&mut self, g: &mut GCtx, warp: u32, mask: u32, pc: u32) {
         self.warps[warp as usize].exited |= mask;
         if self.s.cfg.checks.races {
-            for l in lanes_of(mask) {
+            let with_state = mask & self.race_state[warp as usize];
+            self.race_state[warp as usize] &= !mask;
+            for l in lanes_of(with_state) {
                 self.forget_exited(warp as usize, l);
             }
         }
