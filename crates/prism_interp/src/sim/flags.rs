@@ -335,7 +335,7 @@ pub(crate) fn comparable(ty: Scalar, bits: u64) -> u64 {
 }
 
 /// Whether two releases are of one writer (and so comparable, [`Release::common`]).
-pub(crate) fn same_writer(a: &Release, b: &Release) -> bool {
+fn same_writer(a: &Release, b: &Release) -> bool {
     a.block == b.block && a.tid == b.tid
 }
 
@@ -398,6 +398,13 @@ pub(crate) struct Layer {
     total: usize,
 }
 
+impl Layer {
+    /// This layer and those below it.
+    fn down(&self) -> impl Iterator<Item = &Layer> {
+        std::iter::successors(Some(self), |l| l.below.as_deref())
+    }
+}
+
 /// How many chains of layers a [`Releases`] keeps side by side.
 const CHAINS: usize = 8;
 
@@ -416,7 +423,7 @@ impl Releases {
     }
 
     fn layers(&self) -> impl Iterator<Item = &Layer> {
-        self.0.iter().flat_map(|c| std::iter::successors(Some(&**c), |l| l.below.as_deref()))
+        self.0.iter().flat_map(|c| c.down())
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &Release> {
@@ -515,9 +522,7 @@ impl Releases {
                 continue;
             }
             // A chain of this set that `c` is built on is in `c`.
-            self.0.retain(|mine| {
-                !std::iter::successors(Some(&**c), |l| l.below.as_deref()).any(|l| std::ptr::eq(l, &**mine))
-            });
+            self.0.retain(|mine| !c.down().any(|l| std::ptr::eq(l, &**mine)));
             self.0.push(c.clone());
         }
         while self.0.len() > 1 {
