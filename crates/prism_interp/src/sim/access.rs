@@ -340,13 +340,16 @@ impl<'a> BlockSim<'a> {
     }
 
     /// Whether thread `tid`, about to complete TMA copies on the mbarrier at shared byte
-    /// `mbar`, is ordered after the latest phase of that barrier that landed copies: it
-    /// acquired that landing (a wait for the phase, or an arrival that carried it, as a
-    /// producer's wait for its consumers' arrivals on the empty barrier does), or a thread
-    /// that waited for it has since arrived at a barrier this one passed. On the GPU a
-    /// copy's bytes complete when it finishes, in any order among the copies in flight, so
-    /// a copy issued before its thread saw the previous phase complete may count towards
-    /// that phase, which then completes before the copy announced for it has landed.
+    /// `mbar`, is ordered after the latest completed phase of that barrier: it acquired
+    /// that phase (a wait for it, or an arrival that carried it, as a producer's wait for
+    /// its consumers' arrivals on the empty barrier does), or a thread that waited for it
+    /// has since arrived at a barrier this one passed, or, for a phase without copies, every
+    /// operation on the phase is ordered before it. On the GPU a copy's bytes complete when
+    /// it finishes, in any order among the copies in flight, so a copy issued before its
+    /// thread saw the previous phase complete may count towards that phase, which then
+    /// completes before the copy announced for it has landed, or, if that phase expected no
+    /// bytes, waits for bytes that never come while its last arrival counts towards it
+    /// instead of the next phase. Until 2026-11-30 only phases with copies were counted.
     pub(super) fn saw_last_landing(&self, mbar: usize, tid: u32) -> bool {
         let Some(l) = self.landings.get(&mbar) else { return true };
         let current = l.generation;
@@ -359,11 +362,21 @@ impl<'a> BlockSim<'a> {
             return true;
         }
         let passed = &self.warps[tid as usize / 32].counts[tid as usize % 32];
-        l.acquired.iter().any(|(&t, waits)| {
-            waits.iter().any(|&(generation, counts)| {
-                generation >= current && (t == tid || self.s.levels.ordered(&wait_acc(t, counts), tid, passed))
-            })
-        })
+        let before =
+            |t: u32, counts: [u32; LEVELS]| t == tid || self.s.levels.ordered(&wait_acc(t, counts), tid, passed);
+        // A phase without copies completed at its last operation, which ran on the
+        // mbarrier when its thread ran it: a thread ordered after every operation of the
+        // phase (two threads arrive, `__syncthreads()`, one issues the next phase's copy) is
+        // ordered after its completion. Ordered after only the one that completed it in this
+        // schedule is not enough: on the GPU another may come last.
+        if let Some(ops) = &l.last_ops
+            && ops.iter().all(|&(t, counts)| before(t, counts))
+        {
+            return true;
+        }
+        l.acquired
+            .iter()
+            .any(|(&t, waits)| waits.iter().any(|&(generation, counts)| generation >= current && before(t, counts)))
     }
 
     /// What orders an earlier access before thread `tid`'s access besides barriers (which
@@ -384,21 +397,30 @@ impl<'a> BlockSim<'a> {
         }
     }
 
-    /// The TMA copies `copies` (with the threads that issued them) that complete on the
-    /// mbarrier at shared byte `mbar` land: the phase they belonged to has completed. Their
-    /// data is written now; with race checks their words stop being in flight and each
-    /// element is recorded as written by the barrier's pseudo-thread in a new generation,
-    /// which no barrier orders and the phase's release (added to its releases, which the
-    /// waits for it acquire) does. Their write was checked against earlier accesses when
-    /// they were issued, and accesses since then were races with the copy in flight, so
-    /// nothing is checked here.
-    pub(super) fn land_on_mbarrier(&mut self, mbar: usize, copies: Vec<(u32, PendingCopy)>) {
+    /// A phase of the mbarrier at shared byte `mbar` has completed, after the operations
+    /// `ops` ([`super::block::Mbar::ops`]), and the TMA copies `copies` (with the threads
+    /// that issued them) that completed on it land. Their data is written now; with race
+    /// checks their words stop being in flight and each element is recorded as written by
+    /// the barrier's pseudo-thread in the phase's generation, which no barrier orders and
+    /// the phase's release (added to its releases, which the waits for it acquire) does.
+    /// Their write was checked against earlier accesses when they were issued, and accesses
+    /// since then were races with the copy in flight, so nothing is checked here. Every
+    /// phase is a generation when races are checked, with copies or not, so that a later
+    /// copy's issue can be checked against it ([`Self::saw_last_landing`]); without race
+    /// checks only phases with copies come here.
+    pub(super) fn complete_mbar_phase(
+        &mut self,
+        mbar: usize,
+        copies: Vec<(u32, PendingCopy)>,
+        ops: Vec<(u32, [u32; LEVELS])>,
+    ) {
         let races = self.s.cfg.checks.races;
         let tid = landing_tid(mbar);
         let generation = {
             let l = self.landings.entry(mbar).or_default();
             l.generation += 1;
             l.issuer = copies.last().map_or(l.issuer, |c| c.0);
+            l.last_ops = copies.is_empty().then_some(ops);
             l.generation
         };
         if races {

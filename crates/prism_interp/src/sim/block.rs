@@ -416,18 +416,33 @@ pub struct Mbar {
     /// The releases of landed TMA copies that the current phase's arrivals pass on (from
     /// what their threads acquired), one per mbarrier that landed them, the latest.
     pub carried: Vec<Release>,
+    /// With race checks, the threads whose operations on the current phase (arrivals,
+    /// expected and completed bytes, but not those of TMA copies) ran so far, with their
+    /// barrier arrivals then: a thread ordered after all of them is ordered after the
+    /// phase's completion, if the phase had no copies ([`Landings::last_ops`]).
+    pub ops: Vec<(u32, [u32; LEVELS])>,
 }
 
-/// The TMA copies that landed through one mbarrier, as the race check sees them. A landed
-/// copy's writes are recorded as those of the barrier's own pseudo-thread
-/// ([`crate::shadow::landing_tid`]), in a generation (one per phase that landed copies,
-/// counted by [`Self::generation`]), which no barrier orders: only a wait for that phase, or a later one, does
-/// (it acquires the phase's release of the generation), or a barrier that a thread which
-/// waited passed afterwards ([`Self::acquired`]).
+/// The phases of one mbarrier and the TMA copies that landed through it, as the race check
+/// sees them. A landed copy's writes are recorded as those of the barrier's own
+/// pseudo-thread ([`crate::shadow::landing_tid`]), in a generation (one per completed
+/// phase, with copies or not, counted by [`Self::generation`]), which no barrier orders:
+/// only a wait for that phase, or a later one, does (it acquires the phase's release of the
+/// generation), or a barrier that a thread which waited passed afterwards
+/// ([`Self::acquired`]).
 #[derive(Clone, Debug, Default)]
 pub struct Landings {
-    /// The generation of the latest phase that landed copies (0: none yet).
+    /// The generation of the latest completed phase (0: none yet). Until 2026-11-30 only
+    /// phases that landed copies were counted, so a copy issued before its thread saw a
+    /// phase without copies complete was not reported, though its bytes may complete that
+    /// phase on the GPU ([`BlockSim::saw_last_landing`]).
     pub generation: u32,
+    /// When the latest completed phase landed no copies, the operations on it
+    /// ([`Mbar::ops`]): a thread ordered after every one of them (by its own program
+    /// order, or by barriers) is ordered after the phase's completion without waiting.
+    /// `None` when it landed copies: their bytes complete at no point a thread can be
+    /// ordered after but by a wait.
+    pub last_ops: Option<Vec<(u32, [u32; LEVELS])>>,
     /// The thread that issued the latest copy landed (named in reports).
     pub issuer: u32,
     /// Per thread that waited for a phase with copies: the generation it acquired and its

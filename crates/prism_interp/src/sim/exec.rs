@@ -1419,7 +1419,7 @@ impl<'a> BlockSim<'a> {
                                         // Completing on an mbarrier, the copy is in flight
                                         // until the phase its `complete_tx` (the next
                                         // operation) belongs to completes, and lands then
-                                        // (`land_on_mbarrier`). Until 2026-11-29 it landed
+                                        // (`complete_mbar_phase`). Until 2026-11-29 it landed
                                         // here, as this thread's write, and a read that a
                                         // barrier ordered after the issue but that did not
                                         // wait for the phase ran clean.
@@ -1843,6 +1843,9 @@ impl<'a> BlockSim<'a> {
                                                 );
                                             }
                                             m.tx += i64::from(v as u32 as i32);
+                                            if self.s.cfg.checks.races {
+                                                m.ops.push((tid as u32, self.warps[w].arrived[l]));
+                                            }
                                         }
                                         _ => {
                                             if !m.valid {
@@ -1877,7 +1880,7 @@ impl<'a> BlockSim<'a> {
                                             // thread's own, and a producer that wrote data and
                                             // completed bytes without arriving ran clean). The
                                             // copies of `tma_load_*_mbar` it completes land as the
-                                            // barrier's own pseudo-thread (`land_on_mbarrier`),
+                                            // barrier's own pseudo-thread (`complete_mbar_phase`),
                                             // which the phase releases by itself.
                                             let complete_only = *op == MbarOp::CompleteTx;
                                             let carried = if complete_only {
@@ -1901,7 +1904,7 @@ impl<'a> BlockSim<'a> {
                                             {
                                                 fatal!(
                                                     ReportKind::MbarrierMisuse,
-                                                    "a TMA copy completes on this mbarrier before its thread has seen the barrier's previous phase of copies complete: on the GPU copies complete in any order, so its bytes may complete that earlier phase while the copy announced for it is still in flight".to_string(),
+                                                    "a TMA copy completes on this mbarrier before its thread has seen the barrier's previous phase complete: on the GPU a copy's bytes complete when it finishes, in any order, so they may count towards that earlier phase instead of the one announced for them (wait for the phase, or order the copy after every arrival of it)".to_string(),
                                                     l
                                                 );
                                             }
@@ -1944,6 +1947,11 @@ impl<'a> BlockSim<'a> {
                                                     None => m.carried.push(r),
                                                 }
                                             }
+                                            // An operation that ran on the mbarrier now (not
+                                            // the bytes of TMA copies, which complete later).
+                                            if self.s.cfg.checks.races && issued.is_empty() {
+                                                m.ops.push((tid as u32, self.warps[w].arrived[l]));
+                                            }
                                             m.copies.extend(issued.into_iter().map(|c| (tid as u32, c)));
                                             if *op != MbarOp::CompleteTx {
                                                 m.pending -= 1;
@@ -1955,6 +1963,7 @@ impl<'a> BlockSim<'a> {
                                                 m.done[0] = std::mem::take(&mut m.arrivals);
                                                 m.done[0].append(&mut m.carried);
                                                 let landed = std::mem::take(&mut m.copies);
+                                                let ops = std::mem::take(&mut m.ops);
                                                 for waiter in std::mem::take(&mut m.waiters) {
                                                     if self.frags[waiter as usize]
                                                         .as_ref()
@@ -1963,8 +1972,8 @@ impl<'a> BlockSim<'a> {
                                                         self.make_runnable(waiter);
                                                     }
                                                 }
-                                                if !landed.is_empty() {
-                                                    self.land_on_mbarrier(keys[l], landed);
+                                                if !landed.is_empty() || self.s.cfg.checks.races {
+                                                    self.complete_mbar_phase(keys[l], landed, ops);
                                                 }
                                             }
                                         }
