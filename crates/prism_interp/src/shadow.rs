@@ -1545,11 +1545,12 @@ impl Blocks {
     /// access of another block, if any.
     #[inline]
     pub fn access(&mut self, b: u32, epoch: u32, now: Site, kind: Kind) -> Option<Conflict> {
-        self.access_with(b, epoch, (now, 0), kind, |_, _, _| false)
+        self.access_with(b, epoch, (now, 0, 0), kind, |_, _, _| false)
     }
 
     /// [`Self::access`] of an access made when its thread had arrived at `bar` block
-    /// barriers, where `also(earlier, its block, its block-level count)` says whether a
+    /// barriers and passed `passed` of them (fewer between a split barrier's arrive and its
+    /// wait), where `also(earlier, its block, its block-level count)` says whether a
     /// release the accessing thread acquired orders an earlier access (of
     /// [`SEVERAL_THREADS`] for a summary of several): it is then no conflict, and the other
     /// summaries are looked at.
@@ -1558,7 +1559,7 @@ impl Blocks {
         &mut self,
         b: u32,
         epoch: u32,
-        (now, bar): (Site, u32),
+        (now, bar, passed): (Site, u32, u32),
         kind: Kind,
         also: impl Fn(&Site, u32, u32) -> bool,
     ) -> Option<Conflict> {
@@ -1672,9 +1673,14 @@ impl Blocks {
             // This block's earlier accesses of the kind are superseded when they are ordered
             // before this one: by a block barrier, or (one thread's) by program order or a
             // release this thread acquired (the critical sections of a lock taken by two
-            // threads of a block).
+            // threads of a block). A block barrier orders them when this thread has passed
+            // one that their threads had not arrived at: the earlier count is an arrival
+            // count, compared with this thread's passed count. Until 2026-11-30 this
+            // thread's arrival count was used, so an access between a split barrier's
+            // arrive and its wait superseded accesses the barrier did not order yet (latent:
+            // barrier motion puts only reads of memory nothing writes there, review R11).
             let old = unpack_bar(self.bars[k]);
-            let before = old < bar || (!several && acc.is_some_and(|e| e.tid == now.tid || also(&e, x - 1, old)));
+            let before = old < passed || (!several && acc.is_some_and(|e| e.tid == now.tid || also(&e, x - 1, old)));
             if before {
                 (me, false, bar16)
             } else {
@@ -1855,11 +1861,14 @@ impl GCell {
             }
             self.cell_block = block + 1;
         }
-        let bar = now.counts[lv.block_level()];
-        let conflict = match self
-            .blocks
-            .access_with(block, epoch, (now.at(), bar), kind, |e, b, bar| also(&e.with_block_count(lv, bar), Some(b)))
-        {
+        let level = lv.block_level();
+        let conflict = match self.blocks.access_with(
+            block,
+            epoch,
+            (now.at(), now.counts[level], passed[level]),
+            kind,
+            |e, b, bar| also(&e.with_block_count(lv, bar), Some(b)),
+        ) {
             Some(c) => Some((c.earlier, c.kind, Some(c.earlier_block))),
             None => self.cell.access_with(lv, now, passed, kind, |a| also(a, None)).map(|(a, k)| (a.at(), k, None)),
         };
@@ -2386,7 +2395,7 @@ mod tests {
         let mut b = Blocks::default();
         b.access(1, 0, s(3), Kind::Write);
         b.access(2, 0, s(4), Kind::Read);
-        let got = b.access_with(0, 0, (s(5), 0), Kind::Write, |e, blk, _| e.tid == 3 && blk == 1);
+        let got = b.access_with(0, 0, (s(5), 0, 0), Kind::Write, |e, blk, _| e.tid == 3 && blk == 1);
         assert_eq!(got.map(|c| (c.earlier.tid, c.earlier_block, c.kind)), Some((4, 2, RaceKind::ReadWrite)));
     }
 
@@ -2480,24 +2489,47 @@ mod tests {
         let mut b = Blocks::default();
         assert!(b.access(0, 0, t0, Kind::Read).is_none());
         assert!(b.access(0, 0, t32, Kind::Read).is_none());
-        assert!(b.access_with(1, 0, (t0, 0), Kind::Write, by_t32).is_some(), "thread 0's read is not ordered");
+        assert!(b.access_with(1, 0, (t0, 0, 0), Kind::Write, by_t32).is_some(), "thread 0's read is not ordered");
         let mut b = Blocks::default();
         assert!(b.access(0, 0, t32, Kind::Read).is_none());
-        assert!(b.access_with(1, 0, (t0, 0), Kind::Write, by_t32).is_none(), "thread 32's read alone is");
+        assert!(b.access_with(1, 0, (t0, 0, 0), Kind::Write, by_t32).is_none(), "thread 32's read alone is");
         // A read of block 1 ordered after thread 32's supersedes it; one not ordered does not.
         let mut b = Blocks::default();
         b.access(0, 0, t32, Kind::Read);
-        b.access_with(1, 0, (t0, 0), Kind::Read, by_t32);
+        b.access_with(1, 0, (t0, 0, 0), Kind::Read, by_t32);
         assert!(b.access(1, 0, t0, Kind::Write).is_none(), "a lock: each block after the one before");
         let mut b = Blocks::default();
         b.access(0, 0, t0, Kind::Read);
-        b.access_with(1, 0, (t0, 0), Kind::Read, by_t32);
-        assert!(b.access_with(1, 0, (t0, 0), Kind::Write, by_t32).is_some(), "block 0's read is not ordered");
+        b.access_with(1, 0, (t0, 0, 0), Kind::Read, by_t32);
+        assert!(b.access_with(1, 0, (t0, 0, 0), Kind::Write, by_t32).is_some(), "block 0's read is not ordered");
         // The same for atomic updates against a plain read.
         let mut b = Blocks::default();
         b.access(0, 0, t0, Kind::Atomic);
         b.access(0, 0, t32, Kind::Atomic);
-        assert!(b.access_with(1, 0, (t0, 0), Kind::Read, by_t32).is_some());
+        assert!(b.access_with(1, 0, (t0, 0, 0), Kind::Read, by_t32).is_some());
+    }
+    /// A block barrier orders a block's earlier access before a later one only once the
+    /// later thread has passed it: between a split barrier's arrive and its wait the later
+    /// access does not supersede the earlier one, and another block ordered after the later
+    /// access alone (by its thread's release) still meets the earlier one.
+    #[test]
+    fn a_barrier_arrived_at_but_not_passed_supersedes_nothing() {
+        let t0 = acc(0, 0).at();
+        let t32 = acc(32, 1).at();
+        let by_t32 = |e: &Site, _: u32, _: u32| e.tid == 32;
+        let mut b = Blocks::default();
+        assert!(b.access(0, 0, t0, Kind::Read).is_none());
+        // Thread 32 has arrived at the block's first barrier (split: not yet waited).
+        assert!(b.access_with(0, 0, (t32, 1, 0), Kind::Read, |_, _, _| false).is_none());
+        assert!(
+            b.access_with(1, 0, (t0, 0, 0), Kind::Write, by_t32).is_some(),
+            "thread 0's read is not ordered before thread 32's, nor by its release"
+        );
+        // Once passed, the barrier orders thread 0's read before thread 32's.
+        let mut b = Blocks::default();
+        assert!(b.access(0, 0, t0, Kind::Read).is_none());
+        assert!(b.access_with(0, 0, (t32, 1, 1), Kind::Read, |_, _, _| false).is_none());
+        assert!(b.access_with(1, 0, (t0, 0, 0), Kind::Write, by_t32).is_none());
     }
     fn gacc(tid: u32, block_barriers: u32) -> (Acc, [u32; LEVELS]) {
         let a = acc(tid, block_barriers);
