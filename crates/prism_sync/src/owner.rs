@@ -438,8 +438,43 @@ impl Ctx<'_> {
                 idx.terms.insert(Term::Quot(c, g, k), a - k * b);
                 padded = Some(Term::Quot(c, g, k));
             }
+            // The grid-wide position of a thread written by hand: `T·b + t`, `b` the block's
+            // `id()` in a code broader than a block and `t` the thread's `id()` in its block,
+            // with `T` the most threads a block may have (`@launch_bounds`, enforced at every
+            // launch). Since `t < T`, distinct threads of the broader unit have distinct
+            // `u = T·b + t` even when the block has fewer than `T` threads, and the `u` of
+            // the threads of `m` consecutive blocks lie in `m·T` consecutive values, which is
+            // all the proofs below assume of `u` for a unit of `m` blocks. When the barrier
+            // scope is a block or narrower, `b` is a base instead (the usual proof). The
+            // block's term stays in the base as a mark, so that such an index never shares
+            // its shape with one of the grid's own `id()` (`g = blockDim·b + t`), which
+            // differs from `T·b + t` when a block has fewer than `T` threads. Until
+            // 2026-11-30 no index with both terms was proved, so block-uniform branches over
+            // memory indexed `b * 64 + t` were `branch-conflict` where `g` passed.
             let mut unit = None;
             let mut base = BTreeMap::new();
+            if padded.is_none() && !self.facts.narrower_eq(s, Persp { level: Level::Block, n: 1 }) {
+                let thread = Term::Rel((Level::Block, 1), (Level::Thread, 1));
+                let most = i128::from(self.f.launch_bounds.unwrap_or(MAX_BLOCK_THREADS));
+                if let Some(&kt) = idx.terms.get(&thread)
+                    && kt > 0
+                    && let Some((block, kb)) = idx.terms.iter().find_map(|(t, &k)| match t {
+                        Term::Rel(code, (Level::Block, 1))
+                            if (code.0 == Level::Grid || (code.0 == Level::Block && code.1 > 1))
+                                && Some(k) == kt.checked_mul(most) =>
+                        {
+                            Some((*t, k))
+                        }
+                        _ => None,
+                    })
+                    && let Term::Rel(code, _) = block
+                {
+                    idx.terms.remove(&thread);
+                    idx.terms.remove(&block);
+                    unit = Some((code, kt));
+                    base.insert(block, kb);
+                }
+            }
             let mut rest = Rest { c: idx.c, terms: Vec::new(), width, padded: padded.is_some() };
             for (t, k) in idx.terms {
                 match t {

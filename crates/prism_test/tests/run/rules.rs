@@ -998,3 +998,50 @@ fn r_dynamic_shared() {
         assert_same("out", &out.f32("out"), &want);
     }
 }
+
+#[test]
+fn r_flat_thread_index() {
+    // Block-uniform branches over global memory indexed `b * 64 + t` (docs/soundness.md
+    // §4.4): even blocks add to their elements, odd ones read theirs. Blocks of 64 and of
+    // 48 threads (fewer than `@launch_bounds`, so the elements past 48 in each block's 64
+    // are left alone).
+    let p = program("accept/soundness/flat_thread_index.prism");
+    for threads in [64usize, 48] {
+        let acc: Vec<i32> = (0..256).collect();
+        let out = p.launch("flat_branches", 4, threads as u32, || vec![Arg::buffer(&acc), Arg::buffer(&[-1i32; 256])]);
+        let mut want_acc = acc.clone();
+        let mut want_out = vec![-1i32; 256];
+        for b in 0..4 {
+            for t in 0..threads {
+                let i = b * 64 + t;
+                if b % 2 == 0 {
+                    want_acc[i] += 1000;
+                    want_out[i] = 0;
+                } else {
+                    want_out[i] = acc[i];
+                }
+            }
+        }
+        assert_same("acc", &out.i32("acc"), &want_acc);
+        assert_same("out", &out.i32("out"), &want_out);
+    }
+    let acc: Vec<i32> = (0..512).collect();
+    let out = p.launch("flat_pairs", 4, 64, || vec![Arg::buffer(&acc), Arg::buffer(&[-1i32; 256])]);
+    let mut want_acc = acc.clone();
+    let mut want_out = vec![-1i32; 256];
+    for b in 0..4 {
+        for t in 0..64 {
+            let (i, j) = (128 * b + 2 * t, 128 * b + 2 * t + 1);
+            if b % 2 == 0 {
+                want_acc[i] += 1000;
+                want_acc[j] += 1000;
+                want_out[b * 64 + t] = 0;
+            } else {
+                want_out[b * 64 + t] = acc[i] + acc[j];
+            }
+        }
+    }
+    assert_same("acc", &out.i32("acc"), &want_acc);
+    assert_same("out", &out.i32("out"), &want_out);
+}
+
