@@ -397,7 +397,10 @@ impl Ctx<'_> {
                 let ok = match (x.width, y.width) {
                     (Some(wx), Some(wy)) if x.inst != y.inst && self.apart(x, wx, y, wy) => true,
                     (Some(wx), Some(wy)) => {
-                        let sites = [(x.inst, x.ptr, x.index, wx), (y.inst, y.ptr, y.index, wy)];
+                        let sites = [
+                            (x.inst, x.ptr, crate::owner::Index::Reg(x.index), wx),
+                            (y.inst, y.ptr, crate::owner::Index::Reg(y.index), wy),
+                        ];
                         let sites = if x.inst == y.inst { &sites[..1] } else { &sites[..] };
                         self.shape_of(root_of, sites, s, &varying)
                             .is_some_and(|(shape, rests)| self.disjoint(&shape, &rests, s))

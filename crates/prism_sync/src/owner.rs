@@ -39,7 +39,7 @@ use prism_types::intrinsics::Family;
 use prism_types::perspective::{Level, Persp};
 use prism_types::tir::{BinOp, ConstValue};
 use prism_types::ty::Scalar;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// A symbolic value in an index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -157,9 +157,16 @@ pub(crate) struct Counter {
     pub(crate) step: i128,
 }
 
-/// A single-element access: its instruction, pointer register and index register.
+/// Where an access starts from its pointer: an index register, or a constant (a call,
+/// whose callee touches its parameter from that element on, [`Ctx::param_ranges`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Index {
+    Reg(Reg),
+    Const(i128),
+}
+
 /// An element access: instruction, pointer, index, and the elements it touches from there.
-type Site = (InstId, Reg, Reg, i128);
+pub(crate) type Site = (InstId, Reg, Index, i128);
 
 /// Where loop counters were read: (loop, block of the reading instruction).
 pub(crate) type Reads = Vec<(InstId, FrameId)>;
@@ -399,7 +406,7 @@ impl Ctx<'_> {
     pub(crate) fn shape_of(
         &self,
         root_of_node: prism_ir::MemId,
-        sites: &[(InstId, Reg, Reg, i128)],
+        sites: &[Site],
         s: Persp,
         varying: &dyn Fn(InstId) -> bool,
     ) -> Option<(Shape, Vec<Rest>)> {
@@ -409,7 +416,7 @@ impl Ctx<'_> {
             let frame = self.cfg.insts[id].frame;
             let mut reads = Vec::new();
             let off = self.pointer_offset(ptr, &mut reads, 0)?;
-            let mut idx = self.eval(index, frame, &mut reads, 0)?.add(&off, 1)?;
+            let mut idx = self.index_form(index, frame, &mut reads)?.add(&off, 1)?;
             // A padded tile: `a·(u / k) + b·(u % k)` with `a ≥ k·b` and `b > 0` places thread
             // `u` at `b·u + (a − k·b)·(u / k)`, which grows by at least `b` from each thread
             // to the next (`u ≥ 0`). So the threads' blocks `[P(u), P(u) + b)` are disjoint,
@@ -560,7 +567,7 @@ impl Ctx<'_> {
                     return None;
                 }
             }
-            for (a, ptr, index) in operands(self.f, kind) {
+            for (n, (a, ptr, index)) in operands(self.f, kind).into_iter().enumerate() {
                 let acc = &self.f.accesses[a.index()];
                 if acc.kind == prism_ir::ir::AccessKind::Volatile {
                     continue;
@@ -575,19 +582,33 @@ impl Ctx<'_> {
                 if !relevant {
                     continue;
                 }
-                // Element accesses: loads and stores (vector ones over their width) and atomics.
+                // Element accesses: loads and stores (vector ones over their width) and
+                // atomics; and calls, over the range of elements their callee touches.
                 let single = match kind {
                     InstKind::Load { .. }
                     | InstKind::Store { .. }
                     | InstKind::LoadVec { .. }
-                    | InstKind::StoreVec { .. } => true,
+                    | InstKind::StoreVec { .. }
+                    | InstKind::Call { .. } => true,
                     InstKind::Intrinsic { intrinsic, .. } => intrinsic.sig().family == Family::Atomics,
                     _ => false,
                 };
                 if !single || r != root_of_node {
                     return None;
                 }
-                sites.push((id, ptr, index?, crate::graph::width(self.f, &self.cfg, &self.defs, kind)?));
+                sites.push(match (kind, index) {
+                    (_, Some(ix)) => {
+                        (id, ptr, Index::Reg(ix), crate::graph::width(self.f, &self.cfg, &self.defs, kind)?)
+                    }
+                    // A call touches the elements its callee's accesses of the parameter
+                    // reach (`n` counts the memory arguments as the callee counts its
+                    // pointer parameters).
+                    (InstKind::Call { func, .. }, None) => {
+                        let (lo, hi) = self.summaries[func.index()].as_ref()?.range(n)?;
+                        (id, ptr, Index::Const(lo), hi - lo + 1)
+                    }
+                    _ => return None,
+                });
             }
         }
         Some((root_of_node, sites))
@@ -604,7 +625,11 @@ impl Ctx<'_> {
                 let frame = self.cfg.insts[id].frame;
                 let mut reads = Vec::new();
                 let off = self.pointer_offset(ptr, &mut reads, 0)?;
-                let first = self.eval(index, frame, &mut reads, 0)?.add(&off, 1)?.as_const()?;
+                let first = self.index_form(index, frame, &mut reads)?.add(&off, 1)?.as_const()?;
+                // A call may stand for a wide range of elements: enumerate few only.
+                if width > 4096 {
+                    return None;
+                }
                 out.extend((0..width).map(|k| first + k));
             }
             Some((root, out))
@@ -613,6 +638,72 @@ impl Ctx<'_> {
             (Some((ra, x)), Some((rb, y))) => ra == rb && !x.is_empty() && !y.is_empty() && x.is_disjoint(&y),
             _ => false,
         }
+    }
+
+    /// The affine form of an access's starting index.
+    fn index_form(&self, index: Index, frame: FrameId, reads: &mut Reads) -> Option<Affine> {
+        match index {
+            Index::Reg(r) => self.eval(r, frame, reads, 0),
+            Index::Const(c) => Some(Affine::constant(c)),
+        }
+    }
+
+    /// For each pointer parameter of this function (by its position among them, as
+    /// [`crate::summary::Key::Param`] counts), the least and greatest element index,
+    /// relative to the parameter, of every element any access of it touches here (its own
+    /// loads, stores and atomics over their widths, and its callees' ranges through the
+    /// pointers it passes them); a parameter missing from the map has an access that could
+    /// not be bounded. A caller's ownership proof takes a call as an access of those
+    /// elements of its argument ([`Ctx::sites`]): `thread_inclusive_sum(s_t, 4, 0)` touches
+    /// `s_t[0]` to `s_t[3]`. Every index is the affine form the proofs use (its value
+    /// checked against its type, with every term over its whole range), and a loop
+    /// counter's range counts only for reads inside the loop's body, where it holds.
+    pub(crate) fn param_ranges(&self) -> HashMap<usize, (i128, i128)> {
+        let params: Vec<prism_ir::MemId> = (0..self.f.mems.len())
+            .filter(|&i| self.f.mems[i].kind == prism_ir::ir::MemKind::Param)
+            .map(|i| prism_ir::MemId(i as u32))
+            .collect();
+        // The widest launch: ranges of `id()` terms over it hold for every launch.
+        self.blocks.set(MAX_GRID_BLOCKS as u128);
+        let mut out: HashMap<usize, Option<(i128, i128)>> = HashMap::new();
+        for (id, info) in self.cfg.insts.iter().enumerate() {
+            let kind = &info.inst.kind;
+            for (n, (a, ptr, index)) in operands(self.f, kind).into_iter().enumerate() {
+                let r = root(self.f, self.f.accesses[a.index()].mem);
+                let Some(k) = params.iter().position(|&m| m == r) else { continue };
+                let got = self.access_range(id, n, ptr, index);
+                let e = out.entry(k).or_insert(got);
+                *e = match (*e, got) {
+                    (Some((l0, h0)), Some((l1, h1))) => Some((l0.min(l1), h0.max(h1))),
+                    _ => None,
+                };
+            }
+        }
+        out.into_iter().filter_map(|(k, r)| Some((k, r?))).collect()
+    }
+
+    /// The elements, relative to its root's pointer, that operand `n` (pointer `ptr`,
+    /// index `index`) of instruction `id` touches.
+    fn access_range(&self, id: InstId, n: usize, ptr: Reg, index: Option<Reg>) -> Option<(i128, i128)> {
+        let kind = &self.cfg.insts[id].inst.kind;
+        let frame = self.cfg.insts[id].frame;
+        let mut reads = Vec::new();
+        let off = self.pointer_offset(ptr, &mut reads, 0)?;
+        let (form, lo_extra, hi_extra) = match (kind, index) {
+            (InstKind::Call { func, .. }, None) => {
+                let (lo, hi) = self.summaries[func.index()].as_ref()?.range(n)?;
+                (off, lo, hi)
+            }
+            (_, Some(ix)) => {
+                let width = crate::graph::width(self.f, &self.cfg, &self.defs, kind)?;
+                (self.eval(ix, frame, &mut reads, 0)?.add(&off, 1)?, 0, width.checked_sub(1)?)
+            }
+            _ => return None,
+        };
+        let inside = reads.iter().all(|&(l, at)| self.cfg.frame_within(at, self.cfg.insts[l].children[1]));
+        let (lo, hi) = self.range(&form).filter(|_| inside)?;
+        let (lo, hi) = (lo.checked_add(lo_extra)?, hi.checked_add(hi_extra)?);
+        (lo.abs() < 1 << 60 && hi.abs() < 1 << 60).then_some((lo, hi))
     }
 
     /// The element offset of a pointer from its root's pointer.

@@ -53,6 +53,9 @@ pub(crate) struct Summary {
     pub through: Cover,
     entry: HashMap<Key, Cover>,
     exit: HashMap<Key, Cover>,
+    /// Per pointer parameter, the elements (least and greatest index) its accesses touch,
+    /// where bounded ([`Ctx::param_ranges`]).
+    ranges: HashMap<usize, (i128, i128)>,
 }
 
 impl Summary {
@@ -64,6 +67,11 @@ impl Summary {
     /// Barriers after the last use of `key`.
     pub fn exit(&self, key: Key) -> &Cover {
         self.exit.get(&key).unwrap_or(&Cover::All)
+    }
+
+    /// The elements of its `n`-th pointer parameter the function touches, if bounded.
+    pub fn range(&self, n: usize) -> Option<(i128, i128)> {
+        self.ranges.get(&n).copied()
     }
 }
 
@@ -157,7 +165,7 @@ impl Ctx<'_> {
             entry.insert(key, Cover::Scopes(ent));
             exit.insert(key, Cover::Scopes(ex));
         }
-        Summary { through, entry, exit }
+        Summary { through, entry, exit, ranges: self.param_ranges() }
     }
 
     /// The callee's keys that a call's use of this function's `key` stands for.

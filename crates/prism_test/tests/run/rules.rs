@@ -1045,3 +1045,27 @@ fn r_flat_thread_index() {
     assert_same("out", &out.i32("out"), &want_out);
 }
 
+#[test]
+fn r_callee_ranges() {
+    // Calls in a warp's loop over each thread's own four elements (docs/soundness.md §4.4,
+    // "Calls"): no barrier inside the loop, and none needed. 2 blocks of 64 threads.
+    let p = program("accept/soundness/callee_ranges.prism");
+    let out = p.launch("scan_in_warp_loop", 2, 64, || vec![Arg::buffer(&[0i32; 512])]);
+    let mut want = vec![0i32; 512];
+    for b in 0..2 {
+        for t in 0..64 {
+            let mut v: Vec<i32> = (0..4).map(|k| k + t as i32).collect();
+            for _ in 0..2 {
+                for k in 1..4 {
+                    v[k] += v[k - 1];
+                }
+                for x in &mut v {
+                    *x += 1;
+                }
+                v[3] *= 2;
+            }
+            want[b * 256 + 4 * t..b * 256 + 4 * t + 4].copy_from_slice(&v);
+        }
+    }
+    assert_same("out", &out.i32("out"), &want);
+}

@@ -138,7 +138,7 @@ extern "C" __global__ void __launch_bounds__(64) cross_call_loop(const int* __re
             {  // partition `s` as `s_t` at thread[1]
                 for (int r = 0; r < 4; r += 1) {
                     if (r % 2 == 0) {  // line 57
-                        // split block barrier s1, arrive: `s` was last used at line 59; its next use (line 59) waits
+                        // split block barrier s1, arrive: `s` was last used at line 62; its next use (line 59) waits
                         prism_fence_proxy_async();
                         prism_tok1 = prism_split_arrive(prism_smem_addr(&prism_split[1]));
                         {  // group(thread[1])
