@@ -26,6 +26,10 @@ use prism_types::perspective::{Level, Persp};
 use prism_types::tir::BinOp;
 use prism_types::ty::Scalar;
 
+/// The report of an mbarrier operation by a thread that has not seen the barrier's last
+/// phase of TMA copies complete.
+const UNSEEN_COPIES: &str = "an operation on this mbarrier by a thread that has not seen its previous phase of TMA copies complete: on the GPU the copies may still be in flight, so the arrival or the bytes count towards that phase (wait for it first, or be ordered after a thread that did)";
+
 /// Runs `f(lane)` for each lane of `mask`.
 #[inline(always)]
 fn each(mask: u32, mut f: impl FnMut(usize)) {
@@ -1794,6 +1798,29 @@ impl<'a> BlockSim<'a> {
                                 for l in lanes_of(mask) {
                                     let tid = w * 32 + l;
                                     let v = argv(l);
+                                    // The simulator completes a TMA copy's bytes when it is
+                                    // issued, the GPU when the copy finishes: a phase that
+                                    // landed copies may still be waiting for them on the GPU
+                                    // when a thread not ordered after its completion operates
+                                    // on the barrier, and the operation then counts towards
+                                    // that phase (an arrival beyond its count, bytes it never
+                                    // gets). No schedule shows it, so it is checked here: the
+                                    // thread must have seen the landing (review R14 F1). The
+                                    // copies a thread issues are checked below, against any
+                                    // phase.
+                                    let unseen_copies = self.s.cfg.checks.races
+                                        && matches!(
+                                            op,
+                                            MbarOp::Arrive
+                                                | MbarOp::ArriveExpectTx
+                                                | MbarOp::ExpectTx
+                                                | MbarOp::CompleteTx
+                                        )
+                                        && self
+                                            .landings
+                                            .get(&keys[l])
+                                            .is_some_and(|x| x.generation > 0 && x.last_ops.is_none())
+                                        && !self.saw_last_landing(keys[l], tid as u32);
                                     let m = self.mbars.entry(keys[l]).or_default();
                                     match op {
                                         MbarOp::Init => {
@@ -1816,6 +1843,11 @@ impl<'a> BlockSim<'a> {
                                                 );
                                             }
                                             let waiters = std::mem::take(&mut m.waiters);
+                                            // A new barrier has no phase in flight: nothing
+                                            // of the old one's copies can count towards it.
+                                            if let Some(x) = self.landings.get_mut(&keys[l]) {
+                                                x.last_ops = Some(Vec::new());
+                                            }
                                             *m = Mbar {
                                                 expected: count as u32,
                                                 pending: count as u32,
@@ -1841,6 +1873,9 @@ impl<'a> BlockSim<'a> {
                                                     mbar_invalid("expected bytes on"),
                                                     l
                                                 );
+                                            }
+                                            if unseen_copies {
+                                                fatal!(ReportKind::MbarrierMisuse, UNSEEN_COPIES.to_string(), l);
                                             }
                                             m.tx += i64::from(v as u32 as i32);
                                             if self.s.cfg.checks.races {
@@ -1898,6 +1933,9 @@ impl<'a> BlockSim<'a> {
                                             } else {
                                                 Vec::new()
                                             };
+                                            if issued.is_empty() && unseen_copies {
+                                                fatal!(ReportKind::MbarrierMisuse, UNSEEN_COPIES.to_string(), l);
+                                            }
                                             if !issued.is_empty()
                                                 && self.s.cfg.checks.races
                                                 && !self.saw_last_landing(keys[l], tid as u32)
