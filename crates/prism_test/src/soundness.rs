@@ -148,7 +148,7 @@ impl Summary {
 }
 
 /// The constructs a program uses, by the text that names them.
-const CONSTRUCTS: [(&str, &str); 37] = [
+const CONSTRUCTS: [(&str, &str); 39] = [
     ("partition", "with partition("),
     ("claim", "with claim("),
     ("async", "with async("),
@@ -186,6 +186,8 @@ const CONSTRUCTS: [(&str, &str); 37] = [
     ("narrow-branches", "        else:"),
     ("atomic-max", "atomic_max("),
     ("index-fn-call", "f=lambda i: op_"),
+    ("call-ranges", "bumpn(v"),
+    ("flat-index", "atomic_add(gx[b * "),
 ];
 
 /// Runs a search.
@@ -333,6 +335,7 @@ fn arguments(p: &r#gen::Program) -> Vec<Arg> {
             buffer: Buffer::from_slice(&(0..r#gen::TILES * 32).map(|i| (i % 997) as i32 - 300).collect::<Vec<i32>>()),
             dims: vec![u64::from(r#gen::TILES), 32],
         },
+        Arg::Buffer(Buffer::zeroed(Scalar::I32, r#gen::gx_len(p.grid, p.block) as usize)),
     ];
     if p.reduce {
         // `parts` (one per block), `tick`, `total`.
@@ -348,7 +351,7 @@ fn arguments(p: &r#gen::Program) -> Vec<Arg> {
 
 /// The indices of the arguments a generated kernel writes.
 fn written(p: &r#gen::Program) -> Vec<usize> {
-    if p.reduce { vec![1, 2, 5, 6, 7] } else { vec![1, 2] }
+    if p.reduce { vec![1, 2, 5, 6, 7, 8] } else { vec![1, 2, 5] }
 }
 
 /// Runs a program under the deterministic schedule and `schedules` random ones: the first

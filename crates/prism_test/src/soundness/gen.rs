@@ -141,7 +141,7 @@ impl Gen {
         // A device-wide reduction from the kernel's grid code (none without grid code).
         let reduce = !block_entry && self.rng.chance(15);
         let mut sig = String::from(
-            "def fuzz(inp : ptr(const(int)), out : ptr(int), counters : ptr(int), n : int, tm : tensor_map(int[8][32])",
+            "def fuzz(inp : ptr(const(int)), out : ptr(int), counters : ptr(int), n : int, tm : tensor_map(int[8][32]), gx : ptr(int)",
         );
         if reduce {
             sig.push_str(", parts : ptr(int), tick : ptr(int), total : ptr(int)");
@@ -235,8 +235,9 @@ impl Gen {
         };
         let mut launch = format!(
             "# launch: fuzz --grid {grid} --block {tb} --arg inp=rand:i32:{INPUT}:7 --arg out=zeros:i32:{} \
-             --arg counters=zeros:i32:4 --arg n={INPUT} --arg tm=rand:i32:{TILES}x32:9",
-            grid * tb
+             --arg counters=zeros:i32:4 --arg n={INPUT} --arg tm=rand:i32:{TILES}x32:9 --arg gx=zeros:i32:{}",
+            grid * tb,
+            gx_len(grid, tb)
         );
         if reduce {
             launch.push_str(" --arg parts=zeros:i32:4 --arg tick=zeros:i32:1 --arg total=zeros:i32:1");
@@ -333,6 +334,21 @@ impl Gen {
         put(&mut self.out, 1, "with partition(dst, p=thread[1], f=lambda i: t + i) as d:");
         put(&mut self.out, 2, "with group(thread[1]):");
         put(&mut self.out, 3, "d[0] = src[(t + 1) % len]");
+        put(&mut self.out, 0, "");
+        // A thread's first `N` elements through its view: updated, and summed.
+        put(&mut self.out, 0, "@prism(\"device\")");
+        put(&mut self.out, 0, "@requires(thread[1])");
+        put(&mut self.out, 0, "def bumpn(data : ptr(int) @ thread[1], N : constexpr(int)):");
+        put(&mut self.out, 1, "for i in range(N):");
+        put(&mut self.out, 2, "data[i] = data[i] + 1");
+        put(&mut self.out, 0, "");
+        put(&mut self.out, 0, "@prism(\"device\")");
+        put(&mut self.out, 0, "@requires(thread[1])");
+        put(&mut self.out, 0, "def sumn(data : ptr(int) @ thread[1], N : constexpr(int)) -> int @ thread[1]:");
+        put(&mut self.out, 1, "total : int @ thread[1] = 0");
+        put(&mut self.out, 1, "for i in range(N):");
+        put(&mut self.out, 2, "total = total + data[i]");
+        put(&mut self.out, 1, "return total");
         put(&mut self.out, 0, "");
         // Operators for generic functions: two plain ones and a collective one (entered by
         // a warp), which only warp-uniform code may call.
@@ -459,7 +475,7 @@ impl Gen {
         let mask = len - 1;
         let id = cx.fresh;
         cx.fresh += 1;
-        match self.rng.below(44) {
+        match self.rng.below(46) {
             // Each thread writes its own elements: blocked.
             0 | 1 => {
                 let k = len / tb;
@@ -1183,6 +1199,59 @@ impl Gen {
                 let j = self.rng.below(k as usize);
                 put(&mut self.out, d + 2, &format!("v{id}[{j}] = acc + {}", self.rng.below(9)));
             }
+            // Block-uniform branches over global memory indexed by a block's position
+            // written by hand, `b * K + t`: an atomic in one branch, a read in the other
+            // (docs/soundness.md §4.4). With `K` the block's `@launch_bounds` and the same
+            // offset each thread keeps to its own element; a shorter or longer stride, or a
+            // neighbour's element, must be refused or ordered.
+            44 => {
+                self.writes = true;
+                let k = match self.rng.below(6) {
+                    0 => tb / 2,
+                    1 => 2 * tb,
+                    _ => tb,
+                };
+                let (o1, o2) = if self.rng.chance(75) { (0, 0) } else { (self.rng.below(2), self.rng.below(2)) };
+                put(&mut self.out, d, &format!("if (b & {}) == 0:", 1 + self.rng.below(2)));
+                put(&mut self.out, d + 1, "with group(thread[1]):");
+                put(&mut self.out, d + 2, &format!("atomic_add(gx[b * {k} + t + {o1}], acc & 7)"));
+                put(&mut self.out, d, "else:");
+                put(&mut self.out, d + 1, "with group(thread[1]):");
+                let f = self.fold(&format!("gx[{k} * b + t + {o2}]"));
+                put(&mut self.out, d + 2, &f);
+            }
+            // Calls given each thread's view, in a loop that a warp (or the block) runs: a
+            // callee that keeps to the thread's `k` elements needs no barrier (its range,
+            // docs/soundness.md §4.4, "Calls"); one that reaches into the next thread's
+            // needs one inside the loop, which warp code cannot hold. Threads of one parity
+            // call it in each pass, so that the calls of one pass never overlap (they reach
+            // at most `2k` elements) and only passes need ordering, as in
+            // `loop_carried_attacks.prism`'s `tree_via_std_call`.
+            45 => {
+                let k = len / tb;
+                let m = match self.rng.below(5) {
+                    0 => k + 1,
+                    1 => 1,
+                    _ => k,
+                };
+                let m2 = if self.rng.chance(80) { m } else { k + 1 };
+                put(
+                    &mut self.out,
+                    d,
+                    &format!("with partition({name}, p=thread[1], f=lambda i: t * {k} + i) as v{id}:"),
+                );
+                let mut e = d + 1;
+                if self.rng.chance(70) {
+                    put(&mut self.out, e, "with group(warp[1]):");
+                    e += 1;
+                }
+                put(&mut self.out, e, &format!("for r{id} in range({}):", 1 + self.rng.below(3)));
+                put(&mut self.out, e + 1, "with group(thread[1]):");
+                // The last thread's view ends at the array's end.
+                put(&mut self.out, e + 2, &format!("if (t + r{id}) % 2 == 0 and t * {k} + {} <= {len}:", m.max(m2)));
+                put(&mut self.out, e + 3, &format!("bumpn(v{id}, {m})"));
+                put(&mut self.out, e + 3, &format!("acc = acc + sumn(v{id}, {m2})"));
+            }
             _ => {
                 put(&mut self.out, d, "with group(thread[1]):");
                 let f = self.fold(&format!("{name}[t & {mask}]"));
@@ -1190,6 +1259,12 @@ impl Gen {
             }
         }
     }
+}
+
+/// The elements of `gx`, the global array phases index by a block's position written by
+/// hand (`b * K + t + o`, `K` up to twice the block, `o` up to 1).
+pub fn gx_len(grid: u32, block: u32) -> u32 {
+    (grid + 1) * block * 2 + 2
 }
 
 /// Appends a line of code at an indentation level.

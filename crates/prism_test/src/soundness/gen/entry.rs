@@ -22,7 +22,7 @@ impl Gen {
         // A launch-sized shared array (refused: `param-perspective`).
         let dyn_len = self.rng.chance(4).then_some(64u32);
         let mut sig = String::from(
-            "def fuzz(inp : ptr(const(int)), out : ptr(int), counters : ptr(int), n : int, tm : tensor_map(int[8][32])",
+            "def fuzz(inp : ptr(const(int)), out : ptr(int), counters : ptr(int), n : int, tm : tensor_map(int[8][32]), gx : ptr(int)",
         );
         if dyn_len.is_some() {
             sig.push_str(", dn : int, dyn : shared(int[dn])");
@@ -60,8 +60,9 @@ impl Gen {
         };
         let mut launch = format!(
             "# launch: fuzz --grid {grid} --block {block} --arg inp=rand:i32:{INPUT}:7 --arg out=zeros:i32:{} \
-             --arg counters=zeros:i32:4 --arg n={INPUT} --arg tm=rand:i32:{TILES}x32:9",
-            grid * block
+             --arg counters=zeros:i32:4 --arg n={INPUT} --arg tm=rand:i32:{TILES}x32:9 --arg gx=zeros:i32:{}",
+            grid * block,
+            super::gx_len(grid, block)
         );
         if let Some(len) = dyn_len {
             launch.push_str(&format!(" --arg dn={len}"));
