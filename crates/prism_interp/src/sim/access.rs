@@ -370,7 +370,7 @@ impl<'a> BlockSim<'a> {
         // ordered after its completion. Ordered after only the one that completed it in this
         // schedule is not enough: on the GPU another may come last.
         if let Some(ops) = &l.last_ops
-            && ops.iter().all(|&(t, counts)| before(t, counts))
+            && ops.iter().all(|o| before(o.tid, o.arrived))
         {
             return true;
         }
@@ -412,7 +412,7 @@ impl<'a> BlockSim<'a> {
         &mut self,
         mbar: usize,
         copies: Vec<(u32, PendingCopy)>,
-        ops: Vec<(u32, [u32; LEVELS])>,
+        ops: Vec<super::block::PhaseOp>,
     ) {
         let races = self.s.cfg.checks.races;
         let tid = landing_tid(mbar);
@@ -1144,7 +1144,7 @@ impl<'a> BlockSim<'a> {
 /// Thread `tid`'s wait for an mbarrier phase, made with barrier arrivals `counts`, as an
 /// access record: a barrier it arrived at afterwards orders it before the threads that
 /// passed that barrier ([`crate::shadow::Levels::ordered`]).
-fn wait_acc(tid: u32, counts: [u32; LEVELS]) -> Acc {
+pub(super) fn wait_acc(tid: u32, counts: [u32; LEVELS]) -> Acc {
     Acc { tid, counts, func: 0, site: 0, fences: Fences::default(), atomic: false, phase: Phase::NONE }
 }
 

@@ -416,11 +416,39 @@ pub struct Mbar {
     /// The releases of landed TMA copies that the current phase's arrivals pass on (from
     /// what their threads acquired), one per mbarrier that landed them, the latest.
     pub carried: Vec<Release>,
-    /// With race checks, the threads whose operations on the current phase (arrivals,
-    /// expected and completed bytes, but not those of TMA copies) ran so far, with their
-    /// barrier arrivals then: a thread ordered after all of them is ordered after the
-    /// phase's completion, if the phase had no copies ([`Landings::last_ops`]).
-    pub ops: Vec<(u32, [u32; LEVELS])>,
+    /// With race checks, the operations on the current phase (arrivals, expected and
+    /// completed bytes, but not those of TMA copies) so far: a thread ordered after all of
+    /// them is ordered after the phase's completion, if the phase had no copies
+    /// ([`Landings::last_ops`]).
+    pub ops: Vec<PhaseOp>,
+    /// With race checks, the current phase's operations on bytes (`expect_tx`,
+    /// `complete_tx`, a TMA copy's issue) made while the phase expected no bytes and still
+    /// waited for arrivals: the phase could have completed before them on the GPU, unless
+    /// one of the arrivals that completes it is ordered after them (checked when it
+    /// completes).
+    pub fragile: Vec<Fragile>,
+}
+
+/// An operation on an mbarrier's phase ([`Mbar::ops`]).
+#[derive(Clone, Copy, Debug)]
+pub struct PhaseOp {
+    pub tid: u32,
+    /// The barriers the thread had arrived at, and passed, when it made the operation.
+    pub arrived: [u32; LEVELS],
+    pub passed: [u32; LEVELS],
+    /// An arrival (`mbarrier_arrive`, `mbarrier_arrive_expect_tx`), not only bytes.
+    pub arrival: bool,
+}
+
+/// An operation on bytes that may have come after its phase completed ([`Mbar::fragile`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Fragile {
+    pub tid: u32,
+    pub arrived: [u32; LEVELS],
+    /// How many of the phase's operations ([`Mbar::ops`]) came before it.
+    pub after: usize,
+    pub span: Span,
+    pub thread: Thread,
 }
 
 /// The phases of one mbarrier and the TMA copies that landed through it, as the race check
@@ -442,7 +470,7 @@ pub struct Landings {
     /// order, or by barriers) is ordered after the phase's completion without waiting.
     /// `None` when it landed copies: their bytes complete at no point a thread can be
     /// ordered after but by a wait.
-    pub last_ops: Option<Vec<(u32, [u32; LEVELS])>>,
+    pub last_ops: Option<Vec<PhaseOp>>,
     /// The thread that issued the latest copy landed (named in reports).
     pub issuer: u32,
     /// Per thread that waited for a phase with copies: the generation it acquired and its

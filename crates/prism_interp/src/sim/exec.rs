@@ -30,6 +30,10 @@ use prism_types::ty::Scalar;
 /// phase of TMA copies complete.
 const UNSEEN_COPIES: &str = "an operation on this mbarrier by a thread that has not seen its previous phase of TMA copies complete: on the GPU the copies may still be in flight, so the arrival or the bytes count towards that phase (wait for it first, or be ordered after a thread that did)";
 
+/// The report of bytes announced or completed on an mbarrier's phase that may already
+/// have completed.
+const EARLY_PHASE: &str = "bytes announced or completed on this mbarrier while its phase expected none and waited only for other threads' arrivals, none of which is ordered after this: on the GPU they may all come first, and the bytes then count towards the next phase (announce the bytes before this thread's own arrival, or with it: `mbarrier_arrive_expect_tx`)";
+
 /// Runs `f(lane)` for each lane of `mask`.
 #[inline(always)]
 fn each(mask: u32, mut f: impl FnMut(usize)) {
@@ -1821,6 +1825,7 @@ impl<'a> BlockSim<'a> {
                                             .get(&keys[l])
                                             .is_some_and(|x| x.generation > 0 && x.last_ops.is_none())
                                         && !self.saw_last_landing(keys[l], tid as u32);
+                                    let here = self.thread(f.warp, l as u32);
                                     let m = self.mbars.entry(keys[l]).or_default();
                                     match op {
                                         MbarOp::Init => {
@@ -1877,10 +1882,24 @@ impl<'a> BlockSim<'a> {
                                             if unseen_copies {
                                                 fatal!(ReportKind::MbarrierMisuse, UNSEEN_COPIES.to_string(), l);
                                             }
-                                            m.tx += i64::from(v as u32 as i32);
                                             if self.s.cfg.checks.races {
-                                                m.ops.push((tid as u32, self.warps[w].arrived[l]));
+                                                if m.tx == 0 && m.pending > 0 {
+                                                    m.fragile.push(super::block::Fragile {
+                                                        tid: tid as u32,
+                                                        arrived: self.warps[w].arrived[l],
+                                                        after: m.ops.len(),
+                                                        span: fc.info[f.pc as usize].span,
+                                                        thread: here,
+                                                    });
+                                                }
+                                                m.ops.push(super::block::PhaseOp {
+                                                    tid: tid as u32,
+                                                    arrived: self.warps[w].arrived[l],
+                                                    passed: self.warps[w].counts[l],
+                                                    arrival: false,
+                                                });
                                             }
+                                            m.tx += i64::from(v as u32 as i32);
                                         }
                                         _ => {
                                             if !m.valid {
@@ -1901,6 +1920,14 @@ impl<'a> BlockSim<'a> {
                                                 fr.regs[*d as usize * 32 + l] = m.phase;
                                             }
                                             let bytes = i64::from(v as u32 as i32);
+                                            // Bytes completed (by the thread, or by the TMA
+                                            // copies it issues) while the phase expects none
+                                            // and waits for other threads' arrivals: on the GPU
+                                            // those may all come first (checked at completion).
+                                            let fragile = self.s.cfg.checks.races
+                                                && *op == MbarOp::CompleteTx
+                                                && m.tx == 0
+                                                && m.pending > 0;
                                             match op {
                                                 MbarOp::ArriveExpectTx => m.tx += bytes,
                                                 MbarOp::CompleteTx => m.tx -= bytes,
@@ -1985,16 +2012,70 @@ impl<'a> BlockSim<'a> {
                                                     None => m.carried.push(r),
                                                 }
                                             }
+                                            if fragile {
+                                                m.fragile.push(super::block::Fragile {
+                                                    tid: tid as u32,
+                                                    arrived: self.warps[w].arrived[l],
+                                                    after: m.ops.len(),
+                                                    span: fc.info[f.pc as usize].span,
+                                                    thread: here,
+                                                });
+                                            }
                                             // An operation that ran on the mbarrier now (not
                                             // the bytes of TMA copies, which complete later).
                                             if self.s.cfg.checks.races && issued.is_empty() {
-                                                m.ops.push((tid as u32, self.warps[w].arrived[l]));
+                                                m.ops.push(super::block::PhaseOp {
+                                                    tid: tid as u32,
+                                                    arrived: self.warps[w].arrived[l],
+                                                    passed: self.warps[w].counts[l],
+                                                    arrival: *op != MbarOp::CompleteTx,
+                                                });
                                             }
                                             m.copies.extend(issued.into_iter().map(|c| (tid as u32, c)));
                                             if *op != MbarOp::CompleteTx {
                                                 m.pending -= 1;
                                             }
                                             if m.pending == 0 && m.tx == 0 {
+                                                // Each operation on bytes made while the phase
+                                                // waited for arrivals only must be followed by
+                                                // one of those arrivals: else all of them may
+                                                // come first on the GPU, completing the phase
+                                                // without it (review R14 F2; an arrival ordered
+                                                // after it by the thread's program order or by
+                                                // barriers, which flags do not count as).
+                                                let levels = &self.s.levels;
+                                                let early = m.fragile.iter().find(|x| {
+                                                    !m.ops[x.after..].iter().any(|o| {
+                                                        o.arrival
+                                                            && (o.tid == x.tid
+                                                                || levels.ordered(
+                                                                    &super::access::wait_acc(x.tid, x.arrived),
+                                                                    o.tid,
+                                                                    &o.passed,
+                                                                ))
+                                                    })
+                                                });
+                                                if let Some(x) = early.copied() {
+                                                    let span = fc.info[f.pc as usize].span;
+                                                    put_back!();
+                                                    self.fatal(
+                                                        g,
+                                                        Report {
+                                                            kind: ReportKind::MbarrierMisuse,
+                                                            message: EARLY_PHASE.to_string(),
+                                                            span: x.span,
+                                                            thread: x.thread,
+                                                            other: Some((
+                                                                span,
+                                                                Some(here),
+                                                                "the arrival that completed the phase, which nothing orders after it".to_string(),
+                                                            )),
+                                                            notes: Vec::new(),
+                                                        },
+                                                    );
+                                                    return;
+                                                }
+                                                m.fragile.clear();
                                                 m.phase += 1;
                                                 m.pending = m.expected;
                                                 m.done[1] = std::mem::take(&mut m.done[0]);
