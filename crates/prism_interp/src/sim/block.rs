@@ -429,6 +429,14 @@ pub struct Mbar {
     pub fragile: Vec<Fragile>,
 }
 
+impl Mbar {
+    /// Notes thread `tid`'s operation on bytes at `at`, made while the phase expected no
+    /// bytes and waited for arrivals ([`Self::fragile`]).
+    pub fn note_fragile(&mut self, tid: u32, arrived: [u32; LEVELS], at: (Span, Thread)) {
+        self.fragile.push(Fragile { tid, arrived, after: self.ops.len(), span: at.0, thread: at.1 });
+    }
+}
+
 /// An operation on an mbarrier's phase ([`Mbar::ops`]).
 #[derive(Clone, Copy, Debug)]
 pub struct PhaseOp {

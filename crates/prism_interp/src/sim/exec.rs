@@ -1884,13 +1884,11 @@ impl<'a> BlockSim<'a> {
                                             }
                                             if self.s.cfg.checks.races {
                                                 if m.tx == 0 && m.pending > 0 {
-                                                    m.fragile.push(super::block::Fragile {
-                                                        tid: tid as u32,
-                                                        arrived: self.warps[w].arrived[l],
-                                                        after: m.ops.len(),
-                                                        span: fc.info[f.pc as usize].span,
-                                                        thread: here,
-                                                    });
+                                                    m.note_fragile(
+                                                        tid as u32,
+                                                        self.warps[w].arrived[l],
+                                                        (fc.info[f.pc as usize].span, here),
+                                                    );
                                                 }
                                                 m.ops.push(super::block::PhaseOp {
                                                     tid: tid as u32,
@@ -2013,13 +2011,11 @@ impl<'a> BlockSim<'a> {
                                                 }
                                             }
                                             if fragile {
-                                                m.fragile.push(super::block::Fragile {
-                                                    tid: tid as u32,
-                                                    arrived: self.warps[w].arrived[l],
-                                                    after: m.ops.len(),
-                                                    span: fc.info[f.pc as usize].span,
-                                                    thread: here,
-                                                });
+                                                m.note_fragile(
+                                                    tid as u32,
+                                                    self.warps[w].arrived[l],
+                                                    (fc.info[f.pc as usize].span, here),
+                                                );
                                             }
                                             // An operation that ran on the mbarrier now (not
                                             // the bytes of TMA copies, which complete later).
