@@ -427,6 +427,12 @@ pub struct Mbar {
     /// one of the arrivals that completes it is ordered after them (checked when it
     /// completes).
     pub fragile: Vec<Fragile>,
+    /// With race checks, the bytes of the TMA copies issued on the current phase: the
+    /// simulator completes them at the issue, the GPU when each copy finishes, so whether
+    /// the phase expects bytes ([`Self::fragile`]) counts them as not yet completed
+    /// (review R15 F1: a copy issued first, then the thread's arrival, then its
+    /// `expect_tx`).
+    pub copy_bytes: i64,
 }
 
 impl Mbar {

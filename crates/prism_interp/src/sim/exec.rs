@@ -1819,6 +1819,7 @@ impl<'a> BlockSim<'a> {
                                                 | MbarOp::ArriveExpectTx
                                                 | MbarOp::ExpectTx
                                                 | MbarOp::CompleteTx
+                                                | MbarOp::Inval
                                         )
                                         && self
                                             .landings
@@ -1848,11 +1849,12 @@ impl<'a> BlockSim<'a> {
                                                 );
                                             }
                                             let waiters = std::mem::take(&mut m.waiters);
-                                            // A new barrier has no phase in flight: nothing
-                                            // of the old one's copies can count towards it.
-                                            if let Some(x) = self.landings.get_mut(&keys[l]) {
-                                                x.last_ops = Some(Vec::new());
-                                            }
+                                            // The old barrier's landings stay: a copy of it
+                                            // still in flight on the GPU completes its bytes on
+                                            // whatever barrier is at that address then, so the
+                                            // new barrier's operations must follow it too (an
+                                            // `mbarrier_inval` before it is checked so; until
+                                            // review R15 F3 a re-initialisation cleared it).
                                             *m = Mbar {
                                                 expected: count as u32,
                                                 pending: count as u32,
@@ -1865,6 +1867,12 @@ impl<'a> BlockSim<'a> {
                                         MbarOp::Inval => {
                                             if !m.valid {
                                                 fatal!(ReportKind::MbarrierMisuse, mbar_invalid("invalidated"), l);
+                                            }
+                                            // Invalidating a barrier whose copies may still be
+                                            // in flight leaves their bytes to whatever comes
+                                            // next at its address (review R15 F3).
+                                            if unseen_copies {
+                                                fatal!(ReportKind::MbarrierMisuse, UNSEEN_COPIES.to_string(), l);
                                             }
                                             m.valid = false;
                                             self.mbar_bytes_written(g, keys[l], Lane { fid, w, l }, func, *access);
@@ -1883,7 +1891,7 @@ impl<'a> BlockSim<'a> {
                                                 fatal!(ReportKind::MbarrierMisuse, UNSEEN_COPIES.to_string(), l);
                                             }
                                             if self.s.cfg.checks.races {
-                                                if m.tx == 0 && m.pending > 0 {
+                                                if m.tx + m.copy_bytes == 0 && m.pending > 0 {
                                                     m.note_fragile(
                                                         tid as u32,
                                                         self.warps[w].arrived[l],
@@ -1924,7 +1932,7 @@ impl<'a> BlockSim<'a> {
                                             // those may all come first (checked at completion).
                                             let fragile = self.s.cfg.checks.races
                                                 && *op == MbarOp::CompleteTx
-                                                && m.tx == 0
+                                                && m.tx + m.copy_bytes == 0
                                                 && m.pending > 0;
                                             match op {
                                                 MbarOp::ArriveExpectTx => m.tx += bytes,
@@ -2027,6 +2035,9 @@ impl<'a> BlockSim<'a> {
                                                     arrival: *op != MbarOp::CompleteTx,
                                                 });
                                             }
+                                            if !issued.is_empty() {
+                                                m.copy_bytes += bytes;
+                                            }
                                             m.copies.extend(issued.into_iter().map(|c| (tid as u32, c)));
                                             if *op != MbarOp::CompleteTx {
                                                 m.pending -= 1;
@@ -2072,6 +2083,7 @@ impl<'a> BlockSim<'a> {
                                                     return;
                                                 }
                                                 m.fragile.clear();
+                                                m.copy_bytes = 0;
                                                 m.phase += 1;
                                                 m.pending = m.expected;
                                                 m.done[1] = std::mem::take(&mut m.done[0]);
