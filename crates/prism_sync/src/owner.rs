@@ -596,19 +596,7 @@ impl Ctx<'_> {
                 if !single || r != root_of_node {
                     return None;
                 }
-                sites.push(match (kind, index) {
-                    (_, Some(ix)) => {
-                        (id, ptr, Index::Reg(ix), crate::graph::width(self.f, &self.cfg, &self.defs, kind)?)
-                    }
-                    // A call touches the elements its callee's accesses of the parameter
-                    // reach (`n` counts the memory arguments as the callee counts its
-                    // pointer parameters).
-                    (InstKind::Call { func, .. }, None) => {
-                        let (lo, hi) = self.summaries[func.index()].as_ref()?.range(n)?;
-                        (id, ptr, Index::Const(lo), hi - lo + 1)
-                    }
-                    _ => return None,
-                });
+                sites.push(self.site(id, n, ptr, index)?);
             }
         }
         Some((root_of_node, sites))
@@ -640,6 +628,22 @@ impl Ctx<'_> {
         }
     }
 
+    /// Operand `n` (pointer `ptr`, index `index`) of instruction `id` as a [`Site`]: an
+    /// element access from its index over its width, or a call over the elements its
+    /// callee's accesses of the parameter reach (`n` counts the memory arguments as the
+    /// callee counts its pointer parameters, [`Ctx::param_ranges`]).
+    fn site(&self, id: InstId, n: usize, ptr: Reg, index: Option<Reg>) -> Option<Site> {
+        let kind = &self.cfg.insts[id].inst.kind;
+        match (kind, index) {
+            (_, Some(ix)) => Some((id, ptr, Index::Reg(ix), crate::graph::width(self.f, &self.cfg, &self.defs, kind)?)),
+            (InstKind::Call { func, .. }, None) => {
+                let (lo, hi) = self.summaries[func.index()].as_ref()?.range(n)?;
+                Some((id, ptr, Index::Const(lo), hi - lo + 1))
+            }
+            _ => None,
+        }
+    }
+
     /// The affine form of an access's starting index.
     fn index_form(&self, index: Index, frame: FrameId, reads: &mut Reads) -> Option<Affine> {
         match index {
@@ -648,8 +652,8 @@ impl Ctx<'_> {
         }
     }
 
-    /// For each pointer parameter of this function (by its position among them, as
-    /// [`crate::summary::Key::Param`] counts), the least and greatest element index,
+    /// For each of this function's pointer parameters `params` (by position, as
+    /// [`crate::summary::Key::Param`] counts them), the least and greatest element index,
     /// relative to the parameter, of every element any access of it touches here (its own
     /// loads, stores and atomics over their widths, and its callees' ranges through the
     /// pointers it passes them); a parameter missing from the map has an access that could
@@ -658,20 +662,15 @@ impl Ctx<'_> {
     /// `s_t[0]` to `s_t[3]`. Every index is the affine form the proofs use (its value
     /// checked against its type, with every term over its whole range), and a loop
     /// counter's range counts only for reads inside the loop's body, where it holds.
-    pub(crate) fn param_ranges(&self) -> HashMap<usize, (i128, i128)> {
-        let params: Vec<prism_ir::MemId> = (0..self.f.mems.len())
-            .filter(|&i| self.f.mems[i].kind == prism_ir::ir::MemKind::Param)
-            .map(|i| prism_ir::MemId(i as u32))
-            .collect();
+    pub(crate) fn param_ranges(&self, params: &[prism_ir::MemId]) -> HashMap<usize, (i128, i128)> {
         // The widest launch: ranges of `id()` terms over it hold for every launch.
-        self.blocks.set(MAX_GRID_BLOCKS as u128);
+        let assumed = self.blocks.replace(MAX_GRID_BLOCKS as u128);
         let mut out: HashMap<usize, Option<(i128, i128)>> = HashMap::new();
         for (id, info) in self.cfg.insts.iter().enumerate() {
-            let kind = &info.inst.kind;
-            for (n, (a, ptr, index)) in operands(self.f, kind).into_iter().enumerate() {
+            for (n, (a, ptr, index)) in operands(self.f, &info.inst.kind).into_iter().enumerate() {
                 let r = root(self.f, self.f.accesses[a.index()].mem);
                 let Some(k) = params.iter().position(|&m| m == r) else { continue };
-                let got = self.access_range(id, n, ptr, index);
+                let got = self.site(id, n, ptr, index).and_then(|site| self.site_range(site));
                 let e = out.entry(k).or_insert(got);
                 *e = match (*e, got) {
                     (Some((l0, h0)), Some((l1, h1))) => Some((l0.min(l1), h0.max(h1))),
@@ -679,30 +678,18 @@ impl Ctx<'_> {
                 };
             }
         }
+        self.blocks.set(assumed);
         out.into_iter().filter_map(|(k, r)| Some((k, r?))).collect()
     }
 
-    /// The elements, relative to its root's pointer, that operand `n` (pointer `ptr`,
-    /// index `index`) of instruction `id` touches.
-    fn access_range(&self, id: InstId, n: usize, ptr: Reg, index: Option<Reg>) -> Option<(i128, i128)> {
-        let kind = &self.cfg.insts[id].inst.kind;
-        let frame = self.cfg.insts[id].frame;
+    /// The least and greatest element, relative to its root's pointer, that `site` touches.
+    fn site_range(&self, (id, ptr, index, width): Site) -> Option<(i128, i128)> {
         let mut reads = Vec::new();
         let off = self.pointer_offset(ptr, &mut reads, 0)?;
-        let (form, lo_extra, hi_extra) = match (kind, index) {
-            (InstKind::Call { func, .. }, None) => {
-                let (lo, hi) = self.summaries[func.index()].as_ref()?.range(n)?;
-                (off, lo, hi)
-            }
-            (_, Some(ix)) => {
-                let width = crate::graph::width(self.f, &self.cfg, &self.defs, kind)?;
-                (self.eval(ix, frame, &mut reads, 0)?.add(&off, 1)?, 0, width.checked_sub(1)?)
-            }
-            _ => return None,
-        };
+        let form = self.index_form(index, self.cfg.insts[id].frame, &mut reads)?.add(&off, 1)?;
         let inside = reads.iter().all(|&(l, at)| self.cfg.frame_within(at, self.cfg.insts[l].children[1]));
         let (lo, hi) = self.range(&form).filter(|_| inside)?;
-        let (lo, hi) = (lo.checked_add(lo_extra)?, hi.checked_add(hi_extra)?);
+        let hi = hi.checked_add(width.checked_sub(1)?)?;
         (lo.abs() < 1 << 60 && hi.abs() < 1 << 60).then_some((lo, hi))
     }
 

@@ -165,7 +165,7 @@ impl Ctx<'_> {
             entry.insert(key, Cover::Scopes(ent));
             exit.insert(key, Cover::Scopes(ex));
         }
-        Summary { through, entry, exit, ranges: self.param_ranges() }
+        Summary { through, entry, exit, ranges: self.param_ranges(&params) }
     }
 
     /// The callee's keys that a call's use of this function's `key` stands for.
