@@ -217,12 +217,13 @@ impl<'a> BlockSim<'a> {
             // shared rather than split into copies at every block fence of a polling loop
             // (review R13).
             let take = if device { std::mem::take(pending) } else { pending.filtered(|r| r.via == block) };
+            acquired.merge_all(&take);
             if !take.is_empty() {
+                self.acquired_foreign |= take.iter().any(|r| r.block != block);
                 let arrived = self.warps[w].arrived[l];
-                note_acquisition(self.acquisitions.entry(tid).or_default(), tid, arrived, &take);
+                note_acquisition(self.acquisitions.entry(tid).or_default(), tid, arrived, acquired);
                 self.race_state[w] |= 1 << l;
             }
-            acquired.merge_all(&take);
         }
         // What a flag stored after this fence carries on (`Self::releasing`): what the
         // thread had acquired by it. Its own acquisitions are noted now (a wait for an
@@ -248,10 +249,12 @@ impl<'a> BlockSim<'a> {
         self.sync.remove(&tid);
         self.fence_carry.remove(&tid);
         let arrived = self.warps[w].arrived[l];
-        if let Some(list) = self.acquisitions.get_mut(&tid) {
-            list.retain(|a| a.arrived != arrived);
-            if list.is_empty() {
-                self.acquisitions.remove(&tid);
+        for map in [&mut self.acquisitions, &mut self.wait_acquisitions] {
+            if let Some(list) = map.get_mut(&tid) {
+                list.retain(|a| a.arrived != arrived);
+                if list.is_empty() {
+                    map.remove(&tid);
+                }
             }
         }
     }
@@ -287,8 +290,24 @@ impl<'a> BlockSim<'a> {
         }
         self.race_state[w] |= 1 << l;
         let (_, acquired) = self.sync.entry(tid).or_default();
+        let any = !releases.is_empty();
+        self.acquired_foreign |= releases.iter().any(|r| r.block != self.block);
         for r in releases {
             acquired.merge(r);
+        }
+        // What the thread has acquired is noted with its barrier arrivals, as at a fence
+        // ([`Acquisition`]): a barrier it arrives at afterwards passes the arrivals' releases
+        // on to the other threads' accesses (one lane waits, `__syncwarp()`, another lane
+        // writes the slot or issues its refill). The wait is an acquire, and the barrier
+        // orders it before the other threads' accesses after it. Until 2026-11-30 only the
+        // landings were passed on so, and such a lane's write was a false race (review R15
+        // F5). Kept apart from the fences' acquisitions, which the threads' own releases
+        // carry on as well ([`Self::carried_with`]): every consumer of a pipeline waits at
+        // every stage, and merging all of their sets at every arrival made the TMA kernels'
+        // checked runs 20% slower (what that leaves out is in docs/simulator.md).
+        if any && self.s.cfg.checks.races {
+            let arrived = self.warps[w].arrived[l];
+            note_acquisition(self.wait_acquisitions.entry(tid).or_default(), tid, arrived, acquired);
         }
     }
 
@@ -318,10 +337,10 @@ impl<'a> BlockSim<'a> {
         // What other threads of the block acquired with a fence before a barrier this thread
         // has passed: the barrier orders it before this thread (`Orders::ordered`).
         for (&u, list) in &self.acquisitions {
-            if u != tid {
-                for a in list.iter().filter(|a| self.s.levels.ordered(&acquirer(a), tid, passed)) {
-                    carried.merge_all(&a.releases);
-                }
+            if u != tid
+                && let Some(a) = latest_ordered(&self.s.levels, list, tid, passed)
+            {
+                carried.merge_all(&a.releases);
             }
         }
         for (&mbar, l) in &self.landings {
@@ -379,6 +398,76 @@ impl<'a> BlockSim<'a> {
             .any(|(&t, waits)| waits.iter().any(|&(generation, counts)| generation >= current && before(t, counts)))
     }
 
+    /// Notes an operation on the bytes of the current phase of the mbarrier at shared byte
+    /// `mbar` by lane `l` of warp `w` ([`super::block::BytesOp`]): which earlier
+    /// announcements of the phase are ordered before it, and, for each earlier operation,
+    /// whether the bytes this one completes may come before it on the GPU.
+    pub(super) fn note_bytes_op(
+        &mut self,
+        mbar: usize,
+        (w, l): (usize, usize),
+        (announced, completed): (i64, i64),
+        at: (prism_span::Span, Thread),
+    ) {
+        let tid = (w * 32 + l) as u32;
+        let ordered: Vec<bool> = self.mbars[&mbar]
+            .bytes_ops
+            .iter()
+            .map(|o| self.ordered_after(tid, &Acc { fences: o.fences, ..wait_acc(o.tid, o.arrived) }))
+            .collect();
+        let (arrived, fences) = (self.warps[w].arrived[l], self.fences[tid as usize]);
+        let m = self.mbars.get_mut(&mbar).expect("the operation made it");
+        let (mut after, mut completed_before) = (Vec::new(), 0);
+        for (i, (o, ord)) in m.bytes_ops.iter_mut().zip(ordered).enumerate() {
+            if ord && o.announced > 0 {
+                after.push(i as u32);
+            }
+            if !ord {
+                o.completed_before += completed;
+            }
+            completed_before += o.completed;
+        }
+        m.bytes_ops.push(super::block::BytesOp {
+            tid,
+            arrived,
+            fences,
+            announced,
+            completed,
+            followed: false,
+            after,
+            completed_before,
+            span: at.0,
+            thread: at.1,
+        });
+    }
+
+    /// Marks the operations on the bytes of the current phase of the mbarrier at shared byte
+    /// `mbar` that thread `tid`, arriving at it, is ordered after.
+    pub(super) fn follow_bytes_ops(&mut self, mbar: usize, tid: u32) {
+        let follows: Vec<usize> = self.mbars[&mbar]
+            .bytes_ops
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| {
+                !o.followed && self.ordered_after(tid, &Acc { fences: o.fences, ..wait_acc(o.tid, o.arrived) })
+            })
+            .map(|(i, _)| i)
+            .collect();
+        let m = self.mbars.get_mut(&mbar).expect("the arrival made it");
+        for i in follows {
+            m.bytes_ops[i].followed = true;
+        }
+    }
+
+    /// Whether `earlier` (an access or an mbarrier operation of this block) is ordered
+    /// before what thread `tid` does next: by its program order, a barrier, or what the
+    /// thread acquired ([`Self::orders`]).
+    pub(super) fn ordered_after(&self, tid: u32, earlier: &Acc) -> bool {
+        earlier.tid == tid
+            || self.s.levels.ordered(earlier, tid, &self.warps[tid as usize / 32].counts[tid as usize % 32])
+            || self.orders(tid).ordered(earlier, None)
+    }
+
     /// What orders an earlier access before thread `tid`'s access besides barriers (which
     /// the shadow checks itself): the releases the thread acquired, and the waits for TMA
     /// landings that a barrier it passed orders before it. The shadow asks it about every
@@ -389,6 +478,8 @@ impl<'a> BlockSim<'a> {
         Orders {
             sync: &self.sync,
             acquisitions: &self.acquisitions,
+            wait_acquisitions: &self.wait_acquisitions,
+            acquired_foreign: self.acquired_foreign,
             landings: &self.landings,
             levels: &self.s.levels,
             block: self.block,
@@ -883,6 +974,8 @@ impl<'a> BlockSim<'a> {
         let ord = Orders {
             sync: &self.sync,
             acquisitions: &self.acquisitions,
+            wait_acquisitions: &self.wait_acquisitions,
+            acquired_foreign: self.acquired_foreign,
             landings: &self.landings,
             levels: &self.s.levels,
             block: self.block,
@@ -1157,46 +1250,61 @@ fn know_key(tid: u32, loc: Loc) -> Option<(u32, usize, usize)> {
     }
 }
 
-/// The releases a thread acquired with fences made with one set of barrier arrivals
-/// ([`BlockSim::fence`]). The acquire is cumulative (PTX's causality order is transitive,
-/// and a barrier orders the accesses before it in each thread before the other threads'
-/// accesses after it): what the releases order before the acquiring thread is ordered
-/// before every thread of the block that passes a barrier the acquiring thread arrived at
-/// after the fence (the last block of a reduction: one thread takes the ticket and fences,
-/// a barrier, then every thread reads the other blocks' parts). Waits for mbarrier phases
-/// are not passed on so (their acquisitions order only the waiting thread).
+/// What a thread had acquired (with fences, or by waiting for mbarrier phases) when it
+/// made one set of barrier arrivals ([`BlockSim::fence`], [`BlockSim::acquire`]): all of
+/// it, not only what that fence or wait added, since a thread's acquisitions only grow. The
+/// acquire is cumulative (PTX's causality order is transitive, and a barrier orders the
+/// accesses before it in each thread before the other threads' accesses after it): what
+/// the releases order before the acquiring thread is ordered before every thread of the
+/// block that passes a barrier the acquiring thread arrived at afterwards (the last block
+/// of a reduction: one thread takes the ticket and fences, a barrier, then every thread
+/// reads the other blocks' parts; one lane waits for an mbarrier phase, `__syncwarp()`,
+/// another lane writes what the phase's arrivals read). The TMA copies a wait acquires are
+/// also passed on by [`Landings::acquired`].
 #[derive(Clone, Debug)]
 pub(crate) struct Acquisition {
     /// The acquiring thread.
     pub tid: u32,
-    /// Its barrier arrivals at the fences.
+    /// Its barrier arrivals then.
     pub arrived: [u32; LEVELS],
-    /// What it acquired.
+    /// Everything it had acquired by then.
     pub releases: Releases,
 }
 
 /// How many sets of barrier arrivals a thread keeps acquisitions for
 /// ([`BlockSim::acquisitions`]); the oldest go first. Dropping one can only report a race
-/// that it ordered, never miss one. Each keeps every release acquired with those arrivals:
-/// until 2026-11-30 this bounded the releases, one per writer, and the last block of a
-/// reduction over more than 64 blocks, whose ticket taker acquires one release per block
-/// before a barrier, had a false race on the parts of the blocks dropped (`std`'s
-/// `device_sum` at 67 blocks).
+/// that it ordered, never miss one: a thread that passed only the barriers between the
+/// dropped one and the next is not ordered after the next.
 const ACQUISITIONS: usize = 64;
 
-/// Adds `releases`, acquired by thread `tid` with a fence made with barrier arrivals
-/// `arrived`, to its `list`: to the releases acquired with the same arrivals (which
-/// barriers cannot tell apart), or as the newest entry.
-fn note_acquisition(list: &mut Vec<Acquisition>, tid: u32, arrived: [u32; LEVELS], releases: &Releases) {
-    match list.iter_mut().rev().find(|x| x.arrived == arrived) {
-        Some(x) => x.releases.merge_all(releases),
-        None => {
+/// Notes that thread `tid`, with barrier arrivals `arrived`, had acquired `acquired` (all
+/// of it) in its `list`: in place of the entry with the same arrivals (which barriers
+/// cannot tell apart, and which held less), or as the newest entry.
+fn note_acquisition(list: &mut Vec<Acquisition>, tid: u32, arrived: [u32; LEVELS], acquired: &Releases) {
+    match list.last_mut() {
+        Some(x) if x.arrived == arrived => x.releases = acquired.clone(),
+        _ => {
             if list.len() >= ACQUISITIONS {
                 list.remove(0);
             }
-            list.push(Acquisition { tid, arrived, releases: releases.clone() });
+            list.push(Acquisition { tid, arrived, releases: acquired.clone() });
         }
     }
+}
+
+/// The latest of one thread's acquisitions (oldest first) that a barrier orders before
+/// thread `tid`, which has passed `passed`: it holds everything the earlier ones do. Their
+/// arrivals only grow, so the ones ordered before `tid` are a prefix of the list, found by
+/// bisection: a pipeline's consumers each note an acquisition at every stage, and every
+/// arrival looks through all of them (`carried_with`).
+fn latest_ordered<'a>(
+    levels: &Levels,
+    list: &'a [Acquisition],
+    tid: u32,
+    passed: &[u32; LEVELS],
+) -> Option<&'a Acquisition> {
+    let n = list.partition_point(|a| levels.ordered(&acquirer(a), tid, passed));
+    n.checked_sub(1).map(|i| &list[i])
 }
 
 /// What kind of access a site makes, for race detection (`None`: never checked).
@@ -1263,8 +1371,12 @@ fn acquirer(a: &Acquisition) -> Acc {
 struct Orders<'x> {
     /// Per thread, the releases it has observed and those it has acquired.
     sync: &'x HashMap<u32, (Releases, Releases)>,
-    /// Per thread, the releases it acquired with fences, and when.
+    /// Per thread, what it had acquired at its fences, and when.
     acquisitions: &'x HashMap<u32, Vec<Acquisition>>,
+    /// Per thread, what it had acquired at its mbarrier waits, and when.
+    wait_acquisitions: &'x HashMap<u32, Vec<Acquisition>>,
+    /// Whether any of them holds a release of another block ([`BlockSim::acquired_foreign`]).
+    acquired_foreign: bool,
     landings: &'x HashMap<usize, Landings>,
     levels: &'x Levels,
     block: u32,
@@ -1283,21 +1395,31 @@ impl Orders<'_> {
     #[inline]
     fn ordered(&self, earlier: &Acc, other_block: Option<u32>) -> bool {
         let earlier_block = other_block.unwrap_or(self.block);
+        // A landing is ordered only by a release of its own pseudo-thread (`Release::orders`):
+        // looked up by its key rather than among all the releases, which a pipeline's
+        // producer holds one of per consumer thread.
+        let landing = landing_mbar(earlier.tid).is_some();
+        let orders = |set: &Releases| {
+            let own = |r: &Release| r.orders(self.levels, self.block, earlier_block, earlier);
+            if landing {
+                set.of_writer(earlier_block, earlier.tid).any(own)
+            } else {
+                set.of_block(earlier_block).any(own)
+            }
+        };
         if let Some((_, acquired)) = self.sync.get(&self.tid)
-            && acquired.of_block(earlier_block).any(|r| r.orders(self.levels, self.block, earlier_block, earlier))
+            && orders(acquired)
         {
             return true;
         }
-        // Another thread's acquisition that a barrier passes on to this one.
-        if self.acquisitions.iter().any(|(&u, list)| {
-            u != self.tid
-                && list.iter().any(|a| {
-                    self.levels.ordered(&acquirer(a), self.tid, self.passed)
-                        && a.releases
-                            .of_block(earlier_block)
-                            .any(|r| r.orders(self.levels, self.block, earlier_block, earlier))
-                })
-        }) {
+        // Another thread's acquisition that a barrier passes on to this one. Only releases of
+        // this block, unless some thread acquired another block's.
+        if (earlier_block == self.block || self.acquired_foreign)
+            && self.acquisitions.iter().chain(self.wait_acquisitions).any(|(&u, list)| {
+                u != self.tid
+                    && latest_ordered(self.levels, list, self.tid, self.passed).is_some_and(|a| orders(&a.releases))
+            })
+        {
             return true;
         }
         other_block.is_none() && !self.landings.is_empty() && self.landing_ordered_by_a_wait(&earlier.at())

@@ -343,11 +343,20 @@ pub struct BlockSim<'a> {
     /// only those have anything to drop when they leave the kernel
     /// (`BlockSim::forget_exited`), which otherwise cost three hash look-ups per lane.
     pub race_state: Vec<u32>,
-    /// Per thread, the releases it acquired with a fence, each with its barrier arrivals at
-    /// the fence (race checks only): a barrier the thread arrives at afterwards orders what
+    /// Per thread, what it had acquired at each fence, with its barrier arrivals at the
+    /// fence (race checks only): a barrier the thread arrives at afterwards orders what
     /// the release ordered before the threads that pass it (`sim/access.rs`,
     /// `Orders::ordered`).
     pub acquisitions: HashMap<u32, Vec<super::access::Acquisition>>,
+    /// Per thread, what it had acquired at its mbarrier waits, with its barrier arrivals
+    /// then (race checks only): passed on to the accesses of the threads that pass a
+    /// barrier it arrived at afterwards, but not carried on by their releases, as the
+    /// fences' acquisitions are (`sim/access.rs`, `BlockSim::acquire`).
+    pub wait_acquisitions: HashMap<u32, Vec<super::access::Acquisition>>,
+    /// Whether a thread of the block has acquired a release of another block (a flag, or
+    /// an arrival that carried one on): until then [`Self::acquisitions`] order no access
+    /// of another block, and the race check of global memory does not look through them.
+    pub acquired_foreign: bool,
     /// With race checks, one bit per 4-byte word of shared memory: whether an asynchronous
     /// copy still in flight will write it (copies write whole, aligned words). Empty
     /// without race checks.
@@ -422,24 +431,71 @@ pub struct Mbar {
     /// ([`Landings::last_ops`]).
     pub ops: Vec<PhaseOp>,
     /// With race checks, the current phase's operations on bytes (`expect_tx`,
-    /// `complete_tx`, a TMA copy's issue) made while the phase expected no bytes and still
-    /// waited for arrivals: the phase could have completed before them on the GPU, unless
-    /// one of the arrivals that completes it is ordered after them (checked when it
-    /// completes).
-    pub fragile: Vec<Fragile>,
-    /// With race checks, the bytes of the TMA copies issued on the current phase: the
-    /// simulator completes them at the issue, the GPU when each copy finishes, so whether
-    /// the phase expects bytes ([`Self::fragile`]) counts them as not yet completed
-    /// (review R15 F1: a copy issued first, then the thread's arrival, then its
-    /// `expect_tx`).
-    pub copy_bytes: i64,
+    /// `complete_tx`, a TMA copy's issue), in the order they ran: each may have come after
+    /// the phase completed on the GPU, unless one of the phase's arrivals is ordered after
+    /// it, or the bytes announced before it cannot all have completed by then (checked
+    /// when the phase completes, [`BytesOp`]).
+    pub bytes_ops: Vec<BytesOp>,
+    /// With race checks, the bytes the current phase's arrivals announced
+    /// (`mbarrier_arrive_expect_tx`): all of them come before the phase completes.
+    pub arrival_bytes: i64,
+    /// The bytes the current phase's `expect_tx` and arrivals announced, less those its
+    /// `complete_tx` completed: what the transaction count may reach on the GPU, where the
+    /// TMA copies complete theirs later (PTX's count holds 20 bits and a sign).
+    pub announced: i64,
+}
+
+/// An operation on an mbarrier's bytes ([`Mbar::bytes_ops`]). The phase could have
+/// completed before it on the GPU only if every arrival came first (none is ordered after
+/// it, [`Self::followed`]) and the transaction count was zero then: the bytes announced by
+/// then (at least the arrivals' own, those of the `expect_tx` ordered before it, and those
+/// of the `expect_tx` that an arrival is ordered after) were no more than the bytes that
+/// may have completed by then (at most those of the phase's other operations that are not
+/// ordered after it, [`Self::completed_before`]). So it is safe when an arrival follows it
+/// or the first sum exceeds the second; else it is `mbarrier-misuse`. Until 2026-11-30 the
+/// second test was the simulator's transaction count when the operation ran, which another
+/// thread's unordered `expect_tx` that happened to run first could make non-zero (review
+/// R15 F2).
+#[derive(Clone, Debug)]
+pub struct BytesOp {
+    pub tid: u32,
+    /// Its thread's barrier arrivals and fences when it ran.
+    pub arrived: [u32; LEVELS],
+    pub fences: Fences,
+    /// The bytes it announces (`expect_tx`), else 0.
+    pub announced: i64,
+    /// The bytes it completes (`complete_tx`, a TMA copy), else 0.
+    pub completed: i64,
+    /// Whether an arrival of the phase is ordered after it.
+    pub followed: bool,
+    /// The earlier operations of the phase that announce bytes and are ordered before it.
+    pub after: Vec<u32>,
+    /// The bytes the phase's other operations complete that may come before it on the GPU:
+    /// all of those that ran before it, and those after it not ordered after it.
+    pub completed_before: i64,
+    pub span: Span,
+    pub thread: Thread,
 }
 
 impl Mbar {
-    /// Notes thread `tid`'s operation on bytes at `at`, made while the phase expected no
-    /// bytes and waited for arrivals ([`Self::fragile`]).
-    pub fn note_fragile(&mut self, tid: u32, arrived: [u32; LEVELS], at: (Span, Thread)) {
-        self.fragile.push(Fragile { tid, arrived, after: self.ops.len(), span: at.0, thread: at.1 });
+    /// The first operation on bytes of the current phase that may have come after the
+    /// phase completed on the GPU ([`BytesOp`]), with the bytes surely announced before it
+    /// and those that may have completed.
+    pub fn early_bytes_op(&self) -> Option<(&BytesOp, i64)> {
+        self.bytes_ops.iter().enumerate().find_map(|(i, x)| {
+            if x.followed {
+                return None;
+            }
+            let surely: i64 = self.arrival_bytes
+                + self
+                    .bytes_ops
+                    .iter()
+                    .enumerate()
+                    .filter(|&(j, e)| j != i && e.announced > 0 && (e.followed || x.after.contains(&(j as u32))))
+                    .map(|(_, e)| e.announced)
+                    .sum::<i64>();
+            (surely <= x.completed_before).then_some((x, surely))
+        })
     }
 }
 
@@ -447,22 +503,8 @@ impl Mbar {
 #[derive(Clone, Copy, Debug)]
 pub struct PhaseOp {
     pub tid: u32,
-    /// The barriers the thread had arrived at, and passed, when it made the operation.
+    /// The barriers the thread had arrived at when it made the operation.
     pub arrived: [u32; LEVELS],
-    pub passed: [u32; LEVELS],
-    /// An arrival (`mbarrier_arrive`, `mbarrier_arrive_expect_tx`), not only bytes.
-    pub arrival: bool,
-}
-
-/// An operation on bytes that may have come after its phase completed ([`Mbar::fragile`]).
-#[derive(Clone, Copy, Debug)]
-pub struct Fragile {
-    pub tid: u32,
-    pub arrived: [u32; LEVELS],
-    /// How many of the phase's operations ([`Mbar::ops`]) came before it.
-    pub after: usize,
-    pub span: Span,
-    pub thread: Thread,
 }
 
 /// The phases of one mbarrier and the TMA copies that landed through it, as the race check
@@ -536,6 +578,8 @@ impl<'a> BlockSim<'a> {
             fence_carry: HashMap::new(),
             race_state: vec![0; (t as usize).div_ceil(32)],
             acquisitions: HashMap::new(),
+            wait_acquisitions: HashMap::new(),
+            acquired_foreign: false,
             sflight: if s.cfg.checks.races {
                 vec![0; (s.smem_bytes as usize).div_ceil(4).div_ceil(64)]
             } else {

@@ -30,9 +30,31 @@ use prism_types::ty::Scalar;
 /// phase of TMA copies complete.
 const UNSEEN_COPIES: &str = "an operation on this mbarrier by a thread that has not seen its previous phase of TMA copies complete: on the GPU the copies may still be in flight, so the arrival or the bytes count towards that phase (wait for it first, or be ordered after a thread that did)";
 
-/// The report of bytes announced or completed on an mbarrier's phase that may already
-/// have completed.
-const EARLY_PHASE: &str = "bytes announced or completed on this mbarrier while its phase expected none and waited only for other threads' arrivals, none of which is ordered after this: on the GPU they may all come first, and the bytes then count towards the next phase (announce the bytes before this thread's own arrival, or with it: `mbarrier_arrive_expect_tx`)";
+/// The report of an operation on an mbarrier's bytes that may have come after its phase
+/// completed on the GPU (`super::block::BytesOp`): `surely` bytes were announced before it,
+/// and `completed` may have completed by then.
+fn early_phase(surely: i64, completed: i64) -> String {
+    format!(
+        "bytes announced or completed on this mbarrier after which its phase may already have completed on the GPU: none of the phase's arrivals is ordered after this, and the bytes announced for the phase before it ({surely}) may all have completed by then ({completed} by operations not ordered after it), so this counts towards the next phase (announce the bytes before this thread's own arrival, or with it: `mbarrier_arrive_expect_tx`)"
+    )
+}
+
+/// Whether an mbarrier's transaction bytes (`bytes`, one operation's operand) or the bytes
+/// its phase has been announced (`total`) leave PTX's range: the operand is at most
+/// 2^20 - 1 and so is the transaction count, which on the GPU may reach every byte announced
+/// before the TMA copies complete theirs. The PTX ISA leaves the operation undefined.
+fn tx_out_of_range(bytes: i64, total: i64) -> Option<String> {
+    const MAX: i64 = (1 << 20) - 1;
+    if bytes > MAX {
+        Some(format!("mbarrier transaction count {bytes} out of range (0 to 2^20 - 1)"))
+    } else if total > MAX {
+        Some(format!(
+            "the bytes announced on this mbarrier's phase reach {total}, past the transaction count's range (2^20 - 1): on the GPU the count holds them until the copies complete theirs"
+        ))
+    } else {
+        None
+    }
+}
 
 /// Runs `f(lane)` for each lane of `mask`.
 #[inline(always)]
@@ -1874,6 +1896,16 @@ impl<'a> BlockSim<'a> {
                                             if unseen_copies {
                                                 fatal!(ReportKind::MbarrierMisuse, UNSEEN_COPIES.to_string(), l);
                                             }
+                                            // Nor may copies of its current phase be in flight
+                                            // (review R15 c3: invalidated, initialised again and
+                                            // completed by hand before the copy landed).
+                                            if !m.copies.is_empty() {
+                                                fatal!(
+                                                    ReportKind::MbarrierMisuse,
+                                                    "mbarrier invalidated while TMA copies that complete on its current phase are in flight: their bytes complete on whatever barrier is at its address when they finish (wait for the phase first)".to_string(),
+                                                    l
+                                                );
+                                            }
                                             m.valid = false;
                                             self.mbar_bytes_written(g, keys[l], Lane { fid, w, l }, func, *access);
                                         }
@@ -1890,22 +1922,24 @@ impl<'a> BlockSim<'a> {
                                             if unseen_copies {
                                                 fatal!(ReportKind::MbarrierMisuse, UNSEEN_COPIES.to_string(), l);
                                             }
+                                            let bytes = i64::from(v as u32);
+                                            if let Some(msg) = tx_out_of_range(bytes, m.announced + bytes) {
+                                                fatal!(ReportKind::MbarrierMisuse, msg, l);
+                                            }
+                                            m.announced += bytes;
+                                            m.tx += bytes;
                                             if self.s.cfg.checks.races {
-                                                if m.tx + m.copy_bytes == 0 && m.pending > 0 {
-                                                    m.note_fragile(
-                                                        tid as u32,
-                                                        self.warps[w].arrived[l],
-                                                        (fc.info[f.pc as usize].span, here),
-                                                    );
-                                                }
                                                 m.ops.push(super::block::PhaseOp {
                                                     tid: tid as u32,
                                                     arrived: self.warps[w].arrived[l],
-                                                    passed: self.warps[w].counts[l],
-                                                    arrival: false,
                                                 });
+                                                self.note_bytes_op(
+                                                    keys[l],
+                                                    (w, l),
+                                                    (bytes, 0),
+                                                    (fc.info[f.pc as usize].span, here),
+                                                );
                                             }
-                                            m.tx += i64::from(v as u32 as i32);
                                         }
                                         _ => {
                                             if !m.valid {
@@ -1925,18 +1959,27 @@ impl<'a> BlockSim<'a> {
                                             if let Some(d) = dst {
                                                 fr.regs[*d as usize * 32 + l] = m.phase;
                                             }
-                                            let bytes = i64::from(v as u32 as i32);
-                                            // Bytes completed (by the thread, or by the TMA
-                                            // copies it issues) while the phase expects none
-                                            // and waits for other threads' arrivals: on the GPU
-                                            // those may all come first (checked at completion).
-                                            let fragile = self.s.cfg.checks.races
-                                                && *op == MbarOp::CompleteTx
-                                                && m.tx + m.copy_bytes == 0
-                                                && m.pending > 0;
+                                            let bytes = i64::from(v as u32);
                                             match op {
-                                                MbarOp::ArriveExpectTx => m.tx += bytes,
-                                                MbarOp::CompleteTx => m.tx -= bytes,
+                                                MbarOp::ArriveExpectTx => {
+                                                    if let Some(msg) = tx_out_of_range(bytes, m.announced + bytes) {
+                                                        fatal!(ReportKind::MbarrierMisuse, msg, l);
+                                                    }
+                                                    m.announced += bytes;
+                                                    m.arrival_bytes += bytes;
+                                                    m.tx += bytes;
+                                                }
+                                                MbarOp::CompleteTx => {
+                                                    if let Some(msg) = tx_out_of_range(bytes, 0) {
+                                                        fatal!(ReportKind::MbarrierMisuse, msg, l);
+                                                    }
+                                                    m.tx -= bytes;
+                                                    // The thread's own `complete_tx`, not its
+                                                    // TMA copies' (which complete later).
+                                                    if !self.mbar_issued.contains_key(&(tid as u32)) {
+                                                        m.announced -= bytes;
+                                                    }
+                                                }
                                                 _ => {}
                                             }
                                             // An arrival releases the thread's earlier accesses
@@ -1979,6 +2022,22 @@ impl<'a> BlockSim<'a> {
                                                     l
                                                 );
                                             }
+                                            // The phase's operations on bytes (checked at its
+                                            // completion): bytes completed by the thread or by
+                                            // the TMA copies it issues, or an arrival, which
+                                            // may be ordered after earlier ones.
+                                            if self.s.cfg.checks.races {
+                                                if complete_only {
+                                                    self.note_bytes_op(
+                                                        keys[l],
+                                                        (w, l),
+                                                        (0, bytes),
+                                                        (fc.info[f.pc as usize].span, here),
+                                                    );
+                                                } else {
+                                                    self.follow_bytes_ops(keys[l], tid as u32);
+                                                }
+                                            }
                                             let m = self.mbars.get_mut(&keys[l]).expect("entered above");
                                             // The barriers the thread has passed: an arrival is a
                                             // release cumulative over them, so other threads'
@@ -2018,25 +2077,13 @@ impl<'a> BlockSim<'a> {
                                                     None => m.carried.push(r),
                                                 }
                                             }
-                                            if fragile {
-                                                m.note_fragile(
-                                                    tid as u32,
-                                                    self.warps[w].arrived[l],
-                                                    (fc.info[f.pc as usize].span, here),
-                                                );
-                                            }
                                             // An operation that ran on the mbarrier now (not
                                             // the bytes of TMA copies, which complete later).
                                             if self.s.cfg.checks.races && issued.is_empty() {
                                                 m.ops.push(super::block::PhaseOp {
                                                     tid: tid as u32,
                                                     arrived: self.warps[w].arrived[l],
-                                                    passed: self.warps[w].counts[l],
-                                                    arrival: *op != MbarOp::CompleteTx,
                                                 });
-                                            }
-                                            if !issued.is_empty() {
-                                                m.copy_bytes += bytes;
                                             }
                                             m.copies.extend(issued.into_iter().map(|c| (tid as u32, c)));
                                             if *op != MbarOp::CompleteTx {
@@ -2047,29 +2094,24 @@ impl<'a> BlockSim<'a> {
                                                 // waited for arrivals only must be followed by
                                                 // one of those arrivals: else all of them may
                                                 // come first on the GPU, completing the phase
-                                                // without it (review R14 F2; an arrival ordered
-                                                // after it by the thread's program order or by
-                                                // barriers, which flags do not count as).
-                                                let levels = &self.s.levels;
-                                                let early = m.fragile.iter().find(|x| {
-                                                    !m.ops[x.after..].iter().any(|o| {
-                                                        o.arrival
-                                                            && (o.tid == x.tid
-                                                                || levels.ordered(
-                                                                    &super::access::wait_acc(x.tid, x.arrived),
-                                                                    o.tid,
-                                                                    &o.passed,
-                                                                ))
-                                                    })
-                                                });
-                                                if let Some(x) = early.copied() {
+                                                // without it (review R14 F2). An arrival is
+                                                // ordered after it by the thread's program
+                                                // order, a barrier, or a release its thread
+                                                // acquired: both are operations on the one
+                                                // mbarrier, which happens-before orders (until
+                                                // 2026-11-30 only the first two counted, and a
+                                                // relay through another mbarrier or a fenced flag
+                                                // was a false report; review R15 F4).
+                                                if let Some((x, surely)) = m.early_bytes_op() {
+                                                    let (x, message) =
+                                                        (x.clone(), early_phase(surely, x.completed_before));
                                                     let span = fc.info[f.pc as usize].span;
                                                     put_back!();
                                                     self.fatal(
                                                         g,
                                                         Report {
                                                             kind: ReportKind::MbarrierMisuse,
-                                                            message: EARLY_PHASE.to_string(),
+                                                            message,
                                                             span: x.span,
                                                             thread: x.thread,
                                                             other: Some((
@@ -2082,8 +2124,9 @@ impl<'a> BlockSim<'a> {
                                                     );
                                                     return;
                                                 }
-                                                m.fragile.clear();
-                                                m.copy_bytes = 0;
+                                                m.bytes_ops.clear();
+                                                m.arrival_bytes = 0;
+                                                m.announced = 0;
                                                 m.phase += 1;
                                                 m.pending = m.expected;
                                                 m.done[1] = std::mem::take(&mut m.done[0]);

@@ -438,6 +438,15 @@ impl Releases {
         })
     }
 
+    /// The releases of thread `tid` of block `block` (or of one of its landings).
+    pub fn of_writer(&self, block: u32, tid: u32) -> impl Iterator<Item = &Release> {
+        self.layers().flat_map(move |l| {
+            let at = l.items.partition_point(|x| (x.block, x.tid) < (block, tid));
+            let end = at + l.items[at..].partition_point(|x| (x.block, x.tid) == (block, tid));
+            l.items[at..end].iter()
+        })
+    }
+
     /// The releases whose writers are threads of block `block` (or its landings): the only
     /// ones that may order an access of that block ([`Release::orders`]).
     pub fn of_block(&self, block: u32) -> impl Iterator<Item = &Release> {
