@@ -220,6 +220,9 @@ impl<'a> BlockSim<'a> {
             acquired.merge_all(&take);
             if !take.is_empty() {
                 self.acquired_foreign |= take.iter().any(|r| r.block != block);
+                for r in take.iter() {
+                    note_landing(&mut self.landing_seen, tid, block, r);
+                }
                 let arrived = self.warps[w].arrived[l];
                 note_acquisition(self.acquisitions.entry(tid).or_default(), tid, arrived, acquired);
                 self.race_state[w] |= 1 << l;
@@ -248,6 +251,9 @@ impl<'a> BlockSim<'a> {
         let tid = w as u32 * 32 + l as u32;
         self.sync.remove(&tid);
         self.fence_carry.remove(&tid);
+        if !self.landing_seen.is_empty() {
+            self.landing_seen.retain(|&(t, _), _| t != tid);
+        }
         let arrived = self.warps[w].arrived[l];
         for map in [&mut self.acquisitions, &mut self.wait_acquisitions] {
             if let Some(list) = map.get_mut(&tid) {
@@ -289,9 +295,12 @@ impl<'a> BlockSim<'a> {
             }
         }
         self.race_state[w] |= 1 << l;
-        let (_, acquired) = self.sync.entry(tid).or_default();
         let any = !releases.is_empty();
         self.acquired_foreign |= releases.iter().any(|r| r.block != self.block);
+        for r in &releases {
+            note_landing(&mut self.landing_seen, tid, self.block, r);
+        }
+        let (_, acquired) = self.sync.entry(tid).or_default();
         for r in releases {
             acquired.merge(r);
         }
@@ -347,9 +356,8 @@ impl<'a> BlockSim<'a> {
             let seen = l
                 .acquired
                 .iter()
-                .flat_map(|(&t, waits)| waits.iter().map(move |&(generation, counts)| (t, generation, counts)))
-                .filter(|&(t, _, counts)| t != tid && self.s.levels.ordered(&wait_acc(t, counts), tid, passed))
-                .map(|(_, generation, _)| generation)
+                .filter(|&(&t, _)| t != tid)
+                .filter_map(|(&t, waits)| latest_wait(&self.s.levels, t, waits, tid, passed))
                 .max();
             let Some(generation) = seen else { continue };
             let r = Release::landing(self.block, mbar, generation);
@@ -393,9 +401,14 @@ impl<'a> BlockSim<'a> {
         {
             return true;
         }
-        l.acquired
-            .iter()
-            .any(|(&t, waits)| waits.iter().any(|&(generation, counts)| generation >= current && before(t, counts)))
+        l.acquired.iter().any(|(&t, waits)| {
+            let latest = if t == tid {
+                waits.back().map(|&(generation, _)| generation)
+            } else {
+                latest_wait(&self.s.levels, t, waits, tid, passed)
+            };
+            latest.is_some_and(|generation| generation >= current)
+        })
     }
 
     /// Notes an operation on the bytes of the current phase of the mbarrier at shared byte
@@ -480,6 +493,7 @@ impl<'a> BlockSim<'a> {
             acquisitions: &self.acquisitions,
             wait_acquisitions: &self.wait_acquisitions,
             acquired_foreign: self.acquired_foreign,
+            landing_seen: &self.landing_seen,
             landings: &self.landings,
             levels: &self.s.levels,
             block: self.block,
@@ -976,6 +990,7 @@ impl<'a> BlockSim<'a> {
             acquisitions: &self.acquisitions,
             wait_acquisitions: &self.wait_acquisitions,
             acquired_foreign: self.acquired_foreign,
+            landing_seen: &self.landing_seen,
             landings: &self.landings,
             levels: &self.s.levels,
             block: self.block,
@@ -1307,6 +1322,36 @@ fn latest_ordered<'a>(
     n.checked_sub(1).map(|i| &list[i])
 }
 
+/// Notes in `seen` ([`BlockSim::landing_seen`]) that thread `tid` of block `block` acquired
+/// `r`, if it is a release of TMA copies landed in that block, which a thread there may
+/// acquire.
+fn note_landing(seen: &mut super::FastMap<(u32, usize), u32>, tid: u32, block: u32, r: &Release) {
+    if let Some(mbar) = landing_mbar(r.tid)
+        && r.block == block
+        && r.reaches(block)
+    {
+        let g = seen.entry((tid, mbar)).or_insert(0);
+        *g = (*g).max(landing_gen(r.fences));
+    }
+}
+
+/// The latest generation of TMA copies among thread `t`'s waits for them (`waits`,
+/// oldest first: [`Landings::acquired`]) that a barrier orders before thread `tid`, which
+/// has passed `passed`. Both the generations and the barrier arrivals only grow along the
+/// list, so the waits ordered before `tid` are a prefix of it, found by bisection rather
+/// than by looking at every wait of every thread (every arrival of a pipeline's consumer
+/// asks, `BlockSim::carried_with`).
+fn latest_wait(
+    levels: &Levels,
+    t: u32,
+    waits: &std::collections::VecDeque<(u32, [u32; LEVELS])>,
+    tid: u32,
+    passed: &[u32; LEVELS],
+) -> Option<u32> {
+    let n = waits.partition_point(|&(_, counts)| levels.ordered(&wait_acc(t, counts), tid, passed));
+    n.checked_sub(1).map(|i| waits[i].0)
+}
+
 /// What kind of access a site makes, for race detection (`None`: never checked).
 ///
 /// A volatile access (unsafe code) counts as an atomic one: volatile and atomic accesses
@@ -1377,6 +1422,8 @@ struct Orders<'x> {
     wait_acquisitions: &'x HashMap<u32, Vec<Acquisition>>,
     /// Whether any of them holds a release of another block ([`BlockSim::acquired_foreign`]).
     acquired_foreign: bool,
+    /// Per thread and mbarrier, the latest landing it acquired ([`BlockSim::landing_seen`]).
+    landing_seen: &'x super::FastMap<(u32, usize), u32>,
     landings: &'x HashMap<usize, Landings>,
     levels: &'x Levels,
     block: u32,
@@ -1398,7 +1445,14 @@ impl Orders<'_> {
         // A landing is ordered only by a release of its own pseudo-thread (`Release::orders`):
         // looked up by its key rather than among all the releases, which a pipeline's
         // producer holds one of per consumer thread.
-        let landing = landing_mbar(earlier.tid).is_some();
+        let landing = landing_mbar(earlier.tid);
+        if let Some(mbar) = landing
+            && other_block.is_none()
+            && self.landing_seen.get(&(self.tid, mbar)).is_some_and(|&g| g > landing_gen(earlier.fences))
+        {
+            return true;
+        }
+        let landing = landing.is_some();
         let orders = |set: &Releases| {
             let own = |r: &Release| r.orders(self.levels, self.block, earlier_block, earlier);
             if landing {
@@ -1432,9 +1486,7 @@ impl Orders<'_> {
         let Some(l) = landing_mbar(earlier.tid).and_then(|mbar| self.landings.get(&mbar)) else { return false };
         let needed = landing_gen(earlier.fences) + 1;
         l.acquired.iter().any(|(&t, waits)| {
-            waits.iter().any(|&(generation, counts)| {
-                generation >= needed && self.levels.ordered(&wait_acc(t, counts), self.tid, self.passed)
-            })
+            latest_wait(self.levels, t, waits, self.tid, self.passed).is_some_and(|generation| generation >= needed)
         })
     }
 }

@@ -353,6 +353,11 @@ pub struct BlockSim<'a> {
     /// barrier it arrived at afterwards, but not carried on by their releases, as the
     /// fences' acquisitions are (`sim/access.rs`, `BlockSim::acquire`).
     pub wait_acquisitions: HashMap<u32, Vec<super::access::Acquisition>>,
+    /// Per thread and mbarrier (its shared byte), the latest generation of landed TMA copies
+    /// the thread has acquired (race checks only): what a release of the barrier's
+    /// pseudo-thread in its acquired set orders (`shadow::Release::orders`), looked up
+    /// directly, since every read of a landed tile asks (`sim/access.rs`, `Orders`).
+    pub landing_seen: super::FastMap<(u32, usize), u32>,
     /// Whether a thread of the block has acquired a release of another block (a flag, or
     /// an arrival that carried one on): until then [`Self::acquisitions`] order no access
     /// of another block, and the race check of global memory does not look through them.
@@ -579,6 +584,7 @@ impl<'a> BlockSim<'a> {
             race_state: vec![0; (t as usize).div_ceil(32)],
             acquisitions: HashMap::new(),
             wait_acquisitions: HashMap::new(),
+            landing_seen: super::FastMap::default(),
             acquired_foreign: false,
             sflight: if s.cfg.checks.races {
                 vec![0; (s.smem_bytes as usize).div_ceil(4).div_ceil(64)]
