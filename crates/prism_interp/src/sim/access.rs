@@ -366,8 +366,8 @@ impl<'a> BlockSim<'a> {
         carried
     }
 
-    /// Whether thread `tid`, about to complete TMA copies on the mbarrier at shared byte
-    /// `mbar`, is ordered after the latest completed phase of that barrier: it acquired
+    /// Whether thread `tid`, about to operate on the mbarrier at shared byte `mbar` (an
+    /// arrival, bytes, a TMA copy's issue), is ordered after the latest completed phase of that barrier: it acquired
     /// that phase (a wait for it, or an arrival that carried it, as a producer's wait for
     /// its consumers' arrivals on the empty barrier does), or a thread that waited for it
     /// has since arrived at a barrier this one passed, or, for a phase without copies, every
@@ -377,27 +377,29 @@ impl<'a> BlockSim<'a> {
     /// completes before the copy announced for it has landed, or, if that phase expected no
     /// bytes, waits for bytes that never come while its last arrival counts towards it
     /// instead of the next phase. Until 2026-11-30 only phases with copies were counted.
+    /// Every operation on the barrier is checked so (review R16 F1, F2: an arrival or an
+    /// `expect_tx` after a phase of arrivals only, ordered by a relaxed flag, may join
+    /// it), and "ordered before" counts what the thread acquired, as in
+    /// [`Self::ordered_after`].
     pub(super) fn saw_last_landing(&self, mbar: usize, tid: u32) -> bool {
         let Some(l) = self.landings.get(&mbar) else { return true };
         let current = l.generation;
         if current == 0 {
             return true;
         }
-        if let Some((_, acquired)) = self.sync.get(&tid)
-            && acquired.iter().any(|r| landing_mbar(r.tid) == Some(mbar) && landing_gen(r.fences) >= current)
-        {
+        // Acquired (by a wait, or carried by a release it acquired): every phase's
+        // completion is a release of the barrier's pseudo-thread (`complete_mbar_phase`).
+        if self.landing_seen.get(&(tid, mbar)).is_some_and(|&g| g >= current) {
             return true;
         }
         let passed = &self.warps[tid as usize / 32].counts[tid as usize % 32];
-        let before =
-            |t: u32, counts: [u32; LEVELS]| t == tid || self.s.levels.ordered(&wait_acc(t, counts), tid, passed);
         // A phase without copies completed at its last operation, which ran on the
         // mbarrier when its thread ran it: a thread ordered after every operation of the
         // phase (two threads arrive, `__syncthreads()`, one issues the next phase's copy) is
         // ordered after its completion. Ordered after only the one that completed it in this
         // schedule is not enough: on the GPU another may come last.
         if let Some(ops) = &l.last_ops
-            && ops.iter().all(|o| before(o.tid, o.arrived))
+            && ops.iter().all(|o| self.ordered_after(tid, &Acc { fences: o.fences, ..wait_acc(o.tid, o.arrived) }))
         {
             return true;
         }
@@ -414,7 +416,10 @@ impl<'a> BlockSim<'a> {
     /// Notes an operation on the bytes of the current phase of the mbarrier at shared byte
     /// `mbar` by lane `l` of warp `w` ([`super::block::BytesOp`]): which earlier
     /// announcements of the phase are ordered before it, and, for each earlier operation,
-    /// whether the bytes this one completes may come before it on the GPU.
+    /// whether the bytes this one completes may come before it on the GPU. Only the first
+    /// [`super::block::BYTES_OPS_EXACT`] operations of a phase are compared pairwise; a
+    /// later one is taken as ordered before and after none of the others, which can only
+    /// report more (review R16 F6: a phase of thousands of operations took seconds).
     pub(super) fn note_bytes_op(
         &mut self,
         mbar: usize,
@@ -423,22 +428,34 @@ impl<'a> BlockSim<'a> {
         at: (prism_span::Span, Thread),
     ) {
         let tid = (w * 32 + l) as u32;
-        let ordered: Vec<bool> = self.mbars[&mbar]
-            .bytes_ops
-            .iter()
-            .map(|o| self.ordered_after(tid, &Acc { fences: o.fences, ..wait_acc(o.tid, o.arrived) }))
-            .collect();
+        let exact = self.mbars[&mbar].bytes_ops.len() < super::block::BYTES_OPS_EXACT;
+        let ordered: Vec<bool> = if exact {
+            self.mbars[&mbar]
+                .bytes_ops
+                .iter()
+                .map(|o| self.ordered_after(tid, &Acc { fences: o.fences, ..wait_acc(o.tid, o.arrived) }))
+                .collect()
+        } else {
+            Vec::new()
+        };
         let (arrived, fences) = (self.warps[w].arrived[l], self.fences[tid as usize]);
         let m = self.mbars.get_mut(&mbar).expect("the operation made it");
         let (mut after, mut completed_before) = (Vec::new(), 0);
-        for (i, (o, ord)) in m.bytes_ops.iter_mut().zip(ordered).enumerate() {
-            if ord && o.announced > 0 {
-                after.push(i as u32);
+        if exact {
+            for (i, (o, ord)) in m.bytes_ops.iter_mut().zip(ordered).enumerate() {
+                if ord && o.announced > 0 {
+                    after.push(i as u32);
+                }
+                if !ord {
+                    o.completed_before += completed;
+                }
+                completed_before += o.completed;
             }
-            if !ord {
-                o.completed_before += completed;
-            }
-            completed_before += o.completed;
+        } else {
+            // Every other operation's bytes may complete before this one, and this one's
+            // before every other (`Mbar::late_completed`).
+            completed_before = m.bytes_ops.iter().map(|o| o.completed).sum();
+            m.late_completed += completed;
         }
         m.bytes_ops.push(super::block::BytesOp {
             tid,
@@ -455,14 +472,23 @@ impl<'a> BlockSim<'a> {
     }
 
     /// Marks the operations on the bytes of the current phase of the mbarrier at shared byte
-    /// `mbar` that thread `tid`, arriving at it, is ordered after.
+    /// `mbar` that thread `tid`, arriving at it, is ordered after: through what it acquired
+    /// too for the first [`super::block::BYTES_OPS_EXACT`], by its program order and
+    /// barriers only for the others (an operation left unfollowed can only be reported).
     pub(super) fn follow_bytes_ops(&mut self, mbar: usize, tid: u32) {
+        let passed = &self.warps[tid as usize / 32].counts[tid as usize % 32];
         let follows: Vec<usize> = self.mbars[&mbar]
             .bytes_ops
             .iter()
             .enumerate()
-            .filter(|(_, o)| {
-                !o.followed && self.ordered_after(tid, &Acc { fences: o.fences, ..wait_acc(o.tid, o.arrived) })
+            .filter(|&(i, o)| {
+                let acc = Acc { fences: o.fences, ..wait_acc(o.tid, o.arrived) };
+                !o.followed
+                    && if i < super::block::BYTES_OPS_EXACT {
+                        self.ordered_after(tid, &acc)
+                    } else {
+                        o.tid == tid || self.s.levels.ordered(&acc, tid, passed)
+                    }
             })
             .map(|(i, _)| i)
             .collect();

@@ -444,11 +444,20 @@ pub struct Mbar {
     /// With race checks, the bytes the current phase's arrivals announced
     /// (`mbarrier_arrive_expect_tx`): all of them come before the phase completes.
     pub arrival_bytes: i64,
-    /// The bytes the current phase's `expect_tx` and arrivals announced, less those its
-    /// `complete_tx` completed: what the transaction count may reach on the GPU, where the
-    /// TMA copies complete theirs later (PTX's count holds 20 bits and a sign).
+    /// With race checks, the bytes completed by the current phase's operations on bytes
+    /// past the first [`BYTES_OPS_EXACT`], which may come before any of the others.
+    pub late_completed: i64,
+    /// The bytes the current phase's `expect_tx` and arrivals announced, and those its
+    /// `complete_tx` and TMA copies completed: each is what the transaction count may
+    /// reach on the GPU, up or down, when the others come later (PTX's count holds 20 bits
+    /// and a sign).
     pub announced: i64,
+    pub completed: i64,
 }
+
+/// How many operations on bytes of one phase [`BytesOp`] compares with each other; the
+/// later ones are taken as unordered with every other, which can only report more.
+pub const BYTES_OPS_EXACT: usize = 64;
 
 /// An operation on an mbarrier's bytes ([`Mbar::bytes_ops`]). The phase could have
 /// completed before it on the GPU only if every arrival came first (none is ordered after
@@ -485,21 +494,23 @@ pub struct BytesOp {
 impl Mbar {
     /// The first operation on bytes of the current phase that may have come after the
     /// phase completed on the GPU ([`BytesOp`]), with the bytes surely announced before it
-    /// and those that may have completed.
-    pub fn early_bytes_op(&self) -> Option<(&BytesOp, i64)> {
+    /// and those that may have completed by then. The sum of the announcements some
+    /// arrival follows is taken once, and each operation adds only those ordered before it
+    /// that no arrival follows, so that none counts twice.
+    pub fn early_bytes_op(&self) -> Option<(&BytesOp, i64, i64)> {
+        // The announcements some arrival is ordered after come before the completion.
+        let followed: i64 = self.bytes_ops.iter().filter(|e| e.followed).map(|e| e.announced).sum();
+        let total: i64 = self.bytes_ops.iter().map(|e| e.completed).sum();
         self.bytes_ops.iter().enumerate().find_map(|(i, x)| {
             if x.followed {
                 return None;
             }
-            let surely: i64 = self.arrival_bytes
-                + self
-                    .bytes_ops
-                    .iter()
-                    .enumerate()
-                    .filter(|&(j, e)| j != i && e.announced > 0 && (e.followed || x.after.contains(&(j as u32))))
-                    .map(|(_, e)| e.announced)
-                    .sum::<i64>();
-            (surely <= x.completed_before).then_some((x, surely))
+            let before: i64 =
+                x.after.iter().map(|&j| &self.bytes_ops[j as usize]).filter(|e| !e.followed).map(|e| e.announced).sum();
+            let surely = self.arrival_bytes + followed + before;
+            // The operations past the exact ones may complete before any other.
+            let may = if i < BYTES_OPS_EXACT { x.completed_before + self.late_completed } else { total - x.completed };
+            (surely <= may).then_some((x, surely, may))
         })
     }
 }
@@ -508,8 +519,10 @@ impl Mbar {
 #[derive(Clone, Copy, Debug)]
 pub struct PhaseOp {
     pub tid: u32,
-    /// The barriers the thread had arrived at when it made the operation.
+    /// The barriers the thread had arrived at when it made the operation, and its fences
+    /// (what a release of the thread must come after to be ordered after it).
     pub arrived: [u32; LEVELS],
+    pub fences: Fences,
 }
 
 /// The phases of one mbarrier and the TMA copies that landed through it, as the race check

@@ -26,9 +26,9 @@ use prism_types::perspective::{Level, Persp};
 use prism_types::tir::BinOp;
 use prism_types::ty::Scalar;
 
-/// The report of an mbarrier operation by a thread that has not seen the barrier's last
-/// phase of TMA copies complete.
-const UNSEEN_COPIES: &str = "an operation on this mbarrier by a thread that has not seen its previous phase of TMA copies complete: on the GPU the copies may still be in flight, so the arrival or the bytes count towards that phase (wait for it first, or be ordered after a thread that did)";
+/// The report of an mbarrier operation by a thread not ordered after the barrier's latest
+/// completed phase (`BlockSim::saw_last_landing`).
+const UNSEEN_COPIES: &str = "an operation on this mbarrier by a thread not ordered after its previous phase's completion: on the GPU that phase may still be waiting, for other threads' arrivals or for the bytes of TMA copies in flight, so the arrival or the bytes count towards it (wait for the phase first, or be ordered after a thread that did)";
 
 /// The report of an operation on an mbarrier's bytes that may have come after its phase
 /// completed on the GPU (`super::block::BytesOp`): `surely` bytes were announced before it,
@@ -40,16 +40,20 @@ fn early_phase(surely: i64, completed: i64) -> String {
 }
 
 /// Whether an mbarrier's transaction bytes (`bytes`, one operation's operand) or the bytes
-/// its phase has been announced (`total`) leave PTX's range: the operand is at most
-/// 2^20 - 1 and so is the transaction count, which on the GPU may reach every byte announced
-/// before the TMA copies complete theirs. The PTX ISA leaves the operation undefined.
+/// its phase has had announced, or completed, so far with it (`total`) leave PTX's range
+/// of the transaction count, -(2^20 - 1) to 2^20 - 1: the GPU applies a phase's
+/// announcements and completions in any order that nothing forbids (a TMA copy completes
+/// its bytes whenever it finishes), so the count may reach either sum. Until review R16
+/// (F3, F4) a thread's `complete_tx` was subtracted from the announcements as it ran, so a
+/// count driven down, or up with another thread's completions between, ran clean. The PTX
+/// ISA leaves the operation undefined.
 fn tx_out_of_range(bytes: i64, total: i64) -> Option<String> {
     const MAX: i64 = (1 << 20) - 1;
     if bytes > MAX {
         Some(format!("mbarrier transaction count {bytes} out of range (0 to 2^20 - 1)"))
     } else if total > MAX {
         Some(format!(
-            "the bytes announced on this mbarrier's phase reach {total}, past the transaction count's range (2^20 - 1): on the GPU the count holds them until the copies complete theirs"
+            "the bytes announced, or completed, on this mbarrier's phase reach {total}, past the transaction count's range (2^20 - 1 either way): on the GPU nothing keeps them from all coming before the other side's"
         ))
     } else {
         None
@@ -1843,10 +1847,7 @@ impl<'a> BlockSim<'a> {
                                                 | MbarOp::CompleteTx
                                                 | MbarOp::Inval
                                         )
-                                        && self
-                                            .landings
-                                            .get(&keys[l])
-                                            .is_some_and(|x| x.generation > 0 && x.last_ops.is_none())
+                                        && self.landings.get(&keys[l]).is_some_and(|x| x.generation > 0)
                                         && !self.saw_last_landing(keys[l], tid as u32);
                                     let here = self.thread(f.warp, l as u32);
                                     let m = self.mbars.entry(keys[l]).or_default();
@@ -1932,6 +1933,7 @@ impl<'a> BlockSim<'a> {
                                                 m.ops.push(super::block::PhaseOp {
                                                     tid: tid as u32,
                                                     arrived: self.warps[w].arrived[l],
+                                                    fences: self.fences[tid],
                                                 });
                                                 self.note_bytes_op(
                                                     keys[l],
@@ -1970,15 +1972,11 @@ impl<'a> BlockSim<'a> {
                                                     m.tx += bytes;
                                                 }
                                                 MbarOp::CompleteTx => {
-                                                    if let Some(msg) = tx_out_of_range(bytes, 0) {
+                                                    if let Some(msg) = tx_out_of_range(bytes, m.completed + bytes) {
                                                         fatal!(ReportKind::MbarrierMisuse, msg, l);
                                                     }
+                                                    m.completed += bytes;
                                                     m.tx -= bytes;
-                                                    // The thread's own `complete_tx`, not its
-                                                    // TMA copies' (which complete later).
-                                                    if !self.mbar_issued.contains_key(&(tid as u32)) {
-                                                        m.announced -= bytes;
-                                                    }
                                                 }
                                                 _ => {}
                                             }
@@ -1994,6 +1992,9 @@ impl<'a> BlockSim<'a> {
                                             // barrier's own pseudo-thread (`complete_mbar_phase`),
                                             // which the phase releases by itself.
                                             let complete_only = *op == MbarOp::CompleteTx;
+                                            // What a release of the thread must come after
+                                            // to be ordered after this operation.
+                                            let op_fences = self.fences[tid];
                                             let carried = if complete_only {
                                                 super::flags::Releases::default()
                                             } else {
@@ -2083,6 +2084,7 @@ impl<'a> BlockSim<'a> {
                                                 m.ops.push(super::block::PhaseOp {
                                                     tid: tid as u32,
                                                     arrived: self.warps[w].arrived[l],
+                                                    fences: op_fences,
                                                 });
                                             }
                                             m.copies.extend(issued.into_iter().map(|c| (tid as u32, c)));
@@ -2102,9 +2104,8 @@ impl<'a> BlockSim<'a> {
                                                 // 2026-11-30 only the first two counted, and a
                                                 // relay through another mbarrier or a fenced flag
                                                 // was a false report; review R15 F4).
-                                                if let Some((x, surely)) = m.early_bytes_op() {
-                                                    let (x, message) =
-                                                        (x.clone(), early_phase(surely, x.completed_before));
+                                                if let Some((x, surely, may)) = m.early_bytes_op() {
+                                                    let (x, message) = (x.clone(), early_phase(surely, may));
                                                     let span = fc.info[f.pc as usize].span;
                                                     put_back!();
                                                     self.fatal(
@@ -2126,7 +2127,9 @@ impl<'a> BlockSim<'a> {
                                                 }
                                                 m.bytes_ops.clear();
                                                 m.arrival_bytes = 0;
+                                                m.late_completed = 0;
                                                 m.announced = 0;
+                                                m.completed = 0;
                                                 m.phase += 1;
                                                 m.pending = m.expected;
                                                 m.done[1] = std::mem::take(&mut m.done[0]);
