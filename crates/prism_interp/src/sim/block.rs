@@ -427,9 +427,9 @@ pub struct Mbar {
     /// TMA copies that complete their bytes on the current phase, and the threads that
     /// issued them: in flight until the phase completes, when they land.
     pub copies: Vec<(u32, PendingCopy)>,
-    /// The releases of landed TMA copies that the current phase's arrivals pass on (from
-    /// what their threads acquired), one per mbarrier that landed them, the latest.
-    pub carried: Vec<Release>,
+    /// The releases the current phase's arrivals pass on (what their threads acquired),
+    /// one per writer and reach, the latest.
+    pub carried: Releases,
     /// With race checks, the operations on the current phase (arrivals, expected and
     /// completed bytes, but not those of TMA copies) so far: a thread ordered after all of
     /// them is ordered after the phase's completion, if the phase had no copies
