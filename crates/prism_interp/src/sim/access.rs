@@ -382,35 +382,66 @@ impl<'a> BlockSim<'a> {
     /// it), and "ordered before" counts what the thread acquired, as in
     /// [`Self::ordered_after`].
     pub(super) fn saw_last_landing(&self, mbar: usize, tid: u32) -> bool {
-        let Some(l) = self.landings.get(&mbar) else { return true };
-        let current = l.generation;
-        if current == 0 {
-            return true;
-        }
+        let current = self.landings.get(&mbar).map_or(0, |l| l.generation);
+        current == 0 || self.known_generation(mbar, tid, current) >= current
+    }
+
+    /// How many phases of the mbarrier at shared byte `mbar` (counted over its
+    /// initialisations, [`super::block::Landings::generation`]) thread `tid` is ordered
+    /// after the completion of, up to `enough` (the search stops there): those it acquired
+    /// (a wait, or a release that carried the phase's own), those that another thread
+    /// waited for before a barrier this one has passed, and the latest, when every
+    /// operation on it is ordered before the thread. The cheap tests come first: a
+    /// barrier used by a thousand threads at each round of a loop made the last one
+    /// quadratic (review R17 F5).
+    pub(super) fn known_generation(&self, mbar: usize, tid: u32, enough: u32) -> u32 {
+        let Some(l) = self.landings.get(&mbar) else { return 0 };
         // Acquired (by a wait, or carried by a release it acquired): every phase's
         // completion is a release of the barrier's pseudo-thread (`complete_mbar_phase`).
-        if self.landing_seen.get(&(tid, mbar)).is_some_and(|&g| g >= current) {
-            return true;
+        let mut known = self.landing_seen.get(&(tid, mbar)).copied().unwrap_or(0);
+        if known >= enough {
+            return known;
         }
         let passed = &self.warps[tid as usize / 32].counts[tid as usize % 32];
-        // A phase without copies completed at its last operation, which ran on the
-        // mbarrier when its thread ran it: a thread ordered after every operation of the
-        // phase (two threads arrive, `__syncthreads()`, one issues the next phase's copy) is
-        // ordered after its completion. Ordered after only the one that completed it in this
-        // schedule is not enough: on the GPU another may come last.
-        if let Some(ops) = &l.last_ops
-            && ops.iter().all(|o| self.ordered_after(tid, &Acc { fences: o.fences, ..wait_acc(o.tid, o.arrived) }))
-        {
-            return true;
-        }
-        l.acquired.iter().any(|(&t, waits)| {
+        for (&t, waits) in &l.acquired {
             let latest = if t == tid {
                 waits.back().map(|&(generation, _)| generation)
             } else {
                 latest_wait(&self.s.levels, t, waits, tid, passed)
             };
-            latest.is_some_and(|generation| generation >= current)
-        })
+            known = known.max(latest.unwrap_or(0));
+            if known >= enough {
+                return known;
+            }
+        }
+        // A phase without copies completed at its last operation, which ran on the
+        // mbarrier when its thread ran it: a thread ordered after every operation of the
+        // phase (two threads arrive, `__syncthreads()`, one issues the next phase's copy) is
+        // ordered after its completion. Ordered after only the one that completed it in this
+        // schedule is not enough: on the GPU another may come last. A block barrier that the
+        // thread passed after every operation's thread arrived at it orders them all at once.
+        // The phase before the latest too: a parity wait needs to know whether the thread is
+        // ordered after it (review R15's elected waiter, then a phase of arrivals after
+        // `__syncthreads()`, then a wait for the next phase of copies).
+        let block = self.s.levels.block_level();
+        let phases = [
+            (&l.last_ops, l.last_ops_block, l.generation),
+            (&l.prev_ops, l.prev_ops_block, l.generation.saturating_sub(1)),
+        ];
+        for (ops, most, generation) in phases {
+            if generation <= known {
+                break;
+            }
+            if let Some(ops) = ops
+                && (passed[block] > most
+                    || ops
+                        .iter()
+                        .all(|o| self.ordered_after(tid, &Acc { fences: o.fences, ..wait_acc(o.tid, o.arrived) })))
+            {
+                return generation;
+            }
+        }
+        known
     }
 
     /// Notes an operation on the bytes of the current phase of the mbarrier at shared byte
@@ -551,6 +582,9 @@ impl<'a> BlockSim<'a> {
             let l = self.landings.entry(mbar).or_default();
             l.generation += 1;
             l.issuer = copies.last().map_or(l.issuer, |c| c.0);
+            l.prev_ops = l.last_ops.take();
+            l.prev_ops_block = l.last_ops_block;
+            l.last_ops_block = ops.iter().map(|o| o.arrived[self.s.levels.block_level()]).max().unwrap_or(0);
             l.last_ops = copies.is_empty().then_some(ops);
             l.generation
         };

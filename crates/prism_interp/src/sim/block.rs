@@ -422,6 +422,10 @@ pub struct Mbar {
     pub done: [Vec<Release>; 2],
     /// Fragments parked at a wait on this barrier.
     pub waiters: Vec<u32>,
+    /// The generations of landings at its address when it was initialised
+    /// ([`Landings::generation`], race checks only): its phase `j` is generation
+    /// `base_generation + j + 1`.
+    pub base_generation: u32,
     /// Initialised and not invalidated.
     pub valid: bool,
     /// TMA copies that complete their bytes on the current phase, and the threads that
@@ -545,6 +549,12 @@ pub struct Landings {
     /// `None` when it landed copies: their bytes complete at no point a thread can be
     /// ordered after but by a wait.
     pub last_ops: Option<Vec<PhaseOp>>,
+    /// The most block barriers the threads of [`Self::last_ops`] had arrived at when they
+    /// made them: a thread that has passed more is ordered after all of them.
+    pub last_ops_block: u32,
+    /// The same for the phase before the latest (a parity wait asks about both).
+    pub prev_ops: Option<Vec<PhaseOp>>,
+    pub prev_ops_block: u32,
     /// The thread that issued the latest copy landed (named in reports).
     pub issuer: u32,
     /// Per thread that waited for a phase with copies: the generation it acquired and its

@@ -1814,13 +1814,46 @@ impl<'a> BlockSim<'a> {
                                     }
                                     return;
                                 }
-                                // Acquire the arrivals of the phase each lane waited for: the
-                                // latest completed phase of that parity.
+                                // Acquire the arrivals of the phase each lane waited for. The
+                                // PTX ISA's parity names the current phase or the one before,
+                                // so on the GPU the wait may have been satisfied by the oldest
+                                // completed phase of that parity that the thread is not
+                                // already ordered past: after `k` known phases, phase `k - 1`
+                                // or `k`, whichever has the parity (phase -1, before the
+                                // first, has parity 1: a wait for parity 1 on a fresh
+                                // barrier passes at once and acquires nothing). Until review
+                                // R17 (F1, F2) the latest completed phase of the parity was
+                                // acquired, and a thread told of later phases by a relaxed
+                                // flag was credited with them. The simulator keeps the last
+                                // two phases' releases: an older phase's acquire nothing,
+                                // which can only report more.
                                 if self.s.cfg.checks.races {
                                     for l in lanes_of(mask) {
+                                        let tid = (w * 32 + l) as u32;
+                                        let at = Lane { fid, w, l };
+                                        self.race(
+                                            g,
+                                            Loc::Shared(keys[l]),
+                                            Kind::AtomicRead,
+                                            at,
+                                            Site { func, access: *access },
+                                            None,
+                                        );
                                         let m = &self.mbars[&keys[l]];
-                                        let which = usize::from((m.phase.wrapping_sub(1) & 1) != argv(l) & 1);
-                                        let rel = m.done[which].clone();
+                                        let latest = i64::try_from(m.phase).unwrap_or(i64::MAX) - 1;
+                                        let (base, parity) = (m.base_generation, i64::from(argv(l) as u32 & 1));
+                                        let enough = base.saturating_add(u32::try_from(m.phase).unwrap_or(u32::MAX));
+                                        let known =
+                                            i64::from(self.known_generation(keys[l], tid, enough).saturating_sub(base));
+                                        let q = if (known - 1).rem_euclid(2) == parity { known - 1 } else { known };
+                                        let m = &self.mbars[&keys[l]];
+                                        let rel = if q == latest {
+                                            m.done[0].clone()
+                                        } else if q == latest - 1 {
+                                            m.done[1].clone()
+                                        } else {
+                                            Vec::new()
+                                        };
                                         self.acquire(w, l, rel);
                                     }
                                 }
@@ -1849,6 +1882,24 @@ impl<'a> BlockSim<'a> {
                                         )
                                         && self.landings.get(&keys[l]).is_some_and(|x| x.generation > 0)
                                         && !self.saw_last_landing(keys[l], tid as u32);
+                                    // Every other operation on the barrier is an atomic
+                                    // access of its 8 bytes, so that its initialisation (a
+                                    // plain write, `mbar_bytes_written`) must be ordered before
+                                    // it, and so must its invalidation after it (review R17 F3,
+                                    // F4: a thread told of the `mbarrier_init` by a relaxed
+                                    // flag operated on a barrier that the GPU may not have
+                                    // initialised yet).
+                                    if self.s.cfg.checks.races && !matches!(op, MbarOp::Init | MbarOp::Inval) {
+                                        let at = Lane { fid, w, l };
+                                        self.race(
+                                            g,
+                                            Loc::Shared(keys[l]),
+                                            Kind::Atomic,
+                                            at,
+                                            Site { func, access: *access },
+                                            None,
+                                        );
+                                    }
                                     let here = self.thread(f.warp, l as u32);
                                     let m = self.mbars.entry(keys[l]).or_default();
                                     match op {
@@ -1872,6 +1923,10 @@ impl<'a> BlockSim<'a> {
                                                 );
                                             }
                                             let waiters = std::mem::take(&mut m.waiters);
+                                            // Its phases are counted from here among the
+                                            // generations of the memory's landings.
+                                            let base_generation =
+                                                self.landings.get(&keys[l]).map_or(0, |x| x.generation);
                                             // The old barrier's landings stay: a copy of it
                                             // still in flight on the GPU completes its bytes on
                                             // whatever barrier is at that address then, so the
@@ -1883,6 +1938,7 @@ impl<'a> BlockSim<'a> {
                                                 pending: count as u32,
                                                 valid: true,
                                                 waiters,
+                                                base_generation,
                                                 ..Mbar::default()
                                             };
                                             self.mbar_bytes_written(g, keys[l], Lane { fid, w, l }, func, *access);
