@@ -14,7 +14,11 @@
 //!   of a loop inside the scope) must not write a common element either: PTX orders the
 //!   writes of one `cp.async` among themselves but not against another `cp.async` of the
 //!   same thread that no wait separates, so the bytes would be whichever landed last
-//!   (`Ctx::one_thread`).
+//!   (`Ctx::one_thread`). A pipeline's fill is such a scope for one tile, while the copies
+//!   of the tiles before may still be in flight in the other slots: where the proof leans
+//!   on the slot being one value (one thread's several copies, or several threads' copies
+//!   in a warp-specialised fill, whose producer threads need not be at one tile), each copy
+//!   must also provably stay inside the slot (`Ctx::in_slot`).
 //! - **Sources are not changed while in flight** (`async-source-write`). The hardware may
 //!   read a copy's source at any time until the wait, so nothing inside the scope may write
 //!   memory a copy in it reads (a store, an atomic, a writable argument, a callee's shared
@@ -43,6 +47,10 @@ pub enum AsyncFault {
     /// Two copies one thread has in flight together (two instructions, or two iterations
     /// of a loop inside the scope) may write a common element.
     OverlapOneThread,
+    /// A copy in a pipeline's fill that one thread issues with others (or, in a
+    /// warp-specialised fill, one of several threads' copies) may leave the slot, where
+    /// copies of the tiles before may still be in flight.
+    OutsideSlot,
     /// Memory a copy reads is written inside the scope.
     SourceWritten,
     /// A wgmma that no later wait completes on every path (`graph::wgmma_wait_after`).
@@ -86,12 +94,14 @@ pub(crate) struct AsyncProblem {
     pub other: Span,
 }
 
-/// A copy's destination: the instruction, pointer and index registers, and elements.
+/// A copy's destination: the instruction, pointer and index registers, elements, and the
+/// bytes of one element.
 struct Dest {
     inst: InstId,
     ptr: Reg,
     index: Reg,
     width: Option<i128>,
+    elem: i128,
 }
 
 /// One copy as the thread that issues it sees it: each time it is issued inside the scope,
@@ -378,11 +388,18 @@ impl Ctx<'_> {
             // box writes its elements from the destination on, swizzled among themselves,
             // and an untyped one has no width here.
             let width = crate::graph::width(self.f, &self.cfg, &self.defs, &info.inst.kind);
-            dests.push(Dest { inst: id, ptr: *ptr, index: *index, width });
+            let elem = i128::from(self.f.mems[self.f.accesses[a.index()].mem.index()].elem.size().max(1));
+            dests.push(Dest { inst: id, ptr: *ptr, index: *index, width, elem });
         }
         let root_of = root(self.f, view);
         // Every iteration of a loop inside the scope is in flight with every other.
         let varying = |l: InstId| self.cfg.inside(l, scope);
+        // A warp-specialised producer's threads need not be at one tile: one may fill the
+        // next slot while another's copies of this tile are in flight. The proof below
+        // compares copies of one tile only (the slot term is one base for both), so copies
+        // of several threads there must also stay inside the slot, as one thread's several
+        // copies must in any fill ([`Ctx::one_thread`]).
+        let specialised = self.specialised_fill(scope, view);
         for (j, y) in dests.iter().enumerate() {
             for x in &dests[..=j] {
                 let (cx, cy) = (
@@ -416,11 +433,21 @@ impl Ctx<'_> {
                     });
                     return;
                 }
+                if specialised && !(self.in_slot(x) && self.in_slot(y)) {
+                    let (at, other) = if self.in_slot(y) { (x, y) } else { (y, x) };
+                    out.push(AsyncProblem {
+                        fault: AsyncFault::OutsideSlot,
+                        mem: root_of,
+                        at: self.cfg.insts[at.inst].inst.span,
+                        other: self.cfg.insts[other.inst].inst.span,
+                    });
+                    return;
+                }
             }
         }
-        if let Some((x, y)) = self.one_thread(scope, &dests) {
+        if let Some((x, y, fault)) = self.one_thread(scope, view, &dests) {
             out.push(AsyncProblem {
-                fault: AsyncFault::OverlapOneThread,
+                fault,
                 mem: root_of,
                 at: self.cfg.insts[y].inst.span,
                 other: self.cfg.insts[x].inst.span,
@@ -429,10 +456,11 @@ impl Ctx<'_> {
     }
 
     /// Two copies of `dests` (the later one second) that one thread may have in flight
-    /// together with destinations not provably disjoint, if any: the same copy issued in
-    /// two iterations of a loop inside the scope, or two copies that one thread can both
-    /// issue (not in different cases of one `split`, nor in the two branches of an `if`
-    /// that the thread takes the same way throughout the scope, [`Ctx::exclusive`]).
+    /// together with destinations not provably disjoint, if any, with the fault: the same
+    /// copy issued in two iterations of a loop inside the scope, or two copies that one
+    /// thread can both issue (not in different cases of one `split`, nor in the two branches
+    /// of an `if` that the thread takes the same way throughout the scope,
+    /// [`Ctx::exclusive`]).
     ///
     /// For one thread, the terms of [`Issue::fixed`] have one value throughout the scope,
     /// so two copies with the same fixed terms meet exactly when their rests `c + Σ k·i`,
@@ -440,15 +468,33 @@ impl Ctx<'_> {
     /// listing them ([`Issue::starts`]). Copies whose fixed terms differ are apart only when
     /// the difference of their destinations, over every value of every term, keeps them
     /// apart by the widths.
-    fn one_thread(&self, scope: InstId, dests: &[Dest]) -> Option<(InstId, InstId)> {
+    ///
+    /// In a pipeline's fill (`view` the slot of a ring), the thread's copies of the tiles
+    /// before may still be in flight too, in the other slots: the fill has no wait of its
+    /// own (a plain pipeline waits `S - 2` groups behind, a warp-specialised producer only
+    /// for the consumers to release the slot it fills). So a thread's several issues there,
+    /// two copies or one copy in several iterations, are apart only when each also provably
+    /// stays inside its slot ([`Ctx::in_slot`]): then no copy of another tile, in another
+    /// slot, can meet one (`AsyncFault::OutsideSlot` otherwise). One copy issued once that
+    /// may leave its slot stays the bounds exception the simulator reports
+    /// (docs/soundness.md §8, `tests/ui/run/checks/slot_bounds.prism`).
+    fn one_thread(&self, scope: InstId, view: MemId, dests: &[Dest]) -> Option<(InstId, InstId, AsyncFault)> {
         let issues: Vec<Option<Issue>> = dests.iter().map(|d| self.issue(scope, d)).collect();
+        let parent = self.f.mems[view.index()].parent;
+        let fill = parent.is_some_and(|p| self.f.mems[p.index()].kind == prism_ir::ir::MemKind::Pipeline);
+        let slotted = |d: &Dest| !fill || self.in_slot(d);
         // Each copy against its own other issues.
         for (d, i) in dests.iter().zip(&issues) {
             let alone = match i {
+                Some(i) if i.times() == Some(1) => true,
                 Some(i) => {
-                    i.times() == Some(1)
-                        || i.nested()
-                        || i.starts().is_some_and(|v| disjoint_intervals(v.into_iter().map(|s| (s, i.width)).collect()))
+                    let apart = i.nested()
+                        || i.starts()
+                            .is_some_and(|v| disjoint_intervals(v.into_iter().map(|s| (s, i.width)).collect()));
+                    if apart && !slotted(d) {
+                        return Some((d.inst, d.inst, AsyncFault::OutsideSlot));
+                    }
+                    apart
                 }
                 // Not analysable: fine only when it is issued once.
                 None => self
@@ -456,7 +502,7 @@ impl Ctx<'_> {
                     .is_some_and(|ls| ls.iter().all(|&l| self.counter(l).is_some_and(|c| c.lo == c.hi))),
             };
             if !alone {
-                return Some((d.inst, d.inst));
+                return Some((d.inst, d.inst, AsyncFault::OverlapOneThread));
             }
         }
         for (j, y) in dests.iter().enumerate() {
@@ -469,8 +515,65 @@ impl Ctx<'_> {
                     _ => false,
                 };
                 if !apart {
-                    return Some((x.inst, y.inst));
+                    return Some((x.inst, y.inst, AsyncFault::OverlapOneThread));
                 }
+                // The copy that may leave the slot second, where the diagnostic points.
+                if !slotted(y) {
+                    return Some((x.inst, y.inst, AsyncFault::OutsideSlot));
+                }
+                if !slotted(x) {
+                    return Some((y.inst, x.inst, AsyncFault::OutsideSlot));
+                }
+            }
+        }
+        None
+    }
+
+    /// Whether copy `d`, whose pointer is a pipeline slot's view, lies inside the slot every
+    /// time it is issued: its index through the view, over every value of its terms, is at
+    /// least 0 and leaves the copy's width before the slot's end. A copy through any other
+    /// pointer, of no known width, or with an index the affine forms do not follow is not
+    /// known to.
+    fn in_slot(&self, d: &Dest) -> bool {
+        let Some(width) = d.width else { return false };
+        let Some(slot) = self.slot_bytes(d.ptr) else { return false };
+        let frame = self.cfg.insts[d.inst].frame;
+        let mut reads = Vec::new();
+        let Some((lo, hi)) = self.eval(d.index, frame, &mut reads, 0).and_then(|f| self.range(&f)) else {
+            return false;
+        };
+        // A counter's range holds inside its loop's body only.
+        let inside = reads.iter().all(|&(l, at)| self.cfg.frame_within(at, self.cfg.insts[l].children[1]));
+        let end = hi.checked_add(width).and_then(|e| e.checked_mul(d.elem));
+        inside && lo >= 0 && end.is_some_and(|e| e <= slot)
+    }
+
+    /// Whether the `async` scope at `scope` over `view` is the fill of a warp-specialised
+    /// pipeline: `view` a slot of a ring, and the pipeline's loop around the scope one case's
+    /// ([`Ctx::pipeline_counter`]).
+    fn specialised_fill(&self, scope: InstId, view: MemId) -> bool {
+        let parent = self.f.mems[view.index()].parent;
+        if !parent.is_some_and(|p| self.f.mems[p.index()].kind == prism_ir::ir::MemKind::Pipeline) {
+            return false;
+        }
+        self.cfg
+            .ancestors(self.cfg.insts[scope].frame)
+            .filter_map(|f| self.cfg.frames[f].owner)
+            .find(|&o| matches!(self.cfg.insts[o].inst.kind, InstKind::Loop { .. }) && self.is_pipeline_loop(o))
+            .is_some_and(|l| matches!(self.cfg.frames[self.cfg.insts[l].frame].kind, FrameKind::Case { .. }))
+    }
+
+    /// The bytes of the slot a pointer register is the view of: a `ptradd` that bounds its
+    /// accesses to one slot (`InstKind::PtrOffset::bound`), through copies.
+    fn slot_bytes(&self, mut r: Reg) -> Option<i128> {
+        for _ in 0..64 {
+            let [d] = self.defs.get(&r)?.as_slice() else { return None };
+            match &self.cfg.insts[*d].inst.kind {
+                InstKind::PtrOffset { bound: Some((n, s)), .. } => {
+                    return i128::from(*n).checked_mul(i128::from(s.size()));
+                }
+                InstKind::Copy { src, .. } => r = *src,
+                _ => return None,
             }
         }
         None

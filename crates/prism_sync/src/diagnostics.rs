@@ -122,6 +122,25 @@ pub fn problems(ir: &Program, report: &SyncReport, map: &SourceMap) -> Vec<Diagn
                 f.name
             ))
             .with_help("give each copy its own elements, or end the `async` scope between the two copies so the first has landed"),
+            crate::AsyncFault::OutsideSlot => {
+                let d = Diagnostic::error(
+                    "async-overlap",
+                    format!("an asynchronous copy into {mem} may leave its slot, where copies of other tiles may be in flight"),
+                    first_line(map, a.at),
+                )
+                .with_label("this copy may reach past the slot");
+                // A copy issued in several iterations of a loop is its own other copy.
+                let d = if a.other == a.at {
+                    d
+                } else {
+                    d.with_secondary(first_line(map, a.other), "another copy in flight in the same fill")
+                };
+                d.with_note(format!(
+                    "in `{}`: a pipeline's fill has no wait of its own, so the copies issued for the tiles before may still be in flight, each in its own slot, and the copies of one tile are proved apart from each other only; so when a thread issues more than one copy in a fill (two copies, or one in a loop), or several threads of a warp-specialised producer issue copies, each must provably stay inside the fill's slot: its index through the slot, over every value it can take, from 0 to the slot's size less the copy's width",
+                    f.name
+                ))
+                .with_help("keep every copy inside the slot (split a box that reaches past it), or give the ring larger slots")
+            }
             crate::AsyncFault::SourceWritten => Diagnostic::error(
                 "async-source-write",
                 format!("{mem} is written while an asynchronous copy may still read it"),

@@ -55,8 +55,9 @@ pub(crate) enum Term {
     /// `id() % k`, likewise.
     Mod((Level, u64), (Level, u64), i128),
     /// `i % k` for the counter `i` of a pipeline's loop (`prism_ir::lower`), which starts
-    /// at 0, steps by 1 and stops before it could overflow, and is the same in the whole
-    /// block: the current slot of a ring with `k` slots.
+    /// at 0, steps by 1 and stops before it could overflow, and is the same in every thread
+    /// that runs the loop (the block's, or a warp-specialised case's): the current slot of a
+    /// ring with `k` slots ([`Ctx::pipeline_counter`]).
     Ring(InstId, i128),
 }
 
@@ -841,15 +842,36 @@ impl Ctx<'_> {
     }
 
     /// The pipeline loop whose counter `r` is, if any: the loop that is the only
-    /// instruction besides the counter's setup in a pipeline scope (`prism_ir::lower`
-    /// builds it so; nothing else makes `pipeline` scopes).
+    /// instruction besides the counter's setup in a pipeline scope, or, in a warp-specialised
+    /// pipeline, the loop of one case of the split that is the pipeline scope's body
+    /// (`prism_ir::lower`, `Cx::pipeline` and `Cx::specialised`, build them so; nothing else
+    /// makes `pipeline` scopes, and user code in a specialised pipeline lies inside a case's
+    /// loop, never beside it). Both counters start at 0, step by 1 and stop at the count, an
+    /// `int`, so they never wrap: `i % k` lies in `[0, k)`. A specialised case's counter is
+    /// the same in the case's threads only, which the loop's frame's code says (and
+    /// [`Ctx::shape_of`] asks of a `Term::Ring` in a base).
     pub(crate) fn pipeline_counter(&self, r: Reg) -> Option<InstId> {
         self.cfg.insts.iter().enumerate().find_map(|(id, info)| {
             let InstKind::Loop { counter: Some(c), .. } = &info.inst.kind else { return None };
-            let owner = self.cfg.frames[info.frame].owner?;
-            let is_pipe = matches!(self.cfg.insts[owner].inst.kind, InstKind::Scope { kind: ScopeKind::Pipeline, .. });
-            (*c == r && is_pipe).then_some(id)
+            (*c == r && self.is_pipeline_loop(id)).then_some(id)
         })
+    }
+
+    /// Whether loop `l` is a pipeline's loop over its tiles ([`Ctx::pipeline_counter`]).
+    pub(crate) fn is_pipeline_loop(&self, l: InstId) -> bool {
+        let pipeline_scope =
+            |i: InstId| matches!(self.cfg.insts[i].inst.kind, InstKind::Scope { kind: ScopeKind::Pipeline, .. });
+        let frame = &self.cfg.frames[self.cfg.insts[l].frame];
+        let Some(owner) = frame.owner else { return false };
+        match (&self.cfg.insts[owner].inst.kind, frame.kind) {
+            // A plain pipeline: the loop stands in the scope's body.
+            (InstKind::Scope { .. }, _) => pipeline_scope(owner),
+            // A warp-specialised one: in a case of the split that stands in the scope's body.
+            (InstKind::Split { .. }, crate::cfg::FrameKind::Case { .. }) => {
+                self.cfg.frames[self.cfg.insts[owner].frame].owner.is_some_and(pipeline_scope)
+            }
+            _ => false,
+        }
     }
 
     /// The loop whose counter `r` is, if any.

@@ -1309,7 +1309,7 @@ fn k43_gemm_tf32_wgmma() {
 /// shows), and checks C against the exact sum of the inputs' truncated (tf32) products:
 /// products are exact and each k8 step rounds the f32 sum once, so C is within (k / 8 + 1)
 /// 2^-23 of the sum of magnitudes.
-fn check_tf32_abt(
+pub(crate) fn check_tf32_abt(
     p: &Program,
     kernel: &str,
     (m, n, k): (usize, usize, usize),

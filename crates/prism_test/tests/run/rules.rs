@@ -921,6 +921,52 @@ fn r_pipeline_specialised() {
 }
 
 #[test]
+fn r_pipeline_specialised_boxes() {
+    // Warp-specialised fills of several TMA boxes per slot: two halves from one thread and
+    // from two, four quarters from a loop through three slots, two rings of two halves each
+    // (the second swapped, so out is twice the sums). No tiles, one, fewer than the slots,
+    // and several rounds of the ring, on 1 to 3 blocks. Every box must land before its
+    // consumers read (the slot's full mbarrier counts all their bytes) and none may land on
+    // another: the sums would differ, and the simulator would report the race. Inputs are
+    // eighths, so the sums are exact.
+    let p = program(&file("pipeline_specialised_boxes.prism"));
+    for (kernel, rows_per_box, twice) in
+        [("halves", 4usize, false), ("halves_two_threads", 4, false), ("quarters", 2, false), ("two_rings", 4, true)]
+    {
+        for (blocks, n) in [(1usize, 0usize), (2, 1), (1, 2), (3, 4), (2, 7)] {
+            let rows = (8 * n * blocks).max(rows_per_box);
+            let a = Rng::new((blocks * 10 + n + 300) as u64).eighths(rows * 32, -4, 4);
+            let out = p.launch(kernel, blocks as u32, 96, || {
+                vec![tensor(&a, &[rows as u64, 32]), Arg::value(n as i32), Arg::buffer(&vec![7.0f32; 96 * blocks])]
+            });
+            let want: Vec<f32> = (0..96 * blocks)
+                .map(|g| {
+                    let (b, i) = (g / 96, g % 96);
+                    if i < 32 {
+                        return 0.0;
+                    }
+                    let c = i - 32;
+                    let sum: f32 = (0..n)
+                        .flat_map(|t| (0..4).map(move |j| (t, 4 * c + j)))
+                        .map(|(t, e)| a[(8 * (b * n + t) + e / 32) * 32 + e % 32])
+                        .sum();
+                    if twice { 2.0 * sum } else { sum }
+                })
+                .collect();
+            assert_same(&format!("{kernel} out ({blocks} blocks, {n} tiles)"), &out.f32("out"), &want);
+        }
+    }
+    // The tf32 gemm with K steps of 64, two 128-byte-swizzled boxes per operand and stage:
+    // one exact tile; ragged M and N with a K step whose second panel is half past K (100);
+    // K = 36, whose second panel lies wholly past K (TMA's zeros); and K = 452, eight steps
+    // through the three slots.
+    for (m, n, k) in [(64usize, 128usize, 64usize), (100, 200, 100), (70, 130, 36), (64, 128, 452)] {
+        let blocks = (m.div_ceil(64) * n.div_ceil(128)) as u32;
+        crate::kernels::check_tf32_abt(&p, "gemm_tf32_k64", (m, n, k), (blocks, 256), 64);
+    }
+}
+
+#[test]
 fn r_tma_store() {
     // Each block loads a box by TMA, doubles it and stores it back into `b` at the same place:
     // 6 blocks of 16 x 32 boxes over a 40 x 96 array (the last row of boxes reaches past the
