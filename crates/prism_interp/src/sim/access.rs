@@ -273,7 +273,13 @@ impl<'a> BlockSim<'a> {
     pub(super) fn acquire(&mut self, w: usize, l: usize, releases: Vec<Release>) {
         let tid = w as u32 * 32 + l as u32;
         for r in &releases {
-            if let Some(mbar) = landing_mbar(r.tid) {
+            // Only this block's landings: another block's barrier at the same byte of its
+            // shared memory is another barrier (review R18 F1: a release of another block's
+            // phases, relayed by a flag, credited this block's barrier with them).
+            if let Some(mbar) = landing_mbar(r.tid)
+                && r.block == self.block
+                && r.reaches(self.block)
+            {
                 let generation = landing_gen(r.fences);
                 let counts = self.warps[w].arrived[l];
                 let waits = self.landings.entry(mbar).or_default().acquired.entry(tid).or_default();
@@ -616,7 +622,7 @@ impl<'a> BlockSim<'a> {
             }
         }
         if races && let Some(m) = self.mbars.get_mut(&mbar) {
-            m.done[0].push(Release::landing(self.block, mbar, generation));
+            m.done.push(Release::landing(self.block, mbar, generation));
         }
     }
 

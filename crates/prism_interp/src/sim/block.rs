@@ -418,8 +418,10 @@ pub struct Mbar {
     pub phase: u64,
     /// The releases of the current phase's arrivals (race detection: a wait acquires them).
     pub arrivals: Vec<Release>,
-    /// The releases of the last two completed phases, the latest first.
-    pub done: [Vec<Release>; 2],
+    /// The releases of the latest completed phase: the only one whose wait acquires
+    /// anything (a parity wait that may be satisfied by an older phase acquires nothing,
+    /// `sim/exec.rs`).
+    pub done: Vec<Release>,
     /// Fragments parked at a wait on this barrier.
     pub waiters: Vec<u32>,
     /// The generations of landings at its address when it was initialised

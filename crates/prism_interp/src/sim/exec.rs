@@ -1824,36 +1824,42 @@ impl<'a> BlockSim<'a> {
                                 // barrier passes at once and acquires nothing). Until review
                                 // R17 (F1, F2) the latest completed phase of the parity was
                                 // acquired, and a thread told of later phases by a relaxed
-                                // flag was credited with them. The simulator keeps the last
-                                // two phases' releases: an older phase's acquire nothing,
-                                // which can only report more.
+                                // flag was credited with them. A phase older than the latest
+                                // (the thread knows of fewer than all phases before it)
+                                // acquires nothing: its releases are not kept, and that can
+                                // only report more.
                                 if self.s.cfg.checks.races {
                                     for l in lanes_of(mask) {
                                         let tid = (w * 32 + l) as u32;
+                                        // An atomic update for the race check, not a read:
+                                        // reads are kept four per location, and every
+                                        // consumer warp waits on every full barrier, so a
+                                        // wait that nothing orders before the barrier's
+                                        // invalidation was dropped by later ones (review R18
+                                        // F2); a thread's latest update is kept exactly.
                                         let at = Lane { fid, w, l };
                                         self.race(
                                             g,
                                             Loc::Shared(keys[l]),
-                                            Kind::AtomicRead,
+                                            Kind::Atomic,
                                             at,
                                             Site { func, access: *access },
                                             None,
                                         );
+                                        // The wait passed, so the latest completed phase has
+                                        // the parity, and `q` is it exactly when the thread
+                                        // knows of every phase before it: the search for what
+                                        // the thread knows can stop there (review R18 F4: a
+                                        // bound one higher scanned every waiter's waits).
                                         let m = &self.mbars[&keys[l]];
                                         let latest = i64::try_from(m.phase).unwrap_or(i64::MAX) - 1;
                                         let (base, parity) = (m.base_generation, i64::from(argv(l) as u32 & 1));
-                                        let enough = base.saturating_add(u32::try_from(m.phase).unwrap_or(u32::MAX));
+                                        let enough = base.saturating_add(u32::try_from(latest).unwrap_or(0));
                                         let known =
                                             i64::from(self.known_generation(keys[l], tid, enough).saturating_sub(base));
                                         let q = if (known - 1).rem_euclid(2) == parity { known - 1 } else { known };
                                         let m = &self.mbars[&keys[l]];
-                                        let rel = if q == latest {
-                                            m.done[0].clone()
-                                        } else if q == latest - 1 {
-                                            m.done[1].clone()
-                                        } else {
-                                            Vec::new()
-                                        };
+                                        let rel = if q == latest { m.done.clone() } else { Vec::new() };
                                         self.acquire(w, l, rel);
                                     }
                                 }
@@ -2179,9 +2185,8 @@ impl<'a> BlockSim<'a> {
                                                 m.completed = 0;
                                                 m.phase += 1;
                                                 m.pending = m.expected;
-                                                m.done[1] = std::mem::take(&mut m.done[0]);
-                                                m.done[0] = std::mem::take(&mut m.arrivals);
-                                                m.done[0].extend(std::mem::take(&mut m.carried).iter().copied());
+                                                m.done = std::mem::take(&mut m.arrivals);
+                                                m.done.extend(std::mem::take(&mut m.carried).iter().copied());
                                                 let landed = std::mem::take(&mut m.copies);
                                                 let ops = std::mem::take(&mut m.ops);
                                                 for waiter in std::mem::take(&mut m.waiters) {
