@@ -420,6 +420,27 @@ impl<'a> BlockSim<'a> {
                 return known;
             }
         }
+        // Another thread's fence that acquired the phase's completion (a flag set after a
+        // wait and a fence), passed on by a barrier this thread has passed: waits are noted
+        // in the list above, fences' acquisitions only here (review R19 F1: wait, fence,
+        // flag, fence, `__syncwarp()`, and the other lane issued the next phase's copy).
+        let own = landing_tid(mbar);
+        for (&u, list) in &self.acquisitions {
+            if u == tid {
+                continue;
+            }
+            let Some(a) = latest_ordered(&self.s.levels, list, tid, passed) else { continue };
+            let seen = a
+                .releases
+                .of_writer(self.block, own)
+                .filter(|r| r.reaches(self.block))
+                .map(|r| landing_gen(r.fences))
+                .max();
+            known = known.max(seen.unwrap_or(0));
+            if known >= enough {
+                return known;
+            }
+        }
         // A phase without copies completed at its last operation, which ran on the
         // mbarrier when its thread ran it: a thread ordered after every operation of the
         // phase (two threads arrive, `__syncthreads()`, one issues the next phase's copy) is
