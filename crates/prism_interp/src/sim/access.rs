@@ -1060,6 +1060,15 @@ impl<'a> BlockSim<'a> {
         self.race(g, Loc::Shared(byte), Kind::Write, at, Site { func, access }, None);
     }
 
+    /// Any other operation on the mbarrier at shared byte `byte` by lane `at` (a wait too),
+    /// recorded for race detection as an atomic update of its 8 bytes: its initialisation
+    /// must be ordered before it and its invalidation after it ([`Self::mbar_bytes_written`];
+    /// an update, not a read, since a location keeps only four reads and every consumer
+    /// warp waits on every full barrier).
+    pub(super) fn mbar_operated(&mut self, g: &mut GCtx, byte: usize, at: Lane, func: u32, access: u32) {
+        self.race(g, Loc::Shared(byte), Kind::Atomic, at, Site { func, access }, None);
+    }
+
     /// Records access `now` to the `size` bytes of shared memory from `byte` in the cells
     /// that hold them (whose shadow is allocated) and returns the conflict they find that
     /// nothing orders ([`Self::orders`]), for [`Self::race`] and [`Self::race_lanes`] alike.

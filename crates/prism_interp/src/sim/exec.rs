@@ -1837,15 +1837,7 @@ impl<'a> BlockSim<'a> {
                                         // wait that nothing orders before the barrier's
                                         // invalidation was dropped by later ones (review R18
                                         // F2); a thread's latest update is kept exactly.
-                                        let at = Lane { fid, w, l };
-                                        self.race(
-                                            g,
-                                            Loc::Shared(keys[l]),
-                                            Kind::Atomic,
-                                            at,
-                                            Site { func, access: *access },
-                                            None,
-                                        );
+                                        self.mbar_operated(g, keys[l], Lane { fid, w, l }, func, *access);
                                         // The wait passed, so the latest completed phase has
                                         // the parity, and `q` is it exactly when the thread
                                         // knows of every phase before it: the search for what
@@ -1896,15 +1888,7 @@ impl<'a> BlockSim<'a> {
                                     // flag operated on a barrier that the GPU may not have
                                     // initialised yet).
                                     if self.s.cfg.checks.races && !matches!(op, MbarOp::Init | MbarOp::Inval) {
-                                        let at = Lane { fid, w, l };
-                                        self.race(
-                                            g,
-                                            Loc::Shared(keys[l]),
-                                            Kind::Atomic,
-                                            at,
-                                            Site { func, access: *access },
-                                            None,
-                                        );
+                                        self.mbar_operated(g, keys[l], Lane { fid, w, l }, func, *access);
                                     }
                                     let here = self.thread(f.warp, l as u32);
                                     let m = self.mbars.entry(keys[l]).or_default();
