@@ -903,21 +903,31 @@ fn r_pipeline_specialised() {
         let out = p.launch("column_sums", blocks as u32, 96, || {
             vec![tensor(&a, &[rows as u64, 32]), Arg::value(n as i32), Arg::buffer(&vec![7.0f32; 96 * blocks])]
         });
-        let want: Vec<f32> = (0..96 * blocks)
-            .map(|g| {
-                let (b, i) = (g / 96, g % 96);
-                if i < 32 {
-                    return 0.0;
-                }
-                let c = i - 32;
-                (0..n)
-                    .flat_map(|t| (0..4).map(move |j| (t, 4 * c + j)))
-                    .map(|(t, e)| a[(8 * (b * n + t) + e / 32) * 32 + e % 32])
-                    .sum()
-            })
-            .collect();
+        let want = column_sums(&a, blocks, n, 1.0);
         assert_same(&format!("out ({blocks} blocks, {n} tiles)"), &out.f32("out"), &want);
     }
+}
+
+/// What the column-sum pipelines of `pipeline_specialised.prism` and
+/// `pipeline_specialised_boxes.prism` write for `n` tiles of 8 x 32 floats per block: for
+/// each of `blocks` blocks of 96 threads, zeros for the producer warp, and for consumer
+/// thread `c` the sum of elements `4c .. 4c + 3` of each of its block's tiles, times
+/// `scale`.
+fn column_sums(a: &[f32], blocks: usize, n: usize, scale: f32) -> Vec<f32> {
+    (0..96 * blocks)
+        .map(|g| {
+            let (b, i) = (g / 96, g % 96);
+            if i < 32 {
+                return 0.0;
+            }
+            let c = i - 32;
+            let sum: f32 = (0..n)
+                .flat_map(|t| (0..4).map(move |j| (t, 4 * c + j)))
+                .map(|(t, e)| a[(8 * (b * n + t) + e / 32) * 32 + e % 32])
+                .sum();
+            scale * sum
+        })
+        .collect()
 }
 
 #[test]
@@ -939,20 +949,7 @@ fn r_pipeline_specialised_boxes() {
             let out = p.launch(kernel, blocks as u32, 96, || {
                 vec![tensor(&a, &[rows as u64, 32]), Arg::value(n as i32), Arg::buffer(&vec![7.0f32; 96 * blocks])]
             });
-            let want: Vec<f32> = (0..96 * blocks)
-                .map(|g| {
-                    let (b, i) = (g / 96, g % 96);
-                    if i < 32 {
-                        return 0.0;
-                    }
-                    let c = i - 32;
-                    let sum: f32 = (0..n)
-                        .flat_map(|t| (0..4).map(move |j| (t, 4 * c + j)))
-                        .map(|(t, e)| a[(8 * (b * n + t) + e / 32) * 32 + e % 32])
-                        .sum();
-                    if twice { 2.0 * sum } else { sum }
-                })
-                .collect();
+            let want = column_sums(&a, blocks, n, if twice { 2.0 } else { 1.0 });
             assert_same(&format!("{kernel} out ({blocks} blocks, {n} tiles)"), &out.f32("out"), &want);
         }
     }
