@@ -460,10 +460,7 @@ impl<'a> BlockSim<'a> {
                 break;
             }
             if let Some(ops) = ops
-                && (passed[block] > most
-                    || ops
-                        .iter()
-                        .all(|o| self.ordered_after(tid, &Acc { fences: o.fences, ..wait_acc(o.tid, o.arrived) })))
+                && (passed[block] > most || ops.iter().all(|o| self.ordered_after(tid, &o.acc())))
             {
                 return generation;
             }
@@ -488,11 +485,7 @@ impl<'a> BlockSim<'a> {
         let tid = (w * 32 + l) as u32;
         let exact = self.mbars[&mbar].bytes_ops.len() < super::block::BYTES_OPS_EXACT;
         let ordered: Vec<bool> = if exact {
-            self.mbars[&mbar]
-                .bytes_ops
-                .iter()
-                .map(|o| self.ordered_after(tid, &Acc { fences: o.fences, ..wait_acc(o.tid, o.arrived) }))
-                .collect()
+            self.mbars[&mbar].bytes_ops.iter().map(|o| self.ordered_after(tid, &o.acc())).collect()
         } else {
             Vec::new()
         };
@@ -540,7 +533,7 @@ impl<'a> BlockSim<'a> {
             .iter()
             .enumerate()
             .filter(|&(i, o)| {
-                let acc = Acc { fences: o.fences, ..wait_acc(o.tid, o.arrived) };
+                let acc = o.acc();
                 !o.followed
                     && if i < super::block::BYTES_OPS_EXACT {
                         self.ordered_after(tid, &acc)

@@ -521,6 +521,26 @@ impl Mbar {
     }
 }
 
+/// An mbarrier operation of thread `tid`, made with barrier arrivals `arrived` and fences
+/// `fences`, as an access for the race check's orderings (`BlockSim::ordered_after`).
+fn op_acc(tid: u32, arrived: [u32; LEVELS], fences: Fences) -> crate::shadow::Acc {
+    crate::shadow::Acc { fences, ..super::access::wait_acc(tid, arrived) }
+}
+
+impl PhaseOp {
+    /// The operation as an access ([`op_acc`]).
+    pub fn acc(&self) -> crate::shadow::Acc {
+        op_acc(self.tid, self.arrived, self.fences)
+    }
+}
+
+impl BytesOp {
+    /// The operation as an access ([`op_acc`]).
+    pub fn acc(&self) -> crate::shadow::Acc {
+        op_acc(self.tid, self.arrived, self.fences)
+    }
+}
+
 /// An operation on an mbarrier's phase ([`Mbar::ops`]).
 #[derive(Clone, Copy, Debug)]
 pub struct PhaseOp {
