@@ -5,7 +5,7 @@
 
 use super::GCtx;
 use super::block::{BlockSim, Frame, Landings, Loc, PendingCopy, UnwrittenRead};
-use super::flags::Releases;
+use super::flags::{PhaseReleases, Releases};
 use crate::code::{FuncCode, R};
 use crate::memory::{Ptr, Space};
 use crate::report::{Report, ReportKind, Thread};
@@ -270,9 +270,12 @@ impl<'a> BlockSim<'a> {
     /// noted with the thread's barrier arrivals ([`super::block::Landings::acquired`]): a
     /// barrier the thread passes afterwards orders the copies before the other threads'
     /// accesses after it, as the hardware's barrier is cumulative.
-    pub(super) fn acquire(&mut self, w: usize, l: usize, releases: Vec<Release>) {
+    /// `memo` holds the previous lane's set before and after it acquired the same phase:
+    /// a lane whose set was the same (lanes that waited together, nothing else acquired
+    /// since) takes the result, shared, instead of merging again.
+    pub(super) fn acquire(&mut self, w: usize, l: usize, done: &PhaseReleases, memo: &mut Option<AcquireMemo>) {
         let tid = w as u32 * 32 + l as u32;
-        for r in &releases {
+        for r in done.landings() {
             // Only this block's landings: another block's barrier at the same byte of its
             // shared memory is another barrier (review R18 F1: a release of another block's
             // phases, relayed by a flag, credited this block's barrier with them).
@@ -301,14 +304,19 @@ impl<'a> BlockSim<'a> {
             }
         }
         self.race_state[w] |= 1 << l;
-        let any = !releases.is_empty();
-        self.acquired_foreign |= releases.iter().any(|r| r.block != self.block);
-        for r in &releases {
+        let any = !done.is_empty();
+        self.acquired_foreign |= done.foreign();
+        for r in done.landings() {
             note_landing(&mut self.landing_seen, tid, self.block, r);
         }
         let (_, acquired) = self.sync.entry(tid).or_default();
-        for r in releases {
-            acquired.merge(r);
+        match memo {
+            Some(m) if m.phase.same(done) && m.before.same(acquired) => *acquired = m.after.clone(),
+            _ => {
+                let before = acquired.clone();
+                acquired.merge_phase(done);
+                *memo = Some(AcquireMemo { phase: done.clone(), before, after: acquired.clone() });
+            }
         }
         // What the thread has acquired is noted with its barrier arrivals, as at a fence
         // ([`Acquisition`]): a barrier it arrives at afterwards passes the arrivals' releases
@@ -636,7 +644,7 @@ impl<'a> BlockSim<'a> {
             }
         }
         if races && let Some(m) = self.mbars.get_mut(&mbar) {
-            m.done.push(Release::landing(self.block, mbar, generation));
+            m.done = m.done.with(Release::landing(self.block, mbar, generation), self.block);
         }
     }
 
@@ -827,9 +835,14 @@ impl<'a> BlockSim<'a> {
             return;
         }
         let Loc::Shared(first) = dst else { return };
+        // Recording changes nothing that orders an earlier access before this thread, so
+        // each is judged once for all the elements ([`Self::order_memo`]).
+        self.order_memo.get_mut().clear();
+        self.order_memo_on = true;
         for k in 0..count {
             self.race(g, dst.advance(k, size), Kind::Write, at, site, None);
         }
+        self.order_memo_on = false;
         let tid = at.w as u32 * 32 + at.l as u32;
         for word in super::block::flight_words(first, count, size) {
             let (i, bit) = super::block::flight_bit(word);
@@ -997,8 +1010,10 @@ impl<'a> BlockSim<'a> {
         self.sshadow.cover(self.shared.len());
         self.sshadow
             .prefetch(super::block::lanes_of(mask).flat_map(|l| (0..count).map(move |k| (at[l] + k * size) as usize)));
-        // Recording changes no copy's flight, so whether any is in flight is seen once.
+        // Recording changes neither a copy's flight nor a barrier's validity, so whether any
+        // copy is in flight or any barrier valid is seen once.
         let flying = self.sflight_words > 0;
+        let barriers = self.valid_mbars > 0;
         let mut prev: (Option<u64>, u32) = (None, 0);
         for l in super::block::lanes_of(mask) {
             if broadcast {
@@ -1010,6 +1025,10 @@ impl<'a> BlockSim<'a> {
             let (now, passed) = self.lane_acc(w, l, site);
             for k in 0..count {
                 let byte = (at[l] + k * size) as usize;
+                if barriers && let Some(mbar) = self.valid_mbar_in(byte, size as usize) {
+                    self.report_mbar_touched(g, kind, now.tid, (site.func, site.access), mbar);
+                    return;
+                }
                 if flying && self.in_flight_bytes(byte, size as usize) {
                     self.race(g, Loc::Shared(byte), kind, Lane { fid, w, l }, site, None);
                     continue;
@@ -1021,11 +1040,41 @@ impl<'a> BlockSim<'a> {
         }
     }
 
+    /// [`Self::race`] for a plain read by lane `at` at `site` of `loc`, with the lane's
+    /// access and barriers (`lane`: [`Self::lane_acc`]) computed once for many reads (the
+    /// reads of a wgmma group, recorded at its wait): straight to the shadow when no copy
+    /// is in flight and no barrier's bytes are touched, which is all `race` would do for it.
+    pub(super) fn race_read(
+        &mut self,
+        g: &mut GCtx,
+        (now, passed): (Acc, &[u32; LEVELS]),
+        at: Lane,
+        site: Site,
+        loc: Loc,
+    ) {
+        let s = self.s;
+        if !s.cfg.checks.races {
+            return;
+        }
+        let fc = &s.code.funcs[site.func as usize];
+        let width = fc.accesses.get(site.access as usize).map_or(1, |a| fc.mems[a.mem.index()].elem.size() as usize);
+        match loc {
+            Loc::Shared(byte) if self.sflight_words == 0 && self.valid_mbar_in(byte, width).is_none() => {
+                self.sshadow.cover(self.shared.len());
+                let now = Acc { func: site.func as u16, site: site.access as u16, ..now };
+                if let Some((a, rk)) = self.record_shared((byte, width), now, passed, Kind::Read) {
+                    self.report_race(g, Kind::Read, now.tid, (site.func, site.access), (a.at(), rk), None);
+                }
+            }
+            _ => self.race(g, loc, Kind::Read, at, site, None),
+        }
+    }
+
     /// The access lane `l` of warp `w` makes at `site`, for race detection (its thread's
     /// barrier arrivals and fences), and the barriers its thread has passed: the same for
     /// [`Self::race`] and the fast paths of [`Self::race_lanes`].
     #[inline]
-    fn lane_acc(&self, w: usize, l: usize, site: Site) -> (Acc, [u32; LEVELS]) {
+    pub(super) fn lane_acc(&self, w: usize, l: usize, site: Site) -> (Acc, [u32; LEVELS]) {
         let tid = w as u32 * 32 + l as u32;
         let now = Acc {
             tid,
@@ -1050,7 +1099,9 @@ impl<'a> BlockSim<'a> {
     pub(super) fn mbar_bytes_written(&mut self, g: &mut GCtx, byte: usize, at: Lane, func: u32, access: u32) {
         // The site is the barrier's element of its `uint64` array: the write covers its 8
         // bytes, and meets any earlier access to any of them.
+        self.mbar_op = true;
         self.race(g, Loc::Shared(byte), Kind::Write, at, Site { func, access }, None);
+        self.mbar_op = false;
     }
 
     /// Any other operation on the mbarrier at shared byte `byte` by lane `at` (a wait too),
@@ -1059,7 +1110,9 @@ impl<'a> BlockSim<'a> {
     /// an update, not a read, since a location keeps only four reads and every consumer
     /// warp waits on every full barrier).
     pub(super) fn mbar_operated(&mut self, g: &mut GCtx, byte: usize, at: Lane, func: u32, access: u32) {
+        self.mbar_op = true;
         self.race(g, Loc::Shared(byte), Kind::Atomic, at, Site { func, access }, None);
+        self.mbar_op = false;
     }
 
     /// Records access `now` to the `size` bytes of shared memory from `byte` in the cells
@@ -1086,7 +1139,11 @@ impl<'a> BlockSim<'a> {
             tid: now.tid,
             passed: &self.warps[now.tid as usize / 32].counts[now.tid as usize % 32],
         };
-        let also = |a: &Acc| ord.ordered(a, None);
+        let memo = self.order_memo_on.then_some(&self.order_memo);
+        let also = |a: &Acc| match memo {
+            Some(m) => *m.borrow_mut().entry((a.tid, a.counts, a.fences)).or_insert_with(|| ord.ordered(a, None)),
+            None => ord.ordered(a, None),
+        };
         self.sshadow.access_with(&self.s.levels, (byte, size), (now, passed), kind, also)
     }
 
@@ -1201,6 +1258,13 @@ impl<'a> BlockSim<'a> {
             }
             _ => 1,
         };
+        // Any access but an mbarrier operation to a valid mbarrier's bytes (review R18 F3).
+        if let Loc::Shared(at) = loc
+            && let Some(mbar) = self.valid_mbar_in(at, width)
+        {
+            self.report_mbar_touched(g, kind, tid, (func, site), mbar);
+            return;
+        }
         // An access to the destination of a copy in flight.
         if let Loc::Shared(at) = loc
             && let Some(word) = self.word_in_flight_of(at, width)
@@ -1300,6 +1364,35 @@ impl<'a> BlockSim<'a> {
         }
     }
 
+    /// Reports an access of `kind` by thread `tid` at `(func, site)` to the bytes of the
+    /// valid mbarrier at shared byte `mbar` (`mbarrier-misuse`), and stops the block.
+    fn report_mbar_touched(&mut self, g: &mut GCtx, kind: Kind, tid: u32, (func, site): (u32, u32), mbar: usize) {
+        let s = self.s;
+        let fc = &s.code.funcs[func as usize];
+        let a = fc.accesses.get(site as usize);
+        let name = a.map_or("shared memory".to_string(), |a| format!("`{}`", fc.mems[a.mem.index()].name));
+        let what = match kind {
+            Kind::Read => "read",
+            Kind::AtomicRead => "atomic read",
+            Kind::Write => "write",
+            Kind::Atomic => "atomic update",
+        };
+        let report = Report {
+            kind: ReportKind::MbarrierMisuse,
+            message: format!(
+                "{what} of {name} at the bytes of the valid mbarrier at byte {mbar} of shared memory: only mbarrier operations may touch an initialised mbarrier"
+            ),
+            span: a.map(|a| a.span).unwrap_or_default(),
+            thread: Thread { block: self.block, thread: tid },
+            other: None,
+            notes: vec![
+                "the barrier's memory may be used for something else only after `mbarrier_inval`, which every thread that operated on it must be ordered before"
+                    .into(),
+            ],
+        };
+        self.fatal(g, report);
+    }
+
     /// Reports a read of shared memory that no thread of the block wrote before the block
     /// ended (or, for an atomic read-modify-write, before it ran). Collected like a race
     /// (one report per site).
@@ -1331,6 +1424,13 @@ impl<'a> BlockSim<'a> {
             self.stopped = true;
         }
     }
+}
+
+/// What one lane's wait made of its set of acquired releases ([`BlockSim::acquire`]).
+pub(super) struct AcquireMemo {
+    phase: PhaseReleases,
+    before: Releases,
+    after: Releases,
 }
 
 /// Publishes `release` (`None`: the writer had not fenced) at flag location `key`. A store

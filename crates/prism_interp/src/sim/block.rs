@@ -1,6 +1,6 @@
 //! One block: its warps, fragments, reconvergence records, barriers and scheduler.
 
-use super::flags::Releases;
+use super::flags::{PhaseReleases, Releases};
 use super::regs::Regs;
 use super::{GCtx, Shared};
 use crate::code::{FuncCode, Op, R};
@@ -269,6 +269,10 @@ pub struct PendingCopy {
 /// right here and differ on the GPU (two corpus programs did: BENCHMARKS.md, GPU runs).
 pub const SHARED_POISON: u8 = 0xFF;
 
+/// What the race check found of whether an earlier access is ordered before a thread, by
+/// the access's thread, barrier counts and fences ([`BlockSim::order_memo`]).
+pub type OrderMemo = std::cell::RefCell<super::FastMap<(u32, [u32; LEVELS], Fences), bool>>;
+
 pub struct BlockSim<'a> {
     pub s: &'a Shared<'a>,
     pub block: u32,
@@ -358,6 +362,14 @@ pub struct BlockSim<'a> {
     /// pseudo-thread in its acquired set orders (`shadow::Release::orders`), looked up
     /// directly, since every read of a landed tile asks (`sim/access.rs`, `Orders`).
     pub landing_seen: super::FastMap<(u32, usize), u32>,
+    /// While an asynchronous copy's destination is recorded element by element
+    /// ([`Self::dest_started`]), what the race check found of whether each earlier access
+    /// is ordered before the issuing thread, by the access's thread, barrier counts and
+    /// fences, which alone decide it: a tile's elements were last read by the same few
+    /// hundred accesses, and each was judged anew for every element (a fifth of a TMA
+    /// gemm's checked run).
+    pub order_memo: OrderMemo,
+    pub order_memo_on: bool,
     /// Whether a thread of the block has acquired a release of another block (a flag, or
     /// an arrival that carried one on): until then [`Self::acquisitions`] order no access
     /// of another block, and the race check of global memory does not look through them.
@@ -372,6 +384,19 @@ pub struct BlockSim<'a> {
     pub sflight_by: super::FastMap<usize, (u32, u32, u32)>,
     /// The mbarriers of the block, by the shared-memory byte they live at.
     pub mbars: HashMap<usize, Mbar>,
+    /// With race checks, one bit per 8-byte word of shared memory that holds bytes of a
+    /// valid mbarrier (allocated at the first `mbarrier_init`), and how many barriers are
+    /// valid: an access of those bytes by anything but an mbarrier operation is
+    /// `mbarrier-misuse` ([`Self::valid_mbar_in`]).
+    pub mbar_words: Vec<u64>,
+    pub valid_mbars: u32,
+    /// The bytes between the lowest and the highest valid barrier's (an over-approximation
+    /// once some are invalidated, reset when none is valid): most accesses miss it, and
+    /// two comparisons settle them.
+    pub mbar_span: (usize, usize),
+    /// Set while an mbarrier operation records its own access of the barrier's bytes, which
+    /// is not the misuse [`Self::valid_mbar_in`] looks for.
+    pub mbar_op: bool,
     /// TMA copies each thread has issued that complete on an mbarrier (`tma_load_*_mbar`),
     /// until the `complete_tx` that follows each puts them on the barrier's phase.
     pub mbar_issued: HashMap<u32, Vec<PendingCopy>>,
@@ -421,7 +446,7 @@ pub struct Mbar {
     /// The releases of the latest completed phase: the only one whose wait acquires
     /// anything (a parity wait that may be satisfied by an older phase acquires nothing,
     /// `sim/exec.rs`).
-    pub done: Vec<Release>,
+    pub done: PhaseReleases,
     /// Fragments parked at a wait on this barrier.
     pub waiters: Vec<u32>,
     /// The generations of landings at its address when it was initialised
@@ -630,6 +655,8 @@ impl<'a> BlockSim<'a> {
             acquisitions: HashMap::new(),
             wait_acquisitions: HashMap::new(),
             landing_seen: super::FastMap::default(),
+            order_memo: Default::default(),
+            order_memo_on: false,
             acquired_foreign: false,
             sflight: if s.cfg.checks.races {
                 vec![0; (s.smem_bytes as usize).div_ceil(4).div_ceil(64)]
@@ -639,6 +666,10 @@ impl<'a> BlockSim<'a> {
             sflight_words: 0,
             sflight_by: super::FastMap::default(),
             mbars: HashMap::new(),
+            mbar_words: Vec::new(),
+            valid_mbars: 0,
+            mbar_span: (usize::MAX, 0),
+            mbar_op: false,
             mbar_issued: HashMap::new(),
             landings: HashMap::new(),
             wgmma: HashMap::new(),
@@ -1263,6 +1294,60 @@ pub struct UnwrittenRead {
 }
 
 impl BlockSim<'_> {
+    /// Notes that the mbarrier at shared byte `byte` became valid (`mbarrier_init`) or
+    /// stopped being so (`mbarrier_inval`), for [`Self::valid_mbar_in`].
+    pub fn note_mbar_validity(&mut self, byte: usize, valid: bool) {
+        if valid {
+            self.valid_mbars += 1;
+            self.mbar_span = (self.mbar_span.0.min(byte), self.mbar_span.1.max(byte + 8));
+        } else {
+            self.valid_mbars = self.valid_mbars.saturating_sub(1);
+            if self.valid_mbars == 0 {
+                self.mbar_span = (usize::MAX, 0);
+            }
+        }
+        if self.mbar_words.is_empty() {
+            self.mbar_words = vec![0; self.shared.len().div_ceil(8).div_ceil(64).max(1)];
+        }
+        let last = byte + 7;
+        for word in byte / 8..=last / 8 {
+            // A word keeps its bit while another valid barrier has bytes in it.
+            let on = valid || self.valid_mbar_at_word(word).is_some();
+            if let Some(bits) = self.mbar_words.get_mut(word / 64) {
+                if on {
+                    *bits |= 1 << (word % 64);
+                } else {
+                    *bits &= !(1 << (word % 64));
+                }
+            }
+        }
+    }
+
+    /// The byte of a valid mbarrier with bytes in 8-byte word `word` of shared memory.
+    fn valid_mbar_at_word(&self, word: usize) -> Option<usize> {
+        ((word * 8).saturating_sub(7)..word * 8 + 8).find(|k| self.mbars.get(k).is_some_and(|m| m.valid))
+    }
+
+    /// The byte of a valid mbarrier that an access of the `n` shared bytes from `at`
+    /// touches, unless the access is an mbarrier operation ([`Self::mbar_op`]). The PTX ISA
+    /// makes any other operation on an initialised mbarrier object undefined, a load as
+    /// much as a store: its memory may serve another purpose only after `mbarrier.inval`.
+    /// Two comparisons for an access outside [`Self::mbar_span`], else one bit test per
+    /// 8-byte word; nothing while no barrier is valid.
+    #[inline]
+    pub fn valid_mbar_in(&self, at: usize, n: usize) -> Option<usize> {
+        let end = at + n.max(1);
+        if self.valid_mbars == 0 || end <= self.mbar_span.0 || at >= self.mbar_span.1 || self.mbar_op {
+            return None;
+        }
+        (at / 8..=(end - 1) / 8)
+            .filter(|&word| self.mbar_words.get(word / 64).is_some_and(|b| b & (1 << (word % 64)) != 0))
+            .find_map(|word| {
+                ((word * 8).saturating_sub(7)..word * 8 + 8)
+                    .find(|&k| k < end && k + 8 > at && self.mbars.get(&k).is_some_and(|m| m.valid))
+            })
+    }
+
     /// Marks bytes `at .. at + n` of shared memory written (with race checks).
     #[inline]
     pub fn mark_written(&mut self, at: usize, n: usize) {

@@ -9,7 +9,7 @@ use super::access::{Lane, Operand, Site, race_kind};
 use super::block::{
     BarState, BlockSim, CollState, FULL, Loc, Mbar, PendingCopy, RET, ReadBy, Rec, Wait, WgPending, lanes_of,
 };
-use super::flags::comparable;
+use super::flags::{PhaseReleases, comparable};
 use super::intr;
 use super::lanes;
 use super::regs::Regs;
@@ -1754,10 +1754,12 @@ impl<'a> BlockSim<'a> {
                                     }
                                 }
                                 let at = Lane { fid, w, l };
+                                // Nothing the reads record changes the lane's access.
+                                let (now, passed) = self.lane_acc(w, l, Site { func, access: 0 });
                                 for p in done {
                                     let wfc = &s.code.funcs[p.func as usize];
                                     for (loc, bits, access) in p.reads {
-                                        self.race(g, loc, Kind::Read, at, Site { func: p.func, access }, None);
+                                        self.race_read(g, (now, &passed), at, Site { func: p.func, access }, loc);
                                         if self.read_loc(&fr, at, loc, p.elem) != bits {
                                             let mem = &wfc.mems[wfc.accesses[access as usize].mem.index()].name;
                                             let msg = format!(
@@ -1829,6 +1831,7 @@ impl<'a> BlockSim<'a> {
                                 // acquires nothing: its releases are not kept, and that can
                                 // only report more.
                                 if self.s.cfg.checks.races {
+                                    let mut memo = None;
                                     for l in lanes_of(mask) {
                                         let tid = (w * 32 + l) as u32;
                                         // An atomic update for the race check, not a read:
@@ -1851,8 +1854,8 @@ impl<'a> BlockSim<'a> {
                                             i64::from(self.known_generation(keys[l], tid, enough).saturating_sub(base));
                                         let q = if (known - 1).rem_euclid(2) == parity { known - 1 } else { known };
                                         let m = &self.mbars[&keys[l]];
-                                        let rel = if q == latest { m.done.clone() } else { Vec::new() };
-                                        self.acquire(w, l, rel);
+                                        let rel = if q == latest { m.done.clone() } else { PhaseReleases::default() };
+                                        self.acquire(w, l, &rel, &mut memo);
                                     }
                                 }
                             } else {
@@ -1931,6 +1934,7 @@ impl<'a> BlockSim<'a> {
                                                 base_generation,
                                                 ..Mbar::default()
                                             };
+                                            self.note_mbar_validity(keys[l], true);
                                             self.mbar_bytes_written(g, keys[l], Lane { fid, w, l }, func, *access);
                                         }
                                         MbarOp::Inval => {
@@ -1954,6 +1958,7 @@ impl<'a> BlockSim<'a> {
                                                 );
                                             }
                                             m.valid = false;
+                                            self.note_mbar_validity(keys[l], false);
                                             self.mbar_bytes_written(g, keys[l], Lane { fid, w, l }, func, *access);
                                         }
                                         // More bytes to come this phase, and no arrival: the
@@ -2169,8 +2174,9 @@ impl<'a> BlockSim<'a> {
                                                 m.completed = 0;
                                                 m.phase += 1;
                                                 m.pending = m.expected;
-                                                m.done = std::mem::take(&mut m.arrivals);
-                                                m.done.extend(std::mem::take(&mut m.carried).iter().copied());
+                                                let mut done = std::mem::take(&mut m.arrivals);
+                                                done.extend(std::mem::take(&mut m.carried).iter().copied());
+                                                m.done = PhaseReleases::new(done, self.block);
                                                 let landed = std::mem::take(&mut m.copies);
                                                 let ops = std::mem::take(&mut m.ops);
                                                 for waiter in std::mem::take(&mut m.waiters) {
