@@ -407,6 +407,8 @@ pub struct BlockSim<'a> {
     /// `wgmma_wait`: uncommitted ones, then committed groups, oldest first. Using such an
     /// array is `wgmma-pending` (the hardware writes it asynchronously).
     pub wgmma: HashMap<u32, WgmmaState>,
+    /// Emptied lists of a completed wgmma's reads, for the next wgmma's (exec.rs).
+    pub spare_reads: Vec<Vec<(Loc, u64, u32)>>,
 }
 
 /// A local array as (frame in its warp's arena, array).
@@ -673,6 +675,7 @@ impl<'a> BlockSim<'a> {
             mbar_issued: HashMap::new(),
             landings: HashMap::new(),
             wgmma: HashMap::new(),
+            spare_reads: Vec::new(),
         };
         for w in 0..nwarps {
             let lanes = (t - w * 32).min(32);

@@ -28,6 +28,10 @@ use prism_types::ty::Scalar;
 
 /// The report of an mbarrier operation by a thread not ordered after the barrier's latest
 /// completed phase (`BlockSim::saw_last_landing`).
+/// How many emptied lists of wgmma reads a block keeps for the next wgmmas
+/// ([`BlockSim::spare_reads`]): one per lane of two warpgroups with a few groups in flight.
+const SPARE_READS: usize = 1024;
+
 const UNSEEN_COPIES: &str = "an operation on this mbarrier by a thread not ordered after its previous phase's completion: on the GPU that phase may still be waiting, for other threads' arrivals or for the bytes of TMA copies in flight, so the arrival or the bytes count towards it (wait for the phase first, or be ordered after a thread that did)";
 
 /// The report of an operation on an mbarrier's bytes that may have come after its phase
@@ -1635,7 +1639,18 @@ impl<'a> BlockSim<'a> {
                                 };
                                 // The reads are recorded for race detection at the wait that
                                 // completes this wgmma (the tensor cores may read until then).
-                                let mut reads: Vec<(Loc, u64, u32)> = Vec::new();
+                                // Two rows of A and `n / 4` columns of B, `kk` elements
+                                // each, in a list the waits hand back: a lane's list is some
+                                // kilobytes, and allocating it anew for every wgmma of every
+                                // lane (growing it one push at a time) took a sixth of a
+                                // wgmma gemm's checked run, in the allocator and page faults.
+                                let mut reads: Vec<(Loc, u64, u32)> = if ka.is_some() || kb.is_some() {
+                                    let mut v = self.spare_reads.pop().unwrap_or_default();
+                                    v.reserve((2 + n / 4) * kk);
+                                    v
+                                } else {
+                                    Vec::new()
+                                };
                                 let mut read =
                                     |this: &mut Self, p: R, i: i128, kind: Option<Kind>, access: u32, what: &str| {
                                         let bits = fr.regs[p as usize * 32 + l];
@@ -1756,9 +1771,9 @@ impl<'a> BlockSim<'a> {
                                 let at = Lane { fid, w, l };
                                 // Nothing the reads record changes the lane's access.
                                 let (now, passed) = self.lane_acc(w, l, Site { func, access: 0 });
-                                for p in done {
+                                for mut p in done {
                                     let wfc = &s.code.funcs[p.func as usize];
-                                    for (loc, bits, access) in p.reads {
+                                    for &(loc, bits, access) in &p.reads {
                                         self.race_read(g, (now, &passed), at, Site { func: p.func, access }, loc);
                                         if self.read_loc(&fr, at, loc, p.elem) != bits {
                                             let mem = &wfc.mems[wfc.accesses[access as usize].mem.index()].name;
@@ -1767,6 +1782,10 @@ impl<'a> BlockSim<'a> {
                                             );
                                             fatal!(ReportKind::WgmmaPending, msg, l);
                                         }
+                                    }
+                                    if self.spare_reads.len() < SPARE_READS {
+                                        p.reads.clear();
+                                        self.spare_reads.push(std::mem::take(&mut p.reads));
                                     }
                                 }
                             }
