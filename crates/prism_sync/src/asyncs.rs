@@ -539,7 +539,7 @@ impl Ctx<'_> {
         let Some(slot) = self.slot_bytes(d.ptr) else { return false };
         let frame = self.cfg.insts[d.inst].frame;
         let mut reads = Vec::new();
-        let Some((lo, hi)) = self.eval(d.index, frame, &mut reads, 0).and_then(|f| self.range(&f)) else {
+        let Some((lo, hi)) = self.eval(d.index, frame, &mut reads, 0).and_then(|f| self.range_at(&f, d.inst)) else {
             return false;
         };
         // A counter's range holds inside its loop's body only.

@@ -37,7 +37,7 @@ use prism_ir::Reg;
 use prism_ir::ir::{InstKind, ScopeKind, Type};
 use prism_types::intrinsics::Family;
 use prism_types::perspective::{Level, Persp};
-use prism_types::tir::{BinOp, ConstValue};
+use prism_types::tir::{BinOp, ConstValue, UnOp};
 use prism_types::ty::Scalar;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -734,6 +734,8 @@ impl Ctx<'_> {
             // which the range check below makes sure of.
             InstKind::Cast { dst, arg } if int(*dst) && int(*arg) => self.eval(*arg, at, reads, depth + 1),
             InstKind::RelId { code, target, .. } => Some(Affine::term(Term::Rel(key(*code), key(*target)))),
+            // Negation never wraps where the form fits the type, which is checked below.
+            InstKind::Unary { op: UnOp::Neg, arg, .. } if int(*arg) => self.eval(*arg, at, reads, depth + 1)?.scale(-1),
             InstKind::Binary { op: BinOp::Rem, lhs, rhs, .. }
                 if let Some(l) = self.pipeline_counter(*lhs)
                     && let Some(k) = self.eval(*rhs, at, reads, depth + 1).and_then(|b| b.as_const())
@@ -803,6 +805,91 @@ impl Ctx<'_> {
             hi = hi.checked_add(x.max(y))?;
         }
         Some((lo, hi))
+    }
+
+    /// The least and greatest value of `form` where instruction `inst` runs: its terms over
+    /// their ranges ([`Ctx::range`]), narrowed by the conditions of the `if`s around `inst`
+    /// ([`Ctx::branch_bounds`]).
+    pub(crate) fn range_at(&self, form: &Affine, inst: InstId) -> Option<(i128, i128)> {
+        let bounds = self.branch_bounds(inst);
+        if bounds.is_empty() {
+            return self.range(form);
+        }
+        let (mut lo, mut hi) = (form.c, form.c);
+        for (t, &k) in &form.terms {
+            let (a, b) = self.term_range_under(*t, &bounds)?;
+            let (x, y) = (k.checked_mul(a)?, k.checked_mul(b)?);
+            lo = lo.checked_add(x.min(y))?;
+            hi = hi.checked_add(x.max(y))?;
+        }
+        Some((lo, hi))
+    }
+
+    /// [`Ctx::term_range`] narrowed by `bounds`: a term's own bound, and an `id()`'s for its
+    /// quotient and remainder.
+    fn term_range_under(&self, t: Term, bounds: &[(Term, i128, i128)]) -> Option<(i128, i128)> {
+        let (lo, hi) = match t {
+            Term::Quot(c, u, k) => self.term_range_under(Term::Rel(c, u), bounds).map(|(lo, hi)| (lo / k, hi / k))?,
+            Term::Mod(c, u, k) => self.term_range_under(Term::Rel(c, u), bounds).map(|(_, hi)| (0, hi.min(k - 1)))?,
+            _ => self.term_range(t)?,
+        };
+        let (lo, hi) = bounds.iter().filter(|b| b.0 == t).fold((lo, hi), |(lo, hi), b| (lo.max(b.1), hi.min(b.2)));
+        // An empty range is a branch no thread takes: left unnarrowed rather than reasoned
+        // about.
+        if lo > hi { self.term_range(t) } else { Some((lo, hi)) }
+    }
+
+    /// What the `if`s around instruction `inst` say of its terms: for each whose condition
+    /// compares two affine values (`<`, `<=`, `>`, `>=`) that differ by one term, the bound
+    /// the branch `inst` lies in puts on that term. Sound because a value's affine form is
+    /// its value wherever the register is read ([`Ctx::eval`]: one definition, never
+    /// wrapping), an `id()` is fixed for its thread, and a loop counter the condition reads
+    /// is read inside its loop's body, where `inst` then lies too, in the same iteration
+    /// (the counter changes at the latch only). Until 2026-11-30 an index that only a branch
+    /// kept inside a pipeline slot (`if t < 32:` around `slot[4 * t + 512]`) was refused
+    /// (docs/soundness.md §4.3.2, "Several copies per slot").
+    pub(crate) fn branch_bounds(&self, inst: InstId) -> Vec<(Term, i128, i128)> {
+        let mut out = Vec::new();
+        for f in self.cfg.ancestors(self.cfg.insts[inst].frame) {
+            let Some(o) = self.cfg.frames[f].owner else { continue };
+            let InstKind::If { cond, .. } = &self.cfg.insts[o].inst.kind else { continue };
+            let then = match self.cfg.insts[o].children.iter().position(|&c| c == f) {
+                Some(0) => true,
+                Some(1) => false,
+                _ => continue,
+            };
+            let Some([d]) = self.defs.get(cond).map(Vec::as_slice) else { continue };
+            let InstKind::Binary { op, lhs, rhs, .. } = &self.cfg.insts[*d].inst.kind else { continue };
+            let at = self.cfg.insts[*d].frame;
+            let mut reads = Vec::new();
+            let (Some(a), Some(b)) = (self.eval(*lhs, at, &mut reads, 0), self.eval(*rhs, at, &mut reads, 0)) else {
+                continue;
+            };
+            // A counter read outside its loop's body (or in another iteration) says nothing
+            // of `inst`.
+            if !reads.iter().all(|&(l, fr)| {
+                let body = self.cfg.insts[l].children[1];
+                self.cfg.frame_within(fr, body) && self.cfg.frame_within(self.cfg.insts[inst].frame, body)
+            }) {
+                continue;
+            }
+            let Some(diff) = a.add(&b, -1) else { continue };
+            // The branch's fact as `diff <= u` (`below`) or `diff >= u`.
+            let (below, u): (bool, i128) = match (op, then) {
+                (BinOp::Lt, true) | (BinOp::Ge, false) => (true, -1),
+                (BinOp::Le, true) | (BinOp::Gt, false) => (true, 0),
+                (BinOp::Gt, true) | (BinOp::Le, false) => (false, 1),
+                (BinOp::Ge, true) | (BinOp::Lt, false) => (false, 0),
+                _ => continue,
+            };
+            let [(&t, &k)] = diff.terms.iter().collect::<Vec<_>>()[..] else { continue };
+            let Some(r) = u.checked_sub(diff.c) else { continue };
+            // `k t <= r` or `k t >= r`; dividing by a negative `k` turns it round.
+            let (upper, bound) = if k > 0 { (below, r) } else { (!below, r) };
+            let bound = if upper { floor_div(bound, k) } else { ceil_div(bound, k) };
+            out.push(if upper { (t, i128::MIN, bound) } else { (t, bound, i128::MAX) });
+        }
+        out
     }
 
     /// The values a term takes: `id()` of a target unit counts the target's units in one
@@ -962,4 +1049,16 @@ fn int_range(s: Scalar) -> Option<(i128, i128)> {
 
 fn gcd(a: u128, b: u128) -> u128 {
     if b == 0 { a } else { gcd(b, a % b) }
+}
+
+/// `a / b` rounded down (`b != 0`).
+fn floor_div(a: i128, b: i128) -> i128 {
+    let q = a / b;
+    if (a % b != 0) && ((a < 0) != (b < 0)) { q - 1 } else { q }
+}
+
+/// `a / b` rounded up (`b != 0`).
+fn ceil_div(a: i128, b: i128) -> i128 {
+    let q = a / b;
+    if (a % b != 0) && ((a < 0) == (b < 0)) { q + 1 } else { q }
 }

@@ -964,6 +964,41 @@ fn r_pipeline_specialised_boxes() {
 }
 
 #[test]
+fn r_pipeline_branch_slots() {
+    // Fills whose two copies per thread only a branch keeps inside a slot of 640 floats
+    // (`if t < 32:`, its opposite's `else`, scaled and negated tests, a lower bound from
+    // `-t < -95`): every kernel copies elements 0 .. 127 and 512 .. 639 of each tile, and
+    // thread t adds elements t and 512 + t % 128 of every tile. No tiles, one, and several
+    // rounds of the two-slot ring. Inputs are eighths, so the sums are exact.
+    let p = program(&file("pipeline_branch_slots.prism"));
+    for kernel in ["under_if", "under_else_and_scaled", "from_above"] {
+        for (blocks, n) in [(1usize, 0usize), (2, 1), (1, 3), (3, 6)] {
+            let x = Rng::new((blocks * 10 + n + 700) as u64).eighths((640 * n * blocks).max(4), -4, 4);
+            let out = p.launch(kernel, blocks as u32, 128, || {
+                vec![Arg::value(n as i32), Arg::buffer(&x), Arg::buffer(&vec![7.0f32; 128 * blocks])]
+            });
+            let want: Vec<f32> = (0..128 * blocks)
+                .map(|g| {
+                    let (b, t) = (g / 128, g % 128);
+                    (0..n).map(|k| x[(b * n + k) * 640 + t] + x[(b * n + k) * 640 + 512 + t]).sum()
+                })
+                .collect();
+            assert_same(&format!("{kernel} y ({blocks} blocks, {n} tiles)"), &out.f32("y"), &want);
+        }
+    }
+    // Two producer threads of a warp-specialised fill, chosen by `if p < 2:`.
+    for (blocks, n) in [(1usize, 0usize), (2, 1), (1, 2), (3, 5)] {
+        let rows = (8 * n * blocks).max(4);
+        let a = Rng::new((blocks * 10 + n + 800) as u64).eighths(rows * 32, -4, 4);
+        let out = p.launch("producers_under_if", blocks as u32, 96, || {
+            vec![tensor(&a, &[rows as u64, 32]), Arg::value(n as i32), Arg::buffer(&vec![7.0f32; 96 * blocks])]
+        });
+        let want = column_sums(&a, blocks, n, 1.0);
+        assert_same(&format!("producers_under_if out ({blocks} blocks, {n} tiles)"), &out.f32("out"), &want);
+    }
+}
+
+#[test]
 fn r_tma_store() {
     // Each block loads a box by TMA, doubles it and stores it back into `b` at the same place:
     // 6 blocks of 16 x 32 boxes over a 40 x 96 array (the last row of boxes reaches past the
