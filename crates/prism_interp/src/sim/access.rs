@@ -644,7 +644,11 @@ impl<'a> BlockSim<'a> {
             }
         }
         if races && let Some(m) = self.mbars.get_mut(&mbar) {
-            m.done = m.done.with(Release::landing(self.block, mbar, generation), self.block);
+            let landing = Release::landing(self.block, mbar, generation);
+            match m.done_raw.as_mut() {
+                Some(raw) => raw.push(landing),
+                None => m.done = m.done.with(landing, self.block),
+            }
         }
     }
 

@@ -449,6 +449,9 @@ pub struct Mbar {
     /// anything (a parity wait that may be satisfied by an older phase acquires nothing,
     /// `sim/exec.rs`).
     pub done: PhaseReleases,
+    /// The releases of the latest completed phase until its first wait builds [`Self::done`]
+    /// from them (a phase nobody waits for is never sorted: review R20 F1).
+    pub done_raw: Option<Vec<Release>>,
     /// Fragments parked at a wait on this barrier.
     pub waiters: Vec<u32>,
     /// The generations of landings at its address when it was initialised

@@ -1872,7 +1872,11 @@ impl<'a> BlockSim<'a> {
                                         let known =
                                             i64::from(self.known_generation(keys[l], tid, enough).saturating_sub(base));
                                         let q = if (known - 1).rem_euclid(2) == parity { known - 1 } else { known };
-                                        let m = &self.mbars[&keys[l]];
+                                        let block = self.block;
+                                        let m = self.mbars.get_mut(&keys[l]).expect("waited on above");
+                                        if let Some(raw) = m.done_raw.take() {
+                                            m.done = PhaseReleases::new(raw, block);
+                                        }
                                         let rel = if q == latest { m.done.clone() } else { PhaseReleases::default() };
                                         self.acquire(w, l, &rel, &mut memo);
                                     }
@@ -2065,11 +2069,12 @@ impl<'a> BlockSim<'a> {
                                             // What a release of the thread must come after
                                             // to be ordered after this operation.
                                             let op_fences = self.fences[tid];
+                                            let races = self.s.cfg.checks.races;
                                             let carried = if complete_only {
                                                 super::flags::Releases::default()
                                             } else {
                                                 self.fences[tid].bump(false);
-                                                self.acquired_by(tid as u32)
+                                                if races { self.acquired_by(tid as u32) } else { Default::default() }
                                             };
                                             let fences = self.fences[tid];
                                             // The TMA copies this thread has just issued (the
@@ -2116,7 +2121,9 @@ impl<'a> BlockSim<'a> {
                                             // released too (a consumer warp's reads, `__syncwarp()`,
                                             // one elected lane's arrival, as CUTLASS's consumers
                                             // arrive).
-                                            if !complete_only {
+                                            // (For the race check only, as is what the phase
+                                            // releases: review R20 F1.)
+                                            if !complete_only && races {
                                                 m.arrivals.push(crate::shadow::Release {
                                                     block: self.block,
                                                     tid: tid as u32,
@@ -2193,9 +2200,12 @@ impl<'a> BlockSim<'a> {
                                                 m.completed = 0;
                                                 m.phase += 1;
                                                 m.pending = m.expected;
-                                                let mut done = std::mem::take(&mut m.arrivals);
-                                                done.extend(std::mem::take(&mut m.carried).iter().copied());
-                                                m.done = PhaseReleases::new(done, self.block);
+                                                if races {
+                                                    let mut done = std::mem::take(&mut m.arrivals);
+                                                    done.extend(std::mem::take(&mut m.carried).iter().copied());
+                                                    m.done = PhaseReleases::default();
+                                                    m.done_raw = Some(done);
+                                                }
                                                 let landed = std::mem::take(&mut m.copies);
                                                 let ops = std::mem::take(&mut m.ops);
                                                 for waiter in std::mem::take(&mut m.waiters) {
