@@ -565,13 +565,18 @@ impl Ctx<'_> {
 
     /// The bytes of the slot a pointer register is the view of: a `ptradd` that bounds its
     /// accesses to one slot (`InstKind::PtrOffset::bound`), through copies.
-    fn slot_bytes(&self, mut r: Reg) -> Option<i128> {
+    fn slot_bytes(&self, r: Reg) -> Option<i128> {
+        let d = self.slot_def(r)?;
+        let InstKind::PtrOffset { bound: Some((n, s)), .. } = &self.cfg.insts[d].inst.kind else { return None };
+        i128::from(*n).checked_mul(i128::from(s.size()))
+    }
+
+    /// The `ptradd` that makes the slot view a pointer register is ([`Ctx::slot_bytes`]).
+    fn slot_def(&self, mut r: Reg) -> Option<InstId> {
         for _ in 0..64 {
             let [d] = self.defs.get(&r)?.as_slice() else { return None };
             match &self.cfg.insts[*d].inst.kind {
-                InstKind::PtrOffset { bound: Some((n, s)), .. } => {
-                    return i128::from(*n).checked_mul(i128::from(s.size()));
-                }
+                InstKind::PtrOffset { bound: Some(_), .. } => return Some(*d),
                 InstKind::Copy { src, .. } => r = *src,
                 _ => return None,
             }
@@ -787,6 +792,38 @@ impl Ctx<'_> {
     /// Whether two different copies' destinations lie in ranges of elements that do not
     /// meet, whatever thread issues them (a single thread's tail copy past the others').
     fn apart(&self, x: &Dest, wx: i128, y: &Dest, wy: i128) -> bool {
+        // Two copies through one pipeline slot's view, each provably inside the slot: a
+        // copy of another tile lies in another slot (docs/soundness.md §4.3.2, "Several
+        // copies per slot"), so only copies of one tile can meet, and their slot offset is
+        // the same: the indices through the view decide, over every value of their terms
+        // where each copy runs. Until 2026-11-30 the slot's offset was counted in, over
+        // every slot, and two one-thread cases of a split that fill the two halves of a
+        // slot were refused.
+        // The view's offset must be the ring's slot alone (`(k % S) * slot`, as lowering
+        // makes it), the same for every thread at one tile.
+        let ring_only = |d: &Dest| {
+            let mut reads = Vec::new();
+            self.pointer_offset(d.ptr, &mut reads, 0)
+                .is_some_and(|f| f.terms.keys().all(|t| matches!(t, crate::owner::Term::Ring(..))))
+        };
+        if let (Some(sx), Some(sy)) = (self.slot_def(x.ptr), self.slot_def(y.ptr))
+            && sx == sy
+            && ring_only(x)
+            && self.in_slot(x)
+            && self.in_slot(y)
+        {
+            let within = |d: &Dest, w: i128| -> Option<(i128, i128)> {
+                let mut reads = Vec::new();
+                let form = self.eval(d.index, self.cfg.insts[d.inst].frame, &mut reads, 0)?;
+                let (lo, hi) = self.range_at(&form, d.inst)?;
+                Some((lo, hi + w - 1))
+            };
+            if let (Some((a0, a1)), Some((b0, b1))) = (within(x, wx), within(y, wy))
+                && (a1 < b0 || b1 < a0)
+            {
+                return true;
+            }
+        }
         let span = |d: &Dest, w: i128| -> Option<(i128, i128)> {
             let frame = self.cfg.insts[d.inst].frame;
             let mut reads = Vec::new();

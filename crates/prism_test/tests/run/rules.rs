@@ -999,6 +999,37 @@ fn r_pipeline_branch_slots() {
 }
 
 #[test]
+fn r_pipeline_cases_slots() {
+    // Fills issued by two one-thread cases of a split: TMA halves of a warp-specialised
+    // pipeline's slots, and a plain pipeline's halves in 16-byte cp.async runs. No tiles,
+    // one, and several rounds of the two-slot rings; inputs are eighths (exact sums).
+    let p = program(&file("pipeline_cases_slots.prism"));
+    for (blocks, n) in [(1usize, 0usize), (2, 1), (1, 2), (3, 5)] {
+        let rows = (8 * n * blocks).max(4);
+        let a = Rng::new((blocks * 10 + n + 900) as u64).eighths(rows * 32, -4, 4);
+        let out = p.launch("two_cases", blocks as u32, 96, || {
+            vec![tensor(&a, &[rows as u64, 32]), Arg::value(n as i32), Arg::buffer(&vec![7.0f32; 96 * blocks])]
+        });
+        assert_same(
+            &format!("two_cases out ({blocks} blocks, {n} tiles)"),
+            &out.f32("out"),
+            &column_sums(&a, blocks, n, 1.0),
+        );
+        let x = Rng::new((blocks * 10 + n + 950) as u64).eighths((128 * n * blocks).max(4), -4, 4);
+        let out = p.launch("plain_two_cases", blocks as u32, 128, || {
+            vec![Arg::value(n as i32), Arg::buffer(&x), Arg::buffer(&vec![7.0f32; 128 * blocks])]
+        });
+        let want: Vec<f32> = (0..128 * blocks)
+            .map(|g| {
+                let (b, t) = (g / 128, g % 128);
+                (0..n).map(|k| x[(b * n + k) * 128 + (t + 5) % 128]).sum()
+            })
+            .collect();
+        assert_same(&format!("plain_two_cases y ({blocks} blocks, {n} tiles)"), &out.f32("y"), &want);
+    }
+}
+
+#[test]
 fn r_tma_store() {
     // Each block loads a box by TMA, doubles it and stores it back into `b` at the same place:
     // 6 blocks of 16 x 32 boxes over a 40 x 96 array (the last row of boxes reaches past the
