@@ -148,7 +148,7 @@ impl Summary {
 }
 
 /// The constructs a program uses, by the text that names them.
-const CONSTRUCTS: [(&str, &str); 39] = [
+const CONSTRUCTS: [(&str, &str); 41] = [
     ("partition", "with partition("),
     ("claim", "with claim("),
     ("async", "with async("),
@@ -173,6 +173,8 @@ const CONSTRUCTS: [(&str, &str); 39] = [
     ("warp-specialised-pipeline-bytes-reused", "with partition(after"),
     ("pipeline", "as pf"),
     ("pipeline-turn", "next=True) as pn"),
+    ("pipeline-branch-copies", "4 * t + 128 + 256"),
+    ("pipeline-case-copies", "+ 4 * cq"),
     ("generic-sizes", "gshift["),
     ("generic-op", "fold[int, op_"),
     ("generic-op-divergent", "gscan["),

@@ -870,14 +870,38 @@ impl Gen {
                 put(&mut self.out, d, &format!("{pv} : int @ thread[1] = 0"));
                 put(&mut self.out, d, &format!("for p{id} in pipeline({tiles} + (u & 1), stages={stages}):"));
                 put(&mut self.out, d + 1, &format!("with fill({ring}) as pf{id}:"));
-                put(&mut self.out, d + 2, "with group(thread[1]):");
-                put(&mut self.out, d + 3, "if t < 64:");
                 let src = self.rng.below(INPUT as usize / 4) * 4;
-                put(
-                    &mut self.out,
-                    d + 4,
-                    &format!("cp_async(pf{id}[4 * t], inp[(4 * t + 256 * p{id} + {src}) & {}], 16)", INPUT - 1),
-                );
+                let copy =
+                    |at: &str| format!("cp_async(pf{id}[{at}], inp[({at} + 256 * p{id} + {src}) & {}], 16)", INPUT - 1);
+                match self.rng.below(4) {
+                    // Two copies per thread that only the branch keeps inside the slot
+                    // (`Ctx::branch_bounds`); 33 threads reach past it, which is refused.
+                    0 if tb >= 64 => {
+                        let n = if self.rng.chance(80) { 32 } else { 33 };
+                        put(&mut self.out, d + 2, "with group(thread[1]):");
+                        put(&mut self.out, d + 3, &format!("if t < {n}:"));
+                        put(&mut self.out, d + 4, &copy("4 * t"));
+                        put(&mut self.out, d + 4, &copy("4 * t + 128"));
+                    }
+                    // Two one-thread cases copying the two halves of the slot (compared by
+                    // their indices through the slot, `Ctx::apart`); a half that starts a
+                    // chunk early overlaps the other, one that starts late spills past the
+                    // slot, both refused.
+                    1 => {
+                        let half = [128, 128, 128, 124, 132][self.rng.below(5)];
+                        put(&mut self.out, d + 2, "match split(thread):");
+                        for start in [0, half] {
+                            put(&mut self.out, d + 3, "case 1:");
+                            put(&mut self.out, d + 4, &format!("for cq{id} in range(32):"));
+                            put(&mut self.out, d + 5, &copy(&format!("{start} + 4 * cq{id}")));
+                        }
+                    }
+                    _ => {
+                        put(&mut self.out, d + 2, "with group(thread[1]):");
+                        put(&mut self.out, d + 3, "if t < 64:");
+                        put(&mut self.out, d + 4, &copy("4 * t"));
+                    }
+                }
                 let read = 1 + self.rng.below(255);
                 let carried = format!("{pv} = {{}}[(t * 3 + {read}) & 255]");
                 // The shared array read before the turn and written after it.
