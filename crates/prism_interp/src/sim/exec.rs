@@ -1626,14 +1626,17 @@ impl<'a> BlockSim<'a> {
                                     match at {
                                         None => off(row, k) as i128,
                                         Some(((start, base), span)) => {
-                                            let span = i128::from(span);
-                                            let addr = start
-                                                + (row as i128 / 8) * 8 * span
-                                                + (row as i128 % 8) * span
-                                                + (esz * k) as i128;
+                                            // Shared-memory byte addresses, far inside `i64`:
+                                            // computed so, as `i128` division is a library call
+                                            // (a twentieth of a wgmma gemm's checked run).
+                                            let (start, base) = (start as i64, base as i64);
+                                            let span = i64::from(span);
+                                            let row = row as i64;
+                                            let addr =
+                                                start + (row / 8) * 8 * span + (row % 8) * span + (esz * k) as i64;
                                             let moved =
-                                                prism_types::ty::swizzle_offset(addr as u64, span as u32) as i128;
-                                            (moved - base) / esz as i128
+                                                prism_types::ty::swizzle_offset(addr as u64, span as u32) as i64;
+                                            i128::from((moved - base) / esz as i64)
                                         }
                                     }
                                 };
