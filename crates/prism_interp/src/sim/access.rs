@@ -359,7 +359,7 @@ impl<'a> BlockSim<'a> {
     fn carried_with(&self, tid: u32, mut carried: Releases, passed: &[u32; LEVELS]) -> Releases {
         // What other threads of the block acquired with a fence before a barrier this thread
         // has passed: the barrier orders it before this thread (`Orders::ordered`).
-        for (&u, list) in &self.acquisitions {
+        for (&u, list) in self.acquisitions.iter().chain(&self.wait_acquisitions) {
             if u != tid
                 && let Some(a) = latest_ordered(&self.s.levels, list, tid, passed)
             {
