@@ -535,7 +535,7 @@ impl Ctx<'_> {
     /// pointer, of no known width, or with an index the affine forms do not follow is not
     /// known to.
     fn in_slot(&self, d: &Dest) -> bool {
-        let Some(width) = d.width else { return false };
+        let Some(width) = d.width.filter(|&w| w > 0) else { return false };
         let Some(slot) = self.slot_bytes(d.ptr) else { return false };
         let frame = self.cfg.insts[d.inst].frame;
         let mut reads = Vec::new();
@@ -792,6 +792,10 @@ impl Ctx<'_> {
     /// Whether two different copies' destinations lie in ranges of elements that do not
     /// meet, whatever thread issues them (a single thread's tail copy past the others').
     fn apart(&self, x: &Dest, wx: i128, y: &Dest, wy: i128) -> bool {
+        // An empty copy would make an empty interval, apart from anything (review R21 F1).
+        if wx < 1 || wy < 1 {
+            return false;
+        }
         // Two copies through one pipeline slot's view, each provably inside the slot: a
         // copy of another tile lies in another slot (docs/soundness.md §4.3.2, "Several
         // copies per slot"), so only copies of one tile can meet, and their slot offset is

@@ -308,9 +308,14 @@ pub(crate) fn width(f: &Function, cfg: &Cfg<'_>, defs: &Defs, kind: &InstKind) -
                 Some(i128::from(f.mems[f.accesses[a.index()].mem.index()].elem.size().max(1)))
             };
             let name = intrinsic.sig().name;
+            // A width is whole elements, at least one: a copy of part of an element (four
+            // bytes into a `double` slot) has none the proofs could use, and counted as 0 it
+            // made every interval empty and two such copies into one element disjoint
+            // (review R21 F1; the simulator refuses it at run time).
+            let whole = |bytes: i128, e: i128| (bytes > 0 && e > 0 && bytes % e == 0).then(|| bytes / e);
             if intrinsic.is_cp_async() {
                 let Some(IntrArg::Val(b)) = args.get(2) else { return None };
-                Some(constant(cfg, defs, *b)? / elem()?)
+                whole(constant(cfg, defs, *b)?, elem()?)
             } else if name.starts_with("ldmatrix") {
                 Some(16 / elem()?)
             } else if intrinsic.is_tma_store() {
@@ -325,7 +330,7 @@ pub(crate) fn width(f: &Function, cfg: &Cfg<'_>, defs: &Defs, kind: &InstKind) -
                 // permutes 16-byte chunks within them).
                 let Some(IntrArg::Val(map)) = args.get(1) else { return None };
                 match f.reg_ty(*map) {
-                    prism_ir::ir::Type::TensorMap(m) => Some(i128::from(m.box_bytes()) / elem()?),
+                    prism_ir::ir::Type::TensorMap(m) => whole(i128::from(m.box_bytes()), elem()?),
                     _ => None,
                 }
             } else if intrinsic.sig().family == prism_types::intrinsics::Family::AsyncCopy || intrinsic.is_wgmma() {

@@ -940,6 +940,9 @@ fn args_words(p: &ArgsProblem) -> String {
             format!("missing {}", names.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", "))
         }
         ArgsProblem::CopyBytes => "`bytes` must be 4, 8 or 16".into(),
+        ArgsProblem::CopyPartElement { bytes, elem, size } => {
+            format!("`bytes` is {bytes}, not a whole number of the destination's `{elem}` elements ({size} bytes each)")
+        }
         ArgsProblem::RegisterCount { regs } => {
             format!("`regs` is {regs}; setmaxnreg takes a multiple of 8 from 24 to 256 registers per thread")
         }

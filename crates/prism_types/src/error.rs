@@ -241,6 +241,8 @@ pub enum ArgsProblem {
     Missing { names: Vec<String> },
     /// `cp_async` with another byte count.
     CopyBytes,
+    /// `cp_async` of a byte count that is not a whole number of its destination's elements.
+    CopyPartElement { bytes: i128, elem: String, size: u64 },
     /// `out=` that is not a list of `n` places.
     OutList { n: usize },
     /// `out=` with another number of places.

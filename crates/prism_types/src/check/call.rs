@@ -866,6 +866,21 @@ impl Checker<'_> {
                 span: e.span,
                 help: None,
             });
+        } else if id.is_cp_async()
+            && let Some(CallArg::Value(e)) = out.get(2)
+            && let ExprKind::Const(ConstValue::Int(bytes)) = e.kind
+            && let Some(CallArg::ElemRef { mem, .. }) = out.first()
+            && let Ty::Ptr { elem, .. } = self.var(*mem).ty
+            && bytes % i128::from(elem.size().max(1)) != 0
+        {
+            // Part of an element (4 bytes into a `double`): the simulator cannot run it, and
+            // the copies' overlap proofs count widths in whole elements (review R21 F1).
+            self.error(TypeError::WrongArguments {
+                callee: name.into(),
+                problem: ArgsProblem::CopyPartElement { bytes, elem: elem.name().to_string(), size: elem.size() },
+                span: e.span,
+                help: Some(format!("copy {} bytes, or more", elem.size())),
+            });
         }
         // Copies land in shared memory only (`cp.async`'s destination is `.shared`, a TMA
         // load's too), and a wgmma's tile descriptors address the shared window: the backend
