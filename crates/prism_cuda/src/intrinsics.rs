@@ -199,7 +199,8 @@ pub fn statements(
         "wgmma_bf16" | "wgmma_bf16_sw" => wgmma(ops, "bf16", own_stores),
         "wgmma_f16" | "wgmma_f16_sw" => wgmma(ops, "f16", own_stores),
         "wgmma_tf32" | "wgmma_tf32_sw" => wgmma(ops, "tf32", own_stores),
-        "intrinsic.mma" | "intrinsic.mma_tf32" => mma_tf32(ops, outs),
+        "intrinsic.mma" | "intrinsic.mma_tf32" => mma_tf32(ops, outs, true),
+        "intrinsic.mma_tf32_rz" => mma_tf32(ops, outs, false),
         n if n.starts_with("ldmatrix") => ldmatrix(n, ops, outs, scratch),
         "intrinsic.mma_bf16" => mma_16(ops, outs, "bf16"),
         "intrinsic.mma_f16" => mma_16(ops, outs, "f16"),
@@ -212,20 +213,19 @@ fn out_ops(outs: &[Expr], c: &str) -> Vec<(String, Expr)> {
 }
 
 /// `mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32`: operands 0..4 are A, 4..6 B,
-/// 6..10 C; A and B are rounded to tf32 first.
-fn mma_tf32(ops: &[Operand], outs: &[Expr]) -> Vec<Stmt> {
-    let lines = [
-        "{",
-        ".reg .b32 a<4>, b<2>;",
-        "cvt.rna.tf32.f32 a0, %4;",
-        "cvt.rna.tf32.f32 a1, %5;",
-        "cvt.rna.tf32.f32 a2, %6;",
-        "cvt.rna.tf32.f32 a3, %7;",
-        "cvt.rna.tf32.f32 b0, %8;",
-        "cvt.rna.tf32.f32 b1, %9;",
-        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {a0, a1, a2, a3}, {b0, b1}, {%10, %11, %12, %13};",
-        "}",
-    ];
+/// 6..10 C; A and B are rounded to tf32 first (`round`), or given as the floats' bits, of
+/// which the tensor cores use the tf32 part (`intrinsic.mma_tf32_rz`: a `mov` per register,
+/// which ptxas drops, where the rounding is a CVT or two integer ops per register in SASS).
+fn mma_tf32(ops: &[Operand], outs: &[Expr], round: bool) -> Vec<Stmt> {
+    let conv = if round { "cvt.rna.tf32.f32" } else { "mov.b32" };
+    let regs = [("a0", 4), ("a1", 5), ("a2", 6), ("a3", 7), ("b0", 8), ("b1", 9)];
+    let mut lines = vec!["{".to_string(), ".reg .b32 a<4>, b<2>;".to_string()];
+    lines.extend(regs.iter().map(|(r, i)| format!("{conv} {r}, %{i};")));
+    lines.push(
+        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {a0, a1, a2, a3}, {b0, b1}, {%10, %11, %12, %13};"
+            .to_string(),
+    );
+    lines.push("}".to_string());
     vec![Stmt::Asm(Asm {
         volatile: true,
         lines: lines.iter().map(|l| format!("{l}\\n")).collect(),

@@ -42,7 +42,7 @@ pub enum Intr {
     /// `reduce_*` over the warp: op 0 add, 1 min, 2 max, 3 and, 4 or, 5 xor.
     Reduce { op: u8, ty: Scalar, dst: R, value: R },
     /// Tensor-core `mma`: `shape` 0 = m16n8k8 tf32, 1 = m16n8k16 bf16, 2 = m16n8k16 f16.
-    Mma { shape: u8, a: Vec<R>, b: Vec<R>, c: Vec<R>, d: Vec<R> },
+    Mma { shape: u8, rz: bool, a: Vec<R>, b: Vec<R>, c: Vec<R>, d: Vec<R> },
     /// Atomic read-modify-write: op 0 add, 1 sub, 2 min, 3 max, 4 and, 5 or, 6 xor, 7 exch.
     Atomic { op: u8, ty: Scalar, dst: R, ptr: R, index: R, index_ty: Scalar, value: R, access: u32 },
     /// `atomic_cas`.
@@ -1143,13 +1143,14 @@ impl Cx<'_> {
             }
             (Family::Mma, name) => {
                 let (shape, na, nb) = match name {
-                    "intrinsic.mma" | "intrinsic.mma_tf32" => (0, 4, 2),
+                    "intrinsic.mma" | "intrinsic.mma_tf32" | "intrinsic.mma_tf32_rz" => (0, 4, 2),
                     "intrinsic.mma_bf16" => (1, 8, 4),
                     _ => (2, 8, 4),
                 };
                 let regs: Vec<R> = (0..args.len()).map(|i| val(i).0).collect();
                 Intr::Mma {
                     shape,
+                    rz: name == "intrinsic.mma_tf32_rz",
                     a: regs[..na].to_vec(),
                     b: regs[na..na + nb].to_vec(),
                     c: regs[na + nb..na + nb + 4].to_vec(),

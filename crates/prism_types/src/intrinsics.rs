@@ -347,6 +347,14 @@ pub static TABLE: &[IntrinsicSig] = &[
     // Tensor cores: mma.sync.aligned with the PTX ISA fragment layouts.
     row("intrinsic.mma", AT_W, F32X4_TF32, RetSig::Void, Mma, "mma.sync m16n8k8 tf32 x tf32 + f32 -> f32"),
     row("intrinsic.mma_tf32", AT_W, F32X4_TF32, RetSig::Void, Mma, "mma.sync m16n8k8 tf32 x tf32 + f32 -> f32"),
+    row(
+        "intrinsic.mma_tf32_rz",
+        AT_W,
+        F32X4_TF32,
+        RetSig::Void,
+        Mma,
+        "mma.sync m16n8k8 tf32 x tf32 + f32 -> f32, inputs truncated to tf32 (no cvt.rna)",
+    ),
     row("intrinsic.mma_bf16", AT_W, mma16!(BF16), RetSig::Void, Mma, "mma.sync m16n8k16 bf16 x bf16 + f32 -> f32"),
     row("intrinsic.mma_f16", AT_W, mma16!(F16), RetSig::Void, Mma, "mma.sync m16n8k16 f16 x f16 + f32 -> f32"),
     // Tensor-core operands from shared memory: ldmatrix.sync.aligned.m8n8 with 16-bit

@@ -5,7 +5,7 @@
 
 use crate::code::Intr;
 use crate::ops;
-use crate::value::{from_f64, round_tf32, to_f64};
+use crate::value::{from_f64, round_tf32, to_f64, truncate_tf32};
 use prism_types::tir::BinOp;
 use prism_types::ty::Scalar;
 
@@ -32,11 +32,11 @@ pub fn collective(intr: &Intr, present: u32, elect: u32, read: &mut dyn FnMut(u3
         }
         Intr::Vote { kind, dst, pred } => vec![(*dst, vote(*kind, &read(*pred), present, elect))],
         Intr::Reduce { op, ty, dst, value } => vec![(*dst, reduce(*op, *ty, &read(*value), present))],
-        Intr::Mma { shape, a, b, c, d } => {
+        Intr::Mma { shape, rz, a, b, c, d } => {
             let a: Vec<Lanes> = a.iter().map(|&r| read(r)).collect();
             let b: Vec<Lanes> = b.iter().map(|&r| read(r)).collect();
             let c: Vec<Lanes> = c.iter().map(|&r| read(r)).collect();
-            let out = mma(*shape, &a, &b, &c);
+            let out = mma(*shape, *rz, &a, &b, &c);
             d.iter().copied().zip(out).collect()
         }
         Intr::LdMatrix { rows, dsts, count, trans, wide } => {
@@ -168,11 +168,13 @@ pub fn reduce(op: u8, ty: Scalar, v: &Lanes, present: u32) -> Lanes {
 
 /// Tensor-core `mma.sync.aligned` with the PTX ISA's fragment layouts (§9.7.14.5). `shape` 0
 /// is m16n8k8 with tf32 inputs (given as f32, rounded to tf32 with `cvt.rna`, which the
-/// CUDA backend emits too); 1 is m16n8k16 bf16; 2 is m16n8k16 f16. Accumulators are f32.
+/// CUDA backend emits too; with `rz`, `intrinsic.mma_tf32_rz`, truncated: the backend gives
+/// the floats' bits as they are and the tensor cores ignore the low 13 mantissa bits, as
+/// for wgmma); 1 is m16n8k16 bf16; 2 is m16n8k16 f16. Accumulators are f32.
 /// Each product is exact in f64; the sum over k runs in f64 from the accumulator in k order
 /// and is rounded to f32 once. (The hardware's internal order and precision are not
 /// specified; results may differ from it in the last bits.)
-pub fn mma(shape: u8, a: &[Lanes], b: &[Lanes], c: &[Lanes]) -> Vec<Lanes> {
+pub fn mma(shape: u8, rz: bool, a: &[Lanes], b: &[Lanes], c: &[Lanes]) -> Vec<Lanes> {
     let k = if shape == 0 { 8 } else { 16 };
     let in_ty = match shape {
         0 => Scalar::F32,
@@ -180,7 +182,12 @@ pub fn mma(shape: u8, a: &[Lanes], b: &[Lanes], c: &[Lanes]) -> Vec<Lanes> {
         _ => Scalar::F16,
     };
     let input = |bits: u64| {
-        if shape == 0 { f64::from(round_tf32(f32::from_bits(bits as u32))) } else { to_f64(in_ty, bits) }
+        let x = f32::from_bits(bits as u32);
+        match (shape, rz) {
+            (0, false) => f64::from(round_tf32(x)),
+            (0, true) => f64::from(truncate_tf32(x)),
+            _ => to_f64(in_ty, bits),
+        }
     };
     let mut am = vec![[0f64; 16]; 16];
     let mut bm = vec![[0f64; 8]; 16];
@@ -334,7 +341,7 @@ mod tests {
                     r[lane] = enc(row as f64 - col as f64);
                 }
             }
-            let d = mma(shape, &a, &b, &c);
+            let d = mma(shape, false, &a, &b, &c);
             for lane in 0..32 {
                 let (g, q) = (lane / 4, lane % 4);
                 for (i, out) in d.iter().enumerate() {
@@ -342,6 +349,25 @@ mod tests {
                     let want: f64 = 1.0 + (0..k).map(|kk| ((row + kk) as f64) * (kk as f64 - col as f64)).sum::<f64>();
                     assert_eq!(f32::from_bits(out[lane] as u32) as f64, want, "shape {shape} lane {lane} d{i}");
                 }
+            }
+        }
+    }
+
+    /// tf32 inputs with bits below tf32's last: `mma_tf32` rounds them to nearest
+    /// (`cvt.rna`), `mma_tf32_rz` drops them. A = 1 + 3·2^-12 everywhere, B = 1, C = 0:
+    /// each of D's elements sums 8 products.
+    #[test]
+    fn mma_tf32_rounds_and_rz_truncates() {
+        let a = vec![[u64::from((1.0f32 + 3.0 * 2f32.powi(-12)).to_bits()); 32]; 4];
+        let b = vec![[f(1.0); 32]; 2];
+        let c = vec![[f(0.0); 32]; 4];
+        for (rz, want) in [(false, 8.0 * (1.0 + 2f32.powi(-10))), (true, 8.0)] {
+            for out in mma(0, rz, &a, &b, &c) {
+                assert!(
+                    out.iter().all(|&x| f32::from_bits(x as u32) == want),
+                    "rz {rz}: {:?}",
+                    f32::from_bits(out[0] as u32)
+                );
             }
         }
     }

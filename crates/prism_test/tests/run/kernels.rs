@@ -8,7 +8,7 @@
 
 use crate::support::{
     Program, Rng, abs_product_sums, assert_close, assert_same, assert_tf32_gemm, bf16_buffer, program, program_with,
-    sgemm, tf32_gemm, to_bf16,
+    sgemm, tf32_gemm_by, to_bf16, to_tf32, truncate_tf32,
 };
 use prism_interp::Arg;
 
@@ -1016,7 +1016,7 @@ fn k45_gemm_tf32_pipelined() {
         (1, 4, 4, 1.0, 0.0),
         (1, 1, 0, 1.0, 3.0),
     ];
-    check_tf32_pipelined(&program(&file("45_gemm_tf32_pipelined.prism")), &shapes, (128, 128), 256);
+    check_tf32_pipelined(&program(&file("45_gemm_tf32_pipelined.prism")), &shapes, (128, 128), 256, false);
 }
 
 #[test]
@@ -1032,8 +1032,18 @@ fn k45_variants_a_gpu_sweep_builds() {
         (1, 4, 4, 1.0, 0.0),
     ];
     for defines in [&["BK=16"][..], &["BK=32", "STAGES=3"]] {
-        check_tf32_pipelined(&program_with(&file("45_gemm_tf32_pipelined.prism"), defines), &shapes, (128, 128), 256);
+        check_tf32_pipelined(
+            &program_with(&file("45_gemm_tf32_pipelined.prism"), defines),
+            &shapes,
+            (128, 128),
+            256,
+            false,
+        );
     }
+    // `intrinsic.mma_tf32_rz`: the inputs truncated to tf32, not rounded. The tolerance is
+    // far below what rounding instead would change, so the reference tells them apart.
+    let rz = program_with(&file("45_gemm_tf32_pipelined.prism"), &["RZ=True"]);
+    check_tf32_pipelined(&rz, &shapes, (128, 128), 256, true);
 }
 
 #[test]
@@ -1050,20 +1060,28 @@ fn k45_wide_warp_tiles_a_gpu_sweep_builds() {
         (64, 72, 100, 1.0, 0.0),
         (1, 4, 4, 1.0, 0.0),
     ];
-    let variants: [(&[&str], (usize, usize), u32); 4] = [
+    let variants: [(&[&str], (usize, usize), u32); 5] = [
         (&["WN=64", "BN=256", "BK=16"], (128, 256), 256),
         (&["WN=64", "BN=256", "BK=32", "STAGES=3"], (128, 256), 256),
         (&["WN=64", "BK=16"], (128, 128), 128),
         (&["WN=64", "BM=256", "BK=16"], (256, 128), 256),
+        (&["WN=64", "BN=256", "BK=16", "RZ=True"], (128, 256), 256),
     ];
     for (defines, tile, block) in variants {
-        check_tf32_pipelined(&program_with(&file("45_gemm_tf32_pipelined.prism"), defines), &shapes, tile, block);
+        let rz = defines.contains(&"RZ=True");
+        check_tf32_pipelined(&program_with(&file("45_gemm_tf32_pipelined.prism"), defines), &shapes, tile, block, rz);
     }
 }
 
 /// Runs kernel 45 (or a variant: block tiles of `tile` = (rows, columns), `block` threads)
 /// on `shapes` and checks C against the tf32 reference (see `k45_gemm_tf32_pipelined`).
-fn check_tf32_pipelined(p: &Program, shapes: &[(usize, usize, usize, f32, f32)], (bm, bn): (usize, usize), block: u32) {
+fn check_tf32_pipelined(
+    p: &Program,
+    shapes: &[(usize, usize, usize, f32, f32)],
+    (bm, bn): (usize, usize),
+    block: u32,
+    rz: bool,
+) {
     for &(m, n, k, alpha, beta) in shapes {
         let mut rng = Rng::new((m * n + k) as u64 + 45);
         let a = rng.uniform(m * k, -1.0, 1.0);
@@ -1094,7 +1112,8 @@ fn check_tf32_pipelined(p: &Program, shapes: &[(usize, usize, usize, f32, f32)],
                 bt[kk * n + j] = b[j * k + kk];
             }
         }
-        let prod = tf32_gemm(m, n, k8, &ap, &bt);
+        let conv = if rz { truncate_tf32 } else { to_tf32 };
+        let prod = tf32_gemm_by(m, n, k8, &ap, &bt, conv);
         let scale = abs_product_sums(m, n, k8, &ap, &bt);
         let got = out.f32("C");
         for i in 0..m {

@@ -228,6 +228,18 @@ pub fn sgemm((m, n, k): (usize, usize, usize), alpha: f32, a: &[f32], b: &[f32],
 /// to tf32 (round to nearest, ties away), products exact, each step's sum accumulated in f64
 /// onto the f32 accumulator and rounded to f32 once, as `mma.sync` m16n8k8 does.
 pub fn tf32_gemm(m: usize, n: usize, k: usize, a: &[f32], b: &[f32]) -> Vec<f64> {
+    tf32_gemm_by(m, n, k, a, b, to_tf32)
+}
+
+/// `f32` to tf32 by dropping the low 13 mantissa bits (toward zero), as the tensor cores
+/// take the floats `intrinsic.mma_tf32_rz` and `wgmma_tf32` give them.
+pub fn truncate_tf32(x: f32) -> f32 {
+    f32::from_bits(x.to_bits() & !0x1FFF)
+}
+
+/// [`tf32_gemm`] with the inputs converted to tf32 by `conv`.
+pub fn tf32_gemm_by(m: usize, n: usize, k: usize, a: &[f32], b: &[f32], conv: fn(f32) -> f32) -> Vec<f64> {
+    let to_tf32 = conv;
     let mut out = vec![0.0; m * n];
     for i in 0..m {
         for j in 0..n {

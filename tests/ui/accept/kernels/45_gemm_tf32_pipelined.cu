@@ -40,6 +40,8 @@
 // blocks) or THREADS following BN = 128 (4 warps); BM = 256: 4 rows of warps. Valid
 // shapes: BM a multiple of 64, BN of WN, WN of 16; THREADS = (BM / 64) * (BN / WN) * 32 at
 // most 1024, with BM and BN multiples of THREADS / 2 (every copy pass covers whole rows).
+// RZ = True multiplies A and B truncated to tf32 (`intrinsic.mma_tf32_rz`: no conversion
+// instructions, where rounding them costs a CVT or two integer ops per fragment register).
 extern "C" __global__ void __launch_bounds__(256) gemm_tf32_pipelined(int M,
                                                                       int N,
                                                                       int K,
@@ -55,29 +57,29 @@ extern "C" __global__ void __launch_bounds__(256) gemm_tf32_pipelined(int M,
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(1024) float prism_shared0[6144];
     __shared__ __align__(1024) float prism_shared24576[6144];
-    const int tiles_n = prism_sub(prism_add(N, 128), 1) / 128;  // line 59
-    const int b = prism_bid;  // line 60
-    const int tile_row = prism_mul(prism_div(b, tiles_n), 128);  // line 61
-    const int tile_col = prism_mul(prism_rem(b, tiles_n), 128);  // line 62
+    const int tiles_n = prism_sub(prism_add(N, 128), 1) / 128;  // line 62
+    const int b = prism_bid;  // line 63
+    const int tile_row = prism_mul(prism_div(b, tiles_n), 128);  // line 64
+    const int tile_col = prism_mul(prism_rem(b, tiles_n), 128);  // line 65
     {  // partition `C` as `C_blk` at block[1]
         {  // group(block[1])
             // As[s][j * BM * AS + r * AS + k] = A[tile_row + r, k0 + 8 j + k], Bs likewise
             // with B[tile_col + c, k0 + 8 j + k].
-            float* As = prism_shared0;  // line 67
-            float* Bs = prism_shared24576;  // line 68
-            const int t = prism_tid;  // line 69
-            const int w = (int)((unsigned)prism_tid / 32u);  // line 70
-            const int wm = w / 4;  // line 71
-            const int wn = w % 4;  // line 72
-            const int c_r = t / 2;  // line 73
-            const int c_k = t % 2 * 4;  // line 74
+            float* As = prism_shared0;  // line 70
+            float* Bs = prism_shared24576;  // line 71
+            const int t = prism_tid;  // line 72
+            const int w = (int)((unsigned)prism_tid / 32u);  // line 73
+            const int wm = w / 4;  // line 74
+            const int wn = w % 4;  // line 75
+            const int c_r = t / 2;  // line 76
+            const int c_k = t % 2 * 4;  // line 77
             // Each lane's row in the slots for `ldmatrix`, the same in every step (t % 32 is the
             // lane): A, row l % 8 + 8 ((l / 8) % 2) of the warp's 64, floats 4 (l / 16) on;
             // B, row n = l % 8 + 8 (l / 16) of the warp's WN, floats 4 ((l / 8) % 2) on.
-            const int a_lane = (wm * 64 + t % 8 + 8 * (t / 8 % 2)) * 12 + 4 * (t % 32 / 16);  // line 78
-            const int b_lane = (wn * 32 + t % 8 + 8 * (t % 32 / 16)) * 12 + 4 * (t / 8 % 2);  // line 79
-            float acc[64] = {};  // line 80
-            const int t94 = prism_sub(prism_add(K, 8), 1) / 8;  // line 81
+            const int a_lane = (wm * 64 + t % 8 + 8 * (t / 8 % 2)) * 12 + 4 * (t % 32 / 16);  // line 81
+            const int b_lane = (wn * 32 + t % 8 + 8 * (t % 32 / 16)) * 12 + 4 * (t / 8 % 2);  // line 82
+            float acc[64] = {};  // line 83
+            const int t94 = prism_sub(prism_add(K, 8), 1) / 8;  // line 84
             {  // pipeline `As` as `As` at block[1]
                 {  // pipeline `Bs` as `Bs` at block[1]
                     int kt_issue = 0;
@@ -87,27 +89,27 @@ extern "C" __global__ void __launch_bounds__(256) gemm_tf32_pipelined(int M,
                             asm volatile("cp.async.wait_group 2;" :  :  : "memory");
                             __syncthreads();
                         }
-                        if (kt_issue < t94) {  // line 81
-                            float* a_dst = As + kt_issue % 4 * 1536;  // line 82
+                        if (kt_issue < t94) {  // line 84
+                            float* a_dst = As + kt_issue % 4 * 1536;  // line 85
                             {  // async `As` as `a_dst` at block[1]
-                                float* b_dst = Bs + kt_issue % 4 * 1536;  // line 83
+                                float* b_dst = Bs + kt_issue % 4 * 1536;  // line 86
                                 {  // async `Bs` as `b_dst` at block[1]
                                     {  // group(thread[1])
                                         for (int j = 0; j < 1; j += 1) {
-                                            const int kc = kt_issue * 8 + 8 * j + c_k;  // line 86
+                                            const int kc = kt_issue * 8 + 8 * j + c_k;  // line 89
                                             // Bytes that exist: 16, or 0 past K (K is a multiple of 4).
-                                            const int have = prism_mul(4, prism_max(0, prism_min(4, prism_sub(K, kc))));  // line 88
+                                            const int have = prism_mul(4, prism_max(0, prism_min(4, prism_sub(K, kc))));  // line 91
                                             for (int p = 0; p < 1; p += 1) {
-                                                const int a_row = prism_min(prism_add(tile_row, c_r) + p * 128, prism_sub(M, 1));  // line 90
-                                                asm volatile(  // line 91
+                                                const int a_row = prism_min(prism_add(tile_row, c_r) + p * 128, prism_sub(M, 1));  // line 93
+                                                asm volatile(  // line 94
                                                     "cp.async.cg.shared.global [%0], [%1], 16, %2;"
                                                     :
                                                     : "r"(prism_smem_addr(&a_dst[j * 128 * 12 + (c_r + p * 128) * 12 + c_k])), "l"(&A[prism_add(prism_mul(a_row, K), kc)]), "r"(have)
                                                     : "memory");
                                             }
                                             for (int p_1 = 0; p_1 < 1; p_1 += 1) {
-                                                const int b_row = prism_min(prism_add(tile_col, c_r) + p_1 * 128, prism_sub(N, 1));  // line 93
-                                                asm volatile(  // line 94
+                                                const int b_row = prism_min(prism_add(tile_col, c_r) + p_1 * 128, prism_sub(N, 1));  // line 96
+                                                asm volatile(  // line 97
                                                     "cp.async.cg.shared.global [%0], [%1], 16, %2;"
                                                     :
                                                     : "r"(prism_smem_addr(&b_dst[j * 128 * 12 + (c_r + p_1 * 128) * 12 + c_k])), "l"(&B[prism_add(prism_mul(b_row, K), kc)]), "r"(have)
@@ -119,21 +121,21 @@ extern "C" __global__ void __launch_bounds__(256) gemm_tf32_pipelined(int M,
                             }
                         }
                         asm volatile("cp.async.commit_group;" :  :  : "memory");
-                        if (t99) {  // line 81
+                        if (t99) {  // line 84
                             const int kt = kt_issue - 3;
-                            const float* a_s = As + (int)((unsigned)kt % 4u) * 1536;  // line 95
+                            const float* a_s = As + (int)((unsigned)kt % 4u) * 1536;  // line 98
                             {  // stage `As` as `a_s` at block[1]
-                                const float* b_s = Bs + (int)((unsigned)kt % 4u) * 1536;  // line 96
+                                const float* b_s = Bs + (int)((unsigned)kt % 4u) * 1536;  // line 99
                                 {  // stage `Bs` as `b_s` at block[1]
                                     {  // group(thread[32])
                                         // Unrolled: nvcc keeps a loop of 32 mmas rolled.
                                         #pragma unroll
-                                        for (int j = 0; j < 1; j += 1) {  // line 99
-                                            float fa[16] = {};  // line 100
-                                            float fb[8] = {};  // line 101
+                                        for (int j = 0; j < 1; j += 1) {  // line 102
+                                            float fa[16] = {};  // line 103
+                                            float fb[8] = {};  // line 104
                                             // Matrices: rows 0-7 and 8-15 of floats 0-3, then of floats 4-7.
                                             for (int mi = 0; mi < 4; mi += 1) {
-                                                float t216;  // line 104
+                                                float t216;  // line 107
                                                 float t217;
                                                 float t218;
                                                 float t219;
@@ -155,7 +157,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_tf32_pipelined(int M,
                                             // Matrices: columns n 0-7 of k 0-3, of k 4-7, then columns 8-15 of
                                             // both: the B fragments of mma tiles 2 nj and 2 nj + 1.
                                             for (int nj = 0; nj < 2; nj += 1) {
-                                                float t251;  // line 109
+                                                float t251;  // line 112
                                                 float t252;
                                                 float t253;
                                                 float t254;
@@ -176,27 +178,51 @@ extern "C" __global__ void __launch_bounds__(256) gemm_tf32_pipelined(int M,
                                             }
                                             for (int mi_1 = 0; mi_1 < 4; mi_1 += 1) {
                                                 for (int ni = 0; ni < 4; ni += 1) {
-                                                    float t355;  // line 113
-                                                    float t356;
-                                                    float t357;
-                                                    float t358;
-                                                    asm volatile(
-                                                        "{\n"
-                                                        ".reg .b32 a<4>, b<2>;\n"
-                                                        "cvt.rna.tf32.f32 a0, %4;\n"
-                                                        "cvt.rna.tf32.f32 a1, %5;\n"
-                                                        "cvt.rna.tf32.f32 a2, %6;\n"
-                                                        "cvt.rna.tf32.f32 a3, %7;\n"
-                                                        "cvt.rna.tf32.f32 b0, %8;\n"
-                                                        "cvt.rna.tf32.f32 b1, %9;\n"
-                                                        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {a0, a1, a2, a3}, {b0, b1}, {%10, %11, %12, %13};\n"
-                                                        "}\n"
-                                                        : "=f"(t355), "=f"(t356), "=f"(t357), "=f"(t358)
-                                                        : "f"(fa[mi_1 * 4]), "f"(fa[mi_1 * 4 + 1]), "f"(fa[mi_1 * 4 + 2]), "f"(fa[mi_1 * 4 + 3]), "f"(fb[ni * 2]), "f"(fb[ni * 2 + 1]), "f"(acc[(mi_1 * 4 + ni) * 4]), "f"(acc[(mi_1 * 4 + ni) * 4 + 1]), "f"(acc[(mi_1 * 4 + ni) * 4 + 2]), "f"(acc[(mi_1 * 4 + ni) * 4 + 3]));
-                                                    acc[(mi_1 * 4 + ni) * 4] = t355;
-                                                    acc[(mi_1 * 4 + ni) * 4 + 1] = t356;
-                                                    acc[(mi_1 * 4 + ni) * 4 + 2] = t357;
-                                                    acc[(mi_1 * 4 + ni) * 4 + 3] = t358;
+                                                    if (false) {  // line 116
+                                                        float t356;  // line 117
+                                                        float t357;
+                                                        float t358;
+                                                        float t359;
+                                                        asm volatile(
+                                                            "{\n"
+                                                            ".reg .b32 a<4>, b<2>;\n"
+                                                            "mov.b32 a0, %4;\n"
+                                                            "mov.b32 a1, %5;\n"
+                                                            "mov.b32 a2, %6;\n"
+                                                            "mov.b32 a3, %7;\n"
+                                                            "mov.b32 b0, %8;\n"
+                                                            "mov.b32 b1, %9;\n"
+                                                            "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {a0, a1, a2, a3}, {b0, b1}, {%10, %11, %12, %13};\n"
+                                                            "}\n"
+                                                            : "=f"(t356), "=f"(t357), "=f"(t358), "=f"(t359)
+                                                            : "f"(fa[mi_1 * 4]), "f"(fa[mi_1 * 4 + 1]), "f"(fa[mi_1 * 4 + 2]), "f"(fa[mi_1 * 4 + 3]), "f"(fb[ni * 2]), "f"(fb[ni * 2 + 1]), "f"(acc[(mi_1 * 4 + ni) * 4]), "f"(acc[(mi_1 * 4 + ni) * 4 + 1]), "f"(acc[(mi_1 * 4 + ni) * 4 + 2]), "f"(acc[(mi_1 * 4 + ni) * 4 + 3]));
+                                                        acc[(mi_1 * 4 + ni) * 4] = t356;
+                                                        acc[(mi_1 * 4 + ni) * 4 + 1] = t357;
+                                                        acc[(mi_1 * 4 + ni) * 4 + 2] = t358;
+                                                        acc[(mi_1 * 4 + ni) * 4 + 3] = t359;
+                                                    } else {
+                                                        float t450;  // line 122
+                                                        float t451;
+                                                        float t452;
+                                                        float t453;
+                                                        asm volatile(
+                                                            "{\n"
+                                                            ".reg .b32 a<4>, b<2>;\n"
+                                                            "cvt.rna.tf32.f32 a0, %4;\n"
+                                                            "cvt.rna.tf32.f32 a1, %5;\n"
+                                                            "cvt.rna.tf32.f32 a2, %6;\n"
+                                                            "cvt.rna.tf32.f32 a3, %7;\n"
+                                                            "cvt.rna.tf32.f32 b0, %8;\n"
+                                                            "cvt.rna.tf32.f32 b1, %9;\n"
+                                                            "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {a0, a1, a2, a3}, {b0, b1}, {%10, %11, %12, %13};\n"
+                                                            "}\n"
+                                                            : "=f"(t450), "=f"(t451), "=f"(t452), "=f"(t453)
+                                                            : "f"(fa[mi_1 * 4]), "f"(fa[mi_1 * 4 + 1]), "f"(fa[mi_1 * 4 + 2]), "f"(fa[mi_1 * 4 + 3]), "f"(fb[ni * 2]), "f"(fb[ni * 2 + 1]), "f"(acc[(mi_1 * 4 + ni) * 4]), "f"(acc[(mi_1 * 4 + ni) * 4 + 1]), "f"(acc[(mi_1 * 4 + ni) * 4 + 2]), "f"(acc[(mi_1 * 4 + ni) * 4 + 3]));
+                                                        acc[(mi_1 * 4 + ni) * 4] = t450;
+                                                        acc[(mi_1 * 4 + ni) * 4 + 1] = t451;
+                                                        acc[(mi_1 * 4 + ni) * 4 + 2] = t452;
+                                                        acc[(mi_1 * 4 + ni) * 4 + 3] = t453;
+                                                    }
                                                 }
                                             }
                                         }
@@ -210,27 +236,27 @@ extern "C" __global__ void __launch_bounds__(256) gemm_tf32_pipelined(int M,
             // Lane x = 4g + q holds rows g and g + 8, columns 2q and 2q + 1 of each mma tile.
             {  // partition `C_blk` as `C_w` at thread[32]
                 {  // group(thread[32])
-                    const int x = (int)((unsigned)prism_tid % 32u);  // line 120
-                    const int g = x / 4;  // line 121
-                    const int q = x % 4;  // line 122
+                    const int x = (int)((unsigned)prism_tid % 32u);  // line 129
+                    const int g = x / 4;  // line 130
+                    const int q = x % 4;  // line 131
                     {  // partition `C_w` as `C_t` at thread[1]
                         {  // group(thread[1])
                             // Unrolled: nvcc leaves the 128 iterations of 64 x 64 warp tiles
                             // rolled and the accumulators then live in local memory.
                             #pragma unroll
-                            for (int mi = 0; mi < 4; mi += 1) {  // line 127
+                            for (int mi = 0; mi < 4; mi += 1) {  // line 136
                                 #pragma unroll
-                                for (int ni = 0; ni < 4; ni += 1) {  // line 128
+                                for (int ni = 0; ni < 4; ni += 1) {  // line 137
                                     #pragma unroll
-                                    for (int e = 0; e < 4; e += 1) {  // line 129
-                                        const int i = mi * 16 + 8 * (e / 2);  // line 130
-                                        const int j = ni * 8 + e % 2;  // line 131
-                                        bool t425 = prism_add(prism_add(prism_add(tile_row, wm * 64), g), i) < M;  // line 132
-                                        if (t425) {
-                                            t425 = prism_add(prism_add(prism_add(tile_col, wn * 32), 2 * q), j) < N;
+                                    for (int e = 0; e < 4; e += 1) {  // line 138
+                                        const int i = mi * 16 + 8 * (e / 2);  // line 139
+                                        const int j = ni * 8 + e % 2;  // line 140
+                                        bool t520 = prism_add(prism_add(prism_add(tile_row, wm * 64), g), i) < M;  // line 141
+                                        if (t520) {
+                                            t520 = prism_add(prism_add(prism_add(tile_col, wn * 32), 2 * q), j) < N;
                                         }
-                                        if (t425) {  // line 132
-                                            C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(wm * 64, N), wn * 32), prism_add(prism_add(prism_mul(g + i, N), 2 * q), j)))] = fmaf(alpha, acc[(mi * 4 + ni) * 4 + e], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(wm * 64, N), wn * 32), prism_add(prism_add(prism_mul(g + i, N), 2 * q), j)))]);  // line 133
+                                        if (t520) {  // line 141
+                                            C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(wm * 64, N), wn * 32), prism_add(prism_add(prism_mul(g + i, N), 2 * q), j)))] = fmaf(alpha, acc[(mi * 4 + ni) * 4 + e], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(wm * 64, N), wn * 32), prism_add(prism_add(prism_mul(g + i, N), 2 * q), j)))]);  // line 142
                                         }
                                     }
                                 }
