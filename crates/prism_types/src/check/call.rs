@@ -145,7 +145,7 @@ impl Checker<'_> {
                     self.error(TypeError::UnknownName {
                         name,
                         span: callee.span,
-                        help: Some("known tensor-core intrinsics: `intrinsic.mma`, `intrinsic.mma_tf32`, `intrinsic.mma_bf16`, `intrinsic.mma_f16`".into()),
+                        help: Some("known tensor-core intrinsics: `intrinsic.mma`, `intrinsic.mma_tf32`, `intrinsic.mma_tf32_rz`, `intrinsic.mma_bf16`, `intrinsic.mma_f16`".into()),
                     });
                 } else {
                     self.unknown_name(&name, callee.span);
