@@ -1030,6 +1030,48 @@ fn r_pipeline_cases_slots() {
 }
 
 #[test]
+fn r_mma_tf32_rz() {
+    // One m16n8k8 tf32 mma per block, with A and B rounded (`mma_tf32`) and truncated
+    // (`mma_tf32_rz`) to tf32: bit for bit against references that convert the inputs so,
+    // multiply exactly and round the sum of C and the 8 products to f32 once. The inputs
+    // have full mantissas, so the two results differ (checked), and each reference fails
+    // the other's output.
+    let p = program(&file("mma_tf32_rz.prism"));
+    let blocks = 3usize;
+    let mut rng = Rng::new(1130);
+    let (a, bm, c) = (
+        rng.uniform(128 * blocks, -2.0, 2.0),
+        rng.uniform(64 * blocks, -2.0, 2.0),
+        rng.uniform(128 * blocks, -1.0, 1.0),
+    );
+    let out = p.launch("mma_both", blocks as u32, 32, || {
+        vec![
+            Arg::buffer(&a),
+            Arg::buffer(&bm),
+            Arg::buffer(&c),
+            Arg::buffer(&vec![0.0f32; 128 * blocks]),
+            Arg::buffer(&vec![0.0f32; 128 * blocks]),
+        ]
+    });
+    let reference = |conv: fn(f32) -> f32| -> Vec<f32> {
+        (0..128 * blocks)
+            .map(|g| {
+                let (b, row, n) = (g / 128, (g % 128) / 8, g % 8);
+                let mut s = f64::from(c[g]);
+                for k in 0..8 {
+                    s += f64::from(conv(a[128 * b + 8 * row + k])) * f64::from(conv(bm[64 * b + 8 * k + n]));
+                }
+                s as f32
+            })
+            .collect()
+    };
+    let (rn, rz) = (reference(crate::support::to_tf32), reference(crate::support::truncate_tf32));
+    assert_ne!(rn, rz, "the inputs must tell rounding from truncation");
+    assert_same("d_rn (mma_tf32)", &out.f32("d_rn"), &rn);
+    assert_same("d_rz (mma_tf32_rz)", &out.f32("d_rz"), &rz);
+}
+
+#[test]
 fn r_tma_store() {
     // Each block loads a box by TMA, doubles it and stores it back into `b` at the same place:
     // 6 blocks of 16 x 32 boxes over a 40 x 96 array (the last row of boxes reaches past the
