@@ -57,7 +57,7 @@ bench_list=gemm_deep_k,gemm_prefetch_hand,gemm_prefetch,scan_warp,dsum,softmax_b
 # old default in the same run as its new one, then what earlier sessions measured, for
 # continuity. Kernel 46's depths, the scan's and the sum's variants were answered on
 # 2026-11-28 (nothing beat the promoted defaults) and are left out.
-sweep_list=hgemm_ws,hgemm_ws_early,tf32gemm_ws_late,hgemm_pipelined,hgemm_pipelined_w64_128x256,hgemm_pipelined_w64_128x256_s3,hgemm_pipelined_w64_128x128,hgemm_pipelined_w64_256x128,hgemm_pipelined_w64_128x256_bk64_s3,tf32gemm_pipelined,tf32gemm_pipelined_w64_128x256,tf32gemm_pipelined_w64_128x256_bk32_s3,tf32gemm_pipelined_w64_128x128,tf32gemm_pipelined_w64_256x128,softmax_block_256x16,gemm_prefetch_s4,gemm_deep_k_s2,tf32gemm,gemm_wide,scan,reduce,rows
+sweep_list=hgemm_ws,hgemm_ws_early,tf32gemm_ws_late,hgemm_pipelined,hgemm_pipelined_w64_128x256,hgemm_pipelined_w64_128x256_s3,hgemm_pipelined_w64_128x128,hgemm_pipelined_w64_256x128,hgemm_pipelined_w64_128x256_bk64_s3,tf32gemm_pipelined,tf32gemm_pipelined_w64_128x256,tf32gemm_pipelined_w64_128x256_bk32_s3,tf32gemm_pipelined_w64_128x128,tf32gemm_pipelined_w64_256x128,tf32gemm_pipelined_rz,tf32gemm_pipelined_w64_128x256_rz,softmax_block_256x16,gemm_prefetch_s4,gemm_deep_k_s2,tf32gemm,gemm_wide,scan,reduce,rows
 # LIMIT: seconds a step may run before it is stopped (all of it, children included: GNU
 # timeout signals its process group); `all` sets it from the deadline.
 LIMIT="${LIMIT:-1000000}"
