@@ -359,11 +359,34 @@ impl<'a> BlockSim<'a> {
     fn carried_with(&self, tid: u32, mut carried: Releases, passed: &[u32; LEVELS]) -> Releases {
         // What other threads of the block acquired with a fence before a barrier this thread
         // has passed: the barrier orders it before this thread (`Orders::ordered`).
-        for (&u, list) in self.acquisitions.iter().chain(&self.wait_acquisitions) {
+        for (&u, list) in &self.acquisitions {
             if u != tid
                 && let Some(a) = latest_ordered(&self.s.levels, list, tid, passed)
             {
                 carried.merge_all(&a.releases);
+            }
+        }
+        // And what they acquired at their mbarrier waits (review R16 F5). Lanes that waited
+        // together hold one shared set, so the sets are told apart by identity first and
+        // each is merged once; beyond `CARRIED_WAIT_SETS` different ones (every thread of a
+        // large block waits, meets at `__syncthreads()` and arrives: each arrival would merge
+        // a set per warp, review R22 F1: 150x slower at 1,024 threads) they are not carried
+        // on, which can only report more.
+        let mut sets: Vec<&Releases> = Vec::new();
+        for (&u, list) in &self.wait_acquisitions {
+            if u != tid
+                && let Some(a) = latest_ordered(&self.s.levels, list, tid, passed)
+                && !sets.iter().any(|s| s.same(&a.releases))
+            {
+                sets.push(&a.releases);
+                if sets.len() > CARRIED_WAIT_SETS {
+                    break;
+                }
+            }
+        }
+        if sets.len() <= CARRIED_WAIT_SETS {
+            for set in sets {
+                carried.merge_all(set);
             }
         }
         for (&mbar, l) in &self.landings {
@@ -1429,6 +1452,10 @@ impl<'a> BlockSim<'a> {
         }
     }
 }
+
+/// How many different sets of other threads' wait acquisitions a release carries on at
+/// most ([`BlockSim::carried_with`]): a warp-specialised gemm's consumer warps hold one each.
+const CARRIED_WAIT_SETS: usize = 8;
 
 /// What one lane's wait made of its set of acquired releases ([`BlockSim::acquire`]).
 pub(super) struct AcquireMemo {
