@@ -400,7 +400,7 @@ def mma_tile_{k}(
 "#
             ));
         } else {
-            let op = self.rng.pick(&["intrinsic.mma", "intrinsic.mma_tf32"]);
+            let op = self.rng.pick(&["intrinsic.mma", "intrinsic.mma_tf32", "intrinsic.mma_tf32_rz"]);
             self.emit(&format!(
                 r#"
 # One m16n8k8 tf32 tile: A is 16x8, B 8x8, C 16x8 (PTX fragment layouts).
