@@ -1728,18 +1728,14 @@ impl<'a> BlockSim<'a> {
                                             }
                                             let old = f32::from_bits(self.read_loc(&fr, at, loc, Scalar::F32) as u32);
                                             // Products of bf16, f16 and tf32 values are exact in
-                                            // f64; the sum is rounded to f32 once, as `mma` is.
+                                            // f64; the sum is rounded to f32 once, as `mma` is,
+                                            // and a NaN is the GPU's arithmetic NaN (review R23).
                                             let sum = row[..kk]
                                                 .iter()
                                                 .zip(&bcol[..kk])
                                                 .fold(f64::from(old), |s, (x, y)| s + f64::from(*x) * f64::from(*y));
-                                            self.write_loc(
-                                                &mut fr,
-                                                at,
-                                                loc,
-                                                Scalar::F32,
-                                                u64::from((sum as f32).to_bits()),
-                                            );
+                                            let bits = prism_types::value::f32_result(sum as f32);
+                                            self.write_loc(&mut fr, at, loc, Scalar::F32, bits);
                                         }
                                     }
                                 }

@@ -5,7 +5,7 @@
 
 use crate::code::Intr;
 use crate::ops;
-use crate::value::{from_f64, round_tf32, to_f64, truncate_tf32};
+use crate::value::{round_tf32, to_f64, truncate_tf32};
 use prism_types::tir::BinOp;
 use prism_types::ty::Scalar;
 
@@ -216,7 +216,9 @@ pub fn mma(shape: u8, rz: bool, a: &[Lanes], b: &[Lanes], c: &[Lanes]) -> Vec<La
             for (kk, brow) in bm.iter().enumerate().take(k) {
                 acc += am[row][kk] * brow[col];
             }
-            out[lane] = from_f64(Scalar::F32, acc);
+            // A NaN is the GPU's arithmetic NaN, as for every other float result; until
+            // 2026-11-30 it kept the host's bits (review R23 F1; not yet probed on a GPU).
+            out[lane] = prism_types::value::f32_result(acc as f32);
         }
     }
     d
@@ -252,6 +254,7 @@ pub fn c_pos(i: usize, g: usize, q: usize) -> (usize, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::value::from_f64;
 
     fn f(x: f32) -> u64 {
         x.to_bits() as u64
@@ -368,6 +371,20 @@ mod tests {
                     "rz {rz}: {:?}",
                     f32::from_bits(out[0] as u32)
                 );
+            }
+        }
+    }
+
+    /// A NaN result is the GPU's arithmetic NaN, whatever the host's arithmetic made of it:
+    /// Inf times 0, and a NaN input's payload.
+    #[test]
+    fn mma_nan_results_are_the_gpus() {
+        let c = vec![[f(0.0); 32]; 4];
+        for (a, b) in [(f32::INFINITY, 0.0f32), (f32::from_bits(0x7fc0_0001), 1.0)] {
+            let a = vec![[u64::from(a.to_bits()); 32]; 4];
+            let b = vec![[u64::from(b.to_bits()); 32]; 2];
+            for out in mma(0, false, &a, &b, &c) {
+                assert!(out.iter().all(|&x| x == prism_types::value::CANONICAL_NAN_F32), "{:#x}", out[0]);
             }
         }
     }
