@@ -445,13 +445,17 @@ pub struct Mbar {
     pub phase: u64,
     /// The releases of the current phase's arrivals (race detection: a wait acquires them).
     pub arrivals: Vec<Release>,
-    /// The releases of the latest completed phase: the only one whose wait acquires
-    /// anything (a parity wait that may be satisfied by an older phase acquires nothing,
-    /// `sim/exec.rs`).
+    /// The releases of the latest completed phase (a parity wait that may be satisfied by
+    /// a phase older than the one before it acquires nothing, `sim/exec.rs`).
     pub done: PhaseReleases,
     /// The releases of the latest completed phase until its first wait builds [`Self::done`]
     /// from them (a phase nobody waits for is never sorted: review R20 F1).
     pub done_raw: Option<Vec<Release>>,
+    /// [`Self::done`] and [`Self::done_raw`] of the two phases before the latest, the one
+    /// just before first. The latest phase and the one two before it have the same parity,
+    /// so a thread that knows of the phases before that one and waits for that parity
+    /// acquires it.
+    pub earlier_done: [(PhaseReleases, Option<Vec<Release>>); 2],
     /// Fragments parked at a wait on this barrier.
     pub waiters: Vec<u32>,
     /// The generations of landings at its address when it was initialised

@@ -1844,10 +1844,9 @@ impl<'a> BlockSim<'a> {
                                 // barrier passes at once and acquires nothing). Until review
                                 // R17 (F1, F2) the latest completed phase of the parity was
                                 // acquired, and a thread told of later phases by a relaxed
-                                // flag was credited with them. A phase older than the latest
-                                // (the thread knows of fewer than all phases before it)
-                                // acquires nothing: its releases are not kept, and that can
-                                // only report more.
+                                // flag was credited with them. The releases of the latest three
+                                // phases are kept; a wait for an older phase acquires nothing,
+                                // which can only report more.
                                 if self.s.cfg.checks.races {
                                     let mut memo = None;
                                     for l in lanes_of(mask) {
@@ -1873,10 +1872,24 @@ impl<'a> BlockSim<'a> {
                                         let q = if (known - 1).rem_euclid(2) == parity { known - 1 } else { known };
                                         let block = self.block;
                                         let m = self.mbars.get_mut(&keys[l]).expect("waited on above");
-                                        if let Some(raw) = m.done_raw.take() {
-                                            m.done = PhaseReleases::new(raw, block);
-                                        }
-                                        let rel = if q == latest { m.done.clone() } else { PhaseReleases::default() };
+                                        let rel = if q == latest {
+                                            if let Some(raw) = m.done_raw.take() {
+                                                m.done = PhaseReleases::new(raw, block);
+                                            }
+                                            m.done.clone()
+                                        } else if q == latest - 2 {
+                                            // Two phases before the latest (the one just before
+                                            // has the other parity): the thread knew of every
+                                            // phase before it. Until 2026-11-30 nothing was
+                                            // acquired here, a false report.
+                                            let (set, raw) = &mut m.earlier_done[1];
+                                            if let Some(raw) = raw.take() {
+                                                *set = PhaseReleases::new(raw, block);
+                                            }
+                                            set.clone()
+                                        } else {
+                                            PhaseReleases::default()
+                                        };
                                         self.acquire(w, l, &rel, &mut memo);
                                     }
                                 }
@@ -2202,8 +2215,9 @@ impl<'a> BlockSim<'a> {
                                                 if races {
                                                     let mut done = std::mem::take(&mut m.arrivals);
                                                     done.extend(std::mem::take(&mut m.carried).iter().copied());
-                                                    m.done = PhaseReleases::default();
-                                                    m.done_raw = Some(done);
+                                                    m.earlier_done[1] = std::mem::take(&mut m.earlier_done[0]);
+                                                    m.earlier_done[0] =
+                                                        (std::mem::take(&mut m.done), m.done_raw.replace(done));
                                                 }
                                                 let landed = std::mem::take(&mut m.copies);
                                                 let ops = std::mem::take(&mut m.ops);
