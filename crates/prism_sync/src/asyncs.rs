@@ -424,23 +424,19 @@ impl Ctx<'_> {
                     }
                     _ => false,
                 };
+                let problem = |fault, at: &Dest, other: &Dest| AsyncProblem {
+                    fault,
+                    mem: root_of,
+                    at: self.cfg.insts[at.inst].inst.span,
+                    other: self.cfg.insts[other.inst].inst.span,
+                };
                 if !ok {
-                    out.push(AsyncProblem {
-                        fault: AsyncFault::Overlap,
-                        mem: root_of,
-                        at: self.cfg.insts[y.inst].inst.span,
-                        other: self.cfg.insts[x.inst].inst.span,
-                    });
+                    out.push(problem(AsyncFault::Overlap, y, x));
                     return;
                 }
                 if specialised && !(self.in_slot(x) && self.in_slot(y)) {
                     let (at, other) = if self.in_slot(y) { (x, y) } else { (y, x) };
-                    out.push(AsyncProblem {
-                        fault: AsyncFault::OutsideSlot,
-                        mem: root_of,
-                        at: self.cfg.insts[at.inst].inst.span,
-                        other: self.cfg.insts[other.inst].inst.span,
-                    });
+                    out.push(problem(AsyncFault::OutsideSlot, at, other));
                     return;
                 }
             }
@@ -537,15 +533,21 @@ impl Ctx<'_> {
     fn in_slot(&self, d: &Dest) -> bool {
         let Some(width) = d.width.filter(|&w| w > 0) else { return false };
         let Some(slot) = self.slot_bytes(d.ptr) else { return false };
-        let frame = self.cfg.insts[d.inst].frame;
-        let mut reads = Vec::new();
-        let Some((lo, hi)) = self.eval(d.index, frame, &mut reads, 0).and_then(|f| self.range_at(&f, d.inst)) else {
-            return false;
-        };
-        // A counter's range holds inside its loop's body only.
-        let inside = reads.iter().all(|&(l, at)| self.cfg.frame_within(at, self.cfg.insts[l].children[1]));
+        let Some((lo, hi)) = self.index_range(d) else { return false };
         let end = hi.checked_add(width).and_then(|e| e.checked_mul(d.elem));
-        inside && lo >= 0 && end.is_some_and(|e| e <= slot)
+        lo >= 0 && end.is_some_and(|e| e <= slot)
+    }
+
+    /// The least and greatest index of copy `d` through its pointer where it runs, over
+    /// every value of its terms ([`Ctx::range_at`]), when the affine forms follow it.
+    fn index_range(&self, d: &Dest) -> Option<(i128, i128)> {
+        let mut reads = Vec::new();
+        let form = self.eval(d.index, self.cfg.insts[d.inst].frame, &mut reads, 0)?;
+        // A counter's range holds inside its loop's body only.
+        reads
+            .iter()
+            .all(|&(l, at)| self.cfg.frame_within(at, self.cfg.insts[l].children[1]))
+            .then(|| self.range_at(&form, d.inst))?
     }
 
     /// Whether the `async` scope at `scope` over `view` is the fill of a warp-specialised
@@ -816,12 +818,7 @@ impl Ctx<'_> {
             && self.in_slot(x)
             && self.in_slot(y)
         {
-            let within = |d: &Dest, w: i128| -> Option<(i128, i128)> {
-                let mut reads = Vec::new();
-                let form = self.eval(d.index, self.cfg.insts[d.inst].frame, &mut reads, 0)?;
-                let (lo, hi) = self.range_at(&form, d.inst)?;
-                Some((lo, hi + w - 1))
-            };
+            let within = |d: &Dest, w: i128| self.index_range(d).map(|(lo, hi)| (lo, hi + w - 1));
             if let (Some((a0, a1)), Some((b0, b1))) = (within(x, wx), within(y, wy))
                 && (a1 < b0 || b1 < a0)
             {

@@ -797,27 +797,22 @@ impl Ctx<'_> {
 
     /// The least and greatest value of `form`.
     pub(crate) fn range(&self, form: &Affine) -> Option<(i128, i128)> {
-        let (mut lo, mut hi) = (form.c, form.c);
-        for (t, &k) in &form.terms {
-            let (a, b) = self.term_range(*t)?;
-            let (x, y) = (k.checked_mul(a)?, k.checked_mul(b)?);
-            lo = lo.checked_add(x.min(y))?;
-            hi = hi.checked_add(x.max(y))?;
-        }
-        Some((lo, hi))
+        self.range_under(form, &[])
     }
 
     /// The least and greatest value of `form` where instruction `inst` runs: its terms over
     /// their ranges ([`Ctx::range`]), narrowed by the conditions of the `if`s around `inst`
     /// ([`Ctx::branch_bounds`]).
     pub(crate) fn range_at(&self, form: &Affine, inst: InstId) -> Option<(i128, i128)> {
-        let bounds = self.branch_bounds(inst);
-        if bounds.is_empty() {
-            return self.range(form);
-        }
+        self.range_under(form, &self.branch_bounds(inst))
+    }
+
+    /// The least and greatest value of `form` with its terms narrowed by `bounds`
+    /// ([`Ctx::term_range_under`], which with no bounds is [`Ctx::term_range`]).
+    fn range_under(&self, form: &Affine, bounds: &[(Term, i128, i128)]) -> Option<(i128, i128)> {
         let (mut lo, mut hi) = (form.c, form.c);
         for (t, &k) in &form.terms {
-            let (a, b) = self.term_range_under(*t, &bounds)?;
+            let (a, b) = self.term_range_under(*t, bounds)?;
             let (x, y) = (k.checked_mul(a)?, k.checked_mul(b)?);
             lo = lo.checked_add(x.min(y))?;
             hi = hi.checked_add(x.max(y))?;

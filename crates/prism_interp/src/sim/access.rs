@@ -668,10 +668,7 @@ impl<'a> BlockSim<'a> {
         }
         if races && let Some(m) = self.mbars.get_mut(&mbar) {
             let landing = Release::landing(self.block, mbar, generation);
-            match m.done_raw.as_mut() {
-                Some(raw) => raw.push(landing),
-                None => m.done = m.done.with(landing, self.block),
-            }
+            m.done.add(landing, self.block);
         }
     }
 

@@ -1,6 +1,6 @@
 //! One block: its warps, fragments, reconvergence records, barriers and scheduler.
 
-use super::flags::{PhaseReleases, Releases};
+use super::flags::{PhaseSet, Releases};
 use super::regs::Regs;
 use super::{GCtx, Shared};
 use crate::code::{FuncCode, Op, R};
@@ -446,16 +446,12 @@ pub struct Mbar {
     /// The releases of the current phase's arrivals (race detection: a wait acquires them).
     pub arrivals: Vec<Release>,
     /// The releases of the latest completed phase (a parity wait that may be satisfied by
-    /// a phase older than the one before it acquires nothing, `sim/exec.rs`).
-    pub done: PhaseReleases,
-    /// The releases of the latest completed phase until its first wait builds [`Self::done`]
-    /// from them (a phase nobody waits for is never sorted: review R20 F1).
-    pub done_raw: Option<Vec<Release>>,
-    /// [`Self::done`] and [`Self::done_raw`] of the two phases before the latest, the one
-    /// just before first. The latest phase and the one two before it have the same parity,
-    /// so a thread that knows of the phases before that one and waits for that parity
-    /// acquires it.
-    pub earlier_done: [(PhaseReleases, Option<Vec<Release>>); 2],
+    /// a phase older than the one two before it acquires nothing, `sim/exec.rs`).
+    pub done: PhaseSet,
+    /// The same of the two phases before the latest, the one just before first. The latest
+    /// phase and the one two before it have the same parity, so a thread that knows of the
+    /// phases before that one and waits for that parity acquires it.
+    pub earlier_done: [PhaseSet; 2],
     /// Fragments parked at a wait on this barrier.
     pub waiters: Vec<u32>,
     /// The generations of landings at its address when it was initialised
@@ -1335,7 +1331,14 @@ impl BlockSim<'_> {
 
     /// The byte of a valid mbarrier with bytes in 8-byte word `word` of shared memory.
     fn valid_mbar_at_word(&self, word: usize) -> Option<usize> {
-        ((word * 8).saturating_sub(7)..word * 8 + 8).find(|k| self.mbars.get(k).is_some_and(|m| m.valid))
+        self.valid_mbar_of_word(word, (word * 8, word * 8 + 8))
+    }
+
+    /// The byte of a valid mbarrier with bytes in 8-byte word `word` and in the bytes
+    /// `at .. end`.
+    fn valid_mbar_of_word(&self, word: usize, (at, end): (usize, usize)) -> Option<usize> {
+        ((word * 8).saturating_sub(7)..word * 8 + 8)
+            .find(|&k| k < end && k + 8 > at && self.mbars.get(&k).is_some_and(|m| m.valid))
     }
 
     /// The byte of a valid mbarrier that an access of the `n` shared bytes from `at`
@@ -1352,10 +1355,7 @@ impl BlockSim<'_> {
         }
         (at / 8..=(end - 1) / 8)
             .filter(|&word| self.mbar_words.get(word / 64).is_some_and(|b| b & (1 << (word % 64)) != 0))
-            .find_map(|word| {
-                ((word * 8).saturating_sub(7)..word * 8 + 8)
-                    .find(|&k| k < end && k + 8 > at && self.mbars.get(&k).is_some_and(|m| m.valid))
-            })
+            .find_map(|word| self.valid_mbar_of_word(word, (at, end)))
     }
 
     /// Marks bytes `at .. at + n` of shared memory written (with race checks).

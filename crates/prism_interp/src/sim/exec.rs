@@ -9,7 +9,7 @@ use super::access::{Lane, Operand, Site, race_kind};
 use super::block::{
     BarState, BlockSim, CollState, FULL, Loc, Mbar, PendingCopy, RET, ReadBy, Rec, Wait, WgPending, lanes_of,
 };
-use super::flags::{PhaseReleases, comparable};
+use super::flags::{PhaseReleases, PhaseSet, comparable};
 use super::intr;
 use super::lanes;
 use super::regs::Regs;
@@ -1873,20 +1873,13 @@ impl<'a> BlockSim<'a> {
                                         let block = self.block;
                                         let m = self.mbars.get_mut(&keys[l]).expect("waited on above");
                                         let rel = if q == latest {
-                                            if let Some(raw) = m.done_raw.take() {
-                                                m.done = PhaseReleases::new(raw, block);
-                                            }
-                                            m.done.clone()
+                                            m.done.get(block)
                                         } else if q == latest - 2 {
                                             // Two phases before the latest (the one just before
                                             // has the other parity): the thread knew of every
                                             // phase before it. Until 2026-11-30 nothing was
                                             // acquired here, a false report.
-                                            let (set, raw) = &mut m.earlier_done[1];
-                                            if let Some(raw) = raw.take() {
-                                                *set = PhaseReleases::new(raw, block);
-                                            }
-                                            set.clone()
+                                            m.earlier_done[1].get(block)
                                         } else {
                                             PhaseReleases::default()
                                         };
@@ -2217,7 +2210,7 @@ impl<'a> BlockSim<'a> {
                                                     done.extend(std::mem::take(&mut m.carried).iter().copied());
                                                     m.earlier_done[1] = std::mem::take(&mut m.earlier_done[0]);
                                                     m.earlier_done[0] =
-                                                        (std::mem::take(&mut m.done), m.done_raw.replace(done));
+                                                        std::mem::replace(&mut m.done, PhaseSet::completed(done));
                                                 }
                                                 let landed = std::mem::take(&mut m.copies);
                                                 let ops = std::mem::take(&mut m.ops);

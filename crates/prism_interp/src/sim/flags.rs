@@ -657,6 +657,38 @@ impl PhaseReleases {
     }
 }
 
+/// A completed phase's releases as an mbarrier keeps them: the arrivals' list as it was
+/// when the phase completed, made a [`PhaseReleases`] at the first wait that asks for it (a
+/// phase nobody waits for is never sorted: review R20 F1).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct PhaseSet {
+    built: PhaseReleases,
+    raw: Option<Vec<Release>>,
+}
+
+impl PhaseSet {
+    /// The releases of a phase that has just completed.
+    pub fn completed(releases: Vec<Release>) -> PhaseSet {
+        PhaseSet { built: PhaseReleases::default(), raw: Some(releases) }
+    }
+
+    /// The set, seen from block `block`, built now if it was not yet.
+    pub fn get(&mut self, block: u32) -> PhaseReleases {
+        if let Some(raw) = self.raw.take() {
+            self.built = PhaseReleases::new(raw, block);
+        }
+        self.built.clone()
+    }
+
+    /// Adds `r` (the phase's TMA landing).
+    pub fn add(&mut self, r: Release, block: u32) {
+        match self.raw.as_mut() {
+            Some(raw) => raw.push(r),
+            None => self.built = self.built.with(r, block),
+        }
+    }
+}
+
 /// Any releases, sorted by [`key`], those of one key combined.
 fn one_per_key(mut v: Vec<Release>) -> Vec<Release> {
     v.sort_by_key(key);
