@@ -211,6 +211,43 @@ fn gemm(
     measure(o, Case { id, what, native, polls: false, launch: Box::new(launch) })
 }
 
+/// The Hopper gemms' native loop nest: `C = A B^T` with B stored N x K (K contiguous, the
+/// layout tf32 wgmma reads), one output element per (row, col), k innermost.
+fn native_gemm_nt(a: &[f32], b: &[f32], c: &mut [f32]) {
+    for (a_row, c_row) in a.chunks_exact(N).zip(c.chunks_exact_mut(N)) {
+        for (b_row, c_el) in b.chunks_exact(N).zip(c_row.iter_mut()) {
+            *c_el = a_row.iter().zip(b_row).fold(0f32, |acc, (x, y)| acc + x * y);
+        }
+    }
+}
+
+/// A Hopper tf32 gemm (TMA and wgmma) with the signature `(A, B, C, M, N, K)`, `C = A B^T`
+/// on 256^3, A and B passed as tensor maps; `grid` blocks of `block` threads. The inputs
+/// are [`gemm_inputs`]'s, exact in tf32, so the result equals the native loop's.
+fn wgmma_gemm(o: &Opts, (id, what, file, kernel): (&'static str, &str, &str, &str), (grid, block): (u32, u32)) -> Row {
+    let (a, b, _) = gemm_inputs();
+    let c0 = vec![0f32; N * N];
+    let native = best(o.runs + 2, || timed(&c0, |c| native_gemm_nt(&a, &b, c)));
+    let mut want = c0.clone();
+    native_gemm_nt(&a, &b, &mut want);
+    let m = module(file);
+    let (m, a, b, c0, want) = (&m, &a, &b, &c0, &want);
+    let launch = move |checks: Checks, workers: usize| {
+        let map =
+            |v: &[f32]| Arg::Tensor { buffer: prism_interp::Buffer::from_slice(v), dims: vec![N as u64, N as u64] };
+        let args = [map(a), map(b), Arg::buffer(c0), Arg::value(N as i32), Arg::value(N as i32), Arg::value(N as i32)];
+        let cfg = Config { checks, workers, ..Config::default() };
+        let t = Instant::now();
+        let out = m.launch(kernel, grid, block, &args, cfg).expect("valid launch");
+        let d = t.elapsed();
+        assert!(out.is_clean(), "{:?}", out.reports);
+        assert!(args[2].as_buffer().expect("buffer").to_vec::<f32>().expect("f32") == *want, "{id}: C differs");
+        d
+    };
+    let what = format!("{what} {N}³");
+    measure(o, Case { id, what, native, polls: false, launch: Box::new(launch) })
+}
+
 // ---------------------------------------------------------------------------------------
 // Scans
 
@@ -618,6 +655,20 @@ fn main() {
             ("45", "tf32 mma gemm, pipelined", "45_gemm_tf32_pipelined.prism", "gemm_tf32_pipelined"),
             (128, 256),
             GemmIn::F32Nk,
+        ));
+    }
+    if want("43") {
+        rows.push(wgmma_gemm(
+            &o,
+            ("43", "Hopper tf32 gemm (TMA, wgmma)", "43_gemm_tf32_wgmma.prism", "gemm_tf32"),
+            (((N / 64) * (N / 128)) as u32, 256),
+        ));
+    }
+    if want("48") {
+        rows.push(wgmma_gemm(
+            &o,
+            ("48", "Hopper tf32 gemm, warp-specialised", "48_gemm_tf32_warp_specialised.prism", "gemm_tf32_ws"),
+            (((N / 128) * (N / 256)) as u32, 384),
         ));
     }
     if want("33") {

@@ -987,6 +987,11 @@ pub struct SharedShadow {
     collect_at: usize,
 }
 
+/// What [`SharedShadow::read_memo`] keeps between the reads of one thread in one state:
+/// the last write it judged (thread and moment) and whether it was ordered before them.
+#[derive(Debug, Default)]
+pub struct ReadMemo(Option<((u32, SMoment), bool)>);
+
 /// The moment table's size below which it is never collected.
 pub const SMOMENTS_MIN: usize = 1 << 16;
 
@@ -1401,6 +1406,57 @@ impl SharedShadow {
             let phase = self.phase_access(c, lv, (&now, passed), &also);
             return conflict.or(phase);
         }
+        conflict
+    }
+
+    /// [`Self::access_with`] for a plain read by a thread whose state stays the same over
+    /// many reads: a wgmma group's reads of its tiles, recorded at its wait, some hundreds
+    /// per lane. Whether a cell's last write is ordered before such a read depends on that
+    /// write alone (its thread and moment; the reader, its barriers and what `also` knows
+    /// do not change between the reads), so `memo` keeps the last write judged, by thread
+    /// and moment (not by the moment's number, which a collection renumbers), and its
+    /// verdict: a tile that one copy wrote, whose cells all hold one write record, is
+    /// judged once instead of once per element. Everything else is what `access_with`
+    /// does, which takes the reads this shortcut does not (a cell cut by other widths, a
+    /// fresh cell, a phase).
+    pub fn read_memo(
+        &mut self,
+        lv: &Levels,
+        (byte, size): (usize, usize),
+        (now, passed): (Acc, &[u32; LEVELS]),
+        also: impl Fn(&Acc) -> bool,
+        memo: &mut ReadMemo,
+    ) -> Option<(Acc, RaceKind)> {
+        let size = size.max(1);
+        let i = self.index[byte];
+        let exact = i != 0 && i & INSIDE == 0 && usize::from(self.cells[i as usize - 1].width) == size;
+        if !exact || now.phase.is_some() || self.moments.len() >= self.collect_at {
+            return self.access_with(lv, (byte, size), (now, passed), Kind::Read, also);
+        }
+        let c = i as usize - 1;
+        let w = self.cells[c].write;
+        let mut conflict = None;
+        if w.is_some() {
+            let key = (w.tid, self.moments[w.m as usize]);
+            let ordered = match memo.0 {
+                Some((k, ordered)) if k == key => ordered,
+                _ => {
+                    let a = self.acc(w);
+                    let ordered = lv.ordered(&a, now.tid, passed) || also(&a);
+                    memo.0 = Some((key, ordered));
+                    ordered
+                }
+            };
+            if !ordered {
+                conflict = Some((self.acc(w), RaceKind::WriteRead));
+            }
+        }
+        let atomics = self.cells[c].atomics;
+        if conflict.is_none() && atomics != 0 {
+            conflict = self.atomic_conflict(atomics as usize - 1, lv, (&now, passed), &also);
+        }
+        let r = self.rec(&now, Kind::Read);
+        self.record(c, r, Kind::Read);
         conflict
     }
 

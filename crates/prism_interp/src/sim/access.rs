@@ -10,8 +10,8 @@ use crate::code::{FuncCode, R};
 use crate::memory::{Ptr, Space};
 use crate::report::{Report, ReportKind, Thread};
 use crate::shadow::{
-    Acc, EVERY_BLOCK, Fences, Kind, LEVELS, Levels, MomentId, Phase, RaceKind, Release, landing_fences, landing_gen,
-    landing_mbar, landing_tid,
+    Acc, EVERY_BLOCK, Fences, Kind, LEVELS, Levels, MomentId, Phase, RaceKind, ReadMemo, Release, landing_fences,
+    landing_gen, landing_mbar, landing_tid,
 };
 use crate::value::{self, to_i128};
 use prism_ir::ir::AccessKind;
@@ -285,7 +285,9 @@ impl<'a> BlockSim<'a> {
             {
                 let generation = landing_gen(r.fences);
                 let counts = self.warps[w].arrived[l];
-                let waits = self.landings.entry(mbar).or_default().acquired.entry(tid).or_default();
+                let l = self.landings.entry(mbar).or_default();
+                l.top = l.top.max(generation);
+                let waits = l.acquired.entry(tid).or_default();
                 match waits.back_mut() {
                     Some(&mut (last, _)) if generation <= last => {}
                     // A later wait with the same barrier arrivals orders everything the
@@ -390,12 +392,25 @@ impl<'a> BlockSim<'a> {
             }
         }
         for (&mbar, l) in &self.landings {
-            let seen = l
-                .acquired
-                .iter()
-                .filter(|&(&t, _)| t != tid)
-                .filter_map(|(&t, waits)| latest_wait(&self.s.levels, t, waits, tid, passed))
-                .max();
+            // The latest wait of another thread that a barrier orders before this one. No
+            // wait holds more than `top`: a thread that holds the landing of `top` already
+            // (it waited for it, as every consumer of a pipeline has for the phases it
+            // took) gains nothing, and the search stops at a wait for it. Without these,
+            // each consumer's arrival looked at every other consumer thread's waits.
+            if carried.covers(&Release::landing(self.block, mbar, l.top)) {
+                continue;
+            }
+            let mut seen = None;
+            for (&t, waits) in &l.acquired {
+                if t != tid
+                    && let Some(g) = latest_wait(&self.s.levels, t, waits, tid, passed)
+                {
+                    seen = seen.max(Some(g));
+                    if g >= l.top {
+                        break;
+                    }
+                }
+            }
             let Some(generation) = seen else { continue };
             let r = Release::landing(self.block, mbar, generation);
             carried.merge(r);
@@ -1057,36 +1072,36 @@ impl<'a> BlockSim<'a> {
                     self.race(g, Loc::Shared(byte), kind, Lane { fid, w, l }, site, None);
                     continue;
                 }
-                if let Some((a, rk)) = self.record_shared((byte, size as usize), now, &passed, kind) {
+                if let Some((a, rk)) = self.record_shared((byte, size as usize), now, &passed, kind, None) {
                     self.report_race(g, kind, now.tid, (site.func, site.access), (a.at(), rk), None);
                 }
             }
         }
     }
 
-    /// [`Self::race`] for a plain read by lane `at` at `site` of `loc`, with the lane's
-    /// access and barriers (`lane`: [`Self::lane_acc`]) computed once for many reads (the
-    /// reads of a wgmma group, recorded at its wait): straight to the shadow when no copy
-    /// is in flight and no barrier's bytes are touched, which is all `race` would do for it.
+    /// [`Self::race`] for a plain read by lane `at` at `site` of `loc`, `width` bytes (the
+    /// element of the site's memory), with the lane's access and barriers (`lane`:
+    /// [`Self::lane_acc`]) computed once for many reads (the reads of a wgmma group,
+    /// recorded at its wait, judged with `memo`: [`crate::shadow::SharedShadow::read_memo`]):
+    /// straight to the shadow when no copy is in flight and no barrier's bytes are
+    /// touched, which is all `race` would do for it.
     pub(super) fn race_read(
         &mut self,
         g: &mut GCtx,
         (now, passed): (Acc, &[u32; LEVELS]),
         at: Lane,
         site: Site,
-        loc: Loc,
+        (loc, width): (Loc, usize),
+        memo: &mut ReadMemo,
     ) {
-        let s = self.s;
-        if !s.cfg.checks.races {
+        if !self.s.cfg.checks.races {
             return;
         }
-        let fc = &s.code.funcs[site.func as usize];
-        let width = fc.accesses.get(site.access as usize).map_or(1, |a| fc.mems[a.mem.index()].elem.size() as usize);
         match loc {
             Loc::Shared(byte) if self.sflight_words == 0 && self.valid_mbar_in(byte, width).is_none() => {
                 self.sshadow.cover(self.shared.len());
                 let now = Acc { func: site.func as u16, site: site.access as u16, ..now };
-                if let Some((a, rk)) = self.record_shared((byte, width), now, passed, Kind::Read) {
+                if let Some((a, rk)) = self.record_shared((byte, width), now, passed, Kind::Read, Some(memo)) {
                     self.report_race(g, Kind::Read, now.tid, (site.func, site.access), (a.at(), rk), None);
                 }
             }
@@ -1149,6 +1164,7 @@ impl<'a> BlockSim<'a> {
         now: Acc,
         passed: &[u32; LEVELS],
         kind: Kind,
+        read_memo: Option<&mut ReadMemo>,
     ) -> Option<(Acc, RaceKind)> {
         // Only references: what orders a record is looked up when the shadow asks.
         let ord = Orders {
@@ -1168,7 +1184,12 @@ impl<'a> BlockSim<'a> {
             Some(m) => *m.borrow_mut().entry((a.tid, a.counts, a.fences)).or_insert_with(|| ord.ordered(a, None)),
             None => ord.ordered(a, None),
         };
-        self.sshadow.access_with(&self.s.levels, (byte, size), (now, passed), kind, also)
+        match read_memo {
+            Some(memo) if kind == Kind::Read => {
+                self.sshadow.read_memo(&self.s.levels, (byte, size), (now, passed), also, memo)
+            }
+            _ => self.sshadow.access_with(&self.s.levels, (byte, size), (now, passed), kind, also),
+        }
     }
 
     /// [`Self::race_lanes`] for plain accesses to global buffer `b` that need nothing but
@@ -1316,7 +1337,7 @@ impl<'a> BlockSim<'a> {
             }
             Loc::Shared(at) => {
                 self.sshadow.cover(self.shared.len());
-                (self.record_shared((at, width), now, &passed, kind).map(|(a, k)| (a.at(), k)), None)
+                (self.record_shared((at, width), now, &passed, kind, None).map(|(a, k)| (a.at(), k)), None)
             }
             Loc::Local(..) => return,
         };

@@ -612,6 +612,9 @@ pub struct Landings {
     /// Per thread that waited for a phase with copies: the generation it acquired and its
     /// barrier arrivals at the wait, for its last few waits, oldest first.
     pub acquired: HashMap<u32, VecDeque<(u32, [u32; LEVELS])>>,
+    /// The latest generation any thread's waits in [`Self::acquired`] hold (waits are only
+    /// added, and a thread's list drops its oldest, so no list holds more).
+    pub top: u32,
 }
 
 /// How many of a thread's waits [`Landings::acquired`] keeps per mbarrier: a thread that

@@ -1770,10 +1770,16 @@ impl<'a> BlockSim<'a> {
                                 let at = Lane { fid, w, l };
                                 // Nothing the reads record changes the lane's access.
                                 let (now, passed) = self.lane_acc(w, l, Site { func, access: 0 });
+                                // The lane's state is the same for all its reads: the
+                                // write each meets is judged once per distinct write.
+                                let mut memo = crate::shadow::ReadMemo::default();
                                 for mut p in done {
                                     let wfc = &s.code.funcs[p.func as usize];
+                                    // A and B are of the group's element type.
+                                    let width = p.elem.size() as usize;
                                     for &(loc, bits, access) in &p.reads {
-                                        self.race_read(g, (now, &passed), at, Site { func: p.func, access }, loc);
+                                        let site = Site { func: p.func, access };
+                                        self.race_read(g, (now, &passed), at, site, (loc, width), &mut memo);
                                         if self.read_loc(&fr, at, loc, p.elem) != bits {
                                             let mem = &wfc.mems[wfc.accesses[access as usize].mem.index()].name;
                                             let msg = format!(

@@ -447,6 +447,18 @@ impl Releases {
         })
     }
 
+    /// Whether adding `r` would add nothing: a release of its [`key`] holds it already, so
+    /// that [`combine`] leaves that release as it is.
+    pub fn covers(&self, r: &Release) -> bool {
+        self.of_writer(r.block, r.tid).any(|x| {
+            let mut y = *x;
+            key(x) == key(r) && {
+                combine(&mut y, r);
+                y == *x
+            }
+        })
+    }
+
     /// The releases whose writers are threads of block `block` (or its landings): the only
     /// ones that may order an access of that block ([`Release::orders`]).
     pub fn of_block(&self, block: u32) -> impl Iterator<Item = &Release> {
