@@ -85,6 +85,26 @@ probes() {
         else
             echo "nan_bits on $dev: $(grep -m1 error "$dir/log")"
         fi
+        # Unusual float NaNs to half and bf16, and what the tensor cores make of NaNs and
+        # of payloads only in the bits tf32 drops (bench/gpu/special_bits.py says which).
+        python3 bench/gpu/special_bits.py nan16 "$dir"
+        if timeout --signal=KILL 60 "$prism" run bench/gpu/probes.prism --kernel nan16 --grid 1 --block 32 \
+            --arg "x=$dir/x.npy" --arg h=zeros:u32:32 --arg b=zeros:u32:32 --device "$dev" \
+            --out "h=$dir/h.npy" --out "b=$dir/b.npy" >"$dir/log" 2>&1; then
+            echo "float to half bits (special_bits.py NAN16 in order): $(python3 bench/gpu/npy_bits.py "$dir/h.npy" 32)"
+            echo "float to bf16 bits (the same): $(python3 bench/gpu/npy_bits.py "$dir/b.npy" 32)"
+        else
+            echo "nan16 on $dev: $(grep -m1 error "$dir/log")"
+        fi
+        python3 bench/gpu/special_bits.py mma "$dir"
+        if timeout --signal=KILL 60 "$prism" run tests/ui/accept/rules/mma_tf32_rz.prism --kernel mma_both \
+            --grid 1 --block 32 --arg "a=$dir/a.npy" --arg "bm=$dir/b.npy" --arg "c=$dir/c.npy" \
+            --arg d_rn=zeros:f32:128 --arg d_rz=zeros:f32:128 --device "$dev" \
+            --out "d_rn=$dir/rn.npy" --out "d_rz=$dir/rz.npy" >"$dir/log" 2>&1; then
+            python3 bench/gpu/mma_bits.py "$dir/rn.npy" "$dir/rz.npy"
+        else
+            echo "mma_both on $dev: $(grep -m1 error "$dir/log")"
+        fi
     done
     rm -rf "$dir"
 }
