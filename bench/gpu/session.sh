@@ -73,37 +73,35 @@ compare() {
 probes() {
     local dir
     dir="$(mktemp -d)"
+    # probe KERNEL FILE ARGS...: runs KERNEL on $dev, its log in $dir/log; on failure says so.
+    probe() {
+        local kernel="$1" file="$2"
+        shift 2
+        timeout --signal=KILL 60 "$prism" run "$file" --kernel "$kernel" --device "$dev" "$@" >"$dir/log" 2>&1 ||
+            { echo "$kernel on $dev: $(grep -m1 error "$dir/log")"; return 1; }
+    }
     for dev in sim cuda; do
         echo "== $dev"
         timeout --signal=KILL 60 "$prism" run tests/ui/accept/rules/elect_sync.prism --kernel which_lane \
             --grid 1 --block 64 --arg marks=zeros:i32:64 --device "$dev" --print marks 2>&1 | grep -v '^ran '
-        if timeout --signal=KILL 60 "$prism" run bench/gpu/probes.prism --kernel nan_bits --grid 1 --block 32 \
-            --arg zero=zeros:f32:32 --arg f=zeros:f32:32 --arg d=zeros:f64:32 --device "$dev" \
-            --out "f=$dir/f.npy" --out "d=$dir/d.npy" >"$dir/log" 2>&1; then
+        if probe nan_bits bench/gpu/probes.prism --grid 1 --block 32 --arg zero=zeros:f32:32 \
+            --arg f=zeros:f32:32 --arg d=zeros:f64:32 --out "f=$dir/f.npy" --out "d=$dir/d.npy"; then
             echo "float NaN bits (pairs: 0/0, inf-inf, NaN+1, NaN*0, sqrt(-1), fma(inf,0,1), log(-1), exp(NaN), double NaN to float, abs(NaN)): $(python3 bench/gpu/npy_bits.py "$dir/f.npy" 20)"
             echo "double NaN bits (the same; pair 9 converts float's NaN to double): $(python3 bench/gpu/npy_bits.py "$dir/d.npy" 20)"
-        else
-            echo "nan_bits on $dev: $(grep -m1 error "$dir/log")"
         fi
         # Unusual float NaNs to half and bf16, and what the tensor cores make of NaNs and
         # of payloads only in the bits tf32 drops (bench/gpu/special_bits.py says which).
         python3 bench/gpu/special_bits.py nan16 "$dir"
-        if timeout --signal=KILL 60 "$prism" run bench/gpu/probes.prism --kernel nan16 --grid 1 --block 32 \
-            --arg "x=$dir/x.npy" --arg h=zeros:u32:32 --arg b=zeros:u32:32 --device "$dev" \
-            --out "h=$dir/h.npy" --out "b=$dir/b.npy" >"$dir/log" 2>&1; then
+        if probe nan16 bench/gpu/probes.prism --grid 1 --block 32 --arg "x=$dir/x.npy" --arg h=zeros:u32:32 \
+            --arg b=zeros:u32:32 --out "h=$dir/h.npy" --out "b=$dir/b.npy"; then
             echo "float to half bits (special_bits.py NAN16 in order): $(python3 bench/gpu/npy_bits.py "$dir/h.npy" 32)"
             echo "float to bf16 bits (the same): $(python3 bench/gpu/npy_bits.py "$dir/b.npy" 32)"
-        else
-            echo "nan16 on $dev: $(grep -m1 error "$dir/log")"
         fi
         python3 bench/gpu/special_bits.py mma "$dir"
-        if timeout --signal=KILL 60 "$prism" run tests/ui/accept/rules/mma_tf32_rz.prism --kernel mma_both \
-            --grid 1 --block 32 --arg "a=$dir/a.npy" --arg "bm=$dir/b.npy" --arg "c=$dir/c.npy" \
-            --arg d_rn=zeros:f32:128 --arg d_rz=zeros:f32:128 --device "$dev" \
-            --out "d_rn=$dir/rn.npy" --out "d_rz=$dir/rz.npy" >"$dir/log" 2>&1; then
+        if probe mma_both tests/ui/accept/rules/mma_tf32_rz.prism --grid 1 --block 32 --arg "a=$dir/a.npy" \
+            --arg "bm=$dir/b.npy" --arg "c=$dir/c.npy" --arg d_rn=zeros:f32:128 --arg d_rz=zeros:f32:128 \
+            --out "d_rn=$dir/rn.npy" --out "d_rz=$dir/rz.npy"; then
             python3 bench/gpu/mma_bits.py "$dir/rn.npy" "$dir/rz.npy"
-        else
-            echo "mma_both on $dev: $(grep -m1 error "$dir/log")"
         fi
     done
     rm -rf "$dir"
