@@ -221,27 +221,48 @@ fn native_gemm_nt(a: &[f32], b: &[f32], c: &mut [f32]) {
     }
 }
 
-/// A Hopper tf32 gemm (TMA and wgmma) with the signature `(A, B, C, M, N, K)`, `C = A B^T`
-/// on 256^3, A and B passed as tensor maps; `grid` blocks of `block` threads. The inputs
-/// are [`gemm_inputs`]'s, exact in tf32, so the result equals the native loop's.
-fn wgmma_gemm(o: &Opts, (id, what, file, kernel): (&'static str, &str, &str, &str), (grid, block): (u32, u32)) -> Row {
+/// A Hopper gemm (TMA and wgmma) with the signature `(A, B, C, M, N, K)`, `C = A B^T` on
+/// 256^3, A and B passed as tensor maps; `grid` blocks of `block` threads. `bf16`: A, B
+/// and C in bf16 (kernel 38), else f32 (tf32 on the tensor cores). The inputs are
+/// [`gemm_inputs`]'s, exact in tf32 and bf16, and the sums exact in f32, so the result is
+/// the native loop's (rounded to bf16 once, as the kernel's store does).
+fn wgmma_gemm(
+    o: &Opts,
+    (id, what, file, kernel): (&'static str, &str, &str, &str),
+    (grid, block): (u32, u32),
+    bf16_io: bool,
+) -> Row {
     let (a, b, _) = gemm_inputs();
     let c0 = vec![0f32; N * N];
     let native = best(o.runs + 2, || timed(&c0, |c| native_gemm_nt(&a, &b, c)));
     let mut want = c0.clone();
     native_gemm_nt(&a, &b, &mut want);
     let m = module(file);
-    let (m, a, b, c0, want) = (&m, &a, &b, &c0, &want);
+    let (m, a, b, want) = (&m, &a, &b, &want);
     let launch = move |checks: Checks, workers: usize| {
-        let map =
-            |v: &[f32]| Arg::Tensor { buffer: prism_interp::Buffer::from_slice(v), dims: vec![N as u64, N as u64] };
-        let args = [map(a), map(b), Arg::buffer(c0), Arg::value(N as i32), Arg::value(N as i32), Arg::value(N as i32)];
+        let dims = vec![N as u64, N as u64];
+        let map = |v: &[f32]| {
+            let buffer = if bf16_io {
+                prism_interp::Buffer::from_slice(&v.iter().map(|&x| bf16::from_f32(x)).collect::<Vec<_>>())
+            } else {
+                prism_interp::Buffer::from_slice(v)
+            };
+            Arg::Tensor { buffer, dims: dims.clone() }
+        };
+        let c = if bf16_io { Arg::buffer(&vec![bf16::ZERO; N * N]) } else { Arg::buffer(&vec![0f32; N * N]) };
+        let args = [map(a), map(b), c, Arg::value(N as i32), Arg::value(N as i32), Arg::value(N as i32)];
         let cfg = Config { checks, workers, ..Config::default() };
         let t = Instant::now();
         let out = m.launch(kernel, grid, block, &args, cfg).expect("valid launch");
         let d = t.elapsed();
         assert!(out.is_clean(), "{:?}", out.reports);
-        assert!(args[2].as_buffer().expect("buffer").to_vec::<f32>().expect("f32") == *want, "{id}: C differs");
+        let c = args[2].as_buffer().expect("buffer");
+        let same = if bf16_io {
+            c.to_vec::<bf16>().expect("bf16") == want.iter().map(|&x| bf16::from_f32(x)).collect::<Vec<_>>()
+        } else {
+            c.to_vec::<f32>().expect("f32") == *want
+        };
+        assert!(same, "{id}: C differs");
         d
     };
     let what = format!("{what} {N}³");
@@ -662,6 +683,7 @@ fn main() {
             &o,
             ("43", "Hopper tf32 gemm (TMA, wgmma)", "43_gemm_tf32_wgmma.prism", "gemm_tf32"),
             (((N / 64) * (N / 128)) as u32, 256),
+            false,
         ));
     }
     if want("48") {
@@ -669,6 +691,15 @@ fn main() {
             &o,
             ("48", "Hopper tf32 gemm, warp-specialised", "48_gemm_tf32_warp_specialised.prism", "gemm_tf32_ws"),
             (((N / 128) * (N / 256)) as u32, 384),
+            false,
+        ));
+    }
+    if want("38") {
+        rows.push(wgmma_gemm(
+            &o,
+            ("38", "Hopper bf16 gemm, warp-specialised", "38_hgemm_warp_specialised.prism", "hgemm"),
+            (((N / 128) * (N / 256)) as u32, 384),
+            true,
         ));
     }
     if want("33") {
