@@ -143,6 +143,11 @@ impl Snapshot {
                     .collect();
                 format!("shared({elem}{dims})")
             }
+            // `ptr(T, shared)`: the type's text without the space, which is the parameter's.
+            VarKind::Param { shared: true } => match v.ty.to_string().strip_suffix(')') {
+                Some(inner) => format!("{inner}, shared)"),
+                None => v.ty.to_string(),
+            },
             _ => v.ty.to_string(),
         };
         format!("{} : {ty} @ {}", v.name, v.persp)
@@ -250,5 +255,24 @@ fn innermost(b: &tir::Block, file: FileId, offset: u32, best: &mut Option<(u32, 
             | S::Return(_)
             | S::UnsafeText(_) => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prism_types::ty::{Scalar, Ty};
+
+    #[test]
+    fn a_shared_parameter_shows_its_space() {
+        let var = |shared| tir::Var {
+            name: "a_s".into(),
+            ty: Ty::Ptr { elem: Scalar::BF16, mutable: false },
+            persp: Persp::BLOCK,
+            kind: VarKind::Param { shared },
+            span: Span::default(),
+        };
+        assert_eq!(Snapshot::describe_var(&var(true)), "a_s : ptr(const(bf16), shared) @ block[1]");
+        assert_eq!(Snapshot::describe_var(&var(false)), "a_s : ptr(const(bf16)) @ block[1]");
     }
 }

@@ -352,7 +352,7 @@ impl Walker<'_> {
                 self.ty(elem);
                 dims.iter().for_each(|d| self.expr(d));
             }
-            ast::TypeKind::Ptr(elem) | ast::TypeKind::Const(elem) | ast::TypeKind::Constexpr(elem) => self.ty(elem),
+            ast::TypeKind::Ptr(elem, _) | ast::TypeKind::Const(elem) | ast::TypeKind::Constexpr(elem) => self.ty(elem),
             ast::TypeKind::Shared { elem, align } => {
                 self.ty(elem);
                 align.iter().for_each(|e| self.expr(e));

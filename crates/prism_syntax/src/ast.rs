@@ -222,8 +222,9 @@ pub enum TypeKind {
     Named(String),
     /// A local array `T[a][b]...`; dimensions outermost first.
     Array(Box<TypeExpr>, Vec<Expr>),
-    /// `ptr(T)`
-    Ptr(Box<TypeExpr>),
+    /// `ptr(T)`, or `ptr(T, shared)`: a pointer into shared memory (a device function's
+    /// parameter), with the span of `shared`.
+    Ptr(Box<TypeExpr>, Option<Span>),
     /// `const(T)`
     Const(Box<TypeExpr>),
     /// `constexpr(T)`

@@ -815,6 +815,9 @@ fn pointer_words(p: &PointerProblem) -> String {
         PointerProblem::LocalBroader { name, param } => format!(
             "`{name}` is a thread-local array, so every thread has its own copy; it is a writable pointer at thread[1] only, not at {param}"
         ),
+        PointerProblem::NotShared { name } => {
+            format!("`{name}` is not shared memory, but the parameter is `ptr(T, shared)`")
+        }
     }
 }
 

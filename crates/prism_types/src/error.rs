@@ -123,6 +123,8 @@ pub enum PointerProblem {
     /// its perspective: every thread has its own copy, so it is writable memory of one
     /// thread only.
     LocalBroader { name: String, param: Persp },
+    /// Memory that is not shared for a `ptr(T, shared)` parameter.
+    NotShared { name: String },
 }
 
 /// Why a `return` does not fit the signature, for `return-value`.

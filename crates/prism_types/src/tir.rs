@@ -125,8 +125,9 @@ pub struct Var {
 /// Kinds of variables.
 #[derive(Clone, Debug)]
 pub enum VarKind {
-    /// A function parameter.
-    Param,
+    /// A function parameter; `shared` for `ptr(T, shared)`, which points into shared
+    /// memory (every caller passes shared memory).
+    Param { shared: bool },
     /// A mutable scalar or local array.
     Local,
     /// A `const(T)` scalar: assigned once, by its initialiser.

@@ -345,7 +345,26 @@ impl Parser<'_> {
             self.bump();
             let inner = self.ty()?;
             let kind = match name.name.as_str() {
-                "ptr" => TypeKind::Ptr(Box::new(inner)),
+                "ptr" => {
+                    // `ptr(T, shared)`: memory in the shared window, which the intrinsics that
+                    // address it directly (wgmma, ldmatrix, copies) require.
+                    let mut shared = None;
+                    if self.eat_punct(Punct::Comma) {
+                        let space = self.expect_ident("`shared`")?;
+                        if space.name != "shared" {
+                            self.error(SyntaxError::Misplaced {
+                                expected: "`shared`".into(),
+                                span: space.span,
+                                help: Some(
+                                    "`ptr(T, shared)` points into shared memory; `ptr(T)` points anywhere".into(),
+                                ),
+                            });
+                            return Err(Failed);
+                        }
+                        shared = Some(space.span);
+                    }
+                    TypeKind::Ptr(Box::new(inner), shared)
+                }
                 "const" => TypeKind::Const(Box::new(inner)),
                 "constexpr" => TypeKind::Constexpr(Box::new(inner)),
                 ctor => {

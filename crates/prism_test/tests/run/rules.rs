@@ -491,6 +491,38 @@ fn r_wgmma_bf16_tile() {
 }
 
 #[test]
+fn r_shared_params() {
+    // `r_wgmma_bf16_tile`'s product with the wgmma in a device function that takes the tiles
+    // as `ptr(const(bf16), shared)` and passes them on to another, from static shared arrays
+    // (`wgmma_helper`) and from the dynamic shared array (`dyn_helper`): the same result,
+    // bit for bit, as the kernel that issues the wgmma itself, and within the tolerance of
+    // the exact product.
+    let mut rng = Rng::new(91);
+    let a: Vec<f32> = rng.uniform(64 * 32, -1.0, 1.0).into_iter().map(crate::support::to_bf16).collect();
+    let b: Vec<f32> = rng.uniform(32 * 32, -1.0, 1.0).into_iter().map(crate::support::to_bf16).collect();
+    let inline = program(&file("wgmma_bf16_tile.prism"));
+    let want =
+        inline.launch("wgmma_tile", 1, 128, || vec![bf16_buffer(&a), bf16_buffer(&b), Arg::buffer(&[0.0f32; 64 * 32])]);
+    let want = want.f32("c");
+    let p = program(&file("shared_params.prism"));
+    let helper =
+        p.launch("wgmma_helper", 1, 128, || vec![bf16_buffer(&a), bf16_buffer(&b), Arg::buffer(&[0.0f32; 64 * 32])]);
+    assert_same("c (wgmma_helper)", &helper.f32("c"), &want);
+    let dynamic = p.launch("dyn_helper", 1, 128, || {
+        vec![bf16_buffer(&a), bf16_buffer(&b), Arg::buffer(&[0.0f32; 64 * 32]), Arg::value(1024i32)]
+    });
+    assert_same("c (dyn_helper)", &dynamic.f32("c"), &want);
+    for m in 0..64 {
+        for n in 0..32 {
+            let exact: f64 = (0..32).map(|k| f64::from(a[m * 32 + k]) * f64::from(b[k * 32 + n])).sum();
+            let mag: f64 = (0..32).map(|k| (f64::from(a[m * 32 + k]) * f64::from(b[k * 32 + n])).abs()).sum();
+            let g = f64::from(want[m * 32 + n]);
+            assert!((g - exact).abs() <= 1e-6 * mag + 1e-6, "C[{m}, {n}]: got {g}, want {exact}");
+        }
+    }
+}
+
+#[test]
 fn r_elect_sync() {
     // One lane of every warp is elected: 3 blocks of 4 warps count 12, under every schedule.
     let p = program(&file("elect_sync.prism"));

@@ -390,6 +390,18 @@ impl Checker<'_> {
                 }
                 Ty::Ptr { elem, mutable } => {
                     if let Some(v) = self.mem_arg(&p.name, *elem, *mutable, p.persp, &a.value) {
+                        // The callee addresses a `shared` parameter in the shared window
+                        // (wgmma descriptors, ldmatrix, copies), which is undefined for any
+                        // other memory: the argument must be a shared array, a view of one,
+                        // or the caller's own `shared` parameter. In unsafe code too.
+                        if p.shared && !self.in_shared(v) {
+                            self.error(TypeError::PointerArgument {
+                                param: p.name.clone(),
+                                problem: PointerProblem::NotShared { name: self.var(v).name.clone() },
+                                span: a.value.span,
+                                help: Some("stage the data in a `shared(...)` array and pass that".into()),
+                            });
+                        }
                         mems.push((v, &p.name, *mutable, a.value.span));
                         out.push(CallArg::Mem(v));
                     }
@@ -903,11 +915,14 @@ impl Checker<'_> {
                     callee: name.into(),
                     problem: ArgsProblem::NotShared { name: self.var(mem).name.clone() },
                     span,
-                    help: Some(if id.is_wgmma() {
-                        "stage the tile in a `shared(...)` array first".into()
-                    } else {
-                        "copy into a `shared(...)` array (through an `async` view of it)".into()
-                    }),
+                    help: Some(self.not_shared_help(
+                        mem,
+                        if id.is_wgmma() {
+                            "stage the tile in a `shared(...)` array first"
+                        } else {
+                            "copy into a `shared(...)` array (through an `async` view of it)"
+                        },
+                    )),
                 });
             }
         }
@@ -926,7 +941,7 @@ impl Checker<'_> {
                 copy_target |= matches!(how, tir::ViewKind::Async | tir::ViewKind::Slot { fill: true, .. });
                 root = *parent;
             }
-            let param = matches!(self.var(root).kind, VarKind::Param);
+            let param = matches!(self.var(root).kind, VarKind::Param { .. });
             let global = param && self.sig.kind == ast::FnKind::Kernel;
             if !copy_target && !global {
                 let in_device = param;
@@ -1018,10 +1033,10 @@ impl Checker<'_> {
                         callee: name.into(),
                         problem: ArgsProblem::NotShared { name: self.var(*mem).name.clone() },
                         span,
-                        help: Some(
-                            "load the tile into a `shared(...)` array first (a TMA copy writes the swizzled layout)"
-                                .into(),
-                        ),
+                        help: Some(self.not_shared_help(
+                            *mem,
+                            "load the tile into a `shared(...)` array first (a TMA copy writes the swizzled layout)",
+                        )),
                     });
                 } else if let Err(lambda) = self.contiguous_view(*mem) {
                     self.error(TypeError::VectorAccess {
@@ -1131,7 +1146,7 @@ impl Checker<'_> {
                                 callee: name.into(),
                                 problem: ArgsProblem::NotShared { name: src.name.clone() },
                                 span,
-                                help: Some("stage the box in a `shared(...)` array first".into()),
+                                help: Some(self.not_shared_help(*mem, "stage the box in a `shared(...)` array first")),
                             });
                         } else if let Err(lambda) = self.contiguous_view(*mem) {
                             self.error(TypeError::VectorAccess {
@@ -1209,7 +1224,7 @@ impl Checker<'_> {
                 callee: name.into(),
                 problem: ArgsProblem::NotShared { name: self.var(*mem).name.clone() },
                 span,
-                help: Some(help.into()),
+                help: Some(self.not_shared_help(*mem, help)),
             });
         }
         // Copies and `ldmatrix` move bytes that are consecutive in memory from each
@@ -1547,9 +1562,23 @@ impl Checker<'_> {
     /// Whether memory name `v` is (a view of) a shared array.
     fn in_shared(&self, v: VarId) -> bool {
         match &self.var(v).kind {
-            VarKind::Shared { .. } => true,
+            VarKind::Shared { .. } | VarKind::Param { shared: true } => true,
             VarKind::View { parent, .. } => self.in_shared(*parent),
             _ => false,
+        }
+    }
+
+    /// The help for memory `v` that is not shared where an intrinsic needs it: `help`, or,
+    /// when it is a device function's plain pointer parameter (or a view of one), how to
+    /// make the parameter promise shared memory.
+    fn not_shared_help(&self, v: VarId, help: &str) -> String {
+        let root = self.mem_root(v);
+        match self.var(root).kind {
+            VarKind::Param { shared: false } if self.sig.kind != ast::FnKind::Kernel => format!(
+                "declare `{}` as `ptr(T, shared)`, so that its callers must pass shared memory",
+                self.var(root).name
+            ),
+            _ => help.to_string(),
         }
     }
 

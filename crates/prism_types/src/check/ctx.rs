@@ -201,7 +201,7 @@ pub(crate) fn check_body(
             dyn_var = Some(v);
             continue;
         }
-        let kind = if p.is_const { VarKind::Const } else { VarKind::Param };
+        let kind = if p.is_const { VarKind::Const } else { VarKind::Param { shared: p.shared } };
         let v = cx.new_var(&p.name, p.ty.clone(), p.persp, kind, p.span);
         // Const scalar parameters are read-only, like const locals.
         cx.bind(&p.name, Binding::Var(v));

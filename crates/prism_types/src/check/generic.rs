@@ -222,7 +222,7 @@ impl Subst<'_> {
                 self.ty(e);
                 dims.iter_mut().for_each(|d| self.expr(d));
             }
-            K::Ptr(e) | K::Const(e) | K::Constexpr(e) => self.ty(e),
+            K::Ptr(e, _) | K::Const(e) | K::Constexpr(e) => self.ty(e),
             K::Shared { elem, align } => {
                 self.ty(elem);
                 if let Some(a) = align {
@@ -566,7 +566,7 @@ impl Checker<'_> {
                 self.fill_reads.borrow_mut().truncate(reads);
                 if v.err { None } else { v.scalar() }
             }
-            K::Ptr(_) => {
+            K::Ptr(..) => {
                 let ast::ExprKind::Name(n) = &e.kind else { return None };
                 let super::expr::Resolved::Var(v) = self.resolve(n) else { return None };
                 match &self.var(v).ty {
@@ -588,7 +588,7 @@ fn type_param_of(ty: &ast::TypeExpr, params: &[ast::Ident]) -> Option<String> {
     };
     match &ty.kind {
         K::Named(_) => named(ty),
-        K::Ptr(inner) => match &inner.kind {
+        K::Ptr(inner, _) => match &inner.kind {
             K::Const(x) => named(x),
             _ => named(inner),
         },

@@ -74,6 +74,8 @@ pub(crate) struct ParamInfo {
     pub persp: Persp,
     /// `const(T)` on a scalar parameter.
     pub is_const: bool,
+    /// `ptr(T, shared)`: callers pass shared memory (a device function's parameter).
+    pub shared: bool,
     pub span: Span,
 }
 
@@ -697,7 +699,8 @@ pub(crate) fn type_text(t: &ast::TypeExpr) -> String {
     match &t.kind {
         ast::TypeKind::Named(n) => n.clone(),
         ast::TypeKind::Array(e, dims) => format!("{}{}", type_text(e), "[..]".repeat(dims.len())),
-        ast::TypeKind::Ptr(e) => format!("ptr({})", type_text(e)),
+        ast::TypeKind::Ptr(e, None) => format!("ptr({})", type_text(e)),
+        ast::TypeKind::Ptr(e, Some(_)) => format!("ptr({}, shared)", type_text(e)),
         ast::TypeKind::Const(e) => format!("const({})", type_text(e)),
         ast::TypeKind::Constexpr(e) => format!("constexpr({})", type_text(e)),
         ast::TypeKind::Shared { elem, .. } => format!("shared({})", type_text(elem)),
@@ -1073,6 +1076,7 @@ pub(crate) fn signature(
                 ty,
                 persp: Persp::BLOCK,
                 is_const: false,
+                shared: false,
                 span: p.span,
             });
             continue;
@@ -1098,7 +1102,23 @@ pub(crate) fn signature(
                 map_decl: None,
             });
         }
-        params.push(ParamInfo { name: p.name.name.clone(), ty, persp, is_const, span: p.span });
+        // `ptr(T, shared)` promises shared memory, which only a caller can pass: a launch
+        // passes global memory.
+        let shared = match p.ty.kind {
+            ast::TypeKind::Ptr(_, Some(at)) if f.kind == FnKind::Kernel => {
+                errors.push(TypeError::Unsupported {
+                    what: "a kernel parameter in shared memory".into(),
+                    span: at,
+                    help: Some(
+                        "a launch passes global memory; declare the tile in the kernel with `shared(...)` and pass it to device functions as `ptr(T, shared)`".into(),
+                    ),
+                });
+                false
+            }
+            ast::TypeKind::Ptr(_, at) => at.is_some(),
+            _ => false,
+        };
+        params.push(ParamInfo { name: p.name.name.clone(), ty, persp, is_const, shared, span: p.span });
     }
     let ret = f.ret.as_ref().map(|r| {
         let persp = match &r.persp {
@@ -1178,7 +1198,7 @@ fn dynamic_shared(
     if f.kind != FnKind::Kernel {
         return bad(
             errors,
-            "pass shared arrays to device functions as `ptr(T)`; a kernel's `shared(T[n])` parameter is its dynamic shared memory",
+            "pass shared arrays to device functions as `ptr(T)`, or `ptr(T, shared)` where the function needs shared memory; a kernel's `shared(T[n])` parameter is its dynamic shared memory",
         );
     }
     if align.is_some() {
@@ -1275,7 +1295,7 @@ fn param_type(
                 }
             },
         },
-        K::Ptr(inner) => {
+        K::Ptr(inner, _) => {
             let (elem, mutable) = match &inner.kind {
                 K::Const(e) => (scalar_of(e), false),
                 _ => (scalar_of(inner), true),

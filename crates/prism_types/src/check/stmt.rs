@@ -302,7 +302,7 @@ impl Checker<'_> {
                 };
                 DeclTy::Shared { elem: s, dims: d, align }
             }
-            K::Ptr(_) => DeclTy::Bad,
+            K::Ptr(..) => DeclTy::Bad,
             K::TensorMap { .. } => {
                 self.error(TypeError::Unsupported {
                     what: "a local tensor map".into(),
@@ -375,7 +375,7 @@ impl Checker<'_> {
             None => None,
         };
         let p = declared.unwrap_or(self.code);
-        if let ast::TypeKind::Ptr(_) = ty.kind {
+        if let ast::TypeKind::Ptr(..) = ty.kind {
             self.error(TypeError::PointerAlias {
                 name: name.name.clone(),
                 span: ty.span,
