@@ -987,6 +987,14 @@ pub struct SharedShadow {
     collect_at: usize,
 }
 
+/// Where a wgmma's read goes through [`SharedShadow::read_memo`]: at its issue (checked,
+/// not recorded) or at the wait that completes its group (recorded, not checked).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadAt {
+    Issue,
+    Wait,
+}
+
 /// What [`SharedShadow::read_memo`] keeps between the reads of one thread in one state:
 /// the last write it judged (thread and moment) and whether it was ordered before them.
 #[derive(Debug, Default)]
@@ -1419,21 +1427,40 @@ impl SharedShadow {
     /// judged once instead of once per element. Everything else is what `access_with`
     /// does, which takes the reads this shortcut does not (a cell cut by other widths, a
     /// fresh cell, a phase).
+    ///
+    /// A wgmma's reads go through here twice ([`ReadAt`]): at the issue they are only
+    /// checked, not recorded (bytes no access has touched hold no write to meet, and the
+    /// cases this shortcut does not take are recorded after all, which can only report
+    /// more: a read recorded early is one every later write must be ordered after, and the
+    /// reads it stands for last until the wait); at the wait they are only recorded, not
+    /// checked again. The check at the wait would add nothing: the write a cell holds then
+    /// was there at the issue, and was checked with the lane's state there, which orders
+    /// less than its state at the wait, or it landed in between, which the caller reports
+    /// as a write to a tile in flight (`BlockSim::wg_flight`).
     pub fn read_memo(
         &mut self,
         lv: &Levels,
         (byte, size): (usize, usize),
         (now, passed): (Acc, &[u32; LEVELS]),
         also: impl Fn(&Acc) -> bool,
-        memo: &mut ReadMemo,
+        (memo, at): (&mut ReadMemo, ReadAt),
     ) -> Option<(Acc, RaceKind)> {
+        let record = at == ReadAt::Wait;
         let size = size.max(1);
         let i = self.index[byte];
         let exact = i != 0 && i & INSIDE == 0 && usize::from(self.cells[i as usize - 1].width) == size;
         if !exact || now.phase.is_some() || self.moments.len() >= self.collect_at {
+            if !record && self.index[byte..byte + size].iter().all(|&i| i == 0) {
+                return None;
+            }
             return self.access_with(lv, (byte, size), (now, passed), Kind::Read, also);
         }
         let c = i as usize - 1;
+        if record {
+            let r = self.rec(&now, Kind::Read);
+            self.record(c, r, Kind::Read);
+            return None;
+        }
         let w = self.cells[c].write;
         let mut conflict = None;
         if w.is_some() {
@@ -1455,8 +1482,6 @@ impl SharedShadow {
         if conflict.is_none() && atomics != 0 {
             conflict = self.atomic_conflict(atomics as usize - 1, lv, (&now, passed), &also);
         }
-        let r = self.rec(&now, Kind::Read);
-        self.record(c, r, Kind::Read);
         conflict
     }
 

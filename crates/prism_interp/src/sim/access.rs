@@ -10,8 +10,8 @@ use crate::code::{FuncCode, R};
 use crate::memory::{Ptr, Space};
 use crate::report::{Report, ReportKind, Thread};
 use crate::shadow::{
-    Acc, EVERY_BLOCK, Fences, Kind, LEVELS, Levels, MomentId, Phase, RaceKind, ReadMemo, Release, landing_fences,
-    landing_gen, landing_mbar, landing_tid,
+    Acc, EVERY_BLOCK, Fences, Kind, LEVELS, Levels, MomentId, Phase, RaceKind, ReadAt, ReadMemo, Release,
+    landing_fences, landing_gen, landing_mbar, landing_tid,
 };
 use crate::value::{self, to_i128};
 use prism_ir::ir::AccessKind;
@@ -641,8 +641,9 @@ impl<'a> BlockSim<'a> {
         mbar: usize,
         copies: Vec<(u32, PendingCopy)>,
         ops: Vec<super::block::PhaseOp>,
-    ) {
+    ) -> Vec<FlightLanding> {
         let races = self.s.cfg.checks.races;
+        let mut flight_landings = Vec::new();
         let tid = landing_tid(mbar);
         let generation = {
             let l = self.landings.entry(mbar).or_default();
@@ -657,7 +658,7 @@ impl<'a> BlockSim<'a> {
         if races {
             self.sshadow.cover(self.shared.len());
         }
-        for (_, c) in copies {
+        for (issuer, c) in copies {
             let size = c.elem.size();
             if races {
                 self.dest_done(c.dst, c.count as usize, size);
@@ -678,12 +679,26 @@ impl<'a> BlockSim<'a> {
                     let _ =
                         self.sshadow.access(&self.s.levels, (at, size as usize), now, &[u32::MAX; LEVELS], Kind::Write);
                     self.sflags.clear(at);
+                    // Landing on what a wgmma in flight reads (`WgFlight`): reported as the
+                    // issuing thread's write.
+                    if let Some(reader) = self.wg_flight.reading((at, size as usize)) {
+                        flight_landings.push((issuer, c.func, c.access, flight_acc(reader)));
+                    }
                 }
             }
         }
         if races && let Some(m) = self.mbars.get_mut(&mbar) {
             let landing = Release::landing(self.block, mbar, generation);
             m.done.add(landing, self.block);
+        }
+        flight_landings
+    }
+
+    /// Reports the landings of [`Self::complete_mbar_phase`] on what a wgmma in flight
+    /// reads, each as its issuing thread's write.
+    pub(super) fn report_flight_landings(&mut self, g: &mut GCtx, landed: Vec<FlightLanding>) {
+        for (issuer, func, access, reader) in landed {
+            self.report_race(g, Kind::Write, issuer, (func, access), (reader.at(), RaceKind::ReadWrite), None);
         }
     }
 
@@ -1072,40 +1087,81 @@ impl<'a> BlockSim<'a> {
                     self.race(g, Loc::Shared(byte), kind, Lane { fid, w, l }, site, None);
                     continue;
                 }
-                if let Some((a, rk)) = self.record_shared((byte, size as usize), now, &passed, kind, None) {
+                if let Some((a, rk)) = self.record_shared((byte, size as usize), now, &passed, kind) {
                     self.report_race(g, kind, now.tid, (site.func, site.access), (a.at(), rk), None);
                 }
             }
         }
     }
 
-    /// [`Self::race`] for a plain read by lane `at` at `site` of `loc`, `width` bytes (the
-    /// element of the site's memory), with the lane's access and barriers (`lane`:
-    /// [`Self::lane_acc`]) computed once for many reads (the reads of a wgmma group,
-    /// recorded at its wait, judged with `memo`: [`crate::shadow::SharedShadow::read_memo`]):
-    /// straight to the shadow when no copy is in flight and no barrier's bytes are
-    /// touched, which is all `race` would do for it.
-    pub(super) fn race_read(
+    /// The race checks of one lane's reads of a wgmma group (`reads`: location and
+    /// access site, in function `func`; `width` bytes each, the group's element), with the
+    /// lane's access and barriers (`lane`: [`Self::lane_acc`]), which nothing in between
+    /// changes. At the issue (`when`) they are checked, not recorded, and from then on a
+    /// write to them races with the tensor cores ([`super::block::WgFlight`]); at the wait
+    /// that completes the group they are recorded, not checked again
+    /// ([`crate::shadow::SharedShadow::read_memo`] says why that is enough), and the flight
+    /// ends. A read goes straight to the shadow, judged with one memo for the lane, when no
+    /// copy is in flight and no barrier's bytes are touched, which is all [`Self::race`]
+    /// would do for it; otherwise through `race`, which checks and records it both times
+    /// (recorded early, at the issue, it can only report more). One walk and one lookup
+    /// of what orders the lane for all of them: a lane's reads are some hundreds per wgmma.
+    pub(super) fn race_reads(
         &mut self,
         g: &mut GCtx,
         (now, passed): (Acc, &[u32; LEVELS]),
-        at: Lane,
-        site: Site,
-        (loc, width): (Loc, usize),
-        memo: &mut ReadMemo,
+        (at, func): (Lane, u32),
+        (reads, width): (&[(Loc, u64, u32)], usize),
+        when: ReadAt,
     ) {
-        if !self.s.cfg.checks.races {
+        if !self.s.cfg.checks.races || reads.is_empty() {
             return;
         }
-        match loc {
-            Loc::Shared(byte) if self.sflight_words == 0 && self.valid_mbar_in(byte, width).is_none() => {
-                self.sshadow.cover(self.shared.len());
-                let now = Acc { func: site.func as u16, site: site.access as u16, ..now };
-                if let Some((a, rk)) = self.record_shared((byte, width), now, passed, Kind::Read, Some(memo)) {
-                    self.report_race(g, Kind::Read, now.tid, (site.func, site.access), (a.at(), rk), None);
+        self.sshadow.cover(self.shared.len());
+        let len = self.shared.len();
+        let mut found = Vec::new();
+        let mut slow = Vec::new();
+        {
+            let ord = Orders {
+                sync: &self.sync,
+                acquisitions: &self.acquisitions,
+                wait_acquisitions: &self.wait_acquisitions,
+                acquired_foreign: self.acquired_foreign,
+                landing_seen: &self.landing_seen,
+                landings: &self.landings,
+                levels: &self.s.levels,
+                block: self.block,
+                tid: now.tid,
+                passed: &self.warps[now.tid as usize / 32].counts[now.tid as usize % 32],
+            };
+            let also = |a: &Acc| ord.ordered(a, None);
+            let mut memo = ReadMemo::default();
+            let no_mbars = self.valid_mbars == 0;
+            for &(loc, _, access) in reads {
+                let Loc::Shared(byte) = loc else {
+                    slow.push((loc, access));
+                    continue;
+                };
+                match when {
+                    ReadAt::Issue => self.wg_flight.start(len, (byte, width), (now.tid, func as u16, access as u16)),
+                    ReadAt::Wait => self.wg_flight.end((byte, width)),
+                }
+                if self.sflight_words != 0 || !(no_mbars || self.valid_mbar_in(byte, width).is_none()) {
+                    slow.push((loc, access));
+                    continue;
+                }
+                let now = Acc { func: func as u16, site: access as u16, ..now };
+                let lv = &self.s.levels;
+                if let Some(c) = self.sshadow.read_memo(lv, (byte, width), (now, passed), also, (&mut memo, when)) {
+                    found.push((access, c));
                 }
             }
-            _ => self.race(g, loc, Kind::Read, at, site, None),
+        }
+        for (loc, access) in slow {
+            self.race(g, loc, Kind::Read, at, Site { func, access }, None);
+        }
+        for (access, (a, rk)) in found {
+            self.report_race(g, Kind::Read, now.tid, (func, access), (a.at(), rk), None);
         }
     }
 
@@ -1164,8 +1220,13 @@ impl<'a> BlockSim<'a> {
         now: Acc,
         passed: &[u32; LEVELS],
         kind: Kind,
-        read_memo: Option<&mut ReadMemo>,
     ) -> Option<(Acc, RaceKind)> {
+        // A write to what a wgmma in flight reads races with the tensor cores, whatever
+        // orders it after the issue (`WgFlight`).
+        let flight = match kind {
+            Kind::Write | Kind::Atomic => self.wg_flight.reading((byte, size)).map(flight_acc),
+            Kind::Read | Kind::AtomicRead => None,
+        };
         // Only references: what orders a record is looked up when the shadow asks.
         let ord = Orders {
             sync: &self.sync,
@@ -1184,12 +1245,8 @@ impl<'a> BlockSim<'a> {
             Some(m) => *m.borrow_mut().entry((a.tid, a.counts, a.fences)).or_insert_with(|| ord.ordered(a, None)),
             None => ord.ordered(a, None),
         };
-        match read_memo {
-            Some(memo) if kind == Kind::Read => {
-                self.sshadow.read_memo(&self.s.levels, (byte, size), (now, passed), also, memo)
-            }
-            _ => self.sshadow.access_with(&self.s.levels, (byte, size), (now, passed), kind, also),
-        }
+        let conflict = self.sshadow.access_with(&self.s.levels, (byte, size), (now, passed), kind, also);
+        conflict.or(flight.map(|a| (a, RaceKind::ReadWrite)))
     }
 
     /// [`Self::race_lanes`] for plain accesses to global buffer `b` that need nothing but
@@ -1337,7 +1394,7 @@ impl<'a> BlockSim<'a> {
             }
             Loc::Shared(at) => {
                 self.sshadow.cover(self.shared.len());
-                (self.record_shared((at, width), now, &passed, kind, None).map(|(a, k)| (a.at(), k)), None)
+                (self.record_shared((at, width), now, &passed, kind).map(|(a, k)| (a.at(), k)), None)
             }
             Loc::Local(..) => return,
         };
@@ -1588,6 +1645,15 @@ fn latest_wait(
 ) -> Option<u32> {
     let n = waits.partition_point(|&(_, counts)| levels.ordered(&wait_acc(t, counts), tid, passed));
     n.checked_sub(1).map(|i| waits[i].0)
+}
+
+/// A TMA copy's landing on what a wgmma in flight reads: the copy's issuing thread, its
+/// function and access site, and the read ([`BlockSim::complete_mbar_phase`]).
+pub(super) type FlightLanding = (u32, u32, u32, Acc);
+
+/// A wgmma read in flight ([`super::block::WgFlight::reading`]) as the access a write meets.
+fn flight_acc((tid, func, site): (u32, u16, u16)) -> Acc {
+    Acc { tid, counts: [0; LEVELS], func, site, fences: Fences::default(), atomic: false, phase: Phase::NONE }
 }
 
 /// What kind of access a site makes, for race detection (`None`: never checked).

@@ -409,6 +409,65 @@ pub struct BlockSim<'a> {
     pub wgmma: HashMap<u32, WgmmaState>,
     /// Emptied lists of a completed wgmma's reads, for the next wgmma's (exec.rs).
     pub spare_reads: Vec<Vec<(Loc, u64, u32)>>,
+    /// With race checks, the wgmma reads in flight ([`WgFlight`]).
+    pub wg_flight: WgFlight,
+}
+
+/// The shared memory that wgmmas in flight read: from its issue to the wait that completes
+/// its group, the tensor cores may read a tile at any moment, so a write to it in between
+/// races with them whatever orders it after the issue (review R25: a thread changed an
+/// element and restored it after a barrier that followed the issue; at the wait the value
+/// was the old one and the last write ordered). Per 4-byte word: how many lanes' reads are
+/// in flight, and the latest of them (thread, function, access site) to name in a report.
+/// Allocated at the first wgmma of a block with race checks.
+#[derive(Debug, Default)]
+pub struct WgFlight {
+    pub count: Vec<u32>,
+    pub by: Vec<(u32, u16, u16)>,
+    /// The sum of `count`: while it is 0, writes need not look.
+    pub total: u64,
+}
+
+impl WgFlight {
+    /// The words of bytes `byte .. byte + size`.
+    fn words(byte: usize, size: usize) -> std::ops::Range<usize> {
+        byte / 4..(byte + size.max(1)).div_ceil(4)
+    }
+
+    /// A lane's read of `size` bytes from `byte` is in flight (shared memory of `len` bytes).
+    pub fn start(&mut self, len: usize, (byte, size): (usize, usize), by: (u32, u16, u16)) {
+        if self.count.is_empty() {
+            self.count = vec![0; len.div_ceil(4)];
+            self.by = vec![(0, 0, 0); len.div_ceil(4)];
+        }
+        for w in Self::words(byte, size) {
+            if let Some(c) = self.count.get_mut(w) {
+                *c += 1;
+                self.by[w] = by;
+                self.total += 1;
+            }
+        }
+    }
+
+    /// That read has completed.
+    pub fn end(&mut self, (byte, size): (usize, usize)) {
+        for w in Self::words(byte, size) {
+            if let Some(c) = self.count.get_mut(w)
+                && *c > 0
+            {
+                *c -= 1;
+                self.total -= 1;
+            }
+        }
+    }
+
+    /// A wgmma read in flight over bytes `byte .. byte + size`, if any.
+    pub fn reading(&self, (byte, size): (usize, usize)) -> Option<(u32, u16, u16)> {
+        if self.total == 0 {
+            return None;
+        }
+        Self::words(byte, size).find(|&w| self.count.get(w).is_some_and(|&c| c > 0)).map(|w| self.by[w])
+    }
 }
 
 /// A local array as (frame in its warp's arena, array).
@@ -682,6 +741,7 @@ impl<'a> BlockSim<'a> {
             landings: HashMap::new(),
             wgmma: HashMap::new(),
             spare_reads: Vec::new(),
+            wg_flight: WgFlight::default(),
         };
         for w in 0..nwarps {
             let lanes = (t - w * 32).min(32);

@@ -19,6 +19,7 @@ use crate::memory::{Ptr, Space};
 use crate::ops;
 use crate::report::{Report, ReportKind, Thread};
 use crate::shadow::Kind;
+use crate::shadow::ReadAt;
 use crate::value::{self, to_i128};
 use prism_ir::ir::Checked;
 use prism_span::Span;
@@ -1739,6 +1740,16 @@ impl<'a> BlockSim<'a> {
                                         }
                                     }
                                 }
+                                // The tensor cores read the tiles from the issue on: every write
+                                // they meet must be ordered before the issue, not only before
+                                // the wait, where the reads are recorded (a thread that
+                                // acquires a slot's landing or passes a barrier between the two
+                                // would take the write as ordered: review R25 F1). So they are
+                                // checked here too, with the lane's state at the issue.
+                                // From here to the wait, a write to them races with the
+                                // tensor cores whatever orders it (`WgFlight`).
+                                let (now, passed) = self.lane_acc(w, l, Site { func, access: 0 });
+                                self.race_reads(g, (now, &passed), (at, func), (&reads, esz), ReadAt::Issue);
                                 // The accumulators stay the hardware's until `wgmma_wait`.
                                 if let Ok(Loc::Local(frame, array, _)) =
                                     self.locate(&fr, at, fr.regs[*acc as usize * 32 + l], 0, 4)
@@ -1770,16 +1781,12 @@ impl<'a> BlockSim<'a> {
                                 let at = Lane { fid, w, l };
                                 // Nothing the reads record changes the lane's access.
                                 let (now, passed) = self.lane_acc(w, l, Site { func, access: 0 });
-                                // The lane's state is the same for all its reads: the
-                                // write each meets is judged once per distinct write.
-                                let mut memo = crate::shadow::ReadMemo::default();
                                 for mut p in done {
                                     let wfc = &s.code.funcs[p.func as usize];
                                     // A and B are of the group's element type.
                                     let width = p.elem.size() as usize;
+                                    self.race_reads(g, (now, &passed), (at, p.func), (&p.reads, width), ReadAt::Wait);
                                     for &(loc, bits, access) in &p.reads {
-                                        let site = Site { func: p.func, access };
-                                        self.race_read(g, (now, &passed), at, site, (loc, width), &mut memo);
                                         if self.read_loc(&fr, at, loc, p.elem) != bits {
                                             let mem = &wfc.mems[wfc.accesses[access as usize].mem.index()].name;
                                             let msg = format!(
@@ -2229,7 +2236,8 @@ impl<'a> BlockSim<'a> {
                                                     }
                                                 }
                                                 if !landed.is_empty() || self.s.cfg.checks.races {
-                                                    self.complete_mbar_phase(keys[l], landed, ops);
+                                                    let flight = self.complete_mbar_phase(keys[l], landed, ops);
+                                                    self.report_flight_landings(g, flight);
                                                 }
                                             }
                                         }
