@@ -399,7 +399,7 @@ impl Checker<'_> {
                                 param: p.name.clone(),
                                 problem: PointerProblem::NotShared { name: self.var(v).name.clone() },
                                 span: a.value.span,
-                                help: Some("stage the data in a `shared(...)` array and pass that".into()),
+                                help: Some(self.not_shared_help(v, "stage the data in a `shared(...)` array and pass that")),
                             });
                         }
                         mems.push((v, &p.name, *mutable, a.value.span));
@@ -915,14 +915,15 @@ impl Checker<'_> {
                     callee: name.into(),
                     problem: ArgsProblem::NotShared { name: self.var(mem).name.clone() },
                     span,
-                    help: Some(self.not_shared_help(
-                        mem,
-                        if id.is_wgmma() {
-                            "stage the tile in a `shared(...)` array first"
-                        } else {
-                            "copy into a `shared(...)` array (through an `async` view of it)"
-                        },
-                    )),
+                    // A device function cannot issue `cp.async` at all (its source must be a
+                    // kernel's pointer), so a `shared` parameter is no help there.
+                    help: Some(if id.is_wgmma() {
+                        self.not_shared_help(mem, "stage the tile in a `shared(...)` array first")
+                    } else if id.is_cp_async() {
+                        "copy into a `shared(...)` array (through an `async` view of it)".into()
+                    } else {
+                        self.not_shared_help(mem, "copy into a `shared(...)` array (through an `async` view of it)")
+                    }),
                 });
             }
         }

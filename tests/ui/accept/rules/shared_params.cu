@@ -16,7 +16,7 @@ __device__ __forceinline__ void issue(int prism_tid,
 
 // `ptr(T, shared)`: a device function's pointer parameter that callers must give shared
 // memory, so that its body may hand it to the intrinsics that address the shared window
-// directly (wgmma's tile descriptors here; also `ldmatrix`, the copies' destinations and
+// directly (wgmma's tile descriptors here; also `ldmatrix`, a TMA copy's destination and
 // mbarriers). A plain `ptr(T)` may be given any memory and is refused there
 // (`tests/ui/reject/rules/wrong-arguments_9.prism`); the calls are checked in
 // `tests/ui/reject/rules/pointer-argument_9.prism`.
