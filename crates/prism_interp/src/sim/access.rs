@@ -1102,8 +1102,8 @@ impl<'a> BlockSim<'a> {
     /// that completes the group they are recorded, not checked again
     /// ([`crate::shadow::SharedShadow::read_memo`] says why that is enough), and the flight
     /// ends. A read goes straight to the shadow, judged with one memo for the lane, when no
-    /// copy is in flight and no barrier's bytes are touched, which is all [`Self::race`]
-    /// would do for it; otherwise through `race`, which checks and records it both times
+    /// copy in flight writes its bytes and it touches no barrier's bytes, which is all
+    /// [`Self::race`] would do for it; otherwise through `race`, which checks and records it both times
     /// (recorded early, at the issue, it can only report more). One walk and one lookup
     /// of what orders the lane for all of them: a lane's reads are some hundreds per wgmma.
     pub(super) fn race_reads(
@@ -1146,7 +1146,12 @@ impl<'a> BlockSim<'a> {
                     ReadAt::Issue => self.wg_flight.start(len, (byte, width), (now.tid, func as u16, access as u16)),
                     ReadAt::Wait => self.wg_flight.end((byte, width)),
                 }
-                if self.sflight_words != 0 || !(no_mbars || self.valid_mbar_in(byte, width).is_none()) {
+                // What `race` checks besides the shadow: a copy in flight over these bytes
+                // (not merely anywhere: a pipeline has copies in flight all the time), a
+                // valid mbarrier's bytes. Either sends the read there, to be reported.
+                if self.word_in_flight_of(byte, width).is_some()
+                    || !(no_mbars || self.valid_mbar_in(byte, width).is_none())
+                {
                     slow.push((loc, access));
                     continue;
                 }

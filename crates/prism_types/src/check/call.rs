@@ -399,7 +399,9 @@ impl Checker<'_> {
                                 param: p.name.clone(),
                                 problem: PointerProblem::NotShared { name: self.var(v).name.clone() },
                                 span: a.value.span,
-                                help: Some(self.not_shared_help(v, "stage the data in a `shared(...)` array and pass that")),
+                                help: Some(
+                                    self.not_shared_help(v, "stage the data in a `shared(...)` array and pass that"),
+                                ),
                             });
                         }
                         mems.push((v, &p.name, *mutable, a.value.span));
