@@ -148,7 +148,7 @@ impl Summary {
 }
 
 /// The constructs a program uses, by the text that names them.
-const CONSTRUCTS: [(&str, &str); 41] = [
+const CONSTRUCTS: [(&str, &str); 42] = [
     ("partition", "with partition("),
     ("claim", "with claim("),
     ("async", "with async("),
@@ -162,6 +162,7 @@ const CONSTRUCTS: [(&str, &str); 41] = [
     ("shuffle", "shfl"),
     ("call", "warp_total(acc)"),
     ("call-pointers", "rotate("),
+    ("call-shared-params", "rotate_s("),
     ("barrier", "__syncthreads()"),
     ("half-block", "thread[64]"),
     ("vector-store", "store_vec("),

@@ -335,6 +335,13 @@ impl Gen {
         put(&mut self.out, 2, "with group(thread[1]):");
         put(&mut self.out, 3, "d[0] = src[(t + 1) % len]");
         put(&mut self.out, 0, "");
+        // The same through `ptr(T, shared)` parameters, which the calls must give shared
+        // memory; inference orders the calls alike.
+        put(&mut self.out, 0, "@prism(\"device\")");
+        put(&mut self.out, 0, "@requires(block[1], thread[32])");
+        put(&mut self.out, 0, "def rotate_s(dst : ptr(int, shared), src : ptr(const(int), shared), len : int):");
+        put(&mut self.out, 1, "rotate(dst, src, len)");
+        put(&mut self.out, 0, "");
         // A thread's first `N` elements through its view: updated, and summed.
         put(&mut self.out, 0, "@prism(\"device\")");
         put(&mut self.out, 0, "@requires(thread[1])");
@@ -581,7 +588,8 @@ impl Gen {
                 let at = cx.shared.iter().position(|s| s.0 == name).unwrap_or(0);
                 let (other, olen) = cx.shared[(at + 1) % cx.shared.len()].clone();
                 if olen >= tb && len >= tb {
-                    put(&mut self.out, d, &format!("rotate({name}, {other}, {olen})"));
+                    let f = if self.rng.chance(50) { "rotate_s" } else { "rotate" };
+                    put(&mut self.out, d, &format!("{f}({name}, {other}, {olen})"));
                 } else {
                     put(&mut self.out, d, "__syncthreads()");
                 }
@@ -761,7 +769,8 @@ impl Gen {
             }
             // Aliased arguments (rejected: argument-alias).
             24 if self.rng.chance(20) => {
-                put(&mut self.out, d, &format!("rotate({name}, {name}, {len})"));
+                let f = if self.rng.chance(50) { "rotate_s" } else { "rotate" };
+                put(&mut self.out, d, &format!("{f}({name}, {name}, {len})"));
             }
             // A vector store through a view of two indices (`lambda q, e: s(q) + e`): the
             // thread's striped vectors `t, t + tb, ...` (disjoint), or a function not offset in
