@@ -393,6 +393,9 @@ pub enum RaceKind {
     /// inference orders such phases within a unit's own elements ([`Phase::conflicts`]),
     /// so their threads met through a view whose index function is not injective.
     AtomicPhase,
+    /// A write to a tile a wgmma in flight reads (from its issue to the wait that completes
+    /// its group), which nothing can order but that wait.
+    WgmmaFlight,
 }
 
 impl RaceKind {
@@ -404,6 +407,7 @@ impl RaceKind {
             RaceKind::WriteRead => "write-read",
             RaceKind::AtomicPlain => "atomic-plain",
             RaceKind::AtomicPhase => "atomic-phase",
+            RaceKind::WgmmaFlight => "wgmma-write",
         }
     }
 }

@@ -950,6 +950,9 @@ fn args_words(p: &ArgsProblem) -> String {
             format!("`regs` is {regs}; setmaxnreg takes a multiple of 8 from 24 to 256 registers per thread")
         }
         ArgsProblem::WgmmaN { n } => format!("`n` is {n}; wgmma takes N a multiple of 8 from 8 to 256"),
+        ArgsProblem::WgmmaAccumulator { name } => {
+            format!("the accumulators `{name}` are not a thread-local array; the tensor cores write registers")
+        }
         ArgsProblem::WgmmaSize { name, what, has, needs } => {
             format!("`{name}` holds {has} elements, but this wgmma's {what} needs {needs}")
         }

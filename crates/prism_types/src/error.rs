@@ -267,6 +267,8 @@ pub enum ArgsProblem {
     RegisterCount { regs: i128 },
     /// A `wgmma` N that is not a multiple of 8 from 8 to 256.
     WgmmaN { n: i128 },
+    /// A wgmma's accumulators that are not a thread-local array.
+    WgmmaAccumulator { name: String },
     /// A swizzled wgmma's span that is not 32, 64 or 128 bytes.
     WgmmaSpan { span: i128 },
     /// A wgmma operand smaller than what one instruction reads or writes: `what` names it

@@ -698,7 +698,7 @@ impl<'a> BlockSim<'a> {
     /// reads, each as its issuing thread's write.
     pub(super) fn report_flight_landings(&mut self, g: &mut GCtx, landed: Vec<FlightLanding>) {
         for (issuer, func, access, reader) in landed {
-            self.report_race(g, Kind::Write, issuer, (func, access), (reader.at(), RaceKind::ReadWrite), None);
+            self.report_race(g, Kind::Write, issuer, (func, access), (reader.at(), RaceKind::WgmmaFlight), None);
         }
     }
 
@@ -1251,7 +1251,7 @@ impl<'a> BlockSim<'a> {
             None => ord.ordered(a, None),
         };
         let conflict = self.sshadow.access_with(&self.s.levels, (byte, size), (now, passed), kind, also);
-        conflict.or(flight.map(|a| (a, RaceKind::ReadWrite)))
+        conflict.or(flight.map(|a| (a, RaceKind::WgmmaFlight)))
     }
 
     /// [`Self::race_lanes`] for plain accesses to global buffer `b` that need nothing but
@@ -1445,6 +1445,8 @@ impl<'a> BlockSim<'a> {
         };
         let message = if rk == RaceKind::AtomicPhase {
             format!("data race on `{name}`: atomics of safe code by {scope}, at different places, in no order")
+        } else if rk == RaceKind::WgmmaFlight {
+            format!("data race on `{name}`: a write while a wgmma in flight may read it")
         } else {
             format!("data race on `{name}`: {} accesses by {scope} with no barrier between them", rk.describe())
         };
@@ -1679,6 +1681,13 @@ pub(super) fn race_kind(fc: &FuncCode, access: u32, writes: bool) -> Option<Kind
 }
 
 fn race_notes(kind: crate::shadow::RaceKind, blocks: bool) -> Vec<String> {
+    if kind == RaceKind::WgmmaFlight {
+        return vec![
+            "the tensor cores read a wgmma's tiles at any moment from its issue to the `wgmma_wait` that completes its group (that of every thread of the warpgroup): no barrier orders a write after those reads, only that wait"
+                .into(),
+            "wait for the group (`wgmma_wait`) in every thread that issued it, then pass a barrier, before writing the tile".into(),
+        ];
+    }
     if kind == RaceKind::AtomicPhase {
         return vec![
             "an atomic update and an atomic that uses its result (or two updates that do not commute), at different places of safe code, are not ordered: inference orders such phases within a unit's own elements, so these threads met through a view whose index function is not injective"

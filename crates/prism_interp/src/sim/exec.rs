@@ -1748,15 +1748,25 @@ impl<'a> BlockSim<'a> {
                                 // checked here too, with the lane's state at the issue.
                                 // From here to the wait, a write to them races with the
                                 // tensor cores whatever orders it (`WgFlight`).
+                                // The accumulators stay the hardware's until `wgmma_wait`. They
+                                // are registers: the checker takes a thread-local array, or a
+                                // device function's pointer parameter, which a caller may give
+                                // a thread's slice of shared or global memory instead (whose
+                                // CUDA reads the registers back right after the issue, so the
+                                // memory holds garbage until the wait; review R27).
+                                let Ok(Loc::Local(frame, array, _)) =
+                                    self.locate(&fr, at, fr.regs[*acc as usize * 32 + l], 0, 4)
+                                else {
+                                    fatal!(
+                                        ReportKind::WgmmaPending,
+                                        "the wgmma's accumulators are not a thread-local array (shared or global memory passed for a pointer parameter): the tensor cores write registers".to_string(),
+                                        l
+                                    )
+                                };
                                 let (now, passed) = self.lane_acc(w, l, Site { func, access: 0 });
                                 self.race_reads(g, (now, &passed), (at, func), (&reads, esz), ReadAt::Issue);
-                                // The accumulators stay the hardware's until `wgmma_wait`.
-                                if let Ok(Loc::Local(frame, array, _)) =
-                                    self.locate(&fr, at, fr.regs[*acc as usize * 32 + l], 0, 4)
-                                {
-                                    let pending = WgPending { acc: (frame, array), func, elem: *elem, reads };
-                                    self.wgmma.entry((w * 32 + l) as u32).or_default().0.push(pending);
-                                }
+                                let pending = WgPending { acc: (frame, array), func, elem: *elem, reads };
+                                self.wgmma.entry((w * 32 + l) as u32).or_default().0.push(pending);
                             }
                         }
                         Intr::WgmmaCommit => {

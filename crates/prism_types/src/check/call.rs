@@ -979,6 +979,30 @@ impl Checker<'_> {
                 help: None,
             });
         }
+        // A wgmma's accumulators are registers: the asm's `"+f"` operands, which the CUDA
+        // reads back into the array right after the asynchronous issue, and the simulator's
+        // thread-local array that `wgmma-pending` guards until the wait. Shared or global
+        // memory given instead (unsafe code allowed it) would hold garbage until the wait
+        // on the GPU, and the simulator did not track it (review R27): a thread-local
+        // array only, in unsafe code too. A device function's pointer parameter may be given
+        // either; the simulator reports memory that is not thread-local at the wgmma.
+        if id.is_wgmma()
+            && out.len() == sig.params.len()
+            && let Some(CallArg::Mem(v)) = out.first()
+            && match self.var(self.mem_root(*v)).kind {
+                VarKind::Local => false,
+                // A kernel's pointer is global memory.
+                VarKind::Param { .. } => self.sig.kind == ast::FnKind::Kernel,
+                _ => true,
+            }
+        {
+            self.error(TypeError::WrongArguments {
+                callee: name.into(),
+                problem: ArgsProblem::WgmmaAccumulator { name: self.var(*v).name.clone() },
+                span: m.by_param.first().copied().flatten().map_or(span, |a| a.value.span),
+                help: Some("declare the accumulators `acc : float[N / 2] @ thread[1]` and pass `acc`".into()),
+            });
+        }
         // A wgmma's operands must hold what one instruction touches, where their sizes are
         // known: N / 2 accumulators per thread, and whole tiles (the forms without `_sw`) of
         // 64 and N rows of 32 bytes (K = 16 bf16/f16 or 8 tf32 elements). A tile smaller than
