@@ -45,6 +45,28 @@ pub(crate) struct Operand {
     pub writes: bool,
 }
 
+/// What orders thread `tid`'s accesses besides barriers ([`Orders`]), built from the
+/// fields of `this` (a `BlockSim`) it reads, so that the shadow, a field of its own, can be
+/// borrowed mutably beside it. Only references: what orders a record is looked up when the
+/// shadow asks.
+macro_rules! orders_of {
+    ($this:ident, $tid:expr) => {{
+        let tid: u32 = $tid;
+        Orders {
+            sync: &$this.sync,
+            acquisitions: &$this.acquisitions,
+            wait_acquisitions: &$this.wait_acquisitions,
+            acquired_foreign: $this.acquired_foreign,
+            landing_seen: &$this.landing_seen,
+            landings: &$this.landings,
+            levels: &$this.s.levels,
+            block: $this.block,
+            tid,
+            passed: &$this.warps[tid as usize / 32].counts[tid as usize % 32],
+        }
+    }};
+}
+
 impl<'a> BlockSim<'a> {
     /// The element lane `l` accesses through pointer register `ptr` at index register
     /// `index`, recorded for race detection; `Err` says why it is out of bounds.
@@ -611,18 +633,7 @@ impl<'a> BlockSim<'a> {
     /// location's other records are still checked when one of them is ordered this way.
     #[inline]
     fn orders(&self, tid: u32) -> Orders<'_> {
-        Orders {
-            sync: &self.sync,
-            acquisitions: &self.acquisitions,
-            wait_acquisitions: &self.wait_acquisitions,
-            acquired_foreign: self.acquired_foreign,
-            landing_seen: &self.landing_seen,
-            landings: &self.landings,
-            levels: &self.s.levels,
-            block: self.block,
-            tid,
-            passed: &self.warps[tid as usize / 32].counts[tid as usize % 32],
-        }
+        orders_of!(self, tid)
     }
 
     /// A phase of the mbarrier at shared byte `mbar` has completed, after the operations
@@ -1122,18 +1133,7 @@ impl<'a> BlockSim<'a> {
         let mut found = Vec::new();
         let mut slow = Vec::new();
         {
-            let ord = Orders {
-                sync: &self.sync,
-                acquisitions: &self.acquisitions,
-                wait_acquisitions: &self.wait_acquisitions,
-                acquired_foreign: self.acquired_foreign,
-                landing_seen: &self.landing_seen,
-                landings: &self.landings,
-                levels: &self.s.levels,
-                block: self.block,
-                tid: now.tid,
-                passed: &self.warps[now.tid as usize / 32].counts[now.tid as usize % 32],
-            };
+            let ord = orders_of!(self, now.tid);
             let also = |a: &Acc| ord.ordered(a, None);
             let mut memo = ReadMemo::default();
             let no_mbars = self.valid_mbars == 0;
@@ -1232,19 +1232,7 @@ impl<'a> BlockSim<'a> {
             Kind::Write | Kind::Atomic => self.wg_flight.reading((byte, size)).map(flight_acc),
             Kind::Read | Kind::AtomicRead => None,
         };
-        // Only references: what orders a record is looked up when the shadow asks.
-        let ord = Orders {
-            sync: &self.sync,
-            acquisitions: &self.acquisitions,
-            wait_acquisitions: &self.wait_acquisitions,
-            acquired_foreign: self.acquired_foreign,
-            landing_seen: &self.landing_seen,
-            landings: &self.landings,
-            levels: &self.s.levels,
-            block: self.block,
-            tid: now.tid,
-            passed: &self.warps[now.tid as usize / 32].counts[now.tid as usize % 32],
-        };
+        let ord = orders_of!(self, now.tid);
         let memo = self.order_memo_on.then_some(&self.order_memo);
         let also = |a: &Acc| match memo {
             Some(m) => *m.borrow_mut().entry((a.tid, a.counts, a.fences)).or_insert_with(|| ord.ordered(a, None)),

@@ -465,21 +465,18 @@ fn r_ldmatrix_tf32() {
     assert_same("out_b", &out.f32("out_b"), &want_b);
 }
 
-#[test]
-fn r_wgmma_bf16_tile() {
-    // C = A x B, 64 x 32 x 32, against a plain product. The kernel stages A and B in the
-    // canonical K-major layout and reads C back through the D fragment layout (both written
-    // in it from the PTX ISA and CUTLASS's CLayout_64xN); the simulator's wgmma reads the
-    // same layout. A misplaced element, row or column shows: the inputs are random bf16
-    // values in [-1, 1), every product is exact and each k16 step rounds once, so the result
-    // is within 1e-6 of the exact sum (tolerance: 1e-6 * sum |a * b| + 1e-6).
-    let mut rng = Rng::new(90);
+/// Two random 64 x 32 and 32 x 32 bf16 matrices (as `f32`s) from `seed`, for the wgmma
+/// tile products.
+fn bf16_tile_inputs(seed: u64) -> (Vec<f32>, Vec<f32>) {
+    let mut rng = Rng::new(seed);
     let a: Vec<f32> = rng.uniform(64 * 32, -1.0, 1.0).into_iter().map(crate::support::to_bf16).collect();
     let b: Vec<f32> = rng.uniform(32 * 32, -1.0, 1.0).into_iter().map(crate::support::to_bf16).collect();
-    let p = program(&file("wgmma_bf16_tile.prism"));
-    let out =
-        p.launch("wgmma_tile", 1, 128, || vec![bf16_buffer(&a), bf16_buffer(&b), Arg::buffer(&[0.0f32; 64 * 32])]);
-    let got = out.f32("c");
+    (a, b)
+}
+
+/// `got` (64 x 32) is A x B within the wgmma tile products' tolerance: every product is
+/// exact and each k16 step rounds once, so 1e-6 * sum |a * b| + 1e-6 of the exact sum.
+fn assert_tile_product(a: &[f32], b: &[f32], got: &[f32]) {
     for m in 0..64 {
         for n in 0..32 {
             let exact: f64 = (0..32).map(|k| f64::from(a[m * 32 + k]) * f64::from(b[k * 32 + n])).sum();
@@ -491,35 +488,39 @@ fn r_wgmma_bf16_tile() {
 }
 
 #[test]
+fn r_wgmma_bf16_tile() {
+    // C = A x B, 64 x 32 x 32, against a plain product. The kernel stages A and B in the
+    // canonical K-major layout and reads C back through the D fragment layout (both written
+    // in it from the PTX ISA and CUTLASS's CLayout_64xN); the simulator's wgmma reads the
+    // same layout. A misplaced element, row or column shows: the inputs are random bf16
+    // values in [-1, 1), every product is exact and each k16 step rounds once, so the result
+    // is within 1e-6 of the exact sum (tolerance: 1e-6 * sum |a * b| + 1e-6).
+    let (a, b) = bf16_tile_inputs(90);
+    let p = program(&file("wgmma_bf16_tile.prism"));
+    let out =
+        p.launch("wgmma_tile", 1, 128, || vec![bf16_buffer(&a), bf16_buffer(&b), Arg::buffer(&[0.0f32; 64 * 32])]);
+    assert_tile_product(&a, &b, &out.f32("c"));
+}
+
+#[test]
 fn r_shared_params() {
     // `r_wgmma_bf16_tile`'s product with the wgmma in a device function that takes the tiles
     // as `ptr(const(bf16), shared)` and passes them on to another, from static shared arrays
     // (`wgmma_helper`) and from the dynamic shared array (`dyn_helper`): the same result,
     // bit for bit, as the kernel that issues the wgmma itself, and within the tolerance of
     // the exact product.
-    let mut rng = Rng::new(91);
-    let a: Vec<f32> = rng.uniform(64 * 32, -1.0, 1.0).into_iter().map(crate::support::to_bf16).collect();
-    let b: Vec<f32> = rng.uniform(32 * 32, -1.0, 1.0).into_iter().map(crate::support::to_bf16).collect();
-    let inline = program(&file("wgmma_bf16_tile.prism"));
-    let want =
-        inline.launch("wgmma_tile", 1, 128, || vec![bf16_buffer(&a), bf16_buffer(&b), Arg::buffer(&[0.0f32; 64 * 32])]);
-    let want = want.f32("c");
+    let (a, b) = bf16_tile_inputs(91);
+    let args = || vec![bf16_buffer(&a), bf16_buffer(&b), Arg::buffer(&[0.0f32; 64 * 32])];
+    let want = program(&file("wgmma_bf16_tile.prism")).launch("wgmma_tile", 1, 128, args).f32("c");
+    assert_tile_product(&a, &b, &want);
     let p = program(&file("shared_params.prism"));
-    let helper =
-        p.launch("wgmma_helper", 1, 128, || vec![bf16_buffer(&a), bf16_buffer(&b), Arg::buffer(&[0.0f32; 64 * 32])]);
-    assert_same("c (wgmma_helper)", &helper.f32("c"), &want);
-    let dynamic = p.launch("dyn_helper", 1, 128, || {
-        vec![bf16_buffer(&a), bf16_buffer(&b), Arg::buffer(&[0.0f32; 64 * 32]), Arg::value(1024i32)]
-    });
-    assert_same("c (dyn_helper)", &dynamic.f32("c"), &want);
-    for m in 0..64 {
-        for n in 0..32 {
-            let exact: f64 = (0..32).map(|k| f64::from(a[m * 32 + k]) * f64::from(b[k * 32 + n])).sum();
-            let mag: f64 = (0..32).map(|k| (f64::from(a[m * 32 + k]) * f64::from(b[k * 32 + n])).abs()).sum();
-            let g = f64::from(want[m * 32 + n]);
-            assert!((g - exact).abs() <= 1e-6 * mag + 1e-6, "C[{m}, {n}]: got {g}, want {exact}");
-        }
-    }
+    assert_same("c (wgmma_helper)", &p.launch("wgmma_helper", 1, 128, args).f32("c"), &want);
+    let with_n = || {
+        let mut v = args();
+        v.push(Arg::value(1024i32));
+        v
+    };
+    assert_same("c (dyn_helper)", &p.launch("dyn_helper", 1, 128, with_n).f32("c"), &want);
 }
 
 #[test]
