@@ -18,8 +18,7 @@ use crate::code::{FuncCode, Intr, Latch, MbarOp, Op, R, WgmmaLayout};
 use crate::memory::{Ptr, Space};
 use crate::ops;
 use crate::report::{Report, ReportKind, Thread};
-use crate::shadow::Kind;
-use crate::shadow::ReadAt;
+use crate::shadow::{Kind, ReadAt};
 use crate::value::{self, to_i128};
 use prism_ir::ir::Checked;
 use prism_span::Span;
@@ -1740,14 +1739,6 @@ impl<'a> BlockSim<'a> {
                                         }
                                     }
                                 }
-                                // The tensor cores read the tiles from the issue on: every write
-                                // they meet must be ordered before the issue, not only before
-                                // the wait, where the reads are recorded (a thread that
-                                // acquires a slot's landing or passes a barrier between the two
-                                // would take the write as ordered: review R25 F1). So they are
-                                // checked here too, with the lane's state at the issue.
-                                // From here to the wait, a write to them races with the
-                                // tensor cores whatever orders it (`WgFlight`).
                                 // The accumulators stay the hardware's until `wgmma_wait`. They
                                 // are registers: the checker takes a thread-local array, or a
                                 // device function's pointer parameter, which a caller may give
@@ -1763,6 +1754,14 @@ impl<'a> BlockSim<'a> {
                                         l
                                     )
                                 };
+                                // The tensor cores read the tiles from the issue on: every write
+                                // they meet must be ordered before the issue, not only before
+                                // the wait, where the reads are recorded (a thread that
+                                // acquires a slot's landing or passes a barrier between the two
+                                // would take the write as ordered: review R25 F1). So they are
+                                // checked here too, with the lane's state at the issue, and
+                                // from here to the wait a write to them races with the tensor
+                                // cores whatever orders it (`WgFlight`).
                                 let (now, passed) = self.lane_acc(w, l, Site { func, access: 0 });
                                 self.race_reads(g, (now, &passed), (at, func), (&reads, esz), ReadAt::Issue);
                                 let pending = WgPending { acc: (frame, array), func, elem: *elem, reads };
