@@ -1115,6 +1115,18 @@ pub(crate) fn signature(
                 });
                 false
             }
+            // Shared memory is a block's: no argument could be given at a broader
+            // perspective (review R26 found `@ grid[1]` accepted, and no call possible).
+            ast::TypeKind::Ptr(_, Some(at)) if !facts.narrower_eq(persp, Persp::BLOCK) => {
+                errors.push(TypeError::Unsupported {
+                    what: format!("a shared-memory parameter at {persp}"),
+                    span: at,
+                    help: Some(
+                        "shared memory belongs to one block: declare the parameter at block[1] or narrower".into(),
+                    ),
+                });
+                false
+            }
             ast::TypeKind::Ptr(_, at) => at.is_some(),
             _ => false,
         };
