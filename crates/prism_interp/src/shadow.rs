@@ -1422,8 +1422,7 @@ impl SharedShadow {
     }
 
     /// [`Self::access_with`] for a plain read by a thread whose state stays the same over
-    /// many reads: a wgmma group's reads of its tiles, recorded at its wait, some hundreds
-    /// per lane. Whether a cell's last write is ordered before such a read depends on that
+    /// many reads: a wgmma group's reads of its tiles, some hundreds per lane. Whether a cell's last write is ordered before such a read depends on that
     /// write alone (its thread and moment; the reader, its barriers and what `also` knows
     /// do not change between the reads), so `memo` keeps the last write judged, by thread
     /// and moment (not by the moment's number, which a collection renumbers), and its

@@ -649,12 +649,12 @@ impl<'a> BlockSim<'a> {
     /// checks only phases with copies come here.
     pub(super) fn complete_mbar_phase(
         &mut self,
+        g: &mut GCtx,
         mbar: usize,
         copies: Vec<(u32, PendingCopy)>,
         ops: Vec<super::block::PhaseOp>,
-    ) -> Vec<FlightLanding> {
+    ) {
         let races = self.s.cfg.checks.races;
-        let mut flight_landings = Vec::new();
         let tid = landing_tid(mbar);
         let generation = {
             let l = self.landings.entry(mbar).or_default();
@@ -693,7 +693,8 @@ impl<'a> BlockSim<'a> {
                     // Landing on what a wgmma in flight reads (`WgFlight`): reported as the
                     // issuing thread's write.
                     if let Some(reader) = self.wg_flight.reading((at, size as usize)) {
-                        flight_landings.push((issuer, c.func, c.access, flight_acc(reader)));
+                        let earlier = (flight_acc(reader).at(), RaceKind::WgmmaFlight);
+                        self.report_race(g, Kind::Write, issuer, (c.func, c.access), earlier, None);
                     }
                 }
             }
@@ -701,15 +702,6 @@ impl<'a> BlockSim<'a> {
         if races && let Some(m) = self.mbars.get_mut(&mbar) {
             let landing = Release::landing(self.block, mbar, generation);
             m.done.add(landing, self.block);
-        }
-        flight_landings
-    }
-
-    /// Reports the landings of [`Self::complete_mbar_phase`] on what a wgmma in flight
-    /// reads, each as its issuing thread's write.
-    pub(super) fn report_flight_landings(&mut self, g: &mut GCtx, landed: Vec<FlightLanding>) {
-        for (issuer, func, access, reader) in landed {
-            self.report_race(g, Kind::Write, issuer, (func, access), (reader.at(), RaceKind::WgmmaFlight), None);
         }
     }
 
@@ -1136,7 +1128,6 @@ impl<'a> BlockSim<'a> {
             let ord = orders_of!(self, now.tid);
             let also = |a: &Acc| ord.ordered(a, None);
             let mut memo = ReadMemo::default();
-            let no_mbars = self.valid_mbars == 0;
             for &(loc, _, access) in reads {
                 let Loc::Shared(byte) = loc else {
                     slow.push((loc, access));
@@ -1149,9 +1140,7 @@ impl<'a> BlockSim<'a> {
                 // What `race` checks besides the shadow: a copy in flight over these bytes
                 // (not merely anywhere: a pipeline has copies in flight all the time), a
                 // valid mbarrier's bytes. Either sends the read there, to be reported.
-                if self.word_in_flight_of(byte, width).is_some()
-                    || !(no_mbars || self.valid_mbar_in(byte, width).is_none())
-                {
+                if self.word_in_flight_of(byte, width).is_some() || self.valid_mbar_in(byte, width).is_some() {
                     slow.push((loc, access));
                     continue;
                 }
@@ -1641,10 +1630,6 @@ fn latest_wait(
     let n = waits.partition_point(|&(_, counts)| levels.ordered(&wait_acc(t, counts), tid, passed));
     n.checked_sub(1).map(|i| waits[i].0)
 }
-
-/// A TMA copy's landing on what a wgmma in flight reads: the copy's issuing thread, its
-/// function and access site, and the read ([`BlockSim::complete_mbar_phase`]).
-pub(super) type FlightLanding = (u32, u32, u32, Acc);
 
 /// A wgmma read in flight ([`super::block::WgFlight::reading`]) as the access a write meets.
 fn flight_acc((tid, func, site): (u32, u16, u16)) -> Acc {

@@ -422,10 +422,10 @@ pub struct BlockSim<'a> {
 /// Allocated at the first wgmma of a block with race checks.
 #[derive(Debug, Default)]
 pub struct WgFlight {
-    pub count: Vec<u32>,
-    pub by: Vec<(u32, u16, u16)>,
+    count: Vec<u32>,
+    by: Vec<(u32, u16, u16)>,
     /// The sum of `count`: while it is 0, writes need not look.
-    pub total: u64,
+    total: u64,
 }
 
 impl WgFlight {

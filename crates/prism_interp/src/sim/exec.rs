@@ -2245,8 +2245,7 @@ impl<'a> BlockSim<'a> {
                                                     }
                                                 }
                                                 if !landed.is_empty() || self.s.cfg.checks.races {
-                                                    let flight = self.complete_mbar_phase(keys[l], landed, ops);
-                                                    self.report_flight_landings(g, flight);
+                                                    self.complete_mbar_phase(g, keys[l], landed, ops);
                                                 }
                                             }
                                         }

@@ -919,12 +919,13 @@ impl Checker<'_> {
                     span,
                     // A device function cannot issue `cp.async` at all (its source must be a
                     // kernel's pointer), so a `shared` parameter is no help there.
-                    help: Some(if id.is_wgmma() {
-                        self.not_shared_help(mem, "stage the tile in a `shared(...)` array first")
-                    } else if id.is_cp_async() {
-                        "copy into a `shared(...)` array (through an `async` view of it)".into()
-                    } else {
-                        self.not_shared_help(mem, "copy into a `shared(...)` array (through an `async` view of it)")
+                    help: Some({
+                        let help = if id.is_wgmma() {
+                            "stage the tile in a `shared(...)` array first"
+                        } else {
+                            "copy into a `shared(...)` array (through an `async` view of it)"
+                        };
+                        if id.is_cp_async() { help.into() } else { self.not_shared_help(mem, help) }
                     }),
                 });
             }
