@@ -13,12 +13,13 @@ use super::flags::{PhaseReleases, PhaseSet, comparable};
 use super::intr;
 use super::lanes;
 use super::regs::Regs;
+use super::wgmma::{TileAt, TileElem, Tiles, interleaved_start, lane_col, operand_value, place, swizzled_start};
 use super::{GCtx, Shared};
 use crate::code::{FuncCode, Intr, Latch, MbarOp, Op, R, WgmmaLayout};
 use crate::memory::{Ptr, Space};
 use crate::ops;
 use crate::report::{Report, ReportKind, Thread};
-use crate::shadow::{Kind, ReadAt};
+use crate::shadow::ReadAt;
 use crate::value::{self, to_i128};
 use prism_ir::ir::Checked;
 use prism_span::Span;
@@ -1559,94 +1560,78 @@ impl<'a> BlockSim<'a> {
                                 race_kind(fc, accesses[2], false),
                                 race_kind(fc, accesses[0], true),
                             );
-                            // Element offsets of (row, k) in a K-major canonical tile: core
-                            // matrices of 8 rows of 16 bytes, 128 bytes apart along K, 256
-                            // along M or N.
-                            let off = |row: usize, k: usize| {
-                                ((row / 8) * 256 + (k * esz / 16) * 128 + (row % 8) * 16 + (k * esz) % 16) / esz
-                            };
+                            // The warp's rows of A and all of B, read once when its lanes
+                            // pass the same operands (sim/wgmma.rs); else each lane reads its
+                            // own into `mine`, and reports what is wrong.
+                            let warp = self.wgmma_warp_tiles(&fr, mask, (*a, *b), *layout, *elem, n, wi);
+                            let mut mine = if warp.is_none() { Some(Tiles::new(n)) } else { None };
                             for l in lanes_of(mask) {
                                 let at = Lane { fid, w, l };
-                                // A swizzled tile: element (row, k) is at shared address
-                                // S + (row / 8) 8 span + (row % 8) span + k size from the operand's
-                                // address S, swizzled there as the hardware does (no base
-                                // offset in the descriptor, so S lies in the first row of a
-                                // pattern); as an element index from the operand's pointer.
-                                let swz = |p: R, index: R, ty: Scalar, span: u32| -> Result<(i128, i128), String> {
-                                    let ptr = Ptr::decode(fr.regs[p as usize * 32 + l]);
-                                    let i = to_i128(ty, fr.regs[index as usize * 32 + l]);
-                                    let size = esz as i128;
-                                    let start = i128::from(ptr.a) + (i128::from(ptr.offset) + i) * size;
-                                    let repeat = 8 * i128::from(span);
-                                    if ptr.space != Space::Shared
-                                        || start.rem_euclid(16) != 0
-                                        || start.rem_euclid(repeat) >= i128::from(span)
-                                    {
-                                        return Err(format!(
-                                            "a swizzled tile's start is at byte {start} of shared memory, not on a 16-byte boundary within the first {span}-byte row of a {repeat}-byte swizzle pattern"
-                                        ));
+                                if let Some(t) = mine.as_mut() {
+                                    // The tile starts, checked as the warp's read checks them.
+                                    let (a_at, b_at): (TileAt, TileAt) = match *layout {
+                                        WgmmaLayout::Interleaved => {
+                                            for (p, which) in [(*a, "A"), (*b, "B")] {
+                                                if let Some(why) =
+                                                    interleaved_start(fr.regs[p as usize * 32 + l], esz, which)
+                                                {
+                                                    fatal!(ReportKind::Misaligned, why, l)
+                                                }
+                                            }
+                                            (None, None)
+                                        }
+                                        WgmmaLayout::Swizzled { span, a_index, a_ty, b_index, b_ty } => {
+                                            let at = |p: R, i: R, ty: Scalar| {
+                                                let i = to_i128(ty, fr.regs[i as usize * 32 + l]);
+                                                swizzled_start(fr.regs[p as usize * 32 + l], i, esz, span)
+                                            };
+                                            match (at(*a, a_index, a_ty), at(*b, b_index, b_ty)) {
+                                                (Ok(x), Ok(y)) => (Some((x, span)), Some((y, span))),
+                                                (Err((kind, why)), _) => fatal!(kind, format!("wgmma A: {why}"), l),
+                                                (_, Err((kind, why))) => fatal!(kind, format!("wgmma B: {why}"), l),
+                                            }
+                                        }
+                                    };
+                                    let read =
+                                        |this: &Self, p: R, tile: TileAt, row: usize, out: &mut [TileElem; 16]| {
+                                            let bits = fr.regs[p as usize * 32 + l];
+                                            for (k, x) in out.iter_mut().enumerate().take(kk) {
+                                                let loc =
+                                                    this.locate(&fr, at, bits, place(tile, esz, row, k), esz as u64)?;
+                                                let v = this.read_loc(&fr, at, loc, *elem);
+                                                let Loc::Shared(byte) = loc else {
+                                                    unreachable!("tile starts are shared")
+                                                };
+                                                *x = TileElem {
+                                                    byte: byte as u32,
+                                                    bits: v as u32,
+                                                    val: operand_value(*elem, v),
+                                                };
+                                            }
+                                            Ok::<(), String>(())
+                                        };
+                                    for h in 0..2 {
+                                        let r = l / 4 + 8 * h;
+                                        if let Err(why) = read(self, *a, a_at, 16 * wi + r, &mut t.a[r]) {
+                                            fatal!(ReportKind::OutOfBounds, format!("wgmma A read: {why}"), l)
+                                        }
                                     }
-                                    Ok((start, i128::from(ptr.a) + i128::from(ptr.offset) * size))
-                                };
-                                // An interleaved tile's descriptor holds its start address in
-                                // 16-byte units, so a start between two boundaries is read by the
-                                // tensor cores from the boundary below it: reported, as the
-                                // swizzled form's misplaced start is.
-                                if let WgmmaLayout::Interleaved = layout {
-                                    for (p, which) in [(*a, "A"), (*b, "B")] {
-                                        let ptr = Ptr::decode(fr.regs[p as usize * 32 + l]);
-                                        let start = i128::from(ptr.a) + i128::from(ptr.offset) * esz as i128;
-                                        if ptr.space != Space::Shared || start.rem_euclid(16) != 0 {
-                                            fatal!(
-                                                ReportKind::Misaligned,
-                                                format!(
-                                                    "wgmma {which}: the tile starts at byte {start} of shared memory, not on a 16-byte boundary (its descriptor holds the address in 16-byte units)"
-                                                ),
-                                                l
-                                            )
+                                    for q in 0..n / 4 {
+                                        let c = lane_col(l, q);
+                                        if let Err(why) = read(self, *b, b_at, c, &mut t.b[c]) {
+                                            fatal!(ReportKind::OutOfBounds, format!("wgmma B read: {why}"), l)
                                         }
                                     }
                                 }
-                                let (a_at, b_at) = match *layout {
-                                    WgmmaLayout::Interleaved => (None, None),
-                                    WgmmaLayout::Swizzled { span, a_index, a_ty, b_index, b_ty } => {
-                                        match (swz(*a, a_index, a_ty, span), swz(*b, b_index, b_ty, span)) {
-                                            (Ok(x), Ok(y)) => (Some((x, span)), Some((y, span))),
-                                            (Err(why), _) => {
-                                                fatal!(ReportKind::Misaligned, format!("wgmma A: {why}"), l)
-                                            }
-                                            (_, Err(why)) => {
-                                                fatal!(ReportKind::Misaligned, format!("wgmma B: {why}"), l)
-                                            }
-                                        }
-                                    }
-                                };
-                                // The element index, from the operand's pointer, of (row, k).
-                                let place = |at: Option<((i128, i128), u32)>, row: usize, k: usize| -> i128 {
-                                    match at {
-                                        None => off(row, k) as i128,
-                                        Some(((start, base), span)) => {
-                                            // Shared-memory byte addresses, far inside `i64`:
-                                            // computed so, as `i128` division is a library call
-                                            // (a twentieth of a wgmma gemm's checked run).
-                                            let (start, base) = (start as i64, base as i64);
-                                            let span = i64::from(span);
-                                            let row = row as i64;
-                                            let addr =
-                                                start + (row / 8) * 8 * span + (row % 8) * span + (esz * k) as i64;
-                                            let moved =
-                                                prism_types::ty::swizzle_offset(addr as u64, span as u32) as i64;
-                                            i128::from((moved - base) / esz as i64)
-                                        }
-                                    }
-                                };
-                                // The reads are recorded for race detection at the wait that
-                                // completes this wgmma (the tensor cores may read until then).
-                                // Two rows of A and `n / 4` columns of B, `kk` elements
-                                // each, in a list the waits hand back: a lane's list is some
-                                // kilobytes, and allocating it anew for every wgmma of every
-                                // lane (growing it one push at a time) took a sixth of a
-                                // wgmma gemm's checked run, in the allocator and page faults.
+                                let t = warp.as_ref().or(mine.as_ref()).expect("one of the two");
+                                // The lane's reads, in the order it makes them: its two rows of
+                                // A, then its columns of B. Recorded for race detection at
+                                // the wait that completes this wgmma (the tensor cores may
+                                // read until then), in a list the waits hand back: a lane's
+                                // list is some kilobytes, and allocating it anew for every
+                                // wgmma of every lane (growing it one push at a time) took a
+                                // sixth of a wgmma gemm's checked run, in the allocator and
+                                // page faults.
                                 let mut reads: Vec<(Loc, u64, u32)> = if ka.is_some() || kb.is_some() {
                                     let mut v = self.spare_reads.pop().unwrap_or_default();
                                     v.reserve((2 + n / 4) * kk);
@@ -1654,90 +1639,71 @@ impl<'a> BlockSim<'a> {
                                 } else {
                                     Vec::new()
                                 };
-                                let mut read =
-                                    |this: &mut Self, p: R, i: i128, kind: Option<Kind>, access: u32, what: &str| {
-                                        let bits = fr.regs[p as usize * 32 + l];
-                                        match this.locate(&fr, at, bits, i, esz as u64) {
-                                            Ok(loc) => {
-                                                if let Loc::Shared(b) = loc {
-                                                    let by = if what == "A" { ReadBy::WgmmaA } else { ReadBy::WgmmaB };
-                                                    let site = (func, access);
-                                                    this.note_read_if_unwritten(by, site, (w, l), b as u64, esz as u64);
-                                                }
-                                                let v = this.read_loc(&fr, at, loc, *elem);
-                                                if kind.is_some() {
-                                                    reads.push((loc, v, access));
-                                                }
-                                                Ok(match elem {
-                                                    Scalar::F32 => value::truncate_tf32(f32::from_bits(v as u32)),
-                                                    _ => value::to_f64(*elem, v) as f32,
-                                                })
+                                if !self.swritten.is_empty() || ka.is_some() || kb.is_some() {
+                                    let rows = (0..2).map(|h| (&t.a[l / 4 + 8 * h], ReadBy::WgmmaA, accesses[1], ka));
+                                    let cols =
+                                        (0..n / 4).map(|q| (&t.b[lane_col(l, q)], ReadBy::WgmmaB, accesses[2], kb));
+                                    for (x, by, access, kind) in rows.chain(cols) {
+                                        for e in &x[..kk] {
+                                            self.note_read_if_unwritten(
+                                                by,
+                                                (func, access),
+                                                (w, l),
+                                                u64::from(e.byte),
+                                                esz as u64,
+                                            );
+                                            if kind.is_some() {
+                                                reads.push((Loc::Shared(e.byte as usize), u64::from(e.bits), access));
                                             }
-                                            Err(why) => Err(format!("wgmma {what} read: {why}")),
-                                        }
-                                    };
-                                let mut arow = [[0f32; 16]; 2];
-                                for (h, row) in arow.iter_mut().enumerate() {
-                                    for (k, x) in row.iter_mut().enumerate().take(kk) {
-                                        match read(
-                                            self,
-                                            *a,
-                                            place(a_at, 16 * wi + l / 4 + 8 * h, k),
-                                            ka,
-                                            accesses[1],
-                                            "A",
-                                        ) {
-                                            Ok(v) => *x = v,
-                                            Err(m) => fatal!(ReportKind::OutOfBounds, m, l),
                                         }
                                     }
                                 }
-                                let mut bcols = vec![[0f32; 16]; n / 4];
-                                for (q, bcol) in bcols.iter_mut().enumerate() {
-                                    let col = 8 * (q / 2) + 2 * (l % 4) + q % 2;
-                                    for (k, x) in bcol.iter_mut().enumerate().take(kk) {
-                                        match read(self, *b, place(b_at, col, k), kb, accesses[2], "B") {
-                                            Ok(v) => *x = v,
-                                            Err(m) => fatal!(ReportKind::OutOfBounds, m, l),
-                                        }
+                                // The accumulators: registers `4 j + 2 h + c` of a thread-local
+                                // array, bounds-checked at both ends (they are consecutive);
+                                // out of bounds, the first register out in the order they
+                                // are written is reported.
+                                let regs = (0..n / 8)
+                                    .flat_map(|j| (0..2).flat_map(move |c| (0..2).map(move |h| 4 * j + 2 * h + c)));
+                                let accs = fr.regs[*acc as usize * 32 + l];
+                                let ends = (
+                                    self.locate(&fr, at, accs, 0, 4),
+                                    self.locate(&fr, at, accs, (n / 2 - 1) as i128, 4),
+                                );
+                                let first = match ends {
+                                    (Ok(first), Ok(_)) => first,
+                                    _ => {
+                                        let why = regs
+                                            .clone()
+                                            .find_map(|reg| self.locate(&fr, at, accs, reg as i128, 4).err())
+                                            .unwrap_or_default();
+                                        fatal!(ReportKind::OutOfBounds, format!("wgmma accumulator: {why}"), l)
                                     }
-                                }
-                                for j in 0..n / 8 {
-                                    for c in 0..2 {
-                                        let bcol = &bcols[2 * j + c];
-                                        for (h, row) in arow.iter().enumerate() {
-                                            let reg = 4 * j + 2 * h + c;
-                                            let loc = match self.locate(
-                                                &fr,
-                                                at,
-                                                fr.regs[*acc as usize * 32 + l],
-                                                reg as i128,
-                                                4,
-                                            ) {
-                                                Ok(loc) => loc,
-                                                Err(why) => {
-                                                    fatal!(
-                                                        ReportKind::OutOfBounds,
-                                                        format!("wgmma accumulator: {why}"),
-                                                        l
-                                                    )
-                                                }
-                                            };
-                                            if let Some(kind) = kacc {
-                                                self.race(g, loc, kind, at, Site { func, access: accesses[0] }, None);
-                                            }
-                                            let old = f32::from_bits(self.read_loc(&fr, at, loc, Scalar::F32) as u32);
-                                            // Products of bf16, f16 and tf32 values are exact in
-                                            // f64; the sum is rounded to f32 once, as `mma` is,
-                                            // and a NaN is the GPU's arithmetic NaN (review R23).
-                                            let sum = row[..kk]
-                                                .iter()
-                                                .zip(&bcol[..kk])
-                                                .fold(f64::from(old), |s, (x, y)| s + f64::from(*x) * f64::from(*y));
-                                            let bits = prism_types::value::f32_result(sum as f32);
-                                            self.write_loc(&mut fr, at, loc, Scalar::F32, bits);
-                                        }
+                                };
+                                let reg_loc = |reg: usize| match first {
+                                    Loc::Local(f, arr, i) => Loc::Local(f, arr, i + reg),
+                                    Loc::Shared(b) => Loc::Shared(b + 4 * reg),
+                                    Loc::Global(buf, i) => Loc::Global(buf, i + reg),
+                                };
+                                for reg in regs {
+                                    // Register 4 j + 2 h + c: row h of the lane's two, column
+                                    // 8 j + 2 (l % 4) + c.
+                                    let (j, h, c) = (reg / 4, reg / 2 % 2, reg % 2);
+                                    let row = &t.a[l / 4 + 8 * h];
+                                    let bcol = &t.b[8 * j + 2 * (l % 4) + c];
+                                    let loc = reg_loc(reg);
+                                    if let Some(kind) = kacc {
+                                        self.race(g, loc, kind, at, Site { func, access: accesses[0] }, None);
                                     }
+                                    let old = f32::from_bits(self.read_loc(&fr, at, loc, Scalar::F32) as u32);
+                                    // Products of bf16, f16 and tf32 values are exact in f64;
+                                    // the sum is rounded to f32 once, as `mma` is, and a NaN is
+                                    // the GPU's arithmetic NaN (review R23).
+                                    let sum = row[..kk]
+                                        .iter()
+                                        .zip(&bcol[..kk])
+                                        .fold(f64::from(old), |s, (x, y)| s + x.val * y.val);
+                                    let bits = prism_types::value::f32_result(sum as f32);
+                                    self.write_loc(&mut fr, at, loc, Scalar::F32, bits);
                                 }
                                 // The accumulators stay the hardware's until `wgmma_wait`. They
                                 // are registers: the checker takes a thread-local array, or a

@@ -25,6 +25,7 @@ pub mod intr;
 mod lanes;
 pub(crate) use lanes::FastMap;
 mod regs;
+mod wgmma;
 
 use crate::code::{Code, Op};
 use crate::memory::Buffer;

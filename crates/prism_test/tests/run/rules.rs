@@ -924,6 +924,28 @@ fn r_wgmma_tf32() {
 }
 
 #[test]
+fn r_wgmma_lane_paths() {
+    // One tf32 wgmma product reached through the same elements named once for the
+    // warpgroup, and through a view of each lane's own (run/wgmma_lane_paths.prism): the
+    // simulator reads the first once per warp and the second lane by lane, and both must
+    // leave the same bits in every accumulator register.
+    let p = program("run/wgmma_lane_paths.prism");
+    let mut rng = Rng::new(20_261_130);
+    let (a, b) = (rng.uniform(2048, -1.0, 1.0), rng.uniform(2048, -1.0, 1.0));
+    let run = |kernel: &str| {
+        let args = vec![Arg::buffer(&a), Arg::buffer(&b), Arg::buffer(&vec![0.0f32; 4096])];
+        let checks = prism_interp::Checks { races: true, uniformity: false };
+        let out = p.module.launch(kernel, 1, 128, &args, prism_interp::Config { checks, ..Default::default() });
+        let out = out.unwrap_or_else(|e| panic!("{kernel}: {}", e.message));
+        assert!(out.is_clean(), "{kernel}: {:?}", out.reports);
+        args[2].as_buffer().expect("c is a buffer").to_vec::<f32>().expect("floats")
+    };
+    let (once, per_lane) = (run("named_once"), run("buggy_named_per_lane"));
+    assert!(once.iter().filter(|x| **x != 0.0).count() > 4000, "the product is not trivial");
+    assert_same("c (lane by lane against once per warp)", &per_lane, &once);
+}
+
+#[test]
 fn r_pipeline_specialised() {
     // A producer warp fills a three-slot ring with TMA copies while two consumer warps add
     // each tile into per-thread sums: no tiles, fewer tiles than slots, exactly a ring, and

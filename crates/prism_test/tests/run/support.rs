@@ -27,7 +27,7 @@ fn seeds() -> Vec<u64> {
 pub struct Program {
     path: String,
     map: SourceMap,
-    module: Module,
+    pub module: Module,
 }
 
 /// The buffers of one launch after it ran, by parameter name.

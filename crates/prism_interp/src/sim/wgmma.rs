@@ -1,0 +1,222 @@
+//! A wgmma's tiles as the tensor cores see them: where element (row, k) of A or B lies in
+//! shared memory (the canonical interleaved layout, or rows of a swizzle span), and the
+//! elements a warp's lanes need, read once for the warp.
+//!
+//! Each lane of a warpgroup needs two rows of A and `n / 4` columns of B (its fragment);
+//! the lanes of one warp together need 16 rows of A and every column of B, so a lane-by-lane
+//! read takes each B element 8 times per warp and each A element 4 times. When the lanes of
+//! a warp pass the same operands (as the hardware requires: the unit issues one
+//! instruction, which safe code guarantees and unsafe code asserts, docs/simulator.md), the
+//! warp reads them once ([`BlockSim::wgmma_warp_tiles`]) and each lane takes its fragment
+//! from there. Anything out of the ordinary (operands that differ between lanes, a tile
+//! out of bounds, a misplaced start) leaves the read to the lane-by-lane path, which reports
+//! it where it always has; both paths give each lane the same values in the same order, so
+//! results, race records and reports do not depend on which one ran.
+
+use super::block::{BlockSim, Frame, lanes_of};
+use crate::code::{R, WgmmaLayout};
+use crate::memory::{Ptr, Space};
+use crate::report::ReportKind;
+use crate::value::{self, to_i128};
+use prism_types::ty::Scalar;
+
+/// Where a swizzled tile lies: the shared byte address of its start (the swizzle applies
+/// to addresses from there) and that of the operand pointer's element 0 (element indices
+/// count from it), and the swizzle span; `None` for the canonical interleaved layout.
+pub(super) type TileAt = Option<((i64, i64), u32)>;
+
+/// Shared memory addresses lie far below this: a tile whose start is outside `0 ..
+/// MAX_ADDR` is out of bounds (its element (0, 0) is there), and keeping starts below it
+/// keeps the arithmetic of [`place`] in `i64` without wrapping (an index of 2^62 `float`s
+/// once wrapped the start back onto the tile's own pointer, an out-of-bounds tile read
+/// in bounds with no report).
+const MAX_ADDR: i128 = 1 << 40;
+
+/// The element index, counted from the operand's pointer, of (row, k) of a K-major tile of
+/// `esz`-byte elements laid out as `at` says. Canonical layout: core matrices of 8 rows of
+/// 16 bytes, 128 bytes apart along K and 256 along M or N. Swizzled: element (row, k) is at
+/// shared address S + (row / 8) 8 span + (row % 8) span + k esz from the tile's start S,
+/// moved by the hardware's swizzle of that span. `i64`, not `i128`: `i128` division is a
+/// library call, which cost a twentieth of a wgmma gemm's checked run.
+#[inline]
+pub(super) fn place(at: TileAt, esz: usize, row: usize, k: usize) -> i128 {
+    match at {
+        None => (((row / 8) * 256 + (k * esz / 16) * 128 + (row % 8) * 16 + (k * esz) % 16) / esz) as i128,
+        Some(((start, base), span)) => {
+            let span = i64::from(span);
+            let row = row as i64;
+            let addr = start + (row / 8) * 8 * span + (row % 8) * span + (esz * k) as i64;
+            let moved = prism_types::ty::swizzle_offset(addr as u64, span as u32) as i64;
+            i128::from((moved - base) / esz as i64)
+        }
+    }
+}
+
+/// Where the swizzled tile that operand pointer `bits` at element `index` starts, as
+/// [`TileAt`] wants it, or what is wrong with it: not in shared memory, or not on a
+/// 16-byte boundary within the first row of a swizzle pattern (the hardware would need a
+/// base offset there; `misaligned-access`), or outside shared memory altogether
+/// (`out-of-bounds`: an index so large that the start would wrap).
+pub(super) fn swizzled_start(
+    bits: u64,
+    index: i128,
+    esz: usize,
+    span: u32,
+) -> Result<(i64, i64), (ReportKind, String)> {
+    let ptr = Ptr::decode(bits);
+    let size = esz as i128;
+    let base = i128::from(ptr.a) + i128::from(ptr.offset) * size;
+    let start = base + index * size;
+    let repeat = 8 * i128::from(span);
+    if ptr.space != Space::Shared || start.rem_euclid(16) != 0 || start.rem_euclid(repeat) >= i128::from(span) {
+        return Err((
+            ReportKind::Misaligned,
+            format!(
+                "a swizzled tile's start is at byte {start} of shared memory, not on a 16-byte boundary within the first {span}-byte row of a {repeat}-byte swizzle pattern"
+            ),
+        ));
+    }
+    // A shared pointer's base and offset are small (22 and 20 bits), so only the index
+    // can take the start far away.
+    if !(0..MAX_ADDR).contains(&start) {
+        return Err((
+            ReportKind::OutOfBounds,
+            format!("a swizzled tile's start is at byte {start}, outside shared memory"),
+        ));
+    }
+    Ok((start as i64, base as i64))
+}
+
+/// Why an interleaved tile through operand pointer `bits` cannot be read, if it cannot:
+/// its descriptor holds the start address in 16-byte units, so a start between two
+/// boundaries would be read from the boundary below it.
+pub(super) fn interleaved_start(bits: u64, esz: usize, which: &str) -> Option<String> {
+    let ptr = Ptr::decode(bits);
+    let start = i128::from(ptr.a) + i128::from(ptr.offset) * esz as i128;
+    (ptr.space != Space::Shared || start.rem_euclid(16) != 0).then(|| {
+        format!(
+            "wgmma {which}: the tile starts at byte {start} of shared memory, not on a 16-byte boundary (its descriptor holds the address in 16-byte units)"
+        )
+    })
+}
+
+/// One element of a tile as a lane reads it: its shared byte, its bits (normalised to the
+/// element type, as a load reads them) and the value the tensor cores multiply (a tf32
+/// operand truncated, a 16-bit one widened), exactly in `f64`.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct TileElem {
+    pub byte: u32,
+    pub bits: u32,
+    pub val: f64,
+}
+
+/// The value the tensor cores multiply for an element of type `elem` with bits `v`.
+#[inline]
+pub(super) fn operand_value(elem: Scalar, v: u64) -> f64 {
+    f64::from(match elem {
+        Scalar::F32 => value::truncate_tf32(f32::from_bits(v as u32)),
+        _ => value::to_f64(elem, v) as f32,
+    })
+}
+
+/// A warp's view of a wgmma's tiles: `a[r]` is row `16 (w % 4) + r` of A (so a lane `l`
+/// takes rows `l / 4` and `l / 4 + 8`), `b[c]` column `c` of B (a lane takes
+/// `8 j + 2 (l % 4) + {0, 1}` for each `j < n / 8`), `K` elements each (the first 8 or 16
+/// used). Filled for the whole warp by [`BlockSim::wgmma_warp_tiles`], or lane by lane
+/// with only that lane's rows and columns.
+#[derive(Debug)]
+pub(super) struct Tiles {
+    pub a: [[TileElem; 16]; 16],
+    pub b: Vec<[TileElem; 16]>,
+}
+
+impl Tiles {
+    pub fn new(n: usize) -> Self {
+        Tiles { a: [[TileElem::default(); 16]; 16], b: vec![[TileElem::default(); 16]; n] }
+    }
+}
+
+/// The column of B that lane `l` takes as its `q`-th (`q < n / 4`).
+#[inline]
+pub(super) fn lane_col(l: usize, q: usize) -> usize {
+    8 * (q / 2) + 2 * (l % 4) + q % 2
+}
+
+impl BlockSim<'_> {
+    /// The rows of A that warp `w` of its warpgroup (`wi`) needs and every column of B of
+    /// an `n`-wide wgmma, read once from shared memory, when every lane of `mask` passes
+    /// the same operand pointers (and tile indices) and every element lies in bounds;
+    /// `None` otherwise, for the lane-by-lane path to read (and report). Reads nothing
+    /// into the race records: the caller records each lane's reads as the lane-by-lane path
+    /// does.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn wgmma_warp_tiles(
+        &self,
+        fr: &Frame,
+        mask: u32,
+        (a, b): (R, R),
+        layout: WgmmaLayout,
+        elem: Scalar,
+        n: usize,
+        wi: usize,
+    ) -> Option<Tiles> {
+        let l0 = lanes_of(mask).next()?;
+        let same = |r: R| {
+            let x = fr.regs[r as usize * 32 + l0];
+            lanes_of(mask).all(|l| fr.regs[r as usize * 32 + l] == x)
+        };
+        let esz = elem.size() as usize;
+        let (a_at, b_at): (TileAt, TileAt) = match layout {
+            WgmmaLayout::Interleaved => {
+                if !same(a) || !same(b) {
+                    return None;
+                }
+                if interleaved_start(fr.regs[a as usize * 32 + l0], esz, "A").is_some()
+                    || interleaved_start(fr.regs[b as usize * 32 + l0], esz, "B").is_some()
+                {
+                    return None;
+                }
+                (None, None)
+            }
+            WgmmaLayout::Swizzled { span, a_index, a_ty, b_index, b_ty } => {
+                if !same(a) || !same(b) || !same(a_index) || !same(b_index) {
+                    return None;
+                }
+                let at = |p: R, i: R, ty: Scalar| {
+                    swizzled_start(fr.regs[p as usize * 32 + l0], to_i128(ty, fr.regs[i as usize * 32 + l0]), esz, span)
+                        .ok()
+                        .map(|x| Some((x, span)))
+                };
+                (at(a, a_index, a_ty)?, at(b, b_index, b_ty)?)
+            }
+        };
+        let kk = 32 / esz;
+        let mut t = Tiles::new(n);
+        let read = |p: R, at: TileAt, row: usize, out: &mut [TileElem; 16]| -> Option<()> {
+            let ptr = Ptr::decode(fr.regs[p as usize * 32 + l0]);
+            let len = (ptr.b / esz as u64) as i128;
+            for (k, x) in out.iter_mut().enumerate().take(kk) {
+                let e = i128::from(ptr.offset) + place(at, esz, row, k);
+                if !(0..len).contains(&e) {
+                    return None;
+                }
+                let byte = (ptr.a + e as u64 * esz as u64) as usize;
+                let sh = &self.shared;
+                let raw = match esz {
+                    2 => u64::from(u16::from_le_bytes([sh[byte], sh[byte + 1]])),
+                    _ => u64::from(u32::from_le_bytes(sh[byte..byte + 4].try_into().expect("4 bytes"))),
+                };
+                let bits = value::norm(elem, raw);
+                *x = TileElem { byte: byte as u32, bits: bits as u32, val: operand_value(elem, bits) };
+            }
+            Some(())
+        };
+        for (r, row) in t.a.iter_mut().enumerate() {
+            read(a, a_at, 16 * wi + r, row)?;
+        }
+        for (c, col) in t.b.iter_mut().enumerate() {
+            read(b, b_at, c, col)?;
+        }
+        Some(t)
+    }
+}
