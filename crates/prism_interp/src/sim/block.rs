@@ -409,6 +409,8 @@ pub struct BlockSim<'a> {
     pub wgmma: HashMap<u32, WgmmaState>,
     /// Emptied lists of a completed wgmma's reads, for the next wgmma's (exec.rs).
     pub spare_reads: Vec<Vec<(Loc, u64, u32)>>,
+    /// Warp tile reads the waits handed back, for the next wgmmas (a few kilobytes each).
+    pub spare_tiles: Vec<super::wgmma::Tiles>,
     /// With race checks, the wgmma reads in flight ([`WgFlight`]).
     pub wg_flight: WgFlight,
 }
@@ -483,7 +485,12 @@ pub struct WgPending {
     pub func: u32,
     /// The element type the tiles were read as (their bits are compared at that width).
     pub elem: prism_types::ty::Scalar,
+    /// The lane's reads, in order, when race checks need them or the lane read its tiles
+    /// itself; else empty.
     pub reads: Vec<(Loc, u64, u32)>,
+    /// The tiles its warp read for it (`sim/wgmma.rs`), shared by the warp's lanes, whose
+    /// elements are compared at the wait once for the warp.
+    pub warp: Option<std::sync::Arc<super::wgmma::WarpRead>>,
 }
 
 /// One thread's wgmmas in flight: uncommitted ones, then its committed groups, oldest
@@ -741,6 +748,7 @@ impl<'a> BlockSim<'a> {
             landings: HashMap::new(),
             wgmma: HashMap::new(),
             spare_reads: Vec::new(),
+            spare_tiles: Vec::new(),
             wg_flight: WgFlight::default(),
         };
         for w in 0..nwarps {

@@ -13,7 +13,9 @@ use super::flags::{PhaseReleases, PhaseSet, comparable};
 use super::intr;
 use super::lanes;
 use super::regs::Regs;
-use super::wgmma::{TileAt, TileElem, Tiles, interleaved_start, lane_col, operand_value, place, swizzled_start};
+use super::wgmma::{
+    TileAt, TileElem, Tiles, WarpRead, interleaved_start, lane_col, operand_value, place, swizzled_start,
+};
 use super::{GCtx, Shared};
 use crate::code::{FuncCode, Intr, Latch, MbarOp, Op, R, WgmmaLayout};
 use crate::memory::{Ptr, Space};
@@ -26,12 +28,17 @@ use prism_span::Span;
 use prism_types::perspective::{Level, Persp};
 use prism_types::tir::BinOp;
 use prism_types::ty::Scalar;
+use std::sync::Arc;
 
 /// The report of an mbarrier operation by a thread not ordered after the barrier's latest
 /// completed phase (`BlockSim::saw_last_landing`).
 /// How many emptied lists of wgmma reads a block keeps for the next wgmmas
 /// ([`BlockSim::spare_reads`]): one per lane of two warpgroups with a few groups in flight.
 const SPARE_READS: usize = 1024;
+
+/// How many warp tile reads the waits keep for later wgmmas ([`BlockSim::spare_tiles`]):
+/// one per warp of two warpgroups with a few groups of several wgmmas in flight.
+const SPARE_TILES: usize = 256;
 
 const UNSEEN_COPIES: &str = "an operation on this mbarrier by a thread not ordered after its previous phase's completion: on the GPU that phase may still be waiting, for other threads' arrivals or for the bytes of TMA copies in flight, so the arrival or the bytes count towards it (wait for the phase first, or be ordered after a thread that did)";
 
@@ -1555,15 +1562,13 @@ impl<'a> BlockSim<'a> {
                             let (n, wi) = (*n as usize, w % 4);
                             let esz = elem.size() as usize;
                             let kk = 32 / esz;
-                            let (ka, kb, kacc) = (
-                                race_kind(fc, accesses[1], false),
-                                race_kind(fc, accesses[2], false),
-                                race_kind(fc, accesses[0], true),
-                            );
+                            let kacc = race_kind(fc, accesses[0], true);
                             // The warp's rows of A and all of B, read once when its lanes
                             // pass the same operands (sim/wgmma.rs); else each lane reads its
                             // own into `mine`, and reports what is wrong.
-                            let warp = self.wgmma_warp_tiles(&fr, mask, (*a, *b), *layout, *elem, n, wi);
+                            let warp = self.wgmma_warp_tiles(&fr, mask, (*a, *b), *layout, *elem, n, wi).map(|tiles| {
+                                Arc::new(WarpRead { tiles, elem: *elem, access: [accesses[1], accesses[2]] })
+                            });
                             let mut mine = if warp.is_none() { Some(Tiles::new(n)) } else { None };
                             for l in lanes_of(mask) {
                                 let at = Lane { fid, w, l };
@@ -1623,27 +1628,29 @@ impl<'a> BlockSim<'a> {
                                         }
                                     }
                                 }
-                                let t = warp.as_ref().or(mine.as_ref()).expect("one of the two");
+                                let t = warp.as_ref().map(|x| &x.tiles).or(mine.as_ref()).expect("one of the two");
                                 // The lane's reads, in the order it makes them: its two rows of
-                                // A, then its columns of B. Recorded for race detection at
-                                // the wait that completes this wgmma (the tensor cores may
-                                // read until then), in a list the waits hand back: a lane's
-                                // list is some kilobytes, and allocating it anew for every
-                                // wgmma of every lane (growing it one push at a time) took a
-                                // sixth of a wgmma gemm's checked run, in the allocator and
-                                // page faults.
-                                let mut reads: Vec<(Loc, u64, u32)> = if ka.is_some() || kb.is_some() {
+                                // A, then its columns of B, listed when race checks need them
+                                // (they are recorded at the wait that completes this wgmma:
+                                // the tensor cores may read until then) or when the lane read
+                                // them itself (they are compared there); the warp's read
+                                // stands for them otherwise. In a list the waits hand back: a
+                                // lane's list is some kilobytes, and allocating it anew for
+                                // every wgmma of every lane (growing it one push at a time)
+                                // took a sixth of a wgmma gemm's checked run, in the allocator
+                                // and page faults.
+                                let list = self.s.cfg.checks.races || warp.is_none();
+                                let mut reads: Vec<(Loc, u64, u32)> = if list {
                                     let mut v = self.spare_reads.pop().unwrap_or_default();
                                     v.reserve((2 + n / 4) * kk);
                                     v
                                 } else {
                                     Vec::new()
                                 };
-                                if !self.swritten.is_empty() || ka.is_some() || kb.is_some() {
-                                    let rows = (0..2).map(|h| (&t.a[l / 4 + 8 * h], ReadBy::WgmmaA, accesses[1], ka));
-                                    let cols =
-                                        (0..n / 4).map(|q| (&t.b[lane_col(l, q)], ReadBy::WgmmaB, accesses[2], kb));
-                                    for (x, by, access, kind) in rows.chain(cols) {
+                                if list || !self.swritten.is_empty() {
+                                    let rows = (0..2).map(|h| (&t.a[l / 4 + 8 * h], ReadBy::WgmmaA, accesses[1]));
+                                    let cols = (0..n / 4).map(|q| (&t.b[lane_col(l, q)], ReadBy::WgmmaB, accesses[2]));
+                                    for (x, by, access) in rows.chain(cols) {
                                         for e in &x[..kk] {
                                             self.note_read_if_unwritten(
                                                 by,
@@ -1652,7 +1659,7 @@ impl<'a> BlockSim<'a> {
                                                 u64::from(e.byte),
                                                 esz as u64,
                                             );
-                                            if kind.is_some() {
+                                            if list {
                                                 reads.push((Loc::Shared(e.byte as usize), u64::from(e.bits), access));
                                             }
                                         }
@@ -1730,7 +1737,8 @@ impl<'a> BlockSim<'a> {
                                 // cores whatever orders it (`WgFlight`).
                                 let (now, passed) = self.lane_acc(w, l, Site { func, access: 0 });
                                 self.race_reads(g, (now, &passed), (at, func), (&reads, esz), ReadAt::Issue);
-                                let pending = WgPending { acc: (frame, array), func, elem: *elem, reads };
+                                let pending =
+                                    WgPending { acc: (frame, array), func, elem: *elem, reads, warp: warp.clone() };
                                 self.wgmma.entry((w * 32 + l) as u32).or_default().0.push(pending);
                             }
                         }
@@ -1742,6 +1750,9 @@ impl<'a> BlockSim<'a> {
                             }
                         }
                         Intr::WgmmaWait { pending } => {
+                            // Whether each warp read met here changed, judged once for all the
+                            // lanes (nothing below writes shared memory).
+                            let mut judged: Vec<(*const WarpRead, bool)> = Vec::new();
                             for l in lanes_of(mask) {
                                 let tid = (w * 32 + l) as u32;
                                 let mut done = Vec::new();
@@ -1761,18 +1772,43 @@ impl<'a> BlockSim<'a> {
                                     // A and B are of the group's element type.
                                     let width = p.elem.size() as usize;
                                     self.race_reads(g, (now, &passed), (at, p.func), (&p.reads, width), ReadAt::Wait);
-                                    for &(loc, bits, access) in &p.reads {
-                                        if self.read_loc(&fr, at, loc, p.elem) != bits {
-                                            let mem = &wfc.mems[wfc.accesses[access as usize].mem.index()].name;
-                                            let msg = format!(
-                                                "`{mem}` changed while a wgmma could still read it: wait for its group with `wgmma_wait` before writing the tile"
-                                            );
-                                            fatal!(ReportKind::WgmmaPending, msg, l);
+                                    // The lane's first read that changed by now, if any.
+                                    let changed = match &p.warp {
+                                        Some(x) => {
+                                            let key = Arc::as_ptr(x);
+                                            let any = match judged.iter().find(|(k, _)| *k == key) {
+                                                Some(&(_, any)) => any,
+                                                None => {
+                                                    let any = x.changed(&self.shared);
+                                                    judged.push((key, any));
+                                                    any
+                                                }
+                                            };
+                                            if any { x.lane_changed(&self.shared, l) } else { None }
                                         }
+                                        None => p
+                                            .reads
+                                            .iter()
+                                            .find(|&&(loc, bits, _)| self.read_loc(&fr, at, loc, p.elem) != bits)
+                                            .map(|&(_, _, access)| access),
+                                    };
+                                    if let Some(access) = changed {
+                                        let mem = &wfc.mems[wfc.accesses[access as usize].mem.index()].name;
+                                        let msg = format!(
+                                            "`{mem}` changed while a wgmma could still read it: wait for its group with `wgmma_wait` before writing the tile"
+                                        );
+                                        fatal!(ReportKind::WgmmaPending, msg, l);
                                     }
-                                    if self.spare_reads.len() < SPARE_READS {
+                                    if self.spare_reads.len() < SPARE_READS && p.reads.capacity() > 0 {
                                         p.reads.clear();
                                         self.spare_reads.push(std::mem::take(&mut p.reads));
+                                    }
+                                    // The last lane to finish with a warp read hands its tiles back.
+                                    if let Some(x) = p.warp.take()
+                                        && let Ok(x) = Arc::try_unwrap(x)
+                                        && self.spare_tiles.len() < SPARE_TILES
+                                    {
+                                        self.spare_tiles.push(x.tiles);
                                     }
                                 }
                             }

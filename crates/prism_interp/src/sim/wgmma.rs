@@ -136,6 +136,54 @@ impl Tiles {
     }
 }
 
+/// The bits of the `elem` at shared byte `byte`, as a load reads them.
+#[inline]
+fn shared_bits(sh: &[u8], byte: usize, elem: Scalar) -> u64 {
+    let raw = match elem.size() {
+        2 => u64::from(u16::from_le_bytes([sh[byte], sh[byte + 1]])),
+        _ => u64::from(u32::from_le_bytes(sh[byte..byte + 4].try_into().expect("4 bytes"))),
+    };
+    value::norm(elem, raw)
+}
+
+/// The tiles a warp read for one wgmma, kept by each of its lanes until the wait that
+/// completes it, where the elements are compared with shared memory then ([`Self::changed`],
+/// once for the warp, and lane by lane only when something changed, to report the lane's
+/// first changed element as the lane-by-lane path would).
+#[derive(Debug)]
+pub struct WarpRead {
+    pub tiles: Tiles,
+    pub elem: Scalar,
+    /// The access sites of A's and B's reads.
+    pub access: [u32; 2],
+}
+
+impl WarpRead {
+    /// Lane `l`'s reads in the order it makes them (its two rows of A, then its columns of
+    /// B), each with its access site.
+    pub fn lane(&self, l: usize) -> impl Iterator<Item = (&TileElem, u32)> {
+        let kk = 32 / self.elem.size() as usize;
+        let rows = (0..2).map(move |h| (&self.tiles.a[l / 4 + 8 * h], self.access[0]));
+        let cols = (0..self.tiles.b.len() / 4).map(move |q| (&self.tiles.b[lane_col(l, q)], self.access[1]));
+        rows.chain(cols).flat_map(move |(x, access)| x[..kk].iter().map(move |e| (e, access)))
+    }
+
+    /// Whether any element changed in shared memory `sh` since it was read.
+    pub fn changed(&self, sh: &[u8]) -> bool {
+        let kk = 32 / self.elem.size() as usize;
+        self.tiles
+            .a
+            .iter()
+            .chain(&self.tiles.b)
+            .any(|x| x[..kk].iter().any(|e| shared_bits(sh, e.byte as usize, self.elem) != u64::from(e.bits)))
+    }
+
+    /// The access site of the first of lane `l`'s reads that changed in `sh`, if any.
+    pub fn lane_changed(&self, sh: &[u8], l: usize) -> Option<u32> {
+        self.lane(l).find(|(e, _)| shared_bits(sh, e.byte as usize, self.elem) != u64::from(e.bits)).map(|(_, a)| a)
+    }
+}
+
 /// The column of B that lane `l` takes as its `q`-th (`q < n / 4`).
 #[inline]
 pub(super) fn lane_col(l: usize, q: usize) -> usize {
@@ -151,7 +199,7 @@ impl BlockSim<'_> {
     /// does.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn wgmma_warp_tiles(
-        &self,
+        &mut self,
         fr: &Frame,
         mask: u32,
         (a, b): (R, R),
@@ -191,7 +239,8 @@ impl BlockSim<'_> {
             }
         };
         let kk = 32 / esz;
-        let mut t = Tiles::new(n);
+        let mut t = self.spare_tiles.pop().unwrap_or_else(|| Tiles::new(n));
+        t.b.resize(n, [TileElem::default(); 16]);
         let read = |p: R, at: TileAt, row: usize, out: &mut [TileElem; 16]| -> Option<()> {
             let ptr = Ptr::decode(fr.regs[p as usize * 32 + l0]);
             let len = (ptr.b / esz as u64) as i128;
@@ -201,22 +250,18 @@ impl BlockSim<'_> {
                     return None;
                 }
                 let byte = (ptr.a + e as u64 * esz as u64) as usize;
-                let sh = &self.shared;
-                let raw = match esz {
-                    2 => u64::from(u16::from_le_bytes([sh[byte], sh[byte + 1]])),
-                    _ => u64::from(u32::from_le_bytes(sh[byte..byte + 4].try_into().expect("4 bytes"))),
-                };
-                let bits = value::norm(elem, raw);
+                let bits = shared_bits(&self.shared, byte, elem);
                 *x = TileElem { byte: byte as u32, bits: bits as u32, val: operand_value(elem, bits) };
             }
             Some(())
         };
-        for (r, row) in t.a.iter_mut().enumerate() {
-            read(a, a_at, 16 * wi + r, row)?;
+        let all = t.a.iter_mut().enumerate().all(|(r, row)| read(a, a_at, 16 * wi + r, row).is_some())
+            && t.b.iter_mut().enumerate().all(|(c, col)| read(b, b_at, c, col).is_some());
+        if all {
+            Some(t)
+        } else {
+            self.spare_tiles.push(t);
+            None
         }
-        for (c, col) in t.b.iter_mut().enumerate() {
-            read(b, b_at, c, col)?;
-        }
-        Some(t)
     }
 }

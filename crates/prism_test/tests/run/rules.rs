@@ -946,6 +946,37 @@ fn r_wgmma_lane_paths() {
 }
 
 #[test]
+fn r_wgmma_tile_changed_without_race_checks() {
+    // With race checks off nothing reports a write to a tile in flight as a race, and the
+    // comparison at the wait is what catches it: the warp's read of the tiles, compared
+    // once for the warp, must still name the lane and the tile (run/checks/wgmma_pending's
+    // restaging kernels; with checks on they are data races, `tests/run_checks.rs`).
+    let p = program("run/checks/wgmma_pending.prism");
+    let mut rng = Rng::new(77);
+    let bf = |v: Vec<f32>| bf16_buffer(&v.into_iter().map(crate::support::to_bf16).collect::<Vec<_>>());
+    let cases = [
+        ("buggy_restage_before_wait", vec![bf(rng.uniform(2048, -1.0, 1.0)), bf(rng.uniform(256, -1.0, 1.0))]),
+        ("buggy_tf32_restage_before_wait", vec![Arg::buffer(&rng.uniform(2048, -1.0, 1.0))]),
+    ];
+    for (kernel, mut args) in cases {
+        args.push(Arg::buffer(&[0.0f32; 128]));
+        let out = p.module.launch(
+            kernel,
+            1,
+            128,
+            &args,
+            prism_interp::Config { checks: prism_interp::Checks::NONE, ..Default::default() },
+        );
+        let out = out.unwrap_or_else(|e| panic!("{kernel}: {}", e.message));
+        let kinds: Vec<_> = out.reports.iter().map(|r| (r.kind, r.message.clone())).collect();
+        assert!(
+            matches!(&kinds[..], [(prism_interp::ReportKind::WgmmaPending, m)] if m.starts_with("`a_s` changed while a wgmma")),
+            "{kernel}: {kinds:?}"
+        );
+    }
+}
+
+#[test]
 fn r_pipeline_specialised() {
     // A producer warp fills a three-slot ring with TMA copies while two consumer warps add
     // each tile into per-thread sums: no tiles, fewer tiles than slots, exactly a ring, and
