@@ -1030,11 +1030,20 @@ struct SMoment {
 }
 
 /// A recorded access in an [`SCell`]: its thread ([`NOBODY`] for none) and its moment.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct Rec {
     tid: u32,
     m: u32,
 }
+
+/// A cell's write, as [`SharedShadow::issue_meets`] names it: equal keys are the same
+/// thread at the same moment, which every read judges alike.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct WriteKey(Rec);
+
+/// A read's record, from [`SharedShadow::read_rec`].
+#[derive(Clone, Copy, Debug)]
+pub struct ReadRec(Rec);
 
 /// [`Rec::tid`] of an empty record.
 const NOBODY: u32 = u32::MAX;
@@ -1486,6 +1495,53 @@ impl SharedShadow {
             conflict = self.atomic_conflict(atomics as usize - 1, lv, (&now, passed), &also);
         }
         conflict
+    }
+
+    /// What a wgmma's read of the `size` bytes from `byte` meets at its issue, for a warp's
+    /// lanes judged at once (`BlockSim::race_reads_warp_issue`): `Some(None)` nothing (no
+    /// write, or bytes never accessed), `Some(Some(w))` the write `w` (which [`Self::read_memo`]
+    /// would judge, and nothing else), `None` when only [`Self::read_memo`] can tell (a cell
+    /// of another width or start, atomic records, a moment table due for collection).
+    pub fn issue_meets(&self, (byte, size): (usize, usize)) -> Option<Option<WriteKey>> {
+        let size = size.max(1);
+        let i = self.index[byte];
+        let exact = i != 0 && i & INSIDE == 0 && usize::from(self.cells[i as usize - 1].width) == size;
+        if self.moments.len() >= self.collect_at {
+            return None;
+        }
+        if !exact {
+            return self.index[byte..byte + size].iter().all(|&i| i == 0).then_some(None);
+        }
+        let cell = &self.cells[i as usize - 1];
+        if cell.atomics != 0 {
+            return None;
+        }
+        Some(cell.write.is_some().then_some(WriteKey(cell.write)))
+    }
+
+    /// The access a [`WriteKey`] stands for.
+    pub fn write_acc(&self, k: WriteKey) -> Acc {
+        self.acc(k.0)
+    }
+
+    /// The cell that holds exactly the `size` bytes from `byte`, when [`Self::read_memo`]
+    /// would record a read there without looking further (and the moment table has room
+    /// for `more` moments before it is due for collection); `None` otherwise.
+    pub fn exact_cell(&self, (byte, size): (usize, usize), more: usize) -> Option<usize> {
+        let i = self.index[byte];
+        let exact = i != 0 && i & INSIDE == 0 && usize::from(self.cells[i as usize - 1].width) == size.max(1);
+        (exact && self.moments.len() + more < self.collect_at).then(|| i as usize - 1)
+    }
+
+    /// The record of read `now`, to record in cells with [`Self::record_read`].
+    pub fn read_rec(&mut self, now: &Acc) -> ReadRec {
+        ReadRec(self.rec(now, Kind::Read))
+    }
+
+    /// Records read `r` in cell `c` (from [`Self::exact_cell`]), as [`Self::read_memo`] at
+    /// the wait does.
+    pub fn record_read(&mut self, c: usize, r: ReadRec) {
+        self.record(c, r.0, Kind::Read);
     }
 
     /// Checks atomic `now` of safe code against the phase records of cell `c` and records

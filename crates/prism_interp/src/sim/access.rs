@@ -6,6 +6,7 @@
 use super::GCtx;
 use super::block::{BlockSim, Frame, Landings, Loc, PendingCopy, UnwrittenRead};
 use super::flags::{PhaseReleases, Releases};
+use super::wgmma::WarpRead;
 use crate::code::{FuncCode, R};
 use crate::memory::{Ptr, Space};
 use crate::report::{Report, ReportKind, Thread};
@@ -1157,6 +1158,121 @@ impl<'a> BlockSim<'a> {
         for (access, (a, rk)) in found {
             self.report_race(g, Kind::Read, now.tid, (func, access), (a.at(), rk), None);
         }
+    }
+
+    /// The issue check of a warp's wgmma reads `x` for every lane of `mask` at once: what
+    /// [`Self::race_reads`] at the issue does lane by lane, when it would report nothing
+    /// (docs/simulator.md, "How a wgmma's tiles are read"). Every element the warp read is
+    /// looked up once: the writes they hold (as [`SharedShadow::issue_meets`] names them)
+    /// are judged for each lane, and when every lane is ordered after every one of them,
+    /// each lane is after the writes of its own elements, so the lane-by-lane check would
+    /// find nothing; the reads' flight then starts with each word's count raised by the
+    /// lanes that read it and named by the last of them, as lane by lane. Returns false,
+    /// having changed nothing, when the lanes must go one by one: an element that a copy in
+    /// flight or a valid mbarrier covers, a cell the shadow must look into further, a write
+    /// some lane is not ordered after (a race, which the lane-by-lane check reports and
+    /// names), or tiles that overlap.
+    pub(super) fn race_reads_warp_issue(&mut self, w: usize, mask: u32, func: u32, x: &WarpRead) -> bool {
+        if !self.s.cfg.checks.races {
+            return true;
+        }
+        if x.tiles_overlap() {
+            return false;
+        }
+        self.sshadow.cover(self.shared.len());
+        let esz = x.elem.size() as usize;
+        let mut keys = Vec::new();
+        for (e, _, _) in x.elems() {
+            let byte = e.byte as usize;
+            if self.word_in_flight_of(byte, esz).is_some() || self.valid_mbar_in(byte, esz).is_some() {
+                return false;
+            }
+            match self.sshadow.issue_meets((byte, esz)) {
+                None => return false,
+                Some(None) => {}
+                Some(Some(k)) => keys.push(k),
+            }
+        }
+        keys.sort_unstable();
+        keys.dedup();
+        let writes: Vec<Acc> = keys.into_iter().map(|k| self.sshadow.write_acc(k)).collect();
+        let lv = &self.s.levels;
+        for l in super::block::lanes_of(mask) {
+            let (now, passed) = self.lane_acc(w, l, Site { func, access: 0 });
+            let ord = orders_of!(self, now.tid);
+            if !writes.iter().all(|a| lv.ordered(a, now.tid, &passed) || ord.ordered(a, None)) {
+                return false;
+            }
+        }
+        let len = self.shared.len();
+        for (e, lanes, access) in x.elems() {
+            let m = lanes & mask;
+            if m != 0 {
+                let last = w as u32 * 32 + (31 - m.leading_zeros());
+                self.wg_flight.start_n(len, (e.byte as usize, esz), (last, func as u16, access as u16), m.count_ones());
+            }
+        }
+        true
+    }
+
+    /// The wait's records of the warp reads `xs` (each with its function) that every lane
+    /// of `mask` completes here, at once: what [`Self::race_reads`] at the wait does lane by
+    /// lane, when every element sits in a cell of its own width (so each read is only
+    /// recorded there). Each cell takes its lanes' reads in lane order, as lane by lane
+    /// (a cell keeps only some reads, chosen by the order they come in), which needs the
+    /// reads of different `xs` to touch different words; and each lane's record is interned
+    /// once per site instead of once per element. Returns false, having changed nothing,
+    /// when the lanes must go one by one.
+    pub(super) fn race_reads_warp_wait(&mut self, w: usize, mask: u32, xs: &[(u32, &WarpRead)]) -> bool {
+        if !self.s.cfg.checks.races {
+            return true;
+        }
+        if xs.iter().any(|(_, x)| x.tiles_overlap()) {
+            return false;
+        }
+        self.sshadow.cover(self.shared.len());
+        let more = 2 * mask.count_ones() as usize * xs.len();
+        if xs.len() > 1 {
+            let mut words: Vec<(u32, usize)> =
+                xs.iter().enumerate().flat_map(|(i, (_, x))| x.elems().map(move |(e, _, _)| (e.byte / 4, i))).collect();
+            words.sort_unstable();
+            if words.windows(2).any(|p| p[0].0 == p[1].0 && p[0].1 != p[1].1) {
+                return false;
+            }
+        }
+        for (_, x) in xs {
+            let esz = x.elem.size() as usize;
+            for (e, _, _) in x.elems() {
+                let byte = e.byte as usize;
+                if self.word_in_flight_of(byte, esz).is_some()
+                    || self.valid_mbar_in(byte, esz).is_some()
+                    || self.sshadow.exact_cell((byte, esz), more).is_none()
+                {
+                    return false;
+                }
+            }
+        }
+        for &(func, x) in xs {
+            let esz = x.elem.size() as usize;
+            let mut recs = [[None; 2]; 32];
+            for l in super::block::lanes_of(mask) {
+                let (now, _) = self.lane_acc(w, l, Site { func, access: 0 });
+                for (i, access) in x.access.iter().enumerate() {
+                    recs[l][i] = Some(self.sshadow.read_rec(&Acc { func: func as u16, site: *access as u16, ..now }));
+                }
+            }
+            for (e, lanes, access) in x.elems() {
+                let m = lanes & mask;
+                let bytes = (e.byte as usize, esz);
+                self.wg_flight.end_n(bytes, m.count_ones());
+                let c = self.sshadow.exact_cell(bytes, 0).expect("checked above");
+                let i = usize::from(access != x.access[0]);
+                for l in super::block::lanes_of(m) {
+                    self.sshadow.record_read(c, recs[l][i].expect("every lane of the mask"));
+                }
+            }
+        }
+        true
     }
 
     /// The access lane `l` of warp `w` makes at `site`, for race detection (its thread's

@@ -437,28 +437,37 @@ impl WgFlight {
     }
 
     /// A lane's read of `size` bytes from `byte` is in flight (shared memory of `len` bytes).
-    pub fn start(&mut self, len: usize, (byte, size): (usize, usize), by: (u32, u16, u16)) {
+    pub fn start(&mut self, len: usize, bytes: (usize, usize), by: (u32, u16, u16)) {
+        self.start_n(len, bytes, by, 1);
+    }
+
+    /// `n` lanes' reads of those bytes are in flight, `by` the last of them.
+    pub fn start_n(&mut self, len: usize, (byte, size): (usize, usize), by: (u32, u16, u16), n: u32) {
         if self.count.is_empty() {
             self.count = vec![0; len.div_ceil(4)];
             self.by = vec![(0, 0, 0); len.div_ceil(4)];
         }
         for w in Self::words(byte, size) {
             if let Some(c) = self.count.get_mut(w) {
-                *c += 1;
+                *c += n;
                 self.by[w] = by;
-                self.total += 1;
+                self.total += u64::from(n);
             }
         }
     }
 
     /// That read has completed.
-    pub fn end(&mut self, (byte, size): (usize, usize)) {
+    pub fn end(&mut self, bytes: (usize, usize)) {
+        self.end_n(bytes, 1);
+    }
+
+    /// `n` such reads have completed.
+    pub fn end_n(&mut self, (byte, size): (usize, usize), n: u32) {
         for w in Self::words(byte, size) {
-            if let Some(c) = self.count.get_mut(w)
-                && *c > 0
-            {
-                *c -= 1;
-                self.total -= 1;
+            if let Some(c) = self.count.get_mut(w) {
+                let k = n.min(*c);
+                *c -= k;
+                self.total -= u64::from(k);
             }
         }
     }

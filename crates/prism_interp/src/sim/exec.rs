@@ -309,6 +309,11 @@ fn coord(i: u32, dims: [u32; 3], d: u8) -> u32 {
 }
 
 /// The report of a use of accumulators a wgmma still owns.
+/// Lane `l`'s reads of warp read `x`, listed as [`BlockSim::race_reads`] takes them.
+fn lane_reads(x: &WarpRead, l: usize) -> Vec<(Loc, u64, u32)> {
+    x.lane(l).map(|(e, access)| (Loc::Shared(e.byte as usize), u64::from(e.bits), access)).collect()
+}
+
 fn wgmma_pending(fc: &FuncCode, local: u32, what: &str) -> String {
     let name = fc.local_names.get(local as usize).map_or("the accumulators", String::as_str);
     format!("`{name}` {what} while a wgmma still writes it: wait for its group with `wgmma_wait` first")
@@ -1570,6 +1575,12 @@ impl<'a> BlockSim<'a> {
                                 Arc::new(WarpRead { tiles, elem: *elem, access: [accesses[1], accesses[2]] })
                             });
                             let mut mine = if warp.is_none() { Some(Tiles::new(n)) } else { None };
+                            // Whether some element the warp read was never written (then its
+                            // lanes note their reads one by one, to name the first).
+                            let unwritten = match &warp {
+                                Some(x) => x.elems().any(|(e, _, _)| self.unwritten(e.byte as usize, esz)),
+                                None => true,
+                            };
                             for l in lanes_of(mask) {
                                 let at = Lane { fid, w, l };
                                 if let Some(t) = mine.as_mut() {
@@ -1639,7 +1650,7 @@ impl<'a> BlockSim<'a> {
                                 // every wgmma of every lane (growing it one push at a time)
                                 // took a sixth of a wgmma gemm's checked run, in the allocator
                                 // and page faults.
-                                let list = self.s.cfg.checks.races || warp.is_none();
+                                let list = warp.is_none();
                                 let mut reads: Vec<(Loc, u64, u32)> = if list {
                                     let mut v = self.spare_reads.pop().unwrap_or_default();
                                     v.reserve((2 + n / 4) * kk);
@@ -1647,7 +1658,7 @@ impl<'a> BlockSim<'a> {
                                 } else {
                                     Vec::new()
                                 };
-                                if list || !self.swritten.is_empty() {
+                                if list || (unwritten && !self.swritten.is_empty()) {
                                     let rows = (0..2).map(|h| (&t.a[l / 4 + 8 * h], ReadBy::WgmmaA, accesses[1]));
                                     let cols = (0..n / 4).map(|q| (&t.b[lane_col(l, q)], ReadBy::WgmmaB, accesses[2]));
                                     for (x, by, access) in rows.chain(cols) {
@@ -1698,7 +1709,10 @@ impl<'a> BlockSim<'a> {
                                     let row = &t.a[l / 4 + 8 * h];
                                     let bcol = &t.b[8 * j + 2 * (l % 4) + c];
                                     let loc = reg_loc(reg);
-                                    if let Some(kind) = kacc {
+                                    // (A thread-local accumulator takes part in no race.)
+                                    if let Some(kind) = kacc
+                                        && !matches!(loc, Loc::Local(..))
+                                    {
                                         self.race(g, loc, kind, at, Site { func, access: accesses[0] }, None);
                                     }
                                     let old = f32::from_bits(self.read_loc(&fr, at, loc, Scalar::F32) as u32);
@@ -1735,11 +1749,27 @@ impl<'a> BlockSim<'a> {
                                 // checked here too, with the lane's state at the issue, and
                                 // from here to the wait a write to them races with the tensor
                                 // cores whatever orders it (`WgFlight`).
-                                let (now, passed) = self.lane_acc(w, l, Site { func, access: 0 });
-                                self.race_reads(g, (now, &passed), (at, func), (&reads, esz), ReadAt::Issue);
+                                // A warp read is checked for all the lanes below.
+                                if warp.is_none() {
+                                    let (now, passed) = self.lane_acc(w, l, Site { func, access: 0 });
+                                    self.race_reads(g, (now, &passed), (at, func), (&reads, esz), ReadAt::Issue);
+                                }
                                 let pending =
                                     WgPending { acc: (frame, array), func, elem: *elem, reads, warp: warp.clone() };
                                 self.wgmma.entry((w * 32 + l) as u32).or_default().0.push(pending);
+                            }
+                            // A warp read's issue check: at once for the warp when nothing is
+                            // to report, else lane by lane as above (nothing the loop did
+                            // touches what it looks at: the accumulators are thread-local).
+                            if let Some(x) = &warp
+                                && !self.race_reads_warp_issue(w, mask, func, x)
+                            {
+                                for l in lanes_of(mask) {
+                                    let reads = lane_reads(x, l);
+                                    let (now, passed) = self.lane_acc(w, l, Site { func, access: 0 });
+                                    let at = Lane { fid, w, l };
+                                    self.race_reads(g, (now, &passed), (at, func), (&reads, esz), ReadAt::Issue);
+                                }
                             }
                         }
                         Intr::WgmmaCommit => {
@@ -1753,6 +1783,19 @@ impl<'a> BlockSim<'a> {
                             // Whether each warp read met here changed, judged once for all the
                             // lanes (nothing below writes shared memory).
                             let mut judged: Vec<(*const WarpRead, bool)> = Vec::new();
+                            let mut changed_any = |x: &Arc<WarpRead>, sh: &[u8]| {
+                                let key = Arc::as_ptr(x);
+                                match judged.iter().find(|(k, _)| *k == key) {
+                                    Some(&(_, any)) => any,
+                                    None => {
+                                        let any = x.changed(sh);
+                                        judged.push((key, any));
+                                        any
+                                    }
+                                }
+                            };
+                            // Each lane's completed wgmmas, oldest first.
+                            let mut dones: Vec<(usize, Vec<WgPending>)> = Vec::new();
                             for l in lanes_of(mask) {
                                 let tid = (w * 32 + l) as u32;
                                 let mut done = Vec::new();
@@ -1764,40 +1807,75 @@ impl<'a> BlockSim<'a> {
                                         self.wgmma.remove(&tid);
                                     }
                                 }
+                                dones.push((l, done));
+                            }
+                            // When every lane completes the same warp reads and none changed,
+                            // their reads are recorded for the warp at once
+                            // ([`BlockSim::race_reads_warp_wait`]); else lane by lane.
+                            let batched = match dones.first() {
+                                Some((_, first)) if !first.is_empty() => {
+                                    let same = dones.iter().all(|(_, d)| {
+                                        d.len() == first.len()
+                                            && d.iter().zip(first).all(|(p, q)| match (&p.warp, &q.warp) {
+                                                (Some(x), Some(y)) => Arc::ptr_eq(x, y) && p.func == q.func,
+                                                _ => false,
+                                            })
+                                    });
+                                    let xs: Vec<(u32, &WarpRead)> = if same {
+                                        first.iter().filter_map(|p| Some((p.func, p.warp.as_deref()?))).collect()
+                                    } else {
+                                        Vec::new()
+                                    };
+                                    same && !first
+                                        .iter()
+                                        .any(|p| p.warp.as_ref().is_some_and(|x| changed_any(x, &self.shared)))
+                                        && self.race_reads_warp_wait(w, mask, &xs)
+                                }
+                                _ => false,
+                            };
+                            for (l, done) in dones {
                                 let at = Lane { fid, w, l };
                                 // Nothing the reads record changes the lane's access.
                                 let (now, passed) = self.lane_acc(w, l, Site { func, access: 0 });
                                 for mut p in done {
-                                    let wfc = &s.code.funcs[p.func as usize];
-                                    // A and B are of the group's element type.
-                                    let width = p.elem.size() as usize;
-                                    self.race_reads(g, (now, &passed), (at, p.func), (&p.reads, width), ReadAt::Wait);
-                                    // The lane's first read that changed by now, if any.
-                                    let changed = match &p.warp {
-                                        Some(x) => {
-                                            let key = Arc::as_ptr(x);
-                                            let any = match judged.iter().find(|(k, _)| *k == key) {
-                                                Some(&(_, any)) => any,
-                                                None => {
-                                                    let any = x.changed(&self.shared);
-                                                    judged.push((key, any));
-                                                    any
-                                                }
-                                            };
-                                            if any { x.lane_changed(&self.shared, l) } else { None }
-                                        }
-                                        None => p
-                                            .reads
-                                            .iter()
-                                            .find(|&&(loc, bits, _)| self.read_loc(&fr, at, loc, p.elem) != bits)
-                                            .map(|&(_, _, access)| access),
-                                    };
-                                    if let Some(access) = changed {
-                                        let mem = &wfc.mems[wfc.accesses[access as usize].mem.index()].name;
-                                        let msg = format!(
-                                            "`{mem}` changed while a wgmma could still read it: wait for its group with `wgmma_wait` before writing the tile"
+                                    if !batched {
+                                        let wfc = &s.code.funcs[p.func as usize];
+                                        // A and B are of the group's element type.
+                                        let width = p.elem.size() as usize;
+                                        let listed = match &p.warp {
+                                            Some(x) if self.s.cfg.checks.races => lane_reads(x, l),
+                                            _ => std::mem::take(&mut p.reads),
+                                        };
+                                        self.race_reads(
+                                            g,
+                                            (now, &passed),
+                                            (at, p.func),
+                                            (&listed, width),
+                                            ReadAt::Wait,
                                         );
-                                        fatal!(ReportKind::WgmmaPending, msg, l);
+                                        p.reads = listed;
+                                        // The lane's first read that changed by now, if any.
+                                        let changed = match &p.warp {
+                                            Some(x) => {
+                                                if changed_any(x, &self.shared) {
+                                                    x.lane_changed(&self.shared, l)
+                                                } else {
+                                                    None
+                                                }
+                                            }
+                                            None => p
+                                                .reads
+                                                .iter()
+                                                .find(|&&(loc, bits, _)| self.read_loc(&fr, at, loc, p.elem) != bits)
+                                                .map(|&(_, _, access)| access),
+                                        };
+                                        if let Some(access) = changed {
+                                            let mem = &wfc.mems[wfc.accesses[access as usize].mem.index()].name;
+                                            let msg = format!(
+                                                "`{mem}` changed while a wgmma could still read it: wait for its group with `wgmma_wait` before writing the tile"
+                                            );
+                                            fatal!(ReportKind::WgmmaPending, msg, l);
+                                        }
                                     }
                                     if self.spare_reads.len() < SPARE_READS && p.reads.capacity() > 0 {
                                         p.reads.clear();

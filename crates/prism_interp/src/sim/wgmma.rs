@@ -168,6 +168,36 @@ impl WarpRead {
         rows.chain(cols).flat_map(move |(x, access)| x[..kk].iter().map(move |e| (e, access)))
     }
 
+    /// Every element the warp read, once, with the lanes that read it (a mask over the
+    /// warp: row `r` of A is lanes `4 (r % 8) ..= 4 (r % 8) + 3`, column `c` of B the lanes
+    /// `l` with `l % 4 = (c % 8) / 2`) and its access site: A's rows, then B's columns.
+    pub fn elems(&self) -> impl Iterator<Item = (&TileElem, u32, u32)> {
+        let kk = 32 / self.elem.size() as usize;
+        let rows = self.tiles.a.iter().enumerate().map(|(r, x)| (x, 0xF << (4 * (r % 8)), self.access[0]));
+        let cols = self.tiles.b.iter().enumerate().map(|(c, x)| (x, 0x1111_1111 << (c % 8 / 2), self.access[1]));
+        rows.chain(cols).flat_map(move |(x, lanes, access)| x[..kk].iter().map(move |e| (e, lanes, access)))
+    }
+
+    /// The byte range `[lo, hi)` of A's elements and of B's.
+    fn ranges(&self) -> [(usize, usize); 2] {
+        let size = self.elem.size() as usize;
+        let kk = 32 / size;
+        let range = |xs: &[[TileElem; 16]]| {
+            xs.iter()
+                .flat_map(|x| &x[..kk])
+                .fold((usize::MAX, 0), |(lo, hi), e| (lo.min(e.byte as usize), hi.max(e.byte as usize + size)))
+        };
+        [range(&self.tiles.a), range(&self.tiles.b)]
+    }
+
+    /// Whether some byte may be read both as A and as B (then the order of each lane's
+    /// reads decides which site a word's flight names last, and only the lane-by-lane path
+    /// keeps it).
+    pub fn tiles_overlap(&self) -> bool {
+        let [(a0, a1), (b0, b1)] = self.ranges();
+        a0 < b1 && b0 < a1
+    }
+
     /// Whether any element changed in shared memory `sh` since it was read.
     pub fn changed(&self, sh: &[u8]) -> bool {
         let kk = 32 / self.elem.size() as usize;
