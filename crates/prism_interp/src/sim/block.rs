@@ -413,6 +413,11 @@ pub struct BlockSim<'a> {
     pub spare_tiles: Vec<super::wgmma::Tiles>,
     /// With race checks, the wgmma reads in flight ([`WgFlight`]).
     pub wg_flight: WgFlight,
+    /// Per 4-byte word of shared memory, which of the warp reads a wait records at once
+    /// last touched it (`BlockSim::race_reads_warp_wait`), as `wg_epoch` plus its position:
+    /// two reads touching one word send the wait lane by lane.
+    pub wg_stamp: Vec<u32>,
+    pub wg_epoch: u32,
 }
 
 /// The shared memory that wgmmas in flight read: from its issue to the wait that completes
@@ -759,6 +764,8 @@ impl<'a> BlockSim<'a> {
             spare_reads: Vec::new(),
             spare_tiles: Vec::new(),
             wg_flight: WgFlight::default(),
+            wg_stamp: Vec::new(),
+            wg_epoch: 0,
         };
         for w in 0..nwarps {
             let lanes = (t - w * 32).min(32);
