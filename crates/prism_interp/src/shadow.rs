@@ -1538,10 +1538,17 @@ impl SharedShadow {
         ReadRec(self.rec(now, Kind::Read))
     }
 
-    /// Records read `r` in cell `c` (from [`Self::exact_cell`]), as [`Self::read_memo`] at
-    /// the wait does.
-    pub fn record_read(&mut self, c: usize, r: ReadRec) {
-        self.record(c, r.0, Kind::Read);
+    /// Records reads `rs` in cell `c` (from [`Self::exact_cell`]) one after the other, as
+    /// [`Self::read_memo`] at the wait records each (`record`), with the cell's records
+    /// held in registers meanwhile.
+    pub fn record_reads(&mut self, c: usize, rs: impl Iterator<Item = ReadRec>) {
+        let cell = &mut self.cells[c];
+        let (mut reads, mut next) = (cell.reads, cell.next_read);
+        for ReadRec(r) in rs {
+            let slot = read_slot(reads.map(|r| r.tid), &mut next, r.tid);
+            reads[slot] = r;
+        }
+        (cell.reads, cell.next_read) = (reads, next);
     }
 
     /// Checks atomic `now` of safe code against the phase records of cell `c` and records

@@ -1277,9 +1277,8 @@ impl<'a> BlockSim<'a> {
                 self.wg_flight.end_n((e.byte as usize, esz), m.count_ones());
                 let c = cells.next().expect("one cell per element, found above");
                 let i = usize::from(access != x.access[0]);
-                for l in super::block::lanes_of(m) {
-                    self.sshadow.record_read(c, recs[l][i].expect("every lane of the mask"));
-                }
+                let rs = super::block::lanes_of(m).map(|l| recs[l][i].expect("every lane of the mask"));
+                self.sshadow.record_reads(c, rs);
             }
         }
         true
