@@ -120,14 +120,15 @@ pub fn clean_launches(src: &str) -> Result<Vec<Launch>, String> {
     Ok(launches(src)?.into_iter().filter(|l| !is_buggy(l)).collect())
 }
 
-/// Lines (1-based) annotated `# report: [code]`, with their codes.
+/// Lines (1-based) annotated `# report: [code]` (or `[code, code]`, for a line that
+/// reports two), with their codes.
 pub fn report_annotations(src: &str) -> Vec<(u32, String)> {
     let mut out = Vec::new();
     for (i, line) in src.lines().enumerate() {
         if let Some(at) = line.find("# report: [") {
             let rest = &line[at + "# report: [".len()..];
             if let Some(end) = rest.find(']') {
-                out.push((i as u32 + 1, rest[..end].to_string()));
+                out.extend(rest[..end].split(',').map(|code| (i as u32 + 1, code.trim().to_string())));
             }
         }
     }

@@ -1581,6 +1581,27 @@ impl<'a> BlockSim<'a> {
                                 Some(x) => x.elems().any(|(e, _, _)| self.unwritten(e.byte as usize, esz)),
                                 None => true,
                             };
+                            // Before a lane stops the block, the issue checks that lane by lane
+                            // would have made for the lanes before it (a warp read checks them
+                            // all after the loop below; review R28 F1).
+                            macro_rules! issue_checks_before {
+                                ($l:expr) => {
+                                    if let Some(x) = &warp {
+                                        for l in lanes_of(mask & ((1u32 << $l) - 1)) {
+                                            let reads = lane_reads(x, l);
+                                            let (now, passed) = self.lane_acc(w, l, Site { func, access: 0 });
+                                            let at = Lane { fid, w, l };
+                                            self.race_reads(
+                                                g,
+                                                (now, &passed),
+                                                (at, func),
+                                                (&reads, esz),
+                                                ReadAt::Issue,
+                                            );
+                                        }
+                                    }
+                                };
+                            }
                             for l in lanes_of(mask) {
                                 let at = Lane { fid, w, l };
                                 if let Some(t) = mine.as_mut() {
@@ -1694,6 +1715,7 @@ impl<'a> BlockSim<'a> {
                                             .clone()
                                             .find_map(|reg| self.locate(&fr, at, accs, reg as i128, 4).err())
                                             .unwrap_or_default();
+                                        issue_checks_before!(l);
                                         fatal!(ReportKind::OutOfBounds, format!("wgmma accumulator: {why}"), l)
                                     }
                                 };
@@ -1735,6 +1757,7 @@ impl<'a> BlockSim<'a> {
                                 let Ok(Loc::Local(frame, array, _)) =
                                     self.locate(&fr, at, fr.regs[*acc as usize * 32 + l], 0, 4)
                                 else {
+                                    issue_checks_before!(l);
                                     fatal!(
                                         ReportKind::WgmmaPending,
                                         "the wgmma's accumulators are not a thread-local array (shared or global memory passed for a pointer parameter): the tensor cores write registers".to_string(),

@@ -25,12 +25,11 @@ use prism_types::ty::Scalar;
 /// count from it), and the swizzle span; `None` for the canonical interleaved layout.
 pub(super) type TileAt = Option<((i64, i64), u32)>;
 
-/// Shared memory addresses lie far below this: a tile whose start is outside `0 ..
-/// MAX_ADDR` is out of bounds (its element (0, 0) is there), and keeping starts below it
-/// keeps the arithmetic of [`place`] in `i64` without wrapping (an index of 2^62 `float`s
-/// once wrapped the start back onto the tile's own pointer, an out-of-bounds tile read
-/// in bounds with no report).
-const MAX_ADDR: i128 = 1 << 40;
+/// The largest tile start, in bytes either way, that [`place`] computes with: its `i64`
+/// arithmetic would wrap beyond (an index of 2^63 bf16s, 2^64 bytes, once wrapped the start
+/// back onto the tile's own pointer: an out-of-bounds tile read in bounds with no report).
+/// Nearer starts outside shared memory are reported element by element, as before.
+const MAX_ADDR: i128 = 1 << 62;
 
 /// The element index, counted from the operand's pointer, of (row, k) of a K-major tile of
 /// `esz`-byte elements laid out as `at` says. Canonical layout: core matrices of 8 rows of
@@ -78,7 +77,7 @@ pub(super) fn swizzled_start(
     }
     // A shared pointer's base and offset are small (22 and 20 bits), so only the index
     // can take the start far away.
-    if !(0..MAX_ADDR).contains(&start) {
+    if !(-MAX_ADDR..MAX_ADDR).contains(&start) {
         return Err((
             ReportKind::OutOfBounds,
             format!("a swizzled tile's start is at byte {start}, outside shared memory"),
