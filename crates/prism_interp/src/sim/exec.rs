@@ -1578,7 +1578,10 @@ impl<'a> BlockSim<'a> {
                             // Whether some element the warp read was never written (then its
                             // lanes note their reads one by one, to name the first).
                             let unwritten = match &warp {
-                                Some(x) => x.elems().any(|(e, _, _)| self.unwritten(e.byte as usize, esz)),
+                                Some(x) => {
+                                    !self.swritten.is_empty()
+                                        && x.elems().any(|(e, _, _)| self.unwritten(e.byte as usize, esz))
+                                }
                                 None => true,
                             };
                             // Before a lane stops the block, the issue checks that lane by lane
