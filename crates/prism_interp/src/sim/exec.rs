@@ -1714,10 +1714,27 @@ impl<'a> BlockSim<'a> {
                                 let first = match ends {
                                     (Ok(first), Ok(_)) => first,
                                     _ => {
-                                        let why = regs
-                                            .clone()
-                                            .find_map(|reg| self.locate(&fr, at, accs, reg as i128, 4).err())
-                                            .unwrap_or_default();
+                                        // The registers before the first one out of bounds
+                                        // were each checked for races, as one by one (review
+                                        // R29: memory that is not thread-local, through a
+                                        // pointer parameter, may be written by others).
+                                        let mut why = String::new();
+                                        for reg in regs.clone() {
+                                            match self.locate(&fr, at, accs, reg as i128, 4) {
+                                                Ok(loc) => {
+                                                    if let Some(kind) = kacc
+                                                        && !matches!(loc, Loc::Local(..))
+                                                    {
+                                                        let site = Site { func, access: accesses[0] };
+                                                        self.race(g, loc, kind, at, site, None);
+                                                    }
+                                                }
+                                                Err(e) => {
+                                                    why = e;
+                                                    break;
+                                                }
+                                            }
+                                        }
                                         issue_checks_before!(l);
                                         fatal!(ReportKind::OutOfBounds, format!("wgmma accumulator: {why}"), l)
                                     }

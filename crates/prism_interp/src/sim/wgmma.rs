@@ -26,10 +26,11 @@ use prism_types::ty::Scalar;
 pub(super) type TileAt = Option<((i64, i64), u32)>;
 
 /// The largest tile start, in bytes either way, that [`place`] computes with: its `i64`
-/// arithmetic would wrap beyond (an index of 2^63 bf16s, 2^64 bytes, once wrapped the start
-/// back onto the tile's own pointer: an out-of-bounds tile read in bounds with no report).
-/// Nearer starts outside shared memory are reported element by element, as before.
-const MAX_ADDR: i128 = 1 << 62;
+/// arithmetic adds a tile's row offsets (some kilobytes) to the start and subtracts the
+/// operand's address (below 2^24), and would wrap beyond this (an index of 2^63 bf16s, 2^64 bytes, once wrapped the start back onto the
+/// tile's own pointer: an out-of-bounds tile read in bounds with no report). Starts nearer
+/// than this, in shared memory or not, are bounds-checked element by element, as before.
+const MAX_ADDR: i128 = (1 << 63) - (1 << 32);
 
 /// The element index, counted from the operand's pointer, of (row, k) of a K-major tile of
 /// `esz`-byte elements laid out as `at` says. Canonical layout: core matrices of 8 rows of
