@@ -818,6 +818,9 @@ fn pointer_words(p: &PointerProblem) -> String {
         PointerProblem::NotShared { name } => {
             format!("`{name}` is not shared memory, but the parameter is `ptr(T, shared)`")
         }
+        PointerProblem::NotThreadLocal { name, callee } => format!(
+            "`{name}` is not a thread-local array, but `{callee}`'s parameter reaches a wgmma's accumulators, which are registers"
+        ),
     }
 }
 

@@ -125,6 +125,9 @@ pub enum PointerProblem {
     LocalBroader { name: String, param: Persp },
     /// Memory that is not shared for a `ptr(T, shared)` parameter.
     NotShared { name: String },
+    /// Memory that is not a thread-local array for a parameter the callee (`callee`, or a
+    /// function it calls) gives a wgmma as its accumulators.
+    NotThreadLocal { name: String, callee: String },
 }
 
 /// Why a `return` does not fit the signature, for `return-value`.

@@ -6,7 +6,7 @@
 //! multiples). Scalar and const-pointer arguments may be broader than their parameters;
 //! non-const pointers must match exactly (language.md §5).
 
-use super::ctx::{Checker, Lit, Val};
+use super::ctx::{AccArg, AccRoot, Checker, Lit, Val};
 use super::expr::Resolved;
 use crate::error::{
     ArgsProblem, Expected, Found, IndexFnProblem, IndexProblem, PointerProblem, TypeError, VectorProblem,
@@ -379,7 +379,7 @@ impl Checker<'_> {
         let mut out = Vec::new();
         // Memory arguments with their parameter's name and whether the callee may write it.
         let mut mems: Vec<(VarId, &str, bool, Span)> = Vec::new();
-        for (p, a) in sig.params.iter().zip(&m.by_param) {
+        for (param, (p, a)) in sig.params.iter().zip(&m.by_param).enumerate() {
             let Some(a) = a else { continue };
             match &p.ty {
                 Ty::Scalar(s) => {
@@ -404,6 +404,18 @@ impl Checker<'_> {
                                 ),
                             });
                         }
+                        // For the rule that a wgmma's accumulators are thread-local
+                        // arrays, through any chain of calls (`check::accumulators`).
+                        let root = self.mem_root(v);
+                        let root = match self.var(root).kind {
+                            VarKind::Local => AccRoot::Local,
+                            VarKind::Param { .. } if self.sig.kind != ast::FnKind::Kernel => {
+                                self.param_index.get(&root).map_or(AccRoot::Other, |&i| AccRoot::Param(i))
+                            }
+                            _ => AccRoot::Other,
+                        };
+                        let name = self.var(v).name.clone();
+                        self.acc.args.push(AccArg { callee: id, param, root, name, span: a.value.span });
                         mems.push((v, &p.name, *mutable, a.value.span));
                         out.push(CallArg::Mem(v));
                     }
@@ -987,6 +999,17 @@ impl Checker<'_> {
         // on the GPU, and the simulator did not track it (review R27): a thread-local
         // array only, in unsafe code too. A device function's pointer parameter may be given
         // either; the simulator reports memory that is not thread-local at the wgmma.
+        // A device function's parameter taken as the accumulators: every call must give it
+        // a thread-local array (`check::accumulators`).
+        if id.is_wgmma()
+            && self.sig.kind != ast::FnKind::Kernel
+            && let Some(CallArg::Mem(v)) = out.first()
+            && let root = self.mem_root(*v)
+            && matches!(self.var(root).kind, VarKind::Param { .. })
+            && let Some(&i) = self.param_index.get(&root)
+        {
+            self.acc.wgmma.push(i);
+        }
         if id.is_wgmma()
             && out.len() == sig.params.len()
             && let Some(CallArg::Mem(v)) = out.first()

@@ -146,12 +146,48 @@ pub(crate) struct Checker<'a> {
     pub smem_cur: u64,
     pub smem_need: u64,
     pub calls: Vec<(FnId, Span)>,
+    /// What the body does with memory that may reach a wgmma's accumulators.
+    pub acc: AccFacts,
+    /// The position in the signature of each parameter's variable.
+    pub param_index: HashMap<VarId, usize>,
     /// The enclosing pipeline loops, innermost last.
     pub pipes: Vec<super::pipeline::PipeCtx>,
     /// Reads, in the fill being checked, of mutable variables declared outside it.
     pub fill_reads: std::cell::RefCell<Vec<(VarId, Span)>>,
     /// The code perspective each `async` scope was opened at, by its view.
     pub async_code: HashMap<VarId, Persp>,
+}
+
+/// What a function body does with memory that may reach a wgmma's accumulators, for the
+/// whole-program rule that they are thread-local arrays (`check::accumulators`).
+#[derive(Debug, Default)]
+pub(crate) struct AccFacts {
+    /// The positions of the parameters a wgmma of the body takes as its accumulators.
+    pub wgmma: Vec<usize>,
+    /// The memory arguments of the body's calls of Prism functions.
+    pub args: Vec<AccArg>,
+}
+
+/// One memory argument of a call, for [`AccFacts`].
+#[derive(Debug)]
+pub(crate) struct AccArg {
+    pub callee: FnId,
+    /// The parameter's position in the callee's signature.
+    pub param: usize,
+    /// What the argument's memory is rooted at.
+    pub root: AccRoot,
+    /// The argument's name, and where it is.
+    pub name: String,
+    pub span: Span,
+}
+
+/// What memory is rooted at: a thread-local array, a parameter of the calling function (by
+/// position; not a kernel's, which is global memory), or anything else.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AccRoot {
+    Local,
+    Param(usize),
+    Other,
 }
 
 /// Checks one function body.
@@ -162,7 +198,7 @@ pub(crate) fn check_body(
     f: &ast::Function,
     depth: u32,
     errors: &mut Vec<TypeError>,
-) -> (tir::Function, Vec<(FnId, Span)>) {
+) -> (tir::Function, Vec<(FnId, Span)>, AccFacts) {
     let mut cx = Checker {
         g,
         fn_id: id,
@@ -186,6 +222,8 @@ pub(crate) fn check_body(
         smem_cur: 0,
         smem_need: 0,
         calls: Vec::new(),
+        acc: AccFacts::default(),
+        param_index: HashMap::new(),
         pipes: Vec::new(),
         fill_reads: Default::default(),
     };
@@ -205,6 +243,7 @@ pub(crate) fn check_body(
         let v = cx.new_var(&p.name, p.ty.clone(), p.persp, kind, p.span);
         // Const scalar parameters are read-only, like const locals.
         cx.bind(&p.name, Binding::Var(v));
+        cx.param_index.insert(v, i);
         params.push(v);
     }
     let body = cx.block_no_scope(&f.body);
@@ -247,7 +286,7 @@ pub(crate) fn check_body(
         vars: cx.vars,
         body,
     };
-    (func, cx.calls)
+    (func, cx.calls, cx.acc)
 }
 
 /// Whether every path through `b` ends in `return`.

@@ -6,7 +6,9 @@
 //!    so bodies can be checked in any order (modularity, language.md §5).
 //! 2. `body`: checks each body (`ctx.rs` holds the state; `stmt.rs`, `expr.rs`, `call.rs`
 //!    and `scope.rs` the rules) and produces a [`tir::Function`].
-//! 3. whole-program rules: recursion (a cycle in the call graph) and shared-memory budgets.
+//! 3. whole-program rules: recursion (a cycle in the call graph), parameters that reach a
+//!    wgmma's accumulators (every call gives them thread-local arrays), and shared-memory
+//!    budgets.
 //!
 //! Every pass records errors and carries on, so one run reports every problem it can.
 
@@ -19,7 +21,7 @@ mod scope;
 mod stmt;
 
 use crate::consts;
-use crate::error::{BoundProblem, Expected, Found, PerspProblem, ReturnProblem, TypeError};
+use crate::error::{BoundProblem, Expected, Found, PerspProblem, PointerProblem, ReturnProblem, TypeError};
 use crate::perspective::{Facts, Level, Persp, lcm};
 use crate::tir::{self, FnId};
 use crate::ty::{Scalar, TensorMapTy, Ty};
@@ -388,11 +390,13 @@ pub fn check_units(units: &[Unit<'_>], target: &Target, errors: &mut Vec<TypeErr
     let shared = generic::Shared::new(&templates, &scopes, sigs.len() as u32);
     let mut functions = Vec::new();
     let mut edges: Vec<Vec<(FnId, Span)>> = Vec::new();
+    let mut accs: Vec<ctx::AccFacts> = Vec::new();
     let mut headers: Vec<Span> = Vec::new();
     for (u, id, f) in &fn_asts {
         let g = scopes[*u].view(&sigs, &shared);
-        let (func, calls) = ctx::check_body(&g, *id, &sigs[id.0 as usize], f, 0, errors);
+        let (func, calls, acc) = ctx::check_body(&g, *id, &sigs[id.0 as usize], f, 0, errors);
         edges.push(calls);
+        accs.push(acc);
         headers.push(f.header_span);
         functions.push(func);
     }
@@ -411,7 +415,8 @@ pub fn check_units(units: &[Unit<'_>], target: &Target, errors: &mut Vec<TypeErr
         };
         let g = scope.view(&sigs, &shared);
         let mut inner = Vec::new();
-        let (func, calls) = ctx::check_body(&g, id, &sig, &work.ast, work.depth, &mut inner);
+        let (func, calls, acc) = ctx::check_body(&g, id, &sig, &work.ast, work.depth, &mut inner);
+        accs.push(acc);
         // Each error names the instance's call, then the calls that made the instances
         // around it, out to the non-generic code that started the chain.
         made.push((sig.name.clone(), work.call, work.parent));
@@ -435,6 +440,7 @@ pub fn check_units(units: &[Unit<'_>], target: &Target, errors: &mut Vec<TypeErr
     let g = none.view(&sigs, &pass1);
     // Pass 3: whole-program rules.
     recursion(&g, &edges, errors);
+    accumulators(&g, &accs, errors);
     for (func, header) in functions.iter().zip(&headers) {
         let sig = &g.sigs[func.id.0 as usize];
         if func.smem_need > sig.smem_budget {
@@ -1406,6 +1412,64 @@ fn unknown_named(t: &ast::TypeExpr) -> Option<ast::Ident> {
 }
 
 /// Reports every cycle of the call graph once, at a call inside it.
+/// A wgmma's accumulators are registers: the CUDA reads the asm's operands back into the
+/// array right after the asynchronous issue, so shared or global memory given for them
+/// holds garbage until the wait, and the simulator's `wgmma-pending` guards a thread-local
+/// array only (review R27). The wgmma itself takes a thread-local array or a device
+/// function's pointer parameter (`wrong-arguments`); this rule follows such parameters
+/// through every chain of calls. A parameter is an accumulator parameter when its
+/// function gives it (or a view of it) to a wgmma as the accumulators, or passes it for
+/// another function's accumulator parameter (a fixpoint over `accs`, one per function, in
+/// id order). Every call must give an accumulator parameter memory rooted at a thread-local
+/// array or at one of the caller's own accumulator parameters (`pointer-argument`, in
+/// unsafe code too). By induction over the call chain from the kernel, whose own pointers
+/// are global memory and can be neither, every wgmma's accumulators are then a thread-local
+/// array of some caller.
+fn accumulators(g: &Globals, accs: &[ctx::AccFacts], errors: &mut Vec<TypeError>) {
+    let mut marked: std::collections::HashSet<(usize, usize)> = std::collections::HashSet::new();
+    for (f, facts) in accs.iter().enumerate() {
+        marked.extend(facts.wgmma.iter().map(|&p| (f, p)));
+    }
+    if marked.is_empty() {
+        return;
+    }
+    loop {
+        let mut grew = false;
+        for (f, facts) in accs.iter().enumerate() {
+            for a in &facts.args {
+                if let ctx::AccRoot::Param(p) = a.root
+                    && marked.contains(&(a.callee.0 as usize, a.param))
+                {
+                    grew |= marked.insert((f, p));
+                }
+            }
+        }
+        if !grew {
+            break;
+        }
+    }
+    for (f, facts) in accs.iter().enumerate() {
+        for a in &facts.args {
+            let ok = match a.root {
+                ctx::AccRoot::Local => true,
+                ctx::AccRoot::Param(p) => marked.contains(&(f, p)),
+                ctx::AccRoot::Other => false,
+            };
+            if !ok && marked.contains(&(a.callee.0 as usize, a.param)) {
+                let sig = g.sig(a.callee);
+                errors.push(TypeError::PointerArgument {
+                    param: sig.params.get(a.param).map_or_else(String::new, |p| p.name.clone()),
+                    problem: PointerProblem::NotThreadLocal { name: a.name.clone(), callee: sig.name.clone() },
+                    span: a.span,
+                    help: Some(
+                        "declare the accumulators `acc : float[N / 2] @ thread[1]` in the caller and pass `acc`".into(),
+                    ),
+                });
+            }
+        }
+    }
+}
+
 fn recursion(g: &Globals, edges: &[Vec<(FnId, Span)>], errors: &mut Vec<TypeError>) {
     // Tarjan's strongly connected components, iteratively; a component with more than one
     // function, or one function calling itself, is a cycle.
