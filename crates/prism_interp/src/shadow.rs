@@ -1459,15 +1459,14 @@ impl SharedShadow {
     ) -> Option<(Acc, RaceKind)> {
         let record = at == ReadAt::Wait;
         let size = size.max(1);
-        let i = self.index[byte];
-        let exact = i != 0 && i & INSIDE == 0 && usize::from(self.cells[i as usize - 1].width) == size;
-        if !exact || now.phase.is_some() || self.moments.len() >= self.collect_at {
+        let Some(c) =
+            self.exact_at(byte, size).filter(|_| !now.phase.is_some() && self.moments.len() < self.collect_at)
+        else {
             if !record && self.index[byte..byte + size].iter().all(|&i| i == 0) {
                 return None;
             }
             return self.access_with(lv, (byte, size), (now, passed), Kind::Read, also);
-        }
-        let c = i as usize - 1;
+        };
         if record {
             let r = self.rec(&now, Kind::Read);
             self.record(c, r, Kind::Read);
@@ -1497,6 +1496,14 @@ impl SharedShadow {
         conflict
     }
 
+    /// The cell that holds exactly the `size` bytes from `byte` (its first byte there, its
+    /// width theirs), if one does.
+    #[inline]
+    fn exact_at(&self, byte: usize, size: usize) -> Option<usize> {
+        let i = self.index[byte];
+        (i != 0 && i & INSIDE == 0 && usize::from(self.cells[i as usize - 1].width) == size).then(|| i as usize - 1)
+    }
+
     /// What a wgmma's read of the `size` bytes from `byte` meets at its issue, for a warp's
     /// lanes judged at once (`BlockSim::race_reads_warp_issue`): `Some(None)` nothing (no
     /// write, or bytes never accessed), `Some(Some(w))` the write `w` (which [`Self::read_memo`]
@@ -1504,15 +1511,13 @@ impl SharedShadow {
     /// of another width or start, atomic records, a moment table due for collection).
     pub fn issue_meets(&self, (byte, size): (usize, usize)) -> Option<Option<WriteKey>> {
         let size = size.max(1);
-        let i = self.index[byte];
-        let exact = i != 0 && i & INSIDE == 0 && usize::from(self.cells[i as usize - 1].width) == size;
         if self.moments.len() >= self.collect_at {
             return None;
         }
-        if !exact {
+        let Some(c) = self.exact_at(byte, size) else {
             return self.index[byte..byte + size].iter().all(|&i| i == 0).then_some(None);
-        }
-        let cell = &self.cells[i as usize - 1];
+        };
+        let cell = &self.cells[c];
         if cell.atomics != 0 {
             return None;
         }
@@ -1528,9 +1533,7 @@ impl SharedShadow {
     /// would record a read there without looking further (and the moment table has room
     /// for `more` moments before it is due for collection); `None` otherwise.
     pub fn exact_cell(&self, (byte, size): (usize, usize), more: usize) -> Option<usize> {
-        let i = self.index[byte];
-        let exact = i != 0 && i & INSIDE == 0 && usize::from(self.cells[i as usize - 1].width) == size.max(1);
-        (exact && self.moments.len() + more < self.collect_at).then(|| i as usize - 1)
+        self.exact_at(byte, size.max(1)).filter(|_| self.moments.len() + more < self.collect_at)
     }
 
     /// The record of read `now`, to record in cells with [`Self::record_read`].

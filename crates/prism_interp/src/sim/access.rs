@@ -1215,6 +1215,24 @@ impl<'a> BlockSim<'a> {
         true
     }
 
+    /// The issue check of warp read `x` lane by lane for the lanes of `mask`, as
+    /// [`Self::race_reads`] makes it for a lane that read its tiles itself: what
+    /// [`Self::race_reads_warp_issue`] falls back to, and what precedes a lane's stop.
+    pub(super) fn warp_read_issue_lanes(
+        &mut self,
+        g: &mut GCtx,
+        (fid, w, func): (u32, usize, u32),
+        mask: u32,
+        x: &WarpRead,
+    ) {
+        let esz = x.elem.size() as usize;
+        for l in super::block::lanes_of(mask) {
+            let reads = x.lane_list(l);
+            let (now, passed) = self.lane_acc(w, l, Site { func, access: 0 });
+            self.race_reads(g, (now, &passed), (Lane { fid, w, l }, func), (&reads, esz), ReadAt::Issue);
+        }
+    }
+
     /// The wait's records of the warp reads `xs` (each with its function) that every lane
     /// of `mask` completes here, at once: what [`Self::race_reads`] at the wait does lane by
     /// lane, when every element sits in a cell of its own width (so each read is only

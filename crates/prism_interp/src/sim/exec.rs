@@ -309,11 +309,6 @@ fn coord(i: u32, dims: [u32; 3], d: u8) -> u32 {
 }
 
 /// The report of a use of accumulators a wgmma still owns.
-/// Lane `l`'s reads of warp read `x`, listed as [`BlockSim::race_reads`] takes them.
-fn lane_reads(x: &WarpRead, l: usize) -> Vec<(Loc, u64, u32)> {
-    x.lane(l).map(|(e, access)| (Loc::Shared(e.byte as usize), u64::from(e.bits), access)).collect()
-}
-
 fn wgmma_pending(fc: &FuncCode, local: u32, what: &str) -> String {
     let name = fc.local_names.get(local as usize).map_or("the accumulators", String::as_str);
     format!("`{name}` {what} while a wgmma still writes it: wait for its group with `wgmma_wait` first")
@@ -1577,31 +1572,17 @@ impl<'a> BlockSim<'a> {
                             let mut mine = if warp.is_none() { Some(Tiles::new(n)) } else { None };
                             // Whether some element the warp read was never written (then its
                             // lanes note their reads one by one, to name the first).
-                            let unwritten = match &warp {
-                                Some(x) => {
-                                    !self.swritten.is_empty()
-                                        && x.elems().any(|(e, _, _)| self.unwritten(e.byte as usize, esz))
-                                }
-                                None => true,
-                            };
+                            let unwritten = !self.swritten.is_empty()
+                                && warp
+                                    .as_ref()
+                                    .is_none_or(|x| x.elems().any(|(e, _, _)| self.unwritten(e.byte as usize, esz)));
                             // Before a lane stops the block, the issue checks that lane by lane
                             // would have made for the lanes before it (a warp read checks them
                             // all after the loop below; review R28 F1).
                             macro_rules! issue_checks_before {
                                 ($l:expr) => {
                                     if let Some(x) = &warp {
-                                        for l in lanes_of(mask & ((1u32 << $l) - 1)) {
-                                            let reads = lane_reads(x, l);
-                                            let (now, passed) = self.lane_acc(w, l, Site { func, access: 0 });
-                                            let at = Lane { fid, w, l };
-                                            self.race_reads(
-                                                g,
-                                                (now, &passed),
-                                                (at, func),
-                                                (&reads, esz),
-                                                ReadAt::Issue,
-                                            );
-                                        }
+                                        self.warp_read_issue_lanes(g, (fid, w, func), mask & ((1u32 << $l) - 1), x);
                                     }
                                 };
                             }
@@ -1682,7 +1663,7 @@ impl<'a> BlockSim<'a> {
                                 } else {
                                     Vec::new()
                                 };
-                                if list || (unwritten && !self.swritten.is_empty()) {
+                                if list || unwritten {
                                     let rows = (0..2).map(|h| (&t.a[l / 4 + 8 * h], ReadBy::WgmmaA, accesses[1]));
                                     let cols = (0..n / 4).map(|q| (&t.b[lane_col(l, q)], ReadBy::WgmmaB, accesses[2]));
                                     for (x, by, access) in rows.chain(cols) {
@@ -1769,11 +1750,10 @@ impl<'a> BlockSim<'a> {
                                     self.write_loc(&mut fr, at, loc, Scalar::F32, bits);
                                 }
                                 // The accumulators stay the hardware's until `wgmma_wait`. They
-                                // are registers: the checker takes a thread-local array, or a
-                                // device function's pointer parameter, which a caller may give
-                                // a thread's slice of shared or global memory instead (whose
-                                // CUDA reads the registers back right after the issue, so the
-                                // memory holds garbage until the wait; review R27).
+                                // are registers: the checker takes a thread-local array, directly
+                                // or through parameters every call gives one
+                                // (`check::accumulators`); IR that reaches here with other
+                                // memory is reported (review R27).
                                 let Ok(Loc::Local(frame, array, _)) =
                                     self.locate(&fr, at, fr.regs[*acc as usize * 32 + l], 0, 4)
                                 else {
@@ -1807,12 +1787,7 @@ impl<'a> BlockSim<'a> {
                             if let Some(x) = &warp
                                 && !self.race_reads_warp_issue(w, mask, func, x)
                             {
-                                for l in lanes_of(mask) {
-                                    let reads = lane_reads(x, l);
-                                    let (now, passed) = self.lane_acc(w, l, Site { func, access: 0 });
-                                    let at = Lane { fid, w, l };
-                                    self.race_reads(g, (now, &passed), (at, func), (&reads, esz), ReadAt::Issue);
-                                }
+                                self.warp_read_issue_lanes(g, (fid, w, func), mask, x);
                             }
                         }
                         Intr::WgmmaCommit => {
@@ -1886,7 +1861,7 @@ impl<'a> BlockSim<'a> {
                                         // A and B are of the group's element type.
                                         let width = p.elem.size() as usize;
                                         let listed = match &p.warp {
-                                            Some(x) if self.s.cfg.checks.races => lane_reads(x, l),
+                                            Some(x) if self.s.cfg.checks.races => x.lane_list(l),
                                             _ => std::mem::take(&mut p.reads),
                                         };
                                         self.race_reads(

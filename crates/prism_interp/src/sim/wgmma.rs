@@ -13,7 +13,7 @@
 //! it where it always has; both paths give each lane the same values in the same order, so
 //! results, race records and reports do not depend on which one ran.
 
-use super::block::{BlockSim, Frame, lanes_of};
+use super::block::{BlockSim, Frame, Loc, lanes_of};
 use crate::code::{R, WgmmaLayout};
 use crate::memory::{Ptr, Space};
 use crate::report::ReportKind;
@@ -196,6 +196,11 @@ impl WarpRead {
     pub fn tiles_overlap(&self) -> bool {
         let [(a0, a1), (b0, b1)] = self.ranges();
         a0 < b1 && b0 < a1
+    }
+
+    /// Lane `l`'s reads listed as [`BlockSim::race_reads`] takes them.
+    pub fn lane_list(&self, l: usize) -> Vec<(Loc, u64, u32)> {
+        self.lane(l).map(|(e, access)| (Loc::Shared(e.byte as usize), u64::from(e.bits), access)).collect()
     }
 
     /// Whether any element changed in shared memory `sh` since it was read.

@@ -995,37 +995,32 @@ impl Checker<'_> {
         // A wgmma's accumulators are registers: the asm's `"+f"` operands, which the CUDA
         // reads back into the array right after the asynchronous issue, and the simulator's
         // thread-local array that `wgmma-pending` guards until the wait. Shared or global
-        // memory given instead (unsafe code allowed it) would hold garbage until the wait
-        // on the GPU, and the simulator did not track it (review R27): a thread-local
-        // array only, in unsafe code too. A device function's pointer parameter may be given
-        // either; the simulator reports memory that is not thread-local at the wgmma.
-        // A device function's parameter taken as the accumulators: every call must give it
-        // a thread-local array (`check::accumulators`).
-        if id.is_wgmma()
-            && self.sig.kind != ast::FnKind::Kernel
-            && let Some(CallArg::Mem(v)) = out.first()
-            && let root = self.mem_root(*v)
-            && matches!(self.var(root).kind, VarKind::Param { .. })
-            && let Some(&i) = self.param_index.get(&root)
-        {
-            self.acc.wgmma.push(i);
-        }
+        // memory given instead (unsafe code allowed it) would rest on where ptxas stores the
+        // registers back, and the simulator did not track it (review R27): a thread-local
+        // array only, in unsafe code too, or a device function's pointer parameter, which
+        // every call must then give one (`check::accumulators`).
         if id.is_wgmma()
             && out.len() == sig.params.len()
             && let Some(CallArg::Mem(v)) = out.first()
-            && match self.var(self.mem_root(*v)).kind {
-                VarKind::Local => false,
-                // A kernel's pointer is global memory.
-                VarKind::Param { .. } => self.sig.kind == ast::FnKind::Kernel,
-                _ => true,
-            }
         {
-            self.error(TypeError::WrongArguments {
-                callee: name.into(),
-                problem: ArgsProblem::WgmmaAccumulator { name: self.var(*v).name.clone() },
-                span: m.by_param.first().copied().flatten().map_or(span, |a| a.value.span),
-                help: Some("declare the accumulators `acc : float[N / 2] @ thread[1]` and pass `acc`".into()),
-            });
+            let root = self.mem_root(*v);
+            match self.var(root).kind {
+                VarKind::Local => {}
+                // A device function's parameter: every call must give it a thread-local
+                // array (`check::accumulators`).
+                VarKind::Param { .. } if self.sig.kind != ast::FnKind::Kernel => {
+                    if let Some(&i) = self.param_index.get(&root) {
+                        self.acc.wgmma.push(i);
+                    }
+                }
+                // A kernel's pointer is global memory; the rest is shared memory.
+                _ => self.error(TypeError::WrongArguments {
+                    callee: name.into(),
+                    problem: ArgsProblem::WgmmaAccumulator { name: self.var(*v).name.clone() },
+                    span: m.by_param.first().copied().flatten().map_or(span, |a| a.value.span),
+                    help: Some("declare the accumulators `acc : float[N / 2] @ thread[1]` and pass `acc`".into()),
+                }),
+            }
         }
         // A wgmma's operands must hold what one instruction touches, where their sizes are
         // known: N / 2 accumulators per thread, and whole tiles (the forms without `_sw`) of
