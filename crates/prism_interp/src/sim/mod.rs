@@ -345,9 +345,9 @@ pub fn run(launch: Launch<'_>, cfg: Config, progress: &Progress) -> Outcome {
         // Blocks that poll memory another block writes (the look-back scan) need the other
         // block to make progress while they spin, as on a GPU where both are resident.
         if grid_sync {
-            run_coresident(&shared, &mut g, order, grid as usize);
+            run_coresident(&shared, &mut g, order, None);
         } else if polling {
-            run_coresident(&shared, &mut g, order, RESIDENT_BLOCKS);
+            run_coresident(&shared, &mut g, order, Some(RESIDENT_BLOCKS));
         } else {
             for b in order {
                 if shared.stop.load(Ordering::Relaxed) {
@@ -397,12 +397,28 @@ pub fn run(launch: Launch<'_>, cfg: Config, progress: &Progress) -> Outcome {
 pub const RESIDENT_BLOCKS: usize = 64;
 
 /// Runs blocks interleaved on one core: all of them for kernels with grid-wide barriers
-/// (`window` is the grid), or a window of resident blocks for kernels that poll memory,
+/// (`window` is `None`), or a window of resident blocks for kernels that poll memory,
 /// admitting the next block in `order` whenever one finishes.
-fn run_coresident(s: &Shared<'_>, g: &mut GCtx, order: BlockOrder, window: usize) {
-    let all = window >= order.len();
+///
+/// The deterministic schedule of a polling kernel is lazy (docs/simulator.md, "Blocks that
+/// poll"): it keeps as few blocks resident as progress needs, each running a turn of up to
+/// [`TURN`] slices, and admits one more (up to `window`) only when every resident block is
+/// stuck (finished, blocked or spinning), or when one ran a whole turn without finishing
+/// (it may wait for another block in a way the spin test cannot see: a poll loop that
+/// counts, or that polls with atomic updates). Any
+/// schedule is one a GPU may run, and a block still gets the window's company before a
+/// spin or deadlock is reported, so what a program can do and what is reported are the
+/// eager schedule's; what it saves is the interleaving of 64 blocks' state in the cache,
+/// and the spinning on predecessors that have not been run yet. A seeded schedule keeps
+/// the whole window interleaved, a slice each, to explore interleavings.
+fn run_coresident(s: &Shared<'_>, g: &mut GCtx, order: BlockOrder, window: Option<usize>) {
+    let all = window.is_none();
+    let window = window.unwrap_or(order.len());
+    let lazy = !all && s.cfg.seed.is_none();
     let mut pending = order;
     let mut sims: Vec<BlockSim<'_>> = Vec::new();
+    // Lazy: whether the last round asked for one more block.
+    let mut more = true;
     loop {
         for b in &mut sims {
             if b.finished() && !std::mem::replace(&mut b.counted, true) {
@@ -418,7 +434,14 @@ fn run_coresident(s: &Shared<'_>, g: &mut GCtx, order: BlockOrder, window: usize
             }
             sims.retain(|b| !b.finished());
         }
-        while sims.len() < window {
+        let room = if !lazy {
+            window
+        } else if sims.is_empty() || std::mem::take(&mut more) {
+            (sims.len() + 1).min(window)
+        } else {
+            sims.len()
+        };
+        while sims.len() < room {
             match pending.next() {
                 Some(b) => sims.push(BlockSim::new(s, b, g)),
                 None => break,
@@ -429,7 +452,20 @@ fn run_coresident(s: &Shared<'_>, g: &mut GCtx, order: BlockOrder, window: usize
         }
         let mut progressed = false;
         for sim in &mut sims {
-            progressed |= sim.step_slice(g);
+            if !lazy {
+                progressed |= sim.step_slice(g);
+                continue;
+            }
+            let mut turn = 0;
+            while turn < TURN {
+                turn += 1;
+                let ran = sim.step_slice(g);
+                progressed |= ran;
+                if !ran || sim.finished() || sim.spinning(g) {
+                    break;
+                }
+            }
+            more |= turn == TURN && !sim.finished();
         }
         if sims.iter().all(|b| b.finished()) {
             continue;
@@ -449,21 +485,29 @@ fn run_coresident(s: &Shared<'_>, g: &mut GCtx, order: BlockOrder, window: usize
             }
             continue;
         }
+        // Every block blocked or spinning on memory nobody writes: nothing can change, unless
+        // a block that has not started yet would (the lazy schedule admits one first).
+        let stuck = sims.iter().all(|b| b.finished() || b.spinning(g) || b.runnable.is_empty());
+        if lazy && (!progressed || stuck) && sims.len() < window && pending.len() > 0 {
+            more = true;
+            continue;
+        }
         if !progressed {
             let stuck = sims.iter().find(|b| !b.finished()).expect("some block is not finished");
             stuck.report_deadlock(g);
             return;
         }
-        // Every block blocked or spinning on memory nobody writes: nothing can change.
-        if sims.iter().all(|b| b.finished() || b.spinning(g) || b.runnable.is_empty())
-            && let Some(b) = sims.iter().find(|b| !b.finished() && b.spinning(g))
-        {
+        if stuck && let Some(b) = sims.iter().find(|b| !b.finished() && b.spinning(g)) {
             let waiting_to_start = pending.len();
             b.report_spin(g, waiting_to_start);
             return;
         }
     }
 }
+
+/// The most slices a block of a polling kernel runs in a row in the lazy schedule
+/// ([`run_coresident`]) before the next resident block's turn.
+const TURN: u32 = 256;
 
 /// The order blocks start in: `0, 1, ...` for the deterministic schedule, a pseudo-random
 /// permutation for a seeded one. Computed one block at a time, in constant memory: the
