@@ -480,7 +480,15 @@ impl<'a> BlockSim<'a> {
                         Site { func, access: $access },
                         Operand { ptr: $ptr, index: $index, index_ty: $index_ty, size: $size, writes: $writes },
                     ) {
-                        Ok(loc) => loc,
+                        Ok(loc) => {
+                            let how = if $writes { "written" } else { "read" };
+                            if !self.wgmma.is_empty()
+                                && let Some(msg) = self.wgmma_busy_at((&fr, fid), (w, $l), loc, how)
+                            {
+                                fatal!(ReportKind::WgmmaPending, msg, $l);
+                            }
+                            loc
+                        }
                         Err(why) => fatal!(ReportKind::OutOfBounds, oob(fc, $access, $what, &why), $l),
                     }
                 };
@@ -787,8 +795,8 @@ impl<'a> BlockSim<'a> {
                             }
                             // A thread-local array through a pointer (a library function's
                             // array parameter).
-                            if let Some((frame, array, at)) =
-                                lanes::local_place(operands, mask).filter(|_| checked.is_none())
+                            if let Some((frame, array, at)) = lanes::local_place(operands, mask)
+                                .filter(|_| checked.is_none() && self.wgmma.is_empty())
                             {
                                 let owner = if frame == fid {
                                     Some(&fr)
@@ -819,6 +827,11 @@ impl<'a> BlockSim<'a> {
                                 Ok(loc) => loc,
                                 Err(why) => fatal!(ReportKind::OutOfBounds, oob(fc, *access, "read", &why), l),
                             };
+                            if !self.wgmma.is_empty()
+                                && let Some(msg) = self.wgmma_busy_at((&fr, fid), (w, l), loc, "read")
+                            {
+                                fatal!(ReportKind::WgmmaPending, msg, l);
+                            }
                             prev = if prev.0 == Some(loc) { (prev.0, prev.1 + 1) } else { (Some(loc), 1) };
                             if let Some(k) = kind
                                 && prev.1 <= 2
@@ -858,8 +871,8 @@ impl<'a> BlockSim<'a> {
                                 f.pc += 1;
                                 continue;
                             }
-                            if let Some((frame, array, at)) =
-                                lanes::local_place(operands, mask).filter(|_| checked.is_none())
+                            if let Some((frame, array, at)) = lanes::local_place(operands, mask)
+                                .filter(|_| checked.is_none() && self.wgmma.is_empty())
                             {
                                 let vals = fr.regs.src(*value);
                                 let owner = if frame == fid {
@@ -1201,6 +1214,14 @@ impl<'a> BlockSim<'a> {
                                         Err(why) => {
                                             let what = if store { "vector write" } else { "vector read" };
                                             fatal!(ReportKind::OutOfBounds, oob(fc, *access, what, &why), l)
+                                        }
+                                    }
+                                }
+                                if !self.wgmma.is_empty() {
+                                    let how = if store { "written" } else { "read" };
+                                    for loc in locs.iter().take(dsts.len()).flatten() {
+                                        if let Some(msg) = self.wgmma_busy_at((&fr, fid), (w, l), *loc, how) {
+                                            fatal!(ReportKind::WgmmaPending, msg, l);
                                         }
                                     }
                                 }
@@ -2974,6 +2995,24 @@ impl<'a> BlockSim<'a> {
                 .get(&((w * 32 + l) as u32))
                 .is_some_and(|(open, groups)| open.iter().chain(groups.iter().flatten()).any(|p| p.acc == (fid, local)))
         })
+    }
+
+    /// The `wgmma-pending` report of lane `l` of warp `w` reaching `loc` through a pointer
+    /// (a callee's parameter, a view), when `loc` is an element of a thread-local array that
+    /// a wgmma of the lane's thread still writes: what [`Self::wgmma_busy`] checks for a
+    /// direct access, for the array's owner (`fr` is frame `fid`, the running one, taken out
+    /// of the warp's arena). `what` says whether it was read or written.
+    fn wgmma_busy_at(
+        &self,
+        (fr, fid): (&super::block::Frame, u32),
+        (w, l): (usize, usize),
+        loc: Loc,
+        what: &str,
+    ) -> Option<String> {
+        let Loc::Local(owner, local, _) = loc else { return None };
+        self.wgmma_busy(w, 1 << l, owner, local)?;
+        let func = if owner == fid { fr.func } else { self.warps[w].frames.get(owner as usize)?.as_ref()?.func };
+        Some(wgmma_pending(&self.s.code.funcs[func as usize], local, what))
     }
 
     /// Lanes `mask` of warp `w` arrive at split barrier `id` of `func`: each lane's next
