@@ -402,28 +402,33 @@ pub const RESIDENT_BLOCKS: usize = 64;
 ///
 /// The deterministic schedule of a polling kernel is lazy (docs/simulator.md, "Blocks that
 /// poll"): it keeps as few blocks resident as progress needs, each running a turn of up to
-/// [`TURN`] slices, and admits one more (up to `window`) only when every resident block is
-/// stuck (finished, blocked or spinning), or when one ran a whole turn without finishing
-/// (it may wait for another block in a way the spin test cannot see: a poll loop that
-/// counts, or that polls with atomic updates). Any
-/// schedule is one a GPU may run, and a block still gets the window's company before a
-/// spin or deadlock is reported, so what a program can do and what is reported are the
-/// eager schedule's; what it saves is the interleaving of 64 blocks' state in the cache,
-/// and the spinning on predecessors that have not been run yet. A seeded schedule keeps
-/// the whole window interleaved, a slice each, to explore interleavings.
+/// [`TURN`] slices, and doubles the resident blocks (up to `window`) when every resident
+/// block is stuck (finished, blocked or spinning), or when they have run [`PATIENCE`] steps
+/// (or a sixteenth of the fuel, if less) with no block finishing: they may wait for one
+/// another, or for a block not yet admitted, in ways the spin test cannot see (blocks that
+/// wake each other in turn, a poll loop that counts, a wait on an atomic update). Any
+/// schedule is one a GPU may run, and a block gets the window's company before a spin or
+/// deadlock is reported, so what a program can do and what is reported are the eager
+/// schedule's; what it saves is the interleaving of 64 blocks' state in the cache, and the
+/// spinning on predecessors that have not been run yet. A seeded schedule keeps the whole
+/// window interleaved, a slice each, to explore interleavings.
 fn run_coresident(s: &Shared<'_>, g: &mut GCtx, order: BlockOrder, window: Option<usize>) {
     let all = window.is_none();
     let window = window.unwrap_or(order.len());
     let lazy = !all && s.cfg.seed.is_none();
+    let patience = (s.cfg.fuel / 16).clamp(1, PATIENCE);
     let mut pending = order;
     let mut sims: Vec<BlockSim<'_>> = Vec::new();
-    // Lazy: whether the last round asked for one more block.
+    // Lazy: whether to double the resident blocks, and the clock at the last admission or
+    // finish.
     let mut more = true;
+    let mut since = g.clock;
     loop {
         for b in &mut sims {
             if b.finished() && !std::mem::replace(&mut b.counted, true) {
                 b.report_unwritten_reads(g);
                 s.block_done();
+                since = g.clock;
             }
         }
         if !all {
@@ -437,18 +442,31 @@ fn run_coresident(s: &Shared<'_>, g: &mut GCtx, order: BlockOrder, window: Optio
         let room = if !lazy {
             window
         } else if sims.is_empty() || std::mem::take(&mut more) {
-            (sims.len() + 1).min(window)
+            (2 * sims.len()).clamp(1, window)
         } else {
             sims.len()
         };
+        let resident = sims.len();
         while sims.len() < room {
             match pending.next() {
                 Some(b) => sims.push(BlockSim::new(s, b, g)),
                 None => break,
             }
         }
+        if sims.len() > resident {
+            since = g.clock;
+        }
         if s.stop.load(Ordering::Relaxed) || sims.iter().all(|b| b.finished()) {
             return;
+        }
+        let can_admit = sims.len() < window && pending.len() > 0;
+        if lazy && g.clock - since >= patience {
+            if can_admit {
+                more = true;
+                continue;
+            }
+            // Every block that can be is resident: plain turns from here.
+            since = g.clock;
         }
         let mut progressed = false;
         for sim in &mut sims {
@@ -456,8 +474,10 @@ fn run_coresident(s: &Shared<'_>, g: &mut GCtx, order: BlockOrder, window: Optio
                 progressed |= sim.step_slice(g);
                 continue;
             }
+            // Every block's turn has a slice at least, so that a block waiting on another
+            // resident one lets it run whatever the patience left.
             let mut turn = 0;
-            while turn < TURN {
+            while turn < TURN && (turn == 0 || g.clock - since < patience) {
                 turn += 1;
                 let ran = sim.step_slice(g);
                 progressed |= ran;
@@ -465,7 +485,6 @@ fn run_coresident(s: &Shared<'_>, g: &mut GCtx, order: BlockOrder, window: Optio
                     break;
                 }
             }
-            more |= turn == TURN && !sim.finished();
         }
         if sims.iter().all(|b| b.finished()) {
             continue;
@@ -488,7 +507,7 @@ fn run_coresident(s: &Shared<'_>, g: &mut GCtx, order: BlockOrder, window: Optio
         // Every block blocked or spinning on memory nobody writes: nothing can change, unless
         // a block that has not started yet would (the lazy schedule admits one first).
         let stuck = sims.iter().all(|b| b.finished() || b.spinning(g) || b.runnable.is_empty());
-        if lazy && (!progressed || stuck) && sims.len() < window && pending.len() > 0 {
+        if lazy && (!progressed || stuck) && can_admit {
             more = true;
             continue;
         }
@@ -508,6 +527,10 @@ fn run_coresident(s: &Shared<'_>, g: &mut GCtx, order: BlockOrder, window: Optio
 /// The most slices a block of a polling kernel runs in a row in the lazy schedule
 /// ([`run_coresident`]) before the next resident block's turn.
 const TURN: u32 = 256;
+
+/// The most steps the lazy schedule's resident blocks run with no block finishing before
+/// it doubles them ([`run_coresident`]): a look-back scan's block takes some ten thousand.
+const PATIENCE: u64 = 1 << 18;
 
 /// The order blocks start in: `0, 1, ...` for the deterministic schedule, a pseudo-random
 /// permutation for a seeded one. Computed one block at a time, in constant memory: the
