@@ -499,6 +499,9 @@ pub struct WgPending {
     pub func: u32,
     /// The element type the tiles were read as (their bits are compared at that width).
     pub elem: prism_types::ty::Scalar,
+    /// Its shape `m64nNkK` as (N, K): only a wgmma of the same shape may take its
+    /// accumulators before the wait.
+    pub shape: (u32, u32),
     /// The lane's reads, in order, when race checks need them or the lane read its tiles
     /// itself; else empty.
     pub reads: Vec<(Loc, u64, u32)>,

@@ -309,6 +309,11 @@ fn coord(i: u32, dims: [u32; 3], d: u8) -> u32 {
 }
 
 /// The report of a use of accumulators a wgmma still owns.
+/// A wgmma's shape `m64nNkK` as (N, K): K is 8 for tf32 tiles (`float`), 16 for 16-bit ones.
+fn wgmma_shape(n: usize, elem: Scalar) -> (u32, u32) {
+    (n as u32, if elem == Scalar::F32 { 8 } else { 16 })
+}
+
 fn wgmma_pending(fc: &FuncCode, local: u32, what: &str) -> String {
     let name = fc.local_names.get(local as usize).map_or("the accumulators", String::as_str);
     format!("`{name}` {what} while a wgmma still writes it: wait for its group with `wgmma_wait` first")
@@ -1741,6 +1746,28 @@ impl<'a> BlockSim<'a> {
                                         fatal!(ReportKind::OutOfBounds, format!("wgmma accumulator: {why}"), l)
                                     }
                                 };
+                                // Only a wgmma of the same shape may take accumulators that
+                                // another still writes (PTX ISA, `wgmma.fence`: the
+                                // same-shape exception); any other use waits first.
+                                let shape = wgmma_shape(n, *elem);
+                                if let Loc::Local(owner, array, _) = first
+                                    && let Some((open, groups)) = self.wgmma.get(&((w * 32 + l) as u32))
+                                    && let Some(other) = open
+                                        .iter()
+                                        .chain(groups.iter().flatten())
+                                        .find(|p| p.acc == (owner, array) && p.shape != shape)
+                                {
+                                    let msg = format!(
+                                        "{} (a wgmma of shape m64n{}k{} given them while one of m64n{}k{} is in flight: only wgmmas of the same shape may share accumulators before the wait)",
+                                        self.wgmma_busy_at((&fr, fid), (w, l), first, "written").unwrap_or_default(),
+                                        shape.0,
+                                        shape.1,
+                                        other.shape.0,
+                                        other.shape.1,
+                                    );
+                                    issue_checks_before!(l);
+                                    fatal!(ReportKind::WgmmaPending, msg, l)
+                                }
                                 let reg_loc = |reg: usize| match first {
                                     Loc::Local(f, arr, i) => Loc::Local(f, arr, i + reg),
                                     Loc::Shared(b) => Loc::Shared(b + 4 * reg),
@@ -1798,8 +1825,14 @@ impl<'a> BlockSim<'a> {
                                     let (now, passed) = self.lane_acc(w, l, Site { func, access: 0 });
                                     self.race_reads(g, (now, &passed), (at, func), (&reads, esz), ReadAt::Issue);
                                 }
-                                let pending =
-                                    WgPending { acc: (frame, array), func, elem: *elem, reads, warp: warp.clone() };
+                                let pending = WgPending {
+                                    acc: (frame, array),
+                                    func,
+                                    elem: *elem,
+                                    shape,
+                                    reads,
+                                    warp: warp.clone(),
+                                };
                                 self.wgmma.entry((w * 32 + l) as u32).or_default().0.push(pending);
                             }
                             // A warp read's issue check: at once for the warp when nothing is
