@@ -799,9 +799,12 @@ impl<'a> BlockSim<'a> {
                                 continue;
                             }
                             // A thread-local array through a pointer (a library function's
-                            // array parameter).
-                            if let Some((frame, array, at)) = lanes::local_place(operands, mask)
-                                .filter(|_| checked.is_none() && self.wgmma.is_empty())
+                            // array parameter). Race checks have nothing to record there
+                            // (`race` returns at once for thread-local memory), so this runs
+                            // with them too; a wgmma in flight sends the lanes the general way,
+                            // which checks its accumulators (`wgmma_busy_at`).
+                            if let Some((frame, array, at)) =
+                                lanes::local_place(operands, mask).filter(|_| self.wgmma.is_empty())
                             {
                                 let owner = if frame == fid {
                                     Some(&fr)
@@ -876,8 +879,8 @@ impl<'a> BlockSim<'a> {
                                 f.pc += 1;
                                 continue;
                             }
-                            if let Some((frame, array, at)) = lanes::local_place(operands, mask)
-                                .filter(|_| checked.is_none() && self.wgmma.is_empty())
+                            if let Some((frame, array, at)) =
+                                lanes::local_place(operands, mask).filter(|_| self.wgmma.is_empty())
                             {
                                 let vals = fr.regs.src(*value);
                                 let owner = if frame == fid {
