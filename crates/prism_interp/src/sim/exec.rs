@@ -308,12 +308,12 @@ fn coord(i: u32, dims: [u32; 3], d: u8) -> u32 {
     }
 }
 
-/// The report of a use of accumulators a wgmma still owns.
 /// A wgmma's shape `m64nNkK` as (N, K): K is 8 for tf32 tiles (`float`), 16 for 16-bit ones.
 fn wgmma_shape(n: usize, elem: Scalar) -> (u32, u32) {
     (n as u32, if elem == Scalar::F32 { 8 } else { 16 })
 }
 
+/// The report of a use of accumulators a wgmma still owns.
 fn wgmma_pending(fc: &FuncCode, local: u32, what: &str) -> String {
     let name = fc.local_names.get(local as usize).map_or("the accumulators", String::as_str);
     format!("`{name}` {what} while a wgmma still writes it: wait for its group with `wgmma_wait` first")

@@ -512,8 +512,8 @@ fn run_coresident(s: &Shared<'_>, g: &mut GCtx, order: BlockOrder, window: Optio
             continue;
         }
         if !progressed {
-            let stuck = sims.iter().find(|b| !b.finished()).expect("some block is not finished");
-            stuck.report_deadlock(g);
+            let b = sims.iter().find(|b| !b.finished()).expect("some block is not finished");
+            b.report_deadlock(g);
             return;
         }
         if stuck && let Some(b) = sims.iter().find(|b| !b.finished() && b.spinning(g)) {

@@ -406,14 +406,7 @@ impl Checker<'_> {
                         }
                         // For the rule that a wgmma's accumulators are thread-local
                         // arrays, through any chain of calls (`check::accumulators`).
-                        let root = self.mem_root(v);
-                        let root = match self.var(root).kind {
-                            VarKind::Local => AccRoot::Local,
-                            VarKind::Param { .. } if self.sig.kind != ast::FnKind::Kernel => {
-                                self.param_index.get(&root).map_or(AccRoot::Other, |&i| AccRoot::Param(i))
-                            }
-                            _ => AccRoot::Other,
-                        };
+                        let root = self.acc_root(v);
                         let name = self.var(v).name.clone();
                         self.acc.args.push(AccArg { callee: id, param, root, name, span: a.value.span });
                         mems.push((v, &p.name, *mutable, a.value.span));
@@ -491,6 +484,20 @@ impl Checker<'_> {
                 });
                 return;
             }
+        }
+    }
+
+    /// What the memory `v` names is rooted at, for the rule that a wgmma's accumulators
+    /// are thread-local arrays: a local array, a parameter of this function by position
+    /// (not a kernel's, which is global memory), or anything else.
+    fn acc_root(&self, v: VarId) -> AccRoot {
+        let root = self.mem_root(v);
+        match self.var(root).kind {
+            VarKind::Local => AccRoot::Local,
+            VarKind::Param { .. } if self.sig.kind != ast::FnKind::Kernel => {
+                self.param_index.get(&root).map_or(AccRoot::Other, |&i| AccRoot::Param(i))
+            }
+            _ => AccRoot::Other,
         }
     }
 
@@ -1003,18 +1010,13 @@ impl Checker<'_> {
             && out.len() == sig.params.len()
             && let Some(CallArg::Mem(v)) = out.first()
         {
-            let root = self.mem_root(*v);
-            match self.var(root).kind {
-                VarKind::Local => {}
+            match self.acc_root(*v) {
+                AccRoot::Local => {}
                 // A device function's parameter: every call must give it a thread-local
                 // array (`check::accumulators`).
-                VarKind::Param { .. } if self.sig.kind != ast::FnKind::Kernel => {
-                    if let Some(&i) = self.param_index.get(&root) {
-                        self.acc.wgmma.push(i);
-                    }
-                }
+                AccRoot::Param(i) => self.acc.wgmma.push(i),
                 // A kernel's pointer is global memory; the rest is shared memory.
-                _ => self.error(TypeError::WrongArguments {
+                AccRoot::Other => self.error(TypeError::WrongArguments {
                     callee: name.into(),
                     problem: ArgsProblem::WgmmaAccumulator { name: self.var(*v).name.clone() },
                     span: m.by_param.first().copied().flatten().map_or(span, |a| a.value.span),

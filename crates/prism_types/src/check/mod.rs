@@ -1411,7 +1411,6 @@ fn unknown_named(t: &ast::TypeExpr) -> Option<ast::Ident> {
     }
 }
 
-/// Reports every cycle of the call graph once, at a call inside it.
 /// A wgmma's accumulators are registers: the CUDA reads the asm's operands back into the
 /// array right after the asynchronous issue, so shared or global memory given for them
 /// holds garbage until the wait, and the simulator's `wgmma-pending` guards a thread-local
@@ -1470,6 +1469,7 @@ fn accumulators(g: &Globals, accs: &[ctx::AccFacts], errors: &mut Vec<TypeError>
     }
 }
 
+/// Reports every cycle of the call graph once, at a call inside it.
 fn recursion(g: &Globals, edges: &[Vec<(FnId, Span)>], errors: &mut Vec<TypeError>) {
     // Tarjan's strongly connected components, iteratively; a component with more than one
     // function, or one function calling itself, is a cycle.
