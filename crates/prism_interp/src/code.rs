@@ -451,6 +451,11 @@ pub struct FuncCode {
     pub phases: Vec<crate::shadow::Phase>,
     /// Memory names (for messages).
     pub mems: Vec<ir::MemInfo>,
+    /// Per pointer or tensor-map parameter, in parameter order (a launch's buffers come in
+    /// this order), whether the function's access sites may change its memory
+    /// ([`ir::Function::writes_param`]): the race detector records no reads of a kernel's
+    /// buffer that nothing writes (docs/simulator.md, Speed).
+    pub param_written: Vec<bool>,
     /// The entry perspective.
     pub entry: Persp,
     /// The function's span.
@@ -620,6 +625,18 @@ struct LoopCx {
     breaks: Vec<usize>,
 }
 
+/// [`FuncCode::param_written`] of `f`. Each pointer or tensor-map parameter has a parameter
+/// memory, in parameter order (`prism_ir::lower`); a parameter without one counts as
+/// written.
+fn param_writes(f: &ir::Function) -> Vec<bool> {
+    let mut mems = f.mems.iter().enumerate().filter(|(_, m)| m.kind == ir::MemKind::Param).map(|(i, _)| i);
+    f.params
+        .iter()
+        .filter(|&&p| matches!(f.reg_ty(p), Type::Ptr | Type::TensorMap(_)))
+        .map(|_| mems.next().is_none_or(|m| f.writes_param(prism_ir::MemId(m as u32))))
+        .collect()
+}
+
 fn compile_function(_p: &ir::Program, f: &ir::Function, leaves: &[Option<Leaf>], fuse: bool) -> FuncCode {
     let mut defs: std::collections::HashMap<Reg, (u32, Option<i128>)> = std::collections::HashMap::new();
     f.body.walk(&mut |k| {
@@ -651,6 +668,7 @@ fn compile_function(_p: &ir::Program, f: &ir::Function, leaves: &[Option<Leaf>],
     }
     let scratch = cx.scratch;
     let phases = access_phases(f, &cx.ops, &cx.info);
+    let param_written = param_writes(f);
     FuncCode {
         name: f.name.clone(),
         ops: cx.ops,
@@ -664,6 +682,7 @@ fn compile_function(_p: &ir::Program, f: &ir::Function, leaves: &[Option<Leaf>],
         accesses: f.accesses.clone(),
         phases,
         mems: f.mems.clone(),
+        param_written,
         entry: f.entry,
         span: f.span,
     }

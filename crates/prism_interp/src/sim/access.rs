@@ -871,6 +871,12 @@ impl<'a> BlockSim<'a> {
         if !self.s.cfg.checks.races {
             return;
         }
+        // Nothing writes a read-only buffer ([`Self::race`]), so no write can meet the copy.
+        if let Loc::Global(b, _) = src
+            && self.s.read_only[b]
+        {
+            return;
+        }
         let tid = at.w as u32 * 32 + at.l as u32;
         let (func, site) = (site.func, site.access);
         for k in 0..count {
@@ -1012,6 +1018,16 @@ impl<'a> BlockSim<'a> {
         site: Site,
         broadcast: bool,
     ) {
+        // Reads of a buffer that nothing writes are not recorded ([`Self::race`]).
+        if let Some(b) = global
+            && self.s.read_only[b]
+        {
+            if matches!(kind, Kind::Write | Kind::Atomic) {
+                let l = super::block::lanes_of(mask).next().unwrap_or(0);
+                self.report_read_only_written(g, b, Lane { fid, w, l }, site);
+            }
+            return;
+        }
         // Plain reads and writes need nothing but the shadow when no flag and no copy in
         // flight can be involved.
         let direct = match kind {
@@ -1450,6 +1466,14 @@ impl<'a> BlockSim<'a> {
         if !s.cfg.checks.races {
             return;
         }
+        if let Loc::Global(b, _) = loc
+            && s.read_only[b]
+        {
+            if matches!(kind, Kind::Write | Kind::Atomic) {
+                self.report_read_only_written(g, b, at, Site { func, access: site });
+            }
+            return;
+        }
         let (mut now, mut passed) = self.lane_acc(w, lane, Site { func, access: site });
         // An asynchronous copy's write: the counts when it was issued.
         if let Some((p, a)) = counts {
@@ -1591,6 +1615,30 @@ impl<'a> BlockSim<'a> {
         if s.stop.load(std::sync::atomic::Ordering::Relaxed) {
             self.stopped = true;
         }
+    }
+
+    /// Reports a write or atomic update by lane `at` at `site` to global buffer `b`, which the
+    /// kernel's access sites say nothing writes (`not-simulated`), and stops the launch. The
+    /// race detector records no reads of such a buffer, so it could not check the write.
+    /// Programs the checker accepted never come here (a store, an atomic or a copy into a
+    /// `ptr(const(T))` is `store-through-const`, and a call records a write on every
+    /// argument its callee may write); IR text whose access sites do not describe its
+    /// stores may.
+    fn report_read_only_written(&mut self, g: &mut GCtx, b: usize, at: Lane, site: Site) {
+        let s = self.s;
+        let fc = &s.code.funcs[site.func as usize];
+        let name = s.buffer_names.get(b).map_or("?", String::as_str);
+        let report = Report {
+            kind: ReportKind::NotSimulated,
+            message: format!(
+                "a write to the buffer `{name}`, which no access site of the kernel writes: the simulator does not record reads of such a buffer, so it cannot check this write for races"
+            ),
+            span: fc.accesses.get(site.access as usize).map(|a| a.span).unwrap_or_default(),
+            thread: Thread { block: self.block, thread: at.w as u32 * 32 + at.l as u32 },
+            other: None,
+            notes: vec!["the program's access sites do not describe its stores (IR written by hand?); run with `--checks uniformity` to run it without race checks".into()],
+        };
+        self.fatal(g, report);
     }
 
     /// Reports an access of `kind` by thread `tid` at `(func, site)` to the bytes of the

@@ -139,6 +139,10 @@ pub(crate) struct Shared<'a> {
     pub buffer_names: &'a [String],
     /// Per buffer, a tensor map's dimensions (outermost first), or nothing.
     pub tensor_dims: &'a [&'a [u64]],
+    /// Per buffer, whether the kernel's access sites never change it
+    /// ([`crate::code::FuncCode::param_written`]): the race detector records no reads of it
+    /// (docs/simulator.md, Speed).
+    pub read_only: Vec<bool>,
     /// The launch's extents along x, y, z: the grid's and the block's.
     pub grid_dims: [u32; 3],
     pub block_dims: [u32; 3],
@@ -310,6 +314,7 @@ pub fn run(launch: Launch<'_>, cfg: Config, progress: &Progress) -> Outcome {
     let mut scopes = Vec::new();
     let mut grid_sync = false;
     collect_scopes(code, kernel, block, &mut scopes, &mut grid_sync, &mut vec![false; code.funcs.len()]);
+    let written = &code.funcs[kernel as usize].param_written;
     let shared = Shared {
         code,
         kernel,
@@ -318,6 +323,7 @@ pub fn run(launch: Launch<'_>, cfg: Config, progress: &Progress) -> Outcome {
         buffers,
         buffer_names,
         tensor_dims,
+        read_only: (0..buffers.len()).map(|b| written.get(b) == Some(&false)).collect(),
         grid_dims,
         block_dims,
         params,
