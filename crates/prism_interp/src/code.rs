@@ -467,8 +467,10 @@ pub struct FuncCode {
 pub struct Code {
     /// Functions by [`FuncId`].
     pub funcs: Vec<FuncCode>,
-    /// Whether the interpreter uses its superinstructions and its knowledge of which
-    /// registers hold one value in all lanes (off only in tests that compare the two).
+    /// Whether the interpreter uses its superinstructions, its knowledge of which
+    /// registers hold one value in all lanes, and one computation for a warp's mbarrier
+    /// arrivals of what they carry on (`BlockSim::warp_carried`); off only in tests that
+    /// compare the two.
     pub fast: bool,
 }
 

@@ -467,6 +467,12 @@ impl Levels {
         Levels { sizes: scopes, shifts }
     }
 
+    /// Whether every unit below the block is a whole number of warps: two lanes of one warp
+    /// then share each unit with exactly the same other threads outside their warp.
+    pub fn whole_warps(&self) -> bool {
+        self.sizes[..self.sizes.len() - 1].iter().all(|s| s % 32 == 0)
+    }
+
     /// The level index of the block's barriers.
     pub fn block_level(&self) -> usize {
         self.sizes.len() - 1

@@ -381,12 +381,64 @@ impl<'a> BlockSim<'a> {
 
     /// `carried` (what thread `tid` acquired itself) with what barriers it has passed
     /// (`passed`) pass on to it ([`Self::acquired_by`]).
-    fn carried_with(&self, tid: u32, mut carried: Releases, passed: &[u32; LEVELS]) -> Releases {
+    fn carried_with(&self, tid: u32, carried: Releases, passed: &[u32; LEVELS]) -> Releases {
+        self.carried_on(carried, passed, |u| (u != tid).then_some(tid), false).expect("not strict")
+    }
+
+    /// What the arrivals of the lanes of `mask` of warp `w`, at one mbarrier in one phase,
+    /// carry on together ([`Self::acquired_by`]): the union of what each lane's arrival
+    /// carries, computed once. `None` when it cannot be: fewer than two lanes, lanes that
+    /// have passed different barriers, barrier units that cut a warp, or more distinct
+    /// wait sets than a lane carries on ([`Self::carried_on`]).
+    ///
+    /// Lane by lane, lane `t` carries its own set and, of every other thread `u`, the
+    /// latest acquisitions that a barrier orders before `t`. Whether one does depends on
+    /// `t` only through the smallest barrier unit holding both threads and the barriers `t`
+    /// has passed: with every unit a whole number of warps and the same barriers passed by
+    /// every lane, every lane but `u` itself judges `u`'s acquisitions alike. So the union
+    /// over the lanes is the union of their own sets and, of every thread `u`, what a lane
+    /// other than `u` finds: the first lane, or the second for the first lane's own
+    /// acquisitions. A lane's wait sets are carried on only when at most
+    /// `CARRIED_WAIT_SETS` distinct ones are found; when the union finds no more than that,
+    /// no lane (which finds a subset) found more.
+    pub(super) fn warp_carried(&self, w: usize, mask: u32) -> Option<Releases> {
+        let mut lanes = super::block::lanes_of(mask);
+        let (first, second) = (lanes.next()?, lanes.next()?);
+        let passed = &self.warps[w].counts[first];
+        if !self.s.levels.whole_warps() || super::block::lanes_of(mask).any(|l| self.warps[w].counts[l] != *passed) {
+            return None;
+        }
+        let (one, two) = ((w * 32 + first) as u32, (w * 32 + second) as u32);
+        let mut own = Releases::default();
+        let mut last: Option<&Releases> = None;
+        for l in super::block::lanes_of(mask) {
+            // Lanes that acquired together share one set: it is merged once.
+            if let Some((_, a)) = self.sync.get(&((w * 32 + l) as u32))
+                && !last.is_some_and(|x| x.same(a))
+            {
+                own.merge_all(a);
+                last = Some(a);
+            }
+        }
+        self.carried_on(own, passed, |u| Some(if u == one { two } else { one }), true)
+    }
+
+    /// `carried` with what the barriers passed (`passed`) pass on of other threads'
+    /// acquisitions: of each thread `u` for which `judge(u)` names a thread `t`, those a
+    /// barrier orders before `t` ([`Self::acquired_by`], [`Self::warp_carried`]). Beyond
+    /// `CARRIED_WAIT_SETS` distinct wait sets none is carried on, or, `strict`, `None`.
+    fn carried_on(
+        &self,
+        mut carried: Releases,
+        passed: &[u32; LEVELS],
+        judge: impl Fn(u32) -> Option<u32>,
+        strict: bool,
+    ) -> Option<Releases> {
         // What other threads of the block acquired with a fence before a barrier this thread
         // has passed: the barrier orders it before this thread (`Orders::ordered`).
         for (&u, list) in &self.acquisitions {
-            if u != tid
-                && let Some(a) = latest_ordered(&self.s.levels, list, tid, passed)
+            if let Some(t) = judge(u)
+                && let Some(a) = latest_ordered(&self.s.levels, list, t, passed)
             {
                 carried.merge_all(&a.releases);
             }
@@ -399,8 +451,8 @@ impl<'a> BlockSim<'a> {
         // on, which can only report more.
         let mut sets: Vec<&Releases> = Vec::new();
         for (&u, list) in &self.wait_acquisitions {
-            if u != tid
-                && let Some(a) = latest_ordered(&self.s.levels, list, tid, passed)
+            if let Some(t) = judge(u)
+                && let Some(a) = latest_ordered(&self.s.levels, list, t, passed)
                 && !sets.iter().any(|s| s.same(&a.releases))
             {
                 sets.push(&a.releases);
@@ -413,6 +465,8 @@ impl<'a> BlockSim<'a> {
             for set in sets {
                 carried.merge_all(set);
             }
+        } else if strict {
+            return None;
         }
         for (&mbar, l) in &self.landings {
             // The latest wait of another thread that a barrier orders before this one. No
@@ -425,8 +479,8 @@ impl<'a> BlockSim<'a> {
             }
             let mut seen = None;
             for (&t, waits) in &l.acquired {
-                if t != tid
-                    && let Some(g) = latest_wait(&self.s.levels, t, waits, tid, passed)
+                if let Some(j) = judge(t)
+                    && let Some(g) = latest_wait(&self.s.levels, t, waits, j, passed)
                 {
                     seen = seen.max(Some(g));
                     if g >= l.top {
@@ -438,7 +492,7 @@ impl<'a> BlockSim<'a> {
             let r = Release::landing(self.block, mbar, generation);
             carried.merge(r);
         }
-        carried
+        Some(carried)
     }
 
     /// Whether thread `tid`, about to operate on the mbarrier at shared byte `mbar` (an

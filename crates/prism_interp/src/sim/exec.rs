@@ -2064,6 +2064,24 @@ impl<'a> BlockSim<'a> {
                                     }
                                 }
                             } else {
+                                // What the lanes' arrivals carry on, computed once for the warp
+                                // when they all arrive at one mbarrier in one phase (the phase
+                                // takes the union of what each carries: `warp_carried`); the
+                                // first lane's arrival carries it, the others nothing more.
+                                // (Lane by lane in the plain simulator, `Module::new_unfused`,
+                                // which the tests compare with.)
+                                let mut warp_carry = None;
+                                if self.s.cfg.checks.races
+                                    && s.code.fast
+                                    && matches!(op, MbarOp::Arrive | MbarOp::ArriveExpectTx)
+                                    && lanes_of(mask).all(|l| keys[l] == keys[mask.trailing_zeros() as usize])
+                                    && self
+                                        .mbars
+                                        .get(&keys[mask.trailing_zeros() as usize])
+                                        .is_some_and(|m| m.valid && m.pending >= mask.count_ones())
+                                {
+                                    warp_carry = self.warp_carried(w, mask);
+                                }
                                 for l in lanes_of(mask) {
                                     let tid = w * 32 + l;
                                     let v = argv(l);
@@ -2256,7 +2274,11 @@ impl<'a> BlockSim<'a> {
                                                 super::flags::Releases::default()
                                             } else {
                                                 self.fences[tid].bump(false);
-                                                if races { self.acquired_by(tid as u32) } else { Default::default() }
+                                                match (races, &mut warp_carry) {
+                                                    (false, _) => Default::default(),
+                                                    (true, Some(c)) => std::mem::take(c),
+                                                    (true, None) => self.acquired_by(tid as u32),
+                                                }
                                             };
                                             let fences = self.fences[tid];
                                             // The TMA copies this thread has just issued (the
