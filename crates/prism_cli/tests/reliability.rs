@@ -305,7 +305,9 @@ fn an_endless_loop_is_stopped_by_the_wall_clock_and_named() {
 #[test]
 fn a_long_run_that_keeps_finishing_blocks_is_not_stopped_by_the_stall_limit() {
     // 64 blocks of about 25 ms each with every check on: the run takes far longer than the
-    // 0.4 s limit, but some block finishes every few tens of milliseconds.
+    // 0.4 s limit, but some block finishes every few tens of milliseconds. (K is 2048: the
+    // race checker records no reads of A and B, which nothing writes, so at K = 256 the
+    // whole run took a fifth of a second.)
     let start = std::time::Instant::now();
     let out = prism_env(
         &[
@@ -322,13 +324,13 @@ fn a_long_run_that_keeps_finishing_blocks_is_not_stopped_by_the_stall_limit() {
             "--arg",
             "N=256",
             "--arg",
-            "K=256",
+            "K=2048",
             "--arg",
             "alpha=1.5",
             "--arg",
-            "A=rand:f32:256x256:1",
+            "A=rand:f32:256x2048:1",
             "--arg",
-            "B=rand:f32:256x256:2",
+            "B=rand:f32:2048x256:2",
             "--arg",
             "beta=0.5",
             "--arg",
