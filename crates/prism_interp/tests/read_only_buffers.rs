@@ -85,26 +85,27 @@ fn a_buffer_only_read_runs_clean() {
     }
 }
 
+/// Asserts that `kernel` reports a race under every schedule of [`SEEDS`].
+fn races_under_every_schedule(kernel: &str) {
+    let m = Module::new(&ir());
+    for seed in SEEDS {
+        let (kinds, _) = launch(&m, kernel, seed);
+        assert!(kinds.iter().any(|k| matches!(k, ReportKind::Race(_))), "{kernel}, {seed:?}: {kinds:?}");
+    }
+}
+
 /// A store in unsafe code makes `x` written: every block's reads of `x[0]` are recorded,
 /// and block 1's store races with block 0's reads in every order of the blocks.
 #[test]
 fn a_buffer_written_in_unsafe_code_is_checked() {
-    let m = Module::new(&ir());
-    for seed in SEEDS {
-        let (kinds, _) = launch(&m, "races", seed);
-        assert!(kinds.iter().any(|k| matches!(k, ReportKind::Race(_))), "{seed:?}: {kinds:?}");
-    }
+    races_under_every_schedule("races");
 }
 
 /// The same store made by a device function through its writable parameter: the call
 /// records a write on its argument, so `x` is written, and checked.
 #[test]
 fn a_buffer_written_by_a_callee_is_checked() {
-    let m = Module::new(&ir());
-    for seed in SEEDS {
-        let (kinds, _) = launch(&m, "races_in_callee", seed);
-        assert!(kinds.iter().any(|k| matches!(k, ReportKind::Race(_))), "{seed:?}: {kinds:?}");
-    }
+    races_under_every_schedule("races_in_callee");
 }
 
 /// IR whose store into `x` names the memory of `y` in its access site: the sites say
