@@ -1437,7 +1437,7 @@ impl<'a> BlockSim<'a> {
         let ord = orders_of!(self, now.tid);
         let memo = self.order_memo_on.then_some(&self.order_memo);
         let also = |a: &Acc| match memo {
-            Some(m) => *m.borrow_mut().entry((a.tid, a.counts, a.fences)).or_insert_with(|| ord.ordered(a, None)),
+            Some(m) => m.borrow_mut().get_or((a.tid, a.counts, a.fences), || ord.ordered(a, None)),
             None => ord.ordered(a, None),
         };
         let conflict = self.sshadow.access_with(&self.s.levels, (byte, size), (now, passed), kind, also);

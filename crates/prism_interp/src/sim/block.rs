@@ -271,7 +271,39 @@ pub const SHARED_POISON: u8 = 0xFF;
 
 /// What the race check found of whether an earlier access is ordered before a thread, by
 /// the access's thread, barrier counts and fences ([`BlockSim::order_memo`]).
-pub type OrderMemo = std::cell::RefCell<super::FastMap<(u32, [u32; LEVELS], Fences), bool>>;
+pub type OrderMemo = std::cell::RefCell<Verdicts>;
+
+/// An earlier access as [`Verdicts`] tells them apart: its thread, barrier counts, fences.
+type VerdictKey = (u32, [u32; LEVELS], Fences);
+
+/// The verdicts of an [`OrderMemo`]: all of them by key, and the last few looked up, which a
+/// copy's elements mostly ask about again (their cells hold the same few readers), searched
+/// first without hashing.
+#[derive(Debug, Default)]
+pub struct Verdicts {
+    all: super::FastMap<VerdictKey, bool>,
+    recent: [Option<(VerdictKey, bool)>; 8],
+    next: usize,
+}
+
+impl Verdicts {
+    /// Forgets every verdict.
+    pub fn clear(&mut self) {
+        self.all.clear();
+        self.recent = [None; 8];
+    }
+
+    /// The verdict for `key`, judged by `judge` the first time.
+    pub fn get_or(&mut self, key: VerdictKey, judge: impl FnOnce() -> bool) -> bool {
+        if let Some(&(_, v)) = self.recent.iter().flatten().find(|(k, _)| *k == key) {
+            return v;
+        }
+        let v = *self.all.entry(key).or_insert_with(judge);
+        self.recent[self.next] = Some((key, v));
+        self.next = (self.next + 1) % self.recent.len();
+        v
+    }
+}
 
 pub struct BlockSim<'a> {
     pub s: &'a Shared<'a>,
