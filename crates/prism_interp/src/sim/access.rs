@@ -954,14 +954,18 @@ impl<'a> BlockSim<'a> {
         }
         let Loc::Shared(first) = dst else { return };
         // Recording changes nothing that orders an earlier access before this thread, so
-        // each is judged once for all the elements ([`Self::order_memo`]).
-        self.order_memo.get_mut().clear();
+        // each is judged once for all the elements ([`Self::order_memo`]), and for all the
+        // copies of the thread's instruction (a TMA box's 16-byte chunks).
+        let tid = at.w as u32 * 32 + at.l as u32;
+        if self.order_memo_for != Some((tid, self.steps)) {
+            self.order_memo.get_mut().clear();
+            self.order_memo_for = Some((tid, self.steps));
+        }
         self.order_memo_on = true;
         for k in 0..count {
             self.race(g, dst.advance(k, size), Kind::Write, at, site, None);
         }
         self.order_memo_on = false;
-        let tid = at.w as u32 * 32 + at.l as u32;
         for word in super::block::flight_words(first, count, size) {
             let (i, bit) = super::block::flight_bit(word);
             if let Some(w) = self.sflight.get_mut(i)

@@ -402,6 +402,10 @@ pub struct BlockSim<'a> {
     /// gemm's checked run).
     pub order_memo: OrderMemo,
     pub order_memo_on: bool,
+    /// The thread and the step ([`Self::steps`]) the verdicts of [`Self::order_memo`] were
+    /// found for: they hold for the rest of that thread's instruction (a TMA box is some
+    /// hundreds of 16-byte copies, each recorded on its own), and for nothing else.
+    pub order_memo_for: Option<(u32, u64)>,
     /// Whether a thread of the block has acquired a release of another block (a flag, or
     /// an arrival that carried one on): until then [`Self::acquisitions`] order no access
     /// of another block, and the race check of global memory does not look through them.
@@ -780,6 +784,7 @@ impl<'a> BlockSim<'a> {
             landing_seen: super::FastMap::default(),
             order_memo: Default::default(),
             order_memo_on: false,
+            order_memo_for: None,
             acquired_foreign: false,
             sflight: if s.cfg.checks.races {
                 vec![0; (s.smem_bytes as usize).div_ceil(4).div_ceil(64)]
