@@ -462,6 +462,14 @@ pub struct FuncCode {
     pub span: Span,
 }
 
+impl FuncCode {
+    /// Whether the buffer of a launch's `i`-th pointer or tensor-map argument is one that no
+    /// access site of this kernel writes ([`Self::param_written`]).
+    pub fn read_only(&self, i: usize) -> bool {
+        self.param_written.get(i) == Some(&false)
+    }
+}
+
 /// A compiled program.
 #[derive(Clone, Debug)]
 pub struct Code {

@@ -467,13 +467,9 @@ impl Module {
         }
         // A buffer no access site writes has no shadow (its reads are not recorded,
         // docs/simulator.md, Speed).
-        let written = &self.code.funcs[id.0 as usize].param_written;
-        let elements: u64 = buffers
-            .iter()
-            .enumerate()
-            .filter(|&(i, _)| written.get(i) != Some(&false))
-            .map(|(_, b)| b.len() as u64)
-            .sum();
+        let kf = &self.code.funcs[id.0 as usize];
+        let elements: u64 =
+            buffers.iter().enumerate().filter(|&(i, _)| !kf.read_only(i)).map(|(_, b)| b.len() as u64).sum();
         if cfg.checks.races && sim::shadow_bytes(elements) > sim::MAX_SHADOW_BYTES {
             return Err(argument_error(format!(
                 "race checking these buffers ({elements} elements) would need {} GiB of shadow memory, more than {} GiB; run with `--checks uniformity` or `--checks none`, or smaller buffers",

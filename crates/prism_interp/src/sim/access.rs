@@ -1076,15 +1076,11 @@ impl<'a> BlockSim<'a> {
         site: Site,
         broadcast: bool,
     ) {
-        // Reads of a buffer that nothing writes are not recorded ([`Self::race`]).
-        if let Some(b) = global
-            && self.s.read_only[b]
-        {
-            if matches!(kind, Kind::Write | Kind::Atomic) {
-                let l = super::block::lanes_of(mask).next().unwrap_or(0);
-                self.report_read_only_written(g, b, Lane { fid, w, l }, site);
+        if let Some(b) = global {
+            let l = super::block::lanes_of(mask).next().unwrap_or(0);
+            if self.skips_read_only(g, b, kind, Lane { fid, w, l }, site) {
+                return;
             }
-            return;
         }
         // Plain reads and writes need nothing but the shadow when no flag and no copy in
         // flight can be involved.
@@ -1525,11 +1521,8 @@ impl<'a> BlockSim<'a> {
             return;
         }
         if let Loc::Global(b, _) = loc
-            && s.read_only[b]
+            && self.skips_read_only(g, b, kind, at, Site { func, access: site })
         {
-            if matches!(kind, Kind::Write | Kind::Atomic) {
-                self.report_read_only_written(g, b, at, Site { func, access: site });
-            }
             return;
         }
         let (mut now, mut passed) = self.lane_acc(w, lane, Site { func, access: site });
@@ -1673,6 +1666,20 @@ impl<'a> BlockSim<'a> {
         if s.stop.load(std::sync::atomic::Ordering::Relaxed) {
             self.stopped = true;
         }
+    }
+
+    /// Whether an access of `kind` to global buffer `b` by lane `at` at `site` is left out of
+    /// the race check because nothing writes the buffer (docs/simulator.md, Speed (9)): a read
+    /// is not recorded, and a write or atomic update, which the kernel's access sites say
+    /// cannot happen, is reported ([`Self::report_read_only_written`]).
+    fn skips_read_only(&mut self, g: &mut GCtx, b: usize, kind: Kind, at: Lane, site: Site) -> bool {
+        if !self.s.read_only[b] {
+            return false;
+        }
+        if matches!(kind, Kind::Write | Kind::Atomic) {
+            self.report_read_only_written(g, b, at, site);
+        }
+        true
     }
 
     /// Reports a write or atomic update by lane `at` at `site` to global buffer `b`, which the

@@ -273,6 +273,9 @@ pub const SHARED_POISON: u8 = 0xFF;
 /// the access's thread, barrier counts and fences ([`BlockSim::order_memo`]).
 pub type OrderMemo = std::cell::RefCell<Verdicts>;
 
+/// How many of the latest verdicts [`Verdicts`] searches before its map.
+const RECENT_VERDICTS: usize = 8;
+
 /// An earlier access as [`Verdicts`] tells them apart: its thread, barrier counts, fences.
 type VerdictKey = (u32, [u32; LEVELS], Fences);
 
@@ -282,7 +285,7 @@ type VerdictKey = (u32, [u32; LEVELS], Fences);
 #[derive(Debug, Default)]
 pub struct Verdicts {
     all: super::FastMap<VerdictKey, bool>,
-    recent: [Option<(VerdictKey, bool)>; 8],
+    recent: [Option<(VerdictKey, bool)>; RECENT_VERDICTS],
     next: usize,
 }
 
@@ -290,7 +293,7 @@ impl Verdicts {
     /// Forgets every verdict.
     pub fn clear(&mut self) {
         self.all.clear();
-        self.recent = [None; 8];
+        self.recent = [None; RECENT_VERDICTS];
     }
 
     /// The verdict for `key`, judged by `judge` the first time.

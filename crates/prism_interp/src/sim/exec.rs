@@ -2071,14 +2071,12 @@ impl<'a> BlockSim<'a> {
                                 // (Lane by lane in the plain simulator, `Module::new_unfused`,
                                 // which the tests compare with.)
                                 let mut warp_carry = None;
+                                let key = keys[mask.trailing_zeros() as usize];
                                 if self.s.cfg.checks.races
                                     && s.code.fast
                                     && matches!(op, MbarOp::Arrive | MbarOp::ArriveExpectTx)
-                                    && lanes_of(mask).all(|l| keys[l] == keys[mask.trailing_zeros() as usize])
-                                    && self
-                                        .mbars
-                                        .get(&keys[mask.trailing_zeros() as usize])
-                                        .is_some_and(|m| m.valid && m.pending >= mask.count_ones())
+                                    && lanes_of(mask).all(|l| keys[l] == key)
+                                    && self.mbars.get(&key).is_some_and(|m| m.valid && m.pending >= mask.count_ones())
                                 {
                                     warp_carry = self.warp_carried(w, mask);
                                 }

@@ -314,7 +314,6 @@ pub fn run(launch: Launch<'_>, cfg: Config, progress: &Progress) -> Outcome {
     let mut scopes = Vec::new();
     let mut grid_sync = false;
     collect_scopes(code, kernel, block, &mut scopes, &mut grid_sync, &mut vec![false; code.funcs.len()]);
-    let written = &code.funcs[kernel as usize].param_written;
     let shared = Shared {
         code,
         kernel,
@@ -323,7 +322,7 @@ pub fn run(launch: Launch<'_>, cfg: Config, progress: &Progress) -> Outcome {
         buffers,
         buffer_names,
         tensor_dims,
-        read_only: (0..buffers.len()).map(|b| written.get(b) == Some(&false)).collect(),
+        read_only: (0..buffers.len()).map(|b| code.funcs[kernel as usize].read_only(b)).collect(),
         grid_dims,
         block_dims,
         params,
