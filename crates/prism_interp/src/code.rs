@@ -217,6 +217,10 @@ pub enum Op {
     /// every register they read holds one value in all lanes ([`Latch`]); otherwise this op
     /// is the step.
     Latch(Box<Latch>),
+    /// A superinstruction: this op and the register ops after it ([`Scalars`]), run in
+    /// turn without a dispatch each as long as every register each reads holds one value
+    /// in all lanes; otherwise this op is the first of them.
+    Scalars(Box<Scalars>),
     /// `dst = src` for each pair, in order (no destination is a source: the destinations of
     /// an entry are the inlined body's registers, its sources the caller's): the entry
     /// (argument copies) or the return (result copy) of an inlined call ([`Leaf`]), one op
@@ -396,6 +400,49 @@ fn fuse_latches(ops: &mut [Op]) {
             uniform: *uniform,
         };
         ops[q] = Op::Latch(Box::new(latch));
+    }
+}
+
+/// The ops a [`Op::Scalars`] stands for: a run of two or more register ops (`Const`,
+/// `Copy`, `Un`, `Bin`, `Step`, `Select`, `Cast`) with nothing else between them. A
+/// register-tiled gemm's inner loops compute their indices (`acc[i * TN + j]`, `reg_m[kk *
+/// TM + i]`) from constants and loop counters in such runs, up to six ops per fma, each
+/// dispatched on its own; every one holds one value in all lanes. The interpreter runs the
+/// run's ops in turn, each through its own one-lane path, and stops at the first whose
+/// operands may differ between lanes (or that would be reported, or that the budget or the
+/// fuel does not reach): that op and the rest then run one by one. The ops it covers stay
+/// in place after it, so jumps, spans and the fallback are unchanged.
+#[derive(Clone, Debug)]
+pub struct Scalars {
+    /// The ops, this one first (also what runs when its own operands may differ).
+    pub ops: Box<[Op]>,
+}
+
+/// Whether `op` may be part of a [`Scalars`] run: a register op with a one-lane path.
+fn scalar_op(op: &Op) -> bool {
+    matches!(
+        op,
+        Op::Const { .. }
+            | Op::Copy { .. }
+            | Op::Un { .. }
+            | Op::Bin { .. }
+            | Op::Step { .. }
+            | Op::Select { .. }
+            | Op::Cast { .. }
+    )
+}
+
+/// Forms the [`Op::Scalars`] superinstructions of `ops`: each maximal run of two or more
+/// [`scalar_op`]s. Runs after the other fusions, whose first ops (a `LocalFma`'s load, a
+/// `Latch`'s step) it then sees as what they became and leaves alone.
+fn fuse_scalars(ops: &mut [Op]) {
+    let mut p = 0;
+    while p < ops.len() {
+        let n = ops[p..].iter().take_while(|op| scalar_op(op)).count();
+        if n >= 2 {
+            ops[p] = Op::Scalars(Box::new(Scalars { ops: ops[p..p + n].to_vec().into_boxed_slice() }));
+        }
+        p += n.max(1);
     }
 }
 
@@ -675,6 +722,7 @@ fn compile_function(_p: &ir::Program, f: &ir::Function, leaves: &[Option<Leaf>],
     if fuse {
         fuse_local_fma(&mut cx.ops);
         fuse_latches(&mut cx.ops);
+        fuse_scalars(&mut cx.ops);
     }
     let scratch = cx.scratch;
     let phases = access_phases(f, &cx.ops, &cx.info);

@@ -263,6 +263,14 @@ impl Module {
             .count()
     }
 
+    /// How many runs of register ops the interpreter runs without a dispatch each
+    /// (`code::Scalars`): tests check that the programs they compare fused and unfused
+    /// really have some.
+    #[doc(hidden)]
+    pub fn scalar_runs(&self) -> usize {
+        self.code.funcs.iter().flat_map(|f| &f.ops).filter(|op| matches!(op, code::Op::Scalars(_))).count()
+    }
+
     /// How many calls the interpreter runs inline (`code::Leaf`): each has an entry and a
     /// return op.
     pub fn inlined_calls(&self) -> usize {

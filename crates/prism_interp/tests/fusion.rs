@@ -1,5 +1,6 @@
 //! The interpreter's superinstructions (`code::LocalFma`: local loads, an fma and a local
-//! store run as one op; `code::Latch`: a loop's back edge run as one op) and its one-lane paths for registers known to hold one value in
+//! store run as one op; `code::Latch`: a loop's back edge run as one op; `code::Scalars`: a
+//! run of register ops run without a dispatch each) and its one-lane paths for registers known to hold one value in
 //! every lane must not change anything a launch shows: every output bit, every report
 //! (kind, message, span, thread) and the step count are the same as when each op runs on
 //! its own over 32 lanes. These tests run the same launches on a module with and without
@@ -574,4 +575,117 @@ fn adversarial_leaf_calls_run_the_same_inlined_and_called() {
     assert!(clean > 100, "{clean} clean runs");
     let args = [Arg::Buffer(Buffer::zeroed(Scalar::I32, 128)), Arg::value(7), Arg::value(3)];
     same_under_fuel(&fused, &unfused, "divergent", &args, 1..400);
+}
+
+/// Runs of register ops the interpreter runs in turn without a dispatch each
+/// (`code::Scalars`), written to make a run do something its ops would not: a lane's own
+/// value in the middle of a run (the rest of the run must go lane by lane), a division by
+/// zero and a remainder by zero inside a run (the report's span and thread), a register
+/// that a later op of the run overwrites after an earlier one read it, runs in loops whose
+/// constants are rewritten each trip, selects, casts, unary ops and float arithmetic on
+/// special values, runs under divergence (a partial mask), and warps that interleave
+/// through shared memory under seeded schedules (the budget running out inside a run).
+const SCALARS: &str = r#"
+@prism("global")
+@requires(block[1], thread[32])
+def ints(X : ptr(int), s : int, d : int):
+    t : int @ thread[1] = id()
+    with partition(X, p=thread[1], f=lambda i: t * 4 + i) as x:
+        with group(thread[1]):
+            k : int = s * 3 + d - 7
+            m : int = k * 5 + t * s + d * 2 - 1
+            q : int = (k + 3) / (d - s) + 2 * k
+            r : int = q % (s - 1) + (m << 2)
+            n : int = -k if s > d else k ^ 5
+            k = k * 7 + n
+            k = k * 7 + k
+            for i in range(4):
+                for j in range(4):
+                    k = k * 3 + i * 4 + j - (s >> 2)
+            if t < d % 32:
+                k = k * 5 + s * 9 - 2
+                r = r + s / (d - 3)
+            else:
+                k = k - 1 + t
+            x[0] = k
+            x[1] = m
+            x[2] = r
+            x[3] = n
+
+@prism("global")
+@requires(block[1], thread[32])
+def floats_and_casts(Y : ptr(float), s : int, d : int):
+    t : int @ thread[1] = id()
+    with partition(Y, p=thread[1], f=lambda i: t * 4 + i) as y:
+        with group(thread[1]):
+            a : float = float(s) * 0.5 + float(d) - 1.25
+            b : float = y[0]
+            c : float = a * 2.0 + b
+            e : float = max(a, float(d)) if s < d else -a
+            u : int = int(a * 3.0) + s % 4
+            y[1] = c + e
+            y[2] = float(u * 2 + 1) / float(d)
+            y[3] = a - float(t)
+
+@prism("global")
+@requires(block[1], thread[32], smem=1024)
+def interleaved(X : ptr(int), s : int, d : int):
+    t : int @ thread[1] = id()
+    w : int @ thread[1] = t / 32
+    with group(block[1]):
+        S : shared(int[256]) @ block[1]
+        with partition(S, p=thread[1], f=lambda i: t + i * 64) as mine:
+            with group(thread[1]):
+                v : int = s * 3 + d
+                for i in range(4):
+                    v = v * 5 + i * 7 + s - d * 3 + w
+                    mine[i] = v
+        __syncthreads()
+        with partition(X, p=thread[1], f=lambda i: t * 4 + i) as x:
+            with group(thread[1]):
+                for i in range(4):
+                    x[i] = S[(t * 4 + i + 64) % 256] + s * 2 - 1
+"#;
+
+/// The fused runs of register ops run the same as their ops one by one, including every
+/// report they can make, under the default schedule and seeded ones, and when the fuel
+/// runs out at each op of them.
+#[test]
+fn adversarial_scalar_runs_run_the_same_fused_and_unfused() {
+    let (fused, unfused) = modules("scalars.prism", SCALARS).expect("the scalar-run kernels check");
+    assert!(fused.scalar_runs() >= 10, "only {} runs formed", fused.scalar_runs());
+    assert_eq!(unfused.scalar_runs(), 0);
+    let values = [0, 1, 3, 4, 7, -5, 40, i32::MAX - 2, i32::MIN + 1];
+    let mut kinds: Vec<ReportKind> = Vec::new();
+    let mut clean = 0;
+    for &s in &values {
+        for &d in &values {
+            for block in [32, 64] {
+                let n = 4 * block as usize;
+                let ints = [Arg::Buffer(Buffer::zeroed(Scalar::I32, n)), Arg::value(s), Arg::value(d)];
+                let fl = [Arg::buffer(&floats(n, (d as usize) % 7)), Arg::value(s), Arg::value(d)];
+                for (kernel, args) in [("ints", &ints), ("floats_and_casts", &fl), ("interleaved", &ints)] {
+                    if kernel == "interleaved" && block != 64 {
+                        continue;
+                    }
+                    for checks in [Checks::NONE, Checks::ALL] {
+                        let got = same(&fused, &unfused, kernel, (1, block), args, checks);
+                        clean += usize::from(got.is_empty());
+                        kinds.extend(got.into_iter().filter(|k| !kinds.contains(k)).collect::<Vec<_>>());
+                    }
+                    for seed in [1, 2] {
+                        let cfg = Config { checks: Checks::ALL, seed: Some(seed), workers: 1, ..Config::default() };
+                        let (a1, a2) = (fresh(args), fresh(args));
+                        let o1 = fused.launch(kernel, 1u32, block, &a1, cfg);
+                        let o2 = unfused.launch(kernel, 1u32, block, &a2, cfg);
+                        assert_eq!(shown(&o1, &a1), shown(&o2, &a2), "{kernel} s={s} d={d} seed {seed}");
+                    }
+                }
+            }
+        }
+    }
+    assert!(kinds.contains(&ReportKind::DivisionByZero), "no launch divided by zero: {kinds:?}");
+    assert!(clean > 100, "{clean} clean runs");
+    let args = [Arg::Buffer(Buffer::zeroed(Scalar::I32, 128)), Arg::value(5), Arg::value(9)];
+    same_under_fuel(&fused, &unfused, "ints", &args, 1..300);
 }

@@ -17,7 +17,7 @@ use super::wgmma::{
     TileAt, TileElem, Tiles, WarpRead, interleaved_start, lane_col, operand_value, place, swizzled_start,
 };
 use super::{GCtx, Shared};
-use crate::code::{FuncCode, Intr, Latch, MbarOp, Op, R, WgmmaLayout};
+use crate::code::{FuncCode, Intr, Latch, MbarOp, Op, R, Scalars, WgmmaLayout};
 use crate::memory::{Ptr, Space};
 use crate::ops;
 use crate::report::{Report, ReportKind, Thread};
@@ -261,6 +261,48 @@ fn bin_one((op, ty, b_ty): (BinOp, Scalar, Scalar), a: u64, b: u64) -> Option<u6
     if bin_fast(op, ty, &mut out, &[a], &[b]) { Some(out[0]) } else { ops::bin(op, ty, a, b, b_ty) }
 }
 
+/// What register op `op` computes when every register it reads holds one value in all
+/// lanes (its one-lane path): its destination and the value, for the whole warp. `None`
+/// for any other op, when a register it reads may differ between lanes, or when the op
+/// would be reported (a division by zero, a counter leaving its type's range): the op's
+/// lanes then compute it, and find the lane to report. The ops' own arms, [`Latch`] and
+/// [`Scalars`] all take this one path, so a fused op computes what the op alone does.
+#[inline(always)]
+fn uniform_result(regs: &Regs, op: &Op) -> Option<(R, u64)> {
+    let one = |r: R| regs.uniform(r).then(|| regs.src(r)[0]);
+    Some(match *op {
+        Op::Const { dst, bits } => (dst, bits),
+        Op::Copy { dst, src } => (dst, one(src)?),
+        Op::Un { dst, op, ty, a } => (dst, ops::un(op, ty, one(a)?)),
+        Op::Bin { dst, op, ty, a, b, b_ty } => (dst, bin_one((op, ty, b_ty), one(a)?, one(b)?)?),
+        Op::Step { iv, step, ty } => (iv, step_lane(ty, one(iv)?, one(step)?)?),
+        Op::Select { dst, c, a, b } => {
+            let (c, a, b) = (one(c)?, one(a)?, one(b)?);
+            (dst, if c != 0 { a } else { b })
+        }
+        Op::Cast { dst, from, to, a } => (dst, cast_lane(from, to, one(a)?)),
+        _ => return None,
+    })
+}
+
+/// Runs the ops of a [`Scalars`] run in turn, under a full mask, while each has a one-lane
+/// result ([`uniform_result`]) and `room` allows (how many ops may run after the first
+/// before the fragment yields or the fuel runs out). Returns how many ran: zero when the
+/// first has no one-lane result, and then nothing was written.
+#[inline(always)]
+fn run_scalars(regs: &mut Regs, sc: &Scalars, room: u64) -> u32 {
+    let mut ran = 0;
+    for op in sc.ops.iter() {
+        if u64::from(ran) > room {
+            break;
+        }
+        let Some((dst, v)) = uniform_result(regs, op) else { break };
+        regs.put_uniform(dst, FULL, v);
+        ran += 1;
+    }
+    ran
+}
+
 /// What a [`Latch`] computes when every register it reads holds one value: the step's
 /// register, its new value and the condition's value. `None` when a register it reads may
 /// differ between lanes, or the step would be reported (a division by zero, a counter
@@ -269,8 +311,7 @@ fn bin_one((op, ty, b_ty): (BinOp, Scalar, Scalar), a: u64, b: u64) -> Option<u6
 fn latch_values(regs: &Regs, la: &Latch) -> Option<(R, u64, u64)> {
     let one = |r: R| regs.uniform(r).then(|| regs.src(r)[0]);
     let (dst, v) = match la.first {
-        Op::Bin { dst, op, ty, a, b, b_ty } => (dst, bin_one((op, ty, b_ty), one(a)?, one(b)?)?),
-        Op::Step { iv, step, ty } => (iv, step_lane(ty, one(iv)?, one(step)?)?),
+        Op::Bin { .. } | Op::Step { .. } => uniform_result(regs, &la.first)?,
         _ => return None,
     };
     // The condition reads the stepped register's new value.
@@ -583,6 +624,24 @@ impl<'a> BlockSim<'a> {
                     }
                     op = &la.first;
                 }
+                if let Op::Scalars(sc) = op {
+                    // Like the superinstructions above, it counts as the ops it runs, for
+                    // the budget and for fuel, and runs only as many as would have run
+                    // before the fragment yields or the fuel runs out (the first is
+                    // counted already). Under a partial mask, or when the first op's
+                    // operands may differ between lanes, the first op runs alone.
+                    if mask == FULL {
+                        let room = u64::from(budget).min(s.cfg.fuel - self.steps);
+                        let ran = run_scalars(&mut fr.regs, sc, room);
+                        if ran > 0 {
+                            budget -= ran - 1;
+                            self.steps += u64::from(ran - 1);
+                            f.pc += ran;
+                            continue;
+                        }
+                    }
+                    op = &sc.ops[0];
+                }
                 let regs = &mut fr.regs;
                 match op {
                     Op::Const { dst, bits } => regs.put_uniform(*dst, mask, *bits),
@@ -592,9 +651,13 @@ impl<'a> BlockSim<'a> {
                             copy_reg(regs, mask, dst, src);
                         }
                     }
-                    Op::Un { dst, op, ty, a } if mask == FULL && regs.uniform(*a) => {
-                        let v = ops::un(*op, *ty, regs.src(*a)[0]);
-                        regs.put_uniform(*dst, FULL, v);
+                    // The register ops whose operands each hold one value: one lane
+                    // computed ([`uniform_result`], as the fused ops compute them).
+                    Op::Un { .. } | Op::Step { .. } | Op::Select { .. } | Op::Cast { .. }
+                        if mask == FULL
+                            && let Some((dst, v)) = uniform_result(regs, op) =>
+                    {
+                        regs.put_uniform(dst, FULL, v);
                     }
                     Op::Un { dst, op, ty, a } => {
                         let x = regs.src(*a);
@@ -605,16 +668,6 @@ impl<'a> BlockSim<'a> {
                         if let Some(l) = bin_lanes(regs, mask, (*op, *ty, *b_ty), (*dst, *a, *b)) {
                             fatal!(ReportKind::DivisionByZero, "integer division by zero".into(), l);
                         }
-                    }
-                    // A counter and step known to hold one value each: one lane computed (a
-                    // step that leaves the range takes the general path, which reports it).
-                    Op::Step { iv, step, ty }
-                        if mask == FULL
-                            && regs.uniform(*iv)
-                            && regs.uniform(*step)
-                            && let Some(v) = step_lane(*ty, regs.src(*iv)[0], regs.src(*step)[0]) =>
-                    {
-                        regs.put_uniform(*iv, FULL, v);
                     }
                     Op::Step { iv, step, ty } => {
                         let (d, st, ty) = (*iv as usize * 32, *step as usize * 32, *ty);
@@ -665,20 +718,10 @@ impl<'a> BlockSim<'a> {
                         let out = lanes::fma_lanes(*ty, xyz, mask);
                         regs.put(*dst, mask, &out);
                     }
-                    Op::Select { dst, c, a, b }
-                        if mask == FULL && regs.uniform(*c) && regs.uniform(*a) && regs.uniform(*b) =>
-                    {
-                        let v = if regs.src(*c)[0] != 0 { regs.src(*a)[0] } else { regs.src(*b)[0] };
-                        regs.put_uniform(*dst, FULL, v);
-                    }
                     Op::Select { dst, c, a, b } => {
                         let (c, x, y) = (regs.src(*c), regs.src(*a), regs.src(*b));
                         let out: [u64; 32] = std::array::from_fn(|l| if c[l] != 0 { x[l] } else { y[l] });
                         regs.put(*dst, mask, &out);
-                    }
-                    Op::Cast { dst, from, to, a } if mask == FULL && regs.uniform(*a) => {
-                        let v = cast_lane(*from, *to, regs.src(*a)[0]);
-                        regs.put_uniform(*dst, FULL, v);
                     }
                     Op::Cast { dst, from, to, a } => {
                         let x = regs.src(*a);
@@ -959,6 +1002,7 @@ impl<'a> BlockSim<'a> {
                     }
                     Op::LocalFma(_) => unreachable!("a superinstruction's first op is a load"),
                     Op::Latch(_) => unreachable!("a superinstruction's first op is a step"),
+                    Op::Scalars(_) => unreachable!("a superinstruction's first op is a register op"),
                     Op::LocalStore { local, index, index_ty, value } => {
                         if !self.wgmma.is_empty()
                             && let Some(l) = self.wgmma_busy(w, mask, fid, *local)

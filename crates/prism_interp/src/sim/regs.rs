@@ -73,6 +73,11 @@ impl Regs {
     /// register is then uniform.
     #[inline(always)]
     pub fn put_uniform(&mut self, r: R, mask: u32, v: u64) {
+        // A register known to hold `v` in every lane already holds what the write would
+        // leave (a loop's constants, rewritten each trip): nothing to write.
+        if self.uni[r as usize] && self.lanes[r as usize][0] == v {
+            return;
+        }
         let d = self.dst(r);
         if mask == FULL {
             *d = [v; 32];
