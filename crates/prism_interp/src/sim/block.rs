@@ -342,6 +342,9 @@ pub struct BlockSim<'a> {
     pub split_units: HashMap<(u64, u64, u32, u32), SplitUnit>,
     /// Outstanding asynchronous copies per thread.
     pub pending: Vec<Vec<PendingCopy>>,
+    /// The copies a `cp.async` wait completes, between taking them out of `pending` and
+    /// landing them (kept to reuse its memory).
+    pub done_copies: Vec<PendingCopy>,
     /// Commit groups each thread has closed.
     pub commits: Vec<u32>,
     pub steps: u64,
@@ -767,6 +770,7 @@ impl<'a> BlockSim<'a> {
             utable: HashMap::new(),
             split_units: HashMap::new(),
             pending: vec![Vec::new(); t as usize],
+            done_copies: Vec::new(),
             commits: vec![0; t as usize],
             steps: 0,
             alive: 0,
