@@ -834,15 +834,18 @@ impl Ctx<'_> {
         if lo > hi { self.term_range(t) } else { Some((lo, hi)) }
     }
 
-    /// What the `if`s around instruction `inst` say of its terms: for each whose condition
-    /// compares two affine values (`<`, `<=`, `>`, `>=`) that differ by one term, the bound
-    /// the branch `inst` lies in puts on that term. Sound because a value's affine form is
-    /// its value wherever the register is read ([`Ctx::eval`]: one definition, never
+    /// What the `if`s around instruction `inst` say of its terms: for each comparison of two
+    /// affine values (`<`, `<=`, `>`, `>=`) that differ by one term and that the branch
+    /// `inst` lies in knows the outcome of ([`Ctx::condition_facts`]: the condition itself,
+    /// or a term of an `and` in its `then` branch or of an `or` in its `else` branch, through
+    /// `not`), the bound that outcome puts on that term. Sound because a value's affine form
+    /// is its value wherever the register is read ([`Ctx::eval`]: one definition, never
     /// wrapping), an `id()` is fixed for its thread, and a loop counter the condition reads
     /// is read inside its loop's body, where `inst` then lies too, in the same iteration
     /// (the counter changes at the latch only). Until 2026-11-30 an index that only a branch
     /// kept inside a pipeline slot (`if t < 32:` around `slot[4 * t + 512]`) was refused
-    /// (docs/soundness.md §4.3.2, "Several copies per slot").
+    /// (docs/soundness.md §4.3.2, "Several copies per slot"), and until 2026-12-01 one that
+    /// a term of an `and` kept there (`if t < 32 and k < n:`).
     pub(crate) fn branch_bounds(&self, inst: InstId) -> Vec<(Term, i128, i128)> {
         let mut out = Vec::new();
         for f in self.cfg.ancestors(self.cfg.insts[inst].frame) {
@@ -853,38 +856,103 @@ impl Ctx<'_> {
                 Some(1) => false,
                 _ => continue,
             };
-            let Some([d]) = self.defs.get(cond).map(Vec::as_slice) else { continue };
-            let InstKind::Binary { op, lhs, rhs, .. } = &self.cfg.insts[*d].inst.kind else { continue };
-            let at = self.cfg.insts[*d].frame;
-            let mut reads = Vec::new();
-            let (Some(a), Some(b)) = (self.eval(*lhs, at, &mut reads, 0), self.eval(*rhs, at, &mut reads, 0)) else {
-                continue;
-            };
-            // A counter read outside its loop's body (or in another iteration) says nothing
-            // of `inst`.
-            if !reads.iter().all(|&(l, fr)| {
-                let body = self.cfg.insts[l].children[1];
-                self.cfg.frame_within(fr, body) && self.cfg.frame_within(self.cfg.insts[inst].frame, body)
-            }) {
-                continue;
+            let mut facts = Vec::new();
+            self.condition_facts((*cond, o), then, &mut facts, 0);
+            for (d, holds) in facts {
+                if let Some(b) = self.comparison_bound(d, holds, inst) {
+                    out.push(b);
+                }
             }
-            let Some(diff) = a.add(&b, -1) else { continue };
-            // The branch's fact as `diff <= u` (`below`) or `diff >= u`.
-            let (below, u): (bool, i128) = match (op, then) {
-                (BinOp::Lt, true) | (BinOp::Ge, false) => (true, -1),
-                (BinOp::Le, true) | (BinOp::Gt, false) => (true, 0),
-                (BinOp::Gt, true) | (BinOp::Le, false) => (false, 1),
-                (BinOp::Ge, true) | (BinOp::Lt, false) => (false, 0),
-                _ => continue,
-            };
-            let [(&t, &k)] = diff.terms.iter().collect::<Vec<_>>()[..] else { continue };
-            let Some(r) = u.checked_sub(diff.c) else { continue };
-            // `k t <= r` or `k t >= r`; dividing by a negative `k` turns it round.
-            let (upper, bound) = if k > 0 { (below, r) } else { (!below, r) };
-            let bound = if upper { floor_div(bound, k) } else { ceil_div(bound, k) };
-            out.push(if upper { (t, i128::MIN, bound) } else { (t, bound, i128::MAX) });
         }
         out
+    }
+
+    /// The comparisons whose outcome is known where register `cond`, read by instruction
+    /// `reader`, is `truth`: each definition's instruction and the outcome it had, pushed on
+    /// `out`. `cond` must be defined once as a comparison, as a copy of a register that is
+    /// (the lowering's `expr_into`), or as `not` of one (the outcome turned round); or be
+    /// the register of an `and` or an `or`, which the lowering computes as `r = a` and then
+    /// `if r: r = b` (`and`; `or` puts the second copy in the `else` branch), both copies in
+    /// the frame of `reader` and that `if` between them and `reader`. Where `r` is true
+    /// after an `and`, both copies ran and copied true: the `if` runs its branch only when
+    /// `a` was true, and `r` is otherwise `a`; so both terms' facts hold, and likewise both
+    /// negations where an `or` is false. Anything else (other definitions, a branch of the
+    /// `if` that is not empty, an `and` that is false) says nothing, and nothing is pushed.
+    fn condition_facts(&self, (cond, reader): (Reg, InstId), truth: bool, out: &mut Vec<(InstId, bool)>, depth: u32) {
+        if depth > 16 {
+            return;
+        }
+        let Some(defs) = self.defs.get(&cond) else { return };
+        match defs.as_slice() {
+            [d] => match &self.cfg.insts[*d].inst.kind {
+                InstKind::Binary { op: BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge, .. } => out.push((*d, truth)),
+                InstKind::Copy { src, .. } => self.condition_facts((*src, *d), truth, out, depth + 1),
+                InstKind::Unary { op: UnOp::Not, arg, .. } => self.condition_facts((*arg, *d), !truth, out, depth + 1),
+                _ => {}
+            },
+            [first, second] => {
+                let (a, b) = (&self.cfg.insts[*first], &self.cfg.insts[*second]);
+                let (InstKind::Copy { src: sa, .. }, InstKind::Copy { src: sb, .. }) = (&a.inst.kind, &b.inst.kind)
+                else {
+                    return;
+                };
+                // The `if` whose branch holds the second copy, as that branch's last
+                // instruction, standing in the first copy's frame between it and `reader`.
+                let Some(i) = self.cfg.frames[b.frame].owner else { return };
+                let branch = &self.cfg.insts[i];
+                let InstKind::If { cond: c, .. } = &branch.inst.kind else { return };
+                let Some(arm) = branch.children.iter().position(|&f| f == b.frame) else { return };
+                let other = branch.children.get(1 - arm.min(1));
+                let reader_frame = self.cfg.insts[reader].frame;
+                let in_order = branch.frame == a.frame
+                    && reader_frame == a.frame
+                    && a.index < branch.index
+                    && branch.index < self.cfg.insts[reader].index;
+                let last_of_arm = self.cfg.frames[b.frame].insts.last() == Some(second);
+                let other_empty = other.is_some_and(|&f| self.cfg.frames[f].insts.is_empty());
+                if *c != cond || !in_order || !last_of_arm || !other_empty {
+                    return;
+                }
+                // `and` (the copy in `then`) known true, or `or` (in `else`) known false.
+                if (arm == 0) == truth {
+                    self.condition_facts((*sa, *first), truth, out, depth + 1);
+                    self.condition_facts((*sb, *second), truth, out, depth + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The bound comparison `d` (`<`, `<=`, `>`, `>=` of two affine values that differ by
+    /// one term) puts on that term where its outcome is `holds`, for instruction `inst`.
+    fn comparison_bound(&self, d: InstId, holds: bool, inst: InstId) -> Option<(Term, i128, i128)> {
+        let InstKind::Binary { op, lhs, rhs, .. } = &self.cfg.insts[d].inst.kind else { return None };
+        let at = self.cfg.insts[d].frame;
+        let mut reads = Vec::new();
+        let (a, b) = (self.eval(*lhs, at, &mut reads, 0)?, self.eval(*rhs, at, &mut reads, 0)?);
+        // A counter read outside its loop's body (or in another iteration) says nothing
+        // of `inst`.
+        if !reads.iter().all(|&(l, fr)| {
+            let body = self.cfg.insts[l].children[1];
+            self.cfg.frame_within(fr, body) && self.cfg.frame_within(self.cfg.insts[inst].frame, body)
+        }) {
+            return None;
+        }
+        let diff = a.add(&b, -1)?;
+        // The comparison's fact as `diff <= u` (`below`) or `diff >= u`.
+        let (below, u): (bool, i128) = match (op, holds) {
+            (BinOp::Lt, true) | (BinOp::Ge, false) => (true, -1),
+            (BinOp::Le, true) | (BinOp::Gt, false) => (true, 0),
+            (BinOp::Gt, true) | (BinOp::Le, false) => (false, 1),
+            (BinOp::Ge, true) | (BinOp::Lt, false) => (false, 0),
+            _ => return None,
+        };
+        let [(&t, &k)] = diff.terms.iter().collect::<Vec<_>>()[..] else { return None };
+        let r = u.checked_sub(diff.c)?;
+        // `k t <= r` or `k t >= r`; dividing by a negative `k` turns it round.
+        let (upper, bound) = if k > 0 { (below, r) } else { (!below, r) };
+        let bound = if upper { floor_div(bound, k) } else { ceil_div(bound, k) };
+        Some(if upper { (t, i128::MIN, bound) } else { (t, bound, i128::MAX) })
     }
 
     /// The values a term takes: `id()` of a target unit counts the target's units in one
