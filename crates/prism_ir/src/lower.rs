@@ -197,6 +197,16 @@ fn lower_function(prog: &tir::Program, tf: &tir::Function) -> Function {
         slot_ptr: HashMap::new(),
         fill_views: Vec::new(),
     };
+    // The scalar parameters the body changes: each is copied at entry into a register of
+    // its own, which the body reads and writes, so that no instruction ever defines a
+    // parameter's register. The analyses take a register defined by one instruction to
+    // hold that instruction's value wherever it is read (`prism_sync`'s affine forms); a
+    // parameter written once would otherwise pass for that value even where it still
+    // held the launch's (review R33: `m = 32` after the copies that `if t < m:` guards
+    // made them look bounded by 32). `verify` refuses IR that writes a parameter.
+    let mut changed = Vec::new();
+    tir::assigned_in(&tf.body, &mut std::collections::HashSet::new(), &mut changed);
+    let mut body = Block::default();
     for &p in &tf.params {
         let var = tf.var(p);
         let r = cx.new_reg(ir_ty(&var.ty), Some(&var.name));
@@ -212,12 +222,16 @@ fn lower_function(prog: &tir::Program, tf: &tir::Function) -> Function {
                 cx.new_mem(p, MemKind::Param, None, m.elem);
                 cx.regs.insert(p, r);
             }
+            _ if changed.iter().any(|&(v, _)| v == p) => {
+                let local = cx.new_reg(ir_ty(&var.ty), Some(&var.name));
+                cx.emit(&mut body, InstKind::Copy { dst: local, src: r }, var.span);
+                cx.regs.insert(p, local);
+            }
             _ => {
                 cx.regs.insert(p, r);
             }
         }
     }
-    let mut body = Block::default();
     // The dynamic shared array's address, at its offset after the static allocations; its
     // length is the launch's ([`DYNAMIC_LEN`]).
     if let Some(d) = tf.dyn_shared {

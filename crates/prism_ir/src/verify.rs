@@ -20,6 +20,10 @@
 //!   `.returned` one stands in a function returning its type, an `.arg` one names an
 //!   existing parameter of its callee of its type (a pointer for a local array), a
 //!   `.result` one has its callee's return type.
+//! - **Parameters.** No instruction writes a parameter's register, so a register's
+//!   definitions are all the values it holds (a parameter's is the launch's or the
+//!   caller's); the lowering copies a parameter the body changes into a register of its
+//!   own. The analyses take a register defined once to hold that value wherever it is read.
 //! - **Accesses.** An access's `view_index` is an integer register, only on accesses
 //!   through a partition.
 //! - **Shared memory.** A shared address's bytes lie inside the function's shared memory.
@@ -245,6 +249,15 @@ impl V<'_> {
 
     fn inst(&mut self, k: &InstKind, code: Persp) {
         use InstKind::*;
+        // A parameter's register holds the launch's (or the caller's) value: no instruction
+        // defines it, so that every register's definitions are all the values it takes (the
+        // lowering copies a parameter the body changes into a register of its own). The
+        // analyses rely on it: a register defined once holds that value wherever it is read.
+        for d in k.defs() {
+            if self.f.params.contains(&d) {
+                self.err(format!("{d} is a parameter, which no instruction may write"));
+            }
+        }
         let facts = self.f.facts;
         match k {
             Const { dst, value } => {
@@ -827,6 +840,18 @@ kernel @k(%0) entry grid[1] facts 1 1 smem 0 {
             let errs = errors(&CHECKS.replace(local, to));
             assert!(errs.iter().any(|e| e.contains(want)), "{to}: {errs:?}");
         }
+    }
+
+    /// No instruction may write a parameter's register (the lowering copies a parameter
+    /// the body changes into a register of its own): the analyses take a register's
+    /// definitions to be all the values it holds (review R33).
+    #[test]
+    fn parameters_are_never_written() {
+        let from = "      %1 = copy %2\n";
+        assert!(CHECKS.contains(from));
+        assert!(errors(CHECKS).is_empty(), "{:?}", errors(CHECKS));
+        let errs = errors(&CHECKS.replacen(from, "      %1 = copy %2\n      %0 = copy %9\n", 1));
+        assert!(errs.iter().any(|e| e.contains("%0 is a parameter, which no instruction may write")), "{errs:?}");
     }
 
     #[test]

@@ -7,11 +7,14 @@ __device__ __forceinline__ int clamp(int prism_tid, int prism_bid, unsigned char
 // and blocks may use any consistent width.
 __device__ __forceinline__ int clamp(int prism_tid, int prism_bid, unsigned char* prism_smem, int x, int n)
 {
-    const bool t2 = x >= n;  // line 6
-    if (t2) {  // line 6
-        const bool t6 = x < 0;  // line 8
-        if (t6) {
+    int x_1 = x;
+    const bool t3 = x_1 >= n;  // line 6
+    if (t3) {  // line 6
+        x_1 = prism_sub(n, 1);  // line 7
+        const bool t7 = x_1 < 0;  // line 8
+        if (t7) {  // line 8
+            x_1 = 0;  // line 9
         }
     }
-    return x;  // line 10
+    return x_1;  // line 10
 }
