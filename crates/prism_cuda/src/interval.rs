@@ -22,7 +22,10 @@
 //!   than the type's limit minus the step: a counter does not wrap, the step after the last
 //!   iteration included (docs/language.md §6; the simulator reports `counter-overflow`
 //!   otherwise, so no accepted run leaves these bounds). Only a constant step counts; the
-//!   header reads the counter only to compare it.
+//!   header reads the counter only to compare it. The range is the register's, so it rests
+//!   on the language scoping a `for` variable to its loop: nothing reads the counter after
+//!   the loop, where it holds one step more (review R34; `prism_sync`'s proof checks where
+//!   each counter is read instead, `Ctx::reads_inside`).
 //! - Every other register (a variable assigned more than once, a load, a parameter) has no
 //!   range of its own; as an operand it has its type's (every value it can hold), which is
 //!   enough for `/ c`, `% c`, `& c` and `>> c` to bound a result.

@@ -544,10 +544,7 @@ impl Ctx<'_> {
         let mut reads = Vec::new();
         let form = self.eval(d.index, self.cfg.insts[d.inst].frame, &mut reads, 0)?;
         // A counter's range holds inside its loop's body only.
-        reads
-            .iter()
-            .all(|&(l, at)| self.cfg.frame_within(at, self.cfg.insts[l].children[1]))
-            .then(|| self.range_at(&form, d.inst))?
+        self.reads_inside(&reads).then(|| self.range_at(&form, d.inst))?
     }
 
     /// Whether the `async` scope at `scope` over `view` is the fill of a warp-specialised
@@ -830,7 +827,7 @@ impl Ctx<'_> {
             let mut reads = Vec::new();
             let off = self.pointer_offset(d.ptr, &mut reads, 0)?;
             let form = self.eval(d.index, frame, &mut reads, 0)?.add(&off, 1)?;
-            let (lo, hi) = self.range(&form)?;
+            let (lo, hi) = self.range(&form).filter(|_| self.reads_inside(&reads))?;
             Some((lo, hi + w - 1))
         };
         match (span(x, wx), span(y, wy)) {

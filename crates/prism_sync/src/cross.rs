@@ -147,7 +147,8 @@ impl Ctx<'_> {
         }
         let frame = self.cfg.insts[at].frame;
         let mut reads = Vec::new();
-        match self.eval(e, frame, &mut reads, 0).and_then(|f| self.range(&f)) {
+        // A counter's range holds inside its loop's body only ([`Ctx::reads_inside`]).
+        match self.eval(e, frame, &mut reads, 0).and_then(|f| self.range(&f)).filter(|_| self.reads_inside(&reads)) {
             // The unit's block is `[0, W)` from its start when the index counts up
             // (`A > 0`), `(-W, 0]` when it counts down (`lambda i: t + 1 - i`); a vector
             // access covers `width` elements from its index, upwards.

@@ -683,12 +683,21 @@ impl Ctx<'_> {
         out.into_iter().filter_map(|(k, r)| Some((k, r?))).collect()
     }
 
+    /// Whether every loop counter in `reads` was read inside its loop's body: only there
+    /// does a counter take the values [`Ctx::counter`] gives it (after the loop it holds one
+    /// step more, and a loop that never runs leaves it at its start). The language scopes a
+    /// `for` variable to its body, so today no read lies outside; every use of a counter's
+    /// range asks anyway, so that the proof does not rest on that rule (review R34).
+    pub(crate) fn reads_inside(&self, reads: &Reads) -> bool {
+        reads.iter().all(|&(l, at)| self.cfg.frame_within(at, self.cfg.insts[l].children[1]))
+    }
+
     /// The least and greatest element, relative to its root's pointer, that `site` touches.
     fn site_range(&self, (id, ptr, index, width): Site) -> Option<(i128, i128)> {
         let mut reads = Vec::new();
         let off = self.pointer_offset(ptr, &mut reads, 0)?;
         let form = self.index_form(index, self.cfg.insts[id].frame, &mut reads)?.add(&off, 1)?;
-        let inside = reads.iter().all(|&(l, at)| self.cfg.frame_within(at, self.cfg.insts[l].children[1]));
+        let inside = self.reads_inside(&reads);
         let (lo, hi) = self.range(&form).filter(|_| inside)?;
         let hi = hi.checked_add(width.checked_sub(1)?)?;
         (lo.abs() < 1 << 60 && hi.abs() < 1 << 60).then_some((lo, hi))
