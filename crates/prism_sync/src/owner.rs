@@ -885,51 +885,98 @@ impl Ctx<'_> {
     /// the frame of `reader` and that `if` between them and `reader`. Where `r` is true
     /// after an `and`, both copies ran and copied true: the `if` runs its branch only when
     /// `a` was true, and `r` is otherwise `a`; so both terms' facts hold, and likewise both
-    /// negations where an `or` is false. Anything else (other definitions, a branch of the
-    /// `if` that is not empty, an `and` that is false) says nothing, and nothing is pushed.
+    /// negations where an `or` is false. A flag assigned more than once (`ok = ok and t <
+    /// 32`) is followed through the definition that ran last before `reader`
+    /// ([`Ctx::last_def_before`]). Anything else (a branch of the `if` that is not empty, an
+    /// `and` that is false, a definition between) says nothing, and nothing is pushed.
     fn condition_facts(&self, (cond, reader): (Reg, InstId), truth: bool, out: &mut Vec<(InstId, bool)>, depth: u32) {
         if depth > 16 {
             return;
         }
         let Some(defs) = self.defs.get(&cond) else { return };
-        match defs.as_slice() {
-            [d] => match &self.cfg.insts[*d].inst.kind {
-                InstKind::Binary { op: BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge, .. } => out.push((*d, truth)),
-                InstKind::Copy { src, .. } => self.condition_facts((*src, *d), truth, out, depth + 1),
-                InstKind::Unary { op: UnOp::Not, arg, .. } => self.condition_facts((*arg, *d), !truth, out, depth + 1),
-                _ => {}
-            },
-            [first, second] => {
-                let (a, b) = (&self.cfg.insts[*first], &self.cfg.insts[*second]);
-                let (InstKind::Copy { src: sa, .. }, InstKind::Copy { src: sb, .. }) = (&a.inst.kind, &b.inst.kind)
-                else {
-                    return;
-                };
-                // The `if` whose branch holds the second copy, as that branch's last
-                // instruction, standing in the first copy's frame between it and `reader`.
-                let Some(i) = self.cfg.frames[b.frame].owner else { return };
-                let branch = &self.cfg.insts[i];
-                let InstKind::If { cond: c, .. } = &branch.inst.kind else { return };
-                let Some(arm) = branch.children.iter().position(|&f| f == b.frame) else { return };
-                let other = branch.children.get(1 - arm.min(1));
-                let reader_frame = self.cfg.insts[reader].frame;
-                let in_order = branch.frame == a.frame
-                    && reader_frame == a.frame
-                    && a.index < branch.index
-                    && branch.index < self.cfg.insts[reader].index;
-                let last_of_arm = self.cfg.frames[b.frame].insts.last() == Some(second);
-                let other_empty = other.is_some_and(|&f| self.cfg.frames[f].insts.is_empty());
-                if *c != cond || !in_order || !last_of_arm || !other_empty {
-                    return;
-                }
-                // `and` (the copy in `then`) known true, or `or` (in `else`) known false.
-                if (arm == 0) == truth {
-                    self.condition_facts((*sa, *first), truth, out, depth + 1);
-                    self.condition_facts((*sb, *second), truth, out, depth + 1);
-                }
+        if let [first, second] = defs.as_slice()
+            && let Some((sa, sb, arm)) = self.and_or_shape((cond, reader), (*first, *second))
+        {
+            // `and` (the copy in `then`) known true, or `or` (in `else`) known false.
+            if (arm == 0) == truth {
+                self.condition_facts((sa, *first), truth, out, depth + 1);
+                self.condition_facts((sb, *second), truth, out, depth + 1);
             }
+            return;
+        }
+        let d = match defs.as_slice() {
+            [d] => *d,
+            defs => match self.last_def_before(defs, reader) {
+                Some(d) => d,
+                None => return,
+            },
+        };
+        match &self.cfg.insts[d].inst.kind {
+            InstKind::Binary { op: BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge, .. } => out.push((d, truth)),
+            InstKind::Copy { src, .. } => self.condition_facts((*src, d), truth, out, depth + 1),
+            InstKind::Unary { op: UnOp::Not, arg, .. } => self.condition_facts((*arg, d), !truth, out, depth + 1),
             _ => {}
         }
+    }
+
+    /// Of a register's definitions `defs`, the one that ran last before instruction
+    /// `reader`: the last that stands in `reader`'s own block before it, when no other lies
+    /// between them (in that block, or nested in an instruction of it). Every pass through
+    /// the block that reaches `reader` runs that definition first and no other after it, so
+    /// `reader` reads its value; a definition outside the block cannot run in between
+    /// (registers are the thread's own, and a call writes none of the caller's).
+    fn last_def_before(&self, defs: &[InstId], reader: InstId) -> Option<InstId> {
+        let at = &self.cfg.insts[reader];
+        let d = *defs
+            .iter()
+            .filter(|&&d| self.cfg.insts[d].frame == at.frame && self.cfg.insts[d].index < at.index)
+            .max_by_key(|&&d| self.cfg.insts[d].index)?;
+        let di = self.cfg.insts[d].index;
+        let between =
+            defs.iter().any(|&x| x != d && self.index_in(x, at.frame).is_some_and(|i| di < i && i < at.index));
+        (!between).then_some(d)
+    }
+
+    /// The position in frame `f` of instruction `x`, or of the instruction of `f` whose
+    /// nested blocks hold it; `None` when `x` lies outside `f`.
+    fn index_in(&self, x: InstId, f: FrameId) -> Option<usize> {
+        let mut inst = x;
+        loop {
+            let fr = self.cfg.insts[inst].frame;
+            if fr == f {
+                return Some(self.cfg.insts[inst].index);
+            }
+            inst = self.cfg.frames[fr].owner?;
+        }
+    }
+
+    /// The lowering's shape of `cond = a and b` (or `or`) read by `reader`: the sources of
+    /// the two copies `first` and `second` and the branch of the `if` that holds the second
+    /// (0: `then`, an `and`; 1: `else`, an `or`), when they are in that shape: the `if` on
+    /// `cond` standing in the first copy's block between it and `reader`, the second copy
+    /// the last instruction of one of its branches and the other branch empty.
+    fn and_or_shape(
+        &self,
+        (cond, reader): (Reg, InstId),
+        (first, second): (InstId, InstId),
+    ) -> Option<(Reg, Reg, usize)> {
+        let (a, b) = (&self.cfg.insts[first], &self.cfg.insts[second]);
+        let (InstKind::Copy { src: sa, .. }, InstKind::Copy { src: sb, .. }) = (&a.inst.kind, &b.inst.kind) else {
+            return None;
+        };
+        let i = self.cfg.frames[b.frame].owner?;
+        let branch = &self.cfg.insts[i];
+        let InstKind::If { cond: c, .. } = &branch.inst.kind else { return None };
+        let arm = branch.children.iter().position(|&f| f == b.frame)?;
+        let other = branch.children.get(1 - arm.min(1));
+        let reader_frame = self.cfg.insts[reader].frame;
+        let in_order = branch.frame == a.frame
+            && reader_frame == a.frame
+            && a.index < branch.index
+            && branch.index < self.cfg.insts[reader].index;
+        let last_of_arm = self.cfg.frames[b.frame].insts.last() == Some(&second);
+        let other_empty = other.is_some_and(|&f| self.cfg.frames[f].insts.is_empty());
+        (*c == cond && in_order && last_of_arm && other_empty).then_some((*sa, *sb, arm))
     }
 
     /// The bound comparison `d` (`<`, `<=`, `>`, `>=` of two affine values that differ by

@@ -5,11 +5,11 @@
 // (docs/soundness.md §4.3.2, "Several copies per slot"); the checker bounds the index over
 // its terms' values, narrowed by the conditions of the `if`s around the copy
 // (`Ctx::branch_bounds`), and since 2026-12-01 by the terms of an `and` in its `then`
-// branch and of an `or` in its `else` branch, through `not` and through a flag defined
-// once (`Ctx::condition_facts`). Slots hold 640 floats; each thread of a block of 128
-// copies 16 bytes at `4 t + 512`, which stays inside only for `t < 32`; each stage sums
-// two of the slot's elements per thread into `y`. Refused variants:
-// tests/ui/reject/rules/async-overlap_6.prism.
+// branch and of an `or` in its `else` branch, through `not` and through a flag (defined
+// once, or updated: the definition that ran last before the test, `Ctx::condition_facts`).
+// Slots hold 640 floats; each thread of a block of 128 copies 16 bytes at `4 t + 512`,
+// which stays inside only for `t < 32`; each stage sums two of the slot's elements per
+// thread into `y`. Refused variants: tests/ui/reject/rules/async-overlap_6.prism.
 // `t < 32` as a term of an `and`, first or second.
 extern "C" __global__ void __launch_bounds__(128) and_terms(int n,
                                                             const float* __restrict__ x,
@@ -261,6 +261,77 @@ extern "C" __global__ void __launch_bounds__(128) not_nested_and_flag(int n,
             {  // partition `y_b` as `y_t` at thread[1]
                 {  // group(thread[1])
                     y[prism_add(prism_mul(128, b), t)] = acc;  // line 93
+                }
+            }
+        }
+    }
+}
+
+// A flag updated by an `and` (`ok = ok and t < 32`): the test reads the update, the last
+// definition before it in its block.
+extern "C" __global__ void __launch_bounds__(128) flag_updated(int n,
+                                                               const float* __restrict__ x,
+                                                               float* __restrict__ y)
+{
+    // launch: threads per block a multiple of 1, blocks a multiple of 1, at most 128 threads per block
+    const int prism_tid = threadIdx.x;
+    const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
+    __shared__ __align__(1024) float prism_shared0[1280];
+    const int b = prism_bid;  // line 101
+    {  // partition `y` as `y_b` at block[1]
+        {  // group(block[1])
+            float* ring = prism_shared0;  // line 104
+            const int t = prism_tid;  // line 105
+            float acc = 0.0f;  // line 106
+            {  // pipeline `ring` as `ring` at block[1]
+                int k_issue = 0;  // line 107
+                for (; k_issue < prism_add(n, 1); k_issue += 1) {
+                    const bool t14 = k_issue >= 1;
+                    if (t14) {
+                        asm volatile("cp.async.wait_all;" :  :  : "memory");
+                        __syncthreads();
+                    }
+                    if (k_issue < n) {  // line 107
+                        float* slot = ring + k_issue % 2 * 640;  // line 108
+                        {  // async `ring` as `slot` at block[1]
+                            {  // group(thread[1])
+                                asm volatile(  // line 110
+                                    "cp.async.cg.shared.global [%0], [%1], 16;"
+                                    :
+                                    : "r"(prism_smem_addr(&slot[4 * t])), "l"(&x[prism_add(prism_mul(prism_add(prism_mul(b, n), k_issue), 640), 4 * t)])
+                                    : "memory");
+                                bool ok = n > 1;  // line 111
+                                bool t35 = ok;  // line 112
+                                if (t35) {
+                                    t35 = t < 32;
+                                }
+                                ok = t35;
+                                if (ok) {  // line 113
+                                    asm volatile(  // line 114
+                                        "cp.async.cg.shared.global [%0], [%1], 16;"
+                                        :
+                                        : "r"(prism_smem_addr(&slot[4 * t + 512])), "l"(&x[(long long)prism_add(prism_mul(prism_add(prism_mul(b, n), k_issue), 640), 4 * t) + 512])
+                                        : "memory");
+                                }
+                            }
+                        }
+                    }
+                    asm volatile("cp.async.commit_group;" :  :  : "memory");
+                    if (t14) {  // line 107
+                        const int k = k_issue - 1;
+                        const float* s = ring + (int)((unsigned)k % 2u) * 640;  // line 115
+                        {  // stage `ring` as `s` at block[1]
+                            {  // group(thread[1])
+                                acc = acc + (s[t] + s[512 + t % 128]);  // line 117
+                            }
+                        }
+                    }
+                }
+            }
+            {  // partition `y_b` as `y_t` at thread[1]
+                {  // group(thread[1])
+                    y[prism_add(prism_mul(128, b), t)] = acc;  // line 120
                 }
             }
         }
