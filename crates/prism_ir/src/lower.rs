@@ -720,8 +720,7 @@ impl Cx<'_> {
         // first copy could otherwise land under another's read of the count, which might
         // then differ between threads; `count_reads_ring` in
         // tests/ui/accept/rules/pipeline_ring.prism).
-        let n = self.expr(count, out);
-        let n = self.as_ty(n, i32_, span, out);
+        let n = self.pipeline_count(count, (fill, body), span, out);
         let scopes = self.open_rings(rings, out);
         let mut inner = Block::default();
         let name = self.tf.var(var).name.clone();
@@ -858,8 +857,7 @@ impl Cx<'_> {
         let producer_threads: u64 = cases.iter().filter(|c| is_fill(c)).map(|c| c.persp.n).sum();
         let consumer_threads: u64 = cases.iter().filter(|c| !is_fill(c)).map(|c| c.persp.n).sum();
         // The count before the rings' scopes, as for a plain pipeline.
-        let n = self.expr(count, out);
-        let n = self.as_ty(n, i32_, span, out);
+        let n = self.pipeline_count(count, (&tir::Block::default(), body), span, out);
         let scopes = self.open_rings(rings, out);
         let (bar_ptr, bar_mem) = (self.ptrs[&bars], self.mems[&bars]);
         let mut inner = Block::default();
@@ -1141,6 +1139,34 @@ impl Cx<'_> {
             acc = a;
         }
         acc
+    }
+
+    /// A pipeline's count, as an `int` read once before the loop (docs/language.md,
+    /// "Pipelines"): the loop's length and its every test of whether an iteration still
+    /// fills a tile read this register. A count that is a variable the loop's `fill` or
+    /// `body` assigns is copied first: the test read the variable itself, so a body that
+    /// raised it (`m += 1`) made the last iterations fill tiles that no stage waited for,
+    /// whose copies then landed on memory a later scope reused (review R35).
+    fn pipeline_count(
+        &mut self,
+        count: &tir::Expr,
+        (fill, body): (&tir::Block, &tir::Block),
+        span: Span,
+        out: &mut Block,
+    ) -> Reg {
+        let n = self.expr(count, out);
+        let n = self.as_ty(n, Scalar::I32, span, out);
+        let mut changed = Vec::new();
+        for b in [fill, body] {
+            tir::assigned_in(b, &mut std::collections::HashSet::new(), &mut changed);
+        }
+        let assigned = matches!(count.kind, ExprKind::Var(v) if changed.iter().any(|&(c, _)| c == v));
+        if !assigned {
+            return n;
+        }
+        let fixed = self.new_reg(Type::Scalar(Scalar::I32), None);
+        self.emit(out, InstKind::Copy { dst: fixed, src: n }, span);
+        fixed
     }
 
     fn as_ty(&mut self, r: Reg, s: Scalar, span: Span, out: &mut Block) -> Reg {

@@ -1085,6 +1085,30 @@ fn r_pipeline_branch_slots() {
 }
 
 #[test]
+fn r_pipeline_count_assigned() {
+    // Pipelines whose body raises or lowers the variable their count was read from: the
+    // count is read once, so every kernel fills and sums exactly `n` tiles (review R35: a
+    // raised count filled one tile more, past `x`; a lowered one stopped early). Thread t
+    // adds element t of each tile, then 12 ones from `late`. Inputs are eighths (exact).
+    let p = program(&file("pipeline_count_assigned.prism"));
+    for kernel in ["count_raised", "count_lowered"] {
+        for (blocks, n) in [(1usize, 0usize), (2, 1), (1, 2), (2, 3), (1, 7)] {
+            let x = Rng::new((blocks * 10 + n + 1000) as u64).eighths((512 * n * blocks).max(4), -4, 4);
+            let out = p.launch(kernel, blocks as u32, 128, || {
+                vec![Arg::value(n as i32), Arg::buffer(&x), Arg::buffer(&vec![7.0f32; 128 * blocks])]
+            });
+            let want: Vec<f32> = (0..128 * blocks)
+                .map(|g| {
+                    let (b, t) = (g / 128, g % 128);
+                    12.0 + (0..n).map(|k| x[(b * n + k) * 512 + t]).sum::<f32>()
+                })
+                .collect();
+            assert_same(&format!("{kernel} y ({blocks} blocks, {n} tiles)"), &out.f32("y"), &want);
+        }
+    }
+}
+
+#[test]
 fn r_pipeline_cases_slots() {
     // Fills issued by two one-thread cases of a split: TMA halves of a warp-specialised
     // pipeline's slots, and a plain pipeline's halves in 16-byte cp.async runs. No tiles,
