@@ -504,8 +504,12 @@ impl Cx<'_> {
                 let iv = self.new_reg(Type::Scalar(ty), Some(&name));
                 self.regs.insert(*var, iv);
                 self.expr_into(start, iv, out);
+                // The bound and the step are read once, before the loop, as Python's
+                // `range` reads them (docs/language.md §6).
                 let e = self.expr(end, out);
+                let e = self.read_once(end, e, &[body], out);
                 let st = self.expr(step, out);
+                let st = self.read_once(step, st, &[body], out);
                 let mut header = Block::default();
                 let cond = self.new_reg(Type::Scalar(Scalar::Bool), None);
                 match step.kind {
@@ -1156,16 +1160,28 @@ impl Cx<'_> {
     ) -> Reg {
         let n = self.expr(count, out);
         let n = self.as_ty(n, Scalar::I32, span, out);
+        self.read_once(count, n, &[fill, body], out)
+    }
+
+    /// Register `r`, the value of `e` before a loop over `blocks`, as a register none of
+    /// `blocks` writes: `r` itself, unless `e` is a variable one of them assigns and `r` is
+    /// that variable's register; then a copy of it. A loop's count, bound or step is read
+    /// once, before the loop, whether it is written `m` or `m + 0` (review R36: a `range(m)`
+    /// whose body assigned `m` re-read it at every test, and `range(m + 0)` did not).
+    fn read_once(&mut self, e: &tir::Expr, r: Reg, blocks: &[&tir::Block], out: &mut Block) -> Reg {
+        let ExprKind::Var(v) = e.kind else { return r };
+        if self.regs.get(&v) != Some(&r) {
+            return r;
+        }
         let mut changed = Vec::new();
-        for b in [fill, body] {
+        for b in blocks {
             tir::assigned_in(b, &mut std::collections::HashSet::new(), &mut changed);
         }
-        let assigned = matches!(count.kind, ExprKind::Var(v) if changed.iter().any(|&(c, _)| c == v));
-        if !assigned {
-            return n;
+        if !changed.iter().any(|&(c, _)| c == v) {
+            return r;
         }
-        let fixed = self.new_reg(Type::Scalar(Scalar::I32), None);
-        self.emit(out, InstKind::Copy { dst: fixed, src: n }, span);
+        let fixed = self.new_reg(self.f.reg_ty(r), None);
+        self.emit(out, InstKind::Copy { dst: fixed, src: r }, e.span);
         fixed
     }
 

@@ -1109,6 +1109,26 @@ fn r_pipeline_count_assigned() {
 }
 
 #[test]
+fn r_range_bounds_assigned() {
+    // `range` loops whose body assigns the variable of their bound or step, and a device
+    // function's loop over its own parameter: each bound and step is read once (review R36:
+    // `range(m)` re-read `m` at every test). Thread t gets [n, n, ceil(n / 2), f(n + t)]
+    // with f(v) = 1000 v for v > 0 (the loop counts v down to 0) and v otherwise.
+    let p = program(&file("range_bounds_assigned.prism"));
+    for n in [-3i32, 0, 1, 2, 7, 10] {
+        let out = p.launch("bounds_assigned", 1, 32, || vec![Arg::value(n), Arg::buffer(&[0i32; 128])]);
+        let want: Vec<i32> = (0..32)
+            .flat_map(|t| {
+                let v = n + t;
+                let pos = n.max(0);
+                [pos, pos, (pos + 1) / 2, if v > 0 { 1000 * v } else { v }]
+            })
+            .collect();
+        assert_eq!(out.i32("out"), want, "n = {n}");
+    }
+}
+
+#[test]
 fn r_pipeline_cases_slots() {
     // Fills issued by two one-thread cases of a split: TMA halves of a warp-specialised
     // pipeline's slots, and a plain pipeline's halves in 16-byte cp.async runs. No tiles,
