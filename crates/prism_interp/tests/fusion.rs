@@ -294,6 +294,25 @@ fn fuel_runs_out_at_the_same_op_fused_and_unfused() {
     same_under_fuel(&fused, &unfused, "tile", &args, (20..400).step_by(7));
 }
 
+/// Launches `kernel` on one block of `block` threads under each seeded schedule of `seeds`
+/// (all checks) on both modules and checks that they agree: outputs, reports and steps.
+fn same_seeded(
+    fused: &Module,
+    unfused: &Module,
+    (kernel, block): (&str, u32),
+    args: &[Arg],
+    seeds: &[u64],
+    what: &str,
+) {
+    for &seed in seeds {
+        let cfg = Config { checks: Checks::ALL, seed: Some(seed), workers: 1, ..Config::default() };
+        let (a1, a2) = (fresh(args), fresh(args));
+        let o1 = fused.launch(kernel, 1u32, block, &a1, cfg);
+        let o2 = unfused.launch(kernel, 1u32, block, &a2, cfg);
+        assert_eq!(shown(&o1, &a1), shown(&o2, &a2), "{kernel} {what} seed {seed}");
+    }
+}
+
 /// Launches `kernel` on one warp under each fuel limit of `fuels` on both modules and checks
 /// that they stop at the same op with the same outputs and report.
 fn same_under_fuel(fused: &Module, unfused: &Module, kernel: &str, args: &[Arg], fuels: impl Iterator<Item = u64>) {
@@ -560,13 +579,7 @@ fn adversarial_leaf_calls_run_the_same_inlined_and_called() {
                     }
                     // Seeded schedules interleave the branch's fragments at random points,
                     // the same points in both runs when the steps are counted the same.
-                    for seed in [1, 2, 3] {
-                        let cfg = Config { checks: Checks::ALL, seed: Some(seed), workers: 1, ..Config::default() };
-                        let (a1, a2) = (fresh(args), fresh(args));
-                        let o1 = fused.launch(kernel, 1u32, block, &a1, cfg);
-                        let o2 = unfused.launch(kernel, 1u32, block, &a2, cfg);
-                        assert_eq!(shown(&o1, &a1), shown(&o2, &a2), "{kernel} s={s} d={d} seed {seed}");
-                    }
+                    same_seeded(&fused, &unfused, (kernel, block), args, &[1, 2, 3], &format!("s={s} d={d}"));
                 }
             }
         }
@@ -673,13 +686,7 @@ fn adversarial_scalar_runs_run_the_same_fused_and_unfused() {
                         clean += usize::from(got.is_empty());
                         kinds.extend(got.into_iter().filter(|k| !kinds.contains(k)).collect::<Vec<_>>());
                     }
-                    for seed in [1, 2] {
-                        let cfg = Config { checks: Checks::ALL, seed: Some(seed), workers: 1, ..Config::default() };
-                        let (a1, a2) = (fresh(args), fresh(args));
-                        let o1 = fused.launch(kernel, 1u32, block, &a1, cfg);
-                        let o2 = unfused.launch(kernel, 1u32, block, &a2, cfg);
-                        assert_eq!(shown(&o1, &a1), shown(&o2, &a2), "{kernel} s={s} d={d} seed {seed}");
-                    }
+                    same_seeded(&fused, &unfused, (kernel, block), args, &[1, 2], &format!("s={s} d={d}"));
                 }
             }
         }
