@@ -294,6 +294,16 @@ fn fuel_runs_out_at_the_same_op_fused_and_unfused() {
     same_under_fuel(&fused, &unfused, "tile", &args, (20..400).step_by(7));
 }
 
+/// Counts a launch's report kinds `got` into `clean` (none) and `kinds` (each new kind).
+fn tally((clean, kinds): (&mut usize, &mut Vec<ReportKind>), got: Vec<ReportKind>) {
+    *clean += usize::from(got.is_empty());
+    for k in got {
+        if !kinds.contains(&k) {
+            kinds.push(k);
+        }
+    }
+}
+
 /// Launches `kernel` on one block of `block` threads under each seeded schedule of `seeds`
 /// (all checks) on both modules and checks that they agree: outputs, reports and steps.
 fn same_seeded(
@@ -407,8 +417,7 @@ fn adversarial_latches_run_the_same_fused_and_unfused() {
                         [Arg::Buffer(Buffer::zeroed(Scalar::I32, 4 * block as usize)), Arg::value(s), Arg::value(d)];
                     for checks in [Checks::NONE, Checks::ALL] {
                         let got = same(&fused, &unfused, kernel, (1, block), &args, checks);
-                        clean += usize::from(got.is_empty());
-                        kinds.extend(got.into_iter().filter(|k| !kinds.contains(k)).collect::<Vec<_>>());
+                        tally((&mut clean, &mut kinds), got);
                     }
                 }
             }
@@ -574,8 +583,7 @@ fn adversarial_leaf_calls_run_the_same_inlined_and_called() {
                 for (kernel, args) in [("divergent", &ints), ("floats", &fl)] {
                     for checks in [Checks::NONE, Checks::ALL] {
                         let got = same(&fused, &unfused, kernel, (1, block), args, checks);
-                        clean += usize::from(got.is_empty());
-                        kinds.extend(got.into_iter().filter(|k| !kinds.contains(k)).collect::<Vec<_>>());
+                        tally((&mut clean, &mut kinds), got);
                     }
                     // Seeded schedules interleave the branch's fragments at random points,
                     // the same points in both runs when the steps are counted the same.
@@ -683,8 +691,7 @@ fn adversarial_scalar_runs_run_the_same_fused_and_unfused() {
                     }
                     for checks in [Checks::NONE, Checks::ALL] {
                         let got = same(&fused, &unfused, kernel, (1, block), args, checks);
-                        clean += usize::from(got.is_empty());
-                        kinds.extend(got.into_iter().filter(|k| !kinds.contains(k)).collect::<Vec<_>>());
+                        tally((&mut clean, &mut kinds), got);
                     }
                     same_seeded(&fused, &unfused, (kernel, block), args, &[1, 2], &format!("s={s} d={d}"));
                 }

@@ -25,6 +25,16 @@ use prism_types::tir::{
 use prism_types::ty::{Scalar, Ty};
 use std::collections::HashMap;
 
+/// Whether a statement of `blocks` may change variable `v` ([`tir::assigned_in`]: an
+/// assignment, an `out=` operand).
+fn assigns(blocks: &[&tir::Block], v: VarId) -> bool {
+    let mut changed = Vec::new();
+    for b in blocks {
+        tir::assigned_in(b, &mut std::collections::HashSet::new(), &mut changed);
+    }
+    changed.iter().any(|&(c, _)| c == v)
+}
+
 /// Lowers a checked program.
 pub fn lower(program: &tir::Program) -> Program {
     let mut p = Program { functions: program.functions.iter().map(|f| lower_function(program, f)).collect() };
@@ -204,8 +214,6 @@ fn lower_function(prog: &tir::Program, tf: &tir::Function) -> Function {
     // parameter written once would otherwise pass for that value even where it still
     // held the launch's (review R33: `m = 32` after the copies that `if t < m:` guards
     // made them look bounded by 32). `verify` refuses IR that writes a parameter.
-    let mut changed = Vec::new();
-    tir::assigned_in(&tf.body, &mut std::collections::HashSet::new(), &mut changed);
     let mut body = Block::default();
     for &p in &tf.params {
         let var = tf.var(p);
@@ -222,7 +230,7 @@ fn lower_function(prog: &tir::Program, tf: &tir::Function) -> Function {
                 cx.new_mem(p, MemKind::Param, None, m.elem);
                 cx.regs.insert(p, r);
             }
-            _ if changed.iter().any(|&(v, _)| v == p) => {
+            _ if assigns(&[&tf.body], p) => {
                 let local = cx.new_reg(ir_ty(&var.ty), Some(&var.name));
                 cx.emit(&mut body, InstKind::Copy { dst: local, src: r }, var.span);
                 cx.regs.insert(p, local);
@@ -724,7 +732,7 @@ impl Cx<'_> {
         // first copy could otherwise land under another's read of the count, which might
         // then differ between threads; `count_reads_ring` in
         // tests/ui/accept/rules/pipeline_ring.prism).
-        let n = self.pipeline_count(count, (fill, body), span, out);
+        let n = self.pipeline_count(count, &[fill, body], span, out);
         let scopes = self.open_rings(rings, out);
         let mut inner = Block::default();
         let name = self.tf.var(var).name.clone();
@@ -861,7 +869,7 @@ impl Cx<'_> {
         let producer_threads: u64 = cases.iter().filter(|c| is_fill(c)).map(|c| c.persp.n).sum();
         let consumer_threads: u64 = cases.iter().filter(|c| !is_fill(c)).map(|c| c.persp.n).sum();
         // The count before the rings' scopes, as for a plain pipeline.
-        let n = self.pipeline_count(count, (&tir::Block::default(), body), span, out);
+        let n = self.pipeline_count(count, &[body], span, out);
         let scopes = self.open_rings(rings, out);
         let (bar_ptr, bar_mem) = (self.ptrs[&bars], self.mems[&bars]);
         let mut inner = Block::default();
@@ -1150,17 +1158,12 @@ impl Cx<'_> {
     /// fills a tile read this register. A count that is a variable the loop's `fill` or
     /// `body` assigns is copied first: the test read the variable itself, so a body that
     /// raised it (`m += 1`) made the last iterations fill tiles that no stage waited for,
-    /// whose copies then landed on memory a later scope reused (review R35).
-    fn pipeline_count(
-        &mut self,
-        count: &tir::Expr,
-        (fill, body): (&tir::Block, &tir::Block),
-        span: Span,
-        out: &mut Block,
-    ) -> Reg {
+    /// whose copies then landed on memory a later scope reused (review R35). `blocks` are
+    /// the loop's: its fill and body, or a warp-specialised pipeline's body.
+    fn pipeline_count(&mut self, count: &tir::Expr, blocks: &[&tir::Block], span: Span, out: &mut Block) -> Reg {
         let n = self.expr(count, out);
         let n = self.as_ty(n, Scalar::I32, span, out);
-        self.read_once(count, n, &[fill, body], out)
+        self.read_once(count, n, blocks, out)
     }
 
     /// Register `r`, the value of `e` before a loop over `blocks`, as a register none of
@@ -1170,14 +1173,7 @@ impl Cx<'_> {
     /// whose body assigned `m` re-read it at every test, and `range(m + 0)` did not).
     fn read_once(&mut self, e: &tir::Expr, r: Reg, blocks: &[&tir::Block], out: &mut Block) -> Reg {
         let ExprKind::Var(v) = e.kind else { return r };
-        if self.regs.get(&v) != Some(&r) {
-            return r;
-        }
-        let mut changed = Vec::new();
-        for b in blocks {
-            tir::assigned_in(b, &mut std::collections::HashSet::new(), &mut changed);
-        }
-        if !changed.iter().any(|&(c, _)| c == v) {
+        if self.regs.get(&v) != Some(&r) || !assigns(blocks, v) {
             return r;
         }
         let fixed = self.new_reg(self.f.reg_ty(r), None);

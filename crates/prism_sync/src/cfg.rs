@@ -277,6 +277,19 @@ impl<'f> Cfg<'f> {
         self.ancestors(self.insts[inst].frame).any(|f| self.frames[f].owner == Some(outer))
     }
 
+    /// The position in frame `f` of instruction `x`, or of the instruction of `f` whose
+    /// nested blocks hold it; `None` when `x` lies outside `f`.
+    pub fn index_in(&self, x: InstId, f: FrameId) -> Option<usize> {
+        let mut inst = x;
+        loop {
+            let fr = self.insts[inst].frame;
+            if fr == f {
+                return Some(self.insts[inst].index);
+            }
+            inst = self.frames[fr].owner?;
+        }
+    }
+
     /// Whether frame `f` is `outer` or nested in it.
     pub fn frame_within(&self, f: FrameId, outer: FrameId) -> bool {
         self.ancestors(f).any(|a| a == outer)

@@ -847,7 +847,7 @@ impl Ctx<'_> {
     /// affine values (`<`, `<=`, `>`, `>=`) that differ by one term and that the branch
     /// `inst` lies in knows the outcome of ([`Ctx::condition_facts`]: the condition itself,
     /// or a term of an `and` in its `then` branch or of an `or` in its `else` branch, through
-    /// `not`), the bound that outcome puts on that term. Sound because a value's affine form
+    /// `not` and flags), the bound that outcome puts on that term. Sound because a value's affine form
     /// is its value wherever the register is read ([`Ctx::eval`]: one definition, never
     /// wrapping), an `id()` is fixed for its thread, and a loop counter the condition reads
     /// is read inside its loop's body, where `inst` then lies too, in the same iteration
@@ -933,21 +933,8 @@ impl Ctx<'_> {
             .max_by_key(|&&d| self.cfg.insts[d].index)?;
         let di = self.cfg.insts[d].index;
         let between =
-            defs.iter().any(|&x| x != d && self.index_in(x, at.frame).is_some_and(|i| di < i && i < at.index));
+            defs.iter().any(|&x| x != d && self.cfg.index_in(x, at.frame).is_some_and(|i| di < i && i < at.index));
         (!between).then_some(d)
-    }
-
-    /// The position in frame `f` of instruction `x`, or of the instruction of `f` whose
-    /// nested blocks hold it; `None` when `x` lies outside `f`.
-    fn index_in(&self, x: InstId, f: FrameId) -> Option<usize> {
-        let mut inst = x;
-        loop {
-            let fr = self.cfg.insts[inst].frame;
-            if fr == f {
-                return Some(self.cfg.insts[inst].index);
-            }
-            inst = self.cfg.frames[fr].owner?;
-        }
     }
 
     /// The lowering's shape of `cond = a and b` (or `or`) read by `reader`: the sources of
