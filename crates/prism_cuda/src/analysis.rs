@@ -116,8 +116,9 @@ impl Analysis {
     }
 }
 
-/// How an instruction may be moved.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How an instruction may be moved, from the most movable to the least (the order matters:
+/// an expression with folded operands moves only as far as its least movable part).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Purity {
     /// No effect and reads no memory: may move anywhere its operands are unchanged.
     Pure,
@@ -148,6 +149,26 @@ pub fn purity(k: &InstKind) -> Purity {
         Call { dst: Some(_), .. } => Purity::Effect,
         _ => Purity::Fixed,
     }
+}
+
+/// The purity of the expression an instruction prints as once its inlined operands are
+/// folded into it: the least movable of the instruction's own and theirs. A pure `*` whose
+/// operand is an inlined load moves the load with it, so it may move only where the load
+/// may (until 2026-12-01 the instruction's own purity decided, and `s2[0] * 2 + s[0]`
+/// carried the load of `s2[0]` past the barrier placed before the load of `s[0]`).
+pub fn folded_purity(a: &Analysis, k: &InstKind) -> Purity {
+    let mut p = purity(k);
+    let mut stack = k.uses();
+    while let Some(r) = stack.pop() {
+        if !a.inlined.contains(&r) {
+            continue;
+        }
+        if let Some(def) = a.def_inst.get(&r) {
+            p = p.max(purity(def));
+            stack.extend(def.uses());
+        }
+    }
+    p
 }
 
 /// Whether an instruction writes memory or synchronises (what a load may not move past).
@@ -344,7 +365,7 @@ fn inline(a: &mut Analysis, f: &Function, b: &Block) {
         if sites.iter().filter(|s| s.def).count() != 1 {
             continue;
         }
-        let p = purity(&inst.kind);
+        let p = folded_purity(a, &inst.kind);
         if p == Purity::Fixed {
             continue;
         }

@@ -690,7 +690,7 @@ impl Fx<'_> {
                     .a
                     .def_inst
                     .get(&dst)
-                    .is_some_and(|k| matches!(analysis::purity(k), Purity::Pure | Purity::Reads));
+                    .is_some_and(|k| matches!(analysis::folded_purity(&self.a, k), Purity::Pure | Purity::Reads));
                 if !pure {
                     out.push(Stmt::Expr(e));
                 }

@@ -192,3 +192,98 @@ def k(n : int, c : ptr(int) @ grid[1], out : ptr(int) @ grid[1]):
     let line = cuda.lines().find(|l| l.contains("prism_atomic_add(")).unwrap_or_else(|| panic!("no atomic in\n{cuda}"));
     assert!(!line.contains('?'), "the atomic is inside a select:\n{cuda}");
 }
+
+/// The byte offset of `what` in `text`, which must hold it.
+fn at(text: &str, what: &str) -> usize {
+    text.find(what).unwrap_or_else(|| panic!("no `{what}` in\n{text}"))
+}
+
+/// The program of `tests/ui/accept/soundness/fold_order.prism`, printed.
+fn fold_order() -> String {
+    let path = repo_root().join("tests/ui/accept/soundness/fold_order.prism");
+    cuda(&std::fs::read_to_string(path).expect("readable source"))
+}
+
+/// A load folded into arithmetic moves with it: `s2[0] * 2 + s[0]` with the barrier for `s`
+/// between the two loads must read `s2[0]` before the barrier, where the IR reads it (review
+/// R38: the pure `*` carried the load past `__syncthreads()`).
+#[test]
+fn a_load_folded_into_arithmetic_stays_before_the_barrier() {
+    let text = fold_order();
+    let step = &text[at(&text, "int step(")..];
+    let step = &step[..at(step, "\n}")];
+    assert!(at(step, "s2[0]") < at(step, "__syncthreads()"), "{step}");
+}
+
+/// The same with the split barrier that motion makes: the load of `s[0]` in `acc + s[0] *
+/// (t + 1) + s[1]` stays before the arrive.
+#[test]
+fn a_load_folded_into_arithmetic_stays_before_the_arrive() {
+    let text = fold_order();
+    let k = &text[at(&text, "void __launch_bounds__(64) fold_load_before_arrive(")..];
+    assert!(at(k, "prism_mul(s[0]") < at(k, "prism_split_arrive("), "{k}");
+}
+
+/// Two calls with effects never share one C++ expression, whose operands C++ evaluates in an
+/// unspecified order: `bump(c) * 2 + bump(c)` prints the first call in a statement of its
+/// own, before the second.
+#[test]
+fn calls_with_effects_are_printed_in_program_order() {
+    let text = fold_order();
+    let k = &text[at(&text, "fold_calls_in_order(")..];
+    let lines: Vec<&str> = k.lines().filter(|l| l.contains("bump(")).collect();
+    assert_eq!(lines.len(), 2, "{k}");
+    assert!(lines[0].contains("prism_mul(bump("), "{k}");
+    assert!(!lines[1].contains("prism_mul(bump("), "{k}");
+}
+
+/// The spans (opening parenthesis to closing one) of the calls in `line` of functions that
+/// may have effects: the program's own functions (called with `prism_tid` first) and atomics.
+fn effect_calls(line: &str) -> Vec<(usize, usize)> {
+    let bytes = line.as_bytes();
+    let mut spans = Vec::new();
+    for (open, _) in line.match_indices('(') {
+        let name_start = line[..open].rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).map_or(0, |i| i + 1);
+        let name = &line[name_start..open];
+        if !(line[open..].starts_with("(prism_tid") || name.starts_with("prism_atomic_")) {
+            continue;
+        }
+        let mut depth = 0;
+        let close = (open..bytes.len()).find(|&i| {
+            match bytes[i] {
+                b'(' => depth += 1,
+                b')' => depth -= 1,
+                _ => {}
+            }
+            depth == 0
+        });
+        spans.push((open, close.unwrap_or(bytes.len())));
+    }
+    spans
+}
+
+/// Over the whole corpus: no printed statement holds two calls with effects side by side
+/// (neither inside the other's arguments), whose order C++ leaves unspecified. A call
+/// inside another's arguments runs first, as in the IR.
+#[test]
+fn no_statement_of_the_corpus_holds_two_unsequenced_calls() {
+    assert_eq!(effect_calls("x = f(prism_tid, g(prism_tid)) + prism_atomic_add(&a[0], 1);").len(), 3);
+    let root = repo_root();
+    let mut failures = Vec::new();
+    for path in prism_files(&root.join("tests/ui/accept")) {
+        let src = std::fs::read_to_string(&path).expect("readable source");
+        let rel = path.strip_prefix(&root).unwrap_or(&path).to_string_lossy().into_owned();
+        let synced = common::synced(&rel, &src);
+        let opts = prism_cuda::Options { prelude: false, ..prism_cuda::Options::default() };
+        let text = prism_cuda::emit(&synced, &opts).text;
+        for l in text.lines().filter(|l| !l.trim_start().starts_with("__device__")) {
+            let spans = effect_calls(l);
+            let side_by_side =
+                spans.iter().enumerate().any(|(i, a)| spans[i + 1..].iter().any(|b| a.1 < b.0 || b.1 < a.0));
+            if side_by_side {
+                failures.push(format!("{rel}: {}", l.trim()));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

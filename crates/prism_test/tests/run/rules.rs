@@ -1129,6 +1129,27 @@ fn r_range_bounds_assigned() {
 }
 
 #[test]
+fn r_fold_order() {
+    // Expressions the CUDA backend prints as one C++ expression, whose loads or calls it
+    // used to move past a barrier, an arrive or each other (review R38). The simulator runs
+    // the IR's order; these are the results of that order, which the GPU comparison checks
+    // the printed CUDA against.
+    let p = program("accept/soundness/fold_order.prism");
+    for n in [-5i32, 0, 7, 1000] {
+        let out = p.launch("fold_load_before_barrier", 2, 64, || vec![Arg::value(n), Arg::buffer(&[0i32; 128])]);
+        let v = |r: i32| 2 * (n + r) + r;
+        let want = 27 * v(0) + 9 * v(1) + 3 * v(2) + v(3);
+        assert_eq!(out.i32("out"), vec![want; 128], "fold_load_before_barrier, n = {n}");
+        let out = p.launch("fold_load_before_arrive", 2, 64, || vec![Arg::value(n), Arg::buffer(&[0i32; 128])]);
+        let want: Vec<i32> = (0..128).map(|g| (g % 64 + 1) * (4 * n - 6) + 6 * n + 2).collect();
+        assert_eq!(out.i32("out"), want, "fold_load_before_arrive, n = {n}");
+    }
+    let out = p.launch("fold_calls_in_order", 2, 32, || vec![Arg::buffer(&[0i32; 64]), Arg::buffer(&[0i32; 64])]);
+    assert_eq!(out.i32("out"), vec![1; 64], "fold_calls_in_order out");
+    assert_eq!(out.i32("c"), vec![2; 64], "fold_calls_in_order c");
+}
+
+#[test]
 fn r_pipeline_cases_slots() {
     // Fills issued by two one-thread cases of a split: TMA halves of a warp-specialised
     // pipeline's slots, and a plain pipeline's halves in 16-byte cp.async runs. No tiles,

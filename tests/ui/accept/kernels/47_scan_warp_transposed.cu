@@ -111,7 +111,8 @@ extern "C" __global__ void __launch_bounds__(256) scan_warp_transposed(int n,
                         {  // group(thread[1])
                             for (int i = 0; i < 16; i += 1) {
                                 if (prism_add(prism_add(seg, i * 32), l) < n) {  // line 89
-                                    exchange[prism_add(w * 528, prism_std_block_exchange_slot_(prism_tid % 1, prism_bid, prism_smem + 16960, l + 32 * i))] = x[prism_add(prism_add(seg, i * 32), l)];  // line 90
+                                    const int t45 = prism_add(w * 528, prism_std_block_exchange_slot_(prism_tid % 1, prism_bid, prism_smem + 16960, l + 32 * i));  // line 82
+                                    exchange[t45] = x[prism_add(prism_add(seg, i * 32), l)];  // line 90
                                 } else {
                                     exchange[prism_add(w * 528, prism_std_block_exchange_slot_(prism_tid % 1, prism_bid, prism_smem + 16960, l + 32 * i))] = 0;  // line 92
                                 }
@@ -259,7 +260,8 @@ extern "C" __global__ void __launch_bounds__(256) scan_warp_transposed(int n,
                             {  // group(thread[1])
                                 const int offset = prism_sub(prism_add(prism_add(block_prefix, warp_prefix), incl), items[15]);  // line 194
                                 for (int i = 0; i < 16; i += 1) {
-                                    exchange[prism_add(w * 528, prism_std_block_exchange_slot_(prism_tid % 1, prism_bid, prism_smem + 16960, l * 16 + i))] = prism_add(items[i], offset);  // line 196
+                                    const int t187 = prism_add(w * 528, prism_std_block_exchange_slot_(prism_tid % 1, prism_bid, prism_smem + 16960, l * 16 + i));  // line 187
+                                    exchange[t187] = prism_add(items[i], offset);  // line 196
                                 }
                             }
                         }

@@ -36,6 +36,7 @@ __device__ __forceinline__ void blend(int prism_tid,
     const float up = __shfl_down_sync(0xffffffffu, x, 1u);  // line 11
     {  // group(thread[1])
         const float t8 = lerp(prism_tid % 1, prism_bid, prism_smem, x, y, 0.25f);  // line 13
-        out[0] = t8 + lerp(prism_tid % 1, prism_bid, prism_smem, x, y, 0.5f) + lerp(prism_tid % 1, prism_bid, prism_smem, up, y, 1.0f) + fmaxf(x, y);
+        const float t11 = t8 + lerp(prism_tid % 1, prism_bid, prism_smem, x, y, 0.5f);
+        out[0] = t11 + lerp(prism_tid % 1, prism_bid, prism_smem, up, y, 1.0f) + fmaxf(x, y);
     }
 }

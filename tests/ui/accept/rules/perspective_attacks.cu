@@ -438,9 +438,10 @@ extern "C" __global__ void __launch_bounds__(64) break_between_write_and_read(co
                 prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
                 {  // partition `s` as `st` at thread[1]
                     {  // group(thread[1])
+                        const int t18 = prism_add(src[t], i);  // line 259
                         // split block barrier s0, wait
                         prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
-                        s[t] = prism_add(src[t], i);  // line 259
+                        s[t] = t18;  // line 259
                     }
                 }
                 if (i == n) {  // line 260

@@ -37,9 +37,10 @@ extern "C" __global__ void broad_reads(const float* __restrict__ src,
                 {  // group(thread[32])
                     const float first = src[w * 32];  // line 20
                     {  // group(thread[1])
+                        const float t27 = head + bias[g];  // line 22
                         // split block barrier s0, wait
                         prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
-                        out[g] = head + bias[g] + tile[g % 32] + first + src[w * 32 + g % 32];  // line 22
+                        out[g] = t27 + tile[g % 32] + first + src[w * 32 + g % 32];  // line 22
                     }
                 }
             }

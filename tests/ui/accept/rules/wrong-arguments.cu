@@ -23,5 +23,6 @@ __device__ __forceinline__ float axpy(int prism_tid,
 __device__ __forceinline__ float use(int prism_tid, int prism_bid, unsigned char* prism_smem, float x)
 {
     const float t3 = axpy(prism_tid, prism_bid, prism_smem, 2.0f, x, 1.0f);  // line 10
-    return t3 + axpy(prism_tid, prism_bid, prism_smem, 2.0f, x, 1.0f) + axpy(prism_tid, prism_bid, prism_smem, 2.0f, x, 1.0f) + sqrtf(x);
+    const float t7 = t3 + axpy(prism_tid, prism_bid, prism_smem, 2.0f, x, 1.0f);
+    return t7 + axpy(prism_tid, prism_bid, prism_smem, 2.0f, x, 1.0f) + sqrtf(x);
 }

@@ -66,8 +66,9 @@ extern "C" __global__ void __launch_bounds__(64) broad_arrays_read(int* __restri
     offs[0] = 1;  // line 47
     {  // partition `s` as `mine` at thread[1]
         {  // group(thread[1])
+            const int t17 = prism_add(offs[0], t);  // line 48
             int* offs_1 = offs;  // line 46
-            s[prism_add(offs[0], t)] = peek(prism_tid % 1, prism_bid, prism_smem + 512, offs_1);  // line 50
+            s[t17] = peek(prism_tid % 1, prism_bid, prism_smem + 512, offs_1);  // line 50
         }
     }
     {  // group(thread[1])
