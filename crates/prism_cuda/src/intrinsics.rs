@@ -199,24 +199,41 @@ pub fn statements(
         "wgmma_bf16" | "wgmma_bf16_sw" => wgmma(ops, "bf16", own_stores),
         "wgmma_f16" | "wgmma_f16_sw" => wgmma(ops, "f16", own_stores),
         "wgmma_tf32" | "wgmma_tf32_sw" => wgmma(ops, "tf32", own_stores),
-        "intrinsic.mma" | "intrinsic.mma_tf32" => mma_tf32(ops, outs, true),
-        "intrinsic.mma_tf32_rz" => mma_tf32(ops, outs, false),
+        "intrinsic.mma" | "intrinsic.mma_tf32" => mma_tf32(ops, outs, true, scratch),
+        "intrinsic.mma_tf32_rz" => mma_tf32(ops, outs, false, scratch),
         n if n.starts_with("ldmatrix") => ldmatrix(n, ops, outs, scratch),
-        "intrinsic.mma_bf16" => mma_16(ops, outs, "bf16"),
-        "intrinsic.mma_f16" => mma_16(ops, outs, "f16"),
+        "intrinsic.mma_bf16" => mma_16(ops, outs, "bf16", scratch),
+        "intrinsic.mma_f16" => mma_16(ops, outs, "f16", scratch),
         _ => vec![Stmt::Comment(format!("unsupported intrinsic `{name}`"))],
     }
 }
 
-fn out_ops(outs: &[Expr], c: &str) -> Vec<(String, Expr)> {
-    outs.iter().map(|o| (c.to_string(), o.clone())).collect()
+/// The float results of an `mma.sync`: the asm writes them into the scratch array
+/// `scratch`, then C++ stores them to the `out=` places in list order. Binding the places
+/// themselves as the asm's outputs left it to nvcc which result lands when two places name
+/// one element (`out=[C[0], C[0], C[0], C[0]]`, or `C[i]` and `C[j]` with `i == j`), where
+/// the simulator stores them in list order (review R37). The copies cost nothing: the
+/// scratch array and the places are registers after nvcc's promotion of local arrays.
+/// Returns the declaration, the asm's outputs and the stores.
+fn float_results(outs: &[Expr], scratch: &str) -> (Stmt, Vec<(String, Expr)>, Vec<Stmt>) {
+    let reg = |i: usize| Expr::index(Expr::id(scratch.to_string()), Expr::id(i.to_string()));
+    let decl = Stmt::Decl {
+        quals: String::new(),
+        ty: "float".into(),
+        name: scratch.to_string(),
+        dims: vec![outs.len() as u64],
+        init: None,
+    };
+    let outputs = (0..outs.len()).map(|i| ("=f".to_string(), reg(i))).collect();
+    let stores = outs.iter().enumerate().map(|(i, o)| Stmt::Assign { lhs: o.clone(), op: None, rhs: reg(i) }).collect();
+    (decl, outputs, stores)
 }
 
 /// `mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32`: operands 0..4 are A, 4..6 B,
 /// 6..10 C; A and B are rounded to tf32 first (`round`), or given as the floats' bits, of
 /// which the tensor cores use the tf32 part (`intrinsic.mma_tf32_rz`: a `mov` per register,
 /// which ptxas drops, where the rounding is a CVT or two integer ops per register in SASS).
-fn mma_tf32(ops: &[Operand], outs: &[Expr], round: bool) -> Vec<Stmt> {
+fn mma_tf32(ops: &[Operand], outs: &[Expr], round: bool, scratch: &str) -> Vec<Stmt> {
     let conv = if round { "cvt.rna.tf32.f32" } else { "mov.b32" };
     let regs = [("a0", 4), ("a1", 5), ("a2", 6), ("a3", 7), ("b0", 8), ("b1", 9)];
     let mut lines = vec!["{".to_string(), ".reg .b32 a<4>, b<2>;".to_string()];
@@ -226,13 +243,19 @@ fn mma_tf32(ops: &[Operand], outs: &[Expr], round: bool) -> Vec<Stmt> {
             .to_string(),
     );
     lines.push("}".to_string());
-    vec![Stmt::Asm(Asm {
-        volatile: true,
-        lines: lines.iter().map(|l| format!("{l}\\n")).collect(),
-        outputs: out_ops(outs, "=f"),
-        inputs: ops[..10].iter().map(|o| ("f".to_string(), o.expr())).collect(),
-        clobbers: Vec::new(),
-    })]
+    let (decl, outputs, stores) = float_results(outs, scratch);
+    let mut out = vec![
+        decl,
+        Stmt::Asm(Asm {
+            volatile: true,
+            lines: lines.iter().map(|l| format!("{l}\\n")).collect(),
+            outputs,
+            inputs: ops[..10].iter().map(|o| ("f".to_string(), o.expr())).collect(),
+            clobbers: Vec::new(),
+        }),
+    ];
+    out.extend(stores);
+    out
 }
 
 /// `ldmatrix.sync.aligned.m8n8.{x4,x4.trans,x2.trans}.shared.b16` into `.b32` registers, each
@@ -289,7 +312,7 @@ fn ldmatrix(name: &str, ops: &[Operand], outs: &[Expr], scratch: &str) -> Vec<St
 /// 8..12 B, 12..16 C. Pairs pack into `.b32` registers with the lower index in the lower
 /// half: a0a1, a2a3, a4a5, a6a7, b0b1, b2b3. The packing is C++ (`lo | hi << 16`), which
 /// nvcc folds into the register a packed local array already holds.
-fn mma_16(ops: &[Operand], outs: &[Expr], ty: &str) -> Vec<Stmt> {
+fn mma_16(ops: &[Operand], outs: &[Expr], ty: &str, scratch: &str) -> Vec<Stmt> {
     let line = format!(
         "mma.sync.aligned.m16n8k16.row.col.f32.{ty}.{ty}.f32 {{%0, %1, %2, %3}}, {{%4, %5, %6, %7}}, {{%8, %9}}, {{%10, %11, %12, %13}};"
     );
@@ -301,13 +324,11 @@ fn mma_16(ops: &[Operand], outs: &[Expr], ty: &str) -> Vec<Stmt> {
         })
         .collect();
     inputs.extend(ops[12..16].iter().map(|o| ("f".to_string(), o.expr())));
-    vec![Stmt::Asm(Asm {
-        volatile: true,
-        lines: vec![line],
-        outputs: out_ops(outs, "=f"),
-        inputs,
-        clobbers: Vec::new(),
-    })]
+    let (decl, outputs, stores) = float_results(outs, scratch);
+    let mut out =
+        vec![decl, Stmt::Asm(Asm { volatile: true, lines: vec![line], outputs, inputs, clobbers: Vec::new() })];
+    out.extend(stores);
+    out
 }
 
 /// `wgmma.mma_async m64nNk16` with `ty` (`bf16` or `f16`) inputs, or `m64nNk8` with `tf32`

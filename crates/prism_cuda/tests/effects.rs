@@ -287,3 +287,21 @@ fn no_statement_of_the_corpus_holds_two_unsequenced_calls() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// `intrinsic.mma` writes its results into a scratch array and stores them to the `out=`
+/// places in list order, so places naming one element keep the last result, as in the
+/// simulator (review R37: the places were the asm's outputs, and nvcc chose).
+#[test]
+fn mma_results_are_stored_to_their_places_in_list_order() {
+    let path = repo_root().join("tests/ui/accept/soundness/mma_out_places.prism");
+    let text = cuda(&std::fs::read_to_string(path).expect("readable source"));
+    let k = &text[at(&text, "void mma_same_place(")..];
+    let k = &k[..at(k, "\n}")];
+    let outputs = k.lines().find(|l| l.contains(": \"=f\"(")).unwrap_or_else(|| panic!("no asm outputs in\n{k}"));
+    assert!(!outputs.contains("C["), "the places are the asm's outputs:\n{k}");
+    let stores: Vec<&str> = k.lines().map(str::trim).filter(|l| l.starts_with("C[0] = prism_w")).collect();
+    assert_eq!(stores.len(), 4, "{k}");
+    for (i, l) in stores.iter().enumerate() {
+        assert!(l.ends_with(&format!("[{i}];")), "store {i} is `{l}`:\n{k}");
+    }
+}

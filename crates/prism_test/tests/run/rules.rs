@@ -1150,6 +1150,28 @@ fn r_fold_order() {
 }
 
 #[test]
+fn r_mma_out_places() {
+    // `out=` places naming one element keep the last result (list order), whether they are
+    // spelled alike or only equal at run time; the others keep their inputs (review R37:
+    // the CUDA left it to nvcc). The distinct kernel gives the four results to compare with.
+    let p = program("accept/soundness/mma_out_places.prism");
+    let a = Rng::new(4242).eighths(64, -8, 8);
+    let d = p.launch("mma_distinct", 1, 32, || vec![Arg::buffer(&a), Arg::buffer(&[0.0f32; 128])]).f32("out");
+    let want: Vec<f32> = (0..128)
+        .map(|e| {
+            let (t, i) = (e / 4, e % 4);
+            if i == 0 { d[4 * t + 3] } else { a[(t * 3 + i) % 64] }
+        })
+        .collect();
+    let same = p.launch("mma_same_place", 1, 32, || vec![Arg::buffer(&a), Arg::buffer(&[0.0f32; 128])]);
+    assert_same("mma_same_place", &same.f32("out"), &want);
+    let index =
+        p.launch("mma_same_index", 1, 32, || vec![Arg::buffer(&a), Arg::value(0i32), Arg::buffer(&[0.0f32; 128])]);
+    assert_same("mma_same_index", &index.f32("out"), &want);
+    assert!(d.iter().any(|&v| v != 0.0), "the products are not all zero");
+}
+
+#[test]
 fn r_pipeline_cases_slots() {
     // Fills issued by two one-thread cases of a split: TMA halves of a warp-specialised
     // pipeline's slots, and a plain pipeline's halves in 16-byte cp.async runs. No tiles,

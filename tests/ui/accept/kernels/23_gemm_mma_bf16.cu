@@ -54,10 +54,15 @@ __device__ __forceinline__ void mma_16x8x16(int prism_tid,
             fc[i_2] = acc[i_2];  // line 41
         }
     }
-    asm volatile(  // line 42
+    float prism_w94[4];  // line 42
+    asm volatile(
         "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
-        : "=f"(fc[0]), "=f"(fc[1]), "=f"(fc[2]), "=f"(fc[3])
+        : "=f"(prism_w94[0]), "=f"(prism_w94[1]), "=f"(prism_w94[2]), "=f"(prism_w94[3])
         : "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, 0)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, 1)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, 2)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, 3)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, 4)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, 5)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, 6)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, 7)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fb, 0)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fb, 1)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fb, 2)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fb, 3)) << 16)), "f"(fc[0]), "f"(fc[1]), "f"(fc[2]), "f"(fc[3]));
+    fc[0] = prism_w94[0];
+    fc[1] = prism_w94[1];
+    fc[2] = prism_w94[2];
+    fc[3] = prism_w94[3];
     {  // group(thread[1])
         for (int i = 0; i < 4; i += 1) {
             acc[i] = fc[i];  // line 49

@@ -49,7 +49,8 @@ extern "C" __global__ void gemm_tf32_warp_tiles(int M,
                         b[0] = B[prism_add(prism_add(prism_mul(k0 + q, N), col0), g)];  // line 40
                         b[1] = B[prism_add(prism_add(prism_mul(k0 + q + 4, N), col0), g)];  // line 41
                     }
-                    asm volatile(  // line 42
+                    float prism_w101[4];  // line 42
+                    asm volatile(
                         "{\n"
                         ".reg .b32 a<4>, b<2>;\n"
                         "cvt.rna.tf32.f32 a0, %4;\n"
@@ -60,8 +61,12 @@ extern "C" __global__ void gemm_tf32_warp_tiles(int M,
                         "cvt.rna.tf32.f32 b1, %9;\n"
                         "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {a0, a1, a2, a3}, {b0, b1}, {%10, %11, %12, %13};\n"
                         "}\n"
-                        : "=f"(acc[0]), "=f"(acc[1]), "=f"(acc[2]), "=f"(acc[3])
+                        : "=f"(prism_w101[0]), "=f"(prism_w101[1]), "=f"(prism_w101[2]), "=f"(prism_w101[3])
                         : "f"(a[0]), "f"(a[1]), "f"(a[2]), "f"(a[3]), "f"(b[0]), "f"(b[1]), "f"(acc[0]), "f"(acc[1]), "f"(acc[2]), "f"(acc[3]));
+                    acc[0] = prism_w101[0];
+                    acc[1] = prism_w101[1];
+                    acc[2] = prism_w101[2];
+                    acc[3] = prism_w101[3];
                 }
                 {  // partition `C_w` as `C_t` at thread[1]
                     {  // group(thread[1])

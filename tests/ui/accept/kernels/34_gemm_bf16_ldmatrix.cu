@@ -183,10 +183,15 @@ extern "C" __global__ void __launch_bounds__(128) gemm_bf16_ldmatrix(int M,
                             float t426;
                             float t427;
                             float t428;
+                            float prism_w425[4];
                             asm volatile(
                                 "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
-                                : "=f"(t425), "=f"(t426), "=f"(t427), "=f"(t428)
+                                : "=f"(prism_w425[0]), "=f"(prism_w425[1]), "=f"(prism_w425[2]), "=f"(prism_w425[3])
                                 : "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 1)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 2)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 3)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 4)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 5)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 6)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 7)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fb, ni_1 * 4)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fb, ni_1 * 4 + 1)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fb, ni_1 * 4 + 2)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fb, ni_1 * 4 + 3)) << 16)), "f"(acc[(mi_1 * 4 + ni_1) * 4]), "f"(acc[(mi_1 * 4 + ni_1) * 4 + 1]), "f"(acc[(mi_1 * 4 + ni_1) * 4 + 2]), "f"(acc[(mi_1 * 4 + ni_1) * 4 + 3]));
+                            t425 = prism_w425[0];
+                            t426 = prism_w425[1];
+                            t427 = prism_w425[2];
+                            t428 = prism_w425[3];
                             acc[(mi_1 * 4 + ni_1) * 4] = t425;
                             acc[(mi_1 * 4 + ni_1) * 4 + 1] = t426;
                             acc[(mi_1 * 4 + ni_1) * 4 + 2] = t427;

@@ -201,10 +201,15 @@ extern "C" __global__ void __launch_bounds__(256) gemm_bf16_pipelined(int M,
                                                     float t442;
                                                     float t443;
                                                     float t444;
+                                                    float prism_w441[4];
                                                     asm volatile(
                                                         "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
-                                                        : "=f"(t441), "=f"(t442), "=f"(t443), "=f"(t444)
+                                                        : "=f"(prism_w441[0]), "=f"(prism_w441[1]), "=f"(prism_w441[2]), "=f"(prism_w441[3])
                                                         : "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 1)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 2)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 3)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 4)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 5)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 6)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fa, mi_1 * 8 + 7)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fb, ni * 4)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fb, ni * 4 + 1)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fb, ni * 4 + 2)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(fb, ni * 4 + 3)) << 16)), "f"(acc[(mi_1 * 4 + ni) * 4]), "f"(acc[(mi_1 * 4 + ni) * 4 + 1]), "f"(acc[(mi_1 * 4 + ni) * 4 + 2]), "f"(acc[(mi_1 * 4 + ni) * 4 + 3]));
+                                                    t441 = prism_w441[0];
+                                                    t442 = prism_w441[1];
+                                                    t443 = prism_w441[2];
+                                                    t444 = prism_w441[3];
                                                     acc[(mi_1 * 4 + ni) * 4] = t441;
                                                     acc[(mi_1 * 4 + ni) * 4 + 1] = t442;
                                                     acc[(mi_1 * 4 + ni) * 4 + 2] = t443;

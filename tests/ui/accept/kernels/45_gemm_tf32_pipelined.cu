@@ -183,6 +183,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_tf32_pipelined(int M,
                                                         float t357;
                                                         float t358;
                                                         float t359;
+                                                        float prism_w356[4];
                                                         asm volatile(
                                                             "{\n"
                                                             ".reg .b32 a<4>, b<2>;\n"
@@ -194,8 +195,12 @@ extern "C" __global__ void __launch_bounds__(256) gemm_tf32_pipelined(int M,
                                                             "mov.b32 b1, %9;\n"
                                                             "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {a0, a1, a2, a3}, {b0, b1}, {%10, %11, %12, %13};\n"
                                                             "}\n"
-                                                            : "=f"(t356), "=f"(t357), "=f"(t358), "=f"(t359)
+                                                            : "=f"(prism_w356[0]), "=f"(prism_w356[1]), "=f"(prism_w356[2]), "=f"(prism_w356[3])
                                                             : "f"(fa[mi_1 * 4]), "f"(fa[mi_1 * 4 + 1]), "f"(fa[mi_1 * 4 + 2]), "f"(fa[mi_1 * 4 + 3]), "f"(fb[ni * 2]), "f"(fb[ni * 2 + 1]), "f"(acc[(mi_1 * 4 + ni) * 4]), "f"(acc[(mi_1 * 4 + ni) * 4 + 1]), "f"(acc[(mi_1 * 4 + ni) * 4 + 2]), "f"(acc[(mi_1 * 4 + ni) * 4 + 3]));
+                                                        t356 = prism_w356[0];
+                                                        t357 = prism_w356[1];
+                                                        t358 = prism_w356[2];
+                                                        t359 = prism_w356[3];
                                                         acc[(mi_1 * 4 + ni) * 4] = t356;
                                                         acc[(mi_1 * 4 + ni) * 4 + 1] = t357;
                                                         acc[(mi_1 * 4 + ni) * 4 + 2] = t358;
@@ -205,6 +210,7 @@ extern "C" __global__ void __launch_bounds__(256) gemm_tf32_pipelined(int M,
                                                         float t451;
                                                         float t452;
                                                         float t453;
+                                                        float prism_w450[4];
                                                         asm volatile(
                                                             "{\n"
                                                             ".reg .b32 a<4>, b<2>;\n"
@@ -216,8 +222,12 @@ extern "C" __global__ void __launch_bounds__(256) gemm_tf32_pipelined(int M,
                                                             "cvt.rna.tf32.f32 b1, %9;\n"
                                                             "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {a0, a1, a2, a3}, {b0, b1}, {%10, %11, %12, %13};\n"
                                                             "}\n"
-                                                            : "=f"(t450), "=f"(t451), "=f"(t452), "=f"(t453)
+                                                            : "=f"(prism_w450[0]), "=f"(prism_w450[1]), "=f"(prism_w450[2]), "=f"(prism_w450[3])
                                                             : "f"(fa[mi_1 * 4]), "f"(fa[mi_1 * 4 + 1]), "f"(fa[mi_1 * 4 + 2]), "f"(fa[mi_1 * 4 + 3]), "f"(fb[ni * 2]), "f"(fb[ni * 2 + 1]), "f"(acc[(mi_1 * 4 + ni) * 4]), "f"(acc[(mi_1 * 4 + ni) * 4 + 1]), "f"(acc[(mi_1 * 4 + ni) * 4 + 2]), "f"(acc[(mi_1 * 4 + ni) * 4 + 3]));
+                                                        t450 = prism_w450[0];
+                                                        t451 = prism_w450[1];
+                                                        t452 = prism_w450[2];
+                                                        t453 = prism_w450[3];
                                                         acc[(mi_1 * 4 + ni) * 4] = t450;
                                                         acc[(mi_1 * 4 + ni) * 4 + 1] = t451;
                                                         acc[(mi_1 * 4 + ni) * 4 + 2] = t452;

@@ -11,7 +11,8 @@ __device__ __forceinline__ void mmas(int prism_tid, int prism_bid, unsigned char
     float A[4] = {};  // line 7
     float B[2] = {};  // line 8
     float C[4] = {};  // line 9
-    asm volatile(  // line 10
+    float prism_w21[4];  // line 10
+    asm volatile(
         "{\n"
         ".reg .b32 a<4>, b<2>;\n"
         "cvt.rna.tf32.f32 a0, %4;\n"
@@ -22,9 +23,14 @@ __device__ __forceinline__ void mmas(int prism_tid, int prism_bid, unsigned char
         "cvt.rna.tf32.f32 b1, %9;\n"
         "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {a0, a1, a2, a3}, {b0, b1}, {%10, %11, %12, %13};\n"
         "}\n"
-        : "=f"(C[0]), "=f"(C[1]), "=f"(C[2]), "=f"(C[3])
+        : "=f"(prism_w21[0]), "=f"(prism_w21[1]), "=f"(prism_w21[2]), "=f"(prism_w21[3])
         : "f"(A[0]), "f"(A[1]), "f"(A[2]), "f"(A[3]), "f"(B[0]), "f"(B[1]), "f"(C[0]), "f"(C[1]), "f"(C[2]), "f"(C[3]));
-    asm volatile(  // line 12
+    C[0] = prism_w21[0];
+    C[1] = prism_w21[1];
+    C[2] = prism_w21[2];
+    C[3] = prism_w21[3];
+    float prism_w49[4];  // line 12
+    asm volatile(
         "{\n"
         ".reg .b32 a<4>, b<2>;\n"
         "cvt.rna.tf32.f32 a0, %4;\n"
@@ -35,18 +41,32 @@ __device__ __forceinline__ void mmas(int prism_tid, int prism_bid, unsigned char
         "cvt.rna.tf32.f32 b1, %9;\n"
         "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {a0, a1, a2, a3}, {b0, b1}, {%10, %11, %12, %13};\n"
         "}\n"
-        : "=f"(C[0]), "=f"(C[1]), "=f"(C[2]), "=f"(C[3])
+        : "=f"(prism_w49[0]), "=f"(prism_w49[1]), "=f"(prism_w49[2]), "=f"(prism_w49[3])
         : "f"(A[0]), "f"(A[1]), "f"(A[2]), "f"(A[3]), "f"(B[0]), "f"(B[1]), "f"(C[0]), "f"(C[1]), "f"(C[2]), "f"(C[3]));
+    C[0] = prism_w49[0];
+    C[1] = prism_w49[1];
+    C[2] = prism_w49[2];
+    C[3] = prism_w49[3];
     unsigned Ab[4] = {};  // line 14
     unsigned Bb[2] = {};  // line 15
-    asm volatile(  // line 16
+    float prism_w89[4];  // line 16
+    asm volatile(
         "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
-        : "=f"(C[0]), "=f"(C[1]), "=f"(C[2]), "=f"(C[3])
+        : "=f"(prism_w89[0]), "=f"(prism_w89[1]), "=f"(prism_w89[2]), "=f"(prism_w89[3])
         : "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(Ab, 0)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(Ab, 1)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(Ab, 2)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(Ab, 3)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(Ab, 4)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(Ab, 5)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(Ab, 6)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(Ab, 7)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(Bb, 0)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(Bb, 1)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(Bb, 2)) | ((unsigned)prism_to_bits(prism_pair_get<__nv_bfloat16>(Bb, 3)) << 16)), "f"(C[0]), "f"(C[1]), "f"(C[2]), "f"(C[3]));
+    C[0] = prism_w89[0];
+    C[1] = prism_w89[1];
+    C[2] = prism_w89[2];
+    C[3] = prism_w89[3];
     unsigned Ah[4] = {};  // line 20
     unsigned Bh[2] = {};  // line 21
-    asm volatile(  // line 22
+    float prism_w129[4];  // line 22
+    asm volatile(
         "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
-        : "=f"(C[0]), "=f"(C[1]), "=f"(C[2]), "=f"(C[3])
+        : "=f"(prism_w129[0]), "=f"(prism_w129[1]), "=f"(prism_w129[2]), "=f"(prism_w129[3])
         : "r"((unsigned)prism_to_bits(prism_pair_get<__half>(Ah, 0)) | ((unsigned)prism_to_bits(prism_pair_get<__half>(Ah, 1)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__half>(Ah, 2)) | ((unsigned)prism_to_bits(prism_pair_get<__half>(Ah, 3)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__half>(Ah, 4)) | ((unsigned)prism_to_bits(prism_pair_get<__half>(Ah, 5)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__half>(Ah, 6)) | ((unsigned)prism_to_bits(prism_pair_get<__half>(Ah, 7)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__half>(Bh, 0)) | ((unsigned)prism_to_bits(prism_pair_get<__half>(Bh, 1)) << 16)), "r"((unsigned)prism_to_bits(prism_pair_get<__half>(Bh, 2)) | ((unsigned)prism_to_bits(prism_pair_get<__half>(Bh, 3)) << 16)), "f"(C[0]), "f"(C[1]), "f"(C[2]), "f"(C[3]));
+    C[0] = prism_w129[0];
+    C[1] = prism_w129[1];
+    C[2] = prism_w129[2];
+    C[3] = prism_w129[3];
 }

@@ -45,7 +45,8 @@ extern "C" __global__ void mma_both(const float* __restrict__ a,
                             for (int i = 0; i < 4; i += 1) {
                                 rz[i] = rn[i];  // line 38
                             }
-                            asm volatile(  // line 39
+                            float prism_w147[4];  // line 39
+                            asm volatile(
                                 "{\n"
                                 ".reg .b32 a<4>, b<2>;\n"
                                 "cvt.rna.tf32.f32 a0, %4;\n"
@@ -56,9 +57,14 @@ extern "C" __global__ void mma_both(const float* __restrict__ a,
                                 "cvt.rna.tf32.f32 b1, %9;\n"
                                 "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {a0, a1, a2, a3}, {b0, b1}, {%10, %11, %12, %13};\n"
                                 "}\n"
-                                : "=f"(rn[0]), "=f"(rn[1]), "=f"(rn[2]), "=f"(rn[3])
+                                : "=f"(prism_w147[0]), "=f"(prism_w147[1]), "=f"(prism_w147[2]), "=f"(prism_w147[3])
                                 : "f"(fa[0]), "f"(fa[1]), "f"(fa[2]), "f"(fa[3]), "f"(fb[0]), "f"(fb[1]), "f"(rn[0]), "f"(rn[1]), "f"(rn[2]), "f"(rn[3]));
-                            asm volatile(  // line 41
+                            rn[0] = prism_w147[0];
+                            rn[1] = prism_w147[1];
+                            rn[2] = prism_w147[2];
+                            rn[3] = prism_w147[3];
+                            float prism_w175[4];  // line 41
+                            asm volatile(
                                 "{\n"
                                 ".reg .b32 a<4>, b<2>;\n"
                                 "mov.b32 a0, %4;\n"
@@ -69,8 +75,12 @@ extern "C" __global__ void mma_both(const float* __restrict__ a,
                                 "mov.b32 b1, %9;\n"
                                 "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {a0, a1, a2, a3}, {b0, b1}, {%10, %11, %12, %13};\n"
                                 "}\n"
-                                : "=f"(rz[0]), "=f"(rz[1]), "=f"(rz[2]), "=f"(rz[3])
+                                : "=f"(prism_w175[0]), "=f"(prism_w175[1]), "=f"(prism_w175[2]), "=f"(prism_w175[3])
                                 : "f"(fa[0]), "f"(fa[1]), "f"(fa[2]), "f"(fa[3]), "f"(fb[0]), "f"(fb[1]), "f"(rz[0]), "f"(rz[1]), "f"(rz[2]), "f"(rz[3]));
+                            rz[0] = prism_w175[0];
+                            rz[1] = prism_w175[1];
+                            rz[2] = prism_w175[2];
+                            rz[3] = prism_w175[3];
                             {  // partition `dn_w` as `dn_t` at thread[1]
                                 {  // partition `dz_w` as `dz_t` at thread[1]
                                     {  // group(thread[1])

@@ -22,7 +22,8 @@ extern "C" __global__ void fig2_mma_warp(int n)
                 B[i_1] = (float)(tid * 4 + 1);  // line 19
             }
             // Issue tensor-core op.
-            asm volatile(  // line 22
+            float prism_w44[4];  // line 22
+            asm volatile(
                 "{\n"
                 ".reg .b32 a<4>, b<2>;\n"
                 "cvt.rna.tf32.f32 a0, %4;\n"
@@ -33,8 +34,12 @@ extern "C" __global__ void fig2_mma_warp(int n)
                 "cvt.rna.tf32.f32 b1, %9;\n"
                 "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {a0, a1, a2, a3}, {b0, b1}, {%10, %11, %12, %13};\n"
                 "}\n"
-                : "=f"(A[0]), "=f"(A[1]), "=f"(A[2]), "=f"(A[3])
+                : "=f"(prism_w44[0]), "=f"(prism_w44[1]), "=f"(prism_w44[2]), "=f"(prism_w44[3])
                 : "f"(A[0]), "f"(A[1]), "f"(A[2]), "f"(A[3]), "f"(B[0]), "f"(B[1]), "f"(C[0]), "f"(C[1]), "f"(C[2]), "f"(C[3]));
+            A[0] = prism_w44[0];
+            A[1] = prism_w44[1];
+            A[2] = prism_w44[2];
+            A[3] = prism_w44[3];
         }
     }
 }

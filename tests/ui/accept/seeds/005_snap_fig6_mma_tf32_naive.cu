@@ -42,7 +42,8 @@ __device__ __forceinline__ void simple_mma(int prism_tid,
         C[1] = c[prism_add(prism_add(prism_mul(x / 4, n), 2 * (x % 4)), 1)];  // line 29
         C[2] = c[prism_add(prism_mul(x / 4 + 8, n), 2 * (x % 4))];  // line 30
         C[3] = c[prism_add(prism_add(prism_mul(x / 4 + 8, n), 2 * (x % 4)), 1)];  // line 31
-        asm volatile(  // line 32
+        float prism_w133[4];  // line 32
+        asm volatile(
             "{\n"
             ".reg .b32 a<4>, b<2>;\n"
             "cvt.rna.tf32.f32 a0, %4;\n"
@@ -53,8 +54,12 @@ __device__ __forceinline__ void simple_mma(int prism_tid,
             "cvt.rna.tf32.f32 b1, %9;\n"
             "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {a0, a1, a2, a3}, {b0, b1}, {%10, %11, %12, %13};\n"
             "}\n"
-            : "=f"(C[0]), "=f"(C[1]), "=f"(C[2]), "=f"(C[3])
+            : "=f"(prism_w133[0]), "=f"(prism_w133[1]), "=f"(prism_w133[2]), "=f"(prism_w133[3])
             : "f"(A[0]), "f"(A[1]), "f"(A[2]), "f"(A[3]), "f"(B[0]), "f"(B[1]), "f"(C[0]), "f"(C[1]), "f"(C[2]), "f"(C[3]));
+        C[0] = prism_w133[0];
+        C[1] = prism_w133[1];
+        C[2] = prism_w133[2];
+        C[3] = prism_w133[3];
         // inferred thread[32] barrier: `c` is used at line 28 and again at line 38
         __syncwarp();
         {  // partition `c` as `c_thrd` at thread[1]

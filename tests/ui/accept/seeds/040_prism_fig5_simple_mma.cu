@@ -41,7 +41,8 @@ __device__ __forceinline__ void simple_mma(int prism_tid,
         B[0] = b[prism_add(prism_mul(x % 4, n), x / 4)];  // line 28
         B[1] = b[prism_add(prism_mul(x % 4 + 4, n), x / 4)];  // line 29
         // Skipping initialize C to 0...
-        asm volatile(  // line 31
+        float prism_w85[4];  // line 31
+        asm volatile(
             "{\n"
             ".reg .b32 a<4>, b<2>;\n"
             "cvt.rna.tf32.f32 a0, %4;\n"
@@ -52,8 +53,12 @@ __device__ __forceinline__ void simple_mma(int prism_tid,
             "cvt.rna.tf32.f32 b1, %9;\n"
             "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {a0, a1, a2, a3}, {b0, b1}, {%10, %11, %12, %13};\n"
             "}\n"
-            : "=f"(C[0]), "=f"(C[1]), "=f"(C[2]), "=f"(C[3])
+            : "=f"(prism_w85[0]), "=f"(prism_w85[1]), "=f"(prism_w85[2]), "=f"(prism_w85[3])
             : "f"(A[0]), "f"(A[1]), "f"(A[2]), "f"(A[3]), "f"(B[0]), "f"(B[1]), "f"(C[0]), "f"(C[1]), "f"(C[2]), "f"(C[3]));
+        C[0] = prism_w85[0];
+        C[1] = prism_w85[1];
+        C[2] = prism_w85[2];
+        C[3] = prism_w85[3];
         // Must be at thread[1] to write.
         {  // partition `c` as `c_thrd` at thread[1]
             {  // group(thread[1])
