@@ -612,7 +612,282 @@ const RESERVED: &[&str] = &[
     "main",
     "assert",
     "printf",
+    // The rest of C++20's keywords and alternative tokens (review R39: a variable named
+    // `static_cast` or `bitand` printed as a declaration nvcc refuses).
+    "and_eq",
+    "bitand",
+    "bitor",
+    "char8_t",
+    "char16_t",
+    "char32_t",
+    "compl",
+    "concept",
+    "consteval",
+    "constinit",
+    "const_cast",
+    "co_await",
+    "co_return",
+    "co_yield",
+    "decltype",
+    "dynamic_cast",
+    "not_eq",
+    "or_eq",
+    "reinterpret_cast",
+    "requires",
+    "static_assert",
+    "static_cast",
+    "thread_local",
+    "typeid",
+    "wchar_t",
+    "xor_eq",
+    // Macros of the headers nvcc includes whose names have a lowercase letter (the others
+    // are caught by `macro_like`; `prism_gpu`'s `names.rs` checks the headers' list).
+    "L_ctermid",
+    "L_cuserid",
+    "L_tmpnam",
+    "P_tmpdir",
+    "alloca",
+    "assert_perror",
+    "errno",
+    "isascii",
+    "issubnormal",
+    "linux",
+    "math_errhandling",
+    "offsetof",
+    "sched_priority",
+    "stderr",
+    "stdin",
+    "stdout",
+    "strdupa",
+    "strndupa",
+    "toascii",
+    "unix",
+    // Functions the printer calls by these names (besides the math intrinsics' `f` and
+    // `double` forms, `math_function`): a variable of the name would hide them.
+    "fma",
+    "fmaf",
+    "fmin",
+    "fminf",
+    "fmax",
+    "fmaxf",
+    "fmod",
+    "fmodf",
 ];
+
+/// C library functions a kernel's `extern "C"` symbol must not take (a second C-linkage
+/// declaration of `expf` is an error; review R39). Device functions have C++ linkage and
+/// extra leading parameters, so they overload these instead.
+const C_LIBRARY: &[&str] = &[
+    "abort",
+    "abs",
+    "acos",
+    "acosh",
+    "asin",
+    "asinh",
+    "atan",
+    "atan2",
+    "atanh",
+    "atexit",
+    "atof",
+    "atoi",
+    "atol",
+    "atoll",
+    "bcopy",
+    "bsearch",
+    "bzero",
+    "calloc",
+    "cbrt",
+    "ceil",
+    "clock",
+    "copysign",
+    "cos",
+    "cosh",
+    "cospi",
+    "difftime",
+    "div",
+    "drem",
+    "erf",
+    "erfc",
+    "erfcinv",
+    "erfcx",
+    "erfinv",
+    "exit",
+    "exp",
+    "exp10",
+    "exp2",
+    "expm1",
+    "fabs",
+    "fclose",
+    "fdim",
+    "feof",
+    "ferror",
+    "fflush",
+    "fgetc",
+    "fgets",
+    "finite",
+    "floor",
+    "fopen",
+    "fprintf",
+    "fputc",
+    "fputs",
+    "fread",
+    "free",
+    "frexp",
+    "fscanf",
+    "fseek",
+    "ftell",
+    "fwrite",
+    "gamma",
+    "getc",
+    "getchar",
+    "getenv",
+    "gets",
+    "hypot",
+    "ilogb",
+    "index",
+    "isalnum",
+    "isalpha",
+    "iscntrl",
+    "isdigit",
+    "isfinite",
+    "isgraph",
+    "isinf",
+    "islower",
+    "isnan",
+    "isprint",
+    "ispunct",
+    "isspace",
+    "isupper",
+    "isxdigit",
+    "j0",
+    "j1",
+    "jn",
+    "labs",
+    "ldexp",
+    "ldiv",
+    "lgamma",
+    "llabs",
+    "llrint",
+    "llround",
+    "log",
+    "log10",
+    "log1p",
+    "log2",
+    "logb",
+    "lrint",
+    "lround",
+    "malloc",
+    "memchr",
+    "memcmp",
+    "memmove",
+    "memset",
+    "modf",
+    "nan",
+    "nearbyint",
+    "nextafter",
+    "nexttoward",
+    "norm",
+    "norm3d",
+    "norm4d",
+    "normcdf",
+    "normcdfinv",
+    "perror",
+    "pow",
+    "pow10",
+    "putc",
+    "putchar",
+    "puts",
+    "qsort",
+    "raise",
+    "rand",
+    "rcbrt",
+    "realloc",
+    "remainder",
+    "remove",
+    "remquo",
+    "rename",
+    "rhypot",
+    "rindex",
+    "rint",
+    "rnorm",
+    "rnorm3d",
+    "rnorm4d",
+    "round",
+    "rsqrt",
+    "scalb",
+    "scalbln",
+    "scalbn",
+    "scanf",
+    "signal",
+    "signbit",
+    "significand",
+    "sin",
+    "sincos",
+    "sincospi",
+    "sinh",
+    "sinpi",
+    "snprintf",
+    "sprintf",
+    "sqrt",
+    "srand",
+    "sscanf",
+    "strcat",
+    "strchr",
+    "strcmp",
+    "strcpy",
+    "strdup",
+    "strerror",
+    "strlen",
+    "strncat",
+    "strncmp",
+    "strncpy",
+    "strrchr",
+    "strstr",
+    "strtod",
+    "strtof",
+    "strtok",
+    "strtol",
+    "strtoul",
+    "system",
+    "tan",
+    "tanh",
+    "tgamma",
+    "time",
+    "tolower",
+    "toupper",
+    "trunc",
+    "vprintf",
+    "y0",
+    "y1",
+    "yn",
+];
+
+/// A name C++ could read as a macro of the headers nvcc includes: no lowercase letter
+/// (`INT_MAX`, `NULL`, `EOF`; a single letter is left alone, as no header defines one and
+/// `A`, `N` are common names), or a form the headers' macros with lowercase letters take
+/// (`M_PIf`, `NV_HAS_FEATURE_SM_90a`, `cudaStreamDefault`, `isalpha_l`). Renaming too much
+/// costs nothing: the name only gains a `_`. `prism_gpu`'s `names.rs` lists the macros the
+/// installed headers define and checks that each is renamed.
+fn macro_like(s: &str) -> bool {
+    let caps = s.len() >= 2 && !s.chars().any(|c| c.is_ascii_lowercase()) && s.chars().any(|c| c.is_ascii_uppercase());
+    caps || s.starts_with("M_")
+        || s.starts_with("NV_")
+        || s.starts_with("cuda")
+        || s.starts_with("PRISM")
+        // `isalpha_l`, `toascii_l`.
+        || s.ends_with("_l")
+        || s.starts_with("pthread_cleanup_")
+        || (s.starts_with("hto") || s.ends_with("toh")) && s.len() <= 8 && s.ends_with(|c: char| c.is_ascii_digit() || c == 'h')
+}
+
+/// Whether the printer calls a function of this name: the C and `double` forms of the math
+/// intrinsics (`sqrtf`, `sqrt`).
+fn math_function(s: &str) -> bool {
+    let base = s.strip_suffix('f').unwrap_or(s);
+    prism_types::intrinsics::TABLE
+        .iter()
+        .any(|sig| sig.family == prism_types::intrinsics::Family::Math && (sig.name == s || sig.name == base))
+}
 
 /// A C++ identifier for a Prism name: reserved words, the `prism_` prefix of generated names
 /// and names with `__` get a trailing `_`.
@@ -628,10 +903,41 @@ pub fn sanitize(name: &str) -> String {
     if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit()) {
         s.insert(0, 'v');
     }
-    if RESERVED.contains(&s.as_str()) || s.starts_with("prism") || s.contains("__") || s.starts_with('_') {
+    if RESERVED.contains(&s.as_str())
+        || macro_like(&s)
+        || math_function(&s)
+        || s.starts_with("prism")
+        || s.contains("__")
+        || s.starts_with('_')
+    {
         s.push('_');
     }
     s
+}
+
+/// The C symbol of a kernel: its sanitised name, with `_` appended while it is a C library
+/// function's name (the kernel is `extern "C"`).
+pub fn kernel_symbol(name: &str) -> String {
+    let mut s = sanitize(name);
+    while C_LIBRARY.contains(&s.as_str()) {
+        s.push('_');
+    }
+    s
+}
+
+/// The C++ names of a function's parameters: each sanitised, then `_` appended while it
+/// equals an earlier one (`new` and `new_` both sanitise to `new_`; review R39), or one of
+/// `taken` (the program's functions, which a parameter would hide).
+pub fn param_names<'a>(names: impl IntoIterator<Item = &'a str>, taken: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for n in names {
+        let mut s = sanitize(n);
+        while out.contains(&s) || taken.contains(&s) {
+            s.push('_');
+        }
+        out.push(s);
+    }
+    out
 }
 
 fn name(a: &mut Analysis, f: &Function, reserved: &[&str], param_names: &[String]) {

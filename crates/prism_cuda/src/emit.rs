@@ -100,9 +100,15 @@ impl Lines {
 pub fn function(g: &Global, id: FuncId, first_line: u32) -> (Func, Option<KernelAbi>, Vec<crate::Unsupported>, u32) {
     let f = g.program.func(id);
     let kernel = f.kind == FnKind::Kernel;
-    let param_names: Vec<String> =
-        f.params.iter().map(|&r| analysis::sanitize(f.regs[r.index()].name.as_deref().unwrap_or("arg"))).collect();
-    let reserved = ["prism_tid", "prism_bid", "prism_smem", "prism_pos"];
+    // The program's other functions are taken too: a register of the name (a source
+    // variable, or a temporary `tN` beside a function named `t11`) would hide the function
+    // from the calls after it (review R39). A function does not call itself.
+    let others: Vec<String> =
+        g.fn_names.iter().enumerate().filter(|&(i, _)| i != id.index()).map(|(_, n)| n.clone()).collect();
+    let param_names =
+        analysis::param_names(f.params.iter().map(|&r| f.regs[r.index()].name.as_deref().unwrap_or("arg")), &others);
+    let mut reserved = vec!["prism_tid", "prism_bid", "prism_smem", "prism_pos"];
+    reserved.extend(others.iter().map(String::as_str));
     let a = analysis::analyse(f, &reserved, &param_names);
     let mut before: HashMap<(usize, usize), Vec<Reg>> = HashMap::new();
     for (r, d) in &a.decls {
@@ -1609,7 +1615,9 @@ pub fn global<'a>(
     let mut taken: std::collections::HashSet<String> = std::collections::HashSet::new();
     let root_first = (0..p.functions.len()).filter(|&i| !p.functions[i].name.contains('.'));
     for i in root_first.chain((0..p.functions.len()).filter(|&i| p.functions[i].name.contains('.'))) {
-        let mut n = analysis::sanitize(&p.functions[i].name);
+        let f = &p.functions[i];
+        let mut n =
+            if f.kind == FnKind::Kernel { analysis::kernel_symbol(&f.name) } else { analysis::sanitize(&f.name) };
         while !taken.insert(n.clone()) {
             n.push('_');
         }

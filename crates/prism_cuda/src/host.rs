@@ -12,13 +12,14 @@ use prism_types::ty::{Scalar, TensorMapTy};
 /// pointer parameters are distinct memory (`docs/soundness.md` §4.1); a launcher sees no
 /// extents, so it can refuse equal addresses only, and a partial overlap stays the C++
 /// caller's to avoid (`docs/cuda.md`). Null pointers are left to the kernel, as CUDA does.
-fn alias_check(params: &[AbiParam]) -> String {
+fn alias_check(params: &[AbiParam], names: &[String]) -> String {
     let arrays: Vec<(String, bool)> = params
         .iter()
-        .filter_map(|p| match p {
-            AbiParam::Pointer { name, read_only, .. } => Some((crate::analysis::sanitize(name), *read_only)),
+        .zip(names)
+        .filter_map(|(p, n)| match p {
+            AbiParam::Pointer { read_only, .. } => Some((n.clone(), *read_only)),
             // A typed map's array: a TMA store writes through it.
-            AbiParam::TensorMap { name, map: Some(_) } => Some((crate::analysis::sanitize(name), false)),
+            AbiParam::TensorMap { map: Some(_), .. } => Some((n.clone(), false)),
             _ => None,
         })
         .collect();
@@ -52,25 +53,26 @@ pub fn launchers(kernels: &[KernelAbi]) -> String {
     }
     s.push('\n');
     for k in kernels {
+        // The parameters' C++ names: distinct from each other and from the launcher's own
+        // names (a parameter `grid` or `blocks` would hide them; review R39).
+        let launcher_names = ["grid", "block", "stream", "blocks", "threads"].map(String::from);
+        let mut taken = launcher_names.to_vec();
+        taken.push(k.symbol.clone());
+        let pn = crate::analysis::param_names(k.params.iter().map(AbiParam::name), &taken);
         let params: Vec<String> = k
             .params
             .iter()
-            .map(|p| match p {
-                AbiParam::Scalar { name, ty } => format!("{} {}", c_type(*ty), crate::analysis::sanitize(name)),
-                AbiParam::Pointer { name, elem, read_only } => format!(
-                    "{}{}* {}",
-                    if *read_only { "const " } else { "" },
-                    c_type(*elem),
-                    crate::analysis::sanitize(name)
-                ),
-                AbiParam::TensorMap { name, map: None } => {
-                    format!("const prism_tensor_map& {}", crate::analysis::sanitize(name))
+            .zip(&pn)
+            .map(|(p, n)| match p {
+                AbiParam::Scalar { ty, .. } => format!("{} {n}", c_type(*ty)),
+                AbiParam::Pointer { elem, read_only, .. } => {
+                    format!("{}{}* {n}", if *read_only { "const " } else { "" }, c_type(*elem))
                 }
+                AbiParam::TensorMap { map: None, .. } => format!("const prism_tensor_map& {n}"),
                 // A typed map is built here from the array and its dimensions.
-                AbiParam::TensorMap { name, map: Some(m) } => {
-                    let n = crate::analysis::sanitize(name);
+                AbiParam::TensorMap { map: Some(m), .. } => {
                     let mut ps = vec![format!("const {}* {n}", c_type(m.elem))];
-                    ps.extend(dim_names(&n, m.rank).iter().map(|d| format!("unsigned long long {d}")));
+                    ps.extend(dim_names(n, m.rank).iter().map(|d| format!("unsigned long long {d}")));
                     ps.join(", ")
                 }
             })
@@ -78,9 +80,10 @@ pub fn launchers(kernels: &[KernelAbi]) -> String {
         let names: Vec<String> = k
             .params
             .iter()
-            .map(|p| match p {
-                AbiParam::TensorMap { map: Some(_), .. } => format!("{}_map", crate::analysis::sanitize(p.name())),
-                _ => crate::analysis::sanitize(p.name()),
+            .zip(&pn)
+            .map(|(p, n)| match p {
+                AbiParam::TensorMap { map: Some(_), .. } => format!("{n}_map"),
+                _ => n.clone(),
             })
             .collect();
         let sym = &k.symbol;
@@ -145,10 +148,10 @@ pub fn launchers(kernels: &[KernelAbi]) -> String {
             "    if ({}) {{\n        return cudaErrorInvalidConfiguration;\n    }}\n",
             conds.join(" || ")
         ));
-        s.push_str(&alias_check(&k.params));
-        for p in &k.params {
-            if let AbiParam::TensorMap { name, map: Some(m) } = p {
-                s.push_str(&encode_map(&crate::analysis::sanitize(name), m));
+        s.push_str(&alias_check(&k.params, &pn));
+        for (p, n) in k.params.iter().zip(&pn) {
+            if let AbiParam::TensorMap { map: Some(m), .. } = p {
+                s.push_str(&encode_map(n, m));
             }
         }
         let dyn_smem = if let Some(d) = k.dyn_array {
@@ -289,9 +292,15 @@ mod tests {
         AbiParam::Pointer { name: name.into(), elem: Scalar::F32, read_only }
     }
 
+    /// `alias_check` with the parameters' own names.
+    fn check_of(params: &[AbiParam]) -> String {
+        let names: Vec<String> = params.iter().map(|p| p.name().to_string()).collect();
+        alias_check(params, &names)
+    }
+
     #[test]
     fn one_array_for_two_parameters_is_refused_when_one_is_written() {
-        let check = alias_check(&[
+        let check = check_of(&[
             ptr("x", true),
             ptr("y", true),
             AbiParam::Scalar { name: "n".into(), ty: Scalar::I32 },
@@ -302,7 +311,38 @@ mod tests {
         // Two read-only parameters may share an array, as at a call.
         assert!(!check.contains("(const void*)x == (const void*)y"), "{check}");
         assert!(check.contains("cudaErrorInvalidValue"), "{check}");
-        assert_eq!(alias_check(&[ptr("x", true), ptr("y", true)]), "");
-        assert!(alias_check(&[ptr("a", false), ptr("b", false)]).contains("(const void*)a == (const void*)b"));
+        assert_eq!(check_of(&[ptr("x", true), ptr("y", true)]), "");
+        assert!(check_of(&[ptr("a", false), ptr("b", false)]).contains("(const void*)a == (const void*)b"));
+    }
+
+    /// Parameters that sanitise alike, or take a name of the launcher's own, get distinct
+    /// names in the launcher (review R39).
+    #[test]
+    fn launcher_parameters_have_distinct_names() {
+        let abi = KernelAbi {
+            params: vec![
+                AbiParam::Scalar { name: "new".into(), ty: Scalar::I32 },
+                AbiParam::Scalar { name: "new_".into(), ty: Scalar::I32 },
+                AbiParam::Scalar { name: "blocks".into(), ty: Scalar::I32 },
+                ptr("grid", false),
+            ],
+            name: "k".into(),
+            symbol: "k".into(),
+            smem_bytes: 0,
+            dynamic_smem: false,
+            dyn_array: None,
+            cooperative: false,
+            t_mult: 1,
+            b_mult: 1,
+            launch_bounds: None,
+            needs_sm90a: false,
+            exact_launch: None,
+            max_blocks: None,
+            shape: prism_ir::ir::ShapeRule { multi_dim: false, block: None },
+        };
+        let text = launchers(&[abi]);
+        let sig = text.lines().find(|l| l.contains("prism_launch_k(")).expect("the launcher");
+        assert!(sig.contains("int new_, int new__, int blocks_, float* grid_,"), "{sig}");
+        assert!(text.contains("k<<<grid, block, 0, stream>>>(new_, new__, blocks_, grid_)"), "{text}");
     }
 }

@@ -1172,6 +1172,36 @@ fn r_mma_out_places() {
 }
 
 #[test]
+fn r_cpp_names() {
+    // Source names the CUDA printer renames (C++ keywords, header macros, math functions,
+    // a function named like a printer temporary, a kernel named like a C library function,
+    // parameters that sanitise alike: review R39). The simulator runs them as any names.
+    let p = program(&file("cpp_names.prism"));
+    let x = Rng::new(77).eighths(128, 0, 64);
+    let (new, new_, int_max) = (1i32, 2i32, 5i32);
+    let out = p.launch("expf", 2, 64, || {
+        vec![
+            Arg::value(new),
+            Arg::value(new_),
+            Arg::value(int_max),
+            Arg::buffer(&x),
+            Arg::buffer(&[0.0f32; 128]),
+            Arg::buffer(&[0i32; 128]),
+        ]
+    });
+    let want: Vec<i32> = (0..128).map(|g| 2 * (3 * g + new + 10 * new_ + int_max + 1)).collect();
+    assert_eq!(out.i32("iout"), want);
+    let want: Vec<f32> = x
+        .iter()
+        .map(|&v| {
+            let s = v.sqrt();
+            s * 2.0 + (s + s.max(1.0))
+        })
+        .collect();
+    assert_same("out", &out.f32("out"), &want);
+}
+
+#[test]
 fn r_pipeline_cases_slots() {
     // Fills issued by two one-thread cases of a split: TMA halves of a warp-specialised
     // pipeline's slots, and a plain pipeline's halves in 16-byte cp.async runs. No tiles,
