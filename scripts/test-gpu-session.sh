@@ -77,6 +77,7 @@ grep -q '^skipped `[a-z0-9_]*`: [0-9-]* s left before the deadline' "$out/sweep.
 grep -q '^profile skipped' "$out/profile.txt" || fail "the profile ran with too little time left"
 # The probes ran on the simulator (the stand-in machine has no GPU: those runs fail, saying so).
 grep -q '^float NaN bits .*: [0-9a-f]\{8\} ' "$out/probes.txt" || fail "no float NaN bits from the simulator"
+grep -q '^half NaN bits .*: 00007fff ' "$out/probes.txt" || fail "no half NaN bits from the simulator"
 grep -q '^marks = \[1, 0' "$out/probes.txt" || fail "no elected lanes from the simulator"
 grep -q '^nan_bits on cuda: error' "$out/probes.txt" || fail "the GPU probe did not say why it failed"
 # The summary: target sizes only, best ratio first.

@@ -97,6 +97,17 @@ probes() {
             echo "float to half bits (special_bits.py NAN16 in order): $(python3 bench/gpu/npy_bits.py "$dir/h.npy" 32)"
             echo "float to bf16 bits (the same): $(python3 bench/gpu/npy_bits.py "$dir/b.npy" 32)"
         fi
+        # 16-bit NaNs of arithmetic, double min/max of two NaNs, and folded float identities
+        # of a NaN (probes.prism's `nan_half` says which; review R40).
+        python3 bench/gpu/special_bits.py nanhalf "$dir"
+        if probe nan_half bench/gpu/probes.prism --grid 1 --block 32 --arg zero=zeros:f32:32 --arg "fs=$dir/fs.npy" \
+            --arg "ds=$dir/ds.npy" --arg h=zeros:u32:32 --arg b=zeros:u32:32 --arg f=zeros:u32:32 \
+            --arg d=zeros:f64:32 --out "h=$dir/nh.npy" --out "b=$dir/nb.npy" --out "f=$dir/nf.npy" --out "d=$dir/nd.npy"; then
+            echo "half NaN bits (pairs: 0/0, inf-inf, NaN+1, NaN*0, sqrt(-1), converted NaN+1): $(python3 bench/gpu/npy_bits.py "$dir/nh.npy" 12)"
+            echo "bf16 NaN bits (the same): $(python3 bench/gpu/npy_bits.py "$dir/nb.npy" 12)"
+            echo "float of a NaN input, threads 12-15 (x*1, min(x,x), max(x,x), x/1): $(python3 bench/gpu/npy_bits.py "$dir/nf.npy" 16)"
+            echo "double min/max of two NaNs (even min, odd max): $(python3 bench/gpu/npy_bits.py "$dir/nd.npy" 2)"
+        fi
         python3 bench/gpu/special_bits.py mma "$dir"
         if probe mma_both tests/ui/accept/rules/mma_tf32_rz.prism --grid 1 --block 32 --arg "a=$dir/a.npy" \
             --arg "bm=$dir/b.npy" --arg "c=$dir/c.npy" --arg d_rn=zeros:f32:128 --arg d_rz=zeros:f32:128 \

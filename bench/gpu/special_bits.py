@@ -2,6 +2,8 @@
 that matter, which no `--arg` generator makes). Test tooling, not part of the product.
 
   special_bits.py nan16 DIR   DIR/x.npy: 32 floats for probes.prism's `nan16`
+  special_bits.py nanhalf DIR DIR/fs.npy: NANHALF_F (floats), DIR/ds.npy: NANHALF_D (doubles)
+                              for probes.prism's `nan_half`
   special_bits.py mma DIR     DIR/a.npy, b.npy, c.npy for tests/ui/accept/rules/mma_tf32_rz.prism's
                               `mma_both` on one block: row r of A (16 x 8) holds MMA_ROWS[r] at
                               k = 0 and zeros elsewhere; B (8 x 8, k x n) has row 0 = MMA_SCALES
@@ -30,18 +32,27 @@ MMA_ROWS = [
 MMA_SCALES = [0x3F800000, 0x71800000, 0x00000000, 0xBF800000, 0x3F800000, 0x3F800000, 0x3F800000, 0x3F800000]
 
 
-def npy(path, words):
-    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (%d,), }" % len(words)
+# `nan_half`: a float NaN with a payload (its identities), and a signalling float NaN that
+# converts to a 16-bit NaN with a payload; two double NaNs for min and max.
+NANHALF_F = [0xFFC00001, 0x7F802000]
+NANHALF_D = [0xFFF8000000000000, 0x7FF4000000000001]
+
+
+def npy(path, words, descr="<f4", fmt="<I"):
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': (%d,), }" % (descr, len(words))
     header += " " * (63 - (10 + len(header)) % 64) + "\n"
     with open(path, "wb") as f:
         f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
-        f.write(b"".join(struct.pack("<I", w) for w in words))
+        f.write(b"".join(struct.pack(fmt, w) for w in words))
 
 
 def main():
     what, out = sys.argv[1], sys.argv[2]
     if what == "nan16":
         npy(f"{out}/x.npy", NAN16)
+    elif what == "nanhalf":
+        npy(f"{out}/fs.npy", NANHALF_F)
+        npy(f"{out}/ds.npy", NANHALF_D, "<f8", "<Q")
     elif what == "mma":
         a = [0] * 128
         for r, s in enumerate(MMA_ROWS):
@@ -59,7 +70,7 @@ def main():
         npy(f"{out}/b.npy", b)
         npy(f"{out}/c.npy", c)
     else:
-        sys.exit(f"special_bits.py: unknown probe `{what}` (nan16 or mma)")
+        sys.exit(f"special_bits.py: unknown probe `{what}` (nan16, nanhalf or mma)")
 
 
 main()

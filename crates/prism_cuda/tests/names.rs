@@ -77,7 +77,9 @@ def k(new : int, new_ : int, out : ptr(int) @ grid[1]):
 
 #[test]
 fn keywords_macros_and_math_functions_are_renamed() {
-    for name in ["static_cast", "bitand", "decltype", "INT_MAX", "NULL", "EOF", "unix", "stdin", "M_PIf", "sqrtf", "exp"] {
+    for name in
+        ["static_cast", "bitand", "decltype", "INT_MAX", "NULL", "EOF", "unix", "stdin", "M_PIf", "sqrtf", "exp"]
+    {
         let text = cuda(&format!(
             r#"
 @prism("global")

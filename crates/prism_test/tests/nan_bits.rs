@@ -76,3 +76,40 @@ fn nans_from_uniform_operands_fused_products_and_atomics_are_canonical() {
     }
     assert_eq!(floats(&args[3]), [CANONICAL]);
 }
+
+/// `nan_half` of bench/gpu/probes.prism on the simulator: every `half` and `bf16` NaN that
+/// arithmetic or a math function makes is `0x7fff`, the GPU's (review R40: it was the
+/// host's, `0xfe00` and `0xffc0` on x86); a NaN input moved unchanged keeps its bits, and
+/// the float identities of a NaN (`x * 1`, `min(x, x)`) give the canonical NaN, which nvcc's
+/// folding does not (docs/simulator.md, "NaN bits"). The double min and max of two NaNs is
+/// the simulator's choice until a GPU run of the probe says otherwise.
+#[test]
+fn sixteen_bit_nans_are_canonical() {
+    let src = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/gpu/probes.prism"))
+        .expect("bench/gpu/probes.prism");
+    let m = module("probes.prism", &src);
+    let fs = [f32::from_bits(0xFFC0_0001), f32::from_bits(0x7F80_2000)];
+    let ds = [f64::from_bits(0xFFF8_0000_0000_0000), f64::from_bits(0x7FF4_0000_0000_0001)];
+    let args = vec![
+        Arg::buffer(&[0f32; 32]),
+        Arg::buffer(&fs),
+        Arg::buffer(&ds),
+        Arg::buffer(&[0u32; 32]),
+        Arg::buffer(&[0u32; 32]),
+        Arg::buffer(&[0u32; 32]),
+        Arg::buffer(&[0f64; 32]),
+    ];
+    let out = m.launch("nan_half", 1, 32, &args, Config::default()).expect("launches");
+    assert!(out.is_clean(), "{:?}", out.reports);
+    let words = |a: &Arg| a.as_buffer().expect("a buffer").to_vec::<u32>().expect("uint");
+    assert_eq!(words(&args[3]), vec![0x7FFF; 32], "half");
+    assert_eq!(words(&args[4]), vec![0x7FFF; 32], "bf16");
+    let f = words(&args[5]);
+    for (t, &bits) in f.iter().enumerate() {
+        let want = if (12..16).contains(&t) { CANONICAL } else { 0xFFC0_0001 };
+        assert_eq!(bits, want, "float, thread {t}: {bits:#010x}");
+    }
+    let d: Vec<u64> =
+        args[6].as_buffer().expect("a buffer").to_vec::<f64>().expect("double").iter().map(|x| x.to_bits()).collect();
+    assert_eq!(d, vec![0x7FFF_FFFF_FFFF_FFFF; 32], "double min and max of two NaNs");
+}

@@ -66,12 +66,23 @@ pub fn f64_result(x: f64) -> u64 {
     if x.is_nan() { CANONICAL_NAN_F64 } else { x.to_bits() }
 }
 
-/// The bits of a result of arithmetic on floats of type `ty` computed in `f64`: a `double`
-/// NaN is the GPU's ([`f64_result`]); `half` and `bf16` round as [`from_f64`] does (their NaN
-/// bits have not been probed on a GPU).
+/// The NaN a GPU's `half` and `bf16` arithmetic returns: sign clear, every other bit set.
+/// The CUDA computes the 16-bit math functions and `__hdiv` in `float`, whose NaN is
+/// [`CANONICAL_NAN_F32`], and converting that gives `0x7fff` in both formats; `HADD2` and
+/// `HMUL2` return NVIDIA's canonical `0x7fff` too (not yet probed: `nan_half` in
+/// bench/gpu/probes.prism). Until 2026-12-01 the simulator kept the host's NaN here
+/// (`0xfe00` and `0xffc0` on x86, other bits on AArch64; review R40).
+pub const CANONICAL_NAN_16: u64 = 0x7FFF;
+
+/// The bits of a result of arithmetic on floats of type `ty` computed in `f64`: a NaN is
+/// the GPU's ([`f64_result`], [`CANONICAL_NAN_16`]); other values round as [`from_f64`] does.
 #[inline(always)]
 pub fn arith_result(ty: Scalar, x: f64) -> u64 {
-    if ty == Scalar::F64 { f64_result(x) } else { from_f64(ty, x) }
+    match ty {
+        Scalar::F64 => f64_result(x),
+        Scalar::F16 | Scalar::BF16 if x.is_nan() => CANONICAL_NAN_16,
+        _ => from_f64(ty, x),
+    }
 }
 
 /// Bits of a float value of type `ty` (rounding to nearest even, once: `cvt.rn`).
