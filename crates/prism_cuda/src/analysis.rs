@@ -5,9 +5,12 @@
 //! Positions number instructions in pre-order (a structured instruction before the
 //! instructions of its blocks; a loop's header, then body, then latch). A register folds into
 //! its use ("inlining") when it has no source name, one definition and one use, and moving
-//! the computation to the use cannot change its value: no operand it reads is redefined in
-//! between, and for loads, collectives, atomics and calls nothing with an effect lies in
-//! between. Constants fold into every use.
+//! the computation to the use cannot change its value or its effects: no operand it reads is
+//! redefined in between; an expression holding a load (its own or a folded operand's) moves
+//! only to a use directly in the same block, past nothing that writes or synchronises; one
+//! holding a call, atomic or collective only to such a use, past pure instructions only, and
+//! never into a select (`folded_purity`; docs/cuda.md, "Folding"). Constants fold into every
+//! use.
 //!
 //! Invariant: a register that is not inlined and has a definition is declared exactly once,
 //! in the innermost block that contains all its definitions and uses.

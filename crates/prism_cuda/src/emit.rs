@@ -1327,6 +1327,21 @@ impl Fx<'_> {
     }
 
     /// The value of `r` when it is a constant or a sum of constants defined once.
+    /// The constant register `r` holds, when its only definition is a constant.
+    /// `Analysis::def_inst` keeps a register's last definition, which says nothing of a
+    /// register defined twice (review R39: the lowering never defines a register by a
+    /// constant and again otherwise today, but a place or a step read from the last of two
+    /// definitions would be wrong the day it did).
+    fn only_const(&self, r: Reg) -> Option<prism_types::tir::ConstValue> {
+        if self.a.sites[r.index()].iter().filter(|s| s.def).count() != 1 {
+            return None;
+        }
+        match self.a.def_inst.get(&r)? {
+            InstKind::Const { value, .. } => Some(*value),
+            _ => None,
+        }
+    }
+
     fn const_int(&self, r: Reg, depth: u32) -> Option<i128> {
         if depth > 8 || self.a.sites[r.index()].iter().filter(|s| s.def).count() != 1 {
             return None;
@@ -1376,10 +1391,10 @@ impl Fx<'_> {
                         return None;
                     }
                     let k = dsts.iter().position(|d| d == value)?;
-                    if !matches!(self.a.def_inst.get(index), Some(InstKind::Const { .. })) || places[k].is_some() {
+                    let Some(c) = self.only_const(*index) else { return None };
+                    if places[k].is_some() {
                         return None;
                     }
-                    let InstKind::Const { value: c, .. } = self.a.def_inst[index] else { return None };
                     let i = ops::literal(self.scalar(*index), c);
                     places[k] = Some(Expr::index(Expr::id(self.a.local_names[local].clone()), i));
                     skipped.push(pos);
@@ -1510,8 +1525,8 @@ impl Fx<'_> {
         if !ty.is_signed_int() {
             return true;
         }
-        let konst = |r: &Reg| match self.a.def_inst.get(r) {
-            Some(InstKind::Const { value: prism_types::tir::ConstValue::Int(v), .. }) => Some(*v),
+        let konst = |r: &Reg| match self.only_const(*r) {
+            Some(prism_types::tir::ConstValue::Int(v)) => Some(v),
             _ => None,
         };
         let Some(s) = konst(st) else { return false };
