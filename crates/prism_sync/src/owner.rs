@@ -34,7 +34,7 @@ use crate::Ctx;
 use crate::cfg::{FrameId, InstId};
 use crate::graph::{operands, root};
 use prism_ir::Reg;
-use prism_ir::ir::{InstKind, ScopeKind, Type};
+use prism_ir::ir::{InstKind, IntrArg, ScopeKind, Type};
 use prism_types::intrinsics::Family;
 use prism_types::perspective::{Level, Persp};
 use prism_types::tir::{BinOp, ConstValue, UnOp};
@@ -742,6 +742,17 @@ impl Ctx<'_> {
             // A cast between integer types keeps the value when the value fits the new type,
             // which the range check below makes sure of.
             InstKind::Cast { dst, arg } if int(*dst) && int(*arg) => self.eval(*arg, at, reads, depth + 1),
+            // So is a conversion the source writes (`uint(t)`, `int64(i)`), which lowers to a
+            // cast intrinsic: the simulator and the CUDA convert integers by value when the
+            // value fits (`value::cast`, C's conversions), and the check below asks that.
+            InstKind::Intrinsic { dsts, intrinsic, args, .. }
+                if intrinsic.sig().family == Family::Cast
+                    && let ([d], [IntrArg::Val(a)]) = (dsts.as_slice(), args.as_slice())
+                    && int(*d)
+                    && int(*a) =>
+            {
+                self.eval(*a, at, reads, depth + 1)
+            }
             InstKind::RelId { code, target, .. } => Some(Affine::term(Term::Rel(key(*code), key(*target)))),
             // Negation never wraps where the form fits the type, which is checked below.
             InstKind::Unary { op: UnOp::Neg, arg, .. } if int(*arg) => self.eval(*arg, at, reads, depth + 1)?.scale(-1),

@@ -76,6 +76,75 @@ extern "C" __global__ void __launch_bounds__(128) under_if(int n,
     }
 }
 
+// The fact through conversions the source writes (since 2026-12-01): `uint(t) < uint(32)`
+// and `int64(t) < int64(32)` compare `t` itself, since `t` fits both types (a conversion
+// keeps a value that fits; `Ctx::eval`). Refused variants: async-overlap_7.prism.
+extern "C" __global__ void __launch_bounds__(128) under_casts(int n,
+                                                              const float* __restrict__ x,
+                                                              float* __restrict__ y)
+{
+    // launch: threads per block a multiple of 1, blocks a multiple of 1, at most 128 threads per block
+    const int prism_tid = threadIdx.x;
+    const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
+    __shared__ __align__(1024) float prism_shared0[1280];
+    const int b = prism_bid;  // line 44
+    {  // partition `y` as `y_b` at block[1]
+        {  // group(block[1])
+            float* ring = prism_shared0;  // line 47
+            const int t = prism_tid;  // line 48
+            float acc = 0.0f;  // line 49
+            {  // pipeline `ring` as `ring` at block[1]
+                int k_issue = 0;  // line 50
+                for (; k_issue < prism_add(n, 1); k_issue += 1) {
+                    const bool t14 = k_issue >= 1;
+                    if (t14) {
+                        asm volatile("cp.async.wait_all;" :  :  : "memory");
+                        prism_fence_proxy_async();
+                        __syncthreads();
+                    }
+                    if (k_issue < n) {  // line 50
+                        float* slot = ring + k_issue % 2 * 640;  // line 51
+                        {  // async `ring` as `slot` at block[1]
+                            {  // group(thread[1])
+                                if ((unsigned)t < 32u) {  // line 53
+                                    asm volatile(  // line 54
+                                        "cp.async.cg.shared.global [%0], [%1], 16;"
+                                        :
+                                        : "r"(prism_smem_addr(&slot[4 * t])), "l"(&x[prism_add(prism_mul(prism_add(prism_mul(b, n), k_issue), 640), 4 * t)])
+                                        : "memory");
+                                    if ((long long)t < 32ll) {  // line 55
+                                        asm volatile(  // line 56
+                                            "cp.async.cg.shared.global [%0], [%1], 16;"
+                                            :
+                                            : "r"(prism_smem_addr(&slot[4 * t + 512])), "l"(&x[(long long)prism_add(prism_mul(prism_add(prism_mul(b, n), k_issue), 640), 4 * t) + 512])
+                                            : "memory");
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    asm volatile("cp.async.commit_group;" :  :  : "memory");
+                    if (t14) {  // line 50
+                        const int k = k_issue - 1;
+                        const float* s = ring + (int)((unsigned)k % 2u) * 640;  // line 57
+                        {  // stage `ring` as `s` at block[1]
+                            {  // group(thread[1])
+                                acc = acc + (s[t] + s[512 + t % 128]);  // line 59
+                            }
+                        }
+                    }
+                }
+            }
+            {  // partition `y_b` as `y_t` at thread[1]
+                {  // group(thread[1])
+                    y[prism_add(prism_mul(128, b), t)] = acc;  // line 62
+                }
+            }
+        }
+    }
+}
+
 // The same fact from the other branch of the opposite test, and from scaled and negated
 // forms of it: `t >= 32` false, `2 t < 64`, `-t > -32`.
 extern "C" __global__ void __launch_bounds__(128) under_else_and_scaled(int n,
@@ -87,14 +156,14 @@ extern "C" __global__ void __launch_bounds__(128) under_else_and_scaled(int n,
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(1024) float prism_shared0[1280];
-    const int b = prism_bid;  // line 43
+    const int b = prism_bid;  // line 70
     {  // partition `y` as `y_b` at block[1]
         {  // group(block[1])
-            float* ring = prism_shared0;  // line 46
-            const int t = prism_tid;  // line 47
-            float acc = 0.0f;  // line 48
+            float* ring = prism_shared0;  // line 73
+            const int t = prism_tid;  // line 74
+            float acc = 0.0f;  // line 75
             {  // pipeline `ring` as `ring` at block[1]
-                int k_issue = 0;  // line 49
+                int k_issue = 0;  // line 76
                 for (; k_issue < prism_add(n, 1); k_issue += 1) {
                     const bool t14 = k_issue >= 1;
                     if (t14) {
@@ -102,19 +171,19 @@ extern "C" __global__ void __launch_bounds__(128) under_else_and_scaled(int n,
                         prism_fence_proxy_async();
                         __syncthreads();
                     }
-                    if (k_issue < n) {  // line 49
-                        float* slot = ring + k_issue % 2 * 640;  // line 50
+                    if (k_issue < n) {  // line 76
+                        float* slot = ring + k_issue % 2 * 640;  // line 77
                         {  // async `ring` as `slot` at block[1]
                             {  // group(thread[1])
-                                if (!(t >= 32)) {  // line 52
-                                    asm volatile(  // line 55
+                                if (!(t >= 32)) {  // line 79
+                                    asm volatile(  // line 82
                                         "cp.async.cg.shared.global [%0], [%1], 16;"
                                         :
                                         : "r"(prism_smem_addr(&slot[4 * t])), "l"(&x[prism_add(prism_mul(prism_add(prism_mul(b, n), k_issue), 640), 4 * t)])
                                         : "memory");
-                                    if (2 * t < 64) {  // line 56
-                                        if (prism_neg(t) > -32) {  // line 57
-                                            asm volatile(  // line 58
+                                    if (2 * t < 64) {  // line 83
+                                        if (prism_neg(t) > -32) {  // line 84
+                                            asm volatile(  // line 85
                                                 "cp.async.cg.shared.global [%0], [%1], 16;"
                                                 :
                                                 : "r"(prism_smem_addr(&slot[4 * t + 512])), "l"(&x[(long long)prism_add(prism_mul(prism_add(prism_mul(b, n), k_issue), 640), 4 * t) + 512])
@@ -126,12 +195,12 @@ extern "C" __global__ void __launch_bounds__(128) under_else_and_scaled(int n,
                         }
                     }
                     asm volatile("cp.async.commit_group;" :  :  : "memory");
-                    if (t14) {  // line 49
+                    if (t14) {  // line 76
                         const int k = k_issue - 1;
-                        const float* s = ring + (int)((unsigned)k % 2u) * 640;  // line 59
+                        const float* s = ring + (int)((unsigned)k % 2u) * 640;  // line 86
                         {  // stage `ring` as `s` at block[1]
                             {  // group(thread[1])
-                                acc = acc + (s[t] + s[512 + t % 128]);  // line 61
+                                acc = acc + (s[t] + s[512 + t % 128]);  // line 88
                             }
                         }
                     }
@@ -139,7 +208,7 @@ extern "C" __global__ void __launch_bounds__(128) under_else_and_scaled(int n,
             }
             {  // partition `y_b` as `y_t` at thread[1]
                 {  // group(thread[1])
-                    y[prism_add(prism_mul(128, b), t)] = acc;  // line 64
+                    y[prism_add(prism_mul(128, b), t)] = acc;  // line 91
                 }
             }
         }
@@ -158,14 +227,14 @@ extern "C" __global__ void __launch_bounds__(128) from_above(int n,
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(1024) float prism_shared0[1280];
-    const int b = prism_bid;  // line 73
+    const int b = prism_bid;  // line 100
     {  // partition `y` as `y_b` at block[1]
         {  // group(block[1])
-            float* ring = prism_shared0;  // line 76
-            const int t = prism_tid;  // line 77
-            float acc = 0.0f;  // line 78
+            float* ring = prism_shared0;  // line 103
+            const int t = prism_tid;  // line 104
+            float acc = 0.0f;  // line 105
             {  // pipeline `ring` as `ring` at block[1]
-                int k_issue = 0;  // line 79
+                int k_issue = 0;  // line 106
                 for (; k_issue < prism_add(n, 1); k_issue += 1) {
                     const bool t14 = k_issue >= 1;
                     if (t14) {
@@ -173,17 +242,17 @@ extern "C" __global__ void __launch_bounds__(128) from_above(int n,
                         prism_fence_proxy_async();
                         __syncthreads();
                     }
-                    if (k_issue < n) {  // line 79
-                        float* slot = ring + k_issue % 2 * 640;  // line 80
+                    if (k_issue < n) {  // line 106
+                        float* slot = ring + k_issue % 2 * 640;  // line 107
                         {  // async `ring` as `slot` at block[1]
                             {  // group(thread[1])
-                                if (prism_neg(t) < -95) {  // line 82
-                                    asm volatile(  // line 83
+                                if (prism_neg(t) < -95) {  // line 109
+                                    asm volatile(  // line 110
                                         "cp.async.cg.shared.global [%0], [%1], 16;"
                                         :
                                         : "r"(prism_smem_addr(&slot[4 * t - 384])), "l"(&x[prism_sub(prism_add(prism_mul(prism_add(prism_mul(b, n), k_issue), 640), 4 * t), 384)])
                                         : "memory");
-                                    asm volatile(  // line 84
+                                    asm volatile(  // line 111
                                         "cp.async.cg.shared.global [%0], [%1], 16;"
                                         :
                                         : "r"(prism_smem_addr(&slot[4 * t + 128])), "l"(&x[(long long)prism_add(prism_mul(prism_add(prism_mul(b, n), k_issue), 640), 4 * t) + 128])
@@ -193,12 +262,12 @@ extern "C" __global__ void __launch_bounds__(128) from_above(int n,
                         }
                     }
                     asm volatile("cp.async.commit_group;" :  :  : "memory");
-                    if (t14) {  // line 79
+                    if (t14) {  // line 106
                         const int k = k_issue - 1;
-                        const float* s = ring + (int)((unsigned)k % 2u) * 640;  // line 85
+                        const float* s = ring + (int)((unsigned)k % 2u) * 640;  // line 112
                         {  // stage `ring` as `s` at block[1]
                             {  // group(thread[1])
-                                acc = acc + (s[t] + s[512 + t % 128]);  // line 87
+                                acc = acc + (s[t] + s[512 + t % 128]);  // line 114
                             }
                         }
                     }
@@ -206,7 +275,7 @@ extern "C" __global__ void __launch_bounds__(128) from_above(int n,
             }
             {  // partition `y_b` as `y_t` at thread[1]
                 {  // group(thread[1])
-                    y[prism_add(prism_mul(128, b), t)] = acc;  // line 90
+                    y[prism_add(prism_mul(128, b), t)] = acc;  // line 117
                 }
             }
         }
@@ -228,13 +297,13 @@ extern "C" __global__ void __launch_bounds__(96) producers_under_if(const __grid
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(1024) float prism_shared0[512];
     __shared__ __align__(1024) unsigned long long prism_shared2048[4];
-    const int b = prism_bid;  // line 101
+    const int b = prism_bid;  // line 128
     {  // partition `out` as `out_b` at block[1]
         {  // group(block[1])
-            float* ring = prism_shared0;  // line 104
-            const int t = prism_tid;  // line 105
-            float s = 0.0f;  // line 106
-            unsigned long long* pipeline_mbarriers = prism_shared2048;  // line 107
+            float* ring = prism_shared0;  // line 131
+            const int t = prism_tid;  // line 132
+            float s = 0.0f;  // line 133
+            unsigned long long* pipeline_mbarriers = prism_shared2048;  // line 134
             {  // pipeline `ring` as `ring` at block[1]
                 prism_fence_proxy_async();
                 __syncthreads();
@@ -256,13 +325,13 @@ extern "C" __global__ void __launch_bounds__(96) producers_under_if(const __grid
                         {  // with unsafe
                             prism_mbar_wait_parity(&pipeline_mbarriers[t27 + 1], (unsigned)(((k / 2) & 1) ^ 1));
                         }
-                        float* slot = ring + k % 2 * 256;  // line 110
+                        float* slot = ring + k % 2 * 256;  // line 137
                         {  // async `ring` as `slot` at block[1]
                             if ((int)((unsigned)prism_tid % 32u) < 32) {  // split(thread) case 32: thread[32]
-                                const int p = (int)((unsigned)prism_tid % 32u);  // line 113
+                                const int p = (int)((unsigned)prism_tid % 32u);  // line 140
                                 {  // group(thread[1])
-                                    if (p < 2) {  // line 115
-                                        prism_mbar_expect_tx(&pipeline_mbarriers[t27], 512);  // line 116
+                                    if (p < 2) {  // line 142
+                                        prism_mbar_expect_tx(&pipeline_mbarriers[t27], 512);  // line 143
                                         asm volatile(
                                             "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                                             :
@@ -273,7 +342,7 @@ extern "C" __global__ void __launch_bounds__(96) producers_under_if(const __grid
                             }
                         }
                         {  // with unsafe
-                            const unsigned long long t51 = prism_mbar_arrive(&pipeline_mbarriers[t27]);  // line 107
+                            const unsigned long long t51 = prism_mbar_arrive(&pipeline_mbarriers[t27]);  // line 134
                         }
                     }
                 } else if (prism_pos < 2) {
@@ -283,15 +352,15 @@ extern "C" __global__ void __launch_bounds__(96) producers_under_if(const __grid
                         {  // with unsafe
                             prism_mbar_wait_parity(&pipeline_mbarriers[t61], (unsigned)((k / 2) & 1));
                         }
-                        const float* tile = ring + k % 2 * 256;  // line 118
+                        const float* tile = ring + k % 2 * 256;  // line 145
                         {  // stage `ring` as `tile` at block[1]
-                            const int c = t - 32;  // line 119
+                            const int c = t - 32;  // line 146
                             for (int j = 0; j < 4; j += 1) {
-                                s = s + tile[4 * c + j];  // line 121
+                                s = s + tile[4 * c + j];  // line 148
                             }
                         }
                         {  // with unsafe
-                            const unsigned long long t81 = prism_mbar_arrive(&pipeline_mbarriers[t61 + 1]);  // line 107
+                            const unsigned long long t81 = prism_mbar_arrive(&pipeline_mbarriers[t61 + 1]);  // line 134
                         }
                     }
                 } else {
@@ -302,15 +371,15 @@ extern "C" __global__ void __launch_bounds__(96) producers_under_if(const __grid
                             {  // with unsafe
                                 prism_mbar_wait_parity(&pipeline_mbarriers[t91], (unsigned)((k / 2) & 1));
                             }
-                            const float* tile = ring + k % 2 * 256;  // line 123
+                            const float* tile = ring + k % 2 * 256;  // line 150
                             {  // stage `ring` as `tile` at block[1]
-                                const int c = t - 32;  // line 124
+                                const int c = t - 32;  // line 151
                                 for (int j = 0; j < 4; j += 1) {
-                                    s = s + tile[4 * c + j];  // line 126
+                                    s = s + tile[4 * c + j];  // line 153
                                 }
                             }
                             {  // with unsafe
-                                const unsigned long long t111 = prism_mbar_arrive(&pipeline_mbarriers[t91 + 1]);  // line 107
+                                const unsigned long long t111 = prism_mbar_arrive(&pipeline_mbarriers[t91 + 1]);  // line 134
                             }
                         }
                     }
@@ -330,7 +399,7 @@ extern "C" __global__ void __launch_bounds__(96) producers_under_if(const __grid
             }
             {  // partition `out_b` as `out_t` at thread[1]
                 {  // group(thread[1])
-                    out[prism_add(prism_mul(96, b), t)] = s;  // line 129
+                    out[prism_add(prism_mul(96, b), t)] = s;  // line 156
                 }
             }
         }
