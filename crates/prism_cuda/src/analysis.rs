@@ -679,10 +679,9 @@ const RESERVED: &[&str] = &[
 
 /// C library functions a kernel's `extern "C"` symbol must not take (a second C-linkage
 /// declaration of `expf` is an error; review R39). Device functions have C++ linkage and
-/// extra leading parameters, so they overload these instead.
-const C_LIBRARY: &[&str] = &[
-    "abort",
-    "abs",
+/// extra leading parameters, so they overload these instead. The math functions also in
+/// their `f` and `l` forms ([`c_library`]).
+const C_MATH: &[&str] = &[
     "acos",
     "acosh",
     "asin",
@@ -690,86 +689,44 @@ const C_LIBRARY: &[&str] = &[
     "atan",
     "atan2",
     "atanh",
-    "atexit",
-    "atof",
-    "atoi",
-    "atol",
-    "atoll",
-    "bcopy",
-    "bsearch",
-    "bzero",
-    "calloc",
     "cbrt",
     "ceil",
-    "clock",
     "copysign",
     "cos",
     "cosh",
     "cospi",
-    "difftime",
-    "div",
+    "cyl_bessel_i0",
+    "cyl_bessel_i1",
     "drem",
     "erf",
     "erfc",
     "erfcinv",
     "erfcx",
     "erfinv",
-    "exit",
     "exp",
     "exp10",
     "exp2",
     "expm1",
     "fabs",
-    "fclose",
     "fdim",
-    "feof",
-    "ferror",
-    "fflush",
-    "fgetc",
-    "fgets",
     "finite",
     "floor",
-    "fopen",
-    "fprintf",
-    "fputc",
-    "fputs",
-    "fread",
-    "free",
+    "fma",
+    "fmax",
+    "fmin",
+    "fmod",
     "frexp",
-    "fscanf",
-    "fseek",
-    "ftell",
-    "fwrite",
     "gamma",
-    "getc",
-    "getchar",
-    "getenv",
-    "gets",
     "hypot",
     "ilogb",
-    "index",
-    "isalnum",
-    "isalpha",
-    "iscntrl",
-    "isdigit",
     "isfinite",
-    "isgraph",
     "isinf",
-    "islower",
     "isnan",
-    "isprint",
-    "ispunct",
-    "isspace",
-    "isupper",
-    "isxdigit",
     "j0",
     "j1",
     "jn",
-    "labs",
     "ldexp",
-    "ldiv",
     "lgamma",
-    "llabs",
     "llrint",
     "llround",
     "log",
@@ -779,11 +736,6 @@ const C_LIBRARY: &[&str] = &[
     "logb",
     "lrint",
     "lround",
-    "malloc",
-    "memchr",
-    "memcmp",
-    "memmove",
-    "memset",
     "modf",
     "nan",
     "nearbyint",
@@ -794,23 +746,12 @@ const C_LIBRARY: &[&str] = &[
     "norm4d",
     "normcdf",
     "normcdfinv",
-    "perror",
     "pow",
     "pow10",
-    "putc",
-    "putchar",
-    "puts",
-    "qsort",
-    "raise",
-    "rand",
     "rcbrt",
-    "realloc",
     "remainder",
-    "remove",
     "remquo",
-    "rename",
     "rhypot",
-    "rindex",
     "rint",
     "rnorm",
     "rnorm3d",
@@ -820,8 +761,6 @@ const C_LIBRARY: &[&str] = &[
     "scalb",
     "scalbln",
     "scalbn",
-    "scanf",
-    "signal",
     "signbit",
     "significand",
     "sin",
@@ -829,10 +768,106 @@ const C_LIBRARY: &[&str] = &[
     "sincospi",
     "sinh",
     "sinpi",
+    "sqrt",
+    "tan",
+    "tanh",
+    "tgamma",
+    "trunc",
+    "y0",
+    "y1",
+    "yn",
+];
+
+/// The rest of the C library and the CUDA C-linkage functions a kernel could be named
+/// after (review R41 found `strnlen`, `setenv`, `random`, `clock64`...).
+const C_LIBRARY: &[&str] = &[
+    "abort",
+    "abs",
+    "aligned_alloc",
+    "atexit",
+    "atof",
+    "atoi",
+    "atol",
+    "atoll",
+    "bcopy",
+    "bsearch",
+    "bzero",
+    "calloc",
+    "clock",
+    "clock64",
+    "difftime",
+    "div",
+    "drand48",
+    "exit",
+    "fclose",
+    "feof",
+    "ferror",
+    "fflush",
+    "fgetc",
+    "fgets",
+    "fopen",
+    "fprintf",
+    "fputc",
+    "fputs",
+    "fread",
+    "free",
+    "fscanf",
+    "fseek",
+    "ftell",
+    "fwrite",
+    "getc",
+    "getchar",
+    "getenv",
+    "gets",
+    "globaltimer",
+    "index",
+    "isalnum",
+    "isalpha",
+    "iscntrl",
+    "isdigit",
+    "isgraph",
+    "islower",
+    "isprint",
+    "ispunct",
+    "isspace",
+    "isupper",
+    "isxdigit",
+    "labs",
+    "ldiv",
+    "llabs",
+    "lrand48",
+    "malloc",
+    "mblen",
+    "memchr",
+    "memcmp",
+    "memcpy",
+    "memmove",
+    "memset",
+    "mrand48",
+    "nanosleep",
+    "perror",
+    "posix_memalign",
+    "printf",
+    "putc",
+    "putchar",
+    "puts",
+    "qsort",
+    "raise",
+    "rand",
+    "random",
+    "realloc",
+    "remove",
+    "rename",
+    "rindex",
+    "scanf",
+    "setenv",
+    "signal",
+    "sleep",
     "snprintf",
     "sprintf",
-    "sqrt",
     "srand",
+    "srand48",
+    "srandom",
     "sscanf",
     "strcat",
     "strchr",
@@ -844,26 +879,42 @@ const C_LIBRARY: &[&str] = &[
     "strncat",
     "strncmp",
     "strncpy",
+    "strndup",
+    "strnlen",
     "strrchr",
     "strstr",
     "strtod",
     "strtof",
     "strtok",
     "strtol",
+    "strtold",
+    "strtoll",
     "strtoul",
+    "strtoull",
     "system",
-    "tan",
-    "tanh",
-    "tgamma",
     "time",
     "tolower",
     "toupper",
-    "trunc",
+    "unsetenv",
+    "usleep",
     "vprintf",
-    "y0",
-    "y1",
-    "yn",
+    "vsnprintf",
+    "vsprintf",
 ];
+
+/// Whether a kernel's `extern "C"` symbol would clash with a C-linkage function of the
+/// headers nvcc includes: the lists above, and the CUDA driver's `cu` + capital names (a
+/// typed tensor map's launcher includes `cuda.h`, where `cuMemAlloc` is even a macro).
+/// A name none of these catch but a header still declares with C linkage gets nvcc's "more
+/// than one instance ... has C linkage" error, which names it (docs/cuda.md, "Names").
+fn c_library(s: &str) -> bool {
+    let math = |b: &str| C_MATH.contains(&b);
+    C_LIBRARY.contains(&s)
+        || math(s)
+        || s.strip_suffix('f').is_some_and(math)
+        || s.strip_suffix('l').is_some_and(math)
+        || (s.starts_with("cu") && s[2..].starts_with(|c: char| c.is_ascii_uppercase()))
+}
 
 /// A name C++ could read as a macro of the headers nvcc includes: no lowercase letter
 /// (`INT_MAX`, `NULL`, `EOF`; a single letter is left alone, as no header defines one and
@@ -881,6 +932,71 @@ fn macro_like(s: &str) -> bool {
         || s.ends_with("_l")
         || s.starts_with("pthread_cleanup_")
         || (s.starts_with("hto") || s.ends_with("toh")) && s.len() <= 8 && s.ends_with(|c: char| c.is_ascii_digit() || c == 'h')
+}
+
+/// A type or namespace the headers declare, which a function or variable of the name would
+/// hide or clash with (review R41: a function `size_t`, `float4` or `std`): the fixed-width
+/// integer types (`int8_t`, `uint_fast32_t`, `intptr_t`), CUDA's vector types (`float4`,
+/// `uint2`), and a listed few. (Names ending in `_t` in general are left alone: `y_t`, a
+/// thread's view, is a common Prism name.)
+fn type_like(s: &str) -> bool {
+    const BASES: &[&str] = &[
+        "char",
+        "uchar",
+        "short",
+        "ushort",
+        "int",
+        "uint",
+        "long",
+        "ulong",
+        "longlong",
+        "ulonglong",
+        "float",
+        "double",
+    ];
+    const NAMES: &[&str] = &[
+        "std",
+        "cooperative_groups",
+        "nv_bfloat16",
+        "nv_bfloat162",
+        "half2",
+        "va_list",
+        "cuda",
+        "nvcuda",
+        "size_t",
+        "ssize_t",
+        "ptrdiff_t",
+        "nullptr_t",
+        "max_align_t",
+        "clock_t",
+        "time_t",
+        "off_t",
+        "pid_t",
+        "div_t",
+        "ldiv_t",
+        "lldiv_t",
+        "mbstate_t",
+        "wint_t",
+        "fpos_t",
+        "locale_t",
+        "sigset_t",
+        "float_t",
+        "double_t",
+        "cuuint32_t",
+        "cuuint64_t",
+        "intptr_t",
+        "uintptr_t",
+        "intmax_t",
+        "uintmax_t",
+    ];
+    let vector = s.strip_suffix(|c: char| ('1'..='4').contains(&c)).is_some_and(|b| BASES.contains(&b));
+    let fixed = s
+        .strip_suffix("_t")
+        .map(|b| b.strip_prefix('u').unwrap_or(b))
+        .and_then(|b| b.strip_prefix("int"))
+        .map(|b| b.strip_prefix("_fast").or_else(|| b.strip_prefix("_least")).unwrap_or(b))
+        .is_some_and(|w| ["8", "16", "32", "64"].contains(&w));
+    vector || fixed || NAMES.contains(&s)
 }
 
 /// Whether the printer calls a function of this name: the C and `double` forms of the math
@@ -907,6 +1023,7 @@ pub fn sanitize(name: &str) -> String {
         s.insert(0, 'v');
     }
     if RESERVED.contains(&s.as_str())
+        || type_like(&s)
         || macro_like(&s)
         || math_function(&s)
         || s.starts_with("prism")
@@ -922,7 +1039,9 @@ pub fn sanitize(name: &str) -> String {
 /// function's name (the kernel is `extern "C"`).
 pub fn kernel_symbol(name: &str) -> String {
     let mut s = sanitize(name);
-    while C_LIBRARY.contains(&s.as_str()) {
+    // One `_` is enough (no C function's name ends in one), and a `while` would not stop
+    // for the driver's `cu` prefix.
+    if c_library(&s) {
         s.push('_');
     }
     s

@@ -42,6 +42,10 @@ pub struct Global<'a> {
     /// Whether some function accesses shared memory through the async proxy (`wgmma`, TMA):
     /// then every barrier is preceded by a proxy fence (see `barrier_stmts`).
     pub async_proxy: bool,
+    /// Whether some function copies between global memory and shared memory with TMA (the
+    /// async proxy): then every grid barrier is fenced for global memory on both sides
+    /// (`prism_fence_proxy_async_global`; review R42).
+    pub global_async_proxy: bool,
     /// Source lines, for comments.
     pub lines: Option<Lines>,
     /// Whether kernels are `extern "C"`.
@@ -1089,7 +1093,19 @@ impl Fx<'_> {
                     out.push(Stmt::Comment(why));
                 }
                 self.proxy_fence(out);
+                // PTX orders two accesses of global memory through the async proxy (a TMA
+                // store, then another block's TMA load of the box) only within one block or
+                // across a proxy fence: a grid barrier in a program with TMA copies is
+                // fenced for global memory before (the copies this thread completed) and
+                // after (the copies it issues next). Review R42.
+                let global = self.g.global_async_proxy && barrier::is_grid(*scope);
+                if global {
+                    out.push(Stmt::Expr(Expr::call("prism_fence_proxy_async_global", vec![])));
+                }
                 out.append(&mut stmts);
+                if global {
+                    out.push(Stmt::Expr(Expr::call("prism_fence_proxy_async_global", vec![])));
+                }
             }
             K::If { cond, then, otherwise, .. } => {
                 let c = self.val(*cond);
@@ -1710,12 +1726,15 @@ pub fn global<'a>(
         }
     }
     let mut async_proxy = false;
+    let mut global_async_proxy = false;
     for f in &p.functions {
         f.body.walk(&mut |k| {
             // TMA writes shared memory through the async proxy too: plain stores to a tile
             // before a barrier must be visible to it before a copy overwrites the tile.
             async_proxy |= matches!(k, InstKind::Intrinsic { intrinsic, .. }
                 if intrinsic.is_wgmma() || intrinsic.is_tma() || intrinsic.is_tma_store());
+            global_async_proxy |= matches!(k, InstKind::Intrinsic { intrinsic, .. }
+                if intrinsic.is_tma() || intrinsic.is_tma_store());
         });
     }
     let g = Global {
@@ -1727,6 +1746,7 @@ pub fn global<'a>(
         sm90,
         maxnreg,
         async_proxy,
+        global_async_proxy,
         lines,
         extern_c,
         live,

@@ -53,12 +53,7 @@ pub fn launchers(kernels: &[KernelAbi]) -> String {
     }
     s.push('\n');
     for k in kernels {
-        // The parameters' C++ names: distinct from each other and from the launcher's own
-        // names (a parameter `grid` or `blocks` would hide them; review R39).
-        let launcher_names = ["grid", "block", "stream", "blocks", "threads"].map(String::from);
-        let mut taken = launcher_names.to_vec();
-        taken.push(k.symbol.clone());
-        let pn = crate::analysis::param_names(k.params.iter().map(AbiParam::name), &taken);
+        let pn = launcher_param_names(k);
         let params: Vec<String> = k
             .params
             .iter()
@@ -82,7 +77,7 @@ pub fn launchers(kernels: &[KernelAbi]) -> String {
             .iter()
             .zip(&pn)
             .map(|(p, n)| match p {
-                AbiParam::TensorMap { map: Some(_), .. } => format!("{n}_map"),
+                AbiParam::TensorMap { map: Some(_), .. } => format!("prism_{n}_map"),
                 _ => n.clone(),
             })
             .collect();
@@ -171,7 +166,7 @@ pub fn launchers(kernels: &[KernelAbi]) -> String {
                 d.elem.size()
             ));
             s.push_str("    int prism_dev = 0, prism_optin = 0;\n");
-            s.push_str("    cudaError_t dev_err = cudaGetDevice(&prism_dev);\n    if (dev_err == cudaSuccess) dev_err = cudaDeviceGetAttribute(&prism_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, prism_dev);\n    if (dev_err != cudaSuccess) {\n        return dev_err;\n    }\n");
+            s.push_str("    cudaError_t prism_dev_err = cudaGetDevice(&prism_dev);\n    if (prism_dev_err == cudaSuccess) prism_dev_err = cudaDeviceGetAttribute(&prism_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, prism_dev);\n    if (prism_dev_err != cudaSuccess) {\n        return prism_dev_err;\n    }\n");
             s.push_str("    if (prism_dyn_bytes > (size_t)prism_optin) {\n        return cudaErrorInvalidConfiguration;\n    }\n");
             "prism_dyn_bytes".to_string()
         } else if k.dynamic_smem {
@@ -181,17 +176,17 @@ pub fn launchers(kernels: &[KernelAbi]) -> String {
         };
         if k.dynamic_smem {
             s.push_str(&format!(
-                "    cudaError_t err = cudaFuncSetAttribute({sym}, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)({dyn_smem}));\n    if (err != cudaSuccess) {{\n        return err;\n    }}\n"
+                "    cudaError_t prism_err = cudaFuncSetAttribute({sym}, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)({dyn_smem}));\n    if (prism_err != cudaSuccess) {{\n        return prism_err;\n    }}\n"
             ));
         }
         if k.cooperative {
             let args: Vec<String> = names.iter().map(|n| format!("(void*)&{n}")).collect();
             s.push_str(&format!(
-                "    void* args[] = {{{}}};\n",
+                "    void* prism_args[] = {{{}}};\n",
                 if args.is_empty() { "nullptr".into() } else { args.join(", ") }
             ));
             s.push_str(&format!(
-                "    return cudaLaunchCooperativeKernel((const void*){sym}, grid, block, args, {dyn_smem}, stream);\n"
+                "    return cudaLaunchCooperativeKernel((const void*){sym}, grid, block, prism_args, {dyn_smem}, stream);\n"
             ));
         } else {
             s.push_str(&format!("    {sym}<<<grid, block, {dyn_smem}, stream>>>({});\n", names.join(", ")));
@@ -201,6 +196,65 @@ pub fn launchers(kernels: &[KernelAbi]) -> String {
     }
     s.push_str("#endif\n");
     s
+}
+
+/// The C++ names of a launcher's parameters: distinct from each other, from the launcher's
+/// own parameters and locals that are not `prism_` names (`grid`, `block`, `stream`,
+/// `blocks`, `threads`; a parameter of the name would hide them, review R39) and from the
+/// dimension parameters of its typed maps (`a_rows` beside a map `a`; review R41). The
+/// launcher's other locals all start with `prism_`, which no source name prints as.
+fn launcher_param_names(k: &KernelAbi) -> Vec<String> {
+    let base: Vec<String> = ["grid", "block", "stream", "blocks", "threads"]
+        .iter()
+        .map(|n| n.to_string())
+        .chain([k.symbol.clone()])
+        .collect();
+    let mut taken = base.clone();
+    let mut pn = crate::analysis::param_names(k.params.iter().map(AbiParam::name), &taken);
+    // A map's dimension names follow from its own name, which may change when they are
+    // taken: until the names stop changing (twice at most for any but contrived names).
+    for _ in 0..8 {
+        taken = base.clone();
+        for (p, n) in k.params.iter().zip(&pn) {
+            if let AbiParam::TensorMap { map: Some(m), .. } = p {
+                taken.extend(dim_names(n, m.rank));
+            }
+        }
+        let next: Vec<String> = k
+            .params
+            .iter()
+            .zip(&pn)
+            .map(|(p, n)| match p {
+                // A map keeps its name; the others avoid the maps' dimensions.
+                AbiParam::TensorMap { map: Some(_), .. } => n.clone(),
+                _ => crate::analysis::sanitize(p.name()),
+            })
+            .collect();
+        let next = dedupe(next, &taken, k);
+        if next == pn {
+            break;
+        }
+        pn = next;
+    }
+    pn
+}
+
+/// `names`, each with `_` appended while it equals an earlier one or one of `taken` (a map
+/// also avoids the other maps' dimension names, but not its own).
+fn dedupe(names: Vec<String>, taken: &[String], k: &KernelAbi) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (n, p) in names.into_iter().zip(&k.params) {
+        let own: Vec<String> = match p {
+            AbiParam::TensorMap { map: Some(m), .. } => dim_names(&n, m.rank),
+            _ => Vec::new(),
+        };
+        let mut s = n;
+        while out.contains(&s) || (taken.contains(&s) && !own.contains(&s)) {
+            s.push('_');
+        }
+        out.push(s);
+    }
+    out
 }
 
 /// The launcher's parameter names for a map's dimensions, outermost first.
@@ -246,7 +300,7 @@ fn encode_map(name: &str, m: &TensorMapTy) -> String {
         _ => "CU_TENSOR_MAP_SWIZZLE_NONE",
     };
     format!(
-        "    prism_tensor_map {name}_map;\n    {{\n        const cuuint64_t dims[{r}] = {{{}}};\n        const cuuint64_t strides[{s}] = {{{}}};\n        const cuuint32_t box[{r}] = {{{}}};\n        cudaError_t err = prism_encode_tiled(&{name}_map, {}, {r}, {name}, dims, strides, box, {swizzle});\n        if (err != cudaSuccess) {{\n            return err;\n        }}\n    }}\n",
+        "    prism_tensor_map prism_{name}_map;\n    {{\n        const cuuint64_t prism_dims[{r}] = {{{}}};\n        const cuuint64_t prism_strides[{s}] = {{{}}};\n        const cuuint32_t prism_box[{r}] = {{{}}};\n        cudaError_t prism_err = prism_encode_tiled(&prism_{name}_map, {}, {r}, {name}, prism_dims, prism_strides, prism_box, {swizzle});\n        if (prism_err != cudaSuccess) {{\n            return prism_err;\n        }}\n    }}\n",
         inner.join(", "),
         strides.join(", "),
         boxd.join(", "),

@@ -256,6 +256,14 @@ PRISM_DEV void prism_fence_proxy_async() {
     asm volatile("fence.proxy.async.shared::cta;" : : : "memory");
 #endif
 }
+// The same for global memory, around a grid barrier: TMA copies that wrote global memory
+// (and completed) before it are ordered before other blocks' TMA copies after it (PTX orders
+// two async-proxy accesses only within one block or across a proxy fence).
+PRISM_DEV void prism_fence_proxy_async_global() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("fence.proxy.async.global;" : : : "memory");
+#endif
+}
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
 // elect.sync over the whole warp (sm_90): true in the one elected lane.
 PRISM_DEV bool prism_elect_sync() {

@@ -84,3 +84,31 @@ fn only_the_wait_of_a_tma_scope_arrives_at_its_mbarrier() {
         assert!(text[start..end].contains("cp.async.wait_all;"), "{kernel}: the nested scope is not waited for");
     }
 }
+
+/// A grid barrier in a program with TMA copies is fenced for global memory on both sides:
+/// PTX orders a TMA store and another block's TMA load of the box only across a proxy fence
+/// (review R42). Without TMA, a grid barrier has no such fence.
+#[test]
+fn grid_barriers_fence_global_memory_for_tma() {
+    let path = prism_test::repo_root().join("tests/ui/accept/rules/tma_store_grid_reload.prism");
+    let out = emit(&std::fs::read_to_string(path).expect("readable source"));
+    assert!(out.errors.is_empty(), "{:?}", out.errors);
+    let fenced = "prism_fence_proxy_async_global();\n    cooperative_groups::this_grid().sync();\n    prism_fence_proxy_async_global();";
+    assert!(out.text.contains(fenced), "{}", out.text);
+    let plain = emit(
+        r#"
+@prism("global")
+@requires(grid[1], block[1], thread[32])
+def k(x : ptr(float) @ grid[1]):
+    g : int @ thread[1] = id()
+    with partition(x, p=thread[1], f=lambda i: g + i) as mine:
+        with group(thread[1]):
+            mine[0] = 1.0
+    with partition(x, p=thread[1], f=lambda i: (g + 1) % 64 + i) as next:
+        with group(thread[1]):
+            next[0] += 1.0
+"#,
+    );
+    assert!(plain.text.contains("this_grid().sync()"), "{}", plain.text);
+    assert!(!plain.text.contains("prism_fence_proxy_async_global"), "{}", plain.text);
+}

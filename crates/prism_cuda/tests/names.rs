@@ -77,9 +77,24 @@ def k(new : int, new_ : int, out : ptr(int) @ grid[1]):
 
 #[test]
 fn keywords_macros_and_math_functions_are_renamed() {
-    for name in
-        ["static_cast", "bitand", "decltype", "INT_MAX", "NULL", "EOF", "unix", "stdin", "M_PIf", "sqrtf", "exp"]
-    {
+    for name in [
+        "static_cast",
+        "bitand",
+        "decltype",
+        "INT_MAX",
+        "NULL",
+        "EOF",
+        "unix",
+        "stdin",
+        "M_PIf",
+        "sqrtf",
+        "exp",
+        "size_t",
+        "float4",
+        "int8_t",
+        "uint_fast32_t",
+        "std",
+    ] {
         let text = cuda(&format!(
             r#"
 @prism("global")
@@ -98,6 +113,10 @@ def k(out : ptr(int) @ grid[1]):
     assert_eq!(prism_cuda::analysis::sanitize("N"), "N");
     assert_eq!(prism_cuda::analysis::sanitize("A_smem"), "A_smem");
     assert_eq!(prism_cuda::analysis::sanitize("tile_row"), "tile_row");
+    assert_eq!(prism_cuda::analysis::sanitize("y_t"), "y_t");
     assert_eq!(prism_cuda::analysis::kernel_symbol("expf"), "expf_");
+    for name in ["atan2f", "fabsf", "roundl", "strnlen", "clock64", "cuInit", "cuMemAlloc"] {
+        assert_eq!(prism_cuda::analysis::kernel_symbol(name), format!("{name}_"));
+    }
     assert_eq!(prism_cuda::analysis::kernel_symbol("sgemm"), "sgemm");
 }

@@ -223,8 +223,8 @@ fn check(nvcc: &Path, cuobjdump: &Path) -> Result<(), String> {
     if !built.ok {
         failures.push(format!("the tensor-map launchers do not compile:\n{}", built.log));
     }
-    if !text.contains("prism_encode_tiled(&a_map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, a, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_NONE)")
-        || !text.contains("prism_encode_tiled(&s128_map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, s128, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B)")
+    if !text.contains("prism_encode_tiled(&prism_a_map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, a, prism_dims, prism_strides, prism_box, CU_TENSOR_MAP_SWIZZLE_NONE)")
+        || !text.contains("prism_encode_tiled(&prism_s128_map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, s128, prism_dims, prism_strides, prism_box, CU_TENSOR_MAP_SWIZZLE_128B)")
     {
         failures.push("the launchers do not encode the maps their parameters declare".into());
     }

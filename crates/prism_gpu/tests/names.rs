@@ -47,9 +47,16 @@ fn unusual_names_compile(nvcc: &Path) -> Result<(), String> {
     if !out.errors.is_empty() {
         return Err(format!("{rel}: {:?}", out.errors));
     }
-    // The kernel's symbol is not the C library's `expf`.
-    if !out.text.contains("extern \"C\" __global__ void __launch_bounds__(64) expf_(") {
-        return Err(format!("the kernel `expf` is not printed as `expf_`:\n{}", out.text));
+    // The kernels' symbols are not the C library's `expf` and `atan2f`; the launcher's
+    // parameters avoid the map's dimension parameters.
+    for want in [
+        "extern \"C\" __global__ void __launch_bounds__(64) expf_(",
+        "__global__ void atan2f_(",
+        "unsigned long long dims_rows, unsigned long long dims_cols, int dims_rows_, int err,",
+    ] {
+        if !out.text.contains(want) {
+            return Err(format!("no `{want}` in\n{}", out.text));
+        }
     }
     let cu = tmp()?.join("cpp_names.cu");
     std::fs::write(&cu, &out.text).map_err(|e| e.to_string())?;

@@ -666,6 +666,27 @@ fn tensor<T: prism_interp::Elem>(values: &[T], dims: &[u64]) -> Arg {
 }
 
 #[test]
+fn r_tma_store_grid_reload() {
+    // Block k stores box k of `b` with TMA, then after the inferred grid barrier loads the box
+    // block (k + 1) % g stored (review R42: the CUDA now fences global memory for the async
+    // proxy around the barrier). Two and four blocks.
+    let p = program(&file("tma_store_grid_reload.prism"));
+    for g in [2usize, 4] {
+        let a = Rng::new(g as u64 + 4200).eighths(512 * g, -8, 8);
+        let out = p.launch("rt", g as u32, 32, || {
+            vec![
+                tensor(&a, &[16 * g as u64, 32]),
+                tensor(&vec![0.0f32; 512 * g], &[16 * g as u64, 32]),
+                Arg::buffer(&vec![0.0f32; 512 * g]),
+                Arg::value(g as i32),
+            ]
+        });
+        let want: Vec<f32> = (0..512 * g).map(|e| a[512 * ((e / 512 + 1) % g) + e % 512]).collect();
+        assert_same(&format!("out ({g} blocks)"), &out.f32("out"), &want);
+    }
+}
+
+#[test]
 fn r_tma_box2d() {
     // Block b copies the 16 x 32 box at row y0 + 16 (b / 3), column x0 + 32 (b % 3) of a
     // 40 x 96 array: corners before the array (x0 = -8, y0 = -4) and boxes reaching past
@@ -1199,6 +1220,13 @@ fn r_cpp_names() {
         })
         .collect();
     assert_same("out", &out.f32("out"), &want);
+    // The kernel `atan2f`: a tensor map named `dims` beside a parameter `dims_rows`.
+    let x = Rng::new(78).eighths(1024, -8, 8);
+    let out = p.launch("atan2f", 2, 32, || {
+        vec![tensor(&x, &[32, 32]), Arg::value(1i32), Arg::value(2i32), Arg::buffer(&[0.0f32; 1024])]
+    });
+    let want: Vec<f32> = x.iter().map(|v| v + 3.0).collect();
+    assert_same("atan2f out", &out.f32("out"), &want);
 }
 
 #[test]
