@@ -1407,7 +1407,7 @@ impl Fx<'_> {
                         return None;
                     }
                     let k = dsts.iter().position(|d| d == value)?;
-                    let Some(c) = self.only_const(*index) else { return None };
+                    let c = self.only_const(*index)?;
                     if places[k].is_some() {
                         return None;
                     }

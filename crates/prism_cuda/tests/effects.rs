@@ -31,6 +31,23 @@ def k(n : int, {params}):
     )
 }
 
+/// Every accepted program of the corpus: its path from the repository root, the program
+/// and its CUDA without the prelude.
+fn corpus_cuda() -> Vec<(String, prism_driver::Synced, String)> {
+    let root = repo_root();
+    prism_files(&root.join("tests/ui/accept"))
+        .into_iter()
+        .map(|path| {
+            let src = std::fs::read_to_string(&path).expect("readable source");
+            let rel = path.strip_prefix(&root).unwrap_or(&path).to_string_lossy().into_owned();
+            let synced = common::synced(&rel, &src);
+            let opts = prism_cuda::Options { prelude: false, ..prism_cuda::Options::default() };
+            let text = prism_cuda::emit(&synced, &opts).text;
+            (rel, synced, text)
+        })
+        .collect()
+}
+
 fn count(text: &str, what: &str) -> usize {
     text.matches(what).count()
 }
@@ -123,14 +140,8 @@ def k(c : ptr(int) @ grid[1]):
 /// more: a device function is printed once per specialisation.)
 #[test]
 fn every_atomic_of_the_corpus_reaches_the_cuda() {
-    let root = repo_root();
     let mut failures = Vec::new();
-    for path in prism_files(&root.join("tests/ui/accept")) {
-        let src = std::fs::read_to_string(&path).expect("readable source");
-        let rel = path.strip_prefix(&root).unwrap_or(&path).to_string_lossy().into_owned();
-        let synced = common::synced(&rel, &src);
-        let opts = prism_cuda::Options { prelude: false, ..prism_cuda::Options::default() };
-        let text = prism_cuda::emit(&synced, &opts).text;
+    for (rel, synced, text) in corpus_cuda() {
         let mut atomics = 0;
         // Only functions the kernels reach are printed (an imported module's others are not).
         let printed = |name: &str| {
@@ -268,14 +279,8 @@ fn effect_calls(line: &str) -> Vec<(usize, usize)> {
 #[test]
 fn no_statement_of_the_corpus_holds_two_unsequenced_calls() {
     assert_eq!(effect_calls("x = f(prism_tid, g(prism_tid)) + prism_atomic_add(&a[0], 1);").len(), 3);
-    let root = repo_root();
     let mut failures = Vec::new();
-    for path in prism_files(&root.join("tests/ui/accept")) {
-        let src = std::fs::read_to_string(&path).expect("readable source");
-        let rel = path.strip_prefix(&root).unwrap_or(&path).to_string_lossy().into_owned();
-        let synced = common::synced(&rel, &src);
-        let opts = prism_cuda::Options { prelude: false, ..prism_cuda::Options::default() };
-        let text = prism_cuda::emit(&synced, &opts).text;
+    for (rel, _, text) in corpus_cuda() {
         for l in text.lines().filter(|l| !l.trim_start().starts_with("__device__")) {
             let spans = effect_calls(l);
             let side_by_side =

@@ -9,7 +9,7 @@
 mod common;
 
 use prism_gpu::toolchain::{self, Emit};
-use prism_test::{repo_root, synced};
+
 use std::path::Path;
 use std::process::Command;
 
@@ -82,13 +82,7 @@ fn check(nvcc: &Path) -> Result<(), String> {
 /// Builds a host program calling `rel`'s launchers as `calls` say, and runs it: each call
 /// must return `expect`.
 fn refused(nvcc: &Path, rel: &str, calls: &[(&str, &str)], expect: &str) -> Result<(), String> {
-    let src = std::fs::read_to_string(repo_root().join("tests/ui/accept").join(format!("{rel}.prism")))
-        .map_err(|e| e.to_string())?;
-    let s = synced(rel, &src, &prism_driver::Options::default())?;
-    let out = prism_cuda::emit(&s, &prism_cuda::Options { host: true, ..prism_cuda::Options::default() });
-    if !out.errors.is_empty() {
-        return Err(format!("{rel}: {:?}", out.errors));
-    }
+    let out = common::emit_with_host(rel)?;
     let mut main = out.text;
     main.push_str("\n#include <cstdio>\nint main() {\n    int bad = 0;\n");
     for (why, call) in calls {

@@ -16,7 +16,7 @@
 mod common;
 
 use prism_gpu::toolchain::{self, Emit};
-use prism_test::{repo_root, synced};
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -40,13 +40,7 @@ fn tmp() -> Result<PathBuf, String> {
 
 fn unusual_names_compile(nvcc: &Path) -> Result<(), String> {
     let rel = "rules/cpp_names";
-    let src = std::fs::read_to_string(repo_root().join("tests/ui/accept").join(format!("{rel}.prism")))
-        .map_err(|e| e.to_string())?;
-    let s = synced(rel, &src, &prism_driver::Options::default())?;
-    let out = prism_cuda::emit(&s, &prism_cuda::Options { host: true, ..prism_cuda::Options::default() });
-    if !out.errors.is_empty() {
-        return Err(format!("{rel}: {:?}", out.errors));
-    }
+    let out = common::emit_with_host(rel)?;
     // The kernels' symbols are not the C library's `expf` and `atan2f`; the launcher's
     // parameters avoid the map's dimension parameters.
     for want in [

@@ -40,3 +40,15 @@ pub fn run_trials<T: Clone + Send + 'static>(tools: Option<T>, missing: &str, hi
     }
     libtest_mimic::run(&args, trials).exit()
 }
+
+/// The CUDA of the accepted program `tests/ui/accept/{rel}.prism` with its host launchers
+/// (`--emit-host`), for the tests that compile launchers (`launchers.rs`, `names.rs`).
+/// Not every test binary that shares this module calls it.
+#[allow(dead_code)]
+pub fn emit_with_host(rel: &str) -> Result<prism_cuda::Output, String> {
+    let src = std::fs::read_to_string(prism_test::repo_root().join("tests/ui/accept").join(format!("{rel}.prism")))
+        .map_err(|e| e.to_string())?;
+    let s = prism_test::synced(rel, &src, &prism_driver::Options::default())?;
+    let out = prism_cuda::emit(&s, &prism_cuda::Options { host: true, ..prism_cuda::Options::default() });
+    if out.errors.is_empty() { Ok(out) } else { Err(format!("{rel}: {:?}", out.errors)) }
+}
