@@ -58,6 +58,7 @@ const REDUNDANT: &[(&str, usize, &str)] = &[
     // Kernel 48 is kernel 38's pipeline in tf32: the same two stores.
     ("tests/ui/accept/kernels/48_gemm_tf32_warp_specialised.prism", 69, HGEMM_STORE),
     ("tests/ui/accept/kernels/48_gemm_tf32_warp_specialised.prism", 81, HGEMM_STORE),
+    ("tests/ui/accept/rules/tma_store_grid_reload.prism", 21, TMA_LOAD_THEN_STORE),
     // Not redundant: needed, but by a conflict the simulator cannot see (listed here so that
     // the test says so if it ever learns to). The same file's barrier between two sums (line
     // 24) was listed until the simulator learned to see it (2026-11-29, atomic phases).
@@ -71,6 +72,11 @@ const STD_SHARED_SCRATCH: &str = "the grid barrier between two device-wide scans
      then stops with `trap` when a read meets the other call's value, which the launches here do not hit. (Two sums \
      sharing `partials` are seen: the second call's atomic store of a part and the first call's last block's \
      atomic load of it are atomics of safe code at different places in no order, `atomic-phase`.)";
+
+const TMA_LOAD_THEN_STORE: &str = "the block barrier between a TMA load of `tile` and the TMA store of `tile`: \
+     one thread issues both, and it waited for the load's landing itself, so its program order already orders \
+     them; inference orders an `async` scope's writes before any thread's later reads, as another thread's \
+     store would need";
 
 const TF32_GEMM_STORE: &str = "the warpgroup barrier before the consumer's `store_tile` call in kernel 43's pipeline \
      loop: the call runs once per block, at the last K step (`q == steps - 1`), so no two calls by one warpgroup \
