@@ -45,8 +45,9 @@ use crate::Ctx;
 use crate::cfg::{InstId, PointId};
 use crate::graph::{RegionKind, operands};
 use crate::owner::{Affine, Term, key};
-use prism_ir::ir::{InstKind, MemKind, ScopeKind, Type};
+use prism_ir::ir::{InstKind, IntrArg, MemKind, ScopeKind, Type};
 use prism_ir::{MemId, Reg};
+use prism_types::intrinsics::Family;
 use prism_types::perspective::Persp;
 use prism_types::tir::{BinOp, ConstValue};
 
@@ -176,6 +177,17 @@ impl Ctx<'_> {
             InstKind::Const { value: ConstValue::Int(v), .. } => Some(Affine::constant(*v)),
             InstKind::Copy { src, .. } => self.open(*src, e, depth + 1),
             InstKind::Cast { dst, arg } if int(*dst) && int(*arg) => self.open(*arg, e, depth + 1),
+            // A conversion the source writes (`int(uint(t))`), as `Ctx::eval` follows it: an
+            // index function spelled through one reaches other units exactly as without it
+            // (review R43: `lambda i: int(uint(t)) + i` lost the barrier `t + i` gets).
+            InstKind::Intrinsic { dsts, intrinsic, args, .. }
+                if intrinsic.sig().family == Family::Cast
+                    && let ([d], [IntrArg::Val(a)]) = (dsts.as_slice(), args.as_slice())
+                    && int(*d)
+                    && int(*a) =>
+            {
+                self.open(*a, e, depth + 1)
+            }
             InstKind::RelId { code, target, .. } => Some(Affine::term(Term::Rel(key(*code), key(*target)))),
             InstKind::Binary { op, lhs, rhs, .. } => {
                 let x = self.open(*lhs, e, depth + 1)?;

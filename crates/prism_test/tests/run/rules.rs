@@ -687,6 +687,19 @@ fn r_tma_store_grid_reload() {
 }
 
 #[test]
+fn r_cast_index_fn() {
+    // Tree reductions through index functions written with conversions (review R43: the
+    // barrier between passes was not inferred, and the passes raced).
+    let p = program("accept/soundness/cast_index_fn.prism");
+    let x = Rng::new(4343).ints(192, -1000, 1000);
+    for kernel in ["through_cast", "through_cast64"] {
+        let out = p.launch(kernel, 3, 64, || vec![Arg::buffer(&x), Arg::buffer(&[0i32; 3])]);
+        let want: Vec<i32> = (0..3).map(|b| x[64 * b..64 * b + 64].iter().sum()).collect();
+        assert_eq!(out.i32("out"), want, "{kernel}");
+    }
+}
+
+#[test]
 fn r_tma_box2d() {
     // Block b copies the 16 x 32 box at row y0 + 16 (b / 3), column x0 + 32 (b % 3) of a
     // 40 x 96 array: corners before the array (x0 = -8, y0 = -4) and boxes reaching past
