@@ -59,6 +59,8 @@ const REDUNDANT: &[(&str, usize, &str)] = &[
     ("tests/ui/accept/kernels/48_gemm_tf32_warp_specialised.prism", 69, HGEMM_STORE),
     ("tests/ui/accept/kernels/48_gemm_tf32_warp_specialised.prism", 81, HGEMM_STORE),
     ("tests/ui/accept/rules/tma_store_grid_reload.prism", 21, TMA_LOAD_THEN_STORE),
+    ("tests/ui/accept/soundness/cast_index_fn.prism", 26, REDUCTION_OWN_RESULT),
+    ("tests/ui/accept/soundness/cast_index_fn.prism", 47, REDUCTION_OWN_RESULT),
     // Not redundant: needed, but by a conflict the simulator cannot see (listed here so that
     // the test says so if it ever learns to). The same file's barrier between two sums (line
     // 24) was listed until the simulator learned to see it (2026-11-29, atomic phases).
@@ -72,6 +74,11 @@ const STD_SHARED_SCRATCH: &str = "the grid barrier between two device-wide scans
      then stops with `trap` when a read meets the other call's value, which the launches here do not hit. (Two sums \
      sharing `partials` are seen: the second call's atomic store of a part and the first call's last block's \
      atomic load of it are atomics of safe code at different places in no order, `atomic-phase`.)";
+
+const REDUCTION_OWN_RESULT: &str = "the block barrier after a tree reduction, before thread 0 stores `s[0]`: the \
+     last pass's only write is thread 0's own `s_t[0]`, so its program order suffices; inference orders every \
+     thread's writes of the partition before the block-level read (the kernel guarantees one thread only, so no \
+     other thread can be the reader here)";
 
 const TMA_LOAD_THEN_STORE: &str = "the block barrier between a TMA load of `tile` and the TMA store of `tile`: \
      one thread issues both, and it waited for the load's landing itself, so its program order already orders \
