@@ -1342,7 +1342,6 @@ impl Fx<'_> {
         false
     }
 
-    /// The value of `r` when it is a constant or a sum of constants defined once.
     /// The constant register `r` holds, when its only definition is a constant.
     /// `Analysis::def_inst` keeps a register's last definition, which says nothing of a
     /// register defined twice (review R39: the lowering never defines a register by a
@@ -1358,6 +1357,7 @@ impl Fx<'_> {
         }
     }
 
+    /// The value of `r` when it is a constant or a sum of constants defined once.
     fn const_int(&self, r: Reg, depth: u32) -> Option<i128> {
         if depth > 8 || self.a.sites[r.index()].iter().filter(|s| s.def).count() != 1 {
             return None;

@@ -204,57 +204,30 @@ pub fn launchers(kernels: &[KernelAbi]) -> String {
 /// dimension parameters of its typed maps (`a_rows` beside a map `a`; review R41). The
 /// launcher's other locals all start with `prism_`, which no source name prints as.
 fn launcher_param_names(k: &KernelAbi) -> Vec<String> {
-    let base: Vec<String> = ["grid", "block", "stream", "blocks", "threads"]
+    let mut taken: Vec<String> = ["grid", "block", "stream", "blocks", "threads"]
         .iter()
         .map(|n| n.to_string())
         .chain([k.symbol.clone()])
         .collect();
-    let mut taken = base.clone();
-    let mut pn = crate::analysis::param_names(k.params.iter().map(AbiParam::name), &taken);
-    // A map's dimension names follow from its own name, which may change when they are
-    // taken: until the names stop changing (twice at most for any but contrived names).
-    for _ in 0..8 {
-        taken = base.clone();
-        for (p, n) in k.params.iter().zip(&pn) {
-            if let AbiParam::TensorMap { map: Some(m), .. } = p {
-                taken.extend(dim_names(n, m.rank));
-            }
-        }
-        let next: Vec<String> = k
-            .params
-            .iter()
-            .zip(&pn)
-            .map(|(p, n)| match p {
-                // A map keeps its name; the others avoid the maps' dimensions.
-                AbiParam::TensorMap { map: Some(_), .. } => n.clone(),
-                _ => crate::analysis::sanitize(p.name()),
-            })
-            .collect();
-        let next = dedupe(next, &taken, k);
-        if next == pn {
-            break;
-        }
-        pn = next;
-    }
-    pn
-}
-
-/// `names`, each with `_` appended while it equals an earlier one or one of `taken` (a map
-/// also avoids the other maps' dimension names, but not its own).
-fn dedupe(names: Vec<String>, taken: &[String], k: &KernelAbi) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for (n, p) in names.into_iter().zip(&k.params) {
-        let own: Vec<String> = match p {
-            AbiParam::TensorMap { map: Some(m), .. } => dim_names(&n, m.rank),
+    let mut names = vec![String::new(); k.params.len()];
+    // The maps first: a map's name decides its dimension parameters, which the others then
+    // avoid, and which must not meet a name taken before them either.
+    let maps = k.params.iter().enumerate().filter(|(_, p)| matches!(p, AbiParam::TensorMap { map: Some(_), .. }));
+    let others = k.params.iter().enumerate().filter(|(_, p)| !matches!(p, AbiParam::TensorMap { map: Some(_), .. }));
+    for (i, p) in maps.chain(others) {
+        let dims = |n: &str| match p {
+            AbiParam::TensorMap { map: Some(m), .. } => dim_names(n, m.rank),
             _ => Vec::new(),
         };
-        let mut s = n;
-        while out.contains(&s) || (taken.contains(&s) && !own.contains(&s)) {
-            s.push('_');
+        let mut n = crate::analysis::sanitize(p.name());
+        while taken.contains(&n) || dims(&n).iter().any(|d| taken.contains(d)) {
+            n.push('_');
         }
-        out.push(s);
+        taken.extend(dims(&n));
+        taken.push(n.clone());
+        names[i] = n;
     }
-    out
+    names
 }
 
 /// The launcher's parameter names for a map's dimensions, outermost first.

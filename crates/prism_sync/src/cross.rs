@@ -45,9 +45,8 @@ use crate::Ctx;
 use crate::cfg::{InstId, PointId};
 use crate::graph::{RegionKind, operands};
 use crate::owner::{Affine, Term, key};
-use prism_ir::ir::{InstKind, IntrArg, MemKind, ScopeKind, Type};
+use prism_ir::ir::{InstKind, MemKind, ScopeKind};
 use prism_ir::{MemId, Reg};
-use prism_types::intrinsics::Family;
 use prism_types::perspective::Persp;
 use prism_types::tir::{BinOp, ConstValue};
 
@@ -172,22 +171,12 @@ impl Ctx<'_> {
             return Some(Affine::term(Term::Iv(l)));
         }
         let [d] = self.defs.get(&r)?.as_slice() else { return None };
-        let int = |x: Reg| matches!(self.f.reg_ty(x), Type::Scalar(s) if s.is_int());
         match &self.cfg.insts[*d].inst.kind {
             InstKind::Const { value: ConstValue::Int(v), .. } => Some(Affine::constant(*v)),
             InstKind::Copy { src, .. } => self.open(*src, e, depth + 1),
-            InstKind::Cast { dst, arg } if int(*dst) && int(*arg) => self.open(*arg, e, depth + 1),
-            // A conversion the source writes (`int(uint(t))`), as `Ctx::eval` follows it: an
-            // index function spelled through one reaches other units exactly as without it
-            // (review R43: `lambda i: int(uint(t)) + i` lost the barrier `t + i` gets).
-            InstKind::Intrinsic { dsts, intrinsic, args, .. }
-                if intrinsic.sig().family == Family::Cast
-                    && let ([d], [IntrArg::Val(a)]) = (dsts.as_slice(), args.as_slice())
-                    && int(*d)
-                    && int(*a) =>
-            {
-                self.open(*a, e, depth + 1)
-            }
+            // An index function spelled through a conversion (`int(uint(t)) + i`) reaches
+            // other units exactly as without it (review R43).
+            k if let Some(a) = self.int_conversion(k) => self.open(a, e, depth + 1),
             InstKind::RelId { code, target, .. } => Some(Affine::term(Term::Rel(key(*code), key(*target)))),
             InstKind::Binary { op, lhs, rhs, .. } => {
                 let x = self.open(*lhs, e, depth + 1)?;

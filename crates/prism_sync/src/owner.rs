@@ -739,20 +739,9 @@ impl Ctx<'_> {
         let form = match &self.cfg.insts[*d].inst.kind {
             InstKind::Const { value: ConstValue::Int(v), .. } => Some(Affine::constant(*v)),
             InstKind::Copy { src, .. } => self.eval(*src, at, reads, depth + 1),
-            // A cast between integer types keeps the value when the value fits the new type,
-            // which the range check below makes sure of.
-            InstKind::Cast { dst, arg } if int(*dst) && int(*arg) => self.eval(*arg, at, reads, depth + 1),
-            // So is a conversion the source writes (`uint(t)`, `int64(i)`), which lowers to a
-            // cast intrinsic: the simulator and the CUDA convert integers by value when the
-            // value fits (`value::cast`, C's conversions), and the check below asks that.
-            InstKind::Intrinsic { dsts, intrinsic, args, .. }
-                if intrinsic.sig().family == Family::Cast
-                    && let ([d], [IntrArg::Val(a)]) = (dsts.as_slice(), args.as_slice())
-                    && int(*d)
-                    && int(*a) =>
-            {
-                self.eval(*a, at, reads, depth + 1)
-            }
+            // A conversion between integer types keeps the value when the value fits the new
+            // type, which the range check below makes sure of.
+            k if let Some(a) = self.int_conversion(k) => self.eval(a, at, reads, depth + 1),
             InstKind::RelId { code, target, .. } => Some(Affine::term(Term::Rel(key(*code), key(*target)))),
             // Negation never wraps where the form fits the type, which is checked below.
             InstKind::Unary { op: UnOp::Neg, arg, .. } if int(*arg) => self.eval(*arg, at, reads, depth + 1)?.scale(-1),
@@ -805,6 +794,27 @@ impl Ctx<'_> {
         // The backends compute in the register's type, wrapping on overflow: the affine form
         // is the value only when no value it can take leaves that type.
         self.fits(&form, self.f.reg_ty(r)).then_some(form)
+    }
+
+    /// The operand of a conversion between integer types: an implicit `cast`, or one the
+    /// source writes (`uint(t)`, `int64(i)`), which lowers to a cast intrinsic. The simulator
+    /// and the CUDA convert integers by value when the value fits (`value::cast`, C's
+    /// conversions), so the affine forms follow both alike ([`Ctx::eval`], `Ctx::open`;
+    /// review R43 found `open` missing the intrinsic).
+    pub(crate) fn int_conversion(&self, k: &InstKind) -> Option<Reg> {
+        let int = |x: Reg| matches!(self.f.reg_ty(x), Type::Scalar(s) if s.is_int());
+        match k {
+            InstKind::Cast { dst, arg } if int(*dst) && int(*arg) => Some(*arg),
+            InstKind::Intrinsic { dsts, intrinsic, args, .. }
+                if intrinsic.sig().family == Family::Cast
+                    && let ([d], [IntrArg::Val(a)]) = (dsts.as_slice(), args.as_slice())
+                    && int(*d)
+                    && int(*a) =>
+            {
+                Some(*a)
+            }
+            _ => None,
+        }
     }
 
     /// Whether every value `form` can take lies in the range of type `ty`, with every term
