@@ -20,6 +20,7 @@ use prism_ir::{LocalId, Reg};
 use prism_types::intrinsics::CodeReq;
 use prism_types::ty::Scalar;
 use std::collections::{HashMap, HashSet};
+use std::sync::OnceLock;
 
 /// A definition or use of a register.
 #[derive(Clone, Copy, Debug)]
@@ -677,243 +678,36 @@ const RESERVED: &[&str] = &[
     "fmodf",
 ];
 
-/// C library functions a kernel's `extern "C"` symbol must not take (a second C-linkage
-/// declaration of `expf` is an error; review R39). Device functions have C++ linkage and
-/// extra leading parameters, so they overload these instead. The math functions also in
-/// their `f` and `l` forms ([`c_library`]).
-const C_MATH: &[&str] = &[
-    "acos",
-    "acosh",
-    "asin",
-    "asinh",
-    "atan",
-    "atan2",
-    "atanh",
-    "cbrt",
-    "ceil",
-    "copysign",
-    "cos",
-    "cosh",
-    "cospi",
-    "cyl_bessel_i0",
-    "cyl_bessel_i1",
-    "drem",
-    "erf",
-    "erfc",
-    "erfcinv",
-    "erfcx",
-    "erfinv",
-    "exp",
-    "exp10",
-    "exp2",
-    "expm1",
-    "fabs",
-    "fdim",
-    "finite",
-    "floor",
-    "fma",
-    "fmax",
-    "fmin",
-    "fmod",
-    "frexp",
-    "gamma",
-    "hypot",
-    "ilogb",
-    "isfinite",
-    "isinf",
-    "isnan",
-    "j0",
-    "j1",
-    "jn",
-    "ldexp",
-    "lgamma",
-    "llrint",
-    "llround",
-    "log",
-    "log10",
-    "log1p",
-    "log2",
-    "logb",
-    "lrint",
-    "lround",
-    "modf",
-    "nan",
-    "nearbyint",
-    "nextafter",
-    "nexttoward",
-    "norm",
-    "norm3d",
-    "norm4d",
-    "normcdf",
-    "normcdfinv",
-    "pow",
-    "pow10",
-    "rcbrt",
-    "remainder",
-    "remquo",
-    "rhypot",
-    "rint",
-    "rnorm",
-    "rnorm3d",
-    "rnorm4d",
-    "round",
-    "rsqrt",
-    "scalb",
-    "scalbln",
-    "scalbn",
-    "signbit",
-    "significand",
-    "sin",
-    "sincos",
-    "sincospi",
-    "sinh",
-    "sinpi",
-    "sqrt",
-    "tan",
-    "tanh",
-    "tgamma",
-    "trunc",
-    "y0",
-    "y1",
-    "yn",
-];
+/// The lines of a list of names in `header_names/` (one per line, sorted; `#` starts a
+/// comment line).
+fn listed(text: &'static str) -> Vec<&'static str> {
+    text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).collect()
+}
 
-/// The rest of the C library and the CUDA C-linkage functions a kernel could be named
-/// after (review R41 found `strnlen`, `setenv`, `random`, `clock64`...).
-const C_LIBRARY: &[&str] = &[
-    "abort",
-    "abs",
-    "aligned_alloc",
-    "atexit",
-    "atof",
-    "atoi",
-    "atol",
-    "atoll",
-    "bcopy",
-    "bsearch",
-    "bzero",
-    "calloc",
-    "clock",
-    "clock64",
-    "difftime",
-    "div",
-    "drand48",
-    "exit",
-    "fclose",
-    "feof",
-    "ferror",
-    "fflush",
-    "fgetc",
-    "fgets",
-    "fopen",
-    "fprintf",
-    "fputc",
-    "fputs",
-    "fread",
-    "free",
-    "fscanf",
-    "fseek",
-    "ftell",
-    "fwrite",
-    "getc",
-    "getchar",
-    "getenv",
-    "gets",
-    "globaltimer",
-    "index",
-    "isalnum",
-    "isalpha",
-    "iscntrl",
-    "isdigit",
-    "isgraph",
-    "islower",
-    "isprint",
-    "ispunct",
-    "isspace",
-    "isupper",
-    "isxdigit",
-    "labs",
-    "ldiv",
-    "llabs",
-    "lrand48",
-    "malloc",
-    "mblen",
-    "memchr",
-    "memcmp",
-    "memcpy",
-    "memmove",
-    "memset",
-    "mrand48",
-    "nanosleep",
-    "perror",
-    "posix_memalign",
-    "printf",
-    "putc",
-    "putchar",
-    "puts",
-    "qsort",
-    "raise",
-    "rand",
-    "random",
-    "realloc",
-    "remove",
-    "rename",
-    "rindex",
-    "scanf",
-    "setenv",
-    "signal",
-    "sleep",
-    "snprintf",
-    "sprintf",
-    "srand",
-    "srand48",
-    "srandom",
-    "sscanf",
-    "strcat",
-    "strchr",
-    "strcmp",
-    "strcpy",
-    "strdup",
-    "strerror",
-    "strlen",
-    "strncat",
-    "strncmp",
-    "strncpy",
-    "strndup",
-    "strnlen",
-    "strrchr",
-    "strstr",
-    "strtod",
-    "strtof",
-    "strtok",
-    "strtol",
-    "strtold",
-    "strtoll",
-    "strtoul",
-    "strtoull",
-    "system",
-    "time",
-    "tolower",
-    "toupper",
-    "unsetenv",
-    "usleep",
-    "vprintf",
-    "vsnprintf",
-    "vsprintf",
-];
+/// Whether `s` is in a sorted list of names, parsed once.
+fn in_list(list: &'static OnceLock<Vec<&'static str>>, text: &'static str, s: &str) -> bool {
+    list.get_or_init(|| listed(text)).binary_search(&s).is_ok()
+}
 
 /// Whether a kernel's `extern "C"` symbol would clash with a C-linkage function of the
-/// headers nvcc includes: the lists above, and the CUDA driver's `cu` + capital names (a
+/// headers nvcc includes: `header_names/c_linkage.txt` (a second C-linkage declaration of
+/// `expf` is an error; reviews R39, R41), and the CUDA driver's `cu` + capital names (a
 /// typed tensor map's launcher includes `cuda.h`, where `cuMemAlloc` is even a macro).
-/// A name none of these catch but a header still declares with C linkage gets nvcc's "more
-/// than one instance ... has C linkage" error, which names it (docs/cuda.md, "Names").
+/// Device functions have C++ linkage and extra leading parameters, so they overload these
+/// instead. The list is checked against the installed headers by `prism_gpu`'s `names.rs`,
+/// which compiles every identifier they hold as a kernel (docs/cuda.md, "Names").
 fn c_library(s: &str) -> bool {
-    let math = |b: &str| C_MATH.contains(&b);
-    C_LIBRARY.contains(&s)
-        || math(s)
-        || s.strip_suffix('f').is_some_and(math)
-        || s.strip_suffix('l').is_some_and(math)
+    static LIST: OnceLock<Vec<&'static str>> = OnceLock::new();
+    in_list(&LIST, include_str!("header_names/c_linkage.txt"), s)
         || (s.starts_with("cu") && s[2..].starts_with(|c: char| c.is_ascii_uppercase()))
+}
+
+/// Whether `s` names a variable, type or namespace the headers nvcc includes declare at
+/// global scope (`header_names/globals.txt`): a function of the name, kernel or not, would
+/// clash with it (`extern long timezone`, `typedef ... u_int`). Checked like [`c_library`].
+fn header_global(s: &str) -> bool {
+    static LIST: OnceLock<Vec<&'static str>> = OnceLock::new();
+    in_list(&LIST, include_str!("header_names/globals.txt"), s)
 }
 
 /// A name C++ could read as a macro of the headers nvcc includes: no lowercase letter
@@ -1024,6 +818,7 @@ pub fn sanitize(name: &str) -> String {
     }
     if RESERVED.contains(&s.as_str())
         || type_like(&s)
+        || header_global(&s)
         || macro_like(&s)
         || math_function(&s)
         || s.starts_with("prism")

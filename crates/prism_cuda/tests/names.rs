@@ -119,4 +119,36 @@ def k(out : ptr(int) @ grid[1]):
         assert_eq!(prism_cuda::analysis::kernel_symbol(name), format!("{name}_"));
     }
     assert_eq!(prism_cuda::analysis::kernel_symbol("sgemm"), "sgemm");
+    // Generated from the headers (`header_names/`): C-linkage functions only for kernels,
+    // global variables and types for every function.
+    for name in ["asctime", "fmaximum_num", "acosf32x", "bcmp"] {
+        assert_eq!(prism_cuda::analysis::kernel_symbol(name), format!("{name}_"));
+        assert_eq!(prism_cuda::analysis::sanitize(name), name);
+    }
+    for name in ["timezone", "daylight", "tzname", "signgam", "u_int", "nv_half"] {
+        assert_eq!(prism_cuda::analysis::sanitize(name), format!("{name}_"));
+    }
+}
+
+/// The lists in `src/header_names/` are looked up by binary search: each must be sorted,
+/// without repeats, one identifier per line.
+#[test]
+fn header_name_lists_are_sorted_identifiers() {
+    for (file, text) in [
+        ("c_linkage.txt", include_str!("../src/header_names/c_linkage.txt")),
+        ("globals.txt", include_str!("../src/header_names/globals.txt")),
+    ] {
+        let names: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+        assert!(names.len() > 50, "{file}: {} names", names.len());
+        for n in &names {
+            assert!(
+                n.starts_with(|c: char| c.is_ascii_alphabetic())
+                    && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
+                "{file}: `{n}` is not an identifier"
+            );
+        }
+        for w in names.windows(2) {
+            assert!(w[0] < w[1], "{file}: `{}` before `{}` (sorted, no repeats)", w[0], w[1]);
+        }
+    }
 }
