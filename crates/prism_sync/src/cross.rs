@@ -23,9 +23,11 @@
 //!   `W·u + base + A·i` with `u` the unit's `id()` and `W > 0`, stays inside its unit's
 //!   own block of `W` elements when `A·i` provably lies in `[0, W)` (constants, counters of
 //!   constant loops). Otherwise it may reach other units' elements: it is *cross-unit*.
-//!   Indexing functions that are not of this form (non-affine, interleaved through the
-//!   index, or independent of the unit, like the bitonic sort's `lambda q: q`) are trusted,
-//!   as before: the language leaves non-injective functions to the simulator. An `async`
+//!   An indexing function that is not of this form is trusted only when it does not read
+//!   the unit's own `id()` (the bitonic sort's `lambda q: q`: every unit indexes the same
+//!   elements, the non-injective use the language leaves to the simulator); one that reads
+//!   it in a shape the forms do not follow (`t ^ i`, `min(t, 63) + i`, `(t * t) + i`) may
+//!   reach other units, and counts as doing so (review R45). An `async`
 //!   scope's copies are checked one by one (its view indexes the partition as the
 //!   partition does); a call's pointer argument, an intrinsic's whole-view operand (a wgmma
 //!   tile) and a scope narrowing the view again (whose own index function may shift into a
@@ -48,7 +50,7 @@ use crate::owner::{Affine, Term, key};
 use prism_ir::ir::{InstKind, MemKind, ScopeKind};
 use prism_ir::{MemId, Reg};
 use prism_types::perspective::Persp;
-use prism_types::tir::{BinOp, ConstValue};
+use prism_types::tir::{BinOp, ConstValue, UnOp};
 
 impl Ctx<'_> {
     /// Whether node `n`, in a partition's region, may touch elements of other units of the
@@ -113,11 +115,21 @@ impl Ctx<'_> {
 
     /// Whether an access at root elements `ptr[index .. index + width]`, written `view[e]`
     /// in the source, may leave its unit's own elements of a partition to `p`.
+    ///
+    /// Where the index is not of the affine shape the proof below needs, the access counts
+    /// as staying inside only when the index function does not read the unit's own `id()`
+    /// (`lambda q: q`, the bitonic sort's): every unit then indexes the same elements, which
+    /// is the non-injective use the language leaves to the simulator. A function that does
+    /// read it but that the forms do not follow (`t - (-i)`, `(t & 63) + i`, `t + (i & 63)`)
+    /// may well be a tree reduction's window, so it counts as reaching other units (review
+    /// R45: such spellings were trusted and lost the barrier between the passes).
     fn reaches_other_units(&self, at: InstId, (ptr, index, width): (Reg, Reg, i128), e: Reg, p: Persp) -> bool {
+        let frame = self.cfg.insts[at].frame;
         let mut reads = Vec::new();
         let Some(off) = self.pointer_offset(ptr, &mut reads, 0) else { return false };
+        let unknown = || self.reads_unit_id(index, e, p, 0);
         // The root index with the source's index as a symbol: `base + W·u + A·Sym`.
-        let Some(form) = self.open(index, e, 0).and_then(|f| f.add(&off, 1)) else { return false };
+        let Some(form) = self.open(index, e, frame, 0).and_then(|f| f.add(&off, 1)) else { return unknown() };
         let a = form.terms.get(&Term::Sym).copied().unwrap_or(0);
         let mut w = None;
         for (t, &k) in &form.terms {
@@ -125,7 +137,7 @@ impl Ctx<'_> {
                 Term::Sym => {}
                 Term::Rel(_, target) if *target == key(p) => {
                     if w.is_some() {
-                        return false;
+                        return unknown();
                     }
                     w = Some(k);
                 }
@@ -134,18 +146,17 @@ impl Ctx<'_> {
                     // indexing functions so); a narrower term means another shape.
                     let tp = Persp { level: target.0, n: target.1 };
                     if !self.facts.narrower_eq(p, tp) {
-                        return false;
+                        return unknown();
                     }
                 }
                 Term::Iv(_) => {}
-                Term::Quot(..) | Term::Mod(..) | Term::Ring(..) => return false,
+                Term::Quot(..) | Term::Mod(..) | Term::Ring(..) => return unknown(),
             }
         }
-        let Some(w) = w else { return false };
+        let Some(w) = w else { return unknown() };
         if w <= 0 {
-            return false;
+            return unknown();
         }
-        let frame = self.cfg.insts[at].frame;
         let mut reads = Vec::new();
         // A counter's range holds inside its loop's body only ([`Ctx::reads_inside`]).
         match self.eval(e, frame, &mut reads, 0).and_then(|f| self.range(&f)).filter(|_| self.reads_inside(&reads)) {
@@ -158,9 +169,33 @@ impl Ctx<'_> {
         }
     }
 
+    /// Whether the root index `r` (with `e`, the source's index, as a leaf) reads an `id()`
+    /// that differs between the units of a partition to `p`: one of `p` itself or of a
+    /// narrower perspective. Everything else an index function reads is uniform over the
+    /// unit (the checker makes captured values so) or is the source's index. Unknown
+    /// shapes (several definitions are all followed; too deep) count as reading it.
+    fn reads_unit_id(&self, r: Reg, e: Reg, p: Persp, depth: u32) -> bool {
+        if r == e || self.counter_of(r).is_some() {
+            return false;
+        }
+        if depth > 64 {
+            return true;
+        }
+        let Some(defs) = self.defs.get(&r) else { return false };
+        defs.iter().any(|d| match &self.cfg.insts[*d].inst.kind {
+            InstKind::RelId { target, .. } => {
+                let tp = Persp { level: key(*target).0, n: key(*target).1 };
+                key(tp) == key(p) || !self.facts.narrower_eq(p, tp)
+            }
+            k => k.uses().into_iter().any(|a| self.reads_unit_id(a, e, p, depth + 1)),
+        })
+    }
+
     /// The affine form of register `r` with register `e` as the symbol `Sym`; `None` when
-    /// some part is not affine.
-    fn open(&self, r: Reg, e: Reg, depth: u32) -> Option<Affine> {
+    /// some part is not affine. A part that does not read `e` takes the ownership proof's
+    /// form ([`Ctx::eval`], at `frame`, the access's), which also knows `t % 64` and `t &
+    /// 63` for `t < 64`; its counters' ranges hold only inside their loops' bodies.
+    fn open(&self, r: Reg, e: Reg, frame: crate::cfg::FrameId, depth: u32) -> Option<Affine> {
         if r == e {
             return Some(Affine::term(Term::Sym));
         }
@@ -171,26 +206,29 @@ impl Ctx<'_> {
             return Some(Affine::term(Term::Iv(l)));
         }
         let [d] = self.defs.get(&r)?.as_slice() else { return None };
-        match &self.cfg.insts[*d].inst.kind {
+        let int = |x: Reg| matches!(self.f.reg_ty(x), prism_ir::ir::Type::Scalar(s) if s.is_int());
+        let opened = match &self.cfg.insts[*d].inst.kind {
             InstKind::Const { value: ConstValue::Int(v), .. } => Some(Affine::constant(*v)),
-            InstKind::Copy { src, .. } => self.open(*src, e, depth + 1),
+            InstKind::Copy { src, .. } => self.open(*src, e, frame, depth + 1),
             // An index function spelled through a conversion (`int(uint(t)) + i`) reaches
             // other units exactly as without it (review R43).
-            k if let Some(a) = self.int_conversion(k) => self.open(a, e, depth + 1),
+            k if let Some(a) = self.int_conversion(k) => self.open(a, e, frame, depth + 1),
             InstKind::RelId { code, target, .. } => Some(Affine::term(Term::Rel(key(*code), key(*target)))),
+            // `t - (-i)` is `t + i` (review R45).
+            InstKind::Unary { op: UnOp::Neg, arg, .. } if int(*arg) => self.open(*arg, e, frame, depth + 1)?.scale(-1),
             InstKind::Binary { op, lhs, rhs, .. } => {
-                let x = self.open(*lhs, e, depth + 1)?;
-                let y = self.open(*rhs, e, depth + 1)?;
+                let x = self.open(*lhs, e, frame, depth + 1);
+                let y = self.open(*rhs, e, frame, depth + 1);
                 let konst = |f: &Affine| f.terms.is_empty().then_some(f.c);
-                match op {
-                    BinOp::Add => x.add(&y, 1),
-                    BinOp::Sub => x.add(&y, -1),
+                match (op, x, y) {
+                    (BinOp::Add, Some(x), Some(y)) => x.add(&y, 1),
+                    (BinOp::Sub, Some(x), Some(y)) => x.add(&y, -1),
                     // `x << k` is `x * 2^k`, for a constant `k` that keeps the factor small.
-                    BinOp::Shl => match konst(&y) {
+                    (BinOp::Shl, Some(x), Some(y)) => match konst(&y) {
                         Some(k) if (0..32).contains(&k) => x.scale(1 << k),
                         _ => None,
                     },
-                    BinOp::Mul => match (konst(&x), konst(&y)) {
+                    (BinOp::Mul, Some(x), Some(y)) => match (konst(&x), konst(&y)) {
                         (Some(k), _) => y.scale(k),
                         (_, Some(k)) => x.scale(k),
                         _ => None,
@@ -199,7 +237,26 @@ impl Ctx<'_> {
                 }
             }
             _ => None,
+        };
+        opened.or_else(|| {
+            if self.reads_reg(r, e, 0) {
+                return None;
+            }
+            let mut reads = Vec::new();
+            self.eval(r, frame, &mut reads, 0).filter(|_| self.reads_inside(&reads))
+        })
+    }
+
+    /// Whether register `r` is, or is computed from, register `e` (unknown: it is).
+    fn reads_reg(&self, r: Reg, e: Reg, depth: u32) -> bool {
+        if r == e || depth > 64 {
+            return true;
         }
+        if self.counter_of(r).is_some() {
+            return false;
+        }
+        let Some(defs) = self.defs.get(&r) else { return false };
+        defs.iter().any(|d| self.cfg.insts[*d].inst.kind.uses().into_iter().any(|a| self.reads_reg(a, e, depth + 1)))
     }
 
     /// Whether the step from point `from` to point `to` is the back edge of a loop whose

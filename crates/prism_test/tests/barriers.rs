@@ -61,6 +61,18 @@ const REDUNDANT: &[(&str, usize, &str)] = &[
     ("tests/ui/accept/rules/tma_store_grid_reload.prism", 21, TMA_LOAD_THEN_STORE),
     ("tests/ui/accept/soundness/cast_index_fn.prism", 26, REDUCTION_OWN_RESULT),
     ("tests/ui/accept/soundness/cast_index_fn.prism", 47, REDUCTION_OWN_RESULT),
+    ("tests/ui/accept/soundness/spelled_index_fn.prism", 32, REDUCTION_OWN_RESULT),
+    ("tests/ui/accept/soundness/spelled_index_fn.prism", 53, REDUCTION_OWN_RESULT),
+    ("tests/ui/accept/soundness/spelled_index_fn.prism", 74, REDUCTION_OWN_RESULT),
+    ("tests/ui/accept/soundness/spelled_index_fn.prism", 95, REDUCTION_OWN_RESULT),
+    ("tests/ui/accept/soundness/spelled_index_fn.prism", 116, REDUCTION_OWN_RESULT),
+    ("tests/ui/accept/soundness/spelled_index_fn.prism", 137, REDUCTION_OWN_RESULT),
+    ("tests/ui/accept/soundness/spelled_index_fn.prism", 158, REDUCTION_OWN_RESULT),
+    ("tests/ui/accept/soundness/spelled_index_fn.prism", 179, REDUCTION_OWN_RESULT),
+    ("tests/ui/accept/soundness/spelled_index_fn.prism", 200, REDUCTION_OWN_RESULT),
+    ("tests/ui/accept/soundness/spelled_index_fn.prism", 221, REDUCTION_OWN_RESULT),
+    ("tests/ui/accept/soundness/spelled_index_fn.prism", 242, REDUCTION_OWN_RESULT),
+    ("tests/ui/accept/soundness/spelled_index_fn.prism", 264, REDUCTION_OWN_RESULT),
     // Not redundant: needed, but by a conflict the simulator cannot see (listed here so that
     // the test says so if it ever learns to). The same file's barrier between two sums (line
     // 24) was listed until the simulator learned to see it (2026-11-29, atomic phases).

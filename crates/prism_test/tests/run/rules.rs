@@ -700,6 +700,35 @@ fn r_cast_index_fn() {
 }
 
 #[test]
+fn r_spelled_index_fn() {
+    // Tree reductions through index functions equal to `t + i` (or `t ^ i`) but spelled so
+    // that the affine forms did not follow them (review R45: no barrier between passes, and
+    // the passes raced). Every seeded schedule gives the sums.
+    let p = program("accept/soundness/spelled_index_fn.prism");
+    let x = Rng::new(4545).ints(192, -1000, 1000);
+    let want: Vec<i32> = (0..3).map(|b| x[64 * b..64 * b + 64].iter().sum()).collect();
+    for kernel in [
+        "neg_inside",
+        "neg_down",
+        "neg_t",
+        "masked_t",
+        "rem_t",
+        "masked_i",
+        "rem_i",
+        "div_i",
+        "xor_i",
+        "min_t",
+        "select_t",
+    ] {
+        let out = p.launch(kernel, 3, 64, || vec![Arg::buffer(&x), Arg::buffer(&[0i32; 3])]);
+        assert_eq!(out.i32("out"), want, "{kernel}");
+    }
+    // `two_ids` reads the block's index as `g - 64 b`, which needs blocks of exactly 64.
+    let out = p.launch("two_ids", 3, 64, || vec![Arg::buffer(&x), Arg::buffer(&[0i32; 3])]);
+    assert_eq!(out.i32("out"), want, "two_ids");
+}
+
+#[test]
 fn r_tma_box2d() {
     // Block b copies the 16 x 32 box at row y0 + 16 (b / 3), column x0 + 32 (b % 3) of a
     // 40 x 96 array: corners before the array (x0 = -8, y0 = -4) and boxes reaching past
