@@ -270,18 +270,38 @@ impl Ctx<'_> {
             // Every instruction that may run between the wgmma and its wait: the rest of
             // its block, and all of each loop the wait is after (their next iterations).
             for w in (from..wait).filter(|&w| w != id) {
-                for (a, _, _) in operands(self.f, &self.cfg.insts[w].inst.kind) {
-                    let access = &self.f.accesses[a.index()];
-                    let mem = root(self.f, access.mem);
-                    let writes = matches!(access.kind, AccessKind::Write | AccessKind::AsyncWrite | AccessKind::Atomic);
-                    if writes && tiles.contains(&mem) {
-                        out.push(problem(AsyncFault::WgmmaTileWritten, mem, w));
-                    }
+                if let Some(mem) = self.tile_written(w, &tiles) {
+                    out.push(problem(AsyncFault::WgmmaTileWritten, mem, w));
                 }
                 if self.touches(w, &acc) {
                     out.push(problem(AsyncFault::WgmmaAccumulatorUsed, acc.mem, w));
                 }
             }
+        }
+    }
+
+    /// The memory through which instruction `w` changes bytes of one of a wgmma's `tiles`
+    /// (their roots), if it does: a write, copy or atomic through any name whose bytes
+    /// overlap a tile's, or a call whose callee's own shared arrays (its footprint) do.
+    /// Shared arrays of sequential scopes share bytes, and a callee's start at the caller's
+    /// current offset, so a tile's name is not enough: review R49 found an array of an
+    /// earlier scope in the loop body, a callee's scratch and a TMA copy overwriting a tile
+    /// whose wgmma waited after the loop.
+    pub(crate) fn tile_written(&self, w: InstId, tiles: &[MemId]) -> Option<MemId> {
+        let items: Vec<usize> = tiles.iter().filter_map(|&m| self.graph.item(self.f, m)).collect();
+        let hits = |it: usize| items.iter().any(|&t| self.graph.overlap(t, it));
+        let kind = &self.cfg.insts[w].inst.kind;
+        for (a, _, _) in operands(self.f, kind) {
+            let access = &self.f.accesses[a.index()];
+            let mem = root(self.f, access.mem);
+            let writes = matches!(access.kind, AccessKind::Write | AccessKind::AsyncWrite | AccessKind::Atomic);
+            if writes && (tiles.contains(&mem) || self.graph.item(self.f, mem).is_some_and(hits)) {
+                return Some(mem);
+            }
+        }
+        match self.graph.footprint_of.get(&w) {
+            Some(&it) if hits(it) => tiles.first().copied(),
+            _ => None,
         }
     }
 

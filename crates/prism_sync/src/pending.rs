@@ -39,9 +39,9 @@
 
 use crate::Ctx;
 use crate::cfg::{FrameKind, InstId, PointId};
-use crate::graph::{constant, operands, root};
+use crate::graph::constant;
 use prism_ir::MemId;
-use prism_ir::ir::{AccessKind, InstKind, IntrArg, ScopeKind};
+use prism_ir::ir::{InstKind, IntrArg, ScopeKind};
 
 /// The last age tracked one by one; the bit for it stands for every older age too.
 const LAST: u32 = 7;
@@ -194,13 +194,10 @@ impl Ctx<'_> {
             if self.touches(w, acc) {
                 faults.push(LateFault::Used(w));
             }
-            for (a, _, _) in operands(self.f, &info.inst.kind) {
-                let access = &self.f.accesses[a.index()];
-                let mem = root(self.f, access.mem);
-                let writes = matches!(access.kind, AccessKind::Write | AccessKind::AsyncWrite | AccessKind::Atomic);
-                if writes && tiles.contains(&mem) && !cfg.frames[info.frame].in_unsafe {
-                    faults.push(LateFault::Written(w, mem));
-                }
+            if !cfg.frames[info.frame].in_unsafe
+                && let Some(mem) = self.tile_written(w, tiles)
+            {
+                faults.push(LateFault::Written(w, mem));
             }
         }
         // The end of the loop body, where the lowering releases the previous tile's slot:

@@ -952,6 +952,9 @@ fn args_words(p: &ArgsProblem) -> String {
         ArgsProblem::RegisterCount { regs } => {
             format!("`regs` is {regs}; setmaxnreg takes a multiple of 8 from 24 to 256 registers per thread")
         }
+        ArgsProblem::PendingCount { n } => {
+            format!("`pending` is {n}; wgmma_wait takes how many groups may stay in flight, 0 or more")
+        }
         ArgsProblem::WgmmaN { n } => format!("`n` is {n}; wgmma takes N a multiple of 8 from 8 to 256"),
         ArgsProblem::WgmmaAccumulator { name } => {
             format!("the accumulators `{name}` are not a thread-local array; the tensor cores write registers")

@@ -268,6 +268,8 @@ pub enum ArgsProblem {
     CopySource { name: String, in_device: bool },
     /// A `setmaxnreg` register count PTX does not allow.
     RegisterCount { regs: i128 },
+    /// A negative `wgmma_wait` count (ptxas rejects it).
+    PendingCount { n: i128 },
     /// A `wgmma` N that is not a multiple of 8 from 8 to 256.
     WgmmaN { n: i128 },
     /// A wgmma's accumulators that are not a thread-local array.

@@ -1257,6 +1257,21 @@ impl Checker<'_> {
                 help: None,
             });
         }
+        // `wgmma.wait_group N` takes an immediate N of 0 or more: ptxas rejects a negative one,
+        // which the simulator would read as 0 and inference as completing every group
+        // (review R49).
+        if name == "wgmma_wait"
+            && let Some(CallArg::Value(e)) = out.first()
+            && let ExprKind::Const(ConstValue::Int(n)) = e.kind
+            && n < 0
+        {
+            self.error(TypeError::WrongArguments {
+                callee: name.into(),
+                problem: ArgsProblem::PendingCount { n },
+                span: e.span,
+                help: None,
+            });
+        }
         // ldmatrix reads shared memory only (its addresses are in the shared window), and an
         // mbarrier is an object in shared memory.
         if (name.starts_with("ldmatrix") || sig.family == intrinsics::Family::Mbarrier)
