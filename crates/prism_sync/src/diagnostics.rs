@@ -365,6 +365,19 @@ fn reallocations(ir: &Program, report: &SyncReport, map: &SourceMap, out: &mut V
             )
             .with_label("the second reallocation (or a call that reaches one)")
             .with_help("reallocate once per warpgroup role: one `setmaxnreg_inc` or `setmaxnreg_dec` on every path"),
+            crate::ReallocFault::Bounds { min_blocks } => {
+                let (msg, help) = match min_blocks {
+                    None => (
+                        format!("`{}` reallocates registers (`setmaxnreg`) without `@launch_bounds(n)`: without a register cap at entry nvcc ignores `setmaxnreg`", f.name),
+                        "write `@launch_bounds(n)` with the block's thread count".to_string(),
+                    ),
+                    Some(m) => (
+                        format!("`{}` reallocates registers (`setmaxnreg`) with {m} blocks per multiprocessor: a reallocating kernel needs the register file to itself", f.name),
+                        "write `@launch_bounds(n)` or `@launch_bounds(n, 1)`".to_string(),
+                    ),
+                };
+                Diagnostic::error("register-reallocation", msg, at).with_label("this kernel").with_help(help)
+            }
             crate::ReallocFault::Direction { regs, cap, inc } => {
                 let (what, why) = if inc {
                     ("setmaxnreg_inc", format!("below the {cap} registers each thread starts with (the smaller of the launch bound's cap and the kernel's largest `setmaxnreg_inc`): it would lower the count"))
@@ -380,6 +393,9 @@ fn reallocations(ir: &Program, report: &SyncReport, map: &SourceMap, out: &mut V
             (crate::ReallocFault::InLoop, Some(o)) => d.with_secondary(first_line(map, o), "the loop"),
             (crate::ReallocFault::Twice, Some(o)) => {
                 d.with_secondary(first_line(map, o), "the first reallocation on the path")
+            }
+            (crate::ReallocFault::Bounds { .. }, Some(o)) => {
+                d.with_secondary(first_line(map, o), "a reallocation (or a call that reaches one)")
             }
             _ => d,
         };

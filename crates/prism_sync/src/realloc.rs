@@ -28,6 +28,15 @@ pub enum ReallocFault {
     InLoop,
     /// A second reallocation on one path, `other` the first.
     Twice,
+    /// A kernel that reallocates (itself or through a call) without a register cap at
+    /// entry: no `@launch_bounds(n)` (`min_blocks` `None`), or one that allows more than one
+    /// block per multiprocessor (`min_blocks` that count). ptxas ignores `setmaxnreg` then,
+    /// and the CUDA backend refuses the kernel, so the checker refuses it first (review
+    /// R49: `prism check` and `prism run` accepted kernels `prism build` refused).
+    Bounds {
+        /// The launch bound's second number, when it has one above 1.
+        min_blocks: Option<u64>,
+    },
     /// `setmaxnreg_dec(regs)` above the register count at entry, or `setmaxnreg_inc(regs)`
     /// below it.
     Direction {
@@ -69,7 +78,25 @@ pub fn check(p: &Program) -> Vec<ReallocIssue> {
     for (i, f) in p.functions.iter().enumerate() {
         let mut w = Walk { p, func: FuncId(i as u32), counts: &mut counts, out: &mut out };
         w.block(&f.body, None, &mut None);
-        if let (FnKind::Kernel, Some(threads)) = (f.kind, f.launch_bounds) {
+        if f.kind != FnKind::Kernel {
+            continue;
+        }
+        let mut all = Vec::new();
+        reallocs(p, i, &mut vec![false; p.functions.len()], &mut all);
+        let Some(first) = all.first() else { continue };
+        let bad = match (f.launch_bounds, f.min_blocks) {
+            (None, _) => Some(None),
+            (Some(_), Some(m)) if m != 1 => Some(Some(m)),
+            _ => None,
+        };
+        if let Some(min_blocks) = bad {
+            out.push(ReallocIssue {
+                func: FuncId(i as u32),
+                fault: ReallocFault::Bounds { min_blocks },
+                at: f.span,
+                other: Some(first.at),
+            });
+        } else if let Some(threads) = f.launch_bounds {
             direction(p, i, entry_cap(threads), &mut out);
         }
     }

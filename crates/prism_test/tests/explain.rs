@@ -52,7 +52,11 @@ fn every_code_is_explained_with_checked_examples() {
             "sync" if syncs.is_empty() && rejects.is_empty() => {
                 failures.push(format!("{}: no ```prism,sync or ```prism,reject example", info.code))
             }
-            "build" if builds.is_empty() => failures.push(format!("{}: no ```prism,build example", info.code)),
+            // A backend guard that no accepted program reaches (the checker refuses each
+            // construct first) says so instead of showing one.
+            "build" if builds.is_empty() && !text.contains("No program the checker accepts reaches this code") => {
+                failures.push(format!("{}: no ```prism,build example", info.code))
+            }
             _ => {}
         }
         for (n, b) in runs.iter().enumerate() {
