@@ -68,11 +68,25 @@ pub(super) fn swizzled_start(
     let base = i128::from(ptr.a) + i128::from(ptr.offset) * size;
     let start = base + index * size;
     let repeat = 8 * i128::from(span);
-    if ptr.space != Space::Shared || start.rem_euclid(16) != 0 || start.rem_euclid(repeat) >= i128::from(span) {
+    // Say which requirement fails: a start on a 16-byte boundary may still lie past the
+    // pattern's first row (review R49 found `a_s[-16]` reported as off the boundary).
+    let why = if ptr.space != Space::Shared {
+        Some("not in shared memory".to_string())
+    } else if start.rem_euclid(16) != 0 {
+        Some("not on a 16-byte boundary".to_string())
+    } else if start.rem_euclid(repeat) >= i128::from(span) {
+        Some(format!(
+            "byte {} of its {repeat}-byte swizzle pattern, past the pattern's first {span}-byte row",
+            start.rem_euclid(repeat)
+        ))
+    } else {
+        None
+    };
+    if let Some(why) = why {
         return Err((
             ReportKind::Misaligned,
             format!(
-                "a swizzled tile's start is at byte {start} of shared memory, not on a 16-byte boundary within the first {span}-byte row of a {repeat}-byte swizzle pattern"
+                "a swizzled tile's start is at byte {start} of shared memory, {why}: the tile must start on a 16-byte boundary within the first {span}-byte row of a {repeat}-byte swizzle pattern"
             ),
         ));
     }
