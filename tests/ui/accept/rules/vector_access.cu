@@ -139,15 +139,15 @@ extern "C" __global__ void mixed(__half* __restrict__ h, double* __restrict__ d,
                     dv[0] = dv[0] * 2.0;  // line 59
                     dv[1] = dv[1] * 2.0;  // line 60
                     *(prism_vec<double, 2>*)&d[prism_mul(2, g)] = prism_vec<double, 2>{{dv[0], dv[1]}};  // line 61
-                    int nv[3] = {};  // line 62
+                    int nv_[3] = {};  // line 62
                     const prism_vec<int, 2> prism_v131 = *(const prism_vec<int, 2>*)&n[prism_mul(2, g)];  // line 63
                     const int t131 = prism_v131.v[0];
                     const int t132 = prism_v131.v[1];
-                    nv[1] = t131;
-                    nv[1 + 1] = t132;
-                    nv[0] = prism_neg(nv[2]);  // line 64
-                    nv[1] = prism_neg(nv[1]);  // line 65
-                    *(prism_vec<int, 2>*)&n[prism_mul(2, g)] = prism_vec<int, 2>{{nv[0], nv[1]}};  // line 66
+                    nv_[1] = t131;
+                    nv_[1 + 1] = t132;
+                    nv_[0] = prism_neg(nv_[2]);  // line 64
+                    nv_[1] = prism_neg(nv_[1]);  // line 65
+                    *(prism_vec<int, 2>*)&n[prism_mul(2, g)] = prism_vec<int, 2>{{nv_[0], nv_[1]}};  // line 66
                 }
             }
         }
