@@ -1357,19 +1357,29 @@ impl Fx<'_> {
         }
     }
 
-    /// The value of `r` when it is a constant or a sum of constants defined once.
+    /// The value of `r` when it is a constant or a sum of constants defined once, as `r`
+    /// holds it at run time: each sum wraps to `r`'s type, as the IR's (and the simulator's)
+    /// integer addition does. Review R46: the sums were exact, so `j = a + b + 4` with
+    /// `a = b = INT_MAX` was 2^32 + 2 here and 2 at run time, and a packed `half` vector access
+    /// printed word `hv[2147483649]` of a 4-word array (an out-of-bounds local store for
+    /// `load_vec`).
     fn const_int(&self, r: Reg, depth: u32) -> Option<i128> {
         if depth > 8 || self.a.sites[r.index()].iter().filter(|s| s.def).count() != 1 {
             return None;
         }
-        match self.a.def_inst.get(&r)? {
-            InstKind::Const { value: prism_types::tir::ConstValue::Int(c), .. } => Some(*c),
-            InstKind::Copy { src, .. } => self.const_int(*src, depth + 1),
-            InstKind::Binary { op: BinOp::Add, lhs, rhs, .. } => {
-                self.const_int(*lhs, depth + 1)?.checked_add(self.const_int(*rhs, depth + 1)?)
-            }
-            _ => None,
+        let ty = self.scalar(r);
+        if !ty.is_int() {
+            return None;
         }
+        let v = match self.a.def_inst.get(&r)? {
+            InstKind::Const { value: prism_types::tir::ConstValue::Int(c), .. } => *c,
+            InstKind::Copy { src, .. } => self.const_int(*src, depth + 1)?,
+            InstKind::Binary { op: BinOp::Add, lhs, rhs, .. } => {
+                self.const_int(*lhs, depth + 1)?.checked_add(self.const_int(*rhs, depth + 1)?)?
+            }
+            _ => return None,
+        };
+        Some(prism_types::value::to_i128(ty, prism_types::value::norm(ty, v as u64)))
     }
 
     /// For a vector store of `values`: when each is an element read of a packed array,

@@ -94,7 +94,8 @@ pub fn float_literal(ty: Scalar, x: f64) -> Expr {
                 Expr::call("__longlong_as_double", vec![Expr::id(format!("0x{:016x}ll", x.to_bits()))])
             }
         }
-        Scalar::F32 => f32_literal(x as f32),
+        // Through `value::from_f64`, whose NaN bits do not depend on the host (review R46).
+        Scalar::F32 => f32_literal(f32::from_bits(prism_types::value::from_f64(Scalar::F32, x) as u32)),
         // The simulator's correctly rounded conversion (`prism_types::value`), then the
         // exact `float` of those bits.
         _ => {

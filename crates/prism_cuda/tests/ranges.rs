@@ -308,3 +308,29 @@ fn pipeline_counters_are_native_only_where_the_trip_count_allows() {
     // The body's tile is not negative where the body runs: its slot is a mask.
     assert!(small.contains("(int)((unsigned)k % 4u)"), "{small}");
 }
+
+/// Review R46: a packed `half` vector access at an index that is a sum of constants prints
+/// the word the IR's wrapping sum reaches, not the exact sum (`j = a + b + 4` with
+/// `a = b = INT_MAX` is 2: word 1, where the backend printed `hv[2147483649]`). Every
+/// constant word index of the corpus program lies inside its 4-word array.
+#[test]
+fn packed_pair_indices_are_wrapping_sums() {
+    let src = include_str!("../../../tests/ui/accept/rules/fold_agrees_with_run_time.prism");
+    let text = cuda(src);
+    let mut words = Vec::new();
+    for name in ["hv[", "lv["] {
+        for (at, _) in text.match_indices(name) {
+            let rest = &text[at + name.len()..];
+            let end = rest.find(']').expect("a closing bracket");
+            // The declarations (`unsigned hv[4]`) are sizes, not accesses.
+            if text[..at].ends_with("unsigned ") {
+                continue;
+            }
+            if let Ok(k) = rest[..end].parse::<i64>() {
+                words.push((name, k));
+            }
+        }
+    }
+    let want = [("hv[", 1), ("hv[", 2), ("hv[", 2), ("hv[", 3), ("hv[", 1), ("lv[", 1), ("lv[", 3)];
+    assert_eq!(words, want, "{text}");
+}

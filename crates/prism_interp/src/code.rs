@@ -705,7 +705,19 @@ fn compile_function(_p: &ir::Program, f: &ir::Function, leaves: &[Option<Leaf>],
             }
         }
     });
-    let consts = defs.into_iter().filter_map(|(r, (n, v))| if n == 1 { v.map(|v| (r, v)) } else { None }).collect();
+    // Each constant as its register holds it: wrapped to the register's type, so a loop's end
+    // or step is the value run time compares with even if a constant outside the type ever
+    // reached the IR (review R46: the checker folded `abs(-2147483648)` to 2147483648 in an
+    // `int`, and `step_fits` dropped the counter-overflow check of a loop whose real end was
+    // INT_MIN; `prism_ir::verify` now rejects such a constant too).
+    let consts = defs
+        .into_iter()
+        .filter_map(|(r, (n, v))| if n == 1 { v.map(|v| (r, v)) } else { None })
+        .map(|(r, v)| match f.reg_ty(r) {
+            Type::Scalar(s) if s.is_int() => (r, prism_types::value::to_i128(s, prism_types::value::norm(s, v as u64))),
+            _ => (r, v),
+        })
+        .collect();
     let mut cx = Cx {
         f,
         leaves,

@@ -13,7 +13,7 @@
 //!   made by `float` arithmetic or a `float` math function is the GPU's canonical NaN,
 //!   `0x7fffffff` ([`crate::value::f32_result`]), not the host's.
 
-use crate::value::{CANONICAL_NAN_F32, arith_result, f32_result, norm, to_f64};
+use crate::value::{arith_result, f32_result, float_arith, min_max, norm, to_f64};
 use prism_types::tir::{BinOp, UnOp};
 use prism_types::ty::Scalar;
 
@@ -23,28 +23,11 @@ use prism_types::ty::Scalar;
 pub fn bin(op: BinOp, ty: Scalar, a: u64, b: u64, b_ty: Scalar) -> Option<u64> {
     use BinOp::*;
     Some(match ty {
-        Scalar::F32 => {
-            let (x, y) = (f32::from_bits(a as u32), f32::from_bits(b as u32));
-            match op {
-                Add => f32_result(x + y),
-                Sub => f32_result(x - y),
-                Mul => f32_result(x * y),
-                Div => f32_result(x / y),
-                Rem => f32_result(x % y),
-                _ => fcmp(op, x as f64, y as f64),
-            }
-        }
-        Scalar::F64 | Scalar::F16 | Scalar::BF16 => {
-            let (x, y) = (to_f64(ty, a), to_f64(ty, b));
-            match op {
-                Add => arith_result(ty, x + y),
-                Sub => arith_result(ty, x - y),
-                Mul => arith_result(ty, x * y),
-                Div => arith_result(ty, x / y),
-                Rem => arith_result(ty, x % y),
-                _ => fcmp(op, x, y),
-            }
-        }
+        // The arithmetic is shared with the checker's constant folding (`value::float_arith`).
+        Scalar::F32 | Scalar::F64 | Scalar::F16 | Scalar::BF16 => match op {
+            Add | Sub | Mul | Div | Rem => float_arith(op, ty, a, b),
+            _ => fcmp(op, to_f64(ty, a), to_f64(ty, b)),
+        },
         Scalar::Bool => match op {
             And | BitAnd => a & b & 1,
             Or | BitOr => (a | b) & 1,
@@ -156,51 +139,6 @@ pub fn atomic_add_f32_global(old: u64, v: u64) -> u64 {
     let ftz = |x: f32| if x.is_subnormal() { f32::from_bits(x.to_bits() & 0x8000_0000) } else { x };
     let sum = ftz(f32::from_bits(old as u32)) + ftz(f32::from_bits(v as u32));
     f32_result(ftz(sum))
-}
-
-/// `min(a, b)` or `max(a, b)`; for floats a NaN operand gives the other (CUDA's `fminf`).
-fn min_max(max: bool, ty: Scalar, a: u64, b: u64) -> u64 {
-    if ty.is_float() {
-        // PTX's `max`/`min` (IEEE 754-2019 maximumNumber/minimumNumber): a NaN operand is
-        // ignored, two NaNs give the canonical NaN, and -0 is below +0. Every case is
-        // decided here, not by `f64::max`, which may return either zero and any NaN's bits
-        // depending on how the compiler vectorised the loop around it.
-        let (x, y) = (to_f64(ty, a), to_f64(ty, b));
-        return match (x.is_nan(), y.is_nan()) {
-            (true, true) => canonical_nan(ty),
-            (true, false) => b,
-            (false, true) => a,
-            // Equal values have equal bits except for zeros of both signs.
-            _ if x == y => {
-                if x.is_sign_negative() == max {
-                    b
-                } else {
-                    a
-                }
-            }
-            _ => {
-                if (x > y) == max {
-                    a
-                } else {
-                    b
-                }
-            }
-        };
-    }
-    let less = if ty.is_signed_int() { (a as i64) < (b as i64) } else { a < b };
-    if less == max { b } else { a }
-}
-
-/// The NaN PTX's `min`/`max` return for two NaN operands (its canonical NaN: all payload
-/// bits set, sign clear). For `float` it is the NaN the H200 returned from arithmetic too
-/// ([`CANONICAL_NAN_F32`]); the 16- and 64-bit ones have not been probed on a GPU (`double`
-/// arithmetic returned `0xfff8000000000000` there, see [`crate::value::f64_result`]).
-fn canonical_nan(ty: Scalar) -> u64 {
-    match ty.size() {
-        2 => 0x7FFF,
-        4 => CANONICAL_NAN_F32,
-        _ => 0x7FFF_FFFF_FFFF_FFFF,
-    }
 }
 
 /// A pure math intrinsic, resolved from its name once when the interpreter compiles the IR

@@ -10,7 +10,8 @@
 //!   of the program.
 //! - **Blocks** are numbered in pre-order from 0 (`Block::id`), as analyses that key facts by
 //!   block expect.
-//! - **Types.** Constants fit their type; copies, selects and binary operations have operand
+//! - **Types.** Constants fit their type (an integer constant in an integer register lies in
+//!   that type's range, review R46); copies, selects and binary operations have operand
 //!   types that fit; casts are between scalars; `relid` and raw indices define `i32`; shared
 //!   and local addresses and `ptradd` define pointers with integer offsets; loads define
 //!   scalars through pointers at integer indices; local loads and stores match the array's
@@ -264,6 +265,13 @@ impl V<'_> {
                 if let Some(t) = self.ty(*dst) {
                     let ok = match (t, value) {
                         (Type::Scalar(Scalar::Bool), ConstValue::Bool(_)) => true,
+                        // An integer constant lies in its register's type: every reader (the
+                        // simulator's loop analysis, the CUDA backend's ranges, inference's
+                        // affine indices) takes the value as it is written (review R46).
+                        (Type::Scalar(s), ConstValue::Int(v)) if s.is_int() => {
+                            let (lo, hi) = prism_types::consts::int_range(s);
+                            (lo..=hi).contains(v)
+                        }
                         (Type::Scalar(s), ConstValue::Int(_)) => s != Scalar::Bool,
                         (Type::Scalar(s), ConstValue::Float(_)) => s.is_float(),
                         _ => false,
@@ -845,6 +853,21 @@ kernel @k(%0) entry grid[1] facts 1 1 smem 0 {
     /// No instruction may write a parameter's register (the lowering copies a parameter
     /// the body changes into a register of its own): the analyses take a register's
     /// definitions to be all the values it holds (review R33).
+    /// Review R46: an integer constant outside its register's type (the checker once folded
+    /// `abs(-2147483648)` to 2147483648 in an `i32`) is malformed, since the readers of
+    /// constants (the simulator's loop analysis, the CUDA ranges) take it as written.
+    #[test]
+    fn integer_constants_lie_in_their_type() {
+        let from = "      %3 = const 16\n";
+        assert!(CHECKS.contains(from));
+        for (value, ok) in [("2147483647", true), ("-2147483648", true), ("2147483648", false), ("-2147483649", false)]
+        {
+            let errs = errors(&CHECKS.replacen(from, &format!("      %3 = const {value}\n"), 1));
+            let bad = errs.iter().any(|e| e.contains("constant") && e.contains("does not fit its type"));
+            assert_eq!(bad, !ok, "const {value}: {errs:?}");
+        }
+    }
+
     #[test]
     fn parameters_are_never_written() {
         let from = "      %1 = copy %2\n";

@@ -4,11 +4,16 @@
 //! array sizes, perspective sizes, split cases and `smem=` can use ordinary arithmetic.
 //! Integer results must fit their type (an overflowing constant is an error, not a silent
 //! wrap); division truncates toward zero and `%` takes the sign of the dividend, as in C.
-//! Floating-point constants are folded in `double` and rounded to `float` where the type
-//! is `float`; `half` and `bf16` arithmetic is left to run time.
+//! Floating-point constants are folded with the run-time rules themselves, on the register
+//! bits of their type ([`crate::value`]: `float_arith`, `min_max`, `int_to_float_bits`), so a
+//! folded operation gives the bits the same operation on variables gives at run time, a NaN's
+//! included (review R46, 2026-12-01: folding in the host's `double` gave the host's NaN,
+//! ignored PTX's `min`/`max` rules and rounded `int64` to `float` twice). `half` and `bf16`
+//! arithmetic is left to run time.
 
 use crate::tir::{BinOp, ConstValue, UnOp};
 use crate::ty::Scalar;
+use crate::value;
 
 /// Why compile-time evaluation failed. The words are in `diagnostics.rs` (`const-eval`).
 #[derive(Clone, Debug, PartialEq)]
@@ -54,13 +59,41 @@ pub fn int_range(s: Scalar) -> (i128, i128) {
     }
 }
 
+/// The type of an integer literal (or of exact literal arithmetic) of value `v`: `int` when
+/// it fits, else `int64`, else `uint64`. Its value always lies in its type, as every integer
+/// constant must (review R46: a literal above 2^63 - 1 was an `int64` holding 2^63, which a
+/// store to an `int64` took without a conversion, so it wrapped silently instead of being
+/// `const-eval`). Its context converts it, with the range check of a literal.
+pub fn literal_type(v: i128) -> Scalar {
+    if (i32::MIN as i128..=i32::MAX as i128).contains(&v) {
+        Scalar::I32
+    } else if (i64::MIN as i128..=i64::MAX as i128).contains(&v) {
+        Scalar::I64
+    } else {
+        Scalar::U64
+    }
+}
+
 fn fit(v: i128, s: Scalar) -> Result<ConstValue, ConstError> {
     let (lo, hi) = int_range(s);
     if v < lo || v > hi { Err(ConstError::DoesNotFit { value: v, ty: s }) } else { Ok(ConstValue::Int(v)) }
 }
 
+/// The constant of float type `s` whose register bits are `bits`: a `float` is held as the
+/// `f64` of the same value, a NaN with its payload (`value::f32_bits_to_f64`), so that
+/// `value::const_bits` gives `bits` back on every host.
+fn float_const(bits: u64, s: Scalar) -> ConstValue {
+    ConstValue::Float(match s {
+        Scalar::F32 => value::f32_bits_to_f64(bits as u32),
+        Scalar::F64 => f64::from_bits(bits),
+        _ => value::to_f64(s, bits),
+    })
+}
+
+/// A float value rounded once to type `s` (`cvt.rn`), held exactly (a `half` constant is
+/// the `f64` of its rounded value, so a later conversion starts from the `half`).
 fn round(v: f64, s: Scalar) -> ConstValue {
-    ConstValue::Float(if s == Scalar::F32 { v as f32 as f64 } else { v })
+    float_const(value::from_f64(s, v), s)
 }
 
 /// Whether folding applies to operands of type `s` (everything but 16-bit floats).
@@ -98,19 +131,29 @@ pub fn binary(op: BinOp, a: ConstValue, b: ConstValue, operand: Scalar) -> Resul
             Ge => Bool(x >= y),
             And | Or => return Err(ConstError::NeedsBools),
         },
-        (Float(x), Float(y)) => match op {
-            Add => round(x + y, operand),
-            Sub => round(x - y, operand),
-            Mul => round(x * y, operand),
-            Div => round(x / y, operand),
-            Eq => Bool(x == y),
-            Ne => Bool(x != y),
-            Lt => Bool(x < y),
-            Le => Bool(x <= y),
-            Gt => Bool(x > y),
-            Ge => Bool(x >= y),
-            _ => return Err(ConstError::NotOnFloat { op: op.as_str() }),
-        },
+        (Float(x), Float(y)) => {
+            // A literal operand is held exactly until its register's bits are made; it is a
+            // `float` (language.md §3), so compare and compute with its rounded value, as run
+            // time does (`float(0.1) == 0.1` holds there).
+            let (Float(x), Float(y)) = (round(x, operand), round(y, operand)) else {
+                unreachable!("floats round to floats")
+            };
+            match op {
+                // The run-time arithmetic on the operands' bits: a literal operand is a `float`
+                // (language.md §3), and a NaN result is the GPU's canonical one.
+                Add | Sub | Mul | Div => {
+                    let bits = |v| value::const_bits(operand, Float(v));
+                    float_const(value::float_arith(op, operand, bits(x), bits(y)), operand)
+                }
+                Eq => Bool(x == y),
+                Ne => Bool(x != y),
+                Lt => Bool(x < y),
+                Le => Bool(x <= y),
+                Gt => Bool(x > y),
+                Ge => Bool(x >= y),
+                _ => return Err(ConstError::NotOnFloat { op: op.as_str() }),
+            }
+        }
         (Bool(x), Bool(y)) => match op {
             And => Bool(x && y),
             Or => Bool(x || y),
@@ -152,11 +195,47 @@ pub fn unary(op: UnOp, a: ConstValue, ty: Scalar) -> Result<ConstValue, ConstErr
     })
 }
 
+/// Folds `min(a, b)` (`max` when `max`) of two constants of type `ty` with the run-time
+/// rule (`value::min_max`: for floats PTX's, where a NaN operand is ignored and -0 is below
+/// +0), shared by the checker's folding of calls and of `constexpr` initialisers.
+pub fn min_max(max: bool, a: ConstValue, b: ConstValue, ty: Scalar) -> Result<ConstValue, ConstError> {
+    use ConstValue::*;
+    Ok(match (a, b) {
+        (Int(x), Int(y)) => {
+            if (x < y) == max {
+                Int(y)
+            } else {
+                Int(x)
+            }
+        }
+        (Float(_), Float(_)) if ty.is_float() => {
+            let r = value::min_max(max, ty, value::const_bits(ty, a), value::const_bits(ty, b));
+            float_const(r, ty)
+        }
+        (Bool(_), _) | (_, Bool(_)) => return Err(ConstError::NotApplicable { op: if max { "max" } else { "min" } }),
+        _ => return Err(ConstError::MixedKinds),
+    })
+}
+
+/// Folds `abs(a)` for a constant of type `ty`. A float's sign bit is cleared, a NaN's too,
+/// as at run time. An integer's absolute value must fit its type, like every other integer
+/// fold: `abs(INT_MIN)` is `const-eval`, as `-(-2147483648)` is (review R46: it folded to
+/// 2147483648, a constant outside `int` that the simulator's loop analysis then read as the
+/// end of a loop whose counter could wrap; at run time `abs` of INT_MIN wraps to INT_MIN).
+pub fn abs(a: ConstValue, ty: Scalar) -> Result<ConstValue, ConstError> {
+    use ConstValue::*;
+    match a {
+        Int(x) => fit(x.abs(), ty),
+        Float(x) if ty.is_float() => Ok(round(x.abs(), ty)),
+        Float(_) => Err(ConstError::MixedKinds),
+        Bool(_) => Err(ConstError::NotApplicable { op: "abs" }),
+    }
+}
+
 /// Converts a constant from type `from` to type `to`, with C's conversions (float to int
 /// truncates toward zero and must fit; int to unsigned wraps modulo 2^n).
 pub fn cast(a: ConstValue, from: Scalar, to: Scalar) -> Result<ConstValue, ConstError> {
     use ConstValue::*;
-    let _ = from;
     Ok(match (a, to) {
         (Bool(b), t) if t.is_int() => Int(b as i128),
         (Bool(b), t) if t.is_float() => round(b as u8 as f64, t),
@@ -177,15 +256,29 @@ pub fn cast(a: ConstValue, from: Scalar, to: Scalar) -> Result<ConstValue, Const
                 Int(x.rem_euclid(hi + 1))
             }
         }
-        (Int(x), t) => round(x as f64, t),
-        (Float(x), Scalar::Bool) => Bool(x != 0.0),
-        (Float(x), t) if t.is_int() => {
-            if !x.is_finite() {
-                return Err(ConstError::NotConvertible { value: x, ty: t });
+        // Rounded once from the exact integer, as run time does (through `f64`, an `int64`
+        // above 2^53 rounded twice: review R46).
+        (Int(x), t) => float_const(value::int_to_float_bits(t, x), t),
+        // A conversion between float types rounds once from the exact value (a literal
+        // converted to `double` keeps its digits).
+        (Float(x), t) if t.is_float() => round(x, t),
+        (Float(x), t) => {
+            // To an integer or `bool`: the operand rounded to its own type first, since a
+            // literal held exactly is a `float` (language.md §3): `int(16777217.0)` is
+            // 16777216 at run time.
+            let x = match round(x, from) {
+                Float(r) if from.is_float() => r,
+                _ => x,
+            };
+            if t == Scalar::Bool {
+                Bool(x != 0.0)
+            } else {
+                if !x.is_finite() {
+                    return Err(ConstError::NotConvertible { value: x, ty: t });
+                }
+                fit(x.trunc() as i128, t)?
             }
-            fit(x.trunc() as i128, t)?
         }
-        (Float(x), t) => round(x, t),
     })
 }
 
@@ -205,6 +298,33 @@ mod tests {
     fn overflow_is_an_error() {
         assert!(binary(BinOp::Mul, Int(1 << 20), Int(1 << 20), Scalar::I32).is_err());
         assert_eq!(binary(BinOp::Mul, Int(1 << 20), Int(1 << 20), Scalar::I64), Ok(Int(1 << 40)));
+    }
+
+    /// The bits a `float` constant has in a register.
+    fn f32_bits(c: Result<ConstValue, ConstError>) -> u64 {
+        crate::value::const_bits(Scalar::F32, c.expect("folds"))
+    }
+
+    /// Review R46: float folds give the run-time bits (PTX min/max, the canonical NaN,
+    /// one rounding from an `int64`), and `abs` of the least `int` does not fit.
+    #[test]
+    fn folds_give_the_run_time_bits() {
+        let f = Scalar::F32;
+        assert_eq!(f32_bits(min_max(false, Float(-0.0), Float(0.0), f)), 0x8000_0000);
+        assert_eq!(f32_bits(min_max(true, Float(0.0), Float(-0.0), f)), 0);
+        let nan = binary(BinOp::Div, Float(0.0), Float(0.0), f).expect("folds");
+        assert_eq!(f32_bits(Ok(nan)), crate::value::CANONICAL_NAN_F32);
+        assert_eq!(f32_bits(unary(UnOp::Neg, nan, f)), 0xFFFF_FFFF);
+        assert_eq!(f32_bits(abs(Float(-f64::NAN), f)) & 0x8000_0000, 0);
+        assert_eq!(f32_bits(min_max(false, Float(1.0), nan, f)), 1.0f32.to_bits() as u64);
+        assert_eq!(f32_bits(min_max(true, nan, nan, f)), crate::value::CANONICAL_NAN_F32);
+        let big = (1i128 << 60) + (1 << 36) + 1;
+        assert_eq!(f32_bits(cast(Int(big), Scalar::I64, f)), (big as i64 as f32).to_bits() as u64);
+        assert_eq!(binary(BinOp::Eq, Float(0.1f32 as f64), Float(0.1), f), Ok(Bool(true)));
+        assert_eq!(cast(Float(16777217.0), f, Scalar::I32), Ok(Int(16777216)));
+        assert!(abs(Int(i32::MIN as i128), Scalar::I32).is_err());
+        assert_eq!(abs(Int(i32::MIN as i128), Scalar::I64), Ok(Int(1 << 31)));
+        assert_eq!(literal_type(1 << 63), Scalar::U64);
     }
 
     #[test]

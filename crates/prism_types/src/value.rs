@@ -9,7 +9,7 @@
 //! IEEE bits, `half` and `bf16` as their 16-bit patterns, `bool` as 0 or 1. Arithmetic on
 //! integers wraps (two's complement), as on the GPU.
 
-use crate::tir::ConstValue;
+use crate::tir::{BinOp, ConstValue};
 use crate::ty::Scalar;
 use half::{bf16, f16};
 
@@ -85,11 +85,116 @@ pub fn arith_result(ty: Scalar, x: f64) -> u64 {
     }
 }
 
+/// `a op b` for the arithmetic operators (`+ - * / %`) on floats of type `ty`, as bits: the
+/// run-time rule, which the simulator runs and the checker folds constants with (review R46:
+/// folding in the host's `double` kept the host's NaN, `0xffc00000` on x86, where run time
+/// gives [`CANONICAL_NAN_F32`]). `float` computes in `f32` and canonicalises a NaN; the other
+/// types compute exactly in `f64` and round once ([`arith_result`]).
+#[inline(always)]
+pub fn float_arith(op: BinOp, ty: Scalar, a: u64, b: u64) -> u64 {
+    if ty == Scalar::F32 {
+        let (x, y) = (f32::from_bits(a as u32), f32::from_bits(b as u32));
+        return f32_result(match op {
+            BinOp::Add => x + y,
+            BinOp::Sub => x - y,
+            BinOp::Mul => x * y,
+            BinOp::Div => x / y,
+            _ => x % y,
+        });
+    }
+    let (x, y) = (to_f64(ty, a), to_f64(ty, b));
+    arith_result(
+        ty,
+        match op {
+            BinOp::Add => x + y,
+            BinOp::Sub => x - y,
+            BinOp::Mul => x * y,
+            BinOp::Div => x / y,
+            _ => x % y,
+        },
+    )
+}
+
+/// `min(a, b)` or `max(a, b)` of two values of type `ty`, as bits. Integers compare by
+/// value; floats follow PTX's `min`/`max` (IEEE 754-2019 minimumNumber/maximumNumber): a NaN
+/// operand is ignored, two NaNs give [`min_max_nan`], and -0 is below +0. Every case is
+/// decided here, not by `f64::max`, which may return either zero and any NaN's bits depending
+/// on how the compiler vectorised the loop around it. The simulator runs it and the checker
+/// folds `min`/`max` of constants with it, so a literal operand and a variable holding the
+/// same value give the same bits (review R46: the folding used `<` and returned `+0.0` for
+/// `min(-0.0, 0.0)` and a NaN for `min(1.0, nan)`).
+#[inline(always)]
+pub fn min_max(max: bool, ty: Scalar, a: u64, b: u64) -> u64 {
+    if ty.is_float() {
+        let (x, y) = (to_f64(ty, a), to_f64(ty, b));
+        return match (x.is_nan(), y.is_nan()) {
+            (true, true) => min_max_nan(ty),
+            (true, false) => b,
+            (false, true) => a,
+            // Equal values have equal bits except for zeros of both signs.
+            _ if x == y => {
+                if x.is_sign_negative() == max {
+                    b
+                } else {
+                    a
+                }
+            }
+            _ => {
+                if (x > y) == max {
+                    a
+                } else {
+                    b
+                }
+            }
+        };
+    }
+    let less = if ty.is_signed_int() { (a as i64) < (b as i64) } else { a < b };
+    if less == max { b } else { a }
+}
+
+/// The NaN PTX's `min`/`max` return for two NaN operands (its canonical NaN: all payload
+/// bits set, sign clear). For `float` it is the NaN the H200 returned from arithmetic too
+/// ([`CANONICAL_NAN_F32`]); the 16- and 64-bit ones have not been probed on a GPU (`double`
+/// arithmetic returned `0xfff8000000000000` there, see [`f64_result`]).
+pub fn min_max_nan(ty: Scalar) -> u64 {
+    match ty.size() {
+        2 => 0x7FFF,
+        4 => CANONICAL_NAN_F32,
+        _ => 0x7FFF_FFFF_FFFF_FFFF,
+    }
+}
+
+/// The `float` nearest `x`, as bits (`cvt.rn.f32.f64`). A NaN keeps its sign and the top 22
+/// bits of its payload with the quiet bit set, as x86's and AArch64's conversions do, written
+/// out because Rust leaves the NaN bits of an `as` conversion to the host: the checker's
+/// `float` constants are held as `f64` and come back to bits through here.
+#[inline(always)]
+pub fn f64_to_f32_bits(x: f64) -> u32 {
+    if x.is_nan() {
+        let b = x.to_bits();
+        return ((b >> 32) as u32 & 0x8000_0000) | 0x7FC0_0000 | ((b >> 29) as u32 & 0x003F_FFFF);
+    }
+    (x as f32).to_bits()
+}
+
+/// The `f64` equal to the `float` with bits `v`; a NaN keeps its sign and its payload in the
+/// top bits of the `double`'s, so that [`f64_to_f32_bits`] gives `v` back. How the checker
+/// holds a `float` constant computed as bits (a NaN of [`float_arith`] included), whatever
+/// the host does with the NaN of an `as` conversion.
+pub fn f32_bits_to_f64(v: u32) -> f64 {
+    let x = f32::from_bits(v);
+    if !x.is_nan() {
+        return x as f64;
+    }
+    let sign = u64::from(v >> 31) << 63;
+    f64::from_bits(sign | 0x7FF0_0000_0000_0000 | (u64::from(v & 0x007F_FFFF) << 29))
+}
+
 /// Bits of a float value of type `ty` (rounding to nearest even, once: `cvt.rn`).
 #[inline(always)]
 pub fn from_f64(ty: Scalar, x: f64) -> u64 {
     match ty {
-        Scalar::F32 => (x as f32).to_bits() as u64,
+        Scalar::F32 => f64_to_f32_bits(x) as u64,
         Scalar::F64 => x.to_bits(),
         Scalar::F16 => f64_to_f16_bits(x) as u64,
         Scalar::BF16 => f64_to_bf16_bits(x) as u64,
@@ -265,6 +370,18 @@ pub fn show(ty: Scalar, v: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A `float` NaN held as an `f64` comes back with its bits, whatever the host's `as`
+    /// does with NaNs (review R46: the checker holds folded `float`s this way).
+    #[test]
+    fn float_nans_round_trip_through_f64() {
+        for v in [0x7FFF_FFFFu32, 0xFFFF_FFFF, 0x7FC0_0000, 0xFFC0_0001, 0x7FC1_2345] {
+            assert_eq!(f64_to_f32_bits(f32_bits_to_f64(v)), v, "{v:#x}");
+        }
+        assert_eq!(f64_to_f32_bits(f64::from_bits(0xFFF8_0000_0000_0000)), 0xFFC0_0000);
+        assert_eq!(f64_to_f32_bits(0.1), 0.1f32.to_bits());
+        assert_eq!(f32_bits_to_f64(0.1f32.to_bits()), 0.1f32 as f64);
+    }
 
     #[test]
     fn casts_follow_c() {

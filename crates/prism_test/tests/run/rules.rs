@@ -1493,3 +1493,48 @@ fn r_callee_ranges() {
     }
     assert_same("out", &out.i32("out"), &want);
 }
+
+#[test]
+fn r_fold_agrees_with_run_time() {
+    // Review R46: a constant operation and the same operation on variables give the same
+    // bits. `floats` writes each folded spelling at an even index and its run-time twin
+    // after it; before the fix, `min(-0.0, 0.0)` folded to +0, `min(1.0, 0.0 / 0.0)` to a
+    // NaN, `0.0 / 0.0` to the host's NaN 0xffc00000, `float(int64)` rounded twice, and a
+    // float literal was compared and added unrounded.
+    let p = program(&file("fold_agrees_with_run_time.prism"));
+    let out = p.launch("floats", 1, 1, || vec![Arg::buffer(&[0u32; 32])]);
+    let got: Vec<u32> = out.get("out");
+    let big = 1152921573326323713i64;
+    let want: [u32; 16] = [
+        0x8000_0000,            // min(-0.0, 0.0) = -0.0
+        0,                      // max(0.0, -0.0) = +0.0
+        0x8000_0000,            // min(0.0, -0.0) = -0.0
+        1.0f32.to_bits(),       // min(1.0, NaN) = 1.0
+        2.0f32.to_bits(),       // max(NaN, 2.0) = 2.0
+        0x7FFF_FFFF,            // min(NaN, NaN): the canonical NaN
+        0x7FFF_FFFF,            // 0 / 0
+        0x7FFF_FFFF,            // inf - inf
+        0xFFFF_FFFF,            // -(0 / 0): the sign bit only
+        0x7FFF_FFFF,            // abs(-(0 / 0))
+        (big as f32).to_bits(), // float(int64), rounded once
+        0x8000_0000,            // a file-level min(-0.0, 0.0)
+        0,                      // a file-level max(0.0, -0.0)
+        1,                      // float(0.1) == 0.1
+        (0.3f32 + 0.6f32).to_bits(),
+        16777216, // int(16777217.0): the literal is a float
+    ];
+    for (k, w) in want.iter().enumerate() {
+        assert_eq!((got[2 * k], got[2 * k + 1]), (*w, *w), "pair {k} (out[{}], out[{}]): {got:x?}", 2 * k, 2 * k + 1);
+    }
+
+    // Packed `half` pairs at indices that are wrapping sums of constants: hv = 1..8, so the
+    // stores copy hv[2..4], hv[4..6], hv[4..6], hv[6..8] and hv[2..4]; the loads put
+    // h[0..2] at lv[2..4] and h[4..6] at lv[6..8].
+    let h: Vec<f32> = (0..8).map(|k| k as f32).collect();
+    let out = p.launch("pairs", 1, 1, || vec![f16_buffer(&h), f16_buffer(&[0.0; 48])]);
+    let mut want = [0.0f32; 48];
+    want[..10].copy_from_slice(&[3.0, 4.0, 5.0, 6.0, 5.0, 6.0, 7.0, 8.0, 3.0, 4.0]);
+    want[16..24].copy_from_slice(&[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 4.0, 5.0]);
+    let want: Vec<u64> = want.iter().map(|&x| prism_types::value::from_f64(Scalar::F16, f64::from(x))).collect();
+    assert_same("o", &out.bits("o"), &want);
+}

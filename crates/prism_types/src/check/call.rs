@@ -1804,28 +1804,22 @@ impl Checker<'_> {
             return None;
         }
         let r = match (name, vals.as_slice()) {
-            ("min", [(a, s), (b, _)]) => {
-                let lt = crate::consts::binary(ast::BinOp::Lt, *a, *b, *s).ok()?;
-                if lt == ConstValue::Bool(true) { *a } else { *b }
-            }
-            ("max", [(a, s), (b, _)]) => {
-                let gt = crate::consts::binary(ast::BinOp::Gt, *a, *b, *s).ok()?;
-                if gt == ConstValue::Bool(true) { *a } else { *b }
-            }
-            ("abs", [(ConstValue::Int(x), _)]) => ConstValue::Int(x.abs()),
-            ("abs", [(ConstValue::Float(x), _)]) => ConstValue::Float(x.abs()),
+            // The run-time rules (`consts::min_max`, `consts::abs`): PTX's float `min`/`max`,
+            // and an `abs` that must fit its type (review R46).
+            (op @ ("min" | "max"), [(a, s), (b, _)]) => crate::consts::min_max(op == "max", *a, *b, *s),
+            ("abs", [(a, s)]) => crate::consts::abs(*a, *s),
             (_, [(v, from)]) if intrinsics::lookup(name).map(|i| i.sig().family) == Some(intrinsics::Family::Cast) => {
-                match crate::consts::cast(*v, *from, to) {
-                    Ok(r) => r,
-                    Err(reason) => {
-                        self.error(TypeError::ConstEval { reason, span: call.span });
-                        return None;
-                    }
-                }
+                crate::consts::cast(*v, *from, to)
             }
             _ => return None,
         };
-        Some(super::expr::konst(r, to, call.span))
+        match r {
+            Ok(r) => Some(super::expr::konst(r, to, call.span)),
+            Err(reason) => {
+                self.error(TypeError::ConstEval { reason, span: call.span });
+                None
+            }
+        }
     }
 }
 

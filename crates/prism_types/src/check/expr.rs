@@ -109,7 +109,7 @@ impl Checker<'_> {
         let span = e.span;
         match &e.kind {
             E::Int(v) => {
-                let ty = if *v <= i32::MAX as u64 { Scalar::I32 } else { Scalar::I64 };
+                let ty = consts::literal_type(*v as i128);
                 Val { e: konst(ConstValue::Int(*v as i128), ty, span), lit: Lit::Int, err: false }
             }
             E::Float(v) => Val { e: konst(ConstValue::Float(*v), Scalar::F32, span), lit: Lit::Float, err: false },
@@ -448,7 +448,7 @@ impl Checker<'_> {
             let wide = consts::binary(op, *x, *y, Scalar::I64).or_else(|_| consts::binary(op, *x, *y, Scalar::U64));
             return match wide {
                 Ok(ConstValue::Int(v)) => {
-                    let ty = if v >= i32::MIN as i128 && v <= i32::MAX as i128 { Scalar::I32 } else { Scalar::I64 };
+                    let ty = consts::literal_type(v);
                     Val { e: konst(ConstValue::Int(v), ty, span), lit, err: false }
                 }
                 Ok(other) => Val { e: konst(other, result, span), lit, err: false },

@@ -643,11 +643,7 @@ fn global_const(
 fn literal(value: tir::ConstValue) -> Konst {
     use tir::ConstValue as C;
     match value {
-        C::Int(v) => Konst {
-            value,
-            ty: if v >= i32::MIN as i128 && v <= i32::MAX as i128 { Scalar::I32 } else { Scalar::I64 },
-            literal: true,
-        },
+        C::Int(v) => Konst { value, ty: consts::literal_type(v), literal: true },
         C::Float(_) => Konst { value, ty: Scalar::F32, literal: true },
         C::Bool(_) => Konst { value, ty: Scalar::Bool, literal: false },
     }
@@ -836,7 +832,9 @@ pub(crate) fn const_expr(
                         literal: false,
                     }
                 }
-                ("abs", [k]) => Konst {
+                // Literal arithmetic is exact (the store checks the range); a typed operand's
+                // `abs` must fit its type, as in a function body (`consts::abs`, review R46).
+                ("abs", [k]) if k.literal => Konst {
                     value: match k.value {
                         C::Int(v) => C::Int(v.abs()),
                         C::Float(v) => C::Float(v.abs()),
@@ -844,13 +842,13 @@ pub(crate) fn const_expr(
                     },
                     ..*k
                 },
+                ("abs", [k]) => Konst { value: consts::abs(k.value, k.ty).map_err(|r| eval_err(r, e.span))?, ..*k },
                 (op @ ("min" | "max"), [x, y]) => {
                     let ty = if x.literal { y.ty } else { x.ty };
                     let vx = consts::cast(x.value, x.ty, ty).map_err(|r| eval_err(r, e.span))?;
                     let vy = consts::cast(y.value, y.ty, ty).map_err(|r| eval_err(r, e.span))?;
-                    let lt = consts::binary(ast::BinOp::Lt, vx, vy, ty).map_err(|r| eval_err(r, e.span))?;
-                    let pick_x = (lt == C::Bool(true)) == (op == "min");
-                    Konst { value: if pick_x { vx } else { vy }, ty, literal: x.literal && y.literal }
+                    let value = consts::min_max(op == "max", vx, vy, ty).map_err(|r| eval_err(r, e.span))?;
+                    Konst { value, ty, literal: x.literal && y.literal }
                 }
                 _ => return Err(not_const("this value", e.span, Some((format!("`{name}(...)`"), callee.span)))),
             }
