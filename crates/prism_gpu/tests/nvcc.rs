@@ -38,7 +38,7 @@ fn nvcc_compiles_the_corpus_for_sm80_and_sm90a(nvcc: &Path) {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
-    let warnings = corpus_jobs::warnings(results.iter().map(|(_, c)| c.log.as_str()));
+    let warnings = corpus_jobs::warnings(&tmp, results.iter().map(|(_, c)| c.log.as_str()));
     let mut record = String::from(
         "# nvcc warnings compiling tests/ui/accept for sm_80 and sm_90a (crates/prism_gpu/tests/nvcc.rs).\n\
          # Rewrite with `PRISM_BLESS=1 cargo test -p prism_gpu --test nvcc`.\n",

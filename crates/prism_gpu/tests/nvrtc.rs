@@ -50,7 +50,8 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 fn corpus(nv: &'static Nvrtc) -> Result<(), String> {
-    let jobs = corpus_jobs::jobs(&scratch("nvrtc-corpus"));
+    let tmp = scratch("nvrtc-corpus");
+    let jobs = corpus_jobs::jobs(&tmp);
     let start = std::time::Instant::now();
     let results = corpus_jobs::on_two_threads(&jobs, |j| {
         nv.compile(&j.text, &j.file.display().to_string(), j.arch, Image::Cubin)
@@ -69,7 +70,7 @@ fn corpus(nv: &'static Nvrtc) -> Result<(), String> {
     if !failures.is_empty() {
         return Err(failures.join("\n\n"));
     }
-    let got = corpus_jobs::warnings(logs);
+    let got = corpus_jobs::warnings(&tmp, logs);
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/nvcc_warnings.txt");
     let record = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     let nvcc: std::collections::BTreeSet<String> =
