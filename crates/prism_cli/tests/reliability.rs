@@ -86,6 +86,30 @@ fn outputs_are_validated_before_anything_is_written() {
 }
 
 #[test]
+fn two_outputs_to_one_file_are_refused_however_spelled() {
+    let d = scratch("outs-twice");
+    let y = d.join("y.npy");
+    std::os::unix::fs::symlink(&y, d.join("link.npy")).expect("symlink");
+    // The same file as `y.npy`, `./y.npy`, `sub/../y.npy` and through a link to it (which does
+    // not exist yet either); each would silently replace the other's buffer.
+    std::fs::create_dir(d.join("sub")).expect("dir");
+    let spellings = [d.join(".").join("y.npy"), d.join("sub/../y.npy"), d.join("link.npy"), y.clone()];
+    for other in &spellings {
+        let o = saxpy_out(&[format!("y={}", y.display()), format!("x={}", other.display())]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains("name the same file"), "{}", stderr(&o));
+        let left: Vec<_> = std::fs::read_dir(&d).expect("ls").flatten().map(|e| e.file_name()).collect();
+        assert_eq!(left.len(), 2, "nothing written, no temporary left: {left:?}");
+    }
+    // Two outputs to two files, and one buffer to two files, are fine.
+    let o = saxpy_out(&[format!("y={}", y.display()), format!("x={}", d.join("x.npy").display())]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = saxpy_out(&[format!("y={}", y.display()), format!("y={}", d.join("y2.npy").display())]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&y).expect("y"), std::fs::read(d.join("y2.npy")).expect("y2"));
+}
+
+#[test]
 fn build_outputs_never_clobber_what_they_should_not() {
     let d = scratch("build-out");
     // Its own source: refused, the source unchanged.
