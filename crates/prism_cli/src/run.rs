@@ -420,7 +420,10 @@ fn write_outputs(p: &Prepared) -> u8 {
         } else {
             vec![buffer.len()]
         };
-        temps.push((path.as_path(), prism_interp::npy::write(buffer, &shape)));
+        match prism_interp::npy::write(buffer, &shape) {
+            Ok(bytes) => temps.push((path.as_path(), bytes)),
+            Err(e) => return usage(&format!("cannot write `{}`: {e}", path.display())),
+        }
     }
     let files: Vec<(&Path, &[u8])> = temps.iter().map(|(p, b)| (*p, b.as_slice())).collect();
     if let Err(e) = crate::files::write_all_atomic(&files) {
