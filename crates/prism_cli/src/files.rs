@@ -75,6 +75,11 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
+/// Whether `path` is a device or FIFO, which is written through rather than replaced.
+pub fn is_special(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
+}
+
 /// A temporary name next to `path`, for writing it before renaming it into place.
 pub fn temp_path(path: &Path) -> PathBuf {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -102,7 +107,7 @@ pub fn write_all_atomic(files: &[(&Path, &[u8])]) -> Result<(), String> {
             let _ = std::fs::remove_file(t);
         }
     };
-    let special = |p: &Path| std::fs::metadata(p).is_ok_and(|m| !m.is_file() && !m.is_dir());
+    let special = is_special;
     for (path, bytes) in files.iter().filter(|(p, _)| !special(p)) {
         let tmp = temp_path(path);
         temps.push(tmp.clone());

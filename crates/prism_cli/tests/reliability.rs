@@ -119,8 +119,15 @@ fn build_outputs_never_clobber_what_they_should_not() {
     let s = src.to_str().expect("utf-8");
     let o = prism(&["build", s, "-o", s]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("refusing to overwrite"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("must end in `.cu`"), "{}", stderr(&o));
     assert_eq!(std::fs::read(&src).expect("read"), before);
+    // A source whose own name ends in `.cu` is its default output, and refused as the input.
+    let cu_src = d.join("odd.cu");
+    std::fs::copy(&src, &cu_src).expect("copy");
+    let o = prism(&["build", cu_src.to_str().expect("utf-8")]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("refusing to overwrite"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&cu_src).expect("read"), before);
     // Through a symbolic link: the file it points to is written, the link stays a link.
     let target = d.join("real.cu");
     std::fs::write(&target, "old").expect("write");
