@@ -892,6 +892,13 @@ fn const_words(e: &crate::consts::ConstError) -> String {
         CaseUnits { n } => format!("a case takes at least one unit, not {n}"),
         Alignment => "alignment must be a power of two between 1 and 4096".into(),
         ArraySize { n } => format!("array size {n} is not between 1 and 2^32"),
+        FloatRange { value, ty } => format!(
+            "{} does not fit in `{}` (its finite values lie within ±{})",
+            // `70000`, but `1e39` rather than forty digits.
+            if value.fract() == 0.0 && value.abs() < 1e16 { format!("{value}") } else { format!("{value:e}") },
+            ty.name(),
+            crate::consts::float_max_text(*ty)
+        ),
     }
 }
 
