@@ -55,6 +55,18 @@ impl TypeError {
                     .with_secondary(*first, "first defined here")
                     .with_help("pick another name, or assign to the existing variable without `: type`")
             }
+            // A repeated import is harmless in Python, but a name is bound once per module:
+            // say so, rather than give the help for a variable declared twice.
+            DuplicateImport { name, span, first } => Diagnostic::error(
+                "duplicate-definition",
+                format!("`{name}` is already bound in this module; this import binds it again"),
+                *span,
+            )
+            .with_label("bound again here")
+            .with_secondary(*first, "first bound here")
+            .with_help(
+                "import each name once: remove this import if it repeats the first, or bind it under another name with `as`",
+            ),
             InInstance { inner, calls } => {
                 // A long chain (a generic function instantiating itself) keeps the two ends:
                 // the instance at fault and the user's call that began it.

@@ -483,7 +483,7 @@ fn import(scope: &mut Scope, imp: &ast::Import, from: Option<&Scope>, errors: &m
     let path = imp.path_text();
     let bind = |scope: &mut Scope, local: String, span: Span, what: Bound, errors: &mut Vec<TypeError>| {
         if let Some(first) = scope.bound_at.get(&local) {
-            errors.push(TypeError::Duplicate { name: local, span, first: *first });
+            errors.push(TypeError::DuplicateImport { name: local, span, first: *first });
             return;
         }
         scope.bound_at.insert(local.clone(), span);
@@ -508,7 +508,7 @@ fn import(scope: &mut Scope, imp: &ast::Import, from: Option<&Scope>, errors: &m
             let span = alias.as_ref().map_or(imp.span, |a| a.span);
             if scope.modules.contains(&prefix) {
                 let first = scope.bound_at.get(&prefix).copied().unwrap_or(imp.span);
-                errors.push(TypeError::Duplicate { name: prefix, span, first });
+                errors.push(TypeError::DuplicateImport { name: prefix, span, first });
                 return;
             }
             scope.modules.insert(prefix.clone());
