@@ -3,6 +3,8 @@
 //! Checks the file, infers synchronisation and writes the CUDA C++ the backend generates
 //! (`docs/cuda.md`). With `--ptx` or `--cubin` it also runs nvcc (`$PRISM_NVCC`, `nvcc` on
 //! `PATH`, or the cache `scripts/install-nvcc.sh` fills) and writes `OUT.ptx`/`OUT.cubin`.
+//! `-o` must name a `.cu` file (or a device or pipe, without `--ptx`/`--cubin`): any other
+//! name is a usage error before anything is compiled, never a file of the wrong kind.
 //! Exit codes as `prism check`: 1 for compile errors, 2 for usage, IO or nvcc failures.
 //! Every output is written to a temporary file and renamed into place, so a failure never
 //! leaves a partial file.
@@ -20,8 +22,9 @@ use std::path::{Path, PathBuf};
 pub struct BuildArgs {
     /// The `.prism` file.
     pub file: String,
-    /// Where to write the CUDA (default: the input with `.cu`).
-    #[arg(short = 'o', long = "output")]
+    /// Where to write the CUDA C++: a `.cu` file (default: the input with `.cu`), or a
+    /// device or pipe (`/dev/null`). `--ptx`/`--cubin` write `OUT.ptx`/`OUT.cubin` beside it.
+    #[arg(short = 'o', long = "output", value_name = "OUT.cu")]
     pub output: Option<String>,
     /// Also compile to PTX with nvcc (`OUT.ptx`).
     #[arg(long, conflicts_with = "cubin")]
@@ -44,6 +47,13 @@ pub fn run(a: &BuildArgs) -> u8 {
         Ok(t) => t,
         Err(e) => return fail(&e),
     };
+    let cu = match &a.output {
+        Some(o) => PathBuf::from(o),
+        None => Path::new(&a.file).with_extension("cu"),
+    };
+    if let Err(e) = cuda_name(&cu, a) {
+        return fail(&e);
+    }
     let text = match read_source(&a.file) {
         Ok(t) => t,
         Err(e) => return fail(&e),
@@ -84,22 +94,19 @@ pub fn run(a: &BuildArgs) -> u8 {
         errln!("error: `{}` cannot be lowered to CUDA; nothing was written", a.file);
         return 1;
     }
-    let cu = match &a.output {
-        Some(o) => PathBuf::from(o),
-        None => Path::new(&a.file).with_extension("cu"),
-    };
-    // Every output is checked before anything is written.
+    // Every output is checked before anything is written. `OUT.ptx`/`OUT.cubin` are named
+    // after `-o` as written, not after the file a link to it names, and nvcc reads that name
+    // (its `.cu` tells nvcc the language).
     let source = Path::new(&a.file);
-    let cu = match crate::files::output_path(&cu, &[source]) {
+    let real = match crate::files::output_path(&cu, &[source]) {
         Ok(p) => p,
         Err(e) => return fail(&e),
     };
-    let ext = if a.ptx { "ptx" } else { "cubin" };
-    let dest = cu.with_extension(ext);
-    if a.ptx || a.cubin {
-        if let Err(e) = crate::files::output_path(&dest, &[source]) {
-            return fail(&e);
-        }
+    let dest = if a.ptx || a.cubin {
+        let dest = match crate::files::output_path(&cu.with_extension(if a.ptx { "ptx" } else { "cubin" }), &[source]) {
+            Ok(p) => p,
+            Err(e) => return fail(&e),
+        };
         // wgmma and setmaxnreg exist only on the architecture-specific targets (`sm_90a`,
         // not `sm_90`): say so rather than let ptxas fail.
         if out.needs_sm90a && !(a.common.arch.starts_with("sm_") && a.common.arch.ends_with('a')) {
@@ -108,16 +115,19 @@ pub fn run(a: &BuildArgs) -> u8 {
                 a.file, a.common.arch
             ));
         }
-    }
-    if let Err(e) = write_atomic(&cu, out.text.as_bytes()) {
+        Some(dest)
+    } else {
+        None
+    };
+    if let Err(e) = write_atomic(&real, out.text.as_bytes()) {
         return fail(&e);
     }
     if a.common.message_format == MessageFormat::Human {
-        errln!("wrote `{}`", cu.display());
+        errln!("wrote `{}`", real.display());
     }
-    if !(a.ptx || a.cubin) {
+    let Some(dest) = dest else {
         return 0;
-    }
+    };
     let Some(nvcc) = prism_gpu::toolchain::find_nvcc() else {
         return fail(prism_gpu::toolchain::NO_NVCC);
     };
@@ -145,5 +155,34 @@ pub fn run(a: &BuildArgs) -> u8 {
             }
             0
         }
+    }
+}
+
+/// Checks that `-o` (or the default, the input with `.cu`) names a CUDA C++ file: it ends
+/// in `.cu`, since that is what is written, nvcc chooses the language of `--ptx`/`--cubin`
+/// by the extension, and anything else is a name the user meant for another file (`-o
+/// x.cubin` would get C++ text, `-o other.prism` would replace a source). A device or FIFO
+/// (`/dev/null`, a pipe) may have any name, but has no directory for `OUT.ptx`/`OUT.cubin`.
+fn cuda_name(cu: &Path, a: &BuildArgs) -> Result<(), String> {
+    let compiled = a.ptx || a.cubin;
+    let shown = cu.display();
+    if crate::files::is_special(cu) {
+        if compiled {
+            return Err(format!(
+                "`-o {shown}` is not a regular file, so `--{}` has no place beside it for its output; name a `.cu` file",
+                if a.ptx { "ptx" } else { "cubin" }
+            ));
+        }
+        return Ok(());
+    }
+    match cu.extension().and_then(|e| e.to_str()) {
+        Some("cu") => Ok(()),
+        Some(ext @ ("ptx" | "cubin")) => Err(format!(
+            "`-o {shown}` names the CUDA C++ file, which must end in `.cu`; for a {} write `-o {} --{ext}`, which writes `{}` beside it",
+            if ext == "ptx" { "PTX file" } else { "cubin" },
+            cu.with_extension("cu").display(),
+            cu.display()
+        )),
+        _ => Err(format!("`-o {shown}` names the CUDA C++ file `prism build` writes, which must end in `.cu`")),
     }
 }

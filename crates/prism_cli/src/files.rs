@@ -4,7 +4,9 @@
 //! Every output path is checked before anything is written ([`output_path`]): its directory
 //! must exist; a directory is refused; a symbolic link is followed, so the file it points to
 //! is replaced and the link stays; a device or FIFO (`/dev/null`, a pipe) is written
-//! through, never replaced; and the input source file is never an output. Then
+//! through, never replaced; and the input source file is never an output. Two outputs of
+//! one command that name the same file, however spelled (`a.npy`, `./a.npy`, a link to
+//! it), are refused ([`same_output`]): one would silently replace the other. Then
 //! [`write_all_atomic`] writes every regular output to a temporary file beside it, writes
 //! through the special ones, and renames the temporaries into place only when all are
 //! written, so a failure leaves no partial output.
@@ -48,12 +50,34 @@ pub fn output_path(path: &Path, inputs: &[&Path]) -> Result<PathBuf, String> {
     Ok(real)
 }
 
+/// Whether two paths [`output_path`] returned name the same file, however they are spelled
+/// (`a.npy` and `./a.npy`, `d/../a.npy`), whether or not it exists yet.
+pub fn same_output(a: &Path, b: &Path) -> bool {
+    a == b || matches!((identity(a), identity(b)), (Some(x), Some(y)) if x == y)
+}
+
+/// One spelling of an output path for all of them: its directory made canonical (it exists:
+/// [`output_path`] checked), joined with its file name; an existing file's own canonical
+/// path, which also covers a device reached through a link.
+fn identity(path: &Path) -> Option<PathBuf> {
+    if let Ok(p) = std::fs::canonicalize(path) {
+        return Some(p);
+    }
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    Some(std::fs::canonicalize(dir).ok()?.join(path.file_name()?))
+}
+
 /// Whether two paths name the same existing file.
 fn same_file(a: &Path, b: &Path) -> bool {
     match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
         (Ok(x), Ok(y)) => x == y,
         _ => false,
     }
+}
+
+/// Whether `path` is a device or FIFO, which is written through rather than replaced.
+pub fn is_special(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
 }
 
 /// A temporary name next to `path`, for writing it before renaming it into place.
@@ -70,13 +94,20 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
 /// Writes every file to a temporary first and renames them into place only when all are
 /// written, so a failure leaves no output partial (and none at all if a write fails).
 pub fn write_all_atomic(files: &[(&Path, &[u8])]) -> Result<(), String> {
+    // Callers refuse these while validating; one file twice would share a temporary and
+    // leave only the last contents, so refuse it here too rather than write it.
+    for (j, (b, _)) in files.iter().enumerate() {
+        if let Some((a, _)) = files[..j].iter().find(|(a, _)| same_output(a, b)) {
+            return Err(format!("`{}` and `{}` name the same file", a.display(), b.display()));
+        }
+    }
     let mut temps: Vec<PathBuf> = Vec::new();
     let clean = |temps: &[PathBuf]| {
         for t in temps {
             let _ = std::fs::remove_file(t);
         }
     };
-    let special = |p: &Path| std::fs::metadata(p).is_ok_and(|m| !m.is_file() && !m.is_dir());
+    let special = is_special;
     for (path, bytes) in files.iter().filter(|(p, _)| !special(p)) {
         let tmp = temp_path(path);
         temps.push(tmp.clone());

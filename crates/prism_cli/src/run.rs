@@ -239,7 +239,7 @@ fn prepare(a: &RunArgs, m: &Module, file: prism_span::FileId) -> Result<Prepared
         shapes.push(shape);
     }
     // Outputs: pointer parameters, each written once, to a directory that exists.
-    let mut outs = Vec::new();
+    let mut outs: Vec<(usize, PathBuf)> = Vec::new();
     for s in &a.outs {
         let Some((n, path)) = s.split_once('=') else {
             return Err(at_kernel("bad-argument", format!("`--out {s}`: expected NAME=PATH")));
@@ -247,8 +247,13 @@ fn prepare(a: &RunArgs, m: &Module, file: prism_span::FileId) -> Result<Prepared
         let i = pointer_param(&k, n).map_err(|e| at_kernel("bad-argument", format!("`--out {s}`: {e}")))?;
         let path = crate::files::output_path(Path::new(path), &[Path::new(&a.file)])
             .map_err(|e| Fail::plain(format!("`--out {s}`: {e}")))?;
-        if outs.iter().any(|(_, p)| *p == path) {
-            return Err(at_kernel("bad-argument", format!("`{}` is written by two `--out`s", path.display())));
+        // However it is spelled: both would go through one temporary file, and the second
+        // buffer would silently replace the first. (`outs` keeps `a.outs`'s order.)
+        if let Some(before) = outs.iter().position(|(_, p)| crate::files::same_output(p, &path)) {
+            return Err(Fail::plain(format!(
+                "`--out {}` and `--out {s}` name the same file; give each output its own",
+                a.outs[before]
+            )));
         }
         outs.push((i, path));
     }
@@ -415,7 +420,10 @@ fn write_outputs(p: &Prepared) -> u8 {
         } else {
             vec![buffer.len()]
         };
-        temps.push((path.as_path(), prism_interp::npy::write(buffer, &shape)));
+        match prism_interp::npy::write(buffer, &shape) {
+            Ok(bytes) => temps.push((path.as_path(), bytes)),
+            Err(e) => return usage(&format!("cannot write `{}`: {e}", path.display())),
+        }
     }
     let files: Vec<(&Path, &[u8])> = temps.iter().map(|(p, b)| (*p, b.as_slice())).collect();
     if let Err(e) = crate::files::write_all_atomic(&files) {

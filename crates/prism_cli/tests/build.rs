@@ -58,6 +58,39 @@ fn a_program_with_errors_writes_nothing() {
 }
 
 #[test]
+fn an_output_name_of_another_kind_is_refused_before_anything_is_written() {
+    // `-o` names the CUDA C++ file: a name for a cubin, a PTX file, another source or data
+    // is a usage error, and the files already there keep their contents.
+    let d = scratch("names");
+    std::fs::write(d.join("other.prism"), "keep").expect("write");
+    std::fs::write(d.join("keep.npy"), "keep").expect("write");
+    let cases: [(&str, &[&str], &str); 7] = [
+        ("x.cubin", &[], "write `-o"),
+        ("x.ptx", &["--ptx"], "for a PTX file write `-o"),
+        ("x.cubin", &["--cubin"], "for a cubin write `-o"),
+        ("other.prism", &[], "must end in `.cu`"),
+        ("keep.npy", &[], "must end in `.cu`"),
+        ("noext", &["--ptx"], "must end in `.cu`"),
+        ("/dev/null", &["--cubin"], "is not a regular file"),
+    ];
+    for (name, extra, says) in cases {
+        let out = if name.starts_with('/') { name.to_string() } else { d.join(name).display().to_string() };
+        let mut args = vec!["build", SAXPY, "-o", &out];
+        args.extend_from_slice(extra);
+        let o = prism(&args, &[]);
+        assert_eq!(o.status.code(), Some(2), "{name}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{name}: {}", stderr(&o));
+        let names: Vec<_> = std::fs::read_dir(&d).expect("dir").flatten().map(|e| e.file_name()).collect();
+        assert_eq!(names.len(), 2, "{name}: nothing written: {names:?}");
+    }
+    assert_eq!(std::fs::read(d.join("other.prism")).expect("read"), b"keep");
+    assert_eq!(std::fs::read(d.join("keep.npy")).expect("read"), b"keep");
+    // A device takes the CUDA under any name.
+    let o = prism(&["build", SAXPY, "-o", "/dev/null"], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+#[test]
 fn a_missing_nvcc_is_a_clear_error() {
     let d = scratch("nvcc");
     let out = d.join("s.cu");

@@ -152,6 +152,43 @@ fn malformed_npy_inputs_are_rejected() {
 }
 
 #[test]
+fn npy_headers_past_64_kib_are_read_and_written() {
+    // A version 2.0 file, laid out by hand, whose shape (30,000 dimensions of 1, then 4) makes
+    // a header of about 90,000 bytes: more than version 1.0's two-byte length holds.
+    let d = scratch("npy-v2");
+    let dict = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({}4), }}", "1, ".repeat(30_000));
+    let total = 12 + dict.len() + 1;
+    let header = format!("{dict}{}\n", " ".repeat(total.next_multiple_of(64) - total));
+    let mut bytes = b"\x93NUMPY\x02\x00".to_vec();
+    bytes.extend_from_slice(&(header.len() as u32).to_le_bytes());
+    bytes.extend_from_slice(header.as_bytes());
+    [1.0f32, 2.0, 3.0, 4.0].iter().for_each(|x| bytes.extend_from_slice(&x.to_le_bytes()));
+    let input = d.join("y.npy");
+    std::fs::write(&input, &bytes).expect("write");
+    let out = d.join("out.npy");
+    let o = saxpy(&[
+        "--arg",
+        "n=4",
+        "--arg",
+        "a=2",
+        "--arg",
+        "x=iota:f32:4",
+        "--arg",
+        &format!("y={}", input.display()),
+        "--out",
+        &format!("y={}", out.display()),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // Written back with its shape, so as version 2.0 (version 1.0 would cut the length).
+    let written = std::fs::read(&out).expect("the output exists");
+    assert_eq!(&written[..8], b"\x93NUMPY\x02\x00");
+    let arr = prism_interp::npy::parse(&written).expect("a valid .npy");
+    assert_eq!(arr.shape.len(), 30_001);
+    assert_eq!(arr.buffer.to_vec::<f32>(), Some(vec![1.0, 4.0, 7.0, 10.0]));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
 fn compile_errors_exit_1_and_missing_files_exit_2() {
     let d = scratch("compile");
     let f = d.join("bad.prism");

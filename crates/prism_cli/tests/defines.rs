@@ -68,6 +68,9 @@ fn a_define_is_checked_like_the_written_value() {
     for (d, says) in [
         ("TILE=1.5", "`-D TILE=1.5` does not fit `TILE`"),
         ("TILE=3000000000", "`-D TILE=3000000000` does not fit `TILE`"),
+        // A float past `float`'s range would be an infinity: it does not fit either.
+        ("SCALE=1e39", "`-D SCALE=1e39` does not fit `SCALE`"),
+        ("SCALE=-4e38", "`-D SCALE=-4e38` does not fit `SCALE`"),
         ("TILES=64", "declares no `constexpr` named `TILES` (it declares `TILE`, `SCALE`)"),
     ] {
         let o = prism(&["check", &path, "-D", d]);
@@ -89,4 +92,47 @@ fn a_malformed_define_is_a_usage_error() {
         assert_eq!(o.status.code(), Some(2), "-D {d}: {}", stderr(&o));
         assert!(stderr(&o).contains("--define"), "-D {d}: {}", stderr(&o));
     }
+    // A float beyond every float type is named as such, not as no number at all.
+    let o = prism(&["check", &path, "-D", "SCALE=1e400"]);
+    assert!(stderr(&o).contains("`1e400` does not fit in any float type"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_float_argument_out_of_its_types_range_is_refused() {
+    // `--arg` for a `float` scalar: past `float`'s range is an error naming the argument and
+    // its type, as an integer past `int`'s is; `inf` asks for an infinity.
+    let d = scratch("float-args");
+    let path = d.join("k.prism");
+    std::fs::write(
+        &path,
+        "@prism(\"global\")
+@requires(grid[1], block[1], thread[32])
+def k(out : ptr(float), s : float, w : double, n : int):
+    t : int @ thread[1] = id()
+    with partition(out, p=thread[1], f=lambda i: t + i) as o:
+        with group(thread[1]):
+            o[0] = s + float(w) + float(n)
+",
+    )
+    .expect("written");
+    let p = path.to_str().expect("utf-8");
+    let run = |s: &str, w: &str, n: &str| {
+        let (s, w, n) = (format!("s={s}"), format!("w={w}"), format!("n={n}"));
+        let args = ["run", p, "--kernel", "k", "--grid", "1", "--block", "32", "--arg", "out=zeros:f32:32"];
+        let mut args: Vec<&str> = args.to_vec();
+        args.extend(["--arg", &s, "--arg", &w, "--arg", &n, "--print", "out"]);
+        prism(&args)
+    };
+    for (s, w, n, says) in [
+        ("1e39", "0", "0", "argument `s`: `1e39` does not fit in `float`"),
+        ("0", "1e400", "0", "argument `w`: `1e400` does not fit in `double`"),
+        ("0", "0", "3000000000", "argument `n`: 3000000000 does not fit in `int`"),
+    ] {
+        let o = run(s, w, n);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains("error[bad-argument]") && stderr(&o).contains(says), "{}", stderr(&o));
+    }
+    let o = run("inf", "1e300", "1");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("out = [inf, inf,"), "{}", stdout(&o));
 }

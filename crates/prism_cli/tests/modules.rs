@@ -75,3 +75,22 @@ fn json_diagnostics_name_the_imported_file() {
     let text = stdout(&o);
     assert!(text.contains("\"code\":\"unresolved-import\"") && text.contains("lib/util.prism"), "{text}");
 }
+
+#[test]
+fn a_root_file_importing_itself_from_disk_is_one_clear_error() {
+    // However the root is spelled on the command line (here `./`), its import of itself is
+    // found to be the root: one `unresolved-import`, no second copy of the file with
+    // clashing definitions.
+    let d = scratch("self-import");
+    let text = "from selfish import f\n\n@prism(\"device\")\n@requires(thread[1])\ndef f(x : int @ thread[1]) -> int @ thread[1]:\n    return x\n";
+    std::fs::write(d.join("selfish.prism"), text).expect("write");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_prism"))
+        .args(["check", "./selfish.prism", "--color", "never"])
+        .current_dir(&d)
+        .output()
+        .expect("runs");
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("error[unresolved-import]: `selfish` is this file itself"), "{e}");
+    assert_eq!(e.matches("error[").count(), 1, "{e}");
+}

@@ -86,6 +86,30 @@ fn outputs_are_validated_before_anything_is_written() {
 }
 
 #[test]
+fn two_outputs_to_one_file_are_refused_however_spelled() {
+    let d = scratch("outs-twice");
+    let y = d.join("y.npy");
+    std::os::unix::fs::symlink(&y, d.join("link.npy")).expect("symlink");
+    // The same file as `y.npy`, `./y.npy`, `sub/../y.npy` and through a link to it (which does
+    // not exist yet either); each would silently replace the other's buffer.
+    std::fs::create_dir(d.join("sub")).expect("dir");
+    let spellings = [d.join(".").join("y.npy"), d.join("sub/../y.npy"), d.join("link.npy"), y.clone()];
+    for other in &spellings {
+        let o = saxpy_out(&[format!("y={}", y.display()), format!("x={}", other.display())]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains("name the same file"), "{}", stderr(&o));
+        let left: Vec<_> = std::fs::read_dir(&d).expect("ls").flatten().map(|e| e.file_name()).collect();
+        assert_eq!(left.len(), 2, "nothing written, no temporary left: {left:?}");
+    }
+    // Two outputs to two files, and one buffer to two files, are fine.
+    let o = saxpy_out(&[format!("y={}", y.display()), format!("x={}", d.join("x.npy").display())]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = saxpy_out(&[format!("y={}", y.display()), format!("y={}", d.join("y2.npy").display())]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&y).expect("y"), std::fs::read(d.join("y2.npy")).expect("y2"));
+}
+
+#[test]
 fn build_outputs_never_clobber_what_they_should_not() {
     let d = scratch("build-out");
     // Its own source: refused, the source unchanged.
@@ -95,8 +119,15 @@ fn build_outputs_never_clobber_what_they_should_not() {
     let s = src.to_str().expect("utf-8");
     let o = prism(&["build", s, "-o", s]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("refusing to overwrite"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("must end in `.cu`"), "{}", stderr(&o));
     assert_eq!(std::fs::read(&src).expect("read"), before);
+    // A source whose own name ends in `.cu` is its default output, and refused as the input.
+    let cu_src = d.join("odd.cu");
+    std::fs::copy(&src, &cu_src).expect("copy");
+    let o = prism(&["build", cu_src.to_str().expect("utf-8")]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("refusing to overwrite"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&cu_src).expect("read"), before);
     // Through a symbolic link: the file it points to is written, the link stays a link.
     let target = d.join("real.cu");
     std::fs::write(&target, "old").expect("write");

@@ -124,8 +124,14 @@ pub(crate) fn load(
     syntax: &mut Problems,
     problems: &mut Problems,
 ) -> Vec<Loaded> {
-    let mut l = Loader { units: Vec::new(), state: HashMap::new(), stack: Vec::new(), paths: HashSet::new() };
-    l.visit(map, root, Vec::new(), None, String::new(), search, syntax, problems);
+    let mut l =
+        Loader { units: Vec::new(), state: HashMap::new(), stack: Vec::new(), keys: Vec::new(), paths: HashSet::new() };
+    // The root's key, as the files name it, so that an import of the root (by itself, or
+    // by a module it imports) is the cycle it is rather than a second copy of the root
+    // loaded as a module, whose definitions would then clash with the root's own. A root
+    // the files do not hold (text given directly) cannot be imported by name anyway.
+    let key = search.files.read(Path::new(map.file(root).name())).ok().flatten().map(|(k, _)| k).unwrap_or_default();
+    l.visit(map, root, Vec::new(), None, key, search, syntax, problems);
     l.units
 }
 
@@ -141,6 +147,8 @@ struct Loader {
     state: HashMap<String, State>,
     /// The modules being loaded, outermost first, by dotted path (the root as its file).
     stack: Vec<String>,
+    /// Their keys, in the same order.
+    keys: Vec<String>,
     /// Dotted paths given to modules so far: two different files imported by the same
     /// path from different directories get distinct ones.
     paths: HashSet<String>,
@@ -163,6 +171,7 @@ impl Loader {
         let shown = if path.is_empty() { map.file(file).name().to_string() } else { path.join(".") };
         self.state.insert(key.clone(), State::Active);
         self.stack.push(shown);
+        self.keys.push(key.clone());
         let importer = map.file(file).name().to_string();
         let mut imports = Vec::new();
         for item in &ast.items {
@@ -170,6 +179,7 @@ impl Loader {
             imports.push(self.import(map, imp, &importer, search, syntax, problems));
         }
         self.stack.pop();
+        self.keys.pop();
         let index = self.units.len();
         self.units.push(Loaded { file, ast, path, imports, imported_at });
         self.state.insert(key, State::Done(index));
@@ -220,6 +230,14 @@ impl Loader {
         };
         match self.state.get(&key) {
             Some(State::Done(i)) => return Some(*i),
+            Some(State::Active) if self.keys.last() == Some(&key) => {
+                problems.push(unresolved(
+                    format!("`{dotted}` is this file itself: a module cannot import itself"),
+                    "imports the file it is in",
+                    Some("use the file's own names directly; they are visible in the whole module".into()),
+                ));
+                return None;
+            }
             Some(State::Active) => {
                 let chain: Vec<String> = self.stack.iter().map(|m| format!("`{m}`")).collect();
                 problems.push(unresolved(

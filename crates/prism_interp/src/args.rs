@@ -2,7 +2,8 @@
 //!
 //! - A scalar parameter takes a literal: `42`, `-3`, `0x1F`, `1.5`, `1e-3`, `inf`, `nan`,
 //!   `true`, `false`. Integer literals also fit float parameters; a float literal for an
-//!   integer parameter, or a value out of the parameter's range, is an error.
+//!   integer parameter, or a value out of the parameter's range (`1e39` for a `float`, which
+//!   would round to an infinity), is an error.
 //! - A pointer parameter takes `zeros:DTYPE:N`, `iota:DTYPE:N` (0, 1, 2, ...),
 //!   `rand:DTYPE:N[:SEED]`, or a path to a `.npy` file. `N` may be a shape such as `64x32`
 //!   (it sets the shape written by `--out`). `rand` draws floats uniformly from [-1, 1), signed
@@ -155,7 +156,19 @@ pub fn parse_scalar(text: &str, ty: Scalar) -> Result<Arg, String> {
                 _ => t.parse::<f64>().map_err(|_| format!("`{text}` is not a number"))?,
             },
         };
-        return Ok(Arg::Scalar(ty, from_f64(ty, x)));
+        // A literal too large for the type is refused as in the source (`const-eval`) and
+        // as an integer that does not fit is, rather than becoming an infinity; `inf` is
+        // how to ask for one. Rust reads `1e400` as an infinity, so that is checked too.
+        let bits = from_f64(ty, x);
+        let spelled_infinite = !t.bytes().any(|c| c.is_ascii_digit());
+        if !spelled_infinite && crate::value::to_f64(ty, bits).is_infinite() {
+            return Err(format!(
+                "`{t}` does not fit in `{}` (its finite values lie within ±{}; write `inf` for an infinity)",
+                ty.name(),
+                prism_types::consts::float_max_text(ty)
+            ));
+        }
+        return Ok(Arg::Scalar(ty, bits));
     }
     let Some(i) = int else {
         return Err(if t.parse::<f64>().is_ok() {
@@ -254,6 +267,30 @@ pub fn check_buffer(param: &str, kind: &ParamKind, buffer: &Buffer, what: &str) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn floats_out_of_range_are_refused() {
+        for (text, ty) in
+            [("1e39", Scalar::F32), ("-1e39", Scalar::F32), ("1e400", Scalar::F64), ("70000", Scalar::F16)]
+        {
+            let e = parse_scalar(text, ty).map(|_| ()).unwrap_err();
+            assert!(e.contains("does not fit in") && e.contains(ty.name()), "{text}: {e}");
+        }
+        // The largest finite values, values that round down to them, underflow to zero and
+        // infinities asked for by name are fine.
+        for (text, ty) in [
+            ("3.4028235e38", Scalar::F32),
+            ("3.40282356e38", Scalar::F32),
+            ("1e-50", Scalar::F32),
+            ("1e308", Scalar::F64),
+            ("65504", Scalar::F16),
+            ("inf", Scalar::F32),
+            ("-infinity", Scalar::F64),
+            ("nan", Scalar::F32),
+        ] {
+            assert!(parse_scalar(text, ty).is_ok(), "{text}");
+        }
+    }
 
     #[test]
     fn scalars() {

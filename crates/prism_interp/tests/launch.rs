@@ -48,6 +48,30 @@ def count_block(counter : ptr(int)):
 def read_only(x : ptr(const(int)), n : int):
     with group(thread[1]):
         v : int = x[0] + n
+
+@prism("global")
+@requires(block[1], thread[1])
+def load_atomically(x : ptr(const(int)), n : int):
+    with group(thread[1]):
+        v : int = atomic_load(x[0]) + n
+
+@prism("global")
+@requires(block[1], thread[1])
+def swap_block(x : ptr(int)):
+    with group(thread[1]):
+        old : int = atomic_cas(x[0], 0, 1)
+
+@prism("global")
+@requires(block[1], thread[1])
+def exchange_block(x : ptr(int)):
+    with group(thread[1]):
+        old : int = atomic_exch(x[0], 1)
+
+@prism("global")
+@requires(block[1], thread[1])
+def store_block(x : ptr(int)):
+    with group(thread[1]):
+        atomic_store(x[0], 1)
 "#;
 
 fn launch(m: &Module, kernel: &str, grid: u32, block: u32, args: &[Arg]) -> Result<(), String> {
@@ -75,13 +99,20 @@ fn kernels_entered_below_grid_that_write_run_as_one_unit() {
     }
     // Atomics change memory too: two blocks would count into one counter unordered against
     // whatever the caller reads afterwards, and nothing in the kernel can tell them apart.
-    assert!(launch(&m, "count_block", 2, 32, &[Arg::buffer(&[0i32])]).is_err());
+    // So do the other atomics that update, however they are spelled.
+    for k in ["count_block", "swap_block", "exchange_block", "store_block"] {
+        let e = launch(&m, k, 2, 32, &[Arg::buffer(&[0i32])]).expect_err(k);
+        assert!(e.contains("exactly 1 block"), "{k}: {e}");
+    }
 }
 
 #[test]
 fn read_only_kernels_entered_below_grid_may_run_on_many_units() {
     let m = module(BELOW_GRID);
     launch(&m, "read_only", 3, 32, &[Arg::buffer(&[1i32]), Arg::value(2i32)]).expect("reads never conflict");
+    // An atomic load is a read too (it was counted as a write until 2026-12-02, which held
+    // this kernel to one block).
+    launch(&m, "load_atomically", 3, 32, &[Arg::buffer(&[1i32]), Arg::value(2i32)]).expect("atomic loads only read");
 }
 
 /// A kernel whose synchronisation relies on `b * 32 + t` staying inside its `int` records

@@ -319,17 +319,47 @@ impl Function {
     }
 
     /// Whether the function may change memory behind one of its pointer parameters (a store,
-    /// an atomic, an asynchronous copy, a volatile access or a writable argument of a call).
+    /// an atomic that updates, an asynchronous copy, a volatile store or a writable argument
+    /// of a call).
     pub fn writes_params(&self) -> bool {
+        let writes = self.access_writes();
         self.accesses
             .iter()
-            .any(|a| a.kind != AccessKind::Read && self.mems[self.mem_root(a.mem).index()].kind == MemKind::Param)
+            .zip(writes)
+            .any(|(a, w)| w && self.mems[self.mem_root(a.mem).index()].kind == MemKind::Param)
     }
 
     /// Whether the function may change the memory named `m` or a view of it, in the same
     /// sense as [`Function::writes_params`].
     pub fn writes_param(&self, m: MemId) -> bool {
-        self.accesses.iter().any(|a| a.kind != AccessKind::Read && self.mem_root(a.mem) == m)
+        let writes = self.access_writes();
+        self.accesses.iter().zip(writes).any(|(a, w)| w && self.mem_root(a.mem) == m)
+    }
+
+    /// Per access site, whether it may change memory: [`AccessKind::writes`], except for the
+    /// one element an intrinsic reads through an immutable reference (`atomic_load`,
+    /// `volatile_load`). Such a load keeps its atomic or volatile kind, which race detection
+    /// and inference need (it orders against stores as an atomic does, and never races with
+    /// other atomics), but it changes nothing: counting it as a write made a kernel that only
+    /// loads a `ptr(const(T))` atomically lose the `const` in its CUDA and be held to one
+    /// block when entered below `grid[1]`.
+    pub fn access_writes(&self) -> Vec<bool> {
+        use prism_types::intrinsics::ParamKind;
+        let mut writes: Vec<bool> = self.accesses.iter().map(|a| a.kind.writes()).collect();
+        self.body.walk(&mut |k| {
+            let InstKind::Intrinsic { intrinsic, accesses, .. } = k else { return };
+            let mut memory =
+                intrinsic.sig().params.iter().filter(|p| !matches!(p.kind, ParamKind::Value | ParamKind::OutList(_)));
+            // One memory operand, read through an immutable element reference: its one
+            // access site only reads.
+            if let (Some(p), None, [a]) = (memory.next(), memory.next(), accesses.as_slice())
+                && p.kind == (ParamKind::Ref { mutable: false })
+                && let Some(w) = writes.get_mut(a.index())
+            {
+                *w = false;
+            }
+        });
+        writes
     }
 
     /// The one launch shape a kernel entered below `grid[1]` allows, as (blocks, threads per

@@ -128,8 +128,9 @@ fn root(f: &Function, mut m: MemId) -> Root {
 /// read-only memory, and moved a wait past the very read the barrier was placed for (until
 /// 2026-11-29, docs/soundness.md §4.3).
 fn written_roots(p: &Program, f: &Function) -> HashSet<Root> {
+    let writes = f.access_writes();
     let mut written: HashSet<Root> =
-        f.accesses.iter().filter(|a| a.kind != AccessKind::Read).map(|a| root(f, a.mem)).collect();
+        f.accesses.iter().zip(writes).filter(|(_, w)| *w).map(|(a, _)| root(f, a.mem)).collect();
     if !written.contains(&Root::Shared) && callees_write_shared(p, f) {
         written.insert(Root::Shared);
     }
@@ -156,7 +157,7 @@ fn callees_write_shared(p: &Program, f: &Function) -> bool {
         let g = p.func(id);
         if g.smem_size > 0
             || g.dyn_smem.is_some()
-            || g.accesses.iter().any(|a| a.kind != AccessKind::Read && root(g, a.mem) == Root::Shared)
+            || g.accesses.iter().zip(g.access_writes()).any(|(a, w)| w && root(g, a.mem) == Root::Shared)
         {
             return true;
         }

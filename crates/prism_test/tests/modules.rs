@@ -164,6 +164,50 @@ fn cycles_are_refused_wherever_they_close() {
 }
 
 #[test]
+fn the_root_importing_itself_is_one_clear_error() {
+    // The root is known by its key, so importing it (directly, by `from`, or through a
+    // module it imports) is a cycle at the import, not a second copy of the root loaded as
+    // a module whose `k` then clashed with the root's (until 2026-12-02: a
+    // `duplicate-definition` beside a cycle reported inside the copy).
+    let root = kernel("from main import k", "k_sum");
+    let root = format!(
+        "{root}\n@prism(\"device\")\n@requires(thread[32])\ndef k_sum(v : float @ thread[1]) -> float @ thread[32]:\n    return 0.0\n"
+    );
+    let (out, synced, p) = compile(&[("main.prism", &root)], &root, &[]);
+    assert!(synced.is_none());
+    assert_eq!(codes(&p), ["unresolved-import"], "{out}");
+    assert!(out.contains("`main` is this file itself: a module cannot import itself"), "{out}");
+    assert!(out.contains("main.prism:1:1"), "{out}");
+    let root = root.replace("from main import k", "import back");
+    let back = "import main\n";
+    let (out, _, p) = compile(&[("main.prism", &root), ("back.prism", back)], &root, &[]);
+    assert_eq!(codes(&p), ["unresolved-import"], "{out}");
+    assert!(out.contains("the chain is `main.prism` -> `back` -> `main`;"), "{out}");
+}
+
+#[test]
+fn a_module_imported_twice_is_loaded_once() {
+    // `import m` and `from m import f` bind different names to one module's functions.
+    let root = kernel("import lib.util\nfrom lib.util import scaled_sum", "scaled_sum");
+    let (out, synced, _) = compile(&[("lib/util.prism", UTIL)], &root, &[]);
+    let synced = synced.unwrap_or_else(|| panic!("{out}"));
+    let scaled = synced.ir().functions.iter().filter(|f| f.name.ends_with("scaled_sum")).count();
+    assert_eq!(scaled, 1);
+    // The same import twice binds one name twice: refused, saying so (not with the help for
+    // a variable declared twice), and nothing else is reported.
+    for imports in
+        ["import lib.util\nimport lib.util", "from lib.util import scaled_sum\nfrom lib.util import scaled_sum"]
+    {
+        let call = if imports.starts_with("from") { "scaled_sum" } else { "lib.util.scaled_sum" };
+        let (out, synced, p) = compile(&[("lib/util.prism", UTIL)], &kernel(imports, call), &[]);
+        assert!(synced.is_none());
+        assert_eq!(codes(&p), ["duplicate-definition"], "{out}");
+        assert!(out.contains("this import binds it again") && out.contains("first bound here"), "{out}");
+        assert!(!out.contains("without `: type`"), "{out}");
+    }
+}
+
+#[test]
 fn deep_import_chains_are_refused_without_overflowing() {
     let files: Vec<(String, String)> =
         (0..200).map(|i| (format!("m{i}.prism"), format!("import m{}\n", i + 1))).collect();

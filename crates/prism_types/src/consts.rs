@@ -46,6 +46,9 @@ pub enum ConstError {
     Alignment,
     /// An array size outside 1 to 2^32.
     ArraySize { n: i128 },
+    /// A literal (an integer or a float, in the source or given as `-D NAME=VALUE`) too
+    /// large for the float type it takes: it would round to an infinity.
+    FloatRange { value: f64, ty: Scalar },
 }
 
 /// The range of an integer type.
@@ -56,6 +59,38 @@ pub fn int_range(s: Scalar) -> (i128, i128) {
         Scalar::I64 => (i64::MIN as i128, i64::MAX as i128),
         Scalar::U64 => (0, u64::MAX as i128),
         _ => (i128::MIN, i128::MAX),
+    }
+}
+
+/// Checks that a literal's value `c` stays finite in the float type `ty` it takes. C++
+/// makes a float literal out of its type's range ill-formed, and Prism already refuses one
+/// out of `double`'s (`1e400` is `invalid-number`) and an integer literal that does not fit
+/// its type: `1e39` for a `float`, or `70000` for a `half`, is refused the same way rather
+/// than silently becoming an infinity. Underflow (`1e-50` for a `float`) rounds to zero, as
+/// in C. Anything but a finite literal for a float type passes.
+pub fn literal_range(c: ConstValue, ty: Scalar) -> Result<(), ConstError> {
+    if !ty.is_float() {
+        return Ok(());
+    }
+    let (value, bits) = match c {
+        ConstValue::Float(x) => (x, value::from_f64(ty, x)),
+        ConstValue::Int(i) => (i as f64, value::int_to_float_bits(ty, i)),
+        ConstValue::Bool(_) => return Ok(()),
+    };
+    if value.is_finite() && value::to_f64(ty, bits).is_infinite() {
+        return Err(ConstError::FloatRange { value, ty });
+    }
+    Ok(())
+}
+
+/// The largest finite value of the float type `ty`, as text for messages.
+pub fn float_max_text(ty: Scalar) -> &'static str {
+    match ty {
+        Scalar::F32 => "3.4028235e38",
+        Scalar::F64 => "1.7976931348623157e308",
+        Scalar::F16 => "65504",
+        Scalar::BF16 => "3.3895314e38",
+        _ => "",
     }
 }
 

@@ -55,6 +55,18 @@ impl TypeError {
                     .with_secondary(*first, "first defined here")
                     .with_help("pick another name, or assign to the existing variable without `: type`")
             }
+            // A repeated import is harmless in Python, but a name is bound once per module:
+            // say so, rather than give the help for a variable declared twice.
+            DuplicateImport { name, span, first } => Diagnostic::error(
+                "duplicate-definition",
+                format!("`{name}` is already bound in this module; this import binds it again"),
+                *span,
+            )
+            .with_label("bound again here")
+            .with_secondary(*first, "first bound here")
+            .with_help(
+                "import each name once: remove this import if it repeats the first, or bind it under another name with `as`",
+            ),
             InInstance { inner, calls } => {
                 // A long chain (a generic function instantiating itself) keeps the two ends:
                 // the instance at fault and the user's call that began it.
@@ -892,6 +904,13 @@ fn const_words(e: &crate::consts::ConstError) -> String {
         CaseUnits { n } => format!("a case takes at least one unit, not {n}"),
         Alignment => "alignment must be a power of two between 1 and 4096".into(),
         ArraySize { n } => format!("array size {n} is not between 1 and 2^32"),
+        FloatRange { value, ty } => format!(
+            "{} does not fit in `{}` (its finite values lie within ±{})",
+            // `70000`, but `1e39` rather than forty digits.
+            if value.fract() == 0.0 && value.abs() < 1e16 { format!("{value}") } else { format!("{value:e}") },
+            ty.name(),
+            crate::consts::float_max_text(*ty)
+        ),
     }
 }
 

@@ -343,6 +343,14 @@ pub enum TypeError {
     ReservedName { name: String, span: Span },
     /// Two definitions of one name in one scope.
     Duplicate { name: String, span: Span, first: Span },
+    /// An import binding a name the module already binds (`first`: an earlier import, or a
+    /// definition above it), including the same import written twice:
+    /// ```text
+    /// import lib.util
+    /// import lib.util
+    /// ^^^^^^^^^^^^^^^ `lib.util` is already bound
+    /// ```
+    DuplicateImport { name: String, span: Span, first: Span },
     /// An error inside an instance of a generic function, with the calls that made it:
     /// the instance's own call first, then the call of the instance whose body made that
     /// call, and so on out to code that is not generic (the user's call of a library

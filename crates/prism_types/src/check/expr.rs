@@ -504,6 +504,14 @@ impl Checker<'_> {
             });
             return Val::error(span).e;
         };
+        // A literal takes its type here: one too large for it is an error, not an infinity.
+        // The infinity is kept as its value, so nothing computed from it is reported again.
+        if v.lit != Lit::No
+            && let ExprKind::Const(c) = v.e.kind
+            && let Err(reason) = consts::literal_range(c, to)
+        {
+            self.error(TypeError::ConstEval { reason, span });
+        }
         if from == to {
             return v.e;
         }

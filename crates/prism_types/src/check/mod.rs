@@ -259,6 +259,14 @@ impl Define {
                     Some(n) => tir::ConstValue::Int(if negative { -n } else { n }),
                     None => match v.parse::<f64>() {
                         Ok(f) if f.is_finite() && v.chars().any(|c| c.is_ascii_digit()) => tir::ConstValue::Float(f),
+                        // A float too large even for `double` (`1e400`): say so, as the lexer
+                        // does for the literal in the source, rather than call it no number.
+                        Ok(f) if f.is_infinite() && v.chars().any(|c| c.is_ascii_digit()) => {
+                            return Err(format!(
+                                "`-D {text}`: `{v}` does not fit in any float type (`double`'s finite values lie within ±{})",
+                                consts::float_max_text(Scalar::F64)
+                            ));
+                        }
                         _ => {
                             return Err(format!("`-D {text}`: `{v}` is not an integer, a float, `True` or `False`"));
                         }
@@ -475,7 +483,7 @@ fn import(scope: &mut Scope, imp: &ast::Import, from: Option<&Scope>, errors: &m
     let path = imp.path_text();
     let bind = |scope: &mut Scope, local: String, span: Span, what: Bound, errors: &mut Vec<TypeError>| {
         if let Some(first) = scope.bound_at.get(&local) {
-            errors.push(TypeError::Duplicate { name: local, span, first: *first });
+            errors.push(TypeError::DuplicateImport { name: local, span, first: *first });
             return;
         }
         scope.bound_at.insert(local.clone(), span);
@@ -500,7 +508,7 @@ fn import(scope: &mut Scope, imp: &ast::Import, from: Option<&Scope>, errors: &m
             let span = alias.as_ref().map_or(imp.span, |a| a.span);
             if scope.modules.contains(&prefix) {
                 let first = scope.bound_at.get(&prefix).copied().unwrap_or(imp.span);
-                errors.push(TypeError::Duplicate { name: prefix, span, first });
+                errors.push(TypeError::DuplicateImport { name: prefix, span, first });
                 return;
             }
             scope.modules.insert(prefix.clone());
@@ -684,6 +692,9 @@ pub(crate) fn fit_const(k: Konst, ty: Scalar, span: Span) -> Result<tir::ConstVa
         if v < lo || v > hi {
             return Err(TypeError::ConstEval { reason: consts::ConstError::DoesNotFit { value: v, ty }, span });
         }
+    }
+    if k.literal {
+        consts::literal_range(k.value, ty).map_err(|reason| TypeError::ConstEval { reason, span })?;
     }
     consts::cast(k.value, k.ty, ty).map_err(|reason| TypeError::ConstEval { reason, span })
 }

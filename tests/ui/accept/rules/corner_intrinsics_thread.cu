@@ -5,7 +5,7 @@
 // is left out: the checker rejects its `CUTensorMap` operand, a known problem.)
 extern "C" __global__ void thread_ops(int* __restrict__ counters,
                                       float* __restrict__ sums,
-                                      unsigned* __restrict__ flag,
+                                      const unsigned* __restrict__ flag,
                                       const float* __restrict__ src)
 {
     // launch: threads per block a multiple of 32, blocks a multiple of 1
