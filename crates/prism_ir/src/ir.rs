@@ -631,6 +631,14 @@ pub enum Checked {
     /// threads of the unit may take: compared among the threads that take it together, for
     /// an early report at the way out; the check where the unit meets again decides.
     Exit,
+    /// Whether a thread left the loop this check follows by a `break` out of unsafe code,
+    /// and in which iteration (zero: it did not), where the threads of the loop's unit meet
+    /// after it: safe code after the loop, and the rest of the loop's iterations, are run by
+    /// whole units only if they all left it together (docs/soundness.md §3).
+    Break,
+    /// Whether a thread left this iteration by a `continue` out of unsafe code (one: it
+    /// did), at the loop's latch, where the threads of the loop's unit meet again.
+    Continue,
     /// A value returned from inside unsafe code, at its `return`: compared among the threads
     /// that take that `return` together, like `Exit`; the caller's [`Checked::Result`]
     /// check decides.

@@ -64,6 +64,30 @@ enum Exit {
     Return,
 }
 
+/// What the ways out of unsafe code inside one loop being lowered need (docs/soundness.md
+/// §3): the checks its latch makes, and the flags that say whether each thread left the
+/// loop or an iteration by a `break` or `continue` out of unsafe code.
+struct LoopExits {
+    /// The loop's code perspective: the unit whose threads must leave it together.
+    code: Persp,
+    /// Whether the loop is nothing but one `with unsafe:` block (and a condition without
+    /// effects): a `break` out of it then skips only unsafe code, and needs no flag.
+    only_unsafe: bool,
+    /// The outermost `with unsafe:` statements nothing in the loop's body follows (the
+    /// body's last statement, or the last of a branch of an `if` that is): a `continue` out
+    /// of one skips only unsafe code, and needs no flag.
+    finals: Vec<*const tir::Stmt>,
+    /// Variables a `continue` out of unsafe code leaves for the latch to check.
+    latch: Vec<(VarId, Span)>,
+    /// For a `break` out of unsafe code: the loop's iteration counter, the flag each thread
+    /// sets to the counter when it breaks, and the first such `break` (where a report
+    /// points).
+    broke: Option<(Reg, Reg, Span)>,
+    /// For a `continue` out of unsafe code: the flag each thread sets when it continues,
+    /// cleared at the start of every iteration, and the first such `continue`.
+    continued: Option<(Reg, Span)>,
+}
+
 #[derive(Clone, Copy)]
 struct Pending {
     var: VarId,
@@ -92,9 +116,12 @@ struct Cx<'a> {
     /// Inside unsafe code: the loops around its outermost `with unsafe:`, and the variables
     /// that block assigns (what a `break`, `continue` or `return` out of it must check).
     unsafe_exit: (usize, Vec<(VarId, Span)>),
-    /// Per loop being lowered: the checks its latch makes (from a `continue` that leaves
-    /// unsafe code).
-    latch_checks: Vec<Vec<(VarId, Span)>>,
+    /// Inside unsafe code: whether nothing follows its outermost `with unsafe:` in the
+    /// iteration of the loop around it ([`LoopExits::finals`]).
+    unsafe_final: bool,
+    /// Per loop being lowered: what a `break` or `continue` that leaves unsafe code inside
+    /// it needs checked.
+    loop_exits: Vec<LoopExits>,
     /// The tile register each ring's slot is taken from, inside its pipeline: the fill's
     /// tile while the fill is lowered, the used tile after.
     tile_of: HashMap<VarId, Reg>,
@@ -110,6 +137,40 @@ struct Cx<'a> {
     /// Inside a warp-specialised pipeline's fill: the slot's full mbarrier (pointer,
     /// element index, memory), on which the fill's TMA copies complete.
     fill_bar: Option<(Reg, Reg, MemId)>,
+}
+
+/// The `with unsafe:` statements that end `b` (its last statement, or the last of either
+/// branch of an `if` that is its last): nothing runs after them in `b`. Any other construct
+/// around one may do something where it ends (a scope's wait), so it does not count.
+fn final_unsafe(b: &tir::Block, out: &mut Vec<*const tir::Stmt>) {
+    let Some(last) = b.stmts.last() else { return };
+    match &last.kind {
+        StmtKind::Unsafe { .. } => out.push(last),
+        StmtKind::If { then, otherwise, .. } => {
+            final_unsafe(then, out);
+            final_unsafe(otherwise, out);
+        }
+        _ => {}
+    }
+}
+
+/// Whether an instruction of a loop's condition only computes a value (arithmetic and
+/// reads), so that a thread that no longer evaluates it misses nothing.
+fn without_effects(k: &InstKind) -> bool {
+    matches!(
+        k,
+        InstKind::Const { .. }
+            | InstKind::Copy { .. }
+            | InstKind::Unary { .. }
+            | InstKind::Binary { .. }
+            | InstKind::Select { .. }
+            | InstKind::Cast { .. }
+            | InstKind::RelId { .. }
+            | InstKind::Raw { .. }
+            | InstKind::PtrOffset { .. }
+            | InstKind::Load { .. }
+            | InstKind::LocalLoad { .. }
+    )
 }
 
 /// Whether a function body has unsafe code (`with unsafe:` or verbatim CUDA) anywhere.
@@ -200,7 +261,8 @@ fn lower_function(prog: &tir::Program, tf: &tir::Function) -> Function {
         pending: Vec::new(),
         loops: 0,
         unsafe_exit: (0, Vec::new()),
-        latch_checks: Vec::new(),
+        loop_exits: Vec::new(),
+        unsafe_final: false,
         tile_of: HashMap::new(),
         next_of: HashMap::new(),
         fill_bar: None,
@@ -357,7 +419,15 @@ impl Cx<'_> {
     /// deferred check, after the narrower construct that no exit may leave, covers them),
     /// and for `break` and `continue` again where the loop's threads meet: after the loop
     /// (and for `continue` at its latch), since only some of them may take this exit.
-    fn unsafe_exit_checks(&mut self, what: Exit, code: Persp, out: &mut Block) {
+    ///
+    /// Variables are not all unsafe code can leave different: a `break` or `continue` that
+    /// only some threads of the loop's unit take sends them on apart, so that safe code
+    /// after the loop, or the rest of the iteration, runs with part of the unit (a
+    /// `block[1]` counter that safe code increments in each iteration would come out
+    /// different). Each such way out sets a flag (for `break`, the iteration it left in;
+    /// for `continue`, a mark) that is compared where the unit meets: after the loop, and
+    /// at the latch ([`Cx::loop_flags`]).
+    fn unsafe_exit_checks(&mut self, what: Exit, code: Persp, span: Span, out: &mut Block) {
         if self.unsafe_depth == 0 {
             return;
         }
@@ -382,9 +452,47 @@ impl Cx<'_> {
         }
         if what == Exit::Continue {
             let at_latch: Vec<(VarId, Span)> = vars.iter().copied().filter(|&(v, _)| self.covers(v, code)).collect();
-            if let Some(l) = self.latch_checks.last_mut() {
-                l.extend(at_latch);
+            if let Some(l) = self.loop_exits.last_mut() {
+                l.latch.extend(at_latch);
             }
+        }
+        let Some(l) = self.loop_exits.last() else { return };
+        // Ways out that skip only unsafe code leave nothing to compare; a loop at
+        // `thread[1]` has no unit to compare over.
+        let skips_safe_code = match what {
+            Exit::Break => !l.only_unsafe,
+            Exit::Continue => !self.unsafe_final,
+            Exit::Return => false,
+        };
+        if l.code == Persp::THREAD || !skips_safe_code {
+            return;
+        }
+        let u32_ty = Type::Scalar(Scalar::U32);
+        match what {
+            Exit::Break => {
+                let (counter, flag) = match l.broke {
+                    Some((counter, flag, _)) => (counter, flag),
+                    None => {
+                        let counter = self.new_reg(u32_ty, None);
+                        let flag = self.new_reg(u32_ty, None);
+                        self.loop_exits.last_mut().expect("checked above").broke = Some((counter, flag, span));
+                        (counter, flag)
+                    }
+                };
+                self.emit(out, InstKind::Copy { dst: flag, src: counter }, span);
+            }
+            Exit::Continue => {
+                let flag = match l.continued {
+                    Some((flag, _)) => flag,
+                    None => {
+                        let flag = self.new_reg(u32_ty, None);
+                        self.loop_exits.last_mut().expect("checked above").continued = Some((flag, span));
+                        flag
+                    }
+                };
+                self.emit(out, InstKind::Const { dst: flag, value: ConstValue::Int(1) }, span);
+            }
+            Exit::Return => {}
         }
     }
 
@@ -394,16 +502,63 @@ impl Cx<'_> {
         out
     }
 
-    /// Lowers a loop's body; returns it with the checks its latch must make.
-    fn loop_body(&mut self, b: &tir::Block) -> (Block, Vec<(VarId, Span)>) {
+    /// Lowers the body of a loop at code perspective `code`; returns it with its latch's
+    /// checks (before the step, for `for`), and emits into `out` what goes before the loop:
+    /// the initial values of its exit flags ([`Cx::unsafe_exit_checks`]). The loop itself
+    /// follows in `out`; [`Cx::loop_flags`] then checks the `break` flag after it.
+    /// `header` is the loop's condition, lowered: a `break` skips its later evaluations.
+    fn loop_body(
+        &mut self,
+        b: &tir::Block,
+        header: &Block,
+        code: Persp,
+        span: Span,
+        out: &mut Block,
+    ) -> (Block, Block, LoopExits) {
         self.loops += 1;
-        self.latch_checks.push(Vec::new());
+        let only_unsafe = matches!(&b.stmts[..], [s] if matches!(s.kind, StmtKind::Unsafe { .. }))
+            && header.insts.iter().all(|i| without_effects(&i.kind));
+        let mut finals = Vec::new();
+        final_unsafe(b, &mut finals);
+        self.loop_exits.push(LoopExits { code, only_unsafe, finals, latch: Vec::new(), broke: None, continued: None });
         let body = self.sub(b);
-        let mut checks = self.latch_checks.pop().expect("pushed above");
+        let mut exits = self.loop_exits.pop().expect("pushed above");
         self.loops -= 1;
         let mut seen = std::collections::HashSet::new();
-        checks.retain(|&(v, _)| seen.insert(v));
-        (body, checks)
+        exits.latch.retain(|&(v, _)| seen.insert(v));
+        let mut latch = Block::default();
+        for &(v, at) in &exits.latch {
+            self.assert_uniform(v, at, Checked::Variable, &mut latch);
+        }
+        // The flags start every iteration clear (`continue`) or the loop at zero (`break`);
+        // the counter counts iterations from one, so a thread that broke holds the
+        // iteration it left in and one that did not holds zero.
+        let mut head = Block::default();
+        if let Some((counter, flag, _)) = exits.broke {
+            self.emit(out, InstKind::Const { dst: counter, value: ConstValue::Int(0) }, span);
+            self.emit(out, InstKind::Const { dst: flag, value: ConstValue::Int(0) }, span);
+            let one = self.konst(&mut head, Scalar::U32, ConstValue::Int(1), span);
+            self.emit(&mut head, InstKind::Binary { dst: counter, op: BinOp::Add, lhs: counter, rhs: one }, span);
+        }
+        if let Some((flag, at)) = exits.continued {
+            self.emit(&mut head, InstKind::Const { dst: flag, value: ConstValue::Int(0) }, span);
+            self.emit(&mut latch, InstKind::AssertUniform { reg: flag, persp: code, what: Checked::Continue }, at);
+        }
+        let body = if head.insts.is_empty() {
+            body
+        } else {
+            head.insts.extend(body.insts);
+            head
+        };
+        (body, latch, exits)
+    }
+
+    /// After a loop: the check that the threads of its unit left it together, where a
+    /// `break` out of unsafe code may have sent some of them out early.
+    fn loop_flags(&mut self, exits: &LoopExits, out: &mut Block) {
+        if let Some((_, flag, at)) = exits.broke {
+            self.emit(out, InstKind::AssertUniform { reg: flag, persp: exits.code, what: Checked::Break }, at);
+        }
     }
 
     fn scalar_of(&self, v: VarId) -> Scalar {
@@ -536,42 +691,36 @@ impl Cx<'_> {
                         self.emit(&mut header, InstKind::Select { dst: cond, cond: up, then: lt, otherwise: gt }, span);
                     }
                 }
-                let (body, checks) = self.loop_body(body);
-                let mut latch = Block::default();
-                for (v, at) in checks {
-                    self.assert_uniform(v, at, Checked::Variable, &mut latch);
-                }
+                let (body, mut latch, exits) = self.loop_body(body, &header, s.code, span, out);
                 // The step's span is the loop's header (`for v in range(...)`), which a
                 // `counter-overflow` report points at.
                 let head = span.shrink_to_start().to(end.span).to(step.span);
                 self.emit(&mut latch, InstKind::Binary { dst: iv, op: BinOp::Add, lhs: iv, rhs: st }, head);
                 self.emit(out, InstKind::Loop { header, cond, body, latch, counter: Some(iv), unroll: *unroll }, span);
+                self.loop_flags(&exits, out);
             }
             StmtKind::While { cond, body } => {
                 let mut header = Block::default();
                 let c = self.expr(cond, &mut header);
-                let (body, checks) = self.loop_body(body);
-                let mut latch = Block::default();
-                for (v, at) in checks {
-                    self.assert_uniform(v, at, Checked::Variable, &mut latch);
-                }
+                let (body, latch, exits) = self.loop_body(body, &header, s.code, span, out);
                 self.emit(
                     out,
                     InstKind::Loop { header, cond: c, body, latch, counter: None, unroll: Unroll::Auto },
                     span,
                 );
+                self.loop_flags(&exits, out);
             }
             StmtKind::Break => {
-                self.unsafe_exit_checks(Exit::Break, s.code, out);
+                self.unsafe_exit_checks(Exit::Break, s.code, span, out);
                 self.emit(out, InstKind::Break, span)
             }
             StmtKind::Continue => {
-                self.unsafe_exit_checks(Exit::Continue, s.code, out);
+                self.unsafe_exit_checks(Exit::Continue, s.code, span, out);
                 self.emit(out, InstKind::Continue, span)
             }
             StmtKind::Return(v) => {
                 let value = v.as_ref().map(|e| self.expr(e, out));
-                self.unsafe_exit_checks(Exit::Return, s.code, out);
+                self.unsafe_exit_checks(Exit::Return, s.code, span, out);
                 // A value returned from inside unsafe code leaves the checker's guarantee
                 // there: check it is as uniform as the signature promises, among the threads
                 // that take this `return` (an early report; the callers' checks after the
@@ -622,11 +771,16 @@ impl Cx<'_> {
                     assigned.retain(|&(v, _)| self.checked(v));
                 }
                 let saved = outermost.then(|| std::mem::replace(&mut self.unsafe_exit, (self.loops, assigned.clone())));
+                let last = self.loop_exits.last().is_some_and(|l| l.finals.iter().any(|&f| std::ptr::eq(f, s)));
+                let saved_final = outermost.then(|| std::mem::replace(&mut self.unsafe_final, last));
                 self.unsafe_depth += 1;
                 let body = self.sub(tbody);
                 self.unsafe_depth -= 1;
                 if let Some(saved) = saved {
                     self.unsafe_exit = saved;
+                }
+                if let Some(saved) = saved_final {
+                    self.unsafe_final = saved;
                 }
                 match cuda {
                     Some(text) => self.emit(out, InstKind::Verbatim { text: text.clone(), sim: Some(body) }, span),

@@ -693,6 +693,8 @@ impl P {
             }
             w @ ("assert.uniform"
             | "assert.uniform.exit"
+            | "assert.uniform.break"
+            | "assert.uniform.continue"
             | "assert.uniform.returned"
             | "assert.uniform.arg"
             | "assert.uniform.result"
@@ -839,6 +841,8 @@ impl P {
         Ok(match suffix {
             "" => Checked::Variable,
             ".exit" => Checked::Exit,
+            ".break" => Checked::Break,
+            ".continue" => Checked::Continue,
             ".returned" => Checked::Returned,
             ".arg" => {
                 let func = self.func_ref()?;

@@ -219,10 +219,12 @@ fn func_name(p: &Program, id: FuncId) -> String {
 
 /// The suffix of a uniformity assertion's name that says what it checks (none for a
 /// variable).
-fn checked_suffix(what: Checked) -> &'static str {
+pub(crate) fn checked_suffix(what: Checked) -> &'static str {
     match what {
         Checked::Variable => "",
         Checked::Exit => ".exit",
+        Checked::Break => ".break",
+        Checked::Continue => ".continue",
         Checked::Returned => ".returned",
         Checked::Argument { .. } => ".arg",
         Checked::Result { .. } => ".result",

@@ -20,7 +20,8 @@
 //!   `assert.uniform` checks a scalar, `assert.uniform.local` a local array; a
 //!   `.returned` one stands in a function returning its type, an `.arg` one names an
 //!   existing parameter of its callee of its type (a pointer for a local array), a
-//!   `.result` one has its callee's return type.
+//!   `.result` one has its callee's return type, a `.break` or `.continue` one a `u32`
+//!   register.
 //! - **Parameters.** No instruction writes a parameter's register, so a register's
 //!   definitions are all the values it holds (a parameter's is the launch's or the
 //!   caller's); the lowering copies a parameter the body changes into a register of its
@@ -675,12 +676,23 @@ impl V<'_> {
     /// of its return type; an intrinsic's operand that exists and is broader than
     /// `thread[1]`, over its own perspective `persp`, a scalar for a value and a pointer
     /// (or a local array) for memory or an element. A local array is a variable, an
-    /// exit's, an argument or an operand.
+    /// exit's, an argument or an operand. The flag of a `break` or `continue` out of unsafe
+    /// code is a `u32` register.
     fn checked(&mut self, what: Checked, persp: Persp, ty: Option<Option<Type>>) {
         let prog = self.p;
         let callee = |func: FuncId| prog.functions.get(func.index());
         match what {
             Checked::Variable | Checked::Exit => {}
+            // The flag of a way out of unsafe code is an iteration number or a mark the
+            // lowering makes, a `u32` register.
+            Checked::Break | Checked::Continue => {
+                if ty != Some(Some(Type::Scalar(Scalar::U32))) {
+                    self.err(format!(
+                        "assert.uniform{} of something other than a u32 register",
+                        crate::print::checked_suffix(what)
+                    ));
+                }
+            }
             Checked::Returned => {
                 if ty.is_none() || ty != Some(self.f.ret) {
                     self.err("assert.uniform.returned of a value the function does not return".to_string());
@@ -847,6 +859,20 @@ kernel @k(%0) entry grid[1] facts 1 1 smem 0 {
         for (to, want) in cases {
             let errs = errors(&CHECKS.replace(local, to));
             assert!(errs.iter().any(|e| e.contains(want)), "{to}: {errs:?}");
+        }
+    }
+
+    /// The flag of a `break` or `continue` out of unsafe code is a `u32` register the
+    /// lowering makes (review R44); the corpus's programs check the accepted form.
+    #[test]
+    fn exit_flags_are_u32_registers() {
+        let exit = "assert.uniform.exit %1 block[1]";
+        assert!(CHECKS.contains(exit));
+        for to in ["assert.uniform.break %1 block[1]", "assert.uniform.continue %1 block[1]"] {
+            let text = CHECKS.replace(exit, to);
+            assert_eq!(print(&parse(&text).expect("parses")), text);
+            let errs = errors(&text);
+            assert!(errs.iter().any(|e| e.contains("other than a u32 register")), "{to}: {errs:?}");
         }
     }
 

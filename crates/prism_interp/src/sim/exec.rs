@@ -376,6 +376,9 @@ enum Uniform<'n> {
     Element(&'n str, Scalar, usize),
     /// A value returned from inside unsafe code.
     Returned(Scalar),
+    /// Whether a thread left the loop (`break`, the flag holding the iteration it left in)
+    /// or the iteration (`continue`, `continued`) by a way out of unsafe code.
+    Left { continued: bool },
     /// A value unsafe code passes for a function's parameter.
     Argument { callee: &'n str, param: &'n str, ty: Scalar },
     /// An element of a local array unsafe code passes for a function's pointer parameter.
@@ -2753,6 +2756,8 @@ impl<'a> BlockSim<'a> {
                         let name = || fc.reg_names.get(*reg as usize).and_then(|n| n.as_deref()).unwrap_or("?");
                         let what = match *checked {
                             Checked::Variable | Checked::Exit => Uniform::Variable(name(), *ty),
+                            Checked::Break => Uniform::Left { continued: false },
+                            Checked::Continue => Uniform::Left { continued: true },
                             Checked::Returned => Uniform::Returned(*ty),
                             Checked::Argument { func: callee, index } => {
                                 let (callee, param) = param_name(s, callee.0, index);
@@ -3546,6 +3551,8 @@ impl<'a> BlockSim<'a> {
     ) {
         let s = self.s;
         let p = persp_text(persp);
+        // A way out of a loop is something a thread did, not a value it has.
+        let did = matches!(what, Uniform::Left { .. });
         let (message, show, rule): (String, &dyn Fn(u64) -> String, String) = match what {
             Uniform::Condition(kind) => (
                 format!("this {kind} differs between threads of one `{p}` unit"),
@@ -3559,6 +3566,30 @@ impl<'a> BlockSim<'a> {
                 &move |v| value::show(ty, v),
                 format!(
                     "an array at `{p}` holds the same elements in every thread of a `{p}` unit; unsafe code is trusted to keep that promise"
+                ),
+            ),
+            Uniform::Left { continued: false } => (
+                format!(
+                    "the threads of one `{p}` unit left this loop at different iterations: this `break` out of `with unsafe:` code was taken by only some of them"
+                ),
+                &|v| {
+                    if v == 0 {
+                        "ran the loop to its end".to_string()
+                    } else {
+                        format!("broke out in its {} iteration", ordinal(v))
+                    }
+                },
+                format!(
+                    "code at `{p}` runs by whole `{p}` units: the loop's threads must leave it together; unsafe code is trusted to keep that promise, by its control flow as by its values"
+                ),
+            ),
+            Uniform::Left { continued: true } => (
+                format!(
+                    "this `continue` out of `with unsafe:` code was taken by only some threads of one `{p}` unit in the same iteration"
+                ),
+                &|v| if v == 0 { "went on with the iteration".to_string() } else { "continued".to_string() },
+                format!(
+                    "code at `{p}` runs by whole `{p}` units: the rest of the iteration must be run by all the loop's threads or by none; unsafe code is trusted to keep that promise, by its control flow as by its values"
                 ),
             ),
             Uniform::Returned(ty) => (
@@ -3639,10 +3670,29 @@ impl<'a> BlockSim<'a> {
                 span,
                 thread: b.0,
                 other: None,
-                notes: vec![format!("{} has `{}` but {} has `{}`", a.0, show(a.1), b.0, show(b.1)), rule],
+                notes: vec![
+                    if did {
+                        format!("{} {} but {} {}", a.0, show(a.1), b.0, show(b.1))
+                    } else {
+                        format!("{} has `{}` but {} has `{}`", a.0, show(a.1), b.0, show(b.1))
+                    },
+                    rule,
+                ],
             },
         );
     }
+}
+
+/// `1st`, `2nd`, `3rd`, `4th`, … `11th`, `21st`.
+fn ordinal(n: u64) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
 }
 
 /// The message for an out-of-bounds access.
@@ -3684,8 +3734,18 @@ fn count_barrier(counts: &mut [u32; crate::shadow::LEVELS], level: usize) {
 
 #[cfg(test)]
 mod tests {
-    use super::{BinOp, Scalar, bin_fast, div_pow2};
+    use super::{BinOp, Scalar, bin_fast, div_pow2, ordinal};
     use crate::{ops, value};
+
+    #[test]
+    fn ordinals_take_the_suffix_of_their_last_digits() {
+        let got: Vec<String> = [1, 2, 3, 4, 10, 11, 12, 13, 21, 22, 23, 101, 111, 112].map(ordinal).to_vec();
+        let want = [
+            "1st", "2nd", "3rd", "4th", "10th", "11th", "12th", "13th", "21st", "22nd", "23rd", "101st", "111th",
+            "112th",
+        ];
+        assert_eq!(got, want);
+    }
 
     /// Division and remainder by a power of two as shifts give, lane by lane, what
     /// [`ops::bin`] gives: for every power of two a type admits, on dividends at the
