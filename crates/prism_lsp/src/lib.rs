@@ -34,5 +34,6 @@ pub mod index;
 pub mod pos;
 mod server;
 pub mod stdlib;
+pub mod transport;
 
 pub use server::{run_stdio, serve};
