@@ -3,7 +3,8 @@
 //!
 //! Exit codes: 0 when every file is accepted (warnings allowed) or a run is clean, 1 when a
 //! program has errors, 2 on usage or IO errors (including a bad launch or bad arguments), 3
-//! when a run's dynamic checks fired.
+//! when a run's dynamic checks fired. `prism lsp` exits as the protocol asks: 0 after
+//! `shutdown`, 1 when the session ended without it, 2 when the client's input broke.
 
 // This crate is the one place that prints.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -108,8 +109,18 @@ fn main() -> ExitCode {
         Command::Run(args) => run::run(&args),
         Command::Build(args) => build::run(&args),
         Command::Explain { code, list } => explain::run(code.as_deref(), list),
+        // The protocol's exit codes: 0 after `shutdown`, 1 without it; 2 when the input's
+        // framing broke or the client went away, as for other IO errors.
         Command::Lsp { stdio: _ } => match prism_lsp::run_stdio() {
-            Ok(()) => 0,
+            Ok(prism_lsp::Ending::ShutDown) => 0,
+            Ok(prism_lsp::Ending::ExitWithoutShutdown) => {
+                errln!("error: language server: `exit` came without `shutdown`");
+                1
+            }
+            Ok(prism_lsp::Ending::InputEnded) => {
+                errln!("error: language server: the input ended without `shutdown`");
+                1
+            }
             Err(e) => usage(&format!("language server: {e}")),
         },
     };

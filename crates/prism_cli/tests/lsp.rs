@@ -5,13 +5,15 @@
 //! diagnostics (also from an imported module's unsaved text), hovers, inlay hints for an
 //! inferred barrier and for a perspective left to its default, definitions and references
 //! across the import, document symbols, and that malformed requests get errors, not a
-//! crash. One more test opens the whole ui corpus and checks that each document's
-//! diagnostics are `prism check`'s.
+//! crash. Others write raw bytes: bodies that are not messages get error responses and the
+//! server goes on, broken framing ends it with exit code 2 and a message (no panic, no
+//! hang), and the exit codes are the protocol's. One more test opens the whole ui corpus
+//! and checks that each document's diagnostics are `prism check`'s.
 
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStderr, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::Duration;
 
@@ -64,7 +66,10 @@ def block_sums(vals : ptr(const(float)) @ grid[1], out : ptr(float) @ grid[1]):
 /// after a timeout instead of hanging it.
 struct Server {
     child: Child,
-    stdin: ChildStdin,
+    /// `None` once closed ([`Server::end`]).
+    stdin: Option<ChildStdin>,
+    /// The server's stderr, when a test reads it ([`Server::launch`]).
+    stderr: Option<ChildStderr>,
     messages: Receiver<Value>,
     /// Notifications received while waiting for something else.
     pending: Vec<Value>,
@@ -77,6 +82,14 @@ impl Server {
     }
 
     fn start_with(root: &Path, capabilities: Value) -> Server {
+        let mut s = Server::launch(root, Stdio::inherit());
+        s.initialize(root, capabilities);
+        s
+    }
+
+    /// Starts the server without the handshake; `stderr` is kept for [`Server::end`] when
+    /// piped.
+    fn launch(root: &Path, stderr: Stdio) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_prism"))
             .arg("lsp")
             // The standard library's modules are written to the user's cache for go to
@@ -84,10 +97,11 @@ impl Server {
             .env("XDG_CACHE_HOME", root.join("cache"))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(stderr)
             .spawn()
             .expect("start prism lsp");
-        let stdin = child.stdin.take().expect("stdin");
+        let stdin = child.stdin.take();
+        let stderr = child.stderr.take();
         let stdout = child.stdout.take().expect("stdout");
         let (tx, messages) = channel();
         std::thread::spawn(move || {
@@ -98,18 +112,47 @@ impl Server {
                 }
             }
         });
-        let mut s = Server { child, stdin, messages, pending: Vec::new(), next_id: 0 };
-        let init =
-            s.request("initialize", json!({ "processId": null, "rootUri": uri(root), "capabilities": capabilities }));
+        Server { child, stdin, stderr, messages, pending: Vec::new(), next_id: 0 }
+    }
+
+    fn initialize(&mut self, root: &Path, capabilities: Value) {
+        let init = self
+            .request("initialize", json!({ "processId": null, "rootUri": uri(root), "capabilities": capabilities }));
         assert!(init["result"]["capabilities"]["hoverProvider"] == json!(true), "{init}");
-        s.notify("initialized", json!({}));
-        s
+        self.notify("initialized", json!({}));
     }
 
     fn send(&mut self, v: &Value) {
         let body = v.to_string();
-        write!(self.stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).expect("write to the server");
-        self.stdin.flush().expect("flush");
+        self.send_raw(format!("Content-Length: {}\r\n\r\n{body}", body.len()).as_bytes());
+    }
+
+    /// Writes bytes as they are: bad framing, bodies that are not JSON.
+    fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        stdin.write_all(bytes).expect("write to the server");
+        stdin.flush().expect("flush");
+    }
+
+    /// Closes stdin when `close`, and waits for the server to exit (a minute at most; it
+    /// must not hang whether stdin is open or not): its status and, when piped, stderr.
+    fn end(&mut self, close: bool) -> (ExitStatus, String) {
+        if close {
+            self.stdin = None;
+        }
+        let start = std::time::Instant::now();
+        let status = loop {
+            if let Some(status) = self.child.try_wait().expect("wait for the server") {
+                break status;
+            }
+            assert!(start.elapsed() < Duration::from_secs(60), "the server did not exit within 60 s");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut err = String::new();
+        if let Some(mut e) = self.stderr.take() {
+            std::io::Read::read_to_string(&mut e, &mut err).expect("the server's stderr");
+        }
+        (status, err)
     }
 
     fn notify(&mut self, method: &str, params: Value) {
@@ -121,9 +164,19 @@ impl Server {
         self.next_id += 1;
         let id = self.next_id;
         self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        self.answer(&json!(id))
+    }
+
+    /// The response with id `id` (`null` for the error responses to bodies that are not
+    /// messages).
+    fn answer(&mut self, id: &Value) -> Value {
+        let is_it = |m: &Value| m["id"] == *id && m.get("method").is_none();
+        if let Some(i) = self.pending.iter().position(is_it) {
+            return self.pending.remove(i);
+        }
         loop {
             let m = self.recv();
-            if m["id"] == json!(id) && m.get("method").is_none() {
+            if is_it(&m) {
                 return m;
             }
             self.pending.push(m);
@@ -193,7 +246,7 @@ impl Server {
         let r = self.request("shutdown", json!(null));
         assert_eq!(r["result"], json!(null), "{r}");
         self.notify("exit", json!(null));
-        let status = self.child.wait().expect("wait for the server");
+        let (status, _) = self.end(false);
         assert!(status.success(), "the server exited with {status}");
     }
 }
@@ -861,6 +914,155 @@ fn bad_input_gets_errors_or_empty_answers_never_a_crash() {
     let h = s.at("textDocument/hover", &main, line + 1, col);
     assert!(h.get("result").is_some(), "{h}");
     s.stop();
+}
+
+/// `body` framed as a client frames it.
+fn frame(body: &[u8]) -> Vec<u8> {
+    let mut out = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+    out.extend(body);
+    out
+}
+
+#[test]
+fn bodies_that_are_not_messages_get_errors_and_the_server_goes_on() {
+    let dir = project("garbage");
+    let mut s = Server::start(&dir);
+    let main = uri(&dir.join("main.prism"));
+    s.open(&main, MAIN);
+    let (line, col) = find(MAIN, "x : float @ thread[32]");
+    let bodies: [(&[u8], i64); 9] = [
+        (b"{not json", -32700),
+        (b"", -32700),
+        (b"\"\xff\xfe\"", -32700),
+        (b"[1, 2]", -32600),
+        (b"42", -32600),
+        (b"{}", -32600),
+        (br#"{"jsonrpc":"2.0","params":{}}"#, -32600),
+        (br#"{"jsonrpc":"2.0","id":null,"method":"textDocument/hover"}"#, -32600),
+        (br#"{"jsonrpc":"2.0","id":{"a":1},"method":"shutdown"}"#, -32600),
+    ];
+    for (body, code) in bodies {
+        s.send_raw(&frame(body));
+        let r = s.answer(&json!(null));
+        assert_eq!(r["error"]["code"], json!(code), "{}: {r}", String::from_utf8_lossy(body));
+        // The server still answers, and still has the document.
+        let h = s.at("textDocument/hover", &main, line, col);
+        let text = h["result"]["contents"]["value"].as_str().expect("a hover");
+        assert!(text.contains("x : float @ thread[32]"), "{text}");
+    }
+    // A body with a usable id is answered with it.
+    s.send_raw(&frame(br#"{"jsonrpc":"2.0","id":99,"method":7}"#));
+    let r = s.answer(&json!(99));
+    assert_eq!(r["error"]["code"], json!(-32600), "{r}");
+    // Several in one write, between good messages.
+    let mut bytes = frame(b"nonsense");
+    bytes.extend(frame(br#"{"jsonrpc":"2.0","id":100,"method":"textDocument/documentSymbol","params":{"textDocument":{"uri":"file:///nowhere.prism"}}}"#));
+    bytes.extend(frame(b"[]"));
+    s.send_raw(&bytes);
+    assert_eq!(s.answer(&json!(100))["result"], json!(null));
+    assert_eq!(s.answer(&json!(null))["error"]["code"], json!(-32700));
+    assert_eq!(s.answer(&json!(null))["error"]["code"], json!(-32600));
+    s.stop();
+}
+
+#[test]
+fn broken_framing_ends_the_server_with_a_message_never_a_panic_or_a_hang() {
+    let dir = project("framing");
+    // The bytes, whether stdin is then closed, and what stderr says. With stdin left open
+    // the server must still exit: it cannot find the next message.
+    let cases: [(&[u8], bool, &str); 8] = [
+        (b"Content-Type: application/vscode-jsonrpc\r\n\r\n{}", false, "a message has no Content-Length header"),
+        (b"Content-Length: twelve\r\n\r\n{}", false, "the Content-Length `twelve` is not a number"),
+        (b"Content-Length: 2\n\n{}", false, "the header line `Content-Length: 2` does not end with \\r\\n"),
+        (b"garbage\r\n\r\n", false, "the header line `garbage` is not `Name: value`"),
+        (
+            b"Content-Length: 1000000000000\r\n\r\n{}",
+            false,
+            "a message of 1000000000000 bytes is over the limit of 67108864 bytes (64 MiB)",
+        ),
+        (
+            b"Content-Length: 67108865\r\n\r\n",
+            false,
+            "a message of 67108865 bytes is over the limit of 67108864 bytes (64 MiB)",
+        ),
+        (b"Content-Length: 100\r\n\r\n{\"jsonrpc\"", true, "the input ended after 10 bytes of a message of 100 bytes"),
+        (b"Content-Len", true, "the input ended inside a message's header"),
+    ];
+    for (bytes, close, says) in cases {
+        let mut s = Server::launch(&dir, Stdio::piped());
+        s.initialize(&dir, json!({}));
+        // A request just before the break is still answered.
+        let mut all = frame(br#"{"jsonrpc":"2.0","id":50,"method":"textDocument/documentSymbol","params":{"textDocument":{"uri":"file:///nowhere.prism"}}}"#);
+        all.extend(bytes);
+        s.send_raw(&all);
+        let (status, err) = s.end(close);
+        assert_eq!(status.code(), Some(2), "{says}: {status}, stderr {err}");
+        assert_eq!(err, format!("error: language server: {says}\n"));
+        assert!(s.answer(&json!(50)).get("result").is_some());
+    }
+}
+
+#[test]
+fn exit_codes_follow_the_protocol() {
+    let dir = project("exit");
+    // `shutdown` then `exit`: 0 (`Server::stop`); `shutdown` then the end of the input: 0.
+    let s = Server::start(&dir);
+    s.stop();
+    let mut s = Server::launch(&dir, Stdio::piped());
+    s.initialize(&dir, json!({}));
+    assert_eq!(s.request("shutdown", json!(null))["result"], json!(null));
+    let (status, err) = s.end(true);
+    assert_eq!((status.code(), err.as_str()), (Some(0), ""));
+    // `exit` without `shutdown`: 1, also before `initialize`.
+    for init in [true, false] {
+        let mut s = Server::launch(&dir, Stdio::piped());
+        if init {
+            s.initialize(&dir, json!({}));
+        }
+        s.notify("exit", json!(null));
+        let (status, err) = s.end(false);
+        assert_eq!(status.code(), Some(1), "{err}");
+        assert_eq!(err, "error: language server: `exit` came without `shutdown`\n");
+    }
+    // The end of the input without `shutdown`: 1, also before `initialize`.
+    for init in [true, false] {
+        let mut s = Server::launch(&dir, Stdio::piped());
+        if init {
+            s.initialize(&dir, json!({}));
+        }
+        let (status, err) = s.end(true);
+        assert_eq!(status.code(), Some(1), "{err}");
+        assert_eq!(err, "error: language server: the input ended without `shutdown`\n");
+    }
+}
+
+#[test]
+fn requests_before_initialize_and_after_shutdown_are_refused() {
+    let dir = project("lifecycle");
+    let main = uri(&dir.join("main.prism"));
+    let mut s = Server::launch(&dir, Stdio::inherit());
+    let r = s.at("textDocument/hover", &main, 0, 0);
+    assert_eq!(r["error"]["code"], json!(-32002), "{r}");
+    let r = s.request("shutdown", json!(null));
+    assert_eq!(r["error"]["code"], json!(-32002), "{r}");
+    // Notifications before `initialize` are dropped.
+    s.open(&main, MAIN);
+    s.initialize(&dir, json!({}));
+    let r = s.request("initialize", json!({ "capabilities": {} }));
+    assert_eq!(r["error"]["code"], json!(-32600), "{r}");
+    s.open(&main, MAIN);
+    s.diagnostics(&main, |d| d.is_empty());
+    let r = s.request("shutdown", json!(null));
+    assert_eq!(r["result"], json!(null), "{r}");
+    let r = s.at("textDocument/hover", &main, 9, 4);
+    assert_eq!(r["error"]["code"], json!(-32600), "{r}");
+    let r = s.request("shutdown", json!(null));
+    assert_eq!(r["error"]["code"], json!(-32600), "{r}");
+    let r = s.request("prism/unknown", json!({}));
+    assert_eq!(r["error"]["code"], json!(-32600), "{r}");
+    s.notify("exit", json!(null));
+    let (status, _) = s.end(false);
+    assert!(status.success(), "the server exited with {status}");
 }
 
 /// A diagnostic as both sides can say it: code, title, 0-based line and column of the

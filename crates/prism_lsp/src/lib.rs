@@ -20,9 +20,11 @@
 //! describes the features and the incrementality design.
 //!
 //! Like the CLI, this crate is a front end and does IO: the protocol on stdin and stdout
-//! (through `lsp-server`, which owns those streams; this crate never prints) and the
-//! imported modules on disk ([`files`]); and it writes the standard library's modules to a
-//! cache directory so that definitions in them can be shown ([`stdlib`]).
+//! ([`transport`]: framing with a size cap, error responses to bodies that are not
+//! messages; this crate never prints, and a broken stream is an error `prism lsp`
+//! reports) and the imported modules on disk ([`files`]); and it writes the standard
+//! library's modules to a cache directory so that definitions in them can be shown
+//! ([`stdlib`]).
 
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
@@ -36,4 +38,4 @@ mod server;
 pub mod stdlib;
 pub mod transport;
 
-pub use server::{run_stdio, serve};
+pub use server::{Ending, run_stdio, serve};

@@ -12,10 +12,14 @@
 //! text the client has. Each analysis is kept until the next change and answers every
 //! request in between.
 //!
-//! Nothing a client sends may bring the server down: parameters that do not parse are an
-//! `InvalidParams` error, an unknown document gets an empty answer, positions are clamped,
-//! and a panic in a handler (an internal compiler error) becomes an `InternalError`
-//! response while the server goes on.
+//! Nothing a client sends may bring the server down: a body that is not a message is
+//! answered by the transport ([`crate::transport`]), a request before `initialize` is a
+//! `ServerNotInitialized` error and one after `shutdown` an `InvalidRequest` error,
+//! parameters that do not parse are an `InvalidParams` error, an unknown document gets an
+//! empty answer, positions are clamped, and a panic in a handler (an internal compiler
+//! error) becomes an `InternalError` response while the server goes on. The session ends
+//! at `exit` or at the end of the input, as an [`Ending`] that says whether `shutdown`
+//! came first.
 
 use crate::analysis::{self, Settings, Snapshot};
 use crate::features;
@@ -36,23 +40,75 @@ use std::time::Duration;
 /// documents whose text changed (`docs/editors.md`, "Incrementality").
 pub const SYNC_DELAY: Duration = Duration::from_millis(150);
 
-/// Serves the protocol on stdin and stdout until the client shuts the server down.
-pub fn run_stdio() -> Result<(), String> {
-    let (connection, io_threads) = Connection::stdio();
-    serve(&connection)?;
+/// How a session ended, which decides `prism lsp`'s exit code: the protocol asks for 0
+/// after `shutdown` and 1 otherwise.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ending {
+    /// `shutdown`, then `exit` or the end of the input: exit code 0.
+    ShutDown,
+    /// `exit` without `shutdown` first: exit code 1.
+    ExitWithoutShutdown,
+    /// The input ended without `shutdown`: exit code 1.
+    InputEnded,
+}
+
+/// Serves the protocol on stdin and stdout ([`crate::transport`]) until the client ends
+/// the session; `Err` when the input's framing broke or the client went away.
+pub fn run_stdio() -> Result<Ending, String> {
+    let (connection, transport) = crate::transport::stdio();
+    let res = serve(&connection);
     drop(connection);
-    io_threads.join().map_err(|e| format!("the connection failed: {e}"))
+    // The reader has stopped when the server saw `exit` or the input close (`Ok`); after
+    // an error writing it may still be waiting for input.
+    transport.join(res.is_ok())?;
+    res
 }
 
 /// Serves the protocol on `connection`: the handshake, then requests and notifications
-/// until `shutdown` and `exit` (or until the client goes away).
-pub fn serve(connection: &Connection) -> Result<(), String> {
-    let caps = serde_json::to_value(capabilities()).map_err(|e| e.to_string())?;
-    let init = connection.initialize(caps).map_err(|e| format!("the handshake failed: {e}"))?;
+/// until `exit` or until the client goes away.
+pub fn serve(connection: &Connection) -> Result<Ending, String> {
+    let init = match handshake(connection)? {
+        Ok(init) => init,
+        Err(ending) => return Ok(ending),
+    };
     let refresh = init["capabilities"]["workspace"]["inlayHint"]["refreshSupport"].as_bool() == Some(true);
-    let mut server =
-        Server { docs: HashMap::new(), overlay: HashMap::new(), settings: settings(&init), refresh, next_id: 0 };
+    let mut server = Server {
+        docs: HashMap::new(),
+        overlay: HashMap::new(),
+        settings: settings(&init),
+        refresh,
+        next_id: 0,
+        shut_down: false,
+    };
     server.run(connection)
+}
+
+/// Waits for `initialize` and answers it: its parameters, or how the session ended before
+/// it. Other requests get `ServerNotInitialized`, other notifications are dropped (as the
+/// protocol asks); `initialized` is not waited for.
+fn handshake(connection: &Connection) -> Result<Result<Value, Ending>, String> {
+    loop {
+        let Ok(msg) = connection.receiver.recv() else { return Ok(Err(Ending::InputEnded)) };
+        match msg {
+            Message::Request(req) if req.method == lsp::request::Initialize::METHOD => {
+                let caps = serde_json::to_value(capabilities()).map_err(|e| e.to_string())?;
+                send(
+                    connection,
+                    Message::Response(Response::new_ok(req.id, serde_json::json!({ "capabilities": caps }))),
+                )?;
+                return Ok(Ok(req.params));
+            }
+            Message::Request(req) => {
+                let code = ErrorCode::ServerNotInitialized as i32;
+                let resp = Response::new_err(req.id, code, "the server is not initialised yet".into());
+                send(connection, Message::Response(resp))?;
+            }
+            Message::Notification(n) if n.method == lsp::notification::Exit::METHOD => {
+                return Ok(Err(Ending::ExitWithoutShutdown));
+            }
+            Message::Notification(_) | Message::Response(_) => {}
+        }
+    }
 }
 
 /// What the server can do.
@@ -112,49 +168,58 @@ struct Server {
     refresh: bool,
     /// The id of the next request to the client.
     next_id: i32,
+    /// Whether `shutdown` was received: every later request is refused, and nothing more
+    /// is analysed or published.
+    shut_down: bool,
 }
 
 /// A failed request: the error code and message.
 type Failure = (ErrorCode, String);
 
 impl Server {
-    fn run(&mut self, connection: &Connection) -> Result<(), String> {
+    fn run(&mut self, connection: &Connection) -> Result<Ending, String> {
+        let input_ended = |s: &Server| if s.shut_down { Ending::ShutDown } else { Ending::InputEnded };
         loop {
-            let msg = if self.docs.values().any(|d| !d.published_synced) {
+            let msg = if !self.shut_down && self.docs.values().any(|d| !d.published_synced) {
                 match connection.receiver.recv_timeout(SYNC_DELAY) {
                     Ok(m) => m,
                     Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
                         self.sync_all(connection)?;
                         continue;
                     }
-                    Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return Ok(()),
+                    Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return Ok(input_ended(self)),
                 }
             } else {
                 match connection.receiver.recv() {
                     Ok(m) => m,
-                    Err(_) => return Ok(()),
+                    Err(_) => return Ok(input_ended(self)),
                 }
             };
             match msg {
                 Message::Request(req) => {
-                    match connection.handle_shutdown(&req) {
-                        Ok(true) => return Ok(()),
-                        Ok(false) => {}
-                        Err(e) => return Err(e.to_string()),
-                    }
-                    let resp = self.request(req);
+                    let resp = if self.shut_down {
+                        let code = ErrorCode::InvalidRequest as i32;
+                        Response::new_err(req.id, code, "the server is shut down: only `exit` is expected".into())
+                    } else if req.method == lsp::request::Shutdown::METHOD {
+                        self.shut_down = true;
+                        Response::new_ok(req.id, ())
+                    } else {
+                        self.request(req)
+                    };
                     send(connection, Message::Response(resp))?;
                 }
                 Message::Notification(n) => {
                     if n.method == lsp::notification::Exit::METHOD {
-                        return Ok(());
+                        return Ok(if self.shut_down { Ending::ShutDown } else { Ending::ExitWithoutShutdown });
                     }
-                    // A bad notification cannot be answered; it is dropped.
-                    let _ = catch_unwind(AssertUnwindSafe(|| self.notification(n)));
+                    if !self.shut_down {
+                        // A bad notification cannot be answered; it is dropped.
+                        let _ = catch_unwind(AssertUnwindSafe(|| self.notification(n)));
+                    }
                 }
                 Message::Response(_) => {}
             }
-            if connection.receiver.is_empty() {
+            if !self.shut_down && connection.receiver.is_empty() {
                 self.flush(connection)?;
             }
         }
@@ -361,6 +426,7 @@ impl Server {
                 let Some(snap) = self.snapshot(&p.text_document.uri) else { return json(Vec::<lsp::InlayHint>::new()) };
                 json(features::inlay_hints(&snap, p.range))
             }
+            R::Initialize::METHOD => Err((ErrorCode::InvalidRequest, "the server is already initialised".into())),
             m => Err((ErrorCode::MethodNotFound, format!("unknown method `{m}`"))),
         }
     }
