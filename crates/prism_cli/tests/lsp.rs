@@ -1065,6 +1065,29 @@ fn requests_before_initialize_and_after_shutdown_are_refused() {
     assert!(status.success(), "the server exited with {status}");
 }
 
+#[test]
+fn creating_a_missing_module_refreshes_its_importers() {
+    let dir = project("created");
+    std::fs::remove_file(dir.join("lib/util.prism")).expect("remove the module");
+    let mut s = Server::start(&dir);
+    let main = uri(&dir.join("main.prism"));
+    let util = uri(&dir.join("lib/util.prism"));
+    let unresolved = |d: &[Value]| d.iter().any(|x| x["code"] == "unresolved-import");
+    s.open(&main, MAIN);
+    s.diagnostics(&main, unresolved);
+    // Made in the editor and not saved yet: the open document resolves the import.
+    s.open(&util, UTIL);
+    s.diagnostics(&main, |d| d.is_empty());
+    // Closed without saving: the import is unresolved again.
+    s.notify("textDocument/didClose", json!({ "textDocument": { "uri": util } }));
+    s.diagnostics(&main, unresolved);
+    // Created on disk, as the client's file watcher reports.
+    std::fs::write(dir.join("lib/util.prism"), UTIL).expect("write the module");
+    s.notify("workspace/didChangeWatchedFiles", json!({ "changes": [{ "uri": util, "type": 1 }] }));
+    s.diagnostics(&main, |d| d.is_empty());
+    s.stop();
+}
+
 /// A diagnostic as both sides can say it: code, title, 0-based line and column of the
 /// primary span.
 type Said = (String, String, u64, u64);

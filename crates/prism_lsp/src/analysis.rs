@@ -12,7 +12,7 @@ use prism_types::perspective::Persp;
 use prism_types::tir::{self, VarKind};
 use std::cell::OnceCell;
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// What the client configured (`initializationOptions`), as `prism check`'s options.
 #[derive(Clone, Debug, Default)]
@@ -39,6 +39,9 @@ pub struct Snapshot {
     pub problems: Vec<Diagnostic>,
     /// Names and their definitions, in every module.
     pub index: Index,
+    /// Every path an import was looked for at, found or not, [`prism_driver::normalise`]d:
+    /// a file created at one of them can change the program ([`Snapshot::depends_on`]).
+    pub looked_at: Vec<PathBuf>,
     opts: prism_driver::Options,
     sync: OnceCell<SyncPart>,
 }
@@ -59,11 +62,29 @@ pub fn analyse(name: &str, text: &str, files: &mut dyn Files, settings: &Setting
     let root = map.add(name, text);
     let mut problems = Problems::default();
     let opts = prism_driver::Options { target: settings.target.clone(), ..prism_driver::Options::default() };
-    let mut search = Search { files, include: settings.include.clone() };
+    let mut recording = Recording { files, looked_at: Vec::new() };
+    let mut search = Search { files: &mut recording, include: settings.include.clone() };
     let analysis = prism_driver::analyse(&mut map, root, &mut search, &opts.target, &mut problems);
+    let looked_at = recording.looked_at;
     problems.sort();
     let index = index::index(&analysis.modules);
-    Snapshot { map, root, analysis, problems: problems.into_vec(), index, opts, sync: OnceCell::new() }
+    Snapshot { map, root, analysis, problems: problems.into_vec(), index, looked_at, opts, sync: OnceCell::new() }
+}
+
+/// Files that remember every path asked for.
+struct Recording<'a> {
+    files: &'a mut dyn Files,
+    looked_at: Vec<PathBuf>,
+}
+
+impl Files for Recording<'_> {
+    fn read(&mut self, path: &Path) -> Result<Option<(String, String)>, String> {
+        let norm = prism_driver::normalise(path);
+        if !self.looked_at.contains(&norm) {
+            self.looked_at.push(norm);
+        }
+        self.files.read(path)
+    }
 }
 
 impl Snapshot {
@@ -97,6 +118,14 @@ impl Snapshot {
     /// or `<prism.std>/...`).
     pub fn imported_files(&self) -> impl Iterator<Item = &str> {
         self.map.files().filter(|(id, _)| *id != self.root).map(|(_, f)| f.name())
+    }
+
+    /// Whether a change to the file at `path` ([`prism_driver::normalise`]d) can change
+    /// this analysis: the program loaded it, or an import was looked for there and not
+    /// found (a module the client creates, or opens before saving it, resolves it).
+    pub fn depends_on(&self, path: &Path) -> bool {
+        self.looked_at.iter().any(|p| p == path)
+            || self.imported_files().any(|f| prism_driver::normalise(f.as_ref()) == path)
     }
 
     /// The index in [`Analysis::modules`] of the document's own module (the root, last).

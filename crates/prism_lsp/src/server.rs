@@ -291,12 +291,11 @@ impl Server {
         Some(snap)
     }
 
-    /// Marks `uri` stale, and every open document whose program loaded the file at `path`.
+    /// Marks `uri` stale, and every open document whose program loaded the file at `path`
+    /// or looked for an import there (a module opened before it exists on disk).
     fn changed(&mut self, uri: &Url, path: Option<&PathBuf>) {
         for (u, d) in self.docs.iter_mut() {
-            let loads = path.is_some_and(|p| {
-                d.snap.as_ref().is_some_and(|s| s.imported_files().any(|f| normalise(f.as_ref()) == *p))
-            });
+            let loads = path.is_some_and(|p| d.snap.as_ref().is_some_and(|s| s.depends_on(p)));
             if u == uri || loads {
                 d.snap = None;
                 d.published = false;
