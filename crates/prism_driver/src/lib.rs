@@ -62,6 +62,9 @@ pub struct Options {
     /// Test-only: leave out the inferred barriers with these indices (in the order of
     /// [`SyncReport::barriers`]), to check that each one matters.
     pub skip_barriers: Vec<usize>,
+    /// Test-only: check every answer inference takes from a kept search against a search of
+    /// its own (`prism_sync::Options::check_searches`).
+    pub check_sync_searches: bool,
     /// Test-only: weaken every pipeline loop's synchronisation this way, to check that the
     /// simulator notices (the pipeline's wait and barrier are all needed).
     pub weaken_pipelines: Option<Weaken>,
@@ -112,6 +115,7 @@ impl Default for Options {
             contract: true,
             explain_sync: false,
             skip_barriers: Vec::new(),
+            check_sync_searches: false,
             weaken_pipelines: None,
             defines: Vec::new(),
         }
@@ -180,7 +184,7 @@ pub fn compile_with(
             weaken(&mut f.body, w, false);
         }
     }
-    let sync_opts = prism_sync::Options { skip: opts.skip_barriers.clone() };
+    let sync_opts = prism_sync::Options { skip: opts.skip_barriers.clone(), check_searches: opts.check_sync_searches };
     let report = prism_sync::infer(&mut ir, &sync_opts);
     ir.number_blocks();
     verify(&ir, "synchronisation inference");
@@ -537,7 +541,7 @@ pub fn infer(analysis: &Analysis, map: &SourceMap, opts: &Options, problems: &mu
         prism_ir::contract::contract(&mut ir);
         verify(&ir, "floating-point contraction");
     }
-    let report = prism_sync::infer(&mut ir, &prism_sync::Options { skip: Vec::new() });
+    let report = prism_sync::infer(&mut ir, &prism_sync::Options::default());
     ir.number_blocks();
     verify(&ir, "synchronisation inference");
     let errors_before = problems.error_count();

@@ -105,6 +105,9 @@ pub struct Options {
     /// order of [`SyncReport::barriers`]). The report still lists them. Used to check that
     /// every inferred barrier matters: without it, the simulator should see a race.
     pub skip: Vec<usize>,
+    /// Test switch: check every answer the kept searches give (`paths.rs`, `Ctx::reach`)
+    /// against a search of its own edge, and panic where they differ.
+    pub check_searches: bool,
 }
 
 /// How a node uses its memory, for messages.
@@ -273,6 +276,8 @@ pub fn infer(p: &mut Program, opts: &Options) -> SyncReport {
             blocks: Cell::new(MAX_GRID as u128),
             max_blocks: Cell::new(None),
             reach: std::cell::OnceCell::new(),
+            memo: Memo::default(),
+            check_searches: opts.check_searches,
         };
         cx.counted_loops_run();
         let plan = cx.plan();
@@ -394,6 +399,39 @@ pub(crate) struct Ctx<'a> {
     /// Each node's successors and the loops on the way (`paths.rs`), found once for
     /// inference and the concurrency checks, after `counted_loops_run` fixed the graph.
     pub reach: std::cell::OnceCell<Vec<(Vec<usize>, std::collections::BTreeSet<cfg::InstId>)>>,
+    /// Answers about loops and counters, which every pair of nodes asks again.
+    pub memo: Memo,
+    /// [`Options::check_searches`].
+    pub check_searches: bool,
+}
+
+/// Answers kept by key for the analysis of one function.
+type Kept<K, V> = std::cell::RefCell<std::collections::HashMap<K, V>>;
+
+/// Answers kept during the analysis of one function, because every pair of nodes asks
+/// them again (review R48: without them a function of `n` phases took time cubic in `n`).
+/// All but [`Memo::reach`] answer questions whose inputs do not change during the analysis:
+/// they read instructions, frames and definitions, never the edges `counted_loops_run`
+/// rewrites; `reach` says when its searches still hold (`paths.rs`).
+#[derive(Default)]
+pub(crate) struct Memo {
+    /// [`Ctx::counter`] by loop.
+    pub counter: Kept<cfg::InstId, Option<owner::Counter>>,
+    /// [`Ctx::counter_of`] by register.
+    pub counter_of: Kept<prism_ir::Reg, Option<cfg::InstId>>,
+    /// [`Ctx::pipeline_counter`] by register.
+    pub pipeline_counter: Kept<prism_ir::Reg, Option<cfg::InstId>>,
+    /// The marks of [`Ctx::covered`]'s searches, reused so that a short search does not pay
+    /// for clearing one mark per point of the function.
+    pub marks: std::cell::RefCell<paths::Marks>,
+    /// [`Ctx::sites`] by node.
+    pub sites: Kept<usize, Option<owner::Sites>>,
+    /// [`Ctx::access_form`] by access and launch limit.
+    pub access_form: Kept<owner::AccessKey, Option<(owner::Affine, owner::Reads)>>,
+    /// [`Ctx::reach`] by node and unit: `None` once asked, then the search.
+    pub reach: Kept<(usize, Persp), Option<std::rc::Rc<paths::Reach>>>,
+    /// The points where a node, or an access inside a scope node, starts.
+    pub starts: std::cell::OnceCell<Vec<bool>>,
 }
 
 /// A planned barrier, detached from the analysis so the program can be changed.

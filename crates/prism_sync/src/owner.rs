@@ -160,7 +160,7 @@ pub(crate) struct Counter {
 
 /// Where an access starts from its pointer: an index register, or a constant (a call,
 /// whose callee touches its parameter from that element on, [`Ctx::param_ranges`]).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Index {
     Reg(Reg),
     Const(i128),
@@ -168,6 +168,13 @@ pub(crate) enum Index {
 
 /// An element access: instruction, pointer, index, and the elements it touches from there.
 pub(crate) type Site = (InstId, Reg, Index, i128);
+
+/// The root a node's accesses use, and the accesses ([`Ctx::sites`]).
+pub(crate) type Sites = (prism_ir::MemId, Vec<Site>);
+
+/// An access's instruction, pointer and index, and the launch limit assumed
+/// ([`Ctx::access_form`]).
+pub(crate) type AccessKey = (InstId, Reg, Index, u128);
 
 /// Where loop counters were read: (loop, block of the reading instruction).
 pub(crate) type Reads = Vec<(InstId, FrameId)>;
@@ -236,6 +243,19 @@ impl Ctx<'_> {
     /// Only worth it for an edge no written barrier already covers.
     pub(crate) fn owned_if_limited(&self, a: usize, b: usize, s: Persp, loops: &BTreeSet<InstId>) -> bool {
         let assumed = self.max_blocks.get().unwrap_or(MAX_GRID_BLOCKS as u128);
+        // First the tightest limit: a pair it cannot prove owned is left to a barrier without
+        // trying the fifteen looser ones (if some looser limit proved it, which smaller block
+        // ids make no harder, the barrier costs speed, never safety). Most pairs an edge
+        // joins are not owned at any limit, and each try evaluates every access again.
+        let tightest = 1u128 << MIN_BLOCKS_SHIFT;
+        if tightest < assumed {
+            self.blocks.set(tightest);
+            let proved = self.owned_under(a, b, s, loops);
+            self.blocks.set(assumed);
+            if !proved {
+                return false;
+            }
+        }
         for shift in (MIN_BLOCKS_SHIFT..=30).rev() {
             let cap = 1u128 << shift;
             if cap >= assumed {
@@ -414,10 +434,7 @@ impl Ctx<'_> {
         let mut shape: Option<Shape> = None;
         let mut rests = Vec::new();
         for &(id, ptr, index, width) in sites {
-            let frame = self.cfg.insts[id].frame;
-            let mut reads = Vec::new();
-            let off = self.pointer_offset(ptr, &mut reads, 0)?;
-            let mut idx = self.index_form(index, frame, &mut reads)?.add(&off, 1)?;
+            let (mut idx, reads) = self.access_form(id, ptr, index)?;
             // A padded tile: `a·(u / k) + b·(u % k)` with `a ≥ k·b` and `b > 0` places thread
             // `u` at `b·u + (a − k·b)·(u / k)`, which grows by at least `b` from each thread
             // to the next (`u ≥ 0`). So the threads' blocks `[P(u), P(u) + b)` are disjoint,
@@ -541,7 +558,17 @@ impl Ctx<'_> {
     /// The single-element accesses of node `n` to its memory, each with its instruction,
     /// pointer register and index register, and the root they all use; `None` when some
     /// access is not one element (a call, a copy) or goes to another root.
-    fn sites(&self, n: usize) -> Option<(prism_ir::MemId, Vec<Site>)> {
+    fn sites(&self, n: usize) -> Option<Sites> {
+        if let Some(found) = self.memo.sites.borrow().get(&n) {
+            return found.clone();
+        }
+        let found = self.find_sites(n);
+        self.memo.sites.borrow_mut().insert(n, found.clone());
+        found
+    }
+
+    /// [`Ctx::sites`], found.
+    fn find_sites(&self, n: usize) -> Option<Sites> {
         let node = &self.graph.nodes[n];
         let info = &self.cfg.insts[node.inst];
         // The access sites, each with the register holding its element index.
@@ -611,10 +638,7 @@ impl Ctx<'_> {
             let (root, sites) = self.sites(n)?;
             let mut out = BTreeSet::new();
             for (id, ptr, index, width) in sites {
-                let frame = self.cfg.insts[id].frame;
-                let mut reads = Vec::new();
-                let off = self.pointer_offset(ptr, &mut reads, 0)?;
-                let first = self.index_form(index, frame, &mut reads)?.add(&off, 1)?.as_const()?;
+                let first = self.access_form(id, ptr, index)?.0.as_const()?;
                 // A call may stand for a wide range of elements: enumerate few only.
                 if width > 4096 {
                     return None;
@@ -646,6 +670,24 @@ impl Ctx<'_> {
     }
 
     /// The affine form of an access's starting index.
+    /// The element access `id` starts at, relative to its root: the pointer's offset plus
+    /// the index, as an affine form, with the loop counters it read. Every pair of nodes
+    /// asks again of the same accesses, so the answer is kept, per launch limit assumed
+    /// (`Ctx::blocks`, which bounds the ranges [`Ctx::eval`] checks the forms against).
+    fn access_form(&self, id: InstId, ptr: Reg, index: Index) -> Option<(Affine, Reads)> {
+        let key = (id, ptr, index, self.blocks.get());
+        if let Some(found) = self.memo.access_form.borrow().get(&key) {
+            return found.clone();
+        }
+        let mut reads = Vec::new();
+        let found = self
+            .pointer_offset(ptr, &mut reads, 0)
+            .and_then(|off| self.index_form(index, self.cfg.insts[id].frame, &mut reads)?.add(&off, 1))
+            .map(|form| (form, reads));
+        self.memo.access_form.borrow_mut().insert(key, found.clone());
+        found
+    }
+
     fn index_form(&self, index: Index, frame: FrameId, reads: &mut Reads) -> Option<Affine> {
         match index {
             Index::Reg(r) => self.eval(r, frame, reads, 0),
@@ -694,9 +736,7 @@ impl Ctx<'_> {
 
     /// The least and greatest element, relative to its root's pointer, that `site` touches.
     fn site_range(&self, (id, ptr, index, width): Site) -> Option<(i128, i128)> {
-        let mut reads = Vec::new();
-        let off = self.pointer_offset(ptr, &mut reads, 0)?;
-        let form = self.index_form(index, self.cfg.insts[id].frame, &mut reads)?.add(&off, 1)?;
+        let (form, reads) = self.access_form(id, ptr, index)?;
         let inside = self.reads_inside(&reads);
         let (lo, hi) = self.range(&form).filter(|_| inside)?;
         let hi = hi.checked_add(width.checked_sub(1)?)?;
@@ -1065,6 +1105,16 @@ impl Ctx<'_> {
     /// the same in the case's threads only, which the loop's frame's code says (and
     /// [`Ctx::shape_of`] asks of a `Term::Ring` in a base).
     pub(crate) fn pipeline_counter(&self, r: Reg) -> Option<InstId> {
+        if let Some(&l) = self.memo.pipeline_counter.borrow().get(&r) {
+            return l;
+        }
+        let l = self.find_pipeline_counter(r);
+        self.memo.pipeline_counter.borrow_mut().insert(r, l);
+        l
+    }
+
+    /// [`Ctx::pipeline_counter`], searched.
+    fn find_pipeline_counter(&self, r: Reg) -> Option<InstId> {
         self.cfg.insts.iter().enumerate().find_map(|(id, info)| {
             let InstKind::Loop { counter: Some(c), .. } = &info.inst.kind else { return None };
             (*c == r && self.is_pipeline_loop(id)).then_some(id)
@@ -1090,6 +1140,16 @@ impl Ctx<'_> {
 
     /// The loop whose counter `r` is, if any.
     pub(crate) fn counter_of(&self, r: Reg) -> Option<InstId> {
+        if let Some(&l) = self.memo.counter_of.borrow().get(&r) {
+            return l;
+        }
+        let l = self.find_counter_of(r);
+        self.memo.counter_of.borrow_mut().insert(r, l);
+        l
+    }
+
+    /// [`Ctx::counter_of`], searched.
+    fn find_counter_of(&self, r: Reg) -> Option<InstId> {
         let ds = self.defs.get(&r)?;
         ds.iter()
             .copied()
@@ -1108,6 +1168,16 @@ impl Ctx<'_> {
     /// `i < end` (or `i > end` counting down), `latch` adds the step, and `i` is set once
     /// before the loop.
     pub(crate) fn counter(&self, l: InstId) -> Option<Counter> {
+        if let Some(&c) = self.memo.counter.borrow().get(&l) {
+            return c;
+        }
+        let c = self.find_counter(l);
+        self.memo.counter.borrow_mut().insert(l, c);
+        c
+    }
+
+    /// [`Ctx::counter`], searched.
+    fn find_counter(&self, l: InstId) -> Option<Counter> {
         let InstKind::Loop { header, cond, latch, .. } = &self.cfg.insts[l].inst.kind else { return None };
         let (op, iv, end) = header.insts.iter().find_map(|i| match &i.kind {
             InstKind::Binary { dst, op: op @ (BinOp::Lt | BinOp::Gt), lhs, rhs } if dst == cond => {

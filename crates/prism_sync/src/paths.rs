@@ -9,6 +9,11 @@
 //! `__syncthreads()`/`__syncwarp()`, or a call whose callee synchronises on every path through
 //! it. A barrier over `E`-units covers an edge whose participants lie in one `S`-unit when
 //! `S ⊑ E`. A barrier in unsafe code never covers anything: control there may diverge.
+//!
+//! Every pair of nodes asks, so a search from one node is shared by every later node and
+//! kept while the planned barriers change only where it never looked ([`Ctx::reach`]);
+//! docs/soundness.md §4.3, "Asking the pair questions at scale", argues that the answers
+//! are those of a search per pair.
 
 use crate::Ctx;
 use crate::cfg::{InstId, PointId};
@@ -16,8 +21,105 @@ use prism_ir::ir::InstKind;
 use prism_types::perspective::Persp;
 use std::collections::{BTreeSet, HashMap};
 
+/// Visited marks for searches over the points, cleared in constant time: a mark counts
+/// only if it holds the current search's stamp.
+#[derive(Default)]
+pub(crate) struct Marks {
+    stamp: u32,
+    marks: Vec<u32>,
+}
+
+impl Marks {
+    /// Starts a search over `n` marks, none set.
+    fn clear(&mut self, n: usize) {
+        if self.marks.len() != n || self.stamp == u32::MAX {
+            self.marks = vec![0; n];
+            self.stamp = 0;
+        }
+        self.stamp += 1;
+    }
+
+    /// Sets mark `i`; whether it was already set in this search.
+    fn test_and_set(&mut self, i: usize) -> bool {
+        let was = self.marks[i] == self.stamp;
+        self.marks[i] = self.stamp;
+        was
+    }
+}
+
 /// Barriers planned so far: each goes before an instruction.
-pub(crate) type Planned = HashMap<InstId, Vec<Persp>>;
+///
+/// Each map has an identity of its own and a log of its changes, so that a search made with
+/// one state of one map can be kept while the changes since leave it as it was
+/// ([`Ctx::reach`]).
+#[derive(Debug)]
+pub(crate) struct Planned {
+    at: HashMap<InstId, Vec<Persp>>,
+    id: u64,
+    /// Every change: the instruction, the barrier's unit, and whether it was added.
+    log: Vec<(InstId, Persp, bool)>,
+}
+
+impl Default for Planned {
+    fn default() -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        Planned { at: HashMap::new(), id: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed), log: Vec::new() }
+    }
+}
+
+impl Planned {
+    /// No barrier planned.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Plans a barrier over `scope`-units before `before`.
+    pub fn add(&mut self, before: InstId, scope: Persp) {
+        self.at.entry(before).or_default().push(scope);
+        self.log.push((before, scope, true));
+    }
+
+    /// Takes back one barrier over `scope`-units before `before`, if planned.
+    pub fn remove(&mut self, before: InstId, scope: Persp) {
+        if let Some(v) = self.at.get_mut(&before)
+            && let Some(i) = v.iter().position(|&s| s == scope)
+        {
+            v.remove(i);
+            self.log.push((before, scope, false));
+        }
+    }
+
+    /// The units of the barriers planned before `inst`.
+    pub fn get(&self, inst: &InstId) -> Option<&Vec<Persp>> {
+        self.at.get(inst)
+    }
+
+    /// The units of every planned barrier, by instruction.
+    pub fn values(&self) -> impl Iterator<Item = &Vec<Persp>> {
+        self.at.values()
+    }
+}
+
+/// A search of [`Ctx::reach`], kept.
+#[derive(Debug)]
+pub(crate) struct Reach {
+    /// The map it was made with.
+    map: u64,
+    /// The length of that map's log it is known to agree with.
+    agrees: std::cell::Cell<usize>,
+    /// The starts of nodes it reached, sorted.
+    reached: Vec<PointId>,
+    /// The instructions whose planned barriers ended a path, sorted.
+    stops: Vec<InstId>,
+    /// Every point it visited, one bit each.
+    seen: Vec<u64>,
+}
+
+impl Reach {
+    fn saw(&self, p: PointId) -> bool {
+        self.seen[p / 64] >> (p % 64) & 1 == 1
+    }
+}
 
 /// An edge of the graph that needs ordering.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -112,6 +214,49 @@ impl Ctx<'_> {
     /// counts. When `A` is `B`, a path must first leave the scope: accesses of one run of a
     /// scope are ordered by its own region.
     pub(crate) fn covered(&self, e: &Edge, planned: &Planned) -> bool {
+        self.covered_by(e, planned, &mut Vec::new())
+    }
+
+    /// [`Ctx::covered`], also collecting in `stops` the instructions where a planned barrier
+    /// ended a path. The answer depends on `planned` only through those: without a barrier
+    /// the search never stopped at, it would search the same points and answer the same.
+    pub(crate) fn covered_by(&self, e: &Edge, planned: &Planned, stops: &mut Vec<InstId>) -> bool {
+        if e.a == e.b || e.carried.is_some() {
+            return self.search_covered(e, planned, stops);
+        }
+        // For two different nodes and no loop-carried condition the search does not depend
+        // on `B` except where it ends, so one search per earlier node, unit and state of the
+        // planned barriers ([`Ctx::reach`]) answers every later node: the edge is open when a
+        // path reaches one of `B`'s starts. This keeps a function of `n` straight-line phases
+        // quadratic instead of cubic in `n` (review R48).
+        let (a, b) = (&self.graph.nodes[e.a], &self.graph.nodes[e.b]);
+        // The search answers yes at once for the first; for the second, every start of `B`
+        // it reaches lets the path end there, so it never answers no. Neither depends on
+        // what is planned.
+        if self.call_covers(a, e.scope, false) || self.call_covers(b, e.scope, true) {
+            return true;
+        }
+        // A whole search costs more than one that ends at `B`: made only when a second edge
+        // from `A` asks with the same barriers planned.
+        let Some(reach) = self.reach(e.a, e.scope, planned) else {
+            return self.search_covered(e, planned, stops);
+        };
+        let covered = {
+            let at = |i: InstId| reach.reached.binary_search(&self.cfg.insts[i].enter).is_ok();
+            let open = if b.inner.is_empty() { at(b.inst) } else { b.inner.iter().any(|&i| at(i)) };
+            // Where the whole search stopped at a planned barrier: the stops of one that ends
+            // at `B` are among them.
+            stops.extend_from_slice(&reach.stops);
+            !open
+        };
+        if self.check_searches || cfg!(debug_assertions) {
+            assert_eq!(covered, self.search_covered(e, planned, &mut Vec::new()), "a kept search disagrees on {e:?}");
+        }
+        covered
+    }
+
+    /// [`Ctx::covered_by`], searched for the edge alone.
+    fn search_covered(&self, e: &Edge, planned: &Planned, stops: &mut Vec<InstId>) -> bool {
         let (a, b) = (&self.graph.nodes[e.a], &self.graph.nodes[e.b]);
         if self.call_covers(a, e.scope, false) {
             return true;
@@ -129,7 +274,10 @@ impl Ctx<'_> {
         // `carried`: it has taken the back edge of a loop the edge is about (or there is none).
         let carried0 = e.carried.is_none();
         let back = |from: PointId, to: PointId| e.carried.is_some_and(|p| self.shared_back_edge(from, to, p));
-        let mut seen = vec![[[false; 2]; 2]; n];
+        // One mark per point and state (`left`, `carried`). The marks are borrowed for the
+        // whole search: nothing it calls searches again.
+        let mut seen = self.memo.marks.borrow_mut();
+        seen.clear(4 * n);
         let mut stack: Vec<(PointId, bool, bool)> = Vec::new();
         for &src in &sources {
             let left = a.inner.is_empty();
@@ -137,11 +285,11 @@ impl Ctx<'_> {
         }
         while let Some((p, left, carried)) = stack.pop() {
             let left = left || p == a.end;
-            if seen[p][usize::from(left)][usize::from(carried)] || p == region.stop {
+            if p == region.stop || seen.test_and_set(4 * p + 2 * usize::from(left) + usize::from(carried)) {
                 continue;
             }
-            seen[p][usize::from(left)][usize::from(carried)] = true;
             if self.planned_at(planned, p, e.scope) {
+                stops.extend(self.cfg.point_inst[p]);
                 continue;
             }
             if targets.contains(&p) && (left || e.a != e.b) && carried {
@@ -156,6 +304,108 @@ impl Ctx<'_> {
             stack.extend(self.cfg.succ[p].iter().map(|&q| (q, left, carried || back(p, q))));
         }
         true
+    }
+
+    /// The starts of nodes (or of the accesses inside scope nodes) that paths from the end
+    /// of node `a` reach without passing the end of its region, a barrier `planned` covering
+    /// `s`-units or an instruction that orders `s`-units (a written barrier or a
+    /// synchronising call); and the instructions whose planned barriers ended a path. This
+    /// is the search of [`Ctx::covered_by`] without a target, which passes other nodes'
+    /// starts as it does.
+    ///
+    /// A search is kept per node and unit while `planned` changes in ways that leave it as it
+    /// was: a barrier added before an instruction whose start it never visited, or one over
+    /// units that do not cover `s`; a barrier taken back where no path of it stopped. It
+    /// asks `planned` nothing anywhere else, so it would visit the same points and find the
+    /// same. The first question for a node and unit answers `None`, and the caller searches
+    /// for its one edge instead: a whole search costs more than one that ends at `B`, and
+    /// pays only when asked again.
+    fn reach(&self, a: usize, s: Persp, planned: &Planned) -> Option<std::rc::Rc<Reach>> {
+        {
+            let mut memo = self.memo.reach.borrow_mut();
+            match memo.get_mut(&(a, s)) {
+                None => {
+                    memo.insert((a, s), None);
+                    return None;
+                }
+                Some(None) => {}
+                Some(Some(r)) if r.map == planned.id => {
+                    let since = &planned.log[r.agrees.get()..];
+                    let same = since.iter().all(|&(inst, scope, added)| {
+                        if added {
+                            !self.facts.narrower_eq(s, scope) || !r.saw(self.cfg.insts[inst].enter)
+                        } else {
+                            r.stops.binary_search(&inst).is_err()
+                        }
+                    });
+                    if same {
+                        r.agrees.set(planned.log.len());
+                        return Some(r.clone());
+                    }
+                }
+                // Made with another map: asked once for this one.
+                // Made with another map, or changed since: asked once for this state.
+                Some(Some(_)) => {
+                    memo.insert((a, s), None);
+                    return None;
+                }
+            }
+        }
+        let starts = self.memo.starts.get_or_init(|| {
+            let mut starts = vec![false; self.cfg.succ.len()];
+            for node in &self.graph.nodes {
+                if node.inner.is_empty() {
+                    starts[self.cfg.insts[node.inst].enter] = true;
+                }
+                for &i in &node.inner {
+                    starts[self.cfg.insts[i].enter] = true;
+                }
+            }
+            starts
+        });
+        let node = &self.graph.nodes[a];
+        let region = &self.graph.regions[node.region];
+        let sources: Vec<PointId> = if node.inner.is_empty() {
+            vec![node.end]
+        } else {
+            node.inner.iter().map(|&i| self.cfg.insts[i].exit).collect()
+        };
+        let mut seen = vec![0u64; self.cfg.succ.len().div_ceil(64)];
+        let mut reached = Vec::new();
+        let mut stops = Vec::new();
+        let mut stack: Vec<PointId> = sources.iter().flat_map(|&src| self.cfg.succ[src].iter().copied()).collect();
+        while let Some(p) = stack.pop() {
+            if p == region.stop || seen[p / 64] >> (p % 64) & 1 == 1 {
+                continue;
+            }
+            seen[p / 64] |= 1 << (p % 64);
+            // A planned barrier before the instruction at `p` ends the path before it, so
+            // that instruction's start is not reached (an instruction that orders by itself
+            // still is: it may be `B`).
+            if self.planned_at(planned, p, s) {
+                stops.extend(self.cfg.point_inst[p]);
+                continue;
+            }
+            if starts[p] {
+                reached.push(p);
+            }
+            if self.orders(p, s) {
+                continue;
+            }
+            stack.extend(self.cfg.succ[p].iter().copied());
+        }
+        reached.sort_unstable();
+        stops.sort_unstable();
+        stops.dedup();
+        let r = std::rc::Rc::new(Reach {
+            map: planned.id,
+            agrees: std::cell::Cell::new(planned.log.len()),
+            reached,
+            stops,
+            seen,
+        });
+        self.memo.reach.borrow_mut().insert((a, s), Some(r.clone()));
+        Some(r)
     }
 
     /// Whether a call node's callee synchronises (over units covering `s`) before its first

@@ -26,6 +26,7 @@ use crate::graph::{RegionKind, barrier_scope};
 use crate::paths::{Edge, Planned};
 use prism_ir::ir::InstKind;
 use prism_types::perspective::{Level, Persp};
+use std::collections::HashMap;
 
 /// A barrier to insert.
 #[derive(Clone, Copy, Debug)]
@@ -52,17 +53,45 @@ impl Plan {
     pub fn planned(&self) -> Planned {
         let mut map = Planned::new();
         for b in &self.barriers {
-            map.entry(b.before).or_default().push(b.scope);
+            map.add(b.before, b.scope);
         }
         map
     }
 }
 
-fn remove(map: &mut Planned, before: InstId, scope: Persp) {
-    if let Some(v) = map.get_mut(&before)
-        && let Some(i) = v.iter().position(|&s| s == scope)
-    {
-        v.remove(i);
+/// The edges planning resolved, each with the instructions whose planned barriers stopped
+/// its last coverage search (`Ctx::covered_by`), and for each instruction the edges that
+/// listed it (some perhaps no longer).
+#[derive(Default)]
+struct Resolved {
+    edges: Vec<(Edge, Vec<InstId>)>,
+    by_stop: HashMap<InstId, Vec<usize>>,
+}
+
+impl Resolved {
+    /// Records a new edge (`k` none) or edge `k`'s new stops.
+    fn set(&mut self, k: Option<usize>, e: Edge, mut stops: Vec<InstId>) {
+        stops.sort_unstable();
+        stops.dedup();
+        let k = k.unwrap_or(self.edges.len());
+        for &i in &stops {
+            self.by_stop.entry(i).or_default().push(k);
+        }
+        if k == self.edges.len() {
+            self.edges.push((e, stops));
+        } else {
+            self.edges[k].1 = stops;
+        }
+    }
+
+    /// The edges whose last search a barrier before `inst` stopped.
+    fn stopped_at(&self, inst: InstId) -> Vec<usize> {
+        let mut ks: Vec<usize> = self.by_stop.get(&inst).map_or(Vec::new(), |ks| {
+            ks.iter().copied().filter(|&k| self.edges[k].1.binary_search(&inst).is_ok()).collect()
+        });
+        ks.sort_unstable();
+        ks.dedup();
+        ks
     }
 }
 
@@ -71,6 +100,8 @@ impl Ctx<'_> {
     pub(crate) fn needed_edges(&self) -> Vec<Edge> {
         let mut edges = Vec::new();
         let cross: Vec<bool> = (0..self.graph.nodes.len()).map(|n| self.cross_unit(n)).collect();
+        // One empty map for every question, so that its searches are kept (`Ctx::reach`).
+        let nothing = Planned::new();
         for a in 0..self.graph.nodes.len() {
             let (succs, loops) = self.successors(a);
             let na = &self.graph.nodes[a];
@@ -109,7 +140,7 @@ impl Ctx<'_> {
                     continue;
                 }
                 let edge = Edge { a, b, scope, carried };
-                if !self.covered(&edge, &Planned::new()) && self.owned_if_limited(a, b, scope, loops) {
+                if !self.covered(&edge, &nothing) && self.owned_if_limited(a, b, scope, loops) {
                     continue;
                 }
                 edges.push(edge);
@@ -125,32 +156,48 @@ impl Ctx<'_> {
         let edges = self.needed_edges();
         let mut plan = Plan::default();
         let mut map = Planned::new();
-        let mut resolved = Vec::new();
+        let mut resolved = Resolved::default();
         for e in edges {
-            if self.covered(&e, &map) {
-                resolved.push(e);
+            let mut stops = Vec::new();
+            if self.covered_by(&e, &map, &mut stops) {
+                resolved.set(None, e, stops);
                 continue;
             }
             let Some(before) = self.place(&e) else {
                 plan.unresolved.push(e);
                 continue;
             };
-            map.entry(before).or_default().push(e.scope);
-            if self.covered(&e, &map) {
+            map.add(before, e.scope);
+            stops.clear();
+            if self.covered_by(&e, &map, &mut stops) {
                 plan.barriers.push(PlannedBarrier { before, scope: e.scope, edge: e });
-                resolved.push(e);
+                resolved.set(None, e, stops);
             } else {
-                remove(&mut map, before, e.scope);
+                map.remove(before, e.scope);
                 plan.unresolved.push(e);
             }
         }
+        // Dropping a barrier can uncover only the edges whose search it stopped; the others
+        // would search the same points without it. Those are searched again, and keep their
+        // new stops if the barrier goes.
         for i in (0..plan.barriers.len()).rev() {
             let b = plan.barriers[i];
-            remove(&mut map, b.before, b.scope);
-            if resolved.iter().all(|e| self.covered(e, &map)) {
+            map.remove(b.before, b.scope);
+            let mut again = Vec::new();
+            let still = resolved.stopped_at(b.before).into_iter().all(|k| {
+                let mut stops = Vec::new();
+                let ok = self.covered_by(&resolved.edges[k].0, &map, &mut stops);
+                again.push((k, stops));
+                ok
+            });
+            if still {
                 plan.barriers.remove(i);
+                for (k, stops) in again {
+                    let e = resolved.edges[k].0;
+                    resolved.set(Some(k), e, stops);
+                }
             } else {
-                map.entry(b.before).or_default().push(b.scope);
+                map.add(b.before, b.scope);
             }
         }
         plan

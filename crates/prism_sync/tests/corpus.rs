@@ -53,9 +53,20 @@ fn counts(report: &SyncReport) -> String {
 
 /// The IR after inference (before motion and optimisation: this snapshot counts what
 /// inference places) and the report; `Err` with the error codes when the pipeline rejects.
+///
+/// Every answer inference takes from a kept search is checked against a search of its own
+/// edge (`check_sync_searches`): the corpus is where those shortcuts meet loops, scopes,
+/// calls and explicit barriers.
 fn infer(rel: &str, src: &str) -> Result<(String, SyncReport), String> {
     let defines = prism_test::defines_for(src).unwrap_or_default();
-    let opts = Options { target: target_for(src), defines, motion: false, optimize: false, ..Options::default() };
+    let opts = Options {
+        target: target_for(src),
+        defines,
+        motion: false,
+        optimize: false,
+        check_sync_searches: true,
+        ..Options::default()
+    };
     let (_, problems, synced) = prism_driver::compile_text(rel, src, &opts);
     match synced {
         Some(s) => Ok((prism_ir::print(s.ir()), s.report().clone())),

@@ -19,6 +19,7 @@
 //! earlier one, so the call graph is acyclic.
 
 mod kernels;
+pub mod phases;
 
 use prism_interp::rng::Rng;
 use std::fmt::Write;
