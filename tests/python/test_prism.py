@@ -6,6 +6,7 @@ Run by `scripts/test-python.sh` (from `.ci/run`) against the installed wheel:
 """
 
 import inspect
+import math
 import warnings
 from pathlib import Path
 
@@ -377,6 +378,15 @@ def test_bad_launch_arguments():
         saxpy[1, 32](np.zeros(2, np.int32), 1.0, x, y)
     with pytest.raises(ValueError, match=r"argument `n` of `saxpy`: 4294967296 does not fit in `int`"):
         saxpy[1, 32](2**32, 1.0, x, y)
+    # A float too large for `float` is refused, as the command line refuses it; an infinity
+    # passed as one is kept.
+    with pytest.raises(ValueError, match=r"argument `a` of `saxpy`: 1e\+300 does not fit in `float` \(its finite values lie within"):
+        saxpy[1, 32](8, 1e300, x, y)
+    with pytest.raises(ValueError, match=r"argument `a` of `saxpy`: 1000000000000000000000000000000000000000 does not fit in `float`"):
+        saxpy[1, 32](8, 10**39, x, y)
+    with pytest.raises(ValueError, match=r"argument `a` of `saxpy`: 1000000000*0 does not fit in `float`"):
+        saxpy[1, 32](8, 10**400, x, y)
+    saxpy[1, 32](8, math.inf, x, y)
     with pytest.raises(TypeError, match=r"argument `a` of `saxpy` is a `float` scalar \(float32\): pass a number, not a bool"):
         saxpy[1, 32](8, True, x, y)
     with pytest.raises(TypeError, match=r"no parameter `z`"):

@@ -210,10 +210,34 @@ fn scalar(v: &Bound<'_, PyAny>, t: Scalar, what: &str) -> PyResult<u64> {
         )));
     }
     if t.is_float() {
-        let x: f64 = v.extract().map_err(|_| {
-            PyTypeError::new_err(format!("{what} is a `{}` scalar: pass a number, not {}", t.name(), type_name(v)))
-        })?;
-        return Ok(prism_interp::value::from_f64(t, x));
+        // A finite value too large for the type is refused, as the command line's `--arg` and
+        // the source's literals refuse it, rather than becoming an infinity; an infinity
+        // passed as one (`math.inf`) stays one. An `int` beyond a double's range is refused
+        // the same way.
+        let too_large = || {
+            PyValueError::new_err(format!(
+                "{what}: {} does not fit in `{}` (its finite values lie within ±{}; pass math.inf for an infinity)",
+                v.str().map(|s| s.to_string()).unwrap_or_default(),
+                t.name(),
+                prism_types::consts::float_max_text(t)
+            ))
+        };
+        let x: f64 = match v.extract() {
+            Ok(x) => x,
+            Err(e) if e.is_instance_of::<pyo3::exceptions::PyOverflowError>(v.py()) => return Err(too_large()),
+            Err(_) => {
+                return Err(PyTypeError::new_err(format!(
+                    "{what} is a `{}` scalar: pass a number, not {}",
+                    t.name(),
+                    type_name(v)
+                )));
+            }
+        };
+        let bits = prism_interp::value::from_f64(t, x);
+        if x.is_finite() && prism_interp::value::to_f64(t, bits).is_infinite() {
+            return Err(too_large());
+        }
+        return Ok(bits);
     }
     if v.is_instance_of::<PyFloat>() || v.hasattr("__float__")? && !v.hasattr("__index__")? {
         return Err(PyTypeError::new_err(format!(
