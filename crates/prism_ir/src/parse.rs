@@ -628,6 +628,14 @@ impl P {
             (Tok::Word(w), _) if w == "true" => ConstValue::Bool(true),
             (Tok::Word(w), _) if w == "false" => ConstValue::Bool(false),
             (Tok::Word(w), _) if w == "nan" => ConstValue::Float(f64::NAN),
+            // A NaN with other bits than the host's (`print::const_text`).
+            (Tok::Word(w), _) if w.starts_with("nan_0x") => {
+                let hex = &w["nan_0x".len()..];
+                match u64::from_str_radix(hex, 16).ok().map(f64::from_bits).filter(|x| x.is_nan() && hex.len() == 16) {
+                    Some(x) => ConstValue::Float(x),
+                    None => return self.err(format!("`{w}` is not a NaN's sixteen hex digits")),
+                }
+            }
             (Tok::Word(w), _) if w == "inf" => ConstValue::Float(f64::INFINITY),
             (Tok::Int(v), Type::Scalar(s)) if s.is_float() => ConstValue::Float(v as f64),
             (Tok::Int(v), _) => ConstValue::Int(v),

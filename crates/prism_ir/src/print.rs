@@ -107,14 +107,17 @@ pub fn raw_name(r: RawIndex) -> &'static str {
     }
 }
 
-/// Prints a constant so that it reads back exactly.
+/// Prints a constant so that it reads back exactly, a NaN's bits included: `nan` is the
+/// host's quiet NaN (`f64::NAN`), any other is `nan_0x` and its sixteen hex digits. Folding
+/// computes NaNs with the simulator's bits (the GPU's `0x7fffffff` for a `float`, carried in
+/// a double without Rust's `as`), and IR text read back must run the same NaN (review R46).
 pub fn const_text(v: ConstValue) -> String {
     match v {
         ConstValue::Bool(b) => b.to_string(),
         ConstValue::Int(i) => i.to_string(),
         ConstValue::Float(x) => {
             if x.is_nan() {
-                "nan".into()
+                if x.to_bits() == f64::NAN.to_bits() { "nan".into() } else { format!("nan_{:#018x}", x.to_bits()) }
             } else if x.is_infinite() {
                 if x > 0.0 { "inf".into() } else { "-inf".into() }
             } else {
@@ -461,6 +464,48 @@ fn inst(p: &Program, k: &InstKind, depth: usize, out: &mut String) {
                 }
                 None => out.push('\n'),
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ir::InstKind;
+    use prism_types::tir::ConstValue;
+
+    /// Every float constant reads back with its bits: NaNs with any payload and sign, the
+    /// host's NaN, signed zeros, infinities, a subnormal. The corpus round trip compares
+    /// texts, which only shows this once the text tells NaNs apart.
+    #[test]
+    fn float_constants_read_back_bit_for_bit() {
+        let bits: [u64; 10] = [
+            f64::NAN.to_bits(),
+            0x7fff_ffff_e000_0000, // the GPU's float NaN 0x7fffffff, carried in a double
+            0xfff8_0000_0000_0000, // the host's NaN with the sign set
+            0x7ff0_0000_0000_0001, // signalling
+            (-0.0f64).to_bits(),
+            0.0f64.to_bits(),
+            f64::INFINITY.to_bits(),
+            f64::NEG_INFINITY.to_bits(),
+            1.5f64.to_bits(),
+            1,
+        ];
+        for b in bits {
+            let text = super::const_text(ConstValue::Float(f64::from_bits(b)));
+            let src = format!(
+                "kernel @k() entry grid[1] facts 32 1 smem 0 {{\n  reg %0: f64\n  body {{\n    %0 = const {text}\n  }}\n}}\n"
+            );
+            let p = crate::parse(&src).unwrap_or_else(|e| panic!("{text}: {e}\n{src}"));
+            let InstKind::Const { value: ConstValue::Float(x), .. } = p.functions[0].body.insts[0].kind else {
+                panic!("{text}: not a float constant");
+            };
+            assert_eq!(x.to_bits(), b, "{text} read back as {:#018x}", x.to_bits());
+        }
+        for bad in ["nan_0x1", "nan_0x0000000000000001", "nan_0xzz"] {
+            let src = format!(
+                "kernel @k() entry grid[1] facts 32 1 smem 0 {{\n  reg %0: f64\n  body {{\n    %0 = const {bad}\n  }}\n}}\n"
+            );
+            assert!(crate::parse(&src).is_err(), "{bad} was read");
         }
     }
 }
