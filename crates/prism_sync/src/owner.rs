@@ -1029,11 +1029,61 @@ impl Ctx<'_> {
 
     /// The bound comparison `d` (`<`, `<=`, `>`, `>=` of two affine values that differ by
     /// one term) puts on that term where its outcome is `holds`, for instruction `inst`.
+    ///
+    /// A side that is the `min` of two integers where the fact bounds it from above (`t <
+    /// min(w, 32)`), or their `max` where it bounds it from below, bounds each of them alike
+    /// (`t < min(w, 32)` holds only where `t < 32` does), so the bound is taken through the
+    /// operand that gives one (review R33's over-approximation, since 2026-12-02).
     fn comparison_bound(&self, d: InstId, holds: bool, inst: InstId) -> Option<(Term, i128, i128)> {
         let InstKind::Binary { op, lhs, rhs, .. } = &self.cfg.insts[d].inst.kind else { return None };
+        // Whether the fact bounds `lhs` from above (`lhs - rhs <= u`), as below.
+        let below = match (op, holds) {
+            (BinOp::Lt | BinOp::Le, true) | (BinOp::Gt | BinOp::Ge, false) => true,
+            (BinOp::Gt | BinOp::Ge, true) | (BinOp::Lt | BinOp::Le, false) => false,
+            _ => return None,
+        };
+        // The upper side may be a `min`, the lower one a `max`: each operand in turn.
+        let (upper, lower) = if below { (*rhs, *lhs) } else { (*lhs, *rhs) };
         let at = self.cfg.insts[d].frame;
+        let uppers = self.min_max_operands((upper, at), "min");
+        let lowers = self.min_max_operands((lower, at), "max");
+        uppers.iter().find_map(|&up| {
+            lowers.iter().find_map(|&lo| {
+                let (l, r) = if below { (lo, up) } else { (up, lo) };
+                self.comparison_bound_of((*op, l, r), holds, inst)
+            })
+        })
+    }
+
+    /// The values a side of a comparison, register `r` read in block `at`, may stand for:
+    /// itself, and when it is defined once by the integer intrinsic `which` (`min` or `max`)
+    /// of two values, those two, read where that intrinsic reads them (so that a loop
+    /// counter among them is checked where it is read, as [`Ctx::eval`] checks the operands
+    /// of any definition it follows).
+    fn min_max_operands(&self, (r, at): (Reg, FrameId), which: &str) -> Vec<(Reg, FrameId)> {
+        let mut out = vec![(r, at)];
+        if let Some([d]) = self.defs.get(&r).map(Vec::as_slice)
+            && let InstKind::Intrinsic { intrinsic, args, dsts, .. } = &self.cfg.insts[*d].inst.kind
+            && intrinsic.sig().name == which
+            && let ([_], [IntrArg::Val(a), IntrArg::Val(b)]) = (dsts.as_slice(), args.as_slice())
+            && [r, *a, *b].iter().all(|&x| matches!(self.f.reg_ty(x), Type::Scalar(s) if s.is_int()))
+        {
+            let frame = self.cfg.insts[*d].frame;
+            out.extend([(*a, frame), (*b, frame)]);
+        }
+        out
+    }
+
+    /// [`Ctx::comparison_bound`] of a comparison read as `lhs op rhs`, each side a value and
+    /// the block it is read in.
+    fn comparison_bound_of(
+        &self,
+        (op, (lhs, lat), (rhs, rat)): (BinOp, (Reg, FrameId), (Reg, FrameId)),
+        holds: bool,
+        inst: InstId,
+    ) -> Option<(Term, i128, i128)> {
         let mut reads = Vec::new();
-        let (a, b) = (self.eval(*lhs, at, &mut reads, 0)?, self.eval(*rhs, at, &mut reads, 0)?);
+        let (a, b) = (self.eval(lhs, lat, &mut reads, 0)?, self.eval(rhs, rat, &mut reads, 0)?);
         // A counter read outside its loop's body (or in another iteration) says nothing
         // of `inst`.
         if !reads.iter().all(|&(l, fr)| {

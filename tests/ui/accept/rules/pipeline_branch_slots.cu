@@ -405,3 +405,134 @@ extern "C" __global__ void __launch_bounds__(96) producers_under_if(const __grid
         }
     }
 }
+
+// The fact through `min` and `max` (since 2026-12-02): `t < min(n + 32, 32)` holds only
+// where `t < 32` does, and so does `32 > max(16, t)`; `n + 32` bounds nothing (`n` is not
+// known), so the bound comes from the other operand. Refused variants: async-overlap_8.prism.
+extern "C" __global__ void __launch_bounds__(128) under_min(int n,
+                                                            const float* __restrict__ x,
+                                                            float* __restrict__ y)
+{
+    // launch: threads per block a multiple of 1, blocks a multiple of 1, at most 128 threads per block
+    const int prism_tid = threadIdx.x;
+    const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
+    __shared__ __align__(1024) float prism_shared0[1280];
+    const int b = prism_bid;  // line 165
+    {  // partition `y` as `y_b` at block[1]
+        {  // group(block[1])
+            float* ring = prism_shared0;  // line 168
+            const int t = prism_tid;  // line 169
+            float acc = 0.0f;  // line 170
+            {  // pipeline `ring` as `ring` at block[1]
+                int k_issue = 0;  // line 171
+                for (; k_issue < prism_add(n, 1); k_issue += 1) {
+                    const bool t14 = k_issue >= 1;
+                    if (t14) {
+                        asm volatile("cp.async.wait_all;" :  :  : "memory");
+                        prism_fence_proxy_async();
+                        __syncthreads();
+                    }
+                    if (k_issue < n) {  // line 171
+                        float* slot = ring + k_issue % 2 * 640;  // line 172
+                        {  // async `ring` as `slot` at block[1]
+                            {  // group(thread[1])
+                                if (t < prism_min(prism_add(n, 32), 32)) {  // line 174
+                                    asm volatile(  // line 175
+                                        "cp.async.cg.shared.global [%0], [%1], 16;"
+                                        :
+                                        : "r"(prism_smem_addr(&slot[4 * t])), "l"(&x[prism_add(prism_mul(prism_add(prism_mul(b, n), k_issue), 640), 4 * t)])
+                                        : "memory");
+                                    asm volatile(  // line 176
+                                        "cp.async.cg.shared.global [%0], [%1], 16;"
+                                        :
+                                        : "r"(prism_smem_addr(&slot[4 * t + 512])), "l"(&x[(long long)prism_add(prism_mul(prism_add(prism_mul(b, n), k_issue), 640), 4 * t) + 512])
+                                        : "memory");
+                                }
+                            }
+                        }
+                    }
+                    asm volatile("cp.async.commit_group;" :  :  : "memory");
+                    if (t14) {  // line 171
+                        const int k = k_issue - 1;
+                        const float* s = ring + (int)((unsigned)k % 2u) * 640;  // line 177
+                        {  // stage `ring` as `s` at block[1]
+                            {  // group(thread[1])
+                                acc = acc + (s[t] + s[512 + t % 128]);  // line 179
+                            }
+                        }
+                    }
+                }
+            }
+            {  // partition `y_b` as `y_t` at thread[1]
+                {  // group(thread[1])
+                    y[prism_add(prism_mul(128, b), t)] = acc;  // line 182
+                }
+            }
+        }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(128) under_max(int n,
+                                                            const float* __restrict__ x,
+                                                            float* __restrict__ y)
+{
+    // launch: threads per block a multiple of 1, blocks a multiple of 1, at most 128 threads per block
+    const int prism_tid = threadIdx.x;
+    const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
+    __shared__ __align__(1024) float prism_shared0[1280];
+    const int b = prism_bid;  // line 188
+    {  // partition `y` as `y_b` at block[1]
+        {  // group(block[1])
+            float* ring = prism_shared0;  // line 191
+            const int t = prism_tid;  // line 192
+            float acc = 0.0f;  // line 193
+            {  // pipeline `ring` as `ring` at block[1]
+                int k_issue = 0;  // line 194
+                for (; k_issue < prism_add(n, 1); k_issue += 1) {
+                    const bool t14 = k_issue >= 1;
+                    if (t14) {
+                        asm volatile("cp.async.wait_all;" :  :  : "memory");
+                        prism_fence_proxy_async();
+                        __syncthreads();
+                    }
+                    if (k_issue < n) {  // line 194
+                        float* slot = ring + k_issue % 2 * 640;  // line 195
+                        {  // async `ring` as `slot` at block[1]
+                            {  // group(thread[1])
+                                if (32 > prism_max(16, t)) {  // line 197
+                                    asm volatile(  // line 198
+                                        "cp.async.cg.shared.global [%0], [%1], 16;"
+                                        :
+                                        : "r"(prism_smem_addr(&slot[4 * t])), "l"(&x[prism_add(prism_mul(prism_add(prism_mul(b, n), k_issue), 640), 4 * t)])
+                                        : "memory");
+                                    asm volatile(  // line 199
+                                        "cp.async.cg.shared.global [%0], [%1], 16;"
+                                        :
+                                        : "r"(prism_smem_addr(&slot[4 * t + 512])), "l"(&x[(long long)prism_add(prism_mul(prism_add(prism_mul(b, n), k_issue), 640), 4 * t) + 512])
+                                        : "memory");
+                                }
+                            }
+                        }
+                    }
+                    asm volatile("cp.async.commit_group;" :  :  : "memory");
+                    if (t14) {  // line 194
+                        const int k = k_issue - 1;
+                        const float* s = ring + (int)((unsigned)k % 2u) * 640;  // line 200
+                        {  // stage `ring` as `s` at block[1]
+                            {  // group(thread[1])
+                                acc = acc + (s[t] + s[512 + t % 128]);  // line 202
+                            }
+                        }
+                    }
+                }
+            }
+            {  // partition `y_b` as `y_t` at thread[1]
+                {  // group(thread[1])
+                    y[prism_add(prism_mul(128, b), t)] = acc;  // line 205
+                }
+            }
+        }
+    }
+}
