@@ -292,8 +292,16 @@ impl Ctx<'_> {
     /// inside the widths) needs either `r' = r`, impossible when `W` is at least the widest
     /// access, or `|W·(u − u')| ≥ g − (width − 1)`, impossible when that exceeds
     /// `W·(n − 1)`, `n` the threads of an `s`-unit.
+    ///
+    /// A negative `W` (threads placed in reverse, `4·(127 − t)`) is `|W|·(−u)`: distinct
+    /// threads have distinct `−u`, no farther apart than their `u`, and both proofs above
+    /// depend on `u` only through `|u − u'|`, so they hold with `|W|` (since 2026-12-02;
+    /// before, such accesses were never proved apart). The blocked proof within strides
+    /// below also needs each unit's ids to start at 0, which `−u` does not, so it is not
+    /// tried for them.
     pub(crate) fn disjoint(&self, shape: &Shape, rests: &[Rest], s: Persp) -> bool {
-        let w = shape.2;
+        let reversed = shape.2 < 0;
+        let w = shape.2.checked_abs().unwrap_or(0);
         let width = rests.iter().map(|r| r.width).max().unwrap_or(1).max(1);
         let padded = rests.iter().any(|r| r.padded);
         // A padded position is `W·u + p·(u / k)` with one padding `p ≥ 0` and nothing else
@@ -333,7 +341,7 @@ impl Ctx<'_> {
         // The unit's ids start at 0 in each `s`-unit only when `u` is `id()` in the code of
         // `s` itself.
         let from_zero = shape.1 == key(s);
-        threads.is_some_and(|n| self.blocked_in_strides(w, padding(shape), from_zero, rests, n))
+        !reversed && threads.is_some_and(|n| self.blocked_in_strides(w, padding(shape), from_zero, rests, n))
     }
 
     /// Blocked inside interleaved: every rest is `G·j + q` with `q` (and the access's
@@ -541,8 +549,10 @@ impl Ctx<'_> {
                     Term::Sym | Term::Quot(..) | Term::Mod(..) | Term::Ring(..) => return None,
                 }
             }
+            // A negative `W` places the threads in reverse; [`Ctx::disjoint`] says why its
+            // proofs hold for it too.
             let (code, w) = unit?;
-            if w <= 0 || rest.c.abs() >= 1 << 60 || !self.facts.narrower_eq(s, Persp { level: code.0, n: code.1 }) {
+            if w == 0 || rest.c.abs() >= 1 << 60 || !self.facts.narrower_eq(s, Persp { level: code.0, n: code.1 }) {
                 return None;
             }
             let this = (root_of_node, code, w, base);

@@ -206,6 +206,44 @@ def own(out : ptr(float) @ grid[1]):
 }
 
 #[test]
+fn threads_in_reverse_reading_their_own_elements_need_no_barrier() {
+    // Thread `t` owns element `31 - t` (a negative coefficient, proved since 2026-12-02): no
+    // barrier between its write and its read of it (lines 11 and 13). Its neighbour's,
+    // `(32 - t) % 32`, needs one (before line 14), and so does reading in reverse what was
+    // written in order (`63 - 2 t` against `2 t` and `2 t + 1`: thread `31 - t` wrote it).
+    check(
+        r#"
+@prism("global")
+@requires(grid[1], block[1], thread[32], smem=256)
+def reversed(out : ptr(float) @ grid[1]):
+    g : int @ thread[1] = id()
+    with partition(out, p=thread[1], f=lambda i: 3 * g + i) as mine:
+        with group(block[1]):
+            S : shared(float[64]) @ block[1]
+            t : int @ thread[1] = id()
+            with partition(S, p=thread[1], f=lambda i: 31 - t + i) as s_t:
+                with group(thread[1]):
+                    s_t[0] = float(t)
+            with group(thread[1]):
+                mine[0] = S[31 - t]
+            with group(thread[1]):
+                mine[1] = S[(32 - t) % 32]
+            with partition(S, p=thread[1], f=lambda i: 2 * t + i) as s_2:
+                with group(thread[1]):
+                    s_2[0] = 1.0
+                    s_2[1] = 2.0
+            with group(thread[1]):
+                mine[2] = S[63 - 2 * t]
+"#,
+        expect![[r#"
+            @reversed: block[1] barrier before line 14: `S` written (line 9), read (line 15)
+            @reversed: block[1] barrier before line 16: `S` read (line 15), written (line 16)
+            @reversed: block[1] barrier before line 20: `S` written (line 16), read (line 21)
+        "#]],
+    );
+}
+
+#[test]
 fn warp_claimed_region_gets_a_warp_barrier() {
     // Warp 0 claims the array, writes it lane by lane and reads its neighbour's element: the
     // participants are one warp, so `__syncwarp()` inside the warp's branch.

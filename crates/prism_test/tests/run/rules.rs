@@ -1116,12 +1116,15 @@ fn r_pipeline_specialised_boxes() {
 fn r_pipeline_branch_slots() {
     // Fills whose two copies per thread only a branch keeps inside a slot of 640 floats
     // (`if t < 32:`, its opposite's `else`, scaled and negated tests, a lower bound from
-    // `-t < -95`, the test through `uint` and `int64` conversions, through `min` and `max`):
+    // `-t < -95`, the test through `uint` and `int64` conversions, through `min` and `max`,
+    // threads placed in reverse):
     // every kernel copies elements 0 .. 127 and 512 .. 639 of each tile, and
     // thread t adds elements t and 512 + t % 128 of every tile. No tiles, one, and several
     // rounds of the two-slot ring. Inputs are eighths, so the sums are exact.
     let p = program(&file("pipeline_branch_slots.prism"));
-    for kernel in ["under_if", "under_else_and_scaled", "from_above", "under_casts", "under_min", "under_max"] {
+    let kernels =
+        ["under_if", "under_else_and_scaled", "from_above", "under_casts", "under_min", "under_max", "reversed"];
+    for kernel in kernels {
         for (blocks, n) in [(1usize, 0usize), (2, 1), (1, 3), (3, 6)] {
             let x = Rng::new((blocks * 10 + n + 700) as u64).eighths((640 * n * blocks).max(4), -4, 4);
             let out = p.launch(kernel, blocks as u32, 128, || {

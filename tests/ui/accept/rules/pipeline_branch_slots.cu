@@ -536,3 +536,72 @@ extern "C" __global__ void __launch_bounds__(128) under_max(int n,
         }
     }
 }
+
+// Threads placed in reverse (since 2026-12-02): thread `t >= 96` copies element `4 (127 - t)`
+// and the one 512 after it, a negative coefficient of `t` that the different threads'
+// copies are proved apart with (`Ctx::disjoint`); the test `t >= 96` keeps them inside the
+// slot. Refused variants: async-overlap_9.prism.
+extern "C" __global__ void __launch_bounds__(128) reversed(int n,
+                                                           const float* __restrict__ x,
+                                                           float* __restrict__ y)
+{
+    // launch: threads per block a multiple of 1, blocks a multiple of 1, at most 128 threads per block
+    const int prism_tid = threadIdx.x;
+    const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
+    __shared__ __align__(1024) float prism_shared0[1280];
+    const int b = prism_bid;  // line 215
+    {  // partition `y` as `y_b` at block[1]
+        {  // group(block[1])
+            float* ring = prism_shared0;  // line 218
+            const int t = prism_tid;  // line 219
+            float acc = 0.0f;  // line 220
+            {  // pipeline `ring` as `ring` at block[1]
+                int k_issue = 0;  // line 221
+                for (; k_issue < prism_add(n, 1); k_issue += 1) {
+                    const bool t14 = k_issue >= 1;
+                    if (t14) {
+                        asm volatile("cp.async.wait_all;" :  :  : "memory");
+                        prism_fence_proxy_async();
+                        __syncthreads();
+                    }
+                    if (k_issue < n) {  // line 221
+                        float* slot = ring + k_issue % 2 * 640;  // line 222
+                        {  // async `ring` as `slot` at block[1]
+                            {  // group(thread[1])
+                                if (t >= 96) {  // line 224
+                                    const int u = 127 - t;  // line 225
+                                    asm volatile(  // line 226
+                                        "cp.async.cg.shared.global [%0], [%1], 16;"
+                                        :
+                                        : "r"(prism_smem_addr(&slot[4 * u])), "l"(&x[prism_add(prism_mul(prism_add(prism_mul(b, n), k_issue), 640), 4 * u)])
+                                        : "memory");
+                                    asm volatile(  // line 227
+                                        "cp.async.cg.shared.global [%0], [%1], 16;"
+                                        :
+                                        : "r"(prism_smem_addr(&slot[4 * u + 512])), "l"(&x[(long long)prism_add(prism_mul(prism_add(prism_mul(b, n), k_issue), 640), 4 * u) + 512])
+                                        : "memory");
+                                }
+                            }
+                        }
+                    }
+                    asm volatile("cp.async.commit_group;" :  :  : "memory");
+                    if (t14) {  // line 221
+                        const int k = k_issue - 1;
+                        const float* s = ring + (int)((unsigned)k % 2u) * 640;  // line 228
+                        {  // stage `ring` as `s` at block[1]
+                            {  // group(thread[1])
+                                acc = acc + (s[t] + s[512 + t % 128]);  // line 230
+                            }
+                        }
+                    }
+                }
+            }
+            {  // partition `y_b` as `y_t` at thread[1]
+                {  // group(thread[1])
+                    y[prism_add(prism_mul(128, b), t)] = acc;  // line 233
+                }
+            }
+        }
+    }
+}
