@@ -243,19 +243,11 @@ impl Ctx<'_> {
     /// Only worth it for an edge no written barrier already covers.
     pub(crate) fn owned_if_limited(&self, a: usize, b: usize, s: Persp, loops: &BTreeSet<InstId>) -> bool {
         let assumed = self.max_blocks.get().unwrap_or(MAX_GRID_BLOCKS as u128);
-        // First the tightest limit: a pair it cannot prove owned is left to a barrier without
-        // trying the fifteen looser ones (if some looser limit proved it, which smaller block
-        // ids make no harder, the barrier costs speed, never safety). Most pairs an edge
-        // joins are not owned at any limit, and each try evaluates every access again.
-        let tightest = 1u128 << MIN_BLOCKS_SHIFT;
-        if tightest < assumed {
-            self.blocks.set(tightest);
-            let proved = self.owned_under(a, b, s, loops);
-            self.blocks.set(assumed);
-            if !proved {
-                return false;
-            }
-        }
+        // Every limit is tried, loosest first: the proof is not monotone in the limit. A
+        // tighter one can make `x % k` fold to `x` (its range below `k`), which breaks the
+        // folds that need the remainder (`(x / k)·k + x % k`, a padded tile), so a pair
+        // proved at 2^24 blocks may fail at 2^16 (review R50 found accepted programs
+        // refused when only the tightest was tried).
         for shift in (MIN_BLOCKS_SHIFT..=30).rev() {
             let cap = 1u128 << shift;
             if cap >= assumed {
