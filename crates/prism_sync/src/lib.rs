@@ -408,6 +408,17 @@ pub(crate) struct Ctx<'a> {
 /// Answers kept by key for the analysis of one function.
 type Kept<K, V> = std::cell::RefCell<std::collections::HashMap<K, V>>;
 
+/// The answer `cell` keeps for `key`, or else `find`'s, then kept. The cell is not borrowed
+/// while `find` runs, which may ask other kept questions.
+fn kept<K: std::hash::Hash + Eq + Copy, V: Clone>(cell: &Kept<K, V>, key: K, find: impl FnOnce() -> V) -> V {
+    if let Some(v) = cell.borrow().get(&key) {
+        return v.clone();
+    }
+    let v = find();
+    cell.borrow_mut().insert(key, v.clone());
+    v
+}
+
 /// Answers kept during the analysis of one function, because every pair of nodes asks
 /// them again (review R48: without them a function of `n` phases took time cubic in `n`).
 /// All but [`Memo::reach`] answer questions whose inputs do not change during the analysis:

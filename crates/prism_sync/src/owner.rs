@@ -561,12 +561,7 @@ impl Ctx<'_> {
     /// pointer register and index register, and the root they all use; `None` when some
     /// access is not one element (a call, a copy) or goes to another root.
     fn sites(&self, n: usize) -> Option<Sites> {
-        if let Some(found) = self.memo.sites.borrow().get(&n) {
-            return found.clone();
-        }
-        let found = self.find_sites(n);
-        self.memo.sites.borrow_mut().insert(n, found.clone());
-        found
+        crate::kept(&self.memo.sites, n, || self.find_sites(n))
     }
 
     /// [`Ctx::sites`], found.
@@ -677,17 +672,12 @@ impl Ctx<'_> {
     /// asks again of the same accesses, so the answer is kept, per launch limit assumed
     /// (`Ctx::blocks`, which bounds the ranges [`Ctx::eval`] checks the forms against).
     fn access_form(&self, id: InstId, ptr: Reg, index: Index) -> Option<(Affine, Reads)> {
-        let key = (id, ptr, index, self.blocks.get());
-        if let Some(found) = self.memo.access_form.borrow().get(&key) {
-            return found.clone();
-        }
-        let mut reads = Vec::new();
-        let found = self
-            .pointer_offset(ptr, &mut reads, 0)
-            .and_then(|off| self.index_form(index, self.cfg.insts[id].frame, &mut reads)?.add(&off, 1))
-            .map(|form| (form, reads));
-        self.memo.access_form.borrow_mut().insert(key, found.clone());
-        found
+        crate::kept(&self.memo.access_form, (id, ptr, index, self.blocks.get()), || {
+            let mut reads = Vec::new();
+            self.pointer_offset(ptr, &mut reads, 0)
+                .and_then(|off| self.index_form(index, self.cfg.insts[id].frame, &mut reads)?.add(&off, 1))
+                .map(|form| (form, reads))
+        })
     }
 
     fn index_form(&self, index: Index, frame: FrameId, reads: &mut Reads) -> Option<Affine> {
@@ -1038,12 +1028,8 @@ impl Ctx<'_> {
     /// operand that gives one (review R33's over-approximation, since 2026-12-02).
     fn comparison_bound(&self, d: InstId, holds: bool, inst: InstId) -> Option<(Term, i128, i128)> {
         let InstKind::Binary { op, lhs, rhs, .. } = &self.cfg.insts[d].inst.kind else { return None };
-        // Whether the fact bounds `lhs` from above (`lhs - rhs <= u`), as below.
-        let below = match (op, holds) {
-            (BinOp::Lt | BinOp::Le, true) | (BinOp::Gt | BinOp::Ge, false) => true,
-            (BinOp::Gt | BinOp::Ge, true) | (BinOp::Lt | BinOp::Le, false) => false,
-            _ => return None,
-        };
+        // Whether the fact bounds `lhs` from above (`lhs - rhs <= u`).
+        let (below, _) = fact(*op, holds)?;
         // The upper side may be a `min`, the lower one a `max`: each operand in turn.
         let (upper, lower) = if below { (*rhs, *lhs) } else { (*lhs, *rhs) };
         let at = self.cfg.insts[d].frame;
@@ -1095,14 +1081,7 @@ impl Ctx<'_> {
             return None;
         }
         let diff = a.add(&b, -1)?;
-        // The comparison's fact as `diff <= u` (`below`) or `diff >= u`.
-        let (below, u): (bool, i128) = match (op, holds) {
-            (BinOp::Lt, true) | (BinOp::Ge, false) => (true, -1),
-            (BinOp::Le, true) | (BinOp::Gt, false) => (true, 0),
-            (BinOp::Gt, true) | (BinOp::Le, false) => (false, 1),
-            (BinOp::Ge, true) | (BinOp::Lt, false) => (false, 0),
-            _ => return None,
-        };
+        let (below, u) = fact(op, holds)?;
         let [(&t, &k)] = diff.terms.iter().collect::<Vec<_>>()[..] else { return None };
         let r = u.checked_sub(diff.c)?;
         // `k t <= r` or `k t >= r`; dividing by a negative `k` turns it round.
@@ -1157,12 +1136,7 @@ impl Ctx<'_> {
     /// the same in the case's threads only, which the loop's frame's code says (and
     /// [`Ctx::shape_of`] asks of a `Term::Ring` in a base).
     pub(crate) fn pipeline_counter(&self, r: Reg) -> Option<InstId> {
-        if let Some(&l) = self.memo.pipeline_counter.borrow().get(&r) {
-            return l;
-        }
-        let l = self.find_pipeline_counter(r);
-        self.memo.pipeline_counter.borrow_mut().insert(r, l);
-        l
+        crate::kept(&self.memo.pipeline_counter, r, || self.find_pipeline_counter(r))
     }
 
     /// [`Ctx::pipeline_counter`], searched.
@@ -1192,12 +1166,7 @@ impl Ctx<'_> {
 
     /// The loop whose counter `r` is, if any.
     pub(crate) fn counter_of(&self, r: Reg) -> Option<InstId> {
-        if let Some(&l) = self.memo.counter_of.borrow().get(&r) {
-            return l;
-        }
-        let l = self.find_counter_of(r);
-        self.memo.counter_of.borrow_mut().insert(r, l);
-        l
+        crate::kept(&self.memo.counter_of, r, || self.find_counter_of(r))
     }
 
     /// [`Ctx::counter_of`], searched.
@@ -1220,12 +1189,7 @@ impl Ctx<'_> {
     /// `i < end` (or `i > end` counting down), `latch` adds the step, and `i` is set once
     /// before the loop.
     pub(crate) fn counter(&self, l: InstId) -> Option<Counter> {
-        if let Some(&c) = self.memo.counter.borrow().get(&l) {
-            return c;
-        }
-        let c = self.find_counter(l);
-        self.memo.counter.borrow_mut().insert(l, c);
-        c
+        crate::kept(&self.memo.counter, l, || self.find_counter(l))
     }
 
     /// [`Ctx::counter`], searched.
@@ -1273,6 +1237,18 @@ impl Ctx<'_> {
     fn konst(&self, r: Reg) -> Option<i128> {
         crate::graph::constant(&self.cfg, &self.defs, r)
     }
+}
+
+/// The fact comparison `lhs op rhs` states where its outcome is `holds`, as `lhs - rhs <= u`
+/// (`below`) or `lhs - rhs >= u`: `(below, u)`, for `<`, `<=`, `>` and `>=` of integers.
+fn fact(op: BinOp, holds: bool) -> Option<(bool, i128)> {
+    Some(match (op, holds) {
+        (BinOp::Lt, true) | (BinOp::Ge, false) => (true, -1),
+        (BinOp::Le, true) | (BinOp::Gt, false) => (true, 0),
+        (BinOp::Gt, true) | (BinOp::Le, false) => (false, 1),
+        (BinOp::Ge, true) | (BinOp::Lt, false) => (false, 0),
+        _ => return None,
+    })
 }
 
 /// CUDA's most threads per block.

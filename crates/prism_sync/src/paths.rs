@@ -117,8 +117,13 @@ pub(crate) struct Reach {
 
 impl Reach {
     fn saw(&self, p: PointId) -> bool {
-        self.seen[p / 64] >> (p % 64) & 1 == 1
+        bit(&self.seen, p)
     }
+}
+
+/// Bit `p` of a set of points kept one bit each.
+fn bit(set: &[u64], p: PointId) -> bool {
+    set[p / 64] >> (p % 64) & 1 == 1
 }
 
 /// An edge of the graph that needs ordering.
@@ -242,8 +247,7 @@ impl Ctx<'_> {
             return self.search_covered(e, planned, stops);
         };
         let covered = {
-            let at = |i: InstId| reach.reached.binary_search(&self.cfg.insts[i].enter).is_ok();
-            let open = if b.inner.is_empty() { at(b.inst) } else { b.inner.iter().any(|&i| at(i)) };
+            let open = self.entries(b).iter().any(|p| reach.reached.binary_search(p).is_ok());
             // Where the whole search stopped at a planned barrier: the stops of one that ends
             // at `B` are among them.
             stops.extend_from_slice(&reach.stops);
@@ -262,13 +266,8 @@ impl Ctx<'_> {
             return true;
         }
         let region = &self.graph.regions[a.region];
-        let targets: Vec<PointId> = if b.inner.is_empty() {
-            vec![self.cfg.insts[b.inst].enter]
-        } else {
-            b.inner.iter().map(|&i| self.cfg.insts[i].enter).collect()
-        };
-        let sources: Vec<PointId> =
-            if a.inner.is_empty() { vec![a.end] } else { a.inner.iter().map(|&i| self.cfg.insts[i].exit).collect() };
+        let targets = self.entries(b);
+        let sources = self.exits(a);
         let n = self.cfg.succ.len();
         // `left`: the path has passed the end of `A` (always, for a node of one step).
         // `carried`: it has taken the back edge of a loop the edge is about (or there is none).
@@ -343,7 +342,6 @@ impl Ctx<'_> {
                         return Some(r.clone());
                     }
                 }
-                // Made with another map: asked once for this one.
                 // Made with another map, or changed since: asked once for this state.
                 Some(Some(_)) => {
                     memo.insert((a, s), None);
@@ -353,29 +351,20 @@ impl Ctx<'_> {
         }
         let starts = self.memo.starts.get_or_init(|| {
             let mut starts = vec![false; self.cfg.succ.len()];
-            for node in &self.graph.nodes {
-                if node.inner.is_empty() {
-                    starts[self.cfg.insts[node.inst].enter] = true;
-                }
-                for &i in &node.inner {
-                    starts[self.cfg.insts[i].enter] = true;
-                }
+            for p in self.graph.nodes.iter().flat_map(|node| self.entries(node)) {
+                starts[p] = true;
             }
             starts
         });
         let node = &self.graph.nodes[a];
         let region = &self.graph.regions[node.region];
-        let sources: Vec<PointId> = if node.inner.is_empty() {
-            vec![node.end]
-        } else {
-            node.inner.iter().map(|&i| self.cfg.insts[i].exit).collect()
-        };
+        let sources = self.exits(node);
         let mut seen = vec![0u64; self.cfg.succ.len().div_ceil(64)];
         let mut reached = Vec::new();
         let mut stops = Vec::new();
         let mut stack: Vec<PointId> = sources.iter().flat_map(|&src| self.cfg.succ[src].iter().copied()).collect();
         while let Some(p) = stack.pop() {
-            if p == region.stop || seen[p / 64] >> (p % 64) & 1 == 1 {
+            if p == region.stop || bit(&seen, p) {
                 continue;
             }
             seen[p / 64] |= 1 << (p % 64);
@@ -406,6 +395,22 @@ impl Ctx<'_> {
         });
         self.memo.reach.borrow_mut().insert((a, s), Some(r.clone()));
         Some(r)
+    }
+
+    /// Where paths into node `n` end: its start, or for a scope node the starts of the
+    /// accesses inside it.
+    fn entries(&self, n: &crate::graph::Node) -> Vec<PointId> {
+        if n.inner.is_empty() {
+            vec![self.cfg.insts[n.inst].enter]
+        } else {
+            n.inner.iter().map(|&i| self.cfg.insts[i].enter).collect()
+        }
+    }
+
+    /// Where paths out of node `n` start: its end, or for a scope node the ends of the
+    /// accesses inside it.
+    fn exits(&self, n: &crate::graph::Node) -> Vec<PointId> {
+        if n.inner.is_empty() { vec![n.end] } else { n.inner.iter().map(|&i| self.cfg.insts[i].exit).collect() }
     }
 
     /// Whether a call node's callee synchronises (over units covering `s`) before its first
