@@ -274,12 +274,37 @@ impl Ctx<'_> {
     /// Whether some path from the end of node `a` to node `b` takes the back edge of a loop
     /// whose code is broader than `p`: a loop run together by several units of a partition
     /// to `p`.
+    ///
+    /// The search from `a` depends on `b` only through where it may stop early, so one
+    /// search from `a` without that stop answers every `b`: it records the instruction of
+    /// each node start it reaches after such a back edge ([`Memo::carried`]). Asking each
+    /// pair its own search made a kernel of `n` phases in a view cubic in `n` (review R50).
+    ///
+    /// [`Memo::carried`]: crate::Memo
     pub(crate) fn carried_by_shared_loop(&self, a: usize, b: usize, p: Persp) -> bool {
+        let target = self.graph.nodes[b].inst;
+        let reached = crate::kept(&self.memo.carried, (a, p), || std::rc::Rc::new(self.carried_starts(a, p, None)));
+        let carried = reached.binary_search(&target).is_ok();
+        if self.check_searches || cfg!(debug_assertions) {
+            assert_eq!(
+                carried,
+                !self.carried_starts(a, p, Some(target)).is_empty(),
+                "a kept search for loops carrying {a} -> {b} disagrees"
+            );
+        }
+        carried
+    }
+
+    /// The instructions of the nodes of `a`'s region whose start some path from the end of
+    /// `a` reaches after taking the back edge of a loop whose code is broader than `p`,
+    /// sorted; with `target`, only that instruction, and the search stops when it finds it
+    /// (the search of one pair, which checks the kept one).
+    fn carried_starts(&self, a: usize, p: Persp, target: Option<InstId>) -> Vec<InstId> {
         let node = &self.graph.nodes[a];
         let region = &self.graph.regions[node.region];
         let starts = &self.graph.starts[node.region];
-        let target = self.graph.nodes[b].inst;
         let mut seen = vec![[false; 2]; self.cfg.succ.len()];
+        let mut found = Vec::new();
         let back = |from: PointId, to: PointId| self.shared_back_edge(from, to, p);
         // Seed the search with the node's own successors, noting back edges taken there.
         let mut stack: Vec<(PointId, bool)> = self.cfg.succ[node.end].iter().map(|&q| (q, back(node.end, q))).collect();
@@ -289,16 +314,21 @@ impl Ctx<'_> {
             }
             seen[pt][usize::from(carried)] = true;
             // Paths go on past other accesses, as edges do (`paths.rs`).
-            if let Some(&m) = starts.get(&pt)
-                && self.graph.nodes[m].inst == target
-                && carried
-            {
-                return true;
+            if carried && let Some(&m) = starts.get(&pt) {
+                let inst = self.graph.nodes[m].inst;
+                if target.is_none_or(|t| t == inst) {
+                    found.push(inst);
+                    if target.is_some() {
+                        return found;
+                    }
+                }
             }
             for &q in &self.cfg.succ[pt] {
                 stack.push((q, carried || back(pt, q)));
             }
         }
-        false
+        found.sort_unstable();
+        found.dedup();
+        found
     }
 }

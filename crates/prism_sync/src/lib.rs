@@ -439,8 +439,11 @@ pub(crate) struct Memo {
     pub sites: Kept<usize, Option<owner::Sites>>,
     /// [`Ctx::access_form`] by access and launch limit.
     pub access_form: Kept<owner::AccessKey, Option<(owner::Affine, owner::Reads)>>,
-    /// [`Ctx::reach`] by node and unit: `None` once asked, then the search.
-    pub reach: Kept<(usize, Persp), Option<std::rc::Rc<paths::Reach>>>,
+    /// [`Ctx::reach`] by node, unit and loop condition: `None` once asked, then the search.
+    pub reach: Kept<(usize, Persp, Option<Persp>), Option<std::rc::Rc<paths::Reach>>>,
+    /// The node instructions a loop shared by several units of a partition carries a node's
+    /// accesses to ([`Ctx::carried_by_shared_loop`]), by node and unit.
+    pub carried: Kept<(usize, Persp), std::rc::Rc<Vec<cfg::InstId>>>,
     /// The points where a node, or an access inside a scope node, starts.
     pub starts: std::cell::OnceCell<Vec<bool>>,
 }

@@ -226,14 +226,16 @@ impl Ctx<'_> {
     /// ended a path. The answer depends on `planned` only through those: without a barrier
     /// the search never stopped at, it would search the same points and answer the same.
     pub(crate) fn covered_by(&self, e: &Edge, planned: &Planned, stops: &mut Vec<InstId>) -> bool {
-        if e.a == e.b || e.carried.is_some() {
+        if e.a == e.b {
             return self.search_covered(e, planned, stops);
         }
-        // For two different nodes and no loop-carried condition the search does not depend
-        // on `B` except where it ends, so one search per earlier node, unit and state of the
-        // planned barriers ([`Ctx::reach`]) answers every later node: the edge is open when a
-        // path reaches one of `B`'s starts. This keeps a function of `n` straight-line phases
-        // quadratic instead of cubic in `n` (review R48).
+        // For two different nodes the search does not depend on `B` except where it ends, so
+        // one search per earlier node, unit, loop condition and state of the planned barriers
+        // ([`Ctx::reach`]) answers every later node: the edge is open when a path reaches one
+        // of `B`'s starts (after a back edge the condition asks for). This keeps a function of
+        // `n` phases quadratic instead of cubic in `n`, in a row (review R48) and in a view
+        // repeated by a loop (review R50). When `A` is `B` a path must first leave the
+        // scope, a state the kept search does not follow.
         let (a, b) = (&self.graph.nodes[e.a], &self.graph.nodes[e.b]);
         // The search answers yes at once for the first; for the second, every start of `B`
         // it reaches lets the path end there, so it never answers no. Neither depends on
@@ -243,7 +245,7 @@ impl Ctx<'_> {
         }
         // A whole search costs more than one that ends at `B`: made only when a second edge
         // from `A` asks with the same barriers planned.
-        let Some(reach) = self.reach(e.a, e.scope, planned) else {
+        let Some(reach) = self.reach(e.a, e.scope, e.carried, planned) else {
             return self.search_covered(e, planned, stops);
         };
         let covered = {
@@ -308,23 +310,27 @@ impl Ctx<'_> {
     /// The starts of nodes (or of the accesses inside scope nodes) that paths from the end
     /// of node `a` reach without passing the end of its region, a barrier `planned` covering
     /// `s`-units or an instruction that orders `s`-units (a written barrier or a
-    /// synchronising call); and the instructions whose planned barriers ended a path. This
-    /// is the search of [`Ctx::covered_by`] without a target, which passes other nodes'
-    /// starts as it does.
+    /// synchronising call); and the instructions whose planned barriers ended a path. With
+    /// `carried`, only starts a path reaches after taking the back edge of a loop broader
+    /// than `carried` count (the condition of [`Edge::carried`]); the search follows each
+    /// point in both states, as [`Ctx::search_covered`] does. This is the search of
+    /// [`Ctx::covered_by`] without a target, which passes other nodes' starts as it does.
     ///
-    /// A search is kept per node and unit while `planned` changes in ways that leave it as it
+    /// A search is kept per node, unit and condition while `planned` changes in ways that leave it as it
     /// was: a barrier added before an instruction whose start it never visited, or one over
     /// units that do not cover `s`; a barrier taken back where no path of it stopped. It
     /// asks `planned` nothing anywhere else, so it would visit the same points and find the
-    /// same. The first question for a node and unit answers `None`, and the caller searches
+    /// same (a barrier before a point visited in either state counts as seen). The first
+    /// question for a node, unit and condition answers `None`, and the caller searches
     /// for its one edge instead: a whole search costs more than one that ends at `B`, and
     /// pays only when asked again.
-    fn reach(&self, a: usize, s: Persp, planned: &Planned) -> Option<std::rc::Rc<Reach>> {
+    fn reach(&self, a: usize, s: Persp, carried: Option<Persp>, planned: &Planned) -> Option<std::rc::Rc<Reach>> {
+        let key = (a, s, carried);
         {
             let mut memo = self.memo.reach.borrow_mut();
-            match memo.get_mut(&(a, s)) {
+            match memo.get_mut(&key) {
                 None => {
-                    memo.insert((a, s), None);
+                    memo.insert(key, None);
                     return None;
                 }
                 Some(None) => {}
@@ -344,7 +350,7 @@ impl Ctx<'_> {
                 }
                 // Made with another map, or changed since: asked once for this state.
                 Some(Some(_)) => {
-                    memo.insert((a, s), None);
+                    memo.insert(key, None);
                     return None;
                 }
             }
@@ -359,14 +365,25 @@ impl Ctx<'_> {
         let node = &self.graph.nodes[a];
         let region = &self.graph.regions[node.region];
         let sources = self.exits(node);
-        let mut seen = vec![0u64; self.cfg.succ.len().div_ceil(64)];
+        let n = self.cfg.succ.len();
+        // The points visited in either state, and by state (`2p` before a back edge the
+        // condition asks for, `2p + 1` after one; every path counts as after one when there
+        // is no condition).
+        let mut seen = vec![0u64; n.div_ceil(64)];
+        let mut states = vec![0u64; (2 * n).div_ceil(64)];
+        let back = |from: PointId, to: PointId| carried.is_some_and(|c| self.shared_back_edge(from, to, c));
         let mut reached = Vec::new();
         let mut stops = Vec::new();
-        let mut stack: Vec<PointId> = sources.iter().flat_map(|&src| self.cfg.succ[src].iter().copied()).collect();
-        while let Some(p) = stack.pop() {
-            if p == region.stop || bit(&seen, p) {
+        let mut stack: Vec<(PointId, bool)> = sources
+            .iter()
+            .flat_map(|&src| self.cfg.succ[src].iter().map(move |&q| (q, carried.is_none() || back(src, q))))
+            .collect();
+        while let Some((p, after)) = stack.pop() {
+            let state = 2 * p + usize::from(after);
+            if p == region.stop || bit(&states, state) {
                 continue;
             }
+            states[state / 64] |= 1 << (state % 64);
             seen[p / 64] |= 1 << (p % 64);
             // A planned barrier before the instruction at `p` ends the path before it, so
             // that instruction's start is not reached (an instruction that orders by itself
@@ -375,13 +392,13 @@ impl Ctx<'_> {
                 stops.extend(self.cfg.point_inst[p]);
                 continue;
             }
-            if starts[p] {
+            if after && starts[p] {
                 reached.push(p);
             }
             if self.orders(p, s) {
                 continue;
             }
-            stack.extend(self.cfg.succ[p].iter().copied());
+            stack.extend(self.cfg.succ[p].iter().map(|&q| (q, after || back(p, q))));
         }
         reached.sort_unstable();
         stops.sort_unstable();
@@ -393,7 +410,7 @@ impl Ctx<'_> {
             stops,
             seen,
         });
-        self.memo.reach.borrow_mut().insert((a, s), Some(r.clone()));
+        self.memo.reach.borrow_mut().insert(key, Some(r.clone()));
         Some(r)
     }
 

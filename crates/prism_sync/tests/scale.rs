@@ -4,7 +4,7 @@
 //! (200 phases in a row took 7 s); `cargo bench -p prism_sync --bench sync` times them
 //! (BENCHMARKS.md, "Synchronisation inference at scale").
 //!
-//! Small instances of the three shapes run on the simulator from
+//! Small instances of every shape run on the simulator from
 //! `tests/ui/run/inferred/phases_generated.prism`, which `tests/barriers.rs` uses to show
 //! every barrier needed; the last test keeps that file equal to the generator's output.
 
@@ -12,34 +12,22 @@ use prism_driver::Options;
 use prism_test::r#gen::phases::{Shape, phases};
 use prism_types::perspective::Persp;
 
-/// The block barriers inference places in `src`, checking every kept search.
-fn barriers(src: &str) -> usize {
+/// The barriers inference places in `src`, all over `unit`s, checking every kept search.
+fn barriers(src: &str, unit: Persp) -> usize {
     let opts = Options { motion: false, optimize: false, check_sync_searches: true, ..Options::default() };
     let (_, problems, synced) = prism_driver::compile_text("phases.prism", src, &opts);
     let synced = synced.unwrap_or_else(|| panic!("the kernel has errors: {:#?}\n{src}", problems.diagnostics()));
     let report = synced.report();
     assert!(report.unresolved.is_empty(), "unresolved edges: {:?}", report.unresolved);
-    assert!(report.barriers.iter().all(|b| b.scope == Persp::BLOCK), "{:?}", report.barriers);
+    assert!(report.barriers.iter().all(|b| b.scope == unit), "{:?}", report.barriers);
     report.barriers.len()
-}
-
-/// How many barriers each shape needs: one between each write and the read after it and one
-/// between each read and the write after it (in a row, and around the loop's back edge);
-/// when every write comes first, one before the first read, since the writes touch only
-/// the thread's own elements and reads do not conflict.
-fn expected(shape: Shape, n: usize) -> usize {
-    match shape {
-        Shape::Alternating => 2 * n - 1,
-        Shape::WritesThenReads => 1,
-        Shape::Looped => 2 * n,
-    }
 }
 
 #[test]
 fn every_shape_gets_its_barriers_with_every_search_checked() {
     for shape in Shape::ALL {
         for n in [1, 2, 3, 5, 8, 40] {
-            assert_eq!(barriers(&phases(shape, n)), expected(shape, n), "{shape:?} with {n} phases");
+            assert_eq!(barriers(&phases(shape, n), shape.unit()), shape.barriers(n), "{shape:?} with {n} phases");
         }
     }
 }

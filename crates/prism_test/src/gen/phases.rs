@@ -2,12 +2,24 @@
 //!
 //! Inference asks, for every pair of nodes touching one memory, whether a path joins them
 //! without a barrier; a kernel of `n` phases has about `n²` such pairs. These kernels make
-//! that number large on purpose, in the three shapes where the searches cost most (review
-//! R48): phases in a row, all the writes before all the reads (one barrier covers every
-//! pair), and phases repeated by a loop (paths around its back edge). Every kernel checks
-//! without diagnostics and needs every barrier it gets: each phase writes the thread's own
-//! element through a partition and reads a neighbour's, which the next phase overwrites.
+//! that number large on purpose, in the shapes where the searches cost most (review R48):
+//! phases in a row, all the writes before all the reads (one barrier covers every pair),
+//! and phases repeated by a loop (paths around its back edge). Every kernel checks without
+//! diagnostics and needs every barrier it gets: each phase writes the thread's own element
+//! through a partition and reads a neighbour's, which the next phase overwrites.
+//!
+//! Two more shapes keep every phase inside one per-thread view of the memory and read
+//! other threads' elements through it (review R50), where each pair with such a read asks
+//! whether a loop several threads run together carries it (`prism_sync`'s `cross.rs`):
+//! phases in a row, and phases repeated by a block-wide loop. A pass writes one half of
+//! the memory and reads the other, so that within a pass no thread reads what another
+//! writes (the language trusts a view's accesses within one pass); the loop swaps the
+//! halves, and only a barrier between passes orders them.
+//!
+//! The last two shapes are the first and third inside a warp's view of the memory, whose
+//! barriers are the warp's (`__syncwarp()`): nodes of a narrower unit than the block's.
 
+use prism_types::perspective::Persp;
 use std::fmt::Write;
 
 /// The shape of a generated kernel.
@@ -19,11 +31,29 @@ pub enum Shape {
     WritesThenReads,
     /// [`Shape::Alternating`] inside a loop of four trips.
     Looped,
+    /// Inside one per-thread view: `n` times, write the thread's own element of one half,
+    /// then read another thread's element of the other half, filled before the view.
+    ViewStraight,
+    /// [`Shape::ViewStraight`] inside a block-wide loop of four trips, whose passes swap the
+    /// halves: a pass reads what the pass before wrote.
+    ViewLooped,
+    /// [`Shape::Alternating`] inside each warp's view of its 32 elements.
+    WarpAlternating,
+    /// [`Shape::WarpAlternating`] inside a warp's loop of four trips.
+    WarpLooped,
 }
 
 impl Shape {
     /// Every shape.
-    pub const ALL: [Shape; 3] = [Shape::Alternating, Shape::WritesThenReads, Shape::Looped];
+    pub const ALL: [Shape; 7] = [
+        Shape::Alternating,
+        Shape::WritesThenReads,
+        Shape::Looped,
+        Shape::ViewStraight,
+        Shape::ViewLooped,
+        Shape::WarpAlternating,
+        Shape::WarpLooped,
+    ];
 
     /// The kernel's name.
     pub fn kernel(self) -> &'static str {
@@ -31,6 +61,34 @@ impl Shape {
             Shape::Alternating => "phases_alternating",
             Shape::WritesThenReads => "phases_writes_then_reads",
             Shape::Looped => "phases_looped",
+            Shape::ViewStraight => "phases_view_straight",
+            Shape::ViewLooped => "phases_view_looped",
+            Shape::WarpAlternating => "phases_warp_alternating",
+            Shape::WarpLooped => "phases_warp_looped",
+        }
+    }
+
+    /// The unit of the barriers the kernel needs: each warp's in the warps' shapes, the
+    /// block's in the others.
+    pub fn unit(self) -> Persp {
+        match self {
+            Shape::WarpAlternating | Shape::WarpLooped => Persp::WARP,
+            _ => Persp::BLOCK,
+        }
+    }
+
+    /// How many barriers the kernel of `n` phases needs. Where phases alternate, one between
+    /// each write and the read after it and one between each read and the write after it
+    /// (in a row, and around a loop's back edge); when every write comes first, one before
+    /// the first read, since the writes touch only the thread's own elements and reads do
+    /// not conflict. In a view, within a pass nothing conflicts (the fill before the view
+    /// needs one barrier), and a loop's passes need one more between them, which can also
+    /// be the fill's.
+    pub fn barriers(self, n: usize) -> usize {
+        match self {
+            Shape::Alternating | Shape::WarpAlternating => 2 * n - 1,
+            Shape::WritesThenReads | Shape::ViewStraight | Shape::ViewLooped => 1,
+            Shape::Looped | Shape::WarpLooped => 2 * n,
         }
     }
 }
@@ -39,18 +97,24 @@ impl Shape {
 /// threads, writing one float per thread to `out`. Launch: `--grid 1 --block 256 --arg
 /// out=zeros:f32:256`.
 pub fn phases(shape: Shape, n: usize) -> String {
+    // The views' kernels need four floats per thread (`view_phases`).
+    let elements = if matches!(shape, Shape::ViewStraight | Shape::ViewLooped) { 1024 } else { 256 };
     let mut s = String::new();
     let _ = writeln!(s, "# Generated by prism_test::gen::phases ({shape:?}, {n} phases).");
     let _ = writeln!(s, "@prism(\"global\")");
-    let _ = writeln!(s, "@requires(grid[1], block[1], thread[256], smem=1024)");
+    let _ = writeln!(s, "@requires(grid[1], block[1], thread[256], smem={})", 4 * elements);
     let _ = writeln!(s, "def {}(out : ptr(float)):", shape.kernel());
     let _ = writeln!(s, "    with partition(out, p=block[1], f=lambda i: i) as o:");
     let _ = writeln!(s, "        with group(block[1]):");
-    let _ = writeln!(s, "            s : shared(float[256]) @ block[1]");
+    let _ = writeln!(s, "            s : shared(float[{elements}]) @ block[1]");
     let _ = writeln!(s, "            t : int @ thread[1] = id()");
     let _ = writeln!(s, "            v : float @ thread[1] = float(t)");
+    // The warps' shapes index their warp's 32 elements by lane (`u`), the others the
+    // block's 256 by thread.
+    let warp = shape.unit() == Persp::WARP;
+    let (mem, id, width) = if warp { ("s_w", "u", 32) } else { ("s", "t", 256) };
     let write = |s: &mut String, k: usize, pad: &str| {
-        let _ = writeln!(s, "{pad}with partition(s, p=thread[1], f=lambda i: t + i) as s_t:");
+        let _ = writeln!(s, "{pad}with partition({mem}, p=thread[1], f=lambda i: {id} + i) as s_t:");
         let _ = writeln!(s, "{pad}    with group(thread[1]):");
         let _ = writeln!(s, "{pad}        s_t[0] = v + {k}.0");
     };
@@ -58,8 +122,14 @@ pub fn phases(shape: Shape, n: usize) -> String {
     // different element.
     let read = |s: &mut String, k: usize, pad: &str| {
         let _ = writeln!(s, "{pad}with group(thread[1]):");
-        let _ = writeln!(s, "{pad}    v = v * 0.5 + s[(t + {}) % 256]", k % 255 + 1);
+        let _ = writeln!(s, "{pad}    v = v * 0.5 + {mem}[({id} + {}) % {width}]", k % (width - 1) + 1);
     };
+    if warp {
+        let _ = writeln!(s, "            g : int @ thread[32] = id()");
+        let _ = writeln!(s, "            with partition(s, p=thread[32], f=lambda i: g * 32 + i) as s_w:");
+        let _ = writeln!(s, "                with group(thread[32]):");
+        let _ = writeln!(s, "                    u : int @ thread[1] = id()");
+    }
     match shape {
         Shape::Alternating => {
             for k in 0..n {
@@ -82,9 +152,51 @@ pub fn phases(shape: Shape, n: usize) -> String {
                 read(&mut s, k, "                ");
             }
         }
+        Shape::ViewStraight | Shape::ViewLooped => view_phases(&mut s, shape, n),
+        Shape::WarpAlternating => {
+            for k in 0..n {
+                write(&mut s, k, "                    ");
+                read(&mut s, k, "                    ");
+            }
+        }
+        Shape::WarpLooped => {
+            let _ = writeln!(s, "                    for r in range(4):");
+            for k in 0..n {
+                write(&mut s, k, "                        ");
+                read(&mut s, k, "                        ");
+            }
+        }
     }
     let _ = writeln!(s, "            with partition(o, p=thread[1], f=lambda i: t + i) as ot:");
     let _ = writeln!(s, "                with group(thread[1]):");
     let _ = writeln!(s, "                    ot[0] = v");
     s
+}
+
+/// [`Shape::ViewStraight`] and [`Shape::ViewLooped`], after the kernel's first lines: of
+/// the block's 1024 floats a pass writes `[h, h + 256)` (each thread its own element) and
+/// reads `[512 - h, 512 - h + 511)` (thread `t` at `t + c` for a `c` below 256), with `h` 0
+/// or 512: the halves never meet within a pass, and the next pass reads what this one wrote.
+fn view_phases(s: &mut String, shape: Shape, n: usize) {
+    // Every element is written before the view, which reads some it never writes.
+    let _ = writeln!(s, "            with partition(s, p=thread[1], f=lambda i: 4 * t + i) as s_i:");
+    let _ = writeln!(s, "                with group(thread[1]):");
+    for j in 0..4 {
+        let _ = writeln!(s, "                    s_i[{j}] = v + {j}.0");
+    }
+    let _ = writeln!(s, "            with partition(s, p=thread[1], f=lambda i: t + i) as s_t:");
+    let pad = if shape == Shape::ViewLooped {
+        let _ = writeln!(s, "                for r in range(4):");
+        let _ = writeln!(s, "                    h : int @ block[1] = (r % 2) * 512");
+        "                    "
+    } else {
+        let _ = writeln!(s, "                h : int @ block[1] = 0");
+        "                "
+    };
+    for k in 0..n {
+        let _ = writeln!(s, "{pad}with group(thread[1]):");
+        let _ = writeln!(s, "{pad}    s_t[h] = v + {k}.0");
+        let _ = writeln!(s, "{pad}with group(thread[1]):");
+        let _ = writeln!(s, "{pad}    v = v * 0.5 + s_t[512 - h + {}]", k % 256);
+    }
 }
