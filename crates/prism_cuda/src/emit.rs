@@ -153,6 +153,7 @@ pub fn function(g: &Global, id: FuncId, first_line: u32) -> (Func, Option<Kernel
         packed: packed_locals(f),
     };
     let mut body = fx.block(&f.body, f.entry);
+    drop_unmentioned(&mut body, &fx.a);
     // Parameters and the prologue.
     let mut params = Vec::new();
     let mut abi_params = Vec::new();
@@ -1876,6 +1877,144 @@ fn separate_arrays(f: &Function) -> BTreeMap<(u64, u64, Scalar), String> {
         return BTreeMap::new();
     }
     list.into_iter().map(|k| (k, format!("prism_shared{}", k.0))).collect()
+}
+
+/// Drops the declarations of values that the printed body never mentions elsewhere, whose
+/// definitions are pure or loads: a register the IR reads only where the backend printed a
+/// constant instead (a packed `half` vector access at a folded index prints the word, not
+/// the index's register; `u = ua + 7` in `hv[u]` was left declared, and nvcc warned "#177:
+/// variable declared but never referenced"). A declaration so dropped may leave those of
+/// its operands unmentioned in turn. A declaration whose initialiser has an effect (an
+/// atomic whose old value nothing reads) becomes that initialiser as a statement. Only
+/// `const` declarations of registers defined once are candidates, and a name printed
+/// anywhere else, a comment included, keeps its declaration.
+fn drop_unmentioned(body: &mut Vec<Stmt>, a: &Analysis) {
+    // Each candidate's name and whether its definition is pure.
+    let candidates: HashMap<&str, bool> = a
+        .names
+        .iter()
+        .filter(|(r, _)| a.sites[r.index()].iter().filter(|s| s.def).count() == 1)
+        .filter_map(|(r, n)| {
+            let pure = matches!(analysis::folded_purity(a, a.def_inst.get(r)?), Purity::Pure | Purity::Reads);
+            Some((n.as_str(), pure))
+        })
+        .collect();
+    // Each candidate's declaration (a name declared twice is left alone) and the names
+    // its initialiser mentions.
+    let mut inits: HashMap<String, Option<Vec<String>>> = HashMap::new();
+    walk_decls(body, &mut |name, init| {
+        if candidates.contains_key(name) {
+            let names = identifiers(&crate::cpp::expr(init)).map(str::to_string).collect();
+            inits.entry(name.to_string()).and_modify(|e| *e = None).or_insert(Some(names));
+        }
+    });
+    if inits.is_empty() {
+        return;
+    }
+    let printed = crate::cpp::print(&crate::cpp::Unit {
+        items: vec![Item::Func(Func {
+            head: String::new(),
+            name: String::new(),
+            params: vec![],
+            body: Some(body.clone()),
+        })],
+    });
+    let mut count: HashMap<&str, usize> = HashMap::new();
+    for id in identifiers(&printed) {
+        *count.entry(id).or_default() += 1;
+    }
+    // The unmentioned declarations, each with whether it is pure (dropped) or not (kept as
+    // a statement, which mentions its operands still).
+    let mut unmentioned: HashMap<String, bool> = HashMap::new();
+    let mut work: Vec<String> = inits.keys().cloned().collect();
+    while let Some(name) = work.pop() {
+        let Some(Some(names)) = inits.get(&name) else { continue };
+        // Mentioned once: by its own declaration.
+        if count.get(name.as_str()) != Some(&1) || unmentioned.contains_key(&name) {
+            continue;
+        }
+        let pure = candidates[name.as_str()];
+        unmentioned.insert(name.clone(), pure);
+        if pure {
+            for n in names {
+                if let Some(c) = count.get_mut(n.as_str()) {
+                    *c -= 1;
+                    work.push(n.clone());
+                }
+            }
+        }
+    }
+    if !unmentioned.is_empty() {
+        remove_decls(body, &unmentioned);
+    }
+}
+
+/// Calls `f` with the name and initialiser of every `const` scalar declaration in `body`.
+fn walk_decls(body: &[Stmt], f: &mut dyn FnMut(&str, &Expr)) {
+    for s in body {
+        match s {
+            Stmt::Decl { quals, name, dims, init: Some(Init::Expr(e)), .. } if quals == "const" && dims.is_empty() => {
+                f(name, e)
+            }
+            Stmt::Noted(s, _) => walk_decls(std::slice::from_ref(s), f),
+            Stmt::If { then, otherwise, .. } => {
+                walk_decls(then, f);
+                walk_decls(otherwise, f);
+            }
+            Stmt::For { body, .. } | Stmt::While { body, .. } | Stmt::Block { body, .. } => walk_decls(body, f),
+            _ => {}
+        }
+    }
+}
+
+/// Removes the `const` scalar declarations of the names `unmentioned` marks pure from
+/// `body`, and makes those it marks impure their initialisers' statements.
+fn remove_decls(body: &mut Vec<Stmt>, unmentioned: &HashMap<String, bool>) {
+    let of = |s: &Stmt| match s {
+        Stmt::Decl { quals, name, dims, init: Some(Init::Expr(_)), .. } if quals == "const" && dims.is_empty() => {
+            unmentioned.get(name).copied()
+        }
+        _ => None,
+    };
+    body.retain(|s| {
+        let s = match s {
+            Stmt::Noted(s, _) => s,
+            s => s,
+        };
+        of(s) != Some(true)
+    });
+    for s in body {
+        let inner = match s {
+            Stmt::Noted(s, _) => s.as_mut(),
+            s => s,
+        };
+        if of(inner) == Some(false)
+            && let Stmt::Decl { init: Some(Init::Expr(e)), .. } = inner
+        {
+            *inner = Stmt::Expr(e.clone());
+        }
+        remove_inner_decls(inner, unmentioned);
+    }
+}
+
+/// [`remove_decls`] in the statements `s` holds.
+fn remove_inner_decls(s: &mut Stmt, unmentioned: &HashMap<String, bool>) {
+    match s {
+        Stmt::If { then, otherwise, .. } => {
+            remove_decls(then, unmentioned);
+            remove_decls(otherwise, unmentioned);
+        }
+        Stmt::For { body, .. } | Stmt::While { body, .. } | Stmt::Block { body, .. } => remove_decls(body, unmentioned),
+        Stmt::Noted(s, _) => remove_inner_decls(s, unmentioned),
+        _ => {}
+    }
+}
+
+/// The identifiers of C++ text, in order (words of letters, digits and `_` that do not
+/// start with a digit; a number's suffix such as `7u` is not one).
+fn identifiers(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| w.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_'))
 }
 
 /// Whether `text` uses the identifier `name` (not merely a longer name starting with it:

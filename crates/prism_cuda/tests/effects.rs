@@ -310,3 +310,58 @@ fn mma_results_are_stored_to_their_places_in_list_order() {
         assert!(l.ends_with(&format!("[{i}];")), "store {i} is `{l}`:\n{k}");
     }
 }
+
+/// A value the backend prints as a constant where it is used (a packed `half` array's word
+/// at a folded index) is not declared either: nvcc warned "#177: variable declared but
+/// never referenced" for `u = ua + 7` in `hv[u]`. The effects around such values stay: an
+/// atomic whose result feeds only the folded index is still emitted.
+#[test]
+fn values_printed_as_constants_are_not_declared() {
+    let src = r#"
+@prism("global")
+@requires(grid[1], block[1], thread[1])
+def pairs(c : ptr(int) @ grid[1], o : ptr(half)):
+    g : int @ thread[1] = id()
+    with partition(o, p=thread[1], f=lambda i: 16 * g + i) as o_t:
+        with group(thread[1]):
+            hv : half[8] @ thread[1]
+            for k in range(8):
+                hv[k] = half(k + 1)
+            ua : uint = 4294967295
+            u : uint = ua + 7
+            store_vec(o_t[0], hv[u], 2)
+            old : int = atomic_add(c[0], 1)
+            j0 : int = 2
+            j1 : int = j0 + 2
+            store_vec(o_t[2], hv[j1], 2)
+            # Kept: printed in an index that does not fold.
+            w : int = old + 2
+            hv[w % 8] = half(0)
+            store_vec(o_t[4], hv[4], 2)
+"#;
+    let text = cuda(src);
+    for gone in ["ua =", " u =", "j0 =", "j1 ="] {
+        assert!(!text.contains(gone), "`{gone}` is declared:\n{text}");
+    }
+    assert_eq!(count(&text, "prism_atomic_add(&c[0]"), 1, "{text}");
+    assert!(text.contains("hv[3]") && text.contains("hv[2]"), "{text}");
+}
+
+/// In the CUDA of every accepted program of the corpus, each `const` value declared is
+/// mentioned again (nvcc warns otherwise).
+#[test]
+fn every_declared_value_of_the_corpus_is_mentioned() {
+    for (path, _, text) in corpus_cuda() {
+        for line in text.lines() {
+            let Some(rest) = line.trim_start().strip_prefix("const ") else { continue };
+            let Some((lhs, _)) = rest.split_once(" = ") else { continue };
+            let Some(name) = lhs.rsplit(' ').next() else { continue };
+            if name.contains('[') || name.contains('*') || name.contains('&') {
+                continue;
+            }
+            let mentions =
+                text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| *w == name).count();
+            assert!(mentions >= 2, "{path}: `{name}` is declared and never mentioned:\n{line}");
+        }
+    }
+}

@@ -91,12 +91,12 @@ extern "C" __global__ void __launch_bounds__(256) grid_dot(int n,
         }
         const float block_dot = block_sum(prism_tid, prism_bid, prism_smem, dot);  // line 67
         if (prism_tid == 0) {  // split(thread) case 1: thread[1]
-            const float t39 = prism_atomic_add(&result[0], block_dot);  // line 70
+            prism_atomic_add(&result[0], block_dot);  // line 70
         }
         {  // group(thread[32])
             const int warp_nz = prism_reduce_add(nz);  // line 72
             if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
-                const int t43 = prism_atomic_add(&nonzero[0], warp_nz);  // line 75
+                prism_atomic_add(&nonzero[0], warp_nz);  // line 75
             }
         }
     }

@@ -49,9 +49,9 @@ extern "C" __global__ void minmax_negcount(int n,
         const int warp_lo = prism_reduce_min(lo);  // line 33
         const int warp_hi = prism_reduce_max(hi);  // line 34
         if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
-            const int t50 = prism_atomic_min(&stats[0], warp_lo);  // line 37
-            const int t52 = prism_atomic_max(&stats[1], warp_hi);  // line 38
-            const int t54 = prism_atomic_add(&stats[2], negatives);  // line 39
+            prism_atomic_min(&stats[0], warp_lo);  // line 37
+            prism_atomic_max(&stats[1], warp_hi);  // line 38
+            prism_atomic_add(&stats[2], negatives);  // line 39
         }
     }
 }

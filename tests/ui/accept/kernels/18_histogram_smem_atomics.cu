@@ -30,14 +30,14 @@ extern "C" __global__ void __launch_bounds__(256) histogram256(int n,
         __syncthreads();  // line 22
         {  // group(thread[1])
             for (int i = g; total_threads > 0 ? i < n : i > n; i += total_threads) {
-                const int t20 = prism_atomic_add(&local[data[i]], 1);  // line 25
+                prism_atomic_add(&local[data[i]], 1);  // line 25
             }
         }
         __syncthreads();  // line 26
         {  // group(thread[1])
             const int c = local[t];  // line 28
             if (c != 0) {  // line 29
-                const int t25 = prism_atomic_add(&hist[t], c);  // line 30
+                prism_atomic_add(&hist[t], c);  // line 30
             }
         }
     }

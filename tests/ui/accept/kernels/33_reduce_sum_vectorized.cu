@@ -83,7 +83,7 @@ extern "C" __global__ void __launch_bounds__(256) reduce_sum(int n,
             total = prism_add(total, warp_sums[k]);  // line 50
         }
         if (prism_tid == 0) {  // split(thread) case 1: thread[1]
-            const int t102 = prism_atomic_add(&out[0], total);  // line 53
+            prism_atomic_add(&out[0], total);  // line 53
         }
     }
 }

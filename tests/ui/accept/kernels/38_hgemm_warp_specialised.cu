@@ -121,14 +121,14 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemm(const __grid_constant
                                 }
                                 if (q > 0) {
                                     {  // with unsafe
-                                        const unsigned long long t104 = prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(q - 1) % 4u) * 2 + 1]);  // line 44
+                                        prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(q - 1) % 4u) * 2 + 1]);  // line 44
                                     }
                                 }
                             }
                             asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");
                             if (t28 > 0) {
                                 {  // with unsafe
-                                    const unsigned long long t117 = prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(t28 - 1) % 4u) * 2 + 1]);
+                                    prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(t28 - 1) % 4u) * 2 + 1]);
                                 }
                             }
                         } else if (prism_pos < 2) {
@@ -172,14 +172,14 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemm(const __grid_constant
                                 }
                                 if (q > 0) {
                                     {  // with unsafe
-                                        const unsigned long long t179 = prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(q - 1) % 4u) * 2 + 1]);  // line 44
+                                        prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(q - 1) % 4u) * 2 + 1]);  // line 44
                                     }
                                 }
                             }
                             asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");
                             if (t28 > 0) {
                                 {  // with unsafe
-                                    const unsigned long long t192 = prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(t28 - 1) % 4u) * 2 + 1]);
+                                    prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(t28 - 1) % 4u) * 2 + 1]);
                                 }
                             }
                         } else {
@@ -214,7 +214,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemm(const __grid_constant
                                         }
                                     }
                                     {  // with unsafe
-                                        const unsigned long long t236 = prism_mbar_arrive(&pipeline_mbarriers[t202]);  // line 44
+                                        prism_mbar_arrive(&pipeline_mbarriers[t202]);  // line 44
                                     }
                                 }
                             }

@@ -114,7 +114,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gemm_tf32(const __grid_cons
                                     store_tile(prism_tid % 128, prism_bid, prism_smem + 73776, acc_1, c_w, row0, col0, m, n);
                                 }
                                 {  // with unsafe
-                                    const unsigned long long t108 = prism_mbar_arrive(&pipeline_mbarriers[t74 + 1]);  // line 45
+                                    prism_mbar_arrive(&pipeline_mbarriers[t74 + 1]);  // line 45
                                 }
                             }
                         } else {
@@ -146,7 +146,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gemm_tf32(const __grid_cons
                                         }
                                     }
                                     {  // with unsafe
-                                        const unsigned long long t140 = prism_mbar_arrive(&pipeline_mbarriers[t118]);  // line 45
+                                        prism_mbar_arrive(&pipeline_mbarriers[t118]);  // line 45
                                     }
                                 }
                             }

@@ -130,7 +130,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tf32_ws(const __grid_c
                                     store_tile(prism_tid % 128, prism_bid, prism_smem + 196672, acc_1, c_w, prism_add(bid, prism_mul(blocks, prism_div(q, steps))), tiles_m, tiles_n, n, 0);
                                 }
                                 {  // with unsafe
-                                    const unsigned long long t107 = prism_mbar_arrive(&pipeline_mbarriers[t67 + 1]);  // line 54
+                                    prism_mbar_arrive(&pipeline_mbarriers[t67 + 1]);  // line 54
                                 }
                             }
                         } else if (prism_pos < 2) {
@@ -173,7 +173,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tf32_ws(const __grid_c
                                     store_tile(prism_tid % 128, prism_bid, prism_smem + 196672, acc_1, c_w, prism_add(bid, prism_mul(blocks, prism_div(q, steps))), tiles_m, tiles_n, n, 64);
                                 }
                                 {  // with unsafe
-                                    const unsigned long long t160 = prism_mbar_arrive(&pipeline_mbarriers[t118 + 1]);  // line 54
+                                    prism_mbar_arrive(&pipeline_mbarriers[t118 + 1]);  // line 54
                                 }
                             }
                         } else {
@@ -212,7 +212,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tf32_ws(const __grid_c
                                         }
                                     }
                                     {  // with unsafe
-                                        const unsigned long long t220 = prism_mbar_arrive(&pipeline_mbarriers[t171]);  // line 54
+                                        prism_mbar_arrive(&pipeline_mbarriers[t171]);  // line 54
                                     }
                                 }
                             }

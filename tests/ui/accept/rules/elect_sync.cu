@@ -24,7 +24,7 @@ extern "C" __global__ void count_warps(int* __restrict__ count)
             const bool leader = prism_elect_sync();  // line 18
             {  // group(thread[1])
                 if (leader) {  // line 20
-                    const int t12 = prism_atomic_add(&count[0], 1);  // line 21
+                    prism_atomic_add(&count[0], 1);  // line 21
                 }
             }
         }

@@ -88,18 +88,12 @@ extern "C" __global__ void pairs(const __half* __restrict__ h, __half* __restric
             const int j = prism_add(prism_add(a, b), 4);  // line 80
             *(prism_vec<unsigned, 1>*)&o[prism_mul(48, g)] = prism_vec<unsigned, 1>{{hv[1]}};  // line 81
             // The same through a copy, and from below: m = 4.
-            const int c = j;  // line 83
             const int n = (-2147483647 - 1);  // line 84
             const int m = prism_add(prism_add(n, n), 4);  // line 85
-            const int t40 = prism_add(c, 2);  // line 86
             *(prism_vec<unsigned, 1>*)&o[(long long)prism_mul(48, g) + 2] = prism_vec<unsigned, 1>{{hv[2]}};
             *(prism_vec<unsigned, 1>*)&o[(long long)prism_mul(48, g) + 4] = prism_vec<unsigned, 1>{{hv[2]}};  // line 87
             // uint and int64 indices wrap at their own widths: 6 and 2.
-            const unsigned ua = 4294967295u;  // line 89
-            const unsigned u = ua + 7u;  // line 90
             *(prism_vec<unsigned, 1>*)&o[(long long)prism_mul(48, g) + 6] = prism_vec<unsigned, 1>{{hv[3]}};  // line 91
-            const long long la = 9223372036854775807ll;  // line 92
-            const long long l = prism_add(prism_add(la, la), 4ll);  // line 93
             *(prism_vec<unsigned, 1>*)&o[(long long)prism_mul(48, g) + 8] = prism_vec<unsigned, 1>{{hv[1]}};  // line 94
             // A vector load into wrapped indices (the review's out-of-bounds local store).
             unsigned lv[4] = {};  // line 96
@@ -108,7 +102,6 @@ extern "C" __global__ void pairs(const __half* __restrict__ h, __half* __restric
             }
             const prism_vec<unsigned, 1> prism_v91 = *(const prism_vec<unsigned, 1>*)&h[prism_mul(8, g)];  // line 99
             lv[1] = prism_v91.v[0];
-            const int t94 = prism_add(m, 2);  // line 100
             const prism_vec<unsigned, 1> prism_v101 = *(const prism_vec<unsigned, 1>*)&h[(long long)prism_mul(8, g) + 4];
             lv[3] = prism_v101.v[0];
             for (int k_2 = 0; k_2 < 8; k_2 += 1) {

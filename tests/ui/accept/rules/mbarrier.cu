@@ -28,14 +28,14 @@ extern "C" __global__ void two_rounds(int* __restrict__ out)
                 __syncthreads();  // line 20
                 if (t < 32) {  // line 21
                     data[t] = t;  // line 22
-                    const unsigned long long t17 = prism_mbar_arrive(&full[0]);  // line 23
+                    prism_mbar_arrive(&full[0]);  // line 23
                     prism_mbar_wait_parity(&empty[0], 0u);  // line 24
                     data[t] = prism_add(100 + t, b);  // line 25
-                    const unsigned long long t24 = prism_mbar_arrive(&full[0]);  // line 26
+                    prism_mbar_arrive(&full[0]);  // line 26
                 } else {
                     prism_mbar_wait_parity(&full[0], 0u);  // line 28
                     const int first = data[t - 32];  // line 29
-                    const unsigned long long t32 = prism_mbar_arrive(&empty[0]);  // line 30
+                    prism_mbar_arrive(&empty[0]);  // line 30
                     prism_mbar_wait_parity(&full[0], 1u);  // line 31
                     out[prism_add(prism_mul(b, 32), t - 32)] = prism_add(first, data[t - 32]);  // line 32
                 }

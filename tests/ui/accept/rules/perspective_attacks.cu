@@ -482,12 +482,12 @@ extern "C" __global__ void split_in_grid_code(int* __restrict__ out)
     if (prism_pos == 0) {
         __syncwarp();  // line 278
         {  // group(thread[1])
-            const int t3 = prism_atomic_add(&out[0], 1);  // line 280
+            prism_atomic_add(&out[0], 1);  // line 280
         }
     } else {
         if (prism_pos < 2) {  // split(warp) case 1: thread[32]
             {  // group(thread[1])
-                const int t6 = prism_atomic_add(&out[1], 1);  // line 283
+                prism_atomic_add(&out[1], 1);  // line 283
             }
         }
     }

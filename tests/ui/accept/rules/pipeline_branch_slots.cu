@@ -342,7 +342,7 @@ extern "C" __global__ void __launch_bounds__(96) producers_under_if(const __grid
                             }
                         }
                         {  // with unsafe
-                            const unsigned long long t51 = prism_mbar_arrive(&pipeline_mbarriers[t27]);  // line 134
+                            prism_mbar_arrive(&pipeline_mbarriers[t27]);  // line 134
                         }
                     }
                 } else if (prism_pos < 2) {
@@ -360,7 +360,7 @@ extern "C" __global__ void __launch_bounds__(96) producers_under_if(const __grid
                             }
                         }
                         {  // with unsafe
-                            const unsigned long long t81 = prism_mbar_arrive(&pipeline_mbarriers[t61 + 1]);  // line 134
+                            prism_mbar_arrive(&pipeline_mbarriers[t61 + 1]);  // line 134
                         }
                     }
                 } else {
@@ -379,7 +379,7 @@ extern "C" __global__ void __launch_bounds__(96) producers_under_if(const __grid
                                 }
                             }
                             {  // with unsafe
-                                const unsigned long long t111 = prism_mbar_arrive(&pipeline_mbarriers[t91 + 1]);  // line 134
+                                prism_mbar_arrive(&pipeline_mbarriers[t91 + 1]);  // line 134
                             }
                         }
                     }

@@ -71,7 +71,7 @@ extern "C" __global__ void __launch_bounds__(96) two_cases(const __grid_constant
                             }
                         }
                         {  // with unsafe
-                            const unsigned long long t52 = prism_mbar_arrive(&pipeline_mbarriers[t27]);  // line 23
+                            prism_mbar_arrive(&pipeline_mbarriers[t27]);  // line 23
                         }
                     }
                 } else if (prism_pos < 2) {
@@ -89,7 +89,7 @@ extern "C" __global__ void __launch_bounds__(96) two_cases(const __grid_constant
                             }
                         }
                         {  // with unsafe
-                            const unsigned long long t82 = prism_mbar_arrive(&pipeline_mbarriers[t62 + 1]);  // line 23
+                            prism_mbar_arrive(&pipeline_mbarriers[t62 + 1]);  // line 23
                         }
                     }
                 } else {
@@ -108,7 +108,7 @@ extern "C" __global__ void __launch_bounds__(96) two_cases(const __grid_constant
                                 }
                             }
                             {  // with unsafe
-                                const unsigned long long t112 = prism_mbar_arrive(&pipeline_mbarriers[t92 + 1]);  // line 23
+                                prism_mbar_arrive(&pipeline_mbarriers[t92 + 1]);  // line 23
                             }
                         }
                     }

@@ -94,7 +94,7 @@ extern "C" __global__ void __launch_bounds__(96) before_after(const __grid_const
                                 }
                             }
                             {  // with unsafe
-                                const unsigned long long t57 = prism_mbar_arrive(&pipeline_mbarriers[t41]);  // line 42
+                                prism_mbar_arrive(&pipeline_mbarriers[t41]);  // line 42
                             }
                         }
                     } else if (prism_pos < 2) {
@@ -111,7 +111,7 @@ extern "C" __global__ void __launch_bounds__(96) before_after(const __grid_const
                                 }
                             }
                             {  // with unsafe
-                                const unsigned long long t88 = prism_mbar_arrive(&pipeline_mbarriers[t67 + 1]);  // line 42
+                                prism_mbar_arrive(&pipeline_mbarriers[t67 + 1]);  // line 42
                             }
                         }
                     } else {
@@ -129,7 +129,7 @@ extern "C" __global__ void __launch_bounds__(96) before_after(const __grid_const
                                     }
                                 }
                                 {  // with unsafe
-                                    const unsigned long long t121 = prism_mbar_arrive(&pipeline_mbarriers[t98 + 1]);  // line 42
+                                    prism_mbar_arrive(&pipeline_mbarriers[t98 + 1]);  // line 42
                                 }
                             }
                         }
@@ -235,7 +235,7 @@ extern "C" __global__ void __launch_bounds__(96) twice(const __grid_constant__ p
                                     }
                                 }
                                 {  // with unsafe
-                                    const unsigned long long t55 = prism_mbar_arrive(&pipeline_mbarriers[t37]);  // line 84
+                                    prism_mbar_arrive(&pipeline_mbarriers[t37]);  // line 84
                                 }
                             }
                         } else if (prism_pos < 2) {
@@ -252,7 +252,7 @@ extern "C" __global__ void __launch_bounds__(96) twice(const __grid_constant__ p
                                     }
                                 }
                                 {  // with unsafe
-                                    const unsigned long long t82 = prism_mbar_arrive(&pipeline_mbarriers[t65 + 1]);  // line 84
+                                    prism_mbar_arrive(&pipeline_mbarriers[t65 + 1]);  // line 84
                                 }
                             }
                         } else {
@@ -270,7 +270,7 @@ extern "C" __global__ void __launch_bounds__(96) twice(const __grid_constant__ p
                                         }
                                     }
                                     {  // with unsafe
-                                        const unsigned long long t111 = prism_mbar_arrive(&pipeline_mbarriers[t92 + 1]);  // line 84
+                                        prism_mbar_arrive(&pipeline_mbarriers[t92 + 1]);  // line 84
                                     }
                                 }
                             }
@@ -367,7 +367,7 @@ extern "C" __global__ void __launch_bounds__(96) in_if(const __grid_constant__ p
                                     }
                                 }
                                 {  // with unsafe
-                                    const unsigned long long t47 = prism_mbar_arrive(&pipeline_mbarriers[t31]);  // line 122
+                                    prism_mbar_arrive(&pipeline_mbarriers[t31]);  // line 122
                                 }
                             }
                         } else if (prism_pos < 2) {
@@ -384,7 +384,7 @@ extern "C" __global__ void __launch_bounds__(96) in_if(const __grid_constant__ p
                                     }
                                 }
                                 {  // with unsafe
-                                    const unsigned long long t74 = prism_mbar_arrive(&pipeline_mbarriers[t57 + 1]);  // line 122
+                                    prism_mbar_arrive(&pipeline_mbarriers[t57 + 1]);  // line 122
                                 }
                             }
                         } else {
@@ -402,7 +402,7 @@ extern "C" __global__ void __launch_bounds__(96) in_if(const __grid_constant__ p
                                         }
                                     }
                                     {  // with unsafe
-                                        const unsigned long long t101 = prism_mbar_arrive(&pipeline_mbarriers[t84 + 1]);  // line 122
+                                        prism_mbar_arrive(&pipeline_mbarriers[t84 + 1]);  // line 122
                                     }
                                 }
                             }
@@ -501,7 +501,7 @@ extern "C" __global__ void __launch_bounds__(128) epilogue(const __grid_constant
                                 }
                             }
                             {  // with unsafe
-                                const unsigned long long t47 = prism_mbar_arrive(&pipeline_mbarriers[t31]);  // line 163
+                                prism_mbar_arrive(&pipeline_mbarriers[t31]);  // line 163
                             }
                         }
                     } else if (prism_pos < 2) {
@@ -518,7 +518,7 @@ extern "C" __global__ void __launch_bounds__(128) epilogue(const __grid_constant
                                 }
                             }
                             {  // with unsafe
-                                const unsigned long long t68 = prism_mbar_arrive(&pipeline_mbarriers[t57 + 1]);  // line 163
+                                prism_mbar_arrive(&pipeline_mbarriers[t57 + 1]);  // line 163
                             }
                         }
                     } else {
@@ -541,7 +541,7 @@ extern "C" __global__ void __launch_bounds__(128) epilogue(const __grid_constant
                                     }
                                 }
                                 {  // with unsafe
-                                    const unsigned long long t94 = prism_mbar_arrive(&pipeline_mbarriers[t78 + 1]);  // line 163
+                                    prism_mbar_arrive(&pipeline_mbarriers[t78 + 1]);  // line 163
                                 }
                             }
                         }
@@ -627,7 +627,7 @@ extern "C" __global__ void __launch_bounds__(96) back_to_back(const __grid_const
                             }
                         }
                         {  // with unsafe
-                            const unsigned long long t41 = prism_mbar_arrive(&pipeline_mbarriers[t27]);  // line 202
+                            prism_mbar_arrive(&pipeline_mbarriers[t27]);  // line 202
                         }
                     }
                 } else if (prism_pos < 2) {
@@ -642,7 +642,7 @@ extern "C" __global__ void __launch_bounds__(96) back_to_back(const __grid_const
                             s = s + tile[t - 32];  // line 211
                         }
                         {  // with unsafe
-                            const unsigned long long t62 = prism_mbar_arrive(&pipeline_mbarriers[t51 + 1]);  // line 202
+                            prism_mbar_arrive(&pipeline_mbarriers[t51 + 1]);  // line 202
                         }
                     }
                 } else {
@@ -658,7 +658,7 @@ extern "C" __global__ void __launch_bounds__(96) back_to_back(const __grid_const
                                 s = s + tile[t - 32];  // line 214
                             }
                             {  // with unsafe
-                                const unsigned long long t83 = prism_mbar_arrive(&pipeline_mbarriers[t72 + 1]);  // line 202
+                                prism_mbar_arrive(&pipeline_mbarriers[t72 + 1]);  // line 202
                             }
                         }
                     }
@@ -706,7 +706,7 @@ extern "C" __global__ void __launch_bounds__(96) back_to_back(const __grid_const
                             s = fmaf(0.5f, tile[63 - t], s);  // line 220
                         }
                         {  // with unsafe
-                            const unsigned long long t121 = prism_mbar_arrive(&pipeline_mbarriers_1[t108 + 1]);  // line 216
+                            prism_mbar_arrive(&pipeline_mbarriers_1[t108 + 1]);  // line 216
                         }
                     }
                 } else if (prism_pos2 < 2) {
@@ -721,7 +721,7 @@ extern "C" __global__ void __launch_bounds__(96) back_to_back(const __grid_const
                             s = fmaf(0.25f, tile[63 - t], s);  // line 223
                         }
                         {  // with unsafe
-                            const unsigned long long t144 = prism_mbar_arrive(&pipeline_mbarriers_1[t131 + 1]);  // line 216
+                            prism_mbar_arrive(&pipeline_mbarriers_1[t131 + 1]);  // line 216
                         }
                     }
                 } else {
@@ -744,7 +744,7 @@ extern "C" __global__ void __launch_bounds__(96) back_to_back(const __grid_const
                                 }
                             }
                             {  // with unsafe
-                                const unsigned long long t169 = prism_mbar_arrive(&pipeline_mbarriers_1[t154]);  // line 216
+                                prism_mbar_arrive(&pipeline_mbarriers_1[t154]);  // line 216
                             }
                         }
                     }
@@ -858,7 +858,7 @@ extern "C" __global__ void __launch_bounds__(96) plain_and_specialised(const __g
                             s = fmaf(2.0f, tile[t], s);  // line 261
                         }
                         {  // with unsafe
-                            const unsigned long long t70 = prism_mbar_arrive(&pipeline_mbarriers[t59 + 1]);  // line 257
+                            prism_mbar_arrive(&pipeline_mbarriers[t59 + 1]);  // line 257
                         }
                     }
                 } else if (prism_pos < 2) {
@@ -873,7 +873,7 @@ extern "C" __global__ void __launch_bounds__(96) plain_and_specialised(const __g
                             s = fmaf(3.0f, tile[t], s);  // line 264
                         }
                         {  // with unsafe
-                            const unsigned long long t91 = prism_mbar_arrive(&pipeline_mbarriers[t80 + 1]);  // line 257
+                            prism_mbar_arrive(&pipeline_mbarriers[t80 + 1]);  // line 257
                         }
                     }
                 } else {
@@ -896,7 +896,7 @@ extern "C" __global__ void __launch_bounds__(96) plain_and_specialised(const __g
                                 }
                             }
                             {  // with unsafe
-                                const unsigned long long t117 = prism_mbar_arrive(&pipeline_mbarriers[t101]);  // line 257
+                                prism_mbar_arrive(&pipeline_mbarriers[t101]);  // line 257
                             }
                         }
                     }
@@ -1010,7 +1010,7 @@ __device__ __forceinline__ float tile_sums(int prism_tid,
                     }
                 }
                 {  // with unsafe
-                    const unsigned long long t40 = prism_mbar_arrive(&pipeline_mbarriers[t25]);  // line 295
+                    prism_mbar_arrive(&pipeline_mbarriers[t25]);  // line 295
                 }
             }
         } else if (prism_pos < 2) {
@@ -1025,7 +1025,7 @@ __device__ __forceinline__ float tile_sums(int prism_tid,
                     s = s + tile[t - 32];  // line 304
                 }
                 {  // with unsafe
-                    const unsigned long long t61 = prism_mbar_arrive(&pipeline_mbarriers[t50 + 1]);  // line 295
+                    prism_mbar_arrive(&pipeline_mbarriers[t50 + 1]);  // line 295
                 }
             }
         } else {
@@ -1041,7 +1041,7 @@ __device__ __forceinline__ float tile_sums(int prism_tid,
                         s = fmaf(2.0f, tile[t - 32], s);  // line 307
                     }
                     {  // with unsafe
-                        const unsigned long long t84 = prism_mbar_arrive(&pipeline_mbarriers[t71 + 1]);  // line 295
+                        prism_mbar_arrive(&pipeline_mbarriers[t71 + 1]);  // line 295
                     }
                 }
             }
@@ -1162,7 +1162,7 @@ extern "C" __global__ void __launch_bounds__(128) case_exchange(const __grid_con
                                 }
                             }
                             {  // with unsafe
-                                const unsigned long long t47 = prism_mbar_arrive(&pipeline_mbarriers[t31]);  // line 354
+                                prism_mbar_arrive(&pipeline_mbarriers[t31]);  // line 354
                             }
                         }
                     } else if (prism_pos < 2) {
@@ -1177,7 +1177,7 @@ extern "C" __global__ void __launch_bounds__(128) case_exchange(const __grid_con
                                 s = s + tile[t + 100];  // line 363
                             }
                             {  // with unsafe
-                                const unsigned long long t68 = prism_mbar_arrive(&pipeline_mbarriers[t57 + 1]);  // line 354
+                                prism_mbar_arrive(&pipeline_mbarriers[t57 + 1]);  // line 354
                             }
                         }
                     } else {
@@ -1204,7 +1204,7 @@ extern "C" __global__ void __launch_bounds__(128) case_exchange(const __grid_con
                                     s = s + ex[(t - 64 + 32) % 64];
                                 }
                                 {  // with unsafe
-                                    const unsigned long long t102 = prism_mbar_arrive(&pipeline_mbarriers[t78 + 1]);  // line 354
+                                    prism_mbar_arrive(&pipeline_mbarriers[t78 + 1]);  // line 354
                                 }
                             }
                         }
@@ -1300,14 +1300,14 @@ extern "C" __global__ void __launch_bounds__(256, 1) late_after(const __grid_con
                             }
                             if (k > 0) {
                                 {  // with unsafe
-                                    const unsigned long long t57 = prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(k - 1) % 2u) * 2 + 1]);  // line 391
+                                    prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(k - 1) % 2u) * 2 + 1]);  // line 391
                                 }
                             }
                         }
                         asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");
                         if (n > 0) {
                             {  // with unsafe
-                                const unsigned long long t70 = prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(n - 1) % 2u) * 2 + 1]);
+                                prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(n - 1) % 2u) * 2 + 1]);
                             }
                         }
                     } else {
@@ -1339,7 +1339,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) late_after(const __grid_con
                                     }
                                 }
                                 {  // with unsafe
-                                    const unsigned long long t103 = prism_mbar_arrive(&pipeline_mbarriers[t79]);  // line 391
+                                    prism_mbar_arrive(&pipeline_mbarriers[t79]);  // line 391
                                 }
                             }
                         }
@@ -1457,7 +1457,7 @@ extern "C" __global__ void __launch_bounds__(96) nested(const __grid_constant__ 
                                             }
                                         }
                                         {  // with unsafe
-                                            const unsigned long long t73 = prism_mbar_arrive(&pipeline_mbarriers[t58]);  // line 435
+                                            prism_mbar_arrive(&pipeline_mbarriers[t58]);  // line 435
                                         }
                                     }
                                 } else if (prism_pos < 2) {
@@ -1472,7 +1472,7 @@ extern "C" __global__ void __launch_bounds__(96) nested(const __grid_constant__ 
                                             s = fmaf(tile[t - 32], o[t - 32], s);  // line 444
                                         }
                                         {  // with unsafe
-                                            const unsigned long long t98 = prism_mbar_arrive(&pipeline_mbarriers[t83 + 1]);  // line 435
+                                            prism_mbar_arrive(&pipeline_mbarriers[t83 + 1]);  // line 435
                                         }
                                     }
                                 } else {
@@ -1488,7 +1488,7 @@ extern "C" __global__ void __launch_bounds__(96) nested(const __grid_constant__ 
                                                 s = s + (tile[t - 32] + o[95 - t]);  // line 447
                                             }
                                             {  // with unsafe
-                                                const unsigned long long t123 = prism_mbar_arrive(&pipeline_mbarriers[t108 + 1]);  // line 435
+                                                prism_mbar_arrive(&pipeline_mbarriers[t108 + 1]);  // line 435
                                             }
                                         }
                                     }

@@ -79,14 +79,14 @@ extern "C" __global__ void __launch_bounds__(256, 1) late_sums(const __grid_cons
                             }
                             if (k > 0) {
                                 {  // with unsafe
-                                    const unsigned long long t70 = prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(k - 1) % 2u) * 2 + 1]);  // line 20
+                                    prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(k - 1) % 2u) * 2 + 1]);  // line 20
                                 }
                             }
                         }
                         asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");
                         if (n > 0) {
                             {  // with unsafe
-                                const unsigned long long t83 = prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(n - 1) % 2u) * 2 + 1]);
+                                prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(n - 1) % 2u) * 2 + 1]);
                             }
                         }
                     } else {
@@ -118,7 +118,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) late_sums(const __grid_cons
                                     }
                                 }
                                 {  // with unsafe
-                                    const unsigned long long t116 = prism_mbar_arrive(&pipeline_mbarriers[t92]);  // line 20
+                                    prism_mbar_arrive(&pipeline_mbarriers[t92]);  // line 20
                                 }
                             }
                         }
@@ -249,7 +249,7 @@ extern "C" __global__ void __launch_bounds__(512, 1) late_halves(const __grid_co
                                     }
                                     if (k > 0) {
                                         {  // with unsafe
-                                            const unsigned long long t85 = prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(k - 1) % 3u) * 2 + 1]);  // line 64
+                                            prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(k - 1) % 3u) * 2 + 1]);  // line 64
                                         }
                                     }
                                 }
@@ -258,7 +258,7 @@ extern "C" __global__ void __launch_bounds__(512, 1) late_halves(const __grid_co
                                 }
                                 if (n > 0) {
                                     {  // with unsafe
-                                        const unsigned long long t98 = prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(n - 1) % 3u) * 2 + 1]);
+                                        prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(n - 1) % 3u) * 2 + 1]);
                                     }
                                 }
                             } else {
@@ -308,7 +308,7 @@ extern "C" __global__ void __launch_bounds__(512, 1) late_halves(const __grid_co
                                             }
                                         }
                                         {  // with unsafe
-                                            const unsigned long long t155 = prism_mbar_arrive(&pipeline_mbarriers[t107]);  // line 64
+                                            prism_mbar_arrive(&pipeline_mbarriers[t107]);  // line 64
                                         }
                                     }
                                 }

@@ -106,14 +106,14 @@ __device__ __forceinline__ float sums_float_true(int prism_tid,
                     }
                     if (k > 0) {
                         {  // with unsafe
-                            const unsigned long long t60 = prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(k - 1) % 2u) * 2 + 1]);  // line 13
+                            prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(k - 1) % 2u) * 2 + 1]);  // line 13
                         }
                     }
                 }
                 asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");
                 if (n > 0) {
                     {  // with unsafe
-                        const unsigned long long t73 = prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(n - 1) % 2u) * 2 + 1]);
+                        prism_mbar_arrive(&pipeline_mbarriers[(int)((unsigned)(n - 1) % 2u) * 2 + 1]);
                     }
                 }
             } else {
@@ -145,7 +145,7 @@ __device__ __forceinline__ float sums_float_true(int prism_tid,
                             }
                         }
                         {  // with unsafe
-                            const unsigned long long t106 = prism_mbar_arrive(&pipeline_mbarriers[t82]);  // line 13
+                            prism_mbar_arrive(&pipeline_mbarriers[t82]);  // line 13
                         }
                     }
                 }
@@ -227,7 +227,7 @@ __device__ __forceinline__ float sums_float_false(int prism_tid,
                         }
                     }
                     {  // with unsafe
-                        const unsigned long long t50 = prism_mbar_arrive(&pipeline_mbarriers[t24 + 1]);  // line 13
+                        prism_mbar_arrive(&pipeline_mbarriers[t24 + 1]);  // line 13
                     }
                 }
             } else {
@@ -259,7 +259,7 @@ __device__ __forceinline__ float sums_float_false(int prism_tid,
                             }
                         }
                         {  // with unsafe
-                            const unsigned long long t84 = prism_mbar_arrive(&pipeline_mbarriers[t60]);  // line 13
+                            prism_mbar_arrive(&pipeline_mbarriers[t60]);  // line 13
                         }
                     }
                 }

@@ -62,7 +62,7 @@ extern "C" __global__ void __launch_bounds__(96) column_sums(const __grid_consta
                             }
                         }
                         {  // with unsafe
-                            const unsigned long long t47 = prism_mbar_arrive(&pipeline_mbarriers[t31]);  // line 21
+                            prism_mbar_arrive(&pipeline_mbarriers[t31]);  // line 21
                         }
                     }
                 } else if (prism_pos < 2) {
@@ -80,7 +80,7 @@ extern "C" __global__ void __launch_bounds__(96) column_sums(const __grid_consta
                             }
                         }
                         {  // with unsafe
-                            const unsigned long long t77 = prism_mbar_arrive(&pipeline_mbarriers[t57 + 1]);  // line 21
+                            prism_mbar_arrive(&pipeline_mbarriers[t57 + 1]);  // line 21
                         }
                     }
                 } else {
@@ -99,7 +99,7 @@ extern "C" __global__ void __launch_bounds__(96) column_sums(const __grid_consta
                                 }
                             }
                             {  // with unsafe
-                                const unsigned long long t107 = prism_mbar_arrive(&pipeline_mbarriers[t87 + 1]);  // line 21
+                                prism_mbar_arrive(&pipeline_mbarriers[t87 + 1]);  // line 21
                             }
                         }
                     }
@@ -190,7 +190,7 @@ extern "C" __global__ void __launch_bounds__(96) sums_after(const __grid_constan
                                 }
                             }
                             {  // with unsafe
-                                const unsigned long long t45 = prism_mbar_arrive(&pipeline_mbarriers[t29]);  // line 62
+                                prism_mbar_arrive(&pipeline_mbarriers[t29]);  // line 62
                             }
                         }
                     } else if (prism_pos < 2) {
@@ -207,7 +207,7 @@ extern "C" __global__ void __launch_bounds__(96) sums_after(const __grid_constan
                                 }
                             }
                             {  // with unsafe
-                                const unsigned long long t72 = prism_mbar_arrive(&pipeline_mbarriers[t55 + 1]);  // line 62
+                                prism_mbar_arrive(&pipeline_mbarriers[t55 + 1]);  // line 62
                             }
                         }
                     } else {
@@ -225,7 +225,7 @@ extern "C" __global__ void __launch_bounds__(96) sums_after(const __grid_constan
                                     }
                                 }
                                 {  // with unsafe
-                                    const unsigned long long t101 = prism_mbar_arrive(&pipeline_mbarriers[t82 + 1]);  // line 62
+                                    prism_mbar_arrive(&pipeline_mbarriers[t82 + 1]);  // line 62
                                 }
                             }
                         }
@@ -317,7 +317,7 @@ extern "C" __global__ void __launch_bounds__(96) mbarrier_reuse(const __grid_con
                                 }
                             }
                             {  // with unsafe
-                                const unsigned long long t45 = prism_mbar_arrive(&pipeline_mbarriers[t29]);  // line 99
+                                prism_mbar_arrive(&pipeline_mbarriers[t29]);  // line 99
                             }
                         }
                     } else if (prism_pos < 2) {
@@ -332,7 +332,7 @@ extern "C" __global__ void __launch_bounds__(96) mbarrier_reuse(const __grid_con
                                 s = s + tile[t - 32];  // line 108
                             }
                             {  // with unsafe
-                                const unsigned long long t66 = prism_mbar_arrive(&pipeline_mbarriers[t55 + 1]);  // line 99
+                                prism_mbar_arrive(&pipeline_mbarriers[t55 + 1]);  // line 99
                             }
                         }
                     } else {
@@ -348,7 +348,7 @@ extern "C" __global__ void __launch_bounds__(96) mbarrier_reuse(const __grid_con
                                     s = fmaf(2.0f, tile[t - 32], s);  // line 111
                                 }
                                 {  // with unsafe
-                                    const unsigned long long t89 = prism_mbar_arrive(&pipeline_mbarriers[t76 + 1]);  // line 99
+                                    prism_mbar_arrive(&pipeline_mbarriers[t76 + 1]);  // line 99
                                 }
                             }
                         }

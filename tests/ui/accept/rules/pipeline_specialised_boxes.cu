@@ -84,7 +84,7 @@ extern "C" __global__ void __launch_bounds__(96) halves(const __grid_constant__ 
                             }
                         }
                         {  // with unsafe
-                            const unsigned long long t52 = prism_mbar_arrive(&pipeline_mbarriers[t27]);  // line 29
+                            prism_mbar_arrive(&pipeline_mbarriers[t27]);  // line 29
                         }
                     }
                 } else if (prism_pos < 2) {
@@ -102,7 +102,7 @@ extern "C" __global__ void __launch_bounds__(96) halves(const __grid_constant__ 
                             }
                         }
                         {  // with unsafe
-                            const unsigned long long t82 = prism_mbar_arrive(&pipeline_mbarriers[t62 + 1]);  // line 29
+                            prism_mbar_arrive(&pipeline_mbarriers[t62 + 1]);  // line 29
                         }
                     }
                 } else {
@@ -121,7 +121,7 @@ extern "C" __global__ void __launch_bounds__(96) halves(const __grid_constant__ 
                                 }
                             }
                             {  // with unsafe
-                                const unsigned long long t112 = prism_mbar_arrive(&pipeline_mbarriers[t92 + 1]);  // line 29
+                                prism_mbar_arrive(&pipeline_mbarriers[t92 + 1]);  // line 29
                             }
                         }
                     }
@@ -201,7 +201,7 @@ extern "C" __global__ void __launch_bounds__(96) halves_two_threads(const __grid
                             }
                         }
                         {  // with unsafe
-                            const unsigned long long t49 = prism_mbar_arrive(&pipeline_mbarriers[t27]);  // line 64
+                            prism_mbar_arrive(&pipeline_mbarriers[t27]);  // line 64
                         }
                     }
                 } else if (prism_pos < 2) {
@@ -219,7 +219,7 @@ extern "C" __global__ void __launch_bounds__(96) halves_two_threads(const __grid
                             }
                         }
                         {  // with unsafe
-                            const unsigned long long t79 = prism_mbar_arrive(&pipeline_mbarriers[t59 + 1]);  // line 64
+                            prism_mbar_arrive(&pipeline_mbarriers[t59 + 1]);  // line 64
                         }
                     }
                 } else {
@@ -238,7 +238,7 @@ extern "C" __global__ void __launch_bounds__(96) halves_two_threads(const __grid
                                 }
                             }
                             {  // with unsafe
-                                const unsigned long long t109 = prism_mbar_arrive(&pipeline_mbarriers[t89 + 1]);  // line 64
+                                prism_mbar_arrive(&pipeline_mbarriers[t89 + 1]);  // line 64
                             }
                         }
                     }
@@ -322,7 +322,7 @@ extern "C" __global__ void __launch_bounds__(96) quarters(const __grid_constant_
                             }
                         }
                         {  // with unsafe
-                            const unsigned long long t56 = prism_mbar_arrive(&pipeline_mbarriers[t31]);  // line 98
+                            prism_mbar_arrive(&pipeline_mbarriers[t31]);  // line 98
                         }
                     }
                 } else if (prism_pos < 2) {
@@ -340,7 +340,7 @@ extern "C" __global__ void __launch_bounds__(96) quarters(const __grid_constant_
                             }
                         }
                         {  // with unsafe
-                            const unsigned long long t86 = prism_mbar_arrive(&pipeline_mbarriers[t66 + 1]);  // line 98
+                            prism_mbar_arrive(&pipeline_mbarriers[t66 + 1]);  // line 98
                         }
                     }
                 } else {
@@ -359,7 +359,7 @@ extern "C" __global__ void __launch_bounds__(96) quarters(const __grid_constant_
                                 }
                             }
                             {  // with unsafe
-                                const unsigned long long t116 = prism_mbar_arrive(&pipeline_mbarriers[t96 + 1]);  // line 98
+                                prism_mbar_arrive(&pipeline_mbarriers[t96 + 1]);  // line 98
                             }
                         }
                     }
@@ -468,7 +468,7 @@ extern "C" __global__ void __launch_bounds__(96) two_rings(const __grid_constant
                                 }
                             }
                             {  // with unsafe
-                                const unsigned long long t74 = prism_mbar_arrive(&pipeline_mbarriers[t28]);  // line 135
+                                prism_mbar_arrive(&pipeline_mbarriers[t28]);  // line 135
                             }
                         }
                     } else if (prism_pos < 2) {
@@ -489,7 +489,7 @@ extern "C" __global__ void __launch_bounds__(96) two_rings(const __grid_constant
                                 }
                             }
                             {  // with unsafe
-                                const unsigned long long t118 = prism_mbar_arrive(&pipeline_mbarriers[t84 + 1]);  // line 135
+                                prism_mbar_arrive(&pipeline_mbarriers[t84 + 1]);  // line 135
                             }
                         }
                     } else {
@@ -511,7 +511,7 @@ extern "C" __global__ void __launch_bounds__(96) two_rings(const __grid_constant
                                     }
                                 }
                                 {  // with unsafe
-                                    const unsigned long long t162 = prism_mbar_arrive(&pipeline_mbarriers[t128 + 1]);  // line 135
+                                    prism_mbar_arrive(&pipeline_mbarriers[t128 + 1]);  // line 135
                                 }
                             }
                         }
@@ -642,7 +642,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gemm_tf32_k64(const __grid_
                                     store_k64(prism_tid % 128, prism_bid, prism_smem + 147504, acc_1, c_w, row0, col0, m, n);
                                 }
                                 {  // with unsafe
-                                    const unsigned long long t103 = prism_mbar_arrive(&pipeline_mbarriers[t53 + 1]);  // line 195
+                                    prism_mbar_arrive(&pipeline_mbarriers[t53 + 1]);  // line 195
                                 }
                             }
                         } else {
@@ -686,7 +686,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gemm_tf32_k64(const __grid_
                                         }
                                     }
                                     {  // with unsafe
-                                        const unsigned long long t147 = prism_mbar_arrive(&pipeline_mbarriers[t113]);  // line 195
+                                        prism_mbar_arrive(&pipeline_mbarriers[t113]);  // line 195
                                     }
                                 }
                             }

@@ -997,7 +997,7 @@ __device__ __forceinline__ void prism_std_block_block_histogram_4_16_(int prism_
                 t23 = v < 16;
             }
             if (t23) {
-                const int t29 = prism_atomic_add(&hist[v], 1);
+                prism_atomic_add(&hist[v], 1);
             }
         }
     }

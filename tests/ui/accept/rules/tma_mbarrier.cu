@@ -33,7 +33,7 @@ extern "C" __global__ void handoff(const __grid_constant__ prism_tensor_map a, f
                         :
                         : "r"(prism_smem_addr(&tile[0])), "l"(&a), "r"(0), "r"(0), "r"(prism_smem_addr(&bar[0]))
                         : "memory");
-                    const unsigned long long t21 = prism_mbar_arrive(&bar[0]);  // line 24
+                    prism_mbar_arrive(&bar[0]);  // line 24
                 }
                 prism_mbar_wait_parity(&bar[0], 0u);  // line 25
                 for (int k = 0; k < 8; k += 1) {

@@ -89,7 +89,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) mixed(const __grid_constant
                                 x = x + acc[1];  // line 34
                             }
                             {  // with unsafe
-                                const unsigned long long t57 = prism_mbar_arrive(&pipeline_mbarriers[t36 + 1]);  // line 23
+                                prism_mbar_arrive(&pipeline_mbarriers[t36 + 1]);  // line 23
                             }
                         }
                     } else {
@@ -121,7 +121,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) mixed(const __grid_constant
                                     }
                                 }
                                 {  // with unsafe
-                                    const unsigned long long t91 = prism_mbar_arrive(&pipeline_mbarriers[t67]);  // line 23
+                                    prism_mbar_arrive(&pipeline_mbarriers[t67]);  // line 23
                                 }
                             }
                         }

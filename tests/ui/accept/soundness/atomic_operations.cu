@@ -35,8 +35,8 @@ extern "C" __global__ void __launch_bounds__(64) add_then_store(int* __restrict_
             // inferred block[1] barrier: `s` is used at line 15 and again at line 21
             __syncthreads();
             {  // group(thread[1])
-                const int t12 = prism_atomic_add(&s[0], 1);  // line 21
-                const int t15 = prism_atomic_add(&s[1], 1);  // line 22
+                prism_atomic_add(&s[0], 1);  // line 21
+                prism_atomic_add(&s[1], 1);  // line 22
                 // split block barrier s1, arrive: `s` was last used at line 21; its next use (line 25) waits
                 prism_tok1 = prism_split_arrive(prism_smem_addr(&prism_split[1]));
             }
@@ -45,7 +45,7 @@ extern "C" __global__ void __launch_bounds__(64) add_then_store(int* __restrict_
                 prism_split_wait(prism_smem_addr(&prism_split[1]), prism_tok1);
                 if (t == 40) {  // line 24
                     prism_atomic_store(&s[0], 1000);  // line 25
-                    const int t22 = prism_atomic_max(&s[1], 20);  // line 26
+                    prism_atomic_max(&s[1], 20);  // line 26
                 }
                 // split block barrier s0, arrive: `s` was last used at line 25; its next use (line 29) waits
                 prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
@@ -107,7 +107,7 @@ extern "C" __global__ void __launch_bounds__(64) store_then_cas(int* __restrict_
                 // split block barrier s0, wait
                 prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
                 if (t == 0) {  // line 53
-                    const int t17 = prism_atomic_cas(&s[0], 1, 2);  // line 54
+                    prism_atomic_cas(&s[0], 1, 2);  // line 54
                 }
             }
             // inferred block[1] barrier: `s` is used at line 54 and again at line 55
@@ -154,7 +154,7 @@ extern "C" __global__ void __launch_bounds__(64) cas_then_add(int* __restrict__ 
                 // split block barrier s1, wait
                 prism_split_wait(prism_smem_addr(&prism_split[1]), prism_tok1);
                 if (t == 32) {  // line 74
-                    const int t13 = prism_atomic_cas(&s[0], 0, 2);  // line 75
+                    prism_atomic_cas(&s[0], 0, 2);  // line 75
                 }
                 // split block barrier s0, arrive: `s` was last used at line 75; its next use (line 78) waits
                 prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
@@ -163,7 +163,7 @@ extern "C" __global__ void __launch_bounds__(64) cas_then_add(int* __restrict__ 
                 // split block barrier s0, wait
                 prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
                 if (t == 0) {  // line 77
-                    const int t18 = prism_atomic_add(&s[0], 5);  // line 78
+                    prism_atomic_add(&s[0], 5);  // line 78
                 }
             }
             // inferred block[1] barrier: `s` is used at line 78 and again at line 79

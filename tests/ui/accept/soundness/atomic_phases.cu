@@ -39,12 +39,12 @@ extern "C" __global__ void __launch_bounds__(64) histogram64(const int* __restri
             __syncthreads();
             {  // group(thread[1])
                 for (int k = 0; k < 4; k += 1) {
-                    const int t25 = prism_atomic_add(&bins[data[prism_add(prism_add(prism_mul(b, 256), k * 64), t)] % 64], 1);  // line 25
+                    prism_atomic_add(&bins[data[prism_add(prism_add(prism_mul(b, 256), k * 64), t)] % 64], 1);  // line 25
                 }
             }
             {  // group(thread[1])
                 for (int k = 0; k < 4; k += 1) {
-                    const int t43 = prism_atomic_add(&bins[prism_add(data[prism_add(prism_add(prism_mul(b, 256), k * 64), t)], 1) % 64], 1);  // line 28
+                    prism_atomic_add(&bins[prism_add(data[prism_add(prism_add(prism_mul(b, 256), k * 64), t)], 1) % 64], 1);  // line 28
                 }
                 // split block barrier s0, arrive: `bins` was last used at line 25; its next use (line 31) waits
                 prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));

@@ -23,7 +23,7 @@ extern "C" __global__ void __launch_bounds__(64) flat_branches(int* __restrict__
             {  // partition `out_b` as `o` at thread[1]
                 if (b % 2 == 0) {  // line 20
                     {  // group(thread[1])
-                        const int t14 = prism_atomic_add(&acc[prism_add(prism_mul(b, 64), t)], 1000);  // line 22
+                        prism_atomic_add(&acc[prism_add(prism_mul(b, 64), t)], 1000);  // line 22
                         out[prism_add(prism_mul(b, 64), t)] = 0;  // line 23
                     }
                 } else {
@@ -51,8 +51,8 @@ extern "C" __global__ void __launch_bounds__(64) flat_pairs(int* __restrict__ ac
             {  // partition `out_b` as `o` at thread[1]
                 if (b % 2 == 0) {  // line 39
                     {  // group(thread[1])
-                        const int t16 = prism_atomic_add(&acc[prism_add(prism_mul(128, b), 2 * t)], 1000);  // line 41
-                        const int t25 = prism_atomic_add(&acc[(long long)prism_add(prism_mul(128, b), 2 * t) + 1], 1000);  // line 42
+                        prism_atomic_add(&acc[prism_add(prism_mul(128, b), 2 * t)], 1000);  // line 41
+                        prism_atomic_add(&acc[(long long)prism_add(prism_mul(128, b), 2 * t) + 1], 1000);  // line 42
                         out[prism_add(prism_mul(b, 64), t)] = 0;  // line 43
                     }
                 } else {

@@ -22,7 +22,7 @@ extern "C" __global__ void __launch_bounds__(64) grid2d(int* __restrict__ acc, i
             const int t = prism_tid;  // line 19
             {  // partition `out_b` as `o` at thread[1]
                 {  // group(thread[1])
-                    const int t19 = prism_atomic_add(&acc[prism_add(prism_mul(by * 65536 + bx, 64), t)], 1);  // line 22
+                    prism_atomic_add(&acc[prism_add(prism_mul(by * 65536 + bx, 64), t)], 1);  // line 22
                     out[prism_add(prism_mul(b, 64), t)] = acc[prism_add(prism_mul(by * 65536 + bx, 64), t)];  // line 23
                 }
             }
@@ -44,7 +44,7 @@ extern "C" __global__ void __launch_bounds__(64) flat_branches_folded(int* __res
             {  // partition `out_b` as `o` at thread[1]
                 if (b % 2 == 0) {  // line 34
                     {  // group(thread[1])
-                        const int t21 = prism_atomic_add(&acc[prism_add(prism_mul(64, b / 65536 * 65536 + b % 65536), t)], 1000);  // line 36
+                        prism_atomic_add(&acc[prism_add(prism_mul(64, b / 65536 * 65536 + b % 65536), t)], 1000);  // line 36
                         out[prism_add(prism_mul(b, 64), t)] = 0;  // line 37
                     }
                 } else {
@@ -76,7 +76,7 @@ extern "C" __global__ void __launch_bounds__(64) atomic_own(int* __restrict__ ou
             }
             {  // partition `ob` as `o` at thread[1]
                 {  // group(thread[1])
-                    const int t23 = prism_atomic_add(&s[prism_sub(prism_add(t, prism_mul(64, b / 65536 * 65536 + b % 65536)), prism_mul(64, b))], 1);  // line 56
+                    prism_atomic_add(&s[prism_sub(prism_add(t, prism_mul(64, b / 65536 * 65536 + b % 65536)), prism_mul(64, b))], 1);  // line 56
                     out[prism_add(prism_mul(b, 64), t)] = s[prism_sub(prism_add(t, prism_mul(64, b / 65536 * 65536 + b % 65536)), prism_mul(64, b))];  // line 57
                 }
             }

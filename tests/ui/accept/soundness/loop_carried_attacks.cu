@@ -253,7 +253,7 @@ extern "C" __global__ void __launch_bounds__(64) atomic_scope_loop(int* __restri
                 {  // group(block[1])
                     const int t = prism_tid;  // line 104
                     {  // group(thread[1])
-                        const int t14 = prism_atomic_add(&cnt[b], 1);  // line 106
+                        prism_atomic_add(&cnt[b], 1);  // line 106
                         // split block barrier s0, arrive: `cnt` was last used at line 106; its next use (line 109) waits
                         prism_fence_proxy_async();
                         prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
@@ -302,7 +302,7 @@ extern "C" __global__ void __launch_bounds__(64) atomic_loop_inside(int* __restr
                     {  // group(thread[1])
                         // split block barrier s1, wait
                         prism_split_wait(prism_smem_addr(&prism_split[1]), prism_tok1);
-                        const int t14 = prism_atomic_add(&cnt[b], 1);  // line 123
+                        prism_atomic_add(&cnt[b], 1);  // line 123
                         // split block barrier s0, arrive: `cnt` was last used at line 123; its next use (line 126) waits
                         prism_fence_proxy_async();
                         prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
@@ -890,8 +890,8 @@ extern "C" __global__ void __launch_bounds__(256) cross_wgmma_tile(float* __rest
                         prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
                         if (r == 0) {  // line 383
                             {  // group(thread[1])
-                                const float t42 = prism_atomic_exch(&a[wg * 256 + l], 3.0f);  // line 385
-                                const float t49 = prism_atomic_exch(&a[wg * 256 + (l + 128)], 3.0f);  // line 386
+                                prism_atomic_exch(&a[wg * 256 + l], 3.0f);  // line 385
+                                prism_atomic_exch(&a[wg * 256 + (l + 128)], 3.0f);  // line 386
                             }
                         } else {
                             __align__(16) float acc[32] = {};  // line 388

@@ -47,13 +47,13 @@ extern "C" __global__ void __launch_bounds__(64) shared_safely(const int* __rest
                 if (prism_pos == 0) {
                     {  // group(thread[1])
                         s[t] = prism_add(prism_add(s[t], 1), src[0]);  // line 30
-                        const int t29 = prism_atomic_add(&c[0], 3);  // line 31
+                        prism_atomic_add(&c[0], 3);  // line 31
                     }
                 } else {
                     if (prism_pos < 2) {  // split(warp) case 1: thread[32]
                         {  // group(thread[1])
                             s[t] = prism_add(s[t], src[0]);  // line 34
-                            const int t40 = prism_atomic_add(&c[0], 4);  // line 35
+                            prism_atomic_add(&c[0], 4);  // line 35
                         }
                     }
                 }
