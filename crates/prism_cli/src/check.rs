@@ -54,7 +54,7 @@ impl Common {
     ) -> Option<prism_driver::Synced> {
         let mut files = DiskFiles;
         let include = self.include.iter().map(std::path::PathBuf::from).collect();
-        let mut search = prism_driver::Search { files: &mut files, include };
+        let mut search = prism_driver::Search { files: &mut files, include, base: None };
         // The defines belong to the command line, so every command that compiles takes them
         // here rather than in its own options.
         let opts = prism_driver::Options { defines: self.define.clone(), ..opts.clone() };

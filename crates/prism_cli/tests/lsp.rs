@@ -905,8 +905,8 @@ fn bad_input_gets_errors_or_empty_answers_never_a_crash() {
     s.diagnostics(odd, |d| !d.is_empty());
     let untitled = "untitled:Untitled-1";
     s.open(untitled, MAIN);
-    // Its import is looked for relative to nothing; the error says so, on the import.
-    s.diagnostics(untitled, |d| d.iter().any(|x| x["code"] == "unresolved-import"));
+    // Its import is looked for in the workspace root, which holds it.
+    s.diagnostics(untitled, |d| d.is_empty());
     let r = s.at("textDocument/hover", odd, 1, 5);
     assert!(r.get("error").is_none(), "{r}");
     // The server still answers.
@@ -914,6 +914,31 @@ fn bad_input_gets_errors_or_empty_answers_never_a_crash() {
     let h = s.at("textDocument/hover", &main, line + 1, col);
     assert!(h.get("result").is_some(), "{h}");
     s.stop();
+}
+
+/// A document that is not a file has no directory: its imports are looked for in the
+/// workspace root (`rootUri`, or else the first of `workspaceFolders`), not in the server's
+/// working directory (the test's, which holds no `lib/util.prism`); an import missing there
+/// says where it was looked for.
+#[test]
+fn an_untitled_document_imports_from_the_workspace_root() {
+    let dir = project("untitled");
+    for init in [
+        json!({ "processId": null, "rootUri": uri(&dir), "capabilities": {} }),
+        json!({ "processId": null, "rootUri": null, "workspaceFolders": [{ "uri": uri(&dir), "name": "p" }], "capabilities": {} }),
+    ] {
+        let mut s = Server::launch(&dir, Stdio::inherit());
+        let r = s.request("initialize", init);
+        assert!(r.get("result").is_some(), "{r}");
+        s.notify("initialized", json!({}));
+        s.open("untitled:Untitled-1", MAIN);
+        s.diagnostics("untitled:Untitled-1", |d| d.is_empty());
+        s.open("untitled:Untitled-2", &MAIN.replace("lib.util", "lib.missing"));
+        let d = s.diagnostics("untitled:Untitled-2", |d| d.iter().any(|x| x["code"] == "unresolved-import"));
+        let looked = dir.join("lib/missing.prism").display().to_string();
+        assert!(d.iter().any(|x| x["message"].as_str().is_some_and(|m| m.contains(&looked))), "{d:?}");
+        s.stop();
+    }
 }
 
 /// `body` framed as a client frames it.

@@ -161,7 +161,7 @@ impl Synced {
 /// `map`. Diagnostics go to `problems`; `None` when there are errors (from the checker, or
 /// orderings synchronisation cannot provide).
 pub fn compile(map: &mut SourceMap, file: FileId, opts: &Options, problems: &mut Problems) -> Option<Synced> {
-    compile_with(map, file, &mut Search { files: &mut NoFiles, include: Vec::new() }, opts, problems)
+    compile_with(map, file, &mut Search { files: &mut NoFiles, include: Vec::new(), base: None }, opts, problems)
 }
 
 /// [`compile`], finding imported files through `search`.
@@ -366,7 +366,7 @@ pub fn compile_text(name: &str, src: &str, opts: &Options) -> (SourceMap, Proble
 /// The IR of a checked program before synchronisation inference, for IR dumps and pass
 /// tests. No backend takes it: only [`compile`]'s [`Synced`] runs.
 pub fn lowered(map: &mut SourceMap, file: FileId, target: &Target, problems: &mut Problems) -> Option<Program> {
-    lowered_with(map, file, &mut Search { files: &mut NoFiles, include: Vec::new() }, target, problems)
+    lowered_with(map, file, &mut Search { files: &mut NoFiles, include: Vec::new(), base: None }, target, problems)
 }
 
 /// [`lowered`], finding imported files through `search`: loads the modules, checks them

@@ -78,16 +78,21 @@ pub struct Search<'a> {
     pub files: &'a mut dyn Files,
     /// The include directories.
     pub include: Vec<PathBuf>,
+    /// Where the root file's imports are looked for first, instead of its own directory:
+    /// the language server names the workspace root here for a document that is not a file
+    /// (an untitled buffer, named by its URI, which has no directory). `None` for a root
+    /// named by its path.
+    pub base: Option<PathBuf>,
 }
 
 impl Search<'_> {
-    /// Finds `a/b.prism` for module path `a.b` imported from the file named `importer`:
-    /// its key, its name for messages and its text; or the places looked at.
-    fn find(&mut self, path: &[String], importer: &str) -> Result<(String, String, String), String> {
+    /// Finds `a/b.prism` for module path `a.b` imported from a file whose imports are
+    /// looked for in `here` first: its key, its name for messages and its text; or the
+    /// places looked at.
+    fn find(&mut self, path: &[String], here: &Path) -> Result<(String, String, String), String> {
         let rel: PathBuf = path.iter().collect::<PathBuf>().with_extension("prism");
-        let here = Path::new(importer).parent().map(Path::to_path_buf).unwrap_or_default();
         let mut looked = Vec::new();
-        for dir in std::iter::once(&here).chain(&self.include) {
+        for dir in std::iter::once(here).chain(self.include.iter().map(PathBuf::as_path)) {
             let candidate = dir.join(&rel);
             match self.files.read(&candidate)? {
                 Some((key, text)) => return Ok((key, candidate.display().to_string(), text)),
@@ -172,11 +177,16 @@ impl Loader {
         self.state.insert(key.clone(), State::Active);
         self.stack.push(shown);
         self.keys.push(key.clone());
-        let importer = map.file(file).name().to_string();
+        // Where this file's imports are looked for first: its directory, or for the root
+        // the one the search names instead (an editor's document that is not a file).
+        let here = match (&search.base, path.is_empty()) {
+            (Some(base), true) => base.clone(),
+            _ => Path::new(map.file(file).name()).parent().map(Path::to_path_buf).unwrap_or_default(),
+        };
         let mut imports = Vec::new();
         for item in &ast.items {
             let ast::Item::Import(imp) = item else { continue };
-            imports.push(self.import(map, imp, &importer, search, syntax, problems));
+            imports.push(self.import(map, imp, &here, search, syntax, problems));
         }
         self.stack.pop();
         self.keys.pop();
@@ -191,7 +201,7 @@ impl Loader {
         &mut self,
         map: &mut SourceMap,
         imp: &ast::Import,
-        importer: &str,
+        here: &Path,
         search: &mut Search<'_>,
         syntax: &mut Problems,
         problems: &mut Problems,
@@ -219,7 +229,7 @@ impl Loader {
                 )),
             }
         } else {
-            search.find(&path, importer)
+            search.find(&path, here)
         };
         let (key, name, text) = match found {
             Ok(f) => f,

@@ -25,7 +25,7 @@ fn main() {
     let lines = src.lines().count();
     let settings = Settings::default();
     let mut files = prism_driver::NoFiles;
-    let first = analysis::analyse("bench.prism", &src, &mut files, &settings);
+    let first = analysis::analyse("bench.prism", true, &src, &mut files, &settings);
     let barriers = first.sync().inferred.as_ref().map_or(0, |r| r.report.barriers.len());
     let all = first.all_problems();
     assert!(all.is_empty(), "the generated program has diagnostics: {:?}", all.first());
@@ -38,7 +38,7 @@ fn main() {
     for i in 0..RUNS {
         let text = edited(&src, i);
         let t = Instant::now();
-        let s = analysis::analyse("bench.prism", &text, &mut files, &settings);
+        let s = analysis::analyse("bench.prism", true, &text, &mut files, &settings);
         front.push(t.elapsed());
         let t = Instant::now();
         s.sync();

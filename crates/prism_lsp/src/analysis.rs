@@ -21,6 +21,9 @@ pub struct Settings {
     pub target: prism_types::Target,
     /// Include directories (`-I`), searched after the importing file's directory.
     pub include: Vec<PathBuf>,
+    /// The workspace root, if the client named one: where a document that is not a file
+    /// (an untitled buffer) looks for its imports first.
+    pub root: Option<PathBuf>,
 }
 
 /// A document analysed: the program rooted at it, with everything it imports.
@@ -56,14 +59,22 @@ pub struct SyncPart {
 }
 
 /// Analyses the document `name` (its path, or its URI when it has none) with text `text`,
-/// reading imports through `files`: the front end now, inference when asked.
-pub fn analyse(name: &str, text: &str, files: &mut dyn Files, settings: &Settings) -> Snapshot {
+/// reading imports through `files`: the front end now, inference when asked. A document
+/// that is not a file (`is_file` false) has no directory of its own: its imports are
+/// looked for in the workspace root first, or without one in the server's working
+/// directory, then in the include directories.
+pub fn analyse(name: &str, is_file: bool, text: &str, files: &mut dyn Files, settings: &Settings) -> Snapshot {
     let mut map = SourceMap::default();
     let root = map.add(name, text);
     let mut problems = Problems::default();
     let opts = prism_driver::Options { target: settings.target.clone(), ..prism_driver::Options::default() };
     let mut recording = Recording { files, looked_at: Vec::new() };
-    let mut search = Search { files: &mut recording, include: settings.include.clone() };
+    let base = if is_file {
+        None
+    } else {
+        settings.root.clone().or_else(|| std::env::current_dir().ok()).or_else(|| Some(PathBuf::new()))
+    };
+    let mut search = Search { files: &mut recording, include: settings.include.clone(), base };
     let analysis = prism_driver::analyse(&mut map, root, &mut search, &opts.target, &mut problems);
     let looked_at = recording.looked_at;
     problems.sort();

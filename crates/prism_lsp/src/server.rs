@@ -125,14 +125,17 @@ fn capabilities() -> lsp::ServerCapabilities {
 }
 
 /// The settings from `initializationOptions`: `{"arch": "sm_80", "include": ["dir", ...]}`,
-/// include directories relative to the workspace root. Anything malformed is ignored.
+/// include directories relative to the workspace root (`rootUri`, or else the first of
+/// `workspaceFolders`). Anything malformed is ignored.
 fn settings(init: &Value) -> Settings {
     let mut s = Settings::default();
     let opts = &init["initializationOptions"];
     if let Some(t) = opts["arch"].as_str().and_then(prism_types::Target::from_arch) {
         s.target = t;
     }
-    let root = init["rootUri"].as_str().and_then(|u| Url::parse(u).ok()).and_then(|u| u.to_file_path().ok());
+    let dir = |u: &Value| u.as_str().and_then(|u| Url::parse(u).ok()).and_then(|u| u.to_file_path().ok());
+    let root = dir(&init["rootUri"]).or_else(|| dir(&init["workspaceFolders"][0]["uri"]));
+    s.root = root.clone();
     if let Some(dirs) = opts["include"].as_array() {
         for d in dirs.iter().filter_map(Value::as_str) {
             let p = PathBuf::from(d);
@@ -280,9 +283,11 @@ impl Server {
             Some(p) => p.display().to_string(),
             None => uri.to_string(),
         };
+        let is_file = doc.path.is_some();
         let mut files = Overlay { docs: &self.overlay };
         let snap =
-            catch_unwind(AssertUnwindSafe(|| analysis::analyse(&name, &doc.text, &mut files, &self.settings))).ok()?;
+            catch_unwind(AssertUnwindSafe(|| analysis::analyse(&name, is_file, &doc.text, &mut files, &self.settings)))
+                .ok()?;
         let snap = Rc::new(snap);
         let doc = self.docs.get_mut(uri)?;
         doc.snap = Some(snap.clone());

@@ -41,7 +41,7 @@ fn analyse(path: &Path) -> Option<Snapshot> {
     let text = String::from_utf8(std::fs::read(&path).ok()?).ok()?;
     let docs = HashMap::new();
     let mut files = Overlay { docs: &docs };
-    Some(analysis::analyse(&path.display().to_string(), &text, &mut files, &Settings::default()))
+    Some(analysis::analyse(&path.display().to_string(), true, &text, &mut files, &Settings::default()))
 }
 
 #[test]

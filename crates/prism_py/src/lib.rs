@@ -118,7 +118,7 @@ fn compile(
             let mut problems = Problems::default();
             let mut files = DiskFiles;
             let include = include.iter().map(std::path::PathBuf::from).collect();
-            let mut search = prism_driver::Search { files: &mut files, include };
+            let mut search = prism_driver::Search { files: &mut files, include, base: None };
             let synced = prism_driver::compile_with(&mut map, file, &mut search, &opts, &mut problems);
             problems.sort();
             let rendered = render(&map, problems.diagnostics(), Color::Never);

@@ -147,7 +147,7 @@ fn modules(target: &Target) {
         let mut map = prism_span::SourceMap::default();
         let file = map.add("main.prism", root.as_str());
         let mut problems = Problems::default();
-        let mut search = prism_driver::Search { files: &mut files, include: Vec::new() };
+        let mut search = prism_driver::Search { files: &mut files, include: Vec::new(), base: None };
         let start = Instant::now();
         let program = prism_driver::checked_with(&mut map, file, &mut search, target, &mut problems);
         assert!(problems.diagnostics().is_empty(), "the module program has diagnostics");

@@ -302,7 +302,7 @@ pub fn compile_generated(
     let mut map = prism_span::SourceMap::default();
     let file = map.add("fuzz.prism", src);
     let mut problems = prism_diag::Problems::default();
-    let mut search = prism_driver::Search { files: &mut mem, include: Vec::new() };
+    let mut search = prism_driver::Search { files: &mut mem, include: Vec::new(), base: None };
     let synced = prism_driver::compile_with(&mut map, file, &mut search, opts, &mut problems);
     (map, problems, synced)
 }

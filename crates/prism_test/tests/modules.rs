@@ -17,7 +17,7 @@ fn compile(files: &[(&str, &str)], root: &str, include: &[&str]) -> (String, Opt
     let mut map = SourceMap::default();
     let file = map.add("main.prism", root);
     let mut problems = Problems::default();
-    let mut search = Search { files: &mut mem, include: include.iter().map(Into::into).collect() };
+    let mut search = Search { files: &mut mem, include: include.iter().map(Into::into).collect(), base: None };
     let synced = compile_with(&mut map, file, &mut search, &Options::default(), &mut problems);
     problems.sort();
     (render(&map, problems.diagnostics(), Color::Never), synced, problems)

@@ -108,7 +108,8 @@ pub fn jobs(tmp: &Path) -> Vec<Job> {
         let mut map = prism_span::SourceMap::default();
         let file = map.add(rel.clone(), std::fs::read_to_string(&main).expect("readable source"));
         let mut problems = prism_diag::Problems::default();
-        let mut search = prism_driver::Search { files: &mut files, include: vec!["tests/modules/include".into()] };
+        let mut search =
+            prism_driver::Search { files: &mut files, include: vec!["tests/modules/include".into()], base: None };
         let synced =
             prism_driver::compile_with(&mut map, file, &mut search, &prism_driver::Options::default(), &mut problems)
                 .unwrap_or_else(|| panic!("{rel}: {:?}", problems.diagnostics()));
