@@ -189,14 +189,7 @@ pub fn function(g: &Global, id: FuncId, first_line: u32) -> (Func, Option<Kernel
         }
     }
     // The prologue declares only what the body mentions (nvcc warns about unused variables).
-    let printed = crate::cpp::print(&crate::cpp::Unit {
-        items: vec![Item::Func(Func {
-            head: String::new(),
-            name: String::new(),
-            params: vec![],
-            body: Some(body.clone()),
-        })],
-    });
+    let printed = print_body(&body);
     fx.used_tid = printed.contains("prism_tid");
     fx.used_bid = printed.contains("prism_bid");
     fx.used_smem = mentions(&printed, "prism_smem");
@@ -1911,14 +1904,7 @@ fn drop_unmentioned(body: &mut Vec<Stmt>, a: &Analysis) {
     if inits.is_empty() {
         return;
     }
-    let printed = crate::cpp::print(&crate::cpp::Unit {
-        items: vec![Item::Func(Func {
-            head: String::new(),
-            name: String::new(),
-            params: vec![],
-            body: Some(body.clone()),
-        })],
-    });
+    let printed = print_body(body);
     let mut count: HashMap<&str, usize> = HashMap::new();
     for id in identifiers(&printed) {
         *count.entry(id).or_default() += 1;
@@ -1947,6 +1933,18 @@ fn drop_unmentioned(body: &mut Vec<Stmt>, a: &Analysis) {
     if !unmentioned.is_empty() {
         remove_decls(body, &unmentioned);
     }
+}
+
+/// The text of a function body.
+fn print_body(body: &[Stmt]) -> String {
+    crate::cpp::print(&crate::cpp::Unit {
+        items: vec![Item::Func(Func {
+            head: String::new(),
+            name: String::new(),
+            params: vec![],
+            body: Some(body.to_vec()),
+        })],
+    })
 }
 
 /// Calls `f` with the name and initialiser of every `const` scalar declaration in `body`.
