@@ -937,6 +937,12 @@ fn an_untitled_document_imports_from_the_workspace_root() {
         let d = s.diagnostics("untitled:Untitled-2", |d| d.iter().any(|x| x["code"] == "unresolved-import"));
         let looked = dir.join("lib/missing.prism").display().to_string();
         assert!(d.iter().any(|x| x["message"].as_str().is_some_and(|m| m.contains(&looked))), "{d:?}");
+        // Created there, the module clears the error.
+        std::fs::write(dir.join("lib/missing.prism"), UTIL).expect("write the module");
+        let created = uri(&dir.join("lib/missing.prism"));
+        s.notify("workspace/didChangeWatchedFiles", json!({ "changes": [{ "uri": created, "type": 1 }] }));
+        s.diagnostics("untitled:Untitled-2", |d| d.is_empty());
+        std::fs::remove_file(dir.join("lib/missing.prism")).expect("remove the module");
         s.stop();
     }
 }
