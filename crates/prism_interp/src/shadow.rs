@@ -1051,6 +1051,11 @@ pub struct WriteKey(Rec);
 #[derive(Clone, Copy, Debug)]
 pub struct ReadRec(Rec);
 
+impl ReadRec {
+    /// No read: a placeholder, never recorded (its thread is [`NOBODY`]).
+    pub const NONE: ReadRec = ReadRec(Rec::NONE);
+}
+
 /// [`Rec::tid`] of an empty record.
 const NOBODY: u32 = u32::MAX;
 
@@ -1554,6 +1559,7 @@ impl SharedShadow {
         let cell = &mut self.cells[c];
         let (mut reads, mut next) = (cell.reads, cell.next_read);
         for ReadRec(r) in rs {
+            debug_assert!(r.is_some(), "a placeholder read is never recorded");
             let slot = read_slot(reads.map(|r| r.tid), &mut next, r.tid);
             reads[slot] = r;
         }

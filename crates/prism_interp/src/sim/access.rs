@@ -11,7 +11,7 @@ use crate::code::{FuncCode, R};
 use crate::memory::{Ptr, Space};
 use crate::report::{Report, ReportKind, Thread};
 use crate::shadow::{
-    Acc, EVERY_BLOCK, Fences, Kind, LEVELS, Levels, MomentId, Phase, RaceKind, ReadAt, ReadMemo, Release,
+    Acc, EVERY_BLOCK, Fences, Kind, LEVELS, Levels, MomentId, Phase, RaceKind, ReadAt, ReadMemo, ReadRec, Release,
     landing_fences, landing_gen, landing_mbar, landing_tid,
 };
 use crate::value::{self, to_i128};
@@ -1353,11 +1353,12 @@ impl<'a> BlockSim<'a> {
         let mut cells = cells.into_iter();
         for &(func, x) in xs {
             let esz = x.elem.size() as usize;
-            let mut recs = [[None; 2]; 32];
+            // Every lane of the mask gets its records; the elements' lanes are among them.
+            let mut recs = [[ReadRec::NONE; 2]; 32];
             for l in super::block::lanes_of(mask) {
                 let (now, _) = self.lane_acc(w, l, Site { func, access: 0 });
                 for (i, access) in x.access.iter().enumerate() {
-                    recs[l][i] = Some(self.sshadow.read_rec(&Acc { func: func as u16, site: *access as u16, ..now }));
+                    recs[l][i] = self.sshadow.read_rec(&Acc { func: func as u16, site: *access as u16, ..now });
                 }
             }
             for (e, lanes, access) in x.elems() {
@@ -1365,7 +1366,7 @@ impl<'a> BlockSim<'a> {
                 self.wg_flight.end_n((e.byte as usize, esz), m.count_ones());
                 let c = cells.next().expect("one cell per element, found above");
                 let i = usize::from(access != x.access[0]);
-                let rs = super::block::lanes_of(m).map(|l| recs[l][i].expect("every lane of the mask"));
+                let rs = super::block::lanes_of(m).map(|l| recs[l][i]);
                 self.sshadow.record_reads(c, rs);
             }
         }

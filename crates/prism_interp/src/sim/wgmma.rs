@@ -160,6 +160,41 @@ fn shared_bits(sh: &[u8], byte: usize, elem: Scalar) -> u64 {
     value::norm(elem, raw)
 }
 
+/// [`WarpRead::elems`]: element `k` of row `row` of A (`b` false) or of column `row` of B.
+pub(super) struct Elems<'a> {
+    read: &'a WarpRead,
+    /// The elements of a row or column: 32 bytes of them.
+    kk: usize,
+    b: bool,
+    row: usize,
+    k: usize,
+}
+
+impl<'a> Iterator for Elems<'a> {
+    type Item = (&'a TileElem, u32, u32);
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let rows: &'a [[TileElem; 16]] = if self.b { &self.read.tiles.b } else { &self.read.tiles.a };
+            if let Some(x) = rows.get(self.row) {
+                let e = &x[self.k];
+                let r = self.row;
+                let lanes = if self.b { 0x1111_1111 << (r % 8 / 2) } else { 0xF << (4 * (r % 8)) };
+                self.k += 1;
+                if self.k == self.kk {
+                    (self.k, self.row) = (0, self.row + 1);
+                }
+                return Some((e, lanes, self.read.access[usize::from(self.b)]));
+            }
+            if self.b {
+                return None;
+            }
+            (self.b, self.row, self.k) = (true, 0, 0);
+        }
+    }
+}
+
 /// The tiles a warp read for one wgmma, kept by each of its lanes until the wait that
 /// completes it, where the elements are compared with shared memory then ([`Self::changed`],
 /// once for the warp, and lane by lane only when something changed, to report the lane's
@@ -185,11 +220,12 @@ impl WarpRead {
     /// Every element the warp read, once, with the lanes that read it (a mask over the
     /// warp: row `r` of A is lanes `4 (r % 8) ..= 4 (r % 8) + 3`, column `c` of B the lanes
     /// `l` with `l % 4 = (c % 8) / 2`) and its access site: A's rows, then B's columns.
-    pub fn elems(&self) -> impl Iterator<Item = (&TileElem, u32, u32)> {
-        let kk = 32 / self.elem.size() as usize;
-        let rows = self.tiles.a.iter().enumerate().map(|(r, x)| (x, 0xF << (4 * (r % 8)), self.access[0]));
-        let cols = self.tiles.b.iter().enumerate().map(|(c, x)| (x, 0x1111_1111 << (c % 8 / 2), self.access[1]));
-        rows.chain(cols).flat_map(move |(x, lanes, access)| x[..kk].iter().map(move |e| (e, lanes, access)))
+    ///
+    /// A plain state machine rather than chained `flat_map`s: the checked run of a wgmma
+    /// gemm walks every element of every warp read twice (at the issue and at the wait),
+    /// and the adapters' `next` was a sixteenth of it.
+    pub fn elems(&self) -> Elems<'_> {
+        Elems { read: self, kk: 32 / self.elem.size() as usize, b: false, row: 0, k: 0 }
     }
 
     /// The byte range `[lo, hi)` of A's elements and of B's.
@@ -311,6 +347,38 @@ impl BlockSim<'_> {
         } else {
             self.spare_tiles.push(t);
             None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// [`WarpRead::elems`] is A's rows, then B's columns, each row's first 32 bytes of
+    /// elements, with the lanes that read it: the chained iterators it replaced.
+    #[test]
+    fn elems_walks_rows_then_columns() {
+        for (elem, n) in [(Scalar::F32, 8), (Scalar::F32, 256), (Scalar::BF16, 64), (Scalar::F16, 0)] {
+            let mut tiles = Tiles::new(n);
+            let mut byte = 0;
+            for x in tiles.a.iter_mut().chain(tiles.b.iter_mut()) {
+                for e in x.iter_mut() {
+                    e.byte = byte;
+                    byte += 1;
+                }
+            }
+            let read = WarpRead { tiles, elem, access: [3, 7] };
+            let kk = 32 / elem.size() as usize;
+            let rows = read.tiles.a.iter().enumerate().map(|(r, x)| (x, 0xF << (4 * (r % 8)), 3));
+            let cols = read.tiles.b.iter().enumerate().map(|(c, x)| (x, 0x1111_1111 << (c % 8 / 2), 7));
+            let want: Vec<(u32, u32, u32)> = rows
+                .chain(cols)
+                .flat_map(|(x, lanes, access)| x[..kk].iter().map(move |e| (e.byte, lanes, access)))
+                .collect();
+            let got: Vec<(u32, u32, u32)> = read.elems().map(|(e, lanes, access)| (e.byte, lanes, access)).collect();
+            assert_eq!(got.len(), (16 + n) * kk);
+            assert_eq!(got, want, "{elem:?}, {n} columns");
         }
     }
 }
