@@ -542,25 +542,26 @@ impl Levels {
 #[inline]
 fn read_slot<const N: usize>(tids: [u32; N], next: &mut u8, tid: u32) -> usize {
     let warp = tid / 32;
-    let (mut same_warp, mut first_same, mut free) = (0, None, None);
+    // The first record of the warp and the first free one, `N` for none.
+    let (mut same_warp, mut first_same, mut free) = (0, N, N);
     for (i, &t) in tids.iter().enumerate() {
         if t == tid {
             return i;
         }
         if t == NOBODY {
-            free = free.or(Some(i));
+            free = free.min(i);
         } else if t / 32 == warp {
             same_warp += 1;
-            first_same = first_same.or(Some(i));
+            first_same = first_same.min(i);
         }
     }
-    match (first_same, free) {
-        (Some(i), _) if same_warp >= 2 => i,
-        (_, Some(i)) => i,
-        _ => {
-            *next = (*next + 1) % N as u8;
-            *next as usize
-        }
+    if same_warp >= 2 {
+        first_same
+    } else if free < N {
+        free
+    } else {
+        *next = (*next + 1) % N as u8;
+        *next as usize
     }
 }
 
@@ -2406,6 +2407,50 @@ impl Global {
 mod tests {
     use super::*;
     use prism_types::intrinsics::atomic_op;
+
+    /// The rule of [`read_slot`] as first written, with `Option`s for "none yet".
+    fn read_slot_options<const N: usize>(tids: [u32; N], next: &mut u8, tid: u32) -> usize {
+        let warp = tid / 32;
+        let (mut same_warp, mut first_same, mut free) = (0, None, None);
+        for (i, &t) in tids.iter().enumerate() {
+            if t == tid {
+                return i;
+            }
+            if t == NOBODY {
+                free = free.or(Some(i));
+            } else if t / 32 == warp {
+                same_warp += 1;
+                first_same = first_same.or(Some(i));
+            }
+        }
+        match (first_same, free) {
+            (Some(i), _) if same_warp >= 2 => i,
+            (_, Some(i)) => i,
+            _ => {
+                *next = (*next + 1) % N as u8;
+                *next as usize
+            }
+        }
+    }
+
+    /// Every combination of four records drawn from free ones and threads of four warps
+    /// (three of them in the reader's), for every reader and round-robin position: the slot
+    /// and `next` are the first formulation's.
+    #[test]
+    fn read_slot_is_its_first_formulation() {
+        let ids = [NOBODY, 0, 1, 31, 32, 33, 63, 64, 95];
+        for code in 0..ids.len().pow(4) {
+            let tids: [u32; 4] = std::array::from_fn(|i| ids[code / ids.len().pow(i as u32) % ids.len()]);
+            for &tid in &ids[1..] {
+                for start in 0..4u8 {
+                    let (mut a, mut b) = (start, start);
+                    let got = read_slot(tids, &mut a, tid);
+                    let want = read_slot_options(tids, &mut b, tid);
+                    assert_eq!((got, a), (want, b), "records {tids:?}, reader {tid}, next {start}");
+                }
+            }
+        }
+    }
 
     /// A plain access by thread `tid` that has passed no barrier and made no fence.
     fn fresh_access(tid: u32) -> Acc {
