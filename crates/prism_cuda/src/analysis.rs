@@ -88,6 +88,11 @@ pub struct Analysis {
 }
 
 impl Analysis {
+    /// Whether register `r` has exactly one definition.
+    pub fn defined_once(&self, r: Reg) -> bool {
+        self.sites[r.index()].iter().filter(|s| s.def).count() == 1
+    }
+
     /// The block index of `b`: its pre-order number in the function (`Block::id`).
     pub fn block_id(&self, b: &Block) -> usize {
         b.id as usize

@@ -675,7 +675,7 @@ impl Fx<'_> {
         }
         match self.a.decls.get(&dst) {
             Some(Decl::AtDef { block, idx: i }) if *block == bid && *i == idx => {
-                let single = self.a.sites[dst.index()].iter().filter(|s| s.def).count() == 1;
+                let single = self.a.defined_once(dst);
                 let ty = self.c_ty(dst);
                 // `const` for values assigned once; pointers stay plain (`const T*` would
                 // make the elements read-only).
@@ -738,7 +738,7 @@ impl Fx<'_> {
                 // Operands in known ranges whose exact result fits: wrapping is not needed.
                 // A register defined only here has a range exactly when its operands, read
                 // where it stands (narrowed by the guards around it), give a result that fits.
-                let single = self.a.sites[dst.index()].iter().filter(|s| s.def).count() == 1;
+                let single = self.a.defined_once(*dst);
                 let exact = single && self.a.values.contains_key(dst)
                     || matches!((self.a.values.get(lhs), self.a.values.get(rhs)),
                         (Some(a), Some(b)) if crate::interval::binary(*op, ty, *a, *b).is_some());
@@ -1324,7 +1324,7 @@ impl Fx<'_> {
     fn difference(&self, r: Reg) -> bool {
         let mut r = r;
         for _ in 0..8 {
-            if self.a.sites[r.index()].iter().filter(|s| s.def).count() != 1 {
+            if !self.a.defined_once(r) {
                 return false;
             }
             match self.a.def_inst.get(&r) {
@@ -1342,7 +1342,7 @@ impl Fx<'_> {
     /// constant and again otherwise today, but a place or a step read from the last of two
     /// definitions would be wrong the day it did).
     fn only_const(&self, r: Reg) -> Option<prism_types::tir::ConstValue> {
-        if self.a.sites[r.index()].iter().filter(|s| s.def).count() != 1 {
+        if !self.a.defined_once(r) {
             return None;
         }
         match self.a.def_inst.get(&r)? {
@@ -1358,7 +1358,7 @@ impl Fx<'_> {
     /// printed word `hv[2147483649]` of a 4-word array (an out-of-bounds local store for
     /// `load_vec`).
     fn const_int(&self, r: Reg, depth: u32) -> Option<i128> {
-        if depth > 8 || self.a.sites[r.index()].iter().filter(|s| s.def).count() != 1 {
+        if depth > 8 || !self.a.defined_once(r) {
             return None;
         }
         let ty = self.scalar(r);
@@ -1886,7 +1886,7 @@ fn drop_unmentioned(body: &mut Vec<Stmt>, a: &Analysis) {
     let candidates: HashMap<&str, bool> = a
         .names
         .iter()
-        .filter(|(r, _)| a.sites[r.index()].iter().filter(|s| s.def).count() == 1)
+        .filter(|(r, _)| a.defined_once(**r))
         .filter_map(|(r, n)| {
             let pure = matches!(analysis::folded_purity(a, a.def_inst.get(r)?), Purity::Pure | Purity::Reads);
             Some((n.as_str(), pure))
@@ -1947,13 +1947,26 @@ fn print_body(body: &[Stmt]) -> String {
     })
 }
 
+/// The name and initialiser of a `const` scalar declaration (with or without a note): the
+/// declarations [`drop_unmentioned`] may drop.
+fn const_decl(s: &Stmt) -> Option<(&str, &Expr)> {
+    match s {
+        Stmt::Decl { quals, name, dims, init: Some(Init::Expr(e)), .. } if quals == "const" && dims.is_empty() => {
+            Some((name, e))
+        }
+        Stmt::Noted(s, _) => const_decl(s),
+        _ => None,
+    }
+}
+
 /// Calls `f` with the name and initialiser of every `const` scalar declaration in `body`.
 fn walk_decls(body: &[Stmt], f: &mut dyn FnMut(&str, &Expr)) {
     for s in body {
+        if let Some((name, e)) = const_decl(s) {
+            f(name, e);
+            continue;
+        }
         match s {
-            Stmt::Decl { quals, name, dims, init: Some(Init::Expr(e)), .. } if quals == "const" && dims.is_empty() => {
-                f(name, e)
-            }
             Stmt::Noted(s, _) => walk_decls(std::slice::from_ref(s), f),
             Stmt::If { then, otherwise, .. } => {
                 walk_decls(then, f);
@@ -1968,26 +1981,15 @@ fn walk_decls(body: &[Stmt], f: &mut dyn FnMut(&str, &Expr)) {
 /// Removes the `const` scalar declarations of the names `unmentioned` marks pure from
 /// `body`, and makes those it marks impure their initialisers' statements.
 fn remove_decls(body: &mut Vec<Stmt>, unmentioned: &HashMap<String, bool>) {
-    let of = |s: &Stmt| match s {
-        Stmt::Decl { quals, name, dims, init: Some(Init::Expr(_)), .. } if quals == "const" && dims.is_empty() => {
-            unmentioned.get(name).copied()
-        }
-        _ => None,
-    };
-    body.retain(|s| {
-        let s = match s {
-            Stmt::Noted(s, _) => s,
-            s => s,
-        };
-        of(s) != Some(true)
-    });
+    let of = |s: &Stmt| const_decl(s).and_then(|(name, _)| unmentioned.get(name).copied());
+    body.retain(|s| of(s) != Some(true));
     for s in body {
         let inner = match s {
             Stmt::Noted(s, _) => s.as_mut(),
             s => s,
         };
         if of(inner) == Some(false)
-            && let Stmt::Decl { init: Some(Init::Expr(e)), .. } = inner
+            && let Some((_, e)) = const_decl(inner)
         {
             *inner = Stmt::Expr(e.clone());
         }

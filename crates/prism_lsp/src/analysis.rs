@@ -69,11 +69,7 @@ pub fn analyse(name: &str, is_file: bool, text: &str, files: &mut dyn Files, set
     let mut problems = Problems::default();
     let opts = prism_driver::Options { target: settings.target.clone(), ..prism_driver::Options::default() };
     let mut recording = Recording { files, looked_at: Vec::new() };
-    let base = if is_file {
-        None
-    } else {
-        settings.root.clone().or_else(|| std::env::current_dir().ok()).or_else(|| Some(PathBuf::new()))
-    };
+    let base = (!is_file).then(|| settings.root.clone().or_else(|| std::env::current_dir().ok()).unwrap_or_default());
     let mut search = Search { files: &mut recording, include: settings.include.clone(), base };
     let analysis = prism_driver::analyse(&mut map, root, &mut search, &opts.target, &mut problems);
     let looked_at = recording.looked_at;

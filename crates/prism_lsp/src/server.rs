@@ -134,12 +134,11 @@ fn settings(init: &Value) -> Settings {
         s.target = t;
     }
     let dir = |u: &Value| u.as_str().and_then(|u| Url::parse(u).ok()).and_then(|u| u.to_file_path().ok());
-    let root = dir(&init["rootUri"]).or_else(|| dir(&init["workspaceFolders"][0]["uri"]));
-    s.root = root.clone();
+    s.root = dir(&init["rootUri"]).or_else(|| dir(&init["workspaceFolders"][0]["uri"]));
     if let Some(dirs) = opts["include"].as_array() {
         for d in dirs.iter().filter_map(Value::as_str) {
             let p = PathBuf::from(d);
-            s.include.push(match &root {
+            s.include.push(match &s.root {
                 Some(r) if p.is_relative() => r.join(p),
                 _ => p,
             });

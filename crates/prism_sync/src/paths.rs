@@ -316,9 +316,10 @@ impl Ctx<'_> {
     /// point in both states, as [`Ctx::search_covered`] does. This is the search of
     /// [`Ctx::covered_by`] without a target, which passes other nodes' starts as it does.
     ///
-    /// A search is kept per node, unit and condition while `planned` changes in ways that leave it as it
-    /// was: a barrier added before an instruction whose start it never visited, or one over
-    /// units that do not cover `s`; a barrier taken back where no path of it stopped. It
+    /// A search is kept per node, unit and condition while `planned` changes in ways that
+    /// leave it as it was: a barrier added before an instruction whose start it never
+    /// visited, or one over units that do not cover `s`; a barrier taken back where no path
+    /// of it stopped. It
     /// asks `planned` nothing anywhere else, so it would visit the same points and find the
     /// same (a barrier before a point visited in either state counts as seen). The first
     /// question for a node, unit and condition answers `None`, and the caller searches

@@ -130,42 +130,32 @@ pub fn phases(shape: Shape, n: usize) -> String {
         let _ = writeln!(s, "                with group(thread[32]):");
         let _ = writeln!(s, "                    u : int @ thread[1] = id()");
     }
+    // The phases' indentation: inside the warp's view and group in the warps' shapes.
+    let pad = if warp { "                    " } else { "            " };
     match shape {
-        Shape::Alternating => {
+        Shape::Alternating | Shape::WarpAlternating => {
             for k in 0..n {
-                write(&mut s, k, "            ");
-                read(&mut s, k, "            ");
+                write(&mut s, k, pad);
+                read(&mut s, k, pad);
             }
         }
         Shape::WritesThenReads => {
             for k in 0..n {
-                write(&mut s, k, "            ");
+                write(&mut s, k, pad);
             }
             for k in 0..n {
-                read(&mut s, k, "            ");
+                read(&mut s, k, pad);
             }
         }
-        Shape::Looped => {
-            let _ = writeln!(s, "            for r in range(4):");
+        Shape::Looped | Shape::WarpLooped => {
+            let _ = writeln!(s, "{pad}for r in range(4):");
+            let inner = format!("{pad}    ");
             for k in 0..n {
-                write(&mut s, k, "                ");
-                read(&mut s, k, "                ");
+                write(&mut s, k, &inner);
+                read(&mut s, k, &inner);
             }
         }
         Shape::ViewStraight | Shape::ViewLooped => view_phases(&mut s, shape, n),
-        Shape::WarpAlternating => {
-            for k in 0..n {
-                write(&mut s, k, "                    ");
-                read(&mut s, k, "                    ");
-            }
-        }
-        Shape::WarpLooped => {
-            let _ = writeln!(s, "                    for r in range(4):");
-            for k in 0..n {
-                write(&mut s, k, "                        ");
-                read(&mut s, k, "                        ");
-            }
-        }
     }
     let _ = writeln!(s, "            with partition(o, p=thread[1], f=lambda i: t + i) as ot:");
     let _ = writeln!(s, "                with group(thread[1]):");
