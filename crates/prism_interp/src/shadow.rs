@@ -996,6 +996,9 @@ pub struct SharedShadow {
     last: Option<u32>,
     /// The table's size at which it is next collected.
     collect_at: usize,
+    /// How many times the moment table was renumbered (collected, or emptied for the next
+    /// block): records of different renumberings are not comparable ([`WriteMemo`]).
+    renumbered: u32,
 }
 
 /// Where a wgmma's read goes through [`SharedShadow::read_memo`]: at its issue (checked,
@@ -1010,6 +1013,27 @@ pub enum ReadAt {
 /// the last write it judged (thread and moment) and whether it was ordered before them.
 #[derive(Debug, Default)]
 pub struct ReadMemo(Option<((u32, SMoment), bool)>);
+
+/// The last change [`SharedShadow::record_reads`] made to a cell's read records: their
+/// state before, the key of the reads, and their state after.
+#[derive(Debug, Default)]
+pub struct ReadsMemo(Option<(ReadState, u64, ReadState)>);
+
+/// A cell's read records and its round-robin position ([`SCell::next_read`]).
+type ReadState = ([Rec; READS], u8);
+
+/// What [`SharedShadow::write_quick`] keeps between the writes of one thread in one state:
+/// the last records of a cell (with the renumbering they belong to) that such a write was
+/// judged to conflict with nothing in.
+#[derive(Debug, Default)]
+pub struct WriteMemo(Option<(u32, Rec, [Rec; READS])>);
+
+impl WriteMemo {
+    /// Forgets the records judged (for another thread, or another state of its).
+    pub fn clear(&mut self) {
+        self.0 = None;
+    }
+}
 
 /// The moment table's size below which it is never collected.
 pub const SMOMENTS_MIN: usize = 1 << 16;
@@ -1114,6 +1138,7 @@ impl SharedShadow {
             lookup: crate::sim::FastMap::default(),
             last: None,
             collect_at: n,
+            renumbered: 0,
         }
     }
 
@@ -1166,6 +1191,7 @@ impl SharedShadow {
         self.moments.clear();
         self.lookup.clear();
         self.last = None;
+        self.renumbered = self.renumbered.wrapping_add(1);
     }
 
     /// The access a record stands for.
@@ -1230,6 +1256,7 @@ impl SharedShadow {
         self.moments = kept;
         self.lookup = self.moments.iter().enumerate().map(|(i, m)| (*m, i as u32)).collect();
         self.last = None;
+        self.renumbered = self.renumbered.wrapping_add(1);
         self.collect_at = self.collect_at.max(2 * self.moments.len());
     }
 
@@ -1412,8 +1439,29 @@ impl SharedShadow {
             self.collect();
         }
         let size = size.max(1);
+        let Some(c) = self.cell_for(byte, size) else {
+            return self.access_cells(lv, (byte, size), (now, passed), kind, &also);
+        };
+        let conflict = self.conflict(c, lv, (&now, passed), kind, &also);
+        // The record is interned first (it needs the whole shadow), then the cell is
+        // updated in place.
+        let r = self.rec(&now, kind);
+        self.record(c, r, kind);
+        if now.phase.is_some() {
+            let phase = self.phase_access(c, lv, (&now, passed), &also);
+            return conflict.or(phase);
+        }
+        conflict
+    }
+
+    /// The cell that stands for exactly the `size` bytes from `byte`, made for them (empty)
+    /// when no access has covered them and a cell of its own needs no other cut; `None`
+    /// when accesses of other starts or widths covered some of them
+    /// ([`Self::access_cells`] then takes the access).
+    #[inline(always)]
+    fn cell_for(&mut self, byte: usize, size: usize) -> Option<usize> {
         let i = self.index[byte];
-        let c = if i != 0 && i & INSIDE == 0 && usize::from(self.cells[i as usize - 1].width) == size {
+        Some(if i != 0 && i & INSIDE == 0 && usize::from(self.cells[i as usize - 1].width) == size {
             // One cell stands for exactly these bytes: the common case.
             i as usize - 1
         } else if i == 0 && usize::from(self.widths) == size && byte.is_multiple_of(size) {
@@ -1428,18 +1476,8 @@ impl SharedShadow {
             self.widths = size as u8;
             self.add_cell(byte, size, SCell::default())
         } else {
-            return self.access_cells(lv, (byte, size), (now, passed), kind, &also);
-        };
-        let conflict = self.conflict(c, lv, (&now, passed), kind, &also);
-        // The record is interned first (it needs the whole shadow), then the cell is
-        // updated in place.
-        let r = self.rec(&now, kind);
-        self.record(c, r, kind);
-        if now.phase.is_some() {
-            let phase = self.phase_access(c, lv, (&now, passed), &also);
-            return conflict.or(phase);
-        }
-        conflict
+            return None;
+        })
     }
 
     /// [`Self::access_with`] for a plain read by a thread whose state stays the same over
@@ -1508,6 +1546,47 @@ impl SharedShadow {
         conflict
     }
 
+    /// [`Self::access_with`] for a plain write of the `size` bytes from `byte` by a thread
+    /// whose state stays the same over many writes (a copy's destination, checked at its
+    /// issue, element by element): records it and returns true when one cell holds exactly
+    /// those bytes with no atomic records and nothing in it conflicts with the write, or no
+    /// access has covered them (a cell is made for them, as `access_with` makes it); returns
+    /// false, having changed nothing, otherwise (for `access_with` to record it, or find and
+    /// return the conflict). Whether a write conflicts with a cell's records depends on
+    /// nothing but those records, the writer and its state, and what `also` knows of them
+    /// ([`Self::conflict`]), so `memo` keeps the last records judged free of conflict: a
+    /// tile's cells, landed by one copy and read by the same threads in the same order,
+    /// hold the same records, judged once instead of once per element. The caller clears
+    /// the memo whenever the writer, its state or `also` may change.
+    pub fn write_quick(
+        &mut self,
+        lv: &Levels,
+        (byte, size): (usize, usize),
+        (now, passed): (Acc, &[u32; LEVELS]),
+        also: impl Fn(&Acc) -> bool,
+        memo: &mut WriteMemo,
+    ) -> bool {
+        if now.phase.is_some() || self.moments.len() >= self.collect_at {
+            return false;
+        }
+        // A cell made here for bytes no access covered holds no record to conflict with.
+        let Some(c) = self.cell_for(byte, size.max(1)) else { return false };
+        let cell = &self.cells[c];
+        if cell.atomics != 0 {
+            return false;
+        }
+        let judged = (self.renumbered, cell.write, cell.reads);
+        if memo.0 != Some(judged) {
+            if self.conflict(c, lv, (&now, passed), Kind::Write, &also).is_some() {
+                return false;
+            }
+            memo.0 = Some(judged);
+        }
+        let r = self.rec(&now, Kind::Write);
+        self.record(c, r, Kind::Write);
+        true
+    }
+
     /// The cell that holds exactly the `size` bytes from `byte` (its first byte there, its
     /// width theirs), if one does.
     #[inline]
@@ -1556,15 +1635,33 @@ impl SharedShadow {
     /// Records reads `rs` in cell `c` (from [`Self::exact_cell`]) one after the other, as
     /// [`Self::read_memo`] at the wait records each (`record`), with the cell's records
     /// held in registers meanwhile.
-    pub fn record_reads(&mut self, c: usize, rs: impl Iterator<Item = ReadRec>) {
+    ///
+    /// What the reads leave in a cell is a function of the cell's read records and
+    /// round-robin position before them and of the reads alone, so `memo` keeps the last
+    /// such change: `key` names the reads (the caller gives equal keys only to equal
+    /// sequences of reads, and a fresh memo whenever that could change), and a cell in the
+    /// state the memo's cell was in takes the state it left without [`read_slot`] per read.
+    /// The cells of a tile that one copy landed and the same warps read in the same order
+    /// are all in one state, and a row or column of a wgmma's tile is read by the same
+    /// lanes: all but the first cell of each take the memo's.
+    pub fn record_reads(&mut self, c: usize, (memo, key): (&mut ReadsMemo, u64), rs: impl Iterator<Item = ReadRec>) {
         let cell = &mut self.cells[c];
-        let (mut reads, mut next) = (cell.reads, cell.next_read);
+        let before = (cell.reads, cell.next_read);
+        if let Some((b, k, after)) = memo.0
+            && k == key
+            && b == before
+        {
+            (cell.reads, cell.next_read) = after;
+            return;
+        }
+        let (mut reads, mut next) = before;
         for ReadRec(r) in rs {
             debug_assert!(r.is_some(), "a placeholder read is never recorded");
             let slot = read_slot(reads.map(|r| r.tid), &mut next, r.tid);
             reads[slot] = r;
         }
         (cell.reads, cell.next_read) = (reads, next);
+        memo.0 = Some((before, key, (reads, next)));
     }
 
     /// Checks atomic `now` of safe code against the phase records of cell `c` and records
@@ -2959,6 +3056,205 @@ mod tests {
             conflicts > 1000 && mixed > 100,
             "the sequences should find conflicts ({conflicts}, {mixed} unaligned)"
         );
+    }
+
+    /// A cell as [`canonical`] gives it: its first byte, width, write, reads, round-robin
+    /// position and atomic records.
+    type CanonicalCell = (u32, u8, Option<Acc>, Vec<Option<Acc>>, u8, Vec<Acc>);
+
+    /// Every cell of `sh` as the accesses its records stand for (whatever numbering the
+    /// moment table has), with its bytes and round-robin position.
+    fn canonical(sh: &SharedShadow) -> Vec<CanonicalCell> {
+        let acc = |r: Rec| r.is_some().then(|| sh.acc(r));
+        sh.cells
+            .iter()
+            .zip(&sh.bytes)
+            .map(|(c, &b)| {
+                let atomics = match c.atomics {
+                    0 => Vec::new(),
+                    x => sh.atomics[x as usize - 1].recs.iter().map(|&r| sh.acc(r)).collect(),
+                };
+                (b, c.width, acc(c.write), c.reads.iter().map(|&r| acc(r)).collect(), c.next_read, atomics)
+            })
+            .collect()
+    }
+
+    /// A history of accesses that leaves many of 16 four-byte cells (64 bytes) in the same
+    /// state, as a tile landed and read in turn does: most accesses are runs over a range of
+    /// cells by one thread in one state, some single ones, of every kind, with barriers and
+    /// fences between them, and now and then one of another width (a cell cut in two).
+    fn tile_history(
+        next: &mut impl FnMut(u64) -> u64,
+        shadows: &mut [&mut SharedShadow],
+        lv: &Levels,
+        counts: &mut [[u32; LEVELS]; 128],
+    ) {
+        let tids = [0u32, 1, 2, 9, 31, 33, 64, 70];
+        for _ in 0..next(12) {
+            if next(3) == 0 {
+                counts[tids[next(8) as usize] as usize][next(3) as usize] += 1;
+            }
+            let tid = tids[next(8) as usize];
+            let kind = [Kind::Read, Kind::Read, Kind::Read, Kind::Write, Kind::Write, Kind::Atomic][next(6) as usize];
+            let now = Acc { counts: counts[tid as usize], site: next(3) as u16, ..fresh_access(tid) };
+            let (from, n) = match next(4) {
+                0 => (next(16), 1),
+                _ => {
+                    let from = next(8);
+                    (from, 1 + next(16 - from))
+                }
+            };
+            let width = if next(20) == 0 { 2 } else { 4 };
+            for cell in from..from + n {
+                for sh in shadows.iter_mut() {
+                    sh.access(lv, (cell as usize * 4, width), now, &now.counts, kind);
+                }
+            }
+        }
+    }
+
+    /// [`SharedShadow::write_quick`] with its memo over a run of writes by one thread in one
+    /// state, falling back to [`SharedShadow::access_with`] when it declines, finds the same
+    /// conflicts and leaves the same records as `access_with` alone: cells left in the same
+    /// state by runs of accesses and in different ones by single accesses, cells cut by
+    /// other widths, atomic records, conflicts in the middle of a run, an `also` that
+    /// orders some records, and the moment table renumbered often (collected at 1 to 8
+    /// moments, which a declined write may trigger in the middle of a run).
+    #[test]
+    fn write_quick_is_access_with() {
+        let lv = Levels::new(vec![8], 128);
+        let mut next = xorshift(0x51_7cc1_b727_220a);
+        let (mut quick, mut declined, mut conflicts, mut hits) = (0, 0, 0, 0);
+        for round in 0..2000 {
+            let mut plain = SharedShadow::with_collection_at(1 + next(8) as usize);
+            let mut memoed = SharedShadow::with_collection_at(plain.collect_at);
+            plain.cover(64);
+            memoed.cover(64);
+            let mut counts = [[0u32; LEVELS]; 128];
+            for _ in 0..4 {
+                tile_history(&mut next, &mut [&mut plain, &mut memoed], &lv, &mut counts);
+                // One writer's run over the tile, in one state, with what else orders
+                // records for it; half of them after a barrier of the whole block.
+                if next(2) == 0 {
+                    counts.iter_mut().for_each(|c| c[lv.block_level()] += 1);
+                }
+                let tid = [0u32, 9, 64, 70][next(4) as usize];
+                let now = Acc { counts: counts[tid as usize], site: 5, ..fresh_access(tid) };
+                let also = |a: &Acc| a.site == 1 && a.tid.is_multiple_of(2);
+                let mut memo = WriteMemo::default();
+                for cell in 0..16 {
+                    let at = (cell * 4, 4);
+                    let want = plain.access_with(&lv, at, (now, &now.counts), Kind::Write, also);
+                    hits += usize::from(memoed.exact_at(at.0, 4).is_some_and(|c| {
+                        memo.0 == Some((memoed.renumbered, memoed.cells[c].write, memoed.cells[c].reads))
+                    }));
+                    let got = if memoed.write_quick(&lv, at, (now, &now.counts), also, &mut memo) {
+                        quick += 1;
+                        None
+                    } else {
+                        declined += 1;
+                        memoed.access_with(&lv, at, (now, &now.counts), Kind::Write, also)
+                    };
+                    assert_eq!(got, want, "round {round}, cell {cell}");
+                    conflicts += usize::from(want.is_some());
+                }
+                assert_eq!(canonical(&memoed), canonical(&plain), "round {round}");
+            }
+        }
+        assert!(
+            quick > 20_000 && hits > 10_000 && declined > 40_000 && conflicts > 20_000,
+            "{quick} accepted ({hits} by the memo), {declined} declined, {conflicts} conflicts"
+        );
+    }
+
+    /// A memo of [`SharedShadow::write_quick`] names records by their moments' numbers,
+    /// which a collection of the moment table changes: after one, a number the memo holds
+    /// may stand for another moment. Here thread 1's write to cell 0, before the block's
+    /// barrier (ordered before the writer), is judged; a declined write then collects the
+    /// table, after which thread 1's write to cell 2, after the barrier (a race), holds the
+    /// number the judged write held. The memo must not pass it.
+    #[test]
+    fn write_quick_memo_does_not_survive_a_collection() {
+        let lv = Levels::new(vec![], 64);
+        let mut sh = SharedShadow::default();
+        sh.cover(16);
+        let at = |tid: u32, bars: u32, site: u16| Acc { counts: [0, bars, 0, 0], site, ..fresh_access(tid) };
+        // Dead moments first, so that the live ones are renumbered down.
+        sh.access(&lv, (12, 4), at(5, 0, 3), &[0; LEVELS], Kind::Write);
+        sh.access(&lv, (12, 4), at(6, 0, 4), &[0; LEVELS], Kind::Write);
+        sh.access(&lv, (0, 4), at(1, 0, 1), &[0; LEVELS], Kind::Write);
+        sh.access(&lv, (8, 4), at(1, 1, 2), &[0, 1, 0, 0], Kind::Write);
+        sh.access(&lv, (4, 4), at(7, 0, 6), &[0; LEVELS], Kind::Atomic);
+        let judged = sh.cells[sh.exact_at(0, 4).unwrap()].write;
+        // The writer has passed the barrier; its moment is the table's last before it is due.
+        let writer = at(40, 1, 9);
+        sh.collect_at = sh.moments.len() + 1;
+        let mut memo = WriteMemo::default();
+        assert!(sh.write_quick(&lv, (0, 4), (writer, &writer.counts), |_| false, &mut memo));
+        // Cell 1's atomic record sends the write to `access_with`, which collects first.
+        assert!(!sh.write_quick(&lv, (4, 4), (writer, &writer.counts), |_| false, &mut memo));
+        assert!(sh.access_with(&lv, (4, 4), (writer, &writer.counts), Kind::Write, |_| false).is_none());
+        let racing = sh.cells[sh.exact_at(8, 4).unwrap()].write;
+        assert_eq!((racing.tid, racing.m), (judged.tid, judged.m), "the racing write took the judged write's number");
+        assert!(!sh.write_quick(&lv, (8, 4), (writer, &writer.counts), |_| false, &mut memo));
+        let conflict = sh.access_with(&lv, (8, 4), (writer, &writer.counts), Kind::Write, |_| false);
+        assert_eq!(conflict.map(|(a, k)| (a.tid, a.site, k)), Some((1, 2, RaceKind::WriteWrite)));
+    }
+
+    /// [`SharedShadow::record_reads`] with one memo over many cells (the key naming the
+    /// reads, as the wgmma wait gives it) leaves every cell as recording the reads one by
+    /// one does: cells in the same state and in different ones, reads by lanes of one warp
+    /// and of others, the same reads under different keys and the memo kept across keys.
+    #[test]
+    fn record_reads_memo_is_the_reads_one_by_one() {
+        let lv = Levels::new(vec![8], 128);
+        let mut next = xorshift(0x2f_0a1b_3c4d_5e6f);
+        let mut hits = 0;
+        for round in 0..2000 {
+            let mut plain = SharedShadow::default();
+            let mut memoed = SharedShadow::default();
+            plain.cover(64);
+            memoed.cover(64);
+            let mut counts = [[0u32; LEVELS]; 128];
+            tile_history(&mut next, &mut [&mut plain, &mut memoed], &lv, &mut counts);
+            // A warp's reads: each key names a set of lanes of warp `w` reading one site.
+            let w = [0u32, 1, 2][next(3) as usize];
+            let recs: Vec<[ReadRec; 32]> = (0..2)
+                .map(|site| {
+                    std::array::from_fn(|l| {
+                        let tid = w * 32 + l as u32;
+                        plain.read_rec(&Acc { counts: counts[tid as usize], site: 7 + site, ..fresh_access(tid) })
+                    })
+                })
+                .collect();
+            let mrecs: Vec<[ReadRec; 32]> = (0..2)
+                .map(|site| {
+                    std::array::from_fn(|l| {
+                        let tid = w * 32 + l as u32;
+                        memoed.read_rec(&Acc { counts: counts[tid as usize], site: 7 + site, ..fresh_access(tid) })
+                    })
+                })
+                .collect();
+            let masks = [0xF, 0xF0, 0x1111_1111, 0x2222_2222, 0x8000_0001, 0x3];
+            let mut memo = ReadsMemo::default();
+            for _ in 0..24 {
+                let cell = next(16) as usize * 4;
+                let (m, i) = (masks[next(6) as usize], next(2) as usize);
+                let (Some(c), Some(mc)) = (plain.exact_cell((cell, 4), 0), memoed.exact_cell((cell, 4), 0)) else {
+                    continue;
+                };
+                let before = memoed.cells[mc].reads;
+                plain.record_reads(c, (&mut ReadsMemo::default(), 0), lanes(m).map(|l| recs[i][l]));
+                memoed.record_reads(mc, (&mut memo, u64::from(m) << 1 | i as u64), lanes(m).map(|l| mrecs[i][l]));
+                hits += usize::from(memo.0.is_some_and(|(b, _, _)| b.0 == before));
+            }
+            assert_eq!(canonical(&memoed), canonical(&plain), "round {round}");
+        }
+        assert!(hits > 10_000, "{hits}");
+    }
+
+    fn lanes(mask: u32) -> impl Iterator<Item = usize> {
+        (0..32).filter(move |l| mask & (1 << l) != 0)
     }
 
     /// The compact shadow, driven as the simulator drives it (warp instructions whose lanes

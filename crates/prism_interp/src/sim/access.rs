@@ -11,8 +11,8 @@ use crate::code::{FuncCode, R};
 use crate::memory::{Ptr, Space};
 use crate::report::{Report, ReportKind, Thread};
 use crate::shadow::{
-    Acc, EVERY_BLOCK, Fences, Kind, LEVELS, Levels, MomentId, Phase, RaceKind, ReadAt, ReadMemo, ReadRec, Release,
-    landing_fences, landing_gen, landing_mbar, landing_tid,
+    Acc, EVERY_BLOCK, Fences, Kind, LEVELS, Levels, MomentId, Phase, RaceKind, ReadAt, ReadMemo, ReadRec, ReadsMemo,
+    Release, landing_fences, landing_gen, landing_mbar, landing_tid,
 };
 use crate::value::{self, to_i128};
 use prism_ir::ir::AccessKind;
@@ -959,11 +959,19 @@ impl<'a> BlockSim<'a> {
         let tid = at.w as u32 * 32 + at.l as u32;
         if self.order_memo_for != Some((tid, self.steps)) {
             self.order_memo.get_mut().clear();
+            self.dest_memo.clear();
             self.order_memo_for = Some((tid, self.steps));
         }
         self.order_memo_on = true;
+        let width = self.shared_width(site);
         for k in 0..count {
-            self.race(g, dst.advance(k, size), Kind::Write, at, site, None);
+            let loc = dst.advance(k, size);
+            if let Loc::Shared(byte) = loc
+                && self.dest_write_quick(byte, width, at, site)
+            {
+                continue;
+            }
+            self.race(g, loc, Kind::Write, at, site, None);
         }
         self.order_memo_on = false;
         for word in super::block::flight_words(first, count, size) {
@@ -976,6 +984,35 @@ impl<'a> BlockSim<'a> {
             }
             self.sflight_by.insert(word, (tid, site.func, site.access));
         }
+    }
+
+    /// The bytes an access to shared memory at `site` covers: its memory's element (Prism
+    /// never converts memory, so every access through a site has the width of that element
+    /// type).
+    fn shared_width(&self, site: Site) -> usize {
+        let fc = &self.s.code.funcs[site.func as usize];
+        fc.accesses.get(site.access as usize).map_or(1, |a| fc.mems[a.mem.index()].elem.size() as usize)
+    }
+
+    /// [`Self::race`] for the write of a copy's destination element at shared byte `byte`
+    /// (`width` bytes) by lane `at`, when nothing but the shadow's cell is involved (no
+    /// mbarrier, copy in flight, flag or wgmma in flight touches the bytes) and the cell
+    /// takes it at once ([`SharedShadow::write_quick`]); false, having changed nothing, for
+    /// `race` to take it.
+    fn dest_write_quick(&mut self, byte: usize, width: usize, at: Lane, site: Site) -> bool {
+        if self.valid_mbar_in(byte, width).is_some()
+            || self.word_in_flight_of(byte, width).is_some()
+            || !self.sflags.is_empty()
+            || self.wg_flight.reading((byte, width)).is_some()
+        {
+            return false;
+        }
+        self.sshadow.cover(self.shared.len());
+        let (now, passed) = self.lane_acc(at.w, at.l, site);
+        let ord = orders_of!(self, now.tid);
+        let memo = &self.order_memo;
+        let also = |a: &Acc| memo.borrow_mut().get_or((a.tid, a.counts, a.fences), || ord.ordered(a, None));
+        self.sshadow.write_quick(&self.s.levels, (byte, width), (now, &passed), also, &mut self.dest_memo)
     }
 
     /// The asynchronous copy writing `count` elements of `size` bytes from `dst` has landed
@@ -1260,7 +1297,9 @@ impl<'a> BlockSim<'a> {
             match self.sshadow.issue_meets((byte, esz)) {
                 None => return false,
                 Some(None) => {}
-                Some(Some(k)) => keys.push(k),
+                // A tile's elements mostly hold one write, in runs.
+                Some(Some(k)) if keys.last() != Some(&k) => keys.push(k),
+                Some(Some(_)) => {}
             }
         }
         keys.sort_unstable();
@@ -1328,7 +1367,7 @@ impl<'a> BlockSim<'a> {
         }
         let epoch = self.wg_epoch + 1;
         self.wg_epoch += n;
-        let mut cells = Vec::new();
+        let mut cells = Vec::with_capacity(xs.iter().map(|(_, x)| x.elem_count()).sum());
         for (i, (_, x)) in xs.iter().enumerate() {
             let esz = x.elem.size() as usize;
             let mine = epoch + i as u32;
@@ -1361,13 +1400,16 @@ impl<'a> BlockSim<'a> {
                     recs[l][i] = self.sshadow.read_rec(&Acc { func: func as u16, site: *access as u16, ..now });
                 }
             }
+            // The reads of an element are its lanes' records of its access: within this
+            // read, the lanes and the access name them.
+            let mut memo = ReadsMemo::default();
             for (e, lanes, access) in x.elems() {
                 let m = lanes & mask;
                 self.wg_flight.end_n((e.byte as usize, esz), m.count_ones());
                 let c = cells.next().expect("one cell per element, found above");
                 let i = usize::from(access != x.access[0]);
                 let rs = super::block::lanes_of(m).map(|l| recs[l][i]);
-                self.sshadow.record_reads(c, rs);
+                self.sshadow.record_reads(c, (&mut memo, u64::from(m) << 1 | i as u64), rs);
             }
         }
         true
@@ -1552,13 +1594,8 @@ impl<'a> BlockSim<'a> {
             );
             return;
         }
-        // The bytes a shared access covers: its memory's element (Prism never converts
-        // memory, so every access through a site has the width of that element type).
         let width = match loc {
-            Loc::Shared(_) => {
-                let fc = &s.code.funcs[func as usize];
-                fc.accesses.get(site as usize).map_or(1, |a| fc.mems[a.mem.index()].elem.size() as usize)
-            }
+            Loc::Shared(_) => self.shared_width(Site { func, access: site }),
             _ => 1,
         };
         // Any access but an mbarrier operation to a valid mbarrier's bytes (review R18 F3).

@@ -412,6 +412,10 @@ pub struct BlockSim<'a> {
     /// found for: they hold for the rest of that thread's instruction (a TMA box is some
     /// hundreds of 16-byte copies, each recorded on its own), and for nothing else.
     pub order_memo_for: Option<(u32, u64)>,
+    /// The cell records that thread's writes to a copy's destination were judged free of
+    /// conflict with, by [`SharedShadow::write_quick`]: kept and cleared with
+    /// [`Self::order_memo`].
+    pub dest_memo: crate::shadow::WriteMemo,
     /// Whether a thread of the block has acquired a release of another block (a flag, or
     /// an arrival that carried one on): until then [`Self::acquisitions`] order no access
     /// of another block, and the race check of global memory does not look through them.
@@ -792,6 +796,7 @@ impl<'a> BlockSim<'a> {
             order_memo: Default::default(),
             order_memo_on: false,
             order_memo_for: None,
+            dest_memo: Default::default(),
             acquired_foreign: false,
             sflight: if s.cfg.checks.races {
                 vec![0; (s.smem_bytes as usize).div_ceil(4).div_ceil(64)]

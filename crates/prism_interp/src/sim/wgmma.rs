@@ -228,6 +228,11 @@ impl WarpRead {
         Elems { read: self, kk: 32 / self.elem.size() as usize, b: false, row: 0, k: 0 }
     }
 
+    /// How many elements [`Self::elems`] walks.
+    pub fn elem_count(&self) -> usize {
+        (self.tiles.a.len() + self.tiles.b.len()) * (32 / self.elem.size() as usize)
+    }
+
     /// The byte range `[lo, hi)` of A's elements and of B's.
     fn ranges(&self) -> [(usize, usize); 2] {
         let size = self.elem.size() as usize;
@@ -378,6 +383,7 @@ mod tests {
                 .collect();
             let got: Vec<(u32, u32, u32)> = read.elems().map(|(e, lanes, access)| (e.byte, lanes, access)).collect();
             assert_eq!(got.len(), (16 + n) * kk);
+            assert_eq!(got.len(), read.elem_count());
             assert_eq!(got, want, "{elem:?}, {n} columns");
         }
     }
