@@ -1546,6 +1546,26 @@ impl SharedShadow {
         conflict
     }
 
+    /// Records write `now` of the `size` bytes from `byte` (by a thread that has passed
+    /// `passed`) as [`Self::access`] records it, without looking for a conflict: for a
+    /// write checked elsewhere (a landed copy's, checked at its issue and reported as a
+    /// write to a tile in flight, `BlockSim::complete_mbar_phase`).
+    pub fn record_write(&mut self, lv: &Levels, (byte, size): (usize, usize), now: Acc, passed: &[u32; LEVELS]) {
+        if self.moments.len() >= self.collect_at {
+            self.collect();
+        }
+        let size = size.max(1);
+        match self.cell_for(byte, size) {
+            Some(c) if !now.phase.is_some() => {
+                let r = self.rec(&now, Kind::Write);
+                self.record(c, r, Kind::Write);
+            }
+            _ => {
+                let _ = self.access_with(lv, (byte, size), (now, passed), Kind::Write, |_| false);
+            }
+        }
+    }
+
     /// [`Self::access_with`] for a plain write of the `size` bytes from `byte` by a thread
     /// whose state stays the same over many writes (a copy's destination, checked at its
     /// issue, element by element): records it and returns true when one cell holds exactly

@@ -742,8 +742,7 @@ impl<'a> BlockSim<'a> {
                         atomic: false,
                         phase: Phase::NONE,
                     };
-                    let _ =
-                        self.sshadow.access(&self.s.levels, (at, size as usize), now, &[u32::MAX; LEVELS], Kind::Write);
+                    self.sshadow.record_write(&self.s.levels, (at, size as usize), now, &[u32::MAX; LEVELS]);
                     self.sflags.clear(at);
                     // Landing on what a wgmma in flight reads (`WgFlight`): reported as the
                     // issuing thread's write.
@@ -974,15 +973,17 @@ impl<'a> BlockSim<'a> {
             self.race(g, loc, Kind::Write, at, site, None);
         }
         self.order_memo_on = false;
+        if self.sflight_by.is_empty() {
+            self.sflight_by = vec![(0, 0, 0); self.sflight.len() * 64];
+        }
         for word in super::block::flight_words(first, count, size) {
             let (i, bit) = super::block::flight_bit(word);
-            if let Some(w) = self.sflight.get_mut(i)
-                && *w & bit == 0
-            {
+            let Some(w) = self.sflight.get_mut(i) else { continue };
+            if *w & bit == 0 {
                 *w |= bit;
                 self.sflight_words += 1;
             }
-            self.sflight_by.insert(word, (tid, site.func, site.access));
+            self.sflight_by[word] = (tid, site.func, site.access);
         }
     }
 
@@ -1029,7 +1030,6 @@ impl<'a> BlockSim<'a> {
             {
                 *w &= !bit;
                 self.sflight_words -= 1;
-                self.sflight_by.remove(&word);
             }
         }
     }
@@ -1037,7 +1037,7 @@ impl<'a> BlockSim<'a> {
     /// Reports an access by thread `tid` at `(func, site)` to shared byte `byte`, which an
     /// asynchronous copy still in flight will write.
     fn report_in_flight(&mut self, g: &mut GCtx, tid: u32, (func, site): (u32, u32), byte: usize) {
-        let (ctid, cfunc, csite) = self.sflight_by.get(&(byte / 4)).copied().unwrap_or((tid, func, site));
+        let (ctid, cfunc, csite) = self.sflight_by.get(byte / 4).copied().unwrap_or((tid, func, site));
         let copy = (Thread { block: self.block, thread: ctid }, cfunc, csite);
         self.report_copy_race(
             g,
@@ -1289,9 +1289,10 @@ impl<'a> BlockSim<'a> {
         self.sshadow.cover(self.shared.len());
         let esz = x.elem.size() as usize;
         let mut keys = Vec::new();
+        let each = self.tiles_touch_flight_or_mbar(x);
         for (e, _, _) in x.elems() {
             let byte = e.byte as usize;
-            if self.word_in_flight_of(byte, esz).is_some() || self.valid_mbar_in(byte, esz).is_some() {
+            if each && (self.word_in_flight_of(byte, esz).is_some() || self.valid_mbar_in(byte, esz).is_some()) {
                 return false;
             }
             match self.sshadow.issue_meets((byte, esz)) {
@@ -1322,6 +1323,15 @@ impl<'a> BlockSim<'a> {
             }
         }
         true
+    }
+
+    /// Whether a copy in flight or a valid mbarrier covers some byte between the first and
+    /// the last of A's elements of warp read `x`, or of B's: only then can one of its
+    /// elements meet either, and need looking at one by one.
+    fn tiles_touch_flight_or_mbar(&self, x: &WarpRead) -> bool {
+        x.ranges()
+            .iter()
+            .any(|&(lo, hi)| lo < hi && (self.any_in_flight(lo, hi - lo) || self.valid_mbar_in(lo, hi - lo).is_some()))
     }
 
     /// The issue check of warp read `x` lane by lane for the lanes of `mask`, as
@@ -1371,6 +1381,7 @@ impl<'a> BlockSim<'a> {
         for (i, (_, x)) in xs.iter().enumerate() {
             let esz = x.elem.size() as usize;
             let mine = epoch + i as u32;
+            let each = self.tiles_touch_flight_or_mbar(x);
             for (e, _, _) in x.elems() {
                 let byte = e.byte as usize;
                 for word in byte / 4..(byte + esz).div_ceil(4) {
@@ -1380,7 +1391,7 @@ impl<'a> BlockSim<'a> {
                     }
                     *st = mine;
                 }
-                if self.word_in_flight_of(byte, esz).is_some() || self.valid_mbar_in(byte, esz).is_some() {
+                if each && (self.word_in_flight_of(byte, esz).is_some() || self.valid_mbar_in(byte, esz).is_some()) {
                     return false;
                 }
                 match self.sshadow.exact_cell((byte, esz), more) {

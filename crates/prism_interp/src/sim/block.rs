@@ -426,8 +426,10 @@ pub struct BlockSim<'a> {
     pub sflight: Vec<u64>,
     /// How many words of [`Self::sflight`] are set (none: nothing to look up).
     pub sflight_words: u32,
-    /// The copy in flight over each set word: (thread, function, access site).
-    pub sflight_by: super::FastMap<usize, (u32, u32, u32)>,
+    /// The copy in flight over each set word of [`Self::sflight`]: (thread, function,
+    /// access site). An entry stands for nothing while its word's bit is clear; sized at
+    /// the first copy (to [`Self::sflight`]'s words).
+    pub sflight_by: Vec<(u32, u32, u32)>,
     /// The mbarriers of the block, by the shared-memory byte they live at.
     pub mbars: HashMap<usize, Mbar>,
     /// With race checks, one bit per 8-byte word of shared memory that holds bytes of a
@@ -804,7 +806,7 @@ impl<'a> BlockSim<'a> {
                 Vec::new()
             },
             sflight_words: 0,
-            sflight_by: super::FastMap::default(),
+            sflight_by: Vec::new(),
             mbars: HashMap::new(),
             mbar_words: Vec::new(),
             valid_mbars: 0,
@@ -1554,6 +1556,15 @@ impl BlockSim<'_> {
         (at / 4..=(at + n.max(1) - 1) / 4).find(|&word| self.word_in_flight(word))
     }
 
+    /// Whether an asynchronous copy still in flight will write any of the `n` shared bytes
+    /// from `at`: [`Self::word_in_flight_of`] for a long range, 64 words at a time.
+    pub fn any_in_flight(&self, at: usize, n: usize) -> bool {
+        if self.sflight_words == 0 || n == 0 {
+            return false;
+        }
+        any_bit(&self.sflight, at / 4, (at + n - 1) / 4)
+    }
+
     /// Whether 4-byte word `word` of shared memory is marked in [`Self::sflight`].
     #[inline]
     fn word_in_flight(&self, word: usize) -> bool {
@@ -1644,6 +1655,16 @@ impl BlockSim<'_> {
     }
 }
 
+/// Whether any of bits `first ..= last` of `bits` is set (bits past its end are clear).
+fn any_bit(bits: &[u64], first: usize, last: usize) -> bool {
+    (first / 64..=last / 64).any(|i| {
+        let lo = if i == first / 64 { first % 64 } else { 0 };
+        let hi = if i == last / 64 { last % 64 } else { 63 };
+        let mask = (u64::MAX >> (63 - hi)) & (u64::MAX << lo);
+        bits.get(i).is_some_and(|w| w & mask != 0)
+    })
+}
+
 /// The element of [`BlockSim::sflight`] holding shared-memory word `word`, and its bit.
 #[inline]
 pub(super) fn flight_bit(word: usize) -> (usize, u64) {
@@ -1662,4 +1683,34 @@ pub(super) fn flight_words(first: usize, count: usize, size: u64) -> std::ops::R
 fn bits_in_word(at: usize, n: usize) -> Option<(usize, u64)> {
     let off = at % 64;
     (n >= 1 && off + n <= 64).then(|| (at / 64, (u64::MAX >> (64 - n)) << off))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// [`any_bit`] over a range is whether some bit of it is set, one at a time: ranges
+    /// within one word, across several, at both ends of the set, and past its end.
+    #[test]
+    fn any_bit_is_each_bit() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let mut found = 0;
+        for _ in 0..20_000 {
+            let len = 1 + next(4) as usize;
+            // Sparse bits, so that many ranges hold none.
+            let bits: Vec<u64> = (0..len).map(|_| (0..next(3)).fold(0, |w, _| w | 1 << next(64))).collect();
+            let first = next(64 * len as u64 + 8) as usize;
+            let last = first + next(150) as usize;
+            let want = (first..=last).any(|b| bits.get(b / 64).is_some_and(|w| w & (1 << (b % 64)) != 0));
+            assert_eq!(any_bit(&bits, first, last), want, "{bits:x?} {first}..={last}");
+            found += usize::from(want);
+        }
+        assert!(found > 2_000 && found < 18_000, "{found}");
+    }
 }

@@ -234,7 +234,7 @@ impl WarpRead {
     }
 
     /// The byte range `[lo, hi)` of A's elements and of B's.
-    fn ranges(&self) -> [(usize, usize); 2] {
+    pub fn ranges(&self) -> [(usize, usize); 2] {
         let size = self.elem.size() as usize;
         let kk = 32 / size;
         let range = |xs: &[[TileElem; 16]]| {
