@@ -1671,14 +1671,16 @@ impl SharedShadow {
     /// lanes: all but the first cell of each take the memo's.
     pub fn record_reads(&mut self, c: usize, (memo, key): (&mut ReadsMemo, u64), rs: impl Iterator<Item = ReadRec>) {
         let cell = &mut self.cells[c];
-        let before = (cell.reads, cell.next_read);
-        if let Some((b, k, after)) = memo.0
-            && k == key
-            && b == before
+        // Compared and copied in place: the memo is some ninety bytes.
+        if let Some((before, k, after)) = &memo.0
+            && *k == key
+            && before.1 == cell.next_read
+            && before.0 == cell.reads
         {
-            (cell.reads, cell.next_read) = after;
+            (cell.reads, cell.next_read) = *after;
             return;
         }
+        let before = (cell.reads, cell.next_read);
         let (mut reads, mut next) = before;
         for ReadRec(r) in rs {
             debug_assert!(r.is_some(), "a placeholder read is never recorded");

@@ -600,8 +600,9 @@ fn adversarial_leaf_calls_run_the_same_inlined_and_called() {
 
 /// Runs of register ops the interpreter runs in turn without a dispatch each
 /// (`code::Scalars`), written to make a run do something its ops would not: a lane's own
-/// value in the middle of a run (the rest of the run must go lane by lane), a division by
-/// zero and a remainder by zero inside a run (the report's span and thread), a register
+/// value in the middle of a run (the rest of the run goes lane by lane), a division by
+/// zero and a remainder by zero inside a run (the report's span and thread), one lane's
+/// division by zero after lane values earlier in the run (the run stops before it), a register
 /// that a later op of the run overwrites after an earlier one read it, runs in loops whose
 /// constants are rewritten each trip, selects, casts, unary ops and float arithmetic on
 /// special values, runs under divergence (a partial mask), and warps that interleave
@@ -628,8 +629,11 @@ def ints(X : ptr(int), s : int, d : int):
                 r = r + s / (d - 3)
             else:
                 k = k - 1 + t
+            p : int = m * 2 + t * 3
+            if s == 3:
+                p = p + (k + t) / (t - d % 32) - k * 5
             x[0] = k
-            x[1] = m
+            x[1] = m + p
             x[2] = r
             x[3] = n
 

@@ -285,10 +285,16 @@ fn uniform_result(regs: &Regs, op: &Op) -> Option<(R, u64)> {
     })
 }
 
-/// Runs the ops of a [`Scalars`] run in turn, under a full mask, while each has a one-lane
-/// result ([`uniform_result`]) and `room` allows (how many ops may run after the first
-/// before the fragment yields or the fuel runs out). Returns how many ran: zero when the
-/// first has no one-lane result, and then nothing was written.
+/// Runs the ops of a [`Scalars`] run in turn, under a full mask, while `room` allows (how
+/// many ops may run after the first before the fragment yields or the fuel runs out) and
+/// each has a one-lane result ([`uniform_result`]) or is a binary operation or a copy,
+/// which run over the 32 lanes through the function each runs alone ([`bin_lanes`],
+/// [`copy_reg`]): the index arithmetic of a register tile mixes values that differ between
+/// lanes (`thread_row * TM`) with loop counters, and a run cut at its first such value
+/// dispatched the rest one by one. Stops before any other op, and before a binary
+/// operation that would be reported (a division by zero: `bin_lanes` then writes
+/// nothing), which then runs alone and reports. Returns how many ran: zero when the first
+/// did not, and then nothing was written.
 #[inline(always)]
 fn run_scalars(regs: &mut Regs, sc: &Scalars, room: u64) -> u32 {
     let mut ran = 0;
@@ -296,8 +302,18 @@ fn run_scalars(regs: &mut Regs, sc: &Scalars, room: u64) -> u32 {
         if u64::from(ran) > room {
             break;
         }
-        let Some((dst, v)) = uniform_result(regs, op) else { break };
-        regs.put_uniform(dst, FULL, v);
+        match uniform_result(regs, op) {
+            Some((dst, v)) => regs.put_uniform(dst, FULL, v),
+            None => match *op {
+                Op::Bin { dst, op, ty, a, b, b_ty } => {
+                    if bin_lanes(regs, FULL, (op, ty, b_ty), (dst, a, b)).is_some() {
+                        break;
+                    }
+                }
+                Op::Copy { dst, src } => copy_reg(regs, FULL, dst, src),
+                _ => break,
+            },
+        }
         ran += 1;
     }
     ran
@@ -631,8 +647,8 @@ impl<'a> BlockSim<'a> {
                     // Like the superinstructions above, it counts as the ops it runs, for
                     // the budget and for fuel, and runs only as many as would have run
                     // before the fragment yields or the fuel runs out (the first is
-                    // counted already). Under a partial mask, or when the first op's
-                    // operands may differ between lanes, the first op runs alone.
+                    // counted already). Under a partial mask, or when `run_scalars`
+                    // does not take the first op, the first op runs alone.
                     if mask == FULL {
                         let room = u64::from(budget).min(s.cfg.fuel - self.steps);
                         let ran = run_scalars(&mut fr.regs, sc, room);
