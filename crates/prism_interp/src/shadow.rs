@@ -3246,22 +3246,18 @@ mod tests {
             tile_history(&mut next, &mut [&mut plain, &mut memoed], &lv, &mut counts);
             // A warp's reads: each key names a set of lanes of warp `w` reading one site.
             let w = [0u32, 1, 2][next(3) as usize];
-            let recs: Vec<[ReadRec; 32]> = (0..2)
-                .map(|site| {
-                    std::array::from_fn(|l| {
-                        let tid = w * 32 + l as u32;
-                        plain.read_rec(&Acc { counts: counts[tid as usize], site: 7 + site, ..fresh_access(tid) })
+            // Each shadow interns the lanes' reads of sites 7 and 8 in its own table.
+            let recs_of = |sh: &mut SharedShadow| -> Vec<[ReadRec; 32]> {
+                (0..2)
+                    .map(|site| {
+                        std::array::from_fn(|l| {
+                            let tid = w * 32 + l as u32;
+                            sh.read_rec(&Acc { counts: counts[tid as usize], site: 7 + site, ..fresh_access(tid) })
+                        })
                     })
-                })
-                .collect();
-            let mrecs: Vec<[ReadRec; 32]> = (0..2)
-                .map(|site| {
-                    std::array::from_fn(|l| {
-                        let tid = w * 32 + l as u32;
-                        memoed.read_rec(&Acc { counts: counts[tid as usize], site: 7 + site, ..fresh_access(tid) })
-                    })
-                })
-                .collect();
+                    .collect()
+            };
+            let (recs, mrecs) = (recs_of(&mut plain), recs_of(&mut memoed));
             let masks = [0xF, 0xF0, 0x1111_1111, 0x2222_2222, 0x8000_0001, 0x3];
             let mut memo = ReadsMemo::default();
             for _ in 0..24 {
