@@ -973,10 +973,14 @@ impl<'a> BlockSim<'a> {
             self.race(g, loc, Kind::Write, at, site, None);
         }
         self.order_memo_on = false;
-        if self.sflight_by.is_empty() {
-            self.sflight_by = vec![(0, 0, 0); self.sflight.len() * 64];
+        // Grown to the words copies reach, not sized to all of shared memory up front: a
+        // block that copies a few words pays for a few.
+        let words = super::block::flight_words(first, count, size);
+        let reach = words.end.min(self.sflight.len() * 64);
+        if self.sflight_by.len() < reach {
+            self.sflight_by.resize(reach, (0, 0, 0));
         }
-        for word in super::block::flight_words(first, count, size) {
+        for word in words {
             let (i, bit) = super::block::flight_bit(word);
             let Some(w) = self.sflight.get_mut(i) else { continue };
             if *w & bit == 0 {

@@ -427,8 +427,8 @@ pub struct BlockSim<'a> {
     /// How many words of [`Self::sflight`] are set (none: nothing to look up).
     pub sflight_words: u32,
     /// The copy in flight over each set word of [`Self::sflight`]: (thread, function,
-    /// access site). An entry stands for nothing while its word's bit is clear; sized at
-    /// the first copy (to [`Self::sflight`]'s words).
+    /// access site). An entry stands for nothing while its word's bit is clear; grown to
+    /// the furthest word a copy has reached.
     pub sflight_by: Vec<(u32, u32, u32)>,
     /// The mbarriers of the block, by the shared-memory byte they live at.
     pub mbars: HashMap<usize, Mbar>,
