@@ -1333,9 +1333,9 @@ impl<'a> BlockSim<'a> {
     /// the last of A's elements of warp read `x`, or of B's: only then can one of its
     /// elements meet either, and need looking at one by one.
     fn tiles_touch_flight_or_mbar(&self, x: &WarpRead) -> bool {
-        x.ranges()
-            .iter()
-            .any(|&(lo, hi)| lo < hi && (self.any_in_flight(lo, hi - lo) || self.valid_mbar_in(lo, hi - lo).is_some()))
+        x.ranges().iter().any(|&(lo, hi)| {
+            lo < hi && (self.in_flight_bytes(lo, hi - lo) || self.valid_mbar_in(lo, hi - lo).is_some())
+        })
     }
 
     /// The issue check of warp read `x` lane by lane for the lanes of `mask`, as

@@ -1535,15 +1535,15 @@ impl BlockSim<'_> {
         if self.swritten.is_empty() || self.all_written(at, n) {
             return false;
         }
-        !(at / 4..=(at + n.max(1) - 1) / 4).any(|word| self.word_in_flight(word))
+        !self.in_flight_bytes(at, n)
     }
 
-    /// Whether some of the `n` shared bytes from `at` lie in a word an asynchronous copy
-    /// still in flight will write (always false without race checks; one bit test when
-    /// nothing is in flight or the bytes share a word).
+    /// Whether some of the `n` shared bytes from `at` (one at least) lie in a word an
+    /// asynchronous copy still in flight will write (always false without race checks);
+    /// 64 words at a time, so a wgmma tile's whole byte range is one call.
     #[inline]
     pub fn in_flight_bytes(&self, at: usize, n: usize) -> bool {
-        self.sflight_words > 0 && self.word_in_flight_of(at, n).is_some()
+        self.sflight_words > 0 && any_bit(&self.sflight, at / 4, (at + n.max(1) - 1) / 4)
     }
 
     /// The first word of the `n` shared bytes from `at` that an asynchronous copy still in
@@ -1554,15 +1554,6 @@ impl BlockSim<'_> {
             return None;
         }
         (at / 4..=(at + n.max(1) - 1) / 4).find(|&word| self.word_in_flight(word))
-    }
-
-    /// Whether an asynchronous copy still in flight will write any of the `n` shared bytes
-    /// from `at`: [`Self::word_in_flight_of`] for a long range, 64 words at a time.
-    pub fn any_in_flight(&self, at: usize, n: usize) -> bool {
-        if self.sflight_words == 0 || n == 0 {
-            return false;
-        }
-        any_bit(&self.sflight, at / 4, (at + n - 1) / 4)
     }
 
     /// Whether 4-byte word `word` of shared memory is marked in [`Self::sflight`].
