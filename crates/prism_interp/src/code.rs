@@ -226,8 +226,10 @@ pub enum Op {
     /// (argument copies) or the return (result copy) of an inlined call ([`Leaf`]), one op
     /// each as the call and the return it stands for were.
     Moves { moves: Box<[(R, R)]> },
-    /// Calls `func`.
-    Call { func: u32, args: Box<[R]>, dst: Option<R>, smem_offset: u64 },
+    /// Calls `func`. `arrays`: the access site of each pointer (or tensor-map) argument, in
+    /// order, which names the array the callee's parameter memory is
+    /// (`Frame::ptags` in the simulator).
+    Call { func: u32, args: Box<[R]>, dst: Option<R>, smem_offset: u64, arrays: Box<[u32]> },
     /// Returns from the function.
     Ret { value: Option<R> },
     /// An intrinsic.
@@ -503,6 +505,10 @@ pub struct FuncCode {
     /// ([`ir::Function::writes_param`]): the race detector records no reads of a kernel's
     /// buffer that nothing writes (docs/simulator.md, Speed).
     pub param_written: Vec<bool>,
+    /// Per access site, the shared array it reaches ([`ArrayOf`]): `uninitialized-read`
+    /// counts a byte as written for a read only when it was last written as the same
+    /// array's (docs/soundness.md §8, "Fresh arrays").
+    pub array_of: Vec<ArrayOf>,
     /// The entry perspective.
     pub entry: Persp,
     /// The function's span.
@@ -515,6 +521,21 @@ impl FuncCode {
     pub fn read_only(&self, i: usize) -> bool {
         self.param_written.get(i) == Some(&false)
     }
+}
+
+/// The shared array an access site reaches, named so that two instances of one
+/// declaration at different places, and two declarations at one place, differ
+/// (`BlockSim::array_tag` adds the frame's shared base).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArrayOf {
+    /// A shared array the function declares (its dynamic one too), by a number no other
+    /// declaration of the program has.
+    Decl(u32),
+    /// The memory of the function's `k`-th pointer (or tensor-map) parameter: whichever
+    /// array the caller passed, whose tag the frame keeps (`Frame::ptags` in the simulator).
+    Param(u32),
+    /// Thread-local memory, which no shared array reaches.
+    None,
 }
 
 /// A compiled program.
@@ -540,12 +561,26 @@ pub fn compile_with(p: &ir::Program, fuse: bool) -> Code {
     // Leaves first: each function compiled on its own, kept when its code is straight-line
     // register arithmetic that ends in its return ([`Leaf`]). With `fuse`, calls to them
     // are then compiled inline.
+    // Each function's declarations are numbered from the count of memory names of the
+    // functions before it, so that no two declarations of the program share a number.
+    let first: Vec<u32> = p
+        .functions
+        .iter()
+        .scan(0u32, |n, f| {
+            let at = *n;
+            *n = n.saturating_add(f.mems.len() as u32);
+            Some(at)
+        })
+        .collect();
     let leaves: Vec<Option<Leaf>> = if fuse {
-        p.functions.iter().map(|f| Leaf::of(compile_function(p, f, &[], false))).collect()
+        p.functions.iter().zip(&first).map(|(f, &d)| Leaf::of(compile_function(p, f, &[], false, d))).collect()
     } else {
         Vec::new()
     };
-    Code { funcs: p.functions.iter().map(|f| compile_function(p, f, &leaves, fuse)).collect(), fast: fuse }
+    Code {
+        funcs: p.functions.iter().zip(&first).map(|(f, &d)| compile_function(p, f, &leaves, fuse, d)).collect(),
+        fast: fuse,
+    }
 }
 
 /// A function whose calls the interpreter runs inline: its code is straight-line register
@@ -694,7 +729,28 @@ fn param_writes(f: &ir::Function) -> Vec<bool> {
         .collect()
 }
 
-fn compile_function(_p: &ir::Program, f: &ir::Function, leaves: &[Option<Leaf>], fuse: bool) -> FuncCode {
+/// Which shared array each access site of `f` reaches ([`ArrayOf`]): the root of its
+/// memory name through views, numbered from `first` for the function's declarations, or
+/// the position of a pointer parameter among the function's parameter memories (the order
+/// of a call's argument accesses, `ir::InstKind::Call`).
+fn arrays_of(f: &ir::Function, first: u32) -> Vec<ArrayOf> {
+    let params: Vec<usize> = (0..f.mems.len()).filter(|&m| f.mems[m].kind == ir::MemKind::Param).collect();
+    f.accesses
+        .iter()
+        .map(|a| {
+            let root = f.mem_root(a.mem).index();
+            match f.mems[root].kind {
+                ir::MemKind::Shared => ArrayOf::Decl(first.saturating_add(root as u32)),
+                ir::MemKind::Param => {
+                    params.iter().position(|&m| m == root).map_or(ArrayOf::None, |k| ArrayOf::Param(k as u32))
+                }
+                _ => ArrayOf::None,
+            }
+        })
+        .collect()
+}
+
+fn compile_function(_p: &ir::Program, f: &ir::Function, leaves: &[Option<Leaf>], fuse: bool, first: u32) -> FuncCode {
     let mut defs: std::collections::HashMap<Reg, (u32, Option<i128>)> = std::collections::HashMap::new();
     f.body.walk(&mut |k| {
         for d in k.defs() {
@@ -753,6 +809,7 @@ fn compile_function(_p: &ir::Program, f: &ir::Function, leaves: &[Option<Leaf>],
         phases,
         mems: f.mems.clone(),
         param_written,
+        array_of: arrays_of(f, first),
         entry: f.entry,
         span: f.span,
     }
@@ -994,12 +1051,13 @@ impl Cx<'_> {
                 self.ops.push(Op::Moves { moves: ret.into_boxed_slice() });
                 self.info.push(inlined(&leaf.ret_info));
             }
-            K::Call { dst, func, args, smem_offset, .. } => {
+            K::Call { dst, func, args, smem_offset, accesses } => {
                 let op = Op::Call {
                     func: func.0,
                     args: args.iter().map(|r| r.0).collect(),
                     dst: dst.map(|d| d.0),
                     smem_offset: *smem_offset,
+                    arrays: accesses.iter().map(|a| a.0).collect(),
                 };
                 self.push(op, span, code);
             }
@@ -1538,7 +1596,7 @@ mod tests {
         for op in [
             load,
             Op::Jump { target: 3 },
-            Op::Call { func: 0, args: Box::new([0]), dst: Some(2), smem_offset: 0 },
+            Op::Call { func: 0, args: Box::new([0]), dst: Some(2), smem_offset: 0, arrays: Box::new([]) },
             Op::AssertUniform { reg: 0, persp: Persp::THREAD, ty: Scalar::I32, what: prism_ir::ir::Checked::Variable },
             Op::AssertUniformPtr {
                 reg: 0,

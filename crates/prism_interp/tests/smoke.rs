@@ -213,4 +213,38 @@ def twice(y : ptr(float)):
     let kinds: Vec<_> = out.reports.iter().map(|r| r.kind).collect();
     assert_eq!(kinds, [prism_interp::ReportKind::UninitializedRead], "{:?}", out.reports);
     assert!(out.reports[0].message.contains("at byte 0"), "{}", out.reports[0].message);
+    // The bytes were written later as the same array's: the report says what held when the
+    // read ran, that nothing had written them (review R53 F1: judged at the block's end, it
+    // blamed another array).
+    assert!(out.reports[0].message.contains("no thread of this block had written"), "{}", out.reports[0].message);
+}
+
+/// A read of bytes another array wrote (an earlier scope's, over which a new array lies)
+/// says so, and its note names the rule; the wording is decided when the read runs.
+#[test]
+fn a_read_of_another_arrays_bytes_says_so() {
+    let src = r#"
+@prism("global")
+@requires(block[1], thread[32], smem=512)
+def stale(y : ptr(int)):
+    t : int @ thread[1] = id()
+    with partition(y, p=thread[1], f=lambda i: t + i) as o:
+        with group(block[1]):
+            first : shared(int[32]) @ block[1]
+            with partition(first, p=thread[1], f=lambda i: t + i) as f_t:
+                with group(thread[1]):
+                    f_t[0] = t
+        with group(block[1]):
+            second : shared(int[32]) @ block[1]
+            with group(thread[1]):
+                o[0] = second[t]
+"#;
+    let m = compile("stale.prism", src);
+    let args = [Arg::buffer(&[0i32; 32])];
+    let out = m.launch("stale", 1, 32, &args, Config::default()).expect("valid launch");
+    let kinds: Vec<_> = out.reports.iter().map(|r| r.kind).collect();
+    assert_eq!(kinds, [prism_interp::ReportKind::UninitializedRead], "{:?}", out.reports);
+    let r = &out.reports[0];
+    assert!(r.message.contains("`second`") && r.message.contains("another array had"), "{}", r.message);
+    assert!(r.notes.iter().any(|n| n.contains("docs/language.md §5")), "{:?}", r.notes);
 }

@@ -170,11 +170,13 @@ impl<'a> BlockSim<'a> {
         }
     }
 
-    pub(crate) fn write_loc(&mut self, fr: &mut Frame, at: Lane, loc: Loc, ty: Scalar, bits: u64) {
+    /// Writes `bits` as a `ty` at `loc` for lane `at`; shared memory keeps that array `tag`
+    /// wrote it ([`Self::array_tag`]).
+    pub(crate) fn write_loc(&mut self, fr: &mut Frame, at: Lane, loc: Loc, ty: Scalar, bits: u64, tag: u64) {
         let (fid, w, lane) = (at.fid, at.w, at.l);
         match loc {
             Loc::Global(b, i) => self.s.buffers[b].store(i, bits),
-            Loc::Shared(at) => self.store_shared(at, ty, bits),
+            Loc::Shared(at) => self.store_shared(at, ty, bits, tag),
             Loc::Local(f, a, i) => {
                 let frame = if f == fid { fr } else { self.warps[w].frames[f as usize].as_mut().expect("live frame") };
                 frame.locals[a as usize][i * 32 + lane] = bits;
@@ -182,23 +184,24 @@ impl<'a> BlockSim<'a> {
         }
     }
 
-    /// Stores `bits` as a `ty` at byte `at` of shared memory.
+    /// Stores `bits` as a `ty` at byte `at` of shared memory, as array `tag`'s.
     #[inline]
-    fn store_shared(&mut self, at: usize, ty: Scalar, bits: u64) {
+    fn store_shared(&mut self, at: usize, ty: Scalar, bits: u64, tag: u64) {
         match ty.size() {
             1 => self.shared[at] = bits as u8,
             2 => self.shared[at..at + 2].copy_from_slice(&(bits as u16).to_le_bytes()),
             4 => self.shared[at..at + 4].copy_from_slice(&(bits as u32).to_le_bytes()),
             _ => self.shared[at..at + 8].copy_from_slice(&bits.to_le_bytes()),
         }
-        self.mark_written(at, ty.size() as usize);
+        self.mark_written(at, ty.size() as usize, tag);
     }
 
-    /// Atomically replaces the element at `loc` by `op(old)`; returns the old value.
+    /// Atomically replaces the element at `loc` by `op(old)` (as array `tag`'s, in shared
+    /// memory); returns the old value.
     pub(super) fn update_loc(
         &mut self,
         fr: &mut Frame,
-        at: Lane,
+        (at, tag): (Lane, u64),
         loc: Loc,
         ty: Scalar,
         op: &dyn Fn(u64) -> u64,
@@ -208,7 +211,7 @@ impl<'a> BlockSim<'a> {
             _ => {
                 let old = self.read_loc(fr, at, loc, ty);
                 let new = value::norm(ty, op(old));
-                self.write_loc(fr, at, loc, ty, new);
+                self.write_loc(fr, at, loc, ty, new, tag);
                 old
             }
         }
@@ -731,7 +734,7 @@ impl<'a> BlockSim<'a> {
             }
             for k in 0..c.count as usize {
                 let Loc::Shared(at) = c.dst.advance(k, size) else { continue };
-                self.store_shared(at, c.elem, c.vals[k]);
+                self.store_shared(at, c.elem, c.vals[k], c.tag);
                 if races && race_kind(&self.s.code.funcs[c.func as usize], c.access, true).is_some() {
                     let now = Acc {
                         tid,
@@ -1799,20 +1802,34 @@ impl<'a> BlockSim<'a> {
             Some(a) => format!("`{}`", fc.mems[a.mem.index()].name),
             None => "shared memory".into(),
         };
+        // Bytes every one of which had been written when the read ran, but not as this
+        // array's, were another array's: an earlier scope's, or a callee's scratch.
+        let other = r.other;
         let report = Report {
             kind: ReportKind::UninitializedRead,
-            message: format!(
-                "{} of {what} at byte {} of shared memory, which no thread of this block had written before it",
-                r.by.describe(),
-                r.byte
-            ),
+            message: if other {
+                format!(
+                    "{} of {what} at byte {} of shared memory, which this array had not written before it (another array had)",
+                    r.by.describe(),
+                    r.byte
+                )
+            } else {
+                format!(
+                    "{} of {what} at byte {} of shared memory, which no thread of this block had written before it",
+                    r.by.describe(),
+                    r.byte
+                )
+            },
             span: site.map(|a| a.span).unwrap_or_default(),
             thread: Thread { block: self.block, thread: r.tid },
             other: None,
-            notes: vec![
+            notes: vec![if other {
+                "a new shared array's elements hold nothing until they are written as its own: an earlier scope's array or a called function's scratch, which reuse these bytes, wrote them, and what they left is not this array's (docs/language.md §5)"
+                    .into()
+            } else {
                 "shared memory is not initialised when a block starts: on a GPU this read returns whatever was there before"
-                    .into(),
-            ],
+                    .into()
+            }],
         };
         g.report(s, report);
         if s.stop.load(std::sync::atomic::Ordering::Relaxed) {

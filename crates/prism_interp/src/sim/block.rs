@@ -3,7 +3,7 @@
 use super::flags::{PhaseSet, Releases};
 use super::regs::Regs;
 use super::{GCtx, Shared};
-use crate::code::{FuncCode, Op, R};
+use crate::code::{ArrayOf, FuncCode, Op, R};
 use crate::report::{Report, ReportKind, Thread};
 use crate::shadow::{Fences, LEVELS, Release, SharedShadow};
 use prism_span::Span;
@@ -23,6 +23,11 @@ pub struct Frame {
     /// `locals[l][i * 32 + lane]`.
     pub locals: Vec<Vec<u64>>,
     pub smem_base: u64,
+    /// The arrays the function's pointer (and tensor-map) parameters name, in parameter
+    /// order: the caller's tag of each argument ([`BlockSim::array_tag`]; 0 for memory of
+    /// no shared array). A write through a parameter is a write of the caller's array, and
+    /// a read through it reads that array's bytes.
+    pub ptags: Vec<u64>,
     /// Return values, per lane.
     pub ret: [u64; 32],
 }
@@ -75,6 +80,7 @@ impl Warp {
                     }
                 }
                 f.smem_base = smem_base;
+                f.ptags.clear();
                 f.ret = [0; 32];
                 f
             }
@@ -83,6 +89,7 @@ impl Warp {
                 regs: Regs::new(c.nregs, fast),
                 locals: c.locals.iter().map(|&(_, n)| vec![0; n as usize * 32]).collect(),
                 smem_base,
+                ptags: Vec::new(),
                 ret: [0; 32],
             }),
         }
@@ -253,6 +260,9 @@ pub struct PendingCopy {
     pub func: u32,
     /// The destination's access site.
     pub access: u32,
+    /// The array the destination is, taken at the issue, when the frame is at hand
+    /// ([`BlockSim::array_tag`]).
+    pub tag: u64,
     /// The first source element: until the copy completes, the hardware may still read it,
     /// so writes to it are races.
     pub src: Loc,
@@ -328,6 +338,22 @@ pub struct BlockSim<'a> {
     /// has written it (a read of a byte without one is `uninitialized-read`). Empty
     /// without race checks.
     pub swritten: Vec<u64>,
+    /// With race checks, per byte of shared memory: the array whose access last wrote it
+    /// ([`Self::array_tag`]; no shared write carries 0, which names no array).
+    /// Only bytes [`Self::swritten`] marks mean anything, so a block takes the previous
+    /// block's without clearing it ([`GCtx::spare_sarrays`]). A read through an array of a
+    /// byte another array wrote is `uninitialized-read` too: sequential scopes and callees'
+    /// scratch reuse bytes, and a new array's element holds nothing until it is written as
+    /// that array's (docs/soundness.md §8, "Fresh arrays").
+    pub sarrays: Vec<u64>,
+    /// How many writes have changed some byte's tag in [`Self::sarrays`] (a byte taken over
+    /// by another array, or written for the first time with another tag than it held): a
+    /// byte range found all one array's stays so until this count moves.
+    pub retags: u64,
+    /// Byte ranges found all one array's ([`Self::tagged_all`]), with [`Self::retags`] when
+    /// they were: a wgmma's tiles are the same ranges again at every step of a pipeline,
+    /// and refilling them as the same array changes no tag.
+    pub tagged_memo: [((usize, usize), u64, u64); 4],
     /// Reads of shared bytes not written when they were read, one per site (the first
     /// that can still be reported). Reported when the block ends if the bytes were still
     /// never written (a later write makes the read a race or an ordering the race check
@@ -591,6 +617,9 @@ pub struct Mbar {
     pub base_generation: u32,
     /// Initialised and not invalidated.
     pub valid: bool,
+    /// With race checks, the array its initialisation wrote ([`BlockSim::array_tag`]): an
+    /// operation through another array is one on memory that array never initialised.
+    pub tag: u64,
     /// TMA copies that complete their bytes on the current phase, and the threads that
     /// issued them: in flight until the phase completes, when they land.
     pub copies: Vec<(u32, PendingCopy)>,
@@ -772,6 +801,15 @@ impl<'a> BlockSim<'a> {
             shared: vec![SHARED_POISON; s.smem_bytes as usize],
             sshadow: std::mem::take(&mut g.spare_sshadow),
             swritten: if s.cfg.checks.races { vec![0; (s.smem_bytes as usize).div_ceil(64)] } else { Vec::new() },
+            retags: 0,
+            tagged_memo: [((0, 0), 0, u64::MAX); 4],
+            sarrays: if s.cfg.checks.races {
+                let mut v = std::mem::take(&mut g.spare_sarrays);
+                v.resize(s.smem_bytes as usize, 0);
+                v
+            } else {
+                Vec::new()
+            },
             unwritten_reads: Vec::new(),
             utable: HashMap::new(),
             split_units: HashMap::new(),
@@ -839,6 +877,7 @@ impl<'a> BlockSim<'a> {
                 regs,
                 locals: kf.locals.iter().map(|&(_, n)| vec![0; n as usize * 32]).collect(),
                 smem_base: 0,
+                ptags: Vec::new(),
                 ret: [0; 32],
             };
             let mut warp = Warp {
@@ -1436,6 +1475,11 @@ pub struct UnwrittenRead {
     pub n: usize,
     pub func: u32,
     pub access: u32,
+    /// The array read through ([`BlockSim::array_tag`]).
+    pub tag: u64,
+    /// Whether every byte had been written when the read ran, as another array's (the
+    /// report says so, rather than that no thread had written them).
+    pub other: bool,
     pub tid: u32,
     pub by: ReadBy,
 }
@@ -1499,12 +1543,45 @@ impl BlockSim<'_> {
             .find_map(|word| self.valid_mbar_of_word(word, (at, end)))
     }
 
-    /// Marks bytes `at .. at + n` of shared memory written (with race checks).
+    /// The array an access site `access` of the function of frame `fr` reaches, as
+    /// [`Self::sarrays`] keeps it: a declaration's number and the frame's shared base (so
+    /// that one declaration at two places, a callee's scratch in two calls with different
+    /// offsets, is two arrays, and two declarations at one place are two as well); for a
+    /// parameter's memory, the tag the caller's argument had; 0 for memory no shared array
+    /// is (thread-local arrays).
     #[inline]
-    pub fn mark_written(&mut self, at: usize, n: usize) {
+    pub fn array_tag(&self, fr: &Frame, access: u32) -> u64 {
+        match self.s.code.funcs[fr.func as usize].array_of.get(access as usize) {
+            Some(&ArrayOf::Decl(d)) => (fr.smem_base << 32) | (u64::from(d) + 1),
+            Some(&ArrayOf::Param(k)) => fr.ptags.get(k as usize).copied().unwrap_or(0),
+            _ => 0,
+        }
+    }
+
+    /// Marks bytes `at .. at + n` of shared memory written (with race checks) as array
+    /// `tag`'s ([`Self::array_tag`]).
+    #[inline]
+    pub fn mark_written(&mut self, at: usize, n: usize, tag: u64) {
         if self.swritten.is_empty() {
             return;
         }
+        // The common widths without a loop (a landed copy marks element by element).
+        let changed = match self.sarrays.get_mut(at..at + n) {
+            Some([a]) => std::mem::replace(a, tag) != tag,
+            Some([a, b]) => (std::mem::replace(a, tag) ^ tag) | (std::mem::replace(b, tag) ^ tag) != 0,
+            Some([a, b, c, d]) => {
+                let old = [*a, *b, *c, *d];
+                (*a, *b, *c, *d) = (tag, tag, tag, tag);
+                old != [tag; 4]
+            }
+            Some(d) => {
+                let changed = d.iter().any(|&t| t != tag);
+                d.fill(tag);
+                changed
+            }
+            None => false,
+        };
+        self.retags += u64::from(changed);
         match bits_in_word(at, n) {
             Some((word, bits)) => self.swritten[word] |= bits,
             None => {
@@ -1519,7 +1596,7 @@ impl BlockSim<'_> {
     /// share one 64-byte word of the bitmap, as every access of 16 bytes or fewer that is
     /// aligned to its size does).
     #[inline(always)]
-    fn all_written(&self, at: usize, n: usize) -> bool {
+    pub(super) fn all_written(&self, at: usize, n: usize) -> bool {
         match bits_in_word(at, n) {
             Some((word, bits)) => self.swritten[word] & bits == bits,
             None => (at..at + n).all(|b| self.swritten[b / 64] & (1 << (b % 64)) != 0),
@@ -1527,15 +1604,39 @@ impl BlockSim<'_> {
     }
 
     /// Whether some byte of `at .. at + n` of shared memory has not been written by a
-    /// thread of this block (always false without race checks). Bytes an asynchronous copy
-    /// still in flight will write do not count: reading them before the copy lands is a
-    /// race, which the race check reports.
+    /// thread of this block as array `tag`'s (always false without race checks). Bytes an
+    /// asynchronous copy still in flight will write do not count: reading them before the
+    /// copy lands is a race, which the race check reports.
     #[inline]
-    pub fn unwritten(&self, at: usize, n: usize) -> bool {
-        if self.swritten.is_empty() || self.all_written(at, n) {
+    pub fn unwritten(&self, at: usize, n: usize, tag: u64) -> bool {
+        if self.swritten.is_empty() || self.written_as(at, n, tag) {
             return false;
         }
         !self.in_flight_bytes(at, n)
+    }
+
+    /// Whether every byte of `lo .. hi` was last tagged as array `tag`'s (always for `tag`
+    /// 0), written or not: one pass without branches over a tile's bytes, where
+    /// [`Self::written_as`] element by element costs a call per element.
+    #[inline]
+    pub fn tagged_all(&mut self, range: (usize, usize), tag: u64) -> bool {
+        if tag == 0 || self.tagged_memo.contains(&(range, tag, self.retags)) {
+            return true;
+        }
+        let all = self.sarrays.get(range.0..range.1).is_some_and(|d| d.iter().fold(0, |a, &t| a | (t ^ tag)) == 0);
+        if all {
+            self.tagged_memo.rotate_right(1);
+            self.tagged_memo[0] = (range, tag, self.retags);
+        }
+        all
+    }
+
+    /// Whether every byte of `at .. at + n` was written, and last as array `tag`'s (any
+    /// array's for a read of `tag` 0, which names none; every shared access names one).
+    #[inline(always)]
+    fn written_as(&self, at: usize, n: usize, tag: u64) -> bool {
+        self.all_written(at, n)
+            && (tag == 0 || self.sarrays.get(at..at + n).is_none_or(|d| d.iter().all(|&t| t == tag)))
     }
 
     /// Whether some of the `n` shared bytes from `at` (one at least) lie in a word an
@@ -1567,7 +1668,7 @@ impl BlockSim<'_> {
     /// bytes from `byte` when some of them are not written yet (the first such read of each
     /// site; [`Self::report_unwritten_reads`] judges it when the block ends).
     #[inline]
-    pub fn note_if_unwritten(&mut self, site: (u32, u32), lane: (usize, usize), byte: u64, n: u64) {
+    pub fn note_if_unwritten(&mut self, site: (u32, u32, u64), lane: (usize, usize), byte: u64, n: u64) {
         self.note_read_if_unwritten(ReadBy::Load, site, lane, byte, n);
     }
 
@@ -1579,16 +1680,17 @@ impl BlockSim<'_> {
     pub fn note_read_if_unwritten(
         &mut self,
         by: ReadBy,
-        (func, access): (u32, u32),
+        (func, access, tag): (u32, u32, u64),
         (w, l): (usize, usize),
         byte: u64,
         n: u64,
     ) {
         let (byte, n) = (byte as usize, n as usize);
-        if !self.unwritten(byte, n) {
+        if !self.unwritten(byte, n, tag) {
             return;
         }
-        let read = UnwrittenRead { byte, n, func, access, tid: w as u32 * 32 + l as u32, by };
+        let other = self.all_written(byte, n);
+        let read = UnwrittenRead { byte, n, func, access, tag, other, tid: w as u32 * 32 + l as u32, by };
         // One per site (one instruction, so one kind of read): the first, unless its bytes
         // have been written since and it was not judged already, when it can no longer be
         // reported (bits are never cleared) and this one takes its place.
@@ -1600,13 +1702,21 @@ impl BlockSim<'_> {
     /// [`Self::note_if_unwritten`] for the lanes of `mask` of a warp instruction, reading
     /// `n` bytes at `at[l] + off`; nothing to do without race checks (no bitmap).
     #[inline]
-    pub fn note_lanes_if_unwritten(&mut self, site: (u32, u32), w: usize, mask: u32, at: &[u64; 32], off: u64, n: u64) {
+    pub fn note_lanes_if_unwritten(
+        &mut self,
+        site: (u32, u32, u64),
+        w: usize,
+        mask: u32,
+        at: &[u64; 32],
+        off: u64,
+        n: u64,
+    ) {
         if self.swritten.is_empty() {
             return;
         }
         for l in lanes_of(mask) {
-            // The common case, bytes written, without a call.
-            if !self.all_written((at[l] + off) as usize, n as usize) {
+            // The common case, bytes written as this array's, without a call.
+            if !self.written_as((at[l] + off) as usize, n as usize, site.2) {
                 self.note_if_unwritten(site, (w, l), at[l] + off, n);
             }
         }
@@ -1628,7 +1738,7 @@ impl BlockSim<'_> {
         }
         let raced = g.reports.iter().any(|r| matches!(r.kind, ReportKind::Race(_)));
         for r in reads {
-            if r.by == ReadBy::Update || !raced || self.unwritten(r.byte, r.n) {
+            if r.by == ReadBy::Update || !raced || self.unwritten(r.byte, r.n, r.tag) {
                 self.report_unwritten(g, r);
             }
         }
@@ -1640,6 +1750,7 @@ impl BlockSim<'_> {
     pub fn recycle(&mut self, g: &mut GCtx) {
         self.sshadow.reset();
         g.spare_sshadow = std::mem::take(&mut self.sshadow);
+        g.spare_sarrays = std::mem::take(&mut self.sarrays);
         for w in &mut self.warps {
             g.spare_regs.extend(w.frames.drain(..).flatten().map(|f| f.regs));
         }

@@ -40,6 +40,8 @@ const SPARE_READS: usize = 1024;
 /// one per warp of two warpgroups with a few groups of several wgmmas in flight.
 const SPARE_TILES: usize = 256;
 
+/// An operation on an mbarrier through an array other than the one that initialised it.
+const MBAR_OTHER_ARRAY: &str = "an operation on an mbarrier through an array that never initialised it: these bytes hold a barrier another array initialised (an earlier scope's, or a called function's scratch, which reuse them), and a new array's elements hold nothing until written as its own (docs/language.md §5); initialise the barrier through this array, after invalidating the old one with `mbarrier_inval`";
 const UNSEEN_COPIES: &str = "an operation on this mbarrier by a thread not ordered after its previous phase's completion: on the GPU that phase may still be waiting, for other threads' arrivals or for the bytes of TMA copies in flight, so the arrival or the bytes count towards it (wait for the phase first, or be ordered after a thread that did)";
 
 /// The report of an operation on an mbarrier's bytes that may have come after its phase
@@ -852,7 +854,14 @@ impl<'a> BlockSim<'a> {
                                 match place {
                                     lanes::Place::Global(buf, _) => lanes::load_global(buf, mask, &at, 0, &mut out),
                                     lanes::Place::Shared => {
-                                        self.note_lanes_if_unwritten((func, *access), w, mask, &at, 0, ty.size());
+                                        self.note_lanes_if_unwritten(
+                                            (func, *access, self.array_tag(&fr, *access)),
+                                            w,
+                                            mask,
+                                            &at,
+                                            0,
+                                            ty.size(),
+                                        );
                                         lanes::load_shared(&self.shared, *ty, mask, &at, 0, &mut out)
                                     }
                                 }
@@ -909,7 +918,12 @@ impl<'a> BlockSim<'a> {
                                 self.race(g, loc, k, Lane { fid, w, l }, Site { func, access: *access }, None);
                             }
                             if let Loc::Shared(b) = loc {
-                                self.note_if_unwritten((func, *access), (w, l), b as u64, ty.size());
+                                self.note_if_unwritten(
+                                    (func, *access, self.array_tag(&fr, *access)),
+                                    (w, l),
+                                    b as u64,
+                                    ty.size(),
+                                );
                             }
                             fr.regs[d + l] = self.read_loc(&fr, Lane { fid, w, l }, loc, *ty);
                         }
@@ -933,8 +947,9 @@ impl<'a> BlockSim<'a> {
                                     lanes::Place::Global(buf, _) => lanes::store_global(buf, mask, &at, 0, vals),
                                     lanes::Place::Shared => {
                                         lanes::store_shared(&mut self.shared, *ty, mask, &at, 0, vals);
+                                        let tag = self.array_tag(&fr, *access);
                                         for l in lanes_of(mask) {
-                                            self.mark_written(at[l] as usize, ty.size() as usize);
+                                            self.mark_written(at[l] as usize, ty.size() as usize, tag);
                                         }
                                     }
                                 }
@@ -967,10 +982,11 @@ impl<'a> BlockSim<'a> {
                             }
                         }
                         let v = *value as usize * 32;
+                        let tag = self.array_tag(&fr, *access);
                         for l in lanes_of(mask) {
                             let loc = elem!(*ptr, *index, *index_ty, ty.size(), *access, true, "write", l);
                             let bits = fr.regs[v + l];
-                            self.write_loc(&mut fr, Lane { fid, w, l }, loc, *ty, bits);
+                            self.write_loc(&mut fr, Lane { fid, w, l }, loc, *ty, bits, tag);
                         }
                     }
                     Op::LocalDecl { local } => {
@@ -1091,17 +1107,18 @@ impl<'a> BlockSim<'a> {
                         }
                         Intr::Atomic { op, ty, dst, ptr, index, index_ty, value, access } => {
                             g.writes += 1;
+                            let tag = self.array_tag(&fr, *access);
                             for l in self.lane_order(g, mask) {
                                 let loc = elem!(*ptr, *index, *index_ty, ty.size(), *access, true, "atomic", l);
                                 if let Loc::Shared(b) = loc {
-                                    let site = (func, *access);
+                                    let site = (func, *access, tag);
                                     self.note_read_if_unwritten(ReadBy::Update, site, (w, l), b as u64, ty.size());
                                 }
                                 let v = fr.regs[*value as usize * 32 + l];
                                 // A float `atomic_add` on global memory flushes subnormals (FTZ).
                                 let ftz =
                                     *op == 0 && *ty == prism_types::ty::Scalar::F32 && matches!(loc, Loc::Global(..));
-                                let old = self.update_loc(&mut fr, Lane { fid, w, l }, loc, *ty, &|old| {
+                                let old = self.update_loc(&mut fr, (Lane { fid, w, l }, tag), loc, *ty, &|old| {
                                     if ftz {
                                         ops::atomic_add_f32_global(old, v)
                                     } else {
@@ -1117,14 +1134,15 @@ impl<'a> BlockSim<'a> {
                         }
                         Intr::Cas { ty, dst, ptr, index, index_ty, compare, value, access } => {
                             g.writes += 1;
+                            let tag = self.array_tag(&fr, *access);
                             for l in self.lane_order(g, mask) {
                                 let loc = elem!(*ptr, *index, *index_ty, ty.size(), *access, true, "atomic", l);
                                 if let Loc::Shared(b) = loc {
-                                    let site = (func, *access);
+                                    let site = (func, *access, tag);
                                     self.note_read_if_unwritten(ReadBy::Update, site, (w, l), b as u64, ty.size());
                                 }
                                 let (c, v) = (fr.regs[*compare as usize * 32 + l], fr.regs[*value as usize * 32 + l]);
-                                let old = self.update_loc(&mut fr, Lane { fid, w, l }, loc, *ty, &|old| {
+                                let old = self.update_loc(&mut fr, (Lane { fid, w, l }, tag), loc, *ty, &|old| {
                                     if old == c { v } else { old }
                                 });
                                 fr.regs[*dst as usize * 32 + l] = old;
@@ -1139,7 +1157,7 @@ impl<'a> BlockSim<'a> {
                             for l in lanes_of(mask) {
                                 let loc = elem!(*ptr, *index, *index_ty, ty.size(), *access, false, "read", l);
                                 if let Loc::Shared(b) = loc {
-                                    let site = (func, *access);
+                                    let site = (func, *access, self.array_tag(&fr, *access));
                                     self.note_read_if_unwritten(ReadBy::AtomicLoad, site, (w, l), b as u64, ty.size());
                                 }
                                 fr.regs[*dst as usize * 32 + l] = self.read_loc(&fr, Lane { fid, w, l }, loc, *ty);
@@ -1151,6 +1169,7 @@ impl<'a> BlockSim<'a> {
                         }
                         Intr::AtomicStore { ty, ptr, index, index_ty, value, access } => {
                             g.writes += 1;
+                            let tag = self.array_tag(&fr, *access);
                             for l in lanes_of(mask) {
                                 let loc = elem!(*ptr, *index, *index_ty, ty.size(), *access, true, "write", l);
                                 let bits = value::norm(*ty, fr.regs[*value as usize * 32 + l]);
@@ -1159,7 +1178,7 @@ impl<'a> BlockSim<'a> {
                                 } else {
                                     0
                                 };
-                                self.write_loc(&mut fr, Lane { fid, w, l }, loc, *ty, bits);
+                                self.write_loc(&mut fr, Lane { fid, w, l }, loc, *ty, bits, tag);
                                 self.flag_store(g, w, l, loc, (comparable(*ty, old), comparable(*ty, bits)));
                             }
                         }
@@ -1187,7 +1206,7 @@ impl<'a> BlockSim<'a> {
                                         self.race(g, loc, kind, at, Site { func, access: *access }, None);
                                     }
                                     if let Loc::Shared(b) = loc {
-                                        let site = (func, *access);
+                                        let site = (func, *access, self.array_tag(&fr, *access));
                                         self.note_read_if_unwritten(ReadBy::Ldmatrix, site, (w, l), b as u64, size);
                                     }
                                     let bits = self.read_loc(&fr, at, loc, elem) & ((1u64 << (8 * size)) - 1);
@@ -1241,7 +1260,11 @@ impl<'a> BlockSim<'a> {
                                                     lanes::Place::Shared => {
                                                         let b = (at[l] + k as u64 * size) as usize;
                                                         lanes::write_shared(&mut self.shared, size, b, bits);
-                                                        self.mark_written(b, size as usize);
+                                                        self.mark_written(
+                                                            b,
+                                                            size as usize,
+                                                            self.array_tag(&fr, *access),
+                                                        );
                                                     }
                                                 }
                                             }
@@ -1256,7 +1279,7 @@ impl<'a> BlockSim<'a> {
                                                 }
                                                 lanes::Place::Shared => {
                                                     self.note_lanes_if_unwritten(
-                                                        (func, *access),
+                                                        (func, *access, self.array_tag(&fr, *access)),
                                                         w,
                                                         mask,
                                                         &at,
@@ -1273,6 +1296,7 @@ impl<'a> BlockSim<'a> {
                                     continue;
                                 }
                             }
+                            let tag = self.array_tag(&fr, *access);
                             for l in lanes_of(mask) {
                                 let at = Lane { fid, w, l };
                                 let i = to_i128(*index_ty, fr.regs[*index as usize * 32 + l]);
@@ -1307,10 +1331,10 @@ impl<'a> BlockSim<'a> {
                                     }
                                     if store {
                                         let bits = fr.regs[d as usize * 32 + l];
-                                        self.write_loc(&mut fr, at, loc, *ty, bits);
+                                        self.write_loc(&mut fr, at, loc, *ty, bits, tag);
                                     } else {
                                         if let Loc::Shared(b) = loc {
-                                            self.note_if_unwritten((func, *access), (w, l), b as u64, size);
+                                            self.note_if_unwritten((func, *access, tag), (w, l), b as u64, size);
                                         }
                                         fr.regs[d as usize * 32 + l] = self.read_loc(&fr, at, loc, *ty);
                                     }
@@ -1406,7 +1430,7 @@ impl<'a> BlockSim<'a> {
                                         );
                                     }
                                     if let Loc::Shared(b) = sloc {
-                                        let site = (func, *src_access);
+                                        let site = (func, *src_access, self.array_tag(&fr, *src_access));
                                         self.note_read_if_unwritten(ReadBy::CopySource, site, (w, l), b as u64, size);
                                     }
                                     vals[k as usize] = self.read_loc(&fr, Lane { fid, w, l }, sloc, *elem);
@@ -1444,6 +1468,7 @@ impl<'a> BlockSim<'a> {
                                         Site { func, access: *access },
                                     );
                                 }
+                                let tag = self.array_tag(&fr, *access);
                                 self.pending[tid0 as usize + l].push(PendingCopy {
                                     dst,
                                     count: count as u8,
@@ -1451,6 +1476,7 @@ impl<'a> BlockSim<'a> {
                                     vals,
                                     func,
                                     access: *access,
+                                    tag,
                                     src,
                                     src_count: read as u8,
                                     group: u32::MAX,
@@ -1547,6 +1573,7 @@ impl<'a> BlockSim<'a> {
                                         vals,
                                         func,
                                         access: *access,
+                                        tag: self.array_tag(&fr, *access),
                                         // The source cannot change: nothing in a kernel
                                         // writes a tensor map's array.
                                         src: dloc,
@@ -1618,7 +1645,7 @@ impl<'a> BlockSim<'a> {
                                         self.race(g, sloc, kind, at, Site { func, access: *access }, None);
                                     }
                                     if let Loc::Shared(b) = sloc {
-                                        let site = (func, *access);
+                                        let site = (func, *access, self.array_tag(&fr, *access));
                                         self.note_read_if_unwritten(ReadBy::TmaStore, site, (w, l), b as u64, size);
                                     }
                                     let bits = self.read_loc(&fr, at, sloc, ty.elem);
@@ -1635,7 +1662,8 @@ impl<'a> BlockSim<'a> {
                                         if let Some(kind) = race_kind(fc, *map_access, true) {
                                             self.race(g, loc, kind, at, Site { func, access: *map_access }, None);
                                         }
-                                        self.write_loc(&mut fr, at, loc, ty.elem, bits);
+                                        let tag = self.array_tag(&fr, *map_access);
+                                        self.write_loc(&mut fr, at, loc, ty.elem, bits, tag);
                                     }
                                 }
                             }
@@ -1665,9 +1693,20 @@ impl<'a> BlockSim<'a> {
                             // Whether some element the warp read was never written (then its
                             // lanes note their reads one by one, to name the first).
                             let unwritten = !self.swritten.is_empty()
-                                && warp
-                                    .as_ref()
-                                    .is_none_or(|x| x.elems().any(|(e, _, _)| self.unwritten(e.byte as usize, esz)));
+                                && warp.as_ref().is_none_or(|x| {
+                                    // A's and B's accesses name one array each. Their tags
+                                    // are compared over each tile's byte range at once;
+                                    // element by element only when a byte there was last
+                                    // written as another array's (or never), with tag 0
+                                    // (no comparison) otherwise.
+                                    let tags = [self.array_tag(&fr, accesses[1]), self.array_tag(&fr, accesses[2])];
+                                    let ranges = x.ranges();
+                                    let exact = [0, 1].map(|k| !self.tagged_all(ranges[k], tags[k]));
+                                    x.elems().any(|(e, _, access)| {
+                                        let k = usize::from(access != accesses[1]);
+                                        self.unwritten(e.byte as usize, esz, if exact[k] { tags[k] } else { 0 })
+                                    })
+                                });
                             // Before a lane stops the block, the issue checks that lane by lane
                             // would have made for the lanes before it (a warp read checks them
                             // all after the loop below; review R28 F1).
@@ -1762,7 +1801,7 @@ impl<'a> BlockSim<'a> {
                                         for e in &x[..kk] {
                                             self.note_read_if_unwritten(
                                                 by,
-                                                (func, access),
+                                                (func, access, self.array_tag(&fr, access)),
                                                 (w, l),
                                                 u64::from(e.byte),
                                                 esz as u64,
@@ -1839,6 +1878,7 @@ impl<'a> BlockSim<'a> {
                                     Loc::Shared(b) => Loc::Shared(b + 4 * reg),
                                     Loc::Global(buf, i) => Loc::Global(buf, i + reg),
                                 };
+                                let acc_tag = self.array_tag(&fr, accesses[0]);
                                 for reg in regs {
                                     // Register 4 j + 2 h + c: row h of the lane's two, column
                                     // 8 j + 2 (l % 4) + c.
@@ -1861,7 +1901,7 @@ impl<'a> BlockSim<'a> {
                                         .zip(&bcol[..kk])
                                         .fold(f64::from(old), |s, (x, y)| s + x.val * y.val);
                                     let bits = prism_types::value::f32_result(sum as f32);
-                                    self.write_loc(&mut fr, at, loc, Scalar::F32, bits);
+                                    self.write_loc(&mut fr, at, loc, Scalar::F32, bits, acc_tag);
                                 }
                                 // The accumulators stay the hardware's until `wgmma_wait`. They
                                 // are registers: the checker takes a thread-local array, directly
@@ -2045,6 +2085,21 @@ impl<'a> BlockSim<'a> {
                                     Err(why) => fatal!(ReportKind::OutOfBounds, format!("mbarrier access: {why}"), l),
                                 }
                             }
+                            // A barrier initialised as another array's (an earlier scope's, a
+                            // callee's scratch): a new array's elements hold nothing until it
+                            // writes them, and `mbarrier_init` is that write.
+                            if self.s.cfg.checks.races && *op != MbarOp::Init {
+                                let tag = self.array_tag(&fr, *access);
+                                for l in lanes_of(mask) {
+                                    if let Some(m) = self.mbars.get(&keys[l])
+                                        && m.valid
+                                        && tag != 0
+                                        && m.tag != tag
+                                    {
+                                        fatal!(ReportKind::MbarrierMisuse, MBAR_OTHER_ARRAY.to_string(), l)
+                                    }
+                                }
+                            }
                             let mut argvs = [bytes.unwrap_or(0); 32];
                             if let Some(a) = arg {
                                 for l in lanes_of(mask) {
@@ -2178,6 +2233,11 @@ impl<'a> BlockSim<'a> {
                                         self.mbar_operated(g, keys[l], Lane { fid, w, l }, func, *access);
                                     }
                                     let here = self.thread(f.warp, l as u32);
+                                    let init_tag = if *op == MbarOp::Init && self.s.cfg.checks.races {
+                                        self.array_tag(&fr, *access)
+                                    } else {
+                                        0
+                                    };
                                     let m = self.mbars.entry(keys[l]).or_default();
                                     match op {
                                         MbarOp::Init => {
@@ -2216,6 +2276,7 @@ impl<'a> BlockSim<'a> {
                                                 valid: true,
                                                 waiters,
                                                 base_generation,
+                                                tag: init_tag,
                                                 ..Mbar::default()
                                             };
                                             self.note_mbar_validity(keys[l], true);
@@ -2584,7 +2645,7 @@ impl<'a> BlockSim<'a> {
                                             None,
                                         );
                                     }
-                                    self.write_loc(&mut fr, Lane { fid, w, l }, loc, c.elem, c.vals[k]);
+                                    self.write_loc(&mut fr, Lane { fid, w, l }, loc, c.elem, c.vals[k], c.tag);
                                 }
                             }
                             self.done_copies = copies;
@@ -2687,7 +2748,7 @@ impl<'a> BlockSim<'a> {
                             }
                         }
                     }
-                    Op::Call { func: callee, args, dst, smem_offset } => {
+                    Op::Call { func: callee, args, dst, smem_offset, arrays } => {
                         if f.frames.len() >= 256 {
                             fatal!(
                                 ReportKind::FuelExhausted,
@@ -2697,6 +2758,9 @@ impl<'a> BlockSim<'a> {
                         }
                         let cc = &s.code.funcs[*callee as usize];
                         let mut frame = self.warps[w].frame(*callee, cc, s.code.fast, fr.smem_base + smem_offset);
+                        if !self.swritten.is_empty() {
+                            frame.ptags.extend(arrays.iter().map(|&a| self.array_tag(&fr, a)));
+                        }
                         for (p, a) in cc.params.iter().zip(args.iter()) {
                             let (d, a) = (*p as usize * 32, *a as usize * 32);
                             each(mask, |l| frame.regs[d + l] = fr.regs[a + l]);

@@ -214,6 +214,9 @@ pub(crate) struct GCtx {
     pub inflight: FastMap<(usize, usize), (u32, u32, u32, u32)>,
     /// A finished block's shared-memory race shadow, every cell reset, for the next block.
     pub spare_sshadow: SharedShadow,
+    /// A finished block's shared-memory array tags (`BlockSim::sarrays`), for the next
+    /// block: they need no clearing, as only bytes the next block marks written are read.
+    pub spare_sarrays: Vec<u64>,
     /// Finished blocks' register files, for the next blocks' warps: zeroing a file that is
     /// still in the cache costs less than allocating and filling a new one (each register
     /// is 256 bytes per warp).
@@ -235,6 +238,7 @@ impl GCtx {
             flags: flags::Flags::default(),
             inflight: FastMap::default(),
             spare_sshadow: SharedShadow::default(),
+            spare_sarrays: Vec::new(),
             spare_regs: Vec::new(),
         }
     }

@@ -261,23 +261,27 @@ extern "C" __global__ void __launch_bounds__(64) padded_block_id_control(int* __
     }
 }
 
-// Barrier motion: the only shared writes are a callee's, to its own scratch; the kernel then
-// reads an array over the same bytes (another thread's slot). Inference orders the call and
-// the read with a block barrier; motion split it and moved the wait below the read, taking
-// the read for one of read-only memory.
+// Barrier motion: a callee writes its own scratch; the kernel then writes an array over the
+// same bytes (another thread's slot) and reads it. Inference orders the call and the writes
+// with a block barrier, since the bytes are one memory whichever name writes them; motion
+// once split that barrier and moved its wait below the kernel's access, taking the array for
+// read-only memory. Until 2026-12-02 the kernel read `a` without writing it, taking the
+// callee's values over; a new array's elements hold nothing until they are written as its
+// own (docs/language.md §5), so the kernel writes `a` first, and a lost barrier is now a
+// write-after-write race with the callee.
 __device__ __forceinline__ int footprint_scratch(int prism_tid,
                                                  int prism_bid,
                                                  unsigned char* prism_smem,
                                                  int v)
 {
-    int* sc = reinterpret_cast<int*>(prism_smem);  // line 149
-    const int t = prism_tid;  // line 150
+    int* sc = reinterpret_cast<int*>(prism_smem);  // line 153
+    const int t = prism_tid;  // line 154
     {  // partition `sc` as `m` at thread[1]
         {  // group(thread[1])
-            sc[t] = v;  // line 153
+            sc[t] = v;  // line 157
         }
     }
-    return prism_add(v, 1);  // line 154
+    return prism_add(v, 1);  // line 158
 }
 
 extern "C" __global__ void __launch_bounds__(128) motion_footprint_read(const int* __restrict__ x,
@@ -288,33 +292,44 @@ extern "C" __global__ void __launch_bounds__(128) motion_footprint_read(const in
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
     __shared__ __align__(1024) unsigned char prism_smem[512];
-    // 1 split barrier(s) over the block: mbarriers, and this thread's token for each
-    __shared__ __align__(8) unsigned long long prism_split[1];
+    // 2 split barrier(s) over the block: mbarriers, and this thread's token for each
+    __shared__ __align__(8) unsigned long long prism_split[2];
     unsigned long long prism_tok0 = 0;
+    unsigned long long prism_tok1 = 0;
     if (threadIdx.x == 0) {
         prism_split_init(prism_smem_addr(&prism_split[0]), blockDim.x);
+        prism_split_init(prism_smem_addr(&prism_split[1]), blockDim.x);
     }
     __syncthreads();
-    const int b = prism_bid;  // line 160
+    const int b = prism_bid;  // line 164
     {  // partition `out` as `ob` at block[1]
         {  // group(block[1])
-            const int t = prism_tid;  // line 163
-            const int u = x[b];  // line 164
-            const int t12 = footprint_scratch(prism_tid, prism_bid, prism_smem, prism_add(x[t], 1000));  // line 165
-            // split block barrier s0, arrive: `a` was last used at line 165; its next use (line 169) waits
-            prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
-            int acc = t12;  // line 165
-            // split block barrier s0, wait
-            prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
-            if (u > -100000) {  // line 166
-                const int* a = reinterpret_cast<int*>(prism_smem);  // line 167
+            const int t = prism_tid;  // line 167
+            const int u = x[b];  // line 168
+            const int t12 = footprint_scratch(prism_tid, prism_bid, prism_smem, prism_add(x[t], 1000));  // line 169
+            // split block barrier s1, arrive: `a` was last used at line 169; its next use (line 172) waits
+            prism_tok1 = prism_split_arrive(prism_smem_addr(&prism_split[1]));
+            int acc = t12;  // line 169
+            // split block barrier s1, wait
+            prism_split_wait(prism_smem_addr(&prism_split[1]), prism_tok1);
+            if (u > -100000) {  // line 170
+                int* a = reinterpret_cast<int*>(prism_smem);  // line 171
+                {  // partition `a` as `a_t` at thread[1]
+                    {  // group(thread[1])
+                        a[(t + 64) % 128] = prism_add(acc, 7);  // line 174
+                        // split block barrier s0, arrive: `a` was last used at line 172; its next use (line 176) waits
+                        prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
+                    }
+                }
                 {  // group(thread[1])
-                    acc = prism_add(acc, prism_mul(10000, a[(t + 64) % 128]));  // line 169
+                    // split block barrier s0, wait
+                    prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
+                    acc = prism_add(acc, prism_mul(10000, a[(t + 32) % 128]));  // line 176
                 }
             }
             {  // partition `ob` as `o` at thread[1]
                 {  // group(thread[1])
-                    out[prism_add(prism_mul(b, (int)blockDim.x), t)] = acc;  // line 172
+                    out[prism_add(prism_mul(b, (int)blockDim.x), t)] = acc;  // line 179
                 }
             }
         }
@@ -329,10 +344,10 @@ __device__ __forceinline__ void fill_param(int prism_tid,
                                            int* p,
                                            int v)
 {
-    const int t = prism_tid;  // line 179
+    const int t = prism_tid;  // line 186
     {  // partition `p` as `m` at thread[1]
         {  // group(thread[1])
-            p[t] = v;  // line 182
+            p[t] = v;  // line 189
         }
     }
 }
@@ -352,23 +367,23 @@ extern "C" __global__ void __launch_bounds__(128) motion_callee_param(const int*
         prism_split_init(prism_smem_addr(&prism_split[0]), blockDim.x);
     }
     __syncthreads();
-    const int b = prism_bid;  // line 188
+    const int b = prism_bid;  // line 195
     {  // partition `out` as `ob` at block[1]
         {  // group(block[1])
-            const int t = prism_tid;  // line 191
-            int* s = reinterpret_cast<int*>(prism_smem);  // line 192
-            fill_param(prism_tid, prism_bid, prism_smem + 512, s, prism_add(x[t], 1000));  // line 193
-            // split block barrier s0, arrive: `s` was last used at line 193; its next use (line 196) waits
+            const int t = prism_tid;  // line 198
+            int* s = reinterpret_cast<int*>(prism_smem);  // line 199
+            fill_param(prism_tid, prism_bid, prism_smem + 512, s, prism_add(x[t], 1000));  // line 200
+            // split block barrier s0, arrive: `s` was last used at line 200; its next use (line 203) waits
             prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
-            int acc = 0;  // line 194
+            int acc = 0;  // line 201
             {  // group(thread[1])
                 // split block barrier s0, wait
                 prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
-                acc = s[(t + 64) % 128];  // line 196
+                acc = s[(t + 64) % 128];  // line 203
             }
             {  // partition `ob` as `o` at thread[1]
                 {  // group(thread[1])
-                    out[prism_add(prism_mul(b, (int)blockDim.x), t)] = acc;  // line 199
+                    out[prism_add(prism_mul(b, (int)blockDim.x), t)] = acc;  // line 206
                 }
             }
         }

@@ -6,56 +6,74 @@ static __shared__ __align__(8) unsigned long long prism_tma_bar;
 // The shapes of `tests/ui/reject/soundness/wgmma_tile_aliases.prism` with each iteration
 // waiting for its own wgmma: the array of an earlier scope (`z`), written by stores or by a
 // TMA copy, shares its bytes with the tile `a_s`, and the writes of the next iteration come
-// after the wait, so they are accepted and run clean; inference orders the writes before the
-// wgmma's read of the same bytes through the other name (review R49's controls).
+// after the wait, so they are accepted and run clean; inference orders `z`'s writes before
+// `a_s`'s (other threads write the same bytes through the other name) and those before the
+// wgmma's read (review R49's controls). Until 2026-12-02 nothing wrote `a_s` and the wgmma
+// read what `z` left; a new array's elements hold nothing until they are written as its own
+// (docs/language.md §5).
 extern "C" __global__ void __launch_bounds__(128) scope_store_waited(float* __restrict__ out)
 {
     // launch: threads per block a multiple of 128, blocks a multiple of 1, at most 128 threads per block
     const int prism_tid = threadIdx.x;
     __shared__ __align__(1024) __nv_bfloat16 prism_shared0[128];
     __shared__ __align__(256) __nv_bfloat16 prism_shared256[1024];
-    // 2 split barrier(s) over the block: mbarriers, and this thread's token for each
-    __shared__ __align__(8) unsigned long long prism_split[2];
+    // 3 split barrier(s) over the block: mbarriers, and this thread's token for each
+    __shared__ __align__(8) unsigned long long prism_split[3];
     unsigned long long prism_tok0 = 0;
     unsigned long long prism_tok1 = 0;
+    unsigned long long prism_tok2 = 0;
     if (threadIdx.x == 0) {
         prism_split_init(prism_smem_addr(&prism_split[0]), blockDim.x);
         prism_split_init(prism_smem_addr(&prism_split[1]), blockDim.x);
+        prism_split_init(prism_smem_addr(&prism_split[2]), blockDim.x);
     }
     __syncthreads();
     {  // partition `out` as `out_b` at block[1]
         {  // group(block[1])
-            const int t = prism_tid;  // line 13
-            __align__(16) float acc[4] = {};  // line 14
-            __nv_bfloat16* b_s = prism_shared0;  // line 15
+            const int t = prism_tid;  // line 16
+            __align__(16) float acc[4] = {};  // line 17
+            __nv_bfloat16* b_s = prism_shared0;  // line 18
             {  // partition `b_s` as `b_t` at thread[1]
                 {  // group(thread[1])
-                    b_s[t] = __float2bfloat16_rn((float)(t % 3));  // line 18
+                    b_s[t] = __float2bfloat16_rn((float)(t % 3));  // line 21
                 }
             }
             for (int it = 0; it < 2; it += 1) {
-                // split block barrier s1, arrive: `z` was last used at line 28; its next use (line 22) waits
+                // split block barrier s2, arrive: `z` was last used at line 30; its next use (line 25) waits
                 prism_fence_proxy_async();
-                prism_tok1 = prism_split_arrive(prism_smem_addr(&prism_split[1]));
+                prism_tok2 = prism_split_arrive(prism_smem_addr(&prism_split[2]));
                 {  // group(block[1])
-                    __nv_bfloat16* z = prism_shared256;  // line 21
+                    __nv_bfloat16* z = prism_shared256;  // line 24
                     {  // partition `z` as `z_t` at thread[1]
                         {  // group(thread[1])
-                            int s = 0;  // line 24
-                            // split block barrier s1, wait
-                            prism_split_wait(prism_smem_addr(&prism_split[1]), prism_tok1);
-                            for (; s < 8; s += 1) {  // line 24
-                                z[t + 128 * s] = __float2bfloat16_rn((float)((t + 128 * s + it) % 5));  // line 25
+                            int s = 0;  // line 27
+                            // split block barrier s2, wait
+                            prism_split_wait(prism_smem_addr(&prism_split[2]), prism_tok2);
+                            for (; s < 8; s += 1) {  // line 27
+                                z[t + 128 * s] = __float2bfloat16_rn((float)((t + 128 * s + it) % 5));  // line 28
                             }
+                            // split block barrier s1, arrive: `a_s` was last used at line 25; its next use (line 30) waits
+                            prism_fence_proxy_async();
+                            prism_tok1 = prism_split_arrive(prism_smem_addr(&prism_split[1]));
                         }
                     }
                 }
-                const __nv_bfloat16* a_s = prism_shared256;  // line 26
-                asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 27
-                // split block barrier s0, arrive: `a_s` was last used at line 22; its next use (line 28) waits
+                __nv_bfloat16* a_s = prism_shared256;  // line 29
+                {  // partition `a_s` as `a_t` at thread[1]
+                    {  // group(thread[1])
+                        int s = 0;  // line 32
+                        // split block barrier s1, wait
+                        prism_split_wait(prism_smem_addr(&prism_split[1]), prism_tok1);
+                        for (; s < 8; s += 1) {  // line 32
+                            a_s[8 * t + s] = __float2bfloat16_rn((float)((8 * t + s + 2 * it) % 7));  // line 33
+                        }
+                    }
+                }
+                asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 34
+                // split block barrier s0, arrive: `a_s` was last used at line 30; its next use (line 35) waits
                 prism_fence_proxy_async();
                 prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
-                float* acc_1 = acc;  // line 14
+                float* acc_1 = acc;  // line 17
                 // split block barrier s0, wait
                 prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
                 asm volatile(
@@ -68,13 +86,13 @@ extern "C" __global__ void __launch_bounds__(128) scope_store_waited(float* __re
                     : "+f"(acc_1[0]), "+f"(acc_1[1]), "+f"(acc_1[2]), "+f"(acc_1[3])
                     : "l"(prism_wgmma_desc(a_s)), "l"(prism_wgmma_desc(b_s))
                     : "memory");
-                asm volatile("wgmma.commit_group.sync.aligned;" :  :  : "memory");  // line 29
-                asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 30
+                asm volatile("wgmma.commit_group.sync.aligned;" :  :  : "memory");  // line 36
+                asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 37
             }
             {  // partition `out_b` as `mine` at thread[1]
                 {  // group(thread[1])
                     for (int j = 0; j < 4; j += 1) {
-                        out[4 * t + j] = acc[j];  // line 34
+                        out[4 * t + j] = acc[j];  // line 41
                     }
                 }
             }
@@ -89,13 +107,15 @@ extern "C" __global__ void __launch_bounds__(128) tma_copy_waited(const __grid_c
     const int prism_tid = threadIdx.x;
     __shared__ __align__(1024) __nv_bfloat16 prism_shared0[128];
     __shared__ __align__(256) __nv_bfloat16 prism_shared256[1024];
-    // 2 split barrier(s) over the block: mbarriers, and this thread's token for each
-    __shared__ __align__(8) unsigned long long prism_split[2];
+    // 3 split barrier(s) over the block: mbarriers, and this thread's token for each
+    __shared__ __align__(8) unsigned long long prism_split[3];
     unsigned long long prism_tok0 = 0;
     unsigned long long prism_tok1 = 0;
+    unsigned long long prism_tok2 = 0;
     if (threadIdx.x == 0) {
         prism_split_init(prism_smem_addr(&prism_split[0]), blockDim.x);
         prism_split_init(prism_smem_addr(&prism_split[1]), blockDim.x);
+        prism_split_init(prism_smem_addr(&prism_split[2]), blockDim.x);
     }
     __syncthreads();
     // the mbarrier TMA copies complete on: every thread of the block waits on it
@@ -110,25 +130,25 @@ extern "C" __global__ void __launch_bounds__(128) tma_copy_waited(const __grid_c
     __syncthreads();
     {  // partition `out` as `out_b` at block[1]
         {  // group(block[1])
-            const int t = prism_tid;  // line 42
-            __align__(16) float acc[4] = {};  // line 43
-            __nv_bfloat16* b_s = prism_shared0;  // line 44
+            const int t = prism_tid;  // line 49
+            __align__(16) float acc[4] = {};  // line 50
+            __nv_bfloat16* b_s = prism_shared0;  // line 51
             {  // partition `b_s` as `b_t` at thread[1]
                 {  // group(thread[1])
-                    b_s[t] = __float2bfloat16_rn((float)(t % 3));  // line 47
+                    b_s[t] = __float2bfloat16_rn((float)(t % 3));  // line 54
                 }
             }
             for (int it = 0; it < 2; it += 1) {
                 {  // group(block[1])
-                    // split block barrier s1, arrive: `z` was last used at line 51; its next use (line 51) waits
+                    // split block barrier s2, arrive: `z` was last used at line 58; its next use (line 58) waits
                     prism_fence_proxy_async();
-                    prism_tok1 = prism_split_arrive(prism_smem_addr(&prism_split[1]));
-                    __nv_bfloat16* z = prism_shared256;  // line 50
+                    prism_tok2 = prism_split_arrive(prism_smem_addr(&prism_split[2]));
+                    __nv_bfloat16* z = prism_shared256;  // line 57
                     {  // async `z` as `land` at block[1]
-                        // split block barrier s1, wait
-                        prism_split_wait(prism_smem_addr(&prism_split[1]), prism_tok1);
+                        // split block barrier s2, wait
+                        prism_split_wait(prism_smem_addr(&prism_split[2]), prism_tok2);
                         if (prism_tid == 0) {  // split(thread) case 1: thread[1]
-                            asm volatile(  // line 54
+                            asm volatile(  // line 61
                                 "mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;"
                                 :
                                 : "r"(prism_smem_addr(&prism_tma_bar)), "r"(2048u)
@@ -139,16 +159,29 @@ extern "C" __global__ void __launch_bounds__(128) tma_copy_waited(const __grid_c
                                 : "r"(prism_smem_addr(&z[0])), "l"(&a), "r"(0), "r"(64 * it), "r"(prism_smem_addr(&prism_tma_bar))
                                 : "memory");
                         }
-                        prism_mbar_arrive_wait(prism_smem_addr(&prism_tma_bar));  // line 51
+                        prism_mbar_arrive_wait(prism_smem_addr(&prism_tma_bar));  // line 58
                         asm volatile("cp.async.wait_all;" :  :  : "memory");
+                        // split block barrier s1, arrive: `a_s` was last used at line 58; its next use (line 63) waits
+                        prism_fence_proxy_async();
+                        prism_tok1 = prism_split_arrive(prism_smem_addr(&prism_split[1]));
                     }
                 }
-                const __nv_bfloat16* a_s = prism_shared256;  // line 55
-                asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 56
-                // split block barrier s0, arrive: `a_s` was last used at line 51; its next use (line 57) waits
+                __nv_bfloat16* a_s = prism_shared256;  // line 62
+                {  // partition `a_s` as `a_t` at thread[1]
+                    {  // group(thread[1])
+                        int s = 0;  // line 65
+                        // split block barrier s1, wait
+                        prism_split_wait(prism_smem_addr(&prism_split[1]), prism_tok1);
+                        for (; s < 8; s += 1) {  // line 65
+                            a_s[8 * t + s] = __float2bfloat16_rn((float)((8 * t + s + 2 * it) % 7));  // line 66
+                        }
+                    }
+                }
+                asm volatile("wgmma.fence.sync.aligned;" :  :  : "memory");  // line 67
+                // split block barrier s0, arrive: `a_s` was last used at line 63; its next use (line 68) waits
                 prism_fence_proxy_async();
                 prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
-                float* acc_1 = acc;  // line 43
+                float* acc_1 = acc;  // line 50
                 // split block barrier s0, wait
                 prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
                 asm volatile(
@@ -161,13 +194,13 @@ extern "C" __global__ void __launch_bounds__(128) tma_copy_waited(const __grid_c
                     : "+f"(acc_1[0]), "+f"(acc_1[1]), "+f"(acc_1[2]), "+f"(acc_1[3])
                     : "l"(prism_wgmma_desc(a_s)), "l"(prism_wgmma_desc(b_s))
                     : "memory");
-                asm volatile("wgmma.commit_group.sync.aligned;" :  :  : "memory");  // line 58
-                asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 59
+                asm volatile("wgmma.commit_group.sync.aligned;" :  :  : "memory");  // line 69
+                asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 70
             }
             {  // partition `out_b` as `mine` at thread[1]
                 {  // group(thread[1])
                     for (int j = 0; j < 4; j += 1) {
-                        out[4 * t + j] = acc[j];  // line 63
+                        out[4 * t + j] = acc[j];  // line 74
                     }
                 }
             }
