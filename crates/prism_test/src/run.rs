@@ -181,7 +181,7 @@ pub fn default_target() -> Target {
 /// Launches that are race-free but whose results depend on the schedule by design: (file
 /// relative to the repository root, kernel, why). They must still run clean under every
 /// schedule, but their buffers are not compared between schedules.
-pub const SCHEDULE_DEPENDENT: [(&str, &str, &str); 3] = [
+pub const SCHEDULE_DEPENDENT: [(&str, &str, &str); 4] = [
     (
         "tests/ui/accept/rules/elect_sync.prism",
         "which_lane",
@@ -191,6 +191,11 @@ pub const SCHEDULE_DEPENDENT: [(&str, &str, &str); 3] = [
         "tests/ui/accept/rules/corner_intrinsics_thread.prism",
         "thread_ops",
         "stores what atomic_exch, atomic_cas and atomic_load return, which is the order the atomics ran in",
+    ),
+    (
+        "tests/ui/accept/rules/atomic_cas_election.prism",
+        "cas_first_wins",
+        "every thread's atomic_cas tries to claim one word: the first compare to land decides what it holds",
     ),
     (
         "tests/ui/run/checks/data_race.prism",
