@@ -148,7 +148,7 @@ impl Summary {
 }
 
 /// The constructs a program uses, by the text that names them.
-const CONSTRUCTS: [(&str, &str); 42] = [
+const CONSTRUCTS: [(&str, &str); 44] = [
     ("partition", "with partition("),
     ("claim", "with claim("),
     ("async", "with async("),
@@ -191,6 +191,8 @@ const CONSTRUCTS: [(&str, &str); 42] = [
     ("index-fn-call", "f=lambda i: op_"),
     ("call-ranges", "bumpn(v"),
     ("flat-index", "atomic_add(gx[b * "),
+    ("wgmma", "wgmma_commit_group()"),
+    ("wgmma-two-groups", "wgmma_wait(1)"),
 ];
 
 /// Runs a search.

@@ -29,8 +29,9 @@
 //! place ([`Gen::place`]: mostly allowed ones, sometimes a thread group, a divergent
 //! branch, a warp group or a split case); two user modules held in memory (`lib/ops` has
 //! a generic fold, `lib/use` builds a block function with its own shared array on it);
-//! and a launch-sized shared array `dyn`, used by every phase like a declared one and by
-//! partitions strided by `block_dim()`.
+//! a launch-sized shared array `dyn`, used by every phase like a declared one and by
+//! partitions strided by `block_dim()`; and, in blocks of one warpgroup, wgmmas from tiles
+//! the threads fill ([`Gen::wgmma`]).
 //!
 //! The generator knows when it writes something the language only trusts (an access through
 //! a partition that may reach another unit's elements): such programs are *trusted*, and a
@@ -86,6 +87,9 @@ struct Cx {
     depth: u32,
     /// The narrowest thread unit the bound guarantees (32, or 64 for half-block groups).
     narrow: u32,
+    /// Whether the kernel requires `warpgroup[1]` (a block of 128 threads): the wgmma phase
+    /// may then run.
+    wg: bool,
 }
 
 /// Writes programs.
@@ -136,6 +140,9 @@ impl Gen {
         let tb = [32u32, 64, 128][self.rng.below(3)];
         let mut grid = 1 + self.rng.below(3) as u32;
         let narrow = if tb >= 64 && self.rng.chance(30) { 64 } else { 32 };
+        // Blocks of one warpgroup may issue wgmmas (the phase below), which need the
+        // warpgroup among the kernel's requirements.
+        let wg = tb == 128 && self.rng.chance(50);
         // A launch-sized shared array, used by the phases like a declared one.
         let dyn_len = self.rng.chance(35).then(|| tb * [1u32, 2, 4, 8][self.rng.below(4)]);
         // A device-wide reduction from the kernel's grid code (none without grid code).
@@ -152,7 +159,8 @@ impl Gen {
         sig.push_str("):");
         put(&mut self.out, 0, "@prism(\"global\")");
         let outer = if block_entry { "" } else { "grid[1], " };
-        put(&mut self.out, 0, &format!("@requires({outer}block[1], thread[{narrow}], smem=16384)"));
+        let group = if wg { "warpgroup[1], " } else { "" };
+        put(&mut self.out, 0, &format!("@requires({outer}block[1], {group}thread[{narrow}], smem=16384)"));
         put(&mut self.out, 0, &format!("@launch_bounds({tb})"));
         put(&mut self.out, 0, &sig);
         let mut total_read = false;
@@ -187,7 +195,7 @@ impl Gen {
         {
             put(&mut self.out, d, call);
         }
-        let mut cx = Cx { tb, shared: Vec::new(), fresh: 0, depth: 0, narrow };
+        let mut cx = Cx { tb, shared: Vec::new(), fresh: 0, depth: 0, narrow, wg };
         let arrays = 1 + self.rng.below(2);
         for k in 0..arrays {
             let len = tb * [1u32, 2, 4][self.rng.below(3)];
@@ -210,7 +218,22 @@ impl Gen {
             put(&mut self.out, d + 3, &format!("z{name}[j] = t + j"));
         }
         let phases = 2 + self.rng.below(5);
-        for _ in 0..phases {
+        // A kernel that requires the warpgroup mostly issues a wgmma, among the phases or
+        // in a loop (whose passes rewrite its tiles).
+        let wgmma_at = (wg && self.rng.chance(80)).then(|| self.rng.below(phases));
+        for k in 0..phases {
+            if wgmma_at == Some(k) {
+                let id = cx.fresh;
+                cx.fresh += 1;
+                if self.rng.chance(30) {
+                    put(&mut self.out, d, &format!("for rw{id} in range({}):", 2 + self.rng.below(2)));
+                    cx.depth += 1;
+                    self.wgmma(&mut cx, d + 1, id);
+                    cx.depth -= 1;
+                } else {
+                    self.wgmma(&mut cx, d, id);
+                }
+            }
             self.phase(&mut cx, d);
         }
         if total_read {
@@ -482,7 +505,7 @@ impl Gen {
         let mask = len - 1;
         let id = cx.fresh;
         cx.fresh += 1;
-        match self.rng.below(46) {
+        match self.rng.below(48) {
             // Each thread writes its own elements: blocked.
             0 | 1 => {
                 let k = len / tb;
@@ -1285,12 +1308,109 @@ impl Gen {
                 put(&mut self.out, e + 3, &format!("bumpn(v{id}, {m})"));
                 put(&mut self.out, e + 3, &format!("acc = acc + sumn(v{id}, {m2})"));
             }
+            46 | 47 if cx.wg => self.wgmma(cx, d, id),
             _ => {
                 put(&mut self.out, d, "with group(thread[1]):");
                 let f = self.fold(&format!("{name}[t & {mask}]"));
                 put(&mut self.out, d + 1, &f);
             }
         }
+    }
+
+    /// A warpgroup's wgmma (m64n8k16 bf16 or m64n8k8 tf32, canonical layout) from tiles of
+    /// its own, which every thread fills from `acc` (each warp reads rows the others wrote,
+    /// so a barrier must come between), folded back into `acc` after the wait. The tiles are
+    /// read asynchronously until `wgmma_wait`: a write to them, or a read of the
+    /// accumulators, before the wait must be refused (`wgmma-unwaited`), as must the
+    /// wgmma in thread code or a divergent branch; a phase in a loop rewrites the tiles
+    /// each pass, which the other warps' reads of the last pass must be ordered before.
+    /// Two groups in flight, the older waited with `wgmma_wait(1)`, may fold the older's
+    /// accumulators only. The products are small integers, exact in every type and order.
+    fn wgmma(&mut self, cx: &mut Cx, d: u32, id: u32) {
+        let tf32 = self.rng.chance(40);
+        let (ty, cast, a_len, b_len, op) =
+            if tf32 { ("float", "float", 512, 64, "wgmma_tf32") } else { ("bf16", "bf16", 1024, 128, "wgmma_bf16") };
+        let (a, bn, c) = (format!("wa{id}"), format!("wb{id}"), format!("wc{id}"));
+        put(&mut self.out, d, &format!("{a} : shared({ty}[{a_len}]) @ block[1]"));
+        put(&mut self.out, d, &format!("{bn} : shared({ty}[{b_len}]) @ block[1]"));
+        put(&mut self.out, d, &format!("{c} : float[4] @ thread[1]"));
+        let per = a_len / 128;
+        // A: interleaved over the warps' rows, or each thread a run of its own.
+        let f = if self.rng.chance(50) { "t + 128 * s".to_string() } else { format!("t * {per} + s") };
+        put(&mut self.out, d, &format!("with partition({a}, p=thread[1], f=lambda s: {f}) as pa{id}:"));
+        put(&mut self.out, d + 1, "with group(thread[1]):");
+        put(&mut self.out, d + 2, &format!("for s in range({per}):"));
+        put(&mut self.out, d + 3, &format!("pa{id}[s] = {cast}(float((acc + s) & 7))"));
+        put(
+            &mut self.out,
+            d,
+            &format!("with partition({bn}, p=thread[1], f=lambda s: t * {} + s) as pb{id}:", b_len / 128),
+        );
+        put(&mut self.out, d + 1, "with group(thread[1]):");
+        put(&mut self.out, d + 2, &format!("for s in range({}):", b_len / 128));
+        put(&mut self.out, d + 3, &format!("pb{id}[s] = {cast}(float((acc ^ s) & 3))"));
+        // Where the warpgroup issues it: its own group or the block code (one warpgroup
+        // here), or, refused, thread code or a branch some threads of it skip.
+        let e = match self.rng.below(20) {
+            0..=8 => {
+                put(&mut self.out, d, "with group(warpgroup[1]):");
+                d + 1
+            }
+            9..=17 => d,
+            18 => {
+                put(&mut self.out, d, "with group(thread[1]):");
+                d + 1
+            }
+            _ => {
+                put(&mut self.out, d, "with group(thread[1]):");
+                put(&mut self.out, d + 1, "if t < 64:");
+                put(&mut self.out, d + 2, "with group(warpgroup[1]):");
+                d + 3
+            }
+        };
+        let fold = |g: &mut Gen, d: u32, c: &str| {
+            put(&mut g.out, d, "with group(thread[1]):");
+            put(&mut g.out, d + 1, "for j in range(4):");
+            put(&mut g.out, d + 2, &format!("acc = acc + int({c}[j])"));
+        };
+        put(&mut self.out, e, "wgmma_fence()");
+        put(&mut self.out, e, &format!("{op}({c}, {a}, {bn}, 8)"));
+        put(&mut self.out, e, "wgmma_commit_group()");
+        match self.rng.below(10) {
+            // Two groups in flight; the older waited alone.
+            0 | 1 => {
+                let c2 = format!("wd{id}");
+                // Declared before the block code's wgmma group, so that the fold sees it.
+                put(&mut self.out, e, &format!("{c2} : float[4] @ thread[1]"));
+                put(&mut self.out, e, "wgmma_fence()");
+                put(&mut self.out, e, &format!("{op}({c2}, {a}, {bn}, 8)"));
+                put(&mut self.out, e, "wgmma_commit_group()");
+                put(&mut self.out, e, "wgmma_wait(1)");
+                // The newer group's accumulators are still being written: refused.
+                let early = if self.rng.chance(90) { c.clone() } else { c2.clone() };
+                fold(self, e, &early);
+                put(&mut self.out, e, "wgmma_wait(0)");
+                fold(self, e, if early == c { &c2 } else { &c });
+                return;
+            }
+            // A tile written before the wait: refused.
+            2 => {
+                put(&mut self.out, e, &format!("with partition({a}, p=thread[1], f=lambda s: t + 128 * s) as pq{id}:"));
+                put(&mut self.out, e + 1, "with group(thread[1]):");
+                put(&mut self.out, e + 2, &format!("pq{id}[0] = {cast}(1.0)"));
+            }
+            // The accumulators read before the wait: refused.
+            3 => fold(self, e, &c),
+            // Another phase while the tiles are read: its memory is not theirs.
+            4 | 5 if cx.depth < 2 => {
+                cx.depth += 1;
+                self.phase(cx, e);
+                cx.depth -= 1;
+            }
+            _ => {}
+        }
+        put(&mut self.out, e, "wgmma_wait(0)");
+        fold(self, e, &c);
     }
 }
 
