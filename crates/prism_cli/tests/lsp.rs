@@ -1119,6 +1119,35 @@ fn creating_a_missing_module_refreshes_its_importers() {
     s.stop();
 }
 
+/// Review R57: closing a document cleared nothing, so the client kept its errors for a
+/// file the server no longer analyses; and closing one of two URIs that name one file
+/// (one spelled with an escape) dropped the other's unsaved text from what imports see.
+#[test]
+fn closing_clears_diagnostics_and_keeps_another_uris_text() {
+    let dir = project("closing");
+    let mut s = Server::start(&dir);
+    let scratch = uri(&dir.join("scratch.prism"));
+    s.open(&scratch, "def oops(:\n");
+    s.diagnostics(&scratch, |d| !d.is_empty());
+    s.notify("textDocument/didClose", json!({ "textDocument": { "uri": scratch } }));
+    s.diagnostics(&scratch, |d| d.is_empty());
+    let main = uri(&dir.join("main.prism"));
+    let util = uri(&dir.join("lib/util.prism"));
+    let alias = uri(&dir.join("lib/%75til.prism"));
+    s.open(&main, MAIN);
+    s.diagnostics(&main, |d| d.is_empty());
+    // Unsaved and broken under one URI: the importer shows it.
+    s.open(&util, "def (:\n");
+    s.diagnostics(&main, |d| !d.is_empty());
+    // The same file opened under the other URI with the text on disk, then closed: the
+    // first URI's unsaved text is what the import reads again.
+    s.open(&alias, UTIL);
+    s.diagnostics(&main, |d| d.is_empty());
+    s.notify("textDocument/didClose", json!({ "textDocument": { "uri": alias } }));
+    s.diagnostics(&main, |d| !d.is_empty());
+    s.stop();
+}
+
 /// A diagnostic as both sides can say it: code, title, 0-based line and column of the
 /// primary span.
 type Said = (String, String, u64, u64);

@@ -55,6 +55,7 @@ fn offset(snap: &Snapshot, p: lsp::Position) -> u32 {
 /// its real place as related information.
 pub fn diagnostics(snap: &Snapshot, uri: &Url) -> Vec<lsp::Diagnostic> {
     let root = snap.map.file(snap.root);
+    let mut cursor = pos::Cursor::new(root);
     snap.document_problems()
         .into_iter()
         .map(|(at, d)| {
@@ -88,7 +89,7 @@ pub fn diagnostics(snap: &Snapshot, uri: &Url) -> Vec<lsp::Diagnostic> {
                 }
             }
             lsp::Diagnostic {
-                range: pos::range(root, at),
+                range: cursor.range(at),
                 severity: Some(match d.severity {
                     Severity::Error => lsp::DiagnosticSeverity::ERROR,
                     Severity::Warning => lsp::DiagnosticSeverity::WARNING,

@@ -79,6 +79,7 @@ pub fn serve(connection: &Connection) -> Result<Ending, String> {
         refresh,
         next_id: 0,
         shut_down: false,
+        closed: Vec::new(),
     };
     server.run(connection)
 }
@@ -173,6 +174,10 @@ struct Server {
     /// Whether `shutdown` was received: every later request is refused, and nothing more
     /// is analysed or published.
     shut_down: bool,
+    /// Documents closed since the last flush: their diagnostics are cleared (an empty
+    /// list published), or the client would keep showing them for a file the server no
+    /// longer analyses.
+    closed: Vec<Url>,
 }
 
 /// A failed request: the error code and message.
@@ -229,6 +234,12 @@ impl Server {
 
     /// Analyses every stale document and publishes the diagnostics not yet published.
     fn flush(&mut self, connection: &Connection) -> Result<(), String> {
+        for uri in std::mem::take(&mut self.closed) {
+            // Opened again since: its own diagnostics follow.
+            if !self.docs.contains_key(&uri) {
+                publish(connection, lsp::PublishDiagnosticsParams { uri, diagnostics: Vec::new(), version: None })?;
+            }
+        }
         let uris: Vec<Url> = self.docs.iter().filter(|(_, d)| !d.published).map(|(u, _)| u.clone()).collect();
         for uri in uris {
             self.publish(connection, &uri)?;
@@ -348,9 +359,15 @@ impl Server {
                 let uri = p.text_document.uri;
                 let Some(doc) = self.docs.remove(&uri) else { return };
                 if let Some(path) = &doc.path {
-                    self.overlay.remove(path);
+                    // Two URIs may name one file (spelled or escaped differently): while
+                    // another stays open, imports see its text, not the disk's.
+                    match self.docs.values().find(|d| d.path.as_ref() == Some(path)) {
+                        Some(other) => self.overlay.insert(path.clone(), other.text.clone()),
+                        None => self.overlay.remove(path),
+                    };
                 }
                 self.changed(&uri, doc.path.as_ref());
+                self.closed.push(uri);
             }
             // A module changed on disk: any program may have loaded it.
             N::DidChangeWatchedFiles::METHOD | N::DidSaveTextDocument::METHOD => {

@@ -8,6 +8,12 @@ impl SyntaxError {
     pub fn to_diagnostic(&self) -> Diagnostic {
         match self {
             // Diagnostic: invalid-token
+            SyntaxError::InvalidChar { ch, span } if span.len() as usize > ch.len_utf8() => Diagnostic::error(
+                "invalid-token",
+                format!("invalid characters, starting with `{}`", ch.escape_debug()),
+                *span,
+            )
+            .with_label("no token starts with any of these characters"),
             SyntaxError::InvalidChar { ch, span } => {
                 Diagnostic::error("invalid-token", format!("invalid character `{}`", ch.escape_debug()), *span)
                     .with_label("no token starts with this character")

@@ -17,9 +17,9 @@ pub enum SyntaxError {
     ///       ^ invalid character
     /// ```
     InvalidChar {
-        /// The character.
+        /// The character (the first of a run of them).
         ch: char,
-        /// Where it is.
+        /// Where it is: a run of invalid characters next to each other is one error.
         span: Span,
     },
     /// A C operator that Prism spells with a word (`&&`, `||`, `!`).

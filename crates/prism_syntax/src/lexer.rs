@@ -441,7 +441,18 @@ impl Lexer<'_, '_> {
             _ => {
                 let ch = self.src[self.pos..].chars().next().expect("in bounds");
                 self.pos += ch.len_utf8();
-                self.errors.push(SyntaxError::InvalidChar { ch, span: self.span(start, self.pos) });
+                // A run of invalid characters is one error: a line of pasted binary or of
+                // another script would otherwise be as many diagnostics as characters
+                // (review R57: 128k of them took the language server half a minute).
+                let end = self.span(start, self.pos);
+                if let Some(SyntaxError::InvalidChar { span, .. }) = self.errors.last_mut()
+                    && span.end == end.start
+                    && span.file == end.file
+                {
+                    span.end = end.end;
+                } else {
+                    self.errors.push(SyntaxError::InvalidChar { ch, span: end });
+                }
                 return;
             }
         };
@@ -568,5 +579,19 @@ mod tests {
         let (_, e) = kinds("if a:\n\tb $\n");
         assert!(matches!(e[0], SyntaxError::TabIndent { .. }));
         assert!(matches!(e[1], SyntaxError::InvalidChar { ch: '$', .. }));
+    }
+
+    /// A run of invalid characters is one error over the run; characters apart are one
+    /// error each (review R57: one per character made 128k diagnostics of one line).
+    #[test]
+    fn a_run_of_bad_chars_is_one_error() {
+        let (_, e) = kinds("x = ππ$π y\n");
+        let [SyntaxError::InvalidChar { ch: 'π', span }] = e[..] else { panic!("{e:?}") };
+        assert_eq!((span.start, span.end), (4, 11));
+        let (_, e) = kinds("x = $ $\n");
+        assert!(matches!(e[..], [SyntaxError::InvalidChar { .. }, SyntaxError::InvalidChar { .. }]), "{e:?}");
+        let long: String = "π".repeat(100_000);
+        let (_, e) = kinds(&format!("{long}\n"));
+        assert_eq!(e.len(), 1, "{:?}", &e[..e.len().min(3)]);
     }
 }
