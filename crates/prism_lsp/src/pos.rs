@@ -87,7 +87,7 @@ pub fn offset(file: &SourceFile, pos: Position) -> u32 {
 
 /// The LSP range of `span`, which lies in `file`.
 pub fn range(file: &SourceFile, span: Span) -> Range {
-    Range { start: position(file, span.start), end: position(file, span.end) }
+    Cursor::new(file).range(span)
 }
 
 #[cfg(test)]

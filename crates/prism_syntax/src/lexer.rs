@@ -447,7 +447,6 @@ impl Lexer<'_, '_> {
                 let end = self.span(start, self.pos);
                 if let Some(SyntaxError::InvalidChar { span, .. }) = self.errors.last_mut()
                     && span.end == end.start
-                    && span.file == end.file
                 {
                     span.end = end.end;
                 } else {

@@ -174,6 +174,13 @@ pub struct Rec {
 }
 
 impl Rec {
+    /// Whether a jump to `target` in frame `fid` leaves this record's construct: one of
+    /// the frame's own (not a call's) that rejoins before the target.
+    #[inline(always)]
+    pub fn left_by(&self, fid: u32, target: u32) -> bool {
+        self.frame == fid && self.call.is_none() && self.join < target
+    }
+
     /// A record for lanes `expected` that split inside a construct joining at `join`.
     pub fn open(join: u32, frame: u32, expected: u32) -> Rec {
         Rec { join, frame, expected, arrived: 0, parked: Vec::new(), call: None, iteration: None }

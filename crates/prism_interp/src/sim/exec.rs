@@ -2968,7 +2968,7 @@ impl<'a> BlockSim<'a> {
     fn unwind(&mut self, f: &mut super::block::Frag, fid: u32, target: u32) {
         if let Some(&top) = f.recs.last()
             && let Some(r) = self.recs[top as usize].as_ref()
-            && !(r.frame == fid && r.call.is_none() && r.join < target)
+            && !r.left_by(fid, target)
         {
             return;
         }
@@ -2979,7 +2979,7 @@ impl<'a> BlockSim<'a> {
     fn unwind_slow(&mut self, f: &mut super::block::Frag, fid: u32, target: u32) {
         while let Some(&top) = f.recs.last() {
             let r = self.recs[top as usize].as_ref().expect("live record");
-            if r.frame == fid && r.call.is_none() && r.join < target {
+            if r.left_by(fid, target) {
                 f.recs.pop();
                 self.leave(top, f.mask);
             } else {
