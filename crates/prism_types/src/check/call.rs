@@ -711,6 +711,10 @@ impl Checker<'_> {
     /// longer know the box.
     fn opaque_arg(&mut self, param: &str, tn: &str, persp: Persp, value: &ast::Expr, typed_ok: bool) -> Option<VarId> {
         let v = self.memory_name(param, value)?;
+        // A claimed map is owned by one unit, as claimed memory is: a TMA store through a
+        // claim in code every thread runs stores the box once per thread. The soundness
+        // search found that accepted until 2026-12-03 (docs/soundness.md §10).
+        self.use_memory(v, value.span, false);
         let var = self.var(v).clone();
         match &var.ty {
             Ty::Opaque(n) if n == tn => {
@@ -738,6 +742,8 @@ impl Checker<'_> {
     /// copies announce the box's bytes, so another box would never complete.
     fn map_arg(&mut self, param: &str, m: TensorMapTy, persp: Persp, value: &ast::Expr) -> Option<VarId> {
         let v = self.memory_name(param, value)?;
+        // Claim ownership, as for a pointer argument (and `opaque_arg`).
+        self.use_memory(v, value.span, false);
         let var = self.var(v).clone();
         if var.ty != Ty::TensorMap(m) {
             self.error(TypeError::Mismatch {
