@@ -148,7 +148,7 @@ impl Summary {
 }
 
 /// The constructs a program uses, by the text that names them.
-const CONSTRUCTS: [(&str, &str); 44] = [
+const CONSTRUCTS: [(&str, &str); 50] = [
     ("partition", "with partition("),
     ("claim", "with claim("),
     ("async", "with async("),
@@ -193,6 +193,12 @@ const CONSTRUCTS: [(&str, &str); 44] = [
     ("flat-index", "atomic_add(gx[b * "),
     ("wgmma", "wgmma_commit_group()"),
     ("wgmma-two-groups", "wgmma_wait(1)"),
+    ("mma", "intrinsic.mma_"),
+    ("ldmatrix", "ldmatrix_x"),
+    ("ldmatrix-x4-trans", "ldmatrix_x4_trans_"),
+    ("tma-store-2d", "tma_store_2d("),
+    ("tma-store-3d", "tma_store_3d("),
+    ("tma-3d", "tma_load_3d("),
 ];
 
 /// Runs a search.
@@ -341,6 +347,22 @@ fn arguments(p: &r#gen::Program) -> Vec<Arg> {
             dims: vec![u64::from(r#gen::TILES), 32],
         },
         Arg::Buffer(Buffer::zeroed(Scalar::I32, r#gen::gx_len(p.grid, p.block) as usize)),
+        // `to`: the boxes the blocks store, and what is not stored stays zero.
+        Arg::Tensor {
+            buffer: Buffer::zeroed(Scalar::I32, (r#gen::TILES * 32) as usize),
+            dims: vec![u64::from(r#gen::TILES), 32],
+        },
+        // `t3`, read by 3-D boxes, and `o3`, which 3-D boxes are stored into.
+        Arg::Tensor {
+            buffer: Buffer::from_slice(
+                &(0..r#gen::PLANES * 8 * 32).map(|i| (i % 883) as i32 - 400).collect::<Vec<i32>>(),
+            ),
+            dims: vec![u64::from(r#gen::PLANES), 8, 32],
+        },
+        Arg::Tensor {
+            buffer: Buffer::zeroed(Scalar::I32, (r#gen::PLANES * 8 * 32) as usize),
+            dims: vec![u64::from(r#gen::PLANES), 8, 32],
+        },
     ];
     if p.reduce {
         // `parts` (one per block), `tick`, `total`.
@@ -356,7 +378,8 @@ fn arguments(p: &r#gen::Program) -> Vec<Arg> {
 
 /// The indices of the arguments a generated kernel writes.
 fn written(p: &r#gen::Program) -> Vec<usize> {
-    if p.reduce { vec![1, 2, 5, 6, 7, 8] } else { vec![1, 2, 5] }
+    // `out`, `counters`, `gx`, `to`, `o3`, and the reduction's `parts`, `tick`, `total`.
+    if p.reduce { vec![1, 2, 5, 6, 8, 9, 10, 11] } else { vec![1, 2, 5, 6, 8] }
 }
 
 /// Runs a program under the deterministic schedule and `schedules` random ones: the first
@@ -498,5 +521,65 @@ mod tests {
             assert!(unwritten.is_empty(), "seed {seed}: {unwritten:?}\n{}", p.src);
         }
         assert!(seen.iter().all(|&n| n >= 3), "accepted wgmma programs (bf16, tf32): {seen:?}");
+    }
+
+    /// The same for the warp-level mma phase: each type's tiles (`maN`, `mbN`) are filled
+    /// before a warp loads fragments from them, by `ldmatrix` or by plain reads, from its
+    /// own tile or the next warp's.
+    #[test]
+    fn the_mma_phases_read_only_filled_tiles() {
+        let kinds = ["mma_bf16(", "mma_f16(", "mma_tf32("];
+        let mut seen = [0usize; 4];
+        for seed in 0..3000u64 {
+            if seen.iter().all(|&n| n >= 3) {
+                break;
+            }
+            let p = r#gen::Gen::new(seed).program();
+            let Some(k) = kinds.iter().position(|k| p.src.contains(k)) else { continue };
+            let Some((m, _)) = modules(&p.src, &p.files) else { continue };
+            seen[k] += 1;
+            if p.src.contains("ldmatrix_x4_trans_") {
+                seen[3] += 1;
+            }
+            let out = m.launch("fuzz", p.grid, p.block, &arguments(&p), Config::default()).expect("launch");
+            let unwritten: Vec<_> = out
+                .reports
+                .iter()
+                .filter(|r| {
+                    r.kind.code() == "uninitialized-read" && (r.message.contains("`ma") || r.message.contains("`mb"))
+                })
+                .map(|r| r.message.clone())
+                .collect();
+            assert!(unwritten.is_empty(), "seed {seed}: {unwritten:?}\n{}", p.src);
+        }
+        assert!(seen.iter().all(|&n| n >= 3), "accepted mma programs (bf16, f16, tf32, x4 trans): {seen:?}");
+    }
+
+    /// The TMA store phases store: accepted programs with 2-D and with 3-D stores leave
+    /// stored values in `to` and `o3` (which start zero), so the search's comparison of
+    /// those outputs between schedules has something to compare.
+    #[test]
+    fn the_tma_store_phases_write_their_boxes() {
+        let mut stored = [0usize; 2];
+        for seed in 0..4000u64 {
+            if stored.iter().all(|&n| n >= 3) {
+                break;
+            }
+            let p = r#gen::Gen::new(seed).program();
+            let kind = [p.src.contains("tma_store_2d("), p.src.contains("tma_store_3d(")];
+            if !kind.iter().any(|&k| k) {
+                continue;
+            }
+            let Some((m, _)) = modules(&p.src, &p.files) else { continue };
+            let args = arguments(&p);
+            m.launch("fuzz", p.grid, p.block, &args, Config::default()).expect("launch");
+            for (k, at) in [(0, 6), (1, 8)] {
+                let vals = args[at].as_buffer().and_then(|b| b.to_vec::<i32>()).unwrap_or_default();
+                if kind[k] && vals.iter().any(|&v| v != 0) {
+                    stored[k] += 1;
+                }
+            }
+        }
+        assert!(stored.iter().all(|&n| n >= 3), "programs whose stores wrote `to`, `o3`: {stored:?}");
     }
 }

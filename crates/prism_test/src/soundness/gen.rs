@@ -30,8 +30,10 @@
 //! branch, a warp group or a split case); two user modules held in memory (`lib/ops` has
 //! a generic fold, `lib/use` builds a block function with its own shared array on it);
 //! a launch-sized shared array `dyn`, used by every phase like a declared one and by
-//! partitions strided by `block_dim()`; and, in blocks of one warpgroup, wgmmas from tiles
-//! the threads fill ([`Gen::wgmma`]).
+//! partitions strided by `block_dim()`; in blocks of one warpgroup, wgmmas from tiles
+//! the threads fill ([`Gen::wgmma`]); in every block, warp-level mmas fed by `ldmatrix` or
+//! plain reads ([`Gen::mma`]); TMA stores of 2-D and 3-D boxes through claims of the
+//! blocks' views of two output maps ([`Gen::tma_store`]), and 3-D TMA loads.
 //!
 //! The generator knows when it writes something the language only trusts (an access through
 //! a partition that may reach another unit's elements): such programs are *trusted*, and a
@@ -90,6 +92,9 @@ struct Cx {
     /// Whether the kernel requires `warpgroup[1]` (a block of 128 threads): the wgmma phase
     /// may then run.
     wg: bool,
+    /// Whether the blocks' views of the maps `to` and `o3` are open (`to_b`, `o3_b`): TMA
+    /// stores may then run.
+    maps: bool,
 }
 
 /// Writes programs.
@@ -147,9 +152,10 @@ impl Gen {
         let dyn_len = self.rng.chance(35).then(|| tb * [1u32, 2, 4, 8][self.rng.below(4)]);
         // A device-wide reduction from the kernel's grid code (none without grid code).
         let reduce = !block_entry && self.rng.chance(15);
-        let mut sig = String::from(
-            "def fuzz(inp : ptr(const(int)), out : ptr(int), counters : ptr(int), n : int, tm : tensor_map(int[8][32]), gx : ptr(int)",
-        );
+        // TMA stores into `to` and `o3` (through the blocks' identity views, so from grid
+        // code only).
+        let maps = !block_entry && self.rng.chance(40);
+        let mut sig = format!("def fuzz({PARAMS}");
         if reduce {
             sig.push_str(", parts : ptr(int), tick : ptr(int), total : ptr(int)");
         }
@@ -183,8 +189,17 @@ impl Gen {
         } else {
             put(&mut self.out, 1, "b : int @ block[1] = id()");
             put(&mut self.out, 1, &format!("with partition(out, p=block[1], f=lambda i: b * {tb} + i) as out_b:"));
-            put(&mut self.out, 2, "with group(block[1]):");
-            3
+            let mut d = 2;
+            if maps {
+                // The blocks' views of the maps they store boxes into: the identity, which
+                // the language trusts to be used for disjoint boxes (docs/language.md §1).
+                for m in ["to", "o3"] {
+                    put(&mut self.out, d, &format!("with partition({m}, p=block[1], f=lambda i: i) as {m}_b:"));
+                    d += 1;
+                }
+            }
+            put(&mut self.out, d, "with group(block[1]):");
+            d + 1
         };
         put(&mut self.out, d, "t : int @ thread[1] = id()");
         put(&mut self.out, d, "w : int @ thread[32] = id()");
@@ -195,10 +210,14 @@ impl Gen {
         {
             put(&mut self.out, d, call);
         }
-        let mut cx = Cx { tb, shared: Vec::new(), fresh: 0, depth: 0, narrow, wg };
+        let mut cx = Cx { tb, shared: Vec::new(), fresh: 0, depth: 0, narrow, wg, maps };
         let arrays = 1 + self.rng.below(2);
         for k in 0..arrays {
-            let len = tb * [1u32, 2, 4][self.rng.below(3)];
+            let mut len = tb * [1u32, 2, 4][self.rng.below(3)];
+            if maps && k == 0 {
+                // Room for a stored box (256 ints).
+                len = len.max(256);
+            }
             // Aligned for TMA copies, whose destinations start on 128 bytes.
             put(&mut self.out, d, &format!("s{k} : shared(int[{len}], align=128) @ block[1]"));
             cx.shared.push((format!("s{k}"), len));
@@ -256,12 +275,7 @@ impl Gen {
         } else {
             None
         };
-        let mut launch = format!(
-            "# launch: fuzz --grid {grid} --block {tb} --arg inp=rand:i32:{INPUT}:7 --arg out=zeros:i32:{} \
-             --arg counters=zeros:i32:4 --arg n={INPUT} --arg tm=rand:i32:{TILES}x32:9 --arg gx=zeros:i32:{}",
-            grid * tb,
-            gx_len(grid, tb)
-        );
+        let mut launch = launch_head(grid, tb);
         if reduce {
             launch.push_str(" --arg parts=zeros:i32:4 --arg tick=zeros:i32:1 --arg total=zeros:i32:1");
         }
@@ -505,7 +519,7 @@ impl Gen {
         let mask = len - 1;
         let id = cx.fresh;
         cx.fresh += 1;
-        match self.rng.below(48) {
+        match self.rng.below(54) {
             // Each thread writes its own elements: blocked.
             0 | 1 => {
                 let k = len / tb;
@@ -1309,6 +1323,29 @@ impl Gen {
                 put(&mut self.out, e + 3, &format!("acc = acc + sumn(v{id}, {m2})"));
             }
             46 | 47 if cx.wg => self.wgmma(cx, d, id),
+            48..=50 => self.mma(cx, d, id),
+            // A TMA store of the first array that holds a box.
+            51 | 52 if cx.maps && cx.shared.iter().any(|s| s.1 >= 256) => {
+                let big: Vec<_> = cx.shared.iter().filter(|s| s.1 >= 256).cloned().collect();
+                let (name, len) = big[self.rng.below(big.len())].clone();
+                self.tma_store(cx, d, id, &name, len);
+            }
+            // A 3-D TMA box (2 planes of 4 x 32 ints), corners sometimes partly outside.
+            53 if len >= 256 => {
+                put(&mut self.out, d, &format!("with async({name}) as t3a{id}:"));
+                put(&mut self.out, d + 1, "match split(thread):");
+                put(&mut self.out, d + 2, "case 1:");
+                let (y, z) = (self.rng.below(3), self.rng.below(2));
+                put(
+                    &mut self.out,
+                    d + 3,
+                    &format!("tma_load_3d(t3a{id}[0], t3, 0, 4 * (u & 1) - {y}, 2 * (u & 3) - {z})"),
+                );
+                put(&mut self.out, d, "with group(thread[1]):");
+                let off = self.rng.below(8);
+                let f = self.fold(&format!("{name}[(t * 3 + {off}) & {mask}]"));
+                put(&mut self.out, d + 1, &f);
+            }
             _ => {
                 put(&mut self.out, d, "with group(thread[1]):");
                 let f = self.fold(&format!("{name}[t & {mask}]"));
@@ -1410,6 +1447,274 @@ impl Gen {
         put(&mut self.out, e, "wgmma_wait(0)");
         fold(self, e, &c);
     }
+
+    /// A warp-level tensor-core product (mma.sync) from tiles in shared memory: each warp
+    /// has a tile of A (16 x 16 16-bit or 16 x 8 float elements) and of B in a block array,
+    /// which the threads fill from `acc`, either each warp its own tile (only the warp's
+    /// lanes wrote what its `ldmatrix` reads) or interleaved over the block (every warp reads
+    /// rows the others wrote, so a barrier must come between). A warp loads its fragments
+    /// with `ldmatrix` (bf16, f16 and tf32; B transposed, two B matrices side by side in one
+    /// `x4_trans`) from its own tile or the next warp's, or by plain reads in thread code,
+    /// runs the mma, and folds the accumulators into `acc`. In a loop, a pass's fill must
+    /// be ordered after the other warps' loads of the last pass. Refused: the collective in
+    /// thread code (`call-perspective`) or under a branch on the lane (`read-up`). The
+    /// products are small integers, exact in every type and order.
+    fn mma(&mut self, cx: &mut Cx, d: u32, id: u32) {
+        let warps = cx.tb / 32;
+        let kind = self.rng.below(3);
+        // Two mmas side by side from one transposed x4 load of a 16 x 16 B.
+        let wide = kind < 2 && self.rng.chance(30);
+        let plain = self.rng.chance(15);
+        let (ty, a_len, b_len, fa_n, fb_n) = match kind {
+            0 => ("bf16", 256, if wide { 256 } else { 128 }, 8, if wide { 8 } else { 4 }),
+            1 => ("half", 256, if wide { 256 } else { 128 }, 8, if wide { 8 } else { 4 }),
+            _ => ("float", 128, 64, 4, 2),
+        };
+        let (ma, mb) = (format!("ma{id}"), format!("mb{id}"));
+        let mut d = d;
+        if self.rng.chance(25) && cx.depth < 2 {
+            put(&mut self.out, d, &format!("for rm{id} in range({}):", 2 + self.rng.below(2)));
+            d += 1;
+        }
+        put(&mut self.out, d, &format!("{ma} : shared({ty}[{}]) @ block[1]", warps * a_len));
+        put(&mut self.out, d, &format!("{mb} : shared({ty}[{}]) @ block[1]", warps * b_len));
+        // Each thread fills `len / 32` elements of each tile: blocked (warp w's tile is
+        // warp w's own) or interleaved over the whole block.
+        for (m, len, mod_) in [(&ma, a_len, 8), (&mb, b_len, 4)] {
+            let per = len / 32;
+            let f = if self.rng.chance(50) { format!("t * {per} + s") } else { format!("t + {} * s", cx.tb) };
+            put(&mut self.out, d, &format!("with partition({m}, p=thread[1], f=lambda s: {f}) as p{m}:"));
+            put(&mut self.out, d + 1, "with group(thread[1]):");
+            put(&mut self.out, d + 2, &format!("for s in range({per}):"));
+            put(&mut self.out, d + 3, &format!("p{m}[s] = {ty}(float((acc + s * t) % {mod_} & {}))", mod_ - 1));
+        }
+        // Where the warps run it: each its own group, one warp's split case, a block-uniform
+        // branch; or, refused, thread code or a branch on the lane.
+        let roll = self.rng.below(20);
+        let e = match roll {
+            12..=14 if warps >= 2 => {
+                put(&mut self.out, d, "match split(warp):");
+                put(&mut self.out, d + 1, "case 1:");
+                d + 2
+            }
+            15 | 16 => {
+                put(&mut self.out, d, &format!("if (u & {}) == 0:", 1 + self.rng.below(3)));
+                put(&mut self.out, d + 1, "with group(warp[1]):");
+                d + 2
+            }
+            17 => {
+                put(&mut self.out, d, "with group(thread[1]):");
+                d + 1
+            }
+            _ => {
+                put(&mut self.out, d, "with group(warp[1]):");
+                d + 1
+            }
+        };
+        let (l, fa, fb, fc) = (format!("l{id}"), format!("fa{id}"), format!("fb{id}"), format!("fc{id}"));
+        put(&mut self.out, e, &format!("{l} : int @ thread[1] = id()"));
+        put(&mut self.out, e, &format!("{fa} : {ty}[{fa_n}] @ thread[1]"));
+        put(&mut self.out, e, &format!("{fb} : {ty}[{fb_n}] @ thread[1]"));
+        put(&mut self.out, e, &format!("{fc} : float[8] @ thread[1]"));
+        put(&mut self.out, e, "with group(thread[1]):");
+        put(&mut self.out, e + 1, "for j in range(8):");
+        put(&mut self.out, e + 2, &format!("{fc}[j] = 0.0"));
+        // The warp's own tile, or the next warp's.
+        let wt = if warps >= 2 && self.rng.chance(40) { format!("((w + 1) % {warps})") } else { "w".to_string() };
+        let c = if roll == 18 {
+            put(&mut self.out, e, &format!("if {l} < 16:"));
+            e + 1
+        } else {
+            e
+        };
+        let outs = |v: &str, n: u32| (0..n).map(|k| format!("{v}[{k}]")).collect::<Vec<_>>().join(", ");
+        if plain {
+            // Fragments read by each thread, in no particular layout: the mma only needs
+            // the warp's values, and the reads other threads' elements.
+            put(&mut self.out, c, "with group(thread[1]):");
+            put(&mut self.out, c + 1, &format!("for k in range({fa_n}):"));
+            put(&mut self.out, c + 2, &format!("{fa}[k] = {ma}[{wt} * {a_len} + ({l} * {fa_n} + 3 * k) % {a_len}]"));
+            put(&mut self.out, c + 1, &format!("for k in range({fb_n}):"));
+            put(&mut self.out, c + 2, &format!("{fb}[k] = {mb}[{wt} * {b_len} + ({l} * {fb_n} + 5 * k) % {b_len}]"));
+        } else if kind == 2 {
+            put(
+                &mut self.out,
+                c,
+                &format!(
+                    "ldmatrix_x4_tf32({ma}[{wt} * 128 + ({l} % 8 + 8 * (({l} / 8) % 2)) * 8 + 4 * ({l} / 16)], out=[{}])",
+                    outs(&fa, 4)
+                ),
+            );
+            put(
+                &mut self.out,
+                c,
+                &format!(
+                    "ldmatrix_x2_tf32({mb}[{wt} * 64 + ({l} % 8) * 8 + 4 * (({l} / 8) % 2)], out=[{}])",
+                    outs(&fb, 2)
+                ),
+            );
+        } else {
+            let sfx = if kind == 0 { "bf16" } else { "f16" };
+            put(
+                &mut self.out,
+                c,
+                &format!(
+                    "ldmatrix_x4_{sfx}({ma}[{wt} * 256 + ({l} % 8 + 8 * (({l} / 8) % 2)) * 16 + 8 * ({l} / 16)], out=[{}])",
+                    outs(&fa, 8)
+                ),
+            );
+            if wide {
+                put(
+                    &mut self.out,
+                    c,
+                    &format!(
+                        "ldmatrix_x4_trans_{sfx}({mb}[{wt} * 256 + ({l} % 16) * 16 + 8 * ({l} / 16)], out=[{}])",
+                        outs(&fb, 8)
+                    ),
+                );
+            } else {
+                put(
+                    &mut self.out,
+                    c,
+                    &format!("ldmatrix_x2_trans_{sfx}({mb}[{wt} * 128 + ({l} % 16) * 8], out=[{}])", outs(&fb, 4)),
+                );
+            }
+        }
+        let op = match kind {
+            0 => "mma_bf16",
+            1 => "mma_f16",
+            _ => "mma_tf32",
+        };
+        let acc = |k: u32| (0..4).map(|j| format!("{fc}[{}]", 4 * k + j)).collect::<Vec<_>>().join(", ");
+        for k in 0..(if wide { 2 } else { 1 }) {
+            let b: Vec<String> = (0..fb_n.min(4)).map(|j| format!("{fb}[{}]", 4 * k + j)).collect();
+            put(
+                &mut self.out,
+                c,
+                &format!("intrinsic.{op}({}, {}, {}, out=[{}])", outs(&fa, fa_n), b.join(", "), acc(k), acc(k)),
+            );
+        }
+        put(&mut self.out, e, "with group(thread[1]):");
+        put(&mut self.out, e + 1, "for j in range(8):");
+        put(&mut self.out, e + 2, &format!("acc = acc + int({fc}[j])"));
+    }
+
+    /// A TMA store of a box of a phase array (256 ints from its start): 2-D into `to`
+    /// (8 rows) or 3-D into `o3` (2 planes of 4 rows), through a claim of the block's
+    /// identity view by one thread. The threads mostly write the box's elements first (the
+    /// storing thread reads them all: a barrier between) and sometimes rewrite them after
+    /// (the store must be complete first), or load the stored box back by TMA through the
+    /// same view (ordered after the store). Blocks store their own boxes, sometimes partly
+    /// outside the array (not written), sometimes overlapping a neighbour's (a race the
+    /// language leaves to the identity partition's trust). Refused: a store from every
+    /// thread, or through the block's view (`store-perspective`).
+    fn tma_store(&mut self, cx: &mut Cx, d: u32, id: u32, name: &str, len: u32) {
+        let tb = cx.tb;
+        let three = self.rng.chance(35);
+        if self.rng.chance(60) {
+            put(&mut self.out, d, &format!("with partition({name}, p=thread[1], f=lambda i: t + {tb} * i) as sv{id}:"));
+            put(&mut self.out, d + 1, "with group(thread[1]):");
+            put(&mut self.out, d + 2, &format!("for j in range({}):", len / tb));
+            put(&mut self.out, d + 3, &format!("sv{id}[j] = acc + j"));
+        }
+        let coords = match (three, self.rng.below(10)) {
+            (false, 0..=5) => "0, 8 * b".to_string(),
+            (false, 6) => "16, 8 * b".to_string(),
+            (false, 7) => "0, 8 * b + 24 * (u & 1)".to_string(),
+            (false, 8) => {
+                self.trusted = true;
+                "0, 4 * b".to_string()
+            }
+            (false, _) => {
+                self.trusted = true;
+                "0, 8 * b - 3".to_string()
+            }
+            (true, 0..=5) => "0, 4 * (u & 1), 2 * b".to_string(),
+            (true, 6) => "-8, 4 * b - 2, 2 * b".to_string(),
+            (true, 7) => "0, 0, 2 * b + 6 * (u & 1)".to_string(),
+            (true, _) => {
+                self.trusted = true;
+                "0, 4 * (u & 1), b".to_string()
+            }
+        };
+        let (map, op, load) =
+            if three { ("o3_b", "tma_store_3d", "tma_load_3d") } else { ("to_b", "tma_store_2d", "tma_load_2d") };
+        let store = |v: &str| format!("{op}({v}, {coords}, {name}[0])");
+        match self.rng.below(14) {
+            0..=8 => {
+                put(&mut self.out, d, &format!("with claim({map}, p=thread[1]) as st{id}:"));
+                put(&mut self.out, d + 1, "match split(thread):");
+                put(&mut self.out, d + 2, "case 1:");
+                put(&mut self.out, d + 3, &store(&format!("st{id}")));
+            }
+            9 | 10 => {
+                put(&mut self.out, d, &format!("if (u & {}) == 0:", 1 + self.rng.below(3)));
+                put(&mut self.out, d + 1, &format!("with claim({map}, p=thread[1]) as st{id}:"));
+                put(&mut self.out, d + 2, "match split(warp):");
+                put(&mut self.out, d + 3, "case 1:");
+                put(&mut self.out, d + 4, "match split(thread):");
+                put(&mut self.out, d + 5, "case 1:");
+                put(&mut self.out, d + 6, &store(&format!("st{id}")));
+            }
+            11 => {
+                put(&mut self.out, d, &format!("with claim({map}, p=thread[1]) as st{id}:"));
+                put(&mut self.out, d + 1, "with group(thread[1]):");
+                put(&mut self.out, d + 2, &store(&format!("st{id}")));
+            }
+            _ => {
+                put(&mut self.out, d, "match split(thread):");
+                put(&mut self.out, d + 1, "case 1:");
+                put(&mut self.out, d + 2, &store(map));
+            }
+        }
+        match self.rng.below(10) {
+            // The source rewritten: after the store has read it.
+            0..=2 => {
+                put(
+                    &mut self.out,
+                    d,
+                    &format!("with partition({name}, p=thread[1], f=lambda i: t * {} + i) as sw{id}:", len / tb),
+                );
+                put(&mut self.out, d + 1, "with group(thread[1]):");
+                put(&mut self.out, d + 2, &format!("sw{id}[0] = acc * 5"));
+            }
+            // The box loaded back into the array the store read, then read by every thread.
+            3..=5 => {
+                put(&mut self.out, d, &format!("with async({name}) as sb{id}:"));
+                put(&mut self.out, d + 1, "match split(thread):");
+                put(&mut self.out, d + 2, "case 1:");
+                put(&mut self.out, d + 3, &format!("{load}(sb{id}[0], {map}, {coords})"));
+                put(&mut self.out, d, "with group(thread[1]):");
+                let off = self.rng.below(8);
+                let f = self.fold(&format!("{name}[(t * 7 + {off}) & {}]", len - 1));
+                put(&mut self.out, d + 1, &f);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The parameters every generated kernel starts with (`arguments` in the search gives
+/// them in this order): the input, the output, counters, the input's length, a TMA map to
+/// load 2-D boxes from, the global array indexed by hand, a map the blocks store 2-D boxes
+/// into, a 3-D map to load from, and one to store 3-D boxes into.
+pub const PARAMS: &str = "inp : ptr(const(int)), out : ptr(int), counters : ptr(int), n : int, \
+     tm : tensor_map(int[8][32]), gx : ptr(int), to : tensor_map(int[8][32]), \
+     t3 : tensor_map(int[2][4][32]), o3 : tensor_map(int[2][4][32])";
+
+/// Planes of the 3-D arrays behind `t3` and `o3` (each plane 8 rows of 32 ints; boxes of 2
+/// planes of 4 rows).
+pub const PLANES: u32 = 8;
+
+/// The start of a program's `# launch:` line, with the arguments of [`PARAMS`].
+pub fn launch_head(grid: u32, block: u32) -> String {
+    format!(
+        "# launch: fuzz --grid {grid} --block {block} --arg inp=rand:i32:{INPUT}:7 --arg out=zeros:i32:{} \
+         --arg counters=zeros:i32:4 --arg n={INPUT} --arg tm=rand:i32:{TILES}x32:9 --arg gx=zeros:i32:{} \
+         --arg to=zeros:i32:{TILES}x32 --arg t3=rand:i32:{PLANES}x8x32:11 --arg o3=zeros:i32:{PLANES}x8x32",
+        grid * block,
+        gx_len(grid, block)
+    )
 }
 
 /// The elements of `gx`, the global array phases index by a block's position written by

@@ -9,7 +9,7 @@
 //! or launch-sized), call a block function, or a warp collective in a unit narrower than a
 //! warp.
 
-use super::{Gen, INPUT, Program, TILES, put};
+use super::{Gen, INPUT, Program, put};
 
 impl Gen {
     /// A kernel entered at `thread[N]`, `N` a multiple of 32 or not.
@@ -21,9 +21,7 @@ impl Gen {
         let writer = self.rng.chance(50);
         // A launch-sized shared array (refused: `param-perspective`).
         let dyn_len = self.rng.chance(4).then_some(64u32);
-        let mut sig = String::from(
-            "def fuzz(inp : ptr(const(int)), out : ptr(int), counters : ptr(int), n : int, tm : tensor_map(int[8][32]), gx : ptr(int)",
-        );
+        let mut sig = format!("def fuzz({}", super::PARAMS);
         if dyn_len.is_some() {
             sig.push_str(", dn : int, dyn : shared(int[dn])");
         }
@@ -58,12 +56,7 @@ impl Gen {
             let grid = 1 + self.rng.below(3) as u32;
             (grid, n * per, if per > 1 { "entry-thread-readonly-shared-block" } else { "entry-thread-readonly" })
         };
-        let mut launch = format!(
-            "# launch: fuzz --grid {grid} --block {block} --arg inp=rand:i32:{INPUT}:7 --arg out=zeros:i32:{} \
-             --arg counters=zeros:i32:4 --arg n={INPUT} --arg tm=rand:i32:{TILES}x32:9 --arg gx=zeros:i32:{}",
-            grid * block,
-            super::gx_len(grid, block)
-        );
+        let mut launch = super::launch_head(grid, block);
         if let Some(len) = dyn_len {
             launch.push_str(&format!(" --arg dn={len}"));
         }
