@@ -394,6 +394,41 @@ impl Gen {
         put(&mut self.out, 2, "total = total + data[i]");
         put(&mut self.out, 1, "return total");
         put(&mut self.out, 0, "");
+        // A warp's bf16 mma from tiles given as shared pointers (`Gen::mma`), warp `wt`'s
+        // 16 x 16 A and 16 x 8 B, returning each lane's sum of its accumulators.
+        put(&mut self.out, 0, "@prism(\"device\")");
+        put(&mut self.out, 0, "@requires(thread[32])");
+        put(
+            &mut self.out,
+            0,
+            "def mma_from(a : ptr(const(bf16), shared), b : ptr(const(bf16), shared), wt : int @ thread[32]) -> int @ thread[1]:",
+        );
+        put(&mut self.out, 1, "l : int @ thread[1] = id()");
+        put(&mut self.out, 1, "fa : bf16[8] @ thread[1]");
+        put(&mut self.out, 1, "fb : bf16[4] @ thread[1]");
+        put(&mut self.out, 1, "fc : float[4] @ thread[1]");
+        put(&mut self.out, 1, "with group(thread[1]):");
+        put(&mut self.out, 2, "for j in range(4):");
+        put(&mut self.out, 3, "fc[j] = 0.0");
+        put(
+            &mut self.out,
+            1,
+            "ldmatrix_x4_bf16(a[wt * 256 + (l % 8 + 8 * ((l / 8) % 2)) * 16 + 8 * (l / 16)], \
+             out=[fa[0], fa[1], fa[2], fa[3], fa[4], fa[5], fa[6], fa[7]])",
+        );
+        put(&mut self.out, 1, "ldmatrix_x2_trans_bf16(b[wt * 128 + (l % 16) * 8], out=[fb[0], fb[1], fb[2], fb[3]])");
+        put(
+            &mut self.out,
+            1,
+            "intrinsic.mma_bf16(fa[0], fa[1], fa[2], fa[3], fa[4], fa[5], fa[6], fa[7], fb[0], fb[1], fb[2], fb[3], \
+             fc[0], fc[1], fc[2], fc[3], out=[fc[0], fc[1], fc[2], fc[3]])",
+        );
+        put(&mut self.out, 1, "r : int @ thread[1] = 0");
+        put(&mut self.out, 1, "with group(thread[1]):");
+        put(&mut self.out, 2, "for j in range(4):");
+        put(&mut self.out, 3, "r = r + int(fc[j])");
+        put(&mut self.out, 1, "return r");
+        put(&mut self.out, 0, "");
         // Operators for generic functions: two plain ones and a collective one (entered by
         // a warp), which only warp-uniform code may call.
         for (name, body) in [("op_add", "return a + b"), ("op_max", "return max(a, b)")] {
@@ -1528,6 +1563,14 @@ impl Gen {
             e
         };
         let outs = |v: &str, n: u32| (0..n).map(|k| format!("{v}[{k}]")).collect::<Vec<_>>().join(", ");
+        if kind == 0 && !wide && !plain && self.rng.chance(30) {
+            // Through a warp function given the tiles as shared pointers: inference orders
+            // the fill against the callee's `ldmatrix` rows through the call's summary.
+            put(&mut self.out, c, &format!("hr{id} : int @ thread[1] = mma_from({ma}, {mb}, {wt})"));
+            put(&mut self.out, e, "with group(thread[1]):");
+            put(&mut self.out, e + 1, &format!("acc = acc + hr{id}"));
+            return;
+        }
         if plain {
             // Fragments read by each thread, in no particular layout: the mma only needs
             // the warp's values, and the reads other threads' elements.
