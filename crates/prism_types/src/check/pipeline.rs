@@ -233,6 +233,18 @@ impl Checker<'_> {
                 }
                 continue;
             }
+            // `fill` and `stage` look rings up past hiding (the pipeline hides its own), but
+            // an array that an enclosing partition, claim or async already hides cannot
+            // become a ring: its view stays visible in the loop and would reach the slots
+            // beside the fill's copies and the stages, which inference orders as one
+            // access to the ring (review R59: three programs that raced). Still taken as a
+            // ring for the rest of the check (one error is enough).
+            if !self.check_visible(r, id.span) {
+                if !rings.contains(&r) {
+                    rings.push(r);
+                }
+                continue;
+            }
             if rings.contains(&r) {
                 self.form_error(format!("`{}` is filled twice in one pipeline", id.name), id.span, None, None);
                 continue;
