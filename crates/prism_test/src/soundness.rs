@@ -494,6 +494,17 @@ mod tests {
         assert!(accepted >= 20, "only {accepted} of 40 generated programs are accepted");
     }
 
+    /// The messages of a deterministic run's reads of unwritten shared memory that `about`
+    /// picks out.
+    fn unwritten_reads(m: &Module, p: &r#gen::Program, about: impl Fn(&str) -> bool) -> Vec<String> {
+        let out = m.launch("fuzz", p.grid, p.block, &arguments(p), Config::default()).expect("launch");
+        out.reports
+            .iter()
+            .filter(|r| r.kind.code() == "uninitialized-read" && about(&r.message))
+            .map(|r| r.message.clone())
+            .collect()
+    }
+
     /// The wgmma phase's tiles are filled before the wgmma reads them, for both types: the
     /// search's verdict leaves reads of unwritten bytes to their own check, so a tile the
     /// generator forgot (review R58: the tf32 B tile, 64 floats, got `64 / 128 = 0`
@@ -512,13 +523,7 @@ mod tests {
             let Some((m, _)) = modules(&p.src, &p.files) else { continue };
             let ty = usize::from(p.src.contains("wgmma_tf32("));
             seen[ty] += 1;
-            let out = m.launch("fuzz", p.grid, p.block, &arguments(&p), Config::default()).expect("launch");
-            let unwritten: Vec<_> = out
-                .reports
-                .iter()
-                .filter(|r| r.kind.code() == "uninitialized-read" && r.message.contains("wgmma"))
-                .map(|r| r.message.clone())
-                .collect();
+            let unwritten = unwritten_reads(&m, &p, |msg| msg.contains("wgmma"));
             assert!(unwritten.is_empty(), "seed {seed}: {unwritten:?}\n{}", p.src);
         }
         assert!(seen.iter().all(|&n| n >= 3), "accepted wgmma programs (bf16, tf32): {seen:?}");
@@ -544,20 +549,11 @@ mod tests {
             if kernel.contains("ldmatrix_x4_trans_") {
                 seen[4] += 1;
             }
-            let out = m.launch("fuzz", p.grid, p.block, &arguments(&p), Config::default()).expect("launch");
-            let unwritten: Vec<_> = out
-                .reports
-                .iter()
-                .filter(|r| {
-                    // The tiles by name, or, inside `mma_from`, its parameters' rows
-                    // (review R61: the helper's reads name `a` and `b`).
-                    r.kind.code() == "uninitialized-read"
-                        && (r.message.contains("`ma")
-                            || r.message.contains("`mb")
-                            || r.message.contains("`ldmatrix` row read"))
-                })
-                .map(|r| r.message.clone())
-                .collect();
+            // The tiles by name, or, inside `mma_from`, its parameters' rows (review R61:
+            // the helper's reads name `a` and `b`).
+            let unwritten = unwritten_reads(&m, &p, |msg| {
+                msg.contains("`ma") || msg.contains("`mb") || msg.contains("`ldmatrix` row read")
+            });
             assert!(unwritten.is_empty(), "seed {seed}: {unwritten:?}\n{}", p.src);
         }
         assert!(seen.iter().all(|&n| n >= 3), "accepted mma programs (bf16, f16, tf32, mma_from, x4 trans): {seen:?}");

@@ -520,7 +520,8 @@ impl Checker<'_> {
         }
     }
 
-    /// Resolves a name passed for a memory parameter.
+    /// Resolves a name passed for a memory parameter (a pointer, a map, a handle), checked
+    /// as visible and as a use of that memory (`use_memory`).
     fn memory_name(&mut self, param: &str, value: &ast::Expr) -> Option<VarId> {
         let ast::ExprKind::Name(n) = &value.kind else {
             self.error(TypeError::PointerArgument {
@@ -537,6 +538,11 @@ impl Checker<'_> {
                 if !self.check_visible(v, value.span) {
                     return None;
                 }
+                // Memory passed whole is used like an element access is: a claimed pointer
+                // or map is owned by one unit, an async view is only a copy's destination.
+                // Until 2026-12-03 only pointers were checked here, and a TMA store through a
+                // claim in code every thread runs was accepted (docs/soundness.md §4.2).
+                self.use_memory(v, value.span, false);
                 Some(v)
             }
             Resolved::Unknown => {
@@ -581,17 +587,16 @@ impl Checker<'_> {
                 return None;
             }
         };
-        if matches!(var.ty, Ty::Ptr { .. }) {
-            self.use_memory(v, value.span, false);
-            if let Err(lambda) = self.offset_view(v) {
-                self.error(TypeError::NotAPointer {
-                    param: param.to_string(),
-                    name: var.name.clone(),
-                    span: value.span,
-                    lambda,
-                });
-                return None;
-            }
+        if matches!(var.ty, Ty::Ptr { .. })
+            && let Err(lambda) = self.offset_view(v)
+        {
+            self.error(TypeError::NotAPointer {
+                param: param.to_string(),
+                name: var.name.clone(),
+                span: value.span,
+                lambda,
+            });
+            return None;
         }
         if arg_elem != elem {
             self.error(TypeError::PointerArgument {
@@ -711,10 +716,6 @@ impl Checker<'_> {
     /// longer know the box.
     fn opaque_arg(&mut self, param: &str, tn: &str, persp: Persp, value: &ast::Expr, typed_ok: bool) -> Option<VarId> {
         let v = self.memory_name(param, value)?;
-        // A claimed map is owned by one unit, as claimed memory is: a TMA store through a
-        // claim in code every thread runs stores the box once per thread. The soundness
-        // search found that accepted until 2026-12-03 (docs/soundness.md §10).
-        self.use_memory(v, value.span, false);
         let var = self.var(v).clone();
         match &var.ty {
             Ty::Opaque(n) if n == tn => {
@@ -742,8 +743,6 @@ impl Checker<'_> {
     /// copies announce the box's bytes, so another box would never complete.
     fn map_arg(&mut self, param: &str, m: TensorMapTy, persp: Persp, value: &ast::Expr) -> Option<VarId> {
         let v = self.memory_name(param, value)?;
-        // Claim ownership, as for a pointer argument (and `opaque_arg`).
-        self.use_memory(v, value.span, false);
         let var = self.var(v).clone();
         if var.ty != Ty::TensorMap(m) {
             self.error(TypeError::Mismatch {
