@@ -385,8 +385,24 @@ impl Ctx<'_> {
 
     fn destinations(&self, scope: InstId, view: MemId, out: &mut Vec<AsyncProblem>) {
         let base = self.cfg.insts[scope].children[0];
-        let c0 = self.cfg.frames[base].code;
         let d = self.f.mems[view.index()].persp;
+        // A scope opened in code narrower than its memory (`async(s)` in thread code, `s` a
+        // block's array) is opened by every unit of that code that reaches it, and their
+        // copies land in the same memory together. Comparing them from the scope's own code
+        // took every pair for one thread's and proved nothing across threads (review R62).
+        // Such copies are compared from the nearest code at the memory's perspective
+        // instead, through the frames between (`outer`): a `group` there replicates the
+        // scope over its units, so the proof spans the memory's unit, while a `split` case
+        // keeps it to the case's units (only they open the scope).
+        let mut c0 = self.cfg.frames[base].code;
+        let mut outer = Vec::new();
+        if !self.facts.narrower_eq(d, c0) {
+            let at = self.cfg.insts[scope].frame;
+            if let Some(top) = self.cfg.ancestors(at).find(|&a| self.facts.narrower_eq(d, self.cfg.frames[a].code)) {
+                outer = chain(&self.cfg, at, top);
+                c0 = d;
+            }
+        }
         let mut dests = Vec::new();
         for id in self.cfg.descendants(scope) {
             let info = &self.cfg.insts[id];
@@ -423,8 +439,8 @@ impl Ctx<'_> {
         for (j, y) in dests.iter().enumerate() {
             for x in &dests[..=j] {
                 let (cx, cy) = (
-                    chain(&self.cfg, self.cfg.insts[x.inst].frame, base),
-                    chain(&self.cfg, self.cfg.insts[y.inst].frame, base),
+                    [outer.clone(), chain(&self.cfg, self.cfg.insts[x.inst].frame, base)].concat(),
+                    [outer.clone(), chain(&self.cfg, self.cfg.insts[y.inst].frame, base)].concat(),
                 );
                 let s = barrier_scope(self.facts, c0, d, &cx, &cy);
                 // One thread's copies are checked against each other below.
