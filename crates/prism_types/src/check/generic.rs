@@ -425,7 +425,10 @@ impl Checker<'_> {
         for (p, a) in f.params.iter().zip(&by_param) {
             let Some(a) = a else { continue };
             let Some(tp) = type_param_of(&p.ty, &f.type_params) else { continue };
-            if types.contains_key(&tp) {
+            // A parameter given a function is not also inferred a type: the instance then
+            // finds its uses as a type naming a function, which it refuses, rather than
+            // taking the inferred type and dropping the function (review R63).
+            if types.contains_key(&tp) || funcs.iter().any(|(n, _)| *n == tp) {
                 continue;
             }
             if let Some(s) = self.infer_scalar(&p.ty, &a.value) {

@@ -9,6 +9,10 @@ use crate::ty::{Scalar, Ty};
 use prism_span::Span;
 use prism_syntax::ast;
 
+/// The parameter of the index function a legacy `offset=e` stands for: not an identifier,
+/// so that no name a program declares can be captured by it.
+const OFFSET_PARAM: &str = "offset index";
+
 impl Checker<'_> {
     pub fn group(&mut self, p: &ast::Persp, body: &ast::Block, span: Span) -> Option<StmtKind> {
         let target = self.persp(p)?;
@@ -107,6 +111,19 @@ impl Checker<'_> {
             let persp = match unit.n.checked_mul(count) {
                 Some(n) => Persp { level: unit.level, n },
                 None => {
+                    // A case of more threads than `uint64` counts exceeds any unit; without
+                    // this report the case was dropped, body and all, and the program
+                    // accepted (review R65). Where `available` is 0, `split-level` said so.
+                    if ok && available > 0 {
+                        self.error(TypeError::SplitExceeds {
+                            total: offset.saturating_add(count),
+                            available,
+                            unit,
+                            code,
+                            span: level_span,
+                            last_case: c.count.span,
+                        });
+                    }
                     ok = false;
                     continue;
                 }
@@ -418,13 +435,19 @@ impl Checker<'_> {
                 }
             },
             ast::IndexFn::Offset(e) => {
-                // Legacy `offset=e` means `f=lambda i: e + i`.
-                let i = ast::Ident { name: "__i".into(), span: e.span };
+                // Legacy `offset=e` means `f=lambda i: e + i`. The parameter's name is one
+                // no source can spell, so that no name in `e` resolves to it: `__i`, which a
+                // program may declare, made `offset=__i` the non-injective `2 * i`
+                // (review R65).
+                let i = ast::Ident { name: OFFSET_PARAM.into(), span: e.span };
                 let body = ast::Expr {
                     kind: ast::ExprKind::Binary(
                         ast::BinOp::Add,
                         Box::new(e.clone()),
-                        Box::new(ast::Expr { kind: ast::ExprKind::Name("__i".into()), span: e.span.shrink_to_end() }),
+                        Box::new(ast::Expr {
+                            kind: ast::ExprKind::Name(OFFSET_PARAM.into()),
+                            span: e.span.shrink_to_end(),
+                        }),
                     ),
                     span: e.span,
                 };

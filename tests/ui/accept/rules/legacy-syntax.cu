@@ -49,3 +49,26 @@ extern "C" __global__ void legacy_match(int* __restrict__ out)
         }
     }
 }
+
+// `offset=e` stands for `f=lambda i: e + i` whose parameter no name in `e` can capture: a
+// variable named `__i`, the parameter's name until review R65 (2026-12-03), made this
+// `lambda __i: __i + __i`, which the two blocks raced through.
+extern "C" __global__ void legacy_offset_named_like_its_parameter(int* __restrict__ out)
+{
+    // launch: threads per block a multiple of 32, blocks a multiple of 1
+    const int prism_tid = threadIdx.x;
+    const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
+    const int b = prism_bid;  // line 38
+    const int __i_ = prism_mul(b, 32);  // line 39
+    {  // partition `out` as `ob` at block[1]
+        {  // group(block[1])
+            const int t = prism_tid;  // line 42
+            {  // partition `ob` as `ot` at thread[1]
+                {  // group(thread[1])
+                    out[prism_add(__i_, t)] = 1 + t;  // line 45
+                }
+            }
+        }
+    }
+}
