@@ -59,6 +59,14 @@ pub fn parse(bytes: &[u8]) -> Result<Array, String> {
     };
     let end = start.checked_add(header_len).filter(|&e| e <= bytes.len()).ok_or("truncated .npy header")?;
     let header = std::str::from_utf8(&bytes[start..end]).map_err(|_| "the .npy header is not text")?;
+    // A Python dict literal keeps the last of two equal keys, and `dict_value` reads the
+    // first: a header that names a key twice is refused rather than read differently from
+    // NumPy (review R64).
+    for key in ["descr", "fortran_order", "shape"] {
+        if header.matches(&format!("'{key}'")).count() + header.matches(&format!("\"{key}\"")).count() > 1 {
+            return Err(format!("the .npy header names `{key}` twice"));
+        }
+    }
     let descr = dict_value(header, "descr").ok_or("the .npy header has no `descr`")?;
     let descr = descr.trim_matches(|c| c == '\'' || c == '"');
     let fortran = dict_value(header, "fortran_order").ok_or("the .npy header has no `fortran_order`")?;
@@ -208,6 +216,9 @@ mod tests {
         let at = f.windows(5).position(|w| w == b"False").expect("header has fortran_order");
         f[at..at + 5].copy_from_slice(b"True ");
         assert!(parse(&f).unwrap_err().contains("Fortran"));
+        // NumPy would read the second `descr`, a float; this reader the first.
+        let dup = by_hand(1, "{'descr': '<i4', 'descr': '<f4', 'fortran_order': False, 'shape': (1,), }", &[1.0]);
+        assert_eq!(parse(&dup).unwrap_err(), "the .npy header names `descr` twice");
     }
 
     /// The bytes of a `.npy` file of format `version` with `header` (the dict, padded here
