@@ -574,14 +574,7 @@ impl Graph {
                         // The copies complete at the wait `prism_ir::asyncwait` placed for
                         // them, which may be after the scope: the node lasts until then, so
                         // the barriers that publish the copies come after the wait.
-                        if let InstKind::Scope { view, .. } = &info.inst.kind
-                            && let Some(w) = cfg.insts.iter().position(
-                                |w| matches!(&w.inst.kind, InstKind::AsyncWait { views, .. } if views.contains(view)),
-                            )
-                            && !cfg.inside(w, id)
-                        {
-                            end = cfg.insts[w].exit;
-                        }
+                        end = async_end(cfg, id);
                     }
                     mem = Some(MemRef::Mem(root(f, *m)));
                     (info.enter, end)
@@ -602,9 +595,15 @@ impl Graph {
                         mem.get_or_insert(MemRef::Callee(*func));
                         calls.push((*func, Key::Smem));
                     }
-                    // A wgmma's tile reads last until the tensor cores are done with them.
+                    // A wgmma's tile reads last until the tensor cores are done with them, and
+                    // an asynchronous copy reads its source until the wait for its scope:
+                    // a barrier inside the scope after the copy orders nothing of that read
+                    // (review R66, a race with a later write to the source).
                     let end = match k {
                         InstKind::Intrinsic { intrinsic, .. } if intrinsic.is_wgmma() => wgmma_end(cfg, defs, id),
+                        InstKind::Intrinsic { intrinsic, .. } if intrinsic.is_cp_async() || intrinsic.is_tma() => {
+                            copy_end(cfg, id)
+                        }
                         _ => info.exit,
                     };
                     (info.enter, end)
@@ -629,6 +628,31 @@ impl Graph {
             _ => false,
         })
     }
+}
+
+/// Where the `async` scope at instruction `id` ends for what it orders: at the wait
+/// `prism_ir::asyncwait` placed for its copies when that is after the scope, else at its
+/// end (TMA copies complete at the scope's end, where every thread waits on its mbarrier).
+fn async_end(cfg: &Cfg<'_>, id: InstId) -> InstId {
+    let InstKind::Scope { view, .. } = &cfg.insts[id].inst.kind else { return cfg.insts[id].exit };
+    cfg.insts
+        .iter()
+        .position(|w| matches!(&w.inst.kind, InstKind::AsyncWait { views, .. } if views.contains(view)))
+        .filter(|&w| !cfg.inside(w, id))
+        .map_or(cfg.insts[id].exit, |w| cfg.insts[w].exit)
+}
+
+/// Where the source read of the asynchronous copy at instruction `id` ends: the hardware
+/// reads the source until the copy completes, at the end of the nearest `async` scope
+/// around it ([`async_end`]). A copy in a pipeline's fill keeps its instruction's end: the
+/// pipeline orders its own slots, and its last wait and barrier come before anything after
+/// the loop (docs/soundness.md §4.3.1).
+fn copy_end(cfg: &Cfg<'_>, id: InstId) -> InstId {
+    let scope = cfg.ancestors(cfg.insts[id].frame).find_map(|fr| match cfg.frames[fr].kind {
+        FrameKind::Scope { kind: ScopeKind::Async, .. } => cfg.frames[fr].owner,
+        _ => None,
+    });
+    scope.map_or(cfg.insts[id].exit, |s| async_end(cfg, s))
 }
 
 /// Where the shared-memory reads of the wgmma at instruction `id` end: `wgmma.mma_async`
