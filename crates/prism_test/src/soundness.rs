@@ -148,11 +148,12 @@ impl Summary {
 }
 
 /// The constructs a program uses, by the text that names them.
-const CONSTRUCTS: [(&str, &str); 51] = [
+const CONSTRUCTS: [(&str, &str); 59] = [
     ("partition", "with partition("),
     ("claim", "with claim("),
     ("async", "with async("),
     ("async-padded-strides", "as cp"),
+    ("async-from-gx", "], gx[(b * "),
     ("split", "match split("),
     ("group", "with group("),
     ("for", "for "),
@@ -200,6 +201,13 @@ const CONSTRUCTS: [(&str, &str); 51] = [
     ("tma-store-2d", "tma_store_2d("),
     ("tma-store-3d", "tma_store_3d("),
     ("tma-3d", "tma_load_3d("),
+    ("block-pairs", "with group(block[2]):"),
+    ("block-pairs-split", "match split(block):"),
+    ("block-pairs-call", "= pair_bump(g2"),
+    ("block-pairs-atomic", "atomic_add(g2["),
+    ("block-pairs-loop", "for pr"),
+    ("block-pairs-branch", "if ((u2 + q"),
+    ("block-pairs-while", "while pk"),
 ];
 
 /// Runs a search.
@@ -557,6 +565,46 @@ mod tests {
             assert!(unwritten.is_empty(), "seed {seed}: {unwritten:?}\n{}", p.src);
         }
         assert!(seen.iter().all(|&n| n >= 3), "accepted mma programs (bf16, f16, tf32, mma_from, x4 trans): {seen:?}");
+    }
+
+    /// The pair programs exchange data between the two blocks of a pair, so inference puts
+    /// barriers over `block[2]` (grid-wide barriers) in them, and those barriers matter:
+    /// without one, some schedule reports a race between blocks. A generator whose pair
+    /// phases never reached the other block's elements would test nothing of §7.
+    #[test]
+    fn the_pair_programs_need_their_grid_barriers() {
+        let (mut placed, mut needed) = (0, 0);
+        for seed in 0..6000u64 {
+            if needed >= 3 {
+                break;
+            }
+            let p = r#gen::Gen::new(seed).program();
+            if !p.src.contains("with group(block[2]):") {
+                continue;
+            }
+            let Some(synced) = synced(&p.src, &p.files, &prism_driver::Options::default()) else { continue };
+            let pairs: Vec<usize> = synced
+                .report()
+                .barriers
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| b.scope.level == prism_types::perspective::Level::Block && b.scope.n > 1)
+                .map(|(i, _)| i)
+                .collect();
+            placed += usize::from(!pairs.is_empty());
+            let Some(&first) = pairs.first() else { continue };
+            let m = compile_with(&p.src, &p.files, &[first]).expect("accepted with the barrier");
+            let between_blocks = (0..5).any(|seed| {
+                let cfg = Config { seed: (seed > 0).then_some(seed), fuel: 20_000_000, ..Config::default() };
+                let reports = match m.launch("fuzz", p.grid, p.block, &arguments(&p), cfg) {
+                    Ok(out) => out.reports,
+                    Err(_) => return false,
+                };
+                reports.iter().any(|r| r.kind.code() == "data-race" && r.message.contains("different blocks"))
+            });
+            needed += usize::from(between_blocks);
+        }
+        assert!(needed >= 3, "pair programs with a grid barrier: {placed}, of which its removal raced: {needed}");
     }
 
     /// The TMA store phases store: accepted programs with 2-D and with 3-D stores leave

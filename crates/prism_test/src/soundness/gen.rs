@@ -33,13 +33,17 @@
 //! partitions strided by `block_dim()`; in blocks of one warpgroup, wgmmas from tiles
 //! the threads fill ([`Gen::wgmma`]); in every block, warp-level mmas fed by `ldmatrix` or
 //! plain reads ([`Gen::mma`]); TMA stores of 2-D and 3-D boxes through claims of the
-//! blocks' views of two output maps ([`Gen::tma_store`]), and 3-D TMA loads.
+//! blocks' views of two output maps ([`Gen::tma_store`]), and 3-D TMA loads; and, in one
+//! program in twelve, kernels over pairs of blocks (`gen/pairs.rs`: `block[2]` code that
+//! exchanges data between a pair's blocks through global memory, so that inference must
+//! place grid-wide barriers, with the ordinary phases as block code between).
 //!
 //! The generator knows when it writes something the language only trusts (an access through
 //! a partition that may reach another unit's elements): such programs are *trusted*, and a
 //! race in them is the non-injective exception, not a soundness bug.
 
 mod entry;
+mod pairs;
 
 use super::Rng;
 use std::fmt::Write;
@@ -97,6 +101,9 @@ struct Cx {
     maps: bool,
     /// Blocks of the launch (1 to 3): boxes can only overlap a neighbour's with two or more.
     grid: u32,
+    /// Whether the phase is block code inside the pair code of [`Gen::pair_program`], where
+    /// `gx` is hidden by the pair's view of it.
+    pair: bool,
 }
 
 /// Writes programs.
@@ -139,6 +146,9 @@ impl Gen {
         let roll = self.rng.below(100);
         if roll < 12 {
             return self.thread_program();
+        }
+        if roll >= 92 {
+            return self.pair_program();
         }
         let block_entry = roll < 27;
         // A block-entered kernel that writes `out` is launched as one block; a read-only one
@@ -212,7 +222,7 @@ impl Gen {
         {
             put(&mut self.out, d, call);
         }
-        let mut cx = Cx { tb, shared: Vec::new(), fresh: 0, depth: 0, narrow, wg, maps, grid };
+        let mut cx = Cx { tb, shared: Vec::new(), fresh: 0, depth: 0, narrow, wg, maps, grid, pair: false };
         let arrays = 1 + self.rng.below(2);
         for k in 0..arrays {
             let mut len = tb * [1u32, 2, 4][self.rng.below(3)];
@@ -227,17 +237,7 @@ impl Gen {
         if let Some(len) = dyn_len {
             cx.shared.push(("dyn".into(), len));
         }
-        for (name, len) in cx.shared.clone() {
-            // Start from known contents.
-            put(
-                &mut self.out,
-                d,
-                &format!("with partition({name}, p=thread[1], f=lambda i: t * {} + i) as z{name}:", len / tb),
-            );
-            put(&mut self.out, d + 1, "with group(thread[1]):");
-            put(&mut self.out, d + 2, &format!("for j in range({}):", len / tb));
-            put(&mut self.out, d + 3, &format!("z{name}[j] = t + j"));
-        }
+        self.fill_shared(&cx, d);
         let phases = 2 + self.rng.below(5);
         // A kernel that requires the warpgroup mostly issues a wgmma, among the phases or
         // in a loop (whose passes rewrite its tiles).
@@ -305,6 +305,17 @@ impl Gen {
         self.helpers();
         self.out.push_str(&kernel);
         Program { src: self.out.clone(), grid, block: tb, trusted: self.trusted, files, dyn_len, reduce, entry }
+    }
+
+    /// Block code that gives every element of the phases' shared arrays a known value.
+    fn fill_shared(&mut self, cx: &Cx, d: u32) {
+        for (name, len) in cx.shared.clone() {
+            let k = len / cx.tb;
+            put(&mut self.out, d, &format!("with partition({name}, p=thread[1], f=lambda i: t * {k} + i) as z{name}:"));
+            put(&mut self.out, d + 1, "with group(thread[1]):");
+            put(&mut self.out, d + 2, &format!("for j in range({k}):"));
+            put(&mut self.out, d + 3, &format!("z{name}[j] = t + j"));
+        }
     }
 
     /// A call of a `prism.std.device` reduction of `inp` into `total`, with its scratch.
@@ -668,11 +679,29 @@ impl Gen {
                     put(&mut self.out, d, "__syncthreads()");
                 }
             }
-            // Asynchronous copies: 16 bytes per thread.
+            // Asynchronous copies: 16 bytes per thread from the input, or 8 from the block's
+            // part of `gx`, which other phases write (the flat-index atomics): the copy reads
+            // its source until the scope's wait, so a write to it after the scope must wait
+            // for every thread's copies, even past a barrier inside the scope (review R66).
             13 if len >= 4 * tb => {
                 put(&mut self.out, d, &format!("with async({name}) as a{id}:"));
                 put(&mut self.out, d + 1, "with group(thread[1]):");
-                put(&mut self.out, d + 2, &format!("cp_async(a{id}[t * 4], inp[((b * {tb} + t) * 4) % n], 16)"));
+                let from_gx = !cx.pair && self.rng.chance(30);
+                if from_gx {
+                    put(&mut self.out, d + 2, &format!("cp_async(a{id}[t * 2], gx[(b * {tb} + t) * 2], 8)"));
+                } else {
+                    put(&mut self.out, d + 2, &format!("cp_async(a{id}[t * 4], inp[((b * {tb} + t) * 4) % n], 16)"));
+                }
+                if self.rng.chance(30) {
+                    put(&mut self.out, d + 1, "__syncthreads()");
+                }
+                if from_gx && self.rng.chance(60) {
+                    // Another thread's source, written as soon as the scope ends.
+                    self.writes = true;
+                    put(&mut self.out, d, "with group(thread[1]):");
+                    let o = 1 + self.rng.below(tb as usize - 1);
+                    put(&mut self.out, d + 1, &format!("atomic_add(gx[(b * {tb} + (t + {o}) % {tb}) * 2], acc & 7)"));
+                }
             }
             // A window: reads a neighbour's element through the thread's own view. Trusted.
             14 => {
@@ -1311,7 +1340,7 @@ impl Gen {
             // (docs/soundness.md §4.4). With `K` the block's `@launch_bounds` and the same
             // offset each thread keeps to its own element; a shorter or longer stride, or a
             // neighbour's element, must be refused or ordered.
-            44 => {
+            44 if !cx.pair => {
                 self.writes = true;
                 let k = match self.rng.below(6) {
                     0 => tb / 2,
