@@ -23,6 +23,10 @@ __device__ __forceinline__ void prism_std_device_device_reduce_float_larger_16_(
                                                                                 float* partials,
                                                                                 int* counter,
                                                                                 float* output);
+__device__ __forceinline__ void prism_std_device_check_launch_size_16_(int prism_tid,
+                                                                       int prism_bid,
+                                                                       unsigned char* prism_smem,
+                                                                       int n);
 __device__ __forceinline__ float prism_std_block_block_sum_float_(int prism_tid,
                                                                   int prism_bid,
                                                                   unsigned char* prism_smem,
@@ -108,6 +112,7 @@ __device__ __forceinline__ void prism_std_device_device_sum_float_16_(int prism_
                                                                       int* counter,
                                                                       float* output)
 {
+    prism_std_device_check_launch_size_16_(prism_tid % 1, prism_bid, prism_smem, n);
     const int b = prism_bid;
     {  // partition `output` as `out_b` at block[1]
         {  // partition `partials` as `partials_b` at block[1]
@@ -162,6 +167,7 @@ __device__ __forceinline__ void prism_std_device_device_reduce_float_larger_16_(
                                                                                 int* counter,
                                                                                 float* output)
 {
+    prism_std_device_check_launch_size_16_(prism_tid % 1, prism_bid, prism_smem, n);
     const int b = prism_bid;
     {  // partition `output` as `out_b` at block[1]
         {  // partition `partials` as `partials_b` at block[1]
@@ -203,6 +209,20 @@ __device__ __forceinline__ void prism_std_device_device_reduce_float_larger_16_(
                 }
             }
         }
+    }
+}
+
+__device__ __forceinline__ void prism_std_device_check_launch_size_16_(int prism_tid,
+                                                                       int prism_bid,
+                                                                       unsigned char* prism_smem,
+                                                                       int n)
+{
+    bool t1 = false;
+    if (!t1) {
+        t1 = prism_add((long long)n, prism_mul(prism_mul((long long)(int)gridDim.x, (long long)(int)blockDim.x), 16ll)) > 2147483647ll;
+    }
+    if (t1) {
+        __trap();
     }
 }
 

@@ -228,6 +228,10 @@ __device__ __forceinline__ void prism_std_block_block_scatter_to_blocked_int_4_(
                                                                                 int* items,
                                                                                 const int* ranks,
                                                                                 int* exchange);
+__device__ __forceinline__ void prism_std_device_check_launch_size_4_(int prism_tid,
+                                                                      int prism_bid,
+                                                                      unsigned char* prism_smem,
+                                                                      int n);
 __device__ __forceinline__ int prism_std_device_lookback_prefix_int_(int prism_tid,
                                                                      int prism_bid,
                                                                      unsigned char* prism_smem,
@@ -236,6 +240,10 @@ __device__ __forceinline__ int prism_std_device_lookback_prefix_int_(int prism_t
                                                                      unsigned long long* flags,
                                                                      int* aggregates,
                                                                      int* inclusive);
+__device__ __forceinline__ void prism_std_device_check_launch_size_2_(int prism_tid,
+                                                                      int prism_bid,
+                                                                      unsigned char* prism_smem,
+                                                                      int n);
 __device__ __forceinline__ float prism_std_block_block_exclusive_sum_float_(int prism_tid,
                                                                             int prism_bid,
                                                                             unsigned char* prism_smem,
@@ -1196,6 +1204,7 @@ __device__ __forceinline__ void prism_std_device_device_inclusive_sum_int_4_(int
                                                                              int* aggregates,
                                                                              int* inclusive)
 {
+    prism_std_device_check_launch_size_4_(prism_tid % 1, prism_bid, prism_smem, n);
     {  // partition `output` as `out_b` at block[1]
         {  // partition `counter` as `counter_b` at block[1]
             {  // partition `flags` as `flags_b` at block[1]
@@ -1204,6 +1213,9 @@ __device__ __forceinline__ void prism_std_device_device_inclusive_sum_int_4_(int
                         {  // group(block[1])
                             int* counter_b = counter;
                             const int tile = prism_std_device_tile_ticket_(prism_tid, prism_bid, prism_smem, counter_b);
+                            if (tile >= (int)gridDim.x) {
+                                __trap();
+                            }
                             const int t = prism_tid;
                             const int first = prism_mul(prism_add(prism_mul(tile, (int)blockDim.x), t), 4);
                             int items[4] = {};
@@ -1253,6 +1265,7 @@ __device__ __forceinline__ void prism_std_device_device_inclusive_sum_float_2_(i
                                                                                float* aggregates,
                                                                                float* inclusive)
 {
+    prism_std_device_check_launch_size_2_(prism_tid % 1, prism_bid, prism_smem, n);
     {  // partition `output` as `out_b` at block[1]
         {  // partition `counter` as `counter_b` at block[1]
             {  // partition `flags` as `flags_b` at block[1]
@@ -1261,6 +1274,9 @@ __device__ __forceinline__ void prism_std_device_device_inclusive_sum_float_2_(i
                         {  // group(block[1])
                             int* counter_b = counter;
                             const int tile = prism_std_device_tile_ticket_(prism_tid, prism_bid, prism_smem, counter_b);
+                            if (tile >= (int)gridDim.x) {
+                                __trap();
+                            }
                             const int t = prism_tid;
                             const int first = prism_mul(prism_add(prism_mul(tile, (int)blockDim.x), t), 2);
                             float items[2] = {};
@@ -1308,6 +1324,7 @@ __device__ __forceinline__ void prism_std_device_device_sum_int_4_(int prism_tid
                                                                    int* counter,
                                                                    int* output)
 {
+    prism_std_device_check_launch_size_4_(prism_tid % 1, prism_bid, prism_smem, n);
     const int b = prism_bid;
     {  // partition `output` as `out_b` at block[1]
         {  // partition `partials` as `partials_b` at block[1]
@@ -1362,6 +1379,7 @@ __device__ __forceinline__ void prism_std_device_device_reduce_int_larger_4_(int
                                                                              int* counter,
                                                                              int* output)
 {
+    prism_std_device_check_launch_size_4_(prism_tid % 1, prism_bid, prism_smem, n);
     const int b = prism_bid;
     {  // partition `output` as `out_b` at block[1]
         {  // partition `partials` as `partials_b` at block[1]
@@ -1543,6 +1561,20 @@ __device__ __forceinline__ void prism_std_block_block_scatter_to_blocked_int_4_(
     __syncthreads();
 }
 
+__device__ __forceinline__ void prism_std_device_check_launch_size_4_(int prism_tid,
+                                                                      int prism_bid,
+                                                                      unsigned char* prism_smem,
+                                                                      int n)
+{
+    bool t1 = false;
+    if (!t1) {
+        t1 = prism_add((long long)n, prism_mul(prism_mul((long long)(int)gridDim.x, (long long)(int)blockDim.x), 4ll)) > 2147483647ll;
+    }
+    if (t1) {
+        __trap();
+    }
+}
+
 __device__ __forceinline__ int prism_std_device_lookback_prefix_int_(int prism_tid,
                                                                      int prism_bid,
                                                                      unsigned char* prism_smem,
@@ -1648,6 +1680,20 @@ __device__ __forceinline__ int prism_std_device_lookback_prefix_int_(int prism_t
     const int prefix = prefix_s[0];
     __syncthreads();
     return prefix;
+}
+
+__device__ __forceinline__ void prism_std_device_check_launch_size_2_(int prism_tid,
+                                                                      int prism_bid,
+                                                                      unsigned char* prism_smem,
+                                                                      int n)
+{
+    bool t1 = false;
+    if (!t1) {
+        t1 = prism_add((long long)n, prism_mul(prism_mul((long long)(int)gridDim.x, (long long)(int)blockDim.x), 2ll)) > 2147483647ll;
+    }
+    if (t1) {
+        __trap();
+    }
 }
 
 __device__ __forceinline__ float prism_std_block_block_exclusive_sum_float_(int prism_tid,

@@ -23,6 +23,10 @@ __device__ __forceinline__ void prism_std_device_device_sum_int_1_(int prism_tid
                                                                    int* partials,
                                                                    int* counter,
                                                                    int* output);
+__device__ __forceinline__ void prism_std_device_check_launch_size_1_(int prism_tid,
+                                                                      int prism_bid,
+                                                                      unsigned char* prism_smem,
+                                                                      int n);
 __device__ __forceinline__ int prism_std_block_block_exclusive_sum_int_(int prism_tid,
                                                                         int prism_bid,
                                                                         unsigned char* prism_smem,
@@ -166,6 +170,7 @@ __device__ __forceinline__ void prism_std_device_device_inclusive_sum_int_1_(int
                                                                              int* aggregates,
                                                                              int* inclusive)
 {
+    prism_std_device_check_launch_size_1_(prism_tid % 1, prism_bid, prism_smem, n);
     {  // partition `output` as `out_b` at block[1]
         {  // partition `counter` as `counter_b` at block[1]
             {  // partition `flags` as `flags_b` at block[1]
@@ -174,6 +179,9 @@ __device__ __forceinline__ void prism_std_device_device_inclusive_sum_int_1_(int
                         {  // group(block[1])
                             int* counter_b = counter;
                             const int tile = prism_std_device_tile_ticket_(prism_tid, prism_bid, prism_smem, counter_b);
+                            if (tile >= (int)gridDim.x) {
+                                __trap();
+                            }
                             const int t = prism_tid;
                             const int first = prism_add(prism_mul(tile, (int)blockDim.x), t);
                             int items[1] = {};
@@ -221,6 +229,7 @@ __device__ __forceinline__ void prism_std_device_device_sum_int_1_(int prism_tid
                                                                    int* counter,
                                                                    int* output)
 {
+    prism_std_device_check_launch_size_1_(prism_tid % 1, prism_bid, prism_smem, n);
     const int b = prism_bid;
     {  // partition `output` as `out_b` at block[1]
         {  // partition `partials` as `partials_b` at block[1]
@@ -262,6 +271,20 @@ __device__ __forceinline__ void prism_std_device_device_sum_int_1_(int prism_tid
                 }
             }
         }
+    }
+}
+
+__device__ __forceinline__ void prism_std_device_check_launch_size_1_(int prism_tid,
+                                                                      int prism_bid,
+                                                                      unsigned char* prism_smem,
+                                                                      int n)
+{
+    bool t1 = false;
+    if (!t1) {
+        t1 = prism_add((long long)n, prism_mul((long long)(int)gridDim.x, (long long)(int)blockDim.x)) > 2147483647ll;
+    }
+    if (t1) {
+        __trap();
     }
 }
 
