@@ -91,6 +91,16 @@ impl Checker<'_> {
                 help: Some("add `case n:` arms".into()),
             });
         }
+        // Cases past the units the code has, from `offset` on (saturating: a case may be as
+        // large as `uint64` allows).
+        let exceeds = |offset: u64, count: u64, last_case: Span| TypeError::SplitExceeds {
+            total: offset.saturating_add(count),
+            available,
+            unit,
+            code,
+            span: level_span,
+            last_case,
+        };
         for c in cases {
             let errors_before = self.errors.len();
             let count = match self.const_int(&c.count, "a split case") {
@@ -115,14 +125,7 @@ impl Checker<'_> {
                     // this report the case was dropped, body and all, and the program
                     // accepted (review R65). Where `available` is 0, `split-level` said so.
                     if ok && available > 0 {
-                        self.error(TypeError::SplitExceeds {
-                            total: offset.saturating_add(count),
-                            available,
-                            unit,
-                            code,
-                            span: level_span,
-                            last_case: c.count.span,
-                        });
+                        self.error(exceeds(offset, count, c.count.span));
                     }
                     ok = false;
                     continue;
@@ -138,14 +141,7 @@ impl Checker<'_> {
                 // Saturating: a case may be as large as `uint64` allows.
                 if offset.saturating_add(count) > available {
                     if ok {
-                        self.error(TypeError::SplitExceeds {
-                            total: offset.saturating_add(count),
-                            available,
-                            unit,
-                            code,
-                            span: level_span,
-                            last_case: c.count.span,
-                        });
+                        self.error(exceeds(offset, count, c.count.span));
                     }
                     ok = false;
                 } else if available % count != 0 {
