@@ -30,7 +30,7 @@
 
 use crate::Ctx;
 use crate::cfg::{FrameId, FrameKind, InstId};
-use crate::graph::{barrier_scope, chain, operands, root, wgmma_shape};
+use crate::graph::{Elem, barrier_scope, chain, operands, root, wgmma_shape};
 use crate::owner::{Affine, Term};
 use crate::pending::LateFault;
 use prism_ir::ir::{AccessKind, InstKind, IntrArg};
@@ -102,6 +102,9 @@ struct Dest {
     index: Reg,
     width: Option<i128>,
     elem: i128,
+    /// The frames from the code the copies are compared from down to the copy
+    /// ([`Ctx::destinations`]), for `barrier_scope`.
+    chain: Vec<Elem>,
 }
 
 /// One copy as the thread that issues it sees it: each time it is issued inside the scope,
@@ -394,15 +397,16 @@ impl Ctx<'_> {
         // instead, through the frames between (`outer`): a `group` there replicates the
         // scope over its units, so the proof spans the memory's unit, while a `split` case
         // keeps it to the case's units (only they open the scope).
-        let mut c0 = self.cfg.frames[base].code;
-        let mut outer = Vec::new();
-        if !self.facts.narrower_eq(d, c0) {
+        // Where no enclosing code is at the memory's perspective, every frame up to the
+        // function's body is walked, which can only widen the unit compared over.
+        let (c0, outer) = if self.facts.narrower_eq(d, self.cfg.frames[base].code) {
+            (self.cfg.frames[base].code, Vec::new())
+        } else {
             let at = self.cfg.insts[scope].frame;
-            if let Some(top) = self.cfg.ancestors(at).find(|&a| self.facts.narrower_eq(d, self.cfg.frames[a].code)) {
-                outer = chain(&self.cfg, at, top);
-                c0 = d;
-            }
-        }
+            let top = self.cfg.ancestors(at).find(|&a| self.facts.narrower_eq(d, self.cfg.frames[a].code));
+            let top = top.unwrap_or_else(|| self.cfg.ancestors(at).last().unwrap_or(at));
+            (d, chain(&self.cfg, at, top))
+        };
         let mut dests = Vec::new();
         for id in self.cfg.descendants(scope) {
             let info = &self.cfg.insts[id];
@@ -425,7 +429,8 @@ impl Ctx<'_> {
             // and an untyped one has no width here.
             let width = crate::graph::width(self.f, &self.cfg, &self.defs, &info.inst.kind);
             let elem = i128::from(self.f.mems[self.f.accesses[a.index()].mem.index()].elem.size().max(1));
-            dests.push(Dest { inst: id, ptr: *ptr, index: *index, width, elem });
+            let chain = [outer.as_slice(), &chain(&self.cfg, info.frame, base)].concat();
+            dests.push(Dest { inst: id, ptr: *ptr, index: *index, width, elem, chain });
         }
         let root_of = root(self.f, view);
         // Every iteration of a loop inside the scope is in flight with every other.
@@ -438,11 +443,7 @@ impl Ctx<'_> {
         let specialised = self.specialised_fill(scope, view);
         for (j, y) in dests.iter().enumerate() {
             for x in &dests[..=j] {
-                let (cx, cy) = (
-                    [outer.clone(), chain(&self.cfg, self.cfg.insts[x.inst].frame, base)].concat(),
-                    [outer.clone(), chain(&self.cfg, self.cfg.insts[y.inst].frame, base)].concat(),
-                );
-                let s = barrier_scope(self.facts, c0, d, &cx, &cy);
+                let s = barrier_scope(self.facts, c0, d, &x.chain, &y.chain);
                 // One thread's copies are checked against each other below.
                 if s == Persp::THREAD {
                     continue;
