@@ -217,10 +217,23 @@ pub(crate) struct Node {
     pub span: Span,
     /// For a call: the callee and which of its memories this node stands for.
     pub calls: Vec<(FuncId, Key)>,
-    /// For a `partition` or `claim` scope: the instructions inside it that touch the memory.
+    /// For a `partition` or `claim` scope: the accesses inside it that touch the memory.
     /// Empty for a single instruction and for an `async` scope, which act as one step (the
     /// copies of an `async` scope are complete only at its end).
-    pub inner: Vec<InstId>,
+    pub inner: Vec<Inner>,
+}
+
+/// An access inside a `partition` or `claim` scope node.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Inner {
+    /// Its instruction.
+    pub inst: InstId,
+    /// Where its access ends ([`access_end`]): the instruction's exit, or for an
+    /// asynchronous copy or a wgmma the wait that completes it.
+    pub end: PointId,
+    /// Whether that end lies past the scope (the wait of an `async` scope around the
+    /// `partition`, say): a path from it has left this run of the scope.
+    pub past: bool,
 }
 
 /// Items, regions and nodes of one function.
@@ -557,7 +570,11 @@ impl Graph {
                             mode.write = true;
                         }
                         if self.touches_inside(f, r, d, cfg) {
-                            inner.push(d);
+                            let (end, at) = access_end(cfg, defs, d);
+                            // The exit of the function, or of an instruction outside the
+                            // scope (the scope's own exit included), is past it.
+                            let past = at.is_none_or(|w| w != d && (w == id || !cfg.inside(w, id)));
+                            inner.push(Inner { inst: d, end, past });
                         }
                     }
                     let mut end = info.exit;
@@ -574,7 +591,7 @@ impl Graph {
                         // The copies complete at the wait `prism_ir::asyncwait` placed for
                         // them, which may be after the scope: the node lasts until then, so
                         // the barriers that publish the copies come after the wait.
-                        end = async_end(cfg, id);
+                        end = cfg.insts[async_end(cfg, id)].exit;
                     }
                     mem = Some(MemRef::Mem(root(f, *m)));
                     (info.enter, end)
@@ -595,18 +612,7 @@ impl Graph {
                         mem.get_or_insert(MemRef::Callee(*func));
                         calls.push((*func, Key::Smem));
                     }
-                    // A wgmma's tile reads last until the tensor cores are done with them, and
-                    // an asynchronous copy reads its source until the wait for its scope:
-                    // a barrier inside the scope after the copy orders nothing of that read
-                    // (review R66, a race with a later write to the source).
-                    let end = match k {
-                        InstKind::Intrinsic { intrinsic, .. } if intrinsic.is_wgmma() => wgmma_end(cfg, defs, id),
-                        InstKind::Intrinsic { intrinsic, .. } if intrinsic.is_cp_async() || intrinsic.is_tma() => {
-                            copy_end(cfg, id)
-                        }
-                        _ => info.exit,
-                    };
-                    (info.enter, end)
+                    (info.enter, access_end(cfg, defs, id).0)
                 }
             };
             let Some(mem) = mem else { continue };
@@ -630,43 +636,62 @@ impl Graph {
     }
 }
 
+/// Where the memory access of instruction `id` ends, with the instruction whose exit that
+/// is (`None` for the function's exit). A wgmma's tile reads last until the tensor cores
+/// are done with them, and an asynchronous copy reads its source until the wait for its
+/// scope: a barrier inside the scope after the copy orders nothing of that read (review
+/// R66, a race with a later write to the source). The same holds for a copy inside a
+/// `partition` or `claim` scope node of the source, which the scope's exit does not end
+/// (review R70: a view of the source opened inside the `async` scope).
+fn access_end(cfg: &Cfg<'_>, defs: &Defs, id: InstId) -> (PointId, Option<InstId>) {
+    let w = match &cfg.insts[id].inst.kind {
+        InstKind::Intrinsic { intrinsic, .. } if intrinsic.is_wgmma() => wgmma_end(cfg, defs, id),
+        InstKind::Intrinsic { intrinsic, .. } if intrinsic.is_cp_async() || intrinsic.is_tma() => {
+            Some(copy_end(cfg, id))
+        }
+        _ => Some(id),
+    };
+    (w.map_or(cfg.exit, |w| cfg.insts[w].exit), w)
+}
+
 /// Where the `async` scope at instruction `id` ends for what it orders: at the wait
 /// `prism_ir::asyncwait` placed for its copies when that is after the scope, else at its
 /// end (TMA copies complete at the scope's end, where every thread waits on its mbarrier).
+/// The instruction whose exit that is.
 fn async_end(cfg: &Cfg<'_>, id: InstId) -> InstId {
-    let InstKind::Scope { view, .. } = &cfg.insts[id].inst.kind else { return cfg.insts[id].exit };
+    let InstKind::Scope { view, .. } = &cfg.insts[id].inst.kind else { return id };
     cfg.insts
         .iter()
         .position(|w| matches!(&w.inst.kind, InstKind::AsyncWait { views, .. } if views.contains(view)))
         .filter(|&w| !cfg.inside(w, id))
-        .map_or(cfg.insts[id].exit, |w| cfg.insts[w].exit)
+        .unwrap_or(id)
 }
 
 /// Where the source read of the asynchronous copy at instruction `id` ends: the hardware
 /// reads the source until the copy completes, at the end of the nearest `async` scope
 /// around it ([`async_end`]). A copy in a pipeline's fill keeps its instruction's end: the
 /// pipeline orders its own slots, and its last wait and barrier come before anything after
-/// the loop (docs/soundness.md §4.3.1).
+/// the loop (docs/soundness.md §4.3.1). The instruction whose exit that is.
 fn copy_end(cfg: &Cfg<'_>, id: InstId) -> InstId {
     let scope = cfg.ancestors(cfg.insts[id].frame).find_map(|fr| match cfg.frames[fr].kind {
         FrameKind::Scope { kind: ScopeKind::Async, .. } => cfg.frames[fr].owner,
         _ => None,
     });
-    scope.map_or(cfg.insts[id].exit, |s| async_end(cfg, s))
+    scope.map_or(id, |s| async_end(cfg, s))
 }
 
 /// Where the shared-memory reads of the wgmma at instruction `id` end: `wgmma.mma_async`
 /// reads its tiles asynchronously, until a `wgmma.wait_group` completes its group. The
 /// first wait that completes it on every path ([`wgmma_wait_after`]: after a commit that
 /// closes its group, in its block or after the loops around it) certainly does; without
-/// one the reads last to the function's end. The barriers that order the tiles' next
-/// writes after the reads are placed after that point (docs/soundness.md §4.3, §8).
-fn wgmma_end(cfg: &Cfg<'_>, defs: &Defs, id: InstId) -> PointId {
-    // A wait in the wgmma's own block, or after the loops around it: an interval that
-    // leaves a loop body hides the back edge from the analysis, so safe code may not write
-    // the tiles anywhere in those loops (`asyncs.rs`, `wgmma-unwaited`, which also rejects
-    // safe code without a wait).
-    wgmma_wait_after(cfg, defs, id).map_or(cfg.exit, |(_, w)| cfg.insts[w].exit)
+/// one the reads last to the function's end (`None`). The barriers that order the tiles'
+/// next writes after the reads are placed after that point (docs/soundness.md §4.3, §8).
+/// A wait in the wgmma's own block, or after the loops around it: an interval that leaves a
+/// loop body hides the back edge from the analysis, so safe code may not write the tiles
+/// anywhere in those loops (`asyncs.rs`, `wgmma-unwaited`, which also rejects safe code
+/// without a wait).
+fn wgmma_end(cfg: &Cfg<'_>, defs: &Defs, id: InstId) -> Option<InstId> {
+    wgmma_wait_after(cfg, defs, id).map(|(_, w)| w)
 }
 
 /// The first wait that completes the wgmma at instruction `id` on every path: in its own

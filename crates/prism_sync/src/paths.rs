@@ -280,8 +280,8 @@ impl Ctx<'_> {
         let mut seen = self.memo.marks.borrow_mut();
         seen.clear(4 * n);
         let mut stack: Vec<(PointId, bool, bool)> = Vec::new();
-        for &src in &sources {
-            let left = a.inner.is_empty();
+        for &(src, past) in &sources {
+            let left = a.inner.is_empty() || past;
             stack.extend(self.cfg.succ[src].iter().map(|&q| (q, left, carried0 || back(src, q))));
         }
         while let Some((p, left, carried)) = stack.pop() {
@@ -377,7 +377,7 @@ impl Ctx<'_> {
         let mut stops = Vec::new();
         let mut stack: Vec<(PointId, bool)> = sources
             .iter()
-            .flat_map(|&src| self.cfg.succ[src].iter().map(move |&q| (q, carried.is_none() || back(src, q))))
+            .flat_map(|&(src, _)| self.cfg.succ[src].iter().map(move |&q| (q, carried.is_none() || back(src, q))))
             .collect();
         while let Some((p, after)) = stack.pop() {
             let state = 2 * p + usize::from(after);
@@ -421,14 +421,15 @@ impl Ctx<'_> {
         if n.inner.is_empty() {
             vec![self.cfg.insts[n.inst].enter]
         } else {
-            n.inner.iter().map(|&i| self.cfg.insts[i].enter).collect()
+            n.inner.iter().map(|i| self.cfg.insts[i.inst].enter).collect()
         }
     }
 
     /// Where paths out of node `n` start: its end, or for a scope node the ends of the
-    /// accesses inside it.
-    fn exits(&self, n: &crate::graph::Node) -> Vec<PointId> {
-        if n.inner.is_empty() { vec![n.end] } else { n.inner.iter().map(|&i| self.cfg.insts[i].exit).collect() }
+    /// accesses inside it (an asynchronous copy's or a wgmma's at its wait, perhaps past
+    /// the scope), each with whether it lies past the scope.
+    fn exits(&self, n: &crate::graph::Node) -> Vec<(PointId, bool)> {
+        if n.inner.is_empty() { vec![(n.end, true)] } else { n.inner.iter().map(|i| (i.end, i.past)).collect() }
     }
 
     /// Whether a call node's callee synchronises (over units covering `s`) before its first

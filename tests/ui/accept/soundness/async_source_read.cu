@@ -129,3 +129,189 @@ extern "C" __global__ void __launch_bounds__(64) barrier_inferred_inside(int* __
         }
     }
 }
+
+// Review R70, 2026-12-03: the same read through a view of the source opened inside the
+// `async` scope. The partition (or claim) was a node of `gb` that ended at the copy's
+// issue, so the barrier inside the scope ordered it again and no barrier came after the
+// wait: all three kernels below were accepted and raced. Each access inside such a node now
+// ends where its own access does, the copy's at the scope's wait.
+// A partition of the source, a barrier written inside the scope.
+extern "C" __global__ void __launch_bounds__(64) view_inside(int* __restrict__ g, int* __restrict__ out)
+{
+    // launch: threads per block a multiple of 64, blocks a multiple of 1, at most 64 threads per block
+    const int prism_tid = threadIdx.x;
+    const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
+    __shared__ __align__(1024) int prism_shared0[64];
+    // 1 split barrier(s) over the block: mbarriers, and this thread's token for each
+    __shared__ __align__(8) unsigned long long prism_split[1];
+    unsigned long long prism_tok0 = 0;
+    if (threadIdx.x == 0) {
+        prism_split_init(prism_smem_addr(&prism_split[0]), blockDim.x);
+    }
+    __syncthreads();
+    const int b = prism_bid;  // line 72
+    {  // partition `out` as `ob` at block[1]
+        {  // partition `g` as `gb` at block[1]
+            {  // group(block[1])
+                int* s = prism_shared0;  // line 76
+                const int t = prism_tid;  // line 77
+                {  // async `s` as `land` at block[1]
+                    {  // partition `gb` as `gsrc` at thread[1]
+                        {  // group(thread[1])
+                            asm volatile(  // line 81
+                                "cp.async.ca.shared.global [%0], [%1], 4;"
+                                :
+                                : "r"(prism_smem_addr(&s[t])), "l"(&g[prism_add(prism_mul(b, 64), (t + 1) % 64)])
+                                : "memory");
+                        }
+                    }
+                    __syncthreads();  // line 82
+                    asm volatile("cp.async.commit_group;" :  :  : "memory");  // line 78
+                }
+                asm volatile("cp.async.wait_all;" :  :  : "memory");
+                // split block barrier s0, arrive: `g` was last used at line 79; its next use (line 83) waits
+                prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
+                {  // partition `gb` as `gt` at thread[1]
+                    {  // group(thread[1])
+                        // split block barrier s0, wait
+                        prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
+                        g[prism_add(prism_mul(b, 64), t)] = 1000 + t;  // line 85
+                    }
+                }
+                {  // partition `ob` as `o` at thread[1]
+                    {  // group(thread[1])
+                        out[prism_add(prism_mul(b, 64), t)] = s[t];  // line 88
+                    }
+                }
+            }
+        }
+    }
+}
+
+// A partition of the source, a barrier inferred inside the scope for another array.
+extern "C" __global__ void __launch_bounds__(64) view_inside_inferred(int* __restrict__ g,
+                                                                      int* __restrict__ out)
+{
+    // launch: threads per block a multiple of 64, blocks a multiple of 1, at most 64 threads per block
+    const int prism_tid = threadIdx.x;
+    const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
+    __shared__ __align__(1024) int prism_shared0[64];
+    __shared__ __align__(256) int prism_shared256[64];
+    // 2 split barrier(s) over the block: mbarriers, and this thread's token for each
+    __shared__ __align__(8) unsigned long long prism_split[2];
+    unsigned long long prism_tok0 = 0;
+    unsigned long long prism_tok1 = 0;
+    if (threadIdx.x == 0) {
+        prism_split_init(prism_smem_addr(&prism_split[0]), blockDim.x);
+        prism_split_init(prism_smem_addr(&prism_split[1]), blockDim.x);
+    }
+    __syncthreads();
+    const int b = prism_bid;  // line 95
+    {  // partition `out` as `ob` at block[1]
+        {  // partition `g` as `gb` at block[1]
+            {  // group(block[1])
+                int* s = prism_shared0;  // line 99
+                int* u = prism_shared256;  // line 100
+                const int t = prism_tid;  // line 101
+                int v = 0;  // line 102
+                {  // async `s` as `land` at block[1]
+                    {  // partition `gb` as `gsrc` at thread[1]
+                        {  // group(thread[1])
+                            asm volatile(  // line 106
+                                "cp.async.ca.shared.global [%0], [%1], 4;"
+                                :
+                                : "r"(prism_smem_addr(&s[t])), "l"(&g[prism_add(prism_mul(b, 64), (t + 1) % 64)])
+                                : "memory");
+                        }
+                    }
+                    {  // partition `u` as `ut` at thread[1]
+                        {  // group(thread[1])
+                            u[t] = t;  // line 109
+                            // split block barrier s1, arrive: `u` was last used at line 107; its next use (line 111) waits
+                            prism_tok1 = prism_split_arrive(prism_smem_addr(&prism_split[1]));
+                        }
+                    }
+                    {  // group(thread[1])
+                        // split block barrier s1, wait
+                        prism_split_wait(prism_smem_addr(&prism_split[1]), prism_tok1);
+                        v = u[(t + 3) % 64];  // line 111
+                    }
+                    asm volatile("cp.async.commit_group;" :  :  : "memory");  // line 103
+                }
+                asm volatile("cp.async.wait_all;" :  :  : "memory");
+                // split block barrier s0, arrive: `g` was last used at line 104; its next use (line 112) waits
+                prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
+                {  // partition `gb` as `gt` at thread[1]
+                    {  // group(thread[1])
+                        // split block barrier s0, wait
+                        prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
+                        g[prism_add(prism_mul(b, 64), t)] = 1000 + t;  // line 114
+                    }
+                }
+                {  // partition `ob` as `o` at thread[1]
+                    {  // group(thread[1])
+                        out[prism_add(prism_mul(b, 64), t)] = prism_sub(prism_add(s[t], v), (t + 3) % 64);  // line 117
+                    }
+                }
+            }
+        }
+    }
+}
+
+// A claim of the source inside the scope: one thread copies all of it.
+extern "C" __global__ void __launch_bounds__(64) claim_inside(int* __restrict__ g, int* __restrict__ out)
+{
+    // launch: threads per block a multiple of 64, blocks a multiple of 1, at most 64 threads per block
+    const int prism_tid = threadIdx.x;
+    const int prism_bid = blockIdx.x;
+    __builtin_assume(prism_bid >= 0);
+    __shared__ __align__(1024) int prism_shared0[64];
+    // 1 split barrier(s) over the block: mbarriers, and this thread's token for each
+    __shared__ __align__(8) unsigned long long prism_split[1];
+    unsigned long long prism_tok0 = 0;
+    if (threadIdx.x == 0) {
+        prism_split_init(prism_smem_addr(&prism_split[0]), blockDim.x);
+    }
+    __syncthreads();
+    const int b = prism_bid;  // line 124
+    {  // partition `out` as `ob` at block[1]
+        {  // partition `g` as `gb` at block[1]
+            {  // group(block[1])
+                int* s = prism_shared0;  // line 128
+                const int t = prism_tid;  // line 129
+                {  // async `s` as `land` at block[1]
+                    {  // claim `gb` as `gc` at thread[1]
+                        if (prism_tid == 0) {  // split(thread) case 1: thread[1]
+                            for (int q = 0; q < 16; q += 1) {
+                                asm volatile(  // line 135
+                                    "cp.async.cg.shared.global [%0], [%1], 16;"
+                                    :
+                                    : "r"(prism_smem_addr(&s[4 * q])), "l"(&g[prism_add(prism_mul(b, 64), 4 * q)])
+                                    : "memory");
+                            }
+                        }
+                    }
+                    __syncthreads();  // line 136
+                    asm volatile("cp.async.commit_group;" :  :  : "memory");  // line 130
+                }
+                asm volatile("cp.async.wait_all;" :  :  : "memory");
+                // split block barrier s0, arrive: `g` was last used at line 131; its next use (line 137) waits
+                prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
+                {  // partition `gb` as `gt` at thread[1]
+                    {  // group(thread[1])
+                        // split block barrier s0, wait
+                        prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
+                        g[prism_add(prism_mul(b, 64), t)] = 1000 + t;  // line 139
+                    }
+                }
+                {  // partition `ob` as `o` at thread[1]
+                    {  // group(thread[1])
+                        out[prism_add(prism_mul(b, 64), t)] = s[(t + 1) % 64];  // line 142
+                    }
+                }
+            }
+        }
+    }
+}
