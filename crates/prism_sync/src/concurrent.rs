@@ -124,6 +124,9 @@ impl Ctx<'_> {
                 }
                 let region = &self.graph.regions[na.region];
                 let scope = barrier_scope(self.facts, region.c0, region.d, &na.chain, &nb.chain);
+                // Conflicts that never leave a block are between units of the block only.
+                let scope =
+                    if crate::place::grid_wide(scope) && self.within_one_block(a, b) { Persp::BLOCK } else { scope };
                 // An index that fits its type only for fewer blocks (`b * 64 + t` in an
                 // `int`) is proved under that launch limit, which the launchers then enforce:
                 // the alternative is refusing the program.

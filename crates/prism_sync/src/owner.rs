@@ -264,6 +264,66 @@ impl Ctx<'_> {
         false
     }
 
+    /// Whether every element nodes `a` and `b` touch is touched by the threads of one
+    /// block only: each access's index is `K·B + r`, with `B` the block's `id()` in the
+    /// grid, `K > 0` the same for every access of both nodes, and `r` (everything else, over
+    /// its whole range where the access runs, plus the access's width) inside `[0, K)`.
+    /// An element `e` then determines its block, `B = ⌊e / K⌋`, so two threads of different
+    /// blocks never touch a common element and every conflict of the edge is between
+    /// threads of one block: a block barrier orders it, where the region's unit alone asks
+    /// for a grid-wide one (docs/soundness.md §4.4, "Conflicts inside one block").
+    ///
+    /// As [`Ctx::owned_if_limited`], an index that fits its type only for fewer blocks
+    /// (`b * 256 + t` in an `int`) is proved under the loosest launch limit that makes it
+    /// fit, which is recorded and which the launchers then enforce.
+    pub(crate) fn within_one_block(&self, a: usize, b: usize) -> bool {
+        let assumed = self.max_blocks.get().unwrap_or(MAX_GRID_BLOCKS as u128);
+        self.blocks.set(assumed);
+        if self.blocks_apart(a, b) {
+            return true;
+        }
+        for shift in (MIN_BLOCKS_SHIFT..=30).rev() {
+            let cap = 1u128 << shift;
+            if cap >= assumed {
+                continue;
+            }
+            self.blocks.set(cap);
+            if self.blocks_apart(a, b) {
+                self.max_blocks.set(Some(cap));
+                return true;
+            }
+        }
+        self.blocks.set(assumed);
+        false
+    }
+
+    /// [`Ctx::within_one_block`] with block ids bounded by `self.blocks`.
+    fn blocks_apart(&self, a: usize, b: usize) -> bool {
+        let block = Term::Rel(key(Persp::GRID), key(Persp::BLOCK));
+        let (Some((ra, sa)), Some((rb, sb))) = (self.sites(a), self.sites(b)) else { return false };
+        if ra != rb {
+            return false;
+        }
+        let mut stride = None;
+        for &(id, ptr, index, width) in sa.iter().chain(&sb) {
+            let Some((mut form, reads)) = self.access_form(id, ptr, index) else { return false };
+            // A counter's range holds inside its loop's body only.
+            if !self.reads_inside(&reads) {
+                return false;
+            }
+            let Some(k) = form.terms.remove(&block) else { return false };
+            if k <= 0 || stride.is_some_and(|s| s != k) {
+                return false;
+            }
+            stride = Some(k);
+            let Some((lo, hi)) = self.range_at(&form, id) else { return false };
+            if lo < 0 || hi.checked_add(width - 1).is_none_or(|h| h >= k) {
+                return false;
+            }
+        }
+        stride.is_some()
+    }
+
     /// [`Ctx::owned`] with block ids bounded by `self.blocks`.
     fn owned_under(&self, a: usize, b: usize, s: Persp, loops: &BTreeSet<InstId>) -> bool {
         let Some((shape, mut rests)) = self.shape(a, (a, b), s, loops) else { return false };

@@ -131,6 +131,12 @@ impl Ctx<'_> {
                     _ => (region.d, None),
                 };
                 let scope = barrier_scope(self.facts, region.c0, d, &na.chain, &nb.chain);
+                // Conflicts that never leave a block need only the block's barrier.
+                let scope = if carried.is_none() && grid_wide(scope) && self.within_one_block(a, b) {
+                    Persp::BLOCK
+                } else {
+                    scope
+                };
 
                 // One thread is ordered with itself.
                 if scope == Persp::THREAD {
@@ -214,11 +220,10 @@ impl Ctx<'_> {
     /// a function entered below `grid[1]`.
     fn divergent(&self, fr: FrameId, s: Persp) -> bool {
         let frame = &self.cfg.frames[fr];
-        let grid_wide = s.level == Level::Grid || (s.level == Level::Block && s.n > 1);
         frame.in_unsafe
             || matches!(frame.kind, FrameKind::Branch { uniform: false })
             || !self.facts.narrower_eq(s, frame.code)
-            || (grid_wide
+            || (grid_wide(s)
                 && frame.code.level != Level::Grid
                 && !matches!(frame.kind, FrameKind::Group | FrameKind::Scope { .. }))
     }
@@ -241,4 +246,10 @@ impl Ctx<'_> {
         }
         Some(before)
     }
+}
+
+/// Whether a barrier over `s`-units runs as a grid-wide barrier: over the grid, or over
+/// groups of blocks (`block[k]`, k > 1).
+pub(crate) fn grid_wide(s: Persp) -> bool {
+    s.level == Level::Grid || (s.level == Level::Block && s.n > 1)
 }

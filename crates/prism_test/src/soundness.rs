@@ -148,7 +148,7 @@ impl Summary {
 }
 
 /// The constructs a program uses, by the text that names them.
-const CONSTRUCTS: [(&str, &str); 59] = [
+const CONSTRUCTS: [(&str, &str); 60] = [
     ("partition", "with partition("),
     ("claim", "with claim("),
     ("async", "with async("),
@@ -192,6 +192,7 @@ const CONSTRUCTS: [(&str, &str); 59] = [
     ("index-fn-call", "f=lambda i: op_"),
     ("call-ranges", "bumpn(v"),
     ("flat-index", "atomic_add(gx[b * "),
+    ("one-block", "], acc & 5)"),
     ("wgmma", "wgmma_commit_group()"),
     ("wgmma-two-groups", "wgmma_wait(1)"),
     ("mma", "intrinsic.mma_"),

@@ -573,7 +573,7 @@ impl Gen {
         let mask = len - 1;
         let id = cx.fresh;
         cx.fresh += 1;
-        match self.rng.below(54) {
+        match self.rng.below(55) {
             // Each thread writes its own elements: blocked.
             0 | 1 => {
                 let k = len / tb;
@@ -1418,6 +1418,44 @@ impl Gen {
                 let f = self.fold(&format!("{name}[(t * 3 + {off}) & {mask}]"));
                 put(&mut self.out, d + 1, &f);
             }
+            // Global memory indexed `b * K + r(t)` by hand, an atomic and then another
+            // thread's element: when every `r` stays inside `[0, K)` the conflicts stay
+            // inside one block and a block barrier orders them (docs/soundness.md §4.4,
+            // "Conflicts inside one block"); a form that reaches the next block (`t + K`,
+            // or `2 * t` under a stride of one block) needs a grid barrier, which block
+            // code cannot hold, so the program must be refused.
+            54 if !cx.pair => {
+                self.writes = true;
+                let k = match self.rng.below(4) {
+                    0 => tb / 2,
+                    1 => 2 * tb,
+                    _ => tb,
+                };
+                let forms = |rng: &mut Rng| -> String {
+                    match rng.below(7) {
+                        0 | 1 => "t".to_string(),
+                        2 | 3 => format!("{} - t", tb - 1),
+                        4 => format!("t + {}", [1, tb / 2, tb, k][rng.below(4)]),
+                        5 => format!("2 * t + {}", rng.below(2)),
+                        _ => format!("{} - t", 2 * tb - 1),
+                    }
+                };
+                let (f1, f2) = (forms(&mut self.rng), forms(&mut self.rng));
+                put(&mut self.out, d, "with group(thread[1]):");
+                put(&mut self.out, d + 1, &format!("atomic_add(gx[{k} * b + {f1}], acc & 5)"));
+                put(&mut self.out, d, "with group(thread[1]):");
+                let mut e = d + 1;
+                if self.rng.chance(30) {
+                    put(&mut self.out, e, &format!("if t < {}:", [tb / 2, tb / 2 + 1, tb][self.rng.below(3)]));
+                    e += 1;
+                }
+                if self.rng.chance(25) {
+                    put(&mut self.out, e, &format!("atomic_max(gx[{k} * b + {f2}], acc & 3)"));
+                } else {
+                    let f = self.fold(&format!("gx[{k} * b + {f2}]"));
+                    put(&mut self.out, e, &f);
+                }
+            }
             _ => {
                 put(&mut self.out, d, "with group(thread[1]):");
                 let f = self.fold(&format!("{name}[t & {mask}]"));
@@ -1811,9 +1849,9 @@ pub fn launch_head(grid: u32, block: u32) -> String {
 }
 
 /// The elements of `gx`, the global array phases index by a block's position written by
-/// hand (`b * K + t + o`, `K` up to twice the block, `o` up to 1).
+/// hand (`b * K + r`, `K` up to twice the block, `r` up to `K` plus twice the block).
 pub fn gx_len(grid: u32, block: u32) -> u32 {
-    (grid + 1) * block * 2 + 2
+    (grid + 2) * block * 2 + 2
 }
 
 /// Appends a line of code at an indentation level.

@@ -236,23 +236,27 @@ extern "C" __global__ void __launch_bounds__(64) atomic_scope_loop(int* __restri
     const int prism_tid = threadIdx.x;
     const int prism_bid = blockIdx.x;
     __builtin_assume(prism_bid >= 0);
-    // 1 split barrier(s) over the block: mbarriers, and this thread's token for each
-    __shared__ __align__(8) unsigned long long prism_split[1];
+    // 2 split barrier(s) over the block: mbarriers, and this thread's token for each
+    __shared__ __align__(8) unsigned long long prism_split[2];
     unsigned long long prism_tok0 = 0;
+    unsigned long long prism_tok1 = 0;
     if (threadIdx.x == 0) {
         prism_split_init(prism_smem_addr(&prism_split[0]), blockDim.x);
+        prism_split_init(prism_smem_addr(&prism_split[1]), blockDim.x);
     }
     __syncthreads();
     const int b = prism_bid;  // line 99
     {  // partition `out` as `out_b` at block[1]
         for (int r = 0; r < 8; r += 1) {
-            // inferred grid[1] barrier: `cnt` is used at line 102 and again at line 102
+            // split block barrier s1, arrive: `cnt` was last used at line 102; its next use (line 102) waits
             prism_fence_proxy_async();
-            cooperative_groups::this_grid().sync();
+            prism_tok1 = prism_split_arrive(prism_smem_addr(&prism_split[1]));
             {  // partition `cnt` as `cb` at block[1]
                 {  // group(block[1])
                     const int t = prism_tid;  // line 104
                     {  // group(thread[1])
+                        // split block barrier s1, wait
+                        prism_split_wait(prism_smem_addr(&prism_split[1]), prism_tok1);
                         prism_atomic_add(&cnt[b], 1);  // line 106
                         // split block barrier s0, arrive: `cnt` was last used at line 106; its next use (line 109) waits
                         prism_fence_proxy_async();
