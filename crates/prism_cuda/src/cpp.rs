@@ -326,11 +326,20 @@ struct Printer {
 }
 
 impl Printer {
+    /// One line at the current depth. A line ending in a backslash would continue onto the
+    /// next one (C++ splices lines before it removes comments), so a comment copied from the
+    /// source that ends in `\` would swallow the statement after it: review R72 found a
+    /// written `__syncthreads()` gone from the CUDA that way, a race the simulator (which
+    /// has no such rule) never showed. No statement the backend prints ends in a
+    /// backslash, so any line that does is a comment's, and gets a `~` after it.
     fn line(&mut self, text: &str) {
         for _ in 0..self.depth {
             self.out.push_str("    ");
         }
         self.out.push_str(text);
+        if text.ends_with('\\') {
+            self.out.push('~');
+        }
         self.out.push('\n');
     }
 

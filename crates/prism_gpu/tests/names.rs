@@ -32,6 +32,7 @@ fn main() {
             ("unusual_source_names_compile", Box::new(|nvcc: PathBuf| unusual_names_compile(&nvcc))),
             ("every_header_macro_is_renamed", Box::new(|nvcc: PathBuf| every_macro_is_renamed(&nvcc))),
             ("every_header_name_is_renamed", Box::new(|nvcc: PathBuf| every_header_name_is_renamed(&nvcc))),
+            ("copied_comments_swallow_no_statement", Box::new(|nvcc: PathBuf| comments_swallow_nothing(&nvcc))),
         ],
     )
 }
@@ -61,6 +62,61 @@ fn unusual_names_compile(nvcc: &Path) -> Result<(), String> {
     let built = toolchain::compile(nvcc, &cu, &cu.with_extension("o"), "sm_90a", Emit::Object)
         .map_err(|e| format!("cannot run nvcc: {e}"))?;
     if built.ok { Ok(()) } else { Err(format!("nvcc refuses the CUDA of {rel}:\n{}", built.log)) }
+}
+
+/// The program of `tests/ui/accept/rules/cpp_comments.prism`, printed with its comments,
+/// keeps every statement of its kernels through nvcc's preprocessor: each line of code of a
+/// kernel's body (with its `// line N` note cut off) is still in the preprocessed body. A
+/// comment ending in a backslash took the next line into it (review R72): the written
+/// `__syncthreads()` and the store `o[1] = 2` were gone from the preprocessed code.
+fn comments_swallow_nothing(nvcc: &Path) -> Result<(), String> {
+    let rel = "rules/cpp_comments";
+    let src = std::fs::read_to_string(prism_test::repo_root().join("tests/ui/accept").join(format!("{rel}.prism")))
+        .map_err(|e| e.to_string())?;
+    let s = prism_test::synced(rel, &src, &prism_driver::Options::default())?;
+    let opts = prism_cuda::Options { source: Some(src), ..prism_cuda::Options::default() };
+    let out = prism_cuda::emit(&s, &opts);
+    if !out.errors.is_empty() {
+        return Err(format!("{rel}: {:?}", out.errors));
+    }
+    let cu = tmp()?.join("cpp_comments.cu");
+    std::fs::write(&cu, &out.text).map_err(|e| e.to_string())?;
+    let run = Command::new(nvcc)
+        .args(["-arch=sm_90a", "-std=c++17", "-E"])
+        .arg(&cu)
+        .output()
+        .map_err(|e| format!("cannot run nvcc: {e}"))?;
+    if !run.status.success() {
+        return Err(format!("nvcc -E failed:\n{}", String::from_utf8_lossy(&run.stderr)));
+    }
+    let pre = String::from_utf8_lossy(&run.stdout);
+    // The body of kernel `k` in a text: from its signature to the first `}` in column 0.
+    let body = |text: &str, k: &str| -> Option<String> {
+        let start = text.find(&format!("void {k}("))?;
+        let len = text[start..].find("\n}")?;
+        Some(text[start..start + len].to_string())
+    };
+    for k in ["barrier_after", "store_after"] {
+        let printed = body(&out.text, k).ok_or_else(|| format!("no kernel `{k}` in\n{}", out.text))?;
+        let kept = body(&pre, k).ok_or_else(|| format!("no kernel `{k}` in the preprocessed CUDA"))?;
+        // Lines with the macros `__shared__` and `__align__` are expanded, and left out.
+        let code = printed
+            .lines()
+            .skip(1)
+            .map(|l| l.split("//").next().unwrap_or("").trim())
+            .filter(|c| !c.is_empty() && !c.contains("__shared__"));
+        let mut statements = 0;
+        for c in code {
+            statements += 1;
+            if !kept.contains(c) {
+                return Err(format!("`{c}` of `{k}` is gone after preprocessing:\n{printed}\n---\n{kept}"));
+            }
+        }
+        if statements < 4 {
+            return Err(format!("only {statements} lines of code in `{k}`:\n{printed}"));
+        }
+    }
+    Ok(())
 }
 
 fn every_macro_is_renamed(nvcc: &Path) -> Result<(), String> {
