@@ -212,6 +212,29 @@ pub fn binary(op: BinOp, ty: Scalar, a: Expr, b: Expr, b_ty: Scalar, exact: bool
                 Scalar::F64 => Expr::call("fmod", vec![a, b]),
                 _ => cast(Scalar::F32, ty, Expr::call("fmodf", vec![to_f32(ty, a), to_f32(ty, b)])),
             },
+            // `float` and `double` arithmetic through the rounding intrinsics, which nvcc
+            // does not evaluate at compile time: it folds `pz / pz` with `pz` a known zero
+            // to the host's NaN (`0xFFC00000` on x86), where the GPU and the simulator make
+            // `0x7FFFFFFF` (review R72). They compile to the same FADD, FMUL and division,
+            // and are never contracted, as `--fmad=false` already ensures.
+            Add | Sub | Mul | Div if matches!(ty, Scalar::F32 | Scalar::F64) => {
+                // `1 / x` is the correctly rounded reciprocal, one `rcp.rn` where a division
+                // is a subroutine call: nvcc makes the same choice for `1.0f / x`.
+                if op == Div && matches!(&a, Expr::Id(one) if one == "1.0f" || one == "1.0") {
+                    return Expr::call(if ty == Scalar::F32 { "__frcp_rn" } else { "__drcp_rn" }, vec![b]);
+                }
+                let name = match (op, ty) {
+                    (Add, Scalar::F32) => "__fadd_rn",
+                    (Sub, Scalar::F32) => "__fsub_rn",
+                    (Mul, Scalar::F32) => "__fmul_rn",
+                    (Div, Scalar::F32) => "__fdiv_rn",
+                    (Add, _) => "__dadd_rn",
+                    (Sub, _) => "__dsub_rn",
+                    (Mul, _) => "__dmul_rn",
+                    _ => "__ddiv_rn",
+                };
+                Expr::call(name, vec![a, b])
+            }
             _ => Expr::bin(sym, a, b),
         };
     }
@@ -342,13 +365,22 @@ pub fn math(name: &str, ty: Scalar, arg_ty: Scalar, args: Vec<Expr>) -> Expr {
             let args: Vec<Expr> = args.into_iter().map(|a| arith_operand(ty, a)).collect();
             let d = ty == F64;
             let pick = |s: &str, dbl: &str| if d { dbl.to_string() } else { s.to_string() };
+            // The correctly rounded operations through their rounding intrinsics, and `min`
+            // and `max` through the prelude's PTX `min`/`max`: nvcc evaluates `sqrtf`,
+            // `fmaf`, `fminf` and `fmaxf` of known operands at compile time with the host's
+            // rules (a NaN's bits, `fminf(+0, -0)` = `+0` where PTX's `min` gives `-0`;
+            // review R72), and these it does not.
             if name == "rsqrt" {
-                let one = if d { "1.0" } else { "1.0f" };
-                return Expr::bin("/", Expr::id(one), Expr::call(pick("sqrtf", "sqrt"), args));
+                return Expr::call(
+                    pick("__frcp_rn", "__drcp_rn"),
+                    vec![Expr::call(pick("__fsqrt_rn", "__dsqrt_rn"), args)],
+                );
             }
             let fname = match name {
-                "min" => pick("fminf", "fmin"),
-                "max" => pick("fmaxf", "fmax"),
+                "min" => "prism_fmin".to_string(),
+                "max" => "prism_fmax".to_string(),
+                "sqrt" => pick("__fsqrt_rn", "__dsqrt_rn"),
+                "fma" => pick("__fmaf_rn", "__fma_rn"),
                 n => {
                     if d {
                         n.to_string()
@@ -406,6 +438,32 @@ mod tests {
         assert_eq!(expr(&cast(Scalar::F32, Scalar::I32, x.clone())), "__float2int_rz(x)");
         assert_eq!(expr(&cast(Scalar::BF16, Scalar::F16, x.clone())), "__float2half_rn(__bfloat162float(x))");
         assert_eq!(expr(&cast(Scalar::F16, Scalar::Bool, x.clone())), "__half2float(x) != 0.0f");
-        assert_eq!(expr(&math("sqrt", Scalar::F16, Scalar::F16, vec![x])), "__float2half_rn(sqrtf(__half2float(x)))");
+        assert_eq!(
+            expr(&math("sqrt", Scalar::F16, Scalar::F16, vec![x])),
+            "__float2half_rn(__fsqrt_rn(__half2float(x)))"
+        );
+    }
+
+    /// `float` and `double` operations print as forms nvcc does not evaluate at compile time
+    /// with the host's rules (review R72): the rounding intrinsics, PTX's `min`/`max`.
+    #[test]
+    fn float_operations_nvcc_cannot_fold() {
+        let (a, b) = (Expr::id("a"), Expr::id("b"));
+        let bin = |op, ty, x: &Expr, y: &Expr| expr(&binary(op, ty, x.clone(), y.clone(), ty, false));
+        assert_eq!(bin(BinOp::Add, Scalar::F32, &a, &b), "__fadd_rn(a, b)");
+        assert_eq!(bin(BinOp::Sub, Scalar::F32, &a, &b), "__fsub_rn(a, b)");
+        assert_eq!(bin(BinOp::Mul, Scalar::F64, &a, &b), "__dmul_rn(a, b)");
+        assert_eq!(bin(BinOp::Div, Scalar::F64, &a, &b), "__ddiv_rn(a, b)");
+        assert_eq!(bin(BinOp::Div, Scalar::F32, &Expr::id("1.0f"), &b), "__frcp_rn(b)");
+        assert_eq!(bin(BinOp::Div, Scalar::F32, &Expr::id("2.0f"), &b), "__fdiv_rn(2.0f, b)");
+        assert_eq!(bin(BinOp::Lt, Scalar::F32, &a, &b), "a < b");
+        let m = |name, ty| expr(&math(name, ty, ty, vec![a.clone(), b.clone()]));
+        assert_eq!(m("min", Scalar::F32), "prism_fmin(a, b)");
+        assert_eq!(m("max", Scalar::F64), "prism_fmax(a, b)");
+        assert_eq!(
+            expr(&math("fma", Scalar::F32, Scalar::F32, vec![a.clone(), b.clone(), a.clone()])),
+            "__fmaf_rn(a, b, a)"
+        );
+        assert_eq!(expr(&math("rsqrt", Scalar::F64, Scalar::F64, vec![a.clone()])), "__drcp_rn(__dsqrt_rn(a))");
     }
 }

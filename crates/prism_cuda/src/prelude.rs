@@ -95,6 +95,12 @@ PRISM_DEV unsigned long long prism_abs(unsigned long long a) { return a; }
 // Float negation and `abs` change the sign bit only, a NaN's too, as the simulator does: in
 // inline PTX, since nvcc makes `-x` and `fabsf` (and their integer forms) FADD/DADD with
 // operand modifiers, which the GPU does not apply to a NaN (docs/cuda.md).
+// PTX's `min`/`max` (-0 below +0, a NaN operand gives the other), which nvcc does not
+// evaluate at compile time as it does `fminf` (with the host's rule for zeros of both signs).
+PRISM_DEV float prism_fmin(float a, float b) { float r; asm("min.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b)); return r; }
+PRISM_DEV float prism_fmax(float a, float b) { float r; asm("max.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b)); return r; }
+PRISM_DEV double prism_fmin(double a, double b) { double r; asm("min.f64 %0, %1, %2;" : "=d"(r) : "d"(a), "d"(b)); return r; }
+PRISM_DEV double prism_fmax(double a, double b) { double r; asm("max.f64 %0, %1, %2;" : "=d"(r) : "d"(a), "d"(b)); return r; }
 PRISM_DEV float prism_fneg(float x) { unsigned r; asm("xor.b32 %0, %1, 0x80000000;" : "=r"(r) : "r"(__float_as_uint(x))); return __uint_as_float(r); }
 PRISM_DEV float prism_fabs(float x) { unsigned r; asm("and.b32 %0, %1, 0x7fffffff;" : "=r"(r) : "r"(__float_as_uint(x))); return __uint_as_float(r); }
 PRISM_DEV double prism_fneg(double x) { long long r; asm("xor.b64 %0, %1, 0x8000000000000000;" : "=l"(r) : "l"(__double_as_longlong(x))); return __longlong_as_double(r); }

@@ -18,7 +18,7 @@ extern "C" __global__ void saxpy(int n, float a, const float* __restrict__ x, fl
     {  // partition `y` as `y_t` at thread[1]
         {  // group(thread[1])
             for (int i = g; stride > 0 ? i < n : i > n; i += stride) {
-                y[prism_add(g, prism_sub(i, g))] = fmaf(a, x[i], y[prism_add(g, prism_sub(i, g))]);  // line 16
+                y[prism_add(g, prism_sub(i, g))] = __fmaf_rn(a, x[i], y[prism_add(g, prism_sub(i, g))]);  // line 16
             }
         }
     }

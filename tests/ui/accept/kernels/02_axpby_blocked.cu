@@ -28,7 +28,7 @@ extern "C" __global__ void __launch_bounds__(256) axpby(int n,
                     {  // group(thread[1])
                         const int i = prism_add(prism_add(base, k * 256), t);  // line 25
                         if (i < n) {  // line 26
-                            out[prism_add(prism_mul(b, 1024), t + k * 256)] = fmaf(alpha, x[i], beta * y[i]);  // line 27
+                            out[prism_add(prism_mul(b, 1024), t + k * 256)] = __fmaf_rn(alpha, x[i], __fmul_rn(beta, y[i]));  // line 27
                         }
                     }
                 }

@@ -40,9 +40,9 @@ extern "C" __global__ void __launch_bounds__(1024) sgemm_naive(int M,
                     if (t33) {  // line 29
                         float acc = 0.0f;  // line 30
                         for (int k = 0; k < K; k += 1) {
-                            acc = fmaf(A[(long long)prism_mul(row, K) + k], B[prism_add(prism_mul(k, N), col)], acc);  // line 32
+                            acc = __fmaf_rn(A[(long long)prism_mul(row, K) + k], B[prism_add(prism_mul(k, N), col)], acc);  // line 32
                         }
-                        C[(long long)prism_mul(row, N) + col] = fmaf(alpha, acc, beta * C[(long long)prism_mul(row, N) + col]);  // line 33
+                        C[(long long)prism_mul(row, N) + col] = __fmaf_rn(alpha, acc, __fmul_rn(beta, C[(long long)prism_mul(row, N) + col]));  // line 33
                     }
                 }
             }

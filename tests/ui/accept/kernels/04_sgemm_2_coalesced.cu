@@ -45,9 +45,9 @@ extern "C" __global__ void __launch_bounds__(1024) sgemm_coalesced(int M,
                     if (t37) {  // line 34
                         float acc = 0.0f;  // line 35
                         for (int k = 0; k < K; k += 1) {
-                            acc = fmaf(A[(long long)prism_mul(row, K) + k], B[prism_add(prism_mul(k, N), col)], acc);  // line 37
+                            acc = __fmaf_rn(A[(long long)prism_mul(row, K) + k], B[prism_add(prism_mul(k, N), col)], acc);  // line 37
                         }
-                        C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_mul(r, N), c))] = fmaf(alpha, acc, beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_mul(r, N), c))]);  // line 38
+                        C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_mul(r, N), c))] = __fmaf_rn(alpha, acc, __fmul_rn(beta, C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_mul(r, N), c))]));  // line 38
                     }
                 }
             }

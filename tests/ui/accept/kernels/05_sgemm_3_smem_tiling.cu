@@ -76,7 +76,7 @@ extern "C" __global__ void __launch_bounds__(1024) sgemm_smem(int M,
                 // Compute: the whole tiles are read by every thread.
                 {  // group(thread[1])
                     for (int kk = 0; kk < 32; kk += 1) {
-                        acc = fmaf(As[r * 32 + kk], Bs[kk * 32 + c], acc);  // line 58
+                        acc = __fmaf_rn(As[r * 32 + kk], Bs[kk * 32 + c], acc);  // line 58
                     }
                 }
                 __syncthreads();  // line 59
@@ -88,7 +88,7 @@ extern "C" __global__ void __launch_bounds__(1024) sgemm_smem(int M,
                         t85 = prism_add(tile_col, c) < N;
                     }
                     if (t85) {  // line 62
-                        C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_mul(r, N), c))] = fmaf(alpha, acc, beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_mul(r, N), c))]);  // line 63
+                        C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_mul(r, N), c))] = __fmaf_rn(alpha, acc, __fmul_rn(beta, C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_mul(r, N), c))]));  // line 63
                     }
                 }
             }

@@ -90,7 +90,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_register_tiles(int M,
                         for (int i_1 = 0; i_1 < 4; i_1 += 1) {
                             for (int j_1 = 0; j_1 < 4; j_1 += 1) {
                                 const int t160 = i_1 * 4 + j_1;  // line 75
-                                acc[t160] = fmaf(reg_m[i_1], reg_n[j_1], acc[t160]);
+                                acc[t160] = __fmaf_rn(reg_m[i_1], reg_n[j_1], acc[t160]);
                             }
                         }
                     }
@@ -106,7 +106,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_register_tiles(int M,
                                 t176 = prism_add(prism_add(tile_col, thread_col * 4), j) < N;
                             }
                             if (t176) {  // line 82
-                                C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(thread_row * 4 + i, N), thread_col * 4), j))] = fmaf(alpha, acc[i * 4 + j], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(thread_row * 4 + i, N), thread_col * 4), j))]);  // line 83
+                                C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(thread_row * 4 + i, N), thread_col * 4), j))] = __fmaf_rn(alpha, acc[i * 4 + j], __fmul_rn(beta, C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(thread_row * 4 + i, N), thread_col * 4), j))]));  // line 83
                             }
                         }
                     }

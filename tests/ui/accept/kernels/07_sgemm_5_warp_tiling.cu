@@ -106,7 +106,7 @@ extern "C" __global__ void __launch_bounds__(128) sgemm_warp_tiles(int M,
                             for (int x = 0; x < 8; x += 1) {
                                 for (int y = 0; y < 4; y += 1) {
                                     const int t198 = x * 4 + y;  // line 95
-                                    acc[t198] = fmaf(reg_m[x], reg_n[y], acc[t198]);
+                                    acc[t198] = __fmaf_rn(reg_m[x], reg_n[y], acc[t198]);
                                 }
                             }
                         }
@@ -132,7 +132,7 @@ extern "C" __global__ void __launch_bounds__(128) sgemm_warp_tiles(int M,
                                         t252 = col < N;
                                     }
                                     if (t252) {  // line 112
-                                        C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(warp_row * 32, N), warp_col * 32), prism_add(prism_add(prism_add(prism_mul(x / 4 * 16 + lr * 4 + x % 4, N), y / 2 * 16), lc * 2), y % 2)))] = fmaf(alpha, acc[x * 4 + y], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(warp_row * 32, N), warp_col * 32), prism_add(prism_add(prism_add(prism_mul(x / 4 * 16 + lr * 4 + x % 4, N), y / 2 * 16), lc * 2), y % 2)))]);  // line 113
+                                        C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(warp_row * 32, N), warp_col * 32), prism_add(prism_add(prism_add(prism_mul(x / 4 * 16 + lr * 4 + x % 4, N), y / 2 * 16), lc * 2), y % 2)))] = __fmaf_rn(alpha, acc[x * 4 + y], __fmul_rn(beta, C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(warp_row * 32, N), warp_col * 32), prism_add(prism_add(prism_add(prism_mul(x / 4 * 16 + lr * 4 + x % 4, N), y / 2 * 16), lc * 2), y % 2)))]));  // line 113
                                     }
                                 }
                             }

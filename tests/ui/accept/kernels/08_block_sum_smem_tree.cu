@@ -31,7 +31,7 @@ extern "C" __global__ void __launch_bounds__(256) block_sum_tree(int n,
                     for (int k = 0; k < 4; k += 1) {
                         const int i = prism_add(prism_add(base, k * 256), t);  // line 28
                         if (i < n) {  // line 29
-                            v = v + x[i];  // line 30
+                            v = __fadd_rn(v, x[i]);  // line 30
                         }
                     }
                     s[t] = v;  // line 31
@@ -43,7 +43,7 @@ extern "C" __global__ void __launch_bounds__(256) block_sum_tree(int n,
                         if (t < stride) {  // line 36
                             // s_t[stride] is s[t + stride]: a slot no thread writes in this step.
                             const int t35 = t;  // line 24
-                            s[t35] = s[t35] + s[prism_add(t, stride)];  // line 38
+                            s[t35] = __fadd_rn(s[t35], s[prism_add(t, stride)]);  // line 38
                         }
                     }
                     __syncthreads();  // line 39
@@ -53,9 +53,9 @@ extern "C" __global__ void __launch_bounds__(256) block_sum_tree(int n,
             {  // claim `partial_b` as `out` at thread[1]
                 if ((int)((unsigned)prism_tid / 32u) == 0) {  // split(warp) case 1: thread[32]
                     const int lane = (int)((unsigned)prism_tid % 32u);  // line 44
-                    float v = s[lane] + s[lane + 32];  // line 45
+                    float v = __fadd_rn(s[lane], s[lane + 32]);  // line 45
                     for (int d = 4; d > -1; d -= 1) {
-                        v = v + __shfl_down_sync(0xffffffffu, v, (unsigned)prism_shl(1, d));  // line 47
+                        v = __fadd_rn(v, __shfl_down_sync(0xffffffffu, v, (unsigned)prism_shl(1, d)));  // line 47
                     }
                     if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
                         partial[b] = v;  // line 50

@@ -29,7 +29,7 @@ __device__ __forceinline__ float warp_allreduce_sum(int prism_tid,
 {
     float acc = v;  // line 19
     for (int k = 0; k < 5; k += 1) {
-        acc = acc + __shfl_xor_sync(0xffffffffu, acc, prism_shl(1, k));  // line 21
+        acc = __fadd_rn(acc, __shfl_xor_sync(0xffffffffu, acc, prism_shl(1, k)));  // line 21
     }
     // Every lane holds the same value; reading lane 0's makes it warp-uniform by type.
     return __shfl_sync(0xffffffffu, acc, 0);  // line 23
@@ -44,7 +44,7 @@ __device__ __forceinline__ float warp_reduce_sum(int prism_tid,
     float acc = v;  // line 29
     int offset = 16;  // line 30
     while (offset > 0) {  // line 31
-        acc = acc + __shfl_down_sync(0xffffffffu, acc, (unsigned)offset);  // line 32
+        acc = __fadd_rn(acc, __shfl_down_sync(0xffffffffu, acc, (unsigned)offset));  // line 32
         offset = offset / 2;  // line 33
     }
     return acc;  // line 34
@@ -74,14 +74,14 @@ extern "C" __global__ void warp_mean_m2(int n,
                     float s = 0.0f;  // line 49
                     {  // group(thread[1])
                         for (int k = 0; k < 8; k += 1) {
-                            s = s + items[k];  // line 52
+                            s = __fadd_rn(s, items[k]);  // line 52
                         }
                     }
-                    const float mu = warp_allreduce_sum(prism_tid % 32, prism_bid, nullptr, s) / 256.0f;  // line 53
+                    const float mu = __fdiv_rn(warp_allreduce_sum(prism_tid % 32, prism_bid, nullptr, s), 256.0f);  // line 53
                     float d2 = 0.0f;  // line 54
                     {  // group(thread[1])
                         for (int k = 0; k < 8; k += 1) {
-                            d2 = fmaf(items[k] - mu, items[k] - mu, d2);  // line 57
+                            d2 = __fmaf_rn(__fsub_rn(items[k], mu), __fsub_rn(items[k], mu), d2);  // line 57
                         }
                     }
                     const float total = warp_reduce_sum(prism_tid % 32, prism_bid, nullptr, d2);  // line 58

@@ -40,16 +40,16 @@ extern "C" __global__ void __launch_bounds__(256) tile_l2_normalize(int n,
             {  // group(thread[1])
                 for (int k = 0; k < 4; k += 1) {
                     if (prism_add(prism_add(base, k * 256), t) < n) {  // line 29
-                        sq = fmaf(x[prism_add(prism_add(base, k * 256), t)], x[prism_add(prism_add(base, k * 256), t)], sq);  // line 30
+                        sq = __fmaf_rn(x[prism_add(prism_add(base, k * 256), t)], x[prism_add(prism_add(base, k * 256), t)], sq);  // line 30
                     }
                 }
             }
-            const float norm = sqrtf(eps + prism_std_block_block_sum_float_(prism_tid, prism_bid, prism_smem, sq));  // line 31
+            const float norm = __fsqrt_rn(__fadd_rn(eps, prism_std_block_block_sum_float_(prism_tid, prism_bid, prism_smem, sq)));  // line 31
             {  // partition `out_b` as `out_t` at thread[1]
                 {  // group(thread[1])
                     for (int k = 0; k < 4; k += 1) {
                         if (prism_add(prism_add(base, k * 256), t) < n) {  // line 35
-                            out[prism_add(prism_mul(prism_mul(b, 256), 4), k * 256 + t)] = x[prism_add(prism_add(base, k * 256), t)] / norm;  // line 36
+                            out[prism_add(prism_mul(prism_mul(b, 256), 4), k * 256 + t)] = __fdiv_rn(x[prism_add(prism_add(base, k * 256), t)], norm);  // line 36
                         }
                     }
                 }
@@ -79,7 +79,7 @@ __device__ __forceinline__ float prism_std_block_block_sum_float_(int prism_tid,
     __syncthreads();
     float total = slots[0];
     for (int i = 1; i < (int)blockDim.x / 32; i += 1) {
-        total = total + slots[i];
+        total = __fadd_rn(total, slots[i]);
     }
     __syncthreads();
     return total;
@@ -92,7 +92,7 @@ __device__ __forceinline__ float prism_std_warp_warp_sum_float_(int prism_tid,
 {
     float acc = v;
     for (int k = 0; k < 5; k += 1) {
-        acc = acc + __shfl_xor_sync(0xffffffffu, acc, prism_shl(1, k));
+        acc = __fadd_rn(acc, __shfl_xor_sync(0xffffffffu, acc, prism_shl(1, k)));
     }
     return __shfl_sync(0xffffffffu, acc, 0);
 }

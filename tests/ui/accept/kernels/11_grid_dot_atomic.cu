@@ -25,7 +25,7 @@ __device__ __forceinline__ float warp_allreduce_sum(int prism_tid,
 {
     float acc = v;  // line 18
     for (int k = 0; k < 5; k += 1) {
-        acc = acc + __shfl_xor_sync(0xffffffffu, acc, prism_shl(1, k));  // line 20
+        acc = __fadd_rn(acc, __shfl_xor_sync(0xffffffffu, acc, prism_shl(1, k)));  // line 20
     }
     return __shfl_sync(0xffffffffu, acc, 0);  // line 21
 }
@@ -54,7 +54,7 @@ __device__ __forceinline__ float block_sum(int prism_tid, int prism_bid, unsigne
     __syncthreads();  // line 41
     float total = 0.0f;  // line 42
     for (int i = 0; i < 32; i += 1) {
-        total = total + warp_sums[i];  // line 44
+        total = __fadd_rn(total, warp_sums[i]);  // line 44
     }
     __syncthreads();  // line 45
     return total;  // line 46
@@ -81,8 +81,8 @@ extern "C" __global__ void __launch_bounds__(256) grid_dot(int n,
             for (int k = 0; k < 4; k += 1) {
                 const int i = prism_add(prism_add(base, k * 256), t);  // line 61
                 if (i < n) {  // line 62
-                    const float p = x[i] * y[i];  // line 63
-                    dot = dot + p;  // line 64
+                    const float p = __fmul_rn(x[i], y[i]);  // line 63
+                    dot = __fadd_rn(dot, p);  // line 64
                     if (p != 0.0f) {  // line 65
                         nz = prism_add(nz, 1);  // line 66
                     }

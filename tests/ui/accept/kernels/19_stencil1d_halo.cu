@@ -65,7 +65,7 @@ extern "C" __global__ void __launch_bounds__(256) stencil9(int n,
                     if (prism_add(base, t) < n) {  // line 51
                         float acc = 0.0f;  // line 52
                         for (int k = 0; k < 9; k += 1) {
-                            acc = fmaf(w[k], s[t + k], acc);  // line 54
+                            acc = __fmaf_rn(w[k], s[t + k], acc);  // line 54
                         }
                         out[prism_add(prism_mul(b, 256), t)] = acc;  // line 55
                     }

@@ -25,7 +25,7 @@ __device__ __forceinline__ float warp_allreduce_max(int prism_tid,
 {
     float acc = v;  // line 12
     for (int k = 0; k < 5; k += 1) {
-        acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, prism_shl(1, k)));  // line 14
+        acc = prism_fmax(acc, __shfl_xor_sync(0xffffffffu, acc, prism_shl(1, k)));  // line 14
     }
     return __shfl_sync(0xffffffffu, acc, 0);  // line 15
 }
@@ -37,7 +37,7 @@ __device__ __forceinline__ float warp_allreduce_sum(int prism_tid,
 {
     float acc = v;  // line 20
     for (int k = 0; k < 5; k += 1) {
-        acc = acc + __shfl_xor_sync(0xffffffffu, acc, prism_shl(1, k));  // line 22
+        acc = __fadd_rn(acc, __shfl_xor_sync(0xffffffffu, acc, prism_shl(1, k)));  // line 22
     }
     return __shfl_sync(0xffffffffu, acc, 0);  // line 23
 }
@@ -60,22 +60,22 @@ extern "C" __global__ void softmax_rows(int rows,
                 float m = x[prism_mul(r, cols)];  // line 34
                 {  // group(thread[1])
                     for (int c = lane; c < cols; c += 32) {
-                        m = fmaxf(m, x[(long long)prism_mul(r, cols) + c]);  // line 37
+                        m = prism_fmax(m, x[(long long)prism_mul(r, cols) + c]);  // line 37
                     }
                 }
                 const float row_max = warp_allreduce_max(prism_tid % 32, prism_bid, nullptr, m);  // line 38
                 float s = 0.0f;  // line 39
                 {  // group(thread[1])
                     for (int c = lane; c < cols; c += 32) {
-                        s = s + expf(x[(long long)prism_mul(r, cols) + c] - row_max);  // line 42
+                        s = __fadd_rn(s, expf(__fsub_rn(x[(long long)prism_mul(r, cols) + c], row_max)));  // line 42
                     }
                 }
                 const float row_sum = warp_allreduce_sum(prism_tid % 32, prism_bid, nullptr, s);  // line 43
-                const float inv = 1.0f / row_sum;  // line 44
+                const float inv = __frcp_rn(row_sum);  // line 44
                 {  // partition `y_row` as `y_t` at thread[1]
                     {  // group(thread[1])
                         for (int c = lane; c < cols; c += 32) {
-                            y[(long long)prism_mul(r, cols) + c] = expf(x[(long long)prism_mul(r, cols) + c] - row_max) * inv;  // line 48
+                            y[(long long)prism_mul(r, cols) + c] = __fmul_rn(expf(__fsub_rn(x[(long long)prism_mul(r, cols) + c], row_max)), inv);  // line 48
                         }
                     }
                 }

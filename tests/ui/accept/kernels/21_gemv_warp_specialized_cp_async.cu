@@ -31,7 +31,7 @@ __device__ __forceinline__ float warp_allreduce_sum(int prism_tid,
 {
     float acc = v;  // line 25
     for (int k = 0; k < 5; k += 1) {
-        acc = acc + __shfl_xor_sync(0xffffffffu, acc, prism_shl(1, k));  // line 27
+        acc = __fadd_rn(acc, __shfl_xor_sync(0xffffffffu, acc, prism_shl(1, k)));  // line 27
     }
     return __shfl_sync(0xffffffffu, acc, 0);  // line 28
 }
@@ -94,7 +94,7 @@ extern "C" __global__ void __launch_bounds__(64) gemv_pipelined(int K,
                             const int lane = (int)((unsigned)prism_tid % 32u);  // line 65
                             {  // group(thread[1])
                                 for (int j = 0; j < 8; j += 1) {
-                                    acc = fmaf(slot0[lane + 32 * j], v[c * 256 + lane + 32 * j], acc);  // line 68
+                                    acc = __fmaf_rn(slot0[lane + 32 * j], v[c * 256 + lane + 32 * j], acc);  // line 68
                                 }
                             }
                         }
@@ -125,7 +125,7 @@ extern "C" __global__ void __launch_bounds__(64) gemv_pipelined(int K,
                                 const int lane = (int)((unsigned)prism_tid % 32u);  // line 82
                                 {  // group(thread[1])
                                     for (int j = 0; j < 8; j += 1) {
-                                        acc = fmaf(slot1[lane + 32 * j], v[(c + 1) * 256 + lane + 32 * j], acc);  // line 85
+                                        acc = __fmaf_rn(slot1[lane + 32 * j], v[(c + 1) * 256 + lane + 32 * j], acc);  // line 85
                                     }
                                 }
                             }

@@ -161,7 +161,7 @@ extern "C" __global__ void __launch_bounds__(128) gemm_bf16_mma(int M,
                                     t151 = col < N;
                                 }
                                 if (t151) {  // line 107
-                                    C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(wr * 16, N), wc * 8), prism_add(prism_add(prism_mul(g + 8 * (i / 2), N), 2 * q), i % 2)))] = fmaf(alpha, acc[i], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(wr * 16, N), wc * 8), prism_add(prism_add(prism_mul(g + 8 * (i / 2), N), 2 * q), i % 2)))]);  // line 108
+                                    C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(wr * 16, N), wc * 8), prism_add(prism_add(prism_mul(g + 8 * (i / 2), N), 2 * q), i % 2)))] = __fmaf_rn(alpha, acc[i], __fmul_rn(beta, C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(wr * 16, N), wc * 8), prism_add(prism_add(prism_mul(g + 8 * (i / 2), N), 2 * q), i % 2)))]));  // line 108
                                 }
                             }
                         }

@@ -24,7 +24,7 @@ __device__ __forceinline__ float warp_allreduce_sum(int prism_tid,
 {
     float acc = v;  // line 18
     for (int k = 0; k < 5; k += 1) {
-        acc = acc + __shfl_xor_sync(0xffffffffu, acc, prism_shl(1, k));  // line 20
+        acc = __fadd_rn(acc, __shfl_xor_sync(0xffffffffu, acc, prism_shl(1, k)));  // line 20
     }
     return __shfl_sync(0xffffffffu, acc, 0);  // line 21
 }
@@ -57,7 +57,7 @@ extern "C" __global__ void __launch_bounds__(256) row_col_sums(int rows,
                                         float s = 0.0f;  // line 43
                                         {  // group(thread[1])
                                             for (int c = lane; c < cols; c += 32) {
-                                                s = s + x[(long long)prism_mul(r, cols) + c];  // line 46
+                                                s = __fadd_rn(s, x[(long long)prism_mul(r, cols) + c]);  // line 46
                                             }
                                         }
                                         const float total = warp_allreduce_sum(prism_tid % 32, prism_bid, nullptr, s);  // line 47
@@ -79,7 +79,7 @@ extern "C" __global__ void __launch_bounds__(256) row_col_sums(int rows,
                                         if (c < cols) {  // line 58
                                             float s = 0.0f;  // line 59
                                             for (int r = 0; r < rows; r += 1) {
-                                                s = s + x[prism_add(prism_mul(r, cols), c)];  // line 61
+                                                s = __fadd_rn(s, x[prism_add(prism_mul(r, cols), c)]);  // line 61
                                             }
                                             col_sum[prism_add(prism_mul(p, 256), t)] = s;  // line 62
                                         }

@@ -24,7 +24,7 @@ __device__ __forceinline__ float warp_allreduce_sum(int prism_tid,
 {
     float acc = v;  // line 14
     for (int k = 0; k < 5; k += 1) {
-        acc = acc + __shfl_xor_sync(0xffffffffu, acc, prism_shl(1, k));  // line 16
+        acc = __fadd_rn(acc, __shfl_xor_sync(0xffffffffu, acc, prism_shl(1, k)));  // line 16
     }
     return __shfl_sync(0xffffffffu, acc, 0);  // line 17
 }
@@ -53,7 +53,7 @@ __device__ __forceinline__ float block_sum(int prism_tid, int prism_bid, unsigne
     __syncthreads();  // line 37
     float total = 0.0f;  // line 38
     for (int i = 0; i < 32; i += 1) {
-        total = total + warp_sums[i];  // line 40
+        total = __fadd_rn(total, warp_sums[i]);  // line 40
     }
     __syncthreads();  // line 41
     return total;  // line 42
@@ -80,23 +80,23 @@ extern "C" __global__ void __launch_bounds__(1024) layernorm_rows(int rows,
             float s = 0.0f;  // line 54
             {  // group(thread[1])
                 for (int c = t; threads > 0 ? c < cols : c > cols; c += threads) {
-                    s = s + x[prism_add(prism_mul(r, cols), c)];  // line 57
+                    s = __fadd_rn(s, x[prism_add(prism_mul(r, cols), c)]);  // line 57
                 }
             }
-            const float mean = block_sum(prism_tid, prism_bid, prism_smem, s) / (float)cols;  // line 58
+            const float mean = __fdiv_rn(block_sum(prism_tid, prism_bid, prism_smem, s), (float)cols);  // line 58
             float d2 = 0.0f;  // line 59
             {  // group(thread[1])
                 for (int c = t; threads > 0 ? c < cols : c > cols; c += threads) {
-                    const float d = x[prism_add(prism_mul(r, cols), c)] - mean;  // line 62
-                    d2 = fmaf(d, d, d2);  // line 63
+                    const float d = __fsub_rn(x[prism_add(prism_mul(r, cols), c)], mean);  // line 62
+                    d2 = __fmaf_rn(d, d, d2);  // line 63
                 }
             }
-            const float var = block_sum(prism_tid, prism_bid, prism_smem, d2) / (float)cols;  // line 64
-            const float inv_std = 1.0f / sqrtf(var + eps);  // line 65
+            const float var = __fdiv_rn(block_sum(prism_tid, prism_bid, prism_smem, d2), (float)cols);  // line 64
+            const float inv_std = __frcp_rn(__fsqrt_rn(__fadd_rn(var, eps)));  // line 65
             {  // partition `y_row` as `y_t` at thread[1]
                 {  // group(thread[1])
                     for (int c = t; threads > 0 ? c < cols : c > cols; c += threads) {
-                        y[prism_add(prism_mul(r, cols), c)] = fmaf((x[prism_add(prism_mul(r, cols), c)] - mean) * inv_std, gamma[c], beta[c]);  // line 69
+                        y[prism_add(prism_mul(r, cols), c)] = __fmaf_rn(__fmul_rn(__fsub_rn(x[prism_add(prism_mul(r, cols), c)], mean), inv_std), gamma[c], beta[c]);  // line 69
                     }
                 }
             }

@@ -95,7 +95,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_cp_async(int M,
                                 for (int i = 0; i < 4; i += 1) {
                                     for (int j = 0; j < 4; j += 1) {
                                         const int t115 = i * 4 + j;  // line 68
-                                        acc[t115] = fmaf(As0[(tr * 4 + i) * 16 + kk], Bs0[kk * 64 + tc * 4 + j], acc[t115]);
+                                        acc[t115] = __fmaf_rn(As0[(tr * 4 + i) * 16 + kk], Bs0[kk * 64 + tc * 4 + j], acc[t115]);
                                     }
                                 }
                             }
@@ -128,7 +128,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_cp_async(int M,
                                     for (int i = 0; i < 4; i += 1) {
                                         for (int j = 0; j < 4; j += 1) {
                                             const int t169 = i * 4 + j;  // line 81
-                                            acc[t169] = fmaf(As1[(tr * 4 + i) * 16 + kk], Bs1[kk * 64 + tc * 4 + j], acc[t169]);
+                                            acc[t169] = __fmaf_rn(As1[(tr * 4 + i) * 16 + kk], Bs1[kk * 64 + tc * 4 + j], acc[t169]);
                                         }
                                     }
                                 }
@@ -146,7 +146,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_cp_async(int M,
                 {  // group(thread[1])
                     for (int i = 0; i < 4; i += 1) {
                         for (int j = 0; j < 4; j += 1) {
-                            C[prism_add(prism_add(prism_mul(row0, N), col0), prism_add(prism_add(prism_mul(tr * 4 + i, N), tc * 4), j))] = fmaf(alpha, acc[i * 4 + j], beta * C[prism_add(prism_add(prism_mul(row0, N), col0), prism_add(prism_add(prism_mul(tr * 4 + i, N), tc * 4), j))]);  // line 88
+                            C[prism_add(prism_add(prism_mul(row0, N), col0), prism_add(prism_add(prism_mul(tr * 4 + i, N), tc * 4), j))] = __fmaf_rn(alpha, acc[i * 4 + j], __fmul_rn(beta, C[prism_add(prism_add(prism_mul(row0, N), col0), prism_add(prism_add(prism_mul(tr * 4 + i, N), tc * 4), j))]));  // line 88
                         }
                     }
                 }

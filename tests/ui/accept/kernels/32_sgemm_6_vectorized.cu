@@ -172,7 +172,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_vectorized(int M,
                         for (int i = 0; i < 8; i += 1) {
                             for (int j = 0; j < 8; j += 1) {
                                 const int t245 = i * 8 + j;  // line 87
-                                acc[t245] = fmaf(reg_m[i], reg_n[j], acc[t245]);
+                                acc[t245] = __fmaf_rn(reg_m[i], reg_n[j], acc[t245]);
                             }
                         }
                     }
@@ -207,7 +207,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_vectorized(int M,
                                 cv[2] = t301;
                                 cv[3] = t302;
                                 for (int j = 0; j < 4; j += 1) {
-                                    cv[j] = fmaf(alpha, acc[i * 8 + (h + j)], beta * cv[j]);  // line 101
+                                    cv[j] = __fmaf_rn(alpha, acc[i * 8 + (h + j)], __fmul_rn(beta, cv[j]));  // line 101
                                 }
                                 *(prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(i, N), h)))] = prism_vec<float, 4>{{cv[0], cv[1], cv[2], cv[3]}};  // line 102
                             } else {
@@ -217,7 +217,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_vectorized(int M,
                                         t339 = prism_add(c, j) < N;
                                     }
                                     if (t339) {  // line 105
-                                        C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(i, N), h), j)))] = fmaf(alpha, acc[i * 8 + (h + j)], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(i, N), h), j)))]);  // line 106
+                                        C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(i, N), h), j)))] = __fmaf_rn(alpha, acc[i * 8 + (h + j)], __fmul_rn(beta, C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(i, N), h), j)))]));  // line 106
                                     }
                                 }
                             }

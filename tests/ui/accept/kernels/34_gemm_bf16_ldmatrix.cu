@@ -219,7 +219,7 @@ extern "C" __global__ void __launch_bounds__(128) gemm_bf16_ldmatrix(int M,
                                             t494 = prism_add(prism_add(prism_add(tile_col, wn * 32), 2 * q), j) < N;
                                         }
                                         if (t494) {  // line 110
-                                            C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(wm * 32, N), wn * 32), prism_add(prism_add(prism_mul(g + i, N), 2 * q), j)))] = fmaf(alpha, acc[(mi * 4 + ni) * 4 + e], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(wm * 32, N), wn * 32), prism_add(prism_add(prism_mul(g + i, N), 2 * q), j)))]);  // line 111
+                                            C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(wm * 32, N), wn * 32), prism_add(prism_add(prism_mul(g + i, N), 2 * q), j)))] = __fmaf_rn(alpha, acc[(mi * 4 + ni) * 4 + e], __fmul_rn(beta, C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(wm * 32, N), wn * 32), prism_add(prism_add(prism_mul(g + i, N), 2 * q), j)))]));  // line 111
                                         }
                                     }
                                 }

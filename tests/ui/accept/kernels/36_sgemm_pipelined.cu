@@ -198,7 +198,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_pipelined(int M,
                                             for (int i_1 = 0; i_1 < 8; i_1 += 1) {
                                                 for (int j = 0; j < 8; j += 1) {
                                                     const int t273 = i_1 * 8 + j;  // line 95
-                                                    acc[t273] = fmaf(ra[i_1 * 8 + kk], rb[j], acc[t273]);
+                                                    acc[t273] = __fmaf_rn(ra[i_1 * 8 + kk], rb[j], acc[t273]);
                                                 }
                                             }
                                         }
@@ -235,13 +235,13 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_pipelined(int M,
                                     cv[2] = t332;
                                     cv[3] = t333;
                                     for (int j = 0; j < 4; j += 1) {
-                                        cv[j] = fmaf(alpha, acc[i * 8 + (h + j)], beta * cv[j]);  // line 110
+                                        cv[j] = __fmaf_rn(alpha, acc[i * 8 + (h + j)], __fmul_rn(beta, cv[j]));  // line 110
                                     }
                                     *(prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(i, N), h * 16)))] = prism_vec<float, 4>{{cv[0], cv[1], cv[2], cv[3]}};  // line 111
                                 } else {
                                     for (int j = 0; j < 4; j += 1) {
                                         if (prism_add(c, j) < N) {  // line 114
-                                            C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(i, N), h * 16), j)))] = fmaf(alpha, acc[i * 8 + (h + j)], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(i, N), h * 16), j)))]);  // line 115
+                                            C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(i, N), h * 16), j)))] = __fmaf_rn(alpha, acc[i * 8 + (h + j)], __fmul_rn(beta, C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(i, N), h * 16), j)))]));  // line 115
                                         }
                                     }
                                 }

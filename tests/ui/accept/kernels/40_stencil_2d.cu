@@ -64,10 +64,10 @@ extern "C" __global__ void __launch_bounds__(256) stencil2d(const float* __restr
                     }
                     if (t18) {  // line 24
                         const float t26 = at(prism_tid % 1, prism_bid, nullptr, inp, rows, cols, r, c);  // line 25
-                        const float t31 = fmaf(4.0f, t26, -at(prism_tid % 1, prism_bid, nullptr, inp, rows, cols, prism_sub(r, 1), c));
-                        const float t35 = t31 - at(prism_tid % 1, prism_bid, nullptr, inp, rows, cols, prism_add(r, 1), c);
-                        const float t39 = t35 - at(prism_tid % 1, prism_bid, nullptr, inp, rows, cols, r, prism_sub(c, 1));
-                        out[(long long)prism_mul(r, cols) + c] = t39 - at(prism_tid % 1, prism_bid, nullptr, inp, rows, cols, r, prism_add(c, 1));
+                        const float t31 = __fmaf_rn(4.0f, t26, -at(prism_tid % 1, prism_bid, nullptr, inp, rows, cols, prism_sub(r, 1), c));
+                        const float t35 = __fsub_rn(t31, at(prism_tid % 1, prism_bid, nullptr, inp, rows, cols, prism_add(r, 1), c));
+                        const float t39 = __fsub_rn(t35, at(prism_tid % 1, prism_bid, nullptr, inp, rows, cols, r, prism_sub(c, 1)));
+                        out[(long long)prism_mul(r, cols) + c] = __fsub_rn(t39, at(prism_tid % 1, prism_bid, nullptr, inp, rows, cols, r, prism_add(c, 1)));
                     }
                 }
             }

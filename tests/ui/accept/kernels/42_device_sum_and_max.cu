@@ -72,7 +72,7 @@ __device__ __forceinline__ float larger(int prism_tid,
                                         float a,
                                         float b)
 {
-    return fmaxf(a, b);  // line 23
+    return prism_fmax(a, b);  // line 23
 }
 
 extern "C" __global__ void sum_all(int n,
@@ -126,7 +126,7 @@ __device__ __forceinline__ void prism_std_device_device_sum_float_16_(int prism_
                         while (base < n) {
                             for (int i = 0; i < 16; i += 1) {
                                 if (prism_add(prism_add(base, i * (int)blockDim.x), t) < n) {
-                                    acc = acc + input[prism_add(prism_add(base, i * (int)blockDim.x), t)];
+                                    acc = __fadd_rn(acc, input[prism_add(prism_add(base, i * (int)blockDim.x), t)]);
                                 }
                             }
                             base = prism_add(base, prism_mul((int)gridDim.x, tile));
@@ -140,7 +140,7 @@ __device__ __forceinline__ void prism_std_device_device_sum_float_16_(int prism_
                         {  // group(thread[1])
                             int j = t;
                             while (j < (int)gridDim.x) {
-                                mine = mine + prism_atomic_load(&partials[j]);
+                                mine = __fadd_rn(mine, prism_atomic_load(&partials[j]));
                                 j = prism_add(j, (int)blockDim.x);
                             }
                         }
@@ -247,7 +247,7 @@ __device__ __forceinline__ float prism_std_block_block_sum_float_(int prism_tid,
     __syncthreads();
     float total = slots[0];
     for (int i = 1; i < (int)blockDim.x / 32; i += 1) {
-        total = total + slots[i];
+        total = __fadd_rn(total, slots[i]);
     }
     __syncthreads();
     return total;
@@ -324,7 +324,7 @@ __device__ __forceinline__ float prism_std_warp_warp_sum_float_(int prism_tid,
 {
     float acc = v;
     for (int k = 0; k < 5; k += 1) {
-        acc = acc + __shfl_xor_sync(0xffffffffu, acc, prism_shl(1, k));
+        acc = __fadd_rn(acc, __shfl_xor_sync(0xffffffffu, acc, prism_shl(1, k)));
     }
     return __shfl_sync(0xffffffffu, acc, 0);
 }

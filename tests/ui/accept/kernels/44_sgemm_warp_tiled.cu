@@ -200,7 +200,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_warp_tiled(int M,
                                             for (int x = 0; x < 8; x += 1) {
                                                 for (int y = 0; y < 8; y += 1) {
                                                     const int t253 = x * 8 + y;  // line 127
-                                                    acc[t253] = fmaf(ra[kk_1 * 8 + x], rb[y], acc[t253]);
+                                                    acc[t253] = __fmaf_rn(ra[kk_1 * 8 + x], rb[y], acc[t253]);
                                                 }
                                             }
                                         }
@@ -240,13 +240,13 @@ extern "C" __global__ void __launch_bounds__(256, 2) sgemm_warp_tiled(int M,
                                                 cv[2] = t326;
                                                 cv[3] = t327;
                                                 for (int j = 0; j < 4; j += 1) {
-                                                    cv[j] = fmaf(alpha, acc[(wm * 4 + i) * 8 + (wn * 4 + j)], beta * cv[j]);  // line 145
+                                                    cv[j] = __fmaf_rn(alpha, acc[(wm * 4 + i) * 8 + (wn * 4 + j)], __fmul_rn(beta, cv[j]));  // line 145
                                                 }
                                                 *(prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(warp_row * 32, N), warp_col * 64), prism_add(prism_add(prism_mul(lr * 4, N), lc * 4), o)))] = prism_vec<float, 4>{{cv[0], cv[1], cv[2], cv[3]}};  // line 146
                                             } else {
                                                 for (int j = 0; j < 4; j += 1) {
                                                     if (prism_add(c, j) < N) {  // line 149
-                                                        C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(warp_row * 32, N), warp_col * 64), prism_add(prism_add(prism_mul(lr * 4, N), lc * 4), prism_add(o, j))))] = fmaf(alpha, acc[(wm * 4 + i) * 8 + (wn * 4 + j)], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(warp_row * 32, N), warp_col * 64), prism_add(prism_add(prism_mul(lr * 4, N), lc * 4), prism_add(o, j))))]);  // line 150
+                                                        C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(warp_row * 32, N), warp_col * 64), prism_add(prism_add(prism_mul(lr * 4, N), lc * 4), prism_add(o, j))))] = __fmaf_rn(alpha, acc[(wm * 4 + i) * 8 + (wn * 4 + j)], __fmul_rn(beta, C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(prism_add(prism_mul(warp_row * 32, N), warp_col * 64), prism_add(prism_add(prism_mul(lr * 4, N), lc * 4), prism_add(o, j))))]));  // line 150
                                                     }
                                                 }
                                             }

@@ -86,7 +86,7 @@ extern "C" __global__ void __launch_bounds__(128) softmax_rows_block(int rows,
                             v[t39 + 2] = t54;
                             v[t39 + 3] = t55;
                             for (int e = 0; e < 4; e += 1) {
-                                m = fmaxf(m, v[4 * q + e]);  // line 53
+                                m = prism_fmax(m, v[4 * q + e]);  // line 53
                             }
                         }
                     }
@@ -101,18 +101,18 @@ extern "C" __global__ void __launch_bounds__(128) softmax_rows_block(int rows,
                         w[2] = t85;
                         w[3] = t86;
                         for (int e = 0; e < 4; e += 1) {
-                            m = fmaxf(m, w[e]);  // line 57
+                            m = prism_fmax(m, w[e]);  // line 57
                         }
                     }
                 } else {
                     for (int k = 0; k < 32; k += 1) {
                         if (k < slots) {  // line 60
                             v[k] = x[prism_add(prism_add(row, t), k * 128)];  // line 61
-                            m = fmaxf(m, v[k]);  // line 62
+                            m = prism_fmax(m, v[k]);  // line 62
                         }
                     }
                     for (int q = 32; q < slots; q += 1) {
-                        m = fmaxf(m, x[prism_add(prism_add(row, t), q * 128)]);  // line 64
+                        m = prism_fmax(m, x[prism_add(prism_add(row, t), q * 128)]);  // line 64
                     }
                 }
             }
@@ -121,8 +121,8 @@ extern "C" __global__ void __launch_bounds__(128) softmax_rows_block(int rows,
             {  // group(thread[1])
                 for (int k = 0; k < 32; k += 1) {
                     if (k < held) {  // line 69
-                        v[k] = expf(v[k] - row_max);  // line 70
-                        s = s + v[k];  // line 71
+                        v[k] = expf(__fsub_rn(v[k], row_max));  // line 70
+                        s = __fadd_rn(s, v[k]);  // line 71
                     }
                 }
                 if (vec) {  // line 72
@@ -137,17 +137,17 @@ extern "C" __global__ void __launch_bounds__(128) softmax_rows_block(int rows,
                         w[2] = t150;
                         w[3] = t151;
                         for (int e = 0; e < 4; e += 1) {
-                            s = s + expf(w[e] - row_max);  // line 76
+                            s = __fadd_rn(s, expf(__fsub_rn(w[e], row_max)));  // line 76
                         }
                     }
                 } else {
                     for (int q = 32; q < slots; q += 1) {
-                        s = s + expf(x[prism_add(prism_add(row, t), q * 128)] - row_max);  // line 79
+                        s = __fadd_rn(s, expf(__fsub_rn(x[prism_add(prism_add(row, t), q * 128)], row_max)));  // line 79
                     }
                 }
             }
             const float row_sum = prism_std_block_block_sum_float_(prism_tid, prism_bid, prism_smem, s);  // line 80
-            const float inv = 1.0f / row_sum;  // line 81
+            const float inv = __frcp_rn(row_sum);  // line 81
             // The thread's slots, one view for all of them (views that change from pass to
             // pass would each need the block's barrier): `[q, e]` is column e of slot q. The
             // function is offset in its last index, so a float4 slot is stored with one
@@ -159,7 +159,7 @@ extern "C" __global__ void __launch_bounds__(128) softmax_rows_block(int rows,
                         for (int q = 0; q < 8; q += 1) {
                             if (q < slots) {  // line 91
                                 for (int e = 0; e < 4; e += 1) {
-                                    v[4 * q + e] = v[4 * q + e] * inv;  // line 93
+                                    v[4 * q + e] = __fmul_rn(v[4 * q + e], inv);  // line 93
                                 }
                                 const int t205 = 4 * q;  // line 94
                                 *(prism_vec<float, 4>*)&y[prism_add(prism_mul(r, cols), (t + q * 128) * 4)] = prism_vec<float, 4>{{v[t205], v[t205 + 1], v[t205 + 2], v[t205 + 3]}};
@@ -176,7 +176,7 @@ extern "C" __global__ void __launch_bounds__(128) softmax_rows_block(int rows,
                             w[2] = t235;
                             w[3] = t236;
                             for (int e = 0; e < 4; e += 1) {
-                                w[e] = expf(w[e] - row_max) * inv;  // line 98
+                                w[e] = __fmul_rn(expf(__fsub_rn(w[e], row_max)), inv);  // line 98
                             }
                             *(prism_vec<float, 4>*)&y[prism_add(prism_mul(r, cols), prism_mul(t + q_1 * 128, 4))] = prism_vec<float, 4>{{w[0], w[1], w[2], w[3]}};  // line 99
                         }
@@ -187,11 +187,11 @@ extern "C" __global__ void __launch_bounds__(128) softmax_rows_block(int rows,
                     {  // group(thread[1])
                         for (int k = 0; k < 32; k += 1) {
                             if (k < slots) {  // line 104
-                                y[prism_add(prism_mul(r, cols), t + k * 128)] = v[k] * inv;  // line 105
+                                y[prism_add(prism_mul(r, cols), t + k * 128)] = __fmul_rn(v[k], inv);  // line 105
                             }
                         }
                         for (int q = 32; q < slots; q += 1) {
-                            y[prism_add(prism_mul(r, cols), t + q * 128)] = expf(x[prism_add(prism_add(row, t), q * 128)] - row_max) * inv;  // line 107
+                            y[prism_add(prism_mul(r, cols), t + q * 128)] = __fmul_rn(expf(__fsub_rn(x[prism_add(prism_add(row, t), q * 128)], row_max)), inv);  // line 107
                         }
                     }
                 }
@@ -221,7 +221,7 @@ __device__ __forceinline__ float prism_std_block_block_max_float_(int prism_tid,
     __syncthreads();
     float total = slots[0];
     for (int i = 1; i < (int)blockDim.x / 32; i += 1) {
-        total = fmaxf(total, slots[i]);
+        total = prism_fmax(total, slots[i]);
     }
     __syncthreads();
     return total;
@@ -248,7 +248,7 @@ __device__ __forceinline__ float prism_std_block_block_sum_float_(int prism_tid,
     __syncthreads();
     float total = slots[0];
     for (int i = 1; i < (int)blockDim.x / 32; i += 1) {
-        total = total + slots[i];
+        total = __fadd_rn(total, slots[i]);
     }
     __syncthreads();
     return total;
@@ -261,7 +261,7 @@ __device__ __forceinline__ float prism_std_warp_warp_max_float_(int prism_tid,
 {
     float acc = v;
     for (int k = 0; k < 5; k += 1) {
-        acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, prism_shl(1, k)));
+        acc = prism_fmax(acc, __shfl_xor_sync(0xffffffffu, acc, prism_shl(1, k)));
     }
     return __shfl_sync(0xffffffffu, acc, 0);
 }
@@ -273,7 +273,7 @@ __device__ __forceinline__ float prism_std_warp_warp_sum_float_(int prism_tid,
 {
     float acc = v;
     for (int k = 0; k < 5; k += 1) {
-        acc = acc + __shfl_xor_sync(0xffffffffu, acc, prism_shl(1, k));
+        acc = __fadd_rn(acc, __shfl_xor_sync(0xffffffffu, acc, prism_shl(1, k)));
     }
     return __shfl_sync(0xffffffffu, acc, 0);
 }

@@ -220,7 +220,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) sgemm_wide(int M,
                                                 for (int i_1 = 0; i_1 < 8; i_1 += 1) {
                                                     for (int j = 0; j < 16; j += 1) {
                                                         const int t345 = i_1 * 16 + j;  // line 135
-                                                        acc[t345] = fmaf(ra[i_1 * 4 + kk], rb[j], acc[t345]);
+                                                        acc[t345] = __fmaf_rn(ra[i_1 * 4 + kk], rb[j], acc[t345]);
                                                     }
                                                 }
                                             }
@@ -262,13 +262,13 @@ extern "C" __global__ void __launch_bounds__(128, 2) sgemm_wide(int M,
                                     cv[2] = t404;
                                     cv[3] = t405;
                                     for (int j = 0; j < 4; j += 1) {
-                                        cv[j] = fmaf(alpha, acc[i * 16 + (4 * g + j)], beta * cv[j]);  // line 152
+                                        cv[j] = __fmaf_rn(alpha, acc[i * 16 + (4 * g + j)], __fmul_rn(beta, cv[j]));  // line 152
                                     }
                                     *(prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(16 * i, N), 32 * g)))] = prism_vec<float, 4>{{cv[0], cv[1], cv[2], cv[3]}};  // line 153
                                 } else {
                                     for (int j = 0; j < 4; j += 1) {
                                         if (prism_add(c, j) < N) {  // line 156
-                                            C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(16 * i, N), 32 * g), j)))] = fmaf(alpha, acc[i * 16 + (4 * g + j)], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(16 * i, N), 32 * g), j)))]);  // line 157
+                                            C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(16 * i, N), 32 * g), j)))] = __fmaf_rn(alpha, acc[i * 16 + (4 * g + j)], __fmul_rn(beta, C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(16 * i, N), 32 * g), j)))]));  // line 157
                                         }
                                     }
                                 }

@@ -239,7 +239,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) sgemm_prefetch(int M,
                                                 const float a = ra[(h * 8 + i_1) * 4 + c];  // line 132
                                                 for (int j = 0; j < 16; j += 1) {
                                                     const int t434 = i_1 * 16 + j;  // line 134
-                                                    acc[t434] = fmaf(a, rb[p * 16 + j], acc[t434]);
+                                                    acc[t434] = __fmaf_rn(a, rb[p * 16 + j], acc[t434]);
                                                 }
                                             }
                                         }
@@ -289,7 +289,7 @@ extern "C" __global__ void __launch_bounds__(128, 2) sgemm_prefetch(int M,
                                     const float a = ra[(8 + i) * 4 + 3];  // line 146
                                     for (int j = 0; j < 16; j += 1) {
                                         const int t532 = i * 16 + j;  // line 148
-                                        acc[t532] = fmaf(a, rb[16 + j], acc[t532]);
+                                        acc[t532] = __fmaf_rn(a, rb[16 + j], acc[t532]);
                                     }
                                 }
                             }
@@ -327,13 +327,13 @@ extern "C" __global__ void __launch_bounds__(128, 2) sgemm_prefetch(int M,
                                     cv[2] = t591;
                                     cv[3] = t592;
                                     for (int j = 0; j < 4; j += 1) {
-                                        cv[j] = fmaf(alpha, acc[i * 16 + (4 * g + j)], beta * cv[j]);  // line 165
+                                        cv[j] = __fmaf_rn(alpha, acc[i * 16 + (4 * g + j)], __fmul_rn(beta, cv[j]));  // line 165
                                     }
                                     *(prism_vec<float, 4>*)&C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_mul(16 * i, N), 32 * g)))] = prism_vec<float, 4>{{cv[0], cv[1], cv[2], cv[3]}};  // line 166
                                 } else {
                                     for (int j = 0; j < 4; j += 1) {
                                         if (prism_add(c, j) < N) {  // line 169
-                                            C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(16 * i, N), 32 * g), j)))] = fmaf(alpha, acc[i * 16 + (4 * g + j)], beta * C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(16 * i, N), 32 * g), j)))]);  // line 170
+                                            C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(16 * i, N), 32 * g), j)))] = __fmaf_rn(alpha, acc[i * 16 + (4 * g + j)], __fmul_rn(beta, C[prism_add(prism_add(prism_mul(tile_row, N), tile_col), prism_add(c_base, prism_add(prism_add(prism_mul(16 * i, N), 32 * g), j)))]));  // line 170
                                         }
                                     }
                                 }

@@ -61,7 +61,7 @@ extern "C" __global__ void __launch_bounds__(32) pipeline3(const float* __restri
             __syncthreads();
             {  // group(thread[1])
                 for (int k = 0; k < 4; k += 1) {
-                    acc = acc + s0[(4 * t + 4 + 33 * k) % 128];  // line 35
+                    acc = __fadd_rn(acc, s0[(4 * t + 4 + 33 * k) % 128]);  // line 35
                 }
             }
             asm volatile("cp.async.wait_group 1;" :  :  : "memory");  // line 26
@@ -69,7 +69,7 @@ extern "C" __global__ void __launch_bounds__(32) pipeline3(const float* __restri
             __syncthreads();
             {  // group(thread[1])
                 for (int k = 0; k < 4; k += 1) {
-                    acc = acc + s1[(4 * t + 4 + 33 * k) % 128];  // line 38
+                    acc = __fadd_rn(acc, s1[(4 * t + 4 + 33 * k) % 128]);  // line 38
                 }
             }
             asm volatile("cp.async.wait_all;" :  :  : "memory");  // line 29
@@ -77,7 +77,7 @@ extern "C" __global__ void __launch_bounds__(32) pipeline3(const float* __restri
             __syncthreads();
             {  // group(thread[1])
                 for (int k = 0; k < 4; k += 1) {
-                    acc = acc + s2[(4 * t + 4 + 33 * k) % 128];  // line 41
+                    acc = __fadd_rn(acc, s2[(4 * t + 4 + 33 * k) % 128]);  // line 41
                 }
             }
             {  // partition `y_b` as `y_t` at thread[1]

@@ -11,5 +11,5 @@ extern "C" __global__ void __launch_bounds__(256) noop(int n)
 
 __device__ __forceinline__ float square(int prism_tid, int prism_bid, unsigned char* prism_smem, float x)
 {
-    return x * x;  // line 10
+    return __fmul_rn(x, x);  // line 10
 }

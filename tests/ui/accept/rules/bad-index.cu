@@ -20,5 +20,5 @@ __device__ __forceinline__ void tile_sum(int prism_tid,
         acc[i * 2] = src[2 * i];  // line 8
         acc[i * 2 + 1] = src[2 * i + 1];  // line 9
     }
-    out[0] = acc[3 * 2 + 1] + acc[0 * 2];  // line 10
+    out[0] = __fadd_rn(acc[3 * 2 + 1], acc[0 * 2]);  // line 10
 }

@@ -24,17 +24,17 @@ extern "C" __global__ void unrolled(int n, const float* __restrict__ x, float* _
             float s = 0.0f;  // line 19
             #pragma unroll
             for (int k_1 = 0; k_1 < 8; k_1 += 1) {  // line 20
-                s = s + acc[k_1];  // line 21
+                s = __fadd_rn(s, acc[k_1]);  // line 21
             }
             #pragma unroll 4
             for (int k_2 = 0; k_2 < n; k_2 += 1) {  // line 22
                 if (k_2 % 2 == 1) {  // line 23
-                    s = s + 1.0f;  // line 24
+                    s = __fadd_rn(s, 1.0f);  // line 24
                 }
             }
             #pragma unroll 1
             for (int k_3 = 0; k_3 < 3; k_3 += 1) {  // line 25
-                s = s + 0.0f;  // line 26
+                s = __fadd_rn(s, 0.0f);  // line 26
             }
             out[i] = s;  // line 27
         }

@@ -57,9 +57,9 @@ extern "C" __global__ void calls(const float* __restrict__ x,
             {  // group(thread[1])
                 float* y_t = y + g;  // line 28
                 const float t9 = first(prism_tid % 1, prism_bid, nullptr, x);  // line 31
-                const float t11 = t9 + first(prism_tid % 1, prism_bid, nullptr, w);
+                const float t11 = __fadd_rn(t9, first(prism_tid % 1, prism_bid, nullptr, w));
                 float* z_t = z + g;  // line 29
-                put(prism_tid % 1, prism_bid, nullptr, y_t, t11 + peek(prism_tid % 1, prism_bid, nullptr, z_t));  // line 31
+                put(prism_tid % 1, prism_bid, nullptr, y_t, __fadd_rn(t11, peek(prism_tid % 1, prism_bid, nullptr, z_t)));  // line 31
             }
         }
     }

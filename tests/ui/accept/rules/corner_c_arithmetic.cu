@@ -32,11 +32,11 @@ __device__ __forceinline__ void c_rules(int prism_tid,
     const long long ll = prism_add(l, (long long)u);  // line 13
     const __half hh = h * __float2half_rn(2.0f) + h;  // line 14
     const __nv_bfloat16 bb = b * b;  // line 15
-    const float f = __half2float(h) + __bfloat162float(b);  // line 16
+    const float f = __fadd_rn(__half2float(h), __bfloat162float(b));  // line 16
     int sh = prism_shl(i, 2);  // line 17
     sh = prism_shl(sh, 1);  // line 18
     sh = sh | 1;  // line 19
     sh = sh ^ 3;  // line 20
     sh = sh & 15;  // line 21
-    out[0] = f + __half2float(hh) + __bfloat162float(bb) + (float)uu + (float)ll + (float)prism_add(sh, a[0]);  // line 22
+    out[0] = __fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(f, __half2float(hh)), __bfloat162float(bb)), (float)uu), (float)ll), (float)prism_add(sh, a[0]));  // line 22
 }

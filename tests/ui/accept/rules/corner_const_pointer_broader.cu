@@ -45,7 +45,7 @@ extern "C" __global__ void broad_inputs(const float* __restrict__ src, float* __
             const int t = prism_tid;  // line 21
             {  // partition `tile` as `slot` at thread[1]
                 {  // group(thread[1])
-                    tile[t] = src[g] * 0.5f;  // line 24
+                    tile[t] = __fmul_rn(src[g], 0.5f);  // line 24
                 }
             }
             // inferred block[1] barrier: `tile` is used at line 22 and again at line 25
@@ -54,7 +54,7 @@ extern "C" __global__ void broad_inputs(const float* __restrict__ src, float* __
             const float b = warp_read(prism_tid % 32, prism_bid, prism_smem + 256, src);  // line 26
             {  // group(thread[1])
                 const float t18 = read_one(prism_tid % 1, prism_bid, prism_smem + 256, src, g);  // line 28
-                out[g] = t18 + read_one(prism_tid % 1, prism_bid, prism_smem + 256, tile, g % 32) + a + b;
+                out[g] = __fadd_rn(__fadd_rn(__fadd_rn(t18, read_one(prism_tid % 1, prism_bid, prism_smem + 256, tile, g % 32)), a), b);
             }
         }
     }

@@ -23,7 +23,7 @@ __device__ __forceinline__ float lerp(int prism_tid,
                                       float b,
                                       float t)
 {
-    return fmaf(t, b - a, a);  // line 6
+    return __fmaf_rn(t, __fsub_rn(b, a), a);  // line 6
 }
 
 __device__ __forceinline__ void blend(int prism_tid,
@@ -36,7 +36,7 @@ __device__ __forceinline__ void blend(int prism_tid,
     const float up = __shfl_down_sync(0xffffffffu, x, 1u);  // line 11
     {  // group(thread[1])
         const float t8 = lerp(prism_tid % 1, prism_bid, prism_smem, x, y, 0.25f);  // line 13
-        const float t11 = t8 + lerp(prism_tid % 1, prism_bid, prism_smem, x, y, 0.5f);
-        out[0] = t11 + lerp(prism_tid % 1, prism_bid, prism_smem, up, y, 1.0f) + fmaxf(x, y);
+        const float t11 = __fadd_rn(t8, lerp(prism_tid % 1, prism_bid, prism_smem, x, y, 0.5f));
+        out[0] = __fadd_rn(__fadd_rn(t11, lerp(prism_tid % 1, prism_bid, prism_smem, up, y, 1.0f)), prism_fmax(x, y));
     }
 }

@@ -40,7 +40,7 @@ extern "C" __global__ void __launch_bounds__(8) tail(int n,
             {  // partition `y_b` as `y_t` at thread[1]
                 {  // group(thread[1])
                     for (int k = 0; k < 4; k += 1) {
-                        y[prism_add(prism_mul(32, b), 4 * t + k)] = s[31 - 4 * t - k] + s[4 * t + k];  // line 26
+                        y[prism_add(prism_mul(32, b), 4 * t + k)] = __fadd_rn(s[31 - 4 * t - k], s[4 * t + k]);  // line 26
                     }
                 }
             }

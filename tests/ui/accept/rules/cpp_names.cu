@@ -24,7 +24,7 @@ __device__ __forceinline__ int t11(int prism_tid, int prism_bid, unsigned char* 
 
 __device__ __forceinline__ float sqrtf_(int prism_tid, int prism_bid, unsigned char* prism_smem, float x)
 {
-    return x * 2.0f;  // line 20
+    return __fmul_rn(x, 2.0f);  // line 20
 }
 
 extern "C" __global__ void __launch_bounds__(64) expf_(int new_,
@@ -51,10 +51,10 @@ extern "C" __global__ void __launch_bounds__(64) expf_(int new_,
                 const int unix_ = prism_add(NULL_, 1);  // line 36
                 const int stdin_ = prism_sub(unix_, 1);  // line 37
                 const int errno_ = stdin_;  // line 38
-                const float fmaxf_ = sqrtf(x[g]);  // line 39
-                const float M_PIf_ = fmaxf_ + fmaxf(fmaxf_, 1.0f);  // line 40
+                const float fmaxf_ = __fsqrt_rn(x[g]);  // line 39
+                const float M_PIf_ = __fadd_rn(fmaxf_, prism_fmax(fmaxf_, 1.0f));  // line 40
                 iout[g] = errno_;  // line 41
-                out[g] = sqrtf_(prism_tid % 1, prism_bid, nullptr, fmaxf_) + M_PIf_;  // line 42
+                out[g] = __fadd_rn(sqrtf_(prism_tid % 1, prism_bid, nullptr, fmaxf_), M_PIf_);  // line 42
             }
         }
     }
@@ -121,7 +121,7 @@ extern "C" __global__ void atan2f_(const __grid_constant__ prism_tensor_map dims
                     // split block barrier s0, wait
                     prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
                     for (; k < 16; k += 1) {  // line 62
-                        out[prism_add(prism_mul(512, b), 16 * t + k)] = tile[16 * t + k] + (float)prism_add(dims_rows, err);  // line 63
+                        out[prism_add(prism_mul(512, b), 16 * t + k)] = __fadd_rn(tile[16 * t + k], (float)prism_add(dims_rows, err));  // line 63
                     }
                 }
             }

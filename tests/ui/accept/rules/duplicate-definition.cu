@@ -15,8 +15,8 @@ __device__ __forceinline__ float dot2(int prism_tid,
                                       const float* a,
                                       const float* b)
 {
-    const float acc = a[0] * b[0];  // line 6
+    const float acc = __fmul_rn(a[0], b[0]);  // line 6
     for (int i = 1; i < 2; i += 1) {
     }
-    return fmaf(a[1], b[1], acc);  // line 12
+    return __fmaf_rn(a[1], b[1], acc);  // line 12
 }

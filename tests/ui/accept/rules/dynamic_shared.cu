@@ -57,7 +57,7 @@ extern "C" __global__ void staged_sums(const float* __restrict__ x, float* __res
                 // split block barrier s0, wait
                 prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
                 while (i >= 0) {  // line 30
-                    s = s + buf[i];  // line 31
+                    s = __fadd_rn(s, buf[i]);  // line 31
                     i = prism_sub(i, (int)blockDim.x);  // line 32
                 }
             }
@@ -92,7 +92,7 @@ __device__ __forceinline__ float prism_std_block_block_sum_float_(int prism_tid,
     __syncthreads();
     float total = slots[0];
     for (int i = 1; i < (int)blockDim.x / 32; i += 1) {
-        total = total + slots[i];
+        total = __fadd_rn(total, slots[i]);
     }
     __syncthreads();
     return total;
@@ -105,7 +105,7 @@ __device__ __forceinline__ float prism_std_warp_warp_sum_float_(int prism_tid,
 {
     float acc = v;
     for (int k = 0; k < 5; k += 1) {
-        acc = acc + __shfl_xor_sync(0xffffffffu, acc, prism_shl(1, k));
+        acc = __fadd_rn(acc, __shfl_xor_sync(0xffffffffu, acc, prism_shl(1, k)));
     }
     return __shfl_sync(0xffffffffu, acc, 0);
 }

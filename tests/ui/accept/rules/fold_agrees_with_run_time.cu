@@ -19,26 +19,26 @@ extern "C" __global__ void floats(unsigned* __restrict__ out)
                     const float pz = 0.0f;  // line 20
                     const float one = 1.0f;  // line 21
                     const float two = 2.0f;  // line 22
-                    const float nan = pz / pz;  // line 23
-                    const float inf = one / pz;  // line 24
+                    const float nan = __fdiv_rn(pz, pz);  // line 23
+                    const float inf = __fdiv_rn(one, pz);  // line 24
                     // PTX min/max: -0 is below +0, a NaN operand is ignored.
                     out[32 * t] = __float_as_uint(-0.0f);  // line 26
-                    out[32 * t + 1] = __float_as_uint(fminf(nz, pz));  // line 27
+                    out[32 * t + 1] = __float_as_uint(prism_fmin(nz, pz));  // line 27
                     out[32 * t + 2] = __float_as_uint(0.0f);  // line 28
-                    out[32 * t + 3] = __float_as_uint(fmaxf(pz, nz));  // line 29
+                    out[32 * t + 3] = __float_as_uint(prism_fmax(pz, nz));  // line 29
                     out[32 * t + 4] = __float_as_uint(-0.0f);  // line 30
-                    out[32 * t + 5] = __float_as_uint(fminf(pz, nz));  // line 31
+                    out[32 * t + 5] = __float_as_uint(prism_fmin(pz, nz));  // line 31
                     out[32 * t + 6] = __float_as_uint(1.0f);  // line 32
-                    out[32 * t + 7] = __float_as_uint(fminf(one, nan));  // line 33
+                    out[32 * t + 7] = __float_as_uint(prism_fmin(one, nan));  // line 33
                     out[32 * t + 8] = __float_as_uint(2.0f);  // line 34
-                    out[32 * t + 9] = __float_as_uint(fmaxf(nan, two));  // line 35
+                    out[32 * t + 9] = __float_as_uint(prism_fmax(nan, two));  // line 35
                     out[32 * t + 10] = __float_as_uint(__int_as_float(0x7fffffff));  // line 36
-                    out[32 * t + 11] = __float_as_uint(fminf(nan, nan));  // line 37
+                    out[32 * t + 11] = __float_as_uint(prism_fmin(nan, nan));  // line 37
                     // Arithmetic's NaN is the GPU's canonical one, not the host's.
                     out[32 * t + 12] = __float_as_uint(__int_as_float(0x7fffffff));  // line 39
-                    out[32 * t + 13] = __float_as_uint(pz / pz);  // line 40
+                    out[32 * t + 13] = __float_as_uint(__fdiv_rn(pz, pz));  // line 40
                     out[32 * t + 14] = __float_as_uint(__int_as_float(0x7fffffff));  // line 41
-                    out[32 * t + 15] = __float_as_uint(inf - inf);  // line 42
+                    out[32 * t + 15] = __float_as_uint(__fsub_rn(inf, inf));  // line 42
                     out[32 * t + 16] = __float_as_uint(__int_as_float(0xffffffff));  // line 43
                     out[32 * t + 17] = __float_as_uint(prism_fneg(nan));  // line 44
                     out[32 * t + 18] = __float_as_uint(__int_as_float(0x7fffffff));  // line 45
@@ -49,9 +49,9 @@ extern "C" __global__ void floats(unsigned* __restrict__ out)
                     out[32 * t + 21] = __float_as_uint((float)b);  // line 50
                     // The file-level constants fold min/max by the same rule.
                     out[32 * t + 22] = __float_as_uint(-0.0f);  // line 52
-                    out[32 * t + 23] = __float_as_uint(fminf(nz, pz));  // line 53
+                    out[32 * t + 23] = __float_as_uint(prism_fmin(nz, pz));  // line 53
                     out[32 * t + 24] = __float_as_uint(0.0f);  // line 54
-                    out[32 * t + 25] = __float_as_uint(fmaxf(pz, nz));  // line 55
+                    out[32 * t + 25] = __float_as_uint(prism_fmax(pz, nz));  // line 55
                     // A float literal is a float: rounded before it is compared or added.
                     const float x = 0.1f;  // line 57
                     out[32 * t + 26] = 1u;  // line 58
@@ -59,7 +59,7 @@ extern "C" __global__ void floats(unsigned* __restrict__ out)
                     const float y = 0.3f;  // line 60
                     const float z = 0.6f;  // line 61
                     out[32 * t + 28] = __float_as_uint(0.90000004f);  // line 62
-                    out[32 * t + 29] = __float_as_uint(y + z);  // line 63
+                    out[32 * t + 29] = __float_as_uint(__fadd_rn(y, z));  // line 63
                     const float w = 16777216.0f;  // line 64
                     out[32 * t + 30] = 16777216u;  // line 65
                     out[32 * t + 31] = (unsigned)__float2int_rz(w);  // line 66

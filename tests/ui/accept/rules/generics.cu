@@ -48,7 +48,7 @@ __device__ __forceinline__ float larger(int prism_tid,
                                         float a,
                                         float b)
 {
-    return fmaxf(a, b);  // line 13
+    return prism_fmax(a, b);  // line 13
 }
 
 // How many of the thread's first N items are positive.
@@ -123,7 +123,7 @@ __device__ __forceinline__ float prism_std_thread_thread_sum_float_4_(int prism_
 {
     float acc = input[0];
     for (int i = 1; i < 4; i += 1) {
-        acc = acc + input[i];
+        acc = __fadd_rn(acc, input[i]);
     }
     return acc;
 }

@@ -33,7 +33,7 @@ extern "C" __global__ void copy_out(const float* __restrict__ src, float* __rest
     }
     {  // partition `out` as `again` at thread[1]
         {  // group(thread[1])
-            out[g] = out[g] + 1.0f;  // line 19
+            out[g] = __fadd_rn(out[g], 1.0f);  // line 19
         }
     }
 }

@@ -21,5 +21,5 @@ __device__ __forceinline__ void literals(int prism_tid,
     const int million = 1000000;  // line 9
     const unsigned lo = x & mask;  // line 10
     out[0] = 253.001f;  // line 11
-    out[1] = (float)lo + (float)(perms + bits + million) + 1.0f + 10.0f;  // line 12
+    out[1] = __fadd_rn(__fadd_rn(__fadd_rn((float)lo, (float)(perms + bits + million)), 1.0f), 10.0f);  // line 12
 }

@@ -272,7 +272,7 @@ extern "C" __global__ void __launch_bounds__(64) lane_copy_read_by_warp(const fl
                         __syncwarp();  // line 173
                     }
                     {  // group(thread[1])
-                        out[g] = x + y;  // line 175
+                        out[g] = __fadd_rn(x, y);  // line 175
                     }
                 }
             }

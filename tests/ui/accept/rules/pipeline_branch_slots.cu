@@ -61,7 +61,7 @@ extern "C" __global__ void __launch_bounds__(128) under_if(int n,
                         const float* s = ring + (int)((unsigned)k % 2u) * 640;  // line 30
                         {  // stage `ring` as `s` at block[1]
                             {  // group(thread[1])
-                                acc = acc + (s[t] + s[512 + t % 128]);  // line 32
+                                acc = __fadd_rn(acc, __fadd_rn(s[t], s[512 + t % 128]));  // line 32
                             }
                         }
                     }
@@ -130,7 +130,7 @@ extern "C" __global__ void __launch_bounds__(128) under_casts(int n,
                         const float* s = ring + (int)((unsigned)k % 2u) * 640;  // line 57
                         {  // stage `ring` as `s` at block[1]
                             {  // group(thread[1])
-                                acc = acc + (s[t] + s[512 + t % 128]);  // line 59
+                                acc = __fadd_rn(acc, __fadd_rn(s[t], s[512 + t % 128]));  // line 59
                             }
                         }
                     }
@@ -200,7 +200,7 @@ extern "C" __global__ void __launch_bounds__(128) under_else_and_scaled(int n,
                         const float* s = ring + (int)((unsigned)k % 2u) * 640;  // line 86
                         {  // stage `ring` as `s` at block[1]
                             {  // group(thread[1])
-                                acc = acc + (s[t] + s[512 + t % 128]);  // line 88
+                                acc = __fadd_rn(acc, __fadd_rn(s[t], s[512 + t % 128]));  // line 88
                             }
                         }
                     }
@@ -267,7 +267,7 @@ extern "C" __global__ void __launch_bounds__(128) from_above(int n,
                         const float* s = ring + (int)((unsigned)k % 2u) * 640;  // line 112
                         {  // stage `ring` as `s` at block[1]
                             {  // group(thread[1])
-                                acc = acc + (s[t] + s[512 + t % 128]);  // line 114
+                                acc = __fadd_rn(acc, __fadd_rn(s[t], s[512 + t % 128]));  // line 114
                             }
                         }
                     }
@@ -356,7 +356,7 @@ extern "C" __global__ void __launch_bounds__(96) producers_under_if(const __grid
                         {  // stage `ring` as `tile` at block[1]
                             const int c = t - 32;  // line 146
                             for (int j = 0; j < 4; j += 1) {
-                                s = s + tile[4 * c + j];  // line 148
+                                s = __fadd_rn(s, tile[4 * c + j]);  // line 148
                             }
                         }
                         {  // with unsafe
@@ -375,7 +375,7 @@ extern "C" __global__ void __launch_bounds__(96) producers_under_if(const __grid
                             {  // stage `ring` as `tile` at block[1]
                                 const int c = t - 32;  // line 151
                                 for (int j = 0; j < 4; j += 1) {
-                                    s = s + tile[4 * c + j];  // line 153
+                                    s = __fadd_rn(s, tile[4 * c + j]);  // line 153
                                 }
                             }
                             {  // with unsafe
@@ -458,7 +458,7 @@ extern "C" __global__ void __launch_bounds__(128) under_min(int n,
                         const float* s = ring + (int)((unsigned)k % 2u) * 640;  // line 177
                         {  // stage `ring` as `s` at block[1]
                             {  // group(thread[1])
-                                acc = acc + (s[t] + s[512 + t % 128]);  // line 179
+                                acc = __fadd_rn(acc, __fadd_rn(s[t], s[512 + t % 128]));  // line 179
                             }
                         }
                     }
@@ -522,7 +522,7 @@ extern "C" __global__ void __launch_bounds__(128) under_max(int n,
                         const float* s = ring + (int)((unsigned)k % 2u) * 640;  // line 200
                         {  // stage `ring` as `s` at block[1]
                             {  // group(thread[1])
-                                acc = acc + (s[t] + s[512 + t % 128]);  // line 202
+                                acc = __fadd_rn(acc, __fadd_rn(s[t], s[512 + t % 128]));  // line 202
                             }
                         }
                     }
@@ -591,7 +591,7 @@ extern "C" __global__ void __launch_bounds__(128) reversed(int n,
                         const float* s = ring + (int)((unsigned)k % 2u) * 640;  // line 228
                         {  // stage `ring` as `s` at block[1]
                             {  // group(thread[1])
-                                acc = acc + (s[t] + s[512 + t % 128]);  // line 230
+                                acc = __fadd_rn(acc, __fadd_rn(s[t], s[512 + t % 128]));  // line 230
                             }
                         }
                     }

@@ -74,7 +74,7 @@ extern "C" __global__ void __launch_bounds__(128) and_terms(int n,
                         const float* s = ring + (int)((unsigned)k % 2u) * 640;  // line 31
                         {  // stage `ring` as `s` at block[1]
                             {  // group(thread[1])
-                                acc = acc + (s[t] + s[512 + t % 128]);  // line 33
+                                acc = __fadd_rn(acc, __fadd_rn(s[t], s[512 + t % 128]));  // line 33
                             }
                         }
                     }
@@ -142,7 +142,7 @@ extern "C" __global__ void __launch_bounds__(128) or_else(int n,
                         const float* s = ring + (int)((unsigned)k % 2u) * 640;  // line 57
                         {  // stage `ring` as `s` at block[1]
                             {  // group(thread[1])
-                                acc = acc + (s[t] + s[512 + t % 128]);  // line 59
+                                acc = __fadd_rn(acc, __fadd_rn(s[t], s[512 + t % 128]));  // line 59
                             }
                         }
                     }
@@ -252,7 +252,7 @@ extern "C" __global__ void __launch_bounds__(128) not_nested_and_flag(int n,
                         const float* s = ring + (int)((unsigned)k % 2u) * 640;  // line 88
                         {  // stage `ring` as `s` at block[1]
                             {  // group(thread[1])
-                                acc = acc + (s[t] + s[512 + t % 128]);  // line 90
+                                acc = __fadd_rn(acc, __fadd_rn(s[t], s[512 + t % 128]));  // line 90
                             }
                         }
                     }
@@ -323,7 +323,7 @@ extern "C" __global__ void __launch_bounds__(128) flag_updated(int n,
                         const float* s = ring + (int)((unsigned)k % 2u) * 640;  // line 115
                         {  // stage `ring` as `s` at block[1]
                             {  // group(thread[1])
-                                acc = acc + (s[t] + s[512 + t % 128]);  // line 117
+                                acc = __fadd_rn(acc, __fadd_rn(s[t], s[512 + t % 128]));  // line 117
                             }
                         }
                     }

@@ -85,7 +85,7 @@ extern "C" __global__ void __launch_bounds__(96) two_cases(const __grid_constant
                         {  // stage `ring` as `tile` at block[1]
                             const int c = t - 32;  // line 34
                             for (int j = 0; j < 4; j += 1) {
-                                s = s + tile[4 * c + j];  // line 36
+                                s = __fadd_rn(s, tile[4 * c + j]);  // line 36
                             }
                         }
                         {  // with unsafe
@@ -104,7 +104,7 @@ extern "C" __global__ void __launch_bounds__(96) two_cases(const __grid_constant
                             {  // stage `ring` as `tile` at block[1]
                                 const int c = t - 32;  // line 39
                                 for (int j = 0; j < 4; j += 1) {
-                                    s = s + tile[4 * c + j];  // line 41
+                                    s = __fadd_rn(s, tile[4 * c + j]);  // line 41
                                 }
                             }
                             {  // with unsafe
@@ -193,7 +193,7 @@ extern "C" __global__ void __launch_bounds__(128) plain_two_cases(int n,
                         const float* s = ring + (int)((unsigned)k % 2u) * 128;  // line 68
                         {  // stage `ring` as `s` at block[1]
                             {  // group(thread[1])
-                                acc = acc + s[(t + 5) % 128];  // line 70
+                                acc = __fadd_rn(acc, s[(t + 5) % 128]);  // line 70
                             }
                         }
                     }

@@ -60,7 +60,7 @@ extern "C" __global__ void __launch_bounds__(128) count_raised(int n,
                             const float* s = ring + (int)((unsigned)k % 2u) * 512;  // line 27
                             {  // stage `ring` as `s` at block[1]
                                 {  // group(thread[1])
-                                    acc = acc + s[t];  // line 29
+                                    acc = __fadd_rn(acc, s[t]);  // line 29
                                 }
                             }
                             m = prism_add(m, 1);  // line 30
@@ -79,7 +79,7 @@ extern "C" __global__ void __launch_bounds__(128) count_raised(int n,
                         prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
                         for (; q < 12; q += 1) {  // line 35
                             late[12 * t + q] = 1.0f;  // line 36
-                            acc = acc + late[12 * t + q];  // line 37
+                            acc = __fadd_rn(acc, late[12 * t + q]);  // line 37
                         }
                     }
                 }
@@ -145,7 +145,7 @@ extern "C" __global__ void __launch_bounds__(128) count_lowered(int n,
                             const float* s = ring + (int)((unsigned)k % 3u) * 512;  // line 59
                             {  // stage `ring` as `s` at block[1]
                                 {  // group(thread[1])
-                                    acc = acc + s[t];  // line 61
+                                    acc = __fadd_rn(acc, s[t]);  // line 61
                                 }
                             }
                             m = prism_sub(m, 2);  // line 62
@@ -164,7 +164,7 @@ extern "C" __global__ void __launch_bounds__(128) count_lowered(int n,
                         prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
                         for (; q < 12; q += 1) {  // line 67
                             late[12 * t + q] = 1.0f;  // line 68
-                            acc = acc + late[12 * t + q];  // line 69
+                            acc = __fadd_rn(acc, late[12 * t + q]);  // line 69
                         }
                     }
                 }

@@ -58,7 +58,7 @@ extern "C" __global__ void __launch_bounds__(96) before_after(const __grid_const
             }
             {  // partition `sums` as `mine` at thread[1]
                 {  // group(thread[1])
-                    sums[t] = 0.5f * (float)t;  // line 41
+                    sums[t] = __fmul_rn(0.5f, (float)t);  // line 41
                 }
                 unsigned long long* pipeline_mbarriers = prism_shared2560;  // line 42
                 {  // pipeline `ring` as `ring` at block[1]
@@ -107,7 +107,7 @@ extern "C" __global__ void __launch_bounds__(96) before_after(const __grid_const
                             const float* tile = ring + k % 2 * 256;  // line 50
                             {  // stage `ring` as `tile` at block[1]
                                 {  // group(thread[1])
-                                    sums[t] = fmaf(tile[t - 32], pre[t - 32], sums[t]);  // line 52
+                                    sums[t] = __fmaf_rn(tile[t - 32], pre[t - 32], sums[t]);  // line 52
                                 }
                             }
                             {  // with unsafe
@@ -125,7 +125,7 @@ extern "C" __global__ void __launch_bounds__(96) before_after(const __grid_const
                                 const float* tile = ring + k % 2 * 256;  // line 54
                                 {  // stage `ring` as `tile` at block[1]
                                     {  // group(thread[1])
-                                        sums[t] = fmaf(2.0f, tile[t - 32], sums[t]) + pre[95 - t];  // line 56
+                                        sums[t] = __fadd_rn(__fmaf_rn(2.0f, tile[t - 32], sums[t]), pre[95 - t]);  // line 56
                                     }
                                 }
                                 {  // with unsafe
@@ -248,7 +248,7 @@ extern "C" __global__ void __launch_bounds__(96) twice(const __grid_constant__ p
                                 const float* tile = ring + k % 2 * 256;  // line 92
                                 {  // stage `ring` as `tile` at block[1]
                                     {  // group(thread[1])
-                                        sums[t] = sums[t] + tile[t - 32];  // line 94
+                                        sums[t] = __fadd_rn(sums[t], tile[t - 32]);  // line 94
                                     }
                                 }
                                 {  // with unsafe
@@ -266,7 +266,7 @@ extern "C" __global__ void __launch_bounds__(96) twice(const __grid_constant__ p
                                     const float* tile = ring + k % 2 * 256;  // line 96
                                     {  // stage `ring` as `tile` at block[1]
                                         {  // group(thread[1])
-                                            sums[t] = fmaf(2.0f, tile[t - 32], sums[t]);  // line 98
+                                            sums[t] = __fmaf_rn(2.0f, tile[t - 32], sums[t]);  // line 98
                                         }
                                     }
                                     {  // with unsafe
@@ -289,7 +289,7 @@ extern "C" __global__ void __launch_bounds__(96) twice(const __grid_constant__ p
                         __syncthreads();
                     }
                 }
-                acc = acc + sums[(t + 32) % 96];  // line 99
+                acc = __fadd_rn(acc, sums[(t + 32) % 96]);  // line 99
             }
             {  // partition `out_b` as `out_t` at thread[1]
                 {  // group(thread[1])
@@ -380,7 +380,7 @@ extern "C" __global__ void __launch_bounds__(96) in_if(const __grid_constant__ p
                                 const float* tile = ring + k % 2 * 256;  // line 130
                                 {  // stage `ring` as `tile` at block[1]
                                     {  // group(thread[1])
-                                        sums[t] = sums[t] + tile[t - 32];  // line 132
+                                        sums[t] = __fadd_rn(sums[t], tile[t - 32]);  // line 132
                                     }
                                 }
                                 {  // with unsafe
@@ -398,7 +398,7 @@ extern "C" __global__ void __launch_bounds__(96) in_if(const __grid_constant__ p
                                     const float* tile = ring + k % 2 * 256;  // line 134
                                     {  // stage `ring` as `tile` at block[1]
                                         {  // group(thread[1])
-                                            sums[t] = sums[t] - tile[t - 32];  // line 136
+                                            sums[t] = __fsub_rn(sums[t], tile[t - 32]);  // line 136
                                         }
                                     }
                                     {  // with unsafe
@@ -422,7 +422,7 @@ extern "C" __global__ void __launch_bounds__(96) in_if(const __grid_constant__ p
                     }
                 } else {
                     {  // group(thread[1])
-                        sums[t] = sums[t] + 1000.0f;  // line 139
+                        sums[t] = __fadd_rn(sums[t], 1000.0f);  // line 139
                     }
                 }
                 // split block barrier s0, arrive: `sums` was last used at line 118; its next use (line 142) waits
@@ -514,7 +514,7 @@ extern "C" __global__ void __launch_bounds__(128) epilogue(const __grid_constant
                             const float* tile = ring + k % 2 * 256;  // line 171
                             {  // stage `ring` as `tile` at block[1]
                                 {  // group(thread[1])
-                                    s = fmaf(3.0f, tile[t], s);  // line 173
+                                    s = __fmaf_rn(3.0f, tile[t], s);  // line 173
                                 }
                             }
                             {  // with unsafe
@@ -532,7 +532,7 @@ extern "C" __global__ void __launch_bounds__(128) epilogue(const __grid_constant
                                 const float* tile = ring + k % 2 * 256;  // line 175
                                 {  // stage `ring` as `tile` at block[1]
                                     {  // group(thread[1])
-                                        s = s + tile[t - 64];  // line 177
+                                        s = __fadd_rn(s, tile[t - 64]);  // line 177
                                     }
                                 }
                                 if (k == prism_sub(n, 1)) {  // line 178
@@ -562,7 +562,7 @@ extern "C" __global__ void __launch_bounds__(128) epilogue(const __grid_constant
             }
             {  // partition `out_b` as `out_t` at thread[1]
                 {  // group(thread[1])
-                    out[prism_add(prism_mul(128, b), t)] = s + last[127 - t];  // line 183
+                    out[prism_add(prism_mul(128, b), t)] = __fadd_rn(s, last[127 - t]);  // line 183
                 }
             }
         }
@@ -639,7 +639,7 @@ extern "C" __global__ void __launch_bounds__(96) back_to_back(const __grid_const
                         }
                         const float* tile = ring + k % 2 * 256;  // line 210
                         {  // stage `ring` as `tile` at block[1]
-                            s = s + tile[t - 32];  // line 211
+                            s = __fadd_rn(s, tile[t - 32]);  // line 211
                         }
                         {  // with unsafe
                             prism_mbar_arrive(&pipeline_mbarriers[t51 + 1]);  // line 202
@@ -655,7 +655,7 @@ extern "C" __global__ void __launch_bounds__(96) back_to_back(const __grid_const
                             }
                             const float* tile = ring + k % 2 * 256;  // line 213
                             {  // stage `ring` as `tile` at block[1]
-                                s = s + tile[t - 32];  // line 214
+                                s = __fadd_rn(s, tile[t - 32]);  // line 214
                             }
                             {  // with unsafe
                                 prism_mbar_arrive(&pipeline_mbarriers[t72 + 1]);  // line 202
@@ -703,7 +703,7 @@ extern "C" __global__ void __launch_bounds__(96) back_to_back(const __grid_const
                         }
                         const float* tile = ring + k % 2 * 256;  // line 219
                         {  // stage `ring` as `tile` at block[1]
-                            s = fmaf(0.5f, tile[63 - t], s);  // line 220
+                            s = __fmaf_rn(0.5f, tile[63 - t], s);  // line 220
                         }
                         {  // with unsafe
                             prism_mbar_arrive(&pipeline_mbarriers_1[t108 + 1]);  // line 216
@@ -718,7 +718,7 @@ extern "C" __global__ void __launch_bounds__(96) back_to_back(const __grid_const
                         }
                         const float* tile = ring + k % 2 * 256;  // line 222
                         {  // stage `ring` as `tile` at block[1]
-                            s = fmaf(0.25f, tile[63 - t], s);  // line 223
+                            s = __fmaf_rn(0.25f, tile[63 - t], s);  // line 223
                         }
                         {  // with unsafe
                             prism_mbar_arrive(&pipeline_mbarriers_1[t131 + 1]);  // line 216
@@ -766,7 +766,7 @@ extern "C" __global__ void __launch_bounds__(96) back_to_back(const __grid_const
             __syncthreads();
             {  // partition `out_b` as `out_t` at thread[1]
                 {  // group(thread[1])
-                    out[prism_add(prism_mul(96, b), t)] = s + ring[n % 2 * 256 + t];  // line 232
+                    out[prism_add(prism_mul(96, b), t)] = __fadd_rn(s, ring[n % 2 * 256 + t]);  // line 232
                 }
             }
         }
@@ -823,7 +823,7 @@ extern "C" __global__ void __launch_bounds__(96) plain_and_specialised(const __g
                         const float* tile = ring + (int)((unsigned)k % 2u) * 256;  // line 253
                         {  // stage `ring` as `tile` at block[1]
                             {  // group(thread[1])
-                                s = s + tile[255 - t];  // line 255
+                                s = __fadd_rn(s, tile[255 - t]);  // line 255
                             }
                         }
                     }
@@ -855,7 +855,7 @@ extern "C" __global__ void __launch_bounds__(96) plain_and_specialised(const __g
                         }
                         const float* tile = ring + k % 2 * 256;  // line 260
                         {  // stage `ring` as `tile` at block[1]
-                            s = fmaf(2.0f, tile[t], s);  // line 261
+                            s = __fmaf_rn(2.0f, tile[t], s);  // line 261
                         }
                         {  // with unsafe
                             prism_mbar_arrive(&pipeline_mbarriers[t59 + 1]);  // line 257
@@ -870,7 +870,7 @@ extern "C" __global__ void __launch_bounds__(96) plain_and_specialised(const __g
                         }
                         const float* tile = ring + k % 2 * 256;  // line 263
                         {  // stage `ring` as `tile` at block[1]
-                            s = fmaf(3.0f, tile[t], s);  // line 264
+                            s = __fmaf_rn(3.0f, tile[t], s);  // line 264
                         }
                         {  // with unsafe
                             prism_mbar_arrive(&pipeline_mbarriers[t80 + 1]);  // line 257
@@ -945,7 +945,7 @@ extern "C" __global__ void __launch_bounds__(96) plain_and_specialised(const __g
                         const float* tile = ring + (int)((unsigned)k % 2u) * 256;  // line 276
                         {  // stage `ring` as `tile` at block[1]
                             {  // group(thread[1])
-                                s = fmaf(5.0f, tile[t + 64], s);  // line 278
+                                s = __fmaf_rn(5.0f, tile[t + 64], s);  // line 278
                             }
                         }
                     }
@@ -1022,7 +1022,7 @@ __device__ __forceinline__ float tile_sums(int prism_tid,
                 }
                 const float* tile = ring + k % 2 * 256;  // line 303
                 {  // stage `ring` as `tile` at block[1]
-                    s = s + tile[t - 32];  // line 304
+                    s = __fadd_rn(s, tile[t - 32]);  // line 304
                 }
                 {  // with unsafe
                     prism_mbar_arrive(&pipeline_mbarriers[t50 + 1]);  // line 295
@@ -1038,7 +1038,7 @@ __device__ __forceinline__ float tile_sums(int prism_tid,
                     }
                     const float* tile = ring + k % 2 * 256;  // line 306
                     {  // stage `ring` as `tile` at block[1]
-                        s = fmaf(2.0f, tile[t - 32], s);  // line 307
+                        s = __fmaf_rn(2.0f, tile[t - 32], s);  // line 307
                     }
                     {  // with unsafe
                         prism_mbar_arrive(&pipeline_mbarriers[t71 + 1]);  // line 295
@@ -1083,13 +1083,13 @@ extern "C" __global__ void __launch_bounds__(96) called(const __grid_constant__ 
                 }
                 const float s = tile_sums(prism_tid, prism_bid, prism_smem + 384, a, n, prism_mul(b, n));  // line 323
                 {  // group(thread[1])
-                    x[t] = x[t] + s;  // line 325
+                    x[t] = __fadd_rn(x[t], s);  // line 325
                 }
                 s2 = tile_sums(prism_tid, prism_bid, prism_smem + 384, a, prism_add(n, 1), prism_add(prism_mul(2, n), b));  // line 326
             }
             {  // partition `out_b` as `out_t` at thread[1]
                 {  // group(thread[1])
-                    out[prism_add(prism_mul(96, b), t)] = s2 + x[(t + 32) % 96];  // line 329
+                    out[prism_add(prism_mul(96, b), t)] = __fadd_rn(s2, x[(t + 32) % 96]);  // line 329
                 }
             }
         }
@@ -1174,7 +1174,7 @@ extern "C" __global__ void __launch_bounds__(128) case_exchange(const __grid_con
                             }
                             const float* tile = ring + k % 2 * 256;  // line 362
                             {  // stage `ring` as `tile` at block[1]
-                                s = s + tile[t + 100];  // line 363
+                                s = __fadd_rn(s, tile[t + 100]);  // line 363
                             }
                             {  // with unsafe
                                 prism_mbar_arrive(&pipeline_mbarriers[t57 + 1]);  // line 354
@@ -1195,13 +1195,13 @@ extern "C" __global__ void __launch_bounds__(128) case_exchange(const __grid_con
                                     asm volatile("bar.sync %0, %1;" :  : "r"(1 + threadIdx.x / 64u), "n"(64) : "memory");
                                     {  // partition `ex64` as `mine` at thread[1]
                                         {  // group(thread[1])
-                                            ex[t - 64] = tile[t - 64] + (float)k;  // line 368
+                                            ex[t - 64] = __fadd_rn(tile[t - 64], (float)k);  // line 368
                                         }
                                     }
                                     // inferred thread[64] barrier: `ex` is used at line 366 and again at line 369
                                     prism_fence_proxy_async();
                                     asm volatile("bar.sync %0, %1;" :  : "r"(1 + threadIdx.x / 64u), "n"(64) : "memory");
-                                    s = s + ex[(t - 64 + 32) % 64];
+                                    s = __fadd_rn(s, ex[(t - 64 + 32) % 64]);
                                 }
                                 {  // with unsafe
                                     prism_mbar_arrive(&pipeline_mbarriers[t78 + 1]);  // line 354
@@ -1225,7 +1225,7 @@ extern "C" __global__ void __launch_bounds__(128) case_exchange(const __grid_con
             }
             {  // partition `out_b` as `out_t` at thread[1]
                 {  // group(thread[1])
-                    out[prism_add(prism_mul(128, b), t)] = s + ex[127 - t];  // line 372
+                    out[prism_add(prism_mul(128, b), t)] = __fadd_rn(s, ex[127 - t]);  // line 372
                 }
             }
         }
@@ -1360,7 +1360,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) late_after(const __grid_con
             }
             {  // partition `out_b` as `mine` at thread[1]
                 {  // group(thread[1])
-                    out[t] = fmaf(4.0f, acc[3], fmaf(3.0f, acc[2], fmaf(2.0f, acc[1], acc[0])));  // line 409
+                    out[t] = __fmaf_rn(4.0f, acc[3], __fmaf_rn(3.0f, acc[2], __fmaf_rn(2.0f, acc[1], acc[0])));  // line 409
                 }
             }
         }
@@ -1469,7 +1469,7 @@ extern "C" __global__ void __launch_bounds__(96) nested(const __grid_constant__ 
                                         }
                                         const float* tile = ring + k % 2 * 256;  // line 443
                                         {  // stage `ring` as `tile` at block[1]
-                                            s = fmaf(tile[t - 32], o[t - 32], s);  // line 444
+                                            s = __fmaf_rn(tile[t - 32], o[t - 32], s);  // line 444
                                         }
                                         {  // with unsafe
                                             prism_mbar_arrive(&pipeline_mbarriers[t83 + 1]);  // line 435
@@ -1485,7 +1485,7 @@ extern "C" __global__ void __launch_bounds__(96) nested(const __grid_constant__ 
                                             }
                                             const float* tile = ring + k % 2 * 256;  // line 446
                                             {  // stage `ring` as `tile` at block[1]
-                                                s = s + (tile[t - 32] + o[95 - t]);  // line 447
+                                                s = __fadd_rn(s, __fadd_rn(tile[t - 32], o[95 - t]));  // line 447
                                             }
                                             {  // with unsafe
                                                 prism_mbar_arrive(&pipeline_mbarriers[t108 + 1]);  // line 435

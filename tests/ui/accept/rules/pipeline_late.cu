@@ -72,7 +72,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) late_sums(const __grid_cons
                                 asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 30
                                 {  // group(thread[1])
                                     for (int q = 0; q < 4; q += 1) {
-                                        total = fmaf(acc[q], (float)(q + 1), total);  // line 33
+                                        total = __fmaf_rn(acc[q], (float)(q + 1), total);  // line 33
                                         acc[q] = 0.0f;  // line 34
                                     }
                                 }
@@ -242,7 +242,7 @@ extern "C" __global__ void __launch_bounds__(512, 1) late_halves(const __grid_co
                                             asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 80
                                             {  // group(thread[1])
                                                 for (int q = 0; q < 4; q += 1) {
-                                                    total = fmaf(acc[q], (float)(q + 1), total);  // line 83
+                                                    total = __fmaf_rn(acc[q], (float)(q + 1), total);  // line 83
                                                 }
                                             }
                                         }

@@ -101,7 +101,7 @@ __device__ __forceinline__ float sums_float_true(int prism_tid,
                     if (k == prism_sub(n, 1)) {  // line 23
                         asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 24
                         {  // group(thread[1])
-                            total = total + (acc[0] + acc[3]);  // line 26
+                            total = __fadd_rn(total, __fadd_rn(acc[0], acc[3]));  // line 26
                         }
                     }
                     if (k > 0) {
@@ -223,7 +223,7 @@ __device__ __forceinline__ float sums_float_false(int prism_tid,
                     if (k == prism_sub(n, 1)) {  // line 23
                         asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 24
                         {  // group(thread[1])
-                            total = total + (acc[0] + acc[3]);  // line 26
+                            total = __fadd_rn(total, __fadd_rn(acc[0], acc[3]));  // line 26
                         }
                     }
                     {  // with unsafe

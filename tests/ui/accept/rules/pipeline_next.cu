@@ -75,7 +75,7 @@ extern "C" __global__ void __launch_bounds__(128) next2(int n,
                                         if (k == 0) {  // line 37
                                             pre = s[(t + 1) % 128];  // line 38
                                         }
-                                        acc = fmaf(pre, s[127 - t], acc);  // line 39
+                                        acc = __fmaf_rn(pre, s[127 - t], acc);  // line 39
                                     }
                                 }
                                 // The barrier stands here: the rest of the body reads tile k + 1.
@@ -91,12 +91,12 @@ extern "C" __global__ void __launch_bounds__(128) next2(int n,
                                             pre = s_next[(t + 1) % 128];  // line 44
                                             // The next tile's scale, added for this tile: w_{k+1}, and
                                             // on the last tile w_{n-1} once more.
-                                            acc = acc + c_next[t % 4];  // line 47
+                                            acc = __fadd_rn(acc, c_next[t % 4]);  // line 47
                                         }
                                     }
                                 }
                                 {  // group(thread[1])
-                                    acc = acc - 0.0f;  // line 49
+                                    acc = __fsub_rn(acc, 0.0f);  // line 49
                                 }
                             }
                         }
@@ -177,7 +177,7 @@ extern "C" __global__ void __launch_bounds__(128) next3(int n,
                                         if (k == 0) {  // line 79
                                             pre = s[(t + 1) % 128];  // line 80
                                         }
-                                        acc = fmaf(pre, s[127 - t], acc);  // line 81
+                                        acc = __fmaf_rn(pre, s[127 - t], acc);  // line 81
                                     }
                                 }
                                 asm volatile("cp.async.wait_group 1;" :  :  : "memory");  // line 82
@@ -193,7 +193,7 @@ extern "C" __global__ void __launch_bounds__(128) next3(int n,
                                 const float* c_next = scale + (int)((unsigned)k_next % 3u) * 4;  // line 85
                                 {  // stage `scale` as `c_next` at block[1]
                                     {  // group(thread[1])
-                                        acc = acc + c_next[t % 4];  // line 87
+                                        acc = __fadd_rn(acc, c_next[t % 4]);  // line 87
                                     }
                                 }
                             }
@@ -268,7 +268,7 @@ extern "C" __global__ void __launch_bounds__(128) nested(int n,
                             const float* s = ring + (int)((unsigned)k % 2u) * 128;  // line 118
                             {  // stage `ring` as `s` at block[1]
                                 {  // group(thread[1])
-                                    acc = acc + s[127 - t];  // line 120
+                                    acc = __fadd_rn(acc, s[127 - t]);  // line 120
                                 }
                             }
                             asm volatile("cp.async.wait_all;" :  :  : "memory");  // line 121
@@ -308,7 +308,7 @@ extern "C" __global__ void __launch_bounds__(128) nested(int n,
                                         const float* a = aux + (int)((unsigned)q % 3u) * 128;  // line 129
                                         {  // stage `aux` as `a` at block[1]
                                             {  // group(thread[1])
-                                                acc = acc + a[(t + 3) % 128];  // line 131
+                                                acc = __fadd_rn(acc, a[(t + 3) % 128]);  // line 131
                                             }
                                         }
                                         asm volatile("cp.async.wait_group 1;" :  :  : "memory");  // line 132
@@ -318,13 +318,13 @@ extern "C" __global__ void __launch_bounds__(128) nested(int n,
                                         const float* a_next = aux + (int)((unsigned)q_next % 3u) * 128;  // line 132
                                         {  // stage `aux` as `a_next` at block[1]
                                             {  // group(thread[1])
-                                                acc = acc + a_next[t];  // line 134
+                                                acc = __fadd_rn(acc, a_next[t]);  // line 134
                                             }
                                         }
                                         const float* s_again = ring + (int)((unsigned)k_next % 2u) * 128;  // line 135
                                         {  // stage `ring` as `s_again` at block[1]
                                             {  // group(thread[1])
-                                                acc = acc + s_again[(t + 5) % 128];  // line 137
+                                                acc = __fadd_rn(acc, s_again[(t + 5) % 128]);  // line 137
                                             }
                                         }
                                     }

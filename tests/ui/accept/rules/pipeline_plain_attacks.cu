@@ -75,7 +75,7 @@ extern "C" __global__ void __launch_bounds__(128) turn_deep(int n,
                             const float* s = ring + (int)((unsigned)k % 8u) * 128;  // line 37
                             {  // stage `ring` as `s` at block[1]
                                 {  // group(thread[1])
-                                    acc = fmaf(s[127 - t], (float)(k + 1), acc);  // line 39
+                                    acc = __fmaf_rn(s[127 - t], (float)(k + 1), acc);  // line 39
                                 }
                             }
                             asm volatile("cp.async.wait_group 6;" :  :  : "memory");  // line 40
@@ -85,7 +85,7 @@ extern "C" __global__ void __launch_bounds__(128) turn_deep(int n,
                             const float* s_next = ring + (int)((unsigned)k_next % 8u) * 128;  // line 40
                             {  // stage `ring` as `s_next` at block[1]
                                 {  // group(thread[1])
-                                    nxt = nxt + s_next[(t + 3) % 128];  // line 42
+                                    nxt = __fadd_rn(nxt, s_next[(t + 3) % 128]);  // line 42
                                 }
                             }
                         }
@@ -149,7 +149,7 @@ extern "C" __global__ void __launch_bounds__(128) negative_count(int n,
                         const float* s = ring + (int)((unsigned)k % 4u) * 128;  // line 66
                         {  // stage `ring` as `s` at block[1]
                             {  // group(thread[1])
-                                acc = acc + s[(t + 1) % 128];  // line 68
+                                acc = __fadd_rn(acc, s[(t + 1) % 128]);  // line 68
                             }
                         }
                     }
@@ -225,7 +225,7 @@ extern "C" __global__ void __launch_bounds__(128) back_to_back(int n,
                         const float* s = ring + (int)((unsigned)k % 3u) * 128;  // line 96
                         {  // stage `ring` as `s` at block[1]
                             {  // group(thread[1])
-                                acc = acc + s[127 - t];  // line 98
+                                acc = __fadd_rn(acc, s[127 - t]);  // line 98
                             }
                         }
                     }
@@ -262,7 +262,7 @@ extern "C" __global__ void __launch_bounds__(128) back_to_back(int n,
                         const float* s = ring + (int)((unsigned)k % 3u) * 128;  // line 104
                         {  // stage `ring` as `s` at block[1]
                             {  // group(thread[1])
-                                acc = fmaf(2.0f, s[(t + 9) % 128], acc);  // line 106
+                                acc = __fmaf_rn(2.0f, s[(t + 9) % 128], acc);  // line 106
                             }
                         }
                         asm volatile("cp.async.wait_group 1;" :  :  : "memory");  // line 107
@@ -272,7 +272,7 @@ extern "C" __global__ void __launch_bounds__(128) back_to_back(int n,
                         const float* s2 = ring + (int)((unsigned)k_next % 3u) * 128;  // line 107
                         {  // stage `ring` as `s2` at block[1]
                             {  // group(thread[1])
-                                acc = fmaf(0.5f, s2[(t + 1) % 128], acc);  // line 109
+                                acc = __fmaf_rn(0.5f, s2[(t + 1) % 128], acc);  // line 109
                             }
                         }
                     }
@@ -310,7 +310,7 @@ extern "C" __global__ void __launch_bounds__(128) back_to_back(int n,
                         const float* s = ring + (int)((unsigned)k % 3u) * 128;  // line 115
                         {  // stage `ring` as `s` at block[1]
                             {  // group(thread[1])
-                                acc = fmaf(3.0f, s[t], acc);  // line 117
+                                acc = __fmaf_rn(3.0f, s[t], acc);  // line 117
                             }
                         }
                     }
@@ -369,7 +369,7 @@ extern "C" __global__ void __launch_bounds__(128) reuse_bytes(int n,
                 }
                 // split block barrier s3, wait
                 prism_split_wait(prism_smem_addr(&prism_split[3]), prism_tok3);
-                acc = fmaf(-2.0f, pre[(t + 17) % 256], acc);
+                acc = __fmaf_rn(-2.0f, pre[(t + 17) % 256], acc);
             }
             // split block barrier s2, arrive: `ring` was last used at line 142; its next use (line 145) waits
             prism_tok2 = prism_split_arrive(prism_smem_addr(&prism_split[2]));
@@ -405,7 +405,7 @@ extern "C" __global__ void __launch_bounds__(128) reuse_bytes(int n,
                             const float* s = ring + (int)((unsigned)k % 2u) * 128;  // line 150
                             {  // stage `ring` as `s` at block[1]
                                 {  // group(thread[1])
-                                    acc = acc + s[127 - t];  // line 152
+                                    acc = __fadd_rn(acc, s[127 - t]);  // line 152
                                 }
                             }
                         }
@@ -429,7 +429,7 @@ extern "C" __global__ void __launch_bounds__(128) reuse_bytes(int n,
                 {  // group(thread[1])
                     // split block barrier s0, wait
                     prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
-                    y[prism_add(prism_mul(128, b), t)] = after[(t + 3) % 256] + acc;  // line 160
+                    y[prism_add(prism_mul(128, b), t)] = __fadd_rn(after[(t + 3) % 256], acc);  // line 160
                 }
             }
         }
@@ -500,7 +500,7 @@ extern "C" __global__ void __launch_bounds__(128) rerun(int n,
                             const float* s = ring + (int)((unsigned)k % 2u) * 128;  // line 182
                             {  // stage `ring` as `s` at block[1]
                                 {  // group(thread[1])
-                                    acc = acc + s[127 - t];  // line 184
+                                    acc = __fadd_rn(acc, s[127 - t]);  // line 184
                                 }
                             }
                         }
@@ -513,14 +513,14 @@ extern "C" __global__ void __launch_bounds__(128) rerun(int n,
                         // split block barrier s1, wait
                         prism_split_wait(prism_smem_addr(&prism_split[1]), prism_tok1);
                         ring[2 * t] = acc;  // line 187
-                        ring[2 * t + 1] = 0.5f * acc;  // line 188
+                        ring[2 * t + 1] = __fmul_rn(0.5f, acc);  // line 188
                         // split block barrier s0, arrive: `ring` was last used at line 185; its next use (line 189) waits
                         prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
                     }
                 }
                 // split block barrier s0, wait
                 prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
-                acc = acc + (ring[0 * 128 + (t + 5) % 128] - ring[128 + t * 3 % 128]);
+                acc = __fadd_rn(acc, __fsub_rn(ring[0 * 128 + (t + 5) % 128], ring[128 + t * 3 % 128]));
             }
             {  // partition `y_b` as `y_t` at thread[1]
                 {  // group(thread[1])
@@ -598,7 +598,7 @@ extern "C" __global__ void __launch_bounds__(128) around(int n,
                         const float* s = ring + (int)((unsigned)k % 2u) * 128;  // line 215
                         {  // stage `ring` as `s` at block[1]
                             {  // group(thread[1])
-                                acc = acc + (s[127 - t] + sh[(t + 1) % 128]);  // line 217
+                                acc = __fadd_rn(acc, __fadd_rn(s[127 - t], sh[(t + 1) % 128]));  // line 217
                             }
                         }
                     }
@@ -607,7 +607,7 @@ extern "C" __global__ void __launch_bounds__(128) around(int n,
             const float t57 = sh[(t + 5) % 128];  // line 218
             // split block barrier s1, arrive: `sh` was last used at line 217; its next use (line 219) waits
             prism_tok1 = prism_split_arrive(prism_smem_addr(&prism_split[1]));
-            acc = acc + t57;  // line 218
+            acc = __fadd_rn(acc, t57);  // line 218
             {  // partition `sh` as `sh_t` at thread[1]
                 {  // group(thread[1])
                     // split block barrier s1, wait
@@ -621,7 +621,7 @@ extern "C" __global__ void __launch_bounds__(128) around(int n,
                 {  // group(thread[1])
                     // split block barrier s0, wait
                     prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
-                    y[prism_add(prism_mul(128, b), t)] = acc + sh[(t + 9) % 128];  // line 224
+                    y[prism_add(prism_mul(128, b), t)] = __fadd_rn(acc, sh[(t + 9) % 128]);  // line 224
                 }
             }
         }
@@ -694,7 +694,7 @@ extern "C" __global__ void __launch_bounds__(128) source_before(int n,
                             const float* s = ring + (int)((unsigned)k % 2u) * 128;  // line 250
                             {  // stage `ring` as `s` at block[1]
                                 {  // group(thread[1])
-                                    acc = acc + s[127 - t];  // line 252
+                                    acc = __fadd_rn(acc, s[127 - t]);  // line 252
                                 }
                             }
                         }
@@ -779,7 +779,7 @@ extern "C" __global__ void __launch_bounds__(128) count_from_memory(int n,
                             const float* s = ring + (int)((unsigned)k % 2u) * 128;  // line 281
                             {  // stage `ring` as `s` at block[1]
                                 {  // group(thread[1])
-                                    acc = fmaf(s[127 - t], (float)(r + 1), acc);  // line 283
+                                    acc = __fmaf_rn(s[127 - t], (float)(r + 1), acc);  // line 283
                                 }
                             }
                         }
@@ -869,7 +869,7 @@ extern "C" __global__ void __launch_bounds__(128) carry(int n,
                             {  // group(thread[1])
                                 // split block barrier s0, wait
                                 prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
-                                acc = acc + (sh[(t + 1) % 128] + s[127 - t]);  // line 316
+                                acc = __fadd_rn(acc, __fadd_rn(sh[(t + 1) % 128], s[127 - t]));  // line 316
                             }
                         }
                         {  // partition `sh2` as `sh2_t` at thread[1]
@@ -885,7 +885,7 @@ extern "C" __global__ void __launch_bounds__(128) carry(int n,
                         {  // stage `ring` as `s2` at block[1]
                             {  // partition `sh` as `sh_t` at thread[1]
                                 {  // group(thread[1])
-                                    sh[t] = s2[(t + 7) % 128] + sh2[(t + 3) % 128];  // line 323
+                                    sh[t] = __fadd_rn(s2[(t + 7) % 128], sh2[(t + 3) % 128]);  // line 323
                                 }
                             }
                         }
@@ -960,7 +960,7 @@ extern "C" __global__ void __launch_bounds__(128) async_at_turn(int n,
                                 const float t44 = s[127 - t];  // line 350
                                 // split block barrier s0, arrive: `buf` was last used at line 357; its next use (line 351) waits
                                 prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
-                                acc = acc + t44;  // line 350
+                                acc = __fadd_rn(acc, t44);  // line 350
                             }
                         }
                         {  // async `buf` as `d` at block[1]
@@ -985,7 +985,7 @@ extern "C" __global__ void __launch_bounds__(128) async_at_turn(int n,
                         const float* s2 = ring + (int)((unsigned)k_next % 3u) * 128;  // line 355
                         {  // stage `ring` as `s2` at block[1]
                             {  // group(thread[1])
-                                acc = acc + fmaf(0.5f, s2[(t + 3) % 128], 0.25f * buf[(t + 64) % 128]);  // line 357
+                                acc = __fadd_rn(acc, __fmaf_rn(0.5f, s2[(t + 3) % 128], __fmul_rn(0.25f, buf[(t + 64) % 128])));  // line 357
                             }
                         }
                     }
@@ -1045,7 +1045,7 @@ extern "C" __global__ void __launch_bounds__(32) copy_groups(const float* __rest
                 asm volatile("cp.async.wait_all;" :  :  : "memory");
                 // inferred block[1] barrier: `c` is used at line 383 and again at line 386
                 __syncthreads();
-                acc = acc + c[(4 * t + 9) % 128];
+                acc = __fadd_rn(acc, c[(4 * t + 9) % 128]);
                 {  // group(thread[1])
                     asm volatile(  // line 388
                         "cp.async.ca.shared.global [%0], [%1], 8;"
@@ -1068,11 +1068,11 @@ extern "C" __global__ void __launch_bounds__(32) copy_groups(const float* __rest
             asm volatile("cp.async.wait_group 1;" :  :  : "memory");  // line 380
             // inferred block[1] barrier: `a` is used at line 380 and again at line 392
             __syncthreads();
-            acc = fmaf(2.0f, a[(4 * t + 7) % 128], acc);
+            acc = __fmaf_rn(2.0f, a[(4 * t + 7) % 128], acc);
             asm volatile("cp.async.wait_all;" :  :  : "memory");  // line 389
             // inferred block[1] barrier: `e` is used at line 389 and again at line 393
             __syncthreads();
-            acc = fmaf(3.0f, e[(4 * t + 7) % 128], acc);
+            acc = __fmaf_rn(3.0f, e[(4 * t + 7) % 128], acc);
             {  // partition `y_b` as `y_t` at thread[1]
                 {  // group(thread[1])
                     y[prism_add(prism_mul(32, b), t)] = acc;  // line 396
@@ -1165,12 +1165,12 @@ extern "C" __global__ void __launch_bounds__(128) stage_views(int n,
                                 v[2] = t56;
                                 v[3] = t57;
                                 const float t60 = read_at(prism_tid % 1, prism_bid, prism_smem + 1024, s, 127 - t);  // line 436
-                                acc = acc + (t60 + v[t % 4]);
+                                acc = __fadd_rn(acc, __fadd_rn(t60, v[t % 4]));
                             }
-                            acc = acc + read_last(prism_tid, prism_bid, prism_smem + 1024, s, 127);  // line 437
+                            acc = __fadd_rn(acc, read_last(prism_tid, prism_bid, prism_smem + 1024, s, 127));  // line 437
                             {  // partition `s` as `s_t` at thread[1]
                                 {  // group(thread[1])
-                                    acc = acc + s[t];  // line 440
+                                    acc = __fadd_rn(acc, s[t]);  // line 440
                                 }
                             }
                         }
@@ -1262,7 +1262,7 @@ extern "C" __global__ void __launch_bounds__(32) stage_ldmatrix(int n,
                                 prism_pair_set(f, 6, t54);
                                 prism_pair_set(f, 7, t55);
                                 {  // group(thread[1])
-                                    acc = acc + (__bfloat162float(prism_pair_get<__nv_bfloat16>(f, 0)) + __bfloat162float(prism_pair_get<__nv_bfloat16>(f, 7)));  // line 468
+                                    acc = __fadd_rn(acc, __fadd_rn(__bfloat162float(prism_pair_get<__nv_bfloat16>(f, 0)), __bfloat162float(prism_pair_get<__nv_bfloat16>(f, 7))));  // line 468
                                 }
                             }
                         }

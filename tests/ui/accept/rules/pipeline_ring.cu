@@ -67,7 +67,7 @@ extern "C" __global__ void __launch_bounds__(128) ring2(int n,
                                 const float* c = scale + (int)((unsigned)k % 2u) * 4;  // line 29
                                 {  // stage `scale` as `c` at block[1]
                                     {  // group(thread[1])
-                                        acc = fmaf(s[127 - t], c[t % 4], acc);  // line 31
+                                        acc = __fmaf_rn(s[127 - t], c[t % 4], acc);  // line 31
                                     }
                                 }
                             }
@@ -143,7 +143,7 @@ extern "C" __global__ void __launch_bounds__(128) ring4(int n,
                                 const float* c = scale + (int)((unsigned)k % 4u) * 4;  // line 56
                                 {  // stage `scale` as `c` at block[1]
                                     {  // group(thread[1])
-                                        acc = fmaf(s[127 - t], c[t % 4], acc);  // line 58
+                                        acc = __fmaf_rn(s[127 - t], c[t % 4], acc);  // line 58
                                     }
                                 }
                             }
@@ -232,7 +232,7 @@ extern "C" __global__ void __launch_bounds__(128) count_reads_ring(int n,
                         const float* s = ring + (int)((unsigned)k % 2u) * 128;  // line 87
                         {  // stage `ring` as `s` at block[1]
                             {  // group(thread[1])
-                                acc = acc + s[127 - t];  // line 89
+                                acc = __fadd_rn(acc, s[127 - t]);  // line 89
                             }
                         }
                     }

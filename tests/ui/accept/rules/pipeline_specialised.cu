@@ -76,7 +76,7 @@ extern "C" __global__ void __launch_bounds__(96) column_sums(const __grid_consta
                         {  // stage `ring` as `tile` at block[1]
                             const int c = t - 32;  // line 30
                             for (int j = 0; j < 4; j += 1) {
-                                s = s + tile[4 * c + j];  // line 32
+                                s = __fadd_rn(s, tile[4 * c + j]);  // line 32
                             }
                         }
                         {  // with unsafe
@@ -95,7 +95,7 @@ extern "C" __global__ void __launch_bounds__(96) column_sums(const __grid_consta
                             {  // stage `ring` as `tile` at block[1]
                                 const int c = t - 32;  // line 35
                                 for (int j = 0; j < 4; j += 1) {
-                                    s = s + tile[4 * c + j];  // line 37
+                                    s = __fadd_rn(s, tile[4 * c + j]);  // line 37
                                 }
                             }
                             {  // with unsafe
@@ -203,7 +203,7 @@ extern "C" __global__ void __launch_bounds__(96) sums_after(const __grid_constan
                             const float* tile = ring + k % 2 * 256;  // line 70
                             {  // stage `ring` as `tile` at block[1]
                                 {  // group(thread[1])
-                                    sums[t] = sums[t] + tile[t - 32];  // line 72
+                                    sums[t] = __fadd_rn(sums[t], tile[t - 32]);  // line 72
                                 }
                             }
                             {  // with unsafe
@@ -221,7 +221,7 @@ extern "C" __global__ void __launch_bounds__(96) sums_after(const __grid_constan
                                 const float* tile = ring + k % 2 * 256;  // line 74
                                 {  // stage `ring` as `tile` at block[1]
                                     {  // group(thread[1])
-                                        sums[t] = fmaf(2.0f, tile[t - 32], sums[t]);  // line 76
+                                        sums[t] = __fmaf_rn(2.0f, tile[t - 32], sums[t]);  // line 76
                                     }
                                 }
                                 {  // with unsafe
@@ -329,7 +329,7 @@ extern "C" __global__ void __launch_bounds__(96) mbarrier_reuse(const __grid_con
                             }
                             const float* tile = ring + k % 2 * 256;  // line 107
                             {  // stage `ring` as `tile` at block[1]
-                                s = s + tile[t - 32];  // line 108
+                                s = __fadd_rn(s, tile[t - 32]);  // line 108
                             }
                             {  // with unsafe
                                 prism_mbar_arrive(&pipeline_mbarriers[t55 + 1]);  // line 99
@@ -345,7 +345,7 @@ extern "C" __global__ void __launch_bounds__(96) mbarrier_reuse(const __grid_con
                                 }
                                 const float* tile = ring + k % 2 * 256;  // line 110
                                 {  // stage `ring` as `tile` at block[1]
-                                    s = fmaf(2.0f, tile[t - 32], s);  // line 111
+                                    s = __fmaf_rn(2.0f, tile[t - 32], s);  // line 111
                                 }
                                 {  // with unsafe
                                     prism_mbar_arrive(&pipeline_mbarriers[t76 + 1]);  // line 99

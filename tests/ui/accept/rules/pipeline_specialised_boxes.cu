@@ -98,7 +98,7 @@ extern "C" __global__ void __launch_bounds__(96) halves(const __grid_constant__ 
                         {  // stage `ring` as `tile` at block[1]
                             const int c = t - 32;  // line 39
                             for (int j = 0; j < 4; j += 1) {
-                                s = s + tile[4 * c + j];  // line 41
+                                s = __fadd_rn(s, tile[4 * c + j]);  // line 41
                             }
                         }
                         {  // with unsafe
@@ -117,7 +117,7 @@ extern "C" __global__ void __launch_bounds__(96) halves(const __grid_constant__ 
                             {  // stage `ring` as `tile` at block[1]
                                 const int c = t - 32;  // line 44
                                 for (int j = 0; j < 4; j += 1) {
-                                    s = s + tile[4 * c + j];  // line 46
+                                    s = __fadd_rn(s, tile[4 * c + j]);  // line 46
                                 }
                             }
                             {  // with unsafe
@@ -215,7 +215,7 @@ extern "C" __global__ void __launch_bounds__(96) halves_two_threads(const __grid
                         {  // stage `ring` as `tile` at block[1]
                             const int c = t - 32;  // line 73
                             for (int j = 0; j < 4; j += 1) {
-                                s = s + tile[4 * c + j];  // line 75
+                                s = __fadd_rn(s, tile[4 * c + j]);  // line 75
                             }
                         }
                         {  // with unsafe
@@ -234,7 +234,7 @@ extern "C" __global__ void __launch_bounds__(96) halves_two_threads(const __grid
                             {  // stage `ring` as `tile` at block[1]
                                 const int c = t - 32;  // line 78
                                 for (int j = 0; j < 4; j += 1) {
-                                    s = s + tile[4 * c + j];  // line 80
+                                    s = __fadd_rn(s, tile[4 * c + j]);  // line 80
                                 }
                             }
                             {  // with unsafe
@@ -336,7 +336,7 @@ extern "C" __global__ void __launch_bounds__(96) quarters(const __grid_constant_
                         {  // stage `ring` as `tile` at block[1]
                             const int c = t - 32;  // line 108
                             for (int j = 0; j < 4; j += 1) {
-                                s = s + tile[4 * c + j];  // line 110
+                                s = __fadd_rn(s, tile[4 * c + j]);  // line 110
                             }
                         }
                         {  // with unsafe
@@ -355,7 +355,7 @@ extern "C" __global__ void __launch_bounds__(96) quarters(const __grid_constant_
                             {  // stage `ring` as `tile` at block[1]
                                 const int c = t - 32;  // line 113
                                 for (int j = 0; j < 4; j += 1) {
-                                    s = s + tile[4 * c + j];  // line 115
+                                    s = __fadd_rn(s, tile[4 * c + j]);  // line 115
                                 }
                             }
                             {  // with unsafe
@@ -484,7 +484,7 @@ extern "C" __global__ void __launch_bounds__(96) two_rings(const __grid_constant
                                 {  // stage `rb` as `tb` at block[1]
                                     const int c = t - 32;  // line 151
                                     for (int j = 0; j < 4; j += 1) {
-                                        s = s + (ta[4 * c + j] + tb[(4 * c + j + 128) % 256]);  // line 153
+                                        s = __fadd_rn(s, __fadd_rn(ta[4 * c + j], tb[(4 * c + j + 128) % 256]));  // line 153
                                     }
                                 }
                             }
@@ -506,7 +506,7 @@ extern "C" __global__ void __launch_bounds__(96) two_rings(const __grid_constant
                                     {  // stage `rb` as `tb` at block[1]
                                         const int c = t - 32;  // line 157
                                         for (int j = 0; j < 4; j += 1) {
-                                            s = s + (ta[4 * c + j] + tb[(4 * c + j + 128) % 256]);  // line 159
+                                            s = __fadd_rn(s, __fadd_rn(ta[4 * c + j], tb[(4 * c + j + 128) % 256]));  // line 159
                                         }
                                     }
                                 }

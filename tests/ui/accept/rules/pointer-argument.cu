@@ -74,7 +74,7 @@ extern "C" __global__ void fill(const float* __restrict__ src, float* __restrict
                 float* regs_1 = regs;
                 load4(prism_tid % 1, prism_bid, prism_smem + 256, src, regs_1, prism_mul(g, 4));  // line 34
                 float* mine = out + g;  // line 24
-                store_one(prism_tid % 1, prism_bid, prism_smem + 256, mine, regs[0] + regs[3] + head);  // line 35
+                store_one(prism_tid % 1, prism_bid, prism_smem + 256, mine, __fadd_rn(__fadd_rn(regs[0], regs[3]), head));  // line 35
             }
         }
     }

@@ -28,7 +28,7 @@ extern "C" __global__ void broad_reads(const float* __restrict__ src,
                 const int t = prism_tid;  // line 14
                 {  // partition `tile` as `slot` at thread[1]
                     {  // group(thread[1])
-                        tile[t] = bias[g] * 0.5f;  // line 17
+                        tile[t] = __fmul_rn(bias[g], 0.5f);  // line 17
                         // split block barrier s0, arrive: `tile` was last used at line 15; its next use (line 22) waits
                         prism_tok0 = prism_split_arrive(prism_smem_addr(&prism_split[0]));
                     }
@@ -37,10 +37,10 @@ extern "C" __global__ void broad_reads(const float* __restrict__ src,
                 {  // group(thread[32])
                     const float first = src[w * 32];  // line 20
                     {  // group(thread[1])
-                        const float t27 = head + bias[g];  // line 22
+                        const float t27 = __fadd_rn(head, bias[g]);  // line 22
                         // split block barrier s0, wait
                         prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
-                        out[g] = t27 + tile[g % 32] + first + src[w * 32 + g % 32];  // line 22
+                        out[g] = __fadd_rn(__fadd_rn(__fadd_rn(t27, tile[g % 32]), first), src[w * 32 + g % 32]);  // line 22
                     }
                 }
             }

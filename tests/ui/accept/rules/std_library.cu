@@ -1286,7 +1286,7 @@ __device__ __forceinline__ void prism_std_device_device_inclusive_sum_float_2_(i
                                     if (prism_add(first, k) < n) {
                                         items[k] = input[prism_add(first, k)];
                                     }
-                                    own = own + items[k];
+                                    own = __fadd_rn(own, items[k]);
                                 }
                             }
                             float* aggregate = reinterpret_cast<float*>(prism_smem);
@@ -1298,9 +1298,9 @@ __device__ __forceinline__ void prism_std_device_device_inclusive_sum_float_2_(i
                             const float prefix = prism_std_device_lookback_prefix_float_(prism_tid, prism_bid, prism_smem + 16, tile, tile_total, flags_b, aggregates_b, inclusive_b);
                             {  // partition `out_b` as `out_t` at thread[1]
                                 {  // group(thread[1])
-                                    float running = prefix + local;
+                                    float running = __fadd_rn(prefix, local);
                                     for (int k = 0; k < 2; k += 1) {
-                                        running = running + items[k];
+                                        running = __fadd_rn(running, items[k]);
                                         if (prism_add(first, k) < n) {
                                             output[prism_add(first, k)] = running;
                                         }
@@ -1719,7 +1719,7 @@ __device__ __forceinline__ float prism_std_block_block_exclusive_sum_float_(int 
             t18 = lane > 0;
         }
         if (t18) {
-            out = slots[w - 1] + up;
+            out = __fadd_rn(slots[w - 1], up);
         } else if (w > 0) {
             out = slots[w - 1];
         } else if (lane > 0) {
@@ -1805,7 +1805,7 @@ __device__ __forceinline__ float prism_std_device_lookback_prefix_float_(int pri
                                 if (__float_as_uint(value) != (unsigned)seen[k_1]) {
                                     overwritten = true;
                                 }
-                                terms = terms + value;
+                                terms = __fadd_rn(terms, value);
                             }
                         }
                         if (overwritten) {
@@ -1816,7 +1816,7 @@ __device__ __forceinline__ float prism_std_device_lookback_prefix_float_(int pri
                 exclusive = prism_std_warp_warp_sum_float_(prism_tid % 32, prism_bid, prism_smem + 16, terms);
                 if (tile % 256 == 0) {
                     if ((int)((unsigned)prism_tid % 32u) == 0) {  // split(thread) case 1: thread[1]
-                        const float total = exclusive + aggregate;
+                        const float total = __fadd_rn(exclusive, aggregate);
                         prism_atomic_store(&inclusive[tile], total);
                         __threadfence();
                         const unsigned long long was = prism_atomic_cas(&flags[tile], published, prism_std_device_status_word_float_(prism_tid % 1, prism_bid, prism_smem + 16, 2, total));
@@ -1890,7 +1890,7 @@ __device__ __forceinline__ float prism_std_warp_warp_inclusive_sum_float_(int pr
         const float up = __shfl_up_sync(0xffffffffu, acc, (unsigned)prism_shl(1, k));
         {  // group(thread[1])
             if (lane >= prism_shl(1, k)) {
-                acc = acc + up;
+                acc = __fadd_rn(acc, up);
             }
         }
     }
@@ -1950,7 +1950,7 @@ __device__ __forceinline__ float prism_std_warp_warp_sum_float_(int prism_tid,
 {
     float acc = v;
     for (int k = 0; k < 5; k += 1) {
-        acc = acc + __shfl_xor_sync(0xffffffffu, acc, prism_shl(1, k));
+        acc = __fadd_rn(acc, __shfl_xor_sync(0xffffffffu, acc, prism_shl(1, k)));
     }
     return __shfl_sync(0xffffffffu, acc, 0);
 }

@@ -19,7 +19,7 @@ extern "C" __global__ void fill(const float* __restrict__ src,
             const int t = prism_tid;  // line 11
             {  // partition `tile` as `slot` at thread[1]
                 {  // group(thread[1])
-                    tile[t] = src[g] * 2.0f;  // line 14
+                    tile[t] = __fmul_rn(src[g], 2.0f);  // line 14
                 }
             }
             {  // group(thread[1])

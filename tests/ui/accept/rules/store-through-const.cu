@@ -22,7 +22,7 @@ __device__ __forceinline__ void scale(int prism_tid,
                                       float* dst,
                                       float a)
 {
-    dst[0] = src[0] * a;  // line 6
+    dst[0] = __fmul_rn(src[0], a);  // line 6
 }
 
 __device__ __forceinline__ void count(int prism_tid,

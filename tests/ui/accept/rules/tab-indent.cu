@@ -20,7 +20,7 @@ __device__ __forceinline__ void axpy4(int prism_tid,
 {
     for (int i = 0; i < 4; i += 1) {
         // a comment at column 0 inside the loop
-        float acc = fmaf(a, x[i], y[i]);  // line 12
+        float acc = __fmaf_rn(a, x[i], y[i]);  // line 12
         y[i] = acc;  // line 14
         acc = 0.0f;
     }

@@ -69,7 +69,7 @@ extern "C" __global__ void boxes(const __grid_constant__ prism_tensor_map a,
                     // split block barrier s0, wait
                     prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
                     for (; k < 16; k += 1) {  // line 25
-                        tile[16 * t + k] = 2.0f * tile[16 * t + k];  // line 26
+                        tile[16 * t + k] = __fmul_rn(2.0f, tile[16 * t + k]);  // line 26
                     }
                 }
             }

@@ -32,7 +32,7 @@ __device__ __forceinline__ void conversions(int prism_tid,
     const float bf = __bfloat162float(bh);  // line 13
     const __half hh = h * h;  // line 14
     const __half lit = __float2half_rn(0.5f);  // line 15
-    const int bucket = __float2int_rz(x * 16.0f);  // line 16
+    const int bucket = __float2int_rz(__fmul_rn(x, 16.0f));  // line 16
     const int low = (int)wide;  // line 17
     const __nv_bfloat16 packed = __float2bfloat16_rn(x);  // line 18
     int hits = 0;  // line 19
@@ -40,7 +40,7 @@ __device__ __forceinline__ void conversions(int prism_tid,
         hits = 1;  // line 21
     }
     if (i != 0) {  // line 22
-        out[0] = fmodf(x, 6.2831855f) + f + (float)d + hf + bf + __half2float(hh) + __half2float(lit);  // line 23
+        out[0] = __fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(fmodf(x, 6.2831855f), f), (float)d), hf), bf), __half2float(hh)), __half2float(lit));  // line 23
     }
-    out[1] = (float)prism_add(prism_add(bucket, low), hits) + (float)u + __bfloat162float(packed);  // line 24
+    out[1] = __fadd_rn(__fadd_rn((float)prism_add(prism_add(bucket, low), hits), (float)u), __bfloat162float(packed));  // line 24
 }

@@ -13,7 +13,7 @@ __device__ __forceinline__ float relu_sum(int prism_tid,
                                           const float* v)
 {
     float acc[4] = {};  // line 5
-    acc[0 * 2] = fmaxf(v[0], 0.0f);  // line 6
-    acc[2 + 1] = fmaxf(v[1], 0.0f);  // line 8
-    return acc[0 * 2] + acc[2 + 1];  // line 11
+    acc[0 * 2] = prism_fmax(v[0], 0.0f);  // line 6
+    acc[2 + 1] = prism_fmax(v[1], 0.0f);  // line 8
+    return __fadd_rn(acc[0 * 2], acc[2 + 1]);  // line 11
 }

@@ -18,9 +18,9 @@ __device__ __forceinline__ float sum4(int prism_tid,
     float acc = 0.0f;  // line 6
     for (int i = 0; i < 4; i += 1) {
         const float v = x[i];  // line 8
-        acc = acc + v;  // line 9
+        acc = __fadd_rn(acc, v);  // line 9
     }
     float scaled = 0.0f;  // line 10
-    scaled = acc * alpha;  // line 11
+    scaled = __fmul_rn(acc, alpha);  // line 11
     return scaled;  // line 12
 }

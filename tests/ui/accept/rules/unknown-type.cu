@@ -29,11 +29,11 @@ __device__ __forceinline__ double widen_all(int prism_tid,
                                             double d)
 {
     double regs[4] = {};  // line 7
-    regs[0] = d + (double)f + (double)__half2float(h) + (double)__bfloat162float(bh);  // line 8
+    regs[0] = __dadd_rn(__dadd_rn(__dadd_rn(d, (double)f), (double)__half2float(h)), (double)__bfloat162float(bh));  // line 8
     regs[1] = (double)((unsigned long long)l + ul);  // line 9
     regs[2] = (double)((unsigned)i + u);  // line 10
     if (b) {  // line 11
         regs[3] = 1.0;  // line 12
     }
-    return regs[0] + regs[1] + regs[2] + regs[3];  // line 13
+    return __dadd_rn(__dadd_rn(__dadd_rn(regs[0], regs[1]), regs[2]), regs[3]);  // line 13
 }

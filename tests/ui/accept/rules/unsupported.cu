@@ -12,5 +12,5 @@ __device__ __forceinline__ void frag(int prism_tid, int prism_bid, unsigned char
         C[i] = 1.0f;  // line 8
     }
     __threadfence_block();  // line 9
-    out[0] = C[0] + C[3];  // line 10
+    out[0] = __fadd_rn(C[0], C[3]);  // line 10
 }

@@ -24,7 +24,7 @@ extern "C" __global__ void scale4(const float* __restrict__ x, float* __restrict
             v[2] = t15;
             v[3] = t16;
             for (int k = 0; k < 4; k += 1) {
-                v[k] = 2.0f * v[k];  // line 15
+                v[k] = __fmul_rn(2.0f, v[k]);  // line 15
             }
             *(prism_vec<float, 4>*)&y[prism_mul(4, g)] = prism_vec<float, 4>{{v[0], v[1], v[2], v[3]}};  // line 16
         }
@@ -136,8 +136,8 @@ extern "C" __global__ void mixed(__half* __restrict__ h, double* __restrict__ d,
                     const double t104 = prism_v103.v[1];
                     dv[0] = t103;
                     dv[1] = t104;
-                    dv[0] = dv[0] * 2.0;  // line 59
-                    dv[1] = dv[1] * 2.0;  // line 60
+                    dv[0] = __dmul_rn(dv[0], 2.0);  // line 59
+                    dv[1] = __dmul_rn(dv[1], 2.0);  // line 60
                     *(prism_vec<double, 2>*)&d[prism_mul(2, g)] = prism_vec<double, 2>{{dv[0], dv[1]}};  // line 61
                     int nv_[3] = {};  // line 62
                     const prism_vec<int, 2> prism_v131 = *(const prism_vec<int, 2>*)&n[prism_mul(2, g)];  // line 63
@@ -195,7 +195,7 @@ extern "C" __global__ void striped(const float* __restrict__ x, float* __restric
                                 v[t16 + 2] = t33;
                                 v[t16 + 3] = t34;
                                 for (int e = 0; e < 4; e += 1) {
-                                    v[q * 4 + e] = fmaf(2.0f, v[q * 4 + e], (float)q);  // line 89
+                                    v[q * 4 + e] = __fmaf_rn(2.0f, v[q * 4 + e], (float)q);  // line 89
                                 }
                                 const int t64 = q * 4;  // line 90
                                 *(prism_vec<float, 4>*)&y[prism_add(prism_mul(384, b), (t + 32 * q) * 4)] = prism_vec<float, 4>{{v[t64], v[t64 + 1], v[t64 + 2], v[t64 + 3]}};

@@ -75,7 +75,7 @@ extern "C" __global__ void __launch_bounds__(128) older_group_read(float* __rest
             asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 34
             {  // partition `out_b` as `mine` at thread[1]
                 {  // group(thread[1])
-                    out[t] = fmaf(2.0f, acc1[1], first);  // line 37
+                    out[t] = __fmaf_rn(2.0f, acc1[1], first);  // line 37
                 }
             }
         }
@@ -141,7 +141,7 @@ extern "C" __global__ void __launch_bounds__(128) nested_break(float* __restrict
             asm volatile("wgmma.wait_group.sync.aligned %0;" :  : "n"(0) : "memory");  // line 64
             {  // partition `out_b` as `mine` at thread[1]
                 {  // group(thread[1])
-                    out[t] = acc[0] + (float)steps;  // line 67
+                    out[t] = __fadd_rn(acc[0], (float)steps);  // line 67
                 }
             }
         }

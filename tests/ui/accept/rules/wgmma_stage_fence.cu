@@ -86,7 +86,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) mixed(const __grid_constant
                                 }
                             }
                             {  // group(thread[1])
-                                x = x + acc[1];  // line 34
+                                x = __fadd_rn(x, acc[1]);  // line 34
                             }
                             {  // with unsafe
                                 prism_mbar_arrive(&pipeline_mbarriers[t36 + 1]);  // line 23

@@ -17,12 +17,12 @@ __device__ __forceinline__ float axpy(int prism_tid,
                                       float x,
                                       float y)
 {
-    return fmaf(a, x, y);  // line 5
+    return __fmaf_rn(a, x, y);  // line 5
 }
 
 __device__ __forceinline__ float use(int prism_tid, int prism_bid, unsigned char* prism_smem, float x)
 {
     const float t3 = axpy(prism_tid, prism_bid, prism_smem, 2.0f, x, 1.0f);  // line 10
-    const float t7 = t3 + axpy(prism_tid, prism_bid, prism_smem, 2.0f, x, 1.0f);
-    return t7 + axpy(prism_tid, prism_bid, prism_smem, 2.0f, x, 1.0f) + sqrtf(x);
+    const float t7 = __fadd_rn(t3, axpy(prism_tid, prism_bid, prism_smem, 2.0f, x, 1.0f));
+    return __fadd_rn(__fadd_rn(t7, axpy(prism_tid, prism_bid, prism_smem, 2.0f, x, 1.0f)), __fsqrt_rn(x));
 }

@@ -33,9 +33,9 @@ extern "C" __global__ void my_sgemm_kernel_1(int M,
                         if (x < M) {  // line 28
                             float tmp = 0.0f;  // line 29
                             for (int i = 0; i < K; i += 1) {
-                                tmp = fmaf(A[(long long)prism_mul(x, K) + i], B[prism_add(prism_mul(i, N), y)], tmp);  // line 31
+                                tmp = __fmaf_rn(A[(long long)prism_mul(x, K) + i], B[prism_add(prism_mul(i, N), y)], tmp);  // line 31
                             }
-                            C[prism_add(prism_mul(x, N), y)] = fmaf(alpha, tmp, beta * C[prism_add(prism_mul(x, N), y)]);  // line 32
+                            C[prism_add(prism_mul(x, N), y)] = __fmaf_rn(alpha, tmp, __fmul_rn(beta, C[prism_add(prism_mul(x, N), y)]));  // line 32
                         }
                     }
                 }

@@ -56,7 +56,7 @@ extern "C" __global__ void __launch_bounds__(64) row_width(const float* __restri
                             {  // partition `S_w` as `s_t` at thread[1]
                                 {  // group(thread[1])
                                     for (int k = 0; k < 4; k += 1) {
-                                        S[128 * w + 2 + (4 * l + k)] = a[4 * t + k] + (float)r;  // line 41
+                                        S[128 * w + 2 + (4 * l + k)] = __fadd_rn(a[4 * t + k], (float)r);  // line 41
                                     }
                                 }
                             }
@@ -73,7 +73,7 @@ extern "C" __global__ void __launch_bounds__(64) row_width(const float* __restri
                             f[3] = __uint_as_float(prism_w53[3]);
                             {  // group(thread[1])
                                 for (int k = 0; k < 4; k += 1) {
-                                    acc[k] = acc[k] + f[k];  // line 46
+                                    acc[k] = __fadd_rn(acc[k], f[k]);  // line 46
                                 }
                             }
                         }

@@ -85,7 +85,7 @@ extern "C" __global__ void __launch_bounds__(64) nested(const __grid_constant__ 
                 {  // group(thread[1])
                     // split block barrier s0, wait
                     prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
-                    out[prism_add(prism_mul(64, b), t)] = tile[t] + buf[t % 32];  // line 33
+                    out[prism_add(prism_mul(64, b), t)] = __fadd_rn(tile[t], buf[t % 32]);  // line 33
                 }
             }
         }
@@ -164,7 +164,7 @@ extern "C" __global__ void __launch_bounds__(64) nested_if(const __grid_constant
                 {  // group(thread[1])
                     // split block barrier s0, wait
                     prism_split_wait(prism_smem_addr(&prism_split[0]), prism_tok0);
-                    out[prism_add(prism_mul(64, b), t)] = tile[t] + buf[t % 8];  // line 56
+                    out[prism_add(prism_mul(64, b), t)] = __fadd_rn(tile[t], buf[t % 8]);  // line 56
                 }
             }
         }
