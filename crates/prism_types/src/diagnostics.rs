@@ -759,12 +759,15 @@ impl TypeError {
 /// The words of a `type-mismatch`'s expectation.
 fn expected_words(e: &Expected) -> String {
     const ATOMIC: &str = "`int`, `uint`, `int64`, `uint64`, `float` or `double`";
+    const ATOMIC_BITS: &str = "`int`, `uint`, `int64` or `uint64`";
     match e {
         Expected::Scalar(s) => format!("`{}`", s.name()),
         Expected::Place(s) => format!("a `{}` place", s.name()),
         Expected::Memory(s) => format!("memory of `{}`", s.name()),
         Expected::AtomicMemory => format!("memory of {ATOMIC}"),
         Expected::AtomicType => ATOMIC.to_string(),
+        Expected::AtomicBitsMemory => format!("memory of {ATOMIC_BITS}"),
+        Expected::AtomicBitsType => ATOMIC_BITS.to_string(),
         Expected::Bits32 => "a number of at most 32 bits (`int`, `uint`, `float`, `half` or `bf16`)".into(),
         Expected::Opaque(n) => format!("`{n}`"),
         Expected::Integer => "an integer".into(),

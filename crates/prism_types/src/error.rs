@@ -46,6 +46,10 @@ pub enum Expected {
     AtomicMemory,
     /// A value of a type atomics support.
     AtomicType,
+    /// Memory of a type the bitwise atomics support (integers of 32 or 64 bits).
+    AtomicBitsMemory,
+    /// A value of a type the bitwise atomics support.
+    AtomicBitsType,
     /// A numeric value of at most 32 bits.
     Bits32,
     /// An opaque handle of this kind.

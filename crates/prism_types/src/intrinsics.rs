@@ -92,6 +92,11 @@ pub enum TyClass {
     Float,
     /// Any integer or float that atomics support; fixes `T`.
     Atomic,
+    /// Any integer that the bitwise atomics support (`int`, `uint`, `int64`, `uint64`):
+    /// CUDA has no bitwise atomics on floats, and Prism's `&`, `|` and `^` take integers
+    /// only (review R72 found `atomic_and` on a `float` accepted, simulated on its bits,
+    /// and refused by nvcc); fixes `T`.
+    AtomicBits,
     /// Any numeric scalar of at most 32 bits (`bits32`); fixes `T`.
     Bits32,
     /// The type `T` fixed by an earlier operand (converted to it).
@@ -271,6 +276,7 @@ const AT_T1: CodeReq = CodeReq::At(T1);
 const AT_W: CodeReq = CodeReq::At(W);
 const AT_WG: CodeReq = CodeReq::At(Persp::WARPGROUP);
 const ATOMIC2: &[ParamSig] = &[r("addr", true, Atomic), v("value", T)];
+const ATOMIC_BITS2: &[ParamSig] = &[r("addr", true, AtomicBits), v("value", T)];
 const RET_T: RetSig = RetSig::Value(T, Some(T1));
 const PURE1: &[ParamSig] = &[v("x", Float)];
 const PURE_T: RetSig = RetSig::Value(T, None);
@@ -558,9 +564,9 @@ pub static TABLE: &[IntrinsicSig] = &[
     row("atomic_sub", AT_T1, ATOMIC2, RET_T, Atomics, "atomically subtract; returns the old value"),
     row("atomic_min", AT_T1, ATOMIC2, RET_T, Atomics, "atomic minimum; returns the old value"),
     row("atomic_max", AT_T1, ATOMIC2, RET_T, Atomics, "atomic maximum; returns the old value"),
-    row("atomic_and", AT_T1, ATOMIC2, RET_T, Atomics, "atomic bitwise and; returns the old value"),
-    row("atomic_or", AT_T1, ATOMIC2, RET_T, Atomics, "atomic bitwise or; returns the old value"),
-    row("atomic_xor", AT_T1, ATOMIC2, RET_T, Atomics, "atomic bitwise xor; returns the old value"),
+    row("atomic_and", AT_T1, ATOMIC_BITS2, RET_T, Atomics, "atomic bitwise and; returns the old value"),
+    row("atomic_or", AT_T1, ATOMIC_BITS2, RET_T, Atomics, "atomic bitwise or; returns the old value"),
+    row("atomic_xor", AT_T1, ATOMIC_BITS2, RET_T, Atomics, "atomic bitwise xor; returns the old value"),
     row("atomic_exch", AT_T1, ATOMIC2, RET_T, Atomics, "atomic exchange; returns the old value"),
     row(
         "atomic_cas",
@@ -946,6 +952,7 @@ mod tests {
                     | TyClass::Int
                     | TyClass::Float
                     | TyClass::Atomic
+                    | TyClass::AtomicBits
                     | TyClass::Bits32
                     | TyClass::AnyScalar => bound = true,
                     TyClass::T => assert!(bound, "{}: `{}` uses T before it is fixed", s.name, p.name),

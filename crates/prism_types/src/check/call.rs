@@ -1387,6 +1387,7 @@ impl Checker<'_> {
             TyClass::Atomic => {
                 matches!(s, Scalar::I32 | Scalar::U32 | Scalar::I64 | Scalar::U64 | Scalar::F32 | Scalar::F64)
             }
+            TyClass::AtomicBits => matches!(s, Scalar::I32 | Scalar::U32 | Scalar::I64 | Scalar::U64),
             TyClass::Bits32 => s.is_numeric() && s.size() <= 4,
             _ => true,
         };
@@ -1428,6 +1429,7 @@ impl Checker<'_> {
                             TyClass::Int => Expected::Integer,
                             TyClass::Float => Expected::Float,
                             TyClass::Atomic => Expected::AtomicType,
+                            TyClass::AtomicBits => Expected::AtomicBitsType,
                             TyClass::Bits32 => Expected::Bits32,
                             _ => Expected::Number,
                         },
@@ -1593,6 +1595,18 @@ impl Checker<'_> {
             {
                 self.error(TypeError::Mismatch {
                     expected: Expected::AtomicMemory,
+                    found: Found::Memory(elem),
+                    span: value.span,
+                    context: format!("`{param}` of `{callee}`"),
+                    help: None,
+                });
+                return None;
+            }
+            TyClass::AtomicBits if !matches!(elem, Scalar::I32 | Scalar::U32 | Scalar::I64 | Scalar::U64) => {
+                // The memory's type still fixes `T`, so that its value is not also refused.
+                *t = Some(elem);
+                self.error(TypeError::Mismatch {
+                    expected: Expected::AtomicBitsMemory,
                     found: Found::Memory(elem),
                     span: value.span,
                     context: format!("`{param}` of `{callee}`"),
