@@ -548,6 +548,10 @@ pub struct Code {
     /// arrivals of what they carry on (`BlockSim::warp_carried`); off only in tests that
     /// compare the two.
     pub fast: bool,
+    /// Whether only barriers order threads here: no function has a fence or an mbarrier
+    /// operation, which order threads one by one (release and acquire). The race check's
+    /// broadcast reads skip lanes ordered alike only then (`BlockSim::broadcast_skips`).
+    pub lanes_alike: bool,
 }
 
 /// Compiles every function of a program.
@@ -577,10 +581,13 @@ pub fn compile_with(p: &ir::Program, fuse: bool) -> Code {
     } else {
         Vec::new()
     };
-    Code {
-        funcs: p.functions.iter().zip(&first).map(|(f, &d)| compile_function(p, f, &leaves, fuse, d)).collect(),
-        fast: fuse,
-    }
+    let funcs: Vec<FuncCode> =
+        p.functions.iter().zip(&first).map(|(f, &d)| compile_function(p, f, &leaves, fuse, d)).collect();
+    let lanes_alike = !funcs
+        .iter()
+        .flat_map(|f| &f.ops)
+        .any(|op| matches!(op, Op::Intr(i) if matches!(**i, Intr::Fence { .. } | Intr::Mbar { .. })));
+    Code { funcs, fast: fuse, lanes_alike }
 }
 
 /// A function whose calls the interpreter runs inline: its code is straight-line register

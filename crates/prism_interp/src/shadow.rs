@@ -532,6 +532,17 @@ impl Levels {
     }
 }
 
+/// A thread's read replaces its own earlier read of the element ([`read_slot`]); when the
+/// earlier one was plain and the new one atomic, the record stays plain, with the new
+/// read's moment. An atomic update by another thread checks plain reads only, so an atomic
+/// read that took the place of a plain one hid it: review R75 (2026-12-03) found a plain
+/// read, then an `atomic_load` of the same element by the same thread, then another
+/// thread's unordered `atomic_add`, running clean. The later moment orders no less than the
+/// earlier one (whatever orders a thread's later access orders its earlier ones), so no
+/// race is missed; one is reported that a fence between the two reads, released to the
+/// updating thread, would have ordered. (`plain_stays`, the rule's name in comments.)
+const _PLAIN_STAYS: () = ();
+
 /// Which of a cell's read records (`tids`: the threads of the reads it holds) a new read by
 /// thread `tid` takes: the same thread's earlier read is superseded; otherwise at most two
 /// reads per warp are kept, from different lanes, so that a later write by any lane still
@@ -940,8 +951,11 @@ impl Cell {
                 }
             }
             Kind::Read | Kind::AtomicRead => {
-                let now = Acc { atomic: kind == Kind::AtomicRead, ..now };
                 let slot = read_slot(self.reads.map(|r| r.map_or(NOBODY, |r| r.tid)), &mut self.next_read, now.tid);
+                // The thread's own earlier read is replaced; a plain one stays plain
+                // ([`plain_stays`]).
+                let plain_before = self.reads[slot].is_some_and(|r| r.tid == now.tid && !r.atomic);
+                let now = Acc { atomic: kind == Kind::AtomicRead && !plain_before, ..now };
                 self.reads[slot] = Some(now);
             }
         }
@@ -1220,10 +1234,15 @@ impl SharedShadow {
             Kind::Write | Kind::Atomic => a.atomic,
         };
         let m = SMoment { counts: a.counts, func: a.func, site: a.site, fences: a.fences, atomic };
+        Rec { tid: a.tid, m: self.intern(m) }
+    }
+
+    /// The number of moment `m`, added to the table if new.
+    fn intern(&mut self, m: SMoment) -> u32 {
         if let Some(i) = self.last
             && self.moments[i as usize] == m
         {
-            return Rec { tid: a.tid, m: i };
+            return i;
         }
         let i = match self.lookup.get(&m) {
             Some(&i) => i,
@@ -1235,7 +1254,7 @@ impl SharedShadow {
             }
         };
         self.last = Some(i);
-        Rec { tid: a.tid, m: i }
+        i
     }
 
     /// Keeps only the moments that cells refer to, renumbered.
@@ -1404,7 +1423,20 @@ impl SharedShadow {
             }
             Kind::Read | Kind::AtomicRead => {
                 let slot = read_slot(cell.reads.map(|r| r.tid), &mut cell.next_read, r.tid);
-                cell.reads[slot] = r;
+                let old = cell.reads[slot];
+                // The thread's own earlier read is replaced; a plain one stays plain
+                // ([`plain_stays`]).
+                let r = if kind == Kind::AtomicRead
+                    && old.is_some()
+                    && old.tid == r.tid
+                    && !self.moments[old.m as usize].atomic
+                {
+                    let m = SMoment { atomic: false, ..self.moments[r.m as usize] };
+                    Rec { tid: r.tid, m: self.intern(m) }
+                } else {
+                    r
+                };
+                self.cells[c].reads[slot] = r;
             }
         }
     }

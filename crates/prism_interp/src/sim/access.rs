@@ -937,7 +937,8 @@ impl<'a> BlockSim<'a> {
         let (func, site) = (site.func, site.access);
         for k in 0..count {
             if let Loc::Global(b, i) = src.advance(k, size) {
-                g.inflight.insert((b, i), (self.block, tid, func, site));
+                let e = g.inflight.entry((b, i)).or_insert(((self.block, tid, func, site), 0));
+                *e = ((self.block, tid, func, site), e.1 + 1);
             }
         }
     }
@@ -1093,8 +1094,13 @@ impl<'a> BlockSim<'a> {
             return;
         }
         for k in 0..count {
-            if let Loc::Global(b, i) = src.advance(k, size) {
-                g.inflight.remove(&(b, i));
+            if let Loc::Global(b, i) = src.advance(k, size)
+                && let Some(e) = g.inflight.get_mut(&(b, i))
+            {
+                e.1 -= 1;
+                if e.1 == 0 {
+                    g.inflight.remove(&(b, i));
+                }
             }
         }
     }
@@ -1144,13 +1150,10 @@ impl<'a> BlockSim<'a> {
         if global.is_none() && (kind == Kind::Read || (kind == Kind::Write && self.sflags.is_empty())) {
             return self.race_lanes_shared((g, (at, mask, count, size)), kind, (fid, w), site, broadcast);
         }
-        let mut prev: (Option<u64>, u32) = (None, 0);
+        let mut prev = Broadcast::default();
         for l in super::block::lanes_of(mask) {
-            if broadcast {
-                prev = if prev.0 == Some(at[l]) { (prev.0, prev.1 + 1) } else { (Some(at[l]), 1) };
-                if prev.1 > 2 {
-                    continue;
-                }
+            if broadcast && self.broadcast_skips(&mut prev, at[l], w, l) {
+                continue;
             }
             for k in 0..count {
                 let loc = match global {
@@ -1186,13 +1189,10 @@ impl<'a> BlockSim<'a> {
         // copy is in flight or any barrier valid is seen once.
         let flying = self.sflight_words > 0;
         let barriers = self.valid_mbars > 0;
-        let mut prev: (Option<u64>, u32) = (None, 0);
+        let mut prev = Broadcast::default();
         for l in super::block::lanes_of(mask) {
-            if broadcast {
-                prev = if prev.0 == Some(at[l]) { (prev.0, prev.1 + 1) } else { (Some(at[l]), 1) };
-                if prev.1 > 2 {
-                    continue;
-                }
+            if broadcast && self.broadcast_skips(&mut prev, at[l], w, l) {
+                continue;
             }
             let (now, passed) = self.lane_acc(w, l, site);
             for k in 0..count {
@@ -1433,6 +1433,36 @@ impl<'a> BlockSim<'a> {
         true
     }
 
+    /// Whether lane `l` of warp `w`, reading `at` after the lanes `run` has seen in this
+    /// instruction, needs no race bookkeeping: the previous two lanes of its run read the
+    /// same element and are ordered with every other thread exactly as it is, so any
+    /// access that conflicts with it conflicts with one of them, which are different
+    /// threads. Lanes are ordered alike when they have arrived at and passed the same
+    /// barriers and the program has no fence and no mbarrier: those order threads one by
+    /// one (a release by one lane acquired by another thread, before or after the read).
+    /// Until review R75 (2026-12-03) every third lane reading an element was skipped, and
+    /// a lane that had not acquired a flag its neighbours had, or had not fenced before its
+    /// own release, raced unseen.
+    #[inline]
+    pub(super) fn broadcast_skips<T: PartialEq + Copy>(
+        &self,
+        run: &mut Broadcast<T>,
+        at: T,
+        w: usize,
+        l: usize,
+    ) -> bool {
+        let warp = &self.warps[w];
+        let alike = |k: usize| {
+            self.s.code.lanes_alike && warp.arrived[l] == warp.arrived[k] && warp.counts[l] == warp.counts[k]
+        };
+        if run.at == Some(at) && alike(run.first) {
+            run.count += 1;
+        } else {
+            *run = Broadcast { at: Some(at), count: 1, first: l };
+        }
+        run.count > 2
+    }
+
     /// The access lane `l` of warp `w` makes at `site`, for race detection (its thread's
     /// barrier arrivals and fences), and the barriers its thread has passed: the same for
     /// [`Self::race`] and the fast paths of [`Self::race_lanes`].
@@ -1519,18 +1549,15 @@ impl<'a> BlockSim<'a> {
         site: Site,
         broadcast: bool,
     ) {
-        let mut prev: (Option<u64>, u32) = (None, 0);
+        let mut prev = Broadcast::default();
         // The moment of the last lane looked up, with the barrier counts and fences it was
         // looked up for: everything else in a moment (function, site, block, grid epoch,
         // kind, no atomic flag) is the same for every lane of this call, so lanes with the
         // same counts and fences (all of them, usually) have the same moment.
         let mut moment: Option<([u32; LEVELS], Fences, Option<MomentId>)> = None;
         for l in super::block::lanes_of(mask) {
-            if broadcast {
-                prev = if prev.0 == Some(at[l]) { (prev.0, prev.1 + 1) } else { (Some(at[l]), 1) };
-                if prev.1 > 2 {
-                    continue;
-                }
+            if broadcast && self.broadcast_skips(&mut prev, at[l], w, l) {
+                continue;
             }
             let (now, _) = self.lane_acc(w, l, site);
             let (tid, counts, fences) = (now.tid, now.counts, now.fences);
@@ -1600,7 +1627,7 @@ impl<'a> BlockSim<'a> {
         // A write to the source of a copy still in flight.
         if matches!(kind, Kind::Write | Kind::Atomic)
             && let Loc::Global(b, i) = loc
-            && let Some(&(cblock, ctid, cfunc, csite)) = g.inflight.get(&(b, i))
+            && let Some(&((cblock, ctid, cfunc, csite), _)) = g.inflight.get(&(b, i))
         {
             self.report_copy_race(
                 g,
@@ -2107,5 +2134,20 @@ impl Orders<'_> {
         l.acquired.iter().any(|(&t, waits)| {
             latest_wait(self.levels, t, waits, self.tid, self.passed).is_some_and(|generation| generation >= needed)
         })
+    }
+}
+
+/// The lanes of one instruction that read one element in a row, for
+/// [`BlockSim::broadcast_skips`]: the element, how many lanes, and the first of them.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Broadcast<T> {
+    at: Option<T>,
+    count: u32,
+    first: usize,
+}
+
+impl<T> Default for Broadcast<T> {
+    fn default() -> Self {
+        Broadcast { at: None, count: 0, first: 0 }
     }
 }

@@ -897,9 +897,9 @@ impl<'a> BlockSim<'a> {
                             }
                         }
                         // Lanes reading the element the previous two lanes read (a broadcast)
-                        // need no race bookkeeping: any earlier write that conflicts with
-                        // them conflicts with one of those two, which are different threads.
-                        let mut prev: (Option<Loc>, u32) = (None, 0);
+                        // need no race bookkeeping when ordered alike
+                        // (`BlockSim::broadcast_skips`).
+                        let mut prev = super::access::Broadcast::default();
                         for l in lanes_of(mask) {
                             let idx = to_i128(*index_ty, fr.regs[x + l]);
                             let loc = match self.locate(&fr, Lane { fid, w, l }, fr.regs[p + l], idx, ty.size()) {
@@ -911,9 +911,9 @@ impl<'a> BlockSim<'a> {
                             {
                                 fatal!(ReportKind::WgmmaPending, msg, l);
                             }
-                            prev = if prev.0 == Some(loc) { (prev.0, prev.1 + 1) } else { (Some(loc), 1) };
+                            let skip = kind.is_some() && self.broadcast_skips(&mut prev, loc, w, l);
                             if let Some(k) = kind
-                                && prev.1 <= 2
+                                && !skip
                             {
                                 self.race(g, loc, k, Lane { fid, w, l }, Site { func, access: *access }, None);
                             }

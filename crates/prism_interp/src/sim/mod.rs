@@ -194,6 +194,10 @@ impl Shared<'_> {
     }
 }
 
+/// An asynchronous copy that reads a global element: its block, thread, function and
+/// source access site.
+pub(crate) type CopyAt = (u32, u32, u32, u32);
+
 /// Per-worker mutable state.
 pub(crate) struct GCtx {
     /// Global shadow (only with race checks, which run on one worker).
@@ -209,9 +213,12 @@ pub(crate) struct GCtx {
     /// What the global elements written by atomic or volatile stores publish (`flags.rs`).
     /// Race checks only: they run on one worker, which sees every block.
     pub flags: flags::Flags<(usize, usize)>,
-    /// Global elements that asynchronous copies still in flight read: the copying thread
-    /// (block, thread) and the copy's function and source access site.
-    pub inflight: FastMap<(usize, usize), (u32, u32, u32, u32)>,
+    /// Global elements that asynchronous copies still in flight read: the latest such
+    /// copy's thread (block, thread), function and source access site, and how many copies
+    /// of the element are in flight. Several threads may copy one source element at once;
+    /// until review R75 (2026-12-03) the first to complete removed the element, and a write
+    /// racing with another thread's copy still in flight went unreported.
+    pub inflight: FastMap<(usize, usize), (CopyAt, u32)>,
     /// A finished block's shared-memory race shadow, every cell reset, for the next block.
     pub spare_sshadow: SharedShadow,
     /// A finished block's shared-memory array tags (`BlockSim::sarrays`), for the next
