@@ -96,6 +96,15 @@ pub fn float_literal(ty: Scalar, x: f64) -> Expr {
         }
         // Through `value::from_f64`, whose NaN bits do not depend on the host (review R46).
         Scalar::F32 => f32_literal(f32::from_bits(prism_types::value::from_f64(Scalar::F32, x) as u32)),
+        // A NaN by its bits: through a `float` NaN, the conversion gives the canonical
+        // 16-bit NaN (ptxas folds `__float2half_rn` of any NaN constant to 0x7FFF), not
+        // the simulator's constant (review R74: `-(half(0.0) / half(0.0))`, 0xFFFF in the
+        // simulator, stored 0x7FFF).
+        _ if x.is_nan() => {
+            let bits = prism_types::value::from_f64(ty, x);
+            let name = if ty == Scalar::F16 { "__ushort_as_half" } else { "__ushort_as_bfloat16" };
+            Expr::call(name, vec![Expr::cast("unsigned short", Expr::id(format!("0x{bits:04x}")))])
+        }
         // The simulator's correctly rounded conversion (`prism_types::value`), then the
         // exact `float` of those bits.
         _ => {

@@ -308,7 +308,23 @@ pub fn cast(from: Scalar, to: Scalar, v: u64) -> u64 {
     }
     if from.is_float() || to.is_float() {
         if from.is_float() {
-            return from_f64(to, to_f64(from, v));
+            let x = to_f64(from, v);
+            // A NaN converted to `half` or `bf16` is the canonical 16-bit NaN, and a `half`
+            // NaN converted to `float` or `double` the canonical `float` NaN (widened, for
+            // `double`, as a `float` NaN is): `cvt.rn.f16.f32` and `cvt.rn.bf16.f32` of a
+            // NaN give 0x7FFF (ptxas folds every NaN constant so), and `__half2float` is
+            // an HADD2.F32 (`-0 + x`), arithmetic. `bf16` to `float` is a shift, which keeps
+            // the bits, and `float` to and from `double` keep the payload (measured on an
+            // H200). Until review R74 (2026-12-03) every conversion kept the sign and the
+            // top of the payload (docs/simulator.md, "NaN bits").
+            if x.is_nan() {
+                match (from, to) {
+                    (_, Scalar::F16 | Scalar::BF16) => return CANONICAL_NAN_16,
+                    (Scalar::F16, _) => return from_f64(to, to_f64(Scalar::F32, CANONICAL_NAN_F32)),
+                    _ => {}
+                }
+            }
+            return from_f64(to, x);
         }
         // Integer to float: rounded once, from the exact integer (not through `f64`, which
         // rounds 64-bit values above 2^53 first).
@@ -381,6 +397,27 @@ mod tests {
         assert_eq!(f64_to_f32_bits(f64::from_bits(0xFFF8_0000_0000_0000)), 0xFFC0_0000);
         assert_eq!(f64_to_f32_bits(0.1), 0.1f32.to_bits());
         assert_eq!(f32_bits_to_f64(0.1f32.to_bits()), 0.1f32 as f64);
+    }
+
+    /// NaN conversions as the GPU's instructions make them (review R74): to `half` and
+    /// `bf16` the canonical 16-bit NaN, from `half` the canonical `float` NaN (an HADD2.F32),
+    /// from `bf16` (a shift) and between `float` and `double` the payload kept.
+    #[test]
+    fn nan_conversions_follow_the_gpu() {
+        use Scalar::*;
+        for (from, v) in [(F32, 0xFFFF_FFFFu64), (F32, 0x7F80_2000), (F64, 0xFFF8_0000_0000_0001), (BF16, 0xFFC1)] {
+            assert_eq!(cast(from, F16, v), CANONICAL_NAN_16, "{from:?} {v:#x}");
+            assert_eq!(cast(from, BF16, v), if from == BF16 { v } else { CANONICAL_NAN_16 }, "{from:?} {v:#x}");
+        }
+        assert_eq!(cast(F16, BF16, 0xFE01), CANONICAL_NAN_16);
+        assert_eq!(cast(F16, F32, 0xFE01), CANONICAL_NAN_F32);
+        assert_eq!(cast(F16, F64, 0xFFFF), 0x7FFF_FFFF_E000_0000);
+        assert_eq!(cast(BF16, F32, 0xFFC1), 0xFFC1_0000);
+        assert_eq!(cast(F32, F64, 0xFFC0_0001), 0xFFF8_0000_2000_0000);
+        assert_eq!(cast(F64, F32, 0xFFF8_0000_0000_0000), 0xFFC0_0000);
+        // Numbers are untouched.
+        assert_eq!(cast(F32, F16, from_f64(F32, 1.5)), from_f64(F16, 1.5));
+        assert_eq!(cast(F16, F32, from_f64(F16, -2.0)), from_f64(F32, -2.0));
     }
 
     #[test]
