@@ -12,8 +12,6 @@
 //! `min`/`max` are left to PTX's `min`/`max`. With `fminf` and `/` printed, the PTX held
 //! `mov.u32 %r4, -4194304` and no `min.f32` at all.
 
-// `emit_with_host`, for the launcher tests, is not used here.
-#[allow(dead_code)]
 mod common;
 
 use prism_gpu::toolchain::{self, Emit};
@@ -27,14 +25,10 @@ fn main() {
 
 fn no_folding(nvcc: &Path) -> Result<(), String> {
     let rel = "rules/fold_agrees_with_run_time";
-    let src = std::fs::read_to_string(prism_test::repo_root().join("tests/ui/accept").join(format!("{rel}.prism")))
-        .map_err(|e| e.to_string())?;
-    let s = prism_test::synced(rel, &src, &prism_driver::Options::default())?;
-    let opts = prism_cuda::Options { kernels: Some(vec!["floats".to_string()]), ..prism_cuda::Options::default() };
-    let out = prism_cuda::emit(&s, &opts);
-    if !out.errors.is_empty() {
-        return Err(format!("{rel}: {:?}", out.errors));
-    }
+    let out = common::emit_accepted(rel, |_| prism_cuda::Options {
+        kernels: Some(vec!["floats".to_string()]),
+        ..prism_cuda::Options::default()
+    })?;
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("folding");
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let cu = dir.join("floats.cu");

@@ -70,15 +70,10 @@ fn unusual_names_compile(nvcc: &Path) -> Result<(), String> {
 /// comment ending in a backslash took the next line into it (review R72): the written
 /// `__syncthreads()` and the store `o[1] = 2` were gone from the preprocessed code.
 fn comments_swallow_nothing(nvcc: &Path) -> Result<(), String> {
-    let rel = "rules/cpp_comments";
-    let src = std::fs::read_to_string(prism_test::repo_root().join("tests/ui/accept").join(format!("{rel}.prism")))
-        .map_err(|e| e.to_string())?;
-    let s = prism_test::synced(rel, &src, &prism_driver::Options::default())?;
-    let opts = prism_cuda::Options { source: Some(src), ..prism_cuda::Options::default() };
-    let out = prism_cuda::emit(&s, &opts);
-    if !out.errors.is_empty() {
-        return Err(format!("{rel}: {:?}", out.errors));
-    }
+    let out = common::emit_accepted("rules/cpp_comments", |src| prism_cuda::Options {
+        source: Some(src.to_string()),
+        ..prism_cuda::Options::default()
+    })?;
     let cu = tmp()?.join("cpp_comments.cu");
     std::fs::write(&cu, &out.text).map_err(|e| e.to_string())?;
     let run = Command::new(nvcc)

@@ -46,9 +46,16 @@ pub fn run_trials<T: Clone + Send + 'static>(tools: Option<T>, missing: &str, hi
 /// Not every test binary that shares this module calls it.
 #[allow(dead_code)]
 pub fn emit_with_host(rel: &str) -> Result<prism_cuda::Output, String> {
+    emit_accepted(rel, |_| prism_cuda::Options { host: true, ..prism_cuda::Options::default() })
+}
+
+/// The CUDA of the accepted program `tests/ui/accept/{rel}.prism` with the options `opts`
+/// makes from its source text (`names.rs` prints its comments, `folding.rs` one kernel).
+#[allow(dead_code)]
+pub fn emit_accepted(rel: &str, opts: impl FnOnce(&str) -> prism_cuda::Options) -> Result<prism_cuda::Output, String> {
     let src = std::fs::read_to_string(prism_test::repo_root().join("tests/ui/accept").join(format!("{rel}.prism")))
         .map_err(|e| e.to_string())?;
     let s = prism_test::synced(rel, &src, &prism_driver::Options::default())?;
-    let out = prism_cuda::emit(&s, &prism_cuda::Options { host: true, ..prism_cuda::Options::default() });
+    let out = prism_cuda::emit(&s, &opts(&src));
     if out.errors.is_empty() { Ok(out) } else { Err(format!("{rel}: {:?}", out.errors)) }
 }
