@@ -22,7 +22,7 @@ GPU_COMPARE_DEVICE=sim JOBS=2 scripts/gpu-compare.sh "$prism" \
     exit 1
 }
 fail() { cat "$out"; echo "gpu-compare: $1" >&2; exit 1; }
-grep -q ' 0 not the same, 19 skipped ' "$out" || fail "expected every launch the same and the nineteen deliberate bugs skipped"
+grep -q ' 0 not the same, 20 skipped ' "$out" || fail "expected every launch the same and the twenty deliberate bugs skipped"
 grep -q 'buggy_shared .*skipped: error\[data-race\]' "$out" || fail "expected the racy kernel skipped"
 grep -q 'fixed_atomic_plain .*same (schedule-dependent, not compared: out)' "$out" || fail "expected a schedule-dependent buffer"
 grep -q '38_hgemm_warp_specialised.prism .*hgemm .*same$' "$out" || fail "expected the bf16 gemm compared"

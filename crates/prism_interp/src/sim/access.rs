@@ -1438,8 +1438,9 @@ impl<'a> BlockSim<'a> {
     /// same element and are ordered with every other thread exactly as it is, so any
     /// access that conflicts with it conflicts with one of them, which are different
     /// threads. Lanes are ordered alike when they have arrived at and passed the same
-    /// barriers and the program has no fence and no mbarrier: those order threads one by
-    /// one (a release by one lane acquired by another thread, before or after the read).
+    /// barriers, every barrier unit below the block is a whole number of warps, and the
+    /// program has no fence and no mbarrier: those order threads one by one (a release by
+    /// one lane acquired by another thread, before or after the read).
     /// Until review R75 (2026-12-03) every third lane reading an element was skipped, and
     /// a lane that had not acquired a flag its neighbours had, or had not fenced before its
     /// own release, raced unseen.
@@ -1452,8 +1453,14 @@ impl<'a> BlockSim<'a> {
         l: usize,
     ) -> bool {
         let warp = &self.warps[w];
+        // Equal counts say the same only of units that hold both lanes: with barriers over
+        // units narrower than a warp, two lanes of one warp may be in different units
+        // (review R76: lanes of two `thread[8]` units, one skipped, raced unseen).
         let alike = |k: usize| {
-            self.s.code.lanes_alike && warp.arrived[l] == warp.arrived[k] && warp.counts[l] == warp.counts[k]
+            self.s.code.lanes_alike
+                && self.s.levels.whole_warps()
+                && warp.arrived[l] == warp.arrived[k]
+                && warp.counts[l] == warp.counts[k]
         };
         if run.at == Some(at) && alike(run.first) {
             run.count += 1;
