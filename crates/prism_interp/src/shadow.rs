@@ -532,17 +532,6 @@ impl Levels {
     }
 }
 
-/// A thread's read replaces its own earlier read of the element ([`read_slot`]); when the
-/// earlier one was plain and the new one atomic, the record stays plain, with the new
-/// read's moment. An atomic update by another thread checks plain reads only, so an atomic
-/// read that took the place of a plain one hid it: review R75 (2026-12-03) found a plain
-/// read, then an `atomic_load` of the same element by the same thread, then another
-/// thread's unordered `atomic_add`, running clean. The later moment orders no less than the
-/// earlier one (whatever orders a thread's later access orders its earlier ones), so no
-/// race is missed; one is reported that a fence between the two reads, released to the
-/// updating thread, would have ordered. (`plain_stays`, the rule's name in comments.)
-const _PLAIN_STAYS: () = ();
-
 /// Which of a cell's read records (`tids`: the threads of the reads it holds) a new read by
 /// thread `tid` takes: the same thread's earlier read is superseded; otherwise at most two
 /// reads per warp are kept, from different lanes, so that a later write by any lane still
@@ -550,6 +539,15 @@ const _PLAIN_STAYS: () = ();
 /// (`next`). [`Cell`] and [`SharedShadow`] keep reads by this one rule (atomic updates are
 /// kept exactly, [`atomic_slot`]). An empty record's thread is [`NOBODY`] (no thread has
 /// that id). One pass over the records: this runs for every checked read of shared memory.
+///
+/// A thread's atomic read that takes the place of its own plain read leaves the record
+/// plain, with the new read's moment (`Cell::access_with`, `SharedShadow::record`): an
+/// atomic update by another thread checks plain reads only, so the atomic read hid the
+/// plain one, and review R75 (2026-12-03) found a plain read, then an `atomic_load` of the
+/// same element by the same thread, then another thread's unordered `atomic_add`, running
+/// clean. The later moment orders no less than the earlier one (whatever orders a thread's
+/// later access orders its earlier ones), so no race is missed; one is reported that a
+/// fence between the two reads, released to the updating thread, would have ordered.
 #[inline]
 fn read_slot<const N: usize>(tids: [u32; N], next: &mut u8, tid: u32) -> usize {
     let warp = tid / 32;
@@ -953,7 +951,7 @@ impl Cell {
             Kind::Read | Kind::AtomicRead => {
                 let slot = read_slot(self.reads.map(|r| r.map_or(NOBODY, |r| r.tid)), &mut self.next_read, now.tid);
                 // The thread's own earlier read is replaced; a plain one stays plain
-                // ([`plain_stays`]).
+                // (`read_slot`).
                 let plain_before = self.reads[slot].is_some_and(|r| r.tid == now.tid && !r.atomic);
                 let now = Acc { atomic: kind == Kind::AtomicRead && !plain_before, ..now };
                 self.reads[slot] = Some(now);
@@ -1425,7 +1423,7 @@ impl SharedShadow {
                 let slot = read_slot(cell.reads.map(|r| r.tid), &mut cell.next_read, r.tid);
                 let old = cell.reads[slot];
                 // The thread's own earlier read is replaced; a plain one stays plain
-                // ([`plain_stays`]).
+                // (`read_slot`).
                 let r = if kind == Kind::AtomicRead
                     && old.is_some()
                     && old.tid == r.tid
