@@ -242,19 +242,27 @@ impl Ctx<'_> {
     /// limit records it, and the launchers refuse larger launches (`Function::max_blocks`).
     /// Only worth it for an edge no written barrier already covers.
     pub(crate) fn owned_if_limited(&self, a: usize, b: usize, s: Persp, loops: &BTreeSet<InstId>) -> bool {
+        self.under_tighter_limit(|| self.owned_under(a, b, s, loops))
+    }
+
+    /// Whether `proof` holds under some launch limit tighter than the one assumed so far,
+    /// which is then recorded (the launchers refuse larger launches) and left assumed; else
+    /// the assumed limit is restored.
+    ///
+    /// Every limit is tried, loosest first: the proofs are not monotone in the limit. A
+    /// tighter one can make `x % k` fold to `x` (its range below `k`), which breaks the folds
+    /// that need the remainder (`(x / k)·k + x % k`, a padded tile), so a pair proved at
+    /// 2^24 blocks may fail at 2^16 (review R50 found accepted programs refused when only
+    /// the tightest was tried).
+    fn under_tighter_limit(&self, proof: impl Fn() -> bool) -> bool {
         let assumed = self.max_blocks.get().unwrap_or(MAX_GRID_BLOCKS as u128);
-        // Every limit is tried, loosest first: the proof is not monotone in the limit. A
-        // tighter one can make `x % k` fold to `x` (its range below `k`), which breaks the
-        // folds that need the remainder (`(x / k)·k + x % k`, a padded tile), so a pair
-        // proved at 2^24 blocks may fail at 2^16 (review R50 found accepted programs
-        // refused when only the tightest was tried).
         for shift in (MIN_BLOCKS_SHIFT..=30).rev() {
             let cap = 1u128 << shift;
             if cap >= assumed {
                 continue;
             }
             self.blocks.set(cap);
-            if self.owned_under(a, b, s, loops) {
+            if proof() {
                 self.max_blocks.set(Some(cap));
                 self.blocks.set(cap);
                 return true;
@@ -277,24 +285,8 @@ impl Ctx<'_> {
     /// (`b * 256 + t` in an `int`) is proved under the loosest launch limit that makes it
     /// fit, which is recorded and which the launchers then enforce.
     pub(crate) fn within_one_block(&self, a: usize, b: usize) -> bool {
-        let assumed = self.max_blocks.get().unwrap_or(MAX_GRID_BLOCKS as u128);
-        self.blocks.set(assumed);
-        if self.blocks_apart(a, b) {
-            return true;
-        }
-        for shift in (MIN_BLOCKS_SHIFT..=30).rev() {
-            let cap = 1u128 << shift;
-            if cap >= assumed {
-                continue;
-            }
-            self.blocks.set(cap);
-            if self.blocks_apart(a, b) {
-                self.max_blocks.set(Some(cap));
-                return true;
-            }
-        }
-        self.blocks.set(assumed);
-        false
+        self.blocks.set(self.max_blocks.get().unwrap_or(MAX_GRID_BLOCKS as u128));
+        self.blocks_apart(a, b) || self.under_tighter_limit(|| self.blocks_apart(a, b))
     }
 
     /// [`Ctx::within_one_block`] with block ids bounded by `self.blocks`.
